@@ -1,0 +1,3 @@
+module github.com/farebox/farebox
+
+go 1.26.0
