@@ -117,3 +117,14 @@ func NotFoundf(op, what string) *Error {
 func Validation(op, code, field, msg string) *Error {
 	return E(op, Unprocessable, code, msg).WithDetails(FieldError{Field: field, Message: msg})
 }
+
+// WithCause records the underlying error (logged, never shown) and returns e.
+func (e *Error) WithCause(err error) *Error {
+	e.Err = err
+	return e
+}
+
+// Param is a 400 for a missing or malformed query or path parameter.
+func Param(op, field, msg string) *Error {
+	return E(op, Invalid, "invalid_parameter", msg).WithDetails(FieldError{Field: field, Message: msg})
+}

@@ -1,0 +1,38 @@
+# Shared helpers of the load scripts: build the binary, prepare a fresh
+# database per engine, start and stop a server. Source it; loopback only.
+set -euo pipefail
+ROOT="$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)"
+BIN="${BIN:-/tmp/farebox-bench}"
+PORT="${PORT:-18090}"
+PGURL_BASE="${PGURL_BASE:-postgres://postgres@127.0.0.1:5432}"
+
+build() { (cd "$ROOT" && go build -o "$BIN" ./cmd/farebox); }
+
+# fresh_env ENGINE: exports FAREBOX_DATA_DIR / FAREBOX_DATABASE_URL for a new, empty database.
+fresh_env() {
+  export FAREBOX_DATA_DIR; FAREBOX_DATA_DIR="$(mktemp -d /tmp/farebox-bench.XXXXXX)"
+  unset FAREBOX_DATABASE_URL
+  if [ "$1" = postgres ]; then
+    psql -q -h 127.0.0.1 -U postgres -c 'DROP DATABASE IF EXISTS farebox_bench' -c 'CREATE DATABASE farebox_bench' >/dev/null
+    export FAREBOX_DATABASE_URL="$PGURL_BASE/farebox_bench?sslmode=disable"
+  fi
+}
+
+# start_server [flags...]: runs farebox serve in the background on $PORT.
+start_server() {
+  "$BIN" serve --addr "127.0.0.1:$PORT" --log-level warn --rate-limit 0 "$@" >/tmp/farebox-bench.log 2>&1 &
+  SERVER_PID=$!
+  for _ in $(seq 1 100); do
+    curl -sf "http://127.0.0.1:$PORT/healthz" >/dev/null && return 0
+    sleep 0.1
+  done
+  echo "server did not start:"; cat /tmp/farebox-bench.log; exit 1
+}
+
+stop_server() { kill "$SERVER_PID" 2>/dev/null || true; wait "$SERVER_PID" 2>/dev/null || true; }
+
+# new_key: creates an account and prints its live key.
+new_key() { "$BIN" accounts create --name "bench" --json | sed -E 's/.*"api_key":"([^"]+)".*/\1/'; }
+
+# rps OUTPUT: the Requests/sec figure of a wrk run.
+rps() { awk '/Requests\/sec/ {print $2}' <<<"$1"; }

@@ -1,0 +1,187 @@
+package main
+
+import (
+	"context"
+	"encoding/json"
+	"flag"
+	"fmt"
+	"io"
+	"text/tabwriter"
+	"time"
+
+	"github.com/farebox/farebox/internal/account"
+	"github.com/farebox/farebox/internal/app"
+	"github.com/farebox/farebox/internal/clock"
+)
+
+func migrate(ctx context.Context, args []string, getenv func(string) string, stdout, stderr io.Writer) error {
+	fs := flag.NewFlagSet("farebox migrate", flag.ContinueOnError)
+	fs.SetOutput(stderr)
+	var db dbFlags
+	db.register(fs, getenv)
+	if _, err := parseFlags(fs, args); err != nil {
+		return err
+	}
+	s, err := storeOpenNoMigrate(ctx, db)
+	if err != nil {
+		return err
+	}
+	defer s.Close()
+	n, err := s.Migrate(ctx)
+	if err != nil {
+		return err
+	}
+	v, _ := s.SchemaVersion(ctx)
+	fmt.Fprintf(stdout, "applied %d migrations; schema version %d (%s)\n", n, v, s.Engine())
+	return nil
+}
+
+func accounts(ctx context.Context, args []string, getenv func(string) string, stdout, stderr io.Writer) error {
+	const help = "Usage: farebox accounts create --name NAME [--test] [--json] | create --account ID [--test] [--json] | list [--json] | revoke KEY_PREFIX"
+	if len(args) == 0 {
+		fmt.Fprintln(stderr, help)
+		return errUsage
+	}
+	fs := flag.NewFlagSet("farebox accounts "+args[0], flag.ContinueOnError)
+	fs.SetOutput(stderr)
+	var db dbFlags
+	db.register(fs, getenv)
+	name := fs.String("name", "", "name of the new account")
+	accountID := fs.String("account", "", "add a key to this existing account instead")
+	test := fs.Bool("test", false, "create a test-environment key (fbx_test_...)")
+	asJSON := fs.Bool("json", false, "print JSON only")
+	pos, err := parseFlags(fs, args[1:])
+	if err != nil {
+		return err
+	}
+	s, err := db.open(ctx)
+	if err != nil {
+		return err
+	}
+	defer s.Close()
+	a := app.New(app.Options{Store: s, Clock: clock.System{}, IDPrefix: db.prefix})
+	switch args[0] {
+	case "create":
+		env := account.Live
+		if *test {
+			env = account.Test
+		}
+		var k app.CreatedKey
+		switch {
+		case *accountID != "":
+			k, err = a.CreateKey(ctx, *accountID, env)
+		case *name != "":
+			k, err = a.CreateAccount(ctx, *name, env)
+		default:
+			return fmt.Errorf("accounts create needs --name NAME (or --account ID)")
+		}
+		if err != nil {
+			return err
+		}
+		if *asJSON {
+			return json.NewEncoder(stdout).Encode(map[string]string{"account_id": k.AccountID, "api_key": k.Secret})
+		}
+		fmt.Fprintf(stdout, "account: %s\napi key: %s\n(the key is shown only now; store it safely)\n", k.AccountID, k.Secret)
+		return nil
+	case "list":
+		accs, err := s.Read().Accounts(ctx)
+		if err != nil {
+			return err
+		}
+		keys, err := s.Read().Keys(ctx, "")
+		if err != nil {
+			return err
+		}
+		type keyOut struct {
+			Prefix      string  `json:"prefix"`
+			Environment string  `json:"environment"`
+			CreatedAt   string  `json:"created_at"`
+			RevokedAt   *string `json:"revoked_at"`
+		}
+		type accOut struct {
+			ID        string   `json:"account_id"`
+			Name      string   `json:"name"`
+			CreatedAt string   `json:"created_at"`
+			Keys      []keyOut `json:"keys"`
+		}
+		out := []accOut{}
+		for _, ac := range accs {
+			o := accOut{ID: ac.ID, Name: ac.Name, CreatedAt: clock.Timestamp(ac.CreatedAt), Keys: []keyOut{}}
+			for _, k := range keys {
+				if k.AccountID == ac.ID {
+					ko := keyOut{Prefix: k.Prefix, Environment: string(k.Environment), CreatedAt: clock.Timestamp(k.CreatedAt)}
+					if k.RevokedAt != nil {
+						r := clock.Timestamp(*k.RevokedAt)
+						ko.RevokedAt = &r
+					}
+					o.Keys = append(o.Keys, ko)
+				}
+			}
+			out = append(out, o)
+		}
+		if *asJSON {
+			return json.NewEncoder(stdout).Encode(out)
+		}
+		tw := tabwriter.NewWriter(stdout, 0, 4, 2, ' ', 0)
+		fmt.Fprintln(tw, "ACCOUNT\tNAME\tKEY PREFIX\tENV\tSTATUS")
+		for _, o := range out {
+			if len(o.Keys) == 0 {
+				fmt.Fprintf(tw, "%s\t%s\t-\t-\t-\n", o.ID, o.Name)
+			}
+			for _, k := range o.Keys {
+				status := "active"
+				if k.RevokedAt != nil {
+					status = "revoked " + *k.RevokedAt
+				}
+				fmt.Fprintf(tw, "%s\t%s\t%s…\t%s\t%s\n", o.ID, o.Name, k.Prefix, k.Environment, status)
+			}
+		}
+		return tw.Flush()
+	case "revoke":
+		if len(pos) != 1 {
+			return fmt.Errorf("accounts revoke needs exactly one KEY_PREFIX")
+		}
+		n, err := a.RevokeKeys(ctx, pos[0])
+		if err != nil {
+			return err
+		}
+		fmt.Fprintf(stdout, "revoked %d key(s)\n", n)
+		return nil
+	}
+	fmt.Fprintln(stderr, help)
+	return errUsage
+}
+
+func usageCmd(ctx context.Context, args []string, getenv func(string) string, stdout, stderr io.Writer) error {
+	fs := flag.NewFlagSet("farebox usage", flag.ContinueOnError)
+	fs.SetOutput(stderr)
+	var db dbFlags
+	db.register(fs, getenv)
+	now := time.Now().UTC()
+	from := fs.String("from", time.Date(now.Year(), now.Month(), 1, 0, 0, 0, 0, time.UTC).Format(time.DateOnly), "first day YYYY-MM-DD (UTC)")
+	to := fs.String("to", now.Format(time.DateOnly), "last day YYYY-MM-DD (UTC)")
+	acct := fs.String("account", "", "only this account")
+	asJSON := fs.Bool("json", false, "print JSON")
+	if _, err := parseFlags(fs, args); err != nil {
+		return err
+	}
+	s, err := db.open(ctx)
+	if err != nil {
+		return err
+	}
+	defer s.Close()
+	a := app.New(app.Options{Store: s, IDPrefix: db.prefix})
+	rows, err := a.Usage(ctx, *acct, *from, *to)
+	if err != nil {
+		return err
+	}
+	if *asJSON {
+		return json.NewEncoder(stdout).Encode(rows)
+	}
+	tw := tabwriter.NewWriter(stdout, 0, 4, 2, ' ', 0)
+	fmt.Fprintln(tw, "ACCOUNT\tDATE\tENDPOINT\tCOUNTED\tUNCOUNTED")
+	for _, r := range rows {
+		fmt.Fprintf(tw, "%s\t%s\t%s\t%d\t%d\n", r.AccountID, r.Day, r.Endpoint, r.Counted, r.Uncounted)
+	}
+	return tw.Flush()
+}

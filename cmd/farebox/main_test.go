@@ -1,0 +1,149 @@
+package main
+
+import (
+	"bytes"
+	"context"
+	"encoding/json"
+	"io"
+	"net/http"
+	"strings"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/farebox/farebox/internal/store"
+	"github.com/farebox/farebox/internal/store/storetest"
+)
+
+// syncBuffer is a bytes.Buffer safe for the server's concurrent log writes.
+type syncBuffer struct {
+	mu sync.Mutex
+	b  bytes.Buffer
+}
+
+func (s *syncBuffer) Write(p []byte) (int, error) { s.mu.Lock(); defer s.mu.Unlock(); return s.b.Write(p) }
+func (s *syncBuffer) String() string              { s.mu.Lock(); defer s.mu.Unlock(); return s.b.String() }
+
+func envFrom(m map[string]string) func(string) string { return func(k string) string { return m[k] } }
+
+// cli runs one operator command and returns its stdout.
+func cli(t *testing.T, env map[string]string, args ...string) string {
+	t.Helper()
+	var out, errb bytes.Buffer
+	if err := run(context.Background(), args, envFrom(env), nil, &out, &errb); err != nil {
+		t.Fatalf("farebox %s: %v\n%s", strings.Join(args, " "), err, errb.String())
+	}
+	return out.String()
+}
+
+// TestServeEndToEnd starts the real binary's run function on :0 on both
+// engines, creates an account with the CLI, calls the API with its key,
+// revokes it, and shuts down gracefully.
+func TestServeEndToEnd(t *testing.T) {
+	for _, engine := range storetest.Engines {
+		t.Run(string(engine), func(t *testing.T) {
+			t.Parallel()
+			opts := storetest.Options(t, engine)
+			env := map[string]string{"FAREBOX_DATA_DIR": opts.DataDir, "FAREBOX_ADDR": "127.0.0.1:0", "FAREBOX_LOG_FORMAT": "json"}
+			if engine == store.Postgres {
+				env["FAREBOX_DATABASE_URL"] = opts.URL + "&search_path=" + opts.Schema
+			}
+			if engine == store.Postgres {
+				// migrate explicitly, as an operator rolling out would.
+				if out := cli(t, env, "migrate"); !strings.Contains(out, "postgres") {
+					t.Fatalf("migrate output: %q", out)
+				}
+			}
+			var created struct {
+				AccountID string `json:"account_id"`
+				APIKey    string `json:"api_key"`
+			}
+			out := cli(t, env, "accounts", "create", "--name", "Bahn Partner", "--json")
+			if err := json.Unmarshal([]byte(out), &created); err != nil || !strings.HasPrefix(created.APIKey, "fbx_live_") {
+				t.Fatalf("accounts create --json printed %q", out)
+			}
+			var extra map[string]string
+			out = cli(t, env, "accounts", "create", "--account", created.AccountID, "--test", "--json")
+			if err := json.Unmarshal([]byte(out), &extra); err != nil || !strings.HasPrefix(extra["api_key"], "fbx_test_") || extra["account_id"] != created.AccountID {
+				t.Fatalf("second key: %q", out)
+			}
+
+			ctx, cancel := context.WithCancel(context.Background())
+			defer cancel()
+			ready := make(chan string, 1)
+			logs := &syncBuffer{}
+			done := make(chan error, 1)
+			go func() { done <- serve(ctx, nil, envFrom(env), io.Discard, logs, ready) }()
+			var addr string
+			select {
+			case addr = <-ready:
+			case err := <-done:
+				t.Fatalf("serve ended: %v\n%s", err, logs.String())
+			case <-time.After(30 * time.Second):
+				t.Fatal("server did not start")
+			}
+			get := func(key string) int {
+				req, _ := http.NewRequest("GET", "http://"+addr+"/v1/account.json", nil)
+				req.Header.Set("Authorization", "Bearer "+key)
+				res, err := http.DefaultClient.Do(req)
+				if err != nil {
+					t.Fatal(err)
+				}
+				res.Body.Close()
+				return res.StatusCode
+			}
+			if s := get(created.APIKey); s != 200 {
+				t.Fatalf("account.json with new key: %d", s)
+			}
+			list := cli(t, env, "accounts", "list")
+			if !strings.Contains(list, "Bahn Partner") || !strings.Contains(list, created.APIKey[:17]) || strings.Contains(list, created.APIKey) {
+				t.Errorf("accounts list shows the secret or misses the key:\n%s", list)
+			}
+			if out := cli(t, env, "accounts", "revoke", created.APIKey[:17]); !strings.Contains(out, "revoked 1") {
+				t.Errorf("revoke: %q", out)
+			}
+			// The auth cache holds a key for at most its TTL (5 s by default).
+			deadline := time.Now().Add(15 * time.Second)
+			for get(created.APIKey) != 401 {
+				if time.Now().After(deadline) {
+					t.Fatal("revoked key still accepted")
+				}
+				time.Sleep(200 * time.Millisecond)
+			}
+			if out := cli(t, env, "usage", "--json"); !strings.Contains(out, `"endpoint":"GET /v1/account.json"`) {
+				t.Errorf("usage report: %q", out)
+			}
+			cancel()
+			select {
+			case err := <-done:
+				if err != nil {
+					t.Fatalf("serve returned %v", err)
+				}
+			case <-time.After(30 * time.Second):
+				t.Fatal("graceful shutdown hung")
+			}
+			if !strings.Contains(logs.String(), `"msg":"stopped"`) || strings.Contains(logs.String(), created.APIKey) {
+				t.Errorf("logs miss the shutdown line or contain the key:\n%s", logs.String())
+			}
+		})
+	}
+}
+
+func TestServeHelpListsEverySetting(t *testing.T) {
+	var errb bytes.Buffer
+	err := run(context.Background(), []string{"serve", "--help"}, envFrom(nil), nil, io.Discard, &errb)
+	if err == nil {
+		t.Fatal("--help should end with flag.ErrHelp")
+	}
+	for _, want := range []string{"-addr", "FAREBOX_ADDR", "127.0.0.1:8080", "-data-dir", "FAREBOX_DATA_DIR", "./farebox-data", "FAREBOX_DATABASE_URL", "-usage-ledger"} {
+		if !strings.Contains(errb.String(), want) {
+			t.Errorf("serve --help lacks %q", want)
+		}
+	}
+	if err := run(context.Background(), []string{"serve", "--timezone", "Mars/Base"}, envFrom(nil), nil, io.Discard, io.Discard); err == nil || !strings.Contains(err.Error(), "timezone") {
+		t.Errorf("bad timezone accepted: %v", err)
+	}
+	if err := run(context.Background(), []string{"bogus"}, envFrom(nil), nil, io.Discard, io.Discard); err != errUsage {
+		t.Errorf("unknown command: %v", err)
+	}
+}

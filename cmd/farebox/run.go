@@ -1,0 +1,121 @@
+package main
+
+import (
+	"context"
+	"errors"
+	"flag"
+	"fmt"
+	"io"
+	"strings"
+
+	"github.com/farebox/farebox/internal/store"
+)
+
+// errUsage means usage was printed; exit 2 without another message.
+var errUsage = errors.New("usage")
+
+const usageText = `farebox: public-transit ticketing service
+
+Usage: farebox <command> [flags]
+
+Commands:
+  serve      run the HTTP service (embedded SQLite unless FAREBOX_DATABASE_URL is set)
+  migrate    apply database migrations
+  accounts   create, list and revoke partner accounts and API keys
+  usage      report the usage ledger of every account
+  version    print the version
+
+Run "farebox <command> -h" for the flags of a command.
+`
+
+// version is set at build time with -ldflags "-X main.version=...".
+var version = "dev"
+
+// run is the whole program; main only supplies the process's environment.
+func run(ctx context.Context, args []string, getenv func(string) string, stdin io.Reader, stdout, stderr io.Writer) error {
+	if len(args) == 0 {
+		fmt.Fprint(stderr, usageText)
+		return errUsage
+	}
+	cmd, rest := args[0], args[1:]
+	switch cmd {
+	case "serve":
+		return serve(ctx, rest, getenv, stdout, stderr, nil)
+	case "migrate":
+		return migrate(ctx, rest, getenv, stdout, stderr)
+	case "accounts":
+		return accounts(ctx, rest, getenv, stdout, stderr)
+	case "usage":
+		return usageCmd(ctx, rest, getenv, stdout, stderr)
+	case "version":
+		fmt.Fprintln(stdout, "farebox", version)
+		return nil
+	case "-h", "--help", "help":
+		fmt.Fprint(stdout, usageText)
+		return nil
+	}
+	fmt.Fprintf(stderr, "farebox: unknown command %q\n\n%s", cmd, usageText)
+	return errUsage
+}
+
+func exitCode(err error) int {
+	if errors.Is(err, errUsage) || errors.Is(err, flag.ErrHelp) {
+		return 2
+	}
+	return 1
+}
+
+// dbFlags are the database settings shared by the operator commands.
+type dbFlags struct {
+	url, dataDir, prefix string
+}
+
+func (d *dbFlags) register(fs *flag.FlagSet, getenv func(string) string) {
+	fs.StringVar(&d.url, "database-url", getenv("FAREBOX_DATABASE_URL"), "postgres:// URL (env FAREBOX_DATABASE_URL); empty uses embedded SQLite")
+	dir := getenv("FAREBOX_DATA_DIR")
+	if dir == "" {
+		dir = "./farebox-data"
+	}
+	fs.StringVar(&d.dataDir, "data-dir", dir, "data directory of the embedded database (env FAREBOX_DATA_DIR)")
+	prefix := getenv("FAREBOX_ID_PREFIX")
+	if prefix == "" {
+		prefix = "farebox"
+	}
+	fs.StringVar(&d.prefix, "id-prefix", prefix, "identifier prefix (env FAREBOX_ID_PREFIX)")
+}
+
+// open connects and migrates, so operator commands work on a fresh install.
+func (d *dbFlags) open(ctx context.Context) (*store.Store, error) {
+	s, err := store.Open(ctx, store.Options{URL: d.url, DataDir: d.dataDir, MaxConns: 4})
+	if err != nil {
+		return nil, err
+	}
+	if _, err := s.Migrate(ctx); err != nil {
+		s.Close()
+		return nil, err
+	}
+	return s, nil
+}
+
+// parseFlags parses with flags allowed after positional arguments.
+func parseFlags(fs *flag.FlagSet, args []string) ([]string, error) {
+	var pos []string
+	for {
+		if err := fs.Parse(args); err != nil {
+			return nil, err
+		}
+		args = fs.Args()
+		if len(args) == 0 {
+			return pos, nil
+		}
+		if strings.HasPrefix(args[0], "-") {
+			continue
+		}
+		pos = append(pos, args[0])
+		args = args[1:]
+	}
+}
+
+func storeOpenNoMigrate(ctx context.Context, d dbFlags) (*store.Store, error) {
+	return store.Open(ctx, store.Options{URL: d.url, DataDir: d.dataDir, MaxConns: 4})
+}

@@ -1,0 +1,295 @@
+// Package apitest runs a real farebox HTTP server on 127.0.0.1:0 over a
+// fresh database (SQLite or PostgreSQL) and talks to it the way a partner
+// backend or a phone SDK would. Every response is validated against
+// api/openapi.yaml, so API tests double as contract tests of the document.
+package apitest
+
+import (
+	"bytes"
+	"context"
+	"encoding/json"
+	"fmt"
+	"io"
+	"net/http"
+	"net/http/httptest"
+	"strings"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/farebox/farebox/api"
+	"github.com/farebox/farebox/internal/account"
+	"github.com/farebox/farebox/internal/app"
+	"github.com/farebox/farebox/internal/clock"
+	"github.com/farebox/farebox/internal/httpapi"
+	"github.com/farebox/farebox/internal/store"
+	"github.com/farebox/farebox/internal/store/storetest"
+	"github.com/farebox/farebox/internal/usage"
+	"github.com/getkin/kin-openapi/openapi3"
+	"github.com/getkin/kin-openapi/openapi3filter"
+	"github.com/getkin/kin-openapi/routers"
+	"github.com/getkin/kin-openapi/routers/gorillamux"
+)
+
+// Env is one running server with its database and clock.
+type Env struct {
+	T      testing.TB
+	URL    string
+	Store  *store.Store
+	App    *app.App
+	Clock  *clock.Fixed
+	Server *httpapi.Server
+	Ledger *usage.Ledger
+	// LiveKey and TestKey belong to one account (AccountID) in each environment.
+	AccountID string
+	LiveKey   string
+	TestKey   string
+	client    *http.Client
+}
+
+// Options tune New.
+type Options struct {
+	// Now is the initial clock time (default 2026-06-15T10:00:00Z).
+	Now time.Time
+	// NoLedger disables the usage ledger.
+	NoLedger bool
+	// Configure runs before the server is built, to add dependencies.
+	Configure func(d *httpapi.Deps)
+}
+
+// Default start instant of the test clock.
+var DefaultNow = time.Date(2026, 6, 15, 10, 0, 0, 0, time.UTC)
+
+// New starts a server on engine and creates one account with a live and a test key.
+func New(t testing.TB, engine store.Engine, o Options) *Env {
+	t.Helper()
+	s := storetest.Open(t, engine)
+	return NewOnStore(t, s, o)
+}
+
+// NewOnStore starts a server on an existing store (several servers may share one).
+func NewOnStore(t testing.TB, s *store.Store, o Options) *Env {
+	t.Helper()
+	if o.Now.IsZero() {
+		o.Now = DefaultNow
+	}
+	clk := clock.NewFixed(o.Now)
+	a := app.New(app.Options{Store: s, Clock: clk, IDPrefix: "farebox", AuthCacheTTL: 0})
+	d := httpapi.Deps{App: a, MaxBodyBytes: 64 << 10}
+	e := &Env{T: t, Store: s, App: a, Clock: clk, client: &http.Client{
+		Timeout:       30 * time.Second,
+		CheckRedirect: func(*http.Request, []*http.Request) error { return http.ErrUseLastResponse },
+	}}
+	if !o.NoLedger {
+		e.Ledger = s.NewLedger(256, nil)
+		d.Ledger = e.Ledger
+	}
+	if o.Configure != nil {
+		o.Configure(&d)
+	}
+	e.Server = httpapi.New(d)
+	ts := httptest.NewServer(e.Server)
+	t.Cleanup(func() {
+		ts.Close()
+		if e.Ledger != nil {
+			e.Ledger.Close()
+		}
+	})
+	e.URL = ts.URL
+	ctx := context.Background()
+	k, err := a.CreateAccount(ctx, "Partner GmbH", account.Live)
+	if err != nil {
+		t.Fatalf("apitest: create account: %v", err)
+	}
+	e.AccountID, e.LiveKey = k.AccountID, k.Secret
+	tk, err := a.CreateKey(ctx, k.AccountID, account.Test)
+	if err != nil {
+		t.Fatalf("apitest: create test key: %v", err)
+	}
+	e.TestKey = tk.Secret
+	return e
+}
+
+// ForEachEngine runs fn in parallel subtests on SQLite and PostgreSQL.
+func ForEachEngine(t *testing.T, o Options, fn func(t *testing.T, e *Env)) {
+	t.Helper()
+	for _, engine := range storetest.Engines {
+		t.Run(string(engine), func(t *testing.T) {
+			t.Parallel()
+			fn(t, New(t, engine, o))
+		})
+	}
+}
+
+// NewAccount creates another account and returns its id and key.
+func (e *Env) NewAccount(name string, env account.Environment) (string, string) {
+	e.T.Helper()
+	k, err := e.App.CreateAccount(context.Background(), name, env)
+	if err != nil {
+		e.T.Fatalf("apitest: create account: %v", err)
+	}
+	return k.AccountID, k.Secret
+}
+
+// Req is one request.
+type Req struct {
+	Method string
+	Path   string
+	// Body is sent as is when string or []byte, JSON-encoded otherwise.
+	Body any
+	// Key is sent as Authorization: Bearer.
+	Key    string
+	Header map[string]string
+	// NoValidate skips OpenAPI response validation (for deliberately broken requests
+	// the document cannot describe, such as unknown paths).
+	NoValidate bool
+}
+
+// Resp is a response with its body read.
+type Resp struct {
+	Status int
+	Header http.Header
+	Body   []byte
+}
+
+// JSON decodes the body into v, failing the test on error.
+func (r *Resp) JSON(t testing.TB, v any) {
+	t.Helper()
+	if err := json.Unmarshal(r.Body, v); err != nil {
+		t.Fatalf("decode %s: %v", r.Body, err)
+	}
+}
+
+// Map decodes the body as a JSON object.
+func (r *Resp) Map(t testing.TB) map[string]any {
+	t.Helper()
+	var m map[string]any
+	r.JSON(t, &m)
+	return m
+}
+
+// Do sends req and validates the response against the OpenAPI document.
+func (e *Env) Do(req Req) *Resp {
+	e.T.Helper()
+	var body io.Reader
+	switch b := req.Body.(type) {
+	case nil:
+	case string:
+		body = strings.NewReader(b)
+	case []byte:
+		body = bytes.NewReader(b)
+	default:
+		j, err := json.Marshal(b)
+		if err != nil {
+			e.T.Fatalf("apitest: encode body: %v", err)
+		}
+		body = bytes.NewReader(j)
+	}
+	hr, err := http.NewRequest(req.Method, e.URL+req.Path, body)
+	if err != nil {
+		e.T.Fatalf("apitest: %v", err)
+	}
+	if body != nil {
+		hr.Header.Set("Content-Type", "application/json")
+	}
+	if req.Key != "" {
+		hr.Header.Set("Authorization", "Bearer "+req.Key)
+	}
+	for k, v := range req.Header {
+		if v == "" {
+			hr.Header.Del(k)
+		} else {
+			hr.Header.Set(k, v)
+		}
+	}
+	res, err := e.client.Do(hr)
+	if err != nil {
+		e.T.Fatalf("apitest: %s %s: %v", req.Method, req.Path, err)
+	}
+	defer res.Body.Close()
+	b, err := io.ReadAll(res.Body)
+	if err != nil {
+		e.T.Fatalf("apitest: read body: %v", err)
+	}
+	r := &Resp{Status: res.StatusCode, Header: res.Header, Body: b}
+	if !req.NoValidate {
+		if err := ValidateResponse(hr, r); err != nil {
+			e.T.Errorf("%s %s → %d does not match api/openapi.yaml: %v\nbody: %.500s", req.Method, req.Path, r.Status, err, b)
+		}
+	}
+	return r
+}
+
+// Must is Do that fails the test unless the status is want.
+func (e *Env) Must(want int, req Req) *Resp {
+	e.T.Helper()
+	r := e.Do(req)
+	if r.Status != want {
+		e.T.Fatalf("%s %s: status %d, want %d; body: %s", req.Method, req.Path, r.Status, want, r.Body)
+	}
+	return r
+}
+
+var (
+	specOnce   sync.Once
+	specRouter routers.Router
+	specErr    error
+)
+
+// Spec loads and validates api/openapi.yaml once.
+func Spec() (*openapi3.T, routers.Router, error) {
+	var doc *openapi3.T
+	specOnce.Do(func() {
+		loader := openapi3.NewLoader()
+		doc, specErr = loader.LoadFromData(api.YAML)
+		if specErr != nil {
+			return
+		}
+		if specErr = doc.Validate(context.Background()); specErr != nil {
+			return
+		}
+		doc.Servers = nil // match any host
+		specRouter, specErr = gorillamux.NewRouter(doc)
+		specDoc = doc
+	})
+	return specDoc, specRouter, specErr
+}
+
+var specDoc *openapi3.T
+
+func init() {
+	openapi3filter.RegisterBodyDecoder("application/pdf", openapi3filter.FileBodyDecoder)
+	openapi3filter.RegisterBodyDecoder("application/vnd.apple.pkpass", openapi3filter.FileBodyDecoder)
+	openapi3filter.RegisterBodyDecoder("application/xml", openapi3filter.FileBodyDecoder)
+	openapi3filter.RegisterBodyDecoder("text/html", openapi3filter.FileBodyDecoder)
+	openapi3filter.RegisterBodyDecoder("image/png", openapi3filter.FileBodyDecoder)
+}
+
+// ValidateResponse checks one response against the document: the path and
+// method must be described, the status listed, and the body must match.
+func ValidateResponse(req *http.Request, r *Resp) error {
+	_, router, err := Spec()
+	if err != nil {
+		return fmt.Errorf("api/openapi.yaml is invalid: %w", err)
+	}
+	rt, params, err := router.FindRoute(req)
+	if err != nil {
+		return fmt.Errorf("route not in the document: %w", err)
+	}
+	in := &openapi3filter.RequestValidationInput{Request: req, PathParams: params, Route: rt,
+		Options: &openapi3filter.Options{AuthenticationFunc: openapi3filter.NoopAuthenticationFunc}}
+	return openapi3filter.ValidateResponse(context.Background(), &openapi3filter.ResponseValidationInput{
+		RequestValidationInput: in, Status: r.Status, Header: r.Header, Body: io.NopCloser(bytes.NewReader(r.Body)),
+		Options: &openapi3filter.Options{IncludeResponseStatus: true},
+	})
+}
+
+// UsageRows returns the ledger rows of the request with id (X-Request-Id).
+func (e *Env) UsageRows(requestID string) []usage.Event {
+	e.T.Helper()
+	rows, err := e.Store.Read().UsageByRequest(context.Background(), requestID)
+	if err != nil {
+		e.T.Fatal(err)
+	}
+	return rows
+}

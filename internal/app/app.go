@@ -1,0 +1,160 @@
+package app
+
+import (
+	"context"
+	"sync"
+	"time"
+
+	"github.com/farebox/farebox/internal/account"
+	"github.com/farebox/farebox/internal/apperr"
+	"github.com/farebox/farebox/internal/clock"
+	"github.com/farebox/farebox/internal/ident"
+	"github.com/farebox/farebox/internal/store"
+)
+
+// App wires the use cases to the store and the clock.
+type App struct {
+	Store *store.Store
+	Clock clock.Clock
+	IDs   ident.Prefix
+	Loc   *time.Location // calendar rules (Europe/Berlin by default)
+
+	authTTL time.Duration
+	authMu  sync.RWMutex
+	auth    map[string]authEntry
+}
+
+type authEntry struct {
+	p       account.Principal
+	expires time.Time
+}
+
+// Options configure New.
+type Options struct {
+	Store    *store.Store
+	Clock    clock.Clock
+	IDPrefix string
+	Location *time.Location
+	// AuthCacheTTL caches resolved keys per instance; a revoked key keeps
+	// working on an instance for at most this long. 0 disables the cache.
+	AuthCacheTTL time.Duration
+}
+
+// New returns an App.
+func New(o Options) *App {
+	if o.Clock == nil {
+		o.Clock = clock.System{}
+	}
+	if o.Location == nil {
+		o.Location = clock.Berlin
+	}
+	if o.IDPrefix == "" {
+		o.IDPrefix = "farebox"
+	}
+	return &App{Store: o.Store, Clock: o.Clock, IDs: ident.Prefix(o.IDPrefix), Loc: o.Location,
+		authTTL: o.AuthCacheTTL, auth: map[string]authEntry{}}
+}
+
+// Authenticate resolves a presented API key. Malformed keys are rejected
+// without a database query.
+func (a *App) Authenticate(ctx context.Context, key string) (account.Principal, error) {
+	const op = "app.Authenticate"
+	if _, ok := account.ParseKey(key); !ok {
+		return account.Principal{}, apperr.E(op, apperr.Unauthenticated, "invalid_api_key", "API key malformed, unknown or revoked")
+	}
+	hash := account.Hash(key)
+	now := time.Now()
+	if a.authTTL > 0 {
+		a.authMu.RLock()
+		e, ok := a.auth[hash]
+		a.authMu.RUnlock()
+		if ok && now.Before(e.expires) {
+			return e.p, nil
+		}
+	}
+	p, err := a.Store.Read().PrincipalByKeyHash(ctx, hash)
+	if err != nil {
+		if apperr.KindOf(err) == apperr.Unauthenticated {
+			return p, apperr.E(op, apperr.Unauthenticated, "invalid_api_key", "API key malformed, unknown or revoked")
+		}
+		return p, err
+	}
+	if a.authTTL > 0 {
+		a.authMu.Lock()
+		if len(a.auth) > 100_000 {
+			a.auth = map[string]authEntry{}
+		}
+		a.auth[hash] = authEntry{p: p, expires: now.Add(a.authTTL)}
+		a.authMu.Unlock()
+	}
+	return p, nil
+}
+
+// CreatedKey is a new key, shown once.
+type CreatedKey struct {
+	AccountID string
+	Secret    string
+	Prefix    string
+}
+
+// CreateAccount creates an account named name with one key for env.
+func (a *App) CreateAccount(ctx context.Context, name string, env account.Environment) (CreatedKey, error) {
+	if name == "" {
+		return CreatedKey{}, apperr.E("app.CreateAccount", apperr.Invalid, "name_required", "an account needs a name")
+	}
+	acc := account.Account{ID: a.IDs.New("account"), Name: name, CreatedAt: a.Clock.Now()}
+	var out CreatedKey
+	err := a.Store.Write(ctx, func(q store.Q) error {
+		if err := q.CreateAccount(ctx, acc); err != nil {
+			return err
+		}
+		var err error
+		out, err = a.addKey(ctx, q, acc.ID, env)
+		return err
+	})
+	return out, err
+}
+
+// CreateKey adds a key for env to an existing account.
+func (a *App) CreateKey(ctx context.Context, accountID string, env account.Environment) (CreatedKey, error) {
+	var out CreatedKey
+	err := a.Store.Write(ctx, func(q store.Q) error {
+		if _, err := q.Account(ctx, accountID); err != nil {
+			return err
+		}
+		var err error
+		out, err = a.addKey(ctx, q, accountID, env)
+		return err
+	})
+	return out, err
+}
+
+func (a *App) addKey(ctx context.Context, q store.Q, accountID string, env account.Environment) (CreatedKey, error) {
+	secret, prefix, hash := account.NewKey(env)
+	k := account.Key{ID: a.IDs.New("key"), AccountID: accountID, Prefix: prefix, Environment: env, CreatedAt: a.Clock.Now()}
+	if err := q.CreateKey(ctx, k, hash); err != nil {
+		return CreatedKey{}, err
+	}
+	return CreatedKey{AccountID: accountID, Secret: secret, Prefix: prefix}, nil
+}
+
+// RevokeKeys revokes the keys whose visible prefix starts with prefix. The
+// prefix must name exactly the keys meant: at least the environment part
+// and one character.
+func (a *App) RevokeKeys(ctx context.Context, prefix string) (int64, error) {
+	if !account.IsKeyPrefix(prefix) {
+		return 0, apperr.E("app.RevokeKeys", apperr.Invalid, "invalid_key_prefix", "a key prefix starts with fbx_live_ or fbx_test_ and has at least one more character")
+	}
+	var n int64
+	err := a.Store.Write(ctx, func(q store.Q) (err error) {
+		n, err = q.RevokeKeysByPrefix(ctx, prefix, a.Clock.Now())
+		return err
+	})
+	if err == nil && n == 0 {
+		return 0, apperr.E("app.RevokeKeys", apperr.NotFound, "key_not_found", "no active key has this prefix")
+	}
+	a.authMu.Lock()
+	a.auth = map[string]authEntry{}
+	a.authMu.Unlock()
+	return n, err
+}

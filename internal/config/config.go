@@ -1,0 +1,237 @@
+// Package config holds the settings of `farebox serve`. Every setting is a
+// flag with an environment twin (FAREBOX_*) and a working default, so
+// `farebox serve` with nothing set starts a complete embedded service.
+// Flags win over the environment. Secrets accept a *_FILE twin.
+package config
+
+import (
+	"errors"
+	"flag"
+	"fmt"
+	"io"
+	"os"
+	"path/filepath"
+	"sort"
+	"strconv"
+	"strings"
+	"time"
+)
+
+// Config is the service configuration.
+type Config struct {
+	Addr            string
+	DataDir         string
+	DatabaseURL     string
+	IDPrefix        string
+	PublicURL       string
+	LogLevel        string
+	LogFormat       string
+	MaxBodyBytes    int64
+	UsageLedger     bool
+	DBMaxConns      int
+	Timezone        string
+	ShutdownTimeout time.Duration
+	RequestTimeout  time.Duration
+	AuthCacheTTL    time.Duration
+	IdempotencyTTL  time.Duration
+	Workers         bool
+	RateLimit       float64
+	RateBurst       int
+	SessionKey      string // secret: HMAC key for session tokens
+}
+
+type setting struct {
+	name, env, help string
+	secret          bool
+	def             string
+}
+
+func (c *Config) settings() []setting {
+	return []setting{
+		{name: "addr", env: "FAREBOX_ADDR", def: "127.0.0.1:8080", help: "listen address"},
+		{name: "data-dir", env: "FAREBOX_DATA_DIR", def: "./farebox-data", help: "directory for the embedded SQLite database and generated keys"},
+		{name: "database-url", env: "FAREBOX_DATABASE_URL", def: "", help: "postgres:// URL; empty uses embedded SQLite in the data dir", secret: true},
+		{name: "id-prefix", env: "FAREBOX_ID_PREFIX", def: "farebox", help: "prefix of record identifiers (<prefix>-<kind>-<uuid>)"},
+		{name: "public-url", env: "FAREBOX_PUBLIC_URL", def: "", help: "public base URL used in links (default http://<addr>)"},
+		{name: "log-level", env: "FAREBOX_LOG_LEVEL", def: "info", help: "debug, info, warn or error"},
+		{name: "log-format", env: "FAREBOX_LOG_FORMAT", def: "json", help: "json or text"},
+		{name: "max-body-bytes", env: "FAREBOX_MAX_BODY_BYTES", def: "1048576", help: "largest accepted request body"},
+		{name: "usage-ledger", env: "FAREBOX_USAGE_LEDGER", def: "true", help: "record every attributable request in the usage ledger"},
+		{name: "db-max-conns", env: "FAREBOX_DB_MAX_CONNS", def: "16", help: "database pool size (SQLite: reader pool)"},
+		{name: "timezone", env: "FAREBOX_TIMEZONE", def: "Europe/Berlin", help: "time zone of calendar rules"},
+		{name: "shutdown-timeout", env: "FAREBOX_SHUTDOWN_TIMEOUT", def: "20s", help: "how long graceful shutdown waits for in-flight requests"},
+		{name: "request-timeout", env: "FAREBOX_REQUEST_TIMEOUT", def: "30s", help: "upper bound of one request's handling"},
+		{name: "auth-cache-ttl", env: "FAREBOX_AUTH_CACHE_TTL", def: "5s", help: "how long a resolved API key is cached per instance (revocation delay)"},
+		{name: "idempotency-ttl", env: "FAREBOX_IDEMPOTENCY_TTL", def: "24h", help: "how long Idempotency-Key responses are kept"},
+		{name: "workers", env: "FAREBOX_WORKERS", def: "true", help: "run background job workers in this instance"},
+		{name: "rate-limit", env: "FAREBOX_RATE_LIMIT", def: "100", help: "requests per second per API key and instance (0 disables)"},
+		{name: "rate-burst", env: "FAREBOX_RATE_BURST", def: "200", help: "burst size of the per-key rate limit"},
+		{name: "session-key", env: "FAREBOX_SESSION_KEY", def: "", help: "HMAC key for session tokens (default: generated into the data dir; must be shared by all instances)", secret: true},
+	}
+}
+
+// Load parses args (without the subcommand name) with getenv as the
+// environment. It returns flag.ErrHelp after printing usage for -h.
+func Load(args []string, getenv func(string) string, out io.Writer) (Config, error) {
+	var c Config
+	fs := flag.NewFlagSet("farebox serve", flag.ContinueOnError)
+	fs.SetOutput(out)
+	vals := map[string]*string{}
+	sets := c.settings()
+	for _, s := range sets {
+		def := s.def
+		if v := getenv(s.env); v != "" {
+			def = v
+		} else if s.secret {
+			if f := getenv(s.env + "_FILE"); f != "" {
+				b, err := os.ReadFile(f)
+				if err != nil {
+					return c, fmt.Errorf("config: %s_FILE: %w", s.env, err)
+				}
+				def = strings.TrimSpace(string(b))
+			}
+		}
+		v := def
+		vals[s.name] = &v
+		shown := s.def
+		if s.secret {
+			shown = ""
+		}
+		fs.StringVar(vals[s.name], s.name, def, fmt.Sprintf("%s (env %s, default %q)", s.help, s.env, shown))
+	}
+	fs.Usage = func() {
+		fmt.Fprintf(out, "Usage: farebox serve [flags]\n\nEvery flag can also be set by its environment variable.\n\n")
+		fs.PrintDefaults()
+	}
+	if err := fs.Parse(args); err != nil {
+		return c, err
+	}
+	if fs.NArg() > 0 {
+		return c, fmt.Errorf("config: unexpected argument %q", fs.Arg(0))
+	}
+	var errs []error
+	get := func(n string) string { return *vals[n] }
+	dur := func(n string) time.Duration {
+		d, err := time.ParseDuration(get(n))
+		if err != nil || d < 0 {
+			errs = append(errs, fmt.Errorf("--%s: %q is not a duration", n, get(n)))
+		}
+		return d
+	}
+	num := func(n string) int64 {
+		i, err := strconv.ParseInt(get(n), 10, 64)
+		if err != nil || i < 0 {
+			errs = append(errs, fmt.Errorf("--%s: %q is not a non-negative integer", n, get(n)))
+		}
+		return i
+	}
+	boolean := func(n string) bool {
+		b, err := strconv.ParseBool(get(n))
+		if err != nil {
+			errs = append(errs, fmt.Errorf("--%s: %q is not true or false", n, get(n)))
+		}
+		return b
+	}
+	c.Addr = get("addr")
+	c.DataDir = get("data-dir")
+	c.DatabaseURL = get("database-url")
+	c.IDPrefix = get("id-prefix")
+	c.PublicURL = strings.TrimRight(get("public-url"), "/")
+	c.LogLevel = get("log-level")
+	c.LogFormat = get("log-format")
+	c.MaxBodyBytes = num("max-body-bytes")
+	c.UsageLedger = boolean("usage-ledger")
+	c.DBMaxConns = int(num("db-max-conns"))
+	c.Timezone = get("timezone")
+	c.ShutdownTimeout = dur("shutdown-timeout")
+	c.RequestTimeout = dur("request-timeout")
+	c.AuthCacheTTL = dur("auth-cache-ttl")
+	c.IdempotencyTTL = dur("idempotency-ttl")
+	c.Workers = boolean("workers")
+	rl, err := strconv.ParseFloat(get("rate-limit"), 64)
+	if err != nil || rl < 0 {
+		errs = append(errs, fmt.Errorf("--rate-limit: %q is not a non-negative number", get("rate-limit")))
+	}
+	c.RateLimit = rl
+	c.RateBurst = int(num("rate-burst"))
+	c.SessionKey = get("session-key")
+	if err := c.validate(); err != nil {
+		errs = append(errs, err)
+	}
+	return c, errors.Join(errs...)
+}
+
+func (c *Config) validate() error {
+	var errs []error
+	if c.IDPrefix == "" || strings.ContainsAny(c.IDPrefix, "/%+&#? ") {
+		errs = append(errs, fmt.Errorf("--id-prefix: %q must be a non-empty URL-safe word", c.IDPrefix))
+	}
+	if c.DatabaseURL != "" && !strings.HasPrefix(c.DatabaseURL, "postgres://") && !strings.HasPrefix(c.DatabaseURL, "postgresql://") && !strings.HasPrefix(c.DatabaseURL, "sqlite:") {
+		errs = append(errs, errors.New("--database-url: must start with postgres:// (or sqlite:)"))
+	}
+	if _, err := time.LoadLocation(c.Timezone); err != nil {
+		errs = append(errs, fmt.Errorf("--timezone: %v", err))
+	}
+	switch c.LogLevel {
+	case "debug", "info", "warn", "error":
+	default:
+		errs = append(errs, fmt.Errorf("--log-level: %q is not debug, info, warn or error", c.LogLevel))
+	}
+	if c.LogFormat != "json" && c.LogFormat != "text" {
+		errs = append(errs, fmt.Errorf("--log-format: %q is not json or text", c.LogFormat))
+	}
+	if c.MaxBodyBytes == 0 {
+		errs = append(errs, errors.New("--max-body-bytes: must be positive"))
+	}
+	return errors.Join(errs...)
+}
+
+// Embedded reports whether the service runs on embedded SQLite.
+func (c Config) Embedded() bool {
+	return c.DatabaseURL == "" || strings.HasPrefix(c.DatabaseURL, "sqlite:")
+}
+
+// SecretPath is where an embedded-mode generated secret named name lives.
+func (c Config) SecretPath(name string) string { return filepath.Join(c.DataDir, "secrets", name) }
+
+// BaseURL is the public base URL for links.
+func (c Config) BaseURL() string {
+	if c.PublicURL != "" {
+		return c.PublicURL
+	}
+	return "http://" + c.Addr
+}
+
+// String lists the settings with secrets masked (for the startup log).
+func (c Config) String() string {
+	m := map[string]string{
+		"addr": c.Addr, "data_dir": c.DataDir, "id_prefix": c.IDPrefix, "public_url": c.BaseURL(),
+		"usage_ledger": strconv.FormatBool(c.UsageLedger), "workers": strconv.FormatBool(c.Workers),
+		"timezone": c.Timezone, "database": "sqlite (embedded)",
+	}
+	if !c.Embedded() {
+		m["database"] = "postgres (" + maskURL(c.DatabaseURL) + ")"
+	}
+	keys := make([]string, 0, len(m))
+	for k := range m {
+		keys = append(keys, k)
+	}
+	sort.Strings(keys)
+	var b strings.Builder
+	for i, k := range keys {
+		if i > 0 {
+			b.WriteByte(' ')
+		}
+		b.WriteString(k + "=" + m[k])
+	}
+	return b.String()
+}
+
+func maskURL(u string) string {
+	at := strings.LastIndex(u, "@")
+	scheme := strings.Index(u, "://")
+	if at < 0 || scheme < 0 {
+		return u
+	}
+	return u[:scheme+3] + "***" + u[at:]
+}

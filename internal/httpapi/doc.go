@@ -1,0 +1,12 @@
+// Package httpapi is farebox's HTTP transport. routes.go is the whole API
+// surface in one table; every handler is thin (decode, validate, one app
+// call, encode) and returns an error that errors.go maps to a status code
+// and the JSON error body of decisions.md.
+//
+// Request pipeline, outermost first: request id, panic recovery, access log
+// and metrics, CORS, body limit, routing (JSON 404/405 for unmatched
+// requests), then per route: authentication by endpoint group, idempotency
+// for POST with Idempotency-Key, the handler, and the usage ledger. The
+// response is buffered until its ledger row is committed, so no response of
+// an attributable request leaves before its billing record is durable.
+package httpapi

@@ -1,0 +1,69 @@
+package httpapi
+
+import (
+	"database/sql"
+	"net/http"
+	"strconv"
+	"time"
+
+	"github.com/prometheus/client_golang/prometheus"
+	"github.com/prometheus/client_golang/prometheus/collectors"
+	"github.com/prometheus/client_golang/prometheus/promhttp"
+)
+
+// Metrics holds the Prometheus collectors of one server. Each server has its
+// own registry so tests can run several servers in one process.
+type Metrics struct {
+	Registry *prometheus.Registry
+	requests *prometheus.CounterVec
+	latency  *prometheus.HistogramVec
+	// LedgerBatch observes group-commit batch sizes of the usage ledger.
+	LedgerBatch prometheus.Histogram
+	// LedgerCommit observes the commit latency of ledger batches.
+	LedgerCommit prometheus.Histogram
+}
+
+// NewMetrics registers the HTTP, runtime and (when db is not nil) pool metrics.
+func NewMetrics(db *sql.DB) *Metrics {
+	reg := prometheus.NewRegistry()
+	m := &Metrics{
+		Registry: reg,
+		requests: prometheus.NewCounterVec(prometheus.CounterOpts{
+			Name: "farebox_http_requests_total", Help: "HTTP requests by route pattern and status.",
+		}, []string{"route", "status"}),
+		latency: prometheus.NewHistogramVec(prometheus.HistogramOpts{
+			Name: "farebox_http_request_duration_seconds", Help: "HTTP request latency by route pattern.",
+			Buckets: []float64{.0005, .001, .0025, .005, .01, .025, .05, .1, .25, .5, 1, 2.5, 5},
+		}, []string{"route"}),
+		LedgerBatch: prometheus.NewHistogram(prometheus.HistogramOpts{
+			Name: "farebox_usage_ledger_batch_size", Help: "Rows per usage-ledger group commit.",
+			Buckets: prometheus.ExponentialBuckets(1, 2, 10),
+		}),
+		LedgerCommit: prometheus.NewHistogram(prometheus.HistogramOpts{
+			Name: "farebox_usage_ledger_commit_seconds", Help: "Commit latency of usage-ledger batches.",
+			Buckets: []float64{.0005, .001, .0025, .005, .01, .025, .05, .1, .25, .5, 1},
+		}),
+	}
+	reg.MustRegister(m.requests, m.latency, m.LedgerBatch, m.LedgerCommit,
+		collectors.NewGoCollector(), collectors.NewProcessCollector(collectors.ProcessCollectorOpts{}))
+	if db != nil {
+		reg.MustRegister(collectors.NewDBStatsCollector(db, "farebox"))
+	}
+	return m
+}
+
+// ObserveLedger is the usage ledger's commit hook.
+func (m *Metrics) ObserveLedger(batch int, d time.Duration) {
+	m.LedgerBatch.Observe(float64(batch))
+	m.LedgerCommit.Observe(d.Seconds())
+}
+
+func (m *Metrics) observe(route string, status int, d time.Duration) {
+	m.requests.WithLabelValues(route, strconv.Itoa(status)).Inc()
+	m.latency.WithLabelValues(route).Observe(d.Seconds())
+}
+
+// Handler serves the registry in the Prometheus text format.
+func (m *Metrics) Handler() http.Handler {
+	return promhttp.HandlerFor(m.Registry, promhttp.HandlerOpts{})
+}

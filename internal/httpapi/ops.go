@@ -1,0 +1,47 @@
+package httpapi
+
+import (
+	"context"
+	"net/http"
+	"time"
+
+	"github.com/farebox/farebox/api"
+	"github.com/farebox/farebox/internal/apperr"
+)
+
+func (s *Server) healthz(w http.ResponseWriter, r *http.Request) error {
+	writeJSON(w, http.StatusOK, map[string]string{"status": "ok"})
+	return nil
+}
+
+// readyz checks the database (and whatever Deps.Ready adds).
+func (s *Server) readyz(w http.ResponseWriter, r *http.Request) error {
+	ctx, cancel := context.WithTimeout(r.Context(), 2*time.Second)
+	defer cancel()
+	if err := s.app.Store.Ping(ctx); err != nil {
+		return apperr.E("readyz", apperr.Unavailable, "database_unavailable", "not ready: database unavailable").WithCause(err)
+	}
+	if s.Ready != nil {
+		if err := s.Ready(ctx); err != nil {
+			return apperr.E("readyz", apperr.Unavailable, "not_ready", "not ready: "+err.Error()).WithCause(err)
+		}
+	}
+	writeJSON(w, http.StatusOK, map[string]string{"status": "ready", "database": string(s.app.Store.Engine())})
+	return nil
+}
+
+func (s *Server) metrics(w http.ResponseWriter, r *http.Request) error {
+	s.Metrics.Handler().ServeHTTP(w, r)
+	return nil
+}
+
+func (s *Server) openapi(w http.ResponseWriter, r *http.Request) error {
+	b, err := api.JSON()
+	if err != nil {
+		return apperr.Wrap("openapi", err)
+	}
+	w.Header().Set("Content-Type", "application/json; charset=utf-8")
+	w.Header().Set("Cache-Control", "public, max-age=300")
+	_, _ = w.Write(b)
+	return nil
+}

@@ -1,0 +1,215 @@
+package httpapi
+
+import (
+	"context"
+	"crypto/sha256"
+	"encoding/hex"
+	"log/slog"
+	"net/http"
+	"strconv"
+	"strings"
+	"time"
+
+	"github.com/farebox/farebox/internal/apperr"
+	"github.com/farebox/farebox/internal/store"
+	"github.com/farebox/farebox/internal/usage"
+)
+
+// authMode says how an endpoint group authenticates (decisions.md).
+type authMode int
+
+const (
+	authNone       authMode = iota // health, metrics, OpenAPI, downloads: no key
+	authPartner                    // Authorization: Bearer required; unknown JSON fields rejected
+	authTransit                    // Bearer or api_key query parameter
+	authCapability                 // no key: the coupon or ticket id is the credential; Bearer ignored
+)
+
+// handlerFunc is a route handler; a returned error becomes the JSON error response.
+type handlerFunc func(w http.ResponseWriter, r *http.Request) error
+
+// route is one row of the route table.
+type route struct {
+	method string
+	path   string // OpenAPI path template, e.g. /v6/ticketing/coupons/{coupon_id}.json
+	auth   authMode
+	h      handlerFunc
+}
+
+// wrap builds the per-route pipeline: auth, idempotency, handler, ledger.
+func (s *Server) wrap(rt route) http.HandlerFunc {
+	name := rt.method + " " + rt.path
+	return func(w http.ResponseWriter, r *http.Request) {
+		st := state(r)
+		st.route = name
+		st.strict = rt.auth == authPartner
+		buf := newBuffer()
+		err := s.authenticate(rt.auth, r)
+		if err == nil {
+			if key := r.Header.Get("Idempotency-Key"); key != "" && r.Method == http.MethodPost {
+				err = s.idempotent(rt, key, buf, r)
+			} else {
+				err = rt.h(buf, r)
+			}
+		}
+		if err != nil {
+			buf.reset()
+			s.writeError(buf, r, err)
+		}
+		if err := s.record(r, buf.status); err != nil {
+			buf.reset()
+			s.writeError(buf, r, err)
+		}
+		buf.flush(w)
+	}
+}
+
+// authenticate resolves the API key for partner and transit routes.
+func (s *Server) authenticate(mode authMode, r *http.Request) error {
+	const op = "auth"
+	if mode == authNone || mode == authCapability {
+		return nil
+	}
+	key, fromHeader := "", false
+	if h := r.Header.Get("Authorization"); h != "" {
+		scheme, tok, ok := strings.Cut(h, " ")
+		if !ok || !strings.EqualFold(scheme, "Bearer") || strings.TrimSpace(tok) == "" {
+			return apperr.E(op, apperr.Unauthenticated, "invalid_authorization_header", "Authorization header must be \"Bearer <API key>\"")
+		}
+		key, fromHeader = strings.TrimSpace(tok), true
+	}
+	if !fromHeader {
+		q := r.URL.Query().Get("api_key")
+		switch {
+		case q != "" && mode == authPartner:
+			return apperr.E(op, apperr.Unauthenticated, "api_key_in_query_not_allowed",
+				"this endpoint takes the API key only as \"Authorization: Bearer <API key>\", not as a query parameter")
+		case q != "":
+			key = q
+		case mode == authTransit:
+			return apperr.E(op, apperr.Unauthenticated, "api_key_missing",
+				"the request must contain an API key: Authorization: Bearer <key> or the api_key query parameter")
+		default:
+			return apperr.E(op, apperr.Unauthenticated, "api_key_missing", "the request must contain the header Authorization: Bearer <API key>")
+		}
+	}
+	p, err := s.app.Authenticate(r.Context(), key)
+	if err != nil {
+		return err
+	}
+	state(r).principal = &p
+	return nil
+}
+
+// idempotent runs a POST at most once per (caller, Idempotency-Key) and
+// replays the stored response for repeats (decisions.md "Requests and responses").
+func (s *Server) idempotent(rt route, key string, buf *buffer, r *http.Request) error {
+	const op = "idempotency"
+	if len(key) > 255 || !printable(key) {
+		return apperr.E(op, apperr.Invalid, "invalid_idempotency_key", "Idempotency-Key must be 1 to 255 printable ASCII characters")
+	}
+	body, err := readBody(r)
+	if err != nil {
+		return err
+	}
+	sum := sha256.Sum256(append([]byte(r.Method+" "+r.URL.Path+"?"+r.URL.RawQuery+"\n"), body...))
+	hash := hex.EncodeToString(sum[:])
+	scope := "path:" + r.URL.Path
+	if p := state(r).principal; p != nil {
+		scope = "account:" + p.AccountID + ":" + string(p.Environment)
+	}
+	now := s.app.Clock.Now()
+	const lease = 60 * time.Second
+	var claimed bool
+	var rec store.IdemRecord
+	err = s.app.Store.Write(r.Context(), func(q store.Q) (err error) {
+		claimed, rec, err = q.ClaimIdempotencyKey(r.Context(), scope, key, hash, now, lease)
+		return err
+	})
+	if err != nil {
+		return err
+	}
+	if !claimed {
+		switch {
+		case rec.RequestHash != hash:
+			return apperr.E(op, apperr.Unprocessable, "idempotency_key_reused",
+				"this Idempotency-Key was already used with a different request")
+		case rec.Status == 0:
+			return apperr.E(op, apperr.Conflict, "idempotency_key_in_flight",
+				"a request with this Idempotency-Key is still being processed; retry shortly")
+		}
+		buf.header.Set("Content-Type", rec.ContentType)
+		buf.header.Set("Idempotency-Replayed", "true")
+		buf.WriteHeader(rec.Status)
+		_, _ = buf.Write(rec.Body)
+		markUncounted(r, usage.ReasonReplay)
+		return nil
+	}
+	if herr := rt.h(buf, r); herr != nil {
+		buf.reset()
+		s.writeError(buf, r, herr)
+	}
+	// Keep a request's outcome unless the service itself failed: a 5xx
+	// committed nothing, so the client may retry it with the same key.
+	ctx := context.WithoutCancel(r.Context())
+	if buf.status >= 500 {
+		return s.app.Store.Write(ctx, func(q store.Q) error { return q.ReleaseIdempotencyKey(ctx, scope, key) })
+	}
+	buf.header.Set("Idempotency-Replayed", "false")
+	return s.app.Store.Write(ctx, func(q store.Q) error {
+		return q.CompleteIdempotencyKey(ctx, scope, key, buf.status, buf.header.Get("Content-Type"), buf.body.Bytes())
+	})
+}
+
+func printable(s string) bool {
+	if s == "" {
+		return false
+	}
+	for i := 0; i < len(s); i++ {
+		if s[i] < 0x20 || s[i] > 0x7e {
+			return false
+		}
+	}
+	return true
+}
+
+// record writes the request's usage ledger row and waits for its commit.
+func (s *Server) record(r *http.Request, status int) error {
+	if s.Ledger == nil {
+		return nil
+	}
+	st := state(r)
+	ev := usage.Event{RequestID: st.id, Endpoint: st.route, Status: status, At: s.app.Clock.Now(), Counted: true, Reason: usage.ReasonCounted}
+	switch {
+	case st.principal != nil:
+		ev.AccountID, ev.Environment = st.principal.AccountID, st.principal.Environment
+	case st.attrAccount != "":
+		ev.AccountID, ev.Environment = st.attrAccount, st.attrEnv
+	default:
+		return nil
+	}
+	if status >= 500 {
+		ev.Counted, ev.Reason = false, usage.ReasonFailed
+	} else if st.uncounted != "" {
+		ev.Counted, ev.Reason = false, st.uncounted
+	}
+	if err := s.Ledger.Record(context.WithoutCancel(r.Context()), ev); err != nil {
+		s.log.LogAttrs(r.Context(), slog.LevelError, "usage ledger write failed",
+			slog.String("request_id", st.id), slog.String("error", err.Error()))
+		return apperr.E("usage", apperr.Unavailable, "usage_ledger_unavailable", "the request could not be recorded; retry later").WithCause(err)
+	}
+	return nil
+}
+
+// queryInt parses an optional integer query parameter within [lo, hi].
+func queryInt(r *http.Request, name string, def, lo, hi int) (int, error) {
+	v := r.URL.Query().Get(name)
+	if v == "" {
+		return def, nil
+	}
+	n, err := strconv.Atoi(v)
+	if err != nil || n < lo || n > hi {
+		return 0, apperr.Param("query", name, name+" must be an integer from "+strconv.Itoa(lo)+" to "+strconv.Itoa(hi))
+	}
+	return n, nil
+}

@@ -1,0 +1,280 @@
+package httpapi
+
+import (
+	"context"
+	"crypto/rand"
+	"encoding/hex"
+	"fmt"
+	"log/slog"
+	"net/http"
+	"runtime/debug"
+	"sort"
+	"strings"
+	"time"
+
+	"github.com/farebox/farebox/internal/app"
+	"github.com/farebox/farebox/internal/apperr"
+	"github.com/farebox/farebox/internal/usage"
+)
+
+// Deps are what the server needs.
+type Deps struct {
+	App          *app.App
+	Log          *slog.Logger
+	Ledger       *usage.Ledger // nil disables the usage ledger
+	Metrics      *Metrics
+	MaxBodyBytes int64
+	// RequestTimeout bounds a request's context.
+	RequestTimeout time.Duration
+	// Ready reports whether the instance should receive traffic (besides the DB check).
+	Ready func(ctx context.Context) error
+}
+
+// Server is the HTTP handler of farebox.
+type Server struct {
+	Deps
+	app *app.App
+	log *slog.Logger
+	mux *http.ServeMux
+}
+
+// New builds the server and registers every route of routes.go.
+func New(d Deps) *Server {
+	if d.Log == nil {
+		d.Log = slog.New(slog.DiscardHandler)
+	}
+	if d.Metrics == nil {
+		d.Metrics = NewMetrics(nil)
+	}
+	if d.MaxBodyBytes <= 0 {
+		d.MaxBodyBytes = 1 << 20
+	}
+	if d.RequestTimeout <= 0 {
+		d.RequestTimeout = 30 * time.Second
+	}
+	s := &Server{Deps: d, app: d.App, log: d.Log, mux: http.NewServeMux()}
+	s.register(s.routes())
+	return s
+}
+
+// muxPattern turns an OpenAPI path into a ServeMux pattern: a segment such
+// as "{coupon_id}.json" becomes the wildcard "{coupon_id}" and the suffix is
+// checked (and stripped) by dispatch.
+func muxPattern(path string) (pattern string, suffixes map[string]string) {
+	segs := strings.Split(path, "/")
+	suffixes = map[string]string{}
+	for i, seg := range segs {
+		if strings.HasPrefix(seg, "{") {
+			end := strings.IndexByte(seg, '}')
+			name := seg[1:end]
+			if rest := seg[end+1:]; rest != "" {
+				suffixes[name] = rest
+			}
+			segs[i] = "{" + name + "}"
+		}
+	}
+	return strings.Join(segs, "/"), suffixes
+}
+
+type variant struct {
+	rt       route
+	suffixes map[string]string
+	h        http.HandlerFunc
+}
+
+// register installs the routes. Routes that differ only in a wildcard's
+// suffix (…/{id} and …/{id}.json) share one mux pattern; dispatch picks the
+// variant whose suffixes match, longest first.
+func (s *Server) register(routes []route) {
+	groups := map[string][]variant{}
+	var order []string
+	for _, rt := range routes {
+		p, suf := muxPattern(rt.path)
+		key := rt.method + " " + p
+		if _, ok := groups[key]; !ok {
+			order = append(order, key)
+		}
+		groups[key] = append(groups[key], variant{rt: rt, suffixes: suf, h: s.wrap(rt)})
+	}
+	for _, key := range order {
+		vs := groups[key]
+		sort.SliceStable(vs, func(i, j int) bool { return suffixLen(vs[i]) > suffixLen(vs[j]) })
+		s.mux.HandleFunc(key, func(w http.ResponseWriter, r *http.Request) {
+			for _, v := range vs {
+				if v.match(r) {
+					v.h(w, r)
+					return
+				}
+			}
+			s.writeError(w, r, apperr.E("route", apperr.NotFound, "not_found", "no such resource: "+r.URL.Path))
+		})
+	}
+}
+
+func suffixLen(v variant) int {
+	n := 0
+	for _, s := range v.suffixes {
+		n += len(s)
+	}
+	return n
+}
+
+// match checks the wildcard suffixes and strips them from the path values.
+func (v variant) match(r *http.Request) bool {
+	vals := map[string]string{}
+	for name, suf := range v.suffixes {
+		val := r.PathValue(name)
+		if !strings.HasSuffix(val, suf) || len(val) == len(suf) {
+			return false
+		}
+		vals[name] = strings.TrimSuffix(val, suf)
+	}
+	for name, val := range vals {
+		r.SetPathValue(name, val)
+	}
+	return true
+}
+
+// ServeHTTP runs the outer pipeline.
+func (s *Server) ServeHTTP(w http.ResponseWriter, r *http.Request) {
+	st := &reqState{id: requestID(r), start: time.Now()}
+	ctx, cancel := context.WithTimeout(r.Context(), s.RequestTimeout)
+	defer cancel()
+	r = withState(r.WithContext(ctx), st)
+	w.Header().Set("X-Request-Id", st.id)
+	sw := &statusWriter{ResponseWriter: w}
+	defer func() {
+		if p := recover(); p != nil {
+			if p == http.ErrAbortHandler {
+				panic(p)
+			}
+			s.log.LogAttrs(r.Context(), slog.LevelError, "panic", slog.String("request_id", st.id),
+				slog.String("panic", fmt.Sprint(p)), slog.String("stack", string(debug.Stack())))
+			if !sw.wrote {
+				s.writeError(sw, r, apperr.E("panic", apperr.Internal, "internal_error", "internal error"))
+			}
+		}
+		s.observe(r, st, sw)
+	}()
+	cors(sw, r)
+	if isPreflight(r) {
+		sw.WriteHeader(http.StatusNoContent)
+		return
+	}
+	if r.Body != nil {
+		r.Body = http.MaxBytesReader(sw, r.Body, s.MaxBodyBytes)
+	}
+	if _, pattern := s.mux.Handler(r); pattern == "" {
+		s.unmatched(sw, r)
+		return
+	}
+	s.mux.ServeHTTP(sw, r)
+}
+
+// unmatched answers 404 or 405 (with Allow) as JSON.
+func (s *Server) unmatched(w http.ResponseWriter, r *http.Request) {
+	h, _ := s.mux.Handler(r)
+	probe := &headerProbe{header: http.Header{}}
+	h.ServeHTTP(probe, r)
+	if probe.status == http.StatusMethodNotAllowed {
+		w.Header().Set("Allow", probe.header.Get("Allow"))
+		s.writeError(w, r, apperr.E("route", apperr.MethodNotAllowed, "method_not_allowed",
+			fmt.Sprintf("method %s is not allowed here; allowed: %s", r.Method, probe.header.Get("Allow"))))
+		return
+	}
+	s.writeError(w, r, apperr.E("route", apperr.NotFound, "not_found", "no such resource: "+r.URL.Path))
+}
+
+// headerProbe captures what the mux's own 404/405 handler would send.
+type headerProbe struct {
+	header http.Header
+	status int
+}
+
+func (p *headerProbe) Header() http.Header         { return p.header }
+func (p *headerProbe) WriteHeader(s int)           { p.status = s }
+func (p *headerProbe) Write(b []byte) (int, error) { return len(b), nil }
+
+// statusWriter remembers the status for logs and metrics.
+type statusWriter struct {
+	http.ResponseWriter
+	status int
+	bytes  int
+	wrote  bool
+}
+
+func (w *statusWriter) WriteHeader(s int) {
+	if !w.wrote {
+		w.status, w.wrote = s, true
+	}
+	w.ResponseWriter.WriteHeader(s)
+}
+
+func (w *statusWriter) Write(b []byte) (int, error) {
+	if !w.wrote {
+		w.WriteHeader(http.StatusOK)
+	}
+	n, err := w.ResponseWriter.Write(b)
+	w.bytes += n
+	return n, err
+}
+
+func (w *statusWriter) Unwrap() http.ResponseWriter { return w.ResponseWriter }
+
+// requestID honours a sane X-Request-Id from the caller or makes one.
+func requestID(r *http.Request) string {
+	if id := r.Header.Get("X-Request-Id"); id != "" && len(id) <= 128 && safeID(id) {
+		return id
+	}
+	b := make([]byte, 12)
+	_, _ = rand.Read(b)
+	return hex.EncodeToString(b)
+}
+
+func safeID(s string) bool {
+	for i := 0; i < len(s); i++ {
+		c := s[i]
+		if !(c >= 'a' && c <= 'z' || c >= 'A' && c <= 'Z' || c >= '0' && c <= '9' || c == '-' || c == '_' || c == '.' || c == ':') {
+			return false
+		}
+	}
+	return true
+}
+
+// observe writes the access log line and the request metrics.
+func (s *Server) observe(r *http.Request, st *reqState, w *statusWriter) {
+	d := time.Since(st.start)
+	status := w.status
+	if status == 0 {
+		status = http.StatusOK
+	}
+	route := st.route
+	if route == "" {
+		route = "unmatched"
+	}
+	s.Metrics.observe(route, status, d)
+	attrs := []slog.Attr{
+		slog.String("request_id", st.id), slog.String("method", r.Method), slog.String("route", route),
+		slog.Int("status", status), slog.Int("bytes", w.bytes), slog.Duration("duration", d),
+	}
+	if st.principal != nil {
+		attrs = append(attrs, slog.String("account_id", st.principal.AccountID), slog.String("key_id", st.principal.KeyID))
+	}
+	s.log.LogAttrs(r.Context(), slog.LevelInfo, "request", attrs...)
+}
+
+// cors lets browser clients call every endpoint and read the session token.
+func cors(w http.ResponseWriter, r *http.Request) {
+	h := w.Header()
+	h.Set("Access-Control-Allow-Origin", "*")
+	h.Set("Access-Control-Expose-Headers", "session-token, X-Request-Id, Idempotency-Replayed, Retry-After, RateLimit, RateLimit-Policy")
+	if isPreflight(r) {
+		h.Set("Access-Control-Allow-Methods", "GET, POST, PUT, PATCH, DELETE, OPTIONS")
+		h.Set("Access-Control-Allow-Headers", "Authorization, Session-Token, Content-Type, Idempotency-Key, X-Request-Id, Accept")
+		h.Set("Access-Control-Max-Age", "600")
+	}
+}
+
+func isPreflight(r *http.Request) bool {
+	return r.Method == http.MethodOptions && r.Header.Get("Access-Control-Request-Method") != ""
+}

@@ -1,0 +1,103 @@
+package httpapi
+
+import (
+	"bytes"
+	"context"
+	"net/http"
+	"time"
+
+	"github.com/farebox/farebox/internal/account"
+)
+
+// reqState is what the pipeline learns about one request as it goes.
+type reqState struct {
+	id        string
+	start     time.Time
+	route     string // "METHOD /path/{template}" of the matched route
+	strict    bool   // reject unknown JSON fields (partner endpoints)
+	principal *account.Principal
+
+	// Attribution for the usage ledger when there is no principal (SDK
+	// endpoints bill the account that owns the coupon or ticket).
+	attrAccount string
+	attrEnv     account.Environment
+	// uncounted, when set, is why the request is not billed.
+	uncounted string
+}
+
+type stateKey struct{}
+
+func withState(r *http.Request, st *reqState) *http.Request {
+	return r.WithContext(context.WithValue(r.Context(), stateKey{}, st))
+}
+
+// state returns the request's pipeline state (a zero one outside the pipeline).
+func state(r *http.Request) *reqState {
+	if st, ok := r.Context().Value(stateKey{}).(*reqState); ok {
+		return st
+	}
+	return &reqState{}
+}
+
+// attribute bills an SDK-facing request to the account owning the record.
+func attribute(r *http.Request, accountID string, env account.Environment) {
+	st := state(r)
+	st.attrAccount, st.attrEnv = accountID, env
+}
+
+// markUncounted records why this request is not billed (e.g. a session block).
+func markUncounted(r *http.Request, reason string) { state(r).uncounted = reason }
+
+// principalOf returns the authenticated caller; routes with partner or
+// transit auth always have one.
+func principalOf(r *http.Request) account.Principal {
+	if p := state(r).principal; p != nil {
+		return *p
+	}
+	return account.Principal{}
+}
+
+// buffer is a ResponseWriter that holds the response until the pipeline
+// decides it may leave (after idempotency storage and the ledger commit).
+type buffer struct {
+	header http.Header
+	status int
+	body   bytes.Buffer
+}
+
+func newBuffer() *buffer { return &buffer{header: http.Header{}} }
+
+func (b *buffer) Header() http.Header { return b.header }
+
+func (b *buffer) WriteHeader(status int) {
+	if b.status == 0 {
+		b.status = status
+	}
+}
+
+func (b *buffer) Write(p []byte) (int, error) {
+	if b.status == 0 {
+		b.status = http.StatusOK
+	}
+	return b.body.Write(p)
+}
+
+// reset discards what the handler wrote (to replace it by an error).
+func (b *buffer) reset() {
+	b.header = http.Header{}
+	b.status = 0
+	b.body.Reset()
+}
+
+// flush copies the buffered response to w.
+func (b *buffer) flush(w http.ResponseWriter) {
+	h := w.Header()
+	for k, v := range b.header {
+		h[k] = v
+	}
+	if b.status == 0 {
+		b.status = http.StatusOK
+	}
+	w.WriteHeader(b.status)
+	_, _ = w.Write(b.body.Bytes())
+}

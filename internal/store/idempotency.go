@@ -1,0 +1,74 @@
+package store
+
+import (
+	"context"
+	"database/sql"
+	"errors"
+	"time"
+)
+
+// IdemRecord is a stored Idempotency-Key and, once complete, its response.
+type IdemRecord struct {
+	RequestHash string
+	Status      int // 0 while the first request is still running
+	ContentType string
+	Body        []byte
+	LockedUntil time.Time
+}
+
+// ClaimIdempotencyKey tries to become the request that executes (scope, key).
+// It returns claimed=true when this caller must run the request: the key was
+// new, or its earlier owner died (its lease expired without a response).
+// Otherwise it returns the stored record.
+func (q Q) ClaimIdempotencyKey(ctx context.Context, scope, key, hash string, at time.Time, lease time.Duration) (claimed bool, rec IdemRecord, err error) {
+	at = now(at)
+	res, err := q.db.ExecContext(ctx, `INSERT INTO idempotency_keys (scope, key, request_hash, locked_until, created_at)
+		VALUES ($1, $2, $3, $4, $5) ON CONFLICT (scope, key) DO NOTHING`, scope, key, hash, at.Add(lease), at)
+	if err != nil {
+		return false, rec, mapErr(err)
+	}
+	if n, _ := res.RowsAffected(); n == 1 {
+		return true, rec, nil
+	}
+	// Take over an abandoned claim: no response and the lease ran out.
+	res, err = q.db.ExecContext(ctx, `UPDATE idempotency_keys SET locked_until = $1
+		WHERE scope = $2 AND key = $3 AND status = 0 AND request_hash = $4 AND locked_until < $5`,
+		at.Add(lease), scope, key, hash, at)
+	if err != nil {
+		return false, rec, mapErr(err)
+	}
+	if n, _ := res.RowsAffected(); n == 1 {
+		return true, rec, nil
+	}
+	err = q.db.QueryRowContext(ctx, `SELECT request_hash, status, content_type, body, locked_until
+		FROM idempotency_keys WHERE scope = $1 AND key = $2`, scope, key).
+		Scan(&rec.RequestHash, &rec.Status, &rec.ContentType, &rec.Body, &rec.LockedUntil)
+	if errors.Is(err, sql.ErrNoRows) {
+		// Purged between the two statements: let the caller retry as new.
+		return false, rec, mapErr(err)
+	}
+	return false, rec, mapErr(err)
+}
+
+// CompleteIdempotencyKey stores the response of a claimed key.
+func (q Q) CompleteIdempotencyKey(ctx context.Context, scope, key string, status int, contentType string, body []byte) error {
+	_, err := q.db.ExecContext(ctx, `UPDATE idempotency_keys SET status = $1, content_type = $2, body = $3
+		WHERE scope = $4 AND key = $5`, status, contentType, body, scope, key)
+	return mapErr(err)
+}
+
+// ReleaseIdempotencyKey forgets a claim whose request produced no response to keep.
+func (q Q) ReleaseIdempotencyKey(ctx context.Context, scope, key string) error {
+	_, err := q.db.ExecContext(ctx, `DELETE FROM idempotency_keys WHERE scope = $1 AND key = $2 AND status = 0`, scope, key)
+	return mapErr(err)
+}
+
+// PurgeIdempotencyKeys deletes keys created before cutoff.
+func (q Q) PurgeIdempotencyKeys(ctx context.Context, cutoff time.Time) (int64, error) {
+	res, err := q.db.ExecContext(ctx, `DELETE FROM idempotency_keys WHERE created_at < $1`, now(cutoff))
+	if err != nil {
+		return 0, mapErr(err)
+	}
+	n, _ := res.RowsAffected()
+	return n, nil
+}

@@ -1,0 +1,262 @@
+package store
+
+import (
+	"context"
+	"database/sql"
+	"errors"
+	"fmt"
+	"math/rand/v2"
+	"net/url"
+	"os"
+	"path/filepath"
+	"strings"
+	"time"
+
+	"github.com/farebox/farebox/internal/apperr"
+	"github.com/jackc/pgx/v5"
+	"github.com/jackc/pgx/v5/pgconn"
+	"github.com/jackc/pgx/v5/stdlib"
+	"modernc.org/sqlite"
+	sqlite3 "modernc.org/sqlite/lib"
+)
+
+// Engine names the database behind a Store.
+type Engine string
+
+const (
+	SQLite   Engine = "sqlite"
+	Postgres Engine = "postgres"
+)
+
+// Options say which database to open.
+type Options struct {
+	// URL is a postgres:// URL; empty means embedded SQLite in DataDir.
+	URL string
+	// DataDir holds the SQLite file (farebox.db) when URL is empty.
+	DataDir string
+	// Schema, on PostgreSQL, sets search_path (tests use one schema each).
+	Schema string
+	// MaxConns bounds the PostgreSQL pool and the SQLite reader pool.
+	MaxConns int
+}
+
+// Store is an open database.
+type Store struct {
+	engine Engine
+	w, r   *sql.DB
+}
+
+// Open connects to the database Options describe. It does not migrate.
+func Open(ctx context.Context, o Options) (*Store, error) {
+	if o.MaxConns <= 0 {
+		o.MaxConns = 16
+	}
+	var s *Store
+	var err error
+	if o.URL == "" || strings.HasPrefix(o.URL, "sqlite:") || strings.HasPrefix(o.URL, "file:") {
+		s, err = openSQLite(o)
+	} else {
+		s, err = openPostgres(o)
+	}
+	if err != nil {
+		return nil, err
+	}
+	if err := s.Ping(ctx); err != nil {
+		s.Close()
+		return nil, err
+	}
+	return s, nil
+}
+
+func openSQLite(o Options) (*Store, error) {
+	path := filepath.Join(o.DataDir, "farebox.db")
+	if strings.HasPrefix(o.URL, "sqlite:") {
+		path = strings.TrimPrefix(strings.TrimPrefix(o.URL, "sqlite:"), "//")
+	}
+	if dir := filepath.Dir(path); dir != "" {
+		if err := os.MkdirAll(dir, 0o750); err != nil {
+			return nil, fmt.Errorf("store: create data dir: %w", err)
+		}
+	}
+	base := "file:" + path + "?_pragma=busy_timeout(10000)&_pragma=journal_mode(WAL)" +
+		"&_pragma=synchronous(NORMAL)&_pragma=foreign_keys(ON)&_time_format=sqlite"
+	w, err := sql.Open("sqlite", base+"&_txlock=immediate")
+	if err != nil {
+		return nil, fmt.Errorf("store: open sqlite: %w", err)
+	}
+	w.SetMaxOpenConns(1)
+	w.SetMaxIdleConns(1)
+	w.SetConnMaxLifetime(0)
+	r, err := sql.Open("sqlite", base+"&_pragma=query_only(1)")
+	if err != nil {
+		w.Close()
+		return nil, fmt.Errorf("store: open sqlite reader: %w", err)
+	}
+	r.SetMaxOpenConns(o.MaxConns)
+	r.SetMaxIdleConns(o.MaxConns)
+	return &Store{engine: SQLite, w: w, r: r}, nil
+}
+
+func openPostgres(o Options) (*Store, error) {
+	cfg, err := pgx.ParseConfig(o.URL)
+	if err != nil {
+		return nil, fmt.Errorf("store: parse database URL: %w", redact(err))
+	}
+	if o.Schema != "" {
+		cfg.RuntimeParams["search_path"] = o.Schema
+	}
+	db := stdlib.OpenDB(*cfg)
+	db.SetMaxOpenConns(o.MaxConns)
+	db.SetMaxIdleConns(o.MaxConns)
+	db.SetConnMaxIdleTime(5 * time.Minute)
+	return &Store{engine: Postgres, w: db, r: db}, nil
+}
+
+// redact drops a URL's password from an error message.
+func redact(err error) error {
+	msg := err.Error()
+	if u, perr := url.Parse(msg); perr == nil && u.User != nil {
+		return errors.New(strings.Replace(msg, u.User.String()+"@", "", 1))
+	}
+	return err
+}
+
+// Engine reports which database is open.
+func (s *Store) Engine() Engine { return s.engine }
+
+// DB returns the writer pool (for metrics and the migrator).
+func (s *Store) DB() *sql.DB { return s.w }
+
+// ReaderDB returns the reader pool.
+func (s *Store) ReaderDB() *sql.DB { return s.r }
+
+// Ping checks that the database answers.
+func (s *Store) Ping(ctx context.Context) error {
+	if err := s.w.PingContext(ctx); err != nil {
+		return apperr.E("store.Ping", apperr.Unavailable, "database_unavailable", "database unavailable").WithCause(err)
+	}
+	return nil
+}
+
+// Close closes both pools.
+func (s *Store) Close() error {
+	err := s.w.Close()
+	if s.r != s.w {
+		if e := s.r.Close(); err == nil {
+			err = e
+		}
+	}
+	return err
+}
+
+// dbtx is what both *sql.DB and *sql.Tx offer.
+type dbtx interface {
+	PrepareContext(ctx context.Context, q string) (*sql.Stmt, error)
+	ExecContext(ctx context.Context, q string, args ...any) (sql.Result, error)
+	QueryContext(ctx context.Context, q string, args ...any) (*sql.Rows, error)
+	QueryRowContext(ctx context.Context, q string, args ...any) *sql.Row
+}
+
+// Q runs queries on a pool or inside a transaction. All repository methods hang off Q.
+type Q struct {
+	db     dbtx
+	engine Engine
+}
+
+// Read returns a Q on the reader pool for read-only use cases.
+func (s *Store) Read() Q { return Q{db: s.r, engine: s.engine} }
+
+// Write runs fn in a write transaction and commits it. Serialization
+// failures, deadlocks and SQLITE_BUSY are retried with jittered backoff; fn
+// must therefore be safe to run again (no side effects outside the tx).
+func (s *Store) Write(ctx context.Context, fn func(q Q) error) error {
+	const attempts = 8
+	var err error
+	for i := 0; i < attempts; i++ {
+		err = s.writeOnce(ctx, fn)
+		if err == nil || !retryable(err) {
+			return mapErr(err)
+		}
+		backoff := time.Duration(1<<i)*5*time.Millisecond + time.Duration(rand.IntN(5))*time.Millisecond
+		select {
+		case <-ctx.Done():
+			return mapErr(ctx.Err())
+		case <-time.After(backoff):
+		}
+	}
+	return mapErr(err)
+}
+
+func (s *Store) writeOnce(ctx context.Context, fn func(q Q) error) (err error) {
+	tx, err := s.w.BeginTx(ctx, nil)
+	if err != nil {
+		return err
+	}
+	defer func() {
+		if err != nil {
+			_ = tx.Rollback()
+		}
+	}()
+	if err = fn(Q{db: tx, engine: s.engine}); err != nil {
+		return err
+	}
+	return tx.Commit()
+}
+
+func retryable(err error) bool {
+	var pg *pgconn.PgError
+	if errors.As(err, &pg) {
+		return pg.Code == "40001" || pg.Code == "40P01"
+	}
+	var se *sqlite.Error
+	if errors.As(err, &se) {
+		c := se.Code() & 0xff
+		return c == sqlite3.SQLITE_BUSY || c == sqlite3.SQLITE_LOCKED
+	}
+	return false
+}
+
+// IsUnique reports whether err is a unique-constraint violation on either engine.
+func IsUnique(err error) bool {
+	var pg *pgconn.PgError
+	if errors.As(err, &pg) {
+		return pg.Code == "23505"
+	}
+	var se *sqlite.Error
+	if errors.As(err, &se) {
+		return se.Code() == sqlite3.SQLITE_CONSTRAINT_UNIQUE || se.Code() == sqlite3.SQLITE_CONSTRAINT_PRIMARYKEY
+	}
+	return false
+}
+
+// mapErr turns driver errors into apperr kinds; apperr errors pass through.
+func mapErr(err error) error {
+	if err == nil || apperr.As(err) != nil {
+		return err
+	}
+	switch {
+	case errors.Is(err, context.Canceled), errors.Is(err, context.DeadlineExceeded):
+		return apperr.E("store", apperr.Unavailable, "request_cancelled", "request cancelled or timed out").WithCause(err)
+	case IsUnique(err):
+		return apperr.E("store", apperr.Conflict, "conflict", "record already exists").WithCause(err)
+	case isConnErr(err):
+		return apperr.E("store", apperr.Unavailable, "database_unavailable", "database unavailable, retry later").WithCause(err)
+	}
+	return apperr.Wrap("store", err)
+}
+
+func isConnErr(err error) bool {
+	var pg *pgconn.PgError
+	if errors.As(err, &pg) {
+		return strings.HasPrefix(pg.Code, "08") || strings.HasPrefix(pg.Code, "57P")
+	}
+	var se *sqlite.Error
+	if errors.As(err, &se) {
+		c := se.Code() & 0xff
+		return c == sqlite3.SQLITE_FULL || c == sqlite3.SQLITE_IOERR || c == sqlite3.SQLITE_CANTOPEN
+	}
+	return pgconn.SafeToRetry(err) || errors.Is(err, sql.ErrConnDone) || strings.Contains(err.Error(), "connect")
+}
+
+// now truncates t to what both engines store exactly.
+func now(t time.Time) time.Time { return t.UTC().Truncate(time.Microsecond) }

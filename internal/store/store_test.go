@@ -1,0 +1,175 @@
+package store_test
+
+import (
+	"context"
+	"sync"
+	"sync/atomic"
+	"testing"
+	"time"
+
+	"github.com/farebox/farebox/internal/account"
+	"github.com/farebox/farebox/internal/apperr"
+	"github.com/farebox/farebox/internal/store"
+	"github.com/farebox/farebox/internal/store/storetest"
+	"github.com/farebox/farebox/internal/usage"
+	"github.com/google/go-cmp/cmp"
+)
+
+var t0 = time.Date(2026, 3, 29, 0, 30, 0, 123456789, time.UTC)
+
+func TestAccountsAndKeys(t *testing.T) {
+	storetest.ForEachEngine(t, func(t *testing.T, s *store.Store) {
+		ctx := context.Background()
+		a := account.Account{ID: "farebox-account-1", Name: "Partner Ä", CreatedAt: t0}
+		if err := s.Write(ctx, func(q store.Q) error { return q.CreateAccount(ctx, a) }); err != nil {
+			t.Fatal(err)
+		}
+		err := s.Write(ctx, func(q store.Q) error { return q.CreateAccount(ctx, a) })
+		if apperr.KindOf(err) != apperr.Conflict {
+			t.Fatalf("duplicate account: kind %v (%v), want Conflict", apperr.KindOf(err), err)
+		}
+		got, err := s.Read().Account(ctx, a.ID)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if got.Name != a.Name || !got.CreatedAt.Equal(t0.Truncate(time.Microsecond)) {
+			t.Errorf("Account = %+v", got)
+		}
+		if _, err := s.Read().Account(ctx, "nope"); apperr.KindOf(err) != apperr.NotFound {
+			t.Errorf("unknown account: %v", err)
+		}
+
+		secret, prefix, hash := account.NewKey(account.Test)
+		k := account.Key{ID: "k1", AccountID: a.ID, Prefix: prefix, Environment: account.Test, CreatedAt: t0}
+		if err := s.Write(ctx, func(q store.Q) error { return q.CreateKey(ctx, k, hash) }); err != nil {
+			t.Fatal(err)
+		}
+		p, err := s.Read().PrincipalByKeyHash(ctx, account.Hash(secret))
+		if err != nil {
+			t.Fatal(err)
+		}
+		want := account.Principal{AccountID: a.ID, AccountName: a.Name, KeyID: "k1", Environment: account.Test}
+		if d := cmp.Diff(want, p); d != "" {
+			t.Errorf("principal (-want +got):\n%s", d)
+		}
+		var n int64
+		if err := s.Write(ctx, func(q store.Q) (err error) { n, err = q.RevokeKeysByPrefix(ctx, prefix, t0); return }); err != nil || n != 1 {
+			t.Fatalf("revoke: n=%d err=%v", n, err)
+		}
+		if _, err := s.Read().PrincipalByKeyHash(ctx, account.Hash(secret)); apperr.KindOf(err) != apperr.Unauthenticated {
+			t.Errorf("revoked key still resolves: %v", err)
+		}
+		keys, err := s.Read().Keys(ctx, a.ID)
+		if err != nil || len(keys) != 1 || keys[0].RevokedAt == nil || keys[0].Prefix != prefix {
+			t.Errorf("Keys = %+v, %v", keys, err)
+		}
+	})
+}
+
+func TestIdempotencyClaims(t *testing.T) {
+	storetest.ForEachEngine(t, func(t *testing.T, s *store.Store) {
+		ctx := context.Background()
+		claim := func(at time.Time, hash string) (bool, store.IdemRecord) {
+			var ok bool
+			var rec store.IdemRecord
+			if err := s.Write(ctx, func(q store.Q) (err error) {
+				ok, rec, err = q.ClaimIdempotencyKey(ctx, "acct", "k", hash, at, time.Minute)
+				return
+			}); err != nil {
+				t.Fatal(err)
+			}
+			return ok, rec
+		}
+		if ok, _ := claim(t0, "h1"); !ok {
+			t.Fatal("first claim refused")
+		}
+		if ok, rec := claim(t0.Add(time.Second), "h1"); ok || rec.Status != 0 {
+			t.Fatalf("second claim while running: ok=%v rec=%+v", ok, rec)
+		}
+		// The owner died: after the lease, the same request may run again.
+		if ok, _ := claim(t0.Add(2*time.Minute), "h1"); !ok {
+			t.Fatal("expired claim not taken over")
+		}
+		if err := s.Write(ctx, func(q store.Q) error {
+			return q.CompleteIdempotencyKey(ctx, "acct", "k", 201, "application/json", []byte(`{"a":1}`))
+		}); err != nil {
+			t.Fatal(err)
+		}
+		ok, rec := claim(t0.Add(time.Hour), "h1")
+		if ok || rec.Status != 201 || string(rec.Body) != `{"a":1}` || rec.ContentType != "application/json" {
+			t.Fatalf("replay: ok=%v rec=%+v", ok, rec)
+		}
+		if ok, rec := claim(t0.Add(time.Hour), "h2"); ok || rec.RequestHash != "h1" {
+			t.Fatalf("different body: ok=%v rec=%+v", ok, rec)
+		}
+	})
+}
+
+func TestIdempotencyConcurrentClaim(t *testing.T) {
+	storetest.ForEachEngine(t, func(t *testing.T, s *store.Store) {
+		ctx := context.Background()
+		var winners atomic.Int32
+		var wg sync.WaitGroup
+		for i := 0; i < 20; i++ {
+			wg.Add(1)
+			go func() {
+				defer wg.Done()
+				err := s.Write(ctx, func(q store.Q) error {
+					ok, _, err := q.ClaimIdempotencyKey(ctx, "acct", "same", "h", t0, time.Minute)
+					if ok {
+						winners.Add(1)
+					}
+					return err
+				})
+				if err != nil {
+					t.Error(err)
+				}
+			}()
+		}
+		wg.Wait()
+		if winners.Load() != 1 {
+			t.Fatalf("%d claims won, want exactly 1", winners.Load())
+		}
+	})
+}
+
+func TestUsageLedger(t *testing.T) {
+	storetest.ForEachEngine(t, func(t *testing.T, s *store.Store) {
+		ctx := context.Background()
+		l := s.NewLedger(64, nil)
+		var wg sync.WaitGroup
+		for i := 0; i < 250; i++ {
+			wg.Add(1)
+			go func(i int) {
+				defer wg.Done()
+				ev := usage.Event{RequestID: "r", AccountID: "a", Environment: account.Live, Endpoint: "GET /x",
+					Status: 200, Counted: i%5 != 0, Reason: usage.ReasonCounted, At: t0.Add(time.Duration(i%2) * 24 * time.Hour)}
+				if !ev.Counted {
+					ev.Reason = usage.ReasonSession
+				}
+				if err := l.Record(ctx, ev); err != nil {
+					t.Error(err)
+				}
+			}(i)
+		}
+		wg.Wait()
+		l.Close()
+		rows, err := s.Read().UsageSummary(ctx, "a", "2026-03-29", "2026-03-30")
+		if err != nil {
+			t.Fatal(err)
+		}
+		want := []usage.Row{
+			{AccountID: "a", Day: "2026-03-29", Endpoint: "GET /x", Counted: 100, Uncounted: 25},
+			{AccountID: "a", Day: "2026-03-30", Endpoint: "GET /x", Counted: 100, Uncounted: 25},
+		}
+		if d := cmp.Diff(want, rows); d != "" {
+			t.Errorf("summary (-want +got):\n%s", d)
+		}
+		if rows, _ := s.Read().UsageSummary(ctx, "other", "2026-01-01", "2026-12-31"); len(rows) != 0 {
+			t.Errorf("other account sees %v", rows)
+		}
+		if err := l.Record(ctx, usage.Event{}); err != usage.ErrClosed {
+			t.Errorf("Record after Close = %v", err)
+		}
+	})
+}

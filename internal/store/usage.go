@@ -1,0 +1,112 @@
+package store
+
+import (
+	"context"
+	"time"
+
+	"github.com/farebox/farebox/internal/usage"
+)
+
+// InsertUsage commits one ledger batch: a single row holding every event
+// (usage.EncodeBatch) plus an upsert of the per-day counters it touches.
+// The cost per batch is a few statements whatever its size, which is what
+// keeps the ledger off the critical path (bench/ledger.sh).
+func (q Q) InsertUsage(ctx context.Context, events []usage.Event) error {
+	if len(events) == 0 {
+		return nil
+	}
+	at := now(events[0].At)
+	if _, err := q.db.ExecContext(ctx, `INSERT INTO usage_batches (at, events, data) VALUES ($1, $2, $3)`,
+		at, len(events), usage.EncodeBatch(events)); err != nil {
+		return mapErr(err)
+	}
+	for _, c := range usage.Aggregate(events) {
+		if _, err := q.db.ExecContext(ctx, `INSERT INTO usage_daily (account_id, environment, day, endpoint, counted, uncounted)
+			VALUES ($1, $2, $3, $4, $5, $6)
+			ON CONFLICT (account_id, day, endpoint, environment) DO UPDATE
+			SET counted = usage_daily.counted + excluded.counted, uncounted = usage_daily.uncounted + excluded.uncounted`,
+			c.AccountID, string(c.Environment), c.Day, c.Endpoint, c.Counted, c.Uncounted); err != nil {
+			return mapErr(err)
+		}
+	}
+	return nil
+}
+
+// UsageSummary counts ledger rows by account, day and endpoint for days in
+// [fromDay, toDay] (YYYY-MM-DD); accountID "" means every account. Test and
+// live requests of an account are added up.
+func (q Q) UsageSummary(ctx context.Context, accountID, fromDay, toDay string) ([]usage.Row, error) {
+	rows, err := q.db.QueryContext(ctx, `SELECT account_id, day, endpoint, SUM(counted), SUM(uncounted)
+		FROM usage_daily
+		WHERE ($1 = '' OR account_id = $1) AND day >= $2 AND day <= $3
+		GROUP BY account_id, day, endpoint ORDER BY account_id, day, endpoint`, accountID, fromDay, toDay)
+	if err != nil {
+		return nil, mapErr(err)
+	}
+	defer rows.Close()
+	out := []usage.Row{}
+	for rows.Next() {
+		var r usage.Row
+		if err := rows.Scan(&r.AccountID, &r.Day, &r.Endpoint, &r.Counted, &r.Uncounted); err != nil {
+			return nil, mapErr(err)
+		}
+		out = append(out, r)
+	}
+	return out, mapErr(rows.Err())
+}
+
+// UsageEvents returns every ledger event committed in [from, to) (audits and
+// tests: each request appears exactly once).
+func (q Q) UsageEvents(ctx context.Context, from, to time.Time) ([]usage.Event, error) {
+	rows, err := q.db.QueryContext(ctx, `SELECT data FROM usage_batches WHERE at >= $1 AND at < $2 ORDER BY id`, now(from), now(to))
+	if err != nil {
+		return nil, mapErr(err)
+	}
+	defer rows.Close()
+	var out []usage.Event
+	for rows.Next() {
+		var data []byte
+		if err := rows.Scan(&data); err != nil {
+			return nil, mapErr(err)
+		}
+		ev, err := usage.DecodeBatch(data)
+		if err != nil {
+			return nil, err
+		}
+		out = append(out, ev...)
+	}
+	return out, mapErr(rows.Err())
+}
+
+// UsageByRequest returns the ledger events of one request id.
+func (q Q) UsageByRequest(ctx context.Context, requestID string) ([]usage.Event, error) {
+	all, err := q.UsageEvents(ctx, time.Unix(0, 0), time.Date(9999, 1, 1, 0, 0, 0, 0, time.UTC))
+	if err != nil {
+		return nil, err
+	}
+	var out []usage.Event
+	for _, e := range all {
+		if e.RequestID == requestID {
+			out = append(out, e)
+		}
+	}
+	return out, nil
+}
+
+// UsageWriter is the usage.Writer committing ledger batches to this store.
+func (s *Store) UsageWriter() usage.Writer {
+	return func(ctx context.Context, events []usage.Event) error {
+		return s.Write(ctx, func(q Q) error { return q.InsertUsage(ctx, events) })
+	}
+}
+
+// NewLedger returns a usage ledger on this store with as many concurrent
+// batch writers as the engine can use: one for SQLite's single writer,
+// four for PostgreSQL so commits overlap their WAL flushes.
+func (s *Store) NewLedger(maxBatch int, onCommit func(batch int, d time.Duration)) *usage.Ledger {
+	writers := 1
+	if s.engine == Postgres {
+		writers = 4
+	}
+	return usage.NewLedger(s.UsageWriter(), maxBatch, writers, onCommit)
+}
