@@ -41,7 +41,7 @@ func (c *checker) add(field, format string, args ...any) {
 }
 
 func (c *checker) required(field, value, rule string) {
-	if strings.TrimSpace(value) == "" {
+	if Blank(value) {
 		c.add(field, "is required (%s)", rule)
 	}
 }
@@ -122,7 +122,7 @@ func (c *checker) address(a Address, field string, name bool) {
 func (c *checker) seller(s *Seller, f string) {
 	c.required(f+"/name", s.Name, "BR-06")
 	c.address(s.Address, f+"/address", false)
-	if strings.TrimSpace(s.VATID) == "" && strings.TrimSpace(s.TaxNumber) == "" {
+	if Blank(s.VATID) && Blank(s.TaxNumber) {
 		c.add(f+"/vat_id", "a VAT id or a tax number is required (BR-DE-16, BR-CO-26)")
 	}
 	c.required(f+"/contact_name", s.ContactName, "BR-DE-5")
@@ -150,7 +150,7 @@ func (c *checker) buyer(b *Buyer) {
 			c.add(fmt.Sprintf("/buyer/address_lines/%d", i), "is longer than %d characters", MaxAddressLineLen)
 		}
 	}
-	if len(b.AddressLines) > 0 && strings.TrimSpace(b.AddressLines[0]) == "" {
+	if len(b.AddressLines) > 0 && Blank(b.AddressLines[0]) {
 		c.add("/buyer/address_lines/0", "the first line (the name) must not be blank")
 	}
 	e := b.Electronic
@@ -200,6 +200,22 @@ func (c *checker) line(l Line, f string) {
 	if invoiced != 1 {
 		c.add(f+"/split", "exactly one share must be the invoiced buyer, found %d", invoiced)
 	}
+}
+
+// Blank reports whether s has no visible content: only whitespace, control
+// characters or invalid UTF-8. Such a value would become an empty XML element.
+func Blank(s string) bool {
+	for i, r := range s {
+		if r == utf8.RuneError {
+			if _, n := utf8.DecodeRuneInString(s[i:]); n <= 1 {
+				continue
+			}
+		}
+		if !unicode.IsSpace(r) && !unicode.IsControl(r) && r != '\uFFFE' && r != '\uFFFF' && !(r >= 0xD800 && r <= 0xDFFF) {
+			return false
+		}
+	}
+	return true
 }
 
 func isCountryCode(s string) bool {
