@@ -160,7 +160,10 @@ func TestPaymentTermsAndSplitNotes(t *testing.T) {
 	if got := invoicetest.SingleCustomer().PaymentTerms(); got != "Zahlbar ohne Abzug bis 05.12.2026 per Überweisung, Verwendungszweck RE-2026-000102." {
 		t.Errorf("terms = %q", got)
 	}
-	if got := invoicetest.Cancellation().PaymentTerms(); got != "Der Betrag von 178,20 € wird Ihnen erstattet." {
+	if got := invoicetest.PaymentNotice().PaymentTerms(); got != "Zahlbar ohne Abzug bis 20.12.2026 per Überweisung, Verwendungszweck RE-2026-000102." {
+		t.Errorf("payment notice terms = %q", got)
+	}
+	if got := invoicetest.Cancellation().PaymentTerms(); got != "Der Betrag von 178,20 € wird mit offenen Forderungen verrechnet oder Ihnen erstattet." {
 		t.Errorf("cancellation terms = %q", got)
 	}
 	notes := invoicetest.CollectionSplits().SplitNotes()
@@ -225,6 +228,7 @@ func TestValidateRejects(t *testing.T) {
 		{"cancellation without reference", "/cancels", func(d *invoice.Document) { d.Kind = invoice.KindCancellation }},
 		{"BT-25 blank", "/cancels/number", func(d *invoice.Document) { d.Cancels = &invoice.Reference{IssueDate: d.IssueDate} }},
 		{"unknown kind", "/kind", func(d *invoice.Document) { d.Kind = 9 }},
+		{"no recipient above 250 €", "/buyer", func(d *invoice.Document) { d.Buyer = nil; d.Lines[0].Split = nil; d.Lines[0].Gross = 25001 }},
 	}
 	for _, c := range cases {
 		d := invoicetest.Split()

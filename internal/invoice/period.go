@@ -141,6 +141,15 @@ func (d *Document) ResolvedTexts() Texts {
 	}
 }
 
+// PaymentReference is the purpose of transfer (BT-83): the invoice a
+// payment notice asks to pay, otherwise the document's own number.
+func (d *Document) PaymentReference() string {
+	if d.Kind == KindPaymentNotice && d.Cancels != nil {
+		return d.Cancels.Number
+	}
+	return d.Number
+}
+
 // PaymentTerms is BT-20: the configured text, or a generated German sentence
 // naming the due date and the purpose of transfer.
 func (d *Document) PaymentTerms() string {
@@ -150,14 +159,14 @@ func (d *Document) PaymentTerms() string {
 	t := d.Totals()
 	switch {
 	case d.Kind == KindCancellation:
-		return fmt.Sprintf("Der Betrag von %s wird Ihnen erstattet.", t.Payable.German())
+		return fmt.Sprintf("Der Betrag von %s wird mit offenen Forderungen verrechnet oder Ihnen erstattet.", t.Payable.German())
 	case t.Payable <= 0:
 		return "Der Rechnungsbetrag ist bereits bezahlt."
 	case !d.Payment.DueDate.IsZero():
 		return fmt.Sprintf("Zahlbar ohne Abzug bis %s per Überweisung, Verwendungszweck %s.",
-			GermanDate(d.Payment.DueDate), d.Number)
+			GermanDate(d.Payment.DueDate), d.PaymentReference())
 	default:
-		return fmt.Sprintf("Zahlbar ohne Abzug per Überweisung, Verwendungszweck %s.", d.Number)
+		return fmt.Sprintf("Zahlbar ohne Abzug per Überweisung, Verwendungszweck %s.", d.PaymentReference())
 	}
 }
 

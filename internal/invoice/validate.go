@@ -2,6 +2,7 @@ package invoice
 
 import (
 	"fmt"
+	"github.com/farebox/farebox/internal/money"
 	"math/big"
 	"strings"
 	"unicode"
@@ -27,6 +28,10 @@ func init() {
 
 // KnownScheme reports whether code is in the CEF EAS list (BR-CL-25).
 func KnownScheme(code string) bool { return easCodes[code] }
+
+// SmallInvoiceLimit is the gross limit of a Kleinbetragsrechnung (§ 33
+// UStDV), the only kind of invoice that may omit the recipient.
+const SmallInvoiceLimit money.Cents = 25000
 
 // Validation limits taken from the interface document.
 const (
@@ -73,6 +78,9 @@ func (d *Document) Validate() error {
 		c.line(l, fmt.Sprintf("/lines/%d", i))
 	}
 	t := d.Totals()
+	if d.Buyer == nil && t.Gross > SmallInvoiceLimit {
+		c.add("/buyer", "an invoice above %s needs a recipient (§ 14 UStG; § 33 UStDV covers only up to that amount)", SmallInvoiceLimit.German())
+	}
 	if d.Payment.Paid < 0 || d.Payment.Paid > t.Gross {
 		c.add("/payment/paid", "must be between 0 and the gross total %s", t.Gross.Decimal())
 	}

@@ -69,7 +69,7 @@ func EncodeCII(d *invoice.Document) ([]byte, error) {
 
 	t := p.totals
 	w.open("ram:ApplicableHeaderTradeSettlement")
-	w.leaf("ram:PaymentReference", d.Number)
+	w.leaf("ram:PaymentReference", d.PaymentReference())
 	w.leaf("ram:InvoiceCurrencyCode", invoice.Currency)
 	w.open("ram:SpecifiedTradeSettlementPaymentMeans")
 	w.leaf("ram:TypeCode", PaymentMeansCode)

@@ -66,7 +66,7 @@ func EncodeUBL(d *invoice.Document) ([]byte, error) {
 	}
 	w.open("cac:PaymentMeans")
 	w.leaf("cbc:PaymentMeansCode", PaymentMeansCode)
-	w.leaf("cbc:PaymentID", d.Number)
+	w.leaf("cbc:PaymentID", d.PaymentReference())
 	w.open("cac:PayeeFinancialAccount")
 	w.leaf("cbc:ID", p.iban)
 	w.opt("cbc:Name", d.Seller.AccountHolder)
