@@ -29,6 +29,10 @@ const (
 	FacturXLevel     = "EN 16931"
 )
 
+// noLigatures keeps "ff", "fi" as separate glyphs so extracted text stays
+// searchable ("Zahlungsaufforderung", not U+FB00).
+var noLigatures = []string{"-liga"}
+
 var (
 	germanOnce sync.Once
 	german     *lang.Lang
@@ -62,10 +66,10 @@ func Render(d *invoice.Document, cii []byte) ([]byte, error) {
 		return nil, apperr.Wrap(op, err)
 	}
 	fam := fe.NewFontFamily("text")
-	if err := fam.AddMember(&frontend.FontSource{Name: "DejaVuSans", Data: fontRegular}, frontend.FontWeight400, frontend.FontStyleNormal); err != nil {
+	if err := fam.AddMember(&frontend.FontSource{Name: "DejaVuSans", Data: fontRegular, FontFeatures: noLigatures}, frontend.FontWeight400, frontend.FontStyleNormal); err != nil {
 		return nil, apperr.Wrap(op, err)
 	}
-	if err := fam.AddMember(&frontend.FontSource{Name: "DejaVuSans-Bold", Data: fontBold}, frontend.FontWeight700, frontend.FontStyleNormal); err != nil {
+	if err := fam.AddMember(&frontend.FontSource{Name: "DejaVuSans-Bold", Data: fontBold, FontFeatures: noLigatures}, frontend.FontWeight700, frontend.FontStyleNormal); err != nil {
 		return nil, apperr.Wrap(op, err)
 	}
 	v := newView(d)
