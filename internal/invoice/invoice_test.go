@@ -227,6 +227,8 @@ func TestValidateRejects(t *testing.T) {
 		{"due before issue", "/payment/due_date", func(d *invoice.Document) { d.Payment.DueDate = d.IssueDate.AddDate(0, 0, -1) }},
 		{"cancellation without reference", "/cancels", func(d *invoice.Document) { d.Kind = invoice.KindCancellation }},
 		{"BT-25 blank", "/cancels/number", func(d *invoice.Document) { d.Cancels = &invoice.Reference{IssueDate: d.IssueDate} }},
+		{"BR-CO-09 VAT prefix", "/seller/vat_id", func(d *invoice.Document) { d.Seller.VATID = "123456789" }},
+		{"duplicate line id", "/lines/1/billable_item_id", func(d *invoice.Document) { d.Lines = append(d.Lines, d.Lines[0]); d.Lines[1].Split = nil }},
 		{"unknown kind", "/kind", func(d *invoice.Document) { d.Kind = 9 }},
 		{"no recipient above 250 €", "/buyer", func(d *invoice.Document) { d.Buyer = nil; d.Lines[0].Split = nil; d.Lines[0].Gross = 25001 }},
 	}

@@ -74,8 +74,13 @@ func (d *Document) Validate() error {
 	if len(d.Lines) == 0 {
 		c.add("/lines", "at least one line is required (BG-25)")
 	}
+	seen := map[string]bool{}
 	for i, l := range d.Lines {
 		c.line(l, fmt.Sprintf("/lines/%d", i))
+		if seen[l.BillableItemID] {
+			c.add(fmt.Sprintf("/lines/%d/billable_item_id", i), "appears twice; line identifiers must be unique (BT-126)")
+		}
+		seen[l.BillableItemID] = true
 	}
 	t := d.Totals()
 	if d.Buyer == nil && t.Gross > SmallInvoiceLimit {
@@ -132,6 +137,9 @@ func (c *checker) seller(s *Seller, f string) {
 	c.address(s.Address, f+"/address", false)
 	if Blank(s.VATID) && Blank(s.TaxNumber) {
 		c.add(f+"/vat_id", "a VAT id or a tax number is required (BR-DE-16, BR-CO-26)")
+	}
+	if !Blank(s.VATID) && (len(s.VATID) < 3 || !isCountryCode(s.VATID[:2])) {
+		c.add(f+"/vat_id", "must start with the two-letter country prefix, e.g. DE123456789 (BR-CO-09)")
 	}
 	c.required(f+"/contact_name", s.ContactName, "BR-DE-5")
 	if digits(s.ContactPhone) < 3 {

@@ -1,6 +1,3 @@
-// Package invoicetest provides fixed example documents for the tests of the
-// invoice renderers: one per invoicing flow of the interface, plus a
-// cancellation and a payment notice. It is imported by tests only.
 package invoicetest
 
 import (
