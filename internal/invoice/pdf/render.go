@@ -33,6 +33,11 @@ const (
 // searchable ("Zahlungsaufforderung", not U+FB00).
 var noLigatures = []string{"-liga"}
 
+// renderMu serialises rendering: boxesandglue v0.2.14 keeps package-level
+// state (its logger and node bookkeeping) that concurrent documents race on
+// (found with go test -race, TestParallelRender).
+var renderMu sync.Mutex
+
 var (
 	germanOnce sync.Once
 	german     *lang.Lang
@@ -49,6 +54,7 @@ func germanLang() (*lang.Lang, error) {
 // Factur-X attachment factur-x.xml with AFRelationship Alternative, and the
 // XMP metadata declares the Factur-X extension schema; pass exactly the bytes
 // served as .cii.xml. Without cii the PDF is a plain PDF/A-3b invoice.
+// Render is safe for concurrent use; calls are serialised internally.
 func Render(d *invoice.Document, cii []byte) ([]byte, error) {
 	const op = "pdf.Render"
 	if d == nil {
@@ -57,6 +63,8 @@ func Render(d *invoice.Document, cii []byte) ([]byte, error) {
 	if err := d.Validate(); err != nil {
 		return nil, err
 	}
+	renderMu.Lock()
+	defer renderMu.Unlock()
 	var buf bytes.Buffer
 	fe, err := frontend.NewForWriter(&buf)
 	if err != nil {
@@ -101,7 +109,8 @@ func setup(fe *frontend.Document, d *invoice.Document, cii []byte) error {
 	}
 	doc.Title = title(d) + " " + d.Number
 	doc.Author = d.Seller.Name
-	doc.Subject = title(d) + " " + d.Number + " vom " + invoice.GermanDate(d.IssueDate)
+	// No Info /Subject: boxesandglue writes no dc:description, and PDF/A
+	// requires the Info dictionary to match the XMP metadata.
 	doc.Creator = "farebox"
 	doc.CreationDate = d.IssueDate.UTC().Truncate(time.Second)
 	if len(cii) == 0 {
