@@ -1,0 +1,218 @@
+package pdf
+
+import (
+	"strings"
+
+	"github.com/boxesandglue/boxesandglue/backend/bag"
+	"github.com/boxesandglue/boxesandglue/frontend"
+
+	"github.com/farebox/farebox/internal/invoice"
+	"github.com/farebox/farebox/internal/money"
+)
+
+// body lays out the first-page header and the flowing content.
+func (v *view) body(l *layout) {
+	d, s := v.d, v.d.Seller
+	// Letterhead.
+	l.at(marginLeft, bag.MustSP("274mm"), l.text([]span{accent(s.Name)}, bag.MustSP("120mm"), 16, frontend.HAlignLeft))
+	l.at(bag.MustSP("130mm"), bag.MustSP("274mm"), l.text([]span{muted(s.Address.Street + "\n" + s.Address.PostalCode + " " + s.Address.City +
+		"\n" + s.ContactPhone + "\n" + s.ContactEmail)}, bag.MustSP("60mm"), 8, frontend.HAlignRight))
+
+	// Address field (DIN 5008 form B position): sender line, then recipient.
+	l.at(marginLeft, bag.MustSP("250mm"), l.text([]span{muted(s.Name + " · " + s.Address.Street + " · " + s.Address.PostalCode + " " + s.Address.City)},
+		bag.MustSP("85mm"), 6.5, frontend.HAlignLeft))
+	l.rect(marginLeft, bag.MustSP("246.5mm"), bag.MustSP("85mm"), bag.MustSP("0.3pt"), rgbRule)
+	var recipient []span
+	if d.Buyer != nil {
+		for i, line := range d.Buyer.AddressLines {
+			if i > 0 {
+				recipient = append(recipient, plain("\n"))
+			}
+			recipient = append(recipient, plain(line))
+		}
+	} else {
+		recipient = []span{muted("Ohne Empfängerangabe (Kleinbetragsrechnung, § 33 UStDV)")}
+	}
+	l.at(marginLeft, bag.MustSP("244mm"), l.text(recipient, bag.MustSP("85mm"), 10, frontend.HAlignLeft))
+
+	// Information block on the right.
+	info := v.infoRows()
+	y := bag.MustSP("250mm")
+	for _, r := range info {
+		lv := l.text([]span{muted(r[0])}, bag.MustSP("32mm"), 8.5, frontend.HAlignLeft)
+		vv := l.text([]span{plain(r[1])}, bag.MustSP("41mm"), 8.5, frontend.HAlignRight)
+		l.at(bag.MustSP("117mm"), y, lv)
+		l.at(bag.MustSP("149mm"), y, vv)
+		y -= max(height(lv), height(vv)) + bag.MustSP("1.2mm")
+	}
+
+	// Title and subject.
+	l.y = min(bag.MustSP("202mm"), y-bag.MustSP("8mm"))
+	l.block(l.text([]span{accent(title(d) + " " + d.Number)}, contentWidth, 15, frontend.HAlignLeft), bag.MustSP("2mm"))
+	if d.Kind == invoice.KindCancellation {
+		l.block(l.text([]span{bold("Storno der Rechnung " + d.Cancels.Number + " vom " + invoice.GermanDate(d.Cancels.IssueDate) +
+			". Die unten aufgeführten Beträge werden Ihnen gutgeschrieben bzw. erstattet.")}, contentWidth, 10, frontend.HAlignLeft), bag.MustSP("2mm"))
+	}
+	if d.Kind == invoice.KindPaymentNotice {
+		ref := "."
+		if d.Cancels != nil {
+			ref = " zu Rechnung " + d.Cancels.Number + " vom " + invoice.GermanDate(d.Cancels.IssueDate) + "."
+		}
+		l.block(l.text([]span{bold("Zahlungsaufforderung" + ref + " Dies ist keine Rechnung.")}, contentWidth, 10, frontend.HAlignLeft), bag.MustSP("2mm"))
+	}
+	if strings.TrimSpace(v.texts.Subject) != "" {
+		l.block(l.text([]span{bold(v.texts.Subject)}, contentWidth, 11, frontend.HAlignLeft), bag.MustSP("2mm"))
+	}
+	l.y -= bag.MustSP("3mm")
+	if strings.TrimSpace(v.texts.BeforeTable) != "" {
+		l.paragraphs(v.texts.BeforeTable, 10)
+	}
+
+	v.table(l)
+	v.sums(l)
+
+	if notes := d.SplitNotes(); len(notes) > 0 {
+		l.block(l.text([]span{bold("Aufgeteilte Positionen (weitere Beteiligte)")}, contentWidth, 10, frontend.HAlignLeft), bag.MustSP("1.5mm"))
+		for _, n := range notes {
+			l.block(l.text([]span{plain(n)}, contentWidth, 9, frontend.HAlignLeft), bag.MustSP("1mm"))
+		}
+		l.y -= bag.MustSP("3mm")
+	}
+	if strings.TrimSpace(v.texts.AfterTable) != "" {
+		l.paragraphs(v.texts.AfterTable, 10)
+	}
+	if strings.TrimSpace(v.texts.Notes) != "" {
+		l.paragraphs(v.texts.Notes, 10)
+	}
+	v.payment(l)
+}
+
+// infoRows are the label/value pairs of the information block.
+func (v *view) infoRows() [][2]string {
+	d := v.d
+	label := "Rechnungsnummer"
+	switch d.Kind {
+	case invoice.KindPaymentNotice:
+		label = "Nummer"
+	}
+	rows := [][2]string{{label, d.Number}, {"Datum", invoice.GermanDate(d.IssueDate)}}
+	if d.Cancels != nil {
+		rows = append(rows, [2]string{"Zu Rechnung", d.Cancels.Number}, [2]string{"Rechnungsdatum", invoice.GermanDate(d.Cancels.IssueDate)})
+	}
+	rows = append(rows, [2]string{v.period.Label(), v.period.Text()})
+	if !d.Payment.DueDate.IsZero() && d.Kind != invoice.KindCancellation {
+		rows = append(rows, [2]string{"Fällig am", invoice.GermanDate(d.Payment.DueDate)})
+	}
+	if d.HasElectronic() {
+		rows = append(rows, [2]string{"Ihre Referenz", d.Buyer.Electronic.BuyerReference})
+	}
+	return rows
+}
+
+var tableCols = []column{
+	{bag.MustSP("10mm"), frontend.HAlignLeft},
+	{bag.MustSP("70mm"), frontend.HAlignLeft},
+	{bag.MustSP("24mm"), frontend.HAlignLeft},
+	{bag.MustSP("14mm"), frontend.HAlignRight},
+	{bag.MustSP("26mm"), frontend.HAlignRight},
+	{bag.MustSP("26mm"), frontend.HAlignRight},
+}
+
+func (v *view) tableHeader(l *layout) {
+	l.row(tableCols, [][]span{{bold("Pos.")}, {bold("Bezeichnung")}, {bold("Bestellt am")}, {bold("USt")}, {bold("Netto")}, {bold("Brutto")}}, 8.5, rgbShade)
+}
+
+func (v *view) table(l *layout) {
+	l.ensure(bag.MustSP("25mm"))
+	v.tableHeader(l)
+	for i, line := range v.d.Lines {
+		desc := []span{plain(line.Name), muted("\nPosition " + line.BillableItemID)}
+		if line.Quantity != 1 {
+			desc = append(desc, muted("\nMenge "+itoa(int(line.Quantity))))
+		}
+		if len(line.Split) > 0 {
+			desc = append(desc, muted("\nIhr Anteil am Gesamtbetrag von "+line.SplitTotal().German()))
+		}
+		cells := [][]span{{plain(itoa(i + 1))}, desc, {plain(invoice.GermanDate(line.OrderedAt))}, {plain(percentLabel(line.RateBP))},
+			{plain(v.totals.Lines[i].Net.German())}, {plain(line.Gross.German())}}
+		r := l.prepRow(tableCols, cells, 9, "")
+		if l.y-r.h < bodyBottom {
+			l.newPage()
+			v.tableHeader(l)
+		}
+		l.drawRow(r)
+		l.hline(rgbRule, "0.3pt")
+	}
+	l.y -= bag.MustSP("3mm")
+}
+
+func (v *view) sums(l *layout) {
+	t := v.totals
+	cols := []column{{bag.MustSP("110mm"), frontend.HAlignRight}, {bag.MustSP("60mm"), frontend.HAlignRight}}
+	row := func(label string, amount money.Cents, strong bool) {
+		mk := plain
+		if strong {
+			mk = bold
+		}
+		l.row(cols, [][]span{{mk(label)}, {mk(amount.German())}}, 9.5, "")
+	}
+	l.ensure(bag.MustSP("40mm"))
+	row("Summe netto", t.Net, false)
+	for _, g := range t.Groups {
+		row("Umsatzsteuer "+percentLabel(g.RateBP)+" auf "+g.Net.German(), g.VAT, false)
+	}
+	l.rect(marginLeft+bag.MustSP("70mm"), l.y, bag.MustSP("100mm"), bag.MustSP("0.6pt"), rgbAccent)
+	l.y -= bag.MustSP("0.5mm")
+	gross := "Gesamtbetrag brutto"
+	if v.d.Kind == invoice.KindCancellation {
+		gross = "Stornobetrag brutto"
+	}
+	row(gross, t.Gross, true)
+	if t.Paid != 0 {
+		row("bereits bezahlt", -t.Paid, false)
+	}
+	switch {
+	case v.d.Kind == invoice.KindCancellation:
+		row("Erstattungsbetrag", t.Payable, true)
+	case t.Paid != 0:
+		row("Offener Betrag", t.Payable, true)
+	}
+	l.y -= bag.MustSP("5mm")
+}
+
+func (v *view) payment(l *layout) {
+	d, s := v.d, v.d.Seller
+	if d.Kind == invoice.KindCancellation {
+		// A refund goes to the buyer: the seller's account is irrelevant here.
+		l.ensure(bag.MustSP("15mm"))
+		l.block(l.text([]span{bold("Erstattung")}, contentWidth, 10, frontend.HAlignLeft), bag.MustSP("1.5mm"))
+		l.block(l.text([]span{plain(d.PaymentTerms())}, contentWidth, 9.5, frontend.HAlignLeft), 0)
+		return
+	}
+	holder := s.AccountHolder
+	if holder == "" {
+		holder = s.Name
+	}
+	rows := [][2]string{{"Kontoinhaber", holder}, {"IBAN", formatIBAN(invoice.NormalizeIBAN(s.IBAN))}}
+	if s.BIC != "" {
+		rows = append(rows, [2]string{"BIC", s.BIC})
+	}
+	if s.BankName != "" {
+		rows = append(rows, [2]string{"Bank", s.BankName})
+	}
+	rows = append(rows, [2]string{"Verwendungszweck", d.PaymentReference()})
+	cols := []column{{bag.MustSP("35mm"), frontend.HAlignLeft}, {bag.MustSP("135mm"), frontend.HAlignLeft}}
+	heading := l.text([]span{bold("Zahlung")}, contentWidth, 10, frontend.HAlignLeft)
+	terms := l.text([]span{plain(d.PaymentTerms())}, contentWidth, 9.5, frontend.HAlignLeft)
+	var prepared []preparedRow
+	for _, r := range rows {
+		prepared = append(prepared, l.prepRowPad(cols, [][]span{{muted(r[0])}, {plain(r[1])}}, 9, "", bag.MustSP("0.7mm")))
+	}
+	gap := bag.MustSP("1.5mm")
+	l.ensure(height(heading) + height(terms) + 2*gap + rowsHeight(prepared)) // keep the block together
+	l.block(heading, gap)
+	l.block(terms, gap)
+	for _, r := range prepared {
+		l.drawRow(r)
+	}
+}

@@ -1,0 +1,143 @@
+package xrechnung
+
+import (
+	"errors"
+	"fmt"
+	"math/big"
+	"strings"
+	"time"
+
+	"github.com/farebox/farebox/internal/apperr"
+	"github.com/farebox/farebox/internal/invoice"
+	"github.com/farebox/farebox/internal/money"
+)
+
+const (
+	// CustomizationID is BT-24 of XRechnung 3.0 invoices and credit notes.
+	CustomizationID = "urn:cen.eu:en16931:2017#compliant#urn:xeinkauf.de:kosit:xrechnung_3.0"
+	// PaymentNoticeID is BT-24 of payment notices: deliberately not the
+	// XRechnung identifier, so the document claims no conformance.
+	PaymentNoticeID = "urn:farebox:payment-notice:1.0"
+	// ProfileID is BT-23, the Peppol billing process.
+	ProfileID = "urn:fdc:peppol.eu:2017:poacc:billing:01:1.0"
+	// PaymentMeansCode is BT-81: SEPA credit transfer.
+	PaymentMeansCode = "58"
+	// UnitCode is the quantity unit of every line: one (C62).
+	UnitCode = "C62"
+)
+
+// NonConformanceNote is the note every payment notice carries.
+const NonConformanceNote = "Zahlungsaufforderung, keine Rechnung: Dieses Dokument folgt der XML-Struktur von XRechnung, " +
+	"beansprucht aber keine Konformität mit XRechnung oder EN 16931."
+
+// TestNote is the note of documents from the test environment.
+const TestNote = "TESTDOKUMENT aus der Testumgebung: keine gültige Rechnung, bitte nicht bezahlen."
+
+// prepared is everything both encoders need, computed once.
+type prepared struct {
+	d       *invoice.Document
+	e       *invoice.ElectronicInvoicing
+	totals  invoice.Totals
+	period  invoice.ServicePeriod
+	texts   invoice.Texts
+	notes   []string
+	terms   string
+	specID  string
+	iban    string
+	hasDue  bool
+	dueDate time.Time
+}
+
+func prepare(op string, d *invoice.Document) (*prepared, error) {
+	if d == nil {
+		return nil, apperr.E(op, apperr.Invalid, "invoice_missing", "no invoice document")
+	}
+	if !d.HasElectronic() {
+		return nil, apperr.E(op, apperr.Unprocessable, "electronic_invoicing_missing",
+			"the customer has no electronic invoicing details, so no XRechnung file can be generated")
+	}
+	if err := d.Validate(); err != nil {
+		return nil, err
+	}
+	p := &prepared{d: d, e: d.Buyer.Electronic, totals: d.Totals(), texts: d.ResolvedTexts(),
+		terms: d.PaymentTerms(), specID: CustomizationID, iban: invoice.NormalizeIBAN(d.Seller.IBAN)}
+	p.period, _ = d.ServicePeriod()
+	if d.Kind == invoice.KindPaymentNotice {
+		p.specID = PaymentNoticeID
+	}
+	if !d.Payment.DueDate.IsZero() && d.Kind != invoice.KindCancellation {
+		p.hasDue, p.dueDate = true, d.Payment.DueDate
+	}
+	p.notes = notes(d, p.texts)
+	return p, nil
+}
+
+// notes are the document-level notes (BT-22) in a fixed order.
+func notes(d *invoice.Document, t invoice.Texts) []string {
+	var out []string
+	add := func(s string) {
+		if clean(s) != "" {
+			out = append(out, s)
+		}
+	}
+	if d.Test {
+		add(TestNote)
+	}
+	switch d.Kind {
+	case invoice.KindPaymentNotice:
+		add(NonConformanceNote)
+		if d.Cancels != nil {
+			add(fmt.Sprintf("Zahlungsaufforderung zu Rechnung %s vom %s.", d.Cancels.Number, invoice.GermanDate(d.Cancels.IssueDate)))
+		}
+	case invoice.KindCancellation:
+		add(fmt.Sprintf("Stornorechnung zu Rechnung %s vom %s.", d.Cancels.Number, invoice.GermanDate(d.Cancels.IssueDate)))
+	}
+	add(t.Subject)
+	add(t.BeforeTable)
+	add(t.AfterTable)
+	add(t.Notes)
+	for _, n := range d.SplitNotes() {
+		add(n)
+	}
+	return out
+}
+
+func ublDate(t time.Time) string { return invoice.CalendarDate(t).Format("2006-01-02") }
+func ciiDate(t time.Time) string { return invoice.CalendarDate(t).Format("20060102") }
+
+// percent formats basis points without trailing zeros: 700 → "7", 550 → "5.5".
+func percent(bp int64) string {
+	s := money.RatePercent(bp)
+	s = strings.TrimRight(s, "0")
+	return strings.TrimSuffix(s, ".")
+}
+
+// unitPrice is BT-146, the net price of one unit: net / quantity with up to
+// four decimals (half away from zero); exact for quantity 1.
+func unitPrice(net money.Cents, qty int64) string {
+	if qty == 1 {
+		return net.Decimal()
+	}
+	r := new(big.Rat).SetFrac64(int64(net), qty*100)
+	s := r.FloatString(4)
+	s = strings.TrimRight(s, "0")
+	if i := strings.IndexByte(s, '.'); i >= 0 && len(s)-i-1 < 2 {
+		s += strings.Repeat("0", 2-(len(s)-i-1))
+	}
+	return s
+}
+
+func quantity(q int64) string { return fmt.Sprintf("%d", q) }
+
+// encodeErr classifies a writer failure: a required value that is empty
+// after XML cleaning is the caller's data (Unprocessable); anything else is
+// a bug (Internal).
+func encodeErr(op string, err error) error {
+	var re *requiredError
+	if errors.As(err, &re) {
+		e := apperr.E(op, apperr.Unprocessable, "invoice_invalid", err.Error())
+		e.Err = err
+		return e
+	}
+	return apperr.Wrap(op, err)
+}
