@@ -37,7 +37,7 @@ func migrate(ctx context.Context, args []string, getenv func(string) string, std
 }
 
 func accounts(ctx context.Context, args []string, getenv func(string) string, stdout, stderr io.Writer) error {
-	const help = "Usage: farebox accounts create --name NAME [--test] [--json] | create --account ID [--test] [--json] | list [--json] | revoke KEY_PREFIX"
+	const help = "Usage: farebox accounts create --name NAME [--test] [--json] | create --account ID [--test] [--json] | list [--json] | revoke KEY_PREFIX | grant-product ACCOUNT_ID PRODUCT_ID"
 	if len(args) == 0 {
 		fmt.Fprintln(stderr, help)
 		return errUsage
@@ -137,6 +137,18 @@ func accounts(ctx context.Context, args []string, getenv func(string) string, st
 			}
 		}
 		return tw.Flush()
+	case "grant-product":
+		if len(pos) != 2 {
+			return fmt.Errorf("accounts grant-product needs ACCOUNT_ID PRODUCT_ID")
+		}
+		if err := a.LoadCatalog(ctx); err != nil {
+			return err
+		}
+		if err := a.GrantProduct(ctx, pos[0], pos[1]); err != nil {
+			return err
+		}
+		fmt.Fprintf(stdout, "account %s may now order %s\n", pos[0], pos[1])
+		return nil
 	case "revoke":
 		if len(pos) != 1 {
 			return fmt.Errorf("accounts revoke needs exactly one KEY_PREFIX")

@@ -21,7 +21,8 @@ Usage: farebox <command> [flags]
 Commands:
   serve      run the HTTP service (embedded SQLite unless FAREBOX_DATABASE_URL is set)
   migrate    apply database migrations
-  accounts   create, list and revoke partner accounts and API keys
+  accounts   create, list and revoke partner accounts and API keys; grant restricted products
+  catalog    import and export the catalog of areas and products
   usage      report the usage ledger of every account
   version    print the version
 
@@ -45,6 +46,8 @@ func run(ctx context.Context, args []string, getenv func(string) string, stdin i
 		return migrate(ctx, rest, getenv, stdout, stderr)
 	case "accounts":
 		return accounts(ctx, rest, getenv, stdout, stderr)
+	case "catalog":
+		return catalogCmd(ctx, rest, getenv, stdin, stdout, stderr)
 	case "usage":
 		return usageCmd(ctx, rest, getenv, stdout, stderr)
 	case "version":

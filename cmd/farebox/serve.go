@@ -42,6 +42,16 @@ func serve(ctx context.Context, args []string, getenv func(string) string, stdou
 	log.Info("database ready", "engine", st.Engine(), "migrations_applied", n)
 
 	a := app.New(app.Options{Store: st, Clock: clock.System{}, IDPrefix: cfg.IDPrefix, Location: loc, AuthCacheTTL: cfg.AuthCacheTTL})
+	if err := a.LoadCatalog(ctx); err != nil {
+		return fmt.Errorf("load catalog: %w", err)
+	}
+	areas, products := a.Catalog().Len()
+	log.Info("catalog loaded", "areas", areas, "products", products)
+	go every(ctx, 5*time.Second, func() {
+		if err := a.RefreshCatalog(ctx); err != nil && ctx.Err() == nil {
+			log.Warn("catalog refresh failed", "error", err.Error())
+		}
+	})
 	metrics := httpapi.NewMetrics(st.DB())
 	var ledger *usage.Ledger
 	if cfg.UsageLedger {
@@ -92,4 +102,18 @@ func newLogger(cfg config.Config, w io.Writer) *slog.Logger {
 		return slog.New(slog.NewTextHandler(w, opts))
 	}
 	return slog.New(slog.NewJSONHandler(w, opts))
+}
+
+// every runs fn every d until ctx ends.
+func every(ctx context.Context, d time.Duration, fn func()) {
+	t := time.NewTicker(d)
+	defer t.Stop()
+	for {
+		select {
+		case <-ctx.Done():
+			return
+		case <-t.C:
+			fn()
+		}
+	}
 }

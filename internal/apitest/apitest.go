@@ -87,6 +87,9 @@ func NewOnStore(t testing.TB, s *store.Store, o Options) *Env {
 	if o.Configure != nil {
 		o.Configure(&d)
 	}
+	if err := a.LoadCatalog(context.Background()); err != nil {
+		t.Fatalf("apitest: load catalog: %v", err)
+	}
 	e.Server = httpapi.New(d)
 	ts := httptest.NewServer(e.Server)
 	t.Cleanup(func() {

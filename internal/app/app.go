@@ -19,6 +19,8 @@ type App struct {
 	IDs   ident.Prefix
 	Loc   *time.Location // calendar rules (Europe/Berlin by default)
 
+	catalog catalogPtr
+
 	authTTL time.Duration
 	authMu  sync.RWMutex
 	auth    map[string]authEntry

@@ -21,9 +21,17 @@ func (s *Server) routes() []route {
 		// Account self-service (v1).
 		{http.MethodGet, "/v1/account.json", authPartner, s.getAccount},
 		{http.MethodGet, "/v1/usage.json", authPartner, s.getUsage},
+
+		// Catalog (v2).
+		{http.MethodGet, "/v2/products/search_by_city_name.json", authPartner, s.searchByCityName},
+		{http.MethodGet, "/v2/products/search_by_coordinates.json", authPartner, s.searchByCoordinates},
+		{http.MethodGet, "/v2/products/search_by_bounding_box.json", authPartner, s.searchByBoundingBox},
+		{http.MethodGet, "/v2/areas/{area_id}.json", authPartner, s.getArea},
 	}
-	for range ticketingVersions {
-		// Ticketing routes per version are added by the ticketing issues.
+	for _, v := range ticketingVersions {
+		rs = append(rs,
+			route{http.MethodGet, v + "/ticketing/products/{product_id}.json", authCapability, s.getProduct},
+		)
 	}
 	return rs
 }

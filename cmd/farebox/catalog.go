@@ -1,0 +1,77 @@
+package main
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"flag"
+	"fmt"
+	"io"
+	"os"
+
+	"github.com/farebox/farebox/internal/app"
+	"github.com/farebox/farebox/internal/apperr"
+	"github.com/farebox/farebox/internal/catalog"
+	"github.com/farebox/farebox/internal/clock"
+)
+
+func catalogCmd(ctx context.Context, args []string, getenv func(string) string, stdin io.Reader, stdout, stderr io.Writer) error {
+	const help = "Usage: farebox catalog import FILE (- for stdin) | export"
+	if len(args) == 0 {
+		fmt.Fprintln(stderr, help)
+		return errUsage
+	}
+	fs := flag.NewFlagSet("farebox catalog "+args[0], flag.ContinueOnError)
+	fs.SetOutput(stderr)
+	var db dbFlags
+	db.register(fs, getenv)
+	pos, err := parseFlags(fs, args[1:])
+	if err != nil {
+		return err
+	}
+	s, err := db.open(ctx)
+	if err != nil {
+		return err
+	}
+	defer s.Close()
+	a := app.New(app.Options{Store: s, Clock: clock.System{}, IDPrefix: db.prefix})
+	switch args[0] {
+	case "import":
+		if len(pos) != 1 {
+			return errors.New("catalog import needs exactly one FILE")
+		}
+		var raw []byte
+		if pos[0] == "-" {
+			raw, err = io.ReadAll(stdin)
+		} else {
+			raw, err = os.ReadFile(pos[0])
+		}
+		if err != nil {
+			return err
+		}
+		f, err := catalog.Parse(raw)
+		if err != nil {
+			return err
+		}
+		if err := a.ImportCatalog(ctx, f); err != nil {
+			if ae := apperr.As(err); ae != nil && len(ae.Details) > 0 {
+				for _, d := range ae.Details {
+					fmt.Fprintf(stderr, "%s: %s\n", d.Field, d.Message)
+				}
+			}
+			return err
+		}
+		fmt.Fprintf(stdout, "imported %d areas and %d products\n", len(f.Areas), len(f.Products))
+		return nil
+	case "export":
+		if err := a.LoadCatalog(ctx); err != nil {
+			return err
+		}
+		enc := json.NewEncoder(stdout)
+		enc.SetIndent("", " ")
+		enc.SetEscapeHTML(false)
+		return enc.Encode(a.Catalog().File())
+	}
+	fmt.Fprintln(stderr, help)
+	return errUsage
+}

@@ -1,0 +1,171 @@
+package app
+
+import (
+	"context"
+	"math"
+	"strings"
+	"sync/atomic"
+
+	"github.com/farebox/farebox/internal/account"
+	"github.com/farebox/farebox/internal/apperr"
+	"github.com/farebox/farebox/internal/catalog"
+	"github.com/farebox/farebox/internal/store"
+)
+
+// catalogState is the loaded catalog index with the version it was read at.
+type catalogState struct {
+	ix      *catalog.Index
+	version int64
+}
+
+// catalogPtr holds the current catalog; readers never lock.
+type catalogPtr = atomic.Pointer[catalogState]
+
+// Catalog returns the current in-memory catalog index (never nil after
+// LoadCatalog; an empty index before).
+func (a *App) Catalog() *catalog.Index {
+	if st := a.catalog.Load(); st != nil {
+		return st.ix
+	}
+	ix, _ := catalog.NewIndex(&catalog.File{Version: catalog.FormatVersion})
+	return ix
+}
+
+// LoadCatalog loads the catalog from the database, importing the built-in
+// default first when the database has none (a fresh install).
+func (a *App) LoadCatalog(ctx context.Context) error {
+	v, err := a.Store.Read().CatalogVersion(ctx)
+	if err != nil {
+		return err
+	}
+	if v == 0 {
+		f, err := catalog.Default(string(a.IDs))
+		if err != nil {
+			return apperr.Wrap("app.LoadCatalog", err)
+		}
+		if err := a.ImportCatalog(ctx, f); err != nil {
+			return err
+		}
+	}
+	return a.RefreshCatalog(ctx)
+}
+
+// RefreshCatalog reloads the index when another instance (or the CLI)
+// imported a new catalog version. Cheap when nothing changed.
+func (a *App) RefreshCatalog(ctx context.Context) error {
+	v, err := a.Store.Read().CatalogVersion(ctx)
+	if err != nil {
+		return err
+	}
+	if cur := a.catalog.Load(); cur != nil && cur.version == v {
+		return nil
+	}
+	f, v, err := a.Store.Read().LoadCatalog(ctx)
+	if err != nil {
+		return err
+	}
+	ix, err := catalog.NewIndex(f)
+	if err != nil {
+		return apperr.Wrap("app.RefreshCatalog", err)
+	}
+	a.catalog.Store(&catalogState{ix: ix, version: v})
+	return nil
+}
+
+// ImportCatalog validates the whole file and then writes it in one
+// transaction; an invalid file changes nothing and the error lists every
+// problem with its JSON path.
+func (a *App) ImportCatalog(ctx context.Context, f *catalog.File) error {
+	existing, err := a.Store.Read().ProductIDs(ctx)
+	if err != nil {
+		return err
+	}
+	if err := catalog.Validate(f, string(a.IDs), existing); err != nil {
+		return err
+	}
+	if err := a.Store.Write(ctx, func(q store.Q) error { return q.UpsertCatalog(ctx, f, a.Clock.Now()) }); err != nil {
+		return err
+	}
+	return a.RefreshCatalog(ctx)
+}
+
+// GrantProduct lets an account order a restricted product (the job ticket).
+func (a *App) GrantProduct(ctx context.Context, accountID, productID string) error {
+	p, ok := a.Catalog().Product(productID)
+	if !ok {
+		return apperr.NotFoundf("app.GrantProduct", "product")
+	}
+	if !p.Restricted {
+		return apperr.E("app.GrantProduct", apperr.Unprocessable, "product_not_restricted", "the product is sold to every account; no grant needed")
+	}
+	return a.Store.Write(ctx, func(q store.Q) error {
+		if _, err := q.Account(ctx, accountID); err != nil {
+			return err
+		}
+		return q.GrantProduct(ctx, accountID, productID, a.Clock.Now())
+	})
+}
+
+// granted returns the caller's restricted-product permission check.
+func (a *App) granted(ctx context.Context, p account.Principal) (func(string) bool, error) {
+	g, err := a.Store.Read().Grants(ctx, p.AccountID)
+	if err != nil {
+		return nil, err
+	}
+	return func(id string) bool { return g[id] }, nil
+}
+
+// SearchByCityName returns the products sold in the area(s) whose city
+// names match name (case, accents, ß/ss and ü/ue folded). No match is an
+// empty list.
+func (a *App) SearchByCityName(ctx context.Context, p account.Principal, name string) ([]*catalog.Product, error) {
+	if strings.TrimSpace(name) == "" {
+		return nil, apperr.Param("catalog.search", "city_name", "city_name is required")
+	}
+	return a.search(ctx, p, a.Catalog().ByCityName(name))
+}
+
+// SearchByCoordinates returns the products of the area(s) containing the point.
+func (a *App) SearchByCoordinates(ctx context.Context, p account.Principal, lat, lon float64) ([]*catalog.Product, error) {
+	return a.search(ctx, p, a.Catalog().ByPoint(lat, lon))
+}
+
+// SearchByBoundingBox returns the products of the areas intersecting the box.
+func (a *App) SearchByBoundingBox(ctx context.Context, p account.Principal, box catalog.Rect) ([]*catalog.Product, error) {
+	if box.MinLat > box.MaxLat || box.MinLon > box.MaxLon {
+		return nil, apperr.Param("catalog.search", "min_latitude", "the box's minimum must not exceed its maximum")
+	}
+	if math.Abs(box.MaxLat-box.MinLat) > 10 || math.Abs(box.MaxLon-box.MinLon) > 15 {
+		return nil, apperr.Param("catalog.search", "max_latitude", "the box may span at most 10° of latitude and 15° of longitude")
+	}
+	return a.search(ctx, p, a.Catalog().ByBox(box))
+}
+
+func (a *App) search(ctx context.Context, p account.Principal, areas []*catalog.AreaEntry) ([]*catalog.Product, error) {
+	if len(areas) == 0 {
+		return []*catalog.Product{}, nil
+	}
+	g, err := a.granted(ctx, p)
+	if err != nil {
+		return nil, err
+	}
+	return a.Catalog().Products(areas, a.Clock.Now(), g), nil
+}
+
+// Product returns a product by id (no key needed: the SDKs fetch it).
+func (a *App) Product(id string) (*catalog.Product, error) {
+	p, ok := a.Catalog().Product(id)
+	if !ok {
+		return nil, apperr.NotFoundf("app.Product", "product")
+	}
+	return p, nil
+}
+
+// Area returns an area by id.
+func (a *App) Area(id string) (*catalog.AreaEntry, error) {
+	ar, ok := a.Catalog().Area(id)
+	if !ok {
+		return nil, apperr.NotFoundf("app.Area", "area")
+	}
+	return ar, nil
+}

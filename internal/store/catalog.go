@@ -1,0 +1,152 @@
+package store
+
+import (
+	"context"
+	"database/sql"
+	"encoding/json"
+	"errors"
+	"time"
+
+	"github.com/farebox/farebox/internal/catalog"
+)
+
+// CatalogVersion returns the catalog's version (0 before the first import).
+// Every instance polls it to reload its in-memory index after an import.
+func (q Q) CatalogVersion(ctx context.Context) (int64, error) {
+	var v int64
+	err := q.db.QueryRowContext(ctx, `SELECT version FROM catalog_state WHERE id = 1`).Scan(&v)
+	if errors.Is(err, sql.ErrNoRows) {
+		return 0, nil
+	}
+	return v, mapErr(err)
+}
+
+// LoadCatalog reads the whole catalog and its version.
+func (q Q) LoadCatalog(ctx context.Context) (*catalog.File, int64, error) {
+	v, err := q.CatalogVersion(ctx)
+	if err != nil {
+		return nil, 0, err
+	}
+	f := &catalog.File{Version: catalog.FormatVersion, Areas: []catalog.Area{}, Products: []catalog.Product{}}
+	rows, err := q.db.QueryContext(ctx, `SELECT data FROM areas ORDER BY position, id`)
+	if err != nil {
+		return nil, 0, mapErr(err)
+	}
+	for rows.Next() {
+		var data string
+		var a catalog.Area
+		if err := rows.Scan(&data); err != nil {
+			rows.Close()
+			return nil, 0, mapErr(err)
+		}
+		if err := json.Unmarshal([]byte(data), &a); err != nil {
+			rows.Close()
+			return nil, 0, err
+		}
+		f.Areas = append(f.Areas, a)
+	}
+	rows.Close()
+	rows, err = q.db.QueryContext(ctx, `SELECT data FROM products ORDER BY position, id`)
+	if err != nil {
+		return nil, 0, mapErr(err)
+	}
+	defer rows.Close()
+	for rows.Next() {
+		var data string
+		var p catalog.Product
+		if err := rows.Scan(&data); err != nil {
+			return nil, 0, mapErr(err)
+		}
+		if err := json.Unmarshal([]byte(data), &p); err != nil {
+			return nil, 0, err
+		}
+		f.Products = append(f.Products, p)
+	}
+	return f, v, mapErr(rows.Err())
+}
+
+// ProductIDs returns the ids of every stored product.
+func (q Q) ProductIDs(ctx context.Context) (map[string]bool, error) {
+	rows, err := q.db.QueryContext(ctx, `SELECT id FROM products`)
+	if err != nil {
+		return nil, mapErr(err)
+	}
+	defer rows.Close()
+	out := map[string]bool{}
+	for rows.Next() {
+		var id string
+		if err := rows.Scan(&id); err != nil {
+			return nil, mapErr(err)
+		}
+		out[id] = true
+	}
+	return out, mapErr(rows.Err())
+}
+
+// UpsertCatalog writes every area and product of f (inserting new ones,
+// replacing changed ones; records not in f stay, since orders refer to
+// them) and bumps the catalog version. Call it inside Write after
+// validating f.
+func (q Q) UpsertCatalog(ctx context.Context, f *catalog.File, at time.Time) error {
+	base := 0
+	_ = q.db.QueryRowContext(ctx, `SELECT COALESCE(MAX(position), 0) FROM areas`).Scan(&base)
+	for i, a := range f.Areas {
+		data, err := json.Marshal(a)
+		if err != nil {
+			return err
+		}
+		if _, err := q.db.ExecContext(ctx, `INSERT INTO areas (id, position, data) VALUES ($1, $2, $3)
+			ON CONFLICT (id) DO UPDATE SET data = excluded.data`, a.ID, base+i+1, string(data)); err != nil {
+			return mapErr(err)
+		}
+	}
+	_ = q.db.QueryRowContext(ctx, `SELECT COALESCE(MAX(position), 0) FROM products`).Scan(&base)
+	for i, p := range f.Products {
+		data, err := json.Marshal(p)
+		if err != nil {
+			return err
+		}
+		if _, err := q.db.ExecContext(ctx, `INSERT INTO products (id, area_id, position, data) VALUES ($1, $2, $3, $4)
+			ON CONFLICT (id) DO UPDATE SET area_id = excluded.area_id, data = excluded.data`, p.ID, p.AreaID, base+i+1, string(data)); err != nil {
+			return mapErr(err)
+		}
+	}
+	_, err := q.db.ExecContext(ctx, `INSERT INTO catalog_state (id, version, updated_at) VALUES (1, 1, $1)
+		ON CONFLICT (id) DO UPDATE SET version = catalog_state.version + 1, updated_at = excluded.updated_at`, now(at))
+	return mapErr(err)
+}
+
+// GrantProduct lets an account see and order a restricted product.
+func (q Q) GrantProduct(ctx context.Context, accountID, productID string, at time.Time) error {
+	_, err := q.db.ExecContext(ctx, `INSERT INTO account_product_grants (account_id, product_id, granted_at) VALUES ($1, $2, $3)
+		ON CONFLICT (account_id, product_id) DO NOTHING`, accountID, productID, now(at))
+	return mapErr(err)
+}
+
+// RevokeProduct removes a grant.
+func (q Q) RevokeProduct(ctx context.Context, accountID, productID string) (int64, error) {
+	res, err := q.db.ExecContext(ctx, `DELETE FROM account_product_grants WHERE account_id = $1 AND product_id = $2`, accountID, productID)
+	if err != nil {
+		return 0, mapErr(err)
+	}
+	n, _ := res.RowsAffected()
+	return n, nil
+}
+
+// Grants returns the restricted products an account may order.
+func (q Q) Grants(ctx context.Context, accountID string) (map[string]bool, error) {
+	rows, err := q.db.QueryContext(ctx, `SELECT product_id FROM account_product_grants WHERE account_id = $1`, accountID)
+	if err != nil {
+		return nil, mapErr(err)
+	}
+	defer rows.Close()
+	out := map[string]bool{}
+	for rows.Next() {
+		var id string
+		if err := rows.Scan(&id); err != nil {
+			return nil, mapErr(err)
+		}
+		out[id] = true
+	}
+	return out, mapErr(rows.Err())
+}
