@@ -1,0 +1,159 @@
+package store
+
+import (
+	"context"
+	"database/sql"
+	"encoding/json"
+	"errors"
+	"time"
+
+	"github.com/farebox/farebox/internal/account"
+	"github.com/farebox/farebox/internal/apperr"
+	"github.com/farebox/farebox/internal/ticketing"
+)
+
+// InsertOrder writes an order row (its coupons are inserted separately).
+func (q Q) InsertOrder(ctx context.Context, o ticketing.Order) error {
+	_, err := q.db.ExecContext(ctx, `INSERT INTO orders (id, account_id, environment, optional_order_reference, restore_secret, created_at)
+		VALUES ($1, $2, $3, $4, $5, $6)`, o.ID, o.AccountID, string(o.Environment), o.OptionalOrderReference, o.RestoreSecret, now(o.CreatedAt))
+	return mapErr(err)
+}
+
+// Order returns an order of one account and environment with its coupons;
+// another tenant's order is apperr.NotFound.
+func (q Q) Order(ctx context.Context, accountID string, env account.Environment, id string) (ticketing.Order, error) {
+	var o ticketing.Order
+	var e string
+	var ref sql.NullString
+	err := q.db.QueryRowContext(ctx, `SELECT id, account_id, environment, optional_order_reference, restore_secret, created_at
+		FROM orders WHERE id = $1 AND account_id = $2 AND environment = $3`, id, accountID, string(env)).
+		Scan(&o.ID, &o.AccountID, &e, &ref, &o.RestoreSecret, &o.CreatedAt)
+	if errors.Is(err, sql.ErrNoRows) {
+		return o, apperr.NotFoundf("store.Order", "order")
+	}
+	if err != nil {
+		return o, mapErr(err)
+	}
+	o.Environment = account.Environment(e)
+	o.OptionalOrderReference = nullStr(ref)
+	o.Coupons, err = q.couponsWhere(ctx, `order_id = $1 ORDER BY position`, o.ID)
+	return o, err
+}
+
+const couponCols = `id, order_id, position, account_id, environment, product_id, subscription_id, billable_item_id,
+	original_coupon_id, restored_coupon_id, tariff_settings, activated, created_at`
+
+// InsertCoupon writes a coupon.
+func (q Q) InsertCoupon(ctx context.Context, c ticketing.Coupon) error {
+	_, err := q.db.ExecContext(ctx, `INSERT INTO coupons (`+couponCols+`)
+		VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12, $13)`,
+		c.ID, c.OrderID, c.Position, c.AccountID, string(c.Environment), c.ProductID, c.SubscriptionID, c.BillableItemID,
+		c.OriginalCouponID, c.RestoredCouponID, jsonText(c.TariffSettings), c.Activated, now(c.CreatedAt))
+	return mapErr(err)
+}
+
+// Coupon returns a coupon by id (the id is the credential: no tenant filter).
+func (q Q) Coupon(ctx context.Context, id string) (ticketing.Coupon, error) {
+	cs, err := q.couponsWhere(ctx, `id = $1`, id)
+	if err != nil {
+		return ticketing.Coupon{}, err
+	}
+	if len(cs) == 0 {
+		return ticketing.Coupon{}, apperr.NotFoundf("store.Coupon", "coupon")
+	}
+	return cs[0], nil
+}
+
+func (q Q) couponsWhere(ctx context.Context, where string, args ...any) ([]ticketing.Coupon, error) {
+	rows, err := q.db.QueryContext(ctx, `SELECT `+couponCols+` FROM coupons WHERE `+where, args...)
+	if err != nil {
+		return nil, mapErr(err)
+	}
+	defer rows.Close()
+	var out []ticketing.Coupon
+	for rows.Next() {
+		var c ticketing.Coupon
+		var env string
+		var sub, bill, orig, rest, ts sql.NullString
+		if err := rows.Scan(&c.ID, &c.OrderID, &c.Position, &c.AccountID, &env, &c.ProductID, &sub, &bill, &orig, &rest, &ts, &c.Activated, &c.CreatedAt); err != nil {
+			return nil, mapErr(err)
+		}
+		c.Environment = account.Environment(env)
+		c.SubscriptionID, c.BillableItemID, c.OriginalCouponID, c.RestoredCouponID = nullStr(sub), nullStr(bill), nullStr(orig), nullStr(rest)
+		if ts.Valid {
+			c.TariffSettings = json.RawMessage(ts.String)
+		}
+		out = append(out, c)
+	}
+	return out, mapErr(rows.Err())
+}
+
+// SetCouponTariffSettings stores validated tariff settings on a coupon.
+func (q Q) SetCouponTariffSettings(ctx context.Context, id string, ts json.RawMessage) error {
+	_, err := q.db.ExecContext(ctx, `UPDATE coupons SET tariff_settings = $1 WHERE id = $2`, jsonText(ts), id)
+	return mapErr(err)
+}
+
+// MarkCouponActivated flips activated to true.
+func (q Q) MarkCouponActivated(ctx context.Context, id string) error {
+	_, err := q.db.ExecContext(ctx, `UPDATE coupons SET activated = $1 WHERE id = $2`, true, id)
+	return mapErr(err)
+}
+
+// SetCouponRestored links an old coupon to its replacement.
+func (q Q) SetCouponRestored(ctx context.Context, id, restoredID string) error {
+	_, err := q.db.ExecContext(ctx, `UPDATE coupons SET restored_coupon_id = $1 WHERE id = $2`, restoredID, id)
+	return mapErr(err)
+}
+
+// InsertBillableItem writes a billable item.
+func (q Q) InsertBillableItem(ctx context.Context, b ticketing.BillableItem) error {
+	_, err := q.db.ExecContext(ctx, `INSERT INTO billable_items (id, account_id, environment, product_id, description, amount_cents,
+		currency, vat_rate_bp, coupon_id, subscription_id, cycle_id, ordered_at) VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12)`,
+		b.ID, b.AccountID, string(b.Environment), b.ProductID, b.Description, b.AmountCents, b.Currency, b.VATRateBP,
+		b.CouponID, b.SubscriptionID, b.CycleID, now(b.OrderedAt))
+	return mapErr(err)
+}
+
+// CountRows counts a table's rows (tests check that failures write nothing).
+func (q Q) CountRows(ctx context.Context, table string) (int, error) {
+	switch table {
+	case "orders", "coupons", "billable_items", "subscriptions", "subscription_cycles", "tickets":
+	default:
+		return 0, errors.New("store.CountRows: unknown table " + table)
+	}
+	var n int
+	err := q.db.QueryRowContext(ctx, `SELECT COUNT(*) FROM `+table).Scan(&n)
+	return n, mapErr(err)
+}
+
+func nullStr(s sql.NullString) *string {
+	if !s.Valid {
+		return nil
+	}
+	v := s.String
+	return &v
+}
+
+func nullTime(t sql.NullTime) *time.Time {
+	if !t.Valid {
+		return nil
+	}
+	v := t.Time.UTC()
+	return &v
+}
+
+func timePtr(t *time.Time) any {
+	if t == nil {
+		return nil
+	}
+	return now(*t)
+}
+
+// jsonText stores JSON as text (SQLite would store a RawMessage as a BLOB).
+func jsonText(j json.RawMessage) any {
+	if len(j) == 0 {
+		return nil
+	}
+	return string(j)
+}

@@ -1,0 +1,102 @@
+package store
+
+import (
+	"context"
+	"database/sql"
+	"errors"
+
+	"github.com/farebox/farebox/internal/account"
+	"github.com/farebox/farebox/internal/apperr"
+	"github.com/farebox/farebox/internal/ticketing"
+)
+
+// InsertSubscription writes a subscription (its cycles separately).
+func (q Q) InsertSubscription(ctx context.Context, s ticketing.Subscription) error {
+	_, err := q.db.ExecContext(ctx, `INSERT INTO subscriptions (id, account_id, environment, product_id, original_subscription_id,
+		restored_subscription_id, cancel_requested_at, ends_at, created_at) VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9)`,
+		s.ID, s.AccountID, string(s.Environment), s.ProductID, s.OriginalSubscriptionID, s.RestoredSubscriptionID,
+		timePtr(s.CancelRequestedAt), timePtr(s.EndsAt), now(s.CreatedAt))
+	return mapErr(err)
+}
+
+// Subscription returns a subscription with its cycles. accountID "" skips
+// the tenant check (SDK paths reach it through a coupon they hold).
+func (q Q) Subscription(ctx context.Context, accountID string, env account.Environment, id string) (ticketing.Subscription, error) {
+	var s ticketing.Subscription
+	var e string
+	var orig, rest sql.NullString
+	var cancel, ends sql.NullTime
+	err := q.db.QueryRowContext(ctx, `SELECT id, account_id, environment, product_id, original_subscription_id, restored_subscription_id,
+		cancel_requested_at, ends_at, created_at FROM subscriptions
+		WHERE id = $1 AND ($2 = '' OR (account_id = $2 AND environment = $3))`, id, accountID, string(env)).
+		Scan(&s.ID, &s.AccountID, &e, &s.ProductID, &orig, &rest, &cancel, &ends, &s.CreatedAt)
+	if errors.Is(err, sql.ErrNoRows) {
+		return s, apperr.NotFoundf("store.Subscription", "subscription")
+	}
+	if err != nil {
+		return s, mapErr(err)
+	}
+	s.Environment = account.Environment(e)
+	s.OriginalSubscriptionID, s.RestoredSubscriptionID = nullStr(orig), nullStr(rest)
+	s.CancelRequestedAt, s.EndsAt = nullTime(cancel), nullTime(ends)
+	s.Cycles, err = q.Cycles(ctx, s.ID)
+	return s, err
+}
+
+// LockSubscription serialises writers of one subscription on PostgreSQL
+// (a no-op update takes the row lock; SQLite has a single writer anyway).
+func (q Q) LockSubscription(ctx context.Context, id string) error {
+	_, err := q.db.ExecContext(ctx, `UPDATE subscriptions SET id = id WHERE id = $1`, id)
+	return mapErr(err)
+}
+
+// UpdateSubscriptionEnd records a cancellation.
+func (q Q) UpdateSubscriptionEnd(ctx context.Context, s ticketing.Subscription) error {
+	_, err := q.db.ExecContext(ctx, `UPDATE subscriptions SET cancel_requested_at = $1, ends_at = $2 WHERE id = $3`,
+		timePtr(s.CancelRequestedAt), timePtr(s.EndsAt), s.ID)
+	return mapErr(err)
+}
+
+// SetSubscriptionRestored links an old subscription to its replacement.
+func (q Q) SetSubscriptionRestored(ctx context.Context, id, restoredID string) error {
+	_, err := q.db.ExecContext(ctx, `UPDATE subscriptions SET restored_subscription_id = $1 WHERE id = $2`, restoredID, id)
+	return mapErr(err)
+}
+
+const cycleCols = `id, subscription_id, product_id, valid_from, valid_until, ordered, coupon_activated, billable_item_id, ticket_id, created_at`
+
+// InsertCycle writes a cycle.
+func (q Q) InsertCycle(ctx context.Context, c ticketing.Cycle) error {
+	_, err := q.db.ExecContext(ctx, `INSERT INTO subscription_cycles (`+cycleCols+`) VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10)`,
+		c.ID, c.SubscriptionID, c.ProductID, now(c.ValidFrom), now(c.ValidUntil), c.Ordered, c.CouponActivated, c.BillableItemID, c.TicketID, now(c.CreatedAt))
+	return mapErr(err)
+}
+
+// UpdateCycle writes a cycle's mutable fields.
+func (q Q) UpdateCycle(ctx context.Context, c ticketing.Cycle) error {
+	_, err := q.db.ExecContext(ctx, `UPDATE subscription_cycles SET valid_from = $1, valid_until = $2, ordered = $3, coupon_activated = $4,
+		billable_item_id = $5, ticket_id = $6 WHERE id = $7`,
+		now(c.ValidFrom), now(c.ValidUntil), c.Ordered, c.CouponActivated, c.BillableItemID, c.TicketID, c.ID)
+	return mapErr(err)
+}
+
+// Cycles returns a subscription's cycles in chronological order.
+func (q Q) Cycles(ctx context.Context, subscriptionID string) ([]ticketing.Cycle, error) {
+	rows, err := q.db.QueryContext(ctx, `SELECT `+cycleCols+` FROM subscription_cycles WHERE subscription_id = $1 ORDER BY valid_from`, subscriptionID)
+	if err != nil {
+		return nil, mapErr(err)
+	}
+	defer rows.Close()
+	var out []ticketing.Cycle
+	for rows.Next() {
+		var c ticketing.Cycle
+		var bill, ticket sql.NullString
+		if err := rows.Scan(&c.ID, &c.SubscriptionID, &c.ProductID, &c.ValidFrom, &c.ValidUntil, &c.Ordered, &c.CouponActivated, &bill, &ticket, &c.CreatedAt); err != nil {
+			return nil, mapErr(err)
+		}
+		c.ValidFrom, c.ValidUntil = c.ValidFrom.UTC(), c.ValidUntil.UTC()
+		c.BillableItemID, c.TicketID = nullStr(bill), nullStr(ticket)
+		out = append(out, c)
+	}
+	return out, mapErr(rows.Err())
+}

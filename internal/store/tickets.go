@@ -1,0 +1,94 @@
+package store
+
+import (
+	"context"
+	"database/sql"
+	"encoding/json"
+
+	"github.com/farebox/farebox/internal/account"
+	"github.com/farebox/farebox/internal/apperr"
+	"github.com/farebox/farebox/internal/ticketing"
+)
+
+const ticketCols = `id, coupon_id, account_id, environment, product_id, cycle_id, identification_medium, medium_hash, tariff_settings,
+	valid_from, valid_until, reactivation_key, used_reactivation_key, invalidated_at, created_at`
+
+// InsertTicket writes a ticket. A second ticket for the same coupon and
+// cycle (concurrent activations) is an apperr.Conflict.
+func (q Q) InsertTicket(ctx context.Context, t ticketing.Ticket) error {
+	_, err := q.db.ExecContext(ctx, `INSERT INTO tickets (`+ticketCols+`)
+		VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12, $13, $14, $15)`,
+		t.ID, t.CouponID, t.AccountID, string(t.Environment), t.ProductID, t.CycleID, string(t.IdentificationMedium), t.MediumHash,
+		jsonText(t.TariffSettings), now(t.ValidFrom), now(t.ValidUntil), t.ReactivationKey, t.UsedReactivationKey,
+		timePtr(t.InvalidatedAt), now(t.CreatedAt))
+	return mapErr(err)
+}
+
+// Ticket returns a ticket by id (the id is the credential).
+func (q Q) Ticket(ctx context.Context, id string) (ticketing.Ticket, error) {
+	ts, err := q.ticketsWhere(ctx, `id = $1`, id)
+	if err != nil {
+		return ticketing.Ticket{}, err
+	}
+	if len(ts) == 0 {
+		return ticketing.Ticket{}, apperr.NotFoundf("store.Ticket", "ticket")
+	}
+	return ts[0], nil
+}
+
+// TicketsOfCoupon returns a coupon's tickets, oldest first.
+func (q Q) TicketsOfCoupon(ctx context.Context, couponID string) ([]ticketing.Ticket, error) {
+	return q.ticketsWhere(ctx, `coupon_id = $1 ORDER BY created_at, id`, couponID)
+}
+
+// TicketByReactivationKey finds the ticket that carries key for the next cycle.
+func (q Q) TicketByReactivationKey(ctx context.Context, key string) (ticketing.Ticket, bool, error) {
+	ts, err := q.ticketsWhere(ctx, `reactivation_key = $1`, key)
+	if err != nil || len(ts) == 0 {
+		return ticketing.Ticket{}, false, err
+	}
+	return ts[0], true, nil
+}
+
+// TicketByUsedReactivationKey finds the ticket issued for key (v9 repeats).
+func (q Q) TicketByUsedReactivationKey(ctx context.Context, key string) (ticketing.Ticket, bool, error) {
+	ts, err := q.ticketsWhere(ctx, `used_reactivation_key = $1`, key)
+	if err != nil || len(ts) == 0 {
+		return ticketing.Ticket{}, false, err
+	}
+	return ts[0], true, nil
+}
+
+// InvalidateTickets marks a coupon's tickets invalid (restore).
+func (q Q) InvalidateTickets(ctx context.Context, couponID string, at sql.NullTime) error {
+	_, err := q.db.ExecContext(ctx, `UPDATE tickets SET invalidated_at = $1 WHERE coupon_id = $2 AND invalidated_at IS NULL`, at, couponID)
+	return mapErr(err)
+}
+
+func (q Q) ticketsWhere(ctx context.Context, where string, args ...any) ([]ticketing.Ticket, error) {
+	rows, err := q.db.QueryContext(ctx, `SELECT `+ticketCols+` FROM tickets WHERE `+where, args...)
+	if err != nil {
+		return nil, mapErr(err)
+	}
+	defer rows.Close()
+	var out []ticketing.Ticket
+	for rows.Next() {
+		var t ticketing.Ticket
+		var env, medium string
+		var ts, key, used sql.NullString
+		var inv sql.NullTime
+		if err := rows.Scan(&t.ID, &t.CouponID, &t.AccountID, &env, &t.ProductID, &t.CycleID, &medium, &t.MediumHash, &ts,
+			&t.ValidFrom, &t.ValidUntil, &key, &used, &inv, &t.CreatedAt); err != nil {
+			return nil, mapErr(err)
+		}
+		t.Environment = account.Environment(env)
+		t.IdentificationMedium = json.RawMessage(medium)
+		if ts.Valid {
+			t.TariffSettings = json.RawMessage(ts.String)
+		}
+		t.ValidFrom, t.ValidUntil = t.ValidFrom.UTC(), t.ValidUntil.UTC()
+		t.ReactivationKey, t.UsedReactivationKey, t.InvalidatedAt = nullStr(key), nullStr(used), nullTime(inv)
+		out = append(out, t)
+	}
+	return out, mapErr(rows.Err())
+}

@@ -1,0 +1,104 @@
+// Package ticketing holds the records of the ticketing flow: orders with
+// their coupons, billable items, subscriptions with their cycles, and
+// tickets. The rules of when a ticket is valid live in package validity,
+// the calendar of subscription cycles in package subscription; package app
+// combines them in use cases and package store persists these types.
+package ticketing
+
+import (
+	"encoding/json"
+	"time"
+
+	"github.com/farebox/farebox/internal/account"
+)
+
+// Order is what a partner ordered in one request.
+type Order struct {
+	ID                     string
+	AccountID              string
+	Environment            account.Environment
+	OptionalOrderReference *string
+	RestoreSecret          string
+	CreatedAt              time.Time
+	Coupons                []Coupon
+}
+
+// Coupon is a ticket not yet activated (or the coupon a ticket came from).
+type Coupon struct {
+	ID               string
+	OrderID          string
+	Position         int
+	AccountID        string
+	Environment      account.Environment
+	ProductID        string
+	SubscriptionID   *string
+	BillableItemID   *string
+	OriginalCouponID *string
+	RestoredCouponID *string
+	TariffSettings   json.RawMessage // nil when none were given
+	Activated        bool
+	CreatedAt        time.Time // the order time
+}
+
+// BillableItem is one billable unit: a single ticket or an ordered cycle.
+type BillableItem struct {
+	ID             string
+	AccountID      string
+	Environment    account.Environment
+	ProductID      string
+	Description    string
+	AmountCents    int64
+	Currency       string
+	VATRateBP      int64
+	CouponID       *string
+	SubscriptionID *string
+	CycleID        *string
+	OrderedAt      time.Time
+}
+
+// Subscription is a monthly (or otherwise cyclic) product ordered once.
+type Subscription struct {
+	ID                     string
+	AccountID              string
+	Environment            account.Environment
+	ProductID              string
+	OriginalSubscriptionID *string
+	RestoredSubscriptionID *string
+	CancelRequestedAt      *time.Time
+	EndsAt                 *time.Time // set by cancellation: no cycle starts at or after it
+	CreatedAt              time.Time
+	Cycles                 []Cycle // chronological
+}
+
+// Cycle is one period of a subscription.
+type Cycle struct {
+	ID              string
+	SubscriptionID  string
+	ProductID       string
+	ValidFrom       time.Time
+	ValidUntil      time.Time
+	Ordered         bool
+	CouponActivated bool
+	BillableItemID  *string
+	TicketID        *string
+	CreatedAt       time.Time
+}
+
+// Ticket is an activated coupon (or one subscription cycle of it).
+type Ticket struct {
+	ID                   string
+	CouponID             string
+	AccountID            string
+	Environment          account.Environment
+	ProductID            string
+	CycleID              string // "" for non-subscription tickets
+	IdentificationMedium json.RawMessage
+	MediumHash           string
+	TariffSettings       json.RawMessage
+	ValidFrom            time.Time
+	ValidUntil           time.Time
+	ReactivationKey      *string // key for the following cycle
+	UsedReactivationKey  *string // the key this ticket was issued for
+	InvalidatedAt        *time.Time
+	CreatedAt            time.Time
+}
