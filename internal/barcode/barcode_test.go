@@ -66,8 +66,16 @@ func TestSignVerifyRoundTrip(t *testing.T) {
 			c.TicketID, c.ProductID, c.FirstName, c.LastName = "legacy id 42", "", "", ""
 			return c
 		}(),
-		func() Claims { c := sampleClaims(); c.TicketID = "my-org-ticket-3f2b8c1e-9d4a-4e6b-8f00-1a2b3c4d5e6f"; return c }(),
-		func() Claims { c := sampleClaims(); c.TicketID = "x-ticket-3F2B8C1E-9D4A-4E6B-8F00-1A2B3C4D5E6F"; return c }(),
+		func() Claims {
+			c := sampleClaims()
+			c.TicketID = "my-org-ticket-3f2b8c1e-9d4a-4e6b-8f00-1a2b3c4d5e6f"
+			return c
+		}(),
+		func() Claims {
+			c := sampleClaims()
+			c.TicketID = "x-ticket-3F2B8C1E-9D4A-4E6B-8F00-1A2B3C4D5E6F"
+			return c
+		}(),
 	} {
 		p, err := Sign(c, kr)
 		if err != nil {
