@@ -218,12 +218,25 @@ func browserTickets(t *testing.T) (*barcode.Keyring, map[string]any, map[string]
 		}
 		tickets[v.name], claims[v.name] = ticket, c
 	}
+	// A ticket whose properties carry no barcode (e.g. issued before barcodes existed).
+	var bare map[string]any
+	b, _ := json.Marshal(tickets["android_test"])
+	_ = json.Unmarshal(b, &bare)
+	props := bare["ticket"].(map[string]any)["properties"].(map[string]any)
+	delete(props, PropBarcode)
+	delete(props, PropBarcodePNG)
+	bare["environment"] = "live"
+	tickets["android_no_barcode"] = bare
 	return kr, tickets, claims
 }
 
 func clockTS(t time.Time) string { return t.UTC().Format(time.RFC3339) }
 
 func checkRendering(t *testing.T, res browserResults, out string, kr *barcode.Keyring, claims map[string]barcode.Claims) {
+	if nb := res.Rendering["android_no_barcode"]; !nb.Returned || nb.First["barcodeShown"] != false ||
+		nb.First["barcodeMissingShown"] != true || nb.First["passenger"] != "Max Mustermann" || nb.First["ribbonVisible"] != false {
+		t.Errorf("ticket without barcode: %+v", nb)
+	}
 	for name, c := range claims {
 		r, ok := res.Rendering[name]
 		if !ok || !r.Returned {
