@@ -44,7 +44,7 @@ func TestPNGGeometry(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	// a 186-byte payload needs a full-range symbol (compact ones stop at 27 modules).
+	// a 205-byte payload needs a full-range symbol (compact ones stop at 27 modules).
 	if m.Size < 31 || m.Size > 79 {
 		t.Errorf("symbol size %d", m.Size)
 	}

@@ -97,3 +97,12 @@ func BenchmarkDecodeImage(b *testing.B) {
 		}
 	}
 }
+
+func BenchmarkAztec(b *testing.B) {
+	p, _ := Sign(sampleClaims(), testKeyring(b, 1, 1))
+	for b.Loop() {
+		if _, err := Aztec(p); err != nil {
+			b.Fatal(err)
+		}
+	}
+}
