@@ -140,6 +140,9 @@ func TestInspectAndDescribe(t *testing.T) {
 	if !r.Genuine || r.State != StateValid || !r.Test || r.Claims.TicketID != c.TicketID {
 		t.Fatalf("report %+v", r)
 	}
+	if r.Acceptable(false) || !r.Acceptable(true) {
+		t.Errorf("test ticket: Acceptable(false)=%v Acceptable(true)=%v", r.Acceptable(false), r.Acceptable(true))
+	}
 	out := r.String()
 	for _, want := range []string{
 		"GENUINE: signed by inspection key 4",
@@ -160,12 +163,12 @@ func TestInspectAndDescribe(t *testing.T) {
 		!strings.Contains(r.String(), "NOT YET VALID: valid from 2026-11-01 01:00 CET (in 1h30m0s)") {
 		t.Errorf("before: %s", r)
 	}
-	if r := Inspect(p, kr, c.ValidUntil); r.State != StateExpired || !strings.Contains(r.String(), "EXPIRED") {
+	if r := Inspect(p, kr, c.ValidUntil); r.State != StateExpired || !strings.Contains(r.String(), "EXPIRED") || r.Acceptable(true) {
 		t.Errorf("at valid_until: %s", r)
 	}
 	live := sampleClaims()
 	lp, _ := Sign(live, kr)
-	if r := Inspect(lp, kr, mid); r.Test || strings.Contains(r.String(), "TEST") {
+	if r := Inspect(lp, kr, mid); r.Test || strings.Contains(r.String(), "TEST") || !r.Acceptable(false) {
 		t.Errorf("live ticket reported as test: %s", r)
 	}
 	lp[len(lp)-1] ^= 0x80

@@ -85,6 +85,13 @@ func Describe(c Claims, now time.Time) string {
 	return b.String()
 }
 
+// Acceptable is the inspector's verdict: genuine and valid now, and not a
+// test ticket unless allowTest (inspection in the test environment). Use it
+// for the exit status of `farebox inspect`.
+func (r Report) Acceptable(allowTest bool) bool {
+	return r.Genuine && r.State == StateValid && (allowTest || !r.Test)
+}
+
 // String renders the report: Describe for genuine payloads, a refusal otherwise.
 func (r Report) String() string {
 	if !r.Genuine {
