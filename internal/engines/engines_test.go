@@ -175,6 +175,13 @@ func TestBarcodeProperties(t *testing.T) {
 	if !ok || err != nil {
 		t.Fatalf("data URI: %v", err)
 	}
+	stored, _ := json.Marshal(map[string]any{"identification_medium": map[string]any{}, PropBarcode: props[PropBarcode]})
+	if back, err := BarcodePayload(stored); err != nil || !bytes.Equal(back, p) {
+		t.Errorf("BarcodePayload: %v", err)
+	}
+	if _, err := BarcodePayload([]byte(`{"identification_medium":{}}`)); err == nil {
+		t.Error("BarcodePayload without a barcode succeeded")
+	}
 	cfg, err := png.DecodeConfig(bytes.NewReader(img))
 	m, _ := barcode.Aztec(p)
 	if err != nil || cfg.Width != m.Size || cfg.Height != m.Size {

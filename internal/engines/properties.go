@@ -2,6 +2,9 @@ package engines
 
 import (
 	"encoding/base64"
+	"encoding/json"
+
+	"github.com/farebox/farebox/internal/apperr"
 
 	"github.com/farebox/farebox/internal/barcode"
 )
@@ -34,4 +37,18 @@ func BarcodeProperties(payload []byte) (map[string]any, error) {
 		PropBarcode:    BarcodeProperty{Format: "aztec", Encoding: "base64url", Payload: barcode.Text(payload)},
 		PropBarcodePNG: "data:image/png;base64," + base64.StdEncoding.EncodeToString(png),
 	}, nil
+}
+
+// BarcodePayload reads the signed payload back from a stored
+// ticket.properties object (the PropBarcode entry), e.g. to fill
+// wallet.TicketView.Barcode. It fails with apperr NotFound when the
+// properties carry no barcode.
+func BarcodePayload(properties json.RawMessage) ([]byte, error) {
+	var props struct {
+		Barcode *BarcodeProperty `json:"inspection_barcode"`
+	}
+	if err := json.Unmarshal(properties, &props); err != nil || props.Barcode == nil || props.Barcode.Payload == "" {
+		return nil, apperr.E("engines.BarcodePayload", apperr.NotFound, "inspection_barcode_not_found", "the ticket has no inspection barcode")
+	}
+	return barcode.FromText(props.Barcode.Payload)
 }

@@ -37,6 +37,23 @@ type TicketView struct {
 	Barcode             []byte    // the signed inspection payload (barcode.Sign)
 }
 
+// Claims returns the inspection barcode claims of the ticket, ready for
+// barcode.Sign (which sets the key id and version). Call it when the ticket
+// is activated; store the payload and fill Barcode from it afterwards.
+func (v TicketView) Claims() barcode.Claims {
+	return barcode.Claims{
+		TicketID:    v.TicketID,
+		ProductID:   v.ProductID,
+		ProductName: v.ProductName,
+		ValidFrom:   v.ValidFrom.UTC().Truncate(time.Second),
+		ValidUntil:  v.ValidUntil.UTC().Truncate(time.Second),
+		FirstName:   v.Passenger.FirstName,
+		LastName:    v.Passenger.LastName,
+		BirthDate:   v.Passenger.BirthDate,
+		Environment: v.Environment,
+	}
+}
+
 // Pass is a validated TicketView ready for rendering by apple and google.
 type Pass struct {
 	TicketView

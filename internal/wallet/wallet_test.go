@@ -8,6 +8,7 @@ import (
 	"github.com/google/go-cmp/cmp"
 
 	"github.com/farebox/farebox/internal/apperr"
+	"github.com/farebox/farebox/internal/barcode"
 )
 
 func view() TicketView {
@@ -99,5 +100,28 @@ func TestRenderingOptions(t *testing.T) {
 	noBarcode.Barcode = nil
 	if got := RenderingOptions(noBarcode, Availability{Apple: true, Google: true}); len(got) != 0 || got == nil {
 		t.Errorf("ticket without barcode: %#v", got)
+	}
+}
+
+func TestClaimsSignAndVerify(t *testing.T) {
+	v := view()
+	v.ProductID = "farebox-product-0a1b2c3d-4e5f-4a6b-9c8d-7e6f5a4b3c2d"
+	v.Passenger = Passenger{FirstName: "Max", LastName: "Mustermann", BirthDate: "1990-01-01"}
+	v.ValidUntil = v.ValidUntil.Add(500 * time.Millisecond)
+	k, _ := barcode.KeyFromSeed(2, make([]byte, 32))
+	kr, _ := barcode.NewKeyring(k)
+	p, err := barcode.Sign(v.Claims(), kr)
+	if err != nil {
+		t.Fatal(err)
+	}
+	c, err := barcode.Verify(p, kr)
+	if err != nil {
+		t.Fatal(err)
+	}
+	want := barcode.Claims{Version: 1, KeyID: 2, TicketID: v.TicketID, ProductID: v.ProductID, ProductName: "Einzelfahrt",
+		ValidFrom: time.Date(2026, 11, 1, 7, 0, 0, 0, time.UTC), ValidUntil: time.Date(2026, 11, 1, 9, 30, 0, 0, time.UTC),
+		FirstName: "Max", LastName: "Mustermann", BirthDate: "1990-01-01", Environment: "live"}
+	if diff := cmp.Diff(want, c); diff != "" {
+		t.Errorf("claims (-want +got):\n%s", diff)
 	}
 }
