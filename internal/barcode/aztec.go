@@ -23,6 +23,10 @@ import (
 // (23 % is the Aztec recommendation and what ZXing uses by default).
 const AztecECCPercent = 23
 
+// MaxImagePixels bounds the images DecodeImage accepts (a phone photo has
+// about 12 megapixels).
+const MaxImagePixels = 40_000_000
+
 // Matrix is an Aztec symbol as modules (true = dark), row-major.
 type Matrix struct {
 	Size    int
@@ -126,6 +130,13 @@ func FromText(s string) ([]byte, error) {
 // the bytes it carries (for a code of the text form, the text's bytes).
 func DecodeImage(data []byte) ([]byte, error) {
 	const op = "barcode.DecodeImage"
+	cfg, _, err := image.DecodeConfig(bytes.NewReader(data))
+	if err != nil {
+		return nil, apperr.E(op, apperr.Invalid, "unreadable_image", "not a PNG, JPEG or GIF image: "+err.Error())
+	}
+	if cfg.Width <= 0 || cfg.Height <= 0 || cfg.Width*cfg.Height > MaxImagePixels {
+		return nil, apperr.E(op, apperr.Invalid, "image_too_large", "the image is empty or larger than 40 megapixels")
+	}
 	img, _, err := image.Decode(bytes.NewReader(data))
 	if err != nil {
 		return nil, apperr.E(op, apperr.Invalid, "unreadable_image", "not a PNG, JPEG or GIF image: "+err.Error())

@@ -2,6 +2,8 @@ package barcode
 
 import (
 	"bytes"
+	"encoding/binary"
+	"hash/crc32"
 	"image"
 	"image/jpeg"
 	"image/png"
@@ -92,6 +94,19 @@ func TestDecodeJPEGPhoto(t *testing.T) {
 	_ = png.Encode(&buf, white)
 	if _, err := DecodeImage(buf.Bytes()); apperr.As(err) == nil || apperr.As(err).Code != "no_barcode_found" {
 		t.Errorf("white image: %v", err)
+	}
+}
+
+func TestDecodeImageRejectsHugeImages(t *testing.T) {
+	// A valid PNG header claiming 100000×100000 pixels must not be decoded.
+	var buf bytes.Buffer
+	_ = png.Encode(&buf, image.NewGray(image.Rect(0, 0, 1, 1)))
+	b := buf.Bytes()
+	hdr := bytes.Clone(b)
+	copy(hdr[16:24], []byte{0, 1, 0x86, 0xa0, 0, 1, 0x86, 0xa0})
+	binary.BigEndian.PutUint32(hdr[29:33], crc32.ChecksumIEEE(hdr[12:29])) // IHDR CRC
+	if _, err := DecodeImage(hdr); apperr.As(err) == nil || apperr.As(err).Code != "image_too_large" {
+		t.Errorf("huge image: %v", err)
 	}
 }
 
