@@ -359,12 +359,15 @@ func TestVoidedAndTestPasses(t *testing.T) {
 	if !pj.Voided {
 		t.Error("voided ticket gives a pass that is not voided")
 	}
+	if pj.BackgroundColor != testBackground || pj.LabelColor != "rgb(255, 212, 0)" {
+		t.Errorf("test pass colours %s / %s", pj.BackgroundColor, pj.LabelColor)
+	}
 	hf := pj.BoardingPass.HeaderFields
 	if len(hf) != 2 || hf[0].Value != "TEST_VALUE" || hf[1].Value != "VOIDED_VALUE" {
 		t.Errorf("header fields %+v", hf)
 	}
 	live, _ := b.Build(testPass(t, barcode.EnvLive, false))
-	if strings.Contains(string(unzipPass(t, live)["pass.json"]), "voided") {
+	if lp := string(unzipPass(t, live)["pass.json"]); strings.Contains(lp, "voided") || strings.Contains(lp, testBackground) {
 		t.Error("live pass carries voided")
 	}
 }

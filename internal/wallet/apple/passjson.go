@@ -133,9 +133,15 @@ func (s Style) withDefaults() Style {
 	return s
 }
 
+// testBackground is the background of every test-environment pass.
+const testBackground = "rgb(138, 28, 28)"
+
 // passJSON builds pass.json for p.
 func passJSON(p wallet.Pass, passTypeID, teamID string, st Style) PassJSON {
 	st = st.withDefaults()
+	if p.Test() {
+		st.Background, st.Label = testBackground, "rgb(255, 212, 0)" // a test pass must never look live
+	}
 	w3c := func(t time.Time) string { return t.UTC().Format(time.RFC3339) }
 	bp := &FieldGroup{
 		TransitType:   TransitType,
