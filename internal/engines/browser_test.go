@@ -73,7 +73,7 @@ const multiSchema = `{
     "photo_id_name_only": {"type": "object", "title": "Nur Name", "required": ["first_name", "last_name"],
       "properties": {
         "first_name": {"type": "string", "title": "Vorname"},
-        "last_name": {"type": "string", "title": "Nachname"}}}}}`
+        "last_name": {"type": "string", "title": "Nachname", "pattern": "^[A-Za-z\\- ]+$"}}}}}`
 
 // browserResults mirrors results.json of run.js.
 type browserResults struct {

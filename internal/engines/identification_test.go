@@ -135,5 +135,8 @@ func checkIdentification(t *testing.T, res browserResults) {
 		multi, "identification_medium")
 	wantJSON(t, "multi tariff", mv.Tariff, postalJSON("10115"), tariff, "tariff_settings")
 	wantJSON(t, "multi name only", decodeGot(t, mu, "nameOnly").Medium,
-		`{"identification_medium":{"photo_id_name_only":{"first_name":"Ana","last_name":"Lima"}}}`, multi, "identification_medium")
+		`{"identification_medium":{"photo_id_name_only":{"first_name":"Ana","last_name":"Lima-Silva"}}}`, multi, "identification_medium")
+	if g := decodeGot(t, mu, "nameOnlyBad"); g.Medium != nil || serverAccepts(t, multi, `{"photo_id_name_only":{"first_name":"Ana","last_name":"L1ma"}}`) {
+		t.Errorf("pattern with \\- escape not enforced: %+v", g)
+	}
 }

@@ -56,7 +56,9 @@ async function renderingScenario(browser, name, ticket) {
     };
   });
   const first = await read();
-  await new Promise((r) => setTimeout(r, 1300));
+  // The clock must tick by itself; wait for a change (generously: machines are noisy).
+  await page.waitForFunction((c) => document.getElementById("clock").textContent !== c, { timeout: 60000 }, first.clock)
+    .catch(() => {});
   const second = await read();
   await page.screenshot({ path: shot("rendering_" + name), fullPage: true });
   const el = await page.$(".codebox");
@@ -172,7 +174,9 @@ async function identificationScenarios(browser) {
   await page.screenshot({ path: shot("identification_multi"), fullPage: true });
   await page.click("#im_option_photo_id_name_only");
   await fill(page, "im_photo_id_name_only_first_name", "Ana");
-  await fill(page, "im_photo_id_name_only_last_name", "Lima");
+  await fill(page, "im_photo_id_name_only_last_name", "L1ma");
+  R.multi.nameOnlyBad = await get(page);
+  await fill(page, "im_photo_id_name_only_last_name", "Lima-Silva");
   R.multi.nameOnly = await get(page);
   await page.close();
 }
