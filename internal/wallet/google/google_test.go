@@ -251,6 +251,14 @@ func TestDevServiceAccountPersists(t *testing.T) {
 	if err != nil || !iss.Development() {
 		t.Fatalf("dev issuer: %v", err)
 	}
+	jwtStr, err := iss.SaveJWT(testPass(t, barcode.EnvLive, false), validFrom)
+	if err != nil {
+		t.Fatal(err)
+	}
+	body, _ := base64.RawURLEncoding.DecodeString(strings.Split(jwtStr, ".")[1])
+	if !strings.Contains(string(body), `"origins":[]`) {
+		t.Errorf("origins without configuration must be an empty array: %s", body)
+	}
 }
 
 func BenchmarkSaveURL(b *testing.B) {
