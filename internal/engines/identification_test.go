@@ -95,9 +95,9 @@ func checkIdentification(t *testing.T, res browserResults) {
 	}
 	wantJSON(t, "Android.activateCoupon medium", calls[0][1], maxMedium, medium, "identification_medium")
 	wantJSON(t, "Android.activateCoupon tariff", calls[0][2], postalJSON("80331"), tariff, "tariff_settings")
-	var after struct{ Calls, Sdk int }
+	var after struct{ Calls, Sdk, SdkClose int }
 	_ = json.Unmarshal(and["afterSdkListener"], &after)
-	if after.Calls != 2 || after.Sdk != 1 {
+	if after.Calls != 2 || after.Sdk != 1 || after.SdkClose != 1 {
 		t.Errorf("with an SDK click listener the page must not send itself: %+v", after)
 	}
 

@@ -140,7 +140,12 @@ async function identificationScenarios(browser) {
     document.getElementById("submit_activate_button").addEventListener("click", () => { window.__sdk++; });
   });
   await page.click("#submit_activate_button");
-  R.androidPrefill.afterSdkListener = await page.evaluate(() => ({ calls: window.__calls.length, sdk: window.__sdk }));
+  await page.evaluate(() => {
+    window.__sdkClose = 0;
+    document.getElementById("close_identification_form_button").onclick = () => { window.__sdkClose++; };
+  });
+  await page.click("#close_identification_form_button");
+  R.androidPrefill.afterSdkListener = await page.evaluate(() => ({ calls: window.__calls.length, sdk: window.__sdk, sdkClose: window.__sdkClose }));
   await page.close();
 
   // 3. iOS re-encoded schema (only the keywords of client-contract 3.2), no tariff schema.
