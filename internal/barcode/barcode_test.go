@@ -182,6 +182,12 @@ func TestKeySetJSONAndRotation(t *testing.T) {
 	if err != nil || !created {
 		t.Fatalf("create: %v %v", created, err)
 	}
+	if a, _ := kr.ActiveFor(EnvLive); a.ID != 1 {
+		t.Fatalf("live signer %d", a.ID)
+	}
+	if a, _ := kr.ActiveFor(EnvTest); a.ID != TestKeyIDBase+1 {
+		t.Fatalf("test signer %d", a.ID)
+	}
 	old, _ := Sign(sampleClaims(), kr)
 	kr2, created, err := LoadOrCreateDir(dir, nil)
 	if err != nil || created {
@@ -190,8 +196,14 @@ func TestKeySetJSONAndRotation(t *testing.T) {
 	if a, _ := kr.Active(); !a.Private.Equal(mustActive(t, kr2).Private) {
 		t.Fatal("reloaded keyring has another key")
 	}
-	if _, err := RotateDir(dir, newRand(10)); err != nil {
-		t.Fatal(err)
+	if k, err := RotateDir(dir, EnvLive, newRand(10)); err != nil || k.ID != 2 {
+		t.Fatalf("rotate live: %v %v", k.ID, err)
+	}
+	if k, err := RotateDir(dir, EnvTest, newRand(11)); err != nil || k.ID != TestKeyIDBase+2 {
+		t.Fatalf("rotate test: %v %v", k.ID, err)
+	}
+	if _, err := RotateDir(dir, "prod", nil); apperr.KindOf(err) != apperr.Invalid {
+		t.Errorf("rotate unknown environment: %v", err)
 	}
 	kr3, err := LoadDir(dir)
 	if err != nil {
@@ -232,10 +244,12 @@ func TestKeySetJSONAndRotation(t *testing.T) {
 	if err := json.Unmarshal(body, &ks); err != nil {
 		t.Fatal(err)
 	}
-	k2, _ := kr4.Lookup(2)
+	pubOf := func(id uint16) string { k, _ := kr4.Lookup(id); return base64.RawURLEncoding.EncodeToString(k.Public) }
 	want := []map[string]any{
-		{"kid": "1", "alg": "Ed25519", "public_key": base64.RawURLEncoding.EncodeToString(k1.Public), "active": false},
-		{"kid": "2", "alg": "Ed25519", "public_key": base64.RawURLEncoding.EncodeToString(k2.Public), "active": true},
+		{"kid": "1", "alg": "Ed25519", "public_key": pubOf(1), "active": false, "environment": "live"},
+		{"kid": "2", "alg": "Ed25519", "public_key": pubOf(2), "active": true, "environment": "live"},
+		{"kid": "32769", "alg": "Ed25519", "public_key": pubOf(32769), "active": false, "environment": "test"},
+		{"kid": "32770", "alg": "Ed25519", "public_key": pubOf(32770), "active": true, "environment": "test"},
 	}
 	if diff := cmp.Diff(want, ks.Keys); diff != "" {
 		t.Errorf("keys.json (-want +got):\n%s", diff)
@@ -249,6 +263,43 @@ func TestKeySetJSONAndRotation(t *testing.T) {
 	}
 	if _, ok := pub.Active(); ok {
 		t.Error("a keyring from keys.json must not sign")
+	}
+}
+
+func TestTestKeysSignOnlyTestTickets(t *testing.T) {
+	live, _ := GenerateKey(3, newRand(1))
+	test, _ := GenerateKey(TestKeyIDBase+7, newRand(2))
+	kr, err := NewKeyring(live, test)
+	if err != nil {
+		t.Fatal(err)
+	}
+	tc := sampleClaims()
+	tc.Environment = EnvTest
+	tp, _ := Sign(tc, kr)
+	lp, _ := Sign(sampleClaims(), kr)
+	if c, err := Verify(tp, kr); err != nil || c.KeyID != TestKeyIDBase+7 || !c.Test() {
+		t.Errorf("test ticket: %v %+v", err, c)
+	}
+	if c, err := Verify(lp, kr); err != nil || c.KeyID != 3 || c.Test() {
+		t.Errorf("live ticket: %v %+v", err, c)
+	}
+	// A leaked test key forging a live ticket is caught.
+	body, _ := encodeBody(sampleClaims(), test.ID)
+	forged := append(body, ed25519.Sign(test.Private, signedMessage(body))...)
+	if _, err := Verify(forged, kr); !errors.Is(err, ErrKeyEnvironment) {
+		t.Errorf("live ticket signed by a test key: %v", err)
+	}
+	if r := Inspect(forged, kr, tc.ValidFrom); r.Genuine || r.Reason != "a test key signed a live ticket" {
+		t.Errorf("inspect forged: %+v", r)
+	}
+	if _, err := NewKeyring(test); apperr.KindOf(err) != apperr.Invalid {
+		t.Errorf("test-range key accepted as active: %v", err)
+	}
+	// Without a test key the live key signs test tickets (still flagged as test).
+	only, _ := NewKeyring(live)
+	p, _ := Sign(tc, only)
+	if c, err := Verify(p, only); err != nil || c.KeyID != 3 || !c.Test() {
+		t.Errorf("test ticket without test key: %v %+v", err, c)
 	}
 }
 

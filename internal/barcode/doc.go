@@ -5,8 +5,9 @@
 //
 // The record layout (version 1) is documented in docs/wallet.md and in
 // payload.go. Keys carry a numeric key id so they can rotate: a Keyring holds
-// one active signing key and any number of verification keys, and its public
-// half is published as JSON for inspection apps.
+// one active signing key (plus one for test tickets, ids from TestKeyIDBase)
+// and any number of verification keys, and its public half is published as
+// JSON for inspection apps.
 //
 // Limits: the payload is farebox's own format, not a VDV-KA or UIC 918
 // barcode, so third-party inspection devices will not accept it. Times are

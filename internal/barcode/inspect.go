@@ -37,6 +37,8 @@ func Inspect(payload []byte, kr *Keyring, now time.Time) Report {
 			reason = "it is signed with an unknown key"
 		case errors.Is(err, ErrSignature):
 			reason = "its signature does not verify (forged or altered)"
+		case errors.Is(err, ErrKeyEnvironment):
+			reason = "a test key signed a live ticket"
 		}
 		return Report{Reason: reason, State: StateNotGenuine, At: now}
 	}

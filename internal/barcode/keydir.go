@@ -15,7 +15,8 @@ import (
 // Key directory layout: "inspection-<kid>.key" holds a PKCS#8 PEM signing
 // key, "inspection-<kid>.pub" a PKIX PEM public key that only verifies
 // (a retired key whose private half was deleted). The active key is the
-// signing key with the highest id.
+// live-range signing key with the highest id; the test-range (from
+// TestKeyIDBase) signing key with the highest id signs test tickets.
 const (
 	keyFilePrefix = "inspection-"
 	privSuffix    = ".key"
@@ -56,16 +57,16 @@ func LoadDir(dir string) (*Keyring, error) {
 			verifiers = append(verifiers, k)
 		}
 	}
-	if len(signers) == 0 {
-		return nil, apperr.E(op, apperr.NotFound, "inspection_key_not_found", "no inspection signing key in "+dir)
-	}
-	active := signers[0]
-	for _, k := range signers {
-		if k.ID > active.ID {
-			active = k
+	var active *Key
+	for i, k := range signers {
+		if k.Environment() == EnvLive && (active == nil || k.ID > active.ID) {
+			active = &signers[i]
 		}
 	}
-	return NewKeyring(active, append(signers, verifiers...)...)
+	if active == nil {
+		return nil, apperr.E(op, apperr.NotFound, "inspection_key_not_found", "no live inspection signing key in "+dir)
+	}
+	return NewKeyring(*active, append(signers, verifiers...)...)
 }
 
 func keyFileID(name string) (id uint16, private, ok bool) {
@@ -89,34 +90,60 @@ func keyFileID(name string) (id uint16, private, ok bool) {
 	return uint16(n), private, true
 }
 
-// LoadOrCreateDir loads the keyring of dir, creating dir and a first key
-// (id 1) when it holds no signing key. created reports the generation, so
-// the caller can log that the service runs with a self-generated key.
+// LoadOrCreateDir loads the keyring of dir, creating dir, a first live key
+// (id 1) when it holds no live signing key and a first test key (id
+// TestKeyIDBase+1) when it holds no test signing key. created reports a
+// generation, so the caller can log that the service runs with
+// self-generated keys.
 func LoadOrCreateDir(dir string, rnd io.Reader) (kr *Keyring, created bool, err error) {
 	kr, err = LoadDir(dir)
-	if err == nil || apperr.KindOf(err) != apperr.NotFound {
-		return kr, false, err
-	}
-	if _, err := writeNewKey(dir, 1, rnd); err != nil {
+	if err != nil && apperr.KindOf(err) != apperr.NotFound {
 		return nil, false, err
 	}
+	if err != nil {
+		if _, err := writeNewKey(dir, 1, rnd); err != nil {
+			return nil, false, err
+		}
+		created = true
+	} else if kr.testSigner {
+		return kr, false, nil
+	}
+	if kr == nil || !kr.testSigner {
+		if _, err := writeNewKey(dir, TestKeyIDBase+1, rnd); err != nil {
+			return nil, false, err
+		}
+		created = true
+	}
 	kr, err = LoadDir(dir)
-	return kr, err == nil, err
+	return kr, created && err == nil, err
 }
 
-// RotateDir adds a new signing key to dir with the next free id; it becomes
-// the active key while the older keys keep verifying. To retire a key later,
-// replace its .key file by its .pub file (WritePublicFile).
-func RotateDir(dir string, rnd io.Reader) (Key, error) {
+// RotateDir adds a new signing key for env (EnvLive or EnvTest) to dir with
+// the next free id of that range; it becomes the active key of env while the
+// older keys keep verifying. To retire a key later, replace its .key file by
+// its .pub file (WritePublicFile).
+func RotateDir(dir, env string, rnd io.Reader) (Key, error) {
+	const op = "barcode.RotateDir"
+	lo, hi := uint16(1), uint16(TestKeyIDBase-1)
+	switch env {
+	case EnvLive:
+	case EnvTest:
+		lo, hi = TestKeyIDBase+1, ^uint16(0)
+	default:
+		return Key{}, apperr.E(op, apperr.Invalid, "invalid_environment", `environment must be "live" or "test"`)
+	}
+	next := lo
 	kr, err := LoadDir(dir)
-	next := uint16(1)
 	switch {
 	case err == nil:
-		ids := kr.IDs()
-		if ids[len(ids)-1] == ^uint16(0) {
-			return Key{}, apperr.E("barcode.RotateDir", apperr.Conflict, "inspection_key_ids_exhausted", "no free key id left")
+		for _, id := range kr.IDs() {
+			if id >= next && id <= hi {
+				if id == hi {
+					return Key{}, apperr.E(op, apperr.Conflict, "inspection_key_ids_exhausted", "no free key id left")
+				}
+				next = id + 1
+			}
 		}
-		next = ids[len(ids)-1] + 1
 	case apperr.KindOf(err) != apperr.NotFound:
 		return Key{}, err
 	}

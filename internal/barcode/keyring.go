@@ -29,6 +29,22 @@ type Key struct {
 // Kid is the key id as published in keys.json (decimal).
 func (k Key) Kid() string { return strconv.Itoa(int(k.ID)) }
 
+// TestKeyIDBase starts the key id range of test-environment keys: ids from
+// 0x8000 on may only sign test tickets, so a test key (which may be handled
+// less carefully, e.g. shared with partners' staging inspection apps) can
+// never produce a payload that passes as live.
+const TestKeyIDBase = 0x8000
+
+// Environment is EnvTest for ids from TestKeyIDBase on, else EnvLive.
+func (k Key) Environment() string { return keyEnv(k.ID) }
+
+func keyEnv(id uint16) string {
+	if id >= TestKeyIDBase {
+		return EnvTest
+	}
+	return EnvLive
+}
+
 // GenerateKey creates a new signing key with id; rnd nil means crypto/rand.
 func GenerateKey(id uint16, rnd io.Reader) (Key, error) {
 	if rnd == nil {
@@ -51,21 +67,29 @@ func KeyFromSeed(id uint16, seed []byte) (Key, error) {
 	return Key{ID: id, Public: priv.Public().(ed25519.PublicKey), Private: priv}, nil
 }
 
-// Keyring holds one active signing key and the keys accepted for
-// verification (the active one included). It is immutable after creation and
-// safe for concurrent use.
+// Keyring holds one active signing key, optionally an active test signing
+// key, and the keys accepted for verification (the active ones included).
+// It is immutable after creation and safe for concurrent use.
 type Keyring struct {
-	active uint16
-	signer bool
-	keys   map[uint16]Key
+	active     uint16
+	signer     bool
+	testActive uint16
+	testSigner bool
+	keys       map[uint16]Key
 }
 
-// NewKeyring returns a keyring signing with active and verifying with active
-// and every key of verify. Duplicate ids must carry the same public key.
+// NewKeyring returns a keyring signing with active (a live-range id) and
+// verifying with active and every key of verify. The test-range key
+// (TestKeyIDBase and up) with the highest id and a private half among verify
+// signs test tickets; without one, active signs them too. Duplicate ids must
+// carry the same public key.
 func NewKeyring(active Key, verify ...Key) (*Keyring, error) {
 	const op = "barcode.NewKeyring"
 	if len(active.Private) != ed25519.PrivateKeySize {
 		return nil, apperr.E(op, apperr.Invalid, "invalid_inspection_key", "the active key has no private half")
+	}
+	if active.Environment() != EnvLive {
+		return nil, apperr.E(op, apperr.Invalid, "invalid_inspection_key", "the active key id must be below 32768 (test-range ids sign test tickets only)")
 	}
 	active.Public = active.Private.Public().(ed25519.PublicKey)
 	kr, err := newVerifyKeyring(append([]Key{active}, verify...))
@@ -73,6 +97,11 @@ func NewKeyring(active Key, verify ...Key) (*Keyring, error) {
 		return nil, err
 	}
 	kr.active, kr.signer = active.ID, true
+	for id, k := range kr.keys {
+		if k.Environment() == EnvTest && len(k.Private) == ed25519.PrivateKeySize && (!kr.testSigner || id > kr.testActive) {
+			kr.testActive, kr.testSigner = id, true
+		}
+	}
 	return kr, nil
 }
 
@@ -100,12 +129,21 @@ func newVerifyKeyring(keys []Key) (*Keyring, error) {
 	return kr, nil
 }
 
-// Active returns the signing key; ok is false for a verify-only keyring.
+// Active returns the signing key of live tickets; ok is false for a
+// verify-only keyring.
 func (kr *Keyring) Active() (Key, bool) {
 	if !kr.signer {
 		return Key{}, false
 	}
 	return kr.keys[kr.active], true
+}
+
+// ActiveFor returns the key that signs tickets of environment env.
+func (kr *Keyring) ActiveFor(env string) (Key, bool) {
+	if env == EnvTest && kr.testSigner {
+		return kr.keys[kr.testActive], true
+	}
+	return kr.Active()
 }
 
 // Lookup returns the key with id.
@@ -124,10 +162,11 @@ func (kr *Keyring) IDs() []uint16 {
 	return ids
 }
 
-// Sign encodes c and signs it with the keyring's active key; c.KeyID and
-// c.Version are ignored (the active key's id and Version are written).
+// Sign encodes c and signs it with the keyring's active key for
+// c.Environment (ActiveFor); c.KeyID and c.Version are ignored (the key's id
+// and Version are written).
 func Sign(c Claims, kr *Keyring) ([]byte, error) {
-	k, ok := kr.Active()
+	k, ok := kr.ActiveFor(c.Environment)
 	if !ok {
 		return nil, apperr.E("barcode.Sign", apperr.Unavailable, "no_inspection_signing_key", "no active inspection signing key")
 	}
@@ -145,14 +184,16 @@ func signedMessage(body []byte) []byte {
 
 // Verification failures, distinguishable with errors.Is.
 var (
-	ErrMalformed  = errMalformed
-	ErrUnknownKey = errors.New("inspection payload signed with an unknown key")
-	ErrSignature  = errors.New("inspection payload signature does not verify")
+	ErrMalformed      = errMalformed
+	ErrUnknownKey     = errors.New("inspection payload signed with an unknown key")
+	ErrSignature      = errors.New("inspection payload signature does not verify")
+	ErrKeyEnvironment = errors.New("a test key signed a live ticket")
 )
 
 // Verify parses payload and checks its signature against the key its key id
 // names. It returns the claims only when the payload is genuine. Errors are
-// apperr Invalid and wrap ErrMalformed, ErrUnknownKey or ErrSignature.
+// apperr Invalid and wrap ErrMalformed, ErrUnknownKey, ErrSignature or
+// ErrKeyEnvironment (a test-range key vouching for a live ticket).
 func Verify(payload []byte, kr *Keyring) (Claims, error) {
 	const op = "barcode.Verify"
 	c, n, err := parse(payload)
@@ -168,6 +209,10 @@ func Verify(payload []byte, kr *Keyring) (Claims, error) {
 		return Claims{}, &apperr.Error{Op: op, Kind: apperr.Invalid, Code: "bad_barcode_signature",
 			Msg: "signature does not verify", Err: ErrSignature}
 	}
+	if k.Environment() == EnvTest && c.Environment != EnvTest {
+		return Claims{}, &apperr.Error{Op: op, Kind: apperr.Invalid, Code: "test_key_signed_live_barcode",
+			Msg: "a test key signed a live ticket", Err: ErrKeyEnvironment}
+	}
 	return c, nil
 }
 
@@ -176,7 +221,9 @@ type PublicKeyJSON struct {
 	Kid       string `json:"kid"`
 	Alg       string `json:"alg"`
 	PublicKey string `json:"public_key"` // base64url, no padding, 32 bytes
-	Active    bool   `json:"active"`     // the key currently signing new payloads
+	Active    bool   `json:"active"`     // the key currently signing new payloads of its environment
+	// Environment is "test" for test-range keys (they sign test tickets only), else "live".
+	Environment string `json:"environment"`
 }
 
 // KeySetJSON is the body of GET /v1/inspection/keys.json.
@@ -190,7 +237,8 @@ func (kr *Keyring) KeySet() KeySetJSON {
 	for _, id := range kr.IDs() {
 		k := kr.keys[id]
 		ks.Keys = append(ks.Keys, PublicKeyJSON{Kid: k.Kid(), Alg: "Ed25519",
-			PublicKey: base64.RawURLEncoding.EncodeToString(k.Public), Active: kr.signer && id == kr.active})
+			PublicKey: base64.RawURLEncoding.EncodeToString(k.Public), Environment: k.Environment(),
+			Active: (kr.signer && id == kr.active) || (kr.testSigner && id == kr.testActive)})
 	}
 	return ks
 }
