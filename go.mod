@@ -30,13 +30,13 @@ require (
 	github.com/prometheus/common v0.72.0 // indirect
 	github.com/prometheus/procfs v0.22.0 // indirect
 	github.com/remyoudompheng/bigfft v0.0.0-20230129092748-24d4a6f8daec // indirect
-	github.com/santhosh-tekuri/jsonschema/v6 v6.0.3 // indirect
+	github.com/santhosh-tekuri/jsonschema/v6 v6.0.3
 	github.com/sethvargo/go-retry v0.4.0 // indirect
 	go.uber.org/multierr v1.11.0 // indirect
 	go.yaml.in/yaml/v3 v3.0.5
 	golang.org/x/sync v0.23.0 // indirect
 	golang.org/x/sys v0.48.0 // indirect
-	golang.org/x/text v0.42.0 // indirect
+	golang.org/x/text v0.42.0
 	google.golang.org/protobuf v1.36.12 // indirect
 	modernc.org/libc v1.77.1 // indirect
 	modernc.org/mathutil v1.7.1 // indirect
@@ -45,15 +45,20 @@ require (
 )
 
 require (
+	github.com/boombuler/barcode v1.1.0
 	github.com/boxesandglue/baseline-pdf v1.1.9 // indirect
 	github.com/boxesandglue/gofpdi v1.0.22 // indirect
 	github.com/boxesandglue/svgreader v0.0.2 // indirect
 	github.com/boxesandglue/textshape v0.0.10 // indirect
 	github.com/clipperhouse/uax29/v2 v2.7.0 // indirect
+	github.com/golang-jwt/jwt/v5 v5.3.1
 	github.com/hhrutter/tiff v1.0.6 // indirect
+	github.com/makiuchi-d/gozxing v0.1.1
 	github.com/mattn/go-runewidth v0.0.27 // indirect
 	github.com/rogpeppe/go-internal v1.16.0 // indirect
+	github.com/smallstep/pkcs7 v0.2.3
 	github.com/speedata/hyphenation v1.0.1 // indirect
 	golang.org/x/crypto v0.55.0 // indirect
 	golang.org/x/image v0.44.0 // indirect
+	golang.org/x/xerrors v0.0.0-20200804184101-5ec99f83aff1 // indirect
 )

@@ -1,0 +1,105 @@
+package barcode
+
+import (
+	"errors"
+	"fmt"
+	"strings"
+	"time"
+
+	"github.com/farebox/farebox/internal/clock"
+)
+
+// Validity states of a genuine ticket at the inspection instant.
+const (
+	StateValid      = "valid"
+	StateNotYet     = "not_yet_valid"
+	StateExpired    = "expired"
+	StateNotGenuine = "not_genuine"
+)
+
+// Report is what an inspection concludes about one payload.
+type Report struct {
+	Genuine bool   // signature verified with a known key
+	Reason  string // why not genuine (empty when genuine)
+	Claims  Claims // zero when not genuine
+	State   string // StateValid, StateNotYet, StateExpired or StateNotGenuine
+	Test    bool   // a test-environment ticket: never accept in live inspection
+	At      time.Time
+}
+
+// Inspect verifies payload with kr and judges its validity at now.
+func Inspect(payload []byte, kr *Keyring, now time.Time) Report {
+	c, err := Verify(payload, kr)
+	if err != nil {
+		reason := "the payload is malformed"
+		switch {
+		case errors.Is(err, ErrUnknownKey):
+			reason = "it is signed with an unknown key"
+		case errors.Is(err, ErrSignature):
+			reason = "its signature does not verify (forged or altered)"
+		case errors.Is(err, ErrKeyEnvironment):
+			reason = "a test key signed a live ticket"
+		}
+		return Report{Reason: reason, State: StateNotGenuine, At: now}
+	}
+	return Report{Genuine: true, Claims: c, State: validityState(c, now), Test: c.Test(), At: now}
+}
+
+func validityState(c Claims, now time.Time) string {
+	switch {
+	case now.Before(c.ValidFrom):
+		return StateNotYet
+	case !now.Before(c.ValidUntil):
+		return StateExpired
+	}
+	return StateValid
+}
+
+// Describe renders verified claims for an inspector: genuine, whose, valid
+// now or not, test or live. Times are shown in Europe/Berlin and UTC.
+func Describe(c Claims, now time.Time) string {
+	var b strings.Builder
+	fmt.Fprintf(&b, "GENUINE: signed by inspection key %d (payload version %d)\n", c.KeyID, c.Version)
+	if c.Test() {
+		b.WriteString("TEST TICKET: issued in the test environment, not valid for travel\n")
+	}
+	switch validityState(c, now) {
+	case StateValid:
+		fmt.Fprintf(&b, "VALID NOW: until %s (%s left)\n", berlin(c.ValidUntil), c.ValidUntil.Sub(now).Round(time.Minute))
+	case StateNotYet:
+		fmt.Fprintf(&b, "NOT YET VALID: valid from %s (in %s)\n", berlin(c.ValidFrom), c.ValidFrom.Sub(now).Round(time.Minute))
+	default:
+		fmt.Fprintf(&b, "EXPIRED: valid until %s (%s ago)\n", berlin(c.ValidUntil), now.Sub(c.ValidUntil).Round(time.Minute))
+	}
+	name := strings.TrimSpace(c.FirstName + " " + c.LastName)
+	if name == "" {
+		name = "(no name on the ticket)"
+	}
+	fmt.Fprintf(&b, "Passenger:   %s\n", name)
+	if c.BirthDate != "" {
+		fmt.Fprintf(&b, "Born:        %s\n", c.BirthDate)
+	}
+	fmt.Fprintf(&b, "Product:     %s (%s)\n", c.ProductName, c.ProductID)
+	fmt.Fprintf(&b, "Ticket:      %s\n", c.TicketID)
+	fmt.Fprintf(&b, "Valid from:  %s  (%s)\n", berlin(c.ValidFrom), clock.Timestamp(c.ValidFrom))
+	fmt.Fprintf(&b, "Valid until: %s  (%s)\n", berlin(c.ValidUntil), clock.Timestamp(c.ValidUntil))
+	fmt.Fprintf(&b, "Checked at:  %s\n", berlin(now))
+	return b.String()
+}
+
+// Acceptable is the inspector's verdict: genuine and valid now, and not a
+// test ticket unless allowTest (inspection in the test environment). Use it
+// for the exit status of `farebox inspect`.
+func (r Report) Acceptable(allowTest bool) bool {
+	return r.Genuine && r.State == StateValid && (allowTest || !r.Test)
+}
+
+// String renders the report: Describe for genuine payloads, a refusal otherwise.
+func (r Report) String() string {
+	if !r.Genuine {
+		return "NOT GENUINE: " + r.Reason + "\n"
+	}
+	return Describe(r.Claims, r.At)
+}
+
+func berlin(t time.Time) string { return t.In(clock.Berlin).Format("2006-01-02 15:04 MST") }

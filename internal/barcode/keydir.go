@@ -1,0 +1,186 @@
+package barcode
+
+import (
+	"errors"
+	"io"
+	"io/fs"
+	"os"
+	"path/filepath"
+	"strconv"
+	"strings"
+
+	"github.com/farebox/farebox/internal/apperr"
+)
+
+// Key directory layout: "inspection-<kid>.key" holds a PKCS#8 PEM signing
+// key, "inspection-<kid>.pub" a PKIX PEM public key that only verifies
+// (a retired key whose private half was deleted). The active key is the
+// live-range signing key with the highest id; the test-range (from
+// TestKeyIDBase) signing key with the highest id signs test tickets.
+const (
+	keyFilePrefix = "inspection-"
+	privSuffix    = ".key"
+	pubSuffix     = ".pub"
+)
+
+// LoadDir reads every key file of dir into a keyring. It fails with
+// apperr NotFound when dir holds no signing key.
+func LoadDir(dir string) (*Keyring, error) {
+	const op = "barcode.LoadDir"
+	ents, err := os.ReadDir(dir)
+	if err != nil && !errors.Is(err, fs.ErrNotExist) {
+		return nil, apperr.Wrap(op, err)
+	}
+	var signers, verifiers []Key
+	for _, e := range ents {
+		name := e.Name()
+		id, private, ok := keyFileID(name)
+		if !ok || e.IsDir() {
+			continue
+		}
+		data, err := os.ReadFile(filepath.Join(dir, name))
+		if err != nil {
+			return nil, apperr.Wrap(op, err)
+		}
+		var k Key
+		if private {
+			k, err = ParsePrivateKey(id, data)
+		} else {
+			k, err = ParsePublicKey(id, data)
+		}
+		if err != nil {
+			return nil, apperr.E(op, apperr.Invalid, "invalid_inspection_key", name+": "+err.Error())
+		}
+		if private {
+			signers = append(signers, k)
+		} else {
+			verifiers = append(verifiers, k)
+		}
+	}
+	var active *Key
+	for i, k := range signers {
+		if k.Environment() == EnvLive && (active == nil || k.ID > active.ID) {
+			active = &signers[i]
+		}
+	}
+	if active == nil {
+		return nil, apperr.E(op, apperr.NotFound, "inspection_key_not_found", "no live inspection signing key in "+dir)
+	}
+	return NewKeyring(*active, append(signers, verifiers...)...)
+}
+
+func keyFileID(name string) (id uint16, private, ok bool) {
+	rest, found := strings.CutPrefix(name, keyFilePrefix)
+	if !found {
+		return 0, false, false
+	}
+	var num string
+	switch {
+	case strings.HasSuffix(rest, privSuffix):
+		num, private = strings.TrimSuffix(rest, privSuffix), true
+	case strings.HasSuffix(rest, pubSuffix):
+		num = strings.TrimSuffix(rest, pubSuffix)
+	default:
+		return 0, false, false
+	}
+	n, err := strconv.ParseUint(num, 10, 16)
+	if err != nil || strconv.FormatUint(n, 10) != num {
+		return 0, false, false
+	}
+	return uint16(n), private, true
+}
+
+// LoadOrCreateDir loads the keyring of dir, creating dir, a first live key
+// (id 1) when it holds no live signing key and a first test key (id
+// TestKeyIDBase+1) when it holds no test signing key. created reports a
+// generation, so the caller can log that the service runs with
+// self-generated keys.
+func LoadOrCreateDir(dir string, rnd io.Reader) (kr *Keyring, created bool, err error) {
+	kr, err = LoadDir(dir)
+	if err != nil && apperr.KindOf(err) != apperr.NotFound {
+		return nil, false, err
+	}
+	if err != nil {
+		if _, err := writeNewKey(dir, 1, rnd); err != nil {
+			return nil, false, err
+		}
+		created = true
+	} else if kr.testSigner {
+		return kr, false, nil
+	}
+	if kr == nil || !kr.testSigner {
+		if _, err := writeNewKey(dir, TestKeyIDBase+1, rnd); err != nil {
+			return nil, false, err
+		}
+		created = true
+	}
+	kr, err = LoadDir(dir)
+	return kr, created && err == nil, err
+}
+
+// RotateDir adds a new signing key for env (EnvLive or EnvTest) to dir with
+// the next free id of that range; it becomes the active key of env while the
+// older keys keep verifying. To retire a key later, replace its .key file by
+// its .pub file (WritePublicFile).
+func RotateDir(dir, env string, rnd io.Reader) (Key, error) {
+	const op = "barcode.RotateDir"
+	lo, hi := uint16(1), uint16(TestKeyIDBase-1)
+	switch env {
+	case EnvLive:
+	case EnvTest:
+		lo, hi = TestKeyIDBase+1, ^uint16(0)
+	default:
+		return Key{}, apperr.E(op, apperr.Invalid, "invalid_environment", `environment must be "live" or "test"`)
+	}
+	next := lo
+	kr, err := LoadDir(dir)
+	switch {
+	case err == nil:
+		for _, id := range kr.IDs() {
+			if id >= next && id <= hi {
+				if id == hi {
+					return Key{}, apperr.E(op, apperr.Conflict, "inspection_key_ids_exhausted", "no free key id left")
+				}
+				next = id + 1
+			}
+		}
+	case apperr.KindOf(err) != apperr.NotFound:
+		return Key{}, err
+	}
+	return writeNewKey(dir, next, rnd)
+}
+
+// WritePublicFile writes the public half of k into dir as a verify-only key.
+func WritePublicFile(dir string, k Key) error {
+	b, err := MarshalPublicPEM(k)
+	if err != nil {
+		return err
+	}
+	name := filepath.Join(dir, keyFilePrefix+k.Kid()+pubSuffix)
+	return apperr.Wrap("barcode.WritePublicFile", os.WriteFile(name, b, 0o644))
+}
+
+func writeNewKey(dir string, id uint16, rnd io.Reader) (Key, error) {
+	const op = "barcode.writeNewKey"
+	k, err := GenerateKey(id, rnd)
+	if err != nil {
+		return Key{}, err
+	}
+	b, err := MarshalPrivatePEM(k)
+	if err != nil {
+		return Key{}, err
+	}
+	if err := os.MkdirAll(dir, 0o700); err != nil {
+		return Key{}, apperr.Wrap(op, err)
+	}
+	name := filepath.Join(dir, keyFilePrefix+k.Kid()+privSuffix)
+	f, err := os.OpenFile(name, os.O_WRONLY|os.O_CREATE|os.O_EXCL, 0o600)
+	if err != nil {
+		return Key{}, apperr.Wrap(op, err)
+	}
+	if _, err := f.Write(b); err != nil {
+		f.Close()
+		return Key{}, apperr.Wrap(op, err)
+	}
+	return k, apperr.Wrap(op, f.Close())
+}

@@ -1,0 +1,344 @@
+package barcode
+
+import (
+	"bytes"
+	"crypto/ed25519"
+	"crypto/rand"
+	"crypto/x509"
+	"encoding/base64"
+	"encoding/hex"
+	"encoding/json"
+	"encoding/pem"
+	"errors"
+	"fmt"
+	"io"
+	"slices"
+	"strconv"
+
+	"github.com/farebox/farebox/internal/apperr"
+)
+
+// Key is one Ed25519 key with its key id. Private is nil for keys that may
+// only verify.
+type Key struct {
+	ID      uint16
+	Public  ed25519.PublicKey
+	Private ed25519.PrivateKey
+}
+
+// Kid is the key id as published in keys.json (decimal).
+func (k Key) Kid() string { return strconv.Itoa(int(k.ID)) }
+
+// TestKeyIDBase starts the key id range of test-environment keys: ids from
+// 0x8000 on may only sign test tickets, so a test key (which may be handled
+// less carefully, e.g. shared with partners' staging inspection apps) can
+// never produce a payload that passes as live.
+const TestKeyIDBase = 0x8000
+
+// Environment is EnvTest for ids from TestKeyIDBase on, else EnvLive.
+func (k Key) Environment() string { return keyEnv(k.ID) }
+
+func keyEnv(id uint16) string {
+	if id >= TestKeyIDBase {
+		return EnvTest
+	}
+	return EnvLive
+}
+
+// GenerateKey creates a new signing key with id; rnd nil means crypto/rand.
+func GenerateKey(id uint16, rnd io.Reader) (Key, error) {
+	if rnd == nil {
+		rnd = rand.Reader
+	}
+	pub, priv, err := ed25519.GenerateKey(rnd)
+	if err != nil {
+		return Key{}, apperr.Wrap("barcode.GenerateKey", err)
+	}
+	return Key{ID: id, Public: pub, Private: priv}, nil
+}
+
+// KeyFromSeed builds a signing key from a 32-byte Ed25519 seed.
+func KeyFromSeed(id uint16, seed []byte) (Key, error) {
+	if len(seed) != ed25519.SeedSize {
+		return Key{}, apperr.E("barcode.KeyFromSeed", apperr.Invalid, "invalid_inspection_key",
+			fmt.Sprintf("an Ed25519 seed has %d bytes, got %d", ed25519.SeedSize, len(seed)))
+	}
+	priv := ed25519.NewKeyFromSeed(seed)
+	return Key{ID: id, Public: priv.Public().(ed25519.PublicKey), Private: priv}, nil
+}
+
+// Keyring holds one active signing key, optionally an active test signing
+// key, and the keys accepted for verification (the active ones included).
+// It is immutable after creation and safe for concurrent use.
+type Keyring struct {
+	active     uint16
+	signer     bool
+	testActive uint16
+	testSigner bool
+	keys       map[uint16]Key
+}
+
+// NewKeyring returns a keyring signing with active (a live-range id) and
+// verifying with active and every key of verify. The test-range key
+// (TestKeyIDBase and up) with the highest id and a private half among verify
+// signs test tickets; without one, active signs them too. Duplicate ids must
+// carry the same public key.
+func NewKeyring(active Key, verify ...Key) (*Keyring, error) {
+	const op = "barcode.NewKeyring"
+	if len(active.Private) != ed25519.PrivateKeySize {
+		return nil, apperr.E(op, apperr.Invalid, "invalid_inspection_key", "the active key has no private half")
+	}
+	if active.Environment() != EnvLive {
+		return nil, apperr.E(op, apperr.Invalid, "invalid_inspection_key", "the active key id must be below 32768 (test-range ids sign test tickets only)")
+	}
+	active.Public = active.Private.Public().(ed25519.PublicKey)
+	kr, err := newVerifyKeyring(append([]Key{active}, verify...))
+	if err != nil {
+		return nil, err
+	}
+	kr.active, kr.signer = active.ID, true
+	for id, k := range kr.keys {
+		if k.Environment() == EnvTest && len(k.Private) == ed25519.PrivateKeySize && (!kr.testSigner || id > kr.testActive) {
+			kr.testActive, kr.testSigner = id, true
+		}
+	}
+	return kr, nil
+}
+
+// NewVerifyKeyring returns a keyring that verifies only (no active key), as
+// an inspection client builds from published keys.
+func NewVerifyKeyring(keys ...Key) (*Keyring, error) { return newVerifyKeyring(keys) }
+
+func newVerifyKeyring(keys []Key) (*Keyring, error) {
+	const op = "barcode.NewKeyring"
+	kr := &Keyring{keys: make(map[uint16]Key, len(keys))}
+	for _, k := range keys {
+		if len(k.Public) != ed25519.PublicKeySize {
+			return nil, apperr.E(op, apperr.Invalid, "invalid_inspection_key", "key "+k.Kid()+" has no valid public key")
+		}
+		if old, ok := kr.keys[k.ID]; ok {
+			if !old.Public.Equal(k.Public) {
+				return nil, apperr.E(op, apperr.Conflict, "duplicate_inspection_key_id", "two different keys share key id "+k.Kid())
+			}
+			if old.Private != nil {
+				continue
+			}
+		}
+		kr.keys[k.ID] = k
+	}
+	return kr, nil
+}
+
+// Active returns the signing key of live tickets; ok is false for a
+// verify-only keyring.
+func (kr *Keyring) Active() (Key, bool) {
+	if !kr.signer {
+		return Key{}, false
+	}
+	return kr.keys[kr.active], true
+}
+
+// ActiveFor returns the key that signs tickets of environment env.
+func (kr *Keyring) ActiveFor(env string) (Key, bool) {
+	if env == EnvTest && kr.testSigner {
+		return kr.keys[kr.testActive], true
+	}
+	return kr.Active()
+}
+
+// Lookup returns the key with id.
+func (kr *Keyring) Lookup(id uint16) (Key, bool) {
+	k, ok := kr.keys[id]
+	return k, ok
+}
+
+// IDs lists the key ids in ascending order.
+func (kr *Keyring) IDs() []uint16 {
+	ids := make([]uint16, 0, len(kr.keys))
+	for id := range kr.keys {
+		ids = append(ids, id)
+	}
+	slices.Sort(ids)
+	return ids
+}
+
+// Sign encodes c and signs it with the keyring's active key for
+// c.Environment (ActiveFor); c.KeyID and c.Version are ignored (the key's id
+// and Version are written).
+func Sign(c Claims, kr *Keyring) ([]byte, error) {
+	k, ok := kr.ActiveFor(c.Environment)
+	if !ok {
+		return nil, apperr.E("barcode.Sign", apperr.Unavailable, "no_inspection_signing_key", "no active inspection signing key")
+	}
+	body, err := encodeBody(c, k.ID)
+	if err != nil {
+		return nil, err
+	}
+	sig := ed25519.Sign(k.Private, signedMessage(body))
+	return append(body, sig...), nil
+}
+
+func signedMessage(body []byte) []byte {
+	return append([]byte(signContext), body...)
+}
+
+// Verification failures, distinguishable with errors.Is.
+var (
+	ErrMalformed      = errMalformed
+	ErrUnknownKey     = errors.New("inspection payload signed with an unknown key")
+	ErrSignature      = errors.New("inspection payload signature does not verify")
+	ErrKeyEnvironment = errors.New("a test key signed a live ticket")
+)
+
+// Verify parses payload and checks its signature against the key its key id
+// names. It returns the claims only when the payload is genuine. Errors are
+// apperr Invalid and wrap ErrMalformed, ErrUnknownKey, ErrSignature or
+// ErrKeyEnvironment (a test-range key vouching for a live ticket).
+func Verify(payload []byte, kr *Keyring) (Claims, error) {
+	const op = "barcode.Verify"
+	c, n, err := parse(payload)
+	if err != nil {
+		return Claims{}, &apperr.Error{Op: op, Kind: apperr.Invalid, Code: "malformed_barcode", Msg: err.Error(), Err: ErrMalformed}
+	}
+	k, ok := kr.Lookup(c.KeyID)
+	if !ok {
+		return Claims{}, &apperr.Error{Op: op, Kind: apperr.Invalid, Code: "unknown_barcode_key",
+			Msg: "signed with unknown key id " + strconv.Itoa(int(c.KeyID)), Err: ErrUnknownKey}
+	}
+	if !ed25519.Verify(k.Public, signedMessage(payload[:n]), payload[n:]) {
+		return Claims{}, &apperr.Error{Op: op, Kind: apperr.Invalid, Code: "bad_barcode_signature",
+			Msg: "signature does not verify", Err: ErrSignature}
+	}
+	if k.Environment() == EnvTest && c.Environment != EnvTest {
+		return Claims{}, &apperr.Error{Op: op, Kind: apperr.Invalid, Code: "test_key_signed_live_barcode",
+			Msg: "a test key signed a live ticket", Err: ErrKeyEnvironment}
+	}
+	return c, nil
+}
+
+// PublicKeyJSON is one entry of keys.json.
+type PublicKeyJSON struct {
+	Kid       string `json:"kid"`
+	Alg       string `json:"alg"`
+	PublicKey string `json:"public_key"` // base64url, no padding, 32 bytes
+	Active    bool   `json:"active"`     // the key currently signing new payloads of its environment
+	// Environment is "test" for test-range keys (they sign test tickets only), else "live".
+	Environment string `json:"environment"`
+}
+
+// KeySetJSON is the body of GET /v1/inspection/keys.json.
+type KeySetJSON struct {
+	Keys []PublicKeyJSON `json:"keys"`
+}
+
+// KeySet returns the public keys, ascending by id, for publication.
+func (kr *Keyring) KeySet() KeySetJSON {
+	ks := KeySetJSON{Keys: []PublicKeyJSON{}}
+	for _, id := range kr.IDs() {
+		k := kr.keys[id]
+		ks.Keys = append(ks.Keys, PublicKeyJSON{Kid: k.Kid(), Alg: "Ed25519",
+			PublicKey: base64.RawURLEncoding.EncodeToString(k.Public), Environment: k.Environment(),
+			Active: (kr.signer && id == kr.active) || (kr.testSigner && id == kr.testActive)})
+	}
+	return ks
+}
+
+// MarshalKeySet is the JSON body of GET /v1/inspection/keys.json.
+func (kr *Keyring) MarshalKeySet() ([]byte, error) { return json.Marshal(kr.KeySet()) }
+
+// ParseKeySet builds a verify-only keyring from a keys.json body.
+func ParseKeySet(data []byte) (*Keyring, error) {
+	const op = "barcode.ParseKeySet"
+	var ks KeySetJSON
+	if err := json.Unmarshal(data, &ks); err != nil {
+		return nil, apperr.E(op, apperr.Invalid, "invalid_key_set", "keys.json is not valid JSON: "+err.Error())
+	}
+	keys := make([]Key, 0, len(ks.Keys))
+	for _, j := range ks.Keys {
+		id, err := strconv.ParseUint(j.Kid, 10, 16)
+		if err != nil || j.Alg != "Ed25519" {
+			return nil, apperr.E(op, apperr.Invalid, "invalid_key_set", "unsupported key "+strconv.Quote(j.Kid))
+		}
+		pub, err := base64.RawURLEncoding.DecodeString(j.PublicKey)
+		if err != nil || len(pub) != ed25519.PublicKeySize {
+			return nil, apperr.E(op, apperr.Invalid, "invalid_key_set", "bad public key for kid "+j.Kid)
+		}
+		keys = append(keys, Key{ID: uint16(id), Public: pub})
+	}
+	return NewVerifyKeyring(keys...)
+}
+
+// MarshalPrivatePEM encodes a signing key as PKCS#8 PEM.
+func MarshalPrivatePEM(k Key) ([]byte, error) {
+	der, err := x509.MarshalPKCS8PrivateKey(k.Private)
+	if err != nil {
+		return nil, apperr.Wrap("barcode.MarshalPrivatePEM", err)
+	}
+	return pem.EncodeToMemory(&pem.Block{Type: "PRIVATE KEY", Bytes: der}), nil
+}
+
+// MarshalPublicPEM encodes a public key as PKIX PEM.
+func MarshalPublicPEM(k Key) ([]byte, error) {
+	der, err := x509.MarshalPKIXPublicKey(k.Public)
+	if err != nil {
+		return nil, apperr.Wrap("barcode.MarshalPublicPEM", err)
+	}
+	return pem.EncodeToMemory(&pem.Block{Type: "PUBLIC KEY", Bytes: der}), nil
+}
+
+// ParsePrivateKey reads a signing key: PKCS#8 PEM, or a 32-byte seed given
+// raw, as hex or as base64 (standard or URL alphabet, padded or not).
+func ParsePrivateKey(id uint16, data []byte) (Key, error) {
+	const op = "barcode.ParsePrivateKey"
+	if blk, _ := pem.Decode(data); blk != nil {
+		if blk.Type != "PRIVATE KEY" {
+			return Key{}, apperr.E(op, apperr.Invalid, "invalid_inspection_key", "PEM block "+blk.Type+" is not a PKCS#8 PRIVATE KEY")
+		}
+		k, err := x509.ParsePKCS8PrivateKey(blk.Bytes)
+		if err != nil {
+			return Key{}, apperr.E(op, apperr.Invalid, "invalid_inspection_key", err.Error())
+		}
+		priv, ok := k.(ed25519.PrivateKey)
+		if !ok {
+			return Key{}, apperr.E(op, apperr.Invalid, "invalid_inspection_key", fmt.Sprintf("key is %T, not Ed25519", k))
+		}
+		return Key{ID: id, Public: priv.Public().(ed25519.PublicKey), Private: priv}, nil
+	}
+	if len(data) == ed25519.SeedSize {
+		return KeyFromSeed(id, data)
+	}
+	if seed, ok := decodeText(bytes.TrimSpace(data)); ok && len(seed) == ed25519.SeedSize {
+		return KeyFromSeed(id, seed)
+	}
+	return Key{}, apperr.E(op, apperr.Invalid, "invalid_inspection_key", "neither a PKCS#8 PEM key nor a 32-byte seed")
+}
+
+// ParsePublicKey reads a PKIX PEM Ed25519 public key.
+func ParsePublicKey(id uint16, data []byte) (Key, error) {
+	const op = "barcode.ParsePublicKey"
+	blk, _ := pem.Decode(data)
+	if blk == nil || blk.Type != "PUBLIC KEY" {
+		return Key{}, apperr.E(op, apperr.Invalid, "invalid_inspection_key", "not a PEM PUBLIC KEY")
+	}
+	k, err := x509.ParsePKIXPublicKey(blk.Bytes)
+	if err != nil {
+		return Key{}, apperr.E(op, apperr.Invalid, "invalid_inspection_key", err.Error())
+	}
+	pub, ok := k.(ed25519.PublicKey)
+	if !ok {
+		return Key{}, apperr.E(op, apperr.Invalid, "invalid_inspection_key", fmt.Sprintf("key is %T, not Ed25519", k))
+	}
+	return Key{ID: id, Public: pub}, nil
+}
+
+func decodeText(s []byte) ([]byte, bool) {
+	if b, err := hex.DecodeString(string(s)); err == nil {
+		return b, true
+	}
+	for _, enc := range []*base64.Encoding{base64.StdEncoding, base64.RawStdEncoding, base64.URLEncoding, base64.RawURLEncoding} {
+		if b, err := enc.DecodeString(string(s)); err == nil {
+			return b, true
+		}
+	}
+	return nil, false
+}

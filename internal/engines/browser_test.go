@@ -1,0 +1,353 @@
+package engines
+
+import (
+	"bytes"
+	"encoding/json"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/google/go-cmp/cmp"
+	"github.com/santhosh-tekuri/jsonschema/v6"
+
+	"github.com/farebox/farebox/internal/barcode"
+)
+
+// Schemas of the monthly product as the server stores them (full draft-04)
+// and as iOS re-encodes them (only the keywords of client-contract 3.2/3.3).
+const mediumSchema = `{
+  "$schema": "http://json-schema.org/draft-04/schema#",
+  "type": "object",
+  "oneOf": [{"type": "object", "required": ["photo_id_lite"], "additionalProperties": false,
+             "properties": {"photo_id_lite": {"$ref": "#/definitions/photo_id_lite"}}}],
+  "definitions": {
+    "photo_id_lite": {"type": "object", "title": "Photo-Id", "additionalProperties": false,
+      "required": ["first_name", "last_name", "birth_date"],
+      "properties": {
+        "first_name": {"type": "string", "title": "Vorname", "minLength": 1, "maxLength": 100, "description": "as on the ID"},
+        "last_name": {"type": "string", "title": "Nachname", "minLength": 1, "maxLength": 100},
+        "birth_date": {"type": "string", "title": "Geburtsdatum", "format": "date"}}}}}`
+
+const mediumSchemaIOS = `{
+  "$schema": "http://json-schema.org/draft-04/schema#",
+  "type": "object",
+  "oneOf": [{"type": "object", "required": ["photo_id_lite"], "properties": {"photo_id_lite": {"$ref": "#/definitions/photo_id_lite"}}}],
+  "definitions": {
+    "photo_id_lite": {"type": "object", "title": "Photo-Id", "required": ["first_name", "last_name", "birth_date"],
+      "properties": {
+        "first_name": {"type": "string", "title": "Vorname", "minLength": 1, "maxLength": 100},
+        "last_name": {"type": "string", "title": "Nachname", "minLength": 1, "maxLength": 100},
+        "birth_date": {"type": "string", "title": "Geburtsdatum", "format": "date"}}}}}`
+
+const tariffSchema = `{
+  "$schema": "http://json-schema.org/draft-04/schema#",
+  "type": "object",
+  "allOf": [{"type": "object", "required": ["german_postal_code"], "additionalProperties": false,
+             "properties": {"german_postal_code": {"$ref": "#/definitions/german_postal_code"}}}],
+  "definitions": {"german_postal_code": {"type": "string", "title": "Postleitzahl (Wohnort)",
+    "pattern": "^([0-9]{5}|not-germany)$", "examples": ["10115"]}}}`
+
+const tariffSchemaIOS = `{
+  "$schema": "http://json-schema.org/draft-04/schema#",
+  "type": "object",
+  "allOf": [{"type": "object", "required": ["german_postal_code"], "properties": {"german_postal_code": {"$ref": "#/definitions/german_postal_code"}}}],
+  "definitions": {"german_postal_code": {"type": "string", "title": "Postleitzahl (Wohnort)", "pattern": "^([0-9]{5}|not-germany)$"}}}`
+
+const multiSchema = `{
+  "$schema": "http://json-schema.org/draft-04/schema#",
+  "type": "object",
+  "oneOf": [
+    {"type": "object", "required": ["photo_id"], "properties": {"photo_id": {"$ref": "#/definitions/photo_id"}}},
+    {"type": "object", "required": ["photo_id_name_only"], "properties": {"photo_id_name_only": {"$ref": "#/definitions/photo_id_name_only"}}}],
+  "definitions": {
+    "photo_id": {"type": "object", "title": "Ausweis", "required": ["first_name", "last_name", "birth_date", "id_type", "id_number"],
+      "properties": {
+        "first_name": {"type": "string", "title": "Vorname"},
+        "last_name": {"type": "string", "title": "Nachname"},
+        "birth_date": {"type": "string", "title": "Geburtsdatum", "format": "date"},
+        "id_type": {"type": "string", "title": "Ausweisart", "enum": ["passport", "id_card"]},
+        "id_number": {"type": "string", "title": "Ausweisnummer", "minLength": 6, "maxLength": 9}}},
+    "photo_id_name_only": {"type": "object", "title": "Nur Name", "required": ["first_name", "last_name"],
+      "properties": {
+        "first_name": {"type": "string", "title": "Vorname"},
+        "last_name": {"type": "string", "title": "Nachname", "pattern": "^[A-Za-z\\- ]+$"}}}}}`
+
+// browserResults mirrors results.json of run.js.
+type browserResults struct {
+	Rendering map[string]struct {
+		Returned   bool           `json:"returned"`
+		First      map[string]any `json:"first"`
+		ClockAfter string         `json:"clockAfter"`
+	} `json:"rendering"`
+	Identification map[string]map[string]json.RawMessage `json:"identification"`
+	Requests       []string                              `json:"requests"`
+	Errors         []string                              `json:"errors"`
+}
+
+type got struct {
+	Medium *string  `json:"medium"`
+	Tariff *string  `json:"tariff"`
+	Errors []string `json:"errors"`
+}
+
+func runBrowser(t *testing.T, cfg map[string]any) (browserResults, string) {
+	t.Helper()
+	node, err := exec.LookPath("node")
+	if err != nil {
+		t.Fatal("node is required (apt-get install nodejs): ", err)
+	}
+	chromium := os.Getenv("FAREBOX_CHROMIUM")
+	if chromium == "" {
+		chromium = "/usr/bin/chromium"
+	}
+	if _, err := os.Stat(chromium); err != nil {
+		t.Fatal("chromium is required (apt-get install chromium): ", err)
+	}
+	script, _ := filepath.Abs("testdata/browser/run.js")
+	if _, err := os.Stat("testdata/browser/node_modules/puppeteer-core"); err != nil {
+		t.Fatal("puppeteer-core is missing: run `npm ci` in internal/engines/testdata/browser: ", err)
+	}
+	out := os.Getenv("FAREBOX_ENGINE_SCREENSHOTS") // keep screenshots there when set
+	if out == "" {
+		out = t.TempDir()
+	} else if err := os.MkdirAll(out, 0o755); err != nil {
+		t.Fatal(err)
+	}
+	dir := t.TempDir()
+	for name, e := range map[string]Engine{"rendering": RenderingEngine(), "identification": IdentificationView()} {
+		p := filepath.Join(dir, name+".html")
+		if err := os.WriteFile(p, e.HTML, 0o644); err != nil {
+			t.Fatal(err)
+		}
+		cfg[name] = p
+	}
+	cfg["chromium"], cfg["outDir"] = chromium, out
+	cfgPath := filepath.Join(dir, "config.json")
+	b, _ := json.Marshal(cfg)
+	if err := os.WriteFile(cfgPath, b, 0o644); err != nil {
+		t.Fatal(err)
+	}
+	cmd := exec.Command(node, script, cfgPath)
+	cmd.Dir = filepath.Dir(script)
+	if msg, err := cmd.CombinedOutput(); err != nil {
+		t.Fatalf("node run.js: %v\n%s", err, msg)
+	}
+	var res browserResults
+	data, err := os.ReadFile(filepath.Join(out, "results.json"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := json.Unmarshal(data, &res); err != nil {
+		t.Fatal(err)
+	}
+	return res, out
+}
+
+func raw(s string) json.RawMessage { return json.RawMessage(s) }
+
+func TestEnginesInChromium(t *testing.T) {
+	kr, tickets, claims := browserTickets(t)
+	res, out := runBrowser(t, map[string]any{
+		"tickets": tickets,
+		"schemas": map[string]json.RawMessage{"medium": raw(mediumSchema), "mediumIOS": raw(mediumSchemaIOS),
+			"tariff": raw(tariffSchema), "tariffIOS": raw(tariffSchemaIOS), "multi": raw(multiSchema)},
+		"prefill": map[string]any{"photo_id_lite": map[string]string{"first_name": "Max", "last_name": "Mustermann", "birth_date": "1990-01-01"}},
+	})
+	if len(res.Requests) != 0 {
+		t.Errorf("engines made network requests: %v", res.Requests)
+	}
+	if len(res.Errors) != 0 {
+		t.Errorf("JavaScript errors: %v", res.Errors)
+	}
+	checkRendering(t, res, out, kr, claims)
+	checkIdentification(t, res)
+}
+
+// browserTickets builds the SDK re-encoded ticket shapes (client-contract 6.2).
+func browserTickets(t *testing.T) (*barcode.Keyring, map[string]any, map[string]barcode.Claims) {
+	k, _ := barcode.KeyFromSeed(5, bytes.Repeat([]byte{3}, 32))
+	kr, _ := barcode.NewKeyring(k)
+	now := time.Now().UTC().Truncate(time.Second)
+	tickets, claims := map[string]any{}, map[string]barcode.Claims{}
+	for _, v := range []struct {
+		name, env, from, until string
+		c                      barcode.Claims
+	}{
+		{"ios_live", "live", clockTS(now.Add(-time.Hour)), clockTS(now.Add(29 * 24 * time.Hour)), barcode.Claims{}},
+		{"android_test", "test", clockTS(now.Add(-time.Hour)), clockTS(now.Add(29 * 24 * time.Hour)), barcode.Claims{}},
+		{"ios_expired_offset", "live", "2025-06-01T00:00:00+0200", "2025-07-01T00:00:00+0200", barcode.Claims{}},
+	} {
+		from, _ := time.Parse("2006-01-02T15:04:05Z0700", v.from)
+		until, _ := time.Parse("2006-01-02T15:04:05Z0700", v.until)
+		c := barcode.Claims{TicketID: "farebox-ticket-3f2b8c1e-9d4a-4e6b-8f00-1a2b3c4d5e6f", ProductID: "farebox-product-0a1b2c3d-4e5f-4a6b-9c8d-7e6f5a4b3c2d",
+			ProductName: "Deutschlandticket", ValidFrom: from, ValidUntil: until, FirstName: "Max", LastName: "Mustermann",
+			BirthDate: "1990-01-01", Environment: v.env}
+		payload, err := barcode.Sign(c, kr)
+		if err != nil {
+			t.Fatal(err)
+		}
+		props, err := BarcodeProperties(payload)
+		if err != nil {
+			t.Fatal(err)
+		}
+		props["identification_medium"] = map[string]any{"photo_id_lite": map[string]string{"first_name": "Max", "last_name": "Mustermann", "birth_date": "1990-01-01"}}
+		area := map[string]any{"id": "farebox-area-x", "type": "Feature",
+			"properties": map[string]any{"city_name": "Berlin", "local_zone_name": "Deutschland"}}
+		geometry := map[string]any{"type": "Polygon", "coordinates": [][][]float64{{{13.0, 52.3}, {13.8, 52.3}, {13.8, 52.7}, {13.0, 52.3}}}}
+		ticket := map[string]any{
+			"id": c.TicketID, "coupon_id": "farebox-coupon-1", "environment": v.env,
+			"valid_from": v.from, "valid_until": v.until, "ticket_created_at": v.from, "sold_at": v.from,
+			"product": map[string]any{"id": c.ProductID, "area_id": "farebox-area-x", "currency": "EUR", "ticket_type": "month",
+				"customer_type": "adult", "price_in_cents": 4900, "local_ticket_name": "Deutschlandticket",
+				"duration_definition": "calendar_month", "local_validity_description": "Kalendermonat", "is_subscription": true},
+			"ticket": map[string]any{"meta": map[string]any{"version": "1", "template": "farebox", "requires_engine": "1.0.0"}, "properties": props},
+			"area":   area,
+		}
+		if strings.HasPrefix(v.name, "ios") {
+			area["geojson"] = geometry
+			ticket["createdAt"] = 786_000_000.25 // seconds since 2001, as iOS encodes Date
+		} else {
+			area["geometry"] = geometry
+			ticket["createdAt"] = "Nov 21, 2026 6:00:00 AM"
+			ticket["coupon_reactivation_key"] = nil
+			ticket["wasReactivated"] = false
+			ticket["ticket"].(map[string]any)["meta"].(map[string]any)["available_rendering_options"] = []string{"google_wallet"}
+		}
+		tickets[v.name], claims[v.name] = ticket, c
+	}
+	// A ticket whose properties carry no barcode (e.g. issued before barcodes existed).
+	var bare map[string]any
+	b, _ := json.Marshal(tickets["android_test"])
+	_ = json.Unmarshal(b, &bare)
+	props := bare["ticket"].(map[string]any)["properties"].(map[string]any)
+	delete(props, PropBarcode)
+	delete(props, PropBarcodePNG)
+	bare["environment"] = "live"
+	tickets["android_no_barcode"] = bare
+	return kr, tickets, claims
+}
+
+func clockTS(t time.Time) string { return t.UTC().Format(time.RFC3339) }
+
+func checkRendering(t *testing.T, res browserResults, out string, kr *barcode.Keyring, claims map[string]barcode.Claims) {
+	if nb := res.Rendering["android_no_barcode"]; !nb.Returned || nb.First["barcodeShown"] != false ||
+		nb.First["barcodeMissingShown"] != true || nb.First["passenger"] != "Max Mustermann" || nb.First["ribbonVisible"] != false {
+		t.Errorf("ticket without barcode: %+v", nb)
+	}
+	for name, c := range claims {
+		r, ok := res.Rendering[name]
+		if !ok || !r.Returned {
+			t.Errorf("%s: renderTicket did not return true", name)
+			continue
+		}
+		f := r.First
+		test := c.Environment == "test"
+		wantState := "valid"
+		if name == "ios_expired_offset" {
+			wantState = "expired"
+		}
+		for k, want := range map[string]any{
+			"product": "Deutschlandticket", "sub": "Kalendermonat", "passenger": "Max Mustermann", "birth": "01.01.1990",
+			"area": "Deutschland (Berlin)", "reference": "T-4D5E6F", "state": wantState, "error": "",
+			"ribbonVisible": test, "testNoteVisible": test, "barcodeShown": true, "barcodeMissingShown": false,
+		} {
+			if f[k] != want {
+				t.Errorf("%s: %s = %#v, want %#v", name, k, f[k], want)
+			}
+		}
+		if name == "ios_expired_offset" && f["validFrom"] != "So., 01.06.2025, 00:00" {
+			t.Errorf("%s: +0200 offset shown as %v", name, f["validFrom"])
+		}
+		m, _ := barcode.Aztec(mustPayload(t, c, kr))
+		if f["barcodeNaturalWidth"] != float64(m.Size) {
+			t.Errorf("%s: barcode image width %v, want %d modules", name, f["barcodeNaturalWidth"], m.Size)
+		}
+		if r.ClockAfter == f["clock"] || len(r.ClockAfter) != 8 {
+			t.Errorf("%s: live clock did not advance: %v → %q", name, f["clock"], r.ClockAfter)
+		}
+		// The drawn barcode must scan back to a genuine payload.
+		img, err := os.ReadFile(filepath.Join(out, "rendering_"+name+"_barcode.png"))
+		if err != nil {
+			t.Fatal(err)
+		}
+		payload, err := barcode.ParseInput(img)
+		if err != nil {
+			t.Errorf("%s: screenshot barcode unreadable: %v", name, err)
+			continue
+		}
+		gotC, err := barcode.Verify(payload, kr)
+		if err != nil || gotC.TicketID != c.TicketID || gotC.Environment != c.Environment {
+			t.Errorf("%s: scanned payload: %v %+v", name, err, gotC)
+		}
+	}
+}
+
+func mustPayload(t *testing.T, c barcode.Claims, kr *barcode.Keyring) []byte {
+	p, err := barcode.Sign(c, kr)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return p
+}
+
+func decodeGot(t *testing.T, m map[string]json.RawMessage, key string) got {
+	t.Helper()
+	var g got
+	if err := json.Unmarshal(m[key], &g); err != nil {
+		t.Fatalf("%s: %v (%s)", key, err, m[key])
+	}
+	return g
+}
+
+// serverValidator compiles a schema the way the server validates (draft-04,
+// formats asserted).
+func serverValidator(t *testing.T, schema string) *jsonschema.Schema {
+	t.Helper()
+	doc, err := jsonschema.UnmarshalJSON(strings.NewReader(schema))
+	if err != nil {
+		t.Fatal(err)
+	}
+	c := jsonschema.NewCompiler()
+	c.DefaultDraft(jsonschema.Draft4)
+	c.AssertFormat()
+	if err := c.AddResource("mem://schema.json", doc); err != nil {
+		t.Fatal(err)
+	}
+	s, err := c.Compile("mem://schema.json")
+	if err != nil {
+		t.Fatal(err)
+	}
+	return s
+}
+
+func serverAccepts(t *testing.T, s *jsonschema.Schema, v string) bool {
+	t.Helper()
+	inst, err := jsonschema.UnmarshalJSON(strings.NewReader(v))
+	if err != nil {
+		t.Fatal(err)
+	}
+	return s.Validate(inst) == nil
+}
+
+// wantJSON checks that s is a JSON string equal to want and that the
+// server's validator accepts its inner object.
+func wantJSON(t *testing.T, label string, s *string, want string, v *jsonschema.Schema, key string) {
+	t.Helper()
+	if s == nil {
+		t.Errorf("%s: got null, want %s", label, want)
+		return
+	}
+	var a, b any
+	_ = json.Unmarshal([]byte(*s), &a)
+	_ = json.Unmarshal([]byte(want), &b)
+	if diff := cmp.Diff(b, a); diff != "" {
+		t.Errorf("%s (-want +got):\n%s", label, diff)
+	}
+	inner, _ := json.Marshal(a.(map[string]any)[key])
+	if v != nil && !serverAccepts(t, v, string(inner)) {
+		t.Errorf("%s: the server schema rejects %s", label, inner)
+	}
+}

@@ -1,0 +1,54 @@
+package engines
+
+import (
+	"encoding/base64"
+	"encoding/json"
+
+	"github.com/farebox/farebox/internal/apperr"
+
+	"github.com/farebox/farebox/internal/barcode"
+)
+
+// Keys of ticket.ticket.properties the rendering engine reads.
+const (
+	// PropBarcode holds {"format":"aztec","encoding":"base64url","payload":…}:
+	// the signed inspection payload, for clients that draw it themselves.
+	PropBarcode = "inspection_barcode"
+	// PropBarcodePNG holds "data:image/png;base64,…": the Aztec code of the
+	// binary payload, one pixel per module, no quiet zone (the engine adds it).
+	PropBarcodePNG = "inspection_barcode_png"
+)
+
+// BarcodeProperty is the value of PropBarcode.
+type BarcodeProperty struct {
+	Format   string `json:"format"`   // "aztec"
+	Encoding string `json:"encoding"` // "base64url" (no padding)
+	Payload  string `json:"payload"`  // barcode.Text(payload)
+}
+
+// BarcodeProperties returns the entries to merge into ticket.properties for
+// a signed inspection payload.
+func BarcodeProperties(payload []byte) (map[string]any, error) {
+	png, err := barcode.PNG(payload, 1, 0)
+	if err != nil {
+		return nil, err
+	}
+	return map[string]any{
+		PropBarcode:    BarcodeProperty{Format: "aztec", Encoding: "base64url", Payload: barcode.Text(payload)},
+		PropBarcodePNG: "data:image/png;base64," + base64.StdEncoding.EncodeToString(png),
+	}, nil
+}
+
+// BarcodePayload reads the signed payload back from a stored
+// ticket.properties object (the PropBarcode entry), e.g. to fill
+// wallet.TicketView.Barcode. It fails with apperr NotFound when the
+// properties carry no barcode.
+func BarcodePayload(properties json.RawMessage) ([]byte, error) {
+	var props struct {
+		Barcode *BarcodeProperty `json:"inspection_barcode"`
+	}
+	if err := json.Unmarshal(properties, &props); err != nil || props.Barcode == nil || props.Barcode.Payload == "" {
+		return nil, apperr.E("engines.BarcodePayload", apperr.NotFound, "inspection_barcode_not_found", "the ticket has no inspection barcode")
+	}
+	return barcode.FromText(props.Barcode.Payload)
+}

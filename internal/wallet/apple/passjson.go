@@ -1,0 +1,200 @@
+package apple
+
+import (
+	"sort"
+	"strings"
+	"time"
+
+	"github.com/farebox/farebox/internal/barcode"
+	"github.com/farebox/farebox/internal/wallet"
+)
+
+// PassJSON is the subset of pass.json that farebox writes.
+type PassJSON struct {
+	FormatVersion      int         `json:"formatVersion"`
+	PassTypeIdentifier string      `json:"passTypeIdentifier"`
+	TeamIdentifier     string      `json:"teamIdentifier"`
+	SerialNumber       string      `json:"serialNumber"`
+	OrganizationName   string      `json:"organizationName"`
+	Description        string      `json:"description"`
+	LogoText           string      `json:"logoText,omitempty"`
+	ForegroundColor    string      `json:"foregroundColor"`
+	BackgroundColor    string      `json:"backgroundColor"`
+	LabelColor         string      `json:"labelColor"`
+	SharingProhibited  bool        `json:"sharingProhibited"`
+	ExpirationDate     string      `json:"expirationDate"`
+	RelevantDate       string      `json:"relevantDate"`
+	Voided             bool        `json:"voided,omitempty"`
+	Barcodes           []Barcode   `json:"barcodes"`
+	BoardingPass       *FieldGroup `json:"boardingPass"`
+}
+
+// Barcode is one entry of pass.json barcodes.
+type Barcode struct {
+	Format          string `json:"format"`
+	Message         string `json:"message"`
+	MessageEncoding string `json:"messageEncoding"`
+	AltText         string `json:"altText,omitempty"`
+}
+
+// FieldGroup is the boardingPass style dictionary.
+type FieldGroup struct {
+	TransitType     string  `json:"transitType"`
+	HeaderFields    []Field `json:"headerFields,omitempty"`
+	PrimaryFields   []Field `json:"primaryFields"`
+	SecondaryFields []Field `json:"secondaryFields,omitempty"`
+	AuxiliaryFields []Field `json:"auxiliaryFields,omitempty"`
+	BackFields      []Field `json:"backFields,omitempty"`
+}
+
+// Field is one pass field; Value is a string (dates as W3C date-times with
+// DateStyle/TimeStyle set).
+type Field struct {
+	Key           string `json:"key"`
+	Label         string `json:"label,omitempty"`
+	Value         string `json:"value"`
+	DateStyle     string `json:"dateStyle,omitempty"`
+	TimeStyle     string `json:"timeStyle,omitempty"`
+	TextAlignment string `json:"textAlignment,omitempty"`
+}
+
+// TransitType of every farebox pass: a network or zone ticket, no vehicle type.
+const TransitType = "PKTransitTypeGeneric"
+
+// Localization keys; every label in pass.json is one of them.
+var stringsTable = map[string][2]string{ // key → {en, de}
+	"PASS_DESCRIPTION": {"Public transport ticket", "Fahrschein für den Nahverkehr"},
+	"PRODUCT":          {"Ticket", "Fahrschein"},
+	"PASSENGER":        {"Passenger", "Fahrgast"},
+	"BIRTH_DATE":       {"Date of birth", "Geburtsdatum"},
+	"VALID_FROM":       {"Valid from", "Gültig ab"},
+	"VALID_UNTIL":      {"Valid until", "Gültig bis"},
+	"AREA":             {"Area", "Tarifgebiet"},
+	"VALIDITY":         {"Validity", "Gültigkeit"},
+	"TICKET_ID":        {"Ticket number", "Ticketnummer"},
+	"REFERENCE":        {"Reference", "Referenz"},
+	"ENVIRONMENT":      {"Environment", "Umgebung"},
+	"TEST_VALUE":       {"TEST – not valid for travel", "TEST – nicht gültig"},
+	"STATUS":           {"Status", "Status"},
+	"VOIDED_VALUE":     {"Cancelled", "Storniert"},
+	"NOTE":             {"Note", "Hinweis"},
+	"NOTE_TEXT":        {"Valid only together with an official photo ID of the passenger. Show the barcode on inspection.", "Nur gültig mit amtlichem Lichtbildausweis des Fahrgasts. Bei der Kontrolle den Barcode vorzeigen."},
+}
+
+// StringsFile renders <lang>.lproj/pass.strings for lang "en" or "de".
+func StringsFile(lang string) []byte {
+	idx := 0
+	if lang == "de" {
+		idx = 1
+	}
+	keys := make([]string, 0, len(stringsTable))
+	for k := range stringsTable {
+		keys = append(keys, k)
+	}
+	sort.Strings(keys)
+	var b strings.Builder
+	b.WriteString("/* farebox pass strings (" + lang + ") */\n")
+	for _, k := range keys {
+		b.WriteString(quote(k) + " = " + quote(stringsTable[k][idx]) + ";\n")
+	}
+	return []byte(b.String())
+}
+
+func quote(s string) string {
+	r := strings.NewReplacer(`\`, `\\`, `"`, `\"`, "\n", `\n`)
+	return `"` + r.Replace(s) + `"`
+}
+
+// Style configures colours and names shown on the pass.
+type Style struct {
+	OrganizationName string // shown on the lock screen; default "farebox"
+	LogoText         string // next to the logo; default OrganizationName
+	Foreground       string // "rgb(r, g, b)"
+	Background       string
+	Label            string
+}
+
+func (s Style) withDefaults() Style {
+	if s.OrganizationName == "" {
+		s.OrganizationName = "farebox"
+	}
+	if s.LogoText == "" {
+		s.LogoText = s.OrganizationName
+	}
+	if s.Foreground == "" {
+		s.Foreground = "rgb(255, 255, 255)"
+	}
+	if s.Background == "" {
+		s.Background = "rgb(0, 92, 68)"
+	}
+	if s.Label == "" {
+		s.Label = "rgb(196, 232, 214)"
+	}
+	return s
+}
+
+// testBackground is the background of every test-environment pass.
+const testBackground = "rgb(138, 28, 28)"
+
+// passJSON builds pass.json for p.
+func passJSON(p wallet.Pass, passTypeID, teamID string, st Style) PassJSON {
+	st = st.withDefaults()
+	if p.Test() {
+		st.Background, st.Label = testBackground, "rgb(255, 212, 0)" // a test pass must never look live
+	}
+	w3c := func(t time.Time) string { return t.UTC().Format(time.RFC3339) }
+	bp := &FieldGroup{
+		TransitType:   TransitType,
+		PrimaryFields: []Field{{Key: "product", Label: "PRODUCT", Value: p.ProductName}},
+		AuxiliaryFields: []Field{
+			{Key: "valid_from", Label: "VALID_FROM", Value: w3c(p.ValidFrom), DateStyle: "PKDateStyleMedium", TimeStyle: "PKDateStyleShort"},
+			{Key: "valid_until", Label: "VALID_UNTIL", Value: w3c(p.ValidUntil), DateStyle: "PKDateStyleMedium", TimeStyle: "PKDateStyleShort", TextAlignment: "PKTextAlignmentRight"},
+		},
+	}
+	if p.Test() {
+		bp.HeaderFields = append(bp.HeaderFields, Field{Key: "environment", Label: "ENVIRONMENT", Value: "TEST_VALUE"})
+	}
+	if p.Voided {
+		bp.HeaderFields = append(bp.HeaderFields, Field{Key: "status", Label: "STATUS", Value: "VOIDED_VALUE"})
+	}
+	if name := p.Passenger.Name(); name != "" {
+		bp.SecondaryFields = append(bp.SecondaryFields, Field{Key: "passenger", Label: "PASSENGER", Value: name})
+	}
+	if p.Passenger.BirthDate != "" {
+		bp.SecondaryFields = append(bp.SecondaryFields, Field{Key: "birth_date", Label: "BIRTH_DATE", Value: p.Passenger.BirthDate, TextAlignment: "PKTextAlignmentRight"})
+	}
+	if a := p.Area(); a != "" {
+		bp.BackFields = append(bp.BackFields, Field{Key: "area", Label: "AREA", Value: a})
+	}
+	if p.ValidityDescription != "" {
+		bp.BackFields = append(bp.BackFields, Field{Key: "validity", Label: "VALIDITY", Value: p.ValidityDescription})
+	}
+	bp.BackFields = append(bp.BackFields,
+		Field{Key: "reference", Label: "REFERENCE", Value: p.ShortRef()},
+		Field{Key: "ticket_id", Label: "TICKET_ID", Value: p.TicketID},
+		Field{Key: "note", Label: "NOTE", Value: "NOTE_TEXT"},
+	)
+	return PassJSON{
+		FormatVersion:      1,
+		PassTypeIdentifier: passTypeID,
+		TeamIdentifier:     teamID,
+		SerialNumber:       p.TicketID,
+		OrganizationName:   st.OrganizationName,
+		Description:        "PASS_DESCRIPTION",
+		LogoText:           st.LogoText,
+		ForegroundColor:    st.Foreground,
+		BackgroundColor:    st.Background,
+		LabelColor:         st.Label,
+		SharingProhibited:  true,
+		ExpirationDate:     w3c(p.ValidUntil),
+		RelevantDate:       w3c(p.ValidFrom),
+		Voided:             p.Voided,
+		Barcodes: []Barcode{{
+			Format:          "PKBarcodeFormatAztec",
+			Message:         barcode.Latin1(p.Barcode),
+			MessageEncoding: "iso-8859-1",
+			AltText:         p.ShortRef(),
+		}},
+		BoardingPass: bp,
+	}
+}
