@@ -150,6 +150,14 @@ func timePtr(t *time.Time) any {
 	return now(*t)
 }
 
+// optTime stores the zero time as NULL.
+func optTime(t time.Time) any {
+	if t.IsZero() {
+		return nil
+	}
+	return now(t)
+}
+
 // jsonText stores JSON as text (SQLite would store a RawMessage as a BLOB).
 func jsonText(j json.RawMessage) any {
 	if len(j) == 0 {

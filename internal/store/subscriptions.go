@@ -68,7 +68,7 @@ const cycleCols = `id, subscription_id, product_id, valid_from, valid_until, ord
 // InsertCycle writes a cycle.
 func (q Q) InsertCycle(ctx context.Context, c ticketing.Cycle) error {
 	_, err := q.db.ExecContext(ctx, `INSERT INTO subscription_cycles (`+cycleCols+`) VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10)`,
-		c.ID, c.SubscriptionID, c.ProductID, now(c.ValidFrom), now(c.ValidUntil), c.Ordered, c.CouponActivated, c.BillableItemID, c.TicketID, now(c.CreatedAt))
+		c.ID, c.SubscriptionID, c.ProductID, optTime(c.ValidFrom), optTime(c.ValidUntil), c.Ordered, c.CouponActivated, c.BillableItemID, c.TicketID, now(c.CreatedAt))
 	return mapErr(err)
 }
 
@@ -76,13 +76,14 @@ func (q Q) InsertCycle(ctx context.Context, c ticketing.Cycle) error {
 func (q Q) UpdateCycle(ctx context.Context, c ticketing.Cycle) error {
 	_, err := q.db.ExecContext(ctx, `UPDATE subscription_cycles SET valid_from = $1, valid_until = $2, ordered = $3, coupon_activated = $4,
 		billable_item_id = $5, ticket_id = $6 WHERE id = $7`,
-		now(c.ValidFrom), now(c.ValidUntil), c.Ordered, c.CouponActivated, c.BillableItemID, c.TicketID, c.ID)
+		optTime(c.ValidFrom), optTime(c.ValidUntil), c.Ordered, c.CouponActivated, c.BillableItemID, c.TicketID, c.ID)
 	return mapErr(err)
 }
 
 // Cycles returns a subscription's cycles in chronological order.
 func (q Q) Cycles(ctx context.Context, subscriptionID string) ([]ticketing.Cycle, error) {
-	rows, err := q.db.QueryContext(ctx, `SELECT `+cycleCols+` FROM subscription_cycles WHERE subscription_id = $1 ORDER BY valid_from`, subscriptionID)
+	rows, err := q.db.QueryContext(ctx, `SELECT `+cycleCols+` FROM subscription_cycles WHERE subscription_id = $1
+		ORDER BY CASE WHEN valid_from IS NULL THEN 1 ELSE 0 END, valid_from, created_at, id`, subscriptionID)
 	if err != nil {
 		return nil, mapErr(err)
 	}
@@ -91,12 +92,22 @@ func (q Q) Cycles(ctx context.Context, subscriptionID string) ([]ticketing.Cycle
 	for rows.Next() {
 		var c ticketing.Cycle
 		var bill, ticket sql.NullString
-		if err := rows.Scan(&c.ID, &c.SubscriptionID, &c.ProductID, &c.ValidFrom, &c.ValidUntil, &c.Ordered, &c.CouponActivated, &bill, &ticket, &c.CreatedAt); err != nil {
+		var from, until sql.NullTime
+		if err := rows.Scan(&c.ID, &c.SubscriptionID, &c.ProductID, &from, &until, &c.Ordered, &c.CouponActivated, &bill, &ticket, &c.CreatedAt); err != nil {
 			return nil, mapErr(err)
 		}
-		c.ValidFrom, c.ValidUntil = c.ValidFrom.UTC(), c.ValidUntil.UTC()
+		if from.Valid {
+			c.ValidFrom, c.ValidUntil = from.Time.UTC(), until.Time.UTC()
+		}
 		c.BillableItemID, c.TicketID = nullStr(bill), nullStr(ticket)
 		out = append(out, c)
 	}
 	return out, mapErr(rows.Err())
+}
+
+// DeleteUnorderedCycle removes a cycle that can never be ordered (it starts
+// after a cancelled subscription's end). Ordered cycles are never deleted.
+func (q Q) DeleteUnorderedCycle(ctx context.Context, id string) error {
+	_, err := q.db.ExecContext(ctx, `DELETE FROM subscription_cycles WHERE id = $1 AND ordered = $2`, id, false)
+	return mapErr(err)
 }

@@ -70,7 +70,9 @@ type Subscription struct {
 	Cycles                 []Cycle // chronological
 }
 
-// Cycle is one period of a subscription.
+// Cycle is one period of a subscription. ValidFrom and ValidUntil (the
+// inclusive last second) are zero while the cycle is undated: the first cycle
+// gets its month at the first activation.
 type Cycle struct {
 	ID              string
 	SubscriptionID  string

@@ -1,0 +1,136 @@
+package app
+
+import (
+	"context"
+	"fmt"
+	"strings"
+	"time"
+	"unicode/utf8"
+
+	"github.com/farebox/farebox/internal/account"
+	"github.com/farebox/farebox/internal/apperr"
+	"github.com/farebox/farebox/internal/catalog"
+	"github.com/farebox/farebox/internal/store"
+	"github.com/farebox/farebox/internal/ticketing"
+)
+
+// Limits of an order request.
+const (
+	MaxProductsPerOrder = 100
+	MaxOrderReference   = 255
+)
+
+// OrderRequest is what a partner sends to order tickets.
+type OrderRequest struct {
+	ProductIDs             []string
+	OptionalOrderReference *string
+}
+
+// PlaceOrder creates an order with one coupon per product id (duplicates
+// allowed, each its own coupon), a billable item per single-ticket coupon,
+// and for a subscription product the subscription with its first, ordered
+// cycle and that cycle's billable item. Everything is written in one
+// transaction: an unknown, unsold or not permitted product creates nothing
+// and the 422 names each offending entry.
+func (a *App) PlaceOrder(ctx context.Context, p account.Principal, req OrderRequest) (ticketing.Order, error) {
+	const op = "app.PlaceOrder"
+	if len(req.ProductIDs) == 0 || len(req.ProductIDs) > MaxProductsPerOrder {
+		return ticketing.Order{}, apperr.Validation(op, "invalid_product_ids", "/product_ids",
+			fmt.Sprintf("product_ids must hold 1 to %d product ids", MaxProductsPerOrder))
+	}
+	if r := req.OptionalOrderReference; r != nil && (utf8.RuneCountInString(*r) > MaxOrderReference || !utf8.ValidString(*r)) {
+		return ticketing.Order{}, apperr.Validation(op, "invalid_order_reference", "/optional_order_reference",
+			fmt.Sprintf("optional_order_reference must be at most %d characters", MaxOrderReference))
+	}
+	now := a.Clock.Now()
+	ix := a.Catalog()
+	grants, err := a.Store.Read().Grants(ctx, p.AccountID)
+	if err != nil {
+		return ticketing.Order{}, err
+	}
+	products := make([]*catalog.Product, len(req.ProductIDs))
+	var probs []apperr.FieldError
+	for i, id := range req.ProductIDs {
+		pr, ok := ix.Product(id)
+		field := fmt.Sprintf("/product_ids/%d", i)
+		switch {
+		case !ok:
+			probs = append(probs, apperr.FieldError{Field: field, Message: fmt.Sprintf("unknown product %q", id)})
+		case !pr.OnSale(now):
+			probs = append(probs, apperr.FieldError{Field: field, Message: fmt.Sprintf("product %q is not on sale", id)})
+		case pr.Restricted && !grants[id]:
+			probs = append(probs, apperr.FieldError{Field: field, Message: fmt.Sprintf("product %q may not be ordered by this account; contact the operator", id)})
+		}
+		products[i] = pr
+	}
+	if len(probs) > 0 {
+		msgs := make([]string, len(probs))
+		for i, pr := range probs {
+			msgs[i] = pr.Message
+		}
+		return ticketing.Order{}, apperr.E(op, apperr.Unprocessable, "invalid_product_ids",
+			"product_ids: "+strings.Join(msgs, "; ")).WithDetails(probs...)
+	}
+
+	o := ticketing.Order{ID: a.IDs.New("order"), AccountID: p.AccountID, Environment: p.Environment,
+		OptionalOrderReference: req.OptionalOrderReference, RestoreSecret: a.IDs.New("restore-secret"), CreatedAt: now}
+	var subs []ticketing.Subscription
+	var items []ticketing.BillableItem
+	for i, pr := range products {
+		c := ticketing.Coupon{ID: a.IDs.New("coupon"), OrderID: o.ID, Position: i, AccountID: p.AccountID,
+			Environment: p.Environment, ProductID: pr.ID, CreatedAt: now}
+		if pr.IsSubscription {
+			s, item := a.newSubscription(p, pr, c.ID, now)
+			c.SubscriptionID = &s.ID
+			subs = append(subs, s)
+			items = append(items, item)
+		} else {
+			item := a.newBillableItem(p, pr, now)
+			item.CouponID = &c.ID
+			c.BillableItemID = &item.ID
+			items = append(items, item)
+		}
+		o.Coupons = append(o.Coupons, c)
+	}
+	err = a.Store.Write(ctx, func(q store.Q) error {
+		if err := q.InsertOrder(ctx, o); err != nil {
+			return err
+		}
+		for _, s := range subs {
+			if err := q.InsertSubscription(ctx, s); err != nil {
+				return err
+			}
+			for _, c := range s.Cycles {
+				if err := q.InsertCycle(ctx, c); err != nil {
+					return err
+				}
+			}
+		}
+		for _, c := range o.Coupons {
+			if err := q.InsertCoupon(ctx, c); err != nil {
+				return err
+			}
+		}
+		for _, it := range items {
+			if err := q.InsertBillableItem(ctx, it); err != nil {
+				return err
+			}
+		}
+		return nil
+	})
+	if err != nil {
+		return ticketing.Order{}, err
+	}
+	return o, nil
+}
+
+func (a *App) newBillableItem(p account.Principal, pr *catalog.Product, now time.Time) ticketing.BillableItem {
+	return ticketing.BillableItem{ID: a.IDs.New("billable"), AccountID: p.AccountID, Environment: p.Environment,
+		ProductID: pr.ID, Description: pr.LocalTicketName, AmountCents: pr.PriceInCents, Currency: pr.Currency,
+		VATRateBP: pr.VATRateBP, OrderedAt: now}
+}
+
+// Order returns one of the caller's orders.
+func (a *App) Order(ctx context.Context, p account.Principal, id string) (ticketing.Order, error) {
+	return a.Store.Read().Order(ctx, p.AccountID, p.Environment, id)
+}

@@ -1,0 +1,153 @@
+package app
+
+import (
+	"context"
+	"time"
+
+	"github.com/farebox/farebox/internal/account"
+	"github.com/farebox/farebox/internal/apperr"
+	"github.com/farebox/farebox/internal/catalog"
+	"github.com/farebox/farebox/internal/store"
+	"github.com/farebox/farebox/internal/subscription"
+	"github.com/farebox/farebox/internal/ticketing"
+)
+
+// newSubscription makes the subscription an order creates: its first cycle
+// is ordered (with its billable item) and undated until the coupon is
+// activated, which fixes the month.
+func (a *App) newSubscription(p account.Principal, pr *catalog.Product, couponID string, now time.Time) (ticketing.Subscription, ticketing.BillableItem) {
+	s := ticketing.Subscription{ID: a.IDs.New("subscription"), AccountID: p.AccountID, Environment: p.Environment,
+		ProductID: pr.ID, CreatedAt: now}
+	c := ticketing.Cycle{ID: a.IDs.New("cycle"), SubscriptionID: s.ID, ProductID: pr.ID, Ordered: true, CreatedAt: now}
+	item := a.newBillableItem(p, pr, now)
+	item.CouponID, item.SubscriptionID, item.CycleID = &couponID, &s.ID, &c.ID
+	c.BillableItemID = &item.ID
+	s.Cycles = []ticketing.Cycle{c}
+	return s, item
+}
+
+// subState turns a stored subscription into the rules' state.
+func subState(s ticketing.Subscription) subscription.State {
+	st := subscription.State{Restored: s.RestoredSubscriptionID != nil}
+	if s.CancelRequestedAt != nil {
+		st.CancelledAt = *s.CancelRequestedAt
+	}
+	if s.EndsAt != nil {
+		st.EndsAt = *s.EndsAt
+	}
+	for _, c := range s.Cycles {
+		sc := subscription.Cycle{ID: c.ID, ProductID: c.ProductID, ValidFrom: c.ValidFrom, ValidUntil: c.ValidUntil,
+			Ordered: c.Ordered, CouponActivated: c.CouponActivated}
+		if c.BillableItemID != nil {
+			sc.BillableItemID = *c.BillableItemID
+		}
+		st.Cycles = append(st.Cycles, sc)
+	}
+	return st
+}
+
+// applyState writes the rules' new state back: changed cycles are updated,
+// new ones inserted. Cycles keep their ticket ids.
+func applyState(ctx context.Context, q store.Q, s ticketing.Subscription, st subscription.State, now time.Time) error {
+	old := map[string]ticketing.Cycle{}
+	for _, c := range s.Cycles {
+		old[c.ID] = c
+	}
+	for _, sc := range st.Cycles {
+		c, existed := old[sc.ID]
+		if !existed {
+			c = ticketing.Cycle{ID: sc.ID, SubscriptionID: s.ID, CreatedAt: now}
+		}
+		c.ProductID, c.ValidFrom, c.ValidUntil, c.Ordered, c.CouponActivated = sc.ProductID, sc.ValidFrom, sc.ValidUntil, sc.Ordered, sc.CouponActivated
+		if sc.BillableItemID != "" {
+			id := sc.BillableItemID
+			c.BillableItemID = &id
+		}
+		var err error
+		if existed {
+			err = q.UpdateCycle(ctx, c)
+		} else {
+			err = q.InsertCycle(ctx, c)
+		}
+		if err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+// Subscription returns one of the caller's subscriptions.
+func (a *App) Subscription(ctx context.Context, p account.Principal, id string) (ticketing.Subscription, error) {
+	return a.Store.Read().Subscription(ctx, p.AccountID, p.Environment, id)
+}
+
+// Reorder orders the named cycle, or the next unordered one, creating its
+// billable item; after cancellation or for an already ordered cycle it is
+// a 422. Concurrent reorders of one subscription serialise on its row, so
+// each cycle gets exactly one billable item.
+func (a *App) Reorder(ctx context.Context, p account.Principal, id, cycleID string) (ticketing.Subscription, error) {
+	now := a.Clock.Now()
+	var out ticketing.Subscription
+	err := a.Store.Write(ctx, func(q store.Q) error {
+		if err := q.LockSubscription(ctx, id); err != nil {
+			return err
+		}
+		s, err := q.Subscription(ctx, p.AccountID, p.Environment, id)
+		if err != nil {
+			return err
+		}
+		st := subState(s)
+		i, err := subscription.ReorderTarget(st, cycleID, now)
+		if err != nil {
+			return err
+		}
+		pr, ok := a.Catalog().Product(st.Cycles[i].ProductID)
+		if !ok {
+			return apperr.E("app.Reorder", apperr.Internal, "product_missing", "the cycle's product is not in the catalog")
+		}
+		item := a.newBillableItem(p, pr, now)
+		item.SubscriptionID, item.CycleID = &s.ID, &st.Cycles[i].ID
+		if err := q.InsertBillableItem(ctx, item); err != nil {
+			return err
+		}
+		next := subscription.Reorder(st, i, item.ID, a.IDs.New("cycle"), a.Loc)
+		if err := applyState(ctx, q, s, next, now); err != nil {
+			return err
+		}
+		out, err = q.Subscription(ctx, p.AccountID, p.Environment, id)
+		return err
+	})
+	return out, err
+}
+
+// CancelSubscription records a cancellation: requested by the 10th of a
+// month (local time) it ends at the end of that month, otherwise at the end
+// of the next month. Cancelling again is harmless and keeps the first end.
+func (a *App) CancelSubscription(ctx context.Context, p account.Principal, id string) (ticketing.Subscription, error) {
+	now := a.Clock.Now()
+	var out ticketing.Subscription
+	err := a.Store.Write(ctx, func(q store.Q) error {
+		if err := q.LockSubscription(ctx, id); err != nil {
+			return err
+		}
+		s, err := q.Subscription(ctx, p.AccountID, p.Environment, id)
+		if err != nil {
+			return err
+		}
+		next, dropped, changed := subscription.Cancel(subState(s), now, a.Loc)
+		if changed {
+			s.CancelRequestedAt, s.EndsAt = &next.CancelledAt, &next.EndsAt
+			if err := q.UpdateSubscriptionEnd(ctx, s); err != nil {
+				return err
+			}
+			for _, cid := range dropped {
+				if err := q.DeleteUnorderedCycle(ctx, cid); err != nil {
+					return err
+				}
+			}
+		}
+		out, err = q.Subscription(ctx, p.AccountID, p.Environment, id)
+		return err
+	})
+	return out, err
+}
