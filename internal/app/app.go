@@ -9,6 +9,7 @@ import (
 	"github.com/farebox/farebox/internal/apperr"
 	"github.com/farebox/farebox/internal/clock"
 	"github.com/farebox/farebox/internal/ident"
+	"github.com/farebox/farebox/internal/schema"
 	"github.com/farebox/farebox/internal/store"
 )
 
@@ -20,6 +21,7 @@ type App struct {
 	Loc   *time.Location // calendar rules (Europe/Berlin by default)
 
 	catalog catalogPtr
+	schemas schema.Cache
 
 	authTTL time.Duration
 	authMu  sync.RWMutex

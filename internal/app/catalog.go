@@ -2,6 +2,7 @@ package app
 
 import (
 	"context"
+	"fmt"
 	"math"
 	"strings"
 	"sync/atomic"
@@ -81,6 +82,9 @@ func (a *App) ImportCatalog(ctx context.Context, f *catalog.File) error {
 		return err
 	}
 	if err := catalog.Validate(f, string(a.IDs), existing); err != nil {
+		return err
+	}
+	if err := a.compileSchemas(f); err != nil {
 		return err
 	}
 	if err := a.Store.Write(ctx, func(q store.Q) error { return q.UpsertCatalog(ctx, f, a.Clock.Now()) }); err != nil {
@@ -168,4 +172,25 @@ func (a *App) Area(id string) (*catalog.AreaEntry, error) {
 		return nil, apperr.NotFoundf("app.Area", "area")
 	}
 	return ar, nil
+}
+
+// compileSchemas checks that every product's schemas compile as draft-04
+// (and warms the cache activation uses).
+func (a *App) compileSchemas(f *catalog.File) error {
+	var probs []apperr.FieldError
+	for i, p := range f.Products {
+		if _, err := a.schemas.Get(p.IdentificationMediumSchema); err != nil {
+			probs = append(probs, apperr.FieldError{Field: fmt.Sprintf("/products/%d/identification_medium_schema", i), Message: err.Error()})
+		}
+		if p.HasTariffSettings() {
+			if _, err := a.schemas.Get(p.TariffSettingsSchema); err != nil {
+				probs = append(probs, apperr.FieldError{Field: fmt.Sprintf("/products/%d/tariff_settings_schema", i), Message: err.Error()})
+			}
+		}
+	}
+	if len(probs) > 0 {
+		return apperr.E("app.ImportCatalog", apperr.Unprocessable, "catalog_invalid",
+			fmt.Sprintf("catalog has %d invalid schema(s); nothing was imported", len(probs))).WithDetails(probs...)
+	}
+	return nil
 }

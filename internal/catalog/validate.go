@@ -7,6 +7,7 @@ import (
 	"strings"
 
 	"github.com/farebox/farebox/internal/apperr"
+	"github.com/farebox/farebox/internal/validity"
 )
 
 var uuidRE = regexp.MustCompile(`^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$`)
@@ -103,6 +104,7 @@ func Validate(f *File, prefix string, existingProducts map[string]bool) error {
 		default:
 			add(p+"/customer_type", "must be adult or child")
 		}
+		before := len(probs)
 		switch pr.DurationDefinition {
 		case DurationMinutes:
 			if pr.DurationInMinutes == nil || *pr.DurationInMinutes <= 0 {
@@ -120,6 +122,9 @@ func Validate(f *File, prefix string, existingProducts map[string]bool) error {
 			}
 		default:
 			add(p+"/duration_definition", "must be duration_in_minutes or calendar_month")
+		}
+		if _, err := validity.FromProduct(pr.DurationDefinition, pr.DurationInMinutes, pr.ValidityInMinutes, pr.TicketType); err != nil && len(probs) == before {
+			add(p+"/duration_definition", "%s", apperr.As(err).Msg)
 		}
 		if pr.PriceInCents < 0 {
 			add(p+"/price_in_cents", "must not be negative")

@@ -1,0 +1,322 @@
+package app
+
+import (
+	"bytes"
+	"context"
+	"crypto/sha256"
+	"encoding/hex"
+	"encoding/json"
+	"time"
+
+	"github.com/farebox/farebox/internal/apperr"
+	"github.com/farebox/farebox/internal/catalog"
+	"github.com/farebox/farebox/internal/schema"
+	"github.com/farebox/farebox/internal/store"
+	"github.com/farebox/farebox/internal/subscription"
+	"github.com/farebox/farebox/internal/ticketing"
+	"github.com/farebox/farebox/internal/validity"
+)
+
+// ActivationRequest is the body of POST …/coupons/{id}/activate.json in all
+// the shapes the SDKs send (client-contract.md 2.2). Raw fields are nil when
+// absent.
+type ActivationRequest struct {
+	IdentificationMedium json.RawMessage
+	ActivationStart      string
+	TariffSettings       json.RawMessage
+	ReactivationKey      string
+	// Version is the API version of the path (v8 enforces the 72-hour
+	// window, v9 returns the same ticket for a repeated reactivation key).
+	Version int
+}
+
+// Activation is the outcome of an activation.
+type Activation struct {
+	TicketID  string
+	AccountID string
+	Coupon    ticketing.Coupon
+}
+
+// ActivateCoupon turns a coupon into a ticket, or a subscription coupon's
+// next ordered cycle into a ticket (reactivation). It is idempotent: the
+// same medium activating the same coupon again yields the same ticket id;
+// a different medium is a 409. Concurrent activations of one coupon create
+// exactly one ticket (a unique index; the loser re-reads the winner's).
+func (a *App) ActivateCoupon(ctx context.Context, couponID string, req ActivationRequest) (Activation, error) {
+	var out Activation
+	var err error
+	for attempt := 0; attempt < 2; attempt++ {
+		out, err = a.activateOnce(ctx, couponID, req)
+		if apperr.KindOf(err) != apperr.Conflict || apperr.As(err).Code != "conflict" {
+			return out, err
+		}
+		// Lost a race on the unique ticket index: the second pass finds the winner's ticket.
+	}
+	return out, err
+}
+
+func (a *App) activateOnce(ctx context.Context, couponID string, req ActivationRequest) (Activation, error) {
+	const op = "app.ActivateCoupon"
+	now := a.Clock.Now()
+	var out Activation
+	err := a.Store.Write(ctx, func(q store.Q) error {
+		c, err := q.Coupon(ctx, couponID)
+		if err != nil {
+			return err
+		}
+		out.Coupon, out.AccountID = c, c.AccountID
+		pr, ok := a.Catalog().Product(c.ProductID)
+		if !ok {
+			return apperr.E(op, apperr.Internal, "product_missing", "the coupon's product is not in the catalog")
+		}
+		if c.RestoredCouponID != nil {
+			return apperr.E(op, apperr.Unprocessable, "coupon_restored",
+				validity.MsgAnymore+": the coupon was restored into coupon "+*c.RestoredCouponID)
+		}
+		if req.ReactivationKey != "" {
+			out.TicketID, err = a.reactivate(ctx, q, c, req, now)
+			return err
+		}
+		out.TicketID, err = a.activateFirst(ctx, q, c, pr, req, now)
+		return err
+	})
+	return out, err
+}
+
+// mediumHash identifies an identification medium regardless of key order.
+func mediumHash(raw json.RawMessage) string {
+	var v any
+	_ = json.Unmarshal(raw, &v)
+	canon, _ := json.Marshal(v) // map keys are sorted
+	sum := sha256.Sum256(canon)
+	return hex.EncodeToString(sum[:])
+}
+
+// validInput checks the medium and tariff settings against the product.
+// Absent tariff settings fall back to those stored on the coupon.
+func (a *App) validInput(pr *catalog.Product, medium, tariff, couponTariff json.RawMessage) (json.RawMessage, error) {
+	const op = "app.validInput"
+	ims, err := a.schemas.Get(pr.IdentificationMediumSchema)
+	if err != nil {
+		return nil, apperr.Wrap(op, err)
+	}
+	if err := schema.IdentificationMedium.Check(op, ims, medium); err != nil {
+		return nil, err
+	}
+	if isAbsent(tariff) {
+		tariff = couponTariff
+	}
+	if !pr.HasTariffSettings() {
+		// The identification view sends {"tariff_settings":{}} when the product has no schema.
+		if !isAbsent(tariff) && !isEmptyObject(tariff) {
+			return nil, schema.TariffSettings.Error(op, []schema.Problem{{Message: "this product takes no tariff settings"}})
+		}
+		return nil, nil
+	}
+	tss, err := a.schemas.Get(pr.TariffSettingsSchema)
+	if err != nil {
+		return nil, apperr.Wrap(op, err)
+	}
+	if err := schema.TariffSettings.Check(op, tss, tariff); err != nil {
+		return nil, err
+	}
+	return tariff, nil
+}
+
+func isAbsent(raw json.RawMessage) bool {
+	t := bytes.TrimSpace(raw)
+	return len(t) == 0 || string(t) == "null"
+}
+
+func isEmptyObject(raw json.RawMessage) bool {
+	var m map[string]any
+	return json.Unmarshal(raw, &m) == nil && len(m) == 0
+}
+
+func (a *App) activateFirst(ctx context.Context, q store.Q, c ticketing.Coupon, pr *catalog.Product, req ActivationRequest, now time.Time) (string, error) {
+	const op = "app.activateFirst"
+	existing, err := q.TicketsOfCoupon(ctx, c.ID)
+	if err != nil {
+		return "", err
+	}
+	if c.OriginalCouponID != nil {
+		return a.activateRestored(ctx, q, c, existing, now)
+	}
+	if isAbsent(req.IdentificationMedium) {
+		return "", schema.IdentificationMedium.Error(op, []schema.Problem{{Message: "is required"}})
+	}
+	tariff, err := a.validInput(pr, req.IdentificationMedium, req.TariffSettings, c.TariffSettings)
+	if err != nil {
+		return "", err
+	}
+	hash := mediumHash(req.IdentificationMedium)
+	if c.Activated && len(existing) > 0 {
+		first := existing[0]
+		if first.MediumHash == hash {
+			return first.ID, nil
+		}
+		return "", apperr.E(op, apperr.Conflict, "coupon_already_activated",
+			"The coupon is already activated with another identification medium")
+	}
+	def, err := validity.FromProduct(pr.DurationDefinition, pr.DurationInMinutes, pr.ValidityInMinutes, pr.TicketType)
+	if err != nil {
+		return "", apperr.Wrap(op, err)
+	}
+	win := validity.Activation(def, c.CreatedAt, a.Loc)
+	if err := win.Check(now, req.Version >= 8); err != nil {
+		return "", err
+	}
+	requested, err := validity.ParseStart(req.ActivationStart)
+	if err != nil {
+		return "", err
+	}
+	_, from, until, err := win.Start(def, requested, now, a.Loc)
+	if err != nil {
+		return "", err
+	}
+	t := ticketing.Ticket{ID: a.IDs.New("ticket"), CouponID: c.ID, AccountID: c.AccountID, Environment: c.Environment,
+		ProductID: pr.ID, IdentificationMedium: req.IdentificationMedium, MediumHash: hash, TariffSettings: tariff,
+		ValidFrom: from, ValidUntil: until, CreatedAt: now}
+	if c.SubscriptionID != nil {
+		s, err := q.Subscription(ctx, "", "", *c.SubscriptionID)
+		if err != nil {
+			return "", err
+		}
+		st, err := subscription.ActivateFirst(subState(s), from, a.IDs.New("cycle"), a.Loc)
+		if err != nil {
+			return "", err
+		}
+		first := st.Cycles[0]
+		t.CycleID, t.ValidFrom, t.ValidUntil = first.ID, first.ValidFrom, first.ValidUntil
+		key := a.IDs.New("reactivation-key")
+		t.ReactivationKey = &key
+		s.Cycles[0].TicketID = &t.ID
+		if err := applyState(ctx, q, s, st, now); err != nil {
+			return "", err
+		}
+	}
+	if err := q.InsertTicket(ctx, t); err != nil {
+		return "", err
+	}
+	if tariff != nil && !bytes.Equal(tariff, c.TariffSettings) {
+		if err := q.SetCouponTariffSettings(ctx, c.ID, tariff); err != nil {
+			return "", err
+		}
+	}
+	return t.ID, q.MarkCouponActivated(ctx, c.ID)
+}
+
+// activateRestored activates a restored coupon with an empty body: the new
+// ticket keeps the original ticket's validity, identification and cycle.
+func (a *App) activateRestored(ctx context.Context, q store.Q, c ticketing.Coupon, existing []ticketing.Ticket, now time.Time) (string, error) {
+	if len(existing) > 0 {
+		return existing[len(existing)-1].ID, nil
+	}
+	old, err := q.TicketsOfCoupon(ctx, *c.OriginalCouponID)
+	if err != nil {
+		return "", err
+	}
+	if len(old) == 0 {
+		return "", apperr.E("app.activateRestored", apperr.Unprocessable, "original_not_activated",
+			"The original coupon was never activated; nothing to restore")
+	}
+	src := old[len(old)-1]
+	t := ticketing.Ticket{ID: a.IDs.New("ticket"), CouponID: c.ID, AccountID: c.AccountID, Environment: c.Environment,
+		ProductID: src.ProductID, IdentificationMedium: src.IdentificationMedium, MediumHash: src.MediumHash,
+		TariffSettings: src.TariffSettings, ValidFrom: src.ValidFrom, ValidUntil: src.ValidUntil, CreatedAt: now}
+	if c.SubscriptionID != nil {
+		s, err := q.Subscription(ctx, "", "", *c.SubscriptionID)
+		if err != nil {
+			return "", err
+		}
+		for i, cy := range s.Cycles {
+			if cy.ValidFrom.Equal(src.ValidFrom) {
+				t.CycleID = cy.ID
+				s.Cycles[i].TicketID = &t.ID
+				if err := q.UpdateCycle(ctx, s.Cycles[i]); err != nil {
+					return "", err
+				}
+			}
+		}
+		key := a.IDs.New("reactivation-key")
+		t.ReactivationKey = &key
+	}
+	if err := q.InsertTicket(ctx, t); err != nil {
+		return "", err
+	}
+	return t.ID, q.MarkCouponActivated(ctx, c.ID)
+}
+
+// reactivate issues the ticket of the subscription's next ordered cycle for
+// the reactivation key carried by the previous ticket.
+func (a *App) reactivate(ctx context.Context, q store.Q, c ticketing.Coupon, req ActivationRequest, now time.Time) (string, error) {
+	const op = "app.reactivate"
+	badKey := apperr.Validation(op, "invalid_reactivation_key", "/reactivation_key",
+		"reactivation_key: unknown, stale or not issued for this coupon")
+	if c.SubscriptionID == nil {
+		return "", badKey
+	}
+	if prev, ok, err := q.TicketByUsedReactivationKey(ctx, req.ReactivationKey); err != nil {
+		return "", err
+	} else if ok {
+		if prev.CouponID != c.ID {
+			return "", badKey
+		}
+		if req.Version >= 9 {
+			return prev.ID, nil
+		}
+		return "", apperr.E(op, apperr.Conflict, "reactivation_key_used",
+			"This reactivation_key was already used; use the coupon_reactivation_key of the newest ticket")
+	}
+	prev, ok, err := q.TicketByReactivationKey(ctx, req.ReactivationKey)
+	if err != nil {
+		return "", err
+	}
+	if !ok || prev.CouponID != c.ID || prev.InvalidatedAt != nil {
+		return "", badKey
+	}
+	if err := q.LockSubscription(ctx, *c.SubscriptionID); err != nil {
+		return "", err
+	}
+	s, err := q.Subscription(ctx, "", "", *c.SubscriptionID)
+	if err != nil {
+		return "", err
+	}
+	st := subState(s)
+	i, err := subscription.ReactivationTarget(st, now)
+	if err != nil {
+		return "", err
+	}
+	cycle := st.Cycles[i]
+	pr, ok := a.Catalog().Product(cycle.ProductID)
+	if !ok {
+		return "", apperr.E(op, apperr.Internal, "product_missing", "the cycle's product is not in the catalog")
+	}
+	medium := req.IdentificationMedium
+	if isAbsent(medium) {
+		medium = prev.IdentificationMedium
+	}
+	tariff := req.TariffSettings
+	if isAbsent(tariff) {
+		tariff = prev.TariffSettings
+	}
+	tariff, err = a.validInput(pr, medium, tariff, c.TariffSettings)
+	if err != nil {
+		return "", err
+	}
+	key := a.IDs.New("reactivation-key")
+	used := req.ReactivationKey
+	t := ticketing.Ticket{ID: a.IDs.New("ticket"), CouponID: c.ID, AccountID: c.AccountID, Environment: c.Environment,
+		ProductID: pr.ID, CycleID: cycle.ID, IdentificationMedium: medium, MediumHash: mediumHash(medium), TariffSettings: tariff,
+		ValidFrom: cycle.ValidFrom, ValidUntil: cycle.ValidUntil, ReactivationKey: &key, UsedReactivationKey: &used, CreatedAt: now}
+	next := subscription.Reactivate(st, i, a.IDs.New("cycle"), a.Loc)
+	for j := range s.Cycles {
+		if s.Cycles[j].ID == cycle.ID {
+			s.Cycles[j].TicketID = &t.ID
+		}
+	}
+	if err := applyState(ctx, q, s, next, now); err != nil {
+		return "", err
+	}
+	return t.ID, q.InsertTicket(ctx, t)
+}

@@ -1,0 +1,174 @@
+package app
+
+import (
+	"context"
+	"encoding/json"
+	"time"
+
+	"github.com/farebox/farebox/internal/account"
+	"github.com/farebox/farebox/internal/apperr"
+	"github.com/farebox/farebox/internal/catalog"
+	"github.com/farebox/farebox/internal/schema"
+	"github.com/farebox/farebox/internal/store"
+	"github.com/farebox/farebox/internal/subscription"
+	"github.com/farebox/farebox/internal/ticketing"
+	"github.com/farebox/farebox/internal/validity"
+)
+
+// CouponDetails is a coupon with everything its JSON shows.
+type CouponDetails struct {
+	Coupon              ticketing.Coupon
+	Product             *catalog.Product
+	Area                *catalog.AreaEntry
+	Window              validity.ActivationWindow
+	TariffSettingsValid *bool // nil when the product takes no tariff settings
+	Subscription        *SubscriptionDetails
+}
+
+// SubscriptionDetails is a subscription with the rules' view at now.
+type SubscriptionDetails struct {
+	Subscription ticketing.Subscription
+	View         subscription.View
+}
+
+// Coupon returns a coupon by id; the id is the credential (no key).
+func (a *App) Coupon(ctx context.Context, id string) (CouponDetails, error) {
+	c, err := a.Store.Read().Coupon(ctx, id)
+	if err != nil {
+		return CouponDetails{}, err
+	}
+	return a.couponDetails(ctx, a.Store.Read(), c)
+}
+
+func (a *App) couponDetails(ctx context.Context, q store.Q, c ticketing.Coupon) (CouponDetails, error) {
+	const op = "app.couponDetails"
+	d := CouponDetails{Coupon: c}
+	var ok bool
+	if d.Product, ok = a.Catalog().Product(c.ProductID); !ok {
+		return d, apperr.E(op, apperr.Internal, "product_missing", "the coupon's product is not in the catalog")
+	}
+	if d.Area, ok = a.Catalog().Area(d.Product.AreaID); !ok {
+		return d, apperr.E(op, apperr.Internal, "area_missing", "the product's area is not in the catalog")
+	}
+	def, err := validity.FromProduct(d.Product.DurationDefinition, d.Product.DurationInMinutes, d.Product.ValidityInMinutes, d.Product.TicketType)
+	if err != nil {
+		return d, apperr.Wrap(op, err)
+	}
+	d.Window = validity.Activation(def, c.CreatedAt, a.Loc)
+	if d.Product.HasTariffSettings() {
+		valid := false
+		if !isAbsent(c.TariffSettings) {
+			if s, err := a.schemas.Get(d.Product.TariffSettingsSchema); err == nil {
+				valid = schema.TariffSettings.Check(op, s, c.TariffSettings) == nil
+			}
+		}
+		d.TariffSettingsValid = &valid
+	}
+	if c.SubscriptionID != nil {
+		sd, err := a.subscriptionDetails(ctx, q, *c.SubscriptionID)
+		if err != nil {
+			return d, err
+		}
+		d.Subscription = &sd
+	}
+	return d, nil
+}
+
+func (a *App) subscriptionDetails(ctx context.Context, q store.Q, id string) (SubscriptionDetails, error) {
+	s, err := q.Subscription(ctx, "", "", id)
+	if err != nil {
+		return SubscriptionDetails{}, err
+	}
+	return SubscriptionDetails{Subscription: s, View: subscription.Describe(subState(s), a.Clock.Now())}, nil
+}
+
+// SubscriptionDetails returns one of the caller's subscriptions with its view.
+func (a *App) SubscriptionDetails(ctx context.Context, p account.Principal, id string) (SubscriptionDetails, error) {
+	if _, err := a.Store.Read().Subscription(ctx, p.AccountID, p.Environment, id); err != nil {
+		return SubscriptionDetails{}, err
+	}
+	return a.subscriptionDetails(ctx, a.Store.Read(), id)
+}
+
+// OrderCoupons returns the details of every coupon of an order.
+func (a *App) OrderCoupons(ctx context.Context, o ticketing.Order) ([]CouponDetails, error) {
+	out := make([]CouponDetails, 0, len(o.Coupons))
+	for _, c := range o.Coupons {
+		d, err := a.couponDetails(ctx, a.Store.Read(), c)
+		if err != nil {
+			return nil, err
+		}
+		out = append(out, d)
+	}
+	return out, nil
+}
+
+// SetTariffSettings validates and stores a coupon's tariff settings; they
+// may be set again until the coupon is activated.
+func (a *App) SetTariffSettings(ctx context.Context, couponID string, ts json.RawMessage) (CouponDetails, error) {
+	const op = "app.SetTariffSettings"
+	var out CouponDetails
+	err := a.Store.Write(ctx, func(q store.Q) error {
+		c, err := q.Coupon(ctx, couponID)
+		if err != nil {
+			return err
+		}
+		pr, ok := a.Catalog().Product(c.ProductID)
+		if !ok {
+			return apperr.E(op, apperr.Internal, "product_missing", "the coupon's product is not in the catalog")
+		}
+		if !pr.HasTariffSettings() {
+			return schema.TariffSettings.Error(op, []schema.Problem{{Message: "this product takes no tariff settings"}})
+		}
+		s, err := a.schemas.Get(pr.TariffSettingsSchema)
+		if err != nil {
+			return apperr.Wrap(op, err)
+		}
+		if err := schema.TariffSettings.Check(op, s, ts); err != nil {
+			return err
+		}
+		if err := q.SetCouponTariffSettings(ctx, c.ID, ts); err != nil {
+			return err
+		}
+		c.TariffSettings = ts
+		out, err = a.couponDetails(ctx, q, c)
+		return err
+	})
+	return out, err
+}
+
+// TicketDetails is a ticket with its coupon, product, area and subscription.
+type TicketDetails struct {
+	Ticket  ticketing.Ticket
+	Coupon  ticketing.Coupon
+	Product *catalog.Product
+	Area    *catalog.AreaEntry
+	// Valid is false for a ticket whose coupon was restored away or whose
+	// subscription was restored (the new ticket replaces it).
+	Valid bool
+}
+
+// Ticket returns a ticket by id; the id is the credential.
+func (a *App) Ticket(ctx context.Context, id string) (TicketDetails, error) {
+	const op = "app.Ticket"
+	t, err := a.Store.Read().Ticket(ctx, id)
+	if err != nil {
+		return TicketDetails{}, err
+	}
+	c, err := a.Store.Read().Coupon(ctx, t.CouponID)
+	if err != nil {
+		return TicketDetails{}, err
+	}
+	d := TicketDetails{Ticket: t, Coupon: c, Valid: t.InvalidatedAt == nil}
+	var ok bool
+	if d.Product, ok = a.Catalog().Product(t.ProductID); !ok {
+		return d, apperr.E(op, apperr.Internal, "product_missing", "the ticket's product is not in the catalog")
+	}
+	if d.Area, ok = a.Catalog().Area(d.Product.AreaID); !ok {
+		return d, apperr.E(op, apperr.Internal, "area_missing", "the product's area is not in the catalog")
+	}
+	return d, nil
+}
+
+// Now is the app clock's time (views compute states such as "expired" with it).
+func (a *App) Now() time.Time { return a.Clock.Now() }
