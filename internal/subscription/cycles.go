@@ -1,7 +1,7 @@
 package subscription
 
 import (
-	"sort"
+	"slices"
 	"time"
 
 	"github.com/farebox/farebox/internal/validity"
@@ -48,12 +48,15 @@ func Chronological(cycles []Cycle) []int {
 	for i := range idx {
 		idx[i] = i
 	}
-	sort.SliceStable(idx, func(a, b int) bool {
-		ca, cb := cycles[idx[a]], cycles[idx[b]]
+	slices.SortStableFunc(idx, func(a, b int) int {
+		ca, cb := &cycles[a], &cycles[b]
 		if ca.Dated() != cb.Dated() {
-			return ca.Dated()
+			if ca.Dated() {
+				return -1
+			}
+			return 1
 		}
-		return ca.ValidFrom.Before(cb.ValidFrom)
+		return ca.ValidFrom.Compare(cb.ValidFrom)
 	})
 	return idx
 }
