@@ -3,11 +3,13 @@ package catalog
 import (
 	"encoding/json"
 	"fmt"
+	"reflect"
 	"strings"
 	"testing"
 	"time"
 
 	"github.com/farebox/farebox/internal/apperr"
+	"github.com/farebox/farebox/internal/schema"
 )
 
 func TestFoldName(t *testing.T) {
@@ -219,5 +221,32 @@ func BenchmarkSearch(b *testing.B) {
 				ix.ByCityName("City 7")
 			}
 		})
+	}
+}
+
+// TestMonthlySchemasAreTheSchemaPackages keeps one source of truth: the
+// built-in monthly product carries exactly the schemas package schema tests.
+func TestMonthlySchemasAreTheSchemaPackages(t *testing.T) {
+	f, _ := Default("farebox")
+	n := 0
+	for _, p := range f.Products {
+		if p.TicketType != TicketMonth {
+			continue
+		}
+		n++
+		for _, c := range []struct {
+			got  json.RawMessage
+			want string
+		}{{p.IdentificationMediumSchema, schema.MonthlyIdentificationMedium}, {p.TariffSettingsSchema, schema.MonthlyTariffSettings}} {
+			var g, w any
+			json.Unmarshal(c.got, &g)
+			json.Unmarshal([]byte(c.want), &w)
+			if !reflect.DeepEqual(g, w) {
+				t.Errorf("%s: schema differs from package schema", p.LocalTicketName)
+			}
+		}
+	}
+	if n != 2 {
+		t.Errorf("%d monthly products, want 2 (standard and job ticket)", n)
 	}
 }

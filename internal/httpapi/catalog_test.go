@@ -46,16 +46,19 @@ func TestMonthlyProductMatchesInterface(t *testing.T) {
 				t.Errorf("%s = %#v (present %v), want %#v", k, got, ok, want)
 			}
 		}
+		// Exactly the interface's schema: one oneOf alternative requiring photo_id_lite and
+		// nothing else; photo_id_lite titled Photo-Id with required first_name, last_name
+		// (strings) and birth_date (string, format date); in the iOS-decodable layout.
 		wantIM := map[string]any{
 			"$schema": "http://json-schema.org/draft-04/schema#", "type": "object",
 			"oneOf": []any{map[string]any{"type": "object", "required": []any{"photo_id_lite"},
 				"properties": map[string]any{"photo_id_lite": map[string]any{"$ref": "#/definitions/photo_id_lite"}}, "additionalProperties": false}},
 			"definitions": map[string]any{"photo_id_lite": map[string]any{"type": "object", "title": "Photo-Id",
-				"required": []any{"first_name", "last_name", "birth_date"},
+				"required": []any{"first_name", "last_name", "birth_date"}, "additionalProperties": false,
 				"properties": map[string]any{
-					"first_name": map[string]any{"type": "string", "title": "Vorname"},
-					"last_name":  map[string]any{"type": "string", "title": "Nachname"},
-					"birth_date": map[string]any{"type": "string", "title": "Geburtsdatum", "format": "date"}}}},
+					"first_name": map[string]any{"type": "string", "title": "Vorname", "minLength": float64(1), "maxLength": float64(100)},
+					"last_name":  map[string]any{"type": "string", "title": "Nachname", "minLength": float64(1), "maxLength": float64(100)},
+					"birth_date": map[string]any{"type": "string", "title": "Geburtsdatum", "format": "date", "examples": []any{"1990-01-01"}}}}},
 		}
 		if d := cmp.Diff(wantIM, p["identification_medium_schema"]); d != "" {
 			t.Errorf("identification_medium_schema (-want +got):\n%s", d)

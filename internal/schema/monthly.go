@@ -26,9 +26,9 @@ const MonthlyIdentificationMedium = `{
       "title": "Photo-Id",
       "required": ["first_name", "last_name", "birth_date"],
       "properties": {
-        "first_name": {"type": "string", "title": "First name", "minLength": 1, "maxLength": 100},
-        "last_name": {"type": "string", "title": "Last name", "minLength": 1, "maxLength": 100},
-        "birth_date": {"type": "string", "title": "Date of birth", "format": "date", "examples": ["1990-01-01"]}
+        "first_name": {"type": "string", "title": "Vorname", "minLength": 1, "maxLength": 100},
+        "last_name": {"type": "string", "title": "Nachname", "minLength": 1, "maxLength": 100},
+        "birth_date": {"type": "string", "title": "Geburtsdatum", "format": "date", "examples": ["1990-01-01"]}
       },
       "additionalProperties": false
     }
@@ -55,7 +55,7 @@ const MonthlyTariffSettings = `{
   "definitions": {
     "german_postal_code": {
       "type": "string",
-      "title": "Postal code of residence (not-germany when abroad)",
+      "title": "Postleitzahl des Wohnorts (not-germany bei Wohnsitz im Ausland)",
       "pattern": "^([0-9]{5}|not-germany)$",
       "examples": ["10115", "not-germany"]
     }

@@ -169,7 +169,7 @@ func TestMonthlySchemasFitIOS(t *testing.T) {
 func TestShadowDecodersCatchRegressions(t *testing.T) {
 	medium := []struct{ name, from, to string }{
 		{"type array", `"first_name": {"type": "string"`, `"first_name": {"type": ["string", "null"]`},
-		{"missing title", `"title": "Last name", `, ``},
+		{"missing title", `"title": "Nachname", `, ``},
 		{"inline option", `"photo_id_lite": {"$ref": "#/definitions/photo_id_lite"}`, `"photo_id_lite": {"type": "object", "properties": {}}`},
 		{"no $schema", `"$schema": "http://json-schema.org/draft-04/schema#",`, ``},
 		{"option title null", `"title": "Photo-Id"`, `"title": null`},
@@ -185,7 +185,7 @@ func TestShadowDecodersCatchRegressions(t *testing.T) {
 		}
 	}
 	tariff := []struct{ name, from, to string }{
-		{"no title", `"title": "Postal code of residence (not-germany when abroad)",`, ``},
+		{"no title", `"title": "Postleitzahl des Wohnorts (not-germany bei Wohnsitz im Ausland)",`, ``},
 		{"allOf renamed", `"allOf"`, `"anyOf"`},
 		{"pattern not string", `"pattern": "^([0-9]{5}|not-germany)$"`, `"pattern": ["^[0-9]{5}$"]`},
 	}
