@@ -55,13 +55,15 @@ func Check(raw []byte, f Field) []string {
 
 func check(path string, v any, f Field, probs *[]string) {
 	bad := func(format string, args ...any) { *probs = append(*probs, path+": "+fmt.Sprintf(format, args...)) }
-	if v == nil {
+	if v == nil && f.Type != "absent" {
 		if !f.Nullable {
 			bad("null in a non-optional field")
 		}
 		return
 	}
 	switch f.Type {
+	case "absent":
+		bad("key must not be sent (the client decodes it as client-local state)")
 	case "any":
 	case "string":
 		if _, ok := v.(string); !ok {
@@ -189,3 +191,50 @@ func (e *Env) MustMatch(name string, raw []byte, f Field) {
 		e.T.Errorf("%s does not decode in the SDK shape:\n  %s\nbody: %.400s", name, strings.Join(probs, "\n  "), raw)
 	}
 }
+
+// SDKSubscriptionCycle is a cycle (3.6).
+var SDKSubscriptionCycle = RObj(Shape{
+	"id": R("string"), "product_id": O("string"), "valid_from": O("time"), "valid_until": O("time"),
+	"ordered": R("bool"), "coupon_activated": R("bool"), "billable_item_id": O("string"),
+})
+
+// SDKSubscription is the subscription both SDKs decode (3.6).
+var SDKSubscription = OObj(Shape{
+	"id": R("string"), "original_subscription_id": O("string"), "restored_subscription_id": O("string"),
+	"active": R("bool"), "coupon_reactivatable": R("bool"), "subscription_reorderable": O("bool"),
+	"current_cycle_valid_from": O("string"), "current_cycle_valid_until": O("string"), "ordered_until": O("string"),
+	"current_subscription_cycle": SDKSubscriptionCycle,
+	"next_subscription_cycle":    func() Field { f := SDKSubscriptionCycle; f.Required, f.Nullable = false, true; return f }(),
+	"next_unordered_subscription_cycle": func() Field {
+		f := SDKSubscriptionCycle
+		f.Required, f.Nullable = false, true
+		return f
+	}(),
+	"subscription_cycles": OArr(SDKSubscriptionCycle),
+})
+
+// SDKCoupon is the coupon both SDKs decode (3.4); createdAt must never be sent.
+var SDKCoupon = RObj(Shape{
+	"id": R("string"), "original_coupon_id": O("string"), "restored_coupon_id": O("string"),
+	"product": SDKProduct, "area": SDKCouponArea, "activated": R("bool"), "environment": R("string"),
+	"subscription": SDKSubscription, "tariff_settings_valid": O("bool"), "tariff_settings": O("object"),
+	"earliest_activation_start_datetime": O("time"), "latest_activation_start_datetime": O("time"),
+	"activatable_until": O("time"), "billable_item_id": O("string"),
+	"createdAt": Field{Type: "absent"},
+})
+
+// SDKTicket is the ticket both SDKs decode (3.7–3.9).
+var SDKTicket = RObj(Shape{
+	"id": R("string"), "coupon_id": R("string"), "coupon_reactivation_key": O("string"),
+	"product": RObj(Shape{"id": R("string"), "area_id": R("string"), "currency": R("string"), "ticket_type": R("string"),
+		"customer_type": R("string"), "price_in_cents": R("int"), "local_ticket_name": R("string"), "duration_definition": R("string"),
+		"local_validity_description": R("string"), "is_subscription": R("bool"), "duration_in_minutes": O("int"), "validity_in_minutes": O("int")}),
+	"ticket": RObj(Shape{
+		"meta": RObj(Shape{"version": R("string"), "template": R("string"), "requires_engine": R("string"),
+			"available_rendering_options": OArr(R("string"))}),
+		"properties": RObj(Shape{"identification_medium": R("object")}),
+	}),
+	"area": SDKTicketArea, "valid_from": R("time"), "valid_until": R("time"), "ticket_created_at": R("time"),
+	"sold_at": R("time"), "environment": R("string"),
+	"createdAt": Field{Type: "absent"}, "wasReactivated": Field{Type: "absent"},
+})

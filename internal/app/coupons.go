@@ -29,6 +29,10 @@ type CouponDetails struct {
 type SubscriptionDetails struct {
 	Subscription ticketing.Subscription
 	View         subscription.View
+	// Listed are the cycles to show in chronological order, without those
+	// that ended without a ticket: Android picks the first ordered, not
+	// activated cycle of the list as its reactivation target.
+	Listed []subscription.Cycle
 }
 
 // Coupon returns a coupon by id; the id is the credential (no key).
@@ -79,7 +83,15 @@ func (a *App) subscriptionDetails(ctx context.Context, q store.Q, id string) (Su
 	if err != nil {
 		return SubscriptionDetails{}, err
 	}
-	return SubscriptionDetails{Subscription: s, View: subscription.Describe(subState(s), a.Clock.Now())}, nil
+	now := a.Clock.Now()
+	st := subState(s)
+	d := SubscriptionDetails{Subscription: s, View: subscription.Describe(st, now)}
+	for _, i := range subscription.Chronological(st.Cycles) {
+		if c := st.Cycles[i]; !c.Ended(now) || c.CouponActivated {
+			d.Listed = append(d.Listed, c)
+		}
+	}
+	return d, nil
 }
 
 // SubscriptionDetails returns one of the caller's subscriptions with its view.

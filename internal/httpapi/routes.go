@@ -28,9 +28,22 @@ func (s *Server) routes() []route {
 		{http.MethodGet, "/v2/products/search_by_bounding_box.json", authPartner, s.searchByBoundingBox},
 		{http.MethodGet, "/v2/areas/{area_id}.json", authPartner, s.getArea},
 	}
-	for _, v := range ticketingVersions {
+	// Orders on /v2 as well as the SDK versions (decisions.md "Versions").
+	rs = append(rs, s.orderRoutes("/v2", 2)...)
+	for i, v := range ticketingVersions {
+		n := 6 + i
+		rs = append(rs, s.orderRoutes(v, n)...)
 		rs = append(rs,
 			route{http.MethodGet, v + "/ticketing/products/{product_id}.json", authCapability, s.getProduct},
+			route{http.MethodPost, v + "/ticketing/orders/{order_id}/restore.json", authPartner, s.restoreOrder(n)},
+			route{http.MethodGet, v + "/ticketing/coupons/{coupon_id}.json", authCapability, s.getCoupon(n)},
+			route{http.MethodPost, v + "/ticketing/coupons/{coupon_id}/activate.json", authCapability, s.activateCoupon(n)},
+			route{http.MethodPost, v + "/ticketing/coupons/{coupon_id}/tariff_settings.json", authCapability, s.setTariffSettings(n)},
+			route{http.MethodPatch, v + "/ticketing/tickets/{ticket_id}.json", authCapability, s.getTicket(n)},
+			route{http.MethodGet, v + "/ticketing/tickets/{ticket_id}/available_rendering_options.json", authCapability, s.renderingOptionsHandler},
+			route{http.MethodGet, v + "/ticketing/subscriptions/{subscription_id}.json", authPartner, s.getSubscription},
+			route{http.MethodPost, v + "/ticketing/subscriptions/{subscription_id}/reorder.json", authPartner, s.reorderSubscription},
+			route{http.MethodDelete, v + "/ticketing/subscriptions/{subscription_id}.json", authPartner, s.cancelSubscription},
 		)
 	}
 	return rs
@@ -46,4 +59,12 @@ func (s *Server) Routes() []RouteInfo {
 		out = append(out, RouteInfo{rt.method, rt.path})
 	}
 	return out
+}
+
+// orderRoutes are the order endpoints of one version prefix.
+func (s *Server) orderRoutes(prefix string, version int) []route {
+	return []route{
+		{http.MethodPost, prefix + "/ticketing/orders.json", authPartner, s.placeOrder(version)},
+		{http.MethodGet, prefix + "/ticketing/orders/{order_id}.json", authPartner, s.getOrder(version)},
+	}
 }

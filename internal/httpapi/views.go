@@ -103,3 +103,5 @@ func areaView(a *catalog.Area, withGeoJSON bool) areaJSON {
 	}
 	return v
 }
+
+func clockTS(t time.Time) string { return clock.Timestamp(t) }

@@ -1,0 +1,248 @@
+package httpapi
+
+import (
+	"encoding/json"
+	"net/http"
+
+	"github.com/farebox/farebox/internal/app"
+	"github.com/farebox/farebox/internal/apperr"
+)
+
+// orderRequest is the body of POST …/ticketing/orders.json.
+type orderRequest struct {
+	ProductIDs             []string `json:"product_ids"`
+	OptionalOrderReference *string  `json:"optional_order_reference"`
+}
+
+func (s *Server) placeOrder(version int) handlerFunc {
+	return func(w http.ResponseWriter, r *http.Request) error {
+		var req orderRequest
+		if err := decode(r, &req); err != nil {
+			return err
+		}
+		if req.ProductIDs == nil {
+			return apperr.Validation("orders", "invalid_product_ids", "/product_ids", "product_ids is required: an array of product ids")
+		}
+		o, err := s.app.PlaceOrder(r.Context(), principalOf(r), app.OrderRequest{ProductIDs: req.ProductIDs, OptionalOrderReference: req.OptionalOrderReference})
+		if err != nil {
+			return err
+		}
+		return s.writeOrder(w, r, http.StatusCreated, version, o.ID, true)
+	}
+}
+
+func (s *Server) getOrder(version int) handlerFunc {
+	return func(w http.ResponseWriter, r *http.Request) error {
+		return s.writeOrder(w, r, http.StatusOK, version, r.PathValue("order_id"), true)
+	}
+}
+
+// writeOrder reads the order back and encodes it with all its coupons.
+func (s *Server) writeOrder(w http.ResponseWriter, r *http.Request, status, version int, id string, withSecret bool) error {
+	o, err := s.app.Order(r.Context(), principalOf(r), id)
+	if err != nil {
+		return err
+	}
+	details, err := s.app.OrderCoupons(r.Context(), o)
+	if err != nil {
+		return err
+	}
+	out := orderJSON{OrderID: o.ID, OptionalOrderReference: o.OptionalOrderReference, Environment: string(o.Environment), Coupons: []couponJSON{}}
+	if withSecret {
+		out.RestoreSecret = o.RestoreSecret
+	}
+	for _, d := range details {
+		out.Coupons = append(out.Coupons, couponView(d, version))
+	}
+	if len(out.Coupons) > 0 {
+		out.CouponID = out.Coupons[0].ID
+	}
+	writeJSON(w, status, out)
+	return nil
+}
+
+type restoreRequest struct {
+	RestoreSecret string   `json:"restore_secret"`
+	CouponIDs     []string `json:"coupon_ids"`
+}
+
+func (s *Server) restoreOrder(version int) handlerFunc {
+	return func(w http.ResponseWriter, r *http.Request) error {
+		var req restoreRequest
+		if err := decode(r, &req); err != nil {
+			return err
+		}
+		if req.RestoreSecret == "" {
+			return apperr.Validation("restore", "restore_secret_required", "/restore_secret", "restore_secret is required")
+		}
+		o, coupons, err := s.app.Restore(r.Context(), principalOf(r), r.PathValue("order_id"), app.RestoreRequest{RestoreSecret: req.RestoreSecret, CouponIDs: req.CouponIDs})
+		if err != nil {
+			return err
+		}
+		out := orderJSON{OrderID: o.ID, OptionalOrderReference: o.OptionalOrderReference, Environment: string(o.Environment), Coupons: []couponJSON{}}
+		for _, c := range coupons {
+			d, err := s.app.Coupon(r.Context(), c.ID)
+			if err != nil {
+				return err
+			}
+			out.Coupons = append(out.Coupons, couponView(d, version))
+		}
+		out.CouponID = out.Coupons[0].ID
+		writeJSON(w, http.StatusCreated, out)
+		return nil
+	}
+}
+
+func (s *Server) getCoupon(version int) handlerFunc {
+	return func(w http.ResponseWriter, r *http.Request) error {
+		d, err := s.app.Coupon(r.Context(), r.PathValue("coupon_id"))
+		if err != nil {
+			return err
+		}
+		attribute(r, d.Coupon.AccountID, d.Coupon.Environment)
+		writeJSON(w, http.StatusOK, couponView(d, version))
+		return nil
+	}
+}
+
+// activateRequest accepts every body shape of client-contract.md 2.2.
+// Unknown top-level keys are ignored (Android may forward the web view's
+// string verbatim).
+type activateRequest struct {
+	IdentificationMedium    json.RawMessage `json:"identification_medium"`
+	ActivationStartDatetime *string         `json:"activation_start_datetime"`
+	TariffSettings          json.RawMessage `json:"tariff_settings"`
+	ReactivationKey         *string         `json:"reactivation_key"`
+}
+
+func (s *Server) activateCoupon(version int) handlerFunc {
+	return func(w http.ResponseWriter, r *http.Request) error {
+		var req activateRequest
+		if err := decodeOptional(r, &req); err != nil {
+			return err
+		}
+		in := app.ActivationRequest{IdentificationMedium: req.IdentificationMedium, TariffSettings: req.TariffSettings, Version: version}
+		if req.ActivationStartDatetime != nil {
+			in.ActivationStart = *req.ActivationStartDatetime
+		}
+		if req.ReactivationKey != nil {
+			in.ReactivationKey = *req.ReactivationKey
+			if in.ReactivationKey == "" {
+				return apperr.Validation("activate", "invalid_reactivation_key", "/reactivation_key", "reactivation_key: must not be empty")
+			}
+		}
+		res, err := s.app.ActivateCoupon(r.Context(), r.PathValue("coupon_id"), in)
+		if res.AccountID != "" {
+			attribute(r, res.AccountID, res.Coupon.Environment)
+		}
+		if err != nil {
+			return err
+		}
+		writeJSON(w, http.StatusCreated, map[string]string{"ticket_id": res.TicketID})
+		return nil
+	}
+}
+
+func (s *Server) setTariffSettings(version int) handlerFunc {
+	return func(w http.ResponseWriter, r *http.Request) error {
+		body, err := readBody(r)
+		if err != nil {
+			return err
+		}
+		if err := checkJSONType(r); err != nil {
+			return err
+		}
+		// Accept {"tariff_settings": {...}} and the bare object (client-contract.md T13).
+		var wrapped struct {
+			TariffSettings json.RawMessage `json:"tariff_settings"`
+		}
+		var probe map[string]json.RawMessage
+		if err := decodeJSON(body, &probe, false); err != nil {
+			return err
+		}
+		ts := json.RawMessage(body)
+		if _, ok := probe["tariff_settings"]; ok {
+			if err := decodeJSON(body, &wrapped, false); err != nil {
+				return err
+			}
+			ts = wrapped.TariffSettings
+		}
+		d, err := s.app.SetTariffSettings(r.Context(), r.PathValue("coupon_id"), ts)
+		if d.Coupon.AccountID != "" {
+			attribute(r, d.Coupon.AccountID, d.Coupon.Environment)
+		}
+		if err != nil {
+			return err
+		}
+		writeJSON(w, http.StatusOK, couponView(d, version))
+		return nil
+	}
+}
+
+// getTicket answers PATCH …/tickets/{id}.json with the ticket (200). Tickets
+// are complete when activation returns, so 202 ("still being prepared") is
+// never needed; the SDKs' polling simply gets 200 at once.
+func (s *Server) getTicket(version int) handlerFunc {
+	return func(w http.ResponseWriter, r *http.Request) error {
+		d, err := s.app.Ticket(r.Context(), r.PathValue("ticket_id"))
+		if err != nil {
+			return err
+		}
+		attribute(r, d.Ticket.AccountID, d.Ticket.Environment)
+		writeJSON(w, http.StatusOK, ticketView(d, s.engineVersion(), s.renderingOptions(d), s.ticketProperties(d)))
+		return nil
+	}
+}
+
+func (s *Server) renderingOptionsHandler(w http.ResponseWriter, r *http.Request) error {
+	d, err := s.app.Ticket(r.Context(), r.PathValue("ticket_id"))
+	if err != nil {
+		return err
+	}
+	attribute(r, d.Ticket.AccountID, d.Ticket.Environment)
+	opts := s.renderingOptions(d)
+	if opts == nil {
+		opts = []string{}
+	}
+	writeJSON(w, http.StatusOK, opts)
+	return nil
+}
+
+type reorderRequest struct {
+	SubscriptionCycleID *string `json:"subscription_cycle_id"`
+}
+
+func (s *Server) reorderSubscription(w http.ResponseWriter, r *http.Request) error {
+	var req reorderRequest
+	if err := decodeOptional(r, &req); err != nil {
+		return err
+	}
+	cycle := ""
+	if req.SubscriptionCycleID != nil {
+		cycle = *req.SubscriptionCycleID
+	}
+	if _, err := s.app.Reorder(r.Context(), principalOf(r), r.PathValue("subscription_id"), cycle); err != nil {
+		return err
+	}
+	return s.writeSubscription(w, r, http.StatusCreated)
+}
+
+func (s *Server) cancelSubscription(w http.ResponseWriter, r *http.Request) error {
+	if _, err := s.app.CancelSubscription(r.Context(), principalOf(r), r.PathValue("subscription_id")); err != nil {
+		return err
+	}
+	return s.writeSubscription(w, r, http.StatusOK)
+}
+
+func (s *Server) getSubscription(w http.ResponseWriter, r *http.Request) error {
+	return s.writeSubscription(w, r, http.StatusOK)
+}
+
+func (s *Server) writeSubscription(w http.ResponseWriter, r *http.Request, status int) error {
+	d, err := s.app.SubscriptionDetails(r.Context(), principalOf(r), r.PathValue("subscription_id"))
+	if err != nil {
+		return err
+	}
+	writeJSON(w, status, subscriptionView(d))
+	return nil
+}
