@@ -7,8 +7,8 @@ import (
 
 // rawStopTimes collects stop_times rows in file order before grouping by trip.
 type rawStopTimes struct {
-	trip     []int32
-	line     []int32
+	trip []int32
+	line []int32
 	StopTimes
 }
 
