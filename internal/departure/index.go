@@ -267,3 +267,20 @@ func (fi *feedIndex) isStation(stop int32) bool {
 	}
 	return false
 }
+
+// BusiestStation returns the listed station with the most departure events
+// (timetable rows, all service days together) and that count; benchmarks
+// and load tests use it.
+func (ix *Index) BusiestStation() (string, int) {
+	best, bestN := "", -1
+	for _, e := range ix.stations {
+		n := 0
+		for _, s := range e.fi.departStops(e.stop) {
+			n += int(e.fi.evStart[s+1]-e.fi.evStart[s]) + int(e.fi.fqStart[s+1]-e.fi.fqStart[s])
+		}
+		if n > bestN {
+			best, bestN = e.id, n
+		}
+	}
+	return best, bestN
+}
