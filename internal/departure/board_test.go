@@ -369,3 +369,36 @@ func TestDeparturesErrors(t *testing.T) {
 		t.Fatal("duplicate feed id accepted")
 	}
 }
+
+// Metro-North: the non-standard track column is the platform, and '+' in
+// trip ids is escaped. stop_times.txt: 246129324612933+2339282+0 departs
+// stop 33 at 01:04:00 on track 2.
+func TestMetroNorthTrackAsPlatform(t *testing.T) {
+	f := feed(t, "nyc/metro-north.zip")
+	ix := index(t, nil, "mnr", "nyc/metro-north.zip")
+	tr := slices.Index(f.Trips.ID, "246129324612933+2339282+0")
+	sv := f.Services[f.Trips.Service[tr]]
+	if len(sv.Added) == 0 {
+		t.Fatal("service has no calendar_dates")
+	}
+	day := sv.Added[0]
+	y, m, d := gtfs.DayDate(day)
+	at := time.Date(y, m, d, 1, 4, 0, 0, loadLoc(t, "America/New_York"))
+	deps, err := ix.Departures("farebox-station-mnr_33", at, 10)
+	if err != nil {
+		t.Fatal(err)
+	}
+	want := "farebox-trip-mnr_246129324612933~2B2339282~2B0_" + at.Format("20060102")
+	for _, dep := range deps {
+		if dep.Trip.ID == want {
+			if dep.Departure.Platform != "2" || dep.Departure.ScheduledAt != ms(at) || dep.Trip.Provider != "Metro-North Railroad" {
+				t.Fatalf("%+v", dep)
+			}
+			if _, err := ix.Trip(want); err != nil {
+				t.Fatal(err)
+			}
+			return
+		}
+	}
+	t.Fatalf("%s not on the board: %v", want, tripsOf(deps))
+}

@@ -14,3 +14,6 @@
 // reported as a problem). Ids are kept exactly as in the feed, so several
 // feeds with colliding ids must be namespaced by the caller.
 package gtfs
+
+// The tz database is embedded so agency time zones load in minimal containers.
+import _ "time/tzdata"
