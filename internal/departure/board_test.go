@@ -402,3 +402,38 @@ func TestMetroNorthTrackAsPlatform(t *testing.T) {
 	}
 	t.Fatalf("%s not on the board: %v", want, tripsOf(deps))
 }
+
+// Synthetic feed, stop "lake" on Saturday 2019-03-09 (both on-weekends and
+// on-working-days run): b-downtown-on-weekends has pickup_type 1 there (not
+// a departure); b-outbound-on-working-days is a frequencies.txt template
+// (15:00-16:00 every 600 s, lake 8 min after the first stop), so its 18:22
+// template row is not a run; b-outbound-on-weekends departs 18:24.
+func TestPickupTypeAndFrequencyTemplates(t *testing.T) {
+	ix := index(t, nil, "s", "sample-gtfs-feed-0.13.0.zip")
+	loc := loadLoc(t, "Europe/Warsaw")
+	deps, err := ix.Departures("farebox-station-s_lake", time.Date(2019, 3, 9, 13, 0, 0, 0, loc), 8)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var want []string
+	var wantAt []int64
+	for m := 0; m < 6; m++ {
+		want = append(want, "farebox-trip-s_b-outbound-on-working-days_20190309-15"+[]string{"00", "10", "20", "30", "40", "50"}[m]+"00")
+		wantAt = append(wantAt, ms(time.Date(2019, 3, 9, 15, 8+10*m, 0, 0, loc)))
+	}
+	want = append(want, "farebox-trip-s_b-outbound-on-weekends_20190309", "farebox-trip-s_b-outbound-on-weekends_20190310")
+	wantAt = append(wantAt, ms(time.Date(2019, 3, 9, 18, 24, 0, 0, loc)), ms(time.Date(2019, 3, 10, 18, 24, 0, 0, loc)))
+	if !slices.Equal(tripsOf(deps), want) {
+		t.Fatalf("got  %v\nwant %v", tripsOf(deps), want)
+	}
+	for i, d := range deps {
+		if d.Departure.ScheduledAt != wantAt[i] {
+			t.Fatalf("%s at %v", d.Trip.ID, time.UnixMilli(d.Departure.ScheduledAt).In(loc))
+		}
+	}
+	// platform_code of airport-2 is "2"; airport-1 has none.
+	deps, _ = ix.Departures("farebox-station-s_airport-1", time.Date(2019, 3, 11, 15, 0, 0, 0, loc), 1)
+	if len(deps) != 1 || deps[0].Departure.Platform != "" || deps[0].Trip.ID != "farebox-trip-s_a-downtown-all-day_20190311" {
+		t.Fatalf("%+v", deps)
+	}
+}
