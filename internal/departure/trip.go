@@ -3,8 +3,10 @@ package departure
 import (
 	"html"
 	"strings"
+	"time"
 
 	"github.com/farebox/farebox/internal/apperr"
+	"github.com/farebox/farebox/internal/gtfs"
 )
 
 // Trip returns one run of a trip (an id from a board entry) with every stop,
@@ -134,4 +136,41 @@ func (ix *Index) Attributions() Attribution {
 		out.HTML = "Timetable data: " + strings.Join(h, ", ")
 	}
 	return out
+}
+
+// FindTrip finds the run that departs fromStation at dep and later arrives
+// at toStation at arr (scheduled times, whole seconds), optionally only on
+// lineName ("" = any): the search_by_characteristics lookup. No such run is
+// apperr.NotFound.
+func (ix *Index) FindTrip(fromStation string, dep time.Time, toStation string, arr time.Time, lineName string) (Trip, error) {
+	notFound := apperr.E("departure.FindTrip", apperr.NotFound, "trip_not_found", "no trip matches these characteristics")
+	fi, from, ok := ix.parseStationID(fromStation)
+	fi2, to, ok2 := ix.parseStationID(toStation)
+	if !ok || !ok2 || fi != fi2 || fi.f.Stops.Type[from] > gtfs.StopStation || fi.f.Stops.Type[to] > gtfs.StopStation {
+		return Trip{}, notFound
+	}
+	f := fi.f
+	targets := map[int32]bool{}
+	for _, s := range fi.departStops(to) {
+		targets[s] = true
+	}
+	for _, c := range fi.board(fi.departStops(from), dep.Unix(), dep.In(fi.loc), MaxDepartures, 0) {
+		if c.at != dep.Unix() {
+			break
+		}
+		if lineName != "" && fi.lineName[f.Trips.Route[c.trip]] != lineName {
+			continue
+		}
+		base := baseUnix(fi, c.day)
+		shift := int64(0)
+		if c.start >= 0 {
+			shift = int64(c.start) - int64(f.StopTimes.Departure[f.Trips.First[c.trip]])
+		}
+		for i := c.st + 1; i < f.Trips.First[c.trip+1]; i++ {
+			if targets[f.StopTimes.Stop[i]] && base+shift+int64(f.StopTimes.Arrival[i]) == arr.Unix() {
+				return ix.Trip(ix.tripID(tripKey{fi: fi, trip: c.trip, day: c.day, start: c.start}))
+			}
+		}
+	}
+	return Trip{}, notFound
 }

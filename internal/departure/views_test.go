@@ -7,6 +7,8 @@ import (
 	"strings"
 	"testing"
 	"time"
+
+	"github.com/farebox/farebox/internal/apperr"
 )
 
 func keysOf(t *testing.T, raw json.RawMessage) []string {
@@ -204,4 +206,29 @@ func FuzzIDEscape(f *testing.F) {
 			t.Fatalf("non-canonical %q accepted", s)
 		}
 	})
+}
+
+// FindTrip: trip 412 leaves 22nd Street at 17:15 and ends at San Jose
+// Diridon at its last stop_times arrival.
+func TestFindTrip(t *testing.T) {
+	ix := index(t, nil, "ct", "caltrain-2023.zip")
+	f := feed(t, "caltrain-2023.zip")
+	ti := int32(slices.Index(f.Trips.ID, "412"))
+	lastArr := f.Trips.First[ti+1] - 1
+	arr := time.Date(2023, 11, 7, 0, 0, 0, 0, la(t)).Add(time.Duration(f.StopTimes.Arrival[lastArr]) * time.Second)
+	dep := time.Date(2023, 11, 7, 17, 15, 0, 0, la(t))
+	for _, line := range []string{"", "L4"} {
+		tr, err := ix.FindTrip("farebox-station-ct_22nd_street", dep, "farebox-station-ct_sj_diridon", arr, line)
+		if err != nil || tr.ID != "farebox-trip-ct_412_20231107" {
+			t.Fatalf("line %q: %v %v", line, tr.ID, err)
+		}
+	}
+	for _, c := range []struct {
+		dep, arr time.Time
+		line     string
+	}{{dep, arr, "L1"}, {dep, arr.Add(time.Minute), ""}, {dep.Add(time.Minute), arr, ""}} {
+		if _, err := ix.FindTrip("farebox-station-ct_22nd_street", c.dep, "farebox-station-ct_sj_diridon", c.arr, c.line); !isKind(err, apperr.NotFound) {
+			t.Fatalf("%+v: %v", c, err)
+		}
+	}
 }
