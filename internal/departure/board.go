@@ -13,6 +13,10 @@ import (
 // MaxDepartures is the largest board size a query may ask for.
 const MaxDepartures = 100
 
+// LateWindow is how far before the query time a board looks for departures
+// that realtime predicts to leave at or after it (delayed trains).
+const LateWindow = 30 * time.Minute
+
 // candidate is one scheduled departure found for a board.
 type candidate struct {
 	at    int64 // scheduled Unix seconds
@@ -48,7 +52,8 @@ func lessCandidate(fi *feedIndex) func(a, b candidate) int {
 }
 
 // Departures returns up to max departures at or after at from the station
-// (with its platforms) or platform stationID. An unknown id is
+// (with its platforms) or platform stationID: scheduled at or after at, or
+// scheduled up to LateWindow earlier but predicted at or after at. An unknown id is
 // apperr.NotFound; max outside 1..MaxDepartures is apperr.Invalid. An empty
 // board (nothing runs in the next MaxDaysAhead days) is an empty slice.
 func (ix *Index) Departures(stationID string, at time.Time, max int) ([]Departure, error) {
@@ -60,13 +65,29 @@ func (ix *Index) Departures(stationID string, at time.Time, max int) ([]Departur
 	if !ok || fi.f.Stops.Type[stop] > gtfs.StopStation {
 		return nil, apperr.E(op, apperr.NotFound, "station_not_found", "no station with id "+stationID)
 	}
-	cands := fi.board(fi.departStops(stop), at.Unix(), at.In(fi.loc), max, ix.daysAhead)
-	var snap *realtime.Snapshot
-	if ix.rt != nil {
-		snap = ix.rt.TripUpdates(fi.id)
+	stops := fi.departStops(stop)
+	now := at.Unix()
+	snap := ix.snapshot(fi)
+	var cands []candidate
+	if snap == nil {
+		cands = fi.board(stops, now, at.In(fi.loc), max, ix.daysAhead)
+	} else {
+		// A few spare entries replace skipped stops; delayed departures
+		// scheduled within LateWindow before at are candidates too.
+		cands = fi.board(stops, now, at.In(fi.loc), min(max+10, MaxDepartures), ix.daysAhead)
+		from := at.Add(-LateWindow)
+		for _, c := range fi.board(stops, from.Unix(), from.In(fi.loc), MaxDepartures, 1) {
+			if c.at < now {
+				cands = append(cands, c)
+			}
+		}
+		slices.SortFunc(cands, lessCandidate(fi))
 	}
-	out := make([]Departure, 0, len(cands))
+	out := make([]Departure, 0, min(len(cands), max))
 	for _, c := range cands {
+		if len(out) == max {
+			break
+		}
 		k := tripKey{fi: fi, trip: c.trip, day: c.day, start: c.start}
 		pos := int(c.st - fi.f.Trips.First[c.trip])
 		var p *tripPrediction
@@ -75,6 +96,9 @@ func (ix *Index) Departures(stationID string, at time.Time, max int) ([]Departur
 		}
 		if p != nil && p.stops[pos].skipped {
 			continue
+		}
+		if c.at < now && (p == nil || !p.stops[pos].hasDep || p.stops[pos].dep < now) {
+			continue // scheduled earlier and not predicted to leave at or after at
 		}
 		d := Departure{
 			Departure: DepartureTime{ScheduledAt: c.at * 1000, Platform: fi.platform(c.st)},

@@ -14,7 +14,8 @@
 // service days that can still reach the query time (the feed's largest
 // time decides how many days back) and up to MaxDaysAhead days forward.
 // Results are ordered by scheduled time, then line name, then trip id.
-// Limits: the board lists departures at or after the query instant only;
-// an ADDED realtime trip unknown to the timetable is not shown; shapes.txt
+// A board lists departures scheduled at or after the query instant, plus
+// those scheduled up to LateWindow earlier that realtime predicts at or
+// after it. Limits: an ADDED realtime trip unknown to the timetable is not shown; shapes.txt
 // is not used, so trip geometry is stop-to-stop straight lines.
 package departure

@@ -140,3 +140,22 @@ func TestBartRealtime(t *testing.T) {
 		}
 	}
 }
+
+// A delayed train still to come stays on the board: at 17:25 trip 125
+// (scheduled 17:24, predicted 17:26:16) is listed first, 412 (scheduled
+// 17:15, predicted 17:15:50) is gone; without realtime 125 is gone too.
+func TestDelayedDepartureStaysOnBoard(t *testing.T) {
+	at := time.Date(2023, 11, 7, 17, 25, 0, 0, la(t))
+	deps, err := index(t, caltrainHub(t), "ct", "caltrain-2023.zip").Departures("farebox-station-ct_22nd_street", at, 3)
+	if err != nil {
+		t.Fatal(err)
+	}
+	want := []string{"farebox-trip-ct_125_20231107", "farebox-trip-ct_309_20231107", "farebox-trip-ct_128_20231107"}
+	if !slices.Equal(tripsOf(deps), want) || *deps[0].Departure.PredictedAt != 1699406776000 {
+		t.Fatalf("%v", tripsOf(deps))
+	}
+	deps, _ = index(t, nil, "ct", "caltrain-2023.zip").Departures("farebox-station-ct_22nd_street", at, 3)
+	if !slices.Equal(tripsOf(deps), []string{"farebox-trip-ct_309_20231107", "farebox-trip-ct_128_20231107", "farebox-trip-ct_411_20231107"}) {
+		t.Fatalf("%v", tripsOf(deps))
+	}
+}
