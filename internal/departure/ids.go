@@ -73,8 +73,9 @@ func unescapeID(s string) (string, bool) {
 	return b.String(), true
 }
 
-// validFeedID reports whether id can be used as a feed namespace.
-func validFeedID(id string) bool {
+// ValidFeedID reports whether id can be used as a feed namespace: 1 to 64
+// letters, digits or hyphens (the import command should check it early).
+func ValidFeedID(id string) bool {
 	if id == "" || len(id) > 64 {
 		return false
 	}

@@ -75,7 +75,7 @@ func New(feeds []FeedInput, opt Options) (*Index, error) {
 		ix.daysAhead = 7
 	}
 	for _, in := range feeds {
-		if !validFeedID(in.ID) {
+		if !ValidFeedID(in.ID) {
 			return nil, apperr.E(op, apperr.Invalid, "invalid_feed_id", "feed ids use only letters, digits and '-' (got "+in.ID+")")
 		}
 		if ix.byID[in.ID] != nil {
