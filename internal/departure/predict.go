@@ -182,8 +182,8 @@ func (fi *feedIndex) findStop(first int32, n, cursor int, su *realtime.StopUpdat
 				if st.Sequence[r] == su.Sequence {
 					return i
 				}
-			} else if su.StopID != "" && fi.f.Stops.ID[st.Stop[r]] == su.StopID {
-				return i
+			} else if su.StopID != "" && (fi.f.Stops.ID[st.Stop[r]] == su.StopID || fi.f.Stops.ID[fi.stationOf(st.Stop[r])] == su.StopID) {
+				return i // the platform, or its parent station
 			}
 		}
 	}

@@ -62,6 +62,12 @@ func TestPredictionPropagation(t *testing.T) {
 			}
 		}
 	}
+	// A stop update may name the parent station instead of the platform.
+	station3 := f.Stops.ID[f.Stops.Parent[f.StopTimes.Stop[first+3]]]
+	u2 := &realtime.TripUpdate{TripID: "101", StartDate: day, StartTime: -1, Stops: []realtime.StopUpdate{{StopID: station3, Departure: realtime.Event{Time: sd(3) + 45, HasTime: true}}}}
+	if p2 := ix.predict(k, u2); !p2.stops[3].hasDep || p2.stops[3].dep != sd(3)+45 || p2.stops[2].hasDep || p2.stops[4].dep != sd(4)+45 {
+		t.Fatalf("station-level stop id: %+v", p2.stops[2:5])
+	}
 	// On the board the skipped stop disappears and later stops show the delay.
 	station := f.Stops.Parent[f.StopTimes.Stop[first+4]]
 	at := time.Unix(sd(4)-60, 0)
