@@ -37,7 +37,7 @@ require (
 	golang.org/x/sync v0.23.0 // indirect
 	golang.org/x/sys v0.48.0 // indirect
 	golang.org/x/text v0.42.0
-	google.golang.org/protobuf v1.36.12 // indirect
+	google.golang.org/protobuf v1.36.12
 	modernc.org/libc v1.77.1 // indirect
 	modernc.org/mathutil v1.7.1 // indirect
 	modernc.org/memory v1.12.1 // indirect
@@ -45,6 +45,7 @@ require (
 )
 
 require (
+	github.com/MobilityData/gtfs-realtime-bindings/golang/gtfs v1.0.0
 	github.com/boombuler/barcode v1.1.0
 	github.com/boxesandglue/baseline-pdf v1.1.9 // indirect
 	github.com/boxesandglue/gofpdi v1.0.22 // indirect

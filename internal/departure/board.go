@@ -1,0 +1,259 @@
+package departure
+
+import (
+	"slices"
+	"strings"
+	"time"
+
+	"github.com/farebox/farebox/internal/apperr"
+	"github.com/farebox/farebox/internal/gtfs"
+	"github.com/farebox/farebox/internal/realtime"
+)
+
+// MaxDepartures is the largest board size a query may ask for.
+const MaxDepartures = 100
+
+// LateWindow is how far before the query time a board looks for departures
+// that realtime predicts to leave at or after it (delayed trains).
+const LateWindow = 30 * time.Minute
+
+// candidate is one scheduled departure found for a board.
+type candidate struct {
+	at    int64 // scheduled Unix seconds
+	trip  int32
+	st    int32 // stop time index (template row for frequency trips)
+	day   int32
+	start int32 // frequency instance start seconds, or -1
+	line  string
+}
+
+func lessCandidate(fi *feedIndex) func(a, b candidate) int {
+	return func(a, b candidate) int {
+		if a.at != b.at {
+			if a.at < b.at {
+				return -1
+			}
+			return 1
+		}
+		if c := strings.Compare(a.line, b.line); c != 0 {
+			return c
+		}
+		if c := strings.Compare(fi.f.Trips.ID[a.trip], fi.f.Trips.ID[b.trip]); c != 0 {
+			return c
+		}
+		if a.day != b.day {
+			return int(a.day - b.day)
+		}
+		if a.start != b.start {
+			return int(a.start - b.start)
+		}
+		return int(a.st - b.st)
+	}
+}
+
+// Departures returns up to max departures at or after at from the station
+// (with its platforms) or platform stationID: scheduled at or after at, or
+// scheduled up to LateWindow earlier but predicted at or after at. An unknown id is
+// apperr.NotFound; max outside 1..MaxDepartures is apperr.Invalid. An empty
+// board (nothing runs in the next MaxDaysAhead days) is an empty slice.
+func (ix *Index) Departures(stationID string, at time.Time, max int) ([]Departure, error) {
+	const op = "departure.Departures"
+	if max < 1 || max > MaxDepartures {
+		return nil, apperr.E(op, apperr.Invalid, "invalid_max_departures", "max_departures must be between 1 and 100")
+	}
+	fi, stop, ok := ix.parseStationID(stationID)
+	if !ok || fi.f.Stops.Type[stop] > gtfs.StopStation {
+		return nil, apperr.E(op, apperr.NotFound, "station_not_found", "no station with id "+stationID)
+	}
+	stops := fi.departStops(stop)
+	now := at.Unix()
+	snap := ix.snapshot(fi)
+	var cands []candidate
+	if snap == nil {
+		cands = fi.board(stops, now, at.In(fi.loc), max, ix.daysAhead)
+	} else {
+		// A few spare entries replace skipped stops; delayed departures
+		// scheduled within LateWindow before at are candidates too.
+		cands = fi.board(stops, now, at.In(fi.loc), min(max+10, MaxDepartures), ix.daysAhead)
+		from := at.Add(-LateWindow)
+		for _, c := range fi.board(stops, from.Unix(), from.In(fi.loc), MaxDepartures, 1) {
+			if c.at < now {
+				cands = append(cands, c)
+			}
+		}
+		slices.SortFunc(cands, lessCandidate(fi))
+	}
+	out := make([]Departure, 0, min(len(cands), max))
+	for _, c := range cands {
+		if len(out) == max {
+			break
+		}
+		k := tripKey{fi: fi, trip: c.trip, day: c.day, start: c.start}
+		pos := int(c.st - fi.f.Trips.First[c.trip])
+		var p *tripPrediction
+		if tu := ix.match(snap, k); tu != nil {
+			p = ix.predict(k, tu)
+		}
+		if p != nil && p.stops[pos].skipped {
+			continue
+		}
+		if c.at < now && (p == nil || !p.stops[pos].hasDep || p.stops[pos].dep < now) {
+			continue // scheduled earlier and not predicted to leave at or after at
+		}
+		d := Departure{
+			Departure: DepartureTime{ScheduledAt: c.at * 1000, Platform: fi.platform(c.st)},
+			Trip:      ix.tripRef(k, c.st),
+		}
+		if p != nil {
+			d.Trip.Realtime = true
+			d.Trip.Cancelled = p.cancelled
+			if ps := p.stops[pos]; ps.hasDep {
+				ms := ps.dep * 1000
+				d.Departure.PredictedAt = &ms
+			}
+		}
+		out = append(out, d)
+	}
+	return out, nil
+}
+
+// board finds the next max scheduled departures from stops at or after now.
+func (fi *feedIndex) board(stops []int32, now int64, local time.Time, max int, daysAhead int32) []candidate {
+	today := gtfs.DayNumber(local.Year(), int(local.Month()), local.Day())
+	var res []candidate
+	less := lessCandidate(fi)
+	for day := today - fi.backDays; day <= today+daysAhead; day++ {
+		base := gtfs.ServiceBase(day, fi.loc).Unix()
+		if len(res) >= max && res[max-1].at < base {
+			break
+		}
+		if day < fi.f.MinDay || day > fi.f.MaxDay {
+			continue
+		}
+		from := now - base
+		if from > int64(fi.maxTime) {
+			continue
+		}
+		from = max64(from, 0)
+		n0 := len(res)
+		limit := int64(1 << 62)
+		if n0 >= max {
+			limit = res[max-1].at
+		}
+		for _, s := range stops {
+			res = fi.dayEvents(res, s, day, base, int32(from), max, limit)
+			res = fi.dayFrequencies(res, s, day, base, int32(from), max)
+		}
+		if len(res) > n0 {
+			slices.SortFunc(res, less)
+			if len(res) > max {
+				res = res[:max]
+			}
+		}
+	}
+	return res
+}
+
+func max64(a, b int64) int64 {
+	if a > b {
+		return a
+	}
+	return b
+}
+
+// dayEvents appends up to max active timetable departures of stop on day at or after from.
+// Departures later than limit cannot make the board and end the scan.
+func (fi *feedIndex) dayEvents(res []candidate, s int32, day int32, base int64, from int32, max int, limit int64) []candidate {
+	lo, hi := fi.evStart[s], fi.evStart[s+1]
+	deps := fi.evDep[lo:hi]
+	i, _ := slices.BinarySearch(deps, from)
+	n := 0
+	for j := int(lo) + i; j < int(hi) && n < max; j++ {
+		at := base + int64(fi.evDep[j])
+		if at > limit {
+			break
+		}
+		tr := fi.evTrip[j]
+		if !fi.active(tr, day) {
+			continue
+		}
+		res = append(res, candidate{at: at, trip: tr, st: fi.evST[j], day: day, start: -1, line: fi.lineName[fi.f.Trips.Route[tr]]})
+		n++
+	}
+	return res
+}
+
+// dayFrequencies expands frequency-based trips at stop s on day.
+func (fi *feedIndex) dayFrequencies(res []candidate, s int32, day int32, base int64, from int32, max int) []candidate {
+	st := &fi.f.StopTimes
+	for j := fi.fqStart[s]; j < fi.fqStart[s+1]; j++ {
+		tr, row := fi.fqTrip[j], fi.fqST[j]
+		if !fi.active(tr, day) {
+			continue
+		}
+		offset := st.Departure[row] - st.Departure[fi.f.Trips.First[tr]]
+		for _, w := range fi.freq[tr] {
+			k := int32(0)
+			if need := from - offset - w.Start; need > 0 {
+				k = (need + w.Headway - 1) / w.Headway
+			}
+			for n := 0; n < max; n, k = n+1, k+1 {
+				start := w.Start + k*w.Headway
+				if start >= w.End {
+					break
+				}
+				res = append(res, candidate{at: base + int64(start+offset), trip: tr, st: row, day: day, start: start, line: fi.lineName[fi.f.Trips.Route[tr]]})
+			}
+		}
+	}
+	return res
+}
+
+// platform is the stop's platform_code, else the stop time's track, else "".
+func (fi *feedIndex) platform(st int32) string {
+	if p := fi.f.Stops.Platform[fi.f.StopTimes.Stop[st]]; p != "" {
+		return p
+	}
+	if fi.f.StopTimes.Track != nil {
+		return fi.f.Strings[fi.f.StopTimes.Track[st]]
+	}
+	return ""
+}
+
+// headsign is stop_headsign, else trip_headsign, else the last stop's name.
+func (fi *feedIndex) headsign(trip, st int32) string {
+	f := fi.f
+	if f.StopTimes.Headsign != nil {
+		if h := f.StopTimes.Headsign[st]; h != 0 {
+			return f.Strings[h]
+		}
+	}
+	if h := f.Trips.Headsign[trip]; h != "" {
+		return h
+	}
+	last := f.Trips.First[trip+1] - 1
+	return f.Stops.Name[fi.stationOf(f.StopTimes.Stop[last])]
+}
+
+func (ix *Index) tripRef(k tripKey, st int32) TripRef {
+	fi, f := k.fi, k.fi.f
+	r := f.Trips.Route[k.trip]
+	last := f.Trips.First[k.trip+1] - 1
+	return TripRef{
+		ID:           ix.tripID(k),
+		Headsign:     fi.headsign(k.trip, st),
+		LineName:     fi.lineName[r],
+		Type:         fi.tripType[r],
+		Provider:     f.Agencies[f.Routes[r].Agency].Name,
+		EndStationID: ix.stationID(fi, fi.stationOf(f.StopTimes.Stop[last])),
+	}
+}
+
+func (ix *Index) snapshot(fi *feedIndex) *realtime.Snapshot {
+	if ix.rt == nil {
+		return nil
+	}
+	return ix.rt.TripUpdates(fi.id)
+}
+
+func baseUnix(fi *feedIndex, day int32) int64 { return gtfs.ServiceBase(day, fi.loc).Unix() }

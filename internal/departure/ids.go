@@ -1,0 +1,185 @@
+package departure
+
+import (
+	"fmt"
+	"strconv"
+	"strings"
+
+	"github.com/farebox/farebox/internal/gtfs"
+)
+
+const hexDigits = "0123456789ABCDEF"
+
+// escapeID makes a GTFS id URL-safe: bytes outside [A-Za-z0-9._-] become ~XX.
+func escapeID(s string) string {
+	clean := true
+	for i := 0; i < len(s); i++ {
+		if !safeByte(s[i]) {
+			clean = false
+			break
+		}
+	}
+	if clean {
+		return s
+	}
+	var b strings.Builder
+	for i := 0; i < len(s); i++ {
+		c := s[i]
+		if safeByte(c) {
+			b.WriteByte(c)
+		} else {
+			b.WriteByte('~')
+			b.WriteByte(hexDigits[c>>4])
+			b.WriteByte(hexDigits[c&15])
+		}
+	}
+	return b.String()
+}
+
+func safeByte(c byte) bool {
+	return c >= 'a' && c <= 'z' || c >= 'A' && c <= 'Z' || c >= '0' && c <= '9' || c == '.' || c == '_' || c == '-'
+}
+
+// unescapeID reverses escapeID; it reports false for malformed input.
+func unescapeID(s string) (string, bool) {
+	if !strings.Contains(s, "~") {
+		for i := 0; i < len(s); i++ {
+			if !safeByte(s[i]) {
+				return "", false
+			}
+		}
+		return s, true
+	}
+	var b strings.Builder
+	for i := 0; i < len(s); i++ {
+		c := s[i]
+		if c != '~' {
+			if !safeByte(c) {
+				return "", false
+			}
+			b.WriteByte(c)
+			continue
+		}
+		if i+2 >= len(s) {
+			return "", false
+		}
+		hi, lo := strings.IndexByte(hexDigits, s[i+1]), strings.IndexByte(hexDigits, s[i+2])
+		if hi < 0 || lo < 0 || safeByte(byte(hi<<4|lo)) {
+			return "", false
+		}
+		b.WriteByte(byte(hi<<4 | lo))
+		i += 2
+	}
+	return b.String(), true
+}
+
+// ValidFeedID reports whether id can be used as a feed namespace: 1 to 64
+// letters, digits or hyphens (the import command should check it early).
+func ValidFeedID(id string) bool {
+	if id == "" || len(id) > 64 {
+		return false
+	}
+	for i := 0; i < len(id); i++ {
+		c := id[i]
+		if !(c >= 'a' && c <= 'z' || c >= 'A' && c <= 'Z' || c >= '0' && c <= '9' || c == '-') {
+			return false
+		}
+	}
+	return true
+}
+
+func (ix *Index) stationID(fi *feedIndex, stop int32) string {
+	return ix.prefix + "-station-" + fi.id + "_" + escapeID(fi.f.Stops.ID[stop])
+}
+
+// parseStationID resolves a station id to its feed and stop.
+func (ix *Index) parseStationID(id string) (*feedIndex, int32, bool) {
+	rest, ok := strings.CutPrefix(id, ix.prefix+"-station-")
+	if !ok {
+		return nil, 0, false
+	}
+	feed, raw, ok := strings.Cut(rest, "_")
+	if !ok {
+		return nil, 0, false
+	}
+	fi := ix.byID[feed]
+	if fi == nil {
+		return nil, 0, false
+	}
+	stopID, ok := unescapeID(raw)
+	if !ok {
+		return nil, 0, false
+	}
+	s, ok := fi.stopIdx[stopID]
+	return fi, s, ok
+}
+
+// tripKey identifies one run of a trip: the trip on a service day, and for
+// frequency-based trips the instance's start time (else -1).
+type tripKey struct {
+	fi    *feedIndex
+	trip  int32
+	day   int32
+	start int32
+}
+
+func (ix *Index) tripID(k tripKey) string {
+	y, m, d := gtfs.DayDate(k.day)
+	s := fmt.Sprintf("%s-trip-%s_%s_%04d%02d%02d", ix.prefix, k.fi.id, escapeID(k.fi.f.Trips.ID[k.trip]), y, int(m), d)
+	if k.start >= 0 {
+		s += fmt.Sprintf("-%02d%02d%02d", k.start/3600, k.start/60%60, k.start%60)
+	}
+	return s
+}
+
+// parseTripID resolves a trip instance id.
+func (ix *Index) parseTripID(id string) (tripKey, bool) {
+	rest, ok := strings.CutPrefix(id, ix.prefix+"-trip-")
+	if !ok {
+		return tripKey{}, false
+	}
+	feed, rest, ok := strings.Cut(rest, "_")
+	fi := ix.byID[feed]
+	if !ok || fi == nil {
+		return tripKey{}, false
+	}
+	cut := strings.LastIndexByte(rest, '_')
+	if cut < 0 {
+		return tripKey{}, false
+	}
+	raw, suffix := rest[:cut], rest[cut+1:]
+	tid, ok := unescapeID(raw)
+	if !ok {
+		return tripKey{}, false
+	}
+	tr, ok := fi.tripIdx[tid]
+	if !ok {
+		return tripKey{}, false
+	}
+	k := tripKey{fi: fi, trip: tr, start: -1}
+	date, start, hasStart := strings.Cut(suffix, "-")
+	if len(date) != 8 {
+		return tripKey{}, false
+	}
+	y, e1 := strconv.Atoi(date[:4])
+	m, e2 := strconv.Atoi(date[4:6])
+	d, e3 := strconv.Atoi(date[6:])
+	if e1 != nil || e2 != nil || e3 != nil || m < 1 || m > 12 || d < 1 || d > 31 || y < 1900 || y > 2200 {
+		return tripKey{}, false
+	}
+	k.day = gtfs.DayNumber(y, m, d)
+	if y2, m2, d2 := gtfs.DayDate(k.day); y2 != y || int(m2) != m || d2 != d {
+		return tripKey{}, false
+	}
+	if hasStart {
+		if len(start) != 6 {
+			return tripKey{}, false
+		}
+		v, err := strconv.Atoi(start)
+		if err != nil || v < 0 || v%100 > 59 || v/100%100 > 59 {
+			return tripKey{}, false
+		}
+		k.start = int32(v/10000*3600 + v/100%100*60 + v%100)
+	}
+	return k, true
+}

@@ -1,0 +1,193 @@
+package departure
+
+import (
+	"time"
+
+	"github.com/farebox/farebox/internal/gtfs"
+	"github.com/farebox/farebox/internal/realtime"
+)
+
+// stopPrediction is the realtime state of one stop of a trip run.
+type stopPrediction struct {
+	arr, dep       int64 // predicted Unix seconds
+	hasArr, hasDep bool
+	skipped        bool
+	updated        bool // a StopTimeUpdate (not propagation) gave this stop's values
+}
+
+type tripPrediction struct {
+	cancelled bool
+	stops     []stopPrediction // per stop of the trip, in order
+}
+
+// match finds the TripUpdate for a trip run: same trip_id and start_date (and
+// start_time for frequency instances). Updates without start_date apply to
+// the run whose scheduled span is closest to the snapshot's timestamp.
+// ADDED and DUPLICATED updates describe extra runs and never match.
+func (ix *Index) match(snap *realtime.Snapshot, k tripKey) *realtime.TripUpdate {
+	if snap == nil {
+		return nil
+	}
+	for _, u := range snap.For(k.fi.f.Trips.ID[k.trip]) {
+		if u.Relationship == realtime.TripAdded || u.Relationship == realtime.TripDuplicated || u.Relationship == realtime.TripUnscheduled {
+			continue
+		}
+		if k.start >= 0 {
+			if u.StartTime != k.start {
+				continue
+			}
+		}
+		if u.StartDate >= 0 {
+			if u.StartDate == k.day {
+				return u
+			}
+			continue
+		}
+		if k.fi.impliedDay(k, snap.Timestamp.Unix()) == k.day {
+			return u
+		}
+	}
+	return nil
+}
+
+// impliedDay is the active service day whose run of the trip is closest in
+// time to ts (zero distance while the run is under way).
+func (fi *feedIndex) impliedDay(k tripKey, ts int64) int32 {
+	f := fi.f
+	first, last := f.Trips.First[k.trip], f.Trips.First[k.trip+1]-1
+	if first > last {
+		return -1
+	}
+	startOff, endOff := int64(f.StopTimes.Departure[first]), int64(f.StopTimes.Arrival[last])
+	if k.start >= 0 {
+		shift := int64(k.start) - startOff
+		startOff, endOff = startOff+shift, endOff+shift
+	}
+	local := unixIn(ts, fi)
+	today := gtfs.DayNumber(local.Year(), int(local.Month()), local.Day())
+	best, bestDist := int32(-1), int64(1<<62)
+	for d := today - fi.backDays; d <= today+1; d++ {
+		if !fi.active(k.trip, d) {
+			continue
+		}
+		base := gtfs.ServiceBase(d, fi.loc).Unix()
+		var dist int64
+		switch {
+		case ts < base+startOff:
+			dist = base + startOff - ts
+		case ts > base+endOff:
+			dist = ts - base - endOff
+		}
+		if dist < bestDist {
+			best, bestDist = d, dist
+		}
+	}
+	return best
+}
+
+// predict applies a TripUpdate to a trip run: stop updates match by
+// stop_sequence when given, else by stop_id in trip order; a stop uses its
+// update's time, else its delay, else the other event's values; the last
+// known delay propagates downstream (never upstream); NO_DATA clears it;
+// SKIPPED marks the stop; CANCELED marks the whole run.
+func (ix *Index) predict(k tripKey, u *realtime.TripUpdate) *tripPrediction {
+	f := k.fi.f
+	first, end := f.Trips.First[k.trip], f.Trips.First[k.trip+1]
+	n := int(end - first)
+	p := &tripPrediction{stops: make([]stopPrediction, n)}
+	if u.Relationship == realtime.TripCanceled {
+		p.cancelled = true
+		return p
+	}
+	base := gtfs.ServiceBase(k.day, k.fi.loc).Unix()
+	shift := int64(0)
+	if k.start >= 0 {
+		shift = int64(k.start) - int64(f.StopTimes.Departure[first])
+	}
+	sched := func(i int) (int64, int64) {
+		r := first + int32(i)
+		return base + shift + int64(f.StopTimes.Arrival[r]), base + shift + int64(f.StopTimes.Departure[r])
+	}
+	upd := make([]*realtime.StopUpdate, n)
+	cursor := 0
+	for j := range u.Stops {
+		su := &u.Stops[j]
+		if pos := k.fi.findStop(first, n, cursor, su); pos >= 0 {
+			upd[pos] = su
+			cursor = pos + 1
+		}
+	}
+	var delay int64
+	known := u.Delay.HasDelay
+	if known {
+		delay = int64(u.Delay.Delay)
+	}
+	for i := 0; i < n; i++ {
+		sa, sd := sched(i)
+		ps := &p.stops[i]
+		su := upd[i]
+		if su != nil {
+			switch su.Relationship {
+			case realtime.StopSkipped:
+				ps.skipped = true
+				continue
+			case realtime.StopNoData:
+				known = false
+				continue
+			}
+			arr, hasArr := eventTime(su.Arrival, sa)
+			dep, hasDep := eventTime(su.Departure, sd)
+			switch {
+			case hasArr && !hasDep:
+				dep, hasDep = max64(sd+(arr-sa), arr), true
+			case hasDep && !hasArr:
+				arr, hasArr = min(sa+(dep-sd), dep), true
+			}
+			if hasDep {
+				ps.arr, ps.dep, ps.hasArr, ps.hasDep, ps.updated = arr, max64(dep, arr), true, true, true
+				delay, known = ps.dep-sd, true
+				continue
+			}
+		}
+		if known {
+			ps.arr, ps.dep, ps.hasArr, ps.hasDep = sa+delay, sd+delay, true, true
+		}
+	}
+	return p
+}
+
+// eventTime is the event's absolute time, else scheduled plus its delay.
+func eventTime(e realtime.Event, scheduled int64) (int64, bool) {
+	switch {
+	case e.HasTime:
+		return e.Time, true
+	case e.HasDelay:
+		return scheduled + int64(e.Delay), true
+	}
+	return 0, false
+}
+
+// findStop returns the trip position a stop update refers to, searching
+// from cursor (so a loop visiting a stop twice matches in order), or -1.
+func (fi *feedIndex) findStop(first int32, n, cursor int, su *realtime.StopUpdate) int {
+	st := &fi.f.StopTimes
+	for pass := 0; pass < 2; pass++ {
+		from, to := cursor, n
+		if pass == 1 {
+			from, to = 0, cursor
+		}
+		for i := from; i < to; i++ {
+			r := first + int32(i)
+			if su.HasSequence {
+				if st.Sequence[r] == su.Sequence {
+					return i
+				}
+			} else if su.StopID != "" && (fi.f.Stops.ID[st.Stop[r]] == su.StopID || fi.f.Stops.ID[fi.stationOf(st.Stop[r])] == su.StopID) {
+				return i // the platform, or its parent station
+			}
+		}
+	}
+	return -1
+}
+
+func unixIn(ts int64, fi *feedIndex) time.Time { return time.Unix(ts, 0).In(fi.loc) }

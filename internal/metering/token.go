@@ -1,0 +1,127 @@
+package metering
+
+import (
+	"crypto/hmac"
+	"crypto/sha256"
+	"encoding/base64"
+	"encoding/binary"
+	"slices"
+	"time"
+)
+
+// Header is the request and response header carrying the token.
+const Header = "session-token"
+
+// Window is how long a block keeps requests for its resource uncounted.
+const Window = 5 * time.Minute
+
+// MaxBlocks is how many of the most recent blocks a token keeps.
+const MaxBlocks = 20
+
+const (
+	version   = 1
+	blockSize = 12 // 8 bytes resource hash + 4 bytes opened-at
+	tagSize   = 16
+	maxSkew   = 60 // seconds a block may lie in the future
+	// MaxTokenLen bounds accepted tokens; longer values are ignored unparsed.
+	MaxTokenLen = 4*(2+MaxBlocks*blockSize+tagSize)/3 + 4
+)
+
+// StationResource is the resource key of a departure board.
+func StationResource(stationID string) string { return "station:" + stationID }
+
+// TripResource is the resource key of a trip (trip updates).
+func TripResource(tripID string) string { return "trip:" + tripID }
+
+type block struct {
+	res    [8]byte
+	opened uint32
+}
+
+func resourceHash(resource string) (h [8]byte) {
+	sum := sha256.Sum256([]byte(resource))
+	copy(h[:], sum[:8])
+	return h
+}
+
+func tag(key []byte, accountID string, body []byte) []byte {
+	m := hmac.New(sha256.New, key)
+	m.Write([]byte("farebox-session-token\x00"))
+	var n [8]byte
+	binary.BigEndian.PutUint64(n[:], uint64(len(accountID)))
+	m.Write(n[:])
+	m.Write([]byte(accountID))
+	m.Write(body)
+	return m.Sum(nil)[:tagSize]
+}
+
+// decode returns the blocks of a valid token for accountID, or nil.
+func decode(key []byte, accountID, token string) []block {
+	if token == "" || len(token) > MaxTokenLen {
+		return nil
+	}
+	raw, err := base64.RawURLEncoding.DecodeString(token)
+	if err != nil || len(raw) < 2+tagSize || raw[0] != version {
+		return nil
+	}
+	n := int(raw[1])
+	if n > MaxBlocks || len(raw) != 2+n*blockSize+tagSize {
+		return nil
+	}
+	body, sum := raw[:len(raw)-tagSize], raw[len(raw)-tagSize:]
+	if !hmac.Equal(sum, tag(key, accountID, body)) {
+		return nil
+	}
+	out := make([]block, n)
+	for i := range out {
+		p := body[2+i*blockSize:]
+		copy(out[i].res[:], p[:8])
+		out[i].opened = binary.BigEndian.Uint32(p[8:12])
+	}
+	return out
+}
+
+func encode(key []byte, accountID string, blocks []block) string {
+	body := make([]byte, 2, 2+len(blocks)*blockSize+tagSize)
+	body[0], body[1] = version, byte(len(blocks))
+	for _, b := range blocks {
+		body = append(body, b.res[:]...)
+		body = binary.BigEndian.AppendUint32(body, b.opened)
+	}
+	body = append(body, tag(key, accountID, body)...)
+	return base64.RawURLEncoding.EncodeToString(body)
+}
+
+// Check decides whether a request by accountID for resource, presenting
+// token (may be empty), is counted, and returns the token to send back.
+// An unexpired block for the resource makes the request uncounted (the
+// block keeps its opening time); otherwise the request is counted and opens
+// a new block. Expired blocks are dropped, other resources' blocks kept,
+// and only the MaxBlocks most recent remain. Invalid tokens count as none.
+func Check(key []byte, accountID, token, resource string, now time.Time) (counted bool, newToken string) {
+	secs := now.Unix()
+	blocks := decode(key, accountID, token)
+	live := blocks[:0]
+	for _, b := range blocks {
+		op := int64(b.opened)
+		if op <= secs+maxSkew && secs < op+int64(Window/time.Second) {
+			live = append(live, b)
+		}
+	}
+	h := resourceHash(resource)
+	counted = true
+	for _, b := range live {
+		if b.res == h {
+			counted = false
+			break
+		}
+	}
+	if counted {
+		live = append(live, block{res: h, opened: uint32(max(secs, 0))})
+	}
+	slices.SortStableFunc(live, func(a, b block) int { return int(int64(b.opened) - int64(a.opened)) })
+	if len(live) > MaxBlocks {
+		live = live[:MaxBlocks]
+	}
+	return counted, encode(key, accountID, live)
+}

@@ -1,0 +1,257 @@
+package realtime
+
+import (
+	"context"
+	"encoding/json"
+	"net/http"
+	"net/http/httptest"
+	"os"
+	"strconv"
+	"sync/atomic"
+	"testing"
+	"time"
+
+	"github.com/farebox/farebox/internal/clock"
+	"github.com/farebox/farebox/internal/gtfs"
+)
+
+const dataDir = "../../../../shared/data/gtfs/"
+
+// jsonFeed mirrors the transitland JSON dumps next to the .pb files.
+type jsonFeed struct {
+	Header struct {
+		Timestamp string `json:"timestamp"`
+	} `json:"header"`
+	Entity []struct {
+		TripUpdate *struct {
+			Trip struct {
+				TripID               string `json:"tripId"`
+				StartDate            string `json:"startDate"`
+				StartTime            string `json:"startTime"`
+				ScheduleRelationship string `json:"scheduleRelationship"`
+			} `json:"trip"`
+			StopTimeUpdate []struct {
+				StopSequence         *uint32    `json:"stopSequence"`
+				StopID               string     `json:"stopId"`
+				Arrival              *jsonEvent `json:"arrival"`
+				Departure            *jsonEvent `json:"departure"`
+				ScheduleRelationship string     `json:"scheduleRelationship"`
+			} `json:"stopTimeUpdate"`
+		} `json:"tripUpdate"`
+	} `json:"entity"`
+}
+
+type jsonEvent struct {
+	Delay *int32 `json:"delay"`
+	Time  string `json:"time"`
+}
+
+func checkEvent(t *testing.T, what string, got Event, want *jsonEvent) {
+	t.Helper()
+	if want == nil {
+		if got.Known() {
+			t.Fatalf("%s: unexpected %+v", what, got)
+		}
+		return
+	}
+	if want.Time != "" {
+		ts, _ := strconv.ParseInt(want.Time, 10, 64)
+		if !got.HasTime || got.Time != ts {
+			t.Fatalf("%s: time %+v want %d", what, got, ts)
+		}
+	} else if got.HasTime {
+		t.Fatalf("%s: unexpected time", what)
+	}
+	if want.Delay != nil {
+		if !got.HasDelay || got.Delay != *want.Delay {
+			t.Fatalf("%s: delay %+v want %d", what, got, *want.Delay)
+		}
+	} else if got.HasDelay {
+		t.Fatalf("%s: unexpected delay", what)
+	}
+}
+
+// TestParseMatchesJSONDumps decodes both real TripUpdates feeds and compares
+// every trip and stop time update with the JSON rendering of the same message.
+func TestParseMatchesJSONDumps(t *testing.T) {
+	for _, c := range []struct {
+		name           string
+		trips, updates int
+	}{{"caltrain-2023-trip-updates", 19, 220}, {"bart-2019-trip-updates", 91, 1060}} {
+		data, err := os.ReadFile(dataDir + c.name + ".pb")
+		if err != nil {
+			t.Fatal(err)
+		}
+		raw, err := os.ReadFile(dataDir + c.name + ".json")
+		if err != nil {
+			t.Fatal(err)
+		}
+		var want jsonFeed
+		if err := json.Unmarshal(raw, &want); err != nil {
+			t.Fatal(err)
+		}
+		recv := time.Date(2030, 1, 1, 0, 0, 0, 0, time.UTC)
+		s, err := Parse(data, recv)
+		if err != nil {
+			t.Fatal(err)
+		}
+		hts, _ := strconv.ParseInt(want.Header.Timestamp, 10, 64)
+		if !s.Timestamp.Equal(time.Unix(hts, 0)) || !s.Received.Equal(recv) || s.Updates != c.trips {
+			t.Fatalf("%s: ts %v updates %d", c.name, s.Timestamp, s.Updates)
+		}
+		seen := map[string]int{}
+		nstu := 0
+		for _, e := range want.Entity {
+			w := e.TripUpdate
+			if w == nil {
+				continue
+			}
+			got := s.For(w.Trip.TripID)[seen[w.Trip.TripID]]
+			seen[w.Trip.TripID]++
+			wantRel := map[string]TripRelationship{"": TripScheduled, "SCHEDULED": TripScheduled, "ADDED": TripAdded, "CANCELED": TripCanceled}[w.Trip.ScheduleRelationship]
+			if got.Relationship != wantRel {
+				t.Fatalf("%s %s: relationship %d want %s", c.name, w.Trip.TripID, got.Relationship, w.Trip.ScheduleRelationship)
+			}
+			if w.Trip.StartDate != "" {
+				d, _ := time.Parse("20060102", w.Trip.StartDate)
+				if got.StartDate != gtfs.DayNumber(d.Year(), int(d.Month()), d.Day()) {
+					t.Fatalf("start date %d", got.StartDate)
+				}
+			} else if got.StartDate != -1 {
+				t.Fatalf("start date %d for absent", got.StartDate)
+			}
+			if w.Trip.StartTime != "" {
+				if got.StartTime < 0 || gtfs.FormatTime(got.StartTime) != w.Trip.StartTime {
+					t.Fatalf("start time %d want %s", got.StartTime, w.Trip.StartTime)
+				}
+			}
+			if len(got.Stops) != len(w.StopTimeUpdate) {
+				t.Fatalf("%s: %d stop updates want %d", w.Trip.TripID, len(got.Stops), len(w.StopTimeUpdate))
+			}
+			for i, ws := range w.StopTimeUpdate {
+				gs := got.Stops[i]
+				nstu++
+				if gs.StopID != ws.StopID || gs.HasSequence != (ws.StopSequence != nil) || (ws.StopSequence != nil && gs.Sequence != *ws.StopSequence) {
+					t.Fatalf("%s/%d: %+v", w.Trip.TripID, i, gs)
+				}
+				checkEvent(t, w.Trip.TripID+" arrival", gs.Arrival, ws.Arrival)
+				checkEvent(t, w.Trip.TripID+" departure", gs.Departure, ws.Departure)
+				if (ws.ScheduleRelationship == "SKIPPED") != (gs.Relationship == StopSkipped) {
+					t.Fatal("stop relationship")
+				}
+			}
+		}
+		if nstu != c.updates {
+			t.Fatalf("%s: %d stop updates, want %d", c.name, nstu, c.updates)
+		}
+	}
+}
+
+func TestParseRejectsGarbage(t *testing.T) {
+	if _, err := Parse([]byte("<html>502 Bad Gateway</html>"), time.Now()); err == nil {
+		t.Fatal("garbage accepted")
+	}
+}
+
+func FuzzParse(f *testing.F) {
+	data, err := os.ReadFile(dataDir + "caltrain-2023-trip-updates.pb")
+	if err != nil {
+		f.Fatal(err)
+	}
+	f.Add(data)
+	f.Add([]byte{0x0a, 0x00})
+	f.Fuzz(func(t *testing.T, b []byte) {
+		s, err := Parse(b, time.Unix(0, 0))
+		if err == nil && s.Trips == nil {
+			t.Fatal("nil map on success")
+		}
+	})
+}
+
+func TestHubStalenessAndFailures(t *testing.T) {
+	data, _ := os.ReadFile(dataDir + "caltrain-2023-trip-updates.pb")
+	header := time.Unix(1699405534, 0)
+	clk := clock.NewFixed(header.Add(time.Minute))
+	hub := NewHub(clk, 5*time.Minute)
+	if hub.TripUpdates("ct") != nil || !hub.Status("ct").Stale {
+		t.Fatal("empty hub must have nothing")
+	}
+	s, err := Parse(data, clk.Now())
+	if err != nil {
+		t.Fatal(err)
+	}
+	hub.Set("ct", s)
+	if hub.TripUpdates("ct") != s || hub.TripUpdates("other") != nil {
+		t.Fatal("snapshot not served")
+	}
+	hub.Fail("ct", os.ErrNotExist)
+	st := hub.Status("ct")
+	if hub.TripUpdates("ct") != s || st.LastError == "" || st.Failures != 1 || st.Stale || st.TripUpdates != 19 || !st.HeaderTime.Equal(header) {
+		t.Fatalf("failure must keep the last good snapshot: %+v", st)
+	}
+	clk.Set(header.Add(5*time.Minute + time.Second))
+	if hub.TripUpdates("ct") != nil || !hub.Status("ct").Stale {
+		t.Fatal("stale snapshot still served")
+	}
+}
+
+// TestPollerHTTPAndFile drives Run with an injected timer: a good fetch, a
+// 500 (old data kept, error exposed), garbage, then a file source.
+func TestPollerHTTPAndFile(t *testing.T) {
+	data, _ := os.ReadFile(dataDir + "caltrain-2023-trip-updates.pb")
+	var mode atomic.Int32
+	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		switch mode.Load() {
+		case 0:
+			w.Write(data)
+		case 1:
+			http.Error(w, "boom", http.StatusInternalServerError)
+		default:
+			w.Write([]byte("not protobuf \xff\xff\xff"))
+		}
+	}))
+	defer srv.Close()
+	clk := clock.NewFixed(time.Unix(1699405534, 0))
+	hub := NewHub(clk, 0)
+	ticks := make(chan time.Time)
+	polled := make(chan struct{}, 10)
+	p := &Poller{FeedID: "ct", Source: srv.URL, Interval: time.Hour, Hub: hub, Clock: clk, After: func(d time.Duration) <-chan time.Time {
+		if d != time.Hour {
+			t.Errorf("interval %v", d)
+		}
+		polled <- struct{}{}
+		return ticks
+	}}
+	ctx, cancel := context.WithCancel(context.Background())
+	done := make(chan error)
+	go func() { done <- p.Run(ctx) }()
+	<-polled
+	first := hub.TripUpdates("ct")
+	if first == nil || first.Updates != 19 {
+		t.Fatal("first poll did not store the snapshot")
+	}
+	mode.Store(1)
+	ticks <- time.Now()
+	<-polled
+	if hub.TripUpdates("ct") != first || hub.Status("ct").LastError == "" {
+		t.Fatalf("HTTP 500 must keep old data and expose the error: %+v", hub.Status("ct"))
+	}
+	mode.Store(2)
+	ticks <- time.Now()
+	<-polled
+	if st := hub.Status("ct"); hub.TripUpdates("ct") != first || st.Failures != 2 {
+		t.Fatalf("garbage must keep old data: %+v", st)
+	}
+	cancel()
+	if err := <-done; err != context.Canceled {
+		t.Fatalf("Run returned %v", err)
+	}
+	fp := &Poller{FeedID: "file", Source: dataDir + "bart-2019-trip-updates.pb", Hub: hub, Clock: clock.NewFixed(time.Unix(1565199921, 0))}
+	if err := fp.PollOnce(context.Background()); err != nil {
+		t.Fatal(err)
+	}
+	bad := &Poller{FeedID: "missing", Source: "file:///nonexistent.pb", Hub: hub}
+	if err := bad.PollOnce(context.Background()); err == nil || hub.Status("missing").LastError == "" {
+		t.Fatal("missing file must be reported")
+	}
+}

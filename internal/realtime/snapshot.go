@@ -1,0 +1,209 @@
+package realtime
+
+import (
+	"time"
+
+	gtfsrt "github.com/MobilityData/gtfs-realtime-bindings/golang/gtfs"
+	"google.golang.org/protobuf/proto"
+
+	"github.com/farebox/farebox/internal/apperr"
+	"github.com/farebox/farebox/internal/gtfs"
+)
+
+// TripRelationship is a trip's schedule relationship.
+type TripRelationship uint8
+
+// Trip relationships (GTFS-RT TripDescriptor.ScheduleRelationship).
+const (
+	TripScheduled TripRelationship = iota
+	TripAdded
+	TripUnscheduled
+	TripCanceled
+	TripReplacement
+	TripDuplicated
+)
+
+// StopRelationship is a stop time update's schedule relationship.
+type StopRelationship uint8
+
+// Stop relationships (GTFS-RT StopTimeUpdate.ScheduleRelationship).
+const (
+	StopScheduled StopRelationship = iota
+	StopSkipped
+	StopNoData
+	StopUnscheduled
+)
+
+// Event is a predicted arrival or departure: an absolute time, a delay, or both.
+type Event struct {
+	Time     int64 // Unix seconds; valid when HasTime
+	Delay    int32 // seconds; valid when HasDelay
+	HasTime  bool
+	HasDelay bool
+}
+
+// Known reports whether the event carries a time or a delay.
+func (e Event) Known() bool { return e.HasTime || e.HasDelay }
+
+// StopUpdate is one StopTimeUpdate.
+type StopUpdate struct {
+	Sequence     uint32
+	HasSequence  bool
+	StopID       string
+	Arrival      Event
+	Departure    Event
+	Relationship StopRelationship
+}
+
+// TripUpdate is one TripUpdate entity.
+type TripUpdate struct {
+	TripID       string
+	StartDate    int32 // day number; -1 when absent
+	StartTime    int32 // seconds (GTFS time); -1 when absent
+	Relationship TripRelationship
+	Delay        Event // trip-level delay (experimental field), HasDelay when set
+	Stops        []StopUpdate
+}
+
+// Snapshot is one decoded FULL_DATASET fetch. It is immutable.
+type Snapshot struct {
+	Timestamp time.Time // header timestamp, or Received when absent
+	Received  time.Time
+	Trips     map[string][]*TripUpdate // by trip_id
+	Entities  int
+	Updates   int // TripUpdates kept
+}
+
+// For returns the updates for a trip id (several service dates are possible).
+func (s *Snapshot) For(tripID string) []*TripUpdate {
+	if s == nil {
+		return nil
+	}
+	return s.Trips[tripID]
+}
+
+// Parse decodes a GTFS-Realtime FeedMessage. Entities without a trip id are
+// skipped; a message that is not protobuf or is DIFFERENTIAL is an
+// apperr.Invalid error.
+func Parse(data []byte, received time.Time) (*Snapshot, error) {
+	const op = "realtime.Parse"
+	var msg gtfsrt.FeedMessage
+	if err := proto.Unmarshal(data, &msg); err != nil {
+		return nil, &apperr.Error{Op: op, Kind: apperr.Invalid, Code: "gtfs_rt_invalid", Msg: "the GTFS-Realtime message cannot be decoded", Err: err}
+	}
+	if msg.GetHeader().GetIncrementality() == gtfsrt.FeedHeader_DIFFERENTIAL {
+		return nil, apperr.E(op, apperr.Invalid, "gtfs_rt_differential", "DIFFERENTIAL GTFS-Realtime feeds are not supported")
+	}
+	s := &Snapshot{Received: received.UTC(), Timestamp: received.UTC(), Trips: map[string][]*TripUpdate{}, Entities: len(msg.GetEntity())}
+	if ts := msg.GetHeader().GetTimestamp(); ts > 0 {
+		s.Timestamp = time.Unix(int64(ts), 0).UTC()
+	}
+	for _, ent := range msg.GetEntity() {
+		tu := ent.GetTripUpdate()
+		if tu == nil || ent.GetIsDeleted() {
+			continue
+		}
+		td := tu.GetTrip()
+		if td.GetTripId() == "" {
+			continue
+		}
+		u := &TripUpdate{TripID: td.GetTripId(), StartDate: -1, StartTime: -1, Relationship: tripRel(td.GetScheduleRelationship())}
+		if d := td.GetStartDate(); d != "" {
+			if day, ok := parseDate(d); ok {
+				u.StartDate = day
+			}
+		}
+		if st := td.GetStartTime(); st != "" {
+			if secs, ok := parseClock(st); ok {
+				u.StartTime = secs
+			}
+		}
+		if tu.Delay != nil {
+			u.Delay = Event{Delay: tu.GetDelay(), HasDelay: true}
+		}
+		for _, stu := range tu.GetStopTimeUpdate() {
+			su := StopUpdate{StopID: stu.GetStopId(), Arrival: event(stu.GetArrival()), Departure: event(stu.GetDeparture())}
+			if stu.StopSequence != nil {
+				su.Sequence, su.HasSequence = stu.GetStopSequence(), true
+			}
+			switch stu.GetScheduleRelationship() {
+			case gtfsrt.TripUpdate_StopTimeUpdate_SKIPPED:
+				su.Relationship = StopSkipped
+			case gtfsrt.TripUpdate_StopTimeUpdate_NO_DATA:
+				su.Relationship = StopNoData
+			case gtfsrt.TripUpdate_StopTimeUpdate_UNSCHEDULED:
+				su.Relationship = StopUnscheduled
+			}
+			u.Stops = append(u.Stops, su)
+		}
+		s.Trips[u.TripID] = append(s.Trips[u.TripID], u)
+		s.Updates++
+	}
+	return s, nil
+}
+
+func event(e *gtfsrt.TripUpdate_StopTimeEvent) Event {
+	if e == nil {
+		return Event{}
+	}
+	var out Event
+	if e.Time != nil && e.GetTime() > 0 {
+		out.Time, out.HasTime = e.GetTime(), true
+	}
+	if e.Delay != nil {
+		out.Delay, out.HasDelay = e.GetDelay(), true
+	}
+	return out
+}
+
+func tripRel(r gtfsrt.TripDescriptor_ScheduleRelationship) TripRelationship {
+	switch r {
+	case gtfsrt.TripDescriptor_ADDED:
+		return TripAdded
+	case gtfsrt.TripDescriptor_UNSCHEDULED:
+		return TripUnscheduled
+	case gtfsrt.TripDescriptor_CANCELED:
+		return TripCanceled
+	case gtfsrt.TripDescriptor_REPLACEMENT:
+		return TripReplacement
+	case gtfsrt.TripDescriptor_DUPLICATED:
+		return TripDuplicated
+	}
+	return TripScheduled
+}
+
+// parseDate parses YYYYMMDD to a day number.
+func parseDate(s string) (int32, bool) {
+	t, err := time.Parse("20060102", s)
+	if err != nil {
+		return 0, false
+	}
+	return gtfs.DayNumber(t.Year(), int(t.Month()), t.Day()), true
+}
+
+// parseClock parses a GTFS time HH:MM:SS (hours may exceed 24).
+func parseClock(s string) (int32, bool) {
+	var h, m, sec int32
+	parts := [3]*int32{&h, &m, &sec}
+	i, n := 0, 0
+	for j := 0; j <= len(s); j++ {
+		if j == len(s) || s[j] == ':' {
+			if n == 0 || i > 2 {
+				return 0, false
+			}
+			i++
+			n = 0
+			continue
+		}
+		c := s[j]
+		if c < '0' || c > '9' || n >= 3 || i > 2 {
+			return 0, false
+		}
+		*parts[i] = *parts[i]*10 + int32(c-'0')
+		n++
+	}
+	if i != 3 || m > 59 || sec > 59 {
+		return 0, false
+	}
+	return h*3600 + m*60 + sec, true
+}
