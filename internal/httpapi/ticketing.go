@@ -6,6 +6,7 @@ import (
 
 	"github.com/farebox/farebox/internal/app"
 	"github.com/farebox/farebox/internal/apperr"
+	"github.com/farebox/farebox/internal/ticketing"
 )
 
 // orderRequest is the body of POST …/ticketing/orders.json.
@@ -27,22 +28,22 @@ func (s *Server) placeOrder(version int) handlerFunc {
 		if err != nil {
 			return err
 		}
-		return s.writeOrder(w, r, http.StatusCreated, version, o.ID, true)
+		return s.writeOrder(w, r, http.StatusCreated, version, o, true)
 	}
 }
 
 func (s *Server) getOrder(version int) handlerFunc {
 	return func(w http.ResponseWriter, r *http.Request) error {
-		return s.writeOrder(w, r, http.StatusOK, version, r.PathValue("order_id"), true)
+		o, err := s.app.Order(r.Context(), principalOf(r), r.PathValue("order_id"))
+		if err != nil {
+			return err
+		}
+		return s.writeOrder(w, r, http.StatusOK, version, o, true)
 	}
 }
 
-// writeOrder reads the order back and encodes it with all its coupons.
-func (s *Server) writeOrder(w http.ResponseWriter, r *http.Request, status, version int, id string, withSecret bool) error {
-	o, err := s.app.Order(r.Context(), principalOf(r), id)
-	if err != nil {
-		return err
-	}
+// writeOrder encodes an order with all its coupons.
+func (s *Server) writeOrder(w http.ResponseWriter, r *http.Request, status, version int, o ticketing.Order, withSecret bool) error {
 	details, err := s.app.OrderCoupons(r.Context(), o)
 	if err != nil {
 		return err
