@@ -61,7 +61,8 @@ func serve(ctx context.Context, args []string, getenv func(string) string, stdou
 		log.Warn("usage ledger disabled: requests are not recorded for billing")
 	}
 	srv := httpapi.New(httpapi.Deps{App: a, Log: log, Ledger: ledger, Metrics: metrics,
-		MaxBodyBytes: cfg.MaxBodyBytes, RequestTimeout: cfg.RequestTimeout})
+		MaxBodyBytes: cfg.MaxBodyBytes, RequestTimeout: cfg.RequestTimeout,
+		RateLimits: &httpapi.RateLimits{Rate: cfg.RateLimit, Burst: cfg.RateBurst}})
 
 	ln, err := net.Listen("tcp", cfg.Addr)
 	if err != nil {

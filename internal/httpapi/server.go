@@ -28,6 +28,8 @@ type Deps struct {
 	RequestTimeout time.Duration
 	// Ready reports whether the instance should receive traffic (besides the DB check).
 	Ready func(ctx context.Context) error
+	// RateLimits is the per-key limit; nil disables it.
+	RateLimits *RateLimits
 }
 
 // Server is the HTTP handler of farebox.

@@ -28,6 +28,8 @@ func (s *Server) placeOrder(version int) handlerFunc {
 		if err != nil {
 			return err
 		}
+		s.Metrics.Event("order_placed", string(o.Environment), 1)
+		s.Metrics.Event("coupon_ordered", string(o.Environment), len(o.Coupons))
 		return s.writeOrder(w, r, http.StatusCreated, version, o, true)
 	}
 }
@@ -89,6 +91,7 @@ func (s *Server) restoreOrder(version int) handlerFunc {
 			out.Coupons = append(out.Coupons, couponView(d, version))
 		}
 		out.CouponID = out.Coupons[0].ID
+		s.Metrics.Event("coupon_restored", string(o.Environment), len(coupons))
 		writeJSON(w, http.StatusCreated, out)
 		return nil
 	}
@@ -139,6 +142,11 @@ func (s *Server) activateCoupon(version int) handlerFunc {
 		if err != nil {
 			return err
 		}
+		event := "coupon_activated"
+		if in.ReactivationKey != "" {
+			event = "subscription_reactivated"
+		}
+		s.Metrics.Event(event, string(res.Coupon.Environment), 1)
 		writeJSON(w, http.StatusCreated, map[string]string{"ticket_id": res.TicketID})
 		return nil
 	}
@@ -225,6 +233,7 @@ func (s *Server) reorderSubscription(w http.ResponseWriter, r *http.Request) err
 	if _, err := s.app.Reorder(r.Context(), principalOf(r), r.PathValue("subscription_id"), cycle); err != nil {
 		return err
 	}
+	s.Metrics.Event("subscription_reordered", string(principalOf(r).Environment), 1)
 	return s.writeSubscription(w, r, http.StatusCreated)
 }
 
@@ -232,6 +241,7 @@ func (s *Server) cancelSubscription(w http.ResponseWriter, r *http.Request) erro
 	if _, err := s.app.CancelSubscription(r.Context(), principalOf(r), r.PathValue("subscription_id")); err != nil {
 		return err
 	}
+	s.Metrics.Event("subscription_cancelled", string(principalOf(r).Environment), 1)
 	return s.writeSubscription(w, r, http.StatusOK)
 }
 
