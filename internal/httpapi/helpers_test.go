@@ -17,7 +17,7 @@ type orderResp struct {
 }
 
 // order places an order with key and returns it.
-func order(t *testing.T, e *apitest.Env, key string, productIDs ...string) orderResp {
+func order(t testing.TB, e *apitest.Env, key string, productIDs ...string) orderResp {
 	t.Helper()
 	r := e.Must(201, apitest.Req{Method: "POST", Path: "/v9/ticketing/orders.json", Key: key,
 		Body: map[string]any{"product_ids": productIDs}})
@@ -58,7 +58,7 @@ func coupon(t *testing.T, e *apitest.Env, v, id string) map[string]any {
 }
 
 // counts returns the row counts of the ticketing tables.
-func counts(t *testing.T, e *apitest.Env) map[string]int {
+func counts(t testing.TB, e *apitest.Env) map[string]int {
 	t.Helper()
 	out := map[string]int{}
 	for _, tbl := range []string{"orders", "coupons", "billable_items", "subscriptions", "subscription_cycles", "tickets"} {
