@@ -230,7 +230,7 @@ func (s *Server) reorderSubscription(w http.ResponseWriter, r *http.Request) err
 	if req.SubscriptionCycleID != nil {
 		cycle = *req.SubscriptionCycleID
 	}
-	if _, err := s.app.Reorder(r.Context(), principalOf(r), r.PathValue("subscription_id"), cycle); err != nil {
+	if err := s.app.Reorder(r.Context(), principalOf(r), r.PathValue("subscription_id"), cycle); err != nil {
 		return err
 	}
 	s.Metrics.Event("subscription_reordered", string(principalOf(r).Environment), 1)
@@ -238,7 +238,7 @@ func (s *Server) reorderSubscription(w http.ResponseWriter, r *http.Request) err
 }
 
 func (s *Server) cancelSubscription(w http.ResponseWriter, r *http.Request) error {
-	if _, err := s.app.CancelSubscription(r.Context(), principalOf(r), r.PathValue("subscription_id")); err != nil {
+	if err := s.app.CancelSubscription(r.Context(), principalOf(r), r.PathValue("subscription_id")); err != nil {
 		return err
 	}
 	s.Metrics.Event("subscription_cancelled", string(principalOf(r).Environment), 1)
