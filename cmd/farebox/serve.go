@@ -55,7 +55,11 @@ func serve(ctx context.Context, args []string, getenv func(string) string, stdou
 	metrics := httpapi.NewMetrics(st.DB())
 	var ledger *usage.Ledger
 	if cfg.UsageLedger {
-		ledger = st.NewLedger(512, metrics.ObserveLedger)
+		durability := store.LedgerCommitted
+		if cfg.LedgerFlush {
+			durability = store.LedgerFlushed
+		}
+		ledger = st.NewLedger(512, durability, metrics.ObserveLedger)
 		defer ledger.Close()
 	} else {
 		log.Warn("usage ledger disabled: requests are not recorded for billing")
