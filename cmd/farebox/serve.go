@@ -8,6 +8,7 @@ import (
 	"log/slog"
 	"net"
 	"net/http"
+	"net/http/pprof"
 	"time"
 
 	"github.com/farebox/farebox/internal/app"
@@ -68,6 +69,9 @@ func serve(ctx context.Context, args []string, getenv func(string) string, stdou
 		MaxBodyBytes: cfg.MaxBodyBytes, RequestTimeout: cfg.RequestTimeout,
 		RateLimits: &httpapi.RateLimits{Rate: cfg.RateLimit, Burst: cfg.RateBurst}})
 
+	if cfg.PprofAddr != "" {
+		go servePprof(ctx, cfg.PprofAddr, log)
+	}
 	ln, err := net.Listen("tcp", cfg.Addr)
 	if err != nil {
 		return err
@@ -120,5 +124,19 @@ func every(ctx context.Context, d time.Duration, fn func()) {
 		case <-t.C:
 			fn()
 		}
+	}
+}
+
+// servePprof exposes the Go profiler on its own listener (operators keep it on loopback).
+func servePprof(ctx context.Context, addr string, log *slog.Logger) {
+	mux := http.NewServeMux()
+	mux.HandleFunc("/debug/pprof/", pprof.Index)
+	mux.HandleFunc("/debug/pprof/profile", pprof.Profile)
+	mux.HandleFunc("/debug/pprof/trace", pprof.Trace)
+	srv := &http.Server{Addr: addr, Handler: mux, ReadHeaderTimeout: 10 * time.Second}
+	go func() { <-ctx.Done(); srv.Close() }()
+	log.Info("pprof listening", "addr", addr)
+	if err := srv.ListenAndServe(); err != nil && !errors.Is(err, http.ErrServerClosed) {
+		log.Warn("pprof stopped", "error", err.Error())
 	}
 }

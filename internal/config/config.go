@@ -39,6 +39,7 @@ type Config struct {
 	RateLimit       float64
 	RateBurst       int
 	SessionKey      string // secret: HMAC key for session tokens
+	PprofAddr       string
 }
 
 type setting struct {
@@ -68,6 +69,7 @@ func (c *Config) settings() []setting {
 		{name: "workers", env: "FAREBOX_WORKERS", def: "true", help: "run background job workers in this instance"},
 		{name: "rate-limit", env: "FAREBOX_RATE_LIMIT", def: "100", help: "requests per second per API key and instance (0 disables)"},
 		{name: "rate-burst", env: "FAREBOX_RATE_BURST", def: "200", help: "burst size of the per-key rate limit"},
+		{name: "pprof-addr", env: "FAREBOX_PPROF_ADDR", def: "", help: "serve Go's net/http/pprof on this address (empty: off; keep it on loopback)"},
 		{name: "session-key", env: "FAREBOX_SESSION_KEY", def: "", help: "HMAC key for session tokens (default: generated into the data dir; must be shared by all instances)", secret: true},
 	}
 }
@@ -158,6 +160,7 @@ func Load(args []string, getenv func(string) string, out io.Writer) (Config, err
 	c.RateLimit = rl
 	c.RateBurst = int(num("rate-burst"))
 	c.SessionKey = get("session-key")
+	c.PprofAddr = get("pprof-addr")
 	if err := c.validate(); err != nil {
 		errs = append(errs, err)
 	}

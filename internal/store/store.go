@@ -10,6 +10,7 @@ import (
 	"os"
 	"path/filepath"
 	"strings"
+	"sync"
 	"time"
 
 	"github.com/farebox/farebox/internal/apperr"
@@ -44,6 +45,7 @@ type Options struct {
 type Store struct {
 	engine Engine
 	w, r   *sql.DB
+	stmts  sync.Map // SQLite: query → *sql.Stmt prepared on the writer
 }
 
 // Open connects to the database Options describe. It does not migrate.
@@ -161,6 +163,39 @@ type dbtx interface {
 type Q struct {
 	db     dbtx
 	engine Engine
+	tx     *sql.Tx // set inside Write
+	s      *Store
+}
+
+// execPrepared runs a hot statement. On SQLite, where modernc parses every
+// statement it is given, the statements listed in hotStatements are
+// prepared once on the writer and reused through the transaction;
+// PostgreSQL's driver caches statements itself.
+func (q Q) execPrepared(ctx context.Context, query string, args ...any) (sql.Result, error) {
+	if q.tx != nil && q.s != nil {
+		if st, ok := q.s.stmts.Load(query); ok {
+			return q.tx.StmtContext(ctx, st.(*sql.Stmt)).ExecContext(ctx, args...)
+		}
+	}
+	return q.db.ExecContext(ctx, query, args...)
+}
+
+// hotStatements are prepared on SQLite's writer by NewLedger (after
+// migration, before any transaction holds the writer's single connection).
+var hotStatements = []string{insertUsageBatchSQL, upsertUsageDailySQL}
+
+func (s *Store) prepareHot(ctx context.Context) error {
+	if s.engine != SQLite {
+		return nil
+	}
+	for _, q := range hotStatements {
+		st, err := s.w.PrepareContext(ctx, q)
+		if err != nil {
+			return fmt.Errorf("store: prepare: %w", err)
+		}
+		s.stmts.Store(q, st)
+	}
+	return nil
 }
 
 // Read returns a Q on the reader pool for read-only use cases.
@@ -197,7 +232,7 @@ func (s *Store) writeOnce(ctx context.Context, fn func(q Q) error) (err error) {
 			_ = tx.Rollback()
 		}
 	}()
-	if err = fn(Q{db: tx, engine: s.engine}); err != nil {
+	if err = fn(Q{db: tx, engine: s.engine, tx: tx, s: s}); err != nil {
 		return err
 	}
 	return tx.Commit()

@@ -7,6 +7,14 @@ import (
 	"github.com/farebox/farebox/internal/usage"
 )
 
+const (
+	insertUsageBatchSQL = `INSERT INTO usage_batches (at, events, data) VALUES ($1, $2, $3)`
+	upsertUsageDailySQL = `INSERT INTO usage_daily (account_id, environment, day, endpoint, counted, uncounted)
+		VALUES ($1, $2, $3, $4, $5, $6)
+		ON CONFLICT (account_id, day, endpoint, environment) DO UPDATE
+		SET counted = usage_daily.counted + excluded.counted, uncounted = usage_daily.uncounted + excluded.uncounted`
+)
+
 // InsertUsage commits one ledger batch: a single row holding every event
 // (usage.EncodeBatch) plus an upsert of the per-day counters it touches.
 // The cost per batch is a few statements whatever its size, which is what
@@ -16,15 +24,12 @@ func (q Q) InsertUsage(ctx context.Context, events []usage.Event) error {
 		return nil
 	}
 	at := now(events[0].At)
-	if _, err := q.db.ExecContext(ctx, `INSERT INTO usage_batches (at, events, data) VALUES ($1, $2, $3)`,
+	if _, err := q.execPrepared(ctx, insertUsageBatchSQL,
 		at, len(events), usage.EncodeBatch(events)); err != nil {
 		return mapErr(err)
 	}
 	for _, c := range usage.Aggregate(events) {
-		if _, err := q.db.ExecContext(ctx, `INSERT INTO usage_daily (account_id, environment, day, endpoint, counted, uncounted)
-			VALUES ($1, $2, $3, $4, $5, $6)
-			ON CONFLICT (account_id, day, endpoint, environment) DO UPDATE
-			SET counted = usage_daily.counted + excluded.counted, uncounted = usage_daily.uncounted + excluded.uncounted`,
+		if _, err := q.execPrepared(ctx, upsertUsageDailySQL,
 			c.AccountID, string(c.Environment), c.Day, c.Endpoint, c.Counted, c.Uncounted); err != nil {
 			return mapErr(err)
 		}
@@ -131,5 +136,7 @@ func (s *Store) NewLedger(maxBatch int, d LedgerDurability, onCommit func(batch 
 	if s.engine == Postgres {
 		writers = 4
 	}
+	// Without the prepared statements the ledger still works, just slower.
+	_ = s.prepareHot(context.Background())
 	return usage.NewLedger(s.UsageWriter(d), maxBatch, writers, onCommit)
 }
