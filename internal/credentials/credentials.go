@@ -57,7 +57,9 @@ func (s Settings) InspectionDir() string { return filepath.Join(s.DataDir, "keys
 // WalletDevDir is where development wallet credentials are generated.
 func (s Settings) WalletDevDir() string { return filepath.Join(s.DataDir, "keys", "wallet-dev") }
 
-func configErr(op, msg string) error { return apperr.E(op, apperr.Invalid, "invalid_configuration", msg) }
+func configErr(op, msg string) error {
+	return apperr.E(op, apperr.Invalid, "invalid_configuration", msg)
+}
 
 // LoadInspection returns the inspection keyring: configured keys, else the
 // generated ones (data dir in embedded mode, the database on PostgreSQL).
