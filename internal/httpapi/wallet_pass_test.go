@@ -63,7 +63,7 @@ type passJSON struct {
 		Format, Message, MessageEncoding, AltText string
 	} `json:"barcodes"`
 	BoardingPass *struct {
-		TransitType                                                                string
+		TransitType                                                               string
 		HeaderFields, PrimaryFields, SecondaryFields, AuxiliaryFields, BackFields []struct {
 			Key   string `json:"key"`
 			Label string `json:"label"`
