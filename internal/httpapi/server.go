@@ -53,6 +53,8 @@ type Server struct {
 	app *app.App
 	log *slog.Logger
 	mux *http.ServeMux
+	// barcodes caches ticket.properties barcode entries by payload (wallet.go).
+	barcodes barcodeCache
 }
 
 // New builds the server and registers every route of routes.go.

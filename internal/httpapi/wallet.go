@@ -3,6 +3,7 @@ package httpapi
 import (
 	"net/http"
 	"strings"
+	"sync"
 	"time"
 	"unicode/utf8"
 
@@ -64,7 +65,7 @@ func (s *Server) ticketWallet(d app.TicketDetails) (v wallet.TicketView, props m
 		if v.Barcode, err = barcode.Sign(v.Claims(), s.Inspection); err != nil {
 			return v, nil, nil, err
 		}
-		if props, err = engines.BarcodeProperties(v.Barcode); err != nil {
+		if props, err = s.barcodes.properties(v.Barcode); err != nil {
 			return v, nil, nil, err
 		}
 	}
@@ -223,4 +224,36 @@ func (s *Server) walletRoutes(v string) []route {
 		{http.MethodGet, v + "/ticketing/identification_view/1", authNone, s.engineRedirect(engines.IdentificationViewName, v)},
 		{http.MethodGet, v + "/ticketing/identification_view/{major}/{minor}/{patch}", authNone, s.engineDocument(engines.IdentificationViewName)},
 	}
+}
+
+// barcodeCache keeps the ticket.properties entries of recently read tickets.
+// Drawing the Aztec PNG costs about 2 ms (signing 33 µs); the payload of a
+// ticket never changes (Ed25519 is deterministic), so the entries are keyed
+// by the payload itself and shared read-only. Bounded: it is emptied when
+// full.
+type barcodeCache struct {
+	mu sync.Mutex
+	m  map[string]map[string]any
+}
+
+const barcodeCacheSize = 8192
+
+func (c *barcodeCache) properties(payload []byte) (map[string]any, error) {
+	c.mu.Lock()
+	props, ok := c.m[string(payload)]
+	c.mu.Unlock()
+	if ok {
+		return props, nil
+	}
+	props, err := engines.BarcodeProperties(payload)
+	if err != nil {
+		return nil, err
+	}
+	c.mu.Lock()
+	if c.m == nil || len(c.m) >= barcodeCacheSize {
+		c.m = make(map[string]map[string]any, 64)
+	}
+	c.m[string(payload)] = props
+	c.mu.Unlock()
+	return props, nil
 }
