@@ -204,3 +204,25 @@ func TestInspectTestTicket(t *testing.T) {
 		t.Errorf("inspect created files: %v", ents)
 	}
 }
+
+// TestServeWalletSettings: the wallet settings are listed, and a partial
+// Apple configuration stops the start with a clear message.
+func TestServeWalletSettings(t *testing.T) {
+	var errb bytes.Buffer
+	_ = run(context.Background(), []string{"serve", "--help"}, envFrom(nil), nil, io.Discard, &errb)
+	for _, want := range []string{"-inspection-keys", "FAREBOX_INSPECTION_KEYS", "FAREBOX_APPLE_PASS_CERT", "FAREBOX_APPLE_WWDR_CERT",
+		"FAREBOX_GOOGLE_SERVICE_ACCOUNT", "FAREBOX_GOOGLE_ISSUER_ID", "FAREBOX_GOOGLE_WALLET_ORIGINS", "FAREBOX_ADVERTISE_DEVELOPMENT_WALLETS"} {
+		if !strings.Contains(errb.String(), want) {
+			t.Errorf("serve --help lacks %q", want)
+		}
+	}
+	env := map[string]string{"FAREBOX_DATA_DIR": t.TempDir(), "FAREBOX_ADDR": "127.0.0.1:0", "FAREBOX_APPLE_PASS_CERT": "/nonexistent/pass.pem"}
+	err := serve(context.Background(), nil, envFrom(env), io.Discard, io.Discard, nil)
+	if err == nil || !strings.Contains(err.Error(), "--apple-pass-key") {
+		t.Errorf("partial Apple configuration: %v", err)
+	}
+	env = map[string]string{"FAREBOX_DATA_DIR": t.TempDir(), "FAREBOX_ADDR": "127.0.0.1:0", "FAREBOX_ADVERTISE_DEVELOPMENT_WALLETS": "maybe"}
+	if err := serve(context.Background(), nil, envFrom(env), io.Discard, io.Discard, nil); err == nil || !strings.Contains(err.Error(), "advertise-development-wallets") {
+		t.Errorf("bad boolean: %v", err)
+	}
+}

@@ -7,6 +7,7 @@ import (
 	"encoding/pem"
 	"os"
 	"path/filepath"
+	"strconv"
 	"sync"
 	"testing"
 	"time"
@@ -255,4 +256,25 @@ func TestKeyFileName(t *testing.T) {
 			t.Errorf("%s: %d %v, want %d", name, id, ok, want)
 		}
 	}
+}
+
+// FuzzKeyFileName: every accepted name is canonical (it re-formats to
+// itself) and every key id's file names are accepted.
+func FuzzKeyFileName(f *testing.F) {
+	for _, s := range []string{"inspection-1.key", "inspection-32769.pub", "inspection-01.key", "inspection-65536.key", "inspection-.pub", "x"} {
+		f.Add(s, uint16(len(s)))
+	}
+	f.Fuzz(func(t *testing.T, name string, id uint16) {
+		if got, ok := keyFileName(name); ok {
+			suffix := name[len(name)-4:]
+			if want := "inspection-" + strconv.Itoa(int(got)) + suffix; want != name {
+				t.Errorf("%q accepted as id %d (canonical %q)", name, got, want)
+			}
+		}
+		for _, k := range []barcode.Key{{ID: id}, {ID: id, Private: make([]byte, 64)}} {
+			if got, ok := keyFileName(barcode.KeyFileName(k)); !ok || got != id {
+				t.Errorf("%s: %d %v", barcode.KeyFileName(k), got, ok)
+			}
+		}
+	})
 }
