@@ -93,6 +93,11 @@ func (p passJSON) field(key string) any {
 func fetchPass(t *testing.T, e *apitest.Env, version, tid string) passJSON {
 	t.Helper()
 	r := e.Must(200, apitest.Req{Method: "GET", Path: version + "/ticketing/passes/apple_wallet/" + tid + ".pkpass"})
+	// Billed to the ticket's account.
+	if rows := e.UsageRows(r.Header.Get("X-Request-Id")); len(rows) != 1 || rows[0].AccountID != e.AccountID ||
+		rows[0].Endpoint != "GET "+version+"/ticketing/passes/apple_wallet/{ticket_id}.pkpass" {
+		t.Errorf("usage rows %+v", rows)
+	}
 	if ct := r.Header.Get("Content-Type"); ct != "application/vnd.apple.pkpass" {
 		t.Errorf("Content-Type %q", ct)
 	}

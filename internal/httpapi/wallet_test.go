@@ -119,6 +119,15 @@ func TestTestTicketBarcode(t *testing.T) {
 		if b := e.Must(200, apitest.Req{Method: "GET", Path: "/v9/ticketing/tickets/" + tid + "/available_rendering_options.json"}).Body; string(b) != "[]\n" {
 			t.Errorf("options: %s", b)
 		}
+		// Not advertised, but still served (for tests and web pages): a test pass is marked TEST.
+		p := fetchPass(t, e, "/v8", tid)
+		if p.field("environment") != "TEST_VALUE" || p.SerialNumber != tid {
+			t.Errorf("test pass: environment field %v", p.field("environment"))
+		}
+		msg, _ := barcode.FromLatin1(p.Barcodes[0].Message)
+		if c, err := barcode.Verify(msg, kr); err != nil || !c.Test() {
+			t.Errorf("test pass barcode: %+v %v", c, err)
+		}
 	})
 }
 
