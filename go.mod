@@ -63,3 +63,5 @@ require (
 	golang.org/x/image v0.44.0 // indirect
 	golang.org/x/xerrors v0.0.0-20200804184101-5ec99f83aff1 // indirect
 )
+
+require golang.org/x/time v0.16.0 // indirect

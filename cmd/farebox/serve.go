@@ -55,13 +55,18 @@ func serve(ctx context.Context, args []string, getenv func(string) string, stdou
 	metrics := httpapi.NewMetrics(st.DB())
 	var ledger *usage.Ledger
 	if cfg.UsageLedger {
-		ledger = st.NewLedger(512, metrics.ObserveLedger)
+		durability := store.LedgerCommitted
+		if cfg.LedgerFlush {
+			durability = store.LedgerFlushed
+		}
+		ledger = st.NewLedger(512, durability, metrics.ObserveLedger)
 		defer ledger.Close()
 	} else {
 		log.Warn("usage ledger disabled: requests are not recorded for billing")
 	}
 	deps := httpapi.Deps{App: a, Log: log, Ledger: ledger, Metrics: metrics,
-		MaxBodyBytes: cfg.MaxBodyBytes, RequestTimeout: cfg.RequestTimeout}
+		MaxBodyBytes: cfg.MaxBodyBytes, RequestTimeout: cfg.RequestTimeout,
+		RateLimits: &httpapi.RateLimits{Rate: cfg.RateLimit, Burst: cfg.RateBurst}}
 	// Inspection keys and wallet credentials (cmd/farebox/wallet.go).
 	if err := loadWallets(ctx, cfg, st, log, &deps); err != nil {
 		return fmt.Errorf("wallets: %w", err)

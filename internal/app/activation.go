@@ -60,6 +60,9 @@ func (a *App) activateOnce(ctx context.Context, couponID string, req ActivationR
 	now := a.Clock.Now()
 	var out Activation
 	err := a.Store.Write(ctx, func(q store.Q) error {
+		if err := q.LockCoupon(ctx, couponID); err != nil {
+			return err
+		}
 		c, err := q.Coupon(ctx, couponID)
 		if err != nil {
 			return err

@@ -81,14 +81,11 @@ func (a *App) Subscription(ctx context.Context, p account.Principal, id string) 
 	return a.Store.Read().Subscription(ctx, p.AccountID, p.Environment, id)
 }
 
-// Reorder orders the named cycle, or the next unordered one, creating its
-// billable item; after cancellation or for an already ordered cycle it is
-// a 422. Concurrent reorders of one subscription serialise on its row, so
-// each cycle gets exactly one billable item.
-func (a *App) Reorder(ctx context.Context, p account.Principal, id, cycleID string) (ticketing.Subscription, error) {
-	now := a.Clock.Now()
-	var out ticketing.Subscription
-	err := a.Store.Write(ctx, func(q store.Q) error {
+// changeSubscription runs fn on one of the caller's subscriptions inside a
+// write transaction that holds the subscription's row lock, so concurrent
+// changes of one subscription happen one after the other.
+func (a *App) changeSubscription(ctx context.Context, p account.Principal, id string, fn func(q store.Q, s ticketing.Subscription) error) error {
+	return a.Store.Write(ctx, func(q store.Q) error {
 		if err := q.LockSubscription(ctx, id); err != nil {
 			return err
 		}
@@ -96,6 +93,17 @@ func (a *App) Reorder(ctx context.Context, p account.Principal, id, cycleID stri
 		if err != nil {
 			return err
 		}
+		return fn(q, s)
+	})
+}
+
+// Reorder orders the named cycle, or the next unordered one, creating its
+// billable item; after cancellation or for an already ordered cycle it is
+// a 422. Concurrent reorders of one subscription serialise on its row, so
+// each cycle gets exactly one billable item.
+func (a *App) Reorder(ctx context.Context, p account.Principal, id, cycleID string) error {
+	now := a.Clock.Now()
+	return a.changeSubscription(ctx, p, id, func(q store.Q, s ticketing.Subscription) error {
 		st := subState(s)
 		i, err := subscription.ReorderTarget(st, cycleID, now)
 		if err != nil {
@@ -110,44 +118,29 @@ func (a *App) Reorder(ctx context.Context, p account.Principal, id, cycleID stri
 		if err := q.InsertBillableItem(ctx, item); err != nil {
 			return err
 		}
-		next := subscription.Reorder(st, i, item.ID, a.IDs.New("cycle"), a.Loc)
-		if err := applyState(ctx, q, s, next, now); err != nil {
-			return err
-		}
-		out, err = q.Subscription(ctx, p.AccountID, p.Environment, id)
-		return err
+		return applyState(ctx, q, s, subscription.Reorder(st, i, item.ID, a.IDs.New("cycle"), a.Loc), now)
 	})
-	return out, err
 }
 
 // CancelSubscription records a cancellation: requested by the 10th of a
 // month (local time) it ends at the end of that month, otherwise at the end
 // of the next month. Cancelling again is harmless and keeps the first end.
-func (a *App) CancelSubscription(ctx context.Context, p account.Principal, id string) (ticketing.Subscription, error) {
+func (a *App) CancelSubscription(ctx context.Context, p account.Principal, id string) error {
 	now := a.Clock.Now()
-	var out ticketing.Subscription
-	err := a.Store.Write(ctx, func(q store.Q) error {
-		if err := q.LockSubscription(ctx, id); err != nil {
-			return err
-		}
-		s, err := q.Subscription(ctx, p.AccountID, p.Environment, id)
-		if err != nil {
-			return err
-		}
+	return a.changeSubscription(ctx, p, id, func(q store.Q, s ticketing.Subscription) error {
 		next, dropped, changed := subscription.Cancel(subState(s), now, a.Loc)
-		if changed {
-			s.CancelRequestedAt, s.EndsAt = &next.CancelledAt, &next.EndsAt
-			if err := q.UpdateSubscriptionEnd(ctx, s); err != nil {
+		if !changed {
+			return nil
+		}
+		s.CancelRequestedAt, s.EndsAt = &next.CancelledAt, &next.EndsAt
+		if err := q.UpdateSubscriptionEnd(ctx, s); err != nil {
+			return err
+		}
+		for _, cid := range dropped {
+			if err := q.DeleteUnorderedCycle(ctx, cid); err != nil {
 				return err
 			}
-			for _, cid := range dropped {
-				if err := q.DeleteUnorderedCycle(ctx, cid); err != nil {
-					return err
-				}
-			}
 		}
-		out, err = q.Subscription(ctx, p.AccountID, p.Environment, id)
-		return err
+		return nil
 	})
-	return out, err
 }

@@ -28,6 +28,7 @@ type Config struct {
 	LogFormat       string
 	MaxBodyBytes    int64
 	UsageLedger     bool
+	LedgerFlush     bool
 	DBMaxConns      int
 	Timezone        string
 	ShutdownTimeout time.Duration
@@ -71,6 +72,7 @@ func (c *Config) settings() []setting {
 		{name: "log-format", env: "FAREBOX_LOG_FORMAT", def: "json", help: "json or text"},
 		{name: "max-body-bytes", env: "FAREBOX_MAX_BODY_BYTES", def: "1048576", help: "largest accepted request body"},
 		{name: "usage-ledger", env: "FAREBOX_USAGE_LEDGER", def: "true", help: "record every attributable request in the usage ledger"},
+		{name: "usage-ledger-flush", env: "FAREBOX_USAGE_LEDGER_FLUSH", def: "false", help: "on PostgreSQL, also wait for the WAL flush of ledger commits (slower; see docs/operations.md)"},
 		{name: "db-max-conns", env: "FAREBOX_DB_MAX_CONNS", def: "16", help: "database pool size (SQLite: reader pool)"},
 		{name: "timezone", env: "FAREBOX_TIMEZONE", def: "Europe/Berlin", help: "time zone of calendar rules"},
 		{name: "shutdown-timeout", env: "FAREBOX_SHUTDOWN_TIMEOUT", def: "20s", help: "how long graceful shutdown waits for in-flight requests"},
@@ -168,6 +170,7 @@ func Load(args []string, getenv func(string) string, out io.Writer) (Config, err
 	c.LogFormat = get("log-format")
 	c.MaxBodyBytes = num("max-body-bytes")
 	c.UsageLedger = boolean("usage-ledger")
+	c.LedgerFlush = boolean("usage-ledger-flush")
 	c.DBMaxConns = int(num("db-max-conns"))
 	c.Timezone = get("timezone")
 	c.ShutdownTimeout = dur("shutdown-timeout")

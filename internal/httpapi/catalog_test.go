@@ -10,7 +10,7 @@ import (
 	"github.com/google/go-cmp/cmp"
 )
 
-func search(t *testing.T, e *apitest.Env, key, path string) []map[string]any {
+func search(t testing.TB, e *apitest.Env, key, path string) []map[string]any {
 	t.Helper()
 	var out []map[string]any
 	r := e.Must(200, apitest.Req{Method: "GET", Path: path, Key: key, Header: map[string]string{"Accept": "application/json"}})

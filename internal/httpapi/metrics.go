@@ -21,6 +21,10 @@ type Metrics struct {
 	LedgerBatch prometheus.Histogram
 	// LedgerCommit observes the commit latency of ledger batches.
 	LedgerCommit prometheus.Histogram
+	// events counts business events (orders, coupons, activations, ...).
+	events *prometheus.CounterVec
+	// usage counts ledger rows by whether they are billed.
+	usage *prometheus.CounterVec
 }
 
 // NewMetrics registers the HTTP, runtime and (when db is not nil) pool metrics.
@@ -43,8 +47,14 @@ func NewMetrics(db *sql.DB) *Metrics {
 			Name: "farebox_usage_ledger_commit_seconds", Help: "Commit latency of usage-ledger batches.",
 			Buckets: []float64{.0005, .001, .0025, .005, .01, .025, .05, .1, .25, .5, 1},
 		}),
+		events: prometheus.NewCounterVec(prometheus.CounterOpts{
+			Name: "farebox_events_total", Help: "Business events: order_placed, coupon_ordered, coupon_activated, subscription_reactivated, subscription_reordered, subscription_cancelled, coupon_restored, ...",
+		}, []string{"event", "environment"}),
+		usage: prometheus.NewCounterVec(prometheus.CounterOpts{
+			Name: "farebox_usage_requests_total", Help: "Requests written to the usage ledger, by billed (counted) or not and the reason.",
+		}, []string{"counted", "reason"}),
 	}
-	reg.MustRegister(m.requests, m.latency, m.LedgerBatch, m.LedgerCommit,
+	reg.MustRegister(m.requests, m.latency, m.LedgerBatch, m.LedgerCommit, m.events, m.usage,
 		collectors.NewGoCollector(), collectors.NewProcessCollector(collectors.ProcessCollectorOpts{}))
 	if db != nil {
 		reg.MustRegister(collectors.NewDBStatsCollector(db, "farebox"))
@@ -67,3 +77,11 @@ func (m *Metrics) observe(route string, status int, d time.Duration) {
 func (m *Metrics) Handler() http.Handler {
 	return promhttp.HandlerFor(m.Registry, promhttp.HandlerOpts{})
 }
+
+// Event counts n business events of kind event in an environment.
+func (m *Metrics) Event(event, environment string, n int) {
+	m.events.WithLabelValues(event, environment).Add(float64(n))
+}
+
+// Register adds collectors (job queue depth, departures, ...) to the registry.
+func (m *Metrics) Register(cs ...prometheus.Collector) { m.Registry.MustRegister(cs...) }

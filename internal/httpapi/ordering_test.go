@@ -7,7 +7,7 @@ import (
 )
 
 // productIDs returns Berlin's products by ticket_type/customer_type.
-func productIDs(t *testing.T, e *apitest.Env) map[string]string {
+func productIDs(t testing.TB, e *apitest.Env) map[string]string {
 	t.Helper()
 	out := map[string]string{}
 	for _, p := range search(t, e, e.LiveKey, "/v2/products/search_by_city_name.json?city_name=Berlin") {

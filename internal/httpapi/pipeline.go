@@ -46,6 +46,9 @@ func (s *Server) wrap(rt route) http.HandlerFunc {
 		buf := newBuffer()
 		err := s.authenticate(rt.auth, r)
 		if err == nil {
+			err = s.rateLimit(r, buf)
+		}
+		if err == nil {
 			if key := r.Header.Get("Idempotency-Key"); key != "" && r.Method == http.MethodPost {
 				err = s.idempotent(rt, key, buf, r)
 			} else {
@@ -53,7 +56,9 @@ func (s *Server) wrap(rt route) http.HandlerFunc {
 			}
 		}
 		if err != nil {
+			keep := buf.header.Clone()
 			buf.reset()
+			copyRateHeaders(buf.header, keep)
 			s.writeError(buf, r, err)
 		}
 		if err := s.record(r, buf.status); err != nil {
@@ -99,6 +104,16 @@ func (s *Server) authenticate(mode authMode, r *http.Request) error {
 	}
 	state(r).principal = &p
 	return nil
+}
+
+// rateLimit applies the caller's per-key budget; the headers go on buf so
+// they survive into the response (and into an idempotent replay's).
+func (s *Server) rateLimit(r *http.Request, buf *buffer) error {
+	p := state(r).principal
+	if p == nil {
+		return nil
+	}
+	return s.RateLimits.allow(p.KeyID, buf.header, s.app.Clock.Now())
 }
 
 // idempotent runs a POST at most once per (caller, Idempotency-Key) and
@@ -193,6 +208,7 @@ func (s *Server) record(r *http.Request, status int) error {
 	} else if st.uncounted != "" {
 		ev.Counted, ev.Reason = false, st.uncounted
 	}
+	s.Metrics.usage.WithLabelValues(strconv.FormatBool(ev.Counted), ev.Reason).Inc()
 	if err := s.Ledger.Record(context.WithoutCancel(r.Context()), ev); err != nil {
 		s.log.LogAttrs(r.Context(), slog.LevelError, "usage ledger write failed",
 			slog.String("request_id", st.id), slog.String("error", err.Error()))
@@ -212,4 +228,13 @@ func queryInt(r *http.Request, name string, def, lo, hi int) (int, error) {
 		return 0, apperr.Param("query", name, name+" must be an integer from "+strconv.Itoa(lo)+" to "+strconv.Itoa(hi))
 	}
 	return n, nil
+}
+
+// copyRateHeaders keeps the rate-limit fields when an error replaces a response.
+func copyRateHeaders(dst, src http.Header) {
+	for _, k := range []string{"RateLimit", "RateLimit-Policy", "Retry-After"} {
+		if v := src.Get(k); v != "" {
+			dst.Set(k, v)
+		}
+	}
 }

@@ -31,6 +31,8 @@ type Deps struct {
 	RequestTimeout time.Duration
 	// Ready reports whether the instance should receive traffic (besides the DB check).
 	Ready func(ctx context.Context) error
+	// RateLimits is the per-key limit; nil disables it.
+	RateLimits *RateLimits
 
 	// Wallets and inspection (docs/wallet.md).
 	// Inspection signs the barcode in ticket.properties and is published at

@@ -6,6 +6,7 @@ import (
 
 	"github.com/farebox/farebox/internal/app"
 	"github.com/farebox/farebox/internal/apperr"
+	"github.com/farebox/farebox/internal/ticketing"
 )
 
 // orderRequest is the body of POST …/ticketing/orders.json.
@@ -27,22 +28,24 @@ func (s *Server) placeOrder(version int) handlerFunc {
 		if err != nil {
 			return err
 		}
-		return s.writeOrder(w, r, http.StatusCreated, version, o.ID, true)
+		s.Metrics.Event("order_placed", string(o.Environment), 1)
+		s.Metrics.Event("coupon_ordered", string(o.Environment), len(o.Coupons))
+		return s.writeOrder(w, r, http.StatusCreated, version, o, true)
 	}
 }
 
 func (s *Server) getOrder(version int) handlerFunc {
 	return func(w http.ResponseWriter, r *http.Request) error {
-		return s.writeOrder(w, r, http.StatusOK, version, r.PathValue("order_id"), true)
+		o, err := s.app.Order(r.Context(), principalOf(r), r.PathValue("order_id"))
+		if err != nil {
+			return err
+		}
+		return s.writeOrder(w, r, http.StatusOK, version, o, true)
 	}
 }
 
-// writeOrder reads the order back and encodes it with all its coupons.
-func (s *Server) writeOrder(w http.ResponseWriter, r *http.Request, status, version int, id string, withSecret bool) error {
-	o, err := s.app.Order(r.Context(), principalOf(r), id)
-	if err != nil {
-		return err
-	}
+// writeOrder encodes an order with all its coupons.
+func (s *Server) writeOrder(w http.ResponseWriter, r *http.Request, status, version int, o ticketing.Order, withSecret bool) error {
 	details, err := s.app.OrderCoupons(r.Context(), o)
 	if err != nil {
 		return err
@@ -88,6 +91,7 @@ func (s *Server) restoreOrder(version int) handlerFunc {
 			out.Coupons = append(out.Coupons, couponView(d, version))
 		}
 		out.CouponID = out.Coupons[0].ID
+		s.Metrics.Event("coupon_restored", string(o.Environment), len(coupons))
 		writeJSON(w, http.StatusCreated, out)
 		return nil
 	}
@@ -138,6 +142,11 @@ func (s *Server) activateCoupon(version int) handlerFunc {
 		if err != nil {
 			return err
 		}
+		event := "coupon_activated"
+		if in.ReactivationKey != "" {
+			event = "subscription_reactivated"
+		}
+		s.Metrics.Event(event, string(res.Coupon.Environment), 1)
 		writeJSON(w, http.StatusCreated, map[string]string{"ticket_id": res.TicketID})
 		return nil
 	}
@@ -225,16 +234,18 @@ func (s *Server) reorderSubscription(w http.ResponseWriter, r *http.Request) err
 	if req.SubscriptionCycleID != nil {
 		cycle = *req.SubscriptionCycleID
 	}
-	if _, err := s.app.Reorder(r.Context(), principalOf(r), r.PathValue("subscription_id"), cycle); err != nil {
+	if err := s.app.Reorder(r.Context(), principalOf(r), r.PathValue("subscription_id"), cycle); err != nil {
 		return err
 	}
+	s.Metrics.Event("subscription_reordered", string(principalOf(r).Environment), 1)
 	return s.writeSubscription(w, r, http.StatusCreated)
 }
 
 func (s *Server) cancelSubscription(w http.ResponseWriter, r *http.Request) error {
-	if _, err := s.app.CancelSubscription(r.Context(), principalOf(r), r.PathValue("subscription_id")); err != nil {
+	if err := s.app.CancelSubscription(r.Context(), principalOf(r), r.PathValue("subscription_id")); err != nil {
 		return err
 	}
+	s.Metrics.Event("subscription_cancelled", string(principalOf(r).Environment), 1)
 	return s.writeSubscription(w, r, http.StatusOK)
 }
 

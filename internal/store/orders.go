@@ -165,3 +165,12 @@ func jsonText(j json.RawMessage) any {
 	}
 	return string(j)
 }
+
+// LockCoupon serialises writers of one coupon (activations) on PostgreSQL:
+// a no-op update takes the row lock until the transaction ends, so a
+// concurrent activation reads the winner's committed state. SQLite has a
+// single writer anyway.
+func (q Q) LockCoupon(ctx context.Context, id string) error {
+	_, err := q.db.ExecContext(ctx, `UPDATE coupons SET id = id WHERE id = $1`, id)
+	return mapErr(err)
+}

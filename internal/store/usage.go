@@ -93,20 +93,43 @@ func (q Q) UsageByRequest(ctx context.Context, requestID string) ([]usage.Event,
 	return out, nil
 }
 
+// LedgerDurability says when a ledger commit returns.
+type LedgerDurability int
+
+const (
+	// LedgerCommitted returns once the batch is committed in the database
+	// server: it survives the crash of any farebox instance. This is what
+	// SQLite's WAL with synchronous=NORMAL gives every commit; on PostgreSQL
+	// the ledger transaction runs with synchronous_commit=off, so it does not
+	// wait for the WAL flush (the server flushes within wal_writer_delay; a
+	// crash of the database server itself may lose the last fraction of a
+	// second of ledger rows, never a business record).
+	LedgerCommitted LedgerDurability = iota
+	// LedgerFlushed also waits for the WAL flush to disk on PostgreSQL.
+	LedgerFlushed
+)
+
 // UsageWriter is the usage.Writer committing ledger batches to this store.
-func (s *Store) UsageWriter() usage.Writer {
+func (s *Store) UsageWriter(d LedgerDurability) usage.Writer {
 	return func(ctx context.Context, events []usage.Event) error {
-		return s.Write(ctx, func(q Q) error { return q.InsertUsage(ctx, events) })
+		return s.Write(ctx, func(q Q) error {
+			if s.engine == Postgres && d == LedgerCommitted {
+				if _, err := q.db.ExecContext(ctx, `SET LOCAL synchronous_commit TO off`); err != nil {
+					return mapErr(err)
+				}
+			}
+			return q.InsertUsage(ctx, events)
+		})
 	}
 }
 
 // NewLedger returns a usage ledger on this store with as many concurrent
 // batch writers as the engine can use: one for SQLite's single writer,
-// four for PostgreSQL so commits overlap their WAL flushes.
-func (s *Store) NewLedger(maxBatch int, onCommit func(batch int, d time.Duration)) *usage.Ledger {
+// four for PostgreSQL so commits overlap.
+func (s *Store) NewLedger(maxBatch int, d LedgerDurability, onCommit func(batch int, d time.Duration)) *usage.Ledger {
 	writers := 1
 	if s.engine == Postgres {
 		writers = 4
 	}
-	return usage.NewLedger(s.UsageWriter(), maxBatch, writers, onCommit)
+	return usage.NewLedger(s.UsageWriter(d), maxBatch, writers, onCommit)
 }

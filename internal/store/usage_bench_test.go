@@ -33,3 +33,27 @@ func BenchmarkInsertUsage(b *testing.B) {
 		})
 	}
 }
+
+// BenchmarkLedgerRecord measures the cost per request of the usage ledger
+// under 64 concurrent callers: enqueue, group commit, wait.
+func BenchmarkLedgerRecord(b *testing.B) {
+	for _, engine := range storetest.Engines {
+		b.Run(string(engine), func(b *testing.B) {
+			s := storetest.Open(b, engine)
+			l := s.NewLedger(512, store.LedgerCommitted, nil)
+			defer l.Close()
+			ev := usage.Event{RequestID: "req-0123456789abcdef0123", AccountID: "farebox-account-0d1f2e3c-4b5a-4687-9a0b-c1d2e3f40516",
+				Environment: account.Live, Endpoint: "GET /v1/account.json", Status: 200, Counted: true, Reason: usage.ReasonCounted, At: time.Now()}
+			b.SetParallelism(32) // 2 cores × 32 = 64 callers
+			b.ResetTimer()
+			b.RunParallel(func(pb *testing.PB) {
+				for pb.Next() {
+					if err := l.Record(context.Background(), ev); err != nil {
+						b.Error(err)
+						return
+					}
+				}
+			})
+		})
+	}
+}

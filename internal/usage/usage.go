@@ -8,6 +8,7 @@
 // waiting at that moment (up to MaxBatch) and commits them in a single
 // transaction (group commit). Under load the batch grows by itself while the
 // previous commit is in flight; an idle service commits a single row at once.
+// On SQLite one writer commits; on PostgreSQL several overlap.
 package usage
 
 import (
@@ -123,7 +124,6 @@ func (l *Ledger) loop() {
 	defer l.wg.Done()
 	batch := make([]pending, 0, l.maxBatch)
 	events := make([]Event, 0, l.maxBatch)
-	underLoad := false
 	for {
 		var first pending
 		var ok bool
@@ -147,8 +147,7 @@ func (l *Ledger) loop() {
 			}
 		}
 		batch = append(batch[:0], first)
-		l.fill(&batch, underLoad)
-		underLoad = len(batch) > 1
+		l.fill(&batch)
 		events = events[:0]
 		for _, p := range batch {
 			events = append(events, p.ev)
@@ -157,35 +156,16 @@ func (l *Ledger) loop() {
 	}
 }
 
-// linger is how long a writer under load waits for more rows before it
-// commits a batch. A commit has a fixed cost (begin, commit, WAL append), so
-// a slightly fuller batch is cheaper per row; an idle service (last batch of
-// one row) commits at once.
-const linger = 200 * time.Microsecond
-
-// fill adds every row already waiting, and under load also those arriving
-// within linger, up to maxBatch.
-func (l *Ledger) fill(batch *[]pending, underLoad bool) {
-	var deadline <-chan time.Time
+// fill adds every row already waiting, up to maxBatch. It never waits for
+// more: measured with 64 concurrent callers, waiting even 200 µs for fuller
+// batches more than halved throughput (callers wait for the commit anyway,
+// and the queue refills while a commit runs).
+func (l *Ledger) fill(batch *[]pending) {
 	for len(*batch) < l.maxBatch {
 		select {
 		case p := <-l.in:
 			*batch = append(*batch, p)
-			continue
 		default:
-		}
-		if !underLoad {
-			return
-		}
-		if deadline == nil {
-			t := time.NewTimer(linger)
-			defer t.Stop()
-			deadline = t.C
-		}
-		select {
-		case p := <-l.in:
-			*batch = append(*batch, p)
-		case <-deadline:
 			return
 		}
 	}

@@ -1,0 +1,244 @@
+// Command loadgen drives farebox's ordering and activation endpoints with a
+// fixed number of concurrent clients for a fixed time and prints throughput
+// and latency percentiles. With -mode baseline it measures, for comparison,
+// the rate of bare database transactions that insert the same rows an order
+// inserts (order, coupon, billable item), through the store package, so the
+// two numbers show how close ordering runs to the database's own limit.
+//
+// Loopback only; every run is bounded by -d.
+//
+//	loadgen -mode order    -url http://127.0.0.1:18090 -key fbx_live_… -c 64 -d 10s
+//	loadgen -mode activate -url … -key … -c 64 -d 10s   (orders coupons first, then activates them)
+//	loadgen -mode baseline -data-dir DIR | -database-url postgres://… -c 64 -d 10s
+package main
+
+import (
+	"bytes"
+	"context"
+	"encoding/json"
+	"errors"
+	"flag"
+	"fmt"
+	"io"
+	"net/http"
+	"os"
+	"sort"
+	"sync"
+	"sync/atomic"
+	"time"
+
+	"github.com/farebox/farebox/internal/account"
+	"github.com/farebox/farebox/internal/ident"
+	"github.com/farebox/farebox/internal/store"
+	"github.com/farebox/farebox/internal/ticketing"
+)
+
+func main() {
+	mode := flag.String("mode", "order", "order, activate or baseline")
+	url := flag.String("url", "http://127.0.0.1:18090", "server base URL")
+	key := flag.String("key", "", "live API key")
+	conc := flag.Int("c", 64, "concurrent clients")
+	dur := flag.Duration("d", 10*time.Second, "duration")
+	dbURL := flag.String("database-url", "", "baseline: PostgreSQL URL")
+	dataDir := flag.String("data-dir", "", "baseline: SQLite data dir")
+	flag.Parse()
+	var res result
+	var err error
+	switch *mode {
+	case "order", "activate":
+		res, err = httpLoad(*mode, *url, *key, *conc, *dur)
+	case "baseline":
+		res, err = baseline(*dbURL, *dataDir, *conc, *dur)
+	default:
+		err = fmt.Errorf("unknown mode %q", *mode)
+	}
+	if err != nil {
+		fmt.Fprintln(os.Stderr, "loadgen:", err)
+		os.Exit(1)
+	}
+	res.print(*mode)
+}
+
+type result struct {
+	n, errors int64
+	elapsed   time.Duration
+	lat       []time.Duration
+}
+
+func (r result) print(mode string) {
+	sort.Slice(r.lat, func(i, j int) bool { return r.lat[i] < r.lat[j] })
+	pct := func(p float64) time.Duration {
+		if len(r.lat) == 0 {
+			return 0
+		}
+		return r.lat[int(float64(len(r.lat)-1)*p)]
+	}
+	fmt.Printf("%-9s %8d ok %6d errors %10.1f /s   p50 %8s   p99 %8s\n", mode, r.n, r.errors,
+		float64(r.n)/r.elapsed.Seconds(), pct(0.50).Round(10*time.Microsecond), pct(0.99).Round(10*time.Microsecond))
+}
+
+// run calls op from conc goroutines until d has passed.
+func run(conc int, d time.Duration, op func(worker int) error) result {
+	var n, errs atomic.Int64
+	lats := make([][]time.Duration, conc)
+	deadline := time.Now().Add(d)
+	start := time.Now()
+	var wg sync.WaitGroup
+	for w := 0; w < conc; w++ {
+		wg.Add(1)
+		go func(w int) {
+			defer wg.Done()
+			for time.Now().Before(deadline) {
+				t0 := time.Now()
+				err := op(w)
+				if err == errDone {
+					return
+				}
+				if err != nil {
+					errs.Add(1)
+					continue
+				}
+				lats[w] = append(lats[w], time.Since(t0))
+				n.Add(1)
+			}
+		}(w)
+	}
+	wg.Wait()
+	r := result{n: n.Load(), errors: errs.Load(), elapsed: time.Since(start)}
+	for _, l := range lats {
+		r.lat = append(r.lat, l...)
+	}
+	return r
+}
+
+// errDone stops a worker (the activation pool ran out).
+var errDone = errors.New("done")
+
+var client = &http.Client{Transport: &http.Transport{MaxIdleConnsPerHost: 256}, Timeout: 30 * time.Second}
+
+func post(url, key string, body any, want int) ([]byte, error) {
+	b, _ := json.Marshal(body)
+	req, _ := http.NewRequest(http.MethodPost, url, bytes.NewReader(b))
+	req.Header.Set("Content-Type", "application/json")
+	if key != "" {
+		req.Header.Set("Authorization", "Bearer "+key)
+	}
+	res, err := client.Do(req)
+	if err != nil {
+		return nil, err
+	}
+	defer res.Body.Close()
+	out, _ := io.ReadAll(res.Body)
+	if res.StatusCode != want {
+		return nil, fmt.Errorf("%s: %d %s", url, res.StatusCode, out)
+	}
+	return out, nil
+}
+
+func singleProduct(url, key string) (string, error) {
+	req, _ := http.NewRequest(http.MethodGet, url+"/v2/products/search_by_city_name.json?city_name=Berlin", nil)
+	req.Header.Set("Authorization", "Bearer "+key)
+	res, err := client.Do(req)
+	if err != nil {
+		return "", err
+	}
+	defer res.Body.Close()
+	var ps []struct{ ID, TicketType, CustomerType string }
+	var raw []map[string]any
+	if err := json.NewDecoder(res.Body).Decode(&raw); err != nil {
+		return "", err
+	}
+	for _, p := range raw {
+		ps = append(ps, struct{ ID, TicketType, CustomerType string }{p["id"].(string), p["ticket_type"].(string), p["customer_type"].(string)})
+	}
+	for _, p := range ps {
+		if p.TicketType == "single" && p.CustomerType == "adult" {
+			return p.ID, nil
+		}
+	}
+	return "", fmt.Errorf("no single adult product in Berlin")
+}
+
+func httpLoad(mode, url, key string, conc int, d time.Duration) (result, error) {
+	pid, err := singleProduct(url, key)
+	if err != nil {
+		return result{}, err
+	}
+	order := func() (string, error) {
+		b, err := post(url+"/v9/ticketing/orders.json", key, map[string]any{"product_ids": []string{pid}}, 201)
+		if err != nil {
+			return "", err
+		}
+		var o struct {
+			CouponID string `json:"coupon_id"`
+		}
+		return o.CouponID, json.Unmarshal(b, &o)
+	}
+	if mode == "order" {
+		return run(conc, d, func(int) error { _, err := order(); return err }), nil
+	}
+	// Activation: order a pool of coupons first (not timed), then activate them.
+	coupons := make(chan string, 200000)
+	fill := run(conc, d, func(int) error {
+		c, err := order()
+		if err == nil {
+			coupons <- c
+		}
+		return err
+	})
+	if fill.errors > 0 && fill.n == 0 {
+		return result{}, fmt.Errorf("could not order coupons")
+	}
+	close(coupons)
+	medium := map[string]any{"identification_medium": map[string]any{"photo_id_lite": map[string]any{"first_name": "Max", "last_name": "Mustermann", "birth_date": "1990-01-01"}}}
+	return run(conc, d, func(int) error {
+		c, ok := <-coupons
+		if !ok {
+			return errDone
+		}
+		_, err := post(url+"/v9/ticketing/coupons/"+c+"/activate.json", "", medium, 201)
+		return err
+	}), nil
+}
+
+// baseline inserts an order, a coupon and a billable item per transaction,
+// the rows POST orders.json writes for one single ticket.
+func baseline(dbURL, dataDir string, conc int, d time.Duration) (result, error) {
+	ctx := context.Background()
+	s, err := store.Open(ctx, store.Options{URL: dbURL, DataDir: dataDir, MaxConns: conc})
+	if err != nil {
+		return result{}, err
+	}
+	defer s.Close()
+	if _, err := s.Migrate(ctx); err != nil {
+		return result{}, err
+	}
+	ids := ident.Prefix("farebox")
+	acc := account.Account{ID: ids.New("account"), Name: "baseline", CreatedAt: time.Now()}
+	if err := s.Write(ctx, func(q store.Q) error { return q.CreateAccount(ctx, acc) }); err != nil {
+		return result{}, err
+	}
+	f, _, err := s.Read().LoadCatalog(ctx)
+	if err != nil || len(f.Products) == 0 {
+		return result{}, fmt.Errorf("baseline needs a catalog (start the server once on this database): %v", err)
+	}
+	pid := f.Products[0].ID
+	return run(conc, d, func(int) error {
+		now := time.Now()
+		o := ticketing.Order{ID: ids.New("order"), AccountID: acc.ID, Environment: account.Live, RestoreSecret: ids.New("restore-secret"), CreatedAt: now}
+		item := ticketing.BillableItem{ID: ids.New("billable"), AccountID: acc.ID, Environment: account.Live, ProductID: pid,
+			Description: "x", AmountCents: 380, Currency: "EUR", VATRateBP: 700, OrderedAt: now}
+		c := ticketing.Coupon{ID: ids.New("coupon"), OrderID: o.ID, AccountID: acc.ID, Environment: account.Live, ProductID: pid,
+			BillableItemID: &item.ID, CreatedAt: now}
+		item.CouponID = &c.ID
+		return s.Write(ctx, func(q store.Q) error {
+			if err := q.InsertOrder(ctx, o); err != nil {
+				return err
+			}
+			if err := q.InsertCoupon(ctx, c); err != nil {
+				return err
+			}
+			return q.InsertBillableItem(ctx, item)
+		})
+	}), nil
+}
