@@ -24,6 +24,7 @@ Commands:
   accounts   create, list and revoke partner accounts and API keys; grant restricted products
   catalog    import and export the catalog of areas and products
   usage      report the usage ledger of every account
+  inspect    verify an inspection barcode (image or payload) and say whose and whether valid
   version    print the version
 
 Run "farebox <command> -h" for the flags of a command.
@@ -50,6 +51,8 @@ func run(ctx context.Context, args []string, getenv func(string) string, stdin i
 		return catalogCmd(ctx, rest, getenv, stdin, stdout, stderr)
 	case "usage":
 		return usageCmd(ctx, rest, getenv, stdout, stderr)
+	case "inspect":
+		return inspectCmd(ctx, rest, getenv, stdin, stdout, stderr)
 	case "version":
 		fmt.Fprintln(stdout, "farebox", version)
 		return nil
@@ -111,7 +114,7 @@ func parseFlags(fs *flag.FlagSet, args []string) ([]string, error) {
 		if len(args) == 0 {
 			return pos, nil
 		}
-		if strings.HasPrefix(args[0], "-") {
+		if strings.HasPrefix(args[0], "-") && args[0] != "-" {
 			continue
 		}
 		pos = append(pos, args[0])

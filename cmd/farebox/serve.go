@@ -65,9 +65,14 @@ func serve(ctx context.Context, args []string, getenv func(string) string, stdou
 	} else {
 		log.Warn("usage ledger disabled: requests are not recorded for billing")
 	}
-	srv := httpapi.New(httpapi.Deps{App: a, Log: log, Ledger: ledger, Metrics: metrics,
+	deps := httpapi.Deps{App: a, Log: log, Ledger: ledger, Metrics: metrics,
 		MaxBodyBytes: cfg.MaxBodyBytes, RequestTimeout: cfg.RequestTimeout,
-		RateLimits: &httpapi.RateLimits{Rate: cfg.RateLimit, Burst: cfg.RateBurst}})
+		RateLimits: &httpapi.RateLimits{Rate: cfg.RateLimit, Burst: cfg.RateBurst}}
+	// Inspection keys and wallet credentials (cmd/farebox/wallet.go).
+	if err := loadWallets(ctx, cfg, st, log, &deps); err != nil {
+		return fmt.Errorf("wallets: %w", err)
+	}
+	srv := httpapi.New(deps)
 
 	if cfg.PprofAddr != "" {
 		go servePprof(ctx, cfg.PprofAddr, log)

@@ -6,6 +6,7 @@ import (
 	"io/fs"
 	"os"
 	"path/filepath"
+	"sort"
 	"strconv"
 	"strings"
 
@@ -31,22 +32,58 @@ func LoadDir(dir string) (*Keyring, error) {
 	if err != nil && !errors.Is(err, fs.ErrNotExist) {
 		return nil, apperr.Wrap(op, err)
 	}
-	var signers, verifiers []Key
+	files := map[string][]byte{}
 	for _, e := range ents {
 		name := e.Name()
-		id, private, ok := keyFileID(name)
-		if !ok || e.IsDir() {
+		if _, _, ok := keyFileID(name); !ok || e.IsDir() {
 			continue
 		}
 		data, err := os.ReadFile(filepath.Join(dir, name))
 		if err != nil {
 			return nil, apperr.Wrap(op, err)
 		}
+		files[name] = data
+	}
+	kr, err := LoadFiles(files)
+	if apperr.KindOf(err) == apperr.NotFound {
+		return nil, apperr.E(op, apperr.NotFound, "inspection_key_not_found", "no live inspection signing key in "+dir)
+	}
+	return kr, err
+}
+
+// KeyFileName is the key-directory name of k: "inspection-<kid>.key" for a
+// signing key, "inspection-<kid>.pub" for a verify-only key.
+func KeyFileName(k Key) string {
+	if k.Private != nil {
+		return keyFilePrefix + k.Kid() + privSuffix
+	}
+	return keyFilePrefix + k.Kid() + pubSuffix
+}
+
+// LoadFiles builds a keyring from key files given by base name and content
+// (the key-directory layout, wherever the files are kept: a directory, a
+// list of configured files, database rows). Names that do not follow the
+// layout are ignored. It fails with apperr NotFound when no live signing
+// key is among them.
+func LoadFiles(files map[string][]byte) (*Keyring, error) {
+	const op = "barcode.LoadFiles"
+	var signers, verifiers []Key
+	names := make([]string, 0, len(files))
+	for name := range files {
+		names = append(names, name)
+	}
+	sort.Strings(names)
+	for _, name := range names {
+		id, private, ok := keyFileID(name)
+		if !ok {
+			continue
+		}
 		var k Key
+		var err error
 		if private {
-			k, err = ParsePrivateKey(id, data)
+			k, err = ParsePrivateKey(id, files[name])
 		} else {
-			k, err = ParsePublicKey(id, data)
+			k, err = ParsePublicKey(id, files[name])
 		}
 		if err != nil {
 			return nil, apperr.E(op, apperr.Invalid, "invalid_inspection_key", name+": "+err.Error())
@@ -64,7 +101,7 @@ func LoadDir(dir string) (*Keyring, error) {
 		}
 	}
 	if active == nil {
-		return nil, apperr.E(op, apperr.NotFound, "inspection_key_not_found", "no live inspection signing key in "+dir)
+		return nil, apperr.E(op, apperr.NotFound, "inspection_key_not_found", "no live inspection signing key")
 	}
 	return NewKeyring(*active, append(signers, verifiers...)...)
 }

@@ -40,6 +40,20 @@ type Config struct {
 	RateBurst       int
 	SessionKey      string // secret: HMAC key for session tokens
 	PprofAddr       string
+
+	// Wallets and inspection barcodes (docs/wallet.md).
+	InspectionKeys              string // key directory or comma-separated key files
+	ApplePassCert               string
+	ApplePassKey                string
+	AppleWWDRCert               string
+	ApplePassTypeID             string
+	AppleTeamID                 string
+	GoogleServiceAccount        string
+	GoogleIssuerID              string
+	GoogleIssuerName            string
+	GoogleOrigins               []string
+	GoogleLogoURL               string
+	AdvertiseDevelopmentWallets bool
 }
 
 type setting struct {
@@ -71,6 +85,19 @@ func (c *Config) settings() []setting {
 		{name: "rate-burst", env: "FAREBOX_RATE_BURST", def: "200", help: "burst size of the per-key rate limit"},
 		{name: "pprof-addr", env: "FAREBOX_PPROF_ADDR", def: "", help: "serve Go's net/http/pprof on this address (empty: off; keep it on loopback)"},
 		{name: "session-key", env: "FAREBOX_SESSION_KEY", def: "", help: "HMAC key for session tokens (default: generated into the data dir; must be shared by all instances)", secret: true},
+		// Wallets and inspection barcodes (docs/wallet.md).
+		{name: "inspection-keys", env: "FAREBOX_INSPECTION_KEYS", def: "", help: "inspection barcode keys: a directory or comma-separated files inspection-<kid>.key/.pub (default: generated into the data dir, or into the database on PostgreSQL)"},
+		{name: "apple-pass-cert", env: "FAREBOX_APPLE_PASS_CERT", def: "", help: "PEM file of the Apple Pass Type ID certificate (default: a development certificate; passes will not install on devices)"},
+		{name: "apple-pass-key", env: "FAREBOX_APPLE_PASS_KEY", def: "", help: "PEM file of the pass certificate's private key"},
+		{name: "apple-wwdr-cert", env: "FAREBOX_APPLE_WWDR_CERT", def: "", help: "PEM file of Apple's WWDR G4 intermediate certificate"},
+		{name: "apple-pass-type-id", env: "FAREBOX_APPLE_PASS_TYPE_ID", def: "", help: "pass type identifier (default: the certificate's UID)"},
+		{name: "apple-team-id", env: "FAREBOX_APPLE_TEAM_ID", def: "", help: "Apple team identifier (default: the certificate's OU)"},
+		{name: "google-service-account", env: "FAREBOX_GOOGLE_SERVICE_ACCOUNT", def: "", help: "service-account JSON key file for Google Wallet save links (default: a development key Google rejects)"},
+		{name: "google-issuer-id", env: "FAREBOX_GOOGLE_ISSUER_ID", def: "", help: "numeric Google Wallet issuer id (required with --google-service-account)"},
+		{name: "google-issuer-name", env: "FAREBOX_GOOGLE_ISSUER_NAME", def: "farebox", help: "issuer name shown on Google passes"},
+		{name: "google-wallet-origins", env: "FAREBOX_GOOGLE_WALLET_ORIGINS", def: "", help: "comma-separated web origins allowed to show the Google save button"},
+		{name: "google-logo-url", env: "FAREBOX_GOOGLE_LOGO_URL", def: "", help: "https logo of the Google transit class (without it the class must exist in the console)"},
+		{name: "advertise-development-wallets", env: "FAREBOX_ADVERTISE_DEVELOPMENT_WALLETS", def: "false", help: "list wallets in available_rendering_options even with development credentials (never for real phones)"},
 	}
 }
 
@@ -161,6 +188,17 @@ func Load(args []string, getenv func(string) string, out io.Writer) (Config, err
 	c.RateBurst = int(num("rate-burst"))
 	c.SessionKey = get("session-key")
 	c.PprofAddr = get("pprof-addr")
+	c.InspectionKeys = get("inspection-keys")
+	c.ApplePassCert, c.ApplePassKey, c.AppleWWDRCert = get("apple-pass-cert"), get("apple-pass-key"), get("apple-wwdr-cert")
+	c.ApplePassTypeID, c.AppleTeamID = get("apple-pass-type-id"), get("apple-team-id")
+	c.GoogleServiceAccount, c.GoogleIssuerID = get("google-service-account"), get("google-issuer-id")
+	c.GoogleIssuerName, c.GoogleLogoURL = get("google-issuer-name"), get("google-logo-url")
+	for _, o := range strings.Split(get("google-wallet-origins"), ",") {
+		if o = strings.TrimSpace(o); o != "" {
+			c.GoogleOrigins = append(c.GoogleOrigins, o)
+		}
+	}
+	c.AdvertiseDevelopmentWallets = boolean("advertise-development-wallets")
 	if err := c.validate(); err != nil {
 		errs = append(errs, err)
 	}

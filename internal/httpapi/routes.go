@@ -45,7 +45,11 @@ func (s *Server) routes() []route {
 			route{http.MethodPost, v + "/ticketing/subscriptions/{subscription_id}/reorder.json", authPartner, s.reorderSubscription},
 			route{http.MethodDelete, v + "/ticketing/subscriptions/{subscription_id}.json", authPartner, s.cancelSubscription},
 		)
+		// Wallet passes and the HTML engines (wallet.go).
+		rs = append(rs, s.walletRoutes(v)...)
 	}
+	// Inspection keys (wallet.go).
+	rs = append(rs, route{http.MethodGet, "/v1/inspection/keys.json", authNone, s.inspectionKeys})
 	return rs
 }
 

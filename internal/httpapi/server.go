@@ -14,7 +14,10 @@ import (
 
 	"github.com/farebox/farebox/internal/app"
 	"github.com/farebox/farebox/internal/apperr"
+	"github.com/farebox/farebox/internal/barcode"
 	"github.com/farebox/farebox/internal/usage"
+	"github.com/farebox/farebox/internal/wallet/apple"
+	"github.com/farebox/farebox/internal/wallet/google"
 )
 
 // Deps are what the server needs.
@@ -30,6 +33,20 @@ type Deps struct {
 	Ready func(ctx context.Context) error
 	// RateLimits is the per-key limit; nil disables it.
 	RateLimits *RateLimits
+
+	// Wallets and inspection (docs/wallet.md).
+	// Inspection signs the barcode in ticket.properties and is published at
+	// /v1/inspection/keys.json; nil leaves tickets without a barcode.
+	Inspection *barcode.Keyring
+	// Apple builds .pkpass files; nil answers 503.
+	Apple *apple.Builder
+	// Google mints save links; nil answers 503.
+	Google *google.Issuer
+	// AdvertiseDevelopmentWallets lists a wallet in
+	// available_rendering_options even when its credentials are
+	// self-generated (tests, demo apps). Never on a service real phones use:
+	// iOS crashes on a pass it cannot install.
+	AdvertiseDevelopmentWallets bool
 }
 
 // Server is the HTTP handler of farebox.
@@ -38,6 +55,8 @@ type Server struct {
 	app *app.App
 	log *slog.Logger
 	mux *http.ServeMux
+	// barcodes caches ticket.properties barcode entries by payload (wallet.go).
+	barcodes barcodeCache
 }
 
 // New builds the server and registers every route of routes.go.

@@ -198,7 +198,11 @@ func (s *Server) getTicket(version int) handlerFunc {
 			return err
 		}
 		attribute(r, d.Ticket.AccountID, d.Ticket.Environment)
-		writeJSON(w, http.StatusOK, ticketView(d, s.engineVersion(), s.renderingOptions(d), s.ticketProperties(d)))
+		_, props, options, err := s.ticketWallet(d)
+		if err != nil {
+			return err
+		}
+		writeJSON(w, http.StatusOK, ticketView(d, s.engineVersion(), options, props))
 		return nil
 	}
 }
@@ -209,9 +213,9 @@ func (s *Server) renderingOptionsHandler(w http.ResponseWriter, r *http.Request)
 		return err
 	}
 	attribute(r, d.Ticket.AccountID, d.Ticket.Environment)
-	opts := s.renderingOptions(d)
-	if opts == nil {
-		opts = []string{}
+	_, _, opts, err := s.ticketWallet(d)
+	if err != nil {
+		return err
 	}
 	writeJSON(w, http.StatusOK, opts)
 	return nil

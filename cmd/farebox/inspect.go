@@ -1,0 +1,115 @@
+package main
+
+import (
+	"context"
+	"errors"
+	"flag"
+	"fmt"
+	"io"
+	"os"
+	"strings"
+	"time"
+
+	"github.com/farebox/farebox/internal/barcode"
+	"github.com/farebox/farebox/internal/clock"
+	"github.com/farebox/farebox/internal/credentials"
+	"github.com/farebox/farebox/internal/store"
+)
+
+// errNotAcceptable is the exit status of an inspection that must not pass.
+var errNotAcceptable = errors.New("inspect: the ticket is not acceptable")
+
+const inspectUsage = `Usage: farebox inspect [flags] [FILE|-]
+
+Reads an inspection barcode (an image of the Aztec code, the binary payload,
+or its base64/Latin-1 text) from FILE or standard input, verifies it against
+the service's inspection keys and prints whether it is genuine, whose it is
+and whether it is valid now. Exits 0 only for a genuine ticket valid now
+(and live, unless --allow-test).
+
+Keys: --keys keys.json (the body of GET /v1/inspection/keys.json), else
+--inspection-keys, else the keys the service generated (data dir in
+embedded mode, the database on PostgreSQL).
+
+Flags:
+`
+
+// inspectCmd is `farebox inspect`.
+func inspectCmd(ctx context.Context, args []string, getenv func(string) string, stdin io.Reader, stdout, stderr io.Writer) error {
+	fs := flag.NewFlagSet("farebox inspect", flag.ContinueOnError)
+	fs.SetOutput(stderr)
+	var db dbFlags
+	db.register(fs, getenv)
+	keysFile := fs.String("keys", "", "keys.json file with the published public keys")
+	keysCfg := fs.String("inspection-keys", getenv("FAREBOX_INSPECTION_KEYS"), "key directory or comma-separated key files (env FAREBOX_INSPECTION_KEYS)")
+	allowTest := fs.Bool("allow-test", false, "accept test-environment tickets (inspection in the test environment)")
+	at := fs.String("at", "", "judge validity at this RFC 3339 time instead of now")
+	fs.Usage = func() { fmt.Fprint(stderr, inspectUsage); fs.PrintDefaults() }
+	pos, err := parseFlags(fs, args)
+	if err != nil {
+		return err
+	}
+	if len(pos) > 1 {
+		fs.Usage()
+		return errUsage
+	}
+	now := time.Now()
+	if *at != "" {
+		if now, err = clock.ParseTimestamp(*at); err != nil {
+			return fmt.Errorf("--at: %q is not an RFC 3339 time", *at)
+		}
+	}
+	var data []byte
+	if len(pos) == 0 || pos[0] == "-" {
+		data, err = io.ReadAll(io.LimitReader(stdin, 64<<20))
+	} else {
+		data, err = os.ReadFile(pos[0])
+	}
+	if err != nil {
+		return err
+	}
+	kr, err := inspectKeyring(ctx, db, *keysFile, *keysCfg)
+	if err != nil {
+		return err
+	}
+	payload, err := barcode.ParseInput(data)
+	if err != nil {
+		fmt.Fprintln(stdout, "NOT GENUINE: the input is no inspection barcode:", err)
+		return errNotAcceptable
+	}
+	rep := barcode.Inspect(payload, kr, now)
+	fmt.Fprint(stdout, rep.String())
+	if !rep.Acceptable(*allowTest) {
+		if rep.Genuine && rep.Test && !*allowTest {
+			fmt.Fprintln(stdout, "REJECTED: a test ticket (use --allow-test in the test environment)")
+		}
+		return errNotAcceptable
+	}
+	fmt.Fprintln(stdout, "ACCEPTED")
+	return nil
+}
+
+func inspectKeyring(ctx context.Context, db dbFlags, keysFile, keysCfg string) (*barcode.Keyring, error) {
+	if keysFile != "" {
+		b, err := os.ReadFile(keysFile)
+		if err != nil {
+			return nil, err
+		}
+		return barcode.ParseKeySet(b)
+	}
+	s := credentials.Settings{DataDir: db.dataDir, InspectionKeys: keysCfg,
+		Embedded: db.url == "" || strings.HasPrefix(db.url, "sqlite:")}
+	var st *store.Store
+	if keysCfg == "" && !s.Embedded {
+		var err error
+		if st, err = storeOpenNoMigrate(ctx, db); err != nil {
+			return nil, err
+		}
+		defer st.Close()
+	}
+	kr, _, _, err := credentials.LoadInspection(ctx, s, st, time.Now(), false)
+	if err != nil {
+		return nil, fmt.Errorf("inspection keys: %w (pass --keys keys.json from /v1/inspection/keys.json)", err)
+	}
+	return kr, nil
+}

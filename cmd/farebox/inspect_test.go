@@ -1,0 +1,228 @@
+package main
+
+import (
+	"bytes"
+	"context"
+	"encoding/json"
+	"errors"
+	"io"
+	"net/http"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/farebox/farebox/internal/barcode"
+	"github.com/farebox/farebox/internal/store"
+	"github.com/farebox/farebox/internal/store/storetest"
+)
+
+// inspectRun runs `farebox inspect` and returns its stdout and error.
+func inspectRun(env map[string]string, stdin []byte, args ...string) (string, error) {
+	var out, errb bytes.Buffer
+	err := run(context.Background(), append([]string{"inspect"}, args...), envFrom(env), bytes.NewReader(stdin), &out, &errb)
+	return out.String() + errb.String(), err
+}
+
+// TestServeWalletsAndInspect starts the service with nothing configured on
+// both engines: it generates inspection keys (data dir / database) and
+// development wallet credentials, says so in the log, serves keys.json and
+// passes; `farebox inspect` verifies a real ticket's payload and a PNG of
+// its code with the service's keys and with the published keys.json.
+func TestServeWalletsAndInspect(t *testing.T) {
+	for _, engine := range storetest.Engines {
+		t.Run(string(engine), func(t *testing.T) {
+			t.Parallel()
+			opts := storetest.Options(t, engine)
+			dataDir := t.TempDir()
+			env := map[string]string{"FAREBOX_DATA_DIR": dataDir, "FAREBOX_ADDR": "127.0.0.1:0"}
+			if engine == store.Postgres {
+				env["FAREBOX_DATABASE_URL"] = opts.URL + "&search_path=" + opts.Schema
+			}
+			var created struct {
+				APIKey string `json:"api_key"`
+			}
+			_ = json.Unmarshal([]byte(cli(t, env, "accounts", "create", "--name", "Inspect GmbH", "--json")), &created)
+			ctx, cancel := context.WithCancel(context.Background())
+			defer cancel()
+			ready, done, logs := make(chan string, 1), make(chan error, 1), &syncBuffer{}
+			go func() { done <- serve(ctx, nil, envFrom(env), io.Discard, logs, ready) }()
+			var addr string
+			select {
+			case addr = <-ready:
+			case err := <-done:
+				t.Fatalf("serve ended: %v\n%s", err, logs.String())
+			case <-time.After(60 * time.Second):
+				t.Fatal("server did not start")
+			}
+			for _, want := range []string{"passes will not install on real devices", "generated inspection barcode keys", "Google rejects its save links"} {
+				if !strings.Contains(logs.String(), want) {
+					t.Errorf("startup log lacks %q", want)
+				}
+			}
+			_, inDataDir := os.Stat(filepath.Join(dataDir, "keys", "inspection", "inspection-1.key"))
+			if (engine == store.SQLite) != (inDataDir == nil) {
+				t.Errorf("%s: inspection key file in the data dir: %v", engine, inDataDir)
+			}
+			call := func(method, path, key, body string) []byte {
+				t.Helper()
+				req, _ := http.NewRequest(method, "http://"+addr+path, strings.NewReader(body))
+				if key != "" {
+					req.Header.Set("Authorization", "Bearer "+key)
+				}
+				if body != "" {
+					req.Header.Set("Content-Type", "application/json")
+				}
+				res, err := http.DefaultClient.Do(req)
+				if err != nil {
+					t.Fatal(err)
+				}
+				defer res.Body.Close()
+				b, _ := io.ReadAll(res.Body)
+				if res.StatusCode >= 300 {
+					t.Fatalf("%s %s: %d %s", method, path, res.StatusCode, b)
+				}
+				return b
+			}
+			var products []map[string]any
+			_ = json.Unmarshal(call("GET", "/v2/products/search_by_city_name.json?city_name=Berlin", created.APIKey, ""), &products)
+			var pid string
+			for _, p := range products {
+				if p["ticket_type"] == "month" && p["customer_type"] == "adult" {
+					pid = p["id"].(string)
+				}
+			}
+			var order struct {
+				Coupons []struct{ ID string } `json:"coupons"`
+			}
+			_ = json.Unmarshal(call("POST", "/v9/ticketing/orders.json", created.APIKey, `{"product_ids":["`+pid+`"]}`), &order)
+			var act struct {
+				TicketID string `json:"ticket_id"`
+			}
+			_ = json.Unmarshal(call("POST", "/v9/ticketing/coupons/"+order.Coupons[0].ID+"/activate.json", "",
+				`{"identification_medium":{"photo_id_lite":{"first_name":"Jürgen","last_name":"Müller","birth_date":"1980-02-29"}},"tariff_settings":{"german_postal_code":"10115"}}`), &act)
+			var ticket struct {
+				Ticket struct {
+					Properties struct {
+						Barcode struct{ Payload string } `json:"inspection_barcode"`
+					} `json:"properties"`
+				} `json:"ticket"`
+			}
+			_ = json.Unmarshal(call("PATCH", "/v9/ticketing/tickets/"+act.TicketID+".json", "", ""), &ticket)
+			text := ticket.Ticket.Properties.Barcode.Payload
+			payload, err := barcode.FromText(text)
+			if err != nil {
+				t.Fatalf("ticket payload %q: %v", text, err)
+			}
+			keysJSON := call("GET", "/v1/inspection/keys.json", "", "")
+			if pass := call("GET", "/v9/ticketing/passes/apple_wallet/"+act.TicketID+".pkpass", "", ""); !bytes.HasPrefix(pass, []byte("PK")) {
+				t.Errorf("pkpass is not a zip")
+			}
+			cancel()
+			if err := <-done; err != nil {
+				t.Fatalf("serve: %v", err)
+			}
+
+			dir := t.TempDir()
+			write := func(name string, b []byte) string {
+				p := filepath.Join(dir, name)
+				if err := os.WriteFile(p, b, 0o600); err != nil {
+					t.Fatal(err)
+				}
+				return p
+			}
+			png, err := barcode.PNG(payload, 4, 4)
+			if err != nil {
+				t.Fatal(err)
+			}
+			keysFile := write("keys.json", keysJSON)
+			for name, args := range map[string][]string{
+				"text, service keys": {write("payload.txt", []byte(text+"\n"))},
+				"png, service keys":  {write("code.png", png)},
+				"binary via stdin":   {"-"},
+				"png, keys.json":     {"--keys", keysFile, filepath.Join(dir, "code.png")},
+			} {
+				out, err := inspectRun(env, payload, args...)
+				if err != nil {
+					t.Errorf("%s: %v\n%s", name, err, out)
+				}
+				for _, want := range []string{"GENUINE: signed by inspection key 1", "VALID NOW", "Passenger:   Jürgen Müller", "Born:        1980-02-29",
+					"Ticket:      " + act.TicketID, "ACCEPTED"} {
+					if !strings.Contains(out, want) {
+						t.Errorf("%s: output lacks %q:\n%s", name, want, out)
+					}
+				}
+			}
+			// Tampered: one flipped bit.
+			bad := append([]byte(nil), payload...)
+			bad[30] ^= 0x04
+			out, err := inspectRun(env, bad, "-")
+			if !errors.Is(err, errNotAcceptable) || !strings.Contains(out, "NOT GENUINE") || exitCode(err) == 0 {
+				t.Errorf("tampered payload: %v\n%s", err, out)
+			}
+			// Expired at a later instant.
+			out, err = inspectRun(env, payload, "--at", "2030-01-01T00:00:00Z", "-")
+			if !errors.Is(err, errNotAcceptable) || !strings.Contains(out, "EXPIRED") {
+				t.Errorf("expired: %v\n%s", err, out)
+			}
+			// Garbage input.
+			if out, err = inspectRun(env, []byte("hello"), "-"); !errors.Is(err, errNotAcceptable) {
+				t.Errorf("garbage: %v\n%s", err, out)
+			}
+		})
+	}
+}
+
+// TestInspectTestTicket: a test ticket is genuine but rejected unless --allow-test.
+func TestInspectTestTicket(t *testing.T) {
+	dir := t.TempDir()
+	kr, _, err := barcode.LoadOrCreateDir(dir, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	now := time.Now().UTC().Truncate(time.Second)
+	payload, err := barcode.Sign(barcode.Claims{TicketID: "farebox-ticket-3f2b8c1e-9d4a-4e6b-8f00-1a2b3c4d5e6f", ProductID: "p", ProductName: "Deutschlandticket",
+		ValidFrom: now.Add(-time.Hour), ValidUntil: now.Add(time.Hour), FirstName: "Erika", LastName: "Test", Environment: barcode.EnvTest}, kr)
+	if err != nil {
+		t.Fatal(err)
+	}
+	env := map[string]string{"FAREBOX_INSPECTION_KEYS": dir}
+	out, err := inspectRun(env, payload, "-")
+	if !errors.Is(err, errNotAcceptable) || !strings.Contains(out, "TEST TICKET") || !strings.Contains(out, "REJECTED") {
+		t.Errorf("test ticket without --allow-test: %v\n%s", err, out)
+	}
+	if out, err = inspectRun(env, payload, "--allow-test", "-"); err != nil || !strings.Contains(out, "ACCEPTED") {
+		t.Errorf("test ticket with --allow-test: %v\n%s", err, out)
+	}
+	// No keys anywhere: a clear error, nothing generated.
+	empty := t.TempDir()
+	if _, err := inspectRun(map[string]string{"FAREBOX_DATA_DIR": empty}, payload, "-"); err == nil || !strings.Contains(err.Error(), "inspection keys") {
+		t.Errorf("no keys: %v", err)
+	}
+	if ents, _ := os.ReadDir(empty); len(ents) != 0 {
+		t.Errorf("inspect created files: %v", ents)
+	}
+}
+
+// TestServeWalletSettings: the wallet settings are listed, and a partial
+// Apple configuration stops the start with a clear message.
+func TestServeWalletSettings(t *testing.T) {
+	var errb bytes.Buffer
+	_ = run(context.Background(), []string{"serve", "--help"}, envFrom(nil), nil, io.Discard, &errb)
+	for _, want := range []string{"-inspection-keys", "FAREBOX_INSPECTION_KEYS", "FAREBOX_APPLE_PASS_CERT", "FAREBOX_APPLE_WWDR_CERT",
+		"FAREBOX_GOOGLE_SERVICE_ACCOUNT", "FAREBOX_GOOGLE_ISSUER_ID", "FAREBOX_GOOGLE_WALLET_ORIGINS", "FAREBOX_ADVERTISE_DEVELOPMENT_WALLETS"} {
+		if !strings.Contains(errb.String(), want) {
+			t.Errorf("serve --help lacks %q", want)
+		}
+	}
+	env := map[string]string{"FAREBOX_DATA_DIR": t.TempDir(), "FAREBOX_ADDR": "127.0.0.1:0", "FAREBOX_APPLE_PASS_CERT": "/nonexistent/pass.pem"}
+	err := serve(context.Background(), nil, envFrom(env), io.Discard, io.Discard, nil)
+	if err == nil || !strings.Contains(err.Error(), "--apple-pass-key") {
+		t.Errorf("partial Apple configuration: %v", err)
+	}
+	env = map[string]string{"FAREBOX_DATA_DIR": t.TempDir(), "FAREBOX_ADDR": "127.0.0.1:0", "FAREBOX_ADVERTISE_DEVELOPMENT_WALLETS": "maybe"}
+	if err := serve(context.Background(), nil, envFrom(env), io.Discard, io.Discard, nil); err == nil || !strings.Contains(err.Error(), "advertise-development-wallets") {
+		t.Errorf("bad boolean: %v", err)
+	}
+}

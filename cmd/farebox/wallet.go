@@ -1,0 +1,65 @@
+package main
+
+import (
+	"context"
+	"log/slog"
+	"time"
+
+	"github.com/farebox/farebox/internal/config"
+	"github.com/farebox/farebox/internal/credentials"
+	"github.com/farebox/farebox/internal/httpapi"
+	"github.com/farebox/farebox/internal/store"
+)
+
+func credentialSettings(cfg config.Config) credentials.Settings {
+	return credentials.Settings{DataDir: cfg.DataDir, Embedded: cfg.Embedded(), InspectionKeys: cfg.InspectionKeys,
+		ApplePassCert: cfg.ApplePassCert, ApplePassKey: cfg.ApplePassKey, AppleWWDRCert: cfg.AppleWWDRCert,
+		ApplePassTypeID: cfg.ApplePassTypeID, AppleTeamID: cfg.AppleTeamID,
+		GoogleServiceAccount: cfg.GoogleServiceAccount, GoogleIssuerID: cfg.GoogleIssuerID,
+		GoogleIssuerName: cfg.GoogleIssuerName, GoogleOrigins: cfg.GoogleOrigins, GoogleLogoURL: cfg.GoogleLogoURL}
+}
+
+// loadWallets fills the inspection keyring and the wallet issuers of d,
+// generating development material where nothing is configured, and says
+// in the log where each came from.
+func loadWallets(ctx context.Context, cfg config.Config, st *store.Store, log *slog.Logger, d *httpapi.Deps) error {
+	s := credentialSettings(cfg)
+	now := time.Now()
+	kr, source, created, err := credentials.LoadInspection(ctx, s, st, now, true)
+	if err != nil {
+		return err
+	}
+	d.Inspection = kr
+	if created {
+		log.Warn("generated inspection barcode keys", "source", source,
+			"note", "configure --inspection-keys from a secret store for production; publish /v1/inspection/keys.json to inspectors")
+	}
+	log.Info("inspection keys loaded", "source", source, "key_ids", kr.IDs())
+
+	b, created, err := credentials.LoadApple(s, now)
+	if err != nil {
+		return err
+	}
+	d.Apple = b
+	if b.Development() {
+		log.Warn("Apple Wallet: using a self-generated development certificate; passes will not install on real devices",
+			"generated_now", created, "dir", s.WalletDevDir(), "advertised", cfg.AdvertiseDevelopmentWallets)
+	} else {
+		log.Info("Apple Wallet: pass certificate loaded", "expires", b.CertificateExpiry().UTC().Format(time.RFC3339))
+		if left := time.Until(b.CertificateExpiry()); left < 30*24*time.Hour {
+			log.Warn("Apple Wallet: the pass certificate expires soon; renew it", "left", left.Round(time.Hour).String())
+		}
+	}
+
+	g, created, err := credentials.LoadGoogle(s)
+	if err != nil {
+		return err
+	}
+	d.Google = g
+	if g.Development() {
+		log.Warn("Google Wallet: using a self-generated development service account; Google rejects its save links",
+			"generated_now", created, "dir", s.WalletDevDir(), "advertised", cfg.AdvertiseDevelopmentWallets)
+	}
+	d.AdvertiseDevelopmentWallets = cfg.AdvertiseDevelopmentWallets
+	return nil
+}
