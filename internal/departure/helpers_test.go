@@ -1,6 +1,7 @@
 package departure
 
 import (
+	"github.com/farebox/farebox/internal/shareddata"
 	"slices"
 	"sync"
 	"testing"
@@ -10,7 +11,7 @@ import (
 	"github.com/farebox/farebox/internal/realtime"
 )
 
-const dataDir = "../../../../shared/data/gtfs/"
+var dataDir = shareddata.Path("gtfs") + "/"
 
 var (
 	feedMu    sync.Mutex

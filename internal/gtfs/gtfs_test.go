@@ -4,6 +4,7 @@ import (
 	"archive/zip"
 	"bytes"
 	"errors"
+	"github.com/farebox/farebox/internal/shareddata"
 	"reflect"
 	"strings"
 	"testing"
@@ -11,7 +12,7 @@ import (
 	"github.com/farebox/farebox/internal/apperr"
 )
 
-const dataDir = "../../../../shared/data/gtfs/"
+var dataDir = shareddata.Path("gtfs") + "/"
 
 func mustParse(t testing.TB, name string) *Feed {
 	t.Helper()

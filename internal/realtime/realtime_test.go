@@ -3,6 +3,7 @@ package realtime
 import (
 	"context"
 	"encoding/json"
+	"github.com/farebox/farebox/internal/shareddata"
 	"net/http"
 	"net/http/httptest"
 	"os"
@@ -15,7 +16,7 @@ import (
 	"github.com/farebox/farebox/internal/gtfs"
 )
 
-const dataDir = "../../../../shared/data/gtfs/"
+var dataDir = shareddata.Path("gtfs") + "/"
 
 // jsonFeed mirrors the transitland JSON dumps next to the .pb files.
 type jsonFeed struct {
