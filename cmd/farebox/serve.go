@@ -14,6 +14,7 @@ import (
 	"github.com/farebox/farebox/internal/clock"
 	"github.com/farebox/farebox/internal/config"
 	"github.com/farebox/farebox/internal/httpapi"
+	"github.com/farebox/farebox/internal/jobs"
 	"github.com/farebox/farebox/internal/store"
 	"github.com/farebox/farebox/internal/usage"
 )
@@ -41,7 +42,9 @@ func serve(ctx context.Context, args []string, getenv func(string) string, stdou
 	}
 	log.Info("database ready", "engine", st.Engine(), "migrations_applied", n)
 
-	a := app.New(app.Options{Store: st, Clock: clock.System{}, IDPrefix: cfg.IDPrefix, Location: loc, AuthCacheTTL: cfg.AuthCacheTTL})
+	a := app.New(app.Options{Store: st, Clock: clock.System{}, IDPrefix: cfg.IDPrefix, Location: loc, AuthCacheTTL: cfg.AuthCacheTTL,
+		Invoicing: app.InvoicingOptions{Seller: cfg.Seller, BaseURL: cfg.BaseURL(), PaymentDays: cfg.PaymentDays,
+			Jobs: jobs.Options{Log: log}}})
 	if err := a.LoadCatalog(ctx); err != nil {
 		return fmt.Errorf("load catalog: %w", err)
 	}
@@ -52,6 +55,16 @@ func serve(ctx context.Context, args []string, getenv func(string) string, stdou
 			log.Warn("catalog refresh failed", "error", err.Error())
 		}
 	})
+	// Invoice document jobs: workers in every instance unless --workers=false.
+	if cfg.Seller.Name == config.DevSellerName {
+		log.Warn("invoices are issued by the development seller: set FAREBOX_SELLER_* for production")
+	}
+	if cfg.Workers {
+		wctx, stopWorkers := context.WithCancel(context.WithoutCancel(ctx))
+		a.Jobs.Start(wctx, JobWorkers)
+		defer func() { stopWorkers(); a.Jobs.Wait() }()
+		log.Info("job workers started", "workers", JobWorkers)
+	}
 	metrics := httpapi.NewMetrics(st.DB())
 	var ledger *usage.Ledger
 	if cfg.UsageLedger {
@@ -93,6 +106,9 @@ func serve(ctx context.Context, args []string, getenv func(string) string, stdou
 	log.Info("stopped")
 	return nil
 }
+
+// JobWorkers is how many job workers an instance runs (--workers=true).
+const JobWorkers = 2
 
 func newLogger(cfg config.Config, w io.Writer) *slog.Logger {
 	var lvl slog.Level

@@ -15,6 +15,8 @@ import (
 	"strconv"
 	"strings"
 	"time"
+
+	"github.com/farebox/farebox/internal/invoice"
 )
 
 // Config is the service configuration.
@@ -38,6 +40,10 @@ type Config struct {
 	RateLimit       float64
 	RateBurst       int
 	SessionKey      string // secret: HMAC key for session tokens
+
+	// Invoicing: the issuing company (FAREBOX_SELLER_*) and payment terms.
+	Seller      invoice.Seller
+	PaymentDays int
 }
 
 type setting struct {
@@ -47,7 +53,7 @@ type setting struct {
 }
 
 func (c *Config) settings() []setting {
-	return []setting{
+	return append([]setting{
 		{name: "addr", env: "FAREBOX_ADDR", def: "127.0.0.1:8080", help: "listen address"},
 		{name: "data-dir", env: "FAREBOX_DATA_DIR", def: "./farebox-data", help: "directory for the embedded SQLite database and generated keys"},
 		{name: "database-url", env: "FAREBOX_DATABASE_URL", def: "", help: "postgres:// URL; empty uses embedded SQLite in the data dir", secret: true},
@@ -67,7 +73,7 @@ func (c *Config) settings() []setting {
 		{name: "rate-limit", env: "FAREBOX_RATE_LIMIT", def: "100", help: "requests per second per API key and instance (0 disables)"},
 		{name: "rate-burst", env: "FAREBOX_RATE_BURST", def: "200", help: "burst size of the per-key rate limit"},
 		{name: "session-key", env: "FAREBOX_SESSION_KEY", def: "", help: "HMAC key for session tokens (default: generated into the data dir; must be shared by all instances)", secret: true},
-	}
+	}, sellerSettings()...)
 }
 
 // Load parses args (without the subcommand name) with getenv as the
@@ -155,6 +161,8 @@ func Load(args []string, getenv func(string) string, out io.Writer) (Config, err
 	c.RateLimit = rl
 	c.RateBurst = int(num("rate-burst"))
 	c.SessionKey = get("session-key")
+	c.Seller = sellerFrom(get)
+	c.PaymentDays = int(num("invoice-payment-days"))
 	if err := c.validate(); err != nil {
 		errs = append(errs, err)
 	}
@@ -179,6 +187,12 @@ func (c *Config) validate() error {
 	}
 	if c.LogFormat != "json" && c.LogFormat != "text" {
 		errs = append(errs, fmt.Errorf("--log-format: %q is not json or text", c.LogFormat))
+	}
+	if err := invoice.ValidateSeller(&c.Seller); err != nil {
+		errs = append(errs, fmt.Errorf("--seller-*: %v", err))
+	}
+	if c.PaymentDays < 1 || c.PaymentDays > 365 {
+		errs = append(errs, errors.New("--invoice-payment-days: must be 1 to 365"))
 	}
 	if c.MaxBodyBytes == 0 {
 		errs = append(errs, errors.New("--max-body-bytes: must be positive"))

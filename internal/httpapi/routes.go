@@ -46,6 +46,9 @@ func (s *Server) routes() []route {
 			route{http.MethodDelete, v + "/ticketing/subscriptions/{subscription_id}.json", authPartner, s.cancelSubscription},
 		)
 	}
+	// Invoicing (/v5, /v9): customers, billable items, collections, invoices,
+	// downloads, cancellations and payment notices.
+	rs = append(rs, s.invoicingRoutes()...)
 	return rs
 }
 
