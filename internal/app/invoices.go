@@ -433,7 +433,7 @@ func (a *App) Download(ctx context.Context, invoiceID, identifier, format string
 	q := a.Store.Read()
 	inv, err := q.InvoiceByID(ctx, invoiceID)
 	if err != nil || subtle.ConstantTimeCompare([]byte(inv.Identifier), []byte(identifier)) != 1 {
-		return store.Invoice{}, store.File{}, apperr.NotFoundf(op, "invoice document")
+		return store.Invoice{}, store.File{}, apperr.E(op, apperr.NotFound, "not_found", "no such invoice document")
 	}
 	if format != FormatPDF && !inv.Electronic {
 		return inv, store.File{}, apperr.E(op, apperr.NotFound, "electronic_invoicing_not_enabled",
