@@ -77,7 +77,7 @@ func (q Q) CollectionExists(ctx context.Context, accountID string, env account.E
 		return mapErr(err)
 	}
 	if n == 0 {
-		return apperr.NotFoundf("store.Collection", "billable collection")
+		return apperr.E("store.Collection", apperr.NotFound, "billable_collection_not_found", "billable collection not found")
 	}
 	return nil
 }
@@ -106,7 +106,7 @@ func (q Q) BillableItem(ctx context.Context, accountID string, env account.Envir
 		return BillableItem{}, err
 	}
 	if len(items) == 0 {
-		return BillableItem{}, apperr.NotFoundf("store.BillableItem", "billable item")
+		return BillableItem{}, apperr.E("store.BillableItem", apperr.NotFound, "billable_item_not_found", "billable item not found")
 	}
 	return items[0], nil
 }
