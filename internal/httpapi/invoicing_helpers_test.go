@@ -2,6 +2,8 @@ package httpapi_test
 
 import (
 	"context"
+	"encoding/json"
+	"net/http"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -228,3 +230,5 @@ func pdfCheck(t *testing.T, body []byte) (text string, attachment []byte) {
 	}
 	return string(out), attachment
 }
+
+func jsonDecode(res *http.Response, v any) error { return json.NewDecoder(res.Body).Decode(v) }

@@ -187,6 +187,9 @@ func (r *Runner) run(ctx context.Context, worker string, j Job) error {
 	default:
 		herr = safeRun(ctx, h, j)
 	}
+	// Record the outcome even when ctx was cancelled meanwhile (shutdown):
+	// the work is done and must not be repeated after the lease.
+	ctx = context.WithoutCancel(ctx)
 	now := r.clk.Now()
 	if herr == nil {
 		return r.q.Complete(ctx, j.ID, worker, now)

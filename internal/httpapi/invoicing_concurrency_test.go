@@ -1,0 +1,103 @@
+package httpapi_test
+
+import (
+	"context"
+	"fmt"
+	"net/http"
+	"sort"
+	"strings"
+	"sync"
+	"testing"
+
+	"github.com/farebox/farebox/internal/account"
+	"github.com/farebox/farebox/internal/apitest"
+	"github.com/farebox/farebox/internal/store"
+	"github.com/farebox/farebox/internal/store/storetest"
+)
+
+// TestInvoiceNumbersConcurrent creates 100 invoices at once through two
+// server processes' worth of stacks (two apitest servers, one PostgreSQL
+// database) and expects 100 distinct, consecutive numbers; then both
+// servers' job workers render every document exactly once.
+func TestInvoiceNumbersConcurrent(t *testing.T) {
+	s := storetest.Open(t, store.Postgres)
+	e1 := apitest.NewOnStore(t, s, apitest.Options{})
+	e2 := apitest.NewOnStore(t, s, apitest.Options{})
+	items := orderSingles(t, e1, e1.LiveKey, 100)
+	var wg sync.WaitGroup
+	numbers := make([]string, len(items))
+	errs := make(chan error, len(items))
+	for i, id := range items {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			url := e1.URL
+			if i%2 == 1 {
+				url = e2.URL
+			}
+			req, _ := http.NewRequest("POST", url+"/v5/ticketing/billable_item/"+id+"/invoice.json", nil)
+			req.Header.Set("Authorization", "Bearer "+e1.LiveKey)
+			res, err := http.DefaultClient.Do(req)
+			if err != nil {
+				errs <- err
+				return
+			}
+			defer res.Body.Close()
+			var inv invoiceJSON
+			if res.StatusCode != 201 {
+				errs <- fmt.Errorf("item %d: status %d", i, res.StatusCode)
+				return
+			}
+			if err := jsonDecode(res, &inv); err != nil {
+				errs <- err
+				return
+			}
+			numbers[i] = inv.InvoiceNumber
+		}()
+	}
+	wg.Wait()
+	close(errs)
+	for err := range errs {
+		t.Error(err)
+	}
+	sort.Strings(numbers)
+	for i, n := range numbers {
+		if want := fmt.Sprintf("2026-%06d", i+1); n != want {
+			t.Fatalf("numbers not consecutive: position %d is %q, want %q (all: %s)", i, n, want, strings.Join(numbers, " "))
+		}
+	}
+	stored, err := s.Read().InvoiceNumbers(context.Background(), account.Live)
+	if err != nil || len(stored) != 100 {
+		t.Fatalf("stored numbers: %d %v", len(stored), err)
+	}
+	// Both instances' workers drain the queue concurrently; each job once.
+	var wg2 sync.WaitGroup
+	ran := make([]int, 2)
+	for i, e := range []*apitest.Env{e1, e2} {
+		wg2.Add(1)
+		go func() {
+			defer wg2.Done()
+			n, err := e.App.Jobs.RunOnce(context.Background())
+			if err != nil {
+				t.Error(err)
+			}
+			ran[i] = n
+		}()
+	}
+	wg2.Wait()
+	jobs, err := s.Read().Jobs(context.Background(), "invoice.files")
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, j := range jobs {
+		if j.State != "done" || j.Attempts != 1 {
+			t.Errorf("job %d: state %s after %d attempts", j.ID, j.State, j.Attempts)
+		}
+	}
+	if ran[0]+ran[1] != 100 || len(jobs) != 100 {
+		t.Errorf("jobs run %v, stored %d; want 100 in total", ran, len(jobs))
+	}
+	if n := count(t, e1, "invoice_files"); n != 100 {
+		t.Errorf("files: %d, want 100 PDFs", n)
+	}
+}
