@@ -256,6 +256,8 @@ func checkFiles(t *testing.T, e *apitest.Env, inv invoiceJSON, want []string) {
 	}
 	xsdValid(t, inv.InvoiceNumber+".ubl.xml", ubl.Body)
 	xsdValid(t, inv.InvoiceNumber+".cii.xml", cii.Body)
+	golden(t, inv.InvoiceNumber+".ubl.xml", ubl.Body)
+	golden(t, inv.InvoiceNumber+".cii.xml", cii.Body)
 	for _, x := range [][]byte{ubl.Body, cii.Body} {
 		if !bytes.Contains(x, []byte(inv.InvoiceNumber)) {
 			t.Errorf("%s: XML lacks the number", inv.InvoiceNumber)
