@@ -81,6 +81,16 @@ const claimJobSQLite = `UPDATE jobs SET state = 'running', attempts = attempts +
 
 // Claim implements jobs.Queue.
 func (jq JobQueue) Claim(ctx context.Context, worker string, at time.Time, lease time.Duration, limit int) ([]jobs.Job, error) {
+	// An idle poll reads first: no write transaction (on SQLite the
+	// database-wide write lock) unless a job is due.
+	var due int
+	if err := jq.s.r.QueryRowContext(ctx, `SELECT COUNT(*) FROM (SELECT id FROM jobs
+		WHERE (state = 'ready' AND run_at <= $1) OR (state = 'running' AND locked_until <= $1) LIMIT 1) d`, now(at)).Scan(&due); err != nil {
+		return nil, mapErr(err)
+	}
+	if due == 0 {
+		return nil, nil
+	}
 	stmt := claimJobSQLite
 	if jq.s.engine == Postgres {
 		stmt = claimJobPostgres
