@@ -42,9 +42,10 @@ func serve(ctx context.Context, args []string, getenv func(string) string, stdou
 	}
 	log.Info("database ready", "engine", st.Engine(), "migrations_applied", n)
 
+	observeJob := func(string, error, time.Duration) {}
 	a := app.New(app.Options{Store: st, Clock: clock.System{}, IDPrefix: cfg.IDPrefix, Location: loc, AuthCacheTTL: cfg.AuthCacheTTL,
 		Invoicing: app.InvoicingOptions{Seller: cfg.Seller, BaseURL: cfg.BaseURL(), PaymentDays: cfg.PaymentDays,
-			Jobs: jobs.Options{Log: log}}})
+			Jobs: jobs.Options{Log: log, Observe: func(kind string, err error, d time.Duration) { observeJob(kind, err, d) }}}})
 	if err := a.LoadCatalog(ctx); err != nil {
 		return fmt.Errorf("load catalog: %w", err)
 	}
@@ -55,17 +56,24 @@ func serve(ctx context.Context, args []string, getenv func(string) string, stdou
 			log.Warn("catalog refresh failed", "error", err.Error())
 		}
 	})
+	metrics := httpapi.NewMetrics(st.DB())
 	// Invoice document jobs: workers in every instance unless --workers=false.
 	if cfg.Seller.Name == config.DevSellerName {
 		log.Warn("invoices are issued by the development seller: set FAREBOX_SELLER_* for production")
 	}
+	observeJob = metrics.WatchJobs(func() map[string]int {
+		m, err := st.Read().JobStates(context.Background())
+		if err != nil {
+			log.Warn("job metrics", "error", err.Error())
+		}
+		return m
+	})
 	if cfg.Workers {
 		wctx, stopWorkers := context.WithCancel(context.WithoutCancel(ctx))
 		a.Jobs.Start(wctx, JobWorkers)
 		defer func() { stopWorkers(); a.Jobs.Wait() }()
 		log.Info("job workers started", "workers", JobWorkers)
 	}
-	metrics := httpapi.NewMetrics(st.DB())
 	var ledger *usage.Ledger
 	if cfg.UsageLedger {
 		ledger = st.NewLedger(512, metrics.ObserveLedger)
@@ -83,6 +91,9 @@ func serve(ctx context.Context, args []string, getenv func(string) string, stdou
 	hs := &http.Server{Handler: srv, ReadHeaderTimeout: 10 * time.Second, ReadTimeout: time.Minute,
 		WriteTimeout: cfg.RequestTimeout + 10*time.Second, IdleTimeout: 2 * time.Minute,
 		ErrorLog: slog.NewLogLogger(log.Handler(), slog.LevelWarn)}
+	if cfg.PublicURL == "" {
+		a.SetInvoiceBaseURL("http://" + ln.Addr().String())
+	}
 	log.Info("farebox listening", "addr", ln.Addr().String(), "config", cfg.String())
 	if ready != nil {
 		ready <- ln.Addr().String()

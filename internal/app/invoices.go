@@ -42,6 +42,11 @@ func (a *App) initInvoicing(o InvoicingOptions) {
 // InvoiceBaseURL is the public base URL of download links.
 func (a *App) InvoiceBaseURL() string { return a.inv.BaseURL }
 
+// SetInvoiceBaseURL sets the link base once the listener is bound (a
+// configured address with port 0 is only known then). Call it before
+// serving requests.
+func (a *App) SetInvoiceBaseURL(u string) { a.inv.BaseURL = u }
+
 // InvoiceRequest is POST …/billable_item/{id}/invoice[/{customer_id}].json.
 type InvoiceRequest struct {
 	ItemID     string
@@ -441,6 +446,14 @@ func (a *App) Download(ctx context.Context, invoiceID, identifier, format string
 	}
 	f, err := q.GetFile(ctx, invoiceID, format)
 	if apperr.KindOf(err) == apperr.NotFound {
+		state, serr := q.JobState(ctx, JobInvoiceFiles, invoiceID)
+		if serr != nil {
+			return inv, f, serr
+		}
+		if state == jobs.StateDead {
+			return inv, f, apperr.E(op, apperr.Unavailable, "generation_failed",
+				"the document could not be generated; the operator has been alerted, retry later")
+		}
 		return inv, f, apperr.E(op, apperr.Accepted, "generation_pending",
 			"the file is being generated; retry in a few seconds")
 	}

@@ -16,6 +16,7 @@ import (
 	"strings"
 	"time"
 
+	"github.com/farebox/farebox/internal/apperr"
 	"github.com/farebox/farebox/internal/invoice"
 )
 
@@ -189,7 +190,13 @@ func (c *Config) validate() error {
 		errs = append(errs, fmt.Errorf("--log-format: %q is not json or text", c.LogFormat))
 	}
 	if err := invoice.ValidateSeller(&c.Seller); err != nil {
-		errs = append(errs, fmt.Errorf("--seller-*: %v", err))
+		if ae := apperr.As(err); ae != nil && len(ae.Details) > 0 {
+			for _, d := range ae.Details {
+				errs = append(errs, fmt.Errorf("--seller-* (%s): %s %s", strings.TrimPrefix(d.Field, "/seller/"), d.Field, d.Message))
+			}
+		} else {
+			errs = append(errs, fmt.Errorf("--seller-*: %v", err))
+		}
 	}
 	if c.PaymentDays < 1 || c.PaymentDays > 365 {
 		errs = append(errs, errors.New("--invoice-payment-days: must be 1 to 365"))

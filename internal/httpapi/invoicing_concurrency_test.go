@@ -2,6 +2,7 @@ package httpapi_test
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"net/http"
 	"sort"
@@ -12,6 +13,7 @@ import (
 
 	"github.com/farebox/farebox/internal/account"
 	"github.com/farebox/farebox/internal/apitest"
+	"github.com/farebox/farebox/internal/jobs"
 	"github.com/farebox/farebox/internal/store"
 	"github.com/farebox/farebox/internal/store/storetest"
 )
@@ -135,5 +137,30 @@ func TestInvoiceJobSurvivesRestart(t *testing.T) {
 				t.Errorf("job after restart: %+v", jobs)
 			}
 		})
+	}
+}
+
+// TestInvoiceJobDead: a document whose generation keeps failing ends in the
+// dead state after its attempts, and the download then answers 503
+// generation_failed instead of 202 forever; metrics count the failures.
+func TestInvoiceJobDead(t *testing.T) {
+	e := apitest.New(t, store.SQLite, apitest.Options{})
+	id := orderSingles(t, e, e.LiveKey, 1)[0]
+	inv := issue(t, e, e.LiveKey, id, "", nil)
+	e.App.Jobs.Handle("invoice.files", func(context.Context, jobs.Job) error { return errors.New("renderer broken") })
+	for i := 0; i < jobs.DefaultMaxAttempts; i++ {
+		get(t, e, inv.PDFURL, 202)
+		if n := runJobs(t, e); n != 1 {
+			t.Fatalf("attempt %d: ran %d", i+1, n)
+		}
+		e.Clock.Advance(15 * time.Minute)
+	}
+	js, _ := e.Store.Read().Jobs(context.Background(), "invoice.files")
+	if js[0].State != jobs.StateDead || js[0].Attempts != jobs.DefaultMaxAttempts || *js[0].LastError != "renderer broken" {
+		t.Errorf("job: %+v", js[0])
+	}
+	r := get(t, e, inv.PDFURL, 503)
+	if m := r.Map(t); m["code"] != "generation_failed" {
+		t.Errorf("dead job download: %v", m)
 	}
 }

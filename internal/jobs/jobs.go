@@ -66,6 +66,9 @@ type Options struct {
 	BaseBackoff  time.Duration // first retry delay (default 2 s)
 	MaxBackoff   time.Duration // cap of the retry delay (default 10 minutes)
 	Log          *slog.Logger
+	// Observe, when set, is called after every run with the handler's
+	// result and duration (metrics).
+	Observe func(kind string, err error, d time.Duration)
 }
 
 // Runner claims and runs jobs.
@@ -185,7 +188,11 @@ func (r *Runner) run(ctx context.Context, worker string, j Job) error {
 	case h == nil:
 		herr = fmt.Errorf("no handler for job kind %q", j.Kind)
 	default:
+		began := time.Now()
 		herr = safeRun(ctx, h, j)
+		if r.o.Observe != nil {
+			r.o.Observe(j.Kind, herr, time.Since(began))
+		}
 	}
 	// Record the outcome even when ctx was cancelled meanwhile (shutdown):
 	// the work is done and must not be repeated after the lease.

@@ -3,6 +3,7 @@ package store
 import (
 	"context"
 	"database/sql"
+	"errors"
 	"time"
 
 	"github.com/farebox/farebox/internal/jobs"
@@ -138,4 +139,34 @@ func (jq JobQueue) Retry(ctx context.Context, id int64, worker string, at, runAt
 			locked_by = NULL, locked_until = NULL WHERE id = $5 AND locked_by = $6`, state, now(runAt), msg, fin, id, worker)
 		return err
 	})
+}
+
+// JobStates counts jobs per state (metrics: queue depth, dead jobs).
+func (q Q) JobStates(ctx context.Context) (map[string]int, error) {
+	rows, err := q.db.QueryContext(ctx, `SELECT state, COUNT(*) FROM jobs GROUP BY state`)
+	if err != nil {
+		return nil, mapErr(err)
+	}
+	defer rows.Close()
+	out := map[string]int{}
+	for rows.Next() {
+		var s string
+		var n int
+		if err := rows.Scan(&s, &n); err != nil {
+			return nil, mapErr(err)
+		}
+		out[s] = n
+	}
+	return out, mapErr(rows.Err())
+}
+
+// JobState returns the state of the newest job of kind with payload, or
+// "" when there is none.
+func (q Q) JobState(ctx context.Context, kind, payload string) (string, error) {
+	var s string
+	err := q.db.QueryRowContext(ctx, `SELECT state FROM jobs WHERE kind = $1 AND payload = $2 ORDER BY id DESC LIMIT 1`, kind, payload).Scan(&s)
+	if errors.Is(err, sql.ErrNoRows) {
+		return "", nil
+	}
+	return s, mapErr(err)
 }

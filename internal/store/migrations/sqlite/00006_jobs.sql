@@ -15,6 +15,7 @@ CREATE TABLE jobs (
     finished_at   TIMESTAMP
 );
 CREATE INDEX jobs_due ON jobs (state, run_at);
+CREATE INDEX jobs_payload ON jobs (kind, payload);
 
 -- +goose Down
 DROP TABLE jobs;
