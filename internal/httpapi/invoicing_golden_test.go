@@ -6,6 +6,7 @@ import (
 	"os"
 	"path/filepath"
 	"regexp"
+	"strings"
 	"testing"
 )
 
@@ -14,13 +15,14 @@ var updateGolden = flag.Bool("update", false, "rewrite the invoicing golden file
 // ids are the random parts of a downloaded document: record ids.
 var ids = regexp.MustCompile(`farebox-([a-z]+)-[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}`)
 
-// golden compares a downloaded XML file with testdata/invoicing/name after
+// golden compares a downloaded XML file with testdata/invoicing/<test>/name after
 // replacing record ids by their kind; -update rewrites the file. Both
 // engines must produce the same bytes.
 func golden(t *testing.T, name string, got []byte) {
 	t.Helper()
 	norm := ids.ReplaceAll(got, []byte("farebox-$1-ID"))
-	path := filepath.Join("testdata", "invoicing", name)
+	test, _, _ := strings.Cut(t.Name(), "/")
+	path := filepath.Join("testdata", "invoicing", test, name)
 	if *updateGolden {
 		if err := os.MkdirAll(filepath.Dir(path), 0o755); err != nil {
 			t.Fatal(err)
