@@ -15,6 +15,7 @@ import (
 	"github.com/farebox/farebox/internal/clock"
 	"github.com/farebox/farebox/internal/config"
 	"github.com/farebox/farebox/internal/httpapi"
+	"github.com/farebox/farebox/internal/jobs"
 	"github.com/farebox/farebox/internal/store"
 	"github.com/farebox/farebox/internal/usage"
 )
@@ -42,7 +43,10 @@ func serve(ctx context.Context, args []string, getenv func(string) string, stdou
 	}
 	log.Info("database ready", "engine", st.Engine(), "migrations_applied", n)
 
-	a := app.New(app.Options{Store: st, Clock: clock.System{}, IDPrefix: cfg.IDPrefix, Location: loc, AuthCacheTTL: cfg.AuthCacheTTL})
+	observeJob := func(string, error, time.Duration) {}
+	a := app.New(app.Options{Store: st, Clock: clock.System{}, IDPrefix: cfg.IDPrefix, Location: loc, AuthCacheTTL: cfg.AuthCacheTTL,
+		Invoicing: app.InvoicingOptions{Seller: cfg.Seller, BaseURL: cfg.BaseURL(), PaymentDays: cfg.PaymentDays,
+			Jobs: jobs.Options{Log: log, Observe: func(kind string, err error, d time.Duration) { observeJob(kind, err, d) }}}})
 	if err := a.LoadCatalog(ctx); err != nil {
 		return fmt.Errorf("load catalog: %w", err)
 	}
@@ -54,6 +58,23 @@ func serve(ctx context.Context, args []string, getenv func(string) string, stdou
 		}
 	})
 	metrics := httpapi.NewMetrics(st.DB())
+	// Invoice document jobs: workers in every instance unless --workers=false.
+	if cfg.Seller.Name == config.DevSellerName {
+		log.Warn("invoices are issued by the development seller: set FAREBOX_SELLER_* for production")
+	}
+	observeJob = metrics.WatchJobs(func() map[string]int {
+		m, err := st.Read().JobStates(context.Background())
+		if err != nil {
+			log.Warn("job metrics", "error", err.Error())
+		}
+		return m
+	})
+	if cfg.Workers {
+		wctx, stopWorkers := context.WithCancel(context.WithoutCancel(ctx))
+		a.Jobs.Start(wctx, JobWorkers)
+		defer func() { stopWorkers(); a.Jobs.Wait() }()
+		log.Info("job workers started", "workers", JobWorkers)
+	}
 	var ledger *usage.Ledger
 	if cfg.UsageLedger {
 		durability := store.LedgerCommitted
@@ -84,6 +105,9 @@ func serve(ctx context.Context, args []string, getenv func(string) string, stdou
 	hs := &http.Server{Handler: srv, ReadHeaderTimeout: 10 * time.Second, ReadTimeout: time.Minute,
 		WriteTimeout: cfg.RequestTimeout + 10*time.Second, IdleTimeout: 2 * time.Minute,
 		ErrorLog: slog.NewLogLogger(log.Handler(), slog.LevelWarn)}
+	if cfg.PublicURL == "" {
+		a.SetInvoiceBaseURL("http://" + ln.Addr().String())
+	}
 	log.Info("farebox listening", "addr", ln.Addr().String(), "config", cfg.String())
 	if ready != nil {
 		ready <- ln.Addr().String()
@@ -107,6 +131,9 @@ func serve(ctx context.Context, args []string, getenv func(string) string, stdou
 	log.Info("stopped")
 	return nil
 }
+
+// JobWorkers is how many job workers an instance runs (--workers=true).
+const JobWorkers = 2
 
 func newLogger(cfg config.Config, w io.Writer) *slog.Logger {
 	var lvl slog.Level

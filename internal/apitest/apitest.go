@@ -21,6 +21,7 @@ import (
 	"github.com/farebox/farebox/internal/account"
 	"github.com/farebox/farebox/internal/app"
 	"github.com/farebox/farebox/internal/clock"
+	"github.com/farebox/farebox/internal/config"
 	"github.com/farebox/farebox/internal/httpapi"
 	"github.com/farebox/farebox/internal/store"
 	"github.com/farebox/farebox/internal/store/storetest"
@@ -55,6 +56,9 @@ type Options struct {
 	NoLedger bool
 	// Configure runs before the server is built, to add dependencies.
 	Configure func(d *httpapi.Deps)
+	// Workers starts that many background job workers (0: none; tests then
+	// run jobs deterministically with e.App.Jobs.RunOnce).
+	Workers int
 }
 
 // Default start instant of the test clock.
@@ -74,7 +78,11 @@ func NewOnStore(t testing.TB, s *store.Store, o Options) *Env {
 		o.Now = DefaultNow
 	}
 	clk := clock.NewFixed(o.Now)
-	a := app.New(app.Options{Store: s, Clock: clk, IDPrefix: "farebox", AuthCacheTTL: 0})
+	ts := httptest.NewUnstartedServer(nil)
+	defaults := config.Defaults()
+	a := app.New(app.Options{Store: s, Clock: clk, IDPrefix: "farebox", AuthCacheTTL: 0,
+		Invoicing: app.InvoicingOptions{Seller: defaults.Seller, BaseURL: "http://" + ts.Listener.Addr().String(),
+			PaymentDays: defaults.PaymentDays}})
 	d := httpapi.Deps{App: a, MaxBodyBytes: 64 << 10}
 	e := &Env{T: t, Store: s, App: a, Clock: clk, client: &http.Client{
 		Timeout:       30 * time.Second,
@@ -91,8 +99,16 @@ func NewOnStore(t testing.TB, s *store.Store, o Options) *Env {
 		t.Fatalf("apitest: load catalog: %v", err)
 	}
 	e.Server = httpapi.New(d)
-	ts := httptest.NewServer(e.Server)
+	ts.Config.Handler = e.Server
+	ts.Start()
+	stopWorkers := func() {}
+	if o.Workers > 0 {
+		wctx, cancel := context.WithCancel(context.Background())
+		a.Jobs.Start(wctx, o.Workers)
+		stopWorkers = func() { cancel(); a.Jobs.Wait() }
+	}
 	t.Cleanup(func() {
+		stopWorkers()
 		ts.Close()
 		if e.Ledger != nil {
 			e.Ledger.Close()

@@ -9,6 +9,7 @@ import (
 	"github.com/farebox/farebox/internal/apperr"
 	"github.com/farebox/farebox/internal/clock"
 	"github.com/farebox/farebox/internal/ident"
+	"github.com/farebox/farebox/internal/jobs"
 	"github.com/farebox/farebox/internal/schema"
 	"github.com/farebox/farebox/internal/store"
 )
@@ -26,6 +27,10 @@ type App struct {
 	authTTL time.Duration
 	authMu  sync.RWMutex
 	auth    map[string]authEntry
+
+	// Invoicing (invoices.go): seller, link base and the job runner.
+	inv  InvoicingOptions
+	Jobs *jobs.Runner
 }
 
 type authEntry struct {
@@ -42,6 +47,8 @@ type Options struct {
 	// AuthCacheTTL caches resolved keys per instance; a revoked key keeps
 	// working on an instance for at most this long. 0 disables the cache.
 	AuthCacheTTL time.Duration
+	// Invoicing configures invoices (seller, public base URL, jobs).
+	Invoicing InvoicingOptions
 }
 
 // New returns an App.
@@ -55,8 +62,10 @@ func New(o Options) *App {
 	if o.IDPrefix == "" {
 		o.IDPrefix = "farebox"
 	}
-	return &App{Store: o.Store, Clock: o.Clock, IDs: ident.Prefix(o.IDPrefix), Loc: o.Location,
+	a := &App{Store: o.Store, Clock: o.Clock, IDs: ident.Prefix(o.IDPrefix), Loc: o.Location,
 		authTTL: o.AuthCacheTTL, auth: map[string]authEntry{}}
+	a.initInvoicing(o.Invoicing)
+	return a
 }
 
 // Authenticate resolves a presented API key. Malformed keys are rejected

@@ -15,6 +15,9 @@ import (
 	"strconv"
 	"strings"
 	"time"
+
+	"github.com/farebox/farebox/internal/apperr"
+	"github.com/farebox/farebox/internal/invoice"
 )
 
 // Config is the service configuration.
@@ -54,6 +57,10 @@ type Config struct {
 	GoogleOrigins               []string
 	GoogleLogoURL               string
 	AdvertiseDevelopmentWallets bool
+
+	// Invoicing: the issuing company (FAREBOX_SELLER_*) and payment terms.
+	Seller      invoice.Seller
+	PaymentDays int
 }
 
 type setting struct {
@@ -63,7 +70,7 @@ type setting struct {
 }
 
 func (c *Config) settings() []setting {
-	return []setting{
+	return append([]setting{
 		{name: "addr", env: "FAREBOX_ADDR", def: "127.0.0.1:8080", help: "listen address"},
 		{name: "data-dir", env: "FAREBOX_DATA_DIR", def: "./farebox-data", help: "directory for the embedded SQLite database and generated keys"},
 		{name: "database-url", env: "FAREBOX_DATABASE_URL", def: "", help: "postgres:// URL; empty uses embedded SQLite in the data dir", secret: true},
@@ -98,7 +105,7 @@ func (c *Config) settings() []setting {
 		{name: "google-wallet-origins", env: "FAREBOX_GOOGLE_WALLET_ORIGINS", def: "", help: "comma-separated web origins allowed to show the Google save button"},
 		{name: "google-logo-url", env: "FAREBOX_GOOGLE_LOGO_URL", def: "", help: "https logo of the Google transit class (without it the class must exist in the console)"},
 		{name: "advertise-development-wallets", env: "FAREBOX_ADVERTISE_DEVELOPMENT_WALLETS", def: "false", help: "list wallets in available_rendering_options even with development credentials (never for real phones)"},
-	}
+	}, sellerSettings()...)
 }
 
 // Load parses args (without the subcommand name) with getenv as the
@@ -199,6 +206,8 @@ func Load(args []string, getenv func(string) string, out io.Writer) (Config, err
 		}
 	}
 	c.AdvertiseDevelopmentWallets = boolean("advertise-development-wallets")
+	c.Seller = sellerFrom(get)
+	c.PaymentDays = int(num("invoice-payment-days"))
 	if err := c.validate(); err != nil {
 		errs = append(errs, err)
 	}
@@ -223,6 +232,18 @@ func (c *Config) validate() error {
 	}
 	if c.LogFormat != "json" && c.LogFormat != "text" {
 		errs = append(errs, fmt.Errorf("--log-format: %q is not json or text", c.LogFormat))
+	}
+	if err := invoice.ValidateSeller(&c.Seller); err != nil {
+		if ae := apperr.As(err); ae != nil && len(ae.Details) > 0 {
+			for _, d := range ae.Details {
+				errs = append(errs, fmt.Errorf("--seller-* (%s): %s %s", strings.TrimPrefix(d.Field, "/seller/"), d.Field, d.Message))
+			}
+		} else {
+			errs = append(errs, fmt.Errorf("--seller-*: %v", err))
+		}
+	}
+	if c.PaymentDays < 1 || c.PaymentDays > 365 {
+		errs = append(errs, errors.New("--invoice-payment-days: must be 1 to 365"))
 	}
 	if c.MaxBodyBytes == 0 {
 		errs = append(errs, errors.New("--max-body-bytes: must be positive"))

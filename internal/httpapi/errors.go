@@ -77,6 +77,8 @@ func (s *Server) writeError(w http.ResponseWriter, r *http.Request, err error) {
 		w.Header().Set("WWW-Authenticate", `Bearer realm="farebox"`)
 	case http.StatusServiceUnavailable:
 		w.Header().Set("Retry-After", "5")
+	case http.StatusAccepted:
+		w.Header().Set("Retry-After", "2")
 	}
 	writeJSON(w, status, body)
 }

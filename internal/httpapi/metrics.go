@@ -85,3 +85,29 @@ func (m *Metrics) Event(event, environment string, n int) {
 
 // Register adds collectors (job queue depth, departures, ...) to the registry.
 func (m *Metrics) Register(cs ...prometheus.Collector) { m.Registry.MustRegister(cs...) }
+
+// Job metrics (invoice documents): run durations by kind and outcome, and
+// the queue's size per state.
+var jobDuration = prometheus.HistogramOpts{
+	Name: "farebox_job_duration_seconds", Help: "Background job run time by kind and outcome (ok, error).",
+	Buckets: []float64{.001, .005, .01, .025, .05, .1, .25, .5, 1, 2.5, 5, 10},
+}
+
+// WatchJobs registers the job metrics: observe is the jobs.Options.Observe
+// hook to install, states is called on each scrape for farebox_jobs{state}.
+func (m *Metrics) WatchJobs(states func() map[string]int) (observe func(kind string, err error, d time.Duration)) {
+	h := prometheus.NewHistogramVec(jobDuration, []string{"kind", "outcome"})
+	m.Registry.MustRegister(h)
+	for _, st := range []string{"ready", "running", "done", "dead"} {
+		m.Registry.MustRegister(prometheus.NewGaugeFunc(prometheus.GaugeOpts{
+			Name: "farebox_jobs", Help: "Jobs in the durable queue by state.", ConstLabels: prometheus.Labels{"state": st},
+		}, func() float64 { return float64(states()[st]) }))
+	}
+	return func(kind string, err error, d time.Duration) {
+		outcome := "ok"
+		if err != nil {
+			outcome = "error"
+		}
+		h.WithLabelValues(kind, outcome).Observe(d.Seconds())
+	}
+}

@@ -50,6 +50,9 @@ func (s *Server) routes() []route {
 	}
 	// Inspection keys (wallet.go).
 	rs = append(rs, route{http.MethodGet, "/v1/inspection/keys.json", authNone, s.inspectionKeys})
+	// Invoicing (/v5, /v9): customers, billable items, collections, invoices,
+	// downloads, cancellations and payment notices.
+	rs = append(rs, s.invoicingRoutes()...)
 	return rs
 }
 

@@ -1,0 +1,129 @@
+package main
+
+import (
+	"bytes"
+	"context"
+	"encoding/json"
+	"io"
+	"net/http"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/farebox/farebox/internal/store"
+	"github.com/farebox/farebox/internal/store/storetest"
+)
+
+// TestServeInvoiceWorkers: `farebox serve` runs job workers that render an
+// invoice's files without any test hook (in-process wake-up after commit),
+// and /metrics reports the queue and the run.
+func TestServeInvoiceWorkers(t *testing.T) {
+	opts := storetest.Options(t, store.SQLite)
+	env := map[string]string{"FAREBOX_DATA_DIR": opts.DataDir, "FAREBOX_ADDR": "127.0.0.1:0", "FAREBOX_LOG_FORMAT": "json"}
+	var created struct {
+		APIKey string `json:"api_key"`
+	}
+	if err := json.Unmarshal([]byte(cli(t, env, "accounts", "create", "--name", "P", "--json")), &created); err != nil {
+		t.Fatal(err)
+	}
+	ctx, cancel := context.WithCancel(context.Background())
+	defer cancel()
+	ready := make(chan string, 1)
+	logs := &syncBuffer{}
+	done := make(chan error, 1)
+	go func() { done <- serve(ctx, nil, envFrom(env), io.Discard, logs, ready) }()
+	var addr string
+	select {
+	case addr = <-ready:
+	case err := <-done:
+		t.Fatalf("serve ended: %v\n%s", err, logs.String())
+	}
+	call := func(method, path string, body any) map[string]any {
+		var rd io.Reader
+		if body != nil {
+			b, _ := json.Marshal(body)
+			rd = bytes.NewReader(b)
+		}
+		req, _ := http.NewRequest(method, "http://"+addr+path, rd)
+		req.Header.Set("Authorization", "Bearer "+created.APIKey)
+		req.Header.Set("Content-Type", "application/json")
+		res, err := http.DefaultClient.Do(req)
+		if err != nil {
+			t.Fatal(err)
+		}
+		defer res.Body.Close()
+		var out map[string]any
+		_ = json.NewDecoder(res.Body).Decode(&out)
+		return out
+	}
+	var products []map[string]any
+	req, _ := http.NewRequest("GET", "http://"+addr+"/v2/products/search_by_city_name.json?city_name=Berlin", nil)
+	req.Header.Set("Authorization", "Bearer "+created.APIKey)
+	res, err := http.DefaultClient.Do(req)
+	if err != nil {
+		t.Fatal(err)
+	}
+	_ = json.NewDecoder(res.Body).Decode(&products)
+	res.Body.Close()
+	var single string
+	for _, p := range products {
+		if p["ticket_type"] == "single" && p["customer_type"] == "adult" {
+			single = p["id"].(string)
+		}
+	}
+	order := call("POST", "/v6/ticketing/orders.json", map[string]any{"product_ids": []string{single}})
+	item := order["coupons"].([]any)[0].(map[string]any)["billable_item_id"].(string)
+	inv := call("POST", "/v5/ticketing/billable_item/"+item+"/invoice.json", nil)
+	if !strings.HasPrefix(inv["invoice_pdf_url"].(string), "http://"+addr+"/v9/ticketing/invoices/") || inv["invoice_number"] != "2026-000001" && !strings.HasSuffix(inv["invoice_number"].(string), "-000001") {
+		t.Fatalf("invoice: %v", inv)
+	}
+	deadline := time.Now().Add(30 * time.Second)
+	for {
+		res, err := http.Get(inv["invoice_pdf_url"].(string))
+		if err != nil {
+			t.Fatal(err)
+		}
+		b, _ := io.ReadAll(res.Body)
+		res.Body.Close()
+		if res.StatusCode == 200 {
+			if !bytes.HasPrefix(b, []byte("%PDF-")) {
+				t.Fatalf("not a PDF: %.20q", b)
+			}
+			break
+		}
+		if res.StatusCode != 202 || time.Now().After(deadline) {
+			t.Fatalf("download: %d %s", res.StatusCode, b)
+		}
+		time.Sleep(20 * time.Millisecond)
+	}
+	res, err = http.Get("http://" + addr + "/metrics")
+	if err != nil {
+		t.Fatal(err)
+	}
+	m, _ := io.ReadAll(res.Body)
+	res.Body.Close()
+	for _, want := range []string{`farebox_jobs{state="done"} 1`, `farebox_jobs{state="dead"} 0`,
+		`farebox_job_duration_seconds_count{kind="invoice.files",outcome="ok"} 1`} {
+		if !strings.Contains(string(m), want) {
+			t.Errorf("/metrics lacks %s", want)
+		}
+	}
+	if !strings.Contains(logs.String(), "job workers started") || !strings.Contains(logs.String(), "development seller") {
+		t.Errorf("startup logs: %s", logs.String())
+	}
+	cancel()
+	if err := <-done; err != nil {
+		t.Fatal(err)
+	}
+}
+
+// TestSellerConfigValidated: a broken seller setting stops serve at startup.
+func TestSellerConfigValidated(t *testing.T) {
+	opts := storetest.Options(t, store.SQLite)
+	env := map[string]string{"FAREBOX_DATA_DIR": opts.DataDir, "FAREBOX_ADDR": "127.0.0.1:0",
+		"FAREBOX_SELLER_IBAN": "DE00370400440532013000", "FAREBOX_SELLER_CONTACT_EMAIL": "nope"}
+	err := serve(context.Background(), nil, envFrom(env), io.Discard, io.Discard, nil)
+	if err == nil || !strings.Contains(err.Error(), "/seller/iban") || !strings.Contains(err.Error(), "--seller-*") {
+		t.Fatalf("serve with a bad IBAN: %v", err)
+	}
+}

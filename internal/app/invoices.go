@@ -1,0 +1,484 @@
+package app
+
+import (
+	"context"
+	"crypto/rand"
+	"crypto/subtle"
+	"encoding/hex"
+	"fmt"
+	"time"
+
+	"github.com/farebox/farebox/internal/account"
+	"github.com/farebox/farebox/internal/apperr"
+	"github.com/farebox/farebox/internal/invoice"
+	"github.com/farebox/farebox/internal/invoicing"
+	"github.com/farebox/farebox/internal/jobs"
+	"github.com/farebox/farebox/internal/money"
+	"github.com/farebox/farebox/internal/store"
+)
+
+// InvoicingOptions configure invoices.
+type InvoicingOptions struct {
+	Seller      invoice.Seller // the issuing company (config FAREBOX_SELLER_*)
+	BaseURL     string         // public base URL of download links, without trailing slash
+	PaymentDays int            // days until the due date (default 14)
+	Jobs        jobs.Options   // job runner tuning
+}
+
+// JobInvoiceFiles is the job kind that renders a document's files.
+const JobInvoiceFiles = "invoice.files"
+
+func (a *App) initInvoicing(o InvoicingOptions) {
+	if o.PaymentDays <= 0 {
+		o.PaymentDays = 14
+	}
+	a.inv = o
+	if a.Store != nil {
+		a.Jobs = jobs.New(a.Store.Jobs(), a.Clock, o.Jobs)
+		a.Jobs.Handle(JobInvoiceFiles, a.generateFiles)
+	}
+}
+
+// InvoiceBaseURL is the public base URL of download links.
+func (a *App) InvoiceBaseURL() string { return a.inv.BaseURL }
+
+// SetInvoiceBaseURL sets the link base once the listener is bound (a
+// configured address with port 0 is only known then). Call it before
+// serving requests.
+func (a *App) SetInvoiceBaseURL(u string) { a.inv.BaseURL = u }
+
+// InvoiceRequest is POST …/billable_item/{id}/invoice[/{customer_id}].json.
+type InvoiceRequest struct {
+	ItemID     string
+	CustomerID string // "" = the endpoint without customer
+	Texts      invoice.Texts
+}
+
+// IssueInvoice creates an invoice for a billable item (and, for an item in a
+// collection, the collection's other items of the same customer). The
+// number is taken from the environment's series in the same transaction
+// that writes the invoice, its item claims and its file job; any failure
+// writes nothing and consumes no number.
+func (a *App) IssueInvoice(ctx context.Context, p account.Principal, req InvoiceRequest) (store.Invoice, error) {
+	const op = "app.IssueInvoice"
+	if err := checkTexts(req.Texts); err != nil {
+		return store.Invoice{}, err
+	}
+	var inv store.Invoice
+	err := a.Store.Write(ctx, func(q store.Q) error {
+		inv = store.Invoice{}
+		if err := q.LockItem(ctx, req.ItemID); err != nil {
+			return err
+		}
+		item, err := q.BillableItem(ctx, p.AccountID, p.Environment, req.ItemID)
+		if err != nil {
+			return err
+		}
+		items := []store.BillableItem{item}
+		if item.CollectionID != nil {
+			if items, err = q.CollectionItems(ctx, *item.CollectionID); err != nil {
+				return err
+			}
+		}
+		customerID := req.CustomerID
+		if customerID == "" {
+			if customerID, err = commonCustomer(items); err != nil {
+				return err
+			}
+		}
+		var buyer *invoice.Buyer
+		electronic := false
+		names := customerNames{q: q, p: p, names: map[string]string{}}
+		if customerID != "" {
+			c, err := q.Customer(ctx, p.AccountID, p.Environment, customerID)
+			if err != nil {
+				return err
+			}
+			buyer, electronic = c.Buyer(), c.Electronic != nil
+			names.names[c.ID] = c.Name()
+		}
+		var lines []invoice.Line
+		var covered []string
+		for _, it := range items {
+			share, ok := shareOf(it, customerID)
+			if !ok {
+				if it.ID == item.ID {
+					return apperr.E(op, apperr.Unprocessable, "customer_not_on_item",
+						fmt.Sprintf("customer %s is neither the customer nor in the split of billable item %s; PUT customer_id or split first", customerID, it.ID))
+				}
+				continue
+			}
+			if it.ID != item.ID {
+				if err := q.LockItem(ctx, it.ID); err != nil {
+					return err
+				}
+			}
+			claims, err := q.ItemClaims(ctx, it.ID)
+			if err != nil {
+				return err
+			}
+			if prev, done := claims[customerID]; done {
+				if it.ID == item.ID {
+					return apperr.E(op, apperr.Conflict, "already_invoiced",
+						fmt.Sprintf("billable item %s is already invoiced for this customer by invoice %s", it.ID, prev))
+				}
+				continue
+			}
+			l := invoice.Line{BillableItemID: it.ID, Name: it.Description, Quantity: 1, Gross: money.Cents(share),
+				RateBP: it.VATRateBP, OrderedAt: it.OrderedAt}
+			if it.Split != nil {
+				for _, s := range it.Split {
+					n, err := names.get(ctx, s.CustomerID)
+					if err != nil {
+						return err
+					}
+					l.Split = append(l.Split, invoice.Share{Name: n, Amount: money.Cents(s.AmountInCents), Invoiced: s.CustomerID == customerID})
+				}
+			}
+			lines = append(lines, l)
+			covered = append(covered, it.ID)
+		}
+		now := a.Clock.Now()
+		d := invoice.Document{Kind: invoice.KindInvoice, IssueDate: now, Test: p.Environment == account.Test,
+			Seller: a.inv.Seller, Buyer: buyer, Lines: lines, Texts: req.Texts,
+			Payment: invoice.Payment{DueDate: now.AddDate(0, 0, a.inv.PaymentDays)}}
+		inv = store.Invoice{ID: a.IDs.New("invoice"), AccountID: p.AccountID, Environment: p.Environment,
+			Kind: invoice.KindInvoice, Electronic: electronic, CollectionID: item.CollectionID, CreatedAt: now}
+		if customerID != "" {
+			inv.CustomerID = &customerID
+		}
+		if err := a.finish(ctx, q, &inv, d); err != nil {
+			return err
+		}
+		for _, id := range covered {
+			if err := q.ClaimItem(ctx, id, customerID, inv.ID); err != nil {
+				return err
+			}
+		}
+		return nil
+	})
+	if err != nil {
+		return store.Invoice{}, err
+	}
+	a.Jobs.Notify()
+	return inv, nil
+}
+
+// finish validates the document, then numbers it (last, to hold the series
+// row lock briefly), writes the invoice and enqueues its file job.
+func (a *App) finish(ctx context.Context, q store.Q, inv *store.Invoice, d invoice.Document) error {
+	d.Number = "PENDING"
+	if err := d.Validate(); err != nil {
+		return err
+	}
+	inv.Identifier = randomIdentifier()
+	n, err := q.NextNumber(ctx, invoicing.Series(inv.Environment, d.Kind, d.IssueDate))
+	if err != nil {
+		return err
+	}
+	d.Number = invoicing.Number(invoicing.Series(inv.Environment, d.Kind, d.IssueDate), n)
+	inv.Number = d.Number
+	inv.Document = d
+	inv.GrossCents = int64(d.Totals().Gross)
+	if err := q.InsertInvoice(ctx, *inv); err != nil {
+		return err
+	}
+	return q.EnqueueJob(ctx, jobs.NewJob{Kind: JobInvoiceFiles, Payload: inv.ID}, d.IssueDate)
+}
+
+// randomIdentifier is the download secret: 128 bits from crypto/rand.
+func randomIdentifier() string {
+	b := make([]byte, 16)
+	_, _ = rand.Read(b)
+	return hex.EncodeToString(b)
+}
+
+// MaxTextLen bounds each meta text.
+const MaxTextLen = 5000
+
+func checkTexts(t invoice.Texts) error {
+	for _, f := range []struct{ name, v string }{{"subject", t.Subject}, {"notes", t.Notes},
+		{"custom_text_before_table", t.BeforeTable}, {"custom_text_after_table", t.AfterTable}} {
+		if len([]rune(f.v)) > MaxTextLen {
+			return apperr.Validation("app.IssueInvoice", "text_too_long", "/"+f.name, fmt.Sprintf("%s must be at most %d characters", f.name, MaxTextLen))
+		}
+	}
+	return nil
+}
+
+// commonCustomer applies the endpoint without customer: no item has a
+// customer (invoice without recipient), or every item has one and the same
+// single customer. Anything else needs the customer in the path.
+func commonCustomer(items []store.BillableItem) (string, error) {
+	cust := ""
+	for i, it := range items {
+		c := ""
+		switch {
+		case it.Split != nil:
+			return "", apperr.E("app.IssueInvoice", apperr.Unprocessable, "customer_required",
+				fmt.Sprintf("billable item %s is split between customers: invoice each customer with …/invoice/{customer_id}.json", it.ID))
+		case it.CustomerID != nil:
+			c = *it.CustomerID
+		}
+		if i > 0 && c != cust {
+			return "", apperr.E("app.IssueInvoice", apperr.Unprocessable, "customer_required",
+				"the items of this collection do not share one customer: invoice per customer with …/invoice/{customer_id}.json")
+		}
+		cust = c
+	}
+	return cust, nil
+}
+
+// shareOf is the amount of item it charged to customer ("" = no customer).
+func shareOf(it store.BillableItem, customer string) (int64, bool) {
+	switch {
+	case it.Split != nil:
+		for _, s := range it.Split {
+			if s.CustomerID == customer {
+				return s.AmountInCents, true
+			}
+		}
+		return 0, false
+	case it.CustomerID != nil:
+		return it.AmountCents, *it.CustomerID == customer
+	default:
+		return it.AmountCents, customer == ""
+	}
+}
+
+type customerNames struct {
+	q     store.Q
+	p     account.Principal
+	names map[string]string
+}
+
+func (c customerNames) get(ctx context.Context, id string) (string, error) {
+	if n, ok := c.names[id]; ok {
+		return n, nil
+	}
+	cu, err := c.q.Customer(ctx, c.p.AccountID, c.p.Environment, id)
+	if err != nil {
+		return "", err
+	}
+	c.names[id] = cu.Name()
+	return cu.Name(), nil
+}
+
+// Invoice returns one of the caller's documents.
+func (a *App) Invoice(ctx context.Context, p account.Principal, id string) (store.Invoice, error) {
+	return a.Store.Read().Invoice(ctx, p.AccountID, p.Environment, id)
+}
+
+// CancelInvoice issues the cancellation (Stornorechnung, credit note 381)
+// of an invoice: its own number from the invoice series, the original's
+// lines, a reference to the original; the original's items become
+// invoiceable again. An invoice cancels once (409 after that).
+func (a *App) CancelInvoice(ctx context.Context, p account.Principal, id string) (store.Invoice, error) {
+	const op = "app.CancelInvoice"
+	var inv store.Invoice
+	err := a.Store.Write(ctx, func(q store.Q) error {
+		orig, err := q.Invoice(ctx, p.AccountID, p.Environment, id)
+		if err != nil {
+			return err
+		}
+		if orig.Kind != invoice.KindInvoice {
+			return apperr.E(op, apperr.Unprocessable, "not_an_invoice", "only invoices can be cancelled, not a "+orig.Kind.String())
+		}
+		if orig.CancelledBy != nil {
+			return apperr.E(op, apperr.Conflict, "already_cancelled", "this invoice is already cancelled by "+*orig.CancelledBy)
+		}
+		now := a.Clock.Now()
+		d := orig.Document
+		d.Kind, d.IssueDate, d.Texts, d.Payment = invoice.KindCancellation, now, invoice.Texts{}, invoice.Payment{}
+		d.Cancels = &invoice.Reference{Number: orig.Number, IssueDate: orig.Document.IssueDate}
+		inv = store.Invoice{ID: a.IDs.New("invoice"), AccountID: p.AccountID, Environment: p.Environment,
+			Kind: invoice.KindCancellation, CustomerID: orig.CustomerID, CollectionID: orig.CollectionID,
+			RefersTo: &orig.ID, Electronic: orig.Electronic, CreatedAt: now}
+		if err := a.finish(ctx, q, &inv, d); err != nil {
+			return err
+		}
+		if err := q.MarkCancelled(ctx, orig.ID, inv.ID); err != nil {
+			return err
+		}
+		return q.ReleaseClaims(ctx, orig.ID)
+	})
+	if err != nil {
+		return store.Invoice{}, err
+	}
+	a.Jobs.Notify()
+	return inv, nil
+}
+
+// PaymentNoticeForInvoice issues a payment notice (Zahlungsaufforderung)
+// asking to pay a standing invoice: the invoice's lines and buyer, its own
+// number from the ZA series, BG-3 and the purpose of transfer naming the
+// invoice. It claims nothing: an invoice may get several notices.
+func (a *App) PaymentNoticeForInvoice(ctx context.Context, p account.Principal, id string) (store.Invoice, error) {
+	const op = "app.PaymentNoticeForInvoice"
+	var inv store.Invoice
+	err := a.Store.Write(ctx, func(q store.Q) error {
+		orig, err := q.Invoice(ctx, p.AccountID, p.Environment, id)
+		if err != nil {
+			return err
+		}
+		if orig.Kind != invoice.KindInvoice {
+			return apperr.E(op, apperr.Unprocessable, "not_an_invoice", "payment notices are issued for invoices, not for a "+orig.Kind.String())
+		}
+		if orig.CancelledBy != nil {
+			return apperr.E(op, apperr.Conflict, "invoice_cancelled", "this invoice is cancelled; there is nothing to pay")
+		}
+		now := a.Clock.Now()
+		d := orig.Document
+		d.Kind, d.IssueDate, d.Texts = invoice.KindPaymentNotice, now, invoice.Texts{}
+		d.Payment = invoice.Payment{DueDate: laterOf(orig.Document.Payment.DueDate, now.AddDate(0, 0, a.inv.PaymentDays))}
+		d.Cancels = &invoice.Reference{Number: orig.Number, IssueDate: orig.Document.IssueDate}
+		inv = store.Invoice{ID: a.IDs.New("invoice"), AccountID: p.AccountID, Environment: p.Environment,
+			Kind: invoice.KindPaymentNotice, CustomerID: orig.CustomerID, CollectionID: orig.CollectionID,
+			RefersTo: &orig.ID, Electronic: orig.Electronic, CreatedAt: now}
+		return a.finish(ctx, q, &inv, d)
+	})
+	if err != nil {
+		return store.Invoice{}, err
+	}
+	a.Jobs.Notify()
+	return inv, nil
+}
+
+// PaymentNoticeForCollection issues a payment notice for the items of a
+// collection charged to one customer (customerID "" applies the rule of the
+// invoice endpoint without customer). Every item of the collection for that
+// customer is listed, invoiced or not; nothing is claimed.
+func (a *App) PaymentNoticeForCollection(ctx context.Context, p account.Principal, collectionID, customerID string) (store.Invoice, error) {
+	const op = "app.PaymentNoticeForCollection"
+	var inv store.Invoice
+	err := a.Store.Write(ctx, func(q store.Q) error {
+		if err := q.CollectionExists(ctx, p.AccountID, p.Environment, collectionID); err != nil {
+			return err
+		}
+		items, err := q.CollectionItems(ctx, collectionID)
+		if err != nil {
+			return err
+		}
+		if len(items) == 0 {
+			return apperr.E(op, apperr.Unprocessable, "collection_empty", "the collection has no billable items")
+		}
+		if customerID == "" {
+			if customerID, err = commonCustomer(items); err != nil {
+				return err
+			}
+		}
+		var buyer *invoice.Buyer
+		electronic := false
+		names := customerNames{q: q, p: p, names: map[string]string{}}
+		if customerID != "" {
+			c, err := q.Customer(ctx, p.AccountID, p.Environment, customerID)
+			if err != nil {
+				return apperr.Validation(op, "unknown_customer", "/customer_id", fmt.Sprintf("customer %q does not exist", customerID))
+			}
+			buyer, electronic = c.Buyer(), c.Electronic != nil
+		}
+		var lines []invoice.Line
+		for _, it := range items {
+			share, ok := shareOf(it, customerID)
+			if !ok {
+				continue
+			}
+			l := invoice.Line{BillableItemID: it.ID, Name: it.Description, Quantity: 1, Gross: money.Cents(share),
+				RateBP: it.VATRateBP, OrderedAt: it.OrderedAt}
+			for _, s := range it.Split {
+				n, err := names.get(ctx, s.CustomerID)
+				if err != nil {
+					return err
+				}
+				l.Split = append(l.Split, invoice.Share{Name: n, Amount: money.Cents(s.AmountInCents), Invoiced: s.CustomerID == customerID})
+			}
+			lines = append(lines, l)
+		}
+		if len(lines) == 0 {
+			return apperr.E(op, apperr.Unprocessable, "customer_not_in_collection", "no item of the collection is charged to this customer")
+		}
+		now := a.Clock.Now()
+		d := invoice.Document{Kind: invoice.KindPaymentNotice, IssueDate: now, Test: p.Environment == account.Test,
+			Seller: a.inv.Seller, Buyer: buyer, Lines: lines,
+			Payment: invoice.Payment{DueDate: now.AddDate(0, 0, a.inv.PaymentDays)}}
+		inv = store.Invoice{ID: a.IDs.New("invoice"), AccountID: p.AccountID, Environment: p.Environment,
+			Kind: invoice.KindPaymentNotice, CollectionID: &collectionID, Electronic: electronic, CreatedAt: now}
+		if customerID != "" {
+			inv.CustomerID = &customerID
+		}
+		return a.finish(ctx, q, &inv, d)
+	})
+	if err != nil {
+		return store.Invoice{}, err
+	}
+	a.Jobs.Notify()
+	return inv, nil
+}
+
+func laterOf(a, b time.Time) time.Time {
+	if a.After(b) {
+		return a
+	}
+	return b
+}
+
+// Download formats.
+const (
+	FormatPDF = "pdf"
+	FormatUBL = "ubl"
+	FormatCII = "cii"
+)
+
+// Download returns a generated file. The identifier is the credential: a
+// wrong one is NotFound exactly like an unknown invoice. XML of a document
+// whose customer has no electronic invoicing is NotFound with its own code;
+// a file still being generated is apperr.Accepted (202).
+func (a *App) Download(ctx context.Context, invoiceID, identifier, format string) (store.Invoice, store.File, error) {
+	const op = "app.Download"
+	q := a.Store.Read()
+	inv, err := q.InvoiceByID(ctx, invoiceID)
+	if err != nil || subtle.ConstantTimeCompare([]byte(inv.Identifier), []byte(identifier)) != 1 {
+		return store.Invoice{}, store.File{}, apperr.E(op, apperr.NotFound, "not_found", "no such invoice document")
+	}
+	if format != FormatPDF && !inv.Electronic {
+		return inv, store.File{}, apperr.E(op, apperr.NotFound, "electronic_invoicing_not_enabled",
+			"this document has no XRechnung file: its customer was created without electronic_invoicing (or it has no customer); the PDF is available")
+	}
+	f, err := q.GetFile(ctx, invoiceID, format)
+	if apperr.KindOf(err) == apperr.NotFound {
+		state, serr := q.JobState(ctx, JobInvoiceFiles, invoiceID)
+		if serr != nil {
+			return inv, f, serr
+		}
+		if state == jobs.StateDead {
+			return inv, f, apperr.E(op, apperr.Unavailable, "generation_failed",
+				"the document could not be generated; the operator has been alerted, retry later")
+		}
+		return inv, f, apperr.E(op, apperr.Accepted, "generation_pending",
+			"the file is being generated; retry in a few seconds")
+	}
+	return inv, f, err
+}
+
+// generateFiles is the JobInvoiceFiles handler: CII, UBL (electronic
+// customers only) and the PDF (with the CII embedded), stored in one
+// transaction. It is idempotent: files are upserted by (invoice, format).
+func (a *App) generateFiles(ctx context.Context, j jobs.Job) error {
+	inv, err := a.Store.Read().InvoiceByID(ctx, j.Payload)
+	if err != nil {
+		return err
+	}
+	files, err := RenderFiles(&inv.Document, inv.Electronic)
+	if err != nil {
+		return err
+	}
+	at := a.Clock.Now()
+	return a.Store.Write(ctx, func(q store.Q) error {
+		for _, f := range files {
+			if err := q.PutFile(ctx, inv.ID, f, at); err != nil {
+				return err
+			}
+		}
+		return nil
+	})
+}

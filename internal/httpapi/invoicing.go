@@ -1,0 +1,231 @@
+package httpapi
+
+import (
+	"encoding/json"
+	"net/http"
+
+	"github.com/farebox/farebox/internal/app"
+	"github.com/farebox/farebox/internal/apperr"
+	"github.com/farebox/farebox/internal/invoice"
+	"github.com/farebox/farebox/internal/invoicing"
+)
+
+// invoicingRoutes are the invoicing endpoints (issues 6 and 7): customers,
+// billable items, collections and invoice creation on /v5, customers with
+// electronic invoicing, downloads, cancellation and payment notices on /v9.
+func (s *Server) invoicingRoutes() []route {
+	return []route{
+		{http.MethodPost, "/v5/ticketing/customers.json", authPartner, s.createCustomer(false)},
+		{http.MethodGet, "/v5/ticketing/customers/{customer_id}.json", authPartner, s.getCustomer},
+		{http.MethodPost, "/v9/ticketing/customers.json", authPartner, s.createCustomer(true)},
+		{http.MethodGet, "/v9/ticketing/customers/{customer_id}.json", authPartner, s.getCustomer},
+		{http.MethodGet, "/v5/ticketing/billable_item/{billable_item_id}.json", authPartner, s.getBillableItem},
+		{http.MethodPut, "/v5/ticketing/billable_item/{billable_item_id}.json", authPartner, s.putBillableItem},
+		{http.MethodPost, "/v5/ticketing/billable_collections.json", authPartner, s.createCollection},
+		{http.MethodPost, "/v5/ticketing/billable_collection/{collection_id}/billable_items.json", authPartner, s.addToCollection},
+		{http.MethodPost, "/v5/ticketing/billable_item/{billable_item_id}/invoice.json", authPartner, s.createInvoice},
+		{http.MethodPost, "/v5/ticketing/billable_item/{billable_item_id}/invoice/{customer_id}.json", authPartner, s.createInvoice},
+		{http.MethodGet, "/v5/ticketing/invoices/{invoice_id}.json", authPartner, s.getInvoice},
+		{http.MethodPost, "/v9/ticketing/invoices/{invoice_id}/cancel.json", authPartner, s.cancelInvoice},
+		{http.MethodPost, "/v9/ticketing/invoices/{invoice_id}/payment_notice.json", authPartner, s.invoicePaymentNotice},
+		{http.MethodPost, "/v9/ticketing/billable_collection/{collection_id}/payment_notice.json", authPartner, s.collectionPaymentNotice},
+		{http.MethodGet, "/v9/ticketing/invoices/{invoice_id}/{identifier}.pdf", authNone, s.download(app.FormatPDF, ".pdf")},
+		{http.MethodGet, "/v9/ticketing/invoices/{invoice_id}/{identifier}.ubl.xml", authNone, s.download(app.FormatUBL, ".ubl.xml")},
+		{http.MethodGet, "/v9/ticketing/invoices/{invoice_id}/{identifier}.cii.xml", authNone, s.download(app.FormatCII, ".cii.xml")},
+	}
+}
+
+type customerRequest struct {
+	Customer *struct {
+		AddressLines        []string        `json:"address_lines"`
+		ElectronicInvoicing json.RawMessage `json:"electronic_invoicing"`
+	} `json:"customer"`
+}
+
+func (s *Server) createCustomer(v9 bool) handlerFunc {
+	return func(w http.ResponseWriter, r *http.Request) error {
+		var req customerRequest
+		if err := decode(r, &req); err != nil {
+			return err
+		}
+		if req.Customer == nil {
+			return apperr.Validation("customers", "customer_required", "/customer", "customer is required: {\"customer\": {\"address_lines\": [...]}}")
+		}
+		c, err := s.app.CreateCustomer(r.Context(), principalOf(r), invoicing.CustomerInput{
+			AddressLines: req.Customer.AddressLines, Electronic: req.Customer.ElectronicInvoicing}, v9)
+		if err != nil {
+			return err
+		}
+		writeJSON(w, http.StatusCreated, customerView(c))
+		return nil
+	}
+}
+
+func (s *Server) getCustomer(w http.ResponseWriter, r *http.Request) error {
+	c, err := s.app.Customer(r.Context(), principalOf(r), r.PathValue("customer_id"))
+	if err != nil {
+		return err
+	}
+	writeJSON(w, http.StatusOK, customerView(c))
+	return nil
+}
+
+func (s *Server) getBillableItem(w http.ResponseWriter, r *http.Request) error {
+	it, err := s.app.BillableItem(r.Context(), principalOf(r), r.PathValue("billable_item_id"))
+	if err != nil {
+		return err
+	}
+	writeJSON(w, http.StatusOK, billableItemView(it))
+	return nil
+}
+
+type itemUpdateRequest struct {
+	CustomerID   json.RawMessage `json:"customer_id"`
+	Split        json.RawMessage `json:"split"`
+	CollectionID json.RawMessage `json:"billablable_collection_id"`
+}
+
+func (s *Server) putBillableItem(w http.ResponseWriter, r *http.Request) error {
+	var req itemUpdateRequest
+	if err := decode(r, &req); err != nil {
+		return err
+	}
+	it, err := s.app.UpdateBillableItem(r.Context(), principalOf(r), r.PathValue("billable_item_id"),
+		app.ItemUpdate{CustomerID: req.CustomerID, Split: req.Split, CollectionID: req.CollectionID})
+	if err != nil {
+		return err
+	}
+	writeJSON(w, http.StatusOK, billableItemView(it))
+	return nil
+}
+
+func (s *Server) createCollection(w http.ResponseWriter, r *http.Request) error {
+	var req struct{}
+	if err := decodeOptional(r, &req); err != nil {
+		return err
+	}
+	id, err := s.app.CreateCollection(r.Context(), principalOf(r))
+	if err != nil {
+		return err
+	}
+	writeJSON(w, http.StatusCreated, map[string]any{"id": id, "billable_item_ids": []string{}})
+	return nil
+}
+
+func (s *Server) addToCollection(w http.ResponseWriter, r *http.Request) error {
+	var req struct {
+		BillableItemIDs []string `json:"billable_item_ids"`
+	}
+	if err := decode(r, &req); err != nil {
+		return err
+	}
+	id := r.PathValue("collection_id")
+	ids, err := s.app.AddToCollection(r.Context(), principalOf(r), id, req.BillableItemIDs)
+	if err != nil {
+		return err
+	}
+	writeJSON(w, http.StatusOK, map[string]any{"id": id, "billable_item_ids": ids})
+	return nil
+}
+
+type invoiceRequest struct {
+	Subject               *string `json:"subject"`
+	Notes                 *string `json:"notes"`
+	CustomTextBeforeTable *string `json:"custom_text_before_table"`
+	CustomTextAfterTable  *string `json:"custom_text_after_table"`
+}
+
+func deref(p *string) string {
+	if p == nil {
+		return ""
+	}
+	return *p
+}
+
+func (s *Server) createInvoice(w http.ResponseWriter, r *http.Request) error {
+	var req invoiceRequest
+	if err := decodeOptional(r, &req); err != nil {
+		return err
+	}
+	inv, err := s.app.IssueInvoice(r.Context(), principalOf(r), app.InvoiceRequest{
+		ItemID: r.PathValue("billable_item_id"), CustomerID: r.PathValue("customer_id"),
+		Texts: invoice.Texts{Subject: deref(req.Subject), Notes: deref(req.Notes),
+			BeforeTable: deref(req.CustomTextBeforeTable), AfterTable: deref(req.CustomTextAfterTable)}})
+	if err != nil {
+		return err
+	}
+	writeJSON(w, http.StatusCreated, invoiceView(inv, s.app.InvoiceBaseURL()))
+	return nil
+}
+
+func (s *Server) getInvoice(w http.ResponseWriter, r *http.Request) error {
+	inv, err := s.app.Invoice(r.Context(), principalOf(r), r.PathValue("invoice_id"))
+	if err != nil {
+		return err
+	}
+	writeJSON(w, http.StatusOK, invoiceView(inv, s.app.InvoiceBaseURL()))
+	return nil
+}
+
+func (s *Server) cancelInvoice(w http.ResponseWriter, r *http.Request) error {
+	var req struct{}
+	if err := decodeOptional(r, &req); err != nil {
+		return err
+	}
+	inv, err := s.app.CancelInvoice(r.Context(), principalOf(r), r.PathValue("invoice_id"))
+	if err != nil {
+		return err
+	}
+	writeJSON(w, http.StatusCreated, invoiceView(inv, s.app.InvoiceBaseURL()))
+	return nil
+}
+
+func (s *Server) invoicePaymentNotice(w http.ResponseWriter, r *http.Request) error {
+	var req struct{}
+	if err := decodeOptional(r, &req); err != nil {
+		return err
+	}
+	inv, err := s.app.PaymentNoticeForInvoice(r.Context(), principalOf(r), r.PathValue("invoice_id"))
+	if err != nil {
+		return err
+	}
+	writeJSON(w, http.StatusCreated, invoiceView(inv, s.app.InvoiceBaseURL()))
+	return nil
+}
+
+func (s *Server) collectionPaymentNotice(w http.ResponseWriter, r *http.Request) error {
+	var req struct {
+		CustomerID *string `json:"customer_id"`
+	}
+	if err := decodeOptional(r, &req); err != nil {
+		return err
+	}
+	inv, err := s.app.PaymentNoticeForCollection(r.Context(), principalOf(r), r.PathValue("collection_id"), deref(req.CustomerID))
+	if err != nil {
+		return err
+	}
+	writeJSON(w, http.StatusCreated, invoiceView(inv, s.app.InvoiceBaseURL()))
+	return nil
+}
+
+// download serves a generated file as an attachment named after the
+// document number; the identifier in the path is the credential.
+func (s *Server) download(format, ext string) handlerFunc {
+	return func(w http.ResponseWriter, r *http.Request) error {
+		inv, f, err := s.app.Download(r.Context(), r.PathValue("invoice_id"), r.PathValue("identifier"), format)
+		if inv.AccountID != "" {
+			attribute(r, inv.AccountID, inv.Environment)
+		}
+		if err != nil {
+			return err
+		}
+		h := w.Header()
+		h.Set("Content-Type", f.ContentType)
+		h.Set("Content-Disposition", `attachment; filename="`+inv.Number+ext+`"`)
+		h.Set("Cache-Control", "private, max-age=3600")
+		h.Set("X-Content-Type-Options", "nosniff")
+		w.WriteHeader(http.StatusOK)
+		_, _ = w.Write(f.Body)
+		return nil
+	}
+}

@@ -1,0 +1,139 @@
+package httpapi_test
+
+import (
+	"net/http"
+	"sort"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/farebox/farebox/internal/apitest"
+	"github.com/farebox/farebox/internal/store"
+)
+
+// BenchmarkInvoiceToXMLReady measures, under load, the time from an invoice
+// creation's 201 to the first 200 of its .ubl.xml: 8 partner clients create
+// invoices for customers with electronic invoicing as fast as they can
+// while two job workers render the documents; each client then polls its
+// UBL URL every 5 ms. Reported: invoices/s created and the mean and p95
+// latency to XML ready.
+//
+//	go test ./internal/httpapi -run x -bench InvoiceToXMLReady -benchtime 200x
+func BenchmarkInvoiceToXMLReady(b *testing.B) {
+	for _, engine := range []store.Engine{store.SQLite, store.Postgres} {
+		b.Run(string(engine), func(b *testing.B) {
+			e := apitest.New(b, engine, apitest.Options{Workers: 2, NoLedger: true})
+			cust := newCustomerB(b, e)
+			var items []string
+			for len(items) < b.N {
+				n := min(100, b.N-len(items))
+				items = append(items, orderSinglesB(b, e, n)...)
+			}
+			for _, id := range items {
+				e.Must(200, apitest.Req{Method: "PUT", Path: "/v5/ticketing/billable_item/" + id + ".json", Key: e.LiveKey,
+					Body: map[string]any{"customer_id": cust}, NoValidate: true})
+			}
+			const clients = 8
+			lat := make([]time.Duration, len(items))
+			next := make(chan int, len(items))
+			for i := range items {
+				next <- i
+			}
+			close(next)
+			b.ResetTimer()
+			start := time.Now()
+			var wg sync.WaitGroup
+			for c := 0; c < clients; c++ {
+				wg.Add(1)
+				go func() {
+					defer wg.Done()
+					for i := range next {
+						var inv invoiceJSON
+						req, _ := http.NewRequest("POST", e.URL+"/v5/ticketing/billable_item/"+items[i]+"/invoice/"+cust+".json", nil)
+						req.Header.Set("Authorization", "Bearer "+e.LiveKey)
+						res, err := http.DefaultClient.Do(req)
+						if err != nil || res.StatusCode != 201 {
+							b.Errorf("create: %v %v", err, res)
+							return
+						}
+						created := time.Now()
+						_ = jsonDecode(res, &inv)
+						res.Body.Close()
+						for {
+							r, err := http.Get(inv.UBLURL)
+							if err != nil {
+								b.Error(err)
+								return
+							}
+							r.Body.Close()
+							if r.StatusCode == 200 {
+								break
+							}
+							if r.StatusCode != 202 {
+								b.Errorf("download: %d", r.StatusCode)
+								return
+							}
+							time.Sleep(5 * time.Millisecond)
+						}
+						lat[i] = time.Since(created)
+					}
+				}()
+			}
+			wg.Wait()
+			elapsed := time.Since(start)
+			b.StopTimer()
+			sort.Slice(lat, func(i, j int) bool { return lat[i] < lat[j] })
+			var sum time.Duration
+			for _, l := range lat {
+				sum += l
+			}
+			b.ReportMetric(float64(len(lat))/elapsed.Seconds(), "invoices/s")
+			b.ReportMetric(float64(sum.Milliseconds())/float64(len(lat)), "ms-to-xml-mean")
+			b.ReportMetric(float64(lat[len(lat)*95/100].Milliseconds()), "ms-to-xml-p95")
+		})
+	}
+}
+
+func newCustomerB(b *testing.B, e *apitest.Env) string {
+	r := e.Must(201, apitest.Req{Method: "POST", Path: "/v9/ticketing/customers.json", Key: e.LiveKey, NoValidate: true,
+		Body: map[string]any{"customer": map[string]any{"address_lines": []string{"Stadt Beispielstadt", "Rathausplatz 1", "04109 Leipzig"},
+			"electronic_invoicing": electronic("Stadt Beispielstadt", "0204", "04011000-12345-67", "04011000-12345-67", "04109")}}})
+	return r.Map(b)["id"].(string)
+}
+
+func orderSinglesB(b *testing.B, e *apitest.Env, n int) []string {
+	var ids []string
+	for i := 0; i < n; i++ {
+		ids = append(ids, singleProduct(b, e))
+	}
+	var o struct {
+		Coupons []struct {
+			BillableItemID string `json:"billable_item_id"`
+		} `json:"coupons"`
+	}
+	e.Must(201, apitest.Req{Method: "POST", Path: "/v6/ticketing/orders.json", Key: e.LiveKey, NoValidate: true,
+		Body: map[string]any{"product_ids": ids}}).JSON(b, &o)
+	var out []string
+	for _, c := range o.Coupons {
+		out = append(out, c.BillableItemID)
+	}
+	return out
+}
+
+var singleOnce sync.Map
+
+func singleProduct(b *testing.B, e *apitest.Env) string {
+	if v, ok := singleOnce.Load(e); ok {
+		return v.(string)
+	}
+	var ps []map[string]any
+	e.Must(200, apitest.Req{Method: "GET", Path: "/v2/products/search_by_city_name.json?city_name=Berlin", Key: e.LiveKey, NoValidate: true}).JSON(b, &ps)
+	for _, p := range ps {
+		if p["ticket_type"] == "single" && p["customer_type"] == "adult" {
+			singleOnce.Store(e, p["id"].(string))
+			return p["id"].(string)
+		}
+	}
+	b.Fatal("no single adult product")
+	return ""
+}

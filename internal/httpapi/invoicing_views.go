@@ -1,0 +1,202 @@
+package httpapi
+
+import (
+	"sort"
+
+	"github.com/farebox/farebox/internal/app"
+	"github.com/farebox/farebox/internal/clock"
+	"github.com/farebox/farebox/internal/invoice"
+	"github.com/farebox/farebox/internal/invoicing"
+	"github.com/farebox/farebox/internal/store"
+)
+
+type customerJSON struct {
+	ID                  string                `json:"id"`
+	AddressLines        []string              `json:"address_lines"`
+	ElectronicInvoicing *invoicing.Electronic `json:"electronic_invoicing"`
+	Environment         string                `json:"environment"`
+	CreatedAt           string                `json:"created_at"`
+}
+
+func customerView(c invoicing.Customer) customerJSON {
+	return customerJSON{ID: c.ID, AddressLines: c.AddressLines, ElectronicInvoicing: c.Electronic,
+		Environment: string(c.Environment), CreatedAt: clock.Timestamp(c.CreatedAt)}
+}
+
+type invoicedForJSON struct {
+	CustomerID *string `json:"customer_id"`
+	InvoiceID  string  `json:"invoice_id"`
+}
+
+type billableItemJSON struct {
+	ID                    string            `json:"id"`
+	Description           string            `json:"description"`
+	ProductID             string            `json:"product_id"`
+	AmountInCents         int64             `json:"amount_in_cents"`
+	Currency              string            `json:"currency"`
+	VATRateBP             int64             `json:"vat_rate_bp"`
+	OrderedAt             string            `json:"ordered_at"`
+	CouponID              *string           `json:"coupon_id"`
+	SubscriptionID        *string           `json:"subscription_id"`
+	SubscriptionCycleID   *string           `json:"subscription_cycle_id"`
+	CustomerID            *string           `json:"customer_id"`
+	Split                 []invoicing.Share `json:"split"`
+	BillablableCollection *string           `json:"billablable_collection_id"`
+	InvoicedFor           []invoicedForJSON `json:"invoiced_for"`
+	Environment           string            `json:"environment"`
+}
+
+func billableItemView(v app.BillableItemView) billableItemJSON {
+	out := billableItemJSON{ID: v.ID, Description: v.Description, ProductID: v.ProductID, AmountInCents: v.AmountCents,
+		Currency: v.Currency, VATRateBP: v.VATRateBP, OrderedAt: clock.Timestamp(v.OrderedAt), CouponID: v.CouponID,
+		SubscriptionID: v.SubscriptionID, SubscriptionCycleID: v.CycleID, CustomerID: v.CustomerID, Split: v.Split,
+		BillablableCollection: v.CollectionID, InvoicedFor: []invoicedForJSON{}, Environment: string(v.Environment)}
+	// Deterministic order: by customer key.
+	keys := make([]string, 0, len(v.Invoiced))
+	for k := range v.Invoiced {
+		keys = append(keys, k)
+	}
+	sort.Strings(keys)
+	for _, k := range keys {
+		e := invoicedForJSON{InvoiceID: v.Invoiced[k]}
+		if k != "" {
+			k := k
+			e.CustomerID = &k
+		}
+		out.InvoicedFor = append(out.InvoicedFor, e)
+	}
+	return out
+}
+
+type participantJSON struct {
+	Name          string `json:"name"`
+	AmountInCents int64  `json:"amount_in_cents"`
+	Beneficiary   bool   `json:"beneficiary"`
+}
+
+type invoiceLineJSON struct {
+	BillableItemID      string            `json:"billable_item_id"`
+	Description         string            `json:"description"`
+	Quantity            int64             `json:"quantity"`
+	OrderedAt           string            `json:"ordered_at"`
+	VATRateBP           int64             `json:"vat_rate_bp"`
+	GrossAmountInCents  int64             `json:"gross_amount_in_cents"`
+	NetAmountInCents    int64             `json:"net_amount_in_cents"`
+	VATAmountInCents    int64             `json:"vat_amount_in_cents"`
+	ItemAmountInCents   int64             `json:"item_amount_in_cents"`
+	PassiveParticipants []participantJSON `json:"passive_participants"`
+}
+
+type vatGroupJSON struct {
+	VATRateBP          int64 `json:"vat_rate_bp"`
+	NetAmountInCents   int64 `json:"net_amount_in_cents"`
+	VATAmountInCents   int64 `json:"vat_amount_in_cents"`
+	GrossAmountInCents int64 `json:"gross_amount_in_cents"`
+}
+
+type totalsJSON struct {
+	NetAmountInCents     int64          `json:"net_amount_in_cents"`
+	VATAmountInCents     int64          `json:"vat_amount_in_cents"`
+	GrossAmountInCents   int64          `json:"gross_amount_in_cents"`
+	PaidAmountInCents    int64          `json:"paid_amount_in_cents"`
+	PayableAmountInCents int64          `json:"payable_amount_in_cents"`
+	PayableAmountText    string         `json:"payable_amount_text"`
+	VATBreakdown         []vatGroupJSON `json:"vat_breakdown"`
+}
+
+type servicePeriodJSON struct {
+	Label string `json:"label"`
+	Text  string `json:"text"`
+	Start string `json:"start"`
+	End   string `json:"end"`
+}
+
+type invoiceJSON struct {
+	InvoiceID            string            `json:"invoice_id"`
+	InvoiceNumber        string            `json:"invoice_number"`
+	Kind                 string            `json:"kind"`
+	TypeCode             string            `json:"type_code"`
+	Environment          string            `json:"environment"`
+	InvoicePDFURL        string            `json:"invoice_pdf_url"`
+	InvoiceXRechnungURL  string            `json:"invoice_xrechnung_url"`
+	InvoiceCIIURL        string            `json:"invoice_cii_url"`
+	ElectronicInvoicing  bool              `json:"electronic_invoicing"`
+	CustomerID           *string           `json:"customer_id"`
+	CollectionID         *string           `json:"billablable_collection_id"`
+	RefersToInvoiceID    *string           `json:"refers_to_invoice_id"`
+	RefersToNumber       *string           `json:"refers_to_invoice_number"`
+	CancelledByInvoiceID *string           `json:"cancelled_by_invoice_id"`
+	IssueDate            string            `json:"issue_date"`
+	DueDate              *string           `json:"due_date"`
+	CreatedAt            string            `json:"created_at"`
+	Currency             string            `json:"currency"`
+	Recipient            []string          `json:"recipient_address_lines"`
+	ServicePeriod        servicePeriodJSON `json:"service_period"`
+	Lines                []invoiceLineJSON `json:"lines"`
+	Totals               totalsJSON        `json:"totals"`
+	Subject              *string           `json:"subject"`
+	Notes                *string           `json:"notes"`
+	CustomTextBefore     *string           `json:"custom_text_before_table"`
+	CustomTextAfter      *string           `json:"custom_text_after_table"`
+	PaymentTerms         string            `json:"payment_terms"`
+}
+
+func optText(s string) *string {
+	if s == "" {
+		return nil
+	}
+	return &s
+}
+
+// invoiceView is the JSON of an invoice, cancellation or payment notice.
+func invoiceView(inv store.Invoice, base string) invoiceJSON {
+	d := &inv.Document
+	t := d.Totals()
+	prefix := base + "/v9/ticketing/invoices/" + inv.ID + "/" + inv.Identifier
+	out := invoiceJSON{InvoiceID: inv.ID, InvoiceNumber: inv.Number, Kind: inv.Kind.String(), TypeCode: inv.Kind.TypeCode(),
+		Environment: string(inv.Environment), InvoicePDFURL: prefix + ".pdf", InvoiceXRechnungURL: prefix + ".ubl.xml",
+		InvoiceCIIURL: prefix + ".cii.xml", ElectronicInvoicing: inv.Electronic, CustomerID: inv.CustomerID,
+		CollectionID: inv.CollectionID, RefersToInvoiceID: inv.RefersTo, CancelledByInvoiceID: inv.CancelledBy,
+		IssueDate: invoice.CalendarDate(d.IssueDate).Format("2006-01-02"), CreatedAt: clock.Timestamp(inv.CreatedAt),
+		Currency: invoice.Currency, Recipient: []string{}, Lines: []invoiceLineJSON{}, PaymentTerms: d.PaymentTerms()}
+	if d.Cancels != nil {
+		n := d.Cancels.Number
+		out.RefersToNumber = &n
+	}
+	if !d.Payment.DueDate.IsZero() {
+		s := invoice.CalendarDate(d.Payment.DueDate).Format("2006-01-02")
+		out.DueDate = &s
+	}
+	if d.Buyer != nil {
+		out.Recipient = d.Buyer.AddressLines
+	}
+	if p, ok := d.ServicePeriod(); ok {
+		out.ServicePeriod = servicePeriodJSON{Label: p.Label(), Text: p.Text(), Start: clock.Timestamp(p.First), End: clock.Timestamp(p.Last)}
+	}
+	for i, l := range d.Lines {
+		lj := invoiceLineJSON{BillableItemID: l.BillableItemID, Description: l.Name, Quantity: l.Quantity,
+			OrderedAt: clock.Timestamp(l.OrderedAt), VATRateBP: l.RateBP, GrossAmountInCents: int64(l.Gross),
+			NetAmountInCents: int64(t.Lines[i].Net), VATAmountInCents: int64(t.Lines[i].VAT),
+			ItemAmountInCents: int64(l.Gross), PassiveParticipants: []participantJSON{}}
+		if len(l.Split) > 0 {
+			lj.ItemAmountInCents = int64(l.SplitTotal())
+		}
+		for j, s := range l.Split {
+			if !s.Invoiced {
+				lj.PassiveParticipants = append(lj.PassiveParticipants, participantJSON{Name: s.Name, AmountInCents: int64(s.Amount), Beneficiary: j == 0})
+			}
+		}
+		out.Lines = append(out.Lines, lj)
+	}
+	out.Totals = totalsJSON{NetAmountInCents: int64(t.Net), VATAmountInCents: int64(t.VAT), GrossAmountInCents: int64(t.Gross),
+		PaidAmountInCents: int64(t.Paid), PayableAmountInCents: int64(t.Payable), PayableAmountText: t.Payable.German(),
+		VATBreakdown: []vatGroupJSON{}}
+	for _, g := range t.Groups {
+		out.Totals.VATBreakdown = append(out.Totals.VATBreakdown, vatGroupJSON{VATRateBP: g.RateBP,
+			NetAmountInCents: int64(g.Net), VATAmountInCents: int64(g.VAT), GrossAmountInCents: int64(g.Gross)})
+	}
+	rt := d.ResolvedTexts()
+	out.Subject, out.Notes = optText(rt.Subject), optText(rt.Notes)
+	out.CustomTextBefore, out.CustomTextAfter = optText(rt.BeforeTable), optText(rt.AfterTable)
+	return out
+}

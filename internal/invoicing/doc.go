@@ -1,0 +1,10 @@
+// Package invoicing holds the pure rules of the invoicing records (issue 6):
+// parsing and validating customers (address_lines, electronic_invoicing),
+// validating splits of billable items, and formatting invoice numbers of the
+// per-environment series. It does no I/O; internal/app applies the rules in
+// transactions and internal/invoice builds the documents.
+//
+// Limits: customers are immutable, so every check that a later invoice
+// document would make on the buyer (internal/invoice Validate) is made here,
+// at creation: a customer that was accepted can always be invoiced.
+package invoicing

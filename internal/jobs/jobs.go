@@ -1,0 +1,246 @@
+package jobs
+
+import (
+	"context"
+	crand "crypto/rand"
+	"encoding/hex"
+	"errors"
+	"fmt"
+	"log/slog"
+	"math/rand/v2"
+	"sync"
+	"time"
+
+	"github.com/farebox/farebox/internal/clock"
+)
+
+// States of a job row.
+const (
+	StateReady   = "ready"   // waiting for run_at
+	StateRunning = "running" // claimed; locked_by holds it until locked_until
+	StateDone    = "done"    // finished successfully
+	StateDead    = "dead"    // failed max_attempts times; kept for inspection
+)
+
+// Job is one claimed job.
+type Job struct {
+	ID          int64
+	Kind        string
+	Payload     string
+	Attempts    int // including the current one
+	MaxAttempts int
+}
+
+// NewJob is a job to enqueue.
+type NewJob struct {
+	Kind        string
+	Payload     string
+	MaxAttempts int       // 0: DefaultMaxAttempts
+	RunAt       time.Time // zero: now
+}
+
+// DefaultMaxAttempts is how often a job runs before it is dead.
+const DefaultMaxAttempts = 8
+
+// Queue is the storage the runner needs; internal/store implements it.
+type Queue interface {
+	// Claim marks up to limit due jobs (ready with run_at ≤ now, or running
+	// with an expired lease) as running for worker until now+lease,
+	// increments their attempts and returns them. Two concurrent claims never
+	// return the same job.
+	Claim(ctx context.Context, worker string, now time.Time, lease time.Duration, limit int) ([]Job, error)
+	// Complete marks a job done if worker still holds it.
+	Complete(ctx context.Context, id int64, worker string, now time.Time) error
+	// Retry puts a job back to ready at runAt (or to dead when dead is
+	// true) with the error message, if worker still holds it.
+	Retry(ctx context.Context, id int64, worker string, now, runAt time.Time, msg string, dead bool) error
+}
+
+// Handler runs one job. A returned error schedules a retry.
+type Handler func(ctx context.Context, j Job) error
+
+// Options tune a Runner.
+type Options struct {
+	Lease        time.Duration // how long a claim holds (default 2 minutes)
+	PollInterval time.Duration // how often idle workers look for jobs (default 1 s)
+	BaseBackoff  time.Duration // first retry delay (default 2 s)
+	MaxBackoff   time.Duration // cap of the retry delay (default 10 minutes)
+	Log          *slog.Logger
+	// Observe, when set, is called after every run with the handler's
+	// result and duration (metrics).
+	Observe func(kind string, err error, d time.Duration)
+}
+
+// Runner claims and runs jobs.
+type Runner struct {
+	q      Queue
+	clk    clock.Clock
+	o      Options
+	id     string
+	mu     sync.RWMutex
+	kinds  map[string]Handler
+	wake   chan struct{}
+	wg     sync.WaitGroup
+	seq    int
+	seqMu  sync.Mutex
+	jitter func(time.Duration) time.Duration
+}
+
+// New returns a runner over q. Its worker ids are unique per process.
+func New(q Queue, clk clock.Clock, o Options) *Runner {
+	if o.Lease <= 0 {
+		o.Lease = 2 * time.Minute
+	}
+	if o.PollInterval <= 0 {
+		o.PollInterval = time.Second
+	}
+	if o.BaseBackoff <= 0 {
+		o.BaseBackoff = 2 * time.Second
+	}
+	if o.MaxBackoff <= 0 {
+		o.MaxBackoff = 10 * time.Minute
+	}
+	if o.Log == nil {
+		o.Log = slog.New(slog.DiscardHandler)
+	}
+	b := make([]byte, 6)
+	_, _ = crand.Read(b)
+	return &Runner{q: q, clk: clk, o: o, id: hex.EncodeToString(b), kinds: map[string]Handler{},
+		wake: make(chan struct{}, 1), jitter: func(d time.Duration) time.Duration {
+			return time.Duration(rand.Int64N(int64(d)/4 + 1))
+		}}
+}
+
+// Handle registers the handler of a job kind.
+func (r *Runner) Handle(kind string, h Handler) {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	r.kinds[kind] = h
+}
+
+// Notify wakes one idle worker of this instance; call it after the
+// transaction that enqueued a job committed. It never blocks.
+func (r *Runner) Notify() {
+	select {
+	case r.wake <- struct{}{}:
+	default:
+	}
+}
+
+// Backoff is the delay before attempt n+1 after n failed attempts: base·2^(n−1),
+// capped, without jitter.
+func Backoff(base, max time.Duration, n int) time.Duration {
+	if n < 1 {
+		n = 1
+	}
+	d := base
+	for i := 1; i < n; i++ {
+		d *= 2
+		if d >= max {
+			return max
+		}
+	}
+	return min(d, max)
+}
+
+func (r *Runner) worker() string {
+	r.seqMu.Lock()
+	defer r.seqMu.Unlock()
+	r.seq++
+	return fmt.Sprintf("%s-%d", r.id, r.seq)
+}
+
+// RunOnce claims every due job (in batches of up to 16) under one worker id
+// and runs them one after the other until none is due. It returns how many
+// jobs ran (successfully or not).
+func (r *Runner) RunOnce(ctx context.Context) (int, error) {
+	return r.drain(ctx, r.worker())
+}
+
+func (r *Runner) drain(ctx context.Context, worker string) (int, error) {
+	n := 0
+	for {
+		jobs, err := r.q.Claim(ctx, worker, r.clk.Now(), r.o.Lease, 16)
+		if err != nil {
+			return n, err
+		}
+		if len(jobs) == 0 {
+			return n, nil
+		}
+		for _, j := range jobs {
+			if err := r.run(ctx, worker, j); err != nil {
+				return n, err
+			}
+			n++
+		}
+	}
+}
+
+// run executes one job and records its outcome.
+func (r *Runner) run(ctx context.Context, worker string, j Job) error {
+	r.mu.RLock()
+	h := r.kinds[j.Kind]
+	r.mu.RUnlock()
+	var herr error
+	switch {
+	case j.Attempts > j.MaxAttempts:
+		herr = errors.New("attempts exhausted (the last worker lost its lease)")
+	case h == nil:
+		herr = fmt.Errorf("no handler for job kind %q", j.Kind)
+	default:
+		began := time.Now()
+		herr = safeRun(ctx, h, j)
+		if r.o.Observe != nil {
+			r.o.Observe(j.Kind, herr, time.Since(began))
+		}
+	}
+	// Record the outcome even when ctx was cancelled meanwhile (shutdown):
+	// the work is done and must not be repeated after the lease.
+	ctx = context.WithoutCancel(ctx)
+	now := r.clk.Now()
+	if herr == nil {
+		return r.q.Complete(ctx, j.ID, worker, now)
+	}
+	dead := j.Attempts >= j.MaxAttempts
+	delay := Backoff(r.o.BaseBackoff, r.o.MaxBackoff, j.Attempts)
+	delay += r.jitter(delay)
+	r.o.Log.Warn("job failed", "job_id", j.ID, "kind", j.Kind, "attempt", j.Attempts, "dead", dead, "error", herr.Error())
+	return r.q.Retry(ctx, j.ID, worker, now, now.Add(delay), herr.Error(), dead)
+}
+
+func safeRun(ctx context.Context, h Handler, j Job) (err error) {
+	defer func() {
+		if p := recover(); p != nil {
+			err = fmt.Errorf("panic: %v", p)
+		}
+	}()
+	return h(ctx, j)
+}
+
+// Start runs n workers until ctx ends; Wait waits for them. Each worker
+// drains the due jobs, then sleeps until Notify or the poll interval.
+func (r *Runner) Start(ctx context.Context, n int) {
+	for i := 0; i < n; i++ {
+		r.wg.Add(1)
+		go func() {
+			defer r.wg.Done()
+			worker := r.worker()
+			t := time.NewTicker(r.o.PollInterval)
+			defer t.Stop()
+			for {
+				if _, err := r.drain(ctx, worker); err != nil && ctx.Err() == nil {
+					r.o.Log.Error("job worker", "worker", worker, "error", err.Error())
+				}
+				select {
+				case <-ctx.Done():
+					return
+				case <-r.wake:
+				case <-t.C:
+				}
+			}
+		}()
+	}
+}
+
+// Wait blocks until the workers started by Start have stopped.
+func (r *Runner) Wait() { r.wg.Wait() }

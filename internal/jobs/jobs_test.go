@@ -1,0 +1,210 @@
+package jobs_test
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/farebox/farebox/internal/clock"
+	"github.com/farebox/farebox/internal/jobs"
+	"github.com/farebox/farebox/internal/store"
+	"github.com/farebox/farebox/internal/store/storetest"
+)
+
+var t0 = time.Date(2026, 6, 15, 10, 0, 0, 0, time.UTC)
+
+func enqueue(t *testing.T, s *store.Store, at time.Time, kind string, payloads ...string) {
+	t.Helper()
+	err := s.Write(context.Background(), func(q store.Q) error {
+		for _, p := range payloads {
+			if err := q.EnqueueJob(context.Background(), jobs.NewJob{Kind: kind, Payload: p, MaxAttempts: 3}, at); err != nil {
+				return err
+			}
+		}
+		return nil
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+}
+
+func rows(t *testing.T, s *store.Store, kind string) []store.JobRow {
+	t.Helper()
+	rs, err := s.Read().Jobs(context.Background(), kind)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return rs
+}
+
+func TestBackoff(t *testing.T) {
+	want := []time.Duration{2 * time.Second, 4 * time.Second, 8 * time.Second, 16 * time.Second, 30 * time.Second, 30 * time.Second}
+	for i, w := range want {
+		if got := jobs.Backoff(2*time.Second, 30*time.Second, i+1); got != w {
+			t.Errorf("Backoff(attempt %d) = %v, want %v", i+1, got, w)
+		}
+	}
+}
+
+// TestOutbox: a job enqueued in a transaction that rolls back never exists.
+func TestOutbox(t *testing.T) {
+	storetest.ForEachEngine(t, func(t *testing.T, s *store.Store) {
+		err := s.Write(context.Background(), func(q store.Q) error {
+			if err := q.EnqueueJob(context.Background(), jobs.NewJob{Kind: "k", Payload: "p"}, t0); err != nil {
+				return err
+			}
+			return errors.New("business write failed")
+		})
+		if err == nil || len(rows(t, s, "k")) != 0 {
+			t.Errorf("rolled-back job exists: %v", rows(t, s, "k"))
+		}
+	})
+}
+
+// TestRetryBackoffDead: a failing job is retried after its backoff (not
+// before), succeeds on a later attempt, and a job that always fails ends
+// dead after max_attempts with its last error.
+func TestRetryBackoffDead(t *testing.T) {
+	storetest.ForEachEngine(t, func(t *testing.T, s *store.Store) {
+		clk := clock.NewFixed(t0)
+		r := jobs.New(s.Jobs(), clk, jobs.Options{BaseBackoff: 10 * time.Second, MaxBackoff: time.Minute})
+		calls := map[string]int{}
+		r.Handle("flaky", func(ctx context.Context, j jobs.Job) error {
+			calls[j.Payload]++
+			if j.Payload == "always" || calls[j.Payload] < 2 {
+				return fmt.Errorf("attempt %d failed", j.Attempts)
+			}
+			return nil
+		})
+		enqueue(t, s, t0, "flaky", "once", "always")
+		ctx := context.Background()
+		if n, err := r.RunOnce(ctx); n != 2 || err != nil {
+			t.Fatalf("first run: %d %v", n, err)
+		}
+		for _, j := range rows(t, s, "flaky") {
+			if j.State != jobs.StateReady || j.Attempts != 1 || j.LockedBy != nil || *j.LastError != "attempt 1 failed" ||
+				j.RunAt.Before(t0.Add(10*time.Second)) || j.RunAt.After(t0.Add(13*time.Second)) {
+				t.Errorf("after a failure: %+v", j)
+			}
+		}
+		if n, _ := r.RunOnce(ctx); n != 0 {
+			t.Errorf("retried before the backoff elapsed: %d", n)
+		}
+		clk.Advance(13 * time.Second)
+		if n, _ := r.RunOnce(ctx); n != 2 {
+			t.Errorf("second run: %d", n)
+		}
+		js := rows(t, s, "flaky")
+		if js[0].State != jobs.StateDone || js[0].Attempts != 2 || calls["once"] != 2 {
+			t.Errorf("flaky job: %+v calls %d", js[0], calls["once"])
+		}
+		// Second backoff is doubled: 20 s (+ up to 25 % jitter).
+		if d := js[1].RunAt.Sub(clk.Now()); d < 20*time.Second || d > 25*time.Second {
+			t.Errorf("second backoff %v", d)
+		}
+		clk.Advance(30 * time.Second)
+		r.RunOnce(ctx)
+		js = rows(t, s, "flaky")
+		if js[1].State != jobs.StateDead || js[1].Attempts != 3 || *js[1].LastError != "attempt 3 failed" || calls["always"] != 3 {
+			t.Errorf("dead job: %+v calls %d", js[1], calls["always"])
+		}
+		clk.Advance(time.Hour)
+		if n, _ := r.RunOnce(ctx); n != 0 {
+			t.Errorf("dead job ran again")
+		}
+	})
+}
+
+// TestLeaseRecovery: a job claimed by a worker that died (never completed)
+// is invisible until its lease expires, then another worker takes it; the
+// dead worker's late completion is ignored.
+func TestLeaseRecovery(t *testing.T) {
+	storetest.ForEachEngine(t, func(t *testing.T, s *store.Store) {
+		clk := clock.NewFixed(t0)
+		enqueue(t, s, t0, "doc", "x")
+		ctx := context.Background()
+		claimed, err := s.Jobs().Claim(ctx, "dead-worker", t0, time.Minute, 10)
+		if err != nil || len(claimed) != 1 || claimed[0].Attempts != 1 {
+			t.Fatalf("claim: %v %v", claimed, err)
+		}
+		// The process "restarts": a new runner on the same database.
+		r := jobs.New(s.Jobs(), clk, jobs.Options{Lease: time.Minute})
+		done := 0
+		r.Handle("doc", func(context.Context, jobs.Job) error { done++; return nil })
+		if n, _ := r.RunOnce(ctx); n != 0 {
+			t.Errorf("a leased job was taken: %d", n)
+		}
+		clk.Advance(time.Minute)
+		if n, _ := r.RunOnce(ctx); n != 1 || done != 1 {
+			t.Errorf("expired lease not re-claimed: ran %d, handler %d", n, done)
+		}
+		if err := s.Jobs().Complete(ctx, claimed[0].ID, "dead-worker", clk.Now()); err != nil {
+			t.Fatal(err)
+		}
+		j := rows(t, s, "doc")[0]
+		if j.State != jobs.StateDone || j.Attempts != 2 {
+			t.Errorf("after recovery: %+v", j)
+		}
+	})
+}
+
+// TestTwoRunnersOnce: two runners (two instances) with two workers each
+// and in-process wake-ups do every job exactly once.
+func TestTwoRunnersOnce(t *testing.T) {
+	storetest.ForEachEngine(t, func(t *testing.T, s *store.Store) {
+		clk := clock.System{}
+		var mu sync.Mutex
+		seen := map[string]int{}
+		total := 0
+		doneCh := make(chan struct{})
+		const n = 60
+		h := func(ctx context.Context, j jobs.Job) error {
+			mu.Lock()
+			defer mu.Unlock()
+			seen[j.Payload]++
+			total++
+			if total == n {
+				close(doneCh)
+			}
+			return nil
+		}
+		ctx, cancel := context.WithCancel(context.Background())
+		var runners []*jobs.Runner
+		for i := 0; i < 2; i++ {
+			r := jobs.New(s.Jobs(), clk, jobs.Options{PollInterval: 50 * time.Millisecond})
+			r.Handle("k", h)
+			r.Start(ctx, 2)
+			runners = append(runners, r)
+		}
+		var payloads []string
+		for i := 0; i < n; i++ {
+			payloads = append(payloads, fmt.Sprint(i))
+		}
+		enqueue(t, s, time.Now(), "k", payloads[:n/2]...)
+		runners[0].Notify()
+		enqueue(t, s, time.Now(), "k", payloads[n/2:]...)
+		runners[1].Notify()
+		select {
+		case <-doneCh:
+		case <-time.After(time.Minute):
+			t.Error("jobs not finished")
+		}
+		cancel()
+		for _, r := range runners {
+			r.Wait()
+		}
+		for _, p := range payloads {
+			if seen[p] != 1 {
+				t.Errorf("job %s ran %d times", p, seen[p])
+			}
+		}
+		for _, j := range rows(t, s, "k") {
+			if j.State != jobs.StateDone || j.Attempts != 1 {
+				t.Errorf("job %d: %+v", j.ID, j)
+			}
+		}
+	})
+}

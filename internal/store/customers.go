@@ -1,0 +1,190 @@
+package store
+
+import (
+	"context"
+	"database/sql"
+	"encoding/json"
+	"errors"
+	"time"
+
+	"github.com/farebox/farebox/internal/account"
+	"github.com/farebox/farebox/internal/apperr"
+	"github.com/farebox/farebox/internal/invoicing"
+	"github.com/farebox/farebox/internal/ticketing"
+)
+
+// InsertCustomer writes a customer (customers are never updated).
+func (q Q) InsertCustomer(ctx context.Context, c invoicing.Customer) error {
+	lines, err := json.Marshal(c.AddressLines)
+	if err != nil {
+		return apperr.Wrap("store.InsertCustomer", err)
+	}
+	var ei any
+	if c.Electronic != nil {
+		b, err := json.Marshal(c.Electronic)
+		if err != nil {
+			return apperr.Wrap("store.InsertCustomer", err)
+		}
+		ei = string(b)
+	}
+	_, err = q.db.ExecContext(ctx, `INSERT INTO customers (id, account_id, environment, address_lines, electronic_invoicing, created_at)
+		VALUES ($1, $2, $3, $4, $5, $6)`, c.ID, c.AccountID, string(c.Environment), string(lines), ei, now(c.CreatedAt))
+	return mapErr(err)
+}
+
+// Customer returns a customer of one account and environment; another
+// tenant's customer is apperr.NotFound.
+func (q Q) Customer(ctx context.Context, accountID string, env account.Environment, id string) (invoicing.Customer, error) {
+	var c invoicing.Customer
+	var e, lines string
+	var ei sql.NullString
+	err := q.db.QueryRowContext(ctx, `SELECT id, account_id, environment, address_lines, electronic_invoicing, created_at
+		FROM customers WHERE id = $1 AND account_id = $2 AND environment = $3`, id, accountID, string(env)).
+		Scan(&c.ID, &c.AccountID, &e, &lines, &ei, &c.CreatedAt)
+	if errors.Is(err, sql.ErrNoRows) {
+		return c, apperr.NotFoundf("store.Customer", "customer")
+	}
+	if err != nil {
+		return c, mapErr(err)
+	}
+	c.Environment = account.Environment(e)
+	c.CreatedAt = c.CreatedAt.UTC()
+	if err := json.Unmarshal([]byte(lines), &c.AddressLines); err != nil {
+		return c, apperr.Wrap("store.Customer", err)
+	}
+	if ei.Valid {
+		c.Electronic = &invoicing.Electronic{}
+		if err := json.Unmarshal([]byte(ei.String), c.Electronic); err != nil {
+			return c, apperr.Wrap("store.Customer", err)
+		}
+	}
+	return c, nil
+}
+
+// InsertCollection writes a billable collection.
+func (q Q) InsertCollection(ctx context.Context, id, accountID string, env account.Environment, at time.Time) error {
+	_, err := q.db.ExecContext(ctx, `INSERT INTO billable_collections (id, account_id, environment, created_at) VALUES ($1, $2, $3, $4)`,
+		id, accountID, string(env), now(at))
+	return mapErr(err)
+}
+
+// CollectionExists reports apperr.NotFound unless the collection belongs to the tenant.
+func (q Q) CollectionExists(ctx context.Context, accountID string, env account.Environment, id string) error {
+	var n int
+	err := q.db.QueryRowContext(ctx, `SELECT COUNT(*) FROM billable_collections WHERE id = $1 AND account_id = $2 AND environment = $3`,
+		id, accountID, string(env)).Scan(&n)
+	if err != nil {
+		return mapErr(err)
+	}
+	if n == 0 {
+		return apperr.E("store.Collection", apperr.NotFound, "billable_collection_not_found", "billable collection not found")
+	}
+	return nil
+}
+
+// Assignment is the invoicing state of a billable item: its customer or
+// split, and its collection.
+type Assignment struct {
+	CustomerID   *string
+	Split        []invoicing.Share // nil when not split
+	CollectionID *string
+}
+
+// BillableItem is a billable item with its assignment.
+type BillableItem struct {
+	ticketing.BillableItem
+	Assignment
+}
+
+const itemCols = `b.id, b.account_id, b.environment, b.product_id, b.description, b.amount_cents, b.currency, b.vat_rate_bp,
+	b.coupon_id, b.subscription_id, b.cycle_id, b.ordered_at, a.customer_id, a.split, a.collection_id`
+
+// BillableItem returns an item of one tenant with its assignment.
+func (q Q) BillableItem(ctx context.Context, accountID string, env account.Environment, id string) (BillableItem, error) {
+	items, err := q.itemsWhere(ctx, `b.id = $1 AND b.account_id = $2 AND b.environment = $3`, id, accountID, string(env))
+	if err != nil {
+		return BillableItem{}, err
+	}
+	if len(items) == 0 {
+		return BillableItem{}, apperr.E("store.BillableItem", apperr.NotFound, "billable_item_not_found", "billable item not found")
+	}
+	return items[0], nil
+}
+
+// CollectionItems returns the items of a collection, oldest first.
+func (q Q) CollectionItems(ctx context.Context, collectionID string) ([]BillableItem, error) {
+	return q.itemsWhere(ctx, `a.collection_id = $1 ORDER BY b.ordered_at, b.id`, collectionID)
+}
+
+func (q Q) itemsWhere(ctx context.Context, where string, args ...any) ([]BillableItem, error) {
+	rows, err := q.db.QueryContext(ctx, `SELECT `+itemCols+` FROM billable_items b
+		LEFT JOIN billable_item_assignments a ON a.billable_item_id = b.id WHERE `+where, args...)
+	if err != nil {
+		return nil, mapErr(err)
+	}
+	defer rows.Close()
+	var out []BillableItem
+	for rows.Next() {
+		var b BillableItem
+		var env string
+		var coupon, sub, cycle, cust, split, coll sql.NullString
+		if err := rows.Scan(&b.ID, &b.AccountID, &env, &b.ProductID, &b.Description, &b.AmountCents, &b.Currency, &b.VATRateBP,
+			&coupon, &sub, &cycle, &b.OrderedAt, &cust, &split, &coll); err != nil {
+			return nil, mapErr(err)
+		}
+		b.Environment = account.Environment(env)
+		b.OrderedAt = b.OrderedAt.UTC()
+		b.CouponID, b.SubscriptionID, b.CycleID = nullStr(coupon), nullStr(sub), nullStr(cycle)
+		b.CustomerID, b.CollectionID = nullStr(cust), nullStr(coll)
+		if split.Valid {
+			if err := json.Unmarshal([]byte(split.String), &b.Split); err != nil {
+				return nil, apperr.Wrap("store.BillableItem", err)
+			}
+		}
+		out = append(out, b)
+	}
+	return out, mapErr(rows.Err())
+}
+
+// SetAssignment writes an item's assignment (insert or replace).
+func (q Q) SetAssignment(ctx context.Context, itemID string, a Assignment, at time.Time) error {
+	var split any
+	if a.Split != nil {
+		b, err := json.Marshal(a.Split)
+		if err != nil {
+			return apperr.Wrap("store.SetAssignment", err)
+		}
+		split = string(b)
+	}
+	_, err := q.db.ExecContext(ctx, `INSERT INTO billable_item_assignments (billable_item_id, customer_id, split, collection_id, updated_at)
+		VALUES ($1, $2, $3, $4, $5) ON CONFLICT (billable_item_id) DO UPDATE SET customer_id = excluded.customer_id,
+		split = excluded.split, collection_id = excluded.collection_id, updated_at = excluded.updated_at`,
+		itemID, a.CustomerID, split, a.CollectionID, now(at))
+	return mapErr(err)
+}
+
+// ItemClaims returns the customer keys an item is currently invoiced for
+// ("" = invoiced without customer).
+func (q Q) ItemClaims(ctx context.Context, itemID string) (map[string]string, error) {
+	rows, err := q.db.QueryContext(ctx, `SELECT customer_key, invoice_id FROM invoice_claims WHERE billable_item_id = $1`, itemID)
+	if err != nil {
+		return nil, mapErr(err)
+	}
+	defer rows.Close()
+	out := map[string]string{}
+	for rows.Next() {
+		var k, inv string
+		if err := rows.Scan(&k, &inv); err != nil {
+			return nil, mapErr(err)
+		}
+		out[k] = inv
+	}
+	return out, mapErr(rows.Err())
+}
+
+// LockItem takes the item's row lock on PostgreSQL (a no-op update) so that
+// concurrent changes of one item serialize; SQLite's writer is exclusive.
+func (q Q) LockItem(ctx context.Context, itemID string) error {
+	_, err := q.db.ExecContext(ctx, `UPDATE billable_items SET id = id WHERE id = $1`, itemID)
+	return mapErr(err)
+}

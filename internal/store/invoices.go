@@ -1,0 +1,173 @@
+package store
+
+import (
+	"context"
+	"database/sql"
+	"encoding/json"
+	"errors"
+	"time"
+
+	"github.com/farebox/farebox/internal/account"
+	"github.com/farebox/farebox/internal/apperr"
+	"github.com/farebox/farebox/internal/invoice"
+)
+
+// Invoice is an issued document (invoice, cancellation or payment notice)
+// with the snapshot of the document model its files are generated from.
+type Invoice struct {
+	ID           string
+	AccountID    string
+	Environment  account.Environment
+	Kind         invoice.Kind
+	Number       string
+	Identifier   string // the download secret
+	CustomerID   *string
+	CollectionID *string
+	RefersTo     *string // the cancelled invoice, or the invoice a payment notice asks to pay
+	CancelledBy  *string
+	Electronic   bool // UBL and CII are generated
+	GrossCents   int64
+	Document     invoice.Document
+	CreatedAt    time.Time
+}
+
+// NextNumber advances the counter of a number series inside the caller's
+// transaction and returns the new value. On PostgreSQL the upsert takes the
+// series row's lock until commit, so concurrent transactions (of any
+// instance) get consecutive values, and a rollback returns the value: the
+// series stays gap-free.
+func (q Q) NextNumber(ctx context.Context, series string) (int64, error) {
+	var n int64
+	err := q.db.QueryRowContext(ctx, `INSERT INTO invoice_counters (series, last_value) VALUES ($1, 1)
+		ON CONFLICT (series) DO UPDATE SET last_value = invoice_counters.last_value + 1 RETURNING last_value`, series).Scan(&n)
+	return n, mapErr(err)
+}
+
+// InsertInvoice writes an invoice row.
+func (q Q) InsertInvoice(ctx context.Context, inv Invoice) error {
+	doc, err := json.Marshal(inv.Document)
+	if err != nil {
+		return apperr.Wrap("store.InsertInvoice", err)
+	}
+	_, err = q.db.ExecContext(ctx, `INSERT INTO invoices (id, account_id, environment, kind, number, identifier, customer_id,
+		collection_id, refers_to, cancelled_by, electronic, gross_cents, document, created_at)
+		VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12, $13, $14)`,
+		inv.ID, inv.AccountID, string(inv.Environment), inv.Kind.String(), inv.Number, inv.Identifier, inv.CustomerID,
+		inv.CollectionID, inv.RefersTo, inv.CancelledBy, inv.Electronic, inv.GrossCents, string(doc), now(inv.CreatedAt))
+	return mapErr(err)
+}
+
+const invoiceCols = `id, account_id, environment, kind, number, identifier, customer_id, collection_id, refers_to,
+	cancelled_by, electronic, gross_cents, document, created_at`
+
+// Invoice returns a document of one tenant; another tenant's is NotFound.
+func (q Q) Invoice(ctx context.Context, accountID string, env account.Environment, id string) (Invoice, error) {
+	return q.invoiceWhere(ctx, `id = $1 AND account_id = $2 AND environment = $3`, id, accountID, string(env))
+}
+
+// InvoiceByID returns a document by id alone (downloads check the
+// identifier; jobs have only the id).
+func (q Q) InvoiceByID(ctx context.Context, id string) (Invoice, error) {
+	return q.invoiceWhere(ctx, `id = $1`, id)
+}
+
+func (q Q) invoiceWhere(ctx context.Context, where string, args ...any) (Invoice, error) {
+	var inv Invoice
+	var env, kind, doc string
+	var cust, coll, ref, canc sql.NullString
+	err := q.db.QueryRowContext(ctx, `SELECT `+invoiceCols+` FROM invoices WHERE `+where, args...).Scan(
+		&inv.ID, &inv.AccountID, &env, &kind, &inv.Number, &inv.Identifier, &cust, &coll, &ref, &canc,
+		&inv.Electronic, &inv.GrossCents, &doc, &inv.CreatedAt)
+	if errors.Is(err, sql.ErrNoRows) {
+		return inv, apperr.NotFoundf("store.Invoice", "invoice")
+	}
+	if err != nil {
+		return inv, mapErr(err)
+	}
+	inv.Environment = account.Environment(env)
+	inv.CreatedAt = inv.CreatedAt.UTC()
+	inv.CustomerID, inv.CollectionID, inv.RefersTo, inv.CancelledBy = nullStr(cust), nullStr(coll), nullStr(ref), nullStr(canc)
+	for _, k := range []invoice.Kind{invoice.KindInvoice, invoice.KindCancellation, invoice.KindPaymentNotice} {
+		if k.String() == kind {
+			inv.Kind = k
+		}
+	}
+	if err := json.Unmarshal([]byte(doc), &inv.Document); err != nil {
+		return inv, apperr.Wrap("store.Invoice", err)
+	}
+	return inv, nil
+}
+
+// ClaimItem records that item is invoiced for customerKey by invoiceID. A
+// second claim of the same pair is apperr.Conflict (the first invoice stands).
+func (q Q) ClaimItem(ctx context.Context, itemID, customerKey, invoiceID string) error {
+	_, err := q.db.ExecContext(ctx, `INSERT INTO invoice_claims (billable_item_id, customer_key, invoice_id) VALUES ($1, $2, $3)`,
+		itemID, customerKey, invoiceID)
+	if IsUnique(err) {
+		return apperr.E("store.ClaimItem", apperr.Conflict, "already_invoiced",
+			"billable item "+itemID+" is already invoiced for this customer")
+	}
+	return mapErr(err)
+}
+
+// ReleaseClaims makes an invoice's items invoiceable again (cancellation).
+func (q Q) ReleaseClaims(ctx context.Context, invoiceID string) error {
+	_, err := q.db.ExecContext(ctx, `DELETE FROM invoice_claims WHERE invoice_id = $1`, invoiceID)
+	return mapErr(err)
+}
+
+// MarkCancelled sets cancelled_by once; a second cancellation is Conflict.
+func (q Q) MarkCancelled(ctx context.Context, id, by string) error {
+	res, err := q.db.ExecContext(ctx, `UPDATE invoices SET cancelled_by = $1 WHERE id = $2 AND cancelled_by IS NULL AND kind = 'invoice'`, by, id)
+	if err != nil {
+		return mapErr(err)
+	}
+	if n, _ := res.RowsAffected(); n != 1 {
+		return apperr.E("store.MarkCancelled", apperr.Conflict, "already_cancelled", "this invoice is already cancelled")
+	}
+	return nil
+}
+
+// File is one generated document file.
+type File struct {
+	Format      string // pdf, ubl, cii
+	ContentType string
+	Body        []byte
+}
+
+// PutFile stores a generated file, replacing an earlier one (idempotent job).
+func (q Q) PutFile(ctx context.Context, invoiceID string, f File, at time.Time) error {
+	_, err := q.db.ExecContext(ctx, `INSERT INTO invoice_files (invoice_id, format, content_type, body, created_at)
+		VALUES ($1, $2, $3, $4, $5) ON CONFLICT (invoice_id, format) DO UPDATE SET content_type = excluded.content_type,
+		body = excluded.body, created_at = excluded.created_at`, invoiceID, f.Format, f.ContentType, f.Body, now(at))
+	return mapErr(err)
+}
+
+// GetFile returns a generated file or apperr.NotFound when not (yet) there.
+func (q Q) GetFile(ctx context.Context, invoiceID, format string) (File, error) {
+	f := File{Format: format}
+	err := q.db.QueryRowContext(ctx, `SELECT content_type, body FROM invoice_files WHERE invoice_id = $1 AND format = $2`,
+		invoiceID, format).Scan(&f.ContentType, &f.Body)
+	if errors.Is(err, sql.ErrNoRows) {
+		return f, apperr.NotFoundf("store.File", "file")
+	}
+	return f, mapErr(err)
+}
+
+// InvoiceNumbers lists the numbers of a series prefix in order (tests).
+func (q Q) InvoiceNumbers(ctx context.Context, env account.Environment) ([]string, error) {
+	rows, err := q.db.QueryContext(ctx, `SELECT number FROM invoices WHERE environment = $1 ORDER BY number`, string(env))
+	if err != nil {
+		return nil, mapErr(err)
+	}
+	defer rows.Close()
+	var out []string
+	for rows.Next() {
+		var s string
+		if err := rows.Scan(&s); err != nil {
+			return nil, mapErr(err)
+		}
+		out = append(out, s)
+	}
+	return out, mapErr(rows.Err())
+}
