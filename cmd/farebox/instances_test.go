@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"context"
 	"encoding/json"
+	"fmt"
 	"io"
 	"net/http"
 	"strings"
@@ -196,4 +197,21 @@ func hasAll(s string, subs ...string) bool {
 		}
 	}
 	return true
+}
+
+// metric returns the value of the sample whose line starts with series
+// (name and labels exactly as exposed) on an instance's /metrics, or -1.
+func (in *instance) metric(t *testing.T, series string) float64 {
+	t.Helper()
+	r := call(in.url(), "GET", "/metrics", "", nil, nil)
+	for _, line := range strings.Split(string(r.body), "\n") {
+		if rest, ok := strings.CutPrefix(line, series+" "); ok {
+			var v float64
+			if _, err := fmt.Sscan(rest, &v); err != nil {
+				t.Fatalf("metric %s: %q", series, line)
+			}
+			return v
+		}
+	}
+	return -1
 }

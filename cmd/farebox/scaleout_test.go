@@ -168,6 +168,37 @@ func TestScaleOutTwoInstances(t *testing.T) {
 		}
 	}
 
+	// Business metrics: each instance counts what it served; together they
+	// count every order, activation and invoice once.
+	sum := func(series string) float64 {
+		total := 0.0
+		for _, in := range inst {
+			if v := in.metric(t, series); v > 0 {
+				total += v
+			}
+		}
+		return total
+	}
+	for series, want := range map[string]float64{
+		`farebox_events_total{environment="live",event="order_placed"}`:           n + 1,
+		`farebox_events_total{environment="live",event="coupon_activated"}`:       n + 1,
+		`farebox_events_total{environment="live",event="invoice_issued"}`:         n,
+		`farebox_events_total{environment="live",event="subscription_reordered"}`: float64(reorders),
+		`farebox_jobs{state="done"}`:                                              n, // each instance reads the shared queue
+		`farebox_jobs_oldest_ready_age_seconds`:                                   0,
+	} {
+		got := sum(series)
+		if series == `farebox_jobs{state="done"}` {
+			got /= 2
+		}
+		if got != want {
+			t.Errorf("%s = %v across both instances, want %v", series, got, want)
+		}
+	}
+	if a.metric(t, `farebox_jobs_oldest_ready_age_seconds`) != 0 {
+		t.Error("queue age gauge missing")
+	}
+
 	// An Idempotency-Key used on A replays on B; one order exists.
 	ordersBefore := countRows(t, st, "orders")
 	body := map[string]any{"product_ids": []string{ids["day/adult"]}}

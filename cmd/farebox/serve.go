@@ -69,6 +69,14 @@ func serve(ctx context.Context, args []string, getenv func(string) string, stdou
 		}
 		return m
 	})
+	metrics.WatchJobAge(func() time.Duration {
+		now := time.Now()
+		due, ok, err := st.Read().OldestReadyJob(context.Background(), now)
+		if err != nil || !ok {
+			return 0
+		}
+		return now.Sub(due)
+	})
 	if cfg.Workers {
 		wctx, stopWorkers := context.WithCancel(context.WithoutCancel(ctx))
 		a.Jobs.Start(wctx, JobWorkers)
