@@ -46,7 +46,7 @@ func serve(ctx context.Context, args []string, getenv func(string) string, stdou
 	observeJob := func(string, error, time.Duration) {}
 	a := app.New(app.Options{Store: st, Clock: clock.System{}, IDPrefix: cfg.IDPrefix, Location: loc, AuthCacheTTL: cfg.AuthCacheTTL,
 		Invoicing: app.InvoicingOptions{Seller: cfg.Seller, BaseURL: cfg.BaseURL(), PaymentDays: cfg.PaymentDays,
-			Jobs: jobs.Options{Log: log, Observe: func(kind string, err error, d time.Duration) { observeJob(kind, err, d) }}}})
+			Jobs: jobs.Options{Log: log, Lease: cfg.JobLease, Observe: func(kind string, err error, d time.Duration) { observeJob(kind, err, d) }}}})
 	if err := a.LoadCatalog(ctx); err != nil {
 		return fmt.Errorf("load catalog: %w", err)
 	}

@@ -8,7 +8,6 @@ import (
 	"net/http"
 	"strconv"
 	"strings"
-	"time"
 
 	"github.com/farebox/farebox/internal/apperr"
 	"github.com/farebox/farebox/internal/store"
@@ -134,7 +133,10 @@ func (s *Server) idempotent(rt route, key string, buf *buffer, r *http.Request) 
 		scope = "account:" + p.AccountID + ":" + string(p.Environment)
 	}
 	now := s.app.Clock.Now()
-	const lease = 60 * time.Second
+	// A claim outlives the request that holds it by one more request
+	// timeout: by then the holder has answered or its instance is gone
+	// (crashed), and a retry may take the key over.
+	lease := 2 * s.RequestTimeout
 	var claimed bool
 	var rec store.IdemRecord
 	err = s.app.Store.Write(r.Context(), func(q store.Q) (err error) {
