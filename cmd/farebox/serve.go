@@ -58,6 +58,21 @@ func serve(ctx context.Context, args []string, getenv func(string) string, stdou
 		}
 	})
 	metrics := httpapi.NewMetrics(st.DB())
+	// Stored Idempotency-Key responses (they hold coupon ids and restore
+	// secrets) are deleted after --idempotency-ttl by every instance.
+	go every(ctx, max(min(cfg.IdempotencyTTL/2, time.Minute), 100*time.Millisecond), func() {
+		cutoff := time.Now().Add(-cfg.IdempotencyTTL)
+		err := st.Write(ctx, func(q store.Q) error {
+			n, err := q.PurgeIdempotencyKeys(ctx, cutoff)
+			if n > 0 {
+				log.Debug("idempotency keys purged", "count", n)
+			}
+			return err
+		})
+		if err != nil && ctx.Err() == nil {
+			log.Warn("idempotency key purge failed", "error", err.Error())
+		}
+	})
 	// Invoice document jobs: workers in every instance unless --workers=false.
 	if cfg.Seller.Name == config.DevSellerName {
 		log.Warn("invoices are issued by the development seller: set FAREBOX_SELLER_* for production")
