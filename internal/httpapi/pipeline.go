@@ -151,6 +151,9 @@ func (s *Server) idempotent(rt route, key string, buf *buffer, r *http.Request) 
 		case rec.RequestHash != hash:
 			return apperr.E(op, apperr.Unprocessable, "idempotency_key_reused",
 				"this Idempotency-Key was already used with a different request")
+		case rec.Status == 0 && rec.Committed && rec.LockedUntil.Before(now):
+			return apperr.E(op, apperr.Conflict, "idempotency_key_outcome_unknown",
+				"the request with this Idempotency-Key was carried out, but its answer was lost in a server failure; look the result up instead of retrying")
 		case rec.Status == 0:
 			return apperr.E(op, apperr.Conflict, "idempotency_key_in_flight",
 				"a request with this Idempotency-Key is still being processed; retry shortly")
@@ -162,7 +165,7 @@ func (s *Server) idempotent(rt route, key string, buf *buffer, r *http.Request) 
 		markUncounted(r, usage.ReasonReplay)
 		return nil
 	}
-	if herr := rt.h(buf, r); herr != nil {
+	if herr := rt.h(buf, r.WithContext(store.WithIdempotencyClaim(r.Context(), scope, key))); herr != nil {
 		buf.reset()
 		s.writeError(buf, r, herr)
 	}

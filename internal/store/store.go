@@ -232,7 +232,11 @@ func (s *Store) writeOnce(ctx context.Context, fn func(q Q) error) (err error) {
 			_ = tx.Rollback()
 		}
 	}()
-	if err = fn(Q{db: tx, engine: s.engine, tx: tx, s: s}); err != nil {
+	q := Q{db: tx, engine: s.engine, tx: tx, s: s}
+	if err = fn(q); err != nil {
+		return err
+	}
+	if err = q.markClaim(ctx); err != nil {
 		return err
 	}
 	return tx.Commit()
