@@ -5,6 +5,7 @@ ROOT="$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)"
 BIN="${BIN:-/tmp/farebox-bench}"
 PORT="${PORT:-18090}"
 PGURL_BASE="${PGURL_BASE:-postgres://postgres@127.0.0.1:5432}"
+BENCH_DB="${BENCH_DB:-farebox_bench}"
 
 build() { (cd "$ROOT" && go build -o "$BIN" ./cmd/farebox); }
 
@@ -13,17 +14,21 @@ fresh_env() {
   export FAREBOX_DATA_DIR; FAREBOX_DATA_DIR="$(mktemp -d /tmp/farebox-bench.XXXXXX)"
   unset FAREBOX_DATABASE_URL
   if [ "$1" = postgres ]; then
-    psql -q -h 127.0.0.1 -U postgres -c 'DROP DATABASE IF EXISTS farebox_bench' -c 'CREATE DATABASE farebox_bench' >/dev/null
-    export FAREBOX_DATABASE_URL="$PGURL_BASE/farebox_bench?sslmode=disable"
+    psql -q -h 127.0.0.1 -U postgres -c "DROP DATABASE IF EXISTS $BENCH_DB" -c "CREATE DATABASE $BENCH_DB" >/dev/null
+    export FAREBOX_DATABASE_URL="$PGURL_BASE/$BENCH_DB?sslmode=disable"
   fi
 }
 
 # start_server [flags...]: runs farebox serve in the background on $PORT.
 start_server() {
+  if curl -sf "http://127.0.0.1:$PORT/healthz" >/dev/null 2>&1; then
+    echo "port $PORT is already serving: set PORT (and BENCH_DB) to run beside another benchmark"; exit 1
+  fi
   "$BIN" serve --addr "127.0.0.1:$PORT" --log-level warn --rate-limit 0 "$@" >/tmp/farebox-bench.log 2>&1 &
   SERVER_PID=$!
   for _ in $(seq 1 100); do
     curl -sf "http://127.0.0.1:$PORT/healthz" >/dev/null && return 0
+    kill -0 "$SERVER_PID" 2>/dev/null || break
     sleep 0.1
   done
   echo "server did not start:"; cat /tmp/farebox-bench.log; exit 1

@@ -9,6 +9,7 @@ import (
 	"net"
 	"net/http"
 	"net/http/pprof"
+	"path/filepath"
 	"time"
 
 	"github.com/farebox/farebox/internal/app"
@@ -100,12 +101,11 @@ func serve(ctx context.Context, args []string, getenv func(string) string, stdou
 	}
 	var ledger *usage.Ledger
 	if cfg.UsageLedger {
-		durability := store.LedgerCommitted
-		if cfg.LedgerFlush {
-			durability = store.LedgerFlushed
+		var stop func()
+		if ledger, stop, err = openLedger(ctx, cfg, st, metrics, log); err != nil {
+			return err
 		}
-		ledger = st.NewLedger(512, durability, metrics.ObserveLedger)
-		defer ledger.Close()
+		defer stop()
 	} else {
 		log.Warn("usage ledger disabled: requests are not recorded for billing")
 	}
@@ -194,4 +194,49 @@ func servePprof(ctx context.Context, addr string, log *slog.Logger) {
 	if err := srv.ListenAndServe(); err != nil && !errors.Is(err, http.ErrServerClosed) {
 		log.Warn("pprof stopped", "error", err.Error())
 	}
+}
+
+// openLedger starts the usage ledger. Embedded SQLite journals batches to an
+// append-only file in the data dir (usage.FileLog) and rolls it into the
+// database every second; PostgreSQL commits each batch (several instances
+// share the database, and no instance's disk may hold the only copy). stop
+// closes the ledger after the last request and rolls up what is left.
+func openLedger(ctx context.Context, cfg config.Config, st *store.Store, m *httpapi.Metrics, log *slog.Logger) (*usage.Ledger, func(), error) {
+	if st.Engine() != store.SQLite {
+		d := store.LedgerCommitted
+		if cfg.LedgerFlush {
+			d = store.LedgerFlushed
+		}
+		l := st.NewLedger(512, d, m.ObserveLedger)
+		return l, l.Close, nil
+	}
+	journal, err := usage.OpenFileLog(filepath.Join(cfg.DataDir, "usage-journal"))
+	if err != nil {
+		return nil, nil, err
+	}
+	// Segments a crashed process left behind are counted before serving.
+	if err := journal.Rollup(ctx, st.RollupSegment); err != nil {
+		return nil, nil, fmt.Errorf("usage journal: %w", err)
+	}
+	l := usage.NewLedger(journal.Write, 512, 1, m.ObserveLedger)
+	rctx, cancel := context.WithCancel(context.WithoutCancel(ctx))
+	done := make(chan struct{})
+	go func() {
+		defer close(done)
+		every(rctx, time.Second, func() {
+			if err := journal.Rollup(rctx, st.RollupSegment); err != nil && rctx.Err() == nil {
+				log.Warn("usage journal rollup failed; retrying", "error", err.Error())
+			}
+		})
+	}()
+	stop := func() {
+		l.Close()
+		cancel()
+		<-done
+		_ = journal.Close()
+		if err := journal.Rollup(context.Background(), st.RollupSegment); err != nil {
+			log.Error("usage journal rollup at shutdown failed; it is retried at the next start", "error", err.Error())
+		}
+	}
+	return l, stop, nil
 }

@@ -3,7 +3,9 @@ package httpapi_test
 import (
 	"encoding/json"
 	"net/url"
+	"strings"
 	"testing"
+	"time"
 
 	"github.com/farebox/farebox/internal/apitest"
 	"github.com/farebox/farebox/internal/store"
@@ -197,4 +199,43 @@ func TestJobTicketOnlyForGrantedAccounts(t *testing.T) {
 	}
 	var raw json.RawMessage = e.Must(200, apitest.Req{Method: "GET", Path: "/v6/ticketing/products/" + job + ".json"}).Body
 	e.MustMatch("job product", raw, apitest.SDKProduct)
+}
+
+// TestSaleWindowAndGrantsApplyToOrdering: a product outside its sale window
+// is neither found nor orderable; the job ticket is orderable once granted.
+func TestSaleWindowAndGrantsApplyToOrdering(t *testing.T) {
+	apitest.ForEachEngine(t, apitest.Options{}, func(t *testing.T, e *apitest.Env) {
+		f := e.App.Catalog().File()
+		ended := apitest.DefaultNow.Add(-time.Hour)
+		var dayID, jobID string
+		for i := range f.Products {
+			p := &f.Products[i]
+			if p.TicketType == "day" && dayID == "" {
+				p.SoldUntil, dayID = &ended, p.ID
+			}
+			if p.Restricted {
+				jobID = p.ID
+			}
+		}
+		if err := e.App.ImportCatalog(t.Context(), f); err != nil {
+			t.Fatal(err)
+		}
+		for _, p := range search(t, e, e.LiveKey, "/v2/products/search_by_coordinates.json?latitude=52.52&longitude=13.405") {
+			if p["id"] == dayID {
+				t.Error("a product no longer sold is still found")
+			}
+		}
+		r := e.Must(422, apitest.Req{Method: "POST", Path: "/v9/ticketing/orders.json", Key: e.LiveKey, Body: map[string]any{"product_ids": []string{dayID}}})
+		if !strings.Contains(str(r.Map(t)["message"]), "not on sale") {
+			t.Errorf("unsold product: %s", r.Body)
+		}
+		e.Must(422, apitest.Req{Method: "POST", Path: "/v9/ticketing/orders.json", Key: e.LiveKey, Body: map[string]any{"product_ids": []string{jobID}}})
+		if err := e.App.GrantProduct(t.Context(), e.AccountID, jobID); err != nil {
+			t.Fatal(err)
+		}
+		o := order(t, e, e.LiveKey, jobID)
+		if p := o.Coupons[0]["product"].(map[string]any); p["price_in_cents"] != float64(4655) || o.Coupons[0]["subscription"] == nil {
+			t.Errorf("job ticket order: %v", p)
+		}
+	})
 }

@@ -61,7 +61,8 @@ func decode(key []byte, accountID, token string) []block {
 		return nil
 	}
 	raw, err := base64.RawURLEncoding.DecodeString(token)
-	if err != nil || len(raw) < 2+tagSize || raw[0] != version {
+	// The decoder skips CR and LF; only the canonical spelling is a token.
+	if err != nil || len(raw) < 2+tagSize || raw[0] != version || base64.RawURLEncoding.EncodeToString(raw) != token {
 		return nil
 	}
 	n := int(raw[1])

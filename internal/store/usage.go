@@ -28,6 +28,11 @@ func (q Q) InsertUsage(ctx context.Context, events []usage.Event) error {
 		at, len(events), usage.EncodeBatch(events)); err != nil {
 		return mapErr(err)
 	}
+	return q.addUsageCounts(ctx, events)
+}
+
+// addUsageCounts adds events to the per-day counters.
+func (q Q) addUsageCounts(ctx context.Context, events []usage.Event) error {
 	for _, c := range usage.Aggregate(events) {
 		if _, err := q.execPrepared(ctx, upsertUsageDailySQL,
 			c.AccountID, string(c.Environment), c.Day, c.Endpoint, c.Counted, c.Uncounted); err != nil {
@@ -113,6 +118,34 @@ const (
 	// LedgerFlushed also waits for the WAL flush to disk on PostgreSQL.
 	LedgerFlushed
 )
+
+// RollupSegment stores one journal segment of the embedded ledger in one
+// transaction: its events as one usage_batches row, the counters, and the
+// segment's name; a segment already recorded changes nothing.
+func (s *Store) RollupSegment(ctx context.Context, name string, batches [][]usage.Event) error {
+	return s.Write(ctx, func(q Q) error {
+		res, err := q.db.ExecContext(ctx, `INSERT INTO usage_segments (name, rolled_at) VALUES ($1, $2) ON CONFLICT (name) DO NOTHING`,
+			name, now(time.Now()))
+		if err != nil {
+			return mapErr(err)
+		}
+		if n, _ := res.RowsAffected(); n == 0 {
+			return nil
+		}
+		// One row per segment (about a second of traffic), not per batch.
+		var all []usage.Event
+		for _, b := range batches {
+			all = append(all, b...)
+		}
+		if len(all) == 0 {
+			return nil
+		}
+		if _, err := q.execPrepared(ctx, insertUsageBatchSQL, now(all[0].At), len(all), usage.EncodeBatch(all)); err != nil {
+			return mapErr(err)
+		}
+		return q.addUsageCounts(ctx, all)
+	})
+}
 
 // UsageWriter is the usage.Writer committing ledger batches to this store.
 func (s *Store) UsageWriter(d LedgerDurability) usage.Writer {

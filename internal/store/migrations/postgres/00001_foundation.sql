@@ -49,7 +49,15 @@ CREATE TABLE usage_daily (
     PRIMARY KEY (account_id, day, endpoint, environment)
 );
 
+-- Journal segments of the embedded ledger already rolled into usage_batches
+-- (usage.FileLog): a segment is counted once even if its file survives a crash.
+CREATE TABLE usage_segments (
+    name       TEXT PRIMARY KEY,
+    rolled_at  TIMESTAMPTZ NOT NULL
+);
+
 -- +goose Down
+DROP TABLE usage_segments;
 DROP TABLE usage_daily;
 DROP TABLE usage_batches;
 DROP TABLE idempotency_keys;

@@ -1,0 +1,114 @@
+package store_test
+
+import (
+	"context"
+	"os"
+	"path/filepath"
+	"testing"
+	"time"
+
+	"github.com/farebox/farebox/internal/account"
+	"github.com/farebox/farebox/internal/store"
+	"github.com/farebox/farebox/internal/store/storetest"
+	"github.com/farebox/farebox/internal/usage"
+)
+
+// TestUsageJournalRollup: batches journaled to the file log reach the
+// database exactly once, across a simulated crash (segments left behind,
+// a commit whose file was not removed, a torn last frame).
+func TestUsageJournalRollup(t *testing.T) {
+	storetest.ForEachEngine(t, func(t *testing.T, s *store.Store) {
+		ctx := context.Background()
+		dir := t.TempDir()
+		ev := func(id string, counted bool) usage.Event {
+			return usage.Event{RequestID: id, AccountID: "a", Environment: account.Live, Endpoint: "GET /x", Status: 200,
+				Counted: counted, Reason: usage.ReasonCounted, At: t0}
+		}
+		// A first process journals two batches and dies without rolling up.
+		first, err := usage.OpenFileLog(dir)
+		if err != nil {
+			t.Fatal(err)
+		}
+		first.Write(ctx, []usage.Event{ev("r1", true), ev("r2", false)})
+		first.Write(ctx, []usage.Event{ev("r3", true)})
+		segs, _ := filepath.Glob(filepath.Join(dir, "usage-*.log"))
+		if len(segs) != 1 {
+			t.Fatalf("%d segments", len(segs))
+		}
+		// Its last write was torn by the crash.
+		f, _ := os.OpenFile(segs[0], os.O_APPEND|os.O_WRONLY, 0)
+		f.Write([]byte{42, 0, 0, 0, 1, 2})
+		f.Close()
+
+		// The next process rolls the leftovers up before serving, then journals more.
+		second, err := usage.OpenFileLog(dir)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if err := second.Rollup(ctx, s.RollupSegment); err != nil {
+			t.Fatal(err)
+		}
+		second.Write(ctx, []usage.Event{ev("r4", true)})
+		// A rollup that committed but died before removing the file: the
+		// segment is recorded, so rolling it again changes nothing.
+		segs, _ = filepath.Glob(filepath.Join(dir, "usage-*.log"))
+		second.Close()
+		batches, err := usage.ReadSegment(segs[0])
+		if err != nil || len(batches) != 1 {
+			t.Fatalf("segment: %v %v", batches, err)
+		}
+		name := filepath.Base(segs[0])
+		name = name[:len(name)-len(".log")]
+		if err := s.RollupSegment(ctx, name, batches); err != nil {
+			t.Fatal(err)
+		}
+		if err := second.Rollup(ctx, s.RollupSegment); err != nil {
+			t.Fatal(err)
+		}
+		if left, _ := filepath.Glob(filepath.Join(dir, "usage-*.log")); len(left) != 0 {
+			t.Errorf("segments left: %v", left)
+		}
+		all, err := s.Read().UsageEvents(ctx, t0.Add(-time.Hour), t0.Add(time.Hour))
+		if err != nil {
+			t.Fatal(err)
+		}
+		seen := map[string]int{}
+		for _, e := range all {
+			seen[e.RequestID]++
+		}
+		for _, id := range []string{"r1", "r2", "r3", "r4"} {
+			if seen[id] != 1 {
+				t.Errorf("%s recorded %d times", id, seen[id])
+			}
+		}
+		rows, _ := s.Read().UsageSummary(ctx, "a", t0.Format(time.DateOnly), t0.Format(time.DateOnly))
+		if len(rows) != 1 || rows[0].Counted != 3 || rows[0].Uncounted != 1 {
+			t.Errorf("summary %+v, want 3 counted and 1 uncounted", rows)
+		}
+		if err := second.Write(ctx, []usage.Event{ev("r5", true)}); err != usage.ErrClosed {
+			t.Errorf("write after close: %v", err)
+		}
+	})
+}
+
+// BenchmarkJournalRecord is BenchmarkLedgerRecord with the embedded file journal.
+func BenchmarkJournalRecord(b *testing.B) {
+	j, err := usage.OpenFileLog(b.TempDir())
+	if err != nil {
+		b.Fatal(err)
+	}
+	l := usage.NewLedger(j.Write, 512, 1, nil)
+	defer l.Close()
+	ev := usage.Event{RequestID: "req-0123456789abcdef0123", AccountID: "farebox-account-0d1f2e3c-4b5a-4687-9a0b-c1d2e3f40516",
+		Environment: account.Live, Endpoint: "GET /v1/account.json", Status: 200, Counted: true, Reason: usage.ReasonCounted, At: time.Now()}
+	b.SetParallelism(32)
+	b.ResetTimer()
+	b.RunParallel(func(pb *testing.PB) {
+		for pb.Next() {
+			if err := l.Record(context.Background(), ev); err != nil {
+				b.Error(err)
+				return
+			}
+		}
+	})
+}
