@@ -3,7 +3,7 @@
 # invoices, departures when available) at a fixed rate for a fixed time:
 # on SQLite (one instance) and on PostgreSQL with one and with two
 # instances behind loadgen's round robin. Loopback only.
-# Usage: bench/mix.sh [rate per second] [seconds]
+# Usage: bench/mix.sh [rate per second] [seconds]; STATIONS=id,id adds departure boards.
 source "$(dirname "$0")/common.sh"
 RATE="${1:-200}"
 DUR="${2:-30}"
@@ -23,7 +23,7 @@ second_server() {
 }
 
 mix() {
-  /tmp/farebox-loadgen -mode mix -url "$1" -key "$KEY" -rate "$RATE" -d "${DUR}s" ${STOPS:+-stops "$STOPS"}
+  /tmp/farebox-loadgen -mode mix -url "$1" -key "$KEY" -rate "$RATE" -d "${DUR}s" ${STATIONS:+-stops "$STATIONS"}
 }
 
 for run in sqlite postgres postgres-2; do

@@ -41,7 +41,7 @@ func main() {
 	mode := flag.String("mode", "order", "order, activate, baseline or mix")
 	url := flag.String("url", "http://127.0.0.1:18090", "server base URL (mix: comma-separated instances, used round robin)")
 	rate := flag.Float64("rate", 200, "mix: operations started per second")
-	stops := flag.String("stops", "", "mix: comma-separated stop ids for departure boards (empty: no departures)")
+	stops := flag.String("stops", "", "mix: comma-separated station ids (<prefix>-station-<id>) for departure boards (empty: none)")
 	key := flag.String("key", "", "live API key")
 	conc := flag.Int("c", 64, "concurrent clients")
 	dur := flag.Duration("d", 10*time.Second, "duration")

@@ -6,6 +6,7 @@ import (
 	"io"
 	"math/rand/v2"
 	"net/http"
+	"net/url"
 	"sort"
 	"strings"
 	"sync"
@@ -74,7 +75,31 @@ type mixState struct {
 	mu        sync.Mutex
 	tickets   []string
 	couponIDs []string
-	stops     []string // departures: stop ids (empty: no departures endpoint)
+	stops     []string // departures: station ids (empty: no departures endpoint)
+	sessions  sync.Map // station id → session-token of the last board (a phone refreshing it)
+}
+
+// departures fetches a board the way a transit app does: api_key in the
+// query and the session-token of its previous board of that station.
+func (m *mixState) departures(station string) error {
+	req, _ := http.NewRequest("GET", m.url()+"/v1/departures.json?station_id="+url.QueryEscape(station)+"&api_key="+url.QueryEscape(m.key), nil)
+	req.Header.Set("Accept", "application/json")
+	if tok, ok := m.sessions.Load(station); ok {
+		req.Header.Set("session-token", tok.(string))
+	}
+	res, err := client.Do(req)
+	if err != nil {
+		return err
+	}
+	defer res.Body.Close()
+	b, _ := io.ReadAll(res.Body)
+	if res.StatusCode != 200 {
+		return fmt.Errorf("GET /v1/departures.json: %d %s", res.StatusCode, firstLine(b))
+	}
+	if tok := res.Header.Get("session-token"); tok != "" {
+		m.sessions.Store(station, tok)
+	}
+	return nil
 }
 
 func (m *mixState) url() string { return m.urls[m.next.Add(1)%uint64(len(m.urls))] }
@@ -195,9 +220,7 @@ func (m *mixState) run(op string) (string, error) {
 		}
 	case "departures":
 		if len(m.stops) > 0 {
-			stop := m.stops[rand.IntN(len(m.stops))]
-			_, err := do("GET", m.url()+"/v1/departures.json?stop_id="+stop, m.key, nil, 200)
-			return op, err
+			return op, m.departures(m.stops[rand.IntN(len(m.stops))])
 		}
 		_, err := do("GET", m.url()+"/v2/products/search_by_city_name.json?city_name=Berlin", m.key, nil, 200)
 		return "search", err
