@@ -21,8 +21,7 @@ var (
 )
 
 // fareboxBinary builds this command once per test binary run into a
-// temporary directory (removed by TestMain's caller: the OS temp cleaner)
-// and returns its path.
+// temporary directory (removed by TestMain) and returns its path.
 func fareboxBinary(t *testing.T) string {
 	t.Helper()
 	binOnce.Do(func() {
@@ -40,6 +39,15 @@ func fareboxBinary(t *testing.T) string {
 		t.Fatalf("go build: %v", binErr)
 	}
 	return binPath
+}
+
+// TestMain removes the built binary after the tests.
+func TestMain(m *testing.M) {
+	code := m.Run()
+	if binDir != "" {
+		os.RemoveAll(binDir)
+	}
+	os.Exit(code)
 }
 
 type buildError struct {
