@@ -24,6 +24,7 @@ Commands:
   accounts   create, list and revoke partner accounts and API keys; grant restricted products
   catalog    import and export the catalog of areas and products
   usage      report the usage ledger of every account
+  gtfs       import, list and remove GTFS timetable feeds
   version    print the version
 
 Run "farebox <command> -h" for the flags of a command.
@@ -50,6 +51,8 @@ func run(ctx context.Context, args []string, getenv func(string) string, stdin i
 		return catalogCmd(ctx, rest, getenv, stdin, stdout, stderr)
 	case "usage":
 		return usageCmd(ctx, rest, getenv, stdout, stderr)
+	case "gtfs":
+		return gtfsCmd(ctx, rest, getenv, stdout, stderr)
 	case "version":
 		fmt.Fprintln(stdout, "farebox", version)
 		return nil

@@ -52,6 +52,20 @@ func serve(ctx context.Context, args []string, getenv func(string) string, stdou
 			log.Warn("catalog refresh failed", "error", err.Error())
 		}
 	})
+	// Transit: the session key is shared through the database when not
+	// configured; feeds load in the background so /healthz answers at once
+	// and /readyz reports not ready until the first index is built.
+	sessionKey, err := a.SessionKey(ctx, cfg.SessionKey)
+	if err != nil {
+		return fmt.Errorf("session key: %w", err)
+	}
+	transit := a.NewTransit(app.TransitOptions{Refresh: cfg.GTFSRefresh, Realtime: cfg.Realtime,
+		RealtimeInterval: cfg.RealtimeInterval, RealtimeMaxAge: cfg.RealtimeMaxAge, Log: log})
+	transitDone := make(chan struct{})
+	tctx, stopTransit := context.WithCancel(ctx)
+	go func() { defer close(transitDone); transit.Run(tctx) }()
+	defer func() { stopTransit(); <-transitDone }()
+
 	metrics := httpapi.NewMetrics(st.DB())
 	var ledger *usage.Ledger
 	if cfg.UsageLedger {
@@ -61,7 +75,8 @@ func serve(ctx context.Context, args []string, getenv func(string) string, stdou
 		log.Warn("usage ledger disabled: requests are not recorded for billing")
 	}
 	srv := httpapi.New(httpapi.Deps{App: a, Log: log, Ledger: ledger, Metrics: metrics,
-		MaxBodyBytes: cfg.MaxBodyBytes, RequestTimeout: cfg.RequestTimeout})
+		MaxBodyBytes: cfg.MaxBodyBytes, RequestTimeout: cfg.RequestTimeout,
+		Transit: transit, SessionKey: sessionKey, Ready: transit.Ready})
 
 	ln, err := net.Listen("tcp", cfg.Addr)
 	if err != nil {

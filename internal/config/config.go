@@ -38,6 +38,12 @@ type Config struct {
 	RateLimit       float64
 	RateBurst       int
 	SessionKey      string // secret: HMAC key for session tokens
+
+	// Transit (docs/departures.md).
+	GTFSRefresh      time.Duration     // how often stored feed versions are polled
+	Realtime         map[string]string // feed id → GTFS-RT source, overriding the import's
+	RealtimeInterval time.Duration     // poll interval of configured realtime sources
+	RealtimeMaxAge   time.Duration     // predictions older than this expire
 }
 
 type setting struct {
@@ -66,7 +72,11 @@ func (c *Config) settings() []setting {
 		{name: "workers", env: "FAREBOX_WORKERS", def: "true", help: "run background job workers in this instance"},
 		{name: "rate-limit", env: "FAREBOX_RATE_LIMIT", def: "100", help: "requests per second per API key and instance (0 disables)"},
 		{name: "rate-burst", env: "FAREBOX_RATE_BURST", def: "200", help: "burst size of the per-key rate limit"},
-		{name: "session-key", env: "FAREBOX_SESSION_KEY", def: "", help: "HMAC key for session tokens (default: generated into the data dir; must be shared by all instances)", secret: true},
+		{name: "session-key", env: "FAREBOX_SESSION_KEY", def: "", help: "HMAC key for session tokens (default: generated once and stored in the database, so all instances share it)", secret: true},
+		{name: "gtfs-refresh", env: "FAREBOX_GTFS_REFRESH", def: "10s", help: "how often each instance checks the stored GTFS feed versions and reloads changed feeds"},
+		{name: "realtime", env: "FAREBOX_REALTIME", def: "", help: "GTFS-RT TripUpdates sources per feed, overriding the import's: \"FEED=URL-or-file;FEED2=...\" (FEED= switches one off)"},
+		{name: "realtime-interval", env: "FAREBOX_REALTIME_INTERVAL", def: "30s", help: "poll interval of the sources set with --realtime"},
+		{name: "realtime-max-age", env: "FAREBOX_REALTIME_MAX_AGE", def: "5m", help: "realtime predictions older than this (by feed header time) are ignored"},
 	}
 }
 
@@ -155,6 +165,14 @@ func Load(args []string, getenv func(string) string, out io.Writer) (Config, err
 	c.RateLimit = rl
 	c.RateBurst = int(num("rate-burst"))
 	c.SessionKey = get("session-key")
+	c.GTFSRefresh = dur("gtfs-refresh")
+	c.RealtimeInterval = dur("realtime-interval")
+	c.RealtimeMaxAge = dur("realtime-max-age")
+	rt, err := ParseRealtime(get("realtime"))
+	if err != nil {
+		errs = append(errs, err)
+	}
+	c.Realtime = rt
 	if err := c.validate(); err != nil {
 		errs = append(errs, err)
 	}
@@ -179,6 +197,12 @@ func (c *Config) validate() error {
 	}
 	if c.LogFormat != "json" && c.LogFormat != "text" {
 		errs = append(errs, fmt.Errorf("--log-format: %q is not json or text", c.LogFormat))
+	}
+	if c.GTFSRefresh < time.Second {
+		errs = append(errs, errors.New("--gtfs-refresh: must be at least 1s"))
+	}
+	if c.RealtimeInterval < time.Second {
+		errs = append(errs, errors.New("--realtime-interval: must be at least 1s"))
 	}
 	if c.MaxBodyBytes == 0 {
 		errs = append(errs, errors.New("--max-body-bytes: must be positive"))
@@ -234,4 +258,22 @@ func maskURL(u string) string {
 		return u
 	}
 	return u[:scheme+3] + "***" + u[at:]
+}
+
+// ParseRealtime parses the --realtime setting: "FEED=SOURCE" entries
+// separated by ";" or whitespace, where SOURCE is an http(s) URL or a file
+// and an empty SOURCE switches the feed's stored source off.
+func ParseRealtime(v string) (map[string]string, error) {
+	out := map[string]string{}
+	for _, e := range strings.FieldsFunc(v, func(r rune) bool { return r == ';' || r == ' ' || r == '\t' || r == '\n' }) {
+		id, src, ok := strings.Cut(e, "=")
+		if !ok || id == "" || strings.ContainsAny(id, "/:") {
+			return nil, fmt.Errorf("--realtime: %q is not FEED=SOURCE", e)
+		}
+		if _, dup := out[id]; dup {
+			return nil, fmt.Errorf("--realtime: feed %q given twice", id)
+		}
+		out[id] = src
+	}
+	return out, nil
 }

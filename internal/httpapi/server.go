@@ -28,6 +28,12 @@ type Deps struct {
 	RequestTimeout time.Duration
 	// Ready reports whether the instance should receive traffic (besides the DB check).
 	Ready func(ctx context.Context) error
+
+	// Transit serves departures, stations, trips and attributions (nil: 503).
+	Transit *app.Transit
+	// SessionKey signs session tokens; every instance must share it
+	// (app.SessionKey). Empty: a random key for this process only.
+	SessionKey []byte
 }
 
 // Server is the HTTP handler of farebox.
@@ -51,6 +57,10 @@ func New(d Deps) *Server {
 	}
 	if d.RequestTimeout <= 0 {
 		d.RequestTimeout = 30 * time.Second
+	}
+	if len(d.SessionKey) == 0 {
+		d.SessionKey = make([]byte, 32)
+		_, _ = rand.Read(d.SessionKey)
 	}
 	s := &Server{Deps: d, app: d.App, log: d.Log, mux: http.NewServeMux()}
 	s.register(s.routes())
