@@ -16,7 +16,8 @@ import (
 
 // Transit endpoints (client-contract.md 2.4 and 8; docs/departures.md).
 // Departure boards are metered per station and trips per trip id with
-// session tokens; the other transit endpoints count every request.
+// session tokens; the other transit endpoints count every request. Every
+// 2xx transit response carries the current session-token.
 
 // transitIndex is the instance's current departure index.
 func (s *Server) transitIndex() (*departure.Index, error) {
@@ -32,13 +33,23 @@ func (s *Server) transitIndex() (*departure.Index, error) {
 // token when a 2xx response lacks the header). Tokens are bound to the
 // account and its environment, so a test key's token is foreign to live.
 func (s *Server) session(w http.ResponseWriter, r *http.Request, resource string) {
-	p := principalOf(r)
-	counted, tok := metering.Check(s.SessionKey, p.AccountID+"/"+string(p.Environment),
-		r.Header.Get(metering.Header), resource, s.app.Clock.Now())
+	counted, tok := metering.Check(s.SessionKey, sessionAccount(r), r.Header.Get(metering.Header), resource, s.app.Clock.Now())
 	if !counted {
 		markUncounted(r, usage.ReasonSession)
 	}
 	w.Header()[metering.Header] = []string{tok}
+}
+
+// passSession sends the caller's token back on transit responses metered
+// per request, so a client that forgets its token when the header is
+// missing (the Kotlin client, client-contract.md 8.1) keeps its blocks.
+func (s *Server) passSession(w http.ResponseWriter, r *http.Request) {
+	w.Header()[metering.Header] = []string{metering.Renew(s.SessionKey, sessionAccount(r), r.Header.Get(metering.Header), s.app.Clock.Now())}
+}
+
+func sessionAccount(r *http.Request) string {
+	p := principalOf(r)
+	return p.AccountID + "/" + string(p.Environment)
 }
 
 // transitQuery parses the query string leniently (client-contract.md 8.5):
@@ -186,6 +197,7 @@ func (s *Server) searchTripByCharacteristics(w http.ResponseWriter, r *http.Requ
 	if err != nil {
 		return err
 	}
+	s.passSession(w, r)
 	writeJSON(w, http.StatusOK, trip)
 	return nil
 }
@@ -221,6 +233,7 @@ func (s *Server) searchStationsByName(w http.ResponseWriter, r *http.Request) er
 	if hasLat {
 		near = &departure.Position{Latitude: lat, Longitude: lon}
 	}
+	s.passSession(w, r)
 	writeStations(w, ix.SearchByName(query, near, departure.DefaultSearchLimit))
 	return nil
 }
@@ -246,6 +259,7 @@ func (s *Server) searchStationsByPosition(w http.ResponseWriter, r *http.Request
 	if err != nil {
 		return err
 	}
+	s.passSession(w, r)
 	writeStations(w, ix.SearchByPosition(lat, lon, departure.DefaultSearchLimit))
 	return nil
 }
@@ -275,6 +289,7 @@ func (s *Server) searchStationByID(w http.ResponseWriter, r *http.Request) error
 	if err != nil {
 		return err
 	}
+	s.passSession(w, r)
 	writeJSON(w, http.StatusOK, st)
 	return nil
 }
@@ -285,6 +300,7 @@ func (s *Server) getAttributions(w http.ResponseWriter, r *http.Request) error {
 	if err != nil {
 		return err
 	}
+	s.passSession(w, r)
 	writeJSON(w, http.StatusOK, ix.Attributions())
 	return nil
 }
