@@ -167,6 +167,11 @@ func (fi *feedIndex) dayEvents(res []candidate, s int32, day int32, base int64, 
 	lo, hi := fi.evStart[s], fi.evStart[s+1]
 	deps := fi.evDep[lo:hi]
 	i, _ := slices.BinarySearch(deps, from)
+	bits := fi.activeOn(day)
+	if bits == nil {
+		return res
+	}
+	svc := fi.f.Trips.Service
 	n := 0
 	for j := int(lo) + i; j < int(hi) && n < max; j++ {
 		at := base + int64(fi.evDep[j])
@@ -174,7 +179,7 @@ func (fi *feedIndex) dayEvents(res []candidate, s int32, day int32, base int64, 
 			break
 		}
 		tr := fi.evTrip[j]
-		if !fi.active(tr, day) {
+		if s := svc[tr]; bits[s>>6]>>(s&63)&1 == 0 {
 			continue
 		}
 		res = append(res, candidate{at: at, trip: tr, st: fi.evST[j], day: day, start: -1, line: fi.lineName[fi.f.Trips.Route[tr]]})

@@ -312,9 +312,10 @@ func writeStations(w http.ResponseWriter, st []departure.Station) {
 	writeJSON(w, http.StatusOK, st)
 }
 
+// writeDepartures encodes a board without reflection (the hottest response).
 func writeDepartures(w http.ResponseWriter, deps []departure.Departure) {
-	if deps == nil {
-		deps = []departure.Departure{}
-	}
-	writeJSON(w, http.StatusOK, deps)
+	w.Header().Set("Content-Type", "application/json; charset=utf-8")
+	w.WriteHeader(http.StatusOK)
+	b := departure.AppendDeparturesJSON(make([]byte, 0, 64+320*len(deps)), deps)
+	_, _ = w.Write(append(b, '\n'))
 }

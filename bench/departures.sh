@@ -1,0 +1,62 @@
+#!/usr/bin/env bash
+# Departures at city scale: imports all nine NYC GTFS feeds with the real
+# CLI (time and peak RSS per engine), starts a server that loads them all
+# (load time, steady RSS from /proc), then compares /v1/departures.json at
+# the busiest NYC station with /healthz on the same server in the same run
+# (wrk -t2 -c64; usage ledger on, as in production). Loopback only.
+# Usage: bench/departures.sh [seconds per wrk run, default 10] [engines, default "sqlite postgres"]
+source "$(dirname "$0")/common.sh"
+DUR="${1:-10}"
+ENGINES="${2:-sqlite postgres}"
+NYC="${NYC:-$ROOT/../../shared/data/gtfs/nyc}"
+[ -d "$NYC" ] || NYC=/work/shared/data/gtfs/nyc
+# The busiest NYC station (departure.Index.BusiestStation: 26,733 events)
+# and a weekday morning inside every feed's window (Tue 2026-10-06 08:00 EDT).
+STATION="${STATION:-farebox-station-metro-north_4}"
+AT_MS=$(( $(date -d '2026-10-06T08:00:00-04:00' +%s) * 1000 ))
+build
+
+import_all() { # prints: seconds, peak RSS MB
+  local total=0 peak=0 f
+  for f in "$NYC"/*.zip; do
+    local id; id=$(basename "$f" .zip)
+    /usr/bin/time -v -o /tmp/farebox-bench.time "$BIN" gtfs import --feed-id "$id" "$f" >/tmp/farebox-bench.import 2>&1 ||
+      { cat /tmp/farebox-bench.import; exit 1; }
+    local s rss
+    s=$(awk -F': ' '/Elapsed \(wall clock\)/ {n=split($2,a,":"); print (n==3 ? a[1]*3600+a[2]*60+a[3] : a[1]*60+a[2])}' /tmp/farebox-bench.time)
+    rss=$(awk -F': ' '/Maximum resident set size/ {print $2}' /tmp/farebox-bench.time)
+    total=$(awk -v a="$total" -v b="$s" 'BEGIN {print a+b}')
+    [ "$rss" -gt "$peak" ] && peak=$rss
+  done
+  printf '%.1f %d\n' "$total" $((peak / 1024))
+}
+
+rss_mb() { awk '/VmRSS/ {print int($2/1024)}' "/proc/$1/status"; }
+hwm_mb() { awk '/VmHWM/ {print int($2/1024)}' "/proc/$1/status"; }
+
+printf '%-9s %9s %9s %8s %10s %9s %12s %12s %7s %9s\n' engine import_s imp_MB load_s steady_MB peak_MB healthz_rps depart_rps ratio dep_p99
+for engine in $ENGINES; do
+  fresh_env "$engine"
+  read -r imp_s imp_mb < <(import_all)
+  KEY=$(new_key)
+  t0=$(date +%s.%N)
+  start_server
+  until curl -sf "http://127.0.0.1:$PORT/readyz" >/dev/null; do sleep 0.1; done
+  load_s=$(awk -v a="$t0" -v b="$(date +%s.%N)" 'BEGIN {printf "%.1f", b-a}')
+  URL="http://127.0.0.1:$PORT/v1/departures.json?station_id=$STATION&time=$AT_MS&max_departures=10"
+  n=$(curl -sf -H "Authorization: Bearer $KEY" "$URL" | grep -o '"scheduled_at"' | wc -l)
+  [ "$n" = 10 ] || { echo "departures query returned $n entries"; stop_server; exit 1; }
+  sleep 2
+  steady=$(rss_mb "$SERVER_PID")
+  wrk -t2 -c64 -d2s "http://127.0.0.1:$PORT/healthz" >/dev/null                                  # warm-up
+  wrk -t2 -c64 -d2s -H "Authorization: Bearer $KEY" "$URL" >/dev/null                            # warm-up
+  h=$(wrk -t2 -c64 -d"${DUR}s" --latency "http://127.0.0.1:$PORT/healthz")
+  d=$(wrk -t2 -c64 -d"${DUR}s" --latency -H "Authorization: Bearer $KEY" "$URL")
+  grep -q 'Non-2xx' <<<"$d" && { echo "departures answered non-2xx:"; echo "$d"; }
+  peak=$(hwm_mb "$SERVER_PID")
+  stop_server
+  hr=$(rps "$h"); dr=$(rps "$d")
+  p99=$(awk '$1=="99%" {print $2}' <<<"$d")
+  ratio=$(awk -v a="$dr" -v b="$hr" 'BEGIN {printf "%.0f%%", a/b*100}')
+  printf '%-9s %9s %9s %8s %10s %9s %12s %12s %7s %9s\n' "$engine" "$imp_s" "$imp_mb" "$load_s" "$steady" "$peak" "$hr" "$dr" "$ratio" "$p99"
+done
