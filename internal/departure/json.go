@@ -52,11 +52,20 @@ func AppendDeparturesJSON(b []byte, deps []Departure) []byte {
 	return append(b, ']')
 }
 
+// plainByte marks the bytes JSON copies verbatim (printable ASCII except
+// the quote and backslash).
+var plainByte = func() (t [256]bool) {
+	for c := 0x20; c < utf8.RuneSelf; c++ {
+		t[c] = c != '"' && c != '\\'
+	}
+	return t
+}()
+
 // appendJSONString quotes s; plain printable ASCII (ids, most names) is
 // copied directly, anything else goes through encoding/json.
 func appendJSONString(b []byte, s string) []byte {
 	for i := 0; i < len(s); i++ {
-		if c := s[i]; c < 0x20 || c == '"' || c == '\\' || c >= utf8.RuneSelf {
+		if !plainByte[s[i]] {
 			var buf bytes.Buffer
 			enc := json.NewEncoder(&buf)
 			enc.SetEscapeHTML(false)

@@ -316,6 +316,11 @@ func writeStations(w http.ResponseWriter, st []departure.Station) {
 func writeDepartures(w http.ResponseWriter, deps []departure.Departure) {
 	w.Header().Set("Content-Type", "application/json; charset=utf-8")
 	w.WriteHeader(http.StatusOK)
-	b := departure.AppendDeparturesJSON(make([]byte, 0, 64+320*len(deps)), deps)
-	_, _ = w.Write(append(b, '\n'))
+	if bw, ok := w.(*buffer); ok {
+		// Encode straight into the pipeline's response buffer.
+		bw.body.Grow(64 + 320*len(deps))
+		bw.body.Write(append(departure.AppendDeparturesJSON(bw.body.AvailableBuffer(), deps), '\n'))
+		return
+	}
+	_, _ = w.Write(append(departure.AppendDeparturesJSON(nil, deps), '\n'))
 }
