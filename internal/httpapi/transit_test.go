@@ -55,7 +55,7 @@ type feedSpec struct {
 // transitOptions imports feeds through the app layer, loads them into a
 // Transit (waiting for the first realtime fetch of every realtime feed)
 // and hands it and the database-shared session key to the server.
-func transitOptions(t *testing.T, now time.Time, feeds ...feedSpec) apitest.Options {
+func transitOptions(t testing.TB, now time.Time, feeds ...feedSpec) apitest.Options {
 	return apitest.Options{Now: now, Configure: func(d *httpapi.Deps) {
 		ctx := context.Background()
 		for _, f := range feeds {
@@ -83,7 +83,7 @@ func transitOptions(t *testing.T, now time.Time, feeds ...feedSpec) apitest.Opti
 }
 
 // waitRealtime waits for the poller's first fetch (it runs in the background).
-func waitRealtime(t *testing.T, tr *app.Transit, feedID string) {
+func waitRealtime(t testing.TB, tr *app.Transit, feedID string) {
 	t.Helper()
 	deadline := time.Now().Add(30 * time.Second)
 	for tr.Hub().Status(feedID).LastSuccess.IsZero() {
