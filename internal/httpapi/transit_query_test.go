@@ -1,11 +1,15 @@
 package httpapi
 
 import (
+	"net/http/httptest"
 	"net/url"
 	"strings"
 	"testing"
 	"time"
 
+	"github.com/farebox/farebox/internal/app"
+	"github.com/farebox/farebox/internal/apperr"
+	"github.com/farebox/farebox/internal/clock"
 	"github.com/google/go-cmp/cmp"
 )
 
@@ -53,6 +57,39 @@ func FuzzTransitQuery(f *testing.F) {
 		}
 		if _, err := epochMillis(got, "time", time.Time{}, false); err != nil && got["time"] == "" {
 			t.Fatalf("empty time rejected: %v", err)
+		}
+	})
+}
+
+// FuzzTransitParams drives every transit handler's parameter parsing with
+// arbitrary query strings: it never panics, and every rejection is a 400
+// naming one of the endpoint's parameters (or 503: no transit data here).
+func FuzzTransitParams(f *testing.F) {
+	for _, s := range []string{"station_id=x&time=1&max_departures=3&", "query=a&latitude=1&longitude=2", "latitude=91",
+		"origins_from_station_id=a&origins_from_departure_time=1&destination_station_id=b&destination_arrival_time=x",
+		"query=x&id_type=dhid", "time=99999999999999999999", "max_departures=-1", "latitude=NaN&longitude=1"} {
+		f.Add(s)
+	}
+	s := New(Deps{App: app.New(app.Options{Clock: clock.NewFixed(time.Unix(1_700_000_000, 0))})})
+	params := map[string]bool{"station_id": true, "time": true, "max_departures": true, "query": true, "latitude": true,
+		"longitude": true, "id_type": true, "origins_from_station_id": true, "origins_from_departure_time": true,
+		"destination_station_id": true, "destination_arrival_time": true}
+	handlers := []handlerFunc{s.getDepartures, s.searchStationsByName, s.searchStationsByPosition, s.searchStationByID,
+		s.searchTripByCharacteristics, s.getAttributions}
+	f.Fuzz(func(t *testing.T, raw string) {
+		for i, h := range handlers {
+			r := httptest.NewRequest("GET", "/x", nil)
+			r.URL.RawQuery = raw
+			err := h(httptest.NewRecorder(), r)
+			ae := apperr.As(err)
+			switch {
+			case err == nil:
+				t.Fatalf("handler %d answered without transit data", i)
+			case apperr.KindOf(err) == apperr.Unavailable:
+			case apperr.KindOf(err) == apperr.Invalid && ae != nil && len(ae.Details) == 1 && params[ae.Details[0].Field]:
+			default:
+				t.Fatalf("handler %d, %q: %v", i, raw, err)
+			}
 		}
 	})
 }
