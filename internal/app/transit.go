@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"context"
 	"errors"
+	"fmt"
 	"log/slog"
 	"net/http"
 	"sort"
@@ -52,6 +53,11 @@ type Transit struct {
 type transitState struct {
 	ix    *departure.Index
 	feeds map[string]loadedFeed
+	// seen is every stored (id, version) this state accounts for: the
+	// loaded feeds and those whose snapshot could not be decoded (kept at
+	// their previous version, or left out), so a corrupt snapshot is not
+	// re-read on every refresh.
+	seen map[string]int64
 }
 
 type loadedFeed struct {
@@ -130,31 +136,45 @@ func (t *Transit) Refresh(ctx context.Context) error {
 		return err
 	}
 	old := t.cur.Load()
-	if old != nil && sameVersions(old.feeds, recs) {
+	if old != nil && sameVersions(old.seen, recs) {
 		t.syncPollers(recs)
 		return nil
 	}
 	feeds := make(map[string]loadedFeed, len(recs))
+	seen := make(map[string]int64, len(recs))
 	in := make([]departure.FeedInput, 0, len(recs))
+	var bad []error
 	for _, rec := range recs {
-		lf, ok := loadedFeed{}, false
+		seen[rec.ID] = rec.Version
+		prev, had := loadedFeed{}, false
 		if old != nil {
-			lf, ok = old.feeds[rec.ID]
-			ok = ok && lf.rec.Version == rec.Version
+			prev, had = old.feeds[rec.ID]
 		}
-		if !ok {
-			start := time.Now()
-			blob, err := t.app.Store.Read().GTFSSnapshot(ctx, rec.ID, rec.Version)
-			if err != nil {
-				return err
+		lf := prev
+		if !had || prev.rec.Version != rec.Version {
+			if old != nil && old.seen[rec.ID] == rec.Version {
+				// Rejected before: keep serving the previous version, if any.
+				if had {
+					feeds[rec.ID] = prev
+					in = append(in, departure.FeedInput{ID: rec.ID, Feed: prev.feed})
+				}
+				continue
 			}
-			f, err := gtfs.Decode(bytes.NewReader(blob))
+			f, n, err := t.decode(ctx, rec)
 			if err != nil {
-				return apperr.Wrap("transit.Refresh", err)
+				if k := apperr.KindOf(err); k != apperr.Internal && k != apperr.Invalid {
+					return err // the database or a concurrent import: retry on the next refresh
+				}
+				t.o.Log.Error("gtfs feed not loaded: snapshot unreadable", "feed_id", rec.ID, "version", rec.Version, "error", err.Error())
+				bad = append(bad, fmt.Errorf("feed %s version %d: %w", rec.ID, rec.Version, err))
+				if had {
+					feeds[rec.ID] = prev
+					in = append(in, departure.FeedInput{ID: rec.ID, Feed: prev.feed})
+				}
+				continue
 			}
-			lf = loadedFeed{rec: rec, feed: f}
-			t.o.Log.Info("gtfs feed loaded", "feed_id", rec.ID, "version", rec.Version, "bytes", len(blob),
-				"stop_times", rec.StopTimes, "duration", time.Since(start))
+			t.o.Log.Info("gtfs feed loaded", "feed_id", rec.ID, "version", rec.Version, "bytes", n, "stop_times", rec.StopTimes)
+			lf = loadedFeed{feed: f}
 		}
 		lf.rec = rec
 		feeds[rec.ID] = lf
@@ -164,17 +184,30 @@ func (t *Transit) Refresh(ctx context.Context) error {
 	if err != nil {
 		return apperr.Wrap("transit.Refresh", err)
 	}
-	t.cur.Store(&transitState{ix: ix, feeds: feeds})
+	t.cur.Store(&transitState{ix: ix, feeds: feeds, seen: seen})
 	t.syncPollers(recs)
-	return nil
+	return errors.Join(bad...)
 }
 
-func sameVersions(have map[string]loadedFeed, recs []store.GTFSFeed) bool {
-	if len(have) != len(recs) {
+// decode reads and decodes one stored snapshot.
+func (t *Transit) decode(ctx context.Context, rec store.GTFSFeed) (*gtfs.Feed, int, error) {
+	blob, err := t.app.Store.Read().GTFSSnapshot(ctx, rec.ID, rec.Version)
+	if err != nil {
+		return nil, 0, err
+	}
+	f, err := gtfs.Decode(bytes.NewReader(blob))
+	if err != nil {
+		return nil, 0, err
+	}
+	return f, len(blob), nil
+}
+
+func sameVersions(seen map[string]int64, recs []store.GTFSFeed) bool {
+	if len(seen) != len(recs) {
 		return false
 	}
 	for _, r := range recs {
-		if h, ok := have[r.ID]; !ok || h.rec.Version != r.Version {
+		if v, ok := seen[r.ID]; !ok || v != r.Version {
 			return false
 		}
 	}

@@ -2,6 +2,8 @@ package httpapi_test
 
 import (
 	"context"
+	"strconv"
+	"strings"
 	"testing"
 
 	"github.com/farebox/farebox/internal/apitest"
@@ -135,4 +137,46 @@ func TestImportRejectsBadInput(t *testing.T) {
 			t.Errorf("import: %+v %v", rec, err)
 		}
 	})
+}
+
+// TestTransitCorruptSnapshot: a snapshot that fails its checksum is not
+// loaded; the instance keeps serving the feed's previous version and every
+// other feed, reports the problem once, and does not re-read it on every
+// refresh.
+func TestTransitCorruptSnapshot(t *testing.T) {
+	apitest.ForEachEngine(t, transitOptions(t, rtNow, feedSpec{"a", "caltrain-2023.zip", ""}, feedSpec{"b", "sample-gtfs-feed-0.13.0.zip", ""}),
+		func(t *testing.T, e *apitest.Env) {
+			ctx := context.Background()
+			tr := e.Server.Transit
+			rec, err := e.App.ImportGTFS(ctx, app.GTFSImport{FeedID: "b", Feed: parsedFeed(t, "sample-gtfs-feed-0.13.0.zip")})
+			if err != nil {
+				t.Fatal(err)
+			}
+			// Simulate storage corruption of the new version's only chunk.
+			if _, err := e.Store.DB().ExecContext(ctx, `UPDATE gtfs_feed_chunks SET data = $1 WHERE feed_id = 'b'`, []byte("garbage")); err != nil {
+				t.Fatal(err)
+			}
+			err = tr.Refresh(ctx)
+			if err == nil || !strings.Contains(err.Error(), "feed b version "+strconv.FormatInt(rec.Version, 10)) {
+				t.Fatalf("refresh error: %v", err)
+			}
+			ix, _ := tr.Index()
+			e.Must(200, apitest.Req{Method: "GET", Path: departuresPath(station("a_22nd_street"), tueFivePM, 1), Key: e.LiveKey})
+			e.Must(200, apitest.Req{Method: "GET", Path: departuresPath(station("b_airport"), tueFivePM, 1), Key: e.LiveKey})
+			var served int64
+			for _, f := range tr.Feeds() {
+				if f.ID == "b" {
+					served = f.Version
+				}
+			}
+			if served == 0 || served == rec.Version {
+				t.Errorf("feed b serves version %d, want the previous one (bad version %d)", served, rec.Version)
+			}
+			if err := tr.Refresh(ctx); err != nil {
+				t.Errorf("second refresh: %v", err)
+			}
+			if ix2, _ := tr.Index(); ix2 != ix {
+				t.Error("the index was rebuilt although nothing changed")
+			}
+		})
 }
