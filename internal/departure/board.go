@@ -120,7 +120,7 @@ func (ix *Index) Departures(stationID string, at time.Time, max int) ([]Departur
 // board finds the next max scheduled departures from stops at or after now.
 func (fi *feedIndex) board(stops []int32, now int64, local time.Time, max int, daysAhead int32) []candidate {
 	today := gtfs.DayNumber(local.Year(), int(local.Month()), local.Day())
-	var res []candidate
+	res := make([]candidate, 0, 2*max+8) // each stop adds up to max per day before the cut to max
 	less := lessCandidate(fi)
 	for day := today - fi.backDays; day <= today+daysAhead; day++ {
 		base := gtfs.ServiceBase(day, fi.loc).Unix()
