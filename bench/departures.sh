@@ -7,8 +7,21 @@
 # key lookup and a ledger row, no transit work) runs in the same server as
 # the ceiling the pipeline leaves any authenticated endpoint. Loopback only.
 # Usage: bench/departures.sh [seconds per wrk run, default 10] [engines, default "sqlite postgres"]
+# Own binary, port and database, so it can run beside the other load scripts.
+BIN="${BIN:-/tmp/farebox-bench-departures}"
+PORT="${PORT:-18190}"
 source "$(dirname "$0")/common.sh"
 DUR="${1:-10}"
+
+# fresh_env ENGINE: like common.sh's, with this script's own PostgreSQL database.
+fresh_env() {
+  export FAREBOX_DATA_DIR; FAREBOX_DATA_DIR="$(mktemp -d /tmp/farebox-bench-departures.XXXXXX)"
+  unset FAREBOX_DATABASE_URL
+  if [ "$1" = postgres ]; then
+    psql -q -h 127.0.0.1 -U postgres -c 'DROP DATABASE IF EXISTS farebox_bench_departures' -c 'CREATE DATABASE farebox_bench_departures' >/dev/null
+    export FAREBOX_DATABASE_URL="$PGURL_BASE/farebox_bench_departures?sslmode=disable"
+  fi
+}
 ENGINES="${2:-sqlite postgres}"
 NYC="${NYC:-$ROOT/../../shared/data/gtfs/nyc}"
 [ -d "$NYC" ] || NYC=/work/shared/data/gtfs/nyc
