@@ -35,11 +35,11 @@ import_all() { # prints: seconds, peak RSS MB
   local total=0 peak=0 f
   for f in "$NYC"/*.zip; do
     local id; id=$(basename "$f" .zip)
-    /usr/bin/time -v -o /tmp/farebox-bench.time "$BIN" gtfs import --feed-id "$id" "$f" >/tmp/farebox-bench.import 2>&1 ||
-      { cat /tmp/farebox-bench.import; exit 1; }
+    /usr/bin/time -v -o "$BIN.time" "$BIN" gtfs import --feed-id "$id" "$f" >"$BIN.import" 2>&1 ||
+      { cat "$BIN.import"; exit 1; }
     local s rss
-    s=$(awk -F': ' '/Elapsed \(wall clock\)/ {n=split($2,a,":"); print (n==3 ? a[1]*3600+a[2]*60+a[3] : a[1]*60+a[2])}' /tmp/farebox-bench.time)
-    rss=$(awk -F': ' '/Maximum resident set size/ {print $2}' /tmp/farebox-bench.time)
+    s=$(awk -F': ' '/Elapsed \(wall clock\)/ {n=split($2,a,":"); print (n==3 ? a[1]*3600+a[2]*60+a[3] : a[1]*60+a[2])}' "$BIN.time")
+    rss=$(awk -F': ' '/Maximum resident set size/ {print $2}' "$BIN.time")
     total=$(awk -v a="$total" -v b="$s" 'BEGIN {print a+b}')
     [ "$rss" -gt "$peak" ] && peak=$rss
   done
