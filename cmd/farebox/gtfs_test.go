@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"context"
 	"encoding/json"
+	"github.com/farebox/farebox/internal/shareddata"
 	"io"
 	"net/http"
 	"strings"
@@ -14,7 +15,7 @@ import (
 	"github.com/farebox/farebox/internal/store/storetest"
 )
 
-const gtfsData = "../../../../shared/data/gtfs/"
+var gtfsData = shareddata.Path("gtfs") + "/"
 
 // TestGTFSCommands imports a feed with the CLI (problems by file and line,
 // a summary), lists it, serves it (the server loads it in the background

@@ -3,6 +3,7 @@ package httpapi_test
 import (
 	"context"
 	"fmt"
+	"github.com/farebox/farebox/internal/shareddata"
 	"strings"
 	"sync"
 	"testing"
@@ -15,7 +16,7 @@ import (
 	"github.com/google/go-cmp/cmp"
 )
 
-const gtfsDir = "../../../../shared/data/gtfs/"
+var gtfsDir = shareddata.Path("gtfs") + "/"
 
 var (
 	gtfsMu    sync.Mutex
@@ -40,7 +41,7 @@ func parsedFeed(t testing.TB, name string) *gtfs.Feed {
 
 // caltrainRT is the realtime sample matching caltrain-2023.zip (header
 // 2023-11-08T01:05:34Z, Tue 17:05 PST).
-const caltrainRT = gtfsDir + "caltrain-2023-trip-updates.pb"
+var caltrainRT = gtfsDir + "caltrain-2023-trip-updates.pb"
 
 // rtNow is shortly after the realtime sample's header time.
 var rtNow = time.Date(2023, 11, 8, 1, 6, 0, 0, time.UTC)
