@@ -25,6 +25,7 @@ Commands:
   catalog    import and export the catalog of areas and products
   usage      report the usage ledger of every account
   inspect    verify an inspection barcode (image or payload) and say whose and whether valid
+  gtfs       import, list and remove GTFS timetable feeds
   version    print the version
 
 Run "farebox <command> -h" for the flags of a command.
@@ -53,6 +54,8 @@ func run(ctx context.Context, args []string, getenv func(string) string, stdin i
 		return usageCmd(ctx, rest, getenv, stdout, stderr)
 	case "inspect":
 		return inspectCmd(ctx, rest, getenv, stdin, stdout, stderr)
+	case "gtfs":
+		return gtfsCmd(ctx, rest, getenv, stdout, stderr)
 	case "version":
 		fmt.Fprintln(stdout, "farebox", version)
 		return nil

@@ -58,6 +58,20 @@ func serve(ctx context.Context, args []string, getenv func(string) string, stdou
 			log.Warn("catalog refresh failed", "error", err.Error())
 		}
 	})
+	// Transit: the session key is shared through the database when not
+	// configured; feeds load in the background so /healthz answers at once
+	// and /readyz reports not ready until the first index is built.
+	sessionKey, err := a.SessionKey(ctx, cfg.SessionKey)
+	if err != nil {
+		return fmt.Errorf("session key: %w", err)
+	}
+	transit := a.NewTransit(app.TransitOptions{Refresh: cfg.GTFSRefresh, Realtime: cfg.Realtime,
+		RealtimeInterval: cfg.RealtimeInterval, RealtimeMaxAge: cfg.RealtimeMaxAge, Log: log})
+	transitDone := make(chan struct{})
+	tctx, stopTransit := context.WithCancel(ctx)
+	go func() { defer close(transitDone); transit.Run(tctx) }()
+	defer func() { stopTransit(); <-transitDone }()
+
 	metrics := httpapi.NewMetrics(st.DB())
 	// Stored Idempotency-Key responses (they hold coupon ids and restore
 	// secrets) are deleted after --idempotency-ttl by every instance.
@@ -111,7 +125,8 @@ func serve(ctx context.Context, args []string, getenv func(string) string, stdou
 	}
 	deps := httpapi.Deps{App: a, Log: log, Ledger: ledger, Metrics: metrics,
 		MaxBodyBytes: cfg.MaxBodyBytes, RequestTimeout: cfg.RequestTimeout,
-		RateLimits: &httpapi.RateLimits{Rate: cfg.RateLimit, Burst: cfg.RateBurst}}
+		RateLimits: &httpapi.RateLimits{Rate: cfg.RateLimit, Burst: cfg.RateBurst},
+		Transit:    transit, SessionKey: sessionKey, Ready: transit.Ready}
 	// Inspection keys and wallet credentials (cmd/farebox/wallet.go).
 	if err := loadWallets(ctx, cfg, st, log, &deps); err != nil {
 		return fmt.Errorf("wallets: %w", err)

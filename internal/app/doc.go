@@ -3,5 +3,10 @@
 // from the injected clock, runs its writes in one store transaction,
 // enforces tenancy (another account's record is apperr.NotFound, exactly
 // like an unknown id) and returns domain values; package httpapi turns them
-// into JSON. app never logs and never speaks HTTP.
+// into JSON. app never speaks HTTP, and use cases never log.
+//
+// Transit is the one long-running part: each instance's view of the stored
+// GTFS feeds (an atomically swapped departure index, rebuilt when a stored
+// feed version changes) and its GTFS-Realtime pollers. It reports loads and
+// failures through the logger it is given (TransitOptions.Log).
 package app

@@ -59,6 +59,12 @@ type Config struct {
 	GoogleLogoURL               string
 	AdvertiseDevelopmentWallets bool
 
+	// Transit (docs/departures.md).
+	GTFSRefresh      time.Duration     // how often stored feed versions are polled
+	Realtime         map[string]string // feed id → GTFS-RT source, overriding the import's
+	RealtimeInterval time.Duration     // poll interval of configured realtime sources
+	RealtimeMaxAge   time.Duration     // predictions older than this expire
+
 	// Invoicing: the issuing company (FAREBOX_SELLER_*) and payment terms.
 	Seller      invoice.Seller
 	PaymentDays int
@@ -93,7 +99,11 @@ func (c *Config) settings() []setting {
 		{name: "rate-limit", env: "FAREBOX_RATE_LIMIT", def: "100", help: "requests per second per API key and instance (0 disables)"},
 		{name: "rate-burst", env: "FAREBOX_RATE_BURST", def: "200", help: "burst size of the per-key rate limit"},
 		{name: "pprof-addr", env: "FAREBOX_PPROF_ADDR", def: "", help: "serve Go's net/http/pprof on this address (empty: off; keep it on loopback)"},
-		{name: "session-key", env: "FAREBOX_SESSION_KEY", def: "", help: "HMAC key for session tokens (default: generated into the data dir; must be shared by all instances)", secret: true},
+		{name: "session-key", env: "FAREBOX_SESSION_KEY", def: "", help: "HMAC key for session tokens (default: generated once and stored in the database, so all instances share it)", secret: true},
+		{name: "gtfs-refresh", env: "FAREBOX_GTFS_REFRESH", def: "10s", help: "how often each instance checks the stored GTFS feed versions and reloads changed feeds"},
+		{name: "realtime", env: "FAREBOX_REALTIME", def: "", help: "GTFS-RT TripUpdates sources per feed, overriding the import's: \"FEED=URL-or-file;FEED2=...\" (FEED= switches one off)"},
+		{name: "realtime-interval", env: "FAREBOX_REALTIME_INTERVAL", def: "30s", help: "poll interval of the sources set with --realtime"},
+		{name: "realtime-max-age", env: "FAREBOX_REALTIME_MAX_AGE", def: "5m", help: "realtime predictions older than this (by feed header time) are ignored"},
 		// Wallets and inspection barcodes (docs/wallet.md).
 		{name: "inspection-keys", env: "FAREBOX_INSPECTION_KEYS", def: "", help: "inspection barcode keys: a directory or comma-separated files inspection-<kid>.key/.pub (default: generated into the data dir, or into the database on PostgreSQL)"},
 		{name: "apple-pass-cert", env: "FAREBOX_APPLE_PASS_CERT", def: "", help: "PEM file of the Apple Pass Type ID certificate (default: a development certificate; passes will not install on devices)"},
@@ -211,6 +221,14 @@ func Load(args []string, getenv func(string) string, out io.Writer) (Config, err
 	c.AdvertiseDevelopmentWallets = boolean("advertise-development-wallets")
 	c.Seller = sellerFrom(get)
 	c.PaymentDays = int(num("invoice-payment-days"))
+	c.GTFSRefresh = dur("gtfs-refresh")
+	c.RealtimeInterval = dur("realtime-interval")
+	c.RealtimeMaxAge = dur("realtime-max-age")
+	rt, err := ParseRealtime(get("realtime"))
+	if err != nil {
+		errs = append(errs, err)
+	}
+	c.Realtime = rt
 	if err := c.validate(); err != nil {
 		errs = append(errs, err)
 	}
@@ -247,6 +265,12 @@ func (c *Config) validate() error {
 	}
 	if c.PaymentDays < 1 || c.PaymentDays > 365 {
 		errs = append(errs, errors.New("--invoice-payment-days: must be 1 to 365"))
+	}
+	if c.GTFSRefresh < time.Second {
+		errs = append(errs, errors.New("--gtfs-refresh: must be at least 1s"))
+	}
+	if c.RealtimeInterval < time.Second {
+		errs = append(errs, errors.New("--realtime-interval: must be at least 1s"))
 	}
 	if c.MaxBodyBytes == 0 {
 		errs = append(errs, errors.New("--max-body-bytes: must be positive"))
@@ -302,4 +326,22 @@ func maskURL(u string) string {
 		return u
 	}
 	return u[:scheme+3] + "***" + u[at:]
+}
+
+// ParseRealtime parses the --realtime setting: "FEED=SOURCE" entries
+// separated by ";" or whitespace, where SOURCE is an http(s) URL or a file
+// and an empty SOURCE switches the feed's stored source off.
+func ParseRealtime(v string) (map[string]string, error) {
+	out := map[string]string{}
+	for _, e := range strings.FieldsFunc(v, func(r rune) bool { return r == ';' || r == ' ' || r == '\t' || r == '\n' }) {
+		id, src, ok := strings.Cut(e, "=")
+		if !ok || id == "" || strings.ContainsAny(id, "/:") {
+			return nil, fmt.Errorf("--realtime: %q is not FEED=SOURCE", e)
+		}
+		if _, dup := out[id]; dup {
+			return nil, fmt.Errorf("--realtime: feed %q given twice", id)
+		}
+		out[id] = src
+	}
+	return out, nil
 }

@@ -1,7 +1,6 @@
 package departure
 
 import (
-	"os"
 	"path/filepath"
 	"sync"
 	"testing"
@@ -32,13 +31,13 @@ var (
 )
 
 // BenchmarkDeparturesNYC queries the busiest station with all nine NYC feeds
-// loaded (about 10 s of setup). Opt-in: FAREBOX_NYC=1.
+// loaded (about 10 s of setup; benchmarks only run with -bench).
 func BenchmarkDeparturesNYC(b *testing.B) {
-	if os.Getenv("FAREBOX_NYC") != "1" {
-		b.Skip("set FAREBOX_NYC=1 to load all nine NYC feeds")
-	}
 	nycOnce.Do(func() {
 		paths, _ := filepath.Glob(dataDir + "nyc/*.zip")
+		if len(paths) != 9 {
+			b.Fatalf("BenchmarkDeparturesNYC needs the nine NYC feeds in %snyc/ (found %d)", dataDir, len(paths))
+		}
 		var args []string
 		for _, p := range paths {
 			rel, _ := filepath.Rel(dataDir, p)
@@ -47,6 +46,9 @@ func BenchmarkDeparturesNYC(b *testing.B) {
 		}
 		nycIdx = index(b, nil, args...)
 	})
+	if nycIdx == nil {
+		b.Fatal("the NYC index failed to load (see the first error)")
+	}
 	id, _ := nycIdx.BusiestStation()
 	at := time.Date(2026, 10, 6, 8, 0, 0, 0, loadLoc(b, "America/New_York"))
 	b.Run("max10", func(b *testing.B) { benchBoard(b, nycIdx, id, at, 10) })

@@ -120,7 +120,7 @@ func (ix *Index) Departures(stationID string, at time.Time, max int) ([]Departur
 // board finds the next max scheduled departures from stops at or after now.
 func (fi *feedIndex) board(stops []int32, now int64, local time.Time, max int, daysAhead int32) []candidate {
 	today := gtfs.DayNumber(local.Year(), int(local.Month()), local.Day())
-	var res []candidate
+	res := make([]candidate, 0, 2*max+8) // each stop adds up to max per day before the cut to max
 	less := lessCandidate(fi)
 	for day := today - fi.backDays; day <= today+daysAhead; day++ {
 		base := gtfs.ServiceBase(day, fi.loc).Unix()
@@ -167,6 +167,11 @@ func (fi *feedIndex) dayEvents(res []candidate, s int32, day int32, base int64, 
 	lo, hi := fi.evStart[s], fi.evStart[s+1]
 	deps := fi.evDep[lo:hi]
 	i, _ := slices.BinarySearch(deps, from)
+	bits := fi.activeOn(day)
+	if bits == nil {
+		return res
+	}
+	svc := fi.f.Trips.Service
 	n := 0
 	for j := int(lo) + i; j < int(hi) && n < max; j++ {
 		at := base + int64(fi.evDep[j])
@@ -174,7 +179,7 @@ func (fi *feedIndex) dayEvents(res []candidate, s int32, day int32, base int64, 
 			break
 		}
 		tr := fi.evTrip[j]
-		if !fi.active(tr, day) {
+		if s := svc[tr]; bits[s>>6]>>(s&63)&1 == 0 {
 			continue
 		}
 		res = append(res, candidate{at: at, trip: tr, st: fi.evST[j], day: day, start: -1, line: fi.lineName[fi.f.Trips.Route[tr]]})

@@ -1,7 +1,6 @@
 package departure
 
 import (
-	"fmt"
 	"strconv"
 	"strings"
 
@@ -89,7 +88,7 @@ func ValidFeedID(id string) bool {
 }
 
 func (ix *Index) stationID(fi *feedIndex, stop int32) string {
-	return ix.prefix + "-station-" + fi.id + "_" + escapeID(fi.f.Stops.ID[stop])
+	return fi.stationIDs[stop]
 }
 
 // parseStationID resolves a station id to its feed and stop.
@@ -123,13 +122,59 @@ type tripKey struct {
 	start int32
 }
 
+// tripID formats "<prefix>-trip-<feed>_<trip>_YYYYMMDD[-HHMMSS]" with one
+// allocation (it runs for every board entry).
 func (ix *Index) tripID(k tripKey) string {
 	y, m, d := gtfs.DayDate(k.day)
-	s := fmt.Sprintf("%s-trip-%s_%s_%04d%02d%02d", ix.prefix, k.fi.id, escapeID(k.fi.f.Trips.ID[k.trip]), y, int(m), d)
+	trip := k.fi.f.Trips.ID[k.trip]
+	b := make([]byte, 0, len(ix.prefix)+len(k.fi.id)+len(trip)*3+24)
+	b = append(b, ix.prefix...)
+	b = append(b, "-trip-"...)
+	b = append(b, k.fi.id...)
+	b = append(b, '_')
+	b = appendEscaped(b, trip)
+	b = append(b, '_')
+	b = appendDigits(b, y, 4)
+	b = appendDigits(b, int(m), 2)
+	b = appendDigits(b, d, 2)
 	if k.start >= 0 {
-		s += fmt.Sprintf("-%02d%02d%02d", k.start/3600, k.start/60%60, k.start%60)
+		b = append(b, '-')
+		b = appendDigits(b, int(k.start/3600), 2)
+		b = appendDigits(b, int(k.start/60%60), 2)
+		b = appendDigits(b, int(k.start%60), 2)
 	}
-	return s
+	return string(b)
+}
+
+// appendDigits appends n zero-padded to width digits (more when n needs them).
+func appendDigits(b []byte, n, width int) []byte {
+	if n < 0 {
+		return strconv.AppendInt(b, int64(n), 10)
+	}
+	var tmp [20]byte
+	i := len(tmp)
+	for n >= 10 || width > 1 {
+		i--
+		tmp[i] = byte('0' + n%10)
+		n /= 10
+		width--
+	}
+	i--
+	tmp[i] = byte('0' + n)
+	return append(b, tmp[i:]...)
+}
+
+// appendEscaped appends escapeID(s).
+func appendEscaped(b []byte, s string) []byte {
+	for i := 0; i < len(s); i++ {
+		c := s[i]
+		if safeByte(c) {
+			b = append(b, c)
+		} else {
+			b = append(b, '~', hexDigits[c>>4], hexDigits[c&15])
+		}
+	}
+	return b
 }
 
 // parseTripID resolves a trip instance id.

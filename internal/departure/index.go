@@ -60,8 +60,14 @@ type feedIndex struct {
 
 	children map[int32][]int32 // station → departure stops (itself and its platforms)
 	svcBits  [][]uint64        // per service: active days from f.MinDay
-	lineName []string          // per route
-	tripType []TripType        // per route
+	// dayBits[d] has one bit per service running on day MinDay+d: the
+	// board's per-event check is then one load from a small, hot bitset.
+	dayBits  [][]uint64
+	lineName []string   // per route
+	tripType []TripType // per route
+	// stationIDs holds every stop's public id, built once so that board
+	// entries (end_station_id) do not allocate it per query.
+	stationIDs []string
 }
 
 // New builds an index. Feeds are namespaced by their ids, which must be unique.
@@ -84,6 +90,10 @@ func New(feeds []FeedInput, opt Options) (*Index, error) {
 		fi, err := buildFeed(in.ID, in.Feed)
 		if err != nil {
 			return nil, err
+		}
+		fi.stationIDs = make([]string, in.Feed.Stops.Len())
+		for i := range fi.stationIDs {
+			fi.stationIDs[i] = ix.prefix + "-station-" + fi.id + "_" + escapeID(in.Feed.Stops.ID[i])
 		}
 		ix.feeds = append(ix.feeds, fi)
 		ix.byID[in.ID] = fi
@@ -213,6 +223,29 @@ func (fi *feedIndex) buildServices() {
 		}
 		fi.svcBits[i] = bits
 	}
+	words := (len(f.Services) + 63) / 64
+	flat := make([]uint64, days*words)
+	fi.dayBits = make([][]uint64, days)
+	for d := range fi.dayBits {
+		fi.dayBits[d] = flat[d*words : (d+1)*words : (d+1)*words]
+	}
+	for i, bits := range fi.svcBits {
+		for d := 0; d < days; d++ {
+			if bits[d>>6]>>(d&63)&1 != 0 {
+				fi.dayBits[d][i>>6] |= 1 << (i & 63)
+			}
+		}
+	}
+}
+
+// activeOn returns the services running on day as a bitset (nil outside
+// the feed's days); see dayEvents.
+func (fi *feedIndex) activeOn(day int32) []uint64 {
+	off := day - fi.f.MinDay
+	if off < 0 || int(off) >= len(fi.dayBits) {
+		return nil
+	}
+	return fi.dayBits[off]
 }
 
 // active reports whether the trip's service runs on day.

@@ -53,6 +53,19 @@ func (s *Server) routes() []route {
 	// Invoicing (/v5, /v9): customers, billable items, collections, invoices,
 	// downloads, cancellations and payment notices.
 	rs = append(rs, s.invoicingRoutes()...)
+	// Transit (v1; departures also under the /v3 and /v4 aliases of the
+	// upstream docs). Bearer or api_key; docs/departures.md.
+	rs = append(rs,
+		route{http.MethodGet, "/v1/departures.json", authTransit, s.getDepartures},
+		route{http.MethodGet, "/v3/transit/departures.json", authTransit, s.getDepartures},
+		route{http.MethodGet, "/v4/transit/departures.json", authTransit, s.getDepartures},
+		route{http.MethodGet, "/v1/stations/search_by_name.json", authTransit, s.searchStationsByName},
+		route{http.MethodGet, "/v1/stations/search_by_position.json", authTransit, s.searchStationsByPosition},
+		route{http.MethodGet, "/v1/stations/search_by_id.json", authTransit, s.searchStationByID},
+		route{http.MethodGet, "/v1/trips/search_by_characteristics.json", authTransit, s.searchTripByCharacteristics},
+		route{http.MethodGet, "/v1/trips/{trip_id}.json", authTransit, s.getTrip},
+		route{http.MethodGet, "/v1/attributions.json", authTransit, s.getAttributions},
+	)
 	return rs
 }
 

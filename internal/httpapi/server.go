@@ -47,6 +47,12 @@ type Deps struct {
 	// self-generated (tests, demo apps). Never on a service real phones use:
 	// iOS crashes on a pass it cannot install.
 	AdvertiseDevelopmentWallets bool
+
+	// Transit serves departures, stations, trips and attributions (nil: 503).
+	Transit *app.Transit
+	// SessionKey signs session tokens; every instance must share it
+	// (app.SessionKey). Empty: a random key for this process only.
+	SessionKey []byte
 }
 
 // Server is the HTTP handler of farebox.
@@ -72,6 +78,10 @@ func New(d Deps) *Server {
 	}
 	if d.RequestTimeout <= 0 {
 		d.RequestTimeout = 30 * time.Second
+	}
+	if len(d.SessionKey) == 0 {
+		d.SessionKey = make([]byte, 32)
+		_, _ = rand.Read(d.SessionKey)
 	}
 	s := &Server{Deps: d, app: d.App, log: d.Log, mux: http.NewServeMux()}
 	s.register(s.routes())

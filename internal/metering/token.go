@@ -101,14 +101,7 @@ func encode(key []byte, accountID string, blocks []block) string {
 // and only the MaxBlocks most recent remain. Invalid tokens count as none.
 func Check(key []byte, accountID, token, resource string, now time.Time) (counted bool, newToken string) {
 	secs := now.Unix()
-	blocks := decode(key, accountID, token)
-	live := blocks[:0]
-	for _, b := range blocks {
-		op := int64(b.opened)
-		if op <= secs+maxSkew && secs < op+int64(Window/time.Second) {
-			live = append(live, b)
-		}
-	}
+	live := unexpired(decode(key, accountID, token), secs)
 	h := resourceHash(resource)
 	counted = true
 	for _, b := range live {
@@ -125,4 +118,25 @@ func Check(key []byte, accountID, token, resource string, now time.Time) (counte
 		live = live[:MaxBlocks]
 	}
 	return counted, encode(key, accountID, live)
+}
+
+// unexpired keeps the blocks still open at secs (in place).
+func unexpired(blocks []block, secs int64) []block {
+	live := blocks[:0]
+	for _, b := range blocks {
+		op := int64(b.opened)
+		if op <= secs+maxSkew && secs < op+int64(Window/time.Second) {
+			live = append(live, b)
+		}
+	}
+	return live
+}
+
+// Renew returns the token to send back on a response that is metered per
+// request (station search, attributions): the presented token's unexpired
+// blocks re-signed, or a valid token without blocks when it holds none or
+// is invalid. Clients that drop their token when a response lacks the
+// header (the Kotlin transit client) so keep their blocks.
+func Renew(key []byte, accountID, token string, now time.Time) string {
+	return encode(key, accountID, unexpired(decode(key, accountID, token), now.Unix()))
 }

@@ -154,3 +154,32 @@ func FuzzDecode(f *testing.F) {
 		}
 	})
 }
+
+// TestRenewKeepsBlocks: a per-request endpoint passes the blocks on.
+func TestRenewKeepsBlocks(t *testing.T) {
+	key := []byte("0123456789abcdef0123456789abcdef")
+	t0 := time.Date(2026, 6, 15, 10, 0, 0, 0, time.UTC)
+	counted, tok := Check(key, "acc", "", StationResource("a"), t0)
+	if !counted {
+		t.Fatal("first request must count")
+	}
+	renewed := Renew(key, "acc", tok, t0.Add(time.Minute))
+	if c, _ := Check(key, "acc", renewed, StationResource("a"), t0.Add(2*time.Minute)); c {
+		t.Error("renewed token lost the station's block")
+	}
+	for _, bad := range []string{"", "garbage", tok + "x"} {
+		empty := Renew(key, "acc", bad, t0)
+		if got := decode(key, "acc", empty); got == nil || len(got) != 0 {
+			t.Errorf("Renew(%q) = %q: want a valid token without blocks, got %v", bad, empty, got)
+		}
+		if c, _ := Check(key, "acc", empty, StationResource("a"), t0); !c {
+			t.Errorf("an empty token must not make %q uncounted", bad)
+		}
+	}
+	if got := decode(key, "acc", Renew(key, "acc", tok, t0.Add(Window))); len(got) != 0 {
+		t.Errorf("expired block kept: %v", got)
+	}
+	if got := decode(key, "other", Renew(key, "acc", tok, t0)); got != nil {
+		t.Error("a renewed token must stay bound to its account")
+	}
+}

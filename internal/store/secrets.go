@@ -38,3 +38,15 @@ func (q Q) ServiceSecrets(ctx context.Context, prefix string) (map[string][]byte
 	}
 	return out, mapErr(rows.Err())
 }
+
+// EnsureSecret returns the secret called name, storing value first when
+// there is none yet. Concurrent callers on several instances all get the
+// value that was stored first.
+func (q Q) EnsureSecret(ctx context.Context, name, value string, at time.Time) (string, error) {
+	if _, err := q.InsertServiceSecret(ctx, name, []byte(value), at); err != nil {
+		return "", err
+	}
+	var v string
+	err := q.db.QueryRowContext(ctx, `SELECT data FROM service_secrets WHERE name = $1`, name).Scan(&v)
+	return v, mapErr(err)
+}
