@@ -16,6 +16,7 @@ import (
 	"github.com/farebox/farebox/internal/account"
 	"github.com/farebox/farebox/internal/catalog"
 	"github.com/farebox/farebox/internal/clock"
+	"github.com/farebox/farebox/internal/shareddata"
 )
 
 // TestScaleOutTwoInstances runs two `farebox serve` instances on one
@@ -24,9 +25,11 @@ import (
 // subscriptions are reordered on both concurrently, invoices are created on
 // both (numbers unique and gap-free), both instances' job workers render
 // each document exactly once, an Idempotency-Key used on A is replayed on B,
-// and a catalog import is picked up by both.
+// a catalog and a GTFS import are picked up by both, a departures session
+// token minted by A is honoured by B, and a revoked key stops on both.
 func TestScaleOutTwoInstances(t *testing.T) {
 	env, st := pgEnv(t)
+	env["FAREBOX_GTFS_REFRESH"] = "1s"
 	_, key := newKey(t, env)
 	a, b := startServe(t, env), startServe(t, env)
 	inst := []*instance{a, b}
@@ -241,6 +244,26 @@ func TestScaleOutTwoInstances(t *testing.T) {
 			r := call(in.url(), "GET", "/v9/ticketing/products/"+target+".json", "", nil, nil)
 			return r.status == 200 && r.m()["local_ticket_name"] == "Einzelfahrt Skalierung"
 		})
+	}
+
+	// A GTFS feed imported once serves departures on both instances, and a
+	// session token minted by A covers the same station's board on B.
+	cli(t, env, "gtfs", "import", "--feed-id", "caltrain", filepath.Join(shareddata.Path("gtfs"), "caltrain-2023.zip"))
+	board := "/v1/departures.json?max_departures=3&station_id=farebox-station-caltrain_22nd_street&api_key=" + key
+	for _, in := range inst {
+		waitFor(t, 30*time.Second, "departures on "+in.addr, func() bool { return call(in.url(), "GET", board, "", nil, nil).status == 200 })
+	}
+	first := call(a.url(), "GET", board, "", nil, map[string]string{"X-Request-Id": "board-on-a"})
+	tok := first.header.Get("session-token")
+	second := call(b.url(), "GET", board, "", nil, map[string]string{"X-Request-Id": "board-on-b", "session-token": tok})
+	if first.status != 200 || tok == "" || second.status != 200 || second.header.Get("session-token") == "" {
+		t.Fatalf("boards: A %d token %q, B %d", first.status, tok, second.status)
+	}
+	for id, counted := range map[string]bool{"board-on-a": true, "board-on-b": false} {
+		rows, err := st.Read().UsageByRequest(ctx, id)
+		if err != nil || len(rows) != 1 || rows[0].Counted != counted || (!counted && rows[0].Reason != "session") {
+			t.Errorf("ledger of %s: %+v %v (want counted=%v)", id, rows, err, counted)
+		}
 	}
 
 	// A key revoked through one operator command stops working on both
