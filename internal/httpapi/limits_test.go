@@ -15,14 +15,18 @@ import (
 )
 
 // TestRateLimitHeadersOnEveryGroup: each keyed endpoint group (account,
-// catalog, ordering, subscriptions, invoicing, usage) answers with the
+// catalog, ordering, subscriptions, invoicing, usage, transit) answers with the
 // RateLimit and RateLimit-Policy fields and refuses the request past the
 // burst with 429 rate_limited and Retry-After, writing nothing. Keyless
 // capability endpoints carry no per-key limit.
 func TestRateLimitHeadersOnEveryGroup(t *testing.T) {
-	e := apitest.New(t, store.SQLite, apitest.Options{Configure: func(d *httpapi.Deps) {
+	opts := transitOptions(t, apitest.DefaultNow, feedSpec{"sample", "sample-gtfs-feed-0.13.0.zip", ""})
+	withTransit := opts.Configure
+	opts.Configure = func(d *httpapi.Deps) {
+		withTransit(d)
 		d.RateLimits = &httpapi.RateLimits{Rate: 0.5, Burst: 2}
-	}})
+	}
+	e := apitest.New(t, store.SQLite, opts)
 	ids := productIDs(t, e)
 	o := order(t, e, e.LiveKey, ids["month/adult"], ids["single/adult"])
 	var subID, item, single string
@@ -45,6 +49,7 @@ func TestRateLimitHeadersOnEveryGroup(t *testing.T) {
 		{"order lookup", apitest.Req{Method: "GET", Path: "/v9/ticketing/orders/" + o.OrderID + ".json"}, 200},
 		{"subscriptions", apitest.Req{Method: "GET", Path: "/v9/ticketing/subscriptions/" + subID + ".json"}, 200},
 		{"invoicing", apitest.Req{Method: "GET", Path: "/v5/ticketing/billable_item/" + item + ".json"}, 200},
+		{"transit", apitest.Req{Method: "GET", Path: "/v1/attributions.json"}, 200},
 		{"customers", apitest.Req{Method: "POST", Path: "/v5/ticketing/customers.json", Body: map[string]any{"customer": map[string]any{"address_lines": []string{"A GmbH"}}}}, 201},
 	} {
 		// Each group gets a fresh key of the owning account, so its bucket is full.
