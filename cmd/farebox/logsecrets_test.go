@@ -76,6 +76,9 @@ func TestLogsHoldNoSecrets(t *testing.T) {
 	// Keys: a wrong one, one in the query where it is refused, a revoked one.
 	call(base, "GET", "/v1/account.json", key+"x", nil, nil)
 	call(base, "GET", "/v1/account.json?api_key="+key, "", nil, nil)
+	// Transit endpoints take the key in the query string: never logged either.
+	call(base, "GET", "/v1/departures.json?station_id=farebox-station-nowhere&api_key="+key, "", nil, nil)
+	call(base, "GET", "/v1/stations/search_by_name.json?name=Berlin&api_key="+key, "", nil, nil)
 	cli(t, env, "accounts", "revoke", key[:17])
 	waitFor(t, 20*time.Second, "revocation", func() bool { return call(base, "GET", "/v1/account.json", key, nil, nil).status == 401 })
 	// A request id the caller chose is logged with its request.
