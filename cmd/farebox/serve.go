@@ -10,6 +10,7 @@ import (
 	"net/http"
 	"net/http/pprof"
 	"path/filepath"
+	"sync"
 	"time"
 
 	"github.com/farebox/farebox/internal/app"
@@ -92,11 +93,21 @@ func serve(ctx context.Context, args []string, getenv func(string) string, stdou
 	if cfg.Seller.Name == config.DevSellerName {
 		log.Warn("invoices are issued by the development seller: set FAREBOX_SELLER_* for production")
 	}
+	// One query per scrape (not one per state gauge), reused for a second.
+	var jobsMu sync.Mutex
+	var jobsAt time.Time
+	var jobStates map[string]int
 	observeJob = metrics.WatchJobs(func() map[string]int {
+		jobsMu.Lock()
+		defer jobsMu.Unlock()
+		if time.Since(jobsAt) < time.Second {
+			return jobStates
+		}
 		m, err := st.Read().JobStates(context.Background())
 		if err != nil {
 			log.Warn("job metrics", "error", err.Error())
 		}
+		jobStates, jobsAt = m, time.Now()
 		return m
 	})
 	metrics.WatchJobAge(func() time.Duration {
