@@ -47,7 +47,7 @@ func serve(ctx context.Context, args []string, getenv func(string) string, stdou
 	observeJob := func(string, error, time.Duration) {}
 	a := app.New(app.Options{Store: st, Clock: clock.System{}, IDPrefix: cfg.IDPrefix, Location: loc, AuthCacheTTL: cfg.AuthCacheTTL,
 		Invoicing: app.InvoicingOptions{Seller: cfg.Seller, BaseURL: cfg.BaseURL(), PaymentDays: cfg.PaymentDays,
-			Jobs: jobs.Options{Log: log, Observe: func(kind string, err error, d time.Duration) { observeJob(kind, err, d) }}}})
+			Jobs: jobs.Options{Log: log, Lease: cfg.JobLease, Observe: func(kind string, err error, d time.Duration) { observeJob(kind, err, d) }}}})
 	if err := a.LoadCatalog(ctx); err != nil {
 		return fmt.Errorf("load catalog: %w", err)
 	}
@@ -73,6 +73,21 @@ func serve(ctx context.Context, args []string, getenv func(string) string, stdou
 	defer func() { stopTransit(); <-transitDone }()
 
 	metrics := httpapi.NewMetrics(st.DB())
+	// Stored Idempotency-Key responses (they hold coupon ids and restore
+	// secrets) are deleted after --idempotency-ttl by every instance.
+	go every(ctx, max(min(cfg.IdempotencyTTL/2, time.Minute), 100*time.Millisecond), func() {
+		cutoff := time.Now().Add(-cfg.IdempotencyTTL)
+		err := st.Write(ctx, func(q store.Q) error {
+			n, err := q.PurgeIdempotencyKeys(ctx, cutoff)
+			if n > 0 {
+				log.Debug("idempotency keys purged", "count", n)
+			}
+			return err
+		})
+		if err != nil && ctx.Err() == nil {
+			log.Warn("idempotency key purge failed", "error", err.Error())
+		}
+	})
 	// Invoice document jobs: workers in every instance unless --workers=false.
 	if cfg.Seller.Name == config.DevSellerName {
 		log.Warn("invoices are issued by the development seller: set FAREBOX_SELLER_* for production")
@@ -83,6 +98,14 @@ func serve(ctx context.Context, args []string, getenv func(string) string, stdou
 			log.Warn("job metrics", "error", err.Error())
 		}
 		return m
+	})
+	metrics.WatchJobAge(func() time.Duration {
+		now := time.Now()
+		due, ok, err := st.Read().OldestReadyJob(context.Background(), now)
+		if err != nil || !ok {
+			return 0
+		}
+		return now.Sub(due)
 	})
 	if cfg.Workers {
 		wctx, stopWorkers := context.WithCancel(context.WithoutCancel(ctx))

@@ -39,6 +39,7 @@ type Config struct {
 	AuthCacheTTL    time.Duration
 	IdempotencyTTL  time.Duration
 	Workers         bool
+	JobLease        time.Duration
 	RateLimit       float64
 	RateBurst       int
 	SessionKey      string // secret: HMAC key for session tokens
@@ -94,6 +95,7 @@ func (c *Config) settings() []setting {
 		{name: "auth-cache-ttl", env: "FAREBOX_AUTH_CACHE_TTL", def: "5s", help: "how long a resolved API key is cached per instance (revocation delay)"},
 		{name: "idempotency-ttl", env: "FAREBOX_IDEMPOTENCY_TTL", def: "24h", help: "how long Idempotency-Key responses are kept"},
 		{name: "workers", env: "FAREBOX_WORKERS", def: "true", help: "run background job workers in this instance"},
+		{name: "job-lease", env: "FAREBOX_JOB_LEASE", def: "2m", help: "how long a worker's claim on a job holds; a crashed instance's jobs are taken over after it (longer than the slowest job)"},
 		{name: "rate-limit", env: "FAREBOX_RATE_LIMIT", def: "100", help: "requests per second per API key and instance (0 disables)"},
 		{name: "rate-burst", env: "FAREBOX_RATE_BURST", def: "200", help: "burst size of the per-key rate limit"},
 		{name: "pprof-addr", env: "FAREBOX_PPROF_ADDR", def: "", help: "serve Go's net/http/pprof on this address (empty: off; keep it on loopback)"},
@@ -197,6 +199,7 @@ func Load(args []string, getenv func(string) string, out io.Writer) (Config, err
 	c.AuthCacheTTL = dur("auth-cache-ttl")
 	c.IdempotencyTTL = dur("idempotency-ttl")
 	c.Workers = boolean("workers")
+	c.JobLease = dur("job-lease")
 	rl, err := strconv.ParseFloat(get("rate-limit"), 64)
 	if err != nil || rl < 0 {
 		errs = append(errs, fmt.Errorf("--rate-limit: %q is not a non-negative number", get("rate-limit")))

@@ -154,6 +154,7 @@ func (s *Server) createInvoice(w http.ResponseWriter, r *http.Request) error {
 	if err != nil {
 		return err
 	}
+	s.Metrics.Event("invoice_issued", string(inv.Environment), 1)
 	writeJSON(w, http.StatusCreated, invoiceView(inv, s.app.InvoiceBaseURL()))
 	return nil
 }
@@ -176,6 +177,7 @@ func (s *Server) cancelInvoice(w http.ResponseWriter, r *http.Request) error {
 	if err != nil {
 		return err
 	}
+	s.Metrics.Event("invoice_cancelled", string(inv.Environment), 1)
 	writeJSON(w, http.StatusCreated, invoiceView(inv, s.app.InvoiceBaseURL()))
 	return nil
 }
@@ -189,6 +191,7 @@ func (s *Server) invoicePaymentNotice(w http.ResponseWriter, r *http.Request) er
 	if err != nil {
 		return err
 	}
+	s.Metrics.Event("payment_notice_issued", string(inv.Environment), 1)
 	writeJSON(w, http.StatusCreated, invoiceView(inv, s.app.InvoiceBaseURL()))
 	return nil
 }
@@ -204,6 +207,7 @@ func (s *Server) collectionPaymentNotice(w http.ResponseWriter, r *http.Request)
 	if err != nil {
 		return err
 	}
+	s.Metrics.Event("payment_notice_issued", string(inv.Environment), 1)
 	writeJSON(w, http.StatusCreated, invoiceView(inv, s.app.InvoiceBaseURL()))
 	return nil
 }

@@ -111,3 +111,13 @@ func (m *Metrics) WatchJobs(states func() map[string]int) (observe func(kind str
 		h.WithLabelValues(kind, outcome).Observe(d.Seconds())
 	}
 }
+
+// WatchJobAge registers farebox_jobs_oldest_ready_age_seconds: age is
+// called on each scrape and returns how long the oldest due job has waited
+// (0 when none is due). A growing value means the workers fall behind or
+// none runs.
+func (m *Metrics) WatchJobAge(age func() time.Duration) {
+	m.Registry.MustRegister(prometheus.NewGaugeFunc(prometheus.GaugeOpts{
+		Name: "farebox_jobs_oldest_ready_age_seconds", Help: "How long the oldest due job in the queue has waited.",
+	}, func() float64 { return age().Seconds() }))
+}

@@ -8,7 +8,6 @@ import (
 	"net/http"
 	"strconv"
 	"strings"
-	"time"
 
 	"github.com/farebox/farebox/internal/apperr"
 	"github.com/farebox/farebox/internal/store"
@@ -134,7 +133,10 @@ func (s *Server) idempotent(rt route, key string, buf *buffer, r *http.Request) 
 		scope = "account:" + p.AccountID + ":" + string(p.Environment)
 	}
 	now := s.app.Clock.Now()
-	const lease = 60 * time.Second
+	// A claim outlives the request that holds it by one more request
+	// timeout: by then the holder has answered or its instance is gone
+	// (crashed), and a retry may take the key over.
+	lease := 2 * s.RequestTimeout
 	var claimed bool
 	var rec store.IdemRecord
 	err = s.app.Store.Write(r.Context(), func(q store.Q) (err error) {
@@ -149,6 +151,9 @@ func (s *Server) idempotent(rt route, key string, buf *buffer, r *http.Request) 
 		case rec.RequestHash != hash:
 			return apperr.E(op, apperr.Unprocessable, "idempotency_key_reused",
 				"this Idempotency-Key was already used with a different request")
+		case rec.Status == 0 && rec.Committed && rec.LockedUntil.Before(now):
+			return apperr.E(op, apperr.Conflict, "idempotency_key_outcome_unknown",
+				"the request with this Idempotency-Key was carried out, but its answer was lost in a server failure; look the result up instead of retrying")
 		case rec.Status == 0:
 			return apperr.E(op, apperr.Conflict, "idempotency_key_in_flight",
 				"a request with this Idempotency-Key is still being processed; retry shortly")
@@ -160,7 +165,7 @@ func (s *Server) idempotent(rt route, key string, buf *buffer, r *http.Request) 
 		markUncounted(r, usage.ReasonReplay)
 		return nil
 	}
-	if herr := rt.h(buf, r); herr != nil {
+	if herr := rt.h(buf, r.WithContext(store.WithIdempotencyClaim(r.Context(), scope, key))); herr != nil {
 		buf.reset()
 		s.writeError(buf, r, herr)
 	}
@@ -209,7 +214,11 @@ func (s *Server) record(r *http.Request, status int) error {
 		ev.Counted, ev.Reason = false, st.uncounted
 	}
 	s.Metrics.usage.WithLabelValues(strconv.FormatBool(ev.Counted), ev.Reason).Inc()
-	if err := s.Ledger.Record(context.WithoutCancel(r.Context()), ev); err != nil {
+	// The wait for the ledger's commit is bounded too (a request that ran
+	// out of time still gets its row, but not an unbounded wait for it).
+	ctx, cancel := context.WithTimeout(context.WithoutCancel(r.Context()), s.RequestTimeout)
+	defer cancel()
+	if err := s.Ledger.Record(ctx, ev); err != nil {
 		s.log.LogAttrs(r.Context(), slog.LevelError, "usage ledger write failed",
 			slog.String("request_id", st.id), slog.String("error", err.Error()))
 		return apperr.E("usage", apperr.Unavailable, "usage_ledger_unavailable", "the request could not be recorded; retry later").WithCause(err)

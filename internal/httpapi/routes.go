@@ -69,14 +69,16 @@ func (s *Server) routes() []route {
 	return rs
 }
 
-// RouteInfo names one route of the table (for the OpenAPI contract test and docs).
-type RouteInfo struct{ Method, Path string }
+// RouteInfo names one route of the table (for the OpenAPI contract test,
+// the tenant-isolation test and docs). Auth is "none", "partner",
+// "transit" or "capability".
+type RouteInfo struct{ Method, Path, Auth string }
 
 // Routes lists the route table.
 func (s *Server) Routes() []RouteInfo {
 	var out []RouteInfo
 	for _, rt := range s.routes() {
-		out = append(out, RouteInfo{rt.method, rt.path})
+		out = append(out, RouteInfo{rt.method, rt.path, [...]string{"none", "partner", "transit", "capability"}[rt.auth]})
 	}
 	return out
 }

@@ -14,11 +14,38 @@ type IdemRecord struct {
 	ContentType string
 	Body        []byte
 	LockedUntil time.Time
+	// Committed says the request's own transaction committed although no
+	// response was stored (its instance died in between): it must not run
+	// again.
+	Committed bool
+}
+
+type claimKey struct{}
+
+type claimMark struct{ scope, key string }
+
+// WithIdempotencyClaim marks ctx as running under the Idempotency-Key claim
+// (scope, key): every Write with this context also sets the claim's
+// committed flag inside its own transaction, so a later take-over of the
+// claim knows the request's effects are already in the database.
+func WithIdempotencyClaim(ctx context.Context, scope, key string) context.Context {
+	return context.WithValue(ctx, claimKey{}, claimMark{scope, key})
+}
+
+// markClaim runs inside a write transaction (see Write).
+func (q Q) markClaim(ctx context.Context) error {
+	m, ok := ctx.Value(claimKey{}).(claimMark)
+	if !ok {
+		return nil
+	}
+	_, err := q.db.ExecContext(ctx, `UPDATE idempotency_keys SET committed = TRUE WHERE scope = $1 AND key = $2 AND status = 0`, m.scope, m.key)
+	return err
 }
 
 // ClaimIdempotencyKey tries to become the request that executes (scope, key).
 // It returns claimed=true when this caller must run the request: the key was
-// new, or its earlier owner died (its lease expired without a response).
+// new, or its earlier owner died (its lease expired without a response)
+// before committing anything.
 // Otherwise it returns the stored record.
 func (q Q) ClaimIdempotencyKey(ctx context.Context, scope, key, hash string, at time.Time, lease time.Duration) (claimed bool, rec IdemRecord, err error) {
 	at = now(at)
@@ -32,7 +59,7 @@ func (q Q) ClaimIdempotencyKey(ctx context.Context, scope, key, hash string, at 
 	}
 	// Take over an abandoned claim: no response and the lease ran out.
 	res, err = q.db.ExecContext(ctx, `UPDATE idempotency_keys SET locked_until = $1
-		WHERE scope = $2 AND key = $3 AND status = 0 AND request_hash = $4 AND locked_until < $5`,
+		WHERE scope = $2 AND key = $3 AND status = 0 AND NOT committed AND request_hash = $4 AND locked_until < $5`,
 		at.Add(lease), scope, key, hash, at)
 	if err != nil {
 		return false, rec, mapErr(err)
@@ -40,9 +67,9 @@ func (q Q) ClaimIdempotencyKey(ctx context.Context, scope, key, hash string, at 
 	if n, _ := res.RowsAffected(); n == 1 {
 		return true, rec, nil
 	}
-	err = q.db.QueryRowContext(ctx, `SELECT request_hash, status, content_type, body, locked_until
+	err = q.db.QueryRowContext(ctx, `SELECT request_hash, status, content_type, body, locked_until, committed
 		FROM idempotency_keys WHERE scope = $1 AND key = $2`, scope, key).
-		Scan(&rec.RequestHash, &rec.Status, &rec.ContentType, &rec.Body, &rec.LockedUntil)
+		Scan(&rec.RequestHash, &rec.Status, &rec.ContentType, &rec.Body, &rec.LockedUntil, &rec.Committed)
 	if errors.Is(err, sql.ErrNoRows) {
 		// Purged between the two statements: let the caller retry as new.
 		return false, rec, mapErr(err)
@@ -57,9 +84,11 @@ func (q Q) CompleteIdempotencyKey(ctx context.Context, scope, key string, status
 	return mapErr(err)
 }
 
-// ReleaseIdempotencyKey forgets a claim whose request produced no response to keep.
+// ReleaseIdempotencyKey forgets a claim whose request produced no response
+// to keep, unless the request committed writes (then a retry must not run
+// it again).
 func (q Q) ReleaseIdempotencyKey(ctx context.Context, scope, key string) error {
-	_, err := q.db.ExecContext(ctx, `DELETE FROM idempotency_keys WHERE scope = $1 AND key = $2 AND status = 0`, scope, key)
+	_, err := q.db.ExecContext(ctx, `DELETE FROM idempotency_keys WHERE scope = $1 AND key = $2 AND status = 0 AND NOT committed`, scope, key)
 	return mapErr(err)
 }
 

@@ -170,3 +170,17 @@ func (q Q) JobState(ctx context.Context, kind, payload string) (string, error) {
 	}
 	return s, mapErr(err)
 }
+
+// OldestReadyJob returns when the longest-waiting due job became due (its
+// run_at), and false when no job is due at at: the queue-age metric.
+func (q Q) OldestReadyJob(ctx context.Context, at time.Time) (time.Time, bool, error) {
+	var due time.Time
+	err := q.db.QueryRowContext(ctx, `SELECT run_at FROM jobs WHERE state = 'ready' AND run_at <= $1 ORDER BY run_at LIMIT 1`, now(at)).Scan(&due)
+	if errors.Is(err, sql.ErrNoRows) {
+		return time.Time{}, false, nil
+	}
+	if err != nil {
+		return time.Time{}, false, mapErr(err)
+	}
+	return due.UTC(), true, nil
+}

@@ -232,7 +232,11 @@ func (s *Store) writeOnce(ctx context.Context, fn func(q Q) error) (err error) {
 			_ = tx.Rollback()
 		}
 	}()
-	if err = fn(Q{db: tx, engine: s.engine, tx: tx, s: s}); err != nil {
+	q := Q{db: tx, engine: s.engine, tx: tx, s: s}
+	if err = fn(q); err != nil {
+		return err
+	}
+	if err = q.markClaim(ctx); err != nil {
 		return err
 	}
 	return tx.Commit()
@@ -274,10 +278,26 @@ func mapErr(err error) error {
 		return apperr.E("store", apperr.Unavailable, "request_cancelled", "request cancelled or timed out").WithCause(err)
 	case IsUnique(err):
 		return apperr.E("store", apperr.Conflict, "conflict", "record already exists").WithCause(err)
+	case isFull(err):
+		return apperr.E("store", apperr.Unavailable, "storage_full", "database storage is full: writes are refused until space is freed; retry later").WithCause(err)
 	case isConnErr(err):
 		return apperr.E("store", apperr.Unavailable, "database_unavailable", "database unavailable, retry later").WithCause(err)
 	}
 	return apperr.Wrap("store", err)
+}
+
+// isFull reports a full disk or database: SQLITE_FULL (also
+// max_page_count reached) or PostgreSQL's disk_full (53100).
+func isFull(err error) bool {
+	var pg *pgconn.PgError
+	if errors.As(err, &pg) {
+		return pg.Code == "53100"
+	}
+	var se *sqlite.Error
+	if errors.As(err, &se) {
+		return se.Code()&0xff == sqlite3.SQLITE_FULL
+	}
+	return false
 }
 
 func isConnErr(err error) bool {

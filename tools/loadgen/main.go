@@ -10,6 +10,9 @@
 //	loadgen -mode order    -url http://127.0.0.1:18090 -key fbx_live_… -c 64 -d 10s
 //	loadgen -mode activate -url … -key … -c 64 -d 10s   (orders coupons first, then activates them)
 //	loadgen -mode baseline -data-dir DIR | -database-url postgres://… -c 64 -d 10s
+//	loadgen -mode mix -url http://A,http://B -key … -rate 200 -d 30s [-stops ID,ID]
+//
+// -mode mix is open loop at a fixed rate over one or more instances (mix.go).
 package main
 
 import (
@@ -23,6 +26,7 @@ import (
 	"net/http"
 	"os"
 	"sort"
+	"strings"
 	"sync"
 	"sync/atomic"
 	"time"
@@ -34,8 +38,10 @@ import (
 )
 
 func main() {
-	mode := flag.String("mode", "order", "order, activate or baseline")
-	url := flag.String("url", "http://127.0.0.1:18090", "server base URL")
+	mode := flag.String("mode", "order", "order, activate, baseline or mix")
+	url := flag.String("url", "http://127.0.0.1:18090", "server base URL (mix: comma-separated instances, used round robin)")
+	rate := flag.Float64("rate", 200, "mix: operations started per second")
+	stops := flag.String("stops", "", "mix: comma-separated station ids (<prefix>-station-<id>) for departure boards (empty: none)")
 	key := flag.String("key", "", "live API key")
 	conc := flag.Int("c", 64, "concurrent clients")
 	dur := flag.Duration("d", 10*time.Second, "duration")
@@ -49,6 +55,16 @@ func main() {
 		res, err = httpLoad(*mode, *url, *key, *conc, *dur)
 	case "baseline":
 		res, err = baseline(*dbURL, *dataDir, *conc, *dur)
+	case "mix":
+		var ids []string
+		if *stops != "" {
+			ids = strings.Split(*stops, ",")
+		}
+		if err := mixLoad(strings.Split(*url, ","), *key, *rate, *dur, ids); err != nil {
+			fmt.Fprintln(os.Stderr, "loadgen:", err)
+			os.Exit(1)
+		}
+		return
 	default:
 		err = fmt.Errorf("unknown mode %q", *mode)
 	}

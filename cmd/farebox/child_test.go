@@ -1,0 +1,127 @@
+package main
+
+import (
+	"bufio"
+	"encoding/json"
+	"io"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"sync"
+	"syscall"
+	"testing"
+	"time"
+)
+
+var (
+	binOnce sync.Once
+	binPath string
+	binErr  error
+	binDir  string
+)
+
+// fareboxBinary builds this command once per test binary run into a
+// temporary directory (removed by TestMain) and returns its path.
+func fareboxBinary(t *testing.T) string {
+	t.Helper()
+	binOnce.Do(func() {
+		binDir, binErr = os.MkdirTemp("", "farebox-bin-")
+		if binErr != nil {
+			return
+		}
+		binPath = filepath.Join(binDir, "farebox")
+		out, err := exec.Command("go", "build", "-o", binPath, ".").CombinedOutput()
+		if err != nil {
+			binErr = &buildError{err: err, out: string(out)}
+		}
+	})
+	if binErr != nil {
+		t.Fatalf("go build: %v", binErr)
+	}
+	return binPath
+}
+
+// TestMain removes the built binary after the tests.
+func TestMain(m *testing.M) {
+	code := m.Run()
+	if binDir != "" {
+		os.RemoveAll(binDir)
+	}
+	os.Exit(code)
+}
+
+type buildError struct {
+	err error
+	out string
+}
+
+func (e *buildError) Error() string { return e.err.Error() + "\n" + e.out }
+
+// child is `farebox serve` running as a real process of the test.
+type child struct {
+	cmd  *exec.Cmd
+	addr string
+	logs *syncBuffer
+	done chan struct{}
+}
+
+// startChild starts the binary with env on a free loopback port and waits
+// for its "farebox listening" log line.
+func startChild(t *testing.T, env map[string]string) *child {
+	t.Helper()
+	cmd := exec.Command(fareboxBinary(t), "serve")
+	cmd.Env = []string{"PATH=" + os.Getenv("PATH"), "HOME=" + os.Getenv("HOME"), "FAREBOX_ADDR=127.0.0.1:0", "FAREBOX_LOG_FORMAT=json"}
+	for k, v := range env {
+		cmd.Env = append(cmd.Env, k+"="+v)
+	}
+	stderr, err := cmd.StderrPipe()
+	if err != nil {
+		t.Fatal(err)
+	}
+	c := &child{cmd: cmd, logs: &syncBuffer{}, done: make(chan struct{})}
+	if err := cmd.Start(); err != nil {
+		t.Fatal(err)
+	}
+	addr := make(chan string, 1)
+	go func() {
+		sc := bufio.NewScanner(stderr)
+		sc.Buffer(make([]byte, 1<<20), 1<<20)
+		for sc.Scan() {
+			line := sc.Bytes()
+			c.logs.Write(append(append([]byte{}, line...), '\n'))
+			var m struct{ Msg, Addr string }
+			if json.Unmarshal(line, &m) == nil && m.Msg == "farebox listening" {
+				addr <- m.Addr
+			}
+		}
+		_, _ = io.Copy(io.Discard, stderr)
+		_ = cmd.Wait()
+		close(c.done)
+	}()
+	select {
+	case c.addr = <-addr:
+	case <-c.done:
+		t.Fatalf("farebox serve exited at start:\n%s", c.logs.String())
+	case <-time.After(60 * time.Second):
+		c.kill()
+		t.Fatalf("farebox serve did not start:\n%s", c.logs.String())
+	}
+	t.Cleanup(c.kill)
+	return c
+}
+
+func (c *child) url() string { return "http://" + c.addr }
+
+// kill sends SIGKILL (no graceful shutdown) and waits for the process.
+func (c *child) kill() {
+	if c.cmd.Process != nil {
+		_ = c.cmd.Process.Signal(syscall.SIGKILL)
+	}
+	<-c.done
+}
+
+// term sends SIGTERM and waits for the graceful exit.
+func (c *child) term() {
+	_ = c.cmd.Process.Signal(syscall.SIGTERM)
+	<-c.done
+}

@@ -1,0 +1,173 @@
+package httpapi_test
+
+import (
+	"regexp"
+	"strings"
+	"testing"
+
+	"github.com/farebox/farebox/internal/account"
+	"github.com/farebox/farebox/internal/apitest"
+)
+
+// tenantRecords are one account's records of every kind, by path parameter.
+type tenantRecords map[string]string
+
+// makeRecords creates an order (with a restore secret), a subscription, a
+// customer, billable items, a collection and an invoice with key.
+func makeRecords(t *testing.T, e *apitest.Env, key string) (tenantRecords, string) {
+	t.Helper()
+	ids := productIDs(t, e)
+	o := order(t, e, key, ids["month/adult"], ids["single/adult"], ids["single/adult"], ids["single/adult"])
+	var monthly, singles []map[string]any
+	for _, c := range o.Coupons {
+		if c["subscription"] != nil {
+			monthly = append(monthly, c)
+		} else {
+			singles = append(singles, c)
+		}
+	}
+	mustActivate(t, e, "v9", str(monthly[0]["id"]), map[string]any{"identification_medium": medium("Max", "Muster", "1990-01-01"),
+		"tariff_settings": map[string]any{"german_postal_code": "10115"}})
+	sub := coupon(t, e, "v9", str(monthly[0]["id"]))["subscription"].(map[string]any)
+	cust := newCustomer(t, e, key, []string{"Muster GmbH", "Hauptstraße 1", "10115 Berlin"}, nil)
+	coll := e.Must(201, apitest.Req{Method: "POST", Path: "/v5/ticketing/billable_collections.json", Key: key}).Map(t)["id"].(string)
+	item1, item2 := str(singles[0]["billable_item_id"]), str(singles[1]["billable_item_id"])
+	e.Must(200, apitest.Req{Method: "POST", Path: "/v5/ticketing/billable_collection/" + coll + "/billable_items.json", Key: key,
+		Body: map[string]any{"billable_item_ids": []string{item2}}})
+	put(t, e, key, item1, map[string]any{"customer_id": cust})
+	inv := issue(t, e, key, item1, cust, nil)
+	return tenantRecords{"order_id": o.OrderID, "subscription_id": str(sub["id"]), "customer_id": cust,
+		"billable_item_id": item1, "collection_id": coll, "invoice_id": inv.InvoiceID,
+		"spare_item": str(singles[2]["billable_item_id"]), "single_coupon": str(singles[0]["id"])}, o.RestoreSecret
+}
+
+var pathParam = regexp.MustCompile(`\{([a-z_]+)\}`)
+
+// TestTenantIsolationEveryEndpoint walks the route table: every partner
+// endpoint that takes a record id answers 404 not_found for another
+// account's record (with a valid body, even the right restore secret), and
+// for the same account's record of the other environment (test key on live
+// records); nothing changes, and neither usage report shows the other's
+// requests. Capability endpoints (coupon and ticket ids are the
+// credential) and the public catalog are the documented exceptions.
+func TestTenantIsolationEveryEndpoint(t *testing.T) {
+	apitest.ForEachEngine(t, apitest.Options{}, func(t *testing.T, e *apitest.Env) {
+		mine, secret := makeRecords(t, e, e.LiveKey)
+		otherID, otherKey := e.NewAccount("Fremd AG", account.Live)
+		theirs, _ := makeRecords(t, e, otherKey)
+		bodies := map[string]any{
+			"PUT billable_item/{billable_item_id}.json":                    map[string]any{"customer_id": theirs["customer_id"]},
+			"POST billable_collection/{collection_id}/billable_items.json": map[string]any{"billable_item_ids": []string{theirs["billable_item_id"]}},
+			"POST orders/{order_id}/restore.json":                          map[string]any{"restore_secret": secret, "coupon_ids": []string{mine["single_coupon"]}},
+		}
+		tables := []string{"orders", "coupons", "billable_items", "subscriptions", "subscription_cycles", "tickets",
+			"customers", "billable_collections", "billable_item_assignments", "invoices", "invoice_claims", "jobs"}
+		snapshot := func() map[string]int {
+			m := map[string]int{}
+			for _, tb := range tables {
+				m[tb] = count(t, e, tb)
+			}
+			return m
+		}
+		usageTotal := func(key string) (string, int64) {
+			u := e.Must(200, apitest.Req{Method: "GET", Path: "/v1/usage.json", Key: key}).Map(t)
+			var n int64
+			for _, d := range u["days"].([]any) {
+				m := d.(map[string]any)
+				n += int64(m["counted"].(float64) + m["uncounted"].(float64))
+			}
+			return str(u["account_id"]), n
+		}
+		_, mineBefore := usageTotal(e.LiveKey)
+		before := snapshot()
+		checked := 0
+		for _, caller := range []struct{ name, key string }{{"another account", otherKey}, {"own test key", e.TestKey}} {
+			_, callerBefore := usageTotal(caller.key)
+			calls := 0
+			for _, rt := range e.Server.Routes() {
+				if rt.Auth != "partner" || !strings.Contains(rt.Path, "{") {
+					continue
+				}
+				if strings.Contains(rt.Path, "{area_id}") {
+					continue // the catalog is public to every partner
+				}
+				path := pathParam.ReplaceAllStringFunc(rt.Path, func(p string) string {
+					name := p[1 : len(p)-1]
+					id, ok := mine[name]
+					if !ok {
+						t.Fatalf("%s %s: no record for %s: extend makeRecords", rt.Method, rt.Path, name)
+					}
+					return id
+				})
+				var body any
+				for suffix, b := range bodies {
+					if method, s, _ := strings.Cut(suffix, " "); method == rt.Method && strings.HasSuffix(rt.Path, s) {
+						body = b
+					}
+				}
+				r := e.Do(apitest.Req{Method: rt.Method, Path: path, Key: caller.key, Body: body})
+				calls++
+				if r.Status != 404 || !strings.HasSuffix(str(r.Map(t)["code"]), "not_found") {
+					t.Errorf("%s: %s %s with %s: %d %s", caller.name, rt.Method, rt.Path, "the owner's id", r.Status, r.Body)
+				}
+				checked++
+			}
+			// Mixed: the caller's own item with the owner's customer.
+			if caller.key == otherKey {
+				r := e.Do(apitest.Req{Method: "POST", Key: otherKey,
+					Path: "/v5/ticketing/billable_item/" + theirs["billable_item_id"] + "/invoice/" + mine["customer_id"] + ".json"})
+				calls++
+				if r.Status != 404 {
+					t.Errorf("own item, foreign customer: %d %s", r.Status, r.Body)
+				}
+				r = e.Do(apitest.Req{Method: "PUT", Key: otherKey, Path: "/v5/ticketing/billable_item/" + theirs["spare_item"] + ".json",
+					Body: map[string]any{"billablable_collection_id": mine["collection_id"]}})
+				calls++
+				if r.Status != 404 && r.Status != 422 {
+					t.Errorf("own item into a foreign collection: %d %s", r.Status, r.Body)
+				}
+			}
+			// The caller's usage report holds exactly its own requests.
+			id, after := usageTotal(caller.key)
+			if want := otherID; caller.key == otherKey && id != want {
+				t.Errorf("usage of %s reports account %s", caller.name, id)
+			}
+			if caller.key == otherKey && after-callerBefore != int64(calls)+1 {
+				t.Errorf("usage of %s grew by %d for %d requests", caller.name, after-callerBefore, calls+1)
+			}
+		}
+		if checked < 2*20 {
+			t.Errorf("only %d endpoint checks ran", checked)
+		}
+		if after := snapshot(); !equalCounts(before, after) {
+			t.Errorf("requests with foreign ids changed rows: %v → %v", before, after)
+		}
+		// The owner's usage grew only by its own requests (the two reports
+		// and the test key's calls, which belong to the same account).
+		if _, mineAfter := usageTotal(e.LiveKey); mineAfter < mineBefore+1 {
+			t.Errorf("owner usage %d → %d", mineBefore, mineAfter)
+		}
+		// The owner's records are untouched: the subscription is active, the
+		// invoice stands, the item keeps its customer.
+		s := e.Must(200, apitest.Req{Method: "GET", Path: "/v9/ticketing/subscriptions/" + mine["subscription_id"] + ".json", Key: e.LiveKey}).Map(t)
+		if s["active"] != true {
+			t.Errorf("owner's subscription after the attempts: %v", s)
+		}
+		inv := e.Must(200, apitest.Req{Method: "GET", Path: "/v5/ticketing/invoices/" + mine["invoice_id"] + ".json", Key: e.LiveKey}).Map(t)
+		if inv["cancelled_by_invoice_id"] != nil {
+			t.Errorf("owner's invoice cancelled: %v", inv["cancelled_by_invoice_id"])
+		}
+		if it := item(t, e, e.LiveKey, mine["billable_item_id"]); it["customer_id"] != mine["customer_id"] {
+			t.Errorf("owner's item changed: %v", it)
+		}
+	})
+}
+
+func equalCounts(a, b map[string]int) bool {
+	for k, v := range a {
+		if b[k] != v {
+			return false
+		}
+	}
+	return len(a) == len(b)
+}
