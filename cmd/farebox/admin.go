@@ -42,10 +42,7 @@ func accounts(ctx context.Context, args []string, getenv func(string) string, st
 		fmt.Fprintln(stderr, help)
 		return errUsage
 	}
-	fs := flag.NewFlagSet("farebox accounts "+args[0], flag.ContinueOnError)
-	fs.SetOutput(stderr)
-	var db dbFlags
-	db.register(fs, getenv)
+	fs, db := newSubcommand("accounts", args, getenv, stderr)
 	name := fs.String("name", "", "name of the new account")
 	accountID := fs.String("account", "", "add a key to this existing account instead")
 	test := fs.Bool("test", false, "create a test-environment key (fbx_test_...)")
@@ -54,12 +51,11 @@ func accounts(ctx context.Context, args []string, getenv func(string) string, st
 	if err != nil {
 		return err
 	}
-	s, err := db.open(ctx)
+	a, s, err := db.openApp(ctx)
 	if err != nil {
 		return err
 	}
 	defer s.Close()
-	a := app.New(app.Options{Store: s, Clock: clock.System{}, IDPrefix: db.prefix})
 	switch args[0] {
 	case "create":
 		env := account.Live

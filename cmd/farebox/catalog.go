@@ -4,15 +4,12 @@ import (
 	"context"
 	"encoding/json"
 	"errors"
-	"flag"
 	"fmt"
 	"io"
 	"os"
 
-	"github.com/farebox/farebox/internal/app"
 	"github.com/farebox/farebox/internal/apperr"
 	"github.com/farebox/farebox/internal/catalog"
-	"github.com/farebox/farebox/internal/clock"
 )
 
 func catalogCmd(ctx context.Context, args []string, getenv func(string) string, stdin io.Reader, stdout, stderr io.Writer) error {
@@ -21,20 +18,16 @@ func catalogCmd(ctx context.Context, args []string, getenv func(string) string, 
 		fmt.Fprintln(stderr, help)
 		return errUsage
 	}
-	fs := flag.NewFlagSet("farebox catalog "+args[0], flag.ContinueOnError)
-	fs.SetOutput(stderr)
-	var db dbFlags
-	db.register(fs, getenv)
+	fs, db := newSubcommand("catalog", args, getenv, stderr)
 	pos, err := parseFlags(fs, args[1:])
 	if err != nil {
 		return err
 	}
-	s, err := db.open(ctx)
+	a, s, err := db.openApp(ctx)
 	if err != nil {
 		return err
 	}
 	defer s.Close()
-	a := app.New(app.Options{Store: s, Clock: clock.System{}, IDPrefix: db.prefix})
 	switch args[0] {
 	case "import":
 		if len(pos) != 1 {

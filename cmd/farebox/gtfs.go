@@ -4,7 +4,6 @@ import (
 	"context"
 	"encoding/json"
 	"errors"
-	"flag"
 	"fmt"
 	"io"
 	"path/filepath"
@@ -30,10 +29,7 @@ func gtfsCmd(ctx context.Context, args []string, getenv func(string) string, std
 		fmt.Fprintln(stderr, gtfsHelp)
 		return errUsage
 	}
-	fs := flag.NewFlagSet("farebox gtfs "+args[0], flag.ContinueOnError)
-	fs.SetOutput(stderr)
-	var db dbFlags
-	db.register(fs, getenv)
+	fs, db := newSubcommand("gtfs", args, getenv, stderr)
 	feedID := fs.String("feed-id", "", "feed namespace: 1 to 64 letters, digits or hyphens (import)")
 	rtURL := fs.String("realtime-url", "", "GTFS-Realtime TripUpdates URL polled by every instance (import)")
 	rtFile := fs.String("realtime-file", "", "GTFS-Realtime TripUpdates file read by every instance (import)")
@@ -65,7 +61,7 @@ func gtfsCmd(ctx context.Context, args []string, getenv func(string) string, std
 		if src != "" && !app.ValidRealtimeSource(src) {
 			return errors.New("gtfs import: the realtime source must be an http(s) URL or a file")
 		}
-		return gtfsImport(ctx, db, *feedID, pos[0], src, *rtEvery, stdout, stderr)
+		return gtfsImport(ctx, *db, *feedID, pos[0], src, *rtEvery, stdout, stderr)
 	case "list", "remove":
 		s, err := db.open(ctx)
 		if err != nil {
@@ -118,12 +114,11 @@ func gtfsImport(ctx context.Context, db dbFlags, feedID, path, rtSource string, 
 	}
 	parsed := time.Since(start)
 	printProblems(stderr, f)
-	s, err := db.open(ctx)
+	a, s, err := db.openApp(ctx)
 	if err != nil {
 		return err
 	}
 	defer s.Close()
-	a := app.New(app.Options{Store: s, Clock: clock.System{}, IDPrefix: db.prefix})
 	if rtSource == "" {
 		rtEvery = 0
 	}

@@ -8,6 +8,8 @@ import (
 	"io"
 	"strings"
 
+	"github.com/farebox/farebox/internal/app"
+	"github.com/farebox/farebox/internal/clock"
 	"github.com/farebox/farebox/internal/store"
 )
 
@@ -91,6 +93,26 @@ func (d *dbFlags) register(fs *flag.FlagSet, getenv func(string) string) {
 		prefix = "farebox"
 	}
 	fs.StringVar(&d.prefix, "id-prefix", prefix, "identifier prefix (env FAREBOX_ID_PREFIX)")
+}
+
+// newSubcommand starts the flag set of "farebox <group> <args[0]>" with
+// the database flags registered.
+func newSubcommand(group string, args []string, getenv func(string) string, stderr io.Writer) (*flag.FlagSet, *dbFlags) {
+	fs := flag.NewFlagSet("farebox "+group+" "+args[0], flag.ContinueOnError)
+	fs.SetOutput(stderr)
+	db := &dbFlags{}
+	db.register(fs, getenv)
+	return fs, db
+}
+
+// openApp opens (and migrates) the database and returns an App on it; the
+// caller closes the store.
+func (d *dbFlags) openApp(ctx context.Context) (*app.App, *store.Store, error) {
+	s, err := d.open(ctx)
+	if err != nil {
+		return nil, nil, err
+	}
+	return app.New(app.Options{Store: s, Clock: clock.System{}, IDPrefix: d.prefix}), s, nil
 }
 
 // open connects and migrates, so operator commands work on a fresh install.
