@@ -46,6 +46,7 @@ type Store struct {
 	engine Engine
 	w, r   *sql.DB
 	stmts  sync.Map // SQLite: query → *sql.Stmt prepared on the writer
+	ledger *sql.DB  // PostgreSQL: the usage ledger's pool (synchronous_commit off)
 }
 
 // Open connects to the database Options describe. It does not migrate.
@@ -111,7 +112,14 @@ func openPostgres(o Options) (*Store, error) {
 	db.SetMaxOpenConns(o.MaxConns)
 	db.SetMaxIdleConns(o.MaxConns)
 	db.SetConnMaxIdleTime(5 * time.Minute)
-	return &Store{engine: Postgres, w: db, r: db}, nil
+	// The usage ledger's own small pool: its sessions commit without waiting
+	// for the WAL flush (see LedgerCommitted).
+	lcfg := cfg.Copy()
+	lcfg.RuntimeParams["synchronous_commit"] = "off"
+	ledger := stdlib.OpenDB(*lcfg)
+	ledger.SetMaxOpenConns(ledgerWriters)
+	ledger.SetMaxIdleConns(ledgerWriters)
+	return &Store{engine: Postgres, w: db, r: db, ledger: ledger}, nil
 }
 
 // redact drops a URL's password from an error message.
@@ -143,6 +151,9 @@ func (s *Store) Ping(ctx context.Context) error {
 // Close closes both pools.
 func (s *Store) Close() error {
 	err := s.w.Close()
+	if s.ledger != nil {
+		s.ledger.Close()
+	}
 	if s.r != s.w {
 		if e := s.r.Close(); err == nil {
 			err = e

@@ -2,6 +2,7 @@ package store
 
 import (
 	"context"
+	"database/sql"
 	"time"
 
 	"github.com/farebox/farebox/internal/usage"
@@ -103,6 +104,9 @@ func (q Q) UsageByRequest(ctx context.Context, requestID string) ([]usage.Event,
 	return out, nil
 }
 
+// ledgerWriters is how many PostgreSQL ledger batches commit at once.
+const ledgerWriters = 4
+
 // LedgerDurability says when a ledger commit returns.
 type LedgerDurability int
 
@@ -110,7 +114,7 @@ const (
 	// LedgerCommitted returns once the batch is committed in the database
 	// server: it survives the crash of any farebox instance. This is what
 	// SQLite's WAL with synchronous=NORMAL gives every commit; on PostgreSQL
-	// the ledger transaction runs with synchronous_commit=off, so it does not
+	// the ledger pool's sessions run with synchronous_commit=off, so it does not
 	// wait for the WAL flush (the server flushes within wal_writer_delay; a
 	// crash of the database server itself may lose the last fraction of a
 	// second of ledger rows, never a business record).
@@ -148,17 +152,48 @@ func (s *Store) RollupSegment(ctx context.Context, name string, batches [][]usag
 }
 
 // UsageWriter is the usage.Writer committing ledger batches to this store.
+// On PostgreSQL a batch is a single autocommitted statement (one round trip)
+// on the ledger pool, whose sessions do not wait for the WAL flush unless d
+// is LedgerFlushed.
 func (s *Store) UsageWriter(d LedgerDurability) usage.Writer {
-	return func(ctx context.Context, events []usage.Event) error {
-		return s.Write(ctx, func(q Q) error {
-			if s.engine == Postgres && d == LedgerCommitted {
-				if _, err := q.db.ExecContext(ctx, `SET LOCAL synchronous_commit TO off`); err != nil {
-					return mapErr(err)
-				}
-			}
-			return q.InsertUsage(ctx, events)
-		})
+	if s.engine == Postgres {
+		db := s.ledger
+		if d == LedgerFlushed {
+			db = s.w
+		}
+		return func(ctx context.Context, events []usage.Event) error {
+			return insertUsagePostgres(ctx, db, events)
+		}
 	}
+	return func(ctx context.Context, events []usage.Event) error {
+		return s.Write(ctx, func(q Q) error { return q.InsertUsage(ctx, events) })
+	}
+}
+
+// insertUsagePostgres stores a batch row and its counters in one statement
+// (a data-modifying CTE; PostgreSQL-only, hence outside the shared subset).
+func insertUsagePostgres(ctx context.Context, db *sql.DB, events []usage.Event) error {
+	if len(events) == 0 {
+		return nil
+	}
+	counts := usage.Aggregate(events)
+	acc := make([]string, len(counts))
+	env := make([]string, len(counts))
+	day := make([]string, len(counts))
+	ep := make([]string, len(counts))
+	cnt := make([]int64, len(counts))
+	unc := make([]int64, len(counts))
+	for i, c := range counts {
+		acc[i], env[i], day[i], ep[i], cnt[i], unc[i] = c.AccountID, string(c.Environment), c.Day, c.Endpoint, c.Counted, c.Uncounted
+	}
+	_, err := db.ExecContext(ctx, `WITH batch AS (
+			INSERT INTO usage_batches (at, events, data) VALUES ($1, $2, $3))
+		INSERT INTO usage_daily (account_id, environment, day, endpoint, counted, uncounted)
+		SELECT * FROM unnest($4::text[], $5::text[], $6::text[], $7::text[], $8::bigint[], $9::bigint[])
+		ON CONFLICT (account_id, day, endpoint, environment) DO UPDATE
+		SET counted = usage_daily.counted + excluded.counted, uncounted = usage_daily.uncounted + excluded.uncounted`,
+		now(events[0].At), len(events), usage.EncodeBatch(events), acc, env, day, ep, cnt, unc)
+	return mapErr(err)
 }
 
 // NewLedger returns a usage ledger on this store with as many concurrent
@@ -167,7 +202,7 @@ func (s *Store) UsageWriter(d LedgerDurability) usage.Writer {
 func (s *Store) NewLedger(maxBatch int, d LedgerDurability, onCommit func(batch int, d time.Duration)) *usage.Ledger {
 	writers := 1
 	if s.engine == Postgres {
-		writers = 4
+		writers = ledgerWriters
 	}
 	// Without the prepared statements the ledger still works, just slower.
 	_ = s.prepareHot(context.Background())
