@@ -3,9 +3,12 @@ package store
 import (
 	"context"
 	"database/sql"
+	"database/sql/driver"
 	"errors"
 	"fmt"
+	"io"
 	"math/rand/v2"
+	"net"
 	"net/url"
 	"os"
 	"path/filepath"
@@ -321,7 +324,15 @@ func isConnErr(err error) bool {
 		c := se.Code() & 0xff
 		return c == sqlite3.SQLITE_FULL || c == sqlite3.SQLITE_IOERR || c == sqlite3.SQLITE_CANTOPEN
 	}
-	return pgconn.SafeToRetry(err) || errors.Is(err, sql.ErrConnDone) || strings.Contains(err.Error(), "connect")
+	// A connection that died under a statement (server restart, terminated
+	// backend, network cut) surfaces as EOF, a closed or reset connection or
+	// a net.Error rather than a SQLSTATE.
+	var netErr net.Error
+	msg := err.Error()
+	return pgconn.SafeToRetry(err) || errors.Is(err, sql.ErrConnDone) || errors.Is(err, driver.ErrBadConn) ||
+		errors.Is(err, io.EOF) || errors.Is(err, io.ErrUnexpectedEOF) || errors.As(err, &netErr) ||
+		strings.Contains(msg, "connect") || strings.Contains(msg, "conn closed") ||
+		strings.Contains(msg, "broken pipe") || strings.Contains(msg, "connection reset")
 }
 
 // now truncates t to what both engines store exactly.
