@@ -57,12 +57,6 @@ func NextMonthStart(t time.Time, loc *time.Location) time.Time {
 	return time.Date(l.Year(), l.Month()+1, 1, 0, 0, 0, 0, loc)
 }
 
-// DayStart is local midnight of the day containing t in loc.
-func DayStart(t time.Time, loc *time.Location) time.Time {
-	l := t.In(loc)
-	return time.Date(l.Year(), l.Month(), l.Day(), 0, 0, 0, 0, loc)
-}
-
 // Timestamp formats t as the service sends times: RFC 3339, UTC, whole seconds.
 func Timestamp(t time.Time) string { return t.UTC().Truncate(time.Second).Format(time.RFC3339) }
 

@@ -84,9 +84,6 @@ func (t *table) col(name string) int {
 	return -1
 }
 
-// has reports whether the header names the column.
-func (t *table) has(name string) bool { _, ok := t.cols[name]; return ok }
-
 // next advances to the next record; malformed records are reported and skipped.
 func (t *table) next() bool {
 	if len(t.cols) == 0 {

@@ -226,19 +226,6 @@ func (s *Server) record(r *http.Request, status int) error {
 	return nil
 }
 
-// queryInt parses an optional integer query parameter within [lo, hi].
-func queryInt(r *http.Request, name string, def, lo, hi int) (int, error) {
-	v := r.URL.Query().Get(name)
-	if v == "" {
-		return def, nil
-	}
-	n, err := strconv.Atoi(v)
-	if err != nil || n < lo || n > hi {
-		return 0, apperr.Param("query", name, name+" must be an integer from "+strconv.Itoa(lo)+" to "+strconv.Itoa(hi))
-	}
-	return n, nil
-}
-
 // copyRateHeaders keeps the rate-limit fields when an error replaces a response.
 func copyRateHeaders(dst, src http.Header) {
 	for _, k := range []string{"RateLimit", "RateLimit-Policy", "Retry-After"} {
