@@ -3,8 +3,8 @@ package engines
 import (
 	"bytes"
 	"encoding/json"
+	"github.com/farebox/farebox/internal/engines/browsertest"
 	"os"
-	"os/exec"
 	"path/filepath"
 	"strings"
 	"testing"
@@ -95,27 +95,6 @@ type got struct {
 
 func runBrowser(t *testing.T, cfg map[string]any) (browserResults, string) {
 	t.Helper()
-	node, err := exec.LookPath("node")
-	if err != nil {
-		t.Fatal("node is required (apt-get install nodejs): ", err)
-	}
-	chromium := os.Getenv("FAREBOX_CHROMIUM")
-	if chromium == "" {
-		chromium = "/usr/bin/chromium"
-	}
-	if _, err := os.Stat(chromium); err != nil {
-		t.Fatal("chromium is required (apt-get install chromium): ", err)
-	}
-	script, _ := filepath.Abs("testdata/browser/run.js")
-	if _, err := os.Stat("testdata/browser/node_modules/puppeteer-core"); err != nil {
-		t.Fatal("puppeteer-core is missing: run `npm ci` in internal/engines/testdata/browser: ", err)
-	}
-	out := os.Getenv("FAREBOX_ENGINE_SCREENSHOTS") // keep screenshots there when set
-	if out == "" {
-		out = t.TempDir()
-	} else if err := os.MkdirAll(out, 0o755); err != nil {
-		t.Fatal(err)
-	}
 	dir := t.TempDir()
 	for name, e := range map[string]Engine{"rendering": RenderingEngine(), "identification": IdentificationView()} {
 		p := filepath.Join(dir, name+".html")
@@ -124,25 +103,8 @@ func runBrowser(t *testing.T, cfg map[string]any) (browserResults, string) {
 		}
 		cfg[name] = p
 	}
-	cfg["chromium"], cfg["outDir"] = chromium, out
-	cfgPath := filepath.Join(dir, "config.json")
-	b, _ := json.Marshal(cfg)
-	if err := os.WriteFile(cfgPath, b, 0o644); err != nil {
-		t.Fatal(err)
-	}
-	cmd := exec.Command(node, script, cfgPath)
-	cmd.Dir = filepath.Dir(script)
-	if msg, err := cmd.CombinedOutput(); err != nil {
-		t.Fatalf("node run.js: %v\n%s", err, msg)
-	}
 	var res browserResults
-	data, err := os.ReadFile(filepath.Join(out, "results.json"))
-	if err != nil {
-		t.Fatal(err)
-	}
-	if err := json.Unmarshal(data, &res); err != nil {
-		t.Fatal(err)
-	}
+	out := browsertest.Run(t, "run.js", cfg, &res)
 	return res, out
 }
 

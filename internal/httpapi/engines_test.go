@@ -2,10 +2,7 @@ package httpapi_test
 
 import (
 	"bytes"
-	"encoding/json"
-	"os"
-	"os/exec"
-	"path/filepath"
+	"github.com/farebox/farebox/internal/engines/browsertest"
 	"regexp"
 	"testing"
 	"time"
@@ -109,44 +106,7 @@ type realResults struct {
 // runRealBrowser runs internal/engines/testdata/browser/real.js in Chromium.
 func runRealBrowser(t *testing.T, cfg map[string]any) (realResults, string) {
 	t.Helper()
-	node, err := exec.LookPath("node")
-	if err != nil {
-		t.Fatal("node is required (apt-get install nodejs): ", err)
-	}
-	chromium := os.Getenv("FAREBOX_CHROMIUM")
-	if chromium == "" {
-		chromium = "/usr/bin/chromium"
-	}
-	if _, err := os.Stat(chromium); err != nil {
-		t.Fatal("chromium is required (apt-get install chromium): ", err)
-	}
-	dir, _ := filepath.Abs("../engines/testdata/browser")
-	if _, err := os.Stat(filepath.Join(dir, "node_modules", "puppeteer-core")); err != nil {
-		t.Fatal("puppeteer-core is missing: run `npm ci` in internal/engines/testdata/browser: ", err)
-	}
-	out := os.Getenv("FAREBOX_ENGINE_SCREENSHOTS")
-	if out == "" {
-		out = t.TempDir()
-	} else if err := os.MkdirAll(out, 0o755); err != nil {
-		t.Fatal(err)
-	}
-	cfg["chromium"], cfg["outDir"] = chromium, out
-	cfgPath := filepath.Join(t.TempDir(), "config.json")
-	if err := os.WriteFile(cfgPath, mustJSON(t, cfg), 0o644); err != nil {
-		t.Fatal(err)
-	}
-	cmd := exec.Command(node, filepath.Join(dir, "real.js"), cfgPath)
-	cmd.Dir = dir
-	if msg, err := cmd.CombinedOutput(); err != nil {
-		t.Fatalf("node real.js: %v\n%s", err, msg)
-	}
 	var res realResults
-	data, err := os.ReadFile(filepath.Join(out, "results.json"))
-	if err != nil {
-		t.Fatal(err)
-	}
-	if err := json.Unmarshal(data, &res); err != nil {
-		t.Fatal(err)
-	}
+	out := browsertest.Run(t, "real.js", cfg, &res)
 	return res, out
 }
