@@ -3,6 +3,7 @@ package engines
 import (
 	"bytes"
 	"encoding/json"
+	"github.com/farebox/farebox/internal/clock"
 	"github.com/farebox/farebox/internal/engines/browsertest"
 	"os"
 	"path/filepath"
@@ -138,8 +139,8 @@ func browserTickets(t *testing.T) (*barcode.Keyring, map[string]any, map[string]
 		name, env, from, until string
 		c                      barcode.Claims
 	}{
-		{"ios_live", "live", clockTS(now.Add(-time.Hour)), clockTS(now.Add(29 * 24 * time.Hour)), barcode.Claims{}},
-		{"android_test", "test", clockTS(now.Add(-time.Hour)), clockTS(now.Add(29 * 24 * time.Hour)), barcode.Claims{}},
+		{"ios_live", "live", clock.Timestamp(now.Add(-time.Hour)), clock.Timestamp(now.Add(29 * 24 * time.Hour)), barcode.Claims{}},
+		{"android_test", "test", clock.Timestamp(now.Add(-time.Hour)), clock.Timestamp(now.Add(29 * 24 * time.Hour)), barcode.Claims{}},
 		{"ios_expired_offset", "live", "2025-06-01T00:00:00+0200", "2025-07-01T00:00:00+0200", barcode.Claims{}},
 	} {
 		from, _ := time.Parse("2006-01-02T15:04:05Z0700", v.from)
@@ -191,8 +192,6 @@ func browserTickets(t *testing.T) (*barcode.Keyring, map[string]any, map[string]
 	tickets["android_no_barcode"] = bare
 	return kr, tickets, claims
 }
-
-func clockTS(t time.Time) string { return t.UTC().Format(time.RFC3339) }
 
 func checkRendering(t *testing.T, res browserResults, out string, kr *barcode.Keyring, claims map[string]barcode.Claims) {
 	if nb := res.Rendering["android_no_barcode"]; !nb.Returned || nb.First["barcodeShown"] != false ||

@@ -2,6 +2,7 @@ package httpapi
 
 import (
 	"encoding/json"
+	"github.com/farebox/farebox/internal/clock"
 
 	"github.com/farebox/farebox/internal/app"
 	"github.com/farebox/farebox/internal/subscription"
@@ -170,8 +171,8 @@ func ticketView(d app.TicketDetails, engineVersion string, options []string, ext
 		"identification_medium": json.RawMessage(t.IdentificationMedium),
 		"product_name":          d.Product.LocalTicketName,
 		"zone_name":             d.Area.LocalZoneName,
-		"valid_from":            clockTS(t.ValidFrom),
-		"valid_until":           clockTS(t.ValidUntil),
+		"valid_from":            clock.Timestamp(t.ValidFrom),
+		"valid_until":           clock.Timestamp(t.ValidUntil),
 		"environment":           string(t.Environment),
 		"valid":                 d.Valid,
 	}

@@ -103,5 +103,3 @@ func areaView(a *catalog.Area, withGeoJSON bool) areaJSON {
 	}
 	return v
 }
-
-func clockTS(t time.Time) string { return clock.Timestamp(t) }
