@@ -27,42 +27,37 @@ func (q Q) LoadCatalog(ctx context.Context) (*catalog.File, int64, error) {
 	if err != nil {
 		return nil, 0, err
 	}
-	f := &catalog.File{Version: catalog.FormatVersion, Areas: []catalog.Area{}, Products: []catalog.Product{}}
-	rows, err := q.db.QueryContext(ctx, `SELECT data FROM areas ORDER BY position, id`)
+	areas, err := jsonRows[catalog.Area](ctx, q, `SELECT data FROM areas ORDER BY position, id`)
 	if err != nil {
-		return nil, 0, mapErr(err)
+		return nil, 0, err
 	}
-	for rows.Next() {
-		var data string
-		var a catalog.Area
-		if err := rows.Scan(&data); err != nil {
-			rows.Close()
-			return nil, 0, mapErr(err)
-		}
-		if err := json.Unmarshal([]byte(data), &a); err != nil {
-			rows.Close()
-			return nil, 0, err
-		}
-		f.Areas = append(f.Areas, a)
-	}
-	rows.Close()
-	rows, err = q.db.QueryContext(ctx, `SELECT data FROM products ORDER BY position, id`)
+	products, err := jsonRows[catalog.Product](ctx, q, `SELECT data FROM products ORDER BY position, id`)
 	if err != nil {
-		return nil, 0, mapErr(err)
+		return nil, 0, err
+	}
+	return &catalog.File{Version: catalog.FormatVersion, Areas: areas, Products: products}, v, nil
+}
+
+// jsonRows decodes the single JSON text column of every row of query.
+func jsonRows[T any](ctx context.Context, q Q, query string) ([]T, error) {
+	rows, err := q.db.QueryContext(ctx, query)
+	if err != nil {
+		return nil, mapErr(err)
 	}
 	defer rows.Close()
+	out := []T{}
 	for rows.Next() {
 		var data string
-		var p catalog.Product
+		var v T
 		if err := rows.Scan(&data); err != nil {
-			return nil, 0, mapErr(err)
+			return nil, mapErr(err)
 		}
-		if err := json.Unmarshal([]byte(data), &p); err != nil {
-			return nil, 0, err
+		if err := json.Unmarshal([]byte(data), &v); err != nil {
+			return nil, err
 		}
-		f.Products = append(f.Products, p)
+		out = append(out, v)
 	}
-	return f, v, mapErr(rows.Err())
+	return out, mapErr(rows.Err())
 }
 
 // ProductIDs returns the ids of every stored product.
