@@ -89,7 +89,8 @@ func (q Q) UsageEvents(ctx context.Context, from, to time.Time) ([]usage.Event, 
 	return out, mapErr(rows.Err())
 }
 
-// UsageByRequest returns the ledger events of one request id.
+// UsageByRequest returns the ledger events of one request id. It decodes
+// the whole ledger, so it is for tests and audits, never a request path.
 func (q Q) UsageByRequest(ctx context.Context, requestID string) ([]usage.Event, error) {
 	all, err := q.UsageEvents(ctx, time.Unix(0, 0), time.Date(9999, 1, 1, 0, 0, 0, 0, time.UTC))
 	if err != nil {
