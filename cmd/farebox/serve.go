@@ -233,7 +233,7 @@ func openLedger(ctx context.Context, cfg config.Config, st *store.Store, m *http
 		if cfg.LedgerFlush {
 			d = store.LedgerFlushed
 		}
-		l := st.NewLedger(512, d, m.ObserveLedger)
+		l := st.NewLedger(d, m.ObserveLedger)
 		return l, l.Close, nil
 	}
 	journal, err := usage.OpenFileLog(filepath.Join(cfg.DataDir, "usage-journal"))
@@ -244,7 +244,7 @@ func openLedger(ctx context.Context, cfg config.Config, st *store.Store, m *http
 	if err := journal.Rollup(ctx, st.RollupSegment); err != nil {
 		return nil, nil, fmt.Errorf("usage journal: %w", err)
 	}
-	l := usage.NewLedger(journal.Write, 512, 1, m.ObserveLedger)
+	l := usage.NewLedger(journal.Write, m.ObserveLedger)
 	rctx, cancel := context.WithCancel(context.WithoutCancel(ctx))
 	done := make(chan struct{})
 	go func() {

@@ -89,7 +89,7 @@ func NewOnStore(t testing.TB, s *store.Store, o Options) *Env {
 		CheckRedirect: func(*http.Request, []*http.Request) error { return http.ErrUseLastResponse },
 	}}
 	if !o.NoLedger {
-		e.Ledger = s.NewLedger(256, store.LedgerCommitted, nil)
+		e.Ledger = s.NewLedger(store.LedgerCommitted, nil)
 		d.Ledger = e.Ledger
 	}
 	if o.Configure != nil {

@@ -214,11 +214,10 @@ func (s *Server) record(r *http.Request, status int) error {
 		ev.Counted, ev.Reason = false, st.uncounted
 	}
 	s.Metrics.usage.WithLabelValues(strconv.FormatBool(ev.Counted), ev.Reason).Inc()
-	// The wait for the ledger's commit is bounded too (a request that ran
-	// out of time still gets its row, but not an unbounded wait for it).
-	ctx, cancel := context.WithTimeout(context.WithoutCancel(r.Context()), s.RequestTimeout)
-	defer cancel()
-	if err := s.Ledger.Record(ctx, ev); err != nil {
+	// Record waits for the batch holding the row even past the request's
+	// deadline (a row being written is never abandoned); the ledger bounds
+	// each write by usage.WriteTimeout.
+	if err := s.Ledger.Record(r.Context(), ev); err != nil {
 		s.log.LogAttrs(r.Context(), slog.LevelError, "usage ledger write failed",
 			slog.String("request_id", st.id), slog.String("error", err.Error()))
 		return apperr.E("usage", apperr.Unavailable, "usage_ledger_unavailable", "the request could not be recorded; retry later").WithCause(err)

@@ -39,7 +39,7 @@ func newPipelineEnv(t *testing.T, engine store.Engine) pipelineEnv {
 	if err != nil {
 		t.Fatal(err)
 	}
-	ledger := st.NewLedger(64, store.LedgerCommitted, nil)
+	ledger := st.NewLedger(store.LedgerCommitted, nil)
 	s := New(Deps{App: a, Ledger: ledger, MaxBodyBytes: 1024})
 	var calls int64
 	var mu sync.Mutex

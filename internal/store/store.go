@@ -115,13 +115,15 @@ func openPostgres(o Options) (*Store, error) {
 	db.SetMaxOpenConns(o.MaxConns)
 	db.SetMaxIdleConns(o.MaxConns)
 	db.SetConnMaxIdleTime(5 * time.Minute)
-	// The usage ledger's own small pool: its sessions commit without waiting
-	// for the WAL flush (see LedgerCommitted).
+	// The usage ledger's own connection (it writes one batch at a time):
+	// its session commits without waiting for the WAL flush (see
+	// LedgerCommitted). Two, so a connection being replaced after a failure
+	// does not stall the next batch.
 	lcfg := cfg.Copy()
 	lcfg.RuntimeParams["synchronous_commit"] = "off"
 	ledger := stdlib.OpenDB(*lcfg)
-	ledger.SetMaxOpenConns(ledgerWriters)
-	ledger.SetMaxIdleConns(ledgerWriters)
+	ledger.SetMaxOpenConns(2)
+	ledger.SetMaxIdleConns(2)
 	return &Store{engine: Postgres, w: db, r: db, ledger: ledger}, nil
 }
 

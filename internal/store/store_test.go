@@ -136,7 +136,7 @@ func TestIdempotencyConcurrentClaim(t *testing.T) {
 func TestUsageLedger(t *testing.T) {
 	storetest.ForEachEngine(t, func(t *testing.T, s *store.Store) {
 		ctx := context.Background()
-		l := s.NewLedger(64, store.LedgerCommitted, nil)
+		l := s.NewLedger(store.LedgerCommitted, nil)
 		var wg sync.WaitGroup
 		for i := 0; i < 250; i++ {
 			wg.Add(1)

@@ -105,9 +105,6 @@ func (q Q) UsageByRequest(ctx context.Context, requestID string) ([]usage.Event,
 	return out, nil
 }
 
-// ledgerWriters is how many PostgreSQL ledger batches commit at once.
-const ledgerWriters = 4
-
 // LedgerDurability says when a ledger commit returns.
 type LedgerDurability int
 
@@ -197,15 +194,10 @@ func insertUsagePostgres(ctx context.Context, db *sql.DB, events []usage.Event) 
 	return mapErr(err)
 }
 
-// NewLedger returns a usage ledger on this store with as many concurrent
-// batch writers as the engine can use: one for SQLite's single writer,
-// four for PostgreSQL so commits overlap.
-func (s *Store) NewLedger(maxBatch int, d LedgerDurability, onCommit func(batch int, d time.Duration)) *usage.Ledger {
-	writers := 1
-	if s.engine == Postgres {
-		writers = ledgerWriters
-	}
+// NewLedger returns a usage ledger committing to this store (one batch
+// write in flight at a time: batches grow while it runs, see usage.Ledger).
+func (s *Store) NewLedger(d LedgerDurability, onCommit func(batch int, d time.Duration)) *usage.Ledger {
 	// Without the prepared statements the ledger still works, just slower.
 	_ = s.prepareHot(context.Background())
-	return usage.NewLedger(s.UsageWriter(d), maxBatch, writers, onCommit)
+	return usage.NewLedger(s.UsageWriter(d), onCommit)
 }

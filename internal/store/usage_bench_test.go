@@ -40,7 +40,7 @@ func BenchmarkLedgerRecord(b *testing.B) {
 	for _, engine := range storetest.Engines {
 		b.Run(string(engine), func(b *testing.B) {
 			s := storetest.Open(b, engine)
-			l := s.NewLedger(512, store.LedgerCommitted, nil)
+			l := s.NewLedger(store.LedgerCommitted, nil)
 			defer l.Close()
 			ev := usage.Event{RequestID: "req-0123456789abcdef0123", AccountID: "farebox-account-0d1f2e3c-4b5a-4687-9a0b-c1d2e3f40516",
 				Environment: account.Live, Endpoint: "GET /v1/account.json", Status: 200, Counted: true, Reason: usage.ReasonCounted, At: time.Now()}

@@ -3,6 +3,7 @@ package usage
 import (
 	"encoding/binary"
 	"errors"
+	"slices"
 	"sort"
 	"time"
 
@@ -20,24 +21,50 @@ import (
 const codecVersion = 1
 
 // EncodeBatch serialises events.
-func EncodeBatch(events []Event) []byte {
-	idx := map[string]uint64{}
-	var strs []string
-	intern := func(s string) uint64 {
-		if i, ok := idx[s]; ok {
-			return i
-		}
-		i := uint64(len(strs))
-		idx[s] = i
+func EncodeBatch(events []Event) []byte { return AppendBatch(nil, events) }
+
+// AppendBatch appends the serialised events to b.
+func AppendBatch(b []byte, events []Event) []byte {
+	// Request ids are unique, so each is simply added to the table; the
+	// few strings that repeat (accounts, environments, endpoints, reasons)
+	// are looked up by scanning them until a map pays off.
+	strs := make([]string, 0, 2*len(events)+8)
+	shared := make([]uint64, 0, 8) // indexes in strs of the repeating strings
+	var idx map[string]uint64
+	add := func(s string) uint64 {
 		strs = append(strs, s)
+		return uint64(len(strs) - 1)
+	}
+	intern := func(s string) uint64 {
+		if idx != nil {
+			if i, ok := idx[s]; ok {
+				return i
+			}
+		} else {
+			for _, i := range shared {
+				if strs[i] == s {
+					return i
+				}
+			}
+		}
+		i := add(s)
+		shared = append(shared, i)
+		if idx == nil && len(shared) > 16 {
+			idx = make(map[string]uint64, 2*len(shared))
+			for _, j := range shared {
+				idx[strs[j]] = j
+			}
+		} else if idx != nil {
+			idx[s] = i
+		}
 		return i
 	}
 	type enc struct{ req, acc, env, ep, reason uint64 }
 	refs := make([]enc, len(events))
 	for i, e := range events {
-		refs[i] = enc{intern(e.RequestID), intern(e.AccountID), intern(string(e.Environment)), intern(e.Endpoint), intern(e.Reason)}
+		refs[i] = enc{add(e.RequestID), intern(e.AccountID), intern(string(e.Environment)), intern(e.Endpoint), intern(e.Reason)}
 	}
-	b := make([]byte, 0, 64+len(events)*24)
+	b = slices.Grow(b, 16+len(events)*48)
 	b = binary.AppendUvarint(b, codecVersion)
 	b = binary.AppendUvarint(b, uint64(len(strs)))
 	for _, s := range strs {

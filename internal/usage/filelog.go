@@ -37,10 +37,12 @@ type FileLog struct {
 	dir      string
 	rollupMu sync.Mutex // one Rollup at a time
 
-	mu  sync.Mutex
-	f   *os.File
-	seq int
-	run string // unique per process start
+	mu     sync.Mutex
+	f      *os.File
+	torn   bool // the last write failed
+	closed bool
+	seq    int
+	run    string // unique per process start
 }
 
 const segmentPrefix, segmentSuffix = "usage-", ".log"
@@ -70,17 +72,30 @@ func (l *FileLog) openSegment() error {
 
 // Write appends one batch with a single write call (a Writer for NewLedger).
 func (l *FileLog) Write(_ context.Context, events []Event) error {
-	payload := EncodeBatch(events)
-	frame := make([]byte, 8, 8+len(payload))
+	frame := AppendBatch(make([]byte, 8, 64+48*len(events)), events)
+	payload := frame[8:]
 	binary.LittleEndian.PutUint32(frame[0:4], uint32(len(payload)))
 	binary.LittleEndian.PutUint32(frame[4:8], crc32.ChecksumIEEE(payload))
-	frame = append(frame, payload...)
 	l.mu.Lock()
 	defer l.mu.Unlock()
-	if l.f == nil {
+	if l.closed {
 		return ErrClosed
 	}
+	if l.torn {
+		// A failed write may have left part of a frame, and ReadSegment
+		// stops there: later batches go to a new segment.
+		if err := l.rotateLocked(true); err != nil {
+			return fmt.Errorf("usage: journal write: %w", err)
+		}
+		l.torn = false
+	}
+	if l.f == nil { // opening the last segment failed; try again
+		if err := l.openSegment(); err != nil {
+			return err
+		}
+	}
 	if _, err := l.f.Write(frame); err != nil {
+		l.torn = true
 		return fmt.Errorf("usage: journal write: %w", err)
 	}
 	return nil
@@ -90,12 +105,17 @@ func (l *FileLog) Write(_ context.Context, events []Event) error {
 func (l *FileLog) rotate(reopen bool) error {
 	l.mu.Lock()
 	defer l.mu.Unlock()
-	if l.f == nil {
-		return nil
+	return l.rotateLocked(reopen && !l.closed)
+}
+
+func (l *FileLog) rotateLocked(reopen bool) error {
+	var err error
+	if l.f != nil {
+		err = l.f.Close()
+		l.f = nil
 	}
-	err := l.f.Close()
-	l.f = nil
 	if reopen {
+		// On failure no segment is open and the next Write tries again.
 		if oerr := l.openSegment(); oerr != nil {
 			return errors.Join(err, oerr)
 		}
@@ -104,7 +124,12 @@ func (l *FileLog) rotate(reopen bool) error {
 }
 
 // Close closes the current segment; Rollup afterwards takes it in too.
-func (l *FileLog) Close() error { return l.rotate(false) }
+func (l *FileLog) Close() error {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	l.closed = true
+	return l.rotateLocked(false)
+}
 
 // SegmentStore commits one segment's batches and remembers its name, all in
 // one transaction, doing nothing when the name is already recorded.

@@ -3,12 +3,11 @@
 //
 // A request's row must be committed before its response is sent, so a crash
 // neither loses a billed request nor bills one twice. Committing one row per
-// transaction would make the ledger the bottleneck, so Ledger batches: every
-// caller enqueues its row and waits; one writer goroutine takes all rows
-// waiting at that moment (up to MaxBatch) and commits them in a single
-// transaction (group commit). Under load the batch grows by itself while the
-// previous commit is in flight; an idle service commits a single row at once.
-// On SQLite one writer commits; on PostgreSQL several overlap.
+// transaction would make the ledger the bottleneck, so Ledger batches (group
+// commit): rows that arrive while a batch is being written wait together and
+// are written as the next batch by one of their own requests. Under load the
+// batch grows by itself while the previous write is in flight; an idle
+// service writes a single row at once.
 package usage
 
 import (
@@ -58,142 +57,118 @@ type Writer func(ctx context.Context, events []Event) error
 // ErrClosed is returned by Record after Close.
 var ErrClosed = errors.New("usage: ledger closed")
 
-type pending struct {
-	ev   Event
-	done chan error
-}
+// WriteTimeout bounds one batch write: a request waits at most this long
+// (plus the batch written before its own) for its row.
+const WriteTimeout = 30 * time.Second
 
-// Ledger batches ledger writes (group commit).
+// Ledger batches ledger writes (group commit) without a writer goroutine.
+// The request that finds no write in progress becomes the leader and writes
+// its own row at once. Rows that arrive meanwhile join the next batch and
+// their requests wait; when a write returns, its leader hands the next batch
+// to one of the requests waiting in it, which writes the whole batch and
+// wakes the others. So there is one write in flight at a time, a batch is
+// everything that arrived during the previous write, and no row passes
+// through another goroutine: the cost per request is an append under a
+// mutex and, for followers, one park and wake-up.
 type Ledger struct {
 	write    Writer
-	maxBatch int
-	in       chan pending
-	stop     chan struct{}
-	wg       sync.WaitGroup
-	closeMu  sync.RWMutex
-	closed   bool
 	onCommit func(batch int, d time.Duration)
+
+	mu      sync.Mutex
+	idle    sync.Cond // signalled when writing becomes false
+	writing bool      // a batch write is in flight (or handed to its next leader)
+	next    *batch    // rows waiting for the write after the current one
+	closed  bool
 }
 
-// NewLedger starts writers goroutines (at least one) that commit batches of
-// up to maxBatch rows. Several writers overlap commits where the database
-// allows concurrent writers (PostgreSQL, whose commit waits for the WAL
-// flush); SQLite has a single writer, so one is right there. onCommit, if
-// not nil, observes each committed batch (size and latency) for metrics.
-func NewLedger(w Writer, maxBatch, writers int, onCommit func(batch int, d time.Duration)) *Ledger {
-	if maxBatch <= 0 {
-		maxBatch = 512
-	}
-	if writers <= 0 {
-		writers = 1
-	}
-	l := &Ledger{write: w, maxBatch: maxBatch, in: make(chan pending, 4*maxBatch), stop: make(chan struct{}), onCommit: onCommit}
-	for i := 0; i < writers; i++ {
-		l.wg.Add(1)
-		go l.loop()
-	}
+// batch is a group of rows written together.
+type batch struct {
+	events []Event
+	lead   chan struct{} // one token: the receiving request writes the batch
+	done   chan struct{} // closed after the write; err holds its outcome
+	err    error
+}
+
+// NewLedger returns a ledger committing batches with w. onCommit, if not
+// nil, observes each committed batch (size and latency) for metrics.
+func NewLedger(w Writer, onCommit func(batch int, d time.Duration)) *Ledger {
+	l := &Ledger{write: w, onCommit: onCommit}
+	l.idle.L = &l.mu
 	return l
 }
 
-// Record enqueues ev and waits until it is committed, ctx ends, or the
-// ledger closes. A nil error means the row is durable.
-func (l *Ledger) Record(ctx context.Context, ev Event) error {
-	l.closeMu.RLock()
+// Record adds ev to the ledger and returns once it is committed (nil) or
+// its batch failed. A row being written is never abandoned, so Record
+// waits for the outcome even if ctx ends; WriteTimeout bounds the write.
+func (l *Ledger) Record(_ context.Context, ev Event) error {
+	l.mu.Lock()
 	if l.closed {
-		l.closeMu.RUnlock()
+		l.mu.Unlock()
 		return ErrClosed
 	}
-	p := pending{ev: ev, done: make(chan error, 1)}
-	select {
-	case l.in <- p:
-	case <-ctx.Done():
-		l.closeMu.RUnlock()
-		return ctx.Err()
-	}
-	l.closeMu.RUnlock()
-	select {
-	case err := <-p.done:
+	if !l.writing {
+		l.writing = true
+		l.mu.Unlock()
+		one := [1]Event{ev}
+		err := l.commit(one[:])
+		l.handOff()
 		return err
-	case <-ctx.Done():
-		// The row may still commit; the caller's response fails either way.
-		return ctx.Err()
+	}
+	b := l.next
+	if b == nil {
+		b = &batch{lead: make(chan struct{}, 1), done: make(chan struct{})}
+		l.next = b
+	}
+	b.events = append(b.events, ev)
+	l.mu.Unlock()
+	select {
+	case <-b.done:
+		return b.err
+	case <-b.lead:
+		// This request writes the batch for everyone in it; rows that
+		// joined until now are in it, later ones start the next batch.
+		l.mu.Lock()
+		l.next = nil
+		events := b.events
+		l.mu.Unlock()
+		b.err = l.commit(events)
+		close(b.done)
+		l.handOff()
+		return b.err
 	}
 }
 
-func (l *Ledger) loop() {
-	defer l.wg.Done()
-	batch := make([]pending, 0, l.maxBatch)
-	events := make([]Event, 0, l.maxBatch)
-	for {
-		var first pending
-		var ok bool
-		select {
-		case first, ok = <-l.in:
-			if !ok {
-				return
-			}
-		case <-l.stop:
-			// Drain whatever is still queued, then exit.
-			for {
-				select {
-				case p, ok := <-l.in:
-					if !ok {
-						return
-					}
-					l.commit([]pending{p}, []Event{p.ev})
-				default:
-					return
-				}
-			}
-		}
-		batch = append(batch[:0], first)
-		l.fill(&batch)
-		events = events[:0]
-		for _, p := range batch {
-			events = append(events, p.ev)
-		}
-		l.commit(batch, events)
+// handOff passes the writing on to the batch that filled up meanwhile, or
+// ends it when nothing waits.
+func (l *Ledger) handOff() {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	if l.next != nil {
+		l.next.lead <- struct{}{} // sent once: the batch stays next until taken
+		return
 	}
+	l.writing = false
+	l.idle.Broadcast()
 }
 
-// fill adds every row already waiting, up to maxBatch. It never waits for
-// more: measured with 64 concurrent callers, waiting even 200 µs for fuller
-// batches more than halved throughput (callers wait for the commit anyway,
-// and the queue refills while a commit runs).
-func (l *Ledger) fill(batch *[]pending) {
-	for len(*batch) < l.maxBatch {
-		select {
-		case p := <-l.in:
-			*batch = append(*batch, p)
-		default:
-			return
-		}
-	}
-}
-
-func (l *Ledger) commit(batch []pending, events []Event) {
+func (l *Ledger) commit(events []Event) error {
 	start := time.Now()
 	// A batch must not be abandoned halfway because one caller gave up.
-	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
+	ctx, cancel := context.WithTimeout(context.Background(), WriteTimeout)
 	err := l.write(ctx, events)
 	cancel()
 	if l.onCommit != nil && err == nil {
 		l.onCommit(len(events), time.Since(start))
 	}
-	for _, p := range batch {
-		p.done <- err
-	}
+	return err
 }
 
-// Close stops accepting rows, commits what is queued and waits for the writer.
+// Close stops accepting rows and returns when every accepted row is written.
 func (l *Ledger) Close() {
-	l.closeMu.Lock()
-	if l.closed {
-		l.closeMu.Unlock()
-		return
-	}
+	l.mu.Lock()
+	defer l.mu.Unlock()
 	l.closed = true
-	l.closeMu.Unlock()
-	close(l.stop)
-	l.wg.Wait()
+	for l.writing {
+		l.idle.Wait()
+	}
 }
