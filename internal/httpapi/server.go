@@ -15,6 +15,7 @@ import (
 	"github.com/farebox/farebox/internal/app"
 	"github.com/farebox/farebox/internal/apperr"
 	"github.com/farebox/farebox/internal/barcode"
+	"github.com/farebox/farebox/internal/metering"
 	"github.com/farebox/farebox/internal/usage"
 	"github.com/farebox/farebox/internal/wallet/apple"
 	"github.com/farebox/farebox/internal/wallet/google"
@@ -63,6 +64,8 @@ type Server struct {
 	mux *http.ServeMux
 	// barcodes caches ticket.properties barcode entries by payload (wallet.go).
 	barcodes barcodeCache
+	// sessions signs and checks session tokens with SessionKey (transit.go).
+	sessions *metering.Signer
 }
 
 // New builds the server and registers every route of routes.go.
@@ -83,7 +86,7 @@ func New(d Deps) *Server {
 		d.SessionKey = make([]byte, 32)
 		_, _ = rand.Read(d.SessionKey)
 	}
-	s := &Server{Deps: d, app: d.App, log: d.Log, mux: http.NewServeMux()}
+	s := &Server{Deps: d, app: d.App, log: d.Log, mux: http.NewServeMux(), sessions: metering.NewSigner(d.SessionKey)}
 	s.register(s.routes())
 	return s
 }

@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"context"
 	"net/http"
+	"strconv"
 	"time"
 
 	"github.com/farebox/farebox/internal/account"
@@ -97,6 +98,11 @@ func (b *buffer) flush(w http.ResponseWriter) {
 	}
 	if b.status == 0 {
 		b.status = http.StatusOK
+	}
+	// The whole body is known: say its length, so a large response goes
+	// out in one piece instead of chunked.
+	if _, ok := h["Content-Length"]; !ok && b.body.Len() > 0 {
+		h["Content-Length"] = []string{strconv.Itoa(b.body.Len())}
 	}
 	w.WriteHeader(b.status)
 	_, _ = w.Write(b.body.Bytes())

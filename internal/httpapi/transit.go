@@ -33,7 +33,7 @@ func (s *Server) transitIndex() (*departure.Index, error) {
 // token when a 2xx response lacks the header). Tokens are bound to the
 // account and its environment, so a test key's token is foreign to live.
 func (s *Server) session(w http.ResponseWriter, r *http.Request, resource string) {
-	counted, tok := metering.Check(s.SessionKey, sessionAccount(r), r.Header.Get(metering.Header), resource, s.app.Clock.Now())
+	counted, tok := s.sessions.Check(sessionAccount(r), r.Header.Get(metering.Header), resource, s.app.Clock.Now())
 	if !counted {
 		markUncounted(r, usage.ReasonSession)
 	}
@@ -44,7 +44,7 @@ func (s *Server) session(w http.ResponseWriter, r *http.Request, resource string
 // per request, so a client that forgets its token when the header is
 // missing (the Kotlin client, client-contract.md 8.1) keeps its blocks.
 func (s *Server) passSession(w http.ResponseWriter, r *http.Request) {
-	w.Header()[metering.Header] = []string{metering.Renew(s.SessionKey, sessionAccount(r), r.Header.Get(metering.Header), s.app.Clock.Now())}
+	w.Header()[metering.Header] = []string{s.sessions.Renew(sessionAccount(r), r.Header.Get(metering.Header), s.app.Clock.Now())}
 }
 
 func sessionAccount(r *http.Request) string {

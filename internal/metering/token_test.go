@@ -22,7 +22,7 @@ type client struct {
 }
 
 func (c *client) call(now time.Time, res string) bool {
-	counted, tok := Check(key, c.account, c.token, res, now)
+	counted, tok := NewSigner(key).Check(c.account, c.token, res, now)
 	c.token = tok
 	if counted {
 		c.counted++
@@ -76,8 +76,8 @@ func TestTwelveMinuteSequence(t *testing.T) {
 func TestInvalidTokensAreIgnored(t *testing.T) {
 	now := time.Date(2026, 11, 21, 8, 0, 0, 0, time.UTC)
 	res := StationResource("s1")
-	_, tok := Check(key, "acct-1", "", res, now)
-	if counted, _ := Check(key, "acct-1", tok, res, now.Add(time.Minute)); counted {
+	_, tok := NewSigner(key).Check("acct-1", "", res, now)
+	if counted, _ := NewSigner(key).Check("acct-1", tok, res, now.Add(time.Minute)); counted {
 		t.Fatal("valid token not honoured")
 	}
 	raw, _ := base64.RawURLEncoding.DecodeString(tok)
@@ -99,17 +99,17 @@ func TestInvalidTokensAreIgnored(t *testing.T) {
 		case "other key":
 			k, token = []byte("another key"), tok
 		}
-		counted, newTok := Check(k, acct, token, res, now.Add(time.Minute))
+		counted, newTok := NewSigner(k).Check(acct, token, res, now.Add(time.Minute))
 		if !counted || newTok == "" {
 			t.Fatalf("%s: must be counted with a fresh token", name)
 		}
-		if blocks := decode(k, acct, newTok); len(blocks) != 1 {
+		if blocks := NewSigner(k).decode(acct, newTok); len(blocks) != 1 {
 			t.Fatalf("%s: new token must hold exactly the new block, has %d", name, len(blocks))
 		}
 	}
 	// A block from the future (beyond the skew allowance) is dropped.
-	_, future := Check(key, "acct-1", "", res, now.Add(10*time.Minute))
-	if counted, _ := Check(key, "acct-1", future, res, now); !counted {
+	_, future := NewSigner(key).Check("acct-1", "", res, now.Add(10*time.Minute))
+	if counted, _ := NewSigner(key).Check("acct-1", future, res, now); !counted {
 		t.Fatal("future block honoured")
 	}
 }
@@ -118,9 +118,9 @@ func TestMostRecentBlocksKept(t *testing.T) {
 	now := time.Date(2026, 11, 21, 8, 0, 0, 0, time.UTC)
 	tok := ""
 	for i := 0; i < MaxBlocks+5; i++ {
-		_, tok = Check(key, "a", tok, StationResource(fmt.Sprint(i)), now.Add(time.Duration(i)*time.Second))
+		_, tok = NewSigner(key).Check("a", tok, StationResource(fmt.Sprint(i)), now.Add(time.Duration(i)*time.Second))
 	}
-	if n := len(decode(key, "a", tok)); n != MaxBlocks {
+	if n := len(NewSigner(key).decode("a", tok)); n != MaxBlocks {
 		t.Fatalf("%d blocks", n)
 	}
 	if len(tok) > MaxTokenLen {
@@ -128,7 +128,7 @@ func TestMostRecentBlocksKept(t *testing.T) {
 	}
 	later := now.Add(time.Minute)
 	for i := 0; i < MaxBlocks+5; i++ {
-		counted, _ := Check(key, "a", tok, StationResource(fmt.Sprint(i)), later)
+		counted, _ := NewSigner(key).Check("a", tok, StationResource(fmt.Sprint(i)), later)
 		if counted != (i < 5) {
 			t.Fatalf("resource %d counted=%v; only the 5 oldest were evicted", i, counted)
 		}
@@ -136,19 +136,19 @@ func TestMostRecentBlocksKept(t *testing.T) {
 }
 
 func FuzzDecode(f *testing.F) {
-	_, tok := Check(key, "acct", "", "station:x", time.Unix(1700000000, 0))
+	_, tok := NewSigner(key).Check("acct", "", "station:x", time.Unix(1700000000, 0))
 	f.Add(tok, "acct")
 	f.Add("AQA", "")
 	f.Add("", "acct")
 	f.Fuzz(func(t *testing.T, token, account string) {
-		blocks := decode(key, account, token)
+		blocks := NewSigner(key).decode(account, token)
 		if len(blocks) > MaxBlocks {
 			t.Fatal("too many blocks")
 		}
-		if blocks != nil && encode(key, account, blocks) != token {
+		if blocks != nil && NewSigner(key).encode(account, blocks) != token {
 			t.Fatal("accepted a non-canonical token")
 		}
-		counted, nt := Check(key, account, token, "station:x", time.Unix(1700000100, 0))
+		counted, nt := NewSigner(key).Check(account, token, "station:x", time.Unix(1700000100, 0))
 		if nt == "" || (blocks == nil && !counted) {
 			t.Fatal("invalid token must count")
 		}
@@ -159,27 +159,27 @@ func FuzzDecode(f *testing.F) {
 func TestRenewKeepsBlocks(t *testing.T) {
 	key := []byte("0123456789abcdef0123456789abcdef")
 	t0 := time.Date(2026, 6, 15, 10, 0, 0, 0, time.UTC)
-	counted, tok := Check(key, "acc", "", StationResource("a"), t0)
+	counted, tok := NewSigner(key).Check("acc", "", StationResource("a"), t0)
 	if !counted {
 		t.Fatal("first request must count")
 	}
-	renewed := Renew(key, "acc", tok, t0.Add(time.Minute))
-	if c, _ := Check(key, "acc", renewed, StationResource("a"), t0.Add(2*time.Minute)); c {
+	renewed := NewSigner(key).Renew("acc", tok, t0.Add(time.Minute))
+	if c, _ := NewSigner(key).Check("acc", renewed, StationResource("a"), t0.Add(2*time.Minute)); c {
 		t.Error("renewed token lost the station's block")
 	}
 	for _, bad := range []string{"", "garbage", tok + "x"} {
-		empty := Renew(key, "acc", bad, t0)
-		if got := decode(key, "acc", empty); got == nil || len(got) != 0 {
+		empty := NewSigner(key).Renew("acc", bad, t0)
+		if got := NewSigner(key).decode("acc", empty); got == nil || len(got) != 0 {
 			t.Errorf("Renew(%q) = %q: want a valid token without blocks, got %v", bad, empty, got)
 		}
-		if c, _ := Check(key, "acc", empty, StationResource("a"), t0); !c {
+		if c, _ := NewSigner(key).Check("acc", empty, StationResource("a"), t0); !c {
 			t.Errorf("an empty token must not make %q uncounted", bad)
 		}
 	}
-	if got := decode(key, "acc", Renew(key, "acc", tok, t0.Add(Window))); len(got) != 0 {
+	if got := NewSigner(key).decode("acc", NewSigner(key).Renew("acc", tok, t0.Add(Window))); len(got) != 0 {
 		t.Errorf("expired block kept: %v", got)
 	}
-	if got := decode(key, "other", Renew(key, "acc", tok, t0)); got != nil {
+	if got := NewSigner(key).decode("other", NewSigner(key).Renew("acc", tok, t0)); got != nil {
 		t.Error("a renewed token must stay bound to its account")
 	}
 }
