@@ -48,8 +48,8 @@ type Options struct {
 type Store struct {
 	engine Engine
 	w, r   *sql.DB
-	stmts  sync.Map // SQLite: query → *sql.Stmt prepared on the writer
-	ledger *sql.DB  // PostgreSQL: the usage ledger's pool (synchronous_commit off)
+	stmts  sync.Map    // SQLite: query → *sql.Stmt prepared on the writer
+	ledger *ledgerConn // PostgreSQL: the usage ledger's connection (synchronous_commit off)
 }
 
 // Open connects to the database Options describe. It does not migrate.
@@ -117,13 +117,12 @@ func openPostgres(o Options) (*Store, error) {
 	db.SetConnMaxIdleTime(5 * time.Minute)
 	// The usage ledger's own connection (it writes one batch at a time):
 	// its session commits without waiting for the WAL flush (see
-	// LedgerCommitted). Two, so a connection being replaced after a failure
-	// does not stall the next batch.
+	// LedgerCommitted).
 	lcfg := cfg.Copy()
 	lcfg.RuntimeParams["synchronous_commit"] = "off"
-	ledger := stdlib.OpenDB(*lcfg)
-	ledger.SetMaxOpenConns(2)
-	ledger.SetMaxIdleConns(2)
+	// Named in pg_stat_activity (per schema, so tests can find their own).
+	lcfg.RuntimeParams["application_name"] = strings.TrimSpace(LedgerApplicationName + " " + o.Schema)
+	ledger := &ledgerConn{cfg: lcfg}
 	return &Store{engine: Postgres, w: db, r: db, ledger: ledger}, nil
 }
 
@@ -157,7 +156,7 @@ func (s *Store) Ping(ctx context.Context) error {
 func (s *Store) Close() error {
 	err := s.w.Close()
 	if s.ledger != nil {
-		s.ledger.Close()
+		s.ledger.close()
 	}
 	if s.r != s.w {
 		if e := s.r.Close(); err == nil {

@@ -2,6 +2,8 @@ package store_test
 
 import (
 	"context"
+	"database/sql"
+	"fmt"
 	"sync"
 	"sync/atomic"
 	"testing"
@@ -172,4 +174,56 @@ func TestUsageLedger(t *testing.T) {
 			t.Errorf("Record after Close = %v", err)
 		}
 	})
+}
+
+// The PostgreSQL ledger's own connection dying (server restart, terminated
+// backend) fails the batch in flight as unavailable and is replaced for the
+// next one.
+func TestUsageLedgerReconnects(t *testing.T) {
+	opts := storetest.Options(t, store.Postgres)
+	ctx := context.Background()
+	s, err := store.Open(ctx, opts)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer s.Close()
+	if _, err := s.Migrate(ctx); err != nil {
+		t.Fatal(err)
+	}
+	write := s.UsageWriter(store.LedgerCommitted)
+	ev := func(id string) []usage.Event {
+		return []usage.Event{{RequestID: id, AccountID: "a", Environment: account.Live, Endpoint: "GET /x",
+			Status: 200, Counted: true, Reason: usage.ReasonCounted, At: t0}}
+	}
+	if err := write(ctx, ev("before")); err != nil {
+		t.Fatal(err)
+	}
+	admin, err := sql.Open("pgx", storetest.PostgresURL())
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer admin.Close()
+	var killed int
+	if err := admin.QueryRow(`SELECT count(pg_terminate_backend(pid)) FROM pg_stat_activity WHERE application_name = $1`,
+		store.LedgerApplicationName+" "+opts.Schema).Scan(&killed); err != nil || killed != 1 {
+		t.Fatalf("terminated %d ledger backends (%v), want 1", killed, err)
+	}
+	err = write(ctx, ev("during"))
+	if apperr.KindOf(err) != apperr.Unavailable {
+		t.Fatalf("write on a terminated connection: %v, want kind Unavailable", err)
+	}
+	if err := write(ctx, ev("after")); err != nil {
+		t.Fatalf("write after reconnecting: %v", err)
+	}
+	got, err := s.Read().UsageEvents(ctx, t0.Add(-time.Hour), t0.Add(time.Hour))
+	if err != nil {
+		t.Fatal(err)
+	}
+	var ids []string
+	for _, e := range got {
+		ids = append(ids, e.RequestID)
+	}
+	if fmt.Sprint(ids) != "[before after]" {
+		t.Fatalf("ledger holds %v, want [before after]", ids)
+	}
 }

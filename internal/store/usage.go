@@ -2,10 +2,11 @@ package store
 
 import (
 	"context"
-	"database/sql"
+	"sync"
 	"time"
 
 	"github.com/farebox/farebox/internal/usage"
+	"github.com/jackc/pgx/v5"
 )
 
 const (
@@ -151,16 +152,18 @@ func (s *Store) RollupSegment(ctx context.Context, name string, batches [][]usag
 
 // UsageWriter is the usage.Writer committing ledger batches to this store.
 // On PostgreSQL a batch is a single autocommitted statement (one round trip)
-// on the ledger pool, whose sessions do not wait for the WAL flush unless d
-// is LedgerFlushed.
+// on the ledger's own connection, whose session does not wait for the WAL
+// flush unless d is LedgerFlushed (then the batch commits on the main pool).
 func (s *Store) UsageWriter(d LedgerDurability) usage.Writer {
 	if s.engine == Postgres {
-		db := s.ledger
 		if d == LedgerFlushed {
-			db = s.w
+			return func(ctx context.Context, events []usage.Event) error {
+				_, err := s.w.ExecContext(ctx, insertUsagePostgresSQL, usagePostgresArgs(events)...)
+				return mapErr(err)
+			}
 		}
 		return func(ctx context.Context, events []usage.Event) error {
-			return insertUsagePostgres(ctx, db, events)
+			return mapErr(s.ledger.exec(ctx, insertUsagePostgresSQL, usagePostgresArgs(events)...))
 		}
 	}
 	return func(ctx context.Context, events []usage.Event) error {
@@ -168,12 +171,18 @@ func (s *Store) UsageWriter(d LedgerDurability) usage.Writer {
 	}
 }
 
-// insertUsagePostgres stores a batch row and its counters in one statement
-// (a data-modifying CTE; PostgreSQL-only, hence outside the shared subset).
-func insertUsagePostgres(ctx context.Context, db *sql.DB, events []usage.Event) error {
-	if len(events) == 0 {
-		return nil
-	}
+// insertUsagePostgresSQL stores a batch row and its counters in one
+// statement (a data-modifying CTE; PostgreSQL-only, hence outside the
+// shared subset).
+const insertUsagePostgresSQL = `WITH batch AS (
+		INSERT INTO usage_batches (at, events, data) VALUES ($1, $2, $3))
+	INSERT INTO usage_daily (account_id, environment, day, endpoint, counted, uncounted)
+	SELECT * FROM unnest($4::text[], $5::text[], $6::text[], $7::text[], $8::bigint[], $9::bigint[])
+	ON CONFLICT (account_id, day, endpoint, environment) DO UPDATE
+	SET counted = usage_daily.counted + excluded.counted, uncounted = usage_daily.uncounted + excluded.uncounted`
+
+// usagePostgresArgs are the parameters of insertUsagePostgresSQL.
+func usagePostgresArgs(events []usage.Event) []any {
 	counts := usage.Aggregate(events)
 	acc := make([]string, len(counts))
 	env := make([]string, len(counts))
@@ -184,14 +193,47 @@ func insertUsagePostgres(ctx context.Context, db *sql.DB, events []usage.Event) 
 	for i, c := range counts {
 		acc[i], env[i], day[i], ep[i], cnt[i], unc[i] = c.AccountID, string(c.Environment), c.Day, c.Endpoint, c.Counted, c.Uncounted
 	}
-	_, err := db.ExecContext(ctx, `WITH batch AS (
-			INSERT INTO usage_batches (at, events, data) VALUES ($1, $2, $3))
-		INSERT INTO usage_daily (account_id, environment, day, endpoint, counted, uncounted)
-		SELECT * FROM unnest($4::text[], $5::text[], $6::text[], $7::text[], $8::bigint[], $9::bigint[])
-		ON CONFLICT (account_id, day, endpoint, environment) DO UPDATE
-		SET counted = usage_daily.counted + excluded.counted, uncounted = usage_daily.uncounted + excluded.uncounted`,
-		now(events[0].At), len(events), usage.EncodeBatch(events), acc, env, day, ep, cnt, unc)
-	return mapErr(err)
+	return []any{now(events[0].At), len(events), usage.EncodeBatch(events), acc, env, day, ep, cnt, unc}
+}
+
+// LedgerApplicationName is the application_name of the PostgreSQL ledger
+// connection (followed by the schema when Options.Schema is set).
+const LedgerApplicationName = "farebox-usage-ledger"
+
+// ledgerConn is the PostgreSQL ledger's connection: pgx directly, without
+// database/sql's pool and argument conversion, since the ledger writes one
+// batch at a time. A broken connection is replaced at the next batch.
+type ledgerConn struct {
+	cfg  *pgx.ConnConfig
+	mu   sync.Mutex
+	conn *pgx.Conn
+}
+
+func (l *ledgerConn) exec(ctx context.Context, sql string, args ...any) error {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	if l.conn == nil {
+		c, err := pgx.ConnectConfig(ctx, l.cfg)
+		if err != nil {
+			return err
+		}
+		l.conn = c
+	}
+	_, err := l.conn.Exec(ctx, sql, args...)
+	if err != nil && (l.conn.IsClosed() || isConnErr(err)) {
+		_ = l.conn.Close(context.Background())
+		l.conn = nil
+	}
+	return err
+}
+
+func (l *ledgerConn) close() {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	if l.conn != nil {
+		_ = l.conn.Close(context.Background())
+		l.conn = nil
+	}
 }
 
 // NewLedger returns a usage ledger committing to this store (one batch
