@@ -35,7 +35,12 @@ func (q Q) InsertUsage(ctx context.Context, events []usage.Event) error {
 
 // addUsageCounts adds events to the per-day counters.
 func (q Q) addUsageCounts(ctx context.Context, events []usage.Event) error {
-	for _, c := range usage.Aggregate(events) {
+	return q.addCounts(ctx, usage.Aggregate(events))
+}
+
+// addCounts adds to the per-day counters.
+func (q Q) addCounts(ctx context.Context, counts []usage.Count) error {
+	for _, c := range counts {
 		if _, err := q.execPrepared(ctx, upsertUsageDailySQL,
 			c.AccountID, string(c.Environment), c.Day, c.Endpoint, c.Counted, c.Uncounted); err != nil {
 			return mapErr(err)
@@ -123,30 +128,28 @@ const (
 )
 
 // RollupSegment stores one journal segment of the embedded ledger in one
-// transaction: its events as one usage_batches row, the counters, and the
-// segment's name; a segment already recorded changes nothing.
-func (s *Store) RollupSegment(ctx context.Context, name string, batches [][]usage.Event) error {
+// transaction: its batches as one usage_batches row (stored as they are,
+// not re-encoded), the counters, and the segment's name; a segment already
+// recorded changes nothing.
+func (s *Store) RollupSegment(ctx context.Context, name string, data []byte) error {
+	tally, err := usage.CountBatches(data)
+	if err != nil && len(data) > 0 {
+		return err
+	}
 	return s.Write(ctx, func(q Q) error {
 		res, err := q.db.ExecContext(ctx, `INSERT INTO usage_segments (name, rolled_at) VALUES ($1, $2) ON CONFLICT (name) DO NOTHING`,
 			name, now(time.Now()))
 		if err != nil {
 			return mapErr(err)
 		}
-		if n, _ := res.RowsAffected(); n == 0 {
+		if n, _ := res.RowsAffected(); n == 0 || tally.Events == 0 {
 			return nil
 		}
 		// One row per segment (about a second of traffic), not per batch.
-		var all []usage.Event
-		for _, b := range batches {
-			all = append(all, b...)
-		}
-		if len(all) == 0 {
-			return nil
-		}
-		if _, err := q.execPrepared(ctx, insertUsageBatchSQL, now(all[0].At), len(all), usage.EncodeBatch(all)); err != nil {
+		if _, err := q.execPrepared(ctx, insertUsageBatchSQL, now(tally.First), tally.Events, data); err != nil {
 			return mapErr(err)
 		}
-		return q.addUsageCounts(ctx, all)
+		return q.addCounts(ctx, tally.Counts)
 	})
 }
 

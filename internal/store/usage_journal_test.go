@@ -54,8 +54,8 @@ func TestUsageJournalRollup(t *testing.T) {
 		segs, _ = filepath.Glob(filepath.Join(dir, "usage-*.log"))
 		second.Close()
 		batches, err := usage.ReadSegment(segs[0])
-		if err != nil || len(batches) != 1 {
-			t.Fatalf("segment: %v %v", batches, err)
+		if evs, derr := usage.DecodeBatch(batches); err != nil || derr != nil || len(evs) != 1 || evs[0].RequestID != "r4" {
+			t.Fatalf("segment: %v %v %v", evs, err, derr)
 		}
 		name := filepath.Base(segs[0])
 		name = name[:len(name)-len(".log")]

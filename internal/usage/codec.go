@@ -3,6 +3,7 @@ package usage
 import (
 	"encoding/binary"
 	"errors"
+	"math"
 	"slices"
 	"sort"
 	"time"
@@ -89,8 +90,19 @@ func AppendBatch(b []byte, events []Event) []byte {
 
 var errCorrupt = errors.New("usage: corrupt batch record")
 
-// DecodeBatch parses what EncodeBatch wrote.
-func DecodeBatch(b []byte) ([]Event, error) {
+// row is one encoded event: indexes into its batch's string table.
+type row struct {
+	req, acc, env, ep, reason uint64
+	status, flags             uint64
+	at                        int64 // Unix microseconds
+}
+
+// walk parses data, one or more EncodeBatch records back to back (a
+// rolled-up journal segment stores its batches so), calling table once per
+// batch with its string table (slices of data) and then each for its rows.
+// It checks the whole structure, so a corrupt record fails before use.
+func walk(data []byte, table func(strs [][]byte), each func(r *row, strs [][]byte)) error {
+	b := data
 	next := func() (uint64, bool) {
 		v, n := binary.Uvarint(b)
 		if n <= 0 {
@@ -99,63 +111,134 @@ func DecodeBatch(b []byte) ([]Event, error) {
 		b = b[n:]
 		return v, true
 	}
-	if v, ok := next(); !ok || v != codecVersion {
-		return nil, errCorrupt
-	}
-	ns, ok := next()
-	if !ok || ns > uint64(len(b)) {
-		return nil, errCorrupt
-	}
-	strs := make([]string, 0, ns)
-	for i := uint64(0); i < ns; i++ {
-		l, ok := next()
-		if !ok || l > uint64(len(b)) {
-			return nil, errCorrupt
+	var strs [][]byte
+	for first := true; first || len(b) > 0; first = false {
+		if v, ok := next(); !ok || v != codecVersion {
+			return errCorrupt
 		}
-		strs = append(strs, string(b[:l]))
-		b = b[l:]
-	}
-	ne, ok := next()
-	if !ok || ne > uint64(len(b)) {
-		return nil, errCorrupt
-	}
-	str := func() (string, bool) {
-		i, ok := next()
-		if !ok || i >= uint64(len(strs)) {
-			return "", false
+		ns, ok := next()
+		if !ok || ns > uint64(len(b)) {
+			return errCorrupt
 		}
-		return strs[i], true
-	}
-	out := make([]Event, 0, ne)
-	for i := uint64(0); i < ne; i++ {
-		var e Event
-		var env string
-		var ok1, ok2, ok3, ok4, ok5 bool
-		e.RequestID, ok1 = str()
-		e.AccountID, ok2 = str()
-		env, ok3 = str()
-		e.Endpoint, ok4 = str()
-		e.Reason, ok5 = str()
-		status, ok6 := next()
-		flags, ok7 := next()
-		if !(ok1 && ok2 && ok3 && ok4 && ok5 && ok6 && ok7) || status > 999 || flags > 1 {
-			return nil, errCorrupt
+		strs = strs[:0]
+		for i := uint64(0); i < ns; i++ {
+			l, ok := next()
+			if !ok || l > uint64(len(b)) {
+				return errCorrupt
+			}
+			strs = append(strs, b[:l:l])
+			b = b[l:]
 		}
-		at, n := binary.Varint(b)
-		if n <= 0 {
-			return nil, errCorrupt
+		ne, ok := next()
+		if !ok || ne > uint64(len(b)) {
+			return errCorrupt
 		}
-		b = b[n:]
-		e.Environment = account.Environment(env)
-		e.Status = int(status)
-		e.Counted = flags&1 == 1
-		e.At = time.UnixMicro(at).UTC()
-		out = append(out, e)
+		if table != nil {
+			table(strs)
+		}
+		n := uint64(len(strs))
+		for i := uint64(0); i < ne; i++ {
+			var r row
+			var oks [7]bool
+			r.req, oks[0] = next()
+			r.acc, oks[1] = next()
+			r.env, oks[2] = next()
+			r.ep, oks[3] = next()
+			r.reason, oks[4] = next()
+			r.status, oks[5] = next()
+			r.flags, oks[6] = next()
+			if oks != [7]bool{true, true, true, true, true, true, true} || r.status > 999 || r.flags > 1 ||
+				r.req >= n || r.acc >= n || r.env >= n || r.ep >= n || r.reason >= n {
+				return errCorrupt
+			}
+			at, m := binary.Varint(b)
+			if m <= 0 {
+				return errCorrupt
+			}
+			b = b[m:]
+			r.at = at
+			each(&r, strs)
+		}
 	}
-	if len(b) != 0 {
-		return nil, errCorrupt
+	return nil
+}
+
+// DecodeBatch parses what EncodeBatch wrote, or several such records back
+// to back (their events in order).
+func DecodeBatch(b []byte) ([]Event, error) {
+	var out []Event
+	var strs []string
+	err := walk(b, func(raw [][]byte) {
+		strs = strs[:0]
+		for _, s := range raw {
+			strs = append(strs, string(s))
+		}
+	}, func(r *row, _ [][]byte) {
+		out = append(out, Event{RequestID: strs[r.req], AccountID: strs[r.acc], Environment: account.Environment(strs[r.env]),
+			Endpoint: strs[r.ep], Reason: strs[r.reason], Status: int(r.status), Counted: r.flags&1 == 1,
+			At: time.UnixMicro(r.at).UTC()})
+	})
+	if err != nil {
+		return nil, err
+	}
+	if out == nil {
+		out = []Event{}
 	}
 	return out, nil
+}
+
+// Tally is what CountBatches found.
+type Tally struct {
+	Counts []Count   // as Aggregate of the events
+	Events int       // number of events
+	First  time.Time // time of the first event (zero without events)
+}
+
+// CountBatches adds up encoded batches (one or several back to back) the
+// way Aggregate adds up their events, without decoding the events: the
+// journal rollup counts a second of traffic with it.
+func CountBatches(data []byte) (Tally, error) {
+	var t Tally
+	var counts []Count
+	pos := map[string]int{}
+	var key, day []byte
+	dayNum := int64(math.MinInt64)
+	err := walk(data, nil, func(r *row, strs [][]byte) {
+		if t.Events == 0 {
+			t.First = time.UnixMicro(r.at).UTC()
+		}
+		t.Events++
+		const microsPerDay = 86_400_000_000
+		if d := floorDiv(r.at, microsPerDay); d != dayNum {
+			dayNum = d
+			day = time.UnixMicro(r.at).UTC().AppendFormat(day[:0], time.DateOnly)
+		}
+		key = append(key[:0], strs[r.acc]...)
+		key = append(key, 0)
+		key = append(key, strs[r.env]...)
+		key = append(key, 0)
+		key = append(key, day...)
+		key = append(key, 0)
+		key = append(key, strs[r.ep]...)
+		i, ok := pos[string(key)]
+		if !ok {
+			i = len(counts)
+			pos[string(key)] = i
+			counts = append(counts, Count{AccountID: string(strs[r.acc]), Environment: account.Environment(strs[r.env]),
+				Day: string(day), Endpoint: string(strs[r.ep])})
+		}
+		if r.flags&1 == 1 {
+			counts[i].Counted++
+		} else {
+			counts[i].Uncounted++
+		}
+	})
+	if err != nil {
+		return Tally{}, err
+	}
+	sortCounts(counts)
+	t.Counts = counts
+	return t, nil
 }
 
 // Count is the aggregate of a batch for one account, day and endpoint.
@@ -189,6 +272,13 @@ func Aggregate(events []Event) []Count {
 			out[i].Uncounted++
 		}
 	}
+	sortCounts(out)
+	return out
+}
+
+// sortCounts orders counts by their key, so concurrent writers upsert
+// counter rows in one global order (no lock-order deadlocks).
+func sortCounts(out []Count) {
 	sort.Slice(out, func(i, j int) bool {
 		a, b := out[i], out[j]
 		if a.AccountID != b.AccountID {
@@ -202,5 +292,12 @@ func Aggregate(events []Event) []Count {
 		}
 		return a.Environment < b.Environment
 	})
-	return out
+}
+
+func floorDiv(a, b int64) int64 {
+	q := a / b
+	if a%b < 0 {
+		q--
+	}
+	return q
 }

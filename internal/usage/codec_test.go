@@ -68,3 +68,63 @@ func BenchmarkEncodeBatch(b *testing.B) {
 		EncodeBatch(ev)
 	}
 }
+
+// Batches stored back to back (a rolled-up journal segment) decode to
+// their events in order, and CountBatches counts them as Aggregate does.
+func TestConcatenatedBatches(t *testing.T) {
+	in := sample()
+	later := []Event{{RequestID: "r4", AccountID: "a", Environment: account.Live, Endpoint: "GET /v1/departures.json",
+		Status: 200, Counted: true, Reason: ReasonCounted, At: time.Date(2026, 6, 16, 0, 0, 0, 0, time.UTC)}}
+	data := append(EncodeBatch(in), EncodeBatch(later)...)
+	data = append(data, EncodeBatch(nil)...)
+	out, err := DecodeBatch(data)
+	if err != nil {
+		t.Fatal(err)
+	}
+	all := append(append([]Event{}, in...), later...)
+	if d := cmp.Diff(all, out); d != "" {
+		t.Errorf("decode (-want +got):\n%s", d)
+	}
+	tally, err := CountBatches(data)
+	if err != nil || tally.Events != 4 || !tally.First.Equal(in[0].At) {
+		t.Fatalf("CountBatches: %+v, %v", tally, err)
+	}
+	if d := cmp.Diff(Aggregate(all), tally.Counts); d != "" {
+		t.Errorf("CountBatches (-Aggregate +got):\n%s", d)
+	}
+	if _, err := DecodeBatch(data[:len(data)-1]); err == nil {
+		t.Error("a truncated record decoded")
+	}
+	if _, err := CountBatches(append(data, 7)); err == nil {
+		t.Error("trailing garbage counted")
+	}
+}
+
+// Whatever decodes is counted exactly as Aggregate counts its events, and
+// whatever does not decode is not counted either.
+func FuzzCountBatches(f *testing.F) {
+	f.Add(EncodeBatch(sample()))
+	f.Add(append(EncodeBatch(sample()), EncodeBatch(sample()[1:])...))
+	f.Add([]byte{1, 0, 0})
+	f.Fuzz(func(t *testing.T, b []byte) {
+		ev, derr := DecodeBatch(b)
+		tally, cerr := CountBatches(b)
+		counts, n := tally.Counts, tally.Events
+		if (derr == nil) != (cerr == nil) {
+			t.Fatalf("DecodeBatch err %v, CountBatches err %v", derr, cerr)
+		}
+		if derr != nil {
+			return
+		}
+		if n != len(ev) || (n > 0 && !tally.First.Equal(ev[0].At)) {
+			t.Fatalf("counted %d events from %v, decoded %d", n, tally.First, len(ev))
+		}
+		want := Aggregate(ev)
+		if len(want) == 0 && len(counts) == 0 {
+			return
+		}
+		if d := cmp.Diff(want, counts); d != "" {
+			t.Fatalf("(-Aggregate +CountBatches):\n%s", d)
+		}
+	})
+}

@@ -1,13 +1,11 @@
 package usage
 
 import (
-	"bytes"
 	"context"
 	"encoding/binary"
 	"errors"
 	"fmt"
 	"hash/crc32"
-	"io"
 	"os"
 	"path/filepath"
 	"sort"
@@ -131,9 +129,10 @@ func (l *FileLog) Close() error {
 	return l.rotateLocked(false)
 }
 
-// SegmentStore commits one segment's batches and remembers its name, all in
-// one transaction, doing nothing when the name is already recorded.
-type SegmentStore func(ctx context.Context, name string, batches [][]Event) error
+// SegmentStore commits one segment's batches (EncodeBatch records back to
+// back) and remembers its name, all in one transaction, doing nothing when
+// the name is already recorded.
+type SegmentStore func(ctx context.Context, name string, data []byte) error
 
 // Rollup closes the current segment (starting a new one unless the log is
 // closed) and moves every closed segment in the directory, including those
@@ -161,11 +160,11 @@ func (l *FileLog) Rollup(ctx context.Context, commit SegmentStore) error {
 		if name == active {
 			continue
 		}
-		batches, err := ReadSegment(path)
+		data, err := ReadSegment(path)
 		if err != nil {
 			return err
 		}
-		if err := commit(ctx, strings.TrimSuffix(name, segmentSuffix), batches); err != nil {
+		if err := commit(ctx, strings.TrimSuffix(name, segmentSuffix), data); err != nil {
 			return err
 		}
 		if err := os.Remove(path); err != nil && !errors.Is(err, os.ErrNotExist) {
@@ -175,32 +174,32 @@ func (l *FileLog) Rollup(ctx context.Context, commit SegmentStore) error {
 	return nil
 }
 
-// ReadSegment reads a segment's batches, ignoring a torn last frame.
-func ReadSegment(path string) ([][]Event, error) {
+// ReadSegment returns a segment's batches (EncodeBatch records back to
+// back, as DecodeBatch and CountBatches read them), ignoring a torn last
+// frame. A frame whose checksum holds but whose record does not decode is
+// an error.
+func ReadSegment(path string) ([]byte, error) {
 	data, err := os.ReadFile(path)
 	if err != nil {
 		return nil, err
 	}
-	r := bytes.NewReader(data)
-	var out [][]Event
-	for {
-		var head [8]byte
-		if _, err := io.ReadFull(r, head[:]); err != nil {
-			return out, nil // end, or a torn header
+	out := make([]byte, 0, len(data))
+	for len(data) >= 8 {
+		n := binary.LittleEndian.Uint32(data[0:4])
+		if int64(n) > int64(len(data)-8) {
+			break // torn payload
 		}
-		n := binary.LittleEndian.Uint32(head[0:4])
-		if int64(n) > int64(r.Len()) {
-			return out, nil // torn payload
+		payload := data[8 : 8+n]
+		if crc32.ChecksumIEEE(payload) != binary.LittleEndian.Uint32(data[4:8]) {
+			break // torn or damaged tail: nothing after it was acknowledged
 		}
-		payload := make([]byte, n)
-		_, _ = io.ReadFull(r, payload)
-		if crc32.ChecksumIEEE(payload) != binary.LittleEndian.Uint32(head[4:8]) {
-			return out, nil // torn or damaged tail: nothing after it was acknowledged
-		}
-		ev, err := DecodeBatch(payload)
-		if err != nil {
+		out = append(out, payload...)
+		data = data[8+n:]
+	}
+	if len(out) > 0 {
+		if err := walk(out, nil, func(*row, [][]byte) {}); err != nil {
 			return nil, fmt.Errorf("usage: %s: %w", filepath.Base(path), err)
 		}
-		out = append(out, ev)
 	}
+	return out, nil
 }
