@@ -58,7 +58,7 @@ const (
 	maxCachedLen = 4096                 // longest board an entry computes
 	noDeparture  = math.MinInt64        // boardItem.dep without a usable prediction
 	untilAll     = int64(math.MaxInt64) // boardList.until of a complete board
-	entryBytes   = 256                  // accounted per entry beyond its slices (struct, map node)
+	entryBytes   = 512                  // accounted per entry beyond its slices: struct, key, map nodes
 	lateSeconds  = int64(LateWindow / time.Second)
 )
 
@@ -518,7 +518,7 @@ func (ix *Index) buildEntry(fi *feedIndex, stops []int32, minute int64, snap *re
 		return nil
 	}
 	e.buf = append([]byte(nil), buf...)
-	e.size = int64(len(e.buf)) + int64(len(e.ahead.items)+len(e.late.items))*int64(unsafe.Sizeof(boardItem{})) + entryBytes
+	e.size = int64(cap(e.buf)) + int64(cap(e.ahead.items)+cap(e.late.items))*int64(unsafe.Sizeof(boardItem{})) + entryBytes
 	return e
 }
 
