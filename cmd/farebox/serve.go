@@ -66,8 +66,12 @@ func serve(ctx context.Context, args []string, getenv func(string) string, stdou
 	if err != nil {
 		return fmt.Errorf("session key: %w", err)
 	}
+	boardCache := int64(-1) // --board-cache-mb 0: off
+	if cfg.BoardCacheMB > 0 {
+		boardCache = cfg.BoardCacheMB << 20
+	}
 	transit := a.NewTransit(app.TransitOptions{Refresh: cfg.GTFSRefresh, Realtime: cfg.Realtime,
-		RealtimeInterval: cfg.RealtimeInterval, RealtimeMaxAge: cfg.RealtimeMaxAge, Log: log})
+		RealtimeInterval: cfg.RealtimeInterval, RealtimeMaxAge: cfg.RealtimeMaxAge, BoardCacheBytes: boardCache, Log: log})
 	transitDone := make(chan struct{})
 	tctx, stopTransit := context.WithCancel(ctx)
 	go func() { defer close(transitDone); transit.Run(tctx) }()

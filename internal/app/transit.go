@@ -30,6 +30,9 @@ type TransitOptions struct {
 	RealtimeInterval time.Duration
 	// RealtimeMaxAge expires predictions older than this (default 5 min).
 	RealtimeMaxAge time.Duration
+	// BoardCacheBytes caps each index's board cache
+	// (departure.Options.BoardCacheBytes: 0 the default, negative off).
+	BoardCacheBytes int64
 	// HTTPClient fetches realtime URLs (nil: a client with a 20 s timeout).
 	HTTPClient *http.Client
 	Log        *slog.Logger
@@ -180,7 +183,7 @@ func (t *Transit) Refresh(ctx context.Context) error {
 		feeds[rec.ID] = lf
 		in = append(in, departure.FeedInput{ID: rec.ID, Feed: lf.feed})
 	}
-	ix, err := departure.New(in, departure.Options{Prefix: string(t.app.IDs), Realtime: t.hub})
+	ix, err := departure.New(in, departure.Options{Prefix: string(t.app.IDs), Realtime: t.hub, BoardCacheBytes: t.o.BoardCacheBytes})
 	if err != nil {
 		return apperr.Wrap("transit.Refresh", err)
 	}

@@ -64,6 +64,7 @@ type Config struct {
 	Realtime         map[string]string // feed id → GTFS-RT source, overriding the import's
 	RealtimeInterval time.Duration     // poll interval of configured realtime sources
 	RealtimeMaxAge   time.Duration     // predictions older than this expire
+	BoardCacheMB     int64             // MiB of encoded departure boards cached per instance; 0 turns the cache off
 
 	// Invoicing: the issuing company (FAREBOX_SELLER_*) and payment terms.
 	Seller      invoice.Seller
@@ -104,6 +105,7 @@ func (c *Config) settings() []setting {
 		{name: "realtime", env: "FAREBOX_REALTIME", def: "", help: "GTFS-RT TripUpdates sources per feed, overriding the import's: \"FEED=URL-or-file;FEED2=...\" (FEED= switches one off)"},
 		{name: "realtime-interval", env: "FAREBOX_REALTIME_INTERVAL", def: "30s", help: "poll interval of the sources set with --realtime"},
 		{name: "realtime-max-age", env: "FAREBOX_REALTIME_MAX_AGE", def: "5m", help: "realtime predictions older than this (by feed header time) are ignored"},
+		{name: "board-cache-mb", env: "FAREBOX_BOARD_CACHE_MB", def: "32", help: "MiB of encoded departure boards each instance caches per station and minute (0: no cache)"},
 		// Wallets and inspection barcodes (docs/wallet.md).
 		{name: "inspection-keys", env: "FAREBOX_INSPECTION_KEYS", def: "", help: "inspection barcode keys: a directory or comma-separated files inspection-<kid>.key/.pub (default: generated into the data dir, or into the database on PostgreSQL)"},
 		{name: "apple-pass-cert", env: "FAREBOX_APPLE_PASS_CERT", def: "", help: "PEM file of the Apple Pass Type ID certificate (default: a development certificate; passes will not install on devices)"},
@@ -224,6 +226,7 @@ func Load(args []string, getenv func(string) string, out io.Writer) (Config, err
 	c.GTFSRefresh = dur("gtfs-refresh")
 	c.RealtimeInterval = dur("realtime-interval")
 	c.RealtimeMaxAge = dur("realtime-max-age")
+	c.BoardCacheMB = num("board-cache-mb")
 	rt, err := ParseRealtime(get("realtime"))
 	if err != nil {
 		errs = append(errs, err)
@@ -271,6 +274,9 @@ func (c *Config) validate() error {
 	}
 	if c.RealtimeInterval < time.Second {
 		errs = append(errs, errors.New("--realtime-interval: must be at least 1s"))
+	}
+	if c.BoardCacheMB > 1<<20 {
+		errs = append(errs, errors.New("--board-cache-mb: must be at most 1048576 (1 TiB)"))
 	}
 	if c.MaxBodyBytes == 0 {
 		errs = append(errs, errors.New("--max-body-bytes: must be positive"))

@@ -31,6 +31,24 @@ func TestParseRealtime(t *testing.T) {
 	}
 }
 
+func TestBoardCacheSetting(t *testing.T) {
+	none := func(string) string { return "" }
+	if c, err := Load(nil, none, io.Discard); err != nil || c.BoardCacheMB != 32 {
+		t.Errorf("default: %d %v", c.BoardCacheMB, err)
+	}
+	if c, err := Load([]string{"--board-cache-mb", "0"}, none, io.Discard); err != nil || c.BoardCacheMB != 0 {
+		t.Errorf("off: %d %v", c.BoardCacheMB, err)
+	}
+	if c, err := Load(nil, func(k string) string { return map[string]string{"FAREBOX_BOARD_CACHE_MB": "128"}[k] }, io.Discard); err != nil || c.BoardCacheMB != 128 {
+		t.Errorf("env: %d %v", c.BoardCacheMB, err)
+	}
+	for _, bad := range []string{"-1", "12MB", "2000000"} {
+		if _, err := Load([]string{"--board-cache-mb", bad}, none, io.Discard); err == nil || !strings.Contains(err.Error(), "board-cache-mb") {
+			t.Errorf("%q accepted: %v", bad, err)
+		}
+	}
+}
+
 func FuzzParseRealtime(f *testing.F) {
 	for _, s := range []string{"a=b", "a=b;c=d", "a=", " ; ", "a=b=c", "x"} {
 		f.Add(s)

@@ -1,10 +1,15 @@
 package departure
 
 import (
+	"os"
 	"path/filepath"
+	"strconv"
 	"sync"
 	"testing"
 	"time"
+
+	"github.com/farebox/farebox/internal/clock"
+	"github.com/farebox/farebox/internal/realtime"
 )
 
 func benchBoard(b *testing.B, ix *Index, id string, at time.Time, n int) {
@@ -53,4 +58,84 @@ func BenchmarkDeparturesNYC(b *testing.B) {
 	at := time.Date(2026, 10, 6, 8, 0, 0, 0, loadLoc(b, "America/New_York"))
 	b.Run("max10", func(b *testing.B) { benchBoard(b, nycIdx, id, at, 10) })
 	b.Run("max100", func(b *testing.B) { benchBoard(b, nycIdx, id, at, 100) })
+	// What a request costs without and with the board cache: the board and
+	// its JSON, at a time that moves by a few milliseconds per query within
+	// one minute (a client asking for "now").
+	for _, n := range []int{10, 100} {
+		name := "max" + strconv.Itoa(n)
+		b.Run("json/"+name, func(b *testing.B) { benchJSON(b, nycIdx, id, at, n, false) })
+		b.Run("cached/"+name, func(b *testing.B) { benchJSON(b, nycIdx, id, at, n, true) })
+		b.Run("cached/"+name+"/parallel", func(b *testing.B) { benchJSONParallel(b, nycIdx, id, at, n) })
+	}
+	// Misses: the times of max10 (a new minute per query), each building
+	// an entry; the cache starts empty every 600 queries.
+	b.Run("cached/max10/miss", func(b *testing.B) {
+		b.ReportAllocs()
+		var buf []byte
+		for i := 0; i < b.N; i++ {
+			if i%600 == 0 {
+				nycIdx.cache = newBoardCache(0)
+			}
+			var err error
+			if buf, err = nycIdx.AppendDeparturesJSON(buf[:0], id, at.Add(time.Duration(i%600)*time.Minute), 10); err != nil {
+				b.Fatal(err)
+			}
+		}
+	})
+}
+
+// benchJSON: Departures + AppendDeparturesJSON, or the cached
+// Index.AppendDeparturesJSON, into a reused buffer.
+func benchJSON(b *testing.B, ix *Index, id string, at time.Time, n int, cached bool) {
+	b.ReportAllocs()
+	buf := make([]byte, 0, 64<<10)
+	for i := 0; i < b.N; i++ {
+		t := at.Add(time.Duration(i%60000) * time.Millisecond)
+		if cached {
+			var err error
+			if buf, err = ix.AppendDeparturesJSON(buf[:0], id, t, n); err != nil {
+				b.Fatal(err)
+			}
+			continue
+		}
+		deps, err := ix.Departures(id, t, n)
+		if err != nil {
+			b.Fatal(err)
+		}
+		buf = AppendDeparturesJSON(buf[:0], deps)
+	}
+}
+
+func benchJSONParallel(b *testing.B, ix *Index, id string, at time.Time, n int) {
+	b.ReportAllocs()
+	b.RunParallel(func(pb *testing.PB) {
+		buf := make([]byte, 0, 64<<10)
+		for i := 0; pb.Next(); i++ {
+			var err error
+			if buf, err = ix.AppendDeparturesJSON(buf[:0], id, at.Add(time.Duration(i*7%60000)*time.Millisecond), n); err != nil {
+				b.Fatal(err)
+			}
+		}
+	})
+}
+
+// BenchmarkDeparturesRealtime: Caltrain 22nd Street with its TripUpdates
+// served through a realtime.Hub, computed and cached.
+func BenchmarkDeparturesRealtime(b *testing.B) {
+	data, err := os.ReadFile(dataDir + "caltrain-2023-trip-updates.pb")
+	if err != nil {
+		b.Fatal(err)
+	}
+	clk := clock.NewFixed(time.Unix(1699405534, 0).Add(30 * time.Second))
+	hub := realtime.NewHub(clk, 5*time.Minute)
+	s, err := realtime.Parse(data, clk.Now())
+	if err != nil {
+		b.Fatal(err)
+	}
+	hub.Set("ct", s)
+	ix := index(b, hub, "ct", "caltrain-2023.zip")
+	id, at := "farebox-station-ct_22nd_street", time.Date(2023, 11, 7, 17, 0, 0, 0, la(b))
+	b.Run("json/max10", func(b *testing.B) { benchJSON(b, ix, id, at, 10, false) })
+	b.Run("cached/max10", func(b *testing.B) { benchJSON(b, ix, id, at, 10, true) })
+	b.Run("cached/max10/parallel", func(b *testing.B) { benchJSONParallel(b, ix, id, at, 10) })
 }

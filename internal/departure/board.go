@@ -57,13 +57,9 @@ func lessCandidate(fi *feedIndex) func(a, b candidate) int {
 // apperr.NotFound; max outside 1..MaxDepartures is apperr.Invalid. An empty
 // board (nothing runs in the next MaxDaysAhead days) is an empty slice.
 func (ix *Index) Departures(stationID string, at time.Time, max int) ([]Departure, error) {
-	const op = "departure.Departures"
-	if max < 1 || max > MaxDepartures {
-		return nil, apperr.E(op, apperr.Invalid, "invalid_max_departures", "max_departures must be between 1 and 100")
-	}
-	fi, stop, ok := ix.parseStationID(stationID)
-	if !ok || fi.f.Stops.Type[stop] > gtfs.StopStation {
-		return nil, apperr.E(op, apperr.NotFound, "station_not_found", "no station with id "+stationID)
+	fi, stop, err := ix.boardStation(stationID, max)
+	if err != nil {
+		return nil, err
 	}
 	stops := fi.departStops(stop)
 	now := at.Unix()
@@ -88,33 +84,61 @@ func (ix *Index) Departures(stationID string, at time.Time, max int) ([]Departur
 		if len(out) == max {
 			break
 		}
-		k := tripKey{fi: fi, trip: c.trip, day: c.day, start: c.start}
-		pos := int(c.st - fi.f.Trips.First[c.trip])
-		var p *tripPrediction
-		if tu := ix.match(snap, k); tu != nil {
-			p = ix.predict(k, tu)
-		}
+		k, p, pos := ix.predictionOf(fi, snap, c)
 		if p != nil && p.stops[pos].skipped {
 			continue
 		}
 		if c.at < now && (p == nil || !p.stops[pos].hasDep || p.stops[pos].dep < now) {
 			continue // scheduled earlier and not predicted to leave at or after at
 		}
-		d := Departure{
-			Departure: DepartureTime{ScheduledAt: c.at * 1000, Platform: fi.platform(c.st)},
-			Trip:      ix.tripRef(k, c.st),
-		}
-		if p != nil {
-			d.Trip.Realtime = true
-			d.Trip.Cancelled = p.cancelled
-			if ps := p.stops[pos]; ps.hasDep {
-				ms := ps.dep * 1000
-				d.Departure.PredictedAt = &ms
-			}
-		}
-		out = append(out, d)
+		out = append(out, ix.departureOf(k, c, p, pos))
 	}
 	return out, nil
+}
+
+// boardStation checks a board query (max, then the station id) and returns
+// the station's feed and stop; cached boards share it so that their errors
+// are the same.
+func (ix *Index) boardStation(stationID string, max int) (*feedIndex, int32, error) {
+	const op = "departure.Departures"
+	if max < 1 || max > MaxDepartures {
+		return nil, 0, apperr.E(op, apperr.Invalid, "invalid_max_departures", "max_departures must be between 1 and 100")
+	}
+	fi, stop, ok := ix.parseStationID(stationID)
+	if !ok || fi.f.Stops.Type[stop] > gtfs.StopStation {
+		return nil, 0, apperr.E(op, apperr.NotFound, "station_not_found", "no station with id "+stationID)
+	}
+	return fi, stop, nil
+}
+
+// predictionOf returns a candidate's trip run, the run's prediction under
+// snap (nil without a matching TripUpdate) and the stop's position in the
+// trip.
+func (ix *Index) predictionOf(fi *feedIndex, snap *realtime.Snapshot, c candidate) (tripKey, *tripPrediction, int) {
+	k := tripKey{fi: fi, trip: c.trip, day: c.day, start: c.start}
+	pos := int(c.st - fi.f.Trips.First[c.trip])
+	var p *tripPrediction
+	if tu := ix.match(snap, k); tu != nil {
+		p = ix.predict(k, tu)
+	}
+	return k, p, pos
+}
+
+// departureOf is the board entry of a candidate with its prediction.
+func (ix *Index) departureOf(k tripKey, c candidate, p *tripPrediction, pos int) Departure {
+	d := Departure{
+		Departure: DepartureTime{ScheduledAt: c.at * 1000, Platform: k.fi.platform(c.st)},
+		Trip:      ix.tripRef(k, c.st),
+	}
+	if p != nil {
+		d.Trip.Realtime = true
+		d.Trip.Cancelled = p.cancelled
+		if ps := p.stops[pos]; ps.hasDep {
+			ms := ps.dep * 1000
+			d.Departure.PredictedAt = &ms
+		}
+	}
+	return d
 }
 
 // board finds the next max scheduled departures from stops at or after now.

@@ -2,8 +2,9 @@
 // lookups over several static GTFS feeds at once, with predictions from a
 // GTFS-Realtime overlay consulted per query.
 //
-// An Index is immutable: build a new one with New when a feed changes and
-// swap it atomically (atomic.Pointer[Index]). Ids are namespaced per feed and
+// An Index is immutable apart from its board cache (safe for concurrent
+// use; see DeparturesJSON): build a new one with New when a feed changes
+// and swap it atomically (atomic.Pointer[Index]). Ids are namespaced per feed and
 // URL-safe: stations are "<prefix>-station-<feed>_<stop_id>", trip instances
 // "<prefix>-trip-<feed>_<trip_id>_<YYYYMMDD>" (plus "-HHMMSS" of the start for
 // frequency-based trips); bytes outside [A-Za-z0-9._-] in GTFS ids are

@@ -26,6 +26,9 @@ type Options struct {
 	Prefix       string   // id prefix; default "farebox"
 	Realtime     Realtime // may be nil
 	MaxDaysAhead int      // how many days after the query date a board may look; default 7
+	// BoardCacheBytes caps the board cache (see DeparturesJSON): 0 means
+	// DefaultBoardCacheBytes, a negative value turns the cache off.
+	BoardCacheBytes int64
 }
 
 // Index is an immutable departure index over several feeds.
@@ -36,6 +39,7 @@ type Index struct {
 	feeds     []*feedIndex
 	byID      map[string]*feedIndex
 	stations  []stationEntry // searchable stations of all feeds
+	cache     *boardCache    // nil when off; the only mutable part, safe for concurrent use
 }
 
 type feedIndex struct {
@@ -73,7 +77,8 @@ type feedIndex struct {
 // New builds an index. Feeds are namespaced by their ids, which must be unique.
 func New(feeds []FeedInput, opt Options) (*Index, error) {
 	const op = "departure.New"
-	ix := &Index{prefix: opt.Prefix, rt: opt.Realtime, daysAhead: int32(opt.MaxDaysAhead), byID: map[string]*feedIndex{}}
+	ix := &Index{prefix: opt.Prefix, rt: opt.Realtime, daysAhead: int32(opt.MaxDaysAhead), byID: map[string]*feedIndex{},
+		cache: newBoardCache(opt.BoardCacheBytes)}
 	if ix.prefix == "" {
 		ix.prefix = "farebox"
 	}

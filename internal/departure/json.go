@@ -17,39 +17,43 @@ func AppendDeparturesJSON(b []byte, deps []Departure) []byte {
 		if i > 0 {
 			b = append(b, ',')
 		}
-		d := &deps[i]
-		b = append(b, `{"departure":{"scheduled_at":`...)
-		b = strconv.AppendInt(b, d.Departure.ScheduledAt, 10)
-		b = append(b, `,"predicted_at":`...)
-		if p := d.Departure.PredictedAt; p != nil {
-			b = strconv.AppendInt(b, *p, 10)
-		} else {
-			b = append(b, "null"...)
-		}
-		b = append(b, `,"platform":`...)
-		b = appendJSONString(b, d.Departure.Platform)
-		t := &d.Trip
-		b = append(b, `},"trip":{"id":`...)
-		b = appendJSONString(b, t.ID)
-		b = append(b, `,"headsign":`...)
-		b = appendJSONString(b, t.Headsign)
-		b = append(b, `,"line_name":`...)
-		b = appendJSONString(b, t.LineName)
-		b = append(b, `,"type":{"kind":`...)
-		b = appendJSONString(b, t.Type.Kind)
-		b = append(b, `,"product":`...)
-		b = appendJSONString(b, t.Type.Product)
-		b = append(b, `},"provider":`...)
-		b = appendJSONString(b, t.Provider)
-		b = append(b, `,"end_station_id":`...)
-		b = appendJSONString(b, t.EndStationID)
-		b = append(b, `,"cancelled":`...)
-		b = strconv.AppendBool(b, t.Cancelled)
-		b = append(b, `,"realtime":`...)
-		b = strconv.AppendBool(b, t.Realtime)
-		b = append(b, "}}"...)
+		b = appendDepartureJSON(b, &deps[i])
 	}
 	return append(b, ']')
+}
+
+// appendDepartureJSON appends one board entry as a JSON object.
+func appendDepartureJSON(b []byte, d *Departure) []byte {
+	b = append(b, `{"departure":{"scheduled_at":`...)
+	b = strconv.AppendInt(b, d.Departure.ScheduledAt, 10)
+	b = append(b, `,"predicted_at":`...)
+	if p := d.Departure.PredictedAt; p != nil {
+		b = strconv.AppendInt(b, *p, 10)
+	} else {
+		b = append(b, "null"...)
+	}
+	b = append(b, `,"platform":`...)
+	b = appendJSONString(b, d.Departure.Platform)
+	t := &d.Trip
+	b = append(b, `},"trip":{"id":`...)
+	b = appendJSONString(b, t.ID)
+	b = append(b, `,"headsign":`...)
+	b = appendJSONString(b, t.Headsign)
+	b = append(b, `,"line_name":`...)
+	b = appendJSONString(b, t.LineName)
+	b = append(b, `,"type":{"kind":`...)
+	b = appendJSONString(b, t.Type.Kind)
+	b = append(b, `,"product":`...)
+	b = appendJSONString(b, t.Type.Product)
+	b = append(b, `},"provider":`...)
+	b = appendJSONString(b, t.Provider)
+	b = append(b, `,"end_station_id":`...)
+	b = appendJSONString(b, t.EndStationID)
+	b = append(b, `,"cancelled":`...)
+	b = strconv.AppendBool(b, t.Cancelled)
+	b = append(b, `,"realtime":`...)
+	b = strconv.AppendBool(b, t.Realtime)
+	return append(b, "}}"...)
 }
 
 // plainByte marks the bytes JSON copies verbatim (printable ASCII except

@@ -144,12 +144,12 @@ func (s *Server) getDepartures(w http.ResponseWriter, r *http.Request) error {
 	if err != nil {
 		return err
 	}
-	deps, err := ix.Departures(id, at, max)
+	board, err := ix.DeparturesJSON(id, at, max)
 	if err != nil {
 		return err
 	}
 	s.session(w, r, metering.StationResource(id))
-	writeDepartures(w, deps)
+	writeDepartures(w, &board)
 	return nil
 }
 
@@ -312,15 +312,16 @@ func writeStations(w http.ResponseWriter, st []departure.Station) {
 	writeJSON(w, http.StatusOK, st)
 }
 
-// writeDepartures encodes a board without reflection (the hottest response).
-func writeDepartures(w http.ResponseWriter, deps []departure.Departure) {
+// writeDepartures writes a board (from the index's board cache, already
+// encoded, or encoded without reflection): the hottest response.
+func writeDepartures(w http.ResponseWriter, board *departure.BoardJSON) {
 	w.Header().Set("Content-Type", "application/json; charset=utf-8")
 	w.WriteHeader(http.StatusOK)
 	if bw, ok := w.(*buffer); ok {
 		// Encode straight into the pipeline's response buffer.
-		bw.body.Grow(64 + 320*len(deps))
-		bw.body.Write(append(departure.AppendDeparturesJSON(bw.body.AvailableBuffer(), deps), '\n'))
+		bw.body.Grow(board.SizeHint() + 1)
+		bw.body.Write(append(board.AppendJSON(bw.body.AvailableBuffer()), '\n'))
 		return
 	}
-	_, _ = w.Write(append(departure.AppendDeparturesJSON(nil, deps), '\n'))
+	_, _ = w.Write(append(board.AppendJSON(make([]byte, 0, board.SizeHint()+1)), '\n'))
 }

@@ -1,0 +1,567 @@
+package departure
+
+import (
+	"hash/maphash"
+	"math"
+	"slices"
+	"strings"
+	"sync"
+	"time"
+	"unsafe"
+
+	"github.com/farebox/farebox/internal/gtfs"
+	"github.com/farebox/farebox/internal/realtime"
+)
+
+// Board cache. Clients ask for the board of "now", so the same station is
+// asked for again and again with a time that moves by milliseconds. An
+// Index keeps, per station id and minute (Unix seconds floored to 60), the
+// boards Departures scans from the start of that minute, every entry
+// already encoded as JSON. A query at any second of the minute cuts its
+// board out of the cached one: no scan, no trip ids, no encoding.
+//
+// Why the cut is the board Departures computes. Let S(t) be the departures
+// fi.board may return for a query at t: scheduled at or after t on the
+// service days it scans, which depend only on the local date of t. All
+// seconds of a minute have the same local date (buildEntry checks; only
+// zone offsets with seconds, before about 1972, break it), so S(t) is S(b)
+// without what leaves before t, b being the minute's start. fi.board(t, n)
+// returns the first n of S(t) in board order except that it takes at most
+// n timetable events per stop and service day, in (seconds, stop time)
+// order: when such a stop has more than n events up to the second of the
+// n-th entry and that second is tied, it may keep other events of that
+// second than the board order would (mayCut). Hence (exactBoard) a board
+// shorter than n is all of S(t), and a full one holds exactly the
+// departures of S(t) before its last second: anything it left out leaves at
+// or after that second.
+//
+// So an entry holds an exact, sorted prefix of S(b) and the time up to
+// which it is exact, and a query at t reads it from t on (serve), with
+// Departures' limits: max entries; with realtime, min(max+10, 100)
+// candidates from t minus the skipped stops, after the first 100 departures
+// from t-LateWindow (one day ahead) that are scheduled before t and
+// predicted at or after it, for which an entry also holds that second board
+// and every entry's prediction. Where Departures may have broken a tie at
+// a cut differently and it matters, or the entry is too short, the board is
+// computed directly.
+//
+// An entry belongs to the realtime snapshot it was built with; a query
+// whose feed has another snapshot now (or none) rebuilds it. The Index is
+// replaced on every feed change, and its cache with it.
+
+// DefaultBoardCacheBytes is the board cache size when Options leave it 0.
+const DefaultBoardCacheBytes = 32 << 20
+
+const (
+	cacheShards  = 16
+	keepMinutes  = 2                    // minutes before the wall-clock minute that stay cached
+	maxCachedLen = 4096                 // longest board an entry computes
+	noDeparture  = math.MinInt64        // boardItem.dep without a usable prediction
+	untilAll     = int64(math.MaxInt64) // boardList.until of a complete board
+	entryBytes   = 512                  // accounted per entry beyond its slices: struct, key, map nodes
+	lateSeconds  = int64(LateWindow / time.Second)
+)
+
+// boardItem is one departure of a cached board.
+type boardItem struct {
+	at  int64 // scheduled Unix seconds
+	dep int64 // predicted departure, noDeparture without one or when realtime skips the stop
+	// buf[start:end] is the entry's JSON object and a comma; empty when the
+	// entry can never be written (a skipped stop, a late entry that is not
+	// predicted to leave within the minute or after it).
+	start, end uint32
+	// The timetable events of one stop and service day (stop -1: a
+	// frequency instance) are what fi.board takes at most n of (mayCut).
+	stop, day int32
+	skipped   bool
+}
+
+// boardList is an exact prefix of a board: every departure scheduled
+// before until, in board order.
+type boardList struct {
+	items []boardItem
+	until int64 // untilAll: the board is complete
+}
+
+type boardEntry struct {
+	fi     *feedIndex
+	snap   *realtime.Snapshot // the snapshot the predictions come from (nil: none)
+	minute int64
+	need   int       // the entry serves boards of up to need entries (realtime: max+10)
+	ahead  boardList // the board from the minute's start
+	late   boardList // realtime: the board from LateWindow before it, cut at the minute's end
+	buf    []byte
+	size   int64 // accounted bytes
+}
+
+type boardKey struct {
+	station string
+	minute  int64
+}
+
+type boardCache struct {
+	shards   [cacheShards]cacheShard
+	shardCap int64
+	seed     maphash.Seed
+	now      func() time.Time // wall clock: which minutes are over
+}
+
+// cacheShard: lookups only Load from m; stores, sweeps and the byte count
+// take mu.
+type cacheShard struct {
+	m     sync.Map // boardKey → *boardEntry
+	mu    sync.Mutex
+	bytes int64
+	swept int64 // wall-clock minute of the last sweep
+}
+
+func newBoardCache(limit int64) *boardCache {
+	if limit < 0 {
+		return nil
+	}
+	if limit == 0 {
+		limit = DefaultBoardCacheBytes
+	}
+	return &boardCache{shardCap: limit / cacheShards, seed: maphash.MakeSeed(), now: time.Now}
+}
+
+func (c *boardCache) shard(k boardKey) *cacheShard {
+	h := maphash.String(c.seed, k.station) ^ uint64(k.minute)*0x9e3779b97f4a7c15
+	return &c.shards[h%cacheShards]
+}
+
+func (c *boardCache) load(k boardKey) *boardEntry {
+	if v, ok := c.shard(k).m.Load(k); ok {
+		return v.(*boardEntry)
+	}
+	return nil
+}
+
+// store adds e unless an entry at least as useful is there already. A shard
+// over its share of the limit first drops the minutes that are over, then
+// everything.
+func (c *boardCache) store(k boardKey, e *boardEntry) {
+	if e.size > c.shardCap {
+		return
+	}
+	sh := c.shard(k)
+	sh.mu.Lock()
+	defer sh.mu.Unlock()
+	if v, ok := sh.m.Load(k); ok {
+		old := v.(*boardEntry)
+		if old.snap == e.snap && old.need >= e.need {
+			return
+		}
+		sh.m.Delete(k)
+		sh.bytes -= old.size
+	}
+	wall := floorDiv(c.now().Unix(), 60)
+	if wall > sh.swept || sh.bytes+e.size > c.shardCap {
+		sh.swept = max(sh.swept, wall)
+		sh.m.Range(func(key, v any) bool {
+			if old := v.(*boardEntry); old.minute < wall-keepMinutes {
+				sh.m.Delete(key)
+				sh.bytes -= old.size
+			}
+			return true
+		})
+	}
+	if sh.bytes+e.size > c.shardCap {
+		sh.m.Clear()
+		sh.bytes = 0
+	}
+	sh.m.Store(boardKey{strings.Clone(k.station), k.minute}, e)
+	sh.bytes += e.size
+}
+
+// bytes is the accounted size of all entries.
+func (c *boardCache) bytes() int64 {
+	var n int64
+	for i := range c.shards {
+		sh := &c.shards[i]
+		sh.mu.Lock()
+		n += sh.bytes
+		sh.mu.Unlock()
+	}
+	return n
+}
+
+func floorDiv(a, b int64) int64 {
+	q := a / b
+	if a%b < 0 {
+		q--
+	}
+	return q
+}
+
+// BoardJSON is a departure board ready to be appended as JSON: what
+// AppendDeparturesJSON(dst, Departures(...)) would append. It stays valid
+// however the cache changes.
+type BoardJSON struct {
+	e                  *boardEntry
+	deps               []Departure // computed directly (e == nil)
+	now                int64
+	lateFrom, lateTo   int // e.late.items to scan for late entries
+	aheadFrom, aheadTo int // e.ahead.items written as one run
+	size               int
+}
+
+// SizeHint is the number of bytes AppendJSON appends: exact for a cached
+// board, an estimate for one computed directly.
+func (b *BoardJSON) SizeHint() int {
+	if b.e == nil {
+		return 2 + 384*len(b.deps)
+	}
+	return b.size
+}
+
+// AppendJSON appends the board as a JSON array.
+func (b *BoardJSON) AppendJSON(dst []byte) []byte {
+	if b.e == nil {
+		return AppendDeparturesJSON(dst, b.deps)
+	}
+	dst = append(dst, '[')
+	n := len(dst)
+	buf := b.e.buf
+	for _, it := range b.e.late.items[b.lateFrom:b.lateTo] {
+		if it.dep >= b.now {
+			dst = append(dst, buf[it.start:it.end]...)
+		}
+	}
+	if b.aheadTo > b.aheadFrom {
+		items := b.e.ahead.items
+		dst = append(dst, buf[items[b.aheadFrom].start:items[b.aheadTo-1].end]...)
+	}
+	if len(dst) == n {
+		return append(dst, ']')
+	}
+	dst[len(dst)-1] = ']' // the last entry's comma
+	return dst
+}
+
+// DeparturesJSON returns the board Departures(stationID, at, max) would
+// return, with the same errors, ready to be written as JSON. Boards come
+// from the Index's board cache when they provably equal the computed ones
+// (see cache.go); otherwise they are computed.
+func (ix *Index) DeparturesJSON(stationID string, at time.Time, max int) (BoardJSON, error) {
+	c := ix.cache
+	if c == nil || max < 1 || max > MaxDepartures {
+		return ix.directJSON(stationID, at, max)
+	}
+	now := at.Unix()
+	key := boardKey{stationID, floorDiv(now, 60)}
+	e := c.load(key)
+	var snap *realtime.Snapshot
+	need := 0 // the entry to build serves boards this long
+	if e != nil {
+		snap = ix.snapshot(e.fi)
+		need = e.need
+		if e.snap == snap {
+			b, st := e.serve(now, max)
+			switch st {
+			case served:
+				return b, nil
+			case undecided:
+				return ix.directJSON(stationID, at, max)
+			}
+		}
+	}
+	fi, stop, err := ix.boardStation(stationID, max)
+	if err != nil {
+		return BoardJSON{}, err
+	}
+	if e == nil {
+		snap = ix.snapshot(fi)
+		if prev := c.load(boardKey{stationID, key.minute - 1}); prev != nil {
+			need = prev.need // boards this long were asked for a minute ago
+		}
+	}
+	want := max
+	if snap != nil {
+		want = min(max+10, MaxDepartures)
+	}
+	if need < want {
+		need = want
+	}
+	e = ix.buildEntry(fi, fi.departStops(stop), key.minute, snap, need)
+	if e == nil {
+		return ix.directJSON(stationID, at, max)
+	}
+	c.store(key, e)
+	if b, st := e.serve(now, max); st == served {
+		return b, nil
+	}
+	return ix.directJSON(stationID, at, max)
+}
+
+// AppendDeparturesJSON appends the board Departures(stationID, at, max)
+// would return as JSON, exactly the bytes of the package-level
+// AppendDeparturesJSON, with the same errors (dst is returned unchanged).
+func (ix *Index) AppendDeparturesJSON(dst []byte, stationID string, at time.Time, max int) ([]byte, error) {
+	b, err := ix.DeparturesJSON(stationID, at, max)
+	if err != nil {
+		return dst, err
+	}
+	return b.AppendJSON(slices.Grow(dst, b.SizeHint())), nil
+}
+
+func (ix *Index) directJSON(stationID string, at time.Time, max int) (BoardJSON, error) {
+	deps, err := ix.Departures(stationID, at, max)
+	if err != nil {
+		return BoardJSON{}, err
+	}
+	return BoardJSON{deps: deps}, nil
+}
+
+type serveResult int
+
+const (
+	served       serveResult = iota
+	insufficient             // the entry is too short for this query: build a longer one
+	undecided                // Departures may break a tie otherwise: compute directly
+)
+
+// serve cuts the board for a query at now (within the entry's minute) out
+// of the entry, applying Departures' rules to the exact prefixes.
+func (e *boardEntry) serve(now int64, max int) (BoardJSON, serveResult) {
+	out := BoardJSON{e: e, now: now}
+	items := e.ahead.items
+	i0 := firstAtOrAfter(items, now)
+	avail := len(items) - i0
+	complete := e.ahead.until == untilAll
+	if e.snap == nil {
+		// Departures = board(now, max).
+		if avail < max && !complete {
+			return out, insufficient
+		}
+		if avail > max && mayCut(items[i0:], max) {
+			return out, undecided
+		}
+		n := min(avail, max)
+		out.aheadFrom, out.aheadTo = i0, i0+n
+		if n > 0 {
+			out.size = int(items[i0+n-1].end-items[i0].start) + 1
+		} else {
+			out.size = 2
+		}
+		return out, served
+	}
+
+	// Realtime: the board(now, m) part.
+	m := min(max+10, MaxDepartures)
+	if avail < m && !complete {
+		return out, insufficient
+	}
+	nA := min(avail, m)
+	tieA := avail > m && mayCut(items[i0:], m)
+
+	// The late part: board(now-LateWindow, 100, 1) before now. Its first
+	// nlt entries are before now; those are known when the list covers
+	// now, or when at least 101 of them are known (the 101st decides ties).
+	late := e.late.items
+	j0 := firstAtOrAfter(late, now-lateSeconds)
+	var j1 int
+	if e.late.until >= now {
+		j1 = j0 + firstAtOrAfter(late[j0:], now)
+	} else {
+		if len(late)-j0 <= MaxDepartures {
+			return out, insufficient
+		}
+		j1 = len(late)
+	}
+	nB := min(j1-j0, MaxDepartures)
+	if j1-j0 > MaxDepartures && mayCut(late[j0:], MaxDepartures) {
+		// Departures keeps some of the departures at this second; which
+		// ones matters only if one of them can be written.
+		t := late[j0+MaxDepartures-1].at
+		for k := j0; k < len(late) && late[k].at <= t; k++ {
+			if late[k].at == t && late[k].dep >= now {
+				return out, undecided
+			}
+		}
+	}
+
+	count, size := 0, 0
+	k := j0
+	for ; k < j0+nB && count < max; k++ {
+		if it := &late[k]; it.dep >= now {
+			count++
+			size += int(it.end - it.start)
+		}
+	}
+	out.lateFrom, out.lateTo = j0, k
+	a := i0
+	for ; a < i0+nA && count < max; a++ {
+		if !items[a].skipped {
+			count++
+		}
+	}
+	if a > i0 {
+		if tieA && items[a-1].at == items[i0+m-1].at {
+			return out, undecided // the tied second of board(now, m) is read
+		}
+		size += int(items[a-1].end - items[i0].start)
+	}
+	out.aheadFrom, out.aheadTo = i0, a
+	if size == 0 {
+		out.size = 2
+	} else {
+		out.size = size + 1
+	}
+	return out, served
+}
+
+// mayCut reports whether fi.board(t, n) may have kept other departures at
+// its last second than the first n of the exact board T (items, known
+// beyond n): when T[n] leaves at the same second t as T[n-1] and one stop
+// has more than n timetable events on one service day up to t, its
+// per-stop limit of n may cut that second's events in another order.
+func mayCut(items []boardItem, n int) bool {
+	t := items[n-1].at
+	if items[n].at != t {
+		return false
+	}
+	end := n + 1
+	for end < len(items) && items[end].at == t {
+		end++
+	}
+	for g := end - 1; g >= 0 && items[g].at == t; g-- {
+		if items[g].stop < 0 {
+			continue
+		}
+		k := 0
+		for i := 0; i < end; i++ {
+			if items[i].stop == items[g].stop && items[i].day == items[g].day {
+				k++
+			}
+		}
+		if k > n {
+			return true
+		}
+	}
+	return false
+}
+
+// firstAtOrAfter is the index of the first item scheduled at or after t.
+func firstAtOrAfter(items []boardItem, t int64) int {
+	lo, hi := 0, len(items)
+	for lo < hi {
+		h := int(uint(lo+hi) >> 1)
+		if items[h].at < t {
+			lo = h + 1
+		} else {
+			hi = h
+		}
+	}
+	return lo
+}
+
+// exactBoard runs fi.board(from, n) and keeps its exact part: all of it
+// when it is shorter than n, else the departures before its last second.
+func (fi *feedIndex) exactBoard(stops []int32, from int64, n int, daysAhead int32) ([]candidate, int64) {
+	c := fi.board(stops, from, unixIn(from, fi), n, daysAhead)
+	if len(c) < n {
+		return c, untilAll
+	}
+	until := c[n-1].at
+	i := len(c)
+	for i > 0 && c[i-1].at == until {
+		i--
+	}
+	return c[:i], until
+}
+
+func (fi *feedIndex) dayOf(ts int64) int32 {
+	l := unixIn(ts, fi)
+	return gtfs.DayNumber(l.Year(), int(l.Month()), l.Day())
+}
+
+// buildEntry computes the entry of a minute for boards of up to need
+// entries (realtime: max+10), or nil when the minute spans two local dates.
+func (ix *Index) buildEntry(fi *feedIndex, stops []int32, minute int64, snap *realtime.Snapshot, need int) *boardEntry {
+	b := minute * 60
+	last := b + 59 // the last whole second a query of this minute can ask for
+	if fi.dayOf(b) != fi.dayOf(last) || snap != nil && fi.dayOf(b-lateSeconds) != fi.dayOf(last-lateSeconds) {
+		return nil
+	}
+	e := &boardEntry{fi: fi, snap: snap, minute: minute, need: need}
+
+	// Long enough that a query at the last second still finds need
+	// departures after it.
+	var ahead []candidate
+	for n := need + 8; ; n = min(2*n+need, maxCachedLen) {
+		ahead, e.ahead.until = fi.exactBoard(stops, b, n, ix.daysAhead)
+		if e.ahead.until == untilAll || len(ahead)-firstCandidateAt(ahead, last) >= need || n >= maxCachedLen {
+			break
+		}
+	}
+	var late []candidate
+	if snap != nil {
+		// Long enough to cover the minute, or 101 departures from
+		// LateWindow before its last second.
+		for n := MaxDepartures + 9; ; n = min(2*n, maxCachedLen) {
+			late, e.late.until = fi.exactBoard(stops, b-lateSeconds, n, 1)
+			if e.late.until >= last || len(late)-firstCandidateAt(late, last-lateSeconds) > MaxDepartures || n >= maxCachedLen {
+				break
+			}
+		}
+		// Departures scheduled from the minute's end on are never late
+		// for a query within it.
+		late = late[:firstCandidateAt(late, b+60)]
+		e.late.until = min(e.late.until, b+60)
+	}
+
+	buf := make([]byte, 0, 400*len(ahead)+64)
+	e.ahead.items, buf = ix.encodeItems(fi, snap, ahead, buf, math.MinInt64)
+	e.late.items, buf = ix.encodeItems(fi, snap, late, buf, b)
+	if len(buf) > math.MaxUint32 {
+		return nil
+	}
+	e.buf = append([]byte(nil), buf...)
+	e.size = int64(cap(e.buf)) + int64(cap(e.ahead.items)+cap(e.late.items))*int64(unsafe.Sizeof(boardItem{})) + entryBytes
+	return e
+}
+
+// encodeItems resolves candidates against snap and encodes those that can
+// be written: every one not skipped when writeFrom is MinInt64 (the
+// board(now) part), else only those predicted to leave at or after
+// writeFrom (late entries).
+func (ix *Index) encodeItems(fi *feedIndex, snap *realtime.Snapshot, cands []candidate, buf []byte, writeFrom int64) ([]boardItem, []byte) {
+	items := make([]boardItem, len(cands))
+	for i, c := range cands {
+		k, p, pos := ix.predictionOf(fi, snap, c)
+		it := boardItem{at: c.at, dep: noDeparture, stop: -1, day: c.day}
+		if c.start < 0 {
+			it.stop = fi.f.StopTimes.Stop[c.st]
+		}
+		if p != nil {
+			if ps := p.stops[pos]; ps.skipped {
+				it.skipped = true
+			} else if ps.hasDep {
+				it.dep = ps.dep
+			}
+		}
+		it.start = uint32(len(buf))
+		if !it.skipped && (writeFrom == math.MinInt64 || it.dep >= writeFrom) {
+			d := ix.departureOf(k, c, p, pos)
+			buf = append(appendDepartureJSON(buf, &d), ',')
+		}
+		it.end = uint32(len(buf))
+		items[i] = it
+	}
+	return items, buf
+}
+
+// firstCandidateAt is the index of the first candidate scheduled at or after t.
+func firstCandidateAt(c []candidate, t int64) int {
+	lo, hi := 0, len(c)
+	for lo < hi {
+		h := int(uint(lo+hi) >> 1)
+		if c[h].at < t {
+			lo = h + 1
+		} else {
+			hi = h
+		}
+	}
+	return lo
+}
