@@ -128,7 +128,7 @@ func serve(ctx context.Context, args []string, getenv func(string) string, stdou
 		defer func() { stopWorkers(); a.Jobs.Wait() }()
 		log.Info("job workers started", "workers", JobWorkers)
 	}
-	var ledger *usage.Ledger
+	var ledger usage.Recorder
 	if cfg.UsageLedger {
 		var stop func()
 		if ledger, stop, err = openLedger(ctx, cfg, st, metrics, log); err != nil {
@@ -226,12 +226,12 @@ func servePprof(ctx context.Context, addr string, log *slog.Logger) {
 	}
 }
 
-// openLedger starts the usage ledger. Embedded SQLite journals batches to an
-// append-only file in the data dir (usage.FileLog) and rolls it into the
-// database every second; PostgreSQL commits each batch (several instances
+// openLedger starts the usage ledger. Embedded SQLite journals rows into
+// memory-mapped segment files in the data dir (usage.FileLog) and rolls them
+// into the database every second; PostgreSQL commits each batch (several instances
 // share the database, and no instance's disk may hold the only copy). stop
 // closes the ledger after the last request and rolls up what is left.
-func openLedger(ctx context.Context, cfg config.Config, st *store.Store, m *httpapi.Metrics, log *slog.Logger) (*usage.Ledger, func(), error) {
+func openLedger(ctx context.Context, cfg config.Config, st *store.Store, m *httpapi.Metrics, log *slog.Logger) (usage.Recorder, func(), error) {
 	if st.Engine() != store.SQLite {
 		d := store.LedgerCommitted
 		if cfg.LedgerFlush {
@@ -248,7 +248,6 @@ func openLedger(ctx context.Context, cfg config.Config, st *store.Store, m *http
 	if err := journal.Rollup(ctx, st.RollupSegment); err != nil {
 		return nil, nil, fmt.Errorf("usage journal: %w", err)
 	}
-	l := usage.NewLedger(journal.Write, m.ObserveLedger)
 	rctx, cancel := context.WithCancel(context.WithoutCancel(ctx))
 	done := make(chan struct{})
 	go func() {
@@ -260,13 +259,12 @@ func openLedger(ctx context.Context, cfg config.Config, st *store.Store, m *http
 		})
 	}()
 	stop := func() {
-		l.Close()
+		_ = journal.Close() // after the last request: refuses rows from here on
 		cancel()
 		<-done
-		_ = journal.Close()
 		if err := journal.Rollup(context.Background(), st.RollupSegment); err != nil {
 			log.Error("usage journal rollup at shutdown failed; it is retried at the next start", "error", err.Error())
 		}
 	}
-	return l, stop, nil
+	return journal, stop, nil
 }

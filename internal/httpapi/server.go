@@ -25,7 +25,7 @@ import (
 type Deps struct {
 	App          *app.App
 	Log          *slog.Logger
-	Ledger       *usage.Ledger // nil disables the usage ledger
+	Ledger       usage.Recorder // nil disables the usage ledger
 	Metrics      *Metrics
 	MaxBodyBytes int64
 	// RequestTimeout bounds a request's context.

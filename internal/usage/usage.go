@@ -51,6 +51,12 @@ type Row struct {
 	Uncounted int64  `json:"uncounted"`
 }
 
+// Recorder takes a request's ledger row and returns once it is durable:
+// Ledger (group commit to the database) and FileLog (the embedded journal).
+type Recorder interface {
+	Record(ctx context.Context, ev Event) error
+}
+
 // Writer commits a batch of events in one transaction.
 type Writer func(ctx context.Context, events []Event) error
 
