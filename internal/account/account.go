@@ -101,11 +101,17 @@ func ParseKey(s string) (Environment, bool) {
 	return env, true
 }
 
-// Hash is the stored form of a key.
-func Hash(secret string) string {
-	sum := sha256.Sum256([]byte(secret))
-	return hex.EncodeToString(sum[:])
-}
+// Hash is the stored form of a key: its Digest in hex.
+func Hash(secret string) string { return Digest(secret).String() }
+
+// KeyDigest is the SHA-256 of a key (a map key that needs no hex encoding).
+type KeyDigest [sha256.Size]byte
+
+// Digest returns the SHA-256 of a key.
+func Digest(secret string) KeyDigest { return sha256.Sum256([]byte(secret)) }
+
+// String is the stored form (Hash).
+func (d KeyDigest) String() string { return hex.EncodeToString(d[:]) }
 
 // IsKeyPrefix reports whether s looks like a visible key prefix (for revocation).
 func IsKeyPrefix(s string) bool {

@@ -26,7 +26,7 @@ type App struct {
 
 	authTTL time.Duration
 	authMu  sync.RWMutex
-	auth    map[string]authEntry
+	auth    map[account.KeyDigest]authEntry // by SHA-256 of the key (no hex per request)
 
 	// Invoicing (invoices.go): seller, link base and the job runner.
 	inv  InvoicingOptions
@@ -63,7 +63,7 @@ func New(o Options) *App {
 		o.IDPrefix = "farebox"
 	}
 	a := &App{Store: o.Store, Clock: o.Clock, IDs: ident.Prefix(o.IDPrefix), Loc: o.Location,
-		authTTL: o.AuthCacheTTL, auth: map[string]authEntry{}}
+		authTTL: o.AuthCacheTTL, auth: map[account.KeyDigest]authEntry{}}
 	a.initInvoicing(o.Invoicing)
 	return a
 }
@@ -75,17 +75,17 @@ func (a *App) Authenticate(ctx context.Context, key string) (account.Principal, 
 	if _, ok := account.ParseKey(key); !ok {
 		return account.Principal{}, apperr.E(op, apperr.Unauthenticated, "invalid_api_key", "API key malformed, unknown or revoked")
 	}
-	hash := account.Hash(key)
+	sum := account.Digest(key)
 	now := time.Now()
 	if a.authTTL > 0 {
 		a.authMu.RLock()
-		e, ok := a.auth[hash]
+		e, ok := a.auth[sum]
 		a.authMu.RUnlock()
 		if ok && now.Before(e.expires) {
 			return e.p, nil
 		}
 	}
-	p, err := a.Store.Read().PrincipalByKeyHash(ctx, hash)
+	p, err := a.Store.Read().PrincipalByKeyHash(ctx, sum.String())
 	if err != nil {
 		if apperr.KindOf(err) == apperr.Unauthenticated {
 			return p, apperr.E(op, apperr.Unauthenticated, "invalid_api_key", "API key malformed, unknown or revoked")
@@ -95,9 +95,9 @@ func (a *App) Authenticate(ctx context.Context, key string) (account.Principal, 
 	if a.authTTL > 0 {
 		a.authMu.Lock()
 		if len(a.auth) > 100_000 {
-			a.auth = map[string]authEntry{}
+			a.auth = map[account.KeyDigest]authEntry{}
 		}
-		a.auth[hash] = authEntry{p: p, expires: now.Add(a.authTTL)}
+		a.auth[sum] = authEntry{p: p, expires: now.Add(a.authTTL)}
 		a.authMu.Unlock()
 	}
 	return p, nil
@@ -167,7 +167,7 @@ func (a *App) RevokeKeys(ctx context.Context, prefix string) (int64, error) {
 		return 0, apperr.E("app.RevokeKeys", apperr.NotFound, "key_not_found", "no active key has this prefix")
 	}
 	a.authMu.Lock()
-	a.auth = map[string]authEntry{}
+	a.auth = map[account.KeyDigest]authEntry{}
 	a.authMu.Unlock()
 	return n, err
 }

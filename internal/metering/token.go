@@ -6,6 +6,7 @@ import (
 	"encoding/base64"
 	"encoding/binary"
 	"hash"
+	"io"
 	"slices"
 	"sync"
 	"time"
@@ -61,17 +62,17 @@ func NewSigner(key []byte) *Signer {
 	return s
 }
 
-func (s *Signer) tag(accountID string, body []byte) []byte {
+func (s *Signer) tag(accountID string, body []byte) (out [tagSize]byte) {
 	m := s.macs.Get().(hash.Hash)
 	m.Reset()
-	m.Write([]byte("farebox-session-token\x00"))
+	io.WriteString(m, "farebox-session-token\x00")
 	var n [8]byte
 	binary.BigEndian.PutUint64(n[:], uint64(len(accountID)))
 	m.Write(n[:])
-	m.Write([]byte(accountID))
+	io.WriteString(m, accountID)
 	m.Write(body)
 	var sum [sha256.Size]byte
-	out := m.Sum(sum[:0])[:tagSize]
+	copy(out[:], m.Sum(sum[:0]))
 	s.macs.Put(m)
 	return out
 }
@@ -91,7 +92,7 @@ func (s *Signer) decode(accountID, token string) []block {
 		return nil
 	}
 	body, sum := raw[:len(raw)-tagSize], raw[len(raw)-tagSize:]
-	if !hmac.Equal(sum, s.tag(accountID, body)) {
+	if want := s.tag(accountID, body); !hmac.Equal(sum, want[:]) {
 		return nil
 	}
 	out := make([]block, n)
@@ -104,14 +105,16 @@ func (s *Signer) decode(accountID, token string) []block {
 }
 
 func (s *Signer) encode(accountID string, blocks []block) string {
-	body := make([]byte, 2, 2+len(blocks)*blockSize+tagSize)
-	body[0], body[1] = version, byte(len(blocks))
+	var buf [2 + MaxBlocks*blockSize + tagSize]byte
+	body := append(buf[:0], version, byte(len(blocks)))
 	for _, b := range blocks {
 		body = append(body, b.res[:]...)
 		body = binary.BigEndian.AppendUint32(body, b.opened)
 	}
-	body = append(body, s.tag(accountID, body)...)
-	return base64.RawURLEncoding.EncodeToString(body)
+	t := s.tag(accountID, body)
+	body = append(body, t[:]...)
+	var out [MaxTokenLen]byte
+	return string(base64.RawURLEncoding.AppendEncode(out[:0], body))
 }
 
 // Check decides whether a request by accountID for resource, presenting

@@ -101,7 +101,7 @@ type row struct {
 // rolled-up journal segment stores its batches so), calling table once per
 // batch with its string table (slices of data) and then each for its rows.
 // It checks the whole structure, so a corrupt record fails before use.
-func walk(data []byte, table func(strs [][]byte), each func(r *row, strs [][]byte)) error {
+func walk(data []byte, table func(strs [][]byte), each func(r row, strs [][]byte)) error {
 	b := data
 	next := func() (uint64, bool) {
 		v, n := binary.Uvarint(b)
@@ -157,7 +157,7 @@ func walk(data []byte, table func(strs [][]byte), each func(r *row, strs [][]byt
 			}
 			b = b[m:]
 			r.at = at
-			each(&r, strs)
+			each(r, strs)
 		}
 	}
 	return nil
@@ -173,7 +173,7 @@ func DecodeBatch(b []byte) ([]Event, error) {
 		for _, s := range raw {
 			strs = append(strs, string(s))
 		}
-	}, func(r *row, _ [][]byte) {
+	}, func(r row, _ [][]byte) {
 		out = append(out, Event{RequestID: strs[r.req], AccountID: strs[r.acc], Environment: account.Environment(strs[r.env]),
 			Endpoint: strs[r.ep], Reason: strs[r.reason], Status: int(r.status), Counted: r.flags&1 == 1,
 			At: time.UnixMicro(r.at).UTC()})
@@ -203,7 +203,7 @@ func CountBatches(data []byte) (Tally, error) {
 	pos := map[string]int{}
 	var key, day []byte
 	dayNum := int64(math.MinInt64)
-	err := walk(data, nil, func(r *row, strs [][]byte) {
+	err := walk(data, nil, func(r row, strs [][]byte) {
 		if t.Events == 0 {
 			t.First = time.UnixMicro(r.at).UTC()
 		}
