@@ -1,6 +1,7 @@
 package departure
 
 import (
+	"math"
 	"slices"
 	"strings"
 	"time"
@@ -185,7 +186,8 @@ func max64(a, b int64) int64 {
 	return b
 }
 
-// dayEvents appends up to max active timetable departures of stop on day at or after from.
+// dayEvents appends the first max active timetable departures of stop on
+// day at or after from, and any more leaving at the same second as the last.
 // Departures later than limit cannot make the board and end the scan.
 func (fi *feedIndex) dayEvents(res []candidate, s int32, day int32, base int64, from int32, max int, limit int64) []candidate {
 	lo, hi := fi.evStart[s], fi.evStart[s+1]
@@ -197,9 +199,13 @@ func (fi *feedIndex) dayEvents(res []candidate, s int32, day int32, base int64, 
 	}
 	svc := fi.f.Trips.Service
 	n := 0
-	for j := int(lo) + i; j < int(hi) && n < max; j++ {
+	last := int64(math.MinInt64)
+	for j := int(lo) + i; j < int(hi); j++ {
 		at := base + int64(fi.evDep[j])
-		if at > limit {
+		// After max events, only those leaving at the same second as the
+		// last taken still come: the board breaks such ties by line and
+		// trip id, not by timetable row, so it must see all of them.
+		if at > limit || (n >= max && at != last) {
 			break
 		}
 		tr := fi.evTrip[j]
@@ -208,6 +214,7 @@ func (fi *feedIndex) dayEvents(res []candidate, s int32, day int32, base int64, 
 		}
 		res = append(res, candidate{at: at, trip: tr, st: fi.evST[j], day: day, start: -1, line: fi.lineName[fi.f.Trips.Route[tr]]})
 		n++
+		last = at
 	}
 	return res
 }

@@ -437,3 +437,39 @@ func TestPickupTypeAndFrequencyTemplates(t *testing.T) {
 		t.Fatalf("%+v", deps)
 	}
 }
+
+// A board of n is the first n entries of a longer board at the same time:
+// ties at the cut (several departures in the same second at one stop) are
+// broken by the board order (time, line, trip id), never by which
+// timetable row came first. BART has many such ties.
+func TestBoardPrefixesAgreeAtTies(t *testing.T) {
+	ix := index(t, nil, "bart", "bart-2019.zip", "wmata", "wmata-rail-2026.zip")
+	rng := rand.New(rand.NewPCG(7, 9))
+	loc := loadLoc(t, "America/Los_Angeles")
+	checked := 0
+	for range 600 {
+		st := ix.stations[rng.IntN(len(ix.stations))]
+		at := time.Date(2019, 6, 3+rng.IntN(5), rng.IntN(24), rng.IntN(60), 0, 0, loc)
+		if st.fi.id == "wmata" {
+			at = time.Date(2026, 5, 4+rng.IntN(5), rng.IntN(24), rng.IntN(60), 0, 0, loc)
+		}
+		long, err := ix.Departures(st.id, at, MaxDepartures)
+		if err != nil {
+			t.Fatal(err)
+		}
+		for _, n := range []int{1, 2, 3, 5, 10} {
+			short, err := ix.Departures(st.id, at, n)
+			if err != nil {
+				t.Fatal(err)
+			}
+			want := long[:min(n, len(long))]
+			if !slices.EqualFunc(short, want, func(a, b Departure) bool { return a.Trip.ID == b.Trip.ID && a.Departure == b.Departure }) {
+				t.Fatalf("%s at %v: board of %d is not the start of the board of 100:\n%v\n%v", st.id, at, n, short, want)
+			}
+			checked++
+		}
+	}
+	if checked == 0 {
+		t.Fatal("nothing checked")
+	}
+}

@@ -26,14 +26,12 @@ import (
 // seconds of a minute have the same local date (buildEntry checks; only
 // zone offsets with seconds, before about 1972, break it), so S(t) is S(b)
 // without what leaves before t, b being the minute's start. fi.board(t, n)
-// returns the first n of S(t) in board order except that it takes at most
-// n timetable events per stop and service day, in (seconds, stop time)
-// order: when such a stop has more than n events up to the second of the
-// n-th entry and that second is tied, it may keep other events of that
-// second than the board order would (mayCut). Hence (exactBoard) a board
-// shorter than n is all of S(t), and a full one holds exactly the
-// departures of S(t) before its last second: anything it left out leaves at
-// or after that second.
+// returns the first n of S(t) in board order (it takes n timetable events
+// per stop and service day and every further one tied with the n-th, so a
+// tie at the cut is broken by the board order, never by timetable rows).
+// Hence (exactBoard) a board shorter than n is all of S(t), and a full one
+// holds exactly the departures of S(t) before its last second: anything it
+// left out leaves at or after that second.
 //
 // So an entry holds an exact, sorted prefix of S(b) and the time up to
 // which it is exact, and a query at t reads it from t on (serve), with
@@ -41,8 +39,7 @@ import (
 // candidates from t minus the skipped stops, after the first 100 departures
 // from t-LateWindow (one day ahead) that are scheduled before t and
 // predicted at or after it, for which an entry also holds that second board
-// and every entry's prediction. Where Departures may have broken a tie at
-// a cut differently and it matters, or the entry is too short, the board is
+// and every entry's prediction. Where the entry is too short, the board is
 // computed directly.
 //
 // An entry belongs to the realtime snapshot it was built with; a query
@@ -70,10 +67,7 @@ type boardItem struct {
 	// entry can never be written (a skipped stop, a late entry that is not
 	// predicted to leave within the minute or after it).
 	start, end uint32
-	// The timetable events of one stop and service day (stop -1: a
-	// frequency instance) are what fi.board takes at most n of (mayCut).
-	stop, day int32
-	skipped   bool
+	skipped    bool
 }
 
 // boardList is an exact prefix of a board: every departure scheduled
@@ -258,11 +252,8 @@ func (ix *Index) DeparturesJSON(stationID string, at time.Time, max int) (BoardJ
 		need = e.need
 		if e.snap == snap {
 			b, st := e.serve(now, max)
-			switch st {
-			case served:
+			if st == served {
 				return b, nil
-			case undecided:
-				return ix.directJSON(stationID, at, max)
 			}
 		}
 	}
@@ -318,7 +309,6 @@ type serveResult int
 const (
 	served       serveResult = iota
 	insufficient             // the entry is too short for this query: build a longer one
-	undecided                // Departures may break a tie otherwise: compute directly
 )
 
 // serve cuts the board for a query at now (within the entry's minute) out
@@ -333,9 +323,6 @@ func (e *boardEntry) serve(now int64, max int) (BoardJSON, serveResult) {
 		// Departures = board(now, max).
 		if avail < max && !complete {
 			return out, insufficient
-		}
-		if avail > max && mayCut(items[i0:], max) {
-			return out, undecided
 		}
 		n := min(avail, max)
 		out.aheadFrom, out.aheadTo = i0, i0+n
@@ -353,7 +340,6 @@ func (e *boardEntry) serve(now int64, max int) (BoardJSON, serveResult) {
 		return out, insufficient
 	}
 	nA := min(avail, m)
-	tieA := avail > m && mayCut(items[i0:], m)
 
 	// The late part: board(now-LateWindow, 100, 1) before now. Its first
 	// nlt entries are before now; those are known when the list covers
@@ -370,17 +356,6 @@ func (e *boardEntry) serve(now int64, max int) (BoardJSON, serveResult) {
 		j1 = len(late)
 	}
 	nB := min(j1-j0, MaxDepartures)
-	if j1-j0 > MaxDepartures && mayCut(late[j0:], MaxDepartures) {
-		// Departures keeps some of the departures at this second; which
-		// ones matters only if one of them can be written.
-		t := late[j0+MaxDepartures-1].at
-		for k := j0; k < len(late) && late[k].at <= t; k++ {
-			if late[k].at == t && late[k].dep >= now {
-				return out, undecided
-			}
-		}
-	}
-
 	count, size := 0, 0
 	k := j0
 	for ; k < j0+nB && count < max; k++ {
@@ -397,9 +372,6 @@ func (e *boardEntry) serve(now int64, max int) (BoardJSON, serveResult) {
 		}
 	}
 	if a > i0 {
-		if tieA && items[a-1].at == items[i0+m-1].at {
-			return out, undecided // the tied second of board(now, m) is read
-		}
 		size += int(items[a-1].end - items[i0].start)
 	}
 	out.aheadFrom, out.aheadTo = i0, a
@@ -409,37 +381,6 @@ func (e *boardEntry) serve(now int64, max int) (BoardJSON, serveResult) {
 		out.size = size + 1
 	}
 	return out, served
-}
-
-// mayCut reports whether fi.board(t, n) may have kept other departures at
-// its last second than the first n of the exact board T (items, known
-// beyond n): when T[n] leaves at the same second t as T[n-1] and one stop
-// has more than n timetable events on one service day up to t, its
-// per-stop limit of n may cut that second's events in another order.
-func mayCut(items []boardItem, n int) bool {
-	t := items[n-1].at
-	if items[n].at != t {
-		return false
-	}
-	end := n + 1
-	for end < len(items) && items[end].at == t {
-		end++
-	}
-	for g := end - 1; g >= 0 && items[g].at == t; g-- {
-		if items[g].stop < 0 {
-			continue
-		}
-		k := 0
-		for i := 0; i < end; i++ {
-			if items[i].stop == items[g].stop && items[i].day == items[g].day {
-				k++
-			}
-		}
-		if k > n {
-			return true
-		}
-	}
-	return false
 }
 
 // firstAtOrAfter is the index of the first item scheduled at or after t.
@@ -530,10 +471,7 @@ func (ix *Index) encodeItems(fi *feedIndex, snap *realtime.Snapshot, cands []can
 	items := make([]boardItem, len(cands))
 	for i, c := range cands {
 		k, p, pos := ix.predictionOf(fi, snap, c)
-		it := boardItem{at: c.at, dep: noDeparture, stop: -1, day: c.day}
-		if c.start < 0 {
-			it.stop = fi.f.StopTimes.Stop[c.st]
-		}
+		it := boardItem{at: c.at, dep: noDeparture}
 		if p != nil {
 			if ps := p.stops[pos]; ps.skipped {
 				it.skipped = true

@@ -1,6 +1,7 @@
 package usage
 
 import (
+	"bytes"
 	"encoding/binary"
 	"errors"
 	"math"
@@ -201,7 +202,8 @@ func CountBatches(data []byte) (Tally, error) {
 	var t Tally
 	var counts []Count
 	pos := map[string]int{}
-	var key, day []byte
+	var key, prev, day []byte
+	last := -1 // index of prev's count: consecutive rows mostly share it
 	dayNum := int64(math.MinInt64)
 	err := walk(data, nil, func(r row, strs [][]byte) {
 		if t.Events == 0 {
@@ -220,12 +222,16 @@ func CountBatches(data []byte) (Tally, error) {
 		key = append(key, day...)
 		key = append(key, 0)
 		key = append(key, strs[r.ep]...)
-		i, ok := pos[string(key)]
-		if !ok {
-			i = len(counts)
-			pos[string(key)] = i
-			counts = append(counts, Count{AccountID: string(strs[r.acc]), Environment: account.Environment(strs[r.env]),
-				Day: string(day), Endpoint: string(strs[r.ep])})
+		i := last
+		if i < 0 || !bytes.Equal(key, prev) {
+			var ok bool
+			if i, ok = pos[string(key)]; !ok {
+				i = len(counts)
+				pos[string(key)] = i
+				counts = append(counts, Count{AccountID: string(strs[r.acc]), Environment: account.Environment(strs[r.env]),
+					Day: string(day), Endpoint: string(strs[r.ep])})
+			}
+			prev, last = append(prev[:0], key...), i
 		}
 		if r.flags&1 == 1 {
 			counts[i].Counted++
