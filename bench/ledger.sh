@@ -3,21 +3,26 @@
 # connections with wrk, with and without the ledger, on SQLite and PostgreSQL.
 # Runs without and with the ledger alternate for ROUNDS rounds (default 3),
 # so load from other processes hits both alike; the medians are compared.
-# Usage: bench/ledger.sh [seconds per run, default 10] [engines, default "sqlite postgres"]
+# "postgres-journal" is PostgreSQL with --usage-ledger-journal=journal.
+# Usage: bench/ledger.sh [seconds per run, default 10] [setups, default "sqlite postgres postgres-journal"]
 source "$(dirname "$0")/common.sh"
 DUR="${1:-10}"
-ENGINES="${2:-sqlite postgres}"
+ENGINES="${2:-sqlite postgres postgres-journal}"
 ROUNDS="${ROUNDS:-3}"
 build
 median() { tr ' ' '\n' | sort -g | awk '{a[NR]=$1} END {print a[int((NR+1)/2)]}'; }
-printf '%-9s %-7s %12s %10s %10s   %s\n' engine ledger req/s p50 p99 'all rounds'
+printf '%-16s %-7s %12s %10s %10s   %s\n' engine ledger req/s p50 p99 'all rounds'
 for engine in $ENGINES; do
-  fresh_env "$engine"
+  extra=()
+  case "$engine" in
+    postgres-journal) fresh_env postgres; extra=(--usage-ledger-journal=journal) ;;
+    *) fresh_env "$engine" ;;
+  esac
   KEY=$(new_key)
   declare -A runs=() p50s=() p99s=()
   for _ in $(seq 1 "$ROUNDS"); do
     for ledger in false true; do
-      start_server --usage-ledger="$ledger"
+      start_server --usage-ledger="$ledger" "${extra[@]}"
       wrk -t2 -c64 -d2s -H "Authorization: Bearer $KEY" "http://127.0.0.1:$PORT/v1/account.json" >/dev/null # warm-up
       out=$(wrk -t2 -c64 -d"${DUR}s" --latency -H "Authorization: Bearer $KEY" "http://127.0.0.1:$PORT/v1/account.json")
       stop_server
@@ -29,8 +34,8 @@ for engine in $ENGINES; do
   declare -A med=()
   for ledger in false true; do
     med[$ledger]=$(median <<<"${runs[$ledger]% }")
-    printf '%-9s %-7s %12s %10s %10s   %s\n' "$engine" "$ledger" "${med[$ledger]}" "${p50s[$ledger]}" "${p99s[$ledger]}" "${runs[$ledger]}"
+    printf '%-16s %-7s %12s %10s %10s   %s\n' "$engine" "$ledger" "${med[$ledger]}" "${p50s[$ledger]}" "${p99s[$ledger]}" "${runs[$ledger]}"
   done
-  awk -v a="${med[true]}" -v b="${med[false]}" -v e="$engine" 'BEGIN {printf "%-9s ledger costs %.1f%% of throughput (medians)\n", e, (1-a/b)*100}'
+  awk -v a="${med[true]}" -v b="${med[false]}" -v e="$engine" 'BEGIN {printf "%-16s ledger costs %.1f%% of throughput (medians)\n", e, (1-a/b)*100}'
   unset runs p50s p99s med
 done

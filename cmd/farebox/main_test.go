@@ -6,6 +6,7 @@ import (
 	"encoding/json"
 	"io"
 	"net/http"
+	"path/filepath"
 	"strings"
 	"sync"
 	"testing"
@@ -43,12 +44,26 @@ func cli(t *testing.T, env map[string]string, args ...string) string {
 // TestServeEndToEnd starts the real binary's run function on :0 on both
 // engines, creates an account with the CLI, calls the API with its key,
 // revokes it, and shuts down gracefully.
+//
+// The usage ledger runs in its default mode per engine (journal on SQLite,
+// database commits on PostgreSQL) and in journal mode on PostgreSQL; the
+// usage report at the end shows the recorded requests in every case.
 func TestServeEndToEnd(t *testing.T) {
-	for _, engine := range storetest.Engines {
-		t.Run(string(engine), func(t *testing.T) {
+	cases := []struct {
+		name    string
+		engine  store.Engine
+		journal string
+	}{{"sqlite", store.SQLite, "auto"}, {"postgres", store.Postgres, "auto"}, {"postgres-journal", store.Postgres, "journal"}}
+	for _, c := range cases {
+		engine := c.engine
+		t.Run(c.name, func(t *testing.T) {
 			t.Parallel()
 			opts := storetest.Options(t, engine)
-			env := map[string]string{"FAREBOX_DATA_DIR": opts.DataDir, "FAREBOX_ADDR": "127.0.0.1:0", "FAREBOX_LOG_FORMAT": "json"}
+			env := map[string]string{"FAREBOX_DATA_DIR": t.TempDir(), "FAREBOX_ADDR": "127.0.0.1:0", "FAREBOX_LOG_FORMAT": "json",
+				"FAREBOX_USAGE_LEDGER_JOURNAL": c.journal}
+			if engine == store.SQLite {
+				env["FAREBOX_DATA_DIR"] = opts.DataDir
+			}
 			if engine == store.Postgres {
 				env["FAREBOX_DATABASE_URL"] = opts.URL + "&search_path=" + opts.Schema
 			}
@@ -114,8 +129,22 @@ func TestServeEndToEnd(t *testing.T) {
 				}
 				time.Sleep(200 * time.Millisecond)
 			}
-			if out := cli(t, env, "usage", "--json"); !strings.Contains(out, `"endpoint":"GET /v1/account.json"`) {
-				t.Errorf("usage report: %q", out)
+			// Every request above was recorded; the journal reaches the
+			// database within a second or two.
+			deadline = time.Now().Add(10 * time.Second)
+			for {
+				out := cli(t, env, "usage", "--json")
+				if strings.Contains(out, `"endpoint":"GET /v1/account.json"`) {
+					break
+				}
+				if time.Now().After(deadline) {
+					t.Fatalf("usage report: %q", out)
+				}
+				time.Sleep(200 * time.Millisecond)
+			}
+			journalFiles, _ := filepath.Glob(filepath.Join(env["FAREBOX_DATA_DIR"], "usage-journal", "usage-*.log"))
+			if journaled := c.journal == "journal" || engine == store.SQLite; journaled != (len(journalFiles) > 0) {
+				t.Errorf("journal files %v, journal mode %v", journalFiles, journaled)
 			}
 			cancel()
 			select {

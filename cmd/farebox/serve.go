@@ -226,13 +226,16 @@ func servePprof(ctx context.Context, addr string, log *slog.Logger) {
 	}
 }
 
-// openLedger starts the usage ledger. Embedded SQLite journals rows into
-// memory-mapped segment files in the data dir (usage.FileLog) and rolls them
-// into the database every second; PostgreSQL commits each batch (several instances
-// share the database, and no instance's disk may hold the only copy). stop
-// closes the ledger after the last request and rolls up what is left.
+// openLedger starts the usage ledger. By default embedded SQLite journals
+// rows into memory-mapped segment files in the data dir (usage.FileLog) and
+// rolls them into the database every second, while PostgreSQL commits each
+// batch (instances may run on disks that do not outlive them, so no
+// instance's disk holds the only copy); --usage-ledger-journal chooses
+// either for either engine. stop closes the ledger after the last request
+// and rolls up what is left.
 func openLedger(ctx context.Context, cfg config.Config, st *store.Store, m *httpapi.Metrics, log *slog.Logger) (usage.Recorder, func(), error) {
-	if st.Engine() != store.SQLite {
+	journaled := cfg.LedgerJournal == "journal" || (cfg.LedgerJournal == "auto" && st.Engine() == store.SQLite)
+	if !journaled {
 		d := store.LedgerCommitted
 		if cfg.LedgerFlush {
 			d = store.LedgerFlushed
@@ -265,6 +268,7 @@ func openLedger(ctx context.Context, cfg config.Config, st *store.Store, m *http
 		if err := journal.Rollup(context.Background(), st.RollupSegment); err != nil {
 			log.Error("usage journal rollup at shutdown failed; it is retried at the next start", "error", err.Error())
 		}
+		_ = journal.Release()
 	}
 	return journal, stop, nil
 }

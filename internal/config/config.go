@@ -32,6 +32,7 @@ type Config struct {
 	MaxBodyBytes    int64
 	UsageLedger     bool
 	LedgerFlush     bool
+	LedgerJournal   string // auto, journal or database (where a ledger row is committed)
 	DBMaxConns      int
 	Timezone        string
 	ShutdownTimeout time.Duration
@@ -89,6 +90,7 @@ func (c *Config) settings() []setting {
 		{name: "max-body-bytes", env: "FAREBOX_MAX_BODY_BYTES", def: "1048576", help: "largest accepted request body"},
 		{name: "usage-ledger", env: "FAREBOX_USAGE_LEDGER", def: "true", help: "record every attributable request in the usage ledger"},
 		{name: "usage-ledger-flush", env: "FAREBOX_USAGE_LEDGER_FLUSH", def: "false", help: "on PostgreSQL, also wait for the WAL flush of ledger commits (slower; see docs/operations.md)"},
+		{name: "usage-ledger-journal", env: "FAREBOX_USAGE_LEDGER_JOURNAL", def: "auto", help: "where a request's ledger row is committed before its response: journal (a file in --data-dir, rolled into the database every second), database (group commit), or auto (journal on SQLite, database on PostgreSQL; see docs/operations.md)"},
 		{name: "db-max-conns", env: "FAREBOX_DB_MAX_CONNS", def: "16", help: "database pool size (SQLite: reader pool)"},
 		{name: "timezone", env: "FAREBOX_TIMEZONE", def: "Europe/Berlin", help: "time zone of calendar rules"},
 		{name: "shutdown-timeout", env: "FAREBOX_SHUTDOWN_TIMEOUT", def: "20s", help: "how long graceful shutdown waits for in-flight requests"},
@@ -194,6 +196,7 @@ func Load(args []string, getenv func(string) string, out io.Writer) (Config, err
 	c.MaxBodyBytes = num("max-body-bytes")
 	c.UsageLedger = boolean("usage-ledger")
 	c.LedgerFlush = boolean("usage-ledger-flush")
+	c.LedgerJournal = get("usage-ledger-journal")
 	c.DBMaxConns = int(num("db-max-conns"))
 	c.Timezone = get("timezone")
 	c.ShutdownTimeout = dur("shutdown-timeout")
@@ -253,6 +256,11 @@ func (c *Config) validate() error {
 	case "debug", "info", "warn", "error":
 	default:
 		errs = append(errs, fmt.Errorf("--log-level: %q is not debug, info, warn or error", c.LogLevel))
+	}
+	switch c.LedgerJournal {
+	case "auto", "journal", "database":
+	default:
+		errs = append(errs, fmt.Errorf("--usage-ledger-journal: %q is not auto, journal or database", c.LedgerJournal))
 	}
 	if c.LogFormat != "json" && c.LogFormat != "text" {
 		errs = append(errs, fmt.Errorf("--log-format: %q is not json or text", c.LogFormat))

@@ -35,7 +35,11 @@ func TestUsageJournalRollup(t *testing.T) {
 		if len(segs) != 1 {
 			t.Fatalf("%d segments", len(segs))
 		}
-		// Its last write was torn by the crash.
+		// It dies in the middle of copying its next frame (the in-process
+		// crash is simulated by closing, which cuts the file to its frames,
+		// and appending the torn frame).
+		first.Close()
+		first.Release()
 		f, _ := os.OpenFile(segs[0], os.O_APPEND|os.O_WRONLY, 0)
 		f.Write([]byte{42, 0, 0, 0, 1, 2})
 		f.Close()

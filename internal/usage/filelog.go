@@ -41,6 +41,8 @@ type FileLog struct {
 	size     int        // bytes per segment
 	rollupMu sync.Mutex // one Rollup at a time
 
+	lock *os.File // held while open (lockDir)
+
 	mu     sync.Mutex
 	seg    *segment // nil: none open (opening the last one failed, or closed)
 	closed bool
@@ -58,6 +60,8 @@ type segment struct {
 
 const segmentPrefix, segmentSuffix = "usage-", ".log"
 
+var errDirInUse = errors.New("in use by another farebox process (each instance needs its own --data-dir)")
+
 // SegmentSize is the size of a journal segment: about three seconds of
 // rows at 45k requests per second (Rollup starts a new one every second).
 const SegmentSize = 8 << 20
@@ -71,8 +75,13 @@ func openFileLog(dir string, size int) (*FileLog, error) {
 	if err := os.MkdirAll(dir, 0o750); err != nil {
 		return nil, fmt.Errorf("usage: journal dir: %w", err)
 	}
-	l := &FileLog{dir: dir, size: size, run: fmt.Sprintf("%d", time.Now().UnixNano())}
+	lock, err := lockDir(dir)
+	if err != nil {
+		return nil, fmt.Errorf("usage: journal %s: %w", dir, err)
+	}
+	l := &FileLog{dir: dir, size: size, lock: lock, run: fmt.Sprintf("%d", time.Now().UnixNano())}
 	if err := l.openSegment(); err != nil {
+		lock.Close()
 		return nil, err
 	}
 	return l, nil
@@ -152,12 +161,17 @@ func (l *FileLog) rotateLocked(reopen bool) error {
 }
 
 // Close closes the current segment; Rollup afterwards takes it in too.
+// The directory stays locked until Release.
 func (l *FileLog) Close() error {
 	l.mu.Lock()
 	defer l.mu.Unlock()
 	l.closed = true
 	return l.rotateLocked(false)
 }
+
+// Release unlocks the directory for another process (after Close and the
+// last Rollup).
+func (l *FileLog) Release() error { return l.lock.Close() }
 
 // SegmentStore commits one segment's batches (EncodeBatch records back to
 // back) and remembers its name, all in one transaction, doing nothing when

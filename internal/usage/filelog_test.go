@@ -79,6 +79,11 @@ func TestFileLogCrashLeavesCommittedRows(t *testing.T) {
 	if fi, err := os.Stat(filepath.Join(dir, dead.seg.name)); err != nil || fi.Size() != 64<<10 {
 		t.Fatalf("crashed segment: %v, %v (want the preallocated size)", fi, err)
 	}
+	// While the process lives, no other may journal into its directory.
+	if _, err := openFileLog(dir, 64<<10); err == nil || !strings.Contains(err.Error(), "another farebox process") {
+		t.Fatalf("second journal on a locked directory: %v", err)
+	}
+	dead.lock.Close() // the process is gone: the kernel drops its lock
 
 	next, err := openFileLog(dir, 64<<10)
 	if err != nil {

@@ -12,3 +12,5 @@ var errNoMmap = errors.New("the embedded usage journal needs a Unix system (memo
 func mapSegment(*os.File, int) ([]byte, error) { return nil, errNoMmap }
 
 func unmapSegment([]byte) error { return nil }
+
+func lockDir(string) (*os.File, error) { return nil, errNoMmap }

@@ -30,3 +30,21 @@ func zeroFill(f *os.File, size int) error {
 	}
 	return nil
 }
+
+// lockDir takes an exclusive lock on dir's lock file, held while the
+// returned file is open: two processes journaling into one directory would
+// roll up each other's open segments.
+func lockDir(dir string) (*os.File, error) {
+	f, err := os.OpenFile(dir+"/lock", os.O_CREATE|os.O_RDWR, 0o640)
+	if err != nil {
+		return nil, err
+	}
+	if err := syscall.Flock(int(f.Fd()), syscall.LOCK_EX|syscall.LOCK_NB); err != nil {
+		f.Close()
+		if err == syscall.EWOULDBLOCK {
+			return nil, errDirInUse
+		}
+		return nil, err
+	}
+	return f, nil
+}
