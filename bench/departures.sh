@@ -6,7 +6,7 @@
 # (wrk -t2 -c64; usage ledger on, as in production). /v1/account.json (a
 # key lookup and a ledger row, no transit work) runs in the same server as
 # the ceiling the pipeline leaves any authenticated endpoint. Loopback only.
-# Usage: bench/departures.sh [seconds per wrk run, default 10] [engines, default "sqlite postgres"]
+# Usage: bench/departures.sh [seconds per wrk run, default 10] [setups, default "sqlite postgres postgres-journal"]
 # Own binary, port and database, so it can run beside the other load scripts.
 BIN="${BIN:-/tmp/farebox-bench-departures}"
 PORT="${PORT:-18190}"
@@ -22,7 +22,7 @@ fresh_env() {
     export FAREBOX_DATABASE_URL="$PGURL_BASE/farebox_bench_departures?sslmode=disable"
   fi
 }
-ENGINES="${2:-sqlite postgres}"
+ENGINES="${2:-sqlite postgres postgres-journal}" # postgres-journal: --usage-ledger-journal=journal
 NYC="${NYC:-$ROOT/../../shared/data/gtfs/nyc}"
 [ -d "$NYC" ] || NYC=/work/shared/data/gtfs/nyc
 # The busiest NYC station (departure.Index.BusiestStation: 26,733 events)
@@ -49,13 +49,17 @@ import_all() { # prints: seconds, peak RSS MB
 rss_mb() { awk '/VmRSS/ {print int($2/1024)}' "/proc/$1/status"; }
 hwm_mb() { awk '/VmHWM/ {print int($2/1024)}' "/proc/$1/status"; }
 
-printf '%-9s %9s %7s %7s %10s %8s %12s %12s %12s %7s %7s %9s\n' engine import_s imp_MB load_s steady_MB peak_MB healthz_rps account_rps depart_rps acc/hz dep/hz dep_p99
+printf '%-16s %9s %7s %7s %10s %8s %12s %12s %12s %7s %7s %9s\n' engine import_s imp_MB load_s steady_MB peak_MB healthz_rps account_rps depart_rps acc/hz dep/hz dep_p99
 for engine in $ENGINES; do
-  fresh_env "$engine"
+  extra=()
+  case "$engine" in
+    postgres-journal) fresh_env postgres; extra=(--usage-ledger-journal=journal) ;;
+    *) fresh_env "$engine" ;;
+  esac
   read -r imp_s imp_mb < <(import_all)
   KEY=$(new_key)
   t0=$(date +%s.%N)
-  start_server
+  start_server "${extra[@]}"
   until curl -sf "http://127.0.0.1:$PORT/readyz" >/dev/null; do sleep 0.1; done
   load_s=$(awk -v a="$t0" -v b="$(date +%s.%N)" 'BEGIN {printf "%.1f", b-a}')
   URL="http://127.0.0.1:$PORT/v1/departures.json?station_id=$STATION&time=$AT_MS&max_departures=10"
@@ -79,6 +83,6 @@ for engine in $ENGINES; do
   hr=$(mean "${hs[@]}"); ar=$(mean "${as[@]}"); dr=$(mean "${ds[@]}")
   p99=$(awk '$1=="99%" {print $2}' <<<"$d")
   pct() { awk -v a="$1" -v b="$2" 'BEGIN {printf "%.0f%%", a/b*100}'; }
-  printf '%-9s %9s %7s %7s %10s %8s %12s %12s %12s %7s %7s %9s\n' "$engine" "$imp_s" "$imp_mb" "$load_s" "$steady" "$peak" \
+  printf '%-16s %9s %7s %7s %10s %8s %12s %12s %12s %7s %7s %9s\n' "$engine" "$imp_s" "$imp_mb" "$load_s" "$steady" "$peak" \
     "$hr" "$ar" "$dr" "$(pct "$ar" "$hr")" "$(pct "$dr" "$hr")" "$p99"
 done

@@ -56,8 +56,8 @@ func sessionAccount(r *http.Request) string {
 // empty pairs (a trailing "&") are skipped, and a value that is not valid
 // percent-encoding is taken literally instead of being dropped, because the
 // JavaScript client inserts values unencoded. The first value of a name wins.
-func transitQuery(raw string) map[string]string {
-	out := make(map[string]string, 4)
+func transitQuery(raw string) query {
+	out := make(query, 0, 4)
 	for raw != "" {
 		var pair string
 		pair, raw, _ = strings.Cut(raw, "&")
@@ -66,11 +66,33 @@ func transitQuery(raw string) map[string]string {
 		}
 		k, v, _ := strings.Cut(pair, "=")
 		k, v = unescapeLenient(k), unescapeLenient(v)
-		if _, dup := out[k]; !dup {
-			out[k] = v
+		if _, dup := out.lookup(k); !dup {
+			out = append(out, queryParam{k, v})
 		}
 	}
 	return out
+}
+
+// query is a parsed query string: a handful of parameters, looked up by
+// scanning (cheaper than a map at this size, on the hottest endpoint).
+type query []queryParam
+
+type queryParam struct{ name, value string }
+
+// lookup returns the first value of name.
+func (q query) lookup(name string) (string, bool) {
+	for _, p := range q {
+		if p.name == name {
+			return p.value, true
+		}
+	}
+	return "", false
+}
+
+// value returns the first value of name, or "".
+func (q query) value(name string) string {
+	v, _ := q.lookup(name)
+	return v
 }
 
 func unescapeLenient(s string) string {
@@ -84,8 +106,8 @@ func unescapeLenient(s string) string {
 }
 
 // epochMillis parses an optional epoch-milliseconds parameter.
-func epochMillis(q map[string]string, name string, def time.Time, required bool) (time.Time, error) {
-	v, ok := q[name]
+func epochMillis(q query, name string, def time.Time, required bool) (time.Time, error) {
+	v, ok := q.lookup(name)
 	if !ok || v == "" {
 		if required {
 			return time.Time{}, apperr.Param("query", name, name+" is required (epoch milliseconds)")
@@ -101,8 +123,8 @@ func epochMillis(q map[string]string, name string, def time.Time, required bool)
 }
 
 // coordinate parses latitude or longitude within ±limit.
-func coordinate(q map[string]string, name string, limit float64) (float64, bool, error) {
-	v, ok := q[name]
+func coordinate(q query, name string, limit float64) (float64, bool, error) {
+	v, ok := q.lookup(name)
 	if !ok || strings.TrimSpace(v) == "" {
 		return 0, false, nil
 	}
@@ -113,8 +135,8 @@ func coordinate(q map[string]string, name string, limit float64) (float64, bool,
 	return f, true, nil
 }
 
-func required(q map[string]string, name string) (string, error) {
-	v := strings.TrimSpace(q[name])
+func required(q query, name string) (string, error) {
+	v := strings.TrimSpace(q.value(name))
 	if v == "" {
 		return "", apperr.Param("query", name, name+" is required")
 	}
@@ -133,7 +155,7 @@ func (s *Server) getDepartures(w http.ResponseWriter, r *http.Request) error {
 		return err
 	}
 	max := 10
-	if v, ok := q["max_departures"]; ok && v != "" {
+	if v, ok := q.lookup("max_departures"); ok && v != "" {
 		n, err := strconv.Atoi(strings.TrimSpace(v))
 		if err != nil || n < 1 || n > departure.MaxDepartures {
 			return apperr.Param("query", "max_departures", "max_departures must be an integer from 1 to 100")
@@ -193,7 +215,7 @@ func (s *Server) searchTripByCharacteristics(w http.ResponseWriter, r *http.Requ
 	if err != nil {
 		return err
 	}
-	trip, err := ix.FindTrip(from, dep, to, arr, strings.TrimSpace(q["line_name"]))
+	trip, err := ix.FindTrip(from, dep, to, arr, strings.TrimSpace(q.value("line_name")))
 	if err != nil {
 		return err
 	}
@@ -278,7 +300,7 @@ func (s *Server) searchStationByID(w http.ResponseWriter, r *http.Request) error
 		return err
 	}
 	var st departure.Station
-	switch t := strings.TrimSpace(q["id_type"]); t {
+	switch t := strings.TrimSpace(q.value("id_type")); t {
 	case "", "mobilitybox":
 		st, err = ix.StationByID(id)
 	case "dhid", "delfi":
