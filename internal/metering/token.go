@@ -6,7 +6,6 @@ import (
 	"encoding/base64"
 	"encoding/binary"
 	"hash"
-	"io"
 	"slices"
 	"sync"
 	"time"
@@ -42,66 +41,78 @@ type block struct {
 }
 
 func resourceHash(resource string) (h [8]byte) {
-	sum := sha256.Sum256([]byte(resource))
+	var buf [128]byte // resource ids fit; longer ones are hashed all the same
+	sum := sha256.Sum256(append(buf[:0], resource...))
 	copy(h[:], sum[:8])
 	return h
 }
 
 // Signer signs and checks the tokens of one key. It keeps keyed HMAC
-// states for reuse (hmac.New per token costs two extra SHA-256 blocks and
-// several allocations on the hottest endpoint); safe for concurrent use.
+// states and scratch space for reuse (hmac.New per token costs two extra
+// SHA-256 blocks and several allocations on the hottest endpoint); safe for
+// concurrent use.
 type Signer struct {
-	macs sync.Pool
+	scratch sync.Pool // *signScratch
+}
+
+type signScratch struct {
+	mac hash.Hash // keyed
+	msg []byte
+	sum [sha256.Size]byte
 }
 
 // NewSigner returns a Signer for key.
 func NewSigner(key []byte) *Signer {
 	key = slices.Clone(key)
 	s := &Signer{}
-	s.macs.New = func() any { return hmac.New(sha256.New, key) }
+	s.scratch.New = func() any {
+		return &signScratch{mac: hmac.New(sha256.New, key), msg: make([]byte, 0, 512)}
+	}
 	return s
 }
 
+// tag is the token's MAC over the account and body.
 func (s *Signer) tag(accountID string, body []byte) (out [tagSize]byte) {
-	m := s.macs.Get().(hash.Hash)
-	m.Reset()
-	io.WriteString(m, "farebox-session-token\x00")
-	var n [8]byte
-	binary.BigEndian.PutUint64(n[:], uint64(len(accountID)))
-	m.Write(n[:])
-	io.WriteString(m, accountID)
-	m.Write(body)
-	var sum [sha256.Size]byte
-	copy(out[:], m.Sum(sum[:0]))
-	s.macs.Put(m)
+	sc := s.scratch.Get().(*signScratch)
+	m := append(sc.msg[:0], "farebox-session-token\x00"...)
+	m = binary.BigEndian.AppendUint64(m, uint64(len(accountID)))
+	m = append(m, accountID...)
+	m = append(m, body...)
+	sc.mac.Reset()
+	sc.mac.Write(m)
+	copy(out[:], sc.mac.Sum(sc.sum[:0]))
+	sc.msg = m
+	s.scratch.Put(sc)
 	return out
 }
 
-// decode returns the blocks of a valid token for accountID, or nil.
-func (s *Signer) decode(accountID, token string) []block {
+// decode appends the blocks of a valid token for accountID to dst; ok
+// says whether the token was valid.
+func (s *Signer) decode(dst []block, accountID, token string) (blocks []block, ok bool) {
 	if token == "" || len(token) > MaxTokenLen {
-		return nil
+		return dst, false
 	}
 	raw, err := base64.RawURLEncoding.DecodeString(token)
 	// The decoder skips CR and LF; only the canonical spelling is a token.
 	if err != nil || len(raw) < 2+tagSize || raw[0] != version || base64.RawURLEncoding.EncodeToString(raw) != token {
-		return nil
+		return dst, false
 	}
 	n := int(raw[1])
 	if n > MaxBlocks || len(raw) != 2+n*blockSize+tagSize {
-		return nil
+		return dst, false
 	}
 	body, sum := raw[:len(raw)-tagSize], raw[len(raw)-tagSize:]
 	if want := s.tag(accountID, body); !hmac.Equal(sum, want[:]) {
-		return nil
+		return dst, false
 	}
-	out := make([]block, n)
-	for i := range out {
+	for i := range n {
 		p := body[2+i*blockSize:]
-		copy(out[i].res[:], p[:8])
-		out[i].opened = binary.BigEndian.Uint32(p[8:12])
+		var b block
+		copy(b.res[:], p[:8])
+		b.opened = binary.BigEndian.Uint32(p[8:12])
+		dst = append(dst, b)
 	}
-	return out
+	return dst, true
 }
 
 func (s *Signer) encode(accountID string, blocks []block) string {
@@ -125,7 +136,9 @@ func (s *Signer) encode(accountID string, blocks []block) string {
 // and only the MaxBlocks most recent remain. Invalid tokens count as none.
 func (s *Signer) Check(accountID, token, resource string, now time.Time) (counted bool, newToken string) {
 	secs := now.Unix()
-	live := unexpired(s.decode(accountID, token), secs)
+	var blocks [MaxBlocks + 1]block
+	decoded, _ := s.decode(blocks[:0], accountID, token)
+	live := unexpired(decoded, secs)
 	h := resourceHash(resource)
 	counted = true
 	for _, b := range live {
@@ -162,5 +175,7 @@ func unexpired(blocks []block, secs int64) []block {
 // is invalid. Clients that drop their token when a response lacks the
 // header (the Kotlin transit client) so keep their blocks.
 func (s *Signer) Renew(accountID, token string, now time.Time) string {
-	return s.encode(accountID, unexpired(s.decode(accountID, token), now.Unix()))
+	var blocks [MaxBlocks]block
+	decoded, _ := s.decode(blocks[:0], accountID, token)
+	return s.encode(accountID, unexpired(decoded, now.Unix()))
 }
