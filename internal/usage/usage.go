@@ -7,7 +7,9 @@
 // commit): rows that arrive while a batch is being written wait together and
 // are written as the next batch by one of their own requests. Under load the
 // batch grows by itself while the previous write is in flight; an idle
-// service writes a single row at once.
+// service writes a single row at once. FileLog, the journal, commits a row
+// by copying it into a memory-mapped file and moves whole seconds of rows
+// into the database at once (Rollup). Both are Recorders.
 package usage
 
 import (
