@@ -3,6 +3,7 @@ package main
 import (
 	"context"
 	"fmt"
+	"maps"
 	"sort"
 	"sync"
 	"sync/atomic"
@@ -31,13 +32,26 @@ type ack struct {
 // orders whose answer was lost are settled by retrying their
 // Idempotency-Key and exist exactly once, the invoice numbers have no gap,
 // and the jobs the killed process held are finished by the instances.
+//
+// It runs with the usage ledger committed in PostgreSQL (the default) and
+// journaled per instance (--usage-ledger-journal=journal): then the killed
+// process's rows are in its memory-mapped segment, which the restarted
+// process (same data dir) rolls into the database.
 func TestKillDuringLoad(t *testing.T) {
+	for _, mode := range []string{"database", "journal"} {
+		t.Run(mode, func(t *testing.T) { killDuringLoad(t, mode) })
+	}
+}
+
+func killDuringLoad(t *testing.T, ledgerMode string) {
 	env, st := pgEnv(t)
 	env["FAREBOX_JOB_LEASE"] = "4s"
 	env["FAREBOX_REQUEST_TIMEOUT"] = "3s"
-	env["FAREBOX_DATA_DIR"] = t.TempDir()
+	env["FAREBOX_USAGE_LEDGER_JOURNAL"] = ledgerMode
 	accountID, key := newKey(t, env)
-	a, b := startChild(t, env), startChild(t, env)
+	envA, envB := maps.Clone(env), maps.Clone(env) // each instance its own data dir
+	envA["FAREBOX_DATA_DIR"], envB["FAREBOX_DATA_DIR"] = t.TempDir(), t.TempDir()
+	a, b := startChild(t, envA), startChild(t, envB)
 	var aURL atomic.Value
 	aURL.Store(a.url())
 	ids := products(t, b.url(), key)
@@ -71,7 +85,7 @@ func TestKillDuringLoad(t *testing.T) {
 	})
 	a.kill()
 	time.Sleep(300 * time.Millisecond)
-	a2 := startChild(t, env)
+	a2 := startChild(t, envA)
 	aURL.Store(a2.url())
 	before := len(res.orders)
 	waitFor(t, 60*time.Second, "orders after the restart", func() bool {
@@ -125,14 +139,27 @@ func TestKillDuringLoad(t *testing.T) {
 			t.Errorf("acknowledged ticket %s missing: %v", id, err)
 		}
 	}
-	// One usage-ledger row per acknowledged request.
-	events, err := st.Read().UsageEvents(ctx, time.Unix(0, 0), time.Now().Add(time.Hour))
-	if err != nil {
-		t.Fatal(err)
-	}
+	// One usage-ledger row per acknowledged request (journaled rows reach
+	// the database within about a second).
 	rows := map[string]int{}
-	for _, e := range events {
-		rows[e.RequestID]++
+	allRecorded := func() bool {
+		events, err := st.Read().UsageEvents(ctx, time.Unix(0, 0), time.Now().Add(time.Hour))
+		if err != nil {
+			t.Fatal(err)
+		}
+		clear(rows)
+		for _, e := range events {
+			rows[e.RequestID]++
+		}
+		for _, id := range res.requests {
+			if rows[id] == 0 {
+				return false
+			}
+		}
+		return true
+	}
+	for deadline := time.Now().Add(30 * time.Second); !allRecorded() && time.Now().Before(deadline); {
+		time.Sleep(200 * time.Millisecond)
 	}
 	for _, id := range res.requests {
 		if rows[id] != 1 {
