@@ -88,21 +88,39 @@ func openFileLog(dir string, size int) (*FileLog, error) {
 }
 
 func (l *FileLog) openSegment() error {
+	seg, err := l.newSegment(l.nextName())
+	if err != nil {
+		return err
+	}
+	l.seg = seg
+	return nil
+}
+
+// nextName names the next segment (l.mu held).
+func (l *FileLog) nextName() string {
 	l.seq++
-	name := fmt.Sprintf("%s%s-%06d%s", segmentPrefix, l.run, l.seq, segmentSuffix)
+	return fmt.Sprintf("%s%s-%06d%s", segmentPrefix, l.run, l.seq, segmentSuffix)
+}
+
+// newSegment creates, preallocates and maps a segment file.
+func (l *FileLog) newSegment(name string) (*segment, error) {
 	path := filepath.Join(l.dir, name)
 	f, err := os.OpenFile(path, os.O_CREATE|os.O_EXCL|os.O_RDWR, 0o640)
 	if err != nil {
-		return fmt.Errorf("usage: journal segment: %w", err)
+		return nil, fmt.Errorf("usage: journal segment: %w", err)
 	}
 	mem, err := mapSegment(f, l.size)
 	if err != nil {
 		f.Close()
 		os.Remove(path)
-		return fmt.Errorf("usage: journal segment %s: %w", name, err)
+		return nil, fmt.Errorf("usage: journal segment %s: %w", name, err)
 	}
-	l.seg = &segment{f: f, name: name, mem: mem}
-	return nil
+	return &segment{f: f, name: name, mem: mem}, nil
+}
+
+// close unmaps the segment and cuts the file to its frames.
+func (seg *segment) close() error {
+	return errors.Join(unmapSegment(seg.mem), seg.f.Truncate(int64(seg.off)), seg.f.Close())
 }
 
 // Record commits one row (a usage.Recorder).
@@ -136,13 +154,6 @@ func (l *FileLog) Write(_ context.Context, events []Event) error {
 	return nil
 }
 
-// rotate closes the current segment and starts a new one (unless closing).
-func (l *FileLog) rotate(reopen bool) error {
-	l.mu.Lock()
-	defer l.mu.Unlock()
-	return l.rotateLocked(reopen && !l.closed)
-}
-
 // rotateLocked closes the current segment, cut to the frames it holds, and
 // opens the next if reopen. On failure no segment is open and the next
 // Write tries again.
@@ -150,7 +161,7 @@ func (l *FileLog) rotateLocked(reopen bool) error {
 	var err error
 	if seg := l.seg; seg != nil {
 		l.seg = nil
-		err = errors.Join(unmapSegment(seg.mem), seg.f.Truncate(int64(seg.off)), seg.f.Close())
+		err = seg.close()
 	}
 	if reopen {
 		if oerr := l.openSegment(); oerr != nil {
@@ -185,20 +196,15 @@ type SegmentStore func(ctx context.Context, name string, data []byte) error
 func (l *FileLog) Rollup(ctx context.Context, commit SegmentStore) error {
 	l.rollupMu.Lock()
 	defer l.rollupMu.Unlock()
-	// An empty segment stays open (an idle service makes no files).
-	l.mu.Lock()
-	var err error
-	if l.seg == nil || l.seg.off > 0 {
-		err = l.rotateLocked(!l.closed)
+	if err := l.switchSegment(); err != nil {
+		return err
 	}
+	l.mu.Lock()
 	active := ""
 	if l.seg != nil {
 		active = l.seg.name
 	}
 	l.mu.Unlock()
-	if err != nil {
-		return err
-	}
 	names, err := filepath.Glob(filepath.Join(l.dir, segmentPrefix+"*"+segmentSuffix))
 	if err != nil {
 		return err
@@ -221,6 +227,36 @@ func (l *FileLog) Rollup(ctx context.Context, commit SegmentStore) error {
 		}
 	}
 	return nil
+}
+
+// switchSegment puts a new segment in place of the current one unless that
+// is empty (an idle service makes no files), and closes the old one. The
+// new file is created and mapped before taking the lock, so requests never
+// wait for it; if it cannot be created, the current segment stays in use.
+func (l *FileLog) switchSegment() error {
+	l.mu.Lock()
+	if l.closed || (l.seg != nil && l.seg.off == 0) {
+		l.mu.Unlock()
+		return nil
+	}
+	name := l.nextName()
+	l.mu.Unlock()
+	next, err := l.newSegment(name)
+	if err != nil {
+		return err
+	}
+	l.mu.Lock()
+	old := l.seg
+	if l.closed {
+		old = next // closed meanwhile: the new segment is not needed
+	} else {
+		l.seg = next
+	}
+	l.mu.Unlock()
+	if old == nil {
+		return nil
+	}
+	return old.close()
 }
 
 // ReadSegment returns a segment's batches (EncodeBatch records back to

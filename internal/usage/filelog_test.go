@@ -275,3 +275,37 @@ func TestFileLogRollupDuringRecords(t *testing.T) {
 		}
 	}
 }
+
+// A rollup that cannot create the next segment leaves the current one in
+// use: requests go on being recorded, and the next rollup takes them all.
+func TestFileLogRollupKeepsSegmentWhenNextFails(t *testing.T) {
+	dir := t.TempDir()
+	ctx := context.Background()
+	l, err := openFileLog(dir, 64<<10)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := l.Record(ctx, ev("before")); err != nil {
+		t.Fatal(err)
+	}
+	moved := dir + ".moved"
+	if err := os.Rename(dir, moved); err != nil {
+		t.Fatal(err)
+	}
+	var r rolled
+	if err := l.Rollup(ctx, r.store); err == nil {
+		t.Fatal("rollup without a directory succeeded")
+	}
+	if err := l.Record(ctx, ev("during")); err != nil {
+		t.Fatalf("recording after a failed rollup: %v", err)
+	}
+	if err := os.Rename(moved, dir); err != nil {
+		t.Fatal(err)
+	}
+	if err := l.Rollup(ctx, r.store); err != nil {
+		t.Fatal(err)
+	}
+	if got := r.ids(); len(got) != 2 || got["before"] != 1 || got["during"] != 1 {
+		t.Fatalf("rolled up %v, want before and during once", got)
+	}
+}
