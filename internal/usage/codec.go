@@ -76,15 +76,11 @@ func AppendBatch(b []byte, events []Event) []byte {
 	b = binary.AppendUvarint(b, uint64(len(events)))
 	for i, e := range events {
 		r := refs[i]
-		for _, v := range []uint64{r.req, r.acc, r.env, r.ep, r.reason, uint64(e.Status)} {
-			b = binary.AppendUvarint(b, v)
-		}
 		var flags uint64
 		if e.Counted {
 			flags |= 1
 		}
-		b = binary.AppendUvarint(b, flags)
-		b = binary.AppendVarint(b, e.At.UnixMicro())
+		b = appendRow(b, row{req: r.req, acc: r.acc, env: r.env, ep: r.ep, reason: r.reason, status: uint64(e.Status), flags: flags, at: e.At.UnixMicro()})
 	}
 	return b
 }
@@ -196,55 +192,122 @@ type Tally struct {
 }
 
 // CountBatches adds up encoded batches (one or several back to back) the
-// way Aggregate adds up their events, without decoding the events: the
-// journal rollup counts a second of traffic with it.
+// way Aggregate adds up their events, without decoding the events.
 func CountBatches(data []byte) (Tally, error) {
-	var t Tally
-	var counts []Count
-	pos := map[string]int{}
-	var key, prev, day []byte
-	last := -1 // index of prev's count: consecutive rows mostly share it
-	dayNum := int64(math.MinInt64)
-	err := walk(data, nil, func(r row, strs [][]byte) {
-		if t.Events == 0 {
-			t.First = time.UnixMicro(r.at).UTC()
-		}
-		t.Events++
-		const microsPerDay = 86_400_000_000
-		if d := floorDiv(r.at, microsPerDay); d != dayNum {
-			dayNum = d
-			day = time.UnixMicro(r.at).UTC().AppendFormat(day[:0], time.DateOnly)
-		}
-		key = append(key[:0], strs[r.acc]...)
-		key = append(key, 0)
-		key = append(key, strs[r.env]...)
-		key = append(key, 0)
-		key = append(key, day...)
-		key = append(key, 0)
-		key = append(key, strs[r.ep]...)
-		i := last
-		if i < 0 || !bytes.Equal(key, prev) {
-			var ok bool
-			if i, ok = pos[string(key)]; !ok {
-				i = len(counts)
-				pos[string(key)] = i
-				counts = append(counts, Count{AccountID: string(strs[r.acc]), Environment: account.Environment(strs[r.env]),
-					Day: string(day), Endpoint: string(strs[r.ep])})
-			}
-			prev, last = append(prev[:0], key...), i
-		}
-		if r.flags&1 == 1 {
-			counts[i].Counted++
-		} else {
-			counts[i].Uncounted++
-		}
-	})
-	if err != nil {
+	var t tallier
+	if err := walk(data, nil, t.add); err != nil {
 		return Tally{}, err
 	}
-	sortCounts(counts)
-	t.Counts = counts
-	return t, nil
+	return t.result(), nil
+}
+
+// Compact re-encodes batches stored back to back as one batch with a single
+// string table, and tallies them as CountBatches does. A journal segment
+// holds one frame per request, each repeating the account, endpoint and
+// the rest (~120 bytes a row); compacted, a row is ~40 bytes, which is what
+// the rollup stores.
+func Compact(data []byte) ([]byte, Tally, error) {
+	var t tallier
+	var strs [][]byte
+	shared := map[string]uint64{} // account, environment, endpoint, reason
+	intern := func(b []byte) uint64 {
+		if i, ok := shared[string(b)]; ok {
+			return i
+		}
+		i := uint64(len(strs))
+		shared[string(b)] = i
+		strs = append(strs, b)
+		return i
+	}
+	var rows []row
+	err := walk(data, nil, func(r row, in [][]byte) {
+		t.add(r, in)
+		out := r
+		out.req = uint64(len(strs)) // request ids are unique: no lookup
+		strs = append(strs, in[r.req])
+		out.acc, out.env, out.ep, out.reason = intern(in[r.acc]), intern(in[r.env]), intern(in[r.ep]), intern(in[r.reason])
+		rows = append(rows, out)
+	})
+	if err != nil {
+		return nil, Tally{}, err
+	}
+	size := 16
+	for _, s := range strs {
+		size += len(s) + 2
+	}
+	b := make([]byte, 0, size+len(rows)*20)
+	b = binary.AppendUvarint(b, codecVersion)
+	b = binary.AppendUvarint(b, uint64(len(strs)))
+	for _, s := range strs {
+		b = binary.AppendUvarint(b, uint64(len(s)))
+		b = append(b, s...)
+	}
+	b = binary.AppendUvarint(b, uint64(len(rows)))
+	for _, r := range rows {
+		b = appendRow(b, r)
+	}
+	return b, t.result(), nil
+}
+
+// appendRow encodes one event of a batch (the layout EncodeBatch writes).
+func appendRow(b []byte, r row) []byte {
+	for _, v := range [...]uint64{r.req, r.acc, r.env, r.ep, r.reason, r.status, r.flags} {
+		b = binary.AppendUvarint(b, v)
+	}
+	return binary.AppendVarint(b, r.at)
+}
+
+// tallier adds up rows by account, environment, day and endpoint.
+type tallier struct {
+	t              Tally
+	counts         []Count
+	pos            map[string]int
+	key, prev, day []byte
+	last           int // index of prev's count: consecutive rows mostly share it
+	dayNum         int64
+}
+
+func (t *tallier) add(r row, strs [][]byte) {
+	if t.t.Events == 0 {
+		t.t.First = time.UnixMicro(r.at).UTC()
+		t.pos, t.last, t.dayNum = map[string]int{}, -1, math.MinInt64
+	}
+	t.t.Events++
+	const microsPerDay = 86_400_000_000
+	if d := floorDiv(r.at, microsPerDay); d != t.dayNum {
+		t.dayNum = d
+		t.day = time.UnixMicro(r.at).UTC().AppendFormat(t.day[:0], time.DateOnly)
+	}
+	key := append(t.key[:0], strs[r.acc]...)
+	key = append(key, 0)
+	key = append(key, strs[r.env]...)
+	key = append(key, 0)
+	key = append(key, t.day...)
+	key = append(key, 0)
+	key = append(key, strs[r.ep]...)
+	t.key = key
+	i := t.last
+	if i < 0 || !bytes.Equal(key, t.prev) {
+		var ok bool
+		if i, ok = t.pos[string(key)]; !ok {
+			i = len(t.counts)
+			t.pos[string(key)] = i
+			t.counts = append(t.counts, Count{AccountID: string(strs[r.acc]), Environment: account.Environment(strs[r.env]),
+				Day: string(t.day), Endpoint: string(strs[r.ep])})
+		}
+		t.prev, t.last = append(t.prev[:0], key...), i
+	}
+	if r.flags&1 == 1 {
+		t.counts[i].Counted++
+	} else {
+		t.counts[i].Uncounted++
+	}
+}
+
+func (t *tallier) result() Tally {
+	sortCounts(t.counts)
+	t.t.Counts = t.counts
+	return t.t
 }
 
 // Count is the aggregate of a batch for one account, day and endpoint.

@@ -1,11 +1,13 @@
 package usage
 
 import (
+	"fmt"
 	"testing"
 	"time"
 
 	"github.com/farebox/farebox/internal/account"
 	"github.com/google/go-cmp/cmp"
+	"github.com/google/go-cmp/cmp/cmpopts"
 )
 
 func sample() []Event {
@@ -100,8 +102,9 @@ func TestConcatenatedBatches(t *testing.T) {
 	}
 }
 
-// Whatever decodes is counted exactly as Aggregate counts its events, and
-// whatever does not decode is not counted either.
+// Whatever decodes is counted exactly as Aggregate counts its events (and
+// compacts to the same events), and whatever does not decode is not counted
+// either.
 func FuzzCountBatches(f *testing.F) {
 	f.Add(EncodeBatch(sample()))
 	f.Add(append(EncodeBatch(sample()), EncodeBatch(sample()[1:])...))
@@ -119,6 +122,17 @@ func FuzzCountBatches(f *testing.F) {
 		if n != len(ev) || (n > 0 && !tally.First.Equal(ev[0].At)) {
 			t.Fatalf("counted %d events from %v, decoded %d", n, tally.First, len(ev))
 		}
+		// Compact keeps the events and their tally.
+		compact, ctally, err := Compact(b)
+		if err != nil {
+			t.Fatalf("Compact of decodable data: %v", err)
+		}
+		if again, err := DecodeBatch(compact); err != nil || !cmp.Equal(ev, again) {
+			t.Fatalf("compacted batch decodes to other events: %v", err)
+		}
+		if !cmp.Equal(tally, ctally, cmpopts.EquateEmpty()) {
+			t.Fatalf("Compact tally %+v, CountBatches %+v", ctally, tally)
+		}
 		want := Aggregate(ev)
 		if len(want) == 0 && len(counts) == 0 {
 			return
@@ -127,4 +141,32 @@ func FuzzCountBatches(f *testing.F) {
 			t.Fatalf("(-Aggregate +CountBatches):\n%s", d)
 		}
 	})
+}
+
+// A journal segment (one frame per request, each with its own string
+// table) compacts to one batch a third of its size with the same events.
+func TestCompactSegment(t *testing.T) {
+	var data []byte
+	var all []Event
+	for i := range 1000 {
+		e := sample()[i%3]
+		e.RequestID = fmt.Sprintf("%024x", i)
+		all = append(all, e)
+		data = append(data, EncodeBatch([]Event{e})...)
+	}
+	compact, tally, err := Compact(data)
+	if err != nil {
+		t.Fatal(err)
+	}
+	got, err := DecodeBatch(compact)
+	if err != nil || !cmp.Equal(all, got) {
+		t.Fatalf("compacted events differ: %v", err)
+	}
+	if d := cmp.Diff(Aggregate(all), tally.Counts); d != "" || tally.Events != 1000 {
+		t.Fatalf("tally of %d events (-Aggregate +got):\n%s", tally.Events, d)
+	}
+	if len(compact)*2 > len(data) {
+		t.Fatalf("compacted %d bytes to %d", len(data), len(compact))
+	}
+	t.Logf("1000 one-row frames: %d bytes, compacted %d", len(data), len(compact))
 }
