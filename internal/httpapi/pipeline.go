@@ -65,6 +65,7 @@ func (s *Server) wrap(rt route) http.HandlerFunc {
 			s.writeError(buf, r, err)
 		}
 		buf.flush(w)
+		buf.release()
 	}
 }
 

@@ -5,6 +5,7 @@ import (
 	"context"
 	"net/http"
 	"strconv"
+	"sync"
 	"time"
 
 	"github.com/farebox/farebox/internal/account"
@@ -66,7 +67,26 @@ type buffer struct {
 	body   bytes.Buffer
 }
 
-func newBuffer() *buffer { return &buffer{header: http.Header{}} }
+// buffers recycles response buffers: a departure board is 4 KB that would
+// otherwise be allocated and zeroed for every request.
+var buffers = sync.Pool{New: func() any { return &buffer{header: http.Header{}} }}
+
+func newBuffer() *buffer { return buffers.Get().(*buffer) }
+
+// maxPooledBody is the largest body capacity kept for reuse (a PDF or a
+// long listing does not pin its memory in the pool).
+const maxPooledBody = 64 << 10
+
+// release returns b to the pool once its response has been written.
+func (b *buffer) release() {
+	if b.body.Cap() > maxPooledBody {
+		return
+	}
+	clear(b.header)
+	b.status = 0
+	b.body.Reset()
+	buffers.Put(b)
+}
 
 func (b *buffer) Header() http.Header { return b.header }
 

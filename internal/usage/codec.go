@@ -27,6 +27,9 @@ func EncodeBatch(events []Event) []byte { return AppendBatch(nil, events) }
 
 // AppendBatch appends the serialised events to b.
 func AppendBatch(b []byte, events []Event) []byte {
+	if len(events) == 1 {
+		return appendOne(b, &events[0])
+	}
 	// Request ids are unique, so each is simply added to the table; the
 	// few strings that repeat (accounts, environments, endpoints, reasons)
 	// are looked up by scanning them until a map pays off.
@@ -247,6 +250,23 @@ func Compact(data []byte) ([]byte, Tally, error) {
 		b = appendRow(b, r)
 	}
 	return b, t.result(), nil
+}
+
+// appendOne is AppendBatch of one event (a journal frame per request),
+// without the interning: its five strings are the table.
+func appendOne(b []byte, e *Event) []byte {
+	b = binary.AppendUvarint(b, codecVersion)
+	b = binary.AppendUvarint(b, 5)
+	for _, s := range [...]string{e.RequestID, e.AccountID, string(e.Environment), e.Endpoint, e.Reason} {
+		b = binary.AppendUvarint(b, uint64(len(s)))
+		b = append(b, s...)
+	}
+	b = binary.AppendUvarint(b, 1)
+	var flags uint64
+	if e.Counted {
+		flags = 1
+	}
+	return appendRow(b, row{req: 0, acc: 1, env: 2, ep: 3, reason: 4, status: uint64(e.Status), flags: flags, at: e.At.UnixMicro()})
 }
 
 // appendRow encodes one event of a batch (the layout EncodeBatch writes).

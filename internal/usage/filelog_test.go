@@ -309,3 +309,20 @@ func TestFileLogRollupKeepsSegmentWhenNextFails(t *testing.T) {
 		t.Fatalf("rolled up %v, want before and during once", got)
 	}
 }
+
+// BenchmarkFileLogRecord: the journal's cost per request (encode, checksum,
+// copy into the mapping, page faults of fresh segment pages).
+func BenchmarkFileLogRecord(b *testing.B) {
+	l, err := openFileLog(b.TempDir(), 64<<20)
+	if err != nil {
+		b.Fatal(err)
+	}
+	e := ev("0123456789abcdef01234567")
+	e.AccountID = "farebox-account-0d1f2e3c-4b5a-4687-9a0b-c1d2e3f40516"
+	b.ReportAllocs()
+	for b.Loop() {
+		if err := l.Record(context.Background(), e); err != nil {
+			b.Fatal(err)
+		}
+	}
+}
