@@ -3,6 +3,7 @@ package httpapi
 import (
 	"math"
 	"net/http"
+	"net/textproto"
 	"net/url"
 	"strconv"
 	"strings"
@@ -33,7 +34,7 @@ func (s *Server) transitIndex() (*departure.Index, error) {
 // token when a 2xx response lacks the header). Tokens are bound to the
 // account and its environment, so a test key's token is foreign to live.
 func (s *Server) session(w http.ResponseWriter, r *http.Request, resource string) {
-	counted, tok := s.sessions.Check(sessionAccount(r), r.Header.Get(metering.Header), resource, s.app.Clock.Now())
+	counted, tok := s.sessions.Check(sessionAccount(r), requestToken(r), resource, s.app.Clock.Now())
 	if !counted {
 		markUncounted(r, usage.ReasonSession)
 	}
@@ -44,7 +45,19 @@ func (s *Server) session(w http.ResponseWriter, r *http.Request, resource string
 // per request, so a client that forgets its token when the header is
 // missing (the Kotlin client, client-contract.md 8.1) keeps its blocks.
 func (s *Server) passSession(w http.ResponseWriter, r *http.Request) {
-	w.Header()[metering.Header] = []string{s.sessions.Renew(sessionAccount(r), r.Header.Get(metering.Header), s.app.Clock.Now())}
+	w.Header()[metering.Header] = []string{s.sessions.Renew(sessionAccount(r), requestToken(r), s.app.Clock.Now())}
+}
+
+// tokenHeaderKey is the canonical form of metering.Header: Header.Get
+// would canonicalise (allocate) it on every request.
+var tokenHeaderKey = textproto.CanonicalMIMEHeaderKey(metering.Header)
+
+// requestToken is the session token the client sent (any case), or "".
+func requestToken(r *http.Request) string {
+	if v := r.Header[tokenHeaderKey]; len(v) > 0 {
+		return v[0]
+	}
+	return ""
 }
 
 func sessionAccount(r *http.Request) string {
