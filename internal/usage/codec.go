@@ -30,60 +30,62 @@ func AppendBatch(b []byte, events []Event) []byte {
 	if len(events) == 1 {
 		return appendOne(b, &events[0])
 	}
-	// Request ids are unique, so each is simply added to the table; the
-	// few strings that repeat (accounts, environments, endpoints, reasons)
-	// are looked up by scanning them until a map pays off.
-	strs := make([]string, 0, 2*len(events)+8)
-	shared := make([]uint64, 0, 8) // indexes in strs of the repeating strings
-	var idx map[string]uint64
-	add := func(s string) uint64 {
-		strs = append(strs, s)
-		return uint64(len(strs) - 1)
+	bb := newBatchBuilder[string](len(events))
+	for _, e := range events {
+		var flags uint64
+		if e.Counted {
+			flags = 1
+		}
+		bb.rows = append(bb.rows, row{req: bb.unique(e.RequestID), acc: bb.intern(e.AccountID), env: bb.intern(string(e.Environment)),
+			ep: bb.intern(e.Endpoint), reason: bb.intern(e.Reason), status: uint64(e.Status), flags: flags, at: e.At.UnixMicro()})
 	}
-	intern := func(s string) uint64 {
-		if idx != nil {
-			if i, ok := idx[s]; ok {
-				return i
-			}
-		} else {
-			for _, i := range shared {
-				if strs[i] == s {
-					return i
-				}
-			}
-		}
-		i := add(s)
-		shared = append(shared, i)
-		if idx == nil && len(shared) > 16 {
-			idx = make(map[string]uint64, 2*len(shared))
-			for _, j := range shared {
-				idx[strs[j]] = j
-			}
-		} else if idx != nil {
-			idx[s] = i
-		}
+	return bb.appendTo(b)
+}
+
+// batchBuilder collects a batch's string table and rows: request ids are
+// unique, so each is simply added; the strings that repeat (accounts,
+// environments, endpoints, reasons) are stored once. S is string when
+// encoding events, []byte when re-encoding encoded ones (Compact).
+type batchBuilder[S ~string | ~[]byte] struct {
+	strs   []S
+	shared map[string]uint64
+	rows   []row
+}
+
+func newBatchBuilder[S ~string | ~[]byte](rows int) *batchBuilder[S] {
+	return &batchBuilder[S]{strs: make([]S, 0, rows+8), shared: map[string]uint64{}, rows: make([]row, 0, rows)}
+}
+
+func (bb *batchBuilder[S]) unique(s S) uint64 {
+	bb.strs = append(bb.strs, s)
+	return uint64(len(bb.strs) - 1)
+}
+
+func (bb *batchBuilder[S]) intern(s S) uint64 {
+	if i, ok := bb.shared[string(s)]; ok {
 		return i
 	}
-	type enc struct{ req, acc, env, ep, reason uint64 }
-	refs := make([]enc, len(events))
-	for i, e := range events {
-		refs[i] = enc{add(e.RequestID), intern(e.AccountID), intern(string(e.Environment)), intern(e.Endpoint), intern(e.Reason)}
+	i := bb.unique(s)
+	bb.shared[string(s)] = i
+	return i
+}
+
+// appendTo appends the batch in the layout described above.
+func (bb *batchBuilder[S]) appendTo(b []byte) []byte {
+	size := 16 + 20*len(bb.rows)
+	for _, s := range bb.strs {
+		size += len(s) + 2
 	}
-	b = slices.Grow(b, 16+len(events)*48)
+	b = slices.Grow(b, size)
 	b = binary.AppendUvarint(b, codecVersion)
-	b = binary.AppendUvarint(b, uint64(len(strs)))
-	for _, s := range strs {
+	b = binary.AppendUvarint(b, uint64(len(bb.strs)))
+	for _, s := range bb.strs {
 		b = binary.AppendUvarint(b, uint64(len(s)))
 		b = append(b, s...)
 	}
-	b = binary.AppendUvarint(b, uint64(len(events)))
-	for i, e := range events {
-		r := refs[i]
-		var flags uint64
-		if e.Counted {
-			flags |= 1
-		}
-		b = appendRow(b, row{req: r.req, acc: r.acc, env: r.env, ep: r.ep, reason: r.reason, status: uint64(e.Status), flags: flags, at: e.At.UnixMicro()})
+	b = binary.AppendUvarint(b, uint64(len(bb.rows)))
+	for _, r := range bb.rows {
+		b = appendRow(b, r)
 	}
 	return b
 }
@@ -211,45 +213,18 @@ func CountBatches(data []byte) (Tally, error) {
 // the rollup stores.
 func Compact(data []byte) ([]byte, Tally, error) {
 	var t tallier
-	var strs [][]byte
-	shared := map[string]uint64{} // account, environment, endpoint, reason
-	intern := func(b []byte) uint64 {
-		if i, ok := shared[string(b)]; ok {
-			return i
-		}
-		i := uint64(len(strs))
-		shared[string(b)] = i
-		strs = append(strs, b)
-		return i
-	}
-	var rows []row
+	bb := newBatchBuilder[[]byte](len(data) / 64)
 	err := walk(data, nil, func(r row, in [][]byte) {
 		t.add(r, in)
 		out := r
-		out.req = uint64(len(strs)) // request ids are unique: no lookup
-		strs = append(strs, in[r.req])
-		out.acc, out.env, out.ep, out.reason = intern(in[r.acc]), intern(in[r.env]), intern(in[r.ep]), intern(in[r.reason])
-		rows = append(rows, out)
+		out.req = bb.unique(in[r.req])
+		out.acc, out.env, out.ep, out.reason = bb.intern(in[r.acc]), bb.intern(in[r.env]), bb.intern(in[r.ep]), bb.intern(in[r.reason])
+		bb.rows = append(bb.rows, out)
 	})
 	if err != nil {
 		return nil, Tally{}, err
 	}
-	size := 16
-	for _, s := range strs {
-		size += len(s) + 2
-	}
-	b := make([]byte, 0, size+len(rows)*20)
-	b = binary.AppendUvarint(b, codecVersion)
-	b = binary.AppendUvarint(b, uint64(len(strs)))
-	for _, s := range strs {
-		b = binary.AppendUvarint(b, uint64(len(s)))
-		b = append(b, s...)
-	}
-	b = binary.AppendUvarint(b, uint64(len(rows)))
-	for _, r := range rows {
-		b = appendRow(b, r)
-	}
-	return b, t.result(), nil
+	return bb.appendTo(nil), t.result(), nil
 }
 
 // appendOne is AppendBatch of one event (a journal frame per request),
