@@ -1,6 +1,7 @@
 package departure
 
 import (
+	"cmp"
 	"hash/maphash"
 	"math"
 	"slices"
@@ -385,16 +386,8 @@ func (e *boardEntry) serve(now int64, max int) (BoardJSON, serveResult) {
 
 // firstAtOrAfter is the index of the first item scheduled at or after t.
 func firstAtOrAfter(items []boardItem, t int64) int {
-	lo, hi := 0, len(items)
-	for lo < hi {
-		h := int(uint(lo+hi) >> 1)
-		if items[h].at < t {
-			lo = h + 1
-		} else {
-			hi = h
-		}
-	}
-	return lo
+	i, _ := slices.BinarySearchFunc(items, t, func(it boardItem, t int64) int { return cmp.Compare(it.at, t) })
+	return i
 }
 
 // exactBoard runs fi.board(from, n) and keeps its exact part: all of it
@@ -492,14 +485,6 @@ func (ix *Index) encodeItems(fi *feedIndex, snap *realtime.Snapshot, cands []can
 
 // firstCandidateAt is the index of the first candidate scheduled at or after t.
 func firstCandidateAt(c []candidate, t int64) int {
-	lo, hi := 0, len(c)
-	for lo < hi {
-		h := int(uint(lo+hi) >> 1)
-		if c[h].at < t {
-			lo = h + 1
-		} else {
-			hi = h
-		}
-	}
-	return lo
+	i, _ := slices.BinarySearchFunc(c, t, func(c candidate, t int64) int { return cmp.Compare(c.at, t) })
+	return i
 }
