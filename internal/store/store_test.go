@@ -227,3 +227,36 @@ func TestUsageLedgerReconnects(t *testing.T) {
 		t.Fatalf("ledger holds %v, want [before after]", ids)
 	}
 }
+
+// Both durabilities commit a batch as one row with its counters; an empty
+// batch writes nothing.
+func TestUsageWriterDurabilities(t *testing.T) {
+	storetest.ForEachEngine(t, func(t *testing.T, s *store.Store) {
+		ctx := context.Background()
+		for i, d := range []store.LedgerDurability{store.LedgerCommitted, store.LedgerFlushed} {
+			write := s.UsageWriter(d)
+			if err := write(ctx, nil); err != nil {
+				t.Fatalf("empty batch: %v", err)
+			}
+			id := fmt.Sprintf("d%d", i)
+			batch := []usage.Event{
+				{RequestID: id + "a", AccountID: id, Environment: account.Live, Endpoint: "GET /x", Status: 200, Counted: true, Reason: usage.ReasonCounted, At: t0},
+				{RequestID: id + "b", AccountID: id, Environment: account.Live, Endpoint: "GET /x", Status: 200, Reason: usage.ReasonSession, At: t0},
+			}
+			if err := write(ctx, batch); err != nil {
+				t.Fatalf("durability %d: %v", d, err)
+			}
+			rows, err := s.Read().UsageSummary(ctx, id, "2026-03-29", "2026-03-29")
+			if err != nil {
+				t.Fatal(err)
+			}
+			if len(rows) != 1 || rows[0].Counted != 1 || rows[0].Uncounted != 1 {
+				t.Fatalf("durability %d: summary %+v, want one row 1 counted 1 uncounted", d, rows)
+			}
+		}
+		events, err := s.Read().UsageEvents(ctx, t0.Add(-time.Hour), t0.Add(time.Hour))
+		if err != nil || len(events) != 4 {
+			t.Fatalf("ledger holds %d events (%v), want 4", len(events), err)
+		}
+	})
+}

@@ -30,11 +30,6 @@ func (q Q) InsertUsage(ctx context.Context, events []usage.Event) error {
 		at, len(events), usage.EncodeBatch(events)); err != nil {
 		return mapErr(err)
 	}
-	return q.addUsageCounts(ctx, events)
-}
-
-// addUsageCounts adds events to the per-day counters.
-func (q Q) addUsageCounts(ctx context.Context, events []usage.Event) error {
 	return q.addCounts(ctx, usage.Aggregate(events))
 }
 
@@ -162,14 +157,18 @@ func (s *Store) RollupSegment(ctx context.Context, name string, data []byte) err
 // flush unless d is LedgerFlushed (then the batch commits on the main pool).
 func (s *Store) UsageWriter(d LedgerDurability) usage.Writer {
 	if s.engine == Postgres {
+		exec := s.ledger.exec
 		if d == LedgerFlushed {
-			return func(ctx context.Context, events []usage.Event) error {
-				_, err := s.w.ExecContext(ctx, insertUsagePostgresSQL, usagePostgresArgs(events)...)
-				return mapErr(err)
+			exec = func(ctx context.Context, sql string, args ...any) error {
+				_, err := s.w.ExecContext(ctx, sql, args...)
+				return err
 			}
 		}
 		return func(ctx context.Context, events []usage.Event) error {
-			return mapErr(s.ledger.exec(ctx, insertUsagePostgresSQL, usagePostgresArgs(events)...))
+			if len(events) == 0 {
+				return nil
+			}
+			return mapErr(exec(ctx, insertUsagePostgresSQL, usagePostgresArgs(events)...))
 		}
 	}
 	return func(ctx context.Context, events []usage.Event) error {
