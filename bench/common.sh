@@ -9,14 +9,22 @@ BENCH_DB="${BENCH_DB:-farebox_bench}"
 
 build() { (cd "$ROOT" && go build -o "$BIN" ./cmd/farebox); }
 
-# fresh_env ENGINE: exports FAREBOX_DATA_DIR / FAREBOX_DATABASE_URL for a new, empty database.
+# fresh_env SETUP: exports FAREBOX_DATA_DIR / FAREBOX_DATABASE_URL for a new,
+# empty database and sets SETUP_FLAGS (an array of serve flags). SETUP is
+# sqlite, postgres, or postgres-journal (PostgreSQL with
+# --usage-ledger-journal=journal).
 fresh_env() {
   export FAREBOX_DATA_DIR; FAREBOX_DATA_DIR="$(mktemp -d /tmp/farebox-bench.XXXXXX)"
   unset FAREBOX_DATABASE_URL
-  if [ "$1" = postgres ]; then
-    psql -q -h 127.0.0.1 -U postgres -c "DROP DATABASE IF EXISTS $BENCH_DB" -c "CREATE DATABASE $BENCH_DB" >/dev/null
-    export FAREBOX_DATABASE_URL="$PGURL_BASE/$BENCH_DB?sslmode=disable"
-  fi
+  SETUP_FLAGS=()
+  case "$1" in
+    sqlite) ;;
+    postgres|postgres-journal)
+      psql -q -h 127.0.0.1 -U postgres -c "DROP DATABASE IF EXISTS $BENCH_DB" -c "CREATE DATABASE $BENCH_DB" >/dev/null
+      export FAREBOX_DATABASE_URL="$PGURL_BASE/$BENCH_DB?sslmode=disable"
+      if [ "$1" = postgres-journal ]; then SETUP_FLAGS=(--usage-ledger-journal=journal); fi ;;
+    *) echo "unknown setup $1 (sqlite, postgres, postgres-journal)"; exit 1 ;;
+  esac
 }
 
 # start_server [flags...]: runs farebox serve in the background on $PORT.

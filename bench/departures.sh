@@ -10,18 +10,10 @@
 # Own binary, port and database, so it can run beside the other load scripts.
 BIN="${BIN:-/tmp/farebox-bench-departures}"
 PORT="${PORT:-18190}"
+BENCH_DB="${BENCH_DB:-farebox_bench_departures}"
 source "$(dirname "$0")/common.sh"
 DUR="${1:-10}"
 
-# fresh_env ENGINE: like common.sh's, with this script's own PostgreSQL database.
-fresh_env() {
-  export FAREBOX_DATA_DIR; FAREBOX_DATA_DIR="$(mktemp -d /tmp/farebox-bench-departures.XXXXXX)"
-  unset FAREBOX_DATABASE_URL
-  if [ "$1" = postgres ]; then
-    psql -q -h 127.0.0.1 -U postgres -c 'DROP DATABASE IF EXISTS farebox_bench_departures' -c 'CREATE DATABASE farebox_bench_departures' >/dev/null
-    export FAREBOX_DATABASE_URL="$PGURL_BASE/farebox_bench_departures?sslmode=disable"
-  fi
-}
 ENGINES="${2:-sqlite postgres postgres-journal}" # postgres-journal: --usage-ledger-journal=journal
 NYC="${NYC:-$ROOT/../../shared/data/gtfs/nyc}"
 [ -d "$NYC" ] || NYC=/work/shared/data/gtfs/nyc
@@ -51,15 +43,11 @@ hwm_mb() { awk '/VmHWM/ {print int($2/1024)}' "/proc/$1/status"; }
 
 printf '%-16s %9s %7s %7s %10s %8s %12s %12s %12s %7s %7s %9s\n' engine import_s imp_MB load_s steady_MB peak_MB healthz_rps account_rps depart_rps acc/hz dep/hz dep_p99
 for engine in $ENGINES; do
-  extra=()
-  case "$engine" in
-    postgres-journal) fresh_env postgres; extra=(--usage-ledger-journal=journal) ;;
-    *) fresh_env "$engine" ;;
-  esac
+  fresh_env "$engine"
   read -r imp_s imp_mb < <(import_all)
   KEY=$(new_key)
   t0=$(date +%s.%N)
-  start_server "${extra[@]}"
+  start_server "${SETUP_FLAGS[@]}"
   until curl -sf "http://127.0.0.1:$PORT/readyz" >/dev/null; do sleep 0.1; done
   load_s=$(awk -v a="$t0" -v b="$(date +%s.%N)" 'BEGIN {printf "%.1f", b-a}')
   URL="http://127.0.0.1:$PORT/v1/departures.json?station_id=$STATION&time=$AT_MS&max_departures=10"

@@ -13,16 +13,12 @@ build
 median() { tr ' ' '\n' | sort -g | awk '{a[NR]=$1} END {print a[int((NR+1)/2)]}'; }
 printf '%-16s %-7s %12s %10s %10s   %s\n' engine ledger req/s p50 p99 'all rounds'
 for engine in $ENGINES; do
-  extra=()
-  case "$engine" in
-    postgres-journal) fresh_env postgres; extra=(--usage-ledger-journal=journal) ;;
-    *) fresh_env "$engine" ;;
-  esac
+  fresh_env "$engine"
   KEY=$(new_key)
   declare -A runs=() p50s=() p99s=()
   for _ in $(seq 1 "$ROUNDS"); do
     for ledger in false true; do
-      start_server --usage-ledger="$ledger" "${extra[@]}"
+      start_server --usage-ledger="$ledger" "${SETUP_FLAGS[@]}"
       wrk -t2 -c64 -d2s -H "Authorization: Bearer $KEY" "http://127.0.0.1:$PORT/v1/account.json" >/dev/null # warm-up
       out=$(wrk -t2 -c64 -d"${DUR}s" --latency -H "Authorization: Bearer $KEY" "http://127.0.0.1:$PORT/v1/account.json")
       stop_server
