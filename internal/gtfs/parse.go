@@ -127,6 +127,22 @@ func (p *parser) internIdx(s string) uint32 {
 	return i
 }
 
+// newID returns the current row's id in column c. A row whose id is empty or
+// already in seen is reported ("stop without stop_id", "duplicate stop_id
+// \"S1\"" for kind "stop") and yields false.
+func (t *table) newID(c int, seen map[string]int32, kind string) (string, bool) {
+	id := t.get(c)
+	if id == "" {
+		t.bad(kind + " without " + kind + "_id")
+		return "", false
+	}
+	if _, dup := seen[id]; dup {
+		t.bad("duplicate " + kind + "_id " + strconv.Quote(id))
+		return "", false
+	}
+	return id, true
+}
+
 func (p *parser) agency(t *table) {
 	cID, cName, cURL, cTZ := t.col("agency_id"), t.col("agency_name"), t.col("agency_url"), t.col("agency_timezone")
 	p.agIdx = map[string]int32{}
@@ -161,13 +177,8 @@ func (p *parser) stops(t *table) {
 	var parents []string
 	var lines []int
 	for t.next() {
-		id := t.get(cID)
-		if id == "" {
-			t.bad("stop without stop_id")
-			continue
-		}
-		if _, dup := p.stopIdx[id]; dup {
-			t.bad("duplicate stop_id " + strconv.Quote(id))
+		id, ok := t.newID(cID, p.stopIdx, "stop")
+		if !ok {
 			continue
 		}
 		lt := uint8(0)
@@ -224,13 +235,8 @@ func (p *parser) routes(t *table) {
 	cID, cAg, cShort, cLong, cType := t.col("route_id"), t.col("agency_id"), t.col("route_short_name"), t.col("route_long_name"), t.col("route_type")
 	p.rtIdx = map[string]int32{}
 	for t.next() {
-		id := t.get(cID)
-		if id == "" {
-			t.bad("route without route_id")
-			continue
-		}
-		if _, dup := p.rtIdx[id]; dup {
-			t.bad("duplicate route_id " + strconv.Quote(id))
+		id, ok := t.newID(cID, p.rtIdx, "route")
+		if !ok {
 			continue
 		}
 		ag := int32(0)
@@ -354,13 +360,8 @@ func (p *parser) trips(t *table) {
 	tr := &p.f.Trips
 	p.trIdx = map[string]int32{}
 	for t.next() {
-		id := t.get(cID)
-		if id == "" {
-			t.bad("trip without trip_id")
-			continue
-		}
-		if _, dup := p.trIdx[id]; dup {
-			t.bad("duplicate trip_id " + strconv.Quote(id))
+		id, ok := t.newID(cID, p.trIdx, "trip")
+		if !ok {
 			continue
 		}
 		r, ok := p.rtIdx[t.get(cRoute)]

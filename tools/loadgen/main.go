@@ -132,21 +132,38 @@ var errDone = errors.New("done")
 
 var client = &http.Client{Transport: &http.Transport{MaxIdleConnsPerHost: 256}, Timeout: 30 * time.Second}
 
-func post(url, key string, body any, want int) ([]byte, error) {
-	b, _ := json.Marshal(body)
-	req, _ := http.NewRequest(http.MethodPost, url, bytes.NewReader(b))
-	req.Header.Set("Content-Type", "application/json")
+// send makes one request, with body (unless nil) as JSON and key (unless
+// empty) as the bearer token, and returns the status and the whole response.
+// post and do (mix.go) wrap it, each with its own error text.
+func send(method, url, key string, body any) (int, []byte, error) {
+	var rd io.Reader
+	if body != nil {
+		b, _ := json.Marshal(body)
+		rd = bytes.NewReader(b)
+	}
+	req, _ := http.NewRequest(method, url, rd)
+	if body != nil {
+		req.Header.Set("Content-Type", "application/json")
+	}
 	if key != "" {
 		req.Header.Set("Authorization", "Bearer "+key)
 	}
 	res, err := client.Do(req)
 	if err != nil {
-		return nil, err
+		return 0, nil, err
 	}
 	defer res.Body.Close()
 	out, _ := io.ReadAll(res.Body)
-	if res.StatusCode != want {
-		return nil, fmt.Errorf("%s: %d %s", url, res.StatusCode, out)
+	return res.StatusCode, out, nil
+}
+
+func post(url, key string, body any, want int) ([]byte, error) {
+	status, out, err := send(http.MethodPost, url, key, body)
+	if err != nil {
+		return nil, err
+	}
+	if status != want {
+		return nil, fmt.Errorf("%s: %d %s", url, status, out)
 	}
 	return out, nil
 }

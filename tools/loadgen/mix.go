@@ -105,26 +105,12 @@ func (m *mixState) departures(station string) error {
 func (m *mixState) url() string { return m.urls[m.next.Add(1)%uint64(len(m.urls))] }
 
 func do(method, url, key string, body any, want int) ([]byte, error) {
-	var rd io.Reader
-	if body != nil {
-		b, _ := json.Marshal(body)
-		rd = strings.NewReader(string(b))
-	}
-	req, _ := http.NewRequest(method, url, rd)
-	if body != nil {
-		req.Header.Set("Content-Type", "application/json")
-	}
-	if key != "" {
-		req.Header.Set("Authorization", "Bearer "+key)
-	}
-	res, err := client.Do(req)
+	status, out, err := send(method, url, key, body)
 	if err != nil {
 		return nil, err
 	}
-	defer res.Body.Close()
-	out, _ := io.ReadAll(res.Body)
-	if res.StatusCode != want {
-		return nil, fmt.Errorf("%s %s: %d %s", method, pathOf(url), res.StatusCode, firstLine(out))
+	if status != want {
+		return nil, fmt.Errorf("%s %s: %d %s", method, pathOf(url), status, firstLine(out))
 	}
 	return out, nil
 }
