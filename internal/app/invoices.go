@@ -287,13 +287,8 @@ func (a *App) CancelInvoice(ctx context.Context, p account.Principal, id string)
 		if orig.CancelledBy != nil {
 			return apperr.E(op, apperr.Conflict, "already_cancelled", "this invoice is already cancelled by "+*orig.CancelledBy)
 		}
-		now := a.Clock.Now()
-		d := orig.Document
-		d.Kind, d.IssueDate, d.Texts, d.Payment = invoice.KindCancellation, now, invoice.Texts{}, invoice.Payment{}
-		d.Cancels = &invoice.Reference{Number: orig.Number, IssueDate: orig.Document.IssueDate}
-		inv = store.Invoice{ID: a.IDs.New("invoice"), AccountID: p.AccountID, Environment: p.Environment,
-			Kind: invoice.KindCancellation, CustomerID: orig.CustomerID, CollectionID: orig.CollectionID,
-			RefersTo: &orig.ID, Electronic: orig.Electronic, CreatedAt: now}
+		var d invoice.Document
+		inv, d = a.referringTo(p, orig, invoice.KindCancellation, a.Clock.Now())
 		if err := a.finish(ctx, q, &inv, d); err != nil {
 			return err
 		}
@@ -328,13 +323,9 @@ func (a *App) PaymentNoticeForInvoice(ctx context.Context, p account.Principal, 
 			return apperr.E(op, apperr.Conflict, "invoice_cancelled", "this invoice is cancelled; there is nothing to pay")
 		}
 		now := a.Clock.Now()
-		d := orig.Document
-		d.Kind, d.IssueDate, d.Texts = invoice.KindPaymentNotice, now, invoice.Texts{}
+		var d invoice.Document
+		inv, d = a.referringTo(p, orig, invoice.KindPaymentNotice, now)
 		d.Payment = invoice.Payment{DueDate: laterOf(orig.Document.Payment.DueDate, now.AddDate(0, 0, a.inv.PaymentDays))}
-		d.Cancels = &invoice.Reference{Number: orig.Number, IssueDate: orig.Document.IssueDate}
-		inv = store.Invoice{ID: a.IDs.New("invoice"), AccountID: p.AccountID, Environment: p.Environment,
-			Kind: invoice.KindPaymentNotice, CustomerID: orig.CustomerID, CollectionID: orig.CollectionID,
-			RefersTo: &orig.ID, Electronic: orig.Electronic, CreatedAt: now}
 		return a.finish(ctx, q, &inv, d)
 	})
 	if err != nil {
@@ -413,6 +404,20 @@ func (a *App) PaymentNoticeForCollection(ctx context.Context, p account.Principa
 	}
 	a.Jobs.Notify()
 	return inv, nil
+}
+
+// referringTo starts a document of kind, issued at now, that refers to
+// orig (BG-3): a copy of orig's document without its texts and payment
+// terms (the caller sets terms where the kind has any), and its record,
+// inheriting orig's customer, collection and electronic flag.
+func (a *App) referringTo(p account.Principal, orig store.Invoice, kind invoice.Kind, now time.Time) (store.Invoice, invoice.Document) {
+	d := orig.Document
+	d.Kind, d.IssueDate, d.Texts, d.Payment = kind, now, invoice.Texts{}, invoice.Payment{}
+	d.Cancels = &invoice.Reference{Number: orig.Number, IssueDate: orig.Document.IssueDate}
+	inv := store.Invoice{ID: a.IDs.New("invoice"), AccountID: p.AccountID, Environment: p.Environment,
+		Kind: kind, CustomerID: orig.CustomerID, CollectionID: orig.CollectionID,
+		RefersTo: &orig.ID, Electronic: orig.Electronic, CreatedAt: now}
+	return inv, d
 }
 
 func laterOf(a, b time.Time) time.Time {

@@ -62,7 +62,12 @@ func jsonRows[T any](ctx context.Context, q Q, query string) ([]T, error) {
 
 // ProductIDs returns the ids of every stored product.
 func (q Q) ProductIDs(ctx context.Context) (map[string]bool, error) {
-	rows, err := q.db.QueryContext(ctx, `SELECT id FROM products`)
+	return idSet(ctx, q, `SELECT id FROM products`)
+}
+
+// idSet collects the single text column of every row of query as a set.
+func idSet(ctx context.Context, q Q, query string, args ...any) (map[string]bool, error) {
+	rows, err := q.db.QueryContext(ctx, query, args...)
 	if err != nil {
 		return nil, mapErr(err)
 	}
@@ -130,18 +135,5 @@ func (q Q) RevokeProduct(ctx context.Context, accountID, productID string) (int6
 
 // Grants returns the restricted products an account may order.
 func (q Q) Grants(ctx context.Context, accountID string) (map[string]bool, error) {
-	rows, err := q.db.QueryContext(ctx, `SELECT product_id FROM account_product_grants WHERE account_id = $1`, accountID)
-	if err != nil {
-		return nil, mapErr(err)
-	}
-	defer rows.Close()
-	out := map[string]bool{}
-	for rows.Next() {
-		var id string
-		if err := rows.Scan(&id); err != nil {
-			return nil, mapErr(err)
-		}
-		out[id] = true
-	}
-	return out, mapErr(rows.Err())
+	return idSet(ctx, q, `SELECT product_id FROM account_product_grants WHERE account_id = $1`, accountID)
 }
