@@ -63,12 +63,11 @@ func gtfsCmd(ctx context.Context, args []string, getenv func(string) string, std
 		}
 		return gtfsImport(ctx, *db, *feedID, pos[0], src, *rtEvery, stdout, stderr)
 	case "list", "remove":
-		s, err := db.open(ctx)
+		a, s, err := db.openApp(ctx)
 		if err != nil {
 			return err
 		}
 		defer s.Close()
-		a := app.New(app.Options{Store: s, Clock: clock.System{}, IDPrefix: db.prefix})
 		if args[0] == "remove" {
 			if len(pos) != 1 {
 				return errors.New("gtfs remove needs exactly one feed ID")
