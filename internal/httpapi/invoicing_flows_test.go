@@ -42,15 +42,16 @@ func TestInvoicingFlows(t *testing.T) {
 			strings.TrimSuffix(f1.UBLURL, ".ubl.xml") != strings.TrimSuffix(f1.PDFURL, ".pdf") || strings.TrimSuffix(f1.CIIURL, ".cii.xml") != strings.TrimSuffix(f1.UBLURL, ".ubl.xml") {
 			t.Errorf("flow 1 urls: %s %s %s", f1.PDFURL, f1.UBLURL, f1.CIIURL)
 		}
-		// Before the job ran: 202 with Retry-After and a JSON message.
-		r := get(t, e, f1.PDFURL, 202)
-		if r.Header.Get("Retry-After") == "" || !strings.Contains(string(r.Body), "retry") {
-			t.Errorf("pending download: %v %s", r.Header, r.Body)
-		}
+		// The PDF is there with the invoice (the job has not run yet); the
+		// job later stores nothing new for it.
+		early := get(t, e, f1.PDFURL, 200)
 		if n := runJobs(t, e); n != 1 {
 			t.Errorf("jobs run: %d, want 1", n)
 		}
-		r = get(t, e, f1.PDFURL, 200)
+		r := get(t, e, f1.PDFURL, 200)
+		if !bytes.Equal(early.Body, r.Body) {
+			t.Errorf("the PDF changed after the job ran")
+		}
 		if r.Header.Get("Content-Type") != "application/pdf" || r.Header.Get("Content-Disposition") != `attachment; filename="2026-000001.pdf"` {
 			t.Errorf("pdf headers: %v", r.Header)
 		}
@@ -275,7 +276,12 @@ func checkFiles(t *testing.T, e *apitest.Env, inv invoiceJSON, want []string) {
 		t.Errorf("payment notice claims XRechnung conformance")
 	}
 	text, att := pdfCheck(t, pdf.Body)
-	if !bytes.Equal(att, cii.Body) {
+	if inv.Kind == "payment_notice" {
+		// A notice is no invoice: no Factur-X attachment or XMP in its PDF.
+		if att != nil || bytes.Contains(pdf.Body, []byte("factur-x")) || bytes.Contains(pdf.Body, []byte("/EmbeddedFiles")) {
+			t.Errorf("%s: the payment notice PDF carries Factur-X data", inv.InvoiceNumber)
+		}
+	} else if !bytes.Equal(att, cii.Body) || !bytes.Contains(pdf.Body, []byte("factur-x")) {
 		t.Errorf("%s: PDF attachment (%d bytes) differs from the .cii.xml (%d bytes)", inv.InvoiceNumber, len(att), len(cii.Body))
 	}
 	for _, w := range append(want, inv.InvoiceNumber) {

@@ -50,7 +50,7 @@ type rendered struct {
 func render(t *testing.T, dir, name string, d *invoice.Document) rendered {
 	t.Helper()
 	var cii []byte
-	if d.HasElectronic() {
+	if d.HasElectronic() && d.Kind != invoice.KindPaymentNotice {
 		var err error
 		if cii, err = xrechnung.EncodeCII(d); err != nil {
 			t.Fatal(err)
