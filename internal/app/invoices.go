@@ -369,6 +369,7 @@ func (a *App) PaymentNoticeForCollection(ctx context.Context, p account.Principa
 			buyer, electronic = c.Buyer(), c.Electronic != nil
 		}
 		var lines []invoice.Line
+		invoices := map[string]*invoice.Reference{}
 		for _, it := range items {
 			share, ok := shareOf(it, customerID)
 			if !ok {
@@ -376,6 +377,11 @@ func (a *App) PaymentNoticeForCollection(ctx context.Context, p account.Principa
 			}
 			l := invoice.Line{BillableItemID: it.ID, Name: it.Description, Quantity: 1, Gross: money.Cents(share),
 				RateBP: it.VATRateBP, OrderedAt: it.OrderedAt}
+			// An item already invoiced to this customer names its invoice, so
+			// the notice references it (BG-3) and the transfer can be matched.
+			if l.Invoice, err = standingInvoice(ctx, q, it.ID, customerID, invoices); err != nil {
+				return err
+			}
 			for _, s := range it.Split {
 				n, err := names.get(ctx, s.CustomerID)
 				if err != nil {
@@ -404,6 +410,29 @@ func (a *App) PaymentNoticeForCollection(ctx context.Context, p account.Principa
 	}
 	a.Jobs.Notify()
 	return inv, nil
+}
+
+// standingInvoice is the invoice that bills item to customer (its claim),
+// or nil; seen caches the references by invoice id.
+func standingInvoice(ctx context.Context, q store.Q, itemID, customerID string, seen map[string]*invoice.Reference) (*invoice.Reference, error) {
+	claims, err := q.ItemClaims(ctx, itemID)
+	if err != nil {
+		return nil, err
+	}
+	id, ok := claims[customerID]
+	if !ok {
+		return nil, nil
+	}
+	if r, ok := seen[id]; ok {
+		return r, nil
+	}
+	inv, err := q.InvoiceByID(ctx, id)
+	if err != nil {
+		return nil, err
+	}
+	r := &invoice.Reference{Number: inv.Number, IssueDate: inv.Document.IssueDate}
+	seen[id] = r
+	return r, nil
 }
 
 // referringTo starts a document of kind, issued at now, that refers to

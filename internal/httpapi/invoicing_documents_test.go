@@ -2,11 +2,13 @@ package httpapi_test
 
 import (
 	"bytes"
+	"fmt"
 	"strings"
 	"sync"
 	"testing"
 
 	"github.com/farebox/farebox/internal/apitest"
+	"github.com/farebox/farebox/internal/invoice/invoicetest"
 	"github.com/farebox/farebox/internal/store/storetest"
 )
 
@@ -120,4 +122,110 @@ func sameBodies(t *testing.T, bodies [][]byte) {
 			t.Errorf("download %d differs from download 0 (%d vs %d bytes)", i, len(b), len(bodies[0]))
 		}
 	}
+}
+
+// TestInvoiceIdenticalItemsAndNotice: three identical tickets of a
+// collection are one position with quantity 3 on the invoice (PDF, UBL,
+// CII), so they cannot show different net amounts; the documents carry a
+// human reference (name, order time), not technical id lines on the PDF.
+// A payment notice for the collection references the invoice (BG-3, BT-83,
+// per item in JSON) and its PDF is no Factur-X invoice, while the invoice's
+// PDF is. Both engines; every XML file XSD-valid.
+func TestInvoiceIdenticalItemsAndNotice(t *testing.T) {
+	apitest.ForEachEngine(t, apitest.Options{}, func(t *testing.T, e *apitest.Env) {
+		key := e.LiveKey
+		cust := newCustomer(t, e, key, []string{"Firma GmbH", "Weg 1", "01234 Dresden"}, electronic("Firma GmbH", "EM", "re@firma.example", "R-1", "01234"))
+		items := orderSingles(t, e, key, 4)
+		coll := e.Must(201, apitest.Req{Method: "POST", Path: "/v5/ticketing/billable_collections.json", Key: key}).Map(t)["id"].(string)
+		for _, id := range items {
+			put(t, e, key, id, map[string]any{"customer_id": cust})
+		}
+		e.Must(200, apitest.Req{Method: "POST", Path: "/v5/ticketing/billable_collection/" + coll + "/billable_items.json", Key: key,
+			Body: map[string]any{"billable_item_ids": items[:3]}})
+		inv := issue(t, e, key, items[0], cust, nil)
+		price := inv.Lines[0].Gross
+		if len(inv.Lines) != 3 || inv.Totals.Gross != 3*price {
+			t.Fatalf("invoice lines: %+v", inv.Lines)
+		}
+		var nets int64
+		for _, l := range inv.Lines {
+			nets += l.Net
+			if l.Position != 1 || l.InvoicedBy != nil {
+				t.Errorf("line %s: position %d, invoiced by %v", l.BillableItemID, l.Position, l.InvoicedBy)
+			}
+		}
+		if nets != inv.Totals.Net {
+			t.Errorf("Σ item nets %d != net %d", nets, inv.Totals.Net)
+		}
+		runJobs(t, e)
+		ubl, cii := get(t, e, inv.UBLURL, 200).Body, get(t, e, inv.CIIURL, 200).Body
+		xsdValid(t, "identical.ubl.xml", ubl)
+		xsdValid(t, "identical.cii.xml", cii)
+		unit := fmt.Sprintf("%d.%02d", price/100, price%100)
+		for _, x := range [][]byte{ubl, cii} {
+			if n := bytes.Count(x, []byte(`unitCode="C62">`)); n != 1 || !bytes.Contains(x, []byte(`unitCode="C62">3<`)) {
+				t.Errorf("want one XML line with quantity 3, got %d lines:\n%s", n, x)
+			}
+			for _, id := range items[:3] {
+				if !bytes.Contains(x, []byte("("+id+")")) {
+					t.Errorf("line note lacks item %s", id)
+				}
+			}
+		}
+		text, att := pdfCheck(t, get(t, e, inv.PDFURL, 200).Body)
+		text = strings.Join(strings.Fields(text), " ")
+		gross := strings.Replace(unit, ".", ",", 1) + " €"
+		if !strings.Contains(text, "3 × "+gross) || strings.Contains(text, "farebox-billable-") || !bytes.Equal(att, cii) {
+			t.Errorf("invoice PDF: want one row 3 × %s, no item ids, the CII attached: %s", gross, text)
+		}
+
+		// The fourth item joins the collection uninvoiced; the notice lists
+		// all four as one position and references the invoice.
+		e.Must(200, apitest.Req{Method: "POST", Path: "/v5/ticketing/billable_collection/" + coll + "/billable_items.json", Key: key,
+			Body: map[string]any{"billable_item_ids": items[3:]}})
+		var pn invoiceJSON
+		e.Must(201, apitest.Req{Method: "POST", Path: "/v9/ticketing/billable_collection/" + coll + "/payment_notice.json", Key: key,
+			Body: map[string]any{"customer_id": cust}}).JSON(t, &pn)
+		if len(pn.Lines) != 4 {
+			t.Fatalf("notice lines: %+v", pn.Lines)
+		}
+		for _, l := range pn.Lines {
+			invoiced := l.BillableItemID != items[3]
+			if l.Position != 1 || (l.InvoicedBy != nil) != invoiced || (invoiced && *l.InvoicedBy != inv.InvoiceNumber) {
+				t.Errorf("notice line %s: position %d, invoiced by %v", l.BillableItemID, l.Position, l.InvoicedBy)
+			}
+		}
+		if want := "Verwendungszweck " + pn.InvoiceNumber + " " + inv.InvoiceNumber; !strings.Contains(pn.PaymentTerms, want) {
+			t.Errorf("notice terms %q lack %q", pn.PaymentTerms, want)
+		}
+		runJobs(t, e)
+		nubl, ncii := get(t, e, pn.UBLURL, 200).Body, get(t, e, pn.CIIURL, 200).Body
+		xsdValid(t, "notice.ubl.xml", nubl)
+		xsdValid(t, "notice.cii.xml", ncii)
+		for _, want := range []string{
+			"<cac:BillingReference><cac:InvoiceDocumentReference><cbc:ID>" + inv.InvoiceNumber + "</cbc:ID>",
+			"<cbc:PaymentID>" + pn.InvoiceNumber + " " + inv.InvoiceNumber + "</cbc:PaymentID>",
+		} {
+			if !strings.Contains(strings.Join(strings.Fields(string(nubl)), ""), strings.ReplaceAll(want, " ", "")) {
+				t.Errorf("notice UBL lacks %s", want)
+			}
+		}
+		if !bytes.Contains(ncii, []byte("<ram:InvoiceReferencedDocument>\n          <ram:IssuerAssignedID>"+inv.InvoiceNumber)) &&
+			!bytes.Contains(ncii, []byte("<ram:IssuerAssignedID>"+inv.InvoiceNumber+"</ram:IssuerAssignedID>")) {
+			t.Errorf("notice CII lacks the invoice reference")
+		}
+		for _, c := range []struct {
+			url    string
+			notice bool
+		}{{inv.PDFURL, false}, {pn.PDFURL, true}} {
+			xmp, files, af, err := invoicetest.PDFParts(get(t, e, c.url, 200).Body)
+			if err != nil {
+				t.Fatal(err)
+			}
+			facturX := strings.Contains(xmp, `fx:DocumentType="INVOICE"`) || len(files) > 0 || af
+			if facturX == c.notice || (!c.notice && files["factur-x.xml"] == nil) {
+				t.Errorf("%s: Factur-X %v (files %d, /AF %v) for notice=%v", c.url, facturX, len(files), af, c.notice)
+			}
+		}
+	})
 }

@@ -168,8 +168,8 @@ func TestPaymentTermsAndSplitNotes(t *testing.T) {
 	}
 	notes := invoicetest.CollectionSplits().SplitNotes()
 	want := []string{
-		"Aufgeteilte Position fb-billable-0030 (Deutschlandticket Job November 2026, gesamt 58,00 €): Ihr Anteil 33,00 €; weitere Beteiligte: Anna Łęcka 25,00 €.",
-		"Aufgeteilte Position fb-billable-0031 (Deutschlandticket Job Dezember 2026, gesamt 58,00 €): Ihr Anteil 19,00 €; weitere Beteiligte: Anna Łęcka (Begünstigte/r) 39,00 €.",
+		"Aufgeteilte Position 1 (Deutschlandticket Job November 2026, gesamt 58,00 €): Ihr Anteil 33,00 €; weitere Beteiligte: Anna Łęcka 25,00 €.",
+		"Aufgeteilte Position 2 (Deutschlandticket Job Dezember 2026, gesamt 58,00 €): Ihr Anteil 19,00 €; weitere Beteiligte: Anna Łęcka (Begünstigte/r) 39,00 €.",
 	}
 	if len(notes) != 2 || notes[0] != want[0] || notes[1] != want[1] {
 		t.Fatalf("notes = %q", notes)

@@ -153,14 +153,15 @@ func title(d *invoice.Document) string {
 
 // view holds the values the layout prints, computed once.
 type view struct {
-	d      *invoice.Document
-	totals invoice.Totals
-	texts  invoice.Texts
-	period invoice.ServicePeriod
+	d         *invoice.Document
+	positions []invoice.Position
+	totals    invoice.Totals
+	texts     invoice.Texts
+	period    invoice.ServicePeriod
 }
 
 func newView(d *invoice.Document) *view {
-	v := &view{d: d, totals: d.Totals(), texts: d.ResolvedTexts()}
+	v := &view{d: d, positions: d.Positions(), totals: d.Totals(), texts: d.ResolvedTexts()}
 	v.period, _ = d.ServicePeriod()
 	return v
 }
