@@ -214,6 +214,12 @@ func TestInvoiceIdenticalItemsAndNotice(t *testing.T) {
 			!bytes.Contains(ncii, []byte("<ram:IssuerAssignedID>"+inv.InvoiceNumber+"</ram:IssuerAssignedID>")) {
 			t.Errorf("notice CII lacks the invoice reference")
 		}
+		ntext, _ := pdfCheck(t, get(t, e, pn.PDFURL, 200).Body)
+		ntext = strings.Join(strings.Fields(ntext), " ")
+		if !strings.Contains(ntext, "4 × "+gross) || !strings.Contains(ntext, "davon 3 abgerechnet mit Rechnung "+inv.InvoiceNumber) ||
+			!strings.Contains(ntext, "Zahlungsaufforderung zu Rechnung "+inv.InvoiceNumber) {
+			t.Errorf("notice PDF: want one row 4 × %s, 3 of them invoiced by %s: %s", gross, inv.InvoiceNumber, ntext)
+		}
 		for _, c := range []struct {
 			url    string
 			notice bool

@@ -153,7 +153,17 @@ func (v *view) table(l *layout) {
 			for _, r := range p.Invoices {
 				nums = append(nums, r.Number)
 			}
-			desc = append(desc, muted("\nabgerechnet mit Rechnung "+strings.Join(nums, ", ")))
+			invoiced := 0
+			for _, i := range p.Items {
+				if v.d.Lines[i].Invoice != nil {
+					invoiced++
+				}
+			}
+			part := ""
+			if invoiced < len(p.Items) {
+				part = "davon " + itoa(invoiced) + " "
+			}
+			desc = append(desc, muted("\n"+part+"abgerechnet mit Rechnung "+strings.Join(nums, ", ")))
 		}
 		ordered := invoice.GermanDate(p.First)
 		if last := invoice.GermanDate(p.Last); last != ordered {

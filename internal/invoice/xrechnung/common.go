@@ -148,7 +148,11 @@ func lineNote(d *invoice.Document, p invoice.Position) string {
 			b.WriteString("; ")
 		}
 		l := d.Lines[i]
-		fmt.Fprintf(&b, "%s (%s)", invoice.GermanDateTime(l.OrderedAt), l.BillableItemID)
+		if l.Invoice != nil {
+			fmt.Fprintf(&b, "%s (%s, Rechnung %s)", invoice.GermanDateTime(l.OrderedAt), l.BillableItemID, l.Invoice.Number)
+		} else {
+			fmt.Fprintf(&b, "%s (%s)", invoice.GermanDateTime(l.OrderedAt), l.BillableItemID)
+		}
 	}
 	for k, r := range p.Invoices {
 		sep := ", "

@@ -154,7 +154,7 @@ func TestArithmeticRules(t *testing.T) {
 			}
 			// BT-127 names every billable item of the line and its order time.
 			for _, k := range pos[i].Items {
-				if !strings.Contains(l.note, d.Lines[k].BillableItemID+")") || !strings.Contains(l.note, invoice.GermanDateTime(d.Lines[k].OrderedAt)) {
+				if !strings.Contains(l.note, "("+d.Lines[k].BillableItemID) || !strings.Contains(l.note, invoice.GermanDateTime(d.Lines[k].OrderedAt)) {
 					t.Errorf("line %d note %q lacks item %s", i, l.note, d.Lines[k].BillableItemID)
 				}
 			}
