@@ -3,6 +3,7 @@ package app
 import (
 	"context"
 	"sync"
+	"sync/atomic"
 	"time"
 
 	"github.com/farebox/farebox/internal/account"
@@ -12,6 +13,8 @@ import (
 	"github.com/farebox/farebox/internal/jobs"
 	"github.com/farebox/farebox/internal/schema"
 	"github.com/farebox/farebox/internal/store"
+
+	"golang.org/x/sync/singleflight"
 )
 
 // App wires the use cases to the store and the clock.
@@ -29,8 +32,10 @@ type App struct {
 	auth    map[account.KeyDigest]authEntry // by SHA-256 of the key (no hex per request)
 
 	// Invoicing (invoices.go): seller, link base and the job runner.
-	inv  InvoicingOptions
-	Jobs *jobs.Runner
+	inv       InvoicingOptions
+	Jobs      *jobs.Runner
+	pdfFlight singleflight.Group // one PDF rendering per invoice at a time (ensurePDF)
+	pdfRuns   atomic.Int64       // PDFs rendered by this instance (PDFsRendered)
 }
 
 type authEntry struct {

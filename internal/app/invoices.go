@@ -369,6 +369,7 @@ func (a *App) PaymentNoticeForCollection(ctx context.Context, p account.Principa
 			buyer, electronic = c.Buyer(), c.Electronic != nil
 		}
 		var lines []invoice.Line
+		invoices := map[string]*invoice.Reference{}
 		for _, it := range items {
 			share, ok := shareOf(it, customerID)
 			if !ok {
@@ -376,6 +377,11 @@ func (a *App) PaymentNoticeForCollection(ctx context.Context, p account.Principa
 			}
 			l := invoice.Line{BillableItemID: it.ID, Name: it.Description, Quantity: 1, Gross: money.Cents(share),
 				RateBP: it.VATRateBP, OrderedAt: it.OrderedAt}
+			// An item already invoiced to this customer names its invoice, so
+			// the notice references it (BG-3) and the transfer can be matched.
+			if l.Invoice, err = standingInvoice(ctx, q, it.ID, customerID, invoices); err != nil {
+				return err
+			}
 			for _, s := range it.Split {
 				n, err := names.get(ctx, s.CustomerID)
 				if err != nil {
@@ -404,6 +410,29 @@ func (a *App) PaymentNoticeForCollection(ctx context.Context, p account.Principa
 	}
 	a.Jobs.Notify()
 	return inv, nil
+}
+
+// standingInvoice is the invoice that bills item to customer (its claim),
+// or nil; seen caches the references by invoice id.
+func standingInvoice(ctx context.Context, q store.Q, itemID, customerID string, seen map[string]*invoice.Reference) (*invoice.Reference, error) {
+	claims, err := q.ItemClaims(ctx, itemID)
+	if err != nil {
+		return nil, err
+	}
+	id, ok := claims[customerID]
+	if !ok {
+		return nil, nil
+	}
+	if r, ok := seen[id]; ok {
+		return r, nil
+	}
+	inv, err := q.InvoiceByID(ctx, id)
+	if err != nil {
+		return nil, err
+	}
+	r := &invoice.Reference{Number: inv.Number, IssueDate: inv.Document.IssueDate}
+	seen[id] = r
+	return r, nil
 }
 
 // referringTo starts a document of kind, issued at now, that refers to
@@ -437,7 +466,9 @@ const (
 // Download returns a generated file. The identifier is the credential: a
 // wrong one is NotFound exactly like an unknown invoice. XML of a document
 // whose customer has no electronic invoicing is NotFound with its own code;
-// a file still being generated is apperr.Accepted (202).
+// XML still being generated is apperr.Accepted (202). The PDF is never
+// pending: the interface makes it available with the invoice, so a PDF the
+// job has not stored yet is rendered here (ensurePDF).
 func (a *App) Download(ctx context.Context, invoiceID, identifier, format string) (store.Invoice, store.File, error) {
 	const op = "app.Download"
 	q := a.Store.Read()
@@ -450,40 +481,89 @@ func (a *App) Download(ctx context.Context, invoiceID, identifier, format string
 			"this document has no XRechnung file: its customer was created without electronic_invoicing (or it has no customer); the PDF is available")
 	}
 	f, err := q.GetFile(ctx, invoiceID, format)
-	if apperr.KindOf(err) == apperr.NotFound {
-		state, serr := q.JobState(ctx, JobInvoiceFiles, invoiceID)
-		if serr != nil {
-			return inv, f, serr
-		}
-		if state == jobs.StateDead {
-			return inv, f, apperr.E(op, apperr.Unavailable, "generation_failed",
-				"the document could not be generated; the operator has been alerted, retry later")
-		}
-		return inv, f, apperr.E(op, apperr.Accepted, "generation_pending",
-			"the file is being generated; retry in a few seconds")
+	if apperr.KindOf(err) != apperr.NotFound {
+		return inv, f, err
 	}
-	return inv, f, err
+	if format == FormatPDF {
+		if f, err = a.ensurePDF(ctx, inv); err != nil && apperr.KindOf(err) != apperr.Unavailable {
+			// A document that cannot be rendered is a bug, not the
+			// downloader's fault: 503 like a dead job, cause logged.
+			err = apperr.E(op, apperr.Unavailable, "generation_failed",
+				"the document could not be generated; the operator has been alerted, retry later").WithCause(err)
+		}
+		return inv, f, err
+	}
+	state, serr := q.JobState(ctx, JobInvoiceFiles, invoiceID)
+	if serr != nil {
+		return inv, f, serr
+	}
+	if state == jobs.StateDead {
+		return inv, f, apperr.E(op, apperr.Unavailable, "generation_failed",
+			"the document could not be generated; the operator has been alerted, retry later")
+	}
+	return inv, f, apperr.E(op, apperr.Accepted, "generation_pending",
+		"the file is being generated; retry in a few seconds")
 }
 
-// generateFiles is the JobInvoiceFiles handler: CII, UBL (electronic
-// customers only) and the PDF (with the CII embedded), stored in one
-// transaction. It is idempotent: files are upserted by (invoice, format).
+// ensurePDF returns the stored PDF of inv, rendering and storing it first
+// if it is not there yet. Concurrent calls for one invoice in this instance
+// share one rendering (single-flight); across instances the store keeps the
+// first PDF written (PutFile inserts only if absent) and every caller gets
+// the stored bytes, so all downloads of a document are identical. The
+// rendering does not depend on the first caller's request staying open.
+func (a *App) ensurePDF(ctx context.Context, inv store.Invoice) (store.File, error) {
+	ctx = context.WithoutCancel(ctx)
+	v, err, _ := a.pdfFlight.Do(inv.ID, func() (any, error) {
+		f, err := a.Store.Read().GetFile(ctx, inv.ID, FormatPDF)
+		if apperr.KindOf(err) != apperr.NotFound {
+			return f, err
+		}
+		a.pdfRuns.Add(1)
+		p, err := RenderPDF(&inv.Document, inv.Electronic)
+		if err != nil {
+			return store.File{}, err
+		}
+		at := a.Clock.Now()
+		err = a.Store.Write(ctx, func(q store.Q) error {
+			f, err = q.PutFile(ctx, inv.ID, p, at)
+			return err
+		})
+		return f, err
+	})
+	if err != nil {
+		return store.File{}, err
+	}
+	return v.(store.File), nil
+}
+
+// PDFsRendered is how many PDFs this instance has rendered (downloads and
+// jobs together); tests use it to see that a document is rendered once.
+func (a *App) PDFsRendered() int64 { return a.pdfRuns.Load() }
+
+// generateFiles is the JobInvoiceFiles handler: CII and UBL (electronic
+// customers only), then the PDF through ensurePDF (unless a download
+// rendered it first). Files are inserted only if absent, so a repeated run
+// is harmless and never replaces bytes already served.
 func (a *App) generateFiles(ctx context.Context, j jobs.Job) error {
 	inv, err := a.Store.Read().InvoiceByID(ctx, j.Payload)
 	if err != nil {
 		return err
 	}
-	files, err := RenderFiles(&inv.Document, inv.Electronic)
+	files, err := renderXML(&inv.Document, inv.Electronic)
 	if err != nil {
 		return err
 	}
 	at := a.Clock.Now()
-	return a.Store.Write(ctx, func(q store.Q) error {
+	if err := a.Store.Write(ctx, func(q store.Q) error {
 		for _, f := range files {
-			if err := q.PutFile(ctx, inv.ID, f, at); err != nil {
+			if _, err := q.PutFile(ctx, inv.ID, f, at); err != nil {
 				return err
 			}
 		}
 		return nil
-	})
+	}); err != nil {
+		return err
+	}
+	_, err = a.ensurePDF(ctx, inv)
+	return err
 }

@@ -17,23 +17,51 @@ const (
 // prescribes: CII first, so the PDF embeds exactly the bytes served as
 // .cii.xml.
 func RenderFiles(d *invoice.Document, electronic bool) ([]store.File, error) {
-	var out []store.File
-	var cii []byte
-	if electronic {
-		var err error
-		if cii, err = xrechnung.EncodeCII(d); err != nil {
-			return nil, err
-		}
-		ubl, err := xrechnung.EncodeUBL(d)
-		if err != nil {
-			return nil, err
-		}
-		out = append(out, store.File{Format: FormatCII, ContentType: ContentTypeXML, Body: cii},
-			store.File{Format: FormatUBL, ContentType: ContentTypeXML, Body: ubl})
-	}
-	p, err := pdf.Render(d, cii)
+	out, err := renderXML(d, electronic)
 	if err != nil {
 		return nil, err
 	}
-	return append(out, store.File{Format: FormatPDF, ContentType: ContentTypePDF, Body: p}), nil
+	p, err := RenderPDF(d, electronic)
+	if err != nil {
+		return nil, err
+	}
+	return append(out, p), nil
+}
+
+// renderXML produces the CII and UBL files of a document whose customer has
+// electronic invoicing (none otherwise).
+func renderXML(d *invoice.Document, electronic bool) ([]store.File, error) {
+	if !electronic {
+		return nil, nil
+	}
+	cii, err := xrechnung.EncodeCII(d)
+	if err != nil {
+		return nil, err
+	}
+	ubl, err := xrechnung.EncodeUBL(d)
+	if err != nil {
+		return nil, err
+	}
+	return []store.File{{Format: FormatCII, ContentType: ContentTypeXML, Body: cii},
+		{Format: FormatUBL, ContentType: ContentTypeXML, Body: ubl}}, nil
+}
+
+// RenderPDF renders a document's PDF. Invoices and cancellations of an
+// electronic customer embed their CII as the Factur-X attachment; the CII
+// encoding is deterministic, so the attachment equals the .cii.xml served
+// (whoever rendered it). A payment notice is not an invoice: its PDF embeds
+// no Factur-X data (docs/invoicing.md, "Payment notices").
+func RenderPDF(d *invoice.Document, electronic bool) (store.File, error) {
+	var cii []byte
+	if electronic && d.Kind != invoice.KindPaymentNotice {
+		var err error
+		if cii, err = xrechnung.EncodeCII(d); err != nil {
+			return store.File{}, err
+		}
+	}
+	p, err := pdf.Render(d, cii)
+	if err != nil {
+		return store.File{}, err
+	}
+	return store.File{Format: FormatPDF, ContentType: ContentTypePDF, Body: p}, nil
 }

@@ -1,6 +1,7 @@
 package httpapi_test
 
 import (
+	"bytes"
 	"context"
 	"errors"
 	"fmt"
@@ -145,11 +146,13 @@ func TestInvoiceJobSurvivesRestart(t *testing.T) {
 // generation_failed instead of 202 forever; metrics count the failures.
 func TestInvoiceJobDead(t *testing.T) {
 	e := apitest.New(t, store.SQLite, apitest.Options{})
+	cust := newCustomer(t, e, e.LiveKey, []string{"Firma"}, electronic("Firma", "EM", "re@firma.example", "R-1", "01234"))
 	id := orderSingles(t, e, e.LiveKey, 1)[0]
-	inv := issue(t, e, e.LiveKey, id, "", nil)
+	put(t, e, e.LiveKey, id, map[string]any{"customer_id": cust})
+	inv := issue(t, e, e.LiveKey, id, cust, nil)
 	e.App.Jobs.Handle("invoice.files", func(context.Context, jobs.Job) error { return errors.New("renderer broken") })
 	for i := 0; i < jobs.DefaultMaxAttempts; i++ {
-		get(t, e, inv.PDFURL, 202)
+		get(t, e, inv.UBLURL, 202)
 		if n := runJobs(t, e); n != 1 {
 			t.Fatalf("attempt %d: ran %d", i+1, n)
 		}
@@ -159,8 +162,14 @@ func TestInvoiceJobDead(t *testing.T) {
 	if js[0].State != jobs.StateDead || js[0].Attempts != jobs.DefaultMaxAttempts || *js[0].LastError != "renderer broken" {
 		t.Errorf("job: %+v", js[0])
 	}
-	r := get(t, e, inv.PDFURL, 503)
-	if m := r.Map(t); m["code"] != "generation_failed" {
-		t.Errorf("dead job download: %v", m)
+	for _, u := range []string{inv.UBLURL, inv.CIIURL} {
+		r := get(t, e, u, 503)
+		if m := r.Map(t); m["code"] != "generation_failed" {
+			t.Errorf("dead job download: %v", m)
+		}
+	}
+	// The PDF does not wait for the job: it is rendered on download.
+	if b := get(t, e, inv.PDFURL, 200).Body; !bytes.HasPrefix(b, []byte("%PDF-")) {
+		t.Errorf("pdf of a dead job: %.20q", b)
 	}
 }

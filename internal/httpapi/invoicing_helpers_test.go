@@ -36,13 +36,15 @@ type invoiceJSON struct {
 		Label, Text, Start, End string
 	} `json:"service_period"`
 	Lines []struct {
-		BillableItemID string `json:"billable_item_id"`
-		Description    string `json:"description"`
-		Gross          int64  `json:"gross_amount_in_cents"`
-		Net            int64  `json:"net_amount_in_cents"`
-		VAT            int64  `json:"vat_amount_in_cents"`
-		ItemAmount     int64  `json:"item_amount_in_cents"`
-		VATRateBP      int64  `json:"vat_rate_bp"`
+		BillableItemID string  `json:"billable_item_id"`
+		Position       int     `json:"position"`
+		InvoicedBy     *string `json:"invoiced_by_invoice_number"`
+		Description    string  `json:"description"`
+		Gross          int64   `json:"gross_amount_in_cents"`
+		Net            int64   `json:"net_amount_in_cents"`
+		VAT            int64   `json:"vat_amount_in_cents"`
+		ItemAmount     int64   `json:"item_amount_in_cents"`
+		VATRateBP      int64   `json:"vat_rate_bp"`
 		Passive        []struct {
 			Name        string `json:"name"`
 			Amount      int64  `json:"amount_in_cents"`

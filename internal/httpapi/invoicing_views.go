@@ -76,6 +76,7 @@ type participantJSON struct {
 
 type invoiceLineJSON struct {
 	BillableItemID      string            `json:"billable_item_id"`
+	Position            int               `json:"position"`
 	Description         string            `json:"description"`
 	Quantity            int64             `json:"quantity"`
 	OrderedAt           string            `json:"ordered_at"`
@@ -85,6 +86,7 @@ type invoiceLineJSON struct {
 	VATAmountInCents    int64             `json:"vat_amount_in_cents"`
 	ItemAmountInCents   int64             `json:"item_amount_in_cents"`
 	PassiveParticipants []participantJSON `json:"passive_participants"`
+	InvoicedBy          *string           `json:"invoiced_by_invoice_number"`
 }
 
 type vatGroupJSON struct {
@@ -173,13 +175,22 @@ func invoiceView(inv store.Invoice, base string) invoiceJSON {
 	if p, ok := d.ServicePeriod(); ok {
 		out.ServicePeriod = servicePeriodJSON{Label: p.Label(), Text: p.Text(), Start: clock.Timestamp(p.First), End: clock.Timestamp(p.Last)}
 	}
+	position := make([]int, len(d.Lines))
+	for _, p := range d.Positions() {
+		for _, i := range p.Items {
+			position[i] = p.Number
+		}
+	}
 	for i, l := range d.Lines {
-		lj := invoiceLineJSON{BillableItemID: l.BillableItemID, Description: l.Name, Quantity: l.Quantity,
+		lj := invoiceLineJSON{BillableItemID: l.BillableItemID, Position: position[i], Description: l.Name, Quantity: l.Quantity,
 			OrderedAt: clock.Timestamp(l.OrderedAt), VATRateBP: l.RateBP, GrossAmountInCents: int64(l.Gross),
 			NetAmountInCents: int64(t.Lines[i].Net), VATAmountInCents: int64(t.Lines[i].VAT),
 			ItemAmountInCents: int64(l.Gross), PassiveParticipants: []participantJSON{}}
 		if len(l.Split) > 0 {
 			lj.ItemAmountInCents = int64(l.SplitTotal())
+		}
+		if l.Invoice != nil {
+			lj.InvoicedBy = &l.Invoice.Number
 		}
 		for j, s := range l.Split {
 			if !s.Invoiced {

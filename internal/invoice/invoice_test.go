@@ -1,6 +1,7 @@
 package invoice_test
 
 import (
+	"math/big"
 	"strings"
 	"testing"
 	"time"
@@ -70,6 +71,9 @@ func FuzzTotals(f *testing.F) {
 		var sum money.Cents
 		for i, a := range amounts {
 			g := money.Cents(int64(a)*137 + int64(i))
+			if i%4 == 3 { // repeated bytes give identical items: one position
+				g = money.Cents(int64(a) * 137)
+			}
 			rb := r
 			if i%3 == 2 {
 				rb = 700
@@ -93,6 +97,28 @@ func FuzzTotals(f *testing.F) {
 			}
 			if nets != g.Net {
 				t.Fatalf("rate %d: line nets %d != group net %d", g.RateBP, nets, g.Net)
+			}
+			// Positions (the document lines): exact sums, each net within a
+			// cent of gross / (1 + rate), identical items in one position.
+			var posNets money.Cents
+			for i, p := range invoice.GroupPositions(lines) {
+				if p.RateBP != g.RateBP {
+					continue
+				}
+				pn := tot.Positions[i].Net
+				posNets += pn
+				exact := new(big.Rat).SetFrac64(int64(p.Gross)*10000, 10000+p.RateBP)
+				if d := new(big.Rat).Sub(exact, new(big.Rat).SetInt64(int64(pn))); d.Cmp(big.NewRat(1, 1)) > 0 || d.Cmp(big.NewRat(-1, 1)) < 0 {
+					t.Fatalf("position %d: net %d vs exact %s", i, pn, exact.FloatString(3))
+				}
+				for _, k := range p.Items {
+					if lines[k].Gross != p.UnitGross {
+						t.Fatalf("position %d mixes amounts", i)
+					}
+				}
+			}
+			if posNets != g.Net {
+				t.Fatalf("rate %d: position nets %d != group net %d", g.RateBP, posNets, g.Net)
 			}
 			if d := g.VAT - money.VATOn(g.Net, g.RateBP); d < -1 || d > 1 {
 				t.Fatalf("rate %d: VAT %d vs net×rate %d", g.RateBP, g.VAT, money.VATOn(g.Net, g.RateBP))
@@ -168,8 +194,8 @@ func TestPaymentTermsAndSplitNotes(t *testing.T) {
 	}
 	notes := invoicetest.CollectionSplits().SplitNotes()
 	want := []string{
-		"Aufgeteilte Position fb-billable-0030 (Deutschlandticket Job November 2026, gesamt 58,00 €): Ihr Anteil 33,00 €; weitere Beteiligte: Anna Łęcka 25,00 €.",
-		"Aufgeteilte Position fb-billable-0031 (Deutschlandticket Job Dezember 2026, gesamt 58,00 €): Ihr Anteil 19,00 €; weitere Beteiligte: Anna Łęcka (Begünstigte/r) 39,00 €.",
+		"Aufgeteilte Position 1 (Deutschlandticket Job November 2026, gesamt 58,00 €): Ihr Anteil 33,00 €; weitere Beteiligte: Anna Łęcka 25,00 €.",
+		"Aufgeteilte Position 2 (Deutschlandticket Job Dezember 2026, gesamt 58,00 €): Ihr Anteil 19,00 €; weitere Beteiligte: Anna Łęcka (Begünstigte/r) 39,00 €.",
 	}
 	if len(notes) != 2 || notes[0] != want[0] || notes[1] != want[1] {
 		t.Fatalf("notes = %q", notes)

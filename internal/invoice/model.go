@@ -126,6 +126,10 @@ type Line struct {
 	// the buyer of this document, whose Amount equals Gross. The other
 	// shares are the passive participants. Empty for unsplit items.
 	Split []Share
+	// Invoice is the standing invoice that already bills this item to the
+	// buyer. Only a payment notice for a collection sets it, so that the
+	// notice references every invoice it asks to pay (BG-3, BT-83).
+	Invoice *Reference `json:",omitempty"`
 }
 
 // Share is one entry of a billable item's split.
@@ -196,3 +200,24 @@ type Document struct {
 // HasElectronic reports whether the buyer supplied electronic_invoicing, the
 // precondition for UBL and CII files.
 func (d *Document) HasElectronic() bool { return d.Buyer != nil && d.Buyer.Electronic != nil }
+
+// Preceding are the earlier invoices the document refers to (BG-3, in this
+// order): the cancelled or asked-for invoice (Cancels), otherwise the
+// distinct invoices of the lines of a collection payment notice, in the
+// order of the positions (order time).
+func (d *Document) Preceding() []Reference {
+	if d.Cancels != nil {
+		return []Reference{*d.Cancels}
+	}
+	var out []Reference
+	seen := map[string]bool{}
+	for _, p := range d.Positions() {
+		for _, r := range p.Invoices {
+			if !seen[r.Number] {
+				seen[r.Number] = true
+				out = append(out, r)
+			}
+		}
+	}
+	return out
+}

@@ -83,7 +83,7 @@ func (p ServicePeriod) Text() string {
 	f, l := p.First.In(clock.Berlin), p.Last.In(clock.Berlin)
 	switch p.Kind {
 	case PeriodPoint:
-		return f.Format("02.01.2006, 15:04") + " Uhr"
+		return GermanDateTime(f)
 	case PeriodMonth:
 		return fmt.Sprintf("%s %d", germanMonths[f.Month()-1], f.Year())
 	default:
@@ -118,6 +118,11 @@ func CalendarDate(t time.Time) time.Time {
 // GermanDate formats an instant as its Berlin date "21.11.2026".
 func GermanDate(t time.Time) string { return t.In(clock.Berlin).Format("02.01.2006") }
 
+// GermanDateTime formats an instant as "21.11.2026, 14:03 Uhr" (Berlin).
+func GermanDateTime(t time.Time) string {
+	return t.In(clock.Berlin).Format("02.01.2006, 15:04") + " Uhr"
+}
+
 // ReplaceTags substitutes {{invoice_number}} with number and {{total_amount}}
 // with the German formatted amount ("4.655,00 €").
 func ReplaceTags(s, number string, total money.Cents) string {
@@ -141,13 +146,35 @@ func (d *Document) ResolvedTexts() Texts {
 	}
 }
 
-// PaymentReference is the purpose of transfer (BT-83): the invoice a
-// payment notice asks to pay, otherwise the document's own number.
+// MaxPaymentReference is the length of a SEPA remittance text.
+const MaxPaymentReference = 140
+
+// PaymentReference is the purpose of transfer (BT-83), so that the bank
+// transfer can be matched: for a payment notice the numbers of the invoices
+// it asks to pay (Preceding), led by the notice's own number when it also
+// lists items not invoiced yet; otherwise, or when that would not fit a SEPA
+// remittance text, the document's own number.
 func (d *Document) PaymentReference() string {
-	if d.Kind == KindPaymentNotice && d.Cancels != nil {
-		return d.Cancels.Number
+	if d.Kind != KindPaymentNotice {
+		return d.Number
 	}
-	return d.Number
+	var nums []string
+	if d.Cancels == nil {
+		for _, l := range d.Lines {
+			if l.Invoice == nil {
+				nums = append(nums, d.Number)
+				break
+			}
+		}
+	}
+	for _, r := range d.Preceding() {
+		nums = append(nums, r.Number)
+	}
+	ref := strings.Join(nums, " ")
+	if ref == "" || len(ref) > MaxPaymentReference {
+		return d.Number
+	}
+	return ref
 }
 
 // PaymentTerms is BT-20: the configured text, or a generated German sentence
@@ -174,9 +201,9 @@ func (d *Document) PaymentTerms() string {
 // (one per split line), for the XML notes (BT-22) and the PDF.
 func (d *Document) SplitNotes() []string {
 	var out []string
-	for _, l := range d.Lines {
+	for _, p := range d.Positions() {
 		var parts []string
-		for i, s := range l.Split {
+		for i, s := range p.Split {
 			if s.Invoiced {
 				continue
 			}
@@ -189,8 +216,12 @@ func (d *Document) SplitNotes() []string {
 		if len(parts) == 0 {
 			continue
 		}
-		out = append(out, fmt.Sprintf("Aufgeteilte Position %s (%s, gesamt %s): Ihr Anteil %s; weitere Beteiligte: %s.",
-			l.BillableItemID, l.Name, l.SplitTotal().German(), l.Gross.German(), strings.Join(parts, ", ")))
+		each := ""
+		if len(p.Items) > 1 {
+			each = fmt.Sprintf(" je Stück, %d Stück", len(p.Items))
+		}
+		out = append(out, fmt.Sprintf("Aufgeteilte Position %d (%s, gesamt %s%s): Ihr Anteil %s; weitere Beteiligte: %s.",
+			p.Number, p.Name, p.SplitTotal().German(), each, (p.Gross/money.Cents(len(p.Items))).German(), strings.Join(parts, ", ")))
 	}
 	return out
 }

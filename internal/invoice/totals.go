@@ -21,17 +21,18 @@ type VATGroup struct {
 }
 
 // Totals are the document's sums. All identities hold exactly:
-// Σ Lines[i].Net = Net (BR-CO-10), Σ Groups.Net = Net, Σ Groups.VAT = VAT,
-// Net + VAT = Gross (BR-CO-15) = Σ line gross, Payable = Gross − Paid
-// (BR-CO-16).
+// Σ Positions[i].Net = Net (BR-CO-10), Σ Lines[i].Net = Net, Σ Groups.Net =
+// Net, Σ Groups.VAT = VAT, Net + VAT = Gross (BR-CO-15) = Σ line gross,
+// Payable = Gross − Paid (BR-CO-16).
 type Totals struct {
-	Lines   []LineAmounts // index-aligned with Document.Lines
-	Groups  []VATGroup    // ascending by rate
-	Net     money.Cents   // BT-106 = BT-109 (no document allowances or charges)
-	VAT     money.Cents   // BT-110
-	Gross   money.Cents   // BT-112
-	Paid    money.Cents   // BT-113
-	Payable money.Cents   // BT-115
+	Positions []LineAmounts // index-aligned with GroupPositions(lines): BT-131 of each document line
+	Lines     []LineAmounts // index-aligned with Document.Lines: each item's share of its position
+	Groups    []VATGroup    // ascending by rate
+	Net       money.Cents   // BT-106 = BT-109 (no document allowances or charges)
+	VAT       money.Cents   // BT-110
+	Gross     money.Cents   // BT-112
+	Paid      money.Cents   // BT-113
+	Payable   money.Cents   // BT-115
 }
 
 // ComputeTotals derives net and VAT from the charged gross amounts.
@@ -39,14 +40,19 @@ type Totals struct {
 // Rounding: per rate, the group's VAT is computed once from the summed gross,
 // VAT = round(gross × rate / (1 + rate)) half away from zero (money.Split),
 // and net = gross − VAT; so the document total always equals what was
-// charged. The group net is then distributed over the group's lines by the
-// cumulative method: line i gets round(G_i·k) − round(G_{i−1}·k), where G_i is
-// the running gross sum and k = 1/(1 + rate). Each line net is within one
-// cent of its exact value and the line nets add up to the group net exactly.
-// The group VAT differs from round(net × rate) by at most one cent, well
-// inside the tolerance of BR-CO-17 / BR-S-09.
+// charged. The group net is then distributed over the group's positions
+// (identical items grouped with a quantity, GroupPositions) by the
+// cumulative method: position i gets round(G_i·k) − round(G_{i−1}·k), where
+// G_i is the running gross sum and k = 1/(1 + rate). Each position net is
+// within one cent of its exact value and the position nets add up to the
+// group net exactly. Identical items share one position, so they never show
+// different amounts (the unit price BT-146 = net / quantity carries the
+// extra decimals). The group VAT differs from round(net × rate) by at most
+// one cent, well inside the tolerance of BR-CO-17 / BR-S-09. Lines gets each
+// item's share of its position's net, spread the same cumulative way.
 func ComputeTotals(lines []Line, paid money.Cents) Totals {
-	t := Totals{Lines: make([]LineAmounts, len(lines)), Paid: paid}
+	positions := GroupPositions(lines)
+	t := Totals{Positions: make([]LineAmounts, len(positions)), Lines: make([]LineAmounts, len(lines)), Paid: paid}
 	rates := map[int64]bool{}
 	for _, l := range lines {
 		rates[l.RateBP] = true
@@ -59,14 +65,24 @@ func ComputeTotals(lines []Line, paid money.Cents) Totals {
 	for _, rate := range order {
 		var cum money.Cents
 		var prevNet money.Cents
-		for i, l := range lines {
-			if l.RateBP != rate {
+		for i, p := range positions {
+			if p.RateBP != rate {
 				continue
 			}
-			cum += l.Gross
+			cum += p.Gross
 			cumNet, _ := money.Split(cum, rate)
-			t.Lines[i] = LineAmounts{Net: cumNet - prevNet, VAT: l.Gross - (cumNet - prevNet)}
+			net := cumNet - prevNet
+			t.Positions[i] = LineAmounts{Net: net, VAT: p.Gross - net}
 			prevNet = cumNet
+			// Each item's share: cumulative over the (identical) items.
+			n := int64(len(p.Items))
+			q, r := int64(net)/n, int64(net)%n // net·(k+1)/n without overflow
+			var prevShare money.Cents
+			for k, li := range p.Items {
+				share := money.Cents(q*int64(k+1) + divRound(r*int64(k+1), n))
+				t.Lines[li] = LineAmounts{Net: share - prevShare, VAT: lines[li].Gross - (share - prevShare)}
+				prevShare = share
+			}
 		}
 		net, vat := money.Split(cum, rate)
 		t.Groups = append(t.Groups, VATGroup{RateBP: rate, Net: net, VAT: vat, Gross: cum})
@@ -76,6 +92,14 @@ func ComputeTotals(lines []Line, paid money.Cents) Totals {
 	}
 	t.Payable = t.Gross - paid
 	return t
+}
+
+// divRound is a / b rounded half away from zero (b > 0).
+func divRound(a, b int64) int64 {
+	if a < 0 {
+		return -divRound(-a, b)
+	}
+	return (a + b/2) / b
 }
 
 // Totals computes the document's totals (see ComputeTotals).

@@ -101,6 +101,19 @@ func (d *Document) Validate() error {
 			c.add("/cancels/issue_date", "is required (BT-26)")
 		}
 	}
+	for i, l := range d.Lines {
+		if l.Invoice == nil {
+			continue
+		}
+		if d.Kind != KindPaymentNotice {
+			c.add(fmt.Sprintf("/lines/%d/invoice", i), "only a payment notice references an invoice per line")
+			continue
+		}
+		c.required(fmt.Sprintf("/lines/%d/invoice/number", i), l.Invoice.Number, "BT-25")
+		if l.Invoice.IssueDate.IsZero() {
+			c.add(fmt.Sprintf("/lines/%d/invoice/issue_date", i), "is required (BT-26)")
+		}
+	}
 	if len(c.details) > 0 {
 		return apperr.E("invoice.Validate", apperr.Unprocessable, "invoice_invalid",
 			"the invoice document breaks "+fmt.Sprint(len(c.details))+" rule(s): "+c.details[0].Field+" "+c.details[0].Message).

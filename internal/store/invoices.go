@@ -135,12 +135,19 @@ type File struct {
 	Body        []byte
 }
 
-// PutFile stores a generated file, replacing an earlier one (idempotent job).
-func (q Q) PutFile(ctx context.Context, invoiceID string, f File, at time.Time) error {
-	_, err := q.db.ExecContext(ctx, `INSERT INTO invoice_files (invoice_id, format, content_type, body, created_at)
-		VALUES ($1, $2, $3, $4, $5) ON CONFLICT (invoice_id, format) DO UPDATE SET content_type = excluded.content_type,
-		body = excluded.body, created_at = excluded.created_at`, invoiceID, f.Format, f.ContentType, f.Body, now(at))
-	return mapErr(err)
+// PutFile stores a generated file unless one is already stored for
+// (invoice, format), and returns the stored file. The first writer wins:
+// a PDF (whose XMP ids differ per rendering) rendered concurrently by a
+// download and the job, or by two instances, is stored once, and every
+// caller serves the same bytes. On PostgreSQL the losing INSERT waits for
+// the winner's commit and the SELECT (a new READ COMMITTED snapshot) sees
+// its row.
+func (q Q) PutFile(ctx context.Context, invoiceID string, f File, at time.Time) (File, error) {
+	if _, err := q.db.ExecContext(ctx, `INSERT INTO invoice_files (invoice_id, format, content_type, body, created_at)
+		VALUES ($1, $2, $3, $4, $5) ON CONFLICT (invoice_id, format) DO NOTHING`, invoiceID, f.Format, f.ContentType, f.Body, now(at)); err != nil {
+		return File{}, mapErr(err)
+	}
+	return q.GetFile(ctx, invoiceID, f.Format)
 }
 
 // GetFile returns a generated file or apperr.NotFound when not (yet) there.

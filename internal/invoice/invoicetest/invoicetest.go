@@ -160,6 +160,26 @@ func PaymentNotice() *invoice.Document {
 	return d
 }
 
+// CollectionPaymentNotice asks to pay a collection: three identical
+// tickets at 2,99 € (two billed by one invoice, one by another) and an item
+// not invoiced yet. It references both invoices (BG-3, BT-83).
+func CollectionPaymentNotice() *invoice.Document {
+	r1 := &invoice.Reference{Number: "RE-2026-000110", IssueDate: at("2026-11-05T12:00:00Z")}
+	r2 := &invoice.Reference{Number: "RE-2026-000111", IssueDate: at("2026-11-12T12:00:00Z")}
+	lines := []invoice.Line{
+		ticket("fb-billable-0043", "Einzelfahrt Erwachsene", 299, "2026-11-10T07:00:00Z"),
+		ticket("fb-billable-0041", "Einzelfahrt Erwachsene", 299, "2026-11-02T07:00:00Z"),
+		ticket("fb-billable-0042", "Einzelfahrt Erwachsene", 299, "2026-11-03T07:00:00Z"),
+		ticket("fb-billable-0044", "Tageskarte Tarifzone AB", 990, "2026-11-20T09:00:00Z"),
+	}
+	lines[0].Invoice, lines[1].Invoice, lines[2].Invoice = r2, r1, r1
+	d := base("ZA-2026-000002", Café(), lines...)
+	d.Kind = invoice.KindPaymentNotice
+	d.IssueDate = at("2026-11-25T08:00:00Z")
+	d.Payment = invoice.Payment{DueDate: at("2026-12-09T08:00:00Z")}
+	return d
+}
+
 // XMLFlows are the documents that get XML (every buyer has electronic invoicing).
 func XMLFlows() []Flow {
 	return []Flow{
@@ -170,6 +190,7 @@ func XMLFlows() []Flow {
 		{"collection_splits", CollectionSplits()},
 		{"cancellation", Cancellation()},
 		{"payment_notice", PaymentNotice()},
+		{"collection_payment_notice", CollectionPaymentNotice()},
 	}
 }
 

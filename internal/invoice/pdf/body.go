@@ -55,8 +55,12 @@ func (v *view) body(l *layout) {
 	}
 	if d.Kind == invoice.KindPaymentNotice {
 		ref := "."
-		if d.Cancels != nil {
-			ref = " zu Rechnung " + d.Cancels.Number + " vom " + invoice.GermanDate(d.Cancels.IssueDate) + "."
+		if refs := d.Preceding(); len(refs) > 0 {
+			var parts []string
+			for _, r := range refs {
+				parts = append(parts, r.Number+" vom "+invoice.GermanDate(r.IssueDate))
+			}
+			ref = " zu Rechnung " + strings.Join(parts, ", ") + "."
 		}
 		l.block(l.text([]span{bold("Zahlungsaufforderung" + ref + " Dies ist keine Rechnung.")}, contentWidth, 10, frontend.HAlignLeft), bag.MustSP("2mm"))
 	}
@@ -96,8 +100,15 @@ func (v *view) infoRows() [][2]string {
 		label = "Nummer"
 	}
 	rows := [][2]string{{label, d.Number}, {"Datum", invoice.GermanDate(d.IssueDate)}}
-	if d.Cancels != nil {
-		rows = append(rows, [2]string{"Zu Rechnung", d.Cancels.Number}, [2]string{"Rechnungsdatum", invoice.GermanDate(d.Cancels.IssueDate)})
+	switch refs := d.Preceding(); {
+	case len(refs) == 1:
+		rows = append(rows, [2]string{"Zu Rechnung", refs[0].Number}, [2]string{"Rechnungsdatum", invoice.GermanDate(refs[0].IssueDate)})
+	case len(refs) > 1:
+		var nums []string
+		for _, r := range refs {
+			nums = append(nums, r.Number)
+		}
+		rows = append(rows, [2]string{"Zu Rechnungen", strings.Join(nums, ", ")})
 	}
 	rows = append(rows, [2]string{v.period.Label(), v.period.Text()})
 	if !d.Payment.DueDate.IsZero() && d.Kind != invoice.KindCancellation {
@@ -125,16 +136,41 @@ func (v *view) tableHeader(l *layout) {
 func (v *view) table(l *layout) {
 	l.ensure(bag.MustSP("25mm"))
 	v.tableHeader(l)
-	for i, line := range v.d.Lines {
-		desc := []span{plain(line.Name), muted("\nPosition " + line.BillableItemID)}
-		if line.Quantity != 1 {
-			desc = append(desc, muted("\nMenge "+itoa(int(line.Quantity))))
+	for i, p := range v.positions {
+		desc := []span{plain(p.Name)}
+		if len(p.Items) > 1 || p.Quantity != 1 {
+			desc = append(desc, muted("\n"+itoa(int(p.Quantity))+" × "+p.UnitGross.German()))
 		}
-		if len(line.Split) > 0 {
-			desc = append(desc, muted("\nIhr Anteil am Gesamtbetrag von "+line.SplitTotal().German()))
+		if len(p.Split) > 0 {
+			each := ""
+			if len(p.Items) > 1 {
+				each = " je Stück"
+			}
+			desc = append(desc, muted("\nIhr Anteil am Gesamtbetrag von "+p.SplitTotal().German()+each))
 		}
-		cells := [][]span{{plain(itoa(i + 1))}, desc, {plain(invoice.GermanDate(line.OrderedAt))}, {plain(percentLabel(line.RateBP))},
-			{plain(v.totals.Lines[i].Net.German())}, {plain(line.Gross.German())}}
+		if len(p.Invoices) > 0 {
+			var nums []string
+			for _, r := range p.Invoices {
+				nums = append(nums, r.Number)
+			}
+			invoiced := 0
+			for _, i := range p.Items {
+				if v.d.Lines[i].Invoice != nil {
+					invoiced++
+				}
+			}
+			part := ""
+			if invoiced < len(p.Items) {
+				part = "davon " + itoa(invoiced) + " "
+			}
+			desc = append(desc, muted("\n"+part+"abgerechnet mit Rechnung "+strings.Join(nums, ", ")))
+		}
+		ordered := invoice.GermanDate(p.First)
+		if last := invoice.GermanDate(p.Last); last != ordered {
+			ordered += " –\n" + last
+		}
+		cells := [][]span{{plain(itoa(p.Number))}, desc, {plain(ordered)}, {plain(percentLabel(p.RateBP))},
+			{plain(v.totals.Positions[i].Net.German())}, {plain(p.Gross.German())}}
 		r := l.prepRow(tableCols, cells, 9, "")
 		if l.y-r.h < bodyBottom {
 			l.newPage()

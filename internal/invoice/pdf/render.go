@@ -53,7 +53,9 @@ func germanLang() (*lang.Lang, error) {
 // (a buyer with electronic invoicing) it is embedded unchanged as the
 // Factur-X attachment factur-x.xml with AFRelationship Alternative, and the
 // XMP metadata declares the Factur-X extension schema; pass exactly the bytes
-// served as .cii.xml. Without cii the PDF is a plain PDF/A-3b invoice.
+// served as .cii.xml. Without cii the PDF is a plain PDF/A-3b document. A
+// payment notice is not an invoice and must not look like one to software
+// reading Factur-X/ZUGFeRD: Render refuses a CII for it.
 // Render is safe for concurrent use; calls are serialised internally.
 func Render(d *invoice.Document, cii []byte) ([]byte, error) {
 	const op = "pdf.Render"
@@ -62,6 +64,11 @@ func Render(d *invoice.Document, cii []byte) ([]byte, error) {
 	}
 	if err := d.Validate(); err != nil {
 		return nil, err
+	}
+	if d.Kind == invoice.KindPaymentNotice && len(cii) > 0 {
+		// The Factur-X attachment and XMP declare an invoice; a notice is
+		// none (docs/invoicing.md, "Payment notices").
+		return nil, apperr.E(op, apperr.Internal, "notice_not_facturx", "a payment notice is rendered without Factur-X data")
 	}
 	renderMu.Lock()
 	defer renderMu.Unlock()
@@ -146,14 +153,15 @@ func title(d *invoice.Document) string {
 
 // view holds the values the layout prints, computed once.
 type view struct {
-	d      *invoice.Document
-	totals invoice.Totals
-	texts  invoice.Texts
-	period invoice.ServicePeriod
+	d         *invoice.Document
+	positions []invoice.Position
+	totals    invoice.Totals
+	texts     invoice.Texts
+	period    invoice.ServicePeriod
 }
 
 func newView(d *invoice.Document) *view {
-	v := &view{d: d, totals: d.Totals(), texts: d.ResolvedTexts()}
+	v := &view{d: d, positions: d.Positions(), totals: d.Totals(), texts: d.ResolvedTexts()}
 	v.period, _ = d.ServicePeriod()
 	return v
 }

@@ -1,6 +1,7 @@
 package xrechnung
 
 import (
+	"strconv"
 	"time"
 
 	"github.com/farebox/farebox/internal/invoice"
@@ -46,8 +47,8 @@ func EncodeCII(d *invoice.Document) ([]byte, error) {
 	w.close()
 
 	w.open("rsm:SupplyChainTradeTransaction")
-	for i, l := range d.Lines {
-		ciiLine(w, l, p.totals.Lines[i].Net)
+	for i, pos := range p.positions {
+		ciiLine(w, pos, lineNote(d, pos), d.Kind == invoice.KindPaymentNotice, p.totals.Positions[i].Net)
 	}
 	w.open("ram:ApplicableHeaderTradeAgreement")
 	w.leaf("ram:BuyerReference", p.e.BuyerReference)
@@ -114,13 +115,10 @@ func EncodeCII(d *invoice.Document) ([]byte, error) {
 	}
 	w.leaf("ram:DuePayableAmount", t.Payable.Decimal())
 	w.close()
-	if d.Cancels != nil {
-		w.open("ram:InvoiceReferencedDocument")
-		w.leaf("ram:IssuerAssignedID", d.Cancels.Number)
-		w.open("ram:FormattedIssueDateTime")
-		w.leaf("qdt:DateTimeString", ciiDate(d.Cancels.IssueDate), "format", "102")
-		w.close()
-		w.close()
+	// CII D16B allows one header reference (BG-3); a collection payment
+	// notice for several invoices names the others on their lines.
+	if refs := d.Preceding(); len(refs) > 0 {
+		ciiReference(w, refs[0])
 	}
 	w.close() // ApplicableHeaderTradeSettlement
 	w.close() // SupplyChainTradeTransaction
@@ -192,10 +190,23 @@ func ciiBuyer(w *writer, e *invoice.ElectronicInvoicing) {
 	w.close()
 }
 
-func ciiLine(w *writer, l invoice.Line, net money.Cents) {
+// ciiReference writes an InvoiceReferencedDocument (BT-25, BT-26).
+func ciiReference(w *writer, r invoice.Reference) {
+	w.open("ram:InvoiceReferencedDocument")
+	w.leaf("ram:IssuerAssignedID", r.Number)
+	w.open("ram:FormattedIssueDateTime")
+	w.leaf("qdt:DateTimeString", ciiDate(r.IssueDate), "format", "102")
+	w.close()
+	w.close()
+}
+
+func ciiLine(w *writer, l invoice.Position, note string, notice bool, net money.Cents) {
 	w.open("ram:IncludedSupplyChainTradeLineItem")
 	w.open("ram:AssociatedDocumentLineDocument")
-	w.leaf("ram:LineID", l.BillableItemID)
+	w.leaf("ram:LineID", strconv.Itoa(l.Number))
+	w.open("ram:IncludedNote")
+	w.leaf("ram:Content", note)
+	w.close()
 	w.close()
 	w.open("ram:SpecifiedTradeProduct")
 	w.leaf("ram:Name", l.Name)
@@ -217,6 +228,9 @@ func ciiLine(w *writer, l invoice.Line, net money.Cents) {
 	w.open("ram:SpecifiedTradeSettlementLineMonetarySummation")
 	w.leaf("ram:LineTotalAmount", net.Decimal())
 	w.close()
+	if notice && len(l.Invoices) == 1 { // D16B: at most one per line
+		ciiReference(w, l.Invoices[0])
+	}
 	w.close()
 	w.close()
 }

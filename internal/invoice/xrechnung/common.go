@@ -35,17 +35,18 @@ const TestNote = "TESTDOKUMENT aus der Testumgebung: keine gültige Rechnung, bi
 
 // prepared is everything both encoders need, computed once.
 type prepared struct {
-	d       *invoice.Document
-	e       *invoice.ElectronicInvoicing
-	totals  invoice.Totals
-	period  invoice.ServicePeriod
-	texts   invoice.Texts
-	notes   []string
-	terms   string
-	specID  string
-	iban    string
-	hasDue  bool
-	dueDate time.Time
+	d         *invoice.Document
+	e         *invoice.ElectronicInvoicing
+	positions []invoice.Position
+	totals    invoice.Totals
+	period    invoice.ServicePeriod
+	texts     invoice.Texts
+	notes     []string
+	terms     string
+	specID    string
+	iban      string
+	hasDue    bool
+	dueDate   time.Time
 }
 
 func prepare(op string, d *invoice.Document) (*prepared, error) {
@@ -59,7 +60,7 @@ func prepare(op string, d *invoice.Document) (*prepared, error) {
 	if err := d.Validate(); err != nil {
 		return nil, err
 	}
-	p := &prepared{d: d, e: d.Buyer.Electronic, totals: d.Totals(), texts: d.ResolvedTexts(),
+	p := &prepared{d: d, e: d.Buyer.Electronic, positions: d.Positions(), totals: d.Totals(), texts: d.ResolvedTexts(),
 		terms: d.PaymentTerms(), specID: CustomizationID, iban: invoice.NormalizeIBAN(d.Seller.IBAN)}
 	p.period, _ = d.ServicePeriod()
 	if d.Kind == invoice.KindPaymentNotice {
@@ -86,8 +87,8 @@ func notes(d *invoice.Document, t invoice.Texts) []string {
 	switch d.Kind {
 	case invoice.KindPaymentNotice:
 		add(NonConformanceNote)
-		if d.Cancels != nil {
-			add(fmt.Sprintf("Zahlungsaufforderung zu Rechnung %s vom %s.", d.Cancels.Number, invoice.GermanDate(d.Cancels.IssueDate)))
+		for _, r := range d.Preceding() {
+			add(fmt.Sprintf("Zahlungsaufforderung zu Rechnung %s vom %s.", r.Number, invoice.GermanDate(r.IssueDate)))
 		}
 	case invoice.KindCancellation:
 		add(fmt.Sprintf("Stornorechnung zu Rechnung %s vom %s.", d.Cancels.Number, invoice.GermanDate(d.Cancels.IssueDate)))
@@ -112,19 +113,55 @@ func percent(bp int64) string {
 	return strings.TrimSuffix(s, ".")
 }
 
-// unitPrice is BT-146, the net price of one unit: net / quantity with up to
-// four decimals (half away from zero); exact for quantity 1.
+// unitPrice is BT-146, the net price of one unit: net / quantity with the
+// fewest decimals (at least two) for which quantity × price, rounded to the
+// cent, is the line net again (PEPPOL-EN16931-R120); exact for quantity 1.
 func unitPrice(net money.Cents, qty int64) string {
 	if qty == 1 {
 		return net.Decimal()
 	}
-	r := new(big.Rat).SetFrac64(int64(net), qty*100)
-	s := r.FloatString(4)
+	exact := new(big.Rat).SetFrac64(int64(net), qty*100)
+	var s string
+	for dec := 2; ; dec++ {
+		s = exact.FloatString(dec)
+		price, _ := new(big.Rat).SetString(s)
+		line := new(big.Rat).Mul(price, new(big.Rat).SetInt64(qty))
+		if line.FloatString(2) == net.Decimal() || exact.Cmp(price) == 0 {
+			break
+		}
+	}
 	s = strings.TrimRight(s, "0")
 	if i := strings.IndexByte(s, '.'); i >= 0 && len(s)-i-1 < 2 {
 		s += strings.Repeat("0", 2-(len(s)-i-1))
 	}
 	return s
+}
+
+// lineNote is BT-127 of a position: when the items were ordered and which
+// billable items it bills (their ids, so a partner can match them), and the
+// invoice that already bills them on a collection payment notice.
+func lineNote(d *invoice.Document, p invoice.Position) string {
+	var b strings.Builder
+	b.WriteString("Bestellt am ")
+	for k, i := range p.Items {
+		if k > 0 {
+			b.WriteString("; ")
+		}
+		l := d.Lines[i]
+		if l.Invoice != nil {
+			fmt.Fprintf(&b, "%s (%s, Rechnung %s)", invoice.GermanDateTime(l.OrderedAt), l.BillableItemID, l.Invoice.Number)
+		} else {
+			fmt.Fprintf(&b, "%s (%s)", invoice.GermanDateTime(l.OrderedAt), l.BillableItemID)
+		}
+	}
+	for k, r := range p.Invoices {
+		sep := ", "
+		if k == 0 {
+			sep = "; abgerechnet mit Rechnung "
+		}
+		fmt.Fprintf(&b, "%s%s vom %s", sep, r.Number, invoice.GermanDate(r.IssueDate))
+	}
+	return b.String()
 }
 
 func quantity(q int64) string { return fmt.Sprintf("%d", q) }

@@ -1,7 +1,9 @@
 package xrechnung
 
 import (
+	"math/big"
 	"regexp"
+	"strconv"
 	"strings"
 	"testing"
 
@@ -53,8 +55,9 @@ func TestHeaderRules(t *testing.T) {
 			t.Errorf("BR-CL-01: type %s in root %s", v.typeCode, v.root)
 		}
 		// BR-DE-26: credit notes and payment notices for an invoice reference it (BG-3).
-		if d.Cancels != nil {
-			if v.refNumber != d.Cancels.Number || v.refDate != invoice.CalendarDate(d.Cancels.IssueDate).Format("20060102") {
+		// A collection payment notice references the invoices of its items.
+		if refs := d.Preceding(); len(refs) > 0 {
+			if v.refNumber != refs[0].Number || v.refDate != invoice.CalendarDate(refs[0].IssueDate).Format("20060102") {
 				t.Errorf("BG-3 = %q %q", v.refNumber, v.refDate)
 			}
 		} else if v.refNumber != "" {
@@ -129,24 +132,34 @@ func TestPaymentRules(t *testing.T) {
 func TestArithmeticRules(t *testing.T) {
 	eachView(t, func(t *testing.T, d *invoice.Document, v *view) {
 		tot := d.Totals()
+		pos := d.Positions()
 		var nets, charged money.Cents
 		perRate := map[string]money.Cents{}
+		if len(v.lines) != len(pos) {
+			t.Fatalf("%d XML lines for %d positions", len(v.lines), len(pos))
+		}
 		for i, l := range v.lines {
 			nets += l.net
 			perRate[l.percent] += l.net
-			charged += d.Lines[i].Gross
+			charged += pos[i].Gross
 			// BR-DE-14 / BR-S-05 on lines; BR-27 price positive; R120 quantity × price.
 			if l.category != "S" || l.percent != "7" {
 				t.Errorf("line %d category %q rate %q", i, l.category, l.percent)
 			}
-			if strings.HasPrefix(l.price, "-") || l.qty != "1" || l.unit != "C62" || cents(t, l.price) != l.net {
+			if strings.HasPrefix(l.price, "-") || l.qty != strconv.FormatInt(pos[i].Quantity, 10) || l.unit != "C62" || qtyTimesPrice(t, l.qty, l.price) != l.net {
 				t.Errorf("line %d price %q qty %q unit %q net %d", i, l.price, l.qty, l.unit, l.net)
 			}
-			if l.id != d.Lines[i].BillableItemID || l.name != d.Lines[i].Name {
+			if l.id != strconv.Itoa(i+1) || l.name != pos[i].Name {
 				t.Errorf("line %d = %q %q", i, l.id, l.name)
 			}
-			if l.net != tot.Lines[i].Net {
-				t.Errorf("line %d net %d, model %d", i, l.net, tot.Lines[i].Net)
+			// BT-127 names every billable item of the line and its order time.
+			for _, k := range pos[i].Items {
+				if !strings.Contains(l.note, "("+d.Lines[k].BillableItemID) || !strings.Contains(l.note, invoice.GermanDateTime(d.Lines[k].OrderedAt)) {
+					t.Errorf("line %d note %q lacks item %s", i, l.note, d.Lines[k].BillableItemID)
+				}
+			}
+			if l.net != tot.Positions[i].Net {
+				t.Errorf("line %d net %d, model %d", i, l.net, tot.Positions[i].Net)
 			}
 		}
 		if nets != v.lineTotal { // BR-CO-10
@@ -229,8 +242,30 @@ func TestSpecificFlows(t *testing.T) {
 			t.Errorf("%s month: %s..%s", v.syntax, v.periodStart, v.periodEnd)
 		}
 	}
+	// A collection payment notice references every invoice of its items
+	// (BG-3; CII D16B has one header reference, the others are on their
+	// lines) and names them in the purpose of transfer (BT-83) beside its
+	// own number for the item not invoiced yet. Identical tickets are one
+	// line with a quantity.
+	for _, v := range views(t, invoicetest.CollectionPaymentNotice()) {
+		wantRefs := "RE-2026-000110 RE-2026-000111"
+		if v.syntax == "cii" {
+			// D16B: one header reference; the line mixes both invoices, so
+			// the second is named in BT-83, the notes and the line note.
+			wantRefs = "RE-2026-000110"
+		}
+		if strings.Join(v.refNumbers, " ") != wantRefs || v.refDate != "20261105" || v.specID != PaymentNoticeID ||
+			v.paymentRef != "ZA-2026-000002 RE-2026-000110 RE-2026-000111" || len(v.lines) != 2 ||
+			v.lines[0].qty != "3" || v.lines[0].price != "2.793" || v.lines[0].net != 838 || v.lines[1].qty != "1" {
+			t.Errorf("%s collection payment notice: refs %q %s, BT-83 %q, lines %+v", v.syntax, v.refNumbers, v.refDate, v.paymentRef, v.lines)
+		}
+		if !contains(v.notes, "Zahlungsaufforderung zu Rechnung RE-2026-000111 vom 12.11.2026.") ||
+			!strings.Contains(v.lines[0].note, "abgerechnet mit Rechnung RE-2026-000110 vom 05.11.2026, RE-2026-000111 vom 12.11.2026") {
+			t.Errorf("%s collection payment notice notes: %q / %q", v.syntax, v.notes, v.lines[0].note)
+		}
+	}
 	for _, v := range views(t, invoicetest.Split()) {
-		want := "Aufgeteilte Position fb-billable-0003 (Deutschlandticket Job Dezember 2026, gesamt 58,00 €): Ihr Anteil 23,00 €; " +
+		want := "Aufgeteilte Position 1 (Deutschlandticket Job Dezember 2026, gesamt 58,00 €): Ihr Anteil 23,00 €; " +
 			"weitere Beteiligte: Jörg Weiß 25,00 €, Éloïse Dubois 10,00 €."
 		if !contains(v.notes, want) || v.taxIncl != 2300 || v.deliveryDate != "20261102" {
 			t.Errorf("%s split: %q %d %s", v.syntax, v.notes, v.taxIncl, v.deliveryDate)
@@ -339,8 +374,9 @@ func TestRoundingBasket(t *testing.T) {
 }
 
 func TestFormatting(t *testing.T) {
-	cases := map[string]string{unitPrice(1000, 3): "3.3333", unitPrice(1000, 4): "2.50", unitPrice(4579, 1): "45.79",
-		unitPrice(1001, 8): "1.2513", percent(700): "7", percent(1900): "19", percent(550): "5.5", percent(1025): "10.25"}
+	// BT-146: the fewest decimals (≥ 2) with round(quantity × price) = net.
+	cases := map[string]string{unitPrice(1000, 3): "3.333", unitPrice(1000, 4): "2.50", unitPrice(4579, 1): "45.79",
+		unitPrice(1001, 8): "1.251", unitPrice(838, 3): "2.793", unitPrice(45794, 10): "45.794", unitPrice(1, 1000): "0.00001", percent(700): "7", percent(1900): "19", percent(550): "5.5", percent(1025): "10.25"}
 	for got, want := range cases {
 		if got != want {
 			t.Errorf("got %q want %q", got, want)
@@ -349,4 +385,16 @@ func TestFormatting(t *testing.T) {
 	if got := clean(" a\x00b\x1f\uFFFEc\xff "); got != "abc\uFFFD" {
 		t.Errorf("clean = %q", got)
 	}
+}
+
+// qtyTimesPrice is quantity × unit price rounded half away from zero to the
+// cent, as PEPPOL-EN16931-R120 compares it with the line net.
+func qtyTimesPrice(t testing.TB, qty, price string) money.Cents {
+	t.Helper()
+	q, ok1 := new(big.Rat).SetString(qty)
+	p, ok2 := new(big.Rat).SetString(price)
+	if !ok1 || !ok2 {
+		t.Fatalf("quantity %q or price %q is not a decimal", qty, price)
+	}
+	return cents(t, new(big.Rat).Mul(q, p).FloatString(2))
 }

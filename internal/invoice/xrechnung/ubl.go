@@ -3,6 +3,7 @@ package xrechnung
 import (
 	"github.com/farebox/farebox/internal/invoice"
 	"github.com/farebox/farebox/internal/money"
+	"strconv"
 )
 
 const (
@@ -49,11 +50,11 @@ func EncodeUBL(d *invoice.Document) ([]byte, error) {
 		w.leaf("cbc:EndDate", end.Format("2006-01-02"))
 		w.close()
 	}
-	if d.Cancels != nil {
+	for _, r := range d.Preceding() {
 		w.open("cac:BillingReference")
 		w.open("cac:InvoiceDocumentReference")
-		w.leaf("cbc:ID", d.Cancels.Number)
-		w.leaf("cbc:IssueDate", ublDate(d.Cancels.IssueDate))
+		w.leaf("cbc:ID", r.Number)
+		w.leaf("cbc:IssueDate", ublDate(r.IssueDate))
 		w.close()
 		w.close()
 	}
@@ -101,8 +102,8 @@ func EncodeUBL(d *invoice.Document) ([]byte, error) {
 	}
 	w.leaf("cbc:PayableAmount", t.Payable.Decimal(), cur...)
 	w.close()
-	for i, l := range d.Lines {
-		ublLine(w, lineEl, qtyEl, l, t.Lines[i].Net)
+	for i, pos := range p.positions {
+		ublLine(w, lineEl, qtyEl, pos, lineNote(d, pos), t.Positions[i].Net)
 	}
 	w.close()
 	if w.err != nil {
@@ -183,10 +184,11 @@ func ublTaxCategory(w *writer, name string, rateBP int64) {
 	w.close()
 }
 
-func ublLine(w *writer, lineEl, qtyEl string, l invoice.Line, net money.Cents) {
+func ublLine(w *writer, lineEl, qtyEl string, l invoice.Position, note string, net money.Cents) {
 	cur := []string{"currencyID", invoice.Currency}
 	w.open(lineEl)
-	w.leaf("cbc:ID", l.BillableItemID)
+	w.leaf("cbc:ID", strconv.Itoa(l.Number))
+	w.leaf("cbc:Note", note)
 	w.leaf(qtyEl, quantity(l.Quantity), "unitCode", UnitCode)
 	w.leaf("cbc:LineExtensionAmount", net.Decimal(), cur...)
 	w.open("cac:Item")

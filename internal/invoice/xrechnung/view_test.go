@@ -24,9 +24,10 @@ type view struct {
 	buyerPost, buyerCountry                     string
 	buyerEndpoint, buyerScheme                  string
 	paymentCodes                                []string
-	iban, terms                                 string
+	iban, terms, paymentRef                     string
 	deliveryDate, periodStart, periodEnd        string // YYYYMMDD
 	refNumber, refDate                          string
+	refNumbers                                  []string // every BG-3 number (CII: header, then lines)
 	groups                                      []group
 	lineTotal, taxExcl, vatTotal, taxIncl, paid money.Cents
 	payable                                     money.Cents
@@ -41,8 +42,8 @@ type group struct {
 }
 
 type vline struct {
-	id, name, qty, unit, price, category, percent string
-	net                                           money.Cents
+	id, name, qty, unit, price, category, percent, note string
+	net                                                 money.Cents
 }
 
 func opt(n *node, path string) string {
@@ -94,12 +95,17 @@ func ublView(t *testing.T, doc []byte) *view {
 	for _, pm := range r.all("PaymentMeans") {
 		v.paymentCodes = append(v.paymentCodes, pm.val(t, "PaymentMeansCode"))
 		v.iban = opt(pm, "PayeeFinancialAccount/ID")
+		v.paymentRef = opt(pm, "PaymentID")
 	}
 	v.terms = opt(r, "PaymentTerms/Note")
 	v.deliveryDate = ymd(opt(r, "Delivery/ActualDeliveryDate"))
 	v.periodStart, v.periodEnd = ymd(opt(r, "InvoicePeriod/StartDate")), ymd(opt(r, "InvoicePeriod/EndDate"))
-	v.refNumber = opt(r, "BillingReference/InvoiceDocumentReference/ID")
-	v.refDate = ymd(opt(r, "BillingReference/InvoiceDocumentReference/IssueDate"))
+	for i, ref := range r.all("BillingReference/InvoiceDocumentReference") {
+		v.refNumbers = append(v.refNumbers, ref.val(t, "ID"))
+		if i == 0 {
+			v.refNumber, v.refDate = ref.val(t, "ID"), ymd(ref.val(t, "IssueDate"))
+		}
+	}
 	tt := r.one(t, "TaxTotal")
 	v.vatTotal = cents(t, tt.val(t, "TaxAmount"))
 	for _, st := range tt.all("TaxSubtotal") {
@@ -119,7 +125,7 @@ func ublView(t *testing.T, doc []byte) *view {
 		}
 		v.lines = append(v.lines, vline{id: l.val(t, "ID"), name: l.val(t, "Item/Name"), qty: q[0].text, unit: q[0].attrs["unitCode"],
 			price: l.val(t, "Price/PriceAmount"), category: l.val(t, "Item/ClassifiedTaxCategory/ID"),
-			percent: opt(l, "Item/ClassifiedTaxCategory/Percent"), net: cents(t, l.val(t, "LineExtensionAmount"))})
+			percent: opt(l, "Item/ClassifiedTaxCategory/Percent"), note: opt(l, "Note"), net: cents(t, l.val(t, "LineExtensionAmount"))})
 	}
 	r.walk(func(n *node) {
 		if _, ok := n.attrs["currencyID"]; ok && n.name != "PriceAmount" {
@@ -172,6 +178,7 @@ func ciiView(t *testing.T, doc []byte) *view {
 	for _, pm := range st.all("SpecifiedTradeSettlementPaymentMeans") {
 		v.paymentCodes = append(v.paymentCodes, pm.val(t, "TypeCode"))
 		v.iban = opt(pm, "PayeePartyCreditorFinancialAccount/IBANID")
+		v.paymentRef = opt(st, "PaymentReference")
 	}
 	v.terms = opt(st, "SpecifiedTradePaymentTerms/Description")
 	v.dueDate = opt(st, "SpecifiedTradePaymentTerms/DueDateDateTime/DateTimeString")
@@ -179,6 +186,14 @@ func ciiView(t *testing.T, doc []byte) *view {
 	v.periodEnd = opt(st, "BillingSpecifiedPeriod/EndDateTime/DateTimeString")
 	v.refNumber = opt(st, "InvoiceReferencedDocument/IssuerAssignedID")
 	v.refDate = opt(st, "InvoiceReferencedDocument/FormattedIssueDateTime/DateTimeString")
+	if v.refNumber != "" {
+		v.refNumbers = append(v.refNumbers, v.refNumber)
+	}
+	for _, l := range tx.all("IncludedSupplyChainTradeLineItem") {
+		if n := opt(l, "SpecifiedLineTradeSettlement/InvoiceReferencedDocument/IssuerAssignedID"); n != "" && !contains(v.refNumbers, n) {
+			v.refNumbers = append(v.refNumbers, n)
+		}
+	}
 	for _, g := range st.all("ApplicableTradeTax") {
 		v.groups = append(v.groups, group{taxable: cents(t, g.val(t, "BasisAmount")), vat: cents(t, g.val(t, "CalculatedAmount")),
 			category: g.val(t, "CategoryCode"), percent: opt(g, "RateApplicablePercent")})
@@ -201,7 +216,8 @@ func ciiView(t *testing.T, doc []byte) *view {
 		v.lines = append(v.lines, vline{id: l.val(t, "AssociatedDocumentLineDocument/LineID"), name: l.val(t, "SpecifiedTradeProduct/Name"),
 			qty: q.text, unit: q.attrs["unitCode"], price: l.val(t, "SpecifiedLineTradeAgreement/NetPriceProductTradePrice/ChargeAmount"),
 			category: l.val(t, "SpecifiedLineTradeSettlement/ApplicableTradeTax/CategoryCode"),
-			percent:  opt(l, "SpecifiedLineTradeSettlement/ApplicableTradeTax/RateApplicablePercent"), net: cents(t, net)})
+			percent:  opt(l, "SpecifiedLineTradeSettlement/ApplicableTradeTax/RateApplicablePercent"),
+			note:     opt(l, "AssociatedDocumentLineDocument/IncludedNote/Content"), net: cents(t, net)})
 	}
 	return v
 }

@@ -78,7 +78,7 @@ func TestXSD(t *testing.T) {
 		}
 		groups[xsdCII] = append(groups[xsdCII], cp)
 	}
-	if len(groups[xsdUBLCreditNote]) != 1 || len(groups[xsdUBLInvoice]) != 6 || len(groups[xsdCII]) != 7 {
+	if len(groups[xsdUBLCreditNote]) != 1 || len(groups[xsdUBLInvoice]) != 7 || len(groups[xsdCII]) != 8 {
 		t.Fatalf("unexpected grouping %v", groups)
 	}
 	for schema, files := range groups {
