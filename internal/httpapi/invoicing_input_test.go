@@ -1,6 +1,8 @@
 package httpapi_test
 
 import (
+	"encoding/json"
+	"math"
 	"strings"
 	"testing"
 
@@ -148,6 +150,33 @@ func TestBillableItemsBadInput(t *testing.T) {
 			m := r.Map(t)
 			if r.Status != tc.status || m["code"] != tc.code {
 				t.Errorf("%s: %d %s, want %d %s", tc.name, r.Status, r.Body, tc.status, tc.code)
+			}
+		}
+		// Issue 14: the shares' sum wrapped around int64 to the item's price
+		// and was accepted; unknown keys inside a split entry were ignored.
+		// Both are refused naming the field.
+		fieldCases := []struct {
+			name        string
+			body        any
+			status      int
+			code, field string
+		}{
+			{"overflowing split", map[string]any{"split": []map[string]any{{"customer_id": a, "amount_in_cents": int64(math.MaxInt64)},
+				{"customer_id": b, "amount_in_cents": int64(math.MaxInt64)}, {"customer_id": foreign, "amount_in_cents": price + 2}}}, 422, "invalid_split", "/split/1/amount_in_cents"},
+			{"unknown key in a split entry", map[string]any{"split": []map[string]any{{"customer_id": a, "amount_in_cents": 1},
+				{"customer_id": b, "amount_in_cents": price - 1, "amount_in_euro": 1}}}, 400, "unknown_field", "/split/1/amount_in_euro"},
+			{"split entry not an object", map[string]any{"split": []any{"x"}}, 422, "invalid_split", "/split/0"},
+			{"amount beyond int64", json.RawMessage(`{"split":[{"customer_id":"` + a + `","amount_in_cents":9223372036854775808}]}`), 422, "invalid_split", "/split/0/amount_in_cents"},
+		}
+		for _, tc := range fieldCases {
+			r := e.Do(apitest.Req{Method: "PUT", Path: path, Key: key, Body: tc.body})
+			var body struct {
+				Code    string                   `json:"code"`
+				Details []struct{ Field string } `json:"details"`
+			}
+			_ = json.Unmarshal(r.Body, &body)
+			if r.Status != tc.status || body.Code != tc.code || len(body.Details) == 0 || body.Details[0].Field != tc.field {
+				t.Errorf("%s: %d %s, want %d %s naming %s", tc.name, r.Status, r.Body, tc.status, tc.code, tc.field)
 			}
 		}
 		if got := snapshot(); got != before {

@@ -1,14 +1,15 @@
 package invoice
 
 import (
+	"errors"
 	"fmt"
-	"github.com/farebox/farebox/internal/money"
 	"math/big"
 	"strings"
 	"unicode"
 	"unicode/utf8"
 
 	"github.com/farebox/farebox/internal/apperr"
+	"github.com/farebox/farebox/internal/money"
 )
 
 // easCodes is the CEF Electronic Address Scheme code list as checked by
@@ -82,12 +83,19 @@ func (d *Document) Validate() error {
 		}
 		seen[l.BillableItemID] = true
 	}
-	t := d.Totals()
-	if d.Buyer == nil && t.Gross > SmallInvoiceLimit {
-		c.add("/buyer", "an invoice above %s needs a recipient (§ 14 UStG; § 33 UStDV covers only up to that amount)", SmallInvoiceLimit.German())
-	}
-	if d.Payment.Paid < 0 || d.Payment.Paid > t.Gross {
-		c.add("/payment/paid", "must be between 0 and the gross total %s", t.Gross.Decimal())
+	if t, err := CheckedTotals(d.Lines, d.Payment.Paid); err != nil {
+		// A rate outside 0 to 100 % is already reported by c.line.
+		var te *TotalsError
+		if errors.As(err, &te) && errors.Is(err, money.ErrOverflow) {
+			c.add(te.Field, "makes the document's totals exceed the largest amount %s", money.Max.German())
+		}
+	} else {
+		if d.Buyer == nil && t.Gross > SmallInvoiceLimit {
+			c.add("/buyer", "an invoice above %s needs a recipient (§ 14 UStG; § 33 UStDV covers only up to that amount)", SmallInvoiceLimit.German())
+		}
+		if d.Payment.Paid < 0 || d.Payment.Paid > t.Gross {
+			c.add("/payment/paid", "must be between 0 and the gross total %s", t.Gross.Decimal())
+		}
 	}
 	if !d.Payment.DueDate.IsZero() && CalendarDate(d.Payment.DueDate).Before(CalendarDate(d.IssueDate)) {
 		c.add("/payment/due_date", "must not be before the issue date")
@@ -201,7 +209,14 @@ func (c *checker) line(l Line, f string) {
 		return
 	}
 	invoiced := 0
+	var total money.Cents
+	overflow := false
 	for i, s := range l.Split {
+		var err error
+		if total, err = money.Add(total, s.Amount); err != nil && !overflow {
+			overflow = true
+			c.add(fmt.Sprintf("%s/split/%d/amount", f, i), "makes the split's total exceed the largest amount %s", money.Max.German())
+		}
 		c.required(fmt.Sprintf("%s/split/%d/name", f, i), s.Name, "split participant")
 		if s.Amount < 0 {
 			c.add(fmt.Sprintf("%s/split/%d/amount", f, i), "must not be negative")
