@@ -90,6 +90,15 @@ func TestCustomers(t *testing.T) {
 		if n := count(t, e, "customers"); n != before {
 			t.Errorf("bad customers were written: %d → %d", before, n)
 		}
+		// BR-DE-28 as XRechnung checks it: one character before the @ is an
+		// address (issue 14 found both refused).
+		for _, addr := range []string{"x@example.com", "a@bc.de"} {
+			id := newCustomer(t, e, key, lines, electronic("Firma", "EM", addr, "R-1", "01234"))
+			got := e.Must(200, apitest.Req{Method: "GET", Path: "/v9/ticketing/customers/" + id + ".json", Key: key}).Map(t)
+			if ei, _ := got["electronic_invoicing"].(map[string]any); ei == nil || ei["electronic_address"] != addr {
+				t.Errorf("customer with %s: %v", addr, got)
+			}
+		}
 	})
 }
 

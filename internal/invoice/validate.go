@@ -153,7 +153,7 @@ func (c *checker) seller(s *Seller, f string) {
 	if digits(s.ContactPhone) < 3 {
 		c.add(f+"/contact_phone", "needs at least 3 digits (BR-DE-6, BR-DE-27)")
 	}
-	if !isEmail(s.ContactEmail) {
+	if !ValidEmail(s.ContactEmail) {
 		c.add(f+"/contact_email", "must be an e-mail address (BR-DE-7, BR-DE-28)")
 	}
 	c.required(f+"/electronic_address", s.ElectronicAddress, "BR-62")
@@ -263,14 +263,25 @@ func digits(s string) int {
 	return n
 }
 
-// isEmail applies BR-DE-28: exactly one @ with at least two characters on
-// each side, no whitespace.
-func isEmail(s string) bool {
-	if strings.ContainsFunc(s, unicode.IsSpace) || strings.Count(s, "@") != 1 {
+// ValidEmail applies BR-DE-28 as the XRechnung 3.0 schematron checks it
+// (XR-EMAIL-REGEX ^[^@\s]+@([^@.\s]+\.)+[^@.\s]+$): exactly one @, a
+// non-empty local part, and a domain of at least two non-empty dot-separated
+// labels; no whitespace anywhere. x@example.com and a@bc.de are addresses.
+func ValidEmail(s string) bool {
+	local, domain, ok := strings.Cut(s, "@")
+	if !ok || local == "" || strings.ContainsFunc(s, unicode.IsSpace) || strings.Contains(domain, "@") {
 		return false
 	}
-	at := strings.IndexByte(s, '@')
-	return utf8.RuneCountInString(s[:at]) >= 2 && utf8.RuneCountInString(s[at+1:]) >= 2
+	labels := strings.Split(domain, ".")
+	if len(labels) < 2 {
+		return false
+	}
+	for _, l := range labels {
+		if l == "" {
+			return false
+		}
+	}
+	return true
 }
 
 // ValidIBAN checks an IBAN's form and its ISO 13616 mod-97 checksum; spaces
