@@ -99,6 +99,12 @@ func TestCustomers(t *testing.T) {
 				t.Errorf("customer with %s: %v", addr, got)
 			}
 		}
+		// An unknown key inside the customer object is named where it is.
+		r = e.Do(apitest.Req{Method: "POST", Path: "/v5/ticketing/customers.json", Key: key,
+			Body: map[string]any{"customer": map[string]any{"address_lines": lines, "adress_lines": lines}}})
+		if m := r.Map(t); r.Status != 400 || m["code"] != "unknown_field" || !strings.Contains(string(r.Body), `"field":"/customer/adress_lines"`) {
+			t.Errorf("unknown key in customer: %d %s", r.Status, r.Body)
+		}
 	})
 }
 

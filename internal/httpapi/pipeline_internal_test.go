@@ -362,3 +362,32 @@ func TestCheckStrings(t *testing.T) {
 		}
 	}
 }
+
+// TestUnknownFieldNamedWhereItIs: a strict decode names an unknown key by
+// its full JSON pointer at any depth (encoding/json names only the key).
+func TestUnknownFieldNamedWhereItIs(t *testing.T) {
+	type inner struct {
+		A []string        `json:"address_lines"`
+		E json.RawMessage `json:"electronic_invoicing"`
+	}
+	var dst struct {
+		Customer *inner         `json:"customer"`
+		List     []inner        `json:"list"`
+		Free     map[string]any `json:"free"`
+		Any      any            `json:"any"`
+		Skip     string         `json:"-"`
+		Name     string
+	}
+	cases := []struct{ body, field string }{
+		{`{"customer":{"address_lines":["A"],"x":1}}`, "/customer/x"},
+		{`{"free":{"x":{"y":[1]}},"any":[{"x":1}],"customer":{"electronic_invoicing":{"x":1}},"NAME":"n","list":[{},{"address_lines":[],"a/b":2}]}`, "/list/1/a~1b"},
+		{`{"extra":1}`, "/extra"},
+		{`{"-":1}`, "/-"},
+	}
+	for _, c := range cases {
+		ae := apperrOf(decodeJSON([]byte(c.body), &dst, true))
+		if ae == nil || ae.Code != "unknown_field" || len(ae.Details) != 1 || ae.Details[0].Field != c.field || !strings.Contains(ae.Msg, c.field) {
+			t.Errorf("%s: %+v; want unknown_field at %s", c.body, ae, c.field)
+		}
+	}
+}
