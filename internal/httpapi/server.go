@@ -224,6 +224,9 @@ func checkURLText(r *http.Request) error {
 	if !strings.Contains(raw, "%") && cleanText(raw) {
 		return nil
 	}
+	if all, err := url.QueryUnescape(raw); err == nil && cleanText(all) {
+		return nil // one decode of the whole query; the pairs only to name a culprit
+	}
 	for _, p := range transitQuery(raw) {
 		for _, text := range []string{p.name, p.value} {
 			if cleanText(text) {
