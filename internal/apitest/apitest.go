@@ -12,6 +12,7 @@ import (
 	"io"
 	"net/http"
 	"net/http/httptest"
+	"os"
 	"strings"
 	"sync"
 	"testing"
@@ -137,6 +138,23 @@ func ForEachEngine(t *testing.T, o Options, fn func(t *testing.T, e *Env)) {
 			t.Parallel()
 			fn(t, New(t, engine, o))
 		})
+	}
+}
+
+// FuzzEngine is the engine a fuzz target's server runs on: the one named
+// by FAREBOX_FUZZ_ENGINE ("sqlite", the default, or "postgres"). A fuzz
+// target can call f.Fuzz only once, so CI runs each database-backed target
+// once per engine (.ci/run); an unknown name fails the target.
+func FuzzEngine(f *testing.F) store.Engine {
+	f.Helper()
+	switch v := os.Getenv("FAREBOX_FUZZ_ENGINE"); v {
+	case "", string(store.SQLite):
+		return store.SQLite
+	case string(store.Postgres):
+		return store.Postgres
+	default:
+		f.Fatalf("apitest: FAREBOX_FUZZ_ENGINE=%q: want %q or %q", v, store.SQLite, store.Postgres)
+		return ""
 	}
 }
 

@@ -81,9 +81,9 @@ func (a *App) UpdateBillableItem(ctx context.Context, p account.Principal, id st
 		customerID = &s
 	}
 	if isSet(u.Split) {
-		if err := json.Unmarshal(u.Split, &split); err != nil || split == nil {
-			return BillableItemView{}, apperr.Validation(op, "invalid_split", "/split",
-				"split must be an array of {customer_id: string, amount_in_cents: integer}")
+		var err error
+		if split, err = invoicing.DecodeSplit(u.Split); err != nil {
+			return BillableItemView{}, err
 		}
 	}
 	if isSet(u.CollectionID) {

@@ -105,7 +105,7 @@ func (a *App) Reorder(ctx context.Context, p account.Principal, id, cycleID stri
 	now := a.Clock.Now()
 	return a.changeSubscription(ctx, p, id, func(q store.Q, s ticketing.Subscription) error {
 		st := subState(s)
-		i, err := subscription.ReorderTarget(st, cycleID, now)
+		i, err := subscription.ReorderTarget(st, cycleID, now, a.Loc)
 		if err != nil {
 			return err
 		}

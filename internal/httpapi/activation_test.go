@@ -179,6 +179,13 @@ func TestTicketAndTariffEndpointsTolerateSDKAndPartnerShapes(t *testing.T) {
 	if !strings.HasPrefix(str(r.Map(t)["message"]), "tariff_settings: ") {
 		t.Errorf("invalid tariff: %s", r.Body)
 	}
+	// The wrapped form holds nothing else (client-contract.md T13: extra keys
+	// are not allowed); an extra key beside tariff_settings was ignored.
+	r = e.Must(400, apitest.Req{Method: "POST", Path: "/v7/ticketing/coupons/" + cid + "/tariff_settings.json",
+		Body: `{"tariff_settings":{"german_postal_code":"10115"},"german_postal_code":"80331"}`})
+	if m := r.Map(t); m["code"] != "unknown_field" || !strings.Contains(string(r.Body), `"field":"/german_postal_code"`) {
+		t.Errorf("extra key beside tariff_settings: %s", r.Body)
+	}
 	if c := coupon(t, e, "v7", cid); c["tariff_settings"].(map[string]any)["german_postal_code"] != "not-germany" {
 		t.Errorf("a rejected update changed the settings: %v", c["tariff_settings"])
 	}

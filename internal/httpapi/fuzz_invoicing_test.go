@@ -4,7 +4,6 @@ import (
 	"testing"
 
 	"github.com/farebox/farebox/internal/apitest"
-	"github.com/farebox/farebox/internal/store"
 	"github.com/google/go-cmp/cmp"
 )
 
@@ -12,8 +11,8 @@ import (
 // invoicing (customers, billable items, collections, invoices,
 // cancellations, payment notices): no input may cause a 5xx or a panic, an
 // error always has a message and code, and a rejected request writes
-// nothing. CI runs it for a bounded time (.ci/run); the seeds run with every
-// `go test`.
+// nothing. CI runs it for a bounded time on each engine (.ci/run,
+// FAREBOX_FUZZ_ENGINE); the seeds run with every `go test`.
 func FuzzInvoicingEndpoints(f *testing.F) {
 	seeds := []string{
 		`{"customer":{"address_lines":["A GmbH","Weg 1","10115 Berlin"]}}`, `{"customer":{"address_lines":[]}}`, `{"customer":null}`,
@@ -21,11 +20,13 @@ func FuzzInvoicingEndpoints(f *testing.F) {
 		`{"customer_id":null}`, `{"split":[{"customer_id":"x","amount_in_cents":1}]}`, `{"billablable_collection_id":"x"}`,
 		`{"billable_item_ids":["x"]}`, `{"billable_item_ids":[]}`, `{"subject":"Rechnung {invoice_number}","notes":"n"}`, `{"subject":1}`,
 		`{}`, `[]`, `null`, `{"customer_id":"` + "\u0000" + `"}`, "{\"notes\":\"\xff\"}",
+		`{"split":[{"customer_id":"x","amount_in_cents":9223372036854775807},{"customer_id":"y","amount_in_cents":9223372036854775807},{"customer_id":"z","amount_in_cents":382}]}`,
+		`{"split":[{"customer_id":"x","amount_in_cents":1,"extra":true}]}`, `{"customer":{"address_lines":["\ud800"]}}`, `{"notes":"a\u0000"}`,
 	}
 	for i, s := range seeds {
 		f.Add(uint8(i), []byte(s))
 	}
-	e := apitest.New(f, store.SQLite, apitest.Options{})
+	e := apitest.New(f, apitest.FuzzEngine(f), apitest.Options{})
 	ids := productIDs(f, e)
 	o := order(f, e, e.LiveKey, ids["single/adult"], ids["single/adult"], ids["single/adult"])
 	item1, item2, item3 := str(o.Coupons[0]["billable_item_id"]), str(o.Coupons[1]["billable_item_id"]), str(o.Coupons[2]["billable_item_id"])

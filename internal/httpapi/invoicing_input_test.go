@@ -1,6 +1,8 @@
 package httpapi_test
 
 import (
+	"encoding/json"
+	"math"
 	"strings"
 	"testing"
 
@@ -88,6 +90,21 @@ func TestCustomers(t *testing.T) {
 		if n := count(t, e, "customers"); n != before {
 			t.Errorf("bad customers were written: %d → %d", before, n)
 		}
+		// BR-DE-28 as XRechnung checks it: one character before the @ is an
+		// address (issue 14 found both refused).
+		for _, addr := range []string{"x@example.com", "a@bc.de"} {
+			id := newCustomer(t, e, key, lines, electronic("Firma", "EM", addr, "R-1", "01234"))
+			got := e.Must(200, apitest.Req{Method: "GET", Path: "/v9/ticketing/customers/" + id + ".json", Key: key}).Map(t)
+			if ei, _ := got["electronic_invoicing"].(map[string]any); ei == nil || ei["electronic_address"] != addr {
+				t.Errorf("customer with %s: %v", addr, got)
+			}
+		}
+		// An unknown key inside the customer object is named where it is.
+		r = e.Do(apitest.Req{Method: "POST", Path: "/v5/ticketing/customers.json", Key: key,
+			Body: map[string]any{"customer": map[string]any{"address_lines": lines, "adress_lines": lines}}})
+		if m := r.Map(t); r.Status != 400 || m["code"] != "unknown_field" || !strings.Contains(string(r.Body), `"field":"/customer/adress_lines"`) {
+			t.Errorf("unknown key in customer: %d %s", r.Status, r.Body)
+		}
 	})
 }
 
@@ -148,6 +165,33 @@ func TestBillableItemsBadInput(t *testing.T) {
 			m := r.Map(t)
 			if r.Status != tc.status || m["code"] != tc.code {
 				t.Errorf("%s: %d %s, want %d %s", tc.name, r.Status, r.Body, tc.status, tc.code)
+			}
+		}
+		// Issue 14: the shares' sum wrapped around int64 to the item's price
+		// and was accepted; unknown keys inside a split entry were ignored.
+		// Both are refused naming the field.
+		fieldCases := []struct {
+			name        string
+			body        any
+			status      int
+			code, field string
+		}{
+			{"overflowing split", map[string]any{"split": []map[string]any{{"customer_id": a, "amount_in_cents": int64(math.MaxInt64)},
+				{"customer_id": b, "amount_in_cents": int64(math.MaxInt64)}, {"customer_id": foreign, "amount_in_cents": price + 2}}}, 422, "invalid_split", "/split/1/amount_in_cents"},
+			{"unknown key in a split entry", map[string]any{"split": []map[string]any{{"customer_id": a, "amount_in_cents": 1},
+				{"customer_id": b, "amount_in_cents": price - 1, "amount_in_euro": 1}}}, 400, "unknown_field", "/split/1/amount_in_euro"},
+			{"split entry not an object", map[string]any{"split": []any{"x"}}, 422, "invalid_split", "/split/0"},
+			{"amount beyond int64", json.RawMessage(`{"split":[{"customer_id":"` + a + `","amount_in_cents":9223372036854775808}]}`), 422, "invalid_split", "/split/0/amount_in_cents"},
+		}
+		for _, tc := range fieldCases {
+			r := e.Do(apitest.Req{Method: "PUT", Path: path, Key: key, Body: tc.body})
+			var body struct {
+				Code    string                   `json:"code"`
+				Details []struct{ Field string } `json:"details"`
+			}
+			_ = json.Unmarshal(r.Body, &body)
+			if r.Status != tc.status || body.Code != tc.code || len(body.Details) == 0 || body.Details[0].Field != tc.field {
+				t.Errorf("%s: %d %s, want %d %s naming %s", tc.name, r.Status, r.Body, tc.status, tc.code, tc.field)
 			}
 		}
 		if got := snapshot(); got != before {

@@ -8,9 +8,12 @@ import (
 	"io"
 	"mime"
 	"net/http"
+	"reflect"
 	"strings"
+	"unicode/utf8"
 
 	"github.com/farebox/farebox/internal/apperr"
+	"github.com/farebox/farebox/internal/schema"
 )
 
 // writeJSON encodes v with status. Encoding errors cannot be reported to
@@ -84,12 +87,23 @@ func decodeBody(r *http.Request, dst any, required bool) error {
 // decodeJSON decodes one JSON object into dst and turns decoder errors into
 // 400s that name the offending field.
 func decodeJSON(body []byte, dst any, strict bool) error {
+	if err := checkStrings(body); err != nil {
+		return err
+	}
 	dec := json.NewDecoder(bytes.NewReader(body))
 	if strict {
 		dec.DisallowUnknownFields()
 	}
 	if err := dec.Decode(dst); err != nil {
-		return jsonError(err)
+		e := jsonError(err)
+		// encoding/json names an unknown field without its place; find it.
+		if ae := apperr.As(e); ae != nil && ae.Code == "unknown_field" {
+			if field := unknownFieldPath(body, reflect.TypeOf(dst)); field != "" {
+				ae.Msg = fmt.Sprintf("unknown field %s", field)
+				ae.Details = []apperr.FieldError{{Field: field, Message: ae.Msg}}
+			}
+		}
+		return e
 	}
 	if dec.More() {
 		return apperr.E("decode", apperr.Invalid, "malformed_json", "request body must hold exactly one JSON value")
@@ -99,6 +113,245 @@ func decodeJSON(body []byte, dst any, strict bool) error {
 		return apperr.E("decode", apperr.Invalid, "malformed_json", "request body must hold exactly one JSON value")
 	}
 	return nil
+}
+
+// checkStrings enforces, once for every JSON body, that each string (keys
+// included) is valid UTF-8 without NUL: encoding/json would silently turn
+// invalid UTF-8 and lone surrogate escapes into U+FFFD, and PostgreSQL
+// refuses NUL in text (SQLSTATE 22021) while SQLite stores it. The error is
+// a 400 invalid_string naming the field by JSON pointer, whatever the
+// destination type (unknown and ignored fields included). Syntax errors are
+// left to the decoder.
+func checkStrings(body []byte) error {
+	if utf8.Valid(body) && !bytes.Contains(body, []byte(`\u`)) {
+		return nil // no escapes and valid UTF-8: nothing can be wrong
+	}
+	type frame struct {
+		object    bool
+		expectKey bool
+		key       string
+		index     int
+	}
+	var stack []frame
+	pointer := func() string {
+		var b strings.Builder
+		for _, f := range stack {
+			b.WriteByte('/')
+			if f.object {
+				b.WriteString(schema.EscapeToken(f.key))
+			} else {
+				fmt.Fprint(&b, f.index)
+			}
+		}
+		return b.String()
+	}
+	advance := func() {
+		if n := len(stack); n > 0 {
+			if stack[n-1].object {
+				stack[n-1].expectKey = true
+			} else {
+				stack[n-1].index++
+			}
+		}
+	}
+	dec := json.NewDecoder(bytes.NewReader(body))
+	dec.UseNumber()
+	prev := int64(0)
+	for {
+		tok, err := dec.Token()
+		if err != nil {
+			return nil // io.EOF, or a syntax error the decoder reports
+		}
+		end := dec.InputOffset()
+		raw := body[prev:end]
+		prev = end
+		switch v := tok.(type) {
+		case json.Delim:
+			switch v {
+			case '{':
+				stack = append(stack, frame{object: true, expectKey: true})
+			case '[':
+				stack = append(stack, frame{})
+			default:
+				stack = stack[:len(stack)-1]
+				advance()
+			}
+			continue
+		case string:
+			lit := raw[bytes.IndexByte(raw, '"'):]
+			n := len(stack)
+			if n > 0 && stack[n-1].object && stack[n-1].expectKey {
+				stack[n-1].key, stack[n-1].expectKey = v, false
+				if problem := stringProblem(lit); problem != "" {
+					return badString(pointer(), "(a key) "+problem)
+				}
+				continue
+			}
+			if problem := stringProblem(lit); problem != "" {
+				return badString(pointer(), problem)
+			}
+		}
+		advance()
+	}
+}
+
+// unknownFieldPath walks body along the Go type t that a strict decode
+// refused and returns the JSON pointer of the first object key that no
+// struct field takes (matched as encoding/json does: exact name first, then
+// case-insensitively), or "" when there is none.
+func unknownFieldPath(body []byte, t reflect.Type) string {
+	dec := json.NewDecoder(bytes.NewReader(body))
+	dec.UseNumber()
+	path, _ := unknownIn(dec, t, "")
+	return path
+}
+
+// unknownIn consumes one JSON value typed t from dec; it returns the path
+// of the first unknown key in it, or "" and whether the walk may go on.
+func unknownIn(dec *json.Decoder, t reflect.Type, at string) (string, bool) {
+	for t != nil && t.Kind() == reflect.Pointer {
+		t = t.Elem()
+	}
+	tok, err := dec.Token()
+	if err != nil {
+		return "", false
+	}
+	d, isDelim := tok.(json.Delim)
+	if !isDelim {
+		return "", true
+	}
+	switch {
+	case d == '{' && t != nil && t.Kind() == reflect.Struct && t != rawMessageType:
+		for dec.More() {
+			kt, err := dec.Token()
+			if err != nil {
+				return "", false
+			}
+			key, _ := kt.(string)
+			f, ok := structField(t, key)
+			if !ok {
+				return at + "/" + schema.EscapeToken(key), false
+			}
+			if p, ok := unknownIn(dec, f, at+"/"+schema.EscapeToken(key)); p != "" || !ok {
+				return p, ok
+			}
+		}
+	case d == '[' && t != nil && (t.Kind() == reflect.Slice || t.Kind() == reflect.Array) && t != rawMessageType:
+		for i := 0; dec.More(); i++ {
+			if p, ok := unknownIn(dec, t.Elem(), fmt.Sprintf("%s/%d", at, i)); p != "" || !ok {
+				return p, ok
+			}
+		}
+	default: // a map, an interface, a RawMessage: any key is taken; skip the value
+		for depth := 1; depth > 0; {
+			tok, err := dec.Token()
+			if err != nil {
+				return "", false
+			}
+			if d, ok := tok.(json.Delim); ok {
+				if d == '{' || d == '[' {
+					depth++
+				} else {
+					depth--
+				}
+			}
+		}
+		return "", true
+	}
+	_, err = dec.Token() // the closing delimiter
+	return "", err == nil
+}
+
+var rawMessageType = reflect.TypeOf(json.RawMessage(nil))
+
+// structField finds the type of the field of struct t that takes key.
+func structField(t reflect.Type, key string) (reflect.Type, bool) {
+	var fold reflect.Type
+	for _, f := range reflect.VisibleFields(t) {
+		if !f.IsExported() || (f.Anonymous && f.Type.Kind() == reflect.Struct) {
+			continue
+		}
+		name := f.Name
+		if tag, ok := f.Tag.Lookup("json"); ok {
+			if tag == "-" {
+				continue
+			}
+			if n, _, _ := strings.Cut(tag, ","); n != "" {
+				name = n
+			}
+		}
+		if name == key {
+			return f.Type, true
+		}
+		if fold == nil && strings.EqualFold(name, key) {
+			fold = f.Type
+		}
+	}
+	return fold, fold != nil
+}
+
+func badString(field, problem string) error {
+	msg := fieldName(field) + " " + problem
+	return apperr.E("decode", apperr.Invalid, "invalid_string", msg).WithDetails(apperr.FieldError{Field: field, Message: msg})
+}
+
+// stringProblem inspects one JSON string literal, quotes included, as sent:
+// a NUL (raw or \u0000), bytes that are not UTF-8 and unpaired surrogate
+// escapes are problems.
+func stringProblem(lit []byte) string {
+	lit = lit[1 : len(lit)-1]
+	for i := 0; i < len(lit); {
+		c := lit[i]
+		if c == '\\' {
+			if lit[i+1] != 'u' {
+				i += 2
+				continue
+			}
+			r := hex4(lit[i+2 : i+6])
+			i += 6
+			switch {
+			case r == 0:
+				return "must not contain a NUL character (\\u0000)"
+			case r >= 0xDC00 && r < 0xE000:
+				return "must be valid Unicode: an unpaired surrogate escape"
+			case r >= 0xD800 && r < 0xDC00:
+				if i+6 > len(lit) || lit[i] != '\\' || lit[i+1] != 'u' {
+					return "must be valid Unicode: an unpaired surrogate escape"
+				}
+				if lo := hex4(lit[i+2 : i+6]); lo < 0xDC00 || lo >= 0xE000 {
+					return "must be valid Unicode: an unpaired surrogate escape"
+				}
+				i += 6
+			}
+			continue
+		}
+		if c == 0 {
+			return "must not contain a NUL character (\\u0000)"
+		}
+		r, size := utf8.DecodeRune(lit[i:])
+		if r == utf8.RuneError && size == 1 {
+			return "must be valid UTF-8"
+		}
+		i += size
+	}
+	return ""
+}
+
+// hex4 decodes the four hex digits of a \u escape (the decoder checked them).
+func hex4(b []byte) rune {
+	var r rune
+	for _, c := range b {
+		r <<= 4
+		switch {
+		case c >= '0' && c <= '9':
+			r |= rune(c - '0')
+		case c >= 'a' && c <= 'f':
+			r |= rune(c - 'a' + 10)
+		case c >= 'A' && c <= 'F':
+			r |= rune(c - 'A' + 10)
+		}
+	}
+	return r
 }
 
 func jsonError(err error) error {

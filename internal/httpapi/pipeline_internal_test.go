@@ -1,6 +1,7 @@
 package httpapi
 
 import (
+	"bytes"
 	"context"
 	"encoding/json"
 	"io"
@@ -296,6 +297,19 @@ func FuzzDecodeJSON(f *testing.F) {
 		}
 		err := decodeJSON(body, &v, strict)
 		if err == nil {
+			// Accepted text is exactly what was sent: never a NUL, never a
+			// U+FFFD the client did not send (encoding/json substitutes it for
+			// invalid UTF-8 and unpaired surrogates).
+			texts := []string{v.Name}
+			if v.Sub != nil {
+				texts = append(texts, v.Sub.A...)
+			}
+			sent := bytes.Count(body, []byte("\uFFFD")) + bytes.Count(bytes.ToLower(body), []byte(`\ufffd`))
+			for _, s := range texts {
+				if strings.IndexByte(s, 0) >= 0 || strings.Count(s, "\uFFFD") > sent {
+					t.Fatalf("decodeJSON(%q) accepted %q", body, s)
+				}
+			}
 			return
 		}
 		ae := apperrOf(err)
@@ -303,4 +317,77 @@ func FuzzDecodeJSON(f *testing.F) {
 			t.Fatalf("decode error not a 400/413 apperr: %#v", err)
 		}
 	})
+}
+
+// TestCheckStrings: the edge's text rule, with the field named by JSON
+// pointer; well-formed escapes (a surrogate pair, an escaped backslash
+// before u0000) are ordinary text.
+func TestCheckStrings(t *testing.T) {
+	cases := []struct{ body, field string }{
+		{`{"a":"x"}`, ""},
+		{`{"a":"M\u00fcller \ud83d\ude8c \\u0000"}`, ""},
+		{"{\"a\":\"\xef\xbf\xbd\"}", ""}, // U+FFFD sent as such
+		{`{"a":"\u0000"}`, "/a"},
+		{`{"a":["x",{"b":"\u0000"}]}`, "/a/1/b"},
+		{`{"a/b~c":"\u0000"}`, "/a~1b~0c"},
+		{"{\"a\":\"\xff\"}", "/a"},
+		{"{\"a\":\"\xc0\x80\"}", "/a"},     // overlong NUL
+		{"{\"a\":\"\xed\xa0\x80\"}", "/a"}, // UTF-8-encoded surrogate
+		{`{"a":"\ud83d"}`, "/a"},           // high surrogate alone
+		{`{"a":"\ud83dx"}`, "/a"},          // high surrogate, then text
+		{`{"a":"\ud83d\u0041"}`, "/a"},     // high surrogate, then no low one
+		{`{"a":"\ude8c\ud83d"}`, "/a"},     // reversed pair
+		{`["ok","\u0000"]`, "/1"},
+		{`"\u0000"`, ""},
+		{`{"a":{"b\u0000":1}}`, "/a/b\x00"},
+		{`{"a":1,"b":[true,null,{"c":[[],{}]}],"d":"\u0000"}`, "/d"},
+	}
+	for _, c := range cases {
+		err := checkStrings([]byte(c.body))
+		if c.body == `"\u0000"` {
+			if ae := apperrOf(err); ae == nil || ae.Details[0].Field != "" {
+				t.Errorf("%s: %v", c.body, err)
+			}
+			continue
+		}
+		if c.field == "" {
+			if err != nil {
+				t.Errorf("%s: refused: %v", c.body, err)
+			}
+			continue
+		}
+		ae := apperrOf(err)
+		if ae == nil || ae.Kind != apperr.Invalid || ae.Code != "invalid_string" || len(ae.Details) != 1 || ae.Details[0].Field != c.field {
+			t.Errorf("%s: %v; want invalid_string at %q", c.body, err, c.field)
+		}
+	}
+}
+
+// TestUnknownFieldNamedWhereItIs: a strict decode names an unknown key by
+// its full JSON pointer at any depth (encoding/json names only the key).
+func TestUnknownFieldNamedWhereItIs(t *testing.T) {
+	type inner struct {
+		A []string        `json:"address_lines"`
+		E json.RawMessage `json:"electronic_invoicing"`
+	}
+	var dst struct {
+		Customer *inner         `json:"customer"`
+		List     []inner        `json:"list"`
+		Free     map[string]any `json:"free"`
+		Any      any            `json:"any"`
+		Skip     string         `json:"-"`
+		Name     string
+	}
+	cases := []struct{ body, field string }{
+		{`{"customer":{"address_lines":["A"],"x":1}}`, "/customer/x"},
+		{`{"free":{"x":{"y":[1]}},"any":[{"x":1}],"customer":{"electronic_invoicing":{"x":1}},"NAME":"n","list":[{},{"address_lines":[],"a/b":2}]}`, "/list/1/a~1b"},
+		{`{"extra":1}`, "/extra"},
+		{`{"-":1}`, "/-"},
+	}
+	for _, c := range cases {
+		ae := apperrOf(decodeJSON([]byte(c.body), &dst, true))
+		if ae == nil || ae.Code != "unknown_field" || len(ae.Details) != 1 || ae.Details[0].Field != c.field || !strings.Contains(ae.Msg, c.field) {
+			t.Errorf("%s: %+v; want unknown_field at %s", c.body, ae, c.field)
+		}
+	}
 }

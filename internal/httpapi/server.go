@@ -7,10 +7,12 @@ import (
 	"fmt"
 	"log/slog"
 	"net/http"
+	"net/url"
 	"runtime/debug"
 	"sort"
 	"strings"
 	"time"
+	"unicode/utf8"
 
 	"github.com/farebox/farebox/internal/app"
 	"github.com/farebox/farebox/internal/apperr"
@@ -198,11 +200,52 @@ func (s *Server) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	if r.Body != nil {
 		r.Body = http.MaxBytesReader(sw, r.Body, s.MaxBodyBytes)
 	}
+	if err := checkURLText(r); err != nil {
+		s.writeError(sw, r, err)
+		return
+	}
 	if _, pattern := s.mux.Handler(r); pattern == "" {
 		s.unmatched(sw, r)
 		return
 	}
 	s.mux.ServeHTTP(sw, r)
+}
+
+// checkURLText applies the one text rule of the edge to the URL, before any
+// route sees it: a path (and so every path id) with NUL or bytes that are not
+// UTF-8 names no resource (404); such a query parameter is a 404 when it is
+// an id (id, …_id) and a 400 naming it otherwise. The database never sees
+// the text (PostgreSQL refuses NUL with SQLSTATE 22021, SQLite would store it).
+func checkURLText(r *http.Request) error {
+	if !cleanText(r.URL.Path) {
+		return apperr.E("route", apperr.NotFound, "not_found", "no such resource: "+r.URL.EscapedPath())
+	}
+	raw := r.URL.RawQuery
+	if !strings.Contains(raw, "%") && cleanText(raw) {
+		return nil
+	}
+	if all, err := url.QueryUnescape(raw); err == nil && cleanText(all) {
+		return nil // one decode of the whole query; the pairs only to name a culprit
+	}
+	for _, p := range transitQuery(raw) {
+		for _, text := range []string{p.name, p.value} {
+			if cleanText(text) {
+				continue
+			}
+			if p.name == "id" || strings.HasSuffix(p.name, "_id") {
+				return apperr.E("route", apperr.NotFound, "not_found", "no such resource: the query parameter "+url.QueryEscape(p.name)+" names none")
+			}
+			name := url.QueryEscape(p.name)
+			return apperr.Param("query", name, "the query parameter "+name+" must be valid UTF-8 without NUL characters")
+		}
+	}
+	return nil
+}
+
+// cleanText reports whether s is valid UTF-8 without NUL, the rule every
+// string of a request obeys.
+func cleanText(s string) bool {
+	return utf8.ValidString(s) && strings.IndexByte(s, 0) < 0
 }
 
 // unmatched answers 404 or 405 (with Allow) as JSON.

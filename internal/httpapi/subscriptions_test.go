@@ -8,6 +8,7 @@ import (
 
 	"github.com/farebox/farebox/internal/apitest"
 	"github.com/farebox/farebox/internal/store"
+	"github.com/google/go-cmp/cmp"
 )
 
 // monthlyCoupon orders the monthly product and activates it for June 2026.
@@ -230,5 +231,35 @@ func TestNoReorderOrReactivationBeyondTheEnd(t *testing.T) {
 		if sub["coupon_reactivatable"] != false || sub["subscription_reorderable"] != false || sub["next_unordered_subscription_cycle"] != nil {
 			t.Errorf("cancelled subscription: %v", sub)
 		}
+	})
+}
+
+// TestReorderHorizon: reorders stop three months ahead of the current month
+// (issue 14: 20 reorders ordered a subscription until 2028) with a 422
+// naming the reason, nothing billed; a month later one more is allowed.
+func TestReorderHorizon(t *testing.T) {
+	apitest.ForEachEngine(t, apitest.Options{}, func(t *testing.T, e *apitest.Env) {
+		_, subID, _ := monthlyCoupon(t, e) // June 2026 (clock: 15 June)
+		for i := 0; i < 3; i++ {           // July, August, September
+			e.Must(201, apitest.Req{Method: "POST", Path: "/v9/ticketing/subscriptions/" + subID + "/reorder.json", Key: e.LiveKey})
+		}
+		before := counts(t, e)
+		sub := e.Must(200, apitest.Req{Method: "GET", Path: "/v9/ticketing/subscriptions/" + subID + ".json", Key: e.LiveKey}).Map(t)
+		if sub["subscription_reorderable"] != false || sub["ordered_until"] != "2026-09-30T21:59:59Z" {
+			t.Errorf("after three reorders: reorderable %v, ordered_until %v", sub["subscription_reorderable"], sub["ordered_until"])
+		}
+		next := sub["next_unordered_subscription_cycle"].(map[string]any)
+		for _, body := range []any{nil, map[string]any{"subscription_cycle_id": next["id"]}} {
+			r := reorder(e, e.LiveKey, subID, body)
+			if m := r.Map(t); r.Status != 422 || m["code"] != "subscription_cycle_too_far_ahead" || !strings.Contains(str(m["message"]), "3 months ahead") {
+				t.Errorf("October in June (%v): %d %s", body, r.Status, r.Body)
+			}
+		}
+		if after := counts(t, e); !cmp.Equal(before, after) {
+			t.Errorf("refused reorder wrote rows: %v → %v", before, after)
+		}
+		e.Clock.Set(time.Date(2026, 6, 30, 22, 0, 0, 0, time.UTC)) // 1 July, Berlin
+		e.Must(201, apitest.Req{Method: "POST", Path: "/v9/ticketing/subscriptions/" + subID + "/reorder.json", Key: e.LiveKey})
+		e.Must(422, apitest.Req{Method: "POST", Path: "/v9/ticketing/subscriptions/" + subID + "/reorder.json", Key: e.LiveKey})
 	})
 }

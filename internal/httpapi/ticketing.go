@@ -2,10 +2,12 @@ package httpapi
 
 import (
 	"encoding/json"
+	"fmt"
 	"net/http"
 
 	"github.com/farebox/farebox/internal/app"
 	"github.com/farebox/farebox/internal/apperr"
+	"github.com/farebox/farebox/internal/schema"
 	"github.com/farebox/farebox/internal/ticketing"
 )
 
@@ -171,6 +173,15 @@ func (s *Server) setTariffSettings(version int) handlerFunc {
 		}
 		ts := json.RawMessage(body)
 		if _, ok := probe["tariff_settings"]; ok {
+			// The wrapped form holds nothing else (client-contract.md T13:
+			// extra keys are not allowed; no SDK sends this body).
+			for k := range probe {
+				if k != "tariff_settings" {
+					msg := fmt.Sprintf("unknown field %q beside tariff_settings", k)
+					return apperr.E("tariff_settings", apperr.Invalid, "unknown_field", msg).
+						WithDetails(apperr.FieldError{Field: "/" + schema.EscapeToken(k), Message: msg})
+				}
+			}
 			if err := decodeJSON(body, &wrapped, false); err != nil {
 				return err
 			}

@@ -301,3 +301,22 @@ func TestKindAndBuyer(t *testing.T) {
 		t.Error("HasElectronic")
 	}
 }
+
+// TestValidEmail tables BR-DE-28 as the XRechnung 3.0 schematron checks it
+// (x@example.com and a@bc.de were refused by a two-characters-per-side rule).
+func TestValidEmail(t *testing.T) {
+	valid := []string{"x@example.com", "a@bc.de", "rechnung@stadtwerke-musterstadt.de", "first.last+tag@sub.example.co.uk",
+		"a@b.c", "ÄÖ@müller.de", "o'brien@example.ie", "1@2.3"}
+	invalid := []string{"", "@", "a@", "@b.de", "a@b", "a@b.", "a@.de", "a@b..de", "a@@b.de", "a@b@c.de", "a b@c.de", "a@b .de",
+		" a@b.de", "a@b.de ", "a\t@b.de", "rechnung", "a.example.com"}
+	for _, s := range valid {
+		if !invoice.ValidEmail(s) {
+			t.Errorf("ValidEmail(%q) = false, want true", s)
+		}
+	}
+	for _, s := range invalid {
+		if invoice.ValidEmail(s) {
+			t.Errorf("ValidEmail(%q) = true, want false", s)
+		}
+	}
+}

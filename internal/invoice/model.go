@@ -151,10 +151,15 @@ func (l Line) Passive() []Share {
 }
 
 // SplitTotal is the full amount of a split item (the sum of all shares).
+// Validate refuses a split whose sum leaves int64; on an unvalidated line
+// such a sum panics rather than wrapping around.
 func (l Line) SplitTotal() money.Cents {
 	var t money.Cents
 	for _, s := range l.Split {
-		t += s.Amount
+		var err error
+		if t, err = money.Add(t, s.Amount); err != nil {
+			panic("invoice.Line.SplitTotal on a line Validate refuses: " + err.Error())
+		}
 	}
 	return t
 }

@@ -1,6 +1,8 @@
 package invoice
 
 import (
+	"errors"
+	"fmt"
 	"sort"
 
 	"github.com/farebox/farebox/internal/money"
@@ -50,11 +52,51 @@ type Totals struct {
 // extra decimals). The group VAT differs from round(net × rate) by at most
 // one cent, well inside the tolerance of BR-CO-17 / BR-S-09. Lines gets each
 // item's share of its position's net, spread the same cumulative way.
+//
+// Every sum is overflow-checked (CheckedTotals). ComputeTotals is for
+// documents that passed Validate, which refuses sums beyond money.Max; on
+// any other document an overflow panics rather than producing a wrapped
+// total.
 func ComputeTotals(lines []Line, paid money.Cents) Totals {
+	t, err := CheckedTotals(lines, paid)
+	if err != nil {
+		panic("invoice.ComputeTotals on a document Validate refuses: " + err.Error())
+	}
+	return t
+}
+
+// TotalsError names the field whose amount made a total leave the int64
+// cent range (or whose rate is outside 0 to 100 %).
+type TotalsError struct {
+	Field string // JSON pointer into the document, e.g. /lines/3/gross
+	Err   error
+}
+
+func (e *TotalsError) Error() string { return e.Field + ": " + e.Err.Error() }
+func (e *TotalsError) Unwrap() error { return e.Err }
+
+// CheckedTotals is ComputeTotals with every sum and difference checked: a
+// total that does not fit in int64 cents is a *TotalsError naming the line
+// (or /payment/paid) whose amount overflowed it.
+func CheckedTotals(lines []Line, paid money.Cents) (Totals, error) {
 	positions := GroupPositions(lines)
+	// A position's gross is a sum of its items' gross (GroupPositions adds
+	// them unchecked): check each such sum before anything relies on it.
+	for _, p := range positions {
+		var sum money.Cents
+		for _, li := range p.Items {
+			var err error
+			if sum, err = money.Add(sum, lines[li].Gross); err != nil {
+				return Totals{}, &TotalsError{Field: fmt.Sprintf("/lines/%d/gross", li), Err: err}
+			}
+		}
+	}
 	t := Totals{Positions: make([]LineAmounts, len(positions)), Lines: make([]LineAmounts, len(lines)), Paid: paid}
 	rates := map[int64]bool{}
-	for _, l := range lines {
+	for i, l := range lines {
+		if l.RateBP < 0 || l.RateBP > money.MaxRateBP {
+			return Totals{}, &TotalsError{Field: fmt.Sprintf("/lines/%d/rate_bp", i), Err: errRate}
+		}
 		rates[l.RateBP] = true
 	}
 	order := make([]int64, 0, len(rates))
@@ -62,6 +104,7 @@ func ComputeTotals(lines []Line, paid money.Cents) Totals {
 		order = append(order, r)
 	}
 	sort.Slice(order, func(i, j int) bool { return order[i] < order[j] })
+	var err error
 	for _, rate := range order {
 		var cum money.Cents
 		var prevNet money.Cents
@@ -69,8 +112,11 @@ func ComputeTotals(lines []Line, paid money.Cents) Totals {
 			if p.RateBP != rate {
 				continue
 			}
-			cum += p.Gross
+			if cum, err = money.Add(cum, p.Gross); err != nil {
+				return Totals{}, &TotalsError{Field: fmt.Sprintf("/lines/%d/gross", p.Items[len(p.Items)-1]), Err: err}
+			}
 			cumNet, _ := money.Split(cum, rate)
+			// |cumNet|, |prevNet| ≤ |cum| and both have cum's sign: no overflow.
 			net := cumNet - prevNet
 			t.Positions[i] = LineAmounts{Net: net, VAT: p.Gross - net}
 			prevNet = cumNet
@@ -86,12 +132,35 @@ func ComputeTotals(lines []Line, paid money.Cents) Totals {
 		}
 		net, vat := money.Split(cum, rate)
 		t.Groups = append(t.Groups, VATGroup{RateBP: rate, Net: net, VAT: vat, Gross: cum})
-		t.Net += net
-		t.VAT += vat
-		t.Gross += cum
+		field := fmt.Sprintf("/lines/%d/gross", lastOfRate(lines, rate))
+		if t.Net, err = money.Add(t.Net, net); err != nil {
+			return Totals{}, &TotalsError{Field: field, Err: err}
+		}
+		if t.VAT, err = money.Add(t.VAT, vat); err != nil {
+			return Totals{}, &TotalsError{Field: field, Err: err}
+		}
+		if t.Gross, err = money.Add(t.Gross, cum); err != nil {
+			return Totals{}, &TotalsError{Field: field, Err: err}
+		}
 	}
-	t.Payable = t.Gross - paid
-	return t
+	if t.Payable, err = money.Sub(t.Gross, paid); err != nil {
+		return Totals{}, &TotalsError{Field: "/payment/paid", Err: err}
+	}
+	return t, nil
+}
+
+var errRate = errors.New("VAT rate outside 0 to 100 %")
+
+// lastOfRate is the index of the last line of rate (whose amount completes
+// the group's sum).
+func lastOfRate(lines []Line, rate int64) int {
+	last := -1
+	for i, l := range lines {
+		if l.RateBP == rate {
+			last = i
+		}
+	}
+	return last
 }
 
 // divRound is a / b rounded half away from zero (b > 0).

@@ -1,14 +1,15 @@
 package invoice
 
 import (
+	"errors"
 	"fmt"
-	"github.com/farebox/farebox/internal/money"
 	"math/big"
 	"strings"
 	"unicode"
 	"unicode/utf8"
 
 	"github.com/farebox/farebox/internal/apperr"
+	"github.com/farebox/farebox/internal/money"
 )
 
 // easCodes is the CEF Electronic Address Scheme code list as checked by
@@ -82,12 +83,19 @@ func (d *Document) Validate() error {
 		}
 		seen[l.BillableItemID] = true
 	}
-	t := d.Totals()
-	if d.Buyer == nil && t.Gross > SmallInvoiceLimit {
-		c.add("/buyer", "an invoice above %s needs a recipient (§ 14 UStG; § 33 UStDV covers only up to that amount)", SmallInvoiceLimit.German())
-	}
-	if d.Payment.Paid < 0 || d.Payment.Paid > t.Gross {
-		c.add("/payment/paid", "must be between 0 and the gross total %s", t.Gross.Decimal())
+	if t, err := CheckedTotals(d.Lines, d.Payment.Paid); err != nil {
+		// A rate outside 0 to 100 % is already reported by c.line.
+		var te *TotalsError
+		if errors.As(err, &te) && errors.Is(err, money.ErrOverflow) {
+			c.add(te.Field, "makes the document's totals exceed the largest amount %s", money.Max.German())
+		}
+	} else {
+		if d.Buyer == nil && t.Gross > SmallInvoiceLimit {
+			c.add("/buyer", "an invoice above %s needs a recipient (§ 14 UStG; § 33 UStDV covers only up to that amount)", SmallInvoiceLimit.German())
+		}
+		if d.Payment.Paid < 0 || d.Payment.Paid > t.Gross {
+			c.add("/payment/paid", "must be between 0 and the gross total %s", t.Gross.Decimal())
+		}
 	}
 	if !d.Payment.DueDate.IsZero() && CalendarDate(d.Payment.DueDate).Before(CalendarDate(d.IssueDate)) {
 		c.add("/payment/due_date", "must not be before the issue date")
@@ -158,7 +166,7 @@ func (c *checker) seller(s *Seller, f string) {
 	if digits(s.ContactPhone) < 3 {
 		c.add(f+"/contact_phone", "needs at least 3 digits (BR-DE-6, BR-DE-27)")
 	}
-	if !isEmail(s.ContactEmail) {
+	if !ValidEmail(s.ContactEmail) {
 		c.add(f+"/contact_email", "must be an e-mail address (BR-DE-7, BR-DE-28)")
 	}
 	c.required(f+"/electronic_address", s.ElectronicAddress, "BR-62")
@@ -214,7 +222,14 @@ func (c *checker) line(l Line, f string) {
 		return
 	}
 	invoiced := 0
+	var total money.Cents
+	overflow := false
 	for i, s := range l.Split {
+		var err error
+		if total, err = money.Add(total, s.Amount); err != nil && !overflow {
+			overflow = true
+			c.add(fmt.Sprintf("%s/split/%d/amount", f, i), "makes the split's total exceed the largest amount %s", money.Max.German())
+		}
 		c.required(fmt.Sprintf("%s/split/%d/name", f, i), s.Name, "split participant")
 		if s.Amount < 0 {
 			c.add(fmt.Sprintf("%s/split/%d/amount", f, i), "must not be negative")
@@ -261,14 +276,25 @@ func digits(s string) int {
 	return n
 }
 
-// isEmail applies BR-DE-28: exactly one @ with at least two characters on
-// each side, no whitespace.
-func isEmail(s string) bool {
-	if strings.ContainsFunc(s, unicode.IsSpace) || strings.Count(s, "@") != 1 {
+// ValidEmail applies BR-DE-28 as the XRechnung 3.0 schematron checks it
+// (XR-EMAIL-REGEX ^[^@\s]+@([^@.\s]+\.)+[^@.\s]+$): exactly one @, a
+// non-empty local part, and a domain of at least two non-empty dot-separated
+// labels; no whitespace anywhere. x@example.com and a@bc.de are addresses.
+func ValidEmail(s string) bool {
+	local, domain, ok := strings.Cut(s, "@")
+	if !ok || local == "" || strings.ContainsFunc(s, unicode.IsSpace) || strings.Contains(domain, "@") {
 		return false
 	}
-	at := strings.IndexByte(s, '@')
-	return utf8.RuneCountInString(s[:at]) >= 2 && utf8.RuneCountInString(s[at+1:]) >= 2
+	labels := strings.Split(domain, ".")
+	if len(labels) < 2 {
+		return false
+	}
+	for _, l := range labels {
+		if l == "" {
+			return false
+		}
+	}
+	return true
 }
 
 // ValidIBAN checks an IBAN's form and its ISO 13616 mod-97 checksum; spaces

@@ -196,7 +196,7 @@ func parseElectronic(raw json.RawMessage) (*Electronic, []apperr.FieldError) {
 		}
 		e.ElectronicAddressSchemeID = s
 	}
-	if e.ElectronicAddressSchemeID == "EM" && e.ElectronicAddress != "" && !isEmail(e.ElectronicAddress) {
+	if e.ElectronicAddressSchemeID == "EM" && e.ElectronicAddress != "" && !invoice.ValidEmail(e.ElectronicAddress) {
 		add("/electronic_address", "must be an e-mail address for scheme EM")
 	}
 	e.BuyerReference, _ = str(top, "buyer_reference", "/buyer_reference", true)
@@ -227,13 +227,4 @@ func parseElectronic(raw json.RawMessage) (*Electronic, []apperr.FieldError) {
 		}
 	}
 	return e, probs
-}
-
-// isEmail applies BR-DE-28: one @ with at least two characters on each side.
-func isEmail(s string) bool {
-	if strings.ContainsFunc(s, unicode.IsSpace) || strings.Count(s, "@") != 1 {
-		return false
-	}
-	at := strings.IndexByte(s, '@')
-	return utf8.RuneCountInString(s[:at]) >= 2 && utf8.RuneCountInString(s[at+1:]) >= 2
 }

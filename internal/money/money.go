@@ -1,60 +1,146 @@
 // Package money holds amounts as integer cents and does VAT arithmetic without
 // floats. Rates are in basis points (700 = 7 %). Rounding is half away from
 // zero at the cent, the commercial rule EN 16931 tools expect.
+//
+// Amounts are exact or refused: every sum, difference and product of amounts
+// goes through Add, Sub, Mul or Sum, which report an overflow of int64 cents
+// (ErrOverflow) instead of wrapping around. Split and VATOn are exact for every
+// int64 amount (128-bit intermediates).
 package money
 
 import (
+	"errors"
 	"fmt"
+	"math"
+	"math/bits"
 	"strings"
 )
 
 // Cents is an amount in euro cents.
 type Cents int64
 
-// Split divides a gross amount into net and VAT at rate basis points so that
-// net + vat == gross exactly: vat = round(gross * rate / (10000 + rate)).
+// Max is the largest representable amount (92.233.720.368.547.758,07 €).
+const Max = Cents(math.MaxInt64)
+
+// ErrOverflow reports an amount outside the int64 cent range.
+var ErrOverflow = errors.New("money: amount overflows int64 cents")
+
+// Add returns a + b, or ErrOverflow when the sum does not fit.
+func Add(a, b Cents) (Cents, error) {
+	s := a + b
+	if (b > 0 && s < a) || (b < 0 && s > a) {
+		return 0, ErrOverflow
+	}
+	return s, nil
+}
+
+// Sub returns a − b, or ErrOverflow when the difference does not fit.
+func Sub(a, b Cents) (Cents, error) {
+	d := a - b
+	if (b > 0 && d > a) || (b < 0 && d < a) {
+		return 0, ErrOverflow
+	}
+	return d, nil
+}
+
+// Mul returns a × n, or ErrOverflow when the product does not fit.
+func Mul(a Cents, n int64) (Cents, error) {
+	if a == 0 || n == 0 {
+		return 0, nil
+	}
+	p := int64(a) * n
+	if p/n != int64(a) || (n == -1 && a == math.MinInt64) || (a == -1 && n == math.MinInt64) {
+		return 0, ErrOverflow
+	}
+	return Cents(p), nil
+}
+
+// Sum adds amounts. On overflow it returns ErrOverflow and the index of the
+// amount whose addition overflowed (for error messages naming the field);
+// otherwise the index is -1.
+func Sum(amounts ...Cents) (total Cents, at int, err error) {
+	for i, a := range amounts {
+		if total, err = Add(total, a); err != nil {
+			return 0, i, err
+		}
+	}
+	return total, -1, nil
+}
+
+// Split divides a gross amount into net and VAT at rate basis points (0 to
+// MaxRateBP) so that net + vat == gross exactly: vat = round(gross × rate /
+// (10000 + rate)). |vat| ≤ |gross|, so it is exact for every amount.
 func Split(gross Cents, rateBP int64) (net, vat Cents) {
-	vat = Cents(divRound(int64(gross)*rateBP, 10000+rateBP))
+	checkRate(rateBP)
+	vat = Cents(mulDivRound(int64(gross), rateBP, 10000+rateBP))
 	return gross - vat, vat
 }
 
-// VATOn computes the VAT of a net amount at rateBP: round(net * rate / 10000).
-func VATOn(net Cents, rateBP int64) Cents { return Cents(divRound(int64(net)*rateBP, 10000)) }
+// VATOn computes the VAT of a net amount at rateBP (0 to MaxRateBP): round(net ×
+// rate / 10000), exact for every amount.
+func VATOn(net Cents, rateBP int64) Cents {
+	checkRate(rateBP)
+	return Cents(mulDivRound(int64(net), rateBP, 10000))
+}
 
-// divRound is a/b rounded half away from zero (b > 0).
-func divRound(a, b int64) int64 {
-	if a >= 0 {
-		return (a + b/2) / b
+// MaxRateBP is the largest rate Split and VATOn accept (100 %).
+const MaxRateBP = 10000
+
+// checkRate enforces the rate precondition of Split and VATOn. Callers
+// validate rates first (invoice.Validate); a rate outside 0..MaxRateBP here is
+// a bug, and a wrong VAT amount must never be computed silently.
+func checkRate(rateBP int64) {
+	if rateBP < 0 || rateBP > MaxRateBP {
+		panic(fmt.Sprintf("money: VAT rate %d basis points outside 0..%d", rateBP, MaxRateBP))
 	}
-	return -((-a + b/2) / b)
+}
+
+// mulDivRound is a × b / d rounded half away from zero, with a 128-bit
+// intermediate product. b ≥ 0, d > 0 and |a × b / d| ≤ |a| (b ≤ d), so the
+// result fits in int64.
+func mulDivRound(a, b, d int64) int64 {
+	neg := a < 0
+	ua := uint64(a)
+	if neg {
+		ua = -ua // two's complement magnitude, also right for math.MinInt64
+	}
+	hi, lo := bits.Mul64(ua, uint64(b))
+	lo, carry := bits.Add64(lo, uint64(d)/2, 0)
+	hi += carry
+	q, _ := bits.Div64(hi, lo, uint64(d))
+	if neg {
+		return -int64(q)
+	}
+	return int64(q)
 }
 
 // Decimal formats c as "1234.50" (XML amounts: dot, two decimals, no grouping).
 func (c Cents) Decimal() string {
-	sign := ""
-	v := int64(c)
-	if v < 0 {
-		sign, v = "-", -v
-	}
-	return fmt.Sprintf("%s%d.%02d", sign, v/100, v%100)
+	sign, whole, frac := c.parts()
+	return fmt.Sprintf("%s%d.%02d", sign, whole, frac)
 }
 
 // German formats c as "4.655,00 €" (comma decimal, dot thousands).
 func (c Cents) German() string {
-	sign := ""
-	v := int64(c)
-	if v < 0 {
-		sign, v = "-", -v
-	}
-	whole := fmt.Sprintf("%d", v/100)
+	sign, whole, frac := c.parts()
+	digits := fmt.Sprintf("%d", whole)
 	var b strings.Builder
-	for i, r := range whole {
-		if i > 0 && (len(whole)-i)%3 == 0 {
+	for i, r := range digits {
+		if i > 0 && (len(digits)-i)%3 == 0 {
 			b.WriteByte('.')
 		}
 		b.WriteRune(r)
 	}
-	return fmt.Sprintf("%s%s,%02d €", sign, b.String(), v%100)
+	return fmt.Sprintf("%s%s,%02d €", sign, b.String(), frac)
+}
+
+// parts splits c into sign, whole euros and cents (right for math.MinInt64 too).
+func (c Cents) parts() (sign string, whole, frac uint64) {
+	v := uint64(c)
+	if c < 0 {
+		sign, v = "-", -v
+	}
+	return sign, v / 100, v % 100
 }
 
 // RatePercent formats basis points as a decimal percent: 700 → "7.00".

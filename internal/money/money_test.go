@@ -1,6 +1,11 @@
 package money
 
-import "testing"
+import (
+	"errors"
+	"math"
+	"math/big"
+	"testing"
+)
 
 func TestSplit(t *testing.T) {
 	cases := []struct {
@@ -42,7 +47,7 @@ func FuzzSplit(f *testing.F) {
 	f.Add(int64(4900), int64(700))
 	f.Add(int64(-1), int64(1900))
 	f.Fuzz(func(t *testing.T, gross, rate int64) {
-		if rate < 0 || rate > 10000 || gross > 1<<40 || gross < -(1<<40) {
+		if rate < 0 || rate > MaxRateBP {
 			return
 		}
 		net, vat := Split(Cents(gross), rate)
@@ -52,5 +57,106 @@ func FuzzSplit(f *testing.F) {
 		if (gross >= 0 && (vat < 0 || net < 0)) || (gross < 0 && (vat > 0 || net > 0)) {
 			t.Fatalf("sign mismatch: gross %d net %d vat %d", gross, net, vat)
 		}
+	})
+}
+
+// bigDivRound is a/b rounded half away from zero, in big integers (b > 0).
+func bigDivRound(a, b *big.Int) *big.Int {
+	neg := a.Sign() < 0
+	q := new(big.Int).Abs(a)
+	q.Add(q, new(big.Int).Quo(b, big.NewInt(2)))
+	q.Quo(q, b)
+	if neg {
+		q.Neg(q)
+	}
+	return q
+}
+
+// checkArith compares Add, Sub, Mul, Split and VATOn with math/big: each
+// result is exact, and ErrOverflow comes exactly when the true value leaves
+// the int64 range.
+func checkArith(t *testing.T, a, b int64, rate int64) {
+	t.Helper()
+	ba, bb := big.NewInt(a), big.NewInt(b)
+	check := func(name string, got Cents, err error, want *big.Int) {
+		t.Helper()
+		if !want.IsInt64() {
+			if !errors.Is(err, ErrOverflow) {
+				t.Fatalf("%s(%d, %d) = %d, %v; want ErrOverflow (true value %s)", name, a, b, got, err, want)
+			}
+			return
+		}
+		if err != nil || int64(got) != want.Int64() {
+			t.Fatalf("%s(%d, %d) = %d, %v; want %s", name, a, b, got, err, want)
+		}
+	}
+	sum, err := Add(Cents(a), Cents(b))
+	check("Add", sum, err, new(big.Int).Add(ba, bb))
+	diff, err := Sub(Cents(a), Cents(b))
+	check("Sub", diff, err, new(big.Int).Sub(ba, bb))
+	prod, err := Mul(Cents(a), b)
+	check("Mul", prod, err, new(big.Int).Mul(ba, bb))
+	if rate < 0 || rate > MaxRateBP {
+		return
+	}
+	net, vat := Split(Cents(a), rate)
+	wantVAT := bigDivRound(new(big.Int).Mul(ba, big.NewInt(rate)), big.NewInt(10000+rate))
+	if vat != Cents(wantVAT.Int64()) || net+vat != Cents(a) {
+		t.Fatalf("Split(%d, %d) = %d, %d; want vat %s", a, rate, net, vat, wantVAT)
+	}
+	wantOn := bigDivRound(new(big.Int).Mul(ba, big.NewInt(rate)), big.NewInt(10000))
+	if got := VATOn(Cents(a), rate); got != Cents(wantOn.Int64()) {
+		t.Fatalf("VATOn(%d, %d) = %d; want %s", a, rate, got, wantOn)
+	}
+}
+
+// TestArithmeticAtTheLimits runs the big-integer comparison over the edges
+// of int64 (where the old unchecked sums wrapped around).
+func TestArithmeticAtTheLimits(t *testing.T) {
+	edges := []int64{0, 1, -1, 2, -2, 99, 380, 382, 1 << 31, -(1 << 31), 1 << 40, math.MaxInt64 / 10000, math.MaxInt64 / 2,
+		math.MaxInt64/2 + 1, math.MaxInt64 - 1, math.MaxInt64, math.MinInt64, math.MinInt64 + 1, math.MinInt64 / 2}
+	for _, a := range edges {
+		for _, b := range edges {
+			for _, rate := range []int64{0, 1, 700, 1900, 9999, MaxRateBP} {
+				checkArith(t, a, b, rate)
+			}
+		}
+	}
+	// The case of issue 14: two maximal shares and 382 wrap to 380 unchecked.
+	if _, at, err := Sum(Max, Max, 382); !errors.Is(err, ErrOverflow) || at != 1 {
+		t.Fatalf("Sum(Max, Max, 382): at %d, %v; want ErrOverflow at 1", at, err)
+	}
+	if s, at, err := Sum(Max-382, 382); err != nil || at != -1 || s != Max {
+		t.Fatalf("Sum(Max-382, 382) = %d at %d, %v", s, at, err)
+	}
+	if got := Max.German(); got != "92.233.720.368.547.758,07 €" {
+		t.Errorf("Max.German() = %q", got)
+	}
+	if got := Cents(math.MinInt64).Decimal(); got != "-92233720368547758.08" {
+		t.Errorf("MinInt64.Decimal() = %q", got)
+	}
+}
+
+func TestRateOutsideRangePanics(t *testing.T) {
+	for _, rate := range []int64{-1, MaxRateBP + 1} {
+		func() {
+			defer func() {
+				if recover() == nil {
+					t.Errorf("Split(100, %d) did not refuse the rate", rate)
+				}
+			}()
+			Split(100, rate)
+		}()
+	}
+}
+
+// FuzzArithmetic compares the checked arithmetic with math/big for any
+// operands (CI fuzzes it, .ci/run).
+func FuzzArithmetic(f *testing.F) {
+	f.Add(int64(math.MaxInt64), int64(math.MaxInt64), int64(700))
+	f.Add(int64(math.MinInt64), int64(-1), int64(1900))
+	f.Add(int64(4900), int64(3), int64(700))
+	f.Fuzz(func(t *testing.T, a, b, rate int64) {
+		checkArith(t, a, b, rate)
 	})
 }

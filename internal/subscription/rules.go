@@ -1,6 +1,7 @@
 package subscription
 
 import (
+	"fmt"
 	"slices"
 	"time"
 
@@ -24,10 +25,26 @@ const (
 	CodeCancelled       = "subscription_cancelled"
 	CodeEnded           = "subscription_ended"
 	CodeRestored        = "subscription_restored"
+	CodeTooFarAhead     = "subscription_cycle_too_far_ahead"
 	CodeAlreadyActive   = "coupon_already_activated"
 	FieldCycleID        = "/subscription_cycle_id"
 	FieldActivationTime = "/activation_start_datetime"
 )
+
+// MaxReorderMonthsAhead bounds how far ahead a cycle can be ordered: a cycle
+// may start at most this many calendar months (local time) after the
+// current month: in June (Berlin) cycles up to September can be ordered,
+// the October cycle from 1 July.
+// Without a bound every reorder generates the next month, and 20 reorders
+// ordered (and billed) a subscription until 2028.
+const MaxReorderMonthsAhead = 3
+
+// ReorderHorizon is the first instant (UTC) of the first month that cannot
+// be ordered at now: a cycle starting at or after it is too far ahead.
+func ReorderHorizon(now time.Time, loc *time.Location) time.Time {
+	l := now.In(loc)
+	return time.Date(l.Year(), l.Month()+MaxReorderMonthsAhead+1, 1, 0, 0, 0, 0, loc).UTC()
+}
 
 // State is what the rules need to know about one subscription.
 type State struct {
@@ -99,9 +116,9 @@ func (s State) beyondEnd(c Cycle) bool {
 	return s.Cancelled() && (!c.Dated() || c.ValidFrom.After(s.EndsAt))
 }
 
-// CanReorder says whether cycle c may be ordered at now; the error is a 422
-// naming the reason.
-func CanReorder(s State, c Cycle, now time.Time) error {
+// CanReorder says whether cycle c may be ordered at now (months in loc);
+// the error is a 422 naming the reason.
+func CanReorder(s State, c Cycle, now time.Time, loc *time.Location) error {
 	const op = "subscription.CanReorder"
 	switch {
 	case s.Restored:
@@ -112,6 +129,10 @@ func CanReorder(s State, c Cycle, now time.Time) error {
 		return apperr.E(op, apperr.Unprocessable, CodeCycleEnded, "Subscription cycle "+c.ID+" ended at "+clock.Timestamp(c.ValidUntil)+" and can no longer be ordered")
 	case s.beyondEnd(c):
 		return apperr.E(op, apperr.Unprocessable, CodeCancelled, "The subscription is cancelled and ends at "+clock.Timestamp(s.EndsAt)+"; later cycles cannot be ordered")
+	case c.Dated() && !c.ValidFrom.Before(ReorderHorizon(now, loc)):
+		return apperr.E(op, apperr.Unprocessable, CodeTooFarAhead, fmt.Sprintf(
+			"Subscription cycle %s starts %s; cycles can be ordered at most %d months ahead of the current month, so only cycles starting before %s",
+			c.ID, clock.Timestamp(c.ValidFrom), MaxReorderMonthsAhead, clock.Timestamp(ReorderHorizon(now, loc))))
 	}
 	return nil
 }
@@ -119,7 +140,7 @@ func CanReorder(s State, c Cycle, now time.Time) error {
 // ReorderTarget picks the cycle a reorder request orders: the cycle named by
 // cycleID, or the next unordered one when cycleID is empty. It returns the
 // cycle's index or a 422.
-func ReorderTarget(s State, cycleID string, now time.Time) (int, error) {
+func ReorderTarget(s State, cycleID string, now time.Time, loc *time.Location) (int, error) {
 	const op = "subscription.ReorderTarget"
 	var i int
 	if cycleID == "" {
@@ -132,7 +153,10 @@ func ReorderTarget(s State, cycleID string, now time.Time) (int, error) {
 	} else if i = Find(s.Cycles, cycleID); i < 0 {
 		return -1, apperr.Validation(op, CodeCycleNotFound, FieldCycleID, "subscription_cycle_id "+cycleID+" is not a cycle of this subscription")
 	}
-	if err := CanReorder(s, s.Cycles[i], now); err != nil {
+	if err := CanReorder(s, s.Cycles[i], now, loc); err != nil {
+		if ae := apperr.As(err); cycleID != "" && ae != nil && ae.Code == CodeTooFarAhead {
+			return -1, ae.WithDetails(apperr.FieldError{Field: FieldCycleID, Message: ae.Msg})
+		}
 		return -1, err
 	}
 	return i, nil
@@ -237,12 +261,12 @@ type View struct {
 	OrderedUntil        time.Time // zero: null
 }
 
-// Describe computes the View of s at now. Active means the coupon was
+// Describe computes the View of s at now (months in loc). Active means the coupon was
 // activated and the subscription has not ended. CouponReactivatable is true
 // only when an ordered, not yet activated cycle exists (so Android's
 // first { ordered && !coupon_activated } finds one) and the subscription has
 // not ended, and a first activation happened.
-func Describe(s State, now time.Time) View {
+func Describe(s State, now time.Time, loc *time.Location) View {
 	var v View
 	activated := false
 	for _, c := range s.Cycles {
@@ -252,7 +276,7 @@ func Describe(s State, now time.Time) View {
 	v.Active = activated && !ended
 	_, err := ReactivationTarget(s, now)
 	v.CouponReactivatable = activated && !ended && err == nil
-	_, err = ReorderTarget(s, "", now)
+	_, err = ReorderTarget(s, "", now, loc)
 	v.Reorderable = err == nil
 	v.Current, _ = Current(s.Cycles, now)
 	if c, ok := Next(s.Cycles, now); ok {

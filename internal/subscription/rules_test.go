@@ -120,43 +120,43 @@ func TestReorder(t *testing.T) {
 	base := State{Cycles: []Cycle{decU, jan, febU, marU}}
 	now := ts("2026-01-20T00:00:00Z")
 
-	i, err := ReorderTarget(base, "", now)
+	i, err := ReorderTarget(base, "", now, clock.Berlin)
 	if err != nil || base.Cycles[i].ID != "feb" {
 		t.Fatalf("default target = %d, %v; want feb", i, err)
 	}
-	i, err = ReorderTarget(base, "mar", now)
+	i, err = ReorderTarget(base, "mar", now, clock.Berlin)
 	if err != nil || base.Cycles[i].ID != "mar" {
 		t.Errorf("named future target = %d, %v", i, err)
 	}
-	_, err = ReorderTarget(base, "dec", now)
+	_, err = ReorderTarget(base, "dec", now, clock.Berlin)
 	wantErr(t, "named past", err, apperr.Unprocessable, CodeCycleEnded, "Subscription cycle dec ended at 2025-12-31T22:59:59Z and can no longer be ordered")
-	_, err = ReorderTarget(base, "jan", now)
+	_, err = ReorderTarget(base, "jan", now, clock.Berlin)
 	wantErr(t, "already ordered", err, apperr.Unprocessable, CodeAlreadyOrdered, "Subscription cycle jan is already ordered")
-	_, err = ReorderTarget(base, "nope", now)
+	_, err = ReorderTarget(base, "nope", now, clock.Berlin)
 	wantErr(t, "unknown", err, apperr.Unprocessable, CodeCycleNotFound, "subscription_cycle_id nope is not a cycle of this subscription")
 	if e := apperr.As(err); e == nil || len(e.Details) != 1 || e.Details[0].Field != FieldCycleID {
 		t.Errorf("unknown id details: %+v", e)
 	}
-	_, err = ReorderTarget(State{Cycles: []Cycle{jan}}, "", now)
+	_, err = ReorderTarget(State{Cycles: []Cycle{jan}}, "", now, clock.Berlin)
 	wantErr(t, "nothing unordered", err, apperr.Unprocessable, CodeNoUnordered, "There is no unordered subscription cycle to order")
-	_, err = ReorderTarget(State{Cycles: []Cycle{jan, febU}, Restored: true}, "", now)
+	_, err = ReorderTarget(State{Cycles: []Cycle{jan, febU}, Restored: true}, "", now, clock.Berlin)
 	wantErr(t, "restored", err, apperr.Unprocessable, CodeRestored, "")
 
 	// Cancelled by the 10th of January: February is beyond the end.
 	cancelled, _, _ := Cancel(State{Cycles: []Cycle{jan, febU}}, berlin(2026, 1, 10, 23, 59, 59, 0), clock.Berlin)
-	_, err = ReorderTarget(cancelled, "", now)
+	_, err = ReorderTarget(cancelled, "", now, clock.Berlin)
 	wantErr(t, "after cancellation", err, apperr.Unprocessable, CodeCancelled, "The subscription is cancelled and ends at 2026-01-31T22:59:59Z; later cycles cannot be ordered")
 	// Cancelled on the 11th: February is owed and can still be ordered, March cannot.
 	late, _, _ := Cancel(State{Cycles: []Cycle{jan, febU, marU}}, berlin(2026, 1, 11, 0, 0, 0, 0), clock.Berlin)
-	if i, err := ReorderTarget(late, "", now); err != nil || late.Cycles[i].ID != "feb" {
+	if i, err := ReorderTarget(late, "", now, clock.Berlin); err != nil || late.Cycles[i].ID != "feb" {
 		t.Errorf("owed month after late cancel: %d, %v", i, err)
 	}
 	if len(late.Cycles) != 2 {
 		t.Errorf("unordered March beyond the end kept: %+v", late.Cycles)
 	}
-	_, err = ReorderTarget(late, "mar", now)
+	_, err = ReorderTarget(late, "mar", now, clock.Berlin)
 	wantErr(t, "dropped cycle", err, apperr.Unprocessable, CodeCycleNotFound, "")
-	err = CanReorder(late, marU, now)
+	err = CanReorder(late, marU, now, clock.Berlin)
 	wantErr(t, "beyond late cancel", err, apperr.Unprocessable, CodeCancelled, "The subscription is cancelled and ends at 2026-02-28T22:59:59Z; later cycles cannot be ordered")
 
 	// Reorder marks the cycle and generates the following month once.
@@ -277,7 +277,7 @@ func TestDescribe(t *testing.T) {
 		{"restored", State{Cycles: []Cycle{jan, febO}, Restored: true}, now, false, false, false, "jan", "feb", "", "2026-02-28T22:59:59Z"},
 	}
 	for _, c := range cases {
-		v := Describe(c.s, c.now)
+		v := Describe(c.s, c.now, clock.Berlin)
 		id := func(p *Cycle) string {
 			if p == nil {
 				return ""
@@ -317,12 +317,14 @@ func TestOperationsProperty(t *testing.T) {
 			now = now.Add(time.Duration(r.IntN(20*24*3600)) * time.Second)
 			switch r.IntN(4) {
 			case 0:
-				if i, err := ReorderTarget(s, "", now); err == nil {
+				if i, err := ReorderTarget(s, "", now, clock.Berlin); err == nil {
+					checkHorizon(t, s.Cycles[i], now)
 					s = Reorder(s, i, "bill-"+s.Cycles[i].ID, newID(), clock.Berlin)
 				}
 			case 1:
 				name := s.Cycles[r.IntN(len(s.Cycles))].ID
-				if i, err := ReorderTarget(s, name, now); err == nil {
+				if i, err := ReorderTarget(s, name, now, clock.Berlin); err == nil {
+					checkHorizon(t, s.Cycles[i], now)
 					s = Reorder(s, i, "bill-"+s.Cycles[i].ID, newID(), clock.Berlin)
 				}
 			case 2:
@@ -367,6 +369,65 @@ func TestOperationsProperty(t *testing.T) {
 	}
 }
 
+// checkHorizon fails when cycle c, about to be ordered at now, starts more
+// than MaxReorderMonthsAhead months after now's month (Berlin).
+func checkHorizon(t *testing.T, c Cycle, now time.Time) {
+	t.Helper()
+	l := now.In(clock.Berlin)
+	f := c.ValidFrom.In(clock.Berlin)
+	if months := (f.Year()-l.Year())*12 + int(f.Month()-l.Month()); c.Dated() && months > MaxReorderMonthsAhead {
+		t.Fatalf("cycle %s starting %s ordered at %s: %d months ahead", c.ID, clock.Timestamp(c.ValidFrom), clock.Timestamp(now), months)
+	}
+}
+
+// TestReorderHorizon: reorders stop MaxReorderMonthsAhead months after the
+// current month (issue 14: 20 reorders ordered a subscription until 2028),
+// at the Berlin month boundary, for the default and a named cycle, and
+// subscription_reorderable says so.
+func TestReorderHorizon(t *testing.T) {
+	now := berlin(2026, 6, 15, 10, 0, 0, 0)
+	s := State{Cycles: []Cycle{{ID: "c0", ProductID: "p", Ordered: true, BillableItemID: "bill-c0"}}}
+	s, err := ActivateFirst(s, now, "c1", clock.Berlin)
+	if err != nil {
+		t.Fatal(err)
+	}
+	n := 1
+	for {
+		i, err := ReorderTarget(s, "", now, clock.Berlin)
+		if err != nil {
+			wantErr(t, "October in June", err, apperr.Unprocessable, CodeTooFarAhead,
+				"Subscription cycle c4 starts 2026-09-30T22:00:00Z; cycles can be ordered at most 3 months ahead of the current month, so only cycles starting before 2026-09-30T22:00:00Z")
+			break
+		}
+		n++
+		s = Reorder(s, i, "bill-"+s.Cycles[i].ID, fmt.Sprintf("c%d", n), clock.Berlin)
+		if n > 10 {
+			t.Fatal("reorders never stop")
+		}
+	}
+	if got := clock.Timestamp(OrderedUntil(s.Cycles)); got != "2026-09-30T21:59:59Z" {
+		t.Errorf("ordered until %s, want the end of September", got)
+	}
+	if Describe(s, now, clock.Berlin).Reorderable {
+		t.Error("subscription_reorderable is true past the horizon")
+	}
+	_, err = ReorderTarget(s, "c4", now, clock.Berlin)
+	if e := apperr.As(err); e == nil || e.Code != CodeTooFarAhead || len(e.Details) != 1 || e.Details[0].Field != FieldCycleID {
+		t.Errorf("named cycle past the horizon: %+v", e)
+	}
+	// 30 June 23:59:59 Berlin is still June; 1 July 00:00 Berlin (22:00 UTC) is July.
+	if _, err := ReorderTarget(s, "", berlin(2026, 6, 30, 23, 59, 59, 0), clock.Berlin); err == nil {
+		t.Error("October orderable on 30 June")
+	}
+	july := ts("2026-06-30T22:00:00Z")
+	if i, err := ReorderTarget(s, "", july, clock.Berlin); err != nil || s.Cycles[i].ID != "c4" {
+		t.Errorf("October on 1 July: %v", err)
+	}
+	if !Describe(s, july, clock.Berlin).Reorderable {
+		t.Error("subscription_reorderable is false on 1 July")
+	}
+}
+
 func BenchmarkDescribe(b *testing.B) {
 	var cycles []Cycle
 	for i := 0; i < 12; i++ {
@@ -375,6 +436,6 @@ func BenchmarkDescribe(b *testing.B) {
 	s := State{Cycles: cycles}
 	now := ts("2026-07-20T00:00:00Z")
 	for b.Loop() {
-		Describe(s, now)
+		Describe(s, now, clock.Berlin)
 	}
 }
