@@ -96,12 +96,22 @@ func TestServeInvoiceWorkers(t *testing.T) {
 		}
 		time.Sleep(20 * time.Millisecond)
 	}
-	res, err = http.Get("http://" + addr + "/metrics")
-	if err != nil {
-		t.Fatal(err)
+	// The job stores the files in its transaction and is marked done after
+	// it, so a 200 download does not mean the job is done yet: wait for
+	// the queue to say so (on a busy machine the gap is tens of ms).
+	var m []byte
+	for {
+		res, err = http.Get("http://" + addr + "/metrics")
+		if err != nil {
+			t.Fatal(err)
+		}
+		m, _ = io.ReadAll(res.Body)
+		res.Body.Close()
+		if strings.Contains(string(m), `farebox_jobs{state="done"} 1`) || !strings.Contains(string(m), `farebox_jobs{state="running"} 1`) {
+			break
+		}
+		time.Sleep(10 * time.Millisecond)
 	}
-	m, _ := io.ReadAll(res.Body)
-	res.Body.Close()
 	for _, want := range []string{`farebox_jobs{state="done"} 1`, `farebox_jobs{state="dead"} 0`,
 		`farebox_job_duration_seconds_count{kind="invoice.files",outcome="ok"} 1`} {
 		if !strings.Contains(string(m), want) {
