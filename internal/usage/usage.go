@@ -29,6 +29,9 @@ const (
 	ReasonFailed  = "server_error" // the service failed (5xx)
 )
 
+// UncountedReasons are the reasons of uncounted rows (metric label values).
+var UncountedReasons = []string{ReasonSession, ReasonReplay, ReasonFailed}
+
 // Event is one ledger row.
 type Event struct {
 	RequestID   string
