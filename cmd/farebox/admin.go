@@ -22,7 +22,7 @@ func migrate(ctx context.Context, args []string, getenv func(string) string, std
 	if _, err := parseFlags(fs, args); err != nil {
 		return err
 	}
-	s, err := storeOpenNoMigrate(ctx, db)
+	s, err := db.openStore(ctx)
 	if err != nil {
 		return err
 	}

@@ -43,7 +43,7 @@ func TestServeWalletsAndInspect(t *testing.T) {
 			var created struct {
 				APIKey string `json:"api_key"`
 			}
-			_ = json.Unmarshal([]byte(cli(t, env, "accounts", "create", "--name", "Inspect GmbH", "--json")), &created)
+			_ = json.Unmarshal([]byte(cli(t, env, "accounts", "create", "--create", "--name", "Inspect GmbH", "--json")), &created)
 			ctx, cancel := context.WithCancel(context.Background())
 			defer cancel()
 			ready, done, logs := make(chan string, 1), make(chan error, 1), &syncBuffer{}

@@ -23,6 +23,7 @@ func TestServeInvoiceWorkers(t *testing.T) {
 	var created struct {
 		APIKey string `json:"api_key"`
 	}
+	cli(t, env, "migrate", "--create")
 	if err := json.Unmarshal([]byte(cli(t, env, "accounts", "create", "--name", "P", "--json")), &created); err != nil {
 		t.Fatal(err)
 	}
