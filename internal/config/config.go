@@ -45,6 +45,7 @@ type Config struct {
 	RateBurst       int
 	SessionKey      string // secret: HMAC key for session tokens
 	PprofAddr       string
+	MetricsAddr     string // --metrics-addr: /metrics on its own listener
 
 	// Wallets and inspection barcodes (docs/wallet.md).
 	InspectionKeys              string // key directory or comma-separated key files
@@ -101,6 +102,7 @@ func (c *Config) settings() []setting {
 		{name: "job-lease", env: "FAREBOX_JOB_LEASE", def: "2m", help: "how long a worker's claim on a job holds; a crashed instance's jobs are taken over after it (longer than the slowest job)"},
 		{name: "rate-limit", env: "FAREBOX_RATE_LIMIT", def: "100", help: "requests per second per API key and instance (0 disables)"},
 		{name: "rate-burst", env: "FAREBOX_RATE_BURST", def: "200", help: "burst size of the per-key rate limit"},
+		{name: "metrics-addr", env: "FAREBOX_METRICS_ADDR", def: "", help: "serve /metrics on this address instead of the API listener (empty: /metrics on --addr, without a key, as before; set it when --addr is reachable from outside)"},
 		{name: "pprof-addr", env: "FAREBOX_PPROF_ADDR", def: "", help: "serve Go's net/http/pprof on this address (empty: off; keep it on loopback)"},
 		{name: "session-key", env: "FAREBOX_SESSION_KEY", def: "", help: "HMAC key for session tokens (default: generated once and stored in the database, so all instances share it)", secret: true},
 		{name: "gtfs-refresh", env: "FAREBOX_GTFS_REFRESH", def: "10s", help: "how often each instance checks the stored GTFS feed versions and reloads changed feeds"},
@@ -213,6 +215,7 @@ func Load(args []string, getenv func(string) string, out io.Writer) (Config, err
 	c.RateBurst = int(num("rate-burst"))
 	c.SessionKey = get("session-key")
 	c.PprofAddr = get("pprof-addr")
+	c.MetricsAddr = get("metrics-addr")
 	c.InspectionKeys = get("inspection-keys")
 	c.ApplePassCert, c.ApplePassKey, c.AppleWWDRCert = get("apple-pass-cert"), get("apple-pass-key"), get("apple-wwdr-cert")
 	c.ApplePassTypeID, c.AppleTeamID = get("apple-pass-type-id"), get("apple-team-id")
@@ -313,7 +316,7 @@ func (c Config) String() string {
 	m := map[string]string{
 		"addr": c.Addr, "data_dir": c.DataDir, "id_prefix": c.IDPrefix, "public_url": c.BaseURL(),
 		"usage_ledger": strconv.FormatBool(c.UsageLedger), "workers": strconv.FormatBool(c.Workers),
-		"timezone": c.Timezone, "database": "sqlite (embedded)",
+		"timezone": c.Timezone, "database": "sqlite (embedded)", "metrics_addr": c.MetricsAddr,
 	}
 	if !c.Embedded() {
 		m["database"] = "postgres (" + maskURL(c.DatabaseURL) + ")"

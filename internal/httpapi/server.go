@@ -32,6 +32,10 @@ type Deps struct {
 	RequestTimeout time.Duration
 	// Ready reports whether the instance should receive traffic (besides the DB check).
 	Ready func(ctx context.Context) error
+	// MetricsElsewhere takes GET /metrics off the API listener (404): the
+	// operator serves Metrics.Handler on a listener of its own
+	// (--metrics-addr), out of the public's reach.
+	MetricsElsewhere bool
 	// RateLimits is the per-key limit; nil disables it.
 	RateLimits *RateLimits
 
