@@ -141,6 +141,10 @@ func serve(ctx context.Context, args []string, getenv func(string) string, stdou
 	deps := httpapi.Deps{App: a, Log: log, Ledger: ledger, Metrics: metrics,
 		MaxBodyBytes: cfg.MaxBodyBytes, RequestTimeout: cfg.RequestTimeout,
 		RateLimits: &httpapi.RateLimits{Rate: cfg.RateLimit, Burst: cfg.RateBurst}, MetricsElsewhere: cfg.MetricsAddr != "",
+		Keyless: &httpapi.KeylessLimits{
+			PerCapability:  httpapi.Limit{Rate: cfg.CapabilityRate, Burst: cfg.CapabilityBurst},
+			PerClient:      httpapi.Limit{Rate: cfg.ClientRate, Burst: cfg.ClientBurst},
+			TrustedProxies: cfg.TrustedProxies},
 		Transit: transit, SessionKey: sessionKey, Ready: transit.Ready}
 	// Inspection keys and wallet credentials (cmd/farebox/wallet.go).
 	if err := loadWallets(ctx, cfg, st, log, &deps); err != nil {

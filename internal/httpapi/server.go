@@ -38,6 +38,9 @@ type Deps struct {
 	MetricsElsewhere bool
 	// RateLimits is the per-key limit; nil disables it.
 	RateLimits *RateLimits
+	// Keyless limits the requests without a key per capability and per
+	// client address (keyless.go); nil disables it.
+	Keyless *KeylessLimits
 
 	// Wallets and inspection (docs/wallet.md).
 	// Inspection signs the barcode in ticket.properties and is published at
