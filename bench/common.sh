@@ -32,7 +32,7 @@ start_server() {
   if curl -sf "http://127.0.0.1:$PORT/healthz" >/dev/null 2>&1; then
     echo "port $PORT is already serving: set PORT (and BENCH_DB) to run beside another benchmark"; exit 1
   fi
-  "$BIN" serve --addr "127.0.0.1:$PORT" --log-level warn --rate-limit 0 "$@" >/tmp/farebox-bench.log 2>&1 &
+  "$BIN" serve --addr "127.0.0.1:$PORT" --log-level warn --rate-limit 0 --capability-rate-limit 0 --client-rate-limit 0 "$@" >/tmp/farebox-bench.log 2>&1 &
   SERVER_PID=$!
   for _ in $(seq 1 100); do
     curl -sf "http://127.0.0.1:$PORT/healthz" >/dev/null && return 0

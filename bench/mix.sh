@@ -15,7 +15,7 @@ build
 
 # second_server: another instance on $PORT2 sharing the database.
 second_server() {
-  "$BIN" serve --addr "127.0.0.1:$PORT2" --log-level warn --rate-limit 0 >/tmp/farebox-bench-2.log 2>&1 &
+  "$BIN" serve --addr "127.0.0.1:$PORT2" --log-level warn --rate-limit 0 --capability-rate-limit 0 --client-rate-limit 0 >/tmp/farebox-bench-2.log 2>&1 &
   SERVER2_PID=$!
   for _ in $(seq 1 100); do
     curl -sf "http://127.0.0.1:$PORT2/healthz" >/dev/null && return 0

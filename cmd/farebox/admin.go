@@ -22,7 +22,7 @@ func migrate(ctx context.Context, args []string, getenv func(string) string, std
 	if _, err := parseFlags(fs, args); err != nil {
 		return err
 	}
-	s, err := storeOpenNoMigrate(ctx, db)
+	s, err := db.openStore(ctx)
 	if err != nil {
 		return err
 	}
@@ -187,9 +187,9 @@ func usageCmd(ctx context.Context, args []string, getenv func(string) string, st
 		return json.NewEncoder(stdout).Encode(rows)
 	}
 	tw := tabwriter.NewWriter(stdout, 0, 4, 2, ' ', 0)
-	fmt.Fprintln(tw, "ACCOUNT\tDATE\tENDPOINT\tCOUNTED\tUNCOUNTED")
+	fmt.Fprintln(tw, "ACCOUNT\tDATE\tENDPOINT\tCOUNTED\tUNCOUNTED\tREFUSED")
 	for _, r := range rows {
-		fmt.Fprintf(tw, "%s\t%s\t%s\t%d\t%d\n", r.AccountID, r.Day, r.Endpoint, r.Counted, r.Uncounted)
+		fmt.Fprintf(tw, "%s\t%s\t%s\t%d\t%d\t%d\n", r.AccountID, r.Day, r.Endpoint, r.Counted, r.Uncounted, r.Refused)
 	}
 	return tw.Flush()
 }

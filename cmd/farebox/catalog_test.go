@@ -15,6 +15,7 @@ import (
 func TestCatalogImportExport(t *testing.T) {
 	dir := t.TempDir()
 	env := map[string]string{"FAREBOX_DATA_DIR": dir}
+	cli(t, env, "migrate", "--create") // a new installation
 	exported := cli(t, env, "catalog", "export")
 	f, err := catalog.Parse([]byte(exported))
 	if err != nil {

@@ -3,6 +3,7 @@ package main
 import (
 	"bufio"
 	"encoding/json"
+	"fmt"
 	"io"
 	"os"
 	"os/exec"
@@ -41,9 +42,19 @@ func fareboxBinary(t *testing.T) string {
 	return binPath
 }
 
-// TestMain removes the built binary after the tests.
+// TestMain removes the built binary after the tests, and fails the run
+// when a test left a ./farebox-data directory in the source tree (a
+// command or serve ran without a data dir of the test's own; such files
+// were once committed by accident).
 func TestMain(m *testing.M) {
+	_, statErr := os.Stat("farebox-data")
+	existed := statErr == nil
 	code := m.Run()
+	if _, err := os.Stat("farebox-data"); err == nil && !existed {
+		fmt.Fprintln(os.Stderr, "a test created cmd/farebox/farebox-data: give it FAREBOX_DATA_DIR=t.TempDir()")
+		os.RemoveAll("farebox-data")
+		code = 1
+	}
 	if binDir != "" {
 		os.RemoveAll(binDir)
 	}

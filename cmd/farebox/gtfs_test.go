@@ -28,9 +28,10 @@ func TestGTFSCommands(t *testing.T) {
 			env := map[string]string{"FAREBOX_DATA_DIR": opts.DataDir, "FAREBOX_ADDR": "127.0.0.1:0", "FAREBOX_GTFS_REFRESH": "1s"}
 			if engine == store.Postgres {
 				env["FAREBOX_DATABASE_URL"] = opts.URL + "&search_path=" + opts.Schema
+				env["FAREBOX_DATA_DIR"] = t.TempDir() // wallet development credentials
 			}
 			var out, errb bytes.Buffer
-			err := run(context.Background(), []string{"gtfs", "import", "--feed-id", "sample", "--realtime-file", gtfsData + "caltrain-2023-trip-updates.pb",
+			err := run(context.Background(), []string{"gtfs", "import", "--create", "--feed-id", "sample", "--realtime-file", gtfsData + "caltrain-2023-trip-updates.pb",
 				"--realtime-interval", "45s", gtfsData + "sample-gtfs-feed-0.13.0.zip"}, envFrom(env), nil, &out, &errb)
 			if err != nil {
 				t.Fatalf("import: %v\n%s", err, errb.String())

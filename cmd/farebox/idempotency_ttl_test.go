@@ -15,6 +15,7 @@ import (
 func TestIdempotencyKeysExpire(t *testing.T) {
 	opts := storetest.Options(t, store.SQLite)
 	env := map[string]string{"FAREBOX_DATA_DIR": opts.DataDir, "FAREBOX_IDEMPOTENCY_TTL": "1s", "FAREBOX_RATE_LIMIT": "0"}
+	cli(t, env, "migrate", "--create")
 	_, key := newKey(t, env)
 	in := startServe(t, env)
 	ids := products(t, in.url(), key)

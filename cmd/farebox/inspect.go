@@ -102,7 +102,7 @@ func inspectKeyring(ctx context.Context, db dbFlags, keysFile, keysCfg string) (
 	var st *store.Store
 	if keysCfg == "" && !s.Embedded {
 		var err error
-		if st, err = storeOpenNoMigrate(ctx, db); err != nil {
+		if st, err = db.openStore(ctx); err != nil {
 			return nil, err
 		}
 		defer st.Close()

@@ -43,7 +43,7 @@ func TestServeWalletsAndInspect(t *testing.T) {
 			var created struct {
 				APIKey string `json:"api_key"`
 			}
-			_ = json.Unmarshal([]byte(cli(t, env, "accounts", "create", "--name", "Inspect GmbH", "--json")), &created)
+			_ = json.Unmarshal([]byte(cli(t, env, "accounts", "create", "--create", "--name", "Inspect GmbH", "--json")), &created)
 			ctx, cancel := context.WithCancel(context.Background())
 			defer cancel()
 			ready, done, logs := make(chan string, 1), make(chan error, 1), &syncBuffer{}
@@ -103,7 +103,8 @@ func TestServeWalletsAndInspect(t *testing.T) {
 			_ = json.Unmarshal(call("POST", "/v9/ticketing/coupons/"+order.Coupons[0].ID+"/activate.json", "",
 				`{"identification_medium":{"photo_id_lite":{"first_name":"Jürgen","last_name":"Müller","birth_date":"1980-02-29"}},"tariff_settings":{"german_postal_code":"10115"}}`), &act)
 			var ticket struct {
-				Ticket struct {
+				ValidUntil string `json:"valid_until"`
+				Ticket     struct {
 					Properties struct {
 						Barcode struct{ Payload string } `json:"inspection_barcode"`
 					} `json:"properties"`
@@ -165,6 +166,22 @@ func TestServeWalletsAndInspect(t *testing.T) {
 			out, err = inspectRun(env, payload, "--at", "2030-01-01T00:00:00Z", "-")
 			if !errors.Is(err, errNotAcceptable) || !strings.Contains(out, "EXPIRED") {
 				t.Errorf("expired: %v\n%s", err, out)
+			}
+			// The end is inclusive (docs/rules.md): valid in its last
+			// second, expired one second later.
+			end, err := time.Parse(time.RFC3339, ticket.ValidUntil)
+			if err != nil {
+				t.Fatalf("valid_until %q: %v", ticket.ValidUntil, err)
+			}
+			for _, at := range []time.Time{end, end.Add(999 * time.Millisecond)} {
+				out, err = inspectRun(env, payload, "--at", at.Format(time.RFC3339Nano), "-")
+				if err != nil || !strings.Contains(out, "VALID NOW") || !strings.Contains(out, "ACCEPTED") {
+					t.Errorf("--at %s (valid_until %s): %v\n%s", at.Format(time.RFC3339Nano), ticket.ValidUntil, err, out)
+				}
+			}
+			out, err = inspectRun(env, payload, "--at", end.Add(time.Second).Format(time.RFC3339), "-")
+			if !errors.Is(err, errNotAcceptable) || !strings.Contains(out, "EXPIRED") {
+				t.Errorf("--at valid_until + 1 s: %v\n%s", err, out)
 			}
 			// Garbage input.
 			if out, err = inspectRun(env, []byte("hello"), "-"); !errors.Is(err, errNotAcceptable) {

@@ -64,8 +64,12 @@ func (in *instance) url() string { return "http://" + in.addr }
 func pgEnv(t *testing.T) (map[string]string, *store.Store) {
 	t.Helper()
 	opts := storetest.Options(t, store.Postgres)
+	// The data dir (wallet development credentials) is the test's own:
+	// the default ./farebox-data would land in the source tree.
+	// Load from one address: the rate limits are not what these tests measure.
 	env := map[string]string{"FAREBOX_LOG_FORMAT": "json", "FAREBOX_RATE_LIMIT": "0",
-		"FAREBOX_DATABASE_URL": opts.URL + "&search_path=" + opts.Schema}
+		"FAREBOX_CAPABILITY_RATE_LIMIT": "0", "FAREBOX_CLIENT_RATE_LIMIT": "0",
+		"FAREBOX_DATABASE_URL": opts.URL + "&search_path=" + opts.Schema, "FAREBOX_DATA_DIR": t.TempDir()}
 	cli(t, env, "migrate")
 	s, err := store.Open(context.Background(), opts)
 	if err != nil {

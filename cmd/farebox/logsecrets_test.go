@@ -20,6 +20,7 @@ import (
 func TestLogsHoldNoSecrets(t *testing.T) {
 	opts := storetest.Options(t, store.SQLite)
 	env := map[string]string{"FAREBOX_DATA_DIR": opts.DataDir, "FAREBOX_LOG_LEVEL": "debug", "FAREBOX_LOG_FORMAT": "json"}
+	cli(t, env, "migrate", "--create")
 	_, key := newKey(t, env)
 	in := startServe(t, env)
 	base := in.url()

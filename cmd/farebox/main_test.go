@@ -67,11 +67,10 @@ func TestServeEndToEnd(t *testing.T) {
 			if engine == store.Postgres {
 				env["FAREBOX_DATABASE_URL"] = opts.URL + "&search_path=" + opts.Schema
 			}
-			if engine == store.Postgres {
-				// migrate explicitly, as an operator rolling out would.
-				if out := cli(t, env, "migrate"); !strings.Contains(out, "postgres") {
-					t.Fatalf("migrate output: %q", out)
-				}
+			// migrate explicitly, as an operator installing or rolling out
+			// would (a new embedded database only with --create).
+			if out := cli(t, env, "migrate", "--create"); !strings.Contains(out, string(engine)) {
+				t.Fatalf("migrate output: %q", out)
 			}
 			var created struct {
 				AccountID string `json:"account_id"`

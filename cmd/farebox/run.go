@@ -79,6 +79,11 @@ func exitCode(err error) int {
 // dbFlags are the database settings shared by the operator commands.
 type dbFlags struct {
 	url, dataDir, prefix string
+	// create allows an operator command to create a missing embedded
+	// database (--create); without it the command refuses, since a
+	// command run in the wrong directory would otherwise work on a new,
+	// empty database there.
+	create bool
 }
 
 func (d *dbFlags) register(fs *flag.FlagSet, getenv func(string) string) {
@@ -93,6 +98,23 @@ func (d *dbFlags) register(fs *flag.FlagSet, getenv func(string) string) {
 		prefix = "farebox"
 	}
 	fs.StringVar(&d.prefix, "id-prefix", prefix, "identifier prefix (env FAREBOX_ID_PREFIX)")
+	fs.BoolVar(&d.create, "create", false, "create the embedded database (and --data-dir) when it does not exist; without it a missing database is an error")
+}
+
+// storeOptions are the store settings of an operator command.
+func (d *dbFlags) storeOptions() store.Options {
+	return store.Options{URL: d.url, DataDir: d.dataDir, MaxConns: 4, MustExist: !d.create}
+}
+
+// openStore opens the database without migrating; a missing embedded
+// database is an error naming the path unless --create was given.
+func (d *dbFlags) openStore(ctx context.Context) (*store.Store, error) {
+	s, err := store.Open(ctx, d.storeOptions())
+	if errors.Is(err, store.ErrNoDatabase) {
+		return nil, fmt.Errorf("%w (data dir %q): run the command where the service's data dir is, or set --data-dir / FAREBOX_DATA_DIR "+
+			"(or --database-url / FAREBOX_DATABASE_URL); pass --create to start a new, empty database there", err, d.dataDir)
+	}
+	return s, err
 }
 
 // newSubcommand starts the flag set of "farebox <group> <args[0]>" with
@@ -117,7 +139,7 @@ func (d *dbFlags) openApp(ctx context.Context) (*app.App, *store.Store, error) {
 
 // open connects and migrates, so operator commands work on a fresh install.
 func (d *dbFlags) open(ctx context.Context) (*store.Store, error) {
-	s, err := store.Open(ctx, store.Options{URL: d.url, DataDir: d.dataDir, MaxConns: 4})
+	s, err := d.openStore(ctx)
 	if err != nil {
 		return nil, err
 	}
@@ -145,8 +167,4 @@ func parseFlags(fs *flag.FlagSet, args []string) ([]string, error) {
 		pos = append(pos, args[0])
 		args = args[1:]
 	}
-}
-
-func storeOpenNoMigrate(ctx context.Context, d dbFlags) (*store.Store, error) {
-	return store.Open(ctx, store.Options{URL: d.url, DataDir: d.dataDir, MaxConns: 4})
 }

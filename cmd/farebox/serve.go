@@ -113,7 +113,7 @@ func serve(ctx context.Context, args []string, getenv func(string) string, stdou
 		}
 		jobStates, jobsAt = m, time.Now()
 		return m
-	})
+	}, app.JobInvoiceFiles)
 	metrics.WatchJobAge(func() time.Duration {
 		now := time.Now()
 		due, ok, err := st.Read().OldestReadyJob(context.Background(), now)
@@ -140,8 +140,12 @@ func serve(ctx context.Context, args []string, getenv func(string) string, stdou
 	}
 	deps := httpapi.Deps{App: a, Log: log, Ledger: ledger, Metrics: metrics,
 		MaxBodyBytes: cfg.MaxBodyBytes, RequestTimeout: cfg.RequestTimeout,
-		RateLimits: &httpapi.RateLimits{Rate: cfg.RateLimit, Burst: cfg.RateBurst},
-		Transit:    transit, SessionKey: sessionKey, Ready: transit.Ready}
+		RateLimits: &httpapi.RateLimits{Rate: cfg.RateLimit, Burst: cfg.RateBurst}, MetricsElsewhere: cfg.MetricsAddr != "",
+		Keyless: &httpapi.KeylessLimits{
+			PerCapability:  httpapi.Limit{Rate: cfg.CapabilityRate, Burst: cfg.CapabilityBurst},
+			PerClient:      httpapi.Limit{Rate: cfg.ClientRate, Burst: cfg.ClientBurst},
+			TrustedProxies: cfg.TrustedProxies},
+		Transit: transit, SessionKey: sessionKey, Ready: transit.Ready}
 	// Inspection keys and wallet credentials (cmd/farebox/wallet.go).
 	if err := loadWallets(ctx, cfg, st, log, &deps); err != nil {
 		return fmt.Errorf("wallets: %w", err)
@@ -150,6 +154,13 @@ func serve(ctx context.Context, args []string, getenv func(string) string, stdou
 
 	if cfg.PprofAddr != "" {
 		go servePprof(ctx, cfg.PprofAddr, log)
+	}
+	if cfg.MetricsAddr != "" {
+		stopMetrics, err := serveMetrics(cfg.MetricsAddr, metrics, log)
+		if err != nil {
+			return fmt.Errorf("--metrics-addr: %w", err)
+		}
+		defer stopMetrics()
 	}
 	ln, err := net.Listen("tcp", cfg.Addr)
 	if err != nil {
@@ -210,6 +221,26 @@ func every(ctx context.Context, d time.Duration, fn func()) {
 			fn()
 		}
 	}
+}
+
+// serveMetrics serves GET /metrics on a listener of its own (--metrics-addr)
+// until stop; it stays up during graceful shutdown, so the last scrapes see
+// the drain.
+func serveMetrics(addr string, m *httpapi.Metrics, log *slog.Logger) (stop func(), err error) {
+	ln, err := net.Listen("tcp", addr)
+	if err != nil {
+		return nil, err
+	}
+	mux := http.NewServeMux()
+	mux.Handle("GET /metrics", m.Handler())
+	srv := &http.Server{Handler: mux, ReadHeaderTimeout: 10 * time.Second, ReadTimeout: 30 * time.Second, WriteTimeout: 30 * time.Second}
+	log.Info("metrics listening", "addr", ln.Addr().String())
+	go func() {
+		if err := srv.Serve(ln); err != nil && !errors.Is(err, http.ErrServerClosed) {
+			log.Warn("metrics listener stopped", "error", err.Error())
+		}
+	}()
+	return func() { srv.Close() }, nil
 }
 
 // servePprof exposes the Go profiler on its own listener (operators keep it on loopback).

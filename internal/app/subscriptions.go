@@ -124,11 +124,14 @@ func (a *App) Reorder(ctx context.Context, p account.Principal, id, cycleID stri
 
 // CancelSubscription records a cancellation: requested by the 10th of a
 // month (local time) it ends at the end of that month, otherwise at the end
-// of the next month. Cancelling again is harmless and keeps the first end.
-func (a *App) CancelSubscription(ctx context.Context, p account.Principal, id string) error {
+// of the next month. Cancelling again is harmless and keeps the first end;
+// cancelled says whether this call made the transition (once per
+// subscription, also under concurrent calls: they serialise on its row).
+func (a *App) CancelSubscription(ctx context.Context, p account.Principal, id string) (cancelled bool, err error) {
 	now := a.Clock.Now()
-	return a.changeSubscription(ctx, p, id, func(q store.Q, s ticketing.Subscription) error {
+	err = a.changeSubscription(ctx, p, id, func(q store.Q, s ticketing.Subscription) error {
 		next, dropped, changed := subscription.Cancel(subState(s), now, a.Loc)
+		cancelled = changed
 		if !changed {
 			return nil
 		}
@@ -143,4 +146,5 @@ func (a *App) CancelSubscription(ctx context.Context, p account.Principal, id st
 		}
 		return nil
 	})
+	return cancelled && err == nil, err
 }

@@ -178,8 +178,14 @@ func TestInspectAndDescribe(t *testing.T) {
 		!strings.Contains(r.String(), "NOT YET VALID: valid from 2026-11-01 01:00 CET (in 1h30m0s)") {
 		t.Errorf("before: %s", r)
 	}
-	if r := Inspect(p, kr, c.ValidUntil); r.State != StateExpired || !strings.Contains(r.String(), "EXPIRED") || r.Acceptable(true) {
-		t.Errorf("at valid_until: %s", r)
+	// valid_until is the inclusive last second (docs/rules.md).
+	for _, at := range []time.Time{c.ValidUntil, c.ValidUntil.Add(999 * time.Millisecond)} {
+		if r := Inspect(p, kr, at); r.State != StateValid || !strings.Contains(r.String(), "VALID NOW") || !r.Acceptable(true) {
+			t.Errorf("at %s, in valid_until's second: %s", at, r)
+		}
+	}
+	if r := Inspect(p, kr, c.ValidUntil.Add(time.Second)); r.State != StateExpired || !strings.Contains(r.String(), "EXPIRED") || r.Acceptable(true) {
+		t.Errorf("a second after valid_until: %s", r)
 	}
 	live := sampleClaims()
 	lp, _ := Sign(live, kr)

@@ -3,6 +3,7 @@ package barcode
 import (
 	"errors"
 	"fmt"
+	"github.com/farebox/farebox/internal/validity"
 	"strings"
 	"time"
 
@@ -45,11 +46,14 @@ func Inspect(payload []byte, kr *Keyring, now time.Time) Report {
 	return Report{Genuine: true, Claims: c, State: validityState(c, now), Test: c.Test(), At: now}
 }
 
+// validityState judges now against [ValidFrom, ValidUntil] with the
+// inclusive last second of docs/rules.md (validity.Contains), the same
+// rule the service applies to the ticket.
 func validityState(c Claims, now time.Time) string {
 	switch {
 	case now.Before(c.ValidFrom):
 		return StateNotYet
-	case !now.Before(c.ValidUntil):
+	case !validity.Contains(c.ValidFrom, c.ValidUntil, now):
 		return StateExpired
 	}
 	return StateValid

@@ -9,6 +9,8 @@ import (
 	"flag"
 	"fmt"
 	"io"
+	"math"
+	"net/netip"
 	"os"
 	"path/filepath"
 	"sort"
@@ -45,6 +47,11 @@ type Config struct {
 	RateBurst       int
 	SessionKey      string // secret: HMAC key for session tokens
 	PprofAddr       string
+	MetricsAddr     string // --metrics-addr: /metrics on its own listener
+	// Limits of requests without a key (httpapi.KeylessLimits).
+	CapabilityRate, ClientRate   float64
+	CapabilityBurst, ClientBurst int
+	TrustedProxies               []netip.Prefix
 
 	// Wallets and inspection barcodes (docs/wallet.md).
 	InspectionKeys              string // key directory or comma-separated key files
@@ -101,6 +108,12 @@ func (c *Config) settings() []setting {
 		{name: "job-lease", env: "FAREBOX_JOB_LEASE", def: "2m", help: "how long a worker's claim on a job holds; a crashed instance's jobs are taken over after it (longer than the slowest job)"},
 		{name: "rate-limit", env: "FAREBOX_RATE_LIMIT", def: "100", help: "requests per second per API key and instance (0 disables)"},
 		{name: "rate-burst", env: "FAREBOX_RATE_BURST", def: "200", help: "burst size of the per-key rate limit"},
+		{name: "capability-rate-limit", env: "FAREBOX_CAPABILITY_RATE_LIMIT", def: "1", help: "requests without a key per second per coupon, ticket or invoice document and instance (0 disables)"},
+		{name: "capability-rate-burst", env: "FAREBOX_CAPABILITY_RATE_BURST", def: "30", help: "burst size of the per-capability rate limit"},
+		{name: "client-rate-limit", env: "FAREBOX_CLIENT_RATE_LIMIT", def: "100", help: "requests without a key per second per client address (IPv6: per /64) and instance (0 disables); generous for phones behind one carrier NAT address"},
+		{name: "client-rate-burst", env: "FAREBOX_CLIENT_RATE_BURST", def: "1000", help: "burst size of the per-client rate limit"},
+		{name: "trusted-proxies", env: "FAREBOX_TRUSTED_PROXIES", def: "", help: "comma-separated addresses or CIDR prefixes of the reverse proxies whose X-Forwarded-For names the client (empty: the socket's peer address is the client)"},
+		{name: "metrics-addr", env: "FAREBOX_METRICS_ADDR", def: "", help: "serve /metrics on this address instead of the API listener (empty: /metrics on --addr, without a key, as before; set it when --addr is reachable from outside)"},
 		{name: "pprof-addr", env: "FAREBOX_PPROF_ADDR", def: "", help: "serve Go's net/http/pprof on this address (empty: off; keep it on loopback)"},
 		{name: "session-key", env: "FAREBOX_SESSION_KEY", def: "", help: "HMAC key for session tokens (default: generated once and stored in the database, so all instances share it)", secret: true},
 		{name: "gtfs-refresh", env: "FAREBOX_GTFS_REFRESH", def: "10s", help: "how often each instance checks the stored GTFS feed versions and reloads changed feeds"},
@@ -205,14 +218,31 @@ func Load(args []string, getenv func(string) string, out io.Writer) (Config, err
 	c.IdempotencyTTL = dur("idempotency-ttl")
 	c.Workers = boolean("workers")
 	c.JobLease = dur("job-lease")
+	nonNegative := func(n string) float64 {
+		f, err := strconv.ParseFloat(get(n), 64)
+		if err != nil || f < 0 || math.IsInf(f, 0) || math.IsNaN(f) {
+			errs = append(errs, fmt.Errorf("--%s: %q is not a non-negative number", n, get(n)))
+		}
+		return f
+	}
 	rl, err := strconv.ParseFloat(get("rate-limit"), 64)
 	if err != nil || rl < 0 {
 		errs = append(errs, fmt.Errorf("--rate-limit: %q is not a non-negative number", get("rate-limit")))
 	}
 	c.RateLimit = rl
 	c.RateBurst = int(num("rate-burst"))
+	c.CapabilityRate = nonNegative("capability-rate-limit")
+	c.CapabilityBurst = int(num("capability-rate-burst"))
+	c.ClientRate = nonNegative("client-rate-limit")
+	c.ClientBurst = int(num("client-rate-burst"))
+	tp, err := ParseTrustedProxies(get("trusted-proxies"))
+	if err != nil {
+		errs = append(errs, fmt.Errorf("--trusted-proxies: %v", err))
+	}
+	c.TrustedProxies = tp
 	c.SessionKey = get("session-key")
 	c.PprofAddr = get("pprof-addr")
+	c.MetricsAddr = get("metrics-addr")
 	c.InspectionKeys = get("inspection-keys")
 	c.ApplePassCert, c.ApplePassKey, c.AppleWWDRCert = get("apple-pass-cert"), get("apple-pass-key"), get("apple-wwdr-cert")
 	c.ApplePassTypeID, c.AppleTeamID = get("apple-pass-type-id"), get("apple-team-id")
@@ -313,7 +343,7 @@ func (c Config) String() string {
 	m := map[string]string{
 		"addr": c.Addr, "data_dir": c.DataDir, "id_prefix": c.IDPrefix, "public_url": c.BaseURL(),
 		"usage_ledger": strconv.FormatBool(c.UsageLedger), "workers": strconv.FormatBool(c.Workers),
-		"timezone": c.Timezone, "database": "sqlite (embedded)",
+		"timezone": c.Timezone, "database": "sqlite (embedded)", "metrics_addr": c.MetricsAddr,
 	}
 	if !c.Embedded() {
 		m["database"] = "postgres (" + maskURL(c.DatabaseURL) + ")"
@@ -356,6 +386,28 @@ func ParseRealtime(v string) (map[string]string, error) {
 			return nil, fmt.Errorf("--realtime: feed %q given twice", id)
 		}
 		out[id] = src
+	}
+	return out, nil
+}
+
+// ParseTrustedProxies reads a comma-separated list of addresses and CIDR
+// prefixes ("10.0.0.0/8, 192.168.1.7, fd00::/8").
+func ParseTrustedProxies(s string) ([]netip.Prefix, error) {
+	var out []netip.Prefix
+	for _, f := range strings.Split(s, ",") {
+		f = strings.TrimSpace(f)
+		if f == "" {
+			continue
+		}
+		if p, err := netip.ParsePrefix(f); err == nil {
+			out = append(out, p.Masked())
+			continue
+		}
+		a, err := netip.ParseAddr(f)
+		if err != nil {
+			return nil, fmt.Errorf("%q is not an IP address or CIDR prefix", f)
+		}
+		out = append(out, netip.PrefixFrom(a.Unmap(), a.Unmap().BitLen()))
 	}
 	return out, nil
 }

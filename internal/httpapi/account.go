@@ -31,6 +31,7 @@ type usageDay struct {
 	Endpoint  string `json:"endpoint"`
 	Counted   int64  `json:"counted"`
 	Uncounted int64  `json:"uncounted"`
+	Refused   int64  `json:"refused"`
 }
 
 // getUsage reports the caller's ledger by day and endpoint. from and to
@@ -52,7 +53,7 @@ func (s *Server) getUsage(w http.ResponseWriter, r *http.Request) error {
 	}
 	out := usageJSON{AccountID: p.AccountID, From: from, To: to, Days: []usageDay{}}
 	for _, row := range rows {
-		out.Days = append(out.Days, usageDay{Date: row.Day, Endpoint: row.Endpoint, Counted: row.Counted, Uncounted: row.Uncounted})
+		out.Days = append(out.Days, usageDay{Date: row.Day, Endpoint: row.Endpoint, Counted: row.Counted, Uncounted: row.Uncounted, Refused: row.Refused})
 	}
 	writeJSON(w, http.StatusOK, out)
 	return nil

@@ -148,7 +148,7 @@ func TestUsageLedger(t *testing.T) {
 		e.Must(200, apitest.Req{Method: "GET", Path: "/v1/account.json", Key: otherKey})
 
 		m := e.Must(200, apitest.Req{Method: "GET", Path: "/v1/usage.json?from=2026-06-01&to=2026-06-30", Key: e.LiveKey}).Map(t)
-		want := []any{map[string]any{"date": "2026-06-15", "endpoint": "GET /v1/account.json", "counted": float64(2), "uncounted": float64(0)}}
+		want := []any{map[string]any{"date": "2026-06-15", "endpoint": "GET /v1/account.json", "counted": float64(2), "uncounted": float64(0), "refused": float64(0)}}
 		if d := cmp.Diff(want, m["days"]); d != "" {
 			t.Errorf("usage (-want +got):\n%s", d)
 		}

@@ -6,6 +6,8 @@ import (
 	"strconv"
 	"time"
 
+	"github.com/farebox/farebox/internal/account"
+	"github.com/farebox/farebox/internal/usage"
 	"github.com/prometheus/client_golang/prometheus"
 	"github.com/prometheus/client_golang/prometheus/collectors"
 	"github.com/prometheus/client_golang/prometheus/promhttp"
@@ -54,6 +56,19 @@ func NewMetrics(db *sql.DB) *Metrics {
 			Name: "farebox_usage_requests_total", Help: "Requests written to the usage ledger, by billed (counted) or not and the reason.",
 		}, []string{"counted", "reason"}),
 	}
+	// Every series with a closed set of label values exists from the start
+	// (at 0), so dashboards and alerts see it before the first event and a
+	// documented label value that the service never emits is noticed
+	// (cmd/farebox TestDocumentedMetricsExist).
+	for _, ev := range EventNames {
+		for _, env := range []account.Environment{account.Live, account.Test} {
+			m.events.WithLabelValues(ev, string(env))
+		}
+	}
+	m.usage.WithLabelValues("true", usage.ReasonCounted)
+	for _, reason := range usage.UncountedReasons {
+		m.usage.WithLabelValues("false", reason)
+	}
 	reg.MustRegister(m.requests, m.latency, m.LedgerBatch, m.LedgerCommit, m.events, m.usage,
 		collectors.NewGoCollector(), collectors.NewProcessCollector(collectors.ProcessCollectorOpts{}))
 	if db != nil {
@@ -61,6 +76,11 @@ func NewMetrics(db *sql.DB) *Metrics {
 	}
 	return m
 }
+
+// EventNames are the values of farebox_events_total's event label.
+var EventNames = []string{"order_placed", "coupon_ordered", "coupon_activated", "subscription_reactivated",
+	"subscription_reordered", "subscription_cancelled", "coupon_restored", "invoice_issued", "invoice_cancelled",
+	"payment_notice_issued"}
 
 // ObserveLedger is the usage ledger's commit hook.
 func (m *Metrics) ObserveLedger(batch int, d time.Duration) {
@@ -95,9 +115,14 @@ var jobDuration = prometheus.HistogramOpts{
 
 // WatchJobs registers the job metrics: observe is the jobs.Options.Observe
 // hook to install, states is called on each scrape for farebox_jobs{state}.
-func (m *Metrics) WatchJobs(states func() map[string]int) (observe func(kind string, err error, d time.Duration)) {
+// The duration series of kinds exist from the start.
+func (m *Metrics) WatchJobs(states func() map[string]int, kinds ...string) (observe func(kind string, err error, d time.Duration)) {
 	h := prometheus.NewHistogramVec(jobDuration, []string{"kind", "outcome"})
 	m.Registry.MustRegister(h)
+	for _, k := range kinds {
+		h.WithLabelValues(k, "ok")
+		h.WithLabelValues(k, "error")
+	}
 	for _, st := range []string{"ready", "running", "done", "dead"} {
 		m.Registry.MustRegister(prometheus.NewGaugeFunc(prometheus.GaugeOpts{
 			Name: "farebox_jobs", Help: "Jobs in the durable queue by state.", ConstLabels: prometheus.Labels{"state": st},

@@ -31,6 +31,9 @@ func (s *Server) readyz(w http.ResponseWriter, r *http.Request) error {
 }
 
 func (s *Server) metrics(w http.ResponseWriter, r *http.Request) error {
+	if s.MetricsElsewhere {
+		return apperr.E("route", apperr.NotFound, "not_found", "no such resource: "+r.URL.Path)
+	}
 	s.Metrics.Handler().ServeHTTP(w, r)
 	return nil
 }

@@ -43,8 +43,11 @@ func (s *Server) wrap(rt route) http.HandlerFunc {
 		st.route = name
 		st.strict = rt.auth == authPartner
 		buf := newBuffer()
+		keyless := rt.auth == authNone || rt.auth == authCapability
 		err := s.authenticate(rt.auth, r)
-		if err == nil {
+		if err == nil && keyless {
+			err = s.keylessLimit(name, r, buf)
+		} else if err == nil {
 			err = s.rateLimit(r, buf)
 		}
 		if err == nil {
@@ -53,6 +56,9 @@ func (s *Server) wrap(rt route) http.HandlerFunc {
 			} else {
 				err = rt.h(buf, r)
 			}
+		}
+		if keyless && st.attrAccount != "" {
+			s.Keyless.served(r, st.attrAccount, st.attrEnv)
 		}
 		if err != nil {
 			keep := buf.header.Clone()
@@ -114,6 +120,20 @@ func (s *Server) rateLimit(r *http.Request, buf *buffer) error {
 		return nil
 	}
 	return s.RateLimits.allow(p.KeyID, buf.header, s.app.Clock.Now())
+}
+
+// keylessLimit applies the per-capability and per-client limits to a
+// request without a key. A refusal is attributed to the capability's
+// account when it is known, so the ledger shows it as refused.
+func (s *Server) keylessLimit(route string, r *http.Request, buf *buffer) error {
+	ref := s.Keyless.allow(route, r, buf.header, s.app.Clock.Now())
+	if ref == nil {
+		return nil
+	}
+	if ref.accountID != "" {
+		attribute(r, ref.accountID, ref.environment)
+	}
+	return ref.err
 }
 
 // idempotent runs a POST at most once per (caller, Idempotency-Key) and
@@ -209,9 +229,18 @@ func (s *Server) record(r *http.Request, status int) error {
 	default:
 		return nil
 	}
-	if status >= 500 {
+	// The billing rule (api/openapi.yaml, docs/operations.md "Billing"):
+	// a request is billed when the service did the work it was asked for
+	// or judged the request (2xx, 3xx, 4xx other than 429: a client's
+	// mistake costs as much as its success), and not when the service
+	// failed (5xx), refused it for a rate limit (429), replayed a stored
+	// answer, or a session block covers it.
+	switch {
+	case status >= 500:
 		ev.Counted, ev.Reason = false, usage.ReasonFailed
-	} else if st.uncounted != "" {
+	case status == http.StatusTooManyRequests:
+		ev.Counted, ev.Reason = false, usage.ReasonRateLimited
+	case st.uncounted != "":
 		ev.Counted, ev.Reason = false, st.uncounted
 	}
 	s.Metrics.usage.WithLabelValues(strconv.FormatBool(ev.Counted), ev.Reason).Inc()

@@ -34,8 +34,15 @@ type Deps struct {
 	RequestTimeout time.Duration
 	// Ready reports whether the instance should receive traffic (besides the DB check).
 	Ready func(ctx context.Context) error
+	// MetricsElsewhere takes GET /metrics off the API listener (404): the
+	// operator serves Metrics.Handler on a listener of its own
+	// (--metrics-addr), out of the public's reach.
+	MetricsElsewhere bool
 	// RateLimits is the per-key limit; nil disables it.
 	RateLimits *RateLimits
+	// Keyless limits the requests without a key per capability and per
+	// client address (keyless.go); nil disables it.
+	Keyless *KeylessLimits
 
 	// Wallets and inspection (docs/wallet.md).
 	// Inspection signs the barcode in ticket.properties and is published at

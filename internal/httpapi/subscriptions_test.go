@@ -263,3 +263,32 @@ func TestReorderHorizon(t *testing.T) {
 		e.Must(422, apitest.Req{Method: "POST", Path: "/v9/ticketing/subscriptions/" + subID + "/reorder.json", Key: e.LiveKey})
 	})
 }
+
+// TestCancelCountsOnce: farebox_events_total{event="subscription_cancelled"}
+// counts the transition, not the requests: five concurrent DELETEs and two
+// later ones of one subscription count 1, on both engines.
+func TestCancelCountsOnce(t *testing.T) {
+	apitest.ForEachEngine(t, apitest.Options{Now: time.Date(2026, 6, 2, 9, 0, 0, 0, time.UTC)}, func(t *testing.T, e *apitest.Env) {
+		_, subID, _ := monthlyCoupon(t, e)
+		path := "/v9/ticketing/subscriptions/" + subID + ".json"
+		var wg sync.WaitGroup
+		for i := 0; i < 5; i++ {
+			wg.Add(1)
+			go func() {
+				defer wg.Done()
+				if r := e.Do(apitest.Req{Method: "DELETE", Path: path, Key: e.LiveKey}); r.Status != 200 {
+					t.Errorf("DELETE: %d %s", r.Status, r.Body)
+				}
+			}()
+		}
+		wg.Wait()
+		e.Must(200, apitest.Req{Method: "DELETE", Path: path, Key: e.LiveKey})
+		e.Must(200, apitest.Req{Method: "DELETE", Path: path, Key: e.LiveKey})
+		metrics := string(e.Must(200, apitest.Req{Method: "GET", Path: "/metrics"}).Body)
+		const want = `farebox_events_total{environment="live",event="subscription_cancelled"} 1` + "\n"
+		if !strings.Contains(metrics, want) {
+			i := strings.Index(metrics, `event="subscription_cancelled"`)
+			t.Errorf("want %q; /metrics has %q", want, metrics[max(0, i-60):min(len(metrics), i+40)])
+		}
+	})
+}

@@ -253,10 +253,13 @@ func (s *Server) reorderSubscription(w http.ResponseWriter, r *http.Request) err
 }
 
 func (s *Server) cancelSubscription(w http.ResponseWriter, r *http.Request) error {
-	if err := s.app.CancelSubscription(r.Context(), principalOf(r), r.PathValue("subscription_id")); err != nil {
+	cancelled, err := s.app.CancelSubscription(r.Context(), principalOf(r), r.PathValue("subscription_id"))
+	if err != nil {
 		return err
 	}
-	s.Metrics.Event("subscription_cancelled", string(principalOf(r).Environment), 1)
+	if cancelled { // a repeated DELETE changes nothing and counts nothing
+		s.Metrics.Event("subscription_cancelled", string(principalOf(r).Environment), 1)
+	}
 	return s.writeSubscription(w, r, http.StatusOK)
 }
 

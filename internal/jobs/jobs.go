@@ -54,6 +54,9 @@ type Queue interface {
 	// Retry puts a job back to ready at runAt (or to dead when dead is
 	// true) with the error message, if worker still holds it.
 	Retry(ctx context.Context, id int64, worker string, now, runAt time.Time, msg string, dead bool) error
+	// Extend moves the lease of a running job that worker still holds to
+	// until; false when worker no longer holds it.
+	Extend(ctx context.Context, id int64, worker string, until time.Time) (bool, error)
 }
 
 // Handler runs one job. A returned error schedules a retry.
@@ -61,7 +64,11 @@ type Handler func(ctx context.Context, j Job) error
 
 // Options tune a Runner.
 type Options struct {
-	Lease        time.Duration // how long a claim holds (default 2 minutes)
+	Lease time.Duration // how long a claim holds (default 2 minutes)
+	// Heartbeat is how often a running job's lease is extended by Lease
+	// (default Lease/3): a job that runs longer than its lease keeps it
+	// while its worker lives, and is taken over only once the worker is gone.
+	Heartbeat    time.Duration
 	PollInterval time.Duration // how often idle workers look for jobs (default 1 s)
 	BaseBackoff  time.Duration // first retry delay (default 2 s)
 	MaxBackoff   time.Duration // cap of the retry delay (default 10 minutes)
@@ -90,6 +97,9 @@ type Runner struct {
 func New(q Queue, clk clock.Clock, o Options) *Runner {
 	if o.Lease <= 0 {
 		o.Lease = 2 * time.Minute
+	}
+	if o.Heartbeat <= 0 {
+		o.Heartbeat = o.Lease / 3
 	}
 	if o.PollInterval <= 0 {
 		o.PollInterval = time.Second
@@ -189,7 +199,7 @@ func (r *Runner) run(ctx context.Context, worker string, j Job) error {
 		herr = fmt.Errorf("no handler for job kind %q", j.Kind)
 	default:
 		began := time.Now()
-		herr = safeRun(ctx, h, j)
+		herr = r.runLeased(ctx, worker, h, j)
 		if r.o.Observe != nil {
 			r.o.Observe(j.Kind, herr, time.Since(began))
 		}
@@ -206,6 +216,43 @@ func (r *Runner) run(ctx context.Context, worker string, j Job) error {
 	delay += r.jitter(delay)
 	r.o.Log.Warn("job failed", "job_id", j.ID, "kind", j.Kind, "attempt", j.Attempts, "dead", dead, "error", herr.Error())
 	return r.q.Retry(ctx, j.ID, worker, now, now.Add(delay), herr.Error(), dead)
+}
+
+// runLeased runs h while extending the job's lease every Heartbeat, so a
+// job that outlives one lease is not claimed and run a second time by
+// another worker. When the lease turns out to be lost (another worker took
+// the job after this one stalled past it), the handler's context is
+// cancelled: its result would be discarded anyway.
+func (r *Runner) runLeased(ctx context.Context, worker string, h Handler, j Job) error {
+	hctx, cancel := context.WithCancel(ctx)
+	defer cancel()
+	stop := make(chan struct{})
+	beat := make(chan struct{})
+	go func() {
+		defer close(beat)
+		t := time.NewTicker(r.o.Heartbeat)
+		defer t.Stop()
+		for {
+			select {
+			case <-stop:
+				return
+			case <-t.C:
+			}
+			held, err := r.q.Extend(context.WithoutCancel(ctx), j.ID, worker, r.clk.Now().Add(r.o.Lease))
+			switch {
+			case err != nil:
+				r.o.Log.Warn("job lease not extended", "job_id", j.ID, "kind", j.Kind, "error", err.Error())
+			case !held:
+				r.o.Log.Warn("job lease lost", "job_id", j.ID, "kind", j.Kind)
+				cancel()
+				return
+			}
+		}
+	}()
+	err := safeRun(hctx, h, j)
+	close(stop)
+	<-beat
+	return err
 }
 
 func safeRun(ctx context.Context, h Handler, j Job) (err error) {

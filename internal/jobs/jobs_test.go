@@ -208,3 +208,74 @@ func TestTwoRunnersOnce(t *testing.T) {
 		}
 	})
 }
+
+// TestLongJobKeepsItsLease: a job that runs for several leases extends its
+// lease while it works, so a second runner polling meanwhile never takes it
+// and it runs exactly once.
+func TestLongJobKeepsItsLease(t *testing.T) {
+	storetest.ForEachEngine(t, func(t *testing.T, s *store.Store) {
+		clk := clock.NewFixed(t0)
+		ctx := context.Background()
+		enqueue(t, s, t0, "slow", "x")
+		const lease = time.Minute
+		second := jobs.New(s.Jobs(), clk, jobs.Options{Lease: lease})
+		stolen := 0
+		second.Handle("slow", func(context.Context, jobs.Job) error { stolen++; return nil })
+		first := jobs.New(s.Jobs(), clk, jobs.Options{Lease: lease, Heartbeat: time.Millisecond})
+		runs := 0
+		first.Handle("slow", func(ctx context.Context, j jobs.Job) error {
+			runs++
+			// Work for five leases (40 s steps of the fixed clock). After
+			// each step wait for a heartbeat to cover the new time, then
+			// let the second runner try to take the job.
+			for i := 0; i < 8; i++ {
+				clk.Advance(40 * time.Second)
+				for {
+					js := rows(t, s, "slow")
+					if js[0].LockedUntil != nil && js[0].LockedUntil.After(clk.Now()) {
+						break
+					}
+					time.Sleep(time.Millisecond)
+				}
+				if n, err := second.RunOnce(ctx); n != 0 || err != nil {
+					t.Errorf("after %v the second runner took the job: %d %v", clk.Now().Sub(t0), n, err)
+				}
+			}
+			return ctx.Err()
+		})
+		if n, err := first.RunOnce(ctx); n != 1 || err != nil {
+			t.Fatalf("run: %d %v", n, err)
+		}
+		js := rows(t, s, "slow")
+		if runs != 1 || stolen != 0 || js[0].State != jobs.StateDone || js[0].Attempts != 1 {
+			t.Errorf("runs %d, stolen %d, job %+v", runs, stolen, js[0])
+		}
+	})
+}
+
+// TestLostLeaseCancelsJob: when another worker took the job after this one
+// stalled past its lease, the heartbeat finds the lease gone and cancels
+// the handler's context, and the stale result is not recorded.
+func TestLostLeaseCancelsJob(t *testing.T) {
+	storetest.ForEachEngine(t, func(t *testing.T, s *store.Store) {
+		clk := clock.NewFixed(t0)
+		ctx := context.Background()
+		enqueue(t, s, t0, "slow", "x")
+		r := jobs.New(s.Jobs(), clk, jobs.Options{Lease: time.Minute, Heartbeat: time.Millisecond})
+		r.Handle("slow", func(hctx context.Context, j jobs.Job) error {
+			// Another worker claims the job as if this one had stalled.
+			if _, err := s.Jobs().Claim(ctx, "other", clk.Now().Add(2*time.Minute), time.Hour, 1); err != nil {
+				t.Error(err)
+			}
+			<-hctx.Done()
+			return hctx.Err()
+		})
+		if n, err := r.RunOnce(ctx); n != 1 || err != nil {
+			t.Fatalf("run: %d %v", n, err)
+		}
+		j := rows(t, s, "slow")[0]
+		if j.State != jobs.StateRunning || j.LockedBy == nil || *j.LockedBy != "other" || j.Attempts != 2 {
+			t.Errorf("the other worker's claim was disturbed: %+v", j)
+		}
+	})
+}

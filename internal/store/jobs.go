@@ -34,12 +34,13 @@ type JobRow struct {
 	MaxAttempts int
 	RunAt       time.Time
 	LockedBy    *string
+	LockedUntil *time.Time // the lease of a running job
 	LastError   *string
 }
 
 // Jobs lists all jobs of a kind by id.
 func (q Q) Jobs(ctx context.Context, kind string) ([]JobRow, error) {
-	rows, err := q.db.QueryContext(ctx, `SELECT id, kind, payload, state, attempts, max_attempts, run_at, locked_by, last_error
+	rows, err := q.db.QueryContext(ctx, `SELECT id, kind, payload, state, attempts, max_attempts, run_at, locked_by, locked_until, last_error
 		FROM jobs WHERE kind = $1 ORDER BY id`, kind)
 	if err != nil {
 		return nil, mapErr(err)
@@ -49,10 +50,14 @@ func (q Q) Jobs(ctx context.Context, kind string) ([]JobRow, error) {
 	for rows.Next() {
 		var j JobRow
 		var lb, le sql.NullString
-		if err := rows.Scan(&j.ID, &j.Kind, &j.Payload, &j.State, &j.Attempts, &j.MaxAttempts, &j.RunAt, &lb, &le); err != nil {
+		var lu sql.NullTime
+		if err := rows.Scan(&j.ID, &j.Kind, &j.Payload, &j.State, &j.Attempts, &j.MaxAttempts, &j.RunAt, &lb, &lu, &le); err != nil {
 			return nil, mapErr(err)
 		}
 		j.LockedBy, j.LastError = nullStr(lb), nullStr(le)
+		if lu.Valid {
+			j.LockedUntil = &lu.Time
+		}
 		out = append(out, j)
 	}
 	return out, mapErr(rows.Err())
@@ -139,6 +144,21 @@ func (jq JobQueue) Retry(ctx context.Context, id int64, worker string, at, runAt
 			locked_by = NULL, locked_until = NULL WHERE id = $5 AND locked_by = $6`, state, now(runAt), msg, fin, id, worker)
 		return err
 	})
+}
+
+// Extend implements jobs.Queue.
+func (jq JobQueue) Extend(ctx context.Context, id int64, worker string, until time.Time) (bool, error) {
+	var n int64
+	err := jq.s.Write(ctx, func(q Q) error {
+		res, err := q.db.ExecContext(ctx, `UPDATE jobs SET locked_until = $1 WHERE id = $2 AND locked_by = $3 AND state = 'running'`,
+			now(until), id, worker)
+		if err != nil {
+			return err
+		}
+		n, err = res.RowsAffected()
+		return err
+	})
+	return n == 1, mapErr(err)
 }
 
 // JobStates counts jobs per state (metrics: queue depth, dead jobs).

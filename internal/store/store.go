@@ -7,6 +7,7 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"io/fs"
 	"math/rand/v2"
 	"net"
 	"net/url"
@@ -42,7 +43,16 @@ type Options struct {
 	Schema string
 	// MaxConns bounds the PostgreSQL pool and the SQLite reader pool.
 	MaxConns int
+	// MustExist refuses to create the embedded database: Open fails with
+	// ErrNoDatabase when the SQLite file is missing instead of creating the
+	// data dir and an empty database (operator commands run in the wrong
+	// directory must not).
+	MustExist bool
 }
+
+// ErrNoDatabase is returned by Open with MustExist when the embedded
+// database file does not exist.
+var ErrNoDatabase = errors.New("no embedded database")
 
 // Store is an open database.
 type Store struct {
@@ -78,6 +88,12 @@ func openSQLite(o Options) (*Store, error) {
 	path := filepath.Join(o.DataDir, "farebox.db")
 	if strings.HasPrefix(o.URL, "sqlite:") {
 		path = strings.TrimPrefix(strings.TrimPrefix(o.URL, "sqlite:"), "//")
+	}
+	if o.MustExist {
+		if _, err := os.Stat(path); errors.Is(err, fs.ErrNotExist) {
+			abs, _ := filepath.Abs(path)
+			return nil, fmt.Errorf("%w at %s", ErrNoDatabase, abs)
+		}
 	}
 	if dir := filepath.Dir(path); dir != "" {
 		if err := os.MkdirAll(dir, 0o750); err != nil {

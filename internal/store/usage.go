@@ -11,10 +11,11 @@ import (
 
 const (
 	insertUsageBatchSQL = `INSERT INTO usage_batches (at, events, data) VALUES ($1, $2, $3)`
-	upsertUsageDailySQL = `INSERT INTO usage_daily (account_id, environment, day, endpoint, counted, uncounted)
-		VALUES ($1, $2, $3, $4, $5, $6)
+	upsertUsageDailySQL = `INSERT INTO usage_daily (account_id, environment, day, endpoint, counted, uncounted, refused)
+		VALUES ($1, $2, $3, $4, $5, $6, $7)
 		ON CONFLICT (account_id, day, endpoint, environment) DO UPDATE
-		SET counted = usage_daily.counted + excluded.counted, uncounted = usage_daily.uncounted + excluded.uncounted`
+		SET counted = usage_daily.counted + excluded.counted, uncounted = usage_daily.uncounted + excluded.uncounted,
+			refused = usage_daily.refused + excluded.refused`
 )
 
 // InsertUsage commits one ledger batch: a single row holding every event
@@ -37,7 +38,7 @@ func (q Q) InsertUsage(ctx context.Context, events []usage.Event) error {
 func (q Q) addCounts(ctx context.Context, counts []usage.Count) error {
 	for _, c := range counts {
 		if _, err := q.execPrepared(ctx, upsertUsageDailySQL,
-			c.AccountID, string(c.Environment), c.Day, c.Endpoint, c.Counted, c.Uncounted); err != nil {
+			c.AccountID, string(c.Environment), c.Day, c.Endpoint, c.Counted, c.Uncounted, c.Refused); err != nil {
 			return mapErr(err)
 		}
 	}
@@ -48,7 +49,7 @@ func (q Q) addCounts(ctx context.Context, counts []usage.Count) error {
 // [fromDay, toDay] (YYYY-MM-DD); accountID "" means every account. Test and
 // live requests of an account are added up.
 func (q Q) UsageSummary(ctx context.Context, accountID, fromDay, toDay string) ([]usage.Row, error) {
-	rows, err := q.db.QueryContext(ctx, `SELECT account_id, day, endpoint, SUM(counted), SUM(uncounted)
+	rows, err := q.db.QueryContext(ctx, `SELECT account_id, day, endpoint, SUM(counted), SUM(uncounted), SUM(refused)
 		FROM usage_daily
 		WHERE ($1 = '' OR account_id = $1) AND day >= $2 AND day <= $3
 		GROUP BY account_id, day, endpoint ORDER BY account_id, day, endpoint`, accountID, fromDay, toDay)
@@ -59,7 +60,7 @@ func (q Q) UsageSummary(ctx context.Context, accountID, fromDay, toDay string) (
 	out := []usage.Row{}
 	for rows.Next() {
 		var r usage.Row
-		if err := rows.Scan(&r.AccountID, &r.Day, &r.Endpoint, &r.Counted, &r.Uncounted); err != nil {
+		if err := rows.Scan(&r.AccountID, &r.Day, &r.Endpoint, &r.Counted, &r.Uncounted, &r.Refused); err != nil {
 			return nil, mapErr(err)
 		}
 		out = append(out, r)
@@ -181,10 +182,11 @@ func (s *Store) UsageWriter(d LedgerDurability) usage.Writer {
 // shared subset).
 const insertUsagePostgresSQL = `WITH batch AS (
 		INSERT INTO usage_batches (at, events, data) VALUES ($1, $2, $3))
-	INSERT INTO usage_daily (account_id, environment, day, endpoint, counted, uncounted)
-	SELECT * FROM unnest($4::text[], $5::text[], $6::text[], $7::text[], $8::bigint[], $9::bigint[])
+	INSERT INTO usage_daily (account_id, environment, day, endpoint, counted, uncounted, refused)
+	SELECT * FROM unnest($4::text[], $5::text[], $6::text[], $7::text[], $8::bigint[], $9::bigint[], $10::bigint[])
 	ON CONFLICT (account_id, day, endpoint, environment) DO UPDATE
-	SET counted = usage_daily.counted + excluded.counted, uncounted = usage_daily.uncounted + excluded.uncounted`
+	SET counted = usage_daily.counted + excluded.counted, uncounted = usage_daily.uncounted + excluded.uncounted,
+		refused = usage_daily.refused + excluded.refused`
 
 // usagePostgresArgs are the parameters of insertUsagePostgresSQL.
 func usagePostgresArgs(events []usage.Event) []any {
@@ -195,10 +197,11 @@ func usagePostgresArgs(events []usage.Event) []any {
 	ep := make([]string, len(counts))
 	cnt := make([]int64, len(counts))
 	unc := make([]int64, len(counts))
+	ref := make([]int64, len(counts))
 	for i, c := range counts {
-		acc[i], env[i], day[i], ep[i], cnt[i], unc[i] = c.AccountID, string(c.Environment), c.Day, c.Endpoint, c.Counted, c.Uncounted
+		acc[i], env[i], day[i], ep[i], cnt[i], unc[i], ref[i] = c.AccountID, string(c.Environment), c.Day, c.Endpoint, c.Counted, c.Uncounted, c.Refused
 	}
-	return []any{now(events[0].At), len(events), usage.EncodeBatch(events), acc, env, day, ep, cnt, unc}
+	return []any{now(events[0].At), len(events), usage.EncodeBatch(events), acc, env, day, ep, cnt, unc, ref}
 }
 
 // LedgerApplicationName is the application_name of the PostgreSQL ledger

@@ -29,7 +29,9 @@ func TestUsageJournalRollup(t *testing.T) {
 		if err != nil {
 			t.Fatal(err)
 		}
-		first.Write(ctx, []usage.Event{ev("r1", true), ev("r2", false)})
+		refused := usage.Event{RequestID: "r6", AccountID: "a", Environment: account.Live, Endpoint: "GET /x", Status: 429,
+			Reason: usage.ReasonRateLimited, At: t0}
+		first.Write(ctx, []usage.Event{ev("r1", true), ev("r2", false), refused})
 		first.Write(ctx, []usage.Event{ev("r3", true)})
 		segs, _ := filepath.Glob(filepath.Join(dir, "usage-*.log"))
 		if len(segs) != 1 {
@@ -80,14 +82,14 @@ func TestUsageJournalRollup(t *testing.T) {
 		for _, e := range all {
 			seen[e.RequestID]++
 		}
-		for _, id := range []string{"r1", "r2", "r3", "r4"} {
+		for _, id := range []string{"r1", "r2", "r3", "r4", "r6"} {
 			if seen[id] != 1 {
 				t.Errorf("%s recorded %d times", id, seen[id])
 			}
 		}
 		rows, _ := s.Read().UsageSummary(ctx, "a", t0.Format(time.DateOnly), t0.Format(time.DateOnly))
-		if len(rows) != 1 || rows[0].Counted != 3 || rows[0].Uncounted != 1 {
-			t.Errorf("summary %+v, want 3 counted and 1 uncounted", rows)
+		if len(rows) != 1 || rows[0].Counted != 3 || rows[0].Uncounted != 2 || rows[0].Refused != 1 {
+			t.Errorf("summary %+v, want 3 counted and 2 uncounted, 1 of them refused", rows)
 		}
 		if err := second.Write(ctx, []usage.Event{ev("r5", true)}); err != usage.ErrClosed {
 			t.Errorf("write after close: %v", err)

@@ -296,6 +296,9 @@ func (t *tallier) add(r row, strs [][]byte) {
 		t.counts[i].Counted++
 	} else {
 		t.counts[i].Uncounted++
+		if string(strs[r.reason]) == ReasonRateLimited {
+			t.counts[i].Refused++
+		}
 	}
 }
 
@@ -313,6 +316,7 @@ type Count struct {
 	Endpoint    string
 	Counted     int64
 	Uncounted   int64
+	Refused     int64 // uncounted rows refused by a rate limit
 }
 
 // Aggregate sums events by account, environment, day and endpoint, sorted
@@ -334,6 +338,9 @@ func Aggregate(events []Event) []Count {
 			out[i].Counted++
 		} else {
 			out[i].Uncounted++
+			if e.Reason == ReasonRateLimited {
+				out[i].Refused++
+			}
 		}
 	}
 	sortCounts(out)

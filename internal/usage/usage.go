@@ -27,7 +27,13 @@ const (
 	ReasonSession = "session"      // covered by a session block
 	ReasonReplay  = "replay"       // idempotent replay
 	ReasonFailed  = "server_error" // the service failed (5xx)
+	// ReasonRateLimited: refused with 429 by a rate limit; reported as
+	// refused (Row.Refused) besides uncounted.
+	ReasonRateLimited = "rate_limited"
 )
+
+// UncountedReasons are the reasons of uncounted rows (metric label values).
+var UncountedReasons = []string{ReasonSession, ReasonReplay, ReasonFailed, ReasonRateLimited}
 
 // Event is one ledger row.
 type Event struct {
@@ -50,7 +56,8 @@ type Row struct {
 	Day       string `json:"date"`
 	Endpoint  string `json:"endpoint"`
 	Counted   int64  `json:"counted"`
-	Uncounted int64  `json:"uncounted"`
+	Uncounted int64  `json:"uncounted"` // every request not billed, refused ones included
+	Refused   int64  `json:"refused"`   // of those, refused by a rate limit (429)
 }
 
 // Recorder takes a request's ledger row and returns once it is durable:
