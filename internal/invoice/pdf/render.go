@@ -34,8 +34,9 @@ const (
 var noLigatures = []string{"-liga"}
 
 // renderMu serialises rendering: boxesandglue v0.2.14 keeps package-level
-// state (its logger and node bookkeeping) that concurrent documents race on
-// (found with go test -race, TestParallelRender).
+// state (its logger and the node slabs, see engine.go) that concurrent
+// documents race on (found with go test -race, TestParallelRender), and the
+// faces parsed once per process are shared by all documents.
 var renderMu sync.Mutex
 
 var (
@@ -65,6 +66,9 @@ func Render(d *invoice.Document, cii []byte) ([]byte, error) {
 	}
 	renderMu.Lock()
 	defer renderMu.Unlock()
+	// Nothing of this document may stay reachable from the library's node
+	// slabs once it is written (engine.go).
+	defer resetNodeArenas()
 	var buf bytes.Buffer
 	fe, err := frontend.NewForWriter(&buf)
 	if err != nil {
@@ -74,11 +78,17 @@ func Render(d *invoice.Document, cii []byte) ([]byte, error) {
 		return nil, apperr.Wrap(op, err)
 	}
 	fam := fe.NewFontFamily("text")
-	if err := fam.AddMember(&frontend.FontSource{Name: "DejaVuSans", Data: fontRegular, FontFeatures: noLigatures}, frontend.FontWeight400, frontend.FontStyleNormal); err != nil {
-		return nil, apperr.Wrap(op, err)
-	}
-	if err := fam.AddMember(&frontend.FontSource{Name: "DejaVuSans-Bold", Data: fontBold, FontFeatures: noLigatures}, frontend.FontWeight700, frontend.FontStyleNormal); err != nil {
-		return nil, apperr.Wrap(op, err)
+	for _, m := range []struct {
+		face   *faceProto
+		weight frontend.FontWeight
+	}{{regularFace, frontend.FontWeight400}, {boldFace, frontend.FontWeight700}} {
+		fs, err := m.face.source(fe)
+		if err != nil {
+			return nil, apperr.Wrap(op, err)
+		}
+		if err := fam.AddMember(fs, m.weight, frontend.FontStyleNormal); err != nil {
+			return nil, apperr.Wrap(op, err)
+		}
 	}
 	v := newView(d)
 	l := &layout{fe: fe, fam: fam, onPage: v.pageFurniture}

@@ -1,0 +1,168 @@
+package pdf
+
+import (
+	"fmt"
+	"io"
+	"reflect"
+	"sync"
+	"unsafe" // go:linkname to the node slabs, and setting the per-document fields of a shared face
+
+	pdflib "github.com/boxesandglue/baseline-pdf"
+	"github.com/boxesandglue/boxesandglue/backend/node"
+	"github.com/boxesandglue/boxesandglue/frontend"
+)
+
+// This file holds what Render needs from boxesandglue v0.2.14 that the
+// library offers no API for. Both parts depend on that exact version (see
+// go.mod) and are guarded by tests (TestNodeArenaBinding, TestHeapFlat,
+// TestSharedFaces): a version bump that changes them fails those tests.
+//
+//  1. Node slabs. backend/node/arena.go allocates every node (glyph, glue,
+//     box ...) from package-level slabs that only grow and are never reset.
+//     A glyph points to its font, the font to its face and the face to the
+//     PDF writer, so every document ever rendered stayed reachable (about
+//     2 MB per invoice). resetNodeArenas empties the slabs after each
+//     document. The slabs are also not safe for concurrent use, which is
+//     why every render holds renderMu. Upstream has no reset function and
+//     the module proxy offers no newer version; a patched copy via replace
+//     would mean carrying 2.7 MB of third-party source.
+//
+//  2. Fonts parsed once. A face (parsed OpenType tables and the shaper with
+//     its GSUB/GPOS lookups) was parsed for every document. newFace copies a
+//     face parsed once per process and gives it the per-document parts: the
+//     PDF writer, its font object and the set of used characters (for
+//     subsetting). The shared parts are only read while rendering, under
+//     renderMu.
+
+// slab mirrors node.slab[T] (arena.go in boxesandglue v0.2.14).
+type slab[T any] struct {
+	chunks []*[8192]T
+	pos    int
+}
+
+// reset drops every chunk but the first and zeroes the part of the first
+// one that was used, so no node of an earlier document stays reachable and
+// the next document reuses the first chunk without a new allocation.
+func (s *slab[T]) reset() {
+	if len(s.chunks) == 0 {
+		return
+	}
+	first := s.chunks[0]
+	used := s.pos
+	if len(s.chunks) > 1 {
+		used = len(first)
+	}
+	clear(first[:used])
+	clear(s.chunks[1:])
+	s.chunks = s.chunks[:1]
+	s.pos = 0
+}
+
+//go:linkname glyphSlab github.com/boxesandglue/boxesandglue/backend/node.glyphSlab
+var glyphSlab slab[node.Glyph]
+
+//go:linkname glueSlab github.com/boxesandglue/boxesandglue/backend/node.glueSlab
+var glueSlab slab[node.Glue]
+
+//go:linkname kernSlab github.com/boxesandglue/boxesandglue/backend/node.kernSlab
+var kernSlab slab[node.Kern]
+
+//go:linkname hlistSlab github.com/boxesandglue/boxesandglue/backend/node.hlistSlab
+var hlistSlab slab[node.HList]
+
+//go:linkname vlistSlab github.com/boxesandglue/boxesandglue/backend/node.vlistSlab
+var vlistSlab slab[node.VList]
+
+//go:linkname penaltySlab github.com/boxesandglue/boxesandglue/backend/node.penaltySlab
+var penaltySlab slab[node.Penalty]
+
+//go:linkname ruleSlab github.com/boxesandglue/boxesandglue/backend/node.ruleSlab
+var ruleSlab slab[node.Rule]
+
+//go:linkname discSlab github.com/boxesandglue/boxesandglue/backend/node.discSlab
+var discSlab slab[node.Disc]
+
+//go:linkname langSlab github.com/boxesandglue/boxesandglue/backend/node.langSlab
+var langSlab slab[node.Lang]
+
+//go:linkname startStopSlab github.com/boxesandglue/boxesandglue/backend/node.startStopSlab
+var startStopSlab slab[node.StartStop]
+
+//go:linkname imageSlab github.com/boxesandglue/boxesandglue/backend/node.imageSlab
+var imageSlab slab[node.Image]
+
+// resetNodeArenas releases every node allocated so far. Call it only while
+// holding renderMu and when no node of the finished document is used again.
+func resetNodeArenas() {
+	glyphSlab.reset()
+	glueSlab.reset()
+	kernSlab.reset()
+	hlistSlab.reset()
+	vlistSlab.reset()
+	penaltySlab.reset()
+	ruleSlab.reset()
+	discSlab.reset()
+	langSlab.reset()
+	startStopSlab.reset()
+	imageSlab.reset()
+}
+
+// faceProto is a font parsed once per process.
+type faceProto struct {
+	name string
+	data []byte
+	once sync.Once
+	face *pdflib.Face
+	err  error
+}
+
+var (
+	regularFace = &faceProto{name: "DejaVuSans", data: fontRegular}
+	boldFace    = &faceProto{name: "DejaVuSans-Bold", data: fontBold}
+)
+
+func (p *faceProto) parsed() (*pdflib.Face, error) {
+	p.once.Do(func() {
+		p.face, p.err = pdflib.NewPDFWriter(io.Discard).NewFaceFromData(p.data, 0)
+	})
+	return p.face, p.err
+}
+
+// source returns a font source for the document whose face shares the
+// parsed tables and shaper with every other document.
+func (p *faceProto) source(fe *frontend.Document) (*frontend.FontSource, error) {
+	proto, err := p.parsed()
+	if err != nil {
+		return nil, err
+	}
+	f := new(pdflib.Face)
+	*f = *proto // the prototype never subsets, so its glyph map stays nil
+	pw := fe.Doc.PDFWriter
+	for _, set := range []struct {
+		field string
+		value any
+	}{{"pw", pw}, {"fontobject", pw.NewObject()}, {"usedChar", map[int]bool{}}} {
+		if err := setField(f, set.field, set.value); err != nil {
+			return nil, err
+		}
+	}
+	fe.Doc.Faces = append(fe.Doc.Faces, f)
+	fs := &frontend.FontSource{Name: p.name, Data: p.data, FontFeatures: noLigatures}
+	if err := setField(fs, "face", f); err != nil {
+		return nil, err
+	}
+	return fs, nil
+}
+
+// setField sets the unexported field name of *ptr; the value's type must be
+// the field's type exactly.
+func setField(ptr any, name string, value any) error {
+	v := reflect.ValueOf(ptr).Elem()
+	f := v.FieldByName(name)
+	nv := reflect.ValueOf(value)
+	if !f.IsValid() || f.Type() != nv.Type() {
+		return fmt.Errorf("pdf: %s has no field %s of type %s (boxesandglue version changed?)", v.Type(), name, nv.Type())
+	}
+	reflect.NewAt(f.Type(), unsafe.Pointer(f.UnsafeAddr())).Elem().Set(nv)
+	return nil
+}
