@@ -199,8 +199,9 @@ func (v *view) pageFurniture(l *layout) error {
 			contentWidth, 10, frontend.HAlignCenter))
 	}
 	if l.pages > 1 {
-		l.at(marginLeft, bag.MustSP("274mm"), l.text([]span{muted(s.Name + " · " + title(d) + " " + d.Number)}, contentWidth/2, 8, frontend.HAlignLeft))
-		l.at(marginLeft+contentWidth/2, bag.MustSP("274mm"), l.text([]span{muted("Seite " + itoa(l.pages))}, contentWidth/2, 8, frontend.HAlignRight))
+		pageNo := bag.MustSP("25mm")
+		l.at(marginLeft, bag.MustSP("274mm"), l.text([]span{muted(s.Name + " · " + title(d) + " " + d.Number)}, contentWidth-pageNo, 8, frontend.HAlignLeft))
+		l.at(marginLeft+contentWidth-pageNo, bag.MustSP("274mm"), l.text([]span{muted("Seite " + itoa(l.pages))}, pageNo, 8, frontend.HAlignRight))
 		l.rect(marginLeft, bag.MustSP("268mm"), contentWidth, bag.MustSP("0.3pt"), rgbRule)
 	}
 	return l.err
