@@ -8,6 +8,7 @@ import (
 	"unsafe" // go:linkname to the node slabs, and setting the per-document fields of a shared face
 
 	pdflib "github.com/boxesandglue/baseline-pdf"
+	"github.com/boxesandglue/boxesandglue/backend/document"
 	"github.com/boxesandglue/boxesandglue/backend/node"
 	"github.com/boxesandglue/boxesandglue/frontend"
 )
@@ -27,12 +28,21 @@ import (
 //     the module proxy offers no newer version; a patched copy via replace
 //     would mean carrying 2.7 MB of third-party source.
 //
-//  2. Fonts parsed once. A face (parsed OpenType tables and the shaper with
+//  2. Nothing parsed per document. A face (parsed OpenType tables and the
+//     shaper with its GSUB/GPOS lookups) was parsed for every document, and
+//     frontend.NewForWriter parses the English hyphenation patterns for
+//     every document (a fifth of the render time) although we set German.
+//
+//     Fonts parsed once. A face (parsed OpenType tables and the shaper with
 //     its GSUB/GPOS lookups) was parsed for every document. newFace copies a
 //     face parsed once per process and gives it the per-document parts: the
 //     PDF writer, its font object and the set of used characters (for
 //     subsetting). The shared parts are only read while rendering, under
 //     renderMu.
+//
+//     newFrontend copies a document made once by frontend.NewForWriter
+//     (its registered post-line-break callback and default language) and
+//     gives the copy a PDF writer and empty maps of its own.
 
 // slab mirrors node.slab[T] (arena.go in boxesandglue v0.2.14).
 type slab[T any] struct {
@@ -165,4 +175,39 @@ func setField(ptr any, name string, value any) error {
 	}
 	reflect.NewAt(f.Type(), unsafe.Pointer(f.UnsafeAddr())).Elem().Set(nv)
 	return nil
+}
+
+// frontendTemplate is a frontend document made once, never written.
+var frontendTemplate = sync.OnceValues(func() (*frontend.Document, error) {
+	return frontend.NewForWriter(io.Discard)
+})
+
+// newFrontend is frontend.NewForWriter(w) without parsing hyphenation
+// patterns again: a copy of the template with its own PDF document, every
+// map (font families, fonts and colours used) new and empty, and every
+// slice (the callbacks) copied.
+func newFrontend(w io.Writer) (*frontend.Document, error) {
+	tpl, err := frontendTemplate()
+	if err != nil {
+		return nil, err
+	}
+	fe := new(frontend.Document)
+	*fe = *tpl
+	v := reflect.ValueOf(fe).Elem()
+	for i := range v.NumField() {
+		f := v.Field(i)
+		f = reflect.NewAt(f.Type(), unsafe.Pointer(f.UnsafeAddr())).Elem()
+		switch f.Kind() {
+		case reflect.Map:
+			f.Set(reflect.MakeMap(f.Type()))
+		case reflect.Slice:
+			if !f.IsNil() {
+				f.Set(reflect.AppendSlice(reflect.MakeSlice(f.Type(), 0, f.Len()), f))
+			}
+		}
+	}
+	lang := tpl.Doc.DefaultLanguage
+	fe.Doc = document.NewDocument(w)
+	fe.Doc.DefaultLanguage = lang
+	return fe, nil
 }

@@ -5,6 +5,7 @@ import (
 	"reflect"
 	"runtime"
 	"testing"
+	"unsafe"
 
 	"github.com/boxesandglue/boxesandglue/backend/node"
 	"github.com/boxesandglue/boxesandglue/frontend"
@@ -124,5 +125,66 @@ func TestSharedFaces(t *testing.T) {
 	}
 	if faces[0] == faces[1] {
 		t.Fatal("two documents got the same face object")
+	}
+}
+
+// TestNewFrontendMatchesLibrary compares a document from newFrontend with
+// one from frontend.NewForWriter field by field: the same maps (new and
+// empty), slices (the same callbacks), default language and other values,
+// and a PDF document of its own. A library version that sets up anything
+// else fails here.
+func TestNewFrontendMatchesLibrary(t *testing.T) {
+	lib, err := frontend.NewForWriter(io.Discard)
+	if err != nil {
+		t.Fatal(err)
+	}
+	tpl, err := frontendTemplate()
+	if err != nil {
+		t.Fatal(err)
+	}
+	a, err := newFrontend(io.Discard)
+	if err != nil {
+		t.Fatal(err)
+	}
+	b, err := newFrontend(io.Discard)
+	if err != nil {
+		t.Fatal(err)
+	}
+	va, vb, vl, vt := reflect.ValueOf(a).Elem(), reflect.ValueOf(b).Elem(), reflect.ValueOf(lib).Elem(), reflect.ValueOf(tpl).Elem()
+	for i := range va.NumField() {
+		name := va.Type().Field(i).Name
+		fa, fb, fl, ft := va.Field(i), vb.Field(i), vl.Field(i), vt.Field(i)
+		switch fa.Kind() {
+		case reflect.Map:
+			if fa.IsNil() || fa.Len() != 0 || fa.UnsafePointer() == fb.UnsafePointer() || fa.UnsafePointer() == ft.UnsafePointer() {
+				t.Errorf("%s: want a new empty map per document", name)
+			}
+		case reflect.Slice:
+			if fa.Len() != fl.Len() || (fa.Len() > 0 && fa.UnsafePointer() == ft.UnsafePointer()) {
+				t.Errorf("%s: %d entries (library %d), shared with the template %v", name, fa.Len(), fl.Len(), fa.Len() > 0 && fa.UnsafePointer() == ft.UnsafePointer())
+			}
+		case reflect.Pointer:
+			if name == "Doc" {
+				if a.Doc == b.Doc || a.Doc == tpl.Doc || a.Doc.PDFWriter == nil {
+					t.Error("Doc: want a PDF document per frontend document")
+				}
+				if a.Doc.DefaultLanguage == nil || a.Doc.DefaultLanguage.Name != lib.Doc.DefaultLanguage.Name {
+					t.Errorf("default language %v, library %v", a.Doc.DefaultLanguage, lib.Doc.DefaultLanguage)
+				}
+				continue
+			}
+			if fa.IsNil() != fl.IsNil() {
+				t.Errorf("%s: nil %v, library nil %v", name, fa.IsNil(), fl.IsNil())
+			}
+		case reflect.Func, reflect.Interface:
+			if fa.IsNil() != fl.IsNil() {
+				t.Errorf("%s: nil %v, library nil %v", name, fa.IsNil(), fl.IsNil())
+			}
+		default:
+			if !reflect.DeepEqual(reflect.NewAt(fa.Type(), unsafe.Pointer(fa.UnsafeAddr())).Elem().Interface(),
+				reflect.NewAt(fl.Type(), unsafe.Pointer(fl.UnsafeAddr())).Elem().Interface()) {
+				t.Errorf("%s differs from the library's", name)
+			}
+		}
 	}
 }

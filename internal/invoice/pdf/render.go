@@ -70,7 +70,7 @@ func Render(d *invoice.Document, cii []byte) ([]byte, error) {
 	// slabs once it is written (engine.go).
 	defer resetNodeArenas()
 	var buf bytes.Buffer
-	fe, err := frontend.NewForWriter(&buf)
+	fe, err := newFrontend(&buf)
 	if err != nil {
 		return nil, apperr.Wrap(op, err)
 	}
