@@ -119,9 +119,11 @@ func (w *wrapper) word(s span, word string) {
 	// fits, then cut line by line.
 	if len(w.cur) > 0 {
 		if rest := w.width - w.curW - sw; rest >= w.width/4 {
-			if head, tail := cut(word, s.bold, w.size, rest); head != "" {
-				w.put(w.spaceOf, "\u00a0", sw)
-				w.spaces++
+			if head, tail := cut(word, s.bold, w.size, rest); head != "" && textWidth(head, s.bold, w.size) <= rest {
+				if w.space {
+					w.put(w.spaceOf, "\u00a0", sw)
+					w.spaces++
+				}
 				w.put(s, head, textWidth(head, s.bold, w.size))
 				word = tail
 			}
