@@ -26,11 +26,21 @@ import (
 
 const separators = "/-._:?&=#,;+~\\|@"
 
+// glue keeps a unit with its amount ("58,00 €", "7 %"): the space before it
+// becomes a no-break space, which wrap never breaks at.
+var glue = strings.NewReplacer(" €", "\u00a0€", " %", "\u00a0%")
+
+// breakSpace reports whether a line may break at r: any white space but the
+// no-break spaces.
+func breakSpace(r rune) bool {
+	return unicode.IsSpace(r) && r != '\u00a0' && r != '\u202f' && r != '\u2007'
+}
+
 // wrap splits spans into lines no wider than width; "\n" starts a new line.
 func wrap(spans []span, width bag.ScaledPoint, size float64) [][]span {
 	w := wrapper{width: width, size: size}
 	for _, s := range spans {
-		for i, part := range strings.Split(s.text, "\n") {
+		for i, part := range strings.Split(glue.Replace(s.text), "\n") {
 			if i > 0 {
 				w.newline()
 			}
@@ -76,14 +86,14 @@ func (w *wrapper) put(s span, text string, width bag.ScaledPoint) {
 func (w *wrapper) add(s span, text string) {
 	for len(text) > 0 {
 		r, n := utf8.DecodeRuneInString(text)
-		if unicode.IsSpace(r) {
+		if breakSpace(r) {
 			if len(w.cur) > 0 {
 				w.space, w.spaceOf = true, s
 			}
 			text = text[n:]
 			continue
 		}
-		end := strings.IndexFunc(text, unicode.IsSpace)
+		end := strings.IndexFunc(text, breakSpace)
 		if end < 0 {
 			end = len(text)
 		}
@@ -209,8 +219,9 @@ func (m *faceMetrics) width(s string, size float64) bag.ScaledPoint {
 	defer m.mu.Unlock()
 	var em float64
 	for _, r := range s {
-		if r == '\u00a0' {
-			r = ' '
+		if r == '\u00a0' { // set by the library as a space (spaceWidth)
+			em += 0.333
+			continue
 		}
 		adv, ok := m.em[r]
 		if !ok {
