@@ -1,6 +1,7 @@
 package pdf
 
 import (
+	"errors"
 	"fmt"
 	"io"
 	"reflect"
@@ -100,6 +101,43 @@ var startStopSlab slab[node.StartStop]
 
 //go:linkname imageSlab github.com/boxesandglue/boxesandglue/backend/node.imageSlab
 var imageSlab slab[node.Image]
+
+// errArenaLayout reports a library whose slabs are not the ones mirrored
+// here; Render refuses to run rather than clear memory it does not own.
+var errArenaLayout = errors.New("pdf: boxesandglue's node slabs changed (version bump?); see engine.go")
+
+// checkArenas verifies once per process, before the first reset, that the
+// mirrored slab is the library's and its chunks hold exactly 8192 nodes: it
+// allocates glyphs until a chunk starts, then checks that the next 8191 come
+// from that chunk in order and the one after from a new chunk. Nothing is
+// written through the mirror before this has passed.
+var checkArenas = sync.OnceValue(func() error {
+	for n := 0; ; n++ {
+		if n > 8192 {
+			return errArenaLayout
+		}
+		before := len(glyphSlab.chunks)
+		g := node.NewGlyph()
+		if len(glyphSlab.chunks) == before {
+			continue
+		}
+		if glyphSlab.pos != 1 || g != &glyphSlab.chunks[len(glyphSlab.chunks)-1][0] {
+			return errArenaLayout
+		}
+		break
+	}
+	chunk := glyphSlab.chunks[len(glyphSlab.chunks)-1]
+	for i := 1; i < len(chunk); i++ {
+		if node.NewGlyph() != &chunk[i] {
+			return errArenaLayout
+		}
+	}
+	chunks := len(glyphSlab.chunks)
+	if node.NewGlyph() != &glyphSlab.chunks[len(glyphSlab.chunks)-1][0] || len(glyphSlab.chunks) != chunks+1 {
+		return errArenaLayout
+	}
+	return nil
+})
 
 // resetNodeArenas releases every node allocated so far. Call it only while
 // holding renderMu and when no node of the finished document is used again.

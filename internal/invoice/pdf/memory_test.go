@@ -83,6 +83,9 @@ func TestNodeArenaBinding(t *testing.T) {
 			t.Fatalf("glyph slot %d still holds a node of the rendered document", i)
 		}
 	}
+	if err := checkArenas(); err != nil {
+		t.Fatal(err)
+	}
 	if g := node.NewGlyph(); g != &glyphSlab.chunks[0][0] {
 		t.Fatal("node.NewGlyph does not allocate from the linknamed slab: the go:linkname binding is broken")
 	}
@@ -134,6 +137,8 @@ func TestSharedFaces(t *testing.T) {
 // and a PDF document of its own. A library version that sets up anything
 // else fails here.
 func TestNewFrontendMatchesLibrary(t *testing.T) {
+	renderMu.Lock()
+	defer renderMu.Unlock()
 	lib, err := frontend.NewForWriter(io.Discard)
 	if err != nil {
 		t.Fatal(err)

@@ -66,6 +66,9 @@ func Render(d *invoice.Document, cii []byte) ([]byte, error) {
 	}
 	renderMu.Lock()
 	defer renderMu.Unlock()
+	if err := checkArenas(); err != nil {
+		return nil, apperr.Wrap(op, err)
+	}
 	// Nothing of this document may stay reachable from the library's node
 	// slabs once it is written (engine.go).
 	defer resetNodeArenas()
