@@ -7,6 +7,7 @@
 # reading is the warm-up; the run fails when a later RSS or live heap exceeds
 # it by more than 10 % (MAX_GROWTH=0.10).
 # Usage: bench/soak.sh [sqlite|postgres] [invoices]   (or ENGINE=…, N=…)
+: "${BENCH_DB:=farebox_soak}" # its own PostgreSQL database, beside the other load scripts
 source "$(dirname "$0")/common.sh"
 ENGINE="${1:-${ENGINE:-sqlite}}"
 N="${2:-${N:-10000}}"
@@ -17,9 +18,9 @@ LOADGEN="${LOADGEN:-/tmp/farebox-soak-loadgen}"
 build
 (cd "$ROOT" && go build -o "$LOADGEN" ./tools/loadgen)
 fresh_env "$ENGINE"
-KEY=$(new_key)
 start_server --pprof-addr "127.0.0.1:$PPROF_PORT" "${SETUP_FLAGS[@]}"
 trap stop_server EXIT
+KEY=$(new_key) # after the server created the database (operator commands refuse a missing one)
 echo "== $ENGINE: $N invoices with PDF, UBL and CII, $C at a time"
 "$LOADGEN" -mode soak -url "http://127.0.0.1:$PORT" -key "$KEY" -n "$N" -every "$EVERY" -c "$C" \
   -pid "$SERVER_PID" -pprof "http://127.0.0.1:$PPROF_PORT" -max-growth "${MAX_GROWTH:-0.10}"
