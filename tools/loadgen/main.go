@@ -11,8 +11,11 @@
 //	loadgen -mode activate -url … -key … -c 64 -d 10s   (orders coupons first, then activates them)
 //	loadgen -mode baseline -data-dir DIR | -database-url postgres://… -c 64 -d 10s
 //	loadgen -mode mix -url http://A,http://B -key … -rate 200 -d 30s [-stops ID,ID]
+//	loadgen -mode soak -url … -key … -n 10000 -every 1000 -c 4 -pid PID -pprof http://127.0.0.1:PORT
 //
 // -mode mix is open loop at a fixed rate over one or more instances (mix.go).
+// -mode soak issues invoices with all their files and reads the server's
+// memory between batches (soak.go, bench/soak.sh).
 package main
 
 import (
@@ -38,7 +41,7 @@ import (
 )
 
 func main() {
-	mode := flag.String("mode", "order", "order, activate, baseline or mix")
+	mode := flag.String("mode", "order", "order, activate, baseline, mix or soak")
 	url := flag.String("url", "http://127.0.0.1:18090", "server base URL (mix: comma-separated instances, used round robin)")
 	rate := flag.Float64("rate", 200, "mix: operations started per second")
 	stops := flag.String("stops", "", "mix: comma-separated station ids (<prefix>-station-<id>) for departure boards (empty: none)")
@@ -47,6 +50,11 @@ func main() {
 	dur := flag.Duration("d", 10*time.Second, "duration")
 	dbURL := flag.String("database-url", "", "baseline: PostgreSQL URL")
 	dataDir := flag.String("data-dir", "", "baseline: SQLite data dir")
+	soakN := flag.Int("n", 10000, "soak: invoices to issue")
+	soakEvery := flag.Int("every", 1000, "soak: invoices between two memory readings (the first batch is the warm-up)")
+	soakPid := flag.Int("pid", 0, "soak: the server's process id (its RSS is read from /proc)")
+	soakPprof := flag.String("pprof", "", "soak: base URL of the server's --pprof-addr listener (live heap after a forced GC)")
+	soakGrowth := flag.Float64("max-growth", 0.10, "soak: allowed growth of RSS and live heap over the warm-up reading")
 	flag.Parse()
 	var res result
 	var err error
@@ -55,6 +63,12 @@ func main() {
 		res, err = httpLoad(*mode, *url, *key, *conc, *dur)
 	case "baseline":
 		res, err = baseline(*dbURL, *dataDir, *conc, *dur)
+	case "soak":
+		if err := soakLoad(*url, *key, *soakN, *soakEvery, *conc, *soakPid, *soakPprof, *soakGrowth); err != nil {
+			fmt.Fprintln(os.Stderr, "loadgen:", err)
+			os.Exit(1)
+		}
+		return
 	case "mix":
 		var ids []string
 		if *stops != "" {

@@ -10,6 +10,10 @@ import (
 	"github.com/farebox/farebox/internal/money"
 )
 
+// minAddressSize is the smallest type size for an address line that is too
+// wide for the address field at 10 pt (35 upper-case W fit at 6.9 pt).
+const minAddressSize = 6.5
+
 // body lays out the first-page header and the flowing content.
 func (v *view) body(l *layout) {
 	d, s := v.d, v.d.Seller
@@ -22,18 +26,25 @@ func (v *view) body(l *layout) {
 	l.at(marginLeft, bag.MustSP("250mm"), l.text([]span{muted(s.Name + " · " + s.Address.Street + " · " + s.Address.PostalCode + " " + s.Address.City)},
 		bag.MustSP("85mm"), 6.5, frontend.HAlignLeft))
 	l.rect(marginLeft, bag.MustSP("246.5mm"), bag.MustSP("85mm"), bag.MustSP("0.3pt"), rgbRule)
-	var recipient []span
+	addrTop, addrWidth := bag.MustSP("244mm"), bag.MustSP("85mm")
+	addrBottom := addrTop
 	if d.Buyer != nil {
-		for i, line := range d.Buyer.AddressLines {
-			if i > 0 {
-				recipient = append(recipient, plain("\n"))
+		// Each address line stays one line in the envelope window: a line
+		// wider than the field (35 upper-case letters) is set smaller.
+		for _, line := range d.Buyer.AddressLines {
+			size := 10.0
+			if w := textWidth(line, false, size); w > addrWidth {
+				size = max(size*float64(addrWidth)/float64(w), minAddressSize)
 			}
-			recipient = append(recipient, plain(line))
+			vl := l.text([]span{plain(line)}, addrWidth, size, frontend.HAlignLeft)
+			l.at(marginLeft, addrBottom, vl)
+			addrBottom -= height(vl)
 		}
 	} else {
-		recipient = []span{muted("Ohne Empfängerangabe (Kleinbetragsrechnung, § 33 UStDV)")}
+		vl := l.text([]span{muted("Ohne Empfängerangabe (Kleinbetragsrechnung, § 33 UStDV)")}, addrWidth, 10, frontend.HAlignLeft)
+		l.at(marginLeft, addrTop, vl)
+		addrBottom -= height(vl)
 	}
-	l.at(marginLeft, bag.MustSP("244mm"), l.text(recipient, bag.MustSP("85mm"), 10, frontend.HAlignLeft))
 
 	// Information block on the right.
 	info := v.infoRows()
@@ -47,7 +58,7 @@ func (v *view) body(l *layout) {
 	}
 
 	// Title and subject.
-	l.y = min(bag.MustSP("202mm"), y-bag.MustSP("8mm"))
+	l.y = min(bag.MustSP("202mm"), y-bag.MustSP("8mm"), addrBottom-bag.MustSP("8mm"))
 	l.block(l.text([]span{accent(title(d) + " " + d.Number)}, contentWidth, 15, frontend.HAlignLeft), bag.MustSP("2mm"))
 	if d.Kind == invoice.KindCancellation {
 		l.block(l.text([]span{bold("Storno der Rechnung " + d.Cancels.Number + " vom " + invoice.GermanDate(d.Cancels.IssueDate) +
@@ -65,7 +76,7 @@ func (v *view) body(l *layout) {
 		l.block(l.text([]span{bold("Zahlungsaufforderung" + ref + " Dies ist keine Rechnung.")}, contentWidth, 10, frontend.HAlignLeft), bag.MustSP("2mm"))
 	}
 	if strings.TrimSpace(v.texts.Subject) != "" {
-		l.block(l.text([]span{bold(v.texts.Subject)}, contentWidth, 11, frontend.HAlignLeft), bag.MustSP("2mm"))
+		l.flow([]span{bold(v.texts.Subject)}, 11, bag.MustSP("2mm"))
 	}
 	l.y -= bag.MustSP("3mm")
 	if strings.TrimSpace(v.texts.BeforeTable) != "" {
@@ -78,7 +89,7 @@ func (v *view) body(l *layout) {
 	if notes := d.SplitNotes(); len(notes) > 0 {
 		l.block(l.text([]span{bold("Aufgeteilte Positionen (weitere Beteiligte)")}, contentWidth, 10, frontend.HAlignLeft), bag.MustSP("1.5mm"))
 		for _, n := range notes {
-			l.block(l.text([]span{plain(n)}, contentWidth, 9, frontend.HAlignLeft), bag.MustSP("1mm"))
+			l.flow([]span{plain(n)}, 9, bag.MustSP("1mm"))
 		}
 		l.y -= bag.MustSP("3mm")
 	}
@@ -121,8 +132,8 @@ func (v *view) infoRows() [][2]string {
 }
 
 var tableCols = []column{
-	{bag.MustSP("10mm"), frontend.HAlignLeft},
-	{bag.MustSP("70mm"), frontend.HAlignLeft},
+	{bag.MustSP("11mm"), frontend.HAlignLeft}, // "Pos." in bold needs 19.8 pt
+	{bag.MustSP("69mm"), frontend.HAlignLeft},
 	{bag.MustSP("24mm"), frontend.HAlignLeft},
 	{bag.MustSP("14mm"), frontend.HAlignRight},
 	{bag.MustSP("26mm"), frontend.HAlignRight},

@@ -55,33 +55,29 @@ type layout struct {
 	err    error
 }
 
-// text formats spans into a paragraph of the given width; a "\n" inside a
-// span starts a new line (each line is its own paragraph, so alignment
-// applies per line).
+// text formats spans into a paragraph of the given width, broken into
+// lines by wrap; a "\n" inside a span starts a new line. Each line is its
+// own paragraph, so alignment applies per line.
 func (l *layout) text(spans []span, width bag.ScaledPoint, size float64, align frontend.HorizontalAlignment) *node.VList {
-	var lines [][]span
-	cur := []span{}
-	for _, s := range spans {
-		parts := strings.Split(s.text, "\n")
-		for i, p := range parts {
-			if i > 0 {
-				lines = append(lines, cur)
-				cur = []span{}
-			}
-			cur = append(cur, span{text: p, bold: s.bold, color: s.color})
-		}
-	}
-	lines = append(lines, cur)
-	if len(lines) == 1 {
-		return l.line(lines[0], width, size, align)
+	vls := l.lines(spans, width, size, align)
+	if len(vls) == 1 {
+		return vls[0]
 	}
 	var head, tail node.Node
-	for _, ln := range lines {
-		vl := l.line(ln, width, size, align)
+	for _, vl := range vls {
 		head = node.InsertAfter(head, tail, vl)
 		tail = vl
 	}
 	return node.Vpack(head)
+}
+
+// lines formats spans into one paragraph per line.
+func (l *layout) lines(spans []span, width bag.ScaledPoint, size float64, align frontend.HorizontalAlignment) []*node.VList {
+	var vls []*node.VList
+	for _, ln := range wrap(spans, width, size) {
+		vls = append(vls, l.line(ln, width, size, align))
+	}
+	return vls
 }
 
 // line formats spans without line breaks into one paragraph.
@@ -109,9 +105,14 @@ func (l *layout) line(spans []span, width bag.ScaledPoint, size float64, align f
 		te.Items = []any{"\u00a0"}
 	}
 	sz := bag.ScaledPointFromFloat(size)
+	plain, err := noHyphenation()
+	if err != nil {
+		l.err = err
+		return node.Vpack(node.NewGlue())
+	}
 	vl, _, err := l.fe.FormatParagraph(te, width,
 		frontend.Family(l.fam), frontend.FontSize(sz), frontend.Leading(bag.ScaledPointFromFloat(size*1.3)),
-		frontend.HorizontalAlign(align))
+		frontend.HorizontalAlign(align), frontend.Language(plain))
 	if err != nil {
 		l.err = err
 		return node.Vpack(node.NewGlue())
@@ -159,6 +160,15 @@ func (l *layout) block(vl *node.VList, gapAfter bag.ScaledPoint) {
 	l.y -= height(vl) + gapAfter
 }
 
+// flow places text across the content width line by line, so a paragraph
+// longer than a page continues on the next one.
+func (l *layout) flow(spans []span, size float64, gapAfter bag.ScaledPoint) {
+	for _, vl := range l.lines(spans, contentWidth, size, frontend.HAlignLeft) {
+		l.block(vl, 0)
+	}
+	l.y -= gapAfter
+}
+
 // paragraphs places multi-line user text, one paragraph per line break.
 func (l *layout) paragraphs(s string, size float64) {
 	for _, p := range strings.Split(strings.ReplaceAll(s, "\r\n", "\n"), "\n") {
@@ -166,7 +176,7 @@ func (l *layout) paragraphs(s string, size float64) {
 			l.y -= bag.MustSP("2mm")
 			continue
 		}
-		l.block(l.text([]span{plain(p)}, contentWidth, size, frontend.HAlignLeft), bag.MustSP("1mm"))
+		l.flow([]span{plain(p)}, size, bag.MustSP("1mm"))
 	}
 	l.y -= bag.MustSP("3mm")
 }

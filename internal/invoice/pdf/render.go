@@ -34,8 +34,9 @@ const (
 var noLigatures = []string{"-liga"}
 
 // renderMu serialises rendering: boxesandglue v0.2.14 keeps package-level
-// state (its logger and node bookkeeping) that concurrent documents race on
-// (found with go test -race, TestParallelRender).
+// state (its logger and the node slabs, see engine.go) that concurrent
+// documents race on (found with go test -race, TestParallelRender), and the
+// faces parsed once per process are shared by all documents.
 var renderMu sync.Mutex
 
 var (
@@ -72,8 +73,14 @@ func Render(d *invoice.Document, cii []byte) ([]byte, error) {
 	}
 	renderMu.Lock()
 	defer renderMu.Unlock()
+	if err := checkArenas(); err != nil {
+		return nil, apperr.Wrap(op, err)
+	}
+	// Nothing of this document may stay reachable from the library's node
+	// slabs once it is written (engine.go).
+	defer resetNodeArenas()
 	var buf bytes.Buffer
-	fe, err := frontend.NewForWriter(&buf)
+	fe, err := newFrontend(&buf)
 	if err != nil {
 		return nil, apperr.Wrap(op, err)
 	}
@@ -81,11 +88,17 @@ func Render(d *invoice.Document, cii []byte) ([]byte, error) {
 		return nil, apperr.Wrap(op, err)
 	}
 	fam := fe.NewFontFamily("text")
-	if err := fam.AddMember(&frontend.FontSource{Name: "DejaVuSans", Data: fontRegular, FontFeatures: noLigatures}, frontend.FontWeight400, frontend.FontStyleNormal); err != nil {
-		return nil, apperr.Wrap(op, err)
-	}
-	if err := fam.AddMember(&frontend.FontSource{Name: "DejaVuSans-Bold", Data: fontBold, FontFeatures: noLigatures}, frontend.FontWeight700, frontend.FontStyleNormal); err != nil {
-		return nil, apperr.Wrap(op, err)
+	for _, m := range []struct {
+		face   *faceProto
+		weight frontend.FontWeight
+	}{{regularFace, frontend.FontWeight400}, {boldFace, frontend.FontWeight700}} {
+		fs, err := m.face.source(fe)
+		if err != nil {
+			return nil, apperr.Wrap(op, err)
+		}
+		if err := fam.AddMember(fs, m.weight, frontend.FontStyleNormal); err != nil {
+			return nil, apperr.Wrap(op, err)
+		}
 	}
 	v := newView(d)
 	l := &layout{fe: fe, fam: fam, onPage: v.pageFurniture}
@@ -197,8 +210,9 @@ func (v *view) pageFurniture(l *layout) error {
 			contentWidth, 10, frontend.HAlignCenter))
 	}
 	if l.pages > 1 {
-		l.at(marginLeft, bag.MustSP("274mm"), l.text([]span{muted(s.Name + " · " + title(d) + " " + d.Number)}, contentWidth/2, 8, frontend.HAlignLeft))
-		l.at(marginLeft+contentWidth/2, bag.MustSP("274mm"), l.text([]span{muted("Seite " + itoa(l.pages))}, contentWidth/2, 8, frontend.HAlignRight))
+		pageNo := bag.MustSP("25mm")
+		l.at(marginLeft, bag.MustSP("274mm"), l.text([]span{muted(s.Name + " · " + title(d) + " " + d.Number)}, contentWidth-pageNo, 8, frontend.HAlignLeft))
+		l.at(marginLeft+contentWidth-pageNo, bag.MustSP("274mm"), l.text([]span{muted("Seite " + itoa(l.pages))}, pageNo, 8, frontend.HAlignRight))
 		l.rect(marginLeft, bag.MustSP("268mm"), contentWidth, bag.MustSP("0.3pt"), rgbRule)
 	}
 	return l.err
