@@ -44,8 +44,9 @@ start_server() {
 
 stop_server() { kill "$SERVER_PID" 2>/dev/null || true; wait "$SERVER_PID" 2>/dev/null || true; }
 
-# new_key: creates an account and prints its live key.
-new_key() { "$BIN" accounts create --name "bench" --json | sed -E 's/.*"api_key":"([^"]+)".*/\1/'; }
+# new_key: creates an account (and the embedded database when the server has
+# not made it yet) and prints its live key.
+new_key() { "$BIN" accounts create --create --name "bench" --json | sed -E 's/.*"api_key":"([^"]+)".*/\1/'; }
 
 # rps OUTPUT: the Requests/sec figure of a wrk run.
 rps() { awk '/Requests\/sec/ {print $2}' <<<"$1"; }
