@@ -1,20 +1,39 @@
 // Package storetest gives each test a fresh, migrated database on either
-// engine. SQLite lives in t.TempDir(); PostgreSQL gets its own schema in the
-// database named by FAREBOX_TEST_DATABASE_URL (default: the local server with
-// trust auth), dropped when the test ends. PostgreSQL being unreachable fails
-// the test: both engines must pass the same tests.
+// engine. PostgreSQL being unreachable fails the test: both engines must
+// pass the same tests.
+//
+// Migrating is the expensive part of a database test (a quarter of a second
+// per PostgreSQL test), so Open migrates one template per engine once per
+// test process and copies it for each test:
+//   - PostgreSQL: a template database named after a digest of the migration
+//     files (farebox_tpl_<digest>), created once on the server under an
+//     advisory lock (parallel test processes share it; changed migrations
+//     get a new name) and copied with CREATE DATABASE … TEMPLATE for each
+//     test, dropped when the test ends;
+//   - SQLite: a migrated database file held in memory and written to
+//     t.TempDir() for each test.
+//
+// Options still returns an empty, unmigrated database (a schema of the
+// database named by FAREBOX_TEST_DATABASE_URL on PostgreSQL) for tests that
+// start a server and let it migrate.
 package storetest
 
 import (
 	"context"
 	"crypto/rand"
+	"crypto/sha256"
 	"database/sql"
 	"encoding/hex"
+	"fmt"
+	"io/fs"
+	"net/url"
 	"os"
+	"path/filepath"
+	"sync"
 	"testing"
 
 	"github.com/farebox/farebox/internal/store"
-	"github.com/jackc/pgx/v5/stdlib"
+	_ "github.com/jackc/pgx/v5/stdlib" // the pgx driver for the admin connection
 )
 
 // DefaultPostgresURL is used when FAREBOX_TEST_DATABASE_URL is unset.
@@ -39,13 +58,8 @@ func Options(t testing.TB, engine store.Engine) store.Options {
 	if engine == store.SQLite {
 		return store.Options{DataDir: t.TempDir()}
 	}
-	b := make([]byte, 6)
-	rand.Read(b)
-	schema := "t_" + hex.EncodeToString(b)
-	admin, err := sql.Open("pgx", PostgresURL())
-	if err != nil {
-		t.Fatalf("storetest: open postgres: %v", err)
-	}
+	schema := "t_" + randomHex()
+	admin := adminDB(t)
 	if _, err := admin.Exec(`CREATE SCHEMA ` + schema); err != nil {
 		admin.Close()
 		t.Fatalf("storetest: PostgreSQL at %s is required for store tests: %v", PostgresURL(), err)
@@ -57,14 +71,29 @@ func Options(t testing.TB, engine store.Engine) store.Options {
 	return store.Options{URL: PostgresURL(), Schema: schema}
 }
 
-// Open returns a migrated store on engine, closed when the test ends.
+// Open returns a migrated store on engine, closed when the test ends. The
+// database is a copy of the engine's migrated template (see the package
+// comment).
 func Open(t testing.TB, engine store.Engine) *store.Store {
 	t.Helper()
-	s, err := store.Open(context.Background(), Options(t, engine))
+	return OpenWith(t, engine, nil)
+}
+
+// OpenWith is Open with configure applied to the options first (to set a
+// clock or the pool size; the database fields are Open's).
+func OpenWith(t testing.TB, engine store.Engine, configure func(*store.Options)) *store.Store {
+	t.Helper()
+	opts := migratedOptions(t, engine)
+	if configure != nil {
+		configure(&opts)
+	}
+	s, err := store.Open(context.Background(), opts)
 	if err != nil {
 		t.Fatalf("storetest: open %s: %v", engine, err)
 	}
 	t.Cleanup(func() { s.Close() })
+	// A no-op on the copy (every migration is applied); it keeps Open
+	// correct should the copy ever miss one.
 	if _, err := s.Migrate(context.Background()); err != nil {
 		t.Fatalf("storetest: migrate %s: %v", engine, err)
 	}
@@ -82,4 +111,177 @@ func ForEachEngine(t *testing.T, fn func(t *testing.T, s *store.Store)) {
 	}
 }
 
-var _ = stdlib.GetDefaultDriver
+// migratedOptions copies the engine's template for one test.
+func migratedOptions(t testing.TB, engine store.Engine) store.Options {
+	t.Helper()
+	if engine == store.SQLite {
+		img, err := sqliteImage()
+		if err != nil {
+			t.Fatalf("storetest: sqlite template: %v", err)
+		}
+		dir := t.TempDir()
+		if err := os.WriteFile(filepath.Join(dir, "farebox.db"), img, 0o600); err != nil {
+			t.Fatalf("storetest: write sqlite copy: %v", err)
+		}
+		return store.Options{DataDir: dir}
+	}
+	tpl, err := postgresTemplate()
+	if err != nil {
+		t.Fatalf("storetest: PostgreSQL at %s is required for store tests: %v", PostgresURL(), err)
+	}
+	name := "t_" + randomHex()
+	admin := adminDB(t)
+	if _, err := admin.Exec(`CREATE DATABASE ` + name + ` TEMPLATE ` + tpl); err != nil {
+		admin.Close()
+		t.Fatalf("storetest: copy template %s: %v", tpl, err)
+	}
+	t.Cleanup(func() {
+		// FORCE: a connection the test leaked must not keep the copy alive.
+		_, _ = admin.Exec(`DROP DATABASE IF EXISTS ` + name + ` WITH (FORCE)`)
+		admin.Close()
+	})
+	return store.Options{URL: databaseURL(name)}
+}
+
+var (
+	sqliteOnce sync.Once
+	sqliteImg  []byte
+	sqliteErr  error
+
+	pgOnce sync.Once
+	pgTpl  string
+	pgErr  error
+)
+
+// sqliteImage returns the bytes of a migrated SQLite database (closed, so
+// the WAL is checkpointed into the one file).
+func sqliteImage() ([]byte, error) {
+	sqliteOnce.Do(func() {
+		dir, err := os.MkdirTemp("", "farebox-storetest-")
+		if err != nil {
+			sqliteErr = err
+			return
+		}
+		defer os.RemoveAll(dir)
+		if sqliteErr = migrateAndClose(store.Options{DataDir: dir}); sqliteErr != nil {
+			return
+		}
+		sqliteImg, sqliteErr = os.ReadFile(filepath.Join(dir, "farebox.db"))
+	})
+	return sqliteImg, sqliteErr
+}
+
+// postgresTemplate returns the name of the migrated template database,
+// creating it on first use. Parallel test processes serialise on an
+// advisory lock; the template is built under a temporary name and renamed
+// when complete, so a crashed build is never copied.
+func postgresTemplate() (string, error) {
+	pgOnce.Do(func() { pgTpl, pgErr = buildPostgresTemplate() })
+	return pgTpl, pgErr
+}
+
+func buildPostgresTemplate() (string, error) {
+	ctx := context.Background()
+	digest, err := migrationsDigest(store.Postgres)
+	if err != nil {
+		return "", err
+	}
+	name := "farebox_tpl_" + digest
+	admin, err := sql.Open("pgx", PostgresURL())
+	if err != nil {
+		return "", err
+	}
+	defer admin.Close()
+	conn, err := admin.Conn(ctx)
+	if err != nil {
+		return "", err
+	}
+	defer conn.Close()
+	const lockKey = 0x0fa7eb0c // "farebox storetest template"
+	if _, err := conn.ExecContext(ctx, `SELECT pg_advisory_lock($1)`, lockKey); err != nil {
+		return "", err
+	}
+	defer conn.ExecContext(ctx, `SELECT pg_advisory_unlock($1)`, lockKey)
+	var exists bool
+	if err := conn.QueryRowContext(ctx, `SELECT EXISTS (SELECT 1 FROM pg_database WHERE datname = $1)`, name).Scan(&exists); err != nil {
+		return "", err
+	}
+	if exists {
+		return name, nil
+	}
+	building := name + "_building"
+	if _, err := conn.ExecContext(ctx, `DROP DATABASE IF EXISTS `+building+` WITH (FORCE)`); err != nil {
+		return "", err
+	}
+	if _, err := conn.ExecContext(ctx, `CREATE DATABASE `+building); err != nil {
+		return "", err
+	}
+	if err := migrateAndClose(store.Options{URL: databaseURL(building), MaxConns: 1}); err != nil {
+		return "", err
+	}
+	if _, err := conn.ExecContext(ctx, `ALTER DATABASE `+building+` RENAME TO `+name); err != nil {
+		return "", err
+	}
+	return name, nil
+}
+
+func migrateAndClose(o store.Options) error {
+	ctx := context.Background()
+	s, err := store.Open(ctx, o)
+	if err != nil {
+		return err
+	}
+	_, err = s.Migrate(ctx)
+	if cerr := s.Close(); err == nil {
+		err = cerr
+	}
+	return err
+}
+
+// migrationsDigest names the migration set: the template is rebuilt when
+// any file changes.
+func migrationsDigest(e store.Engine) (string, error) {
+	fsys, err := store.Migrations(e)
+	if err != nil {
+		return "", err
+	}
+	h := sha256.New()
+	err = fs.WalkDir(fsys, ".", func(p string, d fs.DirEntry, err error) error {
+		if err != nil || d.IsDir() {
+			return err
+		}
+		b, err := fs.ReadFile(fsys, p)
+		if err != nil {
+			return err
+		}
+		fmt.Fprintf(h, "%s %d\n", p, len(b))
+		h.Write(b)
+		return nil
+	})
+	return hex.EncodeToString(h.Sum(nil))[:16], err
+}
+
+// databaseURL is PostgresURL with its database replaced by name.
+func databaseURL(name string) string {
+	u, err := url.Parse(PostgresURL())
+	if err != nil {
+		return PostgresURL()
+	}
+	u.Path = "/" + name
+	return u.String()
+}
+
+func adminDB(t testing.TB) *sql.DB {
+	t.Helper()
+	admin, err := sql.Open("pgx", PostgresURL())
+	if err != nil {
+		t.Fatalf("storetest: open postgres: %v", err)
+	}
+	return admin
+}
+
+func randomHex() string {
+	b := make([]byte, 6)
+	rand.Read(b)
+	return hex.EncodeToString(b)
+}
