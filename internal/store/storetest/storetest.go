@@ -2,20 +2,23 @@
 // engine. PostgreSQL being unreachable fails the test: both engines must
 // pass the same tests.
 //
-// Migrating is the expensive part of a database test (a quarter of a second
-// per PostgreSQL test), so Open migrates one template per engine once per
-// test process and copies it for each test:
-//   - PostgreSQL: a template database named after a digest of the migration
-//     files (farebox_tpl_<digest>), created once on the server under an
-//     advisory lock (parallel test processes share it; changed migrations
-//     get a new name) and copied with CREATE DATABASE … TEMPLATE for each
-//     test, dropped when the test ends;
+// Migrating is the expensive part of a small database test (DDL of about
+// thirty tables: a sixth to a quarter of a second on PostgreSQL, more when
+// parallel tests queue on goose's migration lock), so Open migrates rarely:
+//   - PostgreSQL: migrated schemas are kept on the test server as a pool
+//     (farebox_pool_<digest of the migration files>_<n>). A test takes the
+//     first slot whose advisory lock it gets (a session lock, so a crashed
+//     test process frees its slots), empties its tables and resets its
+//     sequences (about a millisecond) and uses it; the slot is released
+//     when the test ends. A slot is migrated only the first time it is
+//     used; changed migrations get new slots. Unlike a CREATE DATABASE …
+//     TEMPLATE copy, this writes no files and needs no checkpoint.
 //   - SQLite: a migrated database file held in memory and written to
 //     t.TempDir() for each test.
 //
-// Options still returns an empty, unmigrated database (a schema of the
-// database named by FAREBOX_TEST_DATABASE_URL on PostgreSQL) for tests that
-// start a server and let it migrate.
+// Options still returns an empty, unmigrated database (a fresh schema of
+// the database named by FAREBOX_TEST_DATABASE_URL on PostgreSQL) for tests
+// that start a server and let it migrate.
 package storetest
 
 import (
@@ -26,7 +29,6 @@ import (
 	"encoding/hex"
 	"fmt"
 	"io/fs"
-	"net/url"
 	"os"
 	"path/filepath"
 	"sync"
@@ -71,9 +73,9 @@ func Options(t testing.TB, engine store.Engine) store.Options {
 	return store.Options{URL: PostgresURL(), Schema: schema}
 }
 
-// Open returns a migrated store on engine, closed when the test ends. The
-// database is a copy of the engine's migrated template (see the package
-// comment).
+// Open returns a migrated store on engine, closed when the test ends: a
+// pooled, emptied schema on PostgreSQL, a copy of a migrated file on SQLite
+// (see the package comment).
 func Open(t testing.TB, engine store.Engine) *store.Store {
 	t.Helper()
 	return OpenWith(t, engine, nil)
@@ -92,11 +94,6 @@ func OpenWith(t testing.TB, engine store.Engine, configure func(*store.Options))
 		t.Fatalf("storetest: open %s: %v", engine, err)
 	}
 	t.Cleanup(func() { s.Close() })
-	// A no-op on the copy (every migration is applied); it keeps Open
-	// correct should the copy ever miss one.
-	if _, err := s.Migrate(context.Background()); err != nil {
-		t.Fatalf("storetest: migrate %s: %v", engine, err)
-	}
 	return s
 }
 
@@ -125,32 +122,13 @@ func migratedOptions(t testing.TB, engine store.Engine) store.Options {
 		}
 		return store.Options{DataDir: dir}
 	}
-	tpl, err := postgresTemplate()
-	if err != nil {
-		t.Fatalf("storetest: PostgreSQL at %s is required for store tests: %v", PostgresURL(), err)
-	}
-	name := "t_" + randomHex()
-	admin := adminDB(t)
-	if _, err := admin.Exec(`CREATE DATABASE ` + name + ` TEMPLATE ` + tpl); err != nil {
-		admin.Close()
-		t.Fatalf("storetest: copy template %s: %v", tpl, err)
-	}
-	t.Cleanup(func() {
-		// FORCE: a connection the test leaked must not keep the copy alive.
-		_, _ = admin.Exec(`DROP DATABASE IF EXISTS ` + name + ` WITH (FORCE)`)
-		admin.Close()
-	})
-	return store.Options{URL: databaseURL(name)}
+	return poolSlot(t)
 }
 
 var (
 	sqliteOnce sync.Once
 	sqliteImg  []byte
 	sqliteErr  error
-
-	pgOnce sync.Once
-	pgTpl  string
-	pgErr  error
 )
 
 // sqliteImage returns the bytes of a migrated SQLite database (closed, so
@@ -169,60 +147,6 @@ func sqliteImage() ([]byte, error) {
 		sqliteImg, sqliteErr = os.ReadFile(filepath.Join(dir, "farebox.db"))
 	})
 	return sqliteImg, sqliteErr
-}
-
-// postgresTemplate returns the name of the migrated template database,
-// creating it on first use. Parallel test processes serialise on an
-// advisory lock; the template is built under a temporary name and renamed
-// when complete, so a crashed build is never copied.
-func postgresTemplate() (string, error) {
-	pgOnce.Do(func() { pgTpl, pgErr = buildPostgresTemplate() })
-	return pgTpl, pgErr
-}
-
-func buildPostgresTemplate() (string, error) {
-	ctx := context.Background()
-	digest, err := migrationsDigest(store.Postgres)
-	if err != nil {
-		return "", err
-	}
-	name := "farebox_tpl_" + digest
-	admin, err := sql.Open("pgx", PostgresURL())
-	if err != nil {
-		return "", err
-	}
-	defer admin.Close()
-	conn, err := admin.Conn(ctx)
-	if err != nil {
-		return "", err
-	}
-	defer conn.Close()
-	const lockKey = 0x0fa7eb0c // "farebox storetest template"
-	if _, err := conn.ExecContext(ctx, `SELECT pg_advisory_lock($1)`, lockKey); err != nil {
-		return "", err
-	}
-	defer conn.ExecContext(ctx, `SELECT pg_advisory_unlock($1)`, lockKey)
-	var exists bool
-	if err := conn.QueryRowContext(ctx, `SELECT EXISTS (SELECT 1 FROM pg_database WHERE datname = $1)`, name).Scan(&exists); err != nil {
-		return "", err
-	}
-	if exists {
-		return name, nil
-	}
-	building := name + "_building"
-	if _, err := conn.ExecContext(ctx, `DROP DATABASE IF EXISTS `+building+` WITH (FORCE)`); err != nil {
-		return "", err
-	}
-	if _, err := conn.ExecContext(ctx, `CREATE DATABASE `+building); err != nil {
-		return "", err
-	}
-	if err := migrateAndClose(store.Options{URL: databaseURL(building), MaxConns: 1}); err != nil {
-		return "", err
-	}
-	if _, err := conn.ExecContext(ctx, `ALTER DATABASE `+building+` RENAME TO `+name); err != nil {
-		return "", err
-	}
-	return name, nil
 }
 
 func migrateAndClose(o store.Options) error {
@@ -259,16 +183,6 @@ func migrationsDigest(e store.Engine) (string, error) {
 		return nil
 	})
 	return hex.EncodeToString(h.Sum(nil))[:16], err
-}
-
-// databaseURL is PostgresURL with its database replaced by name.
-func databaseURL(name string) string {
-	u, err := url.Parse(PostgresURL())
-	if err != nil {
-		return PostgresURL()
-	}
-	u.Path = "/" + name
-	return u.String()
 }
 
 func adminDB(t testing.TB) *sql.DB {
