@@ -19,19 +19,16 @@ const poolSize = 64
 // readyMark is the comment on a slot schema whose migration completed.
 const readyMark = "farebox storetest slot: migrated"
 
-var (
-	digestOnce sync.Once
-	pgDigest   string
-	digestErr  error
-)
+// pgDigest names the PostgreSQL migration set, computed once.
+var pgDigest = sync.OnceValues(func() (string, error) { return migrationsDigest(store.Postgres) })
 
 // poolSlot takes a free migrated schema for the test, emptied, and releases
 // it when the test ends.
 func poolSlot(t testing.TB) store.Options {
 	t.Helper()
-	digestOnce.Do(func() { pgDigest, digestErr = migrationsDigest(store.Postgres) })
-	if digestErr != nil {
-		t.Fatalf("storetest: %v", digestErr)
+	digest, err := pgDigest()
+	if err != nil {
+		t.Fatalf("storetest: %v", err)
 	}
 	ctx := context.Background()
 	admin := adminDB(t)
@@ -42,7 +39,7 @@ func poolSlot(t testing.TB) store.Options {
 	}
 	release := func() { conn.Close(); admin.Close() }
 	for n := 0; n < poolSize; n++ {
-		key := slotKey(pgDigest, n)
+		key := slotKey(digest, n)
 		var got bool
 		if err := conn.QueryRowContext(ctx, `SELECT pg_try_advisory_lock($1)`, key).Scan(&got); err != nil {
 			release()
@@ -51,7 +48,7 @@ func poolSlot(t testing.TB) store.Options {
 		if !got {
 			continue
 		}
-		schema := fmt.Sprintf("farebox_pool_%s_%d", pgDigest, n)
+		schema := fmt.Sprintf("farebox_pool_%s_%d", digest, n)
 		if err := prepareSlot(ctx, conn, schema); err != nil {
 			_, _ = conn.ExecContext(ctx, `SELECT pg_advisory_unlock($1)`, key)
 			release()

@@ -125,29 +125,19 @@ func migratedOptions(t testing.TB, engine store.Engine) store.Options {
 	return poolSlot(t)
 }
 
-var (
-	sqliteOnce sync.Once
-	sqliteImg  []byte
-	sqliteErr  error
-)
-
 // sqliteImage returns the bytes of a migrated SQLite database (closed, so
-// the WAL is checkpointed into the one file).
-func sqliteImage() ([]byte, error) {
-	sqliteOnce.Do(func() {
-		dir, err := os.MkdirTemp("", "farebox-storetest-")
-		if err != nil {
-			sqliteErr = err
-			return
-		}
-		defer os.RemoveAll(dir)
-		if sqliteErr = migrateAndClose(store.Options{DataDir: dir}); sqliteErr != nil {
-			return
-		}
-		sqliteImg, sqliteErr = os.ReadFile(filepath.Join(dir, "farebox.db"))
-	})
-	return sqliteImg, sqliteErr
-}
+// the WAL is checkpointed into the one file), built once per process.
+var sqliteImage = sync.OnceValues(func() ([]byte, error) {
+	dir, err := os.MkdirTemp("", "farebox-storetest-")
+	if err != nil {
+		return nil, err
+	}
+	defer os.RemoveAll(dir)
+	if err := migrateAndClose(store.Options{DataDir: dir}); err != nil {
+		return nil, err
+	}
+	return os.ReadFile(filepath.Join(dir, "farebox.db"))
+})
 
 func migrateAndClose(o store.Options) error {
 	ctx := context.Background()
