@@ -1,5 +1,5 @@
 // Package testtool is what tests share to reach outside Go: the official
-// e-invoice schemas in the shared data, xmllint and openssl. A missing tool
+// e-invoice schemas and GTFS feeds in the shared data, xmllint and openssl. A missing tool
 // or schema fails the test with the package to install or the variable to
 // set; nothing is skipped. Only _test.go files import it.
 package testtool
@@ -9,8 +9,10 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"sync"
 	"testing"
 
+	"github.com/farebox/farebox/internal/gtfs"
 	"github.com/farebox/farebox/internal/shareddata"
 )
 
@@ -81,4 +83,26 @@ func VerifyCMS(t testing.TB, signature, content, rootDER []byte) (string, error)
 		"-in", WriteFile(t, dir, "signature", signature), "-content", WriteFile(t, dir, "content", content),
 		"-CAfile", root, "-purpose", "any", "-out", os.DevNull).CombinedOutput()
 	return string(out), err
+}
+
+var (
+	gtfsMu    sync.Mutex
+	gtfsFeeds = map[string]*gtfs.Feed{}
+)
+
+// GTFSFeed parses the shared test feed name (shared/data/gtfs/name) once
+// per test binary; callers must not modify it.
+func GTFSFeed(t testing.TB, name string) *gtfs.Feed {
+	t.Helper()
+	gtfsMu.Lock()
+	defer gtfsMu.Unlock()
+	if f := gtfsFeeds[name]; f != nil {
+		return f
+	}
+	f, err := gtfs.ParseFile(filepath.Join(shareddata.Path("gtfs"), name))
+	if err != nil {
+		t.Fatalf("parse %s: %v", name, err)
+	}
+	gtfsFeeds[name] = f
+	return f
 }
