@@ -75,7 +75,8 @@ func Options(t testing.TB, engine store.Engine) store.Options {
 
 // Open returns a migrated store on engine, closed when the test ends: a
 // pooled, emptied schema on PostgreSQL, a copy of a migrated file on SQLite
-// (see the package comment).
+// (see the package comment). Its rows are the test's; its schema is shared
+// with later tests, so a test that changes the schema uses Options.
 func Open(t testing.TB, engine store.Engine) *store.Store {
 	t.Helper()
 	return OpenWith(t, engine, nil)
