@@ -109,13 +109,13 @@ func ForEachEngine(t *testing.T, fn func(t *testing.T, s *store.Store)) {
 	}
 }
 
-// migratedOptions copies the engine's template for one test.
+// migratedOptions gives one test a migrated, empty database.
 func migratedOptions(t testing.TB, engine store.Engine) store.Options {
 	t.Helper()
 	if engine == store.SQLite {
 		img, err := sqliteImage()
 		if err != nil {
-			t.Fatalf("storetest: sqlite template: %v", err)
+			t.Fatalf("storetest: migrated sqlite image: %v", err)
 		}
 		dir := t.TempDir()
 		if err := os.WriteFile(filepath.Join(dir, "farebox.db"), img, 0o600); err != nil {
@@ -153,8 +153,8 @@ func migrateAndClose(o store.Options) error {
 	return err
 }
 
-// migrationsDigest names the migration set: the template is rebuilt when
-// any file changes.
+// migrationsDigest names the migration set: changed files get new pool
+// slots.
 func migrationsDigest(e store.Engine) (string, error) {
 	fsys, err := store.Migrations(e)
 	if err != nil {
