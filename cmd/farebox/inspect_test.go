@@ -16,6 +16,7 @@ import (
 	"github.com/farebox/farebox/internal/barcode"
 	"github.com/farebox/farebox/internal/store"
 	"github.com/farebox/farebox/internal/store/storetest"
+	"github.com/farebox/farebox/internal/testtool"
 )
 
 // inspectRun runs `farebox inspect` and returns its stdout and error.
@@ -126,13 +127,7 @@ func TestServeWalletsAndInspect(t *testing.T) {
 			}
 
 			dir := t.TempDir()
-			write := func(name string, b []byte) string {
-				p := filepath.Join(dir, name)
-				if err := os.WriteFile(p, b, 0o600); err != nil {
-					t.Fatal(err)
-				}
-				return p
-			}
+			write := func(name string, b []byte) string { return testtool.WriteFile(t, dir, name, b) }
 			png, err := barcode.PNG(payload, 4, 4)
 			if err != nil {
 				t.Fatal(err)

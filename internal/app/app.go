@@ -81,7 +81,7 @@ func (a *App) Authenticate(ctx context.Context, key string) (account.Principal, 
 		return account.Principal{}, apperr.E(op, apperr.Unauthenticated, "invalid_api_key", "API key malformed, unknown or revoked")
 	}
 	sum := account.Digest(key)
-	now := time.Now()
+	now := a.Clock.Now()
 	if a.authTTL > 0 {
 		a.authMu.RLock()
 		e, ok := a.auth[sum]

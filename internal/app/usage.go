@@ -26,7 +26,8 @@ func (a *App) Usage(ctx context.Context, accountID, from, to string) ([]usage.Ro
 	if t.Before(f) {
 		return nil, apperr.Param(op, "to", "to must not be before from")
 	}
-	if t.Sub(f) > maxUsageDays*24*time.Hour {
+	// Both ends count: from == to is one day.
+	if days := int(t.Sub(f)/(24*time.Hour)) + 1; days > maxUsageDays {
 		return nil, apperr.Param(op, "to", "a usage query covers at most 366 days")
 	}
 	return a.Store.Read().UsageSummary(ctx, accountID, from, to)

@@ -60,77 +60,73 @@ func TestInspectionEmbeddedGeneratedOnce(t *testing.T) {
 // TestInspectionDatabaseShared: instances starting at once on one database
 // all end up with the same keys, written once.
 func TestInspectionDatabaseShared(t *testing.T) {
-	for _, engine := range storetest.Engines {
-		t.Run(string(engine), func(t *testing.T) {
-			t.Parallel()
-			st := storetest.Open(t, engine)
-			ctx := context.Background()
-			s := Settings{DataDir: t.TempDir(), Embedded: false}
-			if _, _, _, err := LoadInspection(ctx, s, st, time.Now(), false); apperr.KindOf(err) != apperr.NotFound {
-				t.Fatalf("read-only on an empty table: %v", err)
-			}
-			const n = 6
-			var wg sync.WaitGroup
-			sets, creators := make([]string, n), make([]bool, n)
-			errs := make([]error, n)
-			for i := range n {
-				wg.Add(1)
-				go func() {
-					defer wg.Done()
-					kr, src, created, err := LoadInspection(ctx, s, st, time.Now(), true)
-					if err == nil && src != SourceDatabase {
-						t.Errorf("source %s", src)
-					}
-					if errs[i] = err; err == nil {
-						sets[i], creators[i] = publicKeys(t, kr), created
-					}
-				}()
-			}
-			wg.Wait()
-			won := 0
-			for i := range n {
-				if errs[i] != nil {
-					t.Fatalf("instance %d: %v", i, errs[i])
+	storetest.ForEachEngine(t, func(t *testing.T, st *store.Store) {
+		ctx := context.Background()
+		s := Settings{DataDir: t.TempDir(), Embedded: false}
+		if _, _, _, err := LoadInspection(ctx, s, st, time.Now(), false); apperr.KindOf(err) != apperr.NotFound {
+			t.Fatalf("read-only on an empty table: %v", err)
+		}
+		const n = 6
+		var wg sync.WaitGroup
+		sets, creators := make([]string, n), make([]bool, n)
+		errs := make([]error, n)
+		for i := range n {
+			wg.Add(1)
+			go func() {
+				defer wg.Done()
+				kr, src, created, err := LoadInspection(ctx, s, st, time.Now(), true)
+				if err == nil && src != SourceDatabase {
+					t.Errorf("source %s", src)
 				}
-				if sets[i] != sets[0] {
-					t.Errorf("instance %d has other keys:\n%s\n%s", i, sets[i], sets[0])
+				if errs[i] = err; err == nil {
+					sets[i], creators[i] = publicKeys(t, kr), created
 				}
-				if creators[i] {
-					won++
-				}
+			}()
+		}
+		wg.Wait()
+		won := 0
+		for i := range n {
+			if errs[i] != nil {
+				t.Fatalf("instance %d: %v", i, errs[i])
 			}
-			if won < 1 {
-				t.Error("no instance reports creating the keys")
+			if sets[i] != sets[0] {
+				t.Errorf("instance %d has other keys:\n%s\n%s", i, sets[i], sets[0])
 			}
-			rows, err := st.Read().ServiceSecrets(ctx, "inspection-")
-			if err != nil || len(rows) != 2 || rows["inspection-1.key"] == nil || rows["inspection-32769.key"] == nil {
-				t.Errorf("stored rows %v (%v)", keys(rows), err)
+			if creators[i] {
+				won++
 			}
-			if entries, _ := os.ReadDir(s.DataDir); len(entries) != 0 {
-				t.Errorf("database mode wrote files: %v", entries)
-			}
-			// A payload signed by one instance verifies on another.
-			kr1, _, _, _ := LoadInspection(ctx, s, st, time.Now(), true)
-			kr2, _, _, _ := LoadInspection(ctx, s, st, time.Now(), false)
-			p, err := barcode.Sign(barcode.Claims{TicketID: "t", ProductID: "p", ProductName: "x", ValidFrom: time.Unix(0, 0), ValidUntil: time.Unix(60, 0),
-				Environment: barcode.EnvLive}, kr1)
-			if err != nil {
-				t.Fatal(err)
-			}
-			if _, err := barcode.Verify(p, kr2); err != nil {
-				t.Error(err)
-			}
-			// Secrets are never overwritten.
-			var ins bool
-			_ = st.Write(ctx, func(q store.Q) (err error) {
-				ins, err = q.InsertServiceSecret(ctx, "inspection-1.key", []byte("other"), time.Now())
-				return err
-			})
-			if again, _ := st.Read().ServiceSecrets(ctx, "inspection-1"); ins || string(again["inspection-1.key"]) != string(rows["inspection-1.key"]) {
-				t.Error("an existing secret was replaced")
-			}
+		}
+		if won < 1 {
+			t.Error("no instance reports creating the keys")
+		}
+		rows, err := st.Read().ServiceSecrets(ctx, "inspection-")
+		if err != nil || len(rows) != 2 || rows["inspection-1.key"] == nil || rows["inspection-32769.key"] == nil {
+			t.Errorf("stored rows %v (%v)", keys(rows), err)
+		}
+		if entries, _ := os.ReadDir(s.DataDir); len(entries) != 0 {
+			t.Errorf("database mode wrote files: %v", entries)
+		}
+		// A payload signed by one instance verifies on another.
+		kr1, _, _, _ := LoadInspection(ctx, s, st, time.Now(), true)
+		kr2, _, _, _ := LoadInspection(ctx, s, st, time.Now(), false)
+		p, err := barcode.Sign(barcode.Claims{TicketID: "t", ProductID: "p", ProductName: "x", ValidFrom: time.Unix(0, 0), ValidUntil: time.Unix(60, 0),
+			Environment: barcode.EnvLive}, kr1)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if _, err := barcode.Verify(p, kr2); err != nil {
+			t.Error(err)
+		}
+		// Secrets are never overwritten.
+		var ins bool
+		_ = st.Write(ctx, func(q store.Q) (err error) {
+			ins, err = q.InsertServiceSecret(ctx, "inspection-1.key", []byte("other"), time.Now())
+			return err
 		})
-	}
+		if again, _ := st.Read().ServiceSecrets(ctx, "inspection-1"); ins || string(again["inspection-1.key"]) != string(rows["inspection-1.key"]) {
+			t.Error("an existing secret was replaced")
+		}
+	})
 }
 
 func keys(m map[string][]byte) []string {

@@ -1,38 +1,20 @@
 package departure
 
 import (
-	"github.com/farebox/farebox/internal/shareddata"
 	"slices"
-	"sync"
 	"testing"
 	"time"
 
 	"github.com/farebox/farebox/internal/gtfs"
 	"github.com/farebox/farebox/internal/realtime"
+	"github.com/farebox/farebox/internal/shareddata"
+	"github.com/farebox/farebox/internal/testtool"
 )
 
 var dataDir = shareddata.Path("gtfs") + "/"
 
-var (
-	feedMu    sync.Mutex
-	feedCache = map[string]*gtfs.Feed{}
-)
-
 // feed parses a shared test feed once per test binary.
-func feed(t testing.TB, name string) *gtfs.Feed {
-	t.Helper()
-	feedMu.Lock()
-	defer feedMu.Unlock()
-	if f := feedCache[name]; f != nil {
-		return f
-	}
-	f, err := gtfs.ParseFile(dataDir + name)
-	if err != nil {
-		t.Fatalf("parse %s: %v", name, err)
-	}
-	feedCache[name] = f
-	return f
-}
+func feed(t testing.TB, name string) *gtfs.Feed { return testtool.GTFSFeed(t, name) }
 
 func index(t testing.TB, rt Realtime, feeds ...string) *Index {
 	t.Helper()

@@ -11,6 +11,7 @@ import (
 	"testing"
 
 	"github.com/farebox/farebox/internal/apitest"
+	"github.com/farebox/farebox/internal/testtool"
 )
 
 // invoiceJSON is the invoice response as a partner decodes it.
@@ -159,47 +160,19 @@ func count(t *testing.T, e *apitest.Env, table string) int {
 	return n
 }
 
-// schemaDir finds shared/data/einvoice/schemas like the xrechnung tests do.
-func schemaDir(t *testing.T) string {
-	t.Helper()
-	if d := os.Getenv("FAREBOX_EINVOICE_SCHEMAS"); d != "" {
-		return d
-	}
-	dir, _ := os.Getwd()
-	for {
-		cand := filepath.Join(dir, "shared", "data", "einvoice", "schemas")
-		if _, err := os.Stat(cand); err == nil {
-			return cand
-		}
-		parent := filepath.Dir(dir)
-		if parent == dir {
-			t.Fatal("official XSDs not found: set FAREBOX_EINVOICE_SCHEMAS to shared/data/einvoice/schemas")
-		}
-		dir = parent
-	}
-}
-
 // xsdValid validates a downloaded XML file with xmllint against the
 // official schema of its root (UBL Invoice, UBL CreditNote or CII).
 func xsdValid(t *testing.T, name string, body []byte) {
 	t.Helper()
-	schema := "cii-d16b/uncefact/data/standard/CrossIndustryInvoice_100pD16B.xsd"
+	schema := testtool.XSDCII
 	switch {
 	case strings.Contains(string(body), "<CreditNote"):
-		schema = "ubl-2.1/maindoc/UBL-CreditNote-2.1.xsd"
+		schema = testtool.XSDUBLCreditNote
 	case strings.Contains(string(body), "<Invoice"):
-		schema = "ubl-2.1/maindoc/UBL-Invoice-2.1.xsd"
+		schema = testtool.XSDUBLInvoice
 	}
-	f := filepath.Join(t.TempDir(), name)
-	if err := os.WriteFile(f, body, 0o600); err != nil {
-		t.Fatal(err)
-	}
-	bin, err := exec.LookPath("xmllint")
-	if err != nil {
-		t.Fatal("xmllint not installed (apt-get install libxml2-utils)")
-	}
-	out, err := exec.Command(bin, "--noout", "--nonet", "--schema", filepath.Join(schemaDir(t), schema), f).CombinedOutput()
-	if err != nil {
+	f := testtool.WriteFile(t, t.TempDir(), name, body)
+	if out, ok := testtool.XMLLint(t, schema, f); !ok {
 		t.Errorf("%s is not valid against %s: %s", name, schema, out)
 	}
 }

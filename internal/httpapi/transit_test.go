@@ -5,7 +5,6 @@ import (
 	"fmt"
 	"github.com/farebox/farebox/internal/shareddata"
 	"strings"
-	"sync"
 	"testing"
 	"time"
 
@@ -13,31 +12,14 @@ import (
 	"github.com/farebox/farebox/internal/app"
 	"github.com/farebox/farebox/internal/gtfs"
 	"github.com/farebox/farebox/internal/httpapi"
+	"github.com/farebox/farebox/internal/testtool"
 	"github.com/google/go-cmp/cmp"
 )
 
 var gtfsDir = shareddata.Path("gtfs") + "/"
 
-var (
-	gtfsMu    sync.Mutex
-	gtfsFeeds = map[string]*gtfs.Feed{}
-)
-
 // parsedFeed parses a shared test feed once per test binary.
-func parsedFeed(t testing.TB, name string) *gtfs.Feed {
-	t.Helper()
-	gtfsMu.Lock()
-	defer gtfsMu.Unlock()
-	if f := gtfsFeeds[name]; f != nil {
-		return f
-	}
-	f, err := gtfs.ParseFile(gtfsDir + name)
-	if err != nil {
-		t.Fatalf("parse %s: %v", name, err)
-	}
-	gtfsFeeds[name] = f
-	return f
-}
+func parsedFeed(t testing.TB, name string) *gtfs.Feed { return testtool.GTFSFeed(t, name) }
 
 // caltrainRT is the realtime sample matching caltrain-2023.zip (header
 // 2023-11-08T01:05:34Z, Tue 17:05 PST).

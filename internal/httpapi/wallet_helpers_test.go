@@ -6,11 +6,7 @@ import (
 	"crypto/sha1"
 	"encoding/hex"
 	"encoding/json"
-	"encoding/pem"
 	"io"
-	"os"
-	"os/exec"
-	"path/filepath"
 	"strings"
 	"sync"
 	"testing"
@@ -19,6 +15,7 @@ import (
 	"github.com/farebox/farebox/internal/apitest"
 	"github.com/farebox/farebox/internal/barcode"
 	"github.com/farebox/farebox/internal/httpapi"
+	"github.com/farebox/farebox/internal/testtool"
 	"github.com/farebox/farebox/internal/wallet/apple"
 	"github.com/farebox/farebox/internal/wallet/google"
 )
@@ -184,21 +181,8 @@ func checkManifest(t *testing.T, files map[string][]byte) {
 // opensslVerify runs `openssl cms -verify` over manifest.json against root.
 func opensslVerify(t *testing.T, files map[string][]byte, rootDER []byte) {
 	t.Helper()
-	if _, err := exec.LookPath("openssl"); err != nil {
-		t.Fatal("openssl is required (apt-get install openssl): ", err)
-	}
-	dir := t.TempDir()
-	write := func(name string, b []byte) string {
-		p := filepath.Join(dir, name)
-		if err := os.WriteFile(p, b, 0o600); err != nil {
-			t.Fatal(err)
-		}
-		return p
-	}
-	root := write("root.pem", pem.EncodeToMemory(&pem.Block{Type: "CERTIFICATE", Bytes: rootDER}))
-	out, err := exec.Command("openssl", "cms", "-verify", "-binary", "-inform", "DER", "-in", write("signature", files["signature"]),
-		"-content", write("manifest.json", files["manifest.json"]), "-CAfile", root, "-purpose", "any", "-out", os.DevNull).CombinedOutput()
-	if err != nil || !strings.Contains(string(out), "Verification successful") {
+	out, err := testtool.VerifyCMS(t, files["signature"], files["manifest.json"], rootDER)
+	if err != nil || !strings.Contains(out, "Verification successful") {
 		t.Fatalf("openssl cms -verify: %v\n%s", err, out)
 	}
 }

@@ -1,11 +1,16 @@
 // Package store is the only package that knows SQL and database drivers.
 //
 // It opens either an embedded SQLite file (modernc.org/sqlite, pure Go) or a
-// PostgreSQL database (pgx through database/sql) and runs one set of queries
-// on both: the queries use PostgreSQL-style $N placeholders, which modernc
-// binds by number, and stay inside the subset both engines share
-// (architecture.md 5.3). Where the engines must differ (row locking for the
-// job queue, sequences), the Dialect seam names the variant.
+// PostgreSQL database (pgx through database/sql) and runs one set of
+// hand-written queries on both: the queries use PostgreSQL-style $N
+// placeholders, which modernc binds by number, and stay inside the subset
+// both engines share. There is no dialect interface: the Store knows its
+// Engine, and the few places that branch on it are listed in
+// docs/storage.md (the pools, the hot prepared statements, the migration
+// directory and lock, the job claim's SKIP LOCKED, the usage ledger's
+// writer, the driver error codes). The two migration directories differ
+// only in three type spellings, which migrations_parity_test.go enforces on
+// the files and on the migrated schemas.
 //
 // SQLite runs with two pools on one file: a single-connection writer (WAL,
 // BEGIN IMMEDIATE) and a multi-connection reader. On PostgreSQL both are the
@@ -13,6 +18,7 @@
 // serialization failures and SQLITE_BUSY; reads use Read.
 //
 // Timestamps are written by the application clock in UTC truncated to
-// microseconds (PostgreSQL precision), never by SQL defaults. Unique
-// violations surface as apperr.Conflict from both drivers.
+// microseconds (PostgreSQL precision), never by SQL defaults; the one row
+// the store stamps itself uses Options.Clock. Unique violations surface as
+// apperr.Conflict from both drivers.
 package store

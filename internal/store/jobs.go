@@ -69,7 +69,7 @@ type JobQueue struct{ s *Store }
 // Jobs returns the job queue of this store.
 func (s *Store) Jobs() JobQueue { return JobQueue{s: s} }
 
-// The claim differs per engine (architecture.md 5.3 dialect seam): on
+// The claim differs per engine (docs/storage.md, "Where the engines differ"): on
 // PostgreSQL concurrent workers skip each other's locked rows; SQLite has a
 // single writer, so the plain statement inside the write transaction is
 // already exclusive.

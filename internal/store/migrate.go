@@ -27,7 +27,7 @@ func (s *Store) Migrate(ctx context.Context) (int, error) {
 		}
 		opts = append(opts, goose.WithSessionLocker(locker))
 	}
-	sub, err := fs.Sub(migrationsFS, "migrations/"+string(s.engine))
+	sub, err := Migrations(s.engine)
 	if err != nil {
 		return 0, err
 	}
@@ -47,4 +47,10 @@ func (s *Store) SchemaVersion(ctx context.Context) (int64, error) {
 	var v int64
 	err := s.w.QueryRowContext(ctx, `SELECT COALESCE(MAX(version_id), 0) FROM goose_db_version WHERE is_applied`).Scan(&v)
 	return v, err
+}
+
+// Migrations returns the migration files of engine (one directory of
+// goose SQL files per engine; see docs/storage.md).
+func Migrations(e Engine) (fs.FS, error) {
+	return fs.Sub(migrationsFS, "migrations/"+string(e))
 }

@@ -18,6 +18,7 @@ import (
 	"time"
 
 	"github.com/farebox/farebox/internal/apperr"
+	"github.com/farebox/farebox/internal/clock"
 	"github.com/jackc/pgx/v5"
 	"github.com/jackc/pgx/v5/pgconn"
 	"github.com/jackc/pgx/v5/stdlib"
@@ -48,6 +49,10 @@ type Options struct {
 	// data dir and an empty database (operator commands run in the wrong
 	// directory must not).
 	MustExist bool
+	// Clock stamps the rows the store writes on its own (the usage
+	// journal's rolled_at); nil is clock.System. Use cases pass their
+	// times in.
+	Clock clock.Clock
 }
 
 // ErrNoDatabase is returned by Open with MustExist when the embedded
@@ -60,6 +65,7 @@ type Store struct {
 	w, r   *sql.DB
 	stmts  sync.Map    // SQLite: query → *sql.Stmt prepared on the writer
 	ledger *ledgerConn // PostgreSQL: the usage ledger's connection (synchronous_commit off)
+	clock  clock.Clock
 }
 
 // Open connects to the database Options describe. It does not migrate.
@@ -76,6 +82,10 @@ func Open(ctx context.Context, o Options) (*Store, error) {
 	}
 	if err != nil {
 		return nil, err
+	}
+	s.clock = o.Clock
+	if s.clock == nil {
+		s.clock = clock.System{}
 	}
 	if err := s.Ping(ctx); err != nil {
 		s.Close()

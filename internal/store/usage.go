@@ -137,7 +137,7 @@ func (s *Store) RollupSegment(ctx context.Context, name string, data []byte) err
 	}
 	return s.Write(ctx, func(q Q) error {
 		res, err := q.db.ExecContext(ctx, `INSERT INTO usage_segments (name, rolled_at) VALUES ($1, $2) ON CONFLICT (name) DO NOTHING`,
-			name, now(time.Now()))
+			name, now(s.clock.Now()))
 		if err != nil {
 			return mapErr(err)
 		}

@@ -9,6 +9,7 @@ import (
 	"github.com/farebox/farebox/internal/apperr"
 	"github.com/farebox/farebox/internal/invoice"
 	"github.com/farebox/farebox/internal/invoice/invoicetest"
+	"github.com/farebox/farebox/internal/testtool"
 )
 
 var hostile = []string{"Müller & Söhne <GmbH>", "]]><!-- x -->", "\"quoted\" 'apos'", "a\x00b\x01c\x1fd", "\uFFFE\uFFFFz",
@@ -78,8 +79,8 @@ func TestHostileNamesXSD(t *testing.T) {
 		os.WriteFile(cp, c, 0o644)
 		ubl, cii = append(ubl, up), append(cii, cp)
 	}
-	for schema, files := range map[string][]string{xsdUBLInvoice: ubl, xsdCII: cii} {
-		if out, ok := xmllint(t, schema, files...); !ok || strings.Count(out, " validates") != len(files) {
+	for schema, files := range map[string][]string{testtool.XSDUBLInvoice: ubl, testtool.XSDCII: cii} {
+		if out, ok := testtool.XMLLint(t, schema, files...); !ok || strings.Count(out, " validates") != len(files) {
 			t.Errorf("%s:\n%s", schema, out)
 		}
 	}

@@ -4,55 +4,15 @@ import (
 	"bytes"
 	"flag"
 	"os"
-	"os/exec"
 	"path/filepath"
 	"strings"
 	"testing"
 
 	"github.com/farebox/farebox/internal/invoice/invoicetest"
+	"github.com/farebox/farebox/internal/testtool"
 )
 
 var update = flag.Bool("update", false, "rewrite the golden files in testdata")
-
-// schemaDir finds shared/data/einvoice/schemas: $FAREBOX_EINVOICE_SCHEMAS, or
-// the first ancestor of the working directory that has shared/data/einvoice.
-func schemaDir(t *testing.T) string {
-	t.Helper()
-	if d := os.Getenv("FAREBOX_EINVOICE_SCHEMAS"); d != "" {
-		return d
-	}
-	dir, _ := os.Getwd()
-	for {
-		cand := filepath.Join(dir, "shared", "data", "einvoice", "schemas")
-		if _, err := os.Stat(cand); err == nil {
-			return cand
-		}
-		parent := filepath.Dir(dir)
-		if parent == dir {
-			t.Fatal("official XSDs not found: set FAREBOX_EINVOICE_SCHEMAS to shared/data/einvoice/schemas")
-		}
-		dir = parent
-	}
-}
-
-const (
-	xsdUBLInvoice    = "ubl-2.1/maindoc/UBL-Invoice-2.1.xsd"
-	xsdUBLCreditNote = "ubl-2.1/maindoc/UBL-CreditNote-2.1.xsd"
-	xsdCII           = "cii-d16b/uncefact/data/standard/CrossIndustryInvoice_100pD16B.xsd"
-)
-
-// xmllint validates files against schema and returns the combined output and
-// whether every file validated. A missing xmllint fails the test.
-func xmllint(t *testing.T, schema string, files ...string) (string, bool) {
-	t.Helper()
-	bin, err := exec.LookPath("xmllint")
-	if err != nil {
-		t.Fatal("xmllint not installed (apt-get install libxml2-utils)")
-	}
-	args := append([]string{"--noout", "--nonet", "--schema", filepath.Join(schemaDir(t), schema)}, files...)
-	out, err := exec.Command(bin, args...).CombinedOutput()
-	return string(out), err == nil
-}
 
 // TestXSD validates both syntaxes of every XML flow against the official
 // schemas, and checks that the setup rejects broken files.
@@ -72,17 +32,17 @@ func TestXSD(t *testing.T) {
 		os.WriteFile(up, u, 0o644)
 		os.WriteFile(cp, c, 0o644)
 		if bytes.Contains(u, []byte("<CreditNote ")) {
-			groups[xsdUBLCreditNote] = append(groups[xsdUBLCreditNote], up)
+			groups[testtool.XSDUBLCreditNote] = append(groups[testtool.XSDUBLCreditNote], up)
 		} else {
-			groups[xsdUBLInvoice] = append(groups[xsdUBLInvoice], up)
+			groups[testtool.XSDUBLInvoice] = append(groups[testtool.XSDUBLInvoice], up)
 		}
-		groups[xsdCII] = append(groups[xsdCII], cp)
+		groups[testtool.XSDCII] = append(groups[testtool.XSDCII], cp)
 	}
-	if len(groups[xsdUBLCreditNote]) != 1 || len(groups[xsdUBLInvoice]) != 7 || len(groups[xsdCII]) != 8 {
+	if len(groups[testtool.XSDUBLCreditNote]) != 1 || len(groups[testtool.XSDUBLInvoice]) != 7 || len(groups[testtool.XSDCII]) != 8 {
 		t.Fatalf("unexpected grouping %v", groups)
 	}
 	for schema, files := range groups {
-		out, ok := xmllint(t, schema, files...)
+		out, ok := testtool.XMLLint(t, schema, files...)
 		if !ok || strings.Count(out, " validates") != len(files) {
 			t.Errorf("%s:\n%s", schema, out)
 		}
@@ -93,10 +53,10 @@ func TestXSD(t *testing.T) {
 	ubl, _ := EncodeUBL(invoicetest.SingleCustomer())
 	cii, _ := EncodeCII(invoicetest.CollectionMonths())
 	mutants := []struct{ name, schema, doc string }{
-		{"ubl order", xsdUBLInvoice, swap(string(ubl), "  <cbc:DocumentCurrencyCode>EUR</cbc:DocumentCurrencyCode>\n", "  <cbc:ProfileID>")},
-		{"ubl unknown element", xsdUBLInvoice, strings.Replace(string(ubl), "<cbc:BuyerReference>", "<cbc:Unknown>x</cbc:Unknown><cbc:BuyerReference>", 1)},
-		{"ubl credited quantity in invoice", xsdUBLInvoice, strings.ReplaceAll(string(ubl), "InvoicedQuantity", "CreditedQuantity")},
-		{"cii without delivery", xsdCII, strings.Replace(string(cii), "    <ram:ApplicableHeaderTradeDelivery/>\n", "", 1)},
+		{"ubl order", testtool.XSDUBLInvoice, swap(string(ubl), "  <cbc:DocumentCurrencyCode>EUR</cbc:DocumentCurrencyCode>\n", "  <cbc:ProfileID>")},
+		{"ubl unknown element", testtool.XSDUBLInvoice, strings.Replace(string(ubl), "<cbc:BuyerReference>", "<cbc:Unknown>x</cbc:Unknown><cbc:BuyerReference>", 1)},
+		{"ubl credited quantity in invoice", testtool.XSDUBLInvoice, strings.ReplaceAll(string(ubl), "InvoicedQuantity", "CreditedQuantity")},
+		{"cii without delivery", testtool.XSDCII, strings.Replace(string(cii), "    <ram:ApplicableHeaderTradeDelivery/>\n", "", 1)},
 	}
 	for _, m := range mutants {
 		if m.doc == string(ubl) || m.doc == string(cii) {
@@ -104,7 +64,7 @@ func TestXSD(t *testing.T) {
 		}
 		p := filepath.Join(dir, "mutant.xml")
 		os.WriteFile(p, []byte(m.doc), 0o644)
-		if out, ok := xmllint(t, m.schema, p); ok {
+		if out, ok := testtool.XMLLint(t, m.schema, p); ok {
 			t.Errorf("%s: mutant validated:\n%s", m.name, out)
 		}
 	}

@@ -7,11 +7,9 @@ import (
 	"encoding/asn1"
 	"encoding/hex"
 	"encoding/json"
-	"encoding/pem"
 	"fmt"
 	"image/png"
 	"os"
-	"os/exec"
 	"path/filepath"
 	"regexp"
 	"sort"
@@ -23,6 +21,7 @@ import (
 
 	"github.com/farebox/farebox/internal/apperr"
 	"github.com/farebox/farebox/internal/barcode"
+	"github.com/farebox/farebox/internal/testtool"
 	"github.com/farebox/farebox/internal/wallet"
 )
 
@@ -147,24 +146,9 @@ func checkManifest(files map[string][]byte) error {
 }
 
 // opensslVerify runs `openssl cms -verify` against the development root.
-func opensslVerify(t *testing.T, files map[string][]byte) ([]byte, error) {
+func opensslVerify(t *testing.T, files map[string][]byte) (string, error) {
 	t.Helper()
-	if _, err := exec.LookPath("openssl"); err != nil {
-		t.Fatal("openssl is required for this test: ", err)
-	}
-	dir := t.TempDir()
-	write := func(name string, b []byte) string {
-		p := filepath.Join(dir, name)
-		if err := os.WriteFile(p, b, 0o600); err != nil {
-			t.Fatal(err)
-		}
-		return p
-	}
-	root := write("root.pem", pem.EncodeToMemory(&pem.Block{Type: "CERTIFICATE", Bytes: devCreds.Root.Raw}))
-	sig := write("signature", files["signature"])
-	man := write("manifest.json", files["manifest.json"])
-	return exec.Command("openssl", "cms", "-verify", "-binary", "-inform", "DER", "-in", sig,
-		"-content", man, "-CAfile", root, "-purpose", "any").CombinedOutput()
+	return testtool.VerifyCMS(t, files["signature"], files["manifest.json"], devCreds.Root.Raw)
 }
 
 func TestBuildVerifiesLikeWallet(t *testing.T) {
@@ -186,7 +170,7 @@ func TestBuildVerifiesLikeWallet(t *testing.T) {
 		t.Fatalf("files %v", names)
 	}
 	out, err := opensslVerify(t, files)
-	if err != nil || !strings.Contains(string(out), "Verification successful") {
+	if err != nil || !strings.Contains(out, "Verification successful") {
 		t.Fatalf("openssl cms -verify: %v\n%s", err, out)
 	}
 

@@ -1,0 +1,108 @@
+// Package testtool is what tests share to reach outside Go: the official
+// e-invoice schemas and GTFS feeds in the shared data, xmllint and openssl. A missing tool
+// or schema fails the test with the package to install or the variable to
+// set; nothing is skipped. Only _test.go files import it.
+package testtool
+
+import (
+	"encoding/pem"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"sync"
+	"testing"
+
+	"github.com/farebox/farebox/internal/gtfs"
+	"github.com/farebox/farebox/internal/shareddata"
+)
+
+// EInvoiceSchemas is the directory of the official XSDs:
+// $FAREBOX_EINVOICE_SCHEMAS, or shared/data/einvoice/schemas found by
+// shareddata.Path.
+func EInvoiceSchemas(t testing.TB) string {
+	t.Helper()
+	if d := os.Getenv("FAREBOX_EINVOICE_SCHEMAS"); d != "" {
+		return d
+	}
+	d := shareddata.Path(filepath.Join("einvoice", "schemas"))
+	if fi, err := os.Stat(d); err != nil || !fi.IsDir() {
+		t.Fatalf("official XSDs not found at %s: set FAREBOX_EINVOICE_SCHEMAS to shared/data/einvoice/schemas", d)
+	}
+	return d
+}
+
+// Official XSDs, relative to EInvoiceSchemas.
+const (
+	XSDUBLInvoice    = "ubl-2.1/maindoc/UBL-Invoice-2.1.xsd"
+	XSDUBLCreditNote = "ubl-2.1/maindoc/UBL-CreditNote-2.1.xsd"
+	XSDCII           = "cii-d16b/uncefact/data/standard/CrossIndustryInvoice_100pD16B.xsd"
+)
+
+// Need returns the path of the program name, failing the test with the
+// Debian package that provides it when it is missing.
+func Need(t testing.TB, name, debianPackage string) string {
+	t.Helper()
+	bin, err := exec.LookPath(name)
+	if err != nil {
+		t.Fatalf("%s is required for this test (apt-get install %s): %v", name, debianPackage, err)
+	}
+	return bin
+}
+
+// WriteFile writes b to dir/name and returns the path.
+func WriteFile(t testing.TB, dir, name string, b []byte) string {
+	t.Helper()
+	p := filepath.Join(dir, name)
+	if err := os.WriteFile(p, b, 0o600); err != nil {
+		t.Fatal(err)
+	}
+	return p
+}
+
+// XMLLint validates files against schema (a path relative to
+// EInvoiceSchemas) and returns xmllint's combined output and whether every
+// file validated.
+func XMLLint(t testing.TB, schema string, files ...string) (string, bool) {
+	t.Helper()
+	bin := Need(t, "xmllint", "libxml2-utils")
+	args := append([]string{"--noout", "--nonet", "--schema", filepath.Join(EInvoiceSchemas(t), schema)}, files...)
+	out, err := exec.Command(bin, args...).CombinedOutput()
+	return string(out), err == nil
+}
+
+// VerifyCMS runs `openssl cms -verify` on a detached DER signature over
+// content, trusting only the root certificate rootDER (as a wallet trusts
+// Apple's root), and returns openssl's output; err is set when the
+// signature does not verify.
+func VerifyCMS(t testing.TB, signature, content, rootDER []byte) (string, error) {
+	t.Helper()
+	bin := Need(t, "openssl", "openssl")
+	dir := t.TempDir()
+	root := WriteFile(t, dir, "root.pem", pem.EncodeToMemory(&pem.Block{Type: "CERTIFICATE", Bytes: rootDER}))
+	out, err := exec.Command(bin, "cms", "-verify", "-binary", "-inform", "DER",
+		"-in", WriteFile(t, dir, "signature", signature), "-content", WriteFile(t, dir, "content", content),
+		"-CAfile", root, "-purpose", "any", "-out", os.DevNull).CombinedOutput()
+	return string(out), err
+}
+
+var (
+	gtfsMu    sync.Mutex
+	gtfsFeeds = map[string]*gtfs.Feed{}
+)
+
+// GTFSFeed parses the shared test feed name (shared/data/gtfs/name) once
+// per test binary; callers must not modify it.
+func GTFSFeed(t testing.TB, name string) *gtfs.Feed {
+	t.Helper()
+	gtfsMu.Lock()
+	defer gtfsMu.Unlock()
+	if f := gtfsFeeds[name]; f != nil {
+		return f
+	}
+	f, err := gtfs.ParseFile(filepath.Join(shareddata.Path("gtfs"), name))
+	if err != nil {
+		t.Fatalf("parse %s: %v", name, err)
+	}
+	gtfsFeeds[name] = f
+	return f
+}
