@@ -1,6 +1,7 @@
 package app_test
 
 import (
+	"bytes"
 	"encoding/json"
 	"regexp"
 	"testing"
@@ -112,9 +113,13 @@ func TestSplitInvoices(t *testing.T) {
 		}
 		_, err = b.update(b.live, item, "customer_id", `"`+anna.ID+`"`)
 		wantErr(t, err, apperr.Conflict, "item_already_invoiced")
-		// The file job is queued, not run: the download is pending.
-		_, _, err = b.app.Download(b.ctx, toAnna.ID, toAnna.Identifier, app.FormatPDF)
-		wantErr(t, err, apperr.Accepted, "generation_pending")
+		// The file job is queued, not run: the PDF is there all the same,
+		// rendered on the first download (issue 14: the PDF is there when
+		// the invoice is).
+		_, pdfFile, err := b.app.Download(b.ctx, toAnna.ID, toAnna.Identifier, app.FormatPDF)
+		if err != nil || !bytes.HasPrefix(pdfFile.Body, []byte("%PDF-")) {
+			t.Fatalf("PDF before the job ran: %v, %.10q", err, pdfFile.Body)
+		}
 		_, _, err = b.app.Download(b.ctx, toAnna.ID, "00000000000000000000000000000000", app.FormatPDF)
 		wantErr(t, err, apperr.NotFound, "not_found")
 

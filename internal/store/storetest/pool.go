@@ -48,7 +48,7 @@ func poolSlot(t testing.TB) store.Options {
 		if !got {
 			continue
 		}
-		schema := fmt.Sprintf("farebox_pool_%s_%d", digest, n)
+		schema := fmt.Sprintf("fbxtest_pool_%s_%d", digest, n)
 		if err := prepareSlot(ctx, conn, schema); err != nil {
 			_, _ = conn.ExecContext(ctx, `SELECT pg_advisory_unlock($1)`, key)
 			release()

@@ -6,7 +6,7 @@
 // thirty tables: a sixth to a quarter of a second on PostgreSQL, more when
 // parallel tests queue on goose's migration lock), so Open migrates rarely:
 //   - PostgreSQL: migrated schemas are kept on the test server as a pool
-//     (farebox_pool_<digest of the migration files>_<n>). A test takes the
+//     (fbxtest_pool_<digest of the migration files>_<n>). A test takes the
 //     first slot whose advisory lock it gets (a session lock, so a crashed
 //     test process frees its slots), empties its tables and resets its
 //     sequences (about a millisecond) and uses it; the slot is released
