@@ -10,6 +10,7 @@ import (
 	"net/http"
 	"net/http/pprof"
 	"path/filepath"
+	"runtime/debug"
 	"sync"
 	"time"
 
@@ -249,6 +250,15 @@ func servePprof(ctx context.Context, addr string, log *slog.Logger) {
 	mux.HandleFunc("/debug/pprof/", pprof.Index)
 	mux.HandleFunc("/debug/pprof/profile", pprof.Profile)
 	mux.HandleFunc("/debug/pprof/trace", pprof.Trace)
+	// POST /debug/free-os-memory: a garbage collection that also returns
+	// the freed pages to the operating system, so that the resident set
+	// read right after it shows what is live (bench/soak.sh reads it; the
+	// runtime otherwise returns pages lazily and RSS wanders with the GC
+	// cycle).
+	mux.HandleFunc("POST /debug/free-os-memory", func(w http.ResponseWriter, r *http.Request) {
+		debug.FreeOSMemory()
+		w.WriteHeader(http.StatusNoContent)
+	})
 	srv := &http.Server{Addr: addr, Handler: mux, ReadHeaderTimeout: 10 * time.Second}
 	go func() { <-ctx.Done(); srv.Close() }()
 	log.Info("pprof listening", "addr", addr)

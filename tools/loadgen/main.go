@@ -51,7 +51,8 @@ func main() {
 	dbURL := flag.String("database-url", "", "baseline: PostgreSQL URL")
 	dataDir := flag.String("data-dir", "", "baseline: SQLite data dir")
 	soakN := flag.Int("n", 10000, "soak: invoices to issue")
-	soakEvery := flag.Int("every", 1000, "soak: invoices between two memory readings (the first batch is the warm-up)")
+	soakEvery := flag.Int("every", 1000, "soak: invoices between two memory readings")
+	soakWarmup := flag.Int("warmup", 3000, "soak: invoices before the reading that later ones are compared with (SQLite's page caches fill first)")
 	soakPid := flag.Int("pid", 0, "soak: the server's process id (its RSS is read from /proc)")
 	soakPprof := flag.String("pprof", "", "soak: base URL of the server's --pprof-addr listener (live heap after a forced GC)")
 	soakGrowth := flag.Float64("max-growth", 0.10, "soak: allowed growth of RSS and live heap over the warm-up reading")
@@ -64,7 +65,7 @@ func main() {
 	case "baseline":
 		res, err = baseline(*dbURL, *dataDir, *conc, *dur)
 	case "soak":
-		if err := soakLoad(*url, *key, *soakN, *soakEvery, *conc, *soakPid, *soakPprof, *soakGrowth); err != nil {
+		if err := soakLoad(*url, *key, *soakN, *soakEvery, *soakWarmup, *conc, *soakPid, *soakPprof, *soakGrowth); err != nil {
 			fmt.Fprintln(os.Stderr, "loadgen:", err)
 			os.Exit(1)
 		}

@@ -18,10 +18,13 @@ import (
 // customer has electronic_invoicing) through the HTTP API, conc at a time,
 // in batches of every. After each batch, with the server idle, it prints
 // the server's resident set (from /proc/pid) and its live heap after a
-// forced GC (pprof heap?gc=1 on the --pprof-addr listener). The first batch
-// is the warm-up; it fails when a later value exceeds the warm-up one by
-// more than maxGrowth.
-func soakLoad(base, key string, n, every, conc, pid int, pprofURL string, maxGrowth float64) error {
+// forced GC (pprof heap?gc=1 on the --pprof-addr listener). The first
+// reading at or after warmup invoices is the baseline; it fails when a later
+// value exceeds the baseline by more than maxGrowth. The warm-up is there
+// for memory that fills up to a bound and then stays: on SQLite each
+// connection's page cache (2 MiB by default, 17 connections) fills as the
+// database grows, which shows as anonymous RSS outside the Go heap.
+func soakLoad(base, key string, n, every, warmup, conc, pid int, pprofURL string, maxGrowth float64) error {
 	single, err := singleProduct(base, key)
 	if err != nil {
 		return err
@@ -42,6 +45,7 @@ func soakLoad(base, key string, n, every, conc, pid int, pprofURL string, maxGro
 	fmt.Printf("%9s %9s %10s %9s %9s %9s\n", "invoices", "seconds", "invoices/s", "RSS MiB", "anon MiB", "heap MiB")
 	start := time.Now()
 	var baseRSS, baseHeap, worstRSS, worstHeap float64
+	var baseAt int
 	for done := 0; done < n; {
 		batch := min(every, n-done)
 		t0 := time.Now()
@@ -53,19 +57,27 @@ func soakLoad(base, key string, n, every, conc, pid int, pprofURL string, maxGro
 		if err != nil {
 			return err
 		}
+		// Return freed pages first, so RSS shows what is live rather than
+		// where the garbage collector's cycle happens to be.
+		if status, out, err := send(http.MethodPost, pprofURL+"/debug/free-os-memory", "", nil); err != nil || status != http.StatusNoContent {
+			return fmt.Errorf("free-os-memory: %d %s %v", status, firstLine(out), err)
+		}
 		rss, anon, err := residentMiB(pid)
 		if err != nil {
 			return err
 		}
 		fmt.Printf("%9d %9.1f %10.1f %9.1f %9.1f %9.1f\n", done, time.Since(start).Seconds(), float64(batch)/time.Since(t0).Seconds(), rss, anon, heap)
+		if done < min(warmup, n) {
+			continue // still warming up
+		}
 		if baseRSS == 0 {
-			baseRSS, baseHeap = anon, heap
+			baseRSS, baseHeap, baseAt = anon, heap, done
 			continue
 		}
 		worstRSS, worstHeap = max(worstRSS, anon/baseRSS-1), max(worstHeap, heap/baseHeap-1)
 	}
 	fmt.Printf("after warm-up (%d invoices): anonymous RSS grew at most %+.1f %%, live heap at most %+.1f %% (limit %.0f %%)\n",
-		min(every, n), worstRSS*100, worstHeap*100, maxGrowth*100)
+		baseAt, worstRSS*100, worstHeap*100, maxGrowth*100)
 	if worstRSS > maxGrowth || worstHeap > maxGrowth {
 		return fmt.Errorf("memory grows with the invoices issued")
 	}
