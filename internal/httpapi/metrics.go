@@ -6,8 +6,7 @@ import (
 	"strconv"
 	"time"
 
-	"github.com/farebox/farebox/internal/account"
-	"github.com/farebox/farebox/internal/usage"
+	"github.com/farebox/farebox/internal/app"
 	"github.com/prometheus/client_golang/prometheus"
 	"github.com/prometheus/client_golang/prometheus/collectors"
 	"github.com/prometheus/client_golang/prometheus/promhttp"
@@ -61,12 +60,12 @@ func NewMetrics(db *sql.DB) *Metrics {
 	// documented label value that the service never emits is noticed
 	// (cmd/farebox TestDocumentedMetricsExist).
 	for _, ev := range EventNames {
-		for _, env := range []account.Environment{account.Live, account.Test} {
+		for _, env := range app.Environments {
 			m.events.WithLabelValues(ev, string(env))
 		}
 	}
-	m.usage.WithLabelValues("true", usage.ReasonCounted)
-	for _, reason := range usage.UncountedReasons {
+	m.usage.WithLabelValues("true", app.ReasonCounted)
+	for _, reason := range app.UncountedReasons {
 		m.usage.WithLabelValues("false", reason)
 	}
 	reg.MustRegister(m.requests, m.latency, m.LedgerBatch, m.LedgerCommit, m.events, m.usage,

@@ -18,7 +18,6 @@ import (
 	"github.com/farebox/farebox/internal/apperr"
 	"github.com/farebox/farebox/internal/barcode"
 	"github.com/farebox/farebox/internal/metering"
-	"github.com/farebox/farebox/internal/usage"
 	"github.com/farebox/farebox/internal/wallet/apple"
 	"github.com/farebox/farebox/internal/wallet/google"
 )
@@ -27,7 +26,7 @@ import (
 type Deps struct {
 	App          *app.App
 	Log          *slog.Logger
-	Ledger       usage.Recorder // nil disables the usage ledger
+	Ledger       app.Ledger // nil disables the usage ledger
 	Metrics      *Metrics
 	MaxBodyBytes int64
 	// RequestTimeout bounds a request's context.
