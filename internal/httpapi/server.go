@@ -17,7 +17,6 @@ import (
 	"github.com/farebox/farebox/internal/app"
 	"github.com/farebox/farebox/internal/apperr"
 	"github.com/farebox/farebox/internal/barcode"
-	"github.com/farebox/farebox/internal/metering"
 	"github.com/farebox/farebox/internal/wallet/apple"
 	"github.com/farebox/farebox/internal/wallet/google"
 )
@@ -73,7 +72,7 @@ type Server struct {
 	// barcodes caches ticket.properties barcode entries by payload (wallet.go).
 	barcodes barcodeCache
 	// sessions signs and checks session tokens with SessionKey (transit.go).
-	sessions *metering.Signer
+	sessions *app.Sessions
 }
 
 // New builds the server and registers every route of routes.go.
@@ -90,11 +89,7 @@ func New(d Deps) *Server {
 	if d.RequestTimeout <= 0 {
 		d.RequestTimeout = 30 * time.Second
 	}
-	if len(d.SessionKey) == 0 {
-		d.SessionKey = make([]byte, 32)
-		_, _ = rand.Read(d.SessionKey)
-	}
-	s := &Server{Deps: d, app: d.App, log: d.Log, mux: http.NewServeMux(), sessions: metering.NewSigner(d.SessionKey)}
+	s := &Server{Deps: d, app: d.App, log: d.Log, mux: http.NewServeMux(), sessions: d.App.NewSessions(d.SessionKey)}
 	s.register(s.routes())
 	return s
 }
