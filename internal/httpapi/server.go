@@ -16,9 +16,6 @@ import (
 
 	"github.com/farebox/farebox/internal/app"
 	"github.com/farebox/farebox/internal/apperr"
-	"github.com/farebox/farebox/internal/barcode"
-	"github.com/farebox/farebox/internal/wallet/apple"
-	"github.com/farebox/farebox/internal/wallet/google"
 )
 
 // Deps are what the server needs.
@@ -42,19 +39,10 @@ type Deps struct {
 	// client address (keyless.go); nil disables it.
 	Keyless *KeylessLimits
 
-	// Wallets and inspection (docs/wallet.md).
-	// Inspection signs the barcode in ticket.properties and is published at
-	// /v1/inspection/keys.json; nil leaves tickets without a barcode.
-	Inspection *barcode.Keyring
-	// Apple builds .pkpass files; nil answers 503.
-	Apple *apple.Builder
-	// Google mints save links; nil answers 503.
-	Google *google.Issuer
-	// AdvertiseDevelopmentWallets lists a wallet in
-	// available_rendering_options even when its credentials are
-	// self-generated (tests, demo apps). Never on a service real phones use:
-	// iOS crashes on a pass it cannot install.
-	AdvertiseDevelopmentWallets bool
+	// Wallets signs inspection barcodes, builds wallet passes and publishes
+	// the inspection keys (docs/wallet.md); nil: tickets without a barcode,
+	// passes and keys answer 503.
+	Wallets *app.Wallets
 
 	// Transit serves departures, stations, trips and attributions (nil: 503).
 	Transit *app.Transit
@@ -69,8 +57,6 @@ type Server struct {
 	app *app.App
 	log *slog.Logger
 	mux *http.ServeMux
-	// barcodes caches ticket.properties barcode entries by payload (wallet.go).
-	barcodes barcodeCache
 	// sessions signs and checks session tokens with SessionKey (transit.go).
 	sessions *app.Sessions
 }

@@ -209,11 +209,11 @@ func (s *Server) getTicket(version int) handlerFunc {
 			return err
 		}
 		attribute(r, d.Ticket.AccountID, d.Ticket.Environment)
-		_, props, options, err := s.ticketWallet(d)
+		props, options, err := s.Wallets.Offer(d)
 		if err != nil {
 			return err
 		}
-		writeJSON(w, http.StatusOK, ticketView(d, s.engineVersion(), options, props))
+		writeJSON(w, http.StatusOK, ticketView(d, app.RenderingEngineVersion(), options, props))
 		return nil
 	}
 }
@@ -224,7 +224,7 @@ func (s *Server) renderingOptionsHandler(w http.ResponseWriter, r *http.Request)
 		return err
 	}
 	attribute(r, d.Ticket.AccountID, d.Ticket.Environment)
-	_, _, opts, err := s.ticketWallet(d)
+	_, opts, err := s.Wallets.Offer(d)
 	if err != nil {
 		return err
 	}
