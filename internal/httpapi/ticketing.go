@@ -7,7 +7,6 @@ import (
 
 	"github.com/farebox/farebox/internal/app"
 	"github.com/farebox/farebox/internal/apperr"
-	"github.com/farebox/farebox/internal/schema"
 	"github.com/farebox/farebox/internal/ticketing"
 )
 
@@ -179,7 +178,7 @@ func (s *Server) setTariffSettings(version int) handlerFunc {
 				if k != "tariff_settings" {
 					msg := fmt.Sprintf("unknown field %q beside tariff_settings", k)
 					return apperr.E("tariff_settings", apperr.Invalid, "unknown_field", msg).
-						WithDetails(apperr.FieldError{Field: "/" + schema.EscapeToken(k), Message: msg})
+						WithDetails(apperr.FieldError{Field: "/" + apperr.EscapeToken(k), Message: msg})
 				}
 			}
 			if err := decodeJSON(body, &wrapped, false); err != nil {
