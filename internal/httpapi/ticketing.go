@@ -7,7 +7,6 @@ import (
 
 	"github.com/farebox/farebox/internal/app"
 	"github.com/farebox/farebox/internal/apperr"
-	"github.com/farebox/farebox/internal/ticketing"
 )
 
 // orderRequest is the body of POST …/ticketing/orders.json.
@@ -31,7 +30,12 @@ func (s *Server) placeOrder(version int) handlerFunc {
 		}
 		s.Metrics.Event("order_placed", string(o.Environment), 1)
 		s.Metrics.Event("coupon_ordered", string(o.Environment), len(o.Coupons))
-		return s.writeOrder(w, r, http.StatusCreated, version, o, true)
+		out, err := s.app.OrderResponse(r.Context(), o, version, true)
+		if err != nil {
+			return err
+		}
+		writeJSON(w, http.StatusCreated, out)
+		return nil
 	}
 }
 
@@ -41,28 +45,13 @@ func (s *Server) getOrder(version int) handlerFunc {
 		if err != nil {
 			return err
 		}
-		return s.writeOrder(w, r, http.StatusOK, version, o, true)
+		out, err := s.app.OrderResponse(r.Context(), o, version, true)
+		if err != nil {
+			return err
+		}
+		writeJSON(w, http.StatusOK, out)
+		return nil
 	}
-}
-
-// writeOrder encodes an order with all its coupons.
-func (s *Server) writeOrder(w http.ResponseWriter, r *http.Request, status, version int, o ticketing.Order, withSecret bool) error {
-	details, err := s.app.OrderCoupons(r.Context(), o)
-	if err != nil {
-		return err
-	}
-	out := orderJSON{OrderID: o.ID, OptionalOrderReference: o.OptionalOrderReference, Environment: string(o.Environment), Coupons: []couponJSON{}}
-	if withSecret {
-		out.RestoreSecret = o.RestoreSecret
-	}
-	for _, d := range details {
-		out.Coupons = append(out.Coupons, couponView(d, version))
-	}
-	if len(out.Coupons) > 0 {
-		out.CouponID = out.Coupons[0].ID
-	}
-	writeJSON(w, status, out)
-	return nil
 }
 
 type restoreRequest struct {
@@ -83,15 +72,10 @@ func (s *Server) restoreOrder(version int) handlerFunc {
 		if err != nil {
 			return err
 		}
-		out := orderJSON{OrderID: o.ID, OptionalOrderReference: o.OptionalOrderReference, Environment: string(o.Environment), Coupons: []couponJSON{}}
-		for _, c := range coupons {
-			d, err := s.app.Coupon(r.Context(), c.ID)
-			if err != nil {
-				return err
-			}
-			out.Coupons = append(out.Coupons, couponView(d, version))
+		out, err := s.app.RestoreResponse(r.Context(), o, coupons, version)
+		if err != nil {
+			return err
 		}
-		out.CouponID = out.Coupons[0].ID
 		s.Metrics.Event("coupon_restored", string(o.Environment), len(coupons))
 		writeJSON(w, http.StatusCreated, out)
 		return nil
@@ -105,7 +89,7 @@ func (s *Server) getCoupon(version int) handlerFunc {
 			return err
 		}
 		attribute(r, d.Coupon.AccountID, d.Coupon.Environment)
-		writeJSON(w, http.StatusOK, couponView(d, version))
+		writeJSON(w, http.StatusOK, app.CouponResponse(d, version))
 		return nil
 	}
 }
@@ -193,7 +177,7 @@ func (s *Server) setTariffSettings(version int) handlerFunc {
 		if err != nil {
 			return err
 		}
-		writeJSON(w, http.StatusOK, couponView(d, version))
+		writeJSON(w, http.StatusOK, app.CouponResponse(d, version))
 		return nil
 	}
 }
@@ -208,11 +192,11 @@ func (s *Server) getTicket(version int) handlerFunc {
 			return err
 		}
 		attribute(r, d.Ticket.AccountID, d.Ticket.Environment)
-		props, options, err := s.Wallets.Offer(d)
+		t, err := s.Wallets.TicketResponse(d)
 		if err != nil {
 			return err
 		}
-		writeJSON(w, http.StatusOK, ticketView(d, app.RenderingEngineVersion(), options, props))
+		writeJSON(w, http.StatusOK, t)
 		return nil
 	}
 }
@@ -271,6 +255,6 @@ func (s *Server) writeSubscription(w http.ResponseWriter, r *http.Request, statu
 	if err != nil {
 		return err
 	}
-	writeJSON(w, status, subscriptionView(d))
+	writeJSON(w, status, app.SubscriptionResponse(d))
 	return nil
 }
