@@ -57,7 +57,7 @@ type RequestOutcome struct {
 // block covers it.
 func (a *App) UsageEvent(o RequestOutcome) usage.Event {
 	ev := usage.Event{RequestID: o.RequestID, AccountID: o.AccountID, Environment: o.Environment,
-		Endpoint: o.Endpoint, Status: o.Status, At: a.Clock.Now(), Counted: true, Reason: usage.ReasonCounted}
+		Endpoint: o.Endpoint, Status: o.Status, At: a.clock.Now(), Counted: true, Reason: usage.ReasonCounted}
 	switch {
 	case o.Status >= 500:
 		ev.Counted, ev.Reason = false, usage.ReasonFailed

@@ -30,10 +30,10 @@ type StoredResponse struct {
 // and a retry may take the key over.
 func (a *App) ClaimIdempotencyKey(ctx context.Context, scope, key, hash string, lease time.Duration) (context.Context, *StoredResponse, error) {
 	const op = "idempotency"
-	now := a.Clock.Now()
+	now := a.clock.Now()
 	var claimed bool
 	var rec store.IdemRecord
-	err := a.Store.Write(ctx, func(q store.Q) (err error) {
+	err := a.store.Write(ctx, func(q store.Q) (err error) {
 		claimed, rec, err = q.ClaimIdempotencyKey(ctx, scope, key, hash, now, lease)
 		return err
 	})
@@ -59,7 +59,7 @@ func (a *App) ClaimIdempotencyKey(ctx context.Context, scope, key, hash string, 
 
 // CompleteIdempotencyKey keeps resp as the answer of the claimed key.
 func (a *App) CompleteIdempotencyKey(ctx context.Context, scope, key string, resp StoredResponse) error {
-	return a.Store.Write(ctx, func(q store.Q) error {
+	return a.store.Write(ctx, func(q store.Q) error {
 		return q.CompleteIdempotencyKey(ctx, scope, key, resp.Status, resp.ContentType, resp.Body)
 	})
 }
@@ -67,5 +67,5 @@ func (a *App) CompleteIdempotencyKey(ctx context.Context, scope, key string, res
 // ReleaseIdempotencyKey gives the claimed key up: the service failed (5xx)
 // and committed nothing, so the client may retry with the same key.
 func (a *App) ReleaseIdempotencyKey(ctx context.Context, scope, key string) error {
-	return a.Store.Write(ctx, func(q store.Q) error { return q.ReleaseIdempotencyKey(ctx, scope, key) })
+	return a.store.Write(ctx, func(q store.Q) error { return q.ReleaseIdempotencyKey(ctx, scope, key) })
 }

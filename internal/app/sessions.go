@@ -36,16 +36,16 @@ func sessionAccount(p Principal) string { return p.AccountID + "/" + string(p.En
 // is false when token holds an unexpired block for it; next is the token
 // to send back.
 func (s *Sessions) Station(p Principal, token, id string) (counted bool, next string) {
-	return s.signer.Check(sessionAccount(p), token, metering.StationResource(id), s.app.Clock.Now())
+	return s.signer.Check(sessionAccount(p), token, metering.StationResource(id), s.app.clock.Now())
 }
 
 // Trip applies the session-block rule to trip id.
 func (s *Sessions) Trip(p Principal, token, id string) (counted bool, next string) {
-	return s.signer.Check(sessionAccount(p), token, metering.TripResource(id), s.app.Clock.Now())
+	return s.signer.Check(sessionAccount(p), token, metering.TripResource(id), s.app.clock.Now())
 }
 
 // Renew is the token to send back on a transit response metered per
 // request: the caller's blocks, expired ones dropped.
 func (s *Sessions) Renew(p Principal, token string) string {
-	return s.signer.Renew(sessionAccount(p), token, s.app.Clock.Now())
+	return s.signer.Renew(sessionAccount(p), token, s.app.clock.Now())
 }
