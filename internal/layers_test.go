@@ -97,7 +97,8 @@ var mayImport = map[string][]string{
 
 // forbiddenStd are standard packages a class must not import.
 var forbiddenStd = map[string][]string{
-	"domain": {"net/http", "database/sql", "database/sql/driver"},
+	"domain":    {"net/http", "database/sql", "database/sql/driver"},
+	"transport": {"database/sql", "database/sql/driver"},
 }
 
 // TestLayers parses the imports of every package of the module (test files
@@ -115,12 +116,12 @@ func TestLayers(t *testing.T) {
 }
 
 // TestLayersCatchViolations shows that checkLayers reports what TestLayers
-// guards against: the transport importing the store, a domain type or an
-// adapter, a domain package importing net/http or database/sql, and a
-// package nobody classified.
+// guards against: the transport importing the store, a domain type, an
+// adapter or database/sql, a domain package importing net/http or
+// database/sql, and a package nobody classified.
 func TestLayersCatchViolations(t *testing.T) {
 	graph := map[string][]string{
-		"internal/httpapi":   {"internal/app", "internal/apperr", "api", "internal/store", "internal/catalog", "internal/departure", "net/http"},
+		"internal/httpapi":   {"internal/app", "internal/apperr", "api", "internal/store", "internal/catalog", "internal/departure", "net/http", "database/sql"},
 		"internal/catalog":   {"internal/apperr", "net/http"},
 		"internal/money":     {"database/sql"},
 		"internal/invoicing": {"internal/store"},
@@ -132,6 +133,7 @@ func TestLayersCatchViolations(t *testing.T) {
 		"internal/httpapi (transport) imports internal/store (adapter)",
 		"internal/httpapi (transport) imports internal/catalog (domain)",
 		"internal/httpapi (transport) imports internal/departure (adapter)",
+		"internal/httpapi (transport) imports database/sql",
 		"internal/catalog (domain) imports net/http",
 		"internal/money (domain) imports database/sql",
 		"internal/invoicing (domain) imports internal/store (adapter)",

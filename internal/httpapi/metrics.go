@@ -1,7 +1,6 @@
 package httpapi
 
 import (
-	"database/sql"
 	"net/http"
 	"strconv"
 	"time"
@@ -28,8 +27,9 @@ type Metrics struct {
 	usage *prometheus.CounterVec
 }
 
-// NewMetrics registers the HTTP, runtime and (when db is not nil) pool metrics.
-func NewMetrics(db *sql.DB) *Metrics {
+// NewMetrics registers the HTTP and runtime metrics and the collectors of
+// the caller's own (the database pool's: cmd/farebox).
+func NewMetrics(extra ...prometheus.Collector) *Metrics {
 	reg := prometheus.NewRegistry()
 	m := &Metrics{
 		Registry: reg,
@@ -70,9 +70,7 @@ func NewMetrics(db *sql.DB) *Metrics {
 	}
 	reg.MustRegister(m.requests, m.latency, m.LedgerBatch, m.LedgerCommit, m.events, m.usage,
 		collectors.NewGoCollector(), collectors.NewProcessCollector(collectors.ProcessCollectorOpts{}))
-	if db != nil {
-		reg.MustRegister(collectors.NewDBStatsCollector(db, "farebox"))
-	}
+	reg.MustRegister(extra...)
 	return m
 }
 

@@ -67,7 +67,7 @@ func New(d Deps) *Server {
 		d.Log = slog.New(slog.DiscardHandler)
 	}
 	if d.Metrics == nil {
-		d.Metrics = NewMetrics(nil)
+		d.Metrics = NewMetrics()
 	}
 	if d.MaxBodyBytes <= 0 {
 		d.MaxBodyBytes = 1 << 20
