@@ -31,11 +31,7 @@ func (s *Server) placeOrder(version int) handlerFunc {
 		s.Metrics.Event("order_placed", string(o.Environment), 1)
 		s.Metrics.Event("coupon_ordered", string(o.Environment), len(o.Coupons))
 		out, err := s.app.OrderResponse(r.Context(), o, version, true)
-		if err != nil {
-			return err
-		}
-		writeJSON(w, http.StatusCreated, out)
-		return nil
+		return writeResult(w, http.StatusCreated, out, err)
 	}
 }
 
@@ -46,12 +42,18 @@ func (s *Server) getOrder(version int) handlerFunc {
 			return err
 		}
 		out, err := s.app.OrderResponse(r.Context(), o, version, true)
-		if err != nil {
-			return err
-		}
-		writeJSON(w, http.StatusOK, out)
-		return nil
+		return writeResult(w, http.StatusOK, out, err)
 	}
+}
+
+// writeResult writes v with status, or returns err for the pipeline to
+// write instead.
+func writeResult(w http.ResponseWriter, status int, v any, err error) error {
+	if err != nil {
+		return err
+	}
+	writeJSON(w, status, v)
+	return nil
 }
 
 type restoreRequest struct {
