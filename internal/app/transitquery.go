@@ -24,18 +24,26 @@ func (t *Transit) index() (*departure.Index, error) {
 	return t.Index()
 }
 
+// Board is a departure board ready to be encoded: the hottest response,
+// written without reflection (from the index's board cache when it holds
+// the board).
+type Board struct{ b departure.BoardJSON }
+
+// AppendJSON appends the board's JSON to dst.
+func (b *Board) AppendJSON(dst []byte) []byte { return b.b.AppendJSON(dst) }
+
+// SizeHint is about the length of the board's JSON.
+func (b *Board) SizeHint() int { return b.b.SizeHint() }
+
 // Departures is the board of station stationID from at, at most max
-// departures (already encoded when the index's board cache holds it).
-func (t *Transit) Departures(stationID string, at time.Time, max int) (*departure.BoardJSON, error) {
+// departures.
+func (t *Transit) Departures(stationID string, at time.Time, max int) (Board, error) {
 	ix, err := t.index()
 	if err != nil {
-		return nil, err
+		return Board{}, err
 	}
-	board, err := ix.DeparturesJSON(stationID, at, max)
-	if err != nil {
-		return nil, err
-	}
-	return &board, nil
+	b, err := ix.DeparturesJSON(stationID, at, max)
+	return Board{b}, err
 }
 
 // Trip is one run with its stops.

@@ -18,13 +18,12 @@ import (
 // session tokens; the other transit endpoints count every request. Every
 // 2xx transit response carries the current session-token.
 
-// session applies the session-block rule to a successful request for a
-// station's board or a trip (app.Sessions): an unexpired block in the
+// session applies the session-block rule's verdict on a successful request
+// for a station's board or a trip (app.Sessions): an unexpired block in the
 // presented token makes it uncounted. The current token is always sent back
 // (the Kotlin client forgets its token when a 2xx response lacks the
 // header).
-func (s *Server) session(w http.ResponseWriter, r *http.Request, check func(app.Principal, string, string) (bool, string), id string) {
-	counted, tok := check(principalOf(r), requestToken(r), id)
+func (s *Server) session(w http.ResponseWriter, r *http.Request, counted bool, tok string) {
 	if !counted {
 		markUncounted(r, app.ReasonSession)
 	}
@@ -164,8 +163,9 @@ func (s *Server) getDepartures(w http.ResponseWriter, r *http.Request) error {
 	if err != nil {
 		return err
 	}
-	s.session(w, r, s.sessions.Station, id)
-	writeDepartures(w, board)
+	counted, tok := s.sessions.Station(principalOf(r), requestToken(r), id)
+	s.session(w, r, counted, tok)
+	writeDepartures(w, &board)
 	return nil
 }
 
@@ -176,7 +176,8 @@ func (s *Server) getTrip(w http.ResponseWriter, r *http.Request) error {
 	if err != nil {
 		return err
 	}
-	s.session(w, r, s.sessions.Trip, id)
+	counted, tok := s.sessions.Trip(principalOf(r), requestToken(r), id)
+	s.session(w, r, counted, tok)
 	writeJSON(w, http.StatusOK, trip)
 	return nil
 }
@@ -305,16 +306,9 @@ func (s *Server) getAttributions(w http.ResponseWriter, r *http.Request) error {
 	return nil
 }
 
-// encodedJSON is a response that encodes itself without reflection (a
-// departure board, the hottest response).
-type encodedJSON interface {
-	AppendJSON(dst []byte) []byte
-	SizeHint() int
-}
-
 // writeDepartures writes a board (from the index's board cache, already
 // encoded, or encoded without reflection).
-func writeDepartures(w http.ResponseWriter, board encodedJSON) {
+func writeDepartures(w http.ResponseWriter, board *app.Board) {
 	w.Header().Set("Content-Type", "application/json; charset=utf-8")
 	w.WriteHeader(http.StatusOK)
 	if bw, ok := w.(*buffer); ok {
