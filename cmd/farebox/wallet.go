@@ -5,6 +5,7 @@ import (
 	"log/slog"
 	"time"
 
+	"github.com/farebox/farebox/internal/app"
 	"github.com/farebox/farebox/internal/config"
 	"github.com/farebox/farebox/internal/credentials"
 	"github.com/farebox/farebox/internal/httpapi"
@@ -19,7 +20,7 @@ func credentialSettings(cfg config.Config) credentials.Settings {
 		GoogleIssuerName: cfg.GoogleIssuerName, GoogleOrigins: cfg.GoogleOrigins, GoogleLogoURL: cfg.GoogleLogoURL}
 }
 
-// loadWallets fills the inspection keyring and the wallet issuers of d,
+// loadWallets gives d the inspection keyring and the wallet issuers,
 // generating development material where nothing is configured, and says
 // in the log where each came from.
 func loadWallets(ctx context.Context, cfg config.Config, st *store.Store, log *slog.Logger, d *httpapi.Deps) error {
@@ -29,7 +30,8 @@ func loadWallets(ctx context.Context, cfg config.Config, st *store.Store, log *s
 	if err != nil {
 		return err
 	}
-	d.Inspection = kr
+	var o app.WalletOptions
+	o.Inspection = kr
 	if created {
 		log.Warn("generated inspection barcode keys", "source", source,
 			"note", "configure --inspection-keys from a secret store for production; publish /v1/inspection/keys.json to inspectors")
@@ -40,7 +42,7 @@ func loadWallets(ctx context.Context, cfg config.Config, st *store.Store, log *s
 	if err != nil {
 		return err
 	}
-	d.Apple = b
+	o.Apple = b
 	if b.Development() {
 		log.Warn("Apple Wallet: using a self-generated development certificate; passes will not install on real devices",
 			"generated_now", created, "dir", s.WalletDevDir(), "advertised", cfg.AdvertiseDevelopmentWallets)
@@ -55,11 +57,12 @@ func loadWallets(ctx context.Context, cfg config.Config, st *store.Store, log *s
 	if err != nil {
 		return err
 	}
-	d.Google = g
+	o.Google = g
 	if g.Development() {
 		log.Warn("Google Wallet: using a self-generated development service account; Google rejects its save links",
 			"generated_now", created, "dir", s.WalletDevDir(), "advertised", cfg.AdvertiseDevelopmentWallets)
 	}
-	d.AdvertiseDevelopmentWallets = cfg.AdvertiseDevelopmentWallets
+	o.AdvertiseDevelopmentWallets = cfg.AdvertiseDevelopmentWallets
+	d.Wallets = d.App.NewWallets(o)
 	return nil
 }

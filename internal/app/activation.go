@@ -57,9 +57,9 @@ func (a *App) ActivateCoupon(ctx context.Context, couponID string, req Activatio
 
 func (a *App) activateOnce(ctx context.Context, couponID string, req ActivationRequest) (Activation, error) {
 	const op = "app.ActivateCoupon"
-	now := a.Clock.Now()
+	now := a.clock.Now()
 	var out Activation
-	err := a.Store.Write(ctx, func(q store.Q) error {
+	err := a.store.Write(ctx, func(q store.Q) error {
 		if err := q.LockCoupon(ctx, couponID); err != nil {
 			return err
 		}

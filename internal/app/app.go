@@ -19,8 +19,8 @@ import (
 
 // App wires the use cases to the store and the clock.
 type App struct {
-	Store *store.Store
-	Clock clock.Clock
+	store *store.Store
+	clock clock.Clock
 	IDs   ident.Prefix
 	Loc   *time.Location // calendar rules (Europe/Berlin by default)
 
@@ -67,7 +67,7 @@ func New(o Options) *App {
 	if o.IDPrefix == "" {
 		o.IDPrefix = "farebox"
 	}
-	a := &App{Store: o.Store, Clock: o.Clock, IDs: ident.Prefix(o.IDPrefix), Loc: o.Location,
+	a := &App{store: o.Store, clock: o.Clock, IDs: ident.Prefix(o.IDPrefix), Loc: o.Location,
 		authTTL: o.AuthCacheTTL, auth: map[account.KeyDigest]authEntry{}}
 	a.initInvoicing(o.Invoicing)
 	return a
@@ -81,7 +81,7 @@ func (a *App) Authenticate(ctx context.Context, key string) (account.Principal, 
 		return account.Principal{}, apperr.E(op, apperr.Unauthenticated, "invalid_api_key", "API key malformed, unknown or revoked")
 	}
 	sum := account.Digest(key)
-	now := a.Clock.Now()
+	now := a.clock.Now()
 	if a.authTTL > 0 {
 		a.authMu.RLock()
 		e, ok := a.auth[sum]
@@ -90,7 +90,7 @@ func (a *App) Authenticate(ctx context.Context, key string) (account.Principal, 
 			return e.p, nil
 		}
 	}
-	p, err := a.Store.Read().PrincipalByKeyHash(ctx, sum.String())
+	p, err := a.store.Read().PrincipalByKeyHash(ctx, sum.String())
 	if err != nil {
 		if apperr.KindOf(err) == apperr.Unauthenticated {
 			return p, apperr.E(op, apperr.Unauthenticated, "invalid_api_key", "API key malformed, unknown or revoked")
@@ -120,9 +120,9 @@ func (a *App) CreateAccount(ctx context.Context, name string, env account.Enviro
 	if name == "" {
 		return CreatedKey{}, apperr.E("app.CreateAccount", apperr.Invalid, "name_required", "an account needs a name")
 	}
-	acc := account.Account{ID: a.IDs.New("account"), Name: name, CreatedAt: a.Clock.Now()}
+	acc := account.Account{ID: a.IDs.New("account"), Name: name, CreatedAt: a.clock.Now()}
 	var out CreatedKey
-	err := a.Store.Write(ctx, func(q store.Q) error {
+	err := a.store.Write(ctx, func(q store.Q) error {
 		if err := q.CreateAccount(ctx, acc); err != nil {
 			return err
 		}
@@ -136,7 +136,7 @@ func (a *App) CreateAccount(ctx context.Context, name string, env account.Enviro
 // CreateKey adds a key for env to an existing account.
 func (a *App) CreateKey(ctx context.Context, accountID string, env account.Environment) (CreatedKey, error) {
 	var out CreatedKey
-	err := a.Store.Write(ctx, func(q store.Q) error {
+	err := a.store.Write(ctx, func(q store.Q) error {
 		if _, err := q.Account(ctx, accountID); err != nil {
 			return err
 		}
@@ -149,7 +149,7 @@ func (a *App) CreateKey(ctx context.Context, accountID string, env account.Envir
 
 func (a *App) addKey(ctx context.Context, q store.Q, accountID string, env account.Environment) (CreatedKey, error) {
 	secret, prefix, hash := account.NewKey(env)
-	k := account.Key{ID: a.IDs.New("key"), AccountID: accountID, Prefix: prefix, Environment: env, CreatedAt: a.Clock.Now()}
+	k := account.Key{ID: a.IDs.New("key"), AccountID: accountID, Prefix: prefix, Environment: env, CreatedAt: a.clock.Now()}
 	if err := q.CreateKey(ctx, k, hash); err != nil {
 		return CreatedKey{}, err
 	}
@@ -164,8 +164,8 @@ func (a *App) RevokeKeys(ctx context.Context, prefix string) (int64, error) {
 		return 0, apperr.E("app.RevokeKeys", apperr.Invalid, "invalid_key_prefix", "a key prefix starts with fbx_live_ or fbx_test_ and has at least one more character")
 	}
 	var n int64
-	err := a.Store.Write(ctx, func(q store.Q) (err error) {
-		n, err = q.RevokeKeysByPrefix(ctx, prefix, a.Clock.Now())
+	err := a.store.Write(ctx, func(q store.Q) (err error) {
+		n, err = q.RevokeKeysByPrefix(ctx, prefix, a.clock.Now())
 		return err
 	})
 	if err == nil && n == 0 {
@@ -176,3 +176,9 @@ func (a *App) RevokeKeys(ctx context.Context, prefix string) (int64, error) {
 	a.authMu.Unlock()
 	return n, err
 }
+
+// Ping checks that the database answers (for /readyz).
+func (a *App) Ping(ctx context.Context) error { return a.store.Ping(ctx) }
+
+// Database names the engine the store runs on ("sqlite" or "postgres").
+func (a *App) Database() string { return string(a.store.Engine()) }

@@ -35,7 +35,7 @@ func (a *App) Catalog() *catalog.Index {
 // LoadCatalog loads the catalog from the database, importing the built-in
 // default first when the database has none (a fresh install).
 func (a *App) LoadCatalog(ctx context.Context) error {
-	v, err := a.Store.Read().CatalogVersion(ctx)
+	v, err := a.store.Read().CatalogVersion(ctx)
 	if err != nil {
 		return err
 	}
@@ -54,14 +54,14 @@ func (a *App) LoadCatalog(ctx context.Context) error {
 // RefreshCatalog reloads the index when another instance (or the CLI)
 // imported a new catalog version. Cheap when nothing changed.
 func (a *App) RefreshCatalog(ctx context.Context) error {
-	v, err := a.Store.Read().CatalogVersion(ctx)
+	v, err := a.store.Read().CatalogVersion(ctx)
 	if err != nil {
 		return err
 	}
 	if cur := a.catalog.Load(); cur != nil && cur.version == v {
 		return nil
 	}
-	f, v, err := a.Store.Read().LoadCatalog(ctx)
+	f, v, err := a.store.Read().LoadCatalog(ctx)
 	if err != nil {
 		return err
 	}
@@ -77,7 +77,7 @@ func (a *App) RefreshCatalog(ctx context.Context) error {
 // transaction; an invalid file changes nothing and the error lists every
 // problem with its JSON path.
 func (a *App) ImportCatalog(ctx context.Context, f *catalog.File) error {
-	existing, err := a.Store.Read().ProductIDs(ctx)
+	existing, err := a.store.Read().ProductIDs(ctx)
 	if err != nil {
 		return err
 	}
@@ -87,7 +87,7 @@ func (a *App) ImportCatalog(ctx context.Context, f *catalog.File) error {
 	if err := a.compileSchemas(f); err != nil {
 		return err
 	}
-	if err := a.Store.Write(ctx, func(q store.Q) error { return q.UpsertCatalog(ctx, f, a.Clock.Now()) }); err != nil {
+	if err := a.store.Write(ctx, func(q store.Q) error { return q.UpsertCatalog(ctx, f, a.clock.Now()) }); err != nil {
 		return err
 	}
 	return a.RefreshCatalog(ctx)
@@ -102,17 +102,17 @@ func (a *App) GrantProduct(ctx context.Context, accountID, productID string) err
 	if !p.Restricted {
 		return apperr.E("app.GrantProduct", apperr.Unprocessable, "product_not_restricted", "the product is sold to every account; no grant needed")
 	}
-	return a.Store.Write(ctx, func(q store.Q) error {
+	return a.store.Write(ctx, func(q store.Q) error {
 		if _, err := q.Account(ctx, accountID); err != nil {
 			return err
 		}
-		return q.GrantProduct(ctx, accountID, productID, a.Clock.Now())
+		return q.GrantProduct(ctx, accountID, productID, a.clock.Now())
 	})
 }
 
 // granted returns the caller's restricted-product permission check.
 func (a *App) granted(ctx context.Context, p account.Principal) (func(string) bool, error) {
-	g, err := a.Store.Read().Grants(ctx, p.AccountID)
+	g, err := a.store.Read().Grants(ctx, p.AccountID)
 	if err != nil {
 		return nil, err
 	}
@@ -153,7 +153,7 @@ func (a *App) search(ctx context.Context, p account.Principal, areas []*catalog.
 	if err != nil {
 		return nil, err
 	}
-	return a.Catalog().Products(areas, a.Clock.Now(), g), nil
+	return a.Catalog().Products(areas, a.clock.Now(), g), nil
 }
 
 // Product returns a product by id (no key needed: the SDKs fetch it).

@@ -37,11 +37,11 @@ type SubscriptionDetails struct {
 
 // Coupon returns a coupon by id; the id is the credential (no key).
 func (a *App) Coupon(ctx context.Context, id string) (CouponDetails, error) {
-	c, err := a.Store.Read().Coupon(ctx, id)
+	c, err := a.store.Read().Coupon(ctx, id)
 	if err != nil {
 		return CouponDetails{}, err
 	}
-	return a.couponDetails(ctx, a.Store.Read(), c)
+	return a.couponDetails(ctx, a.store.Read(), c)
 }
 
 func (a *App) couponDetails(ctx context.Context, q store.Q, c ticketing.Coupon) (CouponDetails, error) {
@@ -83,7 +83,7 @@ func (a *App) subscriptionDetails(ctx context.Context, q store.Q, id string) (Su
 	if err != nil {
 		return SubscriptionDetails{}, err
 	}
-	now := a.Clock.Now()
+	now := a.clock.Now()
 	st := subState(s)
 	d := SubscriptionDetails{Subscription: s, View: subscription.Describe(st, now, a.Loc)}
 	for _, i := range subscription.Chronological(st.Cycles) {
@@ -96,17 +96,17 @@ func (a *App) subscriptionDetails(ctx context.Context, q store.Q, id string) (Su
 
 // SubscriptionDetails returns one of the caller's subscriptions with its view.
 func (a *App) SubscriptionDetails(ctx context.Context, p account.Principal, id string) (SubscriptionDetails, error) {
-	if _, err := a.Store.Read().Subscription(ctx, p.AccountID, p.Environment, id); err != nil {
+	if _, err := a.store.Read().Subscription(ctx, p.AccountID, p.Environment, id); err != nil {
 		return SubscriptionDetails{}, err
 	}
-	return a.subscriptionDetails(ctx, a.Store.Read(), id)
+	return a.subscriptionDetails(ctx, a.store.Read(), id)
 }
 
 // OrderCoupons returns the details of every coupon of an order.
 func (a *App) OrderCoupons(ctx context.Context, o ticketing.Order) ([]CouponDetails, error) {
 	out := make([]CouponDetails, 0, len(o.Coupons))
 	for _, c := range o.Coupons {
-		d, err := a.couponDetails(ctx, a.Store.Read(), c)
+		d, err := a.couponDetails(ctx, a.store.Read(), c)
 		if err != nil {
 			return nil, err
 		}
@@ -120,7 +120,7 @@ func (a *App) OrderCoupons(ctx context.Context, o ticketing.Order) ([]CouponDeta
 func (a *App) SetTariffSettings(ctx context.Context, couponID string, ts json.RawMessage) (CouponDetails, error) {
 	const op = "app.SetTariffSettings"
 	var out CouponDetails
-	err := a.Store.Write(ctx, func(q store.Q) error {
+	err := a.store.Write(ctx, func(q store.Q) error {
 		c, err := q.Coupon(ctx, couponID)
 		if err != nil {
 			return err
@@ -163,11 +163,11 @@ type TicketDetails struct {
 // Ticket returns a ticket by id; the id is the credential.
 func (a *App) Ticket(ctx context.Context, id string) (TicketDetails, error) {
 	const op = "app.Ticket"
-	t, err := a.Store.Read().Ticket(ctx, id)
+	t, err := a.store.Read().Ticket(ctx, id)
 	if err != nil {
 		return TicketDetails{}, err
 	}
-	c, err := a.Store.Read().Coupon(ctx, t.CouponID)
+	c, err := a.store.Read().Coupon(ctx, t.CouponID)
 	if err != nil {
 		return TicketDetails{}, err
 	}
@@ -183,4 +183,4 @@ func (a *App) Ticket(ctx context.Context, id string) (TicketDetails, error) {
 }
 
 // Now is the app clock's time (views compute states such as "expired" with it).
-func (a *App) Now() time.Time { return a.Clock.Now() }
+func (a *App) Now() time.Time { return a.clock.Now() }

@@ -2,8 +2,11 @@
 // activate a coupon, issue an invoice, ...). A use case takes the time once
 // from the injected clock, runs its writes in one store transaction,
 // enforces tenancy (another account's record is apperr.NotFound, exactly
-// like an unknown id) and returns domain values; package httpapi turns them
-// into JSON. app never speaks HTTP, and use cases never log.
+// like an unknown id) and returns domain values. responses.go turns those
+// into the API's JSON shapes, so package httpapi writes them without naming a
+// domain type; app also holds the request work around the handlers
+// (Idempotency-Key claims, the billing rule, session tokens, wallet passes).
+// app never routes or decodes HTTP, and use cases never log.
 //
 // Transit is the one long-running part: each instance's view of the stored
 // GTFS feeds (an atomically swapped departure index, rebuilt when a stored

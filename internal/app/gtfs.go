@@ -66,10 +66,10 @@ func (a *App) ImportGTFS(ctx context.Context, in GTFSImport) (store.GTFSFeed, er
 		return store.GTFSFeed{}, apperr.Wrap(op, err)
 	}
 	f := in.Feed
-	rec := store.GTFSFeed{ID: in.FeedID, UpdatedAt: a.Clock.Now(), SourceName: in.SourceName, FeedVersion: f.Version,
+	rec := store.GTFSFeed{ID: in.FeedID, UpdatedAt: a.clock.Now(), SourceName: in.SourceName, FeedVersion: f.Version,
 		Stops: len(f.Stops.ID), Trips: len(f.Trips.ID), StopTimes: int64(len(f.StopTimes.Stop)), Problems: f.ProblemCount,
 		RealtimeSource: in.RealtimeSource, RealtimeInterval: in.RealtimeInterval}
-	err := a.Store.Write(ctx, func(q store.Q) (err error) {
+	err := a.store.Write(ctx, func(q store.Q) (err error) {
 		rec, err = q.ReplaceGTFSFeed(ctx, rec, buf.Bytes())
 		return err
 	})
@@ -78,13 +78,13 @@ func (a *App) ImportGTFS(ctx context.Context, in GTFSImport) (store.GTFSFeed, er
 
 // GTFSFeeds lists the stored feeds.
 func (a *App) GTFSFeeds(ctx context.Context) ([]store.GTFSFeed, error) {
-	return a.Store.Read().GTFSFeeds(ctx)
+	return a.store.Read().GTFSFeeds(ctx)
 }
 
 // RemoveGTFS deletes a stored feed; an unknown id is apperr.NotFound.
 func (a *App) RemoveGTFS(ctx context.Context, id string) error {
 	var ok bool
-	err := a.Store.Write(ctx, func(q store.Q) (err error) {
+	err := a.store.Write(ctx, func(q store.Q) (err error) {
 		ok, err = q.RemoveGTFSFeed(ctx, id)
 		return err
 	})
@@ -110,8 +110,8 @@ func (a *App) SessionKey(ctx context.Context, configured string) ([]byte, error)
 		return nil, apperr.Wrap("app.SessionKey", err)
 	}
 	var v string
-	err := a.Store.Write(ctx, func(q store.Q) (err error) {
-		v, err = q.EnsureSecret(ctx, sessionKeySecret, hex.EncodeToString(b), a.Clock.Now())
+	err := a.store.Write(ctx, func(q store.Q) (err error) {
+		v, err = q.EnsureSecret(ctx, sessionKeySecret, hex.EncodeToString(b), a.clock.Now())
 		return err
 	})
 	if err != nil {

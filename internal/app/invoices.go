@@ -33,8 +33,8 @@ func (a *App) initInvoicing(o InvoicingOptions) {
 		o.PaymentDays = 14
 	}
 	a.inv = o
-	if a.Store != nil {
-		a.Jobs = jobs.New(a.Store.Jobs(), a.Clock, o.Jobs)
+	if a.store != nil {
+		a.Jobs = jobs.New(a.store.Jobs(), a.clock, o.Jobs)
 		a.Jobs.Handle(JobInvoiceFiles, a.generateFiles)
 	}
 }
@@ -65,7 +65,7 @@ func (a *App) IssueInvoice(ctx context.Context, p account.Principal, req Invoice
 		return store.Invoice{}, err
 	}
 	var inv store.Invoice
-	err := a.Store.Write(ctx, func(q store.Q) error {
+	err := a.store.Write(ctx, func(q store.Q) error {
 		inv = store.Invoice{}
 		if err := q.LockItem(ctx, req.ItemID); err != nil {
 			return err
@@ -138,7 +138,7 @@ func (a *App) IssueInvoice(ctx context.Context, p account.Principal, req Invoice
 			lines = append(lines, l)
 			covered = append(covered, it.ID)
 		}
-		now := a.Clock.Now()
+		now := a.clock.Now()
 		d := invoice.Document{Kind: invoice.KindInvoice, IssueDate: now, Test: p.Environment == account.Test,
 			Seller: a.inv.Seller, Buyer: buyer, Lines: lines, Texts: req.Texts,
 			Payment: invoice.Payment{DueDate: now.AddDate(0, 0, a.inv.PaymentDays)}}
@@ -266,7 +266,7 @@ func (c customerNames) get(ctx context.Context, id string) (string, error) {
 
 // Invoice returns one of the caller's documents.
 func (a *App) Invoice(ctx context.Context, p account.Principal, id string) (store.Invoice, error) {
-	return a.Store.Read().Invoice(ctx, p.AccountID, p.Environment, id)
+	return a.store.Read().Invoice(ctx, p.AccountID, p.Environment, id)
 }
 
 // CancelInvoice issues the cancellation (Stornorechnung, credit note 381)
@@ -276,7 +276,7 @@ func (a *App) Invoice(ctx context.Context, p account.Principal, id string) (stor
 func (a *App) CancelInvoice(ctx context.Context, p account.Principal, id string) (store.Invoice, error) {
 	const op = "app.CancelInvoice"
 	var inv store.Invoice
-	err := a.Store.Write(ctx, func(q store.Q) error {
+	err := a.store.Write(ctx, func(q store.Q) error {
 		orig, err := q.Invoice(ctx, p.AccountID, p.Environment, id)
 		if err != nil {
 			return err
@@ -288,7 +288,7 @@ func (a *App) CancelInvoice(ctx context.Context, p account.Principal, id string)
 			return apperr.E(op, apperr.Conflict, "already_cancelled", "this invoice is already cancelled by "+*orig.CancelledBy)
 		}
 		var d invoice.Document
-		inv, d = a.referringTo(p, orig, invoice.KindCancellation, a.Clock.Now())
+		inv, d = a.referringTo(p, orig, invoice.KindCancellation, a.clock.Now())
 		if err := a.finish(ctx, q, &inv, d); err != nil {
 			return err
 		}
@@ -311,7 +311,7 @@ func (a *App) CancelInvoice(ctx context.Context, p account.Principal, id string)
 func (a *App) PaymentNoticeForInvoice(ctx context.Context, p account.Principal, id string) (store.Invoice, error) {
 	const op = "app.PaymentNoticeForInvoice"
 	var inv store.Invoice
-	err := a.Store.Write(ctx, func(q store.Q) error {
+	err := a.store.Write(ctx, func(q store.Q) error {
 		orig, err := q.Invoice(ctx, p.AccountID, p.Environment, id)
 		if err != nil {
 			return err
@@ -322,7 +322,7 @@ func (a *App) PaymentNoticeForInvoice(ctx context.Context, p account.Principal, 
 		if orig.CancelledBy != nil {
 			return apperr.E(op, apperr.Conflict, "invoice_cancelled", "this invoice is cancelled; there is nothing to pay")
 		}
-		now := a.Clock.Now()
+		now := a.clock.Now()
 		var d invoice.Document
 		inv, d = a.referringTo(p, orig, invoice.KindPaymentNotice, now)
 		d.Payment = invoice.Payment{DueDate: laterOf(orig.Document.Payment.DueDate, now.AddDate(0, 0, a.inv.PaymentDays))}
@@ -342,7 +342,7 @@ func (a *App) PaymentNoticeForInvoice(ctx context.Context, p account.Principal, 
 func (a *App) PaymentNoticeForCollection(ctx context.Context, p account.Principal, collectionID, customerID string) (store.Invoice, error) {
 	const op = "app.PaymentNoticeForCollection"
 	var inv store.Invoice
-	err := a.Store.Write(ctx, func(q store.Q) error {
+	err := a.store.Write(ctx, func(q store.Q) error {
 		if err := q.CollectionExists(ctx, p.AccountID, p.Environment, collectionID); err != nil {
 			return err
 		}
@@ -394,7 +394,7 @@ func (a *App) PaymentNoticeForCollection(ctx context.Context, p account.Principa
 		if len(lines) == 0 {
 			return apperr.E(op, apperr.Unprocessable, "customer_not_in_collection", "no item of the collection is charged to this customer")
 		}
-		now := a.Clock.Now()
+		now := a.clock.Now()
 		d := invoice.Document{Kind: invoice.KindPaymentNotice, IssueDate: now, Test: p.Environment == account.Test,
 			Seller: a.inv.Seller, Buyer: buyer, Lines: lines,
 			Payment: invoice.Payment{DueDate: now.AddDate(0, 0, a.inv.PaymentDays)}}
@@ -471,7 +471,7 @@ const (
 // job has not stored yet is rendered here (ensurePDF).
 func (a *App) Download(ctx context.Context, invoiceID, identifier, format string) (store.Invoice, store.File, error) {
 	const op = "app.Download"
-	q := a.Store.Read()
+	q := a.store.Read()
 	inv, err := q.InvoiceByID(ctx, invoiceID)
 	if err != nil || subtle.ConstantTimeCompare([]byte(inv.Identifier), []byte(identifier)) != 1 {
 		return store.Invoice{}, store.File{}, apperr.E(op, apperr.NotFound, "not_found", "no such invoice document")
@@ -514,7 +514,7 @@ func (a *App) Download(ctx context.Context, invoiceID, identifier, format string
 func (a *App) ensurePDF(ctx context.Context, inv store.Invoice) (store.File, error) {
 	ctx = context.WithoutCancel(ctx)
 	v, err, _ := a.pdfFlight.Do(inv.ID, func() (any, error) {
-		f, err := a.Store.Read().GetFile(ctx, inv.ID, FormatPDF)
+		f, err := a.store.Read().GetFile(ctx, inv.ID, FormatPDF)
 		if apperr.KindOf(err) != apperr.NotFound {
 			return f, err
 		}
@@ -523,8 +523,8 @@ func (a *App) ensurePDF(ctx context.Context, inv store.Invoice) (store.File, err
 		if err != nil {
 			return store.File{}, err
 		}
-		at := a.Clock.Now()
-		err = a.Store.Write(ctx, func(q store.Q) error {
+		at := a.clock.Now()
+		err = a.store.Write(ctx, func(q store.Q) error {
 			f, err = q.PutFile(ctx, inv.ID, p, at)
 			return err
 		})
@@ -545,7 +545,7 @@ func (a *App) PDFsRendered() int64 { return a.pdfRuns.Load() }
 // rendered it first). Files are inserted only if absent, so a repeated run
 // is harmless and never replaces bytes already served.
 func (a *App) generateFiles(ctx context.Context, j jobs.Job) error {
-	inv, err := a.Store.Read().InvoiceByID(ctx, j.Payload)
+	inv, err := a.store.Read().InvoiceByID(ctx, j.Payload)
 	if err != nil {
 		return err
 	}
@@ -553,8 +553,8 @@ func (a *App) generateFiles(ctx context.Context, j jobs.Job) error {
 	if err != nil {
 		return err
 	}
-	at := a.Clock.Now()
-	if err := a.Store.Write(ctx, func(q store.Q) error {
+	at := a.clock.Now()
+	if err := a.store.Write(ctx, func(q store.Q) error {
 		for _, f := range files {
 			if _, err := q.PutFile(ctx, inv.ID, f, at); err != nil {
 				return err

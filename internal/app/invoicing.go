@@ -22,14 +22,14 @@ func (a *App) CreateCustomer(ctx context.Context, p account.Principal, in invoic
 		return invoicing.Customer{}, err
 	}
 	c := invoicing.Customer{ID: a.IDs.New("customer"), AccountID: p.AccountID, Environment: p.Environment,
-		AddressLines: lines, Electronic: e, CreatedAt: a.Clock.Now()}
-	err = a.Store.Write(ctx, func(q store.Q) error { return q.InsertCustomer(ctx, c) })
+		AddressLines: lines, Electronic: e, CreatedAt: a.clock.Now()}
+	err = a.store.Write(ctx, func(q store.Q) error { return q.InsertCustomer(ctx, c) })
 	return c, err
 }
 
 // Customer returns one of the caller's customers.
 func (a *App) Customer(ctx context.Context, p account.Principal, id string) (invoicing.Customer, error) {
-	return a.Store.Read().Customer(ctx, p.AccountID, p.Environment, id)
+	return a.store.Read().Customer(ctx, p.AccountID, p.Environment, id)
 }
 
 // BillableItemView is a billable item with its assignment and the invoices
@@ -41,7 +41,7 @@ type BillableItemView struct {
 
 // BillableItem returns one of the caller's billable items.
 func (a *App) BillableItem(ctx context.Context, p account.Principal, id string) (BillableItemView, error) {
-	q := a.Store.Read()
+	q := a.store.Read()
 	it, err := q.BillableItem(ctx, p.AccountID, p.Environment, id)
 	if err != nil {
 		return BillableItemView{}, err
@@ -94,8 +94,8 @@ func (a *App) UpdateBillableItem(ctx context.Context, p account.Principal, id st
 		}
 		collectionID = &s
 	}
-	now := a.Clock.Now()
-	err := a.Store.Write(ctx, func(q store.Q) error {
+	now := a.clock.Now()
+	err := a.store.Write(ctx, func(q store.Q) error {
 		if err := q.LockItem(ctx, id); err != nil {
 			return err
 		}
@@ -178,8 +178,8 @@ func notInvoiced(ctx context.Context, q store.Q, id string) error {
 // CreateCollection creates an empty billable collection.
 func (a *App) CreateCollection(ctx context.Context, p account.Principal) (string, error) {
 	id := a.IDs.New("collection")
-	err := a.Store.Write(ctx, func(q store.Q) error {
-		return q.InsertCollection(ctx, id, p.AccountID, p.Environment, a.Clock.Now())
+	err := a.store.Write(ctx, func(q store.Q) error {
+		return q.InsertCollection(ctx, id, p.AccountID, p.Environment, a.clock.Now())
 	})
 	return id, err
 }
@@ -194,7 +194,7 @@ func (a *App) AddToCollection(ctx context.Context, p account.Principal, collecti
 			fmt.Sprintf("billable_item_ids must hold 1 to %d ids", MaxCollectionBulk))
 	}
 	var out []string
-	err := a.Store.Write(ctx, func(q store.Q) error {
+	err := a.store.Write(ctx, func(q store.Q) error {
 		if err := q.CollectionExists(ctx, p.AccountID, p.Environment, collectionID); err != nil {
 			return err
 		}
@@ -234,7 +234,7 @@ func (a *App) AddToCollection(ctx context.Context, p account.Principal, collecti
 			}
 			as := it.Assignment
 			as.CollectionID = &collectionID
-			if err := q.SetAssignment(ctx, it.ID, as, a.Clock.Now()); err != nil {
+			if err := q.SetAssignment(ctx, it.ID, as, a.clock.Now()); err != nil {
 				return err
 			}
 		}

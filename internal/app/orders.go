@@ -42,14 +42,14 @@ func (a *App) PlaceOrder(ctx context.Context, p account.Principal, req OrderRequ
 		return ticketing.Order{}, apperr.Validation(op, "invalid_order_reference", "/optional_order_reference",
 			fmt.Sprintf("optional_order_reference must be at most %d characters", MaxOrderReference))
 	}
-	now := a.Clock.Now()
+	now := a.clock.Now()
 	ix := a.Catalog()
 	// Grants matter only for restricted products; most orders skip the query.
 	var grants map[string]bool
 	for _, id := range req.ProductIDs {
 		if pr, ok := ix.Product(id); ok && pr.Restricted && grants == nil {
 			var err error
-			if grants, err = a.Store.Read().Grants(ctx, p.AccountID); err != nil {
+			if grants, err = a.store.Read().Grants(ctx, p.AccountID); err != nil {
 				return ticketing.Order{}, err
 			}
 		}
@@ -98,7 +98,7 @@ func (a *App) PlaceOrder(ctx context.Context, p account.Principal, req OrderRequ
 		}
 		o.Coupons = append(o.Coupons, c)
 	}
-	err := a.Store.Write(ctx, func(q store.Q) error {
+	err := a.store.Write(ctx, func(q store.Q) error {
 		if err := q.InsertOrder(ctx, o); err != nil {
 			return err
 		}
@@ -138,5 +138,5 @@ func (a *App) newBillableItem(p account.Principal, pr *catalog.Product, now time
 
 // Order returns one of the caller's orders.
 func (a *App) Order(ctx context.Context, p account.Principal, id string) (ticketing.Order, error) {
-	return a.Store.Read().Order(ctx, p.AccountID, p.Environment, id)
+	return a.store.Read().Order(ctx, p.AccountID, p.Environment, id)
 }

@@ -31,10 +31,10 @@ func (a *App) Restore(ctx context.Context, p account.Principal, orderID string, 
 		return ticketing.Order{}, nil, apperr.Validation(op, "invalid_coupon_ids", "/coupon_ids",
 			fmt.Sprintf("coupon_ids must hold 1 to %d coupon ids", MaxProductsPerOrder))
 	}
-	now := a.Clock.Now()
+	now := a.clock.Now()
 	var order ticketing.Order
 	var created []ticketing.Coupon
-	err := a.Store.Write(ctx, func(q store.Q) error {
+	err := a.store.Write(ctx, func(q store.Q) error {
 		o, err := q.Order(ctx, p.AccountID, p.Environment, orderID)
 		if err != nil {
 			return err

@@ -78,14 +78,14 @@ func applyState(ctx context.Context, q store.Q, s ticketing.Subscription, st sub
 
 // Subscription returns one of the caller's subscriptions.
 func (a *App) Subscription(ctx context.Context, p account.Principal, id string) (ticketing.Subscription, error) {
-	return a.Store.Read().Subscription(ctx, p.AccountID, p.Environment, id)
+	return a.store.Read().Subscription(ctx, p.AccountID, p.Environment, id)
 }
 
 // changeSubscription runs fn on one of the caller's subscriptions inside a
 // write transaction that holds the subscription's row lock, so concurrent
 // changes of one subscription happen one after the other.
 func (a *App) changeSubscription(ctx context.Context, p account.Principal, id string, fn func(q store.Q, s ticketing.Subscription) error) error {
-	return a.Store.Write(ctx, func(q store.Q) error {
+	return a.store.Write(ctx, func(q store.Q) error {
 		if err := q.LockSubscription(ctx, id); err != nil {
 			return err
 		}
@@ -102,7 +102,7 @@ func (a *App) changeSubscription(ctx context.Context, p account.Principal, id st
 // a 422. Concurrent reorders of one subscription serialise on its row, so
 // each cycle gets exactly one billable item.
 func (a *App) Reorder(ctx context.Context, p account.Principal, id, cycleID string) error {
-	now := a.Clock.Now()
+	now := a.clock.Now()
 	return a.changeSubscription(ctx, p, id, func(q store.Q, s ticketing.Subscription) error {
 		st := subState(s)
 		i, err := subscription.ReorderTarget(st, cycleID, now, a.Loc)
@@ -128,7 +128,7 @@ func (a *App) Reorder(ctx context.Context, p account.Principal, id, cycleID stri
 // cancelled says whether this call made the transition (once per
 // subscription, also under concurrent calls: they serialise on its row).
 func (a *App) CancelSubscription(ctx context.Context, p account.Principal, id string) (cancelled bool, err error) {
-	now := a.Clock.Now()
+	now := a.clock.Now()
 	err = a.changeSubscription(ctx, p, id, func(q store.Q, s ticketing.Subscription) error {
 		next, dropped, changed := subscription.Cancel(subState(s), now, a.Loc)
 		cancelled = changed

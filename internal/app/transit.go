@@ -86,7 +86,7 @@ func (a *App) NewTransit(o TransitOptions) *Transit {
 	if o.Log == nil {
 		o.Log = slog.New(slog.DiscardHandler)
 	}
-	return &Transit{app: a, o: o, hub: realtime.NewHub(a.Clock, o.RealtimeMaxAge),
+	return &Transit{app: a, o: o, hub: realtime.NewHub(a.clock, o.RealtimeMaxAge),
 		base: context.Background(), pollers: map[string]*pollerRun{}}
 }
 
@@ -134,7 +134,7 @@ func (t *Transit) Feeds() []store.GTFSFeed {
 func (t *Transit) Refresh(ctx context.Context) error {
 	t.mu.Lock()
 	defer t.mu.Unlock()
-	recs, err := t.app.Store.Read().GTFSFeeds(ctx)
+	recs, err := t.app.store.Read().GTFSFeeds(ctx)
 	if err != nil {
 		return err
 	}
@@ -194,7 +194,7 @@ func (t *Transit) Refresh(ctx context.Context) error {
 
 // decode reads and decodes one stored snapshot.
 func (t *Transit) decode(ctx context.Context, rec store.GTFSFeed) (*gtfs.Feed, int, error) {
-	blob, err := t.app.Store.Read().GTFSSnapshot(ctx, rec.ID, rec.Version)
+	blob, err := t.app.store.Read().GTFSSnapshot(ctx, rec.ID, rec.Version)
 	if err != nil {
 		return nil, 0, err
 	}
@@ -288,7 +288,7 @@ func (t *Transit) syncPollers(recs []store.GTFSFeed) {
 		p := &pollerRun{source: w.source, interval: w.interval, cancel: cancel, done: make(chan struct{})}
 		t.pollers[id] = p
 		rp := &realtime.Poller{FeedID: id, Source: w.source, Interval: w.interval, Hub: t.hub,
-			Client: t.o.HTTPClient, Clock: t.app.Clock}
+			Client: t.o.HTTPClient, Clock: t.app.clock}
 		go func() {
 			defer close(p.done)
 			_ = rp.Run(ctx)

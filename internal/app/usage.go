@@ -30,5 +30,5 @@ func (a *App) Usage(ctx context.Context, accountID, from, to string) ([]usage.Ro
 	if days := int(t.Sub(f)/(24*time.Hour)) + 1; days > maxUsageDays {
 		return nil, apperr.Param(op, "to", "a usage query covers at most 366 days")
 	}
-	return a.Store.Read().UsageSummary(ctx, accountID, from, to)
+	return a.store.Read().UsageSummary(ctx, accountID, from, to)
 }

@@ -35,6 +35,12 @@ type FieldError struct {
 	Message string `json:"message"`
 }
 
+var escaper = strings.NewReplacer("~", "~0", "/", "~1")
+
+// EscapeToken escapes one JSON pointer token (RFC 6901: ~ → ~0, / → ~1),
+// as a FieldError's Field needs it.
+func EscapeToken(tok string) string { return escaper.Replace(tok) }
+
 // Error is the one error type the service passes around.
 type Error struct {
 	Kind    Kind

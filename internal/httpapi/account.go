@@ -38,7 +38,7 @@ type usageDay struct {
 // default to the current UTC month so far.
 func (s *Server) getUsage(w http.ResponseWriter, r *http.Request) error {
 	p := principalOf(r)
-	now := s.app.Clock.Now().UTC()
+	now := s.app.Now().UTC()
 	from := r.URL.Query().Get("from")
 	to := r.URL.Query().Get("to")
 	if from == "" {

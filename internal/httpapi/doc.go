@@ -1,7 +1,12 @@
 // Package httpapi is farebox's HTTP transport. routes.go is the whole API
 // surface in one table; every handler is thin (decode, validate, one app
 // call, encode) and returns an error that errors.go maps to a status code
-// and the JSON error body of decisions.md.
+// and the JSON error body of decisions.md. It imports app, apperr, the
+// kernel and the OpenAPI document of this module, never a store, domain or
+// adapter package (internal/layers_test.go): app returns what a handler
+// writes (the response shapes of app/responses.go, departure boards,
+// passes), and idempotency claims, billing, session tokens and barcodes
+// are app's work.
 //
 // Request pipeline, outermost first: request id, panic recovery, access log
 // and metrics, CORS, body limit, routing (JSON 404/405 for unmatched

@@ -6,8 +6,6 @@ import (
 
 	"github.com/farebox/farebox/internal/app"
 	"github.com/farebox/farebox/internal/apperr"
-	"github.com/farebox/farebox/internal/invoice"
-	"github.com/farebox/farebox/internal/invoicing"
 )
 
 // invoicingRoutes are the invoicing endpoints (issues 6 and 7): customers,
@@ -51,12 +49,12 @@ func (s *Server) createCustomer(v9 bool) handlerFunc {
 		if req.Customer == nil {
 			return apperr.Validation("customers", "customer_required", "/customer", "customer is required: {\"customer\": {\"address_lines\": [...]}}")
 		}
-		c, err := s.app.CreateCustomer(r.Context(), principalOf(r), invoicing.CustomerInput{
+		c, err := s.app.CreateCustomer(r.Context(), principalOf(r), app.CustomerInput{
 			AddressLines: req.Customer.AddressLines, Electronic: req.Customer.ElectronicInvoicing}, v9)
 		if err != nil {
 			return err
 		}
-		writeJSON(w, http.StatusCreated, customerView(c))
+		writeJSON(w, http.StatusCreated, app.CustomerResponse(c))
 		return nil
 	}
 }
@@ -66,7 +64,7 @@ func (s *Server) getCustomer(w http.ResponseWriter, r *http.Request) error {
 	if err != nil {
 		return err
 	}
-	writeJSON(w, http.StatusOK, customerView(c))
+	writeJSON(w, http.StatusOK, app.CustomerResponse(c))
 	return nil
 }
 
@@ -75,7 +73,7 @@ func (s *Server) getBillableItem(w http.ResponseWriter, r *http.Request) error {
 	if err != nil {
 		return err
 	}
-	writeJSON(w, http.StatusOK, billableItemView(it))
+	writeJSON(w, http.StatusOK, app.BillableItemResponse(it))
 	return nil
 }
 
@@ -95,7 +93,7 @@ func (s *Server) putBillableItem(w http.ResponseWriter, r *http.Request) error {
 	if err != nil {
 		return err
 	}
-	writeJSON(w, http.StatusOK, billableItemView(it))
+	writeJSON(w, http.StatusOK, app.BillableItemResponse(it))
 	return nil
 }
 
@@ -149,13 +147,13 @@ func (s *Server) createInvoice(w http.ResponseWriter, r *http.Request) error {
 	}
 	inv, err := s.app.IssueInvoice(r.Context(), principalOf(r), app.InvoiceRequest{
 		ItemID: r.PathValue("billable_item_id"), CustomerID: r.PathValue("customer_id"),
-		Texts: invoice.Texts{Subject: deref(req.Subject), Notes: deref(req.Notes),
+		Texts: app.InvoiceTexts{Subject: deref(req.Subject), Notes: deref(req.Notes),
 			BeforeTable: deref(req.CustomTextBeforeTable), AfterTable: deref(req.CustomTextAfterTable)}})
 	if err != nil {
 		return err
 	}
 	s.Metrics.Event("invoice_issued", string(inv.Environment), 1)
-	writeJSON(w, http.StatusCreated, invoiceView(inv, s.app.InvoiceBaseURL()))
+	writeJSON(w, http.StatusCreated, s.app.InvoiceResponse(inv))
 	return nil
 }
 
@@ -164,7 +162,7 @@ func (s *Server) getInvoice(w http.ResponseWriter, r *http.Request) error {
 	if err != nil {
 		return err
 	}
-	writeJSON(w, http.StatusOK, invoiceView(inv, s.app.InvoiceBaseURL()))
+	writeJSON(w, http.StatusOK, s.app.InvoiceResponse(inv))
 	return nil
 }
 
@@ -178,7 +176,7 @@ func (s *Server) cancelInvoice(w http.ResponseWriter, r *http.Request) error {
 		return err
 	}
 	s.Metrics.Event("invoice_cancelled", string(inv.Environment), 1)
-	writeJSON(w, http.StatusCreated, invoiceView(inv, s.app.InvoiceBaseURL()))
+	writeJSON(w, http.StatusCreated, s.app.InvoiceResponse(inv))
 	return nil
 }
 
@@ -192,7 +190,7 @@ func (s *Server) invoicePaymentNotice(w http.ResponseWriter, r *http.Request) er
 		return err
 	}
 	s.Metrics.Event("payment_notice_issued", string(inv.Environment), 1)
-	writeJSON(w, http.StatusCreated, invoiceView(inv, s.app.InvoiceBaseURL()))
+	writeJSON(w, http.StatusCreated, s.app.InvoiceResponse(inv))
 	return nil
 }
 
@@ -208,7 +206,7 @@ func (s *Server) collectionPaymentNotice(w http.ResponseWriter, r *http.Request)
 		return err
 	}
 	s.Metrics.Event("payment_notice_issued", string(inv.Environment), 1)
-	writeJSON(w, http.StatusCreated, invoiceView(inv, s.app.InvoiceBaseURL()))
+	writeJSON(w, http.StatusCreated, s.app.InvoiceResponse(inv))
 	return nil
 }
 

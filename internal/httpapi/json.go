@@ -13,7 +13,6 @@ import (
 	"unicode/utf8"
 
 	"github.com/farebox/farebox/internal/apperr"
-	"github.com/farebox/farebox/internal/schema"
 )
 
 // writeJSON encodes v with status. Encoding errors cannot be reported to
@@ -138,7 +137,7 @@ func checkStrings(body []byte) error {
 		for _, f := range stack {
 			b.WriteByte('/')
 			if f.object {
-				b.WriteString(schema.EscapeToken(f.key))
+				b.WriteString(apperr.EscapeToken(f.key))
 			} else {
 				fmt.Fprint(&b, f.index)
 			}
@@ -230,9 +229,9 @@ func unknownIn(dec *json.Decoder, t reflect.Type, at string) (string, bool) {
 			key, _ := kt.(string)
 			f, ok := structField(t, key)
 			if !ok {
-				return at + "/" + schema.EscapeToken(key), false
+				return at + "/" + apperr.EscapeToken(key), false
 			}
-			if p, ok := unknownIn(dec, f, at+"/"+schema.EscapeToken(key)); p != "" || !ok {
+			if p, ok := unknownIn(dec, f, at+"/"+apperr.EscapeToken(key)); p != "" || !ok {
 				return p, ok
 			}
 		}

@@ -11,7 +11,7 @@ import (
 	"sync"
 	"time"
 
-	"github.com/farebox/farebox/internal/account"
+	"github.com/farebox/farebox/internal/app"
 	"github.com/farebox/farebox/internal/apperr"
 )
 
@@ -96,7 +96,7 @@ const maxCapabilityKey = 256
 type keylessRefusal struct {
 	err         error
 	accountID   string
-	environment account.Environment
+	environment app.Environment
 }
 
 // allow takes a token from the client's and the capability's buckets.
@@ -139,7 +139,7 @@ func (k *KeylessLimits) allow(route string, r *http.Request, h http.Header, now 
 
 // served remembers whom a capability's requests are billed to, so that its
 // later refusals are recorded for the same account.
-func (k *KeylessLimits) served(r *http.Request, accountID string, env account.Environment) {
+func (k *KeylessLimits) served(r *http.Request, accountID string, env app.Environment) {
 	if k == nil || !k.PerCapability.on() || accountID == "" {
 		return
 	}
@@ -225,7 +225,7 @@ type bucket struct {
 // bucketOwner is the account a capability's requests were last billed to.
 type bucketOwner struct {
 	accountID   string
-	environment account.Environment
+	environment app.Environment
 }
 
 // level is the bucket's token count at now.

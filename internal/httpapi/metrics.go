@@ -1,13 +1,11 @@
 package httpapi
 
 import (
-	"database/sql"
 	"net/http"
 	"strconv"
 	"time"
 
-	"github.com/farebox/farebox/internal/account"
-	"github.com/farebox/farebox/internal/usage"
+	"github.com/farebox/farebox/internal/app"
 	"github.com/prometheus/client_golang/prometheus"
 	"github.com/prometheus/client_golang/prometheus/collectors"
 	"github.com/prometheus/client_golang/prometheus/promhttp"
@@ -29,8 +27,9 @@ type Metrics struct {
 	usage *prometheus.CounterVec
 }
 
-// NewMetrics registers the HTTP, runtime and (when db is not nil) pool metrics.
-func NewMetrics(db *sql.DB) *Metrics {
+// NewMetrics registers the HTTP and runtime metrics and the collectors of
+// the caller's own (the database pool's: cmd/farebox).
+func NewMetrics(extra ...prometheus.Collector) *Metrics {
 	reg := prometheus.NewRegistry()
 	m := &Metrics{
 		Registry: reg,
@@ -61,19 +60,17 @@ func NewMetrics(db *sql.DB) *Metrics {
 	// documented label value that the service never emits is noticed
 	// (cmd/farebox TestDocumentedMetricsExist).
 	for _, ev := range EventNames {
-		for _, env := range []account.Environment{account.Live, account.Test} {
+		for _, env := range app.Environments {
 			m.events.WithLabelValues(ev, string(env))
 		}
 	}
-	m.usage.WithLabelValues("true", usage.ReasonCounted)
-	for _, reason := range usage.UncountedReasons {
+	m.usage.WithLabelValues("true", app.ReasonCounted)
+	for _, reason := range app.UncountedReasons {
 		m.usage.WithLabelValues("false", reason)
 	}
 	reg.MustRegister(m.requests, m.latency, m.LedgerBatch, m.LedgerCommit, m.events, m.usage,
 		collectors.NewGoCollector(), collectors.NewProcessCollector(collectors.ProcessCollectorOpts{}))
-	if db != nil {
-		reg.MustRegister(collectors.NewDBStatsCollector(db, "farebox"))
-	}
+	reg.MustRegister(extra...)
 	return m
 }
 

@@ -18,7 +18,7 @@ func (s *Server) healthz(w http.ResponseWriter, r *http.Request) error {
 func (s *Server) readyz(w http.ResponseWriter, r *http.Request) error {
 	ctx, cancel := context.WithTimeout(r.Context(), 2*time.Second)
 	defer cancel()
-	if err := s.app.Store.Ping(ctx); err != nil {
+	if err := s.app.Ping(ctx); err != nil {
 		return apperr.E("readyz", apperr.Unavailable, "database_unavailable", "not ready: database unavailable").WithCause(err)
 	}
 	if s.Ready != nil {
@@ -26,7 +26,7 @@ func (s *Server) readyz(w http.ResponseWriter, r *http.Request) error {
 			return apperr.E("readyz", apperr.Unavailable, "not_ready", "not ready: "+err.Error()).WithCause(err)
 		}
 	}
-	writeJSON(w, http.StatusOK, map[string]string{"status": "ready", "database": string(s.app.Store.Engine())})
+	writeJSON(w, http.StatusOK, map[string]string{"status": "ready", "database": s.app.Database()})
 	return nil
 }
 

@@ -9,9 +9,8 @@ import (
 	"strconv"
 	"strings"
 
+	"github.com/farebox/farebox/internal/app"
 	"github.com/farebox/farebox/internal/apperr"
-	"github.com/farebox/farebox/internal/store"
-	"github.com/farebox/farebox/internal/usage"
 )
 
 // authMode says how an endpoint group authenticates (decisions.md).
@@ -119,14 +118,14 @@ func (s *Server) rateLimit(r *http.Request, buf *buffer) error {
 	if p == nil {
 		return nil
 	}
-	return s.RateLimits.allow(p.KeyID, buf.header, s.app.Clock.Now())
+	return s.RateLimits.allow(p.KeyID, buf.header, s.app.Now())
 }
 
 // keylessLimit applies the per-capability and per-client limits to a
 // request without a key. A refusal is attributed to the capability's
 // account when it is known, so the ledger shows it as refused.
 func (s *Server) keylessLimit(route string, r *http.Request, buf *buffer) error {
-	ref := s.Keyless.allow(route, r, buf.header, s.app.Clock.Now())
+	ref := s.Keyless.allow(route, r, buf.header, s.app.Now())
 	if ref == nil {
 		return nil
 	}
@@ -153,53 +152,33 @@ func (s *Server) idempotent(rt route, key string, buf *buffer, r *http.Request) 
 	if p := state(r).principal; p != nil {
 		scope = "account:" + p.AccountID + ":" + string(p.Environment)
 	}
-	now := s.app.Clock.Now()
 	// A claim outlives the request that holds it by one more request
-	// timeout: by then the holder has answered or its instance is gone
-	// (crashed), and a retry may take the key over.
-	lease := 2 * s.RequestTimeout
-	var claimed bool
-	var rec store.IdemRecord
-	err = s.app.Store.Write(r.Context(), func(q store.Q) (err error) {
-		claimed, rec, err = q.ClaimIdempotencyKey(r.Context(), scope, key, hash, now, lease)
-		return err
-	})
+	// timeout (app.ClaimIdempotencyKey).
+	ctx, replay, err := s.app.ClaimIdempotencyKey(r.Context(), scope, key, hash, 2*s.RequestTimeout)
 	if err != nil {
 		return err
 	}
-	if !claimed {
-		switch {
-		case rec.RequestHash != hash:
-			return apperr.E(op, apperr.Unprocessable, "idempotency_key_reused",
-				"this Idempotency-Key was already used with a different request")
-		case rec.Status == 0 && rec.Committed && rec.LockedUntil.Before(now):
-			return apperr.E(op, apperr.Conflict, "idempotency_key_outcome_unknown",
-				"the request with this Idempotency-Key was carried out, but its answer was lost in a server failure; look the result up instead of retrying")
-		case rec.Status == 0:
-			return apperr.E(op, apperr.Conflict, "idempotency_key_in_flight",
-				"a request with this Idempotency-Key is still being processed; retry shortly")
-		}
-		buf.header.Set("Content-Type", rec.ContentType)
+	if replay != nil {
+		buf.header.Set("Content-Type", replay.ContentType)
 		buf.header.Set("Idempotency-Replayed", "true")
-		buf.WriteHeader(rec.Status)
-		_, _ = buf.Write(rec.Body)
-		markUncounted(r, usage.ReasonReplay)
+		buf.WriteHeader(replay.Status)
+		_, _ = buf.Write(replay.Body)
+		markUncounted(r, app.ReasonReplay)
 		return nil
 	}
-	if herr := rt.h(buf, r.WithContext(store.WithIdempotencyClaim(r.Context(), scope, key))); herr != nil {
+	if herr := rt.h(buf, r.WithContext(ctx)); herr != nil {
 		buf.reset()
 		s.writeError(buf, r, herr)
 	}
 	// Keep a request's outcome unless the service itself failed: a 5xx
 	// committed nothing, so the client may retry it with the same key.
-	ctx := context.WithoutCancel(r.Context())
+	ctx = context.WithoutCancel(r.Context())
 	if buf.status >= 500 {
-		return s.app.Store.Write(ctx, func(q store.Q) error { return q.ReleaseIdempotencyKey(ctx, scope, key) })
+		return s.app.ReleaseIdempotencyKey(ctx, scope, key)
 	}
 	buf.header.Set("Idempotency-Replayed", "false")
-	return s.app.Store.Write(ctx, func(q store.Q) error {
-		return q.CompleteIdempotencyKey(ctx, scope, key, buf.status, buf.header.Get("Content-Type"), buf.body.Bytes())
-	})
+	return s.app.CompleteIdempotencyKey(ctx, scope, key,
+		app.StoredResponse{Status: buf.status, ContentType: buf.header.Get("Content-Type"), Body: buf.body.Bytes()})
 }
 
 func printable(s string) bool {
@@ -220,29 +199,16 @@ func (s *Server) record(r *http.Request, status int) error {
 		return nil
 	}
 	st := state(r)
-	ev := usage.Event{RequestID: st.id, Endpoint: st.route, Status: status, At: s.app.Clock.Now(), Counted: true, Reason: usage.ReasonCounted}
+	o := app.RequestOutcome{RequestID: st.id, Endpoint: st.route, Status: status, Uncounted: st.uncounted}
 	switch {
 	case st.principal != nil:
-		ev.AccountID, ev.Environment = st.principal.AccountID, st.principal.Environment
+		o.AccountID, o.Environment = st.principal.AccountID, st.principal.Environment
 	case st.attrAccount != "":
-		ev.AccountID, ev.Environment = st.attrAccount, st.attrEnv
+		o.AccountID, o.Environment = st.attrAccount, st.attrEnv
 	default:
 		return nil
 	}
-	// The billing rule (api/openapi.yaml, docs/operations.md "Billing"):
-	// a request is billed when the service did the work it was asked for
-	// or judged the request (2xx, 3xx, 4xx other than 429: a client's
-	// mistake costs as much as its success), and not when the service
-	// failed (5xx), refused it for a rate limit (429), replayed a stored
-	// answer, or a session block covers it.
-	switch {
-	case status >= 500:
-		ev.Counted, ev.Reason = false, usage.ReasonFailed
-	case status == http.StatusTooManyRequests:
-		ev.Counted, ev.Reason = false, usage.ReasonRateLimited
-	case st.uncounted != "":
-		ev.Counted, ev.Reason = false, st.uncounted
-	}
+	ev := s.app.UsageEvent(o)
 	s.Metrics.usage.WithLabelValues(strconv.FormatBool(ev.Counted), ev.Reason).Inc()
 	// Record waits for the batch holding the row even past the request's
 	// deadline (a row being written is never abandoned); the ledger bounds

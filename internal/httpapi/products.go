@@ -4,8 +4,8 @@ import (
 	"net/http"
 	"strconv"
 
+	"github.com/farebox/farebox/internal/app"
 	"github.com/farebox/farebox/internal/apperr"
-	"github.com/farebox/farebox/internal/catalog"
 )
 
 func (s *Server) searchByCityName(w http.ResponseWriter, r *http.Request) error {
@@ -13,7 +13,7 @@ func (s *Server) searchByCityName(w http.ResponseWriter, r *http.Request) error 
 	if err != nil {
 		return err
 	}
-	writeJSON(w, http.StatusOK, productsView(ps))
+	writeJSON(w, http.StatusOK, app.ProductsResponse(ps))
 	return nil
 }
 
@@ -30,12 +30,12 @@ func (s *Server) searchByCoordinates(w http.ResponseWriter, r *http.Request) err
 	if err != nil {
 		return err
 	}
-	writeJSON(w, http.StatusOK, productsView(ps))
+	writeJSON(w, http.StatusOK, app.ProductsResponse(ps))
 	return nil
 }
 
 func (s *Server) searchByBoundingBox(w http.ResponseWriter, r *http.Request) error {
-	var box catalog.Rect
+	var box app.Rect
 	var err error
 	for _, f := range []struct {
 		name   string
@@ -53,7 +53,7 @@ func (s *Server) searchByBoundingBox(w http.ResponseWriter, r *http.Request) err
 	if err != nil {
 		return err
 	}
-	writeJSON(w, http.StatusOK, productsView(ps))
+	writeJSON(w, http.StatusOK, app.ProductsResponse(ps))
 	return nil
 }
 
@@ -62,7 +62,7 @@ func (s *Server) getProduct(w http.ResponseWriter, r *http.Request) error {
 	if err != nil {
 		return err
 	}
-	writeJSON(w, http.StatusOK, productView(p))
+	writeJSON(w, http.StatusOK, app.ProductResponse(p))
 	return nil
 }
 
@@ -71,7 +71,7 @@ func (s *Server) getArea(w http.ResponseWriter, r *http.Request) error {
 	if err != nil {
 		return err
 	}
-	writeJSON(w, http.StatusOK, areaView(&a.Area, false))
+	writeJSON(w, http.StatusOK, app.AreaResponse(a))
 	return nil
 }
 

@@ -16,18 +16,13 @@ import (
 
 	"github.com/farebox/farebox/internal/app"
 	"github.com/farebox/farebox/internal/apperr"
-	"github.com/farebox/farebox/internal/barcode"
-	"github.com/farebox/farebox/internal/metering"
-	"github.com/farebox/farebox/internal/usage"
-	"github.com/farebox/farebox/internal/wallet/apple"
-	"github.com/farebox/farebox/internal/wallet/google"
 )
 
 // Deps are what the server needs.
 type Deps struct {
 	App          *app.App
 	Log          *slog.Logger
-	Ledger       usage.Recorder // nil disables the usage ledger
+	Ledger       app.Ledger // nil disables the usage ledger
 	Metrics      *Metrics
 	MaxBodyBytes int64
 	// RequestTimeout bounds a request's context.
@@ -44,19 +39,10 @@ type Deps struct {
 	// client address (keyless.go); nil disables it.
 	Keyless *KeylessLimits
 
-	// Wallets and inspection (docs/wallet.md).
-	// Inspection signs the barcode in ticket.properties and is published at
-	// /v1/inspection/keys.json; nil leaves tickets without a barcode.
-	Inspection *barcode.Keyring
-	// Apple builds .pkpass files; nil answers 503.
-	Apple *apple.Builder
-	// Google mints save links; nil answers 503.
-	Google *google.Issuer
-	// AdvertiseDevelopmentWallets lists a wallet in
-	// available_rendering_options even when its credentials are
-	// self-generated (tests, demo apps). Never on a service real phones use:
-	// iOS crashes on a pass it cannot install.
-	AdvertiseDevelopmentWallets bool
+	// Wallets signs inspection barcodes, builds wallet passes and publishes
+	// the inspection keys (docs/wallet.md); nil: tickets without a barcode,
+	// passes and keys answer 503.
+	Wallets *app.Wallets
 
 	// Transit serves departures, stations, trips and attributions (nil: 503).
 	Transit *app.Transit
@@ -71,10 +57,8 @@ type Server struct {
 	app *app.App
 	log *slog.Logger
 	mux *http.ServeMux
-	// barcodes caches ticket.properties barcode entries by payload (wallet.go).
-	barcodes barcodeCache
 	// sessions signs and checks session tokens with SessionKey (transit.go).
-	sessions *metering.Signer
+	sessions *app.Sessions
 }
 
 // New builds the server and registers every route of routes.go.
@@ -83,7 +67,7 @@ func New(d Deps) *Server {
 		d.Log = slog.New(slog.DiscardHandler)
 	}
 	if d.Metrics == nil {
-		d.Metrics = NewMetrics(nil)
+		d.Metrics = NewMetrics()
 	}
 	if d.MaxBodyBytes <= 0 {
 		d.MaxBodyBytes = 1 << 20
@@ -91,11 +75,7 @@ func New(d Deps) *Server {
 	if d.RequestTimeout <= 0 {
 		d.RequestTimeout = 30 * time.Second
 	}
-	if len(d.SessionKey) == 0 {
-		d.SessionKey = make([]byte, 32)
-		_, _ = rand.Read(d.SessionKey)
-	}
-	s := &Server{Deps: d, app: d.App, log: d.Log, mux: http.NewServeMux(), sessions: metering.NewSigner(d.SessionKey)}
+	s := &Server{Deps: d, app: d.App, log: d.Log, mux: http.NewServeMux(), sessions: d.App.NewSessions(d.SessionKey)}
 	s.register(s.routes())
 	return s
 }

@@ -8,7 +8,7 @@ import (
 	"sync"
 	"time"
 
-	"github.com/farebox/farebox/internal/account"
+	"github.com/farebox/farebox/internal/app"
 )
 
 // reqState is what the pipeline learns about one request as it goes.
@@ -17,12 +17,12 @@ type reqState struct {
 	start     time.Time
 	route     string // "METHOD /path/{template}" of the matched route
 	strict    bool   // reject unknown JSON fields (partner endpoints)
-	principal *account.Principal
+	principal *app.Principal
 
 	// Attribution for the usage ledger when there is no principal (SDK
 	// endpoints bill the account that owns the coupon or ticket).
 	attrAccount string
-	attrEnv     account.Environment
+	attrEnv     app.Environment
 	// uncounted, when set, is why the request is not billed.
 	uncounted string
 }
@@ -42,7 +42,7 @@ func state(r *http.Request) *reqState {
 }
 
 // attribute bills an SDK-facing request to the account owning the record.
-func attribute(r *http.Request, accountID string, env account.Environment) {
+func attribute(r *http.Request, accountID string, env app.Environment) {
 	st := state(r)
 	st.attrAccount, st.attrEnv = accountID, env
 }
@@ -52,11 +52,11 @@ func markUncounted(r *http.Request, reason string) { state(r).uncounted = reason
 
 // principalOf returns the authenticated caller; routes with partner or
 // transit auth always have one.
-func principalOf(r *http.Request) account.Principal {
+func principalOf(r *http.Request) app.Principal {
 	if p := state(r).principal; p != nil {
 		return *p
 	}
-	return account.Principal{}
+	return app.Principal{}
 }
 
 // buffer is a ResponseWriter that holds the response until the pipeline

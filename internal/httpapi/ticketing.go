@@ -7,8 +7,6 @@ import (
 
 	"github.com/farebox/farebox/internal/app"
 	"github.com/farebox/farebox/internal/apperr"
-	"github.com/farebox/farebox/internal/schema"
-	"github.com/farebox/farebox/internal/ticketing"
 )
 
 // orderRequest is the body of POST …/ticketing/orders.json.
@@ -32,7 +30,8 @@ func (s *Server) placeOrder(version int) handlerFunc {
 		}
 		s.Metrics.Event("order_placed", string(o.Environment), 1)
 		s.Metrics.Event("coupon_ordered", string(o.Environment), len(o.Coupons))
-		return s.writeOrder(w, r, http.StatusCreated, version, o, true)
+		out, err := s.app.OrderResponse(r.Context(), o, version, true)
+		return writeResult(w, http.StatusCreated, out, err)
 	}
 }
 
@@ -42,27 +41,18 @@ func (s *Server) getOrder(version int) handlerFunc {
 		if err != nil {
 			return err
 		}
-		return s.writeOrder(w, r, http.StatusOK, version, o, true)
+		out, err := s.app.OrderResponse(r.Context(), o, version, true)
+		return writeResult(w, http.StatusOK, out, err)
 	}
 }
 
-// writeOrder encodes an order with all its coupons.
-func (s *Server) writeOrder(w http.ResponseWriter, r *http.Request, status, version int, o ticketing.Order, withSecret bool) error {
-	details, err := s.app.OrderCoupons(r.Context(), o)
+// writeResult writes v with status, or returns err for the pipeline to
+// write instead.
+func writeResult(w http.ResponseWriter, status int, v any, err error) error {
 	if err != nil {
 		return err
 	}
-	out := orderJSON{OrderID: o.ID, OptionalOrderReference: o.OptionalOrderReference, Environment: string(o.Environment), Coupons: []couponJSON{}}
-	if withSecret {
-		out.RestoreSecret = o.RestoreSecret
-	}
-	for _, d := range details {
-		out.Coupons = append(out.Coupons, couponView(d, version))
-	}
-	if len(out.Coupons) > 0 {
-		out.CouponID = out.Coupons[0].ID
-	}
-	writeJSON(w, status, out)
+	writeJSON(w, status, v)
 	return nil
 }
 
@@ -84,15 +74,10 @@ func (s *Server) restoreOrder(version int) handlerFunc {
 		if err != nil {
 			return err
 		}
-		out := orderJSON{OrderID: o.ID, OptionalOrderReference: o.OptionalOrderReference, Environment: string(o.Environment), Coupons: []couponJSON{}}
-		for _, c := range coupons {
-			d, err := s.app.Coupon(r.Context(), c.ID)
-			if err != nil {
-				return err
-			}
-			out.Coupons = append(out.Coupons, couponView(d, version))
+		out, err := s.app.RestoreResponse(r.Context(), o, coupons, version)
+		if err != nil {
+			return err
 		}
-		out.CouponID = out.Coupons[0].ID
 		s.Metrics.Event("coupon_restored", string(o.Environment), len(coupons))
 		writeJSON(w, http.StatusCreated, out)
 		return nil
@@ -106,7 +91,7 @@ func (s *Server) getCoupon(version int) handlerFunc {
 			return err
 		}
 		attribute(r, d.Coupon.AccountID, d.Coupon.Environment)
-		writeJSON(w, http.StatusOK, couponView(d, version))
+		writeJSON(w, http.StatusOK, app.CouponResponse(d, version))
 		return nil
 	}
 }
@@ -179,7 +164,7 @@ func (s *Server) setTariffSettings(version int) handlerFunc {
 				if k != "tariff_settings" {
 					msg := fmt.Sprintf("unknown field %q beside tariff_settings", k)
 					return apperr.E("tariff_settings", apperr.Invalid, "unknown_field", msg).
-						WithDetails(apperr.FieldError{Field: "/" + schema.EscapeToken(k), Message: msg})
+						WithDetails(apperr.FieldError{Field: "/" + apperr.EscapeToken(k), Message: msg})
 				}
 			}
 			if err := decodeJSON(body, &wrapped, false); err != nil {
@@ -194,7 +179,7 @@ func (s *Server) setTariffSettings(version int) handlerFunc {
 		if err != nil {
 			return err
 		}
-		writeJSON(w, http.StatusOK, couponView(d, version))
+		writeJSON(w, http.StatusOK, app.CouponResponse(d, version))
 		return nil
 	}
 }
@@ -209,11 +194,11 @@ func (s *Server) getTicket(version int) handlerFunc {
 			return err
 		}
 		attribute(r, d.Ticket.AccountID, d.Ticket.Environment)
-		_, props, options, err := s.ticketWallet(d)
+		t, err := s.Wallets.TicketResponse(d)
 		if err != nil {
 			return err
 		}
-		writeJSON(w, http.StatusOK, ticketView(d, s.engineVersion(), options, props))
+		writeJSON(w, http.StatusOK, t)
 		return nil
 	}
 }
@@ -224,7 +209,7 @@ func (s *Server) renderingOptionsHandler(w http.ResponseWriter, r *http.Request)
 		return err
 	}
 	attribute(r, d.Ticket.AccountID, d.Ticket.Environment)
-	_, _, opts, err := s.ticketWallet(d)
+	_, opts, err := s.Wallets.Offer(d)
 	if err != nil {
 		return err
 	}
@@ -272,6 +257,6 @@ func (s *Server) writeSubscription(w http.ResponseWriter, r *http.Request, statu
 	if err != nil {
 		return err
 	}
-	writeJSON(w, status, subscriptionView(d))
+	writeJSON(w, status, app.SubscriptionResponse(d))
 	return nil
 }

@@ -9,10 +9,8 @@ import (
 	"strings"
 	"time"
 
+	"github.com/farebox/farebox/internal/app"
 	"github.com/farebox/farebox/internal/apperr"
-	"github.com/farebox/farebox/internal/departure"
-	"github.com/farebox/farebox/internal/metering"
-	"github.com/farebox/farebox/internal/usage"
 )
 
 // Transit endpoints (client-contract.md 2.4 and 8; docs/departures.md).
@@ -20,37 +18,28 @@ import (
 // session tokens; the other transit endpoints count every request. Every
 // 2xx transit response carries the current session-token.
 
-// transitIndex is the instance's current departure index.
-func (s *Server) transitIndex() (*departure.Index, error) {
-	if s.Transit == nil {
-		return nil, apperr.E("transit", apperr.Unavailable, "transit_unavailable", "transit data is not configured on this instance")
-	}
-	return s.Transit.Index()
-}
-
-// session applies the session-block rule to a successful request for
-// resource: an unexpired block in the presented token makes it uncounted.
-// The current token is always sent back (the Kotlin client forgets its
-// token when a 2xx response lacks the header). Tokens are bound to the
-// account and its environment, so a test key's token is foreign to live.
-func (s *Server) session(w http.ResponseWriter, r *http.Request, resource string) {
-	counted, tok := s.sessions.Check(sessionAccount(r), requestToken(r), resource, s.app.Clock.Now())
+// session applies the session-block rule's verdict on a successful request
+// for a station's board or a trip (app.Sessions): an unexpired block in the
+// presented token makes it uncounted. The current token is always sent back
+// (the Kotlin client forgets its token when a 2xx response lacks the
+// header).
+func (s *Server) session(w http.ResponseWriter, r *http.Request, counted bool, tok string) {
 	if !counted {
-		markUncounted(r, usage.ReasonSession)
+		markUncounted(r, app.ReasonSession)
 	}
-	w.Header()[metering.Header] = []string{tok}
+	w.Header()[tokenHeaderKey] = []string{tok}
 }
 
 // passSession sends the caller's token back on transit responses metered
 // per request, so a client that forgets its token when the header is
 // missing (the Kotlin client, client-contract.md 8.1) keeps its blocks.
 func (s *Server) passSession(w http.ResponseWriter, r *http.Request) {
-	w.Header()[metering.Header] = []string{s.sessions.Renew(sessionAccount(r), requestToken(r), s.app.Clock.Now())}
+	w.Header()[tokenHeaderKey] = []string{s.sessions.Renew(principalOf(r), requestToken(r))}
 }
 
-// tokenHeaderKey is the canonical form of metering.Header: Header.Get
+// tokenHeaderKey is the canonical form of app.SessionHeader: Header.Get
 // would canonicalise (allocate) it on every request.
-var tokenHeaderKey = textproto.CanonicalMIMEHeaderKey(metering.Header)
+var tokenHeaderKey = textproto.CanonicalMIMEHeaderKey(app.SessionHeader)
 
 // requestToken is the session token the client sent (any case), or "".
 func requestToken(r *http.Request) string {
@@ -58,11 +47,6 @@ func requestToken(r *http.Request) string {
 		return v[0]
 	}
 	return ""
-}
-
-func sessionAccount(r *http.Request) string {
-	p := principalOf(r)
-	return p.AccountID + "/" + string(p.Environment)
 }
 
 // transitQuery parses the query string leniently (client-contract.md 8.5):
@@ -163,27 +147,24 @@ func (s *Server) getDepartures(w http.ResponseWriter, r *http.Request) error {
 	if err != nil {
 		return err
 	}
-	at, err := epochMillis(q, "time", s.app.Clock.Now(), false)
+	at, err := epochMillis(q, "time", s.app.Now(), false)
 	if err != nil {
 		return err
 	}
 	max := 10
 	if v, ok := q.lookup("max_departures"); ok && v != "" {
 		n, err := strconv.Atoi(strings.TrimSpace(v))
-		if err != nil || n < 1 || n > departure.MaxDepartures {
+		if err != nil || n < 1 || n > app.MaxDepartures {
 			return apperr.Param("query", "max_departures", "max_departures must be an integer from 1 to 100")
 		}
 		max = n
 	}
-	ix, err := s.transitIndex()
+	board, err := s.Transit.Departures(id, at, max)
 	if err != nil {
 		return err
 	}
-	board, err := ix.DeparturesJSON(id, at, max)
-	if err != nil {
-		return err
-	}
-	s.session(w, r, metering.StationResource(id))
+	counted, tok := s.sessions.Station(principalOf(r), requestToken(r), id)
+	s.session(w, r, counted, tok)
 	writeDepartures(w, &board)
 	return nil
 }
@@ -191,15 +172,12 @@ func (s *Server) getDepartures(w http.ResponseWriter, r *http.Request) error {
 // getTrip answers GET /v1/trips/{trip_id}.json: one run with its stops.
 func (s *Server) getTrip(w http.ResponseWriter, r *http.Request) error {
 	id := r.PathValue("trip_id")
-	ix, err := s.transitIndex()
+	trip, err := s.Transit.Trip(id)
 	if err != nil {
 		return err
 	}
-	trip, err := ix.Trip(id)
-	if err != nil {
-		return err
-	}
-	s.session(w, r, metering.TripResource(id))
+	counted, tok := s.sessions.Trip(principalOf(r), requestToken(r), id)
+	s.session(w, r, counted, tok)
 	writeJSON(w, http.StatusOK, trip)
 	return nil
 }
@@ -224,11 +202,7 @@ func (s *Server) searchTripByCharacteristics(w http.ResponseWriter, r *http.Requ
 	if err != nil {
 		return err
 	}
-	ix, err := s.transitIndex()
-	if err != nil {
-		return err
-	}
-	trip, err := ix.FindTrip(from, dep, to, arr, strings.TrimSpace(q.value("line_name")))
+	trip, err := s.Transit.FindTrip(from, dep, to, arr, strings.TrimSpace(q.value("line_name")))
 	if err != nil {
 		return err
 	}
@@ -260,16 +234,12 @@ func (s *Server) searchStationsByName(w http.ResponseWriter, r *http.Request) er
 		}
 		return apperr.Param("query", missing, "latitude and longitude bias the search only together")
 	}
-	ix, err := s.transitIndex()
+	st, err := s.Transit.StationsByName(query, hasLat, lat, lon)
 	if err != nil {
 		return err
 	}
-	var near *departure.Position
-	if hasLat {
-		near = &departure.Position{Latitude: lat, Longitude: lon}
-	}
 	s.passSession(w, r)
-	writeStations(w, ix.SearchByName(query, near, departure.DefaultSearchLimit))
+	writeJSON(w, http.StatusOK, st)
 	return nil
 }
 
@@ -290,12 +260,12 @@ func (s *Server) searchStationsByPosition(w http.ResponseWriter, r *http.Request
 	if !hasLon {
 		return apperr.Param("query", "longitude", "longitude is required")
 	}
-	ix, err := s.transitIndex()
+	st, err := s.Transit.StationsByPosition(lat, lon)
 	if err != nil {
 		return err
 	}
 	s.passSession(w, r)
-	writeStations(w, ix.SearchByPosition(lat, lon, departure.DefaultSearchLimit))
+	writeJSON(w, http.StatusOK, st)
 	return nil
 }
 
@@ -308,19 +278,15 @@ func (s *Server) searchStationByID(w http.ResponseWriter, r *http.Request) error
 	if err != nil {
 		return err
 	}
-	ix, err := s.transitIndex()
-	if err != nil {
-		return err
-	}
-	var st departure.Station
+	var byStopID bool
 	switch t := strings.TrimSpace(q.value("id_type")); t {
 	case "", "mobilitybox":
-		st, err = ix.StationByID(id)
 	case "dhid", "delfi":
-		st, err = ix.StationByStopID(id)
+		byStopID = true
 	default:
 		return apperr.Param("query", "id_type", "id_type must be mobilitybox, dhid or delfi")
 	}
+	st, err := s.Transit.StationByID(id, byStopID)
 	if err != nil {
 		return err
 	}
@@ -331,25 +297,18 @@ func (s *Server) searchStationByID(w http.ResponseWriter, r *http.Request) error
 
 // getAttributions names the agencies and data publishers of every feed.
 func (s *Server) getAttributions(w http.ResponseWriter, r *http.Request) error {
-	ix, err := s.transitIndex()
+	a, err := s.Transit.Attributions()
 	if err != nil {
 		return err
 	}
 	s.passSession(w, r)
-	writeJSON(w, http.StatusOK, ix.Attributions())
+	writeJSON(w, http.StatusOK, a)
 	return nil
 }
 
-func writeStations(w http.ResponseWriter, st []departure.Station) {
-	if st == nil {
-		st = []departure.Station{}
-	}
-	writeJSON(w, http.StatusOK, st)
-}
-
 // writeDepartures writes a board (from the index's board cache, already
-// encoded, or encoded without reflection): the hottest response.
-func writeDepartures(w http.ResponseWriter, board *departure.BoardJSON) {
+// encoded, or encoded without reflection).
+func writeDepartures(w http.ResponseWriter, board *app.Board) {
 	w.Header().Set("Content-Type", "application/json; charset=utf-8")
 	w.WriteHeader(http.StatusOK)
 	if bw, ok := w.(*buffer); ok {

@@ -13,6 +13,7 @@ import (
 	"time"
 
 	"github.com/farebox/farebox/internal/apitest"
+	"github.com/farebox/farebox/internal/app"
 	"github.com/farebox/farebox/internal/barcode"
 	"github.com/farebox/farebox/internal/httpapi"
 	"github.com/farebox/farebox/internal/testtool"
@@ -75,7 +76,7 @@ func withWallets(t testing.TB, advertise bool) func(d *httpapi.Deps) {
 	}
 	kr := walletKeyring(t)
 	return func(d *httpapi.Deps) {
-		d.Inspection, d.Apple, d.Google, d.AdvertiseDevelopmentWallets = kr, b, g, advertise
+		d.Wallets = d.App.NewWallets(app.WalletOptions{Inspection: kr, Apple: b, Google: g, AdvertiseDevelopmentWallets: advertise})
 	}
 }
 

@@ -7,7 +7,6 @@ import (
 
 	"github.com/farebox/farebox/internal/apperr"
 	"github.com/farebox/farebox/internal/money"
-	"github.com/farebox/farebox/internal/schema"
 )
 
 // MaxSplitShares bounds a split's length.
@@ -98,7 +97,7 @@ func DecodeSplit(raw json.RawMessage) ([]Share, error) {
 			if k != "customer_id" && k != "amount_in_cents" {
 				msg := fmt.Sprintf("unknown field %q in split[%d]", k, i)
 				return nil, apperr.E(op, apperr.Invalid, "unknown_field", msg).
-					WithDetails(apperr.FieldError{Field: f + "/" + schema.EscapeToken(k), Message: msg})
+					WithDetails(apperr.FieldError{Field: f + "/" + apperr.EscapeToken(k), Message: msg})
 			}
 		}
 		if v, ok := m["customer_id"]; ok && json.Unmarshal(v, &split[i].CustomerID) != nil {

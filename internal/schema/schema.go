@@ -154,13 +154,13 @@ func leaf(e *jsonschema.ValidationError) []Problem {
 	case *kind.Required:
 		ps := make([]Problem, 0, len(k.Missing))
 		for _, m := range k.Missing {
-			ps = append(ps, Problem{at + "/" + EscapeToken(m), "is required"})
+			ps = append(ps, Problem{at + "/" + apperr.EscapeToken(m), "is required"})
 		}
 		return ps
 	case *kind.AdditionalProperties:
 		ps := make([]Problem, 0, len(k.Properties))
 		for _, p := range k.Properties {
-			ps = append(ps, Problem{at + "/" + EscapeToken(p), "is not allowed"})
+			ps = append(ps, Problem{at + "/" + apperr.EscapeToken(p), "is not allowed"})
 		}
 		return ps
 	case *kind.Type:
@@ -229,15 +229,10 @@ func pointer(tokens []string) string {
 	var b strings.Builder
 	for _, t := range tokens {
 		b.WriteByte('/')
-		b.WriteString(EscapeToken(t))
+		b.WriteString(apperr.EscapeToken(t))
 	}
 	return b.String()
 }
-
-var escaper = strings.NewReplacer("~", "~0", "/", "~1")
-
-// EscapeToken escapes one JSON pointer token (RFC 6901: ~ → ~0, / → ~1).
-func EscapeToken(tok string) string { return escaper.Replace(tok) }
 
 // Cache compiles each distinct schema once; it is safe for concurrent use and
 // its zero value is ready.

@@ -1,9 +1,8 @@
-package httpapi
+package app
 
 import (
 	"sort"
 
-	"github.com/farebox/farebox/internal/app"
 	"github.com/farebox/farebox/internal/clock"
 	"github.com/farebox/farebox/internal/invoice"
 	"github.com/farebox/farebox/internal/invoicing"
@@ -46,7 +45,7 @@ type billableItemJSON struct {
 	Environment           string            `json:"environment"`
 }
 
-func billableItemView(v app.BillableItemView) billableItemJSON {
+func billableItemView(v BillableItemView) billableItemJSON {
 	out := billableItemJSON{ID: v.ID, Description: v.Description, ProductID: v.ProductID, AmountInCents: v.AmountCents,
 		Currency: v.Currency, VATRateBP: v.VATRateBP, OrderedAt: clock.Timestamp(v.OrderedAt), CouponID: v.CouponID,
 		SubscriptionID: v.SubscriptionID, SubscriptionCycleID: v.CycleID, CustomerID: v.CustomerID, Split: v.Split,

@@ -1,10 +1,9 @@
-package httpapi
+package app
 
 import (
 	"encoding/json"
-	"github.com/farebox/farebox/internal/clock"
 
-	"github.com/farebox/farebox/internal/app"
+	"github.com/farebox/farebox/internal/clock"
 	"github.com/farebox/farebox/internal/subscription"
 )
 
@@ -37,7 +36,7 @@ type couponJSON struct {
 	ActivatableUntil                *timestamp        `json:"activatable_until,omitempty"`
 }
 
-func couponView(d app.CouponDetails, version int) couponJSON {
+func couponView(d CouponDetails, version int) couponJSON {
 	c := d.Coupon
 	ts := c.TariffSettings
 	if len(ts) == 0 {
@@ -102,7 +101,7 @@ func cycleView(c subscription.Cycle) cycleJSON {
 	return v
 }
 
-func subscriptionView(d app.SubscriptionDetails) subscriptionJSON {
+func subscriptionView(d SubscriptionDetails) subscriptionJSON {
 	s, view := d.Subscription, d.View
 	v := subscriptionJSON{ID: s.ID, OriginalSubscriptionID: s.OriginalSubscriptionID, RestoredSubscriptionID: s.RestoredSubscriptionID,
 		Active: view.Active, Activate: view.Active, CouponReactivatable: view.CouponReactivatable,
@@ -165,7 +164,7 @@ const (
 	ticketMetaVersion = "1"
 )
 
-func ticketView(d app.TicketDetails, engineVersion string, options []string, extra map[string]any) ticketJSON {
+func ticketView(d TicketDetails, engineVersion string, options []string, extra map[string]any) ticketJSON {
 	t := d.Ticket
 	props := map[string]any{
 		"identification_medium": json.RawMessage(t.IdentificationMedium),

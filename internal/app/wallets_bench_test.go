@@ -1,4 +1,4 @@
-package httpapi
+package app
 
 import (
 	"bytes"
@@ -7,14 +7,13 @@ import (
 	"time"
 
 	"github.com/farebox/farebox/internal/account"
-	"github.com/farebox/farebox/internal/app"
 	"github.com/farebox/farebox/internal/barcode"
 	"github.com/farebox/farebox/internal/catalog"
 	"github.com/farebox/farebox/internal/ticketing"
 )
 
 // benchTicket is the monthly national ticket of the default catalog.
-func benchTicket(b *testing.B) app.TicketDetails {
+func benchTicket(b *testing.B) TicketDetails {
 	f, err := catalog.Default("farebox")
 	if err != nil {
 		b.Fatal(err)
@@ -32,7 +31,7 @@ func benchTicket(b *testing.B) app.TicketDetails {
 		}
 	}
 	from := time.Date(2026, 5, 31, 22, 0, 0, 0, time.UTC)
-	return app.TicketDetails{Product: p, Area: area, Valid: true, Ticket: ticketing.Ticket{
+	return TicketDetails{Product: p, Area: area, Valid: true, Ticket: ticketing.Ticket{
 		ID: "farebox-ticket-3f2b8c1e-9d4a-4e6b-8f00-1a2b3c4d5e6f", ProductID: p.ID, Environment: account.Live,
 		IdentificationMedium: json.RawMessage(`{"photo_id_lite":{"first_name":"Jürgen","last_name":"Müller-Lüdenscheidt","birth_date":"1990-02-28"}}`),
 		ValidFrom:            from, ValidUntil: from.AddDate(0, 1, 0).Add(-time.Second)}}
@@ -51,13 +50,13 @@ func BenchmarkTicketWallet(b *testing.B) {
 			name = "warm"
 		}
 		b.Run(name, func(b *testing.B) {
-			s := &Server{Deps: Deps{Inspection: kr}}
+			w := &Wallets{o: WalletOptions{Inspection: kr}}
 			b.ReportAllocs()
 			for b.Loop() {
 				if !warm {
-					s.barcodes = barcodeCache{}
+					w.barcodes = barcodeCache{}
 				}
-				if _, props, _, err := s.ticketWallet(d); err != nil || props == nil {
+				if _, props, _, err := w.offer(d); err != nil || props == nil {
 					b.Fatal(err)
 				}
 			}

@@ -1,0 +1,51 @@
+package app_test
+
+import (
+	"testing"
+	"time"
+
+	"github.com/farebox/farebox/internal/account"
+	"github.com/farebox/farebox/internal/app"
+	"github.com/farebox/farebox/internal/clock"
+	"github.com/farebox/farebox/internal/usage"
+)
+
+// TestUsageEventBillingRule is the billing rule of docs/operations.md at
+// its edges: every status class, 429 against its neighbours, and a set
+// reason that only an otherwise billed request keeps.
+func TestUsageEventBillingRule(t *testing.T) {
+	now := time.Date(2026, 6, 15, 10, 0, 0, 0, time.UTC)
+	a := app.New(app.Options{Clock: clock.NewFixed(now)})
+	for _, c := range []struct {
+		status    int
+		uncounted string
+		counted   bool
+		reason    string
+	}{
+		{200, "", true, usage.ReasonCounted},
+		{201, "", true, usage.ReasonCounted},
+		{302, "", true, usage.ReasonCounted},
+		{400, "", true, usage.ReasonCounted},
+		{404, "", true, usage.ReasonCounted},
+		{428, "", true, usage.ReasonCounted},
+		{429, "", false, usage.ReasonRateLimited},
+		{430, "", true, usage.ReasonCounted},
+		{499, "", true, usage.ReasonCounted},
+		{500, "", false, usage.ReasonFailed},
+		{503, "", false, usage.ReasonFailed},
+		{200, app.ReasonSession, false, usage.ReasonSession},
+		{201, app.ReasonReplay, false, usage.ReasonReplay},
+		{409, app.ReasonReplay, false, usage.ReasonReplay},
+		{503, app.ReasonSession, false, usage.ReasonFailed},
+		{429, app.ReasonReplay, false, usage.ReasonRateLimited},
+	} {
+		o := app.RequestOutcome{RequestID: "req-1", Endpoint: "GET /v1/departures.json", Status: c.status,
+			AccountID: "account-1", Environment: account.Test, Uncounted: c.uncounted}
+		ev := a.UsageEvent(o)
+		want := usage.Event{RequestID: "req-1", AccountID: "account-1", Environment: account.Test,
+			Endpoint: "GET /v1/departures.json", Status: c.status, Counted: c.counted, Reason: c.reason, At: now}
+		if ev != want {
+			t.Errorf("status %d, uncounted %q: %+v, want %+v", c.status, c.uncounted, ev, want)
+		}
+	}
+}

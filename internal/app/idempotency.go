@@ -1,0 +1,71 @@
+package app
+
+import (
+	"context"
+	"time"
+
+	"github.com/farebox/farebox/internal/apperr"
+	"github.com/farebox/farebox/internal/store"
+)
+
+// Idempotency-Key handling (decisions.md "Requests and responses"): the
+// transport hashes the request and names the caller's scope; app claims the
+// key, replays a kept answer, and keeps or releases the answer afterwards.
+
+// StoredResponse is the answer kept for an Idempotency-Key and replayed for
+// every repeat of the request.
+type StoredResponse struct {
+	Status      int
+	ContentType string
+	Body        []byte
+}
+
+// ClaimIdempotencyKey claims (scope, key) for the request whose hash is
+// hash. When the caller now holds the claim it gets a context to run the
+// request with (every write under it marks the claim committed, so a
+// take-over after a crash does not run it twice) and a nil replay; it must
+// then call CompleteIdempotencyKey or ReleaseIdempotencyKey. A completed
+// earlier run comes back as the replay. A claim outlives the request holding
+// it by lease: by then that request has answered or its instance is gone,
+// and a retry may take the key over.
+func (a *App) ClaimIdempotencyKey(ctx context.Context, scope, key, hash string, lease time.Duration) (context.Context, *StoredResponse, error) {
+	const op = "idempotency"
+	now := a.clock.Now()
+	var claimed bool
+	var rec store.IdemRecord
+	err := a.store.Write(ctx, func(q store.Q) (err error) {
+		claimed, rec, err = q.ClaimIdempotencyKey(ctx, scope, key, hash, now, lease)
+		return err
+	})
+	if err != nil {
+		return nil, nil, err
+	}
+	if claimed {
+		return store.WithIdempotencyClaim(ctx, scope, key), nil, nil
+	}
+	switch {
+	case rec.RequestHash != hash:
+		return nil, nil, apperr.E(op, apperr.Unprocessable, "idempotency_key_reused",
+			"this Idempotency-Key was already used with a different request")
+	case rec.Status == 0 && rec.Committed && rec.LockedUntil.Before(now):
+		return nil, nil, apperr.E(op, apperr.Conflict, "idempotency_key_outcome_unknown",
+			"the request with this Idempotency-Key was carried out, but its answer was lost in a server failure; look the result up instead of retrying")
+	case rec.Status == 0:
+		return nil, nil, apperr.E(op, apperr.Conflict, "idempotency_key_in_flight",
+			"a request with this Idempotency-Key is still being processed; retry shortly")
+	}
+	return nil, &StoredResponse{Status: rec.Status, ContentType: rec.ContentType, Body: rec.Body}, nil
+}
+
+// CompleteIdempotencyKey keeps resp as the answer of the claimed key.
+func (a *App) CompleteIdempotencyKey(ctx context.Context, scope, key string, resp StoredResponse) error {
+	return a.store.Write(ctx, func(q store.Q) error {
+		return q.CompleteIdempotencyKey(ctx, scope, key, resp.Status, resp.ContentType, resp.Body)
+	})
+}
+
+// ReleaseIdempotencyKey gives the claimed key up: the service failed (5xx)
+// and committed nothing, so the client may retry with the same key.
+func (a *App) ReleaseIdempotencyKey(ctx context.Context, scope, key string) error {
+	return a.store.Write(ctx, func(q store.Q) error { return q.ReleaseIdempotencyKey(ctx, scope, key) })
+}

@@ -1,0 +1,101 @@
+package app
+
+import (
+	"context"
+
+	"github.com/farebox/farebox/internal/catalog"
+	"github.com/farebox/farebox/internal/invoice"
+	"github.com/farebox/farebox/internal/invoicing"
+	"github.com/farebox/farebox/internal/store"
+	"github.com/farebox/farebox/internal/ticketing"
+)
+
+// The API's response shapes. The JSON-tagged types of views.go,
+// ticketing_views.go and invoicing_views.go are the interface's objects
+// (api/openapi.yaml, client-contract.md); they are made here from the
+// domain values the use cases return, so the transport writes them without
+// naming a domain type. A handler passes a use case's result straight to
+// one of these functions and encodes what comes back.
+
+// Request inputs the transport decodes into (app-level names of domain
+// inputs).
+type (
+	// CustomerInput is the body of a customer creation.
+	CustomerInput = invoicing.CustomerInput
+	// InvoiceTexts are the optional texts of an invoice.
+	InvoiceTexts = invoice.Texts
+	// Rect is a bounding box of coordinates.
+	Rect = catalog.Rect
+)
+
+// ProductResponse is a Product.
+func ProductResponse(p *catalog.Product) productJSON { return productView(p) }
+
+// ProductsResponse is a list of Products (never null).
+func ProductsResponse(ps []*catalog.Product) []productJSON { return productsView(ps) }
+
+// AreaResponse is an Area (a GeoJSON Feature).
+func AreaResponse(a *catalog.AreaEntry) areaJSON { return areaView(&a.Area, false) }
+
+// CouponResponse is a Coupon in the shape of API version.
+func CouponResponse(d CouponDetails, version int) couponJSON { return couponView(d, version) }
+
+// SubscriptionResponse is a Subscription.
+func SubscriptionResponse(d SubscriptionDetails) subscriptionJSON { return subscriptionView(d) }
+
+// OrderResponse is order o with all its coupons in the shape of API
+// version; the restore secret only when withSecret.
+func (a *App) OrderResponse(ctx context.Context, o ticketing.Order, version int, withSecret bool) (orderJSON, error) {
+	details, err := a.OrderCoupons(ctx, o)
+	if err != nil {
+		return orderJSON{}, err
+	}
+	out := orderJSON{OrderID: o.ID, OptionalOrderReference: o.OptionalOrderReference, Environment: string(o.Environment), Coupons: []couponJSON{}}
+	if withSecret {
+		out.RestoreSecret = o.RestoreSecret
+	}
+	for _, d := range details {
+		out.Coupons = append(out.Coupons, couponView(d, version))
+	}
+	if len(out.Coupons) > 0 {
+		out.CouponID = out.Coupons[0].ID
+	}
+	return out, nil
+}
+
+// RestoreResponse is order o with the coupons a restore made (Restore
+// returns at least one), without the restore secret.
+func (a *App) RestoreResponse(ctx context.Context, o ticketing.Order, coupons []ticketing.Coupon, version int) (orderJSON, error) {
+	out := orderJSON{OrderID: o.ID, OptionalOrderReference: o.OptionalOrderReference, Environment: string(o.Environment), Coupons: []couponJSON{}}
+	for _, c := range coupons {
+		d, err := a.Coupon(ctx, c.ID)
+		if err != nil {
+			return orderJSON{}, err
+		}
+		out.Coupons = append(out.Coupons, couponView(d, version))
+	}
+	out.CouponID = out.Coupons[0].ID
+	return out, nil
+}
+
+// TicketResponse is the Ticket d with its signed barcode and rendering
+// options (Wallets.Offer).
+func (w *Wallets) TicketResponse(d TicketDetails) (ticketJSON, error) {
+	props, options, err := w.Offer(d)
+	if err != nil {
+		return ticketJSON{}, err
+	}
+	return ticketView(d, RenderingEngineVersion(), options, props), nil
+}
+
+// CustomerResponse is a Customer.
+func CustomerResponse(c invoicing.Customer) customerJSON { return customerView(c) }
+
+// BillableItemResponse is a BillableItem.
+func BillableItemResponse(v BillableItemView) billableItemJSON { return billableItemView(v) }
+
+// InvoiceResponse is an invoice, cancellation or payment notice, with its
+// download links under the invoice base URL.
+func (a *App) InvoiceResponse(inv store.Invoice) invoiceJSON {
+	return invoiceView(inv, a.InvoiceBaseURL())
+}

@@ -1,0 +1,119 @@
+package app
+
+import (
+	"time"
+
+	"github.com/farebox/farebox/internal/apperr"
+	"github.com/farebox/farebox/internal/departure"
+)
+
+// The transit queries of the API (docs/departures.md). Each reads the
+// instance's current departure index; the values returned are the
+// response shapes of the transit endpoints (package departure encodes
+// them in the official clients' form). A nil *Transit (transit not
+// configured on this instance) answers transit_unavailable.
+
+// MaxDepartures is the largest board a request may ask for.
+const MaxDepartures = departure.MaxDepartures
+
+// index is the current departure index, or why there is none.
+func (t *Transit) index() (*departure.Index, error) {
+	if t == nil {
+		return nil, apperr.E("transit", apperr.Unavailable, "transit_unavailable", "transit data is not configured on this instance")
+	}
+	return t.Index()
+}
+
+// Board is a departure board ready to be encoded: the hottest response,
+// written without reflection (from the index's board cache when it holds
+// the board).
+type Board struct{ b departure.BoardJSON }
+
+// AppendJSON appends the board's JSON to dst.
+func (b *Board) AppendJSON(dst []byte) []byte { return b.b.AppendJSON(dst) }
+
+// SizeHint is about the length of the board's JSON.
+func (b *Board) SizeHint() int { return b.b.SizeHint() }
+
+// Departures is the board of station stationID from at, at most max
+// departures.
+func (t *Transit) Departures(stationID string, at time.Time, max int) (Board, error) {
+	ix, err := t.index()
+	if err != nil {
+		return Board{}, err
+	}
+	b, err := ix.DeparturesJSON(stationID, at, max)
+	return Board{b}, err
+}
+
+// Trip is one run with its stops.
+func (t *Transit) Trip(id string) (departure.Trip, error) {
+	ix, err := t.index()
+	if err != nil {
+		return departure.Trip{}, err
+	}
+	return ix.Trip(id)
+}
+
+// FindTrip is the run leaving station from at dep and arriving at station
+// to at arr (lineName narrows it when several match).
+func (t *Transit) FindTrip(from string, dep time.Time, to string, arr time.Time, lineName string) (departure.Trip, error) {
+	ix, err := t.index()
+	if err != nil {
+		return departure.Trip{}, err
+	}
+	return ix.FindTrip(from, dep, to, arr, lineName)
+}
+
+// StationsByName ranks the stations matching query (accent- and
+// case-insensitive), biased towards (lat, lon) when near is set. The list
+// is never nil.
+func (t *Transit) StationsByName(query string, near bool, lat, lon float64) ([]departure.Station, error) {
+	ix, err := t.index()
+	if err != nil {
+		return nil, err
+	}
+	var pos *departure.Position
+	if near {
+		pos = &departure.Position{Latitude: lat, Longitude: lon}
+	}
+	return nonNil(ix.SearchByName(query, pos, departure.DefaultSearchLimit)), nil
+}
+
+// StationsByPosition lists the stations nearest to (lat, lon); never nil.
+func (t *Transit) StationsByPosition(lat, lon float64) ([]departure.Station, error) {
+	ix, err := t.index()
+	if err != nil {
+		return nil, err
+	}
+	return nonNil(ix.SearchByPosition(lat, lon, departure.DefaultSearchLimit)), nil
+}
+
+// StationByID is one station by our id (byStopID false) or by a feed's own
+// stop_id.
+func (t *Transit) StationByID(id string, byStopID bool) (departure.Station, error) {
+	ix, err := t.index()
+	if err != nil {
+		return departure.Station{}, err
+	}
+	if byStopID {
+		return ix.StationByStopID(id)
+	}
+	return ix.StationByID(id)
+}
+
+// Attributions names the agencies and data publishers of every feed.
+func (t *Transit) Attributions() (departure.Attribution, error) {
+	ix, err := t.index()
+	if err != nil {
+		return departure.Attribution{}, err
+	}
+	return ix.Attributions(), nil
+}
+
+func nonNil(st []departure.Station) []departure.Station {
+	if st == nil {
+		return []departure.Station{}
+	}
+	return st
+}

@@ -1,0 +1,246 @@
+package app
+
+import (
+	"strings"
+	"sync"
+	"time"
+	"unicode/utf8"
+
+	"github.com/farebox/farebox/internal/apperr"
+	"github.com/farebox/farebox/internal/barcode"
+	"github.com/farebox/farebox/internal/engines"
+	"github.com/farebox/farebox/internal/wallet"
+	"github.com/farebox/farebox/internal/wallet/apple"
+	"github.com/farebox/farebox/internal/wallet/google"
+)
+
+// Wallets wires tickets to the inspection barcode, the wallet passes and
+// the HTML engines (docs/wallet.md). The barcode is signed when a ticket is
+// read: Ed25519 signatures are deterministic, so the same ticket always
+// yields the same payload and nothing needs storing. A nil *Wallets is a
+// service without keys or wallets: tickets carry no barcode and passes
+// answer wallet_not_configured.
+type Wallets struct {
+	app *App
+	o   WalletOptions
+	// barcodes caches ticket.properties barcode entries by payload.
+	barcodes barcodeCache
+}
+
+// WalletOptions configure NewWallets.
+type WalletOptions struct {
+	// Inspection signs the barcode in ticket.properties and is published at
+	// /v1/inspection/keys.json; nil leaves tickets without a barcode.
+	Inspection *barcode.Keyring
+	// Apple builds .pkpass files; nil answers 503.
+	Apple *apple.Builder
+	// Google mints save links; nil answers 503.
+	Google *google.Issuer
+	// AdvertiseDevelopmentWallets lists a wallet in
+	// available_rendering_options even when its credentials are
+	// self-generated (tests, demo apps). Never on a service real phones use:
+	// iOS crashes on a pass it cannot install.
+	AdvertiseDevelopmentWallets bool
+}
+
+// NewWallets returns the wallets of o.
+func (a *App) NewWallets(o WalletOptions) *Wallets { return &Wallets{app: a, o: o} }
+
+// options are w's settings (none for a nil w).
+func (w *Wallets) options() WalletOptions {
+	if w == nil {
+		return WalletOptions{}
+	}
+	return w.o
+}
+
+// RenderingEngineVersion is the rendering engine version tickets require.
+func RenderingEngineVersion() string { return engines.RenderingEngine().Version }
+
+// walletView copies a ticket into the pass model; the barcode is added by
+// Offer.
+func walletView(d TicketDetails) wallet.TicketView {
+	t := d.Ticket
+	p := wallet.PassengerFromIdentificationMedium(t.IdentificationMedium)
+	if _, err := time.Parse("2006-01-02", p.BirthDate); err != nil {
+		p.BirthDate = "" // the payload carries a real date or none
+	}
+	p.FirstName, p.LastName = fit(p.FirstName), fit(p.LastName)
+	v := wallet.TicketView{TicketID: t.ID, ProductID: t.ProductID, ProductName: fit(d.Product.LocalTicketName),
+		ValidityDescription: d.Product.LocalValidityDescription, ZoneName: d.Area.LocalZoneName,
+		ValidFrom: t.ValidFrom, ValidUntil: t.ValidUntil, Passenger: p, Environment: string(t.Environment),
+		Voided: !d.Valid}
+	if len(d.Area.CityNames) > 0 {
+		v.CityName = d.Area.CityNames[0]
+	}
+	return v
+}
+
+// fit cuts s to the 255 bytes a payload string may hold, on a rune boundary.
+func fit(s string) string {
+	const max = 255
+	if len(s) <= max {
+		return s
+	}
+	cut := max
+	for cut > 0 && !utf8.RuneStart(s[cut]) {
+		cut--
+	}
+	return s[:cut]
+}
+
+// Offer is what a ticket offers: the ticket.properties entries carrying its
+// signed barcode (when an inspection keyring is configured) and its
+// available_rendering_options.
+func (w *Wallets) Offer(d TicketDetails) (props map[string]any, options []string, err error) {
+	_, props, options, err = w.offer(d)
+	return props, options, err
+}
+
+// offer is Offer with the pass model it signed.
+func (w *Wallets) offer(d TicketDetails) (v wallet.TicketView, props map[string]any, options []string, err error) {
+	v = walletView(d)
+	options = []string{}
+	if kr := w.options().Inspection; kr != nil {
+		if v.Barcode, err = barcode.Sign(v.Claims(), kr); err != nil {
+			return v, nil, nil, err
+		}
+		if props, err = w.barcodes.properties(v.Barcode); err != nil {
+			return v, nil, nil, err
+		}
+	}
+	// A restored-away ticket's pass is served voided, but not offered anew.
+	if d.Valid {
+		options = wallet.RenderingOptions(v, w.availability())
+	}
+	return v, props, options, nil
+}
+
+// availability: a wallet is advertised only when its pass can be installed
+// (client-contract 7), i.e. with issued credentials, unless development
+// wallets are explicitly advertised.
+func (w *Wallets) availability() wallet.Availability {
+	o := w.options()
+	return wallet.Availability{
+		Apple:  o.Apple != nil && (o.Apple.Installable() || o.AdvertiseDevelopmentWallets),
+		Google: o.Google != nil && (!o.Google.Development() || o.AdvertiseDevelopmentWallets),
+	}
+}
+
+// pass builds the validated pass model of the ticket d.
+func (w *Wallets) pass(d TicketDetails, op string, configured bool) (wallet.Pass, error) {
+	if !configured {
+		return wallet.Pass{}, apperr.E(op, apperr.Unavailable, "wallet_not_configured", "this wallet's passes are not configured on this service")
+	}
+	v, _, _, err := w.offer(d)
+	if err != nil {
+		return wallet.Pass{}, err
+	}
+	p, err := wallet.NewPass(v)
+	if err != nil {
+		return wallet.Pass{}, apperr.E(op, apperr.Unavailable, "pass_unavailable", "a pass cannot be built for this ticket").WithCause(err)
+	}
+	return p, nil
+}
+
+// ApplePassContentType is the media type of a .pkpass file.
+const ApplePassContentType = apple.ContentType
+
+// ApplePass is the signed .pkpass of ticket d (voided when the ticket was
+// restored away).
+func (w *Wallets) ApplePass(d TicketDetails) ([]byte, error) {
+	const op = "http.applePass"
+	b := w.options().Apple
+	p, err := w.pass(d, op, b != nil)
+	if err != nil {
+		return nil, err
+	}
+	out, err := b.Build(p)
+	if err != nil {
+		return nil, apperr.E(op, apperr.Unavailable, "pass_unavailable", "the pass could not be signed").WithCause(err)
+	}
+	return out, nil
+}
+
+// GoogleSaveURL is the Google Wallet save link of ticket d.
+func (w *Wallets) GoogleSaveURL(d TicketDetails) (string, error) {
+	const op = "http.googlePass"
+	g := w.options().Google
+	p, err := w.pass(d, op, g != nil)
+	if err != nil {
+		return "", err
+	}
+	u, err := g.SaveURL(p, w.app.Now())
+	if err != nil {
+		return "", apperr.E(op, apperr.Unavailable, "pass_unavailable", "the save link could not be signed").WithCause(err)
+	}
+	return u, nil
+}
+
+// InspectionKeys is the public key set inspectors verify barcodes with.
+func (w *Wallets) InspectionKeys() (any, error) {
+	kr := w.options().Inspection
+	if kr == nil {
+		return nil, apperr.E("http.inspectionKeys", apperr.Unavailable, "inspection_keys_not_configured", "no inspection keys are configured")
+	}
+	return kr.KeySet(), nil
+}
+
+// The HTML engines (client-contract 6.1).
+const (
+	RenderingEngineName    = engines.RenderingEngineName
+	IdentificationViewName = engines.IdentificationViewName
+	EngineContentType      = engines.ContentType
+)
+
+// EngineLocation is where …/<engine>/1 redirects: the current version's
+// three-segment URL under the version prefix.
+func EngineLocation(name, prefix string) (string, error) {
+	e, redirect, ok := engines.Resolve(name, []string{"1"})
+	if !ok || !redirect {
+		return "", apperr.E("http.engine", apperr.NotFound, "engine_not_found", "no such engine")
+	}
+	return e.Location(prefix), nil
+}
+
+// EngineDocument is the self-contained HTML of one engine version.
+func EngineDocument(name string, segs []string) ([]byte, error) {
+	e, redirect, ok := engines.Resolve(name, segs)
+	if !ok || redirect {
+		return nil, apperr.E("http.engine", apperr.NotFound, "engine_version_not_found",
+			"no "+name+" version "+strings.Join(segs, ".")+"; ask for …/"+name+"/1 to be redirected to the current one")
+	}
+	return e.HTML, nil
+}
+
+// barcodeCache keeps the ticket.properties entries of recently read tickets.
+// Drawing the Aztec PNG costs about 2 ms (signing 33 µs); the payload of a
+// ticket never changes (Ed25519 is deterministic), so the entries are keyed
+// by the payload itself and shared read-only. Bounded: it is emptied when
+// full.
+type barcodeCache struct {
+	mu sync.Mutex
+	m  map[string]map[string]any
+}
+
+const barcodeCacheSize = 8192
+
+func (c *barcodeCache) properties(payload []byte) (map[string]any, error) {
+	c.mu.Lock()
+	props, ok := c.m[string(payload)]
+	c.mu.Unlock()
+	if ok {
+		return props, nil
+	}
+	props, err := engines.BarcodeProperties(payload)
+	if err != nil {
+		return nil, err
+	}
+	c.mu.Lock()
+	if c.m == nil || len(c.m) >= barcodeCacheSize {
+		c.m = make(map[string]map[string]any, 64)
+	}
+	c.m[string(payload)] = props
+	c.mu.Unlock()
+	return props, nil
+}

@@ -1,0 +1,268 @@
+package internal_test
+
+import (
+	"go/parser"
+	"go/token"
+	"os"
+	"path/filepath"
+	"sort"
+	"strconv"
+	"strings"
+	"testing"
+)
+
+// The layers of farebox and which may import which (docs/architecture.md).
+// Every package of the module is named here: a new package fails
+// TestLayers until it is given a class.
+//
+//   - transport: HTTP only — routing, middleware, decoding requests,
+//     mapping errors and writing responses. It names no domain or adapter
+//     type; what it writes comes from app.
+//   - application: the use cases. The one layer that sees domain values,
+//     adapters and the store together, and the one that turns domain
+//     values into the API's response shapes.
+//   - domain: the business rules and values of ticketing and invoicing:
+//     no I/O, so no net/http and no database/sql, and no adapter.
+//   - adapter: talks to something outside the process or writes an
+//     external format — the database (store), files and journals (usage,
+//     credentials), HTTP feeds (realtime), GTFS archives and their index
+//     (gtfs, departure), PDF and XML invoices, barcodes, wallet passes
+//     (wallet is the pass model the Apple and Google builders share),
+//     the HTML engines, job leases, session-token signing (metering).
+//   - kernel: small vocabulary every layer may use — errors, the clock,
+//     id generation.
+//   - contract: the OpenAPI document the transport serves.
+//   - wiring: the command, its configuration and tools; may import anything.
+//   - testsupport: helpers for tests; may import anything.
+var layers = map[string]string{
+	"internal/httpapi": "transport",
+
+	"internal/app": "application",
+
+	"internal/account":      "domain",
+	"internal/catalog":      "domain",
+	"internal/invoice":      "domain",
+	"internal/invoicing":    "domain",
+	"internal/money":        "domain",
+	"internal/schema":       "domain",
+	"internal/subscription": "domain",
+	"internal/ticketing":    "domain",
+	"internal/validity":     "domain",
+
+	"internal/store":             "adapter",
+	"internal/usage":             "adapter",
+	"internal/barcode":           "adapter",
+	"internal/wallet":            "adapter",
+	"internal/wallet/apple":      "adapter",
+	"internal/wallet/google":     "adapter",
+	"internal/departure":         "adapter",
+	"internal/gtfs":              "adapter",
+	"internal/realtime":          "adapter",
+	"internal/invoice/pdf":       "adapter",
+	"internal/invoice/xrechnung": "adapter",
+	"internal/jobs":              "adapter",
+	"internal/metering":          "adapter",
+	"internal/engines":           "adapter",
+	"internal/credentials":       "adapter",
+
+	"internal/apperr": "kernel",
+	"internal/clock":  "kernel",
+	"internal/ident":  "kernel",
+
+	"api": "contract",
+
+	"cmd/farebox":         "wiring",
+	"internal/config":     "wiring",
+	"tools/gtfsmeasure":   "wiring",
+	"tools/loadgen":       "wiring",
+	"internal/shareddata": "testsupport",
+
+	"internal/apitest":             "testsupport",
+	"internal/store/storetest":     "testsupport",
+	"internal/invoice/invoicetest": "testsupport",
+	"internal/engines/browsertest": "testsupport",
+}
+
+// mayImport lists, per class, the classes of this module it may import
+// (wiring and testsupport are free). Standard-library rules are in
+// forbiddenStd.
+var mayImport = map[string][]string{
+	"transport":   {"application", "kernel", "contract"},
+	"application": {"domain", "adapter", "kernel"},
+	"domain":      {"domain", "kernel"},
+	"adapter":     {"adapter", "domain", "kernel"},
+	"kernel":      {"kernel"},
+	"contract":    {},
+}
+
+// forbiddenStd are standard packages a class must not import.
+var forbiddenStd = map[string][]string{
+	"domain":    {"net/http", "database/sql", "database/sql/driver"},
+	"transport": {"database/sql", "database/sql/driver"},
+}
+
+// TestLayers parses the imports of every package of the module (test files
+// aside: tests may set up data through any layer) and checks them against
+// the classes above.
+func TestLayers(t *testing.T) {
+	root, module := moduleRoot(t)
+	graph := importGraph(t, root, module)
+	if len(graph) < len(layers)/2 {
+		t.Fatalf("found only %d packages under %s", len(graph), root)
+	}
+	for _, v := range checkLayers(graph) {
+		t.Error(v)
+	}
+}
+
+// TestLayersCatchViolations shows that checkLayers reports what TestLayers
+// guards against: the transport importing the store, a domain type, an
+// adapter or database/sql, a domain package importing net/http or
+// database/sql, and a package nobody classified.
+func TestLayersCatchViolations(t *testing.T) {
+	graph := map[string][]string{
+		"internal/httpapi":   {"internal/app", "internal/apperr", "api", "internal/store", "internal/catalog", "internal/departure", "net/http", "database/sql"},
+		"internal/catalog":   {"internal/apperr", "net/http"},
+		"internal/money":     {"database/sql"},
+		"internal/invoicing": {"internal/store"},
+		"internal/app":       {"internal/httpapi"},
+		"internal/newthing":  {},
+	}
+	got := strings.Join(checkLayers(graph), "\n")
+	for _, want := range []string{
+		"internal/httpapi (transport) imports internal/store (adapter)",
+		"internal/httpapi (transport) imports internal/catalog (domain)",
+		"internal/httpapi (transport) imports internal/departure (adapter)",
+		"internal/httpapi (transport) imports database/sql",
+		"internal/catalog (domain) imports net/http",
+		"internal/money (domain) imports database/sql",
+		"internal/invoicing (domain) imports internal/store (adapter)",
+		"internal/app (application) imports internal/httpapi (transport)",
+		"internal/newthing has no layer",
+	} {
+		if !strings.Contains(got, want) {
+			t.Errorf("checkLayers missed %q; reported:\n%s", want, got)
+		}
+	}
+	for _, allowed := range []string{"imports internal/app ", "imports internal/apperr ", "imports api ", "httpapi (transport) imports net/http"} {
+		if strings.Contains(got+" ", allowed) {
+			t.Errorf("checkLayers reported an allowed import (%q):\n%s", allowed, got)
+		}
+	}
+}
+
+// checkLayers returns one line per import that breaks the rules.
+func checkLayers(graph map[string][]string) []string {
+	var out []string
+	pkgs := make([]string, 0, len(graph))
+	for p := range graph {
+		pkgs = append(pkgs, p)
+	}
+	sort.Strings(pkgs)
+	for _, p := range pkgs {
+		class, ok := layers[p]
+		if !ok {
+			out = append(out, p+" has no layer: add it to layers in internal/layers_test.go")
+			continue
+		}
+		allowed, ruled := mayImport[class]
+		for _, imp := range graph[p] {
+			impClass, internal := layers[imp]
+			if !internal {
+				for _, f := range forbiddenStd[class] {
+					if imp == f {
+						out = append(out, p+" ("+class+") imports "+imp)
+					}
+				}
+				continue
+			}
+			if ruled && !contains(allowed, impClass) {
+				out = append(out, p+" ("+class+") imports "+imp+" ("+impClass+")")
+			}
+		}
+	}
+	return out
+}
+
+func contains(list []string, s string) bool {
+	for _, v := range list {
+		if v == s {
+			return true
+		}
+	}
+	return false
+}
+
+// moduleRoot finds go.mod above the working directory and the module path.
+func moduleRoot(t *testing.T) (root, module string) {
+	dir, err := os.Getwd()
+	if err != nil {
+		t.Fatal(err)
+	}
+	for {
+		b, err := os.ReadFile(filepath.Join(dir, "go.mod"))
+		if err == nil {
+			for _, line := range strings.Split(string(b), "\n") {
+				if f := strings.Fields(line); len(f) == 2 && f[0] == "module" {
+					return dir, f[1]
+				}
+			}
+			t.Fatalf("no module line in %s/go.mod", dir)
+		}
+		parent := filepath.Dir(dir)
+		if parent == dir {
+			t.Fatal("go.mod not found")
+		}
+		dir = parent
+	}
+}
+
+// importGraph maps every package directory under root (relative path) to
+// the imports of its non-test files, module imports made relative too.
+func importGraph(t *testing.T, root, module string) map[string][]string {
+	graph := map[string][]string{}
+	fset := token.NewFileSet()
+	err := filepath.WalkDir(root, func(path string, d os.DirEntry, err error) error {
+		if err != nil {
+			return err
+		}
+		name := d.Name()
+		if d.IsDir() {
+			if path != root && (strings.HasPrefix(name, ".") || strings.HasPrefix(name, "_") || name == "testdata" || name == "vendor" || name == "node_modules") {
+				return filepath.SkipDir
+			}
+			return nil
+		}
+		if !strings.HasSuffix(name, ".go") || strings.HasSuffix(name, "_test.go") {
+			return nil
+		}
+		f, err := parser.ParseFile(fset, path, nil, parser.ImportsOnly)
+		if err != nil {
+			return err
+		}
+		rel, err := filepath.Rel(root, filepath.Dir(path))
+		if err != nil {
+			return err
+		}
+		pkg := filepath.ToSlash(rel)
+		imps := graph[pkg]
+		for _, spec := range f.Imports {
+			imp, err := strconv.Unquote(spec.Path.Value)
+			if err != nil {
+				return err
+			}
+			if imp == module || strings.HasPrefix(imp, module+"/") {
+				imp = strings.TrimPrefix(strings.TrimPrefix(imp, module), "/")
+			}
+			if !contains(imps, imp) {
+				imps = append(imps, imp)
+			}
+		}
+		graph[pkg] = imps
+		return nil
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	return graph
+}
