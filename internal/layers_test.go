@@ -81,6 +81,7 @@ var layers = map[string]string{
 	"internal/store/storetest":     "testsupport",
 	"internal/invoice/invoicetest": "testsupport",
 	"internal/engines/browsertest": "testsupport",
+	"internal/testtool":            "testsupport",
 }
 
 // mayImport lists, per class, the classes of this module it may import
