@@ -10,6 +10,7 @@ import (
 	"strings"
 
 	"github.com/farebox/farebox/internal/apperr"
+	"github.com/farebox/farebox/internal/idempotency"
 	"github.com/farebox/farebox/internal/store"
 	"github.com/farebox/farebox/internal/usage"
 )
@@ -159,7 +160,7 @@ func (s *Server) idempotent(rt route, key string, buf *buffer, r *http.Request) 
 	// (crashed), and a retry may take the key over.
 	lease := 2 * s.RequestTimeout
 	var claimed bool
-	var rec store.IdemRecord
+	var rec idempotency.Record
 	err = s.app.Store.Write(r.Context(), func(q store.Q) (err error) {
 		claimed, rec, err = q.ClaimIdempotencyKey(r.Context(), scope, key, hash, now, lease)
 		return err
