@@ -7,7 +7,6 @@ import (
 	"github.com/farebox/farebox/internal/clock"
 	"github.com/farebox/farebox/internal/invoice"
 	"github.com/farebox/farebox/internal/invoicing"
-	"github.com/farebox/farebox/internal/store"
 )
 
 type customerJSON struct {
@@ -151,7 +150,7 @@ func optText(s string) *string {
 }
 
 // invoiceView is the JSON of an invoice, cancellation or payment notice.
-func invoiceView(inv store.Invoice, base string) invoiceJSON {
+func invoiceView(inv invoicing.Invoice, base string) invoiceJSON {
 	d := &inv.Document
 	t := d.Totals()
 	prefix := base + "/v9/ticketing/invoices/" + inv.ID + "/" + inv.Identifier
