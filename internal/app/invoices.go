@@ -74,7 +74,7 @@ func (a *App) IssueInvoice(ctx context.Context, p account.Principal, req Invoice
 		if err != nil {
 			return err
 		}
-		items := []store.BillableItem{item}
+		items := []invoicing.BillableItem{item}
 		if item.CollectionID != nil {
 			if items, err = q.CollectionItems(ctx, *item.CollectionID); err != nil {
 				return err
@@ -209,7 +209,7 @@ func checkTexts(t invoice.Texts) error {
 // commonCustomer applies the endpoint without customer: no item has a
 // customer (invoice without recipient), or every item has one and the same
 // single customer. Anything else needs the customer in the path.
-func commonCustomer(items []store.BillableItem) (string, error) {
+func commonCustomer(items []invoicing.BillableItem) (string, error) {
 	cust := ""
 	for i, it := range items {
 		c := ""
@@ -230,7 +230,7 @@ func commonCustomer(items []store.BillableItem) (string, error) {
 }
 
 // shareOf is the amount of item it charged to customer ("" = no customer).
-func shareOf(it store.BillableItem, customer string) (int64, bool) {
+func shareOf(it invoicing.BillableItem, customer string) (int64, bool) {
 	switch {
 	case it.Split != nil:
 		for _, s := range it.Split {

@@ -35,7 +35,7 @@ func TestOverflowingSplitNeverInvoiced(t *testing.T) {
 		}
 		ctx := context.Background()
 		if err := e.Store.Write(ctx, func(q store.Q) error {
-			return q.SetAssignment(ctx, items[0], store.Assignment{Split: split}, e.Clock.Now())
+			return q.SetAssignment(ctx, items[0], invoicing.Assignment{Split: split}, e.Clock.Now())
 		}); err != nil {
 			t.Fatal(err)
 		}

@@ -5,6 +5,7 @@ import (
 
 	"github.com/farebox/farebox/internal/account"
 	"github.com/farebox/farebox/internal/invoice"
+	"github.com/farebox/farebox/internal/ticketing"
 )
 
 // Invoice is an issued document (invoice, cancellation or payment notice)
@@ -31,4 +32,18 @@ type File struct {
 	Format      string // pdf, ubl, cii
 	ContentType string
 	Body        []byte
+}
+
+// Assignment is the invoicing state of a billable item: its customer or
+// split, and its collection.
+type Assignment struct {
+	CustomerID   *string
+	Split        []Share // nil when not split
+	CollectionID *string
+}
+
+// BillableItem is a billable item with its assignment.
+type BillableItem struct {
+	ticketing.BillableItem
+	Assignment
 }

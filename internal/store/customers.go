@@ -10,7 +10,6 @@ import (
 	"github.com/farebox/farebox/internal/account"
 	"github.com/farebox/farebox/internal/apperr"
 	"github.com/farebox/farebox/internal/invoicing"
-	"github.com/farebox/farebox/internal/ticketing"
 )
 
 // InsertCustomer writes a customer (customers are never updated).
@@ -82,50 +81,36 @@ func (q Q) CollectionExists(ctx context.Context, accountID string, env account.E
 	return nil
 }
 
-// Assignment is the invoicing state of a billable item: its customer or
-// split, and its collection.
-type Assignment struct {
-	CustomerID   *string
-	Split        []invoicing.Share // nil when not split
-	CollectionID *string
-}
-
-// BillableItem is a billable item with its assignment.
-type BillableItem struct {
-	ticketing.BillableItem
-	Assignment
-}
-
 const itemCols = `b.id, b.account_id, b.environment, b.product_id, b.description, b.amount_cents, b.currency, b.vat_rate_bp,
 	b.coupon_id, b.subscription_id, b.cycle_id, b.ordered_at, a.customer_id, a.split, a.collection_id`
 
 // BillableItem returns an item of one tenant with its assignment.
-func (q Q) BillableItem(ctx context.Context, accountID string, env account.Environment, id string) (BillableItem, error) {
+func (q Q) BillableItem(ctx context.Context, accountID string, env account.Environment, id string) (invoicing.BillableItem, error) {
 	items, err := q.itemsWhere(ctx, `b.id = $1 AND b.account_id = $2 AND b.environment = $3`, id, accountID, string(env))
 	if err != nil {
-		return BillableItem{}, err
+		return invoicing.BillableItem{}, err
 	}
 	if len(items) == 0 {
-		return BillableItem{}, apperr.E("store.BillableItem", apperr.NotFound, "billable_item_not_found", "billable item not found")
+		return invoicing.BillableItem{}, apperr.E("invoicing.BillableItem", apperr.NotFound, "billable_item_not_found", "billable item not found")
 	}
 	return items[0], nil
 }
 
 // CollectionItems returns the items of a collection, oldest first.
-func (q Q) CollectionItems(ctx context.Context, collectionID string) ([]BillableItem, error) {
+func (q Q) CollectionItems(ctx context.Context, collectionID string) ([]invoicing.BillableItem, error) {
 	return q.itemsWhere(ctx, `a.collection_id = $1 ORDER BY b.ordered_at, b.id`, collectionID)
 }
 
-func (q Q) itemsWhere(ctx context.Context, where string, args ...any) ([]BillableItem, error) {
+func (q Q) itemsWhere(ctx context.Context, where string, args ...any) ([]invoicing.BillableItem, error) {
 	rows, err := q.db.QueryContext(ctx, `SELECT `+itemCols+` FROM billable_items b
 		LEFT JOIN billable_item_assignments a ON a.billable_item_id = b.id WHERE `+where, args...)
 	if err != nil {
 		return nil, mapErr(err)
 	}
 	defer rows.Close()
-	var out []BillableItem
+	var out []invoicing.BillableItem
 	for rows.Next() {
-		var b BillableItem
+		var b invoicing.BillableItem
 		var env string
 		var coupon, sub, cycle, cust, split, coll sql.NullString
 		if err := rows.Scan(&b.ID, &b.AccountID, &env, &b.ProductID, &b.Description, &b.AmountCents, &b.Currency, &b.VATRateBP,
@@ -138,7 +123,7 @@ func (q Q) itemsWhere(ctx context.Context, where string, args ...any) ([]Billabl
 		b.CustomerID, b.CollectionID = nullStr(cust), nullStr(coll)
 		if split.Valid {
 			if err := json.Unmarshal([]byte(split.String), &b.Split); err != nil {
-				return nil, apperr.Wrap("store.BillableItem", err)
+				return nil, apperr.Wrap("invoicing.BillableItem", err)
 			}
 		}
 		out = append(out, b)
@@ -147,7 +132,7 @@ func (q Q) itemsWhere(ctx context.Context, where string, args ...any) ([]Billabl
 }
 
 // SetAssignment writes an item's assignment (insert or replace).
-func (q Q) SetAssignment(ctx context.Context, itemID string, a Assignment, at time.Time) error {
+func (q Q) SetAssignment(ctx context.Context, itemID string, a invoicing.Assignment, at time.Time) error {
 	var split any
 	if a.Split != nil {
 		b, err := json.Marshal(a.Split)
