@@ -4,6 +4,7 @@ import (
 	"context"
 	"database/sql"
 	"encoding/json"
+	"time"
 
 	"github.com/farebox/farebox/internal/account"
 	"github.com/farebox/farebox/internal/apperr"
@@ -59,9 +60,10 @@ func (q Q) TicketByUsedReactivationKey(ctx context.Context, key string) (ticketi
 	return ts[0], true, nil
 }
 
-// InvalidateTickets marks a coupon's tickets invalid (restore).
-func (q Q) InvalidateTickets(ctx context.Context, couponID string, at sql.NullTime) error {
-	_, err := q.db.ExecContext(ctx, `UPDATE tickets SET invalidated_at = $1 WHERE coupon_id = $2 AND invalidated_at IS NULL`, at, couponID)
+// InvalidateTickets marks a coupon's still valid tickets invalid as of at
+// (restore).
+func (q Q) InvalidateTickets(ctx context.Context, couponID string, at time.Time) error {
+	_, err := q.db.ExecContext(ctx, `UPDATE tickets SET invalidated_at = $1 WHERE coupon_id = $2 AND invalidated_at IS NULL`, now(at), couponID)
 	return mapErr(err)
 }
 
