@@ -132,7 +132,7 @@ func (a *App) IssueInvoice(ctx context.Context, p account.Principal, req Invoice
 					if err != nil {
 						return err
 					}
-					l.Split = append(l.Split, invoice.Share{Name: n, Amount: money.Cents(s.AmountInCents), Invoiced: s.CustomerID == customerID})
+					l.Split = append(l.Split, invoice.Share{Name: n, Amount: s.AmountInCents, Invoiced: s.CustomerID == customerID})
 				}
 			}
 			lines = append(lines, l)
@@ -179,7 +179,7 @@ func (a *App) finish(ctx context.Context, q store.Q, inv *invoicing.Invoice, d i
 	d.Number = invoicing.Number(invoicing.Series(inv.Environment, d.Kind, d.IssueDate), n)
 	inv.Number = d.Number
 	inv.Document = d
-	inv.GrossCents = int64(d.Totals().Gross)
+	inv.GrossCents = d.Totals().Gross
 	if err := q.InsertInvoice(ctx, *inv); err != nil {
 		return err
 	}
@@ -230,7 +230,7 @@ func commonCustomer(items []invoicing.BillableItem) (string, error) {
 }
 
 // shareOf is the amount of item it charged to customer ("" = no customer).
-func shareOf(it invoicing.BillableItem, customer string) (int64, bool) {
+func shareOf(it invoicing.BillableItem, customer string) (money.Cents, bool) {
 	switch {
 	case it.Split != nil:
 		for _, s := range it.Split {
@@ -387,7 +387,7 @@ func (a *App) PaymentNoticeForCollection(ctx context.Context, p account.Principa
 				if err != nil {
 					return err
 				}
-				l.Split = append(l.Split, invoice.Share{Name: n, Amount: money.Cents(s.AmountInCents), Invoiced: s.CustomerID == customerID})
+				l.Split = append(l.Split, invoice.Share{Name: n, Amount: s.AmountInCents, Invoiced: s.CustomerID == customerID})
 			}
 			lines = append(lines, l)
 		}

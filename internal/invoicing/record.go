@@ -5,6 +5,7 @@ import (
 
 	"github.com/farebox/farebox/internal/account"
 	"github.com/farebox/farebox/internal/invoice"
+	"github.com/farebox/farebox/internal/money"
 	"github.com/farebox/farebox/internal/ticketing"
 )
 
@@ -22,7 +23,7 @@ type Invoice struct {
 	RefersTo     *string // the cancelled invoice, or the invoice a payment notice asks to pay
 	CancelledBy  *string
 	Electronic   bool // UBL and CII are generated
-	GrossCents   int64
+	GrossCents   money.Cents
 	Document     invoice.Document
 	CreatedAt    time.Time
 }

@@ -35,7 +35,7 @@ func (q Q) InsertInvoice(ctx context.Context, inv invoicing.Invoice) error {
 		collection_id, refers_to, cancelled_by, electronic, gross_cents, document, created_at)
 		VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12, $13, $14)`,
 		inv.ID, inv.AccountID, string(inv.Environment), inv.Kind.String(), inv.Number, inv.Identifier, inv.CustomerID,
-		inv.CollectionID, inv.RefersTo, inv.CancelledBy, inv.Electronic, inv.GrossCents, string(doc), now(inv.CreatedAt))
+		inv.CollectionID, inv.RefersTo, inv.CancelledBy, inv.Electronic, int64(inv.GrossCents), string(doc), now(inv.CreatedAt))
 	return mapErr(err)
 }
 

@@ -110,7 +110,7 @@ func (q Q) SetCouponRestored(ctx context.Context, id, restoredID string) error {
 func (q Q) InsertBillableItem(ctx context.Context, b ticketing.BillableItem) error {
 	_, err := q.db.ExecContext(ctx, `INSERT INTO billable_items (id, account_id, environment, product_id, description, amount_cents,
 		currency, vat_rate_bp, coupon_id, subscription_id, cycle_id, ordered_at) VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12)`,
-		b.ID, b.AccountID, string(b.Environment), b.ProductID, b.Description, b.AmountCents, b.Currency, b.VATRateBP,
+		b.ID, b.AccountID, string(b.Environment), b.ProductID, b.Description, int64(b.AmountCents), b.Currency, b.VATRateBP,
 		b.CouponID, b.SubscriptionID, b.CycleID, now(b.OrderedAt))
 	return mapErr(err)
 }
