@@ -20,6 +20,7 @@ import (
 	"github.com/farebox/farebox/internal/jobs"
 	"github.com/farebox/farebox/internal/store"
 	"github.com/farebox/farebox/internal/usage"
+	"github.com/prometheus/client_golang/prometheus/collectors"
 )
 
 // serve runs the HTTP service until ctx ends, then shuts down gracefully:
@@ -77,7 +78,7 @@ func serve(ctx context.Context, args []string, getenv func(string) string, stdou
 	go func() { defer close(transitDone); transit.Run(tctx) }()
 	defer func() { stopTransit(); <-transitDone }()
 
-	metrics := httpapi.NewMetrics(st.DB())
+	metrics := httpapi.NewMetrics(collectors.NewDBStatsCollector(st.DB(), "farebox"))
 	// Stored Idempotency-Key responses (they hold coupon ids and restore
 	// secrets) are deleted after --idempotency-ttl by every instance.
 	go every(ctx, max(min(cfg.IdempotencyTTL/2, time.Minute), 100*time.Millisecond), func() {

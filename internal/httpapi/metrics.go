@@ -1,7 +1,6 @@
 package httpapi
 
 import (
-	"database/sql"
 	"net/http"
 	"strconv"
 	"time"
@@ -29,8 +28,10 @@ type Metrics struct {
 	usage *prometheus.CounterVec
 }
 
-// NewMetrics registers the HTTP, runtime and (when db is not nil) pool metrics.
-func NewMetrics(db *sql.DB) *Metrics {
+// NewMetrics registers the HTTP and runtime metrics and, when pool is not
+// nil, the database pool's collector (built by the caller from the store, so
+// that no database type reaches the HTTP layer).
+func NewMetrics(pool prometheus.Collector) *Metrics {
 	reg := prometheus.NewRegistry()
 	m := &Metrics{
 		Registry: reg,
@@ -71,8 +72,8 @@ func NewMetrics(db *sql.DB) *Metrics {
 	}
 	reg.MustRegister(m.requests, m.latency, m.LedgerBatch, m.LedgerCommit, m.events, m.usage,
 		collectors.NewGoCollector(), collectors.NewProcessCollector(collectors.ProcessCollectorOpts{}))
-	if db != nil {
-		reg.MustRegister(collectors.NewDBStatsCollector(db, "farebox"))
+	if pool != nil {
+		reg.MustRegister(pool)
 	}
 	return m
 }
