@@ -24,31 +24,17 @@ func (q Q) EnqueueJob(ctx context.Context, j jobs.NewJob, at time.Time) error {
 	return mapErr(err)
 }
 
-// JobRow is a job as stored (for tests and operations).
-type JobRow struct {
-	ID          int64
-	Kind        string
-	Payload     string
-	State       string
-	Attempts    int
-	MaxAttempts int
-	RunAt       time.Time
-	LockedBy    *string
-	LockedUntil *time.Time // the lease of a running job
-	LastError   *string
-}
-
 // Jobs lists all jobs of a kind by id.
-func (q Q) Jobs(ctx context.Context, kind string) ([]JobRow, error) {
+func (q Q) Jobs(ctx context.Context, kind string) ([]jobs.Record, error) {
 	rows, err := q.db.QueryContext(ctx, `SELECT id, kind, payload, state, attempts, max_attempts, run_at, locked_by, locked_until, last_error
 		FROM jobs WHERE kind = $1 ORDER BY id`, kind)
 	if err != nil {
 		return nil, mapErr(err)
 	}
 	defer rows.Close()
-	var out []JobRow
+	var out []jobs.Record
 	for rows.Next() {
-		var j JobRow
+		var j jobs.Record
 		var lb, le sql.NullString
 		var lu sql.NullTime
 		if err := rows.Scan(&j.ID, &j.Kind, &j.Payload, &j.State, &j.Attempts, &j.MaxAttempts, &j.RunAt, &lb, &lu, &le); err != nil {
