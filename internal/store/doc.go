@@ -15,4 +15,9 @@
 // Timestamps are written by the application clock in UTC truncated to
 // microseconds (PostgreSQL precision), never by SQL defaults. Unique
 // violations surface as apperr.Conflict from both drivers.
+//
+// The store maps rows to the records of the package that owns each concept
+// (account, ticketing, invoicing, gtfs, idempotency, jobs, usage, catalog)
+// and defines no record type of its own; no database/sql type leaves it
+// (TestAPIHandsOutDomainTypes).
 package store
