@@ -91,7 +91,7 @@ func (q Q) BillableItem(ctx context.Context, accountID string, env account.Envir
 		return invoicing.BillableItem{}, err
 	}
 	if len(items) == 0 {
-		return invoicing.BillableItem{}, apperr.E("invoicing.BillableItem", apperr.NotFound, "billable_item_not_found", "billable item not found")
+		return invoicing.BillableItem{}, apperr.E("store.BillableItem", apperr.NotFound, "billable_item_not_found", "billable item not found")
 	}
 	return items[0], nil
 }
@@ -123,7 +123,7 @@ func (q Q) itemsWhere(ctx context.Context, where string, args ...any) ([]invoici
 		b.CustomerID, b.CollectionID = nullStr(cust), nullStr(coll)
 		if split.Valid {
 			if err := json.Unmarshal([]byte(split.String), &b.Split); err != nil {
-				return nil, apperr.Wrap("invoicing.BillableItem", err)
+				return nil, apperr.Wrap("store.BillableItem", err)
 			}
 		}
 		out = append(out, b)

@@ -61,7 +61,7 @@ func (q Q) invoiceWhere(ctx context.Context, where string, args ...any) (invoici
 		&inv.ID, &inv.AccountID, &env, &kind, &inv.Number, &inv.Identifier, &cust, &coll, &ref, &canc,
 		&inv.Electronic, &inv.GrossCents, &doc, &inv.CreatedAt)
 	if errors.Is(err, sql.ErrNoRows) {
-		return inv, apperr.NotFoundf("invoicing.Invoice", "invoice")
+		return inv, apperr.NotFoundf("store.Invoice", "invoice")
 	}
 	if err != nil {
 		return inv, mapErr(err)
@@ -75,7 +75,7 @@ func (q Q) invoiceWhere(ctx context.Context, where string, args ...any) (invoici
 		}
 	}
 	if err := json.Unmarshal([]byte(doc), &inv.Document); err != nil {
-		return inv, apperr.Wrap("invoicing.Invoice", err)
+		return inv, apperr.Wrap("store.Invoice", err)
 	}
 	return inv, nil
 }
@@ -131,7 +131,7 @@ func (q Q) GetFile(ctx context.Context, invoiceID, format string) (invoicing.Fil
 	err := q.db.QueryRowContext(ctx, `SELECT content_type, body FROM invoice_files WHERE invoice_id = $1 AND format = $2`,
 		invoiceID, format).Scan(&f.ContentType, &f.Body)
 	if errors.Is(err, sql.ErrNoRows) {
-		return f, apperr.NotFoundf("invoicing.File", "file")
+		return f, apperr.NotFoundf("store.File", "file")
 	}
 	return f, mapErr(err)
 }
