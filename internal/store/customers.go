@@ -102,33 +102,26 @@ func (q Q) CollectionItems(ctx context.Context, collectionID string) ([]invoicin
 }
 
 func (q Q) itemsWhere(ctx context.Context, where string, args ...any) ([]invoicing.BillableItem, error) {
-	rows, err := q.db.QueryContext(ctx, `SELECT `+itemCols+` FROM billable_items b
-		LEFT JOIN billable_item_assignments a ON a.billable_item_id = b.id WHERE `+where, args...)
-	if err != nil {
-		return nil, mapErr(err)
-	}
-	defer rows.Close()
-	var out []invoicing.BillableItem
-	for rows.Next() {
-		var b invoicing.BillableItem
-		var env string
-		var coupon, sub, cycle, cust, split, coll sql.NullString
-		if err := rows.Scan(&b.ID, &b.AccountID, &env, &b.ProductID, &b.Description, &b.AmountCents, &b.Currency, &b.VATRateBP,
-			&coupon, &sub, &cycle, &b.OrderedAt, &cust, &split, &coll); err != nil {
-			return nil, mapErr(err)
-		}
-		b.Environment = account.Environment(env)
-		b.OrderedAt = b.OrderedAt.UTC()
-		b.CouponID, b.SubscriptionID, b.CycleID = nullStr(coupon), nullStr(sub), nullStr(cycle)
-		b.CustomerID, b.CollectionID = nullStr(cust), nullStr(coll)
-		if split.Valid {
-			if err := json.Unmarshal([]byte(split.String), &b.Split); err != nil {
-				return nil, apperr.Wrap("store.BillableItem", err)
+	return collect(ctx, q, `SELECT `+itemCols+` FROM billable_items b
+		LEFT JOIN billable_item_assignments a ON a.billable_item_id = b.id WHERE `+where, args,
+		func(scan scanner) (b invoicing.BillableItem, err error) {
+			var env string
+			var coupon, sub, cycle, cust, split, coll sql.NullString
+			if err = scan(&b.ID, &b.AccountID, &env, &b.ProductID, &b.Description, &b.AmountCents, &b.Currency, &b.VATRateBP,
+				&coupon, &sub, &cycle, &b.OrderedAt, &cust, &split, &coll); err != nil {
+				return b, err
 			}
-		}
-		out = append(out, b)
-	}
-	return out, mapErr(rows.Err())
+			b.Environment = account.Environment(env)
+			b.OrderedAt = b.OrderedAt.UTC()
+			b.CouponID, b.SubscriptionID, b.CycleID = nullStr(coupon), nullStr(sub), nullStr(cycle)
+			b.CustomerID, b.CollectionID = nullStr(cust), nullStr(coll)
+			if split.Valid {
+				if err := json.Unmarshal([]byte(split.String), &b.Split); err != nil {
+					return b, apperr.Wrap("store.BillableItem", err)
+				}
+			}
+			return b, nil
+		})
 }
 
 // SetAssignment writes an item's assignment (insert or replace).
@@ -151,20 +144,18 @@ func (q Q) SetAssignment(ctx context.Context, itemID string, a invoicing.Assignm
 // ItemClaims returns the customer keys an item is currently invoiced for
 // ("" = invoiced without customer).
 func (q Q) ItemClaims(ctx context.Context, itemID string) (map[string]string, error) {
-	rows, err := q.db.QueryContext(ctx, `SELECT customer_key, invoice_id FROM invoice_claims WHERE billable_item_id = $1`, itemID)
-	if err != nil {
-		return nil, mapErr(err)
-	}
-	defer rows.Close()
 	out := map[string]string{}
-	for rows.Next() {
-		var k, inv string
-		if err := rows.Scan(&k, &inv); err != nil {
-			return nil, mapErr(err)
-		}
-		out[k] = inv
+	err := q.eachRow(ctx, `SELECT customer_key, invoice_id FROM invoice_claims WHERE billable_item_id = $1`, []any{itemID},
+		func(scan scanner) error {
+			var k, inv string
+			err := scan(&k, &inv)
+			out[k] = inv
+			return err
+		})
+	if err != nil {
+		return nil, err
 	}
-	return out, mapErr(rows.Err())
+	return out, nil
 }
 
 // LockItem takes the item's row lock on PostgreSQL (a no-op update) so that

@@ -59,26 +59,23 @@ func (q Q) ReplaceGTFSFeed(ctx context.Context, f gtfs.FeedRecord, snapshot []by
 // GTFSFeeds lists the stored feeds by id. Every instance polls it to notice
 // imports and removals.
 func (q Q) GTFSFeeds(ctx context.Context) ([]gtfs.FeedRecord, error) {
-	rows, err := q.db.QueryContext(ctx, `SELECT id, version, updated_at, source_name, feed_version, snapshot_bytes,
+	out, err := collect(ctx, q, `SELECT id, version, updated_at, source_name, feed_version, snapshot_bytes,
 		snapshot_sha256, chunks, stops, trips, stop_times, problems, realtime_source, realtime_interval_ms
-		FROM gtfs_feeds ORDER BY id`)
-	if err != nil {
-		return nil, mapErr(err)
+		FROM gtfs_feeds ORDER BY id`, nil,
+		func(scan scanner) (f gtfs.FeedRecord, err error) {
+			var ms int64
+			if err = scan(&f.ID, &f.Version, &f.UpdatedAt, &f.SourceName, &f.FeedVersion, &f.SnapshotBytes,
+				&f.SnapshotSHA, &f.Chunks, &f.Stops, &f.Trips, &f.StopTimes, &f.Problems, &f.RealtimeSource, &ms); err != nil {
+				return f, err
+			}
+			f.UpdatedAt = f.UpdatedAt.UTC()
+			f.RealtimeInterval = time.Duration(ms) * time.Millisecond
+			return f, nil
+		})
+	if err == nil && out == nil {
+		out = []gtfs.FeedRecord{} // no feeds is an empty list, not null
 	}
-	defer rows.Close()
-	out := []gtfs.FeedRecord{}
-	for rows.Next() {
-		var f gtfs.FeedRecord
-		var ms int64
-		if err := rows.Scan(&f.ID, &f.Version, &f.UpdatedAt, &f.SourceName, &f.FeedVersion, &f.SnapshotBytes,
-			&f.SnapshotSHA, &f.Chunks, &f.Stops, &f.Trips, &f.StopTimes, &f.Problems, &f.RealtimeSource, &ms); err != nil {
-			return nil, mapErr(err)
-		}
-		f.UpdatedAt = f.UpdatedAt.UTC()
-		f.RealtimeInterval = time.Duration(ms) * time.Millisecond
-		out = append(out, f)
-	}
-	return out, mapErr(rows.Err())
+	return out, err
 }
 
 // GTFSSnapshot reads the snapshot of feed id at version and checks its size

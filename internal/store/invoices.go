@@ -138,18 +138,9 @@ func (q Q) GetFile(ctx context.Context, invoiceID, format string) (invoicing.Fil
 
 // InvoiceNumbers lists the numbers of a series prefix in order (tests).
 func (q Q) InvoiceNumbers(ctx context.Context, env account.Environment) ([]string, error) {
-	rows, err := q.db.QueryContext(ctx, `SELECT number FROM invoices WHERE environment = $1 ORDER BY number`, string(env))
-	if err != nil {
-		return nil, mapErr(err)
-	}
-	defer rows.Close()
-	var out []string
-	for rows.Next() {
-		var s string
-		if err := rows.Scan(&s); err != nil {
-			return nil, mapErr(err)
-		}
-		out = append(out, s)
-	}
-	return out, mapErr(rows.Err())
+	return collect(ctx, q, `SELECT number FROM invoices WHERE environment = $1 ORDER BY number`, []any{string(env)},
+		func(scan scanner) (s string, err error) {
+			err = scan(&s)
+			return
+		})
 }

@@ -65,27 +65,20 @@ func (q Q) Coupon(ctx context.Context, id string) (ticketing.Coupon, error) {
 }
 
 func (q Q) couponsWhere(ctx context.Context, where string, args ...any) ([]ticketing.Coupon, error) {
-	rows, err := q.db.QueryContext(ctx, `SELECT `+couponCols+` FROM coupons WHERE `+where, args...)
-	if err != nil {
-		return nil, mapErr(err)
-	}
-	defer rows.Close()
-	var out []ticketing.Coupon
-	for rows.Next() {
-		var c ticketing.Coupon
-		var env string
-		var sub, bill, orig, rest, ts sql.NullString
-		if err := rows.Scan(&c.ID, &c.OrderID, &c.Position, &c.AccountID, &env, &c.ProductID, &sub, &bill, &orig, &rest, &ts, &c.Activated, &c.CreatedAt); err != nil {
-			return nil, mapErr(err)
-		}
-		c.Environment = account.Environment(env)
-		c.SubscriptionID, c.BillableItemID, c.OriginalCouponID, c.RestoredCouponID = nullStr(sub), nullStr(bill), nullStr(orig), nullStr(rest)
-		if ts.Valid {
-			c.TariffSettings = json.RawMessage(ts.String)
-		}
-		out = append(out, c)
-	}
-	return out, mapErr(rows.Err())
+	return collect(ctx, q, `SELECT `+couponCols+` FROM coupons WHERE `+where, args,
+		func(scan scanner) (c ticketing.Coupon, err error) {
+			var env string
+			var sub, bill, orig, rest, ts sql.NullString
+			if err = scan(&c.ID, &c.OrderID, &c.Position, &c.AccountID, &env, &c.ProductID, &sub, &bill, &orig, &rest, &ts, &c.Activated, &c.CreatedAt); err != nil {
+				return c, err
+			}
+			c.Environment = account.Environment(env)
+			c.SubscriptionID, c.BillableItemID, c.OriginalCouponID, c.RestoredCouponID = nullStr(sub), nullStr(bill), nullStr(orig), nullStr(rest)
+			if ts.Valid {
+				c.TariffSettings = json.RawMessage(ts.String)
+			}
+			return c, nil
+		})
 }
 
 // SetCouponTariffSettings stores validated tariff settings on a coupon.
