@@ -48,6 +48,7 @@ var layers = map[string]string{
 	"internal/subscription": "domain",
 	"internal/ticketing":    "domain",
 	"internal/validity":     "domain",
+	"internal/idempotency":  "domain",
 
 	"internal/store":             "adapter",
 	"internal/usage":             "adapter",

@@ -44,29 +44,29 @@ func ValidRealtimeSource(src string) bool {
 // ImportGTFS encodes the feed's snapshot and stores it, replacing a stored
 // feed with the same id in one transaction. Every serving instance notices
 // the new version on its next refresh.
-func (a *App) ImportGTFS(ctx context.Context, in GTFSImport) (store.GTFSFeed, error) {
+func (a *App) ImportGTFS(ctx context.Context, in GTFSImport) (gtfs.FeedRecord, error) {
 	const op = "app.ImportGTFS"
 	if !departure.ValidFeedID(in.FeedID) {
-		return store.GTFSFeed{}, apperr.Param(op, "feed_id", "a feed id is 1 to 64 letters, digits or hyphens")
+		return gtfs.FeedRecord{}, apperr.Param(op, "feed_id", "a feed id is 1 to 64 letters, digits or hyphens")
 	}
 	if in.Feed == nil {
-		return store.GTFSFeed{}, apperr.Param(op, "feed", "no feed to import")
+		return gtfs.FeedRecord{}, apperr.Param(op, "feed", "no feed to import")
 	}
 	if in.RealtimeSource != "" && !ValidRealtimeSource(in.RealtimeSource) {
-		return store.GTFSFeed{}, apperr.Param(op, "realtime_source", "the realtime source must be an http(s) URL or a file")
+		return gtfs.FeedRecord{}, apperr.Param(op, "realtime_source", "the realtime source must be an http(s) URL or a file")
 	}
 	if in.RealtimeInterval < 0 || (in.RealtimeInterval > 0 && in.RealtimeInterval < time.Second) {
-		return store.GTFSFeed{}, apperr.Param(op, "realtime_interval", "the realtime interval must be at least 1s")
+		return gtfs.FeedRecord{}, apperr.Param(op, "realtime_interval", "the realtime interval must be at least 1s")
 	}
 	if in.RealtimeSource != "" && in.RealtimeInterval == 0 {
 		in.RealtimeInterval = DefaultRealtimeInterval
 	}
 	var buf bytes.Buffer
 	if err := in.Feed.Encode(&buf); err != nil {
-		return store.GTFSFeed{}, apperr.Wrap(op, err)
+		return gtfs.FeedRecord{}, apperr.Wrap(op, err)
 	}
 	f := in.Feed
-	rec := store.GTFSFeed{ID: in.FeedID, UpdatedAt: a.clock.Now(), SourceName: in.SourceName, FeedVersion: f.Version,
+	rec := gtfs.FeedRecord{ID: in.FeedID, UpdatedAt: a.clock.Now(), SourceName: in.SourceName, FeedVersion: f.Version,
 		Stops: len(f.Stops.ID), Trips: len(f.Trips.ID), StopTimes: int64(len(f.StopTimes.Stop)), Problems: f.ProblemCount,
 		RealtimeSource: in.RealtimeSource, RealtimeInterval: in.RealtimeInterval}
 	err := a.store.Write(ctx, func(q store.Q) (err error) {
@@ -77,7 +77,7 @@ func (a *App) ImportGTFS(ctx context.Context, in GTFSImport) (store.GTFSFeed, er
 }
 
 // GTFSFeeds lists the stored feeds.
-func (a *App) GTFSFeeds(ctx context.Context) ([]store.GTFSFeed, error) {
+func (a *App) GTFSFeeds(ctx context.Context) ([]gtfs.FeedRecord, error) {
 	return a.store.Read().GTFSFeeds(ctx)
 }
 

@@ -5,6 +5,7 @@ import (
 	"time"
 
 	"github.com/farebox/farebox/internal/apperr"
+	"github.com/farebox/farebox/internal/idempotency"
 	"github.com/farebox/farebox/internal/store"
 )
 
@@ -32,7 +33,7 @@ func (a *App) ClaimIdempotencyKey(ctx context.Context, scope, key, hash string, 
 	const op = "idempotency"
 	now := a.clock.Now()
 	var claimed bool
-	var rec store.IdemRecord
+	var rec idempotency.Record
 	err := a.store.Write(ctx, func(q store.Q) (err error) {
 		claimed, rec, err = q.ClaimIdempotencyKey(ctx, scope, key, hash, now, lease)
 		return err

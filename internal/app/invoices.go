@@ -59,14 +59,14 @@ type InvoiceRequest struct {
 // number is taken from the environment's series in the same transaction
 // that writes the invoice, its item claims and its file job; any failure
 // writes nothing and consumes no number.
-func (a *App) IssueInvoice(ctx context.Context, p account.Principal, req InvoiceRequest) (store.Invoice, error) {
+func (a *App) IssueInvoice(ctx context.Context, p account.Principal, req InvoiceRequest) (invoicing.Invoice, error) {
 	const op = "app.IssueInvoice"
 	if err := checkTexts(req.Texts); err != nil {
-		return store.Invoice{}, err
+		return invoicing.Invoice{}, err
 	}
-	var inv store.Invoice
+	var inv invoicing.Invoice
 	err := a.store.Write(ctx, func(q store.Q) error {
-		inv = store.Invoice{}
+		inv = invoicing.Invoice{}
 		if err := q.LockItem(ctx, req.ItemID); err != nil {
 			return err
 		}
@@ -74,7 +74,7 @@ func (a *App) IssueInvoice(ctx context.Context, p account.Principal, req Invoice
 		if err != nil {
 			return err
 		}
-		items := []store.BillableItem{item}
+		items := []invoicing.BillableItem{item}
 		if item.CollectionID != nil {
 			if items, err = q.CollectionItems(ctx, *item.CollectionID); err != nil {
 				return err
@@ -132,7 +132,7 @@ func (a *App) IssueInvoice(ctx context.Context, p account.Principal, req Invoice
 					if err != nil {
 						return err
 					}
-					l.Split = append(l.Split, invoice.Share{Name: n, Amount: money.Cents(s.AmountInCents), Invoiced: s.CustomerID == customerID})
+					l.Split = append(l.Split, invoice.Share{Name: n, Amount: s.AmountInCents, Invoiced: s.CustomerID == customerID})
 				}
 			}
 			lines = append(lines, l)
@@ -142,7 +142,7 @@ func (a *App) IssueInvoice(ctx context.Context, p account.Principal, req Invoice
 		d := invoice.Document{Kind: invoice.KindInvoice, IssueDate: now, Test: p.Environment == account.Test,
 			Seller: a.inv.Seller, Buyer: buyer, Lines: lines, Texts: req.Texts,
 			Payment: invoice.Payment{DueDate: now.AddDate(0, 0, a.inv.PaymentDays)}}
-		inv = store.Invoice{ID: a.IDs.New("invoice"), AccountID: p.AccountID, Environment: p.Environment,
+		inv = invoicing.Invoice{ID: a.IDs.New("invoice"), AccountID: p.AccountID, Environment: p.Environment,
 			Kind: invoice.KindInvoice, Electronic: electronic, CollectionID: item.CollectionID, CreatedAt: now}
 		if customerID != "" {
 			inv.CustomerID = &customerID
@@ -158,7 +158,7 @@ func (a *App) IssueInvoice(ctx context.Context, p account.Principal, req Invoice
 		return nil
 	})
 	if err != nil {
-		return store.Invoice{}, err
+		return invoicing.Invoice{}, err
 	}
 	a.Jobs.Notify()
 	return inv, nil
@@ -166,7 +166,7 @@ func (a *App) IssueInvoice(ctx context.Context, p account.Principal, req Invoice
 
 // finish validates the document, then numbers it (last, to hold the series
 // row lock briefly), writes the invoice and enqueues its file job.
-func (a *App) finish(ctx context.Context, q store.Q, inv *store.Invoice, d invoice.Document) error {
+func (a *App) finish(ctx context.Context, q store.Q, inv *invoicing.Invoice, d invoice.Document) error {
 	d.Number = "PENDING"
 	if err := d.Validate(); err != nil {
 		return err
@@ -179,7 +179,7 @@ func (a *App) finish(ctx context.Context, q store.Q, inv *store.Invoice, d invoi
 	d.Number = invoicing.Number(invoicing.Series(inv.Environment, d.Kind, d.IssueDate), n)
 	inv.Number = d.Number
 	inv.Document = d
-	inv.GrossCents = int64(d.Totals().Gross)
+	inv.GrossCents = d.Totals().Gross
 	if err := q.InsertInvoice(ctx, *inv); err != nil {
 		return err
 	}
@@ -209,7 +209,7 @@ func checkTexts(t invoice.Texts) error {
 // commonCustomer applies the endpoint without customer: no item has a
 // customer (invoice without recipient), or every item has one and the same
 // single customer. Anything else needs the customer in the path.
-func commonCustomer(items []store.BillableItem) (string, error) {
+func commonCustomer(items []invoicing.BillableItem) (string, error) {
 	cust := ""
 	for i, it := range items {
 		c := ""
@@ -230,7 +230,7 @@ func commonCustomer(items []store.BillableItem) (string, error) {
 }
 
 // shareOf is the amount of item it charged to customer ("" = no customer).
-func shareOf(it store.BillableItem, customer string) (int64, bool) {
+func shareOf(it invoicing.BillableItem, customer string) (money.Cents, bool) {
 	switch {
 	case it.Split != nil:
 		for _, s := range it.Split {
@@ -265,7 +265,7 @@ func (c customerNames) get(ctx context.Context, id string) (string, error) {
 }
 
 // Invoice returns one of the caller's documents.
-func (a *App) Invoice(ctx context.Context, p account.Principal, id string) (store.Invoice, error) {
+func (a *App) Invoice(ctx context.Context, p account.Principal, id string) (invoicing.Invoice, error) {
 	return a.store.Read().Invoice(ctx, p.AccountID, p.Environment, id)
 }
 
@@ -273,9 +273,9 @@ func (a *App) Invoice(ctx context.Context, p account.Principal, id string) (stor
 // of an invoice: its own number from the invoice series, the original's
 // lines, a reference to the original; the original's items become
 // invoiceable again. An invoice cancels once (409 after that).
-func (a *App) CancelInvoice(ctx context.Context, p account.Principal, id string) (store.Invoice, error) {
+func (a *App) CancelInvoice(ctx context.Context, p account.Principal, id string) (invoicing.Invoice, error) {
 	const op = "app.CancelInvoice"
-	var inv store.Invoice
+	var inv invoicing.Invoice
 	err := a.store.Write(ctx, func(q store.Q) error {
 		orig, err := q.Invoice(ctx, p.AccountID, p.Environment, id)
 		if err != nil {
@@ -298,7 +298,7 @@ func (a *App) CancelInvoice(ctx context.Context, p account.Principal, id string)
 		return q.ReleaseClaims(ctx, orig.ID)
 	})
 	if err != nil {
-		return store.Invoice{}, err
+		return invoicing.Invoice{}, err
 	}
 	a.Jobs.Notify()
 	return inv, nil
@@ -308,9 +308,9 @@ func (a *App) CancelInvoice(ctx context.Context, p account.Principal, id string)
 // asking to pay a standing invoice: the invoice's lines and buyer, its own
 // number from the ZA series, BG-3 and the purpose of transfer naming the
 // invoice. It claims nothing: an invoice may get several notices.
-func (a *App) PaymentNoticeForInvoice(ctx context.Context, p account.Principal, id string) (store.Invoice, error) {
+func (a *App) PaymentNoticeForInvoice(ctx context.Context, p account.Principal, id string) (invoicing.Invoice, error) {
 	const op = "app.PaymentNoticeForInvoice"
-	var inv store.Invoice
+	var inv invoicing.Invoice
 	err := a.store.Write(ctx, func(q store.Q) error {
 		orig, err := q.Invoice(ctx, p.AccountID, p.Environment, id)
 		if err != nil {
@@ -329,7 +329,7 @@ func (a *App) PaymentNoticeForInvoice(ctx context.Context, p account.Principal, 
 		return a.finish(ctx, q, &inv, d)
 	})
 	if err != nil {
-		return store.Invoice{}, err
+		return invoicing.Invoice{}, err
 	}
 	a.Jobs.Notify()
 	return inv, nil
@@ -339,9 +339,9 @@ func (a *App) PaymentNoticeForInvoice(ctx context.Context, p account.Principal, 
 // collection charged to one customer (customerID "" applies the rule of the
 // invoice endpoint without customer). Every item of the collection for that
 // customer is listed, invoiced or not; nothing is claimed.
-func (a *App) PaymentNoticeForCollection(ctx context.Context, p account.Principal, collectionID, customerID string) (store.Invoice, error) {
+func (a *App) PaymentNoticeForCollection(ctx context.Context, p account.Principal, collectionID, customerID string) (invoicing.Invoice, error) {
 	const op = "app.PaymentNoticeForCollection"
-	var inv store.Invoice
+	var inv invoicing.Invoice
 	err := a.store.Write(ctx, func(q store.Q) error {
 		if err := q.CollectionExists(ctx, p.AccountID, p.Environment, collectionID); err != nil {
 			return err
@@ -387,7 +387,7 @@ func (a *App) PaymentNoticeForCollection(ctx context.Context, p account.Principa
 				if err != nil {
 					return err
 				}
-				l.Split = append(l.Split, invoice.Share{Name: n, Amount: money.Cents(s.AmountInCents), Invoiced: s.CustomerID == customerID})
+				l.Split = append(l.Split, invoice.Share{Name: n, Amount: s.AmountInCents, Invoiced: s.CustomerID == customerID})
 			}
 			lines = append(lines, l)
 		}
@@ -398,7 +398,7 @@ func (a *App) PaymentNoticeForCollection(ctx context.Context, p account.Principa
 		d := invoice.Document{Kind: invoice.KindPaymentNotice, IssueDate: now, Test: p.Environment == account.Test,
 			Seller: a.inv.Seller, Buyer: buyer, Lines: lines,
 			Payment: invoice.Payment{DueDate: now.AddDate(0, 0, a.inv.PaymentDays)}}
-		inv = store.Invoice{ID: a.IDs.New("invoice"), AccountID: p.AccountID, Environment: p.Environment,
+		inv = invoicing.Invoice{ID: a.IDs.New("invoice"), AccountID: p.AccountID, Environment: p.Environment,
 			Kind: invoice.KindPaymentNotice, CollectionID: &collectionID, Electronic: electronic, CreatedAt: now}
 		if customerID != "" {
 			inv.CustomerID = &customerID
@@ -406,7 +406,7 @@ func (a *App) PaymentNoticeForCollection(ctx context.Context, p account.Principa
 		return a.finish(ctx, q, &inv, d)
 	})
 	if err != nil {
-		return store.Invoice{}, err
+		return invoicing.Invoice{}, err
 	}
 	a.Jobs.Notify()
 	return inv, nil
@@ -439,11 +439,11 @@ func standingInvoice(ctx context.Context, q store.Q, itemID, customerID string, 
 // orig (BG-3): a copy of orig's document without its texts and payment
 // terms (the caller sets terms where the kind has any), and its record,
 // inheriting orig's customer, collection and electronic flag.
-func (a *App) referringTo(p account.Principal, orig store.Invoice, kind invoice.Kind, now time.Time) (store.Invoice, invoice.Document) {
+func (a *App) referringTo(p account.Principal, orig invoicing.Invoice, kind invoice.Kind, now time.Time) (invoicing.Invoice, invoice.Document) {
 	d := orig.Document
 	d.Kind, d.IssueDate, d.Texts, d.Payment = kind, now, invoice.Texts{}, invoice.Payment{}
 	d.Cancels = &invoice.Reference{Number: orig.Number, IssueDate: orig.Document.IssueDate}
-	inv := store.Invoice{ID: a.IDs.New("invoice"), AccountID: p.AccountID, Environment: p.Environment,
+	inv := invoicing.Invoice{ID: a.IDs.New("invoice"), AccountID: p.AccountID, Environment: p.Environment,
 		Kind: kind, CustomerID: orig.CustomerID, CollectionID: orig.CollectionID,
 		RefersTo: &orig.ID, Electronic: orig.Electronic, CreatedAt: now}
 	return inv, d
@@ -469,15 +469,15 @@ const (
 // XML still being generated is apperr.Accepted (202). The PDF is never
 // pending: the interface makes it available with the invoice, so a PDF the
 // job has not stored yet is rendered here (ensurePDF).
-func (a *App) Download(ctx context.Context, invoiceID, identifier, format string) (store.Invoice, store.File, error) {
+func (a *App) Download(ctx context.Context, invoiceID, identifier, format string) (invoicing.Invoice, invoicing.File, error) {
 	const op = "app.Download"
 	q := a.store.Read()
 	inv, err := q.InvoiceByID(ctx, invoiceID)
 	if err != nil || subtle.ConstantTimeCompare([]byte(inv.Identifier), []byte(identifier)) != 1 {
-		return store.Invoice{}, store.File{}, apperr.E(op, apperr.NotFound, "not_found", "no such invoice document")
+		return invoicing.Invoice{}, invoicing.File{}, apperr.E(op, apperr.NotFound, "not_found", "no such invoice document")
 	}
 	if format != FormatPDF && !inv.Electronic {
-		return inv, store.File{}, apperr.E(op, apperr.NotFound, "electronic_invoicing_not_enabled",
+		return inv, invoicing.File{}, apperr.E(op, apperr.NotFound, "electronic_invoicing_not_enabled",
 			"this document has no XRechnung file: its customer was created without electronic_invoicing (or it has no customer); the PDF is available")
 	}
 	f, err := q.GetFile(ctx, invoiceID, format)
@@ -511,7 +511,7 @@ func (a *App) Download(ctx context.Context, invoiceID, identifier, format string
 // first PDF written (PutFile inserts only if absent) and every caller gets
 // the stored bytes, so all downloads of a document are identical. The
 // rendering does not depend on the first caller's request staying open.
-func (a *App) ensurePDF(ctx context.Context, inv store.Invoice) (store.File, error) {
+func (a *App) ensurePDF(ctx context.Context, inv invoicing.Invoice) (invoicing.File, error) {
 	ctx = context.WithoutCancel(ctx)
 	v, err, _ := a.pdfFlight.Do(inv.ID, func() (any, error) {
 		f, err := a.store.Read().GetFile(ctx, inv.ID, FormatPDF)
@@ -521,7 +521,7 @@ func (a *App) ensurePDF(ctx context.Context, inv store.Invoice) (store.File, err
 		a.pdfRuns.Add(1)
 		p, err := RenderPDF(&inv.Document, inv.Electronic)
 		if err != nil {
-			return store.File{}, err
+			return invoicing.File{}, err
 		}
 		at := a.clock.Now()
 		err = a.store.Write(ctx, func(q store.Q) error {
@@ -531,9 +531,9 @@ func (a *App) ensurePDF(ctx context.Context, inv store.Invoice) (store.File, err
 		return f, err
 	})
 	if err != nil {
-		return store.File{}, err
+		return invoicing.File{}, err
 	}
-	return v.(store.File), nil
+	return v.(invoicing.File), nil
 }
 
 // PDFsRendered is how many PDFs this instance has rendered (downloads and

@@ -35,7 +35,7 @@ func (a *App) Customer(ctx context.Context, p account.Principal, id string) (inv
 // BillableItemView is a billable item with its assignment and the invoices
 // that currently cover it (customer key "" = invoiced without customer).
 type BillableItemView struct {
-	store.BillableItem
+	invoicing.BillableItem
 	Invoiced map[string]string // customer key → invoice id
 }
 
@@ -200,7 +200,7 @@ func (a *App) AddToCollection(ctx context.Context, p account.Principal, collecti
 		}
 		seen := map[string]bool{}
 		var probs []apperr.FieldError
-		var items []store.BillableItem
+		var items []invoicing.BillableItem
 		for i, id := range itemIDs {
 			if seen[id] {
 				continue

@@ -12,7 +12,6 @@ import (
 	"github.com/farebox/farebox/internal/apperr"
 	"github.com/farebox/farebox/internal/invoice"
 	"github.com/farebox/farebox/internal/invoicing"
-	"github.com/farebox/farebox/internal/store"
 )
 
 // customer creates a customer of p named name.
@@ -44,7 +43,7 @@ func (b *testBundle) update(p account.Principal, itemID string, field, value str
 	return b.app.UpdateBillableItem(b.ctx, p, itemID, u)
 }
 
-func (b *testBundle) invoice(t *testing.T, p account.Principal, itemID, customerID string) store.Invoice {
+func (b *testBundle) invoice(t *testing.T, p account.Principal, itemID, customerID string) invoicing.Invoice {
 	t.Helper()
 	inv, err := b.app.IssueInvoice(b.ctx, p, app.InvoiceRequest{ItemID: itemID, CustomerID: customerID})
 	if err != nil {

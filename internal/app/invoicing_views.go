@@ -6,7 +6,7 @@ import (
 	"github.com/farebox/farebox/internal/clock"
 	"github.com/farebox/farebox/internal/invoice"
 	"github.com/farebox/farebox/internal/invoicing"
-	"github.com/farebox/farebox/internal/store"
+	"github.com/farebox/farebox/internal/money"
 )
 
 type customerJSON struct {
@@ -31,7 +31,7 @@ type billableItemJSON struct {
 	ID                    string            `json:"id"`
 	Description           string            `json:"description"`
 	ProductID             string            `json:"product_id"`
-	AmountInCents         int64             `json:"amount_in_cents"`
+	AmountInCents         money.Cents       `json:"amount_in_cents"`
 	Currency              string            `json:"currency"`
 	VATRateBP             int64             `json:"vat_rate_bp"`
 	OrderedAt             string            `json:"ordered_at"`
@@ -68,9 +68,9 @@ func billableItemView(v BillableItemView) billableItemJSON {
 }
 
 type participantJSON struct {
-	Name          string `json:"name"`
-	AmountInCents int64  `json:"amount_in_cents"`
-	Beneficiary   bool   `json:"beneficiary"`
+	Name          string      `json:"name"`
+	AmountInCents money.Cents `json:"amount_in_cents"`
+	Beneficiary   bool        `json:"beneficiary"`
 }
 
 type invoiceLineJSON struct {
@@ -80,27 +80,27 @@ type invoiceLineJSON struct {
 	Quantity            int64             `json:"quantity"`
 	OrderedAt           string            `json:"ordered_at"`
 	VATRateBP           int64             `json:"vat_rate_bp"`
-	GrossAmountInCents  int64             `json:"gross_amount_in_cents"`
-	NetAmountInCents    int64             `json:"net_amount_in_cents"`
-	VATAmountInCents    int64             `json:"vat_amount_in_cents"`
-	ItemAmountInCents   int64             `json:"item_amount_in_cents"`
+	GrossAmountInCents  money.Cents       `json:"gross_amount_in_cents"`
+	NetAmountInCents    money.Cents       `json:"net_amount_in_cents"`
+	VATAmountInCents    money.Cents       `json:"vat_amount_in_cents"`
+	ItemAmountInCents   money.Cents       `json:"item_amount_in_cents"`
 	PassiveParticipants []participantJSON `json:"passive_participants"`
 	InvoicedBy          *string           `json:"invoiced_by_invoice_number"`
 }
 
 type vatGroupJSON struct {
-	VATRateBP          int64 `json:"vat_rate_bp"`
-	NetAmountInCents   int64 `json:"net_amount_in_cents"`
-	VATAmountInCents   int64 `json:"vat_amount_in_cents"`
-	GrossAmountInCents int64 `json:"gross_amount_in_cents"`
+	VATRateBP          int64       `json:"vat_rate_bp"`
+	NetAmountInCents   money.Cents `json:"net_amount_in_cents"`
+	VATAmountInCents   money.Cents `json:"vat_amount_in_cents"`
+	GrossAmountInCents money.Cents `json:"gross_amount_in_cents"`
 }
 
 type totalsJSON struct {
-	NetAmountInCents     int64          `json:"net_amount_in_cents"`
-	VATAmountInCents     int64          `json:"vat_amount_in_cents"`
-	GrossAmountInCents   int64          `json:"gross_amount_in_cents"`
-	PaidAmountInCents    int64          `json:"paid_amount_in_cents"`
-	PayableAmountInCents int64          `json:"payable_amount_in_cents"`
+	NetAmountInCents     money.Cents    `json:"net_amount_in_cents"`
+	VATAmountInCents     money.Cents    `json:"vat_amount_in_cents"`
+	GrossAmountInCents   money.Cents    `json:"gross_amount_in_cents"`
+	PaidAmountInCents    money.Cents    `json:"paid_amount_in_cents"`
+	PayableAmountInCents money.Cents    `json:"payable_amount_in_cents"`
 	PayableAmountText    string         `json:"payable_amount_text"`
 	VATBreakdown         []vatGroupJSON `json:"vat_breakdown"`
 }
@@ -150,7 +150,7 @@ func optText(s string) *string {
 }
 
 // invoiceView is the JSON of an invoice, cancellation or payment notice.
-func invoiceView(inv store.Invoice, base string) invoiceJSON {
+func invoiceView(inv invoicing.Invoice, base string) invoiceJSON {
 	d := &inv.Document
 	t := d.Totals()
 	prefix := base + "/v9/ticketing/invoices/" + inv.ID + "/" + inv.Identifier
@@ -182,28 +182,28 @@ func invoiceView(inv store.Invoice, base string) invoiceJSON {
 	}
 	for i, l := range d.Lines {
 		lj := invoiceLineJSON{BillableItemID: l.BillableItemID, Position: position[i], Description: l.Name, Quantity: l.Quantity,
-			OrderedAt: clock.Timestamp(l.OrderedAt), VATRateBP: l.RateBP, GrossAmountInCents: int64(l.Gross),
-			NetAmountInCents: int64(t.Lines[i].Net), VATAmountInCents: int64(t.Lines[i].VAT),
-			ItemAmountInCents: int64(l.Gross), PassiveParticipants: []participantJSON{}}
+			OrderedAt: clock.Timestamp(l.OrderedAt), VATRateBP: l.RateBP, GrossAmountInCents: l.Gross,
+			NetAmountInCents: t.Lines[i].Net, VATAmountInCents: t.Lines[i].VAT,
+			ItemAmountInCents: l.Gross, PassiveParticipants: []participantJSON{}}
 		if len(l.Split) > 0 {
-			lj.ItemAmountInCents = int64(l.SplitTotal())
+			lj.ItemAmountInCents = l.SplitTotal()
 		}
 		if l.Invoice != nil {
 			lj.InvoicedBy = &l.Invoice.Number
 		}
 		for j, s := range l.Split {
 			if !s.Invoiced {
-				lj.PassiveParticipants = append(lj.PassiveParticipants, participantJSON{Name: s.Name, AmountInCents: int64(s.Amount), Beneficiary: j == 0})
+				lj.PassiveParticipants = append(lj.PassiveParticipants, participantJSON{Name: s.Name, AmountInCents: s.Amount, Beneficiary: j == 0})
 			}
 		}
 		out.Lines = append(out.Lines, lj)
 	}
-	out.Totals = totalsJSON{NetAmountInCents: int64(t.Net), VATAmountInCents: int64(t.VAT), GrossAmountInCents: int64(t.Gross),
-		PaidAmountInCents: int64(t.Paid), PayableAmountInCents: int64(t.Payable), PayableAmountText: t.Payable.German(),
+	out.Totals = totalsJSON{NetAmountInCents: t.Net, VATAmountInCents: t.VAT, GrossAmountInCents: t.Gross,
+		PaidAmountInCents: t.Paid, PayableAmountInCents: t.Payable, PayableAmountText: t.Payable.German(),
 		VATBreakdown: []vatGroupJSON{}}
 	for _, g := range t.Groups {
 		out.Totals.VATBreakdown = append(out.Totals.VATBreakdown, vatGroupJSON{VATRateBP: g.RateBP,
-			NetAmountInCents: int64(g.Net), VATAmountInCents: int64(g.VAT), GrossAmountInCents: int64(g.Gross)})
+			NetAmountInCents: g.Net, VATAmountInCents: g.VAT, GrossAmountInCents: g.Gross})
 	}
 	rt := d.ResolvedTexts()
 	out.Subject, out.Notes = optText(rt.Subject), optText(rt.Notes)

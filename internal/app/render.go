@@ -4,7 +4,7 @@ import (
 	"github.com/farebox/farebox/internal/invoice"
 	"github.com/farebox/farebox/internal/invoice/pdf"
 	"github.com/farebox/farebox/internal/invoice/xrechnung"
-	"github.com/farebox/farebox/internal/store"
+	"github.com/farebox/farebox/internal/invoicing"
 )
 
 // Content types of the downloads.
@@ -16,7 +16,7 @@ const (
 // RenderFiles produces a document's files in the order docs/invoicing.md
 // prescribes: CII first, so the PDF embeds exactly the bytes served as
 // .cii.xml.
-func RenderFiles(d *invoice.Document, electronic bool) ([]store.File, error) {
+func RenderFiles(d *invoice.Document, electronic bool) ([]invoicing.File, error) {
 	out, err := renderXML(d, electronic)
 	if err != nil {
 		return nil, err
@@ -30,7 +30,7 @@ func RenderFiles(d *invoice.Document, electronic bool) ([]store.File, error) {
 
 // renderXML produces the CII and UBL files of a document whose customer has
 // electronic invoicing (none otherwise).
-func renderXML(d *invoice.Document, electronic bool) ([]store.File, error) {
+func renderXML(d *invoice.Document, electronic bool) ([]invoicing.File, error) {
 	if !electronic {
 		return nil, nil
 	}
@@ -42,7 +42,7 @@ func renderXML(d *invoice.Document, electronic bool) ([]store.File, error) {
 	if err != nil {
 		return nil, err
 	}
-	return []store.File{{Format: FormatCII, ContentType: ContentTypeXML, Body: cii},
+	return []invoicing.File{{Format: FormatCII, ContentType: ContentTypeXML, Body: cii},
 		{Format: FormatUBL, ContentType: ContentTypeXML, Body: ubl}}, nil
 }
 
@@ -51,17 +51,17 @@ func renderXML(d *invoice.Document, electronic bool) ([]store.File, error) {
 // encoding is deterministic, so the attachment equals the .cii.xml served
 // (whoever rendered it). A payment notice is not an invoice: its PDF embeds
 // no Factur-X data (docs/invoicing.md, "Payment notices").
-func RenderPDF(d *invoice.Document, electronic bool) (store.File, error) {
+func RenderPDF(d *invoice.Document, electronic bool) (invoicing.File, error) {
 	var cii []byte
 	if electronic && d.Kind != invoice.KindPaymentNotice {
 		var err error
 		if cii, err = xrechnung.EncodeCII(d); err != nil {
-			return store.File{}, err
+			return invoicing.File{}, err
 		}
 	}
 	p, err := pdf.Render(d, cii)
 	if err != nil {
-		return store.File{}, err
+		return invoicing.File{}, err
 	}
-	return store.File{Format: FormatPDF, ContentType: ContentTypePDF, Body: p}, nil
+	return invoicing.File{Format: FormatPDF, ContentType: ContentTypePDF, Body: p}, nil
 }

@@ -6,7 +6,6 @@ import (
 	"github.com/farebox/farebox/internal/catalog"
 	"github.com/farebox/farebox/internal/invoice"
 	"github.com/farebox/farebox/internal/invoicing"
-	"github.com/farebox/farebox/internal/store"
 	"github.com/farebox/farebox/internal/ticketing"
 )
 
@@ -96,6 +95,6 @@ func BillableItemResponse(v BillableItemView) billableItemJSON { return billable
 
 // InvoiceResponse is an invoice, cancellation or payment notice, with its
 // download links under the invoice base URL.
-func (a *App) InvoiceResponse(inv store.Invoice) invoiceJSON {
+func (a *App) InvoiceResponse(inv invoicing.Invoice) invoiceJSON {
 	return invoiceView(inv, a.InvoiceBaseURL())
 }

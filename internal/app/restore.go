@@ -3,7 +3,6 @@ package app
 import (
 	"context"
 	"crypto/subtle"
-	"database/sql"
 	"fmt"
 	"time"
 
@@ -112,5 +111,5 @@ func (a *App) restoreCoupon(ctx context.Context, q store.Q, old ticketing.Coupon
 	if err := q.SetCouponRestored(ctx, old.ID, nc.ID); err != nil {
 		return nc, err
 	}
-	return nc, q.InvalidateTickets(ctx, old.ID, sql.NullTime{Time: now.UTC(), Valid: true})
+	return nc, q.InvalidateTickets(ctx, old.ID, now)
 }

@@ -16,7 +16,6 @@ import (
 	"github.com/farebox/farebox/internal/departure"
 	"github.com/farebox/farebox/internal/gtfs"
 	"github.com/farebox/farebox/internal/realtime"
-	"github.com/farebox/farebox/internal/store"
 )
 
 // TransitOptions configure NewTransit.
@@ -64,7 +63,7 @@ type transitState struct {
 }
 
 type loadedFeed struct {
-	rec  store.GTFSFeed
+	rec  gtfs.FeedRecord
 	feed *gtfs.Feed
 }
 
@@ -114,12 +113,12 @@ func (t *Transit) Ready(context.Context) error {
 func (t *Transit) Hub() *realtime.Hub { return t.hub }
 
 // Feeds lists the feeds the current index serves.
-func (t *Transit) Feeds() []store.GTFSFeed {
+func (t *Transit) Feeds() []gtfs.FeedRecord {
 	st := t.cur.Load()
 	if st == nil {
 		return nil
 	}
-	out := make([]store.GTFSFeed, 0, len(st.feeds))
+	out := make([]gtfs.FeedRecord, 0, len(st.feeds))
 	for _, f := range st.feeds {
 		out = append(out, f.rec)
 	}
@@ -193,7 +192,7 @@ func (t *Transit) Refresh(ctx context.Context) error {
 }
 
 // decode reads and decodes one stored snapshot.
-func (t *Transit) decode(ctx context.Context, rec store.GTFSFeed) (*gtfs.Feed, int, error) {
+func (t *Transit) decode(ctx context.Context, rec gtfs.FeedRecord) (*gtfs.Feed, int, error) {
 	blob, err := t.app.store.Read().GTFSSnapshot(ctx, rec.ID, rec.Version)
 	if err != nil {
 		return nil, 0, err
@@ -205,7 +204,7 @@ func (t *Transit) decode(ctx context.Context, rec store.GTFSFeed) (*gtfs.Feed, i
 	return f, len(blob), nil
 }
 
-func sameVersions(seen map[string]int64, recs []store.GTFSFeed) bool {
+func sameVersions(seen map[string]int64, recs []gtfs.FeedRecord) bool {
 	if len(seen) != len(recs) {
 		return false
 	}
@@ -259,7 +258,7 @@ func (t *Transit) Close() {
 
 // syncPollers makes the running pollers match the feeds' sources: a
 // configured source wins over the one stored at import. Called with t.mu held.
-func (t *Transit) syncPollers(recs []store.GTFSFeed) {
+func (t *Transit) syncPollers(recs []gtfs.FeedRecord) {
 	want := map[string]pollerRun{}
 	for _, r := range recs {
 		src, interval := r.RealtimeSource, r.RealtimeInterval

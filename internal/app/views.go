@@ -6,6 +6,7 @@ import (
 
 	"github.com/farebox/farebox/internal/catalog"
 	"github.com/farebox/farebox/internal/clock"
+	"github.com/farebox/farebox/internal/money"
 )
 
 // timestamp marshals as RFC 3339 UTC with whole seconds: the SDKs
@@ -36,7 +37,7 @@ type productJSON struct {
 	DurationDefinition         string          `json:"duration_definition"`
 	DurationInMinutes          *int            `json:"duration_in_minutes"`
 	ValidityInMinutes          *int            `json:"validity_in_minutes"`
-	PriceInCents               int64           `json:"price_in_cents"`
+	PriceInCents               money.Cents     `json:"price_in_cents"`
 	Currency                   string          `json:"currency"`
 	SoldFrom                   *timestamp      `json:"sold_from"`
 	SoldUntil                  *timestamp      `json:"sold_until"`

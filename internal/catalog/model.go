@@ -3,6 +3,8 @@ package catalog
 import (
 	"encoding/json"
 	"time"
+
+	"github.com/farebox/farebox/internal/money"
 )
 
 // FormatVersion is the version of the catalog file format.
@@ -39,7 +41,7 @@ type Product struct {
 	DurationDefinition         string          `json:"duration_definition"`
 	DurationInMinutes          *int            `json:"duration_in_minutes"`
 	ValidityInMinutes          *int            `json:"validity_in_minutes"`
-	PriceInCents               int64           `json:"price_in_cents"`
+	PriceInCents               money.Cents     `json:"price_in_cents"`
 	Currency                   string          `json:"currency"`
 	SoldFrom                   *time.Time      `json:"sold_from"`
 	SoldUntil                  *time.Time      `json:"sold_until"`

@@ -8,6 +8,7 @@ import (
 
 	"github.com/farebox/farebox/internal/apitest"
 	"github.com/farebox/farebox/internal/invoicing"
+	"github.com/farebox/farebox/internal/money"
 	"github.com/farebox/farebox/internal/store"
 )
 
@@ -20,13 +21,13 @@ func TestOverflowingSplitNeverInvoiced(t *testing.T) {
 	apitest.ForEachEngine(t, apitest.Options{}, func(t *testing.T, e *apitest.Env) {
 		key := e.LiveKey
 		items := orderSingles(t, e, key, 2)
-		price := int64(item(t, e, key, items[0])["amount_in_cents"].(float64))
+		price := money.Cents(item(t, e, key, items[0])["amount_in_cents"].(float64))
 		a := newCustomer(t, e, key, []string{"A GmbH"}, nil)
 		b := newCustomer(t, e, key, []string{"B GmbH"}, nil)
 		c := newCustomer(t, e, key, []string{"C GmbH"}, nil)
 		// The wrapped int64 sum of the shares equals price.
 		split := []invoicing.Share{{CustomerID: a, AmountInCents: math.MaxInt64}, {CustomerID: b, AmountInCents: math.MaxInt64}, {CustomerID: c, AmountInCents: price + 2}}
-		var wrapped int64
+		var wrapped money.Cents
 		for _, s := range split {
 			wrapped += s.AmountInCents
 		}
@@ -35,7 +36,7 @@ func TestOverflowingSplitNeverInvoiced(t *testing.T) {
 		}
 		ctx := context.Background()
 		if err := e.Store.Write(ctx, func(q store.Q) error {
-			return q.SetAssignment(ctx, items[0], store.Assignment{Split: split}, e.Clock.Now())
+			return q.SetAssignment(ctx, items[0], invoicing.Assignment{Split: split}, e.Clock.Now())
 		}); err != nil {
 			t.Fatal(err)
 		}

@@ -1,8 +1,11 @@
-// Package invoicing holds the pure rules of the invoicing records (issue 6):
-// parsing and validating customers (address_lines, electronic_invoicing),
-// validating splits of billable items, and formatting invoice numbers of the
-// per-environment series. It does no I/O; internal/app applies the rules in
-// transactions and internal/invoice builds the documents.
+// Package invoicing holds the invoicing records and their pure rules
+// (issue 6): customers, billable items with their assignment (customer or
+// split, collection), issued invoices and their rendered files; parsing and
+// validating customers (address_lines, electronic_invoicing), validating
+// splits of billable items, and formatting invoice numbers of the
+// per-environment series. It does no I/O: internal/store maps rows to these
+// records, internal/app applies the rules in transactions and
+// internal/invoice builds the documents.
 //
 // Limits: customers are immutable, so every check that a later invoice
 // document would make on the buyer (internal/invoice Validate) is made here,

@@ -15,8 +15,8 @@ const MaxSplitShares = 20
 // Share is one entry of a billable item's split: the first is the
 // beneficiary of the ordered product.
 type Share struct {
-	CustomerID    string `json:"customer_id"`
-	AmountInCents int64  `json:"amount_in_cents"`
+	CustomerID    string      `json:"customer_id"`
+	AmountInCents money.Cents `json:"amount_in_cents"`
 }
 
 // ValidateSplit checks a split against the item's full amount: 1 to
@@ -25,7 +25,7 @@ type Share struct {
 // overflow-checked: shares whose sum leaves int64 are refused at the share
 // where it overflows, never wrapped around to a matching total. Whether the
 // customers exist is the caller's check.
-func ValidateSplit(split []Share, amount int64) error {
+func ValidateSplit(split []Share, amount money.Cents) error {
 	const op = "invoicing.ValidateSplit"
 	var probs []apperr.FieldError
 	add := func(field, format string, args ...any) {
@@ -53,12 +53,12 @@ func ValidateSplit(split []Share, amount int64) error {
 			continue
 		}
 		var err error
-		if sum, err = money.Add(sum, money.Cents(s.AmountInCents)); err != nil {
+		if sum, err = money.Add(sum, s.AmountInCents); err != nil {
 			overflow = true
 			add(f+"/amount_in_cents", "split[0..%d].amount_in_cents sum beyond the largest amount (%d cents); the shares must sum to the billable item's full amount of %d cents", i, money.Max, amount)
 		}
 	}
-	if len(split) > 0 && !overflow && sum != money.Cents(amount) {
+	if len(split) > 0 && !overflow && sum != amount {
 		add("/split", "the split amounts sum to %d cents but the billable item's full amount is %d cents", sum, amount)
 	}
 	if len(probs) > 0 {

@@ -10,6 +10,7 @@ import (
 	"testing"
 
 	"github.com/farebox/farebox/internal/apperr"
+	"github.com/farebox/farebox/internal/money"
 )
 
 // checkSplitAgainstBig validates split with ValidateSplit and with a
@@ -19,7 +20,7 @@ import (
 // at the share where it first does so.
 func checkSplitAgainstBig(t *testing.T, split []Share, amount int64) {
 	t.Helper()
-	err := ValidateSplit(split, amount)
+	err := ValidateSplit(split, money.Cents(amount))
 	want := len(split) >= 1 && len(split) <= MaxSplitShares
 	seen := map[string]bool{}
 	sum := new(big.Int)
@@ -29,7 +30,7 @@ func checkSplitAgainstBig(t *testing.T, split []Share, amount int64) {
 			want = false
 		}
 		seen[s.CustomerID] = true
-		sum.Add(sum, big.NewInt(s.AmountInCents))
+		sum.Add(sum, big.NewInt(int64(s.AmountInCents)))
 		if overflowAt < 0 && !sum.IsInt64() {
 			overflowAt = i
 		}
@@ -106,12 +107,12 @@ func randomSplit(r *rand.Rand) ([]Share, int64) {
 	n := r.IntN(MaxSplitShares + 3)
 	split := make([]Share, n)
 	for i := range split {
-		split[i] = Share{CustomerID: fmt.Sprintf("c%d", r.IntN(n*4+1)), AmountInCents: randomAmount(r)}
+		split[i] = Share{CustomerID: fmt.Sprintf("c%d", r.IntN(n*4+1)), AmountInCents: money.Cents(randomAmount(r))}
 	}
 	// Often make the amount the wrapped (int64) sum, the case that slipped through.
 	var wrapped int64
 	for _, s := range split {
-		wrapped += s.AmountInCents
+		wrapped += int64(s.AmountInCents)
 	}
 	if r.IntN(2) == 0 {
 		return split, wrapped
@@ -145,7 +146,7 @@ func FuzzValidateSplit(f *testing.F) {
 			if rest[0] != ' ' {
 				id = fmt.Sprintf("c%d", rest[0]%32)
 			}
-			split = append(split, Share{CustomerID: id, AmountInCents: int64(binary.BigEndian.Uint64(rest[1:9]))})
+			split = append(split, Share{CustomerID: id, AmountInCents: money.Cents(int64(binary.BigEndian.Uint64(rest[1:9])))})
 		}
 		checkSplitAgainstBig(t, split, amount)
 	})

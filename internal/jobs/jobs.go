@@ -31,6 +31,21 @@ type Job struct {
 	MaxAttempts int
 }
 
+// Record is a job as stored, with its state and lease (for tests and
+// operations).
+type Record struct {
+	ID          int64
+	Kind        string
+	Payload     string
+	State       string
+	Attempts    int
+	MaxAttempts int
+	RunAt       time.Time
+	LockedBy    *string
+	LockedUntil *time.Time // the lease of a running job
+	LastError   *string
+}
+
 // NewJob is a job to enqueue.
 type NewJob struct {
 	Kind        string

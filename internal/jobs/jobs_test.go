@@ -31,7 +31,7 @@ func enqueue(t *testing.T, s *store.Store, at time.Time, kind string, payloads .
 	}
 }
 
-func rows(t *testing.T, s *store.Store, kind string) []store.JobRow {
+func rows(t *testing.T, s *store.Store, kind string) []jobs.Record {
 	t.Helper()
 	rs, err := s.Read().Jobs(context.Background(), kind)
 	if err != nil {

@@ -1,6 +1,7 @@
 package money
 
 import (
+	"encoding/json"
 	"errors"
 	"math"
 	"math/big"
@@ -159,4 +160,41 @@ func FuzzArithmetic(f *testing.F) {
 	f.Fuzz(func(t *testing.T, a, b, rate int64) {
 		checkArith(t, a, b, rate)
 	})
+}
+
+// TestCentsJSON pins the wire format: every *_in_cents field of the API is
+// a money.Cents, and it must stay a bare JSON integer (no quotes, no
+// decimal point), exact at both ends of the int64 range, in both directions.
+func TestCentsJSON(t *testing.T) {
+	type wire struct {
+		Price Cents   `json:"price_in_cents"`
+		Split []Cents `json:"split"`
+	}
+	in := wire{Price: 4655, Split: []Cents{Max, math.MinInt64, 0, -1}}
+	b, err := json.Marshal(in)
+	if err != nil {
+		t.Fatal(err)
+	}
+	const want = `{"price_in_cents":4655,"split":[9223372036854775807,-9223372036854775808,0,-1]}`
+	if string(b) != want {
+		t.Fatalf("encoded %s, want %s", b, want)
+	}
+	var out wire
+	if err := json.Unmarshal(b, &out); err != nil {
+		t.Fatal(err)
+	}
+	if out.Price != in.Price || len(out.Split) != len(in.Split) {
+		t.Fatalf("decoded %+v, want %+v", out, in)
+	}
+	for i := range in.Split {
+		if out.Split[i] != in.Split[i] {
+			t.Errorf("split[%d] decoded %d, want %d", i, out.Split[i], in.Split[i])
+		}
+	}
+	// Like int64: a string or a fraction is refused, not converted.
+	for _, bad := range []string{`{"price_in_cents":"4655"}`, `{"price_in_cents":46.55}`, `{"price_in_cents":9223372036854775808}`} {
+		if err := json.Unmarshal([]byte(bad), &out); err == nil {
+			t.Errorf("%s decoded without error", bad)
+		}
+	}
 }

@@ -30,20 +30,11 @@ func (q Q) Account(ctx context.Context, id string) (account.Account, error) {
 
 // Accounts lists every account, oldest first.
 func (q Q) Accounts(ctx context.Context) ([]account.Account, error) {
-	rows, err := q.db.QueryContext(ctx, `SELECT id, name, created_at FROM accounts ORDER BY created_at, id`)
-	if err != nil {
-		return nil, mapErr(err)
-	}
-	defer rows.Close()
-	var out []account.Account
-	for rows.Next() {
-		var a account.Account
-		if err := rows.Scan(&a.ID, &a.Name, &a.CreatedAt); err != nil {
-			return nil, mapErr(err)
-		}
-		out = append(out, a)
-	}
-	return out, mapErr(rows.Err())
+	return collect(ctx, q, `SELECT id, name, created_at FROM accounts ORDER BY created_at, id`, nil,
+		func(scan scanner) (a account.Account, err error) {
+			err = scan(&a.ID, &a.Name, &a.CreatedAt)
+			return
+		})
 }
 
 // CreateKey stores a key's hash.
@@ -69,28 +60,21 @@ func (q Q) PrincipalByKeyHash(ctx context.Context, hash string) (account.Princip
 
 // Keys lists the keys of one account (all accounts when accountID is empty).
 func (q Q) Keys(ctx context.Context, accountID string) ([]account.Key, error) {
-	rows, err := q.db.QueryContext(ctx, `SELECT id, account_id, prefix, environment, created_at, revoked_at
-		FROM api_keys WHERE $1 = '' OR account_id = $1 ORDER BY created_at, id`, accountID)
-	if err != nil {
-		return nil, mapErr(err)
-	}
-	defer rows.Close()
-	var out []account.Key
-	for rows.Next() {
-		var k account.Key
-		var env string
-		var revoked sql.NullTime
-		if err := rows.Scan(&k.ID, &k.AccountID, &k.Prefix, &env, &k.CreatedAt, &revoked); err != nil {
-			return nil, mapErr(err)
-		}
-		k.Environment = account.Environment(env)
-		if revoked.Valid {
-			t := revoked.Time
-			k.RevokedAt = &t
-		}
-		out = append(out, k)
-	}
-	return out, mapErr(rows.Err())
+	return collect(ctx, q, `SELECT id, account_id, prefix, environment, created_at, revoked_at
+		FROM api_keys WHERE $1 = '' OR account_id = $1 ORDER BY created_at, id`, []any{accountID},
+		func(scan scanner) (k account.Key, err error) {
+			var env string
+			var revoked sql.NullTime
+			if err = scan(&k.ID, &k.AccountID, &k.Prefix, &env, &k.CreatedAt, &revoked); err != nil {
+				return k, err
+			}
+			k.Environment = account.Environment(env)
+			if revoked.Valid {
+				t := revoked.Time
+				k.RevokedAt = &t
+			}
+			return k, nil
+		})
 }
 
 // RevokeKeysByPrefix revokes the unrevoked keys whose visible prefix starts

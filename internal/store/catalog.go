@@ -40,24 +40,23 @@ func (q Q) LoadCatalog(ctx context.Context) (*catalog.File, int64, error) {
 
 // jsonRows decodes the single JSON text column of every row of query.
 func jsonRows[T any](ctx context.Context, q Q, query string) ([]T, error) {
-	rows, err := q.db.QueryContext(ctx, query)
-	if err != nil {
-		return nil, mapErr(err)
-	}
-	defer rows.Close()
 	out := []T{}
-	for rows.Next() {
+	err := q.eachRow(ctx, query, nil, func(scan scanner) error {
 		var data string
 		var v T
-		if err := rows.Scan(&data); err != nil {
-			return nil, mapErr(err)
+		if err := scan(&data); err != nil {
+			return err
 		}
 		if err := json.Unmarshal([]byte(data), &v); err != nil {
-			return nil, err
+			return err
 		}
 		out = append(out, v)
+		return nil
+	})
+	if err != nil {
+		return nil, err
 	}
-	return out, mapErr(rows.Err())
+	return out, nil
 }
 
 // ProductIDs returns the ids of every stored product.
@@ -67,20 +66,17 @@ func (q Q) ProductIDs(ctx context.Context) (map[string]bool, error) {
 
 // idSet collects the single text column of every row of query as a set.
 func idSet(ctx context.Context, q Q, query string, args ...any) (map[string]bool, error) {
-	rows, err := q.db.QueryContext(ctx, query, args...)
-	if err != nil {
-		return nil, mapErr(err)
-	}
-	defer rows.Close()
 	out := map[string]bool{}
-	for rows.Next() {
+	err := q.eachRow(ctx, query, args, func(scan scanner) error {
 		var id string
-		if err := rows.Scan(&id); err != nil {
-			return nil, mapErr(err)
-		}
+		err := scan(&id)
 		out[id] = true
+		return err
+	})
+	if err != nil {
+		return nil, err
 	}
-	return out, mapErr(rows.Err())
+	return out, nil
 }
 
 // UpsertCatalog writes every area and product of f (inserting new ones,

@@ -10,7 +10,6 @@ import (
 	"github.com/farebox/farebox/internal/account"
 	"github.com/farebox/farebox/internal/apperr"
 	"github.com/farebox/farebox/internal/invoicing"
-	"github.com/farebox/farebox/internal/ticketing"
 )
 
 // InsertCustomer writes a customer (customers are never updated).
@@ -82,72 +81,51 @@ func (q Q) CollectionExists(ctx context.Context, accountID string, env account.E
 	return nil
 }
 
-// Assignment is the invoicing state of a billable item: its customer or
-// split, and its collection.
-type Assignment struct {
-	CustomerID   *string
-	Split        []invoicing.Share // nil when not split
-	CollectionID *string
-}
-
-// BillableItem is a billable item with its assignment.
-type BillableItem struct {
-	ticketing.BillableItem
-	Assignment
-}
-
 const itemCols = `b.id, b.account_id, b.environment, b.product_id, b.description, b.amount_cents, b.currency, b.vat_rate_bp,
 	b.coupon_id, b.subscription_id, b.cycle_id, b.ordered_at, a.customer_id, a.split, a.collection_id`
 
 // BillableItem returns an item of one tenant with its assignment.
-func (q Q) BillableItem(ctx context.Context, accountID string, env account.Environment, id string) (BillableItem, error) {
+func (q Q) BillableItem(ctx context.Context, accountID string, env account.Environment, id string) (invoicing.BillableItem, error) {
 	items, err := q.itemsWhere(ctx, `b.id = $1 AND b.account_id = $2 AND b.environment = $3`, id, accountID, string(env))
 	if err != nil {
-		return BillableItem{}, err
+		return invoicing.BillableItem{}, err
 	}
 	if len(items) == 0 {
-		return BillableItem{}, apperr.E("store.BillableItem", apperr.NotFound, "billable_item_not_found", "billable item not found")
+		return invoicing.BillableItem{}, apperr.E("store.BillableItem", apperr.NotFound, "billable_item_not_found", "billable item not found")
 	}
 	return items[0], nil
 }
 
 // CollectionItems returns the items of a collection, oldest first.
-func (q Q) CollectionItems(ctx context.Context, collectionID string) ([]BillableItem, error) {
+func (q Q) CollectionItems(ctx context.Context, collectionID string) ([]invoicing.BillableItem, error) {
 	return q.itemsWhere(ctx, `a.collection_id = $1 ORDER BY b.ordered_at, b.id`, collectionID)
 }
 
-func (q Q) itemsWhere(ctx context.Context, where string, args ...any) ([]BillableItem, error) {
-	rows, err := q.db.QueryContext(ctx, `SELECT `+itemCols+` FROM billable_items b
-		LEFT JOIN billable_item_assignments a ON a.billable_item_id = b.id WHERE `+where, args...)
-	if err != nil {
-		return nil, mapErr(err)
-	}
-	defer rows.Close()
-	var out []BillableItem
-	for rows.Next() {
-		var b BillableItem
-		var env string
-		var coupon, sub, cycle, cust, split, coll sql.NullString
-		if err := rows.Scan(&b.ID, &b.AccountID, &env, &b.ProductID, &b.Description, &b.AmountCents, &b.Currency, &b.VATRateBP,
-			&coupon, &sub, &cycle, &b.OrderedAt, &cust, &split, &coll); err != nil {
-			return nil, mapErr(err)
-		}
-		b.Environment = account.Environment(env)
-		b.OrderedAt = b.OrderedAt.UTC()
-		b.CouponID, b.SubscriptionID, b.CycleID = nullStr(coupon), nullStr(sub), nullStr(cycle)
-		b.CustomerID, b.CollectionID = nullStr(cust), nullStr(coll)
-		if split.Valid {
-			if err := json.Unmarshal([]byte(split.String), &b.Split); err != nil {
-				return nil, apperr.Wrap("store.BillableItem", err)
+func (q Q) itemsWhere(ctx context.Context, where string, args ...any) ([]invoicing.BillableItem, error) {
+	return collect(ctx, q, `SELECT `+itemCols+` FROM billable_items b
+		LEFT JOIN billable_item_assignments a ON a.billable_item_id = b.id WHERE `+where, args,
+		func(scan scanner) (b invoicing.BillableItem, err error) {
+			var env string
+			var coupon, sub, cycle, cust, split, coll sql.NullString
+			if err = scan(&b.ID, &b.AccountID, &env, &b.ProductID, &b.Description, &b.AmountCents, &b.Currency, &b.VATRateBP,
+				&coupon, &sub, &cycle, &b.OrderedAt, &cust, &split, &coll); err != nil {
+				return b, err
 			}
-		}
-		out = append(out, b)
-	}
-	return out, mapErr(rows.Err())
+			b.Environment = account.Environment(env)
+			b.OrderedAt = b.OrderedAt.UTC()
+			b.CouponID, b.SubscriptionID, b.CycleID = nullStr(coupon), nullStr(sub), nullStr(cycle)
+			b.CustomerID, b.CollectionID = nullStr(cust), nullStr(coll)
+			if split.Valid {
+				if err := json.Unmarshal([]byte(split.String), &b.Split); err != nil {
+					return b, apperr.Wrap("store.BillableItem", err)
+				}
+			}
+			return b, nil
+		})
 }
 
 // SetAssignment writes an item's assignment (insert or replace).
-func (q Q) SetAssignment(ctx context.Context, itemID string, a Assignment, at time.Time) error {
+func (q Q) SetAssignment(ctx context.Context, itemID string, a invoicing.Assignment, at time.Time) error {
 	var split any
 	if a.Split != nil {
 		b, err := json.Marshal(a.Split)
@@ -166,20 +144,18 @@ func (q Q) SetAssignment(ctx context.Context, itemID string, a Assignment, at ti
 // ItemClaims returns the customer keys an item is currently invoiced for
 // ("" = invoiced without customer).
 func (q Q) ItemClaims(ctx context.Context, itemID string) (map[string]string, error) {
-	rows, err := q.db.QueryContext(ctx, `SELECT customer_key, invoice_id FROM invoice_claims WHERE billable_item_id = $1`, itemID)
-	if err != nil {
-		return nil, mapErr(err)
-	}
-	defer rows.Close()
 	out := map[string]string{}
-	for rows.Next() {
-		var k, inv string
-		if err := rows.Scan(&k, &inv); err != nil {
-			return nil, mapErr(err)
-		}
-		out[k] = inv
+	err := q.eachRow(ctx, `SELECT customer_key, invoice_id FROM invoice_claims WHERE billable_item_id = $1`, []any{itemID},
+		func(scan scanner) error {
+			var k, inv string
+			err := scan(&k, &inv)
+			out[k] = inv
+			return err
+		})
+	if err != nil {
+		return nil, err
 	}
-	return out, mapErr(rows.Err())
+	return out, nil
 }
 
 // LockItem takes the item's row lock on PostgreSQL (a no-op update) so that

@@ -21,4 +21,9 @@
 // microseconds (PostgreSQL precision), never by SQL defaults; the one row
 // the store stamps itself uses Options.Clock. Unique violations surface as
 // apperr.Conflict from both drivers.
+//
+// The store maps rows to the records of the package that owns each concept
+// (account, ticketing, invoicing, gtfs, idempotency, jobs, usage, catalog)
+// and defines no record type of its own; no database/sql type leaves it
+// (TestAPIHandsOutDomainTypes).
 package store

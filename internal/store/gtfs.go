@@ -10,36 +10,16 @@ import (
 	"time"
 
 	"github.com/farebox/farebox/internal/apperr"
+	"github.com/farebox/farebox/internal/gtfs"
 )
 
 // GTFSChunkBytes is the largest chunk a feed snapshot is stored in.
 const GTFSChunkBytes = 4 << 20
 
-// GTFSFeed is the stored description of one imported GTFS feed (its
-// snapshot blob is read separately with GTFSSnapshot).
-type GTFSFeed struct {
-	ID            string
-	Version       int64 // unique over all imports; changes on every import
-	UpdatedAt     time.Time
-	SourceName    string // the zip's file name
-	FeedVersion   string // feed_info.feed_version
-	SnapshotBytes int64
-	SnapshotSHA   string // hex SHA-256 of the snapshot
-	Chunks        int
-	Stops         int
-	Trips         int
-	StopTimes     int64
-	Problems      int
-	// RealtimeSource is a GTFS-RT TripUpdates URL or file path ("" = none),
-	// polled every RealtimeInterval.
-	RealtimeSource   string
-	RealtimeInterval time.Duration
-}
-
 // ReplaceGTFSFeed stores f with its snapshot, replacing a feed with the same
 // id, and returns the new version. Run it inside Write: queries of other
 // instances see the old feed or the new one, never a mix.
-func (q Q) ReplaceGTFSFeed(ctx context.Context, f GTFSFeed, snapshot []byte) (GTFSFeed, error) {
+func (q Q) ReplaceGTFSFeed(ctx context.Context, f gtfs.FeedRecord, snapshot []byte) (gtfs.FeedRecord, error) {
 	var v int64
 	err := q.db.QueryRowContext(ctx, `INSERT INTO gtfs_state (id, version) VALUES (1, 1)
 		ON CONFLICT (id) DO UPDATE SET version = gtfs_state.version + 1 RETURNING version`).Scan(&v)
@@ -78,27 +58,24 @@ func (q Q) ReplaceGTFSFeed(ctx context.Context, f GTFSFeed, snapshot []byte) (GT
 
 // GTFSFeeds lists the stored feeds by id. Every instance polls it to notice
 // imports and removals.
-func (q Q) GTFSFeeds(ctx context.Context) ([]GTFSFeed, error) {
-	rows, err := q.db.QueryContext(ctx, `SELECT id, version, updated_at, source_name, feed_version, snapshot_bytes,
+func (q Q) GTFSFeeds(ctx context.Context) ([]gtfs.FeedRecord, error) {
+	out, err := collect(ctx, q, `SELECT id, version, updated_at, source_name, feed_version, snapshot_bytes,
 		snapshot_sha256, chunks, stops, trips, stop_times, problems, realtime_source, realtime_interval_ms
-		FROM gtfs_feeds ORDER BY id`)
-	if err != nil {
-		return nil, mapErr(err)
+		FROM gtfs_feeds ORDER BY id`, nil,
+		func(scan scanner) (f gtfs.FeedRecord, err error) {
+			var ms int64
+			if err = scan(&f.ID, &f.Version, &f.UpdatedAt, &f.SourceName, &f.FeedVersion, &f.SnapshotBytes,
+				&f.SnapshotSHA, &f.Chunks, &f.Stops, &f.Trips, &f.StopTimes, &f.Problems, &f.RealtimeSource, &ms); err != nil {
+				return f, err
+			}
+			f.UpdatedAt = f.UpdatedAt.UTC()
+			f.RealtimeInterval = time.Duration(ms) * time.Millisecond
+			return f, nil
+		})
+	if err == nil && out == nil {
+		out = []gtfs.FeedRecord{} // no feeds is an empty list, not null
 	}
-	defer rows.Close()
-	out := []GTFSFeed{}
-	for rows.Next() {
-		var f GTFSFeed
-		var ms int64
-		if err := rows.Scan(&f.ID, &f.Version, &f.UpdatedAt, &f.SourceName, &f.FeedVersion, &f.SnapshotBytes,
-			&f.SnapshotSHA, &f.Chunks, &f.Stops, &f.Trips, &f.StopTimes, &f.Problems, &f.RealtimeSource, &ms); err != nil {
-			return nil, mapErr(err)
-		}
-		f.UpdatedAt = f.UpdatedAt.UTC()
-		f.RealtimeInterval = time.Duration(ms) * time.Millisecond
-		out = append(out, f)
-	}
-	return out, mapErr(rows.Err())
+	return out, err
 }
 
 // GTFSSnapshot reads the snapshot of feed id at version and checks its size

@@ -9,6 +9,7 @@ import (
 	"time"
 
 	"github.com/farebox/farebox/internal/apperr"
+	"github.com/farebox/farebox/internal/gtfs"
 	"github.com/farebox/farebox/internal/store"
 	"github.com/farebox/farebox/internal/store/storetest"
 )
@@ -30,10 +31,10 @@ func TestGTFSSnapshotsChunked(t *testing.T) {
 		ctx := context.Background()
 		at := time.Date(2026, 6, 1, 12, 0, 0, 0, time.UTC)
 		old := blob(2*store.GTFSChunkBytes+123, 1)
-		put := func(id string, b []byte, rt string) store.GTFSFeed {
-			var rec store.GTFSFeed
+		put := func(id string, b []byte, rt string) gtfs.FeedRecord {
+			var rec gtfs.FeedRecord
 			err := s.Write(ctx, func(q store.Q) (err error) {
-				rec, err = q.ReplaceGTFSFeed(ctx, store.GTFSFeed{ID: id, UpdatedAt: at, SourceName: id + ".zip", FeedVersion: "v",
+				rec, err = q.ReplaceGTFSFeed(ctx, gtfs.FeedRecord{ID: id, UpdatedAt: at, SourceName: id + ".zip", FeedVersion: "v",
 					Stops: 3, Trips: 2, StopTimes: 1 << 33, Problems: 4, RealtimeSource: rt, RealtimeInterval: 15 * time.Second}, b)
 				return err
 			})

@@ -5,20 +5,9 @@ import (
 	"database/sql"
 	"errors"
 	"time"
-)
 
-// IdemRecord is a stored Idempotency-Key and, once complete, its response.
-type IdemRecord struct {
-	RequestHash string
-	Status      int // 0 while the first request is still running
-	ContentType string
-	Body        []byte
-	LockedUntil time.Time
-	// Committed says the request's own transaction committed although no
-	// response was stored (its instance died in between): it must not run
-	// again.
-	Committed bool
-}
+	"github.com/farebox/farebox/internal/idempotency"
+)
 
 type claimKey struct{}
 
@@ -47,7 +36,7 @@ func (q Q) markClaim(ctx context.Context) error {
 // new, or its earlier owner died (its lease expired without a response)
 // before committing anything.
 // Otherwise it returns the stored record.
-func (q Q) ClaimIdempotencyKey(ctx context.Context, scope, key, hash string, at time.Time, lease time.Duration) (claimed bool, rec IdemRecord, err error) {
+func (q Q) ClaimIdempotencyKey(ctx context.Context, scope, key, hash string, at time.Time, lease time.Duration) (claimed bool, rec idempotency.Record, err error) {
 	at = now(at)
 	res, err := q.db.ExecContext(ctx, `INSERT INTO idempotency_keys (scope, key, request_hash, locked_until, created_at)
 		VALUES ($1, $2, $3, $4, $5) ON CONFLICT (scope, key) DO NOTHING`, scope, key, hash, at.Add(lease), at)

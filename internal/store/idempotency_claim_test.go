@@ -6,6 +6,7 @@ import (
 	"time"
 
 	"github.com/farebox/farebox/internal/account"
+	"github.com/farebox/farebox/internal/idempotency"
 	"github.com/farebox/farebox/internal/store"
 	"github.com/farebox/farebox/internal/store/storetest"
 )
@@ -18,9 +19,9 @@ func TestIdempotencyClaimCommitted(t *testing.T) {
 	storetest.ForEachEngine(t, func(t *testing.T, s *store.Store) {
 		ctx := context.Background()
 		at := time.Date(2026, 6, 15, 10, 0, 0, 0, time.UTC)
-		claim := func(key string, when time.Time) (bool, store.IdemRecord) {
+		claim := func(key string, when time.Time) (bool, idempotency.Record) {
 			var ok bool
-			var rec store.IdemRecord
+			var rec idempotency.Record
 			if err := s.Write(ctx, func(q store.Q) (err error) {
 				ok, rec, err = q.ClaimIdempotencyKey(ctx, "account:a", key, "h", when, time.Second)
 				return err

@@ -10,26 +10,8 @@ import (
 	"github.com/farebox/farebox/internal/account"
 	"github.com/farebox/farebox/internal/apperr"
 	"github.com/farebox/farebox/internal/invoice"
+	"github.com/farebox/farebox/internal/invoicing"
 )
-
-// Invoice is an issued document (invoice, cancellation or payment notice)
-// with the snapshot of the document model its files are generated from.
-type Invoice struct {
-	ID           string
-	AccountID    string
-	Environment  account.Environment
-	Kind         invoice.Kind
-	Number       string
-	Identifier   string // the download secret
-	CustomerID   *string
-	CollectionID *string
-	RefersTo     *string // the cancelled invoice, or the invoice a payment notice asks to pay
-	CancelledBy  *string
-	Electronic   bool // UBL and CII are generated
-	GrossCents   int64
-	Document     invoice.Document
-	CreatedAt    time.Time
-}
 
 // NextNumber advances the counter of a number series inside the caller's
 // transaction and returns the new value. On PostgreSQL the upsert takes the
@@ -44,7 +26,7 @@ func (q Q) NextNumber(ctx context.Context, series string) (int64, error) {
 }
 
 // InsertInvoice writes an invoice row.
-func (q Q) InsertInvoice(ctx context.Context, inv Invoice) error {
+func (q Q) InsertInvoice(ctx context.Context, inv invoicing.Invoice) error {
 	doc, err := json.Marshal(inv.Document)
 	if err != nil {
 		return apperr.Wrap("store.InsertInvoice", err)
@@ -53,7 +35,7 @@ func (q Q) InsertInvoice(ctx context.Context, inv Invoice) error {
 		collection_id, refers_to, cancelled_by, electronic, gross_cents, document, created_at)
 		VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12, $13, $14)`,
 		inv.ID, inv.AccountID, string(inv.Environment), inv.Kind.String(), inv.Number, inv.Identifier, inv.CustomerID,
-		inv.CollectionID, inv.RefersTo, inv.CancelledBy, inv.Electronic, inv.GrossCents, string(doc), now(inv.CreatedAt))
+		inv.CollectionID, inv.RefersTo, inv.CancelledBy, inv.Electronic, int64(inv.GrossCents), string(doc), now(inv.CreatedAt))
 	return mapErr(err)
 }
 
@@ -61,18 +43,18 @@ const invoiceCols = `id, account_id, environment, kind, number, identifier, cust
 	cancelled_by, electronic, gross_cents, document, created_at`
 
 // Invoice returns a document of one tenant; another tenant's is NotFound.
-func (q Q) Invoice(ctx context.Context, accountID string, env account.Environment, id string) (Invoice, error) {
+func (q Q) Invoice(ctx context.Context, accountID string, env account.Environment, id string) (invoicing.Invoice, error) {
 	return q.invoiceWhere(ctx, `id = $1 AND account_id = $2 AND environment = $3`, id, accountID, string(env))
 }
 
 // InvoiceByID returns a document by id alone (downloads check the
 // identifier; jobs have only the id).
-func (q Q) InvoiceByID(ctx context.Context, id string) (Invoice, error) {
+func (q Q) InvoiceByID(ctx context.Context, id string) (invoicing.Invoice, error) {
 	return q.invoiceWhere(ctx, `id = $1`, id)
 }
 
-func (q Q) invoiceWhere(ctx context.Context, where string, args ...any) (Invoice, error) {
-	var inv Invoice
+func (q Q) invoiceWhere(ctx context.Context, where string, args ...any) (invoicing.Invoice, error) {
+	var inv invoicing.Invoice
 	var env, kind, doc string
 	var cust, coll, ref, canc sql.NullString
 	err := q.db.QueryRowContext(ctx, `SELECT `+invoiceCols+` FROM invoices WHERE `+where, args...).Scan(
@@ -128,13 +110,6 @@ func (q Q) MarkCancelled(ctx context.Context, id, by string) error {
 	return nil
 }
 
-// File is one generated document file.
-type File struct {
-	Format      string // pdf, ubl, cii
-	ContentType string
-	Body        []byte
-}
-
 // PutFile stores a generated file unless one is already stored for
 // (invoice, format), and returns the stored file. The first writer wins:
 // a PDF (whose XMP ids differ per rendering) rendered concurrently by a
@@ -142,17 +117,17 @@ type File struct {
 // caller serves the same bytes. On PostgreSQL the losing INSERT waits for
 // the winner's commit and the SELECT (a new READ COMMITTED snapshot) sees
 // its row.
-func (q Q) PutFile(ctx context.Context, invoiceID string, f File, at time.Time) (File, error) {
+func (q Q) PutFile(ctx context.Context, invoiceID string, f invoicing.File, at time.Time) (invoicing.File, error) {
 	if _, err := q.db.ExecContext(ctx, `INSERT INTO invoice_files (invoice_id, format, content_type, body, created_at)
 		VALUES ($1, $2, $3, $4, $5) ON CONFLICT (invoice_id, format) DO NOTHING`, invoiceID, f.Format, f.ContentType, f.Body, now(at)); err != nil {
-		return File{}, mapErr(err)
+		return invoicing.File{}, mapErr(err)
 	}
 	return q.GetFile(ctx, invoiceID, f.Format)
 }
 
 // GetFile returns a generated file or apperr.NotFound when not (yet) there.
-func (q Q) GetFile(ctx context.Context, invoiceID, format string) (File, error) {
-	f := File{Format: format}
+func (q Q) GetFile(ctx context.Context, invoiceID, format string) (invoicing.File, error) {
+	f := invoicing.File{Format: format}
 	err := q.db.QueryRowContext(ctx, `SELECT content_type, body FROM invoice_files WHERE invoice_id = $1 AND format = $2`,
 		invoiceID, format).Scan(&f.ContentType, &f.Body)
 	if errors.Is(err, sql.ErrNoRows) {
@@ -163,18 +138,9 @@ func (q Q) GetFile(ctx context.Context, invoiceID, format string) (File, error) 
 
 // InvoiceNumbers lists the numbers of a series prefix in order (tests).
 func (q Q) InvoiceNumbers(ctx context.Context, env account.Environment) ([]string, error) {
-	rows, err := q.db.QueryContext(ctx, `SELECT number FROM invoices WHERE environment = $1 ORDER BY number`, string(env))
-	if err != nil {
-		return nil, mapErr(err)
-	}
-	defer rows.Close()
-	var out []string
-	for rows.Next() {
-		var s string
-		if err := rows.Scan(&s); err != nil {
-			return nil, mapErr(err)
-		}
-		out = append(out, s)
-	}
-	return out, mapErr(rows.Err())
+	return collect(ctx, q, `SELECT number FROM invoices WHERE environment = $1 ORDER BY number`, []any{string(env)},
+		func(scan scanner) (s string, err error) {
+			err = scan(&s)
+			return
+		})
 }

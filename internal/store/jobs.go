@@ -24,43 +24,22 @@ func (q Q) EnqueueJob(ctx context.Context, j jobs.NewJob, at time.Time) error {
 	return mapErr(err)
 }
 
-// JobRow is a job as stored (for tests and operations).
-type JobRow struct {
-	ID          int64
-	Kind        string
-	Payload     string
-	State       string
-	Attempts    int
-	MaxAttempts int
-	RunAt       time.Time
-	LockedBy    *string
-	LockedUntil *time.Time // the lease of a running job
-	LastError   *string
-}
-
 // Jobs lists all jobs of a kind by id.
-func (q Q) Jobs(ctx context.Context, kind string) ([]JobRow, error) {
-	rows, err := q.db.QueryContext(ctx, `SELECT id, kind, payload, state, attempts, max_attempts, run_at, locked_by, locked_until, last_error
-		FROM jobs WHERE kind = $1 ORDER BY id`, kind)
-	if err != nil {
-		return nil, mapErr(err)
-	}
-	defer rows.Close()
-	var out []JobRow
-	for rows.Next() {
-		var j JobRow
-		var lb, le sql.NullString
-		var lu sql.NullTime
-		if err := rows.Scan(&j.ID, &j.Kind, &j.Payload, &j.State, &j.Attempts, &j.MaxAttempts, &j.RunAt, &lb, &lu, &le); err != nil {
-			return nil, mapErr(err)
-		}
-		j.LockedBy, j.LastError = nullStr(lb), nullStr(le)
-		if lu.Valid {
-			j.LockedUntil = &lu.Time
-		}
-		out = append(out, j)
-	}
-	return out, mapErr(rows.Err())
+func (q Q) Jobs(ctx context.Context, kind string) ([]jobs.Record, error) {
+	return collect(ctx, q, `SELECT id, kind, payload, state, attempts, max_attempts, run_at, locked_by, locked_until, last_error
+		FROM jobs WHERE kind = $1 ORDER BY id`, []any{kind},
+		func(scan scanner) (j jobs.Record, err error) {
+			var lb, le sql.NullString
+			var lu sql.NullTime
+			if err = scan(&j.ID, &j.Kind, &j.Payload, &j.State, &j.Attempts, &j.MaxAttempts, &j.RunAt, &lb, &lu, &le); err != nil {
+				return j, err
+			}
+			j.LockedBy, j.LastError = nullStr(lb), nullStr(le)
+			if lu.Valid {
+				j.LockedUntil = &lu.Time
+			}
+			return j, nil
+		})
 }
 
 // JobQueue is the store's implementation of jobs.Queue.
@@ -163,21 +142,18 @@ func (jq JobQueue) Extend(ctx context.Context, id int64, worker string, until ti
 
 // JobStates counts jobs per state (metrics: queue depth, dead jobs).
 func (q Q) JobStates(ctx context.Context) (map[string]int, error) {
-	rows, err := q.db.QueryContext(ctx, `SELECT state, COUNT(*) FROM jobs GROUP BY state`)
-	if err != nil {
-		return nil, mapErr(err)
-	}
-	defer rows.Close()
 	out := map[string]int{}
-	for rows.Next() {
+	err := q.eachRow(ctx, `SELECT state, COUNT(*) FROM jobs GROUP BY state`, nil, func(scan scanner) error {
 		var s string
 		var n int
-		if err := rows.Scan(&s, &n); err != nil {
-			return nil, mapErr(err)
-		}
+		err := scan(&s, &n)
 		out[s] = n
+		return err
+	})
+	if err != nil {
+		return nil, err
 	}
-	return out, mapErr(rows.Err())
+	return out, nil
 }
 
 // JobState returns the state of the newest job of kind with payload, or

@@ -65,27 +65,20 @@ func (q Q) Coupon(ctx context.Context, id string) (ticketing.Coupon, error) {
 }
 
 func (q Q) couponsWhere(ctx context.Context, where string, args ...any) ([]ticketing.Coupon, error) {
-	rows, err := q.db.QueryContext(ctx, `SELECT `+couponCols+` FROM coupons WHERE `+where, args...)
-	if err != nil {
-		return nil, mapErr(err)
-	}
-	defer rows.Close()
-	var out []ticketing.Coupon
-	for rows.Next() {
-		var c ticketing.Coupon
-		var env string
-		var sub, bill, orig, rest, ts sql.NullString
-		if err := rows.Scan(&c.ID, &c.OrderID, &c.Position, &c.AccountID, &env, &c.ProductID, &sub, &bill, &orig, &rest, &ts, &c.Activated, &c.CreatedAt); err != nil {
-			return nil, mapErr(err)
-		}
-		c.Environment = account.Environment(env)
-		c.SubscriptionID, c.BillableItemID, c.OriginalCouponID, c.RestoredCouponID = nullStr(sub), nullStr(bill), nullStr(orig), nullStr(rest)
-		if ts.Valid {
-			c.TariffSettings = json.RawMessage(ts.String)
-		}
-		out = append(out, c)
-	}
-	return out, mapErr(rows.Err())
+	return collect(ctx, q, `SELECT `+couponCols+` FROM coupons WHERE `+where, args,
+		func(scan scanner) (c ticketing.Coupon, err error) {
+			var env string
+			var sub, bill, orig, rest, ts sql.NullString
+			if err = scan(&c.ID, &c.OrderID, &c.Position, &c.AccountID, &env, &c.ProductID, &sub, &bill, &orig, &rest, &ts, &c.Activated, &c.CreatedAt); err != nil {
+				return c, err
+			}
+			c.Environment = account.Environment(env)
+			c.SubscriptionID, c.BillableItemID, c.OriginalCouponID, c.RestoredCouponID = nullStr(sub), nullStr(bill), nullStr(orig), nullStr(rest)
+			if ts.Valid {
+				c.TariffSettings = json.RawMessage(ts.String)
+			}
+			return c, nil
+		})
 }
 
 // SetCouponTariffSettings stores validated tariff settings on a coupon.
@@ -110,7 +103,7 @@ func (q Q) SetCouponRestored(ctx context.Context, id, restoredID string) error {
 func (q Q) InsertBillableItem(ctx context.Context, b ticketing.BillableItem) error {
 	_, err := q.db.ExecContext(ctx, `INSERT INTO billable_items (id, account_id, environment, product_id, description, amount_cents,
 		currency, vat_rate_bp, coupon_id, subscription_id, cycle_id, ordered_at) VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12)`,
-		b.ID, b.AccountID, string(b.Environment), b.ProductID, b.Description, b.AmountCents, b.Currency, b.VATRateBP,
+		b.ID, b.AccountID, string(b.Environment), b.ProductID, b.Description, int64(b.AmountCents), b.Currency, b.VATRateBP,
 		b.CouponID, b.SubscriptionID, b.CycleID, now(b.OrderedAt))
 	return mapErr(err)
 }

@@ -21,22 +21,21 @@ func (q Q) InsertServiceSecret(ctx context.Context, name string, data []byte, at
 
 // ServiceSecrets returns the secrets whose name starts with prefix.
 func (q Q) ServiceSecrets(ctx context.Context, prefix string) (map[string][]byte, error) {
-	rows, err := q.db.QueryContext(ctx, `SELECT name, data FROM service_secrets ORDER BY name`)
-	if err != nil {
-		return nil, mapErr(err)
-	}
-	defer rows.Close()
 	out := map[string][]byte{}
-	for rows.Next() {
+	err := q.eachRow(ctx, `SELECT name, data FROM service_secrets ORDER BY name`, nil, func(scan scanner) error {
 		var name, data string
-		if err := rows.Scan(&name, &data); err != nil {
-			return nil, mapErr(err)
+		if err := scan(&name, &data); err != nil {
+			return err
 		}
 		if strings.HasPrefix(name, prefix) {
 			out[name] = []byte(data)
 		}
+		return nil
+	})
+	if err != nil {
+		return nil, err
 	}
-	return out, mapErr(rows.Err())
+	return out, nil
 }
 
 // EnsureSecret returns the secret called name, storing value first when

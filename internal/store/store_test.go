@@ -11,6 +11,7 @@ import (
 
 	"github.com/farebox/farebox/internal/account"
 	"github.com/farebox/farebox/internal/apperr"
+	"github.com/farebox/farebox/internal/idempotency"
 	"github.com/farebox/farebox/internal/store"
 	"github.com/farebox/farebox/internal/store/storetest"
 	"github.com/farebox/farebox/internal/usage"
@@ -71,9 +72,9 @@ func TestAccountsAndKeys(t *testing.T) {
 func TestIdempotencyClaims(t *testing.T) {
 	storetest.ForEachEngine(t, func(t *testing.T, s *store.Store) {
 		ctx := context.Background()
-		claim := func(at time.Time, hash string) (bool, store.IdemRecord) {
+		claim := func(at time.Time, hash string) (bool, idempotency.Record) {
 			var ok bool
-			var rec store.IdemRecord
+			var rec idempotency.Record
 			if err := s.Write(ctx, func(q store.Q) (err error) {
 				ok, rec, err = q.ClaimIdempotencyKey(ctx, "acct", "k", hash, at, time.Minute)
 				return

@@ -82,27 +82,20 @@ func (q Q) UpdateCycle(ctx context.Context, c ticketing.Cycle) error {
 
 // Cycles returns a subscription's cycles in chronological order.
 func (q Q) Cycles(ctx context.Context, subscriptionID string) ([]ticketing.Cycle, error) {
-	rows, err := q.db.QueryContext(ctx, `SELECT `+cycleCols+` FROM subscription_cycles WHERE subscription_id = $1
-		ORDER BY CASE WHEN valid_from IS NULL THEN 1 ELSE 0 END, valid_from, created_at, id`, subscriptionID)
-	if err != nil {
-		return nil, mapErr(err)
-	}
-	defer rows.Close()
-	var out []ticketing.Cycle
-	for rows.Next() {
-		var c ticketing.Cycle
-		var bill, ticket sql.NullString
-		var from, until sql.NullTime
-		if err := rows.Scan(&c.ID, &c.SubscriptionID, &c.ProductID, &from, &until, &c.Ordered, &c.CouponActivated, &bill, &ticket, &c.CreatedAt); err != nil {
-			return nil, mapErr(err)
-		}
-		if from.Valid {
-			c.ValidFrom, c.ValidUntil = from.Time.UTC(), until.Time.UTC()
-		}
-		c.BillableItemID, c.TicketID = nullStr(bill), nullStr(ticket)
-		out = append(out, c)
-	}
-	return out, mapErr(rows.Err())
+	return collect(ctx, q, `SELECT `+cycleCols+` FROM subscription_cycles WHERE subscription_id = $1
+		ORDER BY CASE WHEN valid_from IS NULL THEN 1 ELSE 0 END, valid_from, created_at, id`, []any{subscriptionID},
+		func(scan scanner) (c ticketing.Cycle, err error) {
+			var bill, ticket sql.NullString
+			var from, until sql.NullTime
+			if err = scan(&c.ID, &c.SubscriptionID, &c.ProductID, &from, &until, &c.Ordered, &c.CouponActivated, &bill, &ticket, &c.CreatedAt); err != nil {
+				return c, err
+			}
+			if from.Valid {
+				c.ValidFrom, c.ValidUntil = from.Time.UTC(), until.Time.UTC()
+			}
+			c.BillableItemID, c.TicketID = nullStr(bill), nullStr(ticket)
+			return c, nil
+		})
 }
 
 // DeleteUnorderedCycle removes a cycle that can never be ordered (it starts

@@ -4,6 +4,7 @@ import (
 	"context"
 	"database/sql"
 	"encoding/json"
+	"time"
 
 	"github.com/farebox/farebox/internal/account"
 	"github.com/farebox/farebox/internal/apperr"
@@ -59,36 +60,30 @@ func (q Q) TicketByUsedReactivationKey(ctx context.Context, key string) (ticketi
 	return ts[0], true, nil
 }
 
-// InvalidateTickets marks a coupon's tickets invalid (restore).
-func (q Q) InvalidateTickets(ctx context.Context, couponID string, at sql.NullTime) error {
-	_, err := q.db.ExecContext(ctx, `UPDATE tickets SET invalidated_at = $1 WHERE coupon_id = $2 AND invalidated_at IS NULL`, at, couponID)
+// InvalidateTickets marks a coupon's still valid tickets invalid as of at
+// (restore).
+func (q Q) InvalidateTickets(ctx context.Context, couponID string, at time.Time) error {
+	_, err := q.db.ExecContext(ctx, `UPDATE tickets SET invalidated_at = $1 WHERE coupon_id = $2 AND invalidated_at IS NULL`, now(at), couponID)
 	return mapErr(err)
 }
 
 func (q Q) ticketsWhere(ctx context.Context, where string, args ...any) ([]ticketing.Ticket, error) {
-	rows, err := q.db.QueryContext(ctx, `SELECT `+ticketCols+` FROM tickets WHERE `+where, args...)
-	if err != nil {
-		return nil, mapErr(err)
-	}
-	defer rows.Close()
-	var out []ticketing.Ticket
-	for rows.Next() {
-		var t ticketing.Ticket
-		var env, medium string
-		var ts, key, used sql.NullString
-		var inv sql.NullTime
-		if err := rows.Scan(&t.ID, &t.CouponID, &t.AccountID, &env, &t.ProductID, &t.CycleID, &medium, &t.MediumHash, &ts,
-			&t.ValidFrom, &t.ValidUntil, &key, &used, &inv, &t.CreatedAt); err != nil {
-			return nil, mapErr(err)
-		}
-		t.Environment = account.Environment(env)
-		t.IdentificationMedium = json.RawMessage(medium)
-		if ts.Valid {
-			t.TariffSettings = json.RawMessage(ts.String)
-		}
-		t.ValidFrom, t.ValidUntil = t.ValidFrom.UTC(), t.ValidUntil.UTC()
-		t.ReactivationKey, t.UsedReactivationKey, t.InvalidatedAt = nullStr(key), nullStr(used), nullTime(inv)
-		out = append(out, t)
-	}
-	return out, mapErr(rows.Err())
+	return collect(ctx, q, `SELECT `+ticketCols+` FROM tickets WHERE `+where, args,
+		func(scan scanner) (t ticketing.Ticket, err error) {
+			var env, medium string
+			var ts, key, used sql.NullString
+			var inv sql.NullTime
+			if err = scan(&t.ID, &t.CouponID, &t.AccountID, &env, &t.ProductID, &t.CycleID, &medium, &t.MediumHash, &ts,
+				&t.ValidFrom, &t.ValidUntil, &key, &used, &inv, &t.CreatedAt); err != nil {
+				return t, err
+			}
+			t.Environment = account.Environment(env)
+			t.IdentificationMedium = json.RawMessage(medium)
+			if ts.Valid {
+				t.TariffSettings = json.RawMessage(ts.String)
+			}
+			t.ValidFrom, t.ValidUntil = t.ValidFrom.UTC(), t.ValidUntil.UTC()
+			t.ReactivationKey, t.UsedReactivationKey, t.InvalidatedAt = nullStr(key), nullStr(used), nullTime(inv)
+			return t, nil
+		})
 }

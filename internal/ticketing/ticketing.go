@@ -10,6 +10,7 @@ import (
 	"time"
 
 	"github.com/farebox/farebox/internal/account"
+	"github.com/farebox/farebox/internal/money"
 )
 
 // Order is what a partner ordered in one request.
@@ -47,7 +48,7 @@ type BillableItem struct {
 	Environment    account.Environment
 	ProductID      string
 	Description    string
-	AmountCents    int64
+	AmountCents    money.Cents
 	Currency       string
 	VATRateBP      int64
 	CouponID       *string

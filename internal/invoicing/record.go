@@ -1,0 +1,50 @@
+package invoicing
+
+import (
+	"time"
+
+	"github.com/farebox/farebox/internal/account"
+	"github.com/farebox/farebox/internal/invoice"
+	"github.com/farebox/farebox/internal/money"
+	"github.com/farebox/farebox/internal/ticketing"
+)
+
+// Invoice is an issued document (invoice, cancellation or payment notice)
+// with the snapshot of the document model its files are generated from.
+type Invoice struct {
+	ID           string
+	AccountID    string
+	Environment  account.Environment
+	Kind         invoice.Kind
+	Number       string
+	Identifier   string // the download secret
+	CustomerID   *string
+	CollectionID *string
+	RefersTo     *string // the cancelled invoice, or the invoice a payment notice asks to pay
+	CancelledBy  *string
+	Electronic   bool // UBL and CII are generated
+	GrossCents   money.Cents
+	Document     invoice.Document
+	CreatedAt    time.Time
+}
+
+// File is one generated file of an issued document.
+type File struct {
+	Format      string // pdf, ubl, cii
+	ContentType string
+	Body        []byte
+}
+
+// Assignment is the invoicing state of a billable item: its customer or
+// split, and its collection.
+type Assignment struct {
+	CustomerID   *string
+	Split        []Share // nil when not split
+	CollectionID *string
+}
+
+// BillableItem is a billable item with its assignment.
+type BillableItem struct {
+	ticketing.BillableItem
+	Assignment
+}

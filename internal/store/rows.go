@@ -1,0 +1,41 @@
+package store
+
+import "context"
+
+// scanner is the Scan of one result row, its error already mapped.
+type scanner func(dest ...any) error
+
+// eachRow runs query and calls row for every result row in order. Errors of
+// the query, the scan and the iteration are mapped (mapErr); row's own
+// errors are returned as they are.
+func (q Q) eachRow(ctx context.Context, query string, args []any, row func(scan scanner) error) error {
+	rows, err := q.db.QueryContext(ctx, query, args...)
+	if err != nil {
+		return mapErr(err)
+	}
+	defer rows.Close()
+	scan := func(dest ...any) error { return mapErr(rows.Scan(dest...)) }
+	for rows.Next() {
+		if err := row(scan); err != nil {
+			return err
+		}
+	}
+	return mapErr(rows.Err())
+}
+
+// collect runs query and returns the value row makes of every result row,
+// in order: nil when there is none, nil and the error on a failure.
+func collect[T any](ctx context.Context, q Q, query string, args []any, row func(scan scanner) (T, error)) ([]T, error) {
+	var out []T
+	err := q.eachRow(ctx, query, args, func(scan scanner) error {
+		v, err := row(scan)
+		if err == nil {
+			out = append(out, v)
+		}
+		return err
+	})
+	if err != nil {
+		return nil, err
+	}
+	return out, nil
+}
