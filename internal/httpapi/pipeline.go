@@ -9,33 +9,14 @@ import (
 	"strconv"
 	"strings"
 
+	"github.com/farebox/farebox/internal/account"
 	"github.com/farebox/farebox/internal/apperr"
 	"github.com/farebox/farebox/internal/store"
 	"github.com/farebox/farebox/internal/usage"
 )
 
-// authMode says how an endpoint group authenticates (decisions.md).
-type authMode int
-
-const (
-	authNone       authMode = iota // health, metrics, OpenAPI, downloads: no key
-	authPartner                    // Authorization: Bearer required; unknown JSON fields rejected
-	authTransit                    // Bearer or api_key query parameter
-	authCapability                 // no key: the coupon or ticket id is the credential; Bearer ignored
-)
-
-// handlerFunc is a route handler; a returned error becomes the JSON error response.
-type handlerFunc func(w http.ResponseWriter, r *http.Request) error
-
-// route is one row of the route table.
-type route struct {
-	method string
-	path   string // OpenAPI path template, e.g. /v6/ticketing/coupons/{coupon_id}.json
-	auth   authMode
-	h      handlerFunc
-}
-
-// wrap builds the per-route pipeline: auth, idempotency, handler, ledger.
+// wrap builds the per-route pipeline: auth, limits, attribution,
+// idempotency, handler, ledger.
 func (s *Server) wrap(rt route) http.HandlerFunc {
 	name := rt.method + " " + rt.path
 	return func(w http.ResponseWriter, r *http.Request) {
@@ -49,6 +30,9 @@ func (s *Server) wrap(rt route) http.HandlerFunc {
 			err = s.keylessLimit(name, r, buf)
 		} else if err == nil {
 			err = s.rateLimit(r, buf)
+		}
+		if err == nil {
+			err = s.attribute(rt.bill, r)
 		}
 		if err == nil {
 			if key := r.Header.Get("Idempotency-Key"); key != "" && r.Method == http.MethodPost {
@@ -131,7 +115,7 @@ func (s *Server) keylessLimit(route string, r *http.Request, buf *buffer) error 
 		return nil
 	}
 	if ref.accountID != "" {
-		attribute(r, ref.accountID, ref.environment)
+		billTo(r, account.Owner{AccountID: ref.accountID, Environment: ref.environment})
 	}
 	return ref.err
 }

@@ -73,6 +73,8 @@ type Server struct {
 	mux *http.ServeMux
 	// barcodes caches ticket.properties barcode entries by payload (wallet.go).
 	barcodes barcodeCache
+	// owners caches the accounts owning capability records (attribution.go).
+	owners ownerCache
 	// sessions signs and checks session tokens with SessionKey (transit.go).
 	sessions *metering.Signer
 }
@@ -96,7 +98,13 @@ func New(d Deps) *Server {
 		_, _ = rand.Read(d.SessionKey)
 	}
 	s := &Server{Deps: d, app: d.App, log: d.Log, mux: http.NewServeMux(), sessions: metering.NewSigner(d.SessionKey)}
-	s.register(s.routes())
+	rs := s.routes()
+	for _, rt := range rs {
+		if err := rt.check(); err != nil {
+			panic("httpapi: " + err.Error())
+		}
+	}
+	s.register(rs)
 	return s
 }
 

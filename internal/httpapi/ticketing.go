@@ -105,7 +105,6 @@ func (s *Server) getCoupon(version int) handlerFunc {
 		if err != nil {
 			return err
 		}
-		attribute(r, d.Coupon.AccountID, d.Coupon.Environment)
 		writeJSON(w, http.StatusOK, couponView(d, version))
 		return nil
 	}
@@ -138,9 +137,6 @@ func (s *Server) activateCoupon(version int) handlerFunc {
 			}
 		}
 		res, err := s.app.ActivateCoupon(r.Context(), r.PathValue("coupon_id"), in)
-		if res.AccountID != "" {
-			attribute(r, res.AccountID, res.Coupon.Environment)
-		}
 		if err != nil {
 			return err
 		}
@@ -188,9 +184,6 @@ func (s *Server) setTariffSettings(version int) handlerFunc {
 			ts = wrapped.TariffSettings
 		}
 		d, err := s.app.SetTariffSettings(r.Context(), r.PathValue("coupon_id"), ts)
-		if d.Coupon.AccountID != "" {
-			attribute(r, d.Coupon.AccountID, d.Coupon.Environment)
-		}
 		if err != nil {
 			return err
 		}
@@ -208,7 +201,6 @@ func (s *Server) getTicket(version int) handlerFunc {
 		if err != nil {
 			return err
 		}
-		attribute(r, d.Ticket.AccountID, d.Ticket.Environment)
 		_, props, options, err := s.ticketWallet(d)
 		if err != nil {
 			return err
@@ -223,7 +215,6 @@ func (s *Server) renderingOptionsHandler(w http.ResponseWriter, r *http.Request)
 	if err != nil {
 		return err
 	}
-	attribute(r, d.Ticket.AccountID, d.Ticket.Environment)
 	_, _, opts, err := s.ticketWallet(d)
 	if err != nil {
 		return err

@@ -86,14 +86,13 @@ func (s *Server) availability() wallet.Availability {
 	}
 }
 
-// passFor loads the ticket of the request, bills its account and builds
+// passFor loads the ticket of the request and builds
 // the validated pass model.
 func (s *Server) passFor(r *http.Request, op string, configured bool) (wallet.Pass, error) {
 	d, err := s.app.Ticket(r.Context(), r.PathValue("ticket_id"))
 	if err != nil {
 		return wallet.Pass{}, err
 	}
-	attribute(r, d.Ticket.AccountID, d.Ticket.Environment)
 	if !configured {
 		return wallet.Pass{}, apperr.E(op, apperr.Unavailable, "wallet_not_configured", "this wallet's passes are not configured on this service")
 	}
@@ -211,19 +210,6 @@ func (s *Server) inspectionKeys(w http.ResponseWriter, r *http.Request) error {
 	w.Header().Set("Cache-Control", "public, max-age=300")
 	writeJSON(w, http.StatusOK, s.Inspection.KeySet())
 	return nil
-}
-
-// walletRoutes are the pass and engine endpoints of one version prefix.
-func (s *Server) walletRoutes(v string) []route {
-	return []route{
-		{http.MethodGet, v + "/ticketing/passes/apple_wallet/{ticket_id}.pkpass", authCapability, s.applePass},
-		{http.MethodGet, v + "/ticketing/passes/google_wallet/{ticket_id}", authCapability, s.googlePassRedirect},
-		{http.MethodGet, v + "/ticketing/passes/google_wallet/{ticket_id}.json", authCapability, s.googlePassLink},
-		{http.MethodGet, v + "/ticketing/rendering_engine/1", authNone, s.engineRedirect(engines.RenderingEngineName, v)},
-		{http.MethodGet, v + "/ticketing/rendering_engine/{major}/{minor}/{patch}", authNone, s.engineDocument(engines.RenderingEngineName)},
-		{http.MethodGet, v + "/ticketing/identification_view/1", authNone, s.engineRedirect(engines.IdentificationViewName, v)},
-		{http.MethodGet, v + "/ticketing/identification_view/{major}/{minor}/{patch}", authNone, s.engineDocument(engines.IdentificationViewName)},
-	}
 }
 
 // barcodeCache keeps the ticket.properties entries of recently read tickets.
