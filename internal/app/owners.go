@@ -38,7 +38,7 @@ func (a *App) CapabilityOwner(ctx context.Context, c Capability, id, secret stri
 			return account.Owner{}, false, nil
 		}
 	default:
-		return o, false, apperr.E("app.CapabilityOwner", apperr.Internal, "internal_error", "unknown capability")
+		return o, false, apperr.E("app.CapabilityOwner", apperr.Internal, CodeInternalError, "unknown capability")
 	}
 	if apperr.KindOf(err) == apperr.NotFound {
 		return account.Owner{}, false, nil

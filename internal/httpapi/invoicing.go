@@ -24,7 +24,7 @@ func (s *Server) createCustomer(v9 bool) handlerFunc {
 			return err
 		}
 		if req.Customer == nil {
-			return apperr.Validation("customers", "customer_required", "/customer", "customer is required: {\"customer\": {\"address_lines\": [...]}}")
+			return apperr.Validation("customers", CodeCustomerRequired, "/customer", "customer is required: {\"customer\": {\"address_lines\": [...]}}")
 		}
 		c, err := s.app.CreateCustomer(r.Context(), principalOf(r), invoicing.CustomerInput{
 			AddressLines: req.Customer.AddressLines, Electronic: req.Customer.ElectronicInvoicing}, v9)

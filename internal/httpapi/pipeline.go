@@ -69,7 +69,7 @@ func (s *Server) authenticate(mode authMode, r *http.Request) error {
 	if h := r.Header.Get("Authorization"); h != "" {
 		scheme, tok, ok := strings.Cut(h, " ")
 		if !ok || !strings.EqualFold(scheme, "Bearer") || strings.TrimSpace(tok) == "" {
-			return apperr.E(op, apperr.Unauthenticated, "invalid_authorization_header", "Authorization header must be \"Bearer <API key>\"")
+			return apperr.E(op, apperr.Unauthenticated, CodeInvalidAuthorizationHeader, "Authorization header must be \"Bearer <API key>\"")
 		}
 		key, fromHeader = strings.TrimSpace(tok), true
 	}
@@ -77,15 +77,15 @@ func (s *Server) authenticate(mode authMode, r *http.Request) error {
 		q := r.URL.Query().Get("api_key")
 		switch {
 		case q != "" && mode == authPartner:
-			return apperr.E(op, apperr.Unauthenticated, "api_key_in_query_not_allowed",
+			return apperr.E(op, apperr.Unauthenticated, CodeAPIKeyInQueryNotAllowed,
 				"this endpoint takes the API key only as \"Authorization: Bearer <API key>\", not as a query parameter")
 		case q != "":
 			key = q
 		case mode == authTransit:
-			return apperr.E(op, apperr.Unauthenticated, "api_key_missing",
+			return apperr.E(op, apperr.Unauthenticated, CodeAPIKeyMissing,
 				"the request must contain an API key: Authorization: Bearer <key> or the api_key query parameter")
 		default:
-			return apperr.E(op, apperr.Unauthenticated, "api_key_missing", "the request must contain the header Authorization: Bearer <API key>")
+			return apperr.E(op, apperr.Unauthenticated, CodeAPIKeyMissing, "the request must contain the header Authorization: Bearer <API key>")
 		}
 	}
 	p, err := s.app.Authenticate(r.Context(), key)
@@ -125,7 +125,7 @@ func (s *Server) keylessLimit(route string, r *http.Request, buf *buffer) error 
 func (s *Server) idempotent(rt route, key string, buf *buffer, r *http.Request) error {
 	const op = "idempotency"
 	if len(key) > 255 || !printable(key) {
-		return apperr.E(op, apperr.Invalid, "invalid_idempotency_key", "Idempotency-Key must be 1 to 255 printable ASCII characters")
+		return apperr.E(op, apperr.Invalid, CodeInvalidIdempotencyKey, "Idempotency-Key must be 1 to 255 printable ASCII characters")
 	}
 	body, err := readBody(r)
 	if err != nil {
@@ -154,13 +154,13 @@ func (s *Server) idempotent(rt route, key string, buf *buffer, r *http.Request) 
 	if !claimed {
 		switch {
 		case rec.RequestHash != hash:
-			return apperr.E(op, apperr.Unprocessable, "idempotency_key_reused",
+			return apperr.E(op, apperr.Unprocessable, CodeIdempotencyKeyReused,
 				"this Idempotency-Key was already used with a different request")
 		case rec.Status == 0 && rec.Committed && rec.LockedUntil.Before(now):
-			return apperr.E(op, apperr.Conflict, "idempotency_key_outcome_unknown",
+			return apperr.E(op, apperr.Conflict, CodeIdempotencyKeyOutcomeUnknown,
 				"the request with this Idempotency-Key was carried out, but its answer was lost in a server failure; look the result up instead of retrying")
 		case rec.Status == 0:
-			return apperr.E(op, apperr.Conflict, "idempotency_key_in_flight",
+			return apperr.E(op, apperr.Conflict, CodeIdempotencyKeyInFlight,
 				"a request with this Idempotency-Key is still being processed; retry shortly")
 		}
 		buf.header.Set("Content-Type", rec.ContentType)
@@ -234,7 +234,7 @@ func (s *Server) record(r *http.Request, status int) error {
 	if err := s.Ledger.Record(r.Context(), ev); err != nil {
 		s.log.LogAttrs(r.Context(), slog.LevelError, "usage ledger write failed",
 			slog.String("request_id", st.id), slog.String("error", err.Error()))
-		return apperr.E("usage", apperr.Unavailable, "usage_ledger_unavailable", "the request could not be recorded; retry later").WithCause(err)
+		return apperr.E("usage", apperr.Unavailable, CodeUsageLedgerUnavailable, "the request could not be recorded; retry later").WithCause(err)
 	}
 	return nil
 }

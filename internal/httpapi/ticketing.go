@@ -24,7 +24,7 @@ func (s *Server) placeOrder(version int) handlerFunc {
 			return err
 		}
 		if req.ProductIDs == nil {
-			return apperr.Validation("orders", "invalid_product_ids", "/product_ids", "product_ids is required: an array of product ids")
+			return apperr.Validation("orders", CodeInvalidProductIDs, "/product_ids", "product_ids is required: an array of product ids")
 		}
 		o, err := s.app.PlaceOrder(r.Context(), principalOf(r), app.OrderRequest{ProductIDs: req.ProductIDs, OptionalOrderReference: req.OptionalOrderReference})
 		if err != nil {
@@ -78,7 +78,7 @@ func (s *Server) restoreOrder(version int) handlerFunc {
 			return err
 		}
 		if req.RestoreSecret == "" {
-			return apperr.Validation("restore", "restore_secret_required", "/restore_secret", "restore_secret is required")
+			return apperr.Validation("restore", CodeRestoreSecretRequired, "/restore_secret", "restore_secret is required")
 		}
 		o, coupons, err := s.app.Restore(r.Context(), principalOf(r), r.PathValue("order_id"), app.RestoreRequest{RestoreSecret: req.RestoreSecret, CouponIDs: req.CouponIDs})
 		if err != nil {
@@ -133,7 +133,7 @@ func (s *Server) activateCoupon(version int) handlerFunc {
 		if req.ReactivationKey != nil {
 			in.ReactivationKey = *req.ReactivationKey
 			if in.ReactivationKey == "" {
-				return apperr.Validation("activate", "invalid_reactivation_key", "/reactivation_key", "reactivation_key: must not be empty")
+				return apperr.Validation("activate", CodeInvalidReactivationKey, "/reactivation_key", "reactivation_key: must not be empty")
 			}
 		}
 		res, err := s.app.ActivateCoupon(r.Context(), r.PathValue("coupon_id"), in)
@@ -174,7 +174,7 @@ func (s *Server) setTariffSettings(version int) handlerFunc {
 			for k := range probe {
 				if k != "tariff_settings" {
 					msg := fmt.Sprintf("unknown field %q beside tariff_settings", k)
-					return apperr.E("tariff_settings", apperr.Invalid, "unknown_field", msg).
+					return apperr.E("tariff_settings", apperr.Invalid, CodeUnknownField, msg).
 						WithDetails(apperr.FieldError{Field: "/" + schema.EscapeToken(k), Message: msg})
 				}
 			}

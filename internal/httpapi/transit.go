@@ -23,7 +23,7 @@ import (
 // transitIndex is the instance's current departure index.
 func (s *Server) transitIndex() (*departure.Index, error) {
 	if s.Transit == nil {
-		return nil, apperr.E("transit", apperr.Unavailable, "transit_unavailable", "transit data is not configured on this instance")
+		return nil, apperr.E("transit", apperr.Unavailable, CodeTransitUnavailable, "transit data is not configured on this instance")
 	}
 	return s.Transit.Index()
 }

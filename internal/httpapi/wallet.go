@@ -94,7 +94,7 @@ func (s *Server) passFor(r *http.Request, op string, configured bool) (wallet.Pa
 		return wallet.Pass{}, err
 	}
 	if !configured {
-		return wallet.Pass{}, apperr.E(op, apperr.Unavailable, "wallet_not_configured", "this wallet's passes are not configured on this service")
+		return wallet.Pass{}, apperr.E(op, apperr.Unavailable, CodeWalletNotConfigured, "this wallet's passes are not configured on this service")
 	}
 	v, _, _, err := s.ticketWallet(d)
 	if err != nil {
@@ -102,7 +102,7 @@ func (s *Server) passFor(r *http.Request, op string, configured bool) (wallet.Pa
 	}
 	p, err := wallet.NewPass(v)
 	if err != nil {
-		return wallet.Pass{}, apperr.E(op, apperr.Unavailable, "pass_unavailable", "a pass cannot be built for this ticket").WithCause(err)
+		return wallet.Pass{}, apperr.E(op, apperr.Unavailable, CodePassUnavailable, "a pass cannot be built for this ticket").WithCause(err)
 	}
 	return p, nil
 }
@@ -117,7 +117,7 @@ func (s *Server) applePass(w http.ResponseWriter, r *http.Request) error {
 	}
 	b, err := s.Apple.Build(p)
 	if err != nil {
-		return apperr.E(op, apperr.Unavailable, "pass_unavailable", "the pass could not be signed").WithCause(err)
+		return apperr.E(op, apperr.Unavailable, CodePassUnavailable, "the pass could not be signed").WithCause(err)
 	}
 	h := w.Header()
 	h.Set("Content-Type", apple.ContentType)
@@ -136,7 +136,7 @@ func (s *Server) googleSaveURL(r *http.Request) (string, error) {
 	}
 	u, err := s.Google.SaveURL(p, s.app.Now())
 	if err != nil {
-		return "", apperr.E(op, apperr.Unavailable, "pass_unavailable", "the save link could not be signed").WithCause(err)
+		return "", apperr.E(op, apperr.Unavailable, CodePassUnavailable, "the save link could not be signed").WithCause(err)
 	}
 	return u, nil
 }
@@ -176,7 +176,7 @@ func (s *Server) engineRedirect(name, prefix string) handlerFunc {
 	return func(w http.ResponseWriter, r *http.Request) error {
 		e, redirect, ok := engines.Resolve(name, []string{"1"})
 		if !ok || !redirect {
-			return apperr.E("http.engine", apperr.NotFound, "engine_not_found", "no such engine")
+			return apperr.E("http.engine", apperr.NotFound, CodeEngineNotFound, "no such engine")
 		}
 		w.Header().Set("Location", e.Location(prefix))
 		w.Header().Set("Cache-Control", "no-cache")
@@ -191,7 +191,7 @@ func (s *Server) engineDocument(name string) handlerFunc {
 		segs := []string{r.PathValue("major"), r.PathValue("minor"), r.PathValue("patch")}
 		e, redirect, ok := engines.Resolve(name, segs)
 		if !ok || redirect {
-			return apperr.E("http.engine", apperr.NotFound, "engine_version_not_found",
+			return apperr.E("http.engine", apperr.NotFound, CodeEngineVersionNotFound,
 				"no "+name+" version "+strings.Join(segs, ".")+"; ask for …/"+name+"/1 to be redirected to the current one")
 		}
 		w.Header().Set("Content-Type", engines.ContentType)
@@ -205,7 +205,7 @@ func (s *Server) engineDocument(name string) handlerFunc {
 // inspectionKeys answers GET /v1/inspection/keys.json with the public keys.
 func (s *Server) inspectionKeys(w http.ResponseWriter, r *http.Request) error {
 	if s.Inspection == nil {
-		return apperr.E("http.inspectionKeys", apperr.Unavailable, "inspection_keys_not_configured", "no inspection keys are configured")
+		return apperr.E("http.inspectionKeys", apperr.Unavailable, CodeInspectionKeysNotConfigured, "no inspection keys are configured")
 	}
 	w.Header().Set("Cache-Control", "public, max-age=300")
 	writeJSON(w, http.StatusOK, s.Inspection.KeySet())
