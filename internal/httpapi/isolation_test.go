@@ -1,6 +1,7 @@
 package httpapi_test
 
 import (
+	"context"
 	"net/url"
 	"path"
 	"regexp"
@@ -9,6 +10,8 @@ import (
 
 	"github.com/farebox/farebox/internal/account"
 	"github.com/farebox/farebox/internal/apitest"
+	"github.com/farebox/farebox/internal/app"
+	"github.com/farebox/farebox/internal/store/storetest"
 )
 
 // tenantRecords are one account's records of every kind, by path parameter.
@@ -246,4 +249,23 @@ func TestEveryCapabilityRouteIsAttributed(t *testing.T) {
 			t.Errorf("only %d billed capability routes driven", driven)
 		}
 	})
+}
+
+// BenchmarkCapabilityOwner is what the pipeline adds to the first keyless
+// request naming a coupon (later ones hit the server's owner cache): one
+// indexed point read, on each engine.
+func BenchmarkCapabilityOwner(b *testing.B) {
+	for _, engine := range storetest.Engines {
+		b.Run(string(engine), func(b *testing.B) {
+			e := apitest.New(b, engine, apitest.Options{})
+			o := order(b, e, e.LiveKey, productIDs(b, e)["single/adult"])
+			id, ctx := str(o.Coupons[0]["id"]), context.Background()
+			b.ReportAllocs()
+			for b.Loop() {
+				if _, found, err := e.App.CapabilityOwner(ctx, app.CapabilityCoupon, id, ""); err != nil || !found {
+					b.Fatal(found, err)
+				}
+			}
+		})
+	}
 }
