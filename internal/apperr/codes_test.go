@@ -151,6 +151,7 @@ func (p *codePkg) inspect(fset *token.FileSet, path string, f *ast.File) {
 		if err != nil || !snakeCase.MatchString(v) {
 			return
 		}
+		v = strings.TrimSuffix(v, suffix)
 		p.literals = append(p.literals, codeLiteral{file: path, start: fset.Position(bl.Pos()).Offset,
 			end: fset.Position(bl.End()).Offset, pos: fset.Position(bl.Pos()), code: v + suffix})
 	}
@@ -197,7 +198,9 @@ func (p *codePkg) inspect(fset *token.FileSet, path string, f *ast.File) {
 			case name == "Validation" && len(n.Args) == 4:
 				lit(n.Args[1], "")
 			case name == "NotFoundf" && len(n.Args) == 2:
-				lit(n.Args[1], "")
+				// The code, or the noun NotFoundf took before it took codes
+				// ("coupon"): either way the code is coupon_not_found.
+				lit(n.Args[1], "_not_found")
 			}
 		case *ast.KeyValueExpr:
 			if k, ok := n.Key.(*ast.Ident); ok && k.Name == "Code" {
@@ -251,6 +254,9 @@ func (p *codePkg) fix(t *testing.T) {
 			src = append(src[:l.start], append([]byte(byValue[l.code]), src[l.end:]...)...)
 		}
 		writeGo(t, file, src)
+	}
+	if len(added) == 0 {
+		return
 	}
 	codes := filepath.Join(p.dir, "codes.go")
 	src, err := os.ReadFile(codes)
