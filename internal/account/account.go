@@ -117,3 +117,11 @@ func (d KeyDigest) String() string { return hex.EncodeToString(d[:]) }
 func IsKeyPrefix(s string) bool {
 	return (strings.HasPrefix(s, livePrefix) || strings.HasPrefix(s, testPrefix)) && len(s) > len(livePrefix)
 }
+
+// Owner is the account and environment a record belongs to: a keyless
+// request that names the record (a coupon, a ticket, an invoice document)
+// is billed to it.
+type Owner struct {
+	AccountID   string
+	Environment Environment
+}

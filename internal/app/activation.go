@@ -47,7 +47,7 @@ func (a *App) ActivateCoupon(ctx context.Context, couponID string, req Activatio
 	var err error
 	for attempt := 0; attempt < 2; attempt++ {
 		out, err = a.activateOnce(ctx, couponID, req)
-		if apperr.KindOf(err) != apperr.Conflict || apperr.As(err).Code != "conflict" {
+		if apperr.KindOf(err) != apperr.Conflict || apperr.As(err).Code != CodeConflict {
 			return out, err
 		}
 		// Lost a race on the unique ticket index: the second pass finds the winner's ticket.
@@ -70,10 +70,10 @@ func (a *App) activateOnce(ctx context.Context, couponID string, req ActivationR
 		out.Coupon, out.AccountID = c, c.AccountID
 		pr, ok := a.Catalog().Product(c.ProductID)
 		if !ok {
-			return apperr.E(op, apperr.Internal, "product_missing", "the coupon's product is not in the catalog")
+			return apperr.E(op, apperr.Internal, CodeProductMissing, "the coupon's product is not in the catalog")
 		}
 		if c.RestoredCouponID != nil {
-			return apperr.E(op, apperr.Unprocessable, "coupon_restored",
+			return apperr.E(op, apperr.Unprocessable, CodeCouponRestored,
 				validity.MsgAnymore+": the coupon was restored into coupon "+*c.RestoredCouponID)
 		}
 		if req.ReactivationKey != "" {
@@ -158,7 +158,7 @@ func (a *App) activateFirst(ctx context.Context, q store.Q, c ticketing.Coupon, 
 		if first.MediumHash == hash {
 			return first.ID, nil
 		}
-		return "", apperr.E(op, apperr.Conflict, "coupon_already_activated",
+		return "", apperr.E(op, apperr.Conflict, CodeCouponAlreadyActivated,
 			"The coupon is already activated with another identification medium")
 	}
 	def, err := validity.FromProduct(pr.DurationDefinition, pr.DurationInMinutes, pr.ValidityInMinutes, pr.TicketType)
@@ -220,7 +220,7 @@ func (a *App) activateRestored(ctx context.Context, q store.Q, c ticketing.Coupo
 		return "", err
 	}
 	if len(old) == 0 {
-		return "", apperr.E("app.activateRestored", apperr.Unprocessable, "original_not_activated",
+		return "", apperr.E("app.activateRestored", apperr.Unprocessable, CodeOriginalNotActivated,
 			"The original coupon was never activated; nothing to restore")
 	}
 	src := old[len(old)-1]
@@ -254,7 +254,7 @@ func (a *App) activateRestored(ctx context.Context, q store.Q, c ticketing.Coupo
 // the reactivation key carried by the previous ticket.
 func (a *App) reactivate(ctx context.Context, q store.Q, c ticketing.Coupon, req ActivationRequest, now time.Time) (string, error) {
 	const op = "app.reactivate"
-	badKey := apperr.Validation(op, "invalid_reactivation_key", "/reactivation_key",
+	badKey := apperr.Validation(op, CodeInvalidReactivationKey, "/reactivation_key",
 		"reactivation_key: unknown, stale or not issued for this coupon")
 	if c.SubscriptionID == nil {
 		return "", badKey
@@ -268,7 +268,7 @@ func (a *App) reactivate(ctx context.Context, q store.Q, c ticketing.Coupon, req
 		if req.Version >= 9 {
 			return prev.ID, nil
 		}
-		return "", apperr.E(op, apperr.Conflict, "reactivation_key_used",
+		return "", apperr.E(op, apperr.Conflict, CodeReactivationKeyUsed,
 			"This reactivation_key was already used; use the coupon_reactivation_key of the newest ticket")
 	}
 	prev, ok, err := q.TicketByReactivationKey(ctx, req.ReactivationKey)
@@ -293,7 +293,7 @@ func (a *App) reactivate(ctx context.Context, q store.Q, c ticketing.Coupon, req
 	cycle := st.Cycles[i]
 	pr, ok := a.Catalog().Product(cycle.ProductID)
 	if !ok {
-		return "", apperr.E(op, apperr.Internal, "product_missing", "the cycle's product is not in the catalog")
+		return "", apperr.E(op, apperr.Internal, CodeProductMissing, "the cycle's product is not in the catalog")
 	}
 	medium := req.IdentificationMedium
 	if isAbsent(medium) {

@@ -78,7 +78,7 @@ func New(o Options) *App {
 func (a *App) Authenticate(ctx context.Context, key string) (account.Principal, error) {
 	const op = "app.Authenticate"
 	if _, ok := account.ParseKey(key); !ok {
-		return account.Principal{}, apperr.E(op, apperr.Unauthenticated, "invalid_api_key", "API key malformed, unknown or revoked")
+		return account.Principal{}, apperr.E(op, apperr.Unauthenticated, CodeInvalidAPIKey, "API key malformed, unknown or revoked")
 	}
 	sum := account.Digest(key)
 	now := a.clock.Now()
@@ -93,7 +93,7 @@ func (a *App) Authenticate(ctx context.Context, key string) (account.Principal, 
 	p, err := a.store.Read().PrincipalByKeyHash(ctx, sum.String())
 	if err != nil {
 		if apperr.KindOf(err) == apperr.Unauthenticated {
-			return p, apperr.E(op, apperr.Unauthenticated, "invalid_api_key", "API key malformed, unknown or revoked")
+			return p, apperr.E(op, apperr.Unauthenticated, CodeInvalidAPIKey, "API key malformed, unknown or revoked")
 		}
 		return p, err
 	}
@@ -118,7 +118,7 @@ type CreatedKey struct {
 // CreateAccount creates an account named name with one key for env.
 func (a *App) CreateAccount(ctx context.Context, name string, env account.Environment) (CreatedKey, error) {
 	if name == "" {
-		return CreatedKey{}, apperr.E("app.CreateAccount", apperr.Invalid, "name_required", "an account needs a name")
+		return CreatedKey{}, apperr.E("app.CreateAccount", apperr.Invalid, CodeNameRequired, "an account needs a name")
 	}
 	acc := account.Account{ID: a.IDs.New("account"), Name: name, CreatedAt: a.clock.Now()}
 	var out CreatedKey
@@ -161,7 +161,7 @@ func (a *App) addKey(ctx context.Context, q store.Q, accountID string, env accou
 // and one character.
 func (a *App) RevokeKeys(ctx context.Context, prefix string) (int64, error) {
 	if !account.IsKeyPrefix(prefix) {
-		return 0, apperr.E("app.RevokeKeys", apperr.Invalid, "invalid_key_prefix", "a key prefix starts with fbx_live_ or fbx_test_ and has at least one more character")
+		return 0, apperr.E("app.RevokeKeys", apperr.Invalid, CodeInvalidKeyPrefix, "a key prefix starts with fbx_live_ or fbx_test_ and has at least one more character")
 	}
 	var n int64
 	err := a.store.Write(ctx, func(q store.Q) (err error) {
@@ -169,7 +169,7 @@ func (a *App) RevokeKeys(ctx context.Context, prefix string) (int64, error) {
 		return err
 	})
 	if err == nil && n == 0 {
-		return 0, apperr.E("app.RevokeKeys", apperr.NotFound, "key_not_found", "no active key has this prefix")
+		return 0, apperr.E("app.RevokeKeys", apperr.NotFound, CodeKeyNotFound, "no active key has this prefix")
 	}
 	a.authMu.Lock()
 	a.auth = map[account.KeyDigest]authEntry{}

@@ -18,6 +18,10 @@ type Principal = account.Principal
 // Environment is live or test.
 type Environment = account.Environment
 
+// Owner is the account and environment a capability record belongs to (the
+// route table bills keyless requests to it).
+type Owner = account.Owner
+
 // Environments are every environment, in a fixed order (metric series).
 var Environments = []Environment{account.Live, account.Test}
 

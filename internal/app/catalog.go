@@ -97,10 +97,10 @@ func (a *App) ImportCatalog(ctx context.Context, f *catalog.File) error {
 func (a *App) GrantProduct(ctx context.Context, accountID, productID string) error {
 	p, ok := a.Catalog().Product(productID)
 	if !ok {
-		return apperr.NotFoundf("app.GrantProduct", "product")
+		return apperr.NotFoundf("app.GrantProduct", CodeProductNotFound)
 	}
 	if !p.Restricted {
-		return apperr.E("app.GrantProduct", apperr.Unprocessable, "product_not_restricted", "the product is sold to every account; no grant needed")
+		return apperr.E("app.GrantProduct", apperr.Unprocessable, CodeProductNotRestricted, "the product is sold to every account; no grant needed")
 	}
 	return a.store.Write(ctx, func(q store.Q) error {
 		if _, err := q.Account(ctx, accountID); err != nil {
@@ -160,7 +160,7 @@ func (a *App) search(ctx context.Context, p account.Principal, areas []*catalog.
 func (a *App) Product(id string) (*catalog.Product, error) {
 	p, ok := a.Catalog().Product(id)
 	if !ok {
-		return nil, apperr.NotFoundf("app.Product", "product")
+		return nil, apperr.NotFoundf("app.Product", CodeProductNotFound)
 	}
 	return p, nil
 }
@@ -169,7 +169,7 @@ func (a *App) Product(id string) (*catalog.Product, error) {
 func (a *App) Area(id string) (*catalog.AreaEntry, error) {
 	ar, ok := a.Catalog().Area(id)
 	if !ok {
-		return nil, apperr.NotFoundf("app.Area", "area")
+		return nil, apperr.NotFoundf("app.Area", CodeAreaNotFound)
 	}
 	return ar, nil
 }
@@ -189,7 +189,7 @@ func (a *App) compileSchemas(f *catalog.File) error {
 		}
 	}
 	if len(probs) > 0 {
-		return apperr.E("app.ImportCatalog", apperr.Unprocessable, "catalog_invalid",
+		return apperr.E("app.ImportCatalog", apperr.Unprocessable, CodeCatalogInvalid,
 			fmt.Sprintf("catalog has %d invalid schema(s); nothing was imported", len(probs))).WithDetails(probs...)
 	}
 	return nil

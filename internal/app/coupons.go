@@ -49,10 +49,10 @@ func (a *App) couponDetails(ctx context.Context, q store.Q, c ticketing.Coupon) 
 	d := CouponDetails{Coupon: c}
 	var ok bool
 	if d.Product, ok = a.Catalog().Product(c.ProductID); !ok {
-		return d, apperr.E(op, apperr.Internal, "product_missing", "the coupon's product is not in the catalog")
+		return d, apperr.E(op, apperr.Internal, CodeProductMissing, "the coupon's product is not in the catalog")
 	}
 	if d.Area, ok = a.Catalog().Area(d.Product.AreaID); !ok {
-		return d, apperr.E(op, apperr.Internal, "area_missing", "the product's area is not in the catalog")
+		return d, apperr.E(op, apperr.Internal, CodeAreaMissing, "the product's area is not in the catalog")
 	}
 	def, err := validity.FromProduct(d.Product.DurationDefinition, d.Product.DurationInMinutes, d.Product.ValidityInMinutes, d.Product.TicketType)
 	if err != nil {
@@ -127,7 +127,7 @@ func (a *App) SetTariffSettings(ctx context.Context, couponID string, ts json.Ra
 		}
 		pr, ok := a.Catalog().Product(c.ProductID)
 		if !ok {
-			return apperr.E(op, apperr.Internal, "product_missing", "the coupon's product is not in the catalog")
+			return apperr.E(op, apperr.Internal, CodeProductMissing, "the coupon's product is not in the catalog")
 		}
 		if !pr.HasTariffSettings() {
 			return schema.TariffSettings.Error(op, []schema.Problem{{Message: "this product takes no tariff settings"}})
@@ -174,10 +174,10 @@ func (a *App) Ticket(ctx context.Context, id string) (TicketDetails, error) {
 	d := TicketDetails{Ticket: t, Coupon: c, Valid: t.InvalidatedAt == nil}
 	var ok bool
 	if d.Product, ok = a.Catalog().Product(t.ProductID); !ok {
-		return d, apperr.E(op, apperr.Internal, "product_missing", "the ticket's product is not in the catalog")
+		return d, apperr.E(op, apperr.Internal, CodeProductMissing, "the ticket's product is not in the catalog")
 	}
 	if d.Area, ok = a.Catalog().Area(d.Product.AreaID); !ok {
-		return d, apperr.E(op, apperr.Internal, "area_missing", "the product's area is not in the catalog")
+		return d, apperr.E(op, apperr.Internal, CodeAreaMissing, "the product's area is not in the catalog")
 	}
 	return d, nil
 }

@@ -89,7 +89,7 @@ func (a *App) RemoveGTFS(ctx context.Context, id string) error {
 		return err
 	})
 	if err == nil && !ok {
-		return apperr.NotFoundf("app.RemoveGTFS", "feed")
+		return apperr.NotFoundf("app.RemoveGTFS", CodeFeedNotFound)
 	}
 	return err
 }
@@ -119,7 +119,7 @@ func (a *App) SessionKey(ctx context.Context, configured string) ([]byte, error)
 	}
 	key, err := hex.DecodeString(v)
 	if err != nil || len(key) < 16 {
-		return nil, apperr.E("app.SessionKey", apperr.Internal, "secret_corrupt", "stored session key is not a hex key")
+		return nil, apperr.E("app.SessionKey", apperr.Internal, CodeSecretCorrupt, "stored session key is not a hex key")
 	}
 	return key, nil
 }

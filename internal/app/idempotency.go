@@ -46,13 +46,13 @@ func (a *App) ClaimIdempotencyKey(ctx context.Context, scope, key, hash string, 
 	}
 	switch {
 	case rec.RequestHash != hash:
-		return nil, nil, apperr.E(op, apperr.Unprocessable, "idempotency_key_reused",
+		return nil, nil, apperr.E(op, apperr.Unprocessable, CodeIdempotencyKeyReused,
 			"this Idempotency-Key was already used with a different request")
 	case rec.Status == 0 && rec.Committed && rec.LockedUntil.Before(now):
-		return nil, nil, apperr.E(op, apperr.Conflict, "idempotency_key_outcome_unknown",
+		return nil, nil, apperr.E(op, apperr.Conflict, CodeIdempotencyKeyOutcomeUnknown,
 			"the request with this Idempotency-Key was carried out, but its answer was lost in a server failure; look the result up instead of retrying")
 	case rec.Status == 0:
-		return nil, nil, apperr.E(op, apperr.Conflict, "idempotency_key_in_flight",
+		return nil, nil, apperr.E(op, apperr.Conflict, CodeIdempotencyKeyInFlight,
 			"a request with this Idempotency-Key is still being processed; retry shortly")
 	}
 	return nil, &StoredResponse{Status: rec.Status, ContentType: rec.ContentType, Body: rec.Body}, nil

@@ -103,7 +103,7 @@ func (a *App) IssueInvoice(ctx context.Context, p account.Principal, req Invoice
 			share, ok := shareOf(it, customerID)
 			if !ok {
 				if it.ID == item.ID {
-					return apperr.E(op, apperr.Unprocessable, "customer_not_on_item",
+					return apperr.E(op, apperr.Unprocessable, CodeCustomerNotOnItem,
 						fmt.Sprintf("customer %s is neither the customer nor in the split of billable item %s; PUT customer_id or split first", customerID, it.ID))
 				}
 				continue
@@ -119,7 +119,7 @@ func (a *App) IssueInvoice(ctx context.Context, p account.Principal, req Invoice
 			}
 			if prev, done := claims[customerID]; done {
 				if it.ID == item.ID {
-					return apperr.E(op, apperr.Conflict, "already_invoiced",
+					return apperr.E(op, apperr.Conflict, CodeAlreadyInvoiced,
 						fmt.Sprintf("billable item %s is already invoiced for this customer by invoice %s", it.ID, prev))
 				}
 				continue
@@ -200,7 +200,7 @@ func checkTexts(t invoice.Texts) error {
 	for _, f := range []struct{ name, v string }{{"subject", t.Subject}, {"notes", t.Notes},
 		{"custom_text_before_table", t.BeforeTable}, {"custom_text_after_table", t.AfterTable}} {
 		if len([]rune(f.v)) > MaxTextLen {
-			return apperr.Validation("app.IssueInvoice", "text_too_long", "/"+f.name, fmt.Sprintf("%s must be at most %d characters", f.name, MaxTextLen))
+			return apperr.Validation("app.IssueInvoice", CodeTextTooLong, "/"+f.name, fmt.Sprintf("%s must be at most %d characters", f.name, MaxTextLen))
 		}
 	}
 	return nil
@@ -215,13 +215,13 @@ func commonCustomer(items []invoicing.BillableItem) (string, error) {
 		c := ""
 		switch {
 		case it.Split != nil:
-			return "", apperr.E("app.IssueInvoice", apperr.Unprocessable, "customer_required",
+			return "", apperr.E("app.IssueInvoice", apperr.Unprocessable, CodeCustomerRequired,
 				fmt.Sprintf("billable item %s is split between customers: invoice each customer with …/invoice/{customer_id}.json", it.ID))
 		case it.CustomerID != nil:
 			c = *it.CustomerID
 		}
 		if i > 0 && c != cust {
-			return "", apperr.E("app.IssueInvoice", apperr.Unprocessable, "customer_required",
+			return "", apperr.E("app.IssueInvoice", apperr.Unprocessable, CodeCustomerRequired,
 				"the items of this collection do not share one customer: invoice per customer with …/invoice/{customer_id}.json")
 		}
 		cust = c
@@ -282,10 +282,10 @@ func (a *App) CancelInvoice(ctx context.Context, p account.Principal, id string)
 			return err
 		}
 		if orig.Kind != invoice.KindInvoice {
-			return apperr.E(op, apperr.Unprocessable, "not_an_invoice", "only invoices can be cancelled, not a "+orig.Kind.String())
+			return apperr.E(op, apperr.Unprocessable, CodeNotAnInvoice, "only invoices can be cancelled, not a "+orig.Kind.String())
 		}
 		if orig.CancelledBy != nil {
-			return apperr.E(op, apperr.Conflict, "already_cancelled", "this invoice is already cancelled by "+*orig.CancelledBy)
+			return apperr.E(op, apperr.Conflict, CodeAlreadyCancelled, "this invoice is already cancelled by "+*orig.CancelledBy)
 		}
 		var d invoice.Document
 		inv, d = a.referringTo(p, orig, invoice.KindCancellation, a.clock.Now())
@@ -317,10 +317,10 @@ func (a *App) PaymentNoticeForInvoice(ctx context.Context, p account.Principal, 
 			return err
 		}
 		if orig.Kind != invoice.KindInvoice {
-			return apperr.E(op, apperr.Unprocessable, "not_an_invoice", "payment notices are issued for invoices, not for a "+orig.Kind.String())
+			return apperr.E(op, apperr.Unprocessable, CodeNotAnInvoice, "payment notices are issued for invoices, not for a "+orig.Kind.String())
 		}
 		if orig.CancelledBy != nil {
-			return apperr.E(op, apperr.Conflict, "invoice_cancelled", "this invoice is cancelled; there is nothing to pay")
+			return apperr.E(op, apperr.Conflict, CodeInvoiceCancelled, "this invoice is cancelled; there is nothing to pay")
 		}
 		now := a.clock.Now()
 		var d invoice.Document
@@ -351,7 +351,7 @@ func (a *App) PaymentNoticeForCollection(ctx context.Context, p account.Principa
 			return err
 		}
 		if len(items) == 0 {
-			return apperr.E(op, apperr.Unprocessable, "collection_empty", "the collection has no billable items")
+			return apperr.E(op, apperr.Unprocessable, CodeCollectionEmpty, "the collection has no billable items")
 		}
 		if customerID == "" {
 			if customerID, err = commonCustomer(items); err != nil {
@@ -364,7 +364,7 @@ func (a *App) PaymentNoticeForCollection(ctx context.Context, p account.Principa
 		if customerID != "" {
 			c, err := q.Customer(ctx, p.AccountID, p.Environment, customerID)
 			if err != nil {
-				return apperr.Validation(op, "unknown_customer", "/customer_id", fmt.Sprintf("customer %q does not exist", customerID))
+				return apperr.Validation(op, CodeUnknownCustomer, "/customer_id", fmt.Sprintf("customer %q does not exist", customerID))
 			}
 			buyer, electronic = c.Buyer(), c.Electronic != nil
 		}
@@ -392,7 +392,7 @@ func (a *App) PaymentNoticeForCollection(ctx context.Context, p account.Principa
 			lines = append(lines, l)
 		}
 		if len(lines) == 0 {
-			return apperr.E(op, apperr.Unprocessable, "customer_not_in_collection", "no item of the collection is charged to this customer")
+			return apperr.E(op, apperr.Unprocessable, CodeCustomerNotInCollection, "no item of the collection is charged to this customer")
 		}
 		now := a.clock.Now()
 		d := invoice.Document{Kind: invoice.KindPaymentNotice, IssueDate: now, Test: p.Environment == account.Test,
@@ -474,10 +474,10 @@ func (a *App) Download(ctx context.Context, invoiceID, identifier, format string
 	q := a.store.Read()
 	inv, err := q.InvoiceByID(ctx, invoiceID)
 	if err != nil || subtle.ConstantTimeCompare([]byte(inv.Identifier), []byte(identifier)) != 1 {
-		return invoicing.Invoice{}, invoicing.File{}, apperr.E(op, apperr.NotFound, "not_found", "no such invoice document")
+		return invoicing.Invoice{}, invoicing.File{}, apperr.E(op, apperr.NotFound, CodeNotFound, "no such invoice document")
 	}
 	if format != FormatPDF && !inv.Electronic {
-		return inv, invoicing.File{}, apperr.E(op, apperr.NotFound, "electronic_invoicing_not_enabled",
+		return inv, invoicing.File{}, apperr.E(op, apperr.NotFound, CodeElectronicInvoicingNotEnabled,
 			"this document has no XRechnung file: its customer was created without electronic_invoicing (or it has no customer); the PDF is available")
 	}
 	f, err := q.GetFile(ctx, invoiceID, format)
@@ -488,7 +488,7 @@ func (a *App) Download(ctx context.Context, invoiceID, identifier, format string
 		if f, err = a.ensurePDF(ctx, inv); err != nil && apperr.KindOf(err) != apperr.Unavailable {
 			// A document that cannot be rendered is a bug, not the
 			// downloader's fault: 503 like a dead job, cause logged.
-			err = apperr.E(op, apperr.Unavailable, "generation_failed",
+			err = apperr.E(op, apperr.Unavailable, CodeGenerationFailed,
 				"the document could not be generated; the operator has been alerted, retry later").WithCause(err)
 		}
 		return inv, f, err
@@ -498,10 +498,10 @@ func (a *App) Download(ctx context.Context, invoiceID, identifier, format string
 		return inv, f, serr
 	}
 	if state == jobs.StateDead {
-		return inv, f, apperr.E(op, apperr.Unavailable, "generation_failed",
+		return inv, f, apperr.E(op, apperr.Unavailable, CodeGenerationFailed,
 			"the document could not be generated; the operator has been alerted, retry later")
 	}
-	return inv, f, apperr.E(op, apperr.Accepted, "generation_pending",
+	return inv, f, apperr.E(op, apperr.Accepted, CodeGenerationPending,
 		"the file is being generated; retry in a few seconds")
 }
 

@@ -64,11 +64,11 @@ type ItemUpdate struct {
 func (a *App) UpdateBillableItem(ctx context.Context, p account.Principal, id string, u ItemUpdate) (BillableItemView, error) {
 	const op = "app.UpdateBillableItem"
 	if u.CustomerID == nil && u.Split == nil && u.CollectionID == nil {
-		return BillableItemView{}, apperr.E(op, apperr.Unprocessable, "nothing_to_update",
+		return BillableItemView{}, apperr.E(op, apperr.Unprocessable, CodeNothingToUpdate,
 			"send at least one of customer_id, split, billablable_collection_id")
 	}
 	if isSet(u.CustomerID) && isSet(u.Split) {
-		return BillableItemView{}, apperr.Validation(op, "customer_and_split", "/split",
+		return BillableItemView{}, apperr.Validation(op, CodeCustomerAndSplit, "/split",
 			"send either customer_id or split, not both")
 	}
 	var customerID, collectionID *string
@@ -76,7 +76,7 @@ func (a *App) UpdateBillableItem(ctx context.Context, p account.Principal, id st
 	if isSet(u.CustomerID) {
 		var s string
 		if err := json.Unmarshal(u.CustomerID, &s); err != nil || s == "" {
-			return BillableItemView{}, apperr.Validation(op, "invalid_customer_id", "/customer_id", "customer_id must be a customer id string")
+			return BillableItemView{}, apperr.Validation(op, CodeInvalidCustomerID, "/customer_id", "customer_id must be a customer id string")
 		}
 		customerID = &s
 	}
@@ -89,7 +89,7 @@ func (a *App) UpdateBillableItem(ctx context.Context, p account.Principal, id st
 	if isSet(u.CollectionID) {
 		var s string
 		if err := json.Unmarshal(u.CollectionID, &s); err != nil || s == "" {
-			return BillableItemView{}, apperr.Validation(op, "invalid_collection_id", "/billablable_collection_id",
+			return BillableItemView{}, apperr.Validation(op, CodeInvalidCollectionID, "/billablable_collection_id",
 				"billablable_collection_id must be a billable collection id string")
 		}
 		collectionID = &s
@@ -121,7 +121,7 @@ func (a *App) UpdateBillableItem(ctx context.Context, p account.Principal, id st
 		}
 		if as.CustomerID != nil {
 			if _, err := q.Customer(ctx, p.AccountID, p.Environment, *as.CustomerID); err != nil {
-				return apperr.Validation(op, "unknown_customer", "/customer_id", fmt.Sprintf("customer %q does not exist", *as.CustomerID))
+				return apperr.Validation(op, CodeUnknownCustomer, "/customer_id", fmt.Sprintf("customer %q does not exist", *as.CustomerID))
 			}
 		}
 		if as.Split != nil {
@@ -130,7 +130,7 @@ func (a *App) UpdateBillableItem(ctx context.Context, p account.Principal, id st
 			}
 			for i, s := range as.Split {
 				if _, err := q.Customer(ctx, p.AccountID, p.Environment, s.CustomerID); err != nil {
-					return apperr.Validation(op, "unknown_customer", fmt.Sprintf("/split/%d/customer_id", i),
+					return apperr.Validation(op, CodeUnknownCustomer, fmt.Sprintf("/split/%d/customer_id", i),
 						fmt.Sprintf("split[%d].customer_id: customer %q does not exist", i, s.CustomerID))
 				}
 			}
@@ -138,7 +138,7 @@ func (a *App) UpdateBillableItem(ctx context.Context, p account.Principal, id st
 		if u.CollectionID != nil {
 			if collectionID != nil {
 				if err := q.CollectionExists(ctx, p.AccountID, p.Environment, *collectionID); err != nil {
-					return apperr.Validation(op, "unknown_collection", "/billablable_collection_id",
+					return apperr.Validation(op, CodeUnknownCollection, "/billablable_collection_id",
 						fmt.Sprintf("billable collection %q does not exist", *collectionID))
 				}
 				if it.CollectionID != nil && *it.CollectionID != *collectionID {
@@ -158,7 +158,7 @@ func (a *App) UpdateBillableItem(ctx context.Context, p account.Principal, id st
 func isSet(raw json.RawMessage) bool { return raw != nil && string(raw) != "null" }
 
 func inOtherCollection(op, id string) error {
-	return apperr.E(op, apperr.Conflict, "item_in_other_collection",
+	return apperr.E(op, apperr.Conflict, CodeItemInOtherCollection,
 		fmt.Sprintf("billable item %s already belongs to another collection; an item can be in one collection only", id))
 }
 
@@ -169,7 +169,7 @@ func notInvoiced(ctx context.Context, q store.Q, id string) error {
 		return err
 	}
 	if len(claims) > 0 {
-		return apperr.E("app.notInvoiced", apperr.Conflict, "item_already_invoiced",
+		return apperr.E("app.notInvoiced", apperr.Conflict, CodeItemAlreadyInvoiced,
 			fmt.Sprintf("billable item %s is already invoiced; cancel the invoice before changing it", id))
 	}
 	return nil
@@ -190,7 +190,7 @@ func (a *App) CreateCollection(ctx context.Context, p account.Principal) (string
 func (a *App) AddToCollection(ctx context.Context, p account.Principal, collectionID string, itemIDs []string) ([]string, error) {
 	const op = "app.AddToCollection"
 	if len(itemIDs) == 0 || len(itemIDs) > MaxCollectionBulk {
-		return nil, apperr.Validation(op, "invalid_billable_item_ids", "/billable_item_ids",
+		return nil, apperr.Validation(op, CodeInvalidBillableItemIDs, "/billable_item_ids",
 			fmt.Sprintf("billable_item_ids must hold 1 to %d ids", MaxCollectionBulk))
 	}
 	var out []string
@@ -220,7 +220,7 @@ func (a *App) AddToCollection(ctx context.Context, p account.Principal, collecti
 			items = append(items, it)
 		}
 		if len(probs) > 0 {
-			return apperr.E(op, apperr.Unprocessable, "unknown_billable_item", probs[0].Message).WithDetails(probs...)
+			return apperr.E(op, apperr.Unprocessable, CodeUnknownBillableItem, probs[0].Message).WithDetails(probs...)
 		}
 		for _, it := range items {
 			if it.CollectionID != nil && *it.CollectionID != collectionID {

@@ -35,11 +35,11 @@ type OrderRequest struct {
 func (a *App) PlaceOrder(ctx context.Context, p account.Principal, req OrderRequest) (ticketing.Order, error) {
 	const op = "app.PlaceOrder"
 	if len(req.ProductIDs) == 0 || len(req.ProductIDs) > MaxProductsPerOrder {
-		return ticketing.Order{}, apperr.Validation(op, "invalid_product_ids", "/product_ids",
+		return ticketing.Order{}, apperr.Validation(op, CodeInvalidProductIDs, "/product_ids",
 			fmt.Sprintf("product_ids must hold 1 to %d product ids", MaxProductsPerOrder))
 	}
 	if r := req.OptionalOrderReference; r != nil && (utf8.RuneCountInString(*r) > MaxOrderReference || !utf8.ValidString(*r)) {
-		return ticketing.Order{}, apperr.Validation(op, "invalid_order_reference", "/optional_order_reference",
+		return ticketing.Order{}, apperr.Validation(op, CodeInvalidOrderReference, "/optional_order_reference",
 			fmt.Sprintf("optional_order_reference must be at most %d characters", MaxOrderReference))
 	}
 	now := a.clock.Now()
@@ -74,7 +74,7 @@ func (a *App) PlaceOrder(ctx context.Context, p account.Principal, req OrderRequ
 		for i, pr := range probs {
 			msgs[i] = pr.Message
 		}
-		return ticketing.Order{}, apperr.E(op, apperr.Unprocessable, "invalid_product_ids",
+		return ticketing.Order{}, apperr.E(op, apperr.Unprocessable, CodeInvalidProductIDs,
 			"product_ids: "+strings.Join(msgs, "; ")).WithDetails(probs...)
 	}
 

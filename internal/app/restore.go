@@ -27,7 +27,7 @@ type RestoreRequest struct {
 func (a *App) Restore(ctx context.Context, p account.Principal, orderID string, req RestoreRequest) (ticketing.Order, []ticketing.Coupon, error) {
 	const op = "app.Restore"
 	if len(req.CouponIDs) == 0 || len(req.CouponIDs) > MaxProductsPerOrder {
-		return ticketing.Order{}, nil, apperr.Validation(op, "invalid_coupon_ids", "/coupon_ids",
+		return ticketing.Order{}, nil, apperr.Validation(op, CodeInvalidCouponIDs, "/coupon_ids",
 			fmt.Sprintf("coupon_ids must hold 1 to %d coupon ids", MaxProductsPerOrder))
 	}
 	now := a.clock.Now()
@@ -39,7 +39,7 @@ func (a *App) Restore(ctx context.Context, p account.Principal, orderID string, 
 			return err
 		}
 		if subtle.ConstantTimeCompare([]byte(o.RestoreSecret), []byte(req.RestoreSecret)) != 1 {
-			return apperr.NotFoundf(op, "order")
+			return apperr.NotFoundf(op, CodeOrderNotFound)
 		}
 		order = o
 		byID := map[string]ticketing.Coupon{}
@@ -64,7 +64,7 @@ func (a *App) Restore(ctx context.Context, p account.Principal, orderID string, 
 			seen[id] = true
 		}
 		if len(probs) > 0 {
-			return apperr.E(op, apperr.Unprocessable, "invalid_coupon_ids", "coupon_ids: "+probs[0].Field+" "+probs[0].Message).WithDetails(probs...)
+			return apperr.E(op, apperr.Unprocessable, CodeInvalidCouponIDs, "coupon_ids: "+probs[0].Field+" "+probs[0].Message).WithDetails(probs...)
 		}
 		for _, id := range req.CouponIDs {
 			nc, err := a.restoreCoupon(ctx, q, byID[id], now)

@@ -111,7 +111,7 @@ func (a *App) Reorder(ctx context.Context, p account.Principal, id, cycleID stri
 		}
 		pr, ok := a.Catalog().Product(st.Cycles[i].ProductID)
 		if !ok {
-			return apperr.E("app.Reorder", apperr.Internal, "product_missing", "the cycle's product is not in the catalog")
+			return apperr.E("app.Reorder", apperr.Internal, CodeProductMissing, "the cycle's product is not in the catalog")
 		}
 		item := a.newBillableItem(p, pr, now)
 		item.SubscriptionID, item.CycleID = &s.ID, &st.Cycles[i].ID

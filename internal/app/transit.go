@@ -95,7 +95,7 @@ func (t *Transit) Index() (*departure.Index, error) {
 	if st := t.cur.Load(); st != nil {
 		return st.ix, nil
 	}
-	return nil, apperr.E("transit", apperr.Unavailable, "transit_loading", "timetables are still loading; retry shortly")
+	return nil, apperr.E("transit", apperr.Unavailable, CodeTransitLoading, "timetables are still loading; retry shortly")
 }
 
 // Ready is nil once the feeds have been loaded (for /readyz).

@@ -19,7 +19,7 @@ const MaxDepartures = departure.MaxDepartures
 // index is the current departure index, or why there is none.
 func (t *Transit) index() (*departure.Index, error) {
 	if t == nil {
-		return nil, apperr.E("transit", apperr.Unavailable, "transit_unavailable", "transit data is not configured on this instance")
+		return nil, apperr.E("transit", apperr.Unavailable, CodeTransitUnavailable, "transit data is not configured on this instance")
 	}
 	return t.Index()
 }

@@ -130,7 +130,7 @@ func (w *Wallets) availability() wallet.Availability {
 // pass builds the validated pass model of the ticket d.
 func (w *Wallets) pass(d TicketDetails, op string, configured bool) (wallet.Pass, error) {
 	if !configured {
-		return wallet.Pass{}, apperr.E(op, apperr.Unavailable, "wallet_not_configured", "this wallet's passes are not configured on this service")
+		return wallet.Pass{}, apperr.E(op, apperr.Unavailable, CodeWalletNotConfigured, "this wallet's passes are not configured on this service")
 	}
 	v, _, _, err := w.offer(d)
 	if err != nil {
@@ -138,7 +138,7 @@ func (w *Wallets) pass(d TicketDetails, op string, configured bool) (wallet.Pass
 	}
 	p, err := wallet.NewPass(v)
 	if err != nil {
-		return wallet.Pass{}, apperr.E(op, apperr.Unavailable, "pass_unavailable", "a pass cannot be built for this ticket").WithCause(err)
+		return wallet.Pass{}, apperr.E(op, apperr.Unavailable, CodePassUnavailable, "a pass cannot be built for this ticket").WithCause(err)
 	}
 	return p, nil
 }
@@ -157,7 +157,7 @@ func (w *Wallets) ApplePass(d TicketDetails) ([]byte, error) {
 	}
 	out, err := b.Build(p)
 	if err != nil {
-		return nil, apperr.E(op, apperr.Unavailable, "pass_unavailable", "the pass could not be signed").WithCause(err)
+		return nil, apperr.E(op, apperr.Unavailable, CodePassUnavailable, "the pass could not be signed").WithCause(err)
 	}
 	return out, nil
 }
@@ -172,7 +172,7 @@ func (w *Wallets) GoogleSaveURL(d TicketDetails) (string, error) {
 	}
 	u, err := g.SaveURL(p, w.app.Now())
 	if err != nil {
-		return "", apperr.E(op, apperr.Unavailable, "pass_unavailable", "the save link could not be signed").WithCause(err)
+		return "", apperr.E(op, apperr.Unavailable, CodePassUnavailable, "the save link could not be signed").WithCause(err)
 	}
 	return u, nil
 }
@@ -181,7 +181,7 @@ func (w *Wallets) GoogleSaveURL(d TicketDetails) (string, error) {
 func (w *Wallets) InspectionKeys() (any, error) {
 	kr := w.options().Inspection
 	if kr == nil {
-		return nil, apperr.E("http.inspectionKeys", apperr.Unavailable, "inspection_keys_not_configured", "no inspection keys are configured")
+		return nil, apperr.E("http.inspectionKeys", apperr.Unavailable, CodeInspectionKeysNotConfigured, "no inspection keys are configured")
 	}
 	return kr.KeySet(), nil
 }
@@ -198,7 +198,7 @@ const (
 func EngineLocation(name, prefix string) (string, error) {
 	e, redirect, ok := engines.Resolve(name, []string{"1"})
 	if !ok || !redirect {
-		return "", apperr.E("http.engine", apperr.NotFound, "engine_not_found", "no such engine")
+		return "", apperr.E("http.engine", apperr.NotFound, CodeEngineNotFound, "no such engine")
 	}
 	return e.Location(prefix), nil
 }
@@ -207,7 +207,7 @@ func EngineLocation(name, prefix string) (string, error) {
 func EngineDocument(name string, segs []string) ([]byte, error) {
 	e, redirect, ok := engines.Resolve(name, segs)
 	if !ok || redirect {
-		return nil, apperr.E("http.engine", apperr.NotFound, "engine_version_not_found",
+		return nil, apperr.E("http.engine", apperr.NotFound, CodeEngineVersionNotFound,
 			"no "+name+" version "+strings.Join(segs, ".")+"; ask for …/"+name+"/1 to be redirected to the current one")
 	}
 	return e.HTML, nil

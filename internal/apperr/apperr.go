@@ -87,7 +87,7 @@ func Wrap(op string, err error) error {
 	if errors.As(err, &ae) {
 		return err
 	}
-	return &Error{Op: op, Kind: Internal, Code: "internal_error", Msg: "internal error", Err: err}
+	return &Error{Op: op, Kind: Internal, Code: CodeInternalError, Msg: "internal error", Err: err}
 }
 
 // WithDetails attaches field errors and returns e.
@@ -114,9 +114,12 @@ func As(err error) *Error {
 	return nil
 }
 
-// NotFoundf is the uniform "unknown id" error: another tenant's record looks the same.
-func NotFoundf(op, what string) *Error {
-	return E(op, NotFound, what+"_not_found", what+" not found")
+// NotFoundf is the uniform "unknown id" error: another tenant's record looks
+// the same. code names the record (CodeCouponNotFound, "coupon_not_found");
+// the message says so: "coupon not found".
+func NotFoundf(op, code string) *Error {
+	what := strings.ReplaceAll(strings.TrimSuffix(code, "_not_found"), "_", " ")
+	return E(op, NotFound, code, what+" not found")
 }
 
 // Validation builds a 422 with one field error; msg is the top-level sentence.
@@ -132,5 +135,5 @@ func (e *Error) WithCause(err error) *Error {
 
 // Param is a 400 for a missing or malformed query or path parameter.
 func Param(op, field, msg string) *Error {
-	return E(op, Invalid, "invalid_parameter", msg).WithDetails(FieldError{Field: field, Message: msg})
+	return E(op, Invalid, CodeInvalidParameter, msg).WithDetails(FieldError{Field: field, Message: msg})
 }

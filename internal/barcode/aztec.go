@@ -40,7 +40,7 @@ func (m Matrix) At(x, y int) bool { return m.Modules[y*m.Size+x] }
 func Aztec(data []byte) (Matrix, error) {
 	code, err := aztec.Encode(data, AztecECCPercent, 0)
 	if err != nil {
-		return Matrix{}, apperr.E("barcode.Aztec", apperr.Invalid, "barcode_too_large", err.Error())
+		return Matrix{}, apperr.E("barcode.Aztec", apperr.Invalid, CodeBarcodeTooLarge, err.Error())
 	}
 	n := code.Bounds().Dx()
 	m := Matrix{Size: n, Modules: make([]bool, n*n)}
@@ -57,7 +57,7 @@ func Aztec(data []byte) (Matrix, error) {
 // of quiet modules on every side, as a 1-bit grey PNG.
 func PNG(data []byte, scale, quiet int) ([]byte, error) {
 	if scale < 1 || scale > 64 || quiet < 0 || quiet > 16 {
-		return nil, apperr.E("barcode.PNG", apperr.Invalid, "invalid_barcode_scale", "scale must be 1..64, quiet zone 0..16")
+		return nil, apperr.E("barcode.PNG", apperr.Invalid, CodeInvalidBarcodeScale, "scale must be 1..64, quiet zone 0..16")
 	}
 	m, err := Aztec(data)
 	if err != nil {
@@ -123,7 +123,7 @@ func FromText(s string) ([]byte, error) {
 			return b, nil
 		}
 	}
-	return nil, apperr.E("barcode.FromText", apperr.Invalid, "malformed_barcode", "not base64 text")
+	return nil, apperr.E("barcode.FromText", apperr.Invalid, CodeMalformedBarcode, "not base64 text")
 }
 
 // DecodeImage finds an Aztec code in a PNG, JPEG or GIF image and returns
@@ -132,28 +132,28 @@ func DecodeImage(data []byte) ([]byte, error) {
 	const op = "barcode.DecodeImage"
 	cfg, _, err := image.DecodeConfig(bytes.NewReader(data))
 	if err != nil {
-		return nil, apperr.E(op, apperr.Invalid, "unreadable_image", "not a PNG, JPEG or GIF image: "+err.Error())
+		return nil, apperr.E(op, apperr.Invalid, CodeUnreadableImage, "not a PNG, JPEG or GIF image: "+err.Error())
 	}
 	if cfg.Width <= 0 || cfg.Height <= 0 || cfg.Width*cfg.Height > MaxImagePixels {
-		return nil, apperr.E(op, apperr.Invalid, "image_too_large", "the image is empty or larger than 40 megapixels")
+		return nil, apperr.E(op, apperr.Invalid, CodeImageTooLarge, "the image is empty or larger than 40 megapixels")
 	}
 	img, _, err := image.Decode(bytes.NewReader(data))
 	if err != nil {
-		return nil, apperr.E(op, apperr.Invalid, "unreadable_image", "not a PNG, JPEG or GIF image: "+err.Error())
+		return nil, apperr.E(op, apperr.Invalid, CodeUnreadableImage, "not a PNG, JPEG or GIF image: "+err.Error())
 	}
 	bmp, err := gozxing.NewBinaryBitmapFromImage(img)
 	if err != nil {
-		return nil, apperr.E(op, apperr.Invalid, "unreadable_image", err.Error())
+		return nil, apperr.E(op, apperr.Invalid, CodeUnreadableImage, err.Error())
 	}
 	hints := map[gozxing.DecodeHintType]interface{}{gozxing.DecodeHintType_TRY_HARDER: true}
 	res, err := zxaztec.NewAztecReader().Decode(bmp, hints)
 	if err != nil {
-		return nil, apperr.E(op, apperr.Invalid, "no_barcode_found", "no readable Aztec code in the image: "+err.Error())
+		return nil, apperr.E(op, apperr.Invalid, CodeNoBarcodeFound, "no readable Aztec code in the image: "+err.Error())
 	}
 	// ZXing hands binary content back as ISO-8859-1 text.
 	b, err := FromLatin1(res.GetText())
 	if err != nil {
-		return nil, apperr.E(op, apperr.Invalid, "malformed_barcode", err.Error())
+		return nil, apperr.E(op, apperr.Invalid, CodeMalformedBarcode, err.Error())
 	}
 	return b, nil
 }
@@ -192,7 +192,7 @@ func ParseInput(data []byte) ([]byte, error) {
 	if hasMagic(data) {
 		return data, nil // Verify explains what is wrong with it
 	}
-	return nil, apperr.E("barcode.ParseInput", apperr.Invalid, "malformed_barcode",
+	return nil, apperr.E("barcode.ParseInput", apperr.Invalid, CodeMalformedBarcode,
 		"input is neither an image, a binary payload nor its base64 text")
 }
 

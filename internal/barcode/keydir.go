@@ -46,7 +46,7 @@ func LoadDir(dir string) (*Keyring, error) {
 	}
 	kr, err := LoadFiles(files)
 	if apperr.KindOf(err) == apperr.NotFound {
-		return nil, apperr.E(op, apperr.NotFound, "inspection_key_not_found", "no live inspection signing key in "+dir)
+		return nil, apperr.E(op, apperr.NotFound, CodeInspectionKeyNotFound, "no live inspection signing key in "+dir)
 	}
 	return kr, err
 }
@@ -86,7 +86,7 @@ func LoadFiles(files map[string][]byte) (*Keyring, error) {
 			k, err = ParsePublicKey(id, files[name])
 		}
 		if err != nil {
-			return nil, apperr.E(op, apperr.Invalid, "invalid_inspection_key", name+": "+err.Error())
+			return nil, apperr.E(op, apperr.Invalid, CodeInvalidInspectionKey, name+": "+err.Error())
 		}
 		if private {
 			signers = append(signers, k)
@@ -101,7 +101,7 @@ func LoadFiles(files map[string][]byte) (*Keyring, error) {
 		}
 	}
 	if active == nil {
-		return nil, apperr.E(op, apperr.NotFound, "inspection_key_not_found", "no live inspection signing key")
+		return nil, apperr.E(op, apperr.NotFound, CodeInspectionKeyNotFound, "no live inspection signing key")
 	}
 	return NewKeyring(*active, append(signers, verifiers...)...)
 }
@@ -167,7 +167,7 @@ func RotateDir(dir, env string, rnd io.Reader) (Key, error) {
 	case EnvTest:
 		lo, hi = TestKeyIDBase+1, ^uint16(0)
 	default:
-		return Key{}, apperr.E(op, apperr.Invalid, "invalid_environment", `environment must be "live" or "test"`)
+		return Key{}, apperr.E(op, apperr.Invalid, CodeInvalidEnvironment, `environment must be "live" or "test"`)
 	}
 	next := lo
 	kr, err := LoadDir(dir)
@@ -176,7 +176,7 @@ func RotateDir(dir, env string, rnd io.Reader) (Key, error) {
 		for _, id := range kr.IDs() {
 			if id >= next && id <= hi {
 				if id == hi {
-					return Key{}, apperr.E(op, apperr.Conflict, "inspection_key_ids_exhausted", "no free key id left")
+					return Key{}, apperr.E(op, apperr.Conflict, CodeInspectionKeyIDsExhausted, "no free key id left")
 				}
 				next = id + 1
 			}

@@ -60,7 +60,7 @@ func GenerateKey(id uint16, rnd io.Reader) (Key, error) {
 // KeyFromSeed builds a signing key from a 32-byte Ed25519 seed.
 func KeyFromSeed(id uint16, seed []byte) (Key, error) {
 	if len(seed) != ed25519.SeedSize {
-		return Key{}, apperr.E("barcode.KeyFromSeed", apperr.Invalid, "invalid_inspection_key",
+		return Key{}, apperr.E("barcode.KeyFromSeed", apperr.Invalid, CodeInvalidInspectionKey,
 			fmt.Sprintf("an Ed25519 seed has %d bytes, got %d", ed25519.SeedSize, len(seed)))
 	}
 	priv := ed25519.NewKeyFromSeed(seed)
@@ -86,10 +86,10 @@ type Keyring struct {
 func NewKeyring(active Key, verify ...Key) (*Keyring, error) {
 	const op = "barcode.NewKeyring"
 	if len(active.Private) != ed25519.PrivateKeySize {
-		return nil, apperr.E(op, apperr.Invalid, "invalid_inspection_key", "the active key has no private half")
+		return nil, apperr.E(op, apperr.Invalid, CodeInvalidInspectionKey, "the active key has no private half")
 	}
 	if active.Environment() != EnvLive {
-		return nil, apperr.E(op, apperr.Invalid, "invalid_inspection_key", "the active key id must be below 32768 (test-range ids sign test tickets only)")
+		return nil, apperr.E(op, apperr.Invalid, CodeInvalidInspectionKey, "the active key id must be below 32768 (test-range ids sign test tickets only)")
 	}
 	active.Public = active.Private.Public().(ed25519.PublicKey)
 	kr, err := newVerifyKeyring(append([]Key{active}, verify...))
@@ -114,11 +114,11 @@ func newVerifyKeyring(keys []Key) (*Keyring, error) {
 	kr := &Keyring{keys: make(map[uint16]Key, len(keys))}
 	for _, k := range keys {
 		if len(k.Public) != ed25519.PublicKeySize {
-			return nil, apperr.E(op, apperr.Invalid, "invalid_inspection_key", "key "+k.Kid()+" has no valid public key")
+			return nil, apperr.E(op, apperr.Invalid, CodeInvalidInspectionKey, "key "+k.Kid()+" has no valid public key")
 		}
 		if old, ok := kr.keys[k.ID]; ok {
 			if !old.Public.Equal(k.Public) {
-				return nil, apperr.E(op, apperr.Conflict, "duplicate_inspection_key_id", "two different keys share key id "+k.Kid())
+				return nil, apperr.E(op, apperr.Conflict, CodeDuplicateInspectionKeyID, "two different keys share key id "+k.Kid())
 			}
 			if old.Private != nil {
 				continue
@@ -168,7 +168,7 @@ func (kr *Keyring) IDs() []uint16 {
 func Sign(c Claims, kr *Keyring) ([]byte, error) {
 	k, ok := kr.ActiveFor(c.Environment)
 	if !ok {
-		return nil, apperr.E("barcode.Sign", apperr.Unavailable, "no_inspection_signing_key", "no active inspection signing key")
+		return nil, apperr.E("barcode.Sign", apperr.Unavailable, CodeNoInspectionSigningKey, "no active inspection signing key")
 	}
 	body, err := encodeBody(c, k.ID)
 	if err != nil {
@@ -198,19 +198,19 @@ func Verify(payload []byte, kr *Keyring) (Claims, error) {
 	const op = "barcode.Verify"
 	c, n, err := parse(payload)
 	if err != nil {
-		return Claims{}, &apperr.Error{Op: op, Kind: apperr.Invalid, Code: "malformed_barcode", Msg: err.Error(), Err: ErrMalformed}
+		return Claims{}, &apperr.Error{Op: op, Kind: apperr.Invalid, Code: CodeMalformedBarcode, Msg: err.Error(), Err: ErrMalformed}
 	}
 	k, ok := kr.Lookup(c.KeyID)
 	if !ok {
-		return Claims{}, &apperr.Error{Op: op, Kind: apperr.Invalid, Code: "unknown_barcode_key",
+		return Claims{}, &apperr.Error{Op: op, Kind: apperr.Invalid, Code: CodeUnknownBarcodeKey,
 			Msg: "signed with unknown key id " + strconv.Itoa(int(c.KeyID)), Err: ErrUnknownKey}
 	}
 	if !ed25519.Verify(k.Public, signedMessage(payload[:n]), payload[n:]) {
-		return Claims{}, &apperr.Error{Op: op, Kind: apperr.Invalid, Code: "bad_barcode_signature",
+		return Claims{}, &apperr.Error{Op: op, Kind: apperr.Invalid, Code: CodeBadBarcodeSignature,
 			Msg: "signature does not verify", Err: ErrSignature}
 	}
 	if k.Environment() == EnvTest && c.Environment != EnvTest {
-		return Claims{}, &apperr.Error{Op: op, Kind: apperr.Invalid, Code: "test_key_signed_live_barcode",
+		return Claims{}, &apperr.Error{Op: op, Kind: apperr.Invalid, Code: CodeTestKeySignedLiveBarcode,
 			Msg: "a test key signed a live ticket", Err: ErrKeyEnvironment}
 	}
 	return c, nil
@@ -251,17 +251,17 @@ func ParseKeySet(data []byte) (*Keyring, error) {
 	const op = "barcode.ParseKeySet"
 	var ks KeySetJSON
 	if err := json.Unmarshal(data, &ks); err != nil {
-		return nil, apperr.E(op, apperr.Invalid, "invalid_key_set", "keys.json is not valid JSON: "+err.Error())
+		return nil, apperr.E(op, apperr.Invalid, CodeInvalidKeySet, "keys.json is not valid JSON: "+err.Error())
 	}
 	keys := make([]Key, 0, len(ks.Keys))
 	for _, j := range ks.Keys {
 		id, err := strconv.ParseUint(j.Kid, 10, 16)
 		if err != nil || j.Alg != "Ed25519" {
-			return nil, apperr.E(op, apperr.Invalid, "invalid_key_set", "unsupported key "+strconv.Quote(j.Kid))
+			return nil, apperr.E(op, apperr.Invalid, CodeInvalidKeySet, "unsupported key "+strconv.Quote(j.Kid))
 		}
 		pub, err := base64.RawURLEncoding.DecodeString(j.PublicKey)
 		if err != nil || len(pub) != ed25519.PublicKeySize {
-			return nil, apperr.E(op, apperr.Invalid, "invalid_key_set", "bad public key for kid "+j.Kid)
+			return nil, apperr.E(op, apperr.Invalid, CodeInvalidKeySet, "bad public key for kid "+j.Kid)
 		}
 		keys = append(keys, Key{ID: uint16(id), Public: pub})
 	}
@@ -292,15 +292,15 @@ func ParsePrivateKey(id uint16, data []byte) (Key, error) {
 	const op = "barcode.ParsePrivateKey"
 	if blk, _ := pem.Decode(data); blk != nil {
 		if blk.Type != "PRIVATE KEY" {
-			return Key{}, apperr.E(op, apperr.Invalid, "invalid_inspection_key", "PEM block "+blk.Type+" is not a PKCS#8 PRIVATE KEY")
+			return Key{}, apperr.E(op, apperr.Invalid, CodeInvalidInspectionKey, "PEM block "+blk.Type+" is not a PKCS#8 PRIVATE KEY")
 		}
 		k, err := x509.ParsePKCS8PrivateKey(blk.Bytes)
 		if err != nil {
-			return Key{}, apperr.E(op, apperr.Invalid, "invalid_inspection_key", err.Error())
+			return Key{}, apperr.E(op, apperr.Invalid, CodeInvalidInspectionKey, err.Error())
 		}
 		priv, ok := k.(ed25519.PrivateKey)
 		if !ok {
-			return Key{}, apperr.E(op, apperr.Invalid, "invalid_inspection_key", fmt.Sprintf("key is %T, not Ed25519", k))
+			return Key{}, apperr.E(op, apperr.Invalid, CodeInvalidInspectionKey, fmt.Sprintf("key is %T, not Ed25519", k))
 		}
 		return Key{ID: id, Public: priv.Public().(ed25519.PublicKey), Private: priv}, nil
 	}
@@ -310,7 +310,7 @@ func ParsePrivateKey(id uint16, data []byte) (Key, error) {
 	if seed, ok := decodeText(bytes.TrimSpace(data)); ok && len(seed) == ed25519.SeedSize {
 		return KeyFromSeed(id, seed)
 	}
-	return Key{}, apperr.E(op, apperr.Invalid, "invalid_inspection_key", "neither a PKCS#8 PEM key nor a 32-byte seed")
+	return Key{}, apperr.E(op, apperr.Invalid, CodeInvalidInspectionKey, "neither a PKCS#8 PEM key nor a 32-byte seed")
 }
 
 // ParsePublicKey reads a PKIX PEM Ed25519 public key.
@@ -318,15 +318,15 @@ func ParsePublicKey(id uint16, data []byte) (Key, error) {
 	const op = "barcode.ParsePublicKey"
 	blk, _ := pem.Decode(data)
 	if blk == nil || blk.Type != "PUBLIC KEY" {
-		return Key{}, apperr.E(op, apperr.Invalid, "invalid_inspection_key", "not a PEM PUBLIC KEY")
+		return Key{}, apperr.E(op, apperr.Invalid, CodeInvalidInspectionKey, "not a PEM PUBLIC KEY")
 	}
 	k, err := x509.ParsePKIXPublicKey(blk.Bytes)
 	if err != nil {
-		return Key{}, apperr.E(op, apperr.Invalid, "invalid_inspection_key", err.Error())
+		return Key{}, apperr.E(op, apperr.Invalid, CodeInvalidInspectionKey, err.Error())
 	}
 	pub, ok := k.(ed25519.PublicKey)
 	if !ok {
-		return Key{}, apperr.E(op, apperr.Invalid, "invalid_inspection_key", fmt.Sprintf("key is %T, not Ed25519", k))
+		return Key{}, apperr.E(op, apperr.Invalid, CodeInvalidInspectionKey, fmt.Sprintf("key is %T, not Ed25519", k))
 	}
 	return Key{ID: id, Public: pub}, nil
 }

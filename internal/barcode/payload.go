@@ -77,7 +77,7 @@ func (c Claims) Test() bool { return c.Environment == EnvTest }
 var errMalformed = errors.New("malformed inspection payload")
 
 func invalid(op, msg string) error {
-	return apperr.E(op, apperr.Invalid, "invalid_barcode_claims", msg)
+	return apperr.E(op, apperr.Invalid, CodeInvalidBarcodeClaims, msg)
 }
 
 // encodeBody writes everything but the signature. KeyID is taken from kid.

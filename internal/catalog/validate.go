@@ -151,7 +151,7 @@ func Validate(f *File, prefix string, existingProducts map[string]bool) error {
 	if len(probs) == 0 {
 		return nil
 	}
-	return apperr.E("catalog.Validate", apperr.Unprocessable, "catalog_invalid",
+	return apperr.E("catalog.Validate", apperr.Unprocessable, CodeCatalogInvalid,
 		fmt.Sprintf("catalog has %d problem(s); nothing was imported", len(probs))).WithDetails(probs...)
 }
 

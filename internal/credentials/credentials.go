@@ -58,7 +58,7 @@ func (s Settings) InspectionDir() string { return filepath.Join(s.DataDir, "keys
 func (s Settings) WalletDevDir() string { return filepath.Join(s.DataDir, "keys", "wallet-dev") }
 
 func configErr(op, msg string) error {
-	return apperr.E(op, apperr.Invalid, "invalid_configuration", msg)
+	return apperr.E(op, apperr.Invalid, CodeInvalidConfiguration, msg)
 }
 
 // LoadInspection returns the inspection keyring: configured keys, else the
@@ -80,7 +80,7 @@ func LoadInspection(ctx context.Context, s Settings, st *store.Store, now time.T
 		return kr, SourceDataDir, created, err
 	}
 	if st == nil {
-		return nil, SourceDatabase, false, apperr.E(op, apperr.Internal, "no_store", "the database is needed to load inspection keys")
+		return nil, SourceDatabase, false, apperr.E(op, apperr.Internal, CodeNoStore, "the database is needed to load inspection keys")
 	}
 	kr, created, err = loadDatabaseKeys(ctx, st, now, create)
 	return kr, SourceDatabase, created, err
@@ -165,7 +165,7 @@ func loadDatabaseKeys(ctx context.Context, st *store.Store, now time.Time, creat
 	}
 	if !create {
 		if kr == nil {
-			return nil, false, apperr.E("credentials.LoadInspection", apperr.NotFound, "inspection_key_not_found", "the database holds no inspection signing key")
+			return nil, false, apperr.E("credentials.LoadInspection", apperr.NotFound, CodeInspectionKeyNotFound, "the database holds no inspection signing key")
 		}
 		return kr, false, nil
 	}
@@ -200,7 +200,7 @@ func loadDatabaseKeys(ctx context.Context, st *store.Store, now time.Time, creat
 	}
 	_, kr, err = read()
 	if err == nil && kr == nil {
-		err = apperr.E("credentials.LoadInspection", apperr.Internal, "inspection_key_not_found", "inspection keys were inserted but cannot be read back")
+		err = apperr.E("credentials.LoadInspection", apperr.Internal, CodeInspectionKeyNotFound, "inspection keys were inserted but cannot be read back")
 	}
 	return kr, created && err == nil, err
 }

@@ -103,11 +103,11 @@ func (ix *Index) Departures(stationID string, at time.Time, max int) ([]Departur
 func (ix *Index) boardStation(stationID string, max int) (*feedIndex, int32, error) {
 	const op = "departure.Departures"
 	if max < 1 || max > MaxDepartures {
-		return nil, 0, apperr.E(op, apperr.Invalid, "invalid_max_departures", "max_departures must be between 1 and 100")
+		return nil, 0, apperr.E(op, apperr.Invalid, CodeInvalidMaxDepartures, "max_departures must be between 1 and 100")
 	}
 	fi, stop, ok := ix.parseStationID(stationID)
 	if !ok || fi.f.Stops.Type[stop] > gtfs.StopStation {
-		return nil, 0, apperr.E(op, apperr.NotFound, "station_not_found", "no station with id "+stationID)
+		return nil, 0, apperr.E(op, apperr.NotFound, CodeStationNotFound, "no station with id "+stationID)
 	}
 	return fi, stop, nil
 }

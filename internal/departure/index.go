@@ -87,10 +87,10 @@ func New(feeds []FeedInput, opt Options) (*Index, error) {
 	}
 	for _, in := range feeds {
 		if !ValidFeedID(in.ID) {
-			return nil, apperr.E(op, apperr.Invalid, "invalid_feed_id", "feed ids use only letters, digits and '-' (got "+in.ID+")")
+			return nil, apperr.E(op, apperr.Invalid, CodeInvalidFeedID, "feed ids use only letters, digits and '-' (got "+in.ID+")")
 		}
 		if ix.byID[in.ID] != nil {
-			return nil, apperr.E(op, apperr.Conflict, "duplicate_feed_id", "feed id "+in.ID+" is used twice")
+			return nil, apperr.E(op, apperr.Conflict, CodeDuplicateFeedID, "feed id "+in.ID+" is used twice")
 		}
 		fi, err := buildFeed(in.ID, in.Feed)
 		if err != nil {
@@ -110,7 +110,7 @@ func New(feeds []FeedInput, opt Options) (*Index, error) {
 func buildFeed(id string, f *gtfs.Feed) (*feedIndex, error) {
 	loc, err := time.LoadLocation(f.Timezone)
 	if err != nil {
-		return nil, apperr.E("departure.New", apperr.Unprocessable, "gtfs_bad_timezone", "feed "+id+" has an unknown time zone")
+		return nil, apperr.E("departure.New", apperr.Unprocessable, CodeGTFSBadTimezone, "feed "+id+" has an unknown time zone")
 	}
 	fi := &feedIndex{id: id, f: f, loc: loc, maxTime: f.MaxTime, freq: map[int32][]gtfs.Frequency{}}
 	fi.stopIdx = make(map[string]int32, f.Stops.Len())

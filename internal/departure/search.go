@@ -201,7 +201,7 @@ func (ix *Index) SearchByPosition(lat, lon float64, limit int) []Station {
 func (ix *Index) StationByID(id string) (Station, error) {
 	fi, stop, ok := ix.parseStationID(id)
 	if !ok || fi.f.Stops.Type[stop] > gtfs.StopStation {
-		return Station{}, apperr.E("departure.StationByID", apperr.NotFound, "station_not_found", "no station with id "+id)
+		return Station{}, apperr.E("departure.StationByID", apperr.NotFound, CodeStationNotFound, "no station with id "+id)
 	}
 	return ix.station(fi, stop), nil
 }
@@ -215,5 +215,5 @@ func (ix *Index) StationByStopID(stopID string) (Station, error) {
 			return ix.station(fi, s), nil
 		}
 	}
-	return Station{}, apperr.E("departure.StationByStopID", apperr.NotFound, "station_not_found", "no station with stop id "+stopID)
+	return Station{}, apperr.E("departure.StationByStopID", apperr.NotFound, CodeStationNotFound, "no station with stop id "+stopID)
 }

@@ -25,7 +25,7 @@ func (ix *Index) Trip(id string) (Trip, error) {
 		ok = false
 	}
 	if !ok {
-		return Trip{}, apperr.E("departure.Trip", apperr.NotFound, "trip_not_found", "no trip with id "+id)
+		return Trip{}, apperr.E("departure.Trip", apperr.NotFound, CodeTripNotFound, "no trip with id "+id)
 	}
 	fi, f := k.fi, k.fi.f
 	var snap = ix.snapshot(fi)
@@ -143,7 +143,7 @@ func (ix *Index) Attributions() Attribution {
 // lineName ("" = any): the search_by_characteristics lookup. No such run is
 // apperr.NotFound.
 func (ix *Index) FindTrip(fromStation string, dep time.Time, toStation string, arr time.Time, lineName string) (Trip, error) {
-	notFound := apperr.E("departure.FindTrip", apperr.NotFound, "trip_not_found", "no trip matches these characteristics")
+	notFound := apperr.E("departure.FindTrip", apperr.NotFound, CodeTripNotFound, "no trip matches these characteristics")
 	fi, from, ok := ix.parseStationID(fromStation)
 	fi2, to, ok2 := ix.parseStationID(toStation)
 	if !ok || !ok2 || fi != fi2 || fi.f.Stops.Type[from] > gtfs.StopStation || fi.f.Stops.Type[to] > gtfs.StopStation {

@@ -48,7 +48,7 @@ func BarcodePayload(properties json.RawMessage) ([]byte, error) {
 		Barcode *BarcodeProperty `json:"inspection_barcode"`
 	}
 	if err := json.Unmarshal(properties, &props); err != nil || props.Barcode == nil || props.Barcode.Payload == "" {
-		return nil, apperr.E("engines.BarcodePayload", apperr.NotFound, "inspection_barcode_not_found", "the ticket has no inspection barcode")
+		return nil, apperr.E("engines.BarcodePayload", apperr.NotFound, CodeInspectionBarcodeNotFound, "the ticket has no inspection barcode")
 	}
 	return barcode.FromText(props.Barcode.Payload)
 }

@@ -185,7 +185,7 @@ func Decode(r io.Reader) (*Feed, error) {
 	}
 	f, err := decodeBytes(data)
 	if err != nil {
-		return nil, &apperr.Error{Op: "gtfs.Decode", Kind: apperr.Invalid, Code: "gtfs_snapshot_corrupt", Msg: "the feed snapshot is corrupt", Err: err}
+		return nil, &apperr.Error{Op: "gtfs.Decode", Kind: apperr.Invalid, Code: CodeGTFSSnapshotCorrupt, Msg: "the feed snapshot is corrupt", Err: err}
 	}
 	return f, nil
 }

@@ -17,7 +17,7 @@ import (
 func ParseFile(name string) (*Feed, error) {
 	f, err := os.Open(name)
 	if err != nil {
-		return nil, apperr.E("gtfs.ParseFile", apperr.Invalid, "gtfs_unreadable", "cannot open the GTFS file: "+err.Error())
+		return nil, apperr.E("gtfs.ParseFile", apperr.Invalid, CodeGTFSUnreadable, "cannot open the GTFS file: "+err.Error())
 	}
 	defer f.Close()
 	st, err := f.Stat()
@@ -33,7 +33,7 @@ func Parse(r io.ReaderAt, size int64) (*Feed, error) {
 	const op = "gtfs.Parse"
 	zr, err := zip.NewReader(r, size)
 	if err != nil {
-		return nil, apperr.E(op, apperr.Invalid, "gtfs_not_zip", "the GTFS file is not a readable zip: "+err.Error())
+		return nil, apperr.E(op, apperr.Invalid, CodeGTFSNotZip, "the GTFS file is not a readable zip: "+err.Error())
 	}
 	files := map[string]*zip.File{}
 	for _, zf := range zr.File {
@@ -49,24 +49,24 @@ func Parse(r io.ReaderAt, size int64) (*Feed, error) {
 	p := &parser{files: files, f: &Feed{Strings: []string{""}}, intern: map[string]uint32{"": 0}, strs: map[string]string{}}
 	for _, req := range []string{"agency.txt", "stops.txt", "routes.txt", "trips.txt", "stop_times.txt"} {
 		if files[req] == nil {
-			return nil, apperr.E(op, apperr.Unprocessable, "gtfs_missing_file", "the GTFS feed has no "+req)
+			return nil, apperr.E(op, apperr.Unprocessable, CodeGTFSMissingFile, "the GTFS feed has no "+req)
 		}
 	}
 	if files["calendar.txt"] == nil && files["calendar_dates.txt"] == nil {
-		return nil, apperr.E(op, apperr.Unprocessable, "gtfs_missing_file", "the GTFS feed has neither calendar.txt nor calendar_dates.txt")
+		return nil, apperr.E(op, apperr.Unprocessable, CodeGTFSMissingFile, "the GTFS feed has neither calendar.txt nor calendar_dates.txt")
 	}
 	steps := []func(*table){p.agency, p.stops, p.routes, p.calendar, p.calendarDates, p.trips, p.stopTimes, p.frequencies, p.attributions, p.feedInfo}
 	names := []string{"agency.txt", "stops.txt", "routes.txt", "calendar.txt", "calendar_dates.txt", "trips.txt", "stop_times.txt", "frequencies.txt", "attributions.txt", "feed_info.txt"}
 	for i, step := range steps {
 		if err := p.read(names[i], step); err != nil {
-			return nil, apperr.E(op, apperr.Unprocessable, "gtfs_unreadable", names[i]+": "+err.Error())
+			return nil, apperr.E(op, apperr.Unprocessable, CodeGTFSUnreadable, names[i]+": "+err.Error())
 		}
 		if i == 0 {
 			if len(p.f.Agencies) == 0 {
-				return nil, apperr.E(op, apperr.Unprocessable, "gtfs_no_agency", "agency.txt has no valid agency")
+				return nil, apperr.E(op, apperr.Unprocessable, CodeGTFSNoAgency, "agency.txt has no valid agency")
 			}
 			if _, err := time.LoadLocation(p.f.Timezone); err != nil || p.f.Timezone == "" {
-				return nil, apperr.E(op, apperr.Unprocessable, "gtfs_bad_timezone", "unknown agency_timezone "+strconv.Quote(p.f.Timezone))
+				return nil, apperr.E(op, apperr.Unprocessable, CodeGTFSBadTimezone, "unknown agency_timezone "+strconv.Quote(p.f.Timezone))
 			}
 		}
 	}

@@ -53,11 +53,11 @@ func (s *Server) writeError(w http.ResponseWriter, r *http.Request, err error) {
 	st := state(r)
 	var maxErr *http.MaxBytesError
 	if errors.As(err, &maxErr) {
-		err = apperr.E("decode", apperr.TooLarge, "body_too_large", "request body is larger than the limit")
+		err = apperr.E("decode", apperr.TooLarge, CodeBodyTooLarge, "request body is larger than the limit")
 	}
 	ae := apperr.As(err)
 	kind := apperr.KindOf(err)
-	body := errorBody{Message: "internal error", Code: "internal_error", Details: []apperr.FieldError{}, RequestID: st.id}
+	body := errorBody{Message: "internal error", Code: CodeInternalError, Details: []apperr.FieldError{}, RequestID: st.id}
 	if ae != nil && kind != apperr.Internal {
 		body.Message, body.Code = ae.Msg, ae.Code
 		if ae.Details != nil {

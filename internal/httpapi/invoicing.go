@@ -8,31 +8,6 @@ import (
 	"github.com/farebox/farebox/internal/apperr"
 )
 
-// invoicingRoutes are the invoicing endpoints (issues 6 and 7): customers,
-// billable items, collections and invoice creation on /v5, customers with
-// electronic invoicing, downloads, cancellation and payment notices on /v9.
-func (s *Server) invoicingRoutes() []route {
-	return []route{
-		{http.MethodPost, "/v5/ticketing/customers.json", authPartner, s.createCustomer(false)},
-		{http.MethodGet, "/v5/ticketing/customers/{customer_id}.json", authPartner, s.getCustomer},
-		{http.MethodPost, "/v9/ticketing/customers.json", authPartner, s.createCustomer(true)},
-		{http.MethodGet, "/v9/ticketing/customers/{customer_id}.json", authPartner, s.getCustomer},
-		{http.MethodGet, "/v5/ticketing/billable_item/{billable_item_id}.json", authPartner, s.getBillableItem},
-		{http.MethodPut, "/v5/ticketing/billable_item/{billable_item_id}.json", authPartner, s.putBillableItem},
-		{http.MethodPost, "/v5/ticketing/billable_collections.json", authPartner, s.createCollection},
-		{http.MethodPost, "/v5/ticketing/billable_collection/{collection_id}/billable_items.json", authPartner, s.addToCollection},
-		{http.MethodPost, "/v5/ticketing/billable_item/{billable_item_id}/invoice.json", authPartner, s.createInvoice},
-		{http.MethodPost, "/v5/ticketing/billable_item/{billable_item_id}/invoice/{customer_id}.json", authPartner, s.createInvoice},
-		{http.MethodGet, "/v5/ticketing/invoices/{invoice_id}.json", authPartner, s.getInvoice},
-		{http.MethodPost, "/v9/ticketing/invoices/{invoice_id}/cancel.json", authPartner, s.cancelInvoice},
-		{http.MethodPost, "/v9/ticketing/invoices/{invoice_id}/payment_notice.json", authPartner, s.invoicePaymentNotice},
-		{http.MethodPost, "/v9/ticketing/billable_collection/{collection_id}/payment_notice.json", authPartner, s.collectionPaymentNotice},
-		{http.MethodGet, "/v9/ticketing/invoices/{invoice_id}/{identifier}.pdf", authNone, s.download(app.FormatPDF, ".pdf")},
-		{http.MethodGet, "/v9/ticketing/invoices/{invoice_id}/{identifier}.ubl.xml", authNone, s.download(app.FormatUBL, ".ubl.xml")},
-		{http.MethodGet, "/v9/ticketing/invoices/{invoice_id}/{identifier}.cii.xml", authNone, s.download(app.FormatCII, ".cii.xml")},
-	}
-}
-
 type customerRequest struct {
 	Customer *struct {
 		AddressLines        []string        `json:"address_lines"`
@@ -47,7 +22,7 @@ func (s *Server) createCustomer(v9 bool) handlerFunc {
 			return err
 		}
 		if req.Customer == nil {
-			return apperr.Validation("customers", "customer_required", "/customer", "customer is required: {\"customer\": {\"address_lines\": [...]}}")
+			return apperr.Validation("customers", CodeCustomerRequired, "/customer", "customer is required: {\"customer\": {\"address_lines\": [...]}}")
 		}
 		c, err := s.app.CreateCustomer(r.Context(), principalOf(r), app.CustomerInput{
 			AddressLines: req.Customer.AddressLines, Electronic: req.Customer.ElectronicInvoicing}, v9)
@@ -215,9 +190,6 @@ func (s *Server) collectionPaymentNotice(w http.ResponseWriter, r *http.Request)
 func (s *Server) download(format, ext string) handlerFunc {
 	return func(w http.ResponseWriter, r *http.Request) error {
 		inv, f, err := s.app.Download(r.Context(), r.PathValue("invoice_id"), r.PathValue("identifier"), format)
-		if inv.AccountID != "" {
-			attribute(r, inv.AccountID, inv.Environment)
-		}
 		if err != nil {
 			return err
 		}

@@ -10,7 +10,7 @@ import (
 	"testing"
 )
 
-var updateGolden = flag.Bool("update", false, "rewrite the invoicing golden files in testdata/invoicing")
+var updateGolden = flag.Bool("update", false, "rewrite the golden files in testdata (those of the tests -run selects)")
 
 // ids are the random parts of a downloaded document: record ids.
 var ids = regexp.MustCompile(`farebox-([a-z]+)-[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}`)

@@ -34,9 +34,9 @@ func readBody(r *http.Request) ([]byte, error) {
 	if err != nil {
 		var maxErr *http.MaxBytesError
 		if errors.As(err, &maxErr) {
-			return nil, apperr.E("decode", apperr.TooLarge, "body_too_large", fmt.Sprintf("request body is larger than %d bytes", maxErr.Limit))
+			return nil, apperr.E("decode", apperr.TooLarge, CodeBodyTooLarge, fmt.Sprintf("request body is larger than %d bytes", maxErr.Limit))
 		}
-		return nil, apperr.E("decode", apperr.Invalid, "body_unreadable", "request body could not be read")
+		return nil, apperr.E("decode", apperr.Invalid, CodeBodyUnreadable, "request body could not be read")
 	}
 	r.Body = io.NopCloser(bytes.NewReader(b))
 	return b, nil
@@ -50,7 +50,7 @@ func checkJSONType(r *http.Request) error {
 	}
 	mt, _, err := mime.ParseMediaType(ct)
 	if err != nil || (mt != "application/json" && !strings.HasSuffix(mt, "+json")) {
-		return apperr.E("decode", apperr.UnsupportedMedia, "unsupported_media_type", "request body must be JSON (Content-Type: application/json)")
+		return apperr.E("decode", apperr.UnsupportedMedia, CodeUnsupportedMediaType, "request body must be JSON (Content-Type: application/json)")
 	}
 	return nil
 }
@@ -73,7 +73,7 @@ func decodeBody(r *http.Request, dst any, required bool) error {
 	}
 	if len(bytes.TrimSpace(body)) == 0 {
 		if required {
-			return apperr.E("decode", apperr.Invalid, "body_required", "request body required: a JSON object")
+			return apperr.E("decode", apperr.Invalid, CodeBodyRequired, "request body required: a JSON object")
 		}
 		return nil
 	}
@@ -96,7 +96,7 @@ func decodeJSON(body []byte, dst any, strict bool) error {
 	if err := dec.Decode(dst); err != nil {
 		e := jsonError(err)
 		// encoding/json names an unknown field without its place; find it.
-		if ae := apperr.As(e); ae != nil && ae.Code == "unknown_field" {
+		if ae := apperr.As(e); ae != nil && ae.Code == CodeUnknownField {
 			if field := unknownFieldPath(body, reflect.TypeOf(dst)); field != "" {
 				ae.Msg = fmt.Sprintf("unknown field %s", field)
 				ae.Details = []apperr.FieldError{{Field: field, Message: ae.Msg}}
@@ -105,11 +105,11 @@ func decodeJSON(body []byte, dst any, strict bool) error {
 		return e
 	}
 	if dec.More() {
-		return apperr.E("decode", apperr.Invalid, "malformed_json", "request body must hold exactly one JSON value")
+		return apperr.E("decode", apperr.Invalid, CodeMalformedJSON, "request body must hold exactly one JSON value")
 	}
 	var extra json.RawMessage
 	if err := dec.Decode(&extra); err != io.EOF {
-		return apperr.E("decode", apperr.Invalid, "malformed_json", "request body must hold exactly one JSON value")
+		return apperr.E("decode", apperr.Invalid, CodeMalformedJSON, "request body must hold exactly one JSON value")
 	}
 	return nil
 }
@@ -291,7 +291,7 @@ func structField(t reflect.Type, key string) (reflect.Type, bool) {
 
 func badString(field, problem string) error {
 	msg := fieldName(field) + " " + problem
-	return apperr.E("decode", apperr.Invalid, "invalid_string", msg).WithDetails(apperr.FieldError{Field: field, Message: msg})
+	return apperr.E("decode", apperr.Invalid, CodeInvalidString, msg).WithDetails(apperr.FieldError{Field: field, Message: msg})
 }
 
 // stringProblem inspects one JSON string literal, quotes included, as sent:
@@ -358,26 +358,26 @@ func jsonError(err error) error {
 	var typ *json.UnmarshalTypeError
 	switch {
 	case errors.As(err, &syn):
-		return apperr.E("decode", apperr.Invalid, "malformed_json", fmt.Sprintf("malformed JSON at byte %d: %v", syn.Offset, syn))
+		return apperr.E("decode", apperr.Invalid, CodeMalformedJSON, fmt.Sprintf("malformed JSON at byte %d: %v", syn.Offset, syn))
 	case errors.As(err, &typ):
 		field := "/" + strings.ReplaceAll(typ.Field, ".", "/")
 		if typ.Field == "" {
 			field = ""
 		}
 		msg := fmt.Sprintf("%s must be %s, not %s", fieldName(typ.Field), jsonTypeName(typ.Type.Kind().String()), typ.Value)
-		return apperr.E("decode", apperr.Invalid, "wrong_type", msg).WithDetails(apperr.FieldError{Field: field, Message: msg})
+		return apperr.E("decode", apperr.Invalid, CodeWrongType, msg).WithDetails(apperr.FieldError{Field: field, Message: msg})
 	case errors.Is(err, io.ErrUnexpectedEOF), errors.Is(err, io.EOF):
-		return apperr.E("decode", apperr.Invalid, "malformed_json", "malformed JSON: unexpected end of input")
+		return apperr.E("decode", apperr.Invalid, CodeMalformedJSON, "malformed JSON: unexpected end of input")
 	case strings.HasPrefix(err.Error(), "json: unknown field "):
 		name := strings.Trim(strings.TrimPrefix(err.Error(), "json: unknown field "), `"`)
 		msg := fmt.Sprintf("unknown field %q", name)
-		return apperr.E("decode", apperr.Invalid, "unknown_field", msg).WithDetails(apperr.FieldError{Field: "/" + name, Message: msg})
+		return apperr.E("decode", apperr.Invalid, CodeUnknownField, msg).WithDetails(apperr.FieldError{Field: "/" + name, Message: msg})
 	}
 	var maxErr *http.MaxBytesError
 	if errors.As(err, &maxErr) {
-		return apperr.E("decode", apperr.TooLarge, "body_too_large", "request body is larger than the limit")
+		return apperr.E("decode", apperr.TooLarge, CodeBodyTooLarge, "request body is larger than the limit")
 	}
-	return apperr.E("decode", apperr.Invalid, "malformed_json", "malformed JSON: "+err.Error())
+	return apperr.E("decode", apperr.Invalid, CodeMalformedJSON, "malformed JSON: "+err.Error())
 }
 
 func fieldName(f string) string {

@@ -119,7 +119,7 @@ func (k *KeylessLimits) allow(route string, r *http.Request, h http.Header, now 
 		}
 		h.Set("Retry-After", strconv.Itoa(secs))
 		return &keylessRefusal{
-			err: apperr.E("ratelimit", apperr.RateLimited, "rate_limited",
+			err: apperr.E("ratelimit", apperr.RateLimited, CodeRateLimited,
 				fmt.Sprintf("too many requests %s; retry in %d s", what, secs)),
 			accountID: owner.accountID, environment: owner.environment,
 		}

@@ -19,11 +19,11 @@ func (s *Server) readyz(w http.ResponseWriter, r *http.Request) error {
 	ctx, cancel := context.WithTimeout(r.Context(), 2*time.Second)
 	defer cancel()
 	if err := s.app.Ping(ctx); err != nil {
-		return apperr.E("readyz", apperr.Unavailable, "database_unavailable", "not ready: database unavailable").WithCause(err)
+		return apperr.E("readyz", apperr.Unavailable, CodeDatabaseUnavailable, "not ready: database unavailable").WithCause(err)
 	}
 	if s.Ready != nil {
 		if err := s.Ready(ctx); err != nil {
-			return apperr.E("readyz", apperr.Unavailable, "not_ready", "not ready: "+err.Error()).WithCause(err)
+			return apperr.E("readyz", apperr.Unavailable, CodeNotReady, "not ready: "+err.Error()).WithCause(err)
 		}
 	}
 	writeJSON(w, http.StatusOK, map[string]string{"status": "ready", "database": s.app.Database()})
@@ -32,7 +32,7 @@ func (s *Server) readyz(w http.ResponseWriter, r *http.Request) error {
 
 func (s *Server) metrics(w http.ResponseWriter, r *http.Request) error {
 	if s.MetricsElsewhere {
-		return apperr.E("route", apperr.NotFound, "not_found", "no such resource: "+r.URL.Path)
+		return apperr.E("route", apperr.NotFound, CodeNotFound, "no such resource: "+r.URL.Path)
 	}
 	s.Metrics.Handler().ServeHTTP(w, r)
 	return nil

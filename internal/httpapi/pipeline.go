@@ -13,28 +13,8 @@ import (
 	"github.com/farebox/farebox/internal/apperr"
 )
 
-// authMode says how an endpoint group authenticates (decisions.md).
-type authMode int
-
-const (
-	authNone       authMode = iota // health, metrics, OpenAPI, downloads: no key
-	authPartner                    // Authorization: Bearer required; unknown JSON fields rejected
-	authTransit                    // Bearer or api_key query parameter
-	authCapability                 // no key: the coupon or ticket id is the credential; Bearer ignored
-)
-
-// handlerFunc is a route handler; a returned error becomes the JSON error response.
-type handlerFunc func(w http.ResponseWriter, r *http.Request) error
-
-// route is one row of the route table.
-type route struct {
-	method string
-	path   string // OpenAPI path template, e.g. /v6/ticketing/coupons/{coupon_id}.json
-	auth   authMode
-	h      handlerFunc
-}
-
-// wrap builds the per-route pipeline: auth, idempotency, handler, ledger.
+// wrap builds the per-route pipeline: auth, limits, attribution,
+// idempotency, handler, ledger.
 func (s *Server) wrap(rt route) http.HandlerFunc {
 	name := rt.method + " " + rt.path
 	return func(w http.ResponseWriter, r *http.Request) {
@@ -48,6 +28,9 @@ func (s *Server) wrap(rt route) http.HandlerFunc {
 			err = s.keylessLimit(name, r, buf)
 		} else if err == nil {
 			err = s.rateLimit(r, buf)
+		}
+		if err == nil {
+			err = s.attribute(rt.bill, r)
 		}
 		if err == nil {
 			if key := r.Header.Get("Idempotency-Key"); key != "" && r.Method == http.MethodPost {
@@ -84,7 +67,7 @@ func (s *Server) authenticate(mode authMode, r *http.Request) error {
 	if h := r.Header.Get("Authorization"); h != "" {
 		scheme, tok, ok := strings.Cut(h, " ")
 		if !ok || !strings.EqualFold(scheme, "Bearer") || strings.TrimSpace(tok) == "" {
-			return apperr.E(op, apperr.Unauthenticated, "invalid_authorization_header", "Authorization header must be \"Bearer <API key>\"")
+			return apperr.E(op, apperr.Unauthenticated, CodeInvalidAuthorizationHeader, "Authorization header must be \"Bearer <API key>\"")
 		}
 		key, fromHeader = strings.TrimSpace(tok), true
 	}
@@ -92,15 +75,15 @@ func (s *Server) authenticate(mode authMode, r *http.Request) error {
 		q := r.URL.Query().Get("api_key")
 		switch {
 		case q != "" && mode == authPartner:
-			return apperr.E(op, apperr.Unauthenticated, "api_key_in_query_not_allowed",
+			return apperr.E(op, apperr.Unauthenticated, CodeAPIKeyInQueryNotAllowed,
 				"this endpoint takes the API key only as \"Authorization: Bearer <API key>\", not as a query parameter")
 		case q != "":
 			key = q
 		case mode == authTransit:
-			return apperr.E(op, apperr.Unauthenticated, "api_key_missing",
+			return apperr.E(op, apperr.Unauthenticated, CodeAPIKeyMissing,
 				"the request must contain an API key: Authorization: Bearer <key> or the api_key query parameter")
 		default:
-			return apperr.E(op, apperr.Unauthenticated, "api_key_missing", "the request must contain the header Authorization: Bearer <API key>")
+			return apperr.E(op, apperr.Unauthenticated, CodeAPIKeyMissing, "the request must contain the header Authorization: Bearer <API key>")
 		}
 	}
 	p, err := s.app.Authenticate(r.Context(), key)
@@ -130,7 +113,7 @@ func (s *Server) keylessLimit(route string, r *http.Request, buf *buffer) error 
 		return nil
 	}
 	if ref.accountID != "" {
-		attribute(r, ref.accountID, ref.environment)
+		billTo(r, app.Owner{AccountID: ref.accountID, Environment: ref.environment})
 	}
 	return ref.err
 }
@@ -140,7 +123,7 @@ func (s *Server) keylessLimit(route string, r *http.Request, buf *buffer) error 
 func (s *Server) idempotent(rt route, key string, buf *buffer, r *http.Request) error {
 	const op = "idempotency"
 	if len(key) > 255 || !printable(key) {
-		return apperr.E(op, apperr.Invalid, "invalid_idempotency_key", "Idempotency-Key must be 1 to 255 printable ASCII characters")
+		return apperr.E(op, apperr.Invalid, CodeInvalidIdempotencyKey, "Idempotency-Key must be 1 to 255 printable ASCII characters")
 	}
 	body, err := readBody(r)
 	if err != nil {
@@ -216,7 +199,7 @@ func (s *Server) record(r *http.Request, status int) error {
 	if err := s.Ledger.Record(r.Context(), ev); err != nil {
 		s.log.LogAttrs(r.Context(), slog.LevelError, "usage ledger write failed",
 			slog.String("request_id", st.id), slog.String("error", err.Error()))
-		return apperr.E("usage", apperr.Unavailable, "usage_ledger_unavailable", "the request could not be recorded; retry later").WithCause(err)
+		return apperr.E("usage", apperr.Unavailable, CodeUsageLedgerUnavailable, "the request could not be recorded; retry later").WithCause(err)
 	}
 	return nil
 }

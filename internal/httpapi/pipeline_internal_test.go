@@ -74,9 +74,9 @@ func newPipelineEnv(t *testing.T, engine store.Engine) pipelineEnv {
 	}
 	s.mux = http.NewServeMux()
 	s.register(append(s.routes(),
-		route{http.MethodPost, "/test/create.json", authPartner, create},
-		route{http.MethodPost, "/test/{thing_id}/sdk.json", authCapability, lenient},
-		route{http.MethodGet, "/test/panic", authNone, func(http.ResponseWriter, *http.Request) error { panic("boom") }},
+		route{http.MethodPost, "/test/create.json", authPartner, billKey, create},
+		route{http.MethodPost, "/test/{thing_id}/sdk.json", authCapability, billNobody, lenient},
+		route{http.MethodGet, "/test/panic", authNone, billNobody, func(http.ResponseWriter, *http.Request) error { panic("boom") }},
 	))
 	ts := httptest.NewServer(s)
 	t.Cleanup(func() { ts.Close(); ledger.Close() })

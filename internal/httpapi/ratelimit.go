@@ -65,6 +65,6 @@ func (l *RateLimits) allow(key string, h http.Header, now time.Time) error {
 		wait = 1
 	}
 	h.Set("Retry-After", strconv.Itoa(wait))
-	return apperr.E("ratelimit", apperr.RateLimited, "rate_limited",
+	return apperr.E("ratelimit", apperr.RateLimited, CodeRateLimited,
 		fmt.Sprintf("too many requests for this API key; retry in %d s", wait))
 }

@@ -1,92 +1,215 @@
 package httpapi
 
-import "net/http"
+import (
+	"fmt"
+	"net/http"
+	"reflect"
+	"runtime"
+	"strings"
 
-// Version prefixes (decisions.md "Versions"). Each version's surface is
-// registered explicitly so it stays greppable and can differ.
-var (
-	ticketingVersions = []string{"/v6", "/v7", "/v8", "/v9"}
+	"github.com/farebox/farebox/internal/app"
 )
 
-// routes is the whole HTTP surface of farebox. api/openapi.yaml describes
-// exactly these paths; TestOpenAPIMatchesRoutes keeps the two in step.
+// This file is the whole HTTP surface of farebox, one row per route: what
+// the route is, how it authenticates, whom its requests are billed to and
+// which handler answers. api/openapi.yaml describes exactly these paths
+// (TestOpenAPIMatchesRoutes); testdata/routes.golden lists every row after
+// the version loop has run (TestRouteGolden; regenerate it with
+// `go test ./internal/httpapi -run TestRouteGolden -update`).
+
+// authMode says how a route authenticates (decisions.md "Authentication").
+type authMode int
+
+const (
+	authNone       authMode = iota // health, metrics, OpenAPI, engines, downloads: no key
+	authPartner                    // Authorization: Bearer required; unknown JSON fields rejected
+	authTransit                    // Bearer or api_key query parameter
+	authCapability                 // no key: the coupon or ticket id is the credential; Bearer ignored
+)
+
+// billing says whom a route's requests are billed to in the usage ledger
+// (docs/operations.md "Billing"). The pipeline attributes the request
+// before the handler runs (pipeline.go attribute), so no handler can forget
+// to; New refuses a row whose billing does not fit its auth mode.
+type billing int
+
+const (
+	billNobody  billing = iota // public documents: there is no account to bill
+	billKey                    // the account of the request's API key
+	billCoupon                 // the account owning the coupon in {coupon_id}
+	billTicket                 // the account owning the ticket in {ticket_id}
+	billInvoice                // the account owning the invoice document {invoice_id}/{identifier}
+)
+
+// handlerFunc is a route handler; a returned error becomes the JSON error response.
+type handlerFunc func(w http.ResponseWriter, r *http.Request) error
+
+// route is one row of the route table.
+type route struct {
+	method string
+	path   string // OpenAPI path template, e.g. /v6/ticketing/coupons/{coupon_id}.json
+	auth   authMode
+	bill   billing
+	h      handlerFunc
+}
+
+// Version prefixes (decisions.md "Versions"). The SDK versions share one
+// surface; the version number reaches the handlers that answer differently.
+var ticketingVersions = []string{"/v6", "/v7", "/v8", "/v9"}
+
+// routes is the route table.
 func (s *Server) routes() []route {
+	const (
+		GET    = http.MethodGet
+		POST   = http.MethodPost
+		PUT    = http.MethodPut
+		PATCH  = http.MethodPatch
+		DELETE = http.MethodDelete
+	)
 	rs := []route{
 		// Operations.
-		{http.MethodGet, "/healthz", authNone, s.healthz},
-		{http.MethodGet, "/readyz", authNone, s.readyz},
-		{http.MethodGet, "/metrics", authNone, s.metrics},
-		{http.MethodGet, "/openapi.json", authNone, s.openapi},
+		{GET, "/healthz", authNone, billNobody, s.healthz},
+		{GET, "/readyz", authNone, billNobody, s.readyz},
+		{GET, "/metrics", authNone, billNobody, s.metrics},
+		{GET, "/openapi.json", authNone, billNobody, s.openapi},
 
 		// Account self-service (v1).
-		{http.MethodGet, "/v1/account.json", authPartner, s.getAccount},
-		{http.MethodGet, "/v1/usage.json", authPartner, s.getUsage},
+		{GET, "/v1/account.json", authPartner, billKey, s.getAccount},
+		{GET, "/v1/usage.json", authPartner, billKey, s.getUsage},
 
 		// Catalog (v2).
-		{http.MethodGet, "/v2/products/search_by_city_name.json", authPartner, s.searchByCityName},
-		{http.MethodGet, "/v2/products/search_by_coordinates.json", authPartner, s.searchByCoordinates},
-		{http.MethodGet, "/v2/products/search_by_bounding_box.json", authPartner, s.searchByBoundingBox},
-		{http.MethodGet, "/v2/areas/{area_id}.json", authPartner, s.getArea},
+		{GET, "/v2/products/search_by_city_name.json", authPartner, billKey, s.searchByCityName},
+		{GET, "/v2/products/search_by_coordinates.json", authPartner, billKey, s.searchByCoordinates},
+		{GET, "/v2/products/search_by_bounding_box.json", authPartner, billKey, s.searchByBoundingBox},
+		{GET, "/v2/areas/{area_id}.json", authPartner, billKey, s.getArea},
+
+		// Orders on /v2 as well as on the SDK versions below.
+		{POST, "/v2/ticketing/orders.json", authPartner, billKey, s.placeOrder(2)},
+		{GET, "/v2/ticketing/orders/{order_id}.json", authPartner, billKey, s.getOrder(2)},
 	}
-	// Orders on /v2 as well as the SDK versions (decisions.md "Versions").
-	rs = append(rs, s.orderRoutes("/v2", 2)...)
 	for i, v := range ticketingVersions {
 		n := 6 + i
-		rs = append(rs, s.orderRoutes(v, n)...)
-		rs = append(rs,
-			route{http.MethodGet, v + "/ticketing/products/{product_id}.json", authCapability, s.getProduct},
-			route{http.MethodPost, v + "/ticketing/orders/{order_id}/restore.json", authPartner, s.restoreOrder(n)},
-			route{http.MethodGet, v + "/ticketing/coupons/{coupon_id}.json", authCapability, s.getCoupon(n)},
-			route{http.MethodPost, v + "/ticketing/coupons/{coupon_id}/activate.json", authCapability, s.activateCoupon(n)},
-			route{http.MethodPost, v + "/ticketing/coupons/{coupon_id}/tariff_settings.json", authCapability, s.setTariffSettings(n)},
-			route{http.MethodPatch, v + "/ticketing/tickets/{ticket_id}.json", authCapability, s.getTicket(n)},
-			route{http.MethodGet, v + "/ticketing/tickets/{ticket_id}/available_rendering_options.json", authCapability, s.renderingOptionsHandler},
-			route{http.MethodGet, v + "/ticketing/subscriptions/{subscription_id}.json", authPartner, s.getSubscription},
-			route{http.MethodPost, v + "/ticketing/subscriptions/{subscription_id}/reorder.json", authPartner, s.reorderSubscription},
-			route{http.MethodDelete, v + "/ticketing/subscriptions/{subscription_id}.json", authPartner, s.cancelSubscription},
-		)
-		// Wallet passes and the HTML engines (wallet.go).
-		rs = append(rs, s.walletRoutes(v)...)
+		rs = append(rs, []route{
+			// Orders, products, coupons, tickets and subscriptions.
+			{POST, v + "/ticketing/orders.json", authPartner, billKey, s.placeOrder(n)},
+			{GET, v + "/ticketing/orders/{order_id}.json", authPartner, billKey, s.getOrder(n)},
+			{POST, v + "/ticketing/orders/{order_id}/restore.json", authPartner, billKey, s.restoreOrder(n)},
+			{GET, v + "/ticketing/products/{product_id}.json", authCapability, billNobody, s.getProduct},
+			{GET, v + "/ticketing/coupons/{coupon_id}.json", authCapability, billCoupon, s.getCoupon(n)},
+			{POST, v + "/ticketing/coupons/{coupon_id}/activate.json", authCapability, billCoupon, s.activateCoupon(n)},
+			{POST, v + "/ticketing/coupons/{coupon_id}/tariff_settings.json", authCapability, billCoupon, s.setTariffSettings(n)},
+			{PATCH, v + "/ticketing/tickets/{ticket_id}.json", authCapability, billTicket, s.getTicket(n)},
+			{GET, v + "/ticketing/tickets/{ticket_id}/available_rendering_options.json", authCapability, billTicket, s.renderingOptionsHandler},
+			{GET, v + "/ticketing/subscriptions/{subscription_id}.json", authPartner, billKey, s.getSubscription},
+			{POST, v + "/ticketing/subscriptions/{subscription_id}/reorder.json", authPartner, billKey, s.reorderSubscription},
+			{DELETE, v + "/ticketing/subscriptions/{subscription_id}.json", authPartner, billKey, s.cancelSubscription},
+
+			// Wallet passes and the HTML engines (docs/wallet.md).
+			{GET, v + "/ticketing/passes/apple_wallet/{ticket_id}.pkpass", authCapability, billTicket, s.applePass},
+			{GET, v + "/ticketing/passes/google_wallet/{ticket_id}", authCapability, billTicket, s.googlePassRedirect},
+			{GET, v + "/ticketing/passes/google_wallet/{ticket_id}.json", authCapability, billTicket, s.googlePassLink},
+			{GET, v + "/ticketing/rendering_engine/1", authNone, billNobody, s.engineRedirect(app.RenderingEngineName, v)},
+			{GET, v + "/ticketing/rendering_engine/{major}/{minor}/{patch}", authNone, billNobody, s.engineDocument(app.RenderingEngineName)},
+			{GET, v + "/ticketing/identification_view/1", authNone, billNobody, s.engineRedirect(app.IdentificationViewName, v)},
+			{GET, v + "/ticketing/identification_view/{major}/{minor}/{patch}", authNone, billNobody, s.engineDocument(app.IdentificationViewName)},
+		}...)
 	}
-	// Inspection keys (wallet.go).
-	rs = append(rs, route{http.MethodGet, "/v1/inspection/keys.json", authNone, s.inspectionKeys})
-	// Invoicing (/v5, /v9): customers, billable items, collections, invoices,
-	// downloads, cancellations and payment notices.
-	rs = append(rs, s.invoicingRoutes()...)
-	// Transit (v1; departures also under the /v3 and /v4 aliases of the
-	// upstream docs). Bearer or api_key; docs/departures.md.
-	rs = append(rs,
-		route{http.MethodGet, "/v1/departures.json", authTransit, s.getDepartures},
-		route{http.MethodGet, "/v3/transit/departures.json", authTransit, s.getDepartures},
-		route{http.MethodGet, "/v4/transit/departures.json", authTransit, s.getDepartures},
-		route{http.MethodGet, "/v1/stations/search_by_name.json", authTransit, s.searchStationsByName},
-		route{http.MethodGet, "/v1/stations/search_by_position.json", authTransit, s.searchStationsByPosition},
-		route{http.MethodGet, "/v1/stations/search_by_id.json", authTransit, s.searchStationByID},
-		route{http.MethodGet, "/v1/trips/search_by_characteristics.json", authTransit, s.searchTripByCharacteristics},
-		route{http.MethodGet, "/v1/trips/{trip_id}.json", authTransit, s.getTrip},
-		route{http.MethodGet, "/v1/attributions.json", authTransit, s.getAttributions},
-	)
-	return rs
+	return append(rs, []route{
+		// Inspection keys (docs/wallet.md).
+		{GET, "/v1/inspection/keys.json", authNone, billNobody, s.inspectionKeys},
+
+		// Invoicing (docs/invoicing.md): customers, billable items,
+		// collections and invoice creation on /v5; customers with electronic
+		// invoicing, cancellations and payment notices on /v9.
+		{POST, "/v5/ticketing/customers.json", authPartner, billKey, s.createCustomer(false)},
+		{GET, "/v5/ticketing/customers/{customer_id}.json", authPartner, billKey, s.getCustomer},
+		{POST, "/v9/ticketing/customers.json", authPartner, billKey, s.createCustomer(true)},
+		{GET, "/v9/ticketing/customers/{customer_id}.json", authPartner, billKey, s.getCustomer},
+		{GET, "/v5/ticketing/billable_item/{billable_item_id}.json", authPartner, billKey, s.getBillableItem},
+		{PUT, "/v5/ticketing/billable_item/{billable_item_id}.json", authPartner, billKey, s.putBillableItem},
+		{POST, "/v5/ticketing/billable_collections.json", authPartner, billKey, s.createCollection},
+		{POST, "/v5/ticketing/billable_collection/{collection_id}/billable_items.json", authPartner, billKey, s.addToCollection},
+		{POST, "/v5/ticketing/billable_item/{billable_item_id}/invoice.json", authPartner, billKey, s.createInvoice},
+		{POST, "/v5/ticketing/billable_item/{billable_item_id}/invoice/{customer_id}.json", authPartner, billKey, s.createInvoice},
+		{GET, "/v5/ticketing/invoices/{invoice_id}.json", authPartner, billKey, s.getInvoice},
+		{POST, "/v9/ticketing/invoices/{invoice_id}/cancel.json", authPartner, billKey, s.cancelInvoice},
+		{POST, "/v9/ticketing/invoices/{invoice_id}/payment_notice.json", authPartner, billKey, s.invoicePaymentNotice},
+		{POST, "/v9/ticketing/billable_collection/{collection_id}/payment_notice.json", authPartner, billKey, s.collectionPaymentNotice},
+		// Downloads: the identifier in the path is the credential.
+		{GET, "/v9/ticketing/invoices/{invoice_id}/{identifier}.pdf", authNone, billInvoice, s.download(app.FormatPDF, ".pdf")},
+		{GET, "/v9/ticketing/invoices/{invoice_id}/{identifier}.ubl.xml", authNone, billInvoice, s.download(app.FormatUBL, ".ubl.xml")},
+		{GET, "/v9/ticketing/invoices/{invoice_id}/{identifier}.cii.xml", authNone, billInvoice, s.download(app.FormatCII, ".cii.xml")},
+
+		// Transit (docs/departures.md): departures also under the /v3 and
+		// /v4 aliases of the upstream docs; Bearer or api_key.
+		{GET, "/v1/departures.json", authTransit, billKey, s.getDepartures},
+		{GET, "/v3/transit/departures.json", authTransit, billKey, s.getDepartures},
+		{GET, "/v4/transit/departures.json", authTransit, billKey, s.getDepartures},
+		{GET, "/v1/stations/search_by_name.json", authTransit, billKey, s.searchStationsByName},
+		{GET, "/v1/stations/search_by_position.json", authTransit, billKey, s.searchStationsByPosition},
+		{GET, "/v1/stations/search_by_id.json", authTransit, billKey, s.searchStationByID},
+		{GET, "/v1/trips/search_by_characteristics.json", authTransit, billKey, s.searchTripByCharacteristics},
+		{GET, "/v1/trips/{trip_id}.json", authTransit, billKey, s.getTrip},
+		{GET, "/v1/attributions.json", authTransit, billKey, s.getAttributions},
+	}...)
+}
+
+// billParam is the path parameter naming the record a billing bills.
+var billParam = map[billing]string{billCoupon: "coupon_id", billTicket: "ticket_id", billInvoice: "invoice_id"}
+
+// check refuses a row whose billing does not fit its auth mode: a keyed
+// route bills its key; a keyless one bills the record its path names, or
+// nobody.
+func (rt route) check() error {
+	keyed := rt.auth == authPartner || rt.auth == authTransit
+	switch {
+	case keyed != (rt.bill == billKey):
+		return fmt.Errorf("route %s %s: auth %d bills %d", rt.method, rt.path, rt.auth, rt.bill)
+	case billParam[rt.bill] != "" && !strings.Contains(rt.path, "{"+billParam[rt.bill]+"}"):
+		return fmt.Errorf("route %s %s bills the record in {%s}, which the path lacks", rt.method, rt.path, billParam[rt.bill])
+	case rt.bill == billInvoice && !strings.Contains(rt.path, "{identifier}"):
+		return fmt.Errorf("route %s %s bills an invoice document without its {identifier}", rt.method, rt.path)
+	}
+	return nil
 }
 
 // RouteInfo names one route of the table (for the OpenAPI contract test,
-// the tenant-isolation test and docs). Auth is "none", "partner",
-// "transit" or "capability".
-type RouteInfo struct{ Method, Path, Auth string }
+// the tenant-isolation and attribution tests, the golden file and docs).
+type RouteInfo struct {
+	Method, Path string
+	// Auth is "none", "partner", "transit" or "capability".
+	Auth string
+	// Bills is whom a request is billed to: "nobody", "key", "coupon",
+	// "ticket" or "invoice".
+	Bills string
+	// Handler is the name of the handler method, as the runtime knows it.
+	Handler string
+}
 
 // Routes lists the route table.
 func (s *Server) Routes() []RouteInfo {
 	var out []RouteInfo
 	for _, rt := range s.routes() {
-		out = append(out, RouteInfo{rt.method, rt.path, [...]string{"none", "partner", "transit", "capability"}[rt.auth]})
+		out = append(out, RouteInfo{Method: rt.method, Path: rt.path,
+			Auth:    [...]string{"none", "partner", "transit", "capability"}[rt.auth],
+			Bills:   [...]string{"nobody", "key", "coupon", "ticket", "invoice"}[rt.bill],
+			Handler: handlerName(rt.h)})
 	}
 	return out
 }
 
-// orderRoutes are the order endpoints of one version prefix.
-func (s *Server) orderRoutes(prefix string, version int) []route {
-	return []route{
-		{http.MethodPost, prefix + "/ticketing/orders.json", authPartner, s.placeOrder(version)},
-		{http.MethodGet, prefix + "/ticketing/orders/{order_id}.json", authPartner, s.getOrder(version)},
+// handlerName is the method that makes h: "getCoupon" for the closure
+// s.getCoupon(9) returns and for the method value s.getAccount. The runtime
+// names them …(*Server).getCoupon.func2 (prefixed by the callers it was
+// inlined into) and …(*Server).getAccount-fm.
+func handlerName(h handlerFunc) string {
+	name := strings.TrimSuffix(runtime.FuncForPC(reflect.ValueOf(h).Pointer()).Name(), "-fm")
+	for {
+		i := strings.LastIndexByte(name, '.')
+		last := name[i+1:]
+		if i < 0 || strings.Trim(strings.TrimPrefix(last, "func"), "0123456789") != "" {
+			return last
+		}
+		name = name[:i] // a closure: func1, or a nested closure's 1
 	}
 }

@@ -57,6 +57,8 @@ type Server struct {
 	app *app.App
 	log *slog.Logger
 	mux *http.ServeMux
+	// owners caches the accounts owning capability records (attribution.go).
+	owners ownerCache
 	// sessions signs and checks session tokens with SessionKey (transit.go).
 	sessions *app.Sessions
 }
@@ -76,7 +78,13 @@ func New(d Deps) *Server {
 		d.RequestTimeout = 30 * time.Second
 	}
 	s := &Server{Deps: d, app: d.App, log: d.Log, mux: http.NewServeMux(), sessions: d.App.NewSessions(d.SessionKey)}
-	s.register(s.routes())
+	rs := s.routes()
+	for _, rt := range rs {
+		if err := rt.check(); err != nil {
+			panic("httpapi: " + err.Error())
+		}
+	}
+	s.register(rs)
 	return s
 }
 
@@ -129,7 +137,7 @@ func (s *Server) register(routes []route) {
 					return
 				}
 			}
-			s.writeError(w, r, apperr.E("route", apperr.NotFound, "not_found", "no such resource: "+r.URL.Path))
+			s.writeError(w, r, apperr.E("route", apperr.NotFound, CodeNotFound, "no such resource: "+r.URL.Path))
 		})
 	}
 }
@@ -174,7 +182,7 @@ func (s *Server) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 			s.log.LogAttrs(r.Context(), slog.LevelError, "panic", slog.String("request_id", st.id),
 				slog.String("panic", fmt.Sprint(p)), slog.String("stack", string(debug.Stack())))
 			if !sw.wrote {
-				s.writeError(sw, r, apperr.E("panic", apperr.Internal, "internal_error", "internal error"))
+				s.writeError(sw, r, apperr.E("panic", apperr.Internal, CodeInternalError, "internal error"))
 			}
 		}
 		s.observe(r, st, sw)
@@ -205,7 +213,7 @@ func (s *Server) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 // the text (PostgreSQL refuses NUL with SQLSTATE 22021, SQLite would store it).
 func checkURLText(r *http.Request) error {
 	if !cleanText(r.URL.Path) {
-		return apperr.E("route", apperr.NotFound, "not_found", "no such resource: "+r.URL.EscapedPath())
+		return apperr.E("route", apperr.NotFound, CodeNotFound, "no such resource: "+r.URL.EscapedPath())
 	}
 	raw := r.URL.RawQuery
 	if !strings.Contains(raw, "%") && cleanText(raw) {
@@ -220,7 +228,7 @@ func checkURLText(r *http.Request) error {
 				continue
 			}
 			if p.name == "id" || strings.HasSuffix(p.name, "_id") {
-				return apperr.E("route", apperr.NotFound, "not_found", "no such resource: the query parameter "+url.QueryEscape(p.name)+" names none")
+				return apperr.E("route", apperr.NotFound, CodeNotFound, "no such resource: the query parameter "+url.QueryEscape(p.name)+" names none")
 			}
 			name := url.QueryEscape(p.name)
 			return apperr.Param("query", name, "the query parameter "+name+" must be valid UTF-8 without NUL characters")
@@ -242,11 +250,11 @@ func (s *Server) unmatched(w http.ResponseWriter, r *http.Request) {
 	h.ServeHTTP(probe, r)
 	if probe.status == http.StatusMethodNotAllowed {
 		w.Header().Set("Allow", probe.header.Get("Allow"))
-		s.writeError(w, r, apperr.E("route", apperr.MethodNotAllowed, "method_not_allowed",
+		s.writeError(w, r, apperr.E("route", apperr.MethodNotAllowed, CodeMethodNotAllowed,
 			fmt.Sprintf("method %s is not allowed here; allowed: %s", r.Method, probe.header.Get("Allow"))))
 		return
 	}
-	s.writeError(w, r, apperr.E("route", apperr.NotFound, "not_found", "no such resource: "+r.URL.Path))
+	s.writeError(w, r, apperr.E("route", apperr.NotFound, CodeNotFound, "no such resource: "+r.URL.Path))
 }
 
 // headerProbe captures what the mux's own 404/405 handler would send.

@@ -41,10 +41,11 @@ func state(r *http.Request) *reqState {
 	return &reqState{}
 }
 
-// attribute bills an SDK-facing request to the account owning the record.
-func attribute(r *http.Request, accountID string, env app.Environment) {
+// billTo bills a keyless request to the account owning the record it
+// names (attribution.go; the route table says which record).
+func billTo(r *http.Request, o app.Owner) {
 	st := state(r)
-	st.attrAccount, st.attrEnv = accountID, env
+	st.attrAccount, st.attrEnv = o.AccountID, o.Environment
 }
 
 // markUncounted records why this request is not billed (e.g. a session block).

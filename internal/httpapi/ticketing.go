@@ -22,7 +22,7 @@ func (s *Server) placeOrder(version int) handlerFunc {
 			return err
 		}
 		if req.ProductIDs == nil {
-			return apperr.Validation("orders", "invalid_product_ids", "/product_ids", "product_ids is required: an array of product ids")
+			return apperr.Validation("orders", CodeInvalidProductIDs, "/product_ids", "product_ids is required: an array of product ids")
 		}
 		o, err := s.app.PlaceOrder(r.Context(), principalOf(r), app.OrderRequest{ProductIDs: req.ProductIDs, OptionalOrderReference: req.OptionalOrderReference})
 		if err != nil {
@@ -68,7 +68,7 @@ func (s *Server) restoreOrder(version int) handlerFunc {
 			return err
 		}
 		if req.RestoreSecret == "" {
-			return apperr.Validation("restore", "restore_secret_required", "/restore_secret", "restore_secret is required")
+			return apperr.Validation("restore", CodeRestoreSecretRequired, "/restore_secret", "restore_secret is required")
 		}
 		o, coupons, err := s.app.Restore(r.Context(), principalOf(r), r.PathValue("order_id"), app.RestoreRequest{RestoreSecret: req.RestoreSecret, CouponIDs: req.CouponIDs})
 		if err != nil {
@@ -90,7 +90,6 @@ func (s *Server) getCoupon(version int) handlerFunc {
 		if err != nil {
 			return err
 		}
-		attribute(r, d.Coupon.AccountID, d.Coupon.Environment)
 		writeJSON(w, http.StatusOK, app.CouponResponse(d, version))
 		return nil
 	}
@@ -119,13 +118,10 @@ func (s *Server) activateCoupon(version int) handlerFunc {
 		if req.ReactivationKey != nil {
 			in.ReactivationKey = *req.ReactivationKey
 			if in.ReactivationKey == "" {
-				return apperr.Validation("activate", "invalid_reactivation_key", "/reactivation_key", "reactivation_key: must not be empty")
+				return apperr.Validation("activate", CodeInvalidReactivationKey, "/reactivation_key", "reactivation_key: must not be empty")
 			}
 		}
 		res, err := s.app.ActivateCoupon(r.Context(), r.PathValue("coupon_id"), in)
-		if res.AccountID != "" {
-			attribute(r, res.AccountID, res.Coupon.Environment)
-		}
 		if err != nil {
 			return err
 		}
@@ -163,7 +159,7 @@ func (s *Server) setTariffSettings(version int) handlerFunc {
 			for k := range probe {
 				if k != "tariff_settings" {
 					msg := fmt.Sprintf("unknown field %q beside tariff_settings", k)
-					return apperr.E("tariff_settings", apperr.Invalid, "unknown_field", msg).
+					return apperr.E("tariff_settings", apperr.Invalid, CodeUnknownField, msg).
 						WithDetails(apperr.FieldError{Field: "/" + apperr.EscapeToken(k), Message: msg})
 				}
 			}
@@ -173,9 +169,6 @@ func (s *Server) setTariffSettings(version int) handlerFunc {
 			ts = wrapped.TariffSettings
 		}
 		d, err := s.app.SetTariffSettings(r.Context(), r.PathValue("coupon_id"), ts)
-		if d.Coupon.AccountID != "" {
-			attribute(r, d.Coupon.AccountID, d.Coupon.Environment)
-		}
 		if err != nil {
 			return err
 		}
@@ -193,7 +186,6 @@ func (s *Server) getTicket(version int) handlerFunc {
 		if err != nil {
 			return err
 		}
-		attribute(r, d.Ticket.AccountID, d.Ticket.Environment)
 		t, err := s.Wallets.TicketResponse(d)
 		if err != nil {
 			return err
@@ -208,7 +200,6 @@ func (s *Server) renderingOptionsHandler(w http.ResponseWriter, r *http.Request)
 	if err != nil {
 		return err
 	}
-	attribute(r, d.Ticket.AccountID, d.Ticket.Environment)
 	_, opts, err := s.Wallets.Offer(d)
 	if err != nil {
 		return err

@@ -9,14 +9,10 @@ import (
 // The wallet and engine endpoints (docs/wallet.md); app.Wallets builds
 // what they answer.
 
-// passTicket loads the ticket of the request and bills its account.
+// passTicket loads the ticket of the request (the route row bills its
+// account).
 func (s *Server) passTicket(r *http.Request) (app.TicketDetails, error) {
-	d, err := s.app.Ticket(r.Context(), r.PathValue("ticket_id"))
-	if err != nil {
-		return d, err
-	}
-	attribute(r, d.Ticket.AccountID, d.Ticket.Environment)
-	return d, nil
+	return s.app.Ticket(r.Context(), r.PathValue("ticket_id"))
 }
 
 // applePass answers GET …/passes/apple_wallet/{ticket_id}.pkpass with the
@@ -115,17 +111,4 @@ func (s *Server) inspectionKeys(w http.ResponseWriter, r *http.Request) error {
 	w.Header().Set("Cache-Control", "public, max-age=300")
 	writeJSON(w, http.StatusOK, keys)
 	return nil
-}
-
-// walletRoutes are the pass and engine endpoints of one version prefix.
-func (s *Server) walletRoutes(v string) []route {
-	return []route{
-		{http.MethodGet, v + "/ticketing/passes/apple_wallet/{ticket_id}.pkpass", authCapability, s.applePass},
-		{http.MethodGet, v + "/ticketing/passes/google_wallet/{ticket_id}", authCapability, s.googlePassRedirect},
-		{http.MethodGet, v + "/ticketing/passes/google_wallet/{ticket_id}.json", authCapability, s.googlePassLink},
-		{http.MethodGet, v + "/ticketing/rendering_engine/1", authNone, s.engineRedirect(app.RenderingEngineName, v)},
-		{http.MethodGet, v + "/ticketing/rendering_engine/{major}/{minor}/{patch}", authNone, s.engineDocument(app.RenderingEngineName)},
-		{http.MethodGet, v + "/ticketing/identification_view/1", authNone, s.engineRedirect(app.IdentificationViewName, v)},
-		{http.MethodGet, v + "/ticketing/identification_view/{major}/{minor}/{patch}", authNone, s.engineDocument(app.IdentificationViewName)},
-	}
 }

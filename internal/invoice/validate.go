@@ -123,7 +123,7 @@ func (d *Document) Validate() error {
 		}
 	}
 	if len(c.details) > 0 {
-		return apperr.E("invoice.Validate", apperr.Unprocessable, "invoice_invalid",
+		return apperr.E("invoice.Validate", apperr.Unprocessable, CodeInvoiceInvalid,
 			"the invoice document breaks "+fmt.Sprint(len(c.details))+" rule(s): "+c.details[0].Field+" "+c.details[0].Message).
 			WithDetails(c.details...)
 	}
@@ -135,7 +135,7 @@ func ValidateSeller(s *Seller) error {
 	var c checker
 	c.seller(s, "/seller")
 	if len(c.details) > 0 {
-		return apperr.E("invoice.ValidateSeller", apperr.Invalid, "seller_config_invalid",
+		return apperr.E("invoice.ValidateSeller", apperr.Invalid, CodeSellerConfigInvalid,
 			"seller configuration incomplete: "+c.details[0].Field+" "+c.details[0].Message).WithDetails(c.details...)
 	}
 	return nil

@@ -124,7 +124,7 @@ func ParseCustomer(in CustomerInput, allowElectronic bool) ([]string, *Electroni
 		}
 	}
 	if len(probs) > 0 {
-		return nil, nil, apperr.E(op, apperr.Unprocessable, "invalid_customer", probs[0].Message).WithDetails(probs...)
+		return nil, nil, apperr.E(op, apperr.Unprocessable, CodeInvalidCustomer, probs[0].Message).WithDetails(probs...)
 	}
 	return lines, e, nil
 }

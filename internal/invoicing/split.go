@@ -62,9 +62,9 @@ func ValidateSplit(split []Share, amount money.Cents) error {
 		add("/split", "the split amounts sum to %d cents but the billable item's full amount is %d cents", sum, amount)
 	}
 	if len(probs) > 0 {
-		code := "invalid_split"
+		code := CodeInvalidSplit
 		if len(probs) == 1 && probs[0].Field == "/split" && len(split) > 0 {
-			code = "split_sum_mismatch"
+			code = CodeSplitSumMismatch
 		}
 		return apperr.E(op, apperr.Unprocessable, code, probs[0].Message).WithDetails(probs...)
 	}
@@ -80,7 +80,7 @@ func ValidateSplit(split []Share, amount money.Cents) error {
 func DecodeSplit(raw json.RawMessage) ([]Share, error) {
 	const op = "invoicing.DecodeSplit"
 	invalid := func(field, msg string) error {
-		return apperr.Validation(op, "invalid_split", field, msg)
+		return apperr.Validation(op, CodeInvalidSplit, field, msg)
 	}
 	var entries []json.RawMessage
 	if err := json.Unmarshal(raw, &entries); err != nil || entries == nil {
@@ -96,7 +96,7 @@ func DecodeSplit(raw json.RawMessage) ([]Share, error) {
 		for k := range m {
 			if k != "customer_id" && k != "amount_in_cents" {
 				msg := fmt.Sprintf("unknown field %q in split[%d]", k, i)
-				return nil, apperr.E(op, apperr.Invalid, "unknown_field", msg).
+				return nil, apperr.E(op, apperr.Invalid, CodeUnknownField, msg).
 					WithDetails(apperr.FieldError{Field: f + "/" + apperr.EscapeToken(k), Message: msg})
 			}
 		}

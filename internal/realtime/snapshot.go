@@ -89,10 +89,10 @@ func Parse(data []byte, received time.Time) (*Snapshot, error) {
 	const op = "realtime.Parse"
 	var msg gtfsrt.FeedMessage
 	if err := proto.Unmarshal(data, &msg); err != nil {
-		return nil, &apperr.Error{Op: op, Kind: apperr.Invalid, Code: "gtfs_rt_invalid", Msg: "the GTFS-Realtime message cannot be decoded", Err: err}
+		return nil, &apperr.Error{Op: op, Kind: apperr.Invalid, Code: CodeGTFSRTInvalid, Msg: "the GTFS-Realtime message cannot be decoded", Err: err}
 	}
 	if msg.GetHeader().GetIncrementality() == gtfsrt.FeedHeader_DIFFERENTIAL {
-		return nil, apperr.E(op, apperr.Invalid, "gtfs_rt_differential", "DIFFERENTIAL GTFS-Realtime feeds are not supported")
+		return nil, apperr.E(op, apperr.Invalid, CodeGTFSRTDifferential, "DIFFERENTIAL GTFS-Realtime feeds are not supported")
 	}
 	s := &Snapshot{Received: received.UTC(), Timestamp: received.UTC(), Trips: map[string][]*TripUpdate{}, Entities: len(msg.GetEntity())}
 	if ts := msg.GetHeader().GetTimestamp(); ts > 0 {

@@ -16,8 +16,8 @@ type Target struct {
 
 // The two validated request fields.
 var (
-	IdentificationMedium = Target{Field: "identification_medium", Code: "identification_medium_invalid"}
-	TariffSettings       = Target{Field: "tariff_settings", Code: "tariff_settings_invalid"}
+	IdentificationMedium = Target{Field: "identification_medium", Code: CodeIdentificationMediumInvalid}
+	TariffSettings       = Target{Field: "tariff_settings", Code: CodeTariffSettingsInvalid}
 )
 
 // Prefix is the message prefix the SDKs match: "identification_medium: ".
@@ -57,7 +57,7 @@ func (t Target) Check(op string, s *Schema, raw []byte) error {
 	}
 	v, err := Decode(raw)
 	if err != nil {
-		return apperr.E(op, apperr.Invalid, "invalid_json", t.Field+" is not valid JSON").
+		return apperr.E(op, apperr.Invalid, CodeInvalidJSON, t.Field+" is not valid JSON").
 			WithDetails(apperr.FieldError{Field: "/" + t.Field, Message: "is not valid JSON"}).WithCause(err)
 	}
 	return t.Error(op, s.Validate(v))

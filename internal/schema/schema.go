@@ -47,7 +47,7 @@ func Compile(schemaJSON []byte) (*Schema, error) {
 	hash := sha256.Sum256(schemaJSON)
 	doc, err := jsonschema.UnmarshalJSON(bytes.NewReader(schemaJSON))
 	if err != nil {
-		return nil, apperr.E(op, apperr.Invalid, "invalid_schema", "schema is not valid JSON").WithCause(err)
+		return nil, apperr.E(op, apperr.Invalid, CodeInvalidSchema, "schema is not valid JSON").WithCause(err)
 	}
 	c := jsonschema.NewCompiler()
 	c.DefaultDraft(jsonschema.Draft4)
@@ -55,11 +55,11 @@ func Compile(schemaJSON []byte) (*Schema, error) {
 	c.UseLoader(noLoader{})
 	url := "mem://farebox/schema/" + hex.EncodeToString(hash[:]) + ".json"
 	if err := c.AddResource(url, doc); err != nil {
-		return nil, apperr.E(op, apperr.Invalid, "invalid_schema", "schema cannot be added").WithCause(err)
+		return nil, apperr.E(op, apperr.Invalid, CodeInvalidSchema, "schema cannot be added").WithCause(err)
 	}
 	s, err := c.Compile(url)
 	if err != nil {
-		return nil, apperr.E(op, apperr.Invalid, "invalid_schema", "schema does not compile: "+err.Error()).WithCause(err)
+		return nil, apperr.E(op, apperr.Invalid, CodeInvalidSchema, "schema does not compile: "+err.Error()).WithCause(err)
 	}
 	return &Schema{s: s, hash: hash}, nil
 }

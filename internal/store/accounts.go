@@ -23,7 +23,7 @@ func (q Q) Account(ctx context.Context, id string) (account.Account, error) {
 	err := q.db.QueryRowContext(ctx, `SELECT id, name, created_at FROM accounts WHERE id = $1`, id).
 		Scan(&a.ID, &a.Name, &a.CreatedAt)
 	if errors.Is(err, sql.ErrNoRows) {
-		return a, apperr.NotFoundf("store.Account", "account")
+		return a, apperr.NotFoundf("store.Account", CodeAccountNotFound)
 	}
 	return a, mapErr(err)
 }
@@ -52,7 +52,7 @@ func (q Q) PrincipalByKeyHash(ctx context.Context, hash string) (account.Princip
 		FROM api_keys k JOIN accounts a ON a.id = k.account_id
 		WHERE k.hash = $1 AND k.revoked_at IS NULL`, hash).Scan(&p.KeyID, &env, &p.AccountID, &p.AccountName)
 	if errors.Is(err, sql.ErrNoRows) {
-		return p, apperr.E("store.PrincipalByKeyHash", apperr.Unauthenticated, "invalid_api_key", "API key unknown or revoked")
+		return p, apperr.E("store.PrincipalByKeyHash", apperr.Unauthenticated, CodeInvalidAPIKey, "API key unknown or revoked")
 	}
 	p.Environment = account.Environment(env)
 	return p, mapErr(err)

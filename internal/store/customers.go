@@ -41,7 +41,7 @@ func (q Q) Customer(ctx context.Context, accountID string, env account.Environme
 		FROM customers WHERE id = $1 AND account_id = $2 AND environment = $3`, id, accountID, string(env)).
 		Scan(&c.ID, &c.AccountID, &e, &lines, &ei, &c.CreatedAt)
 	if errors.Is(err, sql.ErrNoRows) {
-		return c, apperr.NotFoundf("store.Customer", "customer")
+		return c, apperr.NotFoundf("store.Customer", CodeCustomerNotFound)
 	}
 	if err != nil {
 		return c, mapErr(err)
@@ -76,7 +76,7 @@ func (q Q) CollectionExists(ctx context.Context, accountID string, env account.E
 		return mapErr(err)
 	}
 	if n == 0 {
-		return apperr.E("store.Collection", apperr.NotFound, "billable_collection_not_found", "billable collection not found")
+		return apperr.E("store.Collection", apperr.NotFound, CodeBillableCollectionNotFound, "billable collection not found")
 	}
 	return nil
 }
@@ -91,7 +91,7 @@ func (q Q) BillableItem(ctx context.Context, accountID string, env account.Envir
 		return invoicing.BillableItem{}, err
 	}
 	if len(items) == 0 {
-		return invoicing.BillableItem{}, apperr.E("store.BillableItem", apperr.NotFound, "billable_item_not_found", "billable item not found")
+		return invoicing.BillableItem{}, apperr.E("store.BillableItem", apperr.NotFound, CodeBillableItemNotFound, "billable item not found")
 	}
 	return items[0], nil
 }

@@ -89,7 +89,7 @@ func (q Q) GTFSSnapshot(ctx context.Context, id string, version int64) ([]byte, 
 	err := q.db.QueryRowContext(ctx, `SELECT snapshot_bytes, snapshot_sha256, chunks FROM gtfs_feeds WHERE id = $1 AND version = $2`,
 		id, version).Scan(&size, &sum, &chunks)
 	if errors.Is(err, sql.ErrNoRows) {
-		return nil, apperr.E(op, apperr.Conflict, "feed_changed", "feed "+id+" changed while it was read")
+		return nil, apperr.E(op, apperr.Conflict, CodeFeedChanged, "feed "+id+" changed while it was read")
 	}
 	if err != nil {
 		return nil, mapErr(err)
@@ -101,7 +101,7 @@ func (q Q) GTFSSnapshot(ctx context.Context, id string, version int64) ([]byte, 
 		err := q.db.QueryRowContext(ctx, `SELECT c.data FROM gtfs_feed_chunks c JOIN gtfs_feeds f ON f.id = c.feed_id
 			WHERE c.feed_id = $1 AND c.seq = $2 AND f.version = $3`, id, i, version).Scan(&data)
 		if errors.Is(err, sql.ErrNoRows) {
-			return nil, apperr.E(op, apperr.Conflict, "feed_changed", "feed "+id+" changed while it was read")
+			return nil, apperr.E(op, apperr.Conflict, CodeFeedChanged, "feed "+id+" changed while it was read")
 		}
 		if err != nil {
 			return nil, mapErr(err)
@@ -110,7 +110,7 @@ func (q Q) GTFSSnapshot(ctx context.Context, id string, version int64) ([]byte, 
 	}
 	got := sha256.Sum256(buf.Bytes())
 	if int64(buf.Len()) != size || hex.EncodeToString(got[:]) != sum {
-		return nil, apperr.E(op, apperr.Internal, "feed_corrupt", "stored snapshot of feed "+id+" does not match its checksum")
+		return nil, apperr.E(op, apperr.Internal, CodeFeedCorrupt, "stored snapshot of feed "+id+" does not match its checksum")
 	}
 	return buf.Bytes(), nil
 }

@@ -61,7 +61,7 @@ func (q Q) invoiceWhere(ctx context.Context, where string, args ...any) (invoici
 		&inv.ID, &inv.AccountID, &env, &kind, &inv.Number, &inv.Identifier, &cust, &coll, &ref, &canc,
 		&inv.Electronic, &inv.GrossCents, &doc, &inv.CreatedAt)
 	if errors.Is(err, sql.ErrNoRows) {
-		return inv, apperr.NotFoundf("store.Invoice", "invoice")
+		return inv, apperr.NotFoundf("store.Invoice", CodeInvoiceNotFound)
 	}
 	if err != nil {
 		return inv, mapErr(err)
@@ -86,7 +86,7 @@ func (q Q) ClaimItem(ctx context.Context, itemID, customerKey, invoiceID string)
 	_, err := q.db.ExecContext(ctx, `INSERT INTO invoice_claims (billable_item_id, customer_key, invoice_id) VALUES ($1, $2, $3)`,
 		itemID, customerKey, invoiceID)
 	if IsUnique(err) {
-		return apperr.E("store.ClaimItem", apperr.Conflict, "already_invoiced",
+		return apperr.E("store.ClaimItem", apperr.Conflict, CodeAlreadyInvoiced,
 			"billable item "+itemID+" is already invoiced for this customer")
 	}
 	return mapErr(err)
@@ -105,7 +105,7 @@ func (q Q) MarkCancelled(ctx context.Context, id, by string) error {
 		return mapErr(err)
 	}
 	if n, _ := res.RowsAffected(); n != 1 {
-		return apperr.E("store.MarkCancelled", apperr.Conflict, "already_cancelled", "this invoice is already cancelled")
+		return apperr.E("store.MarkCancelled", apperr.Conflict, CodeAlreadyCancelled, "this invoice is already cancelled")
 	}
 	return nil
 }
@@ -131,7 +131,7 @@ func (q Q) GetFile(ctx context.Context, invoiceID, format string) (invoicing.Fil
 	err := q.db.QueryRowContext(ctx, `SELECT content_type, body FROM invoice_files WHERE invoice_id = $1 AND format = $2`,
 		invoiceID, format).Scan(&f.ContentType, &f.Body)
 	if errors.Is(err, sql.ErrNoRows) {
-		return f, apperr.NotFoundf("store.File", "file")
+		return f, apperr.NotFoundf("store.File", CodeFileNotFound)
 	}
 	return f, mapErr(err)
 }

@@ -29,7 +29,7 @@ func (q Q) Order(ctx context.Context, accountID string, env account.Environment,
 		FROM orders WHERE id = $1 AND account_id = $2 AND environment = $3`, id, accountID, string(env)).
 		Scan(&o.ID, &o.AccountID, &e, &ref, &o.RestoreSecret, &o.CreatedAt)
 	if errors.Is(err, sql.ErrNoRows) {
-		return o, apperr.NotFoundf("store.Order", "order")
+		return o, apperr.NotFoundf("store.Order", CodeOrderNotFound)
 	}
 	if err != nil {
 		return o, mapErr(err)
@@ -59,7 +59,7 @@ func (q Q) Coupon(ctx context.Context, id string) (ticketing.Coupon, error) {
 		return ticketing.Coupon{}, err
 	}
 	if len(cs) == 0 {
-		return ticketing.Coupon{}, apperr.NotFoundf("store.Coupon", "coupon")
+		return ticketing.Coupon{}, apperr.NotFoundf("store.Coupon", CodeCouponNotFound)
 	}
 	return cs[0], nil
 }

@@ -180,7 +180,7 @@ func (s *Store) ReaderDB() *sql.DB { return s.r }
 // Ping checks that the database answers.
 func (s *Store) Ping(ctx context.Context) error {
 	if err := s.w.PingContext(ctx); err != nil {
-		return apperr.E("store.Ping", apperr.Unavailable, "database_unavailable", "database unavailable").WithCause(err)
+		return apperr.E("store.Ping", apperr.Unavailable, CodeDatabaseUnavailable, "database unavailable").WithCause(err)
 	}
 	return nil
 }
@@ -323,13 +323,13 @@ func mapErr(err error) error {
 	}
 	switch {
 	case errors.Is(err, context.Canceled), errors.Is(err, context.DeadlineExceeded):
-		return apperr.E("store", apperr.Unavailable, "request_cancelled", "request cancelled or timed out").WithCause(err)
+		return apperr.E("store", apperr.Unavailable, CodeRequestCancelled, "request cancelled or timed out").WithCause(err)
 	case IsUnique(err):
-		return apperr.E("store", apperr.Conflict, "conflict", "record already exists").WithCause(err)
+		return apperr.E("store", apperr.Conflict, CodeConflict, "record already exists").WithCause(err)
 	case isFull(err):
-		return apperr.E("store", apperr.Unavailable, "storage_full", "database storage is full: writes are refused until space is freed; retry later").WithCause(err)
+		return apperr.E("store", apperr.Unavailable, CodeStorageFull, "database storage is full: writes are refused until space is freed; retry later").WithCause(err)
 	case isConnErr(err):
-		return apperr.E("store", apperr.Unavailable, "database_unavailable", "database unavailable, retry later").WithCause(err)
+		return apperr.E("store", apperr.Unavailable, CodeDatabaseUnavailable, "database unavailable, retry later").WithCause(err)
 	}
 	return apperr.Wrap("store", err)
 }

@@ -31,7 +31,7 @@ func (q Q) Subscription(ctx context.Context, accountID string, env account.Envir
 		WHERE id = $1 AND ($2 = '' OR (account_id = $2 AND environment = $3))`, id, accountID, string(env)).
 		Scan(&s.ID, &s.AccountID, &e, &s.ProductID, &orig, &rest, &cancel, &ends, &s.CreatedAt)
 	if errors.Is(err, sql.ErrNoRows) {
-		return s, apperr.NotFoundf("store.Subscription", "subscription")
+		return s, apperr.NotFoundf("store.Subscription", CodeSubscriptionNotFound)
 	}
 	if err != nil {
 		return s, mapErr(err)

@@ -32,7 +32,7 @@ func (q Q) Ticket(ctx context.Context, id string) (ticketing.Ticket, error) {
 		return ticketing.Ticket{}, err
 	}
 	if len(ts) == 0 {
-		return ticketing.Ticket{}, apperr.NotFoundf("store.Ticket", "ticket")
+		return ticketing.Ticket{}, apperr.NotFoundf("store.Ticket", CodeTicketNotFound)
 	}
 	return ts[0], nil
 }

@@ -13,20 +13,11 @@ import (
 // cancellation still ends the subscription at the end of that month.
 const CancellationDeadlineDay = 10
 
-// Messages and codes of the 422 errors this package returns. MsgNotOrdered is
-// matched exactly by the iOS SDK (client-contract.md 5.1).
+// Messages and fields of the 422 errors this package returns (their codes
+// are in codes.go). MsgNotOrdered is matched exactly by the iOS SDK
+// (client-contract.md 5.1).
 const (
 	MsgNotOrdered       = "The current subscription cycle was not ordered yet"
-	CodeNotOrdered      = "subscription_cycle_not_ordered"
-	CodeAlreadyOrdered  = "subscription_cycle_already_ordered"
-	CodeCycleEnded      = "subscription_cycle_ended"
-	CodeCycleNotFound   = "subscription_cycle_not_found"
-	CodeNoUnordered     = "no_unordered_subscription_cycle"
-	CodeCancelled       = "subscription_cancelled"
-	CodeEnded           = "subscription_ended"
-	CodeRestored        = "subscription_restored"
-	CodeTooFarAhead     = "subscription_cycle_too_far_ahead"
-	CodeAlreadyActive   = "coupon_already_activated"
 	FieldCycleID        = "/subscription_cycle_id"
 	FieldActivationTime = "/activation_start_datetime"
 )

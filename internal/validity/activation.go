@@ -17,16 +17,12 @@ const ActivatableFor = 72 * time.Hour
 const ClockSkew = 5 * time.Minute
 
 // The 422 message prefixes the SDKs branch on (client-contract.md 5.1). Each
-// error built here starts with exactly one of them.
+// error built here starts with exactly one of them; the codes are in codes.go.
 const (
-	MsgNotYet         = "Ticket cannot be activated yet"
-	MsgAnymore        = "Ticket cannot be activated anymore"
-	MsgWithin72h      = "Ticket cannot be activated anymore. It must be activated within 3 days of order."
-	CodeNotYet        = "activation_not_yet"
-	CodeAnymore       = "activation_expired"
-	CodeWindowExpired = "activation_window_expired"
-	CodeBadStart      = "invalid_activation_start_datetime"
-	FieldStart        = "/activation_start_datetime"
+	MsgNotYet    = "Ticket cannot be activated yet"
+	MsgAnymore   = "Ticket cannot be activated anymore"
+	MsgWithin72h = "Ticket cannot be activated anymore. It must be activated within 3 days of order."
+	FieldStart   = "/activation_start_datetime"
 )
 
 // ActivationWindow bounds the start of a coupon's first ticket; the coupon

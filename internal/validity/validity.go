@@ -43,7 +43,7 @@ type Definition struct {
 func FromProduct(durationDefinition string, durationInMinutes, validityInMinutes *int, ticketType string) (Definition, error) {
 	const op = "validity.FromProduct"
 	bad := func(msg string) (Definition, error) {
-		return Definition{}, apperr.E(op, apperr.Invalid, "invalid_product_duration", msg)
+		return Definition{}, apperr.E(op, apperr.Invalid, CodeInvalidProductDuration, msg)
 	}
 	switch Kind(durationDefinition) {
 	case CalendarMonth:

@@ -64,7 +64,7 @@ type Pass struct {
 func NewPass(v TicketView) (Pass, error) {
 	const op = "wallet.NewPass"
 	bad := func(field, msg string) (Pass, error) {
-		return Pass{}, apperr.Validation(op, "invalid_ticket_view", field, msg)
+		return Pass{}, apperr.Validation(op, CodeInvalidTicketView, field, msg)
 	}
 	switch {
 	case v.TicketID == "":

@@ -61,7 +61,7 @@ func germanLang() (*lang.Lang, error) {
 func Render(d *invoice.Document, cii []byte) ([]byte, error) {
 	const op = "pdf.Render"
 	if d == nil {
-		return nil, apperr.E(op, apperr.Invalid, "invoice_missing", "no invoice document")
+		return nil, apperr.E(op, apperr.Invalid, CodeInvoiceMissing, "no invoice document")
 	}
 	if err := d.Validate(); err != nil {
 		return nil, err
@@ -69,7 +69,7 @@ func Render(d *invoice.Document, cii []byte) ([]byte, error) {
 	if d.Kind == invoice.KindPaymentNotice && len(cii) > 0 {
 		// The Factur-X attachment and XMP declare an invoice; a notice is
 		// none (docs/invoicing.md, "Payment notices").
-		return nil, apperr.E(op, apperr.Internal, "notice_not_facturx", "a payment notice is rendered without Factur-X data")
+		return nil, apperr.E(op, apperr.Internal, CodeNoticeNotFacturx, "a payment notice is rendered without Factur-X data")
 	}
 	renderMu.Lock()
 	defer renderMu.Unlock()

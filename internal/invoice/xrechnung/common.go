@@ -51,10 +51,10 @@ type prepared struct {
 
 func prepare(op string, d *invoice.Document) (*prepared, error) {
 	if d == nil {
-		return nil, apperr.E(op, apperr.Invalid, "invoice_missing", "no invoice document")
+		return nil, apperr.E(op, apperr.Invalid, CodeInvoiceMissing, "no invoice document")
 	}
 	if !d.HasElectronic() {
-		return nil, apperr.E(op, apperr.Unprocessable, "electronic_invoicing_missing",
+		return nil, apperr.E(op, apperr.Unprocessable, CodeElectronicInvoicingMissing,
 			"the customer has no electronic invoicing details, so no XRechnung file can be generated")
 	}
 	if err := d.Validate(); err != nil {
@@ -172,7 +172,7 @@ func quantity(q int64) string { return fmt.Sprintf("%d", q) }
 func encodeErr(op string, err error) error {
 	var re *requiredError
 	if errors.As(err, &re) {
-		e := apperr.E(op, apperr.Unprocessable, "invoice_invalid", err.Error())
+		e := apperr.E(op, apperr.Unprocessable, CodeInvoiceInvalid, err.Error())
 		e.Err = err
 		return e
 	}

@@ -59,7 +59,7 @@ func (c Credentials) TeamID() string {
 }
 
 func credErr(op, msg string) error {
-	return apperr.E(op, apperr.Invalid, "invalid_apple_credentials", msg)
+	return apperr.E(op, apperr.Invalid, CodeInvalidAppleCredentials, msg)
 }
 
 // ParseCredentials reads PEM data: the pass certificate, its private key
@@ -89,7 +89,7 @@ func LoadCredentialFiles(certPath, keyPath, wwdrPath string) (Credentials, error
 	for i, p := range []string{certPath, keyPath, wwdrPath} {
 		b, err := os.ReadFile(p)
 		if err != nil {
-			return Credentials{}, apperr.E("apple.LoadCredentialFiles", apperr.Invalid, "invalid_apple_credentials", err.Error())
+			return Credentials{}, apperr.E("apple.LoadCredentialFiles", apperr.Invalid, CodeInvalidAppleCredentials, err.Error())
 		}
 		data[i] = b
 	}

@@ -34,7 +34,7 @@ type ServiceAccount struct {
 // private_key (PKCS#8 or PKCS#1 PEM, RSA) and private_key_id.
 func ParseServiceAccount(data []byte) (*ServiceAccount, error) {
 	const op = "google.ParseServiceAccount"
-	bad := func(msg string) error { return apperr.E(op, apperr.Invalid, "invalid_google_service_account", msg) }
+	bad := func(msg string) error { return apperr.E(op, apperr.Invalid, CodeInvalidGoogleServiceAccount, msg) }
 	var sa ServiceAccount
 	if err := json.Unmarshal(data, &sa); err != nil {
 		return nil, bad("not JSON: " + err.Error())

@@ -40,7 +40,7 @@ var (
 func NewIssuer(cfg Config) (*Issuer, error) {
 	const op = "google.NewIssuer"
 	bad := func(msg string) (*Issuer, error) {
-		return nil, apperr.E(op, apperr.Invalid, "invalid_google_wallet_config", msg)
+		return nil, apperr.E(op, apperr.Invalid, CodeInvalidGoogleWalletConfig, msg)
 	}
 	if cfg.IssuerName == "" {
 		cfg.IssuerName = "farebox"

@@ -1,0 +1,8 @@
+package pdf
+
+// The error codes of package pdf: the stable `code` of the errors it
+// returns, each described in api/openapi.yaml (TestErrorCodeRegistry).
+const (
+	CodeInvoiceMissing   = "invoice_missing"
+	CodeNoticeNotFacturx = "notice_not_facturx"
+)

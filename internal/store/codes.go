@@ -1,0 +1,25 @@
+package store
+
+// The error codes of package store: the stable `code` of the errors it
+// returns, each described in api/openapi.yaml (TestErrorCodeRegistry).
+const (
+	CodeAccountNotFound            = "account_not_found"
+	CodeAlreadyCancelled           = "already_cancelled"
+	CodeAlreadyInvoiced            = "already_invoiced"
+	CodeBillableCollectionNotFound = "billable_collection_not_found"
+	CodeBillableItemNotFound       = "billable_item_not_found"
+	CodeConflict                   = "conflict"
+	CodeCouponNotFound             = "coupon_not_found"
+	CodeCustomerNotFound           = "customer_not_found"
+	CodeDatabaseUnavailable        = "database_unavailable"
+	CodeFeedChanged                = "feed_changed"
+	CodeFeedCorrupt                = "feed_corrupt"
+	CodeFileNotFound               = "file_not_found"
+	CodeInvalidAPIKey              = "invalid_api_key"
+	CodeInvoiceNotFound            = "invoice_not_found"
+	CodeOrderNotFound              = "order_not_found"
+	CodeRequestCancelled           = "request_cancelled"
+	CodeStorageFull                = "storage_full"
+	CodeSubscriptionNotFound       = "subscription_not_found"
+	CodeTicketNotFound             = "ticket_not_found"
+)

@@ -1,0 +1,8 @@
+package google
+
+// The error codes of package google: the stable `code` of the errors it
+// returns, each described in api/openapi.yaml (TestErrorCodeRegistry).
+const (
+	CodeInvalidGoogleServiceAccount = "invalid_google_service_account"
+	CodeInvalidGoogleWalletConfig   = "invalid_google_wallet_config"
+)
