@@ -10,7 +10,7 @@ import (
 
 	"github.com/farebox/farebox/internal/account"
 	"github.com/farebox/farebox/internal/apperr"
-	"github.com/farebox/farebox/internal/invoice"
+	"github.com/farebox/farebox/internal/invoicedoc"
 	"github.com/farebox/farebox/internal/invoicing"
 	"github.com/farebox/farebox/internal/jobs"
 	"github.com/farebox/farebox/internal/money"
@@ -19,10 +19,10 @@ import (
 
 // InvoicingOptions configure invoices.
 type InvoicingOptions struct {
-	Seller      invoice.Seller // the issuing company (config FAREBOX_SELLER_*)
-	BaseURL     string         // public base URL of download links, without trailing slash
-	PaymentDays int            // days until the due date (default 14)
-	Jobs        jobs.Options   // job runner tuning
+	Seller      invoicedoc.Seller // the issuing company (config FAREBOX_SELLER_*)
+	BaseURL     string            // public base URL of download links, without trailing slash
+	PaymentDays int               // days until the due date (default 14)
+	Jobs        jobs.Options      // job runner tuning
 }
 
 // JobInvoiceFiles is the job kind that renders a document's files.
@@ -51,7 +51,7 @@ func (a *App) SetInvoiceBaseURL(u string) { a.inv.BaseURL = u }
 type InvoiceRequest struct {
 	ItemID     string
 	CustomerID string // "" = the endpoint without customer
-	Texts      invoice.Texts
+	Texts      invoicedoc.Texts
 }
 
 // IssueInvoice creates an invoice for a billable item (and, for an item in a
@@ -86,7 +86,7 @@ func (a *App) IssueInvoice(ctx context.Context, p account.Principal, req Invoice
 				return err
 			}
 		}
-		var buyer *invoice.Buyer
+		var buyer *invoicedoc.Buyer
 		electronic := false
 		names := customerNames{q: q, p: p, names: map[string]string{}}
 		if customerID != "" {
@@ -97,7 +97,7 @@ func (a *App) IssueInvoice(ctx context.Context, p account.Principal, req Invoice
 			buyer, electronic = c.Buyer(), c.Electronic != nil
 			names.names[c.ID] = c.Name()
 		}
-		var lines []invoice.Line
+		var lines []invoicedoc.Line
 		var covered []string
 		for _, it := range items {
 			share, ok := shareOf(it, customerID)
@@ -124,7 +124,7 @@ func (a *App) IssueInvoice(ctx context.Context, p account.Principal, req Invoice
 				}
 				continue
 			}
-			l := invoice.Line{BillableItemID: it.ID, Name: it.Description, Quantity: 1, Gross: money.Cents(share),
+			l := invoicedoc.Line{BillableItemID: it.ID, Name: it.Description, Quantity: 1, Gross: money.Cents(share),
 				RateBP: it.VATRateBP, OrderedAt: it.OrderedAt}
 			if it.Split != nil {
 				for _, s := range it.Split {
@@ -132,18 +132,18 @@ func (a *App) IssueInvoice(ctx context.Context, p account.Principal, req Invoice
 					if err != nil {
 						return err
 					}
-					l.Split = append(l.Split, invoice.Share{Name: n, Amount: s.AmountInCents, Invoiced: s.CustomerID == customerID})
+					l.Split = append(l.Split, invoicedoc.Share{Name: n, Amount: s.AmountInCents, Invoiced: s.CustomerID == customerID})
 				}
 			}
 			lines = append(lines, l)
 			covered = append(covered, it.ID)
 		}
 		now := a.clock.Now()
-		d := invoice.Document{Kind: invoice.KindInvoice, IssueDate: now, Test: p.Environment == account.Test,
+		d := invoicedoc.Document{Kind: invoicedoc.KindInvoice, IssueDate: now, Test: p.Environment == account.Test,
 			Seller: a.inv.Seller, Buyer: buyer, Lines: lines, Texts: req.Texts,
-			Payment: invoice.Payment{DueDate: now.AddDate(0, 0, a.inv.PaymentDays)}}
+			Payment: invoicedoc.Payment{DueDate: now.AddDate(0, 0, a.inv.PaymentDays)}}
 		inv = invoicing.Invoice{ID: a.IDs.New("invoice"), AccountID: p.AccountID, Environment: p.Environment,
-			Kind: invoice.KindInvoice, Electronic: electronic, CollectionID: item.CollectionID, CreatedAt: now}
+			Kind: invoicedoc.KindInvoice, Electronic: electronic, CollectionID: item.CollectionID, CreatedAt: now}
 		if customerID != "" {
 			inv.CustomerID = &customerID
 		}
@@ -166,7 +166,7 @@ func (a *App) IssueInvoice(ctx context.Context, p account.Principal, req Invoice
 
 // finish validates the document, then numbers it (last, to hold the series
 // row lock briefly), writes the invoice and enqueues its file job.
-func (a *App) finish(ctx context.Context, q store.Q, inv *invoicing.Invoice, d invoice.Document) error {
+func (a *App) finish(ctx context.Context, q store.Q, inv *invoicing.Invoice, d invoicedoc.Document) error {
 	d.Number = "PENDING"
 	if err := d.Validate(); err != nil {
 		return err
@@ -196,7 +196,7 @@ func randomIdentifier() string {
 // MaxTextLen bounds each meta text.
 const MaxTextLen = 5000
 
-func checkTexts(t invoice.Texts) error {
+func checkTexts(t invoicedoc.Texts) error {
 	for _, f := range []struct{ name, v string }{{"subject", t.Subject}, {"notes", t.Notes},
 		{"custom_text_before_table", t.BeforeTable}, {"custom_text_after_table", t.AfterTable}} {
 		if len([]rune(f.v)) > MaxTextLen {
@@ -281,14 +281,14 @@ func (a *App) CancelInvoice(ctx context.Context, p account.Principal, id string)
 		if err != nil {
 			return err
 		}
-		if orig.Kind != invoice.KindInvoice {
+		if orig.Kind != invoicedoc.KindInvoice {
 			return apperr.E(op, apperr.Unprocessable, CodeNotAnInvoice, "only invoices can be cancelled, not a "+orig.Kind.String())
 		}
 		if orig.CancelledBy != nil {
 			return apperr.E(op, apperr.Conflict, CodeAlreadyCancelled, "this invoice is already cancelled by "+*orig.CancelledBy)
 		}
-		var d invoice.Document
-		inv, d = a.referringTo(p, orig, invoice.KindCancellation, a.clock.Now())
+		var d invoicedoc.Document
+		inv, d = a.referringTo(p, orig, invoicedoc.KindCancellation, a.clock.Now())
 		if err := a.finish(ctx, q, &inv, d); err != nil {
 			return err
 		}
@@ -316,16 +316,16 @@ func (a *App) PaymentNoticeForInvoice(ctx context.Context, p account.Principal, 
 		if err != nil {
 			return err
 		}
-		if orig.Kind != invoice.KindInvoice {
+		if orig.Kind != invoicedoc.KindInvoice {
 			return apperr.E(op, apperr.Unprocessable, CodeNotAnInvoice, "payment notices are issued for invoices, not for a "+orig.Kind.String())
 		}
 		if orig.CancelledBy != nil {
 			return apperr.E(op, apperr.Conflict, CodeInvoiceCancelled, "this invoice is cancelled; there is nothing to pay")
 		}
 		now := a.clock.Now()
-		var d invoice.Document
-		inv, d = a.referringTo(p, orig, invoice.KindPaymentNotice, now)
-		d.Payment = invoice.Payment{DueDate: laterOf(orig.Document.Payment.DueDate, now.AddDate(0, 0, a.inv.PaymentDays))}
+		var d invoicedoc.Document
+		inv, d = a.referringTo(p, orig, invoicedoc.KindPaymentNotice, now)
+		d.Payment = invoicedoc.Payment{DueDate: laterOf(orig.Document.Payment.DueDate, now.AddDate(0, 0, a.inv.PaymentDays))}
 		return a.finish(ctx, q, &inv, d)
 	})
 	if err != nil {
@@ -358,7 +358,7 @@ func (a *App) PaymentNoticeForCollection(ctx context.Context, p account.Principa
 				return err
 			}
 		}
-		var buyer *invoice.Buyer
+		var buyer *invoicedoc.Buyer
 		electronic := false
 		names := customerNames{q: q, p: p, names: map[string]string{}}
 		if customerID != "" {
@@ -368,14 +368,14 @@ func (a *App) PaymentNoticeForCollection(ctx context.Context, p account.Principa
 			}
 			buyer, electronic = c.Buyer(), c.Electronic != nil
 		}
-		var lines []invoice.Line
-		invoices := map[string]*invoice.Reference{}
+		var lines []invoicedoc.Line
+		invoices := map[string]*invoicedoc.Reference{}
 		for _, it := range items {
 			share, ok := shareOf(it, customerID)
 			if !ok {
 				continue
 			}
-			l := invoice.Line{BillableItemID: it.ID, Name: it.Description, Quantity: 1, Gross: money.Cents(share),
+			l := invoicedoc.Line{BillableItemID: it.ID, Name: it.Description, Quantity: 1, Gross: money.Cents(share),
 				RateBP: it.VATRateBP, OrderedAt: it.OrderedAt}
 			// An item already invoiced to this customer names its invoice, so
 			// the notice references it (BG-3) and the transfer can be matched.
@@ -387,7 +387,7 @@ func (a *App) PaymentNoticeForCollection(ctx context.Context, p account.Principa
 				if err != nil {
 					return err
 				}
-				l.Split = append(l.Split, invoice.Share{Name: n, Amount: s.AmountInCents, Invoiced: s.CustomerID == customerID})
+				l.Split = append(l.Split, invoicedoc.Share{Name: n, Amount: s.AmountInCents, Invoiced: s.CustomerID == customerID})
 			}
 			lines = append(lines, l)
 		}
@@ -395,11 +395,11 @@ func (a *App) PaymentNoticeForCollection(ctx context.Context, p account.Principa
 			return apperr.E(op, apperr.Unprocessable, CodeCustomerNotInCollection, "no item of the collection is charged to this customer")
 		}
 		now := a.clock.Now()
-		d := invoice.Document{Kind: invoice.KindPaymentNotice, IssueDate: now, Test: p.Environment == account.Test,
+		d := invoicedoc.Document{Kind: invoicedoc.KindPaymentNotice, IssueDate: now, Test: p.Environment == account.Test,
 			Seller: a.inv.Seller, Buyer: buyer, Lines: lines,
-			Payment: invoice.Payment{DueDate: now.AddDate(0, 0, a.inv.PaymentDays)}}
+			Payment: invoicedoc.Payment{DueDate: now.AddDate(0, 0, a.inv.PaymentDays)}}
 		inv = invoicing.Invoice{ID: a.IDs.New("invoice"), AccountID: p.AccountID, Environment: p.Environment,
-			Kind: invoice.KindPaymentNotice, CollectionID: &collectionID, Electronic: electronic, CreatedAt: now}
+			Kind: invoicedoc.KindPaymentNotice, CollectionID: &collectionID, Electronic: electronic, CreatedAt: now}
 		if customerID != "" {
 			inv.CustomerID = &customerID
 		}
@@ -414,7 +414,7 @@ func (a *App) PaymentNoticeForCollection(ctx context.Context, p account.Principa
 
 // standingInvoice is the invoice that bills item to customer (its claim),
 // or nil; seen caches the references by invoice id.
-func standingInvoice(ctx context.Context, q store.Q, itemID, customerID string, seen map[string]*invoice.Reference) (*invoice.Reference, error) {
+func standingInvoice(ctx context.Context, q store.Q, itemID, customerID string, seen map[string]*invoicedoc.Reference) (*invoicedoc.Reference, error) {
 	claims, err := q.ItemClaims(ctx, itemID)
 	if err != nil {
 		return nil, err
@@ -430,7 +430,7 @@ func standingInvoice(ctx context.Context, q store.Q, itemID, customerID string, 
 	if err != nil {
 		return nil, err
 	}
-	r := &invoice.Reference{Number: inv.Number, IssueDate: inv.Document.IssueDate}
+	r := &invoicedoc.Reference{Number: inv.Number, IssueDate: inv.Document.IssueDate}
 	seen[id] = r
 	return r, nil
 }
@@ -439,10 +439,10 @@ func standingInvoice(ctx context.Context, q store.Q, itemID, customerID string, 
 // orig (BG-3): a copy of orig's document without its texts and payment
 // terms (the caller sets terms where the kind has any), and its record,
 // inheriting orig's customer, collection and electronic flag.
-func (a *App) referringTo(p account.Principal, orig invoicing.Invoice, kind invoice.Kind, now time.Time) (invoicing.Invoice, invoice.Document) {
+func (a *App) referringTo(p account.Principal, orig invoicing.Invoice, kind invoicedoc.Kind, now time.Time) (invoicing.Invoice, invoicedoc.Document) {
 	d := orig.Document
-	d.Kind, d.IssueDate, d.Texts, d.Payment = kind, now, invoice.Texts{}, invoice.Payment{}
-	d.Cancels = &invoice.Reference{Number: orig.Number, IssueDate: orig.Document.IssueDate}
+	d.Kind, d.IssueDate, d.Texts, d.Payment = kind, now, invoicedoc.Texts{}, invoicedoc.Payment{}
+	d.Cancels = &invoicedoc.Reference{Number: orig.Number, IssueDate: orig.Document.IssueDate}
 	inv := invoicing.Invoice{ID: a.IDs.New("invoice"), AccountID: p.AccountID, Environment: p.Environment,
 		Kind: kind, CustomerID: orig.CustomerID, CollectionID: orig.CollectionID,
 		RefersTo: &orig.ID, Electronic: orig.Electronic, CreatedAt: now}

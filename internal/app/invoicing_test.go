@@ -10,7 +10,7 @@ import (
 	"github.com/farebox/farebox/internal/account"
 	"github.com/farebox/farebox/internal/app"
 	"github.com/farebox/farebox/internal/apperr"
-	"github.com/farebox/farebox/internal/invoice"
+	"github.com/farebox/farebox/internal/invoicedoc"
 	"github.com/farebox/farebox/internal/invoicing"
 )
 
@@ -87,7 +87,7 @@ func TestSplitInvoices(t *testing.T) {
 		wantErr(t, err, apperr.Unprocessable, "customer_not_on_item")
 
 		toAnna := b.invoice(t, b.live, item, anna.ID)
-		if toAnna.Number != "2026-000001" || toAnna.Kind != invoice.KindInvoice || deref(toAnna.CustomerID) != anna.ID ||
+		if toAnna.Number != "2026-000001" || toAnna.Kind != invoicedoc.KindInvoice || deref(toAnna.CustomerID) != anna.ID ||
 			toAnna.GrossCents != 200 || toAnna.Electronic || !identifier.MatchString(toAnna.Identifier) || !toAnna.CreatedAt.Equal(start) {
 			t.Fatalf("invoice to Anna %+v", toAnna)
 		}
@@ -97,8 +97,8 @@ func TestSplitInvoices(t *testing.T) {
 			!d.Payment.DueDate.Equal(start.AddDate(0, 0, 14)) || d.Test {
 			t.Fatalf("document %+v", d)
 		}
-		if s := d.Lines[0].Split; len(s) != 2 || s[0] != (invoice.Share{Name: "Anna Schmidt", Amount: 200, Invoiced: true}) ||
-			s[1] != (invoice.Share{Name: "Ben Meier", Amount: 180}) {
+		if s := d.Lines[0].Split; len(s) != 2 || s[0] != (invoicedoc.Share{Name: "Anna Schmidt", Amount: 200, Invoiced: true}) ||
+			s[1] != (invoicedoc.Share{Name: "Ben Meier", Amount: 180}) {
 			t.Errorf("shares %+v", s)
 		}
 		_, err = b.app.IssueInvoice(b.ctx, b.live, app.InvoiceRequest{ItemID: item, CustomerID: anna.ID})
@@ -128,7 +128,7 @@ func TestSplitInvoices(t *testing.T) {
 		if err != nil {
 			t.Fatal(err)
 		}
-		if storno.Number != "2026-000003" || storno.Kind != invoice.KindCancellation || deref(storno.RefersTo) != toAnna.ID ||
+		if storno.Number != "2026-000003" || storno.Kind != invoicedoc.KindCancellation || deref(storno.RefersTo) != toAnna.ID ||
 			deref(storno.CustomerID) != anna.ID || storno.Document.Cancels == nil || storno.Document.Cancels.Number != toAnna.Number ||
 			!storno.Document.IssueDate.Equal(b.clock.Now()) || storno.GrossCents != 200 {
 			t.Fatalf("cancellation %+v", storno)
@@ -152,7 +152,7 @@ func TestSplitInvoices(t *testing.T) {
 		if err != nil {
 			t.Fatal(err)
 		}
-		if notice.Number != "ZA-2026-000001" || notice.Kind != invoice.KindPaymentNotice || deref(notice.RefersTo) != toBen.ID ||
+		if notice.Number != "ZA-2026-000001" || notice.Kind != invoicedoc.KindPaymentNotice || deref(notice.RefersTo) != toBen.ID ||
 			!notice.Document.Payment.DueDate.Equal(b.clock.Now().AddDate(0, 0, 14)) {
 			t.Errorf("payment notice %+v", notice)
 		}

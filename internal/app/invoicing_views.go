@@ -4,7 +4,7 @@ import (
 	"sort"
 
 	"github.com/farebox/farebox/internal/clock"
-	"github.com/farebox/farebox/internal/invoice"
+	"github.com/farebox/farebox/internal/invoicedoc"
 	"github.com/farebox/farebox/internal/invoicing"
 	"github.com/farebox/farebox/internal/money"
 )
@@ -158,14 +158,14 @@ func invoiceView(inv invoicing.Invoice, base string) invoiceJSON {
 		Environment: string(inv.Environment), InvoicePDFURL: prefix + ".pdf", InvoiceXRechnungURL: prefix + ".ubl.xml",
 		InvoiceCIIURL: prefix + ".cii.xml", ElectronicInvoicing: inv.Electronic, CustomerID: inv.CustomerID,
 		CollectionID: inv.CollectionID, RefersToInvoiceID: inv.RefersTo, CancelledByInvoiceID: inv.CancelledBy,
-		IssueDate: invoice.CalendarDate(d.IssueDate).Format("2006-01-02"), CreatedAt: clock.Timestamp(inv.CreatedAt),
-		Currency: invoice.Currency, Recipient: []string{}, Lines: []invoiceLineJSON{}, PaymentTerms: d.PaymentTerms()}
+		IssueDate: invoicedoc.CalendarDate(d.IssueDate).Format("2006-01-02"), CreatedAt: clock.Timestamp(inv.CreatedAt),
+		Currency: invoicedoc.Currency, Recipient: []string{}, Lines: []invoiceLineJSON{}, PaymentTerms: d.PaymentTerms()}
 	if d.Cancels != nil {
 		n := d.Cancels.Number
 		out.RefersToNumber = &n
 	}
 	if !d.Payment.DueDate.IsZero() {
-		s := invoice.CalendarDate(d.Payment.DueDate).Format("2006-01-02")
+		s := invoicedoc.CalendarDate(d.Payment.DueDate).Format("2006-01-02")
 		out.DueDate = &s
 	}
 	if d.Buyer != nil {

@@ -1,9 +1,9 @@
 package app
 
 import (
-	"github.com/farebox/farebox/internal/invoice"
-	"github.com/farebox/farebox/internal/invoice/pdf"
-	"github.com/farebox/farebox/internal/invoice/xrechnung"
+	"github.com/farebox/farebox/internal/invoicedoc"
+	"github.com/farebox/farebox/internal/invoicedoc/pdf"
+	"github.com/farebox/farebox/internal/invoicedoc/xrechnung"
 	"github.com/farebox/farebox/internal/invoicing"
 )
 
@@ -16,7 +16,7 @@ const (
 // RenderFiles produces a document's files in the order docs/invoicing.md
 // prescribes: CII first, so the PDF embeds exactly the bytes served as
 // .cii.xml.
-func RenderFiles(d *invoice.Document, electronic bool) ([]invoicing.File, error) {
+func RenderFiles(d *invoicedoc.Document, electronic bool) ([]invoicing.File, error) {
 	out, err := renderXML(d, electronic)
 	if err != nil {
 		return nil, err
@@ -30,7 +30,7 @@ func RenderFiles(d *invoice.Document, electronic bool) ([]invoicing.File, error)
 
 // renderXML produces the CII and UBL files of a document whose customer has
 // electronic invoicing (none otherwise).
-func renderXML(d *invoice.Document, electronic bool) ([]invoicing.File, error) {
+func renderXML(d *invoicedoc.Document, electronic bool) ([]invoicing.File, error) {
 	if !electronic {
 		return nil, nil
 	}
@@ -51,9 +51,9 @@ func renderXML(d *invoice.Document, electronic bool) ([]invoicing.File, error) {
 // encoding is deterministic, so the attachment equals the .cii.xml served
 // (whoever rendered it). A payment notice is not an invoice: its PDF embeds
 // no Factur-X data (docs/invoicing.md, "Payment notices").
-func RenderPDF(d *invoice.Document, electronic bool) (invoicing.File, error) {
+func RenderPDF(d *invoicedoc.Document, electronic bool) (invoicing.File, error) {
 	var cii []byte
-	if electronic && d.Kind != invoice.KindPaymentNotice {
+	if electronic && d.Kind != invoicedoc.KindPaymentNotice {
 		var err error
 		if cii, err = xrechnung.EncodeCII(d); err != nil {
 			return invoicing.File{}, err

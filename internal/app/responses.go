@@ -4,7 +4,7 @@ import (
 	"context"
 
 	"github.com/farebox/farebox/internal/catalog"
-	"github.com/farebox/farebox/internal/invoice"
+	"github.com/farebox/farebox/internal/invoicedoc"
 	"github.com/farebox/farebox/internal/invoicing"
 	"github.com/farebox/farebox/internal/ticketing"
 )
@@ -22,7 +22,7 @@ type (
 	// CustomerInput is the body of a customer creation.
 	CustomerInput = invoicing.CustomerInput
 	// InvoiceTexts are the optional texts of an invoice.
-	InvoiceTexts = invoice.Texts
+	InvoiceTexts = invoicedoc.Texts
 	// Rect is a bounding box of coordinates.
 	Rect = catalog.Rect
 )

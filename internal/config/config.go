@@ -19,7 +19,7 @@ import (
 	"time"
 
 	"github.com/farebox/farebox/internal/apperr"
-	"github.com/farebox/farebox/internal/invoice"
+	"github.com/farebox/farebox/internal/invoicedoc"
 )
 
 // Config is the service configuration.
@@ -75,7 +75,7 @@ type Config struct {
 	BoardCacheMB     int64             // MiB of encoded departure boards cached per instance; 0 turns the cache off
 
 	// Invoicing: the issuing company (FAREBOX_SELLER_*) and payment terms.
-	Seller      invoice.Seller
+	Seller      invoicedoc.Seller
 	PaymentDays int
 }
 
@@ -295,7 +295,7 @@ func (c *Config) validate() error {
 	if c.LogFormat != "json" && c.LogFormat != "text" {
 		errs = append(errs, fmt.Errorf("--log-format: %q is not json or text", c.LogFormat))
 	}
-	if err := invoice.ValidateSeller(&c.Seller); err != nil {
+	if err := invoicedoc.ValidateSeller(&c.Seller); err != nil {
 		if ae := apperr.As(err); ae != nil && len(ae.Details) > 0 {
 			for _, d := range ae.Details {
 				errs = append(errs, fmt.Errorf("--seller-* (%s): %s %s", strings.TrimPrefix(d.Field, "/seller/"), d.Field, d.Message))

@@ -1,6 +1,6 @@
 package config
 
-import "github.com/farebox/farebox/internal/invoice"
+import "github.com/farebox/farebox/internal/invoicedoc"
 
 // DevSellerName is the default seller name: a deployment that still issues
 // invoices under it has not configured its company (serve logs a warning).
@@ -8,7 +8,7 @@ const DevSellerName = "farebox Entwicklung GmbH"
 
 // sellerSettings are the issuing company's details printed on every invoice
 // and written into the XRechnung files. The defaults are a fictitious
-// development company that passes invoice.ValidateSeller, so `farebox serve`
+// development company that passes invoicedoc.ValidateSeller, so `farebox serve`
 // starts without configuration; production sets every FAREBOX_SELLER_*.
 func sellerSettings() []setting {
 	return []setting{
@@ -32,10 +32,10 @@ func sellerSettings() []setting {
 	}
 }
 
-func sellerFrom(get func(string) string) invoice.Seller {
-	return invoice.Seller{
+func sellerFrom(get func(string) string) invoicedoc.Seller {
+	return invoicedoc.Seller{
 		Name: get("seller-name"),
-		Address: invoice.Address{Street: get("seller-street"), PostalCode: get("seller-postal-code"),
+		Address: invoicedoc.Address{Street: get("seller-street"), PostalCode: get("seller-postal-code"),
 			City: get("seller-city"), CountryCode: get("seller-country")},
 		VATID: get("seller-vat-id"), TaxNumber: get("seller-tax-number"), LegalInfo: get("seller-legal-info"),
 		ContactName: get("seller-contact-name"), ContactPhone: get("seller-contact-phone"), ContactEmail: get("seller-contact-email"),

@@ -8,7 +8,7 @@ import (
 	"testing"
 
 	"github.com/farebox/farebox/internal/apitest"
-	"github.com/farebox/farebox/internal/invoice/invoicetest"
+	"github.com/farebox/farebox/internal/invoicedoc/invoicetest"
 	"github.com/farebox/farebox/internal/store/storetest"
 )
 

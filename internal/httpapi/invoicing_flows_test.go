@@ -8,7 +8,7 @@ import (
 	"time"
 
 	"github.com/farebox/farebox/internal/apitest"
-	"github.com/farebox/farebox/internal/invoice/invoicetest"
+	"github.com/farebox/farebox/internal/invoicedoc/invoicetest"
 )
 
 // TestInvoicingFlows runs the interface's five invoicing flows, a

@@ -11,14 +11,14 @@ import (
 
 	"github.com/farebox/farebox/internal/account"
 	"github.com/farebox/farebox/internal/apperr"
-	"github.com/farebox/farebox/internal/invoice"
+	"github.com/farebox/farebox/internal/invoicedoc"
 )
 
 // Limits of address_lines (interface section 8).
 const (
 	MinAddressLines   = 1
-	MaxAddressLines   = invoice.MaxAddressLines
-	MaxAddressLineLen = invoice.MaxAddressLineLen
+	MaxAddressLines   = invoicedoc.MaxAddressLines
+	MaxAddressLineLen = invoicedoc.MaxAddressLineLen
 	// MaxFieldLen bounds every electronic_invoicing string.
 	MaxFieldLen = 200
 )
@@ -54,11 +54,11 @@ type Customer struct {
 }
 
 // Buyer converts the customer into the document model's buyer.
-func (c Customer) Buyer() *invoice.Buyer {
-	b := &invoice.Buyer{AddressLines: append([]string(nil), c.AddressLines...)}
+func (c Customer) Buyer() *invoicedoc.Buyer {
+	b := &invoicedoc.Buyer{AddressLines: append([]string(nil), c.AddressLines...)}
 	if e := c.Electronic; e != nil {
-		b.Electronic = &invoice.ElectronicInvoicing{ElectronicAddress: e.ElectronicAddress, Scheme: e.ElectronicAddressSchemeID,
-			BuyerReference: e.BuyerReference, Address: invoice.Address{Name: e.Address.Name, Street: e.Address.StreetWithNumber,
+		b.Electronic = &invoicedoc.ElectronicInvoicing{ElectronicAddress: e.ElectronicAddress, Scheme: e.ElectronicAddressSchemeID,
+			BuyerReference: e.BuyerReference, Address: invoicedoc.Address{Name: e.Address.Name, Street: e.Address.StreetWithNumber,
 				PostalCode: e.Address.PostalCode, City: e.Address.City, CountryCode: e.Address.CountryCode}}
 		if e.Address.AdditionAddressLineOne != nil {
 			b.Electronic.Address.AdditionalLine1 = *e.Address.AdditionAddressLineOne
@@ -109,7 +109,7 @@ func ParseCustomer(in CustomerInput, allowElectronic bool) ([]string, *Electroni
 			add(f, "must be printable text")
 		case utf8.RuneCountInString(l) > MaxAddressLineLen:
 			add(f, "is %d characters long; at most %d are allowed", utf8.RuneCountInString(l), MaxAddressLineLen)
-		case i == 0 && invoice.Blank(l):
+		case i == 0 && invoicedoc.Blank(l):
 			add(f, "(the name) must not be empty")
 		}
 	}
@@ -167,7 +167,7 @@ func parseElectronic(raw json.RawMessage) (*Electronic, []apperr.FieldError) {
 		switch {
 		case !utf8.ValidString(s) || strings.ContainsFunc(s, unicode.IsControl):
 			add(field, "must be printable text")
-		case invoice.Blank(s):
+		case invoicedoc.Blank(s):
 			add(field, "must not be empty or whitespace")
 		case utf8.RuneCountInString(s) > MaxFieldLen:
 			add(field, fmt.Sprintf("must be at most %d characters", MaxFieldLen))
@@ -191,12 +191,12 @@ func parseElectronic(raw json.RawMessage) (*Electronic, []apperr.FieldError) {
 	known(top, "", "electronic_address", "electronic_address_scheme_id", "buyer_reference", "address")
 	e.ElectronicAddress, _ = str(top, "electronic_address", "/electronic_address", true)
 	if s, ok := str(top, "electronic_address_scheme_id", "/electronic_address_scheme_id", true); ok {
-		if !invoice.KnownScheme(s) {
+		if !invoicedoc.KnownScheme(s) {
 			add("/electronic_address_scheme_id", fmt.Sprintf("%q is not a code of the CEF EAS list (EM for e-mail, 0204 for a Leitweg-ID)", s))
 		}
 		e.ElectronicAddressSchemeID = s
 	}
-	if e.ElectronicAddressSchemeID == "EM" && e.ElectronicAddress != "" && !invoice.ValidEmail(e.ElectronicAddress) {
+	if e.ElectronicAddressSchemeID == "EM" && e.ElectronicAddress != "" && !invoicedoc.ValidEmail(e.ElectronicAddress) {
 		add("/electronic_address", "must be an e-mail address for scheme EM")
 	}
 	e.BuyerReference, _ = str(top, "buyer_reference", "/buyer_reference", true)

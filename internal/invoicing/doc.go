@@ -5,9 +5,9 @@
 // splits of billable items, and formatting invoice numbers of the
 // per-environment series. It does no I/O: internal/store maps rows to these
 // records, internal/app applies the rules in transactions and
-// internal/invoice builds the documents.
+// internal/invoicedoc builds the documents.
 //
 // Limits: customers are immutable, so every check that a later invoice
-// document would make on the buyer (internal/invoice Validate) is made here,
+// document would make on the buyer (internal/invoicedoc Validate) is made here,
 // at creation: a customer that was accepted can always be invoiced.
 package invoicing

@@ -8,7 +8,7 @@ import (
 
 	"github.com/farebox/farebox/internal/account"
 	"github.com/farebox/farebox/internal/apperr"
-	"github.com/farebox/farebox/internal/invoice"
+	"github.com/farebox/farebox/internal/invoicedoc"
 )
 
 func TestSeriesAndNumber(t *testing.T) {
@@ -16,15 +16,15 @@ func TestSeriesAndNumber(t *testing.T) {
 	newYear := time.Date(2026, 12, 31, 23, 30, 0, 0, time.UTC)
 	cases := []struct {
 		env  account.Environment
-		kind invoice.Kind
+		kind invoicedoc.Kind
 		at   time.Time
 		want string
 	}{
-		{account.Live, invoice.KindInvoice, time.Date(2026, 6, 1, 0, 0, 0, 0, time.UTC), "2026-000007"},
-		{account.Live, invoice.KindCancellation, newYear, "2027-000007"},
-		{account.Test, invoice.KindInvoice, newYear, "TEST-2027-000007"},
-		{account.Live, invoice.KindPaymentNotice, newYear, "ZA-2027-000007"},
-		{account.Test, invoice.KindPaymentNotice, time.Date(2026, 6, 1, 0, 0, 0, 0, time.UTC), "TEST-ZA-2026-000007"},
+		{account.Live, invoicedoc.KindInvoice, time.Date(2026, 6, 1, 0, 0, 0, 0, time.UTC), "2026-000007"},
+		{account.Live, invoicedoc.KindCancellation, newYear, "2027-000007"},
+		{account.Test, invoicedoc.KindInvoice, newYear, "TEST-2027-000007"},
+		{account.Live, invoicedoc.KindPaymentNotice, newYear, "ZA-2027-000007"},
+		{account.Test, invoicedoc.KindPaymentNotice, time.Date(2026, 6, 1, 0, 0, 0, 0, time.UTC), "TEST-ZA-2026-000007"},
 	}
 	for _, c := range cases {
 		if got := Number(Series(c.env, c.kind, c.at), 7); got != c.want {
@@ -78,8 +78,8 @@ func TestParseCustomer(t *testing.T) {
 		t.Errorf("buyer: %+v", b.Electronic)
 	}
 	// An accepted customer always makes a valid invoice document.
-	d := invoice.Document{Kind: invoice.KindInvoice, Number: "1", IssueDate: time.Now(), Buyer: b,
-		Lines: []invoice.Line{{BillableItemID: "x", Name: "Ticket", Quantity: 1, Gross: 380, RateBP: 700, OrderedAt: time.Now()}}}
+	d := invoicedoc.Document{Kind: invoicedoc.KindInvoice, Number: "1", IssueDate: time.Now(), Buyer: b,
+		Lines: []invoicedoc.Line{{BillableItemID: "x", Name: "Ticket", Quantity: 1, Gross: 380, RateBP: 700, OrderedAt: time.Now()}}}
 	if err := d.Validate(); err != nil {
 		for _, fe := range apperr.As(err).Details {
 			if strings.HasPrefix(fe.Field, "/buyer") {
@@ -97,7 +97,7 @@ func TestParseCustomer(t *testing.T) {
 
 // FuzzParseCustomer: arbitrary electronic_invoicing JSON never panics;
 // an accepted value has every required field non-blank and a document made
-// from it passes the buyer rules of internal/invoice.
+// from it passes the buyer rules of internal/invoicedoc.
 func FuzzParseCustomer(f *testing.F) {
 	f.Add(`{"electronic_address":"a@b.de","electronic_address_scheme_id":"EM","buyer_reference":"R","address":{"name":"N","street_with_number":"S 1","postal_code":"01234","city":"C","country_code":"DE"}}`, "Name")
 	f.Add(`null`, "x")
@@ -116,8 +116,8 @@ func FuzzParseCustomer(f *testing.F) {
 			t.Fatal("accepted without electronic_invoicing although it was sent")
 		}
 		b := Customer{AddressLines: lines, Electronic: e}.Buyer()
-		d := invoice.Document{Kind: invoice.KindInvoice, Number: "1", IssueDate: time.Now(), Buyer: b,
-			Lines: []invoice.Line{{BillableItemID: "x", Name: "Ticket", Quantity: 1, Gross: 380, RateBP: 700, OrderedAt: time.Now()}}}
+		d := invoicedoc.Document{Kind: invoicedoc.KindInvoice, Number: "1", IssueDate: time.Now(), Buyer: b,
+			Lines: []invoicedoc.Line{{BillableItemID: "x", Name: "Ticket", Quantity: 1, Gross: 380, RateBP: 700, OrderedAt: time.Now()}}}
 		if err := d.Validate(); err != nil {
 			for _, fe := range apperr.As(err).Details {
 				if strings.HasPrefix(fe.Field, "/buyer") {

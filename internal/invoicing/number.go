@@ -6,16 +6,16 @@ import (
 
 	"github.com/farebox/farebox/internal/account"
 	"github.com/farebox/farebox/internal/clock"
-	"github.com/farebox/farebox/internal/invoice"
+	"github.com/farebox/farebox/internal/invoicedoc"
 )
 
 // Series names the number series a document takes its number from: one per
 // environment, document family and Europe/Berlin calendar year. Invoices
 // and cancellations share the invoice series (docs/invoicing.md); payment
 // notices have their own, because they are not invoices.
-func Series(env account.Environment, kind invoice.Kind, issued time.Time) string {
+func Series(env account.Environment, kind invoicedoc.Kind, issued time.Time) string {
 	prefix := ""
-	if kind == invoice.KindPaymentNotice {
+	if kind == invoicedoc.KindPaymentNotice {
 		prefix = "ZA-"
 	}
 	if env == account.Test {

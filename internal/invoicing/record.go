@@ -4,7 +4,7 @@ import (
 	"time"
 
 	"github.com/farebox/farebox/internal/account"
-	"github.com/farebox/farebox/internal/invoice"
+	"github.com/farebox/farebox/internal/invoicedoc"
 	"github.com/farebox/farebox/internal/money"
 	"github.com/farebox/farebox/internal/ticketing"
 )
@@ -15,7 +15,7 @@ type Invoice struct {
 	ID           string
 	AccountID    string
 	Environment  account.Environment
-	Kind         invoice.Kind
+	Kind         invoicedoc.Kind
 	Number       string
 	Identifier   string // the download secret
 	CustomerID   *string
@@ -24,7 +24,7 @@ type Invoice struct {
 	CancelledBy  *string
 	Electronic   bool // UBL and CII are generated
 	GrossCents   money.Cents
-	Document     invoice.Document
+	Document     invoicedoc.Document
 	CreatedAt    time.Time
 }
 

@@ -87,7 +87,7 @@ func VATOn(net Cents, rateBP int64) Cents {
 const MaxRateBP = 10000
 
 // checkRate enforces the rate precondition of Split and VATOn. Callers
-// validate rates first (invoice.Validate); a rate outside 0..MaxRateBP here is
+// validate rates first (invoicedoc.Validate); a rate outside 0..MaxRateBP here is
 // a bug, and a wrong VAT amount must never be computed silently.
 func checkRate(rateBP int64) {
 	if rateBP < 0 || rateBP > MaxRateBP {

@@ -9,7 +9,7 @@ import (
 
 	"github.com/farebox/farebox/internal/account"
 	"github.com/farebox/farebox/internal/apperr"
-	"github.com/farebox/farebox/internal/invoice"
+	"github.com/farebox/farebox/internal/invoicedoc"
 	"github.com/farebox/farebox/internal/invoicing"
 )
 
@@ -69,7 +69,7 @@ func (q Q) invoiceWhere(ctx context.Context, where string, args ...any) (invoici
 	inv.Environment = account.Environment(env)
 	inv.CreatedAt = inv.CreatedAt.UTC()
 	inv.CustomerID, inv.CollectionID, inv.RefersTo, inv.CancelledBy = nullStr(cust), nullStr(coll), nullStr(ref), nullStr(canc)
-	for _, k := range []invoice.Kind{invoice.KindInvoice, invoice.KindCancellation, invoice.KindPaymentNotice} {
+	for _, k := range []invoicedoc.Kind{invoicedoc.KindInvoice, invoicedoc.KindCancellation, invoicedoc.KindPaymentNotice} {
 		if k.String() == kind {
 			inv.Kind = k
 		}

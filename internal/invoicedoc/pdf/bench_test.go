@@ -1,0 +1,91 @@
+package pdf
+
+import (
+	"testing"
+
+	"github.com/farebox/farebox/internal/invoicedoc/invoicetest"
+	"github.com/farebox/farebox/internal/invoicedoc/xrechnung"
+)
+
+// BenchmarkRender renders the collection-with-splits invoice (one page,
+// Factur-X attachment). The CII encoding is done once outside the loop.
+func BenchmarkRender(b *testing.B) {
+	d := invoicetest.CollectionSplits()
+	cii, err := xrechnung.EncodeCII(d)
+	if err != nil {
+		b.Fatal(err)
+	}
+	b.ReportAllocs()
+	for b.Loop() {
+		if _, err := Render(d, cii); err != nil {
+			b.Fatal(err)
+		}
+	}
+}
+
+// notesText is n characters of invoice-like German text; without spaces it
+// is one unbroken word.
+func notesText(n int, spaces bool) string {
+	const words = "Fahrkarte Verkehrsverbund Monatskarte Zahlungsaufforderung Beispielstadt Haltestelle "
+	var b []rune
+	for len(b) < n {
+		for _, r := range words {
+			if len(b) == n {
+				break
+			}
+			if r == ' ' && !spaces {
+				r = 'x'
+			}
+			b = append(b, r)
+		}
+	}
+	return string(b)
+}
+
+// BenchmarkNotes renders an ordinary invoice with notes of growing length,
+// with and without spaces: the cost per character stays the same.
+func BenchmarkNotes(b *testing.B) {
+	for _, spaces := range []bool{true, false} {
+		for _, n := range []int{500, 1000, 2000, 5000} {
+			name := "words"
+			if !spaces {
+				name = "unbroken"
+			}
+			b.Run(name+"-"+itoa(n), func(b *testing.B) {
+				d := invoicetest.SingleCustomer()
+				d.Texts.Notes = notesText(n, spaces)
+				b.ReportAllocs()
+				for b.Loop() {
+					if _, err := Render(d, nil); err != nil {
+						b.Fatal(err)
+					}
+				}
+			})
+		}
+	}
+}
+
+// BenchmarkLargest renders the largest allowed invoice: every text at its
+// maximum length (with and without spaces), 100 items with 255-character
+// names, split participants and a 200-character buyer reference.
+func BenchmarkLargest(b *testing.B) {
+	for _, spaces := range []bool{true, false} {
+		name := "words"
+		if !spaces {
+			name = "unbroken"
+		}
+		b.Run(name, func(b *testing.B) {
+			d := extremeDoc(spaces)
+			cii, err := xrechnung.EncodeCII(d)
+			if err != nil {
+				b.Fatal(err)
+			}
+			b.ReportAllocs()
+			for b.Loop() {
+				if _, err := Render(d, cii); err != nil {
+					b.Fatal(err)
+				}
+			}
+		})
+	}
+}
