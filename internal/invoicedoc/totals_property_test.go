@@ -56,15 +56,41 @@ func checkTotalsAgainstBig(t *testing.T, lines []invoicedoc.Line, paid money.Cen
 	for _, r := range order {
 		br := big.NewInt(r)
 		den := big.NewInt(10000 + r)
-		cum, prevNet := new(big.Int), new(big.Int)
+		// Identical lines (same name, gross, quantity and rate; these have
+		// no splits and one order time) form one position, in order of
+		// first appearance. The group's net is spread over the positions
+		// cumulatively, and each position's net over its items the same way.
+		type position struct{ items []int }
+		var positions []*position
+		byKey := map[[4]any]*position{}
 		for i, l := range lines {
 			if l.RateBP != r {
 				continue
 			}
-			cum.Add(cum, big.NewInt(int64(l.Gross)))
+			k := [4]any{l.Name, l.Gross, l.Quantity, l.RateBP}
+			if byKey[k] == nil {
+				byKey[k] = &position{}
+				positions = append(positions, byKey[k])
+			}
+			byKey[k].items = append(byKey[k].items, i)
+		}
+		cum, prevNet := new(big.Int), new(big.Int)
+		for _, p := range positions {
+			pGross := new(big.Int)
+			for _, i := range p.items {
+				pGross.Add(pGross, big.NewInt(int64(lines[i].Gross)))
+			}
+			cum.Add(cum, pGross)
 			cumNet := new(big.Int).Sub(cum, bigRound(new(big.Int).Mul(cum, br), den))
-			lineNet[i] = fit(new(big.Int).Sub(cumNet, prevNet))
+			pNet := new(big.Int).Sub(cumNet, prevNet)
 			prevNet = cumNet
+			n := big.NewInt(int64(len(p.items)))
+			prevShare := new(big.Int)
+			for k, i := range p.items {
+				share := bigRound(new(big.Int).Mul(pNet, big.NewInt(int64(k+1))), n)
+				lineNet[i] = fit(new(big.Int).Sub(share, prevShare))
+				prevShare = share
+			}
 		}
 		vat := bigRound(new(big.Int).Mul(cum, br), den)
 		net := new(big.Int).Sub(cum, vat)
