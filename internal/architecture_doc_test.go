@@ -80,20 +80,7 @@ func indexCode(t *testing.T, root string) *codeIndex {
 	idx := &codeIndex{root: root, inFile: map[string]map[string]bool{}, inPkg: map[string]map[string]bool{},
 		anywhere: map[string]bool{}, tests: map[string]bool{}}
 	fset := token.NewFileSet()
-	err := filepath.WalkDir(root, func(path string, d os.DirEntry, err error) error {
-		if err != nil {
-			return err
-		}
-		name := d.Name()
-		if d.IsDir() {
-			if path != root && (strings.HasPrefix(name, ".") || name == "testdata" || name == "vendor" || name == "node_modules") {
-				return filepath.SkipDir
-			}
-			return nil
-		}
-		if !strings.HasSuffix(name, ".go") {
-			return nil
-		}
+	goFiles(t, root, func(path string) error {
 		f, err := parser.ParseFile(fset, path, nil, parser.SkipObjectResolution)
 		if err != nil {
 			return err
@@ -101,7 +88,7 @@ func indexCode(t *testing.T, root string) *codeIndex {
 		rel, _ := filepath.Rel(root, path)
 		names := declaredNames(f)
 		idx.inFile[filepath.ToSlash(rel)] = names
-		if strings.HasSuffix(name, "_test.go") {
+		if strings.HasSuffix(path, "_test.go") {
 			for n := range names {
 				if strings.HasPrefix(n, "Test") || strings.HasPrefix(n, "Benchmark") || strings.HasPrefix(n, "Fuzz") {
 					idx.tests[n] = true
@@ -119,9 +106,6 @@ func indexCode(t *testing.T, root string) *codeIndex {
 		}
 		return nil
 	})
-	if err != nil {
-		t.Fatal(err)
-	}
 	routes, err := os.ReadFile(filepath.Join(root, "internal", "httpapi", "routes.go"))
 	if err != nil {
 		t.Fatal(err)
