@@ -224,18 +224,8 @@ func moduleRoot(t *testing.T) (root, module string) {
 func importGraph(t *testing.T, root, module string) map[string][]string {
 	graph := map[string][]string{}
 	fset := token.NewFileSet()
-	err := filepath.WalkDir(root, func(path string, d os.DirEntry, err error) error {
-		if err != nil {
-			return err
-		}
-		name := d.Name()
-		if d.IsDir() {
-			if path != root && (strings.HasPrefix(name, ".") || strings.HasPrefix(name, "_") || name == "testdata" || name == "vendor" || name == "node_modules") {
-				return filepath.SkipDir
-			}
-			return nil
-		}
-		if !strings.HasSuffix(name, ".go") || strings.HasSuffix(name, "_test.go") {
+	goFiles(t, root, func(path string) error {
+		if strings.HasSuffix(path, "_test.go") {
 			return nil
 		}
 		f, err := parser.ParseFile(fset, path, nil, parser.ImportsOnly)
@@ -263,8 +253,30 @@ func importGraph(t *testing.T, root, module string) map[string][]string {
 		graph[pkg] = imps
 		return nil
 	})
+	return graph
+}
+
+// goFiles calls fn with the path of every Go file under root, skipping
+// hidden, underscore, testdata, vendor and node_modules directories.
+func goFiles(t *testing.T, root string, fn func(path string) error) {
+	t.Helper()
+	err := filepath.WalkDir(root, func(path string, d os.DirEntry, err error) error {
+		if err != nil {
+			return err
+		}
+		name := d.Name()
+		if d.IsDir() {
+			if path != root && (strings.HasPrefix(name, ".") || strings.HasPrefix(name, "_") || name == "testdata" || name == "vendor" || name == "node_modules") {
+				return filepath.SkipDir
+			}
+			return nil
+		}
+		if !strings.HasSuffix(name, ".go") {
+			return nil
+		}
+		return fn(path)
+	})
 	if err != nil {
 		t.Fatal(err)
 	}
-	return graph
 }

@@ -68,13 +68,8 @@ func TestGTFSCommands(t *testing.T) {
 			}
 			_ = json.Unmarshal([]byte(cli(t, env, "accounts", "create", "--name", "P", "--json")), &created)
 
-			ctx, cancel := context.WithCancel(context.Background())
-			defer cancel()
-			ready := make(chan string, 1)
-			logs := &syncBuffer{}
-			done := make(chan error, 1)
-			go func() { done <- serve(ctx, nil, envFrom(env), io.Discard, logs, ready) }()
-			addr := <-ready
+			in := startServe(t, env)
+			addr, logs := in.addr, in.logs
 			get := func(path string) *http.Response {
 				res, err := http.Get("http://" + addr + path)
 				if err != nil {
@@ -104,8 +99,7 @@ func TestGTFSCommands(t *testing.T) {
 				}
 				time.Sleep(50 * time.Millisecond)
 			}
-			cancel()
-			if err := <-done; err != nil {
+			if err := in.stop(); err != nil {
 				t.Fatalf("serve: %v", err)
 			}
 			if !strings.Contains(logs.String(), `"msg":"gtfs feed loaded"`) || !strings.Contains(logs.String(), `"msg":"realtime source polled"`) {

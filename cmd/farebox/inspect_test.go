@@ -45,18 +45,8 @@ func TestServeWalletsAndInspect(t *testing.T) {
 				APIKey string `json:"api_key"`
 			}
 			_ = json.Unmarshal([]byte(cli(t, env, "accounts", "create", "--create", "--name", "Inspect GmbH", "--json")), &created)
-			ctx, cancel := context.WithCancel(context.Background())
-			defer cancel()
-			ready, done, logs := make(chan string, 1), make(chan error, 1), &syncBuffer{}
-			go func() { done <- serve(ctx, nil, envFrom(env), io.Discard, logs, ready) }()
-			var addr string
-			select {
-			case addr = <-ready:
-			case err := <-done:
-				t.Fatalf("serve ended: %v\n%s", err, logs.String())
-			case <-time.After(60 * time.Second):
-				t.Fatal("server did not start")
-			}
+			in := startServe(t, env)
+			addr, logs := in.addr, in.logs
 			for _, want := range []string{"passes will not install on real devices", "generated inspection barcode keys", "Google rejects its save links"} {
 				if !strings.Contains(logs.String(), want) {
 					t.Errorf("startup log lacks %q", want)
@@ -121,8 +111,7 @@ func TestServeWalletsAndInspect(t *testing.T) {
 			if pass := call("GET", "/v9/ticketing/passes/apple_wallet/"+act.TicketID+".pkpass", "", ""); !bytes.HasPrefix(pass, []byte("PK")) {
 				t.Errorf("pkpass is not a zip")
 			}
-			cancel()
-			if err := <-done; err != nil {
+			if err := in.stop(); err != nil {
 				t.Fatalf("serve: %v", err)
 			}
 

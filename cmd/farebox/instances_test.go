@@ -4,10 +4,12 @@ import (
 	"bytes"
 	"context"
 	"encoding/json"
+	"errors"
 	"fmt"
 	"io"
 	"net/http"
 	"strings"
+	"sync"
 	"testing"
 	"time"
 
@@ -21,6 +23,9 @@ type instance struct {
 	logs   *syncBuffer
 	cancel context.CancelFunc
 	done   chan error
+
+	stopOnce sync.Once
+	stopErr  error
 }
 
 // startServe runs serve with env (plus a :0 address) until the test ends.
@@ -44,17 +49,22 @@ func startServe(t *testing.T, env map[string]string) *instance {
 		cancel()
 		t.Fatal("server did not start")
 	}
-	t.Cleanup(in.stop)
+	t.Cleanup(func() { in.stop() })
 	return in
 }
 
-// stop shuts the instance down gracefully and waits for serve to return.
-func (in *instance) stop() {
-	in.cancel()
-	select {
-	case <-in.done:
-	case <-time.After(30 * time.Second):
-	}
+// stop shuts the instance down gracefully, waits for serve to return and
+// returns its error (the same one on every call).
+func (in *instance) stop() error {
+	in.stopOnce.Do(func() {
+		in.cancel()
+		select {
+		case in.stopErr = <-in.done:
+		case <-time.After(30 * time.Second):
+			in.stopErr = errors.New("graceful shutdown hung")
+		}
+	})
+	return in.stopErr
 }
 
 func (in *instance) url() string { return "http://" + in.addr }

@@ -28,18 +28,8 @@ func TestServeInvoiceWorkers(t *testing.T) {
 	if err := json.Unmarshal([]byte(cli(t, env, "accounts", "create", "--name", "P", "--json")), &created); err != nil {
 		t.Fatal(err)
 	}
-	ctx, cancel := context.WithCancel(context.Background())
-	defer cancel()
-	ready := make(chan string, 1)
-	logs := &syncBuffer{}
-	done := make(chan error, 1)
-	go func() { done <- serve(ctx, nil, envFrom(env), io.Discard, logs, ready) }()
-	var addr string
-	select {
-	case addr = <-ready:
-	case err := <-done:
-		t.Fatalf("serve ended: %v\n%s", err, logs.String())
-	}
+	in := startServe(t, env)
+	addr, logs := in.addr, in.logs
 	call := func(method, path string, body any) map[string]any {
 		var rd io.Reader
 		if body != nil {
@@ -128,8 +118,7 @@ func TestServeInvoiceWorkers(t *testing.T) {
 	if !strings.Contains(logs.String(), "job workers started") || !strings.Contains(logs.String(), "development seller") {
 		t.Errorf("startup logs: %s", logs.String())
 	}
-	cancel()
-	if err := <-done; err != nil {
+	if err := in.stop(); err != nil {
 		t.Fatal(err)
 	}
 }

@@ -86,20 +86,8 @@ func TestServeEndToEnd(t *testing.T) {
 				t.Fatalf("second key: %q", out)
 			}
 
-			ctx, cancel := context.WithCancel(context.Background())
-			defer cancel()
-			ready := make(chan string, 1)
-			logs := &syncBuffer{}
-			done := make(chan error, 1)
-			go func() { done <- serve(ctx, nil, envFrom(env), io.Discard, logs, ready) }()
-			var addr string
-			select {
-			case addr = <-ready:
-			case err := <-done:
-				t.Fatalf("serve ended: %v\n%s", err, logs.String())
-			case <-time.After(30 * time.Second):
-				t.Fatal("server did not start")
-			}
+			in := startServe(t, env)
+			addr, logs := in.addr, in.logs
 			get := func(key string) int {
 				req, _ := http.NewRequest("GET", "http://"+addr+"/v1/account.json", nil)
 				req.Header.Set("Authorization", "Bearer "+key)
@@ -145,14 +133,8 @@ func TestServeEndToEnd(t *testing.T) {
 			if journaled := c.journal == "journal" || engine == store.SQLite; journaled != (len(journalFiles) > 0) {
 				t.Errorf("journal files %v, journal mode %v", journalFiles, journaled)
 			}
-			cancel()
-			select {
-			case err := <-done:
-				if err != nil {
-					t.Fatalf("serve returned %v", err)
-				}
-			case <-time.After(30 * time.Second):
-				t.Fatal("graceful shutdown hung")
+			if err := in.stop(); err != nil {
+				t.Fatalf("serve returned %v", err)
 			}
 			if !strings.Contains(logs.String(), `"msg":"stopped"`) || strings.Contains(logs.String(), created.APIKey) {
 				t.Errorf("logs miss the shutdown line or contain the key:\n%s", logs.String())

@@ -41,6 +41,12 @@ func TestErrorCodeRegistry(t *testing.T) {
 	}
 	doc := string(api.YAML)
 	registered := 0
+	qualified := map[string]bool{} // "app.CodeConflict" used outside package app
+	for _, p := range pkgs {
+		for ref := range p.qualifiedRefs {
+			qualified[ref] = true
+		}
+	}
 	for _, p := range pkgs {
 		for _, l := range p.literals {
 			t.Errorf("%s: code %q written as a literal: use a constant of %s (go test ./internal/apperr -run TestErrorCodeRegistry -fix)",
@@ -53,6 +59,9 @@ func TestErrorCodeRegistry(t *testing.T) {
 			registered++
 			if !snakeCase.MatchString(code) {
 				t.Errorf("%s/codes.go: %s = %q is not snake_case", p.rel, name, code)
+			}
+			if !p.refs[name] && !qualified[p.name+"."+name] {
+				t.Errorf("%s/codes.go: %s is used nowhere in the module's non-test code: remove it", p.rel, name)
 			}
 			if !regexp.MustCompile(`\b` + code + `\b`).MatchString(doc) {
 				t.Errorf("%s/codes.go: %s = %q is not described in api/openapi.yaml", p.rel, name, code)
@@ -70,6 +79,8 @@ var snakeCase = regexp.MustCompile(`^[a-z][a-z0-9]*(_[a-z0-9]+)*$`)
 type codePkg struct {
 	dir, rel, name string
 	registry       map[string]string // constant name → code
+	refs           map[string]bool   // Code… identifiers used unqualified
+	qualifiedRefs  map[string]bool   // pkg.Code… selectors used
 	literals       []codeLiteral
 	misplaced      []codeConst
 }
@@ -128,7 +139,8 @@ func scan(t *testing.T, root string) map[string]*codePkg {
 		p := pkgs[dir]
 		if p == nil {
 			rel, _ := filepath.Rel(root, dir)
-			p = &codePkg{dir: dir, rel: rel, name: f.Name.Name, registry: map[string]string{}}
+			p = &codePkg{dir: dir, rel: rel, name: f.Name.Name, registry: map[string]string{},
+				refs: map[string]bool{}, qualifiedRefs: map[string]bool{}}
 			pkgs[dir] = p
 		}
 		p.inspect(fset, path, f)
@@ -155,6 +167,9 @@ func (p *codePkg) inspect(fset *token.FileSet, path string, f *ast.File) {
 		p.literals = append(p.literals, codeLiteral{file: path, start: fset.Position(bl.Pos()).Offset,
 			end: fset.Position(bl.End()).Offset, pos: fset.Position(bl.Pos()), code: v + suffix})
 	}
+	// Identifiers that are not references: the constants' own names and
+	// the right-hand side of a selector (counted as qualified references).
+	notRef := map[*ast.Ident]bool{}
 	for _, decl := range f.Decls {
 		gd, ok := decl.(*ast.GenDecl)
 		if !ok || gd.Tok != token.CONST {
@@ -163,6 +178,7 @@ func (p *codePkg) inspect(fset *token.FileSet, path string, f *ast.File) {
 		for _, spec := range gd.Specs {
 			vs := spec.(*ast.ValueSpec)
 			for i, n := range vs.Names {
+				notRef[n] = true
 				if !strings.HasPrefix(n.Name, "Code") || len(vs.Values) <= i {
 					continue
 				}
@@ -180,6 +196,15 @@ func (p *codePkg) inspect(fset *token.FileSet, path string, f *ast.File) {
 	}
 	ast.Inspect(f, func(n ast.Node) bool {
 		switch n := n.(type) {
+		case *ast.SelectorExpr:
+			notRef[n.Sel] = true
+			if x, ok := n.X.(*ast.Ident); ok && strings.HasPrefix(n.Sel.Name, "Code") {
+				p.qualifiedRefs[x.Name+"."+n.Sel.Name] = true
+			}
+		case *ast.Ident:
+			if !notRef[n] && strings.HasPrefix(n.Name, "Code") {
+				p.refs[n.Name] = true
+			}
 		case *ast.CallExpr:
 			name := ""
 			switch fn := n.Fun.(type) {

@@ -63,33 +63,34 @@ func TestActivationErrorsUseTheSDKPrefixes(t *testing.T) {
 		o := order(t, e, e.LiveKey, ids["month/adult"], ids["single/adult"])
 		month, single := str(o.Coupons[0]["id"]), str(o.Coupons[1]["id"])
 		before := counts(t, e)
-		cases := []struct {
-			name, coupon string
-			body         any
-			status       int
-			prefix, code string
-		}{
-			{"no medium", month, `{"tariff_settings":{"german_postal_code":"12345"}}`, 422, "identification_medium: ", "identification_medium_invalid"},
-			{"impossible date", month, map[string]any{"identification_medium": medium("Max", "M", "1990-02-30"), "tariff_settings": map[string]any{"german_postal_code": "12345"}}, 422, "identification_medium: /photo_id_lite/birth_date", "identification_medium_invalid"},
-			{"extra key", month, `{"identification_medium":{"photo_id_lite":{"first_name":"A","last_name":"B","birth_date":"1990-01-01"},"passport":{}},"tariff_settings":{"german_postal_code":"12345"}}`, 422, "identification_medium: ", "identification_medium_invalid"},
-			{"medium not an object", month, `{"identification_medium":"Max"}`, 422, "identification_medium: ", "identification_medium_invalid"},
-			{"no postal code", month, map[string]any{"identification_medium": medium("Max", "M", "1990-01-01")}, 422, "tariff_settings: ", "tariff_settings_invalid"},
-			{"bad postal code", month, map[string]any{"identification_medium": medium("Max", "M", "1990-01-01"), "tariff_settings": map[string]any{"german_postal_code": "1234"}}, 422, "tariff_settings: /german_postal_code", "tariff_settings_invalid"},
-			{"too early", month, map[string]any{"identification_medium": medium("Max", "M", "1990-01-01"), "tariff_settings": map[string]any{"german_postal_code": "12345"}, "activation_start_datetime": "2026-05-31T21:00:00Z"}, 422, "Ticket cannot be activated yet", "activation_not_yet"},
-			{"too late", month, map[string]any{"identification_medium": medium("Max", "M", "1990-01-01"), "tariff_settings": map[string]any{"german_postal_code": "12345"}, "activation_start_datetime": "2026-08-01T00:00:00+02:00"}, 422, "Ticket cannot be activated anymore", "activation_expired"},
-			{"bad start", single, map[string]any{"identification_medium": medium("Max", "M", "1990-01-01"), "activation_start_datetime": "15.06.2026"}, 422, "activation_start_datetime must be", "invalid_activation_start_datetime"},
-			{"tariff on a product without", single, map[string]any{"identification_medium": medium("Max", "M", "1990-01-01"), "tariff_settings": map[string]any{"german_postal_code": "12345"}}, 422, "tariff_settings: ", "tariff_settings_invalid"},
-			{"malformed", single, `{"identification_medium":`, 400, "malformed JSON", "malformed_json"},
-			{"unknown coupon", "farebox-coupon-00000000-0000-4000-8000-000000000000", `{}`, 404, "coupon not found", "coupon_not_found"},
+		activation := func(coupon string, body any) apitest.Req {
+			return apitest.Req{Method: "POST", Path: "/v9/ticketing/coupons/" + coupon + "/activate.json", Body: body}
 		}
-		for _, c := range cases {
-			r := activate(e, "v9", c.coupon, c.body)
-			m := r.Map(t)
-			msg, ok := m["message"].(string)
-			if r.Status != c.status || !ok || !strings.HasPrefix(msg, c.prefix) || m["code"] != c.code {
-				t.Errorf("%s: %d %v; want %d %q… %s", c.name, r.Status, m, c.status, c.prefix, c.code)
-			}
+		// rejected: the status, the SDKs' message prefix and the code.
+		rejected := func(name string, req apitest.Req, status int, prefix, code string) apitest.Scenario[apitest.Error] {
+			return apitest.Scenario[apitest.Error]{Name: name, Req: req, Status: status,
+				Check: func(t *testing.T, got apitest.Error, r *apitest.Resp) {
+					if !strings.HasPrefix(got.Message, prefix) || got.Code != code {
+						t.Errorf("%s %s; want %q… %s", got.Message, got.Code, prefix, code)
+					}
+				}}
 		}
+		adult := func(birth string) map[string]any { return medium("Max", "M", birth) }
+		postal := func(code string) map[string]any { return map[string]any{"german_postal_code": code} }
+		apitest.RunScenarios(t, e, []apitest.Scenario[apitest.Error]{
+			rejected("no medium", activation(month, `{"tariff_settings":{"german_postal_code":"12345"}}`), 422, "identification_medium: ", "identification_medium_invalid"),
+			rejected("impossible date", activation(month, map[string]any{"identification_medium": adult("1990-02-30"), "tariff_settings": postal("12345")}), 422, "identification_medium: /photo_id_lite/birth_date", "identification_medium_invalid"),
+			rejected("extra key", activation(month, `{"identification_medium":{"photo_id_lite":{"first_name":"A","last_name":"B","birth_date":"1990-01-01"},"passport":{}},"tariff_settings":{"german_postal_code":"12345"}}`), 422, "identification_medium: ", "identification_medium_invalid"),
+			rejected("medium not an object", activation(month, `{"identification_medium":"Max"}`), 422, "identification_medium: ", "identification_medium_invalid"),
+			rejected("no postal code", activation(month, map[string]any{"identification_medium": adult("1990-01-01")}), 422, "tariff_settings: ", "tariff_settings_invalid"),
+			rejected("bad postal code", activation(month, map[string]any{"identification_medium": adult("1990-01-01"), "tariff_settings": postal("1234")}), 422, "tariff_settings: /german_postal_code", "tariff_settings_invalid"),
+			rejected("too early", activation(month, map[string]any{"identification_medium": adult("1990-01-01"), "tariff_settings": postal("12345"), "activation_start_datetime": "2026-05-31T21:00:00Z"}), 422, "Ticket cannot be activated yet", "activation_not_yet"),
+			rejected("too late", activation(month, map[string]any{"identification_medium": adult("1990-01-01"), "tariff_settings": postal("12345"), "activation_start_datetime": "2026-08-01T00:00:00+02:00"}), 422, "Ticket cannot be activated anymore", "activation_expired"),
+			rejected("bad start", activation(single, map[string]any{"identification_medium": adult("1990-01-01"), "activation_start_datetime": "15.06.2026"}), 422, "activation_start_datetime must be", "invalid_activation_start_datetime"),
+			rejected("tariff on a product without", activation(single, map[string]any{"identification_medium": adult("1990-01-01"), "tariff_settings": postal("12345")}), 422, "tariff_settings: ", "tariff_settings_invalid"),
+			rejected("malformed", activation(single, `{"identification_medium":`), 400, "malformed JSON", "malformed_json"),
+			rejected("unknown coupon", activation("farebox-coupon-00000000-0000-4000-8000-000000000000", `{}`), 404, "coupon not found", "coupon_not_found"),
+		})
 		if after := counts(t, e); after["tickets"] != before["tickets"] || after["subscription_cycles"] != before["subscription_cycles"] {
 			t.Errorf("failed activations wrote rows: %v → %v", before, after)
 		}

@@ -14,6 +14,27 @@ import (
 	"github.com/farebox/farebox/internal/testtool"
 )
 
+// customerJSON is the customer response as a partner decodes it.
+type customerJSON struct {
+	ID                  string   `json:"id"`
+	Environment         string   `json:"environment"`
+	AddressLines        []string `json:"address_lines"`
+	ElectronicInvoicing *struct {
+		ElectronicAddress string `json:"electronic_address"`
+		SchemeID          string `json:"electronic_address_scheme_id"`
+		BuyerReference    string `json:"buyer_reference"`
+		Address           struct {
+			Name             string  `json:"name"`
+			StreetWithNumber string  `json:"street_with_number"`
+			AdditionLineOne  *string `json:"addition_address_line_one"`
+			AdditionLineTwo  *string `json:"addition_address_line_two"`
+			PostalCode       string  `json:"postal_code"`
+			City             string  `json:"city"`
+			CountryCode      string  `json:"country_code"`
+		} `json:"address"`
+	} `json:"electronic_invoicing"`
+}
+
 // invoiceJSON is the invoice response as a partner decodes it.
 type invoiceJSON struct {
 	InvoiceID      string   `json:"invoice_id"`

@@ -3,6 +3,7 @@ package httpapi_test
 import (
 	"encoding/json"
 	"math"
+	"slices"
 	"strings"
 	"testing"
 
@@ -15,33 +16,47 @@ func TestCustomers(t *testing.T) {
 		key := e.LiveKey
 		ei := electronic("Amt für Ä", "0204", "04011000-12345-67", "04011000-12345-67", "01067")
 		ei["address"].(map[string]any)["addition_address_line_one"] = "Zimmer 0815"
-		r := e.Must(201, apitest.Req{Method: "POST", Path: "/v9/ticketing/customers.json", Key: key,
-			Body: map[string]any{"customer": map[string]any{"address_lines": []string{"Amt für Ä", "Rathausplatz 1", "01067 Dresden"}, "electronic_invoicing": ei}}})
-		c := r.Map(t)
-		got := c["electronic_invoicing"].(map[string]any)
-		addr := got["address"].(map[string]any)
-		if got["electronic_address_scheme_id"] != "0204" || addr["postal_code"] != "01067" || addr["addition_address_line_one"] != "Zimmer 0815" ||
-			addr["country_code"] != "DE" || got["buyer_reference"] != "04011000-12345-67" || c["environment"] != "live" ||
-			len(c["address_lines"].([]any)) != 3 || addr["addition_address_line_two"] != nil {
-			t.Errorf("v9 customer: %s", r.Body)
+		var created *apitest.Resp
+		apitest.RunScenarios(t, e, []apitest.Scenario[customerJSON]{
+			{Name: "v9 with electronic invoicing", Status: 201, Req: apitest.Req{Method: "POST", Path: "/v9/ticketing/customers.json", Key: key,
+				Body: map[string]any{"customer": map[string]any{"address_lines": []string{"Amt für Ä", "Rathausplatz 1", "01067 Dresden"}, "electronic_invoicing": ei}}},
+				Check: func(t *testing.T, c customerJSON, r *apitest.Resp) {
+					got := c.ElectronicInvoicing
+					if got == nil || got.SchemeID != "0204" || got.Address.PostalCode != "01067" || got.Address.AdditionLineOne == nil ||
+						*got.Address.AdditionLineOne != "Zimmer 0815" || got.Address.CountryCode != "DE" || got.BuyerReference != "04011000-12345-67" ||
+						c.Environment != "live" || len(c.AddressLines) != 3 || got.Address.AdditionLineTwo != nil || c.ID == "" {
+						t.Errorf("v9 customer: %s", r.Body)
+					}
+					created = r
+				}},
+			{Name: "v5 without", Status: 201, Req: apitest.Req{Method: "POST", Path: "/v5/ticketing/customers.json", Key: key,
+				Body: map[string]any{"customer": map[string]any{"address_lines": []string{strings.Repeat("x", 35)}}}},
+				Check: func(t *testing.T, c customerJSON, r *apitest.Resp) {
+					if c.ElectronicInvoicing != nil {
+						t.Errorf("v5 customer: %s", r.Body)
+					}
+				}},
+		})
+		if created == nil {
+			t.Fatal("no customer created")
 		}
-		id := c["id"].(string)
-		for _, v := range []string{"/v5", "/v9"} {
-			g := e.Must(200, apitest.Req{Method: "GET", Path: v + "/ticketing/customers/" + id + ".json", Key: key})
-			if string(g.Body) != string(r.Body) {
-				t.Errorf("GET %s differs from POST:\n%s\n%s", v, g.Body, r.Body)
+		var c customerJSON
+		created.JSON(t, &c)
+		id := c.ID
+		sameAsCreated := func(t *testing.T, _ customerJSON, r *apitest.Resp) {
+			if string(r.Body) != string(created.Body) {
+				t.Errorf("GET differs from POST:\n%s\n%s", r.Body, created.Body)
 			}
-		}
-		v5 := e.Must(201, apitest.Req{Method: "POST", Path: "/v5/ticketing/customers.json", Key: key,
-			Body: map[string]any{"customer": map[string]any{"address_lines": []string{strings.Repeat("x", 35)}}}}).Map(t)
-		if v5["electronic_invoicing"] != nil {
-			t.Errorf("v5 customer: %v", v5)
 		}
 		// Another account and the test environment see a 404.
 		_, other := e.NewAccount("Other", account.Live)
-		e.Must(404, apitest.Req{Method: "GET", Path: "/v5/ticketing/customers/" + id + ".json", Key: other})
-		e.Must(404, apitest.Req{Method: "GET", Path: "/v5/ticketing/customers/" + id + ".json", Key: e.TestKey})
-		e.Must(401, apitest.Req{Method: "POST", Path: "/v5/ticketing/customers.json", Body: map[string]any{"customer": map[string]any{"address_lines": []string{"A"}}}})
+		apitest.RunScenarios(t, e, []apitest.Scenario[customerJSON]{
+			{Name: "GET v5", Status: 200, Req: apitest.Req{Method: "GET", Path: "/v5/ticketing/customers/" + id + ".json", Key: key}, Check: sameAsCreated},
+			{Name: "GET v9", Status: 200, Req: apitest.Req{Method: "GET", Path: "/v9/ticketing/customers/" + id + ".json", Key: key}, Check: sameAsCreated},
+			{Name: "another account", Status: 404, Req: apitest.Req{Method: "GET", Path: "/v5/ticketing/customers/" + id + ".json", Key: other}},
+			{Name: "test environment", Status: 404, Req: apitest.Req{Method: "GET", Path: "/v5/ticketing/customers/" + id + ".json", Key: e.TestKey}},
+			{Name: "no key", Status: 401, Req: apitest.Req{Method: "POST", Path: "/v5/ticketing/customers.json", Body: map[string]any{"customer": map[string]any{"address_lines": []string{"A"}}}}},
+		})
 
 		before := count(t, e, "customers")
 		lines := []string{"Firma", "Straße 1", "12345 Ort"}
@@ -72,21 +87,21 @@ func TestCustomers(t *testing.T) {
 			{"lower-case country", "/v9", withEI(func(m map[string]any) { m["address"].(map[string]any)["country_code"] = "de" }), "/customer/electronic_invoicing/address/country_code"},
 			{"not an e-mail", "/v9", withEI(func(m map[string]any) { m["electronic_address"] = "rechnung" }), "/customer/electronic_invoicing/electronic_address"},
 		}
+		var rows []apitest.Scenario[apitest.Error]
 		for _, tc := range cases {
-			r := e.Must(422, apitest.Req{Method: "POST", Path: tc.path + "/ticketing/customers.json", Key: key, Body: tc.body})
-			var body struct {
-				Message string
-				Details []struct{ Field, Message string }
-			}
-			r.JSON(t, &body)
-			if len(body.Details) == 0 || body.Details[0].Field != tc.field || body.Message == "" {
-				t.Errorf("%s: %s", tc.name, r.Body)
-			}
-			name := tc.field[strings.LastIndex(tc.field, "/")+1:]
-			if !strings.Contains(body.Message, strings.Trim(name, "0123456789")) && !strings.Contains(body.Message, "address_lines") {
-				t.Errorf("%s: message does not name the field: %s", tc.name, body.Message)
-			}
+			rows = append(rows, apitest.Scenario[apitest.Error]{Name: tc.name, Status: 422,
+				Req: apitest.Req{Method: "POST", Path: tc.path + "/ticketing/customers.json", Key: key, Body: tc.body},
+				Check: func(t *testing.T, body apitest.Error, r *apitest.Resp) {
+					if len(body.Details) == 0 || body.Details[0].Field != tc.field || body.Message == "" {
+						t.Errorf("%s", r.Body)
+					}
+					name := tc.field[strings.LastIndex(tc.field, "/")+1:]
+					if !strings.Contains(body.Message, strings.Trim(name, "0123456789")) && !strings.Contains(body.Message, "address_lines") {
+						t.Errorf("message does not name the field: %s", body.Message)
+					}
+				}})
 		}
+		apitest.RunScenarios(t, e, rows)
 		if n := count(t, e, "customers"); n != before {
 			t.Errorf("bad customers were written: %d → %d", before, n)
 		}
@@ -94,17 +109,23 @@ func TestCustomers(t *testing.T) {
 		// address (issue 14 found both refused).
 		for _, addr := range []string{"x@example.com", "a@bc.de"} {
 			id := newCustomer(t, e, key, lines, electronic("Firma", "EM", addr, "R-1", "01234"))
-			got := e.Must(200, apitest.Req{Method: "GET", Path: "/v9/ticketing/customers/" + id + ".json", Key: key}).Map(t)
-			if ei, _ := got["electronic_invoicing"].(map[string]any); ei == nil || ei["electronic_address"] != addr {
-				t.Errorf("customer with %s: %v", addr, got)
-			}
+			apitest.RunScenarios(t, e, []apitest.Scenario[customerJSON]{{Name: "electronic address " + addr, Status: 200,
+				Req: apitest.Req{Method: "GET", Path: "/v9/ticketing/customers/" + id + ".json", Key: key},
+				Check: func(t *testing.T, got customerJSON, r *apitest.Resp) {
+					if got.ElectronicInvoicing == nil || got.ElectronicInvoicing.ElectronicAddress != addr {
+						t.Errorf("customer with %s: %s", addr, r.Body)
+					}
+				}}})
 		}
 		// An unknown key inside the customer object is named where it is.
-		r = e.Do(apitest.Req{Method: "POST", Path: "/v5/ticketing/customers.json", Key: key,
-			Body: map[string]any{"customer": map[string]any{"address_lines": lines, "adress_lines": lines}}})
-		if m := r.Map(t); r.Status != 400 || m["code"] != "unknown_field" || !strings.Contains(string(r.Body), `"field":"/customer/adress_lines"`) {
-			t.Errorf("unknown key in customer: %d %s", r.Status, r.Body)
-		}
+		apitest.RunScenarios(t, e, []apitest.Scenario[apitest.Error]{{Name: "unknown key in customer", Status: 400,
+			Req: apitest.Req{Method: "POST", Path: "/v5/ticketing/customers.json", Key: key,
+				Body: map[string]any{"customer": map[string]any{"address_lines": lines, "adress_lines": lines}}},
+			Check: func(t *testing.T, got apitest.Error, r *apitest.Resp) {
+				if got.Code != "unknown_field" || !slices.ContainsFunc(got.Details, func(d apitest.ErrorDetail) bool { return d.Field == "/customer/adress_lines" }) {
+					t.Errorf("unknown key in customer: %s", r.Body)
+				}
+			}}})
 	})
 }
 

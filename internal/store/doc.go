@@ -7,10 +7,11 @@
 // both engines share. There is no dialect interface: the Store knows its
 // Engine, and the few places that branch on it are listed in
 // docs/storage.md (the pools, the hot prepared statements, the migration
-// directory and lock, the job claim's SKIP LOCKED, the usage ledger's
-// writer, the driver error codes). The two migration directories differ
-// only in three type spellings, which migrations_parity_test.go enforces on
-// the files and on the migrated schemas.
+// translation and lock, the job claim's SKIP LOCKED, the usage ledger's
+// writer, the driver error codes). The migrations are written once in
+// PostgreSQL's dialect; dialect.go translates their three type spellings
+// for SQLite at migration time, and migrations_parity_test.go compares the
+// schemas the two engines report after migrating.
 //
 // SQLite runs with two pools on one file: a single-connection writer (WAL,
 // BEGIN IMMEDIATE) and a multi-connection reader. On PostgreSQL both are the

@@ -4,7 +4,6 @@ import (
 	"context"
 	"embed"
 	"fmt"
-	"io/fs"
 
 	"github.com/pressly/goose/v3"
 	"github.com/pressly/goose/v3/lock"
@@ -47,10 +46,4 @@ func (s *Store) SchemaVersion(ctx context.Context) (int64, error) {
 	var v int64
 	err := s.w.QueryRowContext(ctx, `SELECT COALESCE(MAX(version_id), 0) FROM goose_db_version WHERE is_applied`).Scan(&v)
 	return v, err
-}
-
-// Migrations returns the migration files of engine (one directory of
-// goose SQL files per engine; see docs/storage.md).
-func Migrations(e Engine) (fs.FS, error) {
-	return fs.Sub(migrationsFS, "migrations/"+string(e))
 }

@@ -106,18 +106,7 @@ func BenchmarkJournalRecord(b *testing.B) {
 	}
 	l := usage.NewLedger(j.Write, nil)
 	defer l.Close()
-	ev := usage.Event{RequestID: "req-0123456789abcdef0123", AccountID: "farebox-account-0d1f2e3c-4b5a-4687-9a0b-c1d2e3f40516",
-		Environment: account.Live, Endpoint: "GET /v1/account.json", Status: 200, Counted: true, Reason: usage.ReasonCounted, At: time.Now()}
-	b.SetParallelism(32)
-	b.ResetTimer()
-	b.RunParallel(func(pb *testing.PB) {
-		for pb.Next() {
-			if err := l.Record(context.Background(), ev); err != nil {
-				b.Error(err)
-				return
-			}
-		}
-	})
+	recordInParallel(b, l)
 }
 
 // TestRollupStampsWithStoreClock: the segment record is stamped by the

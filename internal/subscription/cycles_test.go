@@ -7,15 +7,10 @@ import (
 	"time"
 
 	"github.com/farebox/farebox/internal/clock"
+	"github.com/farebox/farebox/internal/testtool"
 )
 
-func ts(s string) time.Time {
-	t, err := time.Parse(time.RFC3339Nano, s)
-	if err != nil {
-		panic(err)
-	}
-	return t.UTC()
-}
+var ts = testtool.Time
 
 // berlin builds a local Berlin wall-clock instant.
 func berlin(y int, m time.Month, d, h, min, s, ns int) time.Time {

@@ -1,7 +1,8 @@
 // Package testtool is what tests share to reach outside Go: the official
 // e-invoice schemas and GTFS feeds in the shared data, xmllint and openssl. A missing tool
 // or schema fails the test with the package to install or the variable to
-// set; nothing is skipped. Only _test.go files import it.
+// set; nothing is skipped. Also the small helpers several packages' tests
+// would otherwise each repeat (Time). Only _test.go files import it.
 package testtool
 
 import (
@@ -11,6 +12,7 @@ import (
 	"path/filepath"
 	"sync"
 	"testing"
+	"time"
 
 	"github.com/farebox/farebox/internal/gtfs"
 	"github.com/farebox/farebox/internal/shareddata"
@@ -105,4 +107,14 @@ func GTFSFeed(t testing.TB, name string) *gtfs.Feed {
 	}
 	gtfsFeeds[name] = f
 	return f
+}
+
+// Time parses an RFC 3339 literal of a test into a UTC instant; a bad
+// literal is a bug in the test and panics.
+func Time(s string) time.Time {
+	t, err := time.Parse(time.RFC3339Nano, s)
+	if err != nil {
+		panic(err)
+	}
+	return t.UTC()
 }

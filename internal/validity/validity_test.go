@@ -6,15 +6,10 @@ import (
 
 	"github.com/farebox/farebox/internal/apperr"
 	"github.com/farebox/farebox/internal/clock"
+	"github.com/farebox/farebox/internal/testtool"
 )
 
-func ts(s string) time.Time {
-	t, err := time.Parse(time.RFC3339Nano, s)
-	if err != nil {
-		panic(err)
-	}
-	return t.UTC()
-}
+var ts = testtool.Time
 
 func ip(n int) *int { return &n }
 
