@@ -36,12 +36,20 @@ import (
 //
 // So an entry holds an exact, sorted prefix of S(b) and the time up to
 // which it is exact, and a query at t reads it from t on (serve), with
-// Departures' limits: max entries; with realtime, min(max+10, 100)
-// candidates from t minus the skipped stops, after the first 100 departures
+// Departures' limits: max entries; with realtime, the first 100 departures
 // from t-LateWindow (one day ahead) that are scheduled before t and
 // predicted at or after it, for which an entry also holds that second board
-// and every entry's prediction. Where the entry is too short, the board is
-// computed directly.
+// and every entry's prediction, then the departures of S(t) whose stop is
+// not skipped. Departures reads S(t) until the board is full or S(t) is
+// exhausted, however many stops are skipped, so its board is the first max
+// of that sequence whatever its rounds; serve walks the exact prefix the
+// same way and reports the entry insufficient when the prefix ends first
+// (until is not untilAll): the departure at until could be next. Then
+// DeparturesJSON builds an entry for twice as many departures, up to
+// maxCachedLen, and past that computes the board directly.
+//
+// Queries are whole seconds: t is querySecond of the instant asked for,
+// the first whole second at or after it, in both paths.
 //
 // An entry belongs to the realtime snapshot it was built with; a query
 // whose feed has another snapshot now (or none) rebuilds it. The Index is
@@ -82,7 +90,7 @@ type boardEntry struct {
 	fi     *feedIndex
 	snap   *realtime.Snapshot // the snapshot the predictions come from (nil: none)
 	minute int64
-	need   int       // the entry serves boards of up to need entries (realtime: max+10)
+	need   int       // the entry holds need departures after its minute (realtime: max+10 and more while skipped stops leave boards short)
 	ahead  boardList // the board from the minute's start
 	late   boardList // realtime: the board from LateWindow before it, cut at the minute's end
 	buf    []byte
@@ -243,7 +251,7 @@ func (ix *Index) DeparturesJSON(stationID string, at time.Time, max int) (BoardJ
 	if c == nil || max < 1 || max > MaxDepartures {
 		return ix.directJSON(stationID, at, max)
 	}
-	now := at.Unix()
+	now := querySecond(at)
 	key := boardKey{stationID, floorDiv(now, 60)}
 	e := c.load(key)
 	var snap *realtime.Snapshot
@@ -270,18 +278,26 @@ func (ix *Index) DeparturesJSON(stationID string, at time.Time, max int) (BoardJ
 	}
 	want := max
 	if snap != nil {
-		want = min(max+10, MaxDepartures)
+		want = max + 10
 	}
 	if need < want {
 		need = want
 	}
-	e = ix.buildEntry(fi, fi.departStops(stop), key.minute, snap, need)
-	if e == nil {
-		return ix.directJSON(stationID, at, max)
-	}
-	c.store(key, e)
-	if b, st := e.serve(now, max); st == served {
-		return b, nil
+	for {
+		e = ix.buildEntry(fi, fi.departStops(stop), key.minute, snap, need)
+		if e == nil {
+			break
+		}
+		c.store(key, e)
+		if b, st := e.serve(now, max); st == served {
+			return b, nil
+		}
+		// Skipped stops left the board short: twice as many departures
+		// (the same bound as Departures), up to the longest entry.
+		if need >= maxCachedLen {
+			break
+		}
+		need = min(2*need, maxCachedLen)
 	}
 	return ix.directJSON(stationID, at, max)
 }
@@ -335,13 +351,6 @@ func (e *boardEntry) serve(now int64, max int) (BoardJSON, serveResult) {
 		return out, served
 	}
 
-	// Realtime: the board(now, m) part.
-	m := min(max+10, MaxDepartures)
-	if avail < m && !complete {
-		return out, insufficient
-	}
-	nA := min(avail, m)
-
 	// The late part: board(now-LateWindow, 100, 1) before now. Its first
 	// nlt entries are before now; those are known when the list covers
 	// now, or when at least 101 of them are known (the 101st decides ties).
@@ -366,8 +375,17 @@ func (e *boardEntry) serve(now int64, max int) (BoardJSON, serveResult) {
 		}
 	}
 	out.lateFrom, out.lateTo = j0, k
+	// The board(now) part: the first entries not skipped, as many as fit.
+	// When the exact prefix ends before the board is full, more
+	// departures may follow (Departures reads on): build a longer entry.
 	a := i0
-	for ; a < i0+nA && count < max; a++ {
+	for ; count < max; a++ {
+		if a == len(items) {
+			if !complete {
+				return out, insufficient
+			}
+			break
+		}
 		if !items[a].skipped {
 			count++
 		}
