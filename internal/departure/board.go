@@ -68,6 +68,13 @@ func lessCandidate(fi *feedIndex) func(a, b candidate) int {
 // skipped ones among them, and each skipped candidate is a SKIPPED
 // StopTimeUpdate of the snapshot, so the work is bounded by the snapshot.
 func (ix *Index) Departures(stationID string, at time.Time, max int) ([]Departure, error) {
+	return ix.DeparturesLang(stationID, at, max, "")
+}
+
+// DeparturesLang is Departures with the service alerts' texts in the
+// language picked from acceptLanguage (an Accept-Language header value;
+// "" or no match: each text's first translation).
+func (ix *Index) DeparturesLang(stationID string, at time.Time, max int, acceptLanguage string) ([]Departure, error) {
 	fi, stop, err := ix.boardStation(stationID, max)
 	if err != nil {
 		return nil, err
@@ -76,11 +83,12 @@ func (ix *Index) Departures(stationID string, at time.Time, max int) ([]Departur
 	now := querySecond(at)
 	at = time.Unix(now, 0)
 	snap := ix.snapshot(fi)
+	ac := ix.alertCtxFor(fi, now, acceptLanguage)
 	if snap == nil {
 		cands := fi.board(stops, now, at.In(fi.loc), max, ix.daysAhead)
 		out := make([]Departure, 0, len(cands))
 		for _, c := range cands {
-			out = append(out, ix.departureOf(tripKey{fi: fi, trip: c.trip, day: c.day, start: c.start}, c, nil, 0))
+			out = append(out, ix.departureOf(tripKey{fi: fi, trip: c.trip, day: c.day, start: c.start}, c, nil, 0, ac))
 		}
 		return out, nil
 	}
@@ -102,7 +110,7 @@ func (ix *Index) Departures(stationID string, at time.Time, max int) ([]Departur
 		if p == nil || p.stops[pos].skipped || !p.stops[pos].hasDep || p.stops[pos].dep < now {
 			continue // not predicted to leave at or after at
 		}
-		out = append(out, ix.departureOf(k, c, p, pos))
+		out = append(out, ix.departureOf(k, c, p, pos, ac))
 	}
 	nLate := len(out)
 	for m := max + 10; ; m *= 2 {
@@ -116,7 +124,7 @@ func (ix *Index) Departures(stationID string, at time.Time, max int) ([]Departur
 			if p != nil && p.stops[pos].skipped {
 				continue
 			}
-			out = append(out, ix.departureOf(k, c, p, pos))
+			out = append(out, ix.departureOf(k, c, p, pos, ac))
 		}
 		if len(cands) < m { // exhausted: every departure of the days scanned was read
 			return out, nil
@@ -164,11 +172,15 @@ func (ix *Index) predictionOf(fi *feedIndex, snap *realtime.Snapshot, c candidat
 	return k, p, pos
 }
 
-// departureOf is the board entry of a candidate with its prediction.
-func (ix *Index) departureOf(k tripKey, c candidate, p *tripPrediction, pos int) Departure {
+// departureOf is the board entry of a candidate with its prediction and
+// the alerts of ac that apply to it.
+func (ix *Index) departureOf(k tripKey, c candidate, p *tripPrediction, pos int, ac *alertCtx) Departure {
 	d := Departure{
 		Departure: DepartureTime{ScheduledAt: c.at * 1000, Platform: k.fi.platform(c.st)},
 		Trip:      ix.tripRef(k, c.st),
+	}
+	if ac != nil {
+		d.Trip.Alerts = ac.forRun(k, k.fi.f.StopTimes.Stop[c.st])
 	}
 	if p != nil {
 		d.Trip.Realtime = true

@@ -11,6 +11,9 @@ type Station struct {
 	ID       string   `json:"id"`
 	Name     string   `json:"name"`
 	Position Position `json:"position"`
+	// Alerts about the station (trip stops only; station searches never
+	// set it: the Kotlin client rejects any extra key there).
+	Alerts []Alert `json:"alerts,omitempty"`
 }
 
 // DepartureTime is the "departure" object of a board entry; the Kotlin
@@ -35,8 +38,9 @@ type TripRef struct {
 	Type         TripType `json:"type"`
 	Provider     string   `json:"provider"`
 	EndStationID string   `json:"end_station_id"`
-	Cancelled    bool     `json:"cancelled"` // realtime: the trip is cancelled (scheduled time kept)
-	Realtime     bool     `json:"realtime"`  // a realtime update applies to this trip
+	Cancelled    bool     `json:"cancelled"`        // realtime: the trip is cancelled (scheduled time kept)
+	Realtime     bool     `json:"realtime"`         // a realtime update applies to this trip
+	Alerts       []Alert  `json:"alerts,omitempty"` // service alerts for this departure; absent when none
 }
 
 // Departure is one board entry.
@@ -72,6 +76,7 @@ type Trip struct {
 	Name    string     `json:"name"`
 	Stops   []TripStop `json:"stops"`
 	GeoJSON Geometry   `json:"geojson"`
+	Alerts  []Alert    `json:"alerts,omitempty"` // service alerts for the run; absent when none
 }
 
 // Attribution is the response of /v1/attributions.json.
