@@ -14,82 +14,14 @@ import (
 	"github.com/farebox/farebox/internal/clock"
 	"github.com/farebox/farebox/internal/gtfs"
 	"github.com/farebox/farebox/internal/realtime"
+	"github.com/farebox/farebox/internal/testtool"
 )
 
-// Test alerts over the real Caltrain feed (ids from its stops.txt,
-// routes.txt, trips.txt and agency.txt) and ids of BART, which must not
-// leak into Caltrain. Times: the TripUpdates' header is 1699405534
-// (2023-11-07 17:05:34 PST); boards at 17:00 PST = 1699405200.
+// The test alerts feed is testtool.CaltrainAlerts.
 const (
-	ctHeader    = 1699405534
-	agencyStart = 1699405230 // 17:00:30 PST: starts within the minute 17:00
+	ctHeader    = testtool.CaltrainRTHeader
+	agencyStart = testtool.CaltrainAgencyAlertStart
 )
-
-func tstr(pairs ...string) *gtfsrt.TranslatedString {
-	ts := &gtfsrt.TranslatedString{}
-	for i := 0; i+1 < len(pairs); i += 2 {
-		tr := &gtfsrt.TranslatedString_Translation{Text: proto.String(pairs[i+1])}
-		if pairs[i] != "" {
-			tr.Language = proto.String(pairs[i])
-		}
-		ts.Translation = append(ts.Translation, tr)
-	}
-	return ts
-}
-
-func alertEntity(id string, periods [][2]uint64, cause gtfsrt.Alert_Cause, effect gtfsrt.Alert_Effect, sels ...*gtfsrt.EntitySelector) *gtfsrt.FeedEntity {
-	a := &gtfsrt.Alert{Cause: cause.Enum(), Effect: effect.Enum(), InformedEntity: sels,
-		HeaderText:      tstr("en", "Header "+id, "es", "Encabezado "+id),
-		DescriptionText: tstr("en", "Description of "+id+" \"quoted\" <b>&</b>", "es", "Descripción de "+id),
-		Url:             tstr("", "https://www.caltrain.com/alerts/"+id)}
-	for _, p := range periods {
-		r := &gtfsrt.TimeRange{}
-		if p[0] != 0 {
-			r.Start = proto.Uint64(p[0])
-		}
-		if p[1] != 0 {
-			r.End = proto.Uint64(p[1])
-		}
-		a.ActivePeriod = append(a.ActivePeriod, r)
-	}
-	return &gtfsrt.FeedEntity{Id: proto.String(id), Alert: a}
-}
-
-func sel(agency, route, stop string) *gtfsrt.EntitySelector {
-	s := &gtfsrt.EntitySelector{}
-	if agency != "" {
-		s.AgencyId = proto.String(agency)
-	}
-	if route != "" {
-		s.RouteId = proto.String(route)
-	}
-	if stop != "" {
-		s.StopId = proto.String(stop)
-	}
-	return s
-}
-
-// caltrainAlerts is the test alerts feed, in this order (views keep it).
-func caltrainAlerts() *gtfsrt.FeedMessage {
-	trip412 := &gtfsrt.EntitySelector{Trip: &gtfsrt.TripDescriptor{TripId: proto.String("412"), StartDate: proto.String("20231107")}}
-	trip412Wed := &gtfsrt.EntitySelector{Trip: &gtfsrt.TripDescriptor{TripId: proto.String("412"), StartDate: proto.String("20231108")}}
-	rail := &gtfsrt.EntitySelector{RouteType: proto.Int32(2), StopId: proto.String("san_francisco")}
-	return &gtfsrt.FeedMessage{
-		Header: &gtfsrt.FeedHeader{GtfsRealtimeVersion: proto.String("2.0"), Incrementality: gtfsrt.FeedHeader_FULL_DATASET.Enum(), Timestamp: proto.Uint64(ctHeader)},
-		Entity: []*gtfsrt.FeedEntity{
-			alertEntity("route-L4", [][2]uint64{{1699400000, 1699500000}}, gtfsrt.Alert_CONSTRUCTION, gtfsrt.Alert_REDUCED_SERVICE, sel("", "L4", "")),
-			alertEntity("station-22nd", nil, gtfsrt.Alert_MAINTENANCE, gtfsrt.Alert_STOP_MOVED, sel("", "", "22nd_street")),
-			alertEntity("platform-70021", nil, gtfsrt.Alert_OTHER_CAUSE, gtfsrt.Alert_DETOUR, sel("", "", "70021")),
-			alertEntity("trip-412", nil, gtfsrt.Alert_TECHNICAL_PROBLEM, gtfsrt.Alert_SIGNIFICANT_DELAYS, trip412),
-			alertEntity("trip-412-wednesday", nil, gtfsrt.Alert_TECHNICAL_PROBLEM, gtfsrt.Alert_SIGNIFICANT_DELAYS, trip412Wed),
-			alertEntity("agency-past", [][2]uint64{{1699000000, 1699300000}}, gtfsrt.Alert_STRIKE, gtfsrt.Alert_NO_SERVICE, sel("CT", "", "")),
-			alertEntity("agency-from-17:00:30", [][2]uint64{{1699000000, 1699100000}, {agencyStart, 0}}, gtfsrt.Alert_WEATHER, gtfsrt.Alert_OTHER_EFFECT, sel("CT", "", "")),
-			alertEntity("bart-yellow", nil, gtfsrt.Alert_ACCIDENT, gtfsrt.Alert_NO_SERVICE, sel("BART", "1", ""), sel("", "", "MONT")),
-			alertEntity("rail-at-sf", nil, gtfsrt.Alert_HOLIDAY, gtfsrt.Alert_MODIFIED_SERVICE, rail),
-			alertEntity("no-entities", nil, gtfsrt.Alert_HOLIDAY, gtfsrt.Alert_MODIFIED_SERVICE),
-		},
-	}
-}
 
 func parseMsg(t testing.TB, m *gtfsrt.FeedMessage) *realtime.Snapshot {
 	t.Helper()
@@ -118,11 +50,11 @@ func alertsHub(t testing.TB, combined bool) *realtime.Hub {
 	}
 	hub := realtime.NewHub(clock.NewFixed(time.Unix(ctHeader+30, 0)), 5*time.Minute)
 	if combined {
-		tu.Entity = append(tu.Entity, caltrainAlerts().Entity...)
+		tu.Entity = append(tu.Entity, testtool.CaltrainAlerts().Entity...)
 		hub.Set("ct", parseMsg(t, &tu))
 	} else {
 		hub.Set("ct", parseMsg(t, &tu))
-		hub.SetAlerts("ct", parseMsg(t, caltrainAlerts()))
+		hub.SetAlerts("ct", parseMsg(t, testtool.CaltrainAlerts()))
 	}
 	return hub
 }
@@ -271,7 +203,7 @@ func TestAlertsOnTrips(t *testing.T) {
 	}
 	seen := 0
 	for _, s := range tr.Stops {
-		got := alertIDs(s.Station.Alerts)
+		got := alertIDs(s.Alerts)
 		switch s.Station.ID {
 		case "farebox-station-ct_22nd_street":
 			seen++
@@ -317,22 +249,22 @@ func BenchmarkBoardsWithAlerts(b *testing.B) {
 	const id = "farebox-station-ct_22nd_street"
 	at := time.Unix(agencyStart+90, 0) // 17:02:00 PST: no alert starts in this minute
 	f := feed(b, "caltrain-2023.zip")
-	elsewhere := &gtfsrt.FeedMessage{Header: caltrainAlerts().Header}
+	elsewhere := &gtfsrt.FeedMessage{Header: testtool.CaltrainAlerts().Header}
 	for i, sid := range f.Stops.ID {
 		if f.Stops.Type[i] == gtfs.StopStation && sid != "22nd_street" {
-			elsewhere.Entity = append(elsewhere.Entity, alertEntity("elevator-"+sid, [][2]uint64{{1699400000, 1699500000}}, gtfsrt.Alert_MAINTENANCE, gtfsrt.Alert_OTHER_EFFECT, sel("", "", sid)))
+			elsewhere.Entity = append(elsewhere.Entity, testtool.AlertEntity("elevator-"+sid, [][2]uint64{{1699400000, 1699500000}}, gtfsrt.Alert_MAINTENANCE, gtfsrt.Alert_OTHER_EFFECT, testtool.AlertSelector("", "", sid)))
 		}
 	}
 	if len(elsewhere.Entity) < 20 {
 		b.Fatalf("%d stations", len(elsewhere.Entity))
 	}
-	hubElsewhere := caltrainHubFor(b)
+	hubElsewhere := caltrainHub(b)
 	hubElsewhere.SetAlerts("ct", parseMsg(b, elsewhere))
 	cases := []struct {
 		name string
 		ix   *Index
 	}{
-		{"none", index(b, caltrainHubFor(b), "ct", "caltrain-2023.zip")},
+		{"none", index(b, caltrainHub(b), "ct", "caltrain-2023.zip")},
 		{"elsewhere", index(b, hubElsewhere, "ct", "caltrain-2023.zip")},
 		{"applying", index(b, alertsHub(b, false), "ct", "caltrain-2023.zip")},
 	}
@@ -364,19 +296,4 @@ func BenchmarkBoardsWithAlerts(b *testing.B) {
 			})
 		}
 	}
-}
-
-// caltrainHubFor is caltrainHub for benchmarks too.
-func caltrainHubFor(tb testing.TB) *realtime.Hub {
-	data, err := os.ReadFile(dataDir + "caltrain-2023-trip-updates.pb")
-	if err != nil {
-		tb.Fatal(err)
-	}
-	hub := realtime.NewHub(clock.NewFixed(time.Unix(ctHeader+30, 0)), 5*time.Minute)
-	s, err := realtime.Parse(data, time.Unix(ctHeader, 0))
-	if err != nil {
-		tb.Fatal(err)
-	}
-	hub.Set("ct", s)
-	return hub
 }

@@ -23,7 +23,7 @@ func tripsOf(deps []Departure) []string {
 	return out
 }
 
-func caltrainHub(t *testing.T) *realtime.Hub {
+func caltrainHub(t testing.TB) *realtime.Hub {
 	data, err := os.ReadFile(dataDir + "caltrain-2023-trip-updates.pb")
 	if err != nil {
 		t.Fatal(err)

@@ -20,7 +20,7 @@ func (ix *Index) Trip(id string) (Trip, error) {
 // TripLang is Trip with the service alerts active at at: the run's (its
 // trip, route, route type or agency, without a stop) in Trip.Alerts, and
 // each stop's station's (a stop or station without route, trip or agency)
-// in its station, texts in the language picked from acceptLanguage.
+// on the stop, texts in the language picked from acceptLanguage.
 func (ix *Index) TripLang(id string, at time.Time, acceptLanguage string) (Trip, error) {
 	k, ok := ix.parseTripID(id)
 	if ok && !k.fi.active(k.trip, k.day) {
@@ -59,8 +59,7 @@ func (ix *Index) TripLang(id string, at time.Time, acceptLanguage string) (Trip,
 		pos := int(i - first)
 		stop := f.StopTimes.Stop[i]
 		st := ix.station(fi, fi.stationOf(stop))
-		st.Alerts = ac.forStop(fi, stop)
-		ts := TripStop{Station: &st, Status: "scheduled"}
+		ts := TripStop{Station: &st, Status: "scheduled", Alerts: ac.forStop(fi, stop)}
 		plat := fi.platform(i)
 		if i > first {
 			ts.Arrival = &EventTime{ScheduledAt: (base + shift + int64(f.StopTimes.Arrival[i])) * 1000, Platform: plat}

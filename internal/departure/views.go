@@ -11,9 +11,6 @@ type Station struct {
 	ID       string   `json:"id"`
 	Name     string   `json:"name"`
 	Position Position `json:"position"`
-	// Alerts about the station (trip stops only; station searches never
-	// set it: the Kotlin client rejects any extra key there).
-	Alerts []Alert `json:"alerts,omitempty"`
 }
 
 // DepartureTime is the "departure" object of a board entry; the Kotlin
@@ -62,6 +59,11 @@ type TripStop struct {
 	Status    string     `json:"status"` // scheduled, predicted, skipped, cancelled
 	Arrival   *EventTime `json:"arrival,omitempty"`
 	Departure *EventTime `json:"departure,omitempty"`
+	// Alerts about the stop's station (a stop or station selected without
+	// route, trip or agency), active at the request; absent when none. On
+	// the stop, not in station: station objects stay exactly what the
+	// Kotlin client accepts.
+	Alerts []Alert `json:"alerts,omitempty"`
 }
 
 // Geometry is a GeoJSON MultiLineString.
