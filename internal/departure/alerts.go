@@ -120,6 +120,9 @@ func (fi *feedIndex) buildAlerts(s *realtime.Snapshot) *alertIndex {
 			sel := alertSel{alert: int32(a), routeType: e.RouteType, day: e.StartDate}
 			var ok [4]bool
 			sel.agency, ok[0] = lookup(agencies, e.AgencyID)
+			if !ok[0] && fi.soleAgency() {
+				sel.agency, ok[0] = 0, true
+			}
 			sel.route, ok[1] = lookup(routes, e.RouteID)
 			sel.stop, ok[2] = lookup(fi.stopIdx, e.StopID)
 			sel.trip, ok[3] = lookup(fi.tripIdx, e.TripID)
@@ -157,10 +160,13 @@ func (fi *feedIndex) agencyIdx() map[string]int32 {
 	for i, a := range fi.f.Agencies {
 		m[a.ID] = int32(i)
 	}
-	if len(fi.f.Agencies) == 1 {
-		m[""] = 0
-	}
 	return m
+}
+
+// soleAgency: a feed with one agency may leave its agency_id empty; then
+// an alert's agency_id (whatever the producer calls it) means that agency.
+func (fi *feedIndex) soleAgency() bool {
+	return len(fi.f.Agencies) == 1 && fi.f.Agencies[0].ID == ""
 }
 
 func (fi *feedIndex) routeIdx() map[string]int32 {

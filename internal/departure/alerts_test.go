@@ -1,10 +1,12 @@
 package departure
 
 import (
+	"fmt"
 	"os"
 	"slices"
 	"strconv"
 	"strings"
+	"sync"
 	"testing"
 	"time"
 
@@ -295,5 +297,77 @@ func BenchmarkBoardsWithAlerts(b *testing.B) {
 				b.SetBytes(int64(len(buf)))
 			})
 		}
+	}
+}
+
+// staticAlerts serves one alerts snapshot (and no TripUpdates).
+type staticAlerts struct{ s *realtime.Snapshot }
+
+func (staticAlerts) TripUpdates(string) *realtime.Snapshot { return nil }
+func (a staticAlerts) Alerts(string) *realtime.Snapshot    { return a.s }
+
+// A feed whose only agency has no agency_id: an alert's agency_id means
+// that agency; a feed with agency ids needs the right one.
+func TestAlertAgencyOfOneAgencyFeed(t *testing.T) {
+	at := time.Date(2024, 6, 12, 9, 0, 0, 0, loadLoc(t, "Europe/Berlin"))
+	msg := &gtfsrt.FeedMessage{Header: &gtfsrt.FeedHeader{GtfsRealtimeVersion: proto.String("2.0"), Timestamp: proto.Uint64(uint64(at.Unix()))},
+		Entity: []*gtfsrt.FeedEntity{testtool.AlertEntity("strike", nil, gtfsrt.Alert_STRIKE, gtfsrt.Alert_NO_SERVICE, testtool.AlertSelector("ANY", "", ""))}}
+	snap := parseMsg(t, msg)
+	named := *busyFeed(t) // agency_id A
+	unnamed := named
+	unnamed.Agencies = []gtfs.Agency{{Name: "Busy Lines", URL: "https://example.org", Timezone: "Europe/Berlin"}}
+	for _, c := range []struct {
+		f    *gtfs.Feed
+		want int
+	}{{&named, 0}, {&unnamed, 1}} {
+		ix, err := New([]FeedInput{{ID: "busy", Feed: c.f}}, Options{Realtime: staticAlerts{snap}})
+		if err != nil {
+			t.Fatal(err)
+		}
+		deps, err := ix.Departures("farebox-station-busy_HUB", at, 5)
+		if err != nil || len(deps) != 5 {
+			t.Fatal(err)
+		}
+		for _, d := range deps {
+			if len(d.Trip.Alerts) != c.want {
+				t.Fatalf("agency %q: %d alerts, want %d", c.f.Agencies[0].ID, len(d.Trip.Alerts), c.want)
+			}
+		}
+	}
+}
+
+// Boards with alerts from several goroutines (languages, minutes, maxima):
+// the lazily built alert index and shared alert lists are safe, and every
+// answer equals the computed board (run with -race).
+func TestAlertsConcurrent(t *testing.T) {
+	ix := index(t, alertsHub(t, false), "ct", "caltrain-2023.zip")
+	const id = "farebox-station-ct_22nd_street"
+	langs := []string{"", "es", "en-US", "fr, es;q=0.4"}
+	var wg sync.WaitGroup
+	errs := make(chan string, 8)
+	for g := 0; g < 8; g++ {
+		wg.Add(1)
+		go func(g int) {
+			defer wg.Done()
+			for i := 0; i < 60; i++ {
+				at := time.Unix(testtool.CaltrainAgencyAlertStart-120+int64(i*7+g*3), 0)
+				lang, max := langs[(i+g)%len(langs)], 1+(i*g)%20
+				b, err := ix.DeparturesJSONLang(id, at, max, lang)
+				want, err2 := ix.DeparturesLang(id, at, max, lang)
+				if err != nil || err2 != nil {
+					errs <- fmt.Sprint(err, err2)
+					return
+				}
+				if got := b.AppendJSON(nil); string(got) != string(AppendDeparturesJSON(nil, want)) {
+					errs <- fmt.Sprintf("at %d lang %q max %d: cached and computed boards differ", at.Unix(), lang, max)
+					return
+				}
+			}
+		}(g)
+	}
+	wg.Wait()
+	close(errs)
+	for e := range errs {
+		t.Error(e)
 	}
 }
