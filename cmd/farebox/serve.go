@@ -72,7 +72,7 @@ func serve(ctx context.Context, args []string, getenv func(string) string, stdou
 	if cfg.BoardCacheMB > 0 {
 		boardCache = cfg.BoardCacheMB << 20
 	}
-	transit := a.NewTransit(app.TransitOptions{Refresh: cfg.GTFSRefresh, Realtime: cfg.Realtime,
+	transit := a.NewTransit(app.TransitOptions{Refresh: cfg.GTFSRefresh, Realtime: cfg.Realtime, RealtimeAlerts: cfg.RealtimeAlerts,
 		RealtimeInterval: cfg.RealtimeInterval, RealtimeMaxAge: cfg.RealtimeMaxAge, BoardCacheBytes: boardCache, Log: log})
 	transitDone := make(chan struct{})
 	tctx, stopTransit := context.WithCancel(ctx)

@@ -8,6 +8,7 @@ import (
 	"log/slog"
 	"net/http"
 	"sort"
+	"strings"
 	"sync"
 	"sync/atomic"
 	"time"
@@ -25,6 +26,10 @@ type TransitOptions struct {
 	// Realtime overrides the stored GTFS-RT source per feed id (from the
 	// configuration); "" switches a stored source off.
 	Realtime map[string]string
+	// RealtimeAlerts are GTFS-RT service alerts sources per feed id (from
+	// the configuration), polled every RealtimeInterval; a feed without
+	// one shows the alerts of its TripUpdates message.
+	RealtimeAlerts map[string]string
 	// RealtimeInterval is the poll interval of configured sources (default 30 s).
 	RealtimeInterval time.Duration
 	// RealtimeMaxAge expires predictions older than this (default 5 min).
@@ -67,9 +72,14 @@ type loadedFeed struct {
 	feed *gtfs.Feed
 }
 
+// alertsPoller prefixes the poller key of a feed's alerts source (feed ids
+// never contain a colon).
+const alertsPoller = "alerts:"
+
 type pollerRun struct {
 	source   string
 	interval time.Duration
+	alerts   bool
 	cancel   context.CancelFunc
 	done     chan struct{}
 }
@@ -261,6 +271,9 @@ func (t *Transit) Close() {
 func (t *Transit) syncPollers(recs []gtfs.FeedRecord) {
 	want := map[string]pollerRun{}
 	for _, r := range recs {
+		if src := t.o.RealtimeAlerts[r.ID]; src != "" {
+			want[alertsPoller+r.ID] = pollerRun{source: src, interval: t.o.RealtimeInterval, alerts: true}
+		}
 		src, interval := r.RealtimeSource, r.RealtimeInterval
 		if o, ok := t.o.Realtime[r.ID]; ok {
 			src, interval = o, t.o.RealtimeInterval
@@ -284,15 +297,15 @@ func (t *Transit) syncPollers(recs []gtfs.FeedRecord) {
 			continue
 		}
 		ctx, cancel := context.WithCancel(t.base)
-		p := &pollerRun{source: w.source, interval: w.interval, cancel: cancel, done: make(chan struct{})}
+		p := &pollerRun{source: w.source, interval: w.interval, alerts: w.alerts, cancel: cancel, done: make(chan struct{})}
 		t.pollers[id] = p
-		rp := &realtime.Poller{FeedID: id, Source: w.source, Interval: w.interval, Hub: t.hub,
-			Client: t.o.HTTPClient, Clock: t.app.clock}
+		rp := &realtime.Poller{FeedID: strings.TrimPrefix(id, alertsPoller), Source: w.source, Interval: w.interval, Hub: t.hub,
+			Alerts: w.alerts, Client: t.o.HTTPClient, Clock: t.app.clock}
 		go func() {
 			defer close(p.done)
 			_ = rp.Run(ctx)
 		}()
-		t.o.Log.Info("realtime source polled", "feed_id", id, "source", w.source, "interval", w.interval)
+		t.o.Log.Info("realtime source polled", "feed_id", rp.FeedID, "alerts", w.alerts, "source", w.source, "interval", w.interval)
 	}
 }
 
@@ -302,6 +315,9 @@ func (t *Transit) RealtimeStatus() map[string]realtime.Status {
 	defer t.mu.Unlock()
 	out := map[string]realtime.Status{}
 	for id := range t.pollers {
+		if strings.HasPrefix(id, alertsPoller) {
+			continue // shares the feed's status
+		}
 		out[id] = t.hub.Status(id)
 	}
 	return out

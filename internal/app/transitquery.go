@@ -36,33 +36,34 @@ func (b *Board) AppendJSON(dst []byte) []byte { return b.b.AppendJSON(dst) }
 func (b *Board) SizeHint() int { return b.b.SizeHint() }
 
 // Departures is the board of station stationID from at, at most max
-// departures.
-func (t *Transit) Departures(stationID string, at time.Time, max int) (Board, error) {
+// departures, with the service alerts that apply, their texts in the
+// language picked from acceptLanguage (an Accept-Language value).
+func (t *Transit) Departures(stationID string, at time.Time, max int, acceptLanguage string) (Board, error) {
 	ix, err := t.index()
 	if err != nil {
 		return Board{}, err
 	}
-	b, err := ix.DeparturesJSON(stationID, at, max)
+	b, err := ix.DeparturesJSONLang(stationID, at, max, acceptLanguage)
 	return Board{b}, err
 }
 
-// Trip is one run with its stops.
-func (t *Transit) Trip(id string) (departure.Trip, error) {
+// Trip is one run with its stops and the service alerts active now.
+func (t *Transit) Trip(id, acceptLanguage string) (departure.Trip, error) {
 	ix, err := t.index()
 	if err != nil {
 		return departure.Trip{}, err
 	}
-	return ix.Trip(id)
+	return ix.TripLang(id, t.app.Now(), acceptLanguage)
 }
 
 // FindTrip is the run leaving station from at dep and arriving at station
 // to at arr (lineName narrows it when several match).
-func (t *Transit) FindTrip(from string, dep time.Time, to string, arr time.Time, lineName string) (departure.Trip, error) {
+func (t *Transit) FindTrip(from string, dep time.Time, to string, arr time.Time, lineName, acceptLanguage string) (departure.Trip, error) {
 	ix, err := t.index()
 	if err != nil {
 		return departure.Trip{}, err
 	}
-	return ix.FindTrip(from, dep, to, arr, lineName)
+	return ix.FindTripLang(from, dep, to, arr, lineName, t.app.Now(), acceptLanguage)
 }
 
 // StationsByName ranks the stations matching query (accent- and

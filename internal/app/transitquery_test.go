@@ -17,9 +17,9 @@ func TestTransitNotConfigured(t *testing.T) {
 		tr   *app.Transit
 		code string
 	}{{nil, "transit_unavailable"}, {a.NewTransit(app.TransitOptions{}), "transit_loading"}} {
-		_, err1 := c.tr.Departures("s", time.Unix(0, 0), 10)
-		_, err2 := c.tr.Trip("t")
-		_, err3 := c.tr.FindTrip("a", time.Unix(0, 0), "b", time.Unix(60, 0), "")
+		_, err1 := c.tr.Departures("s", time.Unix(0, 0), 10, "")
+		_, err2 := c.tr.Trip("t", "")
+		_, err3 := c.tr.FindTrip("a", time.Unix(0, 0), "b", time.Unix(60, 0), "", "")
 		_, err4 := c.tr.StationsByName("x", false, 0, 0)
 		_, err5 := c.tr.StationsByPosition(0, 0)
 		_, err6 := c.tr.StationByID("s", true)

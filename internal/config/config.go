@@ -70,6 +70,7 @@ type Config struct {
 	// Transit (docs/departures.md).
 	GTFSRefresh      time.Duration     // how often stored feed versions are polled
 	Realtime         map[string]string // feed id → GTFS-RT source, overriding the import's
+	RealtimeAlerts   map[string]string // feed id → GTFS-RT service alerts source
 	RealtimeInterval time.Duration     // poll interval of configured realtime sources
 	RealtimeMaxAge   time.Duration     // predictions older than this expire
 	BoardCacheMB     int64             // MiB of encoded departure boards cached per instance; 0 turns the cache off
@@ -118,6 +119,7 @@ func (c *Config) settings() []setting {
 		{name: "session-key", env: "FAREBOX_SESSION_KEY", def: "", help: "HMAC key for session tokens (default: generated once and stored in the database, so all instances share it)", secret: true},
 		{name: "gtfs-refresh", env: "FAREBOX_GTFS_REFRESH", def: "10s", help: "how often each instance checks the stored GTFS feed versions and reloads changed feeds"},
 		{name: "realtime", env: "FAREBOX_REALTIME", def: "", help: "GTFS-RT TripUpdates sources per feed, overriding the import's: \"FEED=URL-or-file;FEED2=...\" (FEED= switches one off)"},
+		{name: "realtime-alerts", env: "FAREBOX_REALTIME_ALERTS", def: "", help: "GTFS-RT service alerts sources per feed: \"FEED=URL-or-file;FEED2=...\" (without one, alerts in the TripUpdates message are shown)"},
 		{name: "realtime-interval", env: "FAREBOX_REALTIME_INTERVAL", def: "30s", help: "poll interval of the sources set with --realtime"},
 		{name: "realtime-max-age", env: "FAREBOX_REALTIME_MAX_AGE", def: "5m", help: "realtime predictions older than this (by feed header time) are ignored"},
 		{name: "board-cache-mb", env: "FAREBOX_BOARD_CACHE_MB", def: "32", help: "MiB of encoded departure boards each instance caches per station and minute (0: no cache)"},
@@ -265,6 +267,11 @@ func Load(args []string, getenv func(string) string, out io.Writer) (Config, err
 		errs = append(errs, err)
 	}
 	c.Realtime = rt
+	ra, err := parseSources("--realtime-alerts", get("realtime-alerts"))
+	if err != nil {
+		errs = append(errs, err)
+	}
+	c.RealtimeAlerts = ra
 	if err := c.validate(); err != nil {
 		errs = append(errs, err)
 	}
@@ -375,15 +382,18 @@ func maskURL(u string) string {
 // ParseRealtime parses the --realtime setting: "FEED=SOURCE" entries
 // separated by ";" or whitespace, where SOURCE is an http(s) URL or a file
 // and an empty SOURCE switches the feed's stored source off.
-func ParseRealtime(v string) (map[string]string, error) {
+func ParseRealtime(v string) (map[string]string, error) { return parseSources("--realtime", v) }
+
+// parseSources parses "FEED=SOURCE" entries of the setting named flag.
+func parseSources(flag, v string) (map[string]string, error) {
 	out := map[string]string{}
 	for _, e := range strings.FieldsFunc(v, func(r rune) bool { return r == ';' || r == ' ' || r == '\t' || r == '\n' }) {
 		id, src, ok := strings.Cut(e, "=")
 		if !ok || id == "" || strings.ContainsAny(id, "/:") {
-			return nil, fmt.Errorf("--realtime: %q is not FEED=SOURCE", e)
+			return nil, fmt.Errorf("%s: %q is not FEED=SOURCE", flag, e)
 		}
 		if _, dup := out[id]; dup {
-			return nil, fmt.Errorf("--realtime: feed %q given twice", id)
+			return nil, fmt.Errorf("%s: feed %q given twice", flag, id)
 		}
 		out[id] = src
 	}

@@ -21,10 +21,13 @@ func TestParseRealtime(t *testing.T) {
 		}
 	}
 	c, err := Load([]string{"--realtime", "a=/f.pb", "--realtime-interval", "45s"}, func(k string) string {
-		return map[string]string{"FAREBOX_GTFS_REFRESH": "3s", "FAREBOX_REALTIME_MAX_AGE": "2m"}[k]
+		return map[string]string{"FAREBOX_GTFS_REFRESH": "3s", "FAREBOX_REALTIME_MAX_AGE": "2m", "FAREBOX_REALTIME_ALERTS": "a=https://rt.example.org/alerts.pb;b=/al.pb"}[k]
 	}, io.Discard)
-	if err != nil || c.Realtime["a"] != "/f.pb" || c.RealtimeInterval != 45*time.Second || c.GTFSRefresh != 3*time.Second || c.RealtimeMaxAge != 2*time.Minute {
+	if err != nil || c.Realtime["a"] != "/f.pb" || !cmp.Equal(c.RealtimeAlerts, map[string]string{"a": "https://rt.example.org/alerts.pb", "b": "/al.pb"}) || c.RealtimeInterval != 45*time.Second || c.GTFSRefresh != 3*time.Second || c.RealtimeMaxAge != 2*time.Minute {
 		t.Errorf("Load: %+v %v", c, err)
+	}
+	if _, err := Load([]string{"--realtime-alerts", "a=1;a=2"}, func(string) string { return "" }, io.Discard); err == nil || !strings.Contains(err.Error(), "--realtime-alerts") {
+		t.Errorf("duplicate alerts source accepted: %v", err)
 	}
 	if _, err := Load([]string{"--gtfs-refresh", "10ms"}, func(string) string { return "" }, io.Discard); err == nil || !strings.Contains(err.Error(), "gtfs-refresh") {
 		t.Errorf("tiny refresh accepted: %v", err)

@@ -57,44 +57,91 @@ func lessCandidate(fi *feedIndex) func(a, b candidate) int {
 // scheduled up to LateWindow earlier but predicted at or after at. An unknown id is
 // apperr.NotFound; max outside 1..MaxDepartures is apperr.Invalid. An empty
 // board (nothing runs in the next MaxDaysAhead days) is an empty slice.
+//
+// With realtime, stops a TripUpdate skips leave the board and later
+// departures take their place: the board reads max+10 candidates and,
+// while the skipped ones leave it short and more departures exist, reads
+// again with twice as many. So a board is short only when the service days
+// scanned hold no more departures. Bound: a board without more than 10
+// skipped stops among its first candidates reads max+10; otherwise all
+// rounds together read fewer than 4·(max+s) candidates, s being the
+// skipped ones among them, and each skipped candidate is a SKIPPED
+// StopTimeUpdate of the snapshot, so the work is bounded by the snapshot.
 func (ix *Index) Departures(stationID string, at time.Time, max int) ([]Departure, error) {
+	return ix.DeparturesLang(stationID, at, max, "")
+}
+
+// DeparturesLang is Departures with the service alerts' texts in the
+// language picked from acceptLanguage (an Accept-Language header value;
+// "" or no match: each text's first translation).
+func (ix *Index) DeparturesLang(stationID string, at time.Time, max int, acceptLanguage string) ([]Departure, error) {
 	fi, stop, err := ix.boardStation(stationID, max)
 	if err != nil {
 		return nil, err
 	}
 	stops := fi.departStops(stop)
-	now := at.Unix()
+	now := querySecond(at)
+	at = time.Unix(now, 0)
 	snap := ix.snapshot(fi)
-	var cands []candidate
+	ac := ix.alertCtxFor(fi, now, acceptLanguage)
 	if snap == nil {
-		cands = fi.board(stops, now, at.In(fi.loc), max, ix.daysAhead)
-	} else {
-		// A few spare entries replace skipped stops; delayed departures
-		// scheduled within LateWindow before at are candidates too.
-		cands = fi.board(stops, now, at.In(fi.loc), min(max+10, MaxDepartures), ix.daysAhead)
-		from := at.Add(-LateWindow)
-		for _, c := range fi.board(stops, from.Unix(), from.In(fi.loc), MaxDepartures, 1) {
-			if c.at < now {
-				cands = append(cands, c)
-			}
+		cands := fi.board(stops, now, at.In(fi.loc), max, ix.daysAhead)
+		out := make([]Departure, 0, len(cands))
+		for _, c := range cands {
+			out = append(out, ix.departureOf(tripKey{fi: fi, trip: c.trip, day: c.day, start: c.start}, c, nil, 0, ac))
 		}
-		slices.SortFunc(cands, lessCandidate(fi))
+		return out, nil
 	}
-	out := make([]Departure, 0, min(len(cands), max))
-	for _, c := range cands {
+	// Delayed departures scheduled within LateWindow before at are
+	// candidates too; they all come before the board from at.
+	var late []candidate
+	from := at.Add(-LateWindow)
+	for _, c := range fi.board(stops, from.Unix(), from.In(fi.loc), MaxDepartures, 1) {
+		if c.at < now {
+			late = append(late, c)
+		}
+	}
+	out := make([]Departure, 0, max)
+	for _, c := range late {
 		if len(out) == max {
-			break
+			return out, nil
 		}
 		k, p, pos := ix.predictionOf(fi, snap, c)
-		if p != nil && p.stops[pos].skipped {
-			continue
+		if p == nil || p.stops[pos].skipped || !p.stops[pos].hasDep || p.stops[pos].dep < now {
+			continue // not predicted to leave at or after at
 		}
-		if c.at < now && (p == nil || !p.stops[pos].hasDep || p.stops[pos].dep < now) {
-			continue // scheduled earlier and not predicted to leave at or after at
-		}
-		out = append(out, ix.departureOf(k, c, p, pos))
+		out = append(out, ix.departureOf(k, c, p, pos, ac))
 	}
-	return out, nil
+	nLate := len(out)
+	for m := max + 10; ; m *= 2 {
+		out = out[:nLate]
+		cands := fi.board(stops, now, at.In(fi.loc), m, ix.daysAhead)
+		for _, c := range cands {
+			if len(out) == max {
+				return out, nil
+			}
+			k, p, pos := ix.predictionOf(fi, snap, c)
+			if p != nil && p.stops[pos].skipped {
+				continue
+			}
+			out = append(out, ix.departureOf(k, c, p, pos, ac))
+		}
+		if len(cands) < m { // exhausted: every departure of the days scanned was read
+			return out, nil
+		}
+	}
+}
+
+// querySecond is the first whole second at or after at. Stop times and
+// predictions are whole seconds, so a departure leaves at or after the
+// instant at exactly when it leaves at or after querySecond(at): a query
+// at 12:00:00.894 must not list a departure at 12:00:00.
+func querySecond(at time.Time) int64 {
+	s := at.Unix()
+	if at.Nanosecond() > 0 {
+		s++
+	}
+	return s
 }
 
 // boardStation checks a board query (max, then the station id) and returns
@@ -125,11 +172,15 @@ func (ix *Index) predictionOf(fi *feedIndex, snap *realtime.Snapshot, c candidat
 	return k, p, pos
 }
 
-// departureOf is the board entry of a candidate with its prediction.
-func (ix *Index) departureOf(k tripKey, c candidate, p *tripPrediction, pos int) Departure {
+// departureOf is the board entry of a candidate with its prediction and
+// the alerts of ac that apply to it.
+func (ix *Index) departureOf(k tripKey, c candidate, p *tripPrediction, pos int, ac *alertCtx) Departure {
 	d := Departure{
 		Departure: DepartureTime{ScheduledAt: c.at * 1000, Platform: k.fi.platform(c.st)},
 		Trip:      ix.tripRef(k, c.st),
+	}
+	if ac != nil {
+		d.Trip.Alerts = ac.forRun(k, k.fi.f.StopTimes.Stop[c.st])
 	}
 	if p != nil {
 		d.Trip.Realtime = true

@@ -23,7 +23,7 @@ func tripsOf(deps []Departure) []string {
 	return out
 }
 
-func caltrainHub(t *testing.T) *realtime.Hub {
+func caltrainHub(t testing.TB) *realtime.Hub {
 	data, err := os.ReadFile(dataDir + "caltrain-2023-trip-updates.pb")
 	if err != nil {
 		t.Fatal(err)
@@ -310,7 +310,7 @@ func TestBoardsMatchOracle(t *testing.T) {
 			e := ix.stations[rng.IntN(len(ix.stations))]
 			day := f.MinDay + rng.Int32N(f.MaxDay-f.MinDay+1)
 			y, m, d := gtfs.DayDate(day)
-			at := time.Date(y, m, d, 0, 0, 0, 0, loc).Add(time.Duration(rng.IntN(86400)) * time.Second)
+			at := time.Date(y, m, d, 0, 0, 0, 0, loc).Add(time.Duration(rng.IntN(86400e3)) * time.Millisecond)
 			n := 1 + rng.IntN(30)
 			got, err := ix.Departures(e.id, at, n)
 			if err != nil {

@@ -36,15 +36,28 @@ import (
 //
 // So an entry holds an exact, sorted prefix of S(b) and the time up to
 // which it is exact, and a query at t reads it from t on (serve), with
-// Departures' limits: max entries; with realtime, min(max+10, 100)
-// candidates from t minus the skipped stops, after the first 100 departures
+// Departures' limits: max entries; with realtime, the first 100 departures
 // from t-LateWindow (one day ahead) that are scheduled before t and
 // predicted at or after it, for which an entry also holds that second board
-// and every entry's prediction. Where the entry is too short, the board is
-// computed directly.
+// and every entry's prediction, then the departures of S(t) whose stop is
+// not skipped. Departures reads S(t) until the board is full or S(t) is
+// exhausted, however many stops are skipped, so its board is the first max
+// of that sequence whatever its rounds; serve walks the exact prefix the
+// same way and reports the entry insufficient when the prefix ends first
+// (until is not untilAll): the departure at until could be next. Then
+// DeparturesJSON builds an entry for twice as many departures, up to
+// maxCachedLen, and past that computes the board directly.
+//
+// Queries are whole seconds: t is querySecond of the instant asked for,
+// the first whole second at or after it, in both paths.
 //
 // An entry belongs to the realtime snapshot it was built with; a query
-// whose feed has another snapshot now (or none) rebuilds it. The Index is
+// whose feed has another snapshot now (or none) rebuilds it. The same
+// holds for the alerts snapshot. An entry shows the alerts active at its
+// minute's start; it is built only when no active period starts or ends
+// from one second before the minute to one after it (stableWithin), so
+// they are the alerts active at every second of the minute; else the
+// board is computed. Entries are per alert language (the key). The Index is
 // replaced on every feed change, and its cache with it.
 
 // DefaultBoardCacheBytes is the board cache size when Options leave it 0.
@@ -81,8 +94,9 @@ type boardList struct {
 type boardEntry struct {
 	fi     *feedIndex
 	snap   *realtime.Snapshot // the snapshot the predictions come from (nil: none)
+	alerts *alertIndex        // the alerts shown (nil: none); constant over the minute
 	minute int64
-	need   int       // the entry serves boards of up to need entries (realtime: max+10)
+	need   int       // the entry holds need departures after its minute (realtime: max+10 and more while skipped stops leave boards short)
 	ahead  boardList // the board from the minute's start
 	late   boardList // realtime: the board from LateWindow before it, cut at the minute's end
 	buf    []byte
@@ -92,6 +106,7 @@ type boardEntry struct {
 type boardKey struct {
 	station string
 	minute  int64
+	lang    string // the alerts' language ("": each text's first translation)
 }
 
 type boardCache struct {
@@ -144,7 +159,7 @@ func (c *boardCache) store(k boardKey, e *boardEntry) {
 	defer sh.mu.Unlock()
 	if v, ok := sh.m.Load(k); ok {
 		old := v.(*boardEntry)
-		if old.snap == e.snap && old.need >= e.need {
+		if old.snap == e.snap && old.alerts == e.alerts && old.need >= e.need {
 			return
 		}
 		sh.m.Delete(k)
@@ -165,7 +180,7 @@ func (c *boardCache) store(k boardKey, e *boardEntry) {
 		sh.m.Clear()
 		sh.bytes = 0
 	}
-	sh.m.Store(boardKey{strings.Clone(k.station), k.minute}, e)
+	sh.m.Store(boardKey{strings.Clone(k.station), k.minute, k.lang}, e)
 	sh.bytes += e.size
 }
 
@@ -239,19 +254,37 @@ func (b *BoardJSON) AppendJSON(dst []byte) []byte {
 // from the Index's board cache when they provably equal the computed ones
 // (see cache.go); otherwise they are computed.
 func (ix *Index) DeparturesJSON(stationID string, at time.Time, max int) (BoardJSON, error) {
+	return ix.DeparturesJSONLang(stationID, at, max, "")
+}
+
+// DeparturesJSONLang is DeparturesJSON for DeparturesLang: alert texts in
+// the language picked from acceptLanguage. Entries are per language (the
+// key holds the language picked).
+func (ix *Index) DeparturesJSONLang(stationID string, at time.Time, max int, acceptLanguage string) (BoardJSON, error) {
 	c := ix.cache
 	if c == nil || max < 1 || max > MaxDepartures {
-		return ix.directJSON(stationID, at, max)
+		return ix.directJSON(stationID, at, max, acceptLanguage)
 	}
-	now := at.Unix()
-	key := boardKey{stationID, floorDiv(now, 60)}
+	now := querySecond(at)
+	key := boardKey{station: stationID, minute: floorDiv(now, 60)}
+	var ai *alertIndex
+	known := false // ai is the station's feed's
+	if acceptLanguage != "" && ix.alertSrc != nil {
+		if fi := ix.feedOfStation(stationID); fi != nil {
+			ai, known = ix.alertsOf(fi), true
+			key.lang = ai.language(acceptLanguage)
+		}
+	}
 	e := c.load(key)
 	var snap *realtime.Snapshot
 	need := 0 // the entry to build serves boards this long
 	if e != nil {
 		snap = ix.snapshot(e.fi)
+		if !known {
+			ai, known = ix.alertsOf(e.fi), true
+		}
 		need = e.need
-		if e.snap == snap {
+		if e.snap == snap && e.alerts == ai {
 			b, st := e.serve(now, max)
 			if st == served {
 				return b, nil
@@ -264,26 +297,46 @@ func (ix *Index) DeparturesJSON(stationID string, at time.Time, max int) (BoardJ
 	}
 	if e == nil {
 		snap = ix.snapshot(fi)
-		if prev := c.load(boardKey{stationID, key.minute - 1}); prev != nil {
+		if !known {
+			ai = ix.alertsOf(fi)
+		}
+		if prev := c.load(boardKey{station: stationID, minute: key.minute - 1, lang: key.lang}); prev != nil {
 			need = prev.need // boards this long were asked for a minute ago
 		}
 	}
 	want := max
 	if snap != nil {
-		want = min(max+10, MaxDepartures)
+		want = max + 10
 	}
 	if need < want {
 		need = want
 	}
-	e = ix.buildEntry(fi, fi.departStops(stop), key.minute, snap, need)
-	if e == nil {
-		return ix.directJSON(stationID, at, max)
+	if !ai.stableWithin(key.minute*60-1, key.minute*60+60) {
+		// An alert starts or ends within the minute: the entries would differ
+		// between its seconds.
+		return ix.directJSON(stationID, at, max, acceptLanguage)
 	}
-	c.store(key, e)
-	if b, st := e.serve(now, max); st == served {
-		return b, nil
+	var ac *alertCtx
+	if ai != nil {
+		ac = &alertCtx{ai: ai, at: key.minute * 60, lang: key.lang}
 	}
-	return ix.directJSON(stationID, at, max)
+	for {
+		e = ix.buildEntry(fi, fi.departStops(stop), key.minute, snap, ac, need)
+		if e == nil {
+			break
+		}
+		c.store(key, e)
+		if b, st := e.serve(now, max); st == served {
+			return b, nil
+		}
+		// Skipped stops left the board short: twice as many departures
+		// (the same bound as Departures), up to the longest entry.
+		if need >= maxCachedLen {
+			break
+		}
+		need = min(2*need, maxCachedLen)
+	}
+	return ix.directJSON(stationID, at, max, acceptLanguage)
 }
 
 // AppendDeparturesJSON appends the board Departures(stationID, at, max)
@@ -297,8 +350,8 @@ func (ix *Index) AppendDeparturesJSON(dst []byte, stationID string, at time.Time
 	return b.AppendJSON(slices.Grow(dst, b.SizeHint())), nil
 }
 
-func (ix *Index) directJSON(stationID string, at time.Time, max int) (BoardJSON, error) {
-	deps, err := ix.Departures(stationID, at, max)
+func (ix *Index) directJSON(stationID string, at time.Time, max int, acceptLanguage string) (BoardJSON, error) {
+	deps, err := ix.DeparturesLang(stationID, at, max, acceptLanguage)
 	if err != nil {
 		return BoardJSON{}, err
 	}
@@ -335,13 +388,6 @@ func (e *boardEntry) serve(now int64, max int) (BoardJSON, serveResult) {
 		return out, served
 	}
 
-	// Realtime: the board(now, m) part.
-	m := min(max+10, MaxDepartures)
-	if avail < m && !complete {
-		return out, insufficient
-	}
-	nA := min(avail, m)
-
 	// The late part: board(now-LateWindow, 100, 1) before now. Its first
 	// nlt entries are before now; those are known when the list covers
 	// now, or when at least 101 of them are known (the 101st decides ties).
@@ -366,8 +412,17 @@ func (e *boardEntry) serve(now int64, max int) (BoardJSON, serveResult) {
 		}
 	}
 	out.lateFrom, out.lateTo = j0, k
+	// The board(now) part: the first entries not skipped, as many as fit.
+	// When the exact prefix ends before the board is full, more
+	// departures may follow (Departures reads on): build a longer entry.
 	a := i0
-	for ; a < i0+nA && count < max; a++ {
+	for ; count < max; a++ {
+		if a == len(items) {
+			if !complete {
+				return out, insufficient
+			}
+			break
+		}
 		if !items[a].skipped {
 			count++
 		}
@@ -412,13 +467,16 @@ func (fi *feedIndex) dayOf(ts int64) int32 {
 
 // buildEntry computes the entry of a minute for boards of up to need
 // entries (realtime: max+10), or nil when the minute spans two local dates.
-func (ix *Index) buildEntry(fi *feedIndex, stops []int32, minute int64, snap *realtime.Snapshot, need int) *boardEntry {
+func (ix *Index) buildEntry(fi *feedIndex, stops []int32, minute int64, snap *realtime.Snapshot, ac *alertCtx, need int) *boardEntry {
 	b := minute * 60
 	last := b + 59 // the last whole second a query of this minute can ask for
 	if fi.dayOf(b) != fi.dayOf(last) || snap != nil && fi.dayOf(b-lateSeconds) != fi.dayOf(last-lateSeconds) {
 		return nil
 	}
 	e := &boardEntry{fi: fi, snap: snap, minute: minute, need: need}
+	if ac != nil {
+		e.alerts = ac.ai
+	}
 
 	// Long enough that a query at the last second still finds need
 	// departures after it.
@@ -446,8 +504,8 @@ func (ix *Index) buildEntry(fi *feedIndex, stops []int32, minute int64, snap *re
 	}
 
 	buf := make([]byte, 0, 400*len(ahead)+64)
-	e.ahead.items, buf = ix.encodeItems(fi, snap, ahead, buf, math.MinInt64)
-	e.late.items, buf = ix.encodeItems(fi, snap, late, buf, b)
+	e.ahead.items, buf = ix.encodeItems(fi, snap, ac, ahead, buf, math.MinInt64)
+	e.late.items, buf = ix.encodeItems(fi, snap, ac, late, buf, b)
 	if len(buf) > math.MaxUint32 {
 		return nil
 	}
@@ -460,7 +518,7 @@ func (ix *Index) buildEntry(fi *feedIndex, stops []int32, minute int64, snap *re
 // be written: every one not skipped when writeFrom is MinInt64 (the
 // board(now) part), else only those predicted to leave at or after
 // writeFrom (late entries).
-func (ix *Index) encodeItems(fi *feedIndex, snap *realtime.Snapshot, cands []candidate, buf []byte, writeFrom int64) ([]boardItem, []byte) {
+func (ix *Index) encodeItems(fi *feedIndex, snap *realtime.Snapshot, ac *alertCtx, cands []candidate, buf []byte, writeFrom int64) ([]boardItem, []byte) {
 	items := make([]boardItem, len(cands))
 	for i, c := range cands {
 		k, p, pos := ix.predictionOf(fi, snap, c)
@@ -474,7 +532,7 @@ func (ix *Index) encodeItems(fi *feedIndex, snap *realtime.Snapshot, cands []can
 		}
 		it.start = uint32(len(buf))
 		if !it.skipped && (writeFrom == math.MinInt64 || it.dep >= writeFrom) {
-			d := ix.departureOf(k, c, p, pos)
+			d := ix.departureOf(k, c, p, pos, ac)
 			buf = append(appendDepartureJSON(buf, &d), ',')
 		}
 		it.end = uint32(len(buf))

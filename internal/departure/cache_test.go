@@ -116,7 +116,7 @@ func cacheTimes(rng *rand.Rand, fi *feedIndex, n int) []time.Time {
 func minuteQueries(t *testing.T, rng *rand.Rand, ix *Index, id string, at time.Time, st *cacheStats) {
 	t.Helper()
 	minute := floorDiv(at.Unix(), 60)
-	if ix.cache.load(boardKey{id, minute}) != nil {
+	if ix.cache.load(boardKey{station: id, minute: minute}) != nil {
 		return // drawn twice; the cold query would not be cold
 	}
 	start := time.UnixMilli(minute * 60000)
@@ -251,7 +251,7 @@ func TestCachedBoardsWithRealtime(t *testing.T) {
 				// Around the snapshot's time, where its predictions apply.
 				at := base.Timestamp.Add(time.Duration(rng.Int64N(4*3600e3)-2*3600e3) * time.Millisecond)
 				rt.p.Store(snaps[rng.IntN(len(snaps))])
-				if ix.cache.load(boardKey{id, floorDiv(at.Unix(), 60)}) != nil {
+				if ix.cache.load(boardKey{station: id, minute: floorDiv(at.Unix(), 60)}) != nil {
 					continue
 				}
 				max := randMax(rng)
@@ -384,7 +384,7 @@ func TestBoardCacheMemory(t *testing.T) {
 			if _, err := ix.AppendDeparturesJSON(nil, e.id, at, 10); err != nil {
 				t.Fatal(err)
 			}
-			keys = append(keys, boardKey{e.id, floorDiv(at.Unix(), 60)})
+			keys = append(keys, boardKey{station: e.id, minute: floorDiv(at.Unix(), 60)})
 		}
 	}
 	for _, k := range keys {
@@ -403,7 +403,7 @@ func TestBoardCacheMemory(t *testing.T) {
 		if _, err := ix.AppendDeparturesJSON(nil, e.id, at, 1); err != nil {
 			t.Fatal(err)
 		}
-		fresh = append(fresh, boardKey{e.id, floorDiv(at.Unix(), 60)})
+		fresh = append(fresh, boardKey{station: e.id, minute: floorDiv(at.Unix(), 60)})
 	}
 	for _, k := range keys {
 		if ix.cache.load(k) != nil {

@@ -64,7 +64,7 @@ func oracle(f *gtfs.Feed, stops []int32, at time.Time, max int) []oracleDep {
 				if !want[f.StopTimes.Stop[i]] || f.StopTimes.Flags[i]&gtfs.NoPickup != 0 {
 					continue
 				}
-				if ts := base + int64(f.StopTimes.Departure[i]); ts >= at.Unix() {
+				if ts := base + int64(f.StopTimes.Departure[i]); ts*1000 >= at.UnixMilli() {
 					out = append(out, oracleDep{ts, f.Trips.ID[tr], d})
 				}
 			}

@@ -92,6 +92,16 @@ func (ix *Index) stationID(fi *feedIndex, stop int32) string {
 }
 
 // parseStationID resolves a station id to its feed and stop.
+// feedOfStation is the feed a station id names, without resolving the stop.
+func (ix *Index) feedOfStation(id string) *feedIndex {
+	rest, ok := strings.CutPrefix(id, ix.prefix+"-station-")
+	if !ok {
+		return nil
+	}
+	feed, _, _ := strings.Cut(rest, "_")
+	return ix.byID[feed]
+}
+
 func (ix *Index) parseStationID(id string) (*feedIndex, int32, bool) {
 	rest, ok := strings.CutPrefix(id, ix.prefix+"-station-")
 	if !ok {

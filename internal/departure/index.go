@@ -10,7 +10,8 @@ import (
 )
 
 // Realtime is the overlay an Index consults on every query. *realtime.Hub
-// implements it; it returns nil when a feed has no fresh predictions.
+// implements it; it returns nil when a feed has no fresh predictions. When
+// it also implements AlertSource, boards and trips show service alerts.
 type Realtime interface {
 	TripUpdates(feedID string) *realtime.Snapshot
 }
@@ -35,6 +36,7 @@ type Options struct {
 type Index struct {
 	prefix    string
 	rt        Realtime
+	alertSrc  AlertSource // rt when it has alerts, else nil
 	daysAhead int32
 	feeds     []*feedIndex
 	byID      map[string]*feedIndex
@@ -72,6 +74,7 @@ type feedIndex struct {
 	// stationIDs holds every stop's public id, built once so that board
 	// entries (end_station_id) do not allocate it per query.
 	stationIDs []string
+	alerts     alertCache // the alert index of the last alerts snapshot seen
 }
 
 // New builds an index. Feeds are namespaced by their ids, which must be unique.
@@ -79,6 +82,7 @@ func New(feeds []FeedInput, opt Options) (*Index, error) {
 	const op = "departure.New"
 	ix := &Index{prefix: opt.Prefix, rt: opt.Realtime, daysAhead: int32(opt.MaxDaysAhead), byID: map[string]*feedIndex{},
 		cache: newBoardCache(opt.BoardCacheBytes)}
+	ix.alertSrc, _ = opt.Realtime.(AlertSource)
 	if ix.prefix == "" {
 		ix.prefix = "farebox"
 	}

@@ -53,7 +53,60 @@ func appendDepartureJSON(b []byte, d *Departure) []byte {
 	b = strconv.AppendBool(b, t.Cancelled)
 	b = append(b, `,"realtime":`...)
 	b = strconv.AppendBool(b, t.Realtime)
+	if len(t.Alerts) > 0 {
+		b = append(b, `,"alerts":`...)
+		b = appendAlertsJSON(b, t.Alerts)
+	}
 	return append(b, "}}"...)
+}
+
+// appendAlertsJSON appends alerts as encoding/json would.
+func appendAlertsJSON(b []byte, as []Alert) []byte {
+	b = append(b, '[')
+	for i := range as {
+		a := &as[i]
+		if i > 0 {
+			b = append(b, ',')
+		}
+		b = append(b, `{"id":`...)
+		b = appendJSONString(b, a.ID)
+		b = append(b, `,"header":`...)
+		b = appendJSONString(b, a.Header)
+		b = append(b, `,"description":`...)
+		b = appendJSONString(b, a.Description)
+		b = append(b, `,"url":`...)
+		b = appendJSONString(b, a.URL)
+		b = append(b, `,"cause":`...)
+		b = appendJSONString(b, a.Cause)
+		b = append(b, `,"effect":`...)
+		b = appendJSONString(b, a.Effect)
+		b = append(b, `,"active_periods":`...)
+		if a.ActivePeriods == nil {
+			b = append(b, "null"...)
+		} else {
+			b = append(b, '[')
+			for j, p := range a.ActivePeriods {
+				if j > 0 {
+					b = append(b, ',')
+				}
+				b = append(b, `{"start":`...)
+				b = appendOptInt(b, p.Start)
+				b = append(b, `,"end":`...)
+				b = appendOptInt(b, p.End)
+				b = append(b, '}')
+			}
+			b = append(b, ']')
+		}
+		b = append(b, '}')
+	}
+	return append(b, ']')
+}
+
+func appendOptInt(b []byte, v *int64) []byte {
+	if v == nil {
+		return append(b, "null"...)
+	}
+	return strconv.AppendInt(b, *v, 10)
 }
 
 // plainByte marks the bytes JSON copies verbatim (printable ASCII except

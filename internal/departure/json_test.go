@@ -47,6 +47,20 @@ func TestAppendDeparturesJSON(t *testing.T) {
 	if got, want := AppendDeparturesJSON(nil, odd), stdJSON(t, odd); !bytes.Equal(got, want) {
 		t.Errorf("odd strings:\n got %s\nwant %s", got, want)
 	}
+	start := int64(7)
+	odd[0].Trip.Alerts = []Alert{{ID: "a\"", Header: "Ü<>", Cause: "strike"}, {ID: "b", ActivePeriods: []AlertPeriod{{Start: &start}, {End: &p}}}}
+	if got, want := AppendDeparturesJSON(nil, odd), stdJSON(t, odd); !bytes.Equal(got, want) {
+		t.Errorf("odd alerts:\n got %s\nwant %s", got, want)
+	}
+	// A real board with alerts (the test alerts feed over Caltrain).
+	ax := index(t, alertsHub(t, false), "ct", "caltrain-2023.zip")
+	deps, err := ax.DeparturesLang("farebox-station-ct_22nd_street", time.Unix(agencyStart+60, 0), 20, "es")
+	if err != nil || len(deps) != 20 || len(deps[0].Trip.Alerts) == 0 {
+		t.Fatalf("alerts board: %d entries, %v", len(deps), err)
+	}
+	if got, want := AppendDeparturesJSON(nil, deps), stdJSON(t, deps); !bytes.Equal(got, want) {
+		t.Errorf("board with alerts:\n got %s\nwant %s", got, want)
+	}
 	if got := AppendDeparturesJSON(nil, nil); string(got) != "[]" {
 		t.Errorf("empty board: %s", got)
 	}

@@ -12,8 +12,16 @@ import (
 // Trip returns one run of a trip (an id from a board entry) with every stop,
 // scheduled and predicted times and a MultiLineString of consecutive stop
 // pairs. Unknown ids, and runs whose service does not operate on the id's
-// date, are apperr.NotFound.
+// date, are apperr.NotFound. Alerts are those active now (TripLang).
 func (ix *Index) Trip(id string) (Trip, error) {
+	return ix.TripLang(id, time.Now(), "")
+}
+
+// TripLang is Trip with the service alerts active at at: the run's (its
+// trip, route, route type or agency, without a stop) in Trip.Alerts, and
+// each stop's station's (a stop or station without route, trip or agency)
+// on the stop, texts in the language picked from acceptLanguage.
+func (ix *Index) TripLang(id string, at time.Time, acceptLanguage string) (Trip, error) {
 	k, ok := ix.parseTripID(id)
 	if ok && !k.fi.active(k.trip, k.day) {
 		ok = false
@@ -44,12 +52,14 @@ func (ix *Index) Trip(id string) (Trip, error) {
 	if sn := f.Trips.ShortName[k.trip]; sn != "" && sn != name {
 		name = strings.TrimSpace(name + " " + sn)
 	}
-	t := Trip{ID: ix.tripID(k), Name: name, Stops: make([]TripStop, 0, end-first), GeoJSON: Geometry{Type: "MultiLineString", Coordinates: [][][2]float64{}}}
+	ac := ix.alertCtxFor(fi, querySecond(at), acceptLanguage)
+	t := Trip{ID: ix.tripID(k), Name: name, Stops: make([]TripStop, 0, end-first), GeoJSON: Geometry{Type: "MultiLineString", Coordinates: [][][2]float64{}},
+		Alerts: ac.forRun(k, -1)}
 	for i := first; i < end; i++ {
 		pos := int(i - first)
 		stop := f.StopTimes.Stop[i]
 		st := ix.station(fi, fi.stationOf(stop))
-		ts := TripStop{Station: &st, Status: "scheduled"}
+		ts := TripStop{Station: &st, Status: "scheduled", Alerts: ac.forStop(fi, stop)}
 		plat := fi.platform(i)
 		if i > first {
 			ts.Arrival = &EventTime{ScheduledAt: (base + shift + int64(f.StopTimes.Arrival[i])) * 1000, Platform: plat}
@@ -143,6 +153,11 @@ func (ix *Index) Attributions() Attribution {
 // lineName ("" = any): the search_by_characteristics lookup. No such run is
 // apperr.NotFound.
 func (ix *Index) FindTrip(fromStation string, dep time.Time, toStation string, arr time.Time, lineName string) (Trip, error) {
+	return ix.FindTripLang(fromStation, dep, toStation, arr, lineName, time.Now(), "")
+}
+
+// FindTripLang is FindTrip with the alerts of TripLang(id, at, acceptLanguage).
+func (ix *Index) FindTripLang(fromStation string, dep time.Time, toStation string, arr time.Time, lineName string, at time.Time, acceptLanguage string) (Trip, error) {
 	notFound := apperr.E("departure.FindTrip", apperr.NotFound, CodeTripNotFound, "no trip matches these characteristics")
 	fi, from, ok := ix.parseStationID(fromStation)
 	fi2, to, ok2 := ix.parseStationID(toStation)
@@ -168,7 +183,7 @@ func (ix *Index) FindTrip(fromStation string, dep time.Time, toStation string, a
 		}
 		for i := c.st + 1; i < f.Trips.First[c.trip+1]; i++ {
 			if targets[f.StopTimes.Stop[i]] && base+shift+int64(f.StopTimes.Arrival[i]) == arr.Unix() {
-				return ix.Trip(ix.tripID(tripKey{fi: fi, trip: c.trip, day: c.day, start: c.start}))
+				return ix.TripLang(ix.tripID(tripKey{fi: fi, trip: c.trip, day: c.day, start: c.start}), at, acceptLanguage)
 			}
 		}
 	}

@@ -35,8 +35,9 @@ type TripRef struct {
 	Type         TripType `json:"type"`
 	Provider     string   `json:"provider"`
 	EndStationID string   `json:"end_station_id"`
-	Cancelled    bool     `json:"cancelled"` // realtime: the trip is cancelled (scheduled time kept)
-	Realtime     bool     `json:"realtime"`  // a realtime update applies to this trip
+	Cancelled    bool     `json:"cancelled"`        // realtime: the trip is cancelled (scheduled time kept)
+	Realtime     bool     `json:"realtime"`         // a realtime update applies to this trip
+	Alerts       []Alert  `json:"alerts,omitempty"` // service alerts for this departure; absent when none
 }
 
 // Departure is one board entry.
@@ -58,6 +59,11 @@ type TripStop struct {
 	Status    string     `json:"status"` // scheduled, predicted, skipped, cancelled
 	Arrival   *EventTime `json:"arrival,omitempty"`
 	Departure *EventTime `json:"departure,omitempty"`
+	// Alerts about the stop's station (a stop or station selected without
+	// route, trip or agency), active at the request; absent when none. On
+	// the stop, not in station: station objects stay exactly what the
+	// Kotlin client accepts.
+	Alerts []Alert `json:"alerts,omitempty"`
 }
 
 // Geometry is a GeoJSON MultiLineString.
@@ -72,6 +78,7 @@ type Trip struct {
 	Name    string     `json:"name"`
 	Stops   []TripStop `json:"stops"`
 	GeoJSON Geometry   `json:"geojson"`
+	Alerts  []Alert    `json:"alerts,omitempty"` // service alerts for the run; absent when none
 }
 
 // Attribution is the response of /v1/attributions.json.

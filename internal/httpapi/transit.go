@@ -159,7 +159,7 @@ func (s *Server) getDepartures(w http.ResponseWriter, r *http.Request) error {
 		}
 		max = n
 	}
-	board, err := s.Transit.Departures(id, at, max)
+	board, err := s.Transit.Departures(id, at, max, r.Header.Get("Accept-Language"))
 	if err != nil {
 		return err
 	}
@@ -172,7 +172,7 @@ func (s *Server) getDepartures(w http.ResponseWriter, r *http.Request) error {
 // getTrip answers GET /v1/trips/{trip_id}.json: one run with its stops.
 func (s *Server) getTrip(w http.ResponseWriter, r *http.Request) error {
 	id := r.PathValue("trip_id")
-	trip, err := s.Transit.Trip(id)
+	trip, err := s.Transit.Trip(id, r.Header.Get("Accept-Language"))
 	if err != nil {
 		return err
 	}
@@ -202,7 +202,7 @@ func (s *Server) searchTripByCharacteristics(w http.ResponseWriter, r *http.Requ
 	if err != nil {
 		return err
 	}
-	trip, err := s.Transit.FindTrip(from, dep, to, arr, strings.TrimSpace(q.value("line_name")))
+	trip, err := s.Transit.FindTrip(from, dep, to, arr, strings.TrimSpace(q.value("line_name")), r.Header.Get("Accept-Language"))
 	if err != nil {
 		return err
 	}

@@ -11,19 +11,20 @@ import (
 // DefaultMaxAge is how long a snapshot's predictions are used after its header timestamp.
 const DefaultMaxAge = 5 * time.Minute
 
-// Hub holds the latest good snapshot per feed id. Safe for concurrent use;
-// readers never block writers for longer than a map lookup.
+// Hub holds the latest good snapshot per feed id (and of its alerts
+// source). Safe for concurrent use; readers take no lock.
 type Hub struct {
 	clock  clock.Clock
 	maxAge time.Duration
-	mu     sync.RWMutex
-	feeds  map[string]*feedState
+	mu     sync.Mutex                            // serialises adding a feed
+	feeds  atomic.Pointer[map[string]*feedState] // copied on write: a lookup takes no lock
 }
 
 type feedState struct {
-	snap atomic.Pointer[Snapshot]
-	mu   sync.Mutex
-	st   Status
+	snap   atomic.Pointer[Snapshot]
+	alerts atomic.Pointer[Snapshot] // from a separate alerts source; nil: none configured or none fetched yet
+	mu     sync.Mutex
+	st     Status
 }
 
 // Status describes a feed's realtime source for health endpoints and logs.
@@ -42,21 +43,27 @@ func NewHub(c clock.Clock, maxAge time.Duration) *Hub {
 	if maxAge <= 0 {
 		maxAge = DefaultMaxAge
 	}
-	return &Hub{clock: c, maxAge: maxAge, feeds: map[string]*feedState{}}
+	h := &Hub{clock: c, maxAge: maxAge}
+	h.feeds.Store(&map[string]*feedState{})
+	return h
 }
 
 func (h *Hub) state(feedID string, create bool) *feedState {
-	h.mu.RLock()
-	fs := h.feeds[feedID]
-	h.mu.RUnlock()
+	fs := (*h.feeds.Load())[feedID]
 	if fs != nil || !create {
 		return fs
 	}
 	h.mu.Lock()
 	defer h.mu.Unlock()
-	if fs = h.feeds[feedID]; fs == nil {
+	old := *h.feeds.Load()
+	if fs = old[feedID]; fs == nil {
+		m := make(map[string]*feedState, len(old)+1)
+		for k, v := range old {
+			m[k] = v
+		}
 		fs = &feedState{}
-		h.feeds[feedID] = fs
+		m[feedID] = fs
+		h.feeds.Store(&m)
 	}
 	return fs
 }
@@ -68,6 +75,36 @@ func (h *Hub) Set(feedID string, s *Snapshot) {
 	fs.mu.Lock()
 	fs.st.LastSuccess, fs.st.LastError, fs.st.Failures = h.clock.Now(), "", 0
 	fs.mu.Unlock()
+}
+
+// SetAlerts replaces the feed's alerts with those of s, fetched from a
+// separate alerts source: from now on the feed's alerts come from there,
+// not from its TripUpdates message.
+func (h *Hub) SetAlerts(feedID string, s *Snapshot) {
+	fs := h.state(feedID, true)
+	fs.alerts.Store(s)
+	fs.mu.Lock()
+	fs.st.LastSuccess, fs.st.LastError, fs.st.Failures = h.clock.Now(), "", 0
+	fs.mu.Unlock()
+}
+
+// Alerts returns the snapshot whose Alerts apply to the feed: the last
+// one from its alerts source when it has one, else its TripUpdates
+// snapshot (a message may carry both); nil when that is missing or older
+// than MaxAge, so alerts expire like predictions.
+func (h *Hub) Alerts(feedID string) *Snapshot {
+	fs := h.state(feedID, false)
+	if fs == nil {
+		return nil
+	}
+	s := fs.alerts.Load()
+	if s == nil {
+		s = fs.snap.Load()
+	}
+	if s == nil || h.stale(s) {
+		return nil
+	}
+	return s
 }
 
 // Fail records a failed fetch; the last good snapshot stays in use until it expires.

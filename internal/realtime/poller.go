@@ -22,8 +22,11 @@ type Poller struct {
 	Source   string // http:// or https:// URL, or a file path (file:// prefix optional)
 	Interval time.Duration
 	Hub      *Hub
-	Client   *http.Client // nil: a client with a 20 s timeout
-	Clock    clock.Clock  // nil: clock.System
+	// Alerts: the source is the feed's service alerts (Hub.SetAlerts);
+	// otherwise its TripUpdates (Hub.Set; alerts in the same message count too).
+	Alerts bool
+	Client *http.Client // nil: a client with a 20 s timeout
+	Clock  clock.Clock  // nil: clock.System
 	// After returns a channel that fires after d; nil means time.After.
 	// Tests inject their own to drive polls deterministically.
 	After func(d time.Duration) <-chan time.Time
@@ -62,7 +65,11 @@ func (p *Poller) PollOnce(ctx context.Context) error {
 	if err == nil {
 		var s *Snapshot
 		if s, err = Parse(data, c.Now()); err == nil {
-			p.Hub.Set(p.FeedID, s)
+			if p.Alerts {
+				p.Hub.SetAlerts(p.FeedID, s)
+			} else {
+				p.Hub.Set(p.FeedID, s)
+			}
 			return nil
 		}
 	}

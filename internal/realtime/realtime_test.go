@@ -12,8 +12,11 @@ import (
 	"testing"
 	"time"
 
+	"google.golang.org/protobuf/proto"
+
 	"github.com/farebox/farebox/internal/clock"
 	"github.com/farebox/farebox/internal/gtfs"
+	"github.com/farebox/farebox/internal/testtool"
 )
 
 var dataDir = shareddata.Path("gtfs") + "/"
@@ -254,5 +257,93 @@ func TestPollerHTTPAndFile(t *testing.T) {
 	bad := &Poller{FeedID: "missing", Source: "file:///nonexistent.pb", Hub: hub}
 	if err := bad.PollOnce(context.Background()); err == nil || hub.Status("missing").LastError == "" {
 		t.Fatal("missing file must be reported")
+	}
+}
+
+// TestParseAlerts: the test alerts feed decodes with its informed
+// entities, periods, causes, effects and translations; an alert without
+// entities is dropped; alerts in a TripUpdates message count too.
+func TestParseAlerts(t *testing.T) {
+	data, err := proto.Marshal(testtool.CaltrainAlerts())
+	if err != nil {
+		t.Fatal(err)
+	}
+	s, err := Parse(data, time.Now())
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(s.Alerts) != 9 || s.Updates != 0 {
+		t.Fatalf("%d alerts, %d trip updates", len(s.Alerts), s.Updates)
+	}
+	byID := map[string]*Alert{}
+	for _, a := range s.Alerts {
+		byID[a.ID] = a
+	}
+	if byID["no-entities"] != nil {
+		t.Error("an alert without informed entities was kept")
+	}
+	l4 := byID["route-L4"]
+	if l4 == nil || l4.Cause != "construction" || l4.Effect != "reduced_service" || len(l4.Active) != 1 || l4.Active[0] != (Period{1699400000, 1699500000}) ||
+		len(l4.Entities) != 1 || l4.Entities[0] != (Selector{RouteID: "L4", RouteType: -1, DirectionID: -1, StartDate: -1}) ||
+		len(l4.Header) != 2 || l4.Header[1] != (Translation{"es", "Encabezado route-L4"}) || len(l4.URL) != 1 || l4.URL[0].Language != "" {
+		t.Fatalf("route-L4: %+v", l4)
+	}
+	trip := byID["trip-412"].Entities[0]
+	if trip.TripID != "412" || trip.StartDate != gtfs.DayNumber(2023, 11, 7) {
+		t.Fatalf("trip selector %+v", trip)
+	}
+	if rt := byID["rail-at-sf"].Entities[0]; rt.RouteType != 2 || rt.StopID != "san_francisco" {
+		t.Fatalf("route type selector %+v", rt)
+	}
+	ag := byID["agency-from-17:00:30"]
+	if ag.ActiveAt(testtool.CaltrainAgencyAlertStart-1) || !ag.ActiveAt(testtool.CaltrainAgencyAlertStart) || !ag.ActiveAt(1<<40) || !ag.ActiveAt(1699000000) || ag.ActiveAt(1699100001) {
+		t.Fatal("active periods: start inclusive, open end, both periods")
+	}
+	if !byID["station-22nd"].ActiveAt(0) {
+		t.Fatal("an alert without periods is always active")
+	}
+	// Combined with TripUpdates in one message.
+	tu, err := os.ReadFile(dataDir + "caltrain-2023-trip-updates.pb")
+	if err != nil {
+		t.Fatal(err)
+	}
+	both, err := Parse(append(tu, data...), time.Now()) // concatenated messages merge their entities
+	if err != nil || len(both.Alerts) != 9 || both.Updates != 19 {
+		t.Fatalf("combined: %v alerts %d updates %d", err, len(both.Alerts), both.Updates)
+	}
+}
+
+// TestHubAlerts: an alerts source wins over the TripUpdates message's
+// alerts, and alerts expire like predictions; the poller with Alerts set
+// feeds SetAlerts.
+func TestHubAlerts(t *testing.T) {
+	clk := clock.NewFixed(time.Unix(testtool.CaltrainRTHeader+10, 0))
+	h := NewHub(clk, 5*time.Minute)
+	if h.Alerts("ct") != nil {
+		t.Fatal("alerts of an unknown feed")
+	}
+	combined := &Snapshot{Timestamp: time.Unix(testtool.CaltrainRTHeader, 0), Alerts: []*Alert{{ID: "in-tu"}}}
+	h.Set("ct", combined)
+	if h.Alerts("ct") != combined {
+		t.Fatal("the TripUpdates message's alerts are not used")
+	}
+	data, err := proto.Marshal(testtool.CaltrainAlerts())
+	if err != nil {
+		t.Fatal(err)
+	}
+	file := t.TempDir() + "/alerts.pb"
+	if err := os.WriteFile(file, data, 0o600); err != nil {
+		t.Fatal(err)
+	}
+	p := &Poller{FeedID: "ct", Source: file, Hub: h, Alerts: true, Clock: clk}
+	if err := p.PollOnce(context.Background()); err != nil {
+		t.Fatal(err)
+	}
+	if a := h.Alerts("ct"); a == nil || len(a.Alerts) != 9 || h.TripUpdates("ct") != combined {
+		t.Fatalf("after the alerts poll: %v, trip updates replaced: %v", a, h.TripUpdates("ct") != combined)
+	}
+	clk.Set(time.Unix(testtool.CaltrainRTHeader, 0).Add(6 * time.Minute))
+	if h.Alerts("ct") != nil {
+		t.Fatal("stale alerts used")
 	}
 }

@@ -71,7 +71,8 @@ type Snapshot struct {
 	Received  time.Time
 	Trips     map[string][]*TripUpdate // by trip_id
 	Entities  int
-	Updates   int // TripUpdates kept
+	Updates   int      // TripUpdates kept
+	Alerts    []*Alert // service alerts with at least one informed entity, in feed order
 }
 
 // For returns the updates for a trip id (several service dates are possible).
@@ -82,8 +83,9 @@ func (s *Snapshot) For(tripID string) []*TripUpdate {
 	return s.Trips[tripID]
 }
 
-// Parse decodes a GTFS-Realtime FeedMessage. Entities without a trip id are
-// skipped; a message that is not protobuf or is DIFFERENTIAL is an
+// Parse decodes a GTFS-Realtime FeedMessage: its TripUpdates and its
+// Alerts (a message may hold both). TripUpdates without a trip id and
+// alerts without informed entities are skipped; a message that is not protobuf or is DIFFERENTIAL is an
 // apperr.Invalid error.
 func Parse(data []byte, received time.Time) (*Snapshot, error) {
 	const op = "realtime.Parse"
@@ -99,6 +101,11 @@ func Parse(data []byte, received time.Time) (*Snapshot, error) {
 		s.Timestamp = time.Unix(int64(ts), 0).UTC()
 	}
 	for _, ent := range msg.GetEntity() {
+		if al := ent.GetAlert(); al != nil && !ent.GetIsDeleted() {
+			if a := parseAlert(ent.GetId(), al); a != nil {
+				s.Alerts = append(s.Alerts, a)
+			}
+		}
 		tu := ent.GetTripUpdate()
 		if tu == nil || ent.GetIsDeleted() {
 			continue

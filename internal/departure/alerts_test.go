@@ -1,0 +1,373 @@
+package departure
+
+import (
+	"fmt"
+	"os"
+	"slices"
+	"strconv"
+	"strings"
+	"sync"
+	"testing"
+	"time"
+
+	gtfsrt "github.com/MobilityData/gtfs-realtime-bindings/golang/gtfs"
+	"google.golang.org/protobuf/proto"
+
+	"github.com/farebox/farebox/internal/clock"
+	"github.com/farebox/farebox/internal/gtfs"
+	"github.com/farebox/farebox/internal/realtime"
+	"github.com/farebox/farebox/internal/testtool"
+)
+
+// The test alerts feed is testtool.CaltrainAlerts.
+const (
+	ctHeader    = testtool.CaltrainRTHeader
+	agencyStart = testtool.CaltrainAgencyAlertStart
+)
+
+func parseMsg(t testing.TB, m *gtfsrt.FeedMessage) *realtime.Snapshot {
+	t.Helper()
+	data, err := proto.Marshal(m)
+	if err != nil {
+		t.Fatal(err)
+	}
+	s, err := realtime.Parse(data, time.Unix(ctHeader, 0))
+	if err != nil {
+		t.Fatal(err)
+	}
+	return s
+}
+
+// alertsHub is the Caltrain TripUpdates plus the test alerts; combined:
+// the alerts inside the TripUpdates message, else from an alerts source.
+func alertsHub(t testing.TB, combined bool) *realtime.Hub {
+	t.Helper()
+	data, err := os.ReadFile(dataDir + "caltrain-2023-trip-updates.pb")
+	if err != nil {
+		t.Fatal(err)
+	}
+	var tu gtfsrt.FeedMessage
+	if err := proto.Unmarshal(data, &tu); err != nil {
+		t.Fatal(err)
+	}
+	hub := realtime.NewHub(clock.NewFixed(time.Unix(ctHeader+30, 0)), 5*time.Minute)
+	if combined {
+		tu.Entity = append(tu.Entity, testtool.CaltrainAlerts().Entity...)
+		hub.Set("ct", parseMsg(t, &tu))
+	} else {
+		hub.Set("ct", parseMsg(t, &tu))
+		hub.SetAlerts("ct", parseMsg(t, testtool.CaltrainAlerts()))
+	}
+	return hub
+}
+
+func alertIDs(as []Alert) []string {
+	out := []string{}
+	for _, a := range as {
+		out = append(out, a.ID)
+	}
+	return out
+}
+
+// expectedAlerts derives from the raw feed which test alerts select a
+// 22nd Street board entry: its route, its trip run, its platform, and
+// the agency alert from 17:00:30.
+func expectedAlerts(t *testing.T, f *gtfs.Feed, d Departure, at int64) []string {
+	t.Helper()
+	tripID, date := d.Trip.ID[len("farebox-trip-ct_"):len(d.Trip.ID)-9], d.Trip.ID[len(d.Trip.ID)-8:]
+	tr := slices.Index(f.Trips.ID, tripID)
+	if tr < 0 {
+		t.Fatalf("trip %s not in the feed", tripID)
+	}
+	var platform string
+	for i := f.Trips.First[tr]; i < f.Trips.First[tr+1]; i++ {
+		s := f.StopTimes.Stop[i]
+		if p := f.Stops.Parent[s]; p >= 0 && f.Stops.ID[p] == "22nd_street" {
+			platform = f.Stops.ID[s]
+		}
+	}
+	want := []string{}
+	if f.Routes[f.Trips.Route[tr]].ID == "L4" {
+		want = append(want, "route-L4")
+	}
+	want = append(want, "station-22nd")
+	if platform == "70021" {
+		want = append(want, "platform-70021")
+	}
+	if tripID == "412" && date == "20231107" {
+		want = append(want, "trip-412")
+	}
+	if at >= agencyStart {
+		want = append(want, "agency-from-17:00:30")
+	}
+	return want
+}
+
+// TestAlertsOnBoards: the alerts that apply (route, station, platform,
+// trip run, agency; active at the query's second) and no others (past,
+// other service day, other feed's ids, other station, no entities), in
+// the feed's order, texts by Accept-Language; computed and cached boards
+// byte-identical, also in the minute in which an alert starts.
+func TestAlertsOnBoards(t *testing.T) {
+	f := feed(t, "caltrain-2023.zip")
+	loc := la(t)
+	const id = "farebox-station-ct_22nd_street"
+	for _, combined := range []bool{false, true} {
+		ix := index(t, alertsHub(t, combined), "ct", "caltrain-2023.zip")
+		var st cacheStats
+		for _, at := range []time.Time{
+			time.Date(2023, 11, 7, 17, 0, 0, 0, loc),
+			time.Date(2023, 11, 7, 17, 0, 29, 999e6, loc), // second 17:00:30: the agency alert is active
+			time.Date(2023, 11, 7, 17, 0, 29, 0, loc),
+			time.Date(2023, 11, 7, 17, 0, 45, 0, loc),
+			time.Date(2023, 11, 7, 17, 2, 10, 0, loc),
+			time.Date(2023, 11, 7, 17, 2, 50, 0, loc),
+		} {
+			deps, err := ix.Departures(id, at, 10)
+			if err != nil {
+				t.Fatal(err)
+			}
+			if len(deps) != 10 {
+				t.Fatalf("%d departures", len(deps))
+			}
+			l4 := 0
+			for _, d := range deps {
+				want := expectedAlerts(t, f, d, querySecond(at))
+				if got := alertIDs(d.Trip.Alerts); !slices.Equal(got, want) {
+					t.Fatalf("combined %v, at %s, %s: alerts %v, want %v", combined, at.Format(time.TimeOnly+".000"), d.Trip.ID, got, want)
+				}
+				for _, a := range d.Trip.Alerts {
+					if a.ID == "route-L4" {
+						l4++
+						if a.Header != "Header route-L4" || a.Description != "Description of route-L4 \"quoted\" <b>&</b>" || a.URL != "https://www.caltrain.com/alerts/route-L4" ||
+							a.Cause != "construction" || a.Effect != "reduced_service" || len(a.ActivePeriods) != 1 ||
+							*a.ActivePeriods[0].Start != 1699400000000 || *a.ActivePeriods[0].End != 1699500000000 {
+							t.Fatalf("route-L4 view %+v", a)
+						}
+					}
+					if a.ID == "agency-from-17:00:30" && (len(a.ActivePeriods) != 2 || a.ActivePeriods[1].End != nil || *a.ActivePeriods[1].Start != agencyStart*1000) {
+						t.Fatalf("agency alert periods %+v", a.ActivePeriods)
+					}
+				}
+			}
+			if l4 == 0 {
+				t.Fatal("no L4 departure on the board: the route alert is not exercised")
+			}
+			for _, max := range []int{1, 6, 10, 40} {
+				checkCached(t, ix, id, at, max, &st, "alerts")
+			}
+			for _, lang := range []string{"es", "fr", "es-MX;q=0.9, en;q=0.8", "de, en;q=0.5", "*"} {
+				want, err := ix.DeparturesLang(id, at, 6, lang)
+				if err != nil {
+					t.Fatal(err)
+				}
+				header := "Header "
+				if lang == "es" || lang[0] == 'e' {
+					header = "Encabezado "
+				}
+				for _, d := range want {
+					for _, a := range d.Trip.Alerts {
+						if a.Header != header+a.ID {
+							t.Fatalf("Accept-Language %q: header %q", lang, a.Header)
+						}
+					}
+				}
+				for round := 0; round < 2; round++ {
+					b, err := ix.DeparturesJSONLang(id, at, 6, lang)
+					if err != nil {
+						t.Fatal(err)
+					}
+					if got := string(b.AppendJSON(nil)); got != string(AppendDeparturesJSON(nil, want)) {
+						t.Fatalf("Accept-Language %q: cached board\n%s\nwant\n%s", lang, got, AppendDeparturesJSON(nil, want))
+					}
+				}
+			}
+		}
+		if st.cached == 0 || st.direct == 0 {
+			t.Errorf("cached %d, computed %d: both paths must be exercised (the 17:00 minute has an alert start)", st.cached, st.direct)
+		}
+	}
+}
+
+// TestAlertsOnTrips: the run's alerts on the trip, the stations' on its stops.
+func TestAlertsOnTrips(t *testing.T) {
+	ix := index(t, alertsHub(t, false), "ct", "caltrain-2023.zip")
+	at := time.Unix(1699405200, 0)
+	tr, err := ix.TripLang("farebox-trip-ct_412_20231107", at, "es")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if got := alertIDs(tr.Alerts); !slices.Equal(got, []string{"route-L4", "trip-412"}) {
+		t.Fatalf("trip alerts %v", got)
+	}
+	if tr.Alerts[1].Header != "Encabezado trip-412" || tr.Alerts[1].Effect != "significant_delays" || tr.Alerts[1].ActivePeriods == nil {
+		t.Fatalf("trip alert %+v", tr.Alerts[1])
+	}
+	seen := 0
+	for _, s := range tr.Stops {
+		got := alertIDs(s.Alerts)
+		switch s.Station.ID {
+		case "farebox-station-ct_22nd_street":
+			seen++
+			if !slices.Equal(got, []string{"station-22nd"}) {
+				t.Fatalf("22nd Street: %v", got)
+			}
+		default:
+			if len(got) != 0 {
+				t.Fatalf("%s: %v", s.Station.ID, got)
+			}
+		}
+	}
+	if seen != 1 {
+		t.Fatal("trip 412 does not stop at 22nd Street")
+	}
+	// Wednesday's run: the route alert, its own trip alert (start_date
+	// 20231108), not Tuesday's, and the agency alert active by then.
+	tr2, err := ix.TripLang("farebox-trip-ct_412_20231108", time.Unix(1699405200+86400, 0), "")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if got := alertIDs(tr2.Alerts); !slices.Equal(got, []string{"route-L4", "trip-412-wednesday", "agency-from-17:00:30"}) {
+		t.Fatalf("Wednesday's 412: %v", got)
+	}
+	// Without alerts the key is absent from the JSON.
+	plain := index(t, caltrainHub(t), "ct", "caltrain-2023.zip")
+	deps, _ := plain.Departures("farebox-station-ct_22nd_street", at, 3)
+	if js := AppendDeparturesJSON(nil, deps); strings.Contains(string(js), "alerts") || len(deps[0].Trip.Alerts) != 0 {
+		t.Fatal("alerts without an alerts feed")
+	}
+}
+
+// BenchmarkBoardsWithAlerts: Caltrain 22nd Street with the real
+// TripUpdates and no alerts ("none"), with an alerts feed of one alert at
+// each of the other 30 stations ("elsewhere": the board's bytes are the
+// same, the cost is the alert lookup), and with the test alerts feed
+// ("applying": every entry carries one to three alerts, the JSON is about
+// 2.5 times as long). Boards computed (DeparturesLang) and answered from
+// the board cache (DeparturesJSONLang + AppendJSON, each query a new
+// millisecond of the same minute), 10 and 100 entries, the three cases
+// side by side in one run.
+func BenchmarkBoardsWithAlerts(b *testing.B) {
+	const id = "farebox-station-ct_22nd_street"
+	at := time.Unix(agencyStart+90, 0) // 17:02:00 PST: no alert starts in this minute
+	f := feed(b, "caltrain-2023.zip")
+	elsewhere := &gtfsrt.FeedMessage{Header: testtool.CaltrainAlerts().Header}
+	for i, sid := range f.Stops.ID {
+		if f.Stops.Type[i] == gtfs.StopStation && sid != "22nd_street" {
+			elsewhere.Entity = append(elsewhere.Entity, testtool.AlertEntity("elevator-"+sid, [][2]uint64{{1699400000, 1699500000}}, gtfsrt.Alert_MAINTENANCE, gtfsrt.Alert_OTHER_EFFECT, testtool.AlertSelector("", "", sid)))
+		}
+	}
+	if len(elsewhere.Entity) < 20 {
+		b.Fatalf("%d stations", len(elsewhere.Entity))
+	}
+	hubElsewhere := caltrainHub(b)
+	hubElsewhere.SetAlerts("ct", parseMsg(b, elsewhere))
+	cases := []struct {
+		name string
+		ix   *Index
+	}{
+		{"none", index(b, caltrainHub(b), "ct", "caltrain-2023.zip")},
+		{"elsewhere", index(b, hubElsewhere, "ct", "caltrain-2023.zip")},
+		{"applying", index(b, alertsHub(b, false), "ct", "caltrain-2023.zip")},
+	}
+	for _, n := range []int{10, 100} {
+		for _, c := range cases {
+			ix := c.ix
+			b.Run("computed/max"+strconv.Itoa(n)+"/"+c.name, func(b *testing.B) {
+				b.ReportAllocs()
+				for i := 0; i < b.N; i++ {
+					if deps, err := ix.DeparturesLang(id, at.Add(time.Duration(i%60000)*time.Millisecond), n, "en"); err != nil || len(deps) != n {
+						b.Fatal(err)
+					}
+				}
+			})
+		}
+		for _, c := range cases {
+			ix := c.ix
+			b.Run("cached/max"+strconv.Itoa(n)+"/"+c.name, func(b *testing.B) {
+				b.ReportAllocs()
+				buf := make([]byte, 0, 64<<10)
+				for i := 0; i < b.N; i++ {
+					bj, err := ix.DeparturesJSONLang(id, at.Add(time.Duration(i%60000)*time.Millisecond), n, "en")
+					if err != nil || bj.e == nil {
+						b.Fatal("not from the cache", err)
+					}
+					buf = bj.AppendJSON(buf[:0])
+				}
+				b.SetBytes(int64(len(buf)))
+			})
+		}
+	}
+}
+
+// staticAlerts serves one alerts snapshot (and no TripUpdates).
+type staticAlerts struct{ s *realtime.Snapshot }
+
+func (staticAlerts) TripUpdates(string) *realtime.Snapshot { return nil }
+func (a staticAlerts) Alerts(string) *realtime.Snapshot    { return a.s }
+
+// A feed whose only agency has no agency_id: an alert's agency_id means
+// that agency; a feed with agency ids needs the right one.
+func TestAlertAgencyOfOneAgencyFeed(t *testing.T) {
+	at := time.Date(2024, 6, 12, 9, 0, 0, 0, loadLoc(t, "Europe/Berlin"))
+	msg := &gtfsrt.FeedMessage{Header: &gtfsrt.FeedHeader{GtfsRealtimeVersion: proto.String("2.0"), Timestamp: proto.Uint64(uint64(at.Unix()))},
+		Entity: []*gtfsrt.FeedEntity{testtool.AlertEntity("strike", nil, gtfsrt.Alert_STRIKE, gtfsrt.Alert_NO_SERVICE, testtool.AlertSelector("ANY", "", ""))}}
+	snap := parseMsg(t, msg)
+	named := *busyFeed(t) // agency_id A
+	unnamed := named
+	unnamed.Agencies = []gtfs.Agency{{Name: "Busy Lines", URL: "https://example.org", Timezone: "Europe/Berlin"}}
+	for _, c := range []struct {
+		f    *gtfs.Feed
+		want int
+	}{{&named, 0}, {&unnamed, 1}} {
+		ix, err := New([]FeedInput{{ID: "busy", Feed: c.f}}, Options{Realtime: staticAlerts{snap}})
+		if err != nil {
+			t.Fatal(err)
+		}
+		deps, err := ix.Departures("farebox-station-busy_HUB", at, 5)
+		if err != nil || len(deps) != 5 {
+			t.Fatal(err)
+		}
+		for _, d := range deps {
+			if len(d.Trip.Alerts) != c.want {
+				t.Fatalf("agency %q: %d alerts, want %d", c.f.Agencies[0].ID, len(d.Trip.Alerts), c.want)
+			}
+		}
+	}
+}
+
+// Boards with alerts from several goroutines (languages, minutes, maxima):
+// the lazily built alert index and shared alert lists are safe, and every
+// answer equals the computed board (run with -race).
+func TestAlertsConcurrent(t *testing.T) {
+	ix := index(t, alertsHub(t, false), "ct", "caltrain-2023.zip")
+	const id = "farebox-station-ct_22nd_street"
+	langs := []string{"", "es", "en-US", "fr, es;q=0.4"}
+	var wg sync.WaitGroup
+	errs := make(chan string, 8)
+	for g := 0; g < 8; g++ {
+		wg.Add(1)
+		go func(g int) {
+			defer wg.Done()
+			for i := 0; i < 60; i++ {
+				at := time.Unix(testtool.CaltrainAgencyAlertStart-120+int64(i*7+g*3), 0)
+				lang, max := langs[(i+g)%len(langs)], 1+(i*g)%20
+				b, err := ix.DeparturesJSONLang(id, at, max, lang)
+				want, err2 := ix.DeparturesLang(id, at, max, lang)
+				if err != nil || err2 != nil {
+					errs <- fmt.Sprint(err, err2)
+					return
+				}
+				if got := b.AppendJSON(nil); string(got) != string(AppendDeparturesJSON(nil, want)) {
+					errs <- fmt.Sprintf("at %d lang %q max %d: cached and computed boards differ", at.Unix(), lang, max)
+					return
+				}
+			}
+		}(g)
+	}
+	wg.Wait()
+	close(errs)
+	for e := range errs {
+		t.Error(e)
+	}
+}
