@@ -26,7 +26,8 @@ type ActivationRequest struct {
 	TariffSettings       json.RawMessage
 	ReactivationKey      string
 	// Version is the API version of the path (v8 enforces the 72-hour
-	// window, v9 returns the same ticket for a repeated reactivation key).
+	// window; v9 returns the same ticket for any repeat of a reactivation key,
+	// earlier versions only for a repeat with the same medium).
 	Version int
 }
 
@@ -250,6 +251,22 @@ func (a *App) activateRestored(ctx context.Context, q store.Q, c ticketing.Coupo
 	return t.ID, q.MarkCouponActivated(ctx, c.ID)
 }
 
+// sameReactivationMedium reports whether a repeated reactivation names the
+// medium the ticket it produced carries: the request's medium, or, when the
+// request has none, the medium of the ticket that held the key (what the
+// first reactivation fell back to).
+func (a *App) sameReactivationMedium(ctx context.Context, q store.Q, req ActivationRequest, produced ticketing.Ticket) (bool, error) {
+	medium := req.IdentificationMedium
+	if isAbsent(medium) {
+		holder, ok, err := q.TicketByReactivationKey(ctx, req.ReactivationKey)
+		if err != nil || !ok {
+			return false, err
+		}
+		medium = holder.IdentificationMedium
+	}
+	return mediumHash(medium) == produced.MediumHash, nil
+}
+
 // reactivate issues the ticket of the subscription's next ordered cycle for
 // the reactivation key carried by the previous ticket.
 func (a *App) reactivate(ctx context.Context, q store.Q, c ticketing.Coupon, req ActivationRequest, now time.Time) (string, error) {
@@ -265,11 +282,20 @@ func (a *App) reactivate(ctx context.Context, q store.Q, c ticketing.Coupon, req
 		if prev.CouponID != c.ID {
 			return "", badKey
 		}
+		// v9 shares one subscription between apps: any repeat answers the
+		// same ticket. Before v9 a repeat is still the same request when it
+		// carries the same medium (an Android client whose 201 was lost
+		// retries verbatim), so it answers the same ticket too; another
+		// medium with a used key stays refused.
 		if req.Version >= 9 {
 			return prev.ID, nil
 		}
+		same, err := a.sameReactivationMedium(ctx, q, req, prev)
+		if err != nil || same {
+			return prev.ID, err
+		}
 		return "", apperr.E(op, apperr.Conflict, CodeReactivationKeyUsed,
-			"This reactivation_key was already used; use the coupon_reactivation_key of the newest ticket")
+			"This reactivation_key was already used with another identification_medium; use the coupon_reactivation_key of the newest ticket")
 	}
 	prev, ok, err := q.TicketByReactivationKey(ctx, req.ReactivationKey)
 	if err != nil {
