@@ -3,6 +3,7 @@ package main
 import (
 	"bytes"
 	"context"
+	"encoding/base64"
 	"encoding/json"
 	"errors"
 	"io"
@@ -14,6 +15,7 @@ import (
 	"time"
 
 	"github.com/farebox/farebox/internal/barcode"
+	"github.com/farebox/farebox/internal/barcode/barcodetest"
 	"github.com/farebox/farebox/internal/store"
 	"github.com/farebox/farebox/internal/store/storetest"
 	"github.com/farebox/farebox/internal/testtool"
@@ -108,6 +110,7 @@ func TestServeWalletsAndInspect(t *testing.T) {
 				Ticket     struct {
 					Properties struct {
 						Barcode struct{ Payload string } `json:"inspection_barcode"`
+						PNG     string                   `json:"inspection_barcode_png"`
 					} `json:"properties"`
 				} `json:"ticket"`
 			}
@@ -133,11 +136,18 @@ func TestServeWalletsAndInspect(t *testing.T) {
 				t.Fatal(err)
 			}
 			keysFile := write("keys.json", keysJSON)
+			// The image served in ticket.properties, as it is (4 px per module, quiet zone).
+			served, err := base64.StdEncoding.DecodeString(strings.TrimPrefix(ticket.Ticket.Properties.PNG, "data:image/png;base64,"))
+			if err != nil || !strings.HasPrefix(ticket.Ticket.Properties.PNG, "data:image/png;base64,") {
+				t.Fatalf("inspection_barcode_png %.40q: %v", ticket.Ticket.Properties.PNG, err)
+			}
+			servedFile := write("served.png", served)
 			for name, args := range map[string][]string{
 				"text, service keys": {write("payload.txt", []byte(text+"\n"))},
 				"png, service keys":  {write("code.png", png)},
 				"binary via stdin":   {"-"},
 				"png, keys.json":     {"--keys", keysFile, filepath.Join(dir, "code.png")},
+				"served png":         {"--keys", keysFile, servedFile},
 			} {
 				out, err := inspectRun(env, payload, args...)
 				if err != nil {
@@ -177,6 +187,16 @@ func TestServeWalletsAndInspect(t *testing.T) {
 			out, err = inspectRun(env, payload, "--at", end.Add(time.Second).Format(time.RFC3339), "-")
 			if !errors.Is(err, errNotAcceptable) || !strings.Contains(out, "EXPIRED") {
 				t.Errorf("--at valid_until + 1 s: %v\n%s", err, out)
+			}
+			// A valid Aztec code with ECI 899 (binary) is reported, not a crash.
+			eci, err := barcodetest.AztecPNG([]byte("farebox ECI 899"), 899, 4)
+			if err != nil {
+				t.Fatal(err)
+			}
+			out, err = inspectRun(env, nil, "--keys", keysFile, write("eci899.png", eci))
+			if !errors.Is(err, errNotAcceptable) || !strings.Contains(out, "NOT GENUINE: the input is no inspection barcode") ||
+				!strings.Contains(out, "ECI") {
+				t.Errorf("ECI 899 code: %v\n%s", err, out)
 			}
 			// Garbage input.
 			if out, err = inspectRun(env, []byte("hello"), "-"); !errors.Is(err, errNotAcceptable) {

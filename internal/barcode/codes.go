@@ -20,4 +20,5 @@ const (
 	CodeTestKeySignedLiveBarcode  = "test_key_signed_live_barcode"
 	CodeUnknownBarcodeKey         = "unknown_barcode_key"
 	CodeUnreadableImage           = "unreadable_image"
+	CodeUnsupportedBarcode        = "unsupported_barcode"
 )

@@ -223,8 +223,8 @@ func checkRendering(t *testing.T, res browserResults, out string, kr *barcode.Ke
 			t.Errorf("%s: +0200 offset shown as %v", name, f["validFrom"])
 		}
 		m, _ := barcode.Aztec(mustPayload(t, c, kr))
-		if f["barcodeNaturalWidth"] != float64(m.Size) {
-			t.Errorf("%s: barcode image width %v, want %d modules", name, f["barcodeNaturalWidth"], m.Size)
+		if want := (m.Size + 2*BarcodeQuietModules) * BarcodeModulePixels; f["barcodeNaturalWidth"] != float64(want) {
+			t.Errorf("%s: barcode image width %v, want %d (%d modules)", name, f["barcodeNaturalWidth"], want, m.Size)
 		}
 		if r.ClockAfter == f["clock"] || len(r.ClockAfter) != 8 {
 			t.Errorf("%s: live clock did not advance: %v → %q", name, f["clock"], r.ClockAfter)
