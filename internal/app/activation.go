@@ -6,9 +6,13 @@ import (
 	"crypto/sha256"
 	"encoding/hex"
 	"encoding/json"
+	"fmt"
+	"maps"
+	"slices"
 	"time"
 
 	"github.com/farebox/farebox/internal/apperr"
+	"github.com/farebox/farebox/internal/barcode"
 	"github.com/farebox/farebox/internal/catalog"
 	"github.com/farebox/farebox/internal/schema"
 	"github.com/farebox/farebox/internal/store"
@@ -107,6 +111,9 @@ func (a *App) validInput(pr *catalog.Product, medium, tariff, couponTariff json.
 	if err := schema.IdentificationMedium.Check(op, ims, medium); err != nil {
 		return nil, err
 	}
+	if err := checkNameLengths(op, medium); err != nil {
+		return nil, err
+	}
 	if isAbsent(tariff) {
 		tariff = couponTariff
 	}
@@ -125,6 +132,27 @@ func (a *App) validInput(pr *catalog.Product, medium, tariff, couponTariff json.
 		return nil, err
 	}
 	return tariff, nil
+}
+
+// checkNameLengths refuses a passenger name the inspection barcode cannot
+// carry whole (more than barcode.MaxTextBytes of UTF-8; the catalog's
+// 100-character limit is at most 400 bytes), naming the field, instead of
+// cutting it on passes and in the barcode later.
+func checkNameLengths(op string, medium json.RawMessage) error {
+	var m map[string]map[string]any
+	if json.Unmarshal(medium, &m) != nil {
+		return nil // the schema check has judged the shape
+	}
+	var problems []schema.Problem
+	for _, option := range slices.Sorted(maps.Keys(m)) {
+		for _, field := range []string{"first_name", "last_name"} {
+			if s, ok := m[option][field].(string); ok && len(s) > barcode.MaxTextBytes {
+				problems = append(problems, schema.Problem{Pointer: "/" + option + "/" + field,
+					Message: fmt.Sprintf("is %d bytes long; at most %d bytes (UTF-8) fit the ticket's inspection barcode", len(s), barcode.MaxTextBytes)})
+			}
+		}
+	}
+	return schema.IdentificationMedium.Error(op, problems)
 }
 
 func isAbsent(raw json.RawMessage) bool {
