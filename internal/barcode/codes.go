@@ -14,6 +14,7 @@ const (
 	CodeInvalidEnvironment        = "invalid_environment"
 	CodeInvalidInspectionKey      = "invalid_inspection_key"
 	CodeInvalidKeySet             = "invalid_key_set"
+	CodeInvalidRevocationFeed     = "invalid_revocation_feed"
 	CodeMalformedBarcode          = "malformed_barcode"
 	CodeNoBarcodeFound            = "no_barcode_found"
 	CodeNoInspectionSigningKey    = "no_inspection_signing_key"

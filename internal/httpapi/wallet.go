@@ -1,7 +1,9 @@
 package httpapi
 
 import (
+	"github.com/farebox/farebox/internal/apperr"
 	"net/http"
+	"strconv"
 
 	"github.com/farebox/farebox/internal/app"
 )
@@ -110,5 +112,25 @@ func (s *Server) inspectionKeys(w http.ResponseWriter, r *http.Request) error {
 	}
 	w.Header().Set("Cache-Control", "public, max-age=300")
 	writeJSON(w, http.StatusOK, keys)
+	return nil
+}
+
+// revocations answers GET /v1/inspection/revocations.json?since=N with the
+// signed revocation feed after N (docs/wallet.md).
+func (s *Server) revocations(w http.ResponseWriter, r *http.Request) error {
+	var since int64
+	if v := r.URL.Query().Get("since"); v != "" {
+		n, err := strconv.ParseInt(v, 10, 64)
+		if err != nil || n < 0 {
+			return apperr.Param("query", "since", "since must be a feed sequence number (0 or more)")
+		}
+		since = n
+	}
+	feed, err := s.Wallets.Revocations(r.Context(), since)
+	if err != nil {
+		return err
+	}
+	w.Header().Set("Cache-Control", "public, max-age=60")
+	writeJSON(w, http.StatusOK, feed)
 	return nil
 }

@@ -47,7 +47,7 @@ async function renderingScenario(browser, name, ticket) {
     return {
       product: t("product-name"), sub: t("product-sub"), passenger: t("passenger"), birth: t("birth-date"),
       validFrom: t("valid-from"), validUntil: t("valid-until"), area: t("area"), reference: t("reference"),
-      status: t("status"), state: document.getElementById("ticket").getAttribute("data-state"),
+      status: t("status"), revocation: t("revocation"), state: document.getElementById("ticket").getAttribute("data-state"),
       ribbonVisible: getComputedStyle(document.getElementById("test-ribbon")).display !== "none",
       testNoteVisible: getComputedStyle(document.getElementById("test-note")).display !== "none",
       barcodeNaturalWidth: img.naturalWidth, barcodeShown: getComputedStyle(img).display !== "none",
