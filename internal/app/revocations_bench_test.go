@@ -2,6 +2,7 @@ package app_test
 
 import (
 	"bytes"
+	"compress/gzip"
 	"context"
 	"encoding/json"
 	"fmt"
@@ -34,7 +35,7 @@ func BenchmarkRevocationFeed(b *testing.B) {
 			err := s.Write(ctx, func(q store.Q) error {
 				for i := range entries {
 					at := start.Add(-30 * 24 * time.Hour).Add(time.Duration(i) * 30 * 24 * time.Hour / entries)
-					if _, err := q.AppendRevocation(ctx, ticketing.Revocation{TicketID: fmt.Sprintf("farebox-ticket-%08x-9d4a-4e6b-8f00-1a2b3c4d5e6f", i),
+					if _, err := q.AppendRevocation(ctx, ticketing.Revocation{TicketID: fmt.Sprintf("farebox-ticket-%08x-%04x-4e6b-8f00-%012x", i*2654435761%(1<<32), i*40503%(1<<16), uint64(i)*0x9E3779B97F4A7C15%(1<<48)),
 						Kind: ticketing.RevocationRevoked, Reason: "Fahrgeld erstattet", RevokedAt: at, ValidUntil: start.Add(20 * 24 * time.Hour)}); err != nil {
 						return err
 					}
@@ -63,8 +64,28 @@ func BenchmarkRevocationFeed(b *testing.B) {
 						size = len(body)
 					}
 					b.ReportMetric(float64(size), "bytes/sync")
+					b.ReportMetric(float64(gzipSize(f0(b, w, sync.since))), "gzip_bytes/sync")
 				})
 			}
 		})
 	}
+}
+
+// f0 is the served feed after since, encoded.
+func f0(b *testing.B, w *app.Wallets, since int64) []byte {
+	f, err := w.Revocations(context.Background(), since)
+	if err != nil {
+		b.Fatal(err)
+	}
+	body, _ := f.MarshalJSON()
+	return body
+}
+
+// gzipSize is the size of body gzip-compressed as the endpoint sends it.
+func gzipSize(body []byte) int {
+	var buf bytes.Buffer
+	zw := gzip.NewWriter(&buf)
+	_, _ = zw.Write(body)
+	_ = zw.Close()
+	return buf.Len()
 }

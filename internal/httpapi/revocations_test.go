@@ -1,7 +1,10 @@
 package httpapi_test
 
 import (
+	"bytes"
+	"compress/gzip"
 	"encoding/json"
+	"io"
 	"strings"
 	"testing"
 	"time"
@@ -89,6 +92,24 @@ func TestRevocationFeed(t *testing.T) {
 			es[1].Seq != 2 || es[1].TicketID != restoredID || es[1].Kind != "restored" {
 			t.Fatalf("feed: %s", body)
 		}
+		// With Accept-Encoding: gzip the same signed bytes arrive compressed.
+		for _, ae := range []string{"gzip", "br, gzip;q=0.5", "deflate, GZIP"} {
+			zr := e.Must(200, apitest.Req{Method: "GET", Path: "/v1/inspection/revocations.json", Header: map[string]string{"Accept-Encoding": ae}, NoValidate: true})
+			if zr.Header.Get("Content-Encoding") != "gzip" {
+				t.Fatalf("%s: Content-Encoding %q", ae, zr.Header.Get("Content-Encoding"))
+			}
+			gz, err := gzip.NewReader(bytes.NewReader(zr.Body))
+			if err != nil {
+				t.Fatal(err)
+			}
+			plain, err := io.ReadAll(gz)
+			if err != nil || !bytes.Equal(bytes.TrimSpace(plain), bytes.TrimSpace(body)) {
+				t.Errorf("%s: gzip body differs from the plain one: %v", ae, err)
+			}
+		}
+		if zr := e.Must(200, apitest.Req{Method: "GET", Path: "/v1/inspection/revocations.json", Header: map[string]string{"Accept-Encoding": "gzip;q=0, identity"}}); zr.Header.Get("Content-Encoding") != "" {
+			t.Errorf("gzip;q=0 answered with %q", zr.Header.Get("Content-Encoding"))
+		}
 		if strings.Contains(string(body), coupon) {
 			t.Error("the public feed names a coupon id (a credential)")
 		}
@@ -144,6 +165,43 @@ func TestRevocationFeed(t *testing.T) {
 		}
 		if g, _ := feed(""); g.Feed.LastSeq != 3 {
 			t.Errorf("an ended ticket entered the feed: %+v", g.Feed)
+		}
+	})
+}
+
+// TestRevocationFeedConcurrent (both engines): revocations racing each
+// other get gap-free, distinct sequence numbers, so a device syncing with
+// since= never skips one.
+func TestRevocationFeedConcurrent(t *testing.T) {
+	apitest.ForEachEngine(t, apitest.Options{Configure: withWallets(t, true)}, func(t *testing.T, e *apitest.Env) {
+		const n = 16
+		ids := make([]string, n)
+		for i := range ids {
+			_, ids[i], _ = activatedTicket(t, e, e.LiveKey)
+		}
+		errs := make(chan error, n)
+		for _, id := range ids {
+			go func() { _, err := e.App.RevokeTicket(t.Context(), id, "Kulanz"); errs <- err }()
+		}
+		for range ids {
+			if err := <-errs; err != nil {
+				t.Fatal(err)
+			}
+		}
+		keys, _ := barcode.ParseKeySet(e.Must(200, apitest.Req{Method: "GET", Path: "/v1/inspection/keys.json"}).Body)
+		f, err := barcode.VerifyFeed(e.Must(200, apitest.Req{Method: "GET", Path: "/v1/inspection/revocations.json"}).Body, keys)
+		if err != nil || f.Feed.LastSeq != n || len(f.Feed.Revocations) != n || len(f.ByTicket) != n {
+			t.Fatalf("%v: %+v", err, f)
+		}
+		for i, r := range f.Feed.Revocations {
+			if r.Seq != int64(i+1) {
+				t.Errorf("entry %d has seq %d", i, r.Seq)
+			}
+		}
+		for _, id := range ids {
+			if _, ok := f.ByTicket[id]; !ok {
+				t.Errorf("%s missing from the feed", id)
+			}
 		}
 	})
 }

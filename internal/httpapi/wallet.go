@@ -1,9 +1,11 @@
 package httpapi
 
 import (
+	"compress/gzip"
 	"github.com/farebox/farebox/internal/apperr"
 	"net/http"
 	"strconv"
+	"strings"
 
 	"github.com/farebox/farebox/internal/app"
 )
@@ -131,6 +133,35 @@ func (s *Server) revocations(w http.ResponseWriter, r *http.Request) error {
 		return err
 	}
 	w.Header().Set("Cache-Control", "public, max-age=60")
-	writeJSON(w, http.StatusOK, feed)
-	return nil
+	w.Header().Add("Vary", "Accept-Encoding")
+	if !acceptsGzip(r) {
+		writeJSON(w, http.StatusOK, feed)
+		return nil
+	}
+	// A sync from empty is about 200 bytes per entry as JSON; gzip keeps
+	// it small on the wire (the signature covers the uncompressed feed).
+	body, err := feed.MarshalJSON()
+	if err != nil {
+		return err
+	}
+	w.Header().Set("Content-Type", "application/json; charset=utf-8")
+	w.Header().Set("Content-Encoding", "gzip")
+	w.WriteHeader(http.StatusOK)
+	zw := gzip.NewWriter(w)
+	_, _ = zw.Write(body)
+	_, _ = zw.Write([]byte("\n"))
+	return zw.Close()
+}
+
+// acceptsGzip reports whether the client lists gzip in Accept-Encoding
+// (and does not refuse it with q=0).
+func acceptsGzip(r *http.Request) bool {
+	for _, part := range strings.Split(r.Header.Get("Accept-Encoding"), ",") {
+		name, params, _ := strings.Cut(strings.TrimSpace(part), ";")
+		if strings.EqualFold(strings.TrimSpace(name), "gzip") {
+			q := strings.ReplaceAll(strings.TrimSpace(params), " ", "")
+			return q != "q=0" && q != "q=0.0" && q != "q=0.00" && q != "q=0.000"
+		}
+	}
+	return false
 }
