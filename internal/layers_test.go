@@ -82,6 +82,7 @@ var layers = map[string]string{
 	"internal/store/storetest":        "testsupport",
 	"internal/invoicedoc/invoicetest": "testsupport",
 	"internal/engines/browsertest":    "testsupport",
+	"internal/barcode/barcodetest":    "testsupport",
 	"internal/testtool":               "testsupport",
 }
 

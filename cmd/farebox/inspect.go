@@ -6,6 +6,7 @@ import (
 	"flag"
 	"fmt"
 	"io"
+	"net/http"
 	"os"
 	"strings"
 	"time"
@@ -27,6 +28,10 @@ the service's inspection keys and prints whether it is genuine, whose it is
 and whether it is valid now. Exits 0 only for a genuine ticket valid now
 (and live, unless --allow-test).
 
+With --revocations FILE|URL (a saved /v1/inspection/revocations.json, or
+its URL), verified with the same keys, a revoked ticket is rejected and the
+reason printed.
+
 Keys: --keys keys.json (the body of GET /v1/inspection/keys.json), else
 --inspection-keys, else the keys the service generated (data dir in
 embedded mode, the database on PostgreSQL).
@@ -44,6 +49,7 @@ func inspectCmd(ctx context.Context, args []string, getenv func(string) string, 
 	keysCfg := fs.String("inspection-keys", getenv("FAREBOX_INSPECTION_KEYS"), "key directory or comma-separated key files (env FAREBOX_INSPECTION_KEYS)")
 	allowTest := fs.Bool("allow-test", false, "accept test-environment tickets (inspection in the test environment)")
 	at := fs.String("at", "", "judge validity at this RFC 3339 time instead of now")
+	revocationsSrc := fs.String("revocations", "", "revocation feed (a saved /v1/inspection/revocations.json or its URL): reject revoked tickets")
 	fs.Usage = func() { fmt.Fprint(stderr, inspectUsage); fs.PrintDefaults() }
 	pos, err := parseFlags(fs, args)
 	if err != nil {
@@ -77,10 +83,24 @@ func inspectCmd(ctx context.Context, args []string, getenv func(string) string, 
 		fmt.Fprintln(stdout, "NOT GENUINE: the input is no inspection barcode:", err)
 		return errNotAcceptable
 	}
+	var revoked *barcode.Revocations
+	if *revocationsSrc != "" {
+		data, err := readSource(ctx, *revocationsSrc)
+		if err != nil {
+			return fmt.Errorf("--revocations: %w", err)
+		}
+		if revoked, err = barcode.VerifyFeed(data, kr); err != nil {
+			return fmt.Errorf("--revocations %s: %w", *revocationsSrc, err)
+		}
+	}
 	rep := barcode.Inspect(payload, kr, now)
+	revoked.Check(&rep)
 	fmt.Fprint(stdout, rep.String())
 	if !rep.Acceptable(*allowTest) {
-		if rep.Genuine && rep.Test && !*allowTest {
+		switch {
+		case rep.Revoked != nil:
+			fmt.Fprintln(stdout, "REJECTED: the ticket was revoked: "+rep.Revoked.Reason)
+		case rep.Genuine && rep.Test && !*allowTest:
 			fmt.Fprintln(stdout, "REJECTED: a test ticket (use --allow-test in the test environment)")
 		}
 		return errNotAcceptable
@@ -112,4 +132,26 @@ func inspectKeyring(ctx context.Context, db dbFlags, keysFile, keysCfg string) (
 		return nil, fmt.Errorf("inspection keys: %w (pass --keys keys.json from /v1/inspection/keys.json)", err)
 	}
 	return kr, nil
+}
+
+// readSource reads a file, or fetches an http(s) URL (at most 64 MiB, one minute).
+func readSource(ctx context.Context, src string) ([]byte, error) {
+	if !strings.HasPrefix(src, "http://") && !strings.HasPrefix(src, "https://") {
+		return os.ReadFile(src)
+	}
+	ctx, cancel := context.WithTimeout(ctx, time.Minute)
+	defer cancel()
+	req, err := http.NewRequestWithContext(ctx, http.MethodGet, src, nil)
+	if err != nil {
+		return nil, err
+	}
+	res, err := http.DefaultClient.Do(req)
+	if err != nil {
+		return nil, err
+	}
+	defer res.Body.Close()
+	if res.StatusCode != http.StatusOK {
+		return nil, fmt.Errorf("GET %s: %s", src, res.Status)
+	}
+	return io.ReadAll(io.LimitReader(res.Body, 64<<20))
 }

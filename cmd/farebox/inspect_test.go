@@ -3,6 +3,7 @@ package main
 import (
 	"bytes"
 	"context"
+	"encoding/base64"
 	"encoding/json"
 	"errors"
 	"io"
@@ -14,6 +15,7 @@ import (
 	"time"
 
 	"github.com/farebox/farebox/internal/barcode"
+	"github.com/farebox/farebox/internal/barcode/barcodetest"
 	"github.com/farebox/farebox/internal/store"
 	"github.com/farebox/farebox/internal/store/storetest"
 	"github.com/farebox/farebox/internal/testtool"
@@ -98,6 +100,7 @@ func TestServeWalletsAndInspect(t *testing.T) {
 				Ticket     struct {
 					Properties struct {
 						Barcode struct{ Payload string } `json:"inspection_barcode"`
+						PNG     string                   `json:"inspection_barcode_png"`
 					} `json:"properties"`
 				} `json:"ticket"`
 			}
@@ -122,11 +125,18 @@ func TestServeWalletsAndInspect(t *testing.T) {
 				t.Fatal(err)
 			}
 			keysFile := write("keys.json", keysJSON)
+			// The image served in ticket.properties, as it is (4 px per module, quiet zone).
+			served, err := base64.StdEncoding.DecodeString(strings.TrimPrefix(ticket.Ticket.Properties.PNG, "data:image/png;base64,"))
+			if err != nil || !strings.HasPrefix(ticket.Ticket.Properties.PNG, "data:image/png;base64,") {
+				t.Fatalf("inspection_barcode_png %.40q: %v", ticket.Ticket.Properties.PNG, err)
+			}
+			servedFile := write("served.png", served)
 			for name, args := range map[string][]string{
 				"text, service keys": {write("payload.txt", []byte(text+"\n"))},
 				"png, service keys":  {write("code.png", png)},
 				"binary via stdin":   {"-"},
 				"png, keys.json":     {"--keys", keysFile, filepath.Join(dir, "code.png")},
+				"served png":         {"--keys", keysFile, servedFile},
 			} {
 				out, err := inspectRun(env, payload, args...)
 				if err != nil {
@@ -167,9 +177,59 @@ func TestServeWalletsAndInspect(t *testing.T) {
 			if !errors.Is(err, errNotAcceptable) || !strings.Contains(out, "EXPIRED") {
 				t.Errorf("--at valid_until + 1 s: %v\n%s", err, out)
 			}
+			// A valid Aztec code with ECI 899 (binary) is reported, not a crash.
+			eci, err := barcodetest.AztecPNG([]byte("farebox ECI 899"), 899, 4)
+			if err != nil {
+				t.Fatal(err)
+			}
+			out, err = inspectRun(env, nil, "--keys", keysFile, write("eci899.png", eci))
+			if !errors.Is(err, errNotAcceptable) || !strings.Contains(out, "NOT GENUINE: the input is no inspection barcode") ||
+				!strings.Contains(out, "ECI") {
+				t.Errorf("ECI 899 code: %v\n%s", err, out)
+			}
 			// Garbage input.
 			if out, err = inspectRun(env, []byte("hello"), "-"); !errors.Is(err, errNotAcceptable) {
 				t.Errorf("garbage: %v\n%s", err, out)
+			}
+
+			// The operator revokes the ticket; an inspection with the revocation
+			// feed (a saved file or its URL) rejects it and says why.
+			var errb bytes.Buffer
+			if err := run(context.Background(), []string{"tickets", "revoke", act.TicketID}, envFrom(env), nil, io.Discard, &errb); err == nil {
+				t.Error("tickets revoke without --reason succeeded")
+			}
+			if got := cli(t, env, "tickets", "revoke", act.TicketID, "--reason", "Fahrgeld erstattet"); !strings.Contains(got, "revoked "+act.TicketID) {
+				t.Errorf("tickets revoke: %q", got)
+			}
+			ctx2, cancel2 := context.WithCancel(context.Background())
+			defer cancel2()
+			ready2, done2 := make(chan string, 1), make(chan error, 1)
+			go func() { done2 <- serve(ctx2, nil, envFrom(env), io.Discard, logs, ready2) }()
+			select {
+			case addr = <-ready2:
+			case err := <-done2:
+				t.Fatalf("second serve ended: %v\n%s", err, logs.String())
+			case <-time.After(60 * time.Second):
+				t.Fatal("second server did not start")
+			}
+			feedURL := "http://" + addr + "/v1/inspection/revocations.json"
+			feedFile := write("revocations.json", call("GET", "/v1/inspection/revocations.json", "", ""))
+			for _, src := range []string{feedFile, feedURL} {
+				out, err := inspectRun(env, nil, "--keys", keysFile, "--revocations", src, servedFile)
+				if !errors.Is(err, errNotAcceptable) || !strings.Contains(out, "REVOKED: Fahrgeld erstattet (revoked at ") ||
+					!strings.Contains(out, "REJECTED: the ticket was revoked: Fahrgeld erstattet") || strings.Contains(out, "ACCEPTED") {
+					t.Errorf("--revocations %s: %v\n%s", src, err, out)
+				}
+			}
+			cancel2()
+			if err := <-done2; err != nil {
+				t.Fatalf("second serve: %v", err)
+			}
+			// A feed that does not verify is an error, not a silent pass.
+			forged := write("forged.json", bytes.Replace(mustRead(t, feedFile), []byte("Fahrgeld"), []byte("Fahrgelt"), 1))
+			if out, err := inspectRun(env, nil, "--keys", keysFile, "--revocations", forged, servedFile); err == nil || errors.Is(err, errNotAcceptable) ||
+				!strings.Contains(err.Error(), "signature does not verify") {
+				t.Errorf("forged feed: %v\n%s", err, out)
 			}
 		})
 	}
@@ -226,4 +286,13 @@ func TestServeWalletSettings(t *testing.T) {
 	if err := serve(context.Background(), nil, envFrom(env), io.Discard, io.Discard, nil); err == nil || !strings.Contains(err.Error(), "advertise-development-wallets") {
 		t.Errorf("bad boolean: %v", err)
 	}
+}
+
+func mustRead(t *testing.T, name string) []byte {
+	t.Helper()
+	b, err := os.ReadFile(name)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return b
 }

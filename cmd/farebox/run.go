@@ -27,6 +27,7 @@ Commands:
   catalog    import and export the catalog of areas and products
   usage      report the usage ledger of every account
   inspect    verify an inspection barcode (image or payload) and say whose and whether valid
+  tickets    revoke a ticket (it becomes invalid and enters the revocation feed)
   gtfs       import, list and remove GTFS timetable feeds
   version    print the version
 
@@ -58,6 +59,8 @@ func run(ctx context.Context, args []string, getenv func(string) string, stdin i
 		return inspectCmd(ctx, rest, getenv, stdin, stdout, stderr)
 	case "gtfs":
 		return gtfsCmd(ctx, rest, getenv, stdout, stderr)
+	case "tickets":
+		return ticketsCmd(ctx, rest, getenv, stdout, stderr)
 	case "version":
 		fmt.Fprintln(stdout, "farebox", version)
 		return nil

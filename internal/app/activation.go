@@ -6,9 +6,13 @@ import (
 	"crypto/sha256"
 	"encoding/hex"
 	"encoding/json"
+	"fmt"
+	"maps"
+	"slices"
 	"time"
 
 	"github.com/farebox/farebox/internal/apperr"
+	"github.com/farebox/farebox/internal/barcode"
 	"github.com/farebox/farebox/internal/catalog"
 	"github.com/farebox/farebox/internal/schema"
 	"github.com/farebox/farebox/internal/store"
@@ -26,7 +30,8 @@ type ActivationRequest struct {
 	TariffSettings       json.RawMessage
 	ReactivationKey      string
 	// Version is the API version of the path (v8 enforces the 72-hour
-	// window, v9 returns the same ticket for a repeated reactivation key).
+	// window; v9 returns the same ticket for any repeat of a reactivation key,
+	// earlier versions only for a repeat with the same medium).
 	Version int
 }
 
@@ -106,6 +111,9 @@ func (a *App) validInput(pr *catalog.Product, medium, tariff, couponTariff json.
 	if err := schema.IdentificationMedium.Check(op, ims, medium); err != nil {
 		return nil, err
 	}
+	if err := checkNameLengths(op, medium); err != nil {
+		return nil, err
+	}
 	if isAbsent(tariff) {
 		tariff = couponTariff
 	}
@@ -124,6 +132,27 @@ func (a *App) validInput(pr *catalog.Product, medium, tariff, couponTariff json.
 		return nil, err
 	}
 	return tariff, nil
+}
+
+// checkNameLengths refuses a passenger name the inspection barcode cannot
+// carry whole (more than barcode.MaxTextBytes of UTF-8; the catalog's
+// 100-character limit is at most 400 bytes), naming the field, instead of
+// cutting it on passes and in the barcode later.
+func checkNameLengths(op string, medium json.RawMessage) error {
+	var m map[string]map[string]any
+	if json.Unmarshal(medium, &m) != nil {
+		return nil // the schema check has judged the shape
+	}
+	var problems []schema.Problem
+	for _, option := range slices.Sorted(maps.Keys(m)) {
+		for _, field := range []string{"first_name", "last_name"} {
+			if s, ok := m[option][field].(string); ok && len(s) > barcode.MaxTextBytes {
+				problems = append(problems, schema.Problem{Pointer: "/" + option + "/" + field,
+					Message: fmt.Sprintf("is %d bytes long; at most %d bytes (UTF-8) fit the ticket's inspection barcode", len(s), barcode.MaxTextBytes)})
+			}
+		}
+	}
+	return schema.IdentificationMedium.Error(op, problems)
 }
 
 func isAbsent(raw json.RawMessage) bool {
@@ -250,6 +279,22 @@ func (a *App) activateRestored(ctx context.Context, q store.Q, c ticketing.Coupo
 	return t.ID, q.MarkCouponActivated(ctx, c.ID)
 }
 
+// sameReactivationMedium reports whether a repeated reactivation names the
+// medium the ticket it produced carries: the request's medium, or, when the
+// request has none, the medium of the ticket that held the key (what the
+// first reactivation fell back to).
+func (a *App) sameReactivationMedium(ctx context.Context, q store.Q, req ActivationRequest, produced ticketing.Ticket) (bool, error) {
+	medium := req.IdentificationMedium
+	if isAbsent(medium) {
+		holder, ok, err := q.TicketByReactivationKey(ctx, req.ReactivationKey)
+		if err != nil || !ok {
+			return false, err
+		}
+		medium = holder.IdentificationMedium
+	}
+	return mediumHash(medium) == produced.MediumHash, nil
+}
+
 // reactivate issues the ticket of the subscription's next ordered cycle for
 // the reactivation key carried by the previous ticket.
 func (a *App) reactivate(ctx context.Context, q store.Q, c ticketing.Coupon, req ActivationRequest, now time.Time) (string, error) {
@@ -265,11 +310,20 @@ func (a *App) reactivate(ctx context.Context, q store.Q, c ticketing.Coupon, req
 		if prev.CouponID != c.ID {
 			return "", badKey
 		}
+		// v9 shares one subscription between apps: any repeat answers the
+		// same ticket. Before v9 a repeat is still the same request when it
+		// carries the same medium (an Android client whose 201 was lost
+		// retries verbatim), so it answers the same ticket too; another
+		// medium with a used key stays refused.
 		if req.Version >= 9 {
 			return prev.ID, nil
 		}
+		same, err := a.sameReactivationMedium(ctx, q, req, prev)
+		if err != nil || same {
+			return prev.ID, err
+		}
 		return "", apperr.E(op, apperr.Conflict, CodeReactivationKeyUsed,
-			"This reactivation_key was already used; use the coupon_reactivation_key of the newest ticket")
+			"This reactivation_key was already used with another identification_medium; use the coupon_reactivation_key of the newest ticket")
 	}
 	prev, ok, err := q.TicketByReactivationKey(ctx, req.ReactivationKey)
 	if err != nil {

@@ -59,6 +59,8 @@ const (
 	CodeIdempotencyKeyOutcomeUnknown = "idempotency_key_outcome_unknown"
 	CodeIdempotencyKeyReused         = "idempotency_key_reused"
 	CodeInspectionKeysNotConfigured  = "inspection_keys_not_configured"
+	CodeInvalidRevocationReason      = "invalid_revocation_reason"
+	CodeTicketAlreadyInvalid         = "ticket_already_invalid"
 	CodePassUnavailable              = "pass_unavailable"
 	CodeTransitUnavailable           = "transit_unavailable"
 	CodeWalletNotConfigured          = "wallet_not_configured"

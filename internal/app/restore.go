@@ -111,5 +111,14 @@ func (a *App) restoreCoupon(ctx context.Context, q store.Q, old ticketing.Coupon
 	if err := q.SetCouponRestored(ctx, old.ID, nc.ID); err != nil {
 		return nc, err
 	}
-	return nc, q.InvalidateTickets(ctx, old.ID, now)
+	tickets, err := q.TicketsOfCoupon(ctx, old.ID)
+	if err != nil {
+		return nc, err
+	}
+	for _, t := range tickets {
+		if err := revoke(ctx, q, t, ticketing.RevocationRestored, "replaced by the ticket of a restored coupon", now); err != nil {
+			return nc, err
+		}
+	}
+	return nc, nil
 }

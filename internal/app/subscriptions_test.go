@@ -89,7 +89,14 @@ func TestMonthlyActivationReorderReactivation(t *testing.T) {
 		if err != nil || again.TicketID != jt.ID {
 			t.Errorf("v9 repeat: %+v %v", again, err)
 		}
-		_, err = b.app.ActivateCoupon(b.ctx, c.ID, app.ActivationRequest{ReactivationKey: *june.ReactivationKey, Version: 8})
+		// Before v9 a repeat with the same medium (here: none, so the old ticket's) is the same
+		// request and answers the same ticket; another medium with the used key is refused.
+		again, err = b.app.ActivateCoupon(b.ctx, c.ID, app.ActivationRequest{ReactivationKey: *june.ReactivationKey, Version: 8})
+		if err != nil || again.TicketID != jt.ID {
+			t.Errorf("v8 repeat: %+v %v", again, err)
+		}
+		_, err = b.app.ActivateCoupon(b.ctx, c.ID, app.ActivationRequest{ReactivationKey: *june.ReactivationKey, Version: 8,
+			IdentificationMedium: json.RawMessage(`{"photo_id_lite":{"first_name":"Erika","last_name":"Musterfrau","birth_date":"1985-03-07"}}`)})
 		wantErr(t, err, apperr.Conflict, "reactivation_key_used")
 		_, err = b.app.ActivateCoupon(b.ctx, c.ID, app.ActivationRequest{ReactivationKey: "farebox-reactivation-key-nope", Version: 9})
 		wantFields(t, wantErr(t, err, apperr.Unprocessable, "invalid_reactivation_key"), "/reactivation_key")

@@ -2,6 +2,7 @@ package app
 
 import (
 	"encoding/json"
+	"strings"
 
 	"github.com/farebox/farebox/internal/clock"
 	"github.com/farebox/farebox/internal/subscription"
@@ -129,19 +130,22 @@ func subscriptionView(d SubscriptionDetails) subscriptionJSON {
 
 // ticketJSON is the Ticket of client-contract.md 3.7.
 type ticketJSON struct {
-	ID                    string          `json:"id"`
-	CouponID              string          `json:"coupon_id"`
-	CouponReactivationKey *string         `json:"coupon_reactivation_key"`
-	Product               productJSON     `json:"product"`
-	Ticket                ticketDetails   `json:"ticket"`
-	Area                  areaJSON        `json:"area"`
-	ValidFrom             timestamp       `json:"valid_from"`
-	ValidUntil            timestamp       `json:"valid_until"`
-	TicketCreatedAt       timestamp       `json:"ticket_created_at"`
-	SoldAt                timestamp       `json:"sold_at"`
-	Environment           string          `json:"environment"`
-	Valid                 bool            `json:"valid"`
-	TariffSettings        json.RawMessage `json:"tariff_settings"`
+	ID                    string        `json:"id"`
+	CouponID              string        `json:"coupon_id"`
+	CouponReactivationKey *string       `json:"coupon_reactivation_key"`
+	Product               productJSON   `json:"product"`
+	Ticket                ticketDetails `json:"ticket"`
+	Area                  areaJSON      `json:"area"`
+	ValidFrom             timestamp     `json:"valid_from"`
+	ValidUntil            timestamp     `json:"valid_until"`
+	TicketCreatedAt       timestamp     `json:"ticket_created_at"`
+	SoldAt                timestamp     `json:"sold_at"`
+	Environment           string        `json:"environment"`
+	Valid                 bool          `json:"valid"`
+	// RevocationReason says why an invalid ticket stopped being valid
+	// ("revoked: …", "restored: …"); null while valid.
+	RevocationReason *string         `json:"revocation_reason"`
+	TariffSettings   json.RawMessage `json:"tariff_settings"`
 }
 
 type ticketDetails struct {
@@ -178,6 +182,14 @@ func ticketView(d TicketDetails, engineVersion string, options []string, extra m
 	if len(t.TariffSettings) > 0 {
 		props["tariff_settings"] = json.RawMessage(t.TariffSettings)
 	}
+	var revocation *string
+	if !d.Valid {
+		// The rendering engine reads only properties (the SDKs drop other keys).
+		reason := revokedReason(t)
+		kind, text, _ := strings.Cut(reason, ": ")
+		props["revocation"] = map[string]any{"kind": kind, "reason": text, "revoked_at": clock.Timestamp(*t.InvalidatedAt)}
+		revocation = &reason
+	}
 	for k, v := range extra {
 		props[k] = v
 	}
@@ -194,5 +206,5 @@ func ticketView(d TicketDetails, engineVersion string, options []string, extra m
 			RequiresEngine: engineVersion, AvailableRenderingOptions: options}, Properties: props},
 		Area: areaView(&d.Area.Area, true), ValidFrom: timestamp(t.ValidFrom), ValidUntil: timestamp(t.ValidUntil),
 		TicketCreatedAt: timestamp(t.CreatedAt), SoldAt: timestamp(d.Coupon.CreatedAt), Environment: string(t.Environment),
-		Valid: d.Valid, TariffSettings: ts}
+		Valid: d.Valid, RevocationReason: revocation, TariffSettings: ts}
 }

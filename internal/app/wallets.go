@@ -65,7 +65,8 @@ func walletView(d TicketDetails) wallet.TicketView {
 	if _, err := time.Parse("2006-01-02", p.BirthDate); err != nil {
 		p.BirthDate = "" // the payload carries a real date or none
 	}
-	p.FirstName, p.LastName = fit(p.FirstName), fit(p.LastName)
+	// Passenger names are carried whole: activation refuses names longer
+	// than a payload carries (checkNameLengths).
 	v := wallet.TicketView{TicketID: t.ID, ProductID: t.ProductID, ProductName: fit(d.Product.LocalTicketName),
 		ValidityDescription: d.Product.LocalValidityDescription, ZoneName: d.Area.LocalZoneName,
 		ValidFrom: t.ValidFrom, ValidUntil: t.ValidUntil, Passenger: p, Environment: string(t.Environment),
@@ -76,9 +77,10 @@ func walletView(d TicketDetails) wallet.TicketView {
 	return v
 }
 
-// fit cuts s to the 255 bytes a payload string may hold, on a rune boundary.
+// fit cuts a product name (operator data from the catalog) to the bytes a
+// payload text may hold, on a rune boundary.
 func fit(s string) string {
-	const max = 255
+	const max = barcode.MaxTextBytes
 	if len(s) <= max {
 		return s
 	}

@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"encoding/base64"
 	"errors"
+	"fmt"
 	"image"
 	"image/color"
 	_ "image/gif"  // DecodeImage reads GIF photos of codes
@@ -145,8 +146,10 @@ func DecodeImage(data []byte) ([]byte, error) {
 	if err != nil {
 		return nil, apperr.E(op, apperr.Invalid, CodeUnreadableImage, err.Error())
 	}
-	hints := map[gozxing.DecodeHintType]interface{}{gozxing.DecodeHintType_TRY_HARDER: true}
-	res, err := zxaztec.NewAztecReader().Decode(bmp, hints)
+	res, err := readAztec(bmp)
+	if apperr.As(err) != nil {
+		return nil, err
+	}
 	if err != nil {
 		return nil, apperr.E(op, apperr.Invalid, CodeNoBarcodeFound, "no readable Aztec code in the image: "+err.Error())
 	}
@@ -156,6 +159,24 @@ func DecodeImage(data []byte) ([]byte, error) {
 		return nil, apperr.E(op, apperr.Invalid, CodeMalformedBarcode, err.Error())
 	}
 	return b, nil
+}
+
+// readAztec runs gozxing's Aztec reader on bmp. gozxing v0.1.1 dereferences
+// a nil character set when a valid code carries an ECI designator its table
+// lacks (899 "binary", or an unassigned one such as 50): the panic is
+// recovered here and reported as an unsupported code. A pre-check would
+// need its own Aztec bit decoder; the reader keeps no state between calls,
+// so recovering is safe.
+func readAztec(bmp *gozxing.BinaryBitmap) (res *gozxing.Result, err error) {
+	defer func() {
+		if r := recover(); r != nil {
+			res, err = nil, apperr.E("barcode.DecodeImage", apperr.Invalid, CodeUnsupportedBarcode, fmt.Sprintf(
+				"the Aztec code uses a character set designator (ECI) the reader does not support, such as 899 (binary); "+
+					"encode the payload without ECI (reader failure: %v)", r))
+		}
+	}()
+	hints := map[gozxing.DecodeHintType]interface{}{gozxing.DecodeHintType_TRY_HARDER: true}
+	return zxaztec.NewAztecReader().Decode(bmp, hints)
 }
 
 // ParseInput turns what an inspector hands to `farebox inspect` into payload

@@ -160,7 +160,8 @@ func TestSignRejectsBadClaims(t *testing.T) {
 		"zero from":    func(c *Claims) { c.ValidFrom = time.Time{} },
 		"after 2106":   func(c *Claims) { c.ValidUntil = time.Date(2107, 1, 1, 0, 0, 0, 0, time.UTC) },
 		"birth date":   func(c *Claims) { c.BirthDate = "1990-02-30" },
-		"long name":    func(c *Claims) { c.FirstName = strings.Repeat("a", 256) },
+		"long name":    func(c *Claims) { c.FirstName = strings.Repeat("a", MaxTextBytes+1) },
+		"long product": func(c *Claims) { c.ProductName = strings.Repeat("ü", MaxTextBytes/2) + "x" },
 		"bad utf8":     func(c *Claims) { c.LastName = "\xff" },
 		"no ticket id": func(c *Claims) { c.TicketID = "" },
 	} {

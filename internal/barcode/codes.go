@@ -14,10 +14,12 @@ const (
 	CodeInvalidEnvironment        = "invalid_environment"
 	CodeInvalidInspectionKey      = "invalid_inspection_key"
 	CodeInvalidKeySet             = "invalid_key_set"
+	CodeInvalidRevocationFeed     = "invalid_revocation_feed"
 	CodeMalformedBarcode          = "malformed_barcode"
 	CodeNoBarcodeFound            = "no_barcode_found"
 	CodeNoInspectionSigningKey    = "no_inspection_signing_key"
 	CodeTestKeySignedLiveBarcode  = "test_key_signed_live_barcode"
 	CodeUnknownBarcodeKey         = "unknown_barcode_key"
 	CodeUnreadableImage           = "unreadable_image"
+	CodeUnsupportedBarcode        = "unsupported_barcode"
 )

@@ -81,10 +81,17 @@ func BenchmarkVerify(b *testing.B) {
 
 func BenchmarkPNG(b *testing.B) {
 	p, _ := Sign(sampleClaims(), testKeyring(b, 1, 1))
-	for b.Loop() {
-		if _, err := PNG(p, 1, 0); err != nil {
-			b.Fatal(err)
-		}
+	for _, g := range []struct {
+		name         string
+		scale, quiet int
+	}{{"1px", 1, 0}, {"4px_quiet4", 4, 4}} {
+		b.Run(g.name, func(b *testing.B) {
+			for b.Loop() {
+				if _, err := PNG(p, g.scale, g.quiet); err != nil {
+					b.Fatal(err)
+				}
+			}
+		})
 	}
 }
 

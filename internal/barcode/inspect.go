@@ -26,6 +26,9 @@ type Report struct {
 	State   string // StateValid, StateNotYet, StateExpired or StateNotGenuine
 	Test    bool   // a test-environment ticket: never accept in live inspection
 	At      time.Time
+	// Revoked is the ticket's revocation feed entry (Revocations.Check):
+	// genuine, but no longer valid (restored away or revoked).
+	Revoked *FeedEntry
 }
 
 // Inspect verifies payload with kr and judges its validity at now.
@@ -95,13 +98,17 @@ func Describe(c Claims, now time.Time) string {
 // test ticket unless allowTest (inspection in the test environment). Use it
 // for the exit status of `farebox inspect`.
 func (r Report) Acceptable(allowTest bool) bool {
-	return r.Genuine && r.State == StateValid && (allowTest || !r.Test)
+	return r.Genuine && r.State == StateValid && (allowTest || !r.Test) && r.Revoked == nil
 }
 
 // String renders the report: Describe for genuine payloads, a refusal otherwise.
 func (r Report) String() string {
 	if !r.Genuine {
 		return "NOT GENUINE: " + r.Reason + "\n"
+	}
+	if r.Revoked != nil {
+		return fmt.Sprintf("REVOKED: %s (%s at %s, revocation feed entry %d)\n", r.Revoked.Reason, r.Revoked.Kind, r.Revoked.RevokedAt, r.Revoked.Seq) +
+			Describe(r.Claims, r.At)
 	}
 	return Describe(r.Claims, r.At)
 }

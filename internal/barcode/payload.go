@@ -14,8 +14,19 @@ import (
 	"github.com/farebox/farebox/internal/apperr"
 )
 
-// Version is the payload format version this package writes.
-const Version = 1
+// Version is the payload format version this package writes for every
+// ticket whose texts fit 255 bytes each; VersionLongText is written only
+// when a text is longer (a passenger name of up to 100 characters may take
+// 400 bytes of UTF-8), so ordinary payloads keep version 1's bytes.
+const (
+	Version         = 1
+	VersionLongText = 2
+)
+
+// MaxTextBytes is the longest product name or passenger name a payload
+// carries (version 2): the catalog's 100-character name fields at 4 bytes
+// per character. Activation refuses longer names (app), so nothing is cut.
+const MaxTextBytes = 400
 
 // Payload layout, version 1 (all integers big-endian):
 //
@@ -34,6 +45,11 @@ const Version = 1
 //	...    1+n   passenger last name
 //	end-64 64    Ed25519 signature over signContext + all preceding bytes
 //
+// Version 2 is the same except that version byte and the three texts
+// (product name, first and last name), whose lengths are uint16 (2+n); it is
+// written only when one of them is longer than 255 bytes, and a version 2
+// payload whose texts all fit 255 bytes is rejected as non-canonical.
+//
 // A compact id is either tag 0 followed by a length-prefixed string, or tag 1
 // for ids shaped "<prefix>-<kind>-<uuid>": length-prefixed prefix,
 // length-prefixed kind and the 16 UUID bytes.
@@ -43,8 +59,9 @@ const (
 	sigLen         = ed25519.SignatureSize
 	flagTest       = 0x01
 	maxText        = 255
-	// MaxPayloadLen bounds any valid payload (five 255-byte strings plus ids).
-	MaxPayloadLen = headerLen + 2*(1+1+maxText+1+maxText+16) + 3*(1+maxText) + sigLen
+	// MaxPayloadLen bounds any valid payload (four 255-byte id parts and
+	// three texts of MaxTextBytes).
+	MaxPayloadLen = headerLen + 2*(1+1+maxText+1+maxText+16) + 3*(2+MaxTextBytes) + sigLen
 )
 
 // signContext separates these signatures from any other use of the key.
@@ -106,8 +123,18 @@ func encodeBody(c Claims, kid uint16) ([]byte, error) {
 	if err != nil {
 		return nil, invalid(op, "birth_date: "+err.Error())
 	}
+	texts := []struct{ name, v string }{{"product name", c.ProductName}, {"first name", c.FirstName}, {"last name", c.LastName}}
+	version, width := byte(Version), 1
+	for _, f := range texts {
+		if len(f.v) > MaxTextBytes {
+			return nil, invalid(op, fmt.Sprintf("%s: longer than %d bytes", f.name, MaxTextBytes))
+		}
+		if len(f.v) > maxText {
+			version, width = VersionLongText, 2
+		}
+	}
 	b := make([]byte, 0, 160)
-	b = append(b, magic0, magic1, Version)
+	b = append(b, magic0, magic1, version)
 	b = binary.BigEndian.AppendUint16(b, kid)
 	b = append(b, flags)
 	b = binary.BigEndian.AppendUint32(b, from)
@@ -122,12 +149,16 @@ func encodeBody(c Claims, kid uint16) ([]byte, error) {
 			return nil, invalid(op, f.name+": "+err.Error())
 		}
 	}
-	for _, f := range []struct{ name, v string }{
-		{"product name", c.ProductName}, {"first name", c.FirstName}, {"last name", c.LastName},
-	} {
-		if b, err = appendString(b, f.v); err != nil {
-			return nil, invalid(op, f.name+": "+err.Error())
+	for _, f := range texts {
+		if !utf8.ValidString(f.v) {
+			return nil, invalid(op, f.name+": not UTF-8")
 		}
+		if width == 2 {
+			b = binary.BigEndian.AppendUint16(b, uint16(len(f.v)))
+		} else {
+			b = append(b, byte(len(f.v)))
+		}
+		b = append(b, f.v...)
 	}
 	return b, nil
 }
@@ -232,7 +263,7 @@ func parse(p []byte) (Claims, int, error) {
 	if len(p) < headerLen+sigLen || len(p) > MaxPayloadLen || p[0] != magic0 || p[1] != magic1 {
 		return c, 0, errMalformed
 	}
-	if p[2] != Version {
+	if p[2] != Version && p[2] != VersionLongText {
 		return c, 0, fmt.Errorf("unsupported inspection payload version %d", p[2])
 	}
 	c.Version = int(p[2])
@@ -263,10 +294,15 @@ func parse(p []byte) (Claims, int, error) {
 	r := reader{b: p[:len(p)-sigLen], off: headerLen}
 	c.TicketID = r.id()
 	c.ProductID = r.id()
-	c.ProductName = r.str()
-	c.FirstName = r.str()
-	c.LastName = r.str()
-	if r.bad || r.off != len(r.b) || c.TicketID == "" {
+	width := 1
+	if c.Version == VersionLongText {
+		width = 2
+	}
+	c.ProductName = r.text(width)
+	c.FirstName = r.text(width)
+	c.LastName = r.text(width)
+	long := max(len(c.ProductName), len(c.FirstName), len(c.LastName))
+	if r.bad || r.off != len(r.b) || c.TicketID == "" || long > MaxTextBytes || (width == 2) != (long > maxText) {
 		return Claims{}, 0, errMalformed
 	}
 	return c, r.off, nil
@@ -288,12 +324,19 @@ func (r *reader) take(n int) []byte {
 	return s
 }
 
-func (r *reader) str() string {
-	l := r.take(1)
+func (r *reader) str() string { return r.text(1) }
+
+// text reads a string with a length of width bytes (1 or 2).
+func (r *reader) text(width int) string {
+	l := r.take(width)
 	if l == nil {
 		return ""
 	}
-	s := r.take(int(l[0]))
+	n := int(l[0])
+	if width == 2 {
+		n = int(binary.BigEndian.Uint16(l))
+	}
+	s := r.take(n)
 	if !utf8.Valid(s) {
 		r.bad = true
 	}

@@ -126,6 +126,7 @@ func TestEnginesInChromium(t *testing.T) {
 		t.Errorf("JavaScript errors: %v", res.Errors)
 	}
 	checkRendering(t, res, out, kr, claims)
+	checkRevoked(t, res)
 	checkIdentification(t, res)
 }
 
@@ -190,7 +191,39 @@ func browserTickets(t *testing.T) (*barcode.Keyring, map[string]any, map[string]
 	delete(props, PropBarcodePNG)
 	bare["environment"] = "live"
 	tickets["android_no_barcode"] = bare
+	// Tickets that stopped being valid before their end, as the service sends
+	// them (ticket.properties.revocation), in both SDK shapes.
+	for name, src := range map[string]string{"ios_revoked": "ios_live", "android_restored": "android_test"} {
+		var rt map[string]any
+		b, _ := json.Marshal(tickets[src])
+		_ = json.Unmarshal(b, &rt)
+		kind, reason := "revoked", "Fahrgeld erstattet <refunded>"
+		if name == "android_restored" {
+			kind, reason = "restored", "replaced by the ticket of a restored coupon"
+			rt["environment"] = "live"
+		}
+		props := rt["ticket"].(map[string]any)["properties"].(map[string]any)
+		props["valid"] = false
+		props["revocation"] = map[string]any{"kind": kind, "reason": reason, "revoked_at": clock.Timestamp(now)}
+		tickets[name] = rt
+	}
 	return kr, tickets, claims
+}
+
+// checkRevoked: a revoked or restored-away ticket is shown as invalid with
+// its reason, and no barcode is drawn.
+func checkRevoked(t *testing.T, res browserResults) {
+	for name, want := range map[string][2]string{
+		"ios_revoked":      {"UNGÜLTIG · REVOKED", "Grund · reason: Fahrgeld erstattet <refunded>"},
+		"android_restored": {"ERSETZT · REPLACED", "Grund · reason: replaced by the ticket of a restored coupon"},
+	} {
+		r, ok := res.Rendering[name]
+		f := r.First
+		if !ok || !r.Returned || f["state"] != "revoked" || f["status"] != want[0] || f["revocation"] != want[1] ||
+			f["barcodeShown"] != false || f["barcodeMissingShown"] != true || f["passenger"] != "Max Mustermann" || f["error"] != "" {
+			t.Errorf("%s: %+v", name, r)
+		}
+	}
 }
 
 func checkRendering(t *testing.T, res browserResults, out string, kr *barcode.Keyring, claims map[string]barcode.Claims) {
@@ -223,8 +256,8 @@ func checkRendering(t *testing.T, res browserResults, out string, kr *barcode.Ke
 			t.Errorf("%s: +0200 offset shown as %v", name, f["validFrom"])
 		}
 		m, _ := barcode.Aztec(mustPayload(t, c, kr))
-		if f["barcodeNaturalWidth"] != float64(m.Size) {
-			t.Errorf("%s: barcode image width %v, want %d modules", name, f["barcodeNaturalWidth"], m.Size)
+		if want := (m.Size + 2*BarcodeQuietModules) * BarcodeModulePixels; f["barcodeNaturalWidth"] != float64(want) {
+			t.Errorf("%s: barcode image width %v, want %d (%d modules)", name, f["barcodeNaturalWidth"], want, m.Size)
 		}
 		if r.ClockAfter == f["clock"] || len(r.ClockAfter) != 8 {
 			t.Errorf("%s: live clock did not advance: %v → %q", name, f["clock"], r.ClockAfter)

@@ -18,8 +18,8 @@ const (
 
 // Current versions. Bump on every content change (see versions.txt).
 const (
-	RenderingEngineVersion    = "1.0.0"
-	IdentificationViewVersion = "1.0.0"
+	RenderingEngineVersion    = "1.1.0"
+	IdentificationViewVersion = "1.0.1"
 )
 
 // ContentType of an engine response.

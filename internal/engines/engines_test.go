@@ -184,8 +184,14 @@ func TestBarcodeProperties(t *testing.T) {
 	}
 	cfg, err := png.DecodeConfig(bytes.NewReader(img))
 	m, _ := barcode.Aztec(p)
-	if err != nil || cfg.Width != m.Size || cfg.Height != m.Size {
-		t.Errorf("PNG %dx%d, want %d modules: %v", cfg.Width, cfg.Height, m.Size, err)
+	side := (m.Size + 2*BarcodeQuietModules) * BarcodeModulePixels
+	if err != nil || cfg.Width != side || cfg.Height != side || BarcodeModulePixels < 4 || BarcodeQuietModules < 4 {
+		t.Errorf("PNG %dx%d, want %d (%d modules at %d px, quiet zone %d): %v", cfg.Width, cfg.Height, side, m.Size,
+			BarcodeModulePixels, BarcodeQuietModules, err)
+	}
+	// The image as served is readable by itself (farebox inspect's reader).
+	if got, err := barcode.ParseInput(img); err != nil || !bytes.Equal(got, p) {
+		t.Errorf("the served PNG does not scan back: %v", err)
 	}
 }
 

@@ -6,6 +6,7 @@ import (
 	"testing"
 
 	"github.com/google/go-cmp/cmp"
+	"github.com/google/go-cmp/cmp/cmpopts"
 )
 
 const (
@@ -50,10 +51,18 @@ func checkIdentification(t *testing.T, res browserResults) {
 		serverAccepts(t, tariff, `{"german_postal_code":"1234"}`) || serverAccepts(t, tariff, `{"german_postal_code":"12345x"}`) {
 		t.Error("the server accepts what the form rejected")
 	}
-	bp := decodeGot(t, ios, "badPostal")
-	wantJSON(t, "badPostal medium", bp.Medium, maxMedium, medium, "identification_medium")
-	if bp.Tariff != nil || decodeGot(t, ios, "badPostal2").Tariff != nil {
-		t.Error("invalid postal code accepted")
+	// Errors clear as their field is corrected, without another submit.
+	wantMarks(t, "iosFull after first name", ios, "marksAfterFirstName", formMarks{
+		Errors:    []string{"im_photo_id_lite_last_name_error", "im_photo_id_lite_birth_date_error", "ts_german_postal_code_error"},
+		Invalid:   []string{"im_photo_id_lite_last_name", "im_photo_id_lite_birth_date", "ts_german_postal_code"},
+		FormError: true})
+	wantMarks(t, "iosFull after birth date", ios, "marksAfterDate", formMarks{
+		Errors: []string{"ts_german_postal_code_error"}, Invalid: []string{"ts_german_postal_code"}, FormError: true})
+	// The form is one unit: an invalid tariff field makes the (valid) medium null too, in either call order.
+	for _, k := range []string{"badPostal", "badPostalReversed", "badPostal2"} {
+		if g := decodeGot(t, ios, k); g.Medium != nil || g.Tariff != nil || len(g.Errors) != 1 {
+			t.Errorf("%s: an invalid form must give null for both: %+v", k, g)
+		}
 	}
 	wantJSON(t, "not-germany", decodeGot(t, ios, "notGermany").Tariff, postalJSON("not-germany"), tariff, "tariff_settings")
 	v := decodeGot(t, ios, "valid")
@@ -104,13 +113,38 @@ func checkIdentification(t *testing.T, res browserResults) {
 	// 3. iOS re-encoded schema, no tariff schema.
 	re := R["iosReencoded"]
 	checkIDs("iosReencoded", re, lite)
-	e := decodeGot(t, re, "empty")
-	if e.Medium != nil || e.Tariff == nil || *e.Tariff != `{"tariff_settings":{}}` {
-		t.Errorf("re-encoded empty: %+v", e)
+	// Without a tariff schema an invalid form gives null for the tariff settings too
+	// (it used to give {"tariff_settings":{}}, and the iOS SDK then spun forever).
+	for _, k := range []string{"empty", "emptyReversed", "badDate"} {
+		if e := decodeGot(t, re, k); e.Medium != nil || e.Tariff != nil || len(e.Errors) == 0 {
+			t.Errorf("re-encoded %s: %+v", k, e)
+		}
 	}
-	wantJSON(t, "re-encoded medium", decodeGot(t, re, "valid").Medium,
-		`{"identification_medium":{"photo_id_lite":{"first_name":"Erika","last_name":"Musterfrau","birth_date":"1985-03-07"}}}`,
-		medium, "identification_medium")
+	wantMarks(t, "re-encoded corrected", re, "marksCorrected", formMarks{})
+	erika := `{"identification_medium":{"photo_id_lite":{"first_name":"Erika","last_name":"Musterfrau","birth_date":"1985-03-07"}}}`
+	rv := decodeGot(t, re, "valid")
+	wantJSON(t, "re-encoded medium", rv.Medium, erika, medium, "identification_medium")
+	if rv.Tariff == nil || *rv.Tariff != `{"tariff_settings":{}}` {
+		t.Errorf("re-encoded valid form without tariff schema: tariff %v", rv.Tariff)
+	}
+
+	// 3b. Android arity, no tariff schema: nothing is sent while the form is invalid.
+	nt := R["androidNoTariff"]
+	if g := decodeGot(t, nt, "invalid"); g.Medium != nil || g.Tariff != nil || len(g.Errors) != 2 {
+		t.Errorf("androidNoTariff invalid: %+v", g)
+	}
+	if string(nt["callsInvalid"]) != "0" {
+		t.Errorf("Android bridge called for an invalid form: %s", nt["callsInvalid"])
+	}
+	wantMarks(t, "androidNoTariff corrected", nt, "marksCorrected", formMarks{})
+	var ntCalls [][]*string
+	if err := json.Unmarshal(nt["calls"], &ntCalls); err != nil || len(ntCalls) != 1 || len(ntCalls[0]) != 3 || *ntCalls[0][0] != "activate" {
+		t.Fatalf("androidNoTariff calls: %v %s", err, nt["calls"])
+	}
+	wantJSON(t, "androidNoTariff medium", ntCalls[0][1], erika, medium, "identification_medium")
+	if ntCalls[0][2] == nil || *ntCalls[0][2] != `{"tariff_settings":{}}` {
+		t.Errorf("androidNoTariff tariff %v", ntCalls[0][2])
+	}
 
 	// 4. Several options, enum and length rules, schemas passed as JSON strings.
 	mu := R["multi"]
@@ -138,5 +172,23 @@ func checkIdentification(t *testing.T, res browserResults) {
 		`{"identification_medium":{"photo_id_name_only":{"first_name":"Ana","last_name":"Lima-Silva"}}}`, multi, "identification_medium")
 	if g := decodeGot(t, mu, "nameOnlyBad"); g.Medium != nil || serverAccepts(t, multi, `{"photo_id_name_only":{"first_name":"Ana","last_name":"L1ma"}}`) {
 		t.Errorf("pattern with \\- escape not enforced: %+v", g)
+	}
+}
+
+// formMarks is what the form shows without a getter being called.
+type formMarks struct {
+	Errors    []string `json:"errors"`
+	Invalid   []string `json:"invalid"`
+	FormError bool     `json:"formError"`
+}
+
+func wantMarks(t *testing.T, label string, m map[string]json.RawMessage, key string, want formMarks) {
+	t.Helper()
+	var g formMarks
+	if err := json.Unmarshal(m[key], &g); err != nil {
+		t.Fatalf("%s: %v (%s)", label, err, m[key])
+	}
+	if diff := cmp.Diff(want, g, cmpopts.EquateEmpty()); diff != "" {
+		t.Errorf("%s: marks (-want +got):\n%s", label, diff)
 	}
 }

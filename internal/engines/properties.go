@@ -15,8 +15,18 @@ const (
 	// the signed inspection payload, for clients that draw it themselves.
 	PropBarcode = "inspection_barcode"
 	// PropBarcodePNG holds "data:image/png;base64,…": the Aztec code of the
-	// binary payload, one pixel per module, no quiet zone (the engine adds it).
+	// binary payload, BarcodeModulePixels per module with a quiet zone of
+	// BarcodeQuietModules, so the image itself scans (farebox inspect reads it).
 	PropBarcodePNG = "inspection_barcode_png"
+)
+
+// Geometry of the PNG in PropBarcodePNG. A one-pixel-per-module image
+// without a quiet zone (before issue 16) could not be read by any scanner
+// or by farebox inspect; 4 modules of white margin are the Aztec minimum
+// readers expect.
+const (
+	BarcodeModulePixels = 4
+	BarcodeQuietModules = 4
 )
 
 // BarcodeProperty is the value of PropBarcode.
@@ -29,7 +39,7 @@ type BarcodeProperty struct {
 // BarcodeProperties returns the entries to merge into ticket.properties for
 // a signed inspection payload.
 func BarcodeProperties(payload []byte) (map[string]any, error) {
-	png, err := barcode.PNG(payload, 1, 0)
+	png, err := barcode.PNG(payload, BarcodeModulePixels, BarcodeQuietModules)
 	if err != nil {
 		return nil, err
 	}

@@ -40,9 +40,15 @@ func TestEnginesRenderRealTickets(t *testing.T) {
 		}
 		return out
 	}
-	live, test := order(e.LiveKey, 2), order(e.TestKey, 1)
+	live, test := order(e.LiveKey, 3), order(e.TestKey, 1)
 	body := `{"identification_medium":` + maxMedium + `,"tariff_settings":{"german_postal_code":"12345"}}`
 	liveTicket, testTicket := activate(e.LiveKey, live[0], body), activate(e.TestKey, test[0], body)
+	// A revoked ticket as the API serves it after `farebox tickets revoke`.
+	revokedID := activate(e.LiveKey, live[2], body)["id"].(string)
+	if _, err := e.App.RevokeTicket(t.Context(), revokedID, "Fahrgeld erstattet"); err != nil {
+		t.Fatal(err)
+	}
+	revokedTicket := e.Must(200, apitest.Req{Method: "PATCH", Path: "/v9/ticketing/tickets/" + revokedID + ".json"}).Map(t)
 	product := e.Must(200, apitest.Req{Method: "GET", Path: "/v9/ticketing/products/" + ids["month/adult"] + ".json"}).Map(t)
 	kr, err := barcode.ParseKeySet(e.Must(200, apitest.Req{Method: "GET", Path: "/v1/inspection/keys.json"}).Body)
 	if err != nil {
@@ -52,7 +58,8 @@ func TestEnginesRenderRealTickets(t *testing.T) {
 	dir := t.TempDir()
 	cfg := map[string]any{
 		"tickets": map[string]any{"ios_live": sdkTicket(liveTicket, true), "android_live": sdkTicket(liveTicket, false),
-			"ios_test": sdkTicket(testTicket, true), "android_test": sdkTicket(testTicket, false)},
+			"ios_test": sdkTicket(testTicket, true), "android_test": sdkTicket(testTicket, false),
+			"ios_revoked": sdkTicket(revokedTicket, true), "android_revoked": sdkTicket(revokedTicket, false)},
 		"mediumSchema": product["identification_medium_schema"], "tariffSchema": product["tariff_settings_schema"],
 		"prefill": properties(liveTicket)["identification_medium"],
 		"typed": map[string]string{"im_photo_id_lite_first_name": "Erika", "im_photo_id_lite_last_name": "Musterfrau",
@@ -112,6 +119,15 @@ func TestEnginesRenderRealTickets(t *testing.T) {
 		}
 		if c, err := barcode.Verify(payload, kr); err != nil || c.TicketID != tid || c.Test() != isTest || c.FirstName != "Max" {
 			t.Errorf("%s: scanned payload %+v (%v)", name, c, err)
+		}
+	}
+	// The revoked ticket is shown invalid with its reason, in both SDK shapes, without a code.
+	for _, name := range []string{"ios_revoked", "android_revoked"} {
+		r := res.Rendering[name]
+		g := r.Got
+		if !r.Returned || g["state"] != "revoked" || g["status"] != "UNGÜLTIG · REVOKED" || g["revocation"] != "Grund · reason: Fahrgeld erstattet" ||
+			g["barcodeShown"] != false || g["barcodeMissingShown"] != true || g["passenger"] != "Max Mustermann" || g["error"] != "" {
+			t.Errorf("%s: %+v", name, r)
 		}
 	}
 	checkRealIdentification(t, e, res, live[1], kr)

@@ -117,6 +117,7 @@ func (s *Server) routes() []route {
 	return append(rs, []route{
 		// Inspection keys (docs/wallet.md).
 		{GET, "/v1/inspection/keys.json", authNone, billNobody, s.inspectionKeys},
+		{GET, "/v1/inspection/revocations.json", authNone, billNobody, s.revocations},
 
 		// Invoicing (docs/invoicing.md): customers, billable items,
 		// collections and invoice creation on /v5; customers with electronic

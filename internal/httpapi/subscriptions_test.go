@@ -86,8 +86,8 @@ func TestSubscriptionReactivationFlow(t *testing.T) {
 		if again := mustActivate(t, e, "v9", cid, map[string]any{"reactivation_key": key}); again != july["id"] {
 			t.Errorf("v9 repeat gave %s, want %s", again, july["id"])
 		}
-		if r := activate(e, "v8", cid, map[string]any{"reactivation_key": key}); r.Status != 409 {
-			t.Errorf("v8 repeat: %d %s", r.Status, r.Body)
+		if again := mustActivate(t, e, "v8", cid, map[string]any{"reactivation_key": key}); again != july["id"] {
+			t.Errorf("v8 repeat gave %s, want %s", again, july["id"])
 		}
 		// A stale, foreign or unknown key is rejected.
 		_, _, other := monthlyCoupon(t, e)
@@ -289,6 +289,57 @@ func TestCancelCountsOnce(t *testing.T) {
 		if !strings.Contains(metrics, want) {
 			i := strings.Index(metrics, `event="subscription_cancelled"`)
 			t.Errorf("want %q; /metrics has %q", want, metrics[max(0, i-60):min(len(metrics), i+40)])
+		}
+	})
+}
+
+// TestReactivationRepeatEveryVersion: a client whose 201 was lost repeats its
+// reactivation verbatim and gets the same ticket on every version; before v9
+// another medium with a used key stays refused (409), and no repeat makes a
+// second ticket.
+func TestReactivationRepeatEveryVersion(t *testing.T) {
+	apitest.ForEachEngine(t, apitest.Options{}, func(t *testing.T, e *apitest.Env) {
+		max, erika := medium("Max", "Mustermann", "1990-01-01"), medium("Erika", "Musterfrau", "1985-03-07")
+		// The same medium with its keys in another order is the same medium.
+		maxReordered := map[string]any{"photo_id_lite": map[string]any{"birth_date": "1990-01-01", "last_name": "Mustermann", "first_name": "Max"}}
+		for _, v := range []string{"v6", "v7", "v8", "v9"} {
+			for _, android := range []bool{true, false} {
+				cid, subID, june := monthlyCoupon(t, e)
+				if r := reorder(e, e.LiveKey, subID, nil); r.Status != 201 {
+					t.Fatalf("reorder: %d %s", r.Status, r.Body)
+				}
+				key := str(june["coupon_reactivation_key"])
+				// Android sends only the key; iOS sends the key with the (prefilled) medium.
+				body := map[string]any{"reactivation_key": key}
+				repeats := []map[string]any{body}
+				if !android {
+					body = map[string]any{"reactivation_key": key, "identification_medium": max}
+					repeats = []map[string]any{body, {"reactivation_key": key, "identification_medium": maxReordered}, {"reactivation_key": key}}
+				}
+				first := mustActivate(t, e, v, cid, body)
+				tickets := counts(t, e)["tickets"]
+				for i, rb := range repeats {
+					for n := 0; n < 2; n++ {
+						if again := mustActivate(t, e, v, cid, rb); again != first {
+							t.Errorf("%s android=%v repeat %d.%d: ticket %s, want %s", v, android, i, n, again, first)
+						}
+					}
+				}
+				r := activate(e, v, cid, map[string]any{"reactivation_key": key, "identification_medium": erika})
+				switch {
+				case v == "v9" && (r.Status != 201 || str(r.Map(t)["ticket_id"]) != first):
+					t.Errorf("v9 repeat with another medium: %d %s", r.Status, r.Body)
+				case v != "v9" && (r.Status != 409 || r.Map(t)["code"] != "reactivation_key_used" ||
+					!strings.Contains(str(r.Map(t)["message"]), "identification_medium")):
+					t.Errorf("%s repeat with another medium: %d %s", v, r.Status, r.Body)
+				}
+				if n := counts(t, e)["tickets"]; n != tickets {
+					t.Errorf("%s: repeats made %d tickets", v, n-tickets)
+				}
+				if tk := ticket(t, e, first); tk["valid_from"] != "2026-06-30T22:00:00Z" {
+					t.Errorf("%s: the reactivated ticket starts %v", v, tk["valid_from"])
+				}
+			}
 		}
 	})
 }

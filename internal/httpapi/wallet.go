@@ -1,7 +1,11 @@
 package httpapi
 
 import (
+	"compress/gzip"
+	"github.com/farebox/farebox/internal/apperr"
 	"net/http"
+	"strconv"
+	"strings"
 
 	"github.com/farebox/farebox/internal/app"
 )
@@ -111,4 +115,53 @@ func (s *Server) inspectionKeys(w http.ResponseWriter, r *http.Request) error {
 	w.Header().Set("Cache-Control", "public, max-age=300")
 	writeJSON(w, http.StatusOK, keys)
 	return nil
+}
+
+// revocations answers GET /v1/inspection/revocations.json?since=N with the
+// signed revocation feed after N (docs/wallet.md).
+func (s *Server) revocations(w http.ResponseWriter, r *http.Request) error {
+	var since int64
+	if v := r.URL.Query().Get("since"); v != "" {
+		n, err := strconv.ParseInt(v, 10, 64)
+		if err != nil || n < 0 {
+			return apperr.Param("query", "since", "since must be a feed sequence number (0 or more)")
+		}
+		since = n
+	}
+	feed, err := s.Wallets.Revocations(r.Context(), since)
+	if err != nil {
+		return err
+	}
+	w.Header().Set("Cache-Control", "public, max-age=60")
+	w.Header().Add("Vary", "Accept-Encoding")
+	if !acceptsGzip(r) {
+		writeJSON(w, http.StatusOK, feed)
+		return nil
+	}
+	// A sync from empty is about 200 bytes per entry as JSON; gzip keeps
+	// it small on the wire (the signature covers the uncompressed feed).
+	body, err := feed.MarshalJSON()
+	if err != nil {
+		return err
+	}
+	w.Header().Set("Content-Type", "application/json; charset=utf-8")
+	w.Header().Set("Content-Encoding", "gzip")
+	w.WriteHeader(http.StatusOK)
+	zw := gzip.NewWriter(w)
+	_, _ = zw.Write(body)
+	_, _ = zw.Write([]byte("\n"))
+	return zw.Close()
+}
+
+// acceptsGzip reports whether the client lists gzip in Accept-Encoding
+// (and does not refuse it with q=0).
+func acceptsGzip(r *http.Request) bool {
+	for _, part := range strings.Split(r.Header.Get("Accept-Encoding"), ",") {
+		name, params, _ := strings.Cut(strings.TrimSpace(part), ";")
+		if strings.EqualFold(strings.TrimSpace(name), "gzip") {
+			q := strings.ReplaceAll(strings.TrimSpace(params), " ", "")
+			return q != "q=0" && q != "q=0.0" && q != "q=0.00" && q != "q=0.000"
+		}
+	}
+	return false
 }

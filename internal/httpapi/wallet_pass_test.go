@@ -17,35 +17,42 @@ import (
 
 func ts(t time.Time) string { return clock.Timestamp(t) }
 
-// scaledPNG draws a one-pixel-per-module code at 4× with a quiet zone, as a
-// phone screen would show it, for the decoder.
-func scaledPNG(t *testing.T, data []byte) []byte {
+// checkBarcodePNGGeometry: the served code has 4 px per module and a white
+// quiet zone of 4 modules on every side, then the symbol's dark corner ring.
+func checkBarcodePNGGeometry(t *testing.T, data, payload []byte) {
 	t.Helper()
-	src, err := png.Decode(bytes.NewReader(data))
+	img, err := png.Decode(bytes.NewReader(data))
 	if err != nil {
 		t.Fatal(err)
 	}
-	const scale, quiet = 4, 16
-	b := src.Bounds()
-	dst := image.NewGray(image.Rect(0, 0, b.Dx()*scale+2*quiet, b.Dy()*scale+2*quiet))
-	for i := range dst.Pix {
-		dst.Pix[i] = 0xff
+	m, err := barcode.Aztec(payload)
+	if err != nil {
+		t.Fatal(err)
 	}
-	for y := 0; y < b.Dy(); y++ {
-		for x := 0; x < b.Dx(); x++ {
-			g := color.GrayModel.Convert(src.At(b.Min.X+x, b.Min.Y+y)).(color.Gray)
-			for dy := 0; dy < scale; dy++ {
-				for dx := 0; dx < scale; dx++ {
-					dst.SetGray(quiet+x*scale+dx, quiet+y*scale+dy, g)
+	const px, quiet = 4, 4
+	side := (m.Size + 2*quiet) * px
+	if img.Bounds() != image.Rect(0, 0, side, side) {
+		t.Fatalf("barcode PNG %v, want %d×%d (%d modules)", img.Bounds(), side, side, m.Size)
+	}
+	dark := func(x, y int) bool { return color.GrayModel.Convert(img.At(x, y)).(color.Gray).Y < 0x80 }
+	for i := 0; i < side; i++ {
+		for d := 0; d < quiet*px; d++ {
+			if dark(i, d) || dark(d, i) || dark(i, side-1-d) || dark(side-1-d, i) {
+				t.Fatalf("quiet zone has a dark pixel at offset %d/%d", i, d)
+			}
+		}
+	}
+	// Each module is a 4×4 block of one colour.
+	for my := 0; my < m.Size; my++ {
+		for mx := 0; mx < m.Size; mx++ {
+			x0, y0 := (mx+quiet)*px, (my+quiet)*px
+			for d := 0; d < px*px; d++ {
+				if dark(x0+d%px, y0+d/px) != m.At(mx, my) {
+					t.Fatalf("module (%d,%d) is not a uniform %d px block of the symbol", mx, my, px)
 				}
 			}
 		}
 	}
-	var out bytes.Buffer
-	if err := png.Encode(&out, dst); err != nil {
-		t.Fatal(err)
-	}
-	return out.Bytes()
 }
 
 type passJSON struct {

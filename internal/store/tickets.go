@@ -12,16 +12,16 @@ import (
 )
 
 const ticketCols = `id, coupon_id, account_id, environment, product_id, cycle_id, identification_medium, medium_hash, tariff_settings,
-	valid_from, valid_until, reactivation_key, used_reactivation_key, invalidated_at, created_at`
+	valid_from, valid_until, reactivation_key, used_reactivation_key, invalidated_at, created_at, revoked_reason`
 
 // InsertTicket writes a ticket. A second ticket for the same coupon and
 // cycle (concurrent activations) is an apperr.Conflict.
 func (q Q) InsertTicket(ctx context.Context, t ticketing.Ticket) error {
 	_, err := q.db.ExecContext(ctx, `INSERT INTO tickets (`+ticketCols+`)
-		VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12, $13, $14, $15)`,
+		VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12, $13, $14, $15, $16)`,
 		t.ID, t.CouponID, t.AccountID, string(t.Environment), t.ProductID, t.CycleID, string(t.IdentificationMedium), t.MediumHash,
 		jsonText(t.TariffSettings), now(t.ValidFrom), now(t.ValidUntil), t.ReactivationKey, t.UsedReactivationKey,
-		timePtr(t.InvalidatedAt), now(t.CreatedAt))
+		timePtr(t.InvalidatedAt), now(t.CreatedAt), t.RevokedReason)
 	return mapErr(err)
 }
 
@@ -60,11 +60,16 @@ func (q Q) TicketByUsedReactivationKey(ctx context.Context, key string) (ticketi
 	return ts[0], true, nil
 }
 
-// InvalidateTickets marks a coupon's still valid tickets invalid as of at
-// (restore).
-func (q Q) InvalidateTickets(ctx context.Context, couponID string, at time.Time) error {
-	_, err := q.db.ExecContext(ctx, `UPDATE tickets SET invalidated_at = $1 WHERE coupon_id = $2 AND invalidated_at IS NULL`, now(at), couponID)
-	return mapErr(err)
+// RevokeTicket marks a still valid ticket invalid as of at with reason; it
+// reports false when the ticket was already invalid.
+func (q Q) RevokeTicket(ctx context.Context, id, reason string, at time.Time) (bool, error) {
+	res, err := q.db.ExecContext(ctx, `UPDATE tickets SET invalidated_at = $1, revoked_reason = $2 WHERE id = $3 AND invalidated_at IS NULL`,
+		now(at), reason, id)
+	if err != nil {
+		return false, mapErr(err)
+	}
+	n, err := res.RowsAffected()
+	return n == 1, mapErr(err)
 }
 
 func (q Q) ticketsWhere(ctx context.Context, where string, args ...any) ([]ticketing.Ticket, error) {
@@ -73,8 +78,9 @@ func (q Q) ticketsWhere(ctx context.Context, where string, args ...any) ([]ticke
 			var env, medium string
 			var ts, key, used sql.NullString
 			var inv sql.NullTime
+			var reason sql.NullString
 			if err = scan(&t.ID, &t.CouponID, &t.AccountID, &env, &t.ProductID, &t.CycleID, &medium, &t.MediumHash, &ts,
-				&t.ValidFrom, &t.ValidUntil, &key, &used, &inv, &t.CreatedAt); err != nil {
+				&t.ValidFrom, &t.ValidUntil, &key, &used, &inv, &t.CreatedAt, &reason); err != nil {
 				return t, err
 			}
 			t.Environment = account.Environment(env)
@@ -84,6 +90,7 @@ func (q Q) ticketsWhere(ctx context.Context, where string, args ...any) ([]ticke
 			}
 			t.ValidFrom, t.ValidUntil = t.ValidFrom.UTC(), t.ValidUntil.UTC()
 			t.ReactivationKey, t.UsedReactivationKey, t.InvalidatedAt = nullStr(key), nullStr(used), nullTime(inv)
+			t.RevokedReason = nullStr(reason)
 			return t, nil
 		})
 }

@@ -103,5 +103,26 @@ type Ticket struct {
 	ReactivationKey      *string // key for the following cycle
 	UsedReactivationKey  *string // the key this ticket was issued for
 	InvalidatedAt        *time.Time
-	CreatedAt            time.Time
+	// RevokedReason says why a ticket stopped being valid before its end
+	// (set with InvalidatedAt; nil for tickets invalidated before the
+	// revocation feed existed).
+	RevokedReason *string
+	CreatedAt     time.Time
+}
+
+// Revocation kinds: why a ticket entered the revocation feed.
+const (
+	RevocationRestored = "restored" // its coupon was restored into a new one
+	RevocationRevoked  = "revoked"  // the operator revoked it (farebox tickets revoke)
+)
+
+// Revocation is one entry of the revocation feed: a ticket that stopped
+// being valid before ValidUntil. Seq numbers entries in commit order.
+type Revocation struct {
+	Seq        int64
+	TicketID   string
+	Kind       string
+	Reason     string
+	RevokedAt  time.Time
+	ValidUntil time.Time
 }

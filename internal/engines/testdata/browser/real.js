@@ -38,7 +38,7 @@ async function render(browser, name, ticket) {
     const vis = (id) => getComputedStyle(document.getElementById(id)).display !== "none";
     return {
       product: t("product-name"), sub: t("product-sub"), passenger: t("passenger"), birth: t("birth-date"),
-      area: t("area"), reference: t("reference"), status: t("status"), error: t("error"),
+      area: t("area"), reference: t("reference"), status: t("status"), revocation: t("revocation"), error: t("error"),
       state: document.getElementById("ticket").getAttribute("data-state"),
       ribbonVisible: vis("test-ribbon"), testNoteVisible: vis("test-note"),
       barcodeShown: vis("barcode"), barcodeMissingShown: vis("barcode-missing"),

@@ -47,7 +47,7 @@ async function renderingScenario(browser, name, ticket) {
     return {
       product: t("product-name"), sub: t("product-sub"), passenger: t("passenger"), birth: t("birth-date"),
       validFrom: t("valid-from"), validUntil: t("valid-until"), area: t("area"), reference: t("reference"),
-      status: t("status"), state: document.getElementById("ticket").getAttribute("data-state"),
+      status: t("status"), revocation: t("revocation"), state: document.getElementById("ticket").getAttribute("data-state"),
       ribbonVisible: getComputedStyle(document.getElementById("test-ribbon")).display !== "none",
       testNoteVisible: getComputedStyle(document.getElementById("test-note")).display !== "none",
       barcodeNaturalWidth: img.naturalWidth, barcodeShown: getComputedStyle(img).display !== "none",
@@ -85,6 +85,18 @@ async function identificationScenarios(browser) {
     medium: window.getIdentificationMedium(), tariff: window.getTariffSettings(),
     errors: Array.from(document.querySelectorAll(".msg")).filter((e) => e.textContent).map((e) => e.id + ": " + e.textContent),
   }));
+  // The getters in the other order (a client may ask for the tariff settings first).
+  const getReversed = (page) => page.evaluate(() => {
+    const tariff = window.getTariffSettings();
+    return { medium: window.getIdentificationMedium(), tariff,
+      errors: Array.from(document.querySelectorAll(".msg")).filter((e) => e.textContent).map((e) => e.id + ": " + e.textContent) };
+  });
+  // What the user sees now, without calling a getter: field messages, marked inputs, the form note.
+  const marks = (page) => page.evaluate(() => ({
+    errors: Array.from(document.querySelectorAll(".msg")).filter((e) => e.textContent).map((e) => e.id),
+    invalid: Array.from(document.querySelectorAll("[aria-invalid=true]")).map((e) => e.id),
+    formError: getComputedStyle(document.getElementById("form_error")).display !== "none",
+  }));
 
   // 1. iOS arity with the server's full schemas; iOS message transport.
   let page = await newPage(browser, html, "identification ios-full");
@@ -99,12 +111,15 @@ async function identificationScenarios(browser) {
   R.iosFull = { ids: await ids(page), empty: await get(page) };
   await page.screenshot({ path: shot("identification_ios_empty_errors"), fullPage: true });
   await fill(page, "im_photo_id_lite_first_name", "Max");
+  R.iosFull.marksAfterFirstName = await marks(page);
   await fill(page, "im_photo_id_lite_last_name", "Mustermann");
   await fill(page, "im_photo_id_lite_birth_date", "30.02.1990");
   await fill(page, "ts_german_postal_code", "1234");
   R.iosFull.badDate = await get(page);
   await fill(page, "im_photo_id_lite_birth_date", "01.01.1990");
+  R.iosFull.marksAfterDate = await marks(page);
   R.iosFull.badPostal = await get(page);
+  R.iosFull.badPostalReversed = await getReversed(page);
   await fill(page, "ts_german_postal_code", "12345x");
   R.iosFull.badPostal2 = await get(page);
   await fill(page, "ts_german_postal_code", "not-germany");
@@ -151,11 +166,31 @@ async function identificationScenarios(browser) {
   // 3. iOS re-encoded schema (only the keywords of client-contract 3.2), no tariff schema.
   page = await newPage(browser, html, "identification ios-reencoded");
   await page.evaluate("window.renderIdentificationView(" + JSON.stringify(s.mediumIOS) + ", null, null)");
-  R.iosReencoded = { ids: await ids(page), empty: await get(page) };
+  R.iosReencoded = { ids: await ids(page), empty: await get(page), emptyReversed: await getReversed(page) };
   await fill(page, "im_photo_id_lite_first_name", "Erika");
   await fill(page, "im_photo_id_lite_last_name", "Musterfrau");
+  await fill(page, "im_photo_id_lite_birth_date", "31.02.1985");
+  R.iosReencoded.badDate = await getReversed(page);
   await fill(page, "im_photo_id_lite_birth_date", "7.3.1985");
+  R.iosReencoded.marksCorrected = await marks(page);
   R.iosReencoded.valid = await get(page);
+  await page.close();
+
+  // 3b. Android arity without a tariff schema, Android bridge: an invalid form sends nothing.
+  page = await newPage(browser, html, "identification android-no-tariff");
+  await page.evaluate(() => {
+    window.__calls = [];
+    window.Android = { activateCoupon: (m, t) => window.__calls.push(["activate", m, t]), closeView: () => window.__calls.push(["close"]) };
+  });
+  await page.evaluate("window.renderIdentificationView(" + JSON.stringify(s.mediumIOS) + ", null, null, null, true)");
+  await fill(page, "im_photo_id_lite_first_name", "Erika");
+  await page.click("#submit_activate_button");
+  R.androidNoTariff = { invalid: await getReversed(page), callsInvalid: await page.evaluate(() => window.__calls.length) };
+  await fill(page, "im_photo_id_lite_last_name", "Musterfrau");
+  await fill(page, "im_photo_id_lite_birth_date", "07.03.1985");
+  R.androidNoTariff.marksCorrected = await marks(page);
+  await page.click("#submit_activate_button");
+  R.androidNoTariff.calls = await page.evaluate(() => window.__calls);
   await page.close();
 
   // 4. Schemas as JSON strings, Android arity, several options with enum and lengths.

@@ -1,0 +1,91 @@
+package app_test
+
+import (
+	"bytes"
+	"compress/gzip"
+	"context"
+	"encoding/json"
+	"fmt"
+	"testing"
+	"time"
+
+	"github.com/farebox/farebox/internal/app"
+	"github.com/farebox/farebox/internal/barcode"
+	"github.com/farebox/farebox/internal/clock"
+	"github.com/farebox/farebox/internal/store"
+	"github.com/farebox/farebox/internal/store/storetest"
+	"github.com/farebox/farebox/internal/ticketing"
+)
+
+// BenchmarkRevocationFeed: a feed of 100,000 entries (revocations spread
+// over 30 days), served and verified as a device does it: from empty
+// (since=0) and from yesterday (the last 1/30 of the entries). Reports the
+// body size per sync.
+func BenchmarkRevocationFeed(b *testing.B) {
+	const entries = 100_000
+	for _, engine := range storetest.Engines {
+		b.Run(string(engine), func(b *testing.B) {
+			clk := clock.NewFixed(start)
+			s := storetest.OpenWith(b, engine, func(o *store.Options) { o.Clock = clk })
+			a := app.New(app.Options{Store: s, Clock: clk, IDPrefix: "farebox"})
+			k, _ := barcode.KeyFromSeed(1, bytes.Repeat([]byte{1}, 32))
+			kr, _ := barcode.NewKeyring(k)
+			w := a.NewWallets(app.WalletOptions{Inspection: kr})
+			ctx := context.Background()
+			err := s.Write(ctx, func(q store.Q) error {
+				for i := range entries {
+					at := start.Add(-30 * 24 * time.Hour).Add(time.Duration(i) * 30 * 24 * time.Hour / entries)
+					if _, err := q.AppendRevocation(ctx, ticketing.Revocation{TicketID: fmt.Sprintf("farebox-ticket-%08x-%04x-4e6b-8f00-%012x", i*2654435761%(1<<32), i*40503%(1<<16), uint64(i)*0x9E3779B97F4A7C15%(1<<48)),
+						Kind: ticketing.RevocationRevoked, Reason: "Fahrgeld erstattet", RevokedAt: at, ValidUntil: start.Add(20 * 24 * time.Hour)}); err != nil {
+						return err
+					}
+				}
+				return nil
+			})
+			if err != nil {
+				b.Fatal(err)
+			}
+			for _, sync := range []struct {
+				name  string
+				since int64
+			}{{"from_empty", 0}, {"from_yesterday", entries - entries/30}} {
+				b.Run(sync.name, func(b *testing.B) {
+					var size int
+					for b.Loop() {
+						f, err := w.Revocations(ctx, sync.since)
+						if err != nil {
+							b.Fatal(err)
+						}
+						body, _ := json.Marshal(f)
+						r, err := barcode.VerifyFeed(body, kr)
+						if err != nil || len(r.ByTicket) != int(entries-sync.since) {
+							b.Fatalf("%v: %d entries", err, len(r.ByTicket))
+						}
+						size = len(body)
+					}
+					b.ReportMetric(float64(size), "bytes/sync")
+					b.ReportMetric(float64(gzipSize(f0(b, w, sync.since))), "gzip_bytes/sync")
+				})
+			}
+		})
+	}
+}
+
+// f0 is the served feed after since, encoded.
+func f0(b *testing.B, w *app.Wallets, since int64) []byte {
+	f, err := w.Revocations(context.Background(), since)
+	if err != nil {
+		b.Fatal(err)
+	}
+	body, _ := f.MarshalJSON()
+	return body
+}
+
+// gzipSize is the size of body gzip-compressed as the endpoint sends it.
+func gzipSize(body []byte) int {
+	var buf bytes.Buffer
+	zw := gzip.NewWriter(&buf)
+	_, _ = zw.Write(body)
+	_ = zw.Close()
+	return buf.Len()
+}

@@ -1,0 +1,108 @@
+package barcode
+
+import (
+	"crypto/ed25519"
+	"encoding/base64"
+	"encoding/json"
+	"strconv"
+
+	"github.com/farebox/farebox/internal/apperr"
+)
+
+// RevocationContext separates revocation feed signatures from barcode
+// signatures made with the same inspection keys.
+const RevocationContext = "farebox revocation feed\x00"
+
+// Feed is the signed part of GET /v1/inspection/revocations.json: tickets
+// that stopped being valid before their end, after sequence number Since,
+// up to LastSeq (a device stores LastSeq and asks since=LastSeq next time).
+type Feed struct {
+	Version     int         `json:"version"`
+	GeneratedAt string      `json:"generated_at"`
+	Since       int64       `json:"since"`
+	LastSeq     int64       `json:"last_seq"`
+	Revocations []FeedEntry `json:"revocations"`
+}
+
+// FeedEntry is one revoked ticket.
+type FeedEntry struct {
+	Seq        int64  `json:"seq"`
+	TicketID   string `json:"ticket_id"`
+	Kind       string `json:"kind"` // "restored" or "revoked"
+	Reason     string `json:"reason"`
+	RevokedAt  string `json:"revoked_at"`
+	ValidUntil string `json:"valid_until"` // the entry is pruned after it
+}
+
+// FeedSignature is the detached signature next to the feed.
+type FeedSignature struct {
+	KeyID string `json:"kid"`
+	Alg   string `json:"alg"` // "Ed25519"
+	Sig   string `json:"sig"` // base64url, no padding, over RevocationContext + the feed's bytes
+}
+
+// SignFeed encodes f canonically (encoding/json, compact, fields in
+// declaration order) and signs it with the active live key.
+func SignFeed(f Feed, kr *Keyring) (body, sig []byte, key Key, err error) {
+	k, ok := kr.ActiveFor(EnvLive)
+	if !ok {
+		return nil, nil, Key{}, apperr.E("barcode.SignFeed", apperr.Unavailable, CodeNoInspectionSigningKey, "no active inspection signing key")
+	}
+	if body, err = json.Marshal(f); err != nil {
+		return nil, nil, Key{}, apperr.Wrap("barcode.SignFeed", err)
+	}
+	return body, ed25519.Sign(k.Private, append([]byte(RevocationContext), body...)), k, nil
+}
+
+// Revocations is a verified feed, indexed by ticket id.
+type Revocations struct {
+	Feed     Feed
+	ByTicket map[string]FeedEntry
+}
+
+// VerifyFeed checks a saved or downloaded revocations.json against the
+// published keys (a live key; the signature covers the "feed" bytes
+// verbatim) and indexes it.
+func VerifyFeed(data []byte, kr *Keyring) (*Revocations, error) {
+	const op = "barcode.VerifyFeed"
+	bad := func(msg string) error {
+		return apperr.E(op, apperr.Invalid, CodeInvalidRevocationFeed, "revocation feed: "+msg)
+	}
+	var env struct {
+		Feed      json.RawMessage `json:"feed"`
+		Signature FeedSignature   `json:"signature"`
+	}
+	if err := json.Unmarshal(data, &env); err != nil || len(env.Feed) == 0 {
+		return nil, bad("not a revocations.json document")
+	}
+	id, err := strconv.ParseUint(env.Signature.KeyID, 10, 16)
+	if err != nil || env.Signature.Alg != "Ed25519" {
+		return nil, bad("no Ed25519 signature with a key id")
+	}
+	k, ok := kr.Lookup(uint16(id))
+	if !ok || k.Environment() != EnvLive {
+		return nil, bad("signed with unknown or non-live key " + env.Signature.KeyID)
+	}
+	sig, err := base64.RawURLEncoding.DecodeString(env.Signature.Sig)
+	if err != nil || !ed25519.Verify(k.Public, append([]byte(RevocationContext), env.Feed...), sig) {
+		return nil, bad("the signature does not verify (altered or re-formatted)")
+	}
+	r := &Revocations{ByTicket: map[string]FeedEntry{}}
+	if err := json.Unmarshal(env.Feed, &r.Feed); err != nil || r.Feed.Version != 1 {
+		return nil, bad("unsupported feed version")
+	}
+	for _, e := range r.Feed.Revocations {
+		r.ByTicket[e.TicketID] = e
+	}
+	return r, nil
+}
+
+// Check marks rep revoked when its ticket is in the feed.
+func (r *Revocations) Check(rep *Report) {
+	if r == nil || !rep.Genuine {
+		return
+	}
+	if e, ok := r.ByTicket[rep.Claims.TicketID]; ok {
+		rep.Revoked = &e
+	}
+}

@@ -1,0 +1,53 @@
+package store
+
+import (
+	"context"
+	"time"
+
+	"github.com/farebox/farebox/internal/ticketing"
+)
+
+// AppendRevocation numbers r (the next feed sequence number, taken under
+// the feed row's lock so numbers follow commit order) and appends it. A
+// ticket enters the feed once: a second entry is an apperr.Conflict.
+func (q Q) AppendRevocation(ctx context.Context, r ticketing.Revocation) (int64, error) {
+	var seq int64
+	if _, err := q.db.ExecContext(ctx, `INSERT INTO revocation_feed (id, last_seq) VALUES (1, 0) ON CONFLICT (id) DO NOTHING`); err != nil {
+		return 0, mapErr(err)
+	}
+	if err := q.db.QueryRowContext(ctx, `UPDATE revocation_feed SET last_seq = last_seq + 1 WHERE id = 1 RETURNING last_seq`).Scan(&seq); err != nil {
+		return 0, mapErr(err)
+	}
+	_, err := q.db.ExecContext(ctx, `INSERT INTO revocations (seq, ticket_id, kind, reason, revoked_at, valid_until) VALUES ($1, $2, $3, $4, $5, $6)`,
+		seq, r.TicketID, r.Kind, r.Reason, now(r.RevokedAt), now(r.ValidUntil))
+	return seq, mapErr(err)
+}
+
+// Revocations returns the feed entries after since whose ticket is still
+// valid at notBefore (later ones are pruned anyway), in order, and the
+// feed's last sequence number.
+func (q Q) Revocations(ctx context.Context, since int64, notBefore time.Time) ([]ticketing.Revocation, int64, error) {
+	var last int64
+	if err := q.db.QueryRowContext(ctx, `SELECT COALESCE(MAX(last_seq), 0) FROM revocation_feed`).Scan(&last); err != nil {
+		return nil, 0, mapErr(err)
+	}
+	rs, err := collect(ctx, q, `SELECT seq, ticket_id, kind, reason, revoked_at, valid_until FROM revocations
+		WHERE seq > $1 AND seq <= $2 AND valid_until >= $3 ORDER BY seq`, []any{since, last, now(notBefore)},
+		func(scan scanner) (r ticketing.Revocation, err error) {
+			err = scan(&r.Seq, &r.TicketID, &r.Kind, &r.Reason, &r.RevokedAt, &r.ValidUntil)
+			r.RevokedAt, r.ValidUntil = r.RevokedAt.UTC(), r.ValidUntil.UTC()
+			return r, err
+		})
+	return rs, last, err
+}
+
+// PruneRevocations deletes the entries of tickets whose validity ended
+// before before; it returns how many.
+func (q Q) PruneRevocations(ctx context.Context, before time.Time) (int64, error) {
+	res, err := q.db.ExecContext(ctx, `DELETE FROM revocations WHERE valid_until < $1`, now(before))
+	if err != nil {
+		return 0, mapErr(err)
+	}
+	n, err := res.RowsAffected()
+	return n, mapErr(err)
+}
