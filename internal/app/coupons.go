@@ -8,6 +8,7 @@ import (
 	"github.com/farebox/farebox/internal/account"
 	"github.com/farebox/farebox/internal/apperr"
 	"github.com/farebox/farebox/internal/catalog"
+	"github.com/farebox/farebox/internal/event"
 	"github.com/farebox/farebox/internal/schema"
 	"github.com/farebox/farebox/internal/store"
 	"github.com/farebox/farebox/internal/subscription"
@@ -104,9 +105,13 @@ func (a *App) SubscriptionDetails(ctx context.Context, p account.Principal, id s
 
 // OrderCoupons returns the details of every coupon of an order.
 func (a *App) OrderCoupons(ctx context.Context, o ticketing.Order) ([]CouponDetails, error) {
+	return a.orderCoupons(ctx, a.store.Read(), o)
+}
+
+func (a *App) orderCoupons(ctx context.Context, q store.Q, o ticketing.Order) ([]CouponDetails, error) {
 	out := make([]CouponDetails, 0, len(o.Coupons))
 	for _, c := range o.Coupons {
-		d, err := a.couponDetails(ctx, a.store.Read(), c)
+		d, err := a.couponDetails(ctx, q, c)
 		if err != nil {
 			return nil, err
 		}
@@ -143,8 +148,14 @@ func (a *App) SetTariffSettings(ctx context.Context, couponID string, ts json.Ra
 			return err
 		}
 		c.TariffSettings = ts
-		out, err = a.couponDetails(ctx, q, c)
-		return err
+		if out, err = a.couponDetails(ctx, q, c); err != nil {
+			return err
+		}
+		ev := a.events(c.AccountID, c.Environment)
+		if err := ev.add(event.CouponTariffSettingsUpdated, c.ID, couponView(out, eventVersion)); err != nil {
+			return err
+		}
+		return ev.write(ctx, q)
 	})
 	return out, err
 }
@@ -162,24 +173,7 @@ type TicketDetails struct {
 
 // Ticket returns a ticket by id; the id is the credential.
 func (a *App) Ticket(ctx context.Context, id string) (TicketDetails, error) {
-	const op = "app.Ticket"
-	t, err := a.store.Read().Ticket(ctx, id)
-	if err != nil {
-		return TicketDetails{}, err
-	}
-	c, err := a.store.Read().Coupon(ctx, t.CouponID)
-	if err != nil {
-		return TicketDetails{}, err
-	}
-	d := TicketDetails{Ticket: t, Coupon: c, Valid: t.InvalidatedAt == nil}
-	var ok bool
-	if d.Product, ok = a.Catalog().Product(t.ProductID); !ok {
-		return d, apperr.E(op, apperr.Internal, CodeProductMissing, "the ticket's product is not in the catalog")
-	}
-	if d.Area, ok = a.Catalog().Area(d.Product.AreaID); !ok {
-		return d, apperr.E(op, apperr.Internal, CodeAreaMissing, "the product's area is not in the catalog")
-	}
-	return d, nil
+	return a.ticketDetailsOf(ctx, a.store.Read(), id)
 }
 
 // Now is the app clock's time (views compute states such as "expired" with it).

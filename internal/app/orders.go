@@ -10,6 +10,7 @@ import (
 	"github.com/farebox/farebox/internal/account"
 	"github.com/farebox/farebox/internal/apperr"
 	"github.com/farebox/farebox/internal/catalog"
+	"github.com/farebox/farebox/internal/event"
 	"github.com/farebox/farebox/internal/store"
 	"github.com/farebox/farebox/internal/ticketing"
 )
@@ -122,7 +123,15 @@ func (a *App) PlaceOrder(ctx context.Context, p account.Principal, req OrderRequ
 				return err
 			}
 		}
-		return nil
+		view, err := a.orderView(ctx, q, o, eventVersion, false)
+		if err != nil {
+			return err
+		}
+		ev := a.events(p.AccountID, p.Environment)
+		if err := ev.add(event.OrderCreated, o.ID, view); err != nil {
+			return err
+		}
+		return ev.write(ctx, q)
 	})
 	if err != nil {
 		return ticketing.Order{}, err

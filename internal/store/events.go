@@ -1,0 +1,164 @@
+package store
+
+import (
+	"context"
+	"database/sql"
+	"errors"
+	"fmt"
+	"slices"
+	"strings"
+	"time"
+
+	"github.com/farebox/farebox/internal/account"
+	"github.com/farebox/farebox/internal/event"
+)
+
+// InsertEvents appends events to their account's stream. The events of one
+// call share one account and environment (one change). The sequence row is
+// taken last in the transaction the caller runs (app writes events at the
+// end of a change), so concurrent changes of one account serialise only
+// from here to their commit and get consecutive sequence numbers in commit
+// order.
+func (q Q) InsertEvents(ctx context.Context, evs []event.Event) error {
+	if len(evs) == 0 {
+		return nil
+	}
+	acc, env := evs[0].AccountID, evs[0].Environment
+	for _, e := range evs[1:] {
+		if e.AccountID != acc || e.Environment != env {
+			return errors.New("store.InsertEvents: events of one change belong to one account and environment")
+		}
+	}
+	var last int64
+	if err := q.db.QueryRowContext(ctx, `INSERT INTO event_sequences (account_id, environment, last_seq) VALUES ($1, $2, $3)
+		ON CONFLICT (account_id, environment) DO UPDATE SET last_seq = event_sequences.last_seq + excluded.last_seq
+		RETURNING last_seq`, acc, string(env), int64(len(evs))).Scan(&last); err != nil {
+		return mapErr(err)
+	}
+	var b strings.Builder
+	b.WriteString(`INSERT INTO events (id, account_id, environment, seq, type, object_id, api_version, created_at, object) VALUES `)
+	args := make([]any, 0, 9*len(evs))
+	for i, e := range evs {
+		if i > 0 {
+			b.WriteString(", ")
+		}
+		n := len(args)
+		fmt.Fprintf(&b, "($%d, $%d, $%d, $%d, $%d, $%d, $%d, $%d, $%d)", n+1, n+2, n+3, n+4, n+5, n+6, n+7, n+8, n+9)
+		seq := last - int64(len(evs)) + int64(i) + 1
+		args = append(args, e.ID, e.AccountID, string(e.Environment), seq, string(e.Type), e.ObjectID, e.APIVersion, now(e.CreatedAt), string(e.Object))
+	}
+	_, err := q.db.ExecContext(ctx, b.String(), args...)
+	return mapErr(err)
+}
+
+// EventSeq is the sequence number of one of an account's events, false
+// when the id is unknown in that account and environment (another
+// account's event looks the same as none).
+func (q Q) EventSeq(ctx context.Context, accountID string, env account.Environment, id string) (int64, bool, error) {
+	var seq int64
+	err := q.db.QueryRowContext(ctx, `SELECT seq FROM events WHERE id = $1 AND account_id = $2 AND environment = $3`,
+		id, accountID, string(env)).Scan(&seq)
+	if errors.Is(err, sql.ErrNoRows) {
+		return 0, false, nil
+	}
+	return seq, err == nil, mapErr(err)
+}
+
+const eventCols = `id, account_id, environment, seq, type, object_id, api_version, created_at, object`
+
+// Events returns a page of an account's events, newest first. after and
+// before are the sequence numbers of the cursor events (0: none; at most
+// one is set): after pages towards older events, before towards newer.
+// Both walk the unique (account_id, environment, seq) index (or, with a
+// type filter, the (…, type, seq) one).
+func (q Q) Events(ctx context.Context, f event.Query, after, before int64) (event.Page, error) {
+	where := []string{"account_id = $1", "environment = $2"}
+	args := []any{f.AccountID, string(f.Environment)}
+	add := func(cond string, v any) {
+		args = append(args, v)
+		where = append(where, fmt.Sprintf(cond, len(args)))
+	}
+	if f.Type != "" {
+		add("type = $%d", string(f.Type))
+	}
+	if f.CreatedGTE != nil {
+		add("created_at >= $%d", now(*f.CreatedGTE))
+	}
+	if f.CreatedLT != nil {
+		add("created_at < $%d", now(*f.CreatedLT))
+	}
+	order := "DESC"
+	switch {
+	case after > 0:
+		add("seq < $%d", after)
+	case before > 0:
+		add("seq > $%d", before)
+		order = "ASC"
+	}
+	args = append(args, f.Limit+1)
+	query := fmt.Sprintf(`SELECT %s FROM events WHERE %s ORDER BY seq %s LIMIT $%d`, eventCols, strings.Join(where, " AND "), order, len(args))
+	evs, err := collect(ctx, q, query, args, scanEvent)
+	if err != nil {
+		return event.Page{}, err
+	}
+	p := event.Page{Events: evs, HasMore: len(evs) > f.Limit}
+	if p.HasMore {
+		p.Events = p.Events[:f.Limit]
+	}
+	if order == "ASC" {
+		slices.Reverse(p.Events)
+	}
+	if p.Events == nil {
+		p.Events = []event.Event{}
+	}
+	return p, nil
+}
+
+func scanEvent(scan scanner) (e event.Event, err error) {
+	var env, typ, obj string
+	if err = scan(&e.ID, &e.AccountID, &env, &e.Seq, &typ, &e.ObjectID, &e.APIVersion, &e.CreatedAt, &obj); err != nil {
+		return e, err
+	}
+	e.Environment, e.Type, e.Object = account.Environment(env), event.Type(typ), []byte(obj)
+	e.CreatedAt = e.CreatedAt.UTC()
+	return e, nil
+}
+
+// EventsOf returns the events about one object, oldest first (tests and
+// the operator's inspection).
+func (q Q) EventsOf(ctx context.Context, objectID string) ([]event.Event, error) {
+	return collect(ctx, q, `SELECT `+eventCols+` FROM events WHERE object_id = $1 ORDER BY account_id, environment, seq`,
+		[]any{objectID}, scanEvent)
+}
+
+// PruneEvents deletes up to limit events created before cutoff and says
+// how many it deleted. The sequence rows stay: numbering never restarts.
+func (q Q) PruneEvents(ctx context.Context, cutoff time.Time, limit int) (int64, error) {
+	res, err := q.db.ExecContext(ctx, `DELETE FROM events WHERE id IN
+		(SELECT id FROM events WHERE created_at < $1 ORDER BY created_at LIMIT $2)`, now(cutoff), limit)
+	if err != nil {
+		return 0, mapErr(err)
+	}
+	n, err := res.RowsAffected()
+	return n, mapErr(err)
+}
+
+// EndedSubscriptions are up to limit subscriptions whose end has passed at
+// t and whose subscription.ended event is not written yet (restored
+// subscriptions excluded: their replacement carries on).
+func (q Q) EndedSubscriptions(ctx context.Context, t time.Time, limit int) ([]string, error) {
+	return collect(ctx, q, `SELECT id FROM subscriptions WHERE ends_at <= $1 AND ended_event_at IS NULL
+		AND restored_subscription_id IS NULL ORDER BY ends_at, id LIMIT $2`, []any{now(t), limit},
+		func(scan scanner) (id string, err error) { return id, scan(&id) })
+}
+
+// MarkSubscriptionEnded records that subscription.ended was written; false
+// when another instance did it first (the caller then writes nothing).
+func (q Q) MarkSubscriptionEnded(ctx context.Context, id string, at time.Time) (bool, error) {
+	res, err := q.db.ExecContext(ctx, `UPDATE subscriptions SET ended_event_at = $1 WHERE id = $2 AND ended_event_at IS NULL`, now(at), id)
+	if err != nil {
+		return false, mapErr(err)
+	}
+	n, err := res.RowsAffected()
+	return n == 1, mapErr(err)
+}
