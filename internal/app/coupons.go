@@ -46,6 +46,13 @@ func (a *App) Coupon(ctx context.Context, id string) (CouponDetails, error) {
 }
 
 func (a *App) couponDetails(ctx context.Context, q store.Q, c ticketing.Coupon) (CouponDetails, error) {
+	return a.couponDetailsKnown(ctx, q, c, nil)
+}
+
+// couponDetailsKnown is couponDetails taking the coupon's subscription
+// from known when it is there (PlaceOrder's event: just written, no need
+// to read it back).
+func (a *App) couponDetailsKnown(ctx context.Context, q store.Q, c ticketing.Coupon, known map[string]ticketing.Subscription) (CouponDetails, error) {
 	const op = "app.couponDetails"
 	d := CouponDetails{Coupon: c}
 	var ok bool
@@ -70,10 +77,14 @@ func (a *App) couponDetails(ctx context.Context, q store.Q, c ticketing.Coupon) 
 		d.TariffSettingsValid = &valid
 	}
 	if c.SubscriptionID != nil {
-		sd, err := a.subscriptionDetails(ctx, q, *c.SubscriptionID)
-		if err != nil {
-			return d, err
+		s, ok := known[*c.SubscriptionID]
+		if !ok {
+			var err error
+			if s, err = q.Subscription(ctx, "", "", *c.SubscriptionID); err != nil {
+				return d, err
+			}
 		}
+		sd := a.subscriptionDetailsOf(s)
 		d.Subscription = &sd
 	}
 	return d, nil
@@ -84,6 +95,10 @@ func (a *App) subscriptionDetails(ctx context.Context, q store.Q, id string) (Su
 	if err != nil {
 		return SubscriptionDetails{}, err
 	}
+	return a.subscriptionDetailsOf(s), nil
+}
+
+func (a *App) subscriptionDetailsOf(s ticketing.Subscription) SubscriptionDetails {
 	now := a.clock.Now()
 	st := subState(s)
 	d := SubscriptionDetails{Subscription: s, View: subscription.Describe(st, now, a.Loc)}
@@ -92,7 +107,7 @@ func (a *App) subscriptionDetails(ctx context.Context, q store.Q, id string) (Su
 			d.Listed = append(d.Listed, c)
 		}
 	}
-	return d, nil
+	return d
 }
 
 // SubscriptionDetails returns one of the caller's subscriptions with its view.
@@ -105,13 +120,13 @@ func (a *App) SubscriptionDetails(ctx context.Context, p account.Principal, id s
 
 // OrderCoupons returns the details of every coupon of an order.
 func (a *App) OrderCoupons(ctx context.Context, o ticketing.Order) ([]CouponDetails, error) {
-	return a.orderCoupons(ctx, a.store.Read(), o)
+	return a.orderCoupons(ctx, a.store.Read(), o, nil)
 }
 
-func (a *App) orderCoupons(ctx context.Context, q store.Q, o ticketing.Order) ([]CouponDetails, error) {
+func (a *App) orderCoupons(ctx context.Context, q store.Q, o ticketing.Order, known map[string]ticketing.Subscription) ([]CouponDetails, error) {
 	out := make([]CouponDetails, 0, len(o.Coupons))
 	for _, c := range o.Coupons {
-		d, err := a.couponDetails(ctx, q, c)
+		d, err := a.couponDetailsKnown(ctx, q, c, known)
 		if err != nil {
 			return nil, err
 		}

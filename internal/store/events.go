@@ -29,27 +29,42 @@ func (q Q) InsertEvents(ctx context.Context, evs []event.Event) error {
 			return errors.New("store.InsertEvents: events of one change belong to one account and environment")
 		}
 	}
-	var last int64
-	if err := q.db.QueryRowContext(ctx, `INSERT INTO event_sequences (account_id, environment, last_seq) VALUES ($1, $2, $3)
-		ON CONFLICT (account_id, environment) DO UPDATE SET last_seq = event_sequences.last_seq + excluded.last_seq
-		RETURNING last_seq`, acc, string(env), int64(len(evs))).Scan(&last); err != nil {
+	rows := make([]string, len(evs))
+	args := []any{acc, string(env), int64(len(evs))}
+	row := "($%d, $%d, $%d, $%d, $%d, $%d, $%d)"
+	if q.engine == Postgres {
+		row = "($%d, $%d::bigint, $%d, $%d, $%d, $%d::timestamptz, $%d)"
+	}
+	for i, e := range evs {
+		n := len(args)
+		rows[i] = fmt.Sprintf(row, n+1, n+2, n+3, n+4, n+5, n+6, n+7)
+		args = append(args, e.ID, int64(i+1), string(e.Type), e.ObjectID, e.APIVersion, now(e.CreatedAt), string(e.Object))
+	}
+	values := strings.Join(rows, ", ")
+	if q.engine == Postgres {
+		// One round trip: the sequence and the rows in one statement.
+		_, err := q.db.ExecContext(ctx, `WITH s AS (`+upsertEventSeqSQL+`)
+			INSERT INTO events (id, account_id, environment, seq, type, object_id, api_version, created_at, object)
+			SELECT v.id, $1, $2, s.last_seq - $3 + v.n, v.type, v.object_id, v.api_version, v.created_at, v.object
+			FROM s, (VALUES `+values+`) AS v (id, n, type, object_id, api_version, created_at, object)`, args...)
 		return mapErr(err)
 	}
-	var b strings.Builder
-	b.WriteString(`INSERT INTO events (id, account_id, environment, seq, type, object_id, api_version, created_at, object) VALUES `)
-	args := make([]any, 0, 9*len(evs))
-	for i, e := range evs {
-		if i > 0 {
-			b.WriteString(", ")
-		}
-		n := len(args)
-		fmt.Fprintf(&b, "($%d, $%d, $%d, $%d, $%d, $%d, $%d, $%d, $%d)", n+1, n+2, n+3, n+4, n+5, n+6, n+7, n+8, n+9)
-		seq := last - int64(len(evs)) + int64(i) + 1
-		args = append(args, e.ID, e.AccountID, string(e.Environment), seq, string(e.Type), e.ObjectID, e.APIVersion, now(e.CreatedAt), string(e.Object))
+	var last int64
+	if err := q.db.QueryRowContext(ctx, upsertEventSeqSQL, args[:3]...).Scan(&last); err != nil {
+		return mapErr(err)
 	}
-	_, err := q.db.ExecContext(ctx, b.String(), args...)
+	// SQLite: the sequence first (the single writer holds it until commit).
+	_, err := q.db.ExecContext(ctx, `INSERT INTO events (id, account_id, environment, seq, type, object_id, api_version, created_at, object)
+		SELECT v.column1, $1, $2, `+fmt.Sprint(last)+` - $3 + v.column2, v.column3, v.column4, v.column5, v.column6, v.column7
+		FROM (VALUES `+values+`) AS v`, args...)
 	return mapErr(err)
 }
+
+// upsertEventSeqSQL advances an account's sequence by $3 and returns its
+// new last number.
+const upsertEventSeqSQL = `INSERT INTO event_sequences (account_id, environment, last_seq) VALUES ($1, $2, $3)
+	ON CONFLICT (account_id, environment) DO UPDATE SET last_seq = event_sequences.last_seq + excluded.last_seq
+	RETURNING last_seq`
 
 // EventSeq is the sequence number of one of an account's events, false
 // when the id is unknown in that account and environment (another
