@@ -273,21 +273,28 @@ func (a *App) EventMaintenance(ctx context.Context) (ended int, pruned int64, er
 		}
 	}
 	cutoff := now.Add(-event.Retention)
-	for {
-		var n int64
-		err := a.store.Write(ctx, func(q store.Q) error {
-			var err error
-			n, err = q.PruneEvents(ctx, cutoff, 1000)
-			return err
-		})
-		if err != nil {
-			return ended, pruned, err
-		}
-		pruned += n
-		if n < 1000 {
-			return ended, pruned, nil
+	streams, err := a.store.Read().EventStreams(ctx)
+	if err != nil {
+		return ended, pruned, err
+	}
+	for _, st := range streams {
+		for {
+			var n int64
+			err := a.store.Write(ctx, func(q store.Q) error {
+				var err error
+				n, err = q.PruneEvents(ctx, st[0], account.Environment(st[1]), cutoff, 1000)
+				return err
+			})
+			if err != nil {
+				return ended, pruned, err
+			}
+			pruned += n
+			if n < 1000 {
+				break
+			}
 		}
 	}
+	return ended, pruned, nil
 }
 
 // EventJSON is an event as GET /v1/events.json shows it.

@@ -11,6 +11,7 @@ import (
 	"github.com/farebox/farebox/internal/app"
 	"github.com/farebox/farebox/internal/apperr"
 	"github.com/farebox/farebox/internal/event"
+	"github.com/farebox/farebox/internal/store"
 )
 
 // allEvents lists every event of p, paging backwards with starting_after
@@ -319,13 +320,31 @@ func TestFailedChangeWritesNoEvent(t *testing.T) {
 		wantErr(t, err, apperr.NotFound, "subscription_not_found")
 		log.expect(t)
 
-		// Occupy the next sequence number behind the store's back: the event
-		// insert of the next change fails, and the change with it.
+		// A trigger refuses every event row: the change that writes it fails
+		// and leaves nothing behind.
 		before := b.counts(t)
-		seq := len(b.allEvents(t, b.live)) + 1
-		if _, err := b.store.DB().ExecContext(b.ctx, `INSERT INTO events (id, account_id, environment, seq, type, object_id, api_version, created_at, object)
-			VALUES ('farebox-event-squatter', $1, 'live', $2, 'order.created', 'x', 'v9', $3, '{}')`, b.live.AccountID, seq, b.clock.Now()); err != nil {
-			t.Fatal(err)
+		refuse := []string{`CREATE TRIGGER events_refuse BEFORE INSERT ON events BEGIN SELECT RAISE(ABORT, 'refused by the test'); END`}
+		if b.store.Engine() == store.Postgres {
+			refuse = []string{`CREATE FUNCTION events_refuse() RETURNS trigger LANGUAGE plpgsql AS $$ BEGIN RAISE EXCEPTION 'refused by the test'; END $$`,
+				`CREATE TRIGGER events_refuse BEFORE INSERT ON events FOR EACH ROW EXECUTE FUNCTION events_refuse()`}
+		}
+		// The PostgreSQL schema returns to a pool of test schemas: drop the
+		// trigger before it goes back.
+		t.Cleanup(func() {
+			drop := []string{`DROP TRIGGER IF EXISTS events_refuse`}
+			if b.store.Engine() == store.Postgres {
+				drop = []string{`DROP TRIGGER IF EXISTS events_refuse ON events`, `DROP FUNCTION IF EXISTS events_refuse()`}
+			}
+			for _, stmt := range drop {
+				if _, err := b.store.DB().ExecContext(b.ctx, stmt); err != nil {
+					t.Error(err)
+				}
+			}
+		})
+		for _, stmt := range refuse {
+			if _, err := b.store.DB().ExecContext(b.ctx, stmt); err != nil {
+				t.Fatal(err)
+			}
 		}
 		if _, err := b.app.PlaceOrder(b.ctx, b.live, app.OrderRequest{ProductIDs: []string{b.product(t, monthly).ID}}); err == nil {
 			t.Fatal("an order whose event cannot be written succeeded")

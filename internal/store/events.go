@@ -14,11 +14,14 @@ import (
 )
 
 // InsertEvents appends events to their account's stream. The events of one
-// call share one account and environment (one change). The sequence row is
-// taken last in the transaction the caller runs (app writes events at the
-// end of a change), so concurrent changes of one account serialise only
-// from here to their commit and get consecutive sequence numbers in commit
-// order.
+// call share one account and environment (one change). app writes them as
+// the last step of a change's transaction. On PostgreSQL the numbers come
+// from the account's event_sequences row, advanced by an upsert that holds
+// the row until commit: concurrent changes of one account serialise only
+// from there to their commit, and get numbers in commit order. SQLite has
+// one writer at a time, so the next number is the primary key's maximum
+// plus one (pruning always keeps an account's newest event, so numbering
+// never restarts).
 func (q Q) InsertEvents(ctx context.Context, evs []event.Event) error {
 	if len(evs) == 0 {
 		return nil
@@ -29,42 +32,37 @@ func (q Q) InsertEvents(ctx context.Context, evs []event.Event) error {
 			return errors.New("store.InsertEvents: events of one change belong to one account and environment")
 		}
 	}
-	rows := make([]string, len(evs))
-	args := []any{acc, string(env), int64(len(evs))}
+	pg := q.engine == Postgres
+	args := []any{acc, string(env)}
 	row := "($%d, $%d, $%d, $%d, $%d, $%d, $%d)"
-	if q.engine == Postgres {
-		row = "($%d, $%d::bigint, $%d, $%d, $%d, $%d::timestamptz, $%d)"
+	if pg {
+		args = append(args, int64(len(evs)))
+		row = "($%d::bigint, $%d, $%d, $%d, $%d, $%d::timestamptz, $%d)"
 	}
+	rows := make([]string, len(evs))
 	for i, e := range evs {
 		n := len(args)
 		rows[i] = fmt.Sprintf(row, n+1, n+2, n+3, n+4, n+5, n+6, n+7)
-		args = append(args, e.ID, int64(i+1), string(e.Type), e.ObjectID, e.APIVersion, now(e.CreatedAt), string(e.Object))
+		args = append(args, int64(i+1), e.ID, string(e.Type), e.ObjectID, e.APIVersion, now(e.CreatedAt), string(e.Object))
 	}
 	values := strings.Join(rows, ", ")
-	if q.engine == Postgres {
+	var err error
+	if pg {
 		// One round trip: the sequence and the rows in one statement.
-		_, err := q.db.ExecContext(ctx, `WITH s AS (`+upsertEventSeqSQL+`)
-			INSERT INTO events (id, account_id, environment, seq, type, object_id, api_version, created_at, object)
-			SELECT v.id, $1, $2, s.last_seq - $3 + v.n, v.type, v.object_id, v.api_version, v.created_at, v.object
-			FROM s, (VALUES `+values+`) AS v (id, n, type, object_id, api_version, created_at, object)`, args...)
-		return mapErr(err)
+		_, err = q.db.ExecContext(ctx, `WITH s AS (INSERT INTO event_sequences (account_id, environment, last_seq) VALUES ($1, $2, $3)
+				ON CONFLICT (account_id, environment) DO UPDATE SET last_seq = event_sequences.last_seq + excluded.last_seq
+				RETURNING last_seq)
+			INSERT INTO events (account_id, environment, seq, id, type, object_id, api_version, created_at, object)
+			SELECT $1, $2, s.last_seq - $3 + v.n, v.id, v.type, v.object_id, v.api_version, v.created_at, v.object
+			FROM s, (VALUES `+values+`) AS v (n, id, type, object_id, api_version, created_at, object)`, args...)
+	} else {
+		_, err = q.db.ExecContext(ctx, `INSERT INTO events (account_id, environment, seq, id, type, object_id, api_version, created_at, object)
+			SELECT $1, $2, (SELECT COALESCE(MAX(seq), 0) FROM events WHERE account_id = $1 AND environment = $2) + v.column1,
+				v.column2, v.column3, v.column4, v.column5, v.column6, v.column7
+			FROM (VALUES `+values+`) AS v`, args...)
 	}
-	var last int64
-	if err := q.db.QueryRowContext(ctx, upsertEventSeqSQL, args[:3]...).Scan(&last); err != nil {
-		return mapErr(err)
-	}
-	// SQLite: the sequence first (the single writer holds it until commit).
-	_, err := q.db.ExecContext(ctx, `INSERT INTO events (id, account_id, environment, seq, type, object_id, api_version, created_at, object)
-		SELECT v.column1, $1, $2, `+fmt.Sprint(last)+` - $3 + v.column2, v.column3, v.column4, v.column5, v.column6, v.column7
-		FROM (VALUES `+values+`) AS v`, args...)
 	return mapErr(err)
 }
-
-// upsertEventSeqSQL advances an account's sequence by $3 and returns its
-// new last number.
-const upsertEventSeqSQL = `INSERT INTO event_sequences (account_id, environment, last_seq) VALUES ($1, $2, $3)
-	ON CONFLICT (account_id, environment) DO UPDATE SET last_seq = event_sequences.last_seq + excluded.last_seq
-	RETURNING last_seq`
 
 // EventSeq is the sequence number of one of an account's events, false
 // when the id is unknown in that account and environment (another
@@ -146,11 +144,25 @@ func (q Q) EventsOf(ctx context.Context, objectID string) ([]event.Event, error)
 		[]any{objectID}, scanEvent)
 }
 
-// PruneEvents deletes up to limit events created before cutoff and says
-// how many it deleted. The sequence rows stay: numbering never restarts.
-func (q Q) PruneEvents(ctx context.Context, cutoff time.Time, limit int) (int64, error) {
-	res, err := q.db.ExecContext(ctx, `DELETE FROM events WHERE id IN
-		(SELECT id FROM events WHERE created_at < $1 ORDER BY created_at LIMIT $2)`, now(cutoff), limit)
+// EventStreams are the accounts and environments that may have events.
+func (q Q) EventStreams(ctx context.Context) ([][2]string, error) {
+	return collect(ctx, q, `SELECT a.id, e.environment FROM accounts a
+		CROSS JOIN (SELECT 'live' AS environment UNION ALL SELECT 'test') e ORDER BY 1, 2`, nil,
+		func(scan scanner) (s [2]string, err error) { return s, scan(&s[0], &s[1]) })
+}
+
+// PruneEvents deletes up to limit of the oldest events of one account and
+// environment created before cutoff, never the newest (numbering goes on
+// from it), and says how many it deleted. Numbers follow creation, so the
+// old events are a prefix of the primary key: the statement walks it from
+// the oldest and stops at the first recent event.
+func (q Q) PruneEvents(ctx context.Context, accountID string, env account.Environment, cutoff time.Time, limit int) (int64, error) {
+	res, err := q.db.ExecContext(ctx, `DELETE FROM events WHERE account_id = $1 AND environment = $2
+		AND seq < COALESCE(
+			(SELECT seq FROM events WHERE account_id = $1 AND environment = $2 AND created_at >= $3 ORDER BY seq LIMIT 1),
+			(SELECT MAX(seq) FROM events WHERE account_id = $1 AND environment = $2))
+		AND seq < (SELECT MIN(seq) FROM events WHERE account_id = $1 AND environment = $2) + $4`,
+		accountID, string(env), now(cutoff), limit)
 	if err != nil {
 		return 0, mapErr(err)
 	}

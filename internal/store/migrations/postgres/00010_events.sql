@@ -1,25 +1,28 @@
 -- +goose Up
 -- Events (docs/events.md): one row per state change, written in the
 -- transaction of the change. seq numbers an account's events per
--- environment 1, 2, 3… in commit order without gaps (event_sequences holds
--- the last one), so a consumer such as the webhook sender can remember
--- "delivered up to seq n". object is the JSON the v9 GET of the object
--- returns. Rows older than the retention period are pruned.
+-- environment 1, 2, 3… in commit order without gaps, so a consumer such as
+-- the webhook sender can remember "delivered up to seq n". The primary key
+-- is the list order (a page is one range of it); events_id resolves a
+-- cursor. object is the JSON the v9 GET of the object returns. Rows older
+-- than the retention period are pruned, except an account's newest.
 CREATE TABLE events (
-    id           TEXT PRIMARY KEY,
     account_id   TEXT NOT NULL,
     environment  TEXT NOT NULL,
     seq          BIGINT NOT NULL,
+    id           TEXT NOT NULL,
     type         TEXT NOT NULL,
     object_id    TEXT NOT NULL,
     api_version  TEXT NOT NULL,
     created_at   TIMESTAMPTZ NOT NULL,
-    object       TEXT NOT NULL
+    object       TEXT NOT NULL,
+    PRIMARY KEY (account_id, environment, seq)
 );
-CREATE UNIQUE INDEX events_seq ON events (account_id, environment, seq);
-CREATE INDEX events_type ON events (account_id, environment, type, seq);
-CREATE INDEX events_created ON events (created_at);
+CREATE UNIQUE INDEX events_id ON events (id);
 
+-- The last seq per account and environment on PostgreSQL, where
+-- concurrent writers take it with an upsert that holds the row until
+-- commit (SQLite has one writer and numbers from the primary key).
 CREATE TABLE event_sequences (
     account_id   TEXT NOT NULL,
     environment  TEXT NOT NULL,
