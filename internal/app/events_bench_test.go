@@ -49,3 +49,35 @@ func BenchmarkPlaceOrderEvents(b *testing.B) {
 		})
 	}
 }
+
+// BenchmarkPlaceOrderEventsParallel is the throughput view: 8 goroutines
+// per CPU place orders of one account at once, without the event
+// (baseline) and with it, as sub-benchmarks (run with -count to interleave
+// them). On PostgreSQL the account's sequence row is held from the event
+// insert to the commit, so this shows what that serialisation costs.
+//
+//	go test ./internal/app -run '^$' -bench PlaceOrderEventsParallel -benchtime 2000x -count 3
+func BenchmarkPlaceOrderEventsParallel(b *testing.B) {
+	for _, engine := range storetest.Engines {
+		b.Run(string(engine), func(b *testing.B) {
+			tb := setup(b, engine)
+			req := app.OrderRequest{ProductIDs: []string{tb.product(b, singleBerlin).ID, tb.product(b, monthly).ID}}
+			for _, c := range []struct {
+				name string
+				a    *app.App
+			}{{"baseline", app.WithoutOrderEvents(tb.app)}, {"events", tb.app}} {
+				b.Run(c.name, func(b *testing.B) {
+					b.SetParallelism(8)
+					b.RunParallel(func(pb *testing.PB) {
+						for pb.Next() {
+							if _, err := c.a.PlaceOrder(tb.ctx, tb.live, req); err != nil {
+								b.Error(err)
+								return
+							}
+						}
+					})
+				})
+			}
+		})
+	}
+}

@@ -13,15 +13,16 @@ import (
 	"github.com/farebox/farebox/internal/event"
 )
 
-// InsertEvents appends events to their account's stream. The events of one
-// call share one account and environment (one change). app writes them as
-// the last step of a change's transaction. On PostgreSQL the numbers come
-// from the account's event_sequences row, advanced by an upsert that holds
-// the row until commit: concurrent changes of one account serialise only
-// from there to their commit, and get numbers in commit order. SQLite has
-// one writer at a time, so the next number is the primary key's maximum
-// plus one (pruning always keeps an account's newest event, so numbering
-// never restarts).
+// InsertEvents appends events to their account's stream, in order. The
+// events of one call share one account and environment (one change); app
+// writes them as the last step of a change's transaction. On PostgreSQL
+// the numbers come from the event_numbers sequence: no lock, so concurrent
+// changes of one account never wait for each other, and two of them may
+// commit in the other order than their numbers. Changes of one object hold
+// its row lock, so its events are numbered in the order of the changes.
+// SQLite has one writer at a time: the next number is the account's
+// largest plus one (gap-free, in commit order; pruning keeps an account's
+// newest event, so numbering never restarts).
 func (q Q) InsertEvents(ctx context.Context, evs []event.Event) error {
 	if len(evs) == 0 {
 		return nil
@@ -36,7 +37,6 @@ func (q Q) InsertEvents(ctx context.Context, evs []event.Event) error {
 	args := []any{acc, string(env)}
 	row := "($%d, $%d, $%d, $%d, $%d, $%d, $%d)"
 	if pg {
-		args = append(args, int64(len(evs)))
 		row = "($%d::bigint, $%d, $%d, $%d, $%d, $%d::timestamptz, $%d)"
 	}
 	rows := make([]string, len(evs))
@@ -48,13 +48,9 @@ func (q Q) InsertEvents(ctx context.Context, evs []event.Event) error {
 	values := strings.Join(rows, ", ")
 	var err error
 	if pg {
-		// One round trip: the sequence and the rows in one statement.
-		_, err = q.db.ExecContext(ctx, `WITH s AS (INSERT INTO event_sequences (account_id, environment, last_seq) VALUES ($1, $2, $3)
-				ON CONFLICT (account_id, environment) DO UPDATE SET last_seq = event_sequences.last_seq + excluded.last_seq
-				RETURNING last_seq)
-			INSERT INTO events (account_id, environment, seq, id, type, object_id, api_version, created_at, object)
-			SELECT $1, $2, s.last_seq - $3 + v.n, v.id, v.type, v.object_id, v.api_version, v.created_at, v.object
-			FROM s, (VALUES `+values+`) AS v (n, id, type, object_id, api_version, created_at, object)`, args...)
+		_, err = q.db.ExecContext(ctx, `INSERT INTO events (account_id, environment, seq, id, type, object_id, api_version, created_at, object)
+			SELECT $1, $2, nextval('event_numbers_n_seq'), v.id, v.type, v.object_id, v.api_version, v.created_at, v.object
+			FROM (SELECT * FROM (VALUES `+values+`) AS r (n, id, type, object_id, api_version, created_at, object) ORDER BY n) AS v`, args...)
 	} else {
 		_, err = q.db.ExecContext(ctx, `INSERT INTO events (account_id, environment, seq, id, type, object_id, api_version, created_at, object)
 			SELECT $1, $2, (SELECT COALESCE(MAX(seq), 0) FROM events WHERE account_id = $1 AND environment = $2) + v.column1,

@@ -1,11 +1,10 @@
 -- +goose Up
 -- Events (docs/events.md): one row per state change, written in the
--- transaction of the change. seq numbers an account's events per
--- environment 1, 2, 3… in commit order without gaps, so a consumer such as
--- the webhook sender can remember "delivered up to seq n". The primary key
--- is the list order (a page is one range of it); events_id resolves a
--- cursor. object is the JSON the v9 GET of the object returns. Rows older
--- than the retention period are pruned, except an account's newest.
+-- transaction of the change. seq orders an account's events: unique,
+-- increasing with creation. The primary key is the list order (a page is
+-- one range of it); events_id resolves a cursor. object is the JSON the v9
+-- GET of the object returns. Rows older than the retention period are
+-- pruned, except an account's newest.
 CREATE TABLE events (
     account_id   TEXT NOT NULL,
     environment  TEXT NOT NULL,
@@ -20,14 +19,12 @@ CREATE TABLE events (
 );
 CREATE UNIQUE INDEX events_id ON events (id);
 
--- The last seq per account and environment on PostgreSQL, where
--- concurrent writers take it with an upsert that holds the row until
--- commit (SQLite has one writer and numbers from the primary key).
-CREATE TABLE event_sequences (
-    account_id   TEXT NOT NULL,
-    environment  TEXT NOT NULL,
-    last_seq     BIGINT NOT NULL,
-    PRIMARY KEY (account_id, environment)
+-- On PostgreSQL seq is taken from the sequence this table owns
+-- (nextval, no row lock: concurrent orders of one account do not wait for
+-- each other); no row is ever inserted. SQLite has one writer at a time and
+-- numbers an account's events from the primary key.
+CREATE TABLE event_numbers (
+    n            INTEGER PRIMARY KEY AUTOINCREMENT
 );
 
 -- When subscription.ended was written (the maintenance job emits it once,
@@ -36,5 +33,5 @@ ALTER TABLE subscriptions ADD COLUMN ended_event_at TIMESTAMP;
 
 -- +goose Down
 ALTER TABLE subscriptions DROP COLUMN ended_event_at;
-DROP TABLE event_sequences;
+DROP TABLE event_numbers;
 DROP TABLE events;
