@@ -40,6 +40,7 @@ type App struct {
 	// benchWithoutEvents makes PlaceOrder skip its order.created event: the
 	// baseline of BenchmarkPlaceOrderEvents, set only by export_test.go.
 	benchWithoutEvents bool
+	parts              partCache // event parts by hash (eventparts.go)
 }
 
 type authEntry struct {

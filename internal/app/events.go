@@ -41,6 +41,9 @@ func (c *changeEvents) add(t event.Type, objectID string, obj any) error {
 	if err != nil {
 		return apperr.Wrap("app.event", err)
 	}
+	if st := c.a.catalog.Load(); st != nil {
+		raw = st.parts.compact(raw)
+	}
 	c.evs = append(c.evs, event.Event{ID: c.a.IDs.New("event"), AccountID: c.acc, Environment: c.env, Type: t,
 		ObjectID: objectID, APIVersion: event.APIVersion, CreatedAt: c.a.clock.Now(), Object: raw})
 	return nil
@@ -230,7 +233,21 @@ func (a *App) Events(ctx context.Context, p account.Principal, req EventsRequest
 	if len(probs) > 0 {
 		return event.Page{}, apperr.E(op, apperr.Invalid, apperr.CodeInvalidParameter, probs[0].Message).WithDetails(probs...)
 	}
-	return a.store.Read().Events(ctx, f, after, before)
+	page, err := a.store.Read().Events(ctx, f, after, before)
+	if err != nil {
+		return page, err
+	}
+	objs := make([][]byte, len(page.Events))
+	for i, e := range page.Events {
+		objs[i] = e.Object
+	}
+	if err := a.expandParts(ctx, objs); err != nil {
+		return event.Page{}, err
+	}
+	for i := range page.Events {
+		page.Events[i].Object = objs[i]
+	}
+	return page, nil
 }
 
 // EventMaintenance is the periodic events job every instance runs:

@@ -4,6 +4,7 @@ import (
 	"encoding/json"
 	"fmt"
 	"slices"
+	"strings"
 	"testing"
 	"time"
 
@@ -474,6 +475,67 @@ func TestEventRetention(t *testing.T) {
 		evs := b.allEvents(t, b.live)
 		if len(evs) != 2 || evs[0].Sequence != 2 || evs[1].Sequence != 3 {
 			t.Errorf("after pruning: %+v", evs)
+		}
+	})
+}
+
+// TestEventPartsStoredOnce: the products and areas an event object shows
+// are stored once as parts (the stored order.created is a fraction of the
+// Order), and the list puts them back byte for byte, also on an App that
+// has not seen them yet (another instance).
+func TestEventPartsStoredOnce(t *testing.T) {
+	eachEngine(t, func(t *testing.T, b *testBundle) {
+		o := b.order(t, b.live, b.product(t, singleBerlin).ID, b.product(t, monthly).ID)
+		full, err := b.app.OrderResponse(b.ctx, o, 9, false)
+		if err != nil {
+			t.Fatal(err)
+		}
+		want, _ := json.Marshal(full)
+		stored, err := b.store.Read().EventsOf(b.ctx, o.ID)
+		if err != nil || len(stored) != 1 {
+			t.Fatalf("stored events of the order: %d %v", len(stored), err)
+		}
+		if n := len(stored[0].Object); n*3 > len(want) || !strings.Contains(string(stored[0].Object), `{"<part>":"`) {
+			t.Errorf("stored object has %d bytes for an Order of %d: %s", n, len(want), stored[0].Object)
+		}
+		fresh := app.New(app.Options{Store: b.store, Clock: b.clock, IDPrefix: "farebox"})
+		for _, a := range []*app.App{b.app, fresh} {
+			pg, err := a.Events(b.ctx, b.live, app.EventsRequest{})
+			if err != nil || len(pg.Events) != 1 || string(pg.Events[0].Object) != string(want) {
+				t.Errorf("listed object differs: %v\n got %s\nwant %s", err, pg.Events[0].Object, want)
+			}
+		}
+	})
+}
+
+// TestEventPartMarkerCannotBeForged: a traveller's name that spells a part
+// placeholder (with the hash of a real part) comes back as sent, not
+// expanded. (Raw JSON a partner sends, such as tariff settings, is safe for
+// the same reason: json.Marshal writes its "<" as \u003c.)
+func TestEventPartMarkerCannotBeForged(t *testing.T) {
+	eachEngine(t, func(t *testing.T, b *testBundle) {
+		o := b.order(t, b.live, b.product(t, singleBerlin).ID)
+		stored, err := b.store.Read().EventsOf(b.ctx, o.ID)
+		if err != nil || len(stored) != 1 {
+			t.Fatal(len(stored), err)
+		}
+		obj := string(stored[0].Object)
+		i := strings.Index(obj, `{"<part>":"`)
+		if i < 0 {
+			t.Fatalf("no part in %s", obj)
+		}
+		forged := obj[i : i+len(`{"<part>":"`)+32+2]
+		name, _ := json.Marshal(forged)
+		medium := `{"photo_id_lite":{"first_name":` + string(name) + `,"last_name":"Mustermann","birth_date":"1990-01-01"}}`
+		tk := b.activate(t, o.Coupons[0].ID, app.ActivationRequest{IdentificationMedium: json.RawMessage(medium), Version: 9})
+		want, err := (*app.Wallets)(nil).TicketResponse(b.ticket(t, tk.ID))
+		if err != nil {
+			t.Fatal(err)
+		}
+		wantJSON, _ := json.Marshal(want)
+		pg, err := b.app.Events(b.ctx, b.live, app.EventsRequest{Type: "ticket.issued"})
+		if err != nil || len(pg.Events) != 1 || string(pg.Events[0].Object) != string(wantJSON) {
+			t.Errorf("ticket.issued %v\n got %s\nwant %s", err, pg.Events[0].Object, wantJSON)
 		}
 	})
 }

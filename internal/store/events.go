@@ -187,3 +187,32 @@ func (q Q) MarkSubscriptionEnded(ctx context.Context, id string, at time.Time) (
 	n, err := res.RowsAffected()
 	return n == 1, mapErr(err)
 }
+
+// PutEventParts stores shared parts of event objects (hash → JSON), each
+// once: a part already there is left as it is.
+func (q Q) PutEventParts(ctx context.Context, parts map[string][]byte) error {
+	for h, body := range parts {
+		if _, err := q.db.ExecContext(ctx, `INSERT INTO event_parts (hash, body) VALUES ($1, $2) ON CONFLICT (hash) DO NOTHING`,
+			h, string(body)); err != nil {
+			return mapErr(err)
+		}
+	}
+	return nil
+}
+
+// EventParts returns the stored parts among hashes.
+func (q Q) EventParts(ctx context.Context, hashes []string) (map[string][]byte, error) {
+	out := map[string][]byte{}
+	for _, h := range hashes {
+		var body string
+		err := q.db.QueryRowContext(ctx, `SELECT body FROM event_parts WHERE hash = $1`, h).Scan(&body)
+		if errors.Is(err, sql.ErrNoRows) {
+			continue
+		}
+		if err != nil {
+			return nil, mapErr(err)
+		}
+		out[h] = []byte(body)
+	}
+	return out, nil
+}

@@ -27,11 +27,20 @@ CREATE TABLE event_numbers (
     n            BIGSERIAL PRIMARY KEY
 );
 
+-- Catalog objects (a product, an area) that many event objects show,
+-- stored once: an event's object holds {"<part>":"<hash>"} in their place
+-- and the list puts them back (docs/events.md, "Storage").
+CREATE TABLE event_parts (
+    hash         TEXT PRIMARY KEY,
+    body         TEXT NOT NULL
+);
+
 -- When subscription.ended was written (the maintenance job emits it once,
 -- after ends_at has passed).
 ALTER TABLE subscriptions ADD COLUMN ended_event_at TIMESTAMPTZ;
 
 -- +goose Down
 ALTER TABLE subscriptions DROP COLUMN ended_event_at;
+DROP TABLE event_parts;
 DROP TABLE event_numbers;
 DROP TABLE events;
