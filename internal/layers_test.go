@@ -49,6 +49,7 @@ var layers = map[string]string{
 	"internal/ticketing":    "domain",
 	"internal/validity":     "domain",
 	"internal/idempotency":  "domain",
+	"internal/event":        "domain",
 
 	"internal/store":                "adapter",
 	"internal/usage":                "adapter",

@@ -95,6 +95,19 @@ func serve(ctx context.Context, args []string, getenv func(string) string, stdou
 			log.Warn("idempotency key purge failed", "error", err.Error())
 		}
 	})
+	// Events (docs/events.md): subscription.ended once a subscription's end
+	// has passed, and the pruning of events older than the retention
+	// period, every minute by every instance (each ended event is written
+	// once: the subscription row is marked in the same transaction).
+	go every(ctx, time.Minute, func() {
+		ended, pruned, err := a.EventMaintenance(ctx)
+		if ended > 0 || pruned > 0 {
+			log.Debug("events maintained", "subscriptions_ended", ended, "events_pruned", pruned)
+		}
+		if err != nil && ctx.Err() == nil {
+			log.Warn("event maintenance failed", "error", err.Error())
+		}
+	})
 	// Invoice document jobs: workers in every instance unless --workers=false.
 	if cfg.Seller.Name == config.DevSellerName {
 		log.Warn("invoices are issued by the development seller: set FAREBOX_SELLER_* for production")

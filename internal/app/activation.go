@@ -14,6 +14,7 @@ import (
 	"github.com/farebox/farebox/internal/apperr"
 	"github.com/farebox/farebox/internal/barcode"
 	"github.com/farebox/farebox/internal/catalog"
+	"github.com/farebox/farebox/internal/event"
 	"github.com/farebox/farebox/internal/schema"
 	"github.com/farebox/farebox/internal/store"
 	"github.com/farebox/farebox/internal/subscription"
@@ -81,14 +82,44 @@ func (a *App) activateOnce(ctx context.Context, couponID string, req ActivationR
 			return apperr.E(op, apperr.Unprocessable, CodeCouponRestored,
 				validity.MsgAnymore+": the coupon was restored into coupon "+*c.RestoredCouponID)
 		}
-		if req.ReactivationKey != "" {
-			out.TicketID, err = a.reactivate(ctx, q, c, req, now)
+		before, err := q.TicketsOfCoupon(ctx, c.ID)
+		if err != nil {
 			return err
 		}
-		out.TicketID, err = a.activateFirst(ctx, q, c, pr, req, now)
-		return err
+		if req.ReactivationKey != "" {
+			out.TicketID, err = a.reactivate(ctx, q, c, req, now)
+		} else {
+			out.TicketID, err = a.activateFirst(ctx, q, c, pr, req, now)
+		}
+		if err != nil {
+			return err
+		}
+		for _, t := range before {
+			if t.ID == out.TicketID {
+				return nil // the same ticket again (idempotent repeat): nothing changed
+			}
+		}
+		return a.activationEvents(ctx, q, c, out.TicketID, req.ReactivationKey != "")
 	})
 	return out, err
+}
+
+// activationEvents writes the events of a new ticket: ticket.issued, and
+// coupon.activated for a first activation (also of a restored coupon) or
+// subscription.reactivated for a reactivation.
+func (a *App) activationEvents(ctx context.Context, q store.Q, c ticketing.Coupon, ticketID string, reactivation bool) error {
+	ev := a.events(c.AccountID, c.Environment)
+	if reactivation {
+		if err := ev.subscription(ctx, q, event.SubscriptionReactivated, *c.SubscriptionID); err != nil {
+			return err
+		}
+	} else if err := ev.coupon(ctx, q, event.CouponActivated, c.ID); err != nil {
+		return err
+	}
+	if err := ev.ticket(ctx, q, ticketID); err != nil {
+		return err
+	}
+	return ev.write(ctx, q)
 }
 
 // mediumHash identifies an identification medium regardless of key order.

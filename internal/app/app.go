@@ -36,6 +36,11 @@ type App struct {
 	Jobs      *jobs.Runner
 	pdfFlight singleflight.Group // one PDF rendering per invoice at a time (ensurePDF)
 	pdfRuns   atomic.Int64       // PDFs rendered by this instance (PDFsRendered)
+
+	// benchWithoutEvents makes PlaceOrder skip its order.created event: the
+	// baseline of BenchmarkPlaceOrderEvents, set only by export_test.go.
+	benchWithoutEvents bool
+	parts              partCache // event parts by hash (eventparts.go)
 }
 
 type authEntry struct {

@@ -17,6 +17,7 @@ import (
 type catalogState struct {
 	ix      *catalog.Index
 	version int64
+	parts   eventParts // its products and areas as stored event parts
 }
 
 // catalogPtr holds the current catalog; readers never lock.
@@ -69,7 +70,11 @@ func (a *App) RefreshCatalog(ctx context.Context) error {
 	if err != nil {
 		return apperr.Wrap("app.RefreshCatalog", err)
 	}
-	a.catalog.Store(&catalogState{ix: ix, version: v})
+	parts, err := a.catalogParts(ctx, ix)
+	if err != nil {
+		return err
+	}
+	a.catalog.Store(&catalogState{ix: ix, version: v, parts: parts})
 	return nil
 }
 

@@ -40,6 +40,7 @@ const (
 	CodeNothingToUpdate               = "nothing_to_update"
 	CodeOrderNotFound                 = "order_not_found"
 	CodeOriginalNotActivated          = "original_not_activated"
+	CodeEventPartMissing              = "event_part_missing"
 	CodeProductMissing                = "product_missing"
 	CodeProductNotFound               = "product_not_found"
 	CodeProductNotRestricted          = "product_not_restricted"

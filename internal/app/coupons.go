@@ -8,6 +8,7 @@ import (
 	"github.com/farebox/farebox/internal/account"
 	"github.com/farebox/farebox/internal/apperr"
 	"github.com/farebox/farebox/internal/catalog"
+	"github.com/farebox/farebox/internal/event"
 	"github.com/farebox/farebox/internal/schema"
 	"github.com/farebox/farebox/internal/store"
 	"github.com/farebox/farebox/internal/subscription"
@@ -45,6 +46,13 @@ func (a *App) Coupon(ctx context.Context, id string) (CouponDetails, error) {
 }
 
 func (a *App) couponDetails(ctx context.Context, q store.Q, c ticketing.Coupon) (CouponDetails, error) {
+	return a.couponDetailsKnown(ctx, q, c, nil)
+}
+
+// couponDetailsKnown is couponDetails taking the coupon's subscription
+// from known when it is there (PlaceOrder's event: just written, no need
+// to read it back).
+func (a *App) couponDetailsKnown(ctx context.Context, q store.Q, c ticketing.Coupon, known map[string]ticketing.Subscription) (CouponDetails, error) {
 	const op = "app.couponDetails"
 	d := CouponDetails{Coupon: c}
 	var ok bool
@@ -69,10 +77,14 @@ func (a *App) couponDetails(ctx context.Context, q store.Q, c ticketing.Coupon) 
 		d.TariffSettingsValid = &valid
 	}
 	if c.SubscriptionID != nil {
-		sd, err := a.subscriptionDetails(ctx, q, *c.SubscriptionID)
-		if err != nil {
-			return d, err
+		s, ok := known[*c.SubscriptionID]
+		if !ok {
+			var err error
+			if s, err = q.Subscription(ctx, "", "", *c.SubscriptionID); err != nil {
+				return d, err
+			}
 		}
+		sd := a.subscriptionDetailsOf(s)
 		d.Subscription = &sd
 	}
 	return d, nil
@@ -83,6 +95,10 @@ func (a *App) subscriptionDetails(ctx context.Context, q store.Q, id string) (Su
 	if err != nil {
 		return SubscriptionDetails{}, err
 	}
+	return a.subscriptionDetailsOf(s), nil
+}
+
+func (a *App) subscriptionDetailsOf(s ticketing.Subscription) SubscriptionDetails {
 	now := a.clock.Now()
 	st := subState(s)
 	d := SubscriptionDetails{Subscription: s, View: subscription.Describe(st, now, a.Loc)}
@@ -91,7 +107,7 @@ func (a *App) subscriptionDetails(ctx context.Context, q store.Q, id string) (Su
 			d.Listed = append(d.Listed, c)
 		}
 	}
-	return d, nil
+	return d
 }
 
 // SubscriptionDetails returns one of the caller's subscriptions with its view.
@@ -104,9 +120,13 @@ func (a *App) SubscriptionDetails(ctx context.Context, p account.Principal, id s
 
 // OrderCoupons returns the details of every coupon of an order.
 func (a *App) OrderCoupons(ctx context.Context, o ticketing.Order) ([]CouponDetails, error) {
+	return a.orderCoupons(ctx, a.store.Read(), o, nil)
+}
+
+func (a *App) orderCoupons(ctx context.Context, q store.Q, o ticketing.Order, known map[string]ticketing.Subscription) ([]CouponDetails, error) {
 	out := make([]CouponDetails, 0, len(o.Coupons))
 	for _, c := range o.Coupons {
-		d, err := a.couponDetails(ctx, a.store.Read(), c)
+		d, err := a.couponDetailsKnown(ctx, q, c, known)
 		if err != nil {
 			return nil, err
 		}
@@ -143,8 +163,14 @@ func (a *App) SetTariffSettings(ctx context.Context, couponID string, ts json.Ra
 			return err
 		}
 		c.TariffSettings = ts
-		out, err = a.couponDetails(ctx, q, c)
-		return err
+		if out, err = a.couponDetails(ctx, q, c); err != nil {
+			return err
+		}
+		ev := a.events(c.AccountID, c.Environment)
+		if err := ev.add(event.CouponTariffSettingsUpdated, c.ID, couponView(out, eventVersion)); err != nil {
+			return err
+		}
+		return ev.write(ctx, q)
 	})
 	return out, err
 }
@@ -162,24 +188,7 @@ type TicketDetails struct {
 
 // Ticket returns a ticket by id; the id is the credential.
 func (a *App) Ticket(ctx context.Context, id string) (TicketDetails, error) {
-	const op = "app.Ticket"
-	t, err := a.store.Read().Ticket(ctx, id)
-	if err != nil {
-		return TicketDetails{}, err
-	}
-	c, err := a.store.Read().Coupon(ctx, t.CouponID)
-	if err != nil {
-		return TicketDetails{}, err
-	}
-	d := TicketDetails{Ticket: t, Coupon: c, Valid: t.InvalidatedAt == nil}
-	var ok bool
-	if d.Product, ok = a.Catalog().Product(t.ProductID); !ok {
-		return d, apperr.E(op, apperr.Internal, CodeProductMissing, "the ticket's product is not in the catalog")
-	}
-	if d.Area, ok = a.Catalog().Area(d.Product.AreaID); !ok {
-		return d, apperr.E(op, apperr.Internal, CodeAreaMissing, "the product's area is not in the catalog")
-	}
-	return d, nil
+	return a.ticketDetailsOf(ctx, a.store.Read(), id)
 }
 
 // Now is the app clock's time (views compute states such as "expired" with it).

@@ -10,6 +10,7 @@ import (
 
 	"github.com/farebox/farebox/internal/account"
 	"github.com/farebox/farebox/internal/apperr"
+	"github.com/farebox/farebox/internal/event"
 	"github.com/farebox/farebox/internal/invoicedoc"
 	"github.com/farebox/farebox/internal/invoicing"
 	"github.com/farebox/farebox/internal/jobs"
@@ -155,7 +156,7 @@ func (a *App) IssueInvoice(ctx context.Context, p account.Principal, req Invoice
 				return err
 			}
 		}
-		return nil
+		return a.createdEvents(ctx, q, inv)
 	})
 	if err != nil {
 		return invoicing.Invoice{}, err
@@ -184,6 +185,16 @@ func (a *App) finish(ctx context.Context, q store.Q, inv *invoicing.Invoice, d i
 		return err
 	}
 	return q.EnqueueJob(ctx, jobs.NewJob{Kind: JobInvoiceFiles, Payload: inv.ID}, d.IssueDate)
+}
+
+// createdEvents writes invoice.created or payment_notice.created for a
+// document finish wrote.
+func (a *App) createdEvents(ctx context.Context, q store.Q, inv invoicing.Invoice) error {
+	ev := a.events(inv.AccountID, inv.Environment)
+	if err := ev.invoice(ctx, q, createdEvent(inv.Kind), inv.ID); err != nil {
+		return err
+	}
+	return ev.write(ctx, q)
 }
 
 // randomIdentifier is the download secret: 128 bits from crypto/rand.
@@ -295,7 +306,17 @@ func (a *App) CancelInvoice(ctx context.Context, p account.Principal, id string)
 		if err := q.MarkCancelled(ctx, orig.ID, inv.ID); err != nil {
 			return err
 		}
-		return q.ReleaseClaims(ctx, orig.ID)
+		if err := q.ReleaseClaims(ctx, orig.ID); err != nil {
+			return err
+		}
+		ev := a.events(p.AccountID, p.Environment)
+		if err := ev.invoice(ctx, q, createdEvent(inv.Kind), inv.ID); err != nil {
+			return err
+		}
+		if err := ev.invoice(ctx, q, event.InvoiceCancelled, orig.ID); err != nil {
+			return err
+		}
+		return ev.write(ctx, q)
 	})
 	if err != nil {
 		return invoicing.Invoice{}, err
@@ -326,7 +347,10 @@ func (a *App) PaymentNoticeForInvoice(ctx context.Context, p account.Principal, 
 		var d invoicedoc.Document
 		inv, d = a.referringTo(p, orig, invoicedoc.KindPaymentNotice, now)
 		d.Payment = invoicedoc.Payment{DueDate: laterOf(orig.Document.Payment.DueDate, now.AddDate(0, 0, a.inv.PaymentDays))}
-		return a.finish(ctx, q, &inv, d)
+		if err := a.finish(ctx, q, &inv, d); err != nil {
+			return err
+		}
+		return a.createdEvents(ctx, q, inv)
 	})
 	if err != nil {
 		return invoicing.Invoice{}, err
@@ -403,7 +427,10 @@ func (a *App) PaymentNoticeForCollection(ctx context.Context, p account.Principa
 		if customerID != "" {
 			inv.CustomerID = &customerID
 		}
-		return a.finish(ctx, q, &inv, d)
+		if err := a.finish(ctx, q, &inv, d); err != nil {
+			return err
+		}
+		return a.createdEvents(ctx, q, inv)
 	})
 	if err != nil {
 		return invoicing.Invoice{}, err
@@ -523,12 +550,11 @@ func (a *App) ensurePDF(ctx context.Context, inv invoicing.Invoice) (invoicing.F
 		if err != nil {
 			return invoicing.File{}, err
 		}
-		at := a.clock.Now()
-		err = a.store.Write(ctx, func(q store.Q) error {
-			f, err = q.PutFile(ctx, inv.ID, p, at)
-			return err
-		})
-		return f, err
+		stored, err := a.putFiles(ctx, inv, []invoicing.File{p}, a.clock.Now())
+		if err != nil {
+			return invoicing.File{}, err
+		}
+		return stored[0], nil
 	})
 	if err != nil {
 		return invoicing.File{}, err
@@ -553,15 +579,7 @@ func (a *App) generateFiles(ctx context.Context, j jobs.Job) error {
 	if err != nil {
 		return err
 	}
-	at := a.clock.Now()
-	if err := a.store.Write(ctx, func(q store.Q) error {
-		for _, f := range files {
-			if _, err := q.PutFile(ctx, inv.ID, f, at); err != nil {
-				return err
-			}
-		}
-		return nil
-	}); err != nil {
+	if _, err := a.putFiles(ctx, inv, files, a.clock.Now()); err != nil {
 		return err
 	}
 	_, err = a.ensurePDF(ctx, inv)

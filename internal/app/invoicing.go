@@ -147,7 +147,14 @@ func (a *App) UpdateBillableItem(ctx context.Context, p account.Principal, id st
 			}
 			as.CollectionID = collectionID
 		}
-		return q.SetAssignment(ctx, id, as, now)
+		if err := q.SetAssignment(ctx, id, as, now); err != nil {
+			return err
+		}
+		ev := a.events(p.AccountID, p.Environment)
+		if err := ev.billableItem(ctx, q, id); err != nil {
+			return err
+		}
+		return ev.write(ctx, q)
 	})
 	if err != nil {
 		return BillableItemView{}, err
@@ -222,6 +229,7 @@ func (a *App) AddToCollection(ctx context.Context, p account.Principal, collecti
 		if len(probs) > 0 {
 			return apperr.E(op, apperr.Unprocessable, CodeUnknownBillableItem, probs[0].Message).WithDetails(probs...)
 		}
+		ev := a.events(p.AccountID, p.Environment)
 		for _, it := range items {
 			if it.CollectionID != nil && *it.CollectionID != collectionID {
 				return inOtherCollection(op, it.ID)
@@ -237,12 +245,18 @@ func (a *App) AddToCollection(ctx context.Context, p account.Principal, collecti
 			if err := q.SetAssignment(ctx, it.ID, as, a.clock.Now()); err != nil {
 				return err
 			}
+			if err := ev.billableItem(ctx, q, it.ID); err != nil {
+				return err
+			}
 		}
 		all, err := q.CollectionItems(ctx, collectionID)
+		if err != nil {
+			return err
+		}
 		for _, it := range all {
 			out = append(out, it.ID)
 		}
-		return err
+		return ev.write(ctx, q)
 	})
 	return out, err
 }

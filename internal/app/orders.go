@@ -10,6 +10,7 @@ import (
 	"github.com/farebox/farebox/internal/account"
 	"github.com/farebox/farebox/internal/apperr"
 	"github.com/farebox/farebox/internal/catalog"
+	"github.com/farebox/farebox/internal/event"
 	"github.com/farebox/farebox/internal/store"
 	"github.com/farebox/farebox/internal/ticketing"
 )
@@ -98,6 +99,23 @@ func (a *App) PlaceOrder(ctx context.Context, p account.Principal, req OrderRequ
 		}
 		o.Coupons = append(o.Coupons, c)
 	}
+	// order.created is made before the transaction: everything it shows is
+	// in memory, and SQLite's single writer (PostgreSQL's row locks) are
+	// then held only for the inserts.
+	ev := a.events(p.AccountID, p.Environment)
+	if !a.benchWithoutEvents {
+		known := make(map[string]ticketing.Subscription, len(subs))
+		for _, s := range subs {
+			known[s.ID] = s
+		}
+		view, err := a.orderView(ctx, a.store.Read(), o, known, eventVersion, false)
+		if err != nil {
+			return ticketing.Order{}, err
+		}
+		if err := ev.add(event.OrderCreated, o.ID, view); err != nil {
+			return ticketing.Order{}, err
+		}
+	}
 	err := a.store.Write(ctx, func(q store.Q) error {
 		if err := q.InsertOrder(ctx, o); err != nil {
 			return err
@@ -122,7 +140,7 @@ func (a *App) PlaceOrder(ctx context.Context, p account.Principal, req OrderRequ
 				return err
 			}
 		}
-		return nil
+		return ev.write(ctx, q)
 	})
 	if err != nil {
 		return ticketing.Order{}, err

@@ -6,6 +6,7 @@ import (
 	"github.com/farebox/farebox/internal/catalog"
 	"github.com/farebox/farebox/internal/invoicedoc"
 	"github.com/farebox/farebox/internal/invoicing"
+	"github.com/farebox/farebox/internal/store"
 	"github.com/farebox/farebox/internal/ticketing"
 )
 
@@ -45,7 +46,14 @@ func SubscriptionResponse(d SubscriptionDetails) subscriptionJSON { return subsc
 // OrderResponse is order o with all its coupons in the shape of API
 // version; the restore secret only when withSecret.
 func (a *App) OrderResponse(ctx context.Context, o ticketing.Order, version int, withSecret bool) (orderJSON, error) {
-	details, err := a.OrderCoupons(ctx, o)
+	return a.orderView(ctx, a.store.Read(), o, nil, version, withSecret)
+}
+
+// orderView is OrderResponse reading through q (inside a transaction for
+// the order.created event).
+func (a *App) orderView(ctx context.Context, q store.Q, o ticketing.Order, known map[string]ticketing.Subscription,
+	version int, withSecret bool) (orderJSON, error) {
+	details, err := a.orderCoupons(ctx, q, o, known)
 	if err != nil {
 		return orderJSON{}, err
 	}

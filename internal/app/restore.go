@@ -8,6 +8,7 @@ import (
 
 	"github.com/farebox/farebox/internal/account"
 	"github.com/farebox/farebox/internal/apperr"
+	"github.com/farebox/farebox/internal/event"
 	"github.com/farebox/farebox/internal/store"
 	"github.com/farebox/farebox/internal/ticketing"
 )
@@ -66,14 +67,18 @@ func (a *App) Restore(ctx context.Context, p account.Principal, orderID string, 
 		if len(probs) > 0 {
 			return apperr.E(op, apperr.Unprocessable, CodeInvalidCouponIDs, "coupon_ids: "+probs[0].Field+" "+probs[0].Message).WithDetails(probs...)
 		}
+		ev := a.events(o.AccountID, o.Environment)
 		for _, id := range req.CouponIDs {
 			nc, err := a.restoreCoupon(ctx, q, byID[id], now)
 			if err != nil {
 				return err
 			}
 			created = append(created, nc)
+			if err := ev.coupon(ctx, q, event.CouponRestored, id); err != nil {
+				return err
+			}
 		}
-		return nil
+		return ev.write(ctx, q)
 	})
 	return order, created, err
 }

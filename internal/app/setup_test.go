@@ -37,7 +37,7 @@ type testBundle struct {
 
 // setup builds a bundle on engine. Its database is a copy of the migrated
 // template (storetest), so a bundle costs no migrations.
-func setup(t *testing.T, engine store.Engine) *testBundle {
+func setup(t testing.TB, engine store.Engine) *testBundle {
 	t.Helper()
 	clk := clock.NewFixed(start)
 	s := storetest.OpenWith(t, engine, func(o *store.Options) { o.Clock = clk })
@@ -72,7 +72,7 @@ func eachEngine(t *testing.T, fn func(t *testing.T, b *testBundle)) {
 }
 
 // newAccount creates an account with one key in env and returns its principal and key.
-func (b *testBundle) newAccount(t *testing.T, name string, env account.Environment) (account.Principal, string) {
+func (b *testBundle) newAccount(t testing.TB, name string, env account.Environment) (account.Principal, string) {
 	t.Helper()
 	k, err := b.app.CreateAccount(b.ctx, name, env)
 	if err != nil {
@@ -96,7 +96,7 @@ const (
 )
 
 // product finds one product of the default catalog by role.
-func (b *testBundle) product(t *testing.T, role string) *catalog.Product {
+func (b *testBundle) product(t testing.TB, role string) *catalog.Product {
 	t.Helper()
 	for _, p := range b.app.Catalog().File().Products {
 		pr, _ := b.app.Product(p.ID)
@@ -114,7 +114,7 @@ func (b *testBundle) product(t *testing.T, role string) *catalog.Product {
 	return nil
 }
 
-func (b *testBundle) area(t *testing.T, pr *catalog.Product) *catalog.AreaEntry {
+func (b *testBundle) area(t testing.TB, pr *catalog.Product) *catalog.AreaEntry {
 	t.Helper()
 	a, err := b.app.Area(pr.AreaID)
 	if err != nil {

@@ -7,6 +7,7 @@ import (
 	"github.com/farebox/farebox/internal/account"
 	"github.com/farebox/farebox/internal/apperr"
 	"github.com/farebox/farebox/internal/catalog"
+	"github.com/farebox/farebox/internal/event"
 	"github.com/farebox/farebox/internal/store"
 	"github.com/farebox/farebox/internal/subscription"
 	"github.com/farebox/farebox/internal/ticketing"
@@ -118,7 +119,14 @@ func (a *App) Reorder(ctx context.Context, p account.Principal, id, cycleID stri
 		if err := q.InsertBillableItem(ctx, item); err != nil {
 			return err
 		}
-		return applyState(ctx, q, s, subscription.Reorder(st, i, item.ID, a.IDs.New("cycle"), a.Loc), now)
+		if err := applyState(ctx, q, s, subscription.Reorder(st, i, item.ID, a.IDs.New("cycle"), a.Loc), now); err != nil {
+			return err
+		}
+		ev := a.events(s.AccountID, s.Environment)
+		if err := ev.subscription(ctx, q, event.SubscriptionCycleOrdered, s.ID); err != nil {
+			return err
+		}
+		return ev.write(ctx, q)
 	})
 }
 
@@ -144,7 +152,11 @@ func (a *App) CancelSubscription(ctx context.Context, p account.Principal, id st
 				return err
 			}
 		}
-		return nil
+		ev := a.events(s.AccountID, s.Environment)
+		if err := ev.subscription(ctx, q, event.SubscriptionCancelled, s.ID); err != nil {
+			return err
+		}
+		return ev.write(ctx, q)
 	})
 	return cancelled && err == nil, err
 }

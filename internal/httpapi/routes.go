@@ -76,6 +76,7 @@ func (s *Server) routes() []route {
 		// Account self-service (v1).
 		{GET, "/v1/account.json", authPartner, billKey, s.getAccount},
 		{GET, "/v1/usage.json", authPartner, billKey, s.getUsage},
+		{GET, "/v1/events.json", authPartner, billKey, s.getEvents},
 
 		// Catalog (v2).
 		{GET, "/v2/products/search_by_city_name.json", authPartner, billKey, s.searchByCityName},

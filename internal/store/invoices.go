@@ -144,3 +144,17 @@ func (q Q) InvoiceNumbers(ctx context.Context, env account.Environment) ([]strin
 			return
 		})
 }
+
+// LockInvoice serialises the writers of one invoice's files on PostgreSQL
+// (a no-op update holds the row lock until commit), so exactly one of them
+// sees the set of files become complete.
+func (q Q) LockInvoice(ctx context.Context, id string) error {
+	_, err := q.db.ExecContext(ctx, `UPDATE invoices SET id = id WHERE id = $1`, id)
+	return mapErr(err)
+}
+
+// FileFormats are the formats of an invoice's stored files.
+func (q Q) FileFormats(ctx context.Context, invoiceID string) ([]string, error) {
+	return collect(ctx, q, `SELECT format FROM invoice_files WHERE invoice_id = $1 ORDER BY format`, []any{invoiceID},
+		func(scan scanner) (f string, err error) { return f, scan(&f) })
+}

@@ -1,0 +1,372 @@
+package app
+
+import (
+	"context"
+	"encoding/json"
+	"fmt"
+	"time"
+
+	"github.com/farebox/farebox/internal/account"
+	"github.com/farebox/farebox/internal/apperr"
+	"github.com/farebox/farebox/internal/clock"
+	"github.com/farebox/farebox/internal/event"
+	"github.com/farebox/farebox/internal/invoicedoc"
+	"github.com/farebox/farebox/internal/invoicing"
+	"github.com/farebox/farebox/internal/store"
+)
+
+// Events (docs/events.md). A use case that changes state collects the
+// events of the change while it runs and writes them as the last step of
+// its transaction (changeEvents.write): a change that fails writes none,
+// and the account's sequence row is held only from there to the commit.
+// The object of an event is the JSON the v9 GET of the object returns,
+// made by the same view functions from values read inside the
+// transaction.
+
+// changeEvents are the events of one change of one account and environment.
+type changeEvents struct {
+	a   *App
+	acc string
+	env account.Environment
+	evs []event.Event
+}
+
+func (a *App) events(acc string, env account.Environment) *changeEvents {
+	return &changeEvents{a: a, acc: acc, env: env}
+}
+
+// add records an event of type t about objectID showing obj.
+func (c *changeEvents) add(t event.Type, objectID string, obj any) error {
+	raw, err := json.Marshal(obj)
+	if err != nil {
+		return apperr.Wrap("app.event", err)
+	}
+	if st := c.a.catalog.Load(); st != nil {
+		raw = st.parts.compact(raw)
+	}
+	c.evs = append(c.evs, event.Event{ID: c.a.IDs.New("event"), AccountID: c.acc, Environment: c.env, Type: t,
+		ObjectID: objectID, APIVersion: event.APIVersion, CreatedAt: c.a.clock.Now(), Object: raw})
+	return nil
+}
+
+// write appends the collected events; call it last in the transaction.
+func (c *changeEvents) write(ctx context.Context, q store.Q) error {
+	return q.InsertEvents(ctx, c.evs)
+}
+
+// coupon adds an event showing coupon id as GET …/coupons/{id}.json does.
+func (c *changeEvents) coupon(ctx context.Context, q store.Q, t event.Type, id string) error {
+	cp, err := q.Coupon(ctx, id)
+	if err != nil {
+		return err
+	}
+	d, err := c.a.couponDetails(ctx, q, cp)
+	if err != nil {
+		return err
+	}
+	return c.add(t, id, couponView(d, eventVersion))
+}
+
+// subscription adds an event showing subscription id.
+func (c *changeEvents) subscription(ctx context.Context, q store.Q, t event.Type, id string) error {
+	d, err := c.a.subscriptionDetails(ctx, q, id)
+	if err != nil {
+		return err
+	}
+	return c.add(t, id, subscriptionView(d))
+}
+
+// ticket adds ticket.issued showing ticket id (without the per-instance
+// parts of GET …/tickets/{id}.json: the signed barcode in
+// ticket.properties and the rendering options depend on the instance's
+// keys and wallets and are computed when the ticket is read).
+func (c *changeEvents) ticket(ctx context.Context, q store.Q, id string) error {
+	d, err := c.a.ticketDetailsOf(ctx, q, id)
+	if err != nil {
+		return err
+	}
+	return c.add(event.TicketIssued, id, ticketView(d, RenderingEngineVersion(), []string{}, nil))
+}
+
+// invoice adds an event showing the stored invoice id.
+func (c *changeEvents) invoice(ctx context.Context, q store.Q, t event.Type, id string) error {
+	inv, err := q.InvoiceByID(ctx, id)
+	if err != nil {
+		return err
+	}
+	return c.add(t, id, c.a.InvoiceResponse(inv))
+}
+
+// billableItem adds billable_item.updated showing item id.
+func (c *changeEvents) billableItem(ctx context.Context, q store.Q, id string) error {
+	it, err := q.BillableItem(ctx, c.acc, c.env, id)
+	if err != nil {
+		return err
+	}
+	claims, err := q.ItemClaims(ctx, id)
+	if err != nil {
+		return err
+	}
+	return c.add(event.BillableItemUpdated, id, billableItemView(BillableItemView{BillableItem: it, Invoiced: claims}))
+}
+
+// eventVersion is the API version whose shapes events carry.
+const eventVersion = 9
+
+// createdEvent is the event a new document of kind k writes.
+func createdEvent(k invoicedoc.Kind) event.Type {
+	if k == invoicedoc.KindPaymentNotice {
+		return event.PaymentNoticeCreated
+	}
+	return event.InvoiceCreated
+}
+
+// filesComplete says whether formats hold every file of an invoice: the
+// PDF, and for an electronic invoice UBL and CII.
+func filesComplete(formats []string, electronic bool) bool {
+	have := map[string]bool{}
+	for _, f := range formats {
+		have[f] = true
+	}
+	return have[FormatPDF] && (!electronic || have[FormatUBL] && have[FormatCII])
+}
+
+// putFiles stores files of inv (each only if absent) and, in the same
+// transaction, writes invoice.files_ready when they complete its set. The
+// invoice row lock makes exactly one writer see the set become complete.
+func (a *App) putFiles(ctx context.Context, inv invoicing.Invoice, files []invoicing.File, at time.Time) ([]invoicing.File, error) {
+	var out []invoicing.File
+	err := a.store.Write(ctx, func(q store.Q) error {
+		out = out[:0]
+		if err := q.LockInvoice(ctx, inv.ID); err != nil {
+			return err
+		}
+		before, err := q.FileFormats(ctx, inv.ID)
+		if err != nil {
+			return err
+		}
+		for _, f := range files {
+			stored, err := q.PutFile(ctx, inv.ID, f, at)
+			if err != nil {
+				return err
+			}
+			out = append(out, stored)
+		}
+		after, err := q.FileFormats(ctx, inv.ID)
+		if err != nil {
+			return err
+		}
+		if filesComplete(before, inv.Electronic) || !filesComplete(after, inv.Electronic) {
+			return nil
+		}
+		ev := a.events(inv.AccountID, inv.Environment)
+		if err := ev.invoice(ctx, q, event.InvoiceFilesReady, inv.ID); err != nil {
+			return err
+		}
+		return ev.write(ctx, q)
+	})
+	return out, err
+}
+
+// EventsRequest is GET /v1/events.json's query, as sent.
+type EventsRequest struct {
+	Limit         string
+	StartingAfter string
+	EndingBefore  string
+	Type          string
+	CreatedGTE    string
+	CreatedLT     string
+}
+
+// Events lists the caller's events of its environment, newest first, one
+// page at a time. Every parameter problem is a 400 invalid_parameter naming the parameter.
+func (a *App) Events(ctx context.Context, p account.Principal, req EventsRequest) (event.Page, error) {
+	const op = "app.Events"
+	f := event.Query{AccountID: p.AccountID, Environment: p.Environment, Limit: event.DefaultLimit, Type: event.Type(req.Type)}
+	var probs []apperr.FieldError
+	bad := func(field, msg string) { probs = append(probs, apperr.FieldError{Field: field, Message: msg}) }
+	if req.Limit != "" {
+		var n int
+		if _, err := fmt.Sscanf(req.Limit, "%d", &n); err != nil || fmt.Sprint(n) != req.Limit || n < 1 || n > event.MaxLimit {
+			bad("limit", fmt.Sprintf("limit must be an integer from 1 to %d", event.MaxLimit))
+		} else {
+			f.Limit = n
+		}
+	}
+	if req.Type != "" && !event.Known(f.Type) {
+		bad("type", fmt.Sprintf("unknown event type %q (see docs/events.md)", req.Type))
+	}
+	for _, c := range []struct {
+		field, v string
+		dst      **time.Time
+	}{{"created[gte]", req.CreatedGTE, &f.CreatedGTE}, {"created[lt]", req.CreatedLT, &f.CreatedLT}} {
+		if c.v == "" {
+			continue
+		}
+		t, err := clock.ParseTimestamp(c.v)
+		if err != nil {
+			bad(c.field, c.field+" must be an RFC 3339 timestamp such as 2026-06-01T00:00:00Z")
+			continue
+		}
+		*c.dst = &t
+	}
+	if req.StartingAfter != "" && req.EndingBefore != "" {
+		bad("ending_before", "send starting_after or ending_before, not both")
+	}
+	var after, before int64
+	for _, c := range []struct {
+		field, id string
+		dst       *int64
+	}{{"starting_after", req.StartingAfter, &after}, {"ending_before", req.EndingBefore, &before}} {
+		if c.id == "" || len(probs) > 0 {
+			continue
+		}
+		seq, ok, err := a.store.Read().EventSeq(ctx, p.AccountID, p.Environment, c.id)
+		if err != nil {
+			return event.Page{}, err
+		}
+		if !ok {
+			bad(c.field, fmt.Sprintf("%s: no event %q in this account and environment (or it is older than the retention period)", c.field, c.id))
+		}
+		*c.dst = seq
+	}
+	if len(probs) > 0 {
+		return event.Page{}, apperr.E(op, apperr.Invalid, apperr.CodeInvalidParameter, probs[0].Message).WithDetails(probs...)
+	}
+	page, err := a.store.Read().Events(ctx, f, after, before)
+	if err != nil {
+		return page, err
+	}
+	objs := make([][]byte, len(page.Events))
+	for i, e := range page.Events {
+		objs[i] = e.Object
+	}
+	if err := a.expandParts(ctx, objs); err != nil {
+		return event.Page{}, err
+	}
+	for i := range page.Events {
+		page.Events[i].Object = objs[i]
+	}
+	return page, nil
+}
+
+// EventMaintenance is the periodic events job every instance runs:
+// subscription.ended for subscriptions whose end has passed (each once,
+// in the transaction that marks it), then the pruning of events older than
+// event.Retention. It reports how many it wrote and deleted.
+func (a *App) EventMaintenance(ctx context.Context) (ended int, pruned int64, err error) {
+	now := a.clock.Now()
+	for {
+		ids, err := a.store.Read().EndedSubscriptions(ctx, now, 100)
+		if err != nil || len(ids) == 0 {
+			if err != nil {
+				return ended, pruned, err
+			}
+			break
+		}
+		for _, id := range ids {
+			err := a.store.Write(ctx, func(q store.Q) error {
+				if err := q.LockSubscription(ctx, id); err != nil {
+					return err
+				}
+				first, err := q.MarkSubscriptionEnded(ctx, id, now)
+				if err != nil || !first {
+					return err
+				}
+				s, err := q.Subscription(ctx, "", "", id)
+				if err != nil {
+					return err
+				}
+				ev := a.events(s.AccountID, s.Environment)
+				if err := ev.subscription(ctx, q, event.SubscriptionEnded, id); err != nil {
+					return err
+				}
+				ended++
+				return ev.write(ctx, q)
+			})
+			if err != nil {
+				return ended, pruned, err
+			}
+		}
+	}
+	cutoff := now.Add(-event.Retention)
+	streams, err := a.store.Read().EventStreams(ctx)
+	if err != nil {
+		return ended, pruned, err
+	}
+	for _, st := range streams {
+		for {
+			var n int64
+			err := a.store.Write(ctx, func(q store.Q) error {
+				var err error
+				n, err = q.PruneEvents(ctx, st[0], account.Environment(st[1]), cutoff, 1000)
+				return err
+			})
+			if err != nil {
+				return ended, pruned, err
+			}
+			pruned += n
+			if n < 1000 {
+				break
+			}
+		}
+	}
+	return ended, pruned, nil
+}
+
+// EventJSON is an event as GET /v1/events.json shows it.
+type EventJSON struct {
+	ID          string        `json:"id"`
+	Object      string        `json:"object"`
+	Type        string        `json:"type"`
+	Created     timestamp     `json:"created"`
+	Environment string        `json:"environment"`
+	APIVersion  string        `json:"api_version"`
+	Data        eventDataJSON `json:"data"`
+	Sequence    int64         `json:"sequence"`
+}
+
+type eventDataJSON struct {
+	ObjectID string          `json:"object_id"`
+	Object   json.RawMessage `json:"object"`
+}
+
+// EventListJSON is the answer of GET /v1/events.json.
+type EventListJSON struct {
+	Object  string      `json:"object"`
+	Data    []EventJSON `json:"data"`
+	HasMore bool        `json:"has_more"`
+}
+
+// EventsResponse is a page of events.
+func EventsResponse(p event.Page) EventListJSON {
+	out := EventListJSON{Object: "list", Data: make([]EventJSON, 0, len(p.Events)), HasMore: p.HasMore}
+	for _, e := range p.Events {
+		out.Data = append(out.Data, EventJSON{ID: e.ID, Object: "event", Type: string(e.Type), Created: timestamp(e.CreatedAt),
+			Environment: string(e.Environment), APIVersion: e.APIVersion, Sequence: e.Seq,
+			Data: eventDataJSON{ObjectID: e.ObjectID, Object: e.Object}})
+	}
+	return out
+}
+
+// ticketDetailsOf is Ticket inside a transaction.
+func (a *App) ticketDetailsOf(ctx context.Context, q store.Q, id string) (TicketDetails, error) {
+	const op = "app.Ticket"
+	t, err := q.Ticket(ctx, id)
+	if err != nil {
+		return TicketDetails{}, err
+	}
+	c, err := q.Coupon(ctx, t.CouponID)
+	if err != nil {
+		return TicketDetails{}, err
+	}
+	d := TicketDetails{Ticket: t, Coupon: c, Valid: t.InvalidatedAt == nil}
+	var ok bool
+	if d.Product, ok = a.Catalog().Product(t.ProductID); !ok {
+		return d, apperr.E(op, apperr.Internal, CodeProductMissing, "the ticket's product is not in the catalog")
+	}
+	if d.Area, ok = a.Catalog().Area(d.Product.AreaID); !ok {
+		return d, apperr.E(op, apperr.Internal, CodeAreaMissing, "the product's area is not in the catalog")
+	}
+	return d, nil
+}

@@ -1,0 +1,88 @@
+package app_test
+
+import (
+	"slices"
+	"testing"
+	"time"
+
+	"github.com/farebox/farebox/internal/app"
+	"github.com/farebox/farebox/internal/store"
+	"github.com/farebox/farebox/internal/store/storetest"
+)
+
+// BenchmarkPlaceOrderEvents measures what the order.created event costs
+// ordering (issue 17: at most 5 %). Each iteration places the same order
+// (a single ticket and the monthly subscription) twice on one database:
+// once by an App whose PlaceOrder skips the event (baseline) and once with
+// it, alternating which goes first. Interleaving at this grain keeps a
+// shared, noisy machine from favouring either side. Reported: the median
+// of each (baseline-ns/order, events-ns/order) and the overhead of the
+// medians in percent.
+//
+//	go test ./internal/app -run '^$' -bench PlaceOrderEvents -benchtime 2000x -count 3
+func BenchmarkPlaceOrderEvents(b *testing.B) {
+	for _, engine := range storetest.Engines {
+		b.Run(string(engine), func(b *testing.B) {
+			tb := setup(b, engine)
+			// As in farebox serve: the usage ledger prepares SQLite's hot
+			// statements (the event insert is one of them).
+			tb.store.NewLedger(store.LedgerCommitted, nil)
+			req := app.OrderRequest{ProductIDs: []string{tb.product(b, singleBerlin).ID, tb.product(b, monthly).ID}}
+			apps := [2]*app.App{app.WithoutOrderEvents(tb.app), tb.app}
+			var took [2][]time.Duration
+			i := 0
+			for b.Loop() {
+				for k := range 2 {
+					side := (i + k) % 2
+					began := time.Now()
+					if _, err := apps[side].PlaceOrder(tb.ctx, tb.live, req); err != nil {
+						b.Fatal(err)
+					}
+					took[side] = append(took[side], time.Since(began))
+				}
+				i++
+			}
+			median := func(d []time.Duration) float64 {
+				slices.Sort(d)
+				return float64(d[len(d)/2])
+			}
+			base, ev := median(took[0]), median(took[1])
+			b.ReportMetric(base, "baseline-ns/order")
+			b.ReportMetric(ev, "events-ns/order")
+			b.ReportMetric(100*(ev-base)/base, "overhead-%")
+		})
+	}
+}
+
+// BenchmarkPlaceOrderEventsParallel is the throughput view: 8 goroutines
+// per CPU place orders of one account at once, without the event
+// (baseline) and with it, as sub-benchmarks (run with -count to interleave
+// them). On PostgreSQL the account's sequence row is held from the event
+// insert to the commit, so this shows what that serialisation costs.
+//
+//	go test ./internal/app -run '^$' -bench PlaceOrderEventsParallel -benchtime 2000x -count 3
+func BenchmarkPlaceOrderEventsParallel(b *testing.B) {
+	for _, engine := range storetest.Engines {
+		b.Run(string(engine), func(b *testing.B) {
+			tb := setup(b, engine)
+			tb.store.NewLedger(store.LedgerCommitted, nil) // prepares SQLite's hot statements, as serve does
+			req := app.OrderRequest{ProductIDs: []string{tb.product(b, singleBerlin).ID, tb.product(b, monthly).ID}}
+			for _, c := range []struct {
+				name string
+				a    *app.App
+			}{{"baseline", app.WithoutOrderEvents(tb.app)}, {"events", tb.app}} {
+				b.Run(c.name, func(b *testing.B) {
+					b.SetParallelism(8)
+					b.RunParallel(func(pb *testing.PB) {
+						for pb.Next() {
+							if _, err := c.a.PlaceOrder(tb.ctx, tb.live, req); err != nil {
+								b.Error(err)
+								return
+							}
+						}
+					})
+				})
+			}
+		})
+	}
+}

@@ -1,0 +1,218 @@
+package store
+
+import (
+	"context"
+	"database/sql"
+	"errors"
+	"fmt"
+	"slices"
+	"strings"
+	"time"
+
+	"github.com/farebox/farebox/internal/account"
+	"github.com/farebox/farebox/internal/event"
+)
+
+// InsertEvents appends events to their account's stream, in order. The
+// events of one call share one account and environment (one change); app
+// writes them as the last step of a change's transaction. On PostgreSQL
+// the numbers come from the event_numbers sequence: no lock, so concurrent
+// changes of one account never wait for each other, and two of them may
+// commit in the other order than their numbers. Changes of one object hold
+// its row lock, so its events are numbered in the order of the changes.
+// SQLite has one writer at a time: the next number is the account's
+// largest plus one (gap-free, in commit order; pruning keeps an account's
+// newest event, so numbering never restarts).
+func (q Q) InsertEvents(ctx context.Context, evs []event.Event) error {
+	if len(evs) == 0 {
+		return nil
+	}
+	acc, env := evs[0].AccountID, evs[0].Environment
+	for _, e := range evs[1:] {
+		if e.AccountID != acc || e.Environment != env {
+			return errors.New("store.InsertEvents: events of one change belong to one account and environment")
+		}
+	}
+	if q.engine == SQLite {
+		// One prepared statement per event (hotStatements): parsing is
+		// most of what a small insert costs SQLite.
+		for _, e := range evs {
+			if _, err := q.execPrepared(ctx, insertEventSQLite, acc, string(env), e.ID, string(e.Type), e.ObjectID,
+				e.APIVersion, now(e.CreatedAt), string(e.Object)); err != nil {
+				return mapErr(err)
+			}
+		}
+		return nil
+	}
+	args := []any{acc, string(env)}
+	rows := make([]string, len(evs))
+	for i, e := range evs {
+		n := len(args)
+		rows[i] = fmt.Sprintf("($%d::bigint, $%d, $%d, $%d, $%d, $%d::timestamptz, $%d)", n+1, n+2, n+3, n+4, n+5, n+6, n+7)
+		args = append(args, int64(i+1), e.ID, string(e.Type), e.ObjectID, e.APIVersion, now(e.CreatedAt), string(e.Object))
+	}
+	_, err := q.db.ExecContext(ctx, `INSERT INTO events (account_id, environment, seq, id, type, object_id, api_version, created_at, object)
+		SELECT $1, $2, nextval('event_numbers_n_seq'), v.id, v.type, v.object_id, v.api_version, v.created_at, v.object
+		FROM (SELECT * FROM (VALUES `+strings.Join(rows, ", ")+`) AS r (n, id, type, object_id, api_version, created_at, object) ORDER BY n) AS v`, args...)
+	return mapErr(err)
+}
+
+// insertEventSQLite appends one event on SQLite, numbered after the
+// account's newest (the single writer makes that safe).
+const insertEventSQLite = `INSERT INTO events (account_id, environment, seq, id, type, object_id, api_version, created_at, object)
+	VALUES ($1, $2, (SELECT COALESCE(MAX(seq), 0) + 1 FROM events WHERE account_id = $1 AND environment = $2), $3, $4, $5, $6, $7, $8)`
+
+// EventSeq is the sequence number of one of an account's events, false
+// when the id is unknown in that account and environment (another
+// account's event looks the same as none).
+func (q Q) EventSeq(ctx context.Context, accountID string, env account.Environment, id string) (int64, bool, error) {
+	var seq int64
+	err := q.db.QueryRowContext(ctx, `SELECT seq FROM events WHERE id = $1 AND account_id = $2 AND environment = $3`,
+		id, accountID, string(env)).Scan(&seq)
+	if errors.Is(err, sql.ErrNoRows) {
+		return 0, false, nil
+	}
+	return seq, err == nil, mapErr(err)
+}
+
+const eventCols = `id, account_id, environment, seq, type, object_id, api_version, created_at, object`
+
+// Events returns a page of an account's events, newest first. after and
+// before are the sequence numbers of the cursor events (0: none; at most
+// one is set): after pages towards older events, before towards newer.
+// Both walk the unique (account_id, environment, seq) index (or, with a
+// type filter, the (…, type, seq) one).
+func (q Q) Events(ctx context.Context, f event.Query, after, before int64) (event.Page, error) {
+	where := []string{"account_id = $1", "environment = $2"}
+	args := []any{f.AccountID, string(f.Environment)}
+	add := func(cond string, v any) {
+		args = append(args, v)
+		where = append(where, fmt.Sprintf(cond, len(args)))
+	}
+	if f.Type != "" {
+		add("type = $%d", string(f.Type))
+	}
+	if f.CreatedGTE != nil {
+		add("created_at >= $%d", now(*f.CreatedGTE))
+	}
+	if f.CreatedLT != nil {
+		add("created_at < $%d", now(*f.CreatedLT))
+	}
+	order := "DESC"
+	switch {
+	case after > 0:
+		add("seq < $%d", after)
+	case before > 0:
+		add("seq > $%d", before)
+		order = "ASC"
+	}
+	args = append(args, f.Limit+1)
+	query := fmt.Sprintf(`SELECT %s FROM events WHERE %s ORDER BY seq %s LIMIT $%d`, eventCols, strings.Join(where, " AND "), order, len(args))
+	evs, err := collect(ctx, q, query, args, scanEvent)
+	if err != nil {
+		return event.Page{}, err
+	}
+	p := event.Page{Events: evs, HasMore: len(evs) > f.Limit}
+	if p.HasMore {
+		p.Events = p.Events[:f.Limit]
+	}
+	if order == "ASC" {
+		slices.Reverse(p.Events)
+	}
+	if p.Events == nil {
+		p.Events = []event.Event{}
+	}
+	return p, nil
+}
+
+func scanEvent(scan scanner) (e event.Event, err error) {
+	var env, typ, obj string
+	if err = scan(&e.ID, &e.AccountID, &env, &e.Seq, &typ, &e.ObjectID, &e.APIVersion, &e.CreatedAt, &obj); err != nil {
+		return e, err
+	}
+	e.Environment, e.Type, e.Object = account.Environment(env), event.Type(typ), []byte(obj)
+	e.CreatedAt = e.CreatedAt.UTC()
+	return e, nil
+}
+
+// EventsOf returns the events about one object, oldest first (tests and
+// the operator's inspection).
+func (q Q) EventsOf(ctx context.Context, objectID string) ([]event.Event, error) {
+	return collect(ctx, q, `SELECT `+eventCols+` FROM events WHERE object_id = $1 ORDER BY account_id, environment, seq`,
+		[]any{objectID}, scanEvent)
+}
+
+// EventStreams are the accounts and environments that may have events.
+func (q Q) EventStreams(ctx context.Context) ([][2]string, error) {
+	return collect(ctx, q, `SELECT a.id, e.environment FROM accounts a
+		CROSS JOIN (SELECT 'live' AS environment UNION ALL SELECT 'test') e ORDER BY 1, 2`, nil,
+		func(scan scanner) (s [2]string, err error) { return s, scan(&s[0], &s[1]) })
+}
+
+// PruneEvents deletes up to limit of the oldest events of one account and
+// environment created before cutoff, never the newest (numbering goes on
+// from it), and says how many it deleted. Numbers follow creation, so the
+// old events are a prefix of the primary key: the statement walks it from
+// the oldest and stops at the first recent event.
+func (q Q) PruneEvents(ctx context.Context, accountID string, env account.Environment, cutoff time.Time, limit int) (int64, error) {
+	res, err := q.db.ExecContext(ctx, `DELETE FROM events WHERE account_id = $1 AND environment = $2
+		AND seq < COALESCE(
+			(SELECT seq FROM events WHERE account_id = $1 AND environment = $2 AND created_at >= $3 ORDER BY seq LIMIT 1),
+			(SELECT MAX(seq) FROM events WHERE account_id = $1 AND environment = $2))
+		AND seq < (SELECT MIN(seq) FROM events WHERE account_id = $1 AND environment = $2) + $4`,
+		accountID, string(env), now(cutoff), limit)
+	if err != nil {
+		return 0, mapErr(err)
+	}
+	n, err := res.RowsAffected()
+	return n, mapErr(err)
+}
+
+// EndedSubscriptions are up to limit subscriptions whose end has passed at
+// t and whose subscription.ended event is not written yet (restored
+// subscriptions excluded: their replacement carries on).
+func (q Q) EndedSubscriptions(ctx context.Context, t time.Time, limit int) ([]string, error) {
+	return collect(ctx, q, `SELECT id FROM subscriptions WHERE ends_at <= $1 AND ended_event_at IS NULL
+		AND restored_subscription_id IS NULL ORDER BY ends_at, id LIMIT $2`, []any{now(t), limit},
+		func(scan scanner) (id string, err error) { return id, scan(&id) })
+}
+
+// MarkSubscriptionEnded records that subscription.ended was written; false
+// when another instance did it first (the caller then writes nothing).
+func (q Q) MarkSubscriptionEnded(ctx context.Context, id string, at time.Time) (bool, error) {
+	res, err := q.db.ExecContext(ctx, `UPDATE subscriptions SET ended_event_at = $1 WHERE id = $2 AND ended_event_at IS NULL`, now(at), id)
+	if err != nil {
+		return false, mapErr(err)
+	}
+	n, err := res.RowsAffected()
+	return n == 1, mapErr(err)
+}
+
+// PutEventParts stores shared parts of event objects (hash → JSON), each
+// once: a part already there is left as it is.
+func (q Q) PutEventParts(ctx context.Context, parts map[string][]byte) error {
+	for h, body := range parts {
+		if _, err := q.db.ExecContext(ctx, `INSERT INTO event_parts (hash, body) VALUES ($1, $2) ON CONFLICT (hash) DO NOTHING`,
+			h, string(body)); err != nil {
+			return mapErr(err)
+		}
+	}
+	return nil
+}
+
+// EventParts returns the stored parts among hashes.
+func (q Q) EventParts(ctx context.Context, hashes []string) (map[string][]byte, error) {
+	out := map[string][]byte{}
+	for _, h := range hashes {
+		var body string
+		err := q.db.QueryRowContext(ctx, `SELECT body FROM event_parts WHERE hash = $1`, h).Scan(&body)
+		if errors.Is(err, sql.ErrNoRows) {
+			continue
+		}
+		if err != nil {
+			return nil, mapErr(err)
+		}
+		out[h] = []byte(body)
+	}
+	return out, nil
+}
