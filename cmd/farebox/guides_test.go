@@ -208,21 +208,62 @@ func runGuide(t *testing.T, bin, shared string, engine store.Engine, script stri
 		cmd.Env = append(cmd.Env, k+"="+v)
 	}
 	out, err := cmd.CombinedOutput()
-	if err == nil && bytes.HasSuffix(bytes.TrimSpace(out), []byte("__guide_done__")) {
+	where, ok := guideOutcome(out, err, origin)
+	if ok {
 		return
-	}
-	where := "(no command reported: the script stopped outside a command)"
-	if m := failedRe.FindSubmatch(out); m != nil {
-		n, _ := strconv.Atoi(string(m[1]))
-		if n > 0 && n < len(origin) && origin[n] != "" {
-			where = origin[n] + " (exit status " + string(m[2]) + ")"
-		}
 	}
 	tail := out
 	if len(tail) > 6000 {
 		tail = tail[len(tail)-6000:]
 	}
 	t.Fatalf("guide command failed at %s: %v\noutput:\n%s\nserver log (tail):\n%s", where, err, tail, lastLines(srv.logs.String(), 20))
+}
+
+// guideOutcome says whether a guide script ran to its end and, when not,
+// the file:line of the command that failed.
+func guideOutcome(out []byte, err error, origin []string) (string, bool) {
+	if err == nil && bytes.HasSuffix(bytes.TrimSpace(out), []byte("__guide_done__")) {
+		return "", true
+	}
+	if m := failedRe.FindSubmatch(out); m != nil {
+		n, _ := strconv.Atoi(string(m[1]))
+		if n > 0 && n < len(origin) && origin[n] != "" {
+			return origin[n] + " (exit status " + string(m[2]) + ")", false
+		}
+	}
+	return "(no command reported: the script stopped outside a command, e.g. by exit)", false
+}
+
+// TestGuideScriptReportsFailingLine runs generated scripts with bash: a
+// failing command in a later block (inside a pipeline, a command
+// substitution or a loop) is reported at its file:line, variables carry
+// over between blocks, a norun block is left out and an early exit is a
+// failure too.
+func TestGuideScriptReportsFailingLine(t *testing.T) {
+	cases := []struct {
+		src, want string
+	}{
+		{"```sh\nA=1\n```\n\n<!-- norun: would fail -->\n```sh\nfalse\n```\n\n```sh\ntest \"$A\" = 1\necho ok\n```\n", ""},
+		{"```sh\nA=1\n```\n\n```sh\necho x\ntest \"$A\" = 2\necho never\n```\n", "g.md:7 (exit status 1)"},
+		{"```sh\necho one\nB=$(echo '{}' | jq -er .missing)\n```\n", "g.md:3 (exit status 1)"},
+		{"```sh\nfor i in 1 2; do\n  echo $i | grep -q 3\ndone\n```\n", "g.md:3 (exit status 1)"},
+		{"```sh\ntrue | false | true\n```\n", "g.md:2 (exit status 1)"},
+		{"```sh\nexit 0\n```\n", "(no command reported: the script stopped outside a command, e.g. by exit)"},
+	}
+	for i, c := range cases {
+		blocks, err := parseGuide("g.md", []byte(c.src))
+		if err != nil {
+			t.Fatal(err)
+		}
+		script, origin := guideScript(blocks)
+		cmd := exec.Command("bash", "-c", script)
+		cmd.Dir = t.TempDir()
+		out, err := cmd.CombinedOutput()
+		where, ok := guideOutcome(out, err, origin)
+		if ok != (c.want == "") || where != c.want {
+			t.Errorf("case %d: outcome (%q, %v), want %q\n%s", i, where, ok, c.want, out)
+		}
+	}
 }
 
 func lastLines(s string, n int) string {
