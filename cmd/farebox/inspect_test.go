@@ -49,7 +49,8 @@ func TestServeWalletsAndInspect(t *testing.T) {
 			_ = json.Unmarshal([]byte(cli(t, env, "accounts", "create", "--create", "--name", "Inspect GmbH", "--json")), &created)
 			in := startServe(t, env)
 			addr, logs := in.addr, in.logs
-			for _, want := range []string{"passes will not install on real devices", "generated inspection barcode keys", "Google rejects its save links"} {
+			for _, want := range []string{"passes will not install on real devices", "generated inspection barcode keys", "Google rejects its save links",
+				"show the development brand"} {
 				if !strings.Contains(logs.String(), want) {
 					t.Errorf("startup log lacks %q", want)
 				}

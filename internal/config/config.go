@@ -21,6 +21,7 @@ import (
 	"github.com/farebox/farebox/internal/apperr"
 	"github.com/farebox/farebox/internal/invoicedoc"
 	"github.com/farebox/farebox/internal/subscription"
+	"github.com/farebox/farebox/internal/wallet"
 )
 
 // Config is the service configuration.
@@ -70,6 +71,11 @@ type Config struct {
 	GoogleOrigins               []string
 	GoogleLogoURL               string
 	AdvertiseDevelopmentWallets bool
+	// Brand is the operator's appearance on passes and in the rendering
+	// engine (--brand-*), validated and its images read by Load; the
+	// development brand when nothing is set.
+	Brand         wallet.Brand
+	BrandSettings wallet.BrandSettings
 
 	// Transit (docs/departures.md).
 	GTFSRefresh      time.Duration     // how often stored feed versions are polled
@@ -137,9 +143,16 @@ func (c *Config) settings() []setting {
 		{name: "apple-team-id", env: "FAREBOX_APPLE_TEAM_ID", def: "", help: "Apple team identifier (default: the certificate's OU)"},
 		{name: "google-service-account", env: "FAREBOX_GOOGLE_SERVICE_ACCOUNT", def: "", help: "service-account JSON key file for Google Wallet save links (default: a development key Google rejects)"},
 		{name: "google-issuer-id", env: "FAREBOX_GOOGLE_ISSUER_ID", def: "", help: "numeric Google Wallet issuer id (required with --google-service-account)"},
-		{name: "google-issuer-name", env: "FAREBOX_GOOGLE_ISSUER_NAME", def: "farebox", help: "issuer name shown on Google passes"},
+		{name: "google-issuer-name", env: "FAREBOX_GOOGLE_ISSUER_NAME", def: "", help: "issuer name shown on Google passes (default: --brand-organization)"},
 		{name: "google-wallet-origins", env: "FAREBOX_GOOGLE_WALLET_ORIGINS", def: "", help: "comma-separated web origins allowed to show the Google save button"},
 		{name: "google-logo-url", env: "FAREBOX_GOOGLE_LOGO_URL", def: "", help: "https logo of the Google transit class (without it the class must exist in the console)"},
+		{name: "brand-organization", env: "FAREBOX_BRAND_ORGANIZATION", def: "", help: "organisation selling the tickets, shown on passes and in the rendering engine (default: the development brand \"farebox\"; required with any other --brand-* setting)"},
+		{name: "brand-operator", env: "FAREBOX_BRAND_OPERATOR", def: "", help: "transport company issuing the tickets, shown on passes and in the rendering engine (default: --brand-organization)"},
+		{name: "brand-foreground-color", env: "FAREBOX_BRAND_FOREGROUND_COLOR", def: "", help: "text colour of passes and the engine's header, #rrggbb or rgb(r, g, b) (default #ffffff)"},
+		{name: "brand-background-color", env: "FAREBOX_BRAND_BACKGROUND_COLOR", def: "", help: "background colour of passes and the engine's header (default #005c44)"},
+		{name: "brand-label-color", env: "FAREBOX_BRAND_LABEL_COLOR", def: "", help: "label colour of passes (default #c4e8d6); text and labels need 3:1 contrast to the background"},
+		{name: "brand-icon", env: "FAREBOX_BRAND_ICON", def: "", help: "square PNG icon of passes, at least 87x87 pixels (default: farebox's glyph)"},
+		{name: "brand-logo", env: "FAREBOX_BRAND_LOGO", def: "", help: "PNG logo of passes and the engine, at least 150 pixels high and at most 3.2 times as wide (default: farebox's glyph)"},
 		{name: "advertise-development-wallets", env: "FAREBOX_ADVERTISE_DEVELOPMENT_WALLETS", def: "false", help: "list wallets in available_rendering_options even with development credentials (never for real phones)"},
 	}, sellerSettings()...)
 }
@@ -262,6 +275,14 @@ func Load(args []string, getenv func(string) string, out io.Writer) (Config, err
 		}
 	}
 	c.AdvertiseDevelopmentWallets = boolean("advertise-development-wallets")
+	c.BrandSettings = wallet.BrandSettings{Organization: get("brand-organization"), Operator: get("brand-operator"),
+		Foreground: get("brand-foreground-color"), Background: get("brand-background-color"), Label: get("brand-label-color"),
+		IconFile: get("brand-icon"), LogoFile: get("brand-logo")}
+	brand, err := wallet.LoadBrand(c.BrandSettings)
+	if err != nil {
+		errs = append(errs, err)
+	}
+	c.Brand = brand
 	c.Seller = sellerFrom(get)
 	c.PaymentDays = int(num("invoice-payment-days"))
 	c.GTFSRefresh = dur("gtfs-refresh")
