@@ -1,11 +1,14 @@
 package main
 
 import (
+	"archive/zip"
 	"bytes"
 	"context"
+	"encoding/json"
 	"image"
 	"image/png"
 	"io"
+	"net/http"
 	"os"
 	"path/filepath"
 	"strings"
@@ -64,5 +67,100 @@ func TestServeBrandSettings(t *testing.T) {
 		if _, statErr := os.Stat(env["FAREBOX_DATA_DIR"]); statErr == nil {
 			t.Errorf("%s: the data dir was created before the brand was checked", c.name)
 		}
+	}
+}
+
+// TestServeWithBrand: a brand set by environment reaches what `farebox
+// serve` hands out: pass.json, the pass icon, ticket.properties.brand; the
+// log names it instead of warning about the development brand.
+func TestServeWithBrand(t *testing.T) {
+	dir := t.TempDir()
+	img := func(name string, w, h int) string {
+		var buf bytes.Buffer
+		if err := png.Encode(&buf, image.NewNRGBA(image.Rect(0, 0, w, h))); err != nil {
+			t.Fatal(err)
+		}
+		p := filepath.Join(dir, name)
+		if err := os.WriteFile(p, buf.Bytes(), 0o644); err != nil {
+			t.Fatal(err)
+		}
+		return p
+	}
+	env := map[string]string{"FAREBOX_DATA_DIR": t.TempDir(), "FAREBOX_BRAND_ORGANIZATION": "Verkehrsverbund Musterstadt",
+		"FAREBOX_BRAND_OPERATOR": "Musterbus GmbH", "FAREBOX_BRAND_BACKGROUND_COLOR": "#142878",
+		"FAREBOX_BRAND_ICON": img("icon.png", 300, 300), "FAREBOX_BRAND_LOGO": img("logo.png", 300, 150)}
+	var created struct {
+		APIKey string `json:"api_key"`
+	}
+	_ = json.Unmarshal([]byte(cli(t, env, "accounts", "create", "--create", "--name", "Brand GmbH", "--json")), &created)
+	in := startServe(t, env)
+	if logs := in.logs.String(); !strings.Contains(logs, "brand loaded") || strings.Contains(logs, "development brand") {
+		t.Errorf("startup log: %s", logs)
+	}
+	call := func(method, path, key, body string) []byte {
+		t.Helper()
+		req, _ := http.NewRequest(method, "http://"+in.addr+path, strings.NewReader(body))
+		if key != "" {
+			req.Header.Set("Authorization", "Bearer "+key)
+		}
+		res, err := http.DefaultClient.Do(req)
+		if err != nil {
+			t.Fatal(err)
+		}
+		defer res.Body.Close()
+		b, _ := io.ReadAll(res.Body)
+		if res.StatusCode >= 300 {
+			t.Fatalf("%s %s: %d %s", method, path, res.StatusCode, b)
+		}
+		return b
+	}
+	var products []map[string]any
+	_ = json.Unmarshal(call("GET", "/v2/products/search_by_city_name.json?city_name=Berlin", created.APIKey, ""), &products)
+	var pid string
+	for _, p := range products {
+		if p["ticket_type"] == "month" && p["customer_type"] == "adult" {
+			pid = p["id"].(string)
+		}
+	}
+	var order struct {
+		Coupons []struct{ ID string } `json:"coupons"`
+	}
+	_ = json.Unmarshal(call("POST", "/v9/ticketing/orders.json", created.APIKey, `{"product_ids":["`+pid+`"]}`), &order)
+	var act struct {
+		TicketID string `json:"ticket_id"`
+	}
+	_ = json.Unmarshal(call("POST", "/v9/ticketing/coupons/"+order.Coupons[0].ID+"/activate.json", "",
+		`{"identification_medium":{"photo_id_lite":{"first_name":"Jürgen","last_name":"Müller","birth_date":"1979-12-31"}},"tariff_settings":{"german_postal_code":"10115"}}`), &act)
+	var ticket struct {
+		Ticket struct {
+			Properties struct {
+				Brand map[string]any `json:"brand"`
+			} `json:"properties"`
+		} `json:"ticket"`
+	}
+	_ = json.Unmarshal(call("PATCH", "/v9/ticketing/tickets/"+act.TicketID+".json", "", ""), &ticket)
+	if b := ticket.Ticket.Properties.Brand; b["organization"] != "Verkehrsverbund Musterstadt" || b["operator"] != "Musterbus GmbH" ||
+		b["background"] != "#142878" || !strings.HasPrefix(b["logo_png"].(string), "data:image/png;base64,") {
+		t.Errorf("ticket.properties.brand: %v", b)
+	}
+	pass := call("GET", "/v9/ticketing/passes/apple_wallet/"+act.TicketID+".pkpass", "", "")
+	zr, err := zip.NewReader(bytes.NewReader(pass), int64(len(pass)))
+	if err != nil {
+		t.Fatal(err)
+	}
+	files := map[string][]byte{}
+	for _, f := range zr.File {
+		rc, _ := f.Open()
+		files[f.Name], _ = io.ReadAll(rc)
+		rc.Close()
+	}
+	var pj struct {
+		OrganizationName, BackgroundColor string
+	}
+	_ = json.Unmarshal(files["pass.json"], &pj)
+	icon, err := png.DecodeConfig(bytes.NewReader(files["icon@3x.png"]))
+	if pj.OrganizationName != "Verkehrsverbund Musterstadt" || pj.BackgroundColor != "rgb(20, 40, 120)" || err != nil || icon.Width != 87 ||
+		!strings.Contains(string(files["pass.json"]), `"value": "31.12.1979"`) || !strings.Contains(string(files["pass.json"]), "Musterbus GmbH") {
+		t.Errorf("pass.json %s; icon@3x %+v %v", files["pass.json"], icon, err)
 	}
 }
