@@ -7,7 +7,6 @@ import (
 	"encoding/json"
 	"errors"
 	"io"
-	"net/http"
 	"os"
 	"path/filepath"
 	"strings"
@@ -49,7 +48,8 @@ func TestServeWalletsAndInspect(t *testing.T) {
 			_ = json.Unmarshal([]byte(cli(t, env, "accounts", "create", "--create", "--name", "Inspect GmbH", "--json")), &created)
 			in := startServe(t, env)
 			addr, logs := in.addr, in.logs
-			for _, want := range []string{"passes will not install on real devices", "generated inspection barcode keys", "Google rejects its save links"} {
+			for _, want := range []string{"passes will not install on real devices", "generated inspection barcode keys", "Google rejects its save links",
+				"show the development brand"} {
 				if !strings.Contains(logs.String(), want) {
 					t.Errorf("startup log lacks %q", want)
 				}
@@ -58,43 +58,10 @@ func TestServeWalletsAndInspect(t *testing.T) {
 			if (engine == store.SQLite) != (inDataDir == nil) {
 				t.Errorf("%s: inspection key file in the data dir: %v", engine, inDataDir)
 			}
-			call := func(method, path, key, body string) []byte {
-				t.Helper()
-				req, _ := http.NewRequest(method, "http://"+addr+path, strings.NewReader(body))
-				if key != "" {
-					req.Header.Set("Authorization", "Bearer "+key)
-				}
-				if body != "" {
-					req.Header.Set("Content-Type", "application/json")
-				}
-				res, err := http.DefaultClient.Do(req)
-				if err != nil {
-					t.Fatal(err)
-				}
-				defer res.Body.Close()
-				b, _ := io.ReadAll(res.Body)
-				if res.StatusCode >= 300 {
-					t.Fatalf("%s %s: %d %s", method, path, res.StatusCode, b)
-				}
-				return b
-			}
-			var products []map[string]any
-			_ = json.Unmarshal(call("GET", "/v2/products/search_by_city_name.json?city_name=Berlin", created.APIKey, ""), &products)
-			var pid string
-			for _, p := range products {
-				if p["ticket_type"] == "month" && p["customer_type"] == "adult" {
-					pid = p["id"].(string)
-				}
-			}
-			var order struct {
-				Coupons []struct{ ID string } `json:"coupons"`
-			}
-			_ = json.Unmarshal(call("POST", "/v9/ticketing/orders.json", created.APIKey, `{"product_ids":["`+pid+`"]}`), &order)
-			var act struct {
-				TicketID string `json:"ticket_id"`
-			}
-			_ = json.Unmarshal(call("POST", "/v9/ticketing/coupons/"+order.Coupons[0].ID+"/activate.json", "",
-				`{"identification_medium":{"photo_id_lite":{"first_name":"Jürgen","last_name":"Müller","birth_date":"1980-02-29"}},"tariff_settings":{"german_postal_code":"10115"}}`), &act)
+			call := httpCaller(t, addr)
+			var act struct{ TicketID string }
+			act.TicketID = activateMonthly(t, call, created.APIKey,
+				`{"photo_id_lite":{"first_name":"Jürgen","last_name":"Müller","birth_date":"1980-02-29"}}`)
 			var ticket struct {
 				ValidUntil string `json:"valid_until"`
 				Ticket     struct {
@@ -212,6 +179,7 @@ func TestServeWalletsAndInspect(t *testing.T) {
 			case <-time.After(60 * time.Second):
 				t.Fatal("second server did not start")
 			}
+			call = httpCaller(t, addr) // the second instance
 			feedURL := "http://" + addr + "/v1/inspection/revocations.json"
 			feedFile := write("revocations.json", call("GET", "/v1/inspection/revocations.json", "", ""))
 			for _, src := range []string{feedFile, feedURL} {

@@ -17,7 +17,7 @@ func credentialSettings(cfg config.Config) credentials.Settings {
 		ApplePassCert: cfg.ApplePassCert, ApplePassKey: cfg.ApplePassKey, AppleWWDRCert: cfg.AppleWWDRCert,
 		ApplePassTypeID: cfg.ApplePassTypeID, AppleTeamID: cfg.AppleTeamID,
 		GoogleServiceAccount: cfg.GoogleServiceAccount, GoogleIssuerID: cfg.GoogleIssuerID,
-		GoogleIssuerName: cfg.GoogleIssuerName, GoogleOrigins: cfg.GoogleOrigins, GoogleLogoURL: cfg.GoogleLogoURL}
+		GoogleIssuerName: cfg.GoogleIssuerName, GoogleOrigins: cfg.GoogleOrigins, GoogleLogoURL: cfg.GoogleLogoURL, Brand: cfg.Brand}
 }
 
 // loadWallets gives d the inspection keyring and the wallet issuers,
@@ -32,6 +32,15 @@ func loadWallets(ctx context.Context, cfg config.Config, st *store.Store, log *s
 	}
 	var o app.WalletOptions
 	o.Inspection = kr
+	o.Brand = cfg.Brand
+	switch {
+	case cfg.Brand.Development:
+		log.Warn("brand: passes and the rendering engine show the development brand \"farebox\"; set --brand-organization, --brand-operator, --brand-*-color, --brand-icon and --brand-logo for production")
+	case cfg.Brand.Icon == nil || cfg.Brand.Logo == nil:
+		log.Warn("brand: no --brand-icon or --brand-logo; passes show farebox's glyph", "organization", cfg.Brand.Organization)
+	default:
+		log.Info("brand loaded", "organization", cfg.Brand.Organization, "operator", cfg.Brand.Operator, "background", cfg.Brand.Background.Hex())
+	}
 	if created {
 		log.Warn("generated inspection barcode keys", "source", source,
 			"note", "configure --inspection-keys from a secret store for production; publish /v1/inspection/keys.json to inspectors")

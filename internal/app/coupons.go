@@ -101,7 +101,7 @@ func (a *App) subscriptionDetails(ctx context.Context, q store.Q, id string) (Su
 func (a *App) subscriptionDetailsOf(s ticketing.Subscription) SubscriptionDetails {
 	now := a.clock.Now()
 	st := subState(s)
-	d := SubscriptionDetails{Subscription: s, View: subscription.Describe(st, now, a.Loc)}
+	d := SubscriptionDetails{Subscription: s, View: subscription.Describe(st, now, a.renewalLead, a.Loc)}
 	for _, i := range subscription.Chronological(st.Cycles) {
 		if c := st.Cycles[i]; !c.Ended(now) || c.CouponActivated {
 			d.Listed = append(d.Listed, c)

@@ -74,6 +74,12 @@ func revokedReason(t ticketing.Ticket) string {
 	return ticketing.RevocationRestored + ": replaced by the ticket of a restored coupon"
 }
 
+// revocationKind is the kind part of revokedReason (ticketing.Revocation*).
+func revocationKind(t ticketing.Ticket) string {
+	kind, _, _ := strings.Cut(revokedReason(t), ": ")
+	return kind
+}
+
 // RevocationFeed is the signed body of GET /v1/inspection/revocations.json.
 type RevocationFeed struct {
 	Body      []byte // the canonical feed JSON, exactly as signed

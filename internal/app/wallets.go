@@ -9,6 +9,7 @@ import (
 	"github.com/farebox/farebox/internal/apperr"
 	"github.com/farebox/farebox/internal/barcode"
 	"github.com/farebox/farebox/internal/engines"
+	"github.com/farebox/farebox/internal/ticketing"
 	"github.com/farebox/farebox/internal/wallet"
 	"github.com/farebox/farebox/internal/wallet/apple"
 	"github.com/farebox/farebox/internal/wallet/google"
@@ -25,6 +26,8 @@ type Wallets struct {
 	o   WalletOptions
 	// barcodes caches ticket.properties barcode entries by payload.
 	barcodes barcodeCache
+	// brand is ticket.properties.brand (engines.BrandProperty), built once.
+	brand map[string]any
 }
 
 // WalletOptions configure NewWallets.
@@ -41,10 +44,25 @@ type WalletOptions struct {
 	// self-generated (tests, demo apps). Never on a service real phones use:
 	// iOS crashes on a pass it cannot install.
 	AdvertiseDevelopmentWallets bool
+	// Brand names, colours and images of passes and the rendering engine
+	// (wallet.LoadBrand); the zero Brand is the development brand.
+	Brand wallet.Brand
 }
 
 // NewWallets returns the wallets of o.
-func (a *App) NewWallets(o WalletOptions) *Wallets { return &Wallets{app: a, o: o} }
+func (a *App) NewWallets(o WalletOptions) *Wallets {
+	if o.Brand.Organization == "" {
+		o.Brand = wallet.DevelopmentBrand()
+	}
+	var logo []byte
+	if o.Brand.Logo != nil {
+		// The engine's logo: Apple's logo@2x, 100 pixels high.
+		if imgs, err := apple.PassImages(o.Brand); err == nil {
+			logo = imgs["logo@2x.png"]
+		}
+	}
+	return &Wallets{app: a, o: o, brand: engines.BrandProperty(o.Brand, logo)}
+}
 
 // options are w's settings (none for a nil w).
 func (w *Wallets) options() WalletOptions {
@@ -70,7 +88,7 @@ func walletView(d TicketDetails) wallet.TicketView {
 	v := wallet.TicketView{TicketID: t.ID, ProductID: t.ProductID, ProductName: fit(d.Product.LocalTicketName),
 		ValidityDescription: d.Product.LocalValidityDescription, ZoneName: d.Area.LocalZoneName,
 		ValidFrom: t.ValidFrom, ValidUntil: t.ValidUntil, Passenger: p, Environment: string(t.Environment),
-		Voided: !d.Valid}
+		Voided: !d.Valid, Replaced: !d.Valid && revocationKind(d.Ticket) == ticketing.RevocationRestored}
 	if len(d.Area.CityNames) > 0 {
 		v.CityName = d.Area.CityNames[0]
 	}
@@ -110,6 +128,14 @@ func (w *Wallets) offer(d TicketDetails) (v wallet.TicketView, props map[string]
 		if props, err = w.barcodes.properties(v.Barcode); err != nil {
 			return v, nil, nil, err
 		}
+	}
+	if w != nil {
+		merged := make(map[string]any, len(props)+1)
+		for k, val := range props {
+			merged[k] = val // props may be the shared cache entry: never written
+		}
+		merged[engines.PropBrand] = w.brand
+		props = merged
 	}
 	// A restored-away ticket's pass is served voided, but not offered anew.
 	if d.Valid {

@@ -20,23 +20,28 @@ import (
 
 	"github.com/farebox/farebox/internal/apperr"
 	"github.com/farebox/farebox/internal/invoicedoc"
+	"github.com/farebox/farebox/internal/subscription"
+	"github.com/farebox/farebox/internal/wallet"
 )
 
 // Config is the service configuration.
 type Config struct {
-	Addr            string
-	DataDir         string
-	DatabaseURL     string
-	IDPrefix        string
-	PublicURL       string
-	LogLevel        string
-	LogFormat       string
-	MaxBodyBytes    int64
-	UsageLedger     bool
-	LedgerFlush     bool
-	LedgerJournal   string // auto, journal or database (where a ledger row is committed)
-	DBMaxConns      int
-	Timezone        string
+	Addr          string
+	DataDir       string
+	DatabaseURL   string
+	IDPrefix      string
+	PublicURL     string
+	LogLevel      string
+	LogFormat     string
+	MaxBodyBytes  int64
+	UsageLedger   bool
+	LedgerFlush   bool
+	LedgerJournal string // auto, journal or database (where a ledger row is committed)
+	DBMaxConns    int
+	Timezone      string
+	// RenewalLeadDays: a subscription cycle's ticket can be obtained by
+	// reactivation from 00:00 this many days before the cycle starts.
+	RenewalLeadDays int
 	ShutdownTimeout time.Duration
 	RequestTimeout  time.Duration
 	AuthCacheTTL    time.Duration
@@ -66,6 +71,11 @@ type Config struct {
 	GoogleOrigins               []string
 	GoogleLogoURL               string
 	AdvertiseDevelopmentWallets bool
+	// Brand is the operator's appearance on passes and in the rendering
+	// engine (--brand-*), validated and its images read by Load; the
+	// development brand when nothing is set.
+	Brand         wallet.Brand
+	BrandSettings wallet.BrandSettings
 
 	// Transit (docs/departures.md).
 	GTFSRefresh      time.Duration     // how often stored feed versions are polled
@@ -101,6 +111,7 @@ func (c *Config) settings() []setting {
 		{name: "usage-ledger-journal", env: "FAREBOX_USAGE_LEDGER_JOURNAL", def: "auto", help: "where a request's ledger row is committed before its response: journal (a file in --data-dir, rolled into the database every second), database (group commit), or auto (journal on SQLite, database on PostgreSQL; see docs/operations.md)"},
 		{name: "db-max-conns", env: "FAREBOX_DB_MAX_CONNS", def: "16", help: "database pool size (SQLite: reader pool)"},
 		{name: "timezone", env: "FAREBOX_TIMEZONE", def: "Europe/Berlin", help: "time zone of calendar rules"},
+		{name: "renewal-lead-days", env: "FAREBOX_RENEWAL_LEAD_DAYS", def: "7", help: "a monthly subscription's next ordered cycle can be reactivated (its ticket obtained, valid from 00:00 on the 1st) from 00:00 this many days before the cycle starts, 0 to 28 (0: only from the 1st)"},
 		{name: "shutdown-timeout", env: "FAREBOX_SHUTDOWN_TIMEOUT", def: "20s", help: "how long graceful shutdown waits for in-flight requests"},
 		{name: "request-timeout", env: "FAREBOX_REQUEST_TIMEOUT", def: "30s", help: "upper bound of one request's handling"},
 		{name: "auth-cache-ttl", env: "FAREBOX_AUTH_CACHE_TTL", def: "5s", help: "how long a resolved API key is cached per instance (revocation delay)"},
@@ -132,9 +143,16 @@ func (c *Config) settings() []setting {
 		{name: "apple-team-id", env: "FAREBOX_APPLE_TEAM_ID", def: "", help: "Apple team identifier (default: the certificate's OU)"},
 		{name: "google-service-account", env: "FAREBOX_GOOGLE_SERVICE_ACCOUNT", def: "", help: "service-account JSON key file for Google Wallet save links (default: a development key Google rejects)"},
 		{name: "google-issuer-id", env: "FAREBOX_GOOGLE_ISSUER_ID", def: "", help: "numeric Google Wallet issuer id (required with --google-service-account)"},
-		{name: "google-issuer-name", env: "FAREBOX_GOOGLE_ISSUER_NAME", def: "farebox", help: "issuer name shown on Google passes"},
+		{name: "google-issuer-name", env: "FAREBOX_GOOGLE_ISSUER_NAME", def: "", help: "issuer name shown on Google passes (default: --brand-organization)"},
 		{name: "google-wallet-origins", env: "FAREBOX_GOOGLE_WALLET_ORIGINS", def: "", help: "comma-separated web origins allowed to show the Google save button"},
 		{name: "google-logo-url", env: "FAREBOX_GOOGLE_LOGO_URL", def: "", help: "https logo of the Google transit class (without it the class must exist in the console)"},
+		{name: "brand-organization", env: "FAREBOX_BRAND_ORGANIZATION", def: "", help: "organisation selling the tickets, shown on passes and in the rendering engine (default: the development brand \"farebox\"; required with any other --brand-* setting)"},
+		{name: "brand-operator", env: "FAREBOX_BRAND_OPERATOR", def: "", help: "transport company issuing the tickets, shown on passes and in the rendering engine (default: --brand-organization)"},
+		{name: "brand-foreground-color", env: "FAREBOX_BRAND_FOREGROUND_COLOR", def: "", help: "text colour of passes and the engine's header, #rrggbb or rgb(r, g, b) (default #ffffff)"},
+		{name: "brand-background-color", env: "FAREBOX_BRAND_BACKGROUND_COLOR", def: "", help: "background colour of passes and the engine's header (default #005c44)"},
+		{name: "brand-label-color", env: "FAREBOX_BRAND_LABEL_COLOR", def: "", help: "label colour of passes (default #c4e8d6); text and labels need 3:1 contrast to the background"},
+		{name: "brand-icon", env: "FAREBOX_BRAND_ICON", def: "", help: "square PNG icon of passes, at least 87x87 pixels (default: farebox's glyph)"},
+		{name: "brand-logo", env: "FAREBOX_BRAND_LOGO", def: "", help: "PNG logo of passes and the engine, at least 150 pixels high and at most 3.2 times as wide (default: farebox's glyph)"},
 		{name: "advertise-development-wallets", env: "FAREBOX_ADVERTISE_DEVELOPMENT_WALLETS", def: "false", help: "list wallets in available_rendering_options even with development credentials (never for real phones)"},
 	}, sellerSettings()...)
 }
@@ -214,6 +232,7 @@ func Load(args []string, getenv func(string) string, out io.Writer) (Config, err
 	c.LedgerJournal = get("usage-ledger-journal")
 	c.DBMaxConns = int(num("db-max-conns"))
 	c.Timezone = get("timezone")
+	c.RenewalLeadDays = int(num("renewal-lead-days"))
 	c.ShutdownTimeout = dur("shutdown-timeout")
 	c.RequestTimeout = dur("request-timeout")
 	c.AuthCacheTTL = dur("auth-cache-ttl")
@@ -256,6 +275,14 @@ func Load(args []string, getenv func(string) string, out io.Writer) (Config, err
 		}
 	}
 	c.AdvertiseDevelopmentWallets = boolean("advertise-development-wallets")
+	c.BrandSettings = wallet.BrandSettings{Organization: get("brand-organization"), Operator: get("brand-operator"),
+		Foreground: get("brand-foreground-color"), Background: get("brand-background-color"), Label: get("brand-label-color"),
+		IconFile: get("brand-icon"), LogoFile: get("brand-logo")}
+	brand, err := wallet.LoadBrand(c.BrandSettings)
+	if err != nil {
+		errs = append(errs, err)
+	}
+	c.Brand = brand
 	c.Seller = sellerFrom(get)
 	c.PaymentDays = int(num("invoice-payment-days"))
 	c.GTFSRefresh = dur("gtfs-refresh")
@@ -311,6 +338,9 @@ func (c *Config) validate() error {
 			errs = append(errs, fmt.Errorf("--seller-*: %v", err))
 		}
 	}
+	if c.RenewalLeadDays > subscription.MaxRenewalLeadDays {
+		errs = append(errs, fmt.Errorf("--renewal-lead-days: must be 0 to %d", subscription.MaxRenewalLeadDays))
+	}
 	if c.PaymentDays < 1 || c.PaymentDays > 365 {
 		errs = append(errs, errors.New("--invoice-payment-days: must be 1 to 365"))
 	}
@@ -350,7 +380,7 @@ func (c Config) String() string {
 	m := map[string]string{
 		"addr": c.Addr, "data_dir": c.DataDir, "id_prefix": c.IDPrefix, "public_url": c.BaseURL(),
 		"usage_ledger": strconv.FormatBool(c.UsageLedger), "workers": strconv.FormatBool(c.Workers),
-		"timezone": c.Timezone, "database": "sqlite (embedded)", "metrics_addr": c.MetricsAddr,
+		"timezone": c.Timezone, "renewal_lead_days": strconv.Itoa(c.RenewalLeadDays), "database": "sqlite (embedded)", "metrics_addr": c.MetricsAddr,
 	}
 	if !c.Embedded() {
 		m["database"] = "postgres (" + maskURL(c.DatabaseURL) + ")"

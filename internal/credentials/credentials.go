@@ -10,6 +10,7 @@ import (
 	"github.com/farebox/farebox/internal/apperr"
 	"github.com/farebox/farebox/internal/barcode"
 	"github.com/farebox/farebox/internal/store"
+	"github.com/farebox/farebox/internal/wallet"
 	"github.com/farebox/farebox/internal/wallet/apple"
 	"github.com/farebox/farebox/internal/wallet/google"
 )
@@ -32,8 +33,11 @@ type Settings struct {
 	GoogleServiceAccount string // path of the service-account JSON key file
 	GoogleIssuerID       string
 	GoogleIssuerName     string
-	GoogleOrigins        []string
-	GoogleLogoURL        string
+	// Brand names, colours and images of the passes (wallet.LoadBrand);
+	// the zero Brand is the development brand.
+	Brand         wallet.Brand
+	GoogleOrigins []string
+	GoogleLogoURL string
 }
 
 // Development identities used when nothing is configured.
@@ -263,7 +267,7 @@ func LoadApple(s Settings, now time.Time) (b *apple.Builder, created bool, err e
 	default:
 		return nil, false, configErr(op, "Apple Wallet needs all of --apple-pass-cert, --apple-pass-key and --apple-wwdr-cert (or none for development passes)")
 	}
-	b, err = apple.NewBuilder(apple.Config{PassTypeID: passType, TeamID: team, Credentials: c})
+	b, err = apple.NewBuilder(apple.Config{PassTypeID: passType, TeamID: team, Credentials: c, Brand: s.Brand})
 	if err != nil {
 		return nil, false, configErr(op, err.Error())
 	}
@@ -296,7 +300,7 @@ func LoadGoogle(s Settings) (i *google.Issuer, created bool, err error) {
 			issuer = DevIssuerID
 		}
 	}
-	i, err = google.NewIssuer(google.Config{IssuerID: issuer, IssuerName: s.GoogleIssuerName, Origins: s.GoogleOrigins,
+	i, err = google.NewIssuer(google.Config{IssuerID: issuer, IssuerName: s.GoogleIssuerName, Brand: s.Brand, Origins: s.GoogleOrigins,
 		LogoURL: s.GoogleLogoURL, Account: sa})
 	if err != nil {
 		return nil, false, configErr(op, err.Error())

@@ -5,6 +5,9 @@ import (
 	"encoding/json"
 	"github.com/farebox/farebox/internal/clock"
 	"github.com/farebox/farebox/internal/engines/browsertest"
+	"image"
+	"image/color"
+	"image/png"
 	"os"
 	"path/filepath"
 	"strings"
@@ -15,6 +18,7 @@ import (
 	"github.com/santhosh-tekuri/jsonschema/v6"
 
 	"github.com/farebox/farebox/internal/barcode"
+	"github.com/farebox/farebox/internal/wallet"
 )
 
 // Schemas of the monthly product as the server stores them (full draft-04)
@@ -127,6 +131,7 @@ func TestEnginesInChromium(t *testing.T) {
 	}
 	checkRendering(t, res, out, kr, claims)
 	checkRevoked(t, res)
+	checkBrand(t, res)
 	checkIdentification(t, res)
 }
 
@@ -207,7 +212,53 @@ func browserTickets(t *testing.T) (*barcode.Keyring, map[string]any, map[string]
 		props["revocation"] = map[string]any{"kind": kind, "reason": reason, "revoked_at": clock.Timestamp(now)}
 		tickets[name] = rt
 	}
+	// Tickets of a configured brand (ticket.properties.brand as the service
+	// sends it), in both SDK shapes; the live ones above carry none and show
+	// farebox's development brand.
+	brand := wallet.Brand{Organization: "Verkehrsverbund Musterstadt", Operator: "Musterstädtische Verkehrsbetriebe AG",
+		Foreground: wallet.Color{R: 255, G: 255, B: 255}, Background: wallet.Color{R: 20, G: 40, B: 120}, Label: wallet.Color{R: 220, G: 220, B: 250}}
+	for name, src := range map[string]string{"ios_branded": "ios_live", "android_branded": "android_test"} {
+		var bt map[string]any
+		b, _ := json.Marshal(tickets[src])
+		_ = json.Unmarshal(b, &bt)
+		bt["environment"] = "live"
+		bt["ticket"].(map[string]any)["properties"].(map[string]any)[PropBrand] = BrandProperty(brand, testLogoPNG(t))
+		tickets[name] = bt
+	}
 	return kr, tickets, claims
+}
+
+// testLogoPNG is a 250×100 logo (BrandLogoPixels high).
+func testLogoPNG(t *testing.T) []byte {
+	img := image.NewNRGBA(image.Rect(0, 0, 250, BrandLogoPixels))
+	for y := 0; y < BrandLogoPixels; y++ {
+		for x := 0; x < 250; x++ {
+			img.SetNRGBA(x, y, color.NRGBA{255, uint8(x), uint8(y), 255})
+		}
+	}
+	var buf bytes.Buffer
+	if err := png.Encode(&buf, img); err != nil {
+		t.Fatal(err)
+	}
+	return buf.Bytes()
+}
+
+// checkBrand: the configured brand's names, colours and logo are drawn; a
+// ticket without properties.brand shows the development brand.
+func checkBrand(t *testing.T, res browserResults) {
+	for _, name := range []string{"ios_branded", "android_branded"} {
+		r, ok := res.Rendering[name]
+		f := r.First
+		if !ok || !r.Returned || f["brandOrganization"] != "Verkehrsverbund Musterstadt" || f["brandOperator"] != "Musterstädtische Verkehrsbetriebe AG" ||
+			f["brandLogoShown"] != true || f["brandLogoNaturalHeight"] != float64(BrandLogoPixels) ||
+			f["bandBackground"] != "rgb(20, 40, 120)" || f["bandColor"] != "rgb(255, 255, 255)" || f["state"] != "valid" || f["birth"] != "01.01.1990" {
+			t.Errorf("%s: %+v", name, r)
+		}
+	}
+	if f := res.Rendering["ios_live"].First; f["brandOrganization"] != "farebox" || f["brandOperator"] != "" || f["brandLogoShown"] != false ||
+		f["bandBackground"] != "rgb(0, 92, 68)" {
+		t.Errorf("development brand: %+v", f)
+	}
 }
 
 // checkRevoked: a revoked or restored-away ticket is shown as invalid with

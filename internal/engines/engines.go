@@ -18,7 +18,7 @@ const (
 
 // Current versions. Bump on every content change (see versions.txt).
 const (
-	RenderingEngineVersion    = "1.1.0"
+	RenderingEngineVersion    = "1.2.0"
 	IdentificationViewVersion = "1.0.1"
 )
 

@@ -7,6 +7,7 @@ import (
 	"github.com/farebox/farebox/internal/apperr"
 
 	"github.com/farebox/farebox/internal/barcode"
+	"github.com/farebox/farebox/internal/wallet"
 )
 
 // Keys of ticket.ticket.properties the rendering engine reads.
@@ -61,4 +62,25 @@ func BarcodePayload(properties json.RawMessage) ([]byte, error) {
 		return nil, apperr.E("engines.BarcodePayload", apperr.NotFound, CodeInspectionBarcodeNotFound, "the ticket has no inspection barcode")
 	}
 	return barcode.FromText(props.Barcode.Payload)
+}
+
+// PropBrand holds the operator's brand for the rendering engine:
+// {"organization","operator","foreground","background","label"} (colours
+// "#rrggbb") and, with a configured logo, "logo_png" ("data:image/png;base64,…",
+// 100 pixels high). The engine draws its header with it; without it (an
+// older server) the engine shows farebox's development brand.
+const PropBrand = "brand"
+
+// BrandLogoPixels is the height of the engine's logo image: 50 points at 2x.
+const BrandLogoPixels = 100
+
+// BrandProperty is the value of PropBrand for b; logoPNG is b's logo already
+// drawn BrandLogoPixels high (nil: none).
+func BrandProperty(b wallet.Brand, logoPNG []byte) map[string]any {
+	m := map[string]any{"organization": b.Organization, "operator": b.Operator,
+		"foreground": b.Foreground.Hex(), "background": b.Background.Hex(), "label": b.Label.Hex()}
+	if len(logoPNG) > 0 {
+		m["logo_png"] = "data:image/png;base64," + base64.StdEncoding.EncodeToString(logoPNG)
+	}
+	return m
 }

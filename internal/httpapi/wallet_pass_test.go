@@ -145,7 +145,7 @@ func TestApplePass(t *testing.T) {
 			t.Fatalf("boardingPass: %+v", p.BoardingPass)
 		}
 		for key, want := range map[string]any{"product": product["local_ticket_name"], "passenger": "Max Mustermann",
-			"birth_date": "1990-01-01", "valid_from": ticket["valid_from"], "valid_until": ticket["valid_until"],
+			"birth_date": "01.01.1990", "valid_from": ticket["valid_from"], "valid_until": ticket["valid_until"],
 			"ticket_id": tid, "reference": "T-" + strings.ToUpper(tid[len(tid)-6:])} {
 			if got := p.field(key); got != want {
 				t.Errorf("field %s = %v, want %v", key, got, want)
@@ -171,7 +171,8 @@ func TestApplePass(t *testing.T) {
 			t.Errorf("restored-away ticket: valid=%v options=%v", old["valid"], old["ticket"].(map[string]any)["meta"])
 		}
 		v := fetchPass(t, e, "/v6", tid)
-		if v.Voided == nil || !*v.Voided || v.field("status") == nil {
+		// Restored away, it is labelled replaced ("Ersetzt"), not cancelled.
+		if v.Voided == nil || !*v.Voided || v.field("status") != "REPLACED_VALUE" {
 			t.Errorf("restored-away pass not voided: %v %v", v.Voided, v.field("status"))
 		}
 		link := string(e.Must(200, apitest.Req{Method: "GET", Path: "/v9/ticketing/passes/google_wallet/" + tid + ".json"}).Body)

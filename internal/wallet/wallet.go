@@ -33,7 +33,8 @@ type TicketView struct {
 	ValidUntil          time.Time // ticket.valid_until
 	Passenger           Passenger // from ticket.ticket.properties.identification_medium
 	Environment         string    // "live" or "test"
-	Voided              bool      // cancelled, refunded or restored away
+	Voided              bool      // cancelled, refunded, revoked or restored away
+	Replaced            bool      // voided because a restored coupon's ticket replaced it ("Ersetzt")
 	Barcode             []byte    // the signed inspection payload (barcode.Sign)
 }
 

@@ -72,7 +72,8 @@ func testPass(t testing.TB, env string, voided bool) wallet.Pass {
 func testBuilder(t *testing.T) *Builder {
 	t.Helper()
 	b, err := NewBuilder(Config{PassTypeID: testPassType, TeamID: testTeam, Credentials: devCreds,
-		Style: Style{OrganizationName: "farebox Verkehrsverbund"}})
+		Brand: wallet.Brand{Organization: "farebox Verkehrsverbund", Operator: "farebox Verkehrsbetriebe AG",
+			Foreground: wallet.Color{R: 255, G: 255, B: 255}, Background: wallet.Color{G: 92, B: 68}, Label: wallet.Color{R: 196, G: 232, B: 214}}})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -278,7 +279,7 @@ func checkPassJSON(t *testing.T, raw []byte, p wallet.Pass) map[string]any {
 		}
 	}
 	for k, v := range map[string]string{"product": "Deutschlandticket", "passenger": "Max Mustermann",
-		"birth_date": "1990-01-01", "valid_from": "2026-11-01T00:00:00Z", "valid_until": "2026-12-01T00:00:00Z",
+		"birth_date": "01.01.1990", "valid_from": "2026-11-01T00:00:00Z", "operator": "farebox Verkehrsbetriebe AG", "valid_until": "2026-12-01T00:00:00Z",
 		"area": "Deutschland (Berlin)", "validity": "Kalendermonat", "reference": "T-4D5E6F", "ticket_id": p.TicketID} {
 		if keys[k] == nil || keys[k]["value"] != v {
 			t.Errorf("field %s = %#v, want %q", k, keys[k], v)

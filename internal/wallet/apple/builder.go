@@ -25,12 +25,15 @@ type Config struct {
 	PassTypeID  string // "pass.<reverse-dns>", equal to the certificate UID
 	TeamID      string // 10 upper-case alphanumerics, equal to the certificate OU
 	Credentials Credentials
-	Style       Style
+	// Brand names and colours the pass and gives its icon and logo; the
+	// zero Brand is the development brand.
+	Brand wallet.Brand
 }
 
 // Builder builds signed passes. It is safe for concurrent use.
 type Builder struct {
-	cfg Config
+	cfg    Config
+	images map[string][]byte // icon and logo files at @1x, @2x, @3x
 }
 
 var (
@@ -60,10 +63,14 @@ func NewBuilder(cfg Config) (*Builder, error) {
 	if err := c.check(op); err != nil {
 		return nil, err
 	}
-	if _, err := passImages(); err != nil {
+	if cfg.Brand.Organization == "" {
+		cfg.Brand = wallet.DevelopmentBrand()
+	}
+	imgs, err := PassImages(cfg.Brand)
+	if err != nil {
 		return nil, apperr.Wrap(op, err)
 	}
-	return &Builder{cfg: cfg}, nil
+	return &Builder{cfg: cfg, images: imgs}, nil
 }
 
 // Development reports self-generated credentials: log "passes will not
@@ -79,11 +86,7 @@ func (b *Builder) CertificateExpiry() time.Time { return b.cfg.Credentials.Certi
 // Files returns every file of the pass except manifest.json and signature.
 func (b *Builder) Files(p wallet.Pass) (map[string][]byte, error) {
 	const op = "apple.Files"
-	pj, err := json.MarshalIndent(passJSON(p, b.cfg.PassTypeID, b.cfg.TeamID, b.cfg.Style), "", "  ")
-	if err != nil {
-		return nil, apperr.Wrap(op, err)
-	}
-	imgs, err := passImages()
+	pj, err := json.MarshalIndent(passJSON(p, b.cfg.PassTypeID, b.cfg.TeamID, b.cfg.Brand), "", "  ")
 	if err != nil {
 		return nil, apperr.Wrap(op, err)
 	}
@@ -92,7 +95,7 @@ func (b *Builder) Files(p wallet.Pass) (map[string][]byte, error) {
 		"en.lproj/pass.strings": StringsFile("en"),
 		"de.lproj/pass.strings": StringsFile("de"),
 	}
-	for name, data := range imgs {
+	for name, data := range b.images {
 		files[name] = data
 	}
 	return files, nil

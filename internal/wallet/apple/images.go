@@ -5,37 +5,52 @@ import (
 	"image"
 	"image/color"
 	"image/png"
-	"sync"
+
+	xdraw "golang.org/x/image/draw"
+
+	"github.com/farebox/farebox/internal/wallet"
 )
 
-// Images are drawn in code (no artwork files): a white ticket glyph with two
-// punched notches, on the pass colour for the icon and on transparency for
-// the logo. Sizes follow Apple's boardingPass guidance: icon 29×29 points,
-// logo at most 160×50 points, each at @1x, @2x and @3x.
-var (
-	imagesOnce sync.Once
-	images     map[string][]byte
-	imagesErr  error
-)
-
-func passImages() (map[string][]byte, error) {
-	imagesOnce.Do(func() {
-		images = map[string][]byte{}
-		bg := color.NRGBA{0, 92, 68, 255}
-		for scale, suffix := range map[int]string{1: "", 2: "@2x", 3: "@3x"} {
-			icon := drawGlyph(29*scale, 29*scale, bg)
-			logo := drawGlyph(50*scale, 50*scale, color.NRGBA{})
-			for name, img := range map[string]image.Image{"icon" + suffix + ".png": icon, "logo" + suffix + ".png": logo} {
-				var buf bytes.Buffer
-				if err := png.Encode(&buf, img); err != nil {
-					imagesErr = err
-					return
-				}
-				images[name] = buf.Bytes()
-			}
+// PassImages are the icon and logo files of a pass for brand b, at @1x,
+// @2x and @3x: icon 29×29 points, logo 50 points high and at most 160 wide
+// (Apple's boardingPass sizes). The brand's images (wallet.LoadBrand checked
+// that they are at least the @3x size) are scaled down with Catmull-Rom;
+// without one, farebox's glyph is drawn in code: a white ticket with two
+// punched notches, on the brand's background for the icon and on
+// transparency for the logo.
+func PassImages(b wallet.Brand) (map[string][]byte, error) {
+	bg := color.NRGBA{b.Background.R, b.Background.G, b.Background.B, 255}
+	out := map[string][]byte{}
+	for scale, suffix := range map[int]string{1: "", 2: "@2x", 3: "@3x"} {
+		var icon, logo image.Image
+		if b.Icon != nil {
+			icon = scaled(b.Icon, wallet.IconPoints*scale, wallet.IconPoints*scale)
+		} else {
+			icon = drawGlyph(wallet.IconPoints*scale, wallet.IconPoints*scale, bg)
 		}
-	})
-	return images, imagesErr
+		if b.Logo != nil {
+			h := wallet.LogoMaxHeightPoints * scale
+			w := (b.Logo.Bounds().Dx()*h + b.Logo.Bounds().Dy()/2) / b.Logo.Bounds().Dy()
+			logo = scaled(b.Logo, max(1, min(w, wallet.LogoMaxWidthPoints*scale)), h)
+		} else {
+			logo = drawGlyph(50*scale, 50*scale, color.NRGBA{})
+		}
+		for name, img := range map[string]image.Image{"icon" + suffix + ".png": icon, "logo" + suffix + ".png": logo} {
+			var buf bytes.Buffer
+			if err := png.Encode(&buf, img); err != nil {
+				return nil, err
+			}
+			out[name] = buf.Bytes()
+		}
+	}
+	return out, nil
+}
+
+// scaled draws src into a w×h image.
+func scaled(src image.Image, w, h int) *image.NRGBA {
+	dst := image.NewNRGBA(image.Rect(0, 0, w, h))
+	xdraw.CatmullRom.Scale(dst, dst.Bounds(), src, src.Bounds(), xdraw.Src, nil)
+	return dst
 }
 
 // drawGlyph paints a w×h image: background bg, a centred white ticket with

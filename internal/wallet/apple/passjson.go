@@ -76,7 +76,9 @@ var stringsTable = map[string][2]string{ // key → {en, de}
 	"ENVIRONMENT":      {"Environment", "Umgebung"},
 	"TEST_VALUE":       {"TEST – not valid for travel", "TEST – nicht gültig"},
 	"STATUS":           {"Status", "Status"},
-	"VOIDED_VALUE":     {"Cancelled", "Storniert"},
+	"VOIDED_VALUE":     {"Revoked – not valid", "Ungültig"},
+	"REPLACED_VALUE":   {"Replaced by a new ticket", "Ersetzt"},
+	"OPERATOR":         {"Issued by", "Ausgegeben von"},
 	"NOTE":             {"Note", "Hinweis"},
 	"NOTE_TEXT":        {"Valid only together with an official photo ID of the passenger. Show the barcode on inspection.", "Nur gültig mit amtlichem Lichtbildausweis des Fahrgasts. Bei der Kontrolle den Barcode vorzeigen."},
 }
@@ -105,42 +107,14 @@ func quote(s string) string {
 	return `"` + r.Replace(s) + `"`
 }
 
-// Style configures colours and names shown on the pass.
-type Style struct {
-	OrganizationName string // shown on the lock screen; default "farebox"
-	LogoText         string // next to the logo; default OrganizationName
-	Foreground       string // "rgb(r, g, b)"
-	Background       string
-	Label            string
-}
-
-func (s Style) withDefaults() Style {
-	if s.OrganizationName == "" {
-		s.OrganizationName = "farebox"
-	}
-	if s.LogoText == "" {
-		s.LogoText = s.OrganizationName
-	}
-	if s.Foreground == "" {
-		s.Foreground = "rgb(255, 255, 255)"
-	}
-	if s.Background == "" {
-		s.Background = "rgb(0, 92, 68)"
-	}
-	if s.Label == "" {
-		s.Label = "rgb(196, 232, 214)"
-	}
-	return s
-}
-
 // testBackground is the background of every test-environment pass.
 const testBackground = "rgb(138, 28, 28)"
 
 // passJSON builds pass.json for p.
-func passJSON(p wallet.Pass, passTypeID, teamID string, st Style) PassJSON {
-	st = st.withDefaults()
+func passJSON(p wallet.Pass, passTypeID, teamID string, b wallet.Brand) PassJSON {
+	fg, bg, label := b.Foreground.RGB(), b.Background.RGB(), b.Label.RGB()
 	if p.Test() {
-		st.Background, st.Label = testBackground, "rgb(255, 212, 0)" // a test pass must never look live
+		fg, bg, label = "rgb(255, 255, 255)", testBackground, "rgb(255, 212, 0)" // a test pass must never look live
 	}
 	w3c := func(t time.Time) string { return t.UTC().Format(time.RFC3339) }
 	bp := &FieldGroup{
@@ -155,13 +129,17 @@ func passJSON(p wallet.Pass, passTypeID, teamID string, st Style) PassJSON {
 		bp.HeaderFields = append(bp.HeaderFields, Field{Key: "environment", Label: "ENVIRONMENT", Value: "TEST_VALUE"})
 	}
 	if p.Voided {
-		bp.HeaderFields = append(bp.HeaderFields, Field{Key: "status", Label: "STATUS", Value: "VOIDED_VALUE"})
+		status := "VOIDED_VALUE"
+		if p.Replaced {
+			status = "REPLACED_VALUE" // restored away: the new phone's ticket replaced it
+		}
+		bp.HeaderFields = append(bp.HeaderFields, Field{Key: "status", Label: "STATUS", Value: status})
 	}
 	if name := p.Passenger.Name(); name != "" {
 		bp.SecondaryFields = append(bp.SecondaryFields, Field{Key: "passenger", Label: "PASSENGER", Value: name})
 	}
 	if p.Passenger.BirthDate != "" {
-		bp.SecondaryFields = append(bp.SecondaryFields, Field{Key: "birth_date", Label: "BIRTH_DATE", Value: p.Passenger.BirthDate, TextAlignment: "PKTextAlignmentRight"})
+		bp.SecondaryFields = append(bp.SecondaryFields, Field{Key: "birth_date", Label: "BIRTH_DATE", Value: wallet.GermanDate(p.Passenger.BirthDate), TextAlignment: "PKTextAlignmentRight"})
 	}
 	if a := p.Area(); a != "" {
 		bp.BackFields = append(bp.BackFields, Field{Key: "area", Label: "AREA", Value: a})
@@ -170,6 +148,7 @@ func passJSON(p wallet.Pass, passTypeID, teamID string, st Style) PassJSON {
 		bp.BackFields = append(bp.BackFields, Field{Key: "validity", Label: "VALIDITY", Value: p.ValidityDescription})
 	}
 	bp.BackFields = append(bp.BackFields,
+		Field{Key: "operator", Label: "OPERATOR", Value: b.Operator},
 		Field{Key: "reference", Label: "REFERENCE", Value: p.ShortRef()},
 		Field{Key: "ticket_id", Label: "TICKET_ID", Value: p.TicketID},
 		Field{Key: "note", Label: "NOTE", Value: "NOTE_TEXT"},
@@ -179,12 +158,12 @@ func passJSON(p wallet.Pass, passTypeID, teamID string, st Style) PassJSON {
 		PassTypeIdentifier: passTypeID,
 		TeamIdentifier:     teamID,
 		SerialNumber:       p.TicketID,
-		OrganizationName:   st.OrganizationName,
+		OrganizationName:   b.Organization,
 		Description:        "PASS_DESCRIPTION",
-		LogoText:           st.LogoText,
-		ForegroundColor:    st.Foreground,
-		BackgroundColor:    st.Background,
-		LabelColor:         st.Label,
+		LogoText:           b.Organization,
+		ForegroundColor:    fg,
+		BackgroundColor:    bg,
+		LabelColor:         label,
 		SharingProhibited:  true,
 		ExpirationDate:     w3c(p.ValidUntil),
 		RelevantDate:       w3c(p.ValidFrom),

@@ -137,7 +137,7 @@ func TestSaveURLClaims(t *testing.T) {
 	if err != nil || !bytes.Equal(got, testPass(t, barcode.EnvLive, false).Barcode) {
 		t.Errorf("barcode value does not carry the payload: %v", err)
 	}
-	if len(o.TextModulesData) != 1 || o.TextModulesData[0].Body != "1990-01-01" {
+	if len(o.TextModulesData) != 1 || o.TextModulesData[0].Body != "01.01.1990" {
 		t.Errorf("text modules %+v", o.TextModulesData)
 	}
 	t.Logf("save link length with class: %d characters", len(link))

@@ -19,7 +19,8 @@ const SaveURLPrefix = "https://pay.google.com/gp/v/save/"
 // Config is the Google Wallet issuer configuration.
 type Config struct {
 	IssuerID    string          // numeric issuer id from the Pay & Wallet Console
-	IssuerName  string          // shown on the pass; default "farebox"
+	IssuerName  string          // shown on the pass; default the brand's organisation
+	Brand       wallet.Brand    // operator, colours; the zero Brand is the development brand
 	ClassSuffix string          // TransitClass id suffix; default "farebox_ticket"
 	Origins     []string        // web origins allowed to render the save button
 	LogoURL     string          // https logo for the class; without it the class is not sent (must exist already)
@@ -42,8 +43,11 @@ func NewIssuer(cfg Config) (*Issuer, error) {
 	bad := func(msg string) (*Issuer, error) {
 		return nil, apperr.E(op, apperr.Invalid, CodeInvalidGoogleWalletConfig, msg)
 	}
+	if cfg.Brand.Organization == "" {
+		cfg.Brand = wallet.DevelopmentBrand()
+	}
 	if cfg.IssuerName == "" {
-		cfg.IssuerName = "farebox"
+		cfg.IssuerName = cfg.Brand.Organization
 	}
 	if cfg.ClassSuffix == "" {
 		cfg.ClassSuffix = "farebox_ticket"
@@ -190,14 +194,21 @@ func (i *Issuer) transitObject(p wallet.Pass, now time.Time) TransitObject {
 			if p.Test() {
 				return "#8a1c1c"
 			}
-			return "#005c44"
+			return i.cfg.Brand.Background.Hex()
 		}(),
 	}
 	if a := p.Area(); a != "" {
 		o.TicketLeg.OriginName = localized(a, "")
 	}
 	if p.Passenger.BirthDate != "" {
-		o.TextModulesData = append(o.TextModulesData, TextModule{ID: "birth_date", Header: "Geburtsdatum / Date of birth", Body: p.Passenger.BirthDate})
+		o.TextModulesData = append(o.TextModulesData, TextModule{ID: "birth_date", Header: "Geburtsdatum / Date of birth", Body: wallet.GermanDate(p.Passenger.BirthDate)})
+	}
+	if p.Voided {
+		status := "Ungültig / Revoked – not valid"
+		if p.Replaced {
+			status = "Ersetzt / Replaced by a new ticket"
+		}
+		o.TextModulesData = append(o.TextModulesData, TextModule{ID: "status", Header: "Status", Body: status})
 	}
 	if p.Test() {
 		o.TextModulesData = append(o.TextModulesData, TextModule{ID: "environment", Header: "TEST", Body: "Testticket – nicht gültig / test ticket – not valid for travel"})
@@ -214,8 +225,8 @@ func (i *Issuer) transitClass() TransitClass {
 		IssuerName:          i.cfg.IssuerName,
 		ReviewStatus:        "UNDER_REVIEW",
 		TransitType:         "OTHER",
-		TransitOperatorName: localized(i.cfg.IssuerName, ""),
+		TransitOperatorName: localized(i.cfg.Brand.Operator, ""),
 		Logo:                &Image{SourceURI: ImageURI{URI: i.cfg.LogoURL}},
-		HexBackgroundColor:  "#005c44",
+		HexBackgroundColor:  i.cfg.Brand.Background.Hex(),
 	}
 }

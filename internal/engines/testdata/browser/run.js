@@ -40,7 +40,7 @@ async function renderingScenario(browser, name, ticket) {
   const page = await newPage(browser, fs.readFileSync(cfg.rendering, "utf8"), "rendering " + name);
   // The SDKs inject the ticket as a JavaScript literal.
   const ret = await page.evaluate("window.renderTicket(" + JSON.stringify(ticket) + ")");
-  await page.waitForFunction(() => document.getElementById("barcode").complete);
+  await page.waitForFunction(() => document.getElementById("barcode").complete && document.getElementById("brand-logo").complete);
   const read = () => page.evaluate(() => {
     const t = (id) => document.getElementById(id).textContent;
     const img = document.getElementById("barcode");
@@ -53,6 +53,11 @@ async function renderingScenario(browser, name, ticket) {
       barcodeNaturalWidth: img.naturalWidth, barcodeShown: getComputedStyle(img).display !== "none",
       barcodeMissingShown: getComputedStyle(document.getElementById("barcode-missing")).display !== "none",
       clock: t("clock"), error: t("error"),
+      brandOrganization: t("brand-organization"), brandOperator: document.getElementById("brand-operator").textContent,
+      brandLogoShown: getComputedStyle(document.getElementById("brand-logo")).display !== "none",
+      brandLogoNaturalHeight: document.getElementById("brand-logo").naturalHeight,
+      bandBackground: getComputedStyle(document.querySelector(".band")).backgroundColor,
+      bandColor: getComputedStyle(document.querySelector(".band")).color,
     };
   });
   const first = await read();
