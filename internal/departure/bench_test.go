@@ -159,7 +159,13 @@ func BenchmarkMapTilesNYC(b *testing.B) {
 	md := nycIdx.mapData()
 	runtime.GC()
 	runtime.ReadMemStats(&after)
-	b.Logf("map data: %d lines, %d stations, heap +%.1f MiB", len(md.lines), len(md.stations), float64(int64(after.HeapAlloc)-int64(before.HeapAlloc))/(1<<20))
+	shapeBytes, points := 0, 0
+	for _, fi := range nycIdx.feeds {
+		points += len(fi.f.Shapes.Lat)
+		shapeBytes += 8*len(fi.f.Shapes.Lat) + 4*len(fi.f.Shapes.First) + 4*len(fi.f.Trips.Shape)
+	}
+	b.Logf("map data: %d lines, %d stations, heap +%.1f MiB; shapes in the feeds: %d points, %.1f MiB of columns",
+		len(md.lines), len(md.stations), float64(int64(after.HeapAlloc)-int64(before.HeapAlloc))/(1<<20), points, float64(shapeBytes)/(1<<20))
 	for _, c := range []struct {
 		name    string
 		z, x, y uint32
