@@ -277,3 +277,69 @@ func TestVectorTilesFollowFeedReload(t *testing.T) {
 		}
 	})
 }
+
+// TestVectorTilesRenderWithMapLibre draws both sources with MapLibre GL in
+// headless Chromium (testdata/mvt/render.mjs) over Caltrain, BART and the
+// New York subway: the Bay Area and New York render without errors, with
+// line colours on screen and rendered features from both sources.
+// Screenshots stay in $FAREBOX_ENGINE_SCREENSHOTS when set.
+func TestVectorTilesRenderWithMapLibre(t *testing.T) {
+	node, err := exec.LookPath("node")
+	if err != nil {
+		t.Fatal("node is required (apt-get install nodejs): ", err)
+	}
+	chromium := os.Getenv("FAREBOX_CHROMIUM")
+	if chromium == "" {
+		chromium = "/usr/bin/chromium"
+	}
+	dir, _ := filepath.Abs("testdata/mvt")
+	if _, err := os.Stat(filepath.Join(dir, "node_modules", "maplibre-gl")); err != nil {
+		t.Fatal("maplibre-gl is missing: run `npm ci` in internal/httpapi/testdata/mvt: ", err)
+	}
+	feeds := append(bartFeeds[:2:2], feedSpec{"nyc-subway", "nyc/subway.zip", ""})
+	e := apitest.New(t, "sqlite", transitOptions(t, rtNow, feeds...))
+	outDir := os.Getenv("FAREBOX_ENGINE_SCREENSHOTS")
+	if outDir == "" {
+		outDir = t.TempDir()
+	} else if err := os.MkdirAll(outDir, 0o755); err != nil {
+		t.Fatal(err)
+	}
+	cfg, _ := json.Marshal(map[string]any{"base": e.URL, "key": e.LiveKey, "chromium": chromium, "outDir": outDir,
+		"views": []map[string]any{
+			{"name": "bay-area", "center": []float64{-122.3, 37.7}, "zoom": 9.2},
+			{"name": "new-york", "center": []float64{-73.95, 40.73}, "zoom": 11},
+			{"name": "manhattan-z14", "center": []float64{-73.9855, 40.758}, "zoom": 14},
+		}})
+	cfgPath := filepath.Join(t.TempDir(), "render.json")
+	if err := os.WriteFile(cfgPath, cfg, 0o644); err != nil {
+		t.Fatal(err)
+	}
+	cmd := exec.Command(node, "render.mjs", cfgPath)
+	cmd.Dir = dir
+	var stderr bytes.Buffer
+	cmd.Stderr = &stderr
+	out, err := cmd.Output()
+	if err != nil {
+		t.Fatalf("node render.mjs: %v\n%s", err, stderr.Bytes())
+	}
+	var res []struct {
+		Name     string   `json:"name"`
+		PNG      string   `json:"png"`
+		Tiles    int      `json:"tiles"`
+		Errors   []string `json:"errors"`
+		Colored  int      `json:"colored"`
+		Features int      `json:"features"`
+	}
+	if err := json.Unmarshal(out, &res); err != nil {
+		t.Fatalf("%v: %.300s", err, out)
+	}
+	if len(res) != 3 {
+		t.Fatalf("%d views rendered", len(res))
+	}
+	for _, v := range res {
+		t.Logf("%s: %d tiles, %d rendered features, %d coloured pixels → %s", v.Name, v.Tiles, v.Features, v.Colored, v.PNG)
+		if len(v.Errors) > 0 || v.Tiles == 0 || v.Features == 0 || v.Colored < 500 {
+			t.Errorf("%s: errors %v, %d tiles, %d features, %d coloured pixels", v.Name, v.Errors, v.Tiles, v.Features, v.Colored)
+		}
+	}
+}
