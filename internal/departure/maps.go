@@ -160,17 +160,71 @@ func (ix *Index) buildMapData() *mapData {
 
 // each calls fn with every vertex of the line in world coordinates.
 func (ln *mapLine) each(fn func(mvt.P)) {
+	ln.eachLatLon(func(lat, lon float64) { fn(mvt.World(lat, lon)) })
+}
+
+// eachLatLon calls fn with every vertex of the line in degrees.
+func (ln *mapLine) eachLatLon(fn func(lat, lon float64)) {
 	f := ln.fi.f
 	if ln.shape >= 0 {
 		sh := &f.Shapes
 		for i := sh.First[ln.shape]; i < sh.First[ln.shape+1]; i++ {
-			fn(mvt.World(float64(sh.Lat[i])*1e-7, float64(sh.Lon[i])*1e-7))
+			fn(float64(sh.Lat[i])*1e-7, float64(sh.Lon[i])*1e-7)
 		}
 		return
 	}
 	for _, s := range ln.stops {
-		fn(mvt.World(f.Stops.Lat[s], f.Stops.Lon[s]))
+		fn(f.Stops.Lat[s], f.Stops.Lon[s])
 	}
+}
+
+// runsNear cuts the line into the runs of segments that may cross the
+// tile's buffered square (lonLo..lonHi, latLo..latHi) and projects only
+// those: a segment with both ends beyond the same side cannot cross it,
+// and ClipLine would drop it anyway, so a long line touching a z14 tile
+// costs comparisons, not projections, for its far vertices.
+func (ln *mapLine) runsNear(fr mvt.TileFrame, latLo, latHi, lonLo, lonHi float64) [][]mvt.P {
+	code := func(lat, lon float64) uint8 {
+		var c uint8
+		if lon < lonLo {
+			c |= 1
+		} else if lon > lonHi {
+			c |= 2
+		}
+		if lat < latLo {
+			c |= 4
+		} else if lat > latHi {
+			c |= 8
+		}
+		return c
+	}
+	var runs [][]mvt.P
+	var cur []mvt.P
+	var pLat, pLon float64
+	var pCode uint8
+	first := true
+	ln.eachLatLon(func(lat, lon float64) {
+		c := code(lat, lon)
+		if !first && pCode&c == 0 {
+			if len(cur) == 0 {
+				cur = append(cur, fr.Project(mvt.World(pLat, pLon)))
+			}
+			cur = append(cur, fr.Project(mvt.World(lat, lon)))
+		} else if len(cur) > 0 {
+			runs = append(runs, cur)
+			cur = nil
+		}
+		pLat, pLon, pCode, first = lat, lon, c, false
+	})
+	if len(cur) > 0 {
+		runs = append(runs, cur)
+	}
+	return runs
+}
+
+// latOfWorldY is the latitude of Web Mercator world coordinate y.
+func latOfWorldY(y float64) float64 {
+	return math.Atan(math.Sinh(math.Pi*(1-2*y))) * 180 / math.Pi
 }
 
 // ValidTile reports which of z, x, y is out of range ("" when none):
@@ -221,18 +275,19 @@ func (ix *Index) encodeTile(kind MapKind, z, x, y uint32) ([]byte, error) {
 	var tile mvt.Tile
 	if kind == TransitMap {
 		layer := mvt.Layer{Name: "lines", Extent: tileExtent}
-		var pts []mvt.P
+		latLo, latHi := latOfWorldY(maxY), latOfWorldY(minY)
+		lonLo, lonHi := minX*360-180, maxX*360-180
 		for li := range md.lines {
 			ln := &md.lines[li]
 			if ln.maxX < minX || ln.minX > maxX || ln.maxY < minY || ln.minY > maxY {
 				continue
 			}
-			pts = pts[:0]
-			ln.each(func(p mvt.P) { pts = append(pts, fr.Project(p)) })
 			var parts [][]mvt.XY
-			for _, part := range mvt.ClipLine(pts, tileExtent, tileBuffer) {
-				if q := mvt.Round(mvt.Simplify(part, tileTolerance)); len(q) >= 2 {
-					parts = append(parts, q)
+			for _, run := range ln.runsNear(fr, latLo, latHi, lonLo, lonHi) {
+				for _, part := range mvt.ClipLine(run, tileExtent, tileBuffer) {
+					if q := mvt.Round(mvt.Simplify(part, tileTolerance)); len(q) >= 2 {
+						parts = append(parts, q)
+					}
 				}
 			}
 			if len(parts) == 0 {

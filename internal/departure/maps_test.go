@@ -213,3 +213,68 @@ func TestTileCacheIsBounded(t *testing.T) {
 		t.Fatal("a disabled cache kept a tile")
 	}
 }
+
+// The culling of far segments (runsNear) gives exactly the geometry of
+// projecting and clipping every vertex.
+func TestTransitTileCullingKeepsGeometry(t *testing.T) {
+	ix := index(t, nil, "caltrain", "caltrain-2023.zip", "bart", "bart-2019.zip")
+	md := ix.mapData()
+	for _, c := range [][3]float64{{14, 37.776404, -122.394911}, {12, 37.803768, -122.271450}, {10, 37.5, -122.25}, {16, 37.776404, -122.394911}, {17, 37.803768, -122.271450}, {3, 37, -122}} {
+		z, x, y := tileAt(int(c[0]), c[1], c[2])
+		got := decodeTile(t, ix, TransitMap, z, x, y)["lines"].Features
+		fr := mvt.NewTileFrame(uint32(z), uint32(x), uint32(y), tileExtent)
+		var want [][][]mvt.XY
+		for li := range md.lines {
+			var pts []mvt.P
+			md.lines[li].each(func(p mvt.P) { pts = append(pts, fr.Project(p)) })
+			var parts [][]mvt.XY
+			for _, part := range mvt.ClipLine(pts, tileExtent, tileBuffer) {
+				if q := mvt.Round(mvt.Simplify(part, tileTolerance)); len(q) >= 2 {
+					parts = append(parts, q)
+				}
+			}
+			if len(parts) > 0 {
+				want = append(want, parts)
+			}
+		}
+		if len(got) != len(want) || len(got) == 0 {
+			t.Fatalf("z%d: %d line features, projecting everything gives %d", z, len(got), len(want))
+		}
+		for i := range got {
+			// The encoder drops repeated vertices.
+			for k := range want[i] {
+				want[i][k] = dedupXY(want[i][k])
+			}
+			if !equalParts(got[i].Geometry, want[i]) {
+				t.Fatalf("z%d line %d: %v, want %v", z, i, got[i].Geometry, want[i])
+			}
+		}
+	}
+}
+
+func dedupXY(p []mvt.XY) []mvt.XY {
+	out := p[:1]
+	for _, q := range p[1:] {
+		if q != out[len(out)-1] {
+			out = append(out, q)
+		}
+	}
+	return out
+}
+
+func equalParts(a, b [][]mvt.XY) bool {
+	if len(a) != len(b) {
+		return false
+	}
+	for i := range a {
+		if len(a[i]) != len(b[i]) {
+			return false
+		}
+		for j := range a[i] {
+			if a[i][j] != b[i][j] {
+				return false
+			}
+		}
+	}
+	return true
+}
