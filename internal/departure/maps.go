@@ -267,7 +267,7 @@ func (ix *Index) Tile(kind MapKind, z, x, y int64) (MapTile, error) {
 	return t, nil
 }
 
-// EncodeTile builds tile z/x/y without the cache (benchmarks).
+// encodeTile builds tile z/x/y without the cache.
 func (ix *Index) encodeTile(kind MapKind, z, x, y uint32) ([]byte, error) {
 	md := ix.mapData()
 	fr := mvt.NewTileFrame(z, x, y, tileExtent)

@@ -11,7 +11,6 @@ import (
 	"errors"
 	"fmt"
 	"math"
-	"sort"
 
 	"google.golang.org/protobuf/encoding/protowire"
 )
@@ -499,6 +498,3 @@ func decodeGeometry(c []uint32) ([][]XY, error) {
 }
 
 func protowireZZ(u uint32) int32 { return int32(u>>1) ^ -int32(u&1) }
-
-// SortProps orders props by key (for comparisons in tests).
-func SortProps(p []Prop) { sort.Slice(p, func(i, j int) bool { return p[i].Key < p[j].Key }) }
