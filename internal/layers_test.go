@@ -59,6 +59,7 @@ var layers = map[string]string{
 	"internal/wallet/google":        "adapter",
 	"internal/departure":            "adapter",
 	"internal/gtfs":                 "adapter",
+	"internal/mvt":                  "adapter",
 	"internal/realtime":             "adapter",
 	"internal/invoicedoc/pdf":       "adapter",
 	"internal/invoicedoc/xrechnung": "adapter",

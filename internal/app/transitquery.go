@@ -118,3 +118,19 @@ func nonNil(st []departure.Station) []departure.Station {
 	}
 	return st
 }
+
+// MapTile is tile z/x/y of the station map (transit false) or the transit
+// map: a Mapbox Vector Tile, plain and gzip-compressed, from the current
+// index's tile cache when it holds it (a feed reload replaces the index and
+// with it every cached tile).
+func (t *Transit) MapTile(transit bool, z, x, y int64) (departure.MapTile, error) {
+	ix, err := t.index()
+	if err != nil {
+		return departure.MapTile{}, err
+	}
+	kind := departure.StationMap
+	if transit {
+		kind = departure.TransitMap
+	}
+	return ix.Tile(kind, z, x, y)
+}

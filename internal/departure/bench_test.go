@@ -3,6 +3,7 @@ package departure
 import (
 	"os"
 	"path/filepath"
+	"runtime"
 	"strconv"
 	"sync"
 	"testing"
@@ -35,9 +36,9 @@ var (
 	nycIdx  *Index
 )
 
-// BenchmarkDeparturesNYC queries the busiest station with all nine NYC feeds
-// loaded (about 10 s of setup; benchmarks only run with -bench).
-func BenchmarkDeparturesNYC(b *testing.B) {
+// loadNYC builds the index of all nine New York feeds once per binary
+// (about 10 s of setup; benchmarks only run with -bench).
+func loadNYC(b *testing.B) {
 	nycOnce.Do(func() {
 		paths, _ := filepath.Glob(dataDir + "nyc/*.zip")
 		if len(paths) != 9 {
@@ -54,6 +55,12 @@ func BenchmarkDeparturesNYC(b *testing.B) {
 	if nycIdx == nil {
 		b.Fatal("the NYC index failed to load (see the first error)")
 	}
+}
+
+// BenchmarkDeparturesNYC queries the busiest station with all nine NYC feeds
+// loaded.
+func BenchmarkDeparturesNYC(b *testing.B) {
+	loadNYC(b)
 	id, _ := nycIdx.BusiestStation()
 	at := time.Date(2026, 10, 6, 8, 0, 0, 0, loadLoc(b, "America/New_York"))
 	b.Run("max10", func(b *testing.B) { benchBoard(b, nycIdx, id, at, 10) })
@@ -138,4 +145,54 @@ func BenchmarkDeparturesRealtime(b *testing.B) {
 	b.Run("json/max10", func(b *testing.B) { benchJSON(b, ix, id, at, 10, false) })
 	b.Run("cached/max10", func(b *testing.B) { benchJSON(b, ix, id, at, 10, true) })
 	b.Run("cached/max10/parallel", func(b *testing.B) { benchJSONParallel(b, ix, id, at, 10) })
+}
+
+// BenchmarkMapTilesNYC: a z14 tile in Manhattan (Times Square) and the z10
+// tile of New York City, both maps, computed without the cache and served
+// from it, over all nine New York feeds. The map data gathered on the first
+// tile is reported once as map-MiB (heap growth).
+func BenchmarkMapTilesNYC(b *testing.B) {
+	loadNYC(b)
+	var before, after runtime.MemStats
+	runtime.GC()
+	runtime.ReadMemStats(&before)
+	md := nycIdx.mapData()
+	runtime.GC()
+	runtime.ReadMemStats(&after)
+	shapeBytes, points := 0, 0
+	for _, fi := range nycIdx.feeds {
+		points += len(fi.f.Shapes.Lat)
+		shapeBytes += 8*len(fi.f.Shapes.Lat) + 4*len(fi.f.Shapes.First) + 4*len(fi.f.Trips.Shape)
+	}
+	b.Logf("map data: %d lines, %d stations, heap +%.1f MiB; shapes in the feeds: %d points, %.1f MiB of columns",
+		len(md.lines), len(md.stations), float64(int64(after.HeapAlloc)-int64(before.HeapAlloc))/(1<<20), points, float64(shapeBytes)/(1<<20))
+	for _, c := range []struct {
+		name    string
+		z, x, y uint32
+	}{{"z14-manhattan", 14, 4824, 6157}, {"z10-nyc", 10, 301, 385}} {
+		for _, kind := range []MapKind{StationMap, TransitMap} {
+			name := c.name + "-" + [...]string{"stations", "transit"}[kind]
+			b.Run(name+"-computed", func(b *testing.B) {
+				var n int
+				for b.Loop() {
+					raw, err := nycIdx.encodeTile(kind, c.z, c.x, c.y)
+					if err != nil {
+						b.Fatal(err)
+					}
+					n = len(raw)
+				}
+				b.ReportMetric(float64(n), "tile-bytes")
+			})
+			b.Run(name+"-cached", func(b *testing.B) {
+				if _, err := nycIdx.Tile(kind, int64(c.z), int64(c.x), int64(c.y)); err != nil {
+					b.Fatal(err)
+				}
+				for b.Loop() {
+					if _, err := nycIdx.Tile(kind, int64(c.z), int64(c.x), int64(c.y)); err != nil {
+						b.Fatal(err)
+					}
+				}
+			})
+		}
+	}
 }

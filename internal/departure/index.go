@@ -2,6 +2,7 @@ package departure
 
 import (
 	"slices"
+	"sync"
 	"time"
 
 	"github.com/farebox/farebox/internal/apperr"
@@ -30,6 +31,9 @@ type Options struct {
 	// BoardCacheBytes caps the board cache (see DeparturesJSON): 0 means
 	// DefaultBoardCacheBytes, a negative value turns the cache off.
 	BoardCacheBytes int64
+	// TileCacheBytes caps the vector tile cache: 0 means
+	// DefaultTileCacheBytes, a negative value turns it off.
+	TileCacheBytes int64
 }
 
 // Index is an immutable departure index over several feeds.
@@ -41,7 +45,10 @@ type Index struct {
 	feeds     []*feedIndex
 	byID      map[string]*feedIndex
 	stations  []stationEntry // searchable stations of all feeds
-	cache     *boardCache    // nil when off; the only mutable part, safe for concurrent use
+	cache     *boardCache    // nil when off; safe for concurrent use
+	tiles     *tileCache     // vector tiles of this index (maps.go); safe for concurrent use
+	mapOnce   sync.Once
+	maps      *mapData // built on the first tile
 }
 
 type feedIndex struct {
@@ -81,7 +88,7 @@ type feedIndex struct {
 func New(feeds []FeedInput, opt Options) (*Index, error) {
 	const op = "departure.New"
 	ix := &Index{prefix: opt.Prefix, rt: opt.Realtime, daysAhead: int32(opt.MaxDaysAhead), byID: map[string]*feedIndex{},
-		cache: newBoardCache(opt.BoardCacheBytes)}
+		cache: newBoardCache(opt.BoardCacheBytes), tiles: newTileCache(opt.TileCacheBytes)}
 	ix.alertSrc, _ = opt.Realtime.(AlertSource)
 	if ix.prefix == "" {
 		ix.prefix = "farebox"

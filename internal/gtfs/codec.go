@@ -11,8 +11,10 @@ import (
 	"github.com/farebox/farebox/internal/apperr"
 )
 
-// snapshotMagic starts every encoded feed; the last byte is the format version.
-var snapshotMagic = [8]byte{'F', 'B', 'X', 'G', 'T', 'F', 'S', 1}
+// snapshotMagic starts every encoded feed; the last byte is the format
+// version. Version 2 appends route colours and shapes; version 1 snapshots
+// (stored before shapes were kept) still decode, without them.
+var snapshotMagic = [8]byte{'F', 'B', 'X', 'G', 'T', 'F', 'S', 2}
 
 // maxLen bounds any decoded length so a corrupt snapshot cannot allocate wildly.
 const maxLen = 1 << 28
@@ -103,6 +105,18 @@ func (f *Feed) Encode(w io.Writer) error {
 		e.str(p.Message)
 	}
 	e.uv(uint64(f.ProblemCount))
+	// Version 2.
+	colors := make([]string, len(f.Routes))
+	for i, r := range f.Routes {
+		colors[i] = r.Color
+	}
+	e.strs(colors)
+	e.ints(t.Shape, false)
+	sh := &f.Shapes
+	e.strs(sh.ID)
+	e.ints(sh.First, true)
+	e.ints(sh.Lat, true)
+	e.ints(sh.Lon, true)
 	if e.err == nil {
 		e.err = bw.Flush()
 	}
@@ -191,7 +205,7 @@ func Decode(r io.Reader) (*Feed, error) {
 }
 
 func decodeBytes(data []byte) (*Feed, error) {
-	if len(data) < len(snapshotMagic)+4 || [8]byte(data[:8]) != snapshotMagic {
+	if len(data) < len(snapshotMagic)+4 || [7]byte(data[:7]) != [7]byte(snapshotMagic[:7]) || data[7] < 1 || data[7] > snapshotMagic[7] {
 		return nil, errors.New("not a feed snapshot of this version")
 	}
 	body := data[:len(data)-4]
@@ -245,6 +259,22 @@ func decodeBytes(data []byte) (*Feed, error) {
 		f.Problems[i] = Problem{File: d.str(), Line: int(d.uv()), Message: d.str()}
 	}
 	f.ProblemCount = int(d.uv())
+	if data[7] >= 2 {
+		colors := d.strs()
+		if d.err == nil && len(colors) != len(f.Routes) {
+			d.fail(errors.New("route colours differ in number from the routes"))
+		}
+		for i := range colors {
+			if i < len(f.Routes) {
+				f.Routes[i].Color = colors[i]
+			}
+		}
+		t.Shape = d.ints(false)
+		sh := &f.Shapes
+		sh.ID = d.strs()
+		sh.First = d.ints(true)
+		sh.Lat, sh.Lon = d.ints(true), d.ints(true)
+	}
 	if d.err == nil && len(d.b) != 0 {
 		d.err = errors.New("trailing bytes")
 	}

@@ -64,6 +64,7 @@ type Route struct {
 	ShortName string
 	LongName  string
 	Type      int32
+	Color     string // route_color as six upper-case hex digits, "" when absent or invalid
 }
 
 // Stops holds stops.txt as parallel columns indexed by stop number.
@@ -89,6 +90,9 @@ type Trips struct {
 	Headsign  []string
 	ShortName []string
 	First     []int32 // len = trips+1
+	// Shape is the trip's shape (index into Feed.Shapes) or -1; nil when
+	// the feed has no shapes.txt.
+	Shape []int32
 }
 
 // Len is the number of trips.
@@ -105,6 +109,18 @@ type StopTimes struct {
 	Headsign  []uint32 // index into Feed.Strings (0 = none); nil when the feed has none
 	Track     []uint32 // index into Feed.Strings (0 = none); nil when the feed has none
 }
+
+// Shapes holds shapes.txt: the points of shape i are
+// Lat/Lon[First[i]:First[i+1]] in shape_pt_sequence order, in units of
+// 1e-7 degrees (about a centimetre; half the memory of float64 columns).
+type Shapes struct {
+	ID       []string
+	First    []int32 // len = shapes+1
+	Lat, Lon []int32
+}
+
+// Len is the number of shapes.
+func (s *Shapes) Len() int { return len(s.ID) }
 
 // Len is the number of stop times.
 func (s *StopTimes) Len() int { return len(s.Stop) }
@@ -139,6 +155,7 @@ type Feed struct {
 	Routes       []Route
 	Trips        Trips
 	StopTimes    StopTimes
+	Shapes       Shapes
 	Services     []Service
 	Frequencies  []Frequency // sorted by trip, then start
 	Strings      []string    // interned headsigns and tracks; Strings[0] == ""

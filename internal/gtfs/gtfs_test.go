@@ -3,8 +3,10 @@ package gtfs
 import (
 	"archive/zip"
 	"bytes"
+	"encoding/binary"
 	"errors"
 	"github.com/farebox/farebox/internal/shareddata"
+	"hash/crc32"
 	"reflect"
 	"strings"
 	"testing"
@@ -284,5 +286,99 @@ func TestParseTime(t *testing.T) {
 		if _, ok := parseTime(in); ok {
 			t.Fatalf("parseTime(%q) accepted", in)
 		}
+	}
+}
+
+func TestParseShapesAndRouteColors(t *testing.T) {
+	f := mustParse(t, "caltrain-2023.zip")
+	if f.Routes[0].ID != "L6" || f.Routes[0].Color != "FCEDC7" {
+		t.Fatalf("route %+v, want L6 with colour FCEDC7", f.Routes[0])
+	}
+	tr := -1
+	for i, id := range f.Trips.ID {
+		if id == "501" {
+			tr = i
+		}
+	}
+	if tr < 0 || len(f.Trips.Shape) != f.Trips.Len() || f.Trips.Shape[tr] < 0 {
+		t.Fatalf("trip 501 has no shape (%d shapes, %d trip shapes)", f.Shapes.Len(), len(f.Trips.Shape))
+	}
+	sh := f.Trips.Shape[tr]
+	if f.Shapes.ID[sh] != "p_1277346" || f.Shapes.First[sh+1]-f.Shapes.First[sh] != 281 {
+		t.Fatalf("trip 501 shape %s with %d points, want p_1277346 with 281", f.Shapes.ID[sh], f.Shapes.First[sh+1]-f.Shapes.First[sh])
+	}
+	// p_1277284 starts at (37.003512298, -121.5661454201): stored in 1e-7 degrees.
+	p0 := f.Shapes.First[0]
+	if f.Shapes.ID[0] != "p_1277284" || f.Shapes.Lat[p0] != 370035123 || f.Shapes.Lon[p0] != -1215661454 {
+		t.Fatalf("first shape %s starts at %d, %d", f.Shapes.ID[0], f.Shapes.Lat[p0], f.Shapes.Lon[p0])
+	}
+}
+
+func TestParseShapesOutOfOrderAndBad(t *testing.T) {
+	files := map[string]string{
+		"agency.txt":     "agency_name,agency_url,agency_timezone\nA,https://x,Europe/Berlin\n",
+		"stops.txt":      "stop_id,stop_name,stop_lat,stop_lon\nS1,One,0,0\nS2,Two,1,1\n",
+		"calendar.txt":   "service_id,monday,tuesday,wednesday,thursday,friday,saturday,sunday,start_date,end_date\nS,1,1,1,1,1,0,0,20250101,20251231\n",
+		"stop_times.txt": "trip_id,arrival_time,departure_time,stop_id,stop_sequence\nT1,08:00:00,08:00:00,S1,1\nT1,08:10:00,08:10:00,S2,2\n",
+		"routes.txt":     "route_id,route_short_name,route_type,route_color\nR1,1,3,#00ff7f\nR2,2,3,green\n",
+		"trips.txt":      "route_id,service_id,trip_id,shape_id\nR1,S,T1,A\nR2,S,T2,NOPE\n",
+		"shapes.txt":     "shape_id,shape_pt_lat,shape_pt_lon,shape_pt_sequence\nA,1,1,3\nA,0,0,1\nA,x,0,2\nA,0.5,0.5,2\nB,1,1,1\n",
+	}
+	f, err := Parse(zipOf(t, files), int64(zipOf(t, files).Len()))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if f.Routes[0].Color != "00FF7F" || f.Routes[1].Color != "" {
+		t.Fatalf("colours %q %q", f.Routes[0].Color, f.Routes[1].Color)
+	}
+	// B has one point and is dropped; A is sorted by sequence without the bad row.
+	if f.Shapes.Len() != 1 || !reflect.DeepEqual(f.Shapes.Lat, []int32{0, 5_000_000, 10_000_000}) {
+		t.Fatalf("shapes %+v", f.Shapes)
+	}
+	if !reflect.DeepEqual(f.Trips.Shape, []int32{0, -1}) {
+		t.Fatalf("trip shapes %v", f.Trips.Shape)
+	}
+	msgs := ""
+	for _, p := range f.Problems {
+		msgs += p.String() + "\n"
+	}
+	for _, want := range []string{"invalid route_color \"green\"", "unknown shape_id \"NOPE\"", "invalid shape point"} {
+		if !strings.Contains(msgs, want) {
+			t.Errorf("problems lack %q:\n%s", want, msgs)
+		}
+	}
+}
+
+// A snapshot of format 1 (written before shapes were kept) still decodes,
+// without colours and shapes.
+func TestDecodeFormat1Snapshot(t *testing.T) {
+	f := mustParse(t, "sample-gtfs-feed-0.13.0.zip")
+	g := *f
+	g.Routes = append([]Route(nil), f.Routes...)
+	for i := range g.Routes {
+		g.Routes[i].Color = ""
+	}
+	g.Trips.Shape, g.Shapes = nil, Shapes{}
+	var buf bytes.Buffer
+	if err := g.Encode(&buf); err != nil {
+		t.Fatal(err)
+	}
+	// Format 2's tail for no colours and no shapes: the colour count, one
+	// empty string per route, five empty columns; then the CRC.
+	b := buf.Bytes()
+	tail := len(binary.AppendUvarint(nil, uint64(len(g.Routes)))) + len(g.Routes) + 5
+	v1 := bytes.Clone(b[:len(b)-4-tail])
+	v1[7] = 1
+	v1 = binary.LittleEndian.AppendUint32(v1, crc32.ChecksumIEEE(v1))
+	h, err := Decode(bytes.NewReader(v1))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !reflect.DeepEqual(&g, h) {
+		t.Fatal("format 1 snapshot decodes differently")
+	}
+	v1[7] = 3
+	if _, err := Decode(bytes.NewReader(v1)); err == nil {
+		t.Fatal("an unknown format version was accepted")
 	}
 }

@@ -3,6 +3,7 @@ package gtfs
 import (
 	"archive/zip"
 	"io"
+	"math"
 	"os"
 	"path"
 	"sort"
@@ -55,8 +56,8 @@ func Parse(r io.ReaderAt, size int64) (*Feed, error) {
 	if files["calendar.txt"] == nil && files["calendar_dates.txt"] == nil {
 		return nil, apperr.E(op, apperr.Unprocessable, CodeGTFSMissingFile, "the GTFS feed has neither calendar.txt nor calendar_dates.txt")
 	}
-	steps := []func(*table){p.agency, p.stops, p.routes, p.calendar, p.calendarDates, p.trips, p.stopTimes, p.frequencies, p.attributions, p.feedInfo}
-	names := []string{"agency.txt", "stops.txt", "routes.txt", "calendar.txt", "calendar_dates.txt", "trips.txt", "stop_times.txt", "frequencies.txt", "attributions.txt", "feed_info.txt"}
+	steps := []func(*table){p.agency, p.stops, p.routes, p.calendar, p.calendarDates, p.shapes, p.trips, p.stopTimes, p.frequencies, p.attributions, p.feedInfo}
+	names := []string{"agency.txt", "stops.txt", "routes.txt", "calendar.txt", "calendar_dates.txt", "shapes.txt", "trips.txt", "stop_times.txt", "frequencies.txt", "attributions.txt", "feed_info.txt"}
 	for i, step := range steps {
 		if err := p.read(names[i], step); err != nil {
 			return nil, apperr.E(op, apperr.Unprocessable, CodeGTFSUnreadable, names[i]+": "+err.Error())
@@ -86,6 +87,7 @@ type parser struct {
 	rtIdx   map[string]int32
 	svIdx   map[string]int32
 	trIdx   map[string]int32
+	shIdx   map[string]int32 // nil without shapes.txt
 }
 
 func (p *parser) read(name string, fn func(*table)) error {
@@ -233,6 +235,7 @@ func (p *parser) stops(t *table) {
 
 func (p *parser) routes(t *table) {
 	cID, cAg, cShort, cLong, cType := t.col("route_id"), t.col("agency_id"), t.col("route_short_name"), t.col("route_long_name"), t.col("route_type")
+	cColor := t.col("route_color")
 	p.rtIdx = map[string]int32{}
 	for t.next() {
 		id, ok := t.newID(cID, p.rtIdx, "route")
@@ -253,6 +256,13 @@ func (p *parser) routes(t *table) {
 			continue
 		}
 		r := Route{ID: p.str(id), Agency: ag, ShortName: p.str(t.get(cShort)), LongName: p.str(t.get(cLong)), Type: int32(rt)}
+		if c := t.get(cColor); c != "" {
+			if r.Color = routeColor(c); r.Color == "" {
+				t.bad("route " + strconv.Quote(id) + " has invalid route_color " + strconv.Quote(c))
+			} else {
+				r.Color = p.str(r.Color)
+			}
+		}
 		if r.ShortName == "" && r.LongName == "" {
 			t.bad("route " + strconv.Quote(id) + " has neither route_short_name nor route_long_name")
 		}
@@ -357,6 +367,7 @@ func (p *parser) finishServices() {
 
 func (p *parser) trips(t *table) {
 	cRoute, cSvc, cID, cHead, cShort := t.col("route_id"), t.col("service_id"), t.col("trip_id"), t.col("trip_headsign"), t.col("trip_short_name")
+	cShape := t.col("shape_id")
 	tr := &p.f.Trips
 	p.trIdx = map[string]int32{}
 	for t.next() {
@@ -381,6 +392,77 @@ func (p *parser) trips(t *table) {
 		tr.Service = append(tr.Service, sv)
 		tr.Headsign = append(tr.Headsign, p.str(t.get(cHead)))
 		tr.ShortName = append(tr.ShortName, p.str(t.get(cShort)))
+		if p.shIdx != nil {
+			sh, ok := p.shIdx[t.get(cShape)]
+			if !ok {
+				sh = -1
+				if v := t.get(cShape); v != "" {
+					t.bad("trip " + strconv.Quote(id) + " has unknown shape_id " + strconv.Quote(v))
+				}
+			}
+			tr.Shape = append(tr.Shape, sh)
+		}
+	}
+}
+
+// routeColor normalises a route_color (six hex digits, an optional '#'
+// tolerated) to upper case; "" when it is not one.
+func routeColor(c string) string {
+	c = strings.TrimPrefix(c, "#")
+	if len(c) != 6 {
+		return ""
+	}
+	for i := 0; i < 6; i++ {
+		if !strings.ContainsRune("0123456789abcdefABCDEF", rune(c[i])) {
+			return ""
+		}
+	}
+	return strings.ToUpper(c)
+}
+
+// shapes reads shapes.txt: points grouped by shape, sorted by
+// shape_pt_sequence. Shapes with fewer than two valid points are dropped
+// (their trips are drawn from the stop sequence).
+func (p *parser) shapes(t *table) {
+	cID, cLat, cLon, cSeq := t.col("shape_id"), t.col("shape_pt_lat"), t.col("shape_pt_lon"), t.col("shape_pt_sequence")
+	type pt struct {
+		seq      int64
+		lat, lon int32
+	}
+	byID := map[string][]pt{}
+	var order []string
+	for t.next() {
+		id := t.get(cID)
+		lat, err1 := strconv.ParseFloat(t.get(cLat), 64)
+		lon, err2 := strconv.ParseFloat(t.get(cLon), 64)
+		seq, ok := parseInt(t.get(cSeq))
+		if id == "" || err1 != nil || err2 != nil || !ok || seq < 0 || !(lat >= -90 && lat <= 90) || !(lon >= -180 && lon <= 180) {
+			t.bad("invalid shape point of shape " + strconv.Quote(id))
+			continue
+		}
+		pts, seen := byID[id]
+		if !seen {
+			id = strings.Clone(id)
+			order = append(order, id)
+		}
+		byID[id] = append(pts, pt{seq, int32(math.Round(lat * 1e7)), int32(math.Round(lon * 1e7))})
+	}
+	sh := &p.f.Shapes
+	p.shIdx = map[string]int32{}
+	sh.First = []int32{0}
+	for _, id := range order {
+		pts := byID[id]
+		if len(pts) < 2 {
+			continue
+		}
+		sort.SliceStable(pts, func(a, b int) bool { return pts[a].seq < pts[b].seq })
+		p.shIdx[id] = int32(len(sh.ID))
+		sh.ID = append(sh.ID, id)
+		for _, q := range pts {
+			sh.Lat = append(sh.Lat, q.lat)
+			sh.Lon = append(sh.Lon, q.lon)
+		}
+		sh.First = append(sh.First, int32(len(sh.Lat)))
 	}
 }
 

@@ -66,6 +66,26 @@ func (f *Feed) validate() error {
 			return errors.New("bad string reference")
 		}
 	}
+	sh := &f.Shapes
+	nsh := len(sh.ID)
+	if nsh > 0 || sh.First != nil {
+		if len(sh.First) != nsh+1 || sh.First[0] != 0 || int(sh.First[nsh]) != len(sh.Lat) || len(sh.Lat) != len(sh.Lon) {
+			return errors.New("shape ranges do not cover the shape points")
+		}
+		for i := 0; i < nsh; i++ {
+			if sh.First[i] > sh.First[i+1] {
+				return errors.New("shape ranges are not monotonic")
+			}
+		}
+	}
+	if t.Shape != nil && len(t.Shape) != nt {
+		return errors.New("trip columns differ in length")
+	}
+	for _, s := range t.Shape {
+		if s < -1 || int(s) >= nsh {
+			return errors.New("trip with a bad shape")
+		}
+	}
 	for _, fr := range f.Frequencies {
 		if fr.Trip < 0 || int(fr.Trip) >= nt || fr.Headway <= 0 || fr.End <= fr.Start || fr.Start < 0 {
 			return errors.New("bad frequency")

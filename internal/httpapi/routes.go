@@ -153,6 +153,9 @@ func (s *Server) routes() []route {
 		{GET, "/v1/trips/search_by_characteristics.json", authTransit, billKey, s.searchTripByCharacteristics},
 		{GET, "/v1/trips/{trip_id}.json", authTransit, billKey, s.getTrip},
 		{GET, "/v1/attributions.json", authTransit, billKey, s.getAttributions},
+		// Vector tiles (docs/maps.md): every request counts.
+		{GET, "/v1/station_map/{tile}.mvt", authTransit, billKey, s.getStationMapTile},
+		{GET, "/v1/transit_map/{tile}.mvt", authTransit, billKey, s.getTransitMapTile},
 	}...)
 }
 

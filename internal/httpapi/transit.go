@@ -319,3 +319,62 @@ func writeDepartures(w http.ResponseWriter, board *app.Board) {
 	}
 	_, _ = w.Write(append(board.AppendJSON(make([]byte, 0, board.SizeHint()+1)), '\n'))
 }
+
+// getStationMapTile answers GET /v1/station_map/{z}-{x}-{y}.mvt.
+func (s *Server) getStationMapTile(w http.ResponseWriter, r *http.Request) error {
+	return s.mapTile(w, r, false)
+}
+
+// getTransitMapTile answers GET /v1/transit_map/{z}-{x}-{y}.mvt.
+func (s *Server) getTransitMapTile(w http.ResponseWriter, r *http.Request) error {
+	return s.mapTile(w, r, true)
+}
+
+// mvtContentType is the media type of a Mapbox Vector Tile.
+const mvtContentType = "application/vnd.mapbox-vector-tile"
+
+// mapTile writes a vector tile (docs/maps.md), gzip-compressed when the
+// client accepts it. Every request is billed (no session blocks).
+func (s *Server) mapTile(w http.ResponseWriter, r *http.Request, transit bool) error {
+	z, x, y, err := tileCoords(r.PathValue("tile"))
+	if err != nil {
+		return err
+	}
+	tile, err := s.Transit.MapTile(transit, z, x, y)
+	if err != nil {
+		return err
+	}
+	s.passSession(w, r)
+	h := w.Header()
+	h.Set("Content-Type", mvtContentType)
+	h.Set("Cache-Control", "public, max-age=300")
+	h.Add("Vary", "Accept-Encoding")
+	body := tile.Raw
+	if acceptsGzip(r) {
+		h.Set("Content-Encoding", "gzip")
+		body = tile.Gzip
+	}
+	h.Set("Content-Length", strconv.Itoa(len(body)))
+	w.WriteHeader(http.StatusOK)
+	_, _ = w.Write(body)
+	return nil
+}
+
+// tileCoords parses "{z}-{x}-{y}" (what precedes .mvt); a part that is
+// no integer is a 400 naming z, x or y (the index checks the ranges).
+func tileCoords(s string) (z, x, y int64, err error) {
+	parts := strings.Split(s, "-")
+	names := [3]string{"z", "x", "y"}
+	if len(parts) != 3 {
+		return 0, 0, 0, apperr.Param("path", "z", "the tile must be {z}-{x}-{y}.mvt with three non-negative integers")
+	}
+	var v [3]int64
+	for i, p := range parts {
+		n, err := strconv.ParseInt(p, 10, 64)
+		if err != nil || p == "" || p[0] == '+' {
+			return 0, 0, 0, apperr.Param("path", names[i], names[i]+" must be a non-negative integer")
+		}
+		v[i] = n
+	}
+	return v[0], v[1], v[2], nil
+}
