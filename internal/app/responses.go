@@ -45,19 +45,19 @@ func SubscriptionResponse(d SubscriptionDetails) subscriptionJSON { return subsc
 
 // OrderResponse is order o with all its coupons in the shape of API
 // version; the restore secret only when withSecret.
-func (a *App) OrderResponse(ctx context.Context, o ticketing.Order, version int, withSecret bool) (orderJSON, error) {
+func (a *App) OrderResponse(ctx context.Context, o ticketing.Order, version int, withSecret bool) (OrderJSON, error) {
 	return a.orderView(ctx, a.store.Read(), o, nil, version, withSecret)
 }
 
 // orderView is OrderResponse reading through q (inside a transaction for
 // the order.created event).
 func (a *App) orderView(ctx context.Context, q store.Q, o ticketing.Order, known map[string]ticketing.Subscription,
-	version int, withSecret bool) (orderJSON, error) {
+	version int, withSecret bool) (OrderJSON, error) {
 	details, err := a.orderCoupons(ctx, q, o, known)
 	if err != nil {
-		return orderJSON{}, err
+		return OrderJSON{}, err
 	}
-	out := orderJSON{OrderID: o.ID, OptionalOrderReference: o.OptionalOrderReference, Environment: string(o.Environment), Coupons: []couponJSON{}}
+	out := OrderJSON{OrderID: o.ID, OptionalOrderReference: o.OptionalOrderReference, Environment: string(o.Environment), Coupons: []couponJSON{}}
 	if withSecret {
 		out.RestoreSecret = o.RestoreSecret
 	}
@@ -72,12 +72,12 @@ func (a *App) orderView(ctx context.Context, q store.Q, o ticketing.Order, known
 
 // RestoreResponse is order o with the coupons a restore made (Restore
 // returns at least one), without the restore secret.
-func (a *App) RestoreResponse(ctx context.Context, o ticketing.Order, coupons []ticketing.Coupon, version int) (orderJSON, error) {
-	out := orderJSON{OrderID: o.ID, OptionalOrderReference: o.OptionalOrderReference, Environment: string(o.Environment), Coupons: []couponJSON{}}
+func (a *App) RestoreResponse(ctx context.Context, o ticketing.Order, coupons []ticketing.Coupon, version int) (OrderJSON, error) {
+	out := OrderJSON{OrderID: o.ID, OptionalOrderReference: o.OptionalOrderReference, Environment: string(o.Environment), Coupons: []couponJSON{}}
 	for _, c := range coupons {
 		d, err := a.Coupon(ctx, c.ID)
 		if err != nil {
-			return orderJSON{}, err
+			return OrderJSON{}, err
 		}
 		out.Coupons = append(out.Coupons, couponView(d, version))
 	}

@@ -8,9 +8,9 @@ import (
 	"github.com/farebox/farebox/internal/subscription"
 )
 
-// orderJSON is the Order of the interface; coupon_id (the first coupon) is a
+// OrderJSON is the Order of the interface; coupon_id (the first coupon) is a
 // harmless extension partner backends read (client-contract.md 2.3).
-type orderJSON struct {
+type OrderJSON struct {
 	OrderID                string       `json:"order_id"`
 	OptionalOrderReference *string      `json:"optional_order_reference"`
 	RestoreSecret          string       `json:"restore_secret,omitempty"`

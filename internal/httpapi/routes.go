@@ -116,6 +116,9 @@ func (s *Server) routes() []route {
 		}...)
 	}
 	return append(rs, []route{
+		// Lists (docs/lists.md), on /v9 only.
+		{GET, "/v9/ticketing/orders.json", authPartner, billKey, s.getOrders},
+
 		// Inspection keys (docs/wallet.md).
 		{GET, "/v1/inspection/keys.json", authNone, billNobody, s.inspectionKeys},
 		{GET, "/v1/inspection/revocations.json", authNone, billNobody, s.revocations},

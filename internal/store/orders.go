@@ -5,10 +5,13 @@ import (
 	"database/sql"
 	"encoding/json"
 	"errors"
+	"fmt"
+	"strings"
 	"time"
 
 	"github.com/farebox/farebox/internal/account"
 	"github.com/farebox/farebox/internal/apperr"
+	"github.com/farebox/farebox/internal/list"
 	"github.com/farebox/farebox/internal/ticketing"
 )
 
@@ -167,4 +170,52 @@ func jsonText(j json.RawMessage) any {
 func (q Q) LockCoupon(ctx context.Context, id string) error {
 	_, err := q.db.ExecContext(ctx, `UPDATE coupons SET id = id WHERE id = $1`, id)
 	return mapErr(err)
+}
+
+// Orders is a page of an account's orders, newest first, each with its
+// coupons. It reads one range of orders_list (orders_list_reference with
+// a reference) and the page's coupons by order.
+func (q Q) Orders(ctx context.Context, f ticketing.OrderFilter) (list.Page[ticketing.Order], error) {
+	query, args, asc := ordersSQL(f)
+	p, err := listPage(ctx, q, query, args, asc, f.Limit, func(scan scanner) (o ticketing.Order, err error) {
+		var e string
+		var ref sql.NullString
+		if err = scan(&o.ID, &o.AccountID, &e, &ref, &o.RestoreSecret, &o.CreatedAt); err != nil {
+			return o, err
+		}
+		o.Environment, o.OptionalOrderReference, o.CreatedAt = account.Environment(e), nullStr(ref), o.CreatedAt.UTC()
+		return o, nil
+	})
+	if err != nil || len(p.Items) == 0 {
+		return p, err
+	}
+	ids := make([]any, len(p.Items))
+	marks := make([]string, len(p.Items))
+	at := map[string]int{}
+	for i, o := range p.Items {
+		ids[i], marks[i], at[o.ID] = o.ID, fmt.Sprintf("$%d", i+1), i
+	}
+	cs, err := q.couponsWhere(ctx, `order_id IN (`+strings.Join(marks, ", ")+`) ORDER BY order_id, position`, ids...)
+	if err != nil {
+		return p, err
+	}
+	for _, c := range cs {
+		p.Items[at[c.OrderID]].Coupons = append(p.Items[at[c.OrderID]].Coupons, c)
+	}
+	return p, nil
+}
+
+// ordersSQL is the statement of a page of orders.
+func ordersSQL(f ticketing.OrderFilter) (string, []any, bool) {
+	w := newListWhere(f.Query, "")
+	if f.OptionalOrderReference != nil {
+		w.add("optional_order_reference = $%d", *f.OptionalOrderReference)
+	}
+	return w.pageSQL(`SELECT id, account_id, environment, optional_order_reference, restore_secret, created_at FROM orders`, "", f.Query)
+}
+
+// ExplainOrders is the engine's plan of the statement Orders runs for f.
+func (q Q) ExplainOrders(ctx context.Context, f ticketing.OrderFilter) ([]string, error) {
+	query, args, _ := ordersSQL(f)
+	return q.explain(ctx, query, args)
 }

@@ -10,6 +10,7 @@ import (
 	"time"
 
 	"github.com/farebox/farebox/internal/account"
+	"github.com/farebox/farebox/internal/list"
 	"github.com/farebox/farebox/internal/money"
 )
 
@@ -125,4 +126,12 @@ type Revocation struct {
 	Reason     string
 	RevokedAt  time.Time
 	ValidUntil time.Time
+}
+
+// OrderFilter selects the orders of a list (docs/lists.md).
+type OrderFilter struct {
+	list.Query
+	// OptionalOrderReference, when set, keeps the orders with exactly
+	// that reference.
+	OptionalOrderReference *string
 }

@@ -1,0 +1,162 @@
+package app
+
+import (
+	"context"
+	"fmt"
+	"time"
+
+	"github.com/farebox/farebox/internal/account"
+	"github.com/farebox/farebox/internal/apperr"
+	"github.com/farebox/farebox/internal/clock"
+	"github.com/farebox/farebox/internal/event"
+	"github.com/farebox/farebox/internal/list"
+	"github.com/farebox/farebox/internal/ticketing"
+)
+
+// Lists (docs/lists.md) share the conventions of GET /v1/events.json:
+// limit 1–100 (default 10), starting_after or ending_before naming a
+// record of the caller's account and environment, created[gte] and
+// created[lt], newest first, and every parameter problem a 400
+// invalid_parameter naming the parameter.
+
+// ListRequest is the paging part of a list request, as sent.
+type ListRequest struct {
+	Limit         string
+	StartingAfter string
+	EndingBefore  string
+	CreatedGTE    string
+	CreatedLT     string
+}
+
+// listParams collects the problems of one list request's parameters.
+type listParams struct {
+	probs []apperr.FieldError
+}
+
+func (l *listParams) bad(field, msg string) {
+	l.probs = append(l.probs, apperr.FieldError{Field: field, Message: msg})
+}
+
+// limit is the page size v asks for (event.DefaultLimit when empty).
+func (l *listParams) limit(v string) int {
+	if v == "" {
+		return event.DefaultLimit
+	}
+	var n int
+	if _, err := fmt.Sscanf(v, "%d", &n); err != nil || fmt.Sprint(n) != v || n < 1 || n > event.MaxLimit {
+		l.bad("limit", fmt.Sprintf("limit must be an integer from 1 to %d", event.MaxLimit))
+		return event.DefaultLimit
+	}
+	return n
+}
+
+// timestamp is the RFC 3339 instant v of parameter field, nil when empty.
+func (l *listParams) timestamp(field, v string) *time.Time {
+	if v == "" {
+		return nil
+	}
+	t, err := clock.ParseTimestamp(v)
+	if err != nil {
+		l.bad(field, field+" must be an RFC 3339 timestamp such as 2026-06-01T00:00:00Z")
+		return nil
+	}
+	return &t
+}
+
+// cursors resolves starting_after and ending_before (at most one may be
+// sent) with resolve, which says whether the id names a record of the
+// caller's account and environment; noun and note word the refusal. They
+// are resolved only when every other parameter is good.
+func (l *listParams) cursors(req ListRequest, noun, note string, resolve func(field, id string) (bool, error)) error {
+	if req.StartingAfter != "" && req.EndingBefore != "" {
+		l.bad("ending_before", "send starting_after or ending_before, not both")
+	}
+	for _, c := range []struct{ field, id string }{{"starting_after", req.StartingAfter}, {"ending_before", req.EndingBefore}} {
+		if c.id == "" || len(l.probs) > 0 {
+			continue
+		}
+		ok, err := resolve(c.field, c.id)
+		if err != nil {
+			return err
+		}
+		if !ok {
+			l.bad(c.field, fmt.Sprintf("%s: no %s %q in this account and environment%s", c.field, noun, c.id, note))
+		}
+	}
+	return nil
+}
+
+// err is the 400 invalid_parameter of the problems found, nil without.
+func (l *listParams) err(op string) error {
+	if len(l.probs) == 0 {
+		return nil
+	}
+	return apperr.E(op, apperr.Invalid, apperr.CodeInvalidParameter, l.probs[0].Message).WithDetails(l.probs...)
+}
+
+// listQuery reads the common parameters of a list of table's records
+// (named noun in refusals) into a store query; the caller adds its own
+// problems to l and asks l.err when done.
+func (a *App) listQuery(ctx context.Context, p account.Principal, table, noun string, req ListRequest, l *listParams) (list.Query, error) {
+	lq := list.Query{AccountID: p.AccountID, Environment: p.Environment, Limit: l.limit(req.Limit),
+		CreatedGTE: l.timestamp("created[gte]", req.CreatedGTE), CreatedLT: l.timestamp("created[lt]", req.CreatedLT)}
+	err := l.cursors(req, noun, "", func(field, id string) (bool, error) {
+		c, ok, err := a.store.Read().ListCursor(ctx, table, p.AccountID, p.Environment, id)
+		if ok && field == "starting_after" {
+			lq.After = &c
+		} else if ok {
+			lq.Before = &c
+		}
+		return ok, err
+	})
+	return lq, err
+}
+
+// ListJSON is the answer of a list: a page of objects as their GET shows
+// them, newest first.
+type ListJSON[T any] struct {
+	Object  string `json:"object"`
+	Data    []T    `json:"data"`
+	HasMore bool   `json:"has_more"`
+}
+
+func listOf[T any](data []T, hasMore bool) ListJSON[T] {
+	if data == nil {
+		data = []T{}
+	}
+	return ListJSON[T]{Object: "list", Data: data, HasMore: hasMore}
+}
+
+// OrdersRequest is GET /v9/ticketing/orders.json's query, as sent;
+// OptionalOrderReference is nil when the parameter is absent.
+type OrdersRequest struct {
+	ListRequest
+	OptionalOrderReference *string
+}
+
+// Orders lists the caller's orders of its environment, newest first, as
+// GET …/orders/{id}.json shows them (with the restore secret).
+func (a *App) Orders(ctx context.Context, p account.Principal, req OrdersRequest) (ListJSON[OrderJSON], error) {
+	const op = "app.Orders"
+	var l listParams
+	lq, err := a.listQuery(ctx, p, "orders", "order", req.ListRequest, &l)
+	if err != nil {
+		return ListJSON[OrderJSON]{}, err
+	}
+	if err := l.err(op); err != nil {
+		return ListJSON[OrderJSON]{}, err
+	}
+	page, err := a.store.Read().Orders(ctx, ticketing.OrderFilter{Query: lq, OptionalOrderReference: req.OptionalOrderReference})
+	if err != nil {
+		return ListJSON[OrderJSON]{}, err
+	}
+	out := make([]OrderJSON, 0, len(page.Items))
+	for _, o := range page.Items {
+		v, err := a.OrderResponse(ctx, o, eventVersion, true)
+		if err != nil {
+			return ListJSON[OrderJSON]{}, err
+		}
+		out = append(out, v)
+	}
+	return listOf(out, page.HasMore), nil
+}

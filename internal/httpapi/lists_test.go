@@ -1,0 +1,105 @@
+package httpapi_test
+
+import (
+	"encoding/json"
+	"net/url"
+	"testing"
+
+	"github.com/farebox/farebox/internal/apitest"
+)
+
+// TestOrderListEndpoint: GET /v9/ticketing/orders.json answers the
+// caller's orders in the documented shape (responses are validated
+// against the OpenAPI file), pages both ways, filters by reference, shows
+// each order as its GET does, keeps environments apart, and refuses bad
+// parameters with a 400 naming the parameter.
+func TestOrderListEndpoint(t *testing.T) {
+	apitest.ForEachEngine(t, apitest.Options{}, func(t *testing.T, e *apitest.Env) {
+		ids := productIDs(t, e)
+		var placed []string
+		for i := range 3 {
+			body := map[string]any{"product_ids": []string{ids["single/adult"]}}
+			if i == 1 {
+				body["optional_order_reference"] = "ref & 1"
+			}
+			var o orderResp
+			e.Must(201, apitest.Req{Method: "POST", Path: "/v9/ticketing/orders.json", Key: e.LiveKey, Body: body}).JSON(t, &o)
+			placed = append(placed, o.OrderID)
+		}
+		list := func(key, query string) map[string]any {
+			t.Helper()
+			return e.Must(200, apitest.Req{Method: "GET", Path: "/v9/ticketing/orders.json" + query, Key: key}).Map(t)
+		}
+		orderIDs := func(l map[string]any) (out []string) {
+			for _, d := range l["data"].([]any) {
+				out = append(out, d.(map[string]any)["order_id"].(string))
+			}
+			return out
+		}
+		all := list(e.LiveKey, "")
+		got := orderIDs(all)
+		if len(got) != 3 || all["has_more"] != false || all["object"] != "list" {
+			t.Fatalf("orders: %v", all)
+		}
+		for _, d := range all["data"].([]any) {
+			o := d.(map[string]any)
+			get := e.Must(200, apitest.Req{Method: "GET", Path: "/v9/ticketing/orders/" + o["order_id"].(string) + ".json", Key: e.LiveKey}).Map(t)
+			if asJSONString(t, get) != asJSONString(t, o) {
+				t.Errorf("listed %v, GET %v", o, get)
+			}
+		}
+		first := list(e.LiveKey, "?limit=2")
+		rest := list(e.LiveKey, "?limit=2&starting_after="+url.QueryEscape(orderIDs(first)[1]))
+		back := list(e.LiveKey, "?limit=2&ending_before="+url.QueryEscape(orderIDs(rest)[0]))
+		if first["has_more"] != true || rest["has_more"] != false || len(orderIDs(rest)) != 1 || orderIDs(rest)[0] != got[2] ||
+			back["has_more"] != false || asJSONString(t, orderIDs(back)) != asJSONString(t, orderIDs(first)) {
+			t.Errorf("pages: %v / %v / %v", orderIDs(first), orderIDs(rest), orderIDs(back))
+		}
+		if l := orderIDs(list(e.LiveKey, "?optional_order_reference="+url.QueryEscape("ref & 1"))); len(l) != 1 || l[0] != placed[1] {
+			t.Errorf("reference filter: %v, want %s", l, placed[1])
+		}
+		if l := list(e.TestKey, ""); len(l["data"].([]any)) != 0 {
+			t.Errorf("the test environment sees live orders: %v", l)
+		}
+		wantBadListParams(t, e, "/v9/ticketing/orders.json", map[string]string{
+			"?limit=0":                              "limit",
+			"?limit=abc":                            "limit",
+			"?created%5Bgte%5D=yesterday":           "created[gte]",
+			"?created%5Blt%5D=2026-13-01T00:00:00Z": "created[lt]",
+			"?starting_after=farebox-order-nope":    "starting_after",
+			"?ending_before=" + got[0]:              "",
+			"?reference=x":                          "reference",
+			"?optional_order_reference=a&optional_order_reference=b": "optional_order_reference",
+		})
+	})
+}
+
+// asJSONString is v as JSON, to compare decoded answers.
+func asJSONString(t *testing.T, v any) string {
+	t.Helper()
+	b, err := json.Marshal(v)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return string(b)
+}
+
+// wantBadListParams fails unless each query of the list at path is a 400
+// invalid_parameter naming its field with the live key; a field "" marks
+// a query sent with the test key, whose live cursor must be refused as
+// ending_before. Without a key the list is a 401.
+func wantBadListParams(t *testing.T, e *apitest.Env, path string, cases map[string]string) {
+	t.Helper()
+	for query, field := range cases {
+		key := e.LiveKey
+		if field == "" { // a live id is no cursor in the test environment
+			key, field = e.TestKey, "ending_before"
+		}
+		m := e.Must(400, apitest.Req{Method: "GET", Path: path + query, Key: key}).Map(t)
+		det, _ := m["details"].([]any)
+		if m["code"] != "invalid_parameter" || len(det) != 1 || det[0].(map[string]any)["field"] != field {
+			t.Errorf("%s: %v, want the field %s", query, m, field)
+		}
+	}
+	e.Must(401, apitest.Req{Method: "GET", Path: path})
+}
