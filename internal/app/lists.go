@@ -3,6 +3,7 @@ package app
 import (
 	"context"
 	"fmt"
+	"slices"
 	"time"
 
 	"github.com/farebox/farebox/internal/account"
@@ -157,6 +158,44 @@ func (a *App) Orders(ctx context.Context, p account.Principal, req OrdersRequest
 			return ListJSON[OrderJSON]{}, err
 		}
 		out = append(out, v)
+	}
+	return listOf(out, page.HasMore), nil
+}
+
+// SubscriptionsRequest is GET /v9/ticketing/subscriptions.json's query,
+// as sent.
+type SubscriptionsRequest struct {
+	ListRequest
+	State   string
+	EndsGTE string
+	EndsLT  string
+}
+
+// Subscriptions lists the caller's subscriptions of its environment,
+// newest first, as GET …/subscriptions/{id}.json shows them; state is
+// taken at the current time.
+func (a *App) Subscriptions(ctx context.Context, p account.Principal, req SubscriptionsRequest) (ListJSON[SubscriptionJSON], error) {
+	const op = "app.Subscriptions"
+	var l listParams
+	f := ticketing.SubscriptionFilter{State: ticketing.SubscriptionState(req.State), Now: a.clock.Now(),
+		EndsGTE: l.timestamp("ends_at[gte]", req.EndsGTE), EndsLT: l.timestamp("ends_at[lt]", req.EndsLT)}
+	if req.State != "" && !slices.Contains(ticketing.SubscriptionStates, f.State) {
+		l.bad("state", fmt.Sprintf("state must be one of %v", ticketing.SubscriptionStates))
+	}
+	var err error
+	if f.Query, err = a.listQuery(ctx, p, "subscriptions", "subscription", req.ListRequest, &l); err != nil {
+		return ListJSON[SubscriptionJSON]{}, err
+	}
+	if err := l.err(op); err != nil {
+		return ListJSON[SubscriptionJSON]{}, err
+	}
+	page, err := a.store.Read().Subscriptions(ctx, f)
+	if err != nil {
+		return ListJSON[SubscriptionJSON]{}, err
+	}
+	out := make([]SubscriptionJSON, 0, len(page.Items))
+	for _, s := range page.Items {
+		out = append(out, subscriptionView(a.subscriptionDetailsOf(s)))
 	}
 	return listOf(out, page.HasMore), nil
 }

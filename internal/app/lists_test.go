@@ -11,6 +11,7 @@ import (
 	"github.com/farebox/farebox/internal/account"
 	"github.com/farebox/farebox/internal/app"
 	"github.com/farebox/farebox/internal/apperr"
+	"github.com/farebox/farebox/internal/ticketing"
 )
 
 // listCase is a bad list request and the parameter its 400 must name.
@@ -191,5 +192,107 @@ func TestOrderList(t *testing.T) {
 				{page(app.ListRequest{CreatedGTE: "yesterday"}), "created[gte]"},
 				{page(app.ListRequest{CreatedLT: "2026-06-15"}), "created[lt]"},
 			})
+	})
+}
+
+// TestSubscriptionList: GET /v9/ticketing/subscriptions.json pages the
+// caller's subscriptions newest first in both directions, filters by state
+// at the current time (active, cancelled, ended, restored) and by ends_at,
+// shows each as its GET does, keeps accounts and environments apart and
+// refuses bad parameters (an order id is no subscription cursor).
+func TestSubscriptionList(t *testing.T) {
+	eachEngine(t, func(t *testing.T, b *testBundle) {
+		p := b.test
+		var orders []ticketing.Order
+		var subs []string
+		for range 4 {
+			o := b.order(t, p, b.product(t, monthly).ID)
+			b.activate(t, o.Coupons[0].ID, activation(berlinTariff))
+			orders, subs = append(orders, o), append(subs, *o.Coupons[0].SubscriptionID)
+		}
+		b.clock.Advance(time.Minute)
+		o4 := orders[3]
+		_, restored, err := b.app.Restore(b.ctx, p, o4.ID, app.RestoreRequest{RestoreSecret: o4.RestoreSecret, CouponIDs: []string{o4.Coupons[0].ID}})
+		if err != nil || len(restored) != 1 || restored[0].SubscriptionID == nil {
+			t.Fatalf("restore: %v %+v", err, restored)
+		}
+		replacement := *restored[0].SubscriptionID
+		b.clock.Set(berlin(2026, 7, 5, 9, 0, 0))
+		if ok, err := b.app.CancelSubscription(b.ctx, p, subs[0]); err != nil || !ok {
+			t.Fatal(ok, err)
+		}
+		aug := berlin(2026, 8, 1, 0, 0, 0)
+		b.clock.Set(aug)
+		if ok, err := b.app.CancelSubscription(b.ctx, p, subs[1]); err != nil || !ok {
+			t.Fatal(ok, err)
+		}
+		list := func(req app.SubscriptionsRequest) app.ListJSON[app.SubscriptionJSON] {
+			t.Helper()
+			l, err := b.app.Subscriptions(b.ctx, p, req)
+			if err != nil {
+				t.Fatal(err)
+			}
+			return l
+		}
+		id := func(s app.SubscriptionJSON) string { return s.ID }
+		all := append([]string{replacement}, byNewest(subs)...)
+		walk(t, "all", all, id, func(after, before string) app.ListJSON[app.SubscriptionJSON] {
+			return list(app.SubscriptionsRequest{ListRequest: app.ListRequest{Limit: "2", StartingAfter: after, EndingBefore: before}})
+		})
+		for state, want := range map[string][]string{
+			"active":    append([]string{replacement}, subs[2]),
+			"cancelled": {subs[1]},
+			"ended":     {subs[0]},
+			"restored":  {subs[3]},
+		} {
+			walk(t, state, want, id, func(after, before string) app.ListJSON[app.SubscriptionJSON] {
+				return list(app.SubscriptionsRequest{State: state, ListRequest: app.ListRequest{Limit: "1", StartingAfter: after, EndingBefore: before}})
+			})
+		}
+		if l := list(app.SubscriptionsRequest{EndsGTE: aug.Format(time.RFC3339)}); len(l.Data) != 1 || l.Data[0].ID != subs[1] {
+			t.Errorf("ends_at[gte]: %+v", l.Data)
+		}
+		if l := list(app.SubscriptionsRequest{EndsLT: aug.Format(time.RFC3339), State: "ended"}); len(l.Data) != 1 || l.Data[0].ID != subs[0] {
+			t.Errorf("ends_at[lt] and ended: %+v", l.Data)
+		}
+		if l := list(app.SubscriptionsRequest{EndsLT: aug.Format(time.RFC3339), State: "cancelled"}); len(l.Data) != 0 || l.HasMore {
+			t.Errorf("ends_at[lt] and cancelled: %+v", l.Data)
+		}
+		for _, s := range list(app.SubscriptionsRequest{ListRequest: app.ListRequest{Limit: "100"}}).Data {
+			d, err := b.app.SubscriptionDetails(b.ctx, p, s.ID)
+			if err != nil {
+				t.Fatal(err)
+			}
+			if listed, got := asJSON(t, s), asJSON(t, app.SubscriptionResponse(d)); listed != got {
+				t.Errorf("listed %s, GET %s", listed, got)
+			}
+		}
+
+		liveOrder := b.order(t, b.live, b.product(t, monthly).ID)
+		liveSub := *liveOrder.Coupons[0].SubscriptionID
+		other, _ := b.newAccount(t, "Other AG", account.Test)
+		otherSub := *b.order(t, other, b.product(t, monthly).ID).Coupons[0].SubscriptionID
+		for _, c := range []struct {
+			p    account.Principal
+			want string
+		}{{b.live, liveSub}, {other, otherSub}} {
+			l, err := b.app.Subscriptions(b.ctx, c.p, app.SubscriptionsRequest{})
+			if err != nil || len(l.Data) != 1 || l.Data[0].ID != c.want || l.HasMore {
+				t.Errorf("%s: %+v %v, want only %s", c.p.AccountID, l, err, c.want)
+			}
+		}
+		page := func(r app.ListRequest) app.SubscriptionsRequest { return app.SubscriptionsRequest{ListRequest: r} }
+		checkBadLists(t, func(r app.SubscriptionsRequest) (app.ListJSON[app.SubscriptionJSON], error) {
+			return b.app.Subscriptions(b.ctx, p, r)
+		}, []listCase[app.SubscriptionsRequest]{
+			{page(app.ListRequest{StartingAfter: liveSub}), "starting_after"},
+			{page(app.ListRequest{EndingBefore: otherSub}), "ending_before"},
+			{page(app.ListRequest{StartingAfter: orders[0].ID}), "starting_after"},
+			{page(app.ListRequest{Limit: "101"}), "limit"},
+			{app.SubscriptionsRequest{State: "paused"}, "state"},
+			{app.SubscriptionsRequest{State: "Active"}, "state"},
+			{app.SubscriptionsRequest{EndsGTE: "2026-08"}, "ends_at[gte]"},
+			{app.SubscriptionsRequest{EndsLT: "soon"}, "ends_at[lt]"},
+		})
 	})
 }

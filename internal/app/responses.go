@@ -41,7 +41,7 @@ func AreaResponse(a *catalog.AreaEntry) areaJSON { return areaView(&a.Area, fals
 func CouponResponse(d CouponDetails, version int) couponJSON { return couponView(d, version) }
 
 // SubscriptionResponse is a Subscription.
-func SubscriptionResponse(d SubscriptionDetails) subscriptionJSON { return subscriptionView(d) }
+func SubscriptionResponse(d SubscriptionDetails) SubscriptionJSON { return subscriptionView(d) }
 
 // OrderResponse is order o with all its coupons in the shape of API
 // version; the restore secret only when withSecret.

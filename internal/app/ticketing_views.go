@@ -26,7 +26,7 @@ type couponJSON struct {
 	RestoredCouponID                *string           `json:"restored_coupon_id"`
 	Product                         productJSON       `json:"product"`
 	Area                            areaJSON          `json:"area"`
-	Subscription                    *subscriptionJSON `json:"subscription"`
+	Subscription                    *SubscriptionJSON `json:"subscription"`
 	Activated                       bool              `json:"activated"`
 	Environment                     string            `json:"environment"`
 	BillableItemID                  *string           `json:"billable_item_id"`
@@ -58,9 +58,9 @@ func couponView(d CouponDetails, version int) couponJSON {
 	return v
 }
 
-// subscriptionJSON is the Subscription of the interface plus what the SDKs
+// SubscriptionJSON is the Subscription of the interface plus what the SDKs
 // need (client-contract.md 3.6): `active` next to the interface's `activate`.
-type subscriptionJSON struct {
+type SubscriptionJSON struct {
 	ID                             string      `json:"id"`
 	OriginalSubscriptionID         *string     `json:"original_subscription_id"`
 	RestoredSubscriptionID         *string     `json:"restored_subscription_id"`
@@ -102,9 +102,9 @@ func cycleView(c subscription.Cycle) cycleJSON {
 	return v
 }
 
-func subscriptionView(d SubscriptionDetails) subscriptionJSON {
+func subscriptionView(d SubscriptionDetails) SubscriptionJSON {
 	s, view := d.Subscription, d.View
-	v := subscriptionJSON{ID: s.ID, OriginalSubscriptionID: s.OriginalSubscriptionID, RestoredSubscriptionID: s.RestoredSubscriptionID,
+	v := SubscriptionJSON{ID: s.ID, OriginalSubscriptionID: s.OriginalSubscriptionID, RestoredSubscriptionID: s.RestoredSubscriptionID,
 		Active: view.Active, Activate: view.Active, CouponReactivatable: view.CouponReactivatable,
 		SubscriptionReorderable: view.Reorderable, CurrentSubscriptionCycle: cycleView(view.Current),
 		CancelledAt: tsPtr(s.CancelRequestedAt), EndsAt: tsPtr(s.EndsAt), SubscriptionCycles: []cycleJSON{}}

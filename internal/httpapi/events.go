@@ -69,3 +69,15 @@ func (s *Server) getOrders(w http.ResponseWriter, r *http.Request) error {
 		OptionalOrderReference: optional(q, "optional_order_reference")})
 	return writeResult(w, http.StatusOK, out, err)
 }
+
+// getSubscriptions lists the caller's subscriptions of its environment,
+// newest first (docs/lists.md).
+func (s *Server) getSubscriptions(w http.ResponseWriter, r *http.Request) error {
+	q, lr, err := listQuery("httpapi.getSubscriptions", r, "state", "ends_at[gte]", "ends_at[lt]")
+	if err != nil {
+		return err
+	}
+	out, err := s.app.Subscriptions(r.Context(), principalOf(r), app.SubscriptionsRequest{ListRequest: lr,
+		State: q.Get("state"), EndsGTE: q.Get("ends_at[gte]"), EndsLT: q.Get("ends_at[lt]")})
+	return writeResult(w, http.StatusOK, out, err)
+}

@@ -58,10 +58,7 @@ func TestOrderListEndpoint(t *testing.T) {
 		if l := orderIDs(list(e.LiveKey, "?optional_order_reference="+url.QueryEscape("ref & 1"))); len(l) != 1 || l[0] != placed[1] {
 			t.Errorf("reference filter: %v, want %s", l, placed[1])
 		}
-		if l := list(e.TestKey, ""); len(l["data"].([]any)) != 0 {
-			t.Errorf("the test environment sees live orders: %v", l)
-		}
-		wantBadListParams(t, e, "/v9/ticketing/orders.json", map[string]string{
+		wantListGuards(t, e, "/v9/ticketing/orders.json", map[string]string{
 			"?limit=0":                              "limit",
 			"?limit=abc":                            "limit",
 			"?created%5Bgte%5D=yesterday":           "created[gte]",
@@ -84,12 +81,66 @@ func asJSONString(t *testing.T, v any) string {
 	return string(b)
 }
 
-// wantBadListParams fails unless each query of the list at path is a 400
-// invalid_parameter naming its field with the live key; a field "" marks
-// a query sent with the test key, whose live cursor must be refused as
-// ending_before. Without a key the list is a 401.
-func wantBadListParams(t *testing.T, e *apitest.Env, path string, cases map[string]string) {
+// TestSubscriptionListEndpoint: GET /v9/ticketing/subscriptions.json
+// answers the caller's subscriptions in the documented shape, each as its
+// GET shows it, filters by state, pages, and refuses bad parameters with
+// a 400 naming the parameter.
+func TestSubscriptionListEndpoint(t *testing.T) {
+	apitest.ForEachEngine(t, apitest.Options{}, func(t *testing.T, e *apitest.Env) {
+		ids := productIDs(t, e)
+		var subs []string
+		for range 2 {
+			o := order(t, e, e.LiveKey, ids["month/adult"])
+			subs = append(subs, str(o.Coupons[0]["subscription"].(map[string]any)["id"]))
+		}
+		e.Must(200, apitest.Req{Method: "DELETE", Path: "/v9/ticketing/subscriptions/" + subs[0] + ".json", Key: e.LiveKey})
+		list := func(key, query string) map[string]any {
+			t.Helper()
+			return e.Must(200, apitest.Req{Method: "GET", Path: "/v9/ticketing/subscriptions.json" + query, Key: key}).Map(t)
+		}
+		all := list(e.LiveKey, "")
+		data := all["data"].([]any)
+		if len(data) != 2 || all["has_more"] != false || all["object"] != "list" {
+			t.Fatalf("subscriptions: %v", all)
+		}
+		for _, d := range data {
+			s := d.(map[string]any)
+			get := e.Must(200, apitest.Req{Method: "GET", Path: "/v9/ticketing/subscriptions/" + str(s["id"]) + ".json", Key: e.LiveKey}).Map(t)
+			if asJSONString(t, get) != asJSONString(t, s) {
+				t.Errorf("listed %v, GET %v", s, get)
+			}
+		}
+		first := list(e.LiveKey, "?limit=1")
+		next := list(e.LiveKey, "?limit=1&starting_after="+str(first["data"].([]any)[0].(map[string]any)["id"]))
+		if first["has_more"] != true || next["has_more"] != false || len(next["data"].([]any)) != 1 {
+			t.Errorf("pages: %v / %v", first, next)
+		}
+		for state, want := range map[string]string{"cancelled": subs[0], "active": subs[1]} {
+			l := list(e.LiveKey, "?state="+state)["data"].([]any)
+			if len(l) != 1 || l[0].(map[string]any)["id"] != want {
+				t.Errorf("state %s: %v, want %s", state, l, want)
+			}
+		}
+		wantListGuards(t, e, "/v9/ticketing/subscriptions.json", map[string]string{
+			"?state=paused":                         "state",
+			"?ends_at%5Bgte%5D=tomorrow":            "ends_at[gte]",
+			"?ends_at%5Bgt%5D=2026-08-01T00:00:00Z": "ends_at[gt]",
+			"?limit=101":                            "limit",
+			"?ending_before=" + subs[1]:             "",
+		})
+	})
+}
+
+// wantListGuards checks what every list guards: the test environment
+// sees none of the live records made before; each query of cases is a 400
+// invalid_parameter naming its field with the live key (a field "" marks a
+// query sent with the test key, whose live cursor must be refused as
+// ending_before); without a key the list is a 401.
+func wantListGuards(t *testing.T, e *apitest.Env, path string, cases map[string]string) {
 	t.Helper()
+	if l := e.Must(200, apitest.Req{Method: "GET", Path: path, Key: e.TestKey}).Map(t); len(l["data"].([]any)) != 0 {
+		t.Errorf("%s: the test environment sees live records: %v", path, l)
+	}
 	for query, field := range cases {
 		key := e.LiveKey
 		if field == "" { // a live id is no cursor in the test environment

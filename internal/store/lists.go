@@ -20,7 +20,7 @@ import (
 // is one range of it read in order, whatever the table's size.
 
 // listTables are the tables a list reads (ListCursor takes a table name).
-var listTables = map[string]bool{"orders": true}
+var listTables = map[string]bool{"orders": true, "subscriptions": true}
 
 // ListCursor is the position of record id of table in the account's
 // environment, false when there is no such record there (another

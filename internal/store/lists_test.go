@@ -14,39 +14,61 @@ import (
 	"github.com/farebox/farebox/internal/ticketing"
 )
 
-// seedOrders gives PostgreSQL's planner a table worth an index: n orders
-// of one account over n seconds, then fresh statistics. (SQLite plans a
-// LIMIT … ORDER BY from the schema alone.)
-func seedOrders(t *testing.T, s *store.Store, accountID string, n int) {
+// seedLists gives PostgreSQL's planner tables worth an index: n orders
+// and n subscriptions (a quarter restored, a quarter with an end) of one
+// account over n seconds, then fresh statistics. (SQLite plans a LIMIT …
+// ORDER BY from the schema alone.)
+func seedLists(t *testing.T, s *store.Store, accountID string, n int) {
 	t.Helper()
 	if s.Engine() != store.Postgres {
 		return
 	}
 	ctx := context.Background()
-	db := s.ReaderDB()
-	if _, err := db.ExecContext(ctx, `INSERT INTO orders (id, account_id, environment, optional_order_reference, restore_secret, created_at)
+	for _, stmt := range []string{
+		`INSERT INTO areas (id, position, data) VALUES ('seed-area', 0, '{}')`,
+		`INSERT INTO products (id, area_id, position, data) VALUES ('seed-product', 'seed-area', 0, '{}')`,
+		`INSERT INTO orders (id, account_id, environment, optional_order_reference, restore_secret, created_at)
 		SELECT 'seed-' || g, $1, CASE WHEN g % 2 = 0 THEN 'live' ELSE 'test' END, 'ref-' || (g % 100), 's',
-			TIMESTAMPTZ '2026-01-01 00:00:00+00' + g * INTERVAL '1 second' FROM generate_series(1, $2::int) g`, accountID, n); err != nil {
-		t.Fatal(err)
-	}
-	if _, err := db.ExecContext(ctx, `ANALYZE orders`); err != nil {
-		t.Fatal(err)
+			TIMESTAMPTZ '2026-01-01 00:00:00+00' + g * INTERVAL '1 second' FROM generate_series(1, $2::int) g`,
+		`INSERT INTO subscriptions (id, account_id, environment, product_id, restored_subscription_id, ends_at, created_at)
+		SELECT 'seed-sub-' || g, $1, CASE WHEN g % 2 = 0 THEN 'live' ELSE 'test' END, 'seed-product',
+			CASE WHEN g % 4 = 0 THEN 'seed-sub-x' END,
+			CASE WHEN g % 4 = 1 THEN TIMESTAMPTZ '2026-01-01 00:00:00+00' + g * INTERVAL '1 minute' END,
+			TIMESTAMPTZ '2026-01-01 00:00:00+00' + g * INTERVAL '1 second' FROM generate_series(1, $2::int) g`,
+		`ANALYZE`,
+	} {
+		var args []any
+		if strings.Contains(stmt, "$1") {
+			args = []any{accountID, n}
+		}
+		if _, err := s.ReaderDB().ExecContext(ctx, stmt, args...); err != nil {
+			t.Fatal(err)
+		}
 	}
 }
 
-// wantIndexPlan fails unless plan reads index and sorts nothing: the page
-// is one range of the index, whatever the table's size.
-func wantIndexPlan(t *testing.T, name string, plan []string, index string) {
+// wantIndexPlan fails unless plan reads one of indexes (names separated
+// by "|") and never scans the table, and, when ordered, sorts nothing: the
+// page is one range of the index, whatever the table's size. A filter
+// that compares a time (ends_at, cancelled against ended) may instead be
+// planned as an index range of the matches, sorted; the engines choose by
+// their estimates.
+func wantIndexPlan(t *testing.T, name string, plan []string, indexes string, ordered bool) {
 	t.Helper()
 	text := strings.Join(plan, "\n")
-	if !strings.Contains(text, index) || strings.Contains(text, "TEMP B-TREE") || strings.Contains(text, "Sort") {
-		t.Errorf("%s: plan does not read %s in order:\n%s", name, index, text)
+	uses := false
+	for _, ix := range strings.Split(indexes, "|") {
+		uses = uses || strings.Contains(text, ix+" ")
+	}
+	sorted := strings.Contains(text, "TEMP B-TREE") || strings.Contains(text, "Sort")
+	scans := strings.Contains(text, "Seq Scan") || strings.Contains(text, "SCAN orders") || strings.Contains(text, "SCAN subscriptions")
+	if !uses || scans || ordered && sorted {
+		t.Errorf("%s: plan does not read %s (in order: %v):\n%s", name, indexes, ordered, text)
 	}
 }
 
-// TestListPlans: every form of the orders list (first page, each cursor,
-// the reference filter, the created range) is a range of its index on both
-// engines, without a sort.
+// TestListPlans: every form of each list (first page, each cursor, each
+// filter) is a range of its index on both engines, without a sort.
 func TestListPlans(t *testing.T) {
 	storetest.ForEachEngine(t, func(t *testing.T, s *store.Store) {
 		ctx := context.Background()
@@ -54,28 +76,46 @@ func TestListPlans(t *testing.T) {
 		if err := s.Write(ctx, func(q store.Q) error { return q.CreateAccount(ctx, acc) }); err != nil {
 			t.Fatal(err)
 		}
-		seedOrders(t, s, acc.ID, 20000)
+		seedLists(t, s, acc.ID, 20000)
 		base := list.Query{AccountID: acc.ID, Environment: account.Test, Limit: 10}
 		cur := &list.Cursor{CreatedAt: time.Date(2026, 1, 1, 3, 0, 0, 0, time.UTC), ID: "seed-10801"}
 		from, to := time.Date(2026, 1, 1, 1, 0, 0, 0, time.UTC), time.Date(2026, 1, 1, 4, 0, 0, 0, time.UTC)
+		after := with(base, func(l *list.Query) { l.After = cur })
+		before := with(base, func(l *list.Query) { l.Before = cur })
+		ranged := with(base, func(l *list.Query) { l.CreatedGTE, l.CreatedLT = &from, &to })
 		ref := "ref-7"
+		orders := func(f ticketing.OrderFilter) func() ([]string, error) {
+			return func() ([]string, error) { return s.Read().ExplainOrders(ctx, f) }
+		}
+		subs := func(f ticketing.SubscriptionFilter) func() ([]string, error) {
+			f.Now = to
+			return func() ([]string, error) { return s.Read().ExplainSubscriptions(ctx, f) }
+		}
 		for _, c := range []struct {
-			name  string
-			f     ticketing.OrderFilter
-			index string
+			name    string
+			explain func() ([]string, error)
+			index   string
+			ordered bool
 		}{
-			{"first page", ticketing.OrderFilter{Query: base}, "orders_list"},
-			{"starting_after", ticketing.OrderFilter{Query: with(base, func(l *list.Query) { l.After = cur })}, "orders_list"},
-			{"ending_before", ticketing.OrderFilter{Query: with(base, func(l *list.Query) { l.Before = cur })}, "orders_list"},
-			{"created range", ticketing.OrderFilter{Query: with(base, func(l *list.Query) { l.CreatedGTE, l.CreatedLT = &from, &to })}, "orders_list"},
-			{"reference", ticketing.OrderFilter{Query: with(base, func(l *list.Query) { l.After = cur }), OptionalOrderReference: &ref}, "orders_list_reference"},
+			{"orders first page", orders(ticketing.OrderFilter{Query: base}), "orders_list", true},
+			{"orders starting_after", orders(ticketing.OrderFilter{Query: after}), "orders_list", true},
+			{"orders ending_before", orders(ticketing.OrderFilter{Query: before}), "orders_list", true},
+			{"orders created range", orders(ticketing.OrderFilter{Query: ranged}), "orders_list", true},
+			{"orders reference", orders(ticketing.OrderFilter{Query: after, OptionalOrderReference: &ref}), "orders_list_reference", true},
+			{"subscriptions first page", subs(ticketing.SubscriptionFilter{Query: base}), "subscriptions_list", true},
+			{"subscriptions ending_before", subs(ticketing.SubscriptionFilter{Query: before}), "subscriptions_list", true},
+			{"subscriptions ends_at range", subs(ticketing.SubscriptionFilter{Query: after, EndsGTE: &from, EndsLT: &to}), "subscriptions_ends|subscriptions_list", false},
+			{"subscriptions active", subs(ticketing.SubscriptionFilter{Query: after, State: ticketing.SubscriptionActive}), "subscriptions_list_active", true},
+			{"subscriptions cancelled", subs(ticketing.SubscriptionFilter{Query: base, State: ticketing.SubscriptionCancelled}), "subscriptions_list_ending|subscriptions_ends", false},
+			{"subscriptions ended", subs(ticketing.SubscriptionFilter{Query: before, State: ticketing.SubscriptionEnded}), "subscriptions_list_ending|subscriptions_ends", false},
+			{"subscriptions restored", subs(ticketing.SubscriptionFilter{Query: ranged, State: ticketing.SubscriptionRestored}), "subscriptions_list_restored", true},
 		} {
-			plan, err := s.Read().ExplainOrders(ctx, c.f)
+			plan, err := c.explain()
 			if err != nil {
 				t.Fatal(err)
 			}
 			t.Logf("%s:\n%s", c.name, strings.Join(plan, "\n"))
-			wantIndexPlan(t, fmt.Sprintf("%s %s", s.Engine(), c.name), plan, c.index)
+			wantIndexPlan(t, fmt.Sprintf("%s %s", s.Engine(), c.name), plan, c.index, c.ordered)
 		}
 	})
 }

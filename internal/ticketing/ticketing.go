@@ -135,3 +135,30 @@ type OrderFilter struct {
 	// that reference.
 	OptionalOrderReference *string
 }
+
+// SubscriptionState is a subscription's state in lists (docs/lists.md).
+type SubscriptionState string
+
+// The states of a subscription: active (not cancelled), cancelled (its end
+// is set and still ahead), ended (its end has passed), restored (replaced
+// by a restore; the replacement carries on).
+const (
+	SubscriptionActive    SubscriptionState = "active"
+	SubscriptionCancelled SubscriptionState = "cancelled"
+	SubscriptionEnded     SubscriptionState = "ended"
+	SubscriptionRestored  SubscriptionState = "restored"
+)
+
+// SubscriptionStates are the states, in the order docs/lists.md names them.
+var SubscriptionStates = []SubscriptionState{SubscriptionActive, SubscriptionCancelled, SubscriptionEnded, SubscriptionRestored}
+
+// SubscriptionFilter selects the subscriptions of a list.
+type SubscriptionFilter struct {
+	list.Query
+	// State, when set, keeps the subscriptions in that state at Now.
+	State SubscriptionState
+	Now   time.Time
+	// EndsGTE and EndsLT bound ends_at when set (a subscription without
+	// an end is then left out).
+	EndsGTE, EndsLT *time.Time
+}

@@ -9,7 +9,25 @@ DROP INDEX orders_account;
 CREATE INDEX orders_list ON orders (account_id, environment, created_at, id);
 CREATE INDEX orders_list_reference ON orders (account_id, environment, optional_order_reference, created_at, id);
 
+-- Subscriptions: the whole list, and one partial index per stored state
+-- (cancelled and ended share one: which of them is ends_at against now).
+CREATE INDEX subscriptions_list ON subscriptions (account_id, environment, created_at, id);
+CREATE INDEX subscriptions_list_active ON subscriptions (account_id, environment, created_at, id)
+    WHERE restored_subscription_id IS NULL AND ends_at IS NULL;
+CREATE INDEX subscriptions_list_ending ON subscriptions (account_id, environment, created_at, id)
+    WHERE restored_subscription_id IS NULL AND ends_at IS NOT NULL;
+CREATE INDEX subscriptions_list_restored ON subscriptions (account_id, environment, created_at, id)
+    WHERE restored_subscription_id IS NOT NULL;
+-- An ends_at range reads the subscriptions ending in it, then sorts those
+-- by creation (the range bounds the sort).
+CREATE INDEX subscriptions_ends ON subscriptions (account_id, environment, ends_at) WHERE ends_at IS NOT NULL;
+
 -- +goose Down
+DROP INDEX subscriptions_ends;
+DROP INDEX subscriptions_list_restored;
+DROP INDEX subscriptions_list_ending;
+DROP INDEX subscriptions_list_active;
+DROP INDEX subscriptions_list;
 DROP INDEX orders_list_reference;
 DROP INDEX orders_list;
 CREATE INDEX orders_account ON orders (account_id, created_at);
