@@ -11,6 +11,7 @@ import (
 	"github.com/farebox/farebox/internal/clock"
 	"github.com/farebox/farebox/internal/event"
 	"github.com/farebox/farebox/internal/list"
+	"github.com/farebox/farebox/internal/store"
 	"github.com/farebox/farebox/internal/ticketing"
 )
 
@@ -138,28 +139,47 @@ type OrdersRequest struct {
 // Orders lists the caller's orders of its environment, newest first, as
 // GET …/orders/{id}.json shows them (with the restore secret).
 func (a *App) Orders(ctx context.Context, p account.Principal, req OrdersRequest) (ListJSON[OrderJSON], error) {
-	const op = "app.Orders"
 	var l listParams
-	lq, err := a.listQuery(ctx, p, "orders", "order", req.ListRequest, &l)
-	if err != nil {
-		return ListJSON[OrderJSON]{}, err
+	f := ticketing.OrderFilter{OptionalOrderReference: req.OptionalOrderReference}
+	return runList(ctx, a, p, "app.Orders", "orders", "order", req.ListRequest, &l, &f.Query,
+		func(q store.Q) (list.Page[ticketing.Order], error) { return q.Orders(ctx, f) },
+		func(o ticketing.Order) (OrderJSON, error) { return a.OrderResponse(ctx, o, eventVersion, true) })
+}
+
+// runList finishes a list request whose own parameters are read into l
+// and the filter: it reads the common ones into *lq, refuses the problems
+// found (400 invalid_parameter), reads the page and shows each record.
+func runList[R, T any](ctx context.Context, a *App, p account.Principal, op, table, noun string, req ListRequest, l *listParams,
+	lq *list.Query, read func(store.Q) (list.Page[R], error), view func(R) (T, error)) (ListJSON[T], error) {
+	var err error
+	if *lq, err = a.listQuery(ctx, p, table, noun, req, l); err != nil {
+		return ListJSON[T]{}, err
 	}
 	if err := l.err(op); err != nil {
-		return ListJSON[OrderJSON]{}, err
+		return ListJSON[T]{}, err
 	}
-	page, err := a.store.Read().Orders(ctx, ticketing.OrderFilter{Query: lq, OptionalOrderReference: req.OptionalOrderReference})
+	page, err := read(a.store.Read())
 	if err != nil {
-		return ListJSON[OrderJSON]{}, err
+		return ListJSON[T]{}, err
 	}
-	out := make([]OrderJSON, 0, len(page.Items))
-	for _, o := range page.Items {
-		v, err := a.OrderResponse(ctx, o, eventVersion, true)
+	out := make([]T, 0, len(page.Items))
+	for _, r := range page.Items {
+		v, err := view(r)
 		if err != nil {
-			return ListJSON[OrderJSON]{}, err
+			return ListJSON[T]{}, err
 		}
 		out = append(out, v)
 	}
 	return listOf(out, page.HasMore), nil
+}
+
+// state is the state v names among states ("" when empty; a problem of
+// the parameter state when unknown).
+func state[S ~string](l *listParams, v string, states []S) S {
+	if v != "" && !slices.Contains(states, S(v)) {
+		l.bad("state", fmt.Sprintf("state must be one of %v", states))
+	}
+	return S(v)
 }
 
 // SubscriptionsRequest is GET /v9/ticketing/subscriptions.json's query,
@@ -175,27 +195,31 @@ type SubscriptionsRequest struct {
 // newest first, as GET …/subscriptions/{id}.json shows them; state is
 // taken at the current time.
 func (a *App) Subscriptions(ctx context.Context, p account.Principal, req SubscriptionsRequest) (ListJSON[SubscriptionJSON], error) {
-	const op = "app.Subscriptions"
 	var l listParams
-	f := ticketing.SubscriptionFilter{State: ticketing.SubscriptionState(req.State), Now: a.clock.Now(),
+	f := ticketing.SubscriptionFilter{State: state(&l, req.State, ticketing.SubscriptionStates), Now: a.clock.Now(),
 		EndsGTE: l.timestamp("ends_at[gte]", req.EndsGTE), EndsLT: l.timestamp("ends_at[lt]", req.EndsLT)}
-	if req.State != "" && !slices.Contains(ticketing.SubscriptionStates, f.State) {
-		l.bad("state", fmt.Sprintf("state must be one of %v", ticketing.SubscriptionStates))
-	}
-	var err error
-	if f.Query, err = a.listQuery(ctx, p, "subscriptions", "subscription", req.ListRequest, &l); err != nil {
-		return ListJSON[SubscriptionJSON]{}, err
-	}
-	if err := l.err(op); err != nil {
-		return ListJSON[SubscriptionJSON]{}, err
-	}
-	page, err := a.store.Read().Subscriptions(ctx, f)
-	if err != nil {
-		return ListJSON[SubscriptionJSON]{}, err
-	}
-	out := make([]SubscriptionJSON, 0, len(page.Items))
-	for _, s := range page.Items {
-		out = append(out, subscriptionView(a.subscriptionDetailsOf(s)))
-	}
-	return listOf(out, page.HasMore), nil
+	return runList(ctx, a, p, "app.Subscriptions", "subscriptions", "subscription", req.ListRequest, &l, &f.Query,
+		func(q store.Q) (list.Page[ticketing.Subscription], error) { return q.Subscriptions(ctx, f) },
+		func(s ticketing.Subscription) (SubscriptionJSON, error) {
+			return subscriptionView(a.subscriptionDetailsOf(s)), nil
+		})
+}
+
+// CouponsRequest is GET /v9/ticketing/coupons.json's query, as sent.
+type CouponsRequest struct {
+	ListRequest
+	State string
+}
+
+// Coupons lists the caller's coupons of its environment, newest first, as
+// GET …/coupons/{id}.json (v9) shows them.
+func (a *App) Coupons(ctx context.Context, p account.Principal, req CouponsRequest) (ListJSON[CouponJSON], error) {
+	var l listParams
+	f := ticketing.CouponFilter{State: state(&l, req.State, ticketing.CouponStates)}
+	return runList(ctx, a, p, "app.Coupons", "coupons", "coupon", req.ListRequest, &l, &f.Query,
+		func(q store.Q) (list.Page[ticketing.Coupon], error) { return q.Coupons(ctx, f) },
+		func(c ticketing.Coupon) (CouponJSON, error) {
+			d, err := a.couponDetails(ctx, a.store.Read(), c)
+			return couponView(d, eventVersion), err
+		})
 }

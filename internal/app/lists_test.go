@@ -296,3 +296,85 @@ func TestSubscriptionList(t *testing.T) {
 		})
 	})
 }
+
+// TestCouponList: GET /v9/ticketing/coupons.json pages the caller's
+// coupons newest first (coupons of one order tie on time: the id decides)
+// in both directions, filters by state, shows each as its GET does, keeps
+// accounts and environments apart and refuses bad parameters.
+func TestCouponList(t *testing.T) {
+	eachEngine(t, func(t *testing.T, b *testBundle) {
+		p := b.test
+		single := b.product(t, singleBerlin).ID
+		first := b.order(t, p, single, single, single)
+		b.clock.Advance(time.Minute)
+		second := b.order(t, p, single, single)
+		var early, late []string
+		for _, c := range first.Coupons {
+			early = append(early, c.ID)
+		}
+		for _, c := range second.Coupons {
+			late = append(late, c.ID)
+		}
+		b.activate(t, early[0], activation(""))
+		b.activate(t, early[1], activation(""))
+		b.clock.Advance(time.Minute)
+		_, restored, err := b.app.Restore(b.ctx, p, first.ID, app.RestoreRequest{RestoreSecret: first.RestoreSecret, CouponIDs: []string{early[1]}})
+		if err != nil || len(restored) != 1 {
+			t.Fatalf("restore: %v %+v", err, restored)
+		}
+		list := func(req app.CouponsRequest) app.ListJSON[app.CouponJSON] {
+			t.Helper()
+			l, err := b.app.Coupons(b.ctx, p, req)
+			if err != nil {
+				t.Fatal(err)
+			}
+			return l
+		}
+		id := func(c app.CouponJSON) string { return c.ID }
+		all := slices.Concat([]string{restored[0].ID}, byNewest(late), byNewest(early))
+		walk(t, "all", all, id, func(after, before string) app.ListJSON[app.CouponJSON] {
+			return list(app.CouponsRequest{ListRequest: app.ListRequest{Limit: "2", StartingAfter: after, EndingBefore: before}})
+		})
+		for state, want := range map[string][]string{
+			"not_activated": slices.Concat([]string{restored[0].ID}, byNewest(late), []string{early[2]}),
+			"activated":     {early[0]},
+			"restored":      {early[1]},
+		} {
+			walk(t, state, want, id, func(after, before string) app.ListJSON[app.CouponJSON] {
+				return list(app.CouponsRequest{State: state, ListRequest: app.ListRequest{Limit: "2", StartingAfter: after, EndingBefore: before}})
+			})
+		}
+		for _, c := range list(app.CouponsRequest{ListRequest: app.ListRequest{Limit: "100"}}).Data {
+			d, err := b.app.Coupon(b.ctx, c.ID)
+			if err != nil {
+				t.Fatal(err)
+			}
+			if listed, got := asJSON(t, c), asJSON(t, app.CouponResponse(d, 9)); listed != got {
+				t.Errorf("listed %s, GET %s", listed, got)
+			}
+		}
+
+		liveCoupon := b.order(t, b.live, single).Coupons[0].ID
+		other, _ := b.newAccount(t, "Other AG", account.Test)
+		otherCoupon := b.order(t, other, single).Coupons[0].ID
+		for _, c := range []struct {
+			p    account.Principal
+			want string
+		}{{b.live, liveCoupon}, {other, otherCoupon}} {
+			l, err := b.app.Coupons(b.ctx, c.p, app.CouponsRequest{})
+			if err != nil || len(l.Data) != 1 || l.Data[0].ID != c.want || l.HasMore {
+				t.Errorf("%s: %+v %v, want only %s", c.p.AccountID, l, err, c.want)
+			}
+		}
+		page := func(r app.ListRequest) app.CouponsRequest { return app.CouponsRequest{ListRequest: r} }
+		checkBadLists(t, func(r app.CouponsRequest) (app.ListJSON[app.CouponJSON], error) { return b.app.Coupons(b.ctx, p, r) },
+			[]listCase[app.CouponsRequest]{
+				{page(app.ListRequest{StartingAfter: liveCoupon}), "starting_after"},
+				{page(app.ListRequest{EndingBefore: otherCoupon}), "ending_before"},
+				{page(app.ListRequest{StartingAfter: first.ID}), "starting_after"},
+				{page(app.ListRequest{Limit: "-1"}), "limit"},
+				{page(app.ListRequest{CreatedGTE: "now"}), "created[gte]"},
+				{app.CouponsRequest{State: "expired"}, "state"},
+			})
+	})
+}

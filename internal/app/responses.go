@@ -38,7 +38,7 @@ func ProductsResponse(ps []*catalog.Product) []productJSON { return productsView
 func AreaResponse(a *catalog.AreaEntry) areaJSON { return areaView(&a.Area, false) }
 
 // CouponResponse is a Coupon in the shape of API version.
-func CouponResponse(d CouponDetails, version int) couponJSON { return couponView(d, version) }
+func CouponResponse(d CouponDetails, version int) CouponJSON { return couponView(d, version) }
 
 // SubscriptionResponse is a Subscription.
 func SubscriptionResponse(d SubscriptionDetails) SubscriptionJSON { return subscriptionView(d) }
@@ -57,7 +57,7 @@ func (a *App) orderView(ctx context.Context, q store.Q, o ticketing.Order, known
 	if err != nil {
 		return OrderJSON{}, err
 	}
-	out := OrderJSON{OrderID: o.ID, OptionalOrderReference: o.OptionalOrderReference, Environment: string(o.Environment), Coupons: []couponJSON{}}
+	out := OrderJSON{OrderID: o.ID, OptionalOrderReference: o.OptionalOrderReference, Environment: string(o.Environment), Coupons: []CouponJSON{}}
 	if withSecret {
 		out.RestoreSecret = o.RestoreSecret
 	}
@@ -73,7 +73,7 @@ func (a *App) orderView(ctx context.Context, q store.Q, o ticketing.Order, known
 // RestoreResponse is order o with the coupons a restore made (Restore
 // returns at least one), without the restore secret.
 func (a *App) RestoreResponse(ctx context.Context, o ticketing.Order, coupons []ticketing.Coupon, version int) (OrderJSON, error) {
-	out := OrderJSON{OrderID: o.ID, OptionalOrderReference: o.OptionalOrderReference, Environment: string(o.Environment), Coupons: []couponJSON{}}
+	out := OrderJSON{OrderID: o.ID, OptionalOrderReference: o.OptionalOrderReference, Environment: string(o.Environment), Coupons: []CouponJSON{}}
 	for _, c := range coupons {
 		d, err := a.Coupon(ctx, c.ID)
 		if err != nil {

@@ -16,11 +16,11 @@ type OrderJSON struct {
 	RestoreSecret          string       `json:"restore_secret,omitempty"`
 	Environment            string       `json:"environment"`
 	CouponID               string       `json:"coupon_id,omitempty"`
-	Coupons                []couponJSON `json:"coupons"`
+	Coupons                []CouponJSON `json:"coupons"`
 }
 
-// couponJSON is the Coupon of the interface and client-contract.md 3.4.
-type couponJSON struct {
+// CouponJSON is the Coupon of the interface and client-contract.md 3.4.
+type CouponJSON struct {
 	ID                              string            `json:"id"`
 	OriginalCouponID                *string           `json:"original_coupon_id"`
 	RestoredCouponID                *string           `json:"restored_coupon_id"`
@@ -37,13 +37,13 @@ type couponJSON struct {
 	ActivatableUntil                *timestamp        `json:"activatable_until,omitempty"`
 }
 
-func couponView(d CouponDetails, version int) couponJSON {
+func couponView(d CouponDetails, version int) CouponJSON {
 	c := d.Coupon
 	ts := c.TariffSettings
 	if len(ts) == 0 {
 		ts = json.RawMessage("null")
 	}
-	v := couponJSON{ID: c.ID, OriginalCouponID: c.OriginalCouponID, RestoredCouponID: c.RestoredCouponID,
+	v := CouponJSON{ID: c.ID, OriginalCouponID: c.OriginalCouponID, RestoredCouponID: c.RestoredCouponID,
 		Product: productView(d.Product), Area: areaView(&d.Area.Area, false), Activated: c.Activated,
 		Environment: string(c.Environment), BillableItemID: c.BillableItemID, TariffSettings: ts,
 		TariffSettingsValid: d.TariffSettingsValid, EarliestActivationStartDatetime: timestamp(d.Window.Earliest),

@@ -81,3 +81,14 @@ func (s *Server) getSubscriptions(w http.ResponseWriter, r *http.Request) error 
 		State: q.Get("state"), EndsGTE: q.Get("ends_at[gte]"), EndsLT: q.Get("ends_at[lt]")})
 	return writeResult(w, http.StatusOK, out, err)
 }
+
+// getCoupons lists the caller's coupons of its environment, newest first
+// (docs/lists.md).
+func (s *Server) getCoupons(w http.ResponseWriter, r *http.Request) error {
+	q, lr, err := listQuery("httpapi.getCoupons", r, "state")
+	if err != nil {
+		return err
+	}
+	out, err := s.app.Coupons(r.Context(), principalOf(r), app.CouponsRequest{ListRequest: lr, State: q.Get("state")})
+	return writeResult(w, http.StatusOK, out, err)
+}

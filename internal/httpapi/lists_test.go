@@ -131,6 +131,47 @@ func TestSubscriptionListEndpoint(t *testing.T) {
 	})
 }
 
+// TestCouponListEndpoint: GET /v9/ticketing/coupons.json answers the
+// caller's coupons in the documented shape, each as its v9 GET shows it,
+// filters by state, pages, and refuses bad parameters naming them.
+func TestCouponListEndpoint(t *testing.T) {
+	apitest.ForEachEngine(t, apitest.Options{}, func(t *testing.T, e *apitest.Env) {
+		ids := productIDs(t, e)
+		o := order(t, e, e.LiveKey, ids["single/adult"], ids["single/adult"])
+		activated := str(o.Coupons[0]["id"])
+		mustActivate(t, e, "v9", activated, map[string]any{"identification_medium": medium("Max", "Mustermann", "1990-01-01")})
+		list := func(query string) []any {
+			t.Helper()
+			l := e.Must(200, apitest.Req{Method: "GET", Path: "/v9/ticketing/coupons.json" + query, Key: e.LiveKey}).Map(t)
+			if l["object"] != "list" {
+				t.Fatalf("coupons: %v", l)
+			}
+			return l["data"].([]any)
+		}
+		data := list("")
+		if len(data) != 2 {
+			t.Fatalf("coupons: %v", data)
+		}
+		for _, d := range data {
+			c := d.(map[string]any)
+			if get := coupon(t, e, "v9", str(c["id"])); asJSONString(t, get) != asJSONString(t, c) {
+				t.Errorf("listed %v, GET %v", c, get)
+			}
+		}
+		if l := list("?state=activated"); len(l) != 1 || l[0].(map[string]any)["id"] != activated {
+			t.Errorf("activated: %v", l)
+		}
+		if l := list("?state=not_activated&limit=1"); len(l) != 1 || l[0].(map[string]any)["id"] != o.Coupons[1]["id"] {
+			t.Errorf("not_activated: %v", l)
+		}
+		wantListGuards(t, e, "/v9/ticketing/coupons.json", map[string]string{
+			"?state=used":                 "state",
+			"?limit=0":                    "limit",
+			"?ending_before=" + activated: "",
+		})
+	})
+}
+
 // wantListGuards checks what every list guards: the test environment
 // sees none of the live records made before; each query of cases is a 400
 // invalid_parameter naming its field with the live key (a field "" marks a

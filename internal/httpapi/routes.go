@@ -119,6 +119,7 @@ func (s *Server) routes() []route {
 		// Lists (docs/lists.md), on /v9 only.
 		{GET, "/v9/ticketing/orders.json", authPartner, billKey, s.getOrders},
 		{GET, "/v9/ticketing/subscriptions.json", authPartner, billKey, s.getSubscriptions},
+		{GET, "/v9/ticketing/coupons.json", authPartner, billKey, s.getCoupons},
 
 		// Inspection keys (docs/wallet.md).
 		{GET, "/v1/inspection/keys.json", authNone, billNobody, s.inspectionKeys},

@@ -10,6 +10,7 @@ import (
 
 	"github.com/farebox/farebox/internal/account"
 	"github.com/farebox/farebox/internal/list"
+	"github.com/farebox/farebox/internal/ticketing"
 )
 
 // Lists (docs/lists.md). Every list of an account's records is newest
@@ -20,7 +21,7 @@ import (
 // is one range of it read in order, whatever the table's size.
 
 // listTables are the tables a list reads (ListCursor takes a table name).
-var listTables = map[string]bool{"orders": true, "subscriptions": true}
+var listTables = map[string]bool{"orders": true, "subscriptions": true, "coupons": true}
 
 // ListCursor is the position of record id of table in the account's
 // environment, false when there is no such record there (another
@@ -94,6 +95,25 @@ func listPage[T any](ctx context.Context, q Q, query string, args []any, ascendi
 	var p list.Page[T]
 	p.Items, p.HasMore = trimPage(items, limit, ascending)
 	return p, nil
+}
+
+// ExplainList is the engine's plan of the statement a list runs for
+// filter f (a ticketing.OrderFilter, SubscriptionFilter or CouponFilter):
+// docs/lists.md shows them, TestListPlans checks them.
+func (q Q) ExplainList(ctx context.Context, f any) ([]string, error) {
+	var query string
+	var args []any
+	switch f := f.(type) {
+	case ticketing.OrderFilter:
+		query, args, _ = ordersSQL(f)
+	case ticketing.SubscriptionFilter:
+		query, args, _ = subscriptionsSQL(f)
+	case ticketing.CouponFilter:
+		query, args, _ = couponsSQL(f)
+	default:
+		return nil, fmt.Errorf("store.ExplainList: no list has filter %T", f)
+	}
+	return q.explain(ctx, query, args)
 }
 
 // explain is the plan of query on q's engine, one line per step

@@ -35,6 +35,10 @@ func seedLists(t *testing.T, s *store.Store, accountID string, n int) {
 			CASE WHEN g % 4 = 0 THEN 'seed-sub-x' END,
 			CASE WHEN g % 4 = 1 THEN TIMESTAMPTZ '2026-01-01 00:00:00+00' + g * INTERVAL '1 minute' END,
 			TIMESTAMPTZ '2026-01-01 00:00:00+00' + g * INTERVAL '1 second' FROM generate_series(1, $2::int) g`,
+		`INSERT INTO coupons (id, order_id, position, account_id, environment, product_id, restored_coupon_id, activated, created_at)
+		SELECT 'seed-coupon-' || g, 'seed-' || g, 0, $1, CASE WHEN g % 2 = 0 THEN 'live' ELSE 'test' END, 'seed-product',
+			CASE WHEN g % 5 = 0 THEN 'seed-coupon-x' END, g % 3 = 0,
+			TIMESTAMPTZ '2026-01-01 00:00:00+00' + g * INTERVAL '1 second' FROM generate_series(1, $2::int) g`,
 		`ANALYZE`,
 	} {
 		var args []any
@@ -61,7 +65,8 @@ func wantIndexPlan(t *testing.T, name string, plan []string, indexes string, ord
 		uses = uses || strings.Contains(text, ix+" ")
 	}
 	sorted := strings.Contains(text, "TEMP B-TREE") || strings.Contains(text, "Sort")
-	scans := strings.Contains(text, "Seq Scan") || strings.Contains(text, "SCAN orders") || strings.Contains(text, "SCAN subscriptions")
+	scans := strings.Contains(text, "Seq Scan") || strings.Contains(text, "SCAN orders") || strings.Contains(text, "SCAN subscriptions") ||
+		strings.Contains(text, "SCAN coupons")
 	if !uses || scans || ordered && sorted {
 		t.Errorf("%s: plan does not read %s (in order: %v):\n%s", name, indexes, ordered, text)
 	}
@@ -85,11 +90,14 @@ func TestListPlans(t *testing.T) {
 		ranged := with(base, func(l *list.Query) { l.CreatedGTE, l.CreatedLT = &from, &to })
 		ref := "ref-7"
 		orders := func(f ticketing.OrderFilter) func() ([]string, error) {
-			return func() ([]string, error) { return s.Read().ExplainOrders(ctx, f) }
+			return func() ([]string, error) { return s.Read().ExplainList(ctx, f) }
 		}
 		subs := func(f ticketing.SubscriptionFilter) func() ([]string, error) {
 			f.Now = to
-			return func() ([]string, error) { return s.Read().ExplainSubscriptions(ctx, f) }
+			return func() ([]string, error) { return s.Read().ExplainList(ctx, f) }
+		}
+		coupons := func(f ticketing.CouponFilter) func() ([]string, error) {
+			return func() ([]string, error) { return s.Read().ExplainList(ctx, f) }
 		}
 		for _, c := range []struct {
 			name    string
@@ -109,6 +117,11 @@ func TestListPlans(t *testing.T) {
 			{"subscriptions cancelled", subs(ticketing.SubscriptionFilter{Query: base, State: ticketing.SubscriptionCancelled}), "subscriptions_list_ending|subscriptions_ends", false},
 			{"subscriptions ended", subs(ticketing.SubscriptionFilter{Query: before, State: ticketing.SubscriptionEnded}), "subscriptions_list_ending|subscriptions_ends", false},
 			{"subscriptions restored", subs(ticketing.SubscriptionFilter{Query: ranged, State: ticketing.SubscriptionRestored}), "subscriptions_list_restored", true},
+			{"coupons first page", coupons(ticketing.CouponFilter{Query: base}), "coupons_list", true},
+			{"coupons starting_after", coupons(ticketing.CouponFilter{Query: after}), "coupons_list", true},
+			{"coupons not_activated", coupons(ticketing.CouponFilter{Query: before, State: ticketing.CouponNotActivated}), "coupons_list_new", true},
+			{"coupons activated", coupons(ticketing.CouponFilter{Query: after, State: ticketing.CouponActivated}), "coupons_list_activated", true},
+			{"coupons restored", coupons(ticketing.CouponFilter{Query: ranged, State: ticketing.CouponRestored}), "coupons_list_restored", true},
 		} {
 			plan, err := c.explain()
 			if err != nil {

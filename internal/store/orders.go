@@ -68,20 +68,22 @@ func (q Q) Coupon(ctx context.Context, id string) (ticketing.Coupon, error) {
 }
 
 func (q Q) couponsWhere(ctx context.Context, where string, args ...any) ([]ticketing.Coupon, error) {
-	return collect(ctx, q, `SELECT `+couponCols+` FROM coupons WHERE `+where, args,
-		func(scan scanner) (c ticketing.Coupon, err error) {
-			var env string
-			var sub, bill, orig, rest, ts sql.NullString
-			if err = scan(&c.ID, &c.OrderID, &c.Position, &c.AccountID, &env, &c.ProductID, &sub, &bill, &orig, &rest, &ts, &c.Activated, &c.CreatedAt); err != nil {
-				return c, err
-			}
-			c.Environment = account.Environment(env)
-			c.SubscriptionID, c.BillableItemID, c.OriginalCouponID, c.RestoredCouponID = nullStr(sub), nullStr(bill), nullStr(orig), nullStr(rest)
-			if ts.Valid {
-				c.TariffSettings = json.RawMessage(ts.String)
-			}
-			return c, nil
-		})
+	return collect(ctx, q, `SELECT `+couponCols+` FROM coupons WHERE `+where, args, scanCoupon)
+}
+
+// scanCoupon reads a row of couponCols.
+func scanCoupon(scan scanner) (c ticketing.Coupon, err error) {
+	var env string
+	var sub, bill, orig, rest, ts sql.NullString
+	if err = scan(&c.ID, &c.OrderID, &c.Position, &c.AccountID, &env, &c.ProductID, &sub, &bill, &orig, &rest, &ts, &c.Activated, &c.CreatedAt); err != nil {
+		return c, err
+	}
+	c.Environment, c.CreatedAt = account.Environment(env), c.CreatedAt.UTC()
+	c.SubscriptionID, c.BillableItemID, c.OriginalCouponID, c.RestoredCouponID = nullStr(sub), nullStr(bill), nullStr(orig), nullStr(rest)
+	if ts.Valid {
+		c.TariffSettings = json.RawMessage(ts.String)
+	}
+	return c, nil
 }
 
 // SetCouponTariffSettings stores validated tariff settings on a coupon.
@@ -214,8 +216,26 @@ func ordersSQL(f ticketing.OrderFilter) (string, []any, bool) {
 	return w.pageSQL(`SELECT id, account_id, environment, optional_order_reference, restore_secret, created_at FROM orders`, "", f.Query)
 }
 
-// ExplainOrders is the engine's plan of the statement Orders runs for f.
-func (q Q) ExplainOrders(ctx context.Context, f ticketing.OrderFilter) ([]string, error) {
-	query, args, _ := ordersSQL(f)
-	return q.explain(ctx, query, args)
+// Coupons is a page of an account's coupons, newest first (coupons of one
+// order share its creation time: the id breaks the tie). A state filter
+// reads its partial index (coupons_list_new, _activated, _restored), no
+// state the whole coupons_list.
+func (q Q) Coupons(ctx context.Context, f ticketing.CouponFilter) (list.Page[ticketing.Coupon], error) {
+	query, args, asc := couponsSQL(f)
+	return listPage(ctx, q, query, args, asc, f.Limit, scanCoupon)
+}
+
+// couponsSQL is the statement of a page of coupons; each state repeats its
+// partial index's predicate word for word.
+func couponsSQL(f ticketing.CouponFilter) (string, []any, bool) {
+	w := newListWhere(f.Query, "")
+	switch f.State {
+	case ticketing.CouponNotActivated:
+		w.conds = append(w.conds, "NOT activated AND restored_coupon_id IS NULL")
+	case ticketing.CouponActivated:
+		w.conds = append(w.conds, "activated AND restored_coupon_id IS NULL")
+	case ticketing.CouponRestored:
+		w.conds = append(w.conds, "restored_coupon_id IS NOT NULL")
+	}
+	return w.pageSQL(`SELECT `+couponCols+` FROM coupons`, "", f.Query)
 }

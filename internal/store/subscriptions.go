@@ -98,12 +98,6 @@ func subscriptionsSQL(f ticketing.SubscriptionFilter) (string, []any, bool) {
 	return w.pageSQL(`SELECT `+subscriptionCols+` FROM subscriptions`, "", f.Query)
 }
 
-// ExplainSubscriptions is the engine's plan of the statement Subscriptions runs for f.
-func (q Q) ExplainSubscriptions(ctx context.Context, f ticketing.SubscriptionFilter) ([]string, error) {
-	query, args, _ := subscriptionsSQL(f)
-	return q.explain(ctx, query, args)
-}
-
 // LockSubscription serialises writers of one subscription on PostgreSQL
 // (a no-op update takes the row lock; SQLite has a single writer anyway).
 func (q Q) LockSubscription(ctx context.Context, id string) error {

@@ -162,3 +162,25 @@ type SubscriptionFilter struct {
 	// an end is then left out).
 	EndsGTE, EndsLT *time.Time
 }
+
+// CouponState is a coupon's state in lists (docs/lists.md).
+type CouponState string
+
+// The states of a coupon: not_activated, activated (its first activation
+// is done), restored (replaced by a restore; the replacement is listed on
+// its own).
+const (
+	CouponNotActivated CouponState = "not_activated"
+	CouponActivated    CouponState = "activated"
+	CouponRestored     CouponState = "restored"
+)
+
+// CouponStates are the states, in the order docs/lists.md names them.
+var CouponStates = []CouponState{CouponNotActivated, CouponActivated, CouponRestored}
+
+// CouponFilter selects the coupons of a list.
+type CouponFilter struct {
+	list.Query
+	// State, when set, keeps the coupons in that state.
+	State CouponState
+}

@@ -22,7 +22,20 @@ CREATE INDEX subscriptions_list_restored ON subscriptions (account_id, environme
 -- by creation (the range bounds the sort).
 CREATE INDEX subscriptions_ends ON subscriptions (account_id, environment, ends_at) WHERE ends_at IS NOT NULL;
 
+-- Coupons: the whole list and one partial index per state.
+CREATE INDEX coupons_list ON coupons (account_id, environment, created_at, id);
+CREATE INDEX coupons_list_new ON coupons (account_id, environment, created_at, id)
+    WHERE NOT activated AND restored_coupon_id IS NULL;
+CREATE INDEX coupons_list_activated ON coupons (account_id, environment, created_at, id)
+    WHERE activated AND restored_coupon_id IS NULL;
+CREATE INDEX coupons_list_restored ON coupons (account_id, environment, created_at, id)
+    WHERE restored_coupon_id IS NOT NULL;
+
 -- +goose Down
+DROP INDEX coupons_list_restored;
+DROP INDEX coupons_list_activated;
+DROP INDEX coupons_list_new;
+DROP INDEX coupons_list;
 DROP INDEX subscriptions_ends;
 DROP INDEX subscriptions_list_restored;
 DROP INDEX subscriptions_list_ending;
