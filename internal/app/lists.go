@@ -223,3 +223,33 @@ func (a *App) Coupons(ctx context.Context, p account.Principal, req CouponsReque
 			return couponView(d, eventVersion), err
 		})
 }
+
+// TicketsRequest is GET /v9/ticketing/tickets.json's query, as sent.
+type TicketsRequest struct {
+	ListRequest
+	State string
+}
+
+// Tickets lists the caller's tickets of its environment, newest first;
+// Wallets.TicketList shows them as the ticket's GET does.
+func (a *App) Tickets(ctx context.Context, p account.Principal, req TicketsRequest) (ListJSON[TicketDetails], error) {
+	var l listParams
+	f := ticketing.TicketFilter{State: state(&l, req.State, ticketing.TicketStates)}
+	return runList(ctx, a, p, "app.Tickets", "tickets", "ticket", req.ListRequest, &l, &f.Query,
+		func(q store.Q) (list.Page[ticketing.Ticket], error) { return q.Tickets(ctx, f) },
+		func(t ticketing.Ticket) (TicketDetails, error) { return a.ticketDetailsOf(ctx, a.store.Read(), t.ID) })
+}
+
+// TicketList shows a page of tickets as PATCH …/tickets/{id}.json does
+// (with this instance's signed barcode and rendering options).
+func (w *Wallets) TicketList(l ListJSON[TicketDetails]) (ListJSON[ticketJSON], error) {
+	out := make([]ticketJSON, 0, len(l.Data))
+	for _, d := range l.Data {
+		v, err := w.TicketResponse(d)
+		if err != nil {
+			return ListJSON[ticketJSON]{}, err
+		}
+		out = append(out, v)
+	}
+	return listOf(out, l.HasMore), nil
+}

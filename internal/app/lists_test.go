@@ -378,3 +378,78 @@ func TestCouponList(t *testing.T) {
 			})
 	})
 }
+
+// TestTicketList: GET /v9/ticketing/tickets.json pages the caller's
+// tickets newest first in both directions, filters by state (a restore
+// invalidates the restored coupon's ticket), keeps accounts and
+// environments apart and refuses bad parameters.
+func TestTicketList(t *testing.T) {
+	eachEngine(t, func(t *testing.T, b *testBundle) {
+		p := b.test
+		single := b.product(t, singleBerlin).ID
+		o := b.order(t, p, single, single, single)
+		var tickets []string
+		for i, c := range o.Coupons {
+			if i == 2 {
+				b.clock.Advance(time.Minute)
+			}
+			tickets = append(tickets, b.activate(t, c.ID, activation("")).ID)
+		}
+		b.clock.Advance(time.Minute)
+		if _, _, err := b.app.Restore(b.ctx, p, o.ID, app.RestoreRequest{RestoreSecret: o.RestoreSecret, CouponIDs: []string{o.Coupons[0].ID}}); err != nil {
+			t.Fatal(err)
+		}
+		if b.ticket(t, tickets[0]).Valid {
+			t.Fatal("the restored coupon's ticket is still valid")
+		}
+		list := func(req app.TicketsRequest) app.ListJSON[app.TicketDetails] {
+			t.Helper()
+			l, err := b.app.Tickets(b.ctx, p, req)
+			if err != nil {
+				t.Fatal(err)
+			}
+			return l
+		}
+		id := func(d app.TicketDetails) string { return d.Ticket.ID }
+		all := append([]string{tickets[2]}, byNewest(tickets[:2])...)
+		walk(t, "all", all, id, func(after, before string) app.ListJSON[app.TicketDetails] {
+			return list(app.TicketsRequest{ListRequest: app.ListRequest{Limit: "1", StartingAfter: after, EndingBefore: before}})
+		})
+		for state, want := range map[string][]string{"valid": {tickets[2], tickets[1]}, "invalidated": {tickets[0]}} {
+			walk(t, state, want, id, func(after, before string) app.ListJSON[app.TicketDetails] {
+				return list(app.TicketsRequest{State: state, ListRequest: app.ListRequest{Limit: "1", StartingAfter: after, EndingBefore: before}})
+			})
+		}
+		for _, d := range list(app.TicketsRequest{}).Data {
+			if got := b.ticket(t, d.Ticket.ID); asJSON(t, got) != asJSON(t, d) {
+				t.Errorf("listed %s, GET %s", asJSON(t, d), asJSON(t, got))
+			}
+		}
+
+		liveCoupon := b.order(t, b.live, single).Coupons[0].ID
+		liveTicket := b.activate(t, liveCoupon, activation("")).ID
+		other, _ := b.newAccount(t, "Other AG", account.Test)
+		for _, c := range []struct {
+			p    account.Principal
+			want []string
+		}{{b.live, []string{liveTicket}}, {other, nil}} {
+			l, err := b.app.Tickets(b.ctx, c.p, app.TicketsRequest{})
+			var got []string
+			for _, d := range l.Data {
+				got = append(got, d.Ticket.ID)
+			}
+			if err != nil || fmt.Sprint(got) != fmt.Sprint(c.want) || l.HasMore {
+				t.Errorf("%s: %v %v, want %v", c.p.AccountID, got, err, c.want)
+			}
+		}
+		page := func(r app.ListRequest) app.TicketsRequest { return app.TicketsRequest{ListRequest: r} }
+		checkBadLists(t, func(r app.TicketsRequest) (app.ListJSON[app.TicketDetails], error) { return b.app.Tickets(b.ctx, p, r) },
+			[]listCase[app.TicketsRequest]{
+				{page(app.ListRequest{StartingAfter: liveTicket}), "starting_after"},
+				{page(app.ListRequest{EndingBefore: o.Coupons[1].ID}), "ending_before"},
+				{page(app.ListRequest{Limit: "1e2"}), "limit"},
+				{page(app.ListRequest{CreatedLT: "2026-06-15T25:00:00Z"}), "created[lt]"},
+				{app.TicketsRequest{State: "expired"}, "state"},
+			})
+	})
+}

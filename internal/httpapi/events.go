@@ -92,3 +92,18 @@ func (s *Server) getCoupons(w http.ResponseWriter, r *http.Request) error {
 	out, err := s.app.Coupons(r.Context(), principalOf(r), app.CouponsRequest{ListRequest: lr, State: q.Get("state")})
 	return writeResult(w, http.StatusOK, out, err)
 }
+
+// getTickets lists the caller's tickets of its environment, newest first
+// (docs/lists.md).
+func (s *Server) getTickets(w http.ResponseWriter, r *http.Request) error {
+	q, lr, err := listQuery("httpapi.getTickets", r, "state")
+	if err != nil {
+		return err
+	}
+	l, err := s.app.Tickets(r.Context(), principalOf(r), app.TicketsRequest{ListRequest: lr, State: q.Get("state")})
+	if err != nil {
+		return err
+	}
+	out, err := s.Wallets.TicketList(l)
+	return writeResult(w, http.StatusOK, out, err)
+}

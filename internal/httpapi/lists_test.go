@@ -172,6 +172,36 @@ func TestCouponListEndpoint(t *testing.T) {
 	})
 }
 
+// TestTicketListEndpoint: GET /v9/ticketing/tickets.json answers the
+// caller's tickets in the documented shape, each as PATCH …/tickets/{id}
+// shows it, filters by state, and refuses bad parameters naming them.
+func TestTicketListEndpoint(t *testing.T) {
+	apitest.ForEachEngine(t, apitest.Options{}, func(t *testing.T, e *apitest.Env) {
+		ids := productIDs(t, e)
+		o := order(t, e, e.LiveKey, ids["single/adult"])
+		cid := str(o.Coupons[0]["id"])
+		act := mustActivate(t, e, "v9", cid, map[string]any{"identification_medium": medium("Max", "Mustermann", "1990-01-01")})
+		l := e.Must(200, apitest.Req{Method: "GET", Path: "/v9/ticketing/tickets.json", Key: e.LiveKey}).Map(t)
+		data := l["data"].([]any)
+		if len(data) != 1 || l["has_more"] != false {
+			t.Fatalf("tickets: %v", l)
+		}
+		listed := data[0].(map[string]any)
+		get := e.Must(200, apitest.Req{Method: "PATCH", Path: "/v9/ticketing/tickets/" + str(listed["id"]) + ".json"}).Map(t)
+		if asJSONString(t, get) != asJSONString(t, listed) || listed["coupon_id"] != cid {
+			t.Errorf("listed %v, GET %v (activation %v)", listed, get, act)
+		}
+		if l := e.Must(200, apitest.Req{Method: "GET", Path: "/v9/ticketing/tickets.json?state=invalidated", Key: e.LiveKey}).Map(t); len(l["data"].([]any)) != 0 {
+			t.Errorf("invalidated: %v", l)
+		}
+		wantListGuards(t, e, "/v9/ticketing/tickets.json", map[string]string{
+			"?state=valid%20":                     "state",
+			"?ending_before=" + str(listed["id"]): "",
+			"?limit=1&starting_after=" + cid:      "starting_after",
+		})
+	})
+}
+
 // wantListGuards checks what every list guards: the test environment
 // sees none of the live records made before; each query of cases is a 400
 // invalid_parameter naming its field with the live key (a field "" marks a

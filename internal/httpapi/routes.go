@@ -120,6 +120,7 @@ func (s *Server) routes() []route {
 		{GET, "/v9/ticketing/orders.json", authPartner, billKey, s.getOrders},
 		{GET, "/v9/ticketing/subscriptions.json", authPartner, billKey, s.getSubscriptions},
 		{GET, "/v9/ticketing/coupons.json", authPartner, billKey, s.getCoupons},
+		{GET, "/v9/ticketing/tickets.json", authPartner, billKey, s.getTickets},
 
 		// Inspection keys (docs/wallet.md).
 		{GET, "/v1/inspection/keys.json", authNone, billNobody, s.inspectionKeys},

@@ -21,7 +21,7 @@ import (
 // is one range of it read in order, whatever the table's size.
 
 // listTables are the tables a list reads (ListCursor takes a table name).
-var listTables = map[string]bool{"orders": true, "subscriptions": true, "coupons": true}
+var listTables = map[string]bool{"orders": true, "subscriptions": true, "coupons": true, "tickets": true}
 
 // ListCursor is the position of record id of table in the account's
 // environment, false when there is no such record there (another
@@ -98,7 +98,8 @@ func listPage[T any](ctx context.Context, q Q, query string, args []any, ascendi
 }
 
 // ExplainList is the engine's plan of the statement a list runs for
-// filter f (a ticketing.OrderFilter, SubscriptionFilter or CouponFilter):
+// filter f (a ticketing.OrderFilter, SubscriptionFilter, CouponFilter or
+// TicketFilter):
 // docs/lists.md shows them, TestListPlans checks them.
 func (q Q) ExplainList(ctx context.Context, f any) ([]string, error) {
 	var query string
@@ -110,6 +111,8 @@ func (q Q) ExplainList(ctx context.Context, f any) ([]string, error) {
 		query, args, _ = subscriptionsSQL(f)
 	case ticketing.CouponFilter:
 		query, args, _ = couponsSQL(f)
+	case ticketing.TicketFilter:
+		query, args, _ = ticketsSQL(f)
 	default:
 		return nil, fmt.Errorf("store.ExplainList: no list has filter %T", f)
 	}

@@ -39,6 +39,12 @@ func seedLists(t *testing.T, s *store.Store, accountID string, n int) {
 		SELECT 'seed-coupon-' || g, 'seed-' || g, 0, $1, CASE WHEN g % 2 = 0 THEN 'live' ELSE 'test' END, 'seed-product',
 			CASE WHEN g % 5 = 0 THEN 'seed-coupon-x' END, g % 3 = 0,
 			TIMESTAMPTZ '2026-01-01 00:00:00+00' + g * INTERVAL '1 second' FROM generate_series(1, $2::int) g`,
+		`INSERT INTO tickets (id, coupon_id, account_id, environment, product_id, cycle_id, identification_medium, medium_hash,
+			valid_from, valid_until, invalidated_at, created_at)
+		SELECT 'seed-ticket-' || g, 'seed-coupon-' || g, $1, CASE WHEN g % 2 = 0 THEN 'live' ELSE 'test' END, 'seed-product', 'c', '{}', 'h',
+			TIMESTAMPTZ '2026-01-01 00:00:00+00', TIMESTAMPTZ '2026-01-02 00:00:00+00',
+			CASE WHEN g % 7 = 0 THEN TIMESTAMPTZ '2026-01-01 12:00:00+00' END,
+			TIMESTAMPTZ '2026-01-01 00:00:00+00' + g * INTERVAL '1 second' FROM generate_series(1, $2::int) g`,
 		`ANALYZE`,
 	} {
 		var args []any
@@ -66,7 +72,8 @@ func wantIndexPlan(t *testing.T, name string, plan []string, indexes string, ord
 	}
 	sorted := strings.Contains(text, "TEMP B-TREE") || strings.Contains(text, "Sort")
 	scans := strings.Contains(text, "Seq Scan") || strings.Contains(text, "SCAN orders") || strings.Contains(text, "SCAN subscriptions") ||
-		strings.Contains(text, "SCAN coupons")
+		strings.Contains(text, "SCAN coupons") ||
+		strings.Contains(text, "SCAN tickets")
 	if !uses || scans || ordered && sorted {
 		t.Errorf("%s: plan does not read %s (in order: %v):\n%s", name, indexes, ordered, text)
 	}
@@ -99,6 +106,9 @@ func TestListPlans(t *testing.T) {
 		coupons := func(f ticketing.CouponFilter) func() ([]string, error) {
 			return func() ([]string, error) { return s.Read().ExplainList(ctx, f) }
 		}
+		tickets := func(f ticketing.TicketFilter) func() ([]string, error) {
+			return func() ([]string, error) { return s.Read().ExplainList(ctx, f) }
+		}
 		for _, c := range []struct {
 			name    string
 			explain func() ([]string, error)
@@ -122,6 +132,10 @@ func TestListPlans(t *testing.T) {
 			{"coupons not_activated", coupons(ticketing.CouponFilter{Query: before, State: ticketing.CouponNotActivated}), "coupons_list_new", true},
 			{"coupons activated", coupons(ticketing.CouponFilter{Query: after, State: ticketing.CouponActivated}), "coupons_list_activated", true},
 			{"coupons restored", coupons(ticketing.CouponFilter{Query: ranged, State: ticketing.CouponRestored}), "coupons_list_restored", true},
+			{"tickets first page", tickets(ticketing.TicketFilter{Query: base}), "tickets_list", true},
+			{"tickets ending_before", tickets(ticketing.TicketFilter{Query: before}), "tickets_list", true},
+			{"tickets valid", tickets(ticketing.TicketFilter{Query: after, State: ticketing.TicketValid}), "tickets_list_valid", true},
+			{"tickets invalidated", tickets(ticketing.TicketFilter{Query: ranged, State: ticketing.TicketInvalidated}), "tickets_list_invalidated", true},
 		} {
 			plan, err := c.explain()
 			if err != nil {

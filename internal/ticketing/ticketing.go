@@ -184,3 +184,23 @@ type CouponFilter struct {
 	// State, when set, keeps the coupons in that state.
 	State CouponState
 }
+
+// TicketState is a ticket's state in lists (docs/lists.md): valid, or
+// invalidated (revoked or replaced; GET shows "valid": false).
+type TicketState string
+
+// The states of a ticket.
+const (
+	TicketValid       TicketState = "valid"
+	TicketInvalidated TicketState = "invalidated"
+)
+
+// TicketStates are the states, in the order docs/lists.md names them.
+var TicketStates = []TicketState{TicketValid, TicketInvalidated}
+
+// TicketFilter selects the tickets of a list.
+type TicketFilter struct {
+	list.Query
+	// State, when set, keeps the tickets in that state.
+	State TicketState
+}

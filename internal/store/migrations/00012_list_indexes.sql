@@ -31,7 +31,15 @@ CREATE INDEX coupons_list_activated ON coupons (account_id, environment, created
 CREATE INDEX coupons_list_restored ON coupons (account_id, environment, created_at, id)
     WHERE restored_coupon_id IS NOT NULL;
 
+-- Tickets: the whole list and one partial index per state.
+CREATE INDEX tickets_list ON tickets (account_id, environment, created_at, id);
+CREATE INDEX tickets_list_valid ON tickets (account_id, environment, created_at, id) WHERE invalidated_at IS NULL;
+CREATE INDEX tickets_list_invalidated ON tickets (account_id, environment, created_at, id) WHERE invalidated_at IS NOT NULL;
+
 -- +goose Down
+DROP INDEX tickets_list_invalidated;
+DROP INDEX tickets_list_valid;
+DROP INDEX tickets_list;
 DROP INDEX coupons_list_restored;
 DROP INDEX coupons_list_activated;
 DROP INDEX coupons_list_new;
