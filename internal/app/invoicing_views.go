@@ -9,7 +9,7 @@ import (
 	"github.com/farebox/farebox/internal/money"
 )
 
-type customerJSON struct {
+type CustomerJSON struct {
 	ID                  string                `json:"id"`
 	AddressLines        []string              `json:"address_lines"`
 	ElectronicInvoicing *invoicing.Electronic `json:"electronic_invoicing"`
@@ -17,8 +17,8 @@ type customerJSON struct {
 	CreatedAt           string                `json:"created_at"`
 }
 
-func customerView(c invoicing.Customer) customerJSON {
-	return customerJSON{ID: c.ID, AddressLines: c.AddressLines, ElectronicInvoicing: c.Electronic,
+func customerView(c invoicing.Customer) CustomerJSON {
+	return CustomerJSON{ID: c.ID, AddressLines: c.AddressLines, ElectronicInvoicing: c.Electronic,
 		Environment: string(c.Environment), CreatedAt: clock.Timestamp(c.CreatedAt)}
 }
 

@@ -10,6 +10,7 @@ import (
 	"github.com/farebox/farebox/internal/apperr"
 	"github.com/farebox/farebox/internal/clock"
 	"github.com/farebox/farebox/internal/event"
+	"github.com/farebox/farebox/internal/invoicing"
 	"github.com/farebox/farebox/internal/list"
 	"github.com/farebox/farebox/internal/store"
 	"github.com/farebox/farebox/internal/ticketing"
@@ -252,4 +253,14 @@ func (w *Wallets) TicketList(l ListJSON[TicketDetails]) (ListJSON[ticketJSON], e
 		out = append(out, v)
 	}
 	return listOf(out, l.HasMore), nil
+}
+
+// Customers lists the caller's customers of its environment, newest
+// first, as GET …/customers/{id}.json shows them.
+func (a *App) Customers(ctx context.Context, p account.Principal, req ListRequest) (ListJSON[CustomerJSON], error) {
+	var l listParams
+	var f invoicing.CustomerFilter
+	return runList(ctx, a, p, "app.Customers", "customers", "customer", req, &l, &f.Query,
+		func(q store.Q) (list.Page[invoicing.Customer], error) { return q.Customers(ctx, f) },
+		func(c invoicing.Customer) (CustomerJSON, error) { return customerView(c), nil })
 }

@@ -453,3 +453,63 @@ func TestTicketList(t *testing.T) {
 			})
 	})
 }
+
+// TestCustomerList: GET /v9/ticketing/customers.json pages the caller's
+// customers newest first both ways, shows each as its GET does, keeps
+// accounts and environments apart and refuses bad parameters.
+func TestCustomerList(t *testing.T) {
+	eachEngine(t, func(t *testing.T, b *testBundle) {
+		p := b.test
+		var ids []string
+		for i := range 5 {
+			if i == 3 {
+				b.clock.Advance(time.Minute)
+			}
+			ids = append(ids, b.customer(t, p, fmt.Sprintf("Kunde %d GmbH", i)).ID)
+		}
+		list := func(req app.ListRequest) app.ListJSON[app.CustomerJSON] {
+			t.Helper()
+			l, err := b.app.Customers(b.ctx, p, req)
+			if err != nil {
+				t.Fatal(err)
+			}
+			return l
+		}
+		id := func(c app.CustomerJSON) string { return c.ID }
+		walk(t, "all", append(byNewest(ids[3:]), byNewest(ids[:3])...), id, func(after, before string) app.ListJSON[app.CustomerJSON] {
+			return list(app.ListRequest{Limit: "2", StartingAfter: after, EndingBefore: before})
+		})
+		later := b.clock.Now().Format(time.RFC3339)
+		walk(t, "created[gte]", byNewest(ids[3:]), id, func(after, before string) app.ListJSON[app.CustomerJSON] {
+			return list(app.ListRequest{Limit: "1", StartingAfter: after, EndingBefore: before, CreatedGTE: later})
+		})
+		for _, c := range list(app.ListRequest{Limit: "100"}).Data {
+			got, err := b.app.Customer(b.ctx, p, c.ID)
+			if err != nil {
+				t.Fatal(err)
+			}
+			if asJSON(t, c) != asJSON(t, app.CustomerResponse(got)) {
+				t.Errorf("listed %s, GET %s", asJSON(t, c), asJSON(t, app.CustomerResponse(got)))
+			}
+		}
+		liveCustomer := b.customer(t, b.live, "Live GmbH").ID
+		other, _ := b.newAccount(t, "Other AG", account.Test)
+		otherCustomer := b.customer(t, other, "Andere GmbH").ID
+		for _, c := range []struct {
+			p    account.Principal
+			want string
+		}{{b.live, liveCustomer}, {other, otherCustomer}} {
+			l, err := b.app.Customers(b.ctx, c.p, app.ListRequest{})
+			if err != nil || len(l.Data) != 1 || l.Data[0].ID != c.want || l.HasMore {
+				t.Errorf("%s: %+v %v, want only %s", c.p.AccountID, l, err, c.want)
+			}
+		}
+		checkBadLists(t, func(r app.ListRequest) (app.ListJSON[app.CustomerJSON], error) { return b.app.Customers(b.ctx, p, r) },
+			[]listCase[app.ListRequest]{
+				{app.ListRequest{StartingAfter: liveCustomer}, "starting_after"},
+				{app.ListRequest{EndingBefore: otherCustomer}, "ending_before"},
+				{app.ListRequest{Limit: "0"}, "limit"},
+				{app.ListRequest{CreatedGTE: "2026"}, "created[gte]"},
+			})
+	})
+}

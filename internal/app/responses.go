@@ -96,7 +96,7 @@ func (w *Wallets) TicketResponse(d TicketDetails) (ticketJSON, error) {
 }
 
 // CustomerResponse is a Customer.
-func CustomerResponse(c invoicing.Customer) customerJSON { return customerView(c) }
+func CustomerResponse(c invoicing.Customer) CustomerJSON { return customerView(c) }
 
 // BillableItemResponse is a BillableItem.
 func BillableItemResponse(v BillableItemView) billableItemJSON { return billableItemView(v) }

@@ -107,3 +107,14 @@ func (s *Server) getTickets(w http.ResponseWriter, r *http.Request) error {
 	out, err := s.Wallets.TicketList(l)
 	return writeResult(w, http.StatusOK, out, err)
 }
+
+// getCustomers lists the caller's customers of its environment, newest
+// first (docs/lists.md).
+func (s *Server) getCustomers(w http.ResponseWriter, r *http.Request) error {
+	_, lr, err := listQuery("httpapi.getCustomers", r)
+	if err != nil {
+		return err
+	}
+	out, err := s.app.Customers(r.Context(), principalOf(r), lr)
+	return writeResult(w, http.StatusOK, out, err)
+}

@@ -14,8 +14,8 @@ import (
 	"github.com/farebox/farebox/internal/testtool"
 )
 
-// customerJSON is the customer response as a partner decodes it.
-type customerJSON struct {
+// CustomerJSON is the customer response as a partner decodes it.
+type CustomerJSON struct {
 	ID                  string   `json:"id"`
 	Environment         string   `json:"environment"`
 	AddressLines        []string `json:"address_lines"`

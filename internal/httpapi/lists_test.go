@@ -202,6 +202,39 @@ func TestTicketListEndpoint(t *testing.T) {
 	})
 }
 
+// TestCustomerListEndpoint: GET /v9/ticketing/customers.json answers the
+// caller's customers in the documented shape, each as its GET shows it,
+// pages, and refuses bad parameters naming them.
+func TestCustomerListEndpoint(t *testing.T) {
+	apitest.ForEachEngine(t, apitest.Options{}, func(t *testing.T, e *apitest.Env) {
+		var created []string
+		for _, name := range []string{"Erste GmbH", "Zweite GmbH"} {
+			c := e.Must(201, apitest.Req{Method: "POST", Path: "/v9/ticketing/customers.json", Key: e.LiveKey,
+				Body: map[string]any{"customer": map[string]any{"address_lines": []string{name, "Hauptstraße 1", "10115 Berlin"}}}}).Map(t)
+			created = append(created, str(c["id"]))
+		}
+		l := e.Must(200, apitest.Req{Method: "GET", Path: "/v9/ticketing/customers.json?limit=1", Key: e.LiveKey}).Map(t)
+		data := l["data"].([]any)
+		if len(data) != 1 || l["has_more"] != true {
+			t.Fatalf("customers: %v", l)
+		}
+		listed := data[0].(map[string]any)
+		get := e.Must(200, apitest.Req{Method: "GET", Path: "/v9/ticketing/customers/" + str(listed["id"]) + ".json", Key: e.LiveKey}).Map(t)
+		if asJSONString(t, get) != asJSONString(t, listed) {
+			t.Errorf("listed %v, GET %v", listed, get)
+		}
+		next := e.Must(200, apitest.Req{Method: "GET", Path: "/v9/ticketing/customers.json?starting_after=" + str(listed["id"]), Key: e.LiveKey}).Map(t)
+		if d := next["data"].([]any); len(d) != 1 || next["has_more"] != false || d[0].(map[string]any)["id"] == listed["id"] {
+			t.Errorf("second page: %v (created %v)", next, created)
+		}
+		wantListGuards(t, e, "/v9/ticketing/customers.json", map[string]string{
+			"?state=active":                "state",
+			"?ending_before=" + created[0]: "",
+			"?created%5Blt%5D=x":           "created[lt]",
+		})
+	})
+}
+
 // wantListGuards checks what every list guards: the test environment
 // sees none of the live records made before; each query of cases is a 400
 // invalid_parameter naming its field with the live key (a field "" marks a

@@ -133,6 +133,7 @@ func (s *Server) routes() []route {
 		{GET, "/v5/ticketing/customers/{customer_id}.json", authPartner, billKey, s.getCustomer},
 		{POST, "/v9/ticketing/customers.json", authPartner, billKey, s.createCustomer(true)},
 		{GET, "/v9/ticketing/customers/{customer_id}.json", authPartner, billKey, s.getCustomer},
+		{GET, "/v9/ticketing/customers.json", authPartner, billKey, s.getCustomers},
 		{GET, "/v5/ticketing/billable_item/{billable_item_id}.json", authPartner, billKey, s.getBillableItem},
 		{PUT, "/v5/ticketing/billable_item/{billable_item_id}.json", authPartner, billKey, s.putBillableItem},
 		{POST, "/v5/ticketing/billable_collections.json", authPartner, billKey, s.createCollection},

@@ -9,6 +9,7 @@ import (
 	"strings"
 
 	"github.com/farebox/farebox/internal/account"
+	"github.com/farebox/farebox/internal/invoicing"
 	"github.com/farebox/farebox/internal/list"
 	"github.com/farebox/farebox/internal/ticketing"
 )
@@ -21,7 +22,7 @@ import (
 // is one range of it read in order, whatever the table's size.
 
 // listTables are the tables a list reads (ListCursor takes a table name).
-var listTables = map[string]bool{"orders": true, "subscriptions": true, "coupons": true, "tickets": true}
+var listTables = map[string]bool{"orders": true, "subscriptions": true, "coupons": true, "tickets": true, "customers": true}
 
 // ListCursor is the position of record id of table in the account's
 // environment, false when there is no such record there (another
@@ -98,8 +99,8 @@ func listPage[T any](ctx context.Context, q Q, query string, args []any, ascendi
 }
 
 // ExplainList is the engine's plan of the statement a list runs for
-// filter f (a ticketing.OrderFilter, SubscriptionFilter, CouponFilter or
-// TicketFilter):
+// filter f (a ticketing.OrderFilter, SubscriptionFilter, CouponFilter,
+// TicketFilter or invoicing.CustomerFilter):
 // docs/lists.md shows them, TestListPlans checks them.
 func (q Q) ExplainList(ctx context.Context, f any) ([]string, error) {
 	var query string
@@ -113,6 +114,8 @@ func (q Q) ExplainList(ctx context.Context, f any) ([]string, error) {
 		query, args, _ = couponsSQL(f)
 	case ticketing.TicketFilter:
 		query, args, _ = ticketsSQL(f)
+	case invoicing.CustomerFilter:
+		query, args, _ = customersSQL(f)
 	default:
 		return nil, fmt.Errorf("store.ExplainList: no list has filter %T", f)
 	}

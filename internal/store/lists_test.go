@@ -8,6 +8,7 @@ import (
 	"time"
 
 	"github.com/farebox/farebox/internal/account"
+	"github.com/farebox/farebox/internal/invoicing"
 	"github.com/farebox/farebox/internal/list"
 	"github.com/farebox/farebox/internal/store"
 	"github.com/farebox/farebox/internal/store/storetest"
@@ -45,6 +46,9 @@ func seedLists(t *testing.T, s *store.Store, accountID string, n int) {
 			TIMESTAMPTZ '2026-01-01 00:00:00+00', TIMESTAMPTZ '2026-01-02 00:00:00+00',
 			CASE WHEN g % 7 = 0 THEN TIMESTAMPTZ '2026-01-01 12:00:00+00' END,
 			TIMESTAMPTZ '2026-01-01 00:00:00+00' + g * INTERVAL '1 second' FROM generate_series(1, $2::int) g`,
+		`INSERT INTO customers (id, account_id, environment, address_lines, created_at)
+		SELECT 'seed-customer-' || g, $1, CASE WHEN g % 2 = 0 THEN 'live' ELSE 'test' END, '["x"]',
+			TIMESTAMPTZ '2026-01-01 00:00:00+00' + g * INTERVAL '1 second' FROM generate_series(1, $2::int) g`,
 		`ANALYZE`,
 	} {
 		var args []any
@@ -73,7 +77,8 @@ func wantIndexPlan(t *testing.T, name string, plan []string, indexes string, ord
 	sorted := strings.Contains(text, "TEMP B-TREE") || strings.Contains(text, "Sort")
 	scans := strings.Contains(text, "Seq Scan") || strings.Contains(text, "SCAN orders") || strings.Contains(text, "SCAN subscriptions") ||
 		strings.Contains(text, "SCAN coupons") ||
-		strings.Contains(text, "SCAN tickets")
+		strings.Contains(text, "SCAN tickets") ||
+		strings.Contains(text, "SCAN customers")
 	if !uses || scans || ordered && sorted {
 		t.Errorf("%s: plan does not read %s (in order: %v):\n%s", name, indexes, ordered, text)
 	}
@@ -106,6 +111,9 @@ func TestListPlans(t *testing.T) {
 		coupons := func(f ticketing.CouponFilter) func() ([]string, error) {
 			return func() ([]string, error) { return s.Read().ExplainList(ctx, f) }
 		}
+		explainOf := func(f any) func() ([]string, error) {
+			return func() ([]string, error) { return s.Read().ExplainList(ctx, f) }
+		}
 		tickets := func(f ticketing.TicketFilter) func() ([]string, error) {
 			return func() ([]string, error) { return s.Read().ExplainList(ctx, f) }
 		}
@@ -136,6 +144,9 @@ func TestListPlans(t *testing.T) {
 			{"tickets ending_before", tickets(ticketing.TicketFilter{Query: before}), "tickets_list", true},
 			{"tickets valid", tickets(ticketing.TicketFilter{Query: after, State: ticketing.TicketValid}), "tickets_list_valid", true},
 			{"tickets invalidated", tickets(ticketing.TicketFilter{Query: ranged, State: ticketing.TicketInvalidated}), "tickets_list_invalidated", true},
+			{"customers first page", explainOf(invoicing.CustomerFilter{Query: base}), "customers_list", true},
+			{"customers starting_after", explainOf(invoicing.CustomerFilter{Query: after}), "customers_list", true},
+			{"customers created range", explainOf(invoicing.CustomerFilter{Query: ranged}), "customers_list", true},
 		} {
 			plan, err := c.explain()
 			if err != nil {

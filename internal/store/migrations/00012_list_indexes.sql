@@ -36,7 +36,14 @@ CREATE INDEX tickets_list ON tickets (account_id, environment, created_at, id);
 CREATE INDEX tickets_list_valid ON tickets (account_id, environment, created_at, id) WHERE invalidated_at IS NULL;
 CREATE INDEX tickets_list_invalidated ON tickets (account_id, environment, created_at, id) WHERE invalidated_at IS NOT NULL;
 
+-- Customers: customers_list replaces customers_account (account_id,
+-- environment), its prefix.
+DROP INDEX customers_account;
+CREATE INDEX customers_list ON customers (account_id, environment, created_at, id);
+
 -- +goose Down
+DROP INDEX customers_list;
+CREATE INDEX customers_account ON customers (account_id, environment);
 DROP INDEX tickets_list_invalidated;
 DROP INDEX tickets_list_valid;
 DROP INDEX tickets_list;
