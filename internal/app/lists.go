@@ -264,3 +264,21 @@ func (a *App) Customers(ctx context.Context, p account.Principal, req ListReques
 		func(q store.Q) (list.Page[invoicing.Customer], error) { return q.Customers(ctx, f) },
 		func(c invoicing.Customer) (CustomerJSON, error) { return customerView(c), nil })
 }
+
+// InvoicesRequest is GET /v9/ticketing/invoices.json's query, as sent;
+// Number and CustomerID are nil when absent.
+type InvoicesRequest struct {
+	ListRequest
+	Number, CustomerID *string
+}
+
+// Invoices lists the caller's documents of its environment (invoices,
+// cancellations, payment notices), newest first, as
+// GET /v5/ticketing/invoices/{id}.json shows them.
+func (a *App) Invoices(ctx context.Context, p account.Principal, req InvoicesRequest) (ListJSON[InvoiceJSON], error) {
+	var l listParams
+	f := invoicing.InvoiceFilter{Number: req.Number, CustomerID: req.CustomerID}
+	return runList(ctx, a, p, "app.Invoices", "invoices", "invoice", req.ListRequest, &l, &f.Query,
+		func(q store.Q) (list.Page[invoicing.Invoice], error) { return q.Invoices(ctx, f) },
+		func(inv invoicing.Invoice) (InvoiceJSON, error) { return a.InvoiceResponse(inv), nil })
+}

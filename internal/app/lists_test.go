@@ -11,6 +11,7 @@ import (
 	"github.com/farebox/farebox/internal/account"
 	"github.com/farebox/farebox/internal/app"
 	"github.com/farebox/farebox/internal/apperr"
+	"github.com/farebox/farebox/internal/invoicing"
 	"github.com/farebox/farebox/internal/ticketing"
 )
 
@@ -512,4 +513,95 @@ func TestCustomerList(t *testing.T) {
 				{app.ListRequest{CreatedGTE: "2026"}, "created[gte]"},
 			})
 	})
+}
+
+// TestInvoiceList: GET /v9/ticketing/invoices.json pages the caller's
+// documents newest first both ways, filters by customer, number and
+// created range, shows each as its GET does, keeps accounts and
+// environments apart and refuses bad parameters.
+func TestInvoiceList(t *testing.T) {
+	eachEngine(t, func(t *testing.T, b *testBundle) {
+		p := b.test
+		c1, c2 := b.customer(t, p, "Erste GmbH").ID, b.customer(t, p, "Zweite GmbH").ID
+		var invs []invoicing.Invoice
+		for i, c := range []string{c1, c2, c1, c1} {
+			if i == 2 {
+				b.clock.Advance(time.Minute)
+			}
+			invs = append(invs, b.invoiceFor(t, p, c))
+		}
+		ids := func(ix ...int) (out []string) {
+			for _, i := range ix {
+				out = append(out, invs[i].ID)
+			}
+			return out
+		}
+		list := func(req app.InvoicesRequest) app.ListJSON[app.InvoiceJSON] {
+			t.Helper()
+			l, err := b.app.Invoices(b.ctx, p, req)
+			if err != nil {
+				t.Fatal(err)
+			}
+			return l
+		}
+		id := func(v app.InvoiceJSON) string { return v.InvoiceID }
+		all := append(byNewest(ids(2, 3)), byNewest(ids(0, 1))...)
+		walk(t, "all", all, id, func(after, before string) app.ListJSON[app.InvoiceJSON] {
+			return list(app.InvoicesRequest{ListRequest: app.ListRequest{Limit: "1", StartingAfter: after, EndingBefore: before}})
+		})
+		walk(t, "customer", append(byNewest(ids(2, 3)), invs[0].ID), id, func(after, before string) app.ListJSON[app.InvoiceJSON] {
+			return list(app.InvoicesRequest{CustomerID: &c1, ListRequest: app.ListRequest{Limit: "2", StartingAfter: after, EndingBefore: before}})
+		})
+		later := b.clock.Now().Format(time.RFC3339)
+		walk(t, "created[lt]", byNewest(ids(0, 1)), id, func(after, before string) app.ListJSON[app.InvoiceJSON] {
+			return list(app.InvoicesRequest{ListRequest: app.ListRequest{Limit: "1", StartingAfter: after, EndingBefore: before, CreatedLT: later}})
+		})
+		if l := list(app.InvoicesRequest{Number: &invs[1].Number}); len(l.Data) != 1 || l.Data[0].InvoiceID != invs[1].ID || l.HasMore {
+			t.Errorf("number %s: %+v", invs[1].Number, l)
+		}
+		for _, v := range list(app.InvoicesRequest{ListRequest: app.ListRequest{Limit: "100"}}).Data {
+			inv, err := b.app.Invoice(b.ctx, p, v.InvoiceID)
+			if err != nil {
+				t.Fatal(err)
+			}
+			if asJSON(t, v) != asJSON(t, b.app.InvoiceResponse(inv)) {
+				t.Errorf("listed %s, GET %s", asJSON(t, v), asJSON(t, b.app.InvoiceResponse(inv)))
+			}
+		}
+		liveInvoice := b.invoiceFor(t, b.live, b.customer(t, b.live, "Live GmbH").ID)
+		other, _ := b.newAccount(t, "Other AG", account.Test)
+		otherInvoice := b.invoiceFor(t, other, b.customer(t, other, "Andere GmbH").ID)
+		for _, c := range []struct {
+			p    account.Principal
+			want string
+		}{{b.live, liveInvoice.ID}, {other, otherInvoice.ID}} {
+			l, err := b.app.Invoices(b.ctx, c.p, app.InvoicesRequest{})
+			if err != nil || len(l.Data) != 1 || l.Data[0].InvoiceID != c.want || l.HasMore {
+				t.Errorf("%s: %+v %v, want only %s", c.p.AccountID, l, err, c.want)
+			}
+		}
+		// Another environment's number is no match here.
+		if l := list(app.InvoicesRequest{Number: &liveInvoice.Number}); len(l.Data) != 0 {
+			t.Errorf("the live invoice's number lists %+v in test", l.Data)
+		}
+		page := func(r app.ListRequest) app.InvoicesRequest { return app.InvoicesRequest{ListRequest: r} }
+		checkBadLists(t, func(r app.InvoicesRequest) (app.ListJSON[app.InvoiceJSON], error) { return b.app.Invoices(b.ctx, p, r) },
+			[]listCase[app.InvoicesRequest]{
+				{page(app.ListRequest{StartingAfter: liveInvoice.ID}), "starting_after"},
+				{page(app.ListRequest{EndingBefore: otherInvoice.ID}), "ending_before"},
+				{page(app.ListRequest{StartingAfter: c1}), "starting_after"},
+				{page(app.ListRequest{Limit: "100000"}), "limit"},
+				{page(app.ListRequest{CreatedGTE: "12:00"}), "created[gte]"},
+			})
+	})
+}
+
+// invoiceFor orders a single ticket for p and invoices it to customer.
+func (b *testBundle) invoiceFor(t *testing.T, p account.Principal, customer string) invoicing.Invoice {
+	t.Helper()
+	item := b.itemOf(t, p)
+	if _, err := b.update(p, item, "customer_id", `"`+customer+`"`); err != nil {
+		t.Fatal(err)
+	}
+	return b.invoice(t, p, item, customer)
 }

@@ -103,6 +103,6 @@ func BillableItemResponse(v BillableItemView) billableItemJSON { return billable
 
 // InvoiceResponse is an invoice, cancellation or payment notice, with its
 // download links under the invoice base URL.
-func (a *App) InvoiceResponse(inv invoicing.Invoice) invoiceJSON {
+func (a *App) InvoiceResponse(inv invoicing.Invoice) InvoiceJSON {
 	return invoiceView(inv, a.InvoiceBaseURL())
 }

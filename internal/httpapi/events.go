@@ -118,3 +118,15 @@ func (s *Server) getCustomers(w http.ResponseWriter, r *http.Request) error {
 	out, err := s.app.Customers(r.Context(), principalOf(r), lr)
 	return writeResult(w, http.StatusOK, out, err)
 }
+
+// getInvoices lists the caller's documents of its environment, newest
+// first (docs/lists.md).
+func (s *Server) getInvoices(w http.ResponseWriter, r *http.Request) error {
+	q, lr, err := listQuery("httpapi.getInvoices", r, "number", "customer_id")
+	if err != nil {
+		return err
+	}
+	out, err := s.app.Invoices(r.Context(), principalOf(r), app.InvoicesRequest{ListRequest: lr,
+		Number: optional(q, "number"), CustomerID: optional(q, "customer_id")})
+	return writeResult(w, http.StatusOK, out, err)
+}

@@ -2,6 +2,7 @@ package httpapi_test
 
 import (
 	"encoding/json"
+	"fmt"
 	"net/url"
 	"testing"
 
@@ -231,6 +232,48 @@ func TestCustomerListEndpoint(t *testing.T) {
 			"?state=active":                "state",
 			"?ending_before=" + created[0]: "",
 			"?created%5Blt%5D=x":           "created[lt]",
+		})
+	})
+}
+
+// TestInvoiceListEndpoint: GET /v9/ticketing/invoices.json answers the
+// caller's documents in the documented shape, each as its GET shows it,
+// filters by customer and number, and refuses bad parameters naming them.
+func TestInvoiceListEndpoint(t *testing.T) {
+	apitest.ForEachEngine(t, apitest.Options{}, func(t *testing.T, e *apitest.Env) {
+		items := orderSingles(t, e, e.LiveKey, 2)
+		var invs []InvoiceJSON
+		var customers []string
+		for i, it := range items {
+			c := newCustomer(t, e, e.LiveKey, []string{fmt.Sprintf("Kunde %d GmbH", i), "Hauptstraße 1", "10115 Berlin"}, nil)
+			put(t, e, e.LiveKey, it, map[string]any{"customer_id": c})
+			invs, customers = append(invs, issue(t, e, e.LiveKey, it, c, nil)), append(customers, c)
+		}
+		list := func(query string) []any {
+			t.Helper()
+			return e.Must(200, apitest.Req{Method: "GET", Path: "/v9/ticketing/invoices.json" + query, Key: e.LiveKey}).Map(t)["data"].([]any)
+		}
+		data := list("")
+		if len(data) != 2 {
+			t.Fatalf("invoices: %v", data)
+		}
+		for _, d := range data {
+			v := d.(map[string]any)
+			get := e.Must(200, apitest.Req{Method: "GET", Path: "/v5/ticketing/invoices/" + str(v["invoice_id"]) + ".json", Key: e.LiveKey}).Map(t)
+			if asJSONString(t, get) != asJSONString(t, v) {
+				t.Errorf("listed %v, GET %v", v, get)
+			}
+		}
+		if l := list("?customer_id=" + customers[1]); len(l) != 1 || l[0].(map[string]any)["invoice_id"] != invs[1].InvoiceID {
+			t.Errorf("customer filter: %v", l)
+		}
+		if l := list("?number=" + url.QueryEscape(invs[0].InvoiceNumber)); len(l) != 1 || l[0].(map[string]any)["invoice_id"] != invs[0].InvoiceID {
+			t.Errorf("number filter: %v", l)
+		}
+		wantListGuards(t, e, "/v9/ticketing/invoices.json", map[string]string{
+			"?invoice_number=1":                   "invoice_number",
+			"?ending_before=" + invs[0].InvoiceID: "",
+			"?starting_after=" + customers[0]:     "starting_after",
 		})
 	})
 }

@@ -22,7 +22,7 @@ import (
 // is one range of it read in order, whatever the table's size.
 
 // listTables are the tables a list reads (ListCursor takes a table name).
-var listTables = map[string]bool{"orders": true, "subscriptions": true, "coupons": true, "tickets": true, "customers": true}
+var listTables = map[string]bool{"orders": true, "subscriptions": true, "coupons": true, "tickets": true, "customers": true, "invoices": true}
 
 // ListCursor is the position of record id of table in the account's
 // environment, false when there is no such record there (another
@@ -100,7 +100,7 @@ func listPage[T any](ctx context.Context, q Q, query string, args []any, ascendi
 
 // ExplainList is the engine's plan of the statement a list runs for
 // filter f (a ticketing.OrderFilter, SubscriptionFilter, CouponFilter,
-// TicketFilter or invoicing.CustomerFilter):
+// TicketFilter, invoicing.CustomerFilter or InvoiceFilter):
 // docs/lists.md shows them, TestListPlans checks them.
 func (q Q) ExplainList(ctx context.Context, f any) ([]string, error) {
 	var query string
@@ -116,6 +116,8 @@ func (q Q) ExplainList(ctx context.Context, f any) ([]string, error) {
 		query, args, _ = ticketsSQL(f)
 	case invoicing.CustomerFilter:
 		query, args, _ = customersSQL(f)
+	case invoicing.InvoiceFilter:
+		query, args, _ = invoicesSQL(f)
 	default:
 		return nil, fmt.Errorf("store.ExplainList: no list has filter %T", f)
 	}

@@ -49,6 +49,10 @@ func seedLists(t *testing.T, s *store.Store, accountID string, n int) {
 		`INSERT INTO customers (id, account_id, environment, address_lines, created_at)
 		SELECT 'seed-customer-' || g, $1, CASE WHEN g % 2 = 0 THEN 'live' ELSE 'test' END, '["x"]',
 			TIMESTAMPTZ '2026-01-01 00:00:00+00' + g * INTERVAL '1 second' FROM generate_series(1, $2::int) g`,
+		`INSERT INTO invoices (id, account_id, environment, kind, number, identifier, customer_id, electronic, gross_cents, document, created_at)
+		SELECT 'seed-invoice-' || g, $1, CASE WHEN g % 2 = 0 THEN 'live' ELSE 'test' END, 'invoice', 'SEED-' || g, 'i',
+			'seed-customer-' || (g % 50), FALSE, 100, '{}',
+			TIMESTAMPTZ '2026-01-01 00:00:00+00' + g * INTERVAL '1 second' FROM generate_series(1, $2::int) g`,
 		`ANALYZE`,
 	} {
 		var args []any
@@ -78,7 +82,8 @@ func wantIndexPlan(t *testing.T, name string, plan []string, indexes string, ord
 	scans := strings.Contains(text, "Seq Scan") || strings.Contains(text, "SCAN orders") || strings.Contains(text, "SCAN subscriptions") ||
 		strings.Contains(text, "SCAN coupons") ||
 		strings.Contains(text, "SCAN tickets") ||
-		strings.Contains(text, "SCAN customers")
+		strings.Contains(text, "SCAN customers") ||
+		strings.Contains(text, "SCAN invoices")
 	if !uses || scans || ordered && sorted {
 		t.Errorf("%s: plan does not read %s (in order: %v):\n%s", name, indexes, ordered, text)
 	}
@@ -100,7 +105,7 @@ func TestListPlans(t *testing.T) {
 		after := with(base, func(l *list.Query) { l.After = cur })
 		before := with(base, func(l *list.Query) { l.Before = cur })
 		ranged := with(base, func(l *list.Query) { l.CreatedGTE, l.CreatedLT = &from, &to })
-		ref := "ref-7"
+		ref, customer, number := "ref-7", "seed-customer-7", "SEED-10801"
 		orders := func(f ticketing.OrderFilter) func() ([]string, error) {
 			return func() ([]string, error) { return s.Read().ExplainList(ctx, f) }
 		}
@@ -146,6 +151,11 @@ func TestListPlans(t *testing.T) {
 			{"tickets invalidated", tickets(ticketing.TicketFilter{Query: ranged, State: ticketing.TicketInvalidated}), "tickets_list_invalidated", true},
 			{"customers first page", explainOf(invoicing.CustomerFilter{Query: base}), "customers_list", true},
 			{"customers starting_after", explainOf(invoicing.CustomerFilter{Query: after}), "customers_list", true},
+			{"invoices first page", explainOf(invoicing.InvoiceFilter{Query: base}), "invoices_list", true},
+			{"invoices ending_before", explainOf(invoicing.InvoiceFilter{Query: before}), "invoices_list", true},
+			{"invoices created range", explainOf(invoicing.InvoiceFilter{Query: ranged}), "invoices_list", true},
+			{"invoices customer", explainOf(invoicing.InvoiceFilter{Query: after, CustomerID: &customer}), "invoices_list_customer", true},
+			{"invoices number", explainOf(invoicing.InvoiceFilter{Query: base, Number: &number}), "invoices_number_key|sqlite_autoindex_invoices_2", false},
 			{"customers created range", explainOf(invoicing.CustomerFilter{Query: ranged}), "customers_list", true},
 		} {
 			plan, err := c.explain()

@@ -41,7 +41,16 @@ CREATE INDEX tickets_list_invalidated ON tickets (account_id, environment, creat
 DROP INDEX customers_account;
 CREATE INDEX customers_list ON customers (account_id, environment, created_at, id);
 
+-- Invoices (all documents): invoices_list replaces invoices_account
+-- (account_id, environment, created_at), its prefix; by customer its own.
+DROP INDEX invoices_account;
+CREATE INDEX invoices_list ON invoices (account_id, environment, created_at, id);
+CREATE INDEX invoices_list_customer ON invoices (account_id, environment, customer_id, created_at, id);
+
 -- +goose Down
+DROP INDEX invoices_list_customer;
+DROP INDEX invoices_list;
+CREATE INDEX invoices_account ON invoices (account_id, environment, created_at);
 DROP INDEX customers_list;
 CREATE INDEX customers_account ON customers (account_id, environment);
 DROP INDEX tickets_list_invalidated;
