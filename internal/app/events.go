@@ -8,7 +8,6 @@ import (
 
 	"github.com/farebox/farebox/internal/account"
 	"github.com/farebox/farebox/internal/apperr"
-	"github.com/farebox/farebox/internal/clock"
 	"github.com/farebox/farebox/internal/event"
 	"github.com/farebox/farebox/internal/invoicedoc"
 	"github.com/farebox/farebox/internal/invoicing"
@@ -182,56 +181,29 @@ type EventsRequest struct {
 // page at a time. Every parameter problem is a 400 invalid_parameter naming the parameter.
 func (a *App) Events(ctx context.Context, p account.Principal, req EventsRequest) (event.Page, error) {
 	const op = "app.Events"
-	f := event.Query{AccountID: p.AccountID, Environment: p.Environment, Limit: event.DefaultLimit, Type: event.Type(req.Type)}
-	var probs []apperr.FieldError
-	bad := func(field, msg string) { probs = append(probs, apperr.FieldError{Field: field, Message: msg}) }
-	if req.Limit != "" {
-		var n int
-		if _, err := fmt.Sscanf(req.Limit, "%d", &n); err != nil || fmt.Sprint(n) != req.Limit || n < 1 || n > event.MaxLimit {
-			bad("limit", fmt.Sprintf("limit must be an integer from 1 to %d", event.MaxLimit))
-		} else {
-			f.Limit = n
-		}
-	}
+	var l listParams
+	lr := ListRequest{Limit: req.Limit, StartingAfter: req.StartingAfter, EndingBefore: req.EndingBefore,
+		CreatedGTE: req.CreatedGTE, CreatedLT: req.CreatedLT}
+	f := event.Query{AccountID: p.AccountID, Environment: p.Environment, Limit: l.limit(req.Limit), Type: event.Type(req.Type)}
 	if req.Type != "" && !event.Known(f.Type) {
-		bad("type", fmt.Sprintf("unknown event type %q (see docs/events.md)", req.Type))
+		l.bad("type", fmt.Sprintf("unknown event type %q (see docs/events.md)", req.Type))
 	}
-	for _, c := range []struct {
-		field, v string
-		dst      **time.Time
-	}{{"created[gte]", req.CreatedGTE, &f.CreatedGTE}, {"created[lt]", req.CreatedLT, &f.CreatedLT}} {
-		if c.v == "" {
-			continue
-		}
-		t, err := clock.ParseTimestamp(c.v)
-		if err != nil {
-			bad(c.field, c.field+" must be an RFC 3339 timestamp such as 2026-06-01T00:00:00Z")
-			continue
-		}
-		*c.dst = &t
-	}
-	if req.StartingAfter != "" && req.EndingBefore != "" {
-		bad("ending_before", "send starting_after or ending_before, not both")
-	}
+	f.CreatedGTE, f.CreatedLT = l.timestamp("created[gte]", req.CreatedGTE), l.timestamp("created[lt]", req.CreatedLT)
 	var after, before int64
-	for _, c := range []struct {
-		field, id string
-		dst       *int64
-	}{{"starting_after", req.StartingAfter, &after}, {"ending_before", req.EndingBefore, &before}} {
-		if c.id == "" || len(probs) > 0 {
-			continue
+	err := l.cursors(lr, "event", " (or it is older than the retention period)", func(field, id string) (bool, error) {
+		seq, ok, err := a.store.Read().EventSeq(ctx, p.AccountID, p.Environment, id)
+		if field == "starting_after" {
+			after = seq
+		} else {
+			before = seq
 		}
-		seq, ok, err := a.store.Read().EventSeq(ctx, p.AccountID, p.Environment, c.id)
-		if err != nil {
-			return event.Page{}, err
-		}
-		if !ok {
-			bad(c.field, fmt.Sprintf("%s: no event %q in this account and environment (or it is older than the retention period)", c.field, c.id))
-		}
-		*c.dst = seq
+		return ok, err
+	})
+	if err != nil {
+		return event.Page{}, err
 	}
-	if len(probs) > 0 {
-		return event.Page{}, apperr.E(op, apperr.Invalid, apperr.CodeInvalidParameter, probs[0].Message).WithDetails(probs...)
+	if err := l.err(op); err != nil {
+		return event.Page{}, err
 	}
 	page, err := a.store.Read().Events(ctx, f, after, before)
 	if err != nil {

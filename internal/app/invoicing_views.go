@@ -9,7 +9,7 @@ import (
 	"github.com/farebox/farebox/internal/money"
 )
 
-type customerJSON struct {
+type CustomerJSON struct {
 	ID                  string                `json:"id"`
 	AddressLines        []string              `json:"address_lines"`
 	ElectronicInvoicing *invoicing.Electronic `json:"electronic_invoicing"`
@@ -17,8 +17,8 @@ type customerJSON struct {
 	CreatedAt           string                `json:"created_at"`
 }
 
-func customerView(c invoicing.Customer) customerJSON {
-	return customerJSON{ID: c.ID, AddressLines: c.AddressLines, ElectronicInvoicing: c.Electronic,
+func customerView(c invoicing.Customer) CustomerJSON {
+	return CustomerJSON{ID: c.ID, AddressLines: c.AddressLines, ElectronicInvoicing: c.Electronic,
 		Environment: string(c.Environment), CreatedAt: clock.Timestamp(c.CreatedAt)}
 }
 
@@ -112,7 +112,7 @@ type servicePeriodJSON struct {
 	End   string `json:"end"`
 }
 
-type invoiceJSON struct {
+type InvoiceJSON struct {
 	InvoiceID            string            `json:"invoice_id"`
 	InvoiceNumber        string            `json:"invoice_number"`
 	Kind                 string            `json:"kind"`
@@ -150,11 +150,11 @@ func optText(s string) *string {
 }
 
 // invoiceView is the JSON of an invoice, cancellation or payment notice.
-func invoiceView(inv invoicing.Invoice, base string) invoiceJSON {
+func invoiceView(inv invoicing.Invoice, base string) InvoiceJSON {
 	d := &inv.Document
 	t := d.Totals()
 	prefix := base + "/v9/ticketing/invoices/" + inv.ID + "/" + inv.Identifier
-	out := invoiceJSON{InvoiceID: inv.ID, InvoiceNumber: inv.Number, Kind: inv.Kind.String(), TypeCode: inv.Kind.TypeCode(),
+	out := InvoiceJSON{InvoiceID: inv.ID, InvoiceNumber: inv.Number, Kind: inv.Kind.String(), TypeCode: inv.Kind.TypeCode(),
 		Environment: string(inv.Environment), InvoicePDFURL: prefix + ".pdf", InvoiceXRechnungURL: prefix + ".ubl.xml",
 		InvoiceCIIURL: prefix + ".cii.xml", ElectronicInvoicing: inv.Electronic, CustomerID: inv.CustomerID,
 		CollectionID: inv.CollectionID, RefersToInvoiceID: inv.RefersTo, CancelledByInvoiceID: inv.CancelledBy,

@@ -38,26 +38,26 @@ func ProductsResponse(ps []*catalog.Product) []productJSON { return productsView
 func AreaResponse(a *catalog.AreaEntry) areaJSON { return areaView(&a.Area, false) }
 
 // CouponResponse is a Coupon in the shape of API version.
-func CouponResponse(d CouponDetails, version int) couponJSON { return couponView(d, version) }
+func CouponResponse(d CouponDetails, version int) CouponJSON { return couponView(d, version) }
 
 // SubscriptionResponse is a Subscription.
-func SubscriptionResponse(d SubscriptionDetails) subscriptionJSON { return subscriptionView(d) }
+func SubscriptionResponse(d SubscriptionDetails) SubscriptionJSON { return subscriptionView(d) }
 
 // OrderResponse is order o with all its coupons in the shape of API
 // version; the restore secret only when withSecret.
-func (a *App) OrderResponse(ctx context.Context, o ticketing.Order, version int, withSecret bool) (orderJSON, error) {
+func (a *App) OrderResponse(ctx context.Context, o ticketing.Order, version int, withSecret bool) (OrderJSON, error) {
 	return a.orderView(ctx, a.store.Read(), o, nil, version, withSecret)
 }
 
 // orderView is OrderResponse reading through q (inside a transaction for
 // the order.created event).
 func (a *App) orderView(ctx context.Context, q store.Q, o ticketing.Order, known map[string]ticketing.Subscription,
-	version int, withSecret bool) (orderJSON, error) {
+	version int, withSecret bool) (OrderJSON, error) {
 	details, err := a.orderCoupons(ctx, q, o, known)
 	if err != nil {
-		return orderJSON{}, err
+		return OrderJSON{}, err
 	}
-	out := orderJSON{OrderID: o.ID, OptionalOrderReference: o.OptionalOrderReference, Environment: string(o.Environment), Coupons: []couponJSON{}}
+	out := OrderJSON{OrderID: o.ID, OptionalOrderReference: o.OptionalOrderReference, Environment: string(o.Environment), Coupons: []CouponJSON{}}
 	if withSecret {
 		out.RestoreSecret = o.RestoreSecret
 	}
@@ -72,12 +72,12 @@ func (a *App) orderView(ctx context.Context, q store.Q, o ticketing.Order, known
 
 // RestoreResponse is order o with the coupons a restore made (Restore
 // returns at least one), without the restore secret.
-func (a *App) RestoreResponse(ctx context.Context, o ticketing.Order, coupons []ticketing.Coupon, version int) (orderJSON, error) {
-	out := orderJSON{OrderID: o.ID, OptionalOrderReference: o.OptionalOrderReference, Environment: string(o.Environment), Coupons: []couponJSON{}}
+func (a *App) RestoreResponse(ctx context.Context, o ticketing.Order, coupons []ticketing.Coupon, version int) (OrderJSON, error) {
+	out := OrderJSON{OrderID: o.ID, OptionalOrderReference: o.OptionalOrderReference, Environment: string(o.Environment), Coupons: []CouponJSON{}}
 	for _, c := range coupons {
 		d, err := a.Coupon(ctx, c.ID)
 		if err != nil {
-			return orderJSON{}, err
+			return OrderJSON{}, err
 		}
 		out.Coupons = append(out.Coupons, couponView(d, version))
 	}
@@ -96,13 +96,13 @@ func (w *Wallets) TicketResponse(d TicketDetails) (ticketJSON, error) {
 }
 
 // CustomerResponse is a Customer.
-func CustomerResponse(c invoicing.Customer) customerJSON { return customerView(c) }
+func CustomerResponse(c invoicing.Customer) CustomerJSON { return customerView(c) }
 
 // BillableItemResponse is a BillableItem.
 func BillableItemResponse(v BillableItemView) billableItemJSON { return billableItemView(v) }
 
 // InvoiceResponse is an invoice, cancellation or payment notice, with its
 // download links under the invoice base URL.
-func (a *App) InvoiceResponse(inv invoicing.Invoice) invoiceJSON {
+func (a *App) InvoiceResponse(inv invoicing.Invoice) InvoiceJSON {
 	return invoiceView(inv, a.InvoiceBaseURL())
 }

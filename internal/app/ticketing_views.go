@@ -8,25 +8,25 @@ import (
 	"github.com/farebox/farebox/internal/subscription"
 )
 
-// orderJSON is the Order of the interface; coupon_id (the first coupon) is a
+// OrderJSON is the Order of the interface; coupon_id (the first coupon) is a
 // harmless extension partner backends read (client-contract.md 2.3).
-type orderJSON struct {
+type OrderJSON struct {
 	OrderID                string       `json:"order_id"`
 	OptionalOrderReference *string      `json:"optional_order_reference"`
 	RestoreSecret          string       `json:"restore_secret,omitempty"`
 	Environment            string       `json:"environment"`
 	CouponID               string       `json:"coupon_id,omitempty"`
-	Coupons                []couponJSON `json:"coupons"`
+	Coupons                []CouponJSON `json:"coupons"`
 }
 
-// couponJSON is the Coupon of the interface and client-contract.md 3.4.
-type couponJSON struct {
+// CouponJSON is the Coupon of the interface and client-contract.md 3.4.
+type CouponJSON struct {
 	ID                              string            `json:"id"`
 	OriginalCouponID                *string           `json:"original_coupon_id"`
 	RestoredCouponID                *string           `json:"restored_coupon_id"`
 	Product                         productJSON       `json:"product"`
 	Area                            areaJSON          `json:"area"`
-	Subscription                    *subscriptionJSON `json:"subscription"`
+	Subscription                    *SubscriptionJSON `json:"subscription"`
 	Activated                       bool              `json:"activated"`
 	Environment                     string            `json:"environment"`
 	BillableItemID                  *string           `json:"billable_item_id"`
@@ -37,13 +37,13 @@ type couponJSON struct {
 	ActivatableUntil                *timestamp        `json:"activatable_until,omitempty"`
 }
 
-func couponView(d CouponDetails, version int) couponJSON {
+func couponView(d CouponDetails, version int) CouponJSON {
 	c := d.Coupon
 	ts := c.TariffSettings
 	if len(ts) == 0 {
 		ts = json.RawMessage("null")
 	}
-	v := couponJSON{ID: c.ID, OriginalCouponID: c.OriginalCouponID, RestoredCouponID: c.RestoredCouponID,
+	v := CouponJSON{ID: c.ID, OriginalCouponID: c.OriginalCouponID, RestoredCouponID: c.RestoredCouponID,
 		Product: productView(d.Product), Area: areaView(&d.Area.Area, false), Activated: c.Activated,
 		Environment: string(c.Environment), BillableItemID: c.BillableItemID, TariffSettings: ts,
 		TariffSettingsValid: d.TariffSettingsValid, EarliestActivationStartDatetime: timestamp(d.Window.Earliest),
@@ -58,9 +58,9 @@ func couponView(d CouponDetails, version int) couponJSON {
 	return v
 }
 
-// subscriptionJSON is the Subscription of the interface plus what the SDKs
+// SubscriptionJSON is the Subscription of the interface plus what the SDKs
 // need (client-contract.md 3.6): `active` next to the interface's `activate`.
-type subscriptionJSON struct {
+type SubscriptionJSON struct {
 	ID                             string      `json:"id"`
 	OriginalSubscriptionID         *string     `json:"original_subscription_id"`
 	RestoredSubscriptionID         *string     `json:"restored_subscription_id"`
@@ -102,9 +102,9 @@ func cycleView(c subscription.Cycle) cycleJSON {
 	return v
 }
 
-func subscriptionView(d SubscriptionDetails) subscriptionJSON {
+func subscriptionView(d SubscriptionDetails) SubscriptionJSON {
 	s, view := d.Subscription, d.View
-	v := subscriptionJSON{ID: s.ID, OriginalSubscriptionID: s.OriginalSubscriptionID, RestoredSubscriptionID: s.RestoredSubscriptionID,
+	v := SubscriptionJSON{ID: s.ID, OriginalSubscriptionID: s.OriginalSubscriptionID, RestoredSubscriptionID: s.RestoredSubscriptionID,
 		Active: view.Active, Activate: view.Active, CouponReactivatable: view.CouponReactivatable,
 		SubscriptionReorderable: view.Reorderable, CurrentSubscriptionCycle: cycleView(view.Current),
 		CancelledAt: tsPtr(s.CancelRequestedAt), EndsAt: tsPtr(s.EndsAt), SubscriptionCycles: []cycleJSON{}}

@@ -2,34 +2,131 @@ package httpapi
 
 import (
 	"net/http"
+	"net/url"
 
 	"github.com/farebox/farebox/internal/app"
 	"github.com/farebox/farebox/internal/apperr"
 )
 
-// eventParams are the query parameters of GET /v1/events.json; any other
-// is refused, so a misspelt filter does not silently list everything.
-var eventParams = map[string]bool{"limit": true, "starting_after": true, "ending_before": true, "type": true,
-	"created[gte]": true, "created[lt]": true}
+// listParams are the query parameters every list takes (docs/lists.md).
+var listParams = []string{"limit", "starting_after", "ending_before", "created[gte]", "created[lt]"}
+
+// listQuery checks a list's query: only the common parameters and extra
+// ones, each at most once; any other is refused, so a misspelt filter does
+// not silently list everything.
+func listQuery(op string, r *http.Request, extra ...string) (url.Values, app.ListRequest, error) {
+	q := r.URL.Query()
+	known := map[string]bool{}
+	for _, k := range append(listParams, extra...) {
+		known[k] = true
+	}
+	for k, v := range q {
+		if !known[k] {
+			return nil, app.ListRequest{}, apperr.Param(op, k, "unknown query parameter "+k)
+		}
+		if len(v) > 1 {
+			return nil, app.ListRequest{}, apperr.Param(op, k, k+" given more than once")
+		}
+	}
+	return q, app.ListRequest{Limit: q.Get("limit"), StartingAfter: q.Get("starting_after"), EndingBefore: q.Get("ending_before"),
+		CreatedGTE: q.Get("created[gte]"), CreatedLT: q.Get("created[lt]")}, nil
+}
+
+// optional is the value of query parameter k, nil when it is absent.
+func optional(q url.Values, k string) *string {
+	if !q.Has(k) {
+		return nil
+	}
+	v := q.Get(k)
+	return &v
+}
 
 // getEvents lists the caller's events of its environment, newest first
 // (docs/events.md).
 func (s *Server) getEvents(w http.ResponseWriter, r *http.Request) error {
-	q := r.URL.Query()
-	for k, v := range q {
-		if !eventParams[k] {
-			return apperr.Param("httpapi.getEvents", k, "unknown query parameter "+k)
-		}
-		if len(v) > 1 {
-			return apperr.Param("httpapi.getEvents", k, k+" given more than once")
-		}
+	q, lr, err := listQuery("httpapi.getEvents", r, "type")
+	if err != nil {
+		return err
 	}
-	page, err := s.app.Events(r.Context(), principalOf(r), app.EventsRequest{Limit: q.Get("limit"),
-		StartingAfter: q.Get("starting_after"), EndingBefore: q.Get("ending_before"), Type: q.Get("type"),
-		CreatedGTE: q.Get("created[gte]"), CreatedLT: q.Get("created[lt]")})
+	page, err := s.app.Events(r.Context(), principalOf(r), app.EventsRequest{Limit: lr.Limit,
+		StartingAfter: lr.StartingAfter, EndingBefore: lr.EndingBefore, Type: q.Get("type"),
+		CreatedGTE: lr.CreatedGTE, CreatedLT: lr.CreatedLT})
 	if err != nil {
 		return err
 	}
 	writeJSON(w, http.StatusOK, app.EventsResponse(page))
 	return nil
+}
+
+// getOrders lists the caller's orders of its environment, newest first
+// (docs/lists.md).
+func (s *Server) getOrders(w http.ResponseWriter, r *http.Request) error {
+	q, lr, err := listQuery("httpapi.getOrders", r, "optional_order_reference")
+	if err != nil {
+		return err
+	}
+	out, err := s.app.Orders(r.Context(), principalOf(r), app.OrdersRequest{ListRequest: lr,
+		OptionalOrderReference: optional(q, "optional_order_reference")})
+	return writeResult(w, http.StatusOK, out, err)
+}
+
+// getSubscriptions lists the caller's subscriptions of its environment,
+// newest first (docs/lists.md).
+func (s *Server) getSubscriptions(w http.ResponseWriter, r *http.Request) error {
+	q, lr, err := listQuery("httpapi.getSubscriptions", r, "state", "ends_at[gte]", "ends_at[lt]")
+	if err != nil {
+		return err
+	}
+	out, err := s.app.Subscriptions(r.Context(), principalOf(r), app.SubscriptionsRequest{ListRequest: lr,
+		State: q.Get("state"), EndsGTE: q.Get("ends_at[gte]"), EndsLT: q.Get("ends_at[lt]")})
+	return writeResult(w, http.StatusOK, out, err)
+}
+
+// getCoupons lists the caller's coupons of its environment, newest first
+// (docs/lists.md).
+func (s *Server) getCoupons(w http.ResponseWriter, r *http.Request) error {
+	q, lr, err := listQuery("httpapi.getCoupons", r, "state")
+	if err != nil {
+		return err
+	}
+	out, err := s.app.Coupons(r.Context(), principalOf(r), app.CouponsRequest{ListRequest: lr, State: q.Get("state")})
+	return writeResult(w, http.StatusOK, out, err)
+}
+
+// getTickets lists the caller's tickets of its environment, newest first
+// (docs/lists.md).
+func (s *Server) getTickets(w http.ResponseWriter, r *http.Request) error {
+	q, lr, err := listQuery("httpapi.getTickets", r, "state")
+	if err != nil {
+		return err
+	}
+	l, err := s.app.Tickets(r.Context(), principalOf(r), app.TicketsRequest{ListRequest: lr, State: q.Get("state")})
+	if err != nil {
+		return err
+	}
+	out, err := s.Wallets.TicketList(l)
+	return writeResult(w, http.StatusOK, out, err)
+}
+
+// getCustomers lists the caller's customers of its environment, newest
+// first (docs/lists.md).
+func (s *Server) getCustomers(w http.ResponseWriter, r *http.Request) error {
+	_, lr, err := listQuery("httpapi.getCustomers", r)
+	if err != nil {
+		return err
+	}
+	out, err := s.app.Customers(r.Context(), principalOf(r), lr)
+	return writeResult(w, http.StatusOK, out, err)
+}
+
+// getInvoices lists the caller's documents of its environment, newest
+// first (docs/lists.md).
+func (s *Server) getInvoices(w http.ResponseWriter, r *http.Request) error {
+	q, lr, err := listQuery("httpapi.getInvoices", r, "number", "customer_id")
+	if err != nil {
+		return err
+	}
+	out, err := s.app.Invoices(r.Context(), principalOf(r), app.InvoicesRequest{ListRequest: lr,
+		Number: optional(q, "number"), CustomerID: optional(q, "customer_id")})
+	return writeResult(w, http.StatusOK, out, err)
 }

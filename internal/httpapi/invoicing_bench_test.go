@@ -48,7 +48,7 @@ func BenchmarkInvoiceToXMLReady(b *testing.B) {
 				go func() {
 					defer wg.Done()
 					for i := range next {
-						var inv invoiceJSON
+						var inv InvoiceJSON
 						req, _ := http.NewRequest("POST", e.URL+"/v5/ticketing/billable_item/"+items[i]+"/invoice/"+cust+".json", nil)
 						req.Header.Set("Authorization", "Bearer "+e.LiveKey)
 						res, err := http.DefaultClient.Do(req)

@@ -47,7 +47,7 @@ func TestInvoiceNumbersConcurrent(t *testing.T) {
 				return
 			}
 			defer res.Body.Close()
-			var inv invoiceJSON
+			var inv InvoiceJSON
 			if res.StatusCode != 201 {
 				errs <- fmt.Errorf("item %d: status %d", i, res.StatusCode)
 				return

@@ -28,7 +28,7 @@ func TestInvoicePDFWithInvoice(t *testing.T) {
 			key := e1.LiveKey
 			cust := newCustomer(t, e1, key, []string{"Firma GmbH", "Weg 1", "01234 Dresden"}, electronic("Firma GmbH", "EM", "re@firma.example", "R-1", "01234"))
 			items := orderSingles(t, e1, key, 3)
-			var invs []invoiceJSON
+			var invs []InvoiceJSON
 			for _, id := range items {
 				put(t, e1, key, id, map[string]any{"customer_id": cust})
 				invs = append(invs, issue(t, e1, key, id, cust, nil))
@@ -183,7 +183,7 @@ func TestInvoiceIdenticalItemsAndNotice(t *testing.T) {
 		// all four as one position and references the invoice.
 		e.Must(200, apitest.Req{Method: "POST", Path: "/v5/ticketing/billable_collection/" + coll + "/billable_items.json", Key: key,
 			Body: map[string]any{"billable_item_ids": items[3:]}})
-		var pn invoiceJSON
+		var pn InvoiceJSON
 		e.Must(201, apitest.Req{Method: "POST", Path: "/v9/ticketing/billable_collection/" + coll + "/payment_notice.json", Key: key,
 			Body: map[string]any{"customer_id": cust}}).JSON(t, &pn)
 		if len(pn.Lines) != 4 {

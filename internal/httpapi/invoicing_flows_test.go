@@ -100,7 +100,7 @@ func TestInvoicingFlows(t *testing.T) {
 		}
 		runJobs(t, e)
 		checkFiles(t, e, f2, []string{"Café Zürich GmbH", "Rechnung 2026-000002", "Leistungszeitpunkt"})
-		var got invoiceJSON
+		var got InvoiceJSON
 		e.Must(200, apitest.Req{Method: "GET", Path: "/v5/ticketing/invoices/" + f2.InvoiceID + ".json", Key: key}).JSON(t, &got)
 		if got.InvoiceNumber != f2.InvoiceNumber || got.UBLURL != f2.UBLURL || *got.Subject != *f2.Subject {
 			t.Errorf("GET invoice: %+v", got)
@@ -182,7 +182,7 @@ func TestInvoicingFlows(t *testing.T) {
 
 		// Cancellation of flow 2: own number, 381 credit note, once; the item
 		// becomes invoiceable again.
-		var canc invoiceJSON
+		var canc InvoiceJSON
 		e.Must(201, apitest.Req{Method: "POST", Path: "/v9/ticketing/invoices/" + f2.InvoiceID + "/cancel.json", Key: key}).JSON(t, &canc)
 		if canc.Kind != "cancellation" || canc.TypeCode != "381" || *canc.RefersTo != f2.InvoiceID || *canc.RefersToNumber != "2026-000002" ||
 			canc.InvoiceNumber != "2026-000008" || canc.Totals.Gross != f2.Totals.Gross || canc.Subject != nil {
@@ -203,7 +203,7 @@ func TestInvoicingFlows(t *testing.T) {
 		}
 
 		// Payment notices: for an invoice and for a collection.
-		var pn, pnc invoiceJSON
+		var pn, pnc InvoiceJSON
 		e.Must(201, apitest.Req{Method: "POST", Path: "/v9/ticketing/invoices/" + f4.InvoiceID + "/payment_notice.json", Key: key}).JSON(t, &pn)
 		if pn.Kind != "payment_notice" || pn.InvoiceNumber != "ZA-2026-000001" || *pn.RefersToNumber != f4.InvoiceNumber || pn.Totals.Payable != f4.Totals.Gross {
 			t.Errorf("payment notice: %+v", pn)
@@ -239,7 +239,7 @@ func TestInvoicingFlows(t *testing.T) {
 // checkFiles downloads the PDF, UBL and CII of a document with electronic
 // invoicing, validates both XML files against the official XSDs, and checks
 // that the PDF shows want and embeds exactly the .cii.xml.
-func checkFiles(t *testing.T, e *apitest.Env, inv invoiceJSON, want []string) {
+func checkFiles(t *testing.T, e *apitest.Env, inv InvoiceJSON, want []string) {
 	t.Helper()
 	if !inv.Electronic {
 		t.Fatalf("%s has no electronic invoicing", inv.InvoiceNumber)

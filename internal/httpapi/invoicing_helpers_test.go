@@ -14,8 +14,8 @@ import (
 	"github.com/farebox/farebox/internal/testtool"
 )
 
-// customerJSON is the customer response as a partner decodes it.
-type customerJSON struct {
+// CustomerJSON is the customer response as a partner decodes it.
+type CustomerJSON struct {
 	ID                  string   `json:"id"`
 	Environment         string   `json:"environment"`
 	AddressLines        []string `json:"address_lines"`
@@ -35,8 +35,8 @@ type customerJSON struct {
 	} `json:"electronic_invoicing"`
 }
 
-// invoiceJSON is the invoice response as a partner decodes it.
-type invoiceJSON struct {
+// InvoiceJSON is the invoice response as a partner decodes it.
+type InvoiceJSON struct {
 	InvoiceID      string   `json:"invoice_id"`
 	InvoiceNumber  string   `json:"invoice_number"`
 	Kind           string   `json:"kind"`
@@ -145,13 +145,13 @@ func put(t *testing.T, e *apitest.Env, key, id string, body any) map[string]any 
 	return e.Must(200, apitest.Req{Method: "PUT", Path: "/v5/ticketing/billable_item/" + id + ".json", Key: key, Body: body}).Map(t)
 }
 
-func issue(t *testing.T, e *apitest.Env, key, itemID, customerID string, body any) invoiceJSON {
+func issue(t *testing.T, e *apitest.Env, key, itemID, customerID string, body any) InvoiceJSON {
 	t.Helper()
 	path := "/v5/ticketing/billable_item/" + itemID + "/invoice.json"
 	if customerID != "" {
 		path = "/v5/ticketing/billable_item/" + itemID + "/invoice/" + customerID + ".json"
 	}
-	var inv invoiceJSON
+	var inv InvoiceJSON
 	e.Must(201, apitest.Req{Method: "POST", Path: path, Key: key, Body: body}).JSON(t, &inv)
 	return inv
 }

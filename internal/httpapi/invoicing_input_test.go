@@ -17,10 +17,10 @@ func TestCustomers(t *testing.T) {
 		ei := electronic("Amt für Ä", "0204", "04011000-12345-67", "04011000-12345-67", "01067")
 		ei["address"].(map[string]any)["addition_address_line_one"] = "Zimmer 0815"
 		var created *apitest.Resp
-		apitest.RunScenarios(t, e, []apitest.Scenario[customerJSON]{
+		apitest.RunScenarios(t, e, []apitest.Scenario[CustomerJSON]{
 			{Name: "v9 with electronic invoicing", Status: 201, Req: apitest.Req{Method: "POST", Path: "/v9/ticketing/customers.json", Key: key,
 				Body: map[string]any{"customer": map[string]any{"address_lines": []string{"Amt für Ä", "Rathausplatz 1", "01067 Dresden"}, "electronic_invoicing": ei}}},
-				Check: func(t *testing.T, c customerJSON, r *apitest.Resp) {
+				Check: func(t *testing.T, c CustomerJSON, r *apitest.Resp) {
 					got := c.ElectronicInvoicing
 					if got == nil || got.SchemeID != "0204" || got.Address.PostalCode != "01067" || got.Address.AdditionLineOne == nil ||
 						*got.Address.AdditionLineOne != "Zimmer 0815" || got.Address.CountryCode != "DE" || got.BuyerReference != "04011000-12345-67" ||
@@ -31,7 +31,7 @@ func TestCustomers(t *testing.T) {
 				}},
 			{Name: "v5 without", Status: 201, Req: apitest.Req{Method: "POST", Path: "/v5/ticketing/customers.json", Key: key,
 				Body: map[string]any{"customer": map[string]any{"address_lines": []string{strings.Repeat("x", 35)}}}},
-				Check: func(t *testing.T, c customerJSON, r *apitest.Resp) {
+				Check: func(t *testing.T, c CustomerJSON, r *apitest.Resp) {
 					if c.ElectronicInvoicing != nil {
 						t.Errorf("v5 customer: %s", r.Body)
 					}
@@ -40,17 +40,17 @@ func TestCustomers(t *testing.T) {
 		if created == nil {
 			t.Fatal("no customer created")
 		}
-		var c customerJSON
+		var c CustomerJSON
 		created.JSON(t, &c)
 		id := c.ID
-		sameAsCreated := func(t *testing.T, _ customerJSON, r *apitest.Resp) {
+		sameAsCreated := func(t *testing.T, _ CustomerJSON, r *apitest.Resp) {
 			if string(r.Body) != string(created.Body) {
 				t.Errorf("GET differs from POST:\n%s\n%s", r.Body, created.Body)
 			}
 		}
 		// Another account and the test environment see a 404.
 		_, other := e.NewAccount("Other", account.Live)
-		apitest.RunScenarios(t, e, []apitest.Scenario[customerJSON]{
+		apitest.RunScenarios(t, e, []apitest.Scenario[CustomerJSON]{
 			{Name: "GET v5", Status: 200, Req: apitest.Req{Method: "GET", Path: "/v5/ticketing/customers/" + id + ".json", Key: key}, Check: sameAsCreated},
 			{Name: "GET v9", Status: 200, Req: apitest.Req{Method: "GET", Path: "/v9/ticketing/customers/" + id + ".json", Key: key}, Check: sameAsCreated},
 			{Name: "another account", Status: 404, Req: apitest.Req{Method: "GET", Path: "/v5/ticketing/customers/" + id + ".json", Key: other}},
@@ -109,9 +109,9 @@ func TestCustomers(t *testing.T) {
 		// address (issue 14 found both refused).
 		for _, addr := range []string{"x@example.com", "a@bc.de"} {
 			id := newCustomer(t, e, key, lines, electronic("Firma", "EM", addr, "R-1", "01234"))
-			apitest.RunScenarios(t, e, []apitest.Scenario[customerJSON]{{Name: "electronic address " + addr, Status: 200,
+			apitest.RunScenarios(t, e, []apitest.Scenario[CustomerJSON]{{Name: "electronic address " + addr, Status: 200,
 				Req: apitest.Req{Method: "GET", Path: "/v9/ticketing/customers/" + id + ".json", Key: key},
-				Check: func(t *testing.T, got customerJSON, r *apitest.Resp) {
+				Check: func(t *testing.T, got CustomerJSON, r *apitest.Resp) {
 					if got.ElectronicInvoicing == nil || got.ElectronicInvoicing.ElectronicAddress != addr {
 						t.Errorf("customer with %s: %s", addr, r.Body)
 					}

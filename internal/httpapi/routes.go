@@ -116,6 +116,12 @@ func (s *Server) routes() []route {
 		}...)
 	}
 	return append(rs, []route{
+		// Lists (docs/lists.md), on /v9 only.
+		{GET, "/v9/ticketing/orders.json", authPartner, billKey, s.getOrders},
+		{GET, "/v9/ticketing/subscriptions.json", authPartner, billKey, s.getSubscriptions},
+		{GET, "/v9/ticketing/coupons.json", authPartner, billKey, s.getCoupons},
+		{GET, "/v9/ticketing/tickets.json", authPartner, billKey, s.getTickets},
+
 		// Inspection keys (docs/wallet.md).
 		{GET, "/v1/inspection/keys.json", authNone, billNobody, s.inspectionKeys},
 		{GET, "/v1/inspection/revocations.json", authNone, billNobody, s.revocations},
@@ -127,6 +133,7 @@ func (s *Server) routes() []route {
 		{GET, "/v5/ticketing/customers/{customer_id}.json", authPartner, billKey, s.getCustomer},
 		{POST, "/v9/ticketing/customers.json", authPartner, billKey, s.createCustomer(true)},
 		{GET, "/v9/ticketing/customers/{customer_id}.json", authPartner, billKey, s.getCustomer},
+		{GET, "/v9/ticketing/customers.json", authPartner, billKey, s.getCustomers},
 		{GET, "/v5/ticketing/billable_item/{billable_item_id}.json", authPartner, billKey, s.getBillableItem},
 		{PUT, "/v5/ticketing/billable_item/{billable_item_id}.json", authPartner, billKey, s.putBillableItem},
 		{POST, "/v5/ticketing/billable_collections.json", authPartner, billKey, s.createCollection},
@@ -134,6 +141,7 @@ func (s *Server) routes() []route {
 		{POST, "/v5/ticketing/billable_item/{billable_item_id}/invoice.json", authPartner, billKey, s.createInvoice},
 		{POST, "/v5/ticketing/billable_item/{billable_item_id}/invoice/{customer_id}.json", authPartner, billKey, s.createInvoice},
 		{GET, "/v5/ticketing/invoices/{invoice_id}.json", authPartner, billKey, s.getInvoice},
+		{GET, "/v9/ticketing/invoices.json", authPartner, billKey, s.getInvoices},
 		{POST, "/v9/ticketing/invoices/{invoice_id}/cancel.json", authPartner, billKey, s.cancelInvoice},
 		{POST, "/v9/ticketing/invoices/{invoice_id}/payment_notice.json", authPartner, billKey, s.invoicePaymentNotice},
 		{POST, "/v9/ticketing/billable_collection/{collection_id}/payment_notice.json", authPartner, billKey, s.collectionPaymentNotice},

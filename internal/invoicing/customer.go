@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"encoding/json"
 	"fmt"
+	"github.com/farebox/farebox/internal/list"
 	"strings"
 	"time"
 	"unicode"
@@ -227,4 +228,10 @@ func parseElectronic(raw json.RawMessage) (*Electronic, []apperr.FieldError) {
 		}
 	}
 	return e, probs
+}
+
+// CustomerFilter selects the customers of a list (docs/lists.md): only
+// the common parameters.
+type CustomerFilter struct {
+	list.Query
 }

@@ -1,6 +1,7 @@
 package invoicing
 
 import (
+	"github.com/farebox/farebox/internal/list"
 	"time"
 
 	"github.com/farebox/farebox/internal/account"
@@ -47,4 +48,12 @@ type Assignment struct {
 type BillableItem struct {
 	ticketing.BillableItem
 	Assignment
+}
+
+// InvoiceFilter selects the documents of a list (docs/lists.md).
+type InvoiceFilter struct {
+	list.Query
+	// Number and CustomerID, when set, keep the documents with exactly
+	// that number or customer.
+	Number, CustomerID *string
 }

@@ -10,6 +10,7 @@ import (
 	"github.com/farebox/farebox/internal/account"
 	"github.com/farebox/farebox/internal/apperr"
 	"github.com/farebox/farebox/internal/invoicing"
+	"github.com/farebox/farebox/internal/list"
 )
 
 // InsertCustomer writes a customer (customers are never updated).
@@ -34,16 +35,24 @@ func (q Q) InsertCustomer(ctx context.Context, c invoicing.Customer) error {
 // Customer returns a customer of one account and environment; another
 // tenant's customer is apperr.NotFound.
 func (q Q) Customer(ctx context.Context, accountID string, env account.Environment, id string) (invoicing.Customer, error) {
-	var c invoicing.Customer
-	var e, lines string
-	var ei sql.NullString
-	err := q.db.QueryRowContext(ctx, `SELECT id, account_id, environment, address_lines, electronic_invoicing, created_at
-		FROM customers WHERE id = $1 AND account_id = $2 AND environment = $3`, id, accountID, string(env)).
-		Scan(&c.ID, &c.AccountID, &e, &lines, &ei, &c.CreatedAt)
+	c, err := scanCustomer(q.db.QueryRowContext(ctx, `SELECT `+customerCols+`
+		FROM customers WHERE id = $1 AND account_id = $2 AND environment = $3`, id, accountID, string(env)).Scan)
 	if errors.Is(err, sql.ErrNoRows) {
 		return c, apperr.NotFoundf("store.Customer", CodeCustomerNotFound)
 	}
-	if err != nil {
+	return c, err
+}
+
+const customerCols = `id, account_id, environment, address_lines, electronic_invoicing, created_at`
+
+// scanCustomer reads a row of customerCols.
+func scanCustomer(scan scanner) (c invoicing.Customer, err error) {
+	var e, lines string
+	var ei sql.NullString
+	if err = scan(&c.ID, &c.AccountID, &e, &lines, &ei, &c.CreatedAt); err != nil {
+		if errors.Is(err, sql.ErrNoRows) {
+			return c, err
+		}
 		return c, mapErr(err)
 	}
 	c.Environment = account.Environment(e)
@@ -58,6 +67,17 @@ func (q Q) Customer(ctx context.Context, accountID string, env account.Environme
 		}
 	}
 	return c, nil
+}
+
+// Customers is a page of an account's customers, newest first (one range
+// of customers_list).
+func (q Q) Customers(ctx context.Context, f invoicing.CustomerFilter) (list.Page[invoicing.Customer], error) {
+	query, args, asc := customersSQL(f)
+	return listPage(ctx, q, query, args, asc, f.Limit, scanCustomer)
+}
+
+func customersSQL(f invoicing.CustomerFilter) (string, []any, bool) {
+	return newListWhere(f.Query, "").pageSQL(`SELECT `+customerCols+` FROM customers`, "", f.Query)
 }
 
 // InsertCollection writes a billable collection.

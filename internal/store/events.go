@@ -5,7 +5,6 @@ import (
 	"database/sql"
 	"errors"
 	"fmt"
-	"slices"
 	"strings"
 	"time"
 
@@ -112,16 +111,8 @@ func (q Q) Events(ctx context.Context, f event.Query, after, before int64) (even
 	if err != nil {
 		return event.Page{}, err
 	}
-	p := event.Page{Events: evs, HasMore: len(evs) > f.Limit}
-	if p.HasMore {
-		p.Events = p.Events[:f.Limit]
-	}
-	if order == "ASC" {
-		slices.Reverse(p.Events)
-	}
-	if p.Events == nil {
-		p.Events = []event.Event{}
-	}
+	var p event.Page
+	p.Events, p.HasMore = trimPage(evs, f.Limit, order == "ASC")
 	return p, nil
 }
 

@@ -11,6 +11,7 @@ import (
 	"github.com/farebox/farebox/internal/apperr"
 	"github.com/farebox/farebox/internal/invoicedoc"
 	"github.com/farebox/farebox/internal/invoicing"
+	"github.com/farebox/farebox/internal/list"
 )
 
 // NextNumber advances the counter of a number series inside the caller's
@@ -54,16 +55,22 @@ func (q Q) InvoiceByID(ctx context.Context, id string) (invoicing.Invoice, error
 }
 
 func (q Q) invoiceWhere(ctx context.Context, where string, args ...any) (invoicing.Invoice, error) {
-	var inv invoicing.Invoice
-	var env, kind, doc string
-	var cust, coll, ref, canc sql.NullString
-	err := q.db.QueryRowContext(ctx, `SELECT `+invoiceCols+` FROM invoices WHERE `+where, args...).Scan(
-		&inv.ID, &inv.AccountID, &env, &kind, &inv.Number, &inv.Identifier, &cust, &coll, &ref, &canc,
-		&inv.Electronic, &inv.GrossCents, &doc, &inv.CreatedAt)
+	inv, err := scanInvoice(q.db.QueryRowContext(ctx, `SELECT `+invoiceCols+` FROM invoices WHERE `+where, args...).Scan)
 	if errors.Is(err, sql.ErrNoRows) {
 		return inv, apperr.NotFoundf("store.Invoice", CodeInvoiceNotFound)
 	}
-	if err != nil {
+	return inv, err
+}
+
+// scanInvoice reads a row of invoiceCols.
+func scanInvoice(scan scanner) (inv invoicing.Invoice, err error) {
+	var env, kind, doc string
+	var cust, coll, ref, canc sql.NullString
+	if err = scan(&inv.ID, &inv.AccountID, &env, &kind, &inv.Number, &inv.Identifier, &cust, &coll, &ref, &canc,
+		&inv.Electronic, &inv.GrossCents, &doc, &inv.CreatedAt); err != nil {
+		if errors.Is(err, sql.ErrNoRows) {
+			return inv, err
+		}
 		return inv, mapErr(err)
 	}
 	inv.Environment = account.Environment(env)
@@ -78,6 +85,26 @@ func (q Q) invoiceWhere(ctx context.Context, where string, args ...any) (invoici
 		return inv, apperr.Wrap("store.Invoice", err)
 	}
 	return inv, nil
+}
+
+// Invoices is a page of an account's documents (invoices, cancellations,
+// payment notices), newest first: one range of invoices_list, or of
+// invoices_list_customer with a customer; a number is unique, so that
+// filter reads its one row by the number's unique index.
+func (q Q) Invoices(ctx context.Context, f invoicing.InvoiceFilter) (list.Page[invoicing.Invoice], error) {
+	query, args, asc := invoicesSQL(f)
+	return listPage(ctx, q, query, args, asc, f.Limit, scanInvoice)
+}
+
+func invoicesSQL(f invoicing.InvoiceFilter) (string, []any, bool) {
+	w := newListWhere(f.Query, "")
+	if f.Number != nil {
+		w.add("number = $%d", *f.Number)
+	}
+	if f.CustomerID != nil {
+		w.add("customer_id = $%d", *f.CustomerID)
+	}
+	return w.pageSQL(`SELECT `+invoiceCols+` FROM invoices`, "", f.Query)
 }
 
 // ClaimItem records that item is invoiced for customerKey by invoiceID. A

@@ -5,10 +5,13 @@ import (
 	"database/sql"
 	"encoding/json"
 	"errors"
+	"fmt"
+	"strings"
 	"time"
 
 	"github.com/farebox/farebox/internal/account"
 	"github.com/farebox/farebox/internal/apperr"
+	"github.com/farebox/farebox/internal/list"
 	"github.com/farebox/farebox/internal/ticketing"
 )
 
@@ -65,20 +68,22 @@ func (q Q) Coupon(ctx context.Context, id string) (ticketing.Coupon, error) {
 }
 
 func (q Q) couponsWhere(ctx context.Context, where string, args ...any) ([]ticketing.Coupon, error) {
-	return collect(ctx, q, `SELECT `+couponCols+` FROM coupons WHERE `+where, args,
-		func(scan scanner) (c ticketing.Coupon, err error) {
-			var env string
-			var sub, bill, orig, rest, ts sql.NullString
-			if err = scan(&c.ID, &c.OrderID, &c.Position, &c.AccountID, &env, &c.ProductID, &sub, &bill, &orig, &rest, &ts, &c.Activated, &c.CreatedAt); err != nil {
-				return c, err
-			}
-			c.Environment = account.Environment(env)
-			c.SubscriptionID, c.BillableItemID, c.OriginalCouponID, c.RestoredCouponID = nullStr(sub), nullStr(bill), nullStr(orig), nullStr(rest)
-			if ts.Valid {
-				c.TariffSettings = json.RawMessage(ts.String)
-			}
-			return c, nil
-		})
+	return collect(ctx, q, `SELECT `+couponCols+` FROM coupons WHERE `+where, args, scanCoupon)
+}
+
+// scanCoupon reads a row of couponCols.
+func scanCoupon(scan scanner) (c ticketing.Coupon, err error) {
+	var env string
+	var sub, bill, orig, rest, ts sql.NullString
+	if err = scan(&c.ID, &c.OrderID, &c.Position, &c.AccountID, &env, &c.ProductID, &sub, &bill, &orig, &rest, &ts, &c.Activated, &c.CreatedAt); err != nil {
+		return c, err
+	}
+	c.Environment, c.CreatedAt = account.Environment(env), c.CreatedAt.UTC()
+	c.SubscriptionID, c.BillableItemID, c.OriginalCouponID, c.RestoredCouponID = nullStr(sub), nullStr(bill), nullStr(orig), nullStr(rest)
+	if ts.Valid {
+		c.TariffSettings = json.RawMessage(ts.String)
+	}
+	return c, nil
 }
 
 // SetCouponTariffSettings stores validated tariff settings on a coupon.
@@ -167,4 +172,70 @@ func jsonText(j json.RawMessage) any {
 func (q Q) LockCoupon(ctx context.Context, id string) error {
 	_, err := q.db.ExecContext(ctx, `UPDATE coupons SET id = id WHERE id = $1`, id)
 	return mapErr(err)
+}
+
+// Orders is a page of an account's orders, newest first, each with its
+// coupons. It reads one range of orders_list (orders_list_reference with
+// a reference) and the page's coupons by order.
+func (q Q) Orders(ctx context.Context, f ticketing.OrderFilter) (list.Page[ticketing.Order], error) {
+	query, args, asc := ordersSQL(f)
+	p, err := listPage(ctx, q, query, args, asc, f.Limit, func(scan scanner) (o ticketing.Order, err error) {
+		var e string
+		var ref sql.NullString
+		if err = scan(&o.ID, &o.AccountID, &e, &ref, &o.RestoreSecret, &o.CreatedAt); err != nil {
+			return o, err
+		}
+		o.Environment, o.OptionalOrderReference, o.CreatedAt = account.Environment(e), nullStr(ref), o.CreatedAt.UTC()
+		return o, nil
+	})
+	if err != nil || len(p.Items) == 0 {
+		return p, err
+	}
+	ids := make([]any, len(p.Items))
+	marks := make([]string, len(p.Items))
+	at := map[string]int{}
+	for i, o := range p.Items {
+		ids[i], marks[i], at[o.ID] = o.ID, fmt.Sprintf("$%d", i+1), i
+	}
+	cs, err := q.couponsWhere(ctx, `order_id IN (`+strings.Join(marks, ", ")+`) ORDER BY order_id, position`, ids...)
+	if err != nil {
+		return p, err
+	}
+	for _, c := range cs {
+		p.Items[at[c.OrderID]].Coupons = append(p.Items[at[c.OrderID]].Coupons, c)
+	}
+	return p, nil
+}
+
+// ordersSQL is the statement of a page of orders.
+func ordersSQL(f ticketing.OrderFilter) (string, []any, bool) {
+	w := newListWhere(f.Query, "")
+	if f.OptionalOrderReference != nil {
+		w.add("optional_order_reference = $%d", *f.OptionalOrderReference)
+	}
+	return w.pageSQL(`SELECT id, account_id, environment, optional_order_reference, restore_secret, created_at FROM orders`, "", f.Query)
+}
+
+// Coupons is a page of an account's coupons, newest first (coupons of one
+// order share its creation time: the id breaks the tie). A state filter
+// reads its partial index (coupons_list_new, _activated, _restored), no
+// state the whole coupons_list.
+func (q Q) Coupons(ctx context.Context, f ticketing.CouponFilter) (list.Page[ticketing.Coupon], error) {
+	query, args, asc := couponsSQL(f)
+	return listPage(ctx, q, query, args, asc, f.Limit, scanCoupon)
+}
+
+// couponsSQL is the statement of a page of coupons; each state repeats its
+// partial index's predicate word for word.
+func couponsSQL(f ticketing.CouponFilter) (string, []any, bool) {
+	w := newListWhere(f.Query, "")
+	switch f.State {
+	case ticketing.CouponNotActivated:
+		w.conds = append(w.conds, "NOT activated AND restored_coupon_id IS NULL")
+	case ticketing.CouponActivated:
+		w.conds = append(w.conds, "activated AND restored_coupon_id IS NULL")
+	case ticketing.CouponRestored:
+		w.conds = append(w.conds, "restored_coupon_id IS NOT NULL")
+	}
+	return w.pageSQL(`SELECT `+couponCols+` FROM coupons`, "", f.Query)
 }

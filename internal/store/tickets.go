@@ -8,6 +8,7 @@ import (
 
 	"github.com/farebox/farebox/internal/account"
 	"github.com/farebox/farebox/internal/apperr"
+	"github.com/farebox/farebox/internal/list"
 	"github.com/farebox/farebox/internal/ticketing"
 )
 
@@ -73,24 +74,47 @@ func (q Q) RevokeTicket(ctx context.Context, id, reason string, at time.Time) (b
 }
 
 func (q Q) ticketsWhere(ctx context.Context, where string, args ...any) ([]ticketing.Ticket, error) {
-	return collect(ctx, q, `SELECT `+ticketCols+` FROM tickets WHERE `+where, args,
-		func(scan scanner) (t ticketing.Ticket, err error) {
-			var env, medium string
-			var ts, key, used sql.NullString
-			var inv sql.NullTime
-			var reason sql.NullString
-			if err = scan(&t.ID, &t.CouponID, &t.AccountID, &env, &t.ProductID, &t.CycleID, &medium, &t.MediumHash, &ts,
-				&t.ValidFrom, &t.ValidUntil, &key, &used, &inv, &t.CreatedAt, &reason); err != nil {
-				return t, err
-			}
-			t.Environment = account.Environment(env)
-			t.IdentificationMedium = json.RawMessage(medium)
-			if ts.Valid {
-				t.TariffSettings = json.RawMessage(ts.String)
-			}
-			t.ValidFrom, t.ValidUntil = t.ValidFrom.UTC(), t.ValidUntil.UTC()
-			t.ReactivationKey, t.UsedReactivationKey, t.InvalidatedAt = nullStr(key), nullStr(used), nullTime(inv)
-			t.RevokedReason = nullStr(reason)
-			return t, nil
-		})
+	return collect(ctx, q, `SELECT `+ticketCols+` FROM tickets WHERE `+where, args, scanTicket)
+}
+
+// scanTicket reads a row of ticketCols.
+func scanTicket(scan scanner) (t ticketing.Ticket, err error) {
+	var env, medium string
+	var ts, key, used sql.NullString
+	var inv sql.NullTime
+	var reason sql.NullString
+	if err = scan(&t.ID, &t.CouponID, &t.AccountID, &env, &t.ProductID, &t.CycleID, &medium, &t.MediumHash, &ts,
+		&t.ValidFrom, &t.ValidUntil, &key, &used, &inv, &t.CreatedAt, &reason); err != nil {
+		return t, err
+	}
+	t.Environment = account.Environment(env)
+	t.IdentificationMedium = json.RawMessage(medium)
+	if ts.Valid {
+		t.TariffSettings = json.RawMessage(ts.String)
+	}
+	t.ValidFrom, t.ValidUntil = t.ValidFrom.UTC(), t.ValidUntil.UTC()
+	t.ReactivationKey, t.UsedReactivationKey, t.InvalidatedAt = nullStr(key), nullStr(used), nullTime(inv)
+	t.RevokedReason = nullStr(reason)
+	return t, nil
+}
+
+// Tickets is a page of an account's tickets, newest first. A state filter
+// reads its partial index (tickets_list_valid, _invalidated), no state the
+// whole tickets_list.
+func (q Q) Tickets(ctx context.Context, f ticketing.TicketFilter) (list.Page[ticketing.Ticket], error) {
+	query, args, asc := ticketsSQL(f)
+	return listPage(ctx, q, query, args, asc, f.Limit, scanTicket)
+}
+
+// ticketsSQL is the statement of a page of tickets; each state repeats its
+// partial index's predicate.
+func ticketsSQL(f ticketing.TicketFilter) (string, []any, bool) {
+	w := newListWhere(f.Query, "")
+	switch f.State {
+	case ticketing.TicketValid:
+		w.conds = append(w.conds, "invalidated_at IS NULL")
+	case ticketing.TicketInvalidated:
+		w.conds = append(w.conds, "invalidated_at IS NOT NULL")
+	}
+	return w.pageSQL(`SELECT `+ticketCols+` FROM tickets`, "", f.Query)
 }

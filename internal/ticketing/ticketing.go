@@ -10,6 +10,7 @@ import (
 	"time"
 
 	"github.com/farebox/farebox/internal/account"
+	"github.com/farebox/farebox/internal/list"
 	"github.com/farebox/farebox/internal/money"
 )
 
@@ -125,4 +126,81 @@ type Revocation struct {
 	Reason     string
 	RevokedAt  time.Time
 	ValidUntil time.Time
+}
+
+// OrderFilter selects the orders of a list (docs/lists.md).
+type OrderFilter struct {
+	list.Query
+	// OptionalOrderReference, when set, keeps the orders with exactly
+	// that reference.
+	OptionalOrderReference *string
+}
+
+// SubscriptionState is a subscription's state in lists (docs/lists.md).
+type SubscriptionState string
+
+// The states of a subscription: active (not cancelled), cancelled (its end
+// is set and still ahead), ended (its end has passed), restored (replaced
+// by a restore; the replacement carries on).
+const (
+	SubscriptionActive    SubscriptionState = "active"
+	SubscriptionCancelled SubscriptionState = "cancelled"
+	SubscriptionEnded     SubscriptionState = "ended"
+	SubscriptionRestored  SubscriptionState = "restored"
+)
+
+// SubscriptionStates are the states, in the order docs/lists.md names them.
+var SubscriptionStates = []SubscriptionState{SubscriptionActive, SubscriptionCancelled, SubscriptionEnded, SubscriptionRestored}
+
+// SubscriptionFilter selects the subscriptions of a list.
+type SubscriptionFilter struct {
+	list.Query
+	// State, when set, keeps the subscriptions in that state at Now.
+	State SubscriptionState
+	Now   time.Time
+	// EndsGTE and EndsLT bound ends_at when set (a subscription without
+	// an end is then left out).
+	EndsGTE, EndsLT *time.Time
+}
+
+// CouponState is a coupon's state in lists (docs/lists.md).
+type CouponState string
+
+// The states of a coupon: not_activated, activated (its first activation
+// is done), restored (replaced by a restore; the replacement is listed on
+// its own).
+const (
+	CouponNotActivated CouponState = "not_activated"
+	CouponActivated    CouponState = "activated"
+	CouponRestored     CouponState = "restored"
+)
+
+// CouponStates are the states, in the order docs/lists.md names them.
+var CouponStates = []CouponState{CouponNotActivated, CouponActivated, CouponRestored}
+
+// CouponFilter selects the coupons of a list.
+type CouponFilter struct {
+	list.Query
+	// State, when set, keeps the coupons in that state.
+	State CouponState
+}
+
+// TicketState is a ticket's state in lists (docs/lists.md): valid, or
+// invalidated (revoked or replaced; GET shows "valid": false).
+type TicketState string
+
+// The states of a ticket.
+const (
+	TicketValid       TicketState = "valid"
+	TicketInvalidated TicketState = "invalidated"
+)
+
+// TicketStates are the states, in the order docs/lists.md names them.
+var TicketStates = []TicketState{TicketValid, TicketInvalidated}
+
+// TicketFilter selects the tickets of a list.
+type TicketFilter struct {
+	list.Query
+	// State, when set, keeps the tickets in that state.
+	State TicketState
 }

@@ -1,0 +1,607 @@
+package app_test
+
+import (
+	"encoding/json"
+	"fmt"
+	"slices"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/farebox/farebox/internal/account"
+	"github.com/farebox/farebox/internal/app"
+	"github.com/farebox/farebox/internal/apperr"
+	"github.com/farebox/farebox/internal/invoicing"
+	"github.com/farebox/farebox/internal/ticketing"
+)
+
+// listCase is a bad list request and the parameter its 400 must name.
+type listCase[R any] struct {
+	req   R
+	field string
+}
+
+// checkBadLists fails unless every case is a 400 invalid_parameter naming
+// its field.
+func checkBadLists[R, T any](t *testing.T, list func(R) (app.ListJSON[T], error), cases []listCase[R]) {
+	t.Helper()
+	for _, c := range cases {
+		_, err := list(c.req)
+		wantFields(t, wantErr(t, err, apperr.Invalid, "invalid_parameter"), c.field)
+	}
+}
+
+// byNewest orders ids as every list does when they were created at the
+// same instant: the id descending breaks the tie.
+func byNewest(ids []string) []string {
+	out := slices.Clone(ids)
+	slices.SortFunc(out, func(a, b string) int { return strings.Compare(b, a) })
+	return out
+}
+
+func asJSON(t *testing.T, v any) string {
+	t.Helper()
+	b, err := json.Marshal(v)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return string(b)
+}
+
+// walk pages through a list with limit 4 both ways: forwards with
+// starting_after to the end, then back with ending_before from the last
+// page to the first, and checks both give want (newest first).
+func walk[T any](t *testing.T, name string, want []string, id func(T) string,
+	list func(after, before string) app.ListJSON[T]) {
+	t.Helper()
+	var pages [][]string
+	after := ""
+	for {
+		l := list(after, "")
+		var ids []string
+		for _, v := range l.Data {
+			ids = append(ids, id(v))
+		}
+		pages = append(pages, ids)
+		if !l.HasMore {
+			break
+		}
+		after = ids[len(ids)-1]
+	}
+	if got := slices.Concat(pages...); fmt.Sprint(got) != fmt.Sprint(want) {
+		t.Fatalf("%s forwards: %v, want %v", name, got, want)
+	}
+	for i := len(pages) - 1; i > 0; i-- {
+		l := list("", pages[i][0])
+		var ids []string
+		for _, v := range l.Data {
+			ids = append(ids, id(v))
+		}
+		if fmt.Sprint(ids) != fmt.Sprint(pages[i-1]) || l.HasMore != (i > 1) {
+			t.Errorf("%s back from page %d: %v has_more %v, want %v", name, i, ids, l.HasMore, pages[i-1])
+		}
+	}
+}
+
+// TestOrderList: GET /v9/ticketing/orders.json pages the caller's orders
+// newest first (the id breaks ties of one instant) in both directions,
+// filters by reference and created range, shows each order as its GET
+// does, sees no other account's or environment's orders and takes none of
+// their ids as a cursor; bad parameters are a 400 naming the parameter.
+func TestOrderList(t *testing.T) {
+	eachEngine(t, func(t *testing.T, b *testBundle) {
+		p := b.test
+		single := b.product(t, singleBerlin).ID
+		ref := "partner-ref-7"
+		var early, late, refd []string
+		for i := range 11 {
+			if i == 6 {
+				b.clock.Advance(time.Hour)
+			}
+			req := app.OrderRequest{ProductIDs: []string{single}}
+			if i%5 == 0 {
+				req.OptionalOrderReference = &ref
+			}
+			o, err := b.app.PlaceOrder(b.ctx, p, req)
+			if err != nil {
+				t.Fatal(err)
+			}
+			if i < 6 {
+				early = append(early, o.ID)
+			} else {
+				late = append(late, o.ID)
+			}
+			if i%5 == 0 {
+				refd = append(refd, o.ID)
+			}
+		}
+		all := append(byNewest(late), byNewest(early)...)
+		list := func(req app.OrdersRequest) app.ListJSON[app.OrderJSON] {
+			t.Helper()
+			l, err := b.app.Orders(b.ctx, p, req)
+			if err != nil {
+				t.Fatal(err)
+			}
+			return l
+		}
+		id := func(o app.OrderJSON) string { return o.OrderID }
+		walk(t, "all", all, id, func(after, before string) app.ListJSON[app.OrderJSON] {
+			return list(app.OrdersRequest{ListRequest: app.ListRequest{Limit: "4", StartingAfter: after, EndingBefore: before}})
+		})
+		// refd: orders 0 and 5 (early), 10 (late).
+		wantRef := append(byNewest(refd[2:]), byNewest(refd[:2])...)
+		walk(t, "reference", wantRef, id, func(after, before string) app.ListJSON[app.OrderJSON] {
+			return list(app.OrdersRequest{ListRequest: app.ListRequest{Limit: "1", StartingAfter: after, EndingBefore: before},
+				OptionalOrderReference: &ref})
+		})
+		later := b.clock.Now().Format(time.RFC3339)
+		walk(t, "created[lt]", byNewest(early), id, func(after, before string) app.ListJSON[app.OrderJSON] {
+			return list(app.OrdersRequest{ListRequest: app.ListRequest{Limit: "4", StartingAfter: after, EndingBefore: before, CreatedLT: later}})
+		})
+		walk(t, "created[gte]", byNewest(late), id, func(after, before string) app.ListJSON[app.OrderJSON] {
+			return list(app.OrdersRequest{ListRequest: app.ListRequest{Limit: "4", StartingAfter: after, EndingBefore: before, CreatedGTE: later}})
+		})
+		if l := list(app.OrdersRequest{ListRequest: app.ListRequest{Limit: "100"}}); len(l.Data) != 11 || l.HasMore {
+			t.Errorf("limit 100: %d orders, has_more %v", len(l.Data), l.HasMore)
+		}
+		if l := list(app.OrdersRequest{}); len(l.Data) != 10 || !l.HasMore {
+			t.Errorf("default limit: %d orders, has_more %v", len(l.Data), l.HasMore)
+		}
+		none := "no-such-ref"
+		if l := list(app.OrdersRequest{OptionalOrderReference: &none}); len(l.Data) != 0 || l.HasMore || l.Data == nil {
+			t.Errorf("unknown reference: %+v", l)
+		}
+		// Each order as GET shows it.
+		for _, o := range list(app.OrdersRequest{ListRequest: app.ListRequest{Limit: "100"}}).Data {
+			got, err := b.app.Order(b.ctx, p, o.OrderID)
+			if err != nil {
+				t.Fatal(err)
+			}
+			want, err := b.app.OrderResponse(b.ctx, got, 9, true)
+			if err != nil {
+				t.Fatal(err)
+			}
+			if listed, got := asJSON(t, o), asJSON(t, want); listed != got || o.RestoreSecret == "" || len(o.Coupons) != 1 {
+				t.Errorf("listed %s, GET %s", listed, got)
+			}
+		}
+
+		// The live environment and another account see none of these,
+		// and their ids are no cursor here.
+		liveOrder := b.order(t, b.live, single)
+		other, _ := b.newAccount(t, "Other AG", account.Test)
+		otherOrder := b.order(t, other, single)
+		for _, c := range []struct {
+			p    account.Principal
+			want string
+		}{{b.live, liveOrder.ID}, {other, otherOrder.ID}} {
+			l, err := b.app.Orders(b.ctx, c.p, app.OrdersRequest{})
+			if err != nil || len(l.Data) != 1 || l.Data[0].OrderID != c.want || l.HasMore {
+				t.Errorf("%s: %+v %v, want only %s", c.p.AccountID, l, err, c.want)
+			}
+		}
+		page := func(r app.ListRequest) app.OrdersRequest { return app.OrdersRequest{ListRequest: r} }
+		checkBadLists(t, func(r app.OrdersRequest) (app.ListJSON[app.OrderJSON], error) { return b.app.Orders(b.ctx, p, r) },
+			[]listCase[app.OrdersRequest]{
+				{page(app.ListRequest{StartingAfter: liveOrder.ID}), "starting_after"},
+				{page(app.ListRequest{EndingBefore: otherOrder.ID}), "ending_before"},
+				{page(app.ListRequest{StartingAfter: "farebox-order-nope"}), "starting_after"},
+				{page(app.ListRequest{StartingAfter: all[0], EndingBefore: all[1]}), "ending_before"},
+				{page(app.ListRequest{Limit: "0"}), "limit"},
+				{page(app.ListRequest{Limit: "101"}), "limit"},
+				{page(app.ListRequest{Limit: "1.5"}), "limit"},
+				{page(app.ListRequest{CreatedGTE: "yesterday"}), "created[gte]"},
+				{page(app.ListRequest{CreatedLT: "2026-06-15"}), "created[lt]"},
+			})
+	})
+}
+
+// TestSubscriptionList: GET /v9/ticketing/subscriptions.json pages the
+// caller's subscriptions newest first in both directions, filters by state
+// at the current time (active, cancelled, ended, restored) and by ends_at,
+// shows each as its GET does, keeps accounts and environments apart and
+// refuses bad parameters (an order id is no subscription cursor).
+func TestSubscriptionList(t *testing.T) {
+	eachEngine(t, func(t *testing.T, b *testBundle) {
+		p := b.test
+		var orders []ticketing.Order
+		var subs []string
+		for range 4 {
+			o := b.order(t, p, b.product(t, monthly).ID)
+			b.activate(t, o.Coupons[0].ID, activation(berlinTariff))
+			orders, subs = append(orders, o), append(subs, *o.Coupons[0].SubscriptionID)
+		}
+		b.clock.Advance(time.Minute)
+		o4 := orders[3]
+		_, restored, err := b.app.Restore(b.ctx, p, o4.ID, app.RestoreRequest{RestoreSecret: o4.RestoreSecret, CouponIDs: []string{o4.Coupons[0].ID}})
+		if err != nil || len(restored) != 1 || restored[0].SubscriptionID == nil {
+			t.Fatalf("restore: %v %+v", err, restored)
+		}
+		replacement := *restored[0].SubscriptionID
+		b.clock.Set(berlin(2026, 7, 5, 9, 0, 0))
+		if ok, err := b.app.CancelSubscription(b.ctx, p, subs[0]); err != nil || !ok {
+			t.Fatal(ok, err)
+		}
+		aug := berlin(2026, 8, 1, 0, 0, 0)
+		b.clock.Set(aug)
+		if ok, err := b.app.CancelSubscription(b.ctx, p, subs[1]); err != nil || !ok {
+			t.Fatal(ok, err)
+		}
+		list := func(req app.SubscriptionsRequest) app.ListJSON[app.SubscriptionJSON] {
+			t.Helper()
+			l, err := b.app.Subscriptions(b.ctx, p, req)
+			if err != nil {
+				t.Fatal(err)
+			}
+			return l
+		}
+		id := func(s app.SubscriptionJSON) string { return s.ID }
+		all := append([]string{replacement}, byNewest(subs)...)
+		walk(t, "all", all, id, func(after, before string) app.ListJSON[app.SubscriptionJSON] {
+			return list(app.SubscriptionsRequest{ListRequest: app.ListRequest{Limit: "2", StartingAfter: after, EndingBefore: before}})
+		})
+		for state, want := range map[string][]string{
+			"active":    append([]string{replacement}, subs[2]),
+			"cancelled": {subs[1]},
+			"ended":     {subs[0]},
+			"restored":  {subs[3]},
+		} {
+			walk(t, state, want, id, func(after, before string) app.ListJSON[app.SubscriptionJSON] {
+				return list(app.SubscriptionsRequest{State: state, ListRequest: app.ListRequest{Limit: "1", StartingAfter: after, EndingBefore: before}})
+			})
+		}
+		if l := list(app.SubscriptionsRequest{EndsGTE: aug.Format(time.RFC3339)}); len(l.Data) != 1 || l.Data[0].ID != subs[1] {
+			t.Errorf("ends_at[gte]: %+v", l.Data)
+		}
+		if l := list(app.SubscriptionsRequest{EndsLT: aug.Format(time.RFC3339), State: "ended"}); len(l.Data) != 1 || l.Data[0].ID != subs[0] {
+			t.Errorf("ends_at[lt] and ended: %+v", l.Data)
+		}
+		if l := list(app.SubscriptionsRequest{EndsLT: aug.Format(time.RFC3339), State: "cancelled"}); len(l.Data) != 0 || l.HasMore {
+			t.Errorf("ends_at[lt] and cancelled: %+v", l.Data)
+		}
+		for _, s := range list(app.SubscriptionsRequest{ListRequest: app.ListRequest{Limit: "100"}}).Data {
+			d, err := b.app.SubscriptionDetails(b.ctx, p, s.ID)
+			if err != nil {
+				t.Fatal(err)
+			}
+			if listed, got := asJSON(t, s), asJSON(t, app.SubscriptionResponse(d)); listed != got {
+				t.Errorf("listed %s, GET %s", listed, got)
+			}
+		}
+
+		liveOrder := b.order(t, b.live, b.product(t, monthly).ID)
+		liveSub := *liveOrder.Coupons[0].SubscriptionID
+		other, _ := b.newAccount(t, "Other AG", account.Test)
+		otherSub := *b.order(t, other, b.product(t, monthly).ID).Coupons[0].SubscriptionID
+		for _, c := range []struct {
+			p    account.Principal
+			want string
+		}{{b.live, liveSub}, {other, otherSub}} {
+			l, err := b.app.Subscriptions(b.ctx, c.p, app.SubscriptionsRequest{})
+			if err != nil || len(l.Data) != 1 || l.Data[0].ID != c.want || l.HasMore {
+				t.Errorf("%s: %+v %v, want only %s", c.p.AccountID, l, err, c.want)
+			}
+		}
+		page := func(r app.ListRequest) app.SubscriptionsRequest { return app.SubscriptionsRequest{ListRequest: r} }
+		checkBadLists(t, func(r app.SubscriptionsRequest) (app.ListJSON[app.SubscriptionJSON], error) {
+			return b.app.Subscriptions(b.ctx, p, r)
+		}, []listCase[app.SubscriptionsRequest]{
+			{page(app.ListRequest{StartingAfter: liveSub}), "starting_after"},
+			{page(app.ListRequest{EndingBefore: otherSub}), "ending_before"},
+			{page(app.ListRequest{StartingAfter: orders[0].ID}), "starting_after"},
+			{page(app.ListRequest{Limit: "101"}), "limit"},
+			{app.SubscriptionsRequest{State: "paused"}, "state"},
+			{app.SubscriptionsRequest{State: "Active"}, "state"},
+			{app.SubscriptionsRequest{EndsGTE: "2026-08"}, "ends_at[gte]"},
+			{app.SubscriptionsRequest{EndsLT: "soon"}, "ends_at[lt]"},
+		})
+	})
+}
+
+// TestCouponList: GET /v9/ticketing/coupons.json pages the caller's
+// coupons newest first (coupons of one order tie on time: the id decides)
+// in both directions, filters by state, shows each as its GET does, keeps
+// accounts and environments apart and refuses bad parameters.
+func TestCouponList(t *testing.T) {
+	eachEngine(t, func(t *testing.T, b *testBundle) {
+		p := b.test
+		single := b.product(t, singleBerlin).ID
+		first := b.order(t, p, single, single, single)
+		b.clock.Advance(time.Minute)
+		second := b.order(t, p, single, single)
+		var early, late []string
+		for _, c := range first.Coupons {
+			early = append(early, c.ID)
+		}
+		for _, c := range second.Coupons {
+			late = append(late, c.ID)
+		}
+		b.activate(t, early[0], activation(""))
+		b.activate(t, early[1], activation(""))
+		b.clock.Advance(time.Minute)
+		_, restored, err := b.app.Restore(b.ctx, p, first.ID, app.RestoreRequest{RestoreSecret: first.RestoreSecret, CouponIDs: []string{early[1]}})
+		if err != nil || len(restored) != 1 {
+			t.Fatalf("restore: %v %+v", err, restored)
+		}
+		list := func(req app.CouponsRequest) app.ListJSON[app.CouponJSON] {
+			t.Helper()
+			l, err := b.app.Coupons(b.ctx, p, req)
+			if err != nil {
+				t.Fatal(err)
+			}
+			return l
+		}
+		id := func(c app.CouponJSON) string { return c.ID }
+		all := slices.Concat([]string{restored[0].ID}, byNewest(late), byNewest(early))
+		walk(t, "all", all, id, func(after, before string) app.ListJSON[app.CouponJSON] {
+			return list(app.CouponsRequest{ListRequest: app.ListRequest{Limit: "2", StartingAfter: after, EndingBefore: before}})
+		})
+		for state, want := range map[string][]string{
+			"not_activated": slices.Concat([]string{restored[0].ID}, byNewest(late), []string{early[2]}),
+			"activated":     {early[0]},
+			"restored":      {early[1]},
+		} {
+			walk(t, state, want, id, func(after, before string) app.ListJSON[app.CouponJSON] {
+				return list(app.CouponsRequest{State: state, ListRequest: app.ListRequest{Limit: "2", StartingAfter: after, EndingBefore: before}})
+			})
+		}
+		for _, c := range list(app.CouponsRequest{ListRequest: app.ListRequest{Limit: "100"}}).Data {
+			d, err := b.app.Coupon(b.ctx, c.ID)
+			if err != nil {
+				t.Fatal(err)
+			}
+			if listed, got := asJSON(t, c), asJSON(t, app.CouponResponse(d, 9)); listed != got {
+				t.Errorf("listed %s, GET %s", listed, got)
+			}
+		}
+
+		liveCoupon := b.order(t, b.live, single).Coupons[0].ID
+		other, _ := b.newAccount(t, "Other AG", account.Test)
+		otherCoupon := b.order(t, other, single).Coupons[0].ID
+		for _, c := range []struct {
+			p    account.Principal
+			want string
+		}{{b.live, liveCoupon}, {other, otherCoupon}} {
+			l, err := b.app.Coupons(b.ctx, c.p, app.CouponsRequest{})
+			if err != nil || len(l.Data) != 1 || l.Data[0].ID != c.want || l.HasMore {
+				t.Errorf("%s: %+v %v, want only %s", c.p.AccountID, l, err, c.want)
+			}
+		}
+		page := func(r app.ListRequest) app.CouponsRequest { return app.CouponsRequest{ListRequest: r} }
+		checkBadLists(t, func(r app.CouponsRequest) (app.ListJSON[app.CouponJSON], error) { return b.app.Coupons(b.ctx, p, r) },
+			[]listCase[app.CouponsRequest]{
+				{page(app.ListRequest{StartingAfter: liveCoupon}), "starting_after"},
+				{page(app.ListRequest{EndingBefore: otherCoupon}), "ending_before"},
+				{page(app.ListRequest{StartingAfter: first.ID}), "starting_after"},
+				{page(app.ListRequest{Limit: "-1"}), "limit"},
+				{page(app.ListRequest{CreatedGTE: "now"}), "created[gte]"},
+				{app.CouponsRequest{State: "expired"}, "state"},
+			})
+	})
+}
+
+// TestTicketList: GET /v9/ticketing/tickets.json pages the caller's
+// tickets newest first in both directions, filters by state (a restore
+// invalidates the restored coupon's ticket), keeps accounts and
+// environments apart and refuses bad parameters.
+func TestTicketList(t *testing.T) {
+	eachEngine(t, func(t *testing.T, b *testBundle) {
+		p := b.test
+		single := b.product(t, singleBerlin).ID
+		o := b.order(t, p, single, single, single)
+		var tickets []string
+		for i, c := range o.Coupons {
+			if i == 2 {
+				b.clock.Advance(time.Minute)
+			}
+			tickets = append(tickets, b.activate(t, c.ID, activation("")).ID)
+		}
+		b.clock.Advance(time.Minute)
+		if _, _, err := b.app.Restore(b.ctx, p, o.ID, app.RestoreRequest{RestoreSecret: o.RestoreSecret, CouponIDs: []string{o.Coupons[0].ID}}); err != nil {
+			t.Fatal(err)
+		}
+		if b.ticket(t, tickets[0]).Valid {
+			t.Fatal("the restored coupon's ticket is still valid")
+		}
+		list := func(req app.TicketsRequest) app.ListJSON[app.TicketDetails] {
+			t.Helper()
+			l, err := b.app.Tickets(b.ctx, p, req)
+			if err != nil {
+				t.Fatal(err)
+			}
+			return l
+		}
+		id := func(d app.TicketDetails) string { return d.Ticket.ID }
+		all := append([]string{tickets[2]}, byNewest(tickets[:2])...)
+		walk(t, "all", all, id, func(after, before string) app.ListJSON[app.TicketDetails] {
+			return list(app.TicketsRequest{ListRequest: app.ListRequest{Limit: "1", StartingAfter: after, EndingBefore: before}})
+		})
+		for state, want := range map[string][]string{"valid": {tickets[2], tickets[1]}, "invalidated": {tickets[0]}} {
+			walk(t, state, want, id, func(after, before string) app.ListJSON[app.TicketDetails] {
+				return list(app.TicketsRequest{State: state, ListRequest: app.ListRequest{Limit: "1", StartingAfter: after, EndingBefore: before}})
+			})
+		}
+		for _, d := range list(app.TicketsRequest{}).Data {
+			if got := b.ticket(t, d.Ticket.ID); asJSON(t, got) != asJSON(t, d) {
+				t.Errorf("listed %s, GET %s", asJSON(t, d), asJSON(t, got))
+			}
+		}
+
+		liveCoupon := b.order(t, b.live, single).Coupons[0].ID
+		liveTicket := b.activate(t, liveCoupon, activation("")).ID
+		other, _ := b.newAccount(t, "Other AG", account.Test)
+		for _, c := range []struct {
+			p    account.Principal
+			want []string
+		}{{b.live, []string{liveTicket}}, {other, nil}} {
+			l, err := b.app.Tickets(b.ctx, c.p, app.TicketsRequest{})
+			var got []string
+			for _, d := range l.Data {
+				got = append(got, d.Ticket.ID)
+			}
+			if err != nil || fmt.Sprint(got) != fmt.Sprint(c.want) || l.HasMore {
+				t.Errorf("%s: %v %v, want %v", c.p.AccountID, got, err, c.want)
+			}
+		}
+		page := func(r app.ListRequest) app.TicketsRequest { return app.TicketsRequest{ListRequest: r} }
+		checkBadLists(t, func(r app.TicketsRequest) (app.ListJSON[app.TicketDetails], error) { return b.app.Tickets(b.ctx, p, r) },
+			[]listCase[app.TicketsRequest]{
+				{page(app.ListRequest{StartingAfter: liveTicket}), "starting_after"},
+				{page(app.ListRequest{EndingBefore: o.Coupons[1].ID}), "ending_before"},
+				{page(app.ListRequest{Limit: "1e2"}), "limit"},
+				{page(app.ListRequest{CreatedLT: "2026-06-15T25:00:00Z"}), "created[lt]"},
+				{app.TicketsRequest{State: "expired"}, "state"},
+			})
+	})
+}
+
+// TestCustomerList: GET /v9/ticketing/customers.json pages the caller's
+// customers newest first both ways, shows each as its GET does, keeps
+// accounts and environments apart and refuses bad parameters.
+func TestCustomerList(t *testing.T) {
+	eachEngine(t, func(t *testing.T, b *testBundle) {
+		p := b.test
+		var ids []string
+		for i := range 5 {
+			if i == 3 {
+				b.clock.Advance(time.Minute)
+			}
+			ids = append(ids, b.customer(t, p, fmt.Sprintf("Kunde %d GmbH", i)).ID)
+		}
+		list := func(req app.ListRequest) app.ListJSON[app.CustomerJSON] {
+			t.Helper()
+			l, err := b.app.Customers(b.ctx, p, req)
+			if err != nil {
+				t.Fatal(err)
+			}
+			return l
+		}
+		id := func(c app.CustomerJSON) string { return c.ID }
+		walk(t, "all", append(byNewest(ids[3:]), byNewest(ids[:3])...), id, func(after, before string) app.ListJSON[app.CustomerJSON] {
+			return list(app.ListRequest{Limit: "2", StartingAfter: after, EndingBefore: before})
+		})
+		later := b.clock.Now().Format(time.RFC3339)
+		walk(t, "created[gte]", byNewest(ids[3:]), id, func(after, before string) app.ListJSON[app.CustomerJSON] {
+			return list(app.ListRequest{Limit: "1", StartingAfter: after, EndingBefore: before, CreatedGTE: later})
+		})
+		for _, c := range list(app.ListRequest{Limit: "100"}).Data {
+			got, err := b.app.Customer(b.ctx, p, c.ID)
+			if err != nil {
+				t.Fatal(err)
+			}
+			if asJSON(t, c) != asJSON(t, app.CustomerResponse(got)) {
+				t.Errorf("listed %s, GET %s", asJSON(t, c), asJSON(t, app.CustomerResponse(got)))
+			}
+		}
+		liveCustomer := b.customer(t, b.live, "Live GmbH").ID
+		other, _ := b.newAccount(t, "Other AG", account.Test)
+		otherCustomer := b.customer(t, other, "Andere GmbH").ID
+		for _, c := range []struct {
+			p    account.Principal
+			want string
+		}{{b.live, liveCustomer}, {other, otherCustomer}} {
+			l, err := b.app.Customers(b.ctx, c.p, app.ListRequest{})
+			if err != nil || len(l.Data) != 1 || l.Data[0].ID != c.want || l.HasMore {
+				t.Errorf("%s: %+v %v, want only %s", c.p.AccountID, l, err, c.want)
+			}
+		}
+		checkBadLists(t, func(r app.ListRequest) (app.ListJSON[app.CustomerJSON], error) { return b.app.Customers(b.ctx, p, r) },
+			[]listCase[app.ListRequest]{
+				{app.ListRequest{StartingAfter: liveCustomer}, "starting_after"},
+				{app.ListRequest{EndingBefore: otherCustomer}, "ending_before"},
+				{app.ListRequest{Limit: "0"}, "limit"},
+				{app.ListRequest{CreatedGTE: "2026"}, "created[gte]"},
+			})
+	})
+}
+
+// TestInvoiceList: GET /v9/ticketing/invoices.json pages the caller's
+// documents newest first both ways, filters by customer, number and
+// created range, shows each as its GET does, keeps accounts and
+// environments apart and refuses bad parameters.
+func TestInvoiceList(t *testing.T) {
+	eachEngine(t, func(t *testing.T, b *testBundle) {
+		p := b.test
+		c1, c2 := b.customer(t, p, "Erste GmbH").ID, b.customer(t, p, "Zweite GmbH").ID
+		var invs []invoicing.Invoice
+		for i, c := range []string{c1, c2, c1, c1} {
+			if i == 2 {
+				b.clock.Advance(time.Minute)
+			}
+			invs = append(invs, b.invoiceFor(t, p, c))
+		}
+		ids := func(ix ...int) (out []string) {
+			for _, i := range ix {
+				out = append(out, invs[i].ID)
+			}
+			return out
+		}
+		list := func(req app.InvoicesRequest) app.ListJSON[app.InvoiceJSON] {
+			t.Helper()
+			l, err := b.app.Invoices(b.ctx, p, req)
+			if err != nil {
+				t.Fatal(err)
+			}
+			return l
+		}
+		id := func(v app.InvoiceJSON) string { return v.InvoiceID }
+		all := append(byNewest(ids(2, 3)), byNewest(ids(0, 1))...)
+		walk(t, "all", all, id, func(after, before string) app.ListJSON[app.InvoiceJSON] {
+			return list(app.InvoicesRequest{ListRequest: app.ListRequest{Limit: "1", StartingAfter: after, EndingBefore: before}})
+		})
+		walk(t, "customer", append(byNewest(ids(2, 3)), invs[0].ID), id, func(after, before string) app.ListJSON[app.InvoiceJSON] {
+			return list(app.InvoicesRequest{CustomerID: &c1, ListRequest: app.ListRequest{Limit: "2", StartingAfter: after, EndingBefore: before}})
+		})
+		later := b.clock.Now().Format(time.RFC3339)
+		walk(t, "created[lt]", byNewest(ids(0, 1)), id, func(after, before string) app.ListJSON[app.InvoiceJSON] {
+			return list(app.InvoicesRequest{ListRequest: app.ListRequest{Limit: "1", StartingAfter: after, EndingBefore: before, CreatedLT: later}})
+		})
+		if l := list(app.InvoicesRequest{Number: &invs[1].Number}); len(l.Data) != 1 || l.Data[0].InvoiceID != invs[1].ID || l.HasMore {
+			t.Errorf("number %s: %+v", invs[1].Number, l)
+		}
+		for _, v := range list(app.InvoicesRequest{ListRequest: app.ListRequest{Limit: "100"}}).Data {
+			inv, err := b.app.Invoice(b.ctx, p, v.InvoiceID)
+			if err != nil {
+				t.Fatal(err)
+			}
+			if asJSON(t, v) != asJSON(t, b.app.InvoiceResponse(inv)) {
+				t.Errorf("listed %s, GET %s", asJSON(t, v), asJSON(t, b.app.InvoiceResponse(inv)))
+			}
+		}
+		liveInvoice := b.invoiceFor(t, b.live, b.customer(t, b.live, "Live GmbH").ID)
+		other, _ := b.newAccount(t, "Other AG", account.Test)
+		otherInvoice := b.invoiceFor(t, other, b.customer(t, other, "Andere GmbH").ID)
+		for _, c := range []struct {
+			p    account.Principal
+			want string
+		}{{b.live, liveInvoice.ID}, {other, otherInvoice.ID}} {
+			l, err := b.app.Invoices(b.ctx, c.p, app.InvoicesRequest{})
+			if err != nil || len(l.Data) != 1 || l.Data[0].InvoiceID != c.want || l.HasMore {
+				t.Errorf("%s: %+v %v, want only %s", c.p.AccountID, l, err, c.want)
+			}
+		}
+		// Another environment's number is no match here.
+		if l := list(app.InvoicesRequest{Number: &liveInvoice.Number}); len(l.Data) != 0 {
+			t.Errorf("the live invoice's number lists %+v in test", l.Data)
+		}
+		page := func(r app.ListRequest) app.InvoicesRequest { return app.InvoicesRequest{ListRequest: r} }
+		checkBadLists(t, func(r app.InvoicesRequest) (app.ListJSON[app.InvoiceJSON], error) { return b.app.Invoices(b.ctx, p, r) },
+			[]listCase[app.InvoicesRequest]{
+				{page(app.ListRequest{StartingAfter: liveInvoice.ID}), "starting_after"},
+				{page(app.ListRequest{EndingBefore: otherInvoice.ID}), "ending_before"},
+				{page(app.ListRequest{StartingAfter: c1}), "starting_after"},
+				{page(app.ListRequest{Limit: "100000"}), "limit"},
+				{page(app.ListRequest{CreatedGTE: "12:00"}), "created[gte]"},
+			})
+	})
+}
+
+// invoiceFor orders a single ticket for p and invoices it to customer.
+func (b *testBundle) invoiceFor(t *testing.T, p account.Principal, customer string) invoicing.Invoice {
+	t.Helper()
+	item := b.itemOf(t, p)
+	if _, err := b.update(p, item, "customer_id", `"`+customer+`"`); err != nil {
+		t.Fatal(err)
+	}
+	return b.invoice(t, p, item, customer)
+}

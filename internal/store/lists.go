@@ -1,0 +1,155 @@
+package store
+
+import (
+	"context"
+	"database/sql"
+	"errors"
+	"fmt"
+	"slices"
+	"strings"
+
+	"github.com/farebox/farebox/internal/account"
+	"github.com/farebox/farebox/internal/invoicing"
+	"github.com/farebox/farebox/internal/list"
+	"github.com/farebox/farebox/internal/ticketing"
+)
+
+// Lists (docs/lists.md). Every list of an account's records is newest
+// first by (created_at, id); a cursor is a record of the same account and
+// environment, and a page is the records strictly after (starting_after,
+// older) or before (ending_before, newer) it in that order. Each list has
+// an index (account_id, environment, [filter,] created_at, id), so a page
+// is one range of it read in order, whatever the table's size.
+
+// listTables are the tables a list reads (ListCursor takes a table name).
+var listTables = map[string]bool{"orders": true, "subscriptions": true, "coupons": true, "tickets": true, "customers": true, "invoices": true}
+
+// ListCursor is the position of record id of table in the account's
+// environment, false when there is no such record there (another
+// account's or environment's record looks the same as none).
+func (q Q) ListCursor(ctx context.Context, table, accountID string, env account.Environment, id string) (list.Cursor, bool, error) {
+	if !listTables[table] {
+		return list.Cursor{}, false, fmt.Errorf("store.ListCursor: %q is no list", table)
+	}
+	c := list.Cursor{ID: id}
+	err := q.db.QueryRowContext(ctx, `SELECT created_at FROM `+table+` WHERE id = $1 AND account_id = $2 AND environment = $3`,
+		id, accountID, string(env)).Scan(&c.CreatedAt)
+	if errors.Is(err, sql.ErrNoRows) {
+		return list.Cursor{}, false, nil
+	}
+	return c, err == nil, mapErr(err)
+}
+
+// listWhere builds the WHERE clause of a list: the account and
+// environment first, then the conditions a list adds.
+type listWhere struct {
+	conds []string
+	args  []any
+}
+
+func newListWhere(lq list.Query, alias string) *listWhere {
+	w := &listWhere{}
+	w.add(alias+"account_id = $%d", lq.AccountID)
+	w.add(alias+"environment = $%d", string(lq.Environment))
+	return w
+}
+
+// add appends cond with v as its one parameter (cond has one %d).
+func (w *listWhere) add(cond string, v any) {
+	w.args = append(w.args, v)
+	w.conds = append(w.conds, fmt.Sprintf(cond, len(w.args)))
+}
+
+// pageSQL completes a list's statement, which selects from table (alias)
+// with w: the created range, the cursor, the order and the limit (one
+// row more than the page, to know whether there is more). ascending says
+// the rows come oldest first (ending_before).
+func (w *listWhere) pageSQL(sel, alias string, lq list.Query) (query string, args []any, ascending bool) {
+	if lq.CreatedGTE != nil {
+		w.add(alias+"created_at >= $%d", now(*lq.CreatedGTE))
+	}
+	if lq.CreatedLT != nil {
+		w.add(alias+"created_at < $%d", now(*lq.CreatedLT))
+	}
+	order, cur, cmp := "DESC", lq.After, "<"
+	if lq.Before != nil {
+		order, cur, cmp = "ASC", lq.Before, ">"
+	}
+	if cur != nil {
+		// The row comparison is a range of the index on both engines.
+		w.args = append(w.args, now(cur.CreatedAt), cur.ID)
+		w.conds = append(w.conds, fmt.Sprintf("(%screated_at, %sid) %s ($%d, $%d)", alias, alias, cmp, len(w.args)-1, len(w.args)))
+	}
+	args = append(w.args, lq.Limit+1)
+	query = fmt.Sprintf(`%s WHERE %s ORDER BY %screated_at %s, %sid %s LIMIT $%d`,
+		sel, strings.Join(w.conds, " AND "), alias, order, alias, order, len(args))
+	return query, args, order == "ASC"
+}
+
+// listPage runs a statement of pageSQL and reads its rows with scan.
+func listPage[T any](ctx context.Context, q Q, query string, args []any, ascending bool, limit int,
+	scan func(scanner) (T, error)) (list.Page[T], error) {
+	items, err := collect(ctx, q, query, args, scan)
+	if err != nil {
+		return list.Page[T]{}, err
+	}
+	var p list.Page[T]
+	p.Items, p.HasMore = trimPage(items, limit, ascending)
+	return p, nil
+}
+
+// ExplainList is the engine's plan of the statement a list runs for
+// filter f (a ticketing.OrderFilter, SubscriptionFilter, CouponFilter,
+// TicketFilter, invoicing.CustomerFilter or InvoiceFilter):
+// docs/lists.md shows them, TestListPlans checks them.
+func (q Q) ExplainList(ctx context.Context, f any) ([]string, error) {
+	var query string
+	var args []any
+	switch f := f.(type) {
+	case ticketing.OrderFilter:
+		query, args, _ = ordersSQL(f)
+	case ticketing.SubscriptionFilter:
+		query, args, _ = subscriptionsSQL(f)
+	case ticketing.CouponFilter:
+		query, args, _ = couponsSQL(f)
+	case ticketing.TicketFilter:
+		query, args, _ = ticketsSQL(f)
+	case invoicing.CustomerFilter:
+		query, args, _ = customersSQL(f)
+	case invoicing.InvoiceFilter:
+		query, args, _ = invoicesSQL(f)
+	default:
+		return nil, fmt.Errorf("store.ExplainList: no list has filter %T", f)
+	}
+	return q.explain(ctx, query, args)
+}
+
+// explain is the plan of query on q's engine, one line per step
+// (docs/lists.md shows them; tests check that lists read their index).
+func (q Q) explain(ctx context.Context, query string, args []any) ([]string, error) {
+	if q.engine == SQLite {
+		return collect(ctx, q, "EXPLAIN QUERY PLAN "+query, args, func(scan scanner) (string, error) {
+			var id, parent, unused int
+			var detail string
+			return detail, scan(&id, &parent, &unused, &detail)
+		})
+	}
+	return collect(ctx, q, "EXPLAIN "+query, args, func(scan scanner) (line string, err error) { return line, scan(&line) })
+}
+
+// trimPage cuts a list read with one row more than limit to the page and
+// says whether there was more; rows read oldest first (ending_before) are
+// turned newest first. The page is never nil.
+func trimPage[T any](rows []T, limit int, ascending bool) ([]T, bool) {
+	more := len(rows) > limit
+	if more {
+		rows = rows[:limit]
+	}
+	if ascending {
+		slices.Reverse(rows)
+	}
+	if rows == nil {
+		rows = []T{}
+	}
+	return rows, more
+}
