@@ -180,12 +180,7 @@ func TestVectorTilesBadInputAndBilling(t *testing.T) {
 				"1-0-2": "y", "0-0-1": "y", "1-0-": "y", "22-0-4194304": "y",
 			} {
 				path := "/v1/" + kind + "/" + tile + ".mvt"
-				r := e.Must(400, apitest.Req{Method: "GET", Path: path, Key: e.LiveKey})
-				m := r.Map(t)
-				det, _ := m["details"].([]any)
-				if m["code"] != "invalid_parameter" || len(det) != 1 || det[0].(map[string]any)["field"] != field {
-					t.Errorf("%s: %s (want field %s)", path, r.Body, field)
-				}
+				r := wantInvalidParameter(t, e, e.LiveKey, path, field)
 				if rows := e.UsageRows(r.Header.Get("X-Request-Id")); len(rows) != 1 || !rows[0].Counted || rows[0].Status != 400 {
 					t.Errorf("%s: ledger %+v", path, rows)
 				}
