@@ -143,6 +143,15 @@ func coordinate(q query, name string, limit float64) (float64, bool, error) {
 	return f, true, nil
 }
 
+// requiredCoordinate is coordinate for a parameter that must be given.
+func requiredCoordinate(q query, name string, limit float64) (float64, error) {
+	f, ok, err := coordinate(q, name, limit)
+	if err == nil && !ok {
+		err = apperr.Param("query", name, name+" is required")
+	}
+	return f, err
+}
+
 func required(q query, name string) (string, error) {
 	v := strings.TrimSpace(q.value(name))
 	if v == "" {
@@ -247,19 +256,13 @@ func (s *Server) searchStationsByName(w http.ResponseWriter, r *http.Request) er
 // searchStationsByPosition lists the stations nearest to a point.
 func (s *Server) searchStationsByPosition(w http.ResponseWriter, r *http.Request) error {
 	q := transitQuery(r.URL.RawQuery)
-	lat, hasLat, err := coordinate(q, "latitude", 90)
+	lat, err := requiredCoordinate(q, "latitude", 90)
 	if err != nil {
 		return err
 	}
-	if !hasLat {
-		return apperr.Param("query", "latitude", "latitude is required")
-	}
-	lon, hasLon, err := coordinate(q, "longitude", 180)
+	lon, err := requiredCoordinate(q, "longitude", 180)
 	if err != nil {
 		return err
-	}
-	if !hasLon {
-		return apperr.Param("query", "longitude", "longitude is required")
 	}
 	st, err := s.Transit.StationsByPosition(lat, lon)
 	return s.answer(w, r, st, err)
