@@ -5,6 +5,8 @@ import (
 	"testing"
 
 	"github.com/farebox/farebox/internal/apitest"
+	"github.com/farebox/farebox/internal/store"
+	"github.com/farebox/farebox/internal/store/storetest"
 )
 
 // orderResp is the part of an Order the tests read.
@@ -76,3 +78,15 @@ func medium(first, last, birth string) map[string]any {
 }
 
 func str(v any) string { s, _ := v.(string); return s }
+
+// forEachEngineStore runs f in parallel subtests, each with a fresh store
+// on one engine, for tests that run several instances on one database.
+func forEachEngineStore(t *testing.T, f func(t *testing.T, s *store.Store)) {
+	t.Helper()
+	for _, engine := range storetest.Engines {
+		t.Run(string(engine), func(t *testing.T) {
+			t.Parallel()
+			f(t, storetest.Open(t, engine))
+		})
+	}
+}

@@ -1,11 +1,14 @@
 package httpapi
 
 import (
+	"context"
 	"encoding/json"
 	"net/http"
 
+	"github.com/farebox/farebox/internal/account"
 	"github.com/farebox/farebox/internal/app"
 	"github.com/farebox/farebox/internal/apperr"
+	"github.com/farebox/farebox/internal/invoicing"
 )
 
 type customerRequest struct {
@@ -142,29 +145,26 @@ func (s *Server) getInvoice(w http.ResponseWriter, r *http.Request) error {
 }
 
 func (s *Server) cancelInvoice(w http.ResponseWriter, r *http.Request) error {
-	var req struct{}
-	if err := decodeOptional(r, &req); err != nil {
-		return err
-	}
-	inv, err := s.app.CancelInvoice(r.Context(), principalOf(r), r.PathValue("invoice_id"))
-	if err != nil {
-		return err
-	}
-	s.Metrics.Event("invoice_cancelled", string(inv.Environment), 1)
-	writeJSON(w, http.StatusCreated, s.app.InvoiceResponse(inv))
-	return nil
+	return s.invoiceAction(w, r, "invoice_cancelled", s.app.CancelInvoice)
 }
 
 func (s *Server) invoicePaymentNotice(w http.ResponseWriter, r *http.Request) error {
+	return s.invoiceAction(w, r, "payment_notice_issued", s.app.PaymentNoticeForInvoice)
+}
+
+// invoiceAction serves a POST on the path's invoice with an empty (or no)
+// body: act runs on it, the event is counted and the resulting invoice is
+// the 201 answer.
+func (s *Server) invoiceAction(w http.ResponseWriter, r *http.Request, event string, act func(context.Context, account.Principal, string) (invoicing.Invoice, error)) error {
 	var req struct{}
 	if err := decodeOptional(r, &req); err != nil {
 		return err
 	}
-	inv, err := s.app.PaymentNoticeForInvoice(r.Context(), principalOf(r), r.PathValue("invoice_id"))
+	inv, err := act(r.Context(), principalOf(r), r.PathValue("invoice_id"))
 	if err != nil {
 		return err
 	}
-	s.Metrics.Event("payment_notice_issued", string(inv.Environment), 1)
+	s.Metrics.Event(event, string(inv.Environment), 1)
 	writeJSON(w, http.StatusCreated, s.app.InvoiceResponse(inv))
 	return nil
 }

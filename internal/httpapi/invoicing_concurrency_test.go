@@ -110,35 +110,31 @@ func TestInvoiceNumbersConcurrent(t *testing.T) {
 // while rendering it (its claim is never completed); a new instance on the
 // same database re-claims the job after the lease and the files appear.
 func TestInvoiceJobSurvivesRestart(t *testing.T) {
-	for _, engine := range storetest.Engines {
-		t.Run(string(engine), func(t *testing.T) {
-			t.Parallel()
-			s := storetest.Open(t, engine)
-			e1 := apitest.NewOnStore(t, s, apitest.Options{})
-			cust := newCustomer(t, e1, e1.LiveKey, []string{"Firma"}, electronic("Firma", "EM", "re@firma.example", "R-1", "01234"))
-			id := orderSingles(t, e1, e1.LiveKey, 1)[0]
-			put(t, e1, e1.LiveKey, id, map[string]any{"customer_id": cust})
-			inv := issue(t, e1, e1.LiveKey, id, cust, nil)
-			claimed, err := s.Jobs().Claim(context.Background(), "crashed-instance", e1.Clock.Now(), 2*time.Minute, 10)
-			if err != nil || len(claimed) != 1 {
-				t.Fatalf("claim: %v %v", claimed, err)
-			}
-			e2 := apitest.NewOnStore(t, s, apitest.Options{Now: e1.Clock.Now()})
-			if n := runJobs(t, e2); n != 0 {
-				t.Errorf("job taken during the lease: %d", n)
-			}
-			get(t, e2, strings.Replace(inv.UBLURL, e1.URL, e2.URL, 1), 202)
-			e2.Clock.Advance(2 * time.Minute)
-			if n := runJobs(t, e2); n != 1 {
-				t.Errorf("job not re-claimed after the lease: %d", n)
-			}
-			xsdValid(t, "restart.ubl.xml", get(t, e2, strings.Replace(inv.UBLURL, e1.URL, e2.URL, 1), 200).Body)
-			jobs, _ := s.Read().Jobs(context.Background(), "invoice.files")
-			if len(jobs) != 1 || jobs[0].State != "done" || jobs[0].Attempts != 2 {
-				t.Errorf("job after restart: %+v", jobs)
-			}
-		})
-	}
+	forEachEngineStore(t, func(t *testing.T, s *store.Store) {
+		e1 := apitest.NewOnStore(t, s, apitest.Options{})
+		cust := newCustomer(t, e1, e1.LiveKey, []string{"Firma"}, electronic("Firma", "EM", "re@firma.example", "R-1", "01234"))
+		id := orderSingles(t, e1, e1.LiveKey, 1)[0]
+		put(t, e1, e1.LiveKey, id, map[string]any{"customer_id": cust})
+		inv := issue(t, e1, e1.LiveKey, id, cust, nil)
+		claimed, err := s.Jobs().Claim(context.Background(), "crashed-instance", e1.Clock.Now(), 2*time.Minute, 10)
+		if err != nil || len(claimed) != 1 {
+			t.Fatalf("claim: %v %v", claimed, err)
+		}
+		e2 := apitest.NewOnStore(t, s, apitest.Options{Now: e1.Clock.Now()})
+		if n := runJobs(t, e2); n != 0 {
+			t.Errorf("job taken during the lease: %d", n)
+		}
+		get(t, e2, strings.Replace(inv.UBLURL, e1.URL, e2.URL, 1), 202)
+		e2.Clock.Advance(2 * time.Minute)
+		if n := runJobs(t, e2); n != 1 {
+			t.Errorf("job not re-claimed after the lease: %d", n)
+		}
+		xsdValid(t, "restart.ubl.xml", get(t, e2, strings.Replace(inv.UBLURL, e1.URL, e2.URL, 1), 200).Body)
+		jobs, _ := s.Read().Jobs(context.Background(), "invoice.files")
+		if len(jobs) != 1 || jobs[0].State != "done" || jobs[0].Attempts != 2 {
+			t.Errorf("job after restart: %+v", jobs)
+		}
+	})
 }
 
 // TestInvoiceJobDead: a document whose generation keeps failing ends in the

@@ -42,13 +42,7 @@ func TestOrderListEndpoint(t *testing.T) {
 		if len(got) != 3 || all["has_more"] != false || all["object"] != "list" {
 			t.Fatalf("orders: %v", all)
 		}
-		for _, d := range all["data"].([]any) {
-			o := d.(map[string]any)
-			get := e.Must(200, apitest.Req{Method: "GET", Path: "/v9/ticketing/orders/" + o["order_id"].(string) + ".json", Key: e.LiveKey}).Map(t)
-			if asJSONString(t, get) != asJSONString(t, o) {
-				t.Errorf("listed %v, GET %v", o, get)
-			}
-		}
+		wantListedAsGET(t, e, all["data"].([]any), func(o map[string]any) string { return "/v9/ticketing/orders/" + str(o["order_id"]) + ".json" })
 		first := list(e.LiveKey, "?limit=2")
 		rest := list(e.LiveKey, "?limit=2&starting_after="+url.QueryEscape(orderIDs(first)[1]))
 		back := list(e.LiveKey, "?limit=2&ending_before="+url.QueryEscape(orderIDs(rest)[0]))
@@ -104,13 +98,7 @@ func TestSubscriptionListEndpoint(t *testing.T) {
 		if len(data) != 2 || all["has_more"] != false || all["object"] != "list" {
 			t.Fatalf("subscriptions: %v", all)
 		}
-		for _, d := range data {
-			s := d.(map[string]any)
-			get := e.Must(200, apitest.Req{Method: "GET", Path: "/v9/ticketing/subscriptions/" + str(s["id"]) + ".json", Key: e.LiveKey}).Map(t)
-			if asJSONString(t, get) != asJSONString(t, s) {
-				t.Errorf("listed %v, GET %v", s, get)
-			}
-		}
+		wantListedAsGET(t, e, data, func(s map[string]any) string { return "/v9/ticketing/subscriptions/" + str(s["id"]) + ".json" })
 		first := list(e.LiveKey, "?limit=1")
 		next := list(e.LiveKey, "?limit=1&starting_after="+str(first["data"].([]any)[0].(map[string]any)["id"]))
 		if first["has_more"] != true || next["has_more"] != false || len(next["data"].([]any)) != 1 {
@@ -257,13 +245,7 @@ func TestInvoiceListEndpoint(t *testing.T) {
 		if len(data) != 2 {
 			t.Fatalf("invoices: %v", data)
 		}
-		for _, d := range data {
-			v := d.(map[string]any)
-			get := e.Must(200, apitest.Req{Method: "GET", Path: "/v5/ticketing/invoices/" + str(v["invoice_id"]) + ".json", Key: e.LiveKey}).Map(t)
-			if asJSONString(t, get) != asJSONString(t, v) {
-				t.Errorf("listed %v, GET %v", v, get)
-			}
-		}
+		wantListedAsGET(t, e, data, func(v map[string]any) string { return "/v5/ticketing/invoices/" + str(v["invoice_id"]) + ".json" })
 		if l := list("?customer_id=" + customers[1]); len(l) != 1 || l[0].(map[string]any)["invoice_id"] != invs[1].InvoiceID {
 			t.Errorf("customer filter: %v", l)
 		}
@@ -293,11 +275,33 @@ func wantListGuards(t *testing.T, e *apitest.Env, path string, cases map[string]
 		if field == "" { // a live id is no cursor in the test environment
 			key, field = e.TestKey, "ending_before"
 		}
-		m := e.Must(400, apitest.Req{Method: "GET", Path: path + query, Key: key}).Map(t)
-		det, _ := m["details"].([]any)
-		if m["code"] != "invalid_parameter" || len(det) != 1 || det[0].(map[string]any)["field"] != field {
-			t.Errorf("%s: %v, want the field %s", query, m, field)
-		}
+		wantInvalidParameter(t, e, key, path+query, field)
 	}
 	e.Must(401, apitest.Req{Method: "GET", Path: path})
+}
+
+// wantListedAsGET checks that each listed object is exactly what its own
+// GET (at the path pathOf gives) answers with the live key.
+func wantListedAsGET(t *testing.T, e *apitest.Env, data []any, pathOf func(map[string]any) string) {
+	t.Helper()
+	for _, d := range data {
+		listed := d.(map[string]any)
+		get := e.Must(200, apitest.Req{Method: "GET", Path: pathOf(listed), Key: e.LiveKey}).Map(t)
+		if asJSONString(t, get) != asJSONString(t, listed) {
+			t.Errorf("listed %v, GET %v", listed, get)
+		}
+	}
+}
+
+// wantInvalidParameter sends GET path with key, wants a 400
+// invalid_parameter naming exactly the one field, and returns the answer.
+func wantInvalidParameter(t *testing.T, e *apitest.Env, key, path, field string) *apitest.Resp {
+	t.Helper()
+	r := e.Must(400, apitest.Req{Method: "GET", Path: path, Key: key})
+	m := r.Map(t)
+	det, _ := m["details"].([]any)
+	if m["code"] != "invalid_parameter" || len(det) != 1 || det[0].(map[string]any)["field"] != field {
+		t.Errorf("%s: %s (want field %s)", path, r.Body, field)
+	}
+	return r
 }

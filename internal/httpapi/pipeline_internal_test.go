@@ -112,150 +112,138 @@ func countAccounts(t *testing.T, st *store.Store) int {
 }
 
 func TestBadInputChangesNothing(t *testing.T) {
-	for _, engine := range storetest.Engines {
-		t.Run(string(engine), func(t *testing.T) {
-			t.Parallel()
-			e := newPipelineEnv(t, engine)
-			auth := map[string]string{"Authorization": "Bearer " + e.key, "Content-Type": "application/json"}
-			cases := []struct {
-				name, body string
-				header     map[string]string
-				status     int
-				code       string
-			}{
-				{"malformed", `{"name":`, auth, 400, "malformed_json"},
-				{"syntax", `{"name" "x"}`, auth, 400, "malformed_json"},
-				{"wrong type", `{"name": 5}`, auth, 400, "wrong_type"},
-				{"unknown field", `{"name":"x","extra":1}`, auth, 400, "unknown_field"},
-				{"two values", `{"name":"x"} {}`, auth, 400, "malformed_json"},
-				{"empty body", ``, auth, 400, "body_required"},
-				{"not json", `name=x`, map[string]string{"Authorization": "Bearer " + e.key, "Content-Type": "application/x-www-form-urlencoded"}, 415, "unsupported_media_type"},
-				{"too large", `{"name":"` + strings.Repeat("x", 2000) + `"}`, auth, 413, "body_too_large"},
-				{"no key", `{"name":"x"}`, map[string]string{"Content-Type": "application/json"}, 401, "api_key_missing"},
-				{"basic auth", `{"name":"x"}`, map[string]string{"Authorization": "Basic abc"}, 401, "invalid_authorization_header"},
-				{"unknown key", `{"name":"x"}`, map[string]string{"Authorization": "Bearer fbx_live_AAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAA"}, 401, "invalid_api_key"},
-				{"malformed key", `{"name":"x"}`, map[string]string{"Authorization": "Bearer nope"}, 401, "invalid_api_key"},
+	forEachPipelineEngine(t, func(t *testing.T, e pipelineEnv) {
+		auth := e.jsonHeaders("")
+		cases := []struct {
+			name, body string
+			header     map[string]string
+			status     int
+			code       string
+		}{
+			{"malformed", `{"name":`, auth, 400, "malformed_json"},
+			{"syntax", `{"name" "x"}`, auth, 400, "malformed_json"},
+			{"wrong type", `{"name": 5}`, auth, 400, "wrong_type"},
+			{"unknown field", `{"name":"x","extra":1}`, auth, 400, "unknown_field"},
+			{"two values", `{"name":"x"} {}`, auth, 400, "malformed_json"},
+			{"empty body", ``, auth, 400, "body_required"},
+			{"not json", `name=x`, map[string]string{"Authorization": "Bearer " + e.key, "Content-Type": "application/x-www-form-urlencoded"}, 415, "unsupported_media_type"},
+			{"too large", `{"name":"` + strings.Repeat("x", 2000) + `"}`, auth, 413, "body_too_large"},
+			{"no key", `{"name":"x"}`, map[string]string{"Content-Type": "application/json"}, 401, "api_key_missing"},
+			{"basic auth", `{"name":"x"}`, map[string]string{"Authorization": "Basic abc"}, 401, "invalid_authorization_header"},
+			{"unknown key", `{"name":"x"}`, map[string]string{"Authorization": "Bearer fbx_live_AAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAA"}, 401, "invalid_api_key"},
+			{"malformed key", `{"name":"x"}`, map[string]string{"Authorization": "Bearer nope"}, 401, "invalid_api_key"},
+		}
+		before := countAccounts(t, e.store)
+		for _, c := range cases {
+			status, h, body := e.post(t, "/test/create.json", c.body, c.header)
+			if status != c.status || body["code"] != c.code {
+				t.Errorf("%s: %d %v, want %d %s", c.name, status, body, c.status, c.code)
 			}
-			before := countAccounts(t, e.store)
-			for _, c := range cases {
-				status, h, body := e.post(t, "/test/create.json", c.body, c.header)
-				if status != c.status || body["code"] != c.code {
-					t.Errorf("%s: %d %v, want %d %s", c.name, status, body, c.status, c.code)
-				}
-				if msg, ok := body["message"].(string); !ok || msg == "" {
-					t.Errorf("%s: message missing in %v", c.name, body)
-				}
-				if _, ok := body["details"].([]any); !ok {
-					t.Errorf("%s: details is not an array in %v", c.name, body)
-				}
-				if body["request_id"] != h.Get("X-Request-Id") {
-					t.Errorf("%s: request_id %v != header %q", c.name, body["request_id"], h.Get("X-Request-Id"))
-				}
-				if status == 401 && h.Get("WWW-Authenticate") == "" {
-					t.Errorf("%s: 401 without WWW-Authenticate", c.name)
-				}
+			if msg, ok := body["message"].(string); !ok || msg == "" {
+				t.Errorf("%s: message missing in %v", c.name, body)
 			}
-			status, _, body := e.post(t, "/test/create.json?api_key="+e.key, `{"name":"x"}`, map[string]string{"Content-Type": "application/json"})
-			if status != 401 || body["code"] != "api_key_in_query_not_allowed" {
-				t.Errorf("key in query on partner endpoint: %d %v", status, body)
+			if _, ok := body["details"].([]any); !ok {
+				t.Errorf("%s: details is not an array in %v", c.name, body)
 			}
-			if _, _, body := e.post(t, "/test/create.json", `{"name": 5}`, auth); body["details"].([]any)[0].(map[string]any)["field"] != "/name" {
-				t.Errorf("wrong type does not name the field: %v", body)
+			if body["request_id"] != h.Get("X-Request-Id") {
+				t.Errorf("%s: request_id %v != header %q", c.name, body["request_id"], h.Get("X-Request-Id"))
 			}
-			if got := countAccounts(t, e.store); got != before {
-				t.Errorf("bad requests wrote %d accounts", got-before)
+			if status == 401 && h.Get("WWW-Authenticate") == "" {
+				t.Errorf("%s: 401 without WWW-Authenticate", c.name)
 			}
-			// SDK-facing endpoints ignore unknown fields and accept a charset.
-			status, _, body = e.post(t, "/test/abc/sdk.json", `{"name":"x","identification_medium":{}}`,
-				map[string]string{"Content-Type": "application/json; charset=utf-8"})
-			if status != 200 || body["name"] != "x" {
-				t.Errorf("lenient endpoint: %d %v", status, body)
-			}
-			// A path wildcard with a suffix must carry it.
-			if status, _, _ := e.post(t, "/test/abc/sdk.jsonx", `{}`, nil); status != 404 {
-				t.Errorf("suffix mismatch answered %d", status)
-			}
-		})
-	}
+		}
+		status, _, body := e.post(t, "/test/create.json?api_key="+e.key, `{"name":"x"}`, map[string]string{"Content-Type": "application/json"})
+		if status != 401 || body["code"] != "api_key_in_query_not_allowed" {
+			t.Errorf("key in query on partner endpoint: %d %v", status, body)
+		}
+		if _, _, body := e.post(t, "/test/create.json", `{"name": 5}`, auth); body["details"].([]any)[0].(map[string]any)["field"] != "/name" {
+			t.Errorf("wrong type does not name the field: %v", body)
+		}
+		if got := countAccounts(t, e.store); got != before {
+			t.Errorf("bad requests wrote %d accounts", got-before)
+		}
+		// SDK-facing endpoints ignore unknown fields and accept a charset.
+		status, _, body = e.post(t, "/test/abc/sdk.json", `{"name":"x","identification_medium":{}}`,
+			map[string]string{"Content-Type": "application/json; charset=utf-8"})
+		if status != 200 || body["name"] != "x" {
+			t.Errorf("lenient endpoint: %d %v", status, body)
+		}
+		// A path wildcard with a suffix must carry it.
+		if status, _, _ := e.post(t, "/test/abc/sdk.jsonx", `{}`, nil); status != 404 {
+			t.Errorf("suffix mismatch answered %d", status)
+		}
+	})
 }
 
 func TestIdempotency(t *testing.T) {
-	for _, engine := range storetest.Engines {
-		t.Run(string(engine), func(t *testing.T) {
-			t.Parallel()
-			e := newPipelineEnv(t, engine)
-			h := map[string]string{"Authorization": "Bearer " + e.key, "Content-Type": "application/json", "Idempotency-Key": "order-42"}
-			before := countAccounts(t, e.store)
-			s1, h1, b1 := e.post(t, "/test/create.json", `{"name":"A","n":1}`, h)
-			s2, h2, b2 := e.post(t, "/test/create.json", `{"name":"A","n":1}`, h)
-			if s1 != 201 || s2 != 201 || b1["account_id"] != b2["account_id"] {
-				t.Fatalf("replay differs: %d %v / %d %v", s1, b1, s2, b2)
-			}
-			if h1.Get("Idempotency-Replayed") != "false" || h2.Get("Idempotency-Replayed") != "true" {
-				t.Errorf("Idempotency-Replayed headers: %q, %q", h1.Get("Idempotency-Replayed"), h2.Get("Idempotency-Replayed"))
-			}
-			if got := countAccounts(t, e.store); got != before+1 {
-				t.Errorf("%d accounts created, want 1", got-before)
-			}
-			// Replays are not billed.
-			rows := usageRows(t, e.store, h2.Get("X-Request-Id"))
-			if len(rows) != 1 || rows[0].Counted || rows[0].Reason != usage.ReasonReplay {
-				t.Errorf("replay ledger rows: %+v", rows)
-			}
-			s3, _, b3 := e.post(t, "/test/create.json", `{"name":"B","n":1}`, h)
-			if s3 != 422 || b3["code"] != "idempotency_key_reused" {
-				t.Errorf("reuse with another body: %d %v", s3, b3)
-			}
-			// Errors are replayed too: the first outcome stands.
-			h["Idempotency-Key"] = "bad-1"
-			s4, _, _ := e.post(t, "/test/create.json", `{"name":""}`, h)
-			s5, h5, _ := e.post(t, "/test/create.json", `{"name":""}`, h)
-			if s4 != 400 || s5 != 400 || h5.Get("Idempotency-Replayed") != "true" {
-				t.Errorf("error replay: %d %d %q", s4, s5, h5.Get("Idempotency-Replayed"))
-			}
-			h["Idempotency-Key"] = strings.Repeat("k", 256)
-			if s, _, b := e.post(t, "/test/create.json", `{"name":"C"}`, h); s != 400 || b["code"] != "invalid_idempotency_key" {
-				t.Errorf("long key: %d %v", s, b)
-			}
-		})
-	}
+	forEachPipelineEngine(t, func(t *testing.T, e pipelineEnv) {
+		h := e.jsonHeaders("order-42")
+		before := countAccounts(t, e.store)
+		s1, h1, b1 := e.post(t, "/test/create.json", `{"name":"A","n":1}`, h)
+		s2, h2, b2 := e.post(t, "/test/create.json", `{"name":"A","n":1}`, h)
+		if s1 != 201 || s2 != 201 || b1["account_id"] != b2["account_id"] {
+			t.Fatalf("replay differs: %d %v / %d %v", s1, b1, s2, b2)
+		}
+		if h1.Get("Idempotency-Replayed") != "false" || h2.Get("Idempotency-Replayed") != "true" {
+			t.Errorf("Idempotency-Replayed headers: %q, %q", h1.Get("Idempotency-Replayed"), h2.Get("Idempotency-Replayed"))
+		}
+		if got := countAccounts(t, e.store); got != before+1 {
+			t.Errorf("%d accounts created, want 1", got-before)
+		}
+		// Replays are not billed.
+		rows := usageRows(t, e.store, h2.Get("X-Request-Id"))
+		if len(rows) != 1 || rows[0].Counted || rows[0].Reason != usage.ReasonReplay {
+			t.Errorf("replay ledger rows: %+v", rows)
+		}
+		s3, _, b3 := e.post(t, "/test/create.json", `{"name":"B","n":1}`, h)
+		if s3 != 422 || b3["code"] != "idempotency_key_reused" {
+			t.Errorf("reuse with another body: %d %v", s3, b3)
+		}
+		// Errors are replayed too: the first outcome stands.
+		h["Idempotency-Key"] = "bad-1"
+		s4, _, _ := e.post(t, "/test/create.json", `{"name":""}`, h)
+		s5, h5, _ := e.post(t, "/test/create.json", `{"name":""}`, h)
+		if s4 != 400 || s5 != 400 || h5.Get("Idempotency-Replayed") != "true" {
+			t.Errorf("error replay: %d %d %q", s4, s5, h5.Get("Idempotency-Replayed"))
+		}
+		h["Idempotency-Key"] = strings.Repeat("k", 256)
+		if s, _, b := e.post(t, "/test/create.json", `{"name":"C"}`, h); s != 400 || b["code"] != "invalid_idempotency_key" {
+			t.Errorf("long key: %d %v", s, b)
+		}
+	})
 }
 
 func TestIdempotencyConcurrent(t *testing.T) {
-	for _, engine := range storetest.Engines {
-		t.Run(string(engine), func(t *testing.T) {
-			t.Parallel()
-			e := newPipelineEnv(t, engine)
-			h := map[string]string{"Authorization": "Bearer " + e.key, "Content-Type": "application/json", "Idempotency-Key": "same"}
-			before := countAccounts(t, e.store)
-			var wg sync.WaitGroup
-			statuses := make([]int, 10)
-			for i := range statuses {
-				wg.Add(1)
-				go func(i int) {
-					defer wg.Done()
-					statuses[i], _, _ = e.post(t, "/test/create.json", `{"name":"A"}`, h)
-				}(i)
+	forEachPipelineEngine(t, func(t *testing.T, e pipelineEnv) {
+		h := e.jsonHeaders("same")
+		before := countAccounts(t, e.store)
+		var wg sync.WaitGroup
+		statuses := make([]int, 10)
+		for i := range statuses {
+			wg.Add(1)
+			go func(i int) {
+				defer wg.Done()
+				statuses[i], _, _ = e.post(t, "/test/create.json", `{"name":"A"}`, h)
+			}(i)
+		}
+		wg.Wait()
+		created := 0
+		for _, s := range statuses {
+			switch s {
+			case 201:
+				created++
+			case 409:
+			default:
+				t.Errorf("unexpected status %d", s)
 			}
-			wg.Wait()
-			created := 0
-			for _, s := range statuses {
-				switch s {
-				case 201:
-					created++
-				case 409:
-				default:
-					t.Errorf("unexpected status %d", s)
-				}
-			}
-			if got := countAccounts(t, e.store); got != before+1 || *e.calls != 1 {
-				t.Errorf("concurrent duplicates: %d accounts, handler ran %d times; want 1, 1", got-before, *e.calls)
-			}
-			if created < 1 {
-				t.Errorf("no request got 201: %v", statuses)
-			}
-		})
-	}
+		}
+		if got := countAccounts(t, e.store); got != before+1 || *e.calls != 1 {
+			t.Errorf("concurrent duplicates: %d accounts, handler ran %d times; want 1, 1", got-before, *e.calls)
+		}
+		if created < 1 {
+			t.Errorf("no request got 201: %v", statuses)
+		}
+	})
 }
 
 func TestPanicIsJSON500(t *testing.T) {
@@ -390,4 +378,25 @@ func TestUnknownFieldNamedWhereItIs(t *testing.T) {
 			t.Errorf("%s: %+v; want unknown_field at %s", c.body, ae, c.field)
 		}
 	}
+}
+
+// forEachPipelineEngine runs f, in parallel, on a fresh pipeline for each
+// storage engine.
+func forEachPipelineEngine(t *testing.T, f func(t *testing.T, e pipelineEnv)) {
+	for _, engine := range storetest.Engines {
+		t.Run(string(engine), func(t *testing.T) {
+			t.Parallel()
+			f(t, newPipelineEnv(t, engine))
+		})
+	}
+}
+
+// jsonHeaders are the headers of an authorised JSON request, with the
+// Idempotency-Key when idemKey is not empty.
+func (e pipelineEnv) jsonHeaders(idemKey string) map[string]string {
+	h := map[string]string{"Authorization": "Bearer " + e.key, "Content-Type": "application/json"}
+	if idemKey != "" {
+		h["Idempotency-Key"] = idemKey
+	}
+	return h
 }

@@ -37,6 +37,17 @@ func (s *Server) passSession(w http.ResponseWriter, r *http.Request) {
 	w.Header()[tokenHeaderKey] = []string{s.sessions.Renew(principalOf(r), requestToken(r))}
 }
 
+// answer returns err if there is one, else writes v as the 200 answer
+// with the caller's renewed session token.
+func (s *Server) answer(w http.ResponseWriter, r *http.Request, v any, err error) error {
+	if err != nil {
+		return err
+	}
+	s.passSession(w, r)
+	writeJSON(w, http.StatusOK, v)
+	return nil
+}
+
 // tokenHeaderKey is the canonical form of app.SessionHeader: Header.Get
 // would canonicalise (allocate) it on every request.
 var tokenHeaderKey = textproto.CanonicalMIMEHeaderKey(app.SessionHeader)
@@ -132,6 +143,15 @@ func coordinate(q query, name string, limit float64) (float64, bool, error) {
 	return f, true, nil
 }
 
+// requiredCoordinate is coordinate for a parameter that must be given.
+func requiredCoordinate(q query, name string, limit float64) (float64, error) {
+	f, ok, err := coordinate(q, name, limit)
+	if err == nil && !ok {
+		err = apperr.Param("query", name, name+" is required")
+	}
+	return f, err
+}
+
 func required(q query, name string) (string, error) {
 	v := strings.TrimSpace(q.value(name))
 	if v == "" {
@@ -203,12 +223,7 @@ func (s *Server) searchTripByCharacteristics(w http.ResponseWriter, r *http.Requ
 		return err
 	}
 	trip, err := s.Transit.FindTrip(from, dep, to, arr, strings.TrimSpace(q.value("line_name")), r.Header.Get("Accept-Language"))
-	if err != nil {
-		return err
-	}
-	s.passSession(w, r)
-	writeJSON(w, http.StatusOK, trip)
-	return nil
+	return s.answer(w, r, trip, err)
 }
 
 // searchStationsByName: accent- and case-insensitive, ranked, optionally
@@ -235,38 +250,22 @@ func (s *Server) searchStationsByName(w http.ResponseWriter, r *http.Request) er
 		return apperr.Param("query", missing, "latitude and longitude bias the search only together")
 	}
 	st, err := s.Transit.StationsByName(query, hasLat, lat, lon)
-	if err != nil {
-		return err
-	}
-	s.passSession(w, r)
-	writeJSON(w, http.StatusOK, st)
-	return nil
+	return s.answer(w, r, st, err)
 }
 
 // searchStationsByPosition lists the stations nearest to a point.
 func (s *Server) searchStationsByPosition(w http.ResponseWriter, r *http.Request) error {
 	q := transitQuery(r.URL.RawQuery)
-	lat, hasLat, err := coordinate(q, "latitude", 90)
+	lat, err := requiredCoordinate(q, "latitude", 90)
 	if err != nil {
 		return err
 	}
-	if !hasLat {
-		return apperr.Param("query", "latitude", "latitude is required")
-	}
-	lon, hasLon, err := coordinate(q, "longitude", 180)
+	lon, err := requiredCoordinate(q, "longitude", 180)
 	if err != nil {
 		return err
-	}
-	if !hasLon {
-		return apperr.Param("query", "longitude", "longitude is required")
 	}
 	st, err := s.Transit.StationsByPosition(lat, lon)
-	if err != nil {
-		return err
-	}
-	s.passSession(w, r)
-	writeJSON(w, http.StatusOK, st)
-	return nil
+	return s.answer(w, r, st, err)
 }
 
 // searchStationByID returns one station object (the official JavaScript
@@ -287,23 +286,13 @@ func (s *Server) searchStationByID(w http.ResponseWriter, r *http.Request) error
 		return apperr.Param("query", "id_type", "id_type must be mobilitybox, dhid or delfi")
 	}
 	st, err := s.Transit.StationByID(id, byStopID)
-	if err != nil {
-		return err
-	}
-	s.passSession(w, r)
-	writeJSON(w, http.StatusOK, st)
-	return nil
+	return s.answer(w, r, st, err)
 }
 
 // getAttributions names the agencies and data publishers of every feed.
 func (s *Server) getAttributions(w http.ResponseWriter, r *http.Request) error {
 	a, err := s.Transit.Attributions()
-	if err != nil {
-		return err
-	}
-	s.passSession(w, r)
-	writeJSON(w, http.StatusOK, a)
-	return nil
+	return s.answer(w, r, a, err)
 }
 
 // writeDepartures writes a board (from the index's board cache, already

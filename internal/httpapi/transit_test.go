@@ -265,12 +265,7 @@ func TestTransitBadInput(t *testing.T) {
 			"/v1/stations/search_by_id.json?query=" + st + "&id_type=uic":            "id_type",
 			"/v1/trips/search_by_characteristics.json?origins_from_station_id=" + st: "origins_from_departure_time",
 		} {
-			r := e.Must(400, apitest.Req{Method: "GET", Path: path, Key: e.LiveKey})
-			m := r.Map(t)
-			det, _ := m["details"].([]any)
-			if m["code"] != "invalid_parameter" || len(det) != 1 || det[0].(map[string]any)["field"] != field {
-				t.Errorf("%s: %s (want field %s)", path, r.Body, field)
-			}
+			r := wantInvalidParameter(t, e, e.LiveKey, path, field)
 			if rows := e.UsageRows(r.Header.Get("X-Request-Id")); len(rows) != 1 || !rows[0].Counted || rows[0].Status != 400 {
 				t.Errorf("%s: ledger %+v", path, rows)
 			}

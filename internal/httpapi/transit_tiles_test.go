@@ -48,22 +48,7 @@ type nodeTile struct {
 // decodes them with @mapbox/vector-tile (testdata/mvt/decode.mjs).
 func decodeWithMapbox(t *testing.T, e *apitest.Env, paths ...string) []nodeTile {
 	t.Helper()
-	node, err := exec.LookPath("node")
-	if err != nil {
-		t.Fatal("node is required (apt-get install nodejs): ", err)
-	}
-	dir, _ := filepath.Abs("testdata/mvt")
-	if _, err := os.Stat(filepath.Join(dir, "node_modules", "@mapbox", "vector-tile")); err != nil {
-		t.Fatal("@mapbox/vector-tile is missing: run `npm ci` in internal/httpapi/testdata/mvt: ", err)
-	}
-	cmd := exec.Command(node, append([]string{"decode.mjs", e.URL, e.LiveKey}, paths...)...)
-	cmd.Dir = dir
-	var stderr bytes.Buffer
-	cmd.Stderr = &stderr
-	out, err := cmd.Output()
-	if err != nil {
-		t.Fatalf("node decode.mjs: %v\n%s", err, stderr.Bytes())
-	}
+	out := runMVTScript(t, "@mapbox/vector-tile", append([]string{"decode.mjs", e.URL, e.LiveKey}, paths...)...)
 	var res []nodeTile
 	if err := json.Unmarshal(out, &res); err != nil {
 		t.Fatalf("%v: %.300s", err, out)
@@ -180,12 +165,7 @@ func TestVectorTilesBadInputAndBilling(t *testing.T) {
 				"1-0-2": "y", "0-0-1": "y", "1-0-": "y", "22-0-4194304": "y",
 			} {
 				path := "/v1/" + kind + "/" + tile + ".mvt"
-				r := e.Must(400, apitest.Req{Method: "GET", Path: path, Key: e.LiveKey})
-				m := r.Map(t)
-				det, _ := m["details"].([]any)
-				if m["code"] != "invalid_parameter" || len(det) != 1 || det[0].(map[string]any)["field"] != field {
-					t.Errorf("%s: %s (want field %s)", path, r.Body, field)
-				}
+				r := wantInvalidParameter(t, e, e.LiveKey, path, field)
 				if rows := e.UsageRows(r.Header.Get("X-Request-Id")); len(rows) != 1 || !rows[0].Counted || rows[0].Status != 400 {
 					t.Errorf("%s: ledger %+v", path, rows)
 				}
@@ -284,17 +264,10 @@ func TestVectorTilesFollowFeedReload(t *testing.T) {
 // line colours on screen and rendered features from both sources.
 // Screenshots stay in $FAREBOX_ENGINE_SCREENSHOTS when set.
 func TestVectorTilesRenderWithMapLibre(t *testing.T) {
-	node, err := exec.LookPath("node")
-	if err != nil {
-		t.Fatal("node is required (apt-get install nodejs): ", err)
-	}
+	mvtScriptsReady(t, "maplibre-gl")
 	chromium := os.Getenv("FAREBOX_CHROMIUM")
 	if chromium == "" {
 		chromium = "/usr/bin/chromium"
-	}
-	dir, _ := filepath.Abs("testdata/mvt")
-	if _, err := os.Stat(filepath.Join(dir, "node_modules", "maplibre-gl")); err != nil {
-		t.Fatal("maplibre-gl is missing: run `npm ci` in internal/httpapi/testdata/mvt: ", err)
 	}
 	feeds := append(bartFeeds[:2:2], feedSpec{"nyc-subway", "nyc/subway.zip", ""})
 	e := apitest.New(t, "sqlite", transitOptions(t, rtNow, feeds...))
@@ -314,14 +287,7 @@ func TestVectorTilesRenderWithMapLibre(t *testing.T) {
 	if err := os.WriteFile(cfgPath, cfg, 0o644); err != nil {
 		t.Fatal(err)
 	}
-	cmd := exec.Command(node, "render.mjs", cfgPath)
-	cmd.Dir = dir
-	var stderr bytes.Buffer
-	cmd.Stderr = &stderr
-	out, err := cmd.Output()
-	if err != nil {
-		t.Fatalf("node render.mjs: %v\n%s", err, stderr.Bytes())
-	}
+	out := runMVTScript(t, "maplibre-gl", "render.mjs", cfgPath)
 	var res []struct {
 		Name     string   `json:"name"`
 		PNG      string   `json:"png"`
@@ -342,4 +308,35 @@ func TestVectorTilesRenderWithMapLibre(t *testing.T) {
 			t.Errorf("%s: errors %v, %d tiles, %d features, %d coloured pixels", v.Name, v.Errors, v.Tiles, v.Features, v.Colored)
 		}
 	}
+}
+
+// mvtScriptsReady fails the test unless node and the npm module of
+// testdata/mvt are installed; it returns node's path and the folder.
+func mvtScriptsReady(t *testing.T, module string) (node, dir string) {
+	t.Helper()
+	node, err := exec.LookPath("node")
+	if err != nil {
+		t.Fatal("node is required (apt-get install nodejs): ", err)
+	}
+	dir, _ = filepath.Abs("testdata/mvt")
+	if _, err := os.Stat(filepath.Join(dir, "node_modules", module)); err != nil {
+		t.Fatal(module+" is missing: run `npm ci` in internal/httpapi/testdata/mvt: ", err)
+	}
+	return node, dir
+}
+
+// runMVTScript runs a node script of testdata/mvt (which needs module)
+// and returns its standard output; a failure shows its standard error.
+func runMVTScript(t *testing.T, module string, args ...string) []byte {
+	t.Helper()
+	node, dir := mvtScriptsReady(t, module)
+	cmd := exec.Command(node, args...)
+	cmd.Dir = dir
+	var stderr bytes.Buffer
+	cmd.Stderr = &stderr
+	out, err := cmd.Output()
+	if err != nil {
+		t.Fatalf("node %s: %v\n%s", args[0], err, stderr.Bytes())
+	}
+	return out
 }
