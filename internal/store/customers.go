@@ -72,11 +72,10 @@ func scanCustomer(scan scanner) (c invoicing.Customer, err error) {
 // Customers is a page of an account's customers, newest first (one range
 // of customers_list).
 func (q Q) Customers(ctx context.Context, f invoicing.CustomerFilter) (list.Page[invoicing.Customer], error) {
-	query, args, asc := customersSQL(f)
-	return listPage(ctx, q, query, args, asc, f.Limit, scanCustomer)
+	return listPage(ctx, q, customersSQL(f), f.Limit, scanCustomer)
 }
 
-func customersSQL(f invoicing.CustomerFilter) (string, []any, bool) {
+func customersSQL(f invoicing.CustomerFilter) pageStmt {
 	return newListWhere(f.Query, "").pageSQL(`SELECT `+customerCols+` FROM customers`, "", f.Query)
 }
 

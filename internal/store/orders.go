@@ -178,8 +178,7 @@ func (q Q) LockCoupon(ctx context.Context, id string) error {
 // coupons. It reads one range of orders_list (orders_list_reference with
 // a reference) and the page's coupons by order.
 func (q Q) Orders(ctx context.Context, f ticketing.OrderFilter) (list.Page[ticketing.Order], error) {
-	query, args, asc := ordersSQL(f)
-	p, err := listPage(ctx, q, query, args, asc, f.Limit, func(scan scanner) (o ticketing.Order, err error) {
+	p, err := listPage(ctx, q, ordersSQL(f), f.Limit, func(scan scanner) (o ticketing.Order, err error) {
 		var e string
 		var ref sql.NullString
 		if err = scan(&o.ID, &o.AccountID, &e, &ref, &o.RestoreSecret, &o.CreatedAt); err != nil {
@@ -208,7 +207,7 @@ func (q Q) Orders(ctx context.Context, f ticketing.OrderFilter) (list.Page[ticke
 }
 
 // ordersSQL is the statement of a page of orders.
-func ordersSQL(f ticketing.OrderFilter) (string, []any, bool) {
+func ordersSQL(f ticketing.OrderFilter) pageStmt {
 	w := newListWhere(f.Query, "")
 	if f.OptionalOrderReference != nil {
 		w.add("optional_order_reference = $%d", *f.OptionalOrderReference)
@@ -221,13 +220,12 @@ func ordersSQL(f ticketing.OrderFilter) (string, []any, bool) {
 // reads its partial index (coupons_list_new, _activated, _restored), no
 // state the whole coupons_list.
 func (q Q) Coupons(ctx context.Context, f ticketing.CouponFilter) (list.Page[ticketing.Coupon], error) {
-	query, args, asc := couponsSQL(f)
-	return listPage(ctx, q, query, args, asc, f.Limit, scanCoupon)
+	return listPage(ctx, q, couponsSQL(f), f.Limit, scanCoupon)
 }
 
 // couponsSQL is the statement of a page of coupons; each state repeats its
 // partial index's predicate word for word.
-func couponsSQL(f ticketing.CouponFilter) (string, []any, bool) {
+func couponsSQL(f ticketing.CouponFilter) pageStmt {
 	w := newListWhere(f.Query, "")
 	switch f.State {
 	case ticketing.CouponNotActivated:

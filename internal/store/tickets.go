@@ -102,13 +102,12 @@ func scanTicket(scan scanner) (t ticketing.Ticket, err error) {
 // reads its partial index (tickets_list_valid, _invalidated), no state the
 // whole tickets_list.
 func (q Q) Tickets(ctx context.Context, f ticketing.TicketFilter) (list.Page[ticketing.Ticket], error) {
-	query, args, asc := ticketsSQL(f)
-	return listPage(ctx, q, query, args, asc, f.Limit, scanTicket)
+	return listPage(ctx, q, ticketsSQL(f), f.Limit, scanTicket)
 }
 
 // ticketsSQL is the statement of a page of tickets; each state repeats its
 // partial index's predicate.
-func ticketsSQL(f ticketing.TicketFilter) (string, []any, bool) {
+func ticketsSQL(f ticketing.TicketFilter) pageStmt {
 	w := newListWhere(f.Query, "")
 	switch f.State {
 	case ticketing.TicketValid:
