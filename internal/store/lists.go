@@ -10,6 +10,7 @@ import (
 
 	"github.com/farebox/farebox/internal/account"
 	"github.com/farebox/farebox/internal/list"
+	"github.com/farebox/farebox/internal/ticketing"
 )
 
 // Lists (docs/lists.md). Every list of an account's records is newest
@@ -56,6 +57,30 @@ func newListWhere(lq list.Query, alias string) *listWhere {
 func (w *listWhere) add(cond string, v any) {
 	w.args = append(w.args, v)
 	w.conds = append(w.conds, fmt.Sprintf(cond, len(w.args)))
+}
+
+// inState adds the predicate of state's partial index, word for word so
+// that both engines see the index holds every candidate; a state without
+// one (no state) adds nothing.
+func inState(w *listWhere, state any) {
+	if p, ok := statePredicates[state]; ok {
+		w.conds = append(w.conds, p)
+	}
+}
+
+// statePredicates are the predicates of the lists' partial indexes by
+// state: coupons_list_new, _activated, _restored; subscriptions' (cancelled
+// and ended share one, split by the time); tickets_list_valid, _invalidated.
+var statePredicates = map[any]string{
+	ticketing.CouponNotActivated:    "NOT activated AND restored_coupon_id IS NULL",
+	ticketing.CouponActivated:       "activated AND restored_coupon_id IS NULL",
+	ticketing.CouponRestored:        "restored_coupon_id IS NOT NULL",
+	ticketing.SubscriptionActive:    "restored_subscription_id IS NULL AND ends_at IS NULL",
+	ticketing.SubscriptionCancelled: "restored_subscription_id IS NULL AND ends_at IS NOT NULL",
+	ticketing.SubscriptionEnded:     "restored_subscription_id IS NULL AND ends_at IS NOT NULL",
+	ticketing.SubscriptionRestored:  "restored_subscription_id IS NOT NULL",
+	ticketing.TicketValid:           "invalidated_at IS NULL",
+	ticketing.TicketInvalidated:     "invalidated_at IS NOT NULL",
 }
 
 // pageSQL completes a list's statement, which selects from table (alias)

@@ -227,13 +227,6 @@ func (q Q) Coupons(ctx context.Context, f ticketing.CouponFilter) (list.Page[tic
 // partial index's predicate word for word.
 func couponsSQL(f ticketing.CouponFilter) pageStmt {
 	w := newListWhere(f.Query, "")
-	switch f.State {
-	case ticketing.CouponNotActivated:
-		w.conds = append(w.conds, "NOT activated AND restored_coupon_id IS NULL")
-	case ticketing.CouponActivated:
-		w.conds = append(w.conds, "activated AND restored_coupon_id IS NULL")
-	case ticketing.CouponRestored:
-		w.conds = append(w.conds, "restored_coupon_id IS NOT NULL")
-	}
+	inState(w, f.State)
 	return w.pageSQL(`SELECT `+couponCols+` FROM coupons`, "", f.Query)
 }

@@ -73,17 +73,12 @@ func (q Q) Subscriptions(ctx context.Context, f ticketing.SubscriptionFilter) (l
 // word, so both engines see that the index holds every candidate.
 func subscriptionsSQL(f ticketing.SubscriptionFilter) pageStmt {
 	w := newListWhere(f.Query, "")
+	inState(w, f.State)
 	switch f.State {
-	case ticketing.SubscriptionActive:
-		w.conds = append(w.conds, "restored_subscription_id IS NULL AND ends_at IS NULL")
 	case ticketing.SubscriptionCancelled:
-		w.conds = append(w.conds, "restored_subscription_id IS NULL AND ends_at IS NOT NULL")
 		w.add("ends_at > $%d", now(f.Now))
 	case ticketing.SubscriptionEnded:
-		w.conds = append(w.conds, "restored_subscription_id IS NULL AND ends_at IS NOT NULL")
 		w.add("ends_at <= $%d", now(f.Now))
-	case ticketing.SubscriptionRestored:
-		w.conds = append(w.conds, "restored_subscription_id IS NOT NULL")
 	}
 	if f.EndsGTE != nil || f.EndsLT != nil {
 		w.conds = append(w.conds, "ends_at IS NOT NULL") // subscriptions_ends' predicate

@@ -109,11 +109,6 @@ func (q Q) Tickets(ctx context.Context, f ticketing.TicketFilter) (list.Page[tic
 // partial index's predicate.
 func ticketsSQL(f ticketing.TicketFilter) pageStmt {
 	w := newListWhere(f.Query, "")
-	switch f.State {
-	case ticketing.TicketValid:
-		w.conds = append(w.conds, "invalidated_at IS NULL")
-	case ticketing.TicketInvalidated:
-		w.conds = append(w.conds, "invalidated_at IS NOT NULL")
-	}
+	inState(w, f.State)
 	return w.pageSQL(`SELECT `+ticketCols+` FROM tickets`, "", f.Query)
 }
