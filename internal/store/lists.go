@@ -9,6 +9,7 @@ import (
 	"strings"
 
 	"github.com/farebox/farebox/internal/account"
+	"github.com/farebox/farebox/internal/apperr"
 	"github.com/farebox/farebox/internal/list"
 	"github.com/farebox/farebox/internal/ticketing"
 )
@@ -57,6 +58,19 @@ func newListWhere(lq list.Query, alias string) *listWhere {
 func (w *listWhere) add(cond string, v any) {
 	w.args = append(w.args, v)
 	w.conds = append(w.conds, fmt.Sprintf(cond, len(w.args)))
+}
+
+// single is the row of a lookup by id (rows and err as the query returned
+// them): apperr.NotFound with code when there is none.
+func single[T any](rows []T, err error, op, code string) (T, error) {
+	var zero T
+	if err != nil {
+		return zero, err
+	}
+	if len(rows) == 0 {
+		return zero, apperr.NotFoundf(op, code)
+	}
+	return rows[0], nil
 }
 
 // inState adds the predicate of state's partial index, word for word so

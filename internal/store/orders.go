@@ -58,13 +58,7 @@ func (q Q) InsertCoupon(ctx context.Context, c ticketing.Coupon) error {
 // Coupon returns a coupon by id (the id is the credential: no tenant filter).
 func (q Q) Coupon(ctx context.Context, id string) (ticketing.Coupon, error) {
 	cs, err := q.couponsWhere(ctx, `id = $1`, id)
-	if err != nil {
-		return ticketing.Coupon{}, err
-	}
-	if len(cs) == 0 {
-		return ticketing.Coupon{}, apperr.NotFoundf("store.Coupon", CodeCouponNotFound)
-	}
-	return cs[0], nil
+	return single(cs, err, "store.Coupon", CodeCouponNotFound)
 }
 
 func (q Q) couponsWhere(ctx context.Context, where string, args ...any) ([]ticketing.Coupon, error) {

@@ -7,7 +7,6 @@ import (
 	"time"
 
 	"github.com/farebox/farebox/internal/account"
-	"github.com/farebox/farebox/internal/apperr"
 	"github.com/farebox/farebox/internal/list"
 	"github.com/farebox/farebox/internal/ticketing"
 )
@@ -29,13 +28,7 @@ func (q Q) InsertTicket(ctx context.Context, t ticketing.Ticket) error {
 // Ticket returns a ticket by id (the id is the credential).
 func (q Q) Ticket(ctx context.Context, id string) (ticketing.Ticket, error) {
 	ts, err := q.ticketsWhere(ctx, `id = $1`, id)
-	if err != nil {
-		return ticketing.Ticket{}, err
-	}
-	if len(ts) == 0 {
-		return ticketing.Ticket{}, apperr.NotFoundf("store.Ticket", CodeTicketNotFound)
-	}
-	return ts[0], nil
+	return single(ts, err, "store.Ticket", CodeTicketNotFound)
 }
 
 // TicketsOfCoupon returns a coupon's tickets, oldest first.
