@@ -76,10 +76,11 @@ func single[T any](rows []T, err error, op, code string) (T, error) {
 // inState adds the predicate of state's partial index, word for word so
 // that both engines see the index holds every candidate; a state without
 // one (no state) adds nothing.
-func inState(w *listWhere, state any) {
+func (w *listWhere) inState(state any) *listWhere {
 	if p, ok := statePredicates[state]; ok {
 		w.conds = append(w.conds, p)
 	}
+	return w
 }
 
 // statePredicates are the predicates of the lists' partial indexes by

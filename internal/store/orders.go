@@ -220,7 +220,5 @@ func (q Q) Coupons(ctx context.Context, f ticketing.CouponFilter) (list.Page[tic
 // couponsSQL is the statement of a page of coupons; each state repeats its
 // partial index's predicate word for word.
 func couponsSQL(f ticketing.CouponFilter) pageStmt {
-	w := newListWhere(f.Query, "")
-	inState(w, f.State)
-	return w.pageSQL(`SELECT `+couponCols+` FROM coupons`, "", f.Query)
+	return newListWhere(f.Query, "").inState(f.State).pageSQL(`SELECT `+couponCols+` FROM coupons`, "", f.Query)
 }

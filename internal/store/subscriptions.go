@@ -72,8 +72,7 @@ func (q Q) Subscriptions(ctx context.Context, f ticketing.SubscriptionFilter) (l
 // conditions of each state repeat its partial index's predicate word for
 // word, so both engines see that the index holds every candidate.
 func subscriptionsSQL(f ticketing.SubscriptionFilter) pageStmt {
-	w := newListWhere(f.Query, "")
-	inState(w, f.State)
+	w := newListWhere(f.Query, "").inState(f.State)
 	switch f.State {
 	case ticketing.SubscriptionCancelled:
 		w.add("ends_at > $%d", now(f.Now))

@@ -101,7 +101,5 @@ func (q Q) Tickets(ctx context.Context, f ticketing.TicketFilter) (list.Page[tic
 // ticketsSQL is the statement of a page of tickets; each state repeats its
 // partial index's predicate.
 func ticketsSQL(f ticketing.TicketFilter) pageStmt {
-	w := newListWhere(f.Query, "")
-	inState(w, f.State)
-	return w.pageSQL(`SELECT `+ticketCols+` FROM tickets`, "", f.Query)
+	return newListWhere(f.Query, "").inState(f.State).pageSQL(`SELECT `+ticketCols+` FROM tickets`, "", f.Query)
 }
