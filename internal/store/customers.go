@@ -163,18 +163,7 @@ func (q Q) SetAssignment(ctx context.Context, itemID string, a invoicing.Assignm
 // ItemClaims returns the customer keys an item is currently invoiced for
 // ("" = invoiced without customer).
 func (q Q) ItemClaims(ctx context.Context, itemID string) (map[string]string, error) {
-	out := map[string]string{}
-	err := q.eachRow(ctx, `SELECT customer_key, invoice_id FROM invoice_claims WHERE billable_item_id = $1`, []any{itemID},
-		func(scan scanner) error {
-			var k, inv string
-			err := scan(&k, &inv)
-			out[k] = inv
-			return err
-		})
-	if err != nil {
-		return nil, err
-	}
-	return out, nil
+	return keyed[string](ctx, q, `SELECT customer_key, invoice_id FROM invoice_claims WHERE billable_item_id = $1`, itemID)
 }
 
 // LockItem takes the item's row lock on PostgreSQL (a no-op update) so that
