@@ -19,13 +19,9 @@ func (q Q) InsertCustomer(ctx context.Context, c invoicing.Customer) error {
 	if err != nil {
 		return apperr.Wrap("store.InsertCustomer", err)
 	}
-	var ei any
-	if c.Electronic != nil {
-		b, err := json.Marshal(c.Electronic)
-		if err != nil {
-			return apperr.Wrap("store.InsertCustomer", err)
-		}
-		ei = string(b)
+	ei, err := jsonIfSet("store.InsertCustomer", c.Electronic != nil, c.Electronic)
+	if err != nil {
+		return err
 	}
 	_, err = q.db.ExecContext(ctx, `INSERT INTO customers (id, account_id, environment, address_lines, electronic_invoicing, created_at)
 		VALUES ($1, $2, $3, $4, $5, $6)`, c.ID, c.AccountID, string(c.Environment), string(lines), ei, now(c.CreatedAt))
@@ -143,17 +139,25 @@ func (q Q) itemsWhere(ctx context.Context, where string, args ...any) ([]invoici
 		})
 }
 
+// jsonIfSet is v as JSON text for a nullable column, or NULL (nil) unless set.
+func jsonIfSet(op string, set bool, v any) (any, error) {
+	if !set {
+		return nil, nil
+	}
+	b, err := json.Marshal(v)
+	if err != nil {
+		return nil, apperr.Wrap(op, err)
+	}
+	return string(b), nil
+}
+
 // SetAssignment writes an item's assignment (insert or replace).
 func (q Q) SetAssignment(ctx context.Context, itemID string, a invoicing.Assignment, at time.Time) error {
-	var split any
-	if a.Split != nil {
-		b, err := json.Marshal(a.Split)
-		if err != nil {
-			return apperr.Wrap("store.SetAssignment", err)
-		}
-		split = string(b)
+	split, err := jsonIfSet("store.SetAssignment", a.Split != nil, a.Split)
+	if err != nil {
+		return err
 	}
-	_, err := q.db.ExecContext(ctx, `INSERT INTO billable_item_assignments (billable_item_id, customer_id, split, collection_id, updated_at)
+	_, err = q.db.ExecContext(ctx, `INSERT INTO billable_item_assignments (billable_item_id, customer_id, split, collection_id, updated_at)
 		VALUES ($1, $2, $3, $4, $5) ON CONFLICT (billable_item_id) DO UPDATE SET customer_id = excluded.customer_id,
 		split = excluded.split, collection_id = excluded.collection_id, updated_at = excluded.updated_at`,
 		itemID, a.CustomerID, split, a.CollectionID, now(at))
