@@ -66,7 +66,7 @@ func (a *App) IssueInvoice(ctx context.Context, p account.Principal, req Invoice
 		return invoicing.Invoice{}, err
 	}
 	var inv invoicing.Invoice
-	err := a.store.Write(ctx, func(q store.Q) error {
+	return a.issue(ctx, &inv, func(q store.Q) error {
 		inv = invoicing.Invoice{}
 		if err := q.LockItem(ctx, req.ItemID); err != nil {
 			return err
@@ -81,22 +81,14 @@ func (a *App) IssueInvoice(ctx context.Context, p account.Principal, req Invoice
 				return err
 			}
 		}
-		customerID := req.CustomerID
-		if customerID == "" {
-			if customerID, err = commonCustomer(items); err != nil {
-				return err
-			}
+		customerID, err := commonCustomer(req.CustomerID, items)
+		if err != nil {
+			return err
 		}
-		var buyer *invoicedoc.Buyer
-		electronic := false
 		names := customerNames{q: q, p: p, names: map[string]string{}}
-		if customerID != "" {
-			c, err := q.Customer(ctx, p.AccountID, p.Environment, customerID)
-			if err != nil {
-				return err
-			}
-			buyer, electronic = c.Buyer(), c.Electronic != nil
-			names.names[c.ID] = c.Name()
+		buyer, electronic, err := names.buyer(ctx, customerID)
+		if err != nil {
+			return err
 		}
 		var lines []invoicedoc.Line
 		var covered []string
@@ -125,16 +117,9 @@ func (a *App) IssueInvoice(ctx context.Context, p account.Principal, req Invoice
 				}
 				continue
 			}
-			l := invoicedoc.Line{BillableItemID: it.ID, Name: it.Description, Quantity: 1, Gross: money.Cents(share),
-				RateBP: it.VATRateBP, OrderedAt: it.OrderedAt}
-			if it.Split != nil {
-				for _, s := range it.Split {
-					n, err := names.get(ctx, s.CustomerID)
-					if err != nil {
-						return err
-					}
-					l.Split = append(l.Split, invoicedoc.Share{Name: n, Amount: s.AmountInCents, Invoiced: s.CustomerID == customerID})
-				}
+			l, err := names.line(ctx, it, share, customerID)
+			if err != nil {
+				return err
 			}
 			lines = append(lines, l)
 			covered = append(covered, it.ID)
@@ -158,11 +143,46 @@ func (a *App) IssueInvoice(ctx context.Context, p account.Principal, req Invoice
 		}
 		return a.createdEvents(ctx, q, inv)
 	})
-	if err != nil {
+}
+
+// issue writes a new document in one transaction (write fills *inv) and,
+// once it has committed, wakes the job runner for the document's file job;
+// on failure nothing is written and the zero invoice is returned.
+func (a *App) issue(ctx context.Context, inv *invoicing.Invoice, write func(q store.Q) error) (invoicing.Invoice, error) {
+	if err := a.store.Write(ctx, write); err != nil {
 		return invoicing.Invoice{}, err
 	}
 	a.Jobs.Notify()
-	return inv, nil
+	return *inv, nil
+}
+
+// issueReferring issues a document of kind (a cancellation or a payment
+// notice) that refers to the invoice id: in the transaction of issue, write
+// gets the invoice once it is known to be a standing invoice (422
+// not_an_invoice for another kind of document; 409 already_cancelled or
+// invoice_cancelled once it is cancelled).
+func (a *App) issueReferring(ctx context.Context, p account.Principal, id string, kind invoicedoc.Kind, inv *invoicing.Invoice,
+	write func(q store.Q, orig invoicing.Invoice) error) (invoicing.Invoice, error) {
+	op, cancel := "app.PaymentNoticeForInvoice", kind == invoicedoc.KindCancellation
+	if cancel {
+		op = "app.CancelInvoice"
+	}
+	return a.issue(ctx, inv, func(q store.Q) error {
+		orig, err := q.Invoice(ctx, p.AccountID, p.Environment, id)
+		switch {
+		case err != nil:
+			return err
+		case orig.Kind != invoicedoc.KindInvoice && cancel:
+			return apperr.E(op, apperr.Unprocessable, CodeNotAnInvoice, "only invoices can be cancelled, not a "+orig.Kind.String())
+		case orig.Kind != invoicedoc.KindInvoice:
+			return apperr.E(op, apperr.Unprocessable, CodeNotAnInvoice, "payment notices are issued for invoices, not for a "+orig.Kind.String())
+		case orig.CancelledBy != nil && cancel:
+			return apperr.E(op, apperr.Conflict, CodeAlreadyCancelled, "this invoice is already cancelled by "+*orig.CancelledBy)
+		case orig.CancelledBy != nil:
+			return apperr.E(op, apperr.Conflict, CodeInvoiceCancelled, "this invoice is cancelled; there is nothing to pay")
+		}
+		return write(q, orig)
+	})
 }
 
 // finish validates the document, then numbers it (last, to hold the series
@@ -217,10 +237,14 @@ func checkTexts(t invoicedoc.Texts) error {
 	return nil
 }
 
-// commonCustomer applies the endpoint without customer: no item has a
-// customer (invoice without recipient), or every item has one and the same
-// single customer. Anything else needs the customer in the path.
-func commonCustomer(items []invoicing.BillableItem) (string, error) {
+// commonCustomer is the customer a document is for: customerID when the
+// path names one. Otherwise it applies the endpoint without customer: no
+// item has a customer (invoice without recipient), or every item has one
+// and the same single customer. Anything else needs the customer in the path.
+func commonCustomer(customerID string, items []invoicing.BillableItem) (string, error) {
+	if customerID != "" {
+		return customerID, nil
+	}
 	cust := ""
 	for i, it := range items {
 		c := ""
@@ -275,6 +299,36 @@ func (c customerNames) get(ctx context.Context, id string) (string, error) {
 	return cu.Name(), nil
 }
 
+// buyer is customerID's buyer block and whether it is invoiced
+// electronically (nil and false without a customer); the customer's name
+// is remembered for the split lines.
+func (c customerNames) buyer(ctx context.Context, customerID string) (*invoicedoc.Buyer, bool, error) {
+	if customerID == "" {
+		return nil, false, nil
+	}
+	cu, err := c.q.Customer(ctx, c.p.AccountID, c.p.Environment, customerID)
+	if err != nil {
+		return nil, false, err
+	}
+	c.names[cu.ID] = cu.Name()
+	return cu.Buyer(), cu.Electronic != nil, nil
+}
+
+// line is the document line billing customerID's share of it, with the
+// item's split naming every customer and marking customerID's part.
+func (c customerNames) line(ctx context.Context, it invoicing.BillableItem, share money.Cents, customerID string) (invoicedoc.Line, error) {
+	l := invoicedoc.Line{BillableItemID: it.ID, Name: it.Description, Quantity: 1, Gross: share,
+		RateBP: it.VATRateBP, OrderedAt: it.OrderedAt}
+	for _, s := range it.Split {
+		n, err := c.get(ctx, s.CustomerID)
+		if err != nil {
+			return invoicedoc.Line{}, err
+		}
+		l.Split = append(l.Split, invoicedoc.Share{Name: n, Amount: s.AmountInCents, Invoiced: s.CustomerID == customerID})
+	}
+	return l, nil
+}
+
 // Invoice returns one of the caller's documents.
 func (a *App) Invoice(ctx context.Context, p account.Principal, id string) (invoicing.Invoice, error) {
 	return a.store.Read().Invoice(ctx, p.AccountID, p.Environment, id)
@@ -285,19 +339,8 @@ func (a *App) Invoice(ctx context.Context, p account.Principal, id string) (invo
 // lines, a reference to the original; the original's items become
 // invoiceable again. An invoice cancels once (409 after that).
 func (a *App) CancelInvoice(ctx context.Context, p account.Principal, id string) (invoicing.Invoice, error) {
-	const op = "app.CancelInvoice"
 	var inv invoicing.Invoice
-	err := a.store.Write(ctx, func(q store.Q) error {
-		orig, err := q.Invoice(ctx, p.AccountID, p.Environment, id)
-		if err != nil {
-			return err
-		}
-		if orig.Kind != invoicedoc.KindInvoice {
-			return apperr.E(op, apperr.Unprocessable, CodeNotAnInvoice, "only invoices can be cancelled, not a "+orig.Kind.String())
-		}
-		if orig.CancelledBy != nil {
-			return apperr.E(op, apperr.Conflict, CodeAlreadyCancelled, "this invoice is already cancelled by "+*orig.CancelledBy)
-		}
+	return a.issueReferring(ctx, p, id, invoicedoc.KindCancellation, &inv, func(q store.Q, orig invoicing.Invoice) error {
 		var d invoicedoc.Document
 		inv, d = a.referringTo(p, orig, invoicedoc.KindCancellation, a.clock.Now())
 		if err := a.finish(ctx, q, &inv, d); err != nil {
@@ -318,11 +361,6 @@ func (a *App) CancelInvoice(ctx context.Context, p account.Principal, id string)
 		}
 		return ev.write(ctx, q)
 	})
-	if err != nil {
-		return invoicing.Invoice{}, err
-	}
-	a.Jobs.Notify()
-	return inv, nil
 }
 
 // PaymentNoticeForInvoice issues a payment notice (Zahlungsaufforderung)
@@ -330,19 +368,8 @@ func (a *App) CancelInvoice(ctx context.Context, p account.Principal, id string)
 // number from the ZA series, BG-3 and the purpose of transfer naming the
 // invoice. It claims nothing: an invoice may get several notices.
 func (a *App) PaymentNoticeForInvoice(ctx context.Context, p account.Principal, id string) (invoicing.Invoice, error) {
-	const op = "app.PaymentNoticeForInvoice"
 	var inv invoicing.Invoice
-	err := a.store.Write(ctx, func(q store.Q) error {
-		orig, err := q.Invoice(ctx, p.AccountID, p.Environment, id)
-		if err != nil {
-			return err
-		}
-		if orig.Kind != invoicedoc.KindInvoice {
-			return apperr.E(op, apperr.Unprocessable, CodeNotAnInvoice, "payment notices are issued for invoices, not for a "+orig.Kind.String())
-		}
-		if orig.CancelledBy != nil {
-			return apperr.E(op, apperr.Conflict, CodeInvoiceCancelled, "this invoice is cancelled; there is nothing to pay")
-		}
+	return a.issueReferring(ctx, p, id, invoicedoc.KindPaymentNotice, &inv, func(q store.Q, orig invoicing.Invoice) error {
 		now := a.clock.Now()
 		var d invoicedoc.Document
 		inv, d = a.referringTo(p, orig, invoicedoc.KindPaymentNotice, now)
@@ -352,11 +379,6 @@ func (a *App) PaymentNoticeForInvoice(ctx context.Context, p account.Principal, 
 		}
 		return a.createdEvents(ctx, q, inv)
 	})
-	if err != nil {
-		return invoicing.Invoice{}, err
-	}
-	a.Jobs.Notify()
-	return inv, nil
 }
 
 // PaymentNoticeForCollection issues a payment notice for the items of a
@@ -366,7 +388,7 @@ func (a *App) PaymentNoticeForInvoice(ctx context.Context, p account.Principal, 
 func (a *App) PaymentNoticeForCollection(ctx context.Context, p account.Principal, collectionID, customerID string) (invoicing.Invoice, error) {
 	const op = "app.PaymentNoticeForCollection"
 	var inv invoicing.Invoice
-	err := a.store.Write(ctx, func(q store.Q) error {
+	return a.issue(ctx, &inv, func(q store.Q) error {
 		if err := q.CollectionExists(ctx, p.AccountID, p.Environment, collectionID); err != nil {
 			return err
 		}
@@ -377,20 +399,13 @@ func (a *App) PaymentNoticeForCollection(ctx context.Context, p account.Principa
 		if len(items) == 0 {
 			return apperr.E(op, apperr.Unprocessable, CodeCollectionEmpty, "the collection has no billable items")
 		}
-		if customerID == "" {
-			if customerID, err = commonCustomer(items); err != nil {
-				return err
-			}
+		if customerID, err = commonCustomer(customerID, items); err != nil {
+			return err
 		}
-		var buyer *invoicedoc.Buyer
-		electronic := false
 		names := customerNames{q: q, p: p, names: map[string]string{}}
-		if customerID != "" {
-			c, err := q.Customer(ctx, p.AccountID, p.Environment, customerID)
-			if err != nil {
-				return apperr.Validation(op, CodeUnknownCustomer, "/customer_id", fmt.Sprintf("customer %q does not exist", customerID))
-			}
-			buyer, electronic = c.Buyer(), c.Electronic != nil
+		buyer, electronic, err := names.buyer(ctx, customerID)
+		if err != nil {
+			return apperr.Validation(op, CodeUnknownCustomer, "/customer_id", fmt.Sprintf("customer %q does not exist", customerID))
 		}
 		var lines []invoicedoc.Line
 		invoices := map[string]*invoicedoc.Reference{}
@@ -399,19 +414,14 @@ func (a *App) PaymentNoticeForCollection(ctx context.Context, p account.Principa
 			if !ok {
 				continue
 			}
-			l := invoicedoc.Line{BillableItemID: it.ID, Name: it.Description, Quantity: 1, Gross: money.Cents(share),
-				RateBP: it.VATRateBP, OrderedAt: it.OrderedAt}
+			l, err := names.line(ctx, it, share, customerID)
+			if err != nil {
+				return err
+			}
 			// An item already invoiced to this customer names its invoice, so
 			// the notice references it (BG-3) and the transfer can be matched.
 			if l.Invoice, err = standingInvoice(ctx, q, it.ID, customerID, invoices); err != nil {
 				return err
-			}
-			for _, s := range it.Split {
-				n, err := names.get(ctx, s.CustomerID)
-				if err != nil {
-					return err
-				}
-				l.Split = append(l.Split, invoicedoc.Share{Name: n, Amount: s.AmountInCents, Invoiced: s.CustomerID == customerID})
 			}
 			lines = append(lines, l)
 		}
@@ -432,11 +442,6 @@ func (a *App) PaymentNoticeForCollection(ctx context.Context, p account.Principa
 		}
 		return a.createdEvents(ctx, q, inv)
 	})
-	if err != nil {
-		return invoicing.Invoice{}, err
-	}
-	a.Jobs.Notify()
-	return inv, nil
 }
 
 // standingInvoice is the invoice that bills item to customer (its claim),

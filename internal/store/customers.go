@@ -19,13 +19,9 @@ func (q Q) InsertCustomer(ctx context.Context, c invoicing.Customer) error {
 	if err != nil {
 		return apperr.Wrap("store.InsertCustomer", err)
 	}
-	var ei any
-	if c.Electronic != nil {
-		b, err := json.Marshal(c.Electronic)
-		if err != nil {
-			return apperr.Wrap("store.InsertCustomer", err)
-		}
-		ei = string(b)
+	ei, err := jsonIfSet("store.InsertCustomer", c.Electronic != nil, c.Electronic)
+	if err != nil {
+		return err
 	}
 	_, err = q.db.ExecContext(ctx, `INSERT INTO customers (id, account_id, environment, address_lines, electronic_invoicing, created_at)
 		VALUES ($1, $2, $3, $4, $5, $6)`, c.ID, c.AccountID, string(c.Environment), string(lines), ei, now(c.CreatedAt))
@@ -72,11 +68,10 @@ func scanCustomer(scan scanner) (c invoicing.Customer, err error) {
 // Customers is a page of an account's customers, newest first (one range
 // of customers_list).
 func (q Q) Customers(ctx context.Context, f invoicing.CustomerFilter) (list.Page[invoicing.Customer], error) {
-	query, args, asc := customersSQL(f)
-	return listPage(ctx, q, query, args, asc, f.Limit, scanCustomer)
+	return listPage(ctx, q, customersSQL(f), f.Limit, scanCustomer)
 }
 
-func customersSQL(f invoicing.CustomerFilter) (string, []any, bool) {
+func customersSQL(f invoicing.CustomerFilter) pageStmt {
 	return newListWhere(f.Query, "").pageSQL(`SELECT `+customerCols+` FROM customers`, "", f.Query)
 }
 
@@ -144,17 +139,25 @@ func (q Q) itemsWhere(ctx context.Context, where string, args ...any) ([]invoici
 		})
 }
 
+// jsonIfSet is v as JSON text for a nullable column, or NULL (nil) unless set.
+func jsonIfSet(op string, set bool, v any) (any, error) {
+	if !set {
+		return nil, nil
+	}
+	b, err := json.Marshal(v)
+	if err != nil {
+		return nil, apperr.Wrap(op, err)
+	}
+	return string(b), nil
+}
+
 // SetAssignment writes an item's assignment (insert or replace).
 func (q Q) SetAssignment(ctx context.Context, itemID string, a invoicing.Assignment, at time.Time) error {
-	var split any
-	if a.Split != nil {
-		b, err := json.Marshal(a.Split)
-		if err != nil {
-			return apperr.Wrap("store.SetAssignment", err)
-		}
-		split = string(b)
+	split, err := jsonIfSet("store.SetAssignment", a.Split != nil, a.Split)
+	if err != nil {
+		return err
 	}
-	_, err := q.db.ExecContext(ctx, `INSERT INTO billable_item_assignments (billable_item_id, customer_id, split, collection_id, updated_at)
+	_, err = q.db.ExecContext(ctx, `INSERT INTO billable_item_assignments (billable_item_id, customer_id, split, collection_id, updated_at)
 		VALUES ($1, $2, $3, $4, $5) ON CONFLICT (billable_item_id) DO UPDATE SET customer_id = excluded.customer_id,
 		split = excluded.split, collection_id = excluded.collection_id, updated_at = excluded.updated_at`,
 		itemID, a.CustomerID, split, a.CollectionID, now(at))
@@ -164,18 +167,7 @@ func (q Q) SetAssignment(ctx context.Context, itemID string, a invoicing.Assignm
 // ItemClaims returns the customer keys an item is currently invoiced for
 // ("" = invoiced without customer).
 func (q Q) ItemClaims(ctx context.Context, itemID string) (map[string]string, error) {
-	out := map[string]string{}
-	err := q.eachRow(ctx, `SELECT customer_key, invoice_id FROM invoice_claims WHERE billable_item_id = $1`, []any{itemID},
-		func(scan scanner) error {
-			var k, inv string
-			err := scan(&k, &inv)
-			out[k] = inv
-			return err
-		})
-	if err != nil {
-		return nil, err
-	}
-	return out, nil
+	return keyed[string](ctx, q, `SELECT customer_key, invoice_id FROM invoice_claims WHERE billable_item_id = $1`, itemID)
 }
 
 // LockItem takes the item's row lock on PostgreSQL (a no-op update) so that

@@ -43,9 +43,7 @@ func TestIdempotencyClaimCommitted(t *testing.T) {
 			t.Fatal(err)
 		}
 		// A failure answer would release the claim; a committed one stays.
-		if err := s.Write(ctx, func(q store.Q) error { return q.ReleaseIdempotencyKey(ctx, "account:a", "did-write") }); err != nil {
-			t.Fatal(err)
-		}
+		mustWrite(t, s, func(q store.Q) error { return q.ReleaseIdempotencyKey(ctx, "account:a", "did-write") })
 		later := at.Add(5 * time.Second)
 		ok, rec := claim("did-write", later)
 		if ok || !rec.Committed || rec.Status != 0 {

@@ -92,11 +92,10 @@ func scanInvoice(scan scanner) (inv invoicing.Invoice, err error) {
 // invoices_list_customer with a customer; a number is unique, so that
 // filter reads its one row by the number's unique index.
 func (q Q) Invoices(ctx context.Context, f invoicing.InvoiceFilter) (list.Page[invoicing.Invoice], error) {
-	query, args, asc := invoicesSQL(f)
-	return listPage(ctx, q, query, args, asc, f.Limit, scanInvoice)
+	return listPage(ctx, q, invoicesSQL(f), f.Limit, scanInvoice)
 }
 
-func invoicesSQL(f invoicing.InvoiceFilter) (string, []any, bool) {
+func invoicesSQL(f invoicing.InvoiceFilter) pageStmt {
 	w := newListWhere(f.Query, "")
 	if f.Number != nil {
 		w.add("number = $%d", *f.Number)

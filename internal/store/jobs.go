@@ -142,18 +142,7 @@ func (jq JobQueue) Extend(ctx context.Context, id int64, worker string, until ti
 
 // JobStates counts jobs per state (metrics: queue depth, dead jobs).
 func (q Q) JobStates(ctx context.Context) (map[string]int, error) {
-	out := map[string]int{}
-	err := q.eachRow(ctx, `SELECT state, COUNT(*) FROM jobs GROUP BY state`, nil, func(scan scanner) error {
-		var s string
-		var n int
-		err := scan(&s, &n)
-		out[s] = n
-		return err
-	})
-	if err != nil {
-		return nil, err
-	}
-	return out, nil
+	return keyed[int](ctx, q, `SELECT state, COUNT(*) FROM jobs GROUP BY state`)
 }
 
 // JobState returns the state of the newest job of kind with payload, or

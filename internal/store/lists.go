@@ -9,7 +9,7 @@ import (
 	"strings"
 
 	"github.com/farebox/farebox/internal/account"
-	"github.com/farebox/farebox/internal/invoicing"
+	"github.com/farebox/farebox/internal/apperr"
 	"github.com/farebox/farebox/internal/list"
 	"github.com/farebox/farebox/internal/ticketing"
 )
@@ -60,11 +60,49 @@ func (w *listWhere) add(cond string, v any) {
 	w.conds = append(w.conds, fmt.Sprintf(cond, len(w.args)))
 }
 
+// single is the row of a lookup by id (rows and err as the query returned
+// them): apperr.NotFound with code when there is none.
+func single[T any](rows []T, err error, op, code string) (T, error) {
+	var zero T
+	if err != nil {
+		return zero, err
+	}
+	if len(rows) == 0 {
+		return zero, apperr.NotFoundf(op, code)
+	}
+	return rows[0], nil
+}
+
+// inState adds the predicate of state's partial index, word for word so
+// that both engines see the index holds every candidate; a state without
+// one (no state) adds nothing.
+func (w *listWhere) inState(state any) *listWhere {
+	if p, ok := statePredicates[state]; ok {
+		w.conds = append(w.conds, p)
+	}
+	return w
+}
+
+// statePredicates are the predicates of the lists' partial indexes by
+// state: coupons_list_new, _activated, _restored; subscriptions' (cancelled
+// and ended share one, split by the time); tickets_list_valid, _invalidated.
+var statePredicates = map[any]string{
+	ticketing.CouponNotActivated:    "NOT activated AND restored_coupon_id IS NULL",
+	ticketing.CouponActivated:       "activated AND restored_coupon_id IS NULL",
+	ticketing.CouponRestored:        "restored_coupon_id IS NOT NULL",
+	ticketing.SubscriptionActive:    "restored_subscription_id IS NULL AND ends_at IS NULL",
+	ticketing.SubscriptionCancelled: "restored_subscription_id IS NULL AND ends_at IS NOT NULL",
+	ticketing.SubscriptionEnded:     "restored_subscription_id IS NULL AND ends_at IS NOT NULL",
+	ticketing.SubscriptionRestored:  "restored_subscription_id IS NOT NULL",
+	ticketing.TicketValid:           "invalidated_at IS NULL",
+	ticketing.TicketInvalidated:     "invalidated_at IS NOT NULL",
+}
+
 // pageSQL completes a list's statement, which selects from table (alias)
 // with w: the created range, the cursor, the order and the limit (one
 // row more than the page, to know whether there is more). ascending says
 // the rows come oldest first (ending_before).
-func (w *listWhere) pageSQL(sel, alias string, lq list.Query) (query string, args []any, ascending bool) {
+func (w *listWhere) pageSQL(sel, alias string, lq list.Query) pageStmt {
 	if lq.CreatedGTE != nil {
 		w.add(alias+"created_at >= $%d", now(*lq.CreatedGTE))
 	}
@@ -80,21 +118,27 @@ func (w *listWhere) pageSQL(sel, alias string, lq list.Query) (query string, arg
 		w.args = append(w.args, now(cur.CreatedAt), cur.ID)
 		w.conds = append(w.conds, fmt.Sprintf("(%screated_at, %sid) %s ($%d, $%d)", alias, alias, cmp, len(w.args)-1, len(w.args)))
 	}
-	args = append(w.args, lq.Limit+1)
-	query = fmt.Sprintf(`%s WHERE %s ORDER BY %screated_at %s, %sid %s LIMIT $%d`,
+	args := append(w.args, lq.Limit+1)
+	query := fmt.Sprintf(`%s WHERE %s ORDER BY %screated_at %s, %sid %s LIMIT $%d`,
 		sel, strings.Join(w.conds, " AND "), alias, order, alias, order, len(args))
-	return query, args, order == "ASC"
+	return pageStmt{query: query, args: args, ascending: order == "ASC"}
+}
+
+// pageStmt is the statement of one page of a list, as pageSQL makes it.
+type pageStmt struct {
+	query     string
+	args      []any
+	ascending bool
 }
 
 // listPage runs a statement of pageSQL and reads its rows with scan.
-func listPage[T any](ctx context.Context, q Q, query string, args []any, ascending bool, limit int,
-	scan func(scanner) (T, error)) (list.Page[T], error) {
-	items, err := collect(ctx, q, query, args, scan)
+func listPage[T any](ctx context.Context, q Q, s pageStmt, limit int, scan func(scanner) (T, error)) (list.Page[T], error) {
+	items, err := collect(ctx, q, s.query, s.args, scan)
 	if err != nil {
 		return list.Page[T]{}, err
 	}
 	var p list.Page[T]
-	p.Items, p.HasMore = trimPage(items, limit, ascending)
+	p.Items, p.HasMore = trimPage(items, limit, s.ascending)
 	return p, nil
 }
 
@@ -103,25 +147,29 @@ func listPage[T any](ctx context.Context, q Q, query string, args []any, ascendi
 // TicketFilter, invoicing.CustomerFilter or InvoiceFilter):
 // docs/lists.md shows them, TestListPlans checks them.
 func (q Q) ExplainList(ctx context.Context, f any) ([]string, error) {
-	var query string
-	var args []any
-	switch f := f.(type) {
-	case ticketing.OrderFilter:
-		query, args, _ = ordersSQL(f)
-	case ticketing.SubscriptionFilter:
-		query, args, _ = subscriptionsSQL(f)
-	case ticketing.CouponFilter:
-		query, args, _ = couponsSQL(f)
-	case ticketing.TicketFilter:
-		query, args, _ = ticketsSQL(f)
-	case invoicing.CustomerFilter:
-		query, args, _ = customersSQL(f)
-	case invoicing.InvoiceFilter:
-		query, args, _ = invoicesSQL(f)
-	default:
-		return nil, fmt.Errorf("store.ExplainList: no list has filter %T", f)
+	for _, stmt := range listStmts {
+		if s, ok := stmt(f); ok {
+			return q.explain(ctx, s.query, s.args)
+		}
 	}
-	return q.explain(ctx, query, args)
+	return nil, fmt.Errorf("store.ExplainList: no list has filter %T", f)
+}
+
+// listStmts are the statements of the lists, each for its filter type.
+var listStmts = []func(f any) (pageStmt, bool){
+	stmtOf(ordersSQL), stmtOf(subscriptionsSQL), stmtOf(couponsSQL),
+	stmtOf(ticketsSQL), stmtOf(customersSQL), stmtOf(invoicesSQL),
+}
+
+// stmtOf is sql as a statement of any filter: false unless f is an F.
+func stmtOf[F any](sql func(F) pageStmt) func(f any) (pageStmt, bool) {
+	return func(f any) (pageStmt, bool) {
+		g, ok := f.(F)
+		if !ok {
+			return pageStmt{}, false
+		}
+		return sql(g), true
+	}
 }
 
 // explain is the plan of query on q's engine, one line per step

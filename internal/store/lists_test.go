@@ -95,9 +95,7 @@ func TestListPlans(t *testing.T) {
 	storetest.ForEachEngine(t, func(t *testing.T, s *store.Store) {
 		ctx := context.Background()
 		acc := account.Account{ID: "farebox-account-lists", Name: "Lists", CreatedAt: t0}
-		if err := s.Write(ctx, func(q store.Q) error { return q.CreateAccount(ctx, acc) }); err != nil {
-			t.Fatal(err)
-		}
+		mustWrite(t, s, func(q store.Q) error { return q.CreateAccount(ctx, acc) })
 		seedLists(t, s, acc.ID, 20000)
 		base := list.Query{AccountID: acc.ID, Environment: account.Test, Limit: 10}
 		cur := &list.Cursor{CreatedAt: time.Date(2026, 1, 1, 3, 0, 0, 0, time.UTC), ID: "seed-10801"}

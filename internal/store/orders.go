@@ -58,13 +58,7 @@ func (q Q) InsertCoupon(ctx context.Context, c ticketing.Coupon) error {
 // Coupon returns a coupon by id (the id is the credential: no tenant filter).
 func (q Q) Coupon(ctx context.Context, id string) (ticketing.Coupon, error) {
 	cs, err := q.couponsWhere(ctx, `id = $1`, id)
-	if err != nil {
-		return ticketing.Coupon{}, err
-	}
-	if len(cs) == 0 {
-		return ticketing.Coupon{}, apperr.NotFoundf("store.Coupon", CodeCouponNotFound)
-	}
-	return cs[0], nil
+	return single(cs, err, "store.Coupon", CodeCouponNotFound)
 }
 
 func (q Q) couponsWhere(ctx context.Context, where string, args ...any) ([]ticketing.Coupon, error) {
@@ -178,8 +172,7 @@ func (q Q) LockCoupon(ctx context.Context, id string) error {
 // coupons. It reads one range of orders_list (orders_list_reference with
 // a reference) and the page's coupons by order.
 func (q Q) Orders(ctx context.Context, f ticketing.OrderFilter) (list.Page[ticketing.Order], error) {
-	query, args, asc := ordersSQL(f)
-	p, err := listPage(ctx, q, query, args, asc, f.Limit, func(scan scanner) (o ticketing.Order, err error) {
+	p, err := listPage(ctx, q, ordersSQL(f), f.Limit, func(scan scanner) (o ticketing.Order, err error) {
 		var e string
 		var ref sql.NullString
 		if err = scan(&o.ID, &o.AccountID, &e, &ref, &o.RestoreSecret, &o.CreatedAt); err != nil {
@@ -208,7 +201,7 @@ func (q Q) Orders(ctx context.Context, f ticketing.OrderFilter) (list.Page[ticke
 }
 
 // ordersSQL is the statement of a page of orders.
-func ordersSQL(f ticketing.OrderFilter) (string, []any, bool) {
+func ordersSQL(f ticketing.OrderFilter) pageStmt {
 	w := newListWhere(f.Query, "")
 	if f.OptionalOrderReference != nil {
 		w.add("optional_order_reference = $%d", *f.OptionalOrderReference)
@@ -221,21 +214,11 @@ func ordersSQL(f ticketing.OrderFilter) (string, []any, bool) {
 // reads its partial index (coupons_list_new, _activated, _restored), no
 // state the whole coupons_list.
 func (q Q) Coupons(ctx context.Context, f ticketing.CouponFilter) (list.Page[ticketing.Coupon], error) {
-	query, args, asc := couponsSQL(f)
-	return listPage(ctx, q, query, args, asc, f.Limit, scanCoupon)
+	return listPage(ctx, q, couponsSQL(f), f.Limit, scanCoupon)
 }
 
 // couponsSQL is the statement of a page of coupons; each state repeats its
 // partial index's predicate word for word.
-func couponsSQL(f ticketing.CouponFilter) (string, []any, bool) {
-	w := newListWhere(f.Query, "")
-	switch f.State {
-	case ticketing.CouponNotActivated:
-		w.conds = append(w.conds, "NOT activated AND restored_coupon_id IS NULL")
-	case ticketing.CouponActivated:
-		w.conds = append(w.conds, "activated AND restored_coupon_id IS NULL")
-	case ticketing.CouponRestored:
-		w.conds = append(w.conds, "restored_coupon_id IS NOT NULL")
-	}
-	return w.pageSQL(`SELECT `+couponCols+` FROM coupons`, "", f.Query)
+func couponsSQL(f ticketing.CouponFilter) pageStmt {
+	return newListWhere(f.Query, "").inState(f.State).pageSQL(`SELECT `+couponCols+` FROM coupons`, "", f.Query)
 }

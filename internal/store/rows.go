@@ -39,3 +39,19 @@ func collect[T any](ctx context.Context, q Q, query string, args []any, row func
 	}
 	return out, nil
 }
+
+// keyed collects the rows of query, a text key and a value each, as a map.
+func keyed[V any](ctx context.Context, q Q, query string, args ...any) (map[string]V, error) {
+	out := map[string]V{}
+	err := q.eachRow(ctx, query, args, func(scan scanner) error {
+		var k string
+		var v V
+		err := scan(&k, &v)
+		out[k] = v
+		return err
+	})
+	if err != nil {
+		return nil, err
+	}
+	return out, nil
+}

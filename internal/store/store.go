@@ -291,29 +291,33 @@ func (s *Store) writeOnce(ctx context.Context, fn func(q Q) error) (err error) {
 }
 
 func retryable(err error) bool {
-	var pg *pgconn.PgError
-	if errors.As(err, &pg) {
-		return pg.Code == "40001" || pg.Code == "40P01"
+	is, _ := engineErr(err, func(state string) bool { return state == "40001" || state == "40P01" },
+		func(code int) bool { c := code & 0xff; return c == sqlite3.SQLITE_BUSY || c == sqlite3.SQLITE_LOCKED })
+	return is
+}
+
+// engineErr classifies a driver error of either engine: pg decides on a
+// PostgreSQL SQLSTATE, lite on a SQLite (extended) result code; known is
+// false when err carries neither.
+func engineErr(err error, pg func(state string) bool, lite func(code int) bool) (is, known bool) {
+	var pe *pgconn.PgError
+	if errors.As(err, &pe) {
+		return pg(pe.Code), true
 	}
 	var se *sqlite.Error
 	if errors.As(err, &se) {
-		c := se.Code() & 0xff
-		return c == sqlite3.SQLITE_BUSY || c == sqlite3.SQLITE_LOCKED
+		return lite(se.Code()), true
 	}
-	return false
+	return false, false
 }
 
 // IsUnique reports whether err is a unique-constraint violation on either engine.
 func IsUnique(err error) bool {
-	var pg *pgconn.PgError
-	if errors.As(err, &pg) {
-		return pg.Code == "23505"
-	}
-	var se *sqlite.Error
-	if errors.As(err, &se) {
-		return se.Code() == sqlite3.SQLITE_CONSTRAINT_UNIQUE || se.Code() == sqlite3.SQLITE_CONSTRAINT_PRIMARYKEY
-	}
-	return false
+	is, _ := engineErr(err, func(state string) bool { return state == "23505" },
+		func(code int) bool {
+			return code == sqlite3.SQLITE_CONSTRAINT_UNIQUE || code == sqlite3.SQLITE_CONSTRAINT_PRIMARYKEY
+		})
+	return is
 }
 
 // mapErr turns driver errors into apperr kinds; apperr errors pass through.
@@ -337,26 +341,18 @@ func mapErr(err error) error {
 // isFull reports a full disk or database: SQLITE_FULL (also
 // max_page_count reached) or PostgreSQL's disk_full (53100).
 func isFull(err error) bool {
-	var pg *pgconn.PgError
-	if errors.As(err, &pg) {
-		return pg.Code == "53100"
-	}
-	var se *sqlite.Error
-	if errors.As(err, &se) {
-		return se.Code()&0xff == sqlite3.SQLITE_FULL
-	}
-	return false
+	is, _ := engineErr(err, func(state string) bool { return state == "53100" },
+		func(code int) bool { return code&0xff == sqlite3.SQLITE_FULL })
+	return is
 }
 
 func isConnErr(err error) bool {
-	var pg *pgconn.PgError
-	if errors.As(err, &pg) {
-		return strings.HasPrefix(pg.Code, "08") || strings.HasPrefix(pg.Code, "57P")
-	}
-	var se *sqlite.Error
-	if errors.As(err, &se) {
-		c := se.Code() & 0xff
-		return c == sqlite3.SQLITE_FULL || c == sqlite3.SQLITE_IOERR || c == sqlite3.SQLITE_CANTOPEN
+	if is, known := engineErr(err, func(state string) bool { return strings.HasPrefix(state, "08") || strings.HasPrefix(state, "57P") },
+		func(code int) bool {
+			c := code & 0xff
+			return c == sqlite3.SQLITE_FULL || c == sqlite3.SQLITE_IOERR || c == sqlite3.SQLITE_CANTOPEN
+		}); known {
+		return is
 	}
 	// A connection that died under a statement (server restart, terminated
 	// backend, network cut) surfaces as EOF, a closed or reset connection or

@@ -20,13 +20,20 @@ import (
 
 var t0 = time.Date(2026, 3, 29, 0, 30, 0, 123456789, time.UTC)
 
+// mustWrite runs fn in a write transaction of s and fails the test at once
+// if it does not commit.
+func mustWrite(t *testing.T, s *store.Store, fn func(q store.Q) error) {
+	t.Helper()
+	if err := s.Write(context.Background(), fn); err != nil {
+		t.Fatal(err)
+	}
+}
+
 func TestAccountsAndKeys(t *testing.T) {
 	storetest.ForEachEngine(t, func(t *testing.T, s *store.Store) {
 		ctx := context.Background()
 		a := account.Account{ID: "farebox-account-1", Name: "Partner Ä", CreatedAt: t0}
-		if err := s.Write(ctx, func(q store.Q) error { return q.CreateAccount(ctx, a) }); err != nil {
-			t.Fatal(err)
-		}
+		mustWrite(t, s, func(q store.Q) error { return q.CreateAccount(ctx, a) })
 		err := s.Write(ctx, func(q store.Q) error { return q.CreateAccount(ctx, a) })
 		if apperr.KindOf(err) != apperr.Conflict {
 			t.Fatalf("duplicate account: kind %v (%v), want Conflict", apperr.KindOf(err), err)
@@ -44,9 +51,7 @@ func TestAccountsAndKeys(t *testing.T) {
 
 		secret, prefix, hash := account.NewKey(account.Test)
 		k := account.Key{ID: "k1", AccountID: a.ID, Prefix: prefix, Environment: account.Test, CreatedAt: t0}
-		if err := s.Write(ctx, func(q store.Q) error { return q.CreateKey(ctx, k, hash) }); err != nil {
-			t.Fatal(err)
-		}
+		mustWrite(t, s, func(q store.Q) error { return q.CreateKey(ctx, k, hash) })
 		p, err := s.Read().PrincipalByKeyHash(ctx, account.Hash(secret))
 		if err != nil {
 			t.Fatal(err)

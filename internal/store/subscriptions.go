@@ -58,8 +58,7 @@ func scanSubscription(scan scanner) (s ticketing.Subscription, err error) {
 // state the whole subscriptions_list; an ends_at range may instead read
 // subscriptions_ends and sort what it finds.
 func (q Q) Subscriptions(ctx context.Context, f ticketing.SubscriptionFilter) (list.Page[ticketing.Subscription], error) {
-	query, args, asc := subscriptionsSQL(f)
-	p, err := listPage(ctx, q, query, args, asc, f.Limit, scanSubscription)
+	p, err := listPage(ctx, q, subscriptionsSQL(f), f.Limit, scanSubscription)
 	for i := range p.Items {
 		if err != nil {
 			break
@@ -72,19 +71,13 @@ func (q Q) Subscriptions(ctx context.Context, f ticketing.SubscriptionFilter) (l
 // subscriptionsSQL is the statement of a page of subscriptions. The
 // conditions of each state repeat its partial index's predicate word for
 // word, so both engines see that the index holds every candidate.
-func subscriptionsSQL(f ticketing.SubscriptionFilter) (string, []any, bool) {
-	w := newListWhere(f.Query, "")
+func subscriptionsSQL(f ticketing.SubscriptionFilter) pageStmt {
+	w := newListWhere(f.Query, "").inState(f.State)
 	switch f.State {
-	case ticketing.SubscriptionActive:
-		w.conds = append(w.conds, "restored_subscription_id IS NULL AND ends_at IS NULL")
 	case ticketing.SubscriptionCancelled:
-		w.conds = append(w.conds, "restored_subscription_id IS NULL AND ends_at IS NOT NULL")
 		w.add("ends_at > $%d", now(f.Now))
 	case ticketing.SubscriptionEnded:
-		w.conds = append(w.conds, "restored_subscription_id IS NULL AND ends_at IS NOT NULL")
 		w.add("ends_at <= $%d", now(f.Now))
-	case ticketing.SubscriptionRestored:
-		w.conds = append(w.conds, "restored_subscription_id IS NOT NULL")
 	}
 	if f.EndsGTE != nil || f.EndsLT != nil {
 		w.conds = append(w.conds, "ends_at IS NOT NULL") // subscriptions_ends' predicate

@@ -7,7 +7,6 @@ import (
 	"time"
 
 	"github.com/farebox/farebox/internal/account"
-	"github.com/farebox/farebox/internal/apperr"
 	"github.com/farebox/farebox/internal/list"
 	"github.com/farebox/farebox/internal/ticketing"
 )
@@ -29,13 +28,7 @@ func (q Q) InsertTicket(ctx context.Context, t ticketing.Ticket) error {
 // Ticket returns a ticket by id (the id is the credential).
 func (q Q) Ticket(ctx context.Context, id string) (ticketing.Ticket, error) {
 	ts, err := q.ticketsWhere(ctx, `id = $1`, id)
-	if err != nil {
-		return ticketing.Ticket{}, err
-	}
-	if len(ts) == 0 {
-		return ticketing.Ticket{}, apperr.NotFoundf("store.Ticket", CodeTicketNotFound)
-	}
-	return ts[0], nil
+	return single(ts, err, "store.Ticket", CodeTicketNotFound)
 }
 
 // TicketsOfCoupon returns a coupon's tickets, oldest first.
@@ -102,19 +95,11 @@ func scanTicket(scan scanner) (t ticketing.Ticket, err error) {
 // reads its partial index (tickets_list_valid, _invalidated), no state the
 // whole tickets_list.
 func (q Q) Tickets(ctx context.Context, f ticketing.TicketFilter) (list.Page[ticketing.Ticket], error) {
-	query, args, asc := ticketsSQL(f)
-	return listPage(ctx, q, query, args, asc, f.Limit, scanTicket)
+	return listPage(ctx, q, ticketsSQL(f), f.Limit, scanTicket)
 }
 
 // ticketsSQL is the statement of a page of tickets; each state repeats its
 // partial index's predicate.
-func ticketsSQL(f ticketing.TicketFilter) (string, []any, bool) {
-	w := newListWhere(f.Query, "")
-	switch f.State {
-	case ticketing.TicketValid:
-		w.conds = append(w.conds, "invalidated_at IS NULL")
-	case ticketing.TicketInvalidated:
-		w.conds = append(w.conds, "invalidated_at IS NOT NULL")
-	}
-	return w.pageSQL(`SELECT `+ticketCols+` FROM tickets`, "", f.Query)
+func ticketsSQL(f ticketing.TicketFilter) pageStmt {
+	return newListWhere(f.Query, "").inState(f.State).pageSQL(`SELECT `+ticketCols+` FROM tickets`, "", f.Query)
 }
