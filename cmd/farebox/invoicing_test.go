@@ -10,17 +10,13 @@ import (
 	"strings"
 	"testing"
 	"time"
-
-	"github.com/farebox/farebox/internal/store"
-	"github.com/farebox/farebox/internal/store/storetest"
 )
 
 // TestServeInvoiceWorkers: `farebox serve` runs job workers that render an
 // invoice's files without any test hook (in-process wake-up after commit),
 // and /metrics reports the queue and the run.
 func TestServeInvoiceWorkers(t *testing.T) {
-	opts := storetest.Options(t, store.SQLite)
-	env := map[string]string{"FAREBOX_DATA_DIR": opts.DataDir, "FAREBOX_ADDR": "127.0.0.1:0", "FAREBOX_LOG_FORMAT": "json"}
+	env := sqliteEnv(t, map[string]string{"FAREBOX_ADDR": "127.0.0.1:0", "FAREBOX_LOG_FORMAT": "json"})
 	var created struct {
 		APIKey string `json:"api_key"`
 	}
@@ -125,9 +121,8 @@ func TestServeInvoiceWorkers(t *testing.T) {
 
 // TestSellerConfigValidated: a broken seller setting stops serve at startup.
 func TestSellerConfigValidated(t *testing.T) {
-	opts := storetest.Options(t, store.SQLite)
-	env := map[string]string{"FAREBOX_DATA_DIR": opts.DataDir, "FAREBOX_ADDR": "127.0.0.1:0",
-		"FAREBOX_SELLER_IBAN": "DE00370400440532013000", "FAREBOX_SELLER_CONTACT_EMAIL": "nope"}
+	env := sqliteEnv(t, map[string]string{"FAREBOX_ADDR": "127.0.0.1:0",
+		"FAREBOX_SELLER_IBAN": "DE00370400440532013000", "FAREBOX_SELLER_CONTACT_EMAIL": "nope"})
 	err := serve(context.Background(), nil, envFrom(env), io.Discard, io.Discard, nil)
 	if err == nil || !strings.Contains(err.Error(), "/seller/iban") || !strings.Contains(err.Error(), "--seller-*") {
 		t.Fatalf("serve with a bad IBAN: %v", err)
