@@ -47,11 +47,7 @@ func accounts(ctx context.Context, args []string, getenv func(string) string, st
 	accountID := fs.String("account", "", "add a key to this existing account instead")
 	test := fs.Bool("test", false, "create a test-environment key (fbx_test_...)")
 	asJSON := fs.Bool("json", false, "print JSON only")
-	pos, err := parseFlags(fs, args[1:])
-	if err != nil {
-		return err
-	}
-	a, s, err := db.openApp(ctx)
+	pos, a, s, err := db.parseAndOpen(ctx, fs, args[1:])
 	if err != nil {
 		return err
 	}

@@ -140,6 +140,17 @@ func (d *dbFlags) openApp(ctx context.Context) (*app.App, *store.Store, error) {
 	return app.New(app.Options{Store: s, Clock: clock.System{}, IDPrefix: d.prefix}), s, nil
 }
 
+// parseAndOpen parses a subcommand's flags (see parseFlags) and opens its
+// App (see openApp); the caller closes the store.
+func (d *dbFlags) parseAndOpen(ctx context.Context, fs *flag.FlagSet, args []string) ([]string, *app.App, *store.Store, error) {
+	pos, err := parseFlags(fs, args)
+	if err != nil {
+		return nil, nil, nil, err
+	}
+	a, s, err := d.openApp(ctx)
+	return pos, a, s, err
+}
+
 // open connects and migrates, so operator commands work on a fresh install.
 func (d *dbFlags) open(ctx context.Context) (*store.Store, error) {
 	s, err := d.openStore(ctx)
