@@ -109,6 +109,29 @@ func servePartner(t *testing.T, env map[string]string) (*instance, string) {
 	return startServe(t, env), key
 }
 
+// loadUntilStopped calls step(w, i) over and over from each of workers
+// goroutines (w the worker, i its step) until stop is called; stop returns
+// once every worker has finished its step.
+func loadUntilStopped(workers int, step func(w, i int)) (stop func()) {
+	done := make(chan struct{})
+	var wg sync.WaitGroup
+	for w := range workers {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			for i := 0; ; i++ {
+				select {
+				case <-done:
+					return
+				default:
+				}
+				step(w, i)
+			}
+		}()
+	}
+	return func() { close(done); wg.Wait() }
+}
+
 // newKey creates an account with the CLI and returns its id and key.
 func newKey(t *testing.T, env map[string]string, extra ...string) (string, string) {
 	t.Helper()
