@@ -123,7 +123,13 @@ func (d *dbFlags) openStore(ctx context.Context) (*store.Store, error) {
 // newSubcommand starts the flag set of "farebox <group> <args[0]>" with
 // the database flags registered.
 func newSubcommand(group string, args []string, getenv func(string) string, stderr io.Writer) (*flag.FlagSet, *dbFlags) {
-	fs := flag.NewFlagSet("farebox "+group+" "+args[0], flag.ContinueOnError)
+	return newCommand(group+" "+args[0], getenv, stderr)
+}
+
+// newCommand starts the flag set of "farebox <name>" with the database
+// flags registered.
+func newCommand(name string, getenv func(string) string, stderr io.Writer) (*flag.FlagSet, *dbFlags) {
+	fs := flag.NewFlagSet("farebox "+name, flag.ContinueOnError)
 	fs.SetOutput(stderr)
 	db := &dbFlags{}
 	db.register(fs, getenv)
