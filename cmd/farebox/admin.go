@@ -3,7 +3,6 @@ package main
 import (
 	"context"
 	"encoding/json"
-	"flag"
 	"fmt"
 	"io"
 	"text/tabwriter"
@@ -15,10 +14,7 @@ import (
 )
 
 func migrate(ctx context.Context, args []string, getenv func(string) string, stdout, stderr io.Writer) error {
-	fs := flag.NewFlagSet("farebox migrate", flag.ContinueOnError)
-	fs.SetOutput(stderr)
-	var db dbFlags
-	db.register(fs, getenv)
+	fs, db := newCommand("migrate", getenv, stderr)
 	if _, err := parseFlags(fs, args); err != nil {
 		return err
 	}
@@ -47,11 +43,7 @@ func accounts(ctx context.Context, args []string, getenv func(string) string, st
 	accountID := fs.String("account", "", "add a key to this existing account instead")
 	test := fs.Bool("test", false, "create a test-environment key (fbx_test_...)")
 	asJSON := fs.Bool("json", false, "print JSON only")
-	pos, err := parseFlags(fs, args[1:])
-	if err != nil {
-		return err
-	}
-	a, s, err := db.openApp(ctx)
+	pos, a, s, err := db.parseAndOpen(ctx, fs, args[1:])
 	if err != nil {
 		return err
 	}
@@ -161,10 +153,7 @@ func accounts(ctx context.Context, args []string, getenv func(string) string, st
 }
 
 func usageCmd(ctx context.Context, args []string, getenv func(string) string, stdout, stderr io.Writer) error {
-	fs := flag.NewFlagSet("farebox usage", flag.ContinueOnError)
-	fs.SetOutput(stderr)
-	var db dbFlags
-	db.register(fs, getenv)
+	fs, db := newCommand("usage", getenv, stderr)
 	now := time.Now().UTC()
 	from := fs.String("from", time.Date(now.Year(), now.Month(), 1, 0, 0, 0, 0, time.UTC).Format(time.DateOnly), "first day YYYY-MM-DD (UTC)")
 	to := fs.String("to", now.Format(time.DateOnly), "last day YYYY-MM-DD (UTC)")

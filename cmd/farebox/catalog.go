@@ -19,11 +19,7 @@ func catalogCmd(ctx context.Context, args []string, getenv func(string) string, 
 		return errUsage
 	}
 	fs, db := newSubcommand("catalog", args, getenv, stderr)
-	pos, err := parseFlags(fs, args[1:])
-	if err != nil {
-		return err
-	}
-	a, s, err := db.openApp(ctx)
+	pos, a, s, err := db.parseAndOpen(ctx, fs, args[1:])
 	if err != nil {
 		return err
 	}

@@ -58,26 +58,13 @@ func killDuringLoad(t *testing.T, ledgerMode string) {
 	ctx := context.Background()
 
 	res := &ack{orders: map[string]string{}, pending: map[string]bool{}}
-	stop := make(chan struct{})
-	var wg sync.WaitGroup
-	for w := 0; w < 8; w++ {
-		wg.Add(1)
-		go func() {
-			defer wg.Done()
-			for i := 0; ; i++ {
-				select {
-				case <-stop:
-					return
-				default:
-				}
-				base := b.url()
-				if i%2 == 0 {
-					base = aURL.Load().(string)
-				}
-				loadStep(base, key, ids["single/adult"], fmt.Sprintf("w%d-%d", w, i), i%3 == 0, res)
-			}
-		}()
-	}
+	stop := loadUntilStopped(8, func(w, i int) {
+		base := b.url()
+		if i%2 == 0 {
+			base = aURL.Load().(string)
+		}
+		loadStep(base, key, ids["single/adult"], fmt.Sprintf("w%d-%d", w, i), i%3 == 0, res)
+	})
 	waitFor(t, 60*time.Second, "orders before the kill", func() bool {
 		res.mu.Lock()
 		defer res.mu.Unlock()
@@ -93,8 +80,7 @@ func killDuringLoad(t *testing.T, ledgerMode string) {
 		defer res.mu.Unlock()
 		return len(res.orders) >= before+40
 	})
-	close(stop)
-	wg.Wait()
+	stop()
 
 	// Orders whose answer was lost: the same Idempotency-Key either replays
 	// the committed order, places it now, or (when the process died between

@@ -141,43 +141,30 @@ func TestDatabaseOutageUnderLoad(t *testing.T) {
 	acked := map[string]bool{}
 	statuses := map[int]int{}
 	var bad atomic.Value
-	stop := make(chan struct{})
-	var wg sync.WaitGroup
-	for w := 0; w < 4; w++ {
-		wg.Add(1)
-		go func() {
-			defer wg.Done()
-			for {
-				select {
-				case <-stop:
-					return
-				default:
-				}
-				start := time.Now()
-				r := call(in.url(), "POST", "/v9/ticketing/orders.json", key, map[string]any{"product_ids": []string{ids["single/adult"]}}, nil)
-				took := time.Since(start)
-				mu.Lock()
-				statuses[r.status]++
-				switch {
-				case r.status == 201:
-					acked[str(r.m()["order_id"])] = true
-				case r.status == 503:
-					if c := r.m()["code"]; (c != "database_unavailable" && c != "usage_ledger_unavailable" && c != "request_cancelled") || r.header.Get("Retry-After") == "" {
-						bad.Store(string(r.body))
-					}
-				default:
-					bad.Store(string(r.body))
-				}
-				if took > 8*time.Second {
-					bad.Store("a request took " + took.String())
-				}
-				mu.Unlock()
-				if r.status != 201 {
-					time.Sleep(50 * time.Millisecond)
-				}
+	stop := loadUntilStopped(4, func(int, int) {
+		start := time.Now()
+		r := call(in.url(), "POST", "/v9/ticketing/orders.json", key, map[string]any{"product_ids": []string{ids["single/adult"]}}, nil)
+		took := time.Since(start)
+		mu.Lock()
+		statuses[r.status]++
+		switch {
+		case r.status == 201:
+			acked[str(r.m()["order_id"])] = true
+		case r.status == 503:
+			if c := r.m()["code"]; (c != "database_unavailable" && c != "usage_ledger_unavailable" && c != "request_cancelled") || r.header.Get("Retry-After") == "" {
+				bad.Store(string(r.body))
 			}
-		}()
-	}
+		default:
+			bad.Store(string(r.body))
+		}
+		if took > 8*time.Second {
+			bad.Store("a request took " + took.String())
+		}
+		mu.Unlock()
+		if r.status != 201 {
+			time.Sleep(50 * time.Millisecond)
+		}
+	})
 	ready := func() int { return call(in.url(), "GET", "/readyz", "", nil, nil).status }
 	waitFor(t, 10*time.Second, "orders before the outage", func() bool { mu.Lock(); defer mu.Unlock(); return len(acked) >= 20 })
 	proxy.cut()
@@ -214,8 +201,7 @@ func TestDatabaseOutageUnderLoad(t *testing.T) {
 	if s := ready(); s != 200 {
 		t.Errorf("readyz after the backends were terminated: %d", s)
 	}
-	close(stop)
-	wg.Wait()
+	stop()
 	if v := bad.Load(); v != nil {
 		t.Errorf("unexpected answer during the outage: %v", v)
 	}

@@ -3,9 +3,6 @@ package main
 import (
 	"testing"
 	"time"
-
-	"github.com/farebox/farebox/internal/store"
-	"github.com/farebox/farebox/internal/store/storetest"
 )
 
 // TestIdempotencyKeysExpire: serve deletes stored Idempotency-Key
@@ -13,11 +10,7 @@ import (
 // secrets), so the key can be used again for another request afterwards,
 // while within the TTL it replays.
 func TestIdempotencyKeysExpire(t *testing.T) {
-	opts := storetest.Options(t, store.SQLite)
-	env := map[string]string{"FAREBOX_DATA_DIR": opts.DataDir, "FAREBOX_IDEMPOTENCY_TTL": "1s", "FAREBOX_RATE_LIMIT": "0"}
-	cli(t, env, "migrate", "--create")
-	_, key := newKey(t, env)
-	in := startServe(t, env)
+	in, key := servePartner(t, sqliteEnv(t, map[string]string{"FAREBOX_IDEMPOTENCY_TTL": "1s", "FAREBOX_RATE_LIMIT": "0"}))
 	ids := products(t, in.url(), key)
 	h := map[string]string{"Idempotency-Key": "ttl-1"}
 	first := call(in.url(), "POST", "/v9/ticketing/orders.json", key, map[string]any{"product_ids": []string{ids["single/adult"]}}, h)

@@ -3,7 +3,6 @@ package main
 import (
 	"context"
 	"errors"
-	"flag"
 	"fmt"
 	"io"
 	"net/http"
@@ -41,10 +40,7 @@ Flags:
 
 // inspectCmd is `farebox inspect`.
 func inspectCmd(ctx context.Context, args []string, getenv func(string) string, stdin io.Reader, stdout, stderr io.Writer) error {
-	fs := flag.NewFlagSet("farebox inspect", flag.ContinueOnError)
-	fs.SetOutput(stderr)
-	var db dbFlags
-	db.register(fs, getenv)
+	fs, db := newCommand("inspect", getenv, stderr)
 	keysFile := fs.String("keys", "", "keys.json file with the published public keys")
 	keysCfg := fs.String("inspection-keys", getenv("FAREBOX_INSPECTION_KEYS"), "key directory or comma-separated key files (env FAREBOX_INSPECTION_KEYS)")
 	allowTest := fs.Bool("allow-test", false, "accept test-environment tickets (inspection in the test environment)")
@@ -74,7 +70,7 @@ func inspectCmd(ctx context.Context, args []string, getenv func(string) string, 
 	if err != nil {
 		return err
 	}
-	kr, err := inspectKeyring(ctx, db, *keysFile, *keysCfg)
+	kr, err := inspectKeyring(ctx, *db, *keysFile, *keysCfg)
 	if err != nil {
 		return err
 	}

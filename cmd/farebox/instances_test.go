@@ -89,6 +89,49 @@ func pgEnv(t *testing.T) (map[string]string, *store.Store) {
 	return env, s
 }
 
+// sqliteEnv returns settings on a fresh SQLite data dir of the test's own,
+// with extra added to them.
+func sqliteEnv(t *testing.T, extra map[string]string) map[string]string {
+	t.Helper()
+	env := map[string]string{"FAREBOX_DATA_DIR": storetest.Options(t, store.SQLite).DataDir}
+	for k, v := range extra {
+		env[k] = v
+	}
+	return env
+}
+
+// servePartner migrates a new installation with env, creates an account
+// and starts serve: it returns the instance and the account's API key.
+func servePartner(t *testing.T, env map[string]string) (*instance, string) {
+	t.Helper()
+	cli(t, env, "migrate", "--create")
+	_, key := newKey(t, env)
+	return startServe(t, env), key
+}
+
+// loadUntilStopped calls step(w, i) over and over from each of workers
+// goroutines (w the worker, i its step) until stop is called; stop returns
+// once every worker has finished its step.
+func loadUntilStopped(workers int, step func(w, i int)) (stop func()) {
+	done := make(chan struct{})
+	var wg sync.WaitGroup
+	for w := range workers {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			for i := 0; ; i++ {
+				select {
+				case <-done:
+					return
+				default:
+				}
+				step(w, i)
+			}
+		}()
+	}
+	return func() { close(done); wg.Wait() }
+}
+
 // newKey creates an account with the CLI and returns its id and key.
 func newKey(t *testing.T, env map[string]string, extra ...string) (string, string) {
 	t.Helper()

@@ -3,69 +3,24 @@ package main
 import (
 	"bytes"
 	"context"
-	"encoding/json"
 	"io"
 	"net/http"
 	"strconv"
 	"strings"
 	"testing"
 	"time"
-
-	"github.com/farebox/farebox/internal/store"
-	"github.com/farebox/farebox/internal/store/storetest"
 )
 
 // TestServeInvoiceWorkers: `farebox serve` runs job workers that render an
 // invoice's files without any test hook (in-process wake-up after commit),
 // and /metrics reports the queue and the run.
 func TestServeInvoiceWorkers(t *testing.T) {
-	opts := storetest.Options(t, store.SQLite)
-	env := map[string]string{"FAREBOX_DATA_DIR": opts.DataDir, "FAREBOX_ADDR": "127.0.0.1:0", "FAREBOX_LOG_FORMAT": "json"}
-	var created struct {
-		APIKey string `json:"api_key"`
-	}
-	cli(t, env, "migrate", "--create")
-	if err := json.Unmarshal([]byte(cli(t, env, "accounts", "create", "--name", "P", "--json")), &created); err != nil {
-		t.Fatal(err)
-	}
-	in := startServe(t, env)
-	addr, logs := in.addr, in.logs
-	call := func(method, path string, body any) map[string]any {
-		var rd io.Reader
-		if body != nil {
-			b, _ := json.Marshal(body)
-			rd = bytes.NewReader(b)
-		}
-		req, _ := http.NewRequest(method, "http://"+addr+path, rd)
-		req.Header.Set("Authorization", "Bearer "+created.APIKey)
-		req.Header.Set("Content-Type", "application/json")
-		res, err := http.DefaultClient.Do(req)
-		if err != nil {
-			t.Fatal(err)
-		}
-		defer res.Body.Close()
-		var out map[string]any
-		_ = json.NewDecoder(res.Body).Decode(&out)
-		return out
-	}
-	var products []map[string]any
-	req, _ := http.NewRequest("GET", "http://"+addr+"/v2/products/search_by_city_name.json?city_name=Berlin", nil)
-	req.Header.Set("Authorization", "Bearer "+created.APIKey)
-	res, err := http.DefaultClient.Do(req)
-	if err != nil {
-		t.Fatal(err)
-	}
-	_ = json.NewDecoder(res.Body).Decode(&products)
-	res.Body.Close()
-	var single string
-	for _, p := range products {
-		if p["ticket_type"] == "single" && p["customer_type"] == "adult" {
-			single = p["id"].(string)
-		}
-	}
-	order := call("POST", "/v6/ticketing/orders.json", map[string]any{"product_ids": []string{single}})
+	in, key := servePartner(t, sqliteEnv(t, map[string]string{"FAREBOX_LOG_FORMAT": "json"}))
+	addr, logs, base := in.addr, in.logs, in.url()
+	single := products(t, base, key)["single/adult"]
+	order := call(base, "POST", "/v6/ticketing/orders.json", key, map[string]any{"product_ids": []string{single}}, nil).m()
 	item := order["coupons"].([]any)[0].(map[string]any)["billable_item_id"].(string)
-	inv := call("POST", "/v5/ticketing/billable_item/"+item+"/invoice.json", nil)
+	inv := call(base, "POST", "/v5/ticketing/billable_item/"+item+"/invoice.json", key, nil, nil).m()
 	if !strings.HasPrefix(inv["invoice_pdf_url"].(string), "http://"+addr+"/v9/ticketing/invoices/") || inv["invoice_number"] != "2026-000001" && !strings.HasSuffix(inv["invoice_number"].(string), "-000001") {
 		t.Fatalf("invoice: %v", inv)
 	}
@@ -98,7 +53,7 @@ func TestServeInvoiceWorkers(t *testing.T) {
 	// the queue to say so (on a busy machine the gap is tens of ms).
 	var m []byte
 	for {
-		res, err = http.Get("http://" + addr + "/metrics")
+		res, err := http.Get("http://" + addr + "/metrics")
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -125,9 +80,8 @@ func TestServeInvoiceWorkers(t *testing.T) {
 
 // TestSellerConfigValidated: a broken seller setting stops serve at startup.
 func TestSellerConfigValidated(t *testing.T) {
-	opts := storetest.Options(t, store.SQLite)
-	env := map[string]string{"FAREBOX_DATA_DIR": opts.DataDir, "FAREBOX_ADDR": "127.0.0.1:0",
-		"FAREBOX_SELLER_IBAN": "DE00370400440532013000", "FAREBOX_SELLER_CONTACT_EMAIL": "nope"}
+	env := sqliteEnv(t, map[string]string{"FAREBOX_ADDR": "127.0.0.1:0",
+		"FAREBOX_SELLER_IBAN": "DE00370400440532013000", "FAREBOX_SELLER_CONTACT_EMAIL": "nope"})
 	err := serve(context.Background(), nil, envFrom(env), io.Discard, io.Discard, nil)
 	if err == nil || !strings.Contains(err.Error(), "/seller/iban") || !strings.Contains(err.Error(), "--seller-*") {
 		t.Fatalf("serve with a bad IBAN: %v", err)

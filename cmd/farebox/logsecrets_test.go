@@ -6,9 +6,6 @@ import (
 	"strings"
 	"testing"
 	"time"
-
-	"github.com/farebox/farebox/internal/store"
-	"github.com/farebox/farebox/internal/store/storetest"
 )
 
 // TestLogsHoldNoSecrets runs a whole partner and phone flow at debug level
@@ -18,11 +15,8 @@ import (
 // (the SDK's credentials), restore secrets, reactivation keys and invoice
 // download identifiers. Every request still logs its request id.
 func TestLogsHoldNoSecrets(t *testing.T) {
-	opts := storetest.Options(t, store.SQLite)
-	env := map[string]string{"FAREBOX_DATA_DIR": opts.DataDir, "FAREBOX_LOG_LEVEL": "debug", "FAREBOX_LOG_FORMAT": "json"}
-	cli(t, env, "migrate", "--create")
-	_, key := newKey(t, env)
-	in := startServe(t, env)
+	env := sqliteEnv(t, map[string]string{"FAREBOX_LOG_LEVEL": "debug", "FAREBOX_LOG_FORMAT": "json"})
+	in, key := servePartner(t, env)
 	base := in.url()
 	var secrets []string
 	ids := products(t, base, key)

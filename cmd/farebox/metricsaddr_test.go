@@ -6,16 +6,12 @@ import (
 	"net/http"
 	"strings"
 	"testing"
-
-	"github.com/farebox/farebox/internal/store"
-	"github.com/farebox/farebox/internal/store/storetest"
 )
 
 // TestMetricsListener: with --metrics-addr, /metrics is served there and
 // the public API listener answers 404 for it.
 func TestMetricsListener(t *testing.T) {
-	opts := storetest.Options(t, store.SQLite)
-	in := startServe(t, map[string]string{"FAREBOX_DATA_DIR": opts.DataDir, "FAREBOX_METRICS_ADDR": "127.0.0.1:0", "FAREBOX_LOG_FORMAT": "json"})
+	in := startServe(t, sqliteEnv(t, map[string]string{"FAREBOX_METRICS_ADDR": "127.0.0.1:0", "FAREBOX_LOG_FORMAT": "json"}))
 	var metricsAddr string
 	for _, line := range strings.Split(in.logs.String(), "\n") {
 		var l struct{ Msg, Addr string }

@@ -9,9 +9,6 @@ import (
 	"strconv"
 	"strings"
 	"testing"
-
-	"github.com/farebox/farebox/internal/store"
-	"github.com/farebox/farebox/internal/store/storetest"
 )
 
 // series is what /metrics exposes: metric name → label → values seen.
@@ -74,8 +71,7 @@ func scrape(t *testing.T, url string) series {
 // (the ledger alert used reason="failed" while the metric says
 // server_error).
 func TestDocumentedMetricsExist(t *testing.T) {
-	opts := storetest.Options(t, store.SQLite)
-	in := startServe(t, map[string]string{"FAREBOX_DATA_DIR": opts.DataDir})
+	in := startServe(t, sqliteEnv(t, nil))
 	// One request, so the per-route series have a child to show.
 	if res, err := http.Get(in.url() + "/healthz"); err == nil {
 		res.Body.Close()

@@ -123,7 +123,13 @@ func (d *dbFlags) openStore(ctx context.Context) (*store.Store, error) {
 // newSubcommand starts the flag set of "farebox <group> <args[0]>" with
 // the database flags registered.
 func newSubcommand(group string, args []string, getenv func(string) string, stderr io.Writer) (*flag.FlagSet, *dbFlags) {
-	fs := flag.NewFlagSet("farebox "+group+" "+args[0], flag.ContinueOnError)
+	return newCommand(group+" "+args[0], getenv, stderr)
+}
+
+// newCommand starts the flag set of "farebox <name>" with the database
+// flags registered.
+func newCommand(name string, getenv func(string) string, stderr io.Writer) (*flag.FlagSet, *dbFlags) {
+	fs := flag.NewFlagSet("farebox "+name, flag.ContinueOnError)
 	fs.SetOutput(stderr)
 	db := &dbFlags{}
 	db.register(fs, getenv)
@@ -138,6 +144,17 @@ func (d *dbFlags) openApp(ctx context.Context) (*app.App, *store.Store, error) {
 		return nil, nil, err
 	}
 	return app.New(app.Options{Store: s, Clock: clock.System{}, IDPrefix: d.prefix}), s, nil
+}
+
+// parseAndOpen parses a subcommand's flags (see parseFlags) and opens its
+// App (see openApp); the caller closes the store.
+func (d *dbFlags) parseAndOpen(ctx context.Context, fs *flag.FlagSet, args []string) ([]string, *app.App, *store.Store, error) {
+	pos, err := parseFlags(fs, args)
+	if err != nil {
+		return nil, nil, nil, err
+	}
+	a, s, err := d.openApp(ctx)
+	return pos, a, s, err
 }
 
 // open connects and migrates, so operator commands work on a fresh install.

@@ -119,28 +119,24 @@ func (ix *Index) ByCityName(name string) []*AreaEntry {
 // yields the national area, whose products are sold everywhere.
 func (ix *Index) ByPoint(lat, lon float64) []*AreaEntry {
 	p := Point{Lon: lon, Lat: lat}
-	var out []*AreaEntry
-	ix.tree.search(Rect{lon, lat, lon, lat}, func(i int) {
-		if ix.local[i].Shape.Contains(p) {
-			out = append(out, ix.local[i])
-		}
-	})
-	if len(out) == 0 && ix.national != nil && ix.national.Shape.Contains(p) {
-		out = append(out, ix.national)
-	}
-	sortAreas(out)
-	return out
+	return ix.matching(Rect{lon, lat, lon, lat}, func(a *AreaEntry) bool { return a.Shape.Contains(p) })
 }
 
 // ByBox returns the local areas intersecting the box (a map selection).
 func (ix *Index) ByBox(r Rect) []*AreaEntry {
+	return ix.matching(r, func(a *AreaEntry) bool { return a.Shape.Intersects(r) })
+}
+
+// matching returns, sorted, the local areas whose bounds meet r and that hit
+// accepts; with none, the national area if hit accepts it.
+func (ix *Index) matching(r Rect, hit func(*AreaEntry) bool) []*AreaEntry {
 	var out []*AreaEntry
 	ix.tree.search(r, func(i int) {
-		if ix.local[i].Shape.Intersects(r) {
+		if hit(ix.local[i]) {
 			out = append(out, ix.local[i])
 		}
 	})
-	if len(out) == 0 && ix.national != nil && ix.national.Shape.Intersects(r) {
+	if len(out) == 0 && ix.national != nil && hit(ix.national) {
 		out = append(out, ix.national)
 	}
 	sortAreas(out)

@@ -1,16 +1,12 @@
 package departure
 
 import (
-	"os"
 	"path/filepath"
 	"runtime"
 	"strconv"
 	"sync"
 	"testing"
 	"time"
-
-	"github.com/farebox/farebox/internal/clock"
-	"github.com/farebox/farebox/internal/realtime"
 )
 
 func benchBoard(b *testing.B, ix *Index, id string, at time.Time, n int) {
@@ -129,18 +125,7 @@ func benchJSONParallel(b *testing.B, ix *Index, id string, at time.Time, n int) 
 // BenchmarkDeparturesRealtime: Caltrain 22nd Street with its TripUpdates
 // served through a realtime.Hub, computed and cached.
 func BenchmarkDeparturesRealtime(b *testing.B) {
-	data, err := os.ReadFile(dataDir + "caltrain-2023-trip-updates.pb")
-	if err != nil {
-		b.Fatal(err)
-	}
-	clk := clock.NewFixed(time.Unix(1699405534, 0).Add(30 * time.Second))
-	hub := realtime.NewHub(clk, 5*time.Minute)
-	s, err := realtime.Parse(data, clk.Now())
-	if err != nil {
-		b.Fatal(err)
-	}
-	hub.Set("ct", s)
-	ix := index(b, hub, "ct", "caltrain-2023.zip")
+	ix := index(b, caltrainHub(b), "ct", "caltrain-2023.zip")
 	id, at := "farebox-station-ct_22nd_street", time.Date(2023, 11, 7, 17, 0, 0, 0, la(b))
 	b.Run("json/max10", func(b *testing.B) { benchJSON(b, ix, id, at, 10, false) })
 	b.Run("cached/max10", func(b *testing.B) { benchJSON(b, ix, id, at, 10, true) })

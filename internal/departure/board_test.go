@@ -3,7 +3,6 @@ package departure
 import (
 	"errors"
 	"math/rand/v2"
-	"os"
 	"slices"
 	"strings"
 	"testing"
@@ -23,18 +22,17 @@ func tripsOf(deps []Departure) []string {
 	return out
 }
 
+// hubWith is a hub whose clock stands at now, serving the snapshot of the
+// realtime file, received now, as the feed's; it returns the snapshot too.
+func hubWith(t testing.TB, feedID, file string, now time.Time, maxAge time.Duration) (*realtime.Hub, *realtime.Snapshot) {
+	t.Helper()
+	hub, s := realtime.NewHub(clock.NewFixed(now), maxAge), loadSnapshotAt(t, file, now)
+	hub.Set(feedID, s)
+	return hub, s
+}
+
 func caltrainHub(t testing.TB) *realtime.Hub {
-	data, err := os.ReadFile(dataDir + "caltrain-2023-trip-updates.pb")
-	if err != nil {
-		t.Fatal(err)
-	}
-	clk := clock.NewFixed(time.Unix(1699405534, 0).Add(30 * time.Second))
-	hub := realtime.NewHub(clk, 5*time.Minute)
-	s, err := realtime.Parse(data, clk.Now())
-	if err != nil {
-		t.Fatal(err)
-	}
-	hub.Set("ct", s)
+	hub, _ := hubWith(t, "ct", "caltrain-2023-trip-updates.pb", time.Unix(1699405534, 0).Add(30*time.Second), 5*time.Minute)
 	return hub
 }
 

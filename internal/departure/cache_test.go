@@ -181,11 +181,17 @@ func TestCachedBoardsMatchDepartures(t *testing.T) {
 
 func loadSnapshot(t *testing.T, file string) *realtime.Snapshot {
 	t.Helper()
+	return loadSnapshotAt(t, file, time.Now())
+}
+
+// loadSnapshotAt parses the realtime file of the test data as received at at.
+func loadSnapshotAt(t testing.TB, file string, at time.Time) *realtime.Snapshot {
+	t.Helper()
 	data, err := os.ReadFile(dataDir + file)
 	if err != nil {
 		t.Fatal(err)
 	}
-	s, err := realtime.Parse(data, time.Now())
+	s, err := realtime.Parse(data, at)
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -1,13 +1,11 @@
 package departure
 
 import (
-	"os"
 	"slices"
 	"strings"
 	"testing"
 	"time"
 
-	"github.com/farebox/farebox/internal/clock"
 	"github.com/farebox/farebox/internal/gtfs"
 	"github.com/farebox/farebox/internal/realtime"
 )
@@ -97,17 +95,7 @@ func TestPredictionPropagation(t *testing.T) {
 // BART sends delay+time without start_date and includes unknown and ADDED
 // trips: the board must work and use the time of the matching run.
 func TestBartRealtime(t *testing.T) {
-	data, err := os.ReadFile(dataDir + "bart-2019-trip-updates.pb")
-	if err != nil {
-		t.Fatal(err)
-	}
-	clk := clock.NewFixed(time.Unix(1565199921, 0))
-	hub := realtime.NewHub(clk, 0)
-	s, err := realtime.Parse(data, clk.Now())
-	if err != nil {
-		t.Fatal(err)
-	}
-	hub.Set("bart", s)
+	hub, s := hubWith(t, "bart", "bart-2019-trip-updates.pb", time.Unix(1565199921, 0), 0)
 	ix := index(t, hub, "bart", "bart-2019.zip")
 	// 1011112WKDY: stop_times DALY seq 1 at 11:12:00 with stop_headsign
 	// "Warm Springs/South Fremont"; RT departure time 1565201626 (its delay

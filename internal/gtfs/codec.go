@@ -303,18 +303,13 @@ func (d *decoder) fail(err error) {
 	d.b = nil
 }
 
-func (d *decoder) uv() uint64 {
-	x, n := binary.Uvarint(d.b)
-	if n <= 0 {
-		d.fail(errTruncated)
-		return 0
-	}
-	d.b = d.b[n:]
-	return x
-}
+func (d *decoder) uv() uint64 { return readVarint(d, binary.Uvarint) }
 
-func (d *decoder) v() int64 {
-	x, n := binary.Varint(d.b)
+func (d *decoder) v() int64 { return readVarint(d, binary.Varint) }
+
+// readVarint reads one varint with read (binary.Uvarint or binary.Varint).
+func readVarint[T uint64 | int64](d *decoder, read func([]byte) (T, int)) T {
+	x, n := read(d.b)
 	if n <= 0 {
 		d.fail(errTruncated)
 		return 0

@@ -25,6 +25,17 @@ func mustParse(t testing.TB, name string) *Feed {
 	return f
 }
 
+// mustParseFiles parses the feed made of files (name → content).
+func mustParseFiles(t *testing.T, files map[string]string) *Feed {
+	t.Helper()
+	z := zipOf(t, files)
+	f, err := Parse(z, int64(z.Len()))
+	if err != nil {
+		t.Fatal(err)
+	}
+	return f
+}
+
 // zipOf builds an in-memory GTFS zip from file name → content.
 func zipOf(t testing.TB, files map[string]string) *bytes.Reader {
 	t.Helper()
@@ -169,10 +180,7 @@ func TestParseBadRowsAreReportedNotFatal(t *testing.T) {
 		"stop_times.txt": "trip_id,arrival_time,departure_time,stop_id,stop_sequence\nt1,08:00:00,08:00:00,S1,1\nt1,,,P,2\nt1,08:10:00,08:10:00,T,3\nt1,8:20,08:20:00,T,4\nt9,08:00:00,08:00:00,S1,1\nt1,08:00:00,08:00:00,NOPE,5\nt4,,,S1,1\nt4,09:00:00,09:00:00,T,2\n",
 		"desktop.ini":    "junk",
 	}
-	f, err := Parse(zipOf(t, files), int64(zipOf(t, files).Len()))
-	if err != nil {
-		t.Fatal(err)
-	}
+	f := mustParseFiles(t, files)
 	if f.Agencies[0].Name != "Bus, Inc." {
 		t.Fatalf("quoted agency name %q", f.Agencies[0].Name)
 	}
@@ -324,10 +332,7 @@ func TestParseShapesOutOfOrderAndBad(t *testing.T) {
 		"trips.txt":      "route_id,service_id,trip_id,shape_id\nR1,S,T1,A\nR2,S,T2,NOPE\n",
 		"shapes.txt":     "shape_id,shape_pt_lat,shape_pt_lon,shape_pt_sequence\nA,1,1,3\nA,0,0,1\nA,x,0,2\nA,0.5,0.5,2\nB,1,1,1\n",
 	}
-	f, err := Parse(zipOf(t, files), int64(zipOf(t, files).Len()))
-	if err != nil {
-		t.Fatal(err)
-	}
+	f := mustParseFiles(t, files)
 	if f.Routes[0].Color != "00FF7F" || f.Routes[1].Color != "" {
 		t.Fatalf("colours %q %q", f.Routes[0].Color, f.Routes[1].Color)
 	}

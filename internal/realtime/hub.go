@@ -72,6 +72,11 @@ func (h *Hub) state(feedID string, create bool) *feedState {
 func (h *Hub) Set(feedID string, s *Snapshot) {
 	fs := h.state(feedID, true)
 	fs.snap.Store(s)
+	h.succeeded(fs)
+}
+
+// succeeded records a good fetch of the feed: its failures are over.
+func (h *Hub) succeeded(fs *feedState) {
 	fs.mu.Lock()
 	fs.st.LastSuccess, fs.st.LastError, fs.st.Failures = h.clock.Now(), "", 0
 	fs.mu.Unlock()
@@ -83,9 +88,7 @@ func (h *Hub) Set(feedID string, s *Snapshot) {
 func (h *Hub) SetAlerts(feedID string, s *Snapshot) {
 	fs := h.state(feedID, true)
 	fs.alerts.Store(s)
-	fs.mu.Lock()
-	fs.st.LastSuccess, fs.st.LastError, fs.st.Failures = h.clock.Now(), "", 0
-	fs.mu.Unlock()
+	h.succeeded(fs)
 }
 
 // Alerts returns the snapshot whose Alerts apply to the feed: the last
@@ -101,10 +104,7 @@ func (h *Hub) Alerts(feedID string) *Snapshot {
 	if s == nil {
 		s = fs.snap.Load()
 	}
-	if s == nil || h.stale(s) {
-		return nil
-	}
-	return s
+	return h.fresh(s)
 }
 
 // Fail records a failed fetch; the last good snapshot stays in use until it expires.
@@ -123,7 +123,11 @@ func (h *Hub) TripUpdates(feedID string) *Snapshot {
 	if fs == nil {
 		return nil
 	}
-	s := fs.snap.Load()
+	return h.fresh(fs.snap.Load())
+}
+
+// fresh returns s, or nil when s is nil or older than MaxAge.
+func (h *Hub) fresh(s *Snapshot) *Snapshot {
 	if s == nil || h.stale(s) {
 		return nil
 	}

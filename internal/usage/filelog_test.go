@@ -33,6 +33,20 @@ func (r *rolled) store(_ context.Context, name string, data []byte) error {
 	return nil
 }
 
+// eachOnce checks that want distinct rows were rolled up, each once.
+func (r *rolled) eachOnce(t *testing.T, want int) {
+	t.Helper()
+	got := r.ids()
+	if len(got) != want {
+		t.Fatalf("%d distinct rows rolled up, want %d", len(got), want)
+	}
+	for id, n := range got {
+		if n != 1 {
+			t.Fatalf("%s rolled up %d times", id, n)
+		}
+	}
+}
+
 func (r *rolled) ids() map[string]int {
 	r.mu.Lock()
 	defer r.mu.Unlock()
@@ -60,10 +74,7 @@ func segments(t *testing.T, dir string) []string {
 func TestFileLogCrashLeavesCommittedRows(t *testing.T) {
 	dir := t.TempDir()
 	ctx := context.Background()
-	dead, err := openFileLog(dir, 64<<10)
-	if err != nil {
-		t.Fatal(err)
-	}
+	dead := mustOpenFileLog(t, dir, 64<<10)
 	for i := range 10 {
 		if err := dead.Record(ctx, ev(fmt.Sprintf("r%d", i))); err != nil {
 			t.Fatal(err)
@@ -85,10 +96,7 @@ func TestFileLogCrashLeavesCommittedRows(t *testing.T) {
 	}
 	dead.lock.Close() // the process is gone: the kernel drops its lock
 
-	next, err := openFileLog(dir, 64<<10)
-	if err != nil {
-		t.Fatal(err)
-	}
+	next := mustOpenFileLog(t, dir, 64<<10)
 	var r rolled
 	if err := next.Rollup(ctx, r.store); err != nil {
 		t.Fatal(err)
@@ -113,24 +121,8 @@ func TestFileLogCrashLeavesCommittedRows(t *testing.T) {
 func TestFileLogRotatesFullSegments(t *testing.T) {
 	dir := t.TempDir()
 	ctx := context.Background()
-	l, err := openFileLog(dir, 4096)
-	if err != nil {
-		t.Fatal(err)
-	}
-	var wg sync.WaitGroup
-	for w := range 8 {
-		wg.Add(1)
-		go func() {
-			defer wg.Done()
-			for i := range 200 {
-				if err := l.Record(ctx, ev(fmt.Sprintf("w%d-%d", w, i))); err != nil {
-					t.Error(err)
-					return
-				}
-			}
-		}()
-	}
-	wg.Wait()
+	l := mustOpenFileLog(t, dir, 4096)
+	recordConcurrently(t, l, 8, 200)
 	closed := 0
 	for _, p := range segments(t, dir) {
 		fi, err := os.Stat(p)
@@ -151,15 +143,7 @@ func TestFileLogRotatesFullSegments(t *testing.T) {
 	if err := l.Rollup(ctx, r.store); err != nil {
 		t.Fatal(err)
 	}
-	got := r.ids()
-	if len(got) != 1600 {
-		t.Fatalf("%d distinct rows rolled up, want 1600", len(got))
-	}
-	for id, n := range got {
-		if n != 1 {
-			t.Fatalf("%s rolled up %d times", id, n)
-		}
-	}
+	r.eachOnce(t, 1600)
 	// Idle: rollups keep the empty segment instead of making new files.
 	before := segments(t, dir)
 	for range 3 {
@@ -189,10 +173,7 @@ func TestFileLogRotatesFullSegments(t *testing.T) {
 func TestFileLogOpenFailureIsAnError(t *testing.T) {
 	dir := t.TempDir()
 	ctx := context.Background()
-	l, err := openFileLog(dir, 4096)
-	if err != nil {
-		t.Fatal(err)
-	}
+	l := mustOpenFileLog(t, dir, 4096)
 	moved := dir + ".moved"
 	if err := os.Rename(dir, moved); err != nil {
 		t.Fatal(err)
@@ -220,10 +201,7 @@ func TestFileLogOpenFailureIsAnError(t *testing.T) {
 func TestFileLogRollupDuringRecords(t *testing.T) {
 	dir := t.TempDir()
 	ctx := context.Background()
-	l, err := openFileLog(dir, 16<<10)
-	if err != nil {
-		t.Fatal(err)
-	}
+	l := mustOpenFileLog(t, dir, 16<<10)
 	var r rolled
 	stop := make(chan struct{})
 	rollups := make(chan error, 1)
@@ -241,20 +219,7 @@ func TestFileLogRollupDuringRecords(t *testing.T) {
 			}
 		}
 	}()
-	var wg sync.WaitGroup
-	for w := range 4 {
-		wg.Add(1)
-		go func() {
-			defer wg.Done()
-			for i := range 500 {
-				if err := l.Record(ctx, ev(fmt.Sprintf("w%d-%d", w, i))); err != nil {
-					t.Error(err)
-					return
-				}
-			}
-		}()
-	}
-	wg.Wait()
+	recordConcurrently(t, l, 4, 500)
 	close(stop)
 	if err := <-rollups; err != nil {
 		t.Fatal(err)
@@ -265,15 +230,7 @@ func TestFileLogRollupDuringRecords(t *testing.T) {
 	if err := l.Rollup(ctx, r.store); err != nil {
 		t.Fatal(err)
 	}
-	got := r.ids()
-	if len(got) != 2000 {
-		t.Fatalf("%d distinct rows rolled up, want 2000", len(got))
-	}
-	for id, n := range got {
-		if n != 1 {
-			t.Fatalf("%s rolled up %d times", id, n)
-		}
-	}
+	r.eachOnce(t, 2000)
 }
 
 // A rollup that cannot create the next segment leaves the current one in
@@ -281,10 +238,7 @@ func TestFileLogRollupDuringRecords(t *testing.T) {
 func TestFileLogRollupKeepsSegmentWhenNextFails(t *testing.T) {
 	dir := t.TempDir()
 	ctx := context.Background()
-	l, err := openFileLog(dir, 64<<10)
-	if err != nil {
-		t.Fatal(err)
-	}
+	l := mustOpenFileLog(t, dir, 64<<10)
 	if err := l.Record(ctx, ev("before")); err != nil {
 		t.Fatal(err)
 	}
@@ -313,10 +267,7 @@ func TestFileLogRollupKeepsSegmentWhenNextFails(t *testing.T) {
 // BenchmarkFileLogRecord: the journal's cost per request (encode, checksum,
 // copy into the mapping, page faults of fresh segment pages).
 func BenchmarkFileLogRecord(b *testing.B) {
-	l, err := openFileLog(b.TempDir(), 64<<20)
-	if err != nil {
-		b.Fatal(err)
-	}
+	l := mustOpenFileLog(b, b.TempDir(), 64<<20)
 	e := ev("0123456789abcdef01234567")
 	e.AccountID = "farebox-account-0d1f2e3c-4b5a-4687-9a0b-c1d2e3f40516"
 	b.ReportAllocs()
@@ -325,4 +276,25 @@ func BenchmarkFileLogRecord(b *testing.B) {
 			b.Fatal(err)
 		}
 	}
+}
+
+// recordConcurrently records n events "w<worker>-<i>" from each of workers
+// goroutines at once and returns when all are done.
+func recordConcurrently(t *testing.T, l *FileLog, workers, n int) {
+	t.Helper()
+	concurrently(workers, n, func(id string) {
+		if err := l.Record(context.Background(), ev(id)); err != nil {
+			t.Error(err)
+		}
+	})
+}
+
+// mustOpenFileLog opens a journal of size-byte segments in dir.
+func mustOpenFileLog(tb testing.TB, dir string, size int) *FileLog {
+	tb.Helper()
+	l, err := openFileLog(dir, size)
+	if err != nil {
+		tb.Fatal(err)
+	}
+	return l
 }

@@ -122,21 +122,12 @@ func TestLedgerConcurrentRowsCommittedOnce(t *testing.T) {
 	r := newRecorder()
 	l := NewLedger(r.write, nil)
 	const workers, each = 32, 300
-	var wg sync.WaitGroup
 	var failed sync.Map
-	for w := range workers {
-		wg.Add(1)
-		go func() {
-			defer wg.Done()
-			for i := range each {
-				id := fmt.Sprintf("w%d-%d", w, i)
-				if err := l.Record(context.Background(), ev(id)); err != nil || r.committed(id) != 1 {
-					failed.Store(id, err)
-				}
-			}
-		}()
-	}
-	wg.Wait()
+	concurrently(workers, each, func(id string) {
+		if err := l.Record(context.Background(), ev(id)); err != nil || r.committed(id) != 1 {
+			failed.Store(id, err)
+		}
+	})
 	failed.Range(func(k, v any) bool { t.Errorf("%v: err %v or not committed once", k, v); return true })
 	if len(r.rows) != workers*each {
 		t.Fatalf("%d rows committed, want %d", len(r.rows), workers*each)
@@ -259,4 +250,20 @@ func BenchmarkLedgerRecord(b *testing.B) {
 			}
 		}
 	})
+}
+
+// concurrently calls do with the ids "w<worker>-<i>", i < n, from each of
+// workers goroutines at once and returns when all calls are done.
+func concurrently(workers, n int, do func(id string)) {
+	var wg sync.WaitGroup
+	for w := range workers {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			for i := range n {
+				do(fmt.Sprintf("w%d-%d", w, i))
+			}
+		}()
+	}
+	wg.Wait()
 }

@@ -3,6 +3,7 @@ package pdf
 import (
 	"testing"
 
+	"github.com/farebox/farebox/internal/invoicedoc"
 	"github.com/farebox/farebox/internal/invoicedoc/invoicetest"
 	"github.com/farebox/farebox/internal/invoicedoc/xrechnung"
 )
@@ -10,11 +11,13 @@ import (
 // BenchmarkRender renders the collection-with-splits invoice (one page,
 // Factur-X attachment). The CII encoding is done once outside the loop.
 func BenchmarkRender(b *testing.B) {
-	d := invoicetest.CollectionSplits()
-	cii, err := xrechnung.EncodeCII(d)
-	if err != nil {
-		b.Fatal(err)
-	}
+	benchRender(b, invoicetest.CollectionSplits())
+}
+
+// benchRender renders d with its Factur-X attachment, encoded once outside
+// the loop.
+func benchRender(b *testing.B, d *invoicedoc.Document) {
+	cii := mustCII(b, d)
 	b.ReportAllocs()
 	for b.Loop() {
 		if _, err := Render(d, cii); err != nil {
@@ -75,17 +78,17 @@ func BenchmarkLargest(b *testing.B) {
 			name = "unbroken"
 		}
 		b.Run(name, func(b *testing.B) {
-			d := extremeDoc(spaces)
-			cii, err := xrechnung.EncodeCII(d)
-			if err != nil {
-				b.Fatal(err)
-			}
-			b.ReportAllocs()
-			for b.Loop() {
-				if _, err := Render(d, cii); err != nil {
-					b.Fatal(err)
-				}
-			}
+			benchRender(b, extremeDoc(spaces))
 		})
 	}
+}
+
+// mustCII is d's CII encoding, the Factur-X attachment of its PDF.
+func mustCII(tb testing.TB, d *invoicedoc.Document) []byte {
+	tb.Helper()
+	cii, err := xrechnung.EncodeCII(d)
+	if err != nil {
+		tb.Fatal(err)
+	}
+	return cii
 }

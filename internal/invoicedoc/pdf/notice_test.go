@@ -8,7 +8,6 @@ import (
 	"github.com/farebox/farebox/internal/apperr"
 	"github.com/farebox/farebox/internal/invoicedoc"
 	"github.com/farebox/farebox/internal/invoicedoc/invoicetest"
-	"github.com/farebox/farebox/internal/invoicedoc/xrechnung"
 )
 
 // TestPaymentNoticeIsNoFacturX: read as software reads it (XMP and
@@ -18,10 +17,7 @@ import (
 // refused, so no caller can make a notice look like an invoice.
 func TestPaymentNoticeIsNoFacturX(t *testing.T) {
 	for _, d := range []*invoicedoc.Document{invoicetest.SingleCustomer(), invoicetest.Cancellation()} {
-		cii, err := xrechnung.EncodeCII(d)
-		if err != nil {
-			t.Fatal(err)
-		}
+		cii := mustCII(t, d)
 		b, err := Render(d, cii)
 		if err != nil {
 			t.Fatal(err)
@@ -43,10 +39,7 @@ func TestPaymentNoticeIsNoFacturX(t *testing.T) {
 		}
 	}
 	for _, d := range []*invoicedoc.Document{invoicetest.PaymentNotice(), invoicetest.CollectionPaymentNotice()} {
-		cii, err := xrechnung.EncodeCII(d)
-		if err != nil {
-			t.Fatal(err)
-		}
+		cii := mustCII(t, d)
 		if _, err := Render(d, cii); apperr.KindOf(err) != apperr.Internal {
 			t.Errorf("%s: a CII for a notice was not refused: %v", d.Number, err)
 		}

@@ -222,8 +222,8 @@ func ciiView(t *testing.T, doc []byte) *view {
 	return v
 }
 
-// views encodes d in both syntaxes and reads both back.
-func views(t *testing.T, d *invoicedoc.Document) []*view {
+// encodeBoth encodes d in UBL and in CII.
+func encodeBoth(t *testing.T, d *invoicedoc.Document) (ubl, cii []byte) {
 	t.Helper()
 	u, err := EncodeUBL(d)
 	if err != nil {
@@ -233,5 +233,12 @@ func views(t *testing.T, d *invoicedoc.Document) []*view {
 	if err != nil {
 		t.Fatalf("EncodeCII: %v", err)
 	}
+	return u, c
+}
+
+// views encodes d in both syntaxes and reads both back.
+func views(t *testing.T, d *invoicedoc.Document) []*view {
+	t.Helper()
+	u, c := encodeBoth(t, d)
 	return []*view{ublView(t, u), ciiView(t, c)}
 }

@@ -20,14 +20,7 @@ func TestXSD(t *testing.T) {
 	dir := t.TempDir()
 	groups := map[string][]string{}
 	for _, f := range invoicetest.XMLFlows() {
-		u, err := EncodeUBL(f.Doc)
-		if err != nil {
-			t.Fatal(err)
-		}
-		c, err := EncodeCII(f.Doc)
-		if err != nil {
-			t.Fatal(err)
-		}
+		u, c := encodeBoth(t, f.Doc)
 		up, cp := filepath.Join(dir, f.Name+".ubl.xml"), filepath.Join(dir, f.Name+".cii.xml")
 		os.WriteFile(up, u, 0o644)
 		os.WriteFile(cp, c, 0o644)
@@ -84,14 +77,7 @@ func swap(doc, line, before string) string {
 // The golden files are XSD-validated by TestXSD (same bytes).
 func TestGolden(t *testing.T) {
 	for _, f := range invoicetest.XMLFlows() {
-		u, err := EncodeUBL(f.Doc)
-		if err != nil {
-			t.Fatal(err)
-		}
-		c, err := EncodeCII(f.Doc)
-		if err != nil {
-			t.Fatal(err)
-		}
+		u, c := encodeBoth(t, f.Doc)
 		for name, got := range map[string][]byte{f.Name + ".ubl.xml": u, f.Name + ".cii.xml": c} {
 			path := filepath.Join("testdata", name)
 			if *update {
