@@ -11,6 +11,8 @@ import (
 	"path/filepath"
 	"runtime"
 	"testing"
+
+	"github.com/farebox/farebox/internal/barcode"
 )
 
 // Dir is internal/engines/testdata/browser, where the scripts and their
@@ -68,4 +70,15 @@ func Run(t testing.TB, script string, cfg map[string]any, res any) string {
 		t.Fatal(err)
 	}
 	return out
+}
+
+// ScanScreenshot reads the barcode image a browser test saved (a missing
+// file fails the test) and returns the payload scanned from it.
+func ScanScreenshot(t testing.TB, path string) ([]byte, error) {
+	t.Helper()
+	img, err := os.ReadFile(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return barcode.ParseInput(img)
 }
