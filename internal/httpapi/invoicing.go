@@ -5,10 +5,8 @@ import (
 	"encoding/json"
 	"net/http"
 
-	"github.com/farebox/farebox/internal/account"
 	"github.com/farebox/farebox/internal/app"
 	"github.com/farebox/farebox/internal/apperr"
-	"github.com/farebox/farebox/internal/invoicing"
 )
 
 type customerRequest struct {
@@ -155,7 +153,7 @@ func (s *Server) invoicePaymentNotice(w http.ResponseWriter, r *http.Request) er
 // invoiceAction serves a POST on the path's invoice with an empty (or no)
 // body: act runs on it, the event is counted and the resulting invoice is
 // the 201 answer.
-func (s *Server) invoiceAction(w http.ResponseWriter, r *http.Request, event string, act func(context.Context, account.Principal, string) (invoicing.Invoice, error)) error {
+func (s *Server) invoiceAction(w http.ResponseWriter, r *http.Request, event string, act func(context.Context, app.Principal, string) (app.IssuedInvoice, error)) error {
 	var req struct{}
 	if err := decodeOptional(r, &req); err != nil {
 		return err
