@@ -1,10 +1,10 @@
 package app
 
 import (
-	"github.com/farebox/farebox/internal/invoicing"
 	"net/http"
 
 	"github.com/farebox/farebox/internal/account"
+	"github.com/farebox/farebox/internal/invoicing"
 	"github.com/farebox/farebox/internal/usage"
 )
 
