@@ -13,6 +13,26 @@ import (
 // download identifier) is billed to nobody. Keyed requests bill their key
 // (authenticate); public documents bill nobody.
 func (s *Server) attribute(b billing, r *http.Request) error {
+	key, ok := ownerKeyOf(b, r)
+	if !ok {
+		return nil
+	}
+	if o, ok := s.owners.get(key); ok {
+		billTo(r, o)
+		return nil
+	}
+	o, found, err := s.app.CapabilityOwner(r.Context(), key.kind, key.id, key.secret)
+	if err != nil || !found {
+		return err
+	}
+	s.owners.put(key, o)
+	billTo(r, o)
+	return nil
+}
+
+// ownerKeyOf names the record a request bills by (its route's billing);
+// false for routes that bill a key or nobody.
+func ownerKeyOf(b billing, r *http.Request) (ownerKey, bool) {
 	var c app.Capability
 	switch b {
 	case billCoupon:
@@ -22,21 +42,9 @@ func (s *Server) attribute(b billing, r *http.Request) error {
 	case billInvoice:
 		c = app.CapabilityInvoiceDocument
 	default:
-		return nil
+		return ownerKey{}, false
 	}
-	id, secret := r.PathValue(billParam[b]), r.PathValue("identifier")
-	key := ownerKey{c, id, secret}
-	if o, ok := s.owners.get(key); ok {
-		billTo(r, o)
-		return nil
-	}
-	o, found, err := s.app.CapabilityOwner(r.Context(), c, id, secret)
-	if err != nil || !found {
-		return err
-	}
-	s.owners.put(key, o)
-	billTo(r, o)
-	return nil
+	return ownerKey{c, r.PathValue(billParam[b]), r.PathValue("identifier")}, true
 }
 
 // ownerCache remembers the owners of recently named records: a record's

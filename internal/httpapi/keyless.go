@@ -11,7 +11,6 @@ import (
 	"sync"
 	"time"
 
-	"github.com/farebox/farebox/internal/app"
 	"github.com/farebox/farebox/internal/apperr"
 )
 
@@ -91,16 +90,9 @@ func capabilityKey(r *http.Request) string {
 
 const maxCapabilityKey = 256
 
-// keylessRefusal is a refused request: the error to answer and, when the
-// capability's owner is known, whom to record the refusal for.
-type keylessRefusal struct {
-	err         error
-	accountID   string
-	environment app.Environment
-}
-
-// allow takes a token from the client's and the capability's buckets.
-func (k *KeylessLimits) allow(route string, r *http.Request, h http.Header, now time.Time) *keylessRefusal {
+// allow takes a token from the client's and the capability's buckets; a
+// refusal is the error to answer (with Retry-After set in h).
+func (k *KeylessLimits) allow(route string, r *http.Request, h http.Header, now time.Time) error {
 	if k == nil {
 		return nil
 	}
@@ -108,21 +100,14 @@ func (k *KeylessLimits) allow(route string, r *http.Request, h http.Header, now 
 	if k.PerCapability.on() {
 		capKey = capabilityKey(r)
 	}
-	var owner bucketOwner
-	if capKey != "" {
-		owner = k.caps.owner(capKey)
-	}
-	refuse := func(wait time.Duration, what string) *keylessRefusal {
+	refuse := func(wait time.Duration, what string) error {
 		secs := int(math.Ceil(wait.Seconds()))
 		if secs < 1 {
 			secs = 1
 		}
 		h.Set("Retry-After", strconv.Itoa(secs))
-		return &keylessRefusal{
-			err: apperr.E("ratelimit", apperr.RateLimited, CodeRateLimited,
-				fmt.Sprintf("too many requests %s; retry in %d s", what, secs)),
-			accountID: owner.accountID, environment: owner.environment,
-		}
+		return apperr.E("ratelimit", apperr.RateLimited, CodeRateLimited,
+			fmt.Sprintf("too many requests %s; retry in %d s", what, secs))
 	}
 	if k.PerClient.on() && !exemptFromClientLimit[route] {
 		if ok, wait := k.clients.take(k.max(), clientKey(r, k.TrustedProxies), k.PerClient, now); !ok {
@@ -135,17 +120,6 @@ func (k *KeylessLimits) allow(route string, r *http.Request, h http.Header, now 
 		}
 	}
 	return nil
-}
-
-// served remembers whom a capability's requests are billed to, so that its
-// later refusals are recorded for the same account.
-func (k *KeylessLimits) served(r *http.Request, accountID string, env app.Environment) {
-	if k == nil || !k.PerCapability.on() || accountID == "" {
-		return
-	}
-	if key := capabilityKey(r); key != "" {
-		k.caps.setOwner(key, bucketOwner{accountID, env})
-	}
 }
 
 func (k *KeylessLimits) max() int {
@@ -219,13 +193,6 @@ type bucketTable struct {
 type bucket struct {
 	tokens float64
 	at     time.Time // when tokens was computed
-	bucketOwner
-}
-
-// bucketOwner is the account a capability's requests were last billed to.
-type bucketOwner struct {
-	accountID   string
-	environment app.Environment
 }
 
 // level is the bucket's token count at now.
@@ -276,23 +243,6 @@ func (t *bucketTable) evict(max int, l Limit, now time.Time) {
 	sort.Slice(all, func(i, j int) bool { return all[i].level > all[j].level })
 	for _, e := range all[:len(all)-max*3/4] {
 		delete(t.m, e.key)
-	}
-}
-
-func (t *bucketTable) owner(key string) bucketOwner {
-	t.mu.Lock()
-	defer t.mu.Unlock()
-	if b := t.m[key]; b != nil {
-		return b.bucketOwner
-	}
-	return bucketOwner{}
-}
-
-func (t *bucketTable) setOwner(key string, o bucketOwner) {
-	t.mu.Lock()
-	defer t.mu.Unlock()
-	if b := t.m[key]; b != nil {
-		b.bucketOwner = o
 	}
 }
 

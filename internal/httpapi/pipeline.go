@@ -25,7 +25,7 @@ func (s *Server) wrap(rt route) http.HandlerFunc {
 		keyless := rt.auth == authNone || rt.auth == authCapability
 		err := s.authenticate(rt.auth, r)
 		if err == nil && keyless {
-			err = s.keylessLimit(name, r, buf)
+			err = s.keylessLimit(rt, r, buf)
 		} else if err == nil {
 			err = s.rateLimit(r, buf)
 		}
@@ -38,9 +38,6 @@ func (s *Server) wrap(rt route) http.HandlerFunc {
 			} else {
 				err = rt.h(buf, r)
 			}
-		}
-		if keyless && st.attrAccount != "" {
-			s.Keyless.served(r, st.attrAccount, st.attrEnv)
 		}
 		if err != nil {
 			keep := buf.header.Clone()
@@ -105,17 +102,20 @@ func (s *Server) rateLimit(r *http.Request, buf *buffer) error {
 }
 
 // keylessLimit applies the per-capability and per-client limits to a
-// request without a key. A refusal is attributed to the capability's
-// account when it is known, so the ledger shows it as refused.
-func (s *Server) keylessLimit(route string, r *http.Request, buf *buffer) error {
-	ref := s.Keyless.allow(route, r, buf.header, s.app.Now())
-	if ref == nil {
+// request without a key. A refusal is recorded as refused for the
+// capability's owner when attribution already knows it (the owner cache);
+// it never reads the database, so a flood of refused requests costs none.
+func (s *Server) keylessLimit(rt route, r *http.Request, buf *buffer) error {
+	err := s.Keyless.allow(rt.method+" "+rt.path, r, buf.header, s.app.Now())
+	if err == nil {
 		return nil
 	}
-	if ref.accountID != "" {
-		billTo(r, app.Owner{AccountID: ref.accountID, Environment: ref.environment})
+	if key, ok := ownerKeyOf(rt.bill, r); ok {
+		if o, known := s.owners.get(key); known {
+			billTo(r, o)
+		}
 	}
-	return ref.err
+	return err
 }
 
 // idempotent runs a POST at most once per (caller, Idempotency-Key) and
