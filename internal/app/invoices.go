@@ -193,11 +193,12 @@ func (a *App) finish(ctx context.Context, q store.Q, inv *invoicing.Invoice, d i
 		return err
 	}
 	inv.Identifier = randomIdentifier()
-	n, err := q.NextNumber(ctx, invoicing.Series(inv.Environment, d.Kind, d.IssueDate))
+	series := invoicing.Series(inv.Environment, d.Kind, d.IssueDate)
+	n, err := q.NextNumber(ctx, series)
 	if err != nil {
 		return err
 	}
-	d.Number = invoicing.Number(invoicing.Series(inv.Environment, d.Kind, d.IssueDate), n)
+	d.Number = invoicing.Number(series, n)
 	inv.Number = d.Number
 	inv.Document = d
 	inv.GrossCents = d.Totals().Gross
