@@ -7,6 +7,7 @@ import (
 	"encoding/hex"
 	"fmt"
 	"time"
+	"unicode/utf8"
 
 	"github.com/farebox/farebox/internal/account"
 	"github.com/farebox/farebox/internal/apperr"
@@ -193,11 +194,12 @@ func (a *App) finish(ctx context.Context, q store.Q, inv *invoicing.Invoice, d i
 		return err
 	}
 	inv.Identifier = randomIdentifier()
-	n, err := q.NextNumber(ctx, invoicing.Series(inv.Environment, d.Kind, d.IssueDate))
+	series := invoicing.Series(inv.Environment, d.Kind, d.IssueDate)
+	n, err := q.NextNumber(ctx, series)
 	if err != nil {
 		return err
 	}
-	d.Number = invoicing.Number(invoicing.Series(inv.Environment, d.Kind, d.IssueDate), n)
+	d.Number = invoicing.Number(series, n)
 	inv.Number = d.Number
 	inv.Document = d
 	inv.GrossCents = d.Totals().Gross
@@ -230,7 +232,7 @@ const MaxTextLen = 5000
 func checkTexts(t invoicedoc.Texts) error {
 	for _, f := range []struct{ name, v string }{{"subject", t.Subject}, {"notes", t.Notes},
 		{"custom_text_before_table", t.BeforeTable}, {"custom_text_after_table", t.AfterTable}} {
-		if len([]rune(f.v)) > MaxTextLen {
+		if utf8.RuneCountInString(f.v) > MaxTextLen {
 			return apperr.Validation("app.IssueInvoice", CodeTextTooLong, "/"+f.name, fmt.Sprintf("%s must be at most %d characters", f.name, MaxTextLen))
 		}
 	}

@@ -13,21 +13,6 @@ const (
 	ContentTypeXML = "application/xml"
 )
 
-// RenderFiles produces a document's files in the order docs/invoicing.md
-// prescribes: CII first, so the PDF embeds exactly the bytes served as
-// .cii.xml.
-func RenderFiles(d *invoicedoc.Document, electronic bool) ([]invoicing.File, error) {
-	out, err := renderXML(d, electronic)
-	if err != nil {
-		return nil, err
-	}
-	p, err := RenderPDF(d, electronic)
-	if err != nil {
-		return nil, err
-	}
-	return append(out, p), nil
-}
-
 // renderXML produces the CII and UBL files of a document whose customer has
 // electronic invoicing (none otherwise).
 func renderXML(d *invoicedoc.Document, electronic bool) ([]invoicing.File, error) {

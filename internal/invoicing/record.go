@@ -1,11 +1,11 @@
 package invoicing
 
 import (
-	"github.com/farebox/farebox/internal/list"
 	"time"
 
 	"github.com/farebox/farebox/internal/account"
 	"github.com/farebox/farebox/internal/invoicedoc"
+	"github.com/farebox/farebox/internal/list"
 	"github.com/farebox/farebox/internal/money"
 	"github.com/farebox/farebox/internal/ticketing"
 )
