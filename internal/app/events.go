@@ -230,10 +230,10 @@ func (a *App) EventMaintenance(ctx context.Context) (ended int, pruned int64, er
 	now := a.clock.Now()
 	for {
 		ids, err := a.store.Read().EndedSubscriptions(ctx, now, 100)
-		if err != nil || len(ids) == 0 {
-			if err != nil {
-				return ended, pruned, err
-			}
+		if err != nil {
+			return ended, pruned, err
+		}
+		if len(ids) == 0 {
 			break
 		}
 		for _, id := range ids {
