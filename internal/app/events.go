@@ -12,6 +12,7 @@ import (
 	"github.com/farebox/farebox/internal/invoicedoc"
 	"github.com/farebox/farebox/internal/invoicing"
 	"github.com/farebox/farebox/internal/store"
+	"github.com/farebox/farebox/internal/ticketing"
 )
 
 // Events (docs/events.md). A use case that changes state collects the
@@ -230,10 +231,10 @@ func (a *App) EventMaintenance(ctx context.Context) (ended int, pruned int64, er
 	now := a.clock.Now()
 	for {
 		ids, err := a.store.Read().EndedSubscriptions(ctx, now, 100)
-		if err != nil || len(ids) == 0 {
-			if err != nil {
-				return ended, pruned, err
-			}
+		if err != nil {
+			return ended, pruned, err
+		}
+		if len(ids) == 0 {
 			break
 		}
 		for _, id := range ids {
@@ -323,11 +324,17 @@ func EventsResponse(p event.Page) EventListJSON {
 
 // ticketDetailsOf is Ticket inside a transaction.
 func (a *App) ticketDetailsOf(ctx context.Context, q store.Q, id string) (TicketDetails, error) {
-	const op = "app.Ticket"
 	t, err := q.Ticket(ctx, id)
 	if err != nil {
 		return TicketDetails{}, err
 	}
+	return a.ticketDetails(ctx, q, t)
+}
+
+// ticketDetails completes a ticket already read with its coupon and
+// catalog entries.
+func (a *App) ticketDetails(ctx context.Context, q store.Q, t ticketing.Ticket) (TicketDetails, error) {
+	const op = "app.Ticket"
 	c, err := q.Coupon(ctx, t.CouponID)
 	if err != nil {
 		return TicketDetails{}, err

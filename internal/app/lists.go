@@ -238,7 +238,7 @@ func (a *App) Tickets(ctx context.Context, p account.Principal, req TicketsReque
 	f := ticketing.TicketFilter{State: state(&l, req.State, ticketing.TicketStates)}
 	return runList(ctx, a, p, "app.Tickets", "tickets", "ticket", req.ListRequest, &l, &f.Query,
 		func(q store.Q) (list.Page[ticketing.Ticket], error) { return q.Tickets(ctx, f) },
-		func(t ticketing.Ticket) (TicketDetails, error) { return a.ticketDetailsOf(ctx, a.store.Read(), t.ID) })
+		func(t ticketing.Ticket) (TicketDetails, error) { return a.ticketDetails(ctx, a.store.Read(), t) })
 }
 
 // TicketList shows a page of tickets as PATCH …/tickets/{id}.json does

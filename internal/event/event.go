@@ -72,18 +72,16 @@ const (
 	MaxLimit     = 100
 )
 
-// Query selects a page of an account's events, newest first. At most one
-// of StartingAfter (older than that event) and EndingBefore (newer than
-// it) is set; they are resolved to sequence numbers by the store.
+// Query selects a page of an account's events, newest first. The cursors
+// (starting_after, ending_before) are not part of it: app resolves them to
+// sequence numbers and passes those to store.Q.Events.
 type Query struct {
-	AccountID     string
-	Environment   account.Environment
-	Limit         int
-	StartingAfter string
-	EndingBefore  string
-	Type          Type
-	CreatedGTE    *time.Time
-	CreatedLT     *time.Time
+	AccountID   string
+	Environment account.Environment
+	Limit       int
+	Type        Type
+	CreatedGTE  *time.Time
+	CreatedLT   *time.Time
 }
 
 // Page is a list answer: Events newest first; HasMore says whether more
