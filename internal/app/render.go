@@ -34,7 +34,10 @@ func renderXML(d *invoicedoc.Document, electronic bool) ([]invoicing.File, error
 // RenderPDF renders a document's PDF. Invoices and cancellations of an
 // electronic customer embed their CII as the Factur-X attachment; the CII
 // encoding is deterministic, so the attachment equals the .cii.xml served
-// (whoever rendered it). A payment notice is not an invoice: its PDF embeds
+// (whoever rendered it). The PDF's own bytes are not reproducible from one
+// render to the next (a review found two renders of one document differ),
+// which is why the store keeps the first PDF stored and every download
+// serves it (ensurePDF). A payment notice is not an invoice: its PDF embeds
 // no Factur-X data (docs/invoicing.md, "Payment notices").
 func RenderPDF(d *invoicedoc.Document, electronic bool) (invoicing.File, error) {
 	var cii []byte
