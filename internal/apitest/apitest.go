@@ -13,6 +13,7 @@ import (
 	"net/http"
 	"net/http/httptest"
 	"os"
+	"slices"
 	"strings"
 	"sync"
 	"testing"
@@ -315,10 +316,42 @@ func ValidateResponse(req *http.Request, r *Resp) error {
 	}
 	in := &openapi3filter.RequestValidationInput{Request: req, PathParams: params, Route: rt,
 		Options: &openapi3filter.Options{AuthenticationFunc: openapi3filter.NoopAuthenticationFunc}}
-	return openapi3filter.ValidateResponse(context.Background(), &openapi3filter.ResponseValidationInput{
+	if err := openapi3filter.ValidateResponse(context.Background(), &openapi3filter.ResponseValidationInput{
 		RequestValidationInput: in, Status: r.Status, Header: r.Header, Body: io.NopCloser(bytes.NewReader(r.Body)),
 		Options: &openapi3filter.Options{IncludeResponseStatus: true},
-	})
+	}); err != nil {
+		return err
+	}
+	return checkErrorCode(rt.Operation, rt.Method+" "+rt.Path, r)
+}
+
+// checkErrorCode holds an error answer to the codes its operation lists
+// for its status in x-error-codes (a status the operation does not list,
+// such as a 429 or 503 under `default`, is not checked).
+func checkErrorCode(op *openapi3.Operation, where string, r *Resp) error {
+	if r.Status < 400 {
+		return nil
+	}
+	codes, _, err := ErrorCodes(op)
+	if err != nil {
+		return fmt.Errorf("%s: %w", where, err)
+	}
+	status := fmt.Sprint(r.Status)
+	listed, ok := codes[status]
+	if !ok {
+		return nil
+	}
+	var body struct {
+		Code string `json:"code"`
+	}
+	if err := json.Unmarshal(r.Body, &body); err != nil {
+		return fmt.Errorf("error body is not JSON: %w", err)
+	}
+	if !slices.Contains(listed, body.Code) {
+		return fmt.Errorf("%s answered %d %q, which its x-error-codes[%q] %v does not list: add the code there, with an example (docs/openapi.md)",
+			where, r.Status, body.Code, status, listed)
+	}
+	return nil
 }
 
 // UsageRows returns the ledger rows of the request with id (X-Request-Id).
