@@ -14,7 +14,6 @@ import (
 	"net/http/httptest"
 	"os"
 	"slices"
-	"strings"
 	"sync"
 	"testing"
 	"time"
@@ -210,18 +209,22 @@ func (r *Resp) Map(t testing.TB) map[string]any {
 func (e *Env) Do(req Req) *Resp {
 	e.T.Helper()
 	var body io.Reader
+	var sent []byte
 	switch b := req.Body.(type) {
 	case nil:
 	case string:
-		body = strings.NewReader(b)
+		sent = []byte(b)
 	case []byte:
-		body = bytes.NewReader(b)
+		sent = b
 	default:
 		j, err := json.Marshal(b)
 		if err != nil {
 			e.T.Fatalf("apitest: encode body: %v", err)
 		}
-		body = bytes.NewReader(j)
+		sent = j
+	}
+	if req.Body != nil {
+		body = bytes.NewReader(sent)
 	}
 	hr, err := http.NewRequest(req.Method, e.URL+req.Path, body)
 	if err != nil {
@@ -253,6 +256,8 @@ func (e *Env) Do(req Req) *Resp {
 	if !req.NoValidate {
 		if err := ValidateResponse(hr, r); err != nil {
 			e.T.Errorf("%s %s → %d does not match api/openapi.yaml: %v\nbody: %.500s", req.Method, req.Path, r.Status, err, b)
+		} else {
+			record(hr, sent, r)
 		}
 	}
 	return r
