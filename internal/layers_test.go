@@ -75,11 +75,12 @@ var layers = map[string]string{
 
 	"api": "contract",
 
-	"cmd/farebox":         "wiring",
-	"internal/config":     "wiring",
-	"tools/gtfsmeasure":   "wiring",
-	"tools/loadgen":       "wiring",
-	"internal/shareddata": "testsupport",
+	"cmd/farebox":           "wiring",
+	"internal/config":       "wiring",
+	"tools/gtfsmeasure":     "wiring",
+	"tools/loadgen":         "wiring",
+	"tools/openapiexamples": "wiring",
+	"internal/shareddata":   "testsupport",
 
 	"internal/apitest":                "testsupport",
 	"internal/store/storetest":        "testsupport",

@@ -5,12 +5,14 @@ import (
 	"encoding/json"
 	"fmt"
 	"io"
+	"strings"
 	"text/tabwriter"
 	"time"
 
 	"github.com/farebox/farebox/internal/account"
 	"github.com/farebox/farebox/internal/app"
 	"github.com/farebox/farebox/internal/clock"
+	"github.com/farebox/farebox/internal/store"
 )
 
 func migrate(ctx context.Context, args []string, getenv func(string) string, stdout, stderr io.Writer) error {
@@ -33,7 +35,7 @@ func migrate(ctx context.Context, args []string, getenv func(string) string, std
 }
 
 func accounts(ctx context.Context, args []string, getenv func(string) string, stdout, stderr io.Writer) error {
-	const help = "Usage: farebox accounts create --name NAME [--test] [--json] | create --account ID [--test] [--json] | list [--json] | revoke KEY_PREFIX | grant-product ACCOUNT_ID PRODUCT_ID"
+	const help = "Usage: farebox accounts create --name NAME [--test] [--json] (with --test: a test key for the account of that name, if there is one) | create --account ID [--test] [--json] | list [--json] | revoke KEY_PREFIX | grant-product ACCOUNT_ID PRODUCT_ID"
 	if len(args) == 0 {
 		fmt.Fprintln(stderr, help)
 		return errUsage
@@ -58,6 +60,10 @@ func accounts(ctx context.Context, args []string, getenv func(string) string, st
 		switch {
 		case *accountID != "":
 			k, err = a.CreateKey(ctx, *accountID, env)
+		case *name != "" && *test:
+			// The test key of a partner created with --name: the account
+			// of that name gets it, rather than a second account.
+			k, err = testKeyByName(ctx, a, s, *name)
 		case *name != "":
 			k, err = a.CreateAccount(ctx, *name, env)
 		default:
@@ -181,4 +187,28 @@ func usageCmd(ctx context.Context, args []string, getenv func(string) string, st
 		fmt.Fprintf(tw, "%s\t%s\t%s\t%d\t%d\t%d\n", r.AccountID, r.Day, r.Endpoint, r.Counted, r.Uncounted, r.Refused)
 	}
 	return tw.Flush()
+}
+
+// testKeyByName gives the one account named name a test key, or creates
+// the account with a test key when none has that name; several accounts of
+// that name are ambiguous (--account ID says which).
+func testKeyByName(ctx context.Context, a *app.App, s *store.Store, name string) (app.CreatedKey, error) {
+	accs, err := s.Read().Accounts(ctx)
+	if err != nil {
+		return app.CreatedKey{}, err
+	}
+	var ids []string
+	for _, ac := range accs {
+		if ac.Name == name {
+			ids = append(ids, ac.ID)
+		}
+	}
+	switch len(ids) {
+	case 0:
+		return a.CreateAccount(ctx, name, account.Test)
+	case 1:
+		return a.CreateKey(ctx, ids[0], account.Test)
+	default:
+		return app.CreatedKey{}, fmt.Errorf("%d accounts are named %q (%s): say which with --account ID --test", len(ids), name, strings.Join(ids, ", "))
+	}
 }

@@ -85,6 +85,23 @@ func TestServeEndToEnd(t *testing.T) {
 			if err := json.Unmarshal([]byte(out), &extra); err != nil || !strings.HasPrefix(extra["api_key"], "fbx_test_") || extra["account_id"] != created.AccountID {
 				t.Fatalf("second key: %q", out)
 			}
+			// --name of an existing account with --test: a test key for
+			// that account (as the README's first steps expect), not a
+			// second account; a new name still makes a new account.
+			var byName, fresh map[string]string
+			out = cli(t, env, "accounts", "create", "--name", "Bahn Partner", "--test", "--json")
+			if err := json.Unmarshal([]byte(out), &byName); err != nil || !strings.HasPrefix(byName["api_key"], "fbx_test_") || byName["account_id"] != created.AccountID {
+				t.Fatalf("--name of an existing account with --test: %q, want a test key of %s", out, created.AccountID)
+			}
+			out = cli(t, env, "accounts", "create", "--name", "Neuer Partner", "--test", "--json")
+			if err := json.Unmarshal([]byte(out), &fresh); err != nil || !strings.HasPrefix(fresh["api_key"], "fbx_test_") || fresh["account_id"] == created.AccountID {
+				t.Fatalf("--name of a new account with --test: %q", out)
+			}
+			cli(t, env, "accounts", "create", "--name", "Neuer Partner")
+			var out2, errb bytes.Buffer
+			if err := run(context.Background(), []string{"accounts", "create", "--name", "Neuer Partner", "--test"}, envFrom(env), nil, &out2, &errb); err == nil || !strings.Contains(err.Error(), "2 accounts are named") {
+				t.Errorf("--test with an ambiguous name: err %v, stdout %q", err, out2.String())
+			}
 
 			in := startServe(t, env)
 			addr, logs := in.addr, in.logs

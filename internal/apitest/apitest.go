@@ -13,7 +13,7 @@ import (
 	"net/http"
 	"net/http/httptest"
 	"os"
-	"strings"
+	"slices"
 	"sync"
 	"testing"
 	"time"
@@ -209,18 +209,22 @@ func (r *Resp) Map(t testing.TB) map[string]any {
 func (e *Env) Do(req Req) *Resp {
 	e.T.Helper()
 	var body io.Reader
+	var sent []byte
 	switch b := req.Body.(type) {
 	case nil:
 	case string:
-		body = strings.NewReader(b)
+		sent = []byte(b)
 	case []byte:
-		body = bytes.NewReader(b)
+		sent = b
 	default:
 		j, err := json.Marshal(b)
 		if err != nil {
 			e.T.Fatalf("apitest: encode body: %v", err)
 		}
-		body = bytes.NewReader(j)
+		sent = j
+	}
+	if req.Body != nil {
+		body = bytes.NewReader(sent)
 	}
 	hr, err := http.NewRequest(req.Method, e.URL+req.Path, body)
 	if err != nil {
@@ -252,6 +256,8 @@ func (e *Env) Do(req Req) *Resp {
 	if !req.NoValidate {
 		if err := ValidateResponse(hr, r); err != nil {
 			e.T.Errorf("%s %s → %d does not match api/openapi.yaml: %v\nbody: %.500s", req.Method, req.Path, r.Status, err, b)
+		} else {
+			record(hr, sent, r)
 		}
 	}
 	return r
@@ -315,10 +321,42 @@ func ValidateResponse(req *http.Request, r *Resp) error {
 	}
 	in := &openapi3filter.RequestValidationInput{Request: req, PathParams: params, Route: rt,
 		Options: &openapi3filter.Options{AuthenticationFunc: openapi3filter.NoopAuthenticationFunc}}
-	return openapi3filter.ValidateResponse(context.Background(), &openapi3filter.ResponseValidationInput{
+	if err := openapi3filter.ValidateResponse(context.Background(), &openapi3filter.ResponseValidationInput{
 		RequestValidationInput: in, Status: r.Status, Header: r.Header, Body: io.NopCloser(bytes.NewReader(r.Body)),
 		Options: &openapi3filter.Options{IncludeResponseStatus: true},
-	})
+	}); err != nil {
+		return err
+	}
+	return checkErrorCode(rt.Operation, rt.Method+" "+rt.Path, r)
+}
+
+// checkErrorCode holds an error answer to the codes its operation lists
+// for its status in x-error-codes (a status the operation does not list,
+// such as a 429 or 503 under `default`, is not checked).
+func checkErrorCode(op *openapi3.Operation, where string, r *Resp) error {
+	if r.Status < 400 {
+		return nil
+	}
+	codes, _, err := ErrorCodes(op)
+	if err != nil {
+		return fmt.Errorf("%s: %w", where, err)
+	}
+	status := fmt.Sprint(r.Status)
+	listed, ok := codes[status]
+	if !ok {
+		return nil
+	}
+	var body struct {
+		Code string `json:"code"`
+	}
+	if err := json.Unmarshal(r.Body, &body); err != nil {
+		return fmt.Errorf("error body is not JSON: %w", err)
+	}
+	if !slices.Contains(listed, body.Code) {
+		return fmt.Errorf("%s answered %d %q, which its x-error-codes[%q] %v does not list: add the code there, with an example (docs/openapi.md)",
+			where, r.Status, body.Code, status, listed)
+	}
+	return nil
 }
 
 // UsageRows returns the ledger rows of the request with id (X-Request-Id).

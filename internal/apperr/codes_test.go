@@ -18,6 +18,7 @@ import (
 	"testing"
 
 	"github.com/farebox/farebox/api"
+	"go.yaml.in/yaml/v3"
 )
 
 var fixCodes = flag.Bool("fix", false, "rewrite code literals into constants of their package's codes.go")
@@ -326,4 +327,55 @@ func constName(code string) string {
 		b.WriteString(strings.ToUpper(w[:1]) + w[1:])
 	}
 	return b.String()
+}
+
+// TestOpenAPIErrorCodesRegistered holds the x-error-codes lists of
+// api/openapi.yaml (the codes each operation answers, docs/openapi.md) to
+// the registry: a listed code must be a Code… constant of some codes.go.
+func TestOpenAPIErrorCodesRegistered(t *testing.T) {
+	registered := map[string]bool{}
+	for _, p := range scan(t, moduleRoot(t)) {
+		for _, code := range p.registry {
+			registered[code] = true
+		}
+	}
+	var doc any
+	if err := yaml.Unmarshal(api.YAML, &doc); err != nil {
+		t.Fatal(err)
+	}
+	lists := 0
+	var walk func(path string, v any)
+	walk = func(path string, v any) {
+		switch v := v.(type) {
+		case map[string]any:
+			for k, c := range v {
+				if k != "x-error-codes" {
+					walk(path+"/"+k, c)
+					continue
+				}
+				byStatus, ok := c.(map[string]any)
+				if !ok {
+					t.Errorf("%s: x-error-codes is a %T, want a map of status to codes", path, c)
+					continue
+				}
+				for status, codes := range byStatus {
+					list, _ := codes.([]any)
+					lists++
+					for _, code := range list {
+						if s, _ := code.(string); !registered[s] {
+							t.Errorf("%s: x-error-codes.%s lists %v, which no codes.go registers", path, status, code)
+						}
+					}
+				}
+			}
+		case []any:
+			for i, c := range v {
+				walk(fmt.Sprintf("%s/%d", path, i), c)
+			}
+		}
+	}
+	walk("", doc)
+	if lists < 50 {
+		t.Errorf("only %d x-error-codes lists found in api/openapi.yaml", lists)
+	}
 }
