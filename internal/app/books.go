@@ -141,9 +141,9 @@ type ReceiptJSON struct {
 // receiptText is the confirmation sentence a partner shows (German, the
 // contract's language).
 func receiptText(r ticketing.CancellationReceipt) string {
-	kind := "ordentliche"
+	kind := "ordentlichen"
 	if r.Type == ticketing.CancellationExtraordinary {
-		kind = "außerordentliche"
+		kind = "außerordentlichen"
 	}
 	return fmt.Sprintf("Wir bestätigen den Eingang Ihrer %s Kündigung des Abonnements „%s“ (%s) am %s. Das Abonnement endet mit Ablauf des %s.",
 		kind, r.ProductName, r.SubscriptionID, invoicedoc.GermanDateTime(r.ReceivedAt), invoicedoc.GermanDate(r.EffectiveEnd))
