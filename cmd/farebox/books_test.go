@@ -6,6 +6,7 @@ import (
 	"encoding/json"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/farebox/farebox/internal/apitest"
 	"github.com/farebox/farebox/internal/store"
@@ -47,6 +48,7 @@ func TestBooksCommands(t *testing.T) {
 			coll := e.Must(201, apitest.Req{Method: "POST", Path: "/v5/ticketing/billable_collections.json", Key: e.LiveKey}).Map(t)["id"].(string)
 			e.Must(200, apitest.Req{Method: "POST", Path: "/v5/ticketing/billable_collection/" + coll + "/billable_items.json", Key: e.LiveKey,
 				Body: map[string]any{"billable_item_ids": []string{item}}})
+			e.Clock.Advance(time.Second) // entries of one instant are ordered by their random ids
 			e.Must(201, apitest.Req{Method: "POST", Path: "/v5/ticketing/billable_item/" + item + "/invoice.json", Key: e.LiveKey})
 			if _, err := e.App.Jobs.RunOnce(context.Background()); err != nil {
 				t.Fatal(err)

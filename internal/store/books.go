@@ -115,8 +115,10 @@ func (q Q) InvoiceCounters(ctx context.Context) (map[string]int64, error) {
 // keyset pages of farebox books verify, so no more than one page of
 // bodies is in memory.
 func (q Q) StoredFiles(ctx context.Context, afterInvoice, afterFormat string, limit int) ([]invoicing.StoredFile, error) {
-	return collect(ctx, q, `SELECT f.invoice_id, i.number, f.format, f.sha256, f.body FROM invoice_files f
-		JOIN invoices i ON i.id = f.invoice_id WHERE (f.invoice_id, f.format) > ($1, $2)
+	// One range of invoice_files' primary key per page; the number by the
+	// invoice's primary key per row (a join let the planners scan).
+	return collect(ctx, q, `SELECT f.invoice_id, (SELECT i.number FROM invoices i WHERE i.id = f.invoice_id), f.format, f.sha256, f.body
+		FROM invoice_files f WHERE (f.invoice_id, f.format) > ($1, $2)
 		ORDER BY f.invoice_id, f.format LIMIT $3`, []any{afterInvoice, afterFormat, limit},
 		func(scan scanner) (f invoicing.StoredFile, err error) {
 			return f, scan(&f.InvoiceID, &f.Number, &f.Format, &f.SHA256, &f.Body)
