@@ -76,6 +76,16 @@ func (c *changeEvents) subscription(ctx context.Context, q store.Q, t event.Type
 	return c.add(t, id, subscriptionView(d))
 }
 
+// cancelledSubscription adds subscription.cancelled showing subscription
+// id with its cancellation receipt, as the DELETE answers.
+func (c *changeEvents) cancelledSubscription(ctx context.Context, q store.Q, p account.Principal, id string) error {
+	v, err := c.a.cancelledView(ctx, q, p, id)
+	if err != nil {
+		return err
+	}
+	return c.add(event.SubscriptionCancelled, id, v)
+}
+
 // ticket adds ticket.issued showing ticket id (without the per-instance
 // parts of GET …/tickets/{id}.json: the signed barcode in
 // ticket.properties and the rendering options depend on the instance's

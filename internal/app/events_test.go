@@ -201,7 +201,12 @@ func TestEventsOfEveryChange(t *testing.T) {
 		if ok, err := b.app.CancelSubscription(b.ctx, b.live, subID); err != nil || !ok {
 			t.Fatal(ok, err)
 		}
-		log.expect(t, wantEvent{event.SubscriptionCancelled, subID, sub(subID)})
+		// Its object is the DELETE's answer: the Subscription and its receipt.
+		cancelled, err := b.app.CancelledSubscription(b.ctx, b.live, subID)
+		if err != nil || cancelled.CancellationReceipt == nil {
+			t.Fatal(cancelled, err)
+		}
+		log.expect(t, wantEvent{event.SubscriptionCancelled, subID, cancelled})
 		if _, err := b.app.CancelSubscription(b.ctx, b.live, subID); err != nil {
 			t.Fatal(err)
 		}

@@ -142,6 +142,9 @@ func (a *App) IssueInvoice(ctx context.Context, p account.Principal, req Invoice
 				return err
 			}
 		}
+		if err := a.auditInvoiced(ctx, q, p, inv, covered, nil); err != nil {
+			return err
+		}
 		return a.createdEvents(ctx, q, inv)
 	})
 }
@@ -352,6 +355,13 @@ func (a *App) CancelInvoice(ctx context.Context, p account.Principal, id string)
 			return err
 		}
 		if err := q.ReleaseClaims(ctx, orig.ID); err != nil {
+			return err
+		}
+		var items []string
+		for _, l := range orig.Document.Lines {
+			items = append(items, l.BillableItemID)
+		}
+		if err := a.auditInvoiced(ctx, q, p, orig, items, &inv); err != nil {
 			return err
 		}
 		ev := a.events(p.AccountID, p.Environment)

@@ -150,6 +150,10 @@ func (a *App) UpdateBillableItem(ctx context.Context, p account.Principal, id st
 		if err := q.SetAssignment(ctx, id, as, now); err != nil {
 			return err
 		}
+		if err := a.audit(ctx, q, p, id, invoicing.AuditAssignmentChanged,
+			map[string]any{"before": assignmentDetail(it.Assignment), "after": assignmentDetail(as)}); err != nil {
+			return err
+		}
 		ev := a.events(p.AccountID, p.Environment)
 		if err := ev.billableItem(ctx, q, id); err != nil {
 			return err
@@ -243,6 +247,10 @@ func (a *App) AddToCollection(ctx context.Context, p account.Principal, collecti
 			as := it.Assignment
 			as.CollectionID = &collectionID
 			if err := q.SetAssignment(ctx, it.ID, as, a.clock.Now()); err != nil {
+				return err
+			}
+			if err := a.audit(ctx, q, p, it.ID, invoicing.AuditAddedToCollection,
+				map[string]any{"before": assignmentDetail(it.Assignment), "after": assignmentDetail(as)}); err != nil {
 				return err
 			}
 			if err := ev.billableItem(ctx, q, it.ID); err != nil {

@@ -152,8 +152,13 @@ func (a *App) CancelSubscription(ctx context.Context, p account.Principal, id st
 				return err
 			}
 		}
+		// The receipt (§ 312k BGB, docs/books.md) is written once, with the
+		// cancellation; subscription.cancelled carries it.
+		if err := q.InsertReceipt(ctx, a.newReceipt(p, s, next.CancelledAt, next.EndsAt, now)); err != nil {
+			return err
+		}
 		ev := a.events(s.AccountID, s.Environment)
-		if err := ev.subscription(ctx, q, event.SubscriptionCancelled, s.ID); err != nil {
+		if err := ev.cancelledSubscription(ctx, q, p, s.ID); err != nil {
 			return err
 		}
 		return ev.write(ctx, q)

@@ -122,6 +122,11 @@ func (s *Server) routes() []route {
 		{GET, "/v9/ticketing/coupons.json", authPartner, billKey, s.getCoupons},
 		{GET, "/v9/ticketing/tickets.json", authPartner, billKey, s.getTickets},
 
+		// The books (docs/books.md): cancellation receipts and the audit log.
+		{GET, "/v9/ticketing/subscriptions/{subscription_id}/cancellation_receipt.json", authPartner, billKey, s.getCancellationReceipt},
+		{GET, "/v9/ticketing/subscriptions/{subscription_id}/cancellation_receipt.pdf", authPartner, billKey, s.getCancellationReceiptPDF},
+		{GET, "/v9/ticketing/audit_log.json", authPartner, billKey, s.getAuditLog},
+
 		// Inspection keys (docs/wallet.md).
 		{GET, "/v1/inspection/keys.json", authNone, billNobody, s.inspectionKeys},
 		{GET, "/v1/inspection/revocations.json", authNone, billNobody, s.revocations},

@@ -236,7 +236,10 @@ func (s *Server) cancelSubscription(w http.ResponseWriter, r *http.Request) erro
 	if cancelled { // a repeated DELETE changes nothing and counts nothing
 		s.Metrics.Event("subscription_cancelled", string(principalOf(r).Environment), 1)
 	}
-	return s.writeSubscription(w, r, http.StatusOK)
+	// The Subscription plus its cancellation receipt (docs/books.md); a
+	// repeated DELETE answers the same receipt.
+	out, err := s.app.CancelledSubscription(r.Context(), principalOf(r), r.PathValue("subscription_id"))
+	return writeResult(w, http.StatusOK, out, err)
 }
 
 func (s *Server) getSubscription(w http.ResponseWriter, r *http.Request) error {

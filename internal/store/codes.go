@@ -18,6 +18,7 @@ const (
 	CodeInvalidAPIKey              = "invalid_api_key"
 	CodeInvoiceNotFound            = "invoice_not_found"
 	CodeOrderNotFound              = "order_not_found"
+	CodeReceiptNotFound            = "receipt_not_found"
 	CodeRequestCancelled           = "request_cancelled"
 	CodeStorageFull                = "storage_full"
 	CodeSubscriptionNotFound       = "subscription_not_found"

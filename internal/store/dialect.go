@@ -4,6 +4,7 @@ import (
 	"fmt"
 	"io/fs"
 	"regexp"
+	"strings"
 	"testing/fstest"
 )
 
@@ -11,7 +12,18 @@ import (
 // migrations/*.sql. SQLite runs the same files with three type spellings
 // translated at migration time; everything else in a migration must be SQL
 // both engines read alike, which TestMigratedSchemasInStep checks on real
-// databases (docs/storage.md).
+// databases (docs/storage.md). The one exception is what the engines
+// cannot share at all, trigger bodies (PL/pgSQL functions against
+// SQLite's RAISE(ABORT, …)): such lines sit in an engine block,
+//
+//	-- +engine postgres
+//	… PostgreSQL only …
+//	-- +engine sqlite
+//	… SQLite only …
+//	-- +engine end
+//
+// and each engine runs the file with the other engine's block lines
+// turned into comments ("-- " in front), so line numbers stay the same.
 
 // sqliteSpellings are PostgreSQL's spellings and SQLite's for the same
 // column types, matched as whole upper- or lower-case words.
@@ -33,28 +45,75 @@ var sqliteSpellings = []struct {
 // instead of producing a SQLite schema that differs silently.
 var postgresOnly = regexp.MustCompile(`(?i)\b(SMALLSERIAL|BIGSERIAL|SERIAL|TIMESTAMPTZ|BYTEA|JSONB|UUID|CITEXT|INET)\b`)
 
+// engineBlock is the marker line of an engine block.
+var engineBlock = regexp.MustCompile(`^--\s*\+engine\s+(postgres|sqlite|end)\s*$`)
+
+// forEngine comments out the lines of the other engine's blocks. A block
+// ends at the other engine's marker or at "+engine end"; an unclosed
+// block, a repeated marker or an end without a block is an error.
+func forEngine(ddl string, e Engine) (string, error) {
+	lines := strings.Split(ddl, "\n")
+	block := ""
+	for i, l := range lines {
+		if m := engineBlock.FindStringSubmatch(strings.TrimSpace(l)); m != nil {
+			switch {
+			case m[1] == "end" && block == "":
+				return "", fmt.Errorf("store: line %d: +engine end without a block", i+1)
+			case m[1] == block:
+				return "", fmt.Errorf("store: line %d: +engine %s inside the %s block", i+1, m[1], block)
+			case m[1] == "end":
+				block = ""
+			default:
+				block = m[1]
+			}
+			continue
+		}
+		if block != "" && block != string(e) && l != "" {
+			lines[i] = "-- " + l
+		}
+	}
+	if block != "" {
+		return "", fmt.Errorf("store: the %s block is not closed with -- +engine end", block)
+	}
+	return strings.Join(lines, "\n"), nil
+}
+
 // sqliteDDL translates one PostgreSQL migration into SQLite's dialect.
 func sqliteDDL(postgres string) (string, error) {
-	out := postgres
+	out, err := forEngine(postgres, SQLite)
+	if err != nil {
+		return "", err
+	}
 	for _, s := range sqliteSpellings {
 		out = s.postgres.ReplaceAllString(out, s.sqlite)
 	}
-	if w := postgresOnly.FindString(out); w != "" {
+	if w := postgresOnly.FindString(uncommented(out)); w != "" {
 		return "", fmt.Errorf("store: migration uses %s, which has no SQLite spelling (docs/storage.md)", w)
 	}
 	return out, nil
 }
 
+// uncommented is ddl without its comment lines (a commented PostgreSQL
+// block may name PostgreSQL-only words).
+func uncommented(ddl string) string {
+	var b strings.Builder
+	for _, l := range strings.Split(ddl, "\n") {
+		if !strings.HasPrefix(strings.TrimSpace(l), "--") {
+			b.WriteString(l)
+			b.WriteByte('\n')
+		}
+	}
+	return b.String()
+}
+
 // Migrations returns the goose migration files for engine: the PostgreSQL
-// files as written, or the same files translated by sqliteDDL. File names,
-// and so goose's version numbers, are the same on both engines.
+// files as written (SQLite blocks commented out), or the same files
+// translated by sqliteDDL. File names, and so goose's version numbers, are
+// the same on both engines.
 func Migrations(e Engine) (fs.FS, error) {
 	pg, err := fs.Sub(migrationsFS, "migrations")
 	if err != nil {
 		return nil, err
-	}
-	if e == Postgres {
-		return pg, nil
 	}
 	files, err := fs.Glob(pg, "*.sql")
 	if err != nil {
@@ -62,17 +121,20 @@ func Migrations(e Engine) (fs.FS, error) {
 	}
 	// fstest.MapFS is the standard library's in-memory fs.FS; it does not
 	// depend on package testing.
-	lite := fstest.MapFS{}
+	out := fstest.MapFS{}
 	for _, name := range files {
 		b, err := fs.ReadFile(pg, name)
 		if err != nil {
 			return nil, err
 		}
-		ddl, err := sqliteDDL(string(b))
+		ddl, err := forEngine(string(b), Postgres)
+		if e == SQLite {
+			ddl, err = sqliteDDL(string(b))
+		}
 		if err != nil {
 			return nil, fmt.Errorf("%s: %w", name, err)
 		}
-		lite[name] = &fstest.MapFile{Data: []byte(ddl), Mode: 0o444}
+		out[name] = &fstest.MapFile{Data: []byte(ddl), Mode: 0o444}
 	}
-	return lite, nil
+	return out, nil
 }

@@ -46,3 +46,39 @@ func TestSQLiteDDLRefusesUntranslatedTypes(t *testing.T) {
 		}
 	}
 }
+
+// Engine blocks: each engine runs its own block's lines and the other's
+// as comments, line for line; malformed blocks are refused.
+func TestEngineBlocks(t *testing.T) {
+	src := "CREATE TABLE t (x TEXT);\n-- +engine postgres\nCREATE FUNCTION f() RETURNS trigger LANGUAGE plpgsql AS $$ BEGIN RETURN NEW; END $$;\n-- +engine sqlite\nCREATE TRIGGER g BEFORE DELETE ON t BEGIN SELECT RAISE(ABORT, 'no'); END;\n\n-- +engine end\nDROP TABLE u;"
+	pg, err := forEngine(src, Postgres)
+	if err != nil {
+		t.Fatal(err)
+	}
+	lite, err := sqliteDDL(src)
+	if err != nil {
+		t.Fatal(err)
+	}
+	wantPG := "CREATE TABLE t (x TEXT);\n-- +engine postgres\nCREATE FUNCTION f() RETURNS trigger LANGUAGE plpgsql AS $$ BEGIN RETURN NEW; END $$;\n-- +engine sqlite\n-- CREATE TRIGGER g BEFORE DELETE ON t BEGIN SELECT RAISE(ABORT, 'no'); END;\n\n-- +engine end\nDROP TABLE u;"
+	wantLite := "CREATE TABLE t (x TEXT);\n-- +engine postgres\n-- CREATE FUNCTION f() RETURNS trigger LANGUAGE plpgsql AS $$ BEGIN RETURN NEW; END $$;\n-- +engine sqlite\nCREATE TRIGGER g BEFORE DELETE ON t BEGIN SELECT RAISE(ABORT, 'no'); END;\n\n-- +engine end\nDROP TABLE u;"
+	if pg != wantPG || lite != wantLite {
+		t.Errorf("postgres:\n%s\nsqlite:\n%s", pg, lite)
+	}
+	for _, bad := range []string{
+		"-- +engine postgres\nX;", // not closed
+		"-- +engine end\n",        // end without block
+		"-- +engine sqlite\n-- +engine sqlite\n-- +engine end", // repeated
+	} {
+		if _, err := forEngine(bad, SQLite); err == nil {
+			t.Errorf("%q accepted", bad)
+		}
+	}
+	// A PostgreSQL-only word inside the SQLite text is still refused; in
+	// the commented PostgreSQL block it is not.
+	if _, err := sqliteDDL("-- +engine postgres\nCREATE TABLE j (d JSONB);\n-- +engine end"); err != nil {
+		t.Errorf("commented JSONB refused: %v", err)
+	}
+	if _, err := sqliteDDL("-- +engine sqlite\nCREATE TABLE j (d JSONB);\n-- +engine end"); err == nil {
+		t.Error("JSONB in the SQLite block accepted")
+	}
+}

@@ -13,6 +13,23 @@
 // for SQLite at migration time, and migrations_parity_test.go compares the
 // schemas the two engines report after migrating.
 //
+// Engine-specific SQL: what the engines cannot share (trigger bodies:
+// PL/pgSQL functions on PostgreSQL, RAISE(ABORT, …) on SQLite) is written
+// in engine blocks of the same migration file,
+//
+//	-- +engine postgres
+//	…
+//	-- +engine sqlite
+//	…
+//	-- +engine end
+//
+// and each engine runs its block while the other's lines become comments
+// (forEngine), keeping the files line for line in step. Migration 00019
+// uses them for the books' triggers: issued invoices, their files, the
+// audit log and cancellation receipts refuse UPDATE and DELETE, except
+// setting an invoice's cancelled_by once (docs/books.md). Nothing in the
+// store updates or deletes those rows; books.go only appends and reads.
+//
 // SQLite runs with two pools on one file: a single-connection writer (WAL,
 // BEGIN IMMEDIATE) and a multi-connection reader. On PostgreSQL both are the
 // same pool. Write transactions go through Write, which retries

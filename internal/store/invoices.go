@@ -2,7 +2,9 @@ package store
 
 import (
 	"context"
+	"crypto/sha256"
 	"database/sql"
+	"encoding/hex"
 	"encoding/json"
 	"errors"
 	"time"
@@ -143,9 +145,14 @@ func (q Q) MarkCancelled(ctx context.Context, id, by string) error {
 // caller serves the same bytes. On PostgreSQL the losing INSERT waits for
 // the winner's commit and the SELECT (a new READ COMMITTED snapshot) sees
 // its row.
+//
+// The file's SHA-256 is recorded with it (farebox books verify compares);
+// a trigger refuses every UPDATE and DELETE of a stored file.
 func (q Q) PutFile(ctx context.Context, invoiceID string, f invoicing.File, at time.Time) (invoicing.File, error) {
-	if _, err := q.db.ExecContext(ctx, `INSERT INTO invoice_files (invoice_id, format, content_type, body, created_at)
-		VALUES ($1, $2, $3, $4, $5) ON CONFLICT (invoice_id, format) DO NOTHING`, invoiceID, f.Format, f.ContentType, f.Body, now(at)); err != nil {
+	sum := sha256.Sum256(f.Body)
+	if _, err := q.db.ExecContext(ctx, `INSERT INTO invoice_files (invoice_id, format, content_type, body, created_at, sha256)
+		VALUES ($1, $2, $3, $4, $5, $6) ON CONFLICT (invoice_id, format) DO NOTHING`, invoiceID, f.Format, f.ContentType, f.Body, now(at),
+		hex.EncodeToString(sum[:])); err != nil {
 		return invoicing.File{}, mapErr(err)
 	}
 	return q.GetFile(ctx, invoiceID, f.Format)

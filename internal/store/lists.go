@@ -22,7 +22,7 @@ import (
 // is one range of it read in order, whatever the table's size.
 
 // listTables are the tables a list reads (ListCursor takes a table name).
-var listTables = map[string]bool{"orders": true, "subscriptions": true, "coupons": true, "tickets": true, "customers": true, "invoices": true}
+var listTables = map[string]bool{"orders": true, "subscriptions": true, "coupons": true, "tickets": true, "customers": true, "invoices": true, "audit_log": true}
 
 // ListCursor is the position of record id of table in the account's
 // environment, false when there is no such record there (another
@@ -158,7 +158,7 @@ func (q Q) ExplainList(ctx context.Context, f any) ([]string, error) {
 // listStmts are the statements of the lists, each for its filter type.
 var listStmts = []func(f any) (pageStmt, bool){
 	stmtOf(ordersSQL), stmtOf(subscriptionsSQL), stmtOf(couponsSQL),
-	stmtOf(ticketsSQL), stmtOf(customersSQL), stmtOf(invoicesSQL),
+	stmtOf(ticketsSQL), stmtOf(customersSQL), stmtOf(invoicesSQL), stmtOf(auditSQL),
 }
 
 // stmtOf is sql as a statement of any filter: false unless f is an F.

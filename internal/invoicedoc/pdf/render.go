@@ -71,6 +71,17 @@ func Render(d *invoicedoc.Document, cii []byte) ([]byte, error) {
 		// none (docs/invoicing.md, "Payment notices").
 		return nil, apperr.E(op, apperr.Internal, CodeNoticeNotFacturx, "a payment notice is rendered without Factur-X data")
 	}
+	v := newView(d)
+	return compose(func(fe *frontend.Document) error { return setup(fe, d, cii) }, v.pageFurniture, v.body)
+}
+
+// compose renders one document with the engine: under renderMu (the
+// library's node slabs are not safe for concurrent use and are emptied
+// after each document, engine.go), with the shared faces. prepare sets the
+// document's metadata, onPage draws each page's furniture and body lays
+// out the content.
+func compose(prepare func(fe *frontend.Document) error, onPage func(l *layout) error, body func(l *layout)) ([]byte, error) {
+	const op = "pdf.Render"
 	renderMu.Lock()
 	defer renderMu.Unlock()
 	if err := checkArenas(); err != nil {
@@ -84,7 +95,7 @@ func Render(d *invoicedoc.Document, cii []byte) ([]byte, error) {
 	if err != nil {
 		return nil, apperr.Wrap(op, err)
 	}
-	if err := setup(fe, d, cii); err != nil {
+	if err := prepare(fe); err != nil {
 		return nil, apperr.Wrap(op, err)
 	}
 	fam := fe.NewFontFamily("text")
@@ -100,10 +111,9 @@ func Render(d *invoicedoc.Document, cii []byte) ([]byte, error) {
 			return nil, apperr.Wrap(op, err)
 		}
 	}
-	v := newView(d)
-	l := &layout{fe: fe, fam: fam, onPage: v.pageFurniture}
+	l := &layout{fe: fe, fam: fam, onPage: onPage}
 	l.newPage()
-	v.body(l)
+	body(l)
 	if l.err != nil {
 		return nil, apperr.Wrap(op, l.err)
 	}
@@ -116,23 +126,10 @@ func Render(d *invoicedoc.Document, cii []byte) ([]byte, error) {
 
 // setup sets PDF/A-3b, metadata, the sRGB output intent and the attachment.
 func setup(fe *frontend.Document, d *invoicedoc.Document, cii []byte) error {
-	de, err := germanLang()
-	if err != nil {
+	if err := setupPDFA(fe, title(d)+" "+d.Number, d.Seller.Name, d.IssueDate); err != nil {
 		return err
 	}
 	doc := fe.Doc
-	doc.DefaultLanguage = de
-	doc.DefaultLanguageTag = "de"
-	doc.Format = document.FormatPDFA3b
-	if _, err := doc.LoadSRGBColorprofile(); err != nil {
-		return err
-	}
-	doc.Title = title(d) + " " + d.Number
-	doc.Author = d.Seller.Name
-	// No Info /Subject: boxesandglue writes no dc:description, and PDF/A
-	// requires the Info dictionary to match the XMP metadata.
-	doc.Creator = "farebox"
-	doc.CreationDate = d.IssueDate.UTC().Truncate(time.Second)
 	if len(cii) == 0 {
 		return nil
 	}
@@ -150,6 +147,29 @@ func setup(fe *frontend.Document, d *invoicedoc.Document, cii []byte) error {
 		},
 		Values: map[string]string{"DocumentFileName": AttachmentName, "DocumentType": "INVOICE", "Version": "1.0", "ConformanceLevel": FacturXLevel},
 	})
+	return nil
+}
+
+// setupPDFA makes the document a German PDF/A-3b with an sRGB output
+// intent and its title, author and creation date.
+func setupPDFA(fe *frontend.Document, title, author string, created time.Time) error {
+	de, err := germanLang()
+	if err != nil {
+		return err
+	}
+	doc := fe.Doc
+	doc.DefaultLanguage = de
+	doc.DefaultLanguageTag = "de"
+	doc.Format = document.FormatPDFA3b
+	if _, err := doc.LoadSRGBColorprofile(); err != nil {
+		return err
+	}
+	doc.Title = title
+	doc.Author = author
+	// No Info /Subject: boxesandglue writes no dc:description, and PDF/A
+	// requires the Info dictionary to match the XMP metadata.
+	doc.Creator = "farebox"
+	doc.CreationDate = created.UTC().Truncate(time.Second)
 	return nil
 }
 
@@ -182,7 +202,12 @@ func newView(d *invoicedoc.Document) *view {
 // pageFurniture draws the footer, the test banner and, from page 2 on, a
 // running header.
 func (v *view) pageFurniture(l *layout) error {
-	d, s := v.d, v.d.Seller
+	return furniture(l, v.d.Seller, v.d.Test, "TEST · Testumgebung · keine gültige Rechnung · nicht bezahlen", title(v.d)+" "+v.d.Number)
+}
+
+// furniture draws the seller's footer, on test documents the red banner
+// with testText, and from page 2 on the running header naming running.
+func furniture(l *layout, s invoicedoc.Seller, test bool, testText, running string) error {
 	// Footer: three columns below a rule.
 	footTop := bag.MustSP("27mm")
 	l.rect(marginLeft, footTop+bag.MustSP("2mm"), contentWidth, bag.MustSP("0.3pt"), rgbRule)
@@ -204,14 +229,14 @@ func (v *view) pageFurniture(l *layout) error {
 		l.at(x, footTop, l.text([]span{muted(strings.Join(lines, "\n"))}, widths[i]-bag.MustSP("2mm"), 7, frontend.HAlignLeft))
 		x += widths[i]
 	}
-	if d.Test {
+	if test {
 		l.rect(marginLeft, bag.MustSP("284mm"), contentWidth, bag.MustSP("7mm"), rgbAlert)
-		l.at(marginLeft, bag.MustSP("282.4mm"), l.text([]span{{text: "TEST · Testumgebung · keine gültige Rechnung · nicht bezahlen", bold: true, color: "#ffffff"}},
+		l.at(marginLeft, bag.MustSP("282.4mm"), l.text([]span{{text: testText, bold: true, color: "#ffffff"}},
 			contentWidth, 10, frontend.HAlignCenter))
 	}
 	if l.pages > 1 {
 		pageNo := bag.MustSP("25mm")
-		l.at(marginLeft, bag.MustSP("274mm"), l.text([]span{muted(s.Name + " · " + title(d) + " " + d.Number)}, contentWidth-pageNo, 8, frontend.HAlignLeft))
+		l.at(marginLeft, bag.MustSP("274mm"), l.text([]span{muted(s.Name + " · " + running)}, contentWidth-pageNo, 8, frontend.HAlignLeft))
 		l.at(marginLeft+contentWidth-pageNo, bag.MustSP("274mm"), l.text([]span{muted("Seite " + itoa(l.pages))}, pageNo, 8, frontend.HAlignRight))
 		l.rect(marginLeft, bag.MustSP("268mm"), contentWidth, bag.MustSP("0.3pt"), rgbRule)
 	}

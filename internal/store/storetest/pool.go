@@ -103,13 +103,16 @@ func prepareSlot(ctx context.Context, conn *sql.Conn, schema string) error {
 	if err != nil {
 		return err
 	}
-	var stmts []string
+	// The books' triggers (migration 00019) refuse deleting issued
+	// invoices, their files, the audit log and receipts; replica mode skips
+	// user triggers for this session while it empties the slot.
+	stmts := []string{`SET session_replication_role = replica`}
 	for _, tbl := range tables {
 		stmts = append(stmts, `DELETE FROM `+schema+`.`+tbl)
 	}
 	// One simple-protocol query: one implicit transaction.
 	stmts = append(stmts, `SELECT setval(format('%I.%I', schemaname, sequencename), 1, false) FROM pg_sequences
-		WHERE schemaname = '`+schema+`' AND sequencename NOT LIKE 'goose%'`)
+		WHERE schemaname = '`+schema+`' AND sequencename NOT LIKE 'goose%'`, `RESET session_replication_role`)
 	_, err = conn.ExecContext(ctx, strings.Join(stmts, ";\n"))
 	return err
 }

@@ -1,0 +1,83 @@
+package main
+
+import (
+	"bytes"
+	"context"
+	"encoding/json"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/farebox/farebox/internal/apitest"
+	"github.com/farebox/farebox/internal/store"
+)
+
+// TestBooksCommands: `farebox books verify` reports clean books with exit
+// 0 and a gap with exit 1 naming it; `farebox books audit` prints an
+// account's audit log; on both engines.
+func TestBooksCommands(t *testing.T) {
+	for _, engine := range []store.Engine{store.SQLite, store.Postgres} {
+		t.Run(string(engine), func(t *testing.T) {
+			var env map[string]string
+			var s *store.Store
+			if engine == store.Postgres {
+				env, s = pgEnv(t)
+			} else {
+				env = sqliteEnv(t, nil)
+				cli(t, env, "migrate", "--create")
+				var err error
+				if s, err = store.Open(context.Background(), store.Options{DataDir: env["FAREBOX_DATA_DIR"]}); err != nil {
+					t.Fatal(err)
+				}
+				t.Cleanup(func() { s.Close() })
+			}
+			e := apitest.NewOnStore(t, s, apitest.Options{})
+			var o struct {
+				Coupons []struct {
+					BillableItemID string `json:"billable_item_id"`
+				} `json:"coupons"`
+			}
+			var prods []struct {
+				ID         string `json:"id"`
+				TicketType string `json:"ticket_type"`
+			}
+			e.Must(200, apitest.Req{Method: "GET", Path: "/v2/products/search_by_city_name.json?city_name=Berlin", Key: e.LiveKey}).JSON(t, &prods)
+			e.Must(201, apitest.Req{Method: "POST", Path: "/v6/ticketing/orders.json", Key: e.LiveKey,
+				Body: map[string]any{"product_ids": []string{prods[0].ID}}}).JSON(t, &o)
+			item := o.Coupons[0].BillableItemID
+			coll := e.Must(201, apitest.Req{Method: "POST", Path: "/v5/ticketing/billable_collections.json", Key: e.LiveKey}).Map(t)["id"].(string)
+			e.Must(200, apitest.Req{Method: "POST", Path: "/v5/ticketing/billable_collection/" + coll + "/billable_items.json", Key: e.LiveKey,
+				Body: map[string]any{"billable_item_ids": []string{item}}})
+			e.Clock.Advance(time.Second) // entries of one instant are ordered by their random ids
+			e.Must(201, apitest.Req{Method: "POST", Path: "/v5/ticketing/billable_item/" + item + "/invoice.json", Key: e.LiveKey})
+			if _, err := e.App.Jobs.RunOnce(context.Background()); err != nil {
+				t.Fatal(err)
+			}
+			out := cli(t, env, "books", "verify")
+			if !strings.Contains(out, "checked 1 numbers in 1 series and 1 stored files") || !strings.HasSuffix(out, "0 findings\n") {
+				t.Errorf("clean verify: %s", out)
+			}
+			lines := strings.Split(strings.TrimSpace(cli(t, env, "books", "audit", "--account", e.AccountID)), "\n")
+			if len(lines) != 2 {
+				t.Fatalf("audit: %q", lines)
+			}
+			var newest map[string]any
+			if err := json.Unmarshal([]byte(lines[0]), &newest); err != nil || newest["action"] != "invoiced" || newest["object_id"] != item {
+				t.Errorf("audit entry %s: %v", lines[0], err)
+			}
+			if _, err := s.DB().Exec(`UPDATE invoice_counters SET last_value = last_value + 1`); err != nil {
+				t.Fatal(err)
+			}
+			var stdout, stderr bytes.Buffer
+			err := run(context.Background(), []string{"books", "verify"}, envFrom(env), nil, &stdout, &stderr)
+			if err == nil || exitCode(err) != 1 || !strings.Contains(stdout.String(), "FINDING number_gap: series 2026: number 2026-000002 is missing") ||
+				!strings.Contains(stdout.String(), "1 findings") {
+				t.Errorf("verify with a gap: %v\n%s%s", err, stdout.String(), stderr.String())
+			}
+			stderr.Reset()
+			if err := run(context.Background(), []string{"books", "audit"}, envFrom(env), nil, &stdout, &stderr); exitCode(err) != 2 {
+				t.Errorf("audit without --account: %v", err)
+			}
+		})
+	}
+}

@@ -1,0 +1,123 @@
+package invoicing
+
+import (
+	"fmt"
+	"sort"
+	"strconv"
+	"strings"
+	"time"
+
+	"github.com/farebox/farebox/internal/account"
+	"github.com/farebox/farebox/internal/list"
+)
+
+// Audit actions: the changes of a billable item's invoicing state the
+// audit log records (docs/books.md).
+const (
+	AuditAssignmentChanged = "assignment_changed" // customer, split or collection set by PUT
+	AuditAddedToCollection = "added_to_collection"
+	AuditInvoiced          = "invoiced"          // claimed by an invoice for one customer
+	AuditInvoiceCancelled  = "invoice_cancelled" // claims released by a cancellation
+)
+
+// AuditEntry is one row of the append-only audit log.
+type AuditEntry struct {
+	ID          string
+	AccountID   string
+	Environment account.Environment
+	ObjectType  string // billable_item
+	ObjectID    string
+	Action      string
+	Actor       account.Actor
+	Detail      map[string]any // before/after, invoice ids: what the action changed
+	CreatedAt   time.Time
+}
+
+// AuditFilter selects the entries of a list (docs/lists.md); ObjectID,
+// when set, keeps one object's entries.
+type AuditFilter struct {
+	list.Query
+	ObjectID *string
+}
+
+// StoredFile is a stored file with the hash recorded when it was written
+// ("" for files stored before hashes were recorded).
+type StoredFile struct {
+	InvoiceID string
+	Number    string
+	Format    string
+	SHA256    string
+	Body      []byte
+}
+
+// NumberGap is a hole in a number series: the numbers From..To (inclusive)
+// of Series were never issued, or were removed.
+type NumberGap struct {
+	Series   string
+	From, To int64
+}
+
+func (g NumberGap) String() string {
+	if g.From == g.To {
+		return fmt.Sprintf("series %s: number %s is missing", g.Series, Number(g.Series, g.From))
+	}
+	return fmt.Sprintf("series %s: numbers %s to %s are missing", g.Series, Number(g.Series, g.From), Number(g.Series, g.To))
+}
+
+// SplitNumber is the series and position of a number of Number's form;
+// false for a string that is not one.
+func SplitNumber(number string) (string, int64, bool) {
+	i := strings.LastIndexByte(number, '-')
+	if i <= 0 {
+		return "", 0, false
+	}
+	n, err := strconv.ParseInt(number[i+1:], 10, 64)
+	if err != nil || n < 1 || Number(number[:i], n) != number {
+		return "", 0, false
+	}
+	return number[:i], n, true
+}
+
+// Gaps are the holes of each series given the issued numbers and each
+// series' counter (the last number taken): every position from 1 to the
+// counter must be issued. Numbers that do not parse are returned as bad.
+func Gaps(numbers []string, counters map[string]int64) (gaps []NumberGap, bad []string) {
+	seen := map[string]map[int64]bool{}
+	last := map[string]int64{}
+	for s, n := range counters {
+		last[s] = n
+	}
+	for _, num := range numbers {
+		s, n, ok := SplitNumber(num)
+		if !ok {
+			bad = append(bad, num)
+			continue
+		}
+		if seen[s] == nil {
+			seen[s] = map[int64]bool{}
+		}
+		seen[s][n] = true
+		last[s] = max(last[s], n)
+	}
+	series := make([]string, 0, len(last))
+	for s := range last {
+		series = append(series, s)
+	}
+	sort.Strings(series)
+	for _, s := range series {
+		var from int64
+		for n := int64(1); n <= last[s]; n++ {
+			switch {
+			case !seen[s][n] && from == 0:
+				from = n
+			case seen[s][n] && from != 0:
+				gaps = append(gaps, NumberGap{Series: s, From: from, To: n - 1})
+				from = 0
+			}
+		}
+		if from != 0 {
+			gaps = append(gaps, NumberGap{Series: s, From: from, To: last[s]})
+		}
+	}
+	return gaps, bad
+}
