@@ -54,10 +54,14 @@ type Server struct {
 }
 
 // New starts a stand-in that accepts assertions signed by key for the
-// service account email.
-func New(t testing.TB, email string, key *rsa.PublicKey) *Server {
+// service account email; now is its clock (nil: time.Now), which judges
+// the assertions' iat/exp and the access tokens' expiry.
+func New(t testing.TB, email string, key *rsa.PublicKey, now func() time.Time) *Server {
+	if now == nil {
+		now = time.Now
+	}
 	s := &Server{email: email, key: key, tokens: map[string]time.Time{}, classes: map[string]json.RawMessage{},
-		objects: map[string]map[string]any{}, now: time.Now}
+		objects: map[string]map[string]any{}, now: now}
 	mux := http.NewServeMux()
 	mux.HandleFunc("POST "+tokenPath, s.token)
 	mux.HandleFunc("POST "+apiPrefix+"/transitClass", s.authed(s.insertClass))
