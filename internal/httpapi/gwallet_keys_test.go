@@ -195,6 +195,18 @@ func TestGoogleWalletAPI(t *testing.T) {
 			if last := js[len(js)-1]; last.Payload != tid3 || last.State != jobs.StateDone || g.srv.Object(g.issuer.ObjectID(tid3)) != nil {
 				t.Errorf("unsaved ticket's job: %+v", last)
 			}
+			// Restored away (the traveller lost the phone): the saved pass is
+			// marked replaced through the same queue.
+			order4, tid4, _ := activatedTicket(t, e, e.LiveKey)
+			e.Must(200, apitest.Req{Method: "GET", Path: "/v9/ticketing/passes/google_wallet/" + tid4 + ".json"})
+			coupon4 := order4["coupons"].([]any)[0].(map[string]any)["id"].(string)
+			e.Must(201, apitest.Req{Method: "POST", Path: "/v9/ticketing/orders/" + order4["order_id"].(string) + "/restore.json", Key: e.LiveKey,
+				Body: map[string]any{"restore_secret": order4["restore_secret"], "coupon_ids": []string{coupon4}}})
+			settleJobs(t, e, app.JobGoogleObject)
+			obj4 := g.srv.Object(g.issuer.ObjectID(tid4))
+			if b, _ := json.Marshal(obj4["textModulesData"]); obj4["state"] != "INACTIVE" || !strings.Contains(string(b), "Ersetzt") {
+				t.Errorf("restored-away object: %v %s", obj4["state"], b)
+			}
 		})
 	}
 }
@@ -393,6 +405,24 @@ func TestInspectionKeyRotationAndRevocation(t *testing.T) {
 				if _, err := e.App.RevokeInspectionKey(ctx, s, "1", "Schlüssel kompromittiert"); apperr.KindOf(err) != apperr.NotFound {
 					t.Errorf("second revocation: %v", err)
 				}
+				// The test range rotates and revokes on its own: a test ticket
+				// moves from test key 32769 to 32770, never to a live key.
+				_, tidT, _ := activatedTicket(t, e, e.TestKey)
+				if _, err := e.App.RevokeInspectionKey(ctx, s, "32769", "Testschlüssel kompromittiert"); apperr.As(err) == nil || apperr.As(err).Code != app.CodeInspectionKeyActive {
+					t.Errorf("revoking the only test key: %v", err)
+				}
+				if r, err := e.App.RotateInspectionKey(ctx, s, barcode.EnvTest); err != nil || r.New.ID != barcode.TestKeyIDBase+2 || r.Stamped != 1 {
+					t.Fatalf("test rotation: %+v %v", r, err)
+				}
+				reload()
+				if rv, err := e.App.RevokeInspectionKey(ctx, s, "32769", "Testschlüssel kompromittiert"); err != nil || rv.Resigned != 1 || rv.Successor != barcode.TestKeyIDBase+2 {
+					t.Fatalf("test key revocation: %+v %v", rv, err)
+				}
+				reload()
+				if c, err := barcode.Verify(read(tidT), keysOf()); err != nil || c.KeyID != barcode.TestKeyIDBase+2 || !c.Test() {
+					t.Errorf("test ticket after its key's revocation: %+v %v", c, err)
+				}
+				settleJobs(t, e, app.JobGoogleObject)
 				// A rotation later: the key of A and B (2) stays while they are
 				// valid; once they ended it is pruned.
 				if r, err = e.App.RotateInspectionKey(ctx, s, barcode.EnvLive); err != nil || r.New.ID != 3 || r.Stamped != 1 {
