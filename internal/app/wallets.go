@@ -224,6 +224,10 @@ func (w *Wallets) ApplePass(d TicketDetails) ([]byte, error) {
 	return out, nil
 }
 
+// GoogleInsertTimeout bounds the API calls a save link makes before it
+// falls back to a link that carries the whole object.
+const GoogleInsertTimeout = 5 * time.Second
+
 // GoogleSaveURL is the Google Wallet save link of ticket d. With the
 // Google Wallet API configured, the class and the ticket's object are
 // inserted (or brought up to date) first and the link only names the
@@ -238,7 +242,11 @@ func (w *Wallets) GoogleSaveURL(ctx context.Context, d TicketDetails) (string, e
 	}
 	now := w.app.Now()
 	if api := w.options().GoogleAPI; api != nil {
-		if err := w.putGoogleObject(ctx, api, g.Object(p, now)); err == nil {
+		// Bounded: a slow Google costs the traveller a long link, not the request.
+		actx, cancel := context.WithTimeout(ctx, GoogleInsertTimeout)
+		err := w.putGoogleObject(actx, api, g.Object(p, now))
+		cancel()
+		if err == nil {
 			if u, err := g.SkinnySaveURL(p.TicketID, now); err == nil {
 				return u, nil
 			}

@@ -343,7 +343,7 @@ func RotateInspection(ctx context.Context, s Settings, st *store.Store, env stri
 	}
 	if dir, ok := s.keyDir(); ok {
 		return barcode.RotateDir(dir, env, nil)
-	} else if dir == "" && s.InspectionKeys != "" {
+	} else if s.InspectionKeys != "" {
 		return barcode.Key{}, configErr(op, "--inspection-keys lists key files: create inspection-<kid>.key (next id above the listed ones) in your secret store and add it to the list")
 	}
 	if st == nil {
@@ -389,7 +389,7 @@ func RemoveInspectionKey(ctx context.Context, s Settings, st *store.Store, kid u
 			}
 		}
 		return removed, nil
-	} else if dir == "" && s.InspectionKeys != "" {
+	} else if s.InspectionKeys != "" {
 		return false, configErr(op, "--inspection-keys lists key files: remove inspection-"+strconv.Itoa(int(kid))+".key/.pub from the list and your secret store")
 	}
 	if st == nil {

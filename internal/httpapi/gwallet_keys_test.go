@@ -186,6 +186,14 @@ func TestGoogleWalletAPI(t *testing.T) {
 			if g.srv.Object(g.issuer.ObjectID(tid2)) == nil || g.srv.Exchanges() != 2 {
 				t.Errorf("after token expiry: object %v, %d exchanges", g.srv.Object(g.issuer.ObjectID(tid2)) != nil, g.srv.Exchanges())
 			}
+			// Google down when the link is asked for: the link carries the
+			// whole object instead (still 200, still saveable).
+			g.srv.FailNext(1)
+			_, tid5, _ := activatedTicket(t, e, e.LiveKey)
+			fat := string(e.Must(200, apitest.Req{Method: "GET", Path: "/v9/ticketing/passes/google_wallet/" + tid5 + ".json"}).Body)
+			if o := saveJWTPayload(t, fat)["payload"].(map[string]any)["transitObjects"].([]any)[0].(map[string]any); o["state"] != "ACTIVE" || o["barcode"] == nil {
+				t.Errorf("fallback link: %v", o)
+			}
 			// A ticket never saved: its update finds no object (404) and is done.
 			_, tid3, _ := activatedTicket(t, e, e.LiveKey)
 			if _, err := e.App.RevokeTicket(ctx, tid3, "Fahrgeld erstattet"); err != nil {
