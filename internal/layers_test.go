@@ -82,12 +82,13 @@ var layers = map[string]string{
 	"tools/openapiexamples": "wiring",
 	"internal/shareddata":   "testsupport",
 
-	"internal/apitest":                "testsupport",
-	"internal/store/storetest":        "testsupport",
-	"internal/invoicedoc/invoicetest": "testsupport",
-	"internal/engines/browsertest":    "testsupport",
-	"internal/barcode/barcodetest":    "testsupport",
-	"internal/testtool":               "testsupport",
+	"internal/apitest":                  "testsupport",
+	"internal/store/storetest":          "testsupport",
+	"internal/invoicedoc/invoicetest":   "testsupport",
+	"internal/engines/browsertest":      "testsupport",
+	"internal/wallet/google/googletest": "testsupport",
+	"internal/barcode/barcodetest":      "testsupport",
+	"internal/testtool":                 "testsupport",
 }
 
 // mayImport lists, per class, the classes of this module it may import

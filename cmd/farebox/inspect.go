@@ -94,6 +94,9 @@ func inspectCmd(ctx context.Context, args []string, getenv func(string) string, 
 	fmt.Fprint(stdout, rep.String())
 	if !rep.Acceptable(*allowTest) {
 		switch {
+		case rep.Revoked != nil && rep.Revoked.Kid != "":
+			fmt.Fprintln(stdout, "REJECTED: signed with revoked inspection key "+rep.Revoked.Kid+": "+rep.Revoked.Reason+
+				" (the traveller's ticket has a new barcode: reload it)")
 		case rep.Revoked != nil:
 			fmt.Fprintln(stdout, "REJECTED: the ticket was revoked: "+rep.Revoked.Reason)
 		case rep.Genuine && rep.Test && !*allowTest:

@@ -28,6 +28,7 @@ Commands:
   usage      report the usage ledger of every account
   inspect    verify an inspection barcode (image or payload) and say whose and whether valid
   tickets    revoke a ticket (it becomes invalid and enters the revocation feed)
+  keys       list, rotate, prune or revoke the inspection barcode signing keys
   gtfs       import, list and remove GTFS timetable feeds
   books      verify the invoice number series and stored files; print an account's audit log
   version    print the version
@@ -64,6 +65,8 @@ func run(ctx context.Context, args []string, getenv func(string) string, stdin i
 		return ticketsCmd(ctx, rest, getenv, stdout, stderr)
 	case "books":
 		return booksCmd(ctx, rest, getenv, stdout, stderr)
+	case "keys":
+		return keysCmd(ctx, rest, getenv, stdout, stderr)
 	case "version":
 		fmt.Fprintln(stdout, "farebox", version)
 		return nil

@@ -3,6 +3,7 @@ package main
 import (
 	"context"
 	"log/slog"
+	"slices"
 	"time"
 
 	"github.com/farebox/farebox/internal/app"
@@ -17,7 +18,8 @@ func credentialSettings(cfg config.Config) credentials.Settings {
 		ApplePassCert: cfg.ApplePassCert, ApplePassKey: cfg.ApplePassKey, AppleWWDRCert: cfg.AppleWWDRCert,
 		ApplePassTypeID: cfg.ApplePassTypeID, AppleTeamID: cfg.AppleTeamID,
 		GoogleServiceAccount: cfg.GoogleServiceAccount, GoogleIssuerID: cfg.GoogleIssuerID,
-		GoogleIssuerName: cfg.GoogleIssuerName, GoogleOrigins: cfg.GoogleOrigins, GoogleLogoURL: cfg.GoogleLogoURL, Brand: cfg.Brand}
+		GoogleIssuerName: cfg.GoogleIssuerName, GoogleOrigins: cfg.GoogleOrigins, GoogleLogoURL: cfg.GoogleLogoURL, Brand: cfg.Brand,
+		GoogleWalletAPI: cfg.GoogleWalletAPI, GoogleAPIURL: cfg.GoogleAPIURL, GoogleTokenURL: cfg.GoogleTokenURL}
 }
 
 // loadWallets gives d the inspection keyring and the wallet issuers,
@@ -71,7 +73,33 @@ func loadWallets(ctx context.Context, cfg config.Config, st *store.Store, log *s
 		log.Warn("Google Wallet: using a self-generated development service account; Google rejects its save links",
 			"generated_now", created, "dir", s.WalletDevDir(), "advertised", cfg.AdvertiseDevelopmentWallets)
 	}
+	if o.GoogleAPI, err = credentials.LoadGoogleAPI(s, g); err != nil {
+		return err
+	}
+	if o.GoogleAPI != nil {
+		log.Info("Google Wallet: objects are inserted and kept current through the REST API", "api", cfg.GoogleAPIURL)
+	}
 	o.AdvertiseDevelopmentWallets = cfg.AdvertiseDevelopmentWallets
 	d.Wallets = d.App.NewWallets(o)
+	// Keys change under a running service (`farebox keys rotate`, `keys
+	// revoke`, `keys prune`, a new file): every instance re-reads them.
+	go every(ctx, InspectionKeyReload, func() {
+		next, _, _, err := credentials.LoadInspection(ctx, s, st, time.Now(), false)
+		if err != nil {
+			if ctx.Err() == nil {
+				log.Warn("inspection keys not reloaded; keeping the loaded ones", "error", err.Error())
+			}
+			return
+		}
+		if !slices.Equal(next.IDs(), kr.IDs()) {
+			log.Info("inspection keys reloaded", "source", source, "key_ids", next.IDs())
+		}
+		kr = next
+		d.Wallets.SetInspectionKeys(next)
+	})
 	return nil
 }
+
+// InspectionKeyReload is how often a running service re-reads its
+// inspection keys.
+const InspectionKeyReload = 2 * time.Second

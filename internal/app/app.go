@@ -45,6 +45,10 @@ type App struct {
 	// baseline of BenchmarkPlaceOrderEvents, set only by export_test.go.
 	benchWithoutEvents bool
 	parts              partCache // event parts by hash (eventparts.go)
+
+	// wallets is the instance's Wallets (NewWallets), which runs the pass
+	// update jobs (googleupdates.go); nil until wallets are configured.
+	wallets atomic.Pointer[Wallets]
 }
 
 type authEntry struct {
@@ -95,6 +99,7 @@ func New(o Options) *App {
 	a := &App{store: o.Store, clock: o.Clock, IDs: ident.Prefix(o.IDPrefix), Loc: o.Location, renewalLead: o.RenewalLeadDays,
 		authTTL: o.AuthCacheTTL, auth: map[account.KeyDigest]authEntry{}}
 	a.initInvoicing(o.Invoicing)
+	a.initPassUpdates()
 	return a
 }
 

@@ -21,10 +21,14 @@ const MaxRevocationReason = 200
 
 // revoke marks t invalid with reason and, while its validity has not ended,
 // appends it to the revocation feed; entries of ended tickets are pruned in
-// the same transaction. A ticket that is already invalid is left alone.
+// the same transaction, and its saved passes are updated (passesChanged).
+// A ticket that is already invalid is left alone.
 func revoke(ctx context.Context, q store.Q, t ticketing.Ticket, kind, reason string, now time.Time) error {
 	changed, err := q.RevokeTicket(ctx, t.ID, kind+": "+reason, now)
 	if err != nil || !changed {
+		return err
+	}
+	if err := passesChanged(ctx, q, t.ID, now); err != nil {
 		return err
 	}
 	if _, err := q.PruneRevocations(ctx, now); err != nil {
@@ -63,6 +67,9 @@ func (a *App) RevokeTicket(ctx context.Context, id, reason string) (ticketing.Ti
 		t, err = q.Ticket(ctx, id)
 		return err
 	})
+	if err == nil {
+		a.notifyJobs()
+	}
 	return t, err
 }
 
@@ -101,7 +108,7 @@ func (f RevocationFeed) MarshalJSON() ([]byte, error) {
 // active live inspection key.
 func (w *Wallets) Revocations(ctx context.Context, since int64) (RevocationFeed, error) {
 	const op = "app.Revocations"
-	kr := w.options().Inspection
+	kr := w.keyring()
 	if kr == nil {
 		return RevocationFeed{}, apperr.E(op, apperr.Unavailable, CodeInspectionKeysNotConfigured, "no inspection keys are configured")
 	}
@@ -117,6 +124,9 @@ func (w *Wallets) Revocations(ctx context.Context, since int64) (RevocationFeed,
 	for i, r := range rs {
 		feed.Revocations[i] = barcode.FeedEntry{Seq: r.Seq, TicketID: r.TicketID, Kind: r.Kind, Reason: r.Reason,
 			RevokedAt: clock.Timestamp(r.RevokedAt), ValidUntil: clock.Timestamp(r.ValidUntil)}
+		if r.Kind == ticketing.RevocationKey {
+			feed.Revocations[i].Kid = strconv.Itoa(int(r.KeyID))
+		}
 	}
 	body, sig, key, err := barcode.SignFeed(feed, kr)
 	if err != nil {

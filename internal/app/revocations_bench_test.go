@@ -6,6 +6,7 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
+	"math/rand/v2"
 	"testing"
 	"time"
 
@@ -18,9 +19,11 @@ import (
 )
 
 // BenchmarkRevocationFeed: a feed of 100,000 entries (revocations spread
-// over 30 days), served and verified as a device does it: from empty
-// (since=0) and from yesterday (the last 1/30 of the entries). Reports the
-// body size per sync.
+// over 30 days, ticket ids with random UUIDs as ident makes them, so the
+// gzip size is that of real ids; one entry is a revoked key), served and
+// verified as a device does it: from empty (since=0) and from yesterday
+// (the last 1/30 of the entries). Reports the body size per sync, plain
+// and gzip-compressed as the endpoint sends it.
 func BenchmarkRevocationFeed(b *testing.B) {
 	const entries = 100_000
 	for _, engine := range storetest.Engines {
@@ -32,11 +35,17 @@ func BenchmarkRevocationFeed(b *testing.B) {
 			kr, _ := barcode.NewKeyring(k)
 			w := a.NewWallets(app.WalletOptions{Inspection: kr})
 			ctx := context.Background()
+			rnd := rand.New(rand.NewPCG(1, 2))
 			err := s.Write(ctx, func(q store.Q) error {
 				for i := range entries {
 					at := start.Add(-30 * 24 * time.Hour).Add(time.Duration(i) * 30 * 24 * time.Hour / entries)
-					if _, err := q.AppendRevocation(ctx, ticketing.Revocation{TicketID: fmt.Sprintf("farebox-ticket-%08x-%04x-4e6b-8f00-%012x", i*2654435761%(1<<32), i*40503%(1<<16), uint64(i)*0x9E3779B97F4A7C15%(1<<48)),
-						Kind: ticketing.RevocationRevoked, Reason: "Fahrgeld erstattet", RevokedAt: at, ValidUntil: start.Add(20 * 24 * time.Hour)}); err != nil {
+					r := ticketing.Revocation{TicketID: fmt.Sprintf("farebox-ticket-%08x-%04x-4%03x-%04x-%012x", rnd.Uint32(), rnd.Uint32()&0xffff,
+						rnd.Uint32()&0xfff, 0x8000|rnd.Uint32()&0x3fff, rnd.Uint64()&(1<<48-1)),
+						Kind: ticketing.RevocationRevoked, Reason: "Fahrgeld erstattet", RevokedAt: at, ValidUntil: start.Add(20 * 24 * time.Hour)}
+					if i == entries/2 {
+						r = ticketing.Revocation{Kind: ticketing.RevocationKey, KeyID: 7, Reason: "Schlüssel kompromittiert", RevokedAt: at, ValidUntil: start.Add(31 * 24 * time.Hour)}
+					}
+					if _, err := q.AppendRevocation(ctx, r); err != nil {
 						return err
 					}
 				}
@@ -58,8 +67,8 @@ func BenchmarkRevocationFeed(b *testing.B) {
 						}
 						body, _ := json.Marshal(f)
 						r, err := barcode.VerifyFeed(body, kr)
-						if err != nil || len(r.ByTicket) != int(entries-sync.since) {
-							b.Fatalf("%v: %d entries", err, len(r.ByTicket))
+						if err != nil || len(r.ByTicket)+len(r.ByKey) != int(entries-sync.since) {
+							b.Fatalf("%v: %d entries", err, len(r.ByTicket)+len(r.ByKey))
 						}
 						size = len(body)
 					}

@@ -1,8 +1,10 @@
 package app
 
 import (
+	"context"
 	"strings"
 	"sync"
+	"sync/atomic"
 	"time"
 	"unicode/utf8"
 
@@ -28,6 +30,11 @@ type Wallets struct {
 	barcodes barcodeCache
 	// brand is ticket.properties.brand (engines.BrandProperty), built once.
 	brand map[string]any
+	// inspection is the current keyring (o.Inspection at first; replaced
+	// by SetInspectionKeys when the keys change: rotation, revocation).
+	inspection atomic.Pointer[barcode.Keyring]
+	// googleClass is set once the TransitClass exists at Google.
+	googleClass atomic.Bool
 }
 
 // WalletOptions configure NewWallets.
@@ -39,6 +46,11 @@ type WalletOptions struct {
 	Apple *apple.Builder
 	// Google mints save links; nil answers 503.
 	Google *google.Issuer
+	// GoogleAPI, with Google, keeps saved objects current through the
+	// Google Wallet REST API (googleupdates.go) and makes save links short:
+	// class and object are inserted first and the JWT names only their
+	// ids. nil: save links carry the whole object and nothing is updated.
+	GoogleAPI *google.Client
 	// AdvertiseDevelopmentWallets lists a wallet in
 	// available_rendering_options even when its credentials are
 	// self-generated (tests, demo apps). Never on a service real phones use:
@@ -61,7 +73,27 @@ func (a *App) NewWallets(o WalletOptions) *Wallets {
 			logo = imgs["logo@2x.png"]
 		}
 	}
-	return &Wallets{app: a, o: o, brand: engines.BrandProperty(o.Brand, logo)}
+	w := &Wallets{app: a, o: o, brand: engines.BrandProperty(o.Brand, logo)}
+	w.inspection.Store(o.Inspection)
+	a.wallets.Store(w)
+	return w
+}
+
+// keyring is the current inspection keyring (nil: none configured).
+func (w *Wallets) keyring() *barcode.Keyring {
+	if w == nil {
+		return nil
+	}
+	return w.inspection.Load()
+}
+
+// SetInspectionKeys replaces the inspection keyring, e.g. after `farebox
+// keys rotate` or `keys revoke` changed the stored keys (serve reloads
+// them every few seconds). nil is ignored.
+func (w *Wallets) SetInspectionKeys(kr *barcode.Keyring) {
+	if w != nil && kr != nil {
+		w.inspection.Store(kr)
+	}
 }
 
 // options are w's settings (none for a nil w).
@@ -121,8 +153,10 @@ func (w *Wallets) Offer(d TicketDetails) (props map[string]any, options []string
 func (w *Wallets) offer(d TicketDetails) (v wallet.TicketView, props map[string]any, options []string, err error) {
 	v = walletView(d)
 	options = []string{}
-	if kr := w.options().Inspection; kr != nil {
-		if v.Barcode, err = barcode.Sign(v.Claims(), kr); err != nil {
+	if kr := w.keyring(); kr != nil {
+		// The ticket's own key while the keyring holds it (rotation keeps
+		// barcodes already on phones), else the active one.
+		if v.Barcode, _, err = barcode.SignWith(v.Claims(), kr, d.Ticket.InspectionKeyID); err != nil {
 			return v, nil, nil, err
 		}
 		if props, err = w.barcodes.properties(v.Barcode); err != nil {
@@ -190,15 +224,35 @@ func (w *Wallets) ApplePass(d TicketDetails) ([]byte, error) {
 	return out, nil
 }
 
-// GoogleSaveURL is the Google Wallet save link of ticket d.
-func (w *Wallets) GoogleSaveURL(d TicketDetails) (string, error) {
+// GoogleInsertTimeout bounds the API calls a save link makes before it
+// falls back to a link that carries the whole object.
+const GoogleInsertTimeout = 5 * time.Second
+
+// GoogleSaveURL is the Google Wallet save link of ticket d. With the
+// Google Wallet API configured, the class and the ticket's object are
+// inserted (or brought up to date) first and the link only names the
+// object: under 1,800 characters. If the API cannot be reached the link
+// carries the whole object, as without the API.
+func (w *Wallets) GoogleSaveURL(ctx context.Context, d TicketDetails) (string, error) {
 	const op = "http.googlePass"
 	g := w.options().Google
 	p, err := w.pass(d, op, g != nil)
 	if err != nil {
 		return "", err
 	}
-	u, err := g.SaveURL(p, w.app.Now())
+	now := w.app.Now()
+	if api := w.options().GoogleAPI; api != nil {
+		// Bounded: a slow Google costs the traveller a long link, not the request.
+		actx, cancel := context.WithTimeout(ctx, GoogleInsertTimeout)
+		err := w.putGoogleObject(actx, api, g.Object(p, now))
+		cancel()
+		if err == nil {
+			if u, err := g.SkinnySaveURL(p.TicketID, now); err == nil {
+				return u, nil
+			}
+		}
+	}
+	u, err := g.SaveURL(p, now)
 	if err != nil {
 		return "", apperr.E(op, apperr.Unavailable, CodePassUnavailable, "the save link could not be signed").WithCause(err)
 	}
@@ -207,7 +261,7 @@ func (w *Wallets) GoogleSaveURL(d TicketDetails) (string, error) {
 
 // InspectionKeys is the public key set inspectors verify barcodes with.
 func (w *Wallets) InspectionKeys() (any, error) {
-	kr := w.options().Inspection
+	kr := w.keyring()
 	if kr == nil {
 		return nil, apperr.E("http.inspectionKeys", apperr.Unavailable, CodeInspectionKeysNotConfigured, "no inspection keys are configured")
 	}

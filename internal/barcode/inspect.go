@@ -27,8 +27,12 @@ type Report struct {
 	Test    bool   // a test-environment ticket: never accept in live inspection
 	At      time.Time
 	// Revoked is the ticket's revocation feed entry (Revocations.Check):
-	// genuine, but no longer valid (restored away or revoked).
+	// genuine, but no longer valid (restored away or revoked), or signed
+	// with a revoked key (a RevocationKey entry; then possibly not genuine
+	// either, when the key is no longer published).
 	Revoked *FeedEntry
+	// KeyID is the key id the payload names (0 when it is malformed).
+	KeyID uint16
 }
 
 // Inspect verifies payload with kr and judges its validity at now.
@@ -44,9 +48,13 @@ func Inspect(payload []byte, kr *Keyring, now time.Time) Report {
 		case errors.Is(err, ErrKeyEnvironment):
 			reason = "a test key signed a live ticket"
 		}
-		return Report{Reason: reason, State: StateNotGenuine, At: now}
+		rep := Report{Reason: reason, State: StateNotGenuine, At: now}
+		if pc, _, perr := parse(payload); perr == nil {
+			rep.KeyID = pc.KeyID
+		}
+		return rep
 	}
-	return Report{Genuine: true, Claims: c, State: validityState(c, now), Test: c.Test(), At: now}
+	return Report{Genuine: true, Claims: c, State: validityState(c, now), Test: c.Test(), At: now, KeyID: c.KeyID}
 }
 
 // validityState judges now against [ValidFrom, ValidUntil] with the
@@ -103,6 +111,14 @@ func (r Report) Acceptable(allowTest bool) bool {
 
 // String renders the report: Describe for genuine payloads, a refusal otherwise.
 func (r Report) String() string {
+	if r.Revoked != nil && r.Revoked.Kid != "" {
+		head := fmt.Sprintf("REVOKED KEY: signed with inspection key %s, revoked: %s (at %s, revocation feed entry %d)\n",
+			r.Revoked.Kid, r.Revoked.Reason, r.Revoked.RevokedAt, r.Revoked.Seq)
+		if !r.Genuine {
+			return head + "NOT GENUINE: " + r.Reason + "\n"
+		}
+		return head + Describe(r.Claims, r.At)
+	}
 	if !r.Genuine {
 		return "NOT GENUINE: " + r.Reason + "\n"
 	}

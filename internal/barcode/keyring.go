@@ -178,6 +178,27 @@ func Sign(c Claims, kr *Keyring) ([]byte, error) {
 	return append(body, sig...), nil
 }
 
+// SignWith signs c with the key kid when the keyring holds its private half
+// and kid is of the range that signs c's environment (a ticket keeps the
+// key it was first signed with across rotations: docs/wallet.md, "Key
+// rotation"); otherwise, and for kid 0, with the active key (Sign). It
+// returns the payload and the id of the key that signed.
+func SignWith(c Claims, kr *Keyring, kid uint16) ([]byte, uint16, error) {
+	active, ok := kr.ActiveFor(c.Environment)
+	if !ok {
+		return nil, 0, apperr.E("barcode.SignWith", apperr.Unavailable, CodeNoInspectionSigningKey, "no active inspection signing key")
+	}
+	k, ok := kr.keys[kid]
+	if !ok || len(k.Private) != ed25519.PrivateKeySize || k.Environment() != active.Environment() {
+		k = active
+	}
+	body, err := encodeBody(c, k.ID)
+	if err != nil {
+		return nil, 0, err
+	}
+	return append(body, ed25519.Sign(k.Private, signedMessage(body))...), k.ID, nil
+}
+
 func signedMessage(body []byte) []byte {
 	return append([]byte(signContext), body...)
 }

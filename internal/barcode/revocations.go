@@ -24,11 +24,14 @@ type Feed struct {
 	Revocations []FeedEntry `json:"revocations"`
 }
 
-// FeedEntry is one revoked ticket.
+// FeedEntry is one revoked ticket, or one revoked inspection key (Kind
+// "key", Kid set, no TicketID): every barcode signed with that key is
+// invalid.
 type FeedEntry struct {
 	Seq        int64  `json:"seq"`
-	TicketID   string `json:"ticket_id"`
-	Kind       string `json:"kind"` // "restored" or "revoked"
+	TicketID   string `json:"ticket_id,omitempty"`
+	Kid        string `json:"kid,omitempty"`
+	Kind       string `json:"kind"` // "restored", "revoked" or "key"
 	Reason     string `json:"reason"`
 	RevokedAt  string `json:"revoked_at"`
 	ValidUntil string `json:"valid_until"` // the entry is pruned after it
@@ -54,10 +57,11 @@ func SignFeed(f Feed, kr *Keyring) (body, sig []byte, key Key, err error) {
 	return body, ed25519.Sign(k.Private, append([]byte(RevocationContext), body...)), k, nil
 }
 
-// Revocations is a verified feed, indexed by ticket id.
+// Revocations is a verified feed, indexed by ticket id and revoked key id.
 type Revocations struct {
 	Feed     Feed
 	ByTicket map[string]FeedEntry
+	ByKey    map[uint16]FeedEntry
 }
 
 // VerifyFeed checks a saved or downloaded revocations.json against the
@@ -87,19 +91,36 @@ func VerifyFeed(data []byte, kr *Keyring) (*Revocations, error) {
 	if err != nil || !ed25519.Verify(k.Public, append([]byte(RevocationContext), env.Feed...), sig) {
 		return nil, bad("the signature does not verify (altered or re-formatted)")
 	}
-	r := &Revocations{ByTicket: map[string]FeedEntry{}}
+	r := &Revocations{ByTicket: map[string]FeedEntry{}, ByKey: map[uint16]FeedEntry{}}
 	if err := json.Unmarshal(env.Feed, &r.Feed); err != nil || r.Feed.Version != 1 {
 		return nil, bad("unsupported feed version")
 	}
 	for _, e := range r.Feed.Revocations {
+		if e.Kid != "" {
+			id, err := strconv.ParseUint(e.Kid, 10, 16)
+			if err != nil {
+				return nil, bad("entry " + strconv.FormatInt(e.Seq, 10) + " names no key id")
+			}
+			r.ByKey[uint16(id)] = e
+			continue
+		}
 		r.ByTicket[e.TicketID] = e
 	}
 	return r, nil
 }
 
-// Check marks rep revoked when its ticket is in the feed.
+// Check marks rep revoked when its ticket, or the key that signed it, is in
+// the feed. A revoked key is reported even when the keys at hand no longer
+// know it (the payload names it), so the inspector learns why.
 func (r *Revocations) Check(rep *Report) {
-	if r == nil || !rep.Genuine {
+	if r == nil {
+		return
+	}
+	if e, ok := r.ByKey[rep.KeyID]; ok && rep.KeyID != 0 {
+		rep.Revoked = &e
+		return
+	}
+	if !rep.Genuine {
 		return
 	}
 	if e, ok := r.ByTicket[rep.Claims.TicketID]; ok {

@@ -70,6 +70,9 @@ type Config struct {
 	GoogleIssuerName            string
 	GoogleOrigins               []string
 	GoogleLogoURL               string
+	GoogleWalletAPI             bool   // use the REST API (with a configured service account)
+	GoogleAPIURL                string // walletobjects v1 base URL
+	GoogleTokenURL              string // OAuth2 token URL ("" = the key file's token_uri)
 	AdvertiseDevelopmentWallets bool
 	// Brand is the operator's appearance on passes and in the rendering
 	// engine (--brand-*), validated and its images read by Load; the
@@ -145,6 +148,9 @@ func (c *Config) settings() []setting {
 		{name: "google-issuer-id", env: "FAREBOX_GOOGLE_ISSUER_ID", def: "", help: "numeric Google Wallet issuer id (required with --google-service-account)"},
 		{name: "google-issuer-name", env: "FAREBOX_GOOGLE_ISSUER_NAME", def: "", help: "issuer name shown on Google passes (default: --brand-organization)"},
 		{name: "google-wallet-origins", env: "FAREBOX_GOOGLE_WALLET_ORIGINS", def: "", help: "comma-separated web origins allowed to show the Google save button"},
+		{name: "google-wallet-api", env: "FAREBOX_GOOGLE_WALLET_API", def: "true", help: "with --google-service-account: insert objects through the Google Wallet REST API (short save links) and keep saved passes current"},
+		{name: "google-api-url", env: "FAREBOX_GOOGLE_API_URL", def: "https://walletobjects.googleapis.com/walletobjects/v1", help: "Google Wallet REST API base URL (walletobjects v1)"},
+		{name: "google-token-url", env: "FAREBOX_GOOGLE_TOKEN_URL", def: "", help: "OAuth2 token URL of the service account (default: the key file's token_uri, else https://oauth2.googleapis.com/token)"},
 		{name: "google-logo-url", env: "FAREBOX_GOOGLE_LOGO_URL", def: "", help: "https logo of the Google transit class (without it the class must exist in the console)"},
 		{name: "brand-organization", env: "FAREBOX_BRAND_ORGANIZATION", def: "", help: "organisation selling the tickets, shown on passes and in the rendering engine (default: the development brand \"farebox\"; required with any other --brand-* setting)"},
 		{name: "brand-operator", env: "FAREBOX_BRAND_OPERATOR", def: "", help: "transport company issuing the tickets, shown on passes and in the rendering engine (default: --brand-organization)"},
@@ -269,6 +275,7 @@ func Load(args []string, getenv func(string) string, out io.Writer) (Config, err
 	c.ApplePassTypeID, c.AppleTeamID = get("apple-pass-type-id"), get("apple-team-id")
 	c.GoogleServiceAccount, c.GoogleIssuerID = get("google-service-account"), get("google-issuer-id")
 	c.GoogleIssuerName, c.GoogleLogoURL = get("google-issuer-name"), get("google-logo-url")
+	c.GoogleWalletAPI, c.GoogleAPIURL, c.GoogleTokenURL = boolean("google-wallet-api"), get("google-api-url"), get("google-token-url")
 	for _, o := range strings.Split(get("google-wallet-origins"), ",") {
 		if o = strings.TrimSpace(o); o != "" {
 			c.GoogleOrigins = append(c.GoogleOrigins, o)

@@ -2,8 +2,11 @@ package credentials
 
 import (
 	"context"
+	"errors"
+	"io/fs"
 	"os"
 	"path/filepath"
+	"strconv"
 	"strings"
 	"time"
 
@@ -38,6 +41,12 @@ type Settings struct {
 	Brand         wallet.Brand
 	GoogleOrigins []string
 	GoogleLogoURL string
+	// GoogleWalletAPI uses the Google Wallet REST API at GoogleAPIURL
+	// (token exchange at GoogleTokenURL, default the key file's token_uri)
+	// with the configured service account.
+	GoogleWalletAPI bool
+	GoogleAPIURL    string
+	GoogleTokenURL  string
 }
 
 // Development identities used when nothing is configured.
@@ -274,6 +283,20 @@ func LoadApple(s Settings, now time.Time) (b *apple.Builder, created bool, err e
 	return b, created, nil
 }
 
+// LoadGoogleAPI returns the Google Wallet REST API client of the
+// configured service account, or nil when the API is off or the service
+// account is a development one (Google would refuse it).
+func LoadGoogleAPI(s Settings, i *google.Issuer) (*google.Client, error) {
+	if !s.GoogleWalletAPI || s.GoogleServiceAccount == "" || i == nil || i.Development() {
+		return nil, nil
+	}
+	c, err := google.NewClient(google.ClientConfig{APIURL: s.GoogleAPIURL, TokenURL: s.GoogleTokenURL, Account: i.Account()})
+	if err != nil {
+		return nil, configErr("credentials.LoadGoogleAPI", err.Error())
+	}
+	return c, nil
+}
+
 // LoadGoogle returns the save-link issuer: the configured service account
 // and issuer id, or a development service account generated into
 // WalletDevDir (created reports a generation).
@@ -306,4 +329,97 @@ func LoadGoogle(s Settings) (i *google.Issuer, created bool, err error) {
 		return nil, false, configErr(op, err.Error())
 	}
 	return i, created, nil
+}
+
+// RotateInspection adds a new signing key for env (barcode.EnvLive or
+// EnvTest) to where the inspection keys are kept — the configured
+// directory, the data dir in embedded mode, the service_secrets table on
+// PostgreSQL — with the next free id of env's range. A configured list of
+// key files cannot grow: the operator adds the file and lists it.
+func RotateInspection(ctx context.Context, s Settings, st *store.Store, env string, now time.Time) (barcode.Key, error) {
+	const op = "credentials.RotateInspection"
+	if env != barcode.EnvLive && env != barcode.EnvTest {
+		return barcode.Key{}, apperr.E(op, apperr.Invalid, barcode.CodeInvalidEnvironment, `environment must be "live" or "test"`)
+	}
+	if dir, ok := s.keyDir(); ok {
+		return barcode.RotateDir(dir, env, nil)
+	} else if s.InspectionKeys != "" {
+		return barcode.Key{}, configErr(op, "--inspection-keys lists key files: create inspection-<kid>.key (next id above the listed ones) in your secret store and add it to the list")
+	}
+	if st == nil {
+		return barcode.Key{}, apperr.E(op, apperr.Internal, CodeNoStore, "the database is needed to rotate inspection keys")
+	}
+	files, err := st.Read().ServiceSecrets(ctx, "inspection-")
+	if err != nil {
+		return barcode.Key{}, err
+	}
+	k, err := barcode.GenerateKey(nextKeyID(files, env), nil)
+	if err != nil {
+		return barcode.Key{}, err
+	}
+	pem, err := barcode.MarshalPrivatePEM(k)
+	if err != nil {
+		return barcode.Key{}, err
+	}
+	err = st.Write(ctx, func(q store.Q) error {
+		ins, err := q.InsertServiceSecret(ctx, barcode.KeyFileName(k), pem, now)
+		if err == nil && !ins {
+			err = apperr.E(op, apperr.Conflict, CodeConcurrentRotation, "another rotation took key id "+k.Kid()+" at the same time; run it again")
+		}
+		return err
+	})
+	return k, err
+}
+
+// RemoveInspectionKey deletes key kid (its private and public halves) from
+// where the inspection keys are kept: a pruned key no ticket needs any
+// more, or a revoked one. A configured list of files is left to the
+// operator (error). removed is false when no such key was stored.
+func RemoveInspectionKey(ctx context.Context, s Settings, st *store.Store, kid uint16) (removed bool, err error) {
+	const op = "credentials.RemoveInspectionKey"
+	names := []string{barcode.KeyFileName(barcode.Key{ID: kid, Private: []byte{0}}), barcode.KeyFileName(barcode.Key{ID: kid})}
+	if dir, ok := s.keyDir(); ok {
+		for _, n := range names {
+			err := os.Remove(filepath.Join(dir, n))
+			switch {
+			case err == nil:
+				removed = true
+			case !errors.Is(err, fs.ErrNotExist):
+				return removed, apperr.Wrap(op, err)
+			}
+		}
+		return removed, nil
+	} else if s.InspectionKeys != "" {
+		return false, configErr(op, "--inspection-keys lists key files: remove inspection-"+strconv.Itoa(int(kid))+".key/.pub from the list and your secret store")
+	}
+	if st == nil {
+		return false, apperr.E(op, apperr.Internal, CodeNoStore, "the database is needed to remove inspection keys")
+	}
+	err = st.Write(ctx, func(q store.Q) error {
+		for _, n := range names {
+			del, err := q.DeleteServiceSecret(ctx, n)
+			if err != nil {
+				return err
+			}
+			removed = removed || del
+		}
+		return nil
+	})
+	return removed, err
+}
+
+// keyDir is the directory that holds the inspection keys: the configured
+// directory or, in embedded mode without configuration, the data dir's.
+// dir is "" and ok false for a configured file list or the database.
+func (s Settings) keyDir() (dir string, ok bool) {
+	if s.InspectionKeys != "" {
+		if fi, err := os.Stat(s.InspectionKeys); err == nil && fi.IsDir() {
+			return s.InspectionKeys, true
+		}
+		return "", false
+	}
+	if s.Embedded {
+		return s.InspectionDir(), true
+	}
+	return "", false
 }

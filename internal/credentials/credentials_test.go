@@ -274,3 +274,111 @@ func FuzzKeyFileName(f *testing.F) {
 		}
 	})
 }
+
+// TestKeyStoreChanges: rotation and removal in each key store; a
+// configured file list refuses (the operator edits it), and concurrent
+// database rotations never hand out one id twice.
+func TestKeyStoreChanges(t *testing.T) {
+	ctx := context.Background()
+	dir := t.TempDir()
+	if _, _, err := barcode.LoadOrCreateDir(dir, nil); err != nil {
+		t.Fatal(err)
+	}
+	s := Settings{InspectionKeys: dir}
+	k, err := RotateInspection(ctx, s, nil, barcode.EnvLive, time.Now())
+	if err != nil || k.ID != 2 {
+		t.Fatalf("rotate dir: %v %v", k.ID, err)
+	}
+	if removed, err := RemoveInspectionKey(ctx, s, nil, 1); err != nil || !removed {
+		t.Fatalf("remove: %v %v", removed, err)
+	}
+	if removed, err := RemoveInspectionKey(ctx, s, nil, 1); err != nil || removed {
+		t.Fatalf("remove again: %v %v", removed, err)
+	}
+	kr, _, _, err := LoadInspection(ctx, s, nil, time.Now(), false)
+	if _, has := kr.Lookup(1); err != nil || has {
+		t.Errorf("key 1 still loads: %v", err)
+	}
+	list := Settings{InspectionKeys: filepath.Join(dir, "inspection-2.key")}
+	if _, err := RotateInspection(ctx, list, nil, barcode.EnvLive, time.Now()); apperr.As(err) == nil || apperr.As(err).Code != CodeInvalidConfiguration {
+		t.Errorf("rotate a file list: %v", err)
+	}
+	if _, err := RemoveInspectionKey(ctx, list, nil, 2); apperr.As(err) == nil || apperr.As(err).Code != CodeInvalidConfiguration {
+		t.Errorf("remove from a file list: %v", err)
+	}
+	if _, err := RotateInspection(ctx, s, nil, "staging", time.Now()); apperr.KindOf(err) != apperr.Invalid {
+		t.Errorf("rotate staging: %v", err)
+	}
+	for _, engine := range storetest.Engines {
+		t.Run(string(engine), func(t *testing.T) {
+			st := storetest.Open(t, engine)
+			db := Settings{DataDir: t.TempDir()}
+			if _, _, _, err := LoadInspection(ctx, db, st, time.Now(), true); err != nil {
+				t.Fatal(err)
+			}
+			var wg sync.WaitGroup
+			ids := make(chan uint16, 4)
+			for range 4 {
+				wg.Add(1)
+				go func() {
+					defer wg.Done()
+					if k, err := RotateInspection(ctx, db, st, barcode.EnvLive, time.Now()); err == nil {
+						ids <- k.ID
+					} else if apperr.As(err) == nil || apperr.As(err).Code != CodeConcurrentRotation {
+						t.Errorf("concurrent rotation: %v", err)
+					}
+				}()
+			}
+			wg.Wait()
+			close(ids)
+			seen := map[uint16]bool{}
+			for id := range ids {
+				if seen[id] {
+					t.Errorf("key id %d handed out twice", id)
+				}
+				seen[id] = true
+			}
+			kr, _, _, err := LoadInspection(ctx, db, st, time.Now(), false)
+			if err != nil || len(kr.IDs()) != 2+len(seen) || len(seen) == 0 {
+				t.Errorf("after rotations: %v %v", kr.IDs(), err)
+			}
+			top := kr.IDs()[len(kr.IDs())-2] // the highest live id, below the test key
+			if removed, err := RemoveInspectionKey(ctx, db, st, top); err != nil || !removed {
+				t.Errorf("remove from the database: %v %v", removed, err)
+			}
+		})
+	}
+}
+
+func TestLoadGoogleAPI(t *testing.T) {
+	raw, _ := google.GenerateDevServiceAccount()
+	var m map[string]any
+	_ = json.Unmarshal(raw, &m)
+	delete(m, "farebox_development")
+	raw, _ = json.Marshal(m)
+	file := filepath.Join(t.TempDir(), "sa.json")
+	if err := os.WriteFile(file, raw, 0o600); err != nil {
+		t.Fatal(err)
+	}
+	s := Settings{DataDir: t.TempDir(), GoogleServiceAccount: file, GoogleIssuerID: "1", GoogleWalletAPI: true}
+	i, _, err := LoadGoogle(s)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if c, err := LoadGoogleAPI(s, i); c == nil || err != nil {
+		t.Errorf("configured: %v %v", c, err)
+	}
+	s.GoogleAPIURL = "walletobjects"
+	if _, err := LoadGoogleAPI(s, i); apperr.As(err) == nil || apperr.As(err).Code != CodeInvalidConfiguration {
+		t.Errorf("bad URL: %v", err)
+	}
+	s.GoogleAPIURL, s.GoogleWalletAPI = "", false
+	if c, err := LoadGoogleAPI(s, i); c != nil || err != nil {
+		t.Errorf("API off: %v %v", c, err)
+	}
+	dev := Settings{DataDir: t.TempDir(), GoogleWalletAPI: true}
+	di, _, _ := LoadGoogle(dev)
+	if c, err := LoadGoogleAPI(dev, di); c != nil || err != nil {
+		t.Errorf("development account: %v %v", c, err)
+	}
+}

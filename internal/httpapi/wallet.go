@@ -44,7 +44,7 @@ func (s *Server) googleSaveURL(r *http.Request) (string, error) {
 	if err != nil {
 		return "", err
 	}
-	return s.Wallets.GoogleSaveURL(d)
+	return s.Wallets.GoogleSaveURL(r.Context(), d)
 }
 
 // googlePassRedirect answers GET …/passes/google_wallet/{ticket_id} with a

@@ -2,14 +2,22 @@ package store
 
 import (
 	"context"
+	"strconv"
+	"strings"
 	"time"
 
 	"github.com/farebox/farebox/internal/ticketing"
 )
 
+// keySubject prefixes the ticket_id column of a key entry ("key:<kid>"):
+// the column is unique, so a key enters the feed once; no ticket id has
+// this form.
+const keySubject = "key:"
+
 // AppendRevocation numbers r (the next feed sequence number, taken under
 // the feed row's lock so numbers follow commit order) and appends it. A
-// ticket enters the feed once: a second entry is an apperr.Conflict.
+// ticket (or a key, RevocationKey) enters the feed once: a second entry is
+// an apperr.Conflict.
 func (q Q) AppendRevocation(ctx context.Context, r ticketing.Revocation) (int64, error) {
 	var seq int64
 	if _, err := q.db.ExecContext(ctx, `INSERT INTO revocation_feed (id, last_seq) VALUES (1, 0) ON CONFLICT (id) DO NOTHING`); err != nil {
@@ -18,8 +26,12 @@ func (q Q) AppendRevocation(ctx context.Context, r ticketing.Revocation) (int64,
 	if err := q.db.QueryRowContext(ctx, `UPDATE revocation_feed SET last_seq = last_seq + 1 WHERE id = 1 RETURNING last_seq`).Scan(&seq); err != nil {
 		return 0, mapErr(err)
 	}
+	subject := r.TicketID
+	if r.Kind == ticketing.RevocationKey {
+		subject = keySubject + strconv.Itoa(int(r.KeyID))
+	}
 	_, err := q.db.ExecContext(ctx, `INSERT INTO revocations (seq, ticket_id, kind, reason, revoked_at, valid_until) VALUES ($1, $2, $3, $4, $5, $6)`,
-		seq, r.TicketID, r.Kind, r.Reason, now(r.RevokedAt), now(r.ValidUntil))
+		seq, subject, r.Kind, r.Reason, now(r.RevokedAt), now(r.ValidUntil))
 	return seq, mapErr(err)
 }
 
@@ -36,6 +48,10 @@ func (q Q) Revocations(ctx context.Context, since int64, notBefore time.Time) ([
 		func(scan scanner) (r ticketing.Revocation, err error) {
 			err = scan(&r.Seq, &r.TicketID, &r.Kind, &r.Reason, &r.RevokedAt, &r.ValidUntil)
 			r.RevokedAt, r.ValidUntil = r.RevokedAt.UTC(), r.ValidUntil.UTC()
+			if id, ok := strings.CutPrefix(r.TicketID, keySubject); ok && r.Kind == ticketing.RevocationKey {
+				n, _ := strconv.ParseUint(id, 10, 16)
+				r.TicketID, r.KeyID = "", uint16(n)
+			}
 			return r, err
 		})
 	return rs, last, err
@@ -50,4 +66,12 @@ func (q Q) PruneRevocations(ctx context.Context, before time.Time) (int64, error
 	}
 	n, err := res.RowsAffected()
 	return n, mapErr(err)
+}
+
+// KeyRevoked reports whether inspection key kid has a revocation feed
+// entry (not yet pruned).
+func (q Q) KeyRevoked(ctx context.Context, kid uint16) (bool, error) {
+	var n int
+	err := q.db.QueryRowContext(ctx, `SELECT COUNT(*) FROM revocations WHERE ticket_id = $1`, keySubject+strconv.Itoa(int(kid))).Scan(&n)
+	return n > 0, mapErr(err)
 }

@@ -19,6 +19,13 @@ func (q Q) InsertServiceSecret(ctx context.Context, name string, data []byte, at
 	return n == 1, mapErr(err)
 }
 
+// DeleteServiceSecret removes the secret called name (a pruned or revoked
+// inspection key); deleted is false when there was none.
+func (q Q) DeleteServiceSecret(ctx context.Context, name string) (deleted bool, err error) {
+	n, err := affected(q.db.ExecContext(ctx, `DELETE FROM service_secrets WHERE name = $1`, name))
+	return n == 1, err
+}
+
 // ServiceSecrets returns the secrets whose name starts with prefix.
 func (q Q) ServiceSecrets(ctx context.Context, prefix string) (map[string][]byte, error) {
 	out := map[string][]byte{}

@@ -109,19 +109,35 @@ type Ticket struct {
 	// revocation feed existed).
 	RevokedReason *string
 	CreatedAt     time.Time
+	// InspectionKeyID is the inspection key that signs the ticket's
+	// barcode (docs/wallet.md, "Key rotation"); 0 means the key active when
+	// the ticket is read (tickets issued since the last rotation).
+	InspectionKeyID uint16
 }
 
 // Revocation kinds: why a ticket entered the revocation feed.
 const (
 	RevocationRestored = "restored" // its coupon was restored into a new one
 	RevocationRevoked  = "revoked"  // the operator revoked it (farebox tickets revoke)
+	// RevocationKey: an inspection signing key was revoked (farebox keys
+	// revoke); every barcode it signed is invalid. The entry names the key
+	// (KeyID), not a ticket.
+	RevocationKey = "key"
 )
+
+// KeyUse is how many still-valid tickets an inspection key signs and when
+// the last of them ends.
+type KeyUse struct {
+	Tickets        int
+	LastValidUntil time.Time
+}
 
 // Revocation is one entry of the revocation feed: a ticket that stopped
 // being valid before ValidUntil. Seq numbers entries in commit order.
 type Revocation struct {
 	Seq        int64
-	TicketID   string
+	TicketID   string // "" for a key entry
+	KeyID      uint16 // the revoked key of a RevocationKey entry
 	Kind       string
 	Reason     string
 	RevokedAt  time.Time

@@ -78,6 +78,9 @@ func NewIssuer(cfg Config) (*Issuer, error) {
 // Development reports a self-generated service account (Google rejects its links).
 func (i *Issuer) Development() bool { return i.cfg.Account.Development }
 
+// Account is the issuer's service account.
+func (i *Issuer) Account() *ServiceAccount { return i.cfg.Account }
+
 // ClassID is "<issuerId>.<classSuffix>".
 func (i *Issuer) ClassID() string { return i.cfg.IssuerID + "." + i.cfg.ClassSuffix }
 
@@ -136,6 +139,11 @@ func (i *Issuer) SaveJWT(p wallet.Pass, now time.Time) (string, error) {
 	if i.cfg.LogoURL != "" {
 		c.Payload.TransitClasses = []TransitClass{i.transitClass()}
 	}
+	return i.sign(c)
+}
+
+// sign signs save-JWT claims: RS256, header kid = private_key_id.
+func (i *Issuer) sign(c Claims) (string, error) {
 	tok := jwt.NewWithClaims(jwt.SigningMethodRS256, c)
 	if kid := i.cfg.Account.PrivateKeyID; kid != "" {
 		tok.Header["kid"] = kid

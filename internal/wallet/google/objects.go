@@ -35,15 +35,16 @@ type ImageURI struct {
 	URI string `json:"uri"`
 }
 
-// TransitObject is one ticket.
+// TransitObject is one ticket. A skinny save JWT carries only ID and
+// ClassID (the fields a full object always sets are omitted when empty).
 type TransitObject struct {
 	ID                 string        `json:"id"`
 	ClassID            string        `json:"classId"`
-	State              string        `json:"state"`
-	TripType           string        `json:"tripType"`
-	PassengerType      string        `json:"passengerType"`
+	State              string        `json:"state,omitempty"`
+	TripType           string        `json:"tripType,omitempty"`
+	PassengerType      string        `json:"passengerType,omitempty"`
 	PassengerNames     string        `json:"passengerNames,omitempty"`
-	TicketNumber       string        `json:"ticketNumber"`
+	TicketNumber       string        `json:"ticketNumber,omitempty"`
 	TicketLeg          *TicketLeg    `json:"ticketLeg,omitempty"`
 	ValidTimeInterval  *TimeInterval `json:"validTimeInterval,omitempty"`
 	Barcode            *Barcode      `json:"barcode,omitempty"`

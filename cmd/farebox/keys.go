@@ -1,0 +1,110 @@
+package main
+
+import (
+	"context"
+	"encoding/json"
+	"fmt"
+	"io"
+	"strings"
+	"time"
+
+	"github.com/farebox/farebox/internal/barcode"
+	"github.com/farebox/farebox/internal/credentials"
+)
+
+const keysUsage = `Usage: farebox keys list|rotate|prune|revoke [flags]
+
+  keys list                      the stored inspection keys: active, signing,
+                                 how many valid tickets each signs and until when
+  keys rotate [--environment live|test]
+                                 add a key that signs new tickets; tickets signed
+                                 so far keep their key, which stays published until
+                                 their last one ends; prunes unneeded keys
+  keys prune                     delete keys no valid ticket needs any more
+  keys revoke KID --reason TEXT  a compromised key: its valid tickets are signed
+                                 anew with the active key (passes updated), the key
+                                 enters the revocation feed and is deleted
+
+Keys are where the service keeps them: --inspection-keys DIR, else the data
+dir (embedded), else the database. Running services re-read them within
+seconds. Runbook: docs/operations.md, "Inspection key rotation".
+
+Flags:
+`
+
+// keysCmd is `farebox keys …`.
+func keysCmd(ctx context.Context, args []string, getenv func(string) string, stdout, stderr io.Writer) error {
+	if len(args) == 0 || !strings.Contains(" list rotate prune revoke ", " "+args[0]+" ") {
+		fmt.Fprint(stderr, keysUsage)
+		return errUsage
+	}
+	fs, db := newSubcommand("keys", args, getenv, stderr)
+	keysCfg := fs.String("inspection-keys", getenv("FAREBOX_INSPECTION_KEYS"), "key directory or comma-separated key files (env FAREBOX_INSPECTION_KEYS)")
+	env := fs.String("environment", barcode.EnvLive, "rotate: the key range, live or test")
+	reason := fs.String("reason", "", "revoke: why the key is revoked (shown to inspectors in the revocation feed)")
+	asJSON := fs.Bool("json", false, "list: print JSON")
+	fs.Usage = func() { fmt.Fprint(stderr, keysUsage); fs.PrintDefaults() }
+	pos, err := parseFlags(fs, args[1:])
+	if err != nil {
+		return err
+	}
+	if (args[0] == "revoke") != (len(pos) == 1) || len(pos) > 1 {
+		fs.Usage()
+		return errUsage
+	}
+	a, st, err := db.openApp(ctx)
+	if err != nil {
+		return err
+	}
+	defer st.Close()
+	s := credentials.Settings{DataDir: db.dataDir, InspectionKeys: *keysCfg, Embedded: db.url == "" || strings.HasPrefix(db.url, "sqlite:")}
+	switch args[0] {
+	case "list":
+		keys, err := a.InspectionKeys(ctx, s)
+		if err != nil {
+			return err
+		}
+		if *asJSON {
+			return json.NewEncoder(stdout).Encode(keys)
+		}
+		for _, k := range keys {
+			state := "verifies only"
+			switch {
+			case k.Active:
+				state = "ACTIVE: signs new tickets"
+			case k.Signing:
+				state = "signs the tickets stamped with it"
+			}
+			last := "-"
+			if k.LastValidUntil != nil {
+				last = k.LastValidUntil.Format(time.RFC3339)
+			}
+			fmt.Fprintf(stdout, "%-6d %-5s %-34s %6d valid tickets, last ends %s\n", k.Kid, k.Environment, state, k.Tickets, last)
+		}
+	case "rotate":
+		r, err := a.RotateInspectionKey(ctx, s, *env)
+		if err != nil {
+			return err
+		}
+		fmt.Fprintf(stdout, "new %s inspection key %d signs new tickets; %d valid tickets keep key %d (published until their last one ends)\n",
+			*env, r.New.ID, r.Stamped, r.Old)
+		if len(r.Pruned) > 0 {
+			fmt.Fprintf(stdout, "pruned keys no valid ticket needs: %v\n", r.Pruned)
+		}
+	case "prune":
+		pruned, err := a.PruneInspectionKeys(ctx, s)
+		if err != nil {
+			return err
+		}
+		fmt.Fprintf(stdout, "pruned %d keys: %v\n", len(pruned), pruned)
+	case "revoke":
+		r, err := a.RevokeInspectionKey(ctx, s, pos[0], *reason)
+		if err != nil {
+			return err
+		}
+		fmt.Fprintf(stdout, "revoked inspection key %d: %d valid tickets are signed with key %d now (their passes are updated); "+
+			"the key is in the revocation feed until %s%s\n", r.Kid, r.Resigned, r.Successor, r.FeedUntil.Format(time.RFC3339),
+			map[bool]string{true: " and deleted from the key store", false: " (it was no longer stored)"}[r.Removed])
+	}
+	return nil
+}

@@ -1,0 +1,265 @@
+package app
+
+import (
+	"context"
+	"strconv"
+	"strings"
+	"time"
+	"unicode/utf8"
+
+	"github.com/farebox/farebox/internal/account"
+	"github.com/farebox/farebox/internal/apperr"
+	"github.com/farebox/farebox/internal/barcode"
+	"github.com/farebox/farebox/internal/credentials"
+	"github.com/farebox/farebox/internal/store"
+	"github.com/farebox/farebox/internal/ticketing"
+)
+
+// Inspection key rotation and compromise (docs/wallet.md, "Key rotation
+// and compromise"; docs/operations.md has the runbook). A ticket's barcode
+// is signed with the key stamped on the ticket (tickets.inspection_kid), or
+// the active key while none is stamped; `farebox keys rotate` stamps the
+// unstamped valid tickets with the outgoing key and adds a new active one,
+// so barcodes already on phones keep verifying while new tickets get the
+// new key. A key is published until the last ticket it signs has ended
+// (then `keys prune` deletes it). `farebox keys revoke KID` moves the still
+// valid tickets of a compromised key to the active key (their barcodes are
+// signed anew, their passes updated) and puts the key into the revocation
+// feed, so inspectors reject what it signed.
+
+// KeyRevocationMinFeed is how long a revoked key stays in the revocation
+// feed at least (longer while a ticket it signed would still be valid):
+// the key's holder could sign new tickets with any validity, and a device
+// that has not refreshed keys.json since would accept them. Inspection
+// devices must refresh keys.json (where the key no longer appears) within
+// this period.
+const KeyRevocationMinFeed = 31 * 24 * time.Hour
+
+// InspectionKeyInfo is one stored inspection key as `farebox keys list`
+// shows it.
+type InspectionKeyInfo struct {
+	Kid         uint16 `json:"kid"`
+	Environment string `json:"environment"`
+	// Active: the key signs new tickets of its environment.
+	Active bool `json:"active"`
+	// Signing: the private half is stored (else the key only verifies).
+	Signing bool `json:"signing"`
+	// Tickets still valid whose barcode this key signs, and when the last
+	// of them ends (the key is kept published until then).
+	Tickets        int        `json:"tickets"`
+	LastValidUntil *time.Time `json:"last_valid_until,omitempty"`
+}
+
+// loadKeys reads the stored inspection keys (nothing is generated).
+func (a *App) loadKeys(ctx context.Context, s credentials.Settings) (*barcode.Keyring, error) {
+	kr, _, _, err := credentials.LoadInspection(ctx, s, a.store, a.clock.Now(), false)
+	return kr, err
+}
+
+// InspectionKeys lists the stored keys with the tickets each still signs.
+func (a *App) InspectionKeys(ctx context.Context, s credentials.Settings) ([]InspectionKeyInfo, error) {
+	kr, err := a.loadKeys(ctx, s)
+	if err != nil {
+		return nil, err
+	}
+	use, err := a.store.Read().InspectionKeyUse(ctx, a.clock.Now())
+	if err != nil {
+		return nil, err
+	}
+	return keyInfos(kr, use), nil
+}
+
+func keyInfos(kr *barcode.Keyring, use map[uint16]ticketing.KeyUse) []InspectionKeyInfo {
+	var out []InspectionKeyInfo
+	for _, pk := range kr.KeySet().Keys {
+		id, _ := strconv.ParseUint(pk.Kid, 10, 16)
+		k, _ := kr.Lookup(uint16(id))
+		info := InspectionKeyInfo{Kid: k.ID, Environment: pk.Environment, Active: pk.Active, Signing: k.Private != nil}
+		if u, ok := use[k.ID]; ok {
+			info.Tickets = u.Tickets
+			last := u.LastValidUntil
+			info.LastValidUntil = &last
+		}
+		out = append(out, info)
+	}
+	return out
+}
+
+// KeyRotation is the result of RotateInspectionKey.
+type KeyRotation struct {
+	New     barcode.Key
+	Old     uint16   // the key that signed new tickets until now (0: none)
+	Stamped int64    // valid tickets that keep the old key
+	Pruned  []uint16 // keys deleted because no valid ticket needs them
+}
+
+// RotateInspectionKey adds a new signing key for env (barcode.EnvLive or
+// EnvTest) that signs every ticket issued from now on, after stamping the
+// valid tickets signed so far with the outgoing key, and prunes the keys no
+// valid ticket needs (except the outgoing one: an instance that has not
+// reloaded the keys yet may still sign with it for a few seconds).
+func (a *App) RotateInspectionKey(ctx context.Context, s credentials.Settings, env string) (KeyRotation, error) {
+	const op = "app.RotateInspectionKey"
+	if env != barcode.EnvLive && env != barcode.EnvTest {
+		return KeyRotation{}, apperr.Validation(op, barcode.CodeInvalidEnvironment, "/environment", `environment must be "live" or "test"`)
+	}
+	var r KeyRotation
+	kr, err := a.loadKeys(ctx, s)
+	if err != nil {
+		return r, err
+	}
+	now := a.clock.Now()
+	if old, ok := kr.ActiveFor(env); ok {
+		r.Old = old.ID
+		err := a.store.Write(ctx, func(q store.Q) error {
+			r.Stamped, err = q.StampTicketKeys(ctx, account.Environment(env), old.ID, now)
+			return err
+		})
+		if err != nil {
+			return r, err
+		}
+	}
+	if r.New, err = credentials.RotateInspection(ctx, s, a.store, env, now); err != nil {
+		return r, err
+	}
+	r.Pruned, err = a.pruneKeys(ctx, s, r.Old)
+	return r, err
+}
+
+// PruneInspectionKeys deletes the stored keys that sign no new tickets and
+// no still-valid ticket: their last ticket has ended, so no inspector needs
+// them any more.
+func (a *App) PruneInspectionKeys(ctx context.Context, s credentials.Settings) ([]uint16, error) {
+	return a.pruneKeys(ctx, s, 0)
+}
+
+func (a *App) pruneKeys(ctx context.Context, s credentials.Settings, keep uint16) ([]uint16, error) {
+	kr, err := a.loadKeys(ctx, s)
+	if err != nil {
+		return nil, err
+	}
+	use, err := a.store.Read().InspectionKeyUse(ctx, a.clock.Now())
+	if err != nil {
+		return nil, err
+	}
+	var pruned []uint16
+	for _, k := range keyInfos(kr, use) {
+		if k.Active || k.Tickets > 0 || k.Kid == keep || isFallbackSigner(kr, k.Kid) {
+			continue
+		}
+		removed, err := credentials.RemoveInspectionKey(ctx, s, a.store, k.Kid)
+		if err != nil {
+			return pruned, err
+		}
+		if removed {
+			pruned = append(pruned, k.Kid)
+		}
+	}
+	return pruned, nil
+}
+
+// isFallbackSigner: kid signs some environment's new tickets (the live key
+// signs test tickets when there is no test key).
+func isFallbackSigner(kr *barcode.Keyring, kid uint16) bool {
+	for _, env := range []string{barcode.EnvLive, barcode.EnvTest} {
+		if k, ok := kr.ActiveFor(env); ok && k.ID == kid {
+			return true
+		}
+	}
+	return false
+}
+
+// KeyRevocation is the result of RevokeInspectionKey.
+type KeyRevocation struct {
+	Kid       uint16
+	Successor uint16    // the key that signs the moved tickets
+	Resigned  int       // still-valid tickets moved to Successor
+	FeedUntil time.Time // the key's revocation feed entry is kept until then
+	// AlreadyInFeed: an earlier run entered the key already (this run only
+	// finished what it left, e.g. deleting the key).
+	AlreadyInFeed bool
+	Removed       bool // the key was deleted from the key store
+}
+
+// MaxKeyRevocationReason bounds the reason of a key revocation (characters).
+const MaxKeyRevocationReason = MaxRevocationReason
+
+// RevokeInspectionKey is `farebox keys revoke KID`: in one transaction
+// every still-valid ticket signed with the key is moved to the active key
+// of its environment (the traveller's next ticket read carries the new
+// barcode), each gets its pass updates (passesChanged), and the key enters
+// the revocation feed (kind "key") until the last of its tickets has ended,
+// at least KeyRevocationMinFeed; then the key is deleted from the key
+// store, so keys.json stops publishing it. The key signing new tickets
+// cannot be revoked: rotate first, so there is a successor. Running it
+// again after a partial failure finishes the job.
+func (a *App) RevokeInspectionKey(ctx context.Context, s credentials.Settings, kid, reason string) (KeyRevocation, error) {
+	const op = "app.RevokeInspectionKey"
+	n, err := strconv.ParseUint(strings.TrimSpace(kid), 10, 16)
+	if err != nil || n == 0 {
+		return KeyRevocation{}, apperr.Validation(op, CodeInvalidKeyID, "/kid", "kid: "+strconv.Quote(kid)+" is not an inspection key id (1 to 65535; `farebox keys list` shows them)")
+	}
+	reason = strings.TrimSpace(reason)
+	if reason == "" || utf8.RuneCountInString(reason) > MaxKeyRevocationReason || !utf8.ValidString(reason) {
+		return KeyRevocation{}, apperr.Validation(op, CodeInvalidRevocationReason, "/reason",
+			"reason: give why the key is revoked (1 to "+strconv.Itoa(MaxKeyRevocationReason)+" characters)")
+	}
+	r := KeyRevocation{Kid: uint16(n)}
+	kr, err := a.loadKeys(ctx, s)
+	if err != nil {
+		return r, err
+	}
+	k, ok := kr.Lookup(r.Kid)
+	if !ok {
+		return r, apperr.E(op, apperr.NotFound, CodeUnknownInspectionKey, "no inspection key "+kid+" is stored (`farebox keys list` shows the keys)")
+	}
+	succ, ok := kr.ActiveFor(k.Environment())
+	if isFallbackSigner(kr, r.Kid) || !ok || succ.Environment() != k.Environment() {
+		return r, apperr.E(op, apperr.Conflict, CodeInspectionKeyActive, "inspection key "+kid+
+			" signs new tickets and has no successor: run `farebox keys rotate"+envFlag(k.Environment())+"` first, then revoke it")
+	}
+	r.Successor = succ.ID
+	now := a.clock.Now()
+	err = a.store.Write(ctx, func(q store.Q) error {
+		r.Resigned, r.AlreadyInFeed = 0, false
+		ts, err := q.TicketsSignedWith(ctx, r.Kid, now)
+		if err != nil {
+			return err
+		}
+		if _, err := q.ResignTickets(ctx, r.Kid, succ.ID, now); err != nil {
+			return err
+		}
+		r.FeedUntil = now.Add(KeyRevocationMinFeed)
+		for _, t := range ts {
+			if t.ValidUntil.After(r.FeedUntil) {
+				r.FeedUntil = t.ValidUntil
+			}
+			if err := passesChanged(ctx, q, t.ID, now); err != nil {
+				return err
+			}
+		}
+		r.Resigned = len(ts)
+		if _, err := q.PruneRevocations(ctx, now); err != nil {
+			return err
+		}
+		if r.AlreadyInFeed, err = q.KeyRevoked(ctx, r.Kid); err != nil || r.AlreadyInFeed {
+			return err
+		}
+		_, err = q.AppendRevocation(ctx, ticketing.Revocation{Kind: ticketing.RevocationKey, KeyID: r.Kid, Reason: reason,
+			RevokedAt: now, ValidUntil: r.FeedUntil})
+		return err
+	})
+	if err != nil {
+		return r, err
+	}
+	a.notifyJobs()
+	r.Removed, err = credentials.RemoveInspectionKey(ctx, s, a.store, r.Kid)
+	return r, err
+}
+
+func envFlag(env string) string {
+	if env == barcode.EnvTest {
+		return " --environment test"
+	}
+	return ""
+}

@@ -1,0 +1,96 @@
+package app_test
+
+import (
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/farebox/farebox/internal/app"
+	"github.com/farebox/farebox/internal/barcode"
+	"github.com/farebox/farebox/internal/credentials"
+	"github.com/farebox/farebox/internal/jobs"
+)
+
+// TestRevokeKeyWithManyTickets: a compromised key signing 1,000 valid
+// tickets (ten orders of 100, the largest order) is revoked while
+// travellers keep activating: every one of its tickets moves to the
+// successor with its pass update queued, none is left on the key, and the
+// activations that ran alongside are signed with the active key.
+func TestRevokeKeyWithManyTickets(t *testing.T) {
+	const orders, perOrder = 10, app.MaxProductsPerOrder
+	eachEngine(t, func(t *testing.T, b *testBundle) {
+		s := credentials.Settings{InspectionKeys: t.TempDir()}
+		if _, _, err := barcode.LoadOrCreateDir(s.InspectionKeys, nil); err != nil {
+			t.Fatal(err)
+		}
+		single := b.product(t, singleBerlin).ID
+		ids := make([]string, perOrder)
+		for i := range ids {
+			ids[i] = single
+		}
+		var tickets []string
+		for range orders {
+			for _, c := range b.order(t, b.live, ids...).Coupons {
+				tickets = append(tickets, b.activate(t, c.ID, activation("")).ID)
+			}
+		}
+		r, err := b.app.RotateInspectionKey(b.ctx, s, barcode.EnvLive)
+		if err != nil || r.Stamped != orders*perOrder {
+			t.Fatalf("rotate: %+v %v", r, err)
+		}
+		// Travellers activate while the operator revokes.
+		extra := b.order(t, b.live, ids[:20]...).Coupons
+		var wg sync.WaitGroup
+		extraTickets := make(chan string, len(extra))
+		for _, c := range extra {
+			wg.Add(1)
+			go func() {
+				defer wg.Done()
+				act, err := b.app.ActivateCoupon(b.ctx, c.ID, activation(""))
+				if err != nil {
+					t.Errorf("activation during the revocation: %v", err)
+					return
+				}
+				extraTickets <- act.TicketID
+			}()
+		}
+		began := time.Now()
+		rv, err := b.app.RevokeInspectionKey(b.ctx, s, "1", "Schlüssel kompromittiert")
+		took := time.Since(began)
+		wg.Wait()
+		close(extraTickets)
+		if err != nil || rv.Resigned != orders*perOrder || rv.Successor != 2 || !rv.Removed {
+			t.Fatalf("revoke: %+v %v", rv, err)
+		}
+		t.Logf("revoking a key with %d valid tickets took %v", rv.Resigned, took)
+		for _, id := range tickets {
+			if k := b.ticket(t, id).Ticket.InspectionKeyID; k != 2 {
+				t.Fatalf("ticket %s still on key %d", id, k)
+			}
+		}
+		for id := range extraTickets {
+			if k := b.ticket(t, id).Ticket.InspectionKeyID; k != 0 {
+				t.Errorf("ticket activated alongside stamped with key %d", k)
+			}
+		}
+		js, err := b.store.Read().Jobs(b.ctx, app.JobGoogleObject)
+		if err != nil || len(js) != orders*perOrder {
+			t.Fatalf("%d pass update jobs (%v)", len(js), err)
+		}
+		// Without Google credentials they complete without a call.
+		for n := 1; n > 0; {
+			if n, err = b.app.Jobs.RunOnce(b.ctx); err != nil {
+				t.Fatal(err)
+			}
+		}
+		js, _ = b.store.Read().Jobs(b.ctx, app.JobGoogleObject)
+		for _, j := range js {
+			if j.State != jobs.StateDone {
+				t.Fatalf("job %+v", j)
+			}
+		}
+		if left, err := b.store.Read().TicketsSignedWith(b.ctx, 1, b.clock.Now()); err != nil || len(left) != 0 {
+			t.Errorf("%d tickets left on the revoked key (%v)", len(left), err)
+		}
+	})
+}
