@@ -38,6 +38,7 @@ func (a *App) initInvoicing(o InvoicingOptions) {
 	if a.store != nil {
 		a.Jobs = jobs.New(a.store.Jobs(), a.clock, o.Jobs)
 		a.Jobs.Handle(JobInvoiceFiles, a.generateFiles)
+		a.Jobs.Handle(JobApplePassUpdate, a.applePassUpdate)
 	}
 }
 

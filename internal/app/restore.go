@@ -80,6 +80,9 @@ func (a *App) Restore(ctx context.Context, p account.Principal, orderID string, 
 		}
 		return ev.write(ctx, q)
 	})
+	if err == nil {
+		a.notifyJobs()
+	}
 	return order, created, err
 }
 

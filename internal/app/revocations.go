@@ -30,6 +30,9 @@ func revoke(ctx context.Context, q store.Q, t ticketing.Ticket, kind, reason str
 	if _, err := q.PruneRevocations(ctx, now); err != nil {
 		return err
 	}
+	if err := passesChanged(ctx, q, now, now, t.ID); err != nil { // the pass shows "voided"
+		return err
+	}
 	if t.ValidUntil.Before(now) {
 		return nil // already over: no inspector will see it
 	}
@@ -63,6 +66,9 @@ func (a *App) RevokeTicket(ctx context.Context, id, reason string) (ticketing.Ti
 		t, err = q.Ticket(ctx, id)
 		return err
 	})
+	if err == nil {
+		a.notifyJobs()
+	}
 	return t, err
 }
 
