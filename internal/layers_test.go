@@ -86,6 +86,7 @@ var layers = map[string]string{
 	"internal/invoicedoc/invoicetest": "testsupport",
 	"internal/engines/browsertest":    "testsupport",
 	"internal/barcode/barcodetest":    "testsupport",
+	"internal/wallet/apple/apnstest":  "testsupport",
 	"internal/testtool":               "testsupport",
 }
 
