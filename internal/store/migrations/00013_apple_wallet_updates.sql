@@ -1,6 +1,6 @@
 -- +goose Up
 -- Apple Wallet updates (docs/wallet.md, "Apple Wallet updates"). A pass is
--- recorded the first time it is built: its serial number (the ticket id it
+-- recorded the first time it is built: its serialNumber (the ticket id it
 -- was issued for), the coupon whose tickets it follows, its
 -- authenticationToken (a random per-pass secret, compared in constant
 -- time) and its update tag. Tags are numbered from apple_pass_seq.last_seq
