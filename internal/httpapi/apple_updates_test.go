@@ -1,6 +1,7 @@
 package httpapi_test
 
 import (
+	"bytes"
 	"context"
 	"encoding/json"
 	"net/http"
@@ -10,6 +11,7 @@ import (
 
 	"github.com/farebox/farebox/internal/apitest"
 	"github.com/farebox/farebox/internal/app"
+	"github.com/farebox/farebox/internal/barcode"
 	"github.com/farebox/farebox/internal/httpapi"
 	"github.com/farebox/farebox/internal/jobs"
 	"github.com/farebox/farebox/internal/store/storetest"
@@ -290,4 +292,107 @@ func attacks(t *testing.T, e *apitest.Env, tid, reg, list, passPath string, auth
 	e.Must(200, apitest.Req{Method: "POST", Path: "/wallet/apple/v1/log", Body: map[string]any{"logs": []string{"Web service error", strings.Repeat("ü", 3000)}}})
 	e.Must(400, apitest.Req{Method: "POST", Path: "/wallet/apple/v1/log", Body: map[string]any{"logs": "not an array"}})
 	e.Must(413, apitest.Req{Method: "POST", Path: "/wallet/apple/v1/log", Body: `{"logs":["` + strings.Repeat("x", app.MaxAppleLogBody) + `"]}`})
+}
+
+// TestSubscriptionPassMovesAtTheBoundary: a monthly subscription's pass
+// (serial number = the first cycle's ticket) moves to the next cycle by
+// push at 00:00 Berlin on the 1st. The next cycle's ticket is obtained a
+// week ahead; its update job is due at the cycle's start: a second before,
+// nothing is pushed and the pass still shows the old cycle; at the start
+// the device is pushed, the pass is among the changed serials and now
+// carries the new cycle's validity and barcode under the same serial
+// number and token. Month turns: the 31st → 1st, December → January, both
+// DST months, and the last cycle of a cancelled subscription.
+func TestSubscriptionPassMovesAtTheBoundary(t *testing.T) {
+	for _, c := range []struct {
+		name       string
+		activation time.Time
+		cycle      time.Time
+		opens      time.Time
+		cancel     bool
+	}{
+		{"31 August → 1 September", bln(2026, 8, 3, 9), bln(2026, 9, 1, 0), bln(2026, 8, 25, 0), false},
+		{"December → January", bln(2026, 12, 1, 9), bln(2027, 1, 1, 0), bln(2026, 12, 25, 0), false},
+		{"31 March → 1 April across the start of summer time", bln(2027, 3, 3, 9), bln(2027, 4, 1, 0), bln(2027, 3, 25, 0), false},
+		{"31 October → 1 November across the end of summer time", bln(2026, 10, 3, 9), bln(2026, 11, 1, 0), bln(2026, 10, 25, 0), false},
+		{"the last cycle of a cancelled subscription", bln(2027, 1, 2, 9), bln(2027, 2, 1, 0), bln(2027, 1, 25, 0), true},
+	} {
+		t.Run(c.name, func(t *testing.T) {
+			for _, engine := range storetest.Engines {
+				t.Run(string(engine), func(t *testing.T) {
+					t.Parallel()
+					srv := apnstest.New(t, testPassType)
+					e := apitest.New(t, engine, apitest.Options{Now: c.activation, Configure: withAppleUpdates(t, srv), Workers: 1})
+					passMovesAtBoundary(t, e, srv, c.cycle, c.opens, c.cancel)
+				})
+			}
+		})
+	}
+}
+
+func passMovesAtBoundary(t *testing.T, e *apitest.Env, srv *apnstest.Server, cycle, opens time.Time, cancel bool) {
+	ctx := context.Background()
+	cid, subID, first := monthlyCoupon(t, e)
+	tid := str(first["id"])
+	u, _ := passFiles(t, e.Must(200, apitest.Req{Method: "GET", Path: "/v9/ticketing/passes/apple_wallet/" + tid + ".pkpass"}).Body)
+	auth := map[string]string{"Authorization": "ApplePass " + u.AuthenticationToken}
+	e.Must(201, apitest.Req{Method: "POST", Path: "/wallet/apple/v1/devices/phone/registrations/" + testPassType + "/" + tid,
+		Body: map[string]any{"pushToken": pushToken1}, Header: auth})
+	list := "/wallet/apple/v1/devices/phone/registrations/" + testPassType
+	var tag app.AppleSerials
+	e.Must(200, apitest.Req{Method: "GET", Path: list}).JSON(t, &tag)
+
+	if r := reorder(e, e.LiveKey, subID, nil); r.Status != 201 {
+		t.Fatalf("reorder: %d %s", r.Status, r.Body)
+	}
+	if cancel {
+		e.Must(200, apitest.Req{Method: "DELETE", Path: "/v9/ticketing/subscriptions/" + subID + ".json", Key: e.LiveKey})
+	}
+	e.Clock.Set(opens)
+	next := ticket(t, e, mustActivate(t, e, "v9", cid, map[string]any{"reactivation_key": str(first["coupon_reactivation_key"])}))
+	js, err := e.Store.Read().Jobs(ctx, app.JobApplePassUpdate)
+	if err != nil || len(js) != 1 || js[0].Payload != str(next["id"]) || !js[0].RunAt.Equal(cycle) || js[0].State != jobs.StateReady {
+		t.Fatalf("update job %+v %v; want one due at %v", js, err, cycle)
+	}
+
+	passNow := func() passJSON {
+		r := e.Must(200, apitest.Req{Method: "GET", Path: "/wallet/apple/v1/passes/" + testPassType + "/" + tid, Header: auth})
+		v, p := passFiles(t, r.Body)
+		if v.SerialNumber != tid || v.AuthenticationToken != u.AuthenticationToken || v.Voided {
+			t.Fatalf("pass %+v", v)
+		}
+		return p
+	}
+	e.Clock.Set(cycle.Add(-time.Second))
+	if _, err := e.App.Jobs.RunOnce(ctx); err != nil {
+		t.Fatal(err)
+	}
+	if n := len(srv.Pushes()); n != 0 {
+		t.Fatalf("%d pushes before the cycle starts", n)
+	}
+	e.Must(204, apitest.Req{Method: "GET", Path: list + "?passesUpdatedSince=" + tag.LastUpdated})
+	if p := passNow(); p.field("valid_from") != first["valid_from"] || p.ExpirationDate != first["valid_until"] {
+		t.Errorf("a second before the cycle the pass shows %v – %v, want the first cycle", p.field("valid_from"), p.ExpirationDate)
+	}
+
+	e.Clock.Set(cycle)
+	e.App.Jobs.Notify()
+	waitFor(t, "the push at the cycle's start", func() bool { return pushesTo(srv, pushToken1, 200) == 1 })
+	var changed app.AppleSerials
+	e.Must(200, apitest.Req{Method: "GET", Path: list + "?passesUpdatedSince=" + tag.LastUpdated}).JSON(t, &changed)
+	if len(changed.SerialNumbers) != 1 || changed.SerialNumbers[0] != tid {
+		t.Fatalf("changed serials %+v", changed)
+	}
+	p := passNow()
+	if p.field("valid_from") != next["valid_from"] || p.field("valid_until") != next["valid_until"] || p.ExpirationDate != next["valid_until"] {
+		t.Errorf("at the cycle's start the pass shows %v – %v, want the new cycle %v – %v", p.field("valid_from"), p.field("valid_until"),
+			next["valid_from"], next["valid_until"])
+	}
+	msg, err := barcode.FromLatin1(p.Barcodes[0].Message)
+	if err != nil || !bytes.Equal(msg, ticketPayload(t, next)) {
+		t.Errorf("the moved pass does not carry the new cycle's barcode (%v)", err)
+	}
+	if r := srv.Refused(); len(r) != 0 {
+		t.Errorf("APNs refused: %v", r)
+	}
 }
