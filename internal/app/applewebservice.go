@@ -5,7 +5,6 @@ import (
 	"crypto/rand"
 	"crypto/subtle"
 	"encoding/base64"
-	"encoding/json"
 	"regexp"
 	"slices"
 	"strconv"
@@ -92,7 +91,8 @@ func notAuthorized(op string) error {
 // applePassType refuses a pass type identifier other than the service's.
 func (w *Wallets) applePassType(op, passType string) error {
 	if !w.appleUpdates() {
-		return apperr.E(op, apperr.Unavailable, CodeWalletNotConfigured, "Apple Wallet updates are not configured on this service")
+		// Without the web service configured no pass names it: no such resource.
+		return apperr.E(op, apperr.NotFound, CodeApplePassTypeUnknown, "this service issues no updatable Apple passes")
 	}
 	if passType != w.options().Apple.PassTypeID() {
 		return apperr.E(op, apperr.NotFound, CodeApplePassTypeUnknown, "this service issues no passes of type "+strconv.Quote(passType))
@@ -129,7 +129,7 @@ func checkDeviceID(op, device string) error {
 // AppleRegistration is POST …/devices/{device}/registrations/{type}/{serial}.
 type AppleRegistration struct {
 	Device, PassType, Serial, Token string
-	Body                            []byte // {"pushToken": "<hex>"}
+	PushToken                       string // the body's pushToken
 }
 
 // RegisterAppleDevice registers a device for a pass's pushes; created is
@@ -142,15 +142,12 @@ func (w *Wallets) RegisterAppleDevice(ctx context.Context, r AppleRegistration) 
 	if err := checkDeviceID(op, r.Device); err != nil {
 		return false, err
 	}
-	var body struct {
-		PushToken string `json:"pushToken"`
-	}
-	if err := json.Unmarshal(r.Body, &body); err != nil || !pushTokenRE.MatchString(body.PushToken) {
+	if !pushTokenRE.MatchString(r.PushToken) {
 		return false, apperr.E(op, apperr.Invalid, CodeInvalidPushToken, `body must be {"pushToken": "<the device's APNs token, hexadecimal>"}`).
 			WithDetails(apperr.FieldError{Field: "/pushToken", Message: "16 to 200 hexadecimal digits"})
 	}
 	err = w.app.store.Write(ctx, func(q store.Q) error {
-		created, err = q.RegisterAppleDevice(ctx, r.Device, r.Serial, body.PushToken, w.app.clock.Now())
+		created, err = q.RegisterAppleDevice(ctx, r.Device, r.Serial, r.PushToken, w.app.clock.Now())
 		return err
 	})
 	return created, err
@@ -277,23 +274,20 @@ func (w *Wallets) currentTicket(ctx context.Context, rec wallet.ApplePassRecord)
 
 // AppleLog records the messages a device sends to POST …/v1/log (errors
 // Wallet met with our passes), cut to bounds, into the app's log.
-func (w *Wallets) AppleLog(body []byte) (int, error) {
+func (w *Wallets) AppleLog(logs []string) (int, error) {
 	const op = "app.AppleLog"
-	var in struct {
-		Logs []string `json:"logs"`
-	}
-	if err := json.Unmarshal(body, &in); err != nil || in.Logs == nil {
+	if logs == nil {
 		return 0, apperr.E(op, apperr.Invalid, CodeInvalidAppleLog, `body must be {"logs": ["message", …]}`).
 			WithDetails(apperr.FieldError{Field: "/logs", Message: "an array of strings"})
 	}
-	if len(in.Logs) > MaxAppleLogMessages {
-		in.Logs = in.Logs[:MaxAppleLogMessages]
+	if len(logs) > MaxAppleLogMessages {
+		logs = logs[:MaxAppleLogMessages]
 	}
-	for _, m := range in.Logs {
+	for _, m := range logs {
 		if utf8.RuneCountInString(m) > MaxAppleLogMessage {
 			m = string([]rune(m)[:MaxAppleLogMessage])
 		}
 		w.o.Log.Warn("Apple Wallet device log", "message", m)
 	}
-	return len(in.Logs), nil
+	return len(logs), nil
 }

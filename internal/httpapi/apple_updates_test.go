@@ -268,10 +268,13 @@ func attacks(t *testing.T, e *apitest.Env, tid, reg, list, passPath string, auth
 	// Another pass type, bad inputs, huge bodies.
 	e.Must(404, apitest.Req{Method: "GET", Path: "/wallet/apple/v1/passes/pass.com.example.other/" + tid, Header: auth})
 	e.Must(404, apitest.Req{Method: "GET", Path: "/wallet/apple/v1/devices/device-1/registrations/pass.com.example.other"})
-	for _, b := range []any{map[string]any{"pushToken": "not hex"}, map[string]any{}, "[1,2]", map[string]any{"pushToken": strings.Repeat("a", 201)}} {
+	for _, b := range []any{map[string]any{"pushToken": "not hex"}, map[string]any{}, map[string]any{"pushToken": strings.Repeat("a", 201)}} {
 		if r := e.Do(apitest.Req{Method: "POST", Path: other, Body: b, Header: auth}); r.Status != 400 || !strings.Contains(string(r.Body), app.CodeInvalidPushToken) {
 			t.Errorf("push token %v: %d %s", b, r.Status, r.Body)
 		}
+	}
+	for _, b := range []string{"[1,2]", `{"pushToken": 7}`, `{"pushToken": "a\u0000"}`, "{"} {
+		e.Must(400, apitest.Req{Method: "POST", Path: other, Body: b, Header: auth})
 	}
 	long := "/wallet/apple/v1/devices/" + strings.Repeat("d", 129) + "/registrations/" + testPassType + "/" + tid
 	if r := e.Do(apitest.Req{Method: "POST", Path: long, Body: body, Header: auth}); r.Status != 400 || !strings.Contains(string(r.Body), app.CodeInvalidDeviceID) {

@@ -29,21 +29,25 @@ func applePassToken(r *http.Request) string {
 	return strings.TrimSpace(tok)
 }
 
-// limitedBody reads the request body up to limit bytes (413 beyond).
-func limitedBody(w http.ResponseWriter, r *http.Request, limit int64) ([]byte, error) {
+// decodeLimited decodes the JSON body (the edge's string rule applies;
+// unknown fields are ignored, as Wallet may add some) read up to limit
+// bytes (413 beyond).
+func decodeLimited(w http.ResponseWriter, r *http.Request, limit int64, dst any) error {
 	r.Body = http.MaxBytesReader(w, r.Body, limit)
-	return readBody(r)
+	return decode(r, dst)
 }
 
 // registerAppleDevice answers POST …/devices/{device}/registrations/{type}/{serial}:
 // 201 registered, 200 already registered, 401 bad token.
 func (s *Server) registerAppleDevice(w http.ResponseWriter, r *http.Request) error {
-	body, err := limitedBody(w, r, maxAppleRegistrationBody)
-	if err != nil {
+	var body struct {
+		PushToken string `json:"pushToken"`
+	}
+	if err := decodeLimited(w, r, maxAppleRegistrationBody, &body); err != nil {
 		return err
 	}
 	created, err := s.Wallets.RegisterAppleDevice(r.Context(), app.AppleRegistration{Device: r.PathValue("device_library_id"),
-		PassType: r.PathValue("pass_type_id"), Serial: r.PathValue("serial_number"), Token: applePassToken(r), Body: body})
+		PassType: r.PathValue("pass_type_id"), Serial: r.PathValue("serial_number"), Token: applePassToken(r), PushToken: body.PushToken})
 	if err != nil {
 		return err
 	}
@@ -108,11 +112,13 @@ func (s *Server) latestApplePass(w http.ResponseWriter, r *http.Request) error {
 
 // appleLog answers POST …/v1/log: the messages go to the service log.
 func (s *Server) appleLog(w http.ResponseWriter, r *http.Request) error {
-	body, err := limitedBody(w, r, maxAppleLogBody)
-	if err != nil {
+	var body struct {
+		Logs []string `json:"logs"`
+	}
+	if err := decodeLimited(w, r, maxAppleLogBody, &body); err != nil {
 		return err
 	}
-	if _, err := s.Wallets.AppleLog(body); err != nil {
+	if _, err := s.Wallets.AppleLog(body.Logs); err != nil {
 		return err
 	}
 	writeJSON(w, http.StatusOK, map[string]any{})
