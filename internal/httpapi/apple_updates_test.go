@@ -4,8 +4,10 @@ import (
 	"bytes"
 	"context"
 	"encoding/json"
+	"fmt"
 	"net/http"
 	"strings"
+	"sync"
 	"testing"
 	"time"
 
@@ -397,5 +399,73 @@ func passMovesAtBoundary(t *testing.T, e *apitest.Env, srv *apnstest.Server, cyc
 	}
 	if r := srv.Refused(); len(r) != 0 {
 		t.Errorf("APNs refused: %v", r)
+	}
+}
+
+// TestAppleRegistrationConcurrency: twenty concurrent registrations of one
+// device for one pass make one registration (one 201, the rest 200);
+// twenty devices at once make twenty, each listed with the pass; one
+// revocation then pushes to all twenty once.
+func TestAppleRegistrationConcurrency(t *testing.T) {
+	for _, engine := range storetest.Engines {
+		t.Run(string(engine), func(t *testing.T) {
+			t.Parallel()
+			srv := apnstest.New(t, testPassType)
+			e := apitest.New(t, engine, apitest.Options{Configure: withAppleUpdates(t, srv), Workers: 2})
+			_, tid, _ := activatedTicket(t, e, e.LiveKey)
+			u, _ := passFiles(t, e.Must(200, apitest.Req{Method: "GET", Path: "/v9/ticketing/passes/apple_wallet/" + tid + ".pkpass"}).Body)
+			auth := map[string]string{"Authorization": "ApplePass " + u.AuthenticationToken}
+			const n = 20
+			run := func(device func(i int) string) map[int]int {
+				statuses := make(chan int, n)
+				var wg sync.WaitGroup
+				for i := range n {
+					wg.Add(1)
+					go func() {
+						defer wg.Done()
+						r := e.Do(apitest.Req{Method: "POST", Path: "/wallet/apple/v1/devices/" + device(i) + "/registrations/" + testPassType + "/" + tid,
+							Body: map[string]any{"pushToken": fmt.Sprintf("%064x", i+1)}, Header: auth})
+						statuses <- r.Status
+					}()
+				}
+				wg.Wait()
+				close(statuses)
+				got := map[int]int{}
+				for s := range statuses {
+					got[s]++
+				}
+				return got
+			}
+			if got := run(func(int) string { return "same-device" }); got[201] != 1 || got[200] != n-1 {
+				t.Errorf("one device, %d concurrent registrations: %v", n, got)
+			}
+			e.Must(200, apitest.Req{Method: "DELETE", Path: "/wallet/apple/v1/devices/same-device/registrations/" + testPassType + "/" + tid, Header: auth})
+			if got := run(func(i int) string { return fmt.Sprintf("device-%d", i) }); got[201] != n {
+				t.Errorf("%d devices at once: %v", n, got)
+			}
+			for i := range n {
+				var s app.AppleSerials
+				e.Must(200, apitest.Req{Method: "GET", Path: fmt.Sprintf("/wallet/apple/v1/devices/device-%d/registrations/%s", i, testPassType)}).JSON(t, &s)
+				if len(s.SerialNumbers) != 1 || s.SerialNumbers[0] != tid {
+					t.Errorf("device-%d: %+v", i, s)
+				}
+			}
+			if _, err := e.App.RevokeTicket(context.Background(), tid, "chargeback"); err != nil {
+				t.Fatal(err)
+			}
+			waitFor(t, "twenty pushes", func() bool { return len(srv.Pushes()) >= n })
+			seen := map[string]int{}
+			for _, p := range srv.Pushes() {
+				seen[p.Token]++
+			}
+			if len(seen) != n {
+				t.Errorf("pushed %d distinct tokens: %v", len(seen), seen)
+			}
+			for tok, c := range seen {
+				if c != 1 {
+					t.Errorf("token %s pushed %d times", tok, c)
+				}
+			}
+		})
 	}
 }
