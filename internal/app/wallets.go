@@ -199,6 +199,18 @@ func (w *Wallets) ApplePass(ctx context.Context, d TicketDetails) ([]byte, error
 	if err != nil {
 		return nil, err
 	}
+	// The same serial number always shows the same: a subscription's pass
+	// downloaded again after its next cycle started shows that cycle, as
+	// the web service does (a stale copy would replace the updated one).
+	cur, err := w.currentTicket(ctx, rec)
+	if err != nil {
+		return nil, err
+	}
+	if cur.ID != d.Ticket.ID {
+		if d, err = w.app.Ticket(ctx, cur.ID); err != nil {
+			return nil, err
+		}
+	}
 	return w.buildApplePass(d, op, &rec)
 }
 

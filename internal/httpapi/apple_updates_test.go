@@ -397,6 +397,13 @@ func passMovesAtBoundary(t *testing.T, e *apitest.Env, srv *apnstest.Server, cyc
 	if err != nil || !bytes.Equal(msg, ticketPayload(t, next)) {
 		t.Errorf("the moved pass does not carry the new cycle's barcode (%v)", err)
 	}
+	// Downloaded again by its first ticket's id, the pass is the same: a
+	// stale copy must not replace the moved one on the device.
+	again, ap := passFiles(t, e.Must(200, apitest.Req{Method: "GET", Path: "/v9/ticketing/passes/apple_wallet/" + tid + ".pkpass"}).Body)
+	if again != (updatablePass{SerialNumber: tid, WebServiceURL: testWebService, AuthenticationToken: u.AuthenticationToken}) ||
+		ap.field("valid_from") != next["valid_from"] {
+		t.Errorf("the pass downloaded again: %+v, from %v", again, ap.field("valid_from"))
+	}
 	if r := srv.Refused(); len(r) != 0 {
 		t.Errorf("APNs refused: %v", r)
 	}
