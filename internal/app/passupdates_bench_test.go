@@ -133,9 +133,9 @@ func monthTurn(b *testing.B, engine store.Engine, n int) {
 	began = time.Now()
 	tb.app.Jobs.Start(wctx, 2) // cmd/farebox JobWorkers
 	tb.app.Jobs.Notify()
-	for len(srv.Pushes()) < n {
+	for srv.Len() < n {
 		if time.Since(began) > 30*time.Minute {
-			b.Fatalf("after 30 minutes %d of %d pushes", len(srv.Pushes()), n)
+			b.Fatalf("after 30 minutes %d of %d pushes", srv.Len(), n)
 		}
 		time.Sleep(10 * time.Millisecond)
 	}

@@ -97,6 +97,13 @@ func (s *Server) Pushes() []Push {
 	return append([]Push(nil), s.pushes...)
 }
 
+// Len is how many requests arrived so far.
+func (s *Server) Len() int {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return len(s.pushes)
+}
+
 // Refused returns why requests were refused as APNs would refuse them
 // (wrong path, topic, push type, token): a correct client causes none.
 func (s *Server) Refused() []string {
