@@ -88,6 +88,7 @@ var layers = map[string]string{
 	"internal/engines/browsertest":      "testsupport",
 	"internal/wallet/google/googletest": "testsupport",
 	"internal/barcode/barcodetest":      "testsupport",
+	"internal/wallet/apple/apnstest":    "testsupport",
 	"internal/testtool":                 "testsupport",
 }
 

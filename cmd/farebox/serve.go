@@ -132,7 +132,7 @@ func serve(ctx context.Context, args []string, getenv func(string) string, stdou
 		}
 		jobStates, jobsAt = m, time.Now()
 		return m
-	}, app.JobInvoiceFiles, app.JobGoogleObject)
+	}, app.JobInvoiceFiles, app.JobGoogleObject, app.JobApplePassUpdate)
 	metrics.WatchJobAge(func() time.Duration {
 		now := time.Now()
 		due, ok, err := st.Read().OldestReadyJob(context.Background(), now)

@@ -2,7 +2,9 @@ package main
 
 import (
 	"context"
+	"fmt"
 	"log/slog"
+	"os"
 	"slices"
 	"time"
 
@@ -11,6 +13,7 @@ import (
 	"github.com/farebox/farebox/internal/credentials"
 	"github.com/farebox/farebox/internal/httpapi"
 	"github.com/farebox/farebox/internal/store"
+	"github.com/farebox/farebox/internal/wallet/apple"
 )
 
 func credentialSettings(cfg config.Config) credentials.Settings {
@@ -64,6 +67,10 @@ func loadWallets(ctx context.Context, cfg config.Config, st *store.Store, log *s
 		}
 	}
 
+	if err := loadAppleUpdates(cfg, b, log, d, &o); err != nil {
+		return err
+	}
+
 	g, created, err := credentials.LoadGoogle(s)
 	if err != nil {
 		return err
@@ -103,3 +110,39 @@ func loadWallets(ctx context.Context, cfg config.Config, st *store.Store, log *s
 // InspectionKeyReload is how often a running service re-reads its
 // inspection keys.
 const InspectionKeyReload = 2 * time.Second
+
+// loadAppleUpdates makes Apple passes updatable when --public-url is set
+// (webServiceURL = public URL + "/wallet/apple") and sets the APNs client
+// that pushes their updates when --apns-key is set (docs/wallet.md, "Apple
+// Wallet updates").
+func loadAppleUpdates(cfg config.Config, b *apple.Builder, log *slog.Logger, d *httpapi.Deps, o *app.WalletOptions) error {
+	o.Log = log
+	if cfg.PublicURL == "" {
+		log.Info("Apple Wallet updates: off (set --public-url, reachable by phones over https, to make passes updatable)")
+		return nil
+	}
+	o.AppleWebServiceURL = cfg.PublicURL + "/wallet/apple"
+	if cfg.APNsKey == "" {
+		log.Warn("Apple Wallet updates: no --apns-key; passes are updatable but no device is pushed", "web_service_url", o.AppleWebServiceURL)
+		return nil
+	}
+	pem, err := os.ReadFile(cfg.APNsKey)
+	if err != nil {
+		return fmt.Errorf("--apns-key: %w", err)
+	}
+	key, err := apple.ParseP8(pem)
+	if err != nil {
+		return fmt.Errorf("--apns-key: %w", err)
+	}
+	team := cfg.APNsTeamID
+	if team == "" {
+		team = b.TeamID()
+	}
+	c, err := apple.NewAPNs(apple.APNsConfig{Endpoint: cfg.APNsEndpoint, Key: key, KeyID: cfg.APNsKeyID, TeamID: team, Topic: b.PassTypeID()})
+	if err != nil {
+		return fmt.Errorf("--apns-key: %w", err)
+	}
+	d.App.SetPassPusher(c)
+	log.Info("Apple Wallet updates: pushing through APNs", "endpoint", cfg.APNsEndpoint, "topic", c.Topic(), "web_service_url", o.AppleWebServiceURL)
+	return nil
+}

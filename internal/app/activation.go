@@ -101,6 +101,9 @@ func (a *App) activateOnce(ctx context.Context, couponID string, req ActivationR
 		}
 		return a.activationEvents(ctx, q, c, out.TicketID, req.ReactivationKey != "")
 	})
+	if err == nil && req.ReactivationKey != "" {
+		a.notifyJobs() // a cycle that has already started updates its pass now
+	}
 	return out, err
 }
 
@@ -406,5 +409,11 @@ func (a *App) reactivate(ctx context.Context, q store.Q, c ticketing.Coupon, req
 	if err := applyState(ctx, q, s, next, now); err != nil {
 		return "", err
 	}
-	return t.ID, q.InsertTicket(ctx, t)
+	if err := q.InsertTicket(ctx, t); err != nil {
+		return "", err
+	}
+	// The coupon's pass moves to the new cycle when it starts (00:00 on
+	// the 1st): its update is due then, pushed by the job, not at midnight
+	// by the phone.
+	return t.ID, passesChanged(ctx, q, now, t.ValidFrom, t.ID)
 }

@@ -40,6 +40,8 @@ type App struct {
 	Jobs      *jobs.Runner
 	pdfFlight singleflight.Group // one PDF rendering per invoice at a time (ensurePDF)
 	pdfRuns   atomic.Int64       // PDFs rendered by this instance (PDFsRendered)
+	// pusher sends Apple pass-update pushes (passupdates.go); nil: none.
+	pusher atomic.Pointer[PassPusher]
 
 	// benchWithoutEvents makes PlaceOrder skip its order.created event: the
 	// baseline of BenchmarkPlaceOrderEvents, set only by export_test.go.

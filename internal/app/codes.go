@@ -68,4 +68,9 @@ const (
 	CodePassUnavailable              = "pass_unavailable"
 	CodeTransitUnavailable           = "transit_unavailable"
 	CodeWalletNotConfigured          = "wallet_not_configured"
+	CodeApplePassUnauthorized        = "apple_pass_unauthorized"
+	CodeApplePassTypeUnknown         = "apple_pass_type_unknown"
+	CodeInvalidDeviceID              = "invalid_device_library_identifier"
+	CodeInvalidPushToken             = "invalid_push_token"
+	CodeInvalidAppleLog              = "invalid_apple_log"
 )

@@ -2,11 +2,9 @@ package app
 
 import (
 	"context"
-	"time"
 
 	"github.com/farebox/farebox/internal/apperr"
 	"github.com/farebox/farebox/internal/jobs"
-	"github.com/farebox/farebox/internal/store"
 	"github.com/farebox/farebox/internal/wallet/google"
 )
 
@@ -14,26 +12,13 @@ import (
 // Wallet object up to date (payload: the ticket id).
 const JobGoogleObject = "google.object"
 
-// passesChanged is the one place a change of a ticket that its wallet
-// passes show (voided by a restore, revoked, re-signed after a key
-// revocation, a new cycle or validity) reaches the passes: it enqueues the
-// update jobs in the caller's transaction q, so a committed change always
-// has its jobs and a rolled-back one never does. The jobs run in the
-// background (retried with backoff, never inside a request); call
-// a.notifyJobs() after the commit to start them at once.
-//
-// Apple Wallet pushes (the PassKit web service) are enqueued here too when
-// merged with that branch.
-func passesChanged(ctx context.Context, q store.Q, ticketID string, at time.Time) error {
-	return q.EnqueueJob(ctx, jobs.NewJob{Kind: JobGoogleObject, Payload: ticketID}, at)
-}
-
 // initPassUpdates registers the pass update handlers. Jobs are enqueued by
 // every process that changes tickets (the CLI too); they run on the
 // servers, whose Wallets know the credentials.
 func (a *App) initPassUpdates() {
 	if a.Jobs != nil {
 		a.Jobs.Handle(JobGoogleObject, a.updateGoogleObject)
+		a.Jobs.Handle(JobApplePassUpdate, a.applePassUpdate)
 	}
 }
 
@@ -85,12 +70,4 @@ func (w *Wallets) putGoogleObject(ctx context.Context, api *google.Client, o goo
 		err = api.PatchObject(ctx, o.ID, google.Patch(o))
 	}
 	return err
-}
-
-// notifyJobs wakes this instance's job runner after a commit that enqueued
-// jobs (other instances find them within their poll interval).
-func (a *App) notifyJobs() {
-	if a.Jobs != nil {
-		a.Jobs.Notify()
-	}
 }

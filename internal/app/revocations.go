@@ -28,10 +28,10 @@ func revoke(ctx context.Context, q store.Q, t ticketing.Ticket, kind, reason str
 	if err != nil || !changed {
 		return err
 	}
-	if err := passesChanged(ctx, q, t.ID, now); err != nil {
+	if _, err := q.PruneRevocations(ctx, now); err != nil {
 		return err
 	}
-	if _, err := q.PruneRevocations(ctx, now); err != nil {
+	if err := passesChanged(ctx, q, now, now, t.ID); err != nil { // the pass shows "voided"
 		return err
 	}
 	if t.ValidUntil.Before(now) {

@@ -2,6 +2,7 @@ package app
 
 import (
 	"context"
+	"log/slog"
 	"strings"
 	"sync"
 	"sync/atomic"
@@ -59,12 +60,22 @@ type WalletOptions struct {
 	// Brand names, colours and images of passes and the rendering engine
 	// (wallet.LoadBrand); the zero Brand is the development brand.
 	Brand wallet.Brand
+	// AppleWebServiceURL is the webServiceURL of Apple passes (the public
+	// base URL + "/wallet/apple"); "" builds static passes without
+	// webServiceURL and authenticationToken (docs/wallet.md, "Apple Wallet
+	// updates").
+	AppleWebServiceURL string
+	// Log receives the messages devices send to the web service's log.
+	Log *slog.Logger
 }
 
 // NewWallets returns the wallets of o.
 func (a *App) NewWallets(o WalletOptions) *Wallets {
 	if o.Brand.Organization == "" {
 		o.Brand = wallet.DevelopmentBrand()
+	}
+	if o.Log == nil {
+		o.Log = slog.New(slog.DiscardHandler)
 	}
 	var logo []byte
 	if o.Brand.Logo != nil {
@@ -209,19 +220,31 @@ func (w *Wallets) pass(d TicketDetails, op string, configured bool) (wallet.Pass
 const ApplePassContentType = apple.ContentType
 
 // ApplePass is the signed .pkpass of ticket d (voided when the ticket was
-// restored away).
-func (w *Wallets) ApplePass(d TicketDetails) ([]byte, error) {
+// restored away). With the web service configured the pass is updatable:
+// its record (serial number = the ticket id, authenticationToken) is
+// created on the first download.
+func (w *Wallets) ApplePass(ctx context.Context, d TicketDetails) ([]byte, error) {
 	const op = "http.applePass"
-	b := w.options().Apple
-	p, err := w.pass(d, op, b != nil)
+	if !w.appleUpdates() {
+		return w.buildApplePass(d, op, nil)
+	}
+	rec, err := w.applePassRecord(ctx, d.Ticket.ID, d.Ticket.CouponID)
 	if err != nil {
 		return nil, err
 	}
-	out, err := b.Build(p)
+	// The same serial number always shows the same: a subscription's pass
+	// downloaded again after its next cycle started shows that cycle, as
+	// the web service does (a stale copy would replace the updated one).
+	cur, err := w.currentTicket(ctx, rec)
 	if err != nil {
-		return nil, apperr.E(op, apperr.Unavailable, CodePassUnavailable, "the pass could not be signed").WithCause(err)
+		return nil, err
 	}
-	return out, nil
+	if cur.ID != d.Ticket.ID {
+		if d, err = w.app.Ticket(ctx, cur.ID); err != nil {
+			return nil, err
+		}
+	}
+	return w.buildApplePass(d, op, &rec)
 }
 
 // GoogleInsertTimeout bounds the API calls a save link makes before it

@@ -59,12 +59,18 @@ type Config struct {
 	TrustedProxies               []netip.Prefix
 
 	// Wallets and inspection barcodes (docs/wallet.md).
-	InspectionKeys              string // key directory or comma-separated key files
-	ApplePassCert               string
-	ApplePassKey                string
-	AppleWWDRCert               string
-	ApplePassTypeID             string
-	AppleTeamID                 string
+	InspectionKeys  string // key directory or comma-separated key files
+	ApplePassCert   string
+	ApplePassKey    string
+	AppleWWDRCert   string
+	ApplePassTypeID string
+	AppleTeamID     string
+	// APNs pushes Apple pass updates (--apns-*; docs/wallet.md "Apple
+	// Wallet updates"); without APNsKey no device is pushed.
+	APNsKey                     string
+	APNsKeyID                   string
+	APNsTeamID                  string
+	APNsEndpoint                string
 	GoogleServiceAccount        string
 	GoogleIssuerID              string
 	GoogleIssuerName            string
@@ -144,6 +150,10 @@ func (c *Config) settings() []setting {
 		{name: "apple-wwdr-cert", env: "FAREBOX_APPLE_WWDR_CERT", def: "", help: "PEM file of Apple's WWDR G4 intermediate certificate"},
 		{name: "apple-pass-type-id", env: "FAREBOX_APPLE_PASS_TYPE_ID", def: "", help: "pass type identifier (default: the certificate's UID)"},
 		{name: "apple-team-id", env: "FAREBOX_APPLE_TEAM_ID", def: "", help: "Apple team identifier (default: the certificate's OU)"},
+		{name: "apns-key", env: "FAREBOX_APNS_KEY", def: "", help: "the .p8 APNs authentication key file; with --public-url, Apple passes are updated by push (default: no pushes)"},
+		{name: "apns-key-id", env: "FAREBOX_APNS_KEY_ID", def: "", help: "the 10-character id of the --apns-key"},
+		{name: "apns-team-id", env: "FAREBOX_APNS_TEAM_ID", def: "", help: "the team owning the --apns-key (default: the pass team id)"},
+		{name: "apns-endpoint", env: "FAREBOX_APNS_ENDPOINT", def: "https://api.push.apple.com", help: "APNs server (https://api.sandbox.push.apple.com for development builds)"},
 		{name: "google-service-account", env: "FAREBOX_GOOGLE_SERVICE_ACCOUNT", def: "", help: "service-account JSON key file for Google Wallet save links (default: a development key Google rejects)"},
 		{name: "google-issuer-id", env: "FAREBOX_GOOGLE_ISSUER_ID", def: "", help: "numeric Google Wallet issuer id (required with --google-service-account)"},
 		{name: "google-issuer-name", env: "FAREBOX_GOOGLE_ISSUER_NAME", def: "", help: "issuer name shown on Google passes (default: --brand-organization)"},
@@ -276,6 +286,13 @@ func Load(args []string, getenv func(string) string, out io.Writer) (Config, err
 	c.GoogleServiceAccount, c.GoogleIssuerID = get("google-service-account"), get("google-issuer-id")
 	c.GoogleIssuerName, c.GoogleLogoURL = get("google-issuer-name"), get("google-logo-url")
 	c.GoogleWalletAPI, c.GoogleAPIURL, c.GoogleTokenURL = boolean("google-wallet-api"), get("google-api-url"), get("google-token-url")
+	c.APNsKey, c.APNsKeyID, c.APNsTeamID, c.APNsEndpoint = get("apns-key"), get("apns-key-id"), get("apns-team-id"), get("apns-endpoint")
+	if c.APNsKey != "" && c.APNsKeyID == "" {
+		errs = append(errs, fmt.Errorf("--apns-key-id: required with --apns-key"))
+	}
+	if !strings.HasPrefix(c.APNsEndpoint, "https://") {
+		errs = append(errs, fmt.Errorf("--apns-endpoint: must be an https URL"))
+	}
 	for _, o := range strings.Split(get("google-wallet-origins"), ",") {
 		if o = strings.TrimSpace(o); o != "" {
 			c.GoogleOrigins = append(c.GoogleOrigins, o)

@@ -61,7 +61,9 @@ const DefaultMaxEntries = 1 << 16
 // capabilityParams are the path parameters that name a capability, in the
 // order they are joined into its bucket key. Product ids are public catalog
 // entries shared by every client, so they are not limited per id.
-var capabilityParams = []string{"coupon_id", "ticket_id", "invoice_id", "identifier"}
+// A wallet pass (serial_number) and a wallet device (device_library_id)
+// are limited like a ticket.
+var capabilityParams = []string{"coupon_id", "ticket_id", "invoice_id", "identifier", "serial_number", "device_library_id"}
 
 // exemptFromClientLimit are keyless routes without a per-client limit:
 // probes of load balancers and the scraper come from few addresses.
@@ -135,6 +137,10 @@ func capabilityNoun(key string) string {
 		return "coupon"
 	case strings.HasPrefix(key, "ticket_id="):
 		return "ticket"
+	case strings.HasPrefix(key, "serial_number="):
+		return "wallet pass"
+	case strings.HasPrefix(key, "device_library_id="):
+		return "wallet device"
 	default:
 		return "invoice"
 	}

@@ -131,6 +131,15 @@ func (s *Server) routes() []route {
 		{GET, "/v1/inspection/keys.json", authNone, billNobody, s.inspectionKeys},
 		{GET, "/v1/inspection/revocations.json", authNone, billNobody, s.revocations},
 
+		// Apple's PassKit web service (docs/wallet.md, "Apple Wallet
+		// updates"): called by Wallet on a device, keyless; billed to nobody
+		// (the service's pushes cause these calls, not a partner's request).
+		{POST, "/wallet/apple/v1/devices/{device_library_id}/registrations/{pass_type_id}/{serial_number}", authNone, billNobody, s.registerAppleDevice},
+		{DELETE, "/wallet/apple/v1/devices/{device_library_id}/registrations/{pass_type_id}/{serial_number}", authNone, billNobody, s.unregisterAppleDevice},
+		{GET, "/wallet/apple/v1/devices/{device_library_id}/registrations/{pass_type_id}", authNone, billNobody, s.updatedAppleSerials},
+		{GET, "/wallet/apple/v1/passes/{pass_type_id}/{serial_number}", authNone, billNobody, s.latestApplePass},
+		{POST, "/wallet/apple/v1/log", authNone, billNobody, s.appleLog},
+
 		// Invoicing (docs/invoicing.md): customers, billable items,
 		// collections and invoice creation on /v5; customers with electronic
 		// invoicing, cancellations and payment notices on /v9.

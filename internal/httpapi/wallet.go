@@ -26,7 +26,7 @@ func (s *Server) applePass(w http.ResponseWriter, r *http.Request) error {
 	if err != nil {
 		return err
 	}
-	b, err := s.Wallets.ApplePass(d)
+	b, err := s.Wallets.ApplePass(r.Context(), d)
 	if err != nil {
 		return err
 	}

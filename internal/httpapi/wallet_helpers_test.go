@@ -53,6 +53,13 @@ func walletKeyring(t testing.TB) *barcode.Keyring {
 // credentials; advertise lists the development wallets as rendering options.
 func withWallets(t testing.TB, advertise bool) func(d *httpapi.Deps) {
 	t.Helper()
+	o := walletOptions(t, advertise)
+	return func(d *httpapi.Deps) { d.Wallets = d.App.NewWallets(o) }
+}
+
+// walletOptions are the wallets of withWallets.
+func walletOptions(t testing.TB, advertise bool) app.WalletOptions {
+	t.Helper()
 	walletCreds.once.Do(func() {
 		walletCreds.apple, walletCreds.err = apple.GenerateDevelopment("pass.org.farebox.test", "FAREBOXTST", time.Now())
 		if walletCreds.err != nil {
@@ -74,10 +81,7 @@ func withWallets(t testing.TB, advertise bool) func(d *httpapi.Deps) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	kr := walletKeyring(t)
-	return func(d *httpapi.Deps) {
-		d.Wallets = d.App.NewWallets(app.WalletOptions{Inspection: kr, Apple: b, Google: g, AdvertiseDevelopmentWallets: advertise})
-	}
+	return app.WalletOptions{Inspection: walletKeyring(t), Apple: b, Google: g, AdvertiseDevelopmentWallets: advertise}
 }
 
 // activatedTicket orders the monthly product with key, activates it for

@@ -166,3 +166,15 @@ func RenderingOptions(v TicketView, a Availability) []string {
 	}
 	return opts
 }
+
+// ApplePassRecord is what the service keeps of an Apple pass it issued with
+// webServiceURL (docs/wallet.md, "Apple Wallet updates"): the serial number
+// (the ticket id the pass was first built for), the coupon whose tickets
+// it follows, its authenticationToken, and its update tag and time.
+type ApplePassRecord struct {
+	SerialNumber string
+	CouponID     string
+	AuthToken    string
+	UpdateSeq    int64
+	UpdatedAt    time.Time
+}

@@ -7,6 +7,7 @@ import (
 	"crypto/x509"
 	"encoding/hex"
 	"encoding/json"
+	"errors"
 	"regexp"
 	"sort"
 	"time"
@@ -83,15 +84,49 @@ func (b *Builder) Installable() bool { return !b.Development() }
 // CertificateExpiry is when the pass certificate stops working (monitor it).
 func (b *Builder) CertificateExpiry() time.Time { return b.cfg.Credentials.Certificate.NotAfter }
 
+// TeamID is the team identifier of every pass.
+func (b *Builder) TeamID() string { return b.cfg.TeamID }
+
+// PassTypeID is the pass type identifier of every pass (the APNs topic).
+func (b *Builder) PassTypeID() string { return b.cfg.PassTypeID }
+
+// Updates makes a pass updatable through the Wallet web service: its
+// webServiceURL, its authenticationToken (at least 16 characters) and the
+// serial number the device knows it by (the ticket id it was first issued
+// for; a subscription's pass keeps it while it follows the next cycles).
+// The zero Updates builds a static pass whose serial number is the ticket
+// id.
+type Updates struct {
+	WebServiceURL       string
+	AuthenticationToken string
+	SerialNumber        string
+}
+
+// MinAuthenticationToken is Apple's minimum authenticationToken length.
+const MinAuthenticationToken = 16
+
 // Files returns every file of the pass except manifest.json and signature.
 func (b *Builder) Files(p wallet.Pass) (map[string][]byte, error) {
+	return b.FilesWith(p, Updates{})
+}
+
+// FilesWith is Files for an updatable pass.
+func (b *Builder) FilesWith(p wallet.Pass, u Updates) (map[string][]byte, error) {
 	const op = "apple.Files"
-	pj, err := json.MarshalIndent(passJSON(p, b.cfg.PassTypeID, b.cfg.TeamID, b.cfg.Brand), "", "  ")
+	pj := passJSON(p, b.cfg.PassTypeID, b.cfg.TeamID, b.cfg.Brand)
+	if (u.WebServiceURL == "") != (u.AuthenticationToken == "") || (u.AuthenticationToken != "" && len(u.AuthenticationToken) < MinAuthenticationToken) {
+		return nil, apperr.Wrap(op, errors.New("webServiceURL and an authenticationToken of at least 16 characters come only together"))
+	}
+	pj.WebServiceURL, pj.AuthenticationToken = u.WebServiceURL, u.AuthenticationToken
+	if u.SerialNumber != "" {
+		pj.SerialNumber = u.SerialNumber
+	}
+	pjBytes, err := json.MarshalIndent(pj, "", "  ")
 	if err != nil {
 		return nil, apperr.Wrap(op, err)
 	}
 	files := map[string][]byte{
-		"pass.json":             pj,
+		"pass.json":             pjBytes,
 		"en.lproj/pass.strings": StringsFile("en"),
 		"de.lproj/pass.strings": StringsFile("de"),
 	}
@@ -105,8 +140,13 @@ func (b *Builder) Files(p wallet.Pass) (map[string][]byte, error) {
 // the files, manifest.json (SHA-1 of each file) and a detached CMS signature
 // of the manifest carrying the WWDR intermediate and a signing time.
 func (b *Builder) Build(p wallet.Pass) ([]byte, error) {
+	return b.BuildWith(p, Updates{})
+}
+
+// BuildWith is Build for an updatable pass.
+func (b *Builder) BuildWith(p wallet.Pass, u Updates) ([]byte, error) {
 	const op = "apple.Build"
-	files, err := b.Files(p)
+	files, err := b.FilesWith(p, u)
 	if err != nil {
 		return nil, err
 	}

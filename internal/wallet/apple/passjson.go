@@ -11,22 +11,26 @@ import (
 
 // PassJSON is the subset of pass.json that farebox writes.
 type PassJSON struct {
-	FormatVersion      int         `json:"formatVersion"`
-	PassTypeIdentifier string      `json:"passTypeIdentifier"`
-	TeamIdentifier     string      `json:"teamIdentifier"`
-	SerialNumber       string      `json:"serialNumber"`
-	OrganizationName   string      `json:"organizationName"`
-	Description        string      `json:"description"`
-	LogoText           string      `json:"logoText,omitempty"`
-	ForegroundColor    string      `json:"foregroundColor"`
-	BackgroundColor    string      `json:"backgroundColor"`
-	LabelColor         string      `json:"labelColor"`
-	SharingProhibited  bool        `json:"sharingProhibited"`
-	ExpirationDate     string      `json:"expirationDate"`
-	RelevantDate       string      `json:"relevantDate"`
-	Voided             bool        `json:"voided,omitempty"`
-	Barcodes           []Barcode   `json:"barcodes"`
-	BoardingPass       *FieldGroup `json:"boardingPass"`
+	FormatVersion      int    `json:"formatVersion"`
+	PassTypeIdentifier string `json:"passTypeIdentifier"`
+	TeamIdentifier     string `json:"teamIdentifier"`
+	SerialNumber       string `json:"serialNumber"`
+	OrganizationName   string `json:"organizationName"`
+	Description        string `json:"description"`
+	LogoText           string `json:"logoText,omitempty"`
+	ForegroundColor    string `json:"foregroundColor"`
+	BackgroundColor    string `json:"backgroundColor"`
+	LabelColor         string `json:"labelColor"`
+	SharingProhibited  bool   `json:"sharingProhibited"`
+	ExpirationDate     string `json:"expirationDate"`
+	RelevantDate       string `json:"relevantDate"`
+	Voided             bool   `json:"voided,omitempty"`
+	// WebServiceURL and AuthenticationToken come only together: the device
+	// registers for updates (docs/wallet.md, "Apple Wallet updates").
+	WebServiceURL       string      `json:"webServiceURL,omitempty"`
+	AuthenticationToken string      `json:"authenticationToken,omitempty"`
+	Barcodes            []Barcode   `json:"barcodes"`
+	BoardingPass        *FieldGroup `json:"boardingPass"`
 }
 
 // Barcode is one entry of pass.json barcodes.

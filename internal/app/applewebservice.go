@@ -1,0 +1,293 @@
+package app
+
+import (
+	"context"
+	"crypto/rand"
+	"crypto/subtle"
+	"encoding/base64"
+	"regexp"
+	"slices"
+	"strconv"
+	"time"
+	"unicode/utf8"
+
+	"github.com/farebox/farebox/internal/apperr"
+	"github.com/farebox/farebox/internal/store"
+	"github.com/farebox/farebox/internal/ticketing"
+	"github.com/farebox/farebox/internal/wallet"
+	"github.com/farebox/farebox/internal/wallet/apple"
+)
+
+// Apple's PassKit web service (docs/wallet.md, "Apple Wallet updates"): a
+// device registers the passes it holds, is pushed when one changes, asks
+// which changed since its tag and downloads them. The pass's serial number
+// is the ticket id it was first built for; it follows its coupon, so a
+// subscription's pass shows each new cycle from the cycle's first instant.
+
+// Limits of the web service's inputs.
+const (
+	MaxAppleLogBody     = 64 << 10 // POST /v1/log
+	MaxAppleLogMessages = 100
+	MaxAppleLogMessage  = 1000 // characters, longer ones are cut
+)
+
+var (
+	deviceIDRE  = regexp.MustCompile(`^[A-Za-z0-9._-]{1,128}$`)
+	pushTokenRE = regexp.MustCompile(`^[0-9A-Fa-f]{16,200}$`)
+)
+
+// appleUpdates answers whether passes are built updatable.
+func (w *Wallets) appleUpdates() bool {
+	o := w.options()
+	return o.Apple != nil && o.AppleWebServiceURL != ""
+}
+
+// newPassToken is a fresh authenticationToken: 24 random bytes, 32 characters.
+func newPassToken() string {
+	b := make([]byte, 24)
+	_, _ = rand.Read(b)
+	return base64.RawURLEncoding.EncodeToString(b)
+}
+
+// applePassRecord is the stored record of serial, created on first use.
+func (w *Wallets) applePassRecord(ctx context.Context, serial, couponID string) (wallet.ApplePassRecord, error) {
+	rec, ok, err := w.app.store.Read().ApplePass(ctx, serial)
+	if err != nil || ok {
+		return rec, err
+	}
+	err = w.app.store.Write(ctx, func(q store.Q) error {
+		rec, err = q.EnsureApplePass(ctx, wallet.ApplePassRecord{SerialNumber: serial, CouponID: couponID, AuthToken: newPassToken()}, w.app.clock.Now())
+		return err
+	})
+	return rec, err
+}
+
+// buildApplePass signs the pass of d; with the web service configured it
+// carries webServiceURL, the record's token and serial number.
+func (w *Wallets) buildApplePass(d TicketDetails, op string, rec *wallet.ApplePassRecord) ([]byte, error) {
+	b := w.options().Apple
+	p, err := w.pass(d, op, b != nil)
+	if err != nil {
+		return nil, err
+	}
+	var u apple.Updates
+	if rec != nil {
+		u = apple.Updates{WebServiceURL: w.options().AppleWebServiceURL, AuthenticationToken: rec.AuthToken, SerialNumber: rec.SerialNumber}
+	}
+	out, err := b.BuildWith(p, u)
+	if err != nil {
+		return nil, apperr.E(op, apperr.Unavailable, CodePassUnavailable, "the pass could not be signed").WithCause(err)
+	}
+	return out, nil
+}
+
+// notAuthorized is the one answer to a bad, missing or unknown token and
+// an unknown serial number: nothing tells them apart.
+func notAuthorized(op string) error {
+	return apperr.E(op, apperr.Unauthenticated, CodeApplePassUnauthorized,
+		`Authorization must be "ApplePass <authenticationToken>" of this pass`)
+}
+
+// applePassType refuses a pass type identifier other than the service's.
+func (w *Wallets) applePassType(op, passType string) error {
+	if !w.appleUpdates() {
+		// Without the web service configured no pass names it: no such resource.
+		return apperr.E(op, apperr.NotFound, CodeApplePassTypeUnknown, "this service issues no updatable Apple passes")
+	}
+	if passType != w.options().Apple.PassTypeID() {
+		return apperr.E(op, apperr.NotFound, CodeApplePassTypeUnknown, "this service issues no passes of type "+strconv.Quote(passType))
+	}
+	return nil
+}
+
+// authorizedPass checks the pass type and the token and returns the record.
+func (w *Wallets) authorizedPass(ctx context.Context, op, passType, serial, token string) (wallet.ApplePassRecord, error) {
+	if err := w.applePassType(op, passType); err != nil {
+		return wallet.ApplePassRecord{}, err
+	}
+	if token == "" || len(serial) > 200 || len(token) > 200 {
+		return wallet.ApplePassRecord{}, notAuthorized(op)
+	}
+	rec, ok, err := w.app.store.Read().ApplePass(ctx, serial)
+	if err != nil {
+		return rec, err
+	}
+	if !ok || subtle.ConstantTimeCompare([]byte(rec.AuthToken), []byte(token)) != 1 {
+		return wallet.ApplePassRecord{}, notAuthorized(op)
+	}
+	return rec, nil
+}
+
+func checkDeviceID(op, device string) error {
+	if !deviceIDRE.MatchString(device) {
+		return apperr.E(op, apperr.Invalid, CodeInvalidDeviceID, "deviceLibraryIdentifier: 1 to 128 letters, digits, '.', '_' or '-'").
+			WithDetails(apperr.FieldError{Field: "deviceLibraryIdentifier", Message: "1 to 128 letters, digits, '.', '_' or '-'"})
+	}
+	return nil
+}
+
+// AppleRegistration is POST …/devices/{device}/registrations/{type}/{serial}.
+type AppleRegistration struct {
+	Device, PassType, Serial, Token string
+	PushToken                       string // the body's pushToken
+}
+
+// RegisterAppleDevice registers a device for a pass's pushes; created is
+// false when it was registered already (its push token is updated).
+func (w *Wallets) RegisterAppleDevice(ctx context.Context, r AppleRegistration) (created bool, err error) {
+	const op = "app.RegisterAppleDevice"
+	if _, err := w.authorizedPass(ctx, op, r.PassType, r.Serial, r.Token); err != nil {
+		return false, err
+	}
+	if err := checkDeviceID(op, r.Device); err != nil {
+		return false, err
+	}
+	if !pushTokenRE.MatchString(r.PushToken) {
+		return false, apperr.E(op, apperr.Invalid, CodeInvalidPushToken, `body must be {"pushToken": "<the device's APNs token, hexadecimal>"}`).
+			WithDetails(apperr.FieldError{Field: "/pushToken", Message: "16 to 200 hexadecimal digits"})
+	}
+	err = w.app.store.Write(ctx, func(q store.Q) error {
+		created, err = q.RegisterAppleDevice(ctx, r.Device, r.Serial, r.PushToken, w.app.clock.Now())
+		return err
+	})
+	return created, err
+}
+
+// UnregisterAppleDevice ends a device's registration for a pass; an
+// unknown registration is no error (the device forgot it anyway).
+func (w *Wallets) UnregisterAppleDevice(ctx context.Context, device, passType, serial, token string) error {
+	const op = "app.UnregisterAppleDevice"
+	if _, err := w.authorizedPass(ctx, op, passType, serial, token); err != nil {
+		return err
+	}
+	if err := checkDeviceID(op, device); err != nil {
+		return err
+	}
+	return w.app.store.Write(ctx, func(q store.Q) error {
+		_, err := q.UnregisterAppleDevice(ctx, device, serial)
+		return err
+	})
+}
+
+// AppleSerials is the answer to GET …/devices/{device}/registrations/{type}.
+type AppleSerials struct {
+	SerialNumbers []string `json:"serialNumbers"`
+	LastUpdated   string   `json:"lastUpdated"`
+}
+
+// UpdatedAppleSerials lists the serial numbers of the device's passes
+// updated after the tag since ("" = all); ok is false when none was (204).
+// The device library identifier is the credential of this call.
+func (w *Wallets) UpdatedAppleSerials(ctx context.Context, device, passType, since string) (s AppleSerials, ok bool, err error) {
+	const op = "app.UpdatedAppleSerials"
+	if err := w.applePassType(op, passType); err != nil {
+		return s, false, err
+	}
+	if err := checkDeviceID(op, device); err != nil {
+		return s, false, err
+	}
+	var tag int64
+	if since != "" {
+		if tag, err = strconv.ParseInt(since, 10, 64); err != nil || tag < 0 {
+			return s, false, apperr.Param("query", "passesUpdatedSince", "passesUpdatedSince must be a lastUpdated tag this service returned")
+		}
+	}
+	passes, err := w.app.store.Read().AppleDevicePasses(ctx, device)
+	if err != nil {
+		return s, false, err
+	}
+	var last int64
+	s.SerialNumbers = []string{}
+	for serial, seq := range passes {
+		last = max(last, seq)
+		if since == "" || seq > tag {
+			s.SerialNumbers = append(s.SerialNumbers, serial)
+		}
+	}
+	slices.Sort(s.SerialNumbers)
+	s.LastUpdated = strconv.FormatInt(last, 10)
+	return s, len(s.SerialNumbers) > 0, nil
+}
+
+// LatestApplePass is GET …/passes/{type}/{serial}: the pass as it is now
+// and its Last-Modified time (whole seconds); notModified when it has not
+// changed after ifModifiedSince (zero: always send).
+func (w *Wallets) LatestApplePass(ctx context.Context, passType, serial, token string, ifModifiedSince time.Time) (pass []byte, modified time.Time, notModified bool, err error) {
+	const op = "app.LatestApplePass"
+	rec, err := w.authorizedPass(ctx, op, passType, serial, token)
+	if err != nil {
+		return nil, time.Time{}, false, err
+	}
+	cur, err := w.currentTicket(ctx, rec)
+	if err != nil {
+		return nil, time.Time{}, false, err
+	}
+	modified = rec.UpdatedAt
+	if cur.ID != rec.SerialNumber && cur.ValidFrom.After(modified) {
+		modified = cur.ValidFrom
+	}
+	if cur.InvalidatedAt != nil && cur.InvalidatedAt.After(modified) {
+		modified = *cur.InvalidatedAt
+	}
+	modified = modified.UTC().Truncate(time.Second)
+	if !ifModifiedSince.IsZero() && !modified.After(ifModifiedSince) {
+		return nil, modified, true, nil
+	}
+	d, err := w.app.Ticket(ctx, cur.ID)
+	if err != nil {
+		return nil, time.Time{}, false, err
+	}
+	pass, err = w.buildApplePass(d, op, &rec)
+	return pass, modified, false, err
+}
+
+// currentTicket is the ticket the pass rec shows now: its own, or, while
+// its own is valid, the coupon's latest ticket that has started (a
+// subscription's next cycle from its first instant; voided when that one
+// was revoked).
+func (w *Wallets) currentTicket(ctx context.Context, rec wallet.ApplePassRecord) (ticketing.Ticket, error) {
+	ts, err := w.app.store.Read().TicketsOfCoupon(ctx, rec.CouponID)
+	if err != nil {
+		return ticketing.Ticket{}, err
+	}
+	var cur *ticketing.Ticket
+	for i := range ts {
+		if ts[i].ID == rec.SerialNumber {
+			cur = &ts[i]
+		}
+	}
+	if cur == nil {
+		return ticketing.Ticket{}, notAuthorized("app.LatestApplePass")
+	}
+	if cur.InvalidatedAt != nil {
+		return *cur, nil
+	}
+	now := w.app.clock.Now()
+	out := *cur
+	for _, t := range ts {
+		if !t.ValidFrom.After(now) && t.ValidFrom.After(out.ValidFrom) {
+			out = t
+		}
+	}
+	return out, nil
+}
+
+// AppleLog records the messages a device sends to POST …/v1/log (errors
+// Wallet met with our passes), cut to bounds, into the app's log.
+func (w *Wallets) AppleLog(logs []string) (int, error) {
+	const op = "app.AppleLog"
+	if logs == nil {
+		return 0, apperr.E(op, apperr.Invalid, CodeInvalidAppleLog, `body must be {"logs": ["message", …]}`).
+			WithDetails(apperr.FieldError{Field: "/logs", Message: "an array of strings"})
+	}
+	if len(logs) > MaxAppleLogMessages {
+		logs = logs[:MaxAppleLogMessages]
+	}
+	for _, m := range logs {
+		if utf8.RuneCountInString(m) > MaxAppleLogMessage {
+			m = string([]rune(m)[:MaxAppleLogMessage])
+		}
+		w.o.Log.Warn("Apple Wallet device log", "message", m)
+	}
+	return len(logs), nil
+}

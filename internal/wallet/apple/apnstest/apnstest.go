@@ -1,0 +1,197 @@
+// Package apnstest runs a local server that speaks the APNs provider API
+// (HTTP/2 over TLS, token-based authentication) in place of
+// api.push.apple.com, which tests cannot reach. It checks every request
+// as APNs would — HTTP/2, POST /3/device/<hex token>, apns-topic,
+// apns-push-type, a bearer ES256 JWT that verifies with the .p8 key's
+// public key and names the key id and team — and answers like APNs: 200,
+// or the status and {"reason"} a test scripts.
+package apnstest
+
+import (
+	"crypto/ecdsa"
+	"crypto/elliptic"
+	"crypto/rand"
+	"crypto/x509"
+	"encoding/json"
+	"encoding/pem"
+	"fmt"
+	"io"
+	"net/http"
+	"net/http/httptest"
+	"regexp"
+	"strings"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/farebox/farebox/internal/wallet/apple"
+)
+
+// Server is a local APNs.
+type Server struct {
+	URL    string       // https://127.0.0.1:port
+	Client *http.Client // trusts the server's certificate, speaks HTTP/2
+	Key    *ecdsa.PrivateKey
+	P8     []byte // Key as the PKCS#8 PEM .p8 file Apple issues
+	KeyID  string
+	TeamID string
+	Topic  string
+
+	srv       *httptest.Server
+	mu        sync.Mutex
+	pushes    []Push
+	refused   []string
+	respond   func(token string, n int) (int, string)
+	perToken  map[string]int
+	arrivedCh chan struct{}
+}
+
+// Push is one accepted or refused request.
+type Push struct {
+	Token    string
+	Topic    string
+	PushType string
+	Priority string
+	Body     string
+	Proto    string
+	IssuedAt time.Time // the JWT's iat
+	Status   int       // what the server answered
+}
+
+var tokenRE = regexp.MustCompile(`^[0-9a-fA-F]{16,200}$`)
+
+// New starts a local APNs for topic (the pass type id) with a fresh key.
+func New(t testing.TB, topic string) *Server {
+	t.Helper()
+	key, err := ecdsa.GenerateKey(elliptic.P256(), rand.Reader)
+	if err != nil {
+		t.Fatal(err)
+	}
+	der, err := x509.MarshalPKCS8PrivateKey(key)
+	if err != nil {
+		t.Fatal(err)
+	}
+	s := &Server{Key: key, P8: pem.EncodeToMemory(&pem.Block{Type: "PRIVATE KEY", Bytes: der}), KeyID: "ABC123DEFG", TeamID: "FAREBOXDEV",
+		Topic: topic, perToken: map[string]int{}, arrivedCh: make(chan struct{}, 1)}
+	s.srv = httptest.NewUnstartedServer(http.HandlerFunc(s.handle))
+	s.srv.EnableHTTP2 = true
+	s.srv.StartTLS()
+	t.Cleanup(s.srv.Close)
+	s.URL, s.Client = s.srv.URL, s.srv.Client()
+	return s
+}
+
+// Respond scripts the answers: f gets the device token and how many
+// requests for it came before, and returns a status and reason (200 and ""
+// for success). Nil restores "always 200".
+func (s *Server) Respond(f func(token string, n int) (int, string)) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	s.respond = f
+}
+
+// Pushes returns every request so far, in arrival order.
+func (s *Server) Pushes() []Push {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return append([]Push(nil), s.pushes...)
+}
+
+// Len is how many requests arrived so far.
+func (s *Server) Len() int {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return len(s.pushes)
+}
+
+// Refused returns why requests were refused as APNs would refuse them
+// (wrong path, topic, push type, token): a correct client causes none.
+func (s *Server) Refused() []string {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return append([]string(nil), s.refused...)
+}
+
+// Arrived is signalled (without blocking) after every request.
+func (s *Server) Arrived() <-chan struct{} { return s.arrivedCh }
+
+// Config is the APNs client configuration for this server.
+func (s *Server) Config() apple.APNsConfig {
+	return apple.APNsConfig{Endpoint: s.URL, Key: s.Key, KeyID: s.KeyID, TeamID: s.TeamID, Topic: s.Topic, Client: s.Client}
+}
+
+func (s *Server) handle(w http.ResponseWriter, r *http.Request) {
+	body, _ := io.ReadAll(io.LimitReader(r.Body, 8192))
+	p := Push{Token: strings.TrimPrefix(r.URL.Path, "/3/device/"), Topic: r.Header.Get("apns-topic"),
+		PushType: r.Header.Get("apns-push-type"), Priority: r.Header.Get("apns-priority"), Body: string(body), Proto: r.Proto}
+	status, reason := s.check(r, &p)
+	s.mu.Lock()
+	if status == http.StatusOK {
+		n := s.perToken[p.Token]
+		s.perToken[p.Token]++
+		if s.respond != nil {
+			status, reason = s.respond(p.Token, n)
+		}
+	} else {
+		s.refused = append(s.refused, reason)
+	}
+	p.Status = status
+	s.pushes = append(s.pushes, p)
+	s.mu.Unlock()
+	w.Header().Set("apns-id", "00000000-0000-0000-0000-000000000000")
+	if status != http.StatusOK {
+		w.Header().Set("Content-Type", "application/json")
+		w.WriteHeader(status)
+		_ = json.NewEncoder(w).Encode(map[string]any{"reason": reason})
+	} else {
+		w.WriteHeader(http.StatusOK)
+	}
+	select {
+	case s.arrivedCh <- struct{}{}:
+	default:
+	}
+}
+
+// check validates a request as APNs does; the reasons are APNs's.
+func (s *Server) check(r *http.Request, p *Push) (int, string) {
+	switch {
+	case r.ProtoMajor != 2:
+		return http.StatusBadRequest, "not HTTP/2: " + r.Proto
+	case r.Method != http.MethodPost:
+		return http.StatusMethodNotAllowed, "MethodNotAllowed"
+	case !strings.HasPrefix(r.URL.Path, "/3/device/") || !tokenRE.MatchString(p.Token):
+		return http.StatusBadRequest, "BadDeviceToken"
+	case p.Topic == "":
+		return http.StatusBadRequest, "MissingTopic"
+	case p.Topic != s.Topic:
+		return http.StatusBadRequest, "DeviceTokenNotForTopic"
+	case p.PushType != "background" && p.PushType != "alert":
+		return http.StatusBadRequest, "InvalidPushType"
+	case p.PushType == "background" && p.Priority != "5":
+		return http.StatusBadRequest, "BadPriority"
+	case !json.Valid([]byte(p.Body)):
+		return http.StatusBadRequest, "PayloadEmpty"
+	}
+	auth := r.Header.Get("authorization")
+	tok, ok := strings.CutPrefix(auth, "bearer ")
+	if !ok {
+		return http.StatusForbidden, "MissingProviderToken"
+	}
+	kid, iss, iat, err := apple.VerifyProviderToken(tok, &s.Key.PublicKey)
+	switch {
+	case err != nil:
+		return http.StatusForbidden, "InvalidProviderToken"
+	case kid != s.KeyID || iss != s.TeamID:
+		return http.StatusForbidden, "InvalidProviderToken"
+	case time.Since(iat) > time.Hour:
+		return http.StatusForbidden, "ExpiredProviderToken"
+	}
+	p.IssuedAt = iat
+	return http.StatusOK, ""
+}
+
+// String summarises the server's traffic (for failure messages).
+func (s *Server) String() string {
+	ps := s.Pushes()
+	return fmt.Sprintf("%d requests, refused: %v", len(ps), s.Refused())
+}
