@@ -180,7 +180,9 @@ func (ix *Index) departureOf(k tripKey, c candidate, p *tripPrediction, pos int,
 		Trip:      ix.tripRef(k, c.st),
 	}
 	if ac != nil {
-		d.Trip.Alerts = ac.forRun(k, k.fi.f.StopTimes.Stop[c.st])
+		if l := ac.forRun(k, k.fi.f.StopTimes.Stop[c.st]); l != nil {
+			d.Trip.Alerts, d.Trip.alertsJSON = l.views, l.json
+		}
 	}
 	if p != nil {
 		d.Trip.Realtime = true

@@ -55,7 +55,11 @@ func appendDepartureJSON(b []byte, d *Departure) []byte {
 	b = strconv.AppendBool(b, t.Realtime)
 	if len(t.Alerts) > 0 {
 		b = append(b, `,"alerts":`...)
-		b = appendAlertsJSON(b, t.Alerts)
+		if t.alertsJSON != nil {
+			b = append(b, t.alertsJSON...)
+		} else {
+			b = appendAlertsJSON(b, t.Alerts)
+		}
 	}
 	return append(b, "}}"...)
 }

@@ -54,7 +54,7 @@ func (ix *Index) TripLang(id string, at time.Time, acceptLanguage string) (Trip,
 	}
 	ac := ix.alertCtxFor(fi, querySecond(at), acceptLanguage)
 	t := Trip{ID: ix.tripID(k), Name: name, Stops: make([]TripStop, 0, end-first), GeoJSON: Geometry{Type: "MultiLineString", Coordinates: [][][2]float64{}},
-		Alerts: ac.forRun(k, -1)}
+		Alerts: ac.forRun(k, -1).get()}
 	for i := first; i < end; i++ {
 		pos := int(i - first)
 		stop := f.StopTimes.Stop[i]

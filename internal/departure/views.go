@@ -38,6 +38,9 @@ type TripRef struct {
 	Cancelled    bool     `json:"cancelled"`        // realtime: the trip is cancelled (scheduled time kept)
 	Realtime     bool     `json:"realtime"`         // a realtime update applies to this trip
 	Alerts       []Alert  `json:"alerts,omitempty"` // service alerts for this departure; absent when none
+	// alertsJSON is Alerts encoded (shared, read-only) when they come from
+	// an alert index; AppendDeparturesJSON copies it.
+	alertsJSON []byte
 }
 
 // Departure is one board entry.
