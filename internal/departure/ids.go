@@ -187,6 +187,16 @@ func appendEscaped(b []byte, s string) []byte {
 	return b
 }
 
+// feedOfTrip is the feed a trip id names, without resolving the trip.
+func (ix *Index) feedOfTrip(id string) *feedIndex {
+	rest, ok := strings.CutPrefix(id, ix.prefix+"-trip-")
+	if !ok {
+		return nil
+	}
+	feed, _, _ := strings.Cut(rest, "_")
+	return ix.byID[feed]
+}
+
 // parseTripID resolves a trip instance id.
 func (ix *Index) parseTripID(id string) (tripKey, bool) {
 	rest, ok := strings.CutPrefix(id, ix.prefix+"-trip-")

@@ -53,6 +53,13 @@ func appendDepartureJSON(b []byte, d *Departure) []byte {
 	b = strconv.AppendBool(b, t.Cancelled)
 	b = append(b, `,"realtime":`...)
 	b = strconv.AppendBool(b, t.Realtime)
+	if t.Added {
+		b = append(b, `,"added":true`...)
+	}
+	if t.ScheduledPlatform != nil {
+		b = append(b, `,"scheduled_platform":`...)
+		b = appendJSONString(b, *t.ScheduledPlatform)
+	}
 	if len(t.Alerts) > 0 {
 		b = append(b, `,"alerts":`...)
 		if t.alertsJSON != nil {

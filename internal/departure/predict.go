@@ -12,12 +12,15 @@ type stopPrediction struct {
 	arr, dep       int64 // predicted Unix seconds
 	hasArr, hasDep bool
 	skipped        bool
-	updated        bool // a StopTimeUpdate (not propagation) gave this stop's values
+	updated        bool  // a StopTimeUpdate (not propagation) gave this stop's values
+	assigned       int32 // the stop served instead of the timetable's, plus one (0: the timetable's)
+	moved          bool  // assigned is at another station: the run leaves this station's boards (skipped)
 }
 
 type tripPrediction struct {
 	cancelled bool
 	stops     []stopPrediction // per stop of the trip, in order
+	run       *addedRun        // the extra run this predicts (nil: a timetable run)
 }
 
 // match finds the TripUpdate for a trip run: same trip_id and start_date (and
@@ -29,7 +32,7 @@ func (ix *Index) match(snap *realtime.Snapshot, k tripKey) *realtime.TripUpdate 
 		return nil
 	}
 	for _, u := range snap.For(k.fi.f.Trips.ID[k.trip]) {
-		if u.Relationship == realtime.TripAdded || u.Relationship == realtime.TripDuplicated || u.Relationship == realtime.TripUnscheduled {
+		if u.Relationship == realtime.TripAdded || u.Relationship == realtime.TripNew || u.Relationship == realtime.TripDuplicated || u.Relationship == realtime.TripUnscheduled {
 			continue
 		}
 		if k.start >= 0 {
@@ -89,14 +92,26 @@ func (fi *feedIndex) impliedDay(k tripKey, ts int64) int32 {
 // stop_sequence when given, else by stop_id in trip order; a stop uses its
 // update's time, else its delay, else the other event's values; the last
 // known delay propagates downstream (never upstream); NO_DATA clears it;
-// SKIPPED marks the stop; CANCELED marks the whole run.
+// SKIPPED marks the stop; CANCELED marks the whole run; DELETED and
+// REPLACEMENT (an extra run replaces it, added.go) skip every stop, so the
+// run leaves boards (DELETED also marks it cancelled). A stop served at
+// assigned_stop_id, or at another stop_id of the station matched by
+// stop_sequence, is predicted there (assigned); when that is another
+// station, the stop also counts as skipped for boards (moved).
 func (ix *Index) predict(k tripKey, u *realtime.TripUpdate) *tripPrediction {
 	f := k.fi.f
 	first, end := f.Trips.First[k.trip], f.Trips.First[k.trip+1]
 	n := int(end - first)
 	p := &tripPrediction{stops: make([]stopPrediction, n)}
-	if u.Relationship == realtime.TripCanceled {
+	switch u.Relationship {
+	case realtime.TripCanceled:
 		p.cancelled = true
+		return p
+	case realtime.TripDeleted, realtime.TripReplacement:
+		p.cancelled = u.Relationship == realtime.TripDeleted
+		for i := range p.stops {
+			p.stops[i].skipped = true
+		}
 		return p
 	}
 	base := gtfs.ServiceBase(k.day, k.fi.loc).Unix()
@@ -135,6 +150,7 @@ func (ix *Index) predict(k tripKey, u *realtime.TripUpdate) *tripPrediction {
 				known = false
 				continue
 			}
+			k.fi.assign(ps, f.StopTimes.Stop[first+int32(i)], su)
 			arr, hasArr := eventTime(su.Arrival, sa)
 			dep, hasDep := eventTime(su.Departure, sd)
 			switch {
@@ -167,10 +183,37 @@ func eventTime(e realtime.Event, scheduled int64) (int64, bool) {
 	return 0, false
 }
 
+// assign records the stop an update serves instead of the timetable's
+// stop sched: its assigned_stop_id, else its stop_id when that is another
+// platform (location_type 0) of the same station.
+func (fi *feedIndex) assign(ps *stopPrediction, sched int32, su *realtime.StopUpdate) {
+	s, ok := int32(-1), false
+	if su.AssignedStopID != "" {
+		s, ok = fi.stopIdx[su.AssignedStopID]
+	} else if su.StopID != "" {
+		if s, ok = fi.stopIdx[su.StopID]; ok && (fi.f.Stops.Type[s] != gtfs.StopPlatform || fi.stationOf(s) != fi.stationOf(sched)) {
+			ok = false
+		}
+	}
+	if !ok || s == sched || fi.f.Stops.Type[s] > gtfs.StopStation {
+		return
+	}
+	ps.assigned = s + 1
+	if fi.stationOf(s) != fi.stationOf(sched) {
+		ps.moved, ps.skipped = true, true
+	}
+}
+
 // findStop returns the trip position a stop update refers to, searching
 // from cursor (so a loop visiting a stop twice matches in order), or -1.
+// By stop_id, a stop matches its platform, its station or another
+// platform of that station (a platform change).
 func (fi *feedIndex) findStop(first int32, n, cursor int, su *realtime.StopUpdate) int {
 	st := &fi.f.StopTimes
+	target, known := fi.stopIdx[su.StopID]
+	if known {
+		target = fi.stationOf(target)
+	}
 	for pass := 0; pass < 2; pass++ {
 		from, to := cursor, n
 		if pass == 1 {
@@ -182,8 +225,8 @@ func (fi *feedIndex) findStop(first int32, n, cursor int, su *realtime.StopUpdat
 				if st.Sequence[r] == su.Sequence {
 					return i
 				}
-			} else if su.StopID != "" && (fi.f.Stops.ID[st.Stop[r]] == su.StopID || fi.f.Stops.ID[fi.stationOf(st.Stop[r])] == su.StopID) {
-				return i // the platform, or its parent station
+			} else if known && fi.stationOf(st.Stop[r]) == target {
+				return i // the platform, its parent station or a sibling
 			}
 		}
 	}
