@@ -39,7 +39,7 @@ import (
 type addedIndex struct {
 	snap   *realtime.Snapshot
 	runs   []addedRun
-	byID   map[string]int32   // public trip id → run
+	byID   map[string]int32    // public trip id → run
 	byStop map[int32][]addedEv // departures per stop, by time
 }
 

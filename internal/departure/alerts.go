@@ -71,7 +71,7 @@ type alertIndex struct {
 
 	mu     sync.RWMutex
 	combos map[string]*alertList // language, 0, alert numbers (uvarint) → the shared list
-	bounds []int64            // every period start and end, sorted
+	bounds []int64               // every period start and end, sorted
 }
 
 // alertsOf is the feed's current alert index, nil without alerts.

@@ -35,15 +35,15 @@ type TripRef struct {
 	Type         TripType `json:"type"`
 	Provider     string   `json:"provider"`
 	EndStationID string   `json:"end_station_id"`
-	Cancelled    bool     `json:"cancelled"`        // realtime: the trip is cancelled (scheduled time kept)
-	Realtime     bool     `json:"realtime"`         // a realtime update applies to this trip
+	Cancelled    bool     `json:"cancelled"` // realtime: the trip is cancelled (scheduled time kept)
+	Realtime     bool     `json:"realtime"`  // a realtime update applies to this trip
 	// Added: the run exists only in realtime (ADDED, NEW, DUPLICATED or
 	// REPLACEMENT); absent otherwise.
 	Added bool `json:"added,omitempty"`
 	// ScheduledPlatform is the timetable's platform when realtime moved
 	// the departure to another one (departure.platform); absent otherwise.
 	ScheduledPlatform *string `json:"scheduled_platform,omitempty"`
-	Alerts       []Alert  `json:"alerts,omitempty"` // service alerts for this departure; absent when none
+	Alerts            []Alert `json:"alerts,omitempty"` // service alerts for this departure; absent when none
 	// alertsJSON is Alerts encoded (shared, read-only) when they come from
 	// an alert index; AppendDeparturesJSON copies it.
 	alertsJSON []byte
