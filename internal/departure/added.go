@@ -19,8 +19,8 @@ import (
 //     and stops whose time goes back are left out; a run with fewer than
 //     two such stops is not shown. Line, type and agency come from
 //     TripDescriptor.route_id, else from the timetable trip of the same id;
-//     the headsign from TripProperties.trip_headsign, else that trip's, else
-//     the last stop's station.
+//     the headsign from TripProperties.trip_headsign (or a stop's
+//     stop_headsign), else the last stop's station.
 //   - DUPLICATED: a copy of the timetable trip TripDescriptor.trip_id
 //     starting at TripProperties.start_time on TripProperties.start_date
 //     (scheduled times shifted), under TripProperties.trip_id; the
@@ -57,7 +57,8 @@ type addedRun struct {
 	trip     int32  // the timetable trip it copies or replaces, -1 none
 	day      int32  // service day
 	headsign string
-	name     string // line name, with trip_short_name
+	line     string // line name (boards)
+	name     string // line name with trip_short_name (the trip's name)
 	pred     *tripPrediction
 	stops    []addedStop
 }
@@ -228,9 +229,6 @@ func (ix *Index) extraRun(fi *feedIndex, u *realtime.TripUpdate, routes map[stri
 		if u.Relationship == realtime.TripReplacement && run.trip < 0 {
 			return run, false // replaces nothing we know
 		}
-		if run.headsign == "" && run.trip >= 0 {
-			run.headsign = f.Trips.Headsign[run.trip]
-		}
 	}
 	if len(run.stops) < 2 {
 		return run, false
@@ -239,8 +237,9 @@ func (ix *Index) extraRun(fi *feedIndex, u *realtime.TripUpdate, routes map[stri
 		run.headsign = f.Stops.Name[fi.stationOf(run.stops[len(run.stops)-1].stop)]
 	}
 	if run.route >= 0 {
-		run.name = fi.lineName[run.route]
+		run.line = fi.lineName[run.route]
 	}
+	run.name = run.line
 	short := u.ShortName
 	if short == "" && run.trip >= 0 {
 		short = f.Trips.ShortName[run.trip]
@@ -286,7 +285,7 @@ func (ad *addedIndex) addEvents(res []candidate, stops []int32, now int64, max i
 				break
 			}
 			r := &ad.runs[e.run]
-			res = append(res, candidate{at: e.at, trip: -1 - e.run, st: e.pos, day: r.day, start: -1, line: r.name})
+			res = append(res, candidate{at: e.at, trip: -1 - e.run, st: e.pos, day: r.day, start: -1, line: r.line})
 			n++
 			last = e.at
 		}
@@ -306,7 +305,7 @@ func (ix *Index) addedDeparture(fi *feedIndex, run *addedRun, pos int, ac *alert
 	s := run.stops[pos]
 	d := Departure{
 		Departure: DepartureTime{ScheduledAt: s.dep * 1000, Platform: fi.stopPlatform(s.stop)},
-		Trip: TripRef{ID: run.id, Headsign: run.headsign, LineName: run.name, Type: TripType{"other", "other"},
+		Trip: TripRef{ID: run.id, Headsign: run.headsign, LineName: run.line, Type: TripType{"other", "other"},
 			EndStationID: ix.stationID(fi, fi.stationOf(run.stops[len(run.stops)-1].stop)), Realtime: true, Added: true},
 	}
 	if s.headsign != "" {

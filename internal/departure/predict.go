@@ -26,11 +26,14 @@ type tripPrediction struct {
 // match finds the TripUpdate for a trip run: same trip_id and start_date (and
 // start_time for frequency instances). Updates without start_date apply to
 // the run whose scheduled span is closest to the snapshot's timestamp.
-// ADDED and DUPLICATED updates describe extra runs and never match.
+// ADDED, NEW and DUPLICATED updates describe extra runs and never match; of
+// several updates of one run a CANCELED, DELETED or REPLACEMENT one wins,
+// else the first.
 func (ix *Index) match(snap *realtime.Snapshot, k tripKey) *realtime.TripUpdate {
 	if snap == nil {
 		return nil
 	}
+	var found *realtime.TripUpdate
 	for _, u := range snap.For(k.fi.f.Trips.ID[k.trip]) {
 		if u.Relationship == realtime.TripAdded || u.Relationship == realtime.TripNew || u.Relationship == realtime.TripDuplicated || u.Relationship == realtime.TripUnscheduled {
 			continue
@@ -41,16 +44,22 @@ func (ix *Index) match(snap *realtime.Snapshot, k tripKey) *realtime.TripUpdate 
 			}
 		}
 		if u.StartDate >= 0 {
-			if u.StartDate == k.day {
-				return u
+			if u.StartDate != k.day {
+				continue
 			}
+		} else if k.fi.impliedDay(k, snap.Timestamp.Unix()) != k.day {
 			continue
 		}
-		if k.fi.impliedDay(k, snap.Timestamp.Unix()) == k.day {
+		if u.Relationship != realtime.TripScheduled {
+			// CANCELED, DELETED or REPLACEMENT win over predictions
+			// of the same run.
 			return u
 		}
+		if found == nil {
+			found = u
+		}
 	}
-	return nil
+	return found
 }
 
 // impliedDay is the active service day whose run of the trip is closest in

@@ -151,18 +151,6 @@ func Parse(data []byte, received time.Time) (*Snapshot, error) {
 		}
 		u := &TripUpdate{TripID: td.GetTripId(), StartDate: -1, StartTime: -1, NewStartDate: -1, NewStartTime: -1,
 			Relationship: tripRel(td.GetScheduleRelationship()), RouteID: td.GetRouteId()}
-		if td.ScheduleRelationship == nil {
-			// A value the bindings do not know (DELETED, NEW) is kept
-			// as an unknown field.
-			if v, ok := unknownVarint(td.ProtoReflect().GetUnknown(), 4); ok {
-				switch v {
-				case 7:
-					u.Relationship = TripDeleted
-				case 8:
-					u.Relationship = TripNew
-				}
-			}
-		}
 		if tp := tu.GetTripProperties(); tp != nil {
 			u.NewTripID = tp.GetTripId()
 			if day, ok := parseDate(tp.GetStartDate()); ok {
@@ -242,6 +230,10 @@ func tripRel(r gtfsrt.TripDescriptor_ScheduleRelationship) TripRelationship {
 		return TripReplacement
 	case gtfsrt.TripDescriptor_DUPLICATED:
 		return TripDuplicated
+	case 7: // DELETED: newer than the bindings, whose enum keeps the value
+		return TripDeleted
+	case 8: // NEW: idem
+		return TripNew
 	}
 	return TripScheduled
 }
@@ -280,20 +272,6 @@ func parseClock(s string) (int32, bool) {
 		return 0, false
 	}
 	return h*3600 + m*60 + sec, true
-}
-
-// unknownVarint is the last varint field num among raw unknown fields.
-func unknownVarint(raw []byte, num protowire.Number) (uint64, bool) {
-	var out uint64
-	found := false
-	walkUnknown(raw, func(n protowire.Number, t protowire.Type, b []byte) {
-		if n == num && t == protowire.VarintType {
-			if v, m := protowire.ConsumeVarint(b); m > 0 {
-				out, found = v, true
-			}
-		}
-	})
-	return out, found
 }
 
 // unknownString is the last bytes field num among raw unknown fields.
