@@ -313,6 +313,11 @@ func (s *Snapshot) carryCanceled(prev *Snapshot) {
 	if prev == nil || len(prev.Extra) == 0 {
 		return
 	}
+	type runKey struct {
+		id  string
+		day int32
+	}
+	carried := map[runKey]bool{}
 	for _, old := range prev.Extra {
 		id := old.TripID
 		if old.Relationship == TripDuplicated && old.NewTripID != "" {
@@ -330,7 +335,8 @@ func (s *Snapshot) carryCanceled(prev *Snapshot) {
 				described = true
 			}
 		}
-		if canceled && !described {
+		if canceled && !described && !carried[runKey{id, old.StartDate}] {
+			carried[runKey{id, old.StartDate}] = true
 			c := *old
 			c.CanceledLater = true
 			s.Extra = append(s.Extra, &c)

@@ -163,7 +163,7 @@ func caltrainExtra(t testing.TB, canceled bool) *gtfsrt.FeedMessage {
 
 	// DUPLICATED 126, two minutes late.
 	msg.Entity = append(msg.Entity, &gtfsrt.FeedEntity{Id: proto.String("dup-126"), TripUpdate: &gtfsrt.TripUpdate{
-		Trip: &gtfsrt.TripDescriptor{TripId: proto.String("126"), StartDate: proto.String("20231107"), ScheduleRelationship: gtfsrt.TripDescriptor_DUPLICATED.Enum()},
+		Trip:           &gtfsrt.TripDescriptor{TripId: proto.String("126"), StartDate: proto.String("20231107"), ScheduleRelationship: gtfsrt.TripDescriptor_DUPLICATED.Enum()},
 		TripProperties: &gtfsrt.TripUpdate_TripProperties{TripId: proto.String(ExtraDuplicated), StartDate: proto.String("20231107"), StartTime: proto.String("17:52:00")},
 		StopTimeUpdate: []*gtfsrt.TripUpdate_StopTimeUpdate{{StopSequence: proto.Uint32(1), Departure: &gtfsrt.TripUpdate_StopTimeEvent{Delay: proto.Int32(120)}}},
 	}})
