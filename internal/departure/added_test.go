@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"fmt"
 	"slices"
+	"strconv"
 	"testing"
 	"time"
 
@@ -347,4 +348,58 @@ func TestBartAddedTrips(t *testing.T) {
 		t.Fatalf("%s not on %s: %+v", r.id, id, deps)
 	}
 	checkExtraCached(t, ix, id, time.Unix(s.dep, 0).Add(-5*time.Minute), 10, 10)
+}
+
+// BenchmarkBoardsWithExtraTrips: Caltrain 22nd Street with the real
+// TripUpdates ("none"), with 1,000 added runs that do not stop there
+// ("elsewhere": ManyExtraTrips without its 22nd Street stops) and with the
+// extra-trip test feed ("applying": seven extra runs and two platform
+// changes on the board), computed and from the board cache, side by side:
+//
+//	go test ./internal/departure -run XXX -bench BoardsWithExtraTrips -count 6
+func BenchmarkBoardsWithExtraTrips(b *testing.B) {
+	elsewhere := testtool.ManyExtraTrips(b, 1000)
+	for _, e := range elsewhere.Entity {
+		tu := e.GetTripUpdate()
+		if tu.GetTrip().GetScheduleRelationship() != gtfsrt.TripDescriptor_ADDED {
+			continue
+		}
+		tu.StopTimeUpdate = slices.DeleteFunc(tu.StopTimeUpdate, func(s *gtfsrt.TripUpdate_StopTimeUpdate) bool {
+			return s.GetStopId() == "70021" || s.GetStopId() == "70022"
+		})
+	}
+	cases := []struct {
+		name string
+		ix   *Index
+	}{
+		{"none", extraIndex(b, extraHub(b, testtool.ManyExtraTrips(b, 0)))},
+		{"elsewhere", extraIndex(b, extraHub(b, elsewhere))},
+		{"applying", extraIndex(b, extraHub(b, testtool.CaltrainExtraTrips(b)))},
+	}
+	at := time.Date(2023, 11, 7, 17, 40, 0, 0, la(b))
+	for _, n := range []int{10, 100} {
+		for _, mode := range []string{"computed", "cached"} {
+			for _, c := range cases {
+				ix := c.ix
+				b.Run(mode+"/max"+strconv.Itoa(n)+"/"+c.name, func(b *testing.B) {
+					b.ReportAllocs()
+					buf := make([]byte, 0, 64<<10)
+					for i := 0; i < b.N; i++ {
+						if mode == "computed" {
+							deps, err := ix.Departures(station22nd, at.Add(time.Duration(i%600)*time.Second), n)
+							if err != nil || len(deps) != n {
+								b.Fatal(err)
+							}
+							buf = AppendDeparturesJSON(buf[:0], deps)
+							continue
+						}
+						var err error
+						if buf, err = ix.AppendDeparturesJSON(buf[:0], station22nd, at.Add(time.Duration(i%60000)*time.Millisecond), n); err != nil {
+							b.Fatal(err)
+						}
+					}
+				})
+			}
+		}
+	}
 }

@@ -199,7 +199,7 @@ func (fi *feedIndex) assign(ps *stopPrediction, sched int32, su *realtime.StopUp
 	s, ok := int32(-1), false
 	if su.AssignedStopID != "" {
 		s, ok = fi.stopIdx[su.AssignedStopID]
-	} else if su.StopID != "" {
+	} else if su.StopID != "" && su.StopID != fi.f.Stops.ID[sched] {
 		if s, ok = fi.stopIdx[su.StopID]; ok && (fi.f.Stops.Type[s] != gtfs.StopPlatform || fi.stationOf(s) != fi.stationOf(sched)) {
 			ok = false
 		}
@@ -219,9 +219,11 @@ func (fi *feedIndex) assign(ps *stopPrediction, sched int32, su *realtime.StopUp
 // platform of that station (a platform change).
 func (fi *feedIndex) findStop(first int32, n, cursor int, su *realtime.StopUpdate) int {
 	st := &fi.f.StopTimes
-	target, known := fi.stopIdx[su.StopID]
-	if known {
-		target = fi.stationOf(target)
+	target, known := int32(-1), false
+	if !su.HasSequence {
+		if target, known = fi.stopIdx[su.StopID]; known {
+			target = fi.stationOf(target)
+		}
 	}
 	for pass := 0; pass < 2; pass++ {
 		from, to := cursor, n
