@@ -10,6 +10,7 @@ import (
 	"time"
 
 	gtfsrt "github.com/MobilityData/gtfs-realtime-bindings/golang/gtfs"
+	"google.golang.org/protobuf/proto"
 
 	"github.com/farebox/farebox/internal/clock"
 	"github.com/farebox/farebox/internal/gtfs"
@@ -400,6 +401,30 @@ func BenchmarkBoardsWithExtraTrips(b *testing.B) {
 					}
 				})
 			}
+		}
+	}
+}
+
+// BenchmarkExtraRunsIndex: parsing a fetch with 20,000 added runs (about
+// 400,000 stop updates) and indexing its extra runs, once per fetch:
+//
+//	go test ./internal/departure -run XXX -bench ExtraRunsIndex -benchtime 5x
+func BenchmarkExtraRunsIndex(b *testing.B) {
+	ix := extraIndex(b, nil)
+	fi := ix.byID["ct"]
+	data, err := proto.Marshal(testtool.ManyExtraTrips(b, 20000))
+	if err != nil {
+		b.Fatal(err)
+	}
+	b.SetBytes(int64(len(data)))
+	b.ReportAllocs()
+	for i := 0; i < b.N; i++ {
+		snap, err := realtime.Parse(data, time.Unix(ctHeader, 0))
+		if err != nil {
+			b.Fatal(err)
+		}
+		if ad := ix.buildAdded(fi, snap); len(ad.runs) != 20000 {
+			b.Fatalf("%d runs", len(ad.runs))
 		}
 	}
 }
