@@ -185,6 +185,7 @@ func (ix *Index) extraRun(fi *feedIndex, u *realtime.TripUpdate, routes map[stri
 		}
 	} else {
 		var last int64
+		run.stops = make([]addedStop, 0, len(u.Stops))
 		for _, su := range u.Stops {
 			if su.Relationship == realtime.StopSkipped || su.Relationship == realtime.StopNoData {
 				continue

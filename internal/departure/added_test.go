@@ -418,6 +418,7 @@ func BenchmarkExtraRunsIndex(b *testing.B) {
 	}
 	b.SetBytes(int64(len(data)))
 	b.ReportAllocs()
+	b.ResetTimer()
 	for i := 0; i < b.N; i++ {
 		snap, err := realtime.Parse(data, time.Unix(ctHeader, 0))
 		if err != nil {

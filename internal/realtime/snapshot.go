@@ -176,6 +176,9 @@ func Parse(data []byte, received time.Time) (*Snapshot, error) {
 		if tu.Delay != nil {
 			u.Delay = Event{Delay: tu.GetDelay(), HasDelay: true}
 		}
+		if n := len(tu.GetStopTimeUpdate()); n > 0 {
+			u.Stops = make([]StopUpdate, 0, n)
+		}
 		for _, stu := range tu.GetStopTimeUpdate() {
 			su := StopUpdate{StopID: stu.GetStopId(), Arrival: event(stu.GetArrival()), Departure: event(stu.GetDeparture())}
 			if p := stu.GetStopTimeProperties(); p != nil {
