@@ -251,8 +251,8 @@ func (ix *Index) extraRun(fi *feedIndex, u *realtime.TripUpdate, routes map[stri
 	return run, true
 }
 
-// runID is a run's public id: that of a timetable run of tripID on day,
-// with the start (seconds, -1 none) when given.
+// runID formats "<prefix>-trip-<feed>_<trip>_YYYYMMDD[-HHMMSS]" (start in
+// seconds, -1 none) with one allocation (it runs for every board entry).
 func (ix *Index) runID(fi *feedIndex, tripID string, day, start int32) string {
 	y, m, d := gtfs.DayDate(day)
 	b := make([]byte, 0, len(ix.prefix)+len(fi.id)+len(tripID)*3+24)
