@@ -20,7 +20,8 @@ import (
 //     two such stops is not shown. Line, type and agency come from
 //     TripDescriptor.route_id, else from the timetable trip of the same id;
 //     the headsign from TripProperties.trip_headsign (or a stop's
-//     stop_headsign), else the last stop's station.
+//     stop_headsign), else the last stop's station. A stop with
+//     StopTimeProperties.pickup_type 1 is not a departure.
 //   - DUPLICATED: a copy of the timetable trip TripDescriptor.trip_id
 //     starting at TripProperties.start_time on TripProperties.start_date
 //     (scheduled times shifted), under TripProperties.trip_id; the
@@ -67,6 +68,7 @@ type addedStop struct {
 	stop     int32
 	arr, dep int64 // scheduled Unix seconds
 	headsign string
+	noPickup bool // pickup_type 1: not a departure
 }
 
 // addedCache holds the last added-run index built for a feed.
@@ -123,6 +125,9 @@ func (ix *Index) buildAdded(fi *feedIndex, snap *realtime.Snapshot) *addedIndex 
 		n := int32(len(ad.runs))
 		ad.byID[run.id] = n
 		for i, s := range run.stops[:len(run.stops)-1] {
+			if s.noPickup || run.pred.stops[i].skipped {
+				continue
+			}
 			ad.byStop[s.stop] = append(ad.byStop[s.stop], addedEv{at: s.dep, run: n, pos: int32(i)})
 		}
 		ad.runs = append(ad.runs, run)
@@ -175,6 +180,7 @@ func (ix *Index) extraRun(fi *feedIndex, u *realtime.TripUpdate, routes map[stri
 			if f.StopTimes.Headsign != nil {
 				s.headsign = f.Strings[f.StopTimes.Headsign[i]]
 			}
+			s.noPickup = f.StopTimes.Flags[i]&gtfs.NoPickup != 0
 			run.stops = append(run.stops, s)
 		}
 		u2 := *u
@@ -203,7 +209,7 @@ func (ix *Index) extraRun(fi *feedIndex, u *realtime.TripUpdate, routes map[stri
 					stop = ch[0]
 				}
 			}
-			s := addedStop{stop: stop, headsign: su.Headsign}
+			s := addedStop{stop: stop, headsign: su.Headsign, noPickup: su.NoPickup}
 			switch {
 			case su.Arrival.HasTime && su.Departure.HasTime:
 				s.arr, s.dep = su.Arrival.Time, max(su.Departure.Time, su.Arrival.Time)

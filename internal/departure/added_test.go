@@ -173,6 +173,50 @@ func TestExtraTripsOnBoards(t *testing.T) {
 	checkExtraCached(t, ix, "farebox-station-ct_san_francisco", at.Add(-20*time.Minute), 30, 5)
 }
 
+// pickup_type 1 from realtime: N412 (added) at Millbrae and 412 (timetable)
+// at San Bruno are served but are not departures there.
+func TestRealtimeNoPickup(t *testing.T) {
+	ix := extraIndex(t, extraHub(t, testtool.CaltrainExtraTrips(t)))
+	loc := la(t)
+	for _, c := range []struct{ station, trip string }{
+		{"farebox-station-ct_place_MLBR", "farebox-trip-ct_N412_20231107"},
+		{"farebox-station-ct_san_bruno", "farebox-trip-ct_412_20231107"},
+	} {
+		deps, err := ix.Departures(c.station, time.Date(2023, 11, 7, 17, 0, 0, 0, loc), 30)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if _, ok := byTrip(t, deps)[c.trip]; ok {
+			t.Errorf("%s departs from %s", c.trip, c.station)
+		}
+		tr, err := ix.Trip(c.trip)
+		if err != nil {
+			t.Fatal(err)
+		}
+		found := false
+		for _, s := range tr.Stops {
+			if s.Station.ID == c.station {
+				found = s.Status == "predicted"
+			}
+		}
+		if !found {
+			t.Errorf("%s: no predicted stop at %s", c.trip, c.station)
+		}
+		checkExtraCached(t, ix, c.station, time.Date(2023, 11, 7, 17, 0, 0, 0, loc), 20, 10)
+	}
+	// Without pickup_type both would depart there: 412 with the real
+	// TripUpdates, N412 from the next stop (Burlingame).
+	real := index(t, caltrainHub(t), "ct", "caltrain-2023.zip")
+	deps, _ := real.Departures("farebox-station-ct_san_bruno", time.Date(2023, 11, 7, 17, 0, 0, 0, loc), 30)
+	if _, ok := byTrip(t, deps)["farebox-trip-ct_412_20231107"]; !ok {
+		t.Error("412 does not depart from San Bruno with the real TripUpdates")
+	}
+	deps, _ = ix.Departures("farebox-station-ct_burlingame", time.Date(2023, 11, 7, 17, 0, 0, 0, loc), 30)
+	if _, ok := byTrip(t, deps)["farebox-trip-ct_N412_20231107"]; !ok {
+		t.Error("N412 does not depart from Burlingame")
+	}
+}
+
 // X-past-midnight runs on service day 2023-11-07 at 00:20 on the 8th.
 func TestExtraTripPastMidnight(t *testing.T) {
 	ix := extraIndex(t, extraHub(t, testtool.CaltrainExtraTrips(t)))

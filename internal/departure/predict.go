@@ -15,6 +15,7 @@ type stopPrediction struct {
 	updated        bool  // a StopTimeUpdate (not propagation) gave this stop's values
 	assigned       int32 // the stop served instead of the timetable's, plus one (0: the timetable's)
 	moved          bool  // assigned is at another station: the run leaves this station's boards (skipped)
+	noPickup       bool  // realtime pickup_type 1: served, but not a departure (skipped on boards)
 }
 
 type tripPrediction struct {
@@ -106,7 +107,8 @@ func (fi *feedIndex) impliedDay(k tripKey, ts int64) int32 {
 // run leaves boards (DELETED also marks it cancelled). A stop served at
 // assigned_stop_id, or at another stop_id of the station matched by
 // stop_sequence, is predicted there (assigned); when that is another
-// station, the stop also counts as skipped for boards (moved).
+// station, the stop also counts as skipped for boards (moved), as does a
+// stop whose StopTimeProperties.pickup_type is 1 (noPickup).
 func (ix *Index) predict(k tripKey, u *realtime.TripUpdate) *tripPrediction {
 	f := k.fi.f
 	first, end := f.Trips.First[k.trip], f.Trips.First[k.trip+1]
@@ -160,6 +162,9 @@ func (ix *Index) predict(k tripKey, u *realtime.TripUpdate) *tripPrediction {
 				continue
 			}
 			k.fi.assign(ps, f.StopTimes.Stop[first+int32(i)], su)
+			if su.NoPickup {
+				ps.noPickup, ps.skipped = true, true
+			}
 			arr, hasArr := eventTime(su.Arrival, sa)
 			dep, hasDep := eventTime(su.Departure, sd)
 			switch {

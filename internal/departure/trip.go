@@ -90,7 +90,7 @@ func (ix *Index) TripLang(id string, at time.Time, acceptLanguage string) (Trip,
 			switch {
 			case p.cancelled:
 				ts.Status = "cancelled"
-			case ps.skipped && !ps.moved:
+			case ps.skipped && !ps.moved && !ps.noPickup:
 				ts.Status = "skipped"
 			case ps.hasDep:
 				ts.Status = "predicted"

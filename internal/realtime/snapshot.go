@@ -71,6 +71,9 @@ type StopUpdate struct {
 	// Headsign is StopTimeProperties.stop_headsign (field 2, newer than the
 	// bindings).
 	Headsign string
+	// NoPickup: StopTimeProperties.pickup_type (field 3, idem) is 1, no
+	// pickup: not a departure.
+	NoPickup bool
 }
 
 // TripUpdate is one TripUpdate entity.
@@ -183,7 +186,11 @@ func Parse(data []byte, received time.Time) (*Snapshot, error) {
 			su := StopUpdate{StopID: stu.GetStopId(), Arrival: event(stu.GetArrival()), Departure: event(stu.GetDeparture())}
 			if p := stu.GetStopTimeProperties(); p != nil {
 				su.AssignedStopID = p.GetAssignedStopId()
-				su.Headsign, _ = unknownString(p.ProtoReflect().GetUnknown(), 2)
+				unk := p.ProtoReflect().GetUnknown()
+				su.Headsign, _ = unknownString(unk, 2)
+				if v, ok := unknownVarint(unk, 3); ok && v == 1 {
+					su.NoPickup = true
+				}
 			}
 			if stu.StopSequence != nil {
 				su.Sequence, su.HasSequence = stu.GetStopSequence(), true
@@ -275,6 +282,20 @@ func parseClock(s string) (int32, bool) {
 		return 0, false
 	}
 	return h*3600 + m*60 + sec, true
+}
+
+// unknownVarint is the last varint field num among raw unknown fields.
+func unknownVarint(raw []byte, num protowire.Number) (uint64, bool) {
+	var out uint64
+	found := false
+	walkUnknown(raw, func(n protowire.Number, t protowire.Type, b []byte) {
+		if n == num && t == protowire.VarintType {
+			if v, m := protowire.ConsumeVarint(b); m > 0 {
+				out, found = v, true
+			}
+		}
+	})
+	return out, found
 }
 
 // unknownString is the last bytes field num among raw unknown fields.

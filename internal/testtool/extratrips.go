@@ -23,13 +23,15 @@ import (
 //     bindings: written as an unknown field), route L4, trip_headsign
 //     "Giants Special" and trip_short_name "G412" (TripProperties fields 5
 //     and 6), trip 412's stops 30 minutes later, stop_headsign "Mission
-//     Bay" at 22nd Street (StopTimeProperties field 2).
+//     Bay" at 22nd Street (StopTimeProperties field 2) and no pickup at
+//     Millbrae (pickup_type 1, field 3).
 //   - DUPLICATED trip 126 as ExtraDuplicated "126-extra" starting 17:52:00
 //     on 2023-11-07, two minutes late from its first stop.
 //   - REPLACEMENT of trip 414: its three stops four minutes later.
 //   - Platform changes on real entities: trip 128 at 22nd Street is served
 //     at platform 70021 (assigned_stop_id), trip 412 at San Francisco at
-//     70011 (stop_id of the sibling platform, matched by stop_sequence);
+//     70011 (stop_id of the sibling platform, matched by stop_sequence)
+//     and takes no passengers at San Bruno (pickup_type 1);
 //     trip 127 at 22nd Street (70021) is moved to Bayshore (70031), another
 //     station.
 //   - Edge cases, all ADDED on L1: "X-unknown-stops" (two stop ids the feed
@@ -121,6 +123,10 @@ func stopUpdate(stop string, at int64) *gtfsrt.TripUpdate_StopTimeUpdate {
 		Arrival: &gtfsrt.TripUpdate_StopTimeEvent{Time: proto.Int64(at)}, Departure: &gtfsrt.TripUpdate_StopTimeEvent{Time: proto.Int64(at)}}
 }
 
+// noPickup is StopTimeProperties.pickup_type (field 3) = 1 (NONE), a field
+// newer than the bindings.
+var noPickup = protowire.AppendVarint(protowire.AppendTag(nil, 3, protowire.VarintType), 1)
+
 // addUnknown appends raw fields the bindings do not know to m.
 func addUnknown(m proto.Message, raw []byte) {
 	r := m.ProtoReflect()
@@ -154,9 +160,13 @@ func caltrainExtra(t testing.TB, canceled bool) *gtfsrt.FeedMessage {
 	props = protowire.AppendString(protowire.AppendTag(props, 6, protowire.BytesType), "G412")
 	addUnknown(n.TripUpdate.TripProperties, props)
 	for _, s := range n.TripUpdate.StopTimeUpdate {
-		if s.GetStopId() == "70022" {
+		switch s.GetStopId() {
+		case "70022":
 			s.StopTimeProperties = &gtfsrt.TripUpdate_StopTimeUpdate_StopTimeProperties{}
 			addUnknown(s.StopTimeProperties, protowire.AppendString(protowire.AppendTag(nil, 2, protowire.BytesType), "Mission Bay"))
+		case "70062":
+			s.StopTimeProperties = &gtfsrt.TripUpdate_StopTimeUpdate_StopTimeProperties{}
+			addUnknown(s.StopTimeProperties, noPickup)
 		}
 	}
 	msg.Entity = append(msg.Entity, n)
@@ -182,6 +192,12 @@ func caltrainExtra(t testing.TB, canceled bool) *gtfsrt.FeedMessage {
 	for _, s := range entity(t, msg, "412").TripUpdate.StopTimeUpdate {
 		if s.GetStopId() == "70012" {
 			s.StopId = proto.String("70011")
+		}
+	}
+	for _, s := range entity(t, msg, "412").TripUpdate.StopTimeUpdate {
+		if s.GetStopId() == "70052" {
+			s.StopTimeProperties = &gtfsrt.TripUpdate_StopTimeUpdate_StopTimeProperties{}
+			addUnknown(s.StopTimeProperties, noPickup)
 		}
 	}
 	for _, s := range entity(t, msg, "127").TripUpdate.StopTimeUpdate {
