@@ -70,8 +70,8 @@ type alertIndex struct {
 	lastLang atomic.Pointer[[2]string] // the last Accept-Language value and its language
 
 	mu     sync.RWMutex
-	combos map[string][]Alert // language, 0, alert numbers (uvarint) → the shared list
-	bounds []int64            // every period start and end, sorted
+	combos map[string]*alertList // language, 0, alert numbers (uvarint) → the shared list
+	bounds []int64               // every period start and end, sorted
 }
 
 // alertsOf is the feed's current alert index, nil without alerts.
@@ -96,7 +96,7 @@ type alertCache = atomic.Pointer[alertIndex]
 
 func (fi *feedIndex) buildAlerts(s *realtime.Snapshot) *alertIndex {
 	ai := &alertIndex{snap: s, alerts: s.Alerts, byAgency: map[int32][]alertSel{}, byRoute: map[int32][]alertSel{},
-		byStop: map[int32][]alertSel{}, byTrip: map[int32][]alertSel{}, combos: map[string][]Alert{}}
+		byStop: map[int32][]alertSel{}, byTrip: map[int32][]alertSel{}, combos: map[string]*alertList{}}
 	lookup := func(m map[string]int32, id string) (int32, bool) {
 		if id == "" {
 			return -1, true
@@ -197,20 +197,38 @@ type alertCtx struct {
 
 // forRun lists the alerts active at c.at that select the trip run k at
 // stop (stop < 0: selectors naming a stop are not considered).
-func (c *alertCtx) forRun(k tripKey, stop int32) []Alert {
+func (c *alertCtx) forRun(k tripKey, stop int32) *alertList {
 	if c == nil || c.ai == nil {
 		return nil
 	}
-	ai, f := c.ai, k.fi.f
-	r := f.Trips.Route[k.trip]
-	ctx := alertSel{agency: f.Routes[r].Agency, route: r, trip: k.trip, routeType: f.Routes[r].Type, day: k.day, stop: stop}
+	return c.forSel(k.fi, k.fi.f.Trips.Route[k.trip], k.trip, k.day, stop)
+}
+
+// forSel lists the alerts active at c.at that select a run of route
+// (-1: unknown, then only agency-wide alerts of a one-agency feed and none
+// by route or route type) and static trip (-1: a run that exists only in
+// realtime) on service day, at stop (-1: none).
+func (c *alertCtx) forSel(fi *feedIndex, r, trip, day, stop int32) *alertList {
+	if c == nil || c.ai == nil {
+		return nil
+	}
+	ai, f := c.ai, fi.f
+	ctx := alertSel{agency: -2, route: -2, trip: -2, routeType: -2, day: day, stop: stop}
+	if r >= 0 {
+		ctx.agency, ctx.route, ctx.routeType = f.Routes[r].Agency, r, f.Routes[r].Type
+	} else if len(f.Agencies) == 1 {
+		ctx.agency = 0
+	}
+	if trip >= 0 {
+		ctx.trip = trip
+	}
 	station := int32(-1)
 	if stop >= 0 {
-		station = k.fi.stationOf(stop)
+		station = fi.stationOf(stop)
 	}
 	var hits alertHits
-	if len(ai.byTrip) > 0 {
-		hits.add(ai, c.at, &ctx, station, ai.byTrip[k.trip])
+	if trip >= 0 && len(ai.byTrip) > 0 {
+		hits.add(ai, c.at, &ctx, station, ai.byTrip[trip])
 	}
 	if stop >= 0 && len(ai.byStop) > 0 {
 		hits.add(ai, c.at, &ctx, station, ai.byStop[stop])
@@ -218,14 +236,14 @@ func (c *alertCtx) forRun(k tripKey, stop int32) []Alert {
 			hits.add(ai, c.at, &ctx, station, ai.byStop[station])
 		}
 	}
-	if len(ai.byRoute) > 0 {
+	if r >= 0 && len(ai.byRoute) > 0 {
 		hits.add(ai, c.at, &ctx, station, ai.byRoute[r])
 	}
-	if len(ai.byAgency) > 0 {
+	if ctx.agency >= 0 && len(ai.byAgency) > 0 {
 		hits.add(ai, c.at, &ctx, station, ai.byAgency[ctx.agency])
 	}
 	hits.add(ai, c.at, &ctx, station, ai.byType)
-	return c.views(hits.list())
+	return c.list(hits.list())
 }
 
 // alertHits collects alert numbers without allocating for the usual few.
@@ -285,13 +303,30 @@ func (c *alertCtx) forStop(fi *feedIndex, stop int32) []Alert {
 			}
 		}
 	}
-	return c.views(hits.list())
+	return c.list(hits.list()).get()
 }
 
-// views turns alert numbers into views in feed order. The views are built
-// once per alerts snapshot and language, and each distinct list once: the
-// lists are shared between board entries and must not be modified.
-func (c *alertCtx) views(hit []int32) []Alert {
+// alertList is a shared list of alert views and its JSON array, encoded
+// once: a board entry copies the bytes instead of encoding the texts again
+// (escaping them through encoding/json cost three times the board).
+type alertList struct {
+	views []Alert
+	json  []byte
+}
+
+// get is the list's views, nil for none.
+func (l *alertList) get() []Alert {
+	if l == nil {
+		return nil
+	}
+	return l.views
+}
+
+// list turns alert numbers into views in feed order. The views are built
+// once per alerts snapshot and language, and each distinct list (with its
+// JSON) once: the lists are shared between board entries and must not be
+// modified.
+func (c *alertCtx) list(hit []int32) *alertList {
 	if len(hit) == 0 {
 		return nil
 	}
@@ -309,10 +344,11 @@ func (c *alertCtx) views(hit []int32) []Alert {
 		return out
 	}
 	vs := ai.views[c.lang]
-	out = make([]Alert, len(hit))
+	out = &alertList{views: make([]Alert, len(hit))}
 	for i, a := range hit {
-		out[i] = vs[a]
+		out.views[i] = vs[a]
 	}
+	out.json = appendAlertsJSON(nil, out.views)
 	ai.mu.Lock()
 	if len(ai.combos) < maxAlertCombos {
 		ai.combos[string(key)] = out

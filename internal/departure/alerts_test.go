@@ -371,3 +371,80 @@ func TestAlertsConcurrent(t *testing.T) {
 		t.Error(e)
 	}
 }
+
+// BenchmarkBoardsWithAlertsNYC: the busiest New York board (all nine feeds
+// loaded) without alerts ("none") and with an alerts feed whose alerts
+// apply to every entry ("applying": one agency alert per feed, one alert per
+// route of the station's first 100 departures and one about the station, so
+// each entry carries two or three), computed (DeparturesLang + JSON, each
+// query another minute) and from the board cache (each query a new
+// millisecond of one minute), side by side in one run:
+//
+//	go test ./internal/departure -run XXX -bench BoardsWithAlertsNYC -count 6
+func BenchmarkBoardsWithAlertsNYC(b *testing.B) {
+	loadNYC(b)
+	ix := nycIdx
+	id, _ := ix.BusiestStation()
+	at := time.Date(2026, 10, 6, 8, 0, 0, 0, loadLoc(b, "America/New_York"))
+	fi, stop, ok := ix.parseStationID(id)
+	if !ok {
+		b.Fatal(id)
+	}
+	deps, err := ix.Departures(id, at, MaxDepartures)
+	if err != nil {
+		b.Fatal(err)
+	}
+	msg := &gtfsrt.FeedMessage{Header: &gtfsrt.FeedHeader{GtfsRealtimeVersion: proto.String("2.0"), Timestamp: proto.Uint64(uint64(at.Unix()))}}
+	period := [][2]uint64{{uint64(at.Unix()) - 86400, uint64(at.Unix()) + 86400}}
+	for _, a := range fi.f.Agencies {
+		msg.Entity = append(msg.Entity, testtool.AlertEntity("agency-"+a.ID, period, gtfsrt.Alert_STRIKE, gtfsrt.Alert_REDUCED_SERVICE, testtool.AlertSelector(a.ID, "", "")))
+	}
+	seen := map[string]bool{}
+	for _, d := range deps {
+		k, _ := ix.parseTripID(d.Trip.ID)
+		r := fi.f.Routes[fi.f.Trips.Route[k.trip]].ID
+		if !seen[r] {
+			seen[r] = true
+			msg.Entity = append(msg.Entity, testtool.AlertEntity("route-"+r, period, gtfsrt.Alert_CONSTRUCTION, gtfsrt.Alert_DETOUR, testtool.AlertSelector("", r, "")))
+		}
+	}
+	msg.Entity = append(msg.Entity, testtool.AlertEntity("station", period, gtfsrt.Alert_MAINTENANCE, gtfsrt.Alert_OTHER_EFFECT, testtool.AlertSelector("", "", fi.f.Stops.ID[stop])))
+	snap := parseMsg(b, msg)
+	saved := ix.alertSrc
+	defer func() { ix.alertSrc, ix.cache = saved, newBoardCache(0) }()
+	cases := []struct {
+		name string
+		src  AlertSource
+	}{{"none", nil}, {"applying", staticAlerts{snap}}}
+	for _, n := range []int{10, 100} {
+		for _, mode := range []string{"computed", "cached"} {
+			for _, c := range cases {
+				b.Run(mode+"/max"+strconv.Itoa(n)+"/"+c.name, func(b *testing.B) {
+					ix.alertSrc, ix.cache = c.src, newBoardCache(0)
+					buf := make([]byte, 0, 256<<10)
+					if ds, err := ix.DeparturesLang(id, at, n, "en"); err != nil || len(ds) != n || (c.src != nil) != (len(ds[0].Trip.Alerts) > 0) {
+						b.Fatal("alerts not as expected", err)
+					}
+					b.ReportAllocs()
+					b.ResetTimer()
+					for i := 0; i < b.N; i++ {
+						if mode == "computed" {
+							ds, err := ix.DeparturesLang(id, at.Add(time.Duration(i%600)*time.Minute), n, "en")
+							if err != nil {
+								b.Fatal(err)
+							}
+							buf = AppendDeparturesJSON(buf[:0], ds)
+							continue
+						}
+						bj, err := ix.DeparturesJSONLang(id, at.Add(time.Duration(i%60000)*time.Millisecond), n, "en")
+						if err != nil || bj.e == nil {
+							b.Fatal("not from the cache", err)
+						}
+						buf = bj.AppendJSON(buf[:0])
+					}
+					b.SetBytes(int64(len(buf)))
+				})
+			}
+		}
+	}
+}

@@ -28,7 +28,13 @@ type candidate struct {
 	line  string
 }
 
-func lessCandidate(fi *feedIndex) func(a, b candidate) int {
+func lessCandidate(fi *feedIndex, ad *addedIndex) func(a, b candidate) int {
+	tripID := func(c candidate) string {
+		if c.trip < 0 {
+			return ad.run(c.trip).tripID
+		}
+		return fi.f.Trips.ID[c.trip]
+	}
 	return func(a, b candidate) int {
 		if a.at != b.at {
 			if a.at < b.at {
@@ -39,7 +45,7 @@ func lessCandidate(fi *feedIndex) func(a, b candidate) int {
 		if c := strings.Compare(a.line, b.line); c != 0 {
 			return c
 		}
-		if c := strings.Compare(fi.f.Trips.ID[a.trip], fi.f.Trips.ID[b.trip]); c != 0 {
+		if c := strings.Compare(tripID(a), tripID(b)); c != 0 {
 			return c
 		}
 		if a.day != b.day {
@@ -85,7 +91,7 @@ func (ix *Index) DeparturesLang(stationID string, at time.Time, max int, acceptL
 	snap := ix.snapshot(fi)
 	ac := ix.alertCtxFor(fi, now, acceptLanguage)
 	if snap == nil {
-		cands := fi.board(stops, now, at.In(fi.loc), max, ix.daysAhead)
+		cands := fi.board(stops, now, at.In(fi.loc), max, ix.daysAhead, nil)
 		out := make([]Departure, 0, len(cands))
 		for _, c := range cands {
 			out = append(out, ix.departureOf(tripKey{fi: fi, trip: c.trip, day: c.day, start: c.start}, c, nil, 0, ac))
@@ -94,9 +100,10 @@ func (ix *Index) DeparturesLang(stationID string, at time.Time, max int, acceptL
 	}
 	// Delayed departures scheduled within LateWindow before at are
 	// candidates too; they all come before the board from at.
+	ad := ix.addedOf(fi, snap)
 	var late []candidate
 	from := at.Add(-LateWindow)
-	for _, c := range fi.board(stops, from.Unix(), from.In(fi.loc), MaxDepartures, 1) {
+	for _, c := range fi.board(stops, from.Unix(), from.In(fi.loc), MaxDepartures, 1, ad) {
 		if c.at < now {
 			late = append(late, c)
 		}
@@ -106,7 +113,7 @@ func (ix *Index) DeparturesLang(stationID string, at time.Time, max int, acceptL
 		if len(out) == max {
 			return out, nil
 		}
-		k, p, pos := ix.predictionOf(fi, snap, c)
+		k, p, pos := ix.predictionOf(fi, snap, ad, c)
 		if p == nil || p.stops[pos].skipped || !p.stops[pos].hasDep || p.stops[pos].dep < now {
 			continue // not predicted to leave at or after at
 		}
@@ -115,12 +122,12 @@ func (ix *Index) DeparturesLang(stationID string, at time.Time, max int, acceptL
 	nLate := len(out)
 	for m := max + 10; ; m *= 2 {
 		out = out[:nLate]
-		cands := fi.board(stops, now, at.In(fi.loc), m, ix.daysAhead)
+		cands := fi.board(stops, now, at.In(fi.loc), m, ix.daysAhead, ad)
 		for _, c := range cands {
 			if len(out) == max {
 				return out, nil
 			}
-			k, p, pos := ix.predictionOf(fi, snap, c)
+			k, p, pos := ix.predictionOf(fi, snap, ad, c)
 			if p != nil && p.stops[pos].skipped {
 				continue
 			}
@@ -161,9 +168,13 @@ func (ix *Index) boardStation(stationID string, max int) (*feedIndex, int32, err
 
 // predictionOf returns a candidate's trip run, the run's prediction under
 // snap (nil without a matching TripUpdate) and the stop's position in the
-// trip.
-func (ix *Index) predictionOf(fi *feedIndex, snap *realtime.Snapshot, c candidate) (tripKey, *tripPrediction, int) {
+// trip. The prediction of an extra run (c.trip < 0, from ad) is always set
+// and names the run.
+func (ix *Index) predictionOf(fi *feedIndex, snap *realtime.Snapshot, ad *addedIndex, c candidate) (tripKey, *tripPrediction, int) {
 	k := tripKey{fi: fi, trip: c.trip, day: c.day, start: c.start}
+	if c.trip < 0 {
+		return k, ad.run(c.trip).pred, int(c.st)
+	}
 	pos := int(c.st - fi.f.Trips.First[c.trip])
 	var p *tripPrediction
 	if tu := ix.match(snap, k); tu != nil {
@@ -175,29 +186,42 @@ func (ix *Index) predictionOf(fi *feedIndex, snap *realtime.Snapshot, c candidat
 // departureOf is the board entry of a candidate with its prediction and
 // the alerts of ac that apply to it.
 func (ix *Index) departureOf(k tripKey, c candidate, p *tripPrediction, pos int, ac *alertCtx) Departure {
+	if p != nil && p.run != nil {
+		return ix.addedDeparture(k.fi, p.run, pos, ac)
+	}
 	d := Departure{
 		Departure: DepartureTime{ScheduledAt: c.at * 1000, Platform: k.fi.platform(c.st)},
 		Trip:      ix.tripRef(k, c.st),
 	}
 	if ac != nil {
-		d.Trip.Alerts = ac.forRun(k, k.fi.f.StopTimes.Stop[c.st])
+		if l := ac.forRun(k, k.fi.f.StopTimes.Stop[c.st]); l != nil {
+			d.Trip.Alerts, d.Trip.alertsJSON = l.views, l.json
+		}
 	}
 	if p != nil {
 		d.Trip.Realtime = true
 		d.Trip.Cancelled = p.cancelled
-		if ps := p.stops[pos]; ps.hasDep {
+		ps := p.stops[pos]
+		if ps.hasDep {
 			ms := ps.dep * 1000
 			d.Departure.PredictedAt = &ms
+		}
+		if ps.assigned > 0 {
+			if plat := k.fi.stopPlatform(ps.assigned - 1); plat != d.Departure.Platform {
+				d.Trip.ScheduledPlatform = ptrString(d.Departure.Platform)
+				d.Departure.Platform = plat
+			}
 		}
 	}
 	return d
 }
 
-// board finds the next max scheduled departures from stops at or after now.
-func (fi *feedIndex) board(stops []int32, now int64, local time.Time, max int, daysAhead int32) []candidate {
+// board finds the next max scheduled departures from stops at or after
+// now, with the departures of ad's extra runs (nil: none).
+func (fi *feedIndex) board(stops []int32, now int64, local time.Time, max int, daysAhead int32, ad *addedIndex) []candidate {
 	today := gtfs.DayNumber(local.Year(), int(local.Month()), local.Day())
 	res := make([]candidate, 0, 2*max+8) // each stop adds up to max per day before the cut to max
-	less := lessCandidate(fi)
+	less := lessCandidate(fi, ad)
 	for day := today - fi.backDays; day <= today+daysAhead; day++ {
 		base := gtfs.ServiceBase(day, fi.loc).Unix()
 		if len(res) >= max && res[max-1].at < base {
@@ -227,8 +251,21 @@ func (fi *feedIndex) board(stops []int32, now int64, local time.Time, max int, d
 			}
 		}
 	}
+	if ad != nil {
+		// Extra runs are not per service day: their first max departures
+		// at each stop, merged.
+		n0 := len(res)
+		if res = ad.addEvents(res, stops, now, max); len(res) > n0 {
+			slices.SortFunc(res, less)
+			if len(res) > max {
+				res = res[:max]
+			}
+		}
+	}
 	return res
 }
+
+func ptrString(s string) *string { return &s }
 
 func max64(a, b int64) int64 {
 	if a > b {

@@ -447,8 +447,8 @@ func firstAtOrAfter(items []boardItem, t int64) int {
 
 // exactBoard runs fi.board(from, n) and keeps its exact part: all of it
 // when it is shorter than n, else the departures before its last second.
-func (fi *feedIndex) exactBoard(stops []int32, from int64, n int, daysAhead int32) ([]candidate, int64) {
-	c := fi.board(stops, from, unixIn(from, fi), n, daysAhead)
+func (fi *feedIndex) exactBoard(stops []int32, from int64, n int, daysAhead int32, ad *addedIndex) ([]candidate, int64) {
+	c := fi.board(stops, from, unixIn(from, fi), n, daysAhead, ad)
 	if len(c) < n {
 		return c, untilAll
 	}
@@ -474,6 +474,7 @@ func (ix *Index) buildEntry(fi *feedIndex, stops []int32, minute int64, snap *re
 		return nil
 	}
 	e := &boardEntry{fi: fi, snap: snap, minute: minute, need: need}
+	ad := ix.addedOf(fi, snap)
 	if ac != nil {
 		e.alerts = ac.ai
 	}
@@ -482,7 +483,7 @@ func (ix *Index) buildEntry(fi *feedIndex, stops []int32, minute int64, snap *re
 	// departures after it.
 	var ahead []candidate
 	for n := need + 8; ; n = min(2*n+need, maxCachedLen) {
-		ahead, e.ahead.until = fi.exactBoard(stops, b, n, ix.daysAhead)
+		ahead, e.ahead.until = fi.exactBoard(stops, b, n, ix.daysAhead, ad)
 		if e.ahead.until == untilAll || len(ahead)-firstCandidateAt(ahead, last) >= need || n >= maxCachedLen {
 			break
 		}
@@ -492,7 +493,7 @@ func (ix *Index) buildEntry(fi *feedIndex, stops []int32, minute int64, snap *re
 		// Long enough to cover the minute, or 101 departures from
 		// LateWindow before its last second.
 		for n := MaxDepartures + 9; ; n = min(2*n, maxCachedLen) {
-			late, e.late.until = fi.exactBoard(stops, b-lateSeconds, n, 1)
+			late, e.late.until = fi.exactBoard(stops, b-lateSeconds, n, 1, ad)
 			if e.late.until >= last || len(late)-firstCandidateAt(late, last-lateSeconds) > MaxDepartures || n >= maxCachedLen {
 				break
 			}
@@ -504,8 +505,8 @@ func (ix *Index) buildEntry(fi *feedIndex, stops []int32, minute int64, snap *re
 	}
 
 	buf := make([]byte, 0, 400*len(ahead)+64)
-	e.ahead.items, buf = ix.encodeItems(fi, snap, ac, ahead, buf, math.MinInt64)
-	e.late.items, buf = ix.encodeItems(fi, snap, ac, late, buf, b)
+	e.ahead.items, buf = ix.encodeItems(fi, snap, ad, ac, ahead, buf, math.MinInt64)
+	e.late.items, buf = ix.encodeItems(fi, snap, ad, ac, late, buf, b)
 	if len(buf) > math.MaxUint32 {
 		return nil
 	}
@@ -518,10 +519,10 @@ func (ix *Index) buildEntry(fi *feedIndex, stops []int32, minute int64, snap *re
 // be written: every one not skipped when writeFrom is MinInt64 (the
 // board(now) part), else only those predicted to leave at or after
 // writeFrom (late entries).
-func (ix *Index) encodeItems(fi *feedIndex, snap *realtime.Snapshot, ac *alertCtx, cands []candidate, buf []byte, writeFrom int64) ([]boardItem, []byte) {
+func (ix *Index) encodeItems(fi *feedIndex, snap *realtime.Snapshot, ad *addedIndex, ac *alertCtx, cands []candidate, buf []byte, writeFrom int64) ([]boardItem, []byte) {
 	items := make([]boardItem, len(cands))
 	for i, c := range cands {
-		k, p, pos := ix.predictionOf(fi, snap, c)
+		k, p, pos := ix.predictionOf(fi, snap, ad, c)
 		it := boardItem{at: c.at, dep: noDeparture}
 		if p != nil {
 			if ps := p.stops[pos]; ps.skipped {

@@ -132,7 +132,7 @@ func longBoard(t *testing.T, ix *Index, id string, at time.Time, n int) []Depart
 		t.Fatal(err)
 	}
 	var out []Departure
-	for _, c := range fi.board(fi.departStops(stop), querySecond(at), at.In(fi.loc), n, ix.daysAhead) {
+	for _, c := range fi.board(fi.departStops(stop), querySecond(at), at.In(fi.loc), n, ix.daysAhead, nil) {
 		out = append(out, ix.departureOf(tripKey{fi: fi, trip: c.trip, day: c.day, start: c.start}, c, nil, 0, nil))
 	}
 	return out

@@ -135,25 +135,7 @@ type tripKey struct {
 // tripID formats "<prefix>-trip-<feed>_<trip>_YYYYMMDD[-HHMMSS]" with one
 // allocation (it runs for every board entry).
 func (ix *Index) tripID(k tripKey) string {
-	y, m, d := gtfs.DayDate(k.day)
-	trip := k.fi.f.Trips.ID[k.trip]
-	b := make([]byte, 0, len(ix.prefix)+len(k.fi.id)+len(trip)*3+24)
-	b = append(b, ix.prefix...)
-	b = append(b, "-trip-"...)
-	b = append(b, k.fi.id...)
-	b = append(b, '_')
-	b = appendEscaped(b, trip)
-	b = append(b, '_')
-	b = appendDigits(b, y, 4)
-	b = appendDigits(b, int(m), 2)
-	b = appendDigits(b, d, 2)
-	if k.start >= 0 {
-		b = append(b, '-')
-		b = appendDigits(b, int(k.start/3600), 2)
-		b = appendDigits(b, int(k.start/60%60), 2)
-		b = appendDigits(b, int(k.start%60), 2)
-	}
-	return string(b)
+	return ix.runID(k.fi, k.fi.f.Trips.ID[k.trip], k.day, k.start)
 }
 
 // appendDigits appends n zero-padded to width digits (more when n needs them).
@@ -185,6 +167,16 @@ func appendEscaped(b []byte, s string) []byte {
 		}
 	}
 	return b
+}
+
+// feedOfTrip is the feed a trip id names, without resolving the trip.
+func (ix *Index) feedOfTrip(id string) *feedIndex {
+	rest, ok := strings.CutPrefix(id, ix.prefix+"-trip-")
+	if !ok {
+		return nil
+	}
+	feed, _, _ := strings.Cut(rest, "_")
+	return ix.byID[feed]
 }
 
 // parseTripID resolves a trip instance id.

@@ -82,6 +82,7 @@ type feedIndex struct {
 	// entries (end_station_id) do not allocate it per query.
 	stationIDs []string
 	alerts     alertCache // the alert index of the last alerts snapshot seen
+	added      addedCache // the extra runs of the last TripUpdates snapshot seen
 }
 
 // New builds an index. Feeds are namespaced by their ids, which must be unique.

@@ -53,9 +53,20 @@ func appendDepartureJSON(b []byte, d *Departure) []byte {
 	b = strconv.AppendBool(b, t.Cancelled)
 	b = append(b, `,"realtime":`...)
 	b = strconv.AppendBool(b, t.Realtime)
+	if t.Added {
+		b = append(b, `,"added":true`...)
+	}
+	if t.ScheduledPlatform != nil {
+		b = append(b, `,"scheduled_platform":`...)
+		b = appendJSONString(b, *t.ScheduledPlatform)
+	}
 	if len(t.Alerts) > 0 {
 		b = append(b, `,"alerts":`...)
-		b = appendAlertsJSON(b, t.Alerts)
+		if t.alertsJSON != nil {
+			b = append(b, t.alertsJSON...)
+		} else {
+			b = appendAlertsJSON(b, t.Alerts)
+		}
 	}
 	return append(b, "}}"...)
 }

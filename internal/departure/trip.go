@@ -22,6 +22,14 @@ func (ix *Index) Trip(id string) (Trip, error) {
 // each stop's station's (a stop or station without route, trip or agency)
 // on the stop, texts in the language picked from acceptLanguage.
 func (ix *Index) TripLang(id string, at time.Time, acceptLanguage string) (Trip, error) {
+	if fi := ix.feedOfTrip(id); fi != nil {
+		// A run that exists only in realtime (or replaces a timetable run).
+		if ad := ix.addedOf(fi, ix.snapshot(fi)); ad != nil {
+			if n, ok := ad.byID[id]; ok {
+				return ix.addedTrip(fi, &ad.runs[n], ix.alertCtxFor(fi, querySecond(at), acceptLanguage)), nil
+			}
+		}
+	}
 	k, ok := ix.parseTripID(id)
 	if ok && !k.fi.active(k.trip, k.day) {
 		ok = false
@@ -54,25 +62,35 @@ func (ix *Index) TripLang(id string, at time.Time, acceptLanguage string) (Trip,
 	}
 	ac := ix.alertCtxFor(fi, querySecond(at), acceptLanguage)
 	t := Trip{ID: ix.tripID(k), Name: name, Stops: make([]TripStop, 0, end-first), GeoJSON: Geometry{Type: "MultiLineString", Coordinates: [][][2]float64{}},
-		Alerts: ac.forRun(k, -1)}
+		Alerts: ac.forRun(k, -1).get()}
+	prevStop := int32(-1)
 	for i := first; i < end; i++ {
 		pos := int(i - first)
 		stop := f.StopTimes.Stop[i]
+		plat := fi.platform(i)
+		var schedPlat *string
+		if p != nil && p.stops[pos].assigned > 0 {
+			// Served at another stop: its station and platform.
+			served := p.stops[pos].assigned - 1
+			if np := fi.stopPlatform(served); np != plat {
+				schedPlat, plat = ptrString(plat), np
+			}
+			stop = served
+		}
 		st := ix.station(fi, fi.stationOf(stop))
 		ts := TripStop{Station: &st, Status: "scheduled", Alerts: ac.forStop(fi, stop)}
-		plat := fi.platform(i)
 		if i > first {
-			ts.Arrival = &EventTime{ScheduledAt: (base + shift + int64(f.StopTimes.Arrival[i])) * 1000, Platform: plat}
+			ts.Arrival = &EventTime{ScheduledAt: (base + shift + int64(f.StopTimes.Arrival[i])) * 1000, Platform: plat, ScheduledPlatform: schedPlat}
 		}
 		if i < end-1 {
-			ts.Departure = &EventTime{ScheduledAt: (base + shift + int64(f.StopTimes.Departure[i])) * 1000, Platform: plat}
+			ts.Departure = &EventTime{ScheduledAt: (base + shift + int64(f.StopTimes.Departure[i])) * 1000, Platform: plat, ScheduledPlatform: schedPlat}
 		}
 		if p != nil {
 			ps := p.stops[pos]
 			switch {
 			case p.cancelled:
 				ts.Status = "cancelled"
-			case ps.skipped:
+			case ps.skipped && !ps.moved && !ps.noPickup:
 				ts.Status = "skipped"
 			case ps.hasDep:
 				ts.Status = "predicted"
@@ -88,11 +106,11 @@ func (ix *Index) TripLang(id string, at time.Time, acceptLanguage string) (Trip,
 		}
 		t.Stops = append(t.Stops, ts)
 		if i > first {
-			prev := f.StopTimes.Stop[i-1]
 			t.GeoJSON.Coordinates = append(t.GeoJSON.Coordinates, [][2]float64{
-				{f.Stops.Lon[prev], f.Stops.Lat[prev]}, {f.Stops.Lon[stop], f.Stops.Lat[stop]},
+				{f.Stops.Lon[prevStop], f.Stops.Lat[prevStop]}, {f.Stops.Lon[stop], f.Stops.Lat[stop]},
 			})
 		}
+		prevStop = stop
 	}
 	return t, nil
 }
@@ -169,7 +187,7 @@ func (ix *Index) FindTripLang(fromStation string, dep time.Time, toStation strin
 	for _, s := range fi.departStops(to) {
 		targets[s] = true
 	}
-	for _, c := range fi.board(fi.departStops(from), dep.Unix(), dep.In(fi.loc), MaxDepartures, 0) {
+	for _, c := range fi.board(fi.departStops(from), dep.Unix(), dep.In(fi.loc), MaxDepartures, 0, nil) {
 		if c.at != dep.Unix() {
 			break
 		}

@@ -35,9 +35,18 @@ type TripRef struct {
 	Type         TripType `json:"type"`
 	Provider     string   `json:"provider"`
 	EndStationID string   `json:"end_station_id"`
-	Cancelled    bool     `json:"cancelled"`        // realtime: the trip is cancelled (scheduled time kept)
-	Realtime     bool     `json:"realtime"`         // a realtime update applies to this trip
-	Alerts       []Alert  `json:"alerts,omitempty"` // service alerts for this departure; absent when none
+	Cancelled    bool     `json:"cancelled"` // realtime: the trip is cancelled (scheduled time kept)
+	Realtime     bool     `json:"realtime"`  // a realtime update applies to this trip
+	// Added: the run exists only in realtime (ADDED, NEW, DUPLICATED or
+	// REPLACEMENT); absent otherwise.
+	Added bool `json:"added,omitempty"`
+	// ScheduledPlatform is the timetable's platform when realtime moved
+	// the departure to another one (departure.platform); absent otherwise.
+	ScheduledPlatform *string `json:"scheduled_platform,omitempty"`
+	Alerts            []Alert `json:"alerts,omitempty"` // service alerts for this departure; absent when none
+	// alertsJSON is Alerts encoded (shared, read-only) when they come from
+	// an alert index; AppendDeparturesJSON copies it.
+	alertsJSON []byte
 }
 
 // Departure is one board entry.
@@ -51,6 +60,9 @@ type EventTime struct {
 	ScheduledAt int64  `json:"scheduled_at"`
 	PredictedAt *int64 `json:"predicted_at"`
 	Platform    string `json:"platform"`
+	// ScheduledPlatform is the timetable's platform when realtime moved
+	// the stop to another one; absent otherwise.
+	ScheduledPlatform *string `json:"scheduled_platform,omitempty"`
 }
 
 // TripStop is one stop of a Trip.
@@ -79,6 +91,7 @@ type Trip struct {
 	Stops   []TripStop `json:"stops"`
 	GeoJSON Geometry   `json:"geojson"`
 	Alerts  []Alert    `json:"alerts,omitempty"` // service alerts for the run; absent when none
+	Added   bool       `json:"added,omitempty"`  // the run exists only in realtime; absent otherwise
 }
 
 // Attribution is the response of /v1/attributions.json.

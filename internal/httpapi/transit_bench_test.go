@@ -1,12 +1,22 @@
 package httpapi_test
 
 import (
+	"context"
 	"io"
 	"net/http"
+	"os"
+	"path/filepath"
+	"sync/atomic"
 	"testing"
+	"time"
+
+	"google.golang.org/protobuf/proto"
 
 	"github.com/farebox/farebox/internal/apitest"
+	"github.com/farebox/farebox/internal/app"
+	"github.com/farebox/farebox/internal/httpapi"
 	"github.com/farebox/farebox/internal/store"
+	"github.com/farebox/farebox/internal/testtool"
 )
 
 // BenchmarkTransitHTTP measures whole requests over loopback HTTP on SQLite
@@ -84,6 +94,84 @@ func BenchmarkMapTilesHTTP(b *testing.B) {
 				}
 			})
 			b.ReportMetric(float64(size), "wire-bytes")
+		})
+	}
+}
+
+// BenchmarkBoardsWithAlertsHTTP: whole board requests over loopback HTTP
+// (SQLite, usage ledger on) for the same Caltrain board imported twice,
+// once with the test alerts feed (one to three alerts on every entry, the
+// response 2.8 times as long) and once without alerts, side by side in one
+// run beside /healthz:
+//
+//	go test ./internal/httpapi -run XXX -bench BoardsWithAlertsHTTP -count 6
+func BenchmarkBoardsWithAlertsHTTP(b *testing.B) {
+	data, err := proto.Marshal(testtool.CaltrainAlerts())
+	if err != nil {
+		b.Fatal(err)
+	}
+	alertsFile := filepath.Join(b.TempDir(), "alerts.pb")
+	if err := os.WriteFile(alertsFile, data, 0o600); err != nil {
+		b.Fatal(err)
+	}
+	opts := apitest.Options{Now: rtNow, Configure: func(d *httpapi.Deps) {
+		ctx := context.Background()
+		for _, id := range []string{"caltrain", "plain"} {
+			if _, err := d.App.ImportGTFS(ctx, app.GTFSImport{FeedID: id, SourceName: "caltrain-2023.zip", Feed: parsedFeed(b, "caltrain-2023.zip"), RealtimeSource: caltrainRT}); err != nil {
+				panic(err)
+			}
+		}
+		tr := d.App.NewTransit(app.TransitOptions{RealtimeAlerts: map[string]string{"caltrain": alertsFile}})
+		if err := tr.Refresh(ctx); err != nil {
+			panic(err)
+		}
+		b.Cleanup(tr.Close)
+		waitRealtime(b, tr, "caltrain")
+		waitRealtime(b, tr, "plain")
+		for deadline := time.Now().Add(30 * time.Second); tr.Hub().Alerts("caltrain") == nil || len(tr.Hub().Alerts("caltrain").Alerts) == 0; time.Sleep(5 * time.Millisecond) {
+			if time.Now().After(deadline) {
+				panic("alerts never fetched")
+			}
+		}
+		key, err := d.App.SessionKey(ctx, "")
+		if err != nil {
+			panic(err)
+		}
+		d.Transit, d.SessionKey, d.Ready = tr, key, tr.Ready
+	}}
+	e := apitest.New(b, store.SQLite, opts)
+	client := &http.Client{Transport: &http.Transport{MaxIdleConnsPerHost: 64}}
+	at := int64(testtool.CaltrainAgencyAlertStart+90) * 1000 // 17:02 PST: every entry has alerts
+	for _, c := range []struct{ name, path string }{
+		{"healthz", "/healthz"},
+		{"max10/none", departuresPath(station("plain_22nd_street"), at, 10)},
+		{"max10/alerts", departuresPath(station("caltrain_22nd_street"), at, 10)},
+		{"max100/none", departuresPath(station("plain_22nd_street"), at, 100)},
+		{"max100/alerts", departuresPath(station("caltrain_22nd_street"), at, 100)},
+	} {
+		b.Run(c.name, func(b *testing.B) {
+			b.ReportAllocs()
+			b.SetParallelism(16)
+			var n int64
+			b.RunParallel(func(pb *testing.PB) {
+				for pb.Next() {
+					req, _ := http.NewRequest("GET", e.URL+c.path, nil)
+					req.Header.Set("Authorization", "Bearer "+e.LiveKey)
+					res, err := client.Do(req)
+					if err != nil {
+						b.Error(err)
+						return
+					}
+					k, _ := io.Copy(io.Discard, res.Body)
+					res.Body.Close()
+					if res.StatusCode != 200 {
+						b.Errorf("%s: %d", c.path, res.StatusCode)
+						return
+					}
+					atomic.StoreInt64(&n, k)
+				}
+			})
+			b.SetBytes(atomic.LoadInt64(&n))
 		})
 	}
 }

@@ -68,9 +68,15 @@ func (h *Hub) state(feedID string, create bool) *feedState {
 	return fs
 }
 
-// Set replaces the feed's snapshot (FULL_DATASET semantics).
+// Set replaces the feed's snapshot (FULL_DATASET semantics). A run the
+// previous snapshot added (ADDED, NEW, DUPLICATED, REPLACEMENT) that s
+// cancels without describing it again keeps its stops in s, marked
+// CanceledLater, so boards show it cancelled rather than forget it.
 func (h *Hub) Set(feedID string, s *Snapshot) {
 	fs := h.state(feedID, true)
+	if s != nil {
+		s.carryCanceled(fs.snap.Load())
+	}
 	fs.snap.Store(s)
 	h.succeeded(fs)
 }

@@ -3,6 +3,8 @@ package realtime
 import (
 	"time"
 
+	"google.golang.org/protobuf/encoding/protowire"
+
 	gtfsrt "github.com/MobilityData/gtfs-realtime-bindings/golang/gtfs"
 	"google.golang.org/protobuf/proto"
 
@@ -21,7 +23,16 @@ const (
 	TripCanceled
 	TripReplacement
 	TripDuplicated
+	TripDeleted // DELETED (7): removed, and not to be shown (newer than the bindings: read from the unknown fields)
+	TripNew     // NEW (8): an extra trip unrelated to the timetable (the successor of ADDED; idem)
 )
+
+// Extra reports whether the relationship describes a run that is not in the
+// timetable: ADDED, NEW, DUPLICATED or REPLACEMENT (a trip whose whole
+// schedule the update replaces).
+func (r TripRelationship) Extra() bool {
+	return r == TripAdded || r == TripNew || r == TripDuplicated || r == TripReplacement
+}
 
 // StopRelationship is a stop time update's schedule relationship.
 type StopRelationship uint8
@@ -53,6 +64,16 @@ type StopUpdate struct {
 	Arrival      Event
 	Departure    Event
 	Relationship StopRelationship
+	// AssignedStopID is StopTimeProperties.assigned_stop_id: the stop
+	// (another platform, or another station) the vehicle serves instead of
+	// the timetable's.
+	AssignedStopID string
+	// Headsign is StopTimeProperties.stop_headsign (field 2, newer than the
+	// bindings).
+	Headsign string
+	// NoPickup: StopTimeProperties.pickup_type (field 3, idem) is 1, no
+	// pickup: not a departure.
+	NoPickup bool
 }
 
 // TripUpdate is one TripUpdate entity.
@@ -63,6 +84,20 @@ type TripUpdate struct {
 	Relationship TripRelationship
 	Delay        Event // trip-level delay (experimental field), HasDelay when set
 	Stops        []StopUpdate
+	RouteID      string // TripDescriptor.route_id
+
+	// TripProperties (DUPLICATED, NEW): the new run's trip id, service
+	// day (-1 absent) and start time (-1 absent); trip_headsign and
+	// trip_short_name (fields 5 and 6, newer than the bindings).
+	NewTripID    string
+	NewStartDate int32
+	NewStartTime int32
+	Headsign     string
+	ShortName    string
+
+	// CanceledLater: a CANCELED update of a run that an earlier snapshot
+	// added; the stops are those the run had then (Hub.Set carries them).
+	CanceledLater bool
 }
 
 // Snapshot is one decoded FULL_DATASET fetch. It is immutable.
@@ -73,6 +108,9 @@ type Snapshot struct {
 	Entities  int
 	Updates   int      // TripUpdates kept
 	Alerts    []*Alert // service alerts with at least one informed entity, in feed order
+	// Extra lists, in feed order, the updates of runs that are not in the
+	// timetable (Relationship.Extra), and the CanceledLater ones.
+	Extra []*TripUpdate
 }
 
 // For returns the updates for a trip id (several service dates are possible).
@@ -114,7 +152,20 @@ func Parse(data []byte, received time.Time) (*Snapshot, error) {
 		if td.GetTripId() == "" {
 			continue
 		}
-		u := &TripUpdate{TripID: td.GetTripId(), StartDate: -1, StartTime: -1, Relationship: tripRel(td.GetScheduleRelationship())}
+		u := &TripUpdate{TripID: td.GetTripId(), StartDate: -1, StartTime: -1, NewStartDate: -1, NewStartTime: -1,
+			Relationship: tripRel(td.GetScheduleRelationship()), RouteID: td.GetRouteId()}
+		if tp := tu.GetTripProperties(); tp != nil {
+			u.NewTripID = tp.GetTripId()
+			if day, ok := parseDate(tp.GetStartDate()); ok {
+				u.NewStartDate = day
+			}
+			if secs, ok := parseClock(tp.GetStartTime()); ok {
+				u.NewStartTime = secs
+			}
+			unk := tp.ProtoReflect().GetUnknown()
+			u.Headsign, _ = unknownString(unk, 5)
+			u.ShortName, _ = unknownString(unk, 6)
+		}
 		if d := td.GetStartDate(); d != "" {
 			if day, ok := parseDate(d); ok {
 				u.StartDate = day
@@ -128,8 +179,19 @@ func Parse(data []byte, received time.Time) (*Snapshot, error) {
 		if tu.Delay != nil {
 			u.Delay = Event{Delay: tu.GetDelay(), HasDelay: true}
 		}
+		if n := len(tu.GetStopTimeUpdate()); n > 0 {
+			u.Stops = make([]StopUpdate, 0, n)
+		}
 		for _, stu := range tu.GetStopTimeUpdate() {
 			su := StopUpdate{StopID: stu.GetStopId(), Arrival: event(stu.GetArrival()), Departure: event(stu.GetDeparture())}
+			if p := stu.GetStopTimeProperties(); p != nil {
+				su.AssignedStopID = p.GetAssignedStopId()
+				unk := p.ProtoReflect().GetUnknown()
+				su.Headsign, _ = unknownString(unk, 2)
+				if v, ok := unknownVarint(unk, 3); ok && v == 1 {
+					su.NoPickup = true
+				}
+			}
 			if stu.StopSequence != nil {
 				su.Sequence, su.HasSequence = stu.GetStopSequence(), true
 			}
@@ -145,6 +207,9 @@ func Parse(data []byte, received time.Time) (*Snapshot, error) {
 		}
 		s.Trips[u.TripID] = append(s.Trips[u.TripID], u)
 		s.Updates++
+		if u.Relationship.Extra() {
+			s.Extra = append(s.Extra, u)
+		}
 	}
 	return s, nil
 }
@@ -175,6 +240,10 @@ func tripRel(r gtfsrt.TripDescriptor_ScheduleRelationship) TripRelationship {
 		return TripReplacement
 	case gtfsrt.TripDescriptor_DUPLICATED:
 		return TripDuplicated
+	case 7: // DELETED: newer than the bindings, whose enum keeps the value
+		return TripDeleted
+	case 8: // NEW: idem
+		return TripNew
 	}
 	return TripScheduled
 }
@@ -213,4 +282,88 @@ func parseClock(s string) (int32, bool) {
 		return 0, false
 	}
 	return h*3600 + m*60 + sec, true
+}
+
+// unknownVarint is the last varint field num among raw unknown fields.
+func unknownVarint(raw []byte, num protowire.Number) (uint64, bool) {
+	var out uint64
+	found := false
+	walkUnknown(raw, func(n protowire.Number, t protowire.Type, b []byte) {
+		if n == num && t == protowire.VarintType {
+			if v, m := protowire.ConsumeVarint(b); m > 0 {
+				out, found = v, true
+			}
+		}
+	})
+	return out, found
+}
+
+// unknownString is the last bytes field num among raw unknown fields.
+func unknownString(raw []byte, num protowire.Number) (string, bool) {
+	var out string
+	found := false
+	walkUnknown(raw, func(n protowire.Number, t protowire.Type, b []byte) {
+		if n == num && t == protowire.BytesType {
+			if v, m := protowire.ConsumeBytes(b); m >= 0 {
+				out, found = string(v), true
+			}
+		}
+	})
+	return out, found
+}
+
+// walkUnknown calls f with each field's number, type and value bytes;
+// malformed input ends the walk.
+func walkUnknown(raw []byte, f func(protowire.Number, protowire.Type, []byte)) {
+	for len(raw) > 0 {
+		n, t, m := protowire.ConsumeTag(raw)
+		if m < 0 {
+			return
+		}
+		raw = raw[m:]
+		l := protowire.ConsumeFieldValue(n, t, raw)
+		if l < 0 {
+			return
+		}
+		f(n, t, raw[:l])
+		raw = raw[l:]
+	}
+}
+
+// carryCanceled adds to s (not yet shared) the runs prev added that s
+// cancels (a CANCELED update with the same trip id and start date, or
+// without one) and no longer describes.
+func (s *Snapshot) carryCanceled(prev *Snapshot) {
+	if prev == nil || len(prev.Extra) == 0 {
+		return
+	}
+	type runKey struct {
+		id  string
+		day int32
+	}
+	carried := map[runKey]bool{}
+	for _, old := range prev.Extra {
+		id := old.TripID
+		if old.Relationship == TripDuplicated && old.NewTripID != "" {
+			id = old.NewTripID
+		}
+		canceled, described := false, false
+		for _, u := range s.Trips[id] {
+			if u.StartDate >= 0 && old.StartDate >= 0 && u.StartDate != old.StartDate {
+				continue
+			}
+			switch {
+			case u.Relationship == TripCanceled || u.Relationship == TripDeleted:
+				canceled = true
+			case u.Relationship.Extra():
+				described = true
+			}
+		}
+		if canceled && !described && !carried[runKey{id, old.StartDate}] {
+			carried[runKey{id, old.StartDate}] = true
+			c := *old
+			c.CanceledLater = true
+			s.Extra = append(s.Extra, &c)
+		}
+	}
 }

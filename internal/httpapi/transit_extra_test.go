@@ -1,0 +1,180 @@
+package httpapi_test
+
+import (
+	"context"
+	"os"
+	"path/filepath"
+	"slices"
+	"sync"
+	"testing"
+	"time"
+
+	gtfsrt "github.com/MobilityData/gtfs-realtime-bindings/golang/gtfs"
+	"google.golang.org/protobuf/proto"
+
+	"github.com/farebox/farebox/internal/apitest"
+	"github.com/farebox/farebox/internal/app"
+	"github.com/farebox/farebox/internal/gtfs"
+	"github.com/farebox/farebox/internal/httpapi"
+	"github.com/farebox/farebox/internal/testtool"
+)
+
+// caltrainWithPlatforms is the Caltrain feed with platform codes at 22nd
+// Street and San Francisco (the real feed's column is empty): 70021/70011
+// "1", 70022/70012 "2".
+func caltrainWithPlatforms(t testing.TB) *gtfs.Feed {
+	f := *parsedFeed(t, "caltrain-2023.zip")
+	f.Stops.Platform = slices.Clone(f.Stops.Platform)
+	for i, id := range f.Stops.ID {
+		switch id {
+		case "70021", "70011":
+			f.Stops.Platform[i] = "1"
+		case "70022", "70012":
+			f.Stops.Platform[i] = "2"
+		}
+	}
+	return &f
+}
+
+func writeRT(t testing.TB, path string, m *gtfsrt.FeedMessage) {
+	t.Helper()
+	data, err := proto.Marshal(m)
+	if err != nil {
+		t.Fatal(err)
+	}
+	tmp := path + ".tmp"
+	if err := os.WriteFile(tmp, data, 0o600); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.Rename(tmp, path); err != nil {
+		t.Fatal(err)
+	}
+}
+
+// Runs that exist only in realtime and platform changes over HTTP, on both
+// engines: the realtime source is a file with testtool.CaltrainExtraTrips,
+// configured and polled every 20 ms; boards keep the Kotlin client's exact departure
+// object and match api/openapi.yaml; trips of extra runs are served; a
+// later fetch that cancels X128 shows it cancelled.
+func TestExtraTripsHTTP(t *testing.T) {
+	type engineRT struct {
+		file string
+		tr   *app.Transit
+	}
+	var mu sync.Mutex
+	engines := map[*app.App]engineRT{} // the engines run in parallel
+	opts := apitest.Options{Now: rtNow, Configure: func(d *httpapi.Deps) {
+		ctx := context.Background()
+		rtFile := filepath.Join(t.TempDir(), "caltrain-extra.pb")
+		writeRT(t, rtFile, testtool.CaltrainExtraTrips(t))
+		if _, err := d.App.ImportGTFS(ctx, app.GTFSImport{FeedID: "caltrain", SourceName: "caltrain-2023.zip", Feed: caltrainWithPlatforms(t)}); err != nil {
+			panic(err)
+		}
+		tr := d.App.NewTransit(app.TransitOptions{Realtime: map[string]string{"caltrain": rtFile}, RealtimeInterval: 20 * time.Millisecond})
+		if err := tr.Refresh(ctx); err != nil {
+			t.Fatal(err)
+		}
+		t.Cleanup(tr.Close)
+		waitRealtime(t, tr, "caltrain")
+		key, err := d.App.SessionKey(ctx, "")
+		if err != nil {
+			t.Fatal(err)
+		}
+		d.Transit, d.SessionKey, d.Ready = tr, key, tr.Ready
+		mu.Lock()
+		engines[d.App] = engineRT{rtFile, tr}
+		mu.Unlock()
+	}}
+	apitest.ForEachEngine(t, opts, func(t *testing.T, e *apitest.Env) {
+		mu.Lock()
+		rtFile, tr := engines[e.App].file, engines[e.App].tr
+		mu.Unlock()
+		if tr == nil {
+			t.Fatal("no transit for this engine")
+		}
+		at := time.Date(2023, 11, 7, 17, 40, 0, 0, time.FixedZone("PST", -8*3600)).UnixMilli()
+		board := func(at int64, max int) map[string]departureJSON {
+			r := e.Must(200, apitest.Req{Method: "GET", Path: departuresPath(station("caltrain_22nd_street"), at, max), Key: e.LiveKey,
+				Header: map[string]string{"Accept": "application/json"}})
+			e.MustMatch("departures", r.Body, apitest.RArr(kotlinDeparture))
+			var deps []departureJSON
+			r.JSON(t, &deps)
+			var raw []map[string]map[string]any
+			r.JSON(t, &raw)
+			m := map[string]departureJSON{}
+			for i, d := range deps {
+				if _, dup := m[d.Trip.ID]; dup {
+					t.Fatalf("%s twice", d.Trip.ID)
+				}
+				m[d.Trip.ID] = d
+				if len(raw[i]["departure"]) != 3 {
+					t.Fatalf("departure object %v: keys beyond the three the Kotlin client accepts", raw[i]["departure"])
+				}
+				added, _ := raw[i]["trip"]["added"].(bool)
+				if (added) != (d.Trip.ID == "farebox-trip-caltrain_X128_20231107" || d.Trip.ID == "farebox-trip-caltrain_N412_20231107" ||
+					d.Trip.ID == "farebox-trip-caltrain_126-extra_20231107" || d.Trip.ID == "farebox-trip-caltrain_414_20231107" ||
+					d.Trip.ID == "farebox-trip-caltrain_X-unknown-stops_20231107" || d.Trip.ID == "farebox-trip-caltrain_X-past-midnight_20231107") {
+					t.Fatalf("%s: added %v", d.Trip.ID, raw[i]["trip"]["added"])
+				}
+				sp, has := raw[i]["trip"]["scheduled_platform"]
+				if has != (d.Trip.ID == "farebox-trip-caltrain_128_20231107") || has && (sp != "2" || d.Departure.Platform != "1") {
+					t.Fatalf("%s: scheduled_platform %v, platform %q", d.Trip.ID, sp, d.Departure.Platform)
+				}
+			}
+			return m
+		}
+		m := board(at, 20)
+		for _, id := range []string{"X128", "N412", "126-extra", "414", "X-unknown-stops", "128"} {
+			if _, ok := m["farebox-trip-caltrain_"+id+"_20231107"]; !ok {
+				t.Fatalf("%s not on the board", id)
+			}
+		}
+		for _, id := range []string{"127", "X-all-unknown", "X-no-times"} {
+			if _, ok := m["farebox-trip-caltrain_"+id+"_20231107"]; ok {
+				t.Fatalf("%s on the board", id)
+			}
+		}
+		if d := m["farebox-trip-caltrain_N412_20231107"]; d.Trip.Headsign != "Mission Bay" || d.Trip.LineName != "L4" {
+			t.Fatalf("N412: %+v", d.Trip)
+		}
+		// After midnight: the run of service day 2023-11-07.
+		if _, ok := board((testtool.PastMidnightSF-600)*1000, 5)["farebox-trip-caltrain_X-past-midnight_20231107"]; !ok {
+			t.Fatal("X-past-midnight not on the board after midnight")
+		}
+
+		// Trips (the JavaScript client's shape; validated against the document).
+		r := e.Must(200, apitest.Req{Method: "GET", Path: "/v1/trips/farebox-trip-caltrain_X128_20231107.json", Key: e.LiveKey})
+		e.MustMatch("trip", r.Body, jsTrip)
+		tm := r.Map(t)
+		if tm["added"] != true || len(tm["stops"].([]any)) != 20 {
+			t.Fatalf("X128 trip: added %v, %d stops", tm["added"], len(tm["stops"].([]any)))
+		}
+		r = e.Must(200, apitest.Req{Method: "GET", Path: "/v1/trips/farebox-trip-caltrain_128_20231107.json", Key: e.LiveKey})
+		e.MustMatch("trip", r.Body, jsTrip)
+		stop := r.Map(t)["stops"].([]any)[1].(map[string]any)
+		if dep := stop["departure"].(map[string]any); dep["platform"] != "1" || dep["scheduled_platform"] != "2" {
+			t.Fatalf("128 at 22nd Street: %v", stop)
+		}
+		for _, id := range []string{"X-no-times", "X-all-unknown"} {
+			e.Must(404, apitest.Req{Method: "GET", Path: "/v1/trips/farebox-trip-caltrain_" + id + "_20231107.json", Key: e.LiveKey})
+		}
+
+		// The next fetch cancels X128 without its stops: still shown, cancelled.
+		writeRT(t, rtFile, testtool.CaltrainExtraTripsCanceled(t))
+		deadline := time.Now().Add(30 * time.Second)
+		for s := tr.Hub().TripUpdates("caltrain"); s == nil || s.Timestamp.Unix() != testtool.CaltrainRTHeader+30; s = tr.Hub().TripUpdates("caltrain") {
+			if time.Now().After(deadline) {
+				t.Fatal("the canceling fetch never arrived")
+			}
+			time.Sleep(5 * time.Millisecond)
+		}
+		d := board(at, 20)["farebox-trip-caltrain_X128_20231107"]
+		if !d.Trip.Cancelled || d.Departure.PredictedAt != nil {
+			t.Fatalf("X128 after its cancellation: %+v", d)
+		}
+		r = e.Must(200, apitest.Req{Method: "GET", Path: "/v1/trips/farebox-trip-caltrain_X128_20231107.json", Key: e.LiveKey})
+		if st := r.Map(t)["stops"].([]any)[0].(map[string]any)["status"]; st != "cancelled" {
+			t.Fatalf("X128 stop status %v", st)
+		}
+	})
+}
