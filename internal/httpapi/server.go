@@ -186,7 +186,7 @@ func (v variant) match(r *http.Request) bool {
 
 // ServeHTTP runs the outer pipeline.
 func (s *Server) ServeHTTP(w http.ResponseWriter, r *http.Request) {
-	st := &reqState{id: requestID(r), start: time.Now()}
+	st := &reqState{id: requestID(r), start: time.Now(), page: isPage(r.URL.Path)}
 	ctx, cancel := context.WithTimeout(r.Context(), s.RequestTimeout)
 	defer cancel()
 	r = withState(r.WithContext(ctx), st)
