@@ -146,7 +146,8 @@ func (a *App) SignOut(ctx context.Context, id string) error {
 	return a.store.Write(ctx, func(q store.Q) error { return q.DeleteWebSession(ctx, WebSessionHash(id)) })
 }
 
-// CouponPage is what the traveller page of a coupon shows.
+// CouponPage is what the traveller page of a coupon shows; its times are
+// in the service's calendar zone (App.Loc), as travellers read them.
 type CouponPage struct {
 	CouponID    string
 	ProductName string
@@ -187,7 +188,7 @@ func (a *App) CouponPage(ctx context.Context, w *Wallets, id string) (CouponPage
 	now := a.clock.Now()
 	p := CouponPage{CouponID: d.Coupon.ID, ProductName: d.Product.LocalTicketName, Validity: d.Product.LocalValidityDescription,
 		AreaName: d.Area.Name, Test: d.Coupon.Environment == account.Test, Activated: d.Coupon.Activated,
-		Earliest: d.Window.Earliest, Latest: d.Window.Latest}
+		Earliest: d.Window.Earliest.In(a.Loc), Latest: d.Window.Latest.In(a.Loc)}
 	p.Activatable = !d.Coupon.Activated && d.Coupon.RestoredCouponID == nil && !now.After(d.Window.Latest)
 	if p.Form, err = schema.FormOf(d.Product.IdentificationMediumSchema, d.Product.TariffSettingsSchema); err != nil {
 		return p, apperr.E(op, apperr.Internal, CodeCatalogInvalid, err.Error())
@@ -204,7 +205,7 @@ func (a *App) CouponPage(ctx context.Context, w *Wallets, id string) (CouponPage
 	if err != nil {
 		return p, err
 	}
-	p.Ticket = &PageTicket{ID: newest.ID, ValidFrom: newest.ValidFrom, ValidUntil: newest.ValidUntil,
+	p.Ticket = &PageTicket{ID: newest.ID, ValidFrom: newest.ValidFrom.In(a.Loc), ValidUntil: newest.ValidUntil.In(a.Loc),
 		Valid: td.Valid && newest.InvalidatedAt == nil && now.Before(newest.ValidUntil.Add(time.Second))}
 	for _, o := range opts {
 		p.Ticket.Apple = p.Ticket.Apple || o == "apple_wallet"
