@@ -1,0 +1,32 @@
+package app
+
+import (
+	"strings"
+	"testing"
+)
+
+func TestOperatorPasswordLine(t *testing.T) {
+	line, err := HashOperatorPassword("ops", "correct horse battery staple")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !strings.HasPrefix(line, "ops:$argon2id$v=19$m=65536,t=3,p=4$") {
+		t.Errorf("line %q", line)
+	}
+	c, err := ParseOperatorCredentials(line + "\n")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !c.verify("ops", "correct horse battery staple") || c.verify("ops", "correct horse battery staplE") || c.verify("admin", "correct horse battery staple") {
+		t.Error("verify")
+	}
+	for _, bad := range []string{"", "ops:plain", "$argon2i$v=19$m=8,t=1,p=1$c2FsdHNhbHQ$" + strings.Repeat("A", 43),
+		"$argon2id$v=19$m=0,t=1,p=1$c2FsdHNhbHQ$" + strings.Repeat("A", 43), "$argon2id$v=19$m=64,t=1,p=1$!!$AAAA"} {
+		if _, err := ParseOperatorCredentials(bad); err == nil {
+			t.Errorf("accepted %q", bad)
+		}
+	}
+	if _, err := HashOperatorPassword("a:b", "x"); err == nil {
+		t.Error("user with a colon accepted")
+	}
+}
