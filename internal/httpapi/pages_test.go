@@ -402,3 +402,53 @@ func deadJob(t testing.TB, e *apitest.Env) int64 {
 	}
 	return js[0].ID
 }
+
+// TestTravellerPageRenewsMonth: the page of a monthly coupon activated in
+// August offers, once the partner has reordered September and its renewal
+// window has opened, the next month; a forged renewal is refused; the
+// renewal shows September's ticket on the same page. Both engines.
+func TestTravellerPageRenewsMonth(t *testing.T) {
+	apitest.ForEachEngine(t, apitest.Options{Now: bln(2026, 8, 3, 9), Configure: withWallets(t, false)}, func(t *testing.T, e *apitest.Env) {
+		id := str(order(t, e, e.LiveKey, productIDs(t, e)["month/adult"]).Coupons[0]["id"])
+		path := "/c/" + id
+		v := newVisitor(t, e, "de")
+		p := v.must(200, "GET", path, nil)
+		v.must(http.StatusSeeOther, "POST", path, url.Values{"csrf_token": {p.csrf(t)}, "medium.first_name": {"Erika"},
+			"medium.last_name": {"Mustermann"}, "medium.birth_date": {"1985-03-07"}, "tariff.german_postal_code": {"10115"}})
+		p = v.must(200, "GET", path, nil)
+		if !strings.Contains(p.Body, "01.08.2026 00:00 CEST – 31.08.2026 23:59 CEST") || strings.Contains(p.Body, `id="renew"`) {
+			t.Fatalf("August:\n%.3000s", p.Body)
+		}
+		subID := str(coupon(t, e, "v9", id)["subscription"].(map[string]any)["id"])
+		if r := reorder(e, e.LiveKey, subID, nil); r.Status != 201 {
+			t.Fatalf("reorder: %d %s", r.Status, r.Body)
+		}
+		e.Clock.Set(bln(2026, 8, 26, 8))
+		p = v.must(200, "GET", path, nil)
+		if !strings.Contains(p.Body, `id="renew"`) || !strings.Contains(p.Body, "Nächsten Monat aktivieren") {
+			t.Fatalf("renewal not offered:\n%.3000s", p.Body)
+		}
+		before := count(t, e, "tickets")
+		v.must(http.StatusForbidden, "POST", path, url.Values{"renew": {"1"}})
+		if n := count(t, e, "tickets"); n != before {
+			t.Fatalf("a forged renewal made a ticket")
+		}
+		tok := p.csrf(t)
+		v.must(http.StatusSeeOther, "POST", path, url.Values{"csrf_token": {tok}, "renew": {"1"}})
+		p = v.must(200, "GET", path, nil)
+		if !strings.Contains(p.Body, "01.09.2026 00:00 CEST – 30.09.2026 23:59 CEST") || strings.Contains(p.Body, `id="renew"`) {
+			t.Errorf("September:\n%.3000s", p.Body)
+		}
+		if n := count(t, e, "tickets"); n != before+1 {
+			t.Errorf("%d tickets after the renewal, want %d", n, before+1)
+		}
+		// A second renewal post (a reload) changes nothing: October is not
+		// ordered, and the page says so.
+		if r := v.must(http.StatusUnprocessableEntity, "POST", path, url.Values{"csrf_token": {tok}, "renew": {"1"}}); !strings.Contains(r.Body, `role="alert"`) {
+			t.Errorf("repeated renewal:\n%.2000s", r.Body)
+		}
+		if n := count(t, e, "tickets"); n != before+1 {
+			t.Errorf("the repeated renewal made a ticket")
+		}
+	})
+}
