@@ -26,8 +26,8 @@ import (
 
 // Cookie base names (web.CookieName adds __Host- over TLS).
 const (
-	csrfCookie    = "farebox_csrf"
-	sessionCookie = "farebox_session"
+	csrfCookie    = "fbweb_csrf"
+	sessionCookie = "fbweb_session"
 )
 
 // isPage reports whether a route path is a web page rather than the JSON API.

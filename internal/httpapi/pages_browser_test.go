@@ -41,7 +41,8 @@ type pagesResults struct {
 // $FAREBOX_ENGINE_SCREENSHOTS when set.
 func TestPagesInChromium(t *testing.T) {
 	// The rendering engine's clock is the browser's: tickets valid now.
-	e := apitest.New(t, store.SQLite, apitest.Options{Now: time.Now().UTC().Truncate(time.Second), Configure: withOperator(t)})
+	now := time.Now().UTC().Truncate(time.Second)
+	e := apitest.New(t, store.SQLite, apitest.Options{Now: now, Configure: all(withOperator(t), transitOptions(t, now, caltrainFeeds...).Configure)})
 	ids := productIDs(t, e)
 	de := str(order(t, e, e.TestKey, ids["month/adult"]).Coupons[0]["id"])
 	en := str(order(t, e, e.LiveKey, ids["month/adult"]).Coupons[0]["id"])
@@ -116,7 +117,8 @@ func TestPagesInChromium(t *testing.T) {
 		t.Errorf("after sign-in %v, after sign-out %v", st["afterSignIn"], st["afterSignOut"])
 	}
 	if !strings.Contains(str(res.Texts["createKey"]), "fbx_test_") || !strings.Contains(str(res.Texts["grant"]), "farebox-product-") ||
-		!strings.Contains(str(res.Texts["deadJobs"]), "boom") {
+		!strings.Contains(str(res.Texts["deadJobs"]), "boom") || !strings.Contains(str(res.Texts["feeds"]), "caltrain-2023-trip-updates.pb") ||
+		!strings.Contains(str(res.Texts["feeds"]), "last fetch") || !strings.Contains(str(res.Texts["feeds"]), "stale") {
 		t.Errorf("action texts: %v", res.Texts)
 	}
 	if s, _ := e.Store.Read().JobState(context.Background(), "page_test", "x"); s != jobs.StateReady {

@@ -125,6 +125,15 @@ func withOperator(t testing.TB, trusted ...string) func(d *httpapi.Deps) {
 	}
 }
 
+// all runs each configuration in turn.
+func all(fs ...func(d *httpapi.Deps)) func(d *httpapi.Deps) {
+	return func(d *httpapi.Deps) {
+		for _, f := range fs {
+			f(d)
+		}
+	}
+}
+
 // TestTravellerPage: the deep link of a monthly coupon in German and in
 // English, a forged activation (no token, a wrong token, a token of
 // another visitor) refused with 403 and nothing activated, a refused
@@ -151,7 +160,7 @@ func TestTravellerPage(t *testing.T) {
 		}
 		var csrfCookie *http.Cookie
 		for _, c := range (&http.Response{Header: p.Header}).Cookies() {
-			if c.Name == "farebox_csrf" {
+			if c.Name == "fbweb_csrf" {
 				csrfCookie = c
 			}
 		}
@@ -243,7 +252,8 @@ func TestTravellerPage(t *testing.T) {
 // Secure __Host- cookie behind a trusted TLS proxy, every list, each
 // action, CSRF refusals changing nothing, sign-out. Both engines.
 func TestOperatorConsole(t *testing.T) {
-	apitest.ForEachEngine(t, apitest.Options{Configure: withOperator(t, "127.0.0.1/32", "::1/128")}, func(t *testing.T, e *apitest.Env) {
+	feeds := transitOptions(t, time.Time{}, feedSpec{"sample", "sample-gtfs-feed-0.13.0.zip", ""}).Configure
+	apitest.ForEachEngine(t, apitest.Options{Configure: all(withOperator(t, "127.0.0.1/32", "::1/128"), feeds)}, func(t *testing.T, e *apitest.Env) {
 		v := newVisitor(t, e, "en")
 		for _, p := range []string{"/admin", "/admin/accounts", "/admin/jobs", "/admin/catalog", "/admin/feeds", "/admin/inspection-keys"} {
 			if r := v.must(http.StatusSeeOther, "GET", p, nil); r.Header.Get("Location") != "/admin/sign-in" {
@@ -269,7 +279,7 @@ func TestOperatorConsole(t *testing.T) {
 		s := newVisitor(t, e, "de")
 		s.forwarded = "https"
 		form = s.must(200, "GET", "/admin/sign-in", nil)
-		if !strings.Contains(strings.Join(form.Header.Values("Set-Cookie"), "\n"), "__Host-farebox_csrf=") {
+		if !strings.Contains(strings.Join(form.Header.Values("Set-Cookie"), "\n"), "__Host-fbweb_csrf=") {
 			t.Errorf("behind TLS: %v", form.Header.Values("Set-Cookie"))
 		}
 		// The cookie jar does not send Secure cookies over http: send them by hand.
@@ -287,7 +297,7 @@ func TestOperatorConsole(t *testing.T) {
 		resp.Body.Close()
 		var session *http.Cookie
 		for _, c := range resp.Cookies() {
-			if c.Name == "__Host-farebox_session" {
+			if c.Name == "__Host-fbweb_session" {
 				session = c
 			}
 		}
@@ -354,7 +364,7 @@ func TestOperatorConsole(t *testing.T) {
 		v.must(422, "POST", "/admin/jobs/x/retry", url.Values{"csrf_token": {tok}})
 		v.must(422, "GET", "/admin/jobs?state=zombie", nil)
 
-		for path, want := range map[string]string{"/admin/catalog": "Deutschlandticket Job", "/admin/feeds": "GTFS feeds",
+		for path, want := range map[string]string{"/admin/catalog": "Deutschlandticket Job", "/admin/feeds": "sample-gtfs-feed-0.13.0.zip",
 			"/admin/inspection-keys": `"keys"`, "/admin/jobs": "ready: 1"} {
 			if p := v.must(200, "GET", path, nil); !strings.Contains(p.Body, want) {
 				t.Errorf("%s lacks %q:\n%.1500s", path, want, p.Body)

@@ -52,20 +52,8 @@ func (q Q) DeleteWebSession(ctx context.Context, idHash string) error {
 // JobsInState lists up to limit jobs in state ("" for every state), newest
 // first: the console's job queue.
 func (q Q) JobsInState(ctx context.Context, state string, limit int) ([]jobs.Record, error) {
-	return collect(ctx, q, `SELECT id, kind, payload, state, attempts, max_attempts, run_at, locked_by, locked_until, last_error
-		FROM jobs WHERE ($1 = '' OR state = $1) ORDER BY id DESC LIMIT $2`, []any{state, limit},
-		func(scan scanner) (j jobs.Record, err error) {
-			var lb, le sql.NullString
-			var lu sql.NullTime
-			if err = scan(&j.ID, &j.Kind, &j.Payload, &j.State, &j.Attempts, &j.MaxAttempts, &j.RunAt, &lb, &lu, &le); err != nil {
-				return j, err
-			}
-			j.LockedBy, j.LastError = nullStr(lb), nullStr(le)
-			if lu.Valid {
-				j.LockedUntil = &lu.Time
-			}
-			return j, nil
-		})
+	return collect(ctx, q, `SELECT `+jobColumns+` FROM jobs WHERE ($1 = '' OR state = $1) ORDER BY id DESC LIMIT $2`,
+		[]any{state, limit}, scanJob)
 }
 
 // RetryDeadJob makes a dead job ready again at at with a fresh count of

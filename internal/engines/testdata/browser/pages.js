@@ -128,7 +128,8 @@ async function main() {
       ["admin-jobs", "/admin/jobs?state=dead"], ["admin-inspection-keys", "/admin/inspection-keys"]]) {
       await check(page, name, await go(page, cfg.base + p));
     }
-    results.texts.deadJobs = await page.evaluate(() => "");
+    await go(page, cfg.base + "/admin/feeds");
+    results.texts.feeds = await page.$eval("main", (m) => m.innerText);
     await go(page, cfg.base + "/admin/jobs?state=dead");
     results.texts.deadJobs = await page.$eval("main", (m) => m.innerText);
     results.statuses.retry = await submit(page, "#retry-" + cfg.deadJob);
