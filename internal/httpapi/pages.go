@@ -141,6 +141,12 @@ func (s *Server) writePageError(w http.ResponseWriter, r *http.Request, status i
 		http.Redirect(w, r, "/admin/sign-in", http.StatusSeeOther)
 		return
 	}
+	// The statuses a visitor meets get a text in their language; the
+	// others keep the error's own message.
+	if key, ok := map[int]string{http.StatusForbidden: "error.csrf", http.StatusNotFound: "error.notfound",
+		http.StatusTooManyRequests: "error.toomany", http.StatusServiceUnavailable: "error.unavailable"}[status]; ok {
+		msg = web.T(web.Language(r.Header.Get("Accept-Language")), key)
+	}
 	if err := s.render(w, r, status, "error", "error.title", web.Page{Error: msg, Data: state(r).id}); err != nil {
 		http.Error(w, msg, status)
 	}

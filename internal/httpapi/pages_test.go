@@ -189,7 +189,7 @@ func TestTravellerPage(t *testing.T) {
 		forged = append(forged, wrong, foreign)
 		for i, f := range forged {
 			r := de.do("POST", path, f)
-			if r.Status != http.StatusForbidden || !strings.Contains(r.Body, "security token") {
+			if r.Status != http.StatusForbidden || !strings.Contains(r.Body, "Sicherheitsmerkmal des Formulars fehlt") {
 				t.Errorf("forged post %d: %d\n%.800s", i, r.Status, r.Body)
 			}
 		}
