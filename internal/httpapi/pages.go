@@ -11,6 +11,7 @@ import (
 	"strconv"
 	"strings"
 	"time"
+	"unicode/utf8"
 
 	"github.com/farebox/farebox/internal/app"
 	"github.com/farebox/farebox/internal/apperr"
@@ -98,6 +99,18 @@ func (s *Server) checkCSRF(r *http.Request) error {
 	}
 	if !web.CSRFValid(s.csrfKey, s.csrfBinding(r), r.PostForm.Get(web.CSRFField)) {
 		return apperr.E(op, apperr.Forbidden, CodeCSRFTokenInvalid, "the form's security token is missing or wrong; reload the page and try again")
+	}
+	// The text rule of the JSON bodies (json.go checkStrings): valid
+	// UTF-8 (no surrogates) and no NUL, in every field name and value.
+	for k, vs := range r.PostForm {
+		for _, v := range append([]string{k}, vs...) {
+			if !utf8.ValidString(v) {
+				return badString(k, "must be valid UTF-8")
+			}
+			if strings.IndexByte(v, 0) >= 0 {
+				return badString(k, "must not contain a NUL character")
+			}
+		}
 	}
 	return nil
 }

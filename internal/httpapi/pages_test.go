@@ -206,6 +206,19 @@ func TestTravellerPage(t *testing.T) {
 			t.Errorf("missing last name: %d\n%.1500s", r.Status, r.Body)
 		}
 
+		// Hostile text in a form field: refused naming the field, nothing stored.
+		for _, hostile := range []string{"Er\x00ika", "Er\xffika", "\xed\xa0\x80", strings.Repeat("E", 100000)} {
+			h := url.Values{"csrf_token": {p.csrf(t)}, "medium.first_name": {hostile}, "medium.last_name": {"Mustermann"},
+				"medium.birth_date": {"1985-03-07"}, "tariff.german_postal_code": {"10115"}}
+			r := de.do("POST", path, h)
+			if r.Status < 400 || r.Status >= 500 || !strings.Contains(r.Body, "first_name") && r.Status != http.StatusRequestEntityTooLarge {
+				t.Errorf("first_name %.12q: %d\n%.1500s", hostile, r.Status, r.Body)
+			}
+		}
+		if c, err := e.App.Coupon(context.Background(), id); err != nil || c.Coupon.Activated {
+			t.Fatalf("a hostile post activated the coupon: %v %v", c.Coupon.Activated, err)
+		}
+
 		form.Set("csrf_token", p.csrf(t))
 		r = de.must(http.StatusSeeOther, "POST", path, form)
 		if loc := r.Header.Get("Location"); loc != path {

@@ -50,7 +50,7 @@ func TestHostileTextAtTheEdge(t *testing.T) {
 		paths, bodies := 0, 0
 		for _, rt := range routes {
 			if rt.Page {
-				continue // HTML pages: TestPagesRefuseHostileText
+				continue // HTML pages: TestTravellerPage sends hostile ids and form text
 			}
 			key := ""
 			if rt.Auth == "partner" || rt.Auth == "transit" {
