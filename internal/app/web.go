@@ -477,8 +477,11 @@ func (w *Wallets) InspectionKeySet() (string, error) {
 	return string(b), err
 }
 
-// WebSession is a signed-in person on the web pages.
+// WebSession is a signed-in person on the web pages; WebOperator is the
+// kind of the operator's sessions.
 type WebSession = account.WebSession
+
+const WebOperator = account.WebOperator
 
 // ParseEnvironment reads "live" or "test".
 func ParseEnvironment(s string) (Environment, error) {

@@ -119,7 +119,7 @@ func (s *Server) checkCSRF(r *http.Request) error {
 func (s *Server) authOperatorSession(r *http.Request) error {
 	id := cookieValue(r, web.CookieName(sessionCookie, s.secure(r)))
 	sess, err := s.app.WebSession(r.Context(), id)
-	if apperr.KindOf(err) == apperr.NotFound || (err == nil && sess.Kind != "operator") {
+	if apperr.KindOf(err) == apperr.NotFound || (err == nil && sess.Kind != app.WebOperator) {
 		return apperr.E("auth", apperr.Unauthenticated, CodeSignInRequired, "sign in to the operator console first")
 	}
 	if err != nil {

@@ -90,7 +90,8 @@ func init() {
 var funcs = template.FuncMap{
 	// t translates a message key into the page's language.
 	"t": func(lang, key string, args ...any) string { return T(lang, key, args...) },
-	// when writes a time in the page's language, in loc-free UTC+offset form.
+	// when writes a time (in its own zone, which app chose) in the page's
+	// language, with the zone's abbreviation.
 	"when": func(lang string, t time.Time) string {
 		if t.IsZero() {
 			return "—"
