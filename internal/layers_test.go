@@ -29,6 +29,9 @@ import (
 //     (gtfs, departure), PDF and XML invoices, barcodes, wallet passes
 //     (wallet is the pass model the Apple and Google builders share),
 //     the HTML engines, job leases, session-token signing (metering).
+//   - web: the HTML side of the transport (templates, CSS, language,
+//     CSRF, cookies, throttling); no farebox type but the kernel's, so the
+//     pages' data comes from app through httpapi.
 //   - kernel: small vocabulary every layer may use — errors, the clock,
 //     id generation.
 //   - contract: the OpenAPI document the transport serves.
@@ -36,6 +39,7 @@ import (
 //   - testsupport: helpers for tests; may import anything.
 var layers = map[string]string{
 	"internal/httpapi": "transport",
+	"internal/web":     "web",
 
 	"internal/app": "application",
 
@@ -96,7 +100,8 @@ var layers = map[string]string{
 // (wiring and testsupport are free). Standard-library rules are in
 // forbiddenStd.
 var mayImport = map[string][]string{
-	"transport":   {"application", "kernel", "contract"},
+	"transport":   {"application", "web", "kernel", "contract"},
+	"web":         {"kernel"},
 	"application": {"domain", "adapter", "kernel"},
 	"domain":      {"domain", "kernel"},
 	"adapter":     {"adapter", "domain", "kernel"},
@@ -108,6 +113,7 @@ var mayImport = map[string][]string{
 var forbiddenStd = map[string][]string{
 	"domain":    {"net/http", "database/sql", "database/sql/driver"},
 	"transport": {"database/sql", "database/sql/driver"},
+	"web":       {"database/sql", "database/sql/driver"},
 }
 
 // TestLayers parses the imports of every package of the module (test files

@@ -31,6 +31,7 @@ Commands:
   keys       list, rotate, prune or revoke the inspection barcode signing keys
   gtfs       import, list and remove GTFS timetable feeds
   books      verify the invoice number series and stored files; print an account's audit log
+  admin-password  print an --admin-password-file line (argon2id) for a password read from stdin
   version    print the version
 
 Run "farebox <command> -h" for the flags of a command.
@@ -67,6 +68,8 @@ func run(ctx context.Context, args []string, getenv func(string) string, stdin i
 		return booksCmd(ctx, rest, getenv, stdout, stderr)
 	case "keys":
 		return keysCmd(ctx, rest, getenv, stdout, stderr)
+	case "admin-password":
+		return adminPasswordCmd(rest, stdin, stdout, stderr)
 	case "version":
 		fmt.Fprintln(stdout, "farebox", version)
 		return nil

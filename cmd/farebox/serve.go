@@ -9,6 +9,7 @@ import (
 	"net"
 	"net/http"
 	"net/http/pprof"
+	"os"
 	"path/filepath"
 	"runtime/debug"
 	"sync"
@@ -164,7 +165,16 @@ func serve(ctx context.Context, args []string, getenv func(string) string, stdou
 			PerCapability:  httpapi.Limit{Rate: cfg.CapabilityRate, Burst: cfg.CapabilityBurst},
 			PerClient:      httpapi.Limit{Rate: cfg.ClientRate, Burst: cfg.ClientBurst},
 			TrustedProxies: cfg.TrustedProxies},
-		Transit: transit, SessionKey: sessionKey, Ready: transit.Ready}
+		Transit: transit, SessionKey: sessionKey, Ready: transit.Ready, TrustedProxies: cfg.TrustedProxies}
+	if cfg.AdminPasswordFile != "" {
+		b, err := os.ReadFile(cfg.AdminPasswordFile)
+		if err != nil {
+			return fmt.Errorf("--admin-password-file: %w", err)
+		}
+		if deps.Operator, err = app.ParseOperatorCredentials(string(b)); err != nil {
+			return fmt.Errorf("--admin-password-file %s: %w", cfg.AdminPasswordFile, err)
+		}
+	}
 	// Inspection keys and wallet credentials (cmd/farebox/wallet.go).
 	if err := loadWallets(ctx, cfg, st, log, &deps); err != nil {
 		return fmt.Errorf("wallets: %w", err)

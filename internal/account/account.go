@@ -125,3 +125,18 @@ type Owner struct {
 	AccountID   string
 	Environment Environment
 }
+
+// WebSession is a signed-in person on the web pages (docs/web.md): the
+// operator, or (next) a dashboard user of AccountID. Its id is known only
+// to the browser's cookie; the store keeps IDHash, its SHA-256.
+type WebSession struct {
+	IDHash    string
+	Kind      string // WebOperator
+	Subject   string // the operator's user name
+	AccountID string // "" for the operator
+	CreatedAt time.Time
+	ExpiresAt time.Time
+}
+
+// WebOperator is the kind of the operator's sessions.
+const WebOperator = "operator"

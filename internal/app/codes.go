@@ -51,6 +51,15 @@ const (
 	CodeUnknownBillableItem           = "unknown_billable_item"
 	CodeUnknownCollection             = "unknown_collection"
 	CodeUnknownCustomer               = "unknown_customer"
+	CodeInvalidJobID                  = "invalid_job_id"
+	CodeInvalidJobState               = "invalid_job_state"
+	CodeNotActivated                  = "coupon_not_activated"
+	CodeInvalidStart                  = "invalid_activation_start"
+	CodeInvalidOption                 = "invalid_identification_option"
+	CodeNothingToRenew                = "nothing_to_renew"
+	CodeSignInFailed                  = "sign_in_failed"
+	CodeConsoleNotConfigured          = "console_not_configured"
+	CodeInvalidEnvironment            = "invalid_environment"
 )
 
 const (

@@ -57,6 +57,9 @@ type Config struct {
 	CapabilityRate, ClientRate   float64
 	CapabilityBurst, ClientBurst int
 	TrustedProxies               []netip.Prefix
+	// AdminPasswordFile holds the operator console's user and argon2id
+	// hash (farebox admin-password writes the line); empty: no console.
+	AdminPasswordFile string
 
 	// Wallets and inspection barcodes (docs/wallet.md).
 	InspectionKeys  string // key directory or comma-separated key files
@@ -136,6 +139,7 @@ func (c *Config) settings() []setting {
 		{name: "trusted-proxies", env: "FAREBOX_TRUSTED_PROXIES", def: "", help: "comma-separated addresses or CIDR prefixes of the reverse proxies whose X-Forwarded-For names the client (empty: the socket's peer address is the client)"},
 		{name: "metrics-addr", env: "FAREBOX_METRICS_ADDR", def: "", help: "serve /metrics on this address instead of the API listener (empty: /metrics on --addr, without a key, as before; set it when --addr is reachable from outside)"},
 		{name: "pprof-addr", env: "FAREBOX_PPROF_ADDR", def: "", help: "serve Go's net/http/pprof on this address (empty: off; keep it on loopback)"},
+		{name: "admin-password-file", env: "FAREBOX_ADMIN_PASSWORD_FILE", def: "", help: "file with the operator console's \"user:$argon2id$...\" line (farebox admin-password writes it); empty: /admin refuses every sign-in"},
 		{name: "session-key", env: "FAREBOX_SESSION_KEY", def: "", help: "HMAC key for session tokens (default: generated once and stored in the database, so all instances share it)", secret: true},
 		{name: "gtfs-refresh", env: "FAREBOX_GTFS_REFRESH", def: "10s", help: "how often each instance checks the stored GTFS feed versions and reloads changed feeds"},
 		{name: "realtime", env: "FAREBOX_REALTIME", def: "", help: "GTFS-RT TripUpdates sources per feed, overriding the import's: \"FEED=URL-or-file;FEED2=...\" (FEED= switches one off)"},
@@ -278,6 +282,7 @@ func Load(args []string, getenv func(string) string, out io.Writer) (Config, err
 	}
 	c.TrustedProxies = tp
 	c.SessionKey = get("session-key")
+	c.AdminPasswordFile = get("admin-password-file")
 	c.PprofAddr = get("pprof-addr")
 	c.MetricsAddr = get("metrics-addr")
 	c.InspectionKeys = get("inspection-keys")

@@ -26,4 +26,7 @@ const (
 	CodeUnsupportedMediaType       = "unsupported_media_type"
 	CodeUsageLedgerUnavailable     = "usage_ledger_unavailable"
 	CodeWrongType                  = "wrong_type"
+	CodeSignInRequired             = "sign_in_required"
+	CodeCSRFTokenInvalid           = "csrf_token_invalid"
+	CodeFormRequired               = "form_required"
 )

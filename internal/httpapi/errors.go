@@ -72,6 +72,10 @@ func (s *Server) writeError(w http.ResponseWriter, r *http.Request, err error) {
 			body.Message, body.Code = ae.Msg, ae.Code
 		}
 	}
+	if st.page {
+		s.writePageError(w, r, status, body.Message)
+		return
+	}
 	switch status {
 	case http.StatusUnauthorized:
 		w.Header().Set("WWW-Authenticate", `Bearer realm="farebox"`)

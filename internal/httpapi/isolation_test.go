@@ -231,7 +231,7 @@ func TestEveryCapabilityRouteIsAttributed(t *testing.T) {
 					}
 					return v
 				})
-				r := e.Do(apitest.Req{Method: rt.Method, Path: p, Body: body})
+				r := e.Do(apitest.Req{Method: rt.Method, Path: p, Body: body, NoValidate: rt.Page})
 				rows := e.UsageRows(r.Header.Get("X-Request-Id"))
 				switch {
 				case c.want == "" && len(rows) != 0:

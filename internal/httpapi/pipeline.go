@@ -21,8 +21,9 @@ func (s *Server) wrap(rt route) http.HandlerFunc {
 		st := state(r)
 		st.route = name
 		st.strict = rt.auth == authPartner
+		st.page = isPage(rt.path)
 		buf := newBuffer()
-		keyless := rt.auth == authNone || rt.auth == authCapability
+		keyless := rt.auth == authNone || rt.auth == authCapability || rt.auth == authOperator
 		err := s.authenticate(rt.auth, r)
 		if err == nil && keyless {
 			err = s.keylessLimit(rt, r, buf)
@@ -31,6 +32,10 @@ func (s *Server) wrap(rt route) http.HandlerFunc {
 		}
 		if err == nil {
 			err = s.attribute(rt.bill, r)
+		}
+		if err == nil && st.page && r.Method == http.MethodPost {
+			// Before the handler: a forged form changes nothing (pages.go).
+			err = s.checkCSRF(r)
 		}
 		if err == nil {
 			if key := r.Header.Get("Idempotency-Key"); key != "" && r.Method == http.MethodPost {
@@ -59,6 +64,9 @@ func (s *Server) authenticate(mode authMode, r *http.Request) error {
 	const op = "auth"
 	if mode == authNone || mode == authCapability {
 		return nil
+	}
+	if mode == authOperator {
+		return s.authOperatorSession(r)
 	}
 	key, fromHeader := "", false
 	if h := r.Header.Get("Authorization"); h != "" {

@@ -8,6 +8,7 @@ import (
 	"strings"
 
 	"github.com/farebox/farebox/internal/app"
+	"github.com/farebox/farebox/internal/web"
 )
 
 // This file is the whole HTTP surface of farebox, one row per route: what
@@ -25,6 +26,7 @@ const (
 	authPartner                    // Authorization: Bearer required; unknown JSON fields rejected
 	authTransit                    // Bearer or api_key query parameter
 	authCapability                 // no key: the coupon or ticket id is the credential; Bearer ignored
+	authOperator                   // the operator console's session cookie (web pages, docs/web.md)
 )
 
 // billing says whom a route's requests are billed to in the usage ledger
@@ -178,6 +180,28 @@ func (s *Server) routes() []route {
 		// Vector tiles (docs/maps.md): every request counts.
 		{GET, "/v1/station_map/{tile}.mvt", authTransit, billKey, s.getStationMapTile},
 		{GET, "/v1/transit_map/{tile}.mvt", authTransit, billKey, s.getTransitMapTile},
+
+		// Web pages (docs/web.md, pages.go): HTML, not in api/openapi.yaml
+		// (isPage). The traveller page of a coupon is billed like the
+		// coupon reads of the API; its POST activates.
+		{GET, web.CSSPath, authNone, billNobody, s.webCSS},
+		{GET, "/c/{coupon_id}", authCapability, billCoupon, s.couponPage},
+		{POST, "/c/{coupon_id}", authCapability, billCoupon, s.couponActivate},
+		{GET, "/c/{coupon_id}/ticket", authCapability, billCoupon, s.couponTicket},
+		// The operator console.
+		{GET, "/admin/sign-in", authNone, billNobody, s.adminSignInForm},
+		{POST, "/admin/sign-in", authNone, billNobody, s.adminSignIn},
+		{POST, "/admin/sign-out", authOperator, billNobody, s.adminSignOut},
+		{GET, "/admin", authOperator, billNobody, s.adminHome},
+		{GET, "/admin/accounts", authOperator, billNobody, s.adminAccounts},
+		{POST, "/admin/accounts/{account_id}/keys", authOperator, billNobody, s.adminCreateKey},
+		{POST, "/admin/accounts/{account_id}/grants", authOperator, billNobody, s.adminGrant},
+		{POST, "/admin/keys/revoke", authOperator, billNobody, s.adminRevokeKey},
+		{GET, "/admin/catalog", authOperator, billNobody, s.adminCatalog},
+		{GET, "/admin/feeds", authOperator, billNobody, s.adminFeeds},
+		{GET, "/admin/jobs", authOperator, billNobody, s.adminJobs},
+		{POST, "/admin/jobs/{job_id}/retry", authOperator, billNobody, s.adminRetryJob},
+		{GET, "/admin/inspection-keys", authOperator, billNobody, s.adminInspectionKeys},
 	}...)
 }
 
@@ -204,8 +228,11 @@ func (rt route) check() error {
 // the tenant-isolation and attribution tests, the golden file and docs).
 type RouteInfo struct {
 	Method, Path string
-	// Auth is "none", "partner", "transit" or "capability".
+	// Auth is "none", "partner", "transit", "capability" or "operator".
 	Auth string
+	// Page: an HTML web page (docs/web.md), not part of the JSON API and
+	// not in api/openapi.yaml.
+	Page bool
 	// Bills is whom a request is billed to: "nobody", "key", "coupon",
 	// "ticket" or "invoice".
 	Bills string
@@ -218,7 +245,8 @@ func (s *Server) Routes() []RouteInfo {
 	var out []RouteInfo
 	for _, rt := range s.routes() {
 		out = append(out, RouteInfo{Method: rt.method, Path: rt.path,
-			Auth:    [...]string{"none", "partner", "transit", "capability"}[rt.auth],
+			Auth:    [...]string{"none", "partner", "transit", "capability", "operator"}[rt.auth],
+			Page:    isPage(rt.path),
 			Bills:   [...]string{"nobody", "key", "coupon", "ticket", "invoice"}[rt.bill],
 			Handler: handlerName(rt.h)})
 	}

@@ -2,11 +2,14 @@ package httpapi
 
 import (
 	"context"
+	"crypto/hmac"
 	"crypto/rand"
+	"crypto/sha256"
 	"encoding/hex"
 	"fmt"
 	"log/slog"
 	"net/http"
+	"net/netip"
 	"net/url"
 	"runtime/debug"
 	"sort"
@@ -16,6 +19,7 @@ import (
 
 	"github.com/farebox/farebox/internal/app"
 	"github.com/farebox/farebox/internal/apperr"
+	"github.com/farebox/farebox/internal/web"
 )
 
 // Deps are what the server needs.
@@ -49,6 +53,14 @@ type Deps struct {
 	// SessionKey signs session tokens; every instance must share it
 	// (app.SessionKey). Empty: a random key for this process only.
 	SessionKey []byte
+
+	// Operator is the operator console's user and argon2id password hash
+	// (--admin-password-file); nil: the console refuses every sign-in.
+	Operator *app.OperatorCredentials
+	// TrustedProxies are the peers whose X-Forwarded-Proto (and
+	// X-Forwarded-For) the pages believe: cookies are Secure when the
+	// browser reached the proxy over TLS (docs/web.md).
+	TrustedProxies []netip.Prefix
 }
 
 // Server is the HTTP handler of farebox.
@@ -61,6 +73,10 @@ type Server struct {
 	owners ownerCache
 	// sessions signs and checks session tokens with SessionKey (transit.go).
 	sessions *app.Sessions
+	// csrfKey signs the pages' CSRF tokens (pages.go); signIns throttles
+	// repeated console sign-in failures.
+	csrfKey []byte
+	signIns web.Throttle
 }
 
 // New builds the server and registers every route of routes.go.
@@ -78,6 +94,8 @@ func New(d Deps) *Server {
 		d.RequestTimeout = 30 * time.Second
 	}
 	s := &Server{Deps: d, app: d.App, log: d.Log, mux: http.NewServeMux(), sessions: d.App.NewSessions(d.SessionKey)}
+	s.csrfKey = csrfKeyOf(d.SessionKey)
+	s.signIns = web.Throttle{Limit: signInFailures, Window: signInWindow}
 	rs := s.routes()
 	for _, rt := range rs {
 		if err := rt.check(); err != nil {
@@ -168,7 +186,7 @@ func (v variant) match(r *http.Request) bool {
 
 // ServeHTTP runs the outer pipeline.
 func (s *Server) ServeHTTP(w http.ResponseWriter, r *http.Request) {
-	st := &reqState{id: requestID(r), start: time.Now()}
+	st := &reqState{id: requestID(r), start: time.Now(), page: isPage(r.URL.Path)}
 	ctx, cancel := context.WithTimeout(r.Context(), s.RequestTimeout)
 	defer cancel()
 	r = withState(r.WithContext(ctx), st)
@@ -349,4 +367,18 @@ func cors(w http.ResponseWriter, r *http.Request) {
 
 func isPreflight(r *http.Request) bool {
 	return r.Method == http.MethodOptions && r.Header.Get("Access-Control-Request-Method") != ""
+}
+
+// csrfKeyOf derives the CSRF signing key from the session key every
+// instance shares (so a form rendered by one instance posts to another);
+// without one, a random key for this process.
+func csrfKeyOf(sessionKey []byte) []byte {
+	if len(sessionKey) == 0 {
+		k := make([]byte, 32)
+		_, _ = rand.Read(k)
+		return k
+	}
+	m := hmac.New(sha256.New, sessionKey)
+	m.Write([]byte("farebox web csrf"))
+	return m.Sum(nil)
 }

@@ -18,6 +18,10 @@ type reqState struct {
 	route     string // "METHOD /path/{template}" of the matched route
 	strict    bool   // reject unknown JSON fields (partner endpoints)
 	principal *app.Principal
+	// page: the route is a web page (HTML errors, CSRF on POST);
+	// operator is its console session.
+	page     bool
+	operator *app.WebSession
 
 	// Attribution for the usage ledger when there is no principal (SDK
 	// endpoints bill the account that owns the coupon or ticket).

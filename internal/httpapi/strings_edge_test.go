@@ -51,6 +51,9 @@ func TestHostileTextAtTheEdge(t *testing.T) {
 		badIDs := []string{"x%00y", "%00", "x%FFy", "%ED%A0%80", "%C0%80"}
 		paths, bodies := 0, 0
 		for _, rt := range routes {
+			if rt.Page {
+				continue // HTML pages: TestTravellerPage sends hostile ids and form text
+			}
 			key := ""
 			if rt.Auth == "partner" || rt.Auth == "transit" {
 				key = e.LiveKey

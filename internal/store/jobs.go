@@ -26,20 +26,23 @@ func (q Q) EnqueueJob(ctx context.Context, j jobs.NewJob, at time.Time) error {
 
 // Jobs lists all jobs of a kind by id.
 func (q Q) Jobs(ctx context.Context, kind string) ([]jobs.Record, error) {
-	return collect(ctx, q, `SELECT id, kind, payload, state, attempts, max_attempts, run_at, locked_by, locked_until, last_error
-		FROM jobs WHERE kind = $1 ORDER BY id`, []any{kind},
-		func(scan scanner) (j jobs.Record, err error) {
-			var lb, le sql.NullString
-			var lu sql.NullTime
-			if err = scan(&j.ID, &j.Kind, &j.Payload, &j.State, &j.Attempts, &j.MaxAttempts, &j.RunAt, &lb, &lu, &le); err != nil {
-				return j, err
-			}
-			j.LockedBy, j.LastError = nullStr(lb), nullStr(le)
-			if lu.Valid {
-				j.LockedUntil = &lu.Time
-			}
-			return j, nil
-		})
+	return collect(ctx, q, `SELECT `+jobColumns+` FROM jobs WHERE kind = $1 ORDER BY id`, []any{kind}, scanJob)
+}
+
+// jobColumns are the columns scanJob reads.
+const jobColumns = `id, kind, payload, state, attempts, max_attempts, run_at, locked_by, locked_until, last_error`
+
+func scanJob(scan scanner) (j jobs.Record, err error) {
+	var lb, le sql.NullString
+	var lu sql.NullTime
+	if err = scan(&j.ID, &j.Kind, &j.Payload, &j.State, &j.Attempts, &j.MaxAttempts, &j.RunAt, &lb, &lu, &le); err != nil {
+		return j, err
+	}
+	j.LockedBy, j.LastError = nullStr(lb), nullStr(le)
+	if lu.Valid {
+		j.LockedUntil = &lu.Time
+	}
+	return j, nil
 }
 
 // JobQueue is the store's implementation of jobs.Queue.

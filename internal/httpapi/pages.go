@@ -1,0 +1,436 @@
+package httpapi
+
+import (
+	"bytes"
+	"crypto/rand"
+	"encoding/base64"
+	"errors"
+	"mime"
+	"net/http"
+	"net/netip"
+	"strconv"
+	"strings"
+	"time"
+	"unicode/utf8"
+
+	"github.com/farebox/farebox/internal/app"
+	"github.com/farebox/farebox/internal/apperr"
+	"github.com/farebox/farebox/internal/web"
+)
+
+// The web pages (docs/web.md): the traveller page of a coupon and the
+// operator console. Their rows are in routes.go like every route, so the
+// pipeline authenticates, limits, bills and records them; what differs is
+// that they answer HTML (errors too: writeError calls writePageError), and
+// that every POST carries a CSRF token the pipeline checks before the
+// handler runs (checkCSRF).
+
+// Cookie base names (web.CookieName adds __Host- over TLS).
+const (
+	csrfCookie    = "fbweb_csrf"
+	sessionCookie = "fbweb_session"
+)
+
+// isPage reports whether a route path is a web page rather than the JSON API.
+func isPage(path string) bool {
+	return strings.HasPrefix(path, "/c/") || path == "/admin" || strings.HasPrefix(path, "/admin/") || path == web.CSSPath
+}
+
+// secure reports whether the browser reached us over TLS: directly, or
+// through a trusted proxy that says so in X-Forwarded-Proto.
+func (s *Server) secure(r *http.Request) bool {
+	if r.TLS != nil {
+		return true
+	}
+	if len(s.TrustedProxies) == 0 || !strings.EqualFold(strings.TrimSpace(r.Header.Get("X-Forwarded-Proto")), "https") {
+		return false
+	}
+	ap, err := netip.ParseAddrPort(r.RemoteAddr)
+	return err == nil && isTrusted(ap.Addr().Unmap(), s.TrustedProxies)
+}
+
+func cookieValue(r *http.Request, name string) string {
+	if c, err := r.Cookie(name); err == nil {
+		return c.Value
+	}
+	return ""
+}
+
+// csrfBinding is what a form's token is bound to: the visitor's CSRF
+// cookie and, when signed in, the session id.
+func (s *Server) csrfBinding(r *http.Request) string {
+	sec := s.secure(r)
+	c := cookieValue(r, web.CookieName(csrfCookie, sec))
+	if c == "" {
+		return ""
+	}
+	return c + "|" + cookieValue(r, web.CookieName(sessionCookie, sec))
+}
+
+// csrfToken returns the token for the page's forms, setting the CSRF
+// cookie first when the visitor has none.
+func (s *Server) csrfToken(w http.ResponseWriter, r *http.Request) string {
+	sec := s.secure(r)
+	name := web.CookieName(csrfCookie, sec)
+	if cookieValue(r, name) == "" {
+		b := make([]byte, 24)
+		_, _ = rand.Read(b)
+		v := base64.RawURLEncoding.EncodeToString(b)
+		http.SetCookie(w, web.NewCookie(csrfCookie, v, sec, 0))
+		r.AddCookie(&http.Cookie{Name: name, Value: v}) // the binding below sees it
+	}
+	return web.CSRFToken(s.csrfKey, s.csrfBinding(r))
+}
+
+// checkCSRF refuses a page POST whose form lacks the token of the
+// visitor's binding (403, nothing changed: it runs before the handler).
+func (s *Server) checkCSRF(r *http.Request) error {
+	const op = "csrf"
+	ct, _, _ := mime.ParseMediaType(r.Header.Get("Content-Type"))
+	if ct != "application/x-www-form-urlencoded" {
+		return apperr.E(op, apperr.UnsupportedMedia, CodeFormRequired, "a page form is posted as application/x-www-form-urlencoded")
+	}
+	if err := r.ParseForm(); err != nil {
+		var maxErr *http.MaxBytesError
+		if errors.As(err, &maxErr) {
+			return err
+		}
+		return apperr.E(op, apperr.Invalid, CodeFormRequired, "the form could not be read")
+	}
+	if !web.CSRFValid(s.csrfKey, s.csrfBinding(r), r.PostForm.Get(web.CSRFField)) {
+		return apperr.E(op, apperr.Forbidden, CodeCSRFTokenInvalid, "the form's security token is missing or wrong; reload the page and try again")
+	}
+	// The text rule of the JSON bodies (json.go checkStrings): valid
+	// UTF-8 (no surrogates) and no NUL, in every field name and value.
+	for k, vs := range r.PostForm {
+		for _, v := range append([]string{k}, vs...) {
+			if !utf8.ValidString(v) {
+				return badString(k, "must be valid UTF-8")
+			}
+			if strings.IndexByte(v, 0) >= 0 {
+				return badString(k, "must not contain a NUL character")
+			}
+		}
+	}
+	return nil
+}
+
+// authOperatorSession resolves the console session of an authOperator row.
+func (s *Server) authOperatorSession(r *http.Request) error {
+	id := cookieValue(r, web.CookieName(sessionCookie, s.secure(r)))
+	sess, err := s.app.WebSession(r.Context(), id)
+	if apperr.KindOf(err) == apperr.NotFound || (err == nil && sess.Kind != app.WebOperator) {
+		return apperr.E("auth", apperr.Unauthenticated, CodeSignInRequired, "sign in to the operator console first")
+	}
+	if err != nil {
+		return err
+	}
+	state(r).operator = &sess
+	return nil
+}
+
+// render writes page name with status in the visitor's language.
+func (s *Server) render(w http.ResponseWriter, r *http.Request, status int, name, titleKey string, p web.Page) error {
+	p.Lang = web.Language(r.Header.Get("Accept-Language"))
+	p.Title = web.T(p.Lang, titleKey)
+	p.CSRF = s.csrfToken(w, r)
+	if op := state(r).operator; op != nil {
+		p.Operator = op.Subject
+	}
+	var buf bytes.Buffer
+	if err := web.Render(&buf, name, p); err != nil {
+		return apperr.Wrap("render", err)
+	}
+	web.Headers(w.Header())
+	w.WriteHeader(status)
+	_, err := w.Write(buf.Bytes())
+	return err
+}
+
+// writePageError answers a page's error as HTML; a console GET without a
+// session goes to the sign-in form instead.
+func (s *Server) writePageError(w http.ResponseWriter, r *http.Request, status int, msg string) {
+	if status == http.StatusUnauthorized && r.Method == http.MethodGet && strings.HasPrefix(r.URL.Path, "/admin") {
+		http.Redirect(w, r, "/admin/sign-in", http.StatusSeeOther)
+		return
+	}
+	// The statuses a visitor meets get a text in their language; the
+	// others keep the error's own message.
+	if key, ok := map[int]string{http.StatusForbidden: "error.csrf", http.StatusNotFound: "error.notfound",
+		http.StatusTooManyRequests: "error.toomany", http.StatusServiceUnavailable: "error.unavailable"}[status]; ok {
+		msg = web.T(web.Language(r.Header.Get("Accept-Language")), key)
+	}
+	if err := s.render(w, r, status, "error", "error.title", web.Page{Error: msg, Data: state(r).id}); err != nil {
+		http.Error(w, msg, status)
+	}
+}
+
+func (s *Server) webCSS(w http.ResponseWriter, r *http.Request) error {
+	w.Header().Set("Content-Type", "text/css; charset=utf-8")
+	w.Header().Set("Cache-Control", "public, max-age=3600")
+	_, err := w.Write(web.CSS())
+	return err
+}
+
+// walletLink is an add-to-wallet button.
+type walletLink struct{ ID, Href, Label string }
+
+// couponView is the traveller page's data: the app's view and the wallet
+// buttons for the visitor's platform.
+type couponView struct {
+	app.CouponPage
+	Wallets []walletLink
+}
+
+func (s *Server) couponView(r *http.Request) (couponView, error) {
+	p, err := s.app.CouponPage(r.Context(), s.Wallets, r.PathValue("coupon_id"))
+	v := couponView{CouponPage: p}
+	if err != nil || p.Ticket == nil || !p.Ticket.Valid {
+		return v, err
+	}
+	apple, google := web.WalletButtons(web.PlatformOf(r.Header.Get("User-Agent")))
+	if apple && p.Ticket.Apple {
+		v.Wallets = append(v.Wallets, walletLink{"wallet-apple", "/v9/ticketing/passes/apple_wallet/" + p.Ticket.ID + ".pkpass", "coupon.apple"})
+	}
+	if google && p.Ticket.Google {
+		v.Wallets = append(v.Wallets, walletLink{"wallet-google", "/v9/ticketing/passes/google_wallet/" + p.Ticket.ID, "coupon.google"})
+	}
+	return v, nil
+}
+
+// couponPage is GET /c/{coupon_id}: the coupon, its activation form or
+// its ticket.
+func (s *Server) couponPage(w http.ResponseWriter, r *http.Request) error {
+	v, err := s.couponView(r)
+	if err != nil {
+		return err
+	}
+	return s.render(w, r, http.StatusOK, "coupon", "coupon.title", web.Page{Data: v})
+}
+
+// couponActivate is POST /c/{coupon_id}: activation (or a subscription's
+// renewal) from the page's form, then back to the page (303). A refused
+// activation shows the page again with the reason.
+func (s *Server) couponActivate(w http.ResponseWriter, r *http.Request) error {
+	res, err := s.app.ActivateFromPage(r.Context(), r.PathValue("coupon_id"), r.PostForm)
+	if err == nil {
+		event := "coupon_activated"
+		if r.PostForm.Get("renew") != "" {
+			event = "subscription_reactivated"
+		}
+		s.Metrics.Event(event, string(res.Coupon.Environment), 1)
+		http.Redirect(w, r, "/c/"+res.Coupon.ID, http.StatusSeeOther)
+		return nil
+	}
+	switch k := apperr.KindOf(err); k {
+	case apperr.Invalid, apperr.Unprocessable, apperr.Conflict:
+		v, verr := s.couponView(r)
+		if verr != nil {
+			return verr
+		}
+		return s.render(w, r, statusOf(k), "coupon", "coupon.title", web.Page{Data: v, Error: apperr.As(err).Msg})
+	}
+	return err
+}
+
+// couponTicket is GET /c/{coupon_id}/ticket: the rendering engine showing
+// the coupon's newest ticket, framed by the page.
+func (s *Server) couponTicket(w http.ResponseWriter, r *http.Request) error {
+	doc, err := s.app.CouponTicketDocument(r.Context(), s.Wallets, r.PathValue("coupon_id"))
+	if err != nil {
+		return err
+	}
+	h := w.Header()
+	h.Set("Content-Type", app.EngineContentType)
+	// The engine is one self-contained document with inline script and
+	// style; it may be framed by our own page only.
+	h.Set("Content-Security-Policy", "default-src 'none'; script-src 'unsafe-inline'; style-src 'unsafe-inline'; img-src data: blob:; frame-ancestors 'self'; base-uri 'none'; form-action 'none'")
+	h.Set("X-Frame-Options", "SAMEORIGIN")
+	h.Set("X-Content-Type-Options", "nosniff")
+	h.Set("Cache-Control", "no-store")
+	_, err = w.Write(doc)
+	return err
+}
+
+// Operator console.
+
+func (s *Server) adminHome(w http.ResponseWriter, r *http.Request) error {
+	http.Redirect(w, r, "/admin/accounts", http.StatusSeeOther)
+	return nil
+}
+
+func (s *Server) adminSignInForm(w http.ResponseWriter, r *http.Request) error {
+	p := web.Page{}
+	if s.Operator == nil {
+		p.Error = web.T(web.Language(r.Header.Get("Accept-Language")), "signin.off")
+	}
+	return s.render(w, r, http.StatusOK, "signin", "signin.title", p)
+}
+
+// Sign-in throttling: after signInFailures failures within signInWindow
+// from one client address or for one user name, further tries wait until
+// the window has passed since the last failure.
+const (
+	signInFailures = 5
+	signInWindow   = 15 * time.Minute
+)
+
+func (s *Server) adminSignIn(w http.ResponseWriter, r *http.Request) error {
+	lang := web.Language(r.Header.Get("Accept-Language"))
+	user, password := r.PostForm.Get("user"), r.PostForm.Get("password")
+	keys := []string{"client:" + clientKey(r, s.TrustedProxies), "user:" + user}
+	now := s.app.Now()
+	for _, k := range keys {
+		if ok, wait := s.signIns.Allow(k, now); !ok {
+			secs := int(wait.Seconds()) + 1
+			w.Header().Set("Retry-After", strconv.Itoa(secs))
+			return s.render(w, r, http.StatusTooManyRequests, "signin", "signin.title", web.Page{Error: web.T(lang, "signin.throttled", secs)})
+		}
+	}
+	id, err := s.app.OperatorSignIn(r.Context(), s.Operator, user, password)
+	if apperr.KindOf(err) == apperr.Unauthenticated {
+		for _, k := range keys {
+			s.signIns.Fail(k, now)
+		}
+		return s.render(w, r, http.StatusUnauthorized, "signin", "signin.title", web.Page{Error: web.T(lang, "signin.failed")})
+	}
+	if err != nil {
+		return err
+	}
+	for _, k := range keys {
+		s.signIns.Succeed(k)
+	}
+	sec := s.secure(r)
+	http.SetCookie(w, web.NewCookie(sessionCookie, id, sec, int(app.WebSessionTTL.Seconds())))
+	http.Redirect(w, r, "/admin/accounts", http.StatusSeeOther)
+	return nil
+}
+
+func (s *Server) adminSignOut(w http.ResponseWriter, r *http.Request) error {
+	sec := s.secure(r)
+	if err := s.app.SignOut(r.Context(), cookieValue(r, web.CookieName(sessionCookie, sec))); err != nil {
+		return err
+	}
+	http.SetCookie(w, web.NewCookie(sessionCookie, "", sec, -1))
+	http.Redirect(w, r, "/admin/sign-in", http.StatusSeeOther)
+	return nil
+}
+
+// accountsView is the accounts page's data.
+type accountsView struct {
+	Accounts   []app.AdminAccount
+	Restricted []app.AdminProduct // the products a grant can name
+}
+
+func (s *Server) adminAccountsPage(w http.ResponseWriter, r *http.Request, status int, p web.Page) error {
+	accs, err := s.app.AdminAccounts(r.Context())
+	if err != nil {
+		return err
+	}
+	v := accountsView{Accounts: accs}
+	for _, pr := range s.app.AdminCatalog() {
+		if pr.Restricted {
+			v.Restricted = append(v.Restricted, pr)
+		}
+	}
+	p.Nav, p.Data = "accounts", v
+	return s.render(w, r, status, "admin_accounts", "admin.accounts", p)
+}
+
+func (s *Server) adminAccounts(w http.ResponseWriter, r *http.Request) error {
+	return s.adminAccountsPage(w, r, http.StatusOK, web.Page{})
+}
+
+// adminResult shows the accounts page after an action: the notice on
+// success, the reason (with its status) when the action was refused.
+func (s *Server) adminResult(w http.ResponseWriter, r *http.Request, err error, notice string) error {
+	if err == nil {
+		return s.adminAccountsPage(w, r, http.StatusOK, web.Page{Notice: notice})
+	}
+	if ae := apperr.As(err); ae != nil && apperr.KindOf(err) != apperr.Internal && apperr.KindOf(err) != apperr.Unavailable {
+		return s.adminAccountsPage(w, r, statusOf(apperr.KindOf(err)), web.Page{Error: ae.Msg})
+	}
+	return err
+}
+
+func (s *Server) adminCreateKey(w http.ResponseWriter, r *http.Request) error {
+	lang := web.Language(r.Header.Get("Accept-Language"))
+	env, err := app.ParseEnvironment(r.PostForm.Get("environment"))
+	if err != nil {
+		return s.adminResult(w, r, err, "")
+	}
+	k, err := s.app.CreateKey(r.Context(), r.PathValue("account_id"), env)
+	return s.adminResult(w, r, err, web.T(lang, "admin.key.created", string(env), k.Secret))
+}
+
+func (s *Server) adminRevokeKey(w http.ResponseWriter, r *http.Request) error {
+	n, err := s.app.RevokeKeys(r.Context(), r.PostForm.Get("prefix"))
+	return s.adminResult(w, r, err, web.T(web.Language(r.Header.Get("Accept-Language")), "admin.key.done", n))
+}
+
+func (s *Server) adminGrant(w http.ResponseWriter, r *http.Request) error {
+	id := r.PostForm.Get("product_id")
+	err := s.app.GrantProduct(r.Context(), r.PathValue("account_id"), id)
+	return s.adminResult(w, r, err, web.T(web.Language(r.Header.Get("Accept-Language")), "admin.grant.done", id))
+}
+
+func (s *Server) adminCatalog(w http.ResponseWriter, r *http.Request) error {
+	return s.render(w, r, http.StatusOK, "admin_catalog", "admin.catalog", web.Page{Nav: "catalog", Data: s.app.AdminCatalog()})
+}
+
+func (s *Server) adminFeeds(w http.ResponseWriter, r *http.Request) error {
+	feeds, err := s.app.AdminFeeds(r.Context(), s.Transit)
+	if err != nil {
+		return err
+	}
+	return s.render(w, r, http.StatusOK, "admin_feeds", "admin.feeds", web.Page{Nav: "feeds", Data: feeds})
+}
+
+// jobsView is the job page's data.
+type jobsView struct {
+	State  string
+	States []stateCount
+	Jobs   any
+}
+
+type stateCount struct {
+	Name  string
+	Count int
+}
+
+func (s *Server) adminJobsPage(w http.ResponseWriter, r *http.Request, state string, status int, p web.Page) error {
+	list, counts, err := s.app.AdminJobs(r.Context(), state)
+	if err != nil {
+		return err
+	}
+	v := jobsView{State: state, Jobs: list}
+	for _, st := range []string{"ready", "running", "done", "dead"} {
+		v.States = append(v.States, stateCount{st, counts[st]})
+	}
+	p.Nav, p.Data = "jobs", v
+	return s.render(w, r, status, "admin_jobs", "admin.jobs", p)
+}
+
+func (s *Server) adminJobs(w http.ResponseWriter, r *http.Request) error {
+	return s.adminJobsPage(w, r, r.URL.Query().Get("state"), http.StatusOK, web.Page{})
+}
+
+func (s *Server) adminRetryJob(w http.ResponseWriter, r *http.Request) error {
+	id, err := s.app.RetryDeadJob(r.Context(), r.PathValue("job_id"))
+	if err != nil {
+		if k := apperr.KindOf(err); k == apperr.NotFound || k == apperr.Invalid {
+			return s.adminJobsPage(w, r, "dead", statusOf(k), web.Page{Error: apperr.As(err).Msg})
+		}
+		return err
+	}
+	return s.adminJobsPage(w, r, "dead", http.StatusOK,
+		web.Page{Notice: web.T(web.Language(r.Header.Get("Accept-Language")), "admin.jobs.retried", id)})
+}
+
+func (s *Server) adminInspectionKeys(w http.ResponseWriter, r *http.Request) error {
+	keys, err := s.Wallets.InspectionKeySet()
+	if err != nil && apperr.KindOf(err) != apperr.Unavailable {
+		return err
+	}
+	return s.render(w, r, http.StatusOK, "admin_inspection", "admin.inspection", web.Page{Nav: "inspection", Data: keys})
+}

@@ -1,0 +1,298 @@
+// Package web is the HTML side of the transport: the embedded templates and
+// stylesheet of the traveller page and the operator console (and, next,
+// the partner dashboard), the language a visitor reads (Accept-Language:
+// German or English), the visitor's platform (User-Agent: which wallet
+// button to show), CSRF tokens, cookies and the throttle of repeated
+// sign-in failures. It knows nothing of farebox's domain: the pages are
+// handlers in internal/httpapi (pages.go), rows of the one route table,
+// that fill these templates with what internal/app returns. docs/web.md.
+package web
+
+import (
+	"bytes"
+	"crypto/hmac"
+	"crypto/sha256"
+	"embed"
+	"encoding/base64"
+	"fmt"
+	"html/template"
+	"io"
+	"net/http"
+	"strconv"
+	"strings"
+	"sync"
+	"time"
+)
+
+//go:embed templates/*.html
+var templateFS embed.FS
+
+//go:embed web.css
+var css []byte
+
+// CSS is the one stylesheet of every page, served at CSSPath.
+func CSS() []byte { return css }
+
+// CSSPath is where the stylesheet is served.
+const CSSPath = "/assets/web.css"
+
+// ContentSecurityPolicy of every page: nothing but this origin, no script
+// at all (the pages work without JavaScript), no framing by others.
+const ContentSecurityPolicy = "default-src 'none'; style-src 'self'; img-src 'self' data:; form-action 'self'; frame-src 'self'; frame-ancestors 'none'; base-uri 'none'"
+
+// Page is what every template receives.
+type Page struct {
+	Lang  string // "de" or "en"
+	Title string
+	// CSRF is the token every form of the page carries (field CSRFField).
+	CSRF string
+	// Operator is the signed-in operator's name on console pages.
+	Operator string
+	// Nav is the console section to mark as current.
+	Nav string
+	// Error is a message shown above the content.
+	Error string
+	// Notice is a confirmation shown above the content.
+	Notice string
+	Data   any
+}
+
+// CSRFField is the form field carrying the CSRF token.
+const CSRFField = "csrf_token"
+
+var pages = map[string]*template.Template{}
+
+func init() {
+	names, err := templateFS.ReadDir("templates")
+	if err != nil {
+		panic(err)
+	}
+	layout, err := templateFS.ReadFile("templates/layout.html")
+	if err != nil {
+		panic(err)
+	}
+	for _, n := range names {
+		name := strings.TrimSuffix(n.Name(), ".html")
+		if name == "layout" {
+			continue
+		}
+		body, err := templateFS.ReadFile("templates/" + n.Name())
+		if err != nil {
+			panic(err)
+		}
+		t := template.New("layout").Funcs(funcs)
+		template.Must(t.Parse(string(layout)))
+		template.Must(t.Parse(string(body)))
+		pages[name] = t
+	}
+}
+
+var funcs = template.FuncMap{
+	// t translates a message key into the page's language.
+	"t": func(lang, key string, args ...any) string { return T(lang, key, args...) },
+	// when writes a time (in its own zone, which app chose) in the page's
+	// language, with the zone's abbreviation.
+	"when": func(lang string, t time.Time) string {
+		if t.IsZero() {
+			return "—"
+		}
+		if lang == "de" {
+			return t.Format("02.01.2006 15:04 MST")
+		}
+		return t.Format("2 Jan 2006 15:04 MST")
+	},
+	"day": func(lang string, t time.Time) string {
+		if lang == "de" {
+			return t.Format("02.01.2006")
+		}
+		return t.Format("2 Jan 2006")
+	},
+	"csrf": func() string { return CSRFField },
+}
+
+// Render writes the page template name filled with p.
+func Render(w io.Writer, name string, p Page) error {
+	t, ok := pages[name]
+	if !ok {
+		return fmt.Errorf("web: no page %q", name)
+	}
+	if p.Lang == "" {
+		p.Lang = "en"
+	}
+	var buf bytes.Buffer
+	if err := t.ExecuteTemplate(&buf, "layout", p); err != nil {
+		return err
+	}
+	_, err := w.Write(buf.Bytes())
+	return err
+}
+
+// Headers sets the headers every page carries.
+func Headers(h http.Header) {
+	h.Set("Content-Type", "text/html; charset=utf-8")
+	h.Set("Content-Security-Policy", ContentSecurityPolicy)
+	h.Set("X-Content-Type-Options", "nosniff")
+	h.Set("Referrer-Policy", "no-referrer")
+	h.Set("Cache-Control", "no-store")
+	h.Set("X-Frame-Options", "DENY")
+	h.Add("Vary", "Accept-Language, User-Agent, Cookie")
+}
+
+// Language picks "de" or "en" from an Accept-Language header by quality
+// (RFC 9110 12.5.4); English when neither is asked for.
+func Language(accept string) string {
+	best, bestQ := "en", -1.0
+	for _, part := range strings.Split(accept, ",") {
+		tag, params, _ := strings.Cut(strings.TrimSpace(part), ";")
+		q := 1.0
+		if v, ok := strings.CutPrefix(strings.TrimSpace(params), "q="); ok {
+			f, err := strconv.ParseFloat(v, 64)
+			if err != nil {
+				continue
+			}
+			q = f
+		}
+		primary, _, _ := strings.Cut(strings.ToLower(strings.TrimSpace(tag)), "-")
+		if primary != "de" && primary != "en" || q <= 0 {
+			continue
+		}
+		if q > bestQ { // equal qualities: the earlier tag wins
+			best, bestQ = primary, q
+		}
+	}
+	return best
+}
+
+// Platform is the visitor's device family, as far as the User-Agent says.
+type Platform string
+
+const (
+	IOS     Platform = "ios"
+	Android Platform = "android"
+	Desktop Platform = "desktop" // anything else
+)
+
+// PlatformOf classifies a User-Agent. iPadOS 13+ Safari presents itself as
+// a Mac ("Macintosh"), so an iPad is Desktop here and is offered both
+// buttons, like a Mac (docs/web.md).
+func PlatformOf(ua string) Platform {
+	switch {
+	case strings.Contains(ua, "Android"):
+		return Android
+	case strings.Contains(ua, "iPhone"), strings.Contains(ua, "iPad"), strings.Contains(ua, "iPod"):
+		return IOS
+	}
+	return Desktop
+}
+
+// WalletButtons says which add-to-wallet buttons a platform may see: never
+// the Apple button on Android, never the Google button on iOS (interface
+// §4); a desktop browser sees both, since neither platform rule applies
+// and the pass may be meant for either phone.
+func WalletButtons(p Platform) (apple, google bool) {
+	switch p {
+	case IOS:
+		return true, false
+	case Android:
+		return false, true
+	}
+	return true, true
+}
+
+// CSRFToken is the token of a form: an HMAC of the visitor's binding (the
+// CSRF cookie, and the session id once signed in) under key. A forged
+// cross-site post knows neither the cookie (HttpOnly, SameSite) nor the key.
+func CSRFToken(key []byte, binding string) string {
+	m := hmac.New(sha256.New, key)
+	m.Write([]byte("farebox-csrf\x00" + binding))
+	return base64.RawURLEncoding.EncodeToString(m.Sum(nil))
+}
+
+// CSRFValid compares a submitted token with the expected one in constant time.
+func CSRFValid(key []byte, binding, token string) bool {
+	if binding == "" || token == "" {
+		return false
+	}
+	return hmac.Equal([]byte(CSRFToken(key, binding)), []byte(token))
+}
+
+// Cookie names: the __Host- prefix (browser-enforced Secure, host-only,
+// path /) when the request came over TLS; plain names on http (local
+// development), where browsers refuse __Host- cookies.
+func CookieName(base string, secure bool) string {
+	if secure {
+		return "__Host-" + base
+	}
+	return base
+}
+
+// NewCookie is an HttpOnly, SameSite=Strict cookie for the whole site;
+// Secure when secure. maxAge < 0 deletes it.
+func NewCookie(base, value string, secure bool, maxAge int) *http.Cookie {
+	return &http.Cookie{Name: CookieName(base, secure), Value: value, Path: "/", MaxAge: maxAge,
+		HttpOnly: true, Secure: secure, SameSite: http.SameSiteStrictMode}
+}
+
+// Throttle counts failures per key (a client address, a user name) and
+// refuses further tries once Limit failures fell within Window, until the
+// window has passed since the last failure. A success clears the key.
+type Throttle struct {
+	Limit  int
+	Window time.Duration
+
+	mu   sync.Mutex
+	seen map[string]failures
+}
+
+type failures struct {
+	n    int
+	last time.Time
+}
+
+// Allow reports whether key may try now, and if not for how long it waits.
+func (t *Throttle) Allow(key string, now time.Time) (bool, time.Duration) {
+	t.mu.Lock()
+	defer t.mu.Unlock()
+	f, ok := t.seen[key]
+	if !ok {
+		return true, 0
+	}
+	if now.Sub(f.last) >= t.Window {
+		delete(t.seen, key)
+		return true, 0
+	}
+	if f.n >= t.Limit {
+		return false, t.Window - now.Sub(f.last)
+	}
+	return true, 0
+}
+
+// Fail records a failure of key.
+func (t *Throttle) Fail(key string, now time.Time) {
+	t.mu.Lock()
+	defer t.mu.Unlock()
+	if t.seen == nil {
+		t.seen = map[string]failures{}
+	}
+	if len(t.seen) > 100000 { // bounded memory under a spray of keys
+		for k, f := range t.seen {
+			if now.Sub(f.last) >= t.Window {
+				delete(t.seen, k)
+			}
+		}
+	}
+	f := t.seen[key]
+	if now.Sub(f.last) >= t.Window {
+		f.n = 0
+	}
+	f.n++
+	f.last = now
+	t.seen[key] = f
+}
+
+// Succeed clears key.
+func (t *Throttle) Succeed(key string) {
+	t.mu.Lock()
+	defer t.mu.Unlock()
+	delete(t.seen, key)
+}

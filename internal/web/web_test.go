@@ -1,0 +1,119 @@
+package web
+
+import (
+	"bytes"
+	"strings"
+	"testing"
+	"time"
+)
+
+func TestLanguage(t *testing.T) {
+	for in, want := range map[string]string{
+		"": "en", "de": "de", "de-DE,de;q=0.9,en;q=0.8": "de", "en-US,en;q=0.9,de;q=0.8": "en",
+		"fr-FR,fr;q=0.9,de;q=0.7,en;q=0.5": "de", "fr": "en", "de;q=0, en": "en", "de;q=0.5, en;q=0.6": "en",
+		"DE-at": "de", "de;q=bogus, en": "en", "*": "en", strings.Repeat("x,", 5000) + "de": "de",
+	} {
+		if got := Language(in); got != want {
+			t.Errorf("Language(%.40q) = %s, want %s", in, got, want)
+		}
+	}
+}
+
+func TestWalletButtonsPerPlatform(t *testing.T) {
+	for _, c := range []struct {
+		ua            string
+		apple, google bool
+	}{
+		{"Mozilla/5.0 (iPhone; CPU iPhone OS 18_1 like Mac OS X) AppleWebKit/605.1.15 Mobile/15E148", true, false},
+		{"Mozilla/5.0 (iPad; CPU OS 17_0 like Mac OS X) AppleWebKit/605.1.15", true, false},
+		{"Mozilla/5.0 (Linux; Android 15; Pixel 9) AppleWebKit/537.36 Chrome/131.0 Mobile Safari/537.36", false, true},
+		{"Mozilla/5.0 (Linux; Android 14; SM-X710) AppleWebKit/537.36 Chrome/131.0 Safari/537.36", false, true},
+		{"Mozilla/5.0 (Macintosh; Intel Mac OS X 14_0) AppleWebKit/605.1.15 Safari/605.1.15", true, true},
+		{"Mozilla/5.0 (Windows NT 10.0; Win64; x64) Chrome/131.0", true, true},
+		{"", true, true},
+	} {
+		a, g := WalletButtons(PlatformOf(c.ua))
+		if a != c.apple || g != c.google {
+			t.Errorf("%q: apple %v google %v, want %v %v", c.ua, a, g, c.apple, c.google)
+		}
+	}
+}
+
+func TestCSRF(t *testing.T) {
+	key := []byte("k")
+	tok := CSRFToken(key, "cookie|session")
+	if !CSRFValid(key, "cookie|session", tok) {
+		t.Fatal("own token refused")
+	}
+	for _, c := range []struct{ key, binding, tok string }{
+		{"k", "cookie|other", tok}, {"k2", "cookie|session", tok}, {"k", "cookie|session", ""},
+		{"k", "", CSRFToken(key, "")}, {"k", "cookie|session", tok[:len(tok)-1]},
+	} {
+		if CSRFValid([]byte(c.key), c.binding, c.tok) {
+			t.Errorf("accepted %+v", c)
+		}
+	}
+}
+
+func TestThrottle(t *testing.T) {
+	th := Throttle{Limit: 3, Window: time.Minute}
+	now := time.Date(2026, 1, 1, 0, 0, 0, 0, time.UTC)
+	for i := 0; i < 3; i++ {
+		if ok, _ := th.Allow("a", now); !ok {
+			t.Fatalf("refused after %d failures", i)
+		}
+		th.Fail("a", now)
+	}
+	if ok, wait := th.Allow("a", now.Add(10*time.Second)); ok || wait != 50*time.Second {
+		t.Errorf("after 3 failures: %v %v", ok, wait)
+	}
+	if ok, _ := th.Allow("b", now); !ok {
+		t.Error("another key refused")
+	}
+	if ok, _ := th.Allow("a", now.Add(time.Minute)); !ok {
+		t.Error("still refused after the window")
+	}
+	th.Fail("c", now)
+	th.Succeed("c")
+	if len(th.seen) != 0 { // "a" expired and was dropped by Allow; "c" cleared
+		t.Errorf("kept %v", th.seen)
+	}
+}
+
+// TestMessagesComplete: every key exists in both languages, and every key
+// a template names exists.
+func TestMessagesComplete(t *testing.T) {
+	for k := range messages["en"] {
+		if _, ok := messages["de"][k]; !ok {
+			t.Errorf("%s has no German text", k)
+		}
+	}
+	for k := range messages["de"] {
+		if _, ok := messages["en"][k]; !ok {
+			t.Errorf("%s has no English text", k)
+		}
+	}
+	names, _ := templateFS.ReadDir("templates")
+	for _, n := range names {
+		b, _ := templateFS.ReadFile("templates/" + n.Name())
+		for _, part := range strings.Split(string(b), `{{t $l "`)[1:] {
+			key := part[:strings.IndexByte(part, '"')]
+			if _, ok := messages["en"][key]; !ok {
+				t.Errorf("%s names unknown message %q", n.Name(), key)
+			}
+		}
+	}
+}
+
+func TestRenderEscapes(t *testing.T) {
+	var buf bytes.Buffer
+	if err := Render(&buf, "error", Page{Lang: "de", Title: "<b>", Error: `"><script>alert(1)</script>`, Data: "id"}); err != nil {
+		t.Fatal(err)
+	}
+	if strings.Contains(buf.String(), "<script>") || strings.Contains(buf.String(), "<b>") {
+		t.Errorf("not escaped:\n%s", buf.String())
+	}
+	if err := Render(&buf, "nope", Page{}); err == nil {
+		t.Error("unknown page rendered")
+	}
+}
