@@ -8,6 +8,8 @@ import (
 
 	"github.com/farebox/farebox/internal/apperr"
 	"github.com/farebox/farebox/internal/barcode"
+	"github.com/farebox/farebox/internal/barcode/uic"
+	"github.com/farebox/farebox/internal/catalog"
 	"github.com/farebox/farebox/internal/engines"
 	"github.com/farebox/farebox/internal/ticketing"
 	"github.com/farebox/farebox/internal/wallet"
@@ -47,6 +49,10 @@ type WalletOptions struct {
 	// Brand names, colours and images of passes and the rendering engine
 	// (wallet.LoadBrand); the zero Brand is the development brand.
 	Brand wallet.Brand
+	// UIC returns the issuer that signs the barcodes of products with the
+	// uic-918-3-uflex profile (docs/barcodes.md); nil makes a development
+	// issuer on first use, kept in memory (its barcodes are specimens).
+	UIC func() (*uic.Issuer, error)
 }
 
 // NewWallets returns the wallets of o.
@@ -61,7 +67,32 @@ func (a *App) NewWallets(o WalletOptions) *Wallets {
 			logo = imgs["logo@2x.png"]
 		}
 	}
+	if o.UIC == nil {
+		o.UIC = sync.OnceValues(func() (*uic.Issuer, error) { return uic.GenerateDevIssuer(1, nil) })
+	}
 	return &Wallets{app: a, o: o, brand: engines.BrandProperty(o.Brand, logo)}
+}
+
+// signBarcode encodes and signs v's claims in the barcode profile of d's
+// product: farebox's Ed25519 payload, or a UIC 918.3 container.
+func (w *Wallets) signBarcode(d TicketDetails, v wallet.TicketView, kr *barcode.Keyring) ([]byte, error) {
+	if d.Product == nil || d.Product.Barcode() != catalog.BarcodeUIC {
+		return barcode.Sign(v.Claims(), kr)
+	}
+	iss, err := w.o.UIC()
+	if err != nil {
+		return nil, err
+	}
+	// Issued when the ticket was made; a backdated validity counts from its start.
+	issued := d.Ticket.CreatedAt
+	if issued.IsZero() || issued.After(v.ValidFrom) {
+		issued = v.ValidFrom
+	}
+	area := ""
+	if d.Area != nil {
+		area = d.Area.LocalZoneName
+	}
+	return uic.Issue(v.Claims(), uic.Product{Number: d.Product.BarcodeProductNumber, Area: area}, iss, issued)
 }
 
 // options are w's settings (none for a nil w).
@@ -122,7 +153,7 @@ func (w *Wallets) offer(d TicketDetails) (v wallet.TicketView, props map[string]
 	v = walletView(d)
 	options = []string{}
 	if kr := w.options().Inspection; kr != nil {
-		if v.Barcode, err = barcode.Sign(v.Claims(), kr); err != nil {
+		if v.Barcode, err = w.signBarcode(d, v, kr); err != nil {
 			return v, nil, nil, err
 		}
 		if props, err = w.barcodes.properties(v.Barcode); err != nil {

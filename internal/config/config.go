@@ -60,6 +60,7 @@ type Config struct {
 
 	// Wallets and inspection barcodes (docs/wallet.md).
 	InspectionKeys              string // key directory or comma-separated key files
+	UICIssuer                   string // RICS:KEYID:KEYFILE of the UIC 918.3 signer (docs/barcodes.md)
 	ApplePassCert               string
 	ApplePassKey                string
 	AppleWWDRCert               string
@@ -145,6 +146,7 @@ func (c *Config) settings() []setting {
 		{name: "google-issuer-id", env: "FAREBOX_GOOGLE_ISSUER_ID", def: "", help: "numeric Google Wallet issuer id (required with --google-service-account)"},
 		{name: "google-issuer-name", env: "FAREBOX_GOOGLE_ISSUER_NAME", def: "", help: "issuer name shown on Google passes (default: --brand-organization)"},
 		{name: "google-wallet-origins", env: "FAREBOX_GOOGLE_WALLET_ORIGINS", def: "", help: "comma-separated web origins allowed to show the Google save button"},
+		{name: "uic-issuer", env: "FAREBOX_UIC_ISSUER", def: "", help: "UIC 918.3 barcode signer as RICS:KEYID:KEYFILE (DSA PEM; docs/barcodes.md) (default: a development key in the data dir; its barcodes are specimens)"},
 		{name: "google-logo-url", env: "FAREBOX_GOOGLE_LOGO_URL", def: "", help: "https logo of the Google transit class (without it the class must exist in the console)"},
 		{name: "brand-organization", env: "FAREBOX_BRAND_ORGANIZATION", def: "", help: "organisation selling the tickets, shown on passes and in the rendering engine (default: the development brand \"farebox\"; required with any other --brand-* setting)"},
 		{name: "brand-operator", env: "FAREBOX_BRAND_OPERATOR", def: "", help: "transport company issuing the tickets, shown on passes and in the rendering engine (default: --brand-organization)"},
@@ -265,6 +267,7 @@ func Load(args []string, getenv func(string) string, out io.Writer) (Config, err
 	c.PprofAddr = get("pprof-addr")
 	c.MetricsAddr = get("metrics-addr")
 	c.InspectionKeys = get("inspection-keys")
+	c.UICIssuer = get("uic-issuer")
 	c.ApplePassCert, c.ApplePassKey, c.AppleWWDRCert = get("apple-pass-cert"), get("apple-pass-key"), get("apple-wwdr-cert")
 	c.ApplePassTypeID, c.AppleTeamID = get("apple-pass-type-id"), get("apple-team-id")
 	c.GoogleServiceAccount, c.GoogleIssuerID = get("google-service-account"), get("google-issuer-id")

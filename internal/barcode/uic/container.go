@@ -5,9 +5,10 @@ import (
 	"compress/zlib"
 	"crypto"
 	"crypto/dsa" //nolint:staticcheck // UIC 918.3 static barcodes are DSA-signed by definition
-	"crypto/rand"
+	"crypto/hmac"
 	"crypto/sha1" //nolint:gosec // version 01 containers are DSA/SHA-1 by definition
 	"crypto/sha256"
+	"crypto/sha512"
 	"encoding/asn1"
 	"errors"
 	"fmt"
@@ -121,7 +122,7 @@ func Build(version, rics, keyID int, key *dsa.PrivateKey, records []Record) ([]b
 	if z.Len() > 9999 {
 		return nil, errors.New("compressed records exceed 9999 bytes")
 	}
-	r, s, err := dsa.Sign(rand.Reader, key, Hash(version, z.Bytes()))
+	r, s, err := signDeterministic(key, Hash(version, z.Bytes()))
 	if err != nil {
 		return nil, err
 	}
@@ -138,6 +139,49 @@ func Build(version, rics, keyID int, key *dsa.PrivateKey, records []Record) ([]b
 	out = append(out, make([]byte, SigFieldLen(version)-len(sig))...)
 	out = fmt.Appendf(out, "%04d", z.Len())
 	return append(out, z.Bytes()...), nil
+}
+
+// signDeterministic is DSA with a nonce derived from the private key and
+// the digest (k = HMAC-SHA512(x, digest || counter) mod q, in the spirit of
+// RFC 6979 and Ed25519): the same ticket always gets the same barcode (the
+// rendering caches and ETags stay stable) and no signature depends on the
+// quality of a random source. crypto/dsa.Sign cannot be used for this: it
+// consumes its random reader nondeterministically.
+func signDeterministic(key *dsa.PrivateKey, digest []byte) (r, s *big.Int, err error) {
+	q := key.Q
+	if q.Sign() <= 0 || key.P.Sign() <= 0 || key.G.Sign() <= 0 || key.X.Sign() <= 0 {
+		return nil, nil, errors.New("invalid DSA key")
+	}
+	n := (q.BitLen() + 7) / 8
+	if len(digest) > n {
+		digest = digest[:n]
+	}
+	z := new(big.Int).SetBytes(digest)
+	for counter := byte(0); counter < 255; counter++ {
+		mac := hmac.New(sha512.New, key.X.Bytes())
+		mac.Write(digest)
+		mac.Write([]byte{counter})
+		k := new(big.Int).SetBytes(mac.Sum(nil))
+		k.Mod(k, q)
+		if k.Sign() == 0 {
+			continue
+		}
+		r = new(big.Int).Exp(key.G, k, key.P)
+		r.Mod(r, q)
+		if r.Sign() == 0 {
+			continue
+		}
+		kInv := new(big.Int).ModInverse(k, q)
+		s = new(big.Int).Mul(key.X, r)
+		s.Add(s, z)
+		s.Mod(s, q)
+		s.Mul(s, kInv)
+		s.Mod(s, q)
+		if s.Sign() != 0 {
+			return r, s, nil
+		}
+	}
+	return nil, nil, errors.New("DSA signing failed")
 }
 
 // IsContainer reports whether b starts like a 918.3 container.

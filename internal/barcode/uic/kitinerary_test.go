@@ -1,59 +1,14 @@
 package uic
 
 import (
-	"encoding/json"
 	"os"
-	"os/exec"
 	"path/filepath"
 	"testing"
 	"time"
 
 	"github.com/farebox/farebox/internal/barcode"
+	"github.com/farebox/farebox/internal/barcode/barcodetest"
 )
-
-// kitineraryExtractor is where Debian's libkpimitinerary-bin (22.12)
-// installs the extractor: not on PATH (scripts/apt-packages.txt names it).
-const kitineraryExtractor = "/usr/lib/x86_64-linux-gnu/libexec/kf5/kitinerary-extractor"
-
-type kitTicket struct {
-	Type     string `json:"@type"`
-	Name     string `json:"name"`
-	IssuedBy struct {
-		Identifier string `json:"identifier"`
-		Name       string `json:"name"`
-	} `json:"issuedBy"`
-	TicketNumber string `json:"ticketNumber"`
-	UnderName    struct {
-		GivenName  string `json:"givenName"`
-		FamilyName string `json:"familyName"`
-	} `json:"underName"`
-	ValidFrom  string `json:"validFrom"`
-	ValidUntil string `json:"validUntil"`
-}
-
-// extract runs kitinerary-extractor on a file. --no-validation: 22.12's
-// result validator drops a Ticket that has no reservation (a pass like the
-// Deutschlandticket), although it decoded it.
-func extract(t *testing.T, path string) []kitTicket {
-	t.Helper()
-	bin := kitineraryExtractor
-	if _, err := os.Stat(bin); err != nil {
-		if bin, err = exec.LookPath("kitinerary-extractor"); err != nil {
-			t.Fatal("kitinerary-extractor not installed (apt-get install libkpimitinerary-bin; scripts/test.sh does)")
-		}
-	}
-	cmd := exec.Command(bin, "--no-validation", path)
-	cmd.Env = append(os.Environ(), "QT_QPA_PLATFORM=offscreen")
-	out, err := cmd.Output()
-	if err != nil {
-		t.Fatalf("kitinerary-extractor %s: %v", path, err)
-	}
-	var res []kitTicket
-	if err := json.Unmarshal(out, &res); err != nil {
-		t.Fatalf("kitinerary output: %v\n%s", err, out)
-	}
-	return res
-}
 
 // TestKitineraryReadsOurBarcodes hands KDE Itinerary, an independent
 // decoder of railway barcodes, farebox's UIC barcodes as the raw container
@@ -78,7 +33,7 @@ func TestKitineraryReadsOurBarcodes(t *testing.T) {
 			if err := os.WriteFile(path, data, 0o600); err != nil {
 				t.Fatal(err)
 			}
-			res := extract(t, path)
+			res := barcodetest.Kitinerary(t, path)
 			if len(res) != 1 {
 				t.Fatalf("v%d %s: %d results, want one ticket", version, name, len(res))
 			}

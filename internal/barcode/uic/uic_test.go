@@ -235,3 +235,26 @@ func TestParseRefusesMalformedContainers(t *testing.T) {
 		t.Error("99 KB of records accepted")
 	}
 }
+
+// The same ticket always gets the same barcode; another ticket another
+// signature; crypto/dsa verifies what signDeterministic makes.
+func TestSignaturesAreDeterministic(t *testing.T) {
+	for _, v := range []int{1, 2} {
+		iss := devIssuer(t, v)
+		a, err := Issue(sampleClaims(), Product{}, iss, issued)
+		if err != nil {
+			t.Fatal(err)
+		}
+		b, _ := Issue(sampleClaims(), Product{}, iss, issued)
+		c2 := sampleClaims()
+		c2.FirstName = "Erik"
+		c, _ := Issue(c2, Product{}, iss, issued)
+		if !bytes.Equal(a, b) || bytes.Equal(a[14:14+SigFieldLen(v)], c[14:14+SigFieldLen(v)]) {
+			t.Errorf("v%d: not deterministic or signature repeated across tickets", v)
+		}
+		ct, _ := Parse(c)
+		if err := ct.VerifySignature(&iss.Key.PublicKey); err != nil {
+			t.Errorf("v%d: %v", v, err)
+		}
+	}
+}
