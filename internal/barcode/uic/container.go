@@ -15,6 +15,7 @@ import (
 	"io"
 	"math/big"
 	"strconv"
+	"sync"
 )
 
 // Container layout (UIC 918.3 / ERA TAP TSI B.12 static barcode), all
@@ -94,6 +95,13 @@ func HashFunc(version int) crypto.Hash {
 
 type dsaSig struct{ R, S *big.Int }
 
+// zlibWriters reuses compressors: a new one allocates ~800 KB of state,
+// the bulk of a barcode's cost.
+var zlibWriters = sync.Pool{New: func() any {
+	zw, _ := zlib.NewWriterLevel(nil, zlib.BestCompression)
+	return zw
+}}
+
 // Build signs records with key and lays out the container.
 func Build(version, rics, keyID int, key *dsa.PrivateKey, records []Record) ([]byte, error) {
 	if version != 1 && version != 2 {
@@ -116,9 +124,11 @@ func Build(version, rics, keyID int, key *dsa.PrivateKey, records []Record) ([]b
 		raw.Write(r.Data)
 	}
 	var z bytes.Buffer
-	zw, _ := zlib.NewWriterLevel(&z, zlib.BestCompression)
+	zw := zlibWriters.Get().(*zlib.Writer)
+	zw.Reset(&z)
 	zw.Write(raw.Bytes())
 	zw.Close()
+	zlibWriters.Put(zw)
 	if z.Len() > 9999 {
 		return nil, errors.New("compressed records exceed 9999 bytes")
 	}

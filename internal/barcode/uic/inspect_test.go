@@ -86,3 +86,26 @@ func TestInspect(t *testing.T) {
 		}
 	}
 }
+
+// A genuine UIC ticket in the revocation feed is rejected with its reason,
+// exactly as a farebox payload is (the feed lists ticket ids).
+func TestInspectRevoked(t *testing.T) {
+	live := &Issuer{RICS: 1080, KeyID: 7, Version: 1, Key: devIssuer(t, 1).Key}
+	var trust Trust
+	trust.TrustIssuer(live)
+	c := sampleClaims()
+	b, err := Issue(c, Product{}, live, issued)
+	if err != nil {
+		t.Fatal(err)
+	}
+	feed := &barcode.Revocations{ByTicket: map[string]barcode.FeedEntry{
+		c.TicketID: {Seq: 3, TicketID: c.TicketID, Kind: "revoked", Reason: "Fahrgeld erstattet", RevokedAt: "2026-12-02T10:00:00Z"}}}
+	rep := Inspect(b, &trust, time.Date(2026, 12, 15, 12, 0, 0, 0, time.UTC))
+	if !rep.Acceptable(false) {
+		t.Fatalf("before the feed: %+v", rep)
+	}
+	feed.Check(&rep)
+	if rep.Acceptable(true) || rep.Revoked == nil || !strings.HasPrefix(rep.String(), "REVOKED: Fahrgeld erstattet (revoked at 2026-12-02T10:00:00Z, revocation feed entry 3)") {
+		t.Errorf("revoked: %+v\n%s", rep, rep.String())
+	}
+}
