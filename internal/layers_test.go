@@ -59,6 +59,7 @@ var layers = map[string]string{
 	"internal/store":                "adapter",
 	"internal/usage":                "adapter",
 	"internal/barcode":              "adapter",
+	"internal/barcode/uic":          "adapter",
 	"internal/wallet":               "adapter",
 	"internal/wallet/apple":         "adapter",
 	"internal/wallet/google":        "adapter",

@@ -7,10 +7,13 @@ import (
 	"io"
 	"net/http"
 	"os"
+	"path/filepath"
+	"strconv"
 	"strings"
 	"time"
 
 	"github.com/farebox/farebox/internal/barcode"
+	"github.com/farebox/farebox/internal/barcode/uic"
 	"github.com/farebox/farebox/internal/clock"
 	"github.com/farebox/farebox/internal/credentials"
 	"github.com/farebox/farebox/internal/store"
@@ -31,6 +34,11 @@ With --revocations FILE|URL (a saved /v1/inspection/revocations.json, or
 its URL), verified with the same keys, a revoked ticket is rejected and the
 reason printed.
 
+UIC 918.3 barcodes (products with barcode_profile uic-918-3-uflex) are
+verified with --uic-keys RICS:KEYID:FILE[,...] (the UIC-published X.509
+certificate or public key of each signer), the configured --uic-issuer and
+the development key in the data dir.
+
 Keys: --keys keys.json (the body of GET /v1/inspection/keys.json), else
 --inspection-keys, else the keys the service generated (data dir in
 embedded mode, the database on PostgreSQL).
@@ -46,6 +54,8 @@ func inspectCmd(ctx context.Context, args []string, getenv func(string) string, 
 	allowTest := fs.Bool("allow-test", false, "accept test-environment tickets (inspection in the test environment)")
 	at := fs.String("at", "", "judge validity at this RFC 3339 time instead of now")
 	revocationsSrc := fs.String("revocations", "", "revocation feed (a saved /v1/inspection/revocations.json or its URL): reject revoked tickets")
+	uicKeys := fs.String("uic-keys", "", "UIC 918.3 signers' public keys: RICS:KEYID:FILE[,...] (X.509 certificate or public key, PEM or DER)")
+	uicIssuer := fs.String("uic-issuer", getenv("FAREBOX_UIC_ISSUER"), "the service's UIC signer RICS:KEYID:KEYFILE (env FAREBOX_UIC_ISSUER)")
 	fs.Usage = func() { fmt.Fprint(stderr, inspectUsage); fs.PrintDefaults() }
 	pos, err := parseFlags(fs, args)
 	if err != nil {
@@ -89,7 +99,16 @@ func inspectCmd(ctx context.Context, args []string, getenv func(string) string, 
 			return fmt.Errorf("--revocations %s: %w", *revocationsSrc, err)
 		}
 	}
-	rep := barcode.Inspect(payload, kr, now)
+	var rep barcode.Report
+	if uic.IsContainer(payload) {
+		trust, err := uicTrust(*uicKeys, *uicIssuer, db.dataDir)
+		if err != nil {
+			return err
+		}
+		rep = uic.Inspect(payload, trust, now)
+	} else {
+		rep = barcode.Inspect(payload, kr, now)
+	}
 	revoked.Check(&rep)
 	fmt.Fprint(stdout, rep.String())
 	if !rep.Acceptable(*allowTest) {
@@ -106,6 +125,47 @@ func inspectCmd(ctx context.Context, args []string, getenv func(string) string, 
 	}
 	fmt.Fprintln(stdout, "ACCEPTED")
 	return nil
+}
+
+// uicTrust collects the UIC keys inspection accepts: --uic-keys, the
+// configured issuer and the data dir's development key (never generated here).
+func uicTrust(keys, issuer, dataDir string) (*uic.Trust, error) {
+	var t uic.Trust
+	for _, spec := range strings.Split(keys, ",") {
+		if spec = strings.TrimSpace(spec); spec == "" {
+			continue
+		}
+		parts := strings.SplitN(spec, ":", 3)
+		if len(parts) != 3 {
+			return nil, fmt.Errorf("--uic-keys: %q is not RICS:KEYID:FILE", spec)
+		}
+		rics, err1 := strconv.Atoi(parts[0])
+		kid, err2 := strconv.Atoi(parts[1])
+		b, err3 := os.ReadFile(parts[2])
+		if err1 != nil || err2 != nil || err3 != nil {
+			return nil, fmt.Errorf("--uic-keys: %q: want numeric RICS and KEYID and a readable file", spec)
+		}
+		pub, err := uic.ParsePublicKey(b)
+		if err != nil {
+			return nil, fmt.Errorf("--uic-keys %s: %w", parts[2], err)
+		}
+		t.Add(rics, kid, pub, false)
+	}
+	if issuer != "" {
+		iss, err := uic.LoadIssuer(issuer, "")
+		if err != nil {
+			return nil, fmt.Errorf("--uic-issuer: %w", err)
+		}
+		t.TrustIssuer(iss)
+	}
+	if b, err := os.ReadFile(filepath.Join(uicDevDir(dataDir), uic.DevIssuerFile)); err == nil {
+		k, _, err := uic.ParseKeyPEM(b)
+		if err != nil {
+			return nil, fmt.Errorf("development UIC key: %w", err)
+		}
+		t.Add(uic.DevRICS, uic.DevKeyID, &k.PublicKey, true)
+	}
+	return &t, nil
 }
 
 func inspectKeyring(ctx context.Context, db dbFlags, keysFile, keysCfg string) (*barcode.Keyring, error) {

@@ -5,16 +5,31 @@ import (
 	"fmt"
 	"log/slog"
 	"os"
+	"path/filepath"
 	"slices"
 	"time"
 
 	"github.com/farebox/farebox/internal/app"
+	"github.com/farebox/farebox/internal/barcode/uic"
 	"github.com/farebox/farebox/internal/config"
 	"github.com/farebox/farebox/internal/credentials"
 	"github.com/farebox/farebox/internal/httpapi"
 	"github.com/farebox/farebox/internal/store"
 	"github.com/farebox/farebox/internal/wallet/apple"
 )
+
+// uicDevDir is where the development UIC issuer key lives.
+func uicDevDir(dataDir string) string { return filepath.Join(dataDir, "keys", "uic") }
+
+// loadUICIssuer returns the configured UIC signer, else the development
+// one from the data dir (generated on first use).
+func loadUICIssuer(spec, dataDir, name string) (*uic.Issuer, bool, error) {
+	if spec != "" {
+		iss, err := uic.LoadIssuer(spec, name)
+		return iss, false, err
+	}
+	return uic.LoadOrCreateDevIssuer(uicDevDir(dataDir))
+}
 
 func credentialSettings(cfg config.Config) credentials.Settings {
 	return credentials.Settings{DataDir: cfg.DataDir, Embedded: cfg.Embedded(), InspectionKeys: cfg.InspectionKeys,
@@ -85,6 +100,17 @@ func loadWallets(ctx context.Context, cfg config.Config, st *store.Store, log *s
 	}
 	if o.GoogleAPI != nil {
 		log.Info("Google Wallet: objects are inserted and kept current through the REST API", "api", cfg.GoogleAPIURL)
+	}
+	iss, created, err := loadUICIssuer(cfg.UICIssuer, cfg.DataDir, cfg.Brand.Organization)
+	if err != nil {
+		return err
+	}
+	o.UIC = func() (*uic.Issuer, error) { return iss, nil }
+	if iss.Development {
+		log.Warn("UIC 918.3 barcodes: using a development key (company 9999, key 99999); its barcodes are specimens",
+			"generated_now", created, "dir", uicDevDir(cfg.DataDir), "note", "set --uic-issuer RICS:KEYID:KEYFILE with the key registered with the UIC")
+	} else {
+		log.Info("UIC 918.3 barcodes: issuer loaded", "rics", iss.RICS, "key_id", iss.KeyID, "container_version", iss.Version)
 	}
 	o.AdvertiseDevelopmentWallets = cfg.AdvertiseDevelopmentWallets
 	d.Wallets = d.App.NewWallets(o)

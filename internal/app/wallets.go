@@ -11,6 +11,8 @@ import (
 
 	"github.com/farebox/farebox/internal/apperr"
 	"github.com/farebox/farebox/internal/barcode"
+	"github.com/farebox/farebox/internal/barcode/uic"
+	"github.com/farebox/farebox/internal/catalog"
 	"github.com/farebox/farebox/internal/engines"
 	"github.com/farebox/farebox/internal/ticketing"
 	"github.com/farebox/farebox/internal/wallet"
@@ -67,6 +69,10 @@ type WalletOptions struct {
 	AppleWebServiceURL string
 	// Log receives the messages devices send to the web service's log.
 	Log *slog.Logger
+	// UIC returns the issuer that signs the barcodes of products with the
+	// uic-918-3-uflex profile (docs/barcodes.md); nil makes a development
+	// issuer on first use, kept in memory (its barcodes are specimens).
+	UIC func() (*uic.Issuer, error)
 }
 
 // NewWallets returns the wallets of o.
@@ -83,6 +89,9 @@ func (a *App) NewWallets(o WalletOptions) *Wallets {
 		if imgs, err := apple.PassImages(o.Brand); err == nil {
 			logo = imgs["logo@2x.png"]
 		}
+	}
+	if o.UIC == nil {
+		o.UIC = sync.OnceValues(func() (*uic.Issuer, error) { return uic.GenerateDevIssuer(1, nil) })
 	}
 	w := &Wallets{app: a, o: o, brand: engines.BrandProperty(o.Brand, logo)}
 	w.inspection.Store(o.Inspection)
@@ -105,6 +114,31 @@ func (w *Wallets) SetInspectionKeys(kr *barcode.Keyring) {
 	if w != nil && kr != nil {
 		w.inspection.Store(kr)
 	}
+}
+
+// signBarcode encodes and signs v's claims in the barcode profile of d's
+// product: farebox's Ed25519 payload, or a UIC 918.3 container.
+func (w *Wallets) signBarcode(d TicketDetails, v wallet.TicketView, kr *barcode.Keyring) ([]byte, error) {
+	if d.Product == nil || d.Product.Barcode() != catalog.BarcodeUIC {
+		// The ticket's own key while the keyring holds it (rotation keeps
+		// barcodes already on phones), else the active one.
+		b, _, err := barcode.SignWith(v.Claims(), kr, d.Ticket.InspectionKeyID)
+		return b, err
+	}
+	iss, err := w.o.UIC()
+	if err != nil {
+		return nil, err
+	}
+	// Issued when the ticket was made; a backdated validity counts from its start.
+	issued := d.Ticket.CreatedAt
+	if issued.IsZero() || issued.After(v.ValidFrom) {
+		issued = v.ValidFrom
+	}
+	area := ""
+	if d.Area != nil {
+		area = d.Area.LocalZoneName
+	}
+	return uic.Issue(v.Claims(), uic.Product{Number: d.Product.BarcodeProductNumber, Area: area}, iss, issued)
 }
 
 // options are w's settings (none for a nil w).
@@ -165,9 +199,7 @@ func (w *Wallets) offer(d TicketDetails) (v wallet.TicketView, props map[string]
 	v = walletView(d)
 	options = []string{}
 	if kr := w.keyring(); kr != nil {
-		// The ticket's own key while the keyring holds it (rotation keeps
-		// barcodes already on phones), else the active one.
-		if v.Barcode, _, err = barcode.SignWith(v.Claims(), kr, d.Ticket.InspectionKeyID); err != nil {
+		if v.Barcode, err = w.signBarcode(d, v, kr); err != nil {
 			return v, nil, nil, err
 		}
 		if props, err = w.barcodes.properties(v.Barcode); err != nil {

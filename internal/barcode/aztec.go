@@ -190,6 +190,10 @@ func ParseInput(data []byte) ([]byte, error) {
 		}
 		data = b // the code carries the binary payload or its text form
 	}
+	// A UIC 918.3 container ("#UT", barcode/uic) goes through as it is.
+	if bytes.HasPrefix(data, []byte("#UT")) {
+		return data, nil
+	}
 	hasMagic := func(b []byte) bool { return len(b) >= 2 && b[0] == magic0 && b[1] == magic1 }
 	if hasMagic(data) {
 		if _, err := Parse(data); err == nil {

@@ -33,7 +33,16 @@ type Report struct {
 	Revoked *FeedEntry
 	// KeyID is the key id the payload names (0 when it is malformed).
 	KeyID uint16
+	// Signer describes the format and key of other barcode profiles (UIC
+	// 918.3); empty for farebox payloads. Extra are lines such a profile
+	// adds to the description.
+	Signer string
+	Extra  string
 }
+
+// ValidityState judges now against the claims' validity (StateValid,
+// StateNotYet or StateExpired), for every barcode profile.
+func ValidityState(c Claims, now time.Time) string { return validityState(c, now) }
 
 // Inspect verifies payload with kr and judges its validity at now.
 func Inspect(payload []byte, kr *Keyring, now time.Time) Report {
@@ -73,8 +82,12 @@ func validityState(c Claims, now time.Time) string {
 // Describe renders verified claims for an inspector: genuine, whose, valid
 // now or not, test or live. Times are shown in Europe/Berlin and UTC.
 func Describe(c Claims, now time.Time) string {
+	return describe(fmt.Sprintf("signed by inspection key %d (payload version %d)", c.KeyID, c.Version), c, now)
+}
+
+func describe(signer string, c Claims, now time.Time) string {
 	var b strings.Builder
-	fmt.Fprintf(&b, "GENUINE: signed by inspection key %d (payload version %d)\n", c.KeyID, c.Version)
+	fmt.Fprintf(&b, "GENUINE: %s\n", signer)
 	if c.Test() {
 		b.WriteString("TEST TICKET: issued in the test environment, not valid for travel\n")
 	}
@@ -122,11 +135,14 @@ func (r Report) String() string {
 	if !r.Genuine {
 		return "NOT GENUINE: " + r.Reason + "\n"
 	}
-	if r.Revoked != nil {
-		return fmt.Sprintf("REVOKED: %s (%s at %s, revocation feed entry %d)\n", r.Revoked.Reason, r.Revoked.Kind, r.Revoked.RevokedAt, r.Revoked.Seq) +
-			Describe(r.Claims, r.At)
+	d := Describe(r.Claims, r.At)
+	if r.Signer != "" {
+		d = describe(r.Signer, r.Claims, r.At) + r.Extra
 	}
-	return Describe(r.Claims, r.At)
+	if r.Revoked != nil {
+		return fmt.Sprintf("REVOKED: %s (%s at %s, revocation feed entry %d)\n", r.Revoked.Reason, r.Revoked.Kind, r.Revoked.RevokedAt, r.Revoked.Seq) + d
+	}
+	return d
 }
 
 func berlin(t time.Time) string { return t.In(clock.Berlin).Format("2006-01-02 15:04 MST") }

@@ -250,3 +250,48 @@ func TestMonthlySchemasAreTheSchemaPackages(t *testing.T) {
 		t.Errorf("%d monthly products, want 2 (standard and job ticket)", n)
 	}
 }
+
+func TestBarcodeProfileValidation(t *testing.T) {
+	for profile, field := range map[string]string{
+		"":             "",
+		BarcodeFarebox: "",
+		BarcodeUIC:     "",
+		BarcodeVDV:     "barcode_profile", // accepted name, not implemented yet
+		"uic-918-3":    "barcode_profile",
+		"FAREBOX":      "barcode_profile",
+	} {
+		for _, num := range []int{0, 1, 9999, 32000, -1, 32001} {
+			f, _ := Default("farebox")
+			f.Products[0].BarcodeProfile = profile
+			f.Products[0].BarcodeProductNumber = num
+			err := Validate(f, "farebox", nil)
+			want := map[string]bool{}
+			if field != "" {
+				want["/products/0/"+field] = true
+			}
+			if num < 0 || num > 32000 {
+				want["/products/0/barcode_product_number"] = true
+			}
+			got := map[string]bool{}
+			if ae := apperr.As(err); ae != nil {
+				for _, d := range ae.Details {
+					got[d.Field] = true
+				}
+			} else if err != nil {
+				t.Fatal(err)
+			}
+			if len(got) != len(want) {
+				t.Errorf("profile %q number %d: problems %v, want %v", profile, num, got, want)
+			}
+			for w := range want {
+				if !got[w] {
+					t.Errorf("profile %q number %d: %s not reported", profile, num, w)
+				}
+			}
+		}
+	}
+	var p Product
+	if p.Barcode() != BarcodeFarebox {
+		t.Errorf("default profile %q", p.Barcode())
+	}
+}

@@ -52,6 +52,28 @@ type Product struct {
 	VATRateBP int64 `json:"vat_rate_bp"`
 	// Restricted products are sold only to accounts granted them (job ticket).
 	Restricted bool `json:"restricted,omitempty"`
+	// BarcodeProfile is the inspection barcode format of the product's
+	// tickets (BarcodeFarebox when empty); not part of the API.
+	BarcodeProfile string `json:"barcode_profile,omitempty"`
+	// BarcodeProductNumber is the product number the product owner assigned
+	// (9999 for the Deutschlandticket), written into UIC barcodes; 0 = none
+	// (the farebox product id is written instead). Not part of the API.
+	BarcodeProductNumber int `json:"barcode_product_number,omitempty"`
+}
+
+// Barcode profiles a product may choose (docs/barcodes.md).
+const (
+	BarcodeFarebox = "farebox"
+	BarcodeUIC     = "uic-918-3-uflex"
+	BarcodeVDV     = "vdv-ka-static"
+)
+
+// Barcode returns the product's barcode profile, BarcodeFarebox by default.
+func (p *Product) Barcode() string {
+	if p.BarcodeProfile == "" {
+		return BarcodeFarebox
+	}
+	return p.BarcodeProfile
 }
 
 // Ticket types, customer types and duration definitions in use.

@@ -135,6 +135,16 @@ func Validate(f *File, prefix string, existingProducts map[string]bool) error {
 		if pr.SoldFrom != nil && pr.SoldUntil != nil && !pr.SoldFrom.Before(*pr.SoldUntil) {
 			add(p+"/sold_until", "must be after sold_from")
 		}
+		switch pr.Barcode() {
+		case BarcodeFarebox, BarcodeUIC:
+		case BarcodeVDV:
+			add(p+"/barcode_profile", "vdv-ka-static is not implemented yet (docs/barcodes.md); use farebox or uic-918-3-uflex")
+		default:
+			add(p+"/barcode_profile", "must be farebox, uic-918-3-uflex or vdv-ka-static")
+		}
+		if pr.BarcodeProductNumber < 0 || pr.BarcodeProductNumber > 32000 {
+			add(p+"/barcode_product_number", "must be 1..32000 (the UIC FCB product id range), or 0 for none")
+		}
 		if pr.VATRateBP <= 0 || pr.VATRateBP > 10000 {
 			add(p+"/vat_rate_bp", "must be a rate in basis points (700 = 7 %%)")
 		}

@@ -63,6 +63,7 @@ type Config struct {
 
 	// Wallets and inspection barcodes (docs/wallet.md).
 	InspectionKeys  string // key directory or comma-separated key files
+	UICIssuer       string // RICS:KEYID:KEYFILE of the UIC 918.3 signer (docs/barcodes.md)
 	ApplePassCert   string
 	ApplePassKey    string
 	AppleWWDRCert   string
@@ -165,6 +166,7 @@ func (c *Config) settings() []setting {
 		{name: "google-wallet-api", env: "FAREBOX_GOOGLE_WALLET_API", def: "true", help: "with --google-service-account: insert objects through the Google Wallet REST API (short save links) and keep saved passes current"},
 		{name: "google-api-url", env: "FAREBOX_GOOGLE_API_URL", def: "https://walletobjects.googleapis.com/walletobjects/v1", help: "Google Wallet REST API base URL (walletobjects v1)"},
 		{name: "google-token-url", env: "FAREBOX_GOOGLE_TOKEN_URL", def: "", help: "OAuth2 token URL of the service account (default: the key file's token_uri, else https://oauth2.googleapis.com/token)"},
+		{name: "uic-issuer", env: "FAREBOX_UIC_ISSUER", def: "", help: "UIC 918.3 barcode signer as RICS:KEYID:KEYFILE (DSA PEM; docs/barcodes.md) (default: a development key in the data dir; its barcodes are specimens)"},
 		{name: "google-logo-url", env: "FAREBOX_GOOGLE_LOGO_URL", def: "", help: "https logo of the Google transit class (without it the class must exist in the console)"},
 		{name: "brand-organization", env: "FAREBOX_BRAND_ORGANIZATION", def: "", help: "organisation selling the tickets, shown on passes and in the rendering engine (default: the development brand \"farebox\"; required with any other --brand-* setting)"},
 		{name: "brand-operator", env: "FAREBOX_BRAND_OPERATOR", def: "", help: "transport company issuing the tickets, shown on passes and in the rendering engine (default: --brand-organization)"},
@@ -286,6 +288,7 @@ func Load(args []string, getenv func(string) string, out io.Writer) (Config, err
 	c.PprofAddr = get("pprof-addr")
 	c.MetricsAddr = get("metrics-addr")
 	c.InspectionKeys = get("inspection-keys")
+	c.UICIssuer = get("uic-issuer")
 	c.ApplePassCert, c.ApplePassKey, c.AppleWWDRCert = get("apple-pass-cert"), get("apple-pass-key"), get("apple-wwdr-cert")
 	c.ApplePassTypeID, c.AppleTeamID = get("apple-pass-type-id"), get("apple-team-id")
 	c.GoogleServiceAccount, c.GoogleIssuerID = get("google-service-account"), get("google-issuer-id")

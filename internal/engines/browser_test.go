@@ -18,6 +18,7 @@ import (
 	"github.com/santhosh-tekuri/jsonschema/v6"
 
 	"github.com/farebox/farebox/internal/barcode"
+	"github.com/farebox/farebox/internal/barcode/uic"
 	"github.com/farebox/farebox/internal/wallet"
 )
 
@@ -117,6 +118,7 @@ func raw(s string) json.RawMessage { return json.RawMessage(s) }
 
 func TestEnginesInChromium(t *testing.T) {
 	kr, tickets, claims := browserTickets(t)
+	uicPayload := addUICTicket(t, tickets, claims["ios_live"])
 	res, out := runBrowser(t, map[string]any{
 		"tickets": tickets,
 		"schemas": map[string]json.RawMessage{"medium": raw(mediumSchema), "mediumIOS": raw(mediumSchemaIOS),
@@ -130,6 +132,7 @@ func TestEnginesInChromium(t *testing.T) {
 		t.Errorf("JavaScript errors: %v", res.Errors)
 	}
 	checkRendering(t, res, out, kr, claims)
+	checkUIC(t, res, out, uicPayload)
 	checkRevoked(t, res)
 	checkBrand(t, res)
 	checkIdentification(t, res)
@@ -323,6 +326,48 @@ func checkRendering(t *testing.T, res browserResults, out string, kr *barcode.Ke
 		if err != nil || gotC.TicketID != c.TicketID || gotC.Environment != c.Environment {
 			t.Errorf("%s: scanned payload: %v %+v", name, err, gotC)
 		}
+	}
+}
+
+// addUICTicket adds "ios_uic": ios_live with the barcode of the
+// uic-918-3-uflex profile (a UIC 918.3 container, ~330 bytes, larger than
+// farebox's payload) in ticket.properties; it returns the container.
+func addUICTicket(t *testing.T, tickets map[string]any, c barcode.Claims) []byte {
+	iss, err := uic.GenerateDevIssuer(1, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	container, err := uic.Issue(c, uic.Product{Number: 9999, Area: "Deutschland"}, iss, c.ValidFrom)
+	if err != nil {
+		t.Fatal(err)
+	}
+	props, err := BarcodeProperties(container)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var ut map[string]any
+	b, _ := json.Marshal(tickets["ios_live"])
+	_ = json.Unmarshal(b, &ut)
+	p := ut["ticket"].(map[string]any)["properties"].(map[string]any)
+	p[PropBarcode], p[PropBarcodePNG] = props[PropBarcode], props[PropBarcodePNG]
+	tickets["ios_uic"] = ut
+	return container
+}
+
+// checkUIC: the engine draws the UIC container's code at phone size, and
+// the screenshot scans back to the very container.
+func checkUIC(t *testing.T, res browserResults, out string, container []byte) {
+	r, ok := res.Rendering["ios_uic"]
+	if f := r.First; !ok || !r.Returned || f["barcodeShown"] != true || f["passenger"] != "Max Mustermann" || f["error"] != "" {
+		t.Errorf("ios_uic: %+v", r)
+	}
+	m, _ := barcode.Aztec(container)
+	if want := (m.Size + 2*BarcodeQuietModules) * BarcodeModulePixels; r.First["barcodeNaturalWidth"] != float64(want) {
+		t.Errorf("ios_uic: barcode image width %v, want %d (%d modules)", r.First["barcodeNaturalWidth"], want, m.Size)
+	}
+	got, err := browsertest.ScanScreenshot(t, filepath.Join(out, "rendering_ios_uic_barcode.png"))
+	if err != nil || !bytes.Equal(got, container) {
+		t.Errorf("ios_uic: screenshot scans to %d bytes (%v), want the %d-byte container", len(got), err, len(container))
 	}
 }
 

@@ -1,0 +1,120 @@
+package main
+
+import (
+	"bytes"
+	"encoding/base64"
+	"encoding/json"
+	"errors"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+
+	"github.com/farebox/farebox/internal/barcode"
+	"github.com/farebox/farebox/internal/barcode/barcodetest"
+	"github.com/farebox/farebox/internal/barcode/uic"
+	"github.com/farebox/farebox/internal/catalog"
+	"github.com/farebox/farebox/internal/store"
+	"github.com/farebox/farebox/internal/store/storetest"
+	"github.com/farebox/farebox/internal/testtool"
+)
+
+// TestUICProfileEndToEnd: the operator switches the monthly tickets to the
+// uic-918-3-uflex profile (catalog import); the service, with no UIC key
+// configured, makes a development key and says so; an activated ticket's
+// ticket.properties barcode and PNG are a UIC 918.3 container, which
+// `farebox inspect` verifies (a specimen: accepted only with --allow-test)
+// and KDE Itinerary reads from the served PNG, on both engines.
+func TestUICProfileEndToEnd(t *testing.T) {
+	for _, engine := range storetest.Engines {
+		t.Run(string(engine), func(t *testing.T) {
+			t.Parallel()
+			opts := storetest.Options(t, engine)
+			dataDir := t.TempDir()
+			env := map[string]string{"FAREBOX_DATA_DIR": dataDir, "FAREBOX_ADDR": "127.0.0.1:0"}
+			if engine == store.Postgres {
+				env["FAREBOX_DATABASE_URL"] = opts.URL + "&search_path=" + opts.Schema
+			}
+			var created struct {
+				APIKey string `json:"api_key"`
+			}
+			_ = json.Unmarshal([]byte(cli(t, env, "accounts", "create", "--create", "--name", "UIC GmbH", "--json")), &created)
+			f, err := catalog.Parse([]byte(cli(t, env, "catalog", "export")))
+			if err != nil {
+				t.Fatal(err)
+			}
+			switched := 0
+			for i := range f.Products {
+				if f.Products[i].TicketType == catalog.TicketMonth {
+					f.Products[i].BarcodeProfile, f.Products[i].BarcodeProductNumber = catalog.BarcodeUIC, 9999
+					switched++
+				}
+			}
+			dir := t.TempDir()
+			b, _ := json.Marshal(f)
+			if out := cli(t, env, "catalog", "import", testtool.WriteFile(t, dir, "catalog.json", b)); !strings.Contains(out, "imported") || switched == 0 {
+				t.Fatalf("catalog import (%d products switched): %s", switched, out)
+			}
+			in := startServe(t, env)
+			if !strings.Contains(in.logs.String(), "UIC 918.3 barcodes: using a development key") {
+				t.Errorf("startup log does not say the UIC key is a development key:\n%s", in.logs.String())
+			}
+			call := httpCaller(t, in.addr)
+			id := activateMonthly(t, call, created.APIKey, `{"photo_id_lite":{"first_name":"Jürgen","last_name":"Müller","birth_date":"1980-02-29"}}`)
+			var ticket struct {
+				Ticket struct {
+					Properties struct {
+						Barcode struct{ Payload string } `json:"inspection_barcode"`
+						PNG     string                   `json:"inspection_barcode_png"`
+					} `json:"properties"`
+				} `json:"ticket"`
+			}
+			_ = json.Unmarshal(call("PATCH", "/v9/ticketing/tickets/"+id+".json", "", ""), &ticket)
+			payload, err := barcode.FromText(ticket.Ticket.Properties.Barcode.Payload)
+			if err != nil || !uic.IsContainer(payload) {
+				t.Fatalf("ticket barcode is no UIC container: %v %.20q", err, payload)
+			}
+			if pass := call("GET", "/v9/ticketing/passes/apple_wallet/"+id+".pkpass", "", ""); !bytes.HasPrefix(pass, []byte("PK")) {
+				t.Errorf("pkpass is not a zip")
+			}
+			if err := in.stop(); err != nil {
+				t.Fatal(err)
+			}
+			served, err := base64.StdEncoding.DecodeString(strings.TrimPrefix(ticket.Ticket.Properties.PNG, "data:image/png;base64,"))
+			if err != nil {
+				t.Fatal(err)
+			}
+			servedFile := testtool.WriteFile(t, dir, "served.png", served)
+			// The served PNG decodes back to the very container.
+			if got, err := barcode.DecodeImage(served); err != nil || !bytes.Equal(got, payload) {
+				t.Errorf("served PNG decodes to %d bytes (%v), want the %d-byte container", len(got), err, len(payload))
+			}
+			out, err := inspectRun(env, nil, servedFile)
+			if !errors.Is(err, errNotAcceptable) || !strings.Contains(out, "TEST TICKET") || !strings.Contains(out, "REJECTED: a test ticket") {
+				t.Errorf("specimen without --allow-test: %v\n%s", err, out)
+			}
+			out, err = inspectRun(env, nil, "--allow-test", servedFile)
+			for _, want := range []string{"GENUINE: UIC 918.3 container 01 with U_FLEX (FCB 1.3), company 9999, key 99999 (farebox DEVELOPMENT key",
+				"VALID NOW", "Passenger:   Jürgen Müller", "Born:        1980-02-29", "Product:     Deutschlandticket (9999)",
+				"Area:        Deutschland", "Ticket:      " + id, "ACCEPTED"} {
+				if err != nil || !strings.Contains(out, want) {
+					t.Errorf("inspect --allow-test: %v; output lacks %q:\n%s", err, want, out)
+				}
+			}
+			// Without the development key the signer is unknown.
+			keyDir := filepath.Join(dataDir, "keys", "uic")
+			if err := os.Rename(keyDir, keyDir+".away"); err != nil {
+				t.Fatal(err)
+			}
+			out, err = inspectRun(env, nil, "--allow-test", servedFile)
+			if !errors.Is(err, errNotAcceptable) || !strings.Contains(out, "NOT GENUINE: it is signed with an unknown key (company 9999, key 99999)") {
+				t.Errorf("inspect without the key: %v\n%s", err, out)
+			}
+			res := barcodetest.Kitinerary(t, servedFile)
+			if len(res) != 1 || res[0].Name != "Deutschlandticket" || res[0].UnderName.GivenName != "Jürgen" ||
+				res[0].UnderName.FamilyName != "Müller" || res[0].IssuedBy.Identifier != "uic:9999" || res[0].ValidFrom == "" {
+				t.Errorf("KDE Itinerary read %+v", res)
+			}
+		})
+	}
+}

@@ -1,0 +1,87 @@
+package uic
+
+import (
+	"errors"
+	"fmt"
+	"os"
+	"path/filepath"
+	"strconv"
+	"strings"
+)
+
+// DevIssuerFile is the development key's file name in its directory.
+const DevIssuerFile = "dev-issuer.pem"
+
+// LoadIssuer reads the configured signer "RICS:KEYID:KEYFILE": the
+// operator's RICS company code, the key id the UIC registered and the DSA
+// private key as PEM ("DSA PRIVATE KEY"); its size picks the container
+// version (1024/160: 01, 2048/224: 02).
+func LoadIssuer(spec, name string) (*Issuer, error) {
+	parts := strings.SplitN(spec, ":", 3)
+	if len(parts) != 3 {
+		return nil, errors.New("uic issuer: want RICS:KEYID:KEYFILE")
+	}
+	rics, err1 := strconv.Atoi(parts[0])
+	kid, err2 := strconv.Atoi(parts[1])
+	if err1 != nil || err2 != nil || rics < 1 || rics > 9999 || kid < 0 || kid > 99999 {
+		return nil, fmt.Errorf("uic issuer: RICS must be 1..9999 and KEYID 0..99999, got %q and %q", parts[0], parts[1])
+	}
+	if rics == DevRICS && kid == DevKeyID {
+		return nil, errors.New("uic issuer: 9999:99999 is the development issuer's id")
+	}
+	b, err := os.ReadFile(parts[2])
+	if err != nil {
+		return nil, fmt.Errorf("uic issuer: %w", err)
+	}
+	k, v, err := ParseKeyPEM(b)
+	if err != nil {
+		return nil, fmt.Errorf("uic issuer %s: %w", parts[2], err)
+	}
+	return &Issuer{RICS: rics, KeyID: kid, Version: v, Key: k, Name: name}, nil
+}
+
+// LoadOrCreateDevIssuer reads the development issuer's key from dir,
+// generating it (container version 01) on first use. created reports that.
+func LoadOrCreateDevIssuer(dir string) (iss *Issuer, created bool, err error) {
+	path := filepath.Join(dir, DevIssuerFile)
+	if b, err := os.ReadFile(path); err == nil {
+		k, v, err := ParseKeyPEM(b)
+		if err != nil {
+			return nil, false, fmt.Errorf("%s: %w", path, err)
+		}
+		return &Issuer{RICS: DevRICS, KeyID: DevKeyID, Version: v, Key: k, Name: "farebox development", Development: true}, false, nil
+	} else if !errors.Is(err, os.ErrNotExist) {
+		return nil, false, err
+	}
+	if iss, err = GenerateDevIssuer(1, nil); err != nil {
+		return nil, false, err
+	}
+	p, err := MarshalKeyPEM(iss.Key)
+	if err != nil {
+		return nil, false, err
+	}
+	if err := os.MkdirAll(dir, 0o700); err != nil {
+		return nil, false, err
+	}
+	// Write beside and rename: a concurrent starter never reads half a key.
+	tmp, err := os.CreateTemp(dir, ".dev-issuer-*")
+	if err != nil {
+		return nil, false, err
+	}
+	defer os.Remove(tmp.Name())
+	if _, err := tmp.Write(p); err != nil {
+		tmp.Close()
+		return nil, false, err
+	}
+	if err := tmp.Close(); err != nil {
+		return nil, false, err
+	}
+	if err := os.Link(tmp.Name(), path); err != nil {
+		if errors.Is(err, os.ErrExist) { // another process won: use its key
+			iss, _, err = LoadOrCreateDevIssuer(dir)
+			return iss, false, err
+		}
+		return nil, false, err
+	}
+	return iss, true, nil
+}
