@@ -51,6 +51,7 @@ var layers = map[string]string{
 	"internal/idempotency":  "domain",
 	"internal/event":        "domain",
 	"internal/list":         "domain",
+	"internal/webhook":      "domain",
 
 	"internal/store":                "adapter",
 	"internal/usage":                "adapter",
@@ -68,6 +69,7 @@ var layers = map[string]string{
 	"internal/metering":             "adapter",
 	"internal/engines":              "adapter",
 	"internal/credentials":          "adapter",
+	"internal/webhook/sender":       "adapter",
 
 	"internal/apperr": "kernel",
 	"internal/clock":  "kernel",

@@ -14,6 +14,7 @@ import (
 	"github.com/farebox/farebox/internal/schema"
 	"github.com/farebox/farebox/internal/store"
 	"github.com/farebox/farebox/internal/subscription"
+	"github.com/farebox/farebox/internal/webhook/sender"
 
 	"golang.org/x/sync/singleflight"
 )
@@ -45,6 +46,11 @@ type App struct {
 	// baseline of BenchmarkPlaceOrderEvents, set only by export_test.go.
 	benchWithoutEvents bool
 	parts              partCache // event parts by hash (eventparts.go)
+
+	// Webhooks (webhooks.go).
+	hooks      WebhookOptions
+	sender     *sender.Sender
+	hookRunner atomic.Pointer[jobs.Runner] // WebhookRunner's, if started
 }
 
 type authEntry struct {
@@ -69,6 +75,8 @@ type Options struct {
 	RenewalLeadDays int
 	// Invoicing configures invoices (seller, public base URL, jobs).
 	Invoicing InvoicingOptions
+	// Webhooks configures webhook deliveries.
+	Webhooks WebhookOptions
 }
 
 // NoRenewalLead as Options.RenewalLeadDays issues a subscription cycle's
@@ -95,6 +103,7 @@ func New(o Options) *App {
 	a := &App{store: o.Store, clock: o.Clock, IDs: ident.Prefix(o.IDPrefix), Loc: o.Location, renewalLead: o.RenewalLeadDays,
 		authTTL: o.AuthCacheTTL, auth: map[account.KeyDigest]authEntry{}}
 	a.initInvoicing(o.Invoicing)
+	a.initWebhooks(o.Webhooks)
 	return a
 }
 
