@@ -54,11 +54,11 @@ type Config struct {
 	WebhookWorkers      int
 	WebhookAllowPrivate bool
 	WebhookTimeout      time.Duration
-	RateLimit       float64
-	RateBurst       int
-	SessionKey      string // secret: HMAC key for session tokens
-	PprofAddr       string
-	MetricsAddr     string // --metrics-addr: /metrics on its own listener
+	RateLimit           float64
+	RateBurst           int
+	SessionKey          string // secret: HMAC key for session tokens
+	PprofAddr           string
+	MetricsAddr         string // --metrics-addr: /metrics on its own listener
 	// Limits of requests without a key (httpapi.KeylessLimits).
 	CapabilityRate, ClientRate   float64
 	CapabilityBurst, ClientBurst int

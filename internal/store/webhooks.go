@@ -148,11 +148,15 @@ func (q Q) AddDelivery(ctx context.Context, d webhook.Delivery) (pending bool, e
 func (q Q) Delivery(ctx context.Context, id string) (webhook.Delivery, bool, error) {
 	var d webhook.Delivery
 	var env string
+	var first sql.NullTime
 	err := q.db.QueryRowContext(ctx, `SELECT id, endpoint_id, account_id, environment, event_id, object_id, state, attempts, manual,
-		COALESCE(first_attempt_at, created_at) FROM webhook_deliveries WHERE id = $1`, id).
-		Scan(&d.ID, &d.EndpointID, &d.AccountID, &env, &d.EventID, &d.ObjectID, &d.State, &d.Attempts, &d.Manual, &d.CreatedAt)
+		created_at, first_attempt_at FROM webhook_deliveries WHERE id = $1`, id).
+		Scan(&d.ID, &d.EndpointID, &d.AccountID, &env, &d.EventID, &d.ObjectID, &d.State, &d.Attempts, &d.Manual, &d.CreatedAt, &first)
 	if errors.Is(err, sql.ErrNoRows) {
 		return d, false, nil
+	}
+	if first.Valid { // the retry window runs from the first attempt
+		d.CreatedAt = first.Time
 	}
 	d.Environment, d.CreatedAt = account.Environment(env), d.CreatedAt.UTC()
 	return d, err == nil, mapErr(err)
