@@ -29,6 +29,7 @@ Commands:
   inspect    verify an inspection barcode (image or payload) and say whose and whether valid
   tickets    revoke a ticket (it becomes invalid and enters the revocation feed)
   gtfs       import, list and remove GTFS timetable feeds
+  webhooks   create, list, change, rotate, disable and delete an account's webhook endpoints; its delivery log; redeliver
   version    print the version
 
 Run "farebox <command> -h" for the flags of a command.
@@ -61,6 +62,8 @@ func run(ctx context.Context, args []string, getenv func(string) string, stdin i
 		return gtfsCmd(ctx, rest, getenv, stdout, stderr)
 	case "tickets":
 		return ticketsCmd(ctx, rest, getenv, stdout, stderr)
+	case "webhooks":
+		return webhooksCmd(ctx, rest, getenv, stdout, stderr)
 	case "version":
 		fmt.Fprintln(stdout, "farebox", version)
 		return nil
