@@ -51,6 +51,7 @@ type App struct {
 	hooks      WebhookOptions
 	sender     *sender.Sender
 	hookRunner atomic.Pointer[jobs.Runner] // WebhookRunner's, if started
+	hookBatch  hookBatch                   // group commit of delivery attempts
 }
 
 type authEntry struct {

@@ -5,7 +5,9 @@ import (
 	"encoding/json"
 	"fmt"
 	"math/rand/v2"
+	"strconv"
 	"strings"
+	"sync"
 	"time"
 
 	"github.com/farebox/farebox/internal/account"
@@ -42,10 +44,25 @@ func (a *App) initWebhooks(o WebhookOptions) {
 	}
 }
 
+// DefaultWebhookWorkers is how many delivery workers farebox serve runs
+// (--webhook-workers). Each claims up to webhookClaim due attempts in one
+// transaction and posts them at the same time; their outcomes are
+// recorded together with those of the other workers (hookBatch), so an
+// instance has up to DefaultWebhookWorkers×webhookClaim attempts in
+// flight and two commits serve many attempts.
+const DefaultWebhookWorkers = 8
+
+// webhookClaim is how many attempts a delivery worker claims at once.
+const webhookClaim = 32
+
 // WebhookRunner returns a job runner that claims only delivery attempts,
 // for workers of their own (farebox serve --webhook-workers): deliveries
 // do not wait behind invoice documents, nor these behind deliveries.
 func (a *App) WebhookRunner(o jobs.Options) *jobs.Runner {
+	if o.ClaimBatch <= 0 {
+		o.ClaimBatch = webhookClaim
+	}
+	o.Concurrent = true
 	r := jobs.New(a.store.JobsOf(JobWebhookDeliver), a.clock, o)
 	r.Handle(JobWebhookDeliver, a.deliverWebhook)
 	a.hookRunner.Store(r)
@@ -65,7 +82,9 @@ func (a *App) notifyWebhooks() {
 
 // fanOut adds a delivery of each event to every enabled endpoint of the
 // change's account and environment that wants it, inside the change's
-// transaction: a committed event always has its deliveries.
+// transaction: a committed event always has its deliveries. Three
+// statements for all events of the change (endpoints, chains, deliveries)
+// and one for the jobs.
 func (c *changeEvents) fanOut(ctx context.Context, q store.Q) error {
 	if len(c.evs) == 0 {
 		return nil
@@ -75,60 +94,61 @@ func (c *changeEvents) fanOut(ctx context.Context, q store.Q) error {
 		return err
 	}
 	now := c.a.clock.Now()
-	queued := false
+	var ds []webhook.Delivery
 	for _, e := range c.evs {
 		for _, ep := range eps {
-			if !ep.Wants(e.Type) {
-				continue
+			if ep.Wants(e.Type) {
+				ds = append(ds, webhook.Delivery{ID: c.a.IDs.New("delivery"), EndpointID: ep.ID, AccountID: ep.AccountID,
+					Environment: ep.Environment, EventID: e.ID, ObjectID: e.ObjectID, CreatedAt: now})
 			}
-			ok, err := c.a.addDelivery(ctx, q, ep, e.ID, e.ObjectID, false, now)
-			if err != nil {
-				return err
-			}
-			queued = queued || ok
 		}
 	}
-	if queued {
-		q.AfterCommit(c.a.notifyWebhooks)
-	}
-	return nil
+	return c.a.addDeliveries(ctx, q, ds, now)
 }
 
-// addDelivery stores a delivery of event eventID to ep and enqueues its
-// first attempt unless it waits behind an earlier event of its object.
-func (a *App) addDelivery(ctx context.Context, q store.Q, ep webhook.Endpoint, eventID, objectID string, manual bool, now time.Time) (bool, error) {
-	d := webhook.Delivery{ID: a.IDs.New("delivery"), EndpointID: ep.ID, AccountID: ep.AccountID, Environment: ep.Environment,
-		EventID: eventID, ObjectID: objectID, Manual: manual, CreatedAt: now}
-	pending, err := q.AddDelivery(ctx, d)
-	if err != nil || !pending {
-		return false, err
+// addDeliveries stores deliveries and enqueues the first attempt of those
+// that do not wait behind an earlier event of their object; the instance's
+// workers are woken after the commit.
+func (a *App) addDeliveries(ctx context.Context, q store.Q, ds []webhook.Delivery, now time.Time) error {
+	if len(ds) == 0 {
+		return nil
 	}
-	return true, a.enqueueAttempt(ctx, q, d.ID, now)
+	pending, err := q.AddDeliveries(ctx, ds)
+	if err != nil {
+		return err
+	}
+	var js []jobs.NewJob
+	for i, d := range ds {
+		if pending[i] {
+			js = append(js, attemptJob(d.ID, 1, now))
+		}
+	}
+	if len(js) > 0 {
+		q.AfterCommit(a.notifyWebhooks)
+	}
+	return q.EnqueueJobs(ctx, js, a.clock.Now())
 }
 
-func (a *App) enqueueAttempt(ctx context.Context, q store.Q, deliveryID string, at time.Time) error {
-	return q.EnqueueJob(ctx, jobs.NewJob{Kind: JobWebhookDeliver, Payload: deliveryID, RunAt: at}, a.clock.Now())
+// attemptJob is the job of attempt n of a delivery, due at at; its payload
+// is "<delivery id> <n>", so a job that outlived its attempt (run again
+// after a lost lease, once the attempt was recorded) does nothing.
+func attemptJob(deliveryID string, n int, at time.Time) jobs.NewJob {
+	return jobs.NewJob{Kind: JobWebhookDeliver, Payload: deliveryID + " " + strconv.Itoa(n), RunAt: at}
 }
 
 // deliverWebhook is one attempt of a delivery (the job of kind
-// JobWebhookDeliver). It posts the event, then records the attempt and
-// schedules what follows in one transaction: the retry, or the next
-// event of the object. A worker that dies between the POST and that
-// transaction leaves the job to another worker after the lease, which
-// posts again with the same event id (at least once).
+// JobWebhookDeliver). It posts the event, then records the attempt,
+// schedules what follows (the retry, or the next event of the object)
+// and marks the job done in one transaction, shared with the attempts
+// other workers of this instance finish meanwhile (hookBatch: one commit
+// for many attempts). A worker that dies between the POST and that commit
+// leaves the job to another worker after the lease, which posts again
+// with the same event id (at least once).
 func (a *App) deliverWebhook(ctx context.Context, j jobs.Job) error {
-	r := a.store.Read()
-	d, ok, err := r.Delivery(ctx, j.Payload)
-	if err != nil || !ok || d.State != webhook.StatePending {
-		return err // deleted with its endpoint, or already recorded
-	}
-	ep, ok, err := r.EndpointByID(ctx, d.EndpointID)
-	if err != nil || !ok {
-		return err
-	}
-	ev, found, err := r.Event(ctx, d.AccountID, d.Environment, d.EventID)
-	if err != nil {
-		return err
+	id, n, _ := strings.Cut(j.Payload, " ")
+	d, ep, ev, found, evFound, err := a.store.Read().DeliveryWork(ctx, id)
+	if err != nil || !found || d.State != webhook.StatePending || strconv.Itoa(d.Attempts+1) != n {
+		return err // deleted with its endpoint, or this attempt is recorded already
 	}
 	now := a.clock.Now()
 	var res webhook.Result
@@ -136,7 +156,7 @@ func (a *App) deliverWebhook(ctx context.Context, j jobs.Job) error {
 	switch {
 	case ep.DisabledAt != nil:
 		res, final, counts = webhook.Result{Err: "endpoint disabled: " + ep.DisabledReason}, true, false
-	case !found:
+	case !evFound:
 		res, final, counts = webhook.Result{Err: "event no longer exists (older than the retention period)"}, true, false
 	default:
 		body, err := a.eventBody(ctx, ev)
@@ -149,7 +169,12 @@ func (a *App) deliverWebhook(ctx context.Context, j jobs.Job) error {
 	if ctx.Err() != nil && !res.OK() {
 		return ctx.Err() // shutting down or the lease was lost: not this receiver's failure
 	}
-	return a.recordAttempt(ctx, d, ep, ev.Type, res, now, final || d.Manual, counts)
+	o := &hookOutcome{job: j, d: d, ep: ep, typ: ev.Type, res: res, at: now, final: final || d.Manual, counts: counts,
+		done: make(chan error, 1)}
+	if err := a.hookBatch.record(ctx, o, a.writeOutcomes); err != nil {
+		return err
+	}
+	return jobs.ErrCompleted
 }
 
 // eventBody is the JSON of an event as GET /v1/events.json shows it.
@@ -162,58 +187,128 @@ func (a *App) eventBody(ctx context.Context, e event.Event) ([]byte, error) {
 	return json.Marshal(EventsResponse(event.Page{Events: []event.Event{e}}).Data[0])
 }
 
-// recordAttempt logs an attempt and moves its delivery on.
-func (a *App) recordAttempt(ctx context.Context, d webhook.Delivery, ep webhook.Endpoint, typ event.Type, res webhook.Result,
-	at time.Time, final, counts bool) error {
-	att := webhook.Attempt{ID: a.IDs.New("attempt"), EndpointID: ep.ID, DeliveryID: d.ID, EventID: d.EventID, EventType: string(typ),
-		Attempt: d.Attempts + 1, At: at, StatusCode: res.StatusCode, Latency: res.Latency, Excerpt: res.Excerpt, Error: res.Err,
-		Succeeded: res.OK(), Manual: d.Manual}
-	state := webhook.StateSucceeded
-	if !res.OK() {
-		state = webhook.StateFailed
-		if !final {
-			if next, ok := webhook.NextAttempt(d.CreatedAt, at, att.Attempt, rand.Float64()); ok {
-				state, att.NextAttemptAt = webhook.StatePending, &next
+// hookOutcome is a finished attempt waiting to be recorded.
+type hookOutcome struct {
+	job           jobs.Job
+	d             webhook.Delivery
+	ep            webhook.Endpoint
+	typ           event.Type
+	res           webhook.Result
+	at            time.Time
+	final, counts bool
+	done          chan error
+}
+
+// hookBatch records the attempts of an instance's delivery workers in
+// shared transactions (group commit): a worker whose outcome arrives while
+// another writes waits for the next commit, which takes every outcome
+// queued by then.
+type hookBatch struct {
+	mu       sync.Mutex
+	queue    []*hookOutcome
+	flushing bool
+}
+
+func (b *hookBatch) record(ctx context.Context, o *hookOutcome, write func(context.Context, []*hookOutcome) error) error {
+	b.mu.Lock()
+	b.queue = append(b.queue, o)
+	if b.flushing {
+		b.mu.Unlock()
+		return <-o.done
+	}
+	b.flushing = true
+	for len(b.queue) > 0 {
+		batch := b.queue
+		b.queue = nil
+		b.mu.Unlock()
+		err := write(context.WithoutCancel(ctx), batch)
+		for _, x := range batch {
+			x.done <- err
+		}
+		b.mu.Lock()
+	}
+	b.flushing = false
+	b.mu.Unlock()
+	return <-o.done
+}
+
+// writeOutcomes records a batch of attempts in one transaction: the
+// attempts and their deliveries' states in two statements, the finished
+// jobs deleted, then what follows each (its retry, the next delivery of
+// its object, its endpoint's failure count).
+func (a *App) writeOutcomes(ctx context.Context, batch []*hookOutcome) error {
+	recs := make([]store.AttemptRecord, len(batch))
+	held := map[int64]string{}
+	for i, o := range batch {
+		d, res := o.d, o.res
+		att := webhook.Attempt{ID: a.IDs.New("attempt"), EndpointID: o.ep.ID, DeliveryID: d.ID, EventID: d.EventID,
+			EventType: string(o.typ), Attempt: d.Attempts + 1, At: o.at, StatusCode: res.StatusCode, Latency: res.Latency,
+			Excerpt: res.Excerpt, Error: res.Err, Succeeded: res.OK(), Manual: d.Manual}
+		state := webhook.StateSucceeded
+		if !res.OK() {
+			state = webhook.StateFailed
+			if !o.final {
+				if next, ok := webhook.NextAttempt(d.CreatedAt, o.at, att.Attempt, rand.Float64()); ok {
+					state, att.NextAttemptAt = webhook.StatePending, &next
+				}
 			}
 		}
+		recs[i] = store.AttemptRecord{Attempt: att, State: state}
+		held[o.job.ID] = o.job.Worker
 	}
 	wake := false
 	err := a.store.Write(ctx, func(q store.Q) error {
 		wake = false
-		recorded, err := q.RecordAttempt(ctx, d, att, state)
-		if err != nil || !recorded {
+		if err := q.DeleteJobs(ctx, held); err != nil {
 			return err
 		}
-		if att.NextAttemptAt != nil {
-			if err := a.enqueueAttempt(ctx, q, d.ID, *att.NextAttemptAt); err != nil {
-				return err
+		applied, hasNext, err := q.RecordAttempts(ctx, recs)
+		if err != nil {
+			return err
+		}
+		var js []jobs.NewJob
+		for i, o := range batch {
+			if !applied[i] {
+				continue
 			}
-		} else if !d.Manual {
-			next, err := q.NextInChain(ctx, ep.ID, d.ObjectID)
-			if err != nil {
-				return err
-			}
-			if next != "" {
-				if err := a.enqueueAttempt(ctx, q, next, at); err != nil {
+			att := recs[i].Attempt
+			if att.NextAttemptAt != nil {
+				js = append(js, attemptJob(o.d.ID, att.Attempt+1, *att.NextAttemptAt))
+			} else if hasNext[i] {
+				next, err := q.NextInChain(ctx, o.ep.ID, o.d.ObjectID)
+				if err != nil {
 					return err
 				}
-				wake = true
+				if next != "" {
+					js = append(js, attemptJob(next, 1, o.at))
+					wake = true
+				}
+			}
+			if err := a.endpointOutcome(ctx, q, o); err != nil {
+				return err
 			}
 		}
-		if !counts || (res.OK() && ep.FailingSince == nil) {
-			return nil
-		}
-		since, err := q.EndpointOutcome(ctx, ep.ID, res.OK(), at)
-		if err != nil || !webhook.ShouldDisable(since, at) {
-			return err
-		}
-		return q.DisableEndpoint(ctx, ep.ID, at, fmt.Sprintf("every delivery attempt failed since %s (%s without a success); last error: %s",
-			since.Format(time.RFC3339), webhook.DisableAfter, res.Err))
+		return q.EnqueueJobs(ctx, js, a.clock.Now())
 	})
 	if err == nil && wake {
 		a.notifyWebhooks()
 	}
 	return err
+}
+
+// endpointOutcome counts an attempt towards its endpoint's failures: a
+// success ends a failing period, a failure starts one, and an endpoint
+// failing for webhook.DisableAfter is disabled with the reason.
+func (a *App) endpointOutcome(ctx context.Context, q store.Q, o *hookOutcome) error {
+	if !o.counts || (o.res.OK() && o.ep.FailingSince == nil) {
+		return nil
+	}
+	since, err := q.EndpointOutcome(ctx, o.ep.ID, o.res.OK(), o.at)
+	if err != nil || !webhook.ShouldDisable(since, o.at) {
+		return err
+	}
+	return q.DisableEndpoint(ctx, o.ep.ID, o.at, fmt.Sprintf("every delivery attempt failed since %s (%s without a success); last error: %s",
+		since.Format(time.RFC3339), webhook.DisableAfter, o.res.Err))
 }
 
 // WebhookEndpointRequest is the body of creating or updating an endpoint;
@@ -542,12 +637,8 @@ func (a *App) RedeliverWebhook(ctx context.Context, p account.Principal, id, eve
 		now := a.clock.Now()
 		nd := webhook.Delivery{ID: a.IDs.New("delivery"), EndpointID: ep.ID, AccountID: ep.AccountID, Environment: ep.Environment,
 			EventID: ev.ID, ObjectID: ev.ObjectID, Manual: true, CreatedAt: now}
-		if _, err := q.AddDelivery(ctx, nd); err != nil {
-			return err
-		}
 		d = WebhookDeliveryJSON{ID: nd.ID, Object: "webhook_delivery", EndpointID: ep.ID, EventID: ev.ID, State: webhook.StatePending}
-		q.AfterCommit(a.notifyWebhooks)
-		return a.enqueueAttempt(ctx, q, nd.ID, now)
+		return a.addDeliveries(ctx, q, []webhook.Delivery{nd}, now)
 	})
 	return d, err
 }

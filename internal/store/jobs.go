@@ -5,6 +5,7 @@ import (
 	"database/sql"
 	"errors"
 	"fmt"
+	"strings"
 	"time"
 
 	"github.com/farebox/farebox/internal/jobs"
@@ -20,10 +21,12 @@ func (q Q) EnqueueJob(ctx context.Context, j jobs.NewJob, at time.Time) error {
 	if runAt.IsZero() {
 		runAt = at
 	}
-	_, err := q.db.ExecContext(ctx, `INSERT INTO jobs (kind, payload, state, attempts, max_attempts, run_at, created_at)
-		VALUES ($1, $2, $3, 0, $4, $5, $6)`, j.Kind, j.Payload, jobs.StateReady, j.MaxAttempts, now(runAt), now(at))
+	_, err := q.execPrepared(ctx, insertJobSQL, j.Kind, j.Payload, jobs.StateReady, j.MaxAttempts, now(runAt), now(at))
 	return mapErr(err)
 }
+
+const insertJobSQL = `INSERT INTO jobs (kind, payload, state, attempts, max_attempts, run_at, created_at)
+	VALUES ($1, $2, $3, 0, $4, $5, $6)`
 
 // Jobs lists all jobs of a kind by id.
 func (q Q) Jobs(ctx context.Context, kind string) ([]jobs.Record, error) {
@@ -126,6 +129,49 @@ func (jq JobQueue) Complete(ctx context.Context, id int64, worker string, at tim
 			WHERE id = $2 AND locked_by = $3`, now(at), id, worker)
 		return err
 	})
+}
+
+// DeleteJobs removes finished jobs inside the caller's transaction,
+// each if its worker still holds it: handlers that record their results
+// (which are then the jobs' record) and their completion in one commit,
+// then return jobs.ErrCompleted. Webhook attempts finish this way, so the
+// queue does not grow by a done row per attempt. held maps a job id to
+// the worker that ran it.
+func (q Q) DeleteJobs(ctx context.Context, held map[int64]string) error {
+	byWorker := map[string][]any{}
+	for id, w := range held {
+		byWorker[w] = append(byWorker[w], id)
+	}
+	for w, ids := range byWorker {
+		if _, err := q.db.ExecContext(ctx, `DELETE FROM jobs WHERE locked_by = $1 AND id IN (`+placeholders(2, len(ids))+`)`,
+			append([]any{w}, ids...)...); err != nil {
+			return mapErr(err)
+		}
+	}
+	return nil
+}
+
+// EnqueueJobs inserts jobs inside the caller's transaction in one statement.
+func (q Q) EnqueueJobs(ctx context.Context, js []jobs.NewJob, at time.Time) error {
+	if len(js) == 0 {
+		return nil
+	}
+	rows := make([]string, len(js))
+	args := make([]any, 0, 6*len(js))
+	for i, j := range js {
+		if j.MaxAttempts <= 0 {
+			j.MaxAttempts = jobs.DefaultMaxAttempts
+		}
+		runAt := j.RunAt
+		if runAt.IsZero() {
+			runAt = at
+		}
+		rows[i] = "(" + placeholders(len(args)+1, 6) + ", 0)"
+		args = append(args, j.Kind, j.Payload, jobs.StateReady, j.MaxAttempts, now(runAt), now(at))
+	}
+	_, err := q.db.ExecContext(ctx, `INSERT INTO jobs (kind, payload, state, max_attempts, run_at, created_at, attempts) VALUES `+
+		strings.Join(rows, ", "), args...)
+	return mapErr(err)
 }
 
 // Retry implements jobs.Queue.

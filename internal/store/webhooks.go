@@ -5,6 +5,9 @@ import (
 	"database/sql"
 	"encoding/json"
 	"errors"
+	"fmt"
+	"strconv"
+	"strings"
 	"time"
 
 	"github.com/farebox/farebox/internal/account"
@@ -115,32 +118,101 @@ func (q Q) DeleteEndpoint(ctx context.Context, id string) error {
 	return nil
 }
 
-// AddDelivery stores a delivery. A chained delivery (not manual) whose
-// object has an unfinished delivery to the same endpoint waits behind it;
-// otherwise it is pending and the caller enqueues its job. On PostgreSQL
-// the chain's tail is locked, so a completion that commits concurrently
-// either sees this delivery (and starts it) or is seen finished here.
-func (q Q) AddDelivery(ctx context.Context, d webhook.Delivery) (pending bool, err error) {
-	d.State = webhook.StatePending
-	if !d.Manual {
-		tail := `SELECT n FROM webhook_deliveries WHERE endpoint_id = $1 AND object_id = $2 AND state IN ('pending', 'waiting') AND manual = $3
-			ORDER BY n DESC LIMIT 1`
-		if q.engine == Postgres {
-			tail += ` FOR UPDATE`
+// AddDeliveries stores the deliveries of one change (in order) and says
+// which are pending: the caller enqueues their first attempts. A chained
+// delivery (not manual) whose object has an unfinished delivery to the
+// same endpoint, stored before or earlier in ds, waits behind it, and
+// that one is marked has_next. On PostgreSQL the unfinished deliveries of
+// the objects are locked (FOR UPDATE), so an attempt that finishes one of
+// them concurrently either sees has_next set (and starts the next) or is
+// seen finished here; SQLite has one writer.
+func (q Q) AddDeliveries(ctx context.Context, ds []webhook.Delivery) ([]bool, error) {
+	type key struct{ ep, obj string }
+	tails := map[key]string{} // unfinished tail of each chain: a delivery id
+	var eps, objs []any
+	seenEP, seenObj := map[string]bool{}, map[string]bool{}
+	for _, d := range ds {
+		if d.Manual {
+			continue
 		}
-		var n int64
-		err := q.db.QueryRowContext(ctx, tail, d.EndpointID, d.ObjectID, false).Scan(&n)
-		switch {
-		case err == nil:
-			d.State = webhook.StateWaiting
-		case !errors.Is(err, sql.ErrNoRows):
-			return false, mapErr(err)
+		if !seenEP[d.EndpointID] {
+			seenEP[d.EndpointID] = true
+			eps = append(eps, d.EndpointID)
+		}
+		if !seenObj[d.ObjectID] {
+			seenObj[d.ObjectID] = true
+			objs = append(objs, d.ObjectID)
 		}
 	}
-	_, err = q.db.ExecContext(ctx, `INSERT INTO webhook_deliveries (id, endpoint_id, account_id, environment, event_id, object_id,
-		state, attempts, manual, created_at) VALUES ($1, $2, $3, $4, $5, $6, $7, 0, $8, $9)`,
-		d.ID, d.EndpointID, d.AccountID, string(d.Environment), d.EventID, d.ObjectID, d.State, d.Manual, now(d.CreatedAt))
-	return d.State == webhook.StatePending, mapErr(err)
+	if len(eps) > 0 {
+		query := `SELECT id, endpoint_id, object_id FROM webhook_deliveries WHERE endpoint_id IN (` + placeholders(1, len(eps)) +
+			`) AND object_id IN (` + placeholders(len(eps)+1, len(objs)) + `) AND state IN ('pending', 'waiting') AND manual = FALSE ORDER BY n`
+		if q.engine == Postgres {
+			query += ` FOR UPDATE`
+		}
+		err := q.eachRow(ctx, query, append(eps, objs...), func(scan scanner) error {
+			var id, ep, obj string
+			if err := scan(&id, &ep, &obj); err != nil {
+				return err
+			}
+			tails[key{ep, obj}] = id // ordered by n: the last one stays
+			return nil
+		})
+		if err != nil {
+			return nil, err
+		}
+	}
+	var marked []any // stored tails that get a successor
+	pending := make([]bool, len(ds))
+	inBatch := map[string]int{} // delivery id → index in ds
+	for i := range ds {
+		d := &ds[i]
+		d.State, d.HasNext = webhook.StatePending, false
+		inBatch[d.ID] = i
+		if d.Manual {
+			pending[i] = true
+			continue
+		}
+		k := key{d.EndpointID, d.ObjectID}
+		if tail, ok := tails[k]; ok {
+			d.State = webhook.StateWaiting
+			if j, ok := inBatch[tail]; ok {
+				ds[j].HasNext = true
+			} else {
+				marked = append(marked, tail)
+			}
+		}
+		tails[k] = d.ID
+		pending[i] = d.State == webhook.StatePending
+	}
+	if len(marked) > 0 {
+		if _, err := q.db.ExecContext(ctx, `UPDATE webhook_deliveries SET has_next = TRUE WHERE id IN (`+placeholders(1, len(marked))+`)`,
+			marked...); err != nil {
+			return nil, mapErr(err)
+		}
+	}
+	rows := make([]string, len(ds))
+	args := make([]any, 0, 10*len(ds))
+	for i, d := range ds {
+		rows[i] = "(" + placeholders(len(args)+1, 10) + ", 0)"
+		args = append(args, d.ID, d.EndpointID, d.AccountID, string(d.Environment), d.EventID, d.ObjectID, d.State, d.Manual, d.HasNext,
+			now(d.CreatedAt))
+	}
+	_, err := q.db.ExecContext(ctx, `INSERT INTO webhook_deliveries (id, endpoint_id, account_id, environment, event_id, object_id,
+		state, manual, has_next, created_at, attempts) VALUES `+strings.Join(rows, ", "), args...)
+	return pending, mapErr(err)
+}
+
+// placeholders is "$from, $from+1, …" for n parameters.
+func placeholders(from, n int) string {
+	var b strings.Builder
+	for i := 0; i < n; i++ {
+		if i > 0 {
+			b.WriteString(", ")
+		}
+		b.WriteString("$" + strconv.Itoa(from+i))
+	}
+	return b.String()
 }
 
 // Delivery returns a delivery by id, false when it is gone (its endpoint
@@ -162,30 +234,130 @@ func (q Q) Delivery(ctx context.Context, id string) (webhook.Delivery, bool, err
 	return d, err == nil, mapErr(err)
 }
 
-// RecordAttempt logs attempt a of delivery d and moves d to state (pending
-// for a retry, succeeded or failed), if d is still pending after
-// a.Attempt−1 attempts: false when another worker recorded this attempt
-// already (a job run twice after a lost lease), and nothing is written.
-func (q Q) RecordAttempt(ctx context.Context, d webhook.Delivery, a webhook.Attempt, state string) (bool, error) {
-	var fin any
-	if state != webhook.StatePending {
-		fin = now(a.At)
+// AttemptRecord is an attempt to log and the state its delivery moves to
+// (pending for a retry, succeeded or failed).
+type AttemptRecord struct {
+	Attempt webhook.Attempt
+	State   string
+}
+
+// RecordAttempts logs attempts and moves their deliveries on, each only
+// if its delivery is still pending at the attempt before (Attempt−1): a
+// delivery another worker recorded already (a job run twice after a lost
+// lease) is left alone and its attempt not logged. It returns, per
+// record, whether it was applied and whether the delivery has a waiting
+// successor (read in the same statement, so a successor stored
+// concurrently is not missed). Two statements for the whole batch.
+func (q Q) RecordAttempts(ctx context.Context, rs []AttemptRecord) (applied, hasNext []bool, err error) {
+	if len(rs) == 0 {
+		return nil, nil, nil
 	}
-	res, err := q.db.ExecContext(ctx, `UPDATE webhook_deliveries SET state = $1, attempts = $2,
-		first_attempt_at = COALESCE(first_attempt_at, $3), finished_at = $4
-		WHERE id = $5 AND state = 'pending' AND attempts = $6`, state, a.Attempt, now(a.At), fin, d.ID, a.Attempt-1)
+	cast := func(t string) string {
+		if q.engine == Postgres {
+			return "::" + t
+		}
+		return ""
+	}
+	rows := make([]string, len(rs))
+	args := make([]any, 0, 6*len(rs))
+	for i, r := range rs {
+		var fin any
+		if r.State != webhook.StatePending {
+			fin = now(r.Attempt.At)
+		}
+		n := len(args)
+		rows[i] = fmt.Sprintf("($%d%s, $%d%s, $%d%s, $%d%s, $%d%s, $%d%s)", n+1, cast("text"), n+2, cast("text"), n+3, cast("integer"),
+			n+4, cast("timestamptz"), n+5, cast("timestamptz"), n+6, cast("integer"))
+		args = append(args, r.Attempt.DeliveryID, r.State, r.Attempt.Attempt, now(r.Attempt.At), fin, r.Attempt.Attempt-1)
+	}
+	ret := "RETURNING id, has_next"
+	if q.engine == Postgres {
+		ret = "RETURNING webhook_deliveries.id, webhook_deliveries.has_next"
+	}
+	done := map[string]bool{}
+	next := map[string]bool{}
+	err = q.eachRow(ctx, `WITH v (id, state, attempts, at, fin, prev) AS (VALUES `+strings.Join(rows, ", ")+`)
+		UPDATE webhook_deliveries SET state = v.state, attempts = v.attempts,
+			first_attempt_at = COALESCE(webhook_deliveries.first_attempt_at, v.at), finished_at = v.fin
+		FROM v WHERE webhook_deliveries.id = v.id AND webhook_deliveries.state = 'pending' AND webhook_deliveries.attempts = v.prev `+ret,
+		args, func(scan scanner) error {
+			var id string
+			var hn bool
+			if err := scan(&id, &hn); err != nil {
+				return err
+			}
+			done[id], next[id] = true, hn
+			return nil
+		})
 	if err != nil {
-		return false, mapErr(err)
+		return nil, nil, err
 	}
-	if n, err := res.RowsAffected(); err != nil || n != 1 {
-		return false, mapErr(err)
+	applied, hasNext = make([]bool, len(rs)), make([]bool, len(rs))
+	var ins []string
+	args = args[:0]
+	for i, r := range rs {
+		a := r.Attempt
+		applied[i], hasNext[i] = done[a.DeliveryID], next[a.DeliveryID]
+		if !applied[i] {
+			continue
+		}
+		ins = append(ins, "("+placeholders(len(args)+1, 14)+")")
+		args = append(args, a.ID, a.EndpointID, a.DeliveryID, a.EventID, a.EventType, a.Attempt, now(a.At), a.StatusCode,
+			a.Latency.Milliseconds(), a.Excerpt, a.Error, a.Succeeded, a.Manual, timePtr(a.NextAttemptAt))
 	}
-	_, err = q.db.ExecContext(ctx, `INSERT INTO webhook_attempts (id, endpoint_id, delivery_id, event_id, event_type, attempt, at,
-		status_code, latency_ms, excerpt, error, succeeded, manual, next_attempt_at)
-		VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12, $13, $14)`,
-		a.ID, a.EndpointID, a.DeliveryID, a.EventID, a.EventType, a.Attempt, now(a.At), a.StatusCode, a.Latency.Milliseconds(),
-		a.Excerpt, a.Error, a.Succeeded, a.Manual, timePtr(a.NextAttemptAt))
-	return true, mapErr(err)
+	if len(ins) > 0 {
+		_, err = q.db.ExecContext(ctx, `INSERT INTO webhook_attempts (id, endpoint_id, delivery_id, event_id, event_type, attempt, at,
+			status_code, latency_ms, excerpt, error, succeeded, manual, next_attempt_at) VALUES `+strings.Join(ins, ", "), args...)
+	}
+	return applied, hasNext, mapErr(err)
+}
+
+// DeliveryWork reads what an attempt needs in one query: the delivery,
+// its endpoint and its event (evFound false when the event was pruned).
+// found is false when the delivery is gone (its endpoint was deleted).
+func (q Q) DeliveryWork(ctx context.Context, id string) (d webhook.Delivery, ep webhook.Endpoint, ev event.Event, found, evFound bool, err error) {
+	var env, epEnv, types string
+	var first, oldExp, disabled, failing, evCreated sql.NullTime
+	var old, reason, evID, evType, evObjectID, evAPI, evObject, evAcc, evEnv sql.NullString
+	var evSeq sql.NullInt64
+	err = q.db.QueryRowContext(ctx, `SELECT d.id, d.endpoint_id, d.account_id, d.environment, d.event_id, d.object_id, d.state,
+		d.attempts, d.manual, d.created_at, d.first_attempt_at,
+		w.id, w.account_id, w.environment, w.url, w.description, w.event_types, w.secret, w.old_secret, w.old_secret_expires,
+		w.disabled_at, w.disabled_reason, w.failing_since, w.created_at, w.updated_at,
+		e.id, e.seq, e.type, e.object_id, e.api_version, e.created_at, e.object, e.account_id, e.environment
+		FROM webhook_deliveries d JOIN webhook_endpoints w ON w.id = d.endpoint_id
+		LEFT JOIN events e ON e.id = d.event_id
+		WHERE d.id = $1`, id).Scan(&d.ID, &d.EndpointID, &d.AccountID, &env, &d.EventID, &d.ObjectID, &d.State, &d.Attempts, &d.Manual,
+		&d.CreatedAt, &first,
+		&ep.ID, &ep.AccountID, &epEnv, &ep.URL, &ep.Description, &types, &ep.Secret, &old, &oldExp, &disabled, &reason, &failing,
+		&ep.CreatedAt, &ep.UpdatedAt,
+		&evID, &evSeq, &evType, &evObjectID, &evAPI, &evCreated, &evObject, &evAcc, &evEnv)
+	if errors.Is(err, sql.ErrNoRows) {
+		return d, ep, ev, false, false, nil
+	}
+	if err != nil {
+		return d, ep, ev, false, false, mapErr(err)
+	}
+	if first.Valid { // the retry window runs from the first attempt
+		d.CreatedAt = first.Time
+	}
+	d.Environment, d.CreatedAt = account.Environment(env), d.CreatedAt.UTC()
+	ep.Environment = account.Environment(epEnv)
+	if err = json.Unmarshal([]byte(types), &ep.EventTypes); err != nil {
+		return d, ep, ev, false, false, err
+	}
+	ep.OldSecret, ep.DisabledReason = old.String, reason.String
+	ep.OldSecretExpires, ep.DisabledAt, ep.FailingSince = nullTime(oldExp), nullTime(disabled), nullTime(failing)
+	ep.CreatedAt, ep.UpdatedAt = ep.CreatedAt.UTC(), ep.UpdatedAt.UTC()
+	// Joined on the unique event id alone (a join on the account as well
+	// let PostgreSQL walk the account's primary key range instead).
+	if evID.Valid && evAcc.String == d.AccountID && evEnv.String == string(d.Environment) {
+		evFound = true
+		ev = event.Event{ID: evID.String, AccountID: d.AccountID, Environment: d.Environment, Seq: evSeq.Int64,
+			Type: event.Type(evType.String), ObjectID: evObjectID.String, APIVersion: evAPI.String, CreatedAt: evCreated.Time.UTC(),
+			Object: []byte(evObject.String)}
+	}
+	return d, ep, ev, true, evFound, nil
 }
 
 // NextInChain makes the oldest waiting delivery of objectID to endpoint

@@ -118,6 +118,7 @@ type Delivery struct {
 	State       string
 	Attempts    int
 	Manual      bool
+	HasNext     bool // a later delivery of the object waits behind this one
 	CreatedAt   time.Time
 }
 

@@ -34,6 +34,8 @@ CREATE TABLE webhook_deliveries (
     state         TEXT NOT NULL,
     attempts      INTEGER NOT NULL,
     manual        BOOLEAN NOT NULL,
+    -- has_next: a later delivery of the same object waits behind this one
+    has_next      BOOLEAN NOT NULL,
     created_at    TIMESTAMPTZ NOT NULL,
     first_attempt_at TIMESTAMPTZ,
     finished_at   TIMESTAMPTZ
