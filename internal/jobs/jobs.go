@@ -101,8 +101,8 @@ type Options struct {
 	// so one claim's jobs share the wait and their handlers can share a
 	// commit.
 	Concurrent bool
-	MaxBackoff   time.Duration // cap of the retry delay (default 10 minutes)
-	Log          *slog.Logger
+	MaxBackoff time.Duration // cap of the retry delay (default 10 minutes)
+	Log        *slog.Logger
 	// Observe, when set, is called after every run with the handler's
 	// result and duration (metrics).
 	Observe func(kind string, err error, d time.Duration)
