@@ -237,7 +237,7 @@ func (b *hookBatch) record(ctx context.Context, o *hookOutcome, write func(conte
 // jobs deleted, then what follows each (its retry, the next delivery of
 // its object, its endpoint's failure count).
 func (a *App) writeOutcomes(ctx context.Context, batch []*hookOutcome) error {
-	recs := make([]store.AttemptRecord, len(batch))
+	recs := make([]webhook.AttemptRecord, len(batch))
 	held := map[int64]string{}
 	for i, o := range batch {
 		d, res := o.d, o.res
@@ -253,7 +253,7 @@ func (a *App) writeOutcomes(ctx context.Context, batch []*hookOutcome) error {
 				}
 			}
 		}
-		recs[i] = store.AttemptRecord{Attempt: att, State: state}
+		recs[i] = webhook.AttemptRecord{Attempt: att, State: state}
 		held[o.job.ID] = o.job.Worker
 	}
 	wake := false

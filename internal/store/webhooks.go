@@ -234,13 +234,6 @@ func (q Q) Delivery(ctx context.Context, id string) (webhook.Delivery, bool, err
 	return d, err == nil, mapErr(err)
 }
 
-// AttemptRecord is an attempt to log and the state its delivery moves to
-// (pending for a retry, succeeded or failed).
-type AttemptRecord struct {
-	Attempt webhook.Attempt
-	State   string
-}
-
 // RecordAttempts logs attempts and moves their deliveries on, each only
 // if its delivery is still pending at the attempt before (Attempt−1): a
 // delivery another worker recorded already (a job run twice after a lost
@@ -248,7 +241,7 @@ type AttemptRecord struct {
 // record, whether it was applied and whether the delivery has a waiting
 // successor (read in the same statement, so a successor stored
 // concurrently is not missed). Two statements for the whole batch.
-func (q Q) RecordAttempts(ctx context.Context, rs []AttemptRecord) (applied, hasNext []bool, err error) {
+func (q Q) RecordAttempts(ctx context.Context, rs []webhook.AttemptRecord) (applied, hasNext []bool, err error) {
 	if len(rs) == 0 {
 		return nil, nil, nil
 	}

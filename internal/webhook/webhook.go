@@ -143,6 +143,13 @@ type Attempt struct {
 	NextAttemptAt *time.Time
 }
 
+// AttemptRecord is an attempt to log and the state its delivery moves to
+// (pending for a retry, succeeded or failed).
+type AttemptRecord struct {
+	Attempt Attempt
+	State   string
+}
+
 // Result is what a POST to an endpoint produced.
 type Result struct {
 	StatusCode int
