@@ -24,23 +24,29 @@ import (
 
 // BenchmarkWebhookThroughput measures sustained delivery (issue 17: 1,000
 // events/s to a local receiver, p99 from commit to delivery under 1 s).
-// A writer commits events at FAREBOX_WEBHOOK_BENCH_RATE per second
-// (default 1000), FAREBOX_WEBHOOK_BENCH_BATCH per change transaction
-// (default 1), for FAREBOX_WEBHOOK_BENCH_SECONDS (default 10), each with
+// FAREBOX_WEBHOOK_BENCH_WRITERS concurrent writers (default 8, as
+// concurrent requests) commit events at FAREBOX_WEBHOOK_BENCH_RATE per
+// second together (default 1000), FAREBOX_WEBHOOK_BENCH_BATCH per change
+// transaction (default 1), for FAREBOX_WEBHOOK_BENCH_SECONDS (default 10), each with
 // its delivery to one endpoint; app.DefaultWebhookWorkers delivery
 // workers (farebox serve's default) post them to a local receiver. Reported: the rate committed,
 // the rate delivered, and the latency from the commit of an event's change
-// to the receiver having it (p50, p99, max). One run per engine:
+// to the receiver having it (p50, p99, max). With
+// FAREBOX_WEBHOOK_BENCH_BACKLOG=n it measures capacity instead: n events
+// are committed first, then the workers start, and drained/s is how fast
+// they reach the receiver. One run per engine:
 //
 //	go test ./internal/app -run '^$' -bench WebhookThroughput -benchtime 1x
 func BenchmarkWebhookThroughput(b *testing.B) {
 	rate := envInt("FAREBOX_WEBHOOK_BENCH_RATE", 1000)
 	batch := envInt("FAREBOX_WEBHOOK_BENCH_BATCH", 1)
 	secs := envInt("FAREBOX_WEBHOOK_BENCH_SECONDS", 10)
+	writers := envInt("FAREBOX_WEBHOOK_BENCH_WRITERS", 8)
+	backlog := envInt("FAREBOX_WEBHOOK_BENCH_BACKLOG", 0)
 	for _, engine := range storetest.Engines {
 		b.Run(string(engine), func(b *testing.B) {
 			for b.Loop() {
-				webhookThroughput(b, engine, rate, batch, time.Duration(secs)*time.Second)
+				webhookThroughput(b, engine, rate, batch, writers, backlog, time.Duration(secs)*time.Second)
 			}
 		})
 	}
@@ -53,7 +59,7 @@ func envInt(k string, def int) int {
 	return def
 }
 
-func webhookThroughput(b *testing.B, engine store.Engine, rate, batch int, d time.Duration) {
+func webhookThroughput(b *testing.B, engine store.Engine, rate, batch, writers, backlog int, d time.Duration) {
 	ctx, cancel := context.WithCancel(context.Background())
 	defer cancel()
 	s := storetest.Open(b, engine)
@@ -82,28 +88,63 @@ func webhookThroughput(b *testing.B, engine store.Engine, rate, batch int, d tim
 		b.Fatal(err)
 	}
 	r := a.WebhookRunner(jobs.Options{PollInterval: 250 * time.Millisecond})
+	if backlog > 0 {
+		// Capacity: the backlog is committed first, then delivered.
+		for n := 0; n < backlog; n += 100 {
+			if _, err := a.WriteEventsForBench(ctx, k.AccountID, account.Test, 100); err != nil {
+				b.Fatal(err)
+			}
+		}
+		began := time.Now()
+		r.Start(ctx, app.DefaultWebhookWorkers)
+		defer r.Wait()
+		defer cancel()
+		for {
+			mu.Lock()
+			n := len(arrived)
+			mu.Unlock()
+			if n >= backlog {
+				break
+			}
+			time.Sleep(10 * time.Millisecond)
+		}
+		b.ReportMetric(float64(backlog)/time.Since(began).Seconds(), "drained/s")
+		return
+	}
 	r.Start(ctx, app.DefaultWebhookWorkers)
 	defer r.Wait()
 	defer cancel()
 
 	committed := map[string]time.Time{}
-	interval := time.Second * time.Duration(batch) / time.Duration(rate)
+	var cmu sync.Mutex
+	interval := time.Second * time.Duration(batch*writers) / time.Duration(rate)
 	began := time.Now()
-	next := began
-	for time.Since(began) < d {
-		if w := time.Until(next); w > 0 {
-			time.Sleep(w)
-		}
-		next = next.Add(interval)
-		ids, err := a.WriteEventsForBench(ctx, k.AccountID, account.Test, batch)
-		if err != nil {
-			b.Fatal(err)
-		}
-		at := time.Now()
-		for _, id := range ids {
-			committed[id] = at
-		}
+	var wg sync.WaitGroup
+	for w := range writers {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			next := began.Add(interval * time.Duration(w) / time.Duration(writers))
+			for time.Since(began) < d {
+				if w := time.Until(next); w > 0 {
+					time.Sleep(w)
+				}
+				next = next.Add(interval)
+				ids, err := a.WriteEventsForBench(ctx, k.AccountID, account.Test, batch)
+				if err != nil {
+					b.Error(err)
+					return
+				}
+				at := time.Now()
+				cmu.Lock()
+				for _, id := range ids {
+					committed[id] = at
+				}
+				cmu.Unlock()
+			}
+		}()
 	}
+	wg.Wait()
 	wrote := time.Since(began)
 	deadline := time.Now().Add(60 * time.Second)
 	for {
@@ -137,6 +178,6 @@ func webhookThroughput(b *testing.B, engine store.Engine, rate, batch int, d tim
 	b.ReportMetric(pct(0.5), "p50-ms")
 	b.ReportMetric(pct(0.99), "p99-ms")
 	b.ReportMetric(pct(1), "max-ms")
-	out, _ := json.Marshal(map[string]any{"engine": engine, "events": len(committed), "batch": batch})
+	out, _ := json.Marshal(map[string]any{"engine": engine, "events": len(committed), "batch": batch, "writers": writers})
 	b.Log(string(out))
 }

@@ -269,6 +269,29 @@ func (q Q) RecordAttempts(ctx context.Context, rs []webhook.AttemptRecord) (appl
 	}
 	done := map[string]bool{}
 	next := map[string]bool{}
+	if q.engine == SQLite {
+		// One statement per attempt: SQLite's planner scans the table for
+		// an UPDATE … FROM a VALUES list, and in-process statements cost no
+		// round trip.
+		for _, r := range rs {
+			var fin any
+			if r.State != webhook.StatePending {
+				fin = now(r.Attempt.At)
+			}
+			var hn bool
+			err := q.db.QueryRowContext(ctx, `UPDATE webhook_deliveries SET state = $1, attempts = $2,
+				first_attempt_at = COALESCE(first_attempt_at, $3), finished_at = $4
+				WHERE id = $5 AND state = 'pending' AND attempts = $6 RETURNING has_next`,
+				r.State, r.Attempt.Attempt, now(r.Attempt.At), fin, r.Attempt.DeliveryID, r.Attempt.Attempt-1).Scan(&hn)
+			switch {
+			case err == nil:
+				done[r.Attempt.DeliveryID], next[r.Attempt.DeliveryID] = true, hn
+			case !errors.Is(err, sql.ErrNoRows):
+				return nil, nil, mapErr(err)
+			}
+		}
+		return q.logAttempts(ctx, rs, done, next)
+	}
 	err = q.eachRow(ctx, `WITH v (id, state, attempts, at, fin, prev) AS (VALUES `+strings.Join(rows, ", ")+`)
 		UPDATE webhook_deliveries SET state = v.state, attempts = v.attempts,
 			first_attempt_at = COALESCE(webhook_deliveries.first_attempt_at, v.at), finished_at = v.fin
@@ -285,9 +308,14 @@ func (q Q) RecordAttempts(ctx context.Context, rs []webhook.AttemptRecord) (appl
 	if err != nil {
 		return nil, nil, err
 	}
+	return q.logAttempts(ctx, rs, done, next)
+}
+
+// logAttempts inserts the applied attempts of rs in one statement.
+func (q Q) logAttempts(ctx context.Context, rs []webhook.AttemptRecord, done, next map[string]bool) (applied, hasNext []bool, err error) {
 	applied, hasNext = make([]bool, len(rs)), make([]bool, len(rs))
 	var ins []string
-	args = args[:0]
+	var args []any
 	for i, r := range rs {
 		a := r.Attempt
 		applied[i], hasNext[i] = done[a.DeliveryID], next[a.DeliveryID]
