@@ -23,6 +23,7 @@ var ignoresBody = map[string]bool{
 	"DELETE /v7/ticketing/subscriptions/{subscription_id}.json": true,
 	"DELETE /v8/ticketing/subscriptions/{subscription_id}.json": true,
 	"DELETE /v9/ticketing/subscriptions/{subscription_id}.json": true,
+	"DELETE /v1/webhook_endpoints/{endpoint_id}.json":           true, // deletes, takes no body
 }
 
 // allRows counts the rows of every table a request could write.
