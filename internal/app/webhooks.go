@@ -642,15 +642,3 @@ func (a *App) RedeliverWebhook(ctx context.Context, p account.Principal, id, eve
 	})
 	return d, err
 }
-
-// WebhookDeliveries lists an endpoint's deliveries (tests and operations).
-func (a *App) WebhookDeliveries(ctx context.Context, endpointID string) ([]webhook.Delivery, error) {
-	return a.store.Read().Deliveries(ctx, endpointID)
-}
-
-// InsertWebhookEndpointForTest stores e without the checks of creation:
-// tests stand in for an endpoint whose host name resolved to a public
-// address when it was created and resolves elsewhere now.
-func (a *App) InsertWebhookEndpointForTest(ctx context.Context, e webhook.Endpoint) error {
-	return a.store.Write(ctx, func(q store.Q) error { return q.InsertEndpoint(ctx, e) })
-}

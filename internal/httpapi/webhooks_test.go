@@ -15,6 +15,7 @@ import (
 	"github.com/farebox/farebox/internal/account"
 	"github.com/farebox/farebox/internal/apitest"
 	"github.com/farebox/farebox/internal/app"
+	"github.com/farebox/farebox/internal/store"
 	"github.com/farebox/farebox/internal/webhook"
 )
 
@@ -548,7 +549,7 @@ func TestWebhookConnectTimeCheck(t *testing.T) {
 				now := e.Clock.Now()
 				ep := webhook.Endpoint{ID: "farebox-webhook-rebound", AccountID: e.AccountID, Environment: account.Live,
 					URL: rc.URL, EventTypes: []string{"*"}, Secret: webhook.NewSecret(), CreatedAt: now, UpdatedAt: now}
-				if err := e.App.InsertWebhookEndpointForTest(context.Background(), ep); err != nil {
+				if err := e.Store.Write(context.Background(), func(q store.Q) error { return q.InsertEndpoint(context.Background(), ep) }); err != nil {
 					t.Fatal(err)
 				}
 				ids := productIDs(t, e)

@@ -86,16 +86,6 @@ func (q Q) Endpoint(ctx context.Context, accountID string, env account.Environme
 	return es[0], nil
 }
 
-// EndpointByID returns an endpoint by id alone (the delivery job), false
-// when it was deleted.
-func (q Q) EndpointByID(ctx context.Context, id string) (webhook.Endpoint, bool, error) {
-	es, err := collect(ctx, q, `SELECT `+endpointCols+` FROM webhook_endpoints WHERE id = $1`, []any{id}, scanEndpoint)
-	if err != nil || len(es) == 0 {
-		return webhook.Endpoint{}, false, err
-	}
-	return es[0], true, nil
-}
-
 // Endpoints lists an account's endpoints of env, oldest first; enabled
 // only the enabled ones (the fan-out of a change's events).
 func (q Q) Endpoints(ctx context.Context, accountID string, env account.Environment, enabled bool) ([]webhook.Endpoint, error) {
@@ -213,25 +203,6 @@ func placeholders(from, n int) string {
 		b.WriteString("$" + strconv.Itoa(from+i))
 	}
 	return b.String()
-}
-
-// Delivery returns a delivery by id, false when it is gone (its endpoint
-// was deleted).
-func (q Q) Delivery(ctx context.Context, id string) (webhook.Delivery, bool, error) {
-	var d webhook.Delivery
-	var env string
-	var first sql.NullTime
-	err := q.db.QueryRowContext(ctx, `SELECT id, endpoint_id, account_id, environment, event_id, object_id, state, attempts, manual,
-		created_at, first_attempt_at FROM webhook_deliveries WHERE id = $1`, id).
-		Scan(&d.ID, &d.EndpointID, &d.AccountID, &env, &d.EventID, &d.ObjectID, &d.State, &d.Attempts, &d.Manual, &d.CreatedAt, &first)
-	if errors.Is(err, sql.ErrNoRows) {
-		return d, false, nil
-	}
-	if first.Valid { // the retry window runs from the first attempt
-		d.CreatedAt = first.Time
-	}
-	d.Environment, d.CreatedAt = account.Environment(env), d.CreatedAt.UTC()
-	return d, err == nil, mapErr(err)
 }
 
 // RecordAttempts logs attempts and moves their deliveries on, each only
@@ -456,18 +427,6 @@ func (q Q) AttemptPosition(ctx context.Context, endpointID, id string) (int64, b
 		return 0, false, nil
 	}
 	return n, err == nil, mapErr(err)
-}
-
-// Deliveries lists the deliveries of an event to an endpoint (tests and
-// operations), oldest first.
-func (q Q) Deliveries(ctx context.Context, endpointID string) ([]webhook.Delivery, error) {
-	return collect(ctx, q, `SELECT id, endpoint_id, account_id, environment, event_id, object_id, state, attempts, manual, created_at
-		FROM webhook_deliveries WHERE endpoint_id = $1 ORDER BY n`, []any{endpointID}, func(scan scanner) (d webhook.Delivery, err error) {
-		var env string
-		err = scan(&d.ID, &d.EndpointID, &d.AccountID, &env, &d.EventID, &d.ObjectID, &d.State, &d.Attempts, &d.Manual, &d.CreatedAt)
-		d.Environment, d.CreatedAt = account.Environment(env), d.CreatedAt.UTC()
-		return d, err
-	})
 }
 
 // Event returns one event of an account and environment, false when it
