@@ -55,6 +55,7 @@ var layers = map[string]string{
 	"internal/idempotency":  "domain",
 	"internal/event":        "domain",
 	"internal/list":         "domain",
+	"internal/webhook":      "domain",
 
 	"internal/store":                "adapter",
 	"internal/usage":                "adapter",
@@ -73,6 +74,7 @@ var layers = map[string]string{
 	"internal/metering":             "adapter",
 	"internal/engines":              "adapter",
 	"internal/credentials":          "adapter",
+	"internal/webhook/sender":       "adapter",
 
 	"internal/apperr": "kernel",
 	"internal/clock":  "kernel",

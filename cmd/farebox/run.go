@@ -32,6 +32,7 @@ Commands:
   gtfs       import, list and remove GTFS timetable feeds
   books      verify the invoice number series and stored files; print an account's audit log
   admin-password  print an --admin-password-file line (argon2id) for a password read from stdin
+  webhooks   create, list, change, rotate, disable and delete an account's webhook endpoints; its delivery log; redeliver
   version    print the version
 
 Run "farebox <command> -h" for the flags of a command.
@@ -70,6 +71,8 @@ func run(ctx context.Context, args []string, getenv func(string) string, stdin i
 		return keysCmd(ctx, rest, getenv, stdout, stderr)
 	case "admin-password":
 		return adminPasswordCmd(rest, stdin, stdout, stderr)
+	case "webhooks":
+		return webhooksCmd(ctx, rest, getenv, stdout, stderr)
 	case "version":
 		fmt.Fprintln(stdout, "farebox", version)
 		return nil

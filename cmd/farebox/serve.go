@@ -55,7 +55,8 @@ func serve(ctx context.Context, args []string, getenv func(string) string, stdou
 	}
 	a := app.New(app.Options{Store: st, Clock: clock.System{}, IDPrefix: cfg.IDPrefix, Location: loc, AuthCacheTTL: cfg.AuthCacheTTL, RenewalLeadDays: lead,
 		Invoicing: app.InvoicingOptions{Seller: cfg.Seller, BaseURL: cfg.BaseURL(), PaymentDays: cfg.PaymentDays,
-			Jobs: jobs.Options{Log: log, Lease: cfg.JobLease, Observe: func(kind string, err error, d time.Duration) { observeJob(kind, err, d) }}}})
+			Jobs: jobs.Options{Log: log, Lease: cfg.JobLease, Observe: func(kind string, err error, d time.Duration) { observeJob(kind, err, d) }}},
+		Webhooks: app.WebhookOptions{AllowPrivate: cfg.WebhookAllowPrivate, Timeout: cfg.WebhookTimeout}})
 	if err := a.LoadCatalog(ctx); err != nil {
 		return fmt.Errorf("load catalog: %w", err)
 	}
@@ -147,6 +148,15 @@ func serve(ctx context.Context, args []string, getenv func(string) string, stdou
 		a.Jobs.Start(wctx, JobWorkers)
 		defer func() { stopWorkers(); a.Jobs.Wait() }()
 		log.Info("job workers started", "workers", JobWorkers)
+		if cfg.WebhookWorkers > 0 {
+			// Deliveries have workers of their own; a delivery attempt is
+			// short (webhook timeout) and mostly waits on the network.
+			hooks := a.WebhookRunner(jobs.Options{Log: log, Lease: cfg.JobLease, PollInterval: 250 * time.Millisecond,
+				Observe: func(kind string, err error, d time.Duration) { observeJob(kind, err, d) }})
+			hooks.Start(wctx, cfg.WebhookWorkers)
+			defer func() { stopWorkers(); hooks.Wait() }() // runs before the job workers' stop: stop first
+			log.Info("webhook workers started", "workers", cfg.WebhookWorkers)
+		}
 	}
 	var ledger usage.Recorder
 	if cfg.UsageLedger {

@@ -60,6 +60,8 @@ type Options struct {
 	// Workers starts that many background job workers (0: none; tests then
 	// run jobs deterministically with e.App.Jobs.RunOnce).
 	Workers int
+	// Webhooks configures webhook deliveries (docs/webhooks.md).
+	Webhooks app.WebhookOptions
 }
 
 // Default start instant of the test clock.
@@ -83,7 +85,7 @@ func NewOnStore(t testing.TB, s *store.Store, o Options) *Env {
 	defaults := config.Defaults()
 	a := app.New(app.Options{Store: s, Clock: clk, IDPrefix: "farebox", AuthCacheTTL: 0,
 		Invoicing: app.InvoicingOptions{Seller: defaults.Seller, BaseURL: "http://" + ts.Listener.Addr().String(),
-			PaymentDays: defaults.PaymentDays}})
+			PaymentDays: defaults.PaymentDays}, Webhooks: o.Webhooks})
 	d := httpapi.Deps{App: a, MaxBodyBytes: 64 << 10}
 	e := &Env{T: t, Store: s, App: a, Clock: clk, client: &http.Client{
 		Timeout:       30 * time.Second,

@@ -14,6 +14,7 @@ import (
 	"github.com/farebox/farebox/internal/schema"
 	"github.com/farebox/farebox/internal/store"
 	"github.com/farebox/farebox/internal/subscription"
+	"github.com/farebox/farebox/internal/webhook/sender"
 
 	"golang.org/x/sync/singleflight"
 )
@@ -51,6 +52,11 @@ type App struct {
 	// wallets is the instance's Wallets (NewWallets), which runs the pass
 	// update jobs (googleupdates.go); nil until wallets are configured.
 	wallets atomic.Pointer[Wallets]
+	// Webhooks (webhooks.go).
+	hooks      WebhookOptions
+	sender     *sender.Sender
+	hookRunner atomic.Pointer[jobs.Runner] // WebhookRunner's, if started
+	hookBatch  hookBatch                   // group commit of delivery attempts
 }
 
 type authEntry struct {
@@ -75,6 +81,8 @@ type Options struct {
 	RenewalLeadDays int
 	// Invoicing configures invoices (seller, public base URL, jobs).
 	Invoicing InvoicingOptions
+	// Webhooks configures webhook deliveries.
+	Webhooks WebhookOptions
 }
 
 // NoRenewalLead as Options.RenewalLeadDays issues a subscription cycle's
@@ -102,6 +110,7 @@ func New(o Options) *App {
 		authTTL: o.AuthCacheTTL, auth: map[account.KeyDigest]authEntry{}}
 	a.initInvoicing(o.Invoicing)
 	a.initPassUpdates()
+	a.initWebhooks(o.Webhooks)
 	return a
 }
 

@@ -3,6 +3,9 @@ package app
 // The error codes of package app: the stable `code` of the errors it
 // returns, each described in api/openapi.yaml (TestErrorCodeRegistry).
 const (
+	CodeEventNotFound                 = "event_not_found"
+	CodeTooManyWebhookEndpoints       = "too_many_webhook_endpoints"
+	CodeWebhookEndpointDisabled       = "webhook_endpoint_disabled"
 	CodeAlreadyCancelled              = "already_cancelled"
 	CodeAlreadyInvoiced               = "already_invoiced"
 	CodeAreaMissing                   = "area_missing"

@@ -50,8 +50,12 @@ func (c *changeEvents) add(t event.Type, objectID string, obj any) error {
 }
 
 // write appends the collected events; call it last in the transaction.
+// It also adds the events' webhook deliveries (fanOut).
 func (c *changeEvents) write(ctx context.Context, q store.Q) error {
-	return q.InsertEvents(ctx, c.evs)
+	if err := q.InsertEvents(ctx, c.evs); err != nil {
+		return err
+	}
+	return c.fanOut(ctx, q)
 }
 
 // coupon adds an event showing coupon id as GET …/coupons/{id}.json does.

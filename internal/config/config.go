@@ -48,11 +48,17 @@ type Config struct {
 	IdempotencyTTL  time.Duration
 	Workers         bool
 	JobLease        time.Duration
-	RateLimit       float64
-	RateBurst       int
-	SessionKey      string // secret: HMAC key for session tokens
-	PprofAddr       string
-	MetricsAddr     string // --metrics-addr: /metrics on its own listener
+	// Webhooks (docs/webhooks.md): workers of their own for deliveries,
+	// and the on-premises setting that lets live endpoints use http and
+	// reach loopback, private and link-local addresses.
+	WebhookWorkers      int
+	WebhookAllowPrivate bool
+	WebhookTimeout      time.Duration
+	RateLimit           float64
+	RateBurst           int
+	SessionKey          string // secret: HMAC key for session tokens
+	PprofAddr           string
+	MetricsAddr         string // --metrics-addr: /metrics on its own listener
 	// Limits of requests without a key (httpapi.KeylessLimits).
 	CapabilityRate, ClientRate   float64
 	CapabilityBurst, ClientBurst int
@@ -130,6 +136,9 @@ func (c *Config) settings() []setting {
 		{name: "auth-cache-ttl", env: "FAREBOX_AUTH_CACHE_TTL", def: "5s", help: "how long a resolved API key is cached per instance (revocation delay)"},
 		{name: "idempotency-ttl", env: "FAREBOX_IDEMPOTENCY_TTL", def: "24h", help: "how long Idempotency-Key responses are kept"},
 		{name: "workers", env: "FAREBOX_WORKERS", def: "true", help: "run background job workers in this instance"},
+		{name: "webhook-workers", env: "FAREBOX_WEBHOOK_WORKERS", def: "8", help: "workers of this instance that deliver webhooks, besides the job workers (with --workers; 0: only the job workers deliver them, one at a time); each posts up to 32 deliveries at once"},
+		{name: "webhook-allow-private", env: "FAREBOX_WEBHOOK_ALLOW_PRIVATE", def: "false", help: "let live webhook endpoints use http and loopback, private and link-local addresses (on-premises installations only: it lets a partner make farebox call into your network)"},
+		{name: "webhook-timeout", env: "FAREBOX_WEBHOOK_TIMEOUT", def: "10s", help: "how long one webhook delivery attempt may take (connect, send, answer)"},
 		{name: "job-lease", env: "FAREBOX_JOB_LEASE", def: "2m", help: "how long a worker's claim on a job holds; a crashed instance's jobs are taken over after it (longer than the slowest job)"},
 		{name: "rate-limit", env: "FAREBOX_RATE_LIMIT", def: "100", help: "requests per second per API key and instance (0 disables)"},
 		{name: "rate-burst", env: "FAREBOX_RATE_BURST", def: "200", help: "burst size of the per-key rate limit"},
@@ -261,6 +270,12 @@ func Load(args []string, getenv func(string) string, out io.Writer) (Config, err
 	c.IdempotencyTTL = dur("idempotency-ttl")
 	c.Workers = boolean("workers")
 	c.JobLease = dur("job-lease")
+	c.WebhookWorkers = int(num("webhook-workers"))
+	c.WebhookAllowPrivate = boolean("webhook-allow-private")
+	c.WebhookTimeout = dur("webhook-timeout")
+	if c.WebhookWorkers < 0 || c.WebhookWorkers > 256 {
+		errs = append(errs, fmt.Errorf("--webhook-workers: %d is not from 0 to 256", c.WebhookWorkers))
+	}
 	nonNegative := func(n string) float64 {
 		f, err := strconv.ParseFloat(get(n), 64)
 		if err != nil || f < 0 || math.IsInf(f, 0) || math.IsNaN(f) {

@@ -41,7 +41,9 @@ func makeRecords(t *testing.T, e *apitest.Env, key string) (tenantRecords, strin
 		Body: map[string]any{"billable_item_ids": []string{item2}}})
 	put(t, e, key, item1, map[string]any{"customer_id": cust})
 	inv := issue(t, e, key, item1, cust, nil)
-	return tenantRecords{"order_id": o.OrderID, "subscription_id": str(sub["id"]), "customer_id": cust,
+	ep := e.Must(201, apitest.Req{Method: "POST", Path: "/v1/webhook_endpoints.json", Key: key,
+		Body: map[string]any{"url": "https://203.0.113.10/hooks", "enabled_events": []string{"*"}}}).Map(t)
+	return tenantRecords{"endpoint_id": str(ep["id"]), "order_id": o.OrderID, "subscription_id": str(sub["id"]), "customer_id": cust,
 		"billable_item_id": item1, "collection_id": coll, "invoice_id": inv.InvoiceID,
 		"spare_item": str(singles[2]["billable_item_id"]), "single_coupon": str(singles[0]["id"])}, o.RestoreSecret
 }
@@ -64,9 +66,12 @@ func TestTenantIsolationEveryEndpoint(t *testing.T) {
 			"PUT billable_item/{billable_item_id}.json":                    map[string]any{"customer_id": theirs["customer_id"]},
 			"POST billable_collection/{collection_id}/billable_items.json": map[string]any{"billable_item_ids": []string{theirs["billable_item_id"]}},
 			"POST orders/{order_id}/restore.json":                          map[string]any{"restore_secret": secret, "coupon_ids": []string{mine["single_coupon"]}},
+			"PATCH webhook_endpoints/{endpoint_id}.json":                   map[string]any{"description": "theirs now"},
+			"POST webhook_endpoints/{endpoint_id}/redeliver.json":          map[string]any{"event_id": "farebox-event-x"},
 		}
 		tables := []string{"orders", "coupons", "billable_items", "subscriptions", "subscription_cycles", "tickets",
-			"customers", "billable_collections", "billable_item_assignments", "invoices", "invoice_claims", "jobs"}
+			"customers", "billable_collections", "billable_item_assignments", "invoices", "invoice_claims", "jobs",
+			"webhook_endpoints", "webhook_deliveries", "webhook_attempts"}
 		snapshot := func() map[string]int {
 			m := map[string]int{}
 			for _, tb := range tables {

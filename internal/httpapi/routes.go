@@ -80,6 +80,16 @@ func (s *Server) routes() []route {
 		{GET, "/v1/usage.json", authPartner, billKey, s.getUsage},
 		{GET, "/v1/events.json", authPartner, billKey, s.getEvents},
 
+		// Webhook endpoints (docs/webhooks.md).
+		{POST, "/v1/webhook_endpoints.json", authPartner, billKey, s.createWebhookEndpoint},
+		{GET, "/v1/webhook_endpoints.json", authPartner, billKey, s.getWebhookEndpoints},
+		{GET, "/v1/webhook_endpoints/{endpoint_id}.json", authPartner, billKey, s.getWebhookEndpoint},
+		{PATCH, "/v1/webhook_endpoints/{endpoint_id}.json", authPartner, billKey, s.updateWebhookEndpoint},
+		{DELETE, "/v1/webhook_endpoints/{endpoint_id}.json", authPartner, billKey, s.deleteWebhookEndpoint},
+		{POST, "/v1/webhook_endpoints/{endpoint_id}/rotate_secret.json", authPartner, billKey, s.rotateWebhookSecret},
+		{GET, "/v1/webhook_endpoints/{endpoint_id}/attempts.json", authPartner, billKey, s.getWebhookAttempts},
+		{POST, "/v1/webhook_endpoints/{endpoint_id}/redeliver.json", authPartner, billKey, s.redeliverWebhook},
+
 		// Catalog (v2).
 		{GET, "/v2/products/search_by_city_name.json", authPartner, billKey, s.searchByCityName},
 		{GET, "/v2/products/search_by_coordinates.json", authPartner, billKey, s.searchByCoordinates},

@@ -25,6 +25,7 @@ var ignoresBody = map[string]bool{
 	"DELETE /v9/ticketing/subscriptions/{subscription_id}.json": true,
 	// Apple's unregister call has no body.
 	"DELETE /wallet/apple/v1/devices/{device_library_id}/registrations/{pass_type_id}/{serial_number}": true,
+	"DELETE /v1/webhook_endpoints/{endpoint_id}.json":                                                  true, // deletes, takes no body
 }
 
 // allRows counts the rows of every table a request could write.

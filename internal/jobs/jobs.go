@@ -29,7 +29,16 @@ type Job struct {
 	Payload     string
 	Attempts    int // including the current one
 	MaxAttempts int
+	// Worker holds the job's lease while its handler runs: a handler that
+	// completes the job in a transaction of its own (with the job's
+	// results) passes it to the store and returns ErrCompleted.
+	Worker string
 }
+
+// ErrCompleted, returned by a handler, says that the handler has marked
+// its job done itself, in the transaction that wrote its results: the
+// runner records nothing more (one commit less per job).
+var ErrCompleted = errors.New("job completed by its handler")
 
 // Record is a job as stored, with its state and lease (for tests and
 // operations).
@@ -86,8 +95,14 @@ type Options struct {
 	Heartbeat    time.Duration
 	PollInterval time.Duration // how often idle workers look for jobs (default 1 s)
 	BaseBackoff  time.Duration // first retry delay (default 2 s)
-	MaxBackoff   time.Duration // cap of the retry delay (default 10 minutes)
-	Log          *slog.Logger
+	ClaimBatch   int           // jobs a worker claims at once (default 16)
+	// Concurrent runs the jobs of one claim at the same time instead of
+	// one after the other: for jobs that mostly wait (webhook deliveries),
+	// so one claim's jobs share the wait and their handlers can share a
+	// commit.
+	Concurrent bool
+	MaxBackoff time.Duration // cap of the retry delay (default 10 minutes)
+	Log        *slog.Logger
 	// Observe, when set, is called after every run with the handler's
 	// result and duration (metrics).
 	Observe func(kind string, err error, d time.Duration)
@@ -124,6 +139,9 @@ func New(q Queue, clk clock.Clock, o Options) *Runner {
 	}
 	if o.MaxBackoff <= 0 {
 		o.MaxBackoff = 10 * time.Minute
+	}
+	if o.ClaimBatch <= 0 {
+		o.ClaimBatch = 16
 	}
 	if o.Log == nil {
 		o.Log = slog.New(slog.DiscardHandler)
@@ -175,7 +193,7 @@ func (r *Runner) worker() string {
 	return fmt.Sprintf("%s-%d", r.id, r.seq)
 }
 
-// RunOnce claims every due job (in batches of up to 16) under one worker id
+// RunOnce claims every due job (in batches of Options.ClaimBatch) under one worker id
 // and runs them one after the other until none is due. It returns how many
 // jobs ran (successfully or not).
 func (r *Runner) RunOnce(ctx context.Context) (int, error) {
@@ -185,12 +203,26 @@ func (r *Runner) RunOnce(ctx context.Context) (int, error) {
 func (r *Runner) drain(ctx context.Context, worker string) (int, error) {
 	n := 0
 	for {
-		jobs, err := r.q.Claim(ctx, worker, r.clk.Now(), r.o.Lease, 16)
+		jobs, err := r.q.Claim(ctx, worker, r.clk.Now(), r.o.Lease, r.o.ClaimBatch)
 		if err != nil {
 			return n, err
 		}
 		if len(jobs) == 0 {
 			return n, nil
+		}
+		if r.o.Concurrent {
+			errs := make([]error, len(jobs))
+			var wg sync.WaitGroup
+			for i, j := range jobs {
+				wg.Add(1)
+				go func() { defer wg.Done(); errs[i] = r.run(ctx, worker, j) }()
+			}
+			wg.Wait()
+			n += len(jobs)
+			if err := errors.Join(errs...); err != nil {
+				return n, err
+			}
+			continue
 		}
 		for _, j := range jobs {
 			if err := r.run(ctx, worker, j); err != nil {
@@ -214,7 +246,14 @@ func (r *Runner) run(ctx context.Context, worker string, j Job) error {
 		herr = fmt.Errorf("no handler for job kind %q", j.Kind)
 	default:
 		began := time.Now()
+		j.Worker = worker
 		herr = r.runLeased(ctx, worker, h, j)
+		if errors.Is(herr, ErrCompleted) {
+			if r.o.Observe != nil {
+				r.o.Observe(j.Kind, nil, time.Since(began))
+			}
+			return nil
+		}
 		if r.o.Observe != nil {
 			r.o.Observe(j.Kind, herr, time.Since(began))
 		}

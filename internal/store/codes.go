@@ -25,4 +25,5 @@ const (
 	CodeStorageFull                = "storage_full"
 	CodeSubscriptionNotFound       = "subscription_not_found"
 	CodeTicketNotFound             = "ticket_not_found"
+	CodeWebhookEndpointNotFound    = "webhook_endpoint_not_found"
 )

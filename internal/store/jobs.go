@@ -4,6 +4,8 @@ import (
 	"context"
 	"database/sql"
 	"errors"
+	"fmt"
+	"strings"
 	"time"
 
 	"github.com/farebox/farebox/internal/jobs"
@@ -19,10 +21,12 @@ func (q Q) EnqueueJob(ctx context.Context, j jobs.NewJob, at time.Time) error {
 	if runAt.IsZero() {
 		runAt = at
 	}
-	_, err := q.db.ExecContext(ctx, `INSERT INTO jobs (kind, payload, state, attempts, max_attempts, run_at, created_at)
-		VALUES ($1, $2, $3, 0, $4, $5, $6)`, j.Kind, j.Payload, jobs.StateReady, j.MaxAttempts, now(runAt), now(at))
+	_, err := q.execPrepared(ctx, insertJobSQL, j.Kind, j.Payload, jobs.StateReady, j.MaxAttempts, now(runAt), now(at))
 	return mapErr(err)
 }
+
+const insertJobSQL = `INSERT INTO jobs (kind, payload, state, attempts, max_attempts, run_at, created_at)
+	VALUES ($1, $2, $3, 0, $4, $5, $6)`
 
 // Jobs lists all jobs of a kind by id.
 func (q Q) Jobs(ctx context.Context, kind string) ([]jobs.Record, error) {
@@ -46,25 +50,34 @@ func scanJob(scan scanner) (j jobs.Record, err error) {
 }
 
 // JobQueue is the store's implementation of jobs.Queue.
-type JobQueue struct{ s *Store }
+type JobQueue struct {
+	s    *Store
+	kind string // "": every kind
+}
 
 // Jobs returns the job queue of this store.
 func (s *Store) Jobs() JobQueue { return JobQueue{s: s} }
+
+// JobsOf returns the queue of one kind of job: its Claim takes only jobs
+// of kind (a runner with workers of their own for webhook deliveries).
+func (s *Store) JobsOf(kind string) JobQueue { return JobQueue{s: s, kind: kind} }
+
+// dueJobs is the condition of a due job, $at the claim's time and, for a
+// queue of one kind, $kind its kind.
+func (jq JobQueue) dueJobs(at, kind int) string {
+	c := fmt.Sprintf("((state = 'ready' AND run_at <= $%d) OR (state = 'running' AND locked_until <= $%d))", at, at)
+	if jq.kind != "" {
+		c += fmt.Sprintf(" AND kind = $%d", kind)
+	}
+	return c
+}
 
 // The claim differs per engine (docs/storage.md, "Where the engines differ"): on
 // PostgreSQL concurrent workers skip each other's locked rows; SQLite has a
 // single writer, so the plain statement inside the write transaction is
 // already exclusive.
-const claimJobPostgres = `UPDATE jobs SET state = 'running', attempts = attempts + 1, locked_by = $1, locked_until = $2
-	WHERE id IN (SELECT id FROM jobs
-		WHERE (state = 'ready' AND run_at <= $3) OR (state = 'running' AND locked_until <= $3)
-		ORDER BY run_at, id LIMIT $4 FOR UPDATE SKIP LOCKED)
-	RETURNING id, kind, payload, attempts, max_attempts`
-
-const claimJobSQLite = `UPDATE jobs SET state = 'running', attempts = attempts + 1, locked_by = $1, locked_until = $2
-	WHERE id IN (SELECT id FROM jobs
-		WHERE (state = 'ready' AND run_at <= $3) OR (state = 'running' AND locked_until <= $3)
-		ORDER BY run_at, id LIMIT $4)
+const claimJob = `UPDATE jobs SET state = 'running', attempts = attempts + 1, locked_by = $1, locked_until = $2
+	WHERE id IN (SELECT id FROM jobs WHERE %s ORDER BY run_at, id LIMIT $4%s)
 	RETURNING id, kind, payload, attempts, max_attempts`
 
 // Claim implements jobs.Queue.
@@ -72,21 +85,30 @@ func (jq JobQueue) Claim(ctx context.Context, worker string, at time.Time, lease
 	// An idle poll reads first: no write transaction (on SQLite the
 	// database-wide write lock) unless a job is due.
 	var due int
-	if err := jq.s.r.QueryRowContext(ctx, `SELECT COUNT(*) FROM (SELECT id FROM jobs
-		WHERE (state = 'ready' AND run_at <= $1) OR (state = 'running' AND locked_until <= $1) LIMIT 1) d`, now(at)).Scan(&due); err != nil {
+	args := []any{now(at)}
+	if jq.kind != "" {
+		args = append(args, jq.kind)
+	}
+	if err := jq.s.r.QueryRowContext(ctx, `SELECT COUNT(*) FROM (SELECT id FROM jobs WHERE `+jq.dueJobs(1, 2)+` LIMIT 1) d`,
+		args...).Scan(&due); err != nil {
 		return nil, mapErr(err)
 	}
 	if due == 0 {
 		return nil, nil
 	}
-	stmt := claimJobSQLite
+	lock := ""
 	if jq.s.engine == Postgres {
-		stmt = claimJobPostgres
+		lock = " FOR UPDATE SKIP LOCKED"
+	}
+	stmt := fmt.Sprintf(claimJob, jq.dueJobs(3, 5), lock)
+	args = []any{worker, now(at.Add(lease)), now(at), limit}
+	if jq.kind != "" {
+		args = append(args, jq.kind)
 	}
 	var out []jobs.Job
 	err := jq.s.Write(ctx, func(q Q) error {
 		out = out[:0]
-		rows, err := q.db.QueryContext(ctx, stmt, worker, now(at.Add(lease)), now(at), limit)
+		rows, err := q.db.QueryContext(ctx, stmt, args...)
 		if err != nil {
 			return err
 		}
@@ -110,6 +132,49 @@ func (jq JobQueue) Complete(ctx context.Context, id int64, worker string, at tim
 			WHERE id = $2 AND locked_by = $3`, now(at), id, worker)
 		return err
 	})
+}
+
+// DeleteJobs removes finished jobs inside the caller's transaction,
+// each if its worker still holds it: handlers that record their results
+// (which are then the jobs' record) and their completion in one commit,
+// then return jobs.ErrCompleted. Webhook attempts finish this way, so the
+// queue does not grow by a done row per attempt. held maps a job id to
+// the worker that ran it.
+func (q Q) DeleteJobs(ctx context.Context, held map[int64]string) error {
+	byWorker := map[string][]any{}
+	for id, w := range held {
+		byWorker[w] = append(byWorker[w], id)
+	}
+	for w, ids := range byWorker {
+		if _, err := q.db.ExecContext(ctx, `DELETE FROM jobs WHERE locked_by = $1 AND id IN (`+placeholders(2, len(ids))+`)`,
+			append([]any{w}, ids...)...); err != nil {
+			return mapErr(err)
+		}
+	}
+	return nil
+}
+
+// EnqueueJobs inserts jobs inside the caller's transaction in one statement.
+func (q Q) EnqueueJobs(ctx context.Context, js []jobs.NewJob, at time.Time) error {
+	if len(js) == 0 {
+		return nil
+	}
+	rows := make([]string, len(js))
+	args := make([]any, 0, 6*len(js))
+	for i, j := range js {
+		if j.MaxAttempts <= 0 {
+			j.MaxAttempts = jobs.DefaultMaxAttempts
+		}
+		runAt := j.RunAt
+		if runAt.IsZero() {
+			runAt = at
+		}
+		rows[i] = "(" + placeholders(len(args)+1, 6) + ", 0)"
+		args = append(args, j.Kind, j.Payload, jobs.StateReady, j.MaxAttempts, now(runAt), now(at))
+	}
+	_, err := q.db.ExecContext(ctx, `INSERT INTO jobs (kind, payload, state, max_attempts, run_at, created_at, attempts) VALUES `+
+		strings.Join(rows, ", "), args...)
+	return mapErr(err)
 }
 
 // Retry implements jobs.Queue.

@@ -213,6 +213,18 @@ type Q struct {
 	engine Engine
 	tx     *sql.Tx // set inside Write
 	s      *Store
+	after  *[]func() // set inside Write: run after the commit (AfterCommit)
+}
+
+// AfterCommit runs f once the transaction q belongs to has committed (not
+// when it rolls back or is retried); outside a transaction at once. It
+// wakes what waits for the rows the transaction wrote (the job runner).
+func (q Q) AfterCommit(f func()) {
+	if q.after == nil {
+		f()
+		return
+	}
+	*q.after = append(*q.after, f)
 }
 
 // execPrepared runs a hot statement. On SQLite, where modernc parses every
@@ -230,7 +242,8 @@ func (q Q) execPrepared(ctx context.Context, query string, args ...any) (sql.Res
 
 // hotStatements are prepared on SQLite's writer by NewLedger (after
 // migration, before any transaction holds the writer's single connection).
-var hotStatements = []string{insertUsageBatchSQL, upsertUsageDailySQL, insertEventSQLite}
+var hotStatements = []string{insertUsageBatchSQL, upsertUsageDailySQL, insertEventSQLite,
+	insertJobSQL}
 
 func (s *Store) prepareHot(ctx context.Context) error {
 	if s.engine != SQLite {
@@ -280,14 +293,21 @@ func (s *Store) writeOnce(ctx context.Context, fn func(q Q) error) (err error) {
 			_ = tx.Rollback()
 		}
 	}()
-	q := Q{db: tx, engine: s.engine, tx: tx, s: s}
+	var after []func()
+	q := Q{db: tx, engine: s.engine, tx: tx, s: s, after: &after}
 	if err = fn(q); err != nil {
 		return err
 	}
 	if err = q.markClaim(ctx); err != nil {
 		return err
 	}
-	return tx.Commit()
+	if err = tx.Commit(); err != nil {
+		return err
+	}
+	for _, f := range after {
+		f()
+	}
+	return nil
 }
 
 func retryable(err error) bool {

@@ -1,0 +1,82 @@
+package httpapi
+
+import (
+	"net/http"
+
+	"github.com/farebox/farebox/internal/app"
+)
+
+// Webhook endpoints and their delivery log (docs/webhooks.md).
+
+func (s *Server) createWebhookEndpoint(w http.ResponseWriter, r *http.Request) error {
+	var req app.WebhookEndpointRequest
+	if err := decode(r, &req); err != nil {
+		return err
+	}
+	out, err := s.app.CreateWebhookEndpoint(r.Context(), principalOf(r), req)
+	return writeResult(w, http.StatusCreated, out, err)
+}
+
+func (s *Server) getWebhookEndpoints(w http.ResponseWriter, r *http.Request) error {
+	if _, _, err := listQuery("httpapi.getWebhookEndpoints", r); err != nil {
+		return err
+	}
+	out, err := s.app.WebhookEndpoints(r.Context(), principalOf(r))
+	return writeResult(w, http.StatusOK, out, err)
+}
+
+func (s *Server) getWebhookEndpoint(w http.ResponseWriter, r *http.Request) error {
+	out, err := s.app.WebhookEndpoint(r.Context(), principalOf(r), r.PathValue("endpoint_id"))
+	return writeResult(w, http.StatusOK, out, err)
+}
+
+func (s *Server) updateWebhookEndpoint(w http.ResponseWriter, r *http.Request) error {
+	var req app.WebhookEndpointRequest
+	if err := decode(r, &req); err != nil {
+		return err
+	}
+	out, err := s.app.UpdateWebhookEndpoint(r.Context(), principalOf(r), r.PathValue("endpoint_id"), req)
+	return writeResult(w, http.StatusOK, out, err)
+}
+
+func (s *Server) deleteWebhookEndpoint(w http.ResponseWriter, r *http.Request) error {
+	out, err := s.app.DeleteWebhookEndpoint(r.Context(), principalOf(r), r.PathValue("endpoint_id"))
+	return writeResult(w, http.StatusOK, out, err)
+}
+
+// rotateRequest is the body of POST …/rotate_secret.json.
+type rotateRequest struct {
+	OverlapSeconds *int64 `json:"overlap_seconds"`
+}
+
+func (s *Server) rotateWebhookSecret(w http.ResponseWriter, r *http.Request) error {
+	var req rotateRequest
+	if err := decodeOptional(r, &req); err != nil {
+		return err
+	}
+	out, err := s.app.RotateWebhookSecret(r.Context(), principalOf(r), r.PathValue("endpoint_id"), req.OverlapSeconds)
+	return writeResult(w, http.StatusOK, out, err)
+}
+
+func (s *Server) getWebhookAttempts(w http.ResponseWriter, r *http.Request) error {
+	_, lr, err := listQuery("httpapi.getWebhookAttempts", r)
+	if err != nil {
+		return err
+	}
+	out, err := s.app.WebhookAttempts(r.Context(), principalOf(r), r.PathValue("endpoint_id"), lr)
+	return writeResult(w, http.StatusOK, out, err)
+}
+
+// redeliverRequest is the body of POST …/redeliver.json.
+type redeliverRequest struct {
+	EventID string `json:"event_id"`
+}
+
+func (s *Server) redeliverWebhook(w http.ResponseWriter, r *http.Request) error {
+	var req redeliverRequest
+	if err := decode(r, &req); err != nil {
+		return err
+	}
+	out, err := s.app.RedeliverWebhook(r.Context(), principalOf(r), r.PathValue("endpoint_id"), req.EventID)
+	return writeResult(w, http.StatusAccepted, out, err)
+}
