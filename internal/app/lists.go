@@ -202,7 +202,8 @@ func (a *App) Subscriptions(ctx context.Context, p account.Principal, req Subscr
 	return runList(ctx, a, p, "app.Subscriptions", "subscriptions", "subscription", req.ListRequest, &l, &f.Query,
 		func(q store.Q) (list.Page[ticketing.Subscription], error) { return q.Subscriptions(ctx, f) },
 		func(s ticketing.Subscription) (SubscriptionJSON, error) {
-			return subscriptionView(a.subscriptionDetailsOf(s)), nil
+			now, err := a.timeOf(ctx, a.store.Read(), s.TestClockID)
+			return subscriptionView(a.subscriptionDetailsOf(s, now)), err
 		})
 }
 

@@ -17,6 +17,7 @@ type OrderJSON struct {
 	Environment            string       `json:"environment"`
 	CouponID               string       `json:"coupon_id,omitempty"`
 	Coupons                []CouponJSON `json:"coupons"`
+	TestClock              *string      `json:"test_clock,omitempty"` // only for an order on a test clock
 }
 
 // CouponJSON is the Coupon of the interface and client-contract.md 3.4.

@@ -78,6 +78,13 @@ func (s *Server) routes() []route {
 		{GET, "/v1/usage.json", authPartner, billKey, s.getUsage},
 		{GET, "/v1/events.json", authPartner, billKey, s.getEvents},
 
+		// Test clocks (docs/test-clocks.md), test keys only.
+		{POST, "/v1/test_clocks.json", authPartner, billKey, s.createTestClock},
+		{GET, "/v1/test_clocks.json", authPartner, billKey, s.getTestClocks},
+		{GET, "/v1/test_clocks/{test_clock_id}.json", authPartner, billKey, s.getTestClock},
+		{POST, "/v1/test_clocks/{test_clock_id}/advance.json", authPartner, billKey, s.advanceTestClock},
+		{DELETE, "/v1/test_clocks/{test_clock_id}.json", authPartner, billKey, s.deleteTestClock},
+
 		// Catalog (v2).
 		{GET, "/v2/products/search_by_city_name.json", authPartner, billKey, s.searchByCityName},
 		{GET, "/v2/products/search_by_coordinates.json", authPartner, billKey, s.searchByCoordinates},

@@ -21,5 +21,6 @@ const (
 	CodeRequestCancelled           = "request_cancelled"
 	CodeStorageFull                = "storage_full"
 	CodeSubscriptionNotFound       = "subscription_not_found"
+	CodeTestClockNotFound          = "test_clock_not_found"
 	CodeTicketNotFound             = "ticket_not_found"
 )

@@ -97,7 +97,7 @@ func (q Q) CollectionExists(ctx context.Context, accountID string, env account.E
 }
 
 const itemCols = `b.id, b.account_id, b.environment, b.product_id, b.description, b.amount_cents, b.currency, b.vat_rate_bp,
-	b.coupon_id, b.subscription_id, b.cycle_id, b.ordered_at, a.customer_id, a.split, a.collection_id`
+	b.coupon_id, b.subscription_id, b.cycle_id, b.ordered_at, b.test_clock_id, a.customer_id, a.split, a.collection_id`
 
 // BillableItem returns an item of one tenant with its assignment.
 func (q Q) BillableItem(ctx context.Context, accountID string, env account.Environment, id string) (invoicing.BillableItem, error) {
@@ -121,11 +121,12 @@ func (q Q) itemsWhere(ctx context.Context, where string, args ...any) ([]invoici
 		LEFT JOIN billable_item_assignments a ON a.billable_item_id = b.id WHERE `+where, args,
 		func(scan scanner) (b invoicing.BillableItem, err error) {
 			var env string
-			var coupon, sub, cycle, cust, split, coll sql.NullString
+			var coupon, sub, cycle, clk, cust, split, coll sql.NullString
 			if err = scan(&b.ID, &b.AccountID, &env, &b.ProductID, &b.Description, &b.AmountCents, &b.Currency, &b.VATRateBP,
-				&coupon, &sub, &cycle, &b.OrderedAt, &cust, &split, &coll); err != nil {
+				&coupon, &sub, &cycle, &b.OrderedAt, &clk, &cust, &split, &coll); err != nil {
 				return b, err
 			}
+			b.TestClockID = nullStr(clk)
 			b.Environment = account.Environment(env)
 			b.OrderedAt = b.OrderedAt.UTC()
 			b.CouponID, b.SubscriptionID, b.CycleID = nullStr(coupon), nullStr(sub), nullStr(cycle)

@@ -22,7 +22,8 @@ import (
 // is one range of it read in order, whatever the table's size.
 
 // listTables are the tables a list reads (ListCursor takes a table name).
-var listTables = map[string]bool{"orders": true, "subscriptions": true, "coupons": true, "tickets": true, "customers": true, "invoices": true}
+var listTables = map[string]bool{"orders": true, "subscriptions": true, "coupons": true, "tickets": true, "customers": true, "invoices": true,
+	"test_clocks": true}
 
 // ListCursor is the position of record id of table in the account's
 // environment, false when there is no such record there (another
