@@ -149,6 +149,8 @@ func (s *Server) routes() []route {
 		{POST, "/v5/ticketing/billable_item/{billable_item_id}/invoice/{customer_id}.json", authPartner, billKey, s.createInvoice},
 		{GET, "/v5/ticketing/invoices/{invoice_id}.json", authPartner, billKey, s.getInvoice},
 		{GET, "/v9/ticketing/invoices.json", authPartner, billKey, s.getInvoices},
+		{GET, "/v9/ticketing/billable_items.json", authPartner, billKey, s.getBillableItems},
+		{GET, "/v9/ticketing/billable_collections.json", authPartner, billKey, s.getCollections},
 		{POST, "/v9/ticketing/invoices/{invoice_id}/cancel.json", authPartner, billKey, s.cancelInvoice},
 		{POST, "/v9/ticketing/invoices/{invoice_id}/payment_notice.json", authPartner, billKey, s.invoicePaymentNotice},
 		{POST, "/v9/ticketing/billable_collection/{collection_id}/payment_notice.json", authPartner, billKey, s.collectionPaymentNotice},

@@ -33,8 +33,12 @@ CREATE INDEX subscriptions_test_clock ON subscriptions (test_clock_id, ends_at) 
 DROP INDEX billable_items_account;
 CREATE INDEX billable_items_list ON billable_items (account_id, environment, ordered_at, id);
 CREATE INDEX billable_collections_list ON billable_collections (account_id, environment, created_at, id);
+-- The items of one customer (a collection's have
+-- billable_item_assignments_collection already).
+CREATE INDEX billable_item_assignments_customer ON billable_item_assignments (customer_id);
 
 -- +goose Down
+DROP INDEX billable_item_assignments_customer;
 DROP INDEX billable_collections_list;
 DROP INDEX billable_items_list;
 CREATE INDEX billable_items_account ON billable_items (account_id, ordered_at);
