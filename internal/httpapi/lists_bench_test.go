@@ -1,0 +1,74 @@
+package httpapi_test
+
+import (
+	"context"
+	"os"
+	"strconv"
+	"testing"
+
+	"github.com/farebox/farebox/internal/apitest"
+	"github.com/farebox/farebox/internal/store"
+	"github.com/farebox/farebox/internal/store/storetest"
+)
+
+// BenchmarkOrderListMillion compares, over n orders of one account (each
+// with one coupon; n = 1,000,000 unless FAREBOX_BENCH_ORDERS says
+// otherwise), the GET of one order with a page of the order list: the
+// first page, a page after a cursor in the middle, and the largest page,
+// each through the HTTP API of a running server (docs/lists.md). The rows
+// are seeded by one INSERT … SELECT per table.
+//
+//	go test ./internal/httpapi -run '^$' -bench OrderListMillion -benchtime 2000x
+func BenchmarkOrderListMillion(b *testing.B) {
+	n := 1_000_000
+	if v, err := strconv.Atoi(os.Getenv("FAREBOX_BENCH_ORDERS")); err == nil && v > 0 {
+		n = v
+	}
+	for _, engine := range storetest.Engines {
+		b.Run(string(engine), func(b *testing.B) {
+			e := apitest.New(b, engine, apitest.Options{NoLedger: true})
+			seedOrders(b, e, n)
+			mid := "bench-order-" + strconv.Itoa(n/2)
+			for _, c := range []struct{ name, path string }{
+				{"get", "/v9/ticketing/orders/" + mid + ".json"},
+				{"list10", "/v9/ticketing/orders.json"},
+				{"list10_after_middle", "/v9/ticketing/orders.json?starting_after=" + mid},
+				{"list100", "/v9/ticketing/orders.json?limit=100"},
+			} {
+				b.Run(c.name, func(b *testing.B) {
+					for i := 0; i < b.N; i++ {
+						e.Must(200, apitest.Req{Method: "GET", Path: c.path, Key: e.LiveKey, NoValidate: true})
+					}
+				})
+			}
+		})
+	}
+}
+
+// seedOrders inserts n live orders of e's account, one second apart, each
+// with one coupon of the single adult ticket.
+func seedOrders(b *testing.B, e *apitest.Env, n int) {
+	b.Helper()
+	product := productIDs(b, e)["single/adult"]
+	gen, ts := `generate_series(1, $3::int) g(n)`, `TIMESTAMPTZ '2025-01-01 00:00:00+00' + n * INTERVAL '1 second'`
+	prefix := ""
+	if e.Store.Engine() == store.SQLite {
+		prefix = `WITH RECURSIVE g(n) AS (SELECT 1 UNION ALL SELECT n + 1 FROM g WHERE n < $3) `
+		gen, ts = `g`, `strftime('%Y-%m-%d %H:%M:%S', '2025-01-01', '+' || n || ' seconds') || '+00:00'`
+	}
+	for _, stmt := range []string{
+		`INSERT INTO orders (id, account_id, environment, restore_secret, created_at) ` + prefix +
+			`SELECT 'bench-order-' || n, $1, 'live', 's' || $2, ` + ts + ` FROM ` + gen,
+		`INSERT INTO coupons (id, order_id, position, account_id, environment, product_id, activated, created_at) ` + prefix +
+			`SELECT 'bench-coupon-' || n, 'bench-order-' || n, 0, $1, 'live', $2, FALSE, ` + ts + ` FROM ` + gen,
+		`ANALYZE`,
+	} {
+		args := []any{e.AccountID, product, n}
+		if stmt == `ANALYZE` {
+			args = nil
+		}
+		if _, err := e.Store.DB().ExecContext(context.Background(), stmt, args...); err != nil {
+			b.Fatalf("seed: %v\n%s", err, stmt)
+		}
+	}
+}
