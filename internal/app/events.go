@@ -45,13 +45,14 @@ func (a *App) eventsAt(acc string, env account.Environment, at time.Time) *chang
 
 // add records an event of type t about objectID showing obj.
 func (c *changeEvents) add(t event.Type, objectID string, obj any) error {
+	if st := c.a.catalog.Load(); st != nil {
+		obj = st.parts.refer(obj)
+	}
 	raw, err := json.Marshal(obj)
 	if err != nil {
 		return apperr.Wrap("app.event", err)
 	}
-	if st := c.a.catalog.Load(); st != nil {
-		raw = st.parts.compact(raw)
-	}
+	raw = withMarkers(raw)
 	c.evs = append(c.evs, event.Event{ID: c.a.IDs.New("event"), AccountID: c.acc, Environment: c.env, Type: t,
 		ObjectID: objectID, APIVersion: event.APIVersion, CreatedAt: c.at, Object: raw})
 	return nil

@@ -25,8 +25,8 @@ type CouponJSON struct {
 	ID                              string            `json:"id"`
 	OriginalCouponID                *string           `json:"original_coupon_id"`
 	RestoredCouponID                *string           `json:"restored_coupon_id"`
-	Product                         productJSON       `json:"product"`
-	Area                            areaJSON          `json:"area"`
+	Product                         any               `json:"product"` // productJSON, or an event's partRef
+	Area                            any               `json:"area"`    // areaJSON, or an event's partRef
 	Subscription                    *SubscriptionJSON `json:"subscription"`
 	Activated                       bool              `json:"activated"`
 	Environment                     string            `json:"environment"`
@@ -134,9 +134,9 @@ type ticketJSON struct {
 	ID                    string        `json:"id"`
 	CouponID              string        `json:"coupon_id"`
 	CouponReactivationKey *string       `json:"coupon_reactivation_key"`
-	Product               productJSON   `json:"product"`
+	Product               any           `json:"product"` // productJSON, or an event's partRef
 	Ticket                ticketDetails `json:"ticket"`
-	Area                  areaJSON      `json:"area"`
+	Area                  any           `json:"area"` // areaJSON, or an event's partRef
 	ValidFrom             timestamp     `json:"valid_from"`
 	ValidUntil            timestamp     `json:"valid_until"`
 	TicketCreatedAt       timestamp     `json:"ticket_created_at"`
