@@ -247,3 +247,33 @@ func TestTestClockList(t *testing.T) {
 		wantError(t, e.Do(apitest.Req{Method: "GET", Path: "/v1/test_clocks.json?status=ready", Key: e.TestKey}), 400, "invalid_parameter", "status")
 	})
 }
+
+// TestConcurrentAdvancesOneWins: advances of one clock sent at once
+// serialise on its row: one moves it, the others find it advancing (409)
+// and write nothing; one job is enqueued.
+func TestConcurrentAdvancesOneWins(t *testing.T) {
+	apitest.ForEachEngine(t, apitest.Options{}, func(t *testing.T, e *apitest.Env) {
+		ctx := context.Background()
+		clk := newClock(t, e, e.TestKey, "2026-07-01T00:00:00Z")
+		jobs, _ := e.Store.Read().CountRows(ctx, "jobs")
+		const n = 8
+		status := make(chan int, n)
+		for i := range n {
+			go func() {
+				r := e.Do(apitest.Req{Method: "POST", Path: "/v1/test_clocks/" + clk + "/advance.json", Key: e.TestKey,
+					Body: map[string]any{"frozen_time": fmt.Sprintf("2026-08-%02dT00:00:00Z", i+1)}})
+				status <- r.Status
+			}()
+		}
+		got := map[int]int{}
+		for range n {
+			got[<-status]++
+		}
+		if got[200] != 1 || got[409] != n-1 {
+			t.Fatalf("statuses %v, want one 200 and %d 409", got, n-1)
+		}
+		if after, _ := e.Store.Read().CountRows(ctx, "jobs"); after != jobs+1 {
+			t.Errorf("%d jobs enqueued, want 1", after-jobs)
+		}
+	})
+}
