@@ -177,11 +177,18 @@ func TestTestClockRefusals(t *testing.T) {
 		}
 		wantError(t, e.Do(apitest.Req{Method: "POST", Path: "/v9/ticketing/orders.json", Key: e.LiveKey,
 			Body: map[string]any{"product_ids": []string{month}, "test_clock": clk}}), 422, "invalid_test_clock", "/test_clock")
-		// Another account's clock is no clock.
+		// Another account's clock is no clock, on every clock route.
 		_, otherKey := e.NewAccount("Other GmbH", account.Test)
 		wantError(t, e.Do(apitest.Req{Method: "GET", Path: "/v1/test_clocks/" + clk + ".json", Key: otherKey}), 404, "test_clock_not_found", "")
 		wantError(t, e.Do(apitest.Req{Method: "POST", Path: "/v1/test_clocks/" + clk + "/advance.json", Key: otherKey,
 			Body: map[string]any{"frozen_time": "2026-08-01T00:00:00Z"}}), 404, "test_clock_not_found", "")
+		wantError(t, e.Do(apitest.Req{Method: "DELETE", Path: "/v1/test_clocks/" + clk + ".json", Key: otherKey}), 404, "test_clock_not_found", "")
+		if l := e.Must(200, apitest.Req{Method: "GET", Path: "/v1/test_clocks.json", Key: otherKey}).Map(t); len(l["data"].([]any)) != 0 {
+			t.Errorf("another account lists %v", l)
+		}
+		if got := e.Must(200, apitest.Req{Method: "GET", Path: "/v1/test_clocks/" + clk + ".json", Key: e.TestKey}).Map(t); got["frozen_time"] != "2026-07-01T00:00:00Z" || got["status"] != "ready" {
+			t.Errorf("refused calls changed the clock: %v", got)
+		}
 		wantError(t, e.Do(apitest.Req{Method: "POST", Path: "/v9/ticketing/orders.json", Key: otherKey,
 			Body: map[string]any{"product_ids": []string{month}, "test_clock": clk}}), 422, "invalid_test_clock", "/test_clock")
 		wantError(t, e.Do(apitest.Req{Method: "GET", Path: "/v1/test_clocks.json?starting_after=" + clk, Key: otherKey}), 400, "invalid_parameter", "starting_after")
