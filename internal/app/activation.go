@@ -63,7 +63,6 @@ func (a *App) ActivateCoupon(ctx context.Context, couponID string, req Activatio
 
 func (a *App) activateOnce(ctx context.Context, couponID string, req ActivationRequest) (Activation, error) {
 	const op = "app.ActivateCoupon"
-	now := a.clock.Now()
 	var out Activation
 	err := a.store.Write(ctx, func(q store.Q) error {
 		if err := q.LockCoupon(ctx, couponID); err != nil {
@@ -74,6 +73,10 @@ func (a *App) activateOnce(ctx context.Context, couponID string, req ActivationR
 			return err
 		}
 		out.Coupon, out.AccountID = c, c.AccountID
+		now, err := a.timeOf(ctx, q, c.TestClockID)
+		if err != nil {
+			return err
+		}
 		pr, ok := a.Catalog().Product(c.ProductID)
 		if !ok {
 			return apperr.E(op, apperr.Internal, CodeProductMissing, "the coupon's product is not in the catalog")
@@ -99,7 +102,7 @@ func (a *App) activateOnce(ctx context.Context, couponID string, req ActivationR
 				return nil // the same ticket again (idempotent repeat): nothing changed
 			}
 		}
-		return a.activationEvents(ctx, q, c, out.TicketID, req.ReactivationKey != "")
+		return a.activationEvents(ctx, q, c, out.TicketID, req.ReactivationKey != "", now)
 	})
 	if err == nil && req.ReactivationKey != "" {
 		a.notifyJobs() // a cycle that has already started updates its pass now
@@ -110,8 +113,8 @@ func (a *App) activateOnce(ctx context.Context, couponID string, req ActivationR
 // activationEvents writes the events of a new ticket: ticket.issued, and
 // coupon.activated for a first activation (also of a restored coupon) or
 // subscription.reactivated for a reactivation.
-func (a *App) activationEvents(ctx context.Context, q store.Q, c ticketing.Coupon, ticketID string, reactivation bool) error {
-	ev := a.events(c.AccountID, c.Environment)
+func (a *App) activationEvents(ctx context.Context, q store.Q, c ticketing.Coupon, ticketID string, reactivation bool, now time.Time) error {
+	ev := a.eventsAt(c.AccountID, c.Environment, now)
 	if reactivation {
 		if err := ev.subscription(ctx, q, event.SubscriptionReactivated, *c.SubscriptionID); err != nil {
 			return err

@@ -84,7 +84,11 @@ func (a *App) couponDetailsKnown(ctx context.Context, q store.Q, c ticketing.Cou
 				return d, err
 			}
 		}
-		sd := a.subscriptionDetailsOf(s)
+		now, err := a.timeOf(ctx, q, s.TestClockID)
+		if err != nil {
+			return d, err
+		}
+		sd := a.subscriptionDetailsOf(s, now)
 		d.Subscription = &sd
 	}
 	return d, nil
@@ -95,11 +99,16 @@ func (a *App) subscriptionDetails(ctx context.Context, q store.Q, id string) (Su
 	if err != nil {
 		return SubscriptionDetails{}, err
 	}
-	return a.subscriptionDetailsOf(s), nil
+	now, err := a.timeOf(ctx, q, s.TestClockID)
+	if err != nil {
+		return SubscriptionDetails{}, err
+	}
+	return a.subscriptionDetailsOf(s, now), nil
 }
 
-func (a *App) subscriptionDetailsOf(s ticketing.Subscription) SubscriptionDetails {
-	now := a.clock.Now()
+// subscriptionDetailsOf is the view of s at now, the subscription's time
+// (timeOf).
+func (a *App) subscriptionDetailsOf(s ticketing.Subscription, now time.Time) SubscriptionDetails {
 	st := subState(s)
 	d := SubscriptionDetails{Subscription: s, View: subscription.Describe(st, now, a.renewalLead, a.Loc)}
 	for _, i := range subscription.Chronological(st.Cycles) {
@@ -166,7 +175,11 @@ func (a *App) SetTariffSettings(ctx context.Context, couponID string, ts json.Ra
 		if out, err = a.couponDetails(ctx, q, c); err != nil {
 			return err
 		}
-		ev := a.events(c.AccountID, c.Environment)
+		now, err := a.timeOf(ctx, q, c.TestClockID)
+		if err != nil {
+			return err
+		}
+		ev := a.eventsAt(c.AccountID, c.Environment, now)
 		if err := ev.add(event.CouponTariffSettingsUpdated, c.ID, couponView(out, eventVersion)); err != nil {
 			return err
 		}

@@ -3,6 +3,7 @@ package app
 import (
 	"bytes"
 	"context"
+	"crypto/rand"
 	"crypto/sha256"
 	"encoding/hex"
 	"encoding/json"
@@ -74,59 +75,82 @@ func (a *App) catalogParts(ctx context.Context, ix *catalog.Index) (eventParts, 
 	return out, err
 }
 
-// compactParts replaces the catalog objects in raw (each right after a
-// "product": or "area": key, recognised by its id) by placeholders.
-func (ps eventParts) compact(raw []byte) []byte {
-	if len(ps) == 0 {
-		return raw
+// partRef is a shared part in an event's stored object, so the catalog
+// object it stands for is never marshalled for an event. json.Marshal
+// escapes the "<" of partMarker in a Marshaler's output too, so a partRef
+// marshals under a key no one else can write, partKey (random per
+// process, never stored or shown), which withMarkers then turns into
+// partMarker.
+type partRef string
+
+var partKey = func() []byte {
+	b := make([]byte, 16)
+	if _, err := rand.Read(b); err != nil {
+		panic("app: no randomness for the event part key: " + err.Error())
 	}
-	var out []byte
-	rest := raw
-	for {
-		i, key := nextPartKey(rest)
-		if i < 0 {
-			break
-		}
-		start := i + len(key) - len(`{"id":"`)
-		idStart := i + len(key)
-		idEnd := bytes.IndexByte(rest[idStart:], '"')
-		if idEnd < 0 {
-			break
-		}
-		replaced := false
-		for _, p := range ps[string(rest[idStart:idStart+idEnd])] {
-			if bytes.HasPrefix(rest[start:], p.body) {
-				out = append(out, rest[:start]...)
-				out = append(out, partMarker...)
-				out = append(out, p.hash...)
-				out = append(out, `"}`...)
-				rest = rest[start+len(p.body):]
-				replaced = true
-				break
-			}
-		}
-		if !replaced {
-			out = append(out, rest[:idStart]...)
-			rest = rest[idStart:]
-		}
-	}
-	if out == nil {
-		return raw
-	}
-	return append(out, rest...)
+	return []byte(`{"` + hex.EncodeToString(b) + `":"`)
+}()
+
+func (r partRef) MarshalJSON() ([]byte, error) {
+	b := make([]byte, 0, len(partKey)+len(r)+2)
+	b = append(b, partKey...)
+	b = append(b, r...)
+	return append(b, `"}`...), nil
 }
 
-var partKeys = [][]byte{[]byte(`"product":{"id":"`), []byte(`"area":{"id":"`)}
+// withMarkers turns the partRefs of a marshalled event object into
+// placeholders.
+func withMarkers(raw []byte) []byte {
+	if !bytes.Contains(raw, partKey) {
+		return raw
+	}
+	return bytes.ReplaceAll(raw, partKey, partMarker)
+}
 
-// nextPartKey is the first product or area key in b and its text.
-func nextPartKey(b []byte) (int, []byte) {
-	best, key := -1, []byte(nil)
-	for _, k := range partKeys {
-		if i := bytes.Index(b, k); i >= 0 && (best < 0 || i < best) {
-			best, key = i, k
+// refer puts the placeholders of ps in place of the products and areas of
+// an event object (an Order, Coupon or Ticket view) before it is
+// marshalled. Marshalling them (their schemas and polygons are most of an
+// order's JSON) and finding them again in the bytes was most of the CPU an
+// event cost (docs/events.md, "Cost"). A product or area not among the
+// parts (none loaded) stays as it is.
+func (ps eventParts) refer(obj any) any {
+	switch v := obj.(type) {
+	case OrderJSON:
+		cs := make([]CouponJSON, len(v.Coupons))
+		for i, c := range v.Coupons {
+			c.Product, c.Area = ps.ref(c.Product), ps.ref(c.Area)
+			cs[i] = c
+		}
+		v.Coupons = cs
+		return v
+	case CouponJSON:
+		v.Product, v.Area = ps.ref(v.Product), ps.ref(v.Area)
+		return v
+	case ticketJSON:
+		v.Product, v.Area = ps.ref(v.Product), ps.ref(v.Area)
+		return v
+	}
+	return obj
+}
+
+// ref is the placeholder of a product or area view (an area has two
+// shapes: the coupon's, then the ticket's with geojson), or v itself.
+func (ps eventParts) ref(v any) any {
+	switch o := v.(type) {
+	case productJSON:
+		if p := ps[o.ID]; len(p) > 0 {
+			return partRef(p[0].hash)
+		}
+	case areaJSON:
+		shape := 0
+		if o.GeoJSON != nil {
+			shape = 1
+		}
+		if p := ps[o.ID]; len(p) > shape {
+			return partRef(p[shape].hash)
 		}
 	}
-	return best, key
+	return v
 }
 
 // partCache holds part bodies by hash (they never change).

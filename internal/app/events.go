@@ -28,24 +28,33 @@ type changeEvents struct {
 	a   *App
 	acc string
 	env account.Environment
+	at  time.Time // the events' time: the time of the changed objects (timeOf)
 	evs []event.Event
 }
 
+// events collects the events of a change at the service's time.
 func (a *App) events(acc string, env account.Environment) *changeEvents {
-	return &changeEvents{a: a, acc: acc, env: env}
+	return a.eventsAt(acc, env, a.clock.Now())
+}
+
+// eventsAt collects the events of a change of objects whose time is at
+// (a test clock's: docs/test-clocks.md).
+func (a *App) eventsAt(acc string, env account.Environment, at time.Time) *changeEvents {
+	return &changeEvents{a: a, acc: acc, env: env, at: at}
 }
 
 // add records an event of type t about objectID showing obj.
 func (c *changeEvents) add(t event.Type, objectID string, obj any) error {
+	if st := c.a.catalog.Load(); st != nil {
+		obj = st.parts.refer(obj)
+	}
 	raw, err := json.Marshal(obj)
 	if err != nil {
 		return apperr.Wrap("app.event", err)
 	}
-	if st := c.a.catalog.Load(); st != nil {
-		raw = st.parts.compact(raw)
-	}
+	raw = withMarkers(raw)
 	c.evs = append(c.evs, event.Event{ID: c.a.IDs.New("event"), AccountID: c.acc, Environment: c.env, Type: t,
-		ObjectID: objectID, APIVersion: event.APIVersion, CreatedAt: c.a.clock.Now(), Object: raw})
+		ObjectID: objectID, APIVersion: event.APIVersion, CreatedAt: c.at, Object: raw})
 	return nil
 }
 
@@ -243,38 +252,8 @@ func (a *App) Events(ctx context.Context, p account.Principal, req EventsRequest
 // event.Retention. It reports how many it wrote and deleted.
 func (a *App) EventMaintenance(ctx context.Context) (ended int, pruned int64, err error) {
 	now := a.clock.Now()
-	for {
-		ids, err := a.store.Read().EndedSubscriptions(ctx, now, 100)
-		if err != nil {
-			return ended, pruned, err
-		}
-		if len(ids) == 0 {
-			break
-		}
-		for _, id := range ids {
-			err := a.store.Write(ctx, func(q store.Q) error {
-				if err := q.LockSubscription(ctx, id); err != nil {
-					return err
-				}
-				first, err := q.MarkSubscriptionEnded(ctx, id, now)
-				if err != nil || !first {
-					return err
-				}
-				s, err := q.Subscription(ctx, "", "", id)
-				if err != nil {
-					return err
-				}
-				ev := a.events(s.AccountID, s.Environment)
-				if err := ev.subscription(ctx, q, event.SubscriptionEnded, id); err != nil {
-					return err
-				}
-				ended++
-				return ev.write(ctx, q)
-			})
-			if err != nil {
-				return ended, pruned, err
-			}
-		}
+	if ended, err = a.endSubscriptions(ctx, "", now); err != nil {
+		return ended, pruned, err
 	}
 	cutoff := now.Add(-event.Retention)
 	streams, err := a.store.Read().EventStreams(ctx)
@@ -299,6 +278,42 @@ func (a *App) EventMaintenance(ctx context.Context) (ended int, pruned int64, er
 		}
 	}
 	return ended, pruned, nil
+}
+
+// endSubscriptions writes subscription.ended, at now, for the
+// subscriptions of clockID ("" for those on the service's time) whose end
+// has passed at now, each once in the transaction that marks it.
+func (a *App) endSubscriptions(ctx context.Context, clockID string, now time.Time) (ended int, err error) {
+	for {
+		ids, err := a.store.Read().EndedSubscriptions(ctx, clockID, now, 100)
+		if err != nil || len(ids) == 0 {
+			return ended, err
+		}
+		for _, id := range ids {
+			err := a.store.Write(ctx, func(q store.Q) error {
+				if err := q.LockSubscription(ctx, id); err != nil {
+					return err
+				}
+				first, err := q.MarkSubscriptionEnded(ctx, id, now)
+				if err != nil || !first {
+					return err
+				}
+				s, err := q.Subscription(ctx, "", "", id)
+				if err != nil {
+					return err
+				}
+				ev := a.eventsAt(s.AccountID, s.Environment, now)
+				if err := ev.subscription(ctx, q, event.SubscriptionEnded, id); err != nil {
+					return err
+				}
+				ended++
+				return ev.write(ctx, q)
+			})
+			if err != nil {
+				return ended, err
+			}
+		}
+	}
 }
 
 // EventJSON is an event as GET /v1/events.json shows it.

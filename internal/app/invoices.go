@@ -38,6 +38,7 @@ func (a *App) initInvoicing(o InvoicingOptions) {
 	if a.store != nil {
 		a.Jobs = jobs.New(a.store.Jobs(), a.clock, o.Jobs)
 		a.Jobs.Handle(JobInvoiceFiles, a.generateFiles)
+		a.Jobs.Handle(JobTestClockAdvance, a.advanceJob)
 	}
 }
 
@@ -125,7 +126,10 @@ func (a *App) IssueInvoice(ctx context.Context, p account.Principal, req Invoice
 			lines = append(lines, l)
 			covered = append(covered, it.ID)
 		}
-		now := a.clock.Now()
+		now, err := a.timeOf(ctx, q, item.TestClockID) // an item of a test clock is invoiced at its time
+		if err != nil {
+			return err
+		}
 		d := invoicedoc.Document{Kind: invoicedoc.KindInvoice, IssueDate: now, Test: p.Environment == account.Test,
 			Seller: a.inv.Seller, Buyer: buyer, Lines: lines, Texts: req.Texts,
 			Payment: invoicedoc.Payment{DueDate: now.AddDate(0, 0, a.inv.PaymentDays)}}
@@ -209,13 +213,15 @@ func (a *App) finish(ctx context.Context, q store.Q, inv *invoicing.Invoice, d i
 	if err := q.InsertInvoice(ctx, *inv); err != nil {
 		return err
 	}
-	return q.EnqueueJob(ctx, jobs.NewJob{Kind: JobInvoiceFiles, Payload: inv.ID}, d.IssueDate)
+	// The job runs on the service's time, also for a document dated by a
+	// test clock.
+	return q.EnqueueJob(ctx, jobs.NewJob{Kind: JobInvoiceFiles, Payload: inv.ID}, a.clock.Now())
 }
 
 // createdEvents writes invoice.created or payment_notice.created for a
 // document finish wrote.
 func (a *App) createdEvents(ctx context.Context, q store.Q, inv invoicing.Invoice) error {
-	ev := a.events(inv.AccountID, inv.Environment)
+	ev := a.eventsAt(inv.AccountID, inv.Environment, inv.CreatedAt)
 	if err := ev.invoice(ctx, q, createdEvent(inv.Kind), inv.ID); err != nil {
 		return err
 	}
@@ -440,7 +446,10 @@ func (a *App) PaymentNoticeForCollection(ctx context.Context, p account.Principa
 		if len(lines) == 0 {
 			return apperr.E(op, apperr.Unprocessable, CodeCustomerNotInCollection, "no item of the collection is charged to this customer")
 		}
-		now := a.clock.Now()
+		now, err := a.timeOf(ctx, q, items[0].TestClockID) // the time of the collection's first item
+		if err != nil {
+			return err
+		}
 		d := invoicedoc.Document{Kind: invoicedoc.KindPaymentNotice, IssueDate: now, Test: p.Environment == account.Test,
 			Seller: a.inv.Seller, Buyer: buyer, Lines: lines,
 			Payment: invoicedoc.Payment{DueDate: now.AddDate(0, 0, a.inv.PaymentDays)}}

@@ -94,12 +94,15 @@ func (a *App) UpdateBillableItem(ctx context.Context, p account.Principal, id st
 		}
 		collectionID = &s
 	}
-	now := a.clock.Now()
 	err := a.store.Write(ctx, func(q store.Q) error {
 		if err := q.LockItem(ctx, id); err != nil {
 			return err
 		}
 		it, err := q.BillableItem(ctx, p.AccountID, p.Environment, id)
+		if err != nil {
+			return err
+		}
+		now, err := a.timeOf(ctx, q, it.TestClockID)
 		if err != nil {
 			return err
 		}
@@ -154,7 +157,7 @@ func (a *App) UpdateBillableItem(ctx context.Context, p account.Principal, id st
 			map[string]any{"before": assignmentDetail(it.Assignment), "after": assignmentDetail(as)}); err != nil {
 			return err
 		}
-		ev := a.events(p.AccountID, p.Environment)
+		ev := a.eventsAt(p.AccountID, p.Environment, now)
 		if err := ev.billableItem(ctx, q, id); err != nil {
 			return err
 		}

@@ -25,6 +25,9 @@ const (
 type OrderRequest struct {
 	ProductIDs             []string
 	OptionalOrderReference *string
+	// TestClock names a test clock of the caller's test environment the
+	// order is created on (docs/test-clocks.md); nil for the service's time.
+	TestClock *string
 }
 
 // PlaceOrder creates an order with one coupon per product id (duplicates
@@ -43,7 +46,14 @@ func (a *App) PlaceOrder(ctx context.Context, p account.Principal, req OrderRequ
 		return ticketing.Order{}, apperr.Validation(op, CodeInvalidOrderReference, "/optional_order_reference",
 			fmt.Sprintf("optional_order_reference must be at most %d characters", MaxOrderReference))
 	}
+	clk, err := a.orderClock(ctx, p, req.TestClock)
+	if err != nil {
+		return ticketing.Order{}, err
+	}
 	now := a.clock.Now()
+	if clk != nil {
+		now = clk.FrozenTime
+	}
 	ix := a.Catalog()
 	// Grants matter only for restricted products; most orders skip the query.
 	var grants map[string]bool
@@ -80,19 +90,20 @@ func (a *App) PlaceOrder(ctx context.Context, p account.Principal, req OrderRequ
 	}
 
 	o := ticketing.Order{ID: a.IDs.New("order"), AccountID: p.AccountID, Environment: p.Environment,
-		OptionalOrderReference: req.OptionalOrderReference, RestoreSecret: a.IDs.New("restore-secret"), CreatedAt: now}
+		OptionalOrderReference: req.OptionalOrderReference, RestoreSecret: a.IDs.New("restore-secret"), CreatedAt: now,
+		TestClockID: req.TestClock}
 	var subs []ticketing.Subscription
 	var items []ticketing.BillableItem
 	for i, pr := range products {
 		c := ticketing.Coupon{ID: a.IDs.New("coupon"), OrderID: o.ID, Position: i, AccountID: p.AccountID,
-			Environment: p.Environment, ProductID: pr.ID, CreatedAt: now}
+			Environment: p.Environment, ProductID: pr.ID, CreatedAt: now, TestClockID: o.TestClockID}
 		if pr.IsSubscription {
-			s, item := a.newSubscription(p, pr, c.ID, now)
+			s, item := a.newSubscription(p, pr, c.ID, now, o.TestClockID)
 			c.SubscriptionID = &s.ID
 			subs = append(subs, s)
 			items = append(items, item)
 		} else {
-			item := a.newBillableItem(p, pr, now)
+			item := a.newBillableItem(p, pr, now, o.TestClockID)
 			item.CouponID = &c.ID
 			c.BillableItemID = &item.ID
 			items = append(items, item)
@@ -102,7 +113,7 @@ func (a *App) PlaceOrder(ctx context.Context, p account.Principal, req OrderRequ
 	// order.created is made before the transaction: everything it shows is
 	// in memory, and SQLite's single writer (PostgreSQL's row locks) are
 	// then held only for the inserts.
-	ev := a.events(p.AccountID, p.Environment)
+	ev := a.eventsAt(p.AccountID, p.Environment, now)
 	if !a.benchWithoutEvents {
 		known := make(map[string]ticketing.Subscription, len(subs))
 		for _, s := range subs {
@@ -116,7 +127,7 @@ func (a *App) PlaceOrder(ctx context.Context, p account.Principal, req OrderRequ
 			return ticketing.Order{}, err
 		}
 	}
-	err := a.store.Write(ctx, func(q store.Q) error {
+	err = a.store.Write(ctx, func(q store.Q) error {
 		if err := q.InsertOrder(ctx, o); err != nil {
 			return err
 		}
@@ -148,10 +159,12 @@ func (a *App) PlaceOrder(ctx context.Context, p account.Principal, req OrderRequ
 	return o, nil
 }
 
-func (a *App) newBillableItem(p account.Principal, pr *catalog.Product, now time.Time) ticketing.BillableItem {
+// newBillableItem is the item of product pr ordered at now, on test clock
+// clockID (nil: none).
+func (a *App) newBillableItem(p account.Principal, pr *catalog.Product, now time.Time, clockID *string) ticketing.BillableItem {
 	return ticketing.BillableItem{ID: a.IDs.New("billable"), AccountID: p.AccountID, Environment: p.Environment,
 		ProductID: pr.ID, Description: pr.LocalTicketName, AmountCents: pr.PriceInCents, Currency: pr.Currency,
-		VATRateBP: pr.VATRateBP, OrderedAt: now}
+		VATRateBP: pr.VATRateBP, OrderedAt: now, TestClockID: clockID}
 }
 
 // Order returns one of the caller's orders.

@@ -57,7 +57,8 @@ func (a *App) orderView(ctx context.Context, q store.Q, o ticketing.Order, known
 	if err != nil {
 		return OrderJSON{}, err
 	}
-	out := OrderJSON{OrderID: o.ID, OptionalOrderReference: o.OptionalOrderReference, Environment: string(o.Environment), Coupons: []CouponJSON{}}
+	out := OrderJSON{OrderID: o.ID, OptionalOrderReference: o.OptionalOrderReference, Environment: string(o.Environment), Coupons: []CouponJSON{},
+		TestClock: o.TestClockID}
 	if withSecret {
 		out.RestoreSecret = o.RestoreSecret
 	}

@@ -31,7 +31,6 @@ func (a *App) Restore(ctx context.Context, p account.Principal, orderID string, 
 		return ticketing.Order{}, nil, apperr.Validation(op, CodeInvalidCouponIDs, "/coupon_ids",
 			fmt.Sprintf("coupon_ids must hold 1 to %d coupon ids", MaxProductsPerOrder))
 	}
-	now := a.clock.Now()
 	var order ticketing.Order
 	var created []ticketing.Coupon
 	err := a.store.Write(ctx, func(q store.Q) error {
@@ -41,6 +40,10 @@ func (a *App) Restore(ctx context.Context, p account.Principal, orderID string, 
 		}
 		if subtle.ConstantTimeCompare([]byte(o.RestoreSecret), []byte(req.RestoreSecret)) != 1 {
 			return apperr.NotFoundf(op, CodeOrderNotFound)
+		}
+		now, err := a.timeOf(ctx, q, o.TestClockID)
+		if err != nil {
+			return err
 		}
 		order = o
 		byID := map[string]ticketing.Coupon{}
@@ -67,7 +70,7 @@ func (a *App) Restore(ctx context.Context, p account.Principal, orderID string, 
 		if len(probs) > 0 {
 			return apperr.E(op, apperr.Unprocessable, CodeInvalidCouponIDs, "coupon_ids: "+probs[0].Field+" "+probs[0].Message).WithDetails(probs...)
 		}
-		ev := a.events(o.AccountID, o.Environment)
+		ev := a.eventsAt(o.AccountID, o.Environment, now)
 		for _, id := range req.CouponIDs {
 			nc, err := a.restoreCoupon(ctx, q, byID[id], now)
 			if err != nil {
@@ -89,7 +92,7 @@ func (a *App) Restore(ctx context.Context, p account.Principal, orderID string, 
 func (a *App) restoreCoupon(ctx context.Context, q store.Q, old ticketing.Coupon, now time.Time) (ticketing.Coupon, error) {
 	nc := ticketing.Coupon{ID: a.IDs.New("coupon"), OrderID: old.OrderID, Position: old.Position + 1000, AccountID: old.AccountID,
 		Environment: old.Environment, ProductID: old.ProductID, BillableItemID: old.BillableItemID,
-		OriginalCouponID: &old.ID, TariffSettings: old.TariffSettings, CreatedAt: now}
+		OriginalCouponID: &old.ID, TariffSettings: old.TariffSettings, CreatedAt: now, TestClockID: old.TestClockID}
 	if old.SubscriptionID != nil {
 		s, err := q.Subscription(ctx, "", "", *old.SubscriptionID)
 		if err != nil {

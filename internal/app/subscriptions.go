@@ -16,11 +16,11 @@ import (
 // newSubscription makes the subscription an order creates: its first cycle
 // is ordered (with its billable item) and undated until the coupon is
 // activated, which fixes the month.
-func (a *App) newSubscription(p account.Principal, pr *catalog.Product, couponID string, now time.Time) (ticketing.Subscription, ticketing.BillableItem) {
+func (a *App) newSubscription(p account.Principal, pr *catalog.Product, couponID string, now time.Time, clockID *string) (ticketing.Subscription, ticketing.BillableItem) {
 	s := ticketing.Subscription{ID: a.IDs.New("subscription"), AccountID: p.AccountID, Environment: p.Environment,
-		ProductID: pr.ID, CreatedAt: now}
+		ProductID: pr.ID, CreatedAt: now, TestClockID: clockID}
 	c := ticketing.Cycle{ID: a.IDs.New("cycle"), SubscriptionID: s.ID, ProductID: pr.ID, Ordered: true, CreatedAt: now}
-	item := a.newBillableItem(p, pr, now)
+	item := a.newBillableItem(p, pr, now, clockID)
 	item.CouponID, item.SubscriptionID, item.CycleID = &couponID, &s.ID, &c.ID
 	c.BillableItemID = &item.ID
 	s.Cycles = []ticketing.Cycle{c}
@@ -82,10 +82,11 @@ func (a *App) Subscription(ctx context.Context, p account.Principal, id string) 
 	return a.store.Read().Subscription(ctx, p.AccountID, p.Environment, id)
 }
 
-// changeSubscription runs fn on one of the caller's subscriptions inside a
-// write transaction that holds the subscription's row lock, so concurrent
-// changes of one subscription happen one after the other.
-func (a *App) changeSubscription(ctx context.Context, p account.Principal, id string, fn func(q store.Q, s ticketing.Subscription) error) error {
+// changeSubscription runs fn on one of the caller's subscriptions, at the
+// subscription's time (timeOf), inside a write transaction that holds the
+// subscription's row lock, so concurrent changes of one subscription
+// happen one after the other.
+func (a *App) changeSubscription(ctx context.Context, p account.Principal, id string, fn func(q store.Q, s ticketing.Subscription, now time.Time) error) error {
 	return a.store.Write(ctx, func(q store.Q) error {
 		if err := q.LockSubscription(ctx, id); err != nil {
 			return err
@@ -94,7 +95,11 @@ func (a *App) changeSubscription(ctx context.Context, p account.Principal, id st
 		if err != nil {
 			return err
 		}
-		return fn(q, s)
+		now, err := a.timeOf(ctx, q, s.TestClockID)
+		if err != nil {
+			return err
+		}
+		return fn(q, s, now)
 	})
 }
 
@@ -103,8 +108,7 @@ func (a *App) changeSubscription(ctx context.Context, p account.Principal, id st
 // a 422. Concurrent reorders of one subscription serialise on its row, so
 // each cycle gets exactly one billable item.
 func (a *App) Reorder(ctx context.Context, p account.Principal, id, cycleID string) error {
-	now := a.clock.Now()
-	return a.changeSubscription(ctx, p, id, func(q store.Q, s ticketing.Subscription) error {
+	return a.changeSubscription(ctx, p, id, func(q store.Q, s ticketing.Subscription, now time.Time) error {
 		st := subState(s)
 		i, err := subscription.ReorderTarget(st, cycleID, now, a.Loc)
 		if err != nil {
@@ -114,7 +118,7 @@ func (a *App) Reorder(ctx context.Context, p account.Principal, id, cycleID stri
 		if !ok {
 			return apperr.E("app.Reorder", apperr.Internal, CodeProductMissing, "the cycle's product is not in the catalog")
 		}
-		item := a.newBillableItem(p, pr, now)
+		item := a.newBillableItem(p, pr, now, s.TestClockID)
 		item.SubscriptionID, item.CycleID = &s.ID, &st.Cycles[i].ID
 		if err := q.InsertBillableItem(ctx, item); err != nil {
 			return err
@@ -122,7 +126,7 @@ func (a *App) Reorder(ctx context.Context, p account.Principal, id, cycleID stri
 		if err := applyState(ctx, q, s, subscription.Reorder(st, i, item.ID, a.IDs.New("cycle"), a.Loc), now); err != nil {
 			return err
 		}
-		ev := a.events(s.AccountID, s.Environment)
+		ev := a.eventsAt(s.AccountID, s.Environment, now)
 		if err := ev.subscription(ctx, q, event.SubscriptionCycleOrdered, s.ID); err != nil {
 			return err
 		}
@@ -136,8 +140,7 @@ func (a *App) Reorder(ctx context.Context, p account.Principal, id, cycleID stri
 // cancelled says whether this call made the transition (once per
 // subscription, also under concurrent calls: they serialise on its row).
 func (a *App) CancelSubscription(ctx context.Context, p account.Principal, id string) (cancelled bool, err error) {
-	now := a.clock.Now()
-	err = a.changeSubscription(ctx, p, id, func(q store.Q, s ticketing.Subscription) error {
+	err = a.changeSubscription(ctx, p, id, func(q store.Q, s ticketing.Subscription, now time.Time) error {
 		next, dropped, changed := subscription.Cancel(subState(s), now, a.Loc)
 		cancelled = changed
 		if !changed {
@@ -157,7 +160,7 @@ func (a *App) CancelSubscription(ctx context.Context, p account.Principal, id st
 		if err := q.InsertReceipt(ctx, a.newReceipt(p, s, next.CancelledAt, next.EndsAt, now)); err != nil {
 			return err
 		}
-		ev := a.events(s.AccountID, s.Environment)
+		ev := a.eventsAt(s.AccountID, s.Environment, now)
 		if err := ev.cancelledSubscription(ctx, q, p, s.ID); err != nil {
 			return err
 		}

@@ -17,6 +17,7 @@ type OrderJSON struct {
 	Environment            string       `json:"environment"`
 	CouponID               string       `json:"coupon_id,omitempty"`
 	Coupons                []CouponJSON `json:"coupons"`
+	TestClock              *string      `json:"test_clock,omitempty"` // only for an order on a test clock
 }
 
 // CouponJSON is the Coupon of the interface and client-contract.md 3.4.
@@ -24,8 +25,8 @@ type CouponJSON struct {
 	ID                              string            `json:"id"`
 	OriginalCouponID                *string           `json:"original_coupon_id"`
 	RestoredCouponID                *string           `json:"restored_coupon_id"`
-	Product                         productJSON       `json:"product"`
-	Area                            areaJSON          `json:"area"`
+	Product                         any               `json:"product"` // productJSON, or an event's partRef
+	Area                            any               `json:"area"`    // areaJSON, or an event's partRef
 	Subscription                    *SubscriptionJSON `json:"subscription"`
 	Activated                       bool              `json:"activated"`
 	Environment                     string            `json:"environment"`
@@ -133,9 +134,9 @@ type ticketJSON struct {
 	ID                    string        `json:"id"`
 	CouponID              string        `json:"coupon_id"`
 	CouponReactivationKey *string       `json:"coupon_reactivation_key"`
-	Product               productJSON   `json:"product"`
+	Product               any           `json:"product"` // productJSON, or an event's partRef
 	Ticket                ticketDetails `json:"ticket"`
-	Area                  areaJSON      `json:"area"`
+	Area                  any           `json:"area"` // areaJSON, or an event's partRef
 	ValidFrom             timestamp     `json:"valid_from"`
 	ValidUntil            timestamp     `json:"valid_until"`
 	TicketCreatedAt       timestamp     `json:"ticket_created_at"`

@@ -130,3 +130,26 @@ func (s *Server) getInvoices(w http.ResponseWriter, r *http.Request) error {
 		Number: optional(q, "number"), CustomerID: optional(q, "customer_id")})
 	return writeResult(w, http.StatusOK, out, err)
 }
+
+// getBillableItems lists the caller's billable items of its environment,
+// newest first (docs/lists.md).
+func (s *Server) getBillableItems(w http.ResponseWriter, r *http.Request) error {
+	q, lr, err := listQuery("httpapi.getBillableItems", r, "invoiced", "customer_id", "billablable_collection_id")
+	if err != nil {
+		return err
+	}
+	out, err := s.app.BillableItems(r.Context(), principalOf(r), app.BillableItemsRequest{ListRequest: lr,
+		Invoiced: optional(q, "invoiced"), CustomerID: optional(q, "customer_id"), CollectionID: optional(q, "billablable_collection_id")})
+	return writeResult(w, http.StatusOK, out, err)
+}
+
+// getCollections lists the caller's billable collections of its
+// environment, newest first (docs/lists.md).
+func (s *Server) getCollections(w http.ResponseWriter, r *http.Request) error {
+	_, lr, err := listQuery("httpapi.getCollections", r)
+	if err != nil {
+		return err
+	}
+	out, err := s.app.Collections(r.Context(), principalOf(r), lr)
+	return writeResult(w, http.StatusOK, out, err)
+}

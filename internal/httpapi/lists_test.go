@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"net/url"
 	"testing"
+	"time"
 
 	"github.com/farebox/farebox/internal/apitest"
 )
@@ -304,4 +305,109 @@ func wantInvalidParameter(t *testing.T, e *apitest.Env, key, path, field string)
 		t.Errorf("%s: %s (want field %s)", path, r.Body, field)
 	}
 	return r
+}
+
+// TestBillableItemListEndpoint: GET /v9/ticketing/billable_items.json
+// answers the caller's items newest first, each as its GET shows it,
+// filters by invoiced, customer and collection (alone and together), pages
+// both ways and refuses bad parameters naming them.
+func TestBillableItemListEndpoint(t *testing.T) {
+	apitest.ForEachEngine(t, apitest.Options{}, func(t *testing.T, e *apitest.Env) {
+		var items []string
+		for range 4 {
+			items = append(items, orderSingles(t, e, e.LiveKey, 1)[0])
+			e.Clock.Advance(time.Second)
+		}
+		c1 := newCustomer(t, e, e.LiveKey, []string{"Kunde GmbH", "Hauptstraße 1", "10115 Berlin"}, nil)
+		col := str(e.Must(201, apitest.Req{Method: "POST", Path: "/v5/ticketing/billable_collections.json", Key: e.LiveKey}).Map(t)["id"])
+		put(t, e, e.LiveKey, items[0], map[string]any{"customer_id": c1})
+		put(t, e, e.LiveKey, items[1], map[string]any{"customer_id": c1, "billablable_collection_id": col})
+		put(t, e, e.LiveKey, items[2], map[string]any{"billablable_collection_id": col})
+		issue(t, e, e.LiveKey, items[0], c1, nil)
+		list := func(query string) map[string]any {
+			t.Helper()
+			return e.Must(200, apitest.Req{Method: "GET", Path: "/v9/ticketing/billable_items.json" + query, Key: e.LiveKey}).Map(t)
+		}
+		ids := func(l map[string]any) (out []string) {
+			for _, d := range l["data"].([]any) {
+				out = append(out, str(d.(map[string]any)["id"]))
+			}
+			return out
+		}
+		all := list("")
+		if got := ids(all); fmt.Sprint(got) != fmt.Sprint([]string{items[3], items[2], items[1], items[0]}) || all["has_more"] != false {
+			t.Fatalf("items: %v", got)
+		}
+		wantListedAsGET(t, e, all["data"].([]any), func(v map[string]any) string { return "/v5/ticketing/billable_item/" + str(v["id"]) + ".json" })
+		for query, want := range map[string][]string{
+			"?invoiced=true":                                           {items[0]},
+			"?invoiced=false":                                          {items[3], items[2], items[1]},
+			"?customer_id=" + c1:                                       {items[1], items[0]},
+			"?billablable_collection_id=" + col:                        {items[2], items[1]},
+			"?customer_id=" + c1 + "&invoiced=false":                   {items[1]},
+			"?customer_id=" + c1 + "&billablable_collection_id=" + col: {items[1]},
+			"?customer_id=nobody":                                      nil,
+		} {
+			if got := ids(list(query)); fmt.Sprint(got) != fmt.Sprint(want) {
+				t.Errorf("%s: %v, want %v", query, got, want)
+			}
+		}
+		first := list("?limit=3")
+		rest := list("?limit=3&starting_after=" + items[1])
+		back := list("?limit=3&ending_before=" + items[0])
+		if first["has_more"] != true || fmt.Sprint(ids(rest)) != fmt.Sprint([]string{items[0]}) || rest["has_more"] != false ||
+			fmt.Sprint(ids(back)) != fmt.Sprint(ids(first)) || back["has_more"] != false {
+			t.Errorf("pages: %v / %v / %v", ids(first), ids(rest), ids(back))
+		}
+		wantListGuards(t, e, "/v9/ticketing/billable_items.json", map[string]string{
+			"?invoiced=yes":                "invoiced",
+			"?invoiced=":                   "invoiced",
+			"?collection_id=" + col:        "collection_id",
+			"?limit=101":                   "limit",
+			"?starting_after=" + c1:        "starting_after",
+			"?ending_before=" + items[0]:   "",
+			"?customer_id=a&customer_id=b": "customer_id",
+			"?created%5Bgte%5D=2026-06-15": "created[gte]",
+		})
+	})
+}
+
+// TestCollectionListEndpoint: GET /v9/ticketing/billable_collections.json
+// pages the caller's collections newest first and guards like every list.
+func TestCollectionListEndpoint(t *testing.T) {
+	apitest.ForEachEngine(t, apitest.Options{}, func(t *testing.T, e *apitest.Env) {
+		var cols []string
+		for range 3 {
+			cols = append(cols, str(e.Must(201, apitest.Req{Method: "POST", Path: "/v5/ticketing/billable_collections.json", Key: e.LiveKey}).Map(t)["id"]))
+			e.Clock.Advance(time.Second)
+		}
+		var seen []string
+		after := ""
+		for {
+			path := "/v9/ticketing/billable_collections.json?limit=2"
+			if after != "" {
+				path += "&starting_after=" + after
+			}
+			l := e.Must(200, apitest.Req{Method: "GET", Path: path, Key: e.LiveKey}).Map(t)
+			for _, d := range l["data"].([]any) {
+				c := d.(map[string]any)
+				if c["object"] != "billable_collection" || c["environment"] != "live" {
+					t.Fatalf("collection: %v", c)
+				}
+				seen = append(seen, str(c["id"]))
+			}
+			if l["has_more"] != true {
+				break
+			}
+			after = seen[len(seen)-1]
+		}
+		if fmt.Sprint(seen) != fmt.Sprint([]string{cols[2], cols[1], cols[0]}) {
+			t.Fatalf("collections: %v, want %v", seen, cols)
+		}
+		wantListGuards(t, e, "/v9/ticketing/billable_collections.json", map[string]string{
+			"?state=open":               "state",
+			"?ending_before=" + cols[0]: "",
+			"?starting_after=nope":      "starting_after",
+		})
+	})
 }

@@ -89,6 +89,12 @@ func (s *Server) routes() []route {
 		{POST, "/v1/webhook_endpoints/{endpoint_id}/rotate_secret.json", authPartner, billKey, s.rotateWebhookSecret},
 		{GET, "/v1/webhook_endpoints/{endpoint_id}/attempts.json", authPartner, billKey, s.getWebhookAttempts},
 		{POST, "/v1/webhook_endpoints/{endpoint_id}/redeliver.json", authPartner, billKey, s.redeliverWebhook},
+		// Test clocks (docs/test-clocks.md), test keys only.
+		{POST, "/v1/test_clocks.json", authPartner, billKey, s.createTestClock},
+		{GET, "/v1/test_clocks.json", authPartner, billKey, s.getTestClocks},
+		{GET, "/v1/test_clocks/{test_clock_id}.json", authPartner, billKey, s.getTestClock},
+		{POST, "/v1/test_clocks/{test_clock_id}/advance.json", authPartner, billKey, s.advanceTestClock},
+		{DELETE, "/v1/test_clocks/{test_clock_id}.json", authPartner, billKey, s.deleteTestClock},
 
 		// Catalog (v2).
 		{GET, "/v2/products/search_by_city_name.json", authPartner, billKey, s.searchByCityName},
@@ -168,6 +174,8 @@ func (s *Server) routes() []route {
 		{POST, "/v5/ticketing/billable_item/{billable_item_id}/invoice/{customer_id}.json", authPartner, billKey, s.createInvoice},
 		{GET, "/v5/ticketing/invoices/{invoice_id}.json", authPartner, billKey, s.getInvoice},
 		{GET, "/v9/ticketing/invoices.json", authPartner, billKey, s.getInvoices},
+		{GET, "/v9/ticketing/billable_items.json", authPartner, billKey, s.getBillableItems},
+		{GET, "/v9/ticketing/billable_collections.json", authPartner, billKey, s.getCollections},
 		{POST, "/v9/ticketing/invoices/{invoice_id}/cancel.json", authPartner, billKey, s.cancelInvoice},
 		{POST, "/v9/ticketing/invoices/{invoice_id}/payment_notice.json", authPartner, billKey, s.invoicePaymentNotice},
 		{POST, "/v9/ticketing/billable_collection/{collection_id}/payment_notice.json", authPartner, billKey, s.collectionPaymentNotice},

@@ -13,6 +13,7 @@ import (
 type orderRequest struct {
 	ProductIDs             []string `json:"product_ids"`
 	OptionalOrderReference *string  `json:"optional_order_reference"`
+	TestClock              *string  `json:"test_clock"`
 }
 
 func (s *Server) placeOrder(version int) handlerFunc {
@@ -24,7 +25,8 @@ func (s *Server) placeOrder(version int) handlerFunc {
 		if req.ProductIDs == nil {
 			return apperr.Validation("orders", CodeInvalidProductIDs, "/product_ids", "product_ids is required: an array of product ids")
 		}
-		o, err := s.app.PlaceOrder(r.Context(), principalOf(r), app.OrderRequest{ProductIDs: req.ProductIDs, OptionalOrderReference: req.OptionalOrderReference})
+		o, err := s.app.PlaceOrder(r.Context(), principalOf(r), app.OrderRequest{ProductIDs: req.ProductIDs,
+			OptionalOrderReference: req.OptionalOrderReference, TestClock: req.TestClock})
 		if err != nil {
 			return err
 		}

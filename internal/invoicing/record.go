@@ -57,3 +57,28 @@ type InvoiceFilter struct {
 	// that number or customer.
 	Number, CustomerID *string
 }
+
+// BillableItemFilter selects the billable items of a list (docs/lists.md);
+// its created range bounds ordered_at.
+type BillableItemFilter struct {
+	list.Query
+	// Invoiced, when set, keeps the items with (true) or without (false)
+	// a standing invoice for any customer.
+	Invoiced *bool
+	// CustomerID and CollectionID, when set, keep the items assigned to
+	// exactly that customer (not a split) or collection.
+	CustomerID, CollectionID *string
+}
+
+// Collection is a billable collection.
+type Collection struct {
+	ID          string
+	AccountID   string
+	Environment account.Environment
+	CreatedAt   time.Time
+}
+
+// CollectionFilter selects the collections of a list.
+type CollectionFilter struct {
+	list.Query
+}

@@ -24,6 +24,7 @@ const (
 	CodeSessionNotFound            = "session_not_found"
 	CodeStorageFull                = "storage_full"
 	CodeSubscriptionNotFound       = "subscription_not_found"
+	CodeTestClockNotFound          = "test_clock_not_found"
 	CodeTicketNotFound             = "ticket_not_found"
 	CodeWebhookEndpointNotFound    = "webhook_endpoint_not_found"
 )

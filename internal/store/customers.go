@@ -97,7 +97,7 @@ func (q Q) CollectionExists(ctx context.Context, accountID string, env account.E
 }
 
 const itemCols = `b.id, b.account_id, b.environment, b.product_id, b.description, b.amount_cents, b.currency, b.vat_rate_bp,
-	b.coupon_id, b.subscription_id, b.cycle_id, b.ordered_at, a.customer_id, a.split, a.collection_id`
+	b.coupon_id, b.subscription_id, b.cycle_id, b.ordered_at, b.test_clock_id, a.customer_id, a.split, a.collection_id`
 
 // BillableItem returns an item of one tenant with its assignment.
 func (q Q) BillableItem(ctx context.Context, accountID string, env account.Environment, id string) (invoicing.BillableItem, error) {
@@ -118,25 +118,71 @@ func (q Q) CollectionItems(ctx context.Context, collectionID string) ([]invoicin
 
 func (q Q) itemsWhere(ctx context.Context, where string, args ...any) ([]invoicing.BillableItem, error) {
 	return collect(ctx, q, `SELECT `+itemCols+` FROM billable_items b
-		LEFT JOIN billable_item_assignments a ON a.billable_item_id = b.id WHERE `+where, args,
-		func(scan scanner) (b invoicing.BillableItem, err error) {
-			var env string
-			var coupon, sub, cycle, cust, split, coll sql.NullString
-			if err = scan(&b.ID, &b.AccountID, &env, &b.ProductID, &b.Description, &b.AmountCents, &b.Currency, &b.VATRateBP,
-				&coupon, &sub, &cycle, &b.OrderedAt, &cust, &split, &coll); err != nil {
-				return b, err
-			}
-			b.Environment = account.Environment(env)
-			b.OrderedAt = b.OrderedAt.UTC()
-			b.CouponID, b.SubscriptionID, b.CycleID = nullStr(coupon), nullStr(sub), nullStr(cycle)
-			b.CustomerID, b.CollectionID = nullStr(cust), nullStr(coll)
-			if split.Valid {
-				if err := json.Unmarshal([]byte(split.String), &b.Split); err != nil {
-					return b, apperr.Wrap("store.BillableItem", err)
-				}
-			}
-			return b, nil
-		})
+		LEFT JOIN billable_item_assignments a ON a.billable_item_id = b.id WHERE `+where, args, scanItem)
+}
+
+// scanItem reads a row of itemCols.
+func scanItem(scan scanner) (b invoicing.BillableItem, err error) {
+	var env string
+	var coupon, sub, cycle, clk, cust, split, coll sql.NullString
+	if err = scan(&b.ID, &b.AccountID, &env, &b.ProductID, &b.Description, &b.AmountCents, &b.Currency, &b.VATRateBP,
+		&coupon, &sub, &cycle, &b.OrderedAt, &clk, &cust, &split, &coll); err != nil {
+		return b, err
+	}
+	b.TestClockID = nullStr(clk)
+	b.Environment = account.Environment(env)
+	b.OrderedAt = b.OrderedAt.UTC()
+	b.CouponID, b.SubscriptionID, b.CycleID = nullStr(coupon), nullStr(sub), nullStr(cycle)
+	b.CustomerID, b.CollectionID = nullStr(cust), nullStr(coll)
+	if split.Valid {
+		if err := json.Unmarshal([]byte(split.String), &b.Split); err != nil {
+			return b, apperr.Wrap("store.BillableItem", err)
+		}
+	}
+	return b, nil
+}
+
+// BillableItems is a page of an account's billable items, newest first by
+// ordered_at: one range of billable_items_list, each row's assignment and
+// claims by primary key; a customer or collection filter may instead read
+// billable_item_assignments_customer or _collection and sort what it
+// finds (docs/lists.md).
+func (q Q) BillableItems(ctx context.Context, f invoicing.BillableItemFilter) (list.Page[invoicing.BillableItem], error) {
+	return listPage(ctx, q, billableItemsSQL(f), f.Limit, scanItem)
+}
+
+func billableItemsSQL(f invoicing.BillableItemFilter) pageStmt {
+	w := newListWhere(f.Query, "b.")
+	w.at = "ordered_at"
+	if f.CustomerID != nil {
+		w.add("a.customer_id = $%d", *f.CustomerID)
+	}
+	if f.CollectionID != nil {
+		w.add("a.collection_id = $%d", *f.CollectionID)
+	}
+	if f.Invoiced != nil {
+		cond := "EXISTS (SELECT 1 FROM invoice_claims c WHERE c.billable_item_id = b.id)"
+		if !*f.Invoiced {
+			cond = "NOT " + cond
+		}
+		w.conds = append(w.conds, cond)
+	}
+	return w.pageSQL(`SELECT `+itemCols+` FROM billable_items b LEFT JOIN billable_item_assignments a ON a.billable_item_id = b.id`, "b.", f.Query)
+}
+
+// Collections is a page of an account's billable collections, newest
+// first (one range of billable_collections_list).
+func (q Q) Collections(ctx context.Context, f invoicing.CollectionFilter) (list.Page[invoicing.Collection], error) {
+	return listPage(ctx, q, collectionsSQL(f), f.Limit, func(scan scanner) (c invoicing.Collection, err error) {
+		var env string
+		err = scan(&c.ID, &c.AccountID, &env, &c.CreatedAt)
+		c.Environment, c.CreatedAt = account.Environment(env), c.CreatedAt.UTC()
+		return c, err
+	})
+}
+
+func collectionsSQL(f invoicing.CollectionFilter) pageStmt {
+	return newListWhere(f.Query, "").pageSQL(`SELECT id, account_id, environment, created_at FROM billable_collections`, "", f.Query)
 }
 
 // jsonIfSet is v as JSON text for a nullable column, or NULL (nil) unless set.

@@ -161,10 +161,16 @@ func (q Q) PruneEvents(ctx context.Context, accountID string, env account.Enviro
 
 // EndedSubscriptions are up to limit subscriptions whose end has passed at
 // t and whose subscription.ended event is not written yet (restored
-// subscriptions excluded: their replacement carries on).
-func (q Q) EndedSubscriptions(ctx context.Context, t time.Time, limit int) ([]string, error) {
-	return collect(ctx, q, `SELECT id FROM subscriptions WHERE ends_at <= $1 AND ended_event_at IS NULL
-		AND restored_subscription_id IS NULL ORDER BY ends_at, id LIMIT $2`, []any{now(t), limit},
+// subscriptions excluded: their replacement carries on). clockID "" reads
+// the subscriptions of the service's time, another id those of that test
+// clock (docs/test-clocks.md): each ends when its own clock passes ends_at.
+func (q Q) EndedSubscriptions(ctx context.Context, clockID string, t time.Time, limit int) ([]string, error) {
+	clk := "test_clock_id IS NULL AND $3 = ''"
+	if clockID != "" {
+		clk = "test_clock_id = $3"
+	}
+	return collect(ctx, q, `SELECT id FROM subscriptions WHERE `+clk+` AND ends_at <= $1 AND ended_event_at IS NULL
+		AND restored_subscription_id IS NULL ORDER BY ends_at, id LIMIT $2`, []any{now(t), limit, clockID},
 		func(scan scanner) (id string, err error) { return id, scan(&id) })
 }
 

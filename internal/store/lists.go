@@ -21,18 +21,22 @@ import (
 // an index (account_id, environment, [filter,] created_at, id), so a page
 // is one range of it read in order, whatever the table's size.
 
-// listTables are the tables a list reads (ListCursor takes a table name).
-var listTables = map[string]bool{"orders": true, "subscriptions": true, "coupons": true, "tickets": true, "customers": true, "invoices": true, "audit_log": true}
+// listTables are the tables a list reads (ListCursor takes a table name),
+// each with the column of its time order.
+var listTables = map[string]string{"orders": "created_at", "subscriptions": "created_at", "coupons": "created_at",
+	"tickets": "created_at", "customers": "created_at", "invoices": "created_at", "test_clocks": "created_at",
+	"billable_items": "ordered_at", "billable_collections": "created_at", "audit_log": "created_at"}
 
 // ListCursor is the position of record id of table in the account's
 // environment, false when there is no such record there (another
 // account's or environment's record looks the same as none).
 func (q Q) ListCursor(ctx context.Context, table, accountID string, env account.Environment, id string) (list.Cursor, bool, error) {
-	if !listTables[table] {
+	at, ok := listTables[table]
+	if !ok {
 		return list.Cursor{}, false, fmt.Errorf("store.ListCursor: %q is no list", table)
 	}
 	c := list.Cursor{ID: id}
-	err := q.db.QueryRowContext(ctx, `SELECT created_at FROM `+table+` WHERE id = $1 AND account_id = $2 AND environment = $3`,
+	err := q.db.QueryRowContext(ctx, `SELECT `+at+` FROM `+table+` WHERE id = $1 AND account_id = $2 AND environment = $3`,
 		id, accountID, string(env)).Scan(&c.CreatedAt)
 	if errors.Is(err, sql.ErrNoRows) {
 		return list.Cursor{}, false, nil
@@ -45,10 +49,11 @@ func (q Q) ListCursor(ctx context.Context, table, accountID string, env account.
 type listWhere struct {
 	conds []string
 	args  []any
+	at    string // the column of the time order (created_at unless set)
 }
 
 func newListWhere(lq list.Query, alias string) *listWhere {
-	w := &listWhere{}
+	w := &listWhere{at: "created_at"}
 	w.add(alias+"account_id = $%d", lq.AccountID)
 	w.add(alias+"environment = $%d", string(lq.Environment))
 	return w
@@ -104,10 +109,10 @@ var statePredicates = map[any]string{
 // the rows come oldest first (ending_before).
 func (w *listWhere) pageSQL(sel, alias string, lq list.Query) pageStmt {
 	if lq.CreatedGTE != nil {
-		w.add(alias+"created_at >= $%d", now(*lq.CreatedGTE))
+		w.add(alias+w.at+" >= $%d", now(*lq.CreatedGTE))
 	}
 	if lq.CreatedLT != nil {
-		w.add(alias+"created_at < $%d", now(*lq.CreatedLT))
+		w.add(alias+w.at+" < $%d", now(*lq.CreatedLT))
 	}
 	order, cur, cmp := "DESC", lq.After, "<"
 	if lq.Before != nil {
@@ -116,11 +121,11 @@ func (w *listWhere) pageSQL(sel, alias string, lq list.Query) pageStmt {
 	if cur != nil {
 		// The row comparison is a range of the index on both engines.
 		w.args = append(w.args, now(cur.CreatedAt), cur.ID)
-		w.conds = append(w.conds, fmt.Sprintf("(%screated_at, %sid) %s ($%d, $%d)", alias, alias, cmp, len(w.args)-1, len(w.args)))
+		w.conds = append(w.conds, fmt.Sprintf("(%s%s, %sid) %s ($%d, $%d)", alias, w.at, alias, cmp, len(w.args)-1, len(w.args)))
 	}
 	args := append(w.args, lq.Limit+1)
-	query := fmt.Sprintf(`%s WHERE %s ORDER BY %screated_at %s, %sid %s LIMIT $%d`,
-		sel, strings.Join(w.conds, " AND "), alias, order, alias, order, len(args))
+	query := fmt.Sprintf(`%s WHERE %s ORDER BY %s%s %s, %sid %s LIMIT $%d`,
+		sel, strings.Join(w.conds, " AND "), alias, w.at, order, alias, order, len(args))
 	return pageStmt{query: query, args: args, ascending: order == "ASC"}
 }
 
@@ -159,6 +164,7 @@ func (q Q) ExplainList(ctx context.Context, f any) ([]string, error) {
 var listStmts = []func(f any) (pageStmt, bool){
 	stmtOf(ordersSQL), stmtOf(subscriptionsSQL), stmtOf(couponsSQL),
 	stmtOf(ticketsSQL), stmtOf(customersSQL), stmtOf(invoicesSQL), stmtOf(auditSQL),
+	stmtOf(billableItemsSQL), stmtOf(collectionsSQL), stmtOf(testClocksSQL),
 }
 
 // stmtOf is sql as a statement of any filter: false unless f is an F.

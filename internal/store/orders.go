@@ -17,41 +17,48 @@ import (
 
 // InsertOrder writes an order row (its coupons are inserted separately).
 func (q Q) InsertOrder(ctx context.Context, o ticketing.Order) error {
-	_, err := q.db.ExecContext(ctx, `INSERT INTO orders (id, account_id, environment, optional_order_reference, restore_secret, created_at)
-		VALUES ($1, $2, $3, $4, $5, $6)`, o.ID, o.AccountID, string(o.Environment), o.OptionalOrderReference, o.RestoreSecret, now(o.CreatedAt))
+	_, err := q.db.ExecContext(ctx, `INSERT INTO orders (`+orderCols+`)
+		VALUES ($1, $2, $3, $4, $5, $6, $7)`, o.ID, o.AccountID, string(o.Environment), o.OptionalOrderReference, o.RestoreSecret, now(o.CreatedAt), o.TestClockID)
 	return mapErr(err)
 }
 
 // Order returns an order of one account and environment with its coupons;
 // another tenant's order is apperr.NotFound.
 func (q Q) Order(ctx context.Context, accountID string, env account.Environment, id string) (ticketing.Order, error) {
-	var o ticketing.Order
-	var e string
-	var ref sql.NullString
-	err := q.db.QueryRowContext(ctx, `SELECT id, account_id, environment, optional_order_reference, restore_secret, created_at
-		FROM orders WHERE id = $1 AND account_id = $2 AND environment = $3`, id, accountID, string(env)).
-		Scan(&o.ID, &o.AccountID, &e, &ref, &o.RestoreSecret, &o.CreatedAt)
+	o, err := scanOrder(q.db.QueryRowContext(ctx, `SELECT `+orderCols+`
+		FROM orders WHERE id = $1 AND account_id = $2 AND environment = $3`, id, accountID, string(env)).Scan)
 	if errors.Is(err, sql.ErrNoRows) {
 		return o, apperr.NotFoundf("store.Order", CodeOrderNotFound)
 	}
 	if err != nil {
 		return o, mapErr(err)
 	}
-	o.Environment = account.Environment(e)
-	o.OptionalOrderReference = nullStr(ref)
 	o.Coupons, err = q.couponsWhere(ctx, `order_id = $1 ORDER BY position`, o.ID)
 	return o, err
 }
 
+const orderCols = `id, account_id, environment, optional_order_reference, restore_secret, created_at, test_clock_id`
+
+// scanOrder reads a row of orderCols (without the coupons).
+func scanOrder(scan scanner) (o ticketing.Order, err error) {
+	var e string
+	var ref, clk sql.NullString
+	if err = scan(&o.ID, &o.AccountID, &e, &ref, &o.RestoreSecret, &o.CreatedAt, &clk); err != nil {
+		return o, err
+	}
+	o.Environment, o.OptionalOrderReference, o.CreatedAt, o.TestClockID = account.Environment(e), nullStr(ref), o.CreatedAt.UTC(), nullStr(clk)
+	return o, nil
+}
+
 const couponCols = `id, order_id, position, account_id, environment, product_id, subscription_id, billable_item_id,
-	original_coupon_id, restored_coupon_id, tariff_settings, activated, created_at`
+	original_coupon_id, restored_coupon_id, tariff_settings, activated, created_at, test_clock_id`
 
 // InsertCoupon writes a coupon.
 func (q Q) InsertCoupon(ctx context.Context, c ticketing.Coupon) error {
 	_, err := q.db.ExecContext(ctx, `INSERT INTO coupons (`+couponCols+`)
-		VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12, $13)`,
+		VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12, $13, $14)`,
 		c.ID, c.OrderID, c.Position, c.AccountID, string(c.Environment), c.ProductID, c.SubscriptionID, c.BillableItemID,
-		c.OriginalCouponID, c.RestoredCouponID, jsonText(c.TariffSettings), c.Activated, now(c.CreatedAt))
+		c.OriginalCouponID, c.RestoredCouponID, jsonText(c.TariffSettings), c.Activated, now(c.CreatedAt), c.TestClockID)
 	return mapErr(err)
 }
 
@@ -68,10 +75,11 @@ func (q Q) couponsWhere(ctx context.Context, where string, args ...any) ([]ticke
 // scanCoupon reads a row of couponCols.
 func scanCoupon(scan scanner) (c ticketing.Coupon, err error) {
 	var env string
-	var sub, bill, orig, rest, ts sql.NullString
-	if err = scan(&c.ID, &c.OrderID, &c.Position, &c.AccountID, &env, &c.ProductID, &sub, &bill, &orig, &rest, &ts, &c.Activated, &c.CreatedAt); err != nil {
+	var sub, bill, orig, rest, ts, clk sql.NullString
+	if err = scan(&c.ID, &c.OrderID, &c.Position, &c.AccountID, &env, &c.ProductID, &sub, &bill, &orig, &rest, &ts, &c.Activated, &c.CreatedAt, &clk); err != nil {
 		return c, err
 	}
+	c.TestClockID = nullStr(clk)
 	c.Environment, c.CreatedAt = account.Environment(env), c.CreatedAt.UTC()
 	c.SubscriptionID, c.BillableItemID, c.OriginalCouponID, c.RestoredCouponID = nullStr(sub), nullStr(bill), nullStr(orig), nullStr(rest)
 	if ts.Valid {
@@ -101,9 +109,10 @@ func (q Q) SetCouponRestored(ctx context.Context, id, restoredID string) error {
 // InsertBillableItem writes a billable item.
 func (q Q) InsertBillableItem(ctx context.Context, b ticketing.BillableItem) error {
 	_, err := q.db.ExecContext(ctx, `INSERT INTO billable_items (id, account_id, environment, product_id, description, amount_cents,
-		currency, vat_rate_bp, coupon_id, subscription_id, cycle_id, ordered_at) VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12)`,
+		currency, vat_rate_bp, coupon_id, subscription_id, cycle_id, ordered_at, test_clock_id)
+		VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12, $13)`,
 		b.ID, b.AccountID, string(b.Environment), b.ProductID, b.Description, int64(b.AmountCents), b.Currency, b.VATRateBP,
-		b.CouponID, b.SubscriptionID, b.CycleID, now(b.OrderedAt))
+		b.CouponID, b.SubscriptionID, b.CycleID, now(b.OrderedAt), b.TestClockID)
 	return mapErr(err)
 }
 
@@ -112,7 +121,8 @@ func (q Q) CountRows(ctx context.Context, table string) (int, error) {
 	switch table {
 	case "orders", "coupons", "billable_items", "subscriptions", "subscription_cycles", "tickets",
 		"customers", "billable_collections", "billable_item_assignments", "invoices", "invoice_claims", "invoice_files", "jobs", "revocations", "events", "web_sessions",
-		"webhook_endpoints", "webhook_deliveries", "webhook_attempts":
+		"webhook_endpoints", "webhook_deliveries", "webhook_attempts",
+		"test_clocks":
 	default:
 		return 0, errors.New("store.CountRows: unknown table " + table)
 	}
@@ -173,15 +183,7 @@ func (q Q) LockCoupon(ctx context.Context, id string) error {
 // coupons. It reads one range of orders_list (orders_list_reference with
 // a reference) and the page's coupons by order.
 func (q Q) Orders(ctx context.Context, f ticketing.OrderFilter) (list.Page[ticketing.Order], error) {
-	p, err := listPage(ctx, q, ordersSQL(f), f.Limit, func(scan scanner) (o ticketing.Order, err error) {
-		var e string
-		var ref sql.NullString
-		if err = scan(&o.ID, &o.AccountID, &e, &ref, &o.RestoreSecret, &o.CreatedAt); err != nil {
-			return o, err
-		}
-		o.Environment, o.OptionalOrderReference, o.CreatedAt = account.Environment(e), nullStr(ref), o.CreatedAt.UTC()
-		return o, nil
-	})
+	p, err := listPage(ctx, q, ordersSQL(f), f.Limit, scanOrder)
 	if err != nil || len(p.Items) == 0 {
 		return p, err
 	}
@@ -207,7 +209,7 @@ func ordersSQL(f ticketing.OrderFilter) pageStmt {
 	if f.OptionalOrderReference != nil {
 		w.add("optional_order_reference = $%d", *f.OptionalOrderReference)
 	}
-	return w.pageSQL(`SELECT id, account_id, environment, optional_order_reference, restore_secret, created_at FROM orders`, "", f.Query)
+	return w.pageSQL(`SELECT `+orderCols+` FROM orders`, "", f.Query)
 }
 
 // Coupons is a page of an account's coupons, newest first (coupons of one

@@ -14,9 +14,9 @@ import (
 // InsertSubscription writes a subscription (its cycles separately).
 func (q Q) InsertSubscription(ctx context.Context, s ticketing.Subscription) error {
 	_, err := q.db.ExecContext(ctx, `INSERT INTO subscriptions (id, account_id, environment, product_id, original_subscription_id,
-		restored_subscription_id, cancel_requested_at, ends_at, created_at) VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9)`,
+		restored_subscription_id, cancel_requested_at, ends_at, created_at, test_clock_id) VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10)`,
 		s.ID, s.AccountID, string(s.Environment), s.ProductID, s.OriginalSubscriptionID, s.RestoredSubscriptionID,
-		timePtr(s.CancelRequestedAt), timePtr(s.EndsAt), now(s.CreatedAt))
+		timePtr(s.CancelRequestedAt), timePtr(s.EndsAt), now(s.CreatedAt), s.TestClockID)
 	return mapErr(err)
 }
 
@@ -36,16 +36,17 @@ func (q Q) Subscription(ctx context.Context, accountID string, env account.Envir
 }
 
 const subscriptionCols = `id, account_id, environment, product_id, original_subscription_id, restored_subscription_id,
-	cancel_requested_at, ends_at, created_at`
+	cancel_requested_at, ends_at, created_at, test_clock_id`
 
 // scanSubscription reads a row of subscriptionCols (without the cycles).
 func scanSubscription(scan scanner) (s ticketing.Subscription, err error) {
 	var e string
-	var orig, rest sql.NullString
+	var orig, rest, clk sql.NullString
 	var cancel, ends sql.NullTime
-	if err = scan(&s.ID, &s.AccountID, &e, &s.ProductID, &orig, &rest, &cancel, &ends, &s.CreatedAt); err != nil {
+	if err = scan(&s.ID, &s.AccountID, &e, &s.ProductID, &orig, &rest, &cancel, &ends, &s.CreatedAt, &clk); err != nil {
 		return s, err
 	}
+	s.TestClockID = nullStr(clk)
 	s.Environment, s.CreatedAt = account.Environment(e), s.CreatedAt.UTC()
 	s.OriginalSubscriptionID, s.RestoredSubscriptionID = nullStr(orig), nullStr(rest)
 	s.CancelRequestedAt, s.EndsAt = nullTime(cancel), nullTime(ends)

@@ -23,6 +23,10 @@ type Order struct {
 	RestoreSecret          string
 	CreatedAt              time.Time
 	Coupons                []Coupon
+	// TestClockID names the test clock the order was created on (test
+	// environment only; docs/test-clocks.md): the order and everything made
+	// from it live at that clock's time. Nil for the service's time.
+	TestClockID *string
 }
 
 // Coupon is a ticket not yet activated (or the coupon a ticket came from).
@@ -40,6 +44,7 @@ type Coupon struct {
 	TariffSettings   json.RawMessage // nil when none were given
 	Activated        bool
 	CreatedAt        time.Time // the order time
+	TestClockID      *string   // the order's test clock
 }
 
 // BillableItem is one billable unit: a single ticket or an ordered cycle.
@@ -56,6 +61,7 @@ type BillableItem struct {
 	SubscriptionID *string
 	CycleID        *string
 	OrderedAt      time.Time
+	TestClockID    *string // the order's test clock
 }
 
 // Subscription is a monthly (or otherwise cyclic) product ordered once.
@@ -69,6 +75,7 @@ type Subscription struct {
 	CancelRequestedAt      *time.Time
 	EndsAt                 *time.Time // set by cancellation: no cycle starts at or after it
 	CreatedAt              time.Time
+	TestClockID            *string // the order's test clock
 	Cycles                 []Cycle // chronological
 }
 
@@ -219,4 +226,27 @@ type TicketFilter struct {
 	list.Query
 	// State, when set, keeps the tickets in that state.
 	State TicketState
+}
+
+// Test clock statuses (docs/test-clocks.md).
+const (
+	TestClockReady     = "ready"     // standing at FrozenTime, its time-driven work done
+	TestClockAdvancing = "advancing" // moved to FrozenTime; the work up to it is running
+)
+
+// TestClock is a clock of an account's test environment: the objects
+// created on it see FrozenTime as the current time.
+type TestClock struct {
+	ID          string
+	AccountID   string
+	Environment account.Environment
+	Name        *string
+	FrozenTime  time.Time
+	Status      string
+	CreatedAt   time.Time
+}
+
+// TestClockFilter selects the clocks of a list.
+type TestClockFilter struct {
+	list.Query
 }
