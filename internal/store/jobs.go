@@ -64,6 +64,13 @@ const claimJobSQLite = `UPDATE jobs SET state = 'running', attempts = attempts +
 		ORDER BY run_at, id LIMIT $4)
 	RETURNING id, kind, payload, attempts, max_attempts`
 
+func claimJobSQL(e Engine) string {
+	if e == Postgres {
+		return claimJobPostgres
+	}
+	return claimJobSQLite
+}
+
 // Claim implements jobs.Queue.
 func (jq JobQueue) Claim(ctx context.Context, worker string, at time.Time, lease time.Duration, limit int) ([]jobs.Job, error) {
 	// An idle poll reads first: no write transaction (on SQLite the
