@@ -101,6 +101,18 @@ func serve(ctx context.Context, args []string, getenv func(string) string, stdou
 			log.Warn("idempotency key purge failed", "error", err.Error())
 		}
 	})
+	// Jobs that finished successfully are deleted jobs.DoneRetention after
+	// they finished, by every instance every ten minutes (docs/storage.md,
+	// "The job queue"); dead jobs stay until an operator deals with them.
+	go every(ctx, 10*time.Minute, func() {
+		n, err := st.Jobs().PruneJobs(ctx, time.Now().Add(-jobs.DoneRetention))
+		if n > 0 {
+			log.Debug("done jobs pruned", "count", n)
+		}
+		if err != nil && ctx.Err() == nil {
+			log.Warn("job pruning failed", "error", err.Error())
+		}
+	})
 	// Events (docs/events.md): subscription.ended once a subscription's end
 	// has passed, and the pruning of events older than the retention
 	// period, every minute by every instance (each ended event is written

@@ -66,6 +66,11 @@ type NewJob struct {
 // DefaultMaxAttempts is how often a job runs before it is dead.
 const DefaultMaxAttempts = 8
 
+// DoneRetention is how long a job that finished successfully stays in the
+// queue (for the operator's look at recent work) before it is pruned. Dead
+// jobs are kept until an operator deals with them.
+const DoneRetention = 7 * 24 * time.Hour
+
 // Queue is the storage the runner needs; internal/store implements it.
 type Queue interface {
 	// Claim marks up to limit due jobs (ready with run_at ≤ now, or running

@@ -1,10 +1,12 @@
 package store
 
 import (
+	"cmp"
 	"context"
 	"database/sql"
 	"errors"
 	"fmt"
+	"slices"
 	"strings"
 	"time"
 
@@ -62,67 +64,128 @@ func (s *Store) Jobs() JobQueue { return JobQueue{s: s} }
 // of kind (a runner with workers of their own for webhook deliveries).
 func (s *Store) JobsOf(kind string) JobQueue { return JobQueue{s: s, kind: kind} }
 
-// dueJobs is the condition of a due job, $at the claim's time and, for a
-// queue of one kind, $kind its kind.
-func (jq JobQueue) dueJobs(at, kind int) string {
-	c := fmt.Sprintf("((state = 'ready' AND run_at <= $%d) OR (state = 'running' AND locked_until <= $%d))", at, at)
-	if jq.kind != "" {
-		c += fmt.Sprintf(" AND kind = $%d", kind)
+// The claim reads the two kinds of due job separately, each from its own
+// partial index in the order it is claimed in, and at most limit of each
+// (docs/storage.md, "The job queue"): ready jobs by (run_at, id) from
+// jobs_ready, running jobs whose lease expired from jobs_running. Of these
+// at most 2·limit rows it takes the first limit by (run_at, id): what one
+// ordered scan of all due jobs would give, at a cost that does not grow
+// with the backlog. (One condition ORing both kinds defeats the ordered
+// index scan: every claim read and sorted every due row.)
+//
+// The engines differ in the lock (docs/storage.md, "Where the engines
+// differ"): on PostgreSQL concurrent claims skip each other's locked rows
+// (a row another claim took meanwhile is re-checked and dropped, and the
+// scan reads on); SQLite has a single writer, so the statement inside the
+// write transaction is already exclusive.
+const claimJob = `WITH ready AS (SELECT id, run_at FROM jobs WHERE state = 'ready' AND run_at <= $3%[2]s
+		ORDER BY run_at, id LIMIT $4%[1]s),
+	expired AS (SELECT id, run_at FROM jobs WHERE state = 'running' AND locked_until <= $3%[2]s
+		ORDER BY run_at, id LIMIT $4%[1]s),
+	claimed AS (SELECT id FROM (SELECT id, run_at FROM ready UNION ALL SELECT id, run_at FROM expired) due
+		ORDER BY run_at, id LIMIT $4)
+	UPDATE jobs SET state = 'running', attempts = attempts + 1, locked_by = $1, locked_until = $2
+	WHERE id IN (SELECT id FROM claimed)
+	RETURNING id, kind, payload, attempts, max_attempts, run_at`
+
+// The claim statements: [engine is PostgreSQL][queue of one kind]. A queue
+// of one kind adds `AND kind = $5` to both parts (JobsOf).
+var claimJobs4 = func() (v [2][2]string) {
+	for pg, lock := range []string{"", " FOR UPDATE SKIP LOCKED"} {
+		v[pg][0] = fmt.Sprintf(claimJob, lock, "")
+		v[pg][1] = fmt.Sprintf(claimJob, lock, " AND kind = $5")
 	}
-	return c
+	return v
+}()
+
+func claimJobSQL(e Engine, ofKind bool) string {
+	return claimJobs4[b2i(e == Postgres)][b2i(ofKind)]
 }
 
-// The claim differs per engine (docs/storage.md, "Where the engines differ"): on
-// PostgreSQL concurrent workers skip each other's locked rows; SQLite has a
-// single writer, so the plain statement inside the write transaction is
-// already exclusive.
-const claimJob = `UPDATE jobs SET state = 'running', attempts = attempts + 1, locked_by = $1, locked_until = $2
-	WHERE id IN (SELECT id FROM jobs WHERE %s ORDER BY run_at, id LIMIT $4%s)
-	RETURNING id, kind, payload, attempts, max_attempts`
-
-// Claim implements jobs.Queue.
-func (jq JobQueue) Claim(ctx context.Context, worker string, at time.Time, lease time.Duration, limit int) ([]jobs.Job, error) {
-	// An idle poll reads first: no write transaction (on SQLite the
-	// database-wide write lock) unless a job is due.
-	var due int
-	args := []any{now(at)}
-	if jq.kind != "" {
-		args = append(args, jq.kind)
+func b2i(b bool) int {
+	if b {
+		return 1
 	}
-	if err := jq.s.r.QueryRowContext(ctx, `SELECT COUNT(*) FROM (SELECT id FROM jobs WHERE `+jq.dueJobs(1, 2)+` LIMIT 1) d`,
-		args...).Scan(&due); err != nil {
+	return 0
+}
+
+// anyJobDue is 1 when a claim at $1 would find a job (of kind $2 for a
+// queue of one kind): two index probes.
+const anyJobDue = `SELECT CASE WHEN EXISTS (SELECT 1 FROM jobs WHERE state = 'ready' AND run_at <= $1%[1]s)
+	OR EXISTS (SELECT 1 FROM jobs WHERE state = 'running' AND locked_until <= $1%[1]s) THEN 1 ELSE 0 END`
+
+var anyJobDueOf = [2]string{fmt.Sprintf(anyJobDue, ""), fmt.Sprintf(anyJobDue, " AND kind = $2")}
+
+func anyJobDueSQL(ofKind bool) string { return anyJobDueOf[b2i(ofKind)] }
+
+// args appends the queue's kind, if it has one, to a statement's arguments.
+func (jq JobQueue) args(a ...any) []any {
+	if jq.kind != "" {
+		a = append(a, jq.kind)
+	}
+	return a
+}
+
+// Claim implements jobs.Queue. The jobs come in (run_at, id) order.
+//
+// On PostgreSQL the claim is one statement in a transaction of its own:
+// one round trip, an idle poll included (an UPDATE of no rows). On SQLite
+// an idle poll reads first, so that it does not take the database-wide
+// write lock unless a job is due.
+func (jq JobQueue) Claim(ctx context.Context, worker string, at time.Time, lease time.Duration, limit int) ([]jobs.Job, error) {
+	args := jq.args(worker, now(at.Add(lease)), now(at), limit)
+	if jq.s.engine == Postgres {
+		out, err := claimJobs(ctx, jq.s.w, claimJobSQL(Postgres, jq.kind != ""), args)
+		return out, mapErr(err)
+	}
+	var due int
+	if err := jq.s.r.QueryRowContext(ctx, anyJobDueSQL(jq.kind != ""), jq.args(now(at))...).Scan(&due); err != nil {
 		return nil, mapErr(err)
 	}
 	if due == 0 {
 		return nil, nil
 	}
-	lock := ""
-	if jq.s.engine == Postgres {
-		lock = " FOR UPDATE SKIP LOCKED"
-	}
-	stmt := fmt.Sprintf(claimJob, jq.dueJobs(3, 5), lock)
-	args = []any{worker, now(at.Add(lease)), now(at), limit}
-	if jq.kind != "" {
-		args = append(args, jq.kind)
-	}
 	var out []jobs.Job
-	err := jq.s.Write(ctx, func(q Q) error {
-		out = out[:0]
-		rows, err := q.db.QueryContext(ctx, stmt, args...)
-		if err != nil {
-			return err
-		}
-		defer rows.Close()
-		for rows.Next() {
-			var j jobs.Job
-			if err := rows.Scan(&j.ID, &j.Kind, &j.Payload, &j.Attempts, &j.MaxAttempts); err != nil {
-				return err
-			}
-			out = append(out, j)
-		}
-		return rows.Err()
+	err := jq.s.Write(ctx, func(q Q) (err error) {
+		out, err = claimJobs(ctx, q.db, claimJobSQL(SQLite, jq.kind != ""), args)
+		return err
 	})
 	return out, err
+}
+
+// claimJobs runs a claim statement and returns its jobs by (run_at, id).
+func claimJobs(ctx context.Context, db dbtx, stmt string, args []any) ([]jobs.Job, error) {
+	rows, err := db.QueryContext(ctx, stmt, args...)
+	if err != nil {
+		return nil, err
+	}
+	defer rows.Close()
+	type claimed struct {
+		job   jobs.Job
+		runAt time.Time
+	}
+	var cs []claimed
+	for rows.Next() {
+		var c claimed
+		if err := rows.Scan(&c.job.ID, &c.job.Kind, &c.job.Payload, &c.job.Attempts, &c.job.MaxAttempts, &c.runAt); err != nil {
+			return nil, err
+		}
+		cs = append(cs, c)
+	}
+	if err := rows.Err(); err != nil {
+		return nil, err
+	}
+	slices.SortFunc(cs, func(a, b claimed) int {
+		if c := a.runAt.Compare(b.runAt); c != 0 {
+			return c
+		}
+		return cmp.Compare(a.job.ID, b.job.ID)
+	})
+	out := make([]jobs.Job, len(cs))
+	for i, c := range cs {
+		out[i] = c.job
+	}
+	return out, nil
 }
 
 // Complete implements jobs.Queue.
@@ -236,4 +299,32 @@ func (q Q) OldestReadyJob(ctx context.Context, at time.Time) (time.Time, bool, e
 		return time.Time{}, false, mapErr(err)
 	}
 	return due.UTC(), true, nil
+}
+
+// pruneBatch is how many done jobs one transaction of PruneJobs deletes.
+const pruneBatch = 1000
+
+// PruneJobs deletes the jobs that finished successfully before before, in
+// transactions of up to pruneBatch rows found by jobs_finished, and
+// returns how many it deleted. Dead jobs stay for inspection (and for
+// JobState, which reports a dead invoice-files job); ready and running
+// jobs are never touched.
+func (jq JobQueue) PruneJobs(ctx context.Context, before time.Time) (int, error) {
+	total := 0
+	for {
+		var n int64
+		err := jq.s.Write(ctx, func(q Q) error {
+			res, err := q.db.ExecContext(ctx, `DELETE FROM jobs WHERE id IN (SELECT id FROM jobs
+				WHERE state = 'done' AND finished_at < $1 ORDER BY finished_at LIMIT $2)`, now(before), pruneBatch)
+			if err != nil {
+				return err
+			}
+			n, err = res.RowsAffected()
+			return err
+		})
+		total += int(n)
+		if err != nil || n < pruneBatch {
+			return total, err
+		}
+	}
 }
