@@ -59,7 +59,7 @@ require (
 	github.com/rogpeppe/go-internal v1.16.0 // indirect
 	github.com/smallstep/pkcs7 v0.2.3
 	github.com/speedata/hyphenation v1.0.1 // indirect
-	golang.org/x/crypto v0.55.0 // indirect
+	golang.org/x/crypto v0.55.0
 	golang.org/x/image v0.44.0
 	golang.org/x/xerrors v0.0.0-20200804184101-5ec99f83aff1 // indirect
 )
