@@ -103,6 +103,12 @@ type DevPKI struct {
 // GenerateDevPKI makes a root (1984 bits), a CA (1536) and an organisation
 // key (1024) with certificates valid for ten years from now.
 func GenerateDevPKI(rnd io.Reader, now time.Time) (*DevPKI, error) {
+	return generateChain(rnd, now, DevRootRef, DevCARef, DevOrgRef, true)
+}
+
+// generateChain makes a root, CA and organisation chain with the given
+// references; dev marks it as farebox's development PKI.
+func generateChain(rnd io.Reader, now time.Time, rootRef, caRef, orgRef Ref, dev bool) (*DevPKI, error) {
 	if rnd == nil {
 		rnd = rand.Reader
 	}
@@ -121,9 +127,9 @@ func GenerateDevPKI(rnd io.Reader, now time.Time) (*DevPKI, error) {
 	}
 	exp := now.AddDate(10, 0, 0).UTC().Truncate(24 * time.Hour)
 	cha := func(s string, role byte) (a [7]byte) { copy(a[:6], s); a[6] = role; return }
-	rootCert := Cert{Profile: 7, CAR: DevRootRef, CHR: DevRootRef, CHA: cha("FBDEVR", 0xFF), Expires: exp, Key: &rootKey.PublicKey}
-	caCert := Cert{Profile: 3, CAR: DevRootRef, CHR: DevCARef, CHA: cha("FBDEVC", 0x80), Expires: exp, Key: &caKey.PublicKey}
-	orgCert := Cert{Profile: 4, CAR: DevCARef, CHR: DevOrgRef, CHA: cha("FBDEVO", 0x01), Expires: exp, Key: &orgKey.PublicKey}
+	rootCert := Cert{Profile: 7, CAR: rootRef, CHR: rootRef, CHA: cha("FBDEVR", 0xFF), Expires: exp, Key: &rootKey.PublicKey}
+	caCert := Cert{Profile: 3, CAR: rootRef, CHR: caRef, CHA: cha("FBDEVC", 0x80), Expires: exp, Key: &caKey.PublicKey}
+	orgCert := Cert{Profile: 4, CAR: caRef, CHR: orgRef, CHA: cha("FBDEVO", 0x01), Expires: exp, Key: &orgKey.PublicKey}
 	root, err := UnsignedCert(rootCert)
 	if err != nil {
 		return nil, err
@@ -137,13 +143,17 @@ func GenerateDevPKI(rnd io.Reader, now time.Time) (*DevPKI, error) {
 		return nil, err
 	}
 	var t Trust
-	if _, err := t.AddRoot(root, true); err != nil {
+	if _, err := t.AddRoot(root, dev); err != nil {
 		return nil, err
 	}
 	if _, err := t.AddCA(ca, now); err != nil {
 		return nil, err
 	}
-	iss, err := NewIssuer(DevOrg, DevOrg, orgKey, org, &t, now)
+	orgID := DevOrg
+	if !dev {
+		orgID = 6310
+	}
+	iss, err := NewIssuer(orgID, orgID, orgKey, org, &t, now)
 	if err != nil {
 		return nil, err
 	}
