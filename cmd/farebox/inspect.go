@@ -14,6 +14,7 @@ import (
 
 	"github.com/farebox/farebox/internal/barcode"
 	"github.com/farebox/farebox/internal/barcode/uic"
+	"github.com/farebox/farebox/internal/barcode/vdv"
 	"github.com/farebox/farebox/internal/clock"
 	"github.com/farebox/farebox/internal/credentials"
 	"github.com/farebox/farebox/internal/store"
@@ -39,6 +40,12 @@ verified with --uic-keys RICS:KEYID:FILE[,...] (the UIC-published X.509
 certificate or public key of each signer), the configured --uic-issuer and
 the development key in the data dir.
 
+VDV-KA static barcodes (vdv-ka-static) are verified along their chain:
+the CA named by the barcode must be one of --vdv-ca (CV certificates
+signed by --vdv-root), or the data dir's development PKI; the
+organisation's certificate must verify under it, and neither may have
+expired.
+
 Keys: --keys keys.json (the body of GET /v1/inspection/keys.json), else
 --inspection-keys, else the keys the service generated (data dir in
 embedded mode, the database on PostgreSQL).
@@ -56,6 +63,8 @@ func inspectCmd(ctx context.Context, args []string, getenv func(string) string, 
 	revocationsSrc := fs.String("revocations", "", "revocation feed (a saved /v1/inspection/revocations.json or its URL): reject revoked tickets")
 	uicKeys := fs.String("uic-keys", "", "UIC 918.3 signers' public keys: RICS:KEYID:FILE[,...] (X.509 certificate or public key, PEM or DER)")
 	uicIssuer := fs.String("uic-issuer", getenv("FAREBOX_UIC_ISSUER"), "the service's UIC signer RICS:KEYID:KEYFILE (env FAREBOX_UIC_ISSUER)")
+	vdvRoot := fs.String("vdv-root", getenv("FAREBOX_VDV_ROOT"), "the VDV root CV certificate (env FAREBOX_VDV_ROOT)")
+	vdvCAs := fs.String("vdv-ca", getenv("FAREBOX_VDV_CA"), "comma-separated VDV CA CV certificates signed by the root (env FAREBOX_VDV_CA)")
 	fs.Usage = func() { fmt.Fprint(stderr, inspectUsage); fs.PrintDefaults() }
 	pos, err := parseFlags(fs, args)
 	if err != nil {
@@ -106,6 +115,12 @@ func inspectCmd(ctx context.Context, args []string, getenv func(string) string, 
 			return err
 		}
 		rep = uic.Inspect(payload, trust, now)
+	} else if vdv.IsBarcode(payload) {
+		trust, _, _, err := vdvTrust(*vdvRoot, *vdvCAs, db.dataDir, false, now)
+		if err != nil {
+			return err
+		}
+		rep = vdv.Inspect(payload, trust, now)
 	} else {
 		rep = barcode.Inspect(payload, kr, now)
 	}
