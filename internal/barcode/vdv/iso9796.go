@@ -2,6 +2,7 @@ package vdv
 
 import (
 	"crypto"
+	"crypto/rand"
 	"crypto/rsa"
 	"crypto/subtle"
 	"errors"
@@ -92,24 +93,43 @@ func encode9796(k int, h crypto.Hash, msg []byte) (J, remainder []byte) {
 	return J, remainder
 }
 
-// rawSign is s = m^d mod n computed with the CRT values when present, and
-// checked by re-encryption (a fault must not leak the key).
+// rawSign is s = m^d mod n, with the CRT values when present. math/big
+// is not constant-time, so the exponentiation runs on a blinded value
+// (m·r^e, unblinded by r^-1 afterwards; r random), and the result is
+// checked by re-encryption (a fault must not leak the key). Keys are
+// validated where they are loaded (NewIssuer), not per signature.
 func rawSign(priv *rsa.PrivateKey, m *big.Int) (*big.Int, error) {
-	if err := priv.Validate(); err != nil {
-		return nil, err
+	if priv.N == nil || priv.D == nil || priv.E < 3 {
+		return nil, errors.New("ISO 9796-2: incomplete RSA private key")
 	}
+	n, e := priv.N, big.NewInt(int64(priv.E))
+	var r, rInv *big.Int
+	for {
+		var err error
+		if r, err = rand.Int(rand.Reader, n); err != nil {
+			return nil, err
+		}
+		if r.Sign() > 0 {
+			if rInv = new(big.Int).ModInverse(r, n); rInv != nil {
+				break
+			}
+		}
+	}
+	c := new(big.Int).Exp(r, e, n)
+	c.Mul(c, m).Mod(c, n)
 	var s *big.Int
 	if len(priv.Primes) == 2 && priv.Precomputed.Dp != nil {
 		p, q := priv.Primes[0], priv.Primes[1]
-		m1 := new(big.Int).Exp(m, priv.Precomputed.Dp, p)
-		m2 := new(big.Int).Exp(m, priv.Precomputed.Dq, q)
-		hh := new(big.Int).Sub(m1, m2)
-		hh.Mul(hh, priv.Precomputed.Qinv).Mod(hh, p)
-		s = hh.Mul(hh, q).Add(hh, m2)
+		m1 := new(big.Int).Exp(c, priv.Precomputed.Dp, p)
+		m2 := new(big.Int).Exp(c, priv.Precomputed.Dq, q)
+		h := new(big.Int).Sub(m1, m2)
+		h.Mul(h, priv.Precomputed.Qinv).Mod(h, p)
+		s = h.Mul(h, q).Add(h, m2)
 	} else {
-		s = new(big.Int).Exp(m, priv.D, priv.N)
+		s = new(big.Int).Exp(c, priv.D, n)
 	}
-	if new(big.Int).Exp(s, big.NewInt(int64(priv.E)), priv.N).Cmp(m) != 0 {
+	s.Mul(s, rInv).Mod(s, n)
+	if new(big.Int).Exp(s, e, n).Cmp(m) != 0 {
 		return nil, errors.New("ISO 9796-2: RSA signature self-check failed")
 	}
 	return s, nil

@@ -180,6 +180,10 @@ func NewIssuer(org, productOrg int, key *rsa.PrivateKey, cert []byte, trust *Tru
 	if key.N.BitLen() != 1024 {
 		return nil, fmt.Errorf("the VDV-KA barcode signature is 1024-bit RSA; the key has %d bits", key.N.BitLen())
 	}
+	if err := key.Validate(); err != nil {
+		return nil, fmt.Errorf("organisation key: %w", err)
+	}
+	key.Precompute()
 	car, err := signedCAR(cert, trust.cas)
 	if err != nil {
 		return nil, fmt.Errorf("organisation certificate: %w (configure the VDV root and the CA certificate that signed it)", err)
