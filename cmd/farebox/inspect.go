@@ -46,7 +46,8 @@ signed by --vdv-root), or the data dir's development PKI; the
 organisation's certificate must verify under it, and neither may have
 expired.
 
-Keys: --keys keys.json (the body of GET /v1/inspection/keys.json), else
+Keys (for farebox payloads and the revocation feed; a UIC or VDV barcode
+alone needs none): --keys keys.json (the body of GET /v1/inspection/keys.json), else
 --inspection-keys, else the keys the service generated (data dir in
 embedded mode, the database on PostgreSQL).
 
@@ -89,14 +90,18 @@ func inspectCmd(ctx context.Context, args []string, getenv func(string) string, 
 	if err != nil {
 		return err
 	}
-	kr, err := inspectKeyring(ctx, *db, *keysFile, *keysCfg)
-	if err != nil {
-		return err
-	}
 	payload, err := barcode.ParseInput(data)
 	if err != nil {
 		fmt.Fprintln(stdout, "NOT GENUINE: the input is no inspection barcode:", err)
 		return errNotAcceptable
+	}
+	// farebox's keys verify farebox payloads and the revocation feed; a UIC
+	// or VDV barcode alone is checked without them.
+	var kr *barcode.Keyring
+	if *revocationsSrc != "" || (!uic.IsContainer(payload) && !vdv.IsBarcode(payload)) {
+		if kr, err = inspectKeyring(ctx, *db, *keysFile, *keysCfg); err != nil {
+			return err
+		}
 	}
 	var revoked *barcode.Revocations
 	if *revocationsSrc != "" {

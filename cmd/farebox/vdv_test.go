@@ -3,19 +3,23 @@ package main
 import (
 	"bytes"
 	"context"
+	"crypto/x509"
 	"encoding/base64"
 	"encoding/hex"
 	"encoding/json"
+	"encoding/pem"
 	"errors"
 	"os"
 	"path/filepath"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/farebox/farebox/internal/barcode"
 	"github.com/farebox/farebox/internal/barcode/barcodetest"
 	"github.com/farebox/farebox/internal/barcode/vdv"
 	"github.com/farebox/farebox/internal/catalog"
+	"github.com/farebox/farebox/internal/config"
 	"github.com/farebox/farebox/internal/store"
 	"github.com/farebox/farebox/internal/store/storetest"
 	"github.com/farebox/farebox/internal/testtool"
@@ -143,5 +147,61 @@ func TestVDVProfileEndToEnd(t *testing.T) {
 				t.Errorf("inspect without the chain: %v\n%s", err, out)
 			}
 		})
+	}
+}
+
+// TestVDVConfiguredIssuer: with --vdv-issuer, --vdv-root and --vdv-ca the
+// service signs as the operator's organisation (no test flag), a wrong
+// chain stops the start, and `farebox inspect` with the same root and CA
+// accepts a live ticket without --allow-test and refuses it without them.
+func TestVDVConfiguredIssuer(t *testing.T) {
+	now := time.Now()
+	p, err := vdv.GenerateDevPKI(nil, now) // stands in for VDV-issued material
+	if err != nil {
+		t.Fatal(err)
+	}
+	other, err := vdv.GenerateDevPKI(nil, now)
+	if err != nil {
+		t.Fatal(err)
+	}
+	dir := t.TempDir()
+	w := func(name string, b []byte) string { return testtool.WriteFile(t, dir, name, b) }
+	root, ca, otherCA := w("root.cvc", p.Root), w("ca.cvc", p.CA), w("other-ca.cvc", other.CA)
+	key := w("org.pem", pem.EncodeToMemory(&pem.Block{Type: "RSA PRIVATE KEY", Bytes: x509.MarshalPKCS1PrivateKey(p.Issuer.Key)}))
+	cert := w("org.cvc", p.Issuer.Cert)
+	cfg := config.Config{DataDir: t.TempDir(), VDVIssuer: "6310:3000:" + key + ":" + cert, VDVRoot: root, VDVCAs: ca}
+	iss, created, err := loadVDVIssuer(cfg, now)
+	if err != nil || created || iss.Development || iss.Org != 6310 || iss.ProductOrg != 3000 {
+		t.Fatalf("configured issuer: %+v %v %v", iss, created, err)
+	}
+	if _, err := os.Stat(filepath.Join(cfg.DataDir, "keys", "vdv")); !os.IsNotExist(err) {
+		t.Errorf("a development PKI was made although an issuer is configured: %v", err)
+	}
+	bad := cfg
+	bad.VDVCAs = otherCA // a CA the root did not sign: the start fails naming the file
+	if _, _, err := loadVDVIssuer(bad, now); err == nil || !strings.Contains(err.Error(), otherCA) {
+		t.Errorf("a CA the root did not sign: %v", err)
+	}
+	bad = cfg
+	bad.VDVIssuer = "6310:3000:" + key + ":" + w("other-org.cvc", other.Issuer.Cert)
+	if _, _, err := loadVDVIssuer(bad, now); err == nil || !strings.Contains(err.Error(), "organisation certificate") {
+		t.Errorf("an organisation certificate of another CA: %v", err)
+	}
+	c := barcode.Claims{TicketID: "farebox-ticket-configured", ProductName: "Deutschlandticket",
+		ValidFrom: now.Add(-time.Hour).Truncate(time.Second), ValidUntil: now.Add(time.Hour).Truncate(time.Second),
+		FirstName: "Erika", LastName: "Mustermann", BirthDate: "1964-08-12", Environment: barcode.EnvLive}
+	b, err := vdv.Issue(c, vdv.Product{Number: 9999, Area: "Deutschland"}, iss, now)
+	if err != nil {
+		t.Fatal(err)
+	}
+	file := w("ticket.bin", b)
+	env := map[string]string{"FAREBOX_DATA_DIR": cfg.DataDir}
+	out, err := inspectRun(env, nil, "--vdv-root", root, "--vdv-ca", ca, file)
+	if err != nil || !strings.Contains(out, "organisation 6310") || strings.Contains(out, "DEVELOPMENT") || !strings.Contains(out, "ACCEPTED") {
+		t.Errorf("inspect with the chain: %v\n%s", err, out)
+	}
+	out, err = inspectRun(env, nil, file)
+	if !errors.Is(err, errNotAcceptable) || !strings.Contains(out, "not trusted") {
+		t.Errorf("inspect without the chain: %v\n%s", err, out)
 	}
 }
