@@ -61,6 +61,7 @@ var layers = map[string]string{
 	"internal/usage":                "adapter",
 	"internal/barcode":              "adapter",
 	"internal/barcode/uic":          "adapter",
+	"internal/barcode/vdv":          "adapter",
 	"internal/wallet":               "adapter",
 	"internal/wallet/apple":         "adapter",
 	"internal/wallet/google":        "adapter",

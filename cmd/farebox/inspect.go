@@ -14,6 +14,7 @@ import (
 
 	"github.com/farebox/farebox/internal/barcode"
 	"github.com/farebox/farebox/internal/barcode/uic"
+	"github.com/farebox/farebox/internal/barcode/vdv"
 	"github.com/farebox/farebox/internal/clock"
 	"github.com/farebox/farebox/internal/credentials"
 	"github.com/farebox/farebox/internal/store"
@@ -39,7 +40,14 @@ verified with --uic-keys RICS:KEYID:FILE[,...] (the UIC-published X.509
 certificate or public key of each signer), the configured --uic-issuer and
 the development key in the data dir.
 
-Keys: --keys keys.json (the body of GET /v1/inspection/keys.json), else
+VDV-KA static barcodes (vdv-ka-static) are verified along their chain:
+the CA named by the barcode must be one of --vdv-ca (CV certificates
+signed by --vdv-root), or the data dir's development PKI; the
+organisation's certificate must verify under it, and neither may have
+expired.
+
+Keys (for farebox payloads and the revocation feed; a UIC or VDV barcode
+alone needs none): --keys keys.json (the body of GET /v1/inspection/keys.json), else
 --inspection-keys, else the keys the service generated (data dir in
 embedded mode, the database on PostgreSQL).
 
@@ -56,6 +64,8 @@ func inspectCmd(ctx context.Context, args []string, getenv func(string) string, 
 	revocationsSrc := fs.String("revocations", "", "revocation feed (a saved /v1/inspection/revocations.json or its URL): reject revoked tickets")
 	uicKeys := fs.String("uic-keys", "", "UIC 918.3 signers' public keys: RICS:KEYID:FILE[,...] (X.509 certificate or public key, PEM or DER)")
 	uicIssuer := fs.String("uic-issuer", getenv("FAREBOX_UIC_ISSUER"), "the service's UIC signer RICS:KEYID:KEYFILE (env FAREBOX_UIC_ISSUER)")
+	vdvRoot := fs.String("vdv-root", getenv("FAREBOX_VDV_ROOT"), "the VDV root CV certificate (env FAREBOX_VDV_ROOT)")
+	vdvCAs := fs.String("vdv-ca", getenv("FAREBOX_VDV_CA"), "comma-separated VDV CA CV certificates signed by the root (env FAREBOX_VDV_CA)")
 	fs.Usage = func() { fmt.Fprint(stderr, inspectUsage); fs.PrintDefaults() }
 	pos, err := parseFlags(fs, args)
 	if err != nil {
@@ -80,14 +90,18 @@ func inspectCmd(ctx context.Context, args []string, getenv func(string) string, 
 	if err != nil {
 		return err
 	}
-	kr, err := inspectKeyring(ctx, *db, *keysFile, *keysCfg)
-	if err != nil {
-		return err
-	}
 	payload, err := barcode.ParseInput(data)
 	if err != nil {
 		fmt.Fprintln(stdout, "NOT GENUINE: the input is no inspection barcode:", err)
 		return errNotAcceptable
+	}
+	// farebox's keys verify farebox payloads and the revocation feed; a UIC
+	// or VDV barcode alone is checked without them.
+	var kr *barcode.Keyring
+	if *revocationsSrc != "" || (!uic.IsContainer(payload) && !vdv.IsBarcode(payload)) {
+		if kr, err = inspectKeyring(ctx, *db, *keysFile, *keysCfg); err != nil {
+			return err
+		}
 	}
 	var revoked *barcode.Revocations
 	if *revocationsSrc != "" {
@@ -106,6 +120,12 @@ func inspectCmd(ctx context.Context, args []string, getenv func(string) string, 
 			return err
 		}
 		rep = uic.Inspect(payload, trust, now)
+	} else if vdv.IsBarcode(payload) {
+		trust, _, _, err := vdvTrust(*vdvRoot, *vdvCAs, db.dataDir, false, now)
+		if err != nil {
+			return err
+		}
+		rep = vdv.Inspect(payload, trust, now)
 	} else {
 		rep = barcode.Inspect(payload, kr, now)
 	}

@@ -2,15 +2,18 @@ package main
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"log/slog"
 	"os"
 	"path/filepath"
 	"slices"
+	"strings"
 	"time"
 
 	"github.com/farebox/farebox/internal/app"
 	"github.com/farebox/farebox/internal/barcode/uic"
+	"github.com/farebox/farebox/internal/barcode/vdv"
 	"github.com/farebox/farebox/internal/config"
 	"github.com/farebox/farebox/internal/credentials"
 	"github.com/farebox/farebox/internal/httpapi"
@@ -29,6 +32,51 @@ func loadUICIssuer(spec, dataDir, name string) (*uic.Issuer, bool, error) {
 		return iss, false, err
 	}
 	return uic.LoadOrCreateDevIssuer(uicDevDir(dataDir))
+}
+
+// vdvDevDir is where the development VDV PKI lives (vdv.DevDir under it).
+func vdvDevDir(dataDir string) string { return filepath.Join(dataDir, "keys", "vdv") }
+
+// vdvTrust loads the configured VDV root and CA certificates, and the
+// development PKI from the data dir when present; it returns the
+// development issuer (nil when none was found or create is false and
+// none exists), generating it when create is true.
+func vdvTrust(root, cas, dataDir string, create bool, now time.Time) (*vdv.Trust, *vdv.Issuer, bool, error) {
+	var t vdv.Trust
+	if root != "" {
+		var files []string
+		for _, f := range strings.Split(cas, ",") {
+			if f = strings.TrimSpace(f); f != "" {
+				files = append(files, f)
+			}
+		}
+		if err := vdv.LoadTrust(&t, root, files, now); err != nil {
+			return nil, nil, false, err
+		}
+	}
+	if create {
+		iss, created, err := vdv.LoadOrCreateDevPKI(vdvDevDir(dataDir), &t, now)
+		return &t, iss, created, err
+	}
+	iss, err := vdv.LoadDevPKI(vdvDevDir(dataDir), &t, now)
+	if err != nil && !errors.Is(err, os.ErrNotExist) {
+		return nil, nil, false, err
+	}
+	return &t, iss, false, nil
+}
+
+// loadVDVIssuer returns the configured VDV-KA signer, else the
+// development one from the data dir (generated on first use).
+func loadVDVIssuer(cfg config.Config, now time.Time) (*vdv.Issuer, bool, error) {
+	t, dev, created, err := vdvTrust(cfg.VDVRoot, cfg.VDVCAs, cfg.DataDir, cfg.VDVIssuer == "", now)
+	if err != nil {
+		return nil, false, err
+	}
+	if cfg.VDVIssuer == "" {
+		return dev, created, nil
+	}
+	iss, err := vdv.LoadIssuer(cfg.VDVIssuer, t, now)
+	return iss, false, err
 }
 
 func credentialSettings(cfg config.Config) credentials.Settings {
@@ -111,6 +159,18 @@ func loadWallets(ctx context.Context, cfg config.Config, st *store.Store, log *s
 			"generated_now", created, "dir", uicDevDir(cfg.DataDir), "note", "set --uic-issuer RICS:KEYID:KEYFILE with the key registered with the UIC")
 	} else {
 		log.Info("UIC 918.3 barcodes: issuer loaded", "rics", iss.RICS, "key_id", iss.KeyID, "container_version", iss.Version)
+	}
+	vi, created, err := loadVDVIssuer(cfg, now)
+	if err != nil {
+		return err
+	}
+	o.VDV = func() (*vdv.Issuer, error) { return vi, nil }
+	if vi.Development {
+		log.Warn("VDV-KA barcodes: using a development PKI (organisation 65000, references XX FB*); its barcodes say test",
+			"generated_now", created, "dir", vdvDevDir(cfg.DataDir), "note", "set --vdv-issuer ORG:PRODUCTORG:KEYFILE:CERTFILE, --vdv-root and --vdv-ca with the VDV's certificates")
+	} else {
+		log.Info("VDV-KA barcodes: issuer loaded", "org", vi.Org, "product_org", vi.ProductOrg, "certificate", vi.Info.CHR.String(),
+			"expires", vi.Info.Expires.Format(time.DateOnly))
 	}
 	o.AdvertiseDevelopmentWallets = cfg.AdvertiseDevelopmentWallets
 	d.Wallets = d.App.NewWallets(o)

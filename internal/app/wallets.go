@@ -12,6 +12,7 @@ import (
 	"github.com/farebox/farebox/internal/apperr"
 	"github.com/farebox/farebox/internal/barcode"
 	"github.com/farebox/farebox/internal/barcode/uic"
+	"github.com/farebox/farebox/internal/barcode/vdv"
 	"github.com/farebox/farebox/internal/catalog"
 	"github.com/farebox/farebox/internal/engines"
 	"github.com/farebox/farebox/internal/ticketing"
@@ -73,6 +74,10 @@ type WalletOptions struct {
 	// uic-918-3-uflex profile (docs/barcodes.md); nil makes a development
 	// issuer on first use, kept in memory (its barcodes are specimens).
 	UIC func() (*uic.Issuer, error)
+	// VDV returns the issuer that signs the barcodes of products with the
+	// vdv-ka-static profile; nil makes a development PKI on first use, kept
+	// in memory (its barcodes say test).
+	VDV func() (*vdv.Issuer, error)
 }
 
 // NewWallets returns the wallets of o.
@@ -92,6 +97,15 @@ func (a *App) NewWallets(o WalletOptions) *Wallets {
 	}
 	if o.UIC == nil {
 		o.UIC = sync.OnceValues(func() (*uic.Issuer, error) { return uic.GenerateDevIssuer(1, nil) })
+	}
+	if o.VDV == nil {
+		o.VDV = sync.OnceValues(func() (*vdv.Issuer, error) {
+			p, err := vdv.GenerateDevPKI(nil, a.clock.Now())
+			if err != nil {
+				return nil, err
+			}
+			return p.Issuer, nil
+		})
 	}
 	w := &Wallets{app: a, o: o, brand: engines.BrandProperty(o.Brand, logo)}
 	w.inspection.Store(o.Inspection)
@@ -117,17 +131,18 @@ func (w *Wallets) SetInspectionKeys(kr *barcode.Keyring) {
 }
 
 // signBarcode encodes and signs v's claims in the barcode profile of d's
-// product: farebox's Ed25519 payload, or a UIC 918.3 container.
+// product: farebox's Ed25519 payload, a UIC 918.3 container or a VDV-KA
+// static barcode.
 func (w *Wallets) signBarcode(d TicketDetails, v wallet.TicketView, kr *barcode.Keyring) ([]byte, error) {
-	if d.Product == nil || d.Product.Barcode() != catalog.BarcodeUIC {
+	profile := catalog.BarcodeFarebox
+	if d.Product != nil {
+		profile = d.Product.Barcode()
+	}
+	if profile != catalog.BarcodeUIC && profile != catalog.BarcodeVDV {
 		// The ticket's own key while the keyring holds it (rotation keeps
 		// barcodes already on phones), else the active one.
 		b, _, err := barcode.SignWith(v.Claims(), kr, d.Ticket.InspectionKeyID)
 		return b, err
-	}
-	iss, err := w.o.UIC()
-	if err != nil {
-		return nil, err
 	}
 	// Issued when the ticket was made; a backdated validity counts from its start.
 	issued := d.Ticket.CreatedAt
@@ -137,6 +152,18 @@ func (w *Wallets) signBarcode(d TicketDetails, v wallet.TicketView, kr *barcode.
 	area := ""
 	if d.Area != nil {
 		area = d.Area.LocalZoneName
+	}
+	if profile == catalog.BarcodeVDV {
+		iss, err := w.o.VDV()
+		if err != nil {
+			return nil, err
+		}
+		return vdv.Issue(v.Claims(), vdv.Product{Number: d.Product.BarcodeProductNumber, Area: area,
+			PriceCents: int64(d.Product.PriceInCents), VATBP: int(d.Product.VATRateBP)}, iss, issued)
+	}
+	iss, err := w.o.UIC()
+	if err != nil {
+		return nil, err
 	}
 	return uic.Issue(v.Claims(), uic.Product{Number: d.Product.BarcodeProductNumber, Area: area}, iss, issued)
 }

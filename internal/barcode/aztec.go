@@ -194,6 +194,10 @@ func ParseInput(data []byte) ([]byte, error) {
 	if bytes.HasPrefix(data, []byte("#UT")) {
 		return data, nil
 	}
+	// So does a VDV-KA static barcode (barcode/vdv): its 128-byte signature object.
+	if bytes.HasPrefix(data, []byte{0x9E, 0x81, 0x80}) {
+		return data, nil
+	}
 	hasMagic := func(b []byte) bool { return len(b) >= 2 && b[0] == magic0 && b[1] == magic1 }
 	if hasMagic(data) {
 		if _, err := Parse(data); err == nil {

@@ -256,7 +256,7 @@ func TestBarcodeProfileValidation(t *testing.T) {
 		"":             "",
 		BarcodeFarebox: "",
 		BarcodeUIC:     "",
-		BarcodeVDV:     "barcode_profile", // accepted name, not implemented yet
+		BarcodeVDV:     "", // needs a product number: checked below
 		"uic-918-3":    "barcode_profile",
 		"FAREBOX":      "barcode_profile",
 	} {
@@ -269,7 +269,7 @@ func TestBarcodeProfileValidation(t *testing.T) {
 			if field != "" {
 				want["/products/0/"+field] = true
 			}
-			if num < 0 || num > 32000 {
+			if num < 0 || num > 32000 || (profile == BarcodeVDV && num == 0) {
 				want["/products/0/barcode_product_number"] = true
 			}
 			got := map[string]bool{}

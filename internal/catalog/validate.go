@@ -138,7 +138,9 @@ func Validate(f *File, prefix string, existingProducts map[string]bool) error {
 		switch pr.Barcode() {
 		case BarcodeFarebox, BarcodeUIC:
 		case BarcodeVDV:
-			add(p+"/barcode_profile", "vdv-ka-static is not implemented yet (docs/barcodes.md); use farebox or uic-918-3-uflex")
+			if pr.BarcodeProductNumber == 0 {
+				add(p+"/barcode_product_number", "is required with barcode_profile vdv-ka-static (the VDV product number, e.g. 9999 for the Deutschlandticket)")
+			}
 		default:
 			add(p+"/barcode_profile", "must be farebox, uic-918-3-uflex or vdv-ka-static")
 		}

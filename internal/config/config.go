@@ -70,6 +70,9 @@ type Config struct {
 	// Wallets and inspection barcodes (docs/wallet.md).
 	InspectionKeys  string // key directory or comma-separated key files
 	UICIssuer       string // RICS:KEYID:KEYFILE of the UIC 918.3 signer (docs/barcodes.md)
+	VDVIssuer       string // ORG:PRODUCTORG:KEYFILE:CERTFILE of the VDV-KA signer (docs/barcodes.md)
+	VDVRoot         string // the VDV root certificate file (unsigned CV certificate)
+	VDVCAs          string // comma-separated VDV CA certificate files
 	ApplePassCert   string
 	ApplePassKey    string
 	AppleWWDRCert   string
@@ -176,6 +179,9 @@ func (c *Config) settings() []setting {
 		{name: "google-api-url", env: "FAREBOX_GOOGLE_API_URL", def: "https://walletobjects.googleapis.com/walletobjects/v1", help: "Google Wallet REST API base URL (walletobjects v1)"},
 		{name: "google-token-url", env: "FAREBOX_GOOGLE_TOKEN_URL", def: "", help: "OAuth2 token URL of the service account (default: the key file's token_uri, else https://oauth2.googleapis.com/token)"},
 		{name: "uic-issuer", env: "FAREBOX_UIC_ISSUER", def: "", help: "UIC 918.3 barcode signer as RICS:KEYID:KEYFILE (DSA PEM; docs/barcodes.md) (default: a development key in the data dir; its barcodes are specimens)"},
+		{name: "vdv-issuer", env: "FAREBOX_VDV_ISSUER", def: "", help: "VDV-KA static barcode signer as ORG:PRODUCTORG:KEYFILE:CERTFILE (1024-bit RSA PEM, CV certificate; needs --vdv-root and --vdv-ca; docs/barcodes.md) (default: a development PKI in the data dir; its barcodes say test)"},
+		{name: "vdv-root", env: "FAREBOX_VDV_ROOT", def: "", help: "the VDV root CV certificate (7F21 with an unsigned 5F4E body)"},
+		{name: "vdv-ca", env: "FAREBOX_VDV_CA", def: "", help: "comma-separated VDV CA CV certificates signed by --vdv-root"},
 		{name: "google-logo-url", env: "FAREBOX_GOOGLE_LOGO_URL", def: "", help: "https logo of the Google transit class (without it the class must exist in the console)"},
 		{name: "brand-organization", env: "FAREBOX_BRAND_ORGANIZATION", def: "", help: "organisation selling the tickets, shown on passes and in the rendering engine (default: the development brand \"farebox\"; required with any other --brand-* setting)"},
 		{name: "brand-operator", env: "FAREBOX_BRAND_OPERATOR", def: "", help: "transport company issuing the tickets, shown on passes and in the rendering engine (default: --brand-organization)"},
@@ -304,6 +310,10 @@ func Load(args []string, getenv func(string) string, out io.Writer) (Config, err
 	c.MetricsAddr = get("metrics-addr")
 	c.InspectionKeys = get("inspection-keys")
 	c.UICIssuer = get("uic-issuer")
+	c.VDVIssuer, c.VDVRoot, c.VDVCAs = get("vdv-issuer"), get("vdv-root"), get("vdv-ca")
+	if c.VDVIssuer != "" && c.VDVRoot == "" {
+		errs = append(errs, errors.New("--vdv-issuer needs --vdv-root and --vdv-ca (the chain its certificate verifies under)"))
+	}
 	c.ApplePassCert, c.ApplePassKey, c.AppleWWDRCert = get("apple-pass-cert"), get("apple-pass-key"), get("apple-wwdr-cert")
 	c.ApplePassTypeID, c.AppleTeamID = get("apple-pass-type-id"), get("apple-team-id")
 	c.GoogleServiceAccount, c.GoogleIssuerID = get("google-service-account"), get("google-issuer-id")

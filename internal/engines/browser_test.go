@@ -19,6 +19,7 @@ import (
 
 	"github.com/farebox/farebox/internal/barcode"
 	"github.com/farebox/farebox/internal/barcode/uic"
+	"github.com/farebox/farebox/internal/barcode/vdv"
 	"github.com/farebox/farebox/internal/wallet"
 )
 
@@ -119,6 +120,7 @@ func raw(s string) json.RawMessage { return json.RawMessage(s) }
 func TestEnginesInChromium(t *testing.T) {
 	kr, tickets, claims := browserTickets(t)
 	uicPayload := addUICTicket(t, tickets, claims["ios_live"])
+	vdvPayload := addVDVTicket(t, tickets, claims["ios_live"])
 	res, out := runBrowser(t, map[string]any{
 		"tickets": tickets,
 		"schemas": map[string]json.RawMessage{"medium": raw(mediumSchema), "mediumIOS": raw(mediumSchemaIOS),
@@ -132,7 +134,8 @@ func TestEnginesInChromium(t *testing.T) {
 		t.Errorf("JavaScript errors: %v", res.Errors)
 	}
 	checkRendering(t, res, out, kr, claims)
-	checkUIC(t, res, out, uicPayload)
+	checkProfileBarcode(t, res, out, "ios_uic", uicPayload)
+	checkProfileBarcode(t, res, out, "ios_vdv", vdvPayload)
 	checkRevoked(t, res)
 	checkBrand(t, res)
 	checkIdentification(t, res)
@@ -341,7 +344,29 @@ func addUICTicket(t *testing.T, tickets map[string]any, c barcode.Claims) []byte
 	if err != nil {
 		t.Fatal(err)
 	}
-	props, err := BarcodeProperties(container)
+	addProfileTicket(t, tickets, "ios_uic", container)
+	return container
+}
+
+// addVDVTicket adds "ios_vdv": ios_live with the barcode of the
+// vdv-ka-static profile (~410 bytes, the largest profile) under a
+// development PKI; it returns the barcode.
+func addVDVTicket(t *testing.T, tickets map[string]any, c barcode.Claims) []byte {
+	p, err := vdv.GenerateDevPKI(nil, c.ValidFrom)
+	if err != nil {
+		t.Fatal(err)
+	}
+	b, err := vdv.Issue(c, vdv.Product{Number: 9999, Area: "Deutschland", PriceCents: 5800, VATBP: 700}, p.Issuer, c.ValidFrom)
+	if err != nil {
+		t.Fatal(err)
+	}
+	addProfileTicket(t, tickets, "ios_vdv", b)
+	return b
+}
+
+// addProfileTicket adds ticket name: ios_live with code in ticket.properties.
+func addProfileTicket(t *testing.T, tickets map[string]any, name string, code []byte) {
+	props, err := BarcodeProperties(code)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -350,24 +375,24 @@ func addUICTicket(t *testing.T, tickets map[string]any, c barcode.Claims) []byte
 	_ = json.Unmarshal(b, &ut)
 	p := ut["ticket"].(map[string]any)["properties"].(map[string]any)
 	p[PropBarcode], p[PropBarcodePNG] = props[PropBarcode], props[PropBarcodePNG]
-	tickets["ios_uic"] = ut
-	return container
+	tickets[name] = ut
 }
 
-// checkUIC: the engine draws the UIC container's code at phone size, and
-// the screenshot scans back to the very container.
-func checkUIC(t *testing.T, res browserResults, out string, container []byte) {
-	r, ok := res.Rendering["ios_uic"]
+// checkProfileBarcode: the engine draws a profile's code (UIC container,
+// VDV barcode) at phone size, and the screenshot scans back to the very
+// bytes.
+func checkProfileBarcode(t *testing.T, res browserResults, out, name string, code []byte) {
+	r, ok := res.Rendering[name]
 	if f := r.First; !ok || !r.Returned || f["barcodeShown"] != true || f["passenger"] != "Max Mustermann" || f["error"] != "" {
-		t.Errorf("ios_uic: %+v", r)
+		t.Errorf("%s: %+v", name, r)
 	}
-	m, _ := barcode.Aztec(container)
+	m, _ := barcode.Aztec(code)
 	if want := (m.Size + 2*BarcodeQuietModules) * BarcodeModulePixels; r.First["barcodeNaturalWidth"] != float64(want) {
-		t.Errorf("ios_uic: barcode image width %v, want %d (%d modules)", r.First["barcodeNaturalWidth"], want, m.Size)
+		t.Errorf("%s: barcode image width %v, want %d (%d modules)", name, r.First["barcodeNaturalWidth"], want, m.Size)
 	}
-	got, err := browsertest.ScanScreenshot(t, filepath.Join(out, "rendering_ios_uic_barcode.png"))
-	if err != nil || !bytes.Equal(got, container) {
-		t.Errorf("ios_uic: screenshot scans to %d bytes (%v), want the %d-byte container", len(got), err, len(container))
+	got, err := browsertest.ScanScreenshot(t, filepath.Join(out, "rendering_"+name+"_barcode.png"))
+	if err != nil || !bytes.Equal(got, code) {
+		t.Errorf("%s: screenshot scans to %d bytes (%v), want the %d-byte code", name, len(got), err, len(code))
 	}
 }
 

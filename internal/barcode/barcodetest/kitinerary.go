@@ -4,6 +4,7 @@ import (
 	"encoding/json"
 	"os"
 	"os/exec"
+	"strings"
 	"testing"
 )
 
@@ -35,6 +36,14 @@ type KitTicket struct {
 // such as the Deutschlandticket) although it decoded it.
 func Kitinerary(t testing.TB, path string) []KitTicket {
 	t.Helper()
+	res, _ := KitineraryLog(t, path)
+	return res
+}
+
+// KitineraryLog is Kitinerary with the library's log (its debug and
+// warning messages, on standard error) returned as well.
+func KitineraryLog(t testing.TB, path string) ([]KitTicket, string) {
+	t.Helper()
 	bin := KitineraryExtractor
 	if _, err := os.Stat(bin); err != nil {
 		if bin, err = exec.LookPath("kitinerary-extractor"); err != nil {
@@ -42,7 +51,9 @@ func Kitinerary(t testing.TB, path string) []KitTicket {
 		}
 	}
 	cmd := exec.Command(bin, "--no-validation", path)
-	cmd.Env = append(os.Environ(), "QT_QPA_PLATFORM=offscreen")
+	cmd.Env = append(os.Environ(), "QT_QPA_PLATFORM=offscreen", "QT_LOGGING_RULES=org.kde.kitinerary*=true")
+	var log strings.Builder
+	cmd.Stderr = &log
 	out, err := cmd.Output()
 	if err != nil {
 		t.Fatalf("kitinerary-extractor %s: %v", path, err)
@@ -51,5 +62,5 @@ func Kitinerary(t testing.TB, path string) []KitTicket {
 	if err := json.Unmarshal(out, &res); err != nil {
 		t.Fatalf("kitinerary output: %v\n%s", err, out)
 	}
-	return res
+	return res, log.String()
 }

@@ -4,6 +4,7 @@ import (
 	"testing"
 
 	"github.com/farebox/farebox/internal/barcode"
+	"github.com/farebox/farebox/internal/barcode/vdv"
 )
 
 // BenchmarkProfiles encodes and signs one ticket per iteration in each
@@ -11,7 +12,8 @@ import (
 //
 //	go test -run '^$' -bench Profiles -benchmem ./internal/barcode/uic
 //
-// vdv-ka-static is not implemented (docs/barcodes.md).
+// vdv-ka-static: ticket data, ISO 9796-2 RSA-1024 signature (SHA-1) under
+// a development PKI (the chain's keys are made once, outside the timing).
 func BenchmarkProfiles(b *testing.B) {
 	c := sampleClaims()
 	b.Run("farebox-ed25519", func(b *testing.B) {
@@ -42,4 +44,16 @@ func BenchmarkProfiles(b *testing.B) {
 			}
 		})
 	}
+	p, err := vdv.GenerateDevPKI(nil, issued)
+	if err != nil {
+		b.Fatal(err)
+	}
+	b.Run("vdv-ka-static-rsa1024-iso9796", func(b *testing.B) {
+		b.ReportAllocs()
+		for i := 0; i < b.N; i++ {
+			if _, err := vdv.Issue(c, vdv.Product{Number: 9999, Area: "Deutschland", PriceCents: 5800, VATBP: 700}, p.Issuer, issued); err != nil {
+				b.Fatal(err)
+			}
+		}
+	})
 }

@@ -1,0 +1,207 @@
+package main
+
+import (
+	"bytes"
+	"context"
+	"crypto/x509"
+	"encoding/base64"
+	"encoding/hex"
+	"encoding/json"
+	"encoding/pem"
+	"errors"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/farebox/farebox/internal/barcode"
+	"github.com/farebox/farebox/internal/barcode/barcodetest"
+	"github.com/farebox/farebox/internal/barcode/vdv"
+	"github.com/farebox/farebox/internal/catalog"
+	"github.com/farebox/farebox/internal/config"
+	"github.com/farebox/farebox/internal/store"
+	"github.com/farebox/farebox/internal/store/storetest"
+	"github.com/farebox/farebox/internal/testtool"
+)
+
+// TestVDVProfileEndToEnd: the operator switches the monthly tickets to the
+// vdv-ka-static profile; the service, with no VDV certificates configured,
+// makes a development PKI and says so; an activated ticket's barcode and
+// PNG are a VDV-KA static barcode, which `farebox inspect` verifies along
+// the development chain (a test ticket: accepted only with --allow-test),
+// refuses without the chain, and rejects once the ticket is revoked; KDE
+// Itinerary recognises it as VDV and stops at the CA it does not know. Both
+// engines.
+func TestVDVProfileEndToEnd(t *testing.T) {
+	for _, engine := range storetest.Engines {
+		t.Run(string(engine), func(t *testing.T) {
+			t.Parallel()
+			opts := storetest.Options(t, engine)
+			dataDir := t.TempDir()
+			env := map[string]string{"FAREBOX_DATA_DIR": dataDir, "FAREBOX_ADDR": "127.0.0.1:0"}
+			if engine == store.Postgres {
+				env["FAREBOX_DATABASE_URL"] = opts.URL + "&search_path=" + opts.Schema
+			}
+			var created struct {
+				APIKey string `json:"api_key"`
+			}
+			_ = json.Unmarshal([]byte(cli(t, env, "accounts", "create", "--create", "--name", "VDV GmbH", "--json")), &created)
+			f, err := catalog.Parse([]byte(cli(t, env, "catalog", "export")))
+			if err != nil {
+				t.Fatal(err)
+			}
+			dir := t.TempDir()
+			for i := range f.Products {
+				if f.Products[i].TicketType == catalog.TicketMonth {
+					f.Products[i].BarcodeProfile = catalog.BarcodeVDV
+				}
+			}
+			b, _ := json.Marshal(f)
+			// Without a product number the catalog is refused, naming the field.
+			var outb, errb bytes.Buffer
+			err = run(context.Background(), []string{"catalog", "import", testtool.WriteFile(t, dir, "nonumber.json", b)}, envFrom(env), nil, &outb, &errb)
+			if err == nil || !strings.Contains(err.Error()+errb.String()+outb.String(), "barcode_product_number") {
+				t.Fatalf("catalog without product number: %v\n%s%s", err, outb.String(), errb.String())
+			}
+			for i := range f.Products {
+				if f.Products[i].TicketType == catalog.TicketMonth {
+					f.Products[i].BarcodeProductNumber = 9999
+				}
+			}
+			b, _ = json.Marshal(f)
+			if out := cli(t, env, "catalog", "import", testtool.WriteFile(t, dir, "catalog.json", b)); !strings.Contains(out, "imported") {
+				t.Fatalf("catalog import: %s", out)
+			}
+			in := startServe(t, env)
+			if !strings.Contains(in.logs.String(), "VDV-KA barcodes: using a development PKI") {
+				t.Errorf("startup log does not say the VDV PKI is a development one:\n%s", in.logs.String())
+			}
+			call := httpCaller(t, in.addr)
+			id := activateMonthly(t, call, created.APIKey, `{"photo_id_lite":{"first_name":"Jürgen","last_name":"Müller","birth_date":"1980-02-29"}}`)
+			var ticket struct {
+				Ticket struct {
+					Properties struct {
+						Barcode struct{ Payload string } `json:"inspection_barcode"`
+						PNG     string                   `json:"inspection_barcode_png"`
+					} `json:"properties"`
+				} `json:"ticket"`
+			}
+			_ = json.Unmarshal(call("PATCH", "/v9/ticketing/tickets/"+id+".json", "", ""), &ticket)
+			payload, err := barcode.FromText(ticket.Ticket.Properties.Barcode.Payload)
+			if err != nil || !vdv.IsBarcode(payload) {
+				t.Fatalf("ticket barcode is no VDV barcode: %v % .8X", err, payload)
+			}
+			if pass := call("GET", "/v9/ticketing/passes/apple_wallet/"+id+".pkpass", "", ""); !bytes.HasPrefix(pass, []byte("PK")) {
+				t.Errorf("pkpass is not a zip")
+			}
+			if err := in.stop(); err != nil {
+				t.Fatal(err)
+			}
+			served, err := base64.StdEncoding.DecodeString(strings.TrimPrefix(ticket.Ticket.Properties.PNG, "data:image/png;base64,"))
+			if err != nil {
+				t.Fatal(err)
+			}
+			servedFile := testtool.WriteFile(t, dir, "served.png", served)
+			if got, err := barcode.DecodeImage(served); err != nil || !bytes.Equal(got, payload) {
+				t.Errorf("served PNG decodes to %d bytes (%v), want the %d-byte barcode", len(got), err, len(payload))
+			}
+			out, err := inspectRun(env, nil, servedFile)
+			if !errors.Is(err, errNotAcceptable) || !strings.Contains(out, "TEST TICKET") || !strings.Contains(out, "REJECTED: a test ticket") {
+				t.Errorf("test ticket without --allow-test: %v\n%s", err, out)
+			}
+			out, err = inspectRun(env, nil, "--allow-test", servedFile)
+			for _, want := range []string{"VDV-KA static barcode 1.3.01, organisation 65000, certificate XX FBO", "(farebox DEVELOPMENT PKI",
+				"VALID NOW", "Passenger:   Jürgen Müller", "Born:        1980-02-29", "Product:     Deutschlandticket (9999)",
+				"Area:        Deutschland", "Ticket:      " + id, "ACCEPTED"} {
+				if err != nil || !strings.Contains(out, want) {
+					t.Errorf("inspect --allow-test: %v; output lacks %q:\n%s", err, want, out)
+				}
+			}
+			// KDE Itinerary reads it as VDV up to the CA lookup.
+			res, log := barcodetest.KitineraryLog(t, servedFile)
+			car := strings.ToUpper(hex.EncodeToString(vdv.DevCARef[:]))
+			if len(res) != 0 || !strings.Contains(strings.ToUpper(log), "COULD NOT FIND CA CERTIFICATE \""+car+"\"") {
+				t.Errorf("KDE Itinerary: %+v\n%s", res, log)
+			}
+			// Revoked: the revocation feed names the farebox ticket id the barcode carries.
+			if got := cli(t, env, "tickets", "revoke", id, "--reason", "Fahrgeld erstattet"); !strings.Contains(got, "revoked "+id) {
+				t.Errorf("tickets revoke: %q", got)
+			}
+			in = startServe(t, env)
+			feed := testtool.WriteFile(t, dir, "revocations.json", httpCaller(t, in.addr)("GET", "/v1/inspection/revocations.json", "", ""))
+			if err := in.stop(); err != nil {
+				t.Fatal(err)
+			}
+			out, err = inspectRun(env, nil, "--allow-test", "--revocations", feed, servedFile)
+			if !errors.Is(err, errNotAcceptable) || !strings.Contains(out, "REVOKED: Fahrgeld erstattet") {
+				t.Errorf("revoked: %v\n%s", err, out)
+			}
+			// Without the development PKI the CA is not trusted.
+			keyDir := filepath.Join(dataDir, "keys", "vdv")
+			if err := os.Rename(keyDir, keyDir+".away"); err != nil {
+				t.Fatal(err)
+			}
+			out, err = inspectRun(env, nil, "--allow-test", servedFile)
+			if !errors.Is(err, errNotAcceptable) || !strings.Contains(out, "NOT GENUINE: VDV-KA barcode: VDV certificate chain not trusted: the CA XX FBC") {
+				t.Errorf("inspect without the chain: %v\n%s", err, out)
+			}
+		})
+	}
+}
+
+// TestVDVConfiguredIssuer: with --vdv-issuer, --vdv-root and --vdv-ca the
+// service signs as the operator's organisation (no test flag), a wrong
+// chain stops the start, and `farebox inspect` with the same root and CA
+// accepts a live ticket without --allow-test and refuses it without them.
+func TestVDVConfiguredIssuer(t *testing.T) {
+	now := time.Now()
+	p, err := vdv.GenerateDevPKI(nil, now) // stands in for VDV-issued material
+	if err != nil {
+		t.Fatal(err)
+	}
+	other, err := vdv.GenerateDevPKI(nil, now)
+	if err != nil {
+		t.Fatal(err)
+	}
+	dir := t.TempDir()
+	w := func(name string, b []byte) string { return testtool.WriteFile(t, dir, name, b) }
+	root, ca, otherCA := w("root.cvc", p.Root), w("ca.cvc", p.CA), w("other-ca.cvc", other.CA)
+	key := w("org.pem", pem.EncodeToMemory(&pem.Block{Type: "RSA PRIVATE KEY", Bytes: x509.MarshalPKCS1PrivateKey(p.Issuer.Key)}))
+	cert := w("org.cvc", p.Issuer.Cert)
+	cfg := config.Config{DataDir: t.TempDir(), VDVIssuer: "6310:3000:" + key + ":" + cert, VDVRoot: root, VDVCAs: ca}
+	iss, created, err := loadVDVIssuer(cfg, now)
+	if err != nil || created || iss.Development || iss.Org != 6310 || iss.ProductOrg != 3000 {
+		t.Fatalf("configured issuer: %+v %v %v", iss, created, err)
+	}
+	if _, err := os.Stat(filepath.Join(cfg.DataDir, "keys", "vdv")); !os.IsNotExist(err) {
+		t.Errorf("a development PKI was made although an issuer is configured: %v", err)
+	}
+	bad := cfg
+	bad.VDVCAs = otherCA // a CA the root did not sign: the start fails naming the file
+	if _, _, err := loadVDVIssuer(bad, now); err == nil || !strings.Contains(err.Error(), otherCA) {
+		t.Errorf("a CA the root did not sign: %v", err)
+	}
+	bad = cfg
+	bad.VDVIssuer = "6310:3000:" + key + ":" + w("other-org.cvc", other.Issuer.Cert)
+	if _, _, err := loadVDVIssuer(bad, now); err == nil || !strings.Contains(err.Error(), "organisation certificate") {
+		t.Errorf("an organisation certificate of another CA: %v", err)
+	}
+	c := barcode.Claims{TicketID: "farebox-ticket-configured", ProductName: "Deutschlandticket",
+		ValidFrom: now.Add(-time.Hour).Truncate(time.Second), ValidUntil: now.Add(time.Hour).Truncate(time.Second),
+		FirstName: "Erika", LastName: "Mustermann", BirthDate: "1964-08-12", Environment: barcode.EnvLive}
+	b, err := vdv.Issue(c, vdv.Product{Number: 9999, Area: "Deutschland"}, iss, now)
+	if err != nil {
+		t.Fatal(err)
+	}
+	file := w("ticket.bin", b)
+	env := map[string]string{"FAREBOX_DATA_DIR": cfg.DataDir}
+	out, err := inspectRun(env, nil, "--vdv-root", root, "--vdv-ca", ca, file)
+	if err != nil || !strings.Contains(out, "organisation 6310") || strings.Contains(out, "DEVELOPMENT") || !strings.Contains(out, "ACCEPTED") {
+		t.Errorf("inspect with the chain: %v\n%s", err, out)
+	}
+	out, err = inspectRun(env, nil, file)
+	if !errors.Is(err, errNotAcceptable) || !strings.Contains(out, "not trusted") {
+		t.Errorf("inspect without the chain: %v\n%s", err, out)
+	}
+}
