@@ -3,6 +3,10 @@ package app
 // The error codes of package app: the stable `code` of the errors it
 // returns, each described in api/openapi.yaml (TestErrorCodeRegistry).
 const (
+	CodeInvalidEmail                  = "invalid_email"
+	CodePasswordTooShort              = "password_too_short"
+	CodePasswordTooLong               = "password_too_long"
+	CodePasswordMismatch              = "password_mismatch"
 	CodeAlreadyCancelled              = "already_cancelled"
 	CodeAlreadyInvoiced               = "already_invoiced"
 	CodeAreaMissing                   = "area_missing"

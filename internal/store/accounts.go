@@ -60,18 +60,22 @@ func (q Q) PrincipalByKeyHash(ctx context.Context, hash string) (account.Princip
 
 // Keys lists the keys of one account (all accounts when accountID is empty).
 func (q Q) Keys(ctx context.Context, accountID string) ([]account.Key, error) {
-	return collect(ctx, q, `SELECT id, account_id, prefix, environment, created_at, revoked_at
+	return collect(ctx, q, `SELECT id, account_id, prefix, environment, created_at, revoked_at, last_used_at
 		FROM api_keys WHERE $1 = '' OR account_id = $1 ORDER BY created_at, id`, []any{accountID},
 		func(scan scanner) (k account.Key, err error) {
 			var env string
-			var revoked sql.NullTime
-			if err = scan(&k.ID, &k.AccountID, &k.Prefix, &env, &k.CreatedAt, &revoked); err != nil {
+			var revoked, used sql.NullTime
+			if err = scan(&k.ID, &k.AccountID, &k.Prefix, &env, &k.CreatedAt, &revoked, &used); err != nil {
 				return k, err
 			}
 			k.Environment = account.Environment(env)
 			if revoked.Valid {
 				t := revoked.Time
 				k.RevokedAt = &t
+			}
+			if used.Valid {
+				t := used.Time
+				k.LastUsedAt = &t
 			}
 			return k, nil
 		})
