@@ -57,7 +57,7 @@ func dashSetup(t *testing.T, e *apitest.Env) dashData {
 }
 
 // dashSignedIn is a visitor who accepted an invitation to e's account.
-func dashSignedIn(t *testing.T, e *apitest.Env, email string) *visitor {
+func dashSignedIn(t testing.TB, e *apitest.Env, email string) *visitor {
 	t.Helper()
 	token, err := e.App.InviteDashboardUser(context.Background(), e.AccountID, email)
 	if err != nil {
