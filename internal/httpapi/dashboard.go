@@ -160,6 +160,7 @@ func (s *Server) usageRange(r *http.Request) (string, string) {
 type chart struct {
 	Group         string
 	Width, Height int
+	LabelY        int // the baseline of the first and last day's names
 	Bars          []bar
 	Ticks         []tick
 	Counted       int64
@@ -184,29 +185,32 @@ type usageView struct {
 	CSV    string
 }
 
-const chartH, chartBar, chartLeft = 160, 14, 48
+// The charts' geometry in SVG units: the bars' height, one day's width,
+// the room left of the bars for the scale and above them for its top label.
+const chartH, chartBar, chartLeft, chartTop = 160, 14, 56, 14
 
 func usageCharts(rep app.UsageReport) []chart {
 	var out []chart
 	for _, g := range append([]string{""}, rep.Groups...) {
-		c := chart{Group: g, Height: chartH + 24}
+		c := chart{Group: g, Height: chartTop + chartH + 28}
 		var top int64 = 1
 		for _, d := range rep.Days {
 			top = max(top, groupOf(d, g).Counted+groupOf(d, g).Uncounted)
 		}
-		c.Width = chartLeft + len(rep.Days)*chartBar + 8
+		c.Width = max(chartLeft+len(rep.Days)*chartBar+8, 320) // room for the two day names
+		c.LabelY = chartTop + chartH + 22
 		for i, d := range rep.Days {
 			x := groupOf(d, g)
 			ch := int(x.Counted * chartH / top)
 			uh := int(x.Uncounted * chartH / top)
-			c.Bars = append(c.Bars, bar{X: chartLeft + i*chartBar + 2, W: chartBar - 4, CountedY: chartH - ch, CountedH: ch,
-				UncountedY: chartH - ch - uh, UncountedH: uh, Day: d.Day, Counted: x.Counted, Uncounted: x.Uncounted})
+			c.Bars = append(c.Bars, bar{X: chartLeft + i*chartBar + 2, W: chartBar - 4, CountedY: chartTop + chartH - ch, CountedH: ch,
+				UncountedY: chartTop + chartH - ch - uh, UncountedH: uh, Day: d.Day, Counted: x.Counted, Uncounted: x.Uncounted})
 			c.Counted += x.Counted
 			c.Uncounted += x.Uncounted
 		}
 		for _, f := range []int64{0, 1, 2} {
 			v := top * f / 2
-			c.Ticks = append(c.Ticks, tick{Y: chartH - int(v*chartH/top), Label: strconv.FormatInt(v, 10)})
+			c.Ticks = append(c.Ticks, tick{Y: chartTop + chartH - int(v*chartH/top), Label: strconv.FormatInt(v, 10)})
 		}
 		out = append(out, c)
 	}
