@@ -35,7 +35,7 @@ const maxPasswordBytes = 1024
 
 // DashboardPath is where a dashboard invitation's link points, followed by
 // the token.
-const DashboardPath = "/dashboard/invite/"
+const DashboardPath = "/dashboard/invite?token="
 
 // normalEmail is the address as stored: trimmed, lower-case; Invalid
 // unless it is one plain address.
