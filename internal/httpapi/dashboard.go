@@ -3,9 +3,11 @@ package httpapi
 import (
 	"encoding/csv"
 	"fmt"
+	"html/template"
 	"net/http"
 	"net/url"
 	"strconv"
+	"strings"
 	"time"
 
 	"github.com/farebox/farebox/internal/app"
@@ -158,7 +160,11 @@ func (s *Server) usageRange(r *http.Request) (string, string) {
 // chart is one endpoint group's bar chart: one bar per day, the counted
 // requests below the uncounted ones, scaled to the largest day.
 type chart struct {
-	Group         string
+	Group string
+	// BarsSVG is the bars as SVG elements, written by barsSVG: numbers,
+	// dates and our own texts, each escaped (a template walking 30–366
+	// bars cost more than the query).
+	BarsSVG       template.HTML
 	Width, Height int
 	LabelY        int // the baseline of the first and last day's names
 	Bars          []bar
@@ -189,7 +195,19 @@ type usageView struct {
 // the room left of the bars for the scale and above them for its top label.
 const chartH, chartBar, chartLeft, chartTop = 160, 14, 56, 14
 
-func usageCharts(rep app.UsageReport) []chart {
+// barsSVG writes the chart's bars: per day a group with its tooltip, the
+// counted bar and the uncounted one on top.
+func barsSVG(bars []bar, counted, uncounted string) template.HTML {
+	var b strings.Builder
+	c, u := template.HTMLEscapeString(counted), template.HTMLEscapeString(uncounted)
+	for _, x := range bars {
+		fmt.Fprintf(&b, `<g><title>%s: %d %s, %d %s</title><rect x="%d" y="%d" width="%d" height="%d" class="counted"/><rect x="%d" y="%d" width="%d" height="%d" class="uncounted"/></g>`,
+			template.HTMLEscapeString(x.Day), x.Counted, c, x.Uncounted, u, x.X, x.CountedY, x.W, x.CountedH, x.X, x.UncountedY, x.W, x.UncountedH)
+	}
+	return template.HTML(b.String()) // every value above is a number or escaped
+}
+
+func usageCharts(rep app.UsageReport, counted, uncounted string) []chart {
 	var out []chart
 	for _, g := range append([]string{""}, rep.Groups...) {
 		c := chart{Group: g, Height: chartTop + chartH + 28}
@@ -208,6 +226,7 @@ func usageCharts(rep app.UsageReport) []chart {
 			c.Counted += x.Counted
 			c.Uncounted += x.Uncounted
 		}
+		c.BarsSVG = barsSVG(c.Bars, counted, uncounted)
 		for _, f := range []int64{0, 1, 2} {
 			v := top * f / 2
 			c.Ticks = append(c.Ticks, tick{Y: chartTop + chartH - int(v*chartH/top), Label: strconv.FormatInt(v, 10)})
@@ -237,7 +256,8 @@ func (s *Server) dashUsage(w http.ResponseWriter, r *http.Request) error {
 	if err != nil {
 		return err
 	}
-	v := usageView{UsageReport: rep, Charts: usageCharts(rep),
+	l := lang(r)
+	v := usageView{UsageReport: rep, Charts: usageCharts(rep, web.T(l, "dash.usage.counted"), web.T(l, "dash.usage.uncounted")),
 		CSV: "/dashboard/" + string(p.Environment) + "/usage.csv?" + url.Values{"from": {from}, "to": {to}}.Encode()}
 	return s.dashRender(w, r, http.StatusOK, "dash_usage", "usage", web.Page{Data: v})
 }
