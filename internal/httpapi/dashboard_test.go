@@ -127,6 +127,11 @@ func TestDashboard(t *testing.T) {
 		set.Set("csrf_token", f2.csrf(t))
 		v2.must(http.StatusNotFound, "POST", "/dashboard/invite", set)
 
+		// A dashboard session is not the operator's.
+		if r := v.must(http.StatusSeeOther, "GET", "/admin/accounts", nil); r.Header.Get("Location") != "/admin/sign-in" {
+			t.Errorf("a dashboard session opened the console: %v", r.Header)
+		}
+
 		// Every page in both environments; nothing of the other one, nor
 		// of the other account.
 		for _, env := range []string{"test", "live"} {
