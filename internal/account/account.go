@@ -144,3 +144,10 @@ const (
 	WebOperator  = "operator"
 	WebDashboard = "dashboard"
 )
+
+// DashboardInvite is an open invitation of a partner dashboard user: its
+// token's SHA-256, the account and the invited e-mail address.
+type DashboardInvite struct {
+	TokenHash, AccountID, Email string
+	CreatedAt, ExpiresAt        time.Time
+}

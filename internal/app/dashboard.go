@@ -70,7 +70,7 @@ func (a *App) InviteDashboardUser(ctx context.Context, accountID, email string) 
 		if acc, _, err := q.DashboardUser(ctx, e); err == nil && acc != accountID {
 			return apperr.E(op, apperr.Conflict, store.CodeDashboardUserTaken, "this e-mail address belongs to a user of another account")
 		}
-		return q.InsertDashboardInvite(ctx, store.DashboardInvite{TokenHash: WebSessionHash(token), AccountID: accountID, Email: e,
+		return q.InsertDashboardInvite(ctx, account.DashboardInvite{TokenHash: WebSessionHash(token), AccountID: accountID, Email: e,
 			CreatedAt: now, ExpiresAt: now.Add(InviteTTL)})
 	})
 	return token, err

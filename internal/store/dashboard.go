@@ -14,15 +14,8 @@ import (
 // The partner dashboard's users, their invitations, the keys' last use and
 // the usage counters of one environment (docs/web.md "Partner dashboard").
 
-// DashboardInvite is an open invitation: its token's SHA-256, the account
-// and the invited e-mail address.
-type DashboardInvite struct {
-	TokenHash, AccountID, Email string
-	CreatedAt, ExpiresAt        time.Time
-}
-
 // InsertDashboardInvite stores an invitation.
-func (q Q) InsertDashboardInvite(ctx context.Context, inv DashboardInvite) error {
+func (q Q) InsertDashboardInvite(ctx context.Context, inv account.DashboardInvite) error {
 	_, err := q.db.ExecContext(ctx, `INSERT INTO dashboard_invites (token_hash, account_id, email, created_at, expires_at)
 		VALUES ($1, $2, $3, $4, $5)`, inv.TokenHash, inv.AccountID, inv.Email, now(inv.CreatedAt), now(inv.ExpiresAt))
 	return mapErr(err)
@@ -30,8 +23,8 @@ func (q Q) InsertDashboardInvite(ctx context.Context, inv DashboardInvite) error
 
 // DashboardInvite returns the unused, unexpired invitation with the token
 // hash; NotFound otherwise.
-func (q Q) DashboardInvite(ctx context.Context, tokenHash string, at time.Time) (DashboardInvite, error) {
-	var inv DashboardInvite
+func (q Q) DashboardInvite(ctx context.Context, tokenHash string, at time.Time) (account.DashboardInvite, error) {
+	var inv account.DashboardInvite
 	err := q.db.QueryRowContext(ctx, `SELECT token_hash, account_id, email, created_at, expires_at FROM dashboard_invites
 		WHERE token_hash = $1 AND used_at IS NULL AND expires_at > $2`, tokenHash, now(at)).
 		Scan(&inv.TokenHash, &inv.AccountID, &inv.Email, &inv.CreatedAt, &inv.ExpiresAt)
