@@ -202,18 +202,7 @@ func (a *App) touchKey(ctx context.Context, id string) {
 
 // DashboardKeys lists the account's keys of env, newest first.
 func (a *App) DashboardKeys(ctx context.Context, accountID string, env account.Environment) ([]account.Key, error) {
-	all, err := a.store.Read().Keys(ctx, accountID)
-	if err != nil {
-		return nil, err
-	}
-	out := []account.Key{}
-	for _, k := range all {
-		if k.Environment == env {
-			out = append(out, k)
-		}
-	}
-	sort.SliceStable(out, func(i, j int) bool { return out[i].CreatedAt.After(out[j].CreatedAt) })
-	return out, nil
+	return a.store.Read().KeysOfEnvironment(ctx, accountID, env)
 }
 
 // RevokeDashboardKey revokes the key id of the account in env (NotFound

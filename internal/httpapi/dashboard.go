@@ -71,7 +71,8 @@ func (s *Server) dashSignInForm(w http.ResponseWriter, r *http.Request) error {
 func (s *Server) dashSignIn(w http.ResponseWriter, r *http.Request) error {
 	l := lang(r)
 	email, password := r.PostForm.Get("email"), r.PostForm.Get("password")
-	keys := []string{"dashboard-client:" + clientKey(r, s.TrustedProxies), "dashboard-user:" + email}
+	// The address as the sign-in reads it: "OPS@x" is the same user as "ops@x".
+	keys := []string{"dashboard-client:" + clientKey(r, s.TrustedProxies), "dashboard-user:" + strings.ToLower(strings.TrimSpace(email))}
 	now := s.app.Now()
 	for _, k := range keys {
 		if ok, wait := s.signIns.Allow(k, now); !ok {
