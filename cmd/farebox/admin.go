@@ -35,7 +35,7 @@ func migrate(ctx context.Context, args []string, getenv func(string) string, std
 }
 
 func accounts(ctx context.Context, args []string, getenv func(string) string, stdout, stderr io.Writer) error {
-	const help = "Usage: farebox accounts create --name NAME [--test] [--json] (with --test: a test key for the account of that name, if there is one) | create --account ID [--test] [--json] | list [--json] | revoke KEY_PREFIX | grant-product ACCOUNT_ID PRODUCT_ID"
+	const help = "Usage: farebox accounts create --name NAME [--test] [--json] (with --test: a test key for the account of that name, if there is one) | create --account ID [--test] [--json] | list [--json] | revoke KEY_PREFIX | grant-product ACCOUNT_ID PRODUCT_ID | invite --account ID --email ADDRESS [--url BASE]"
 	if len(args) == 0 {
 		fmt.Fprintln(stderr, help)
 		return errUsage
@@ -45,6 +45,8 @@ func accounts(ctx context.Context, args []string, getenv func(string) string, st
 	accountID := fs.String("account", "", "add a key to this existing account instead")
 	test := fs.Bool("test", false, "create a test-environment key (fbx_test_...)")
 	asJSON := fs.Bool("json", false, "print JSON only")
+	email := fs.String("email", "", "invite: the dashboard user's e-mail address")
+	base := fs.String("url", getenv("FAREBOX_PUBLIC_URL"), "invite: the server's public base URL (default $FAREBOX_PUBLIC_URL or http://127.0.0.1:8080)")
 	pos, a, s, err := db.parseAndOpen(ctx, fs, args[1:])
 	if err != nil {
 		return err
@@ -142,6 +144,20 @@ func accounts(ctx context.Context, args []string, getenv func(string) string, st
 			return err
 		}
 		fmt.Fprintf(stdout, "account %s may now order %s\n", pos[0], pos[1])
+		return nil
+	case "invite":
+		if *accountID == "" || *email == "" {
+			return fmt.Errorf("accounts invite needs --account ID and --email ADDRESS")
+		}
+		token, err := a.InviteDashboardUser(ctx, *accountID, *email)
+		if err != nil {
+			return err
+		}
+		b := strings.TrimRight(*base, "/")
+		if b == "" {
+			b = "http://127.0.0.1:8080"
+		}
+		fmt.Fprintf(stdout, "%s%s%s\n(good once, for %s; send it to %s only)\n", b, app.DashboardPath, token, app.InviteTTL, *email)
 		return nil
 	case "revoke":
 		if len(pos) != 1 {

@@ -122,6 +122,20 @@ func TestServeEndToEnd(t *testing.T) {
 			if !strings.Contains(list, "Bahn Partner") || !strings.Contains(list, created.APIKey[:17]) || strings.Contains(list, created.APIKey) {
 				t.Errorf("accounts list shows the secret or misses the key:\n%s", list)
 			}
+			// The dashboard invitation prints a link the server opens once.
+			link := strings.Fields(cli(t, env, "accounts", "invite", "--account", created.AccountID, "--email", "Ops@Bahn.example", "--url", "http://"+addr+"/"))[0]
+			if !strings.HasPrefix(link, "http://"+addr+"/dashboard/invite?token=") {
+				t.Fatalf("invite printed %q", link)
+			}
+			if res, err := http.Get(link); err != nil || res.StatusCode != 200 {
+				t.Fatalf("the invitation link: %v %v", res, err)
+			} else {
+				b, _ := io.ReadAll(res.Body)
+				res.Body.Close()
+				if !strings.Contains(string(b), "ops@bahn.example") {
+					t.Errorf("the invitation page does not name the address:\n%.1500s", b)
+				}
+			}
 			if out := cli(t, env, "accounts", "revoke", created.APIKey[:17]); !strings.Contains(out, "revoked 1") {
 				t.Errorf("revoke: %q", out)
 			}

@@ -36,6 +36,7 @@ type Key struct {
 	Environment Environment
 	CreatedAt   time.Time
 	RevokedAt   *time.Time
+	LastUsedAt  *time.Time // to the minute; nil: never used
 }
 
 // Principal is the authenticated caller of a request.
@@ -131,12 +132,22 @@ type Owner struct {
 // to the browser's cookie; the store keeps IDHash, its SHA-256.
 type WebSession struct {
 	IDHash    string
-	Kind      string // WebOperator
-	Subject   string // the operator's user name
+	Kind      string // WebOperator or WebDashboard
+	Subject   string // the operator's user name, the dashboard user's e-mail
 	AccountID string // "" for the operator
 	CreatedAt time.Time
 	ExpiresAt time.Time
 }
 
-// WebOperator is the kind of the operator's sessions.
-const WebOperator = "operator"
+// The kinds of web sessions: the operator's, a dashboard user's.
+const (
+	WebOperator  = "operator"
+	WebDashboard = "dashboard"
+)
+
+// DashboardInvite is an open invitation of a partner dashboard user: its
+// token's SHA-256, the account and the invited e-mail address.
+type DashboardInvite struct {
+	TokenHash, AccountID, Email string
+	CreatedAt, ExpiresAt        time.Time
+}

@@ -35,6 +35,10 @@ type App struct {
 	authTTL time.Duration
 	authMu  sync.RWMutex
 	auth    map[account.KeyDigest]authEntry // by SHA-256 of the key (no hex per request)
+	// keyUsed is when this instance last wrote a key's last_used_at
+	// (dashboard.go touchKey).
+	keyUsedMu sync.Mutex
+	keyUsed   map[string]time.Time
 
 	// Invoicing (invoices.go): seller, link base and the job runner.
 	inv       InvoicingOptions
@@ -117,6 +121,14 @@ func New(o Options) *App {
 // Authenticate resolves a presented API key. Malformed keys are rejected
 // without a database query.
 func (a *App) Authenticate(ctx context.Context, key string) (account.Principal, error) {
+	p, err := a.resolveKey(ctx, key)
+	if err == nil {
+		a.touchKey(ctx, p.KeyID)
+	}
+	return p, err
+}
+
+func (a *App) resolveKey(ctx context.Context, key string) (account.Principal, error) {
 	const op = "app.Authenticate"
 	if _, ok := account.ParseKey(key); !ok {
 		return account.Principal{}, apperr.E(op, apperr.Unauthenticated, CodeInvalidAPIKey, "API key malformed, unknown or revoked")

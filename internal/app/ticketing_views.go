@@ -209,3 +209,29 @@ func ticketView(d TicketDetails, engineVersion string, options []string, extra m
 		TicketCreatedAt: timestamp(t.CreatedAt), SoldAt: timestamp(d.Coupon.CreatedAt), Environment: string(t.Environment),
 		Valid: d.Valid, RevocationReason: revocation, TariffSettings: ts}
 }
+
+// ProductID is the id of the coupon's product ("" in an event's copy,
+// where the product is a reference to the event's stored part).
+func (c CouponJSON) ProductID() string {
+	if p, ok := c.Product.(productJSON); ok {
+		return p.ID
+	}
+	return ""
+}
+
+// ProductName is the local ticket name of the coupon's product (see
+// ProductID).
+func (c CouponJSON) ProductName() string {
+	if p, ok := c.Product.(productJSON); ok {
+		return p.LocalTicketName
+	}
+	return ""
+}
+
+// AreaName is the name of the coupon's area (see ProductID).
+func (c CouponJSON) AreaName() string {
+	if a, ok := c.Area.(areaJSON); ok {
+		return a.Properties.Name
+	}
+	return ""
+}

@@ -59,24 +59,53 @@ func ParseOperatorCredentials(text string) (*OperatorCredentials, error) {
 	if i := strings.Index(line, ":$argon2id$"); i > 0 {
 		user, phc = line[:i], line[i+1:]
 	}
+	h, err := parsePHC(phc)
+	if err != nil {
+		return nil, err
+	}
+	return &OperatorCredentials{User: user, hash: h}, nil
+}
+
+// parsePHC reads an argon2id PHC string "$argon2id$v=19$m=…,t=…,p=…$salt$key".
+func parsePHC(phc string) (argon2Hash, error) {
+	var h argon2Hash
 	parts := strings.Split(phc, "$")
 	if len(parts) != 6 || parts[1] != "argon2id" || parts[2] != "v=19" {
-		return nil, fmt.Errorf("not an argon2id hash ($argon2id$v=19$m=…,t=…,p=…$salt$key)")
+		return h, fmt.Errorf("not an argon2id hash ($argon2id$v=19$m=…,t=…,p=…$salt$key)")
 	}
-	var h argon2Hash
 	var p uint32
 	if _, err := fmt.Sscanf(parts[3], "m=%d,t=%d,p=%d", &h.memory, &h.time, &p); err != nil || p == 0 || p > 255 || h.time == 0 || h.memory < 8*p {
-		return nil, fmt.Errorf("argon2id parameters %q: want m=<KiB>,t=<passes>,p=<lanes>", parts[3])
+		return h, fmt.Errorf("argon2id parameters %q: want m=<KiB>,t=<passes>,p=<lanes>", parts[3])
 	}
 	h.threads = uint8(p)
 	var err error
 	if h.salt, err = base64.RawStdEncoding.DecodeString(parts[4]); err != nil || len(h.salt) < 8 {
-		return nil, fmt.Errorf("argon2id salt: unpadded base64 of at least 8 bytes")
+		return h, fmt.Errorf("argon2id salt: unpadded base64 of at least 8 bytes")
 	}
 	if h.key, err = base64.RawStdEncoding.DecodeString(parts[5]); err != nil || len(h.key) < 16 {
-		return nil, fmt.Errorf("argon2id key: unpadded base64 of at least 16 bytes")
+		return h, fmt.Errorf("argon2id key: unpadded base64 of at least 16 bytes")
 	}
-	return &OperatorCredentials{User: user, hash: h}, nil
+	return h, nil
+}
+
+// hashPassword is the argon2id PHC string of password with OWASP's
+// parameters (HashOperatorPassword): the operator's and the dashboard
+// users' passwords are hashed alike.
+func hashPassword(password string) (string, error) {
+	salt := make([]byte, 16)
+	if _, err := rand.Read(salt); err != nil {
+		return "", err
+	}
+	const m, t, p = 19 * 1024, 2, 1
+	key := argon2.IDKey([]byte(password), salt, t, m, p, 32)
+	return fmt.Sprintf("$argon2id$v=19$m=%d,t=%d,p=%d$%s$%s", m, t, p,
+		base64.RawStdEncoding.EncodeToString(salt), base64.RawStdEncoding.EncodeToString(key)), nil
+}
+
+// matches checks password against h in constant time.
+func (h argon2Hash) matches(password string) bool {
+	key := argon2.IDKey([]byte(password), h.salt, h.time, h.memory, h.threads, uint32(len(h.key)))
+	return subtle.ConstantTimeCompare(key, h.key) == 1
 }
 
 // HashOperatorPassword is the line of an --admin-password-file for user
@@ -87,23 +116,19 @@ func HashOperatorPassword(user, password string) (string, error) {
 	if user == "" || strings.ContainsAny(user, ":\n") {
 		return "", fmt.Errorf("the user name must be non-empty, without ':' or a line break")
 	}
-	salt := make([]byte, 16)
-	if _, err := rand.Read(salt); err != nil {
+	phc, err := hashPassword(password)
+	if err != nil {
 		return "", err
 	}
-	const m, t, p = 19 * 1024, 2, 1
-	key := argon2.IDKey([]byte(password), salt, t, m, p, 32)
-	return fmt.Sprintf("%s:$argon2id$v=19$m=%d,t=%d,p=%d$%s$%s", user, m, t, p,
-		base64.RawStdEncoding.EncodeToString(salt), base64.RawStdEncoding.EncodeToString(key)), nil
+	return user + ":" + phc, nil
 }
 
 // verify checks user and password in constant time (the hash runs even for
 // a wrong user name, so timing does not tell which was wrong).
 func (c *OperatorCredentials) verify(user, password string) bool {
-	h := c.hash
-	key := argon2.IDKey([]byte(password), h.salt, h.time, h.memory, h.threads, uint32(len(h.key)))
-	okUser := subtle.ConstantTimeCompare([]byte(user), []byte(c.User))
-	return subtle.ConstantTimeCompare(key, h.key)&okUser == 1
+	okKey := c.hash.matches(password)
+	okUser := subtle.ConstantTimeCompare([]byte(user), []byte(c.User)) == 1
+	return okKey && okUser
 }
 
 // OperatorSignIn checks the operator's user name and password and opens a
@@ -482,6 +507,12 @@ func (w *Wallets) InspectionKeySet() (string, error) {
 type WebSession = account.WebSession
 
 const WebOperator = account.WebOperator
+
+// WebDashboard is the kind of a partner dashboard user's sessions.
+const WebDashboard = account.WebDashboard
+
+// DashboardKey is an API key as the dashboard lists it.
+type DashboardKey = account.Key
 
 // ParseEnvironment reads "live" or "test".
 func ParseEnvironment(s string) (Environment, error) {

@@ -33,7 +33,8 @@ const (
 
 // isPage reports whether a route path is a web page rather than the JSON API.
 func isPage(path string) bool {
-	return strings.HasPrefix(path, "/c/") || path == "/admin" || strings.HasPrefix(path, "/admin/") || path == web.CSSPath
+	return strings.HasPrefix(path, "/c/") || path == "/admin" || strings.HasPrefix(path, "/admin/") ||
+		path == "/dashboard" || strings.HasPrefix(path, "/dashboard/") || path == web.CSSPath
 }
 
 // secure reports whether the browser reached us over TLS: directly, or
@@ -137,6 +138,9 @@ func (s *Server) render(w http.ResponseWriter, r *http.Request, status int, name
 	if op := state(r).operator; op != nil {
 		p.Operator = op.Subject
 	}
+	if d := state(r).dashboard; d != nil {
+		p.User = d.Subject
+	}
 	var buf bytes.Buffer
 	if err := web.Render(&buf, name, p); err != nil {
 		return apperr.Wrap("render", err)
@@ -150,9 +154,13 @@ func (s *Server) render(w http.ResponseWriter, r *http.Request, status int, name
 // writePageError answers a page's error as HTML; a console GET without a
 // session goes to the sign-in form instead.
 func (s *Server) writePageError(w http.ResponseWriter, r *http.Request, status int, msg string) {
-	if status == http.StatusUnauthorized && r.Method == http.MethodGet && strings.HasPrefix(r.URL.Path, "/admin") {
-		http.Redirect(w, r, "/admin/sign-in", http.StatusSeeOther)
-		return
+	if status == http.StatusUnauthorized && r.Method == http.MethodGet {
+		for _, area := range []string{"/admin", "/dashboard"} {
+			if r.URL.Path == area || strings.HasPrefix(r.URL.Path, area+"/") {
+				http.Redirect(w, r, area+"/sign-in", http.StatusSeeOther)
+				return
+			}
+		}
 	}
 	// The statuses a visitor meets get a text in their language; the
 	// others keep the error's own message.

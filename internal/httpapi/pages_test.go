@@ -325,6 +325,10 @@ func TestOperatorConsole(t *testing.T) {
 		form = v.must(200, "GET", "/admin/sign-in", nil)
 		v.must(http.StatusSeeOther, "POST", "/admin/sign-in", url.Values{"csrf_token": {form.csrf(t)}, "user": {"ops"}, "password": {testOperatorPassword}})
 		acc := v.must(200, "GET", "/admin/accounts", nil)
+		// The operator's session is not a dashboard user's.
+		if r := v.must(http.StatusSeeOther, "GET", "/dashboard/test/usage", nil); r.Header.Get("Location") != "/dashboard/sign-in" {
+			t.Errorf("the operator's session opened the dashboard: %v", r.Header)
+		}
 		if !strings.Contains(acc.Body, e.AccountID) || !strings.Contains(acc.Body, "Signed in as ops") {
 			t.Errorf("accounts page:\n%.2000s", acc.Body)
 		}

@@ -23,7 +23,7 @@ func (s *Server) wrap(rt route) http.HandlerFunc {
 		st.strict = rt.auth == authPartner
 		st.page = isPage(rt.path)
 		buf := newBuffer()
-		keyless := rt.auth == authNone || rt.auth == authCapability || rt.auth == authOperator
+		keyless := rt.auth == authNone || rt.auth == authCapability || rt.auth == authOperator || rt.auth == authDashboard
 		err := s.authenticate(rt.auth, r)
 		if err == nil && keyless {
 			err = s.keylessLimit(rt, r, buf)
@@ -67,6 +67,9 @@ func (s *Server) authenticate(mode authMode, r *http.Request) error {
 	}
 	if mode == authOperator {
 		return s.authOperatorSession(r)
+	}
+	if mode == authDashboard {
+		return s.authDashboardSession(r)
 	}
 	key, fromHeader := "", false
 	if h := r.Header.Get("Authorization"); h != "" {

@@ -27,6 +27,7 @@ const (
 	authTransit                    // Bearer or api_key query parameter
 	authCapability                 // no key: the coupon or ticket id is the credential; Bearer ignored
 	authOperator                   // the operator console's session cookie (web pages, docs/web.md)
+	authDashboard                  // a partner dashboard user's session cookie (dashboard.go)
 )
 
 // billing says whom a route's requests are billed to in the usage ledger
@@ -220,6 +221,25 @@ func (s *Server) routes() []route {
 		{GET, "/admin/jobs", authOperator, billNobody, s.adminJobs},
 		{POST, "/admin/jobs/{job_id}/retry", authOperator, billNobody, s.adminRetryJob},
 		{GET, "/admin/inspection-keys", authOperator, billNobody, s.adminInspectionKeys},
+		// The partner dashboard (dashboard.go): every page below
+		// /dashboard/{env}/ shows that environment only.
+		{GET, "/dashboard/sign-in", authNone, billNobody, s.dashSignInForm},
+		{POST, "/dashboard/sign-in", authNone, billNobody, s.dashSignIn},
+		{GET, "/dashboard/invite", authNone, billNobody, s.dashInviteForm},
+		{POST, "/dashboard/invite", authNone, billNobody, s.dashAcceptInvite},
+		{POST, "/dashboard/sign-out", authDashboard, billNobody, s.dashSignOut},
+		{GET, "/dashboard", authDashboard, billNobody, s.dashHome},
+		{GET, "/dashboard/{env}/usage", authDashboard, billNobody, s.dashUsage},
+		{GET, "/dashboard/{env}/usage.csv", authDashboard, billNobody, s.dashUsageCSV},
+		{GET, "/dashboard/{env}/orders", authDashboard, billNobody, s.dashOrders},
+		{GET, "/dashboard/{env}/coupons", authDashboard, billNobody, s.dashCoupons},
+		{GET, "/dashboard/{env}/tickets", authDashboard, billNobody, s.dashTickets},
+		{GET, "/dashboard/{env}/subscriptions", authDashboard, billNobody, s.dashSubscriptions},
+		{GET, "/dashboard/{env}/invoices", authDashboard, billNobody, s.dashInvoices},
+		{GET, "/dashboard/{env}/customers", authDashboard, billNobody, s.dashCustomers},
+		{GET, "/dashboard/{env}/keys", authDashboard, billNobody, s.dashKeys},
+		{POST, "/dashboard/{env}/keys", authDashboard, billNobody, s.dashCreateKey},
+		{POST, "/dashboard/{env}/keys/{key_id}/revoke", authDashboard, billNobody, s.dashRevokeKey},
 	}...)
 }
 
@@ -246,7 +266,8 @@ func (rt route) check() error {
 // the tenant-isolation and attribution tests, the golden file and docs).
 type RouteInfo struct {
 	Method, Path string
-	// Auth is "none", "partner", "transit", "capability" or "operator".
+	// Auth is "none", "partner", "transit", "capability", "operator" or
+	// "dashboard".
 	Auth string
 	// Page: an HTML web page (docs/web.md), not part of the JSON API and
 	// not in api/openapi.yaml.
@@ -263,7 +284,7 @@ func (s *Server) Routes() []RouteInfo {
 	var out []RouteInfo
 	for _, rt := range s.routes() {
 		out = append(out, RouteInfo{Method: rt.method, Path: rt.path,
-			Auth:    [...]string{"none", "partner", "transit", "capability", "operator"}[rt.auth],
+			Auth:    [...]string{"none", "partner", "transit", "capability", "operator", "dashboard"}[rt.auth],
 			Page:    isPage(rt.path),
 			Bills:   [...]string{"nobody", "key", "coupon", "ticket", "invoice"}[rt.bill],
 			Handler: handlerName(rt.h)})

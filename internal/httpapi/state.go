@@ -22,6 +22,8 @@ type reqState struct {
 	// operator is its console session.
 	page     bool
 	operator *app.WebSession
+	// dashboard is a partner dashboard user's session.
+	dashboard *app.WebSession
 
 	// Attribution for the usage ledger when there is no principal (SDK
 	// endpoints bill the account that owns the coupon or ticket).

@@ -60,18 +60,38 @@ func (q Q) PrincipalByKeyHash(ctx context.Context, hash string) (account.Princip
 
 // Keys lists the keys of one account (all accounts when accountID is empty).
 func (q Q) Keys(ctx context.Context, accountID string) ([]account.Key, error) {
-	return collect(ctx, q, `SELECT id, account_id, prefix, environment, created_at, revoked_at
-		FROM api_keys WHERE $1 = '' OR account_id = $1 ORDER BY created_at, id`, []any{accountID},
+	return q.keys(ctx, accountID, "")
+}
+
+// KeysOfEnvironment lists the keys of one account in env, newest first
+// (the dashboard's key page).
+func (q Q) KeysOfEnvironment(ctx context.Context, accountID string, env account.Environment) ([]account.Key, error) {
+	return q.keys(ctx, accountID, env)
+}
+
+// keys lists the keys of accountID ("" for all) in env ("" for both): in
+// creation order for every environment, newest first for one.
+func (q Q) keys(ctx context.Context, accountID string, env account.Environment) ([]account.Key, error) {
+	order := "created_at, id"
+	if env != "" {
+		order = "created_at DESC, id DESC"
+	}
+	return collect(ctx, q, `SELECT id, account_id, prefix, environment, created_at, revoked_at, last_used_at
+		FROM api_keys WHERE ($1 = '' OR account_id = $1) AND ($2 = '' OR environment = $2) ORDER BY `+order, []any{accountID, string(env)},
 		func(scan scanner) (k account.Key, err error) {
-			var env string
-			var revoked sql.NullTime
-			if err = scan(&k.ID, &k.AccountID, &k.Prefix, &env, &k.CreatedAt, &revoked); err != nil {
+			var envName string
+			var revoked, used sql.NullTime
+			if err = scan(&k.ID, &k.AccountID, &k.Prefix, &envName, &k.CreatedAt, &revoked, &used); err != nil {
 				return k, err
 			}
-			k.Environment = account.Environment(env)
+			k.Environment = account.Environment(envName)
 			if revoked.Valid {
 				t := revoked.Time
 				k.RevokedAt = &t
+			}
+			if used.Valid {
+				t := used.Time
+				k.LastUsedAt = &t
 			}
 			return k, nil
 		})

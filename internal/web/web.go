@@ -48,7 +48,10 @@ type Page struct {
 	CSRF string
 	// Operator is the signed-in operator's name on console pages.
 	Operator string
-	// Nav is the console section to mark as current.
+	// User is the signed-in dashboard user's e-mail address on dashboard
+	// pages; Env the environment ("live" or "test") the page shows.
+	User, Env string
+	// Nav is the console's or dashboard's section to mark as current.
 	Nav string
 	// Error is a message shown above the content.
 	Error string
@@ -56,6 +59,10 @@ type Page struct {
 	Notice string
 	Data   any
 }
+
+// DashboardSections are the partner dashboard's pages below
+// /dashboard/{env}/, in the navigation's order.
+var DashboardSections = []string{"usage", "orders", "coupons", "tickets", "subscriptions", "invoices", "customers", "keys"}
 
 // CSRFField is the form field carrying the CSRF token.
 const CSRFField = "csrf_token"
@@ -92,15 +99,7 @@ var funcs = template.FuncMap{
 	"t": func(lang, key string, args ...any) string { return T(lang, key, args...) },
 	// when writes a time (in its own zone, which app chose) in the page's
 	// language, with the zone's abbreviation.
-	"when": func(lang string, t time.Time) string {
-		if t.IsZero() {
-			return "—"
-		}
-		if lang == "de" {
-			return t.Format("02.01.2006 15:04 MST")
-		}
-		return t.Format("2 Jan 2006 15:04 MST")
-	},
+	"when": When,
 	"day": func(lang string, t time.Time) string {
 		if lang == "de" {
 			return t.Format("02.01.2006")
@@ -108,6 +107,21 @@ var funcs = template.FuncMap{
 		return t.Format("2 Jan 2006")
 	},
 	"csrf": func() string { return CSRFField },
+	"dec":  func(n int) int { return n - 1 },
+	// dashSections are the dashboard's pages, in the navigation's order.
+	"dashSections": func() []string { return DashboardSections },
+}
+
+// When writes a time (in its own zone, which app chose) in the page's
+// language, with the zone's abbreviation.
+func When(lang string, t time.Time) string {
+	if t.IsZero() {
+		return "—"
+	}
+	if lang == "de" {
+		return t.Format("02.01.2006 15:04 MST")
+	}
+	return t.Format("2 Jan 2006 15:04 MST")
 }
 
 // Render writes the page template name filled with p.

@@ -117,3 +117,25 @@ func TestRenderEscapes(t *testing.T) {
 		t.Error("unknown page rendered")
 	}
 }
+
+// TestDashboardMessages: the keys the dashboard's templates build with
+// printf (per environment, section and state) exist in both languages.
+func TestDashboardMessages(t *testing.T) {
+	keys := []string{}
+	for _, env := range []string{"live", "test"} {
+		keys = append(keys, "dash.env."+env, "dash.env.switch."+env, "dash.key.create."+env)
+	}
+	for _, s := range DashboardSections {
+		keys = append(keys, "dash."+s)
+	}
+	for _, st := range []string{"not_activated", "activated", "restored", "valid", "invalidated", "active", "cancelled", "ended"} {
+		keys = append(keys, "dash.state."+st)
+	}
+	for _, k := range keys {
+		for _, l := range []string{"en", "de"} {
+			if _, ok := messages[l][k]; !ok {
+				t.Errorf("%s: no %s text", k, l)
+			}
+		}
+	}
+}

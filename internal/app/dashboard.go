@@ -1,0 +1,316 @@
+package app
+
+import (
+	"context"
+	"crypto/rand"
+	"encoding/base64"
+	"net/mail"
+	"sort"
+	"strings"
+	"time"
+	"unicode/utf8"
+
+	"github.com/farebox/farebox/internal/account"
+	"github.com/farebox/farebox/internal/apperr"
+	"github.com/farebox/farebox/internal/store"
+	"github.com/farebox/farebox/internal/usage"
+)
+
+// The partner dashboard's use cases (docs/web.md "Partner dashboard"):
+// invitations, the users' passwords and sessions, the usage of one
+// environment from the per-day counters, and the account's keys. The lists
+// (orders, coupons, tickets, subscriptions, invoices, customers) are the
+// API's list methods called with the session's account and the page's
+// environment as the principal.
+
+// InviteTTL is how long a dashboard invitation link stays good.
+const InviteTTL = 72 * time.Hour
+
+// MinPasswordLength is the shortest dashboard password accepted (NIST SP
+// 800-63B: at least 8; the form asks for 12).
+const MinPasswordLength = 12
+
+// maxPasswordBytes bounds what argon2id is asked to hash.
+const maxPasswordBytes = 1024
+
+// DashboardPath is where a dashboard invitation's link points, followed by
+// the token.
+const DashboardPath = "/dashboard/invite?token="
+
+// normalEmail is the address as stored: trimmed, lower-case; Invalid
+// unless it is one plain address.
+func normalEmail(op, s string) (string, error) {
+	e := strings.ToLower(strings.TrimSpace(s))
+	a, err := mail.ParseAddress(e)
+	if err != nil || a.Address != e || len(e) > 254 {
+		return "", apperr.Validation(op, CodeInvalidEmail, "email", "email: one address such as ops@partner.example")
+	}
+	return e, nil
+}
+
+// InviteDashboardUser makes a one-time sign-in link for email on account
+// accountID; it returns the token (the link is DashboardPath + token). Only
+// the token's SHA-256 is stored.
+func (a *App) InviteDashboardUser(ctx context.Context, accountID, email string) (string, error) {
+	const op = "app.InviteDashboardUser"
+	e, err := normalEmail(op, email)
+	if err != nil {
+		return "", err
+	}
+	raw := make([]byte, 32)
+	if _, err := rand.Read(raw); err != nil {
+		return "", apperr.Wrap(op, err)
+	}
+	token := base64.RawURLEncoding.EncodeToString(raw)
+	now := a.clock.Now()
+	err = a.store.Write(ctx, func(q store.Q) error {
+		if _, err := q.Account(ctx, accountID); err != nil {
+			return err
+		}
+		if acc, _, err := q.DashboardUser(ctx, e); err == nil && acc != accountID {
+			return apperr.E(op, apperr.Conflict, store.CodeDashboardUserTaken, "this e-mail address belongs to a user of another account")
+		}
+		return q.InsertDashboardInvite(ctx, account.DashboardInvite{TokenHash: WebSessionHash(token), AccountID: accountID, Email: e,
+			CreatedAt: now, ExpiresAt: now.Add(InviteTTL)})
+	})
+	return token, err
+}
+
+// DashboardInvite returns the e-mail address an open invitation is for
+// (NotFound when the token is unknown, used or expired).
+func (a *App) DashboardInvite(ctx context.Context, token string) (string, error) {
+	if token == "" || len(token) > 100 {
+		return "", apperr.E("app.DashboardInvite", apperr.NotFound, store.CodeInviteNotFound, "the sign-in link is unknown, used or expired")
+	}
+	inv, err := a.store.Read().DashboardInvite(ctx, WebSessionHash(token), a.clock.Now())
+	return inv.Email, err
+}
+
+func checkPassword(op, password, repeat string) error {
+	switch {
+	case utf8.RuneCountInString(password) < MinPasswordLength:
+		return apperr.Validation(op, CodePasswordTooShort, "password", "password: at least 12 characters")
+	case len(password) > maxPasswordBytes:
+		return apperr.Validation(op, CodePasswordTooLong, "password", "password: at most 1024 bytes")
+	case password != repeat:
+		return apperr.Validation(op, CodePasswordMismatch, "password_repeat", "password_repeat: the two passwords differ")
+	}
+	return nil
+}
+
+// AcceptDashboardInvite uses the invitation token once: it sets the user's
+// password (argon2id, the console's parameters) and opens a session,
+// returning its id for the cookie.
+func (a *App) AcceptDashboardInvite(ctx context.Context, token, password, repeat string) (string, error) {
+	const op = "app.AcceptDashboardInvite"
+	email, err := a.DashboardInvite(ctx, token)
+	if err != nil {
+		return "", err
+	}
+	if err := checkPassword(op, password, repeat); err != nil {
+		return "", err
+	}
+	hash, err := hashPassword(password)
+	if err != nil {
+		return "", apperr.Wrap(op, err)
+	}
+	now := a.clock.Now()
+	var sess account.WebSession
+	var id string
+	err = a.store.Write(ctx, func(q store.Q) error {
+		inv, err := q.DashboardInvite(ctx, WebSessionHash(token), now)
+		if err != nil {
+			return err
+		}
+		if err := q.UseDashboardInvite(ctx, inv.TokenHash, now); err != nil {
+			return err
+		}
+		if err := q.SetDashboardUser(ctx, inv.Email, inv.AccountID, hash, now); err != nil {
+			return err
+		}
+		id, sess = newWebSession(account.WebDashboard, email, inv.AccountID, now)
+		return q.InsertWebSession(ctx, sess)
+	})
+	return id, err
+}
+
+// newWebSession makes a session id and the row that keeps its hash.
+func newWebSession(kind, subject, accountID string, now time.Time) (string, account.WebSession) {
+	raw := make([]byte, 32)
+	_, _ = rand.Read(raw) // crypto/rand.Read never fails (Go 1.24)
+	id := base64.RawURLEncoding.EncodeToString(raw)
+	return id, account.WebSession{IDHash: WebSessionHash(id), Kind: kind, Subject: subject, AccountID: accountID,
+		CreatedAt: now, ExpiresAt: now.Add(WebSessionTTL)}
+}
+
+// dummyHash is checked when the address is unknown, so the answer takes
+// as long as for a known one.
+var dummyHash, _ = hashPassword("farebox-no-such-user")
+
+// DashboardSignIn checks a dashboard user's address and password and opens
+// a session; wrong ones are Unauthenticated (the same for an unknown
+// address, after the same work).
+func (a *App) DashboardSignIn(ctx context.Context, email, password string) (string, error) {
+	const op = "app.DashboardSignIn"
+	fail := apperr.E(op, apperr.Unauthenticated, CodeSignInFailed, "e-mail address or password is wrong")
+	e := strings.ToLower(strings.TrimSpace(email))
+	if len(e) > 254 || len(password) > maxPasswordBytes {
+		return "", fail
+	}
+	accountID, phc, err := a.store.Read().DashboardUser(ctx, e)
+	if err != nil && apperr.KindOf(err) != apperr.NotFound {
+		return "", err
+	}
+	known := err == nil
+	if !known {
+		phc = dummyHash
+	}
+	h, err := parsePHC(phc)
+	if err != nil {
+		return "", apperr.Wrap(op, err)
+	}
+	if !h.matches(password) || !known {
+		return "", fail
+	}
+	id, s := newWebSession(account.WebDashboard, e, accountID, a.clock.Now())
+	return id, a.store.Write(ctx, func(q store.Q) error { return q.InsertWebSession(ctx, s) })
+}
+
+// touchEvery is how often an instance writes a key's last use.
+const touchEvery = time.Minute
+
+// touchKey records that key id was used now, at most once a minute per
+// key on this instance. The time is informational (the key page's "last
+// used"): a failed write does not refuse the request it belongs to.
+func (a *App) touchKey(ctx context.Context, id string) {
+	now := a.clock.Now()
+	a.keyUsedMu.Lock()
+	last, ok := a.keyUsed[id]
+	fresh := ok && now.Sub(last) < touchEvery && !now.Before(last)
+	if !fresh {
+		if a.keyUsed == nil || len(a.keyUsed) > 100_000 {
+			a.keyUsed = map[string]time.Time{}
+		}
+		a.keyUsed[id] = now
+	}
+	a.keyUsedMu.Unlock()
+	if fresh {
+		return
+	}
+	_ = a.store.Write(ctx, func(q store.Q) error { return q.TouchKey(ctx, id, now.Truncate(touchEvery)) })
+}
+
+// DashboardKeys lists the account's keys of env, newest first.
+func (a *App) DashboardKeys(ctx context.Context, accountID string, env account.Environment) ([]account.Key, error) {
+	return a.store.Read().KeysOfEnvironment(ctx, accountID, env)
+}
+
+// RevokeDashboardKey revokes the key id of the account in env (NotFound
+// for a key of another account or environment).
+func (a *App) RevokeDashboardKey(ctx context.Context, accountID string, env account.Environment, id string) error {
+	err := a.store.Write(ctx, func(q store.Q) error { return q.RevokeAccountKey(ctx, accountID, env, id, a.clock.Now()) })
+	if err == nil {
+		a.authMu.Lock()
+		a.auth = map[account.KeyDigest]authEntry{}
+		a.authMu.Unlock()
+	}
+	return err
+}
+
+// UsageGroup is one endpoint group's requests on one day.
+type UsageGroup struct {
+	Group              string
+	Counted, Uncounted int64
+}
+
+// UsageDay is a day of the dashboard's usage page.
+type UsageDay struct {
+	Day                string
+	Counted, Uncounted int64
+	Groups             []UsageGroup
+}
+
+// UsageReport is the dashboard's usage of one environment over days.
+type UsageReport struct {
+	From, To string
+	Days     []UsageDay // every day of the range, oldest first
+	Groups   []string   // the groups that occur, sorted
+	Rows     []usage.Row
+	// Max is the largest day total (counted + uncounted), for the scale.
+	Max int64
+}
+
+// EndpointGroup is the group an endpoint is counted in on the dashboard:
+// the path's first segment after the version ("ticketing", "departures",
+// "stations"…), or the first segment for unversioned paths.
+func EndpointGroup(endpoint string) string {
+	_, path, _ := strings.Cut(endpoint, " ")
+	segs := strings.Split(strings.Trim(path, "/"), "/")
+	if len(segs) > 1 && len(segs[0]) > 1 && segs[0][0] == 'v' && strings.Trim(segs[0][1:], "0123456789") == "" {
+		segs = segs[1:]
+	}
+	g := strings.TrimSuffix(segs[0], ".json")
+	if g == "" {
+		return "other"
+	}
+	return g
+}
+
+// DashboardUsage reports the account's requests in env per day and
+// endpoint group for days from..to (YYYY-MM-DD, at most 366 days), read
+// from the per-day counters.
+func (a *App) DashboardUsage(ctx context.Context, accountID string, env account.Environment, from, to string) (UsageReport, error) {
+	const op = "app.DashboardUsage"
+	f, err := time.Parse(time.DateOnly, from)
+	if err != nil {
+		return UsageReport{}, apperr.Param(op, "from", "from must be a date YYYY-MM-DD")
+	}
+	t, err := time.Parse(time.DateOnly, to)
+	if err != nil {
+		return UsageReport{}, apperr.Param(op, "to", "to must be a date YYYY-MM-DD")
+	}
+	if t.Before(f) {
+		return UsageReport{}, apperr.Param(op, "to", "to must not be before from")
+	}
+	if int(t.Sub(f)/(24*time.Hour))+1 > maxUsageDays {
+		return UsageReport{}, apperr.Param(op, "to", "a usage query covers at most 366 days")
+	}
+	rows, err := a.store.Read().UsageOfEnvironment(ctx, accountID, env, from, to)
+	if err != nil {
+		return UsageReport{}, err
+	}
+	rep := UsageReport{From: from, To: to, Rows: rows}
+	idx := map[string]int{}
+	for d := f; !d.After(t); d = d.AddDate(0, 0, 1) {
+		idx[d.Format(time.DateOnly)] = len(rep.Days)
+		rep.Days = append(rep.Days, UsageDay{Day: d.Format(time.DateOnly)})
+	}
+	groups := map[string]bool{}
+	for _, r := range rows {
+		d := &rep.Days[idx[r.Day]]
+		g := EndpointGroup(r.Endpoint)
+		groups[g] = true
+		d.Counted += r.Counted
+		d.Uncounted += r.Uncounted
+		found := false
+		for i := range d.Groups {
+			if d.Groups[i].Group == g {
+				d.Groups[i].Counted += r.Counted
+				d.Groups[i].Uncounted += r.Uncounted
+				found = true
+			}
+		}
+		if !found {
+			d.Groups = append(d.Groups, UsageGroup{Group: g, Counted: r.Counted, Uncounted: r.Uncounted})
+		}
+	}
+	for g := range groups {
+		rep.Groups = append(rep.Groups, g)
+	}
+	sort.Strings(rep.Groups)
+	for i := range rep.Days {
+		sort.Slice(rep.Days[i].Groups, func(x, y int) bool { return rep.Days[i].Groups[x].Group < rep.Days[i].Groups[y].Group })
+		rep.Max = max(rep.Max, rep.Days[i].Counted+rep.Days[i].Uncounted)
+	}
+	return rep, nil
+}

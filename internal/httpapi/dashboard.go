@@ -1,0 +1,535 @@
+package httpapi
+
+import (
+	"encoding/csv"
+	"fmt"
+	"html/template"
+	"net/http"
+	"net/url"
+	"strconv"
+	"strings"
+	"time"
+
+	"github.com/farebox/farebox/internal/app"
+	"github.com/farebox/farebox/internal/apperr"
+	"github.com/farebox/farebox/internal/clock"
+	"github.com/farebox/farebox/internal/web"
+)
+
+// The partner dashboard (docs/web.md "Partner dashboard"): a user of an
+// account, invited by the operator (farebox accounts invite), sees the
+// account's usage, lists and keys. Every page below /dashboard/{env}/ is
+// of one environment: the handlers call app with a principal of the
+// session's account and that environment only, so test and live never
+// mix; the layout shows the environment in a banner of its own colour.
+
+// authDashboardSession resolves the dashboard session of an authDashboard
+// row, and refuses an {env} other than live or test (404).
+func (s *Server) authDashboardSession(r *http.Request) error {
+	id := cookieValue(r, web.CookieName(sessionCookie, s.secure(r)))
+	sess, err := s.app.WebSession(r.Context(), id)
+	if apperr.KindOf(err) == apperr.NotFound || (err == nil && sess.Kind != app.WebDashboard) {
+		return apperr.E("auth", apperr.Unauthenticated, CodeSignInRequired, "sign in to the dashboard first")
+	}
+	if err != nil {
+		return err
+	}
+	if env := r.PathValue("env"); env != "" {
+		if _, err := app.ParseEnvironment(env); err != nil {
+			return apperr.NotFoundf("dashboard", CodeNotFound)
+		}
+	}
+	state(r).dashboard = &sess
+	return nil
+}
+
+// dashPrincipal is the caller the app's list methods see: the session's
+// account in the page's environment.
+func dashPrincipal(r *http.Request) app.Principal {
+	return app.Principal{AccountID: state(r).dashboard.AccountID, Environment: app.Environment(r.PathValue("env"))}
+}
+
+func lang(r *http.Request) string { return web.Language(r.Header.Get("Accept-Language")) }
+
+// dashRender renders a dashboard page of section nav.
+func (s *Server) dashRender(w http.ResponseWriter, r *http.Request, status int, name, nav string, p web.Page) error {
+	p.Nav, p.Env = nav, r.PathValue("env")
+	return s.render(w, r, status, name, "dash."+nav, p)
+}
+
+func (s *Server) dashHome(w http.ResponseWriter, r *http.Request) error {
+	http.Redirect(w, r, "/dashboard/test/usage", http.StatusSeeOther)
+	return nil
+}
+
+func (s *Server) dashSignInForm(w http.ResponseWriter, r *http.Request) error {
+	return s.render(w, r, http.StatusOK, "dash_signin", "dash.signin", web.Page{})
+}
+
+// dashSignIn checks the address and password; failures are throttled per
+// client address and per address as the console's are.
+func (s *Server) dashSignIn(w http.ResponseWriter, r *http.Request) error {
+	l := lang(r)
+	email, password := r.PostForm.Get("email"), r.PostForm.Get("password")
+	// The address as the sign-in reads it: "OPS@x" is the same user as "ops@x".
+	keys := []string{"dashboard-client:" + clientKey(r, s.TrustedProxies), "dashboard-user:" + strings.ToLower(strings.TrimSpace(email))}
+	now := s.app.Now()
+	for _, k := range keys {
+		if ok, wait := s.signIns.Allow(k, now); !ok {
+			secs := int(wait.Seconds()) + 1
+			w.Header().Set("Retry-After", strconv.Itoa(secs))
+			return s.render(w, r, http.StatusTooManyRequests, "dash_signin", "dash.signin", web.Page{Error: web.T(l, "signin.throttled", secs)})
+		}
+	}
+	id, err := s.app.DashboardSignIn(r.Context(), email, password)
+	if apperr.KindOf(err) == apperr.Unauthenticated {
+		for _, k := range keys {
+			s.signIns.Fail(k, now)
+		}
+		return s.render(w, r, http.StatusUnauthorized, "dash_signin", "dash.signin", web.Page{Error: web.T(l, "dash.signin.failed")})
+	}
+	if err != nil {
+		return err
+	}
+	for _, k := range keys {
+		s.signIns.Succeed(k)
+	}
+	http.SetCookie(w, web.NewCookie(sessionCookie, id, s.secure(r), int(app.WebSessionTTL.Seconds())))
+	http.Redirect(w, r, "/dashboard/test/usage", http.StatusSeeOther)
+	return nil
+}
+
+// inviteView is the set-password form's data.
+type inviteView struct{ Token, Email string }
+
+func (s *Server) dashInviteForm(w http.ResponseWriter, r *http.Request) error {
+	token := r.URL.Query().Get("token")
+	email, err := s.app.DashboardInvite(r.Context(), token)
+	if err != nil {
+		return err
+	}
+	return s.render(w, r, http.StatusOK, "dash_invite", "dash.invite", web.Page{Data: inviteView{token, email}})
+}
+
+// dashAcceptInvite sets the password from the invitation (good once) and
+// signs the user in. A refused password shows the form again.
+func (s *Server) dashAcceptInvite(w http.ResponseWriter, r *http.Request) error {
+	token := r.PostForm.Get("token")
+	id, err := s.app.AcceptDashboardInvite(r.Context(), token, r.PostForm.Get("password"), r.PostForm.Get("password_repeat"))
+	if k := apperr.KindOf(err); k == apperr.Invalid || k == apperr.Unprocessable || k == apperr.Conflict {
+		email, ierr := s.app.DashboardInvite(r.Context(), token)
+		if ierr != nil {
+			return ierr
+		}
+		return s.render(w, r, statusOf(apperr.KindOf(err)), "dash_invite", "dash.invite",
+			web.Page{Data: inviteView{token, email}, Error: apperr.As(err).Msg})
+	}
+	if err != nil {
+		return err
+	}
+	http.SetCookie(w, web.NewCookie(sessionCookie, id, s.secure(r), int(app.WebSessionTTL.Seconds())))
+	http.Redirect(w, r, "/dashboard/test/usage", http.StatusSeeOther)
+	return nil
+}
+
+func (s *Server) dashSignOut(w http.ResponseWriter, r *http.Request) error {
+	sec := s.secure(r)
+	if err := s.app.SignOut(r.Context(), cookieValue(r, web.CookieName(sessionCookie, sec))); err != nil {
+		return err
+	}
+	http.SetCookie(w, web.NewCookie(sessionCookie, "", sec, -1))
+	http.Redirect(w, r, "/dashboard/sign-in", http.StatusSeeOther)
+	return nil
+}
+
+// usageRange is the page's from..to: the query's, or the last 30 days.
+func (s *Server) usageRange(r *http.Request) (string, string) {
+	q := r.URL.Query()
+	to := s.app.Now().UTC()
+	from, toS := q.Get("from"), q.Get("to")
+	if toS == "" {
+		toS = to.Format(time.DateOnly)
+	}
+	if from == "" {
+		if t, err := time.Parse(time.DateOnly, toS); err == nil {
+			from = t.AddDate(0, 0, -29).Format(time.DateOnly)
+		}
+	}
+	return from, toS
+}
+
+// chart is one endpoint group's bar chart: one bar per day, the counted
+// requests below the uncounted ones, scaled to the largest day.
+type chart struct {
+	Group string
+	// BarsSVG is the bars as SVG elements, written by barsSVG: numbers,
+	// dates and our own texts, each escaped (a template walking 30–366
+	// bars cost more than the query).
+	BarsSVG       template.HTML
+	Width, Height int
+	LabelY        int // the baseline of the first and last day's names
+	Bars          []bar
+	Ticks         []tick
+	Counted       int64
+	Uncounted     int64
+}
+
+type bar struct {
+	X, W, CountedY, CountedH, UncountedY, UncountedH int
+	Day                                              string
+	Counted, Uncounted                               int64
+}
+
+type tick struct {
+	Y     int
+	Label string
+}
+
+// usageView is the usage page's data.
+type usageView struct {
+	app.UsageReport
+	Charts []chart
+	CSV    string
+}
+
+// The charts' geometry in SVG units: the bars' height, one day's width,
+// the room left of the bars for the scale and above them for its top label.
+const chartH, chartBar, chartLeft, chartTop = 160, 14, 56, 14
+
+// barsSVG writes the chart's bars: per day a group with its tooltip, the
+// counted bar and the uncounted one on top.
+func barsSVG(bars []bar, counted, uncounted string) template.HTML {
+	var b strings.Builder
+	c, u := template.HTMLEscapeString(counted), template.HTMLEscapeString(uncounted)
+	for _, x := range bars {
+		fmt.Fprintf(&b, `<g><title>%s: %d %s, %d %s</title><rect x="%d" y="%d" width="%d" height="%d" class="counted"/><rect x="%d" y="%d" width="%d" height="%d" class="uncounted"/></g>`,
+			template.HTMLEscapeString(x.Day), x.Counted, c, x.Uncounted, u, x.X, x.CountedY, x.W, x.CountedH, x.X, x.UncountedY, x.W, x.UncountedH)
+	}
+	return template.HTML(b.String()) // every value above is a number or escaped
+}
+
+func usageCharts(rep app.UsageReport, counted, uncounted string) []chart {
+	var out []chart
+	for _, g := range append([]string{""}, rep.Groups...) {
+		c := chart{Group: g, Height: chartTop + chartH + 28}
+		var top int64 = 1
+		for _, d := range rep.Days {
+			top = max(top, groupOf(d, g).Counted+groupOf(d, g).Uncounted)
+		}
+		c.Width = max(chartLeft+len(rep.Days)*chartBar+8, 320) // room for the two day names
+		c.LabelY = chartTop + chartH + 22
+		for i, d := range rep.Days {
+			x := groupOf(d, g)
+			ch := int(x.Counted * chartH / top)
+			uh := int(x.Uncounted * chartH / top)
+			c.Bars = append(c.Bars, bar{X: chartLeft + i*chartBar + 2, W: chartBar - 4, CountedY: chartTop + chartH - ch, CountedH: ch,
+				UncountedY: chartTop + chartH - ch - uh, UncountedH: uh, Day: d.Day, Counted: x.Counted, Uncounted: x.Uncounted})
+			c.Counted += x.Counted
+			c.Uncounted += x.Uncounted
+		}
+		c.BarsSVG = barsSVG(c.Bars, counted, uncounted)
+		for _, f := range []int64{0, 1, 2} {
+			v := top * f / 2
+			c.Ticks = append(c.Ticks, tick{Y: chartTop + chartH - int(v*chartH/top), Label: strconv.FormatInt(v, 10)})
+		}
+		out = append(out, c)
+	}
+	return out
+}
+
+// groupOf is day d's counts of group g ("" for all groups).
+func groupOf(d app.UsageDay, g string) app.UsageGroup {
+	if g == "" {
+		return app.UsageGroup{Counted: d.Counted, Uncounted: d.Uncounted}
+	}
+	for _, x := range d.Groups {
+		if x.Group == g {
+			return x
+		}
+	}
+	return app.UsageGroup{Group: g}
+}
+
+func (s *Server) dashUsage(w http.ResponseWriter, r *http.Request) error {
+	from, to := s.usageRange(r)
+	p := dashPrincipal(r)
+	rep, err := s.app.DashboardUsage(r.Context(), p.AccountID, p.Environment, from, to)
+	if err != nil {
+		return err
+	}
+	l := lang(r)
+	v := usageView{UsageReport: rep, Charts: usageCharts(rep, web.T(l, "dash.usage.counted"), web.T(l, "dash.usage.uncounted")),
+		CSV: "/dashboard/" + string(p.Environment) + "/usage.csv?" + url.Values{"from": {from}, "to": {to}}.Encode()}
+	return s.dashRender(w, r, http.StatusOK, "dash_usage", "usage", web.Page{Data: v})
+}
+
+// dashUsageCSV is the usage page's rows as CSV: one line per day and
+// endpoint.
+func (s *Server) dashUsageCSV(w http.ResponseWriter, r *http.Request) error {
+	from, to := s.usageRange(r)
+	p := dashPrincipal(r)
+	rep, err := s.app.DashboardUsage(r.Context(), p.AccountID, p.Environment, from, to)
+	if err != nil {
+		return err
+	}
+	h := w.Header()
+	h.Set("Content-Type", "text/csv; charset=utf-8")
+	h.Set("Content-Disposition", fmt.Sprintf(`attachment; filename="usage-%s-%s-%s.csv"`, p.Environment, from, to))
+	h.Set("Cache-Control", "no-store")
+	h.Set("X-Content-Type-Options", "nosniff")
+	cw := csv.NewWriter(w)
+	_ = cw.Write([]string{"date", "environment", "group", "endpoint", "counted", "uncounted", "refused"})
+	for _, row := range rep.Rows {
+		_ = cw.Write([]string{row.Day, string(p.Environment), app.EndpointGroup(row.Endpoint), row.Endpoint,
+			strconv.FormatInt(row.Counted, 10), strconv.FormatInt(row.Uncounted, 10), strconv.FormatInt(row.Refused, 10)})
+	}
+	cw.Flush()
+	return cw.Error()
+}
+
+// A dashboard list: column headings (message keys), rows of cells, a
+// search box and the link to the next page.
+type cell struct {
+	Text, Href string
+	Mono       bool
+	Links      []cell // several links in one cell (an invoice's files)
+}
+
+type listView struct {
+	Columns []string
+	Rows    [][]cell
+	// Search is the query parameter of the search box ("" for none),
+	// SearchLabel its label's message key, Query what was searched.
+	Search, SearchLabel, Query string
+	// States are the state filters, State the chosen one.
+	States []string
+	State  string
+	Next   string
+}
+
+// listRequest reads the page's paging: starting_after from the query.
+func listRequest(r *http.Request) app.ListRequest {
+	return app.ListRequest{Limit: "25", StartingAfter: r.URL.Query().Get("starting_after")}
+}
+
+// nextLink is the next page's URL when there is more.
+func nextLink(r *http.Request, hasMore bool, lastID string) string {
+	if !hasMore || lastID == "" {
+		return ""
+	}
+	q := r.URL.Query()
+	q.Set("starting_after", lastID)
+	return r.URL.Path + "?" + q.Encode()
+}
+
+func (s *Server) dashList(w http.ResponseWriter, r *http.Request, nav string, v listView, err error) error {
+	if apperr.KindOf(err) == apperr.Invalid {
+		return s.dashRender(w, r, http.StatusBadRequest, "dash_list", nav, web.Page{Data: v, Error: apperr.As(err).Msg})
+	}
+	if err != nil {
+		return err
+	}
+	return s.dashRender(w, r, http.StatusOK, "dash_list", nav, web.Page{Data: v})
+}
+
+// ts writes t in the service's calendar zone, as the traveller page does.
+func (s *Server) ts(l string, t time.Time) string {
+	if t.IsZero() {
+		return "—"
+	}
+	return web.When(l, t.In(s.app.Loc))
+}
+
+// tsString writes an RFC 3339 timestamp as ts does.
+func (s *Server) tsString(l string, v string) string {
+	t, err := clock.ParseTimestamp(v)
+	if err != nil {
+		return v
+	}
+	return s.ts(l, t)
+}
+
+func orDash(s *string) string {
+	if s == nil {
+		return "—"
+	}
+	return *s
+}
+
+func yesNo(l string, b bool) string {
+	if b {
+		return web.T(l, "dash.yes")
+	}
+	return web.T(l, "dash.no")
+}
+
+func (s *Server) dashOrders(w http.ResponseWriter, r *http.Request) error {
+	ref := r.URL.Query().Get("reference")
+	req := app.OrdersRequest{ListRequest: listRequest(r)}
+	if ref != "" {
+		req.OptionalOrderReference = &ref
+	}
+	v := listView{Columns: []string{"dash.col.order", "dash.col.reference", "dash.col.coupons", "dash.col.products"},
+		Search: "reference", SearchLabel: "dash.search.reference", Query: ref}
+	list, err := s.app.Orders(r.Context(), dashPrincipal(r), req)
+	last := ""
+	for _, o := range list.Data {
+		products := ""
+		for i, c := range o.Coupons {
+			if i > 0 {
+				products += ", "
+			}
+			products += c.ProductID()
+		}
+		v.Rows = append(v.Rows, []cell{{Text: o.OrderID, Mono: true}, {Text: orDash(o.OptionalOrderReference)},
+			{Text: strconv.Itoa(len(o.Coupons))}, {Text: products, Mono: true}})
+		last = o.OrderID
+	}
+	v.Next = nextLink(r, list.HasMore, last)
+	return s.dashList(w, r, "orders", v, err)
+}
+
+func (s *Server) dashCoupons(w http.ResponseWriter, r *http.Request) error {
+	l := lang(r)
+	st := r.URL.Query().Get("state")
+	v := listView{Columns: []string{"dash.col.coupon", "dash.col.product", "dash.col.area", "dash.col.activated", "dash.col.window"},
+		States: []string{"", "not_activated", "activated", "restored"}, State: st}
+	list, err := s.app.Coupons(r.Context(), dashPrincipal(r), app.CouponsRequest{ListRequest: listRequest(r), State: st})
+	last := ""
+	for _, c := range list.Data {
+		v.Rows = append(v.Rows, []cell{{Text: c.ID, Href: "/c/" + c.ID, Mono: true}, {Text: c.ProductName()},
+			{Text: c.AreaName()}, {Text: yesNo(l, c.Activated)},
+			{Text: s.ts(l, time.Time(c.EarliestActivationStartDatetime)) + " – " + s.ts(l, time.Time(c.LatestActivationStartDatetime))}})
+		last = c.ID
+	}
+	v.Next = nextLink(r, list.HasMore, last)
+	return s.dashList(w, r, "coupons", v, err)
+}
+
+func (s *Server) dashTickets(w http.ResponseWriter, r *http.Request) error {
+	l := lang(r)
+	st := r.URL.Query().Get("state")
+	v := listView{Columns: []string{"dash.col.ticket", "dash.col.coupon", "dash.col.product", "dash.col.valid", "dash.col.status"},
+		States: []string{"", "valid", "invalidated"}, State: st}
+	list, err := s.app.Tickets(r.Context(), dashPrincipal(r), app.TicketsRequest{ListRequest: listRequest(r), State: st})
+	last := ""
+	for _, d := range list.Data {
+		t := d.Ticket
+		name := ""
+		if d.Product != nil {
+			name = d.Product.LocalTicketName
+		}
+		status := web.T(l, "dash.valid")
+		if !d.Valid || t.InvalidatedAt != nil {
+			status = web.T(l, "dash.invalid")
+		}
+		v.Rows = append(v.Rows, []cell{{Text: t.ID, Mono: true}, {Text: d.Coupon.ID, Href: "/c/" + d.Coupon.ID, Mono: true},
+			{Text: name}, {Text: s.ts(l, t.ValidFrom) + " – " + s.ts(l, t.ValidUntil)}, {Text: status}})
+		last = t.ID
+	}
+	v.Next = nextLink(r, list.HasMore, last)
+	return s.dashList(w, r, "tickets", v, err)
+}
+
+func (s *Server) dashSubscriptions(w http.ResponseWriter, r *http.Request) error {
+	l := lang(r)
+	st := r.URL.Query().Get("state")
+	v := listView{Columns: []string{"dash.col.subscription", "dash.col.active", "dash.col.cycle", "dash.col.ordered", "dash.col.ends"},
+		States: []string{"", "active", "cancelled", "ended", "restored"}, State: st}
+	list, err := s.app.Subscriptions(r.Context(), dashPrincipal(r), app.SubscriptionsRequest{ListRequest: listRequest(r), State: st})
+	last := ""
+	for _, x := range list.Data {
+		cycle := "—"
+		if x.CurrentCycleValidFrom != nil && x.CurrentCycleValidUntil != nil {
+			cycle = s.ts(l, time.Time(*x.CurrentCycleValidFrom)) + " – " + s.ts(l, time.Time(*x.CurrentCycleValidUntil))
+		}
+		ordered, ends := "—", "—"
+		if x.OrderedUntil != nil {
+			ordered = s.ts(l, time.Time(*x.OrderedUntil))
+		}
+		if x.EndsAt != nil {
+			ends = s.ts(l, time.Time(*x.EndsAt))
+		}
+		v.Rows = append(v.Rows, []cell{{Text: x.ID, Mono: true}, {Text: yesNo(l, x.Active)}, {Text: cycle}, {Text: ordered}, {Text: ends}})
+		last = x.ID
+	}
+	v.Next = nextLink(r, list.HasMore, last)
+	return s.dashList(w, r, "subscriptions", v, err)
+}
+
+func (s *Server) dashInvoices(w http.ResponseWriter, r *http.Request) error {
+	num := r.URL.Query().Get("number")
+	req := app.InvoicesRequest{ListRequest: listRequest(r)}
+	if num != "" {
+		req.Number = &num
+	}
+	v := listView{Columns: []string{"dash.col.number", "dash.col.kind", "dash.col.issued", "dash.col.total", "dash.col.files"},
+		Search: "number", SearchLabel: "dash.search.number", Query: num}
+	list, err := s.app.Invoices(r.Context(), dashPrincipal(r), req)
+	last := ""
+	for _, inv := range list.Data {
+		row := []cell{{Text: inv.InvoiceNumber, Mono: true}, {Text: inv.Kind}, {Text: inv.IssueDate},
+			{Text: inv.Totals.GrossAmountInCents.Decimal() + " " + inv.Currency}, {Links: []cell{{Text: "PDF", Href: inv.InvoicePDFURL}}}}
+		if inv.ElectronicInvoicing {
+			row[4].Links = append(row[4].Links, cell{Text: "XRechnung", Href: inv.InvoiceXRechnungURL}, cell{Text: "CII", Href: inv.InvoiceCIIURL})
+		}
+		v.Rows = append(v.Rows, row)
+		last = inv.InvoiceID
+	}
+	v.Next = nextLink(r, list.HasMore, last)
+	return s.dashList(w, r, "invoices", v, err)
+}
+
+func (s *Server) dashCustomers(w http.ResponseWriter, r *http.Request) error {
+	l := lang(r)
+	v := listView{Columns: []string{"dash.col.customer", "dash.col.address", "dash.col.einvoicing", "dash.col.created"}}
+	list, err := s.app.Customers(r.Context(), dashPrincipal(r), listRequest(r))
+	last := ""
+	for _, c := range list.Data {
+		addr := ""
+		for i, a := range c.AddressLines {
+			if i > 0 {
+				addr += ", "
+			}
+			addr += a
+		}
+		v.Rows = append(v.Rows, []cell{{Text: c.ID, Mono: true}, {Text: addr}, {Text: yesNo(l, c.ElectronicInvoicing != nil)},
+			{Text: s.tsString(l, c.CreatedAt)}})
+		last = c.ID
+	}
+	v.Next = nextLink(r, list.HasMore, last)
+	return s.dashList(w, r, "customers", v, err)
+}
+
+// keysPage shows the account's keys of the page's environment.
+func (s *Server) keysPage(w http.ResponseWriter, r *http.Request, status int, p web.Page) error {
+	pr := dashPrincipal(r)
+	keys, err := s.app.DashboardKeys(r.Context(), pr.AccountID, pr.Environment)
+	if err != nil {
+		return err
+	}
+	p.Data = keys
+	return s.dashRender(w, r, status, "dash_keys", "keys", p)
+}
+
+func (s *Server) dashKeys(w http.ResponseWriter, r *http.Request) error {
+	return s.keysPage(w, r, http.StatusOK, web.Page{})
+}
+
+// dashCreateKey makes a key of the page's environment, shown once.
+func (s *Server) dashCreateKey(w http.ResponseWriter, r *http.Request) error {
+	pr := dashPrincipal(r)
+	k, err := s.app.CreateKey(r.Context(), pr.AccountID, pr.Environment)
+	if err != nil {
+		return err
+	}
+	return s.keysPage(w, r, http.StatusOK, web.Page{Notice: web.T(lang(r), "admin.key.created", string(pr.Environment), k.Secret)})
+}
+
+func (s *Server) dashRevokeKey(w http.ResponseWriter, r *http.Request) error {
+	pr := dashPrincipal(r)
+	if err := s.app.RevokeDashboardKey(r.Context(), pr.AccountID, pr.Environment, r.PathValue("key_id")); err != nil {
+		return err
+	}
+	return s.keysPage(w, r, http.StatusOK, web.Page{Notice: web.T(lang(r), "admin.key.done", 1)})
+}

@@ -1,0 +1,124 @@
+package httpapi_test
+
+import (
+	"context"
+	"strings"
+	"testing"
+
+	"github.com/farebox/farebox/internal/apitest"
+	"github.com/farebox/farebox/internal/engines/browsertest"
+	"github.com/farebox/farebox/internal/store"
+)
+
+type dashResults struct {
+	Pages map[string]struct {
+		Axe []struct {
+			ID, Impact string
+			Nodes      []string
+		}
+		ScrollWidth int
+		Status      int
+		Lang, Title string
+	}
+	Statuses map[string]any
+	Texts    map[string]any
+	Errors   []string
+}
+
+// TestDashboardInChromium drives the partner dashboard in headless
+// Chromium at 360 px (internal/engines/testdata/browser/dashboard.js): the
+// invitation link and the password, the usage page's chart and table, the
+// CSV download, every list in test and live and the switch between them,
+// the search by reference, a forged form (403) and a key made, sign-out, a
+// wrong password and sign-in. axe-core finds no WCAG 2.1 AA violation and
+// no page is wider than the phone. SQLite only: TestDashboard runs the
+// same flows over HTTP on both engines.
+func TestDashboardInChromium(t *testing.T) {
+	e := apitest.New(t, store.SQLite, apitest.Options{Configure: withWallets(t, true)})
+	d := dashSetup(t, e)
+	for i := 0; i < 3; i++ {
+		e.Must(200, apitest.Req{Method: "GET", Path: "/v9/ticketing/orders.json", Key: e.TestKey})
+	}
+	token, err := e.App.InviteDashboardUser(context.Background(), e.AccountID, "ops@partner.example")
+	if err != nil {
+		t.Fatal(err)
+	}
+	var res dashResults
+	out := browsertest.Run(t, "dashboard.js", map[string]any{
+		"base": e.URL, "invite": e.URL + "/dashboard/invite?token=" + token, "email": "ops@partner.example",
+		"password": dashPassword, "reference": "booking-live-1",
+	}, &res)
+	t.Logf("screenshots in %s", out)
+	if len(res.Errors) != 0 {
+		t.Fatalf("browser errors: %v", res.Errors)
+	}
+	want := []string{"dash-signin", "dash-invite", "dash-usage-test", "dash-usage-live", "dash-orders-search",
+		"dash-csrf-refused", "dash-key-created", "dash-signin-failed", "dash-usage-de"}
+	for _, env := range []string{"test", "live"} {
+		for _, s := range []string{"orders", "coupons", "tickets", "subscriptions", "invoices", "customers", "keys"} {
+			want = append(want, "dash-"+s+"-"+env)
+		}
+	}
+	for _, name := range want {
+		p, ok := res.Pages[name]
+		if !ok {
+			t.Errorf("page %s not checked", name)
+			continue
+		}
+		for _, v := range p.Axe {
+			t.Errorf("%s: WCAG violation %s (%s): %v", name, v.ID, v.Impact, v.Nodes)
+		}
+		if p.ScrollWidth > 360 {
+			t.Errorf("%s is %d px wide on a 360 px phone", name, p.ScrollWidth)
+		}
+		wantLang := "en"
+		if strings.HasSuffix(name, "-de") {
+			wantLang = "de"
+		}
+		if p.Lang != wantLang {
+			t.Errorf("%s: lang %q, want %q", name, p.Lang, wantLang)
+		}
+	}
+	st, tx := res.Statuses, res.Texts
+	num := func(m map[string]any, k string) int { f, _ := m[k].(float64); return int(f) }
+	for k, want := range map[string]int{"unsigned": 200, "setPassword": 200, "switched": 200, "search": 200, "forgedKey": 403,
+		"createKey": 200, "signOut": 200, "wrongPassword": 401, "signIn": 200} {
+		if num(st, k) != want {
+			t.Errorf("%s: %d, want %d", k, num(st, k), want)
+		}
+	}
+	for k, suffix := range map[string]string{"unsignedURL": "/dashboard/sign-in", "afterSetPassword": "/dashboard/test/usage",
+		"switchedURL": "/dashboard/live/orders", "afterSignOut": "/dashboard/sign-in", "afterSignIn": "/dashboard/test/usage"} {
+		if !strings.HasSuffix(str(st[k]), suffix) {
+			t.Errorf("%s: %v, want …%s", k, st[k], suffix)
+		}
+	}
+	if !strings.Contains(str(tx["banner"]), "Test environment") || tx["bannerColour"] == tx["liveBannerColour"] {
+		t.Errorf("banner %v, colours test %v live %v", tx["banner"], tx["bannerColour"], tx["liveBannerColour"])
+	}
+	if num(tx, "bars") < 1 || !strings.Contains(str(tx["chartDesc"]), "counted") || num(tx, "chartWidth") > 330 {
+		t.Errorf("chart: %v bars, desc %q, %v px wide", tx["bars"], tx["chartDesc"], tx["chartWidth"])
+	}
+	if !strings.Contains(str(tx["table"]), "ticketing") {
+		t.Errorf("usage table: %v", tx["table"])
+	}
+	csv, _ := tx["csv"].(map[string]any)
+	if num(csv, "status") != 200 || str(csv["type"]) != "text/csv; charset=utf-8" || !strings.Contains(str(csv["disposition"]), "attachment") ||
+		!strings.Contains(str(csv["body"]), ",test,ticketing,GET /v9/ticketing/orders.json,3,") || strings.Contains(str(csv["body"]), ",live,") {
+		t.Errorf("CSV: %v", csv)
+	}
+	for k, wantIn := range map[string]string{"orders-live": d.liveOrder, "orders-test": d.testOrder, "coupons-live": d.liveCoupon,
+		"subscriptions-live": d.liveSub, "invoices-live": d.invoiceNumber, "customers-live": "Bahn Partner GmbH", "search": d.liveOrder} {
+		if !strings.Contains(str(tx[k]), wantIn) {
+			t.Errorf("%s lacks %s: %v", k, wantIn, tx[k])
+		}
+	}
+	for k, notIn := range map[string]string{"orders-live": d.testOrder, "orders-test": d.liveOrder, "coupons-test": d.liveCoupon, "search": d.testOrder} {
+		if strings.Contains(str(tx[k]), notIn) {
+			t.Errorf("%s shows %s of the other environment", k, notIn)
+		}
+	}
+	if !strings.Contains(str(tx["createKey"]), "fbx_test_") {
+		t.Errorf("key made: %v", tx["createKey"])
+	}
+}
