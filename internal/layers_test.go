@@ -50,6 +50,7 @@ var layers = map[string]string{
 	"internal/validity":     "domain",
 	"internal/idempotency":  "domain",
 	"internal/event":        "domain",
+	"internal/retention":    "domain",
 	"internal/list":         "domain",
 
 	"internal/store":                "adapter",

@@ -29,6 +29,7 @@ Commands:
   inspect    verify an inspection barcode (image or payload) and say whose and whether valid
   tickets    revoke a ticket (it becomes invalid and enters the revocation feed)
   gtfs       import, list and remove GTFS timetable feeds
+  retention  apply the retention periods of personal data now (--dry-run: only show what is due)
   version    print the version
 
 Run "farebox <command> -h" for the flags of a command.
@@ -61,6 +62,8 @@ func run(ctx context.Context, args []string, getenv func(string) string, stdin i
 		return gtfsCmd(ctx, rest, getenv, stdout, stderr)
 	case "tickets":
 		return ticketsCmd(ctx, rest, getenv, stdout, stderr)
+	case "retention":
+		return retentionCmd(ctx, rest, getenv, stdout, stderr)
 	case "version":
 		fmt.Fprintln(stdout, "farebox", version)
 		return nil

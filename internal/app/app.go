@@ -11,6 +11,7 @@ import (
 	"github.com/farebox/farebox/internal/clock"
 	"github.com/farebox/farebox/internal/ident"
 	"github.com/farebox/farebox/internal/jobs"
+	"github.com/farebox/farebox/internal/retention"
 	"github.com/farebox/farebox/internal/schema"
 	"github.com/farebox/farebox/internal/store"
 	"github.com/farebox/farebox/internal/subscription"
@@ -45,6 +46,9 @@ type App struct {
 	// baseline of BenchmarkPlaceOrderEvents, set only by export_test.go.
 	benchWithoutEvents bool
 	parts              partCache // event parts by hash (eventparts.go)
+
+	retention      retention.Policy // retention classes (retention.go)
+	retentionBatch int
 }
 
 type authEntry struct {
@@ -69,6 +73,10 @@ type Options struct {
 	RenewalLeadDays int
 	// Invoicing configures invoices (seller, public base URL, jobs).
 	Invoicing InvoicingOptions
+	// Retention is the retention policy (zero: retention.Default());
+	// RetentionBatch the rows per retention transaction (0: DefaultRetentionBatch).
+	Retention      retention.Policy
+	RetentionBatch int
 }
 
 // NoRenewalLead as Options.RenewalLeadDays issues a subscription cycle's
@@ -95,6 +103,13 @@ func New(o Options) *App {
 	a := &App{store: o.Store, clock: o.Clock, IDs: ident.Prefix(o.IDPrefix), Loc: o.Location, renewalLead: o.RenewalLeadDays,
 		authTTL: o.AuthCacheTTL, auth: map[account.KeyDigest]authEntry{}}
 	a.initInvoicing(o.Invoicing)
+	a.retention, a.retentionBatch = o.Retention, o.RetentionBatch
+	if a.retention == (retention.Policy{}) {
+		a.retention = retention.Default()
+	}
+	if a.retentionBatch <= 0 {
+		a.retentionBatch = DefaultRetentionBatch
+	}
 	return a
 }
 

@@ -3,6 +3,7 @@ package app
 // The error codes of package app: the stable `code` of the errors it
 // returns, each described in api/openapi.yaml (TestErrorCodeRegistry).
 const (
+	CodeAlreadyErased                 = "already_erased"
 	CodeAlreadyCancelled              = "already_cancelled"
 	CodeAlreadyInvoiced               = "already_invoiced"
 	CodeAreaMissing                   = "area_missing"
@@ -12,6 +13,7 @@ const (
 	CodeConflict                      = "conflict"
 	CodeCouponAlreadyActivated        = "coupon_already_activated"
 	CodeCouponRestored                = "coupon_restored"
+	CodeCustomerErased                = "customer_erased"
 	CodeCustomerAndSplit              = "customer_and_split"
 	CodeCustomerNotInCollection       = "customer_not_in_collection"
 	CodeCustomerNotOnItem             = "customer_not_on_item"

@@ -115,6 +115,7 @@ type Ticket struct {
 const (
 	RevocationRestored = "restored" // its coupon was restored into a new one
 	RevocationRevoked  = "revoked"  // the operator revoked it (farebox tickets revoke)
+	RevocationErased   = "erased"   // its personal data was erased on request (docs/privacy.md)
 )
 
 // Revocation is one entry of the revocation feed: a ticket that stopped
