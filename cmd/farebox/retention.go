@@ -24,7 +24,7 @@ func retentionCmd(ctx context.Context, args []string, getenv func(string) string
 		return d
 	}
 	ident := fs.String("retention-identification", def("FAREBOX_RETENTION_IDENTIFICATION", "183d"), "identification data kept after a ticket's validity ends (env FAREBOX_RETENTION_IDENTIFICATION; at least 30d)")
-	billing := fs.String("retention-billing-records", def("FAREBOX_RETENTION_BILLING_RECORDS", "8y"), "billing records kept after the end of their calendar year (env FAREBOX_RETENTION_BILLING_RECORDS; at least 8y)")
+	billing := fs.String("retention-billing-records", def("FAREBOX_RETENTION_BILLING_RECORDS", "8y"), "calendar years billing records are kept after the end of their year (env FAREBOX_RETENTION_BILLING_RECORDS; at least 8y)")
 	pos, err := parseFlags(fs, args)
 	if err != nil {
 		return err
@@ -39,7 +39,7 @@ func retentionCmd(ctx context.Context, args []string, getenv func(string) string
 	if p.Identification, err = retention.ParsePeriod(*ident); err != nil {
 		return fmt.Errorf("--retention-identification: %v", err)
 	}
-	if p.BillingRecords, err = retention.ParsePeriod(*billing); err != nil {
+	if p.BillingYears, err = retention.ParseYears(*billing); err != nil {
 		return fmt.Errorf("--retention-billing-records: %v", err)
 	}
 	if err := p.Validate(); err != nil {
@@ -71,8 +71,8 @@ func writeRetention(w io.Writer, r app.RetentionReport, p retention.Policy) {
 	if r.DryRun {
 		verb = "due"
 	}
-	fmt.Fprintf(w, "retention%s: identification period %d days (cutoff %s), billing records %d days\n",
-		map[bool]string{true: " (dry run)", false: ""}[r.DryRun], p.Identification/retention.Day, r.IdentificationCutoff.UTC().Format(time.RFC3339), p.BillingRecords/retention.Day)
+	fmt.Fprintf(w, "retention%s: identification period %d days (cutoff %s), billing records %d years after their calendar year\n",
+		map[bool]string{true: " (dry run)", false: ""}[r.DryRun], p.Identification/retention.Day, r.IdentificationCutoff.UTC().Format(time.RFC3339), p.BillingYears)
 	fmt.Fprintf(w, "%-16s %-28s %10s %10s  %s\n", "class", "records", "due", verb, "oldest affected")
 	row := func(class retention.Class, what string, due, done int64, old *time.Time) {
 		d := fmt.Sprint(done)

@@ -23,21 +23,14 @@ const DefaultRetentionBatch = 500
 // RetentionPolicy is the configured retention of each class.
 func (a *App) RetentionPolicy() retention.Policy { return a.retention }
 
-// billingCutoff: documents created before it are past their retention
-// period at now (the period counts from the end of the calendar year).
-func (a *App) billingCutoff(now time.Time) time.Time {
-	y := now.Add(-a.retention.BillingRecords).In(a.Loc).Year()
-	return time.Date(y, 1, 1, 0, 0, 0, 0, a.Loc).UTC()
-}
-
 // RetentionReport is what a retention run did (or, dry, would do).
 type RetentionReport struct {
 	DryRun bool
 	// IdentificationCutoff: tickets whose validity ended before it lose
 	// their identification data.
 	IdentificationCutoff time.Time
-	Due                  store.RetentionDue // counted before the run
-	Tickets, Coupons     int64              // erased by the run
+	Due                  retention.Due // counted before the run
+	Tickets, Coupons     int64         // erased by the run
 	Customers, Events    int64
 	Batches              int
 	Took                 time.Duration
@@ -55,7 +48,7 @@ func (a *App) RunRetention(ctx context.Context, dryRun bool) (RetentionReport, e
 	now := a.clock.Now()
 	cut := a.retention.IdentificationCutoff(now)
 	r := RetentionReport{DryRun: dryRun, IdentificationCutoff: cut}
-	due, err := a.store.Read().RetentionDue(ctx, cut, now, a.billingCutoff(now))
+	due, err := a.store.Read().RetentionDue(ctx, cut, now, a.retention.BillingCutoff(now, a.Loc))
 	if err != nil {
 		return r, err
 	}
@@ -251,7 +244,7 @@ type subjectRecords struct {
 	tickets []ticketing.Ticket
 	subs    []ticketing.Subscription
 	cust    *invoicing.Customer
-	billing []store.RecordRef
+	billing []retention.RecordRef
 	erased  *time.Time
 	until   *time.Time // a customer's restriction
 }
@@ -313,7 +306,7 @@ func alreadyErased(op, kind string, s subjectRecords) error {
 
 // billingUntil is when the duty of the newest billing record ends (nil
 // without any).
-func (a *App) billingUntil(refs []store.RecordRef) *time.Time {
+func (a *App) billingUntil(refs []retention.RecordRef) *time.Time {
 	var until *time.Time
 	for _, r := range refs {
 		u := a.retention.BillingUntil(r.At, a.Loc)
@@ -470,7 +463,7 @@ func (a *App) ErasePersonalData(ctx context.Context, p account.Principal, kind, 
 	return out, err
 }
 
-func hasInvoice(refs []store.RecordRef) bool {
+func hasInvoice(refs []retention.RecordRef) bool {
 	for _, r := range refs {
 		if r.Type == "invoice" {
 			return true

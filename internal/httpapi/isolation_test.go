@@ -43,7 +43,7 @@ func makeRecords(t *testing.T, e *apitest.Env, key string) (tenantRecords, strin
 	inv := issue(t, e, key, item1, cust, nil)
 	return tenantRecords{"order_id": o.OrderID, "subscription_id": str(sub["id"]), "customer_id": cust,
 		"billable_item_id": item1, "collection_id": coll, "invoice_id": inv.InvoiceID,
-		"spare_item": str(singles[2]["billable_item_id"]), "single_coupon": str(singles[0]["id"])}, o.RestoreSecret
+		"spare_item": str(singles[2]["billable_item_id"]), "single_coupon": str(singles[0]["id"]), "coupon_id": str(monthly[0]["id"])}, o.RestoreSecret
 }
 
 var pathParam = regexp.MustCompile(`\{([a-z_]+)\}`)

@@ -5,9 +5,12 @@
 package retention
 
 import (
+	"bytes"
 	"encoding/json"
 	"errors"
 	"fmt"
+	"strconv"
+	"strings"
 	"time"
 )
 
@@ -40,21 +43,22 @@ const (
 	// about an inspection, a refund claim) for at least 30 days after its
 	// validity ends; a shorter setting is refused at start.
 	MinIdentification = 30 * Day
-	// DefaultBillingRecords and MinBillingRecords: eight years (§ 14b
-	// UStG as amended by BEG IV, in force 2025), counted in days as 8×366.
-	DefaultBillingRecords = 8 * 366 * Day
-	MinBillingRecords     = DefaultBillingRecords
+	// DefaultBillingYears and MinBillingYears: eight calendar years after
+	// the end of the year of the document (§ 14b UStG as amended by BEG
+	// IV, in force 2025; § 147 (4) AO counts from the year's end).
+	DefaultBillingYears = 8
+	MinBillingYears     = 8
 )
 
 // Policy is the configured period of each class.
 type Policy struct {
 	Identification time.Duration
-	BillingRecords time.Duration
+	BillingYears   int
 }
 
 // Default is the policy with the default periods.
 func Default() Policy {
-	return Policy{Identification: DefaultIdentification, BillingRecords: DefaultBillingRecords}
+	return Policy{Identification: DefaultIdentification, BillingYears: DefaultBillingYears}
 }
 
 // Validate refuses a period below its legal floor, and an identification
@@ -67,12 +71,15 @@ func (p Policy) Validate() error {
 		errs = append(errs, fmt.Errorf("--retention-identification: %s is shorter than the legal minimum of %d days after a ticket's validity ends (docs/privacy.md)",
 			days(p.Identification), MinIdentification/Day))
 	}
-	if p.BillingRecords < MinBillingRecords {
-		errs = append(errs, fmt.Errorf("--retention-billing-records: %s is shorter than the legal minimum of 8 years (%d days) for invoices and billing records (§ 14b UStG, § 147 AO)",
-			days(p.BillingRecords), MinBillingRecords/Day))
+	if p.BillingYears < MinBillingYears {
+		errs = append(errs, fmt.Errorf("--retention-billing-records: %d years is shorter than the legal minimum of %d years for invoices and billing records (§ 14b UStG, § 147 AO)",
+			p.BillingYears, MinBillingYears))
 	}
-	if p.Identification > p.BillingRecords {
+	if p.BillingYears <= 100 && p.Identification > time.Duration(p.BillingYears)*366*Day {
 		errs = append(errs, errors.New("--retention-identification: must not be longer than --retention-billing-records"))
+	}
+	if p.BillingYears > 100 {
+		errs = append(errs, fmt.Errorf("--retention-billing-records: %d years is more than 100", p.BillingYears))
 	}
 	return errors.Join(errs...)
 }
@@ -84,37 +91,46 @@ func days(d time.Duration) string {
 	return d.String()
 }
 
-// ParsePeriod reads a period: "<n>d" (days), "<n>y" (years of 366 days,
-// so a year is never short) or a Go duration ("4380h").
+// ParsePeriod reads an identification period: "<n>d" (days) or a Go
+// duration ("4392h").
 func ParsePeriod(s string) (time.Duration, error) {
-	if n := len(s); n > 1 && (s[n-1] == 'd' || s[n-1] == 'y') {
-		var v int64
-		if _, err := fmt.Sscanf(s[:n-1], "%d", &v); err != nil || v < 0 || v > 100*366 || fmt.Sprint(v) != s[:n-1] {
-			return 0, fmt.Errorf("%q is not a period (such as 183d, 8y or 4392h)", s)
-		}
-		if s[n-1] == 'y' {
-			v *= 366
+	if n := len(s); n > 1 && s[n-1] == 'd' {
+		v, err := strconv.ParseInt(s[:n-1], 10, 64)
+		if err != nil || v < 0 || v > 100*366 {
+			return 0, fmt.Errorf("%q is not a period (such as 183d or 4392h)", s)
 		}
 		return time.Duration(v) * Day, nil
 	}
 	d, err := time.ParseDuration(s)
 	if err != nil || d < 0 {
-		return 0, fmt.Errorf("%q is not a period (such as 183d, 8y or 4392h)", s)
+		return 0, fmt.Errorf("%q is not a period (such as 183d or 4392h)", s)
 	}
 	return d, nil
+}
+
+// ParseYears reads a billing records period: "<n>y" or "<n>" whole years.
+func ParseYears(s string) (int, error) {
+	v, err := strconv.Atoi(strings.TrimSuffix(s, "y"))
+	if err != nil || v < 0 || s == "" {
+		return 0, fmt.Errorf("%q is not a number of years (such as 8y)", s)
+	}
+	return v, nil
 }
 
 // IdentificationCutoff: tickets whose validity ended before it lose their
 // identification data at now.
 func (p Policy) IdentificationCutoff(now time.Time) time.Time { return now.Add(-p.Identification) }
 
-// BillingUntil is when the duty of a billing record dated at ends: the
-// period counted from the end of at's calendar year (in loc), as § 147 (4)
-// AO counts it.
+// BillingUntil is when the duty of a billing record dated at ends: the end
+// of the BillingYears-th calendar year (in loc) after the year of at, as
+// § 147 (4) AO counts it.
 func (p Policy) BillingUntil(at time.Time, loc *time.Location) time.Time {
-	at = at.In(loc)
-	yearEnd := time.Date(at.Year()+1, 1, 1, 0, 0, 0, 0, loc)
-	return yearEnd.Add(p.BillingRecords).UTC()
+	return time.Date(at.In(loc).Year()+1+p.BillingYears, 1, 1, 0, 0, 0, 0, loc).UTC()
+}
+
+// BillingCutoff: documents created before it are past their duty at now.
+func (p Policy) BillingCutoff(now time.Time, loc *time.Location) time.Time {
+	return time.Date(now.In(loc).Year()-p.BillingYears, 1, 1, 0, 0, 0, 0, loc).UTC()
 }
 
 // ErasedName is what an erased name reads as; ErasedBirthDate an erased
@@ -159,11 +175,15 @@ func RedactObject(obj []byte) (out []byte, changed bool) {
 	if !changed {
 		return obj, false
 	}
-	b, err := json.Marshal(v)
-	if err != nil {
+	// Without HTML escaping: stored event objects hold part placeholders
+	// such as {"<product>":"…"} that must stay byte for byte.
+	var buf bytes.Buffer
+	enc := json.NewEncoder(&buf)
+	enc.SetEscapeHTML(false)
+	if err := enc.Encode(v); err != nil {
 		return obj, false
 	}
-	return b, true
+	return bytes.TrimRight(buf.Bytes(), "\n"), true
 }
 
 func redact(v any, changed *bool) any {
@@ -197,4 +217,25 @@ func redact(v any, changed *bool) any {
 		return t
 	}
 	return v
+}
+
+// Due is what the retention job would change at one run: per
+// class, how many records and the oldest date among them.
+type Due struct {
+	Tickets, Coupons, Customers, Events int64
+	// OldestTicket is the earliest valid_until of a due ticket; OldestCoupon
+	// the earliest creation of a due coupon; OldestCustomer the earliest
+	// end of a restriction that has passed. Nil when none is due.
+	OldestTicket, OldestCoupon, OldestCustomer *time.Time
+	// InvoicesPastPeriod counts documents whose retention period has ended
+	// (issued before billingCutoff). They are kept: the job never deletes
+	// or alters an issued document.
+	InvoicesPastPeriod int64
+}
+
+// RecordRef names a stored record of an export or erasure: its type, id
+// and the date its retention duty counts from.
+type RecordRef struct {
+	Type, ID string
+	At       time.Time
 }

@@ -18,20 +18,6 @@ import (
 // settings are NULL. The partial index tickets_retention leaves such rows out.
 const ErasedMediumHash = "erased"
 
-// RetentionDue is what the retention job would change at one run: per
-// class, how many records and the oldest date among them.
-type RetentionDue struct {
-	Tickets, Coupons, Customers, Events int64
-	// OldestTicket is the earliest valid_until of a due ticket; OldestCoupon
-	// the earliest creation of a due coupon; OldestCustomer the earliest
-	// end of a restriction that has passed. Nil when none is due.
-	OldestTicket, OldestCoupon, OldestCustomer *time.Time
-	// InvoicesPastPeriod counts documents whose retention period has ended
-	// (issued before billingCutoff). They are kept: the job never deletes
-	// or alters an issued document.
-	InvoicesPastPeriod int64
-}
-
 // couponsDueSQL selects coupons whose tariff settings may be erased at
 // cutoff $1: created before it, no ticket valid at or after it, and not
 // the coupon of a subscription that has not ended before it.
@@ -40,25 +26,42 @@ const couponsDueSQL = `FROM coupons c WHERE c.tariff_settings IS NOT NULL AND c.
 	AND (c.subscription_id IS NULL OR EXISTS (SELECT 1 FROM subscriptions s WHERE s.id = c.subscription_id AND s.ends_at < $1))`
 
 // RetentionDue counts what is due at the cutoffs (dry run).
-func (q Q) RetentionDue(ctx context.Context, identCutoff, at, billingCutoff time.Time) (RetentionDue, error) {
-	var d RetentionDue
-	var oldT, oldC, oldK sql.NullTime
-	err := q.db.QueryRowContext(ctx, `SELECT COUNT(*), MIN(valid_until) FROM tickets WHERE medium_hash <> 'erased' AND valid_until < $1`,
-		now(identCutoff)).Scan(&d.Tickets, &oldT)
-	if err == nil {
-		err = q.db.QueryRowContext(ctx, `SELECT COUNT(*), MIN(c.created_at) `+couponsDueSQL, now(identCutoff)).Scan(&d.Coupons, &oldC)
+func (q Q) RetentionDue(ctx context.Context, identCutoff, at, billingCutoff time.Time) (retention.Due, error) {
+	var d retention.Due
+	// The oldest of each is read as a column (ORDER BY … LIMIT 1), not
+	// as MIN(): SQLite hands an aggregate of a timestamp back as text.
+	counts := []struct {
+		n   *int64
+		old **time.Time
+		sql string
+		arg time.Time
+	}{
+		{&d.Tickets, &d.OldestTicket, `SELECT COUNT(*) FROM tickets WHERE medium_hash <> 'erased' AND valid_until < $1`, identCutoff},
+		{&d.Coupons, &d.OldestCoupon, `SELECT COUNT(*) ` + couponsDueSQL, identCutoff},
+		{&d.Customers, &d.OldestCustomer, `SELECT COUNT(*) FROM customers WHERE restricted_until IS NOT NULL AND restricted_until <= $1`, at},
 	}
-	if err == nil {
-		err = q.db.QueryRowContext(ctx, `SELECT COUNT(*), MIN(restricted_until) FROM customers WHERE restricted_until IS NOT NULL AND restricted_until <= $1`,
-			now(at)).Scan(&d.Customers, &oldK)
+	oldest := []string{
+		`SELECT valid_until FROM tickets WHERE medium_hash <> 'erased' AND valid_until < $1 ORDER BY valid_until LIMIT 1`,
+		`SELECT c.created_at ` + couponsDueSQL + ` ORDER BY c.created_at LIMIT 1`,
+		`SELECT restricted_until FROM customers WHERE restricted_until IS NOT NULL AND restricted_until <= $1 ORDER BY restricted_until LIMIT 1`,
 	}
-	if err == nil {
-		err = q.db.QueryRowContext(ctx, `SELECT COUNT(*) FROM invoices WHERE created_at < $1`, now(billingCutoff)).Scan(&d.InvoicesPastPeriod)
+	for i, c := range counts {
+		if err := q.db.QueryRowContext(ctx, c.sql, now(c.arg)).Scan(c.n); err != nil {
+			return d, mapErr(err)
+		}
+		if *c.n == 0 {
+			continue
+		}
+		var t time.Time
+		if err := q.db.QueryRowContext(ctx, oldest[i], now(c.arg)).Scan(&t); err != nil {
+			return d, mapErr(err)
+		}
+		t = t.UTC()
+		*c.old = &t
 	}
-	if err != nil {
+	if err := q.db.QueryRowContext(ctx, `SELECT COUNT(*) FROM invoices WHERE created_at < $1`, now(billingCutoff)).Scan(&d.InvoicesPastPeriod); err != nil {
 		return d, mapErr(err)
 	}
-	d.OldestTicket, d.OldestCoupon, d.OldestCustomer = utcPtr(oldT), utcPtr(oldC), utcPtr(oldK)
 	return d, nil
 }
 
@@ -202,17 +205,10 @@ func (q Q) EraseRestrictedCustomers(ctx context.Context, at time.Time, limit int
 	return n, mapErr(err)
 }
 
-// RecordRef names a stored record of an export or erasure: its type, id
-// and the date its retention duty counts from.
-type RecordRef struct {
-	Type, ID string
-	At       time.Time
-}
-
 // BillingRecordsOf lists the billable items and invoice documents of a
 // coupon, a subscription or a customer, each with its date (ordered_at,
 // created_at).
-func (q Q) BillingRecordsOf(ctx context.Context, kind, id string) ([]RecordRef, error) {
+func (q Q) BillingRecordsOf(ctx context.Context, kind, id string) ([]retention.RecordRef, error) {
 	var itemWhere, invWhere string
 	switch kind {
 	case "coupon":
@@ -237,7 +233,7 @@ func (q Q) BillingRecordsOf(ctx context.Context, kind, id string) ([]RecordRef, 
 	return append(items, invs...), nil
 }
 
-func scanRef(scan scanner) (r RecordRef, err error) {
+func scanRef(scan scanner) (r retention.RecordRef, err error) {
 	err = scan(&r.Type, &r.ID, &r.At)
 	r.At = r.At.UTC()
 	return r, err
