@@ -58,18 +58,19 @@ func (a *App) RunRetention(ctx context.Context, dryRun bool) (RetentionReport, e
 		return r, nil
 	}
 	n := a.retentionBatch
+	var cur retention.TicketCursor
 	for {
-		var ids []string
+		var k int
 		if err := a.store.Write(ctx, func(q store.Q) error {
 			var err error
-			ids, err = q.EraseExpiredTickets(ctx, cut, n)
+			k, cur, err = q.EraseExpiredTickets(ctx, cut, cur, n)
 			return err
 		}); err != nil {
 			return r, err
 		}
-		r.Tickets += int64(len(ids))
+		r.Tickets += int64(k)
 		r.Batches++
-		if len(ids) < n {
+		if k < n {
 			break
 		}
 	}

@@ -239,3 +239,10 @@ type RecordRef struct {
 	Type, ID string
 	At       time.Time
 }
+
+// TicketCursor is where a retention run stands in tickets_retention: the
+// (valid_until, id) of the last ticket of its previous batch.
+type TicketCursor struct {
+	ValidUntil time.Time
+	ID         string
+}

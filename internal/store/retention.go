@@ -75,30 +75,33 @@ func utcPtr(t sql.NullTime) *time.Time {
 
 // EraseExpiredTickets erases the identification data (medium, tariff
 // settings) of up to limit tickets whose validity ended before cutoff,
-// oldest first, and returns their ids. One statement reads the batch
-// through tickets_retention; the updates are grouped by neutral medium
-// (one statement per option kind).
-func (q Q) EraseExpiredTickets(ctx context.Context, cutoff time.Time, limit int) ([]string, error) {
-	type row struct{ id, medium string }
-	rows, err := collect(ctx, q, `SELECT id, identification_medium FROM tickets WHERE medium_hash <> 'erased' AND valid_until < $1
-		ORDER BY valid_until LIMIT $2`, []any{now(cutoff), limit},
-		func(scan scanner) (r row, err error) { return r, scan(&r.id, &r.medium) })
-	if err != nil {
-		return nil, err
+// after cur in (valid_until, id) order, and returns how many and the new
+// cursor. One statement reads the batch from tickets_retention; the
+// updates are grouped by neutral medium (one statement per option kind).
+func (q Q) EraseExpiredTickets(ctx context.Context, cutoff time.Time, cur retention.TicketCursor, limit int) (int, retention.TicketCursor, error) {
+	type row struct {
+		id, medium string
+		until      time.Time
 	}
-	ids := make([]string, len(rows))
+	rows, err := collect(ctx, q, `SELECT id, identification_medium, valid_until FROM tickets
+		WHERE medium_hash <> 'erased' AND valid_until < $1 AND (valid_until, id) > ($2, $3)
+		ORDER BY valid_until, id LIMIT $4`, []any{now(cutoff), now(cur.ValidUntil), cur.ID, limit},
+		func(scan scanner) (r row, err error) { return r, scan(&r.id, &r.medium, &r.until) })
+	if err != nil || len(rows) == 0 {
+		return 0, cur, err
+	}
 	byMedium := map[string][]string{}
-	for i, r := range rows {
-		ids[i] = r.id
+	for _, r := range rows {
 		n := string(retention.NeutralMedium(json.RawMessage(r.medium)))
 		byMedium[n] = append(byMedium[n], r.id)
 	}
 	for medium, group := range byMedium {
 		if err := q.eraseTickets(ctx, medium, group); err != nil {
-			return nil, err
+			return 0, cur, err
 		}
 	}
-	return ids, nil
+	last := rows[len(rows)-1]
+	return len(rows), retention.TicketCursor{ValidUntil: last.until.UTC(), ID: last.id}, nil
 }
 
 // eraseTickets writes the neutral medium into the given tickets.

@@ -3,8 +3,11 @@
 -- A ticket whose identification data is erased has medium_hash 'erased'
 -- (its medium and tariff settings hold neutral values); the partial index
 -- lets the daily retention job find the tickets still to erase, oldest
--- validity first, without reading the erased ones.
-CREATE INDEX tickets_retention ON tickets (valid_until) WHERE medium_hash <> 'erased';
+-- validity first, without reading the erased ones; the job walks it by
+-- (valid_until, id) from the last row of its previous batch, so rows it
+-- has just erased (dead index entries until VACUUM on PostgreSQL) are not
+-- read again.
+CREATE INDEX tickets_retention ON tickets (valid_until, id) WHERE medium_hash <> 'erased';
 -- Coupons still holding tariff settings (the residence postal code).
 CREATE INDEX coupons_retention ON coupons (created_at) WHERE tariff_settings IS NOT NULL;
 -- When a partner requested erasure of the record (export and erasure
