@@ -67,13 +67,9 @@ func writeRetention(w io.Writer, r app.RetentionReport, p retention.Policy) {
 		}
 		return t.UTC().Format(time.RFC3339)
 	}
-	verb := "erased"
-	if r.DryRun {
-		verb = "due"
-	}
 	fmt.Fprintf(w, "retention%s: identification period %d days (cutoff %s), billing records %d years after their calendar year\n",
 		map[bool]string{true: " (dry run)", false: ""}[r.DryRun], p.Identification/retention.Day, r.IdentificationCutoff.UTC().Format(time.RFC3339), p.BillingYears)
-	fmt.Fprintf(w, "%-16s %-28s %10s %10s  %s\n", "class", "records", "due", verb, "oldest affected")
+	fmt.Fprintf(w, "%-16s %-28s %10s %10s  %s\n", "class", "records", "due", "erased", "oldest affected")
 	row := func(class retention.Class, what string, due, done int64, old *time.Time) {
 		d := fmt.Sprint(done)
 		if r.DryRun {
