@@ -17,6 +17,7 @@ func retentionCmd(ctx context.Context, args []string, getenv func(string) string
 	fs, db := newCommand("retention", getenv, stderr)
 	dry := fs.Bool("dry-run", false, "only count what is due, per class, with the oldest affected record; change nothing")
 	batch := fs.Int("batch", app.DefaultRetentionBatch, "rows changed per transaction (1 to 10000)")
+	yield := fs.Float64("yield", app.DefaultRetentionYield, "pause after each full batch, in multiples of the batch's duration, so requests get the writer in between (0: none, e.g. in a maintenance window)")
 	def := func(env, d string) string {
 		if v := getenv(env); v != "" {
 			return v
@@ -35,6 +36,13 @@ func retentionCmd(ctx context.Context, args []string, getenv func(string) string
 	if *batch < 1 || *batch > 10000 {
 		return fmt.Errorf("--batch: %d is not 1 to 10000", *batch)
 	}
+	if *yield < 0 || *yield > 100 {
+		return fmt.Errorf("--yield: %g is not 0 to 100", *yield)
+	}
+	y := *yield
+	if y == 0 {
+		y = -1 // app.Options: negative is none
+	}
 	var p retention.Policy
 	if p.Identification, err = retention.ParsePeriod(*ident); err != nil {
 		return fmt.Errorf("--retention-identification: %v", err)
@@ -50,7 +58,7 @@ func retentionCmd(ctx context.Context, args []string, getenv func(string) string
 		return err
 	}
 	defer s.Close()
-	a := app.New(app.Options{Store: s, Clock: clock.System{}, IDPrefix: db.prefix, Retention: p, RetentionBatch: *batch})
+	a := app.New(app.Options{Store: s, Clock: clock.System{}, IDPrefix: db.prefix, Retention: p, RetentionBatch: *batch, RetentionYield: y})
 	r, err := a.RunRetention(ctx, *dry)
 	if err != nil {
 		return err

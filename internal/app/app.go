@@ -49,6 +49,7 @@ type App struct {
 
 	retention      retention.Policy // retention classes (retention.go)
 	retentionBatch int
+	retentionYield float64
 }
 
 type authEntry struct {
@@ -74,9 +75,12 @@ type Options struct {
 	// Invoicing configures invoices (seller, public base URL, jobs).
 	Invoicing InvoicingOptions
 	// Retention is the retention policy (zero: retention.Default());
-	// RetentionBatch the rows per retention transaction (0: DefaultRetentionBatch).
+	// RetentionBatch the rows per retention transaction (0: DefaultRetentionBatch);
+	// RetentionYield the pause after a full batch, in multiples of the
+	// batch's duration (0: DefaultRetentionYield, negative: none).
 	Retention      retention.Policy
 	RetentionBatch int
+	RetentionYield float64
 }
 
 // NoRenewalLead as Options.RenewalLeadDays issues a subscription cycle's
@@ -109,6 +113,12 @@ func New(o Options) *App {
 	}
 	if a.retentionBatch <= 0 {
 		a.retentionBatch = DefaultRetentionBatch
+	}
+	switch a.retentionYield = o.RetentionYield; {
+	case a.retentionYield == 0:
+		a.retentionYield = DefaultRetentionYield
+	case a.retentionYield < 0:
+		a.retentionYield = 0
 	}
 	return a
 }

@@ -20,6 +20,10 @@ import (
 // one short batch (docs/privacy.md has the measurements).
 const DefaultRetentionBatch = 500
 
+// DefaultRetentionYield: after each full batch the job pauses as long as
+// the batch took (docs/privacy.md has the measurements with and without).
+const DefaultRetentionYield = 1.0
+
 // RetentionPolicy is the configured retention of each class.
 func (a *App) RetentionPolicy() retention.Policy { return a.retention }
 
@@ -61,6 +65,7 @@ func (a *App) RunRetention(ctx context.Context, dryRun bool) (RetentionReport, e
 	var cur retention.TicketCursor
 	for {
 		var k int
+		t0 := time.Now()
 		if err := a.store.Write(ctx, func(q store.Q) error {
 			var err error
 			k, cur, err = q.EraseExpiredTickets(ctx, cut, cur, n)
@@ -72,6 +77,9 @@ func (a *App) RunRetention(ctx context.Context, dryRun bool) (RetentionReport, e
 		r.Batches++
 		if k < n {
 			break
+		}
+		if err := a.yieldWriter(ctx, t0); err != nil {
+			return r, err
 		}
 	}
 	if err := a.batches(ctx, &r, &r.Coupons, func(q store.Q) (int64, error) { return q.EraseExpiredCouponSettings(ctx, cut, n) }); err != nil {
@@ -91,6 +99,7 @@ func (a *App) RunRetention(ctx context.Context, dryRun bool) (RetentionReport, e
 func (a *App) batches(ctx context.Context, r *RetentionReport, total *int64, step func(q store.Q) (int64, error)) error {
 	for {
 		var k int64
+		t0 := time.Now()
 		if err := a.store.Write(ctx, func(q store.Q) error {
 			var err error
 			k, err = step(q)
@@ -103,6 +112,27 @@ func (a *App) batches(ctx context.Context, r *RetentionReport, total *int64, ste
 		if k < int64(a.retentionBatch) {
 			return nil
 		}
+		if err := a.yieldWriter(ctx, t0); err != nil {
+			return err
+		}
+	}
+}
+
+// yieldWriter pauses after a full batch that started at t0 for as long as
+// the batch took (RetentionYield times), so the job holds the database's
+// writer (SQLite has one) at most about half the time and requests'
+// transactions get in between its batches.
+func (a *App) yieldWriter(ctx context.Context, t0 time.Time) error {
+	if a.retentionYield <= 0 {
+		return nil
+	}
+	t := time.NewTimer(time.Duration(float64(time.Since(t0)) * a.retentionYield))
+	defer t.Stop()
+	select {
+	case <-ctx.Done():
+		return ctx.Err()
+	case <-t.C:
+		return nil
 	}
 }
 

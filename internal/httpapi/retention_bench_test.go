@@ -14,6 +14,7 @@ import (
 	"time"
 
 	"github.com/farebox/farebox/internal/apitest"
+	"github.com/farebox/farebox/internal/app"
 	"github.com/farebox/farebox/internal/store"
 )
 
@@ -23,13 +24,23 @@ import (
 // clients place orders over HTTP for a 10 s window without the job
 // (baseline), then while the job runs (same server, same database).
 // Reported: the job's duration and rows/s, orders/s and p99 order latency
-// in both windows.
+// in both windows. FAREBOX_RETENTION_YIELD sets the job's pause between
+// batches (default app.DefaultRetentionYield; 0: none).
 //
 //	go test ./internal/httpapi -run '^$' -bench RetentionJob -benchtime 1x -timeout 60m
 func BenchmarkRetentionJob(b *testing.B) {
 	rows := 1_000_000
 	if v, err := strconv.Atoi(os.Getenv("FAREBOX_RETENTION_ROWS")); err == nil && v > 0 {
 		rows = v
+	}
+	// FAREBOX_RETENTION_YIELD: the job's pause after a full batch, in
+	// multiples of the batch's duration (app.DefaultRetentionYield; 0: none).
+	yield := app.DefaultRetentionYield
+	if v, err := strconv.ParseFloat(os.Getenv("FAREBOX_RETENTION_YIELD"), 64); err == nil {
+		yield = v
+		if v == 0 {
+			yield = -1
+		}
 	}
 	for _, engine := range []store.Engine{store.SQLite, store.Postgres} {
 		b.Run(string(engine), func(b *testing.B) {
@@ -45,8 +56,9 @@ func BenchmarkRetentionJob(b *testing.B) {
 			base := orderLoad(b, e, body, func() { time.Sleep(10 * time.Second) })
 			var took time.Duration
 			var erased int64
+			job := app.New(app.Options{Store: e.Store, Clock: e.Clock, RetentionYield: yield})
 			during := orderLoad(b, e, body, func() {
-				r, err := e.App.RunRetention(ctx, false)
+				r, err := job.RunRetention(ctx, false)
 				if err != nil {
 					b.Error(err)
 				}
