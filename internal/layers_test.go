@@ -54,6 +54,7 @@ var layers = map[string]string{
 	"internal/validity":     "domain",
 	"internal/idempotency":  "domain",
 	"internal/event":        "domain",
+	"internal/retention":    "domain",
 	"internal/list":         "domain",
 	"internal/webhook":      "domain",
 

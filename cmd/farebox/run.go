@@ -33,6 +33,7 @@ Commands:
   books      verify the invoice number series and stored files; print an account's audit log
   admin-password  print an --admin-password-file line (argon2id) for a password read from stdin
   webhooks   create, list, change, rotate, disable and delete an account's webhook endpoints; its delivery log; redeliver
+  retention  apply the retention periods of personal data now (--dry-run: only show what is due)
   version    print the version
 
 Run "farebox <command> -h" for the flags of a command.
@@ -73,6 +74,8 @@ func run(ctx context.Context, args []string, getenv func(string) string, stdin i
 		return adminPasswordCmd(rest, stdin, stdout, stderr)
 	case "webhooks":
 		return webhooksCmd(ctx, rest, getenv, stdout, stderr)
+	case "retention":
+		return retentionCmd(ctx, rest, getenv, stdout, stderr)
 	case "version":
 		fmt.Fprintln(stdout, "farebox", version)
 		return nil

@@ -54,6 +54,7 @@ func serve(ctx context.Context, args []string, getenv func(string) string, stdou
 		lead = app.NoRenewalLead
 	}
 	a := app.New(app.Options{Store: st, Clock: clock.System{}, IDPrefix: cfg.IDPrefix, Location: loc, AuthCacheTTL: cfg.AuthCacheTTL, RenewalLeadDays: lead,
+		Retention: cfg.Retention,
 		Invoicing: app.InvoicingOptions{Seller: cfg.Seller, BaseURL: cfg.BaseURL(), PaymentDays: cfg.PaymentDays,
 			Jobs: jobs.Options{Log: log, Lease: cfg.JobLease, Observe: func(kind string, err error, d time.Duration) { observeJob(kind, err, d) }}},
 		Webhooks: app.WebhookOptions{AllowPrivate: cfg.WebhookAllowPrivate, Timeout: cfg.WebhookTimeout}})
@@ -124,6 +125,19 @@ func serve(ctx context.Context, args []string, getenv func(string) string, stdou
 		}
 		if err != nil && ctx.Err() == nil {
 			log.Warn("event maintenance failed", "error", err.Error())
+		}
+	})
+	// Retention (docs/privacy.md): every instance looks each hour whether
+	// the daily run is due; one claims it (retention_state) and erases in
+	// short batches.
+	go every(ctx, time.Hour, func() {
+		r, ran, err := a.DailyRetention(ctx)
+		if ran {
+			log.Info("retention run", "tickets", r.Tickets, "coupons", r.Coupons, "customers", r.Customers, "events", r.Events,
+				"batches", r.Batches, "took", r.Took.String())
+		}
+		if err != nil && ctx.Err() == nil {
+			log.Warn("retention run failed", "error", err.Error())
 		}
 	})
 	// Invoice document jobs: workers in every instance unless --workers=false.

@@ -387,7 +387,9 @@ func (a *App) reactivate(ctx context.Context, q store.Q, c ticketing.Coupon, req
 		return "", apperr.E(op, apperr.Internal, CodeProductMissing, "the cycle's product is not in the catalog")
 	}
 	medium := req.IdentificationMedium
-	if isAbsent(medium) {
+	if isAbsent(medium) && prev.MediumHash != store.ErasedMediumHash {
+		// An erased medium (docs/privacy.md) is not carried on: the
+		// reactivation must name the passenger again.
 		medium = prev.IdentificationMedium
 	}
 	tariff := req.TariffSettings

@@ -306,6 +306,9 @@ func (c customerNames) get(ctx context.Context, id string) (string, error) {
 	if err != nil {
 		return "", err
 	}
+	if err := usable("app.IssueInvoice", cu); err != nil {
+		return "", err
+	}
 	c.names[id] = cu.Name()
 	return cu.Name(), nil
 }
@@ -319,6 +322,9 @@ func (c customerNames) buyer(ctx context.Context, customerID string) (*invoicedo
 	}
 	cu, err := c.q.Customer(ctx, c.p.AccountID, c.p.Environment, customerID)
 	if err != nil {
+		return nil, false, err
+	}
+	if err := usable("app.IssueInvoice", cu); err != nil {
 		return nil, false, err
 	}
 	c.names[cu.ID] = cu.Name()

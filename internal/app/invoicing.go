@@ -123,8 +123,12 @@ func (a *App) UpdateBillableItem(ctx context.Context, p account.Principal, id st
 			}
 		}
 		if as.CustomerID != nil {
-			if _, err := q.Customer(ctx, p.AccountID, p.Environment, *as.CustomerID); err != nil {
+			cu, err := q.Customer(ctx, p.AccountID, p.Environment, *as.CustomerID)
+			if err != nil {
 				return apperr.Validation(op, CodeUnknownCustomer, "/customer_id", fmt.Sprintf("customer %q does not exist", *as.CustomerID))
+			}
+			if cu.ErasedAt != nil {
+				return apperr.Validation(op, CodeCustomerErased, "/customer_id", fmt.Sprintf("customer %q is erased (docs/privacy.md)", *as.CustomerID))
 			}
 		}
 		if as.Split != nil {
@@ -132,9 +136,14 @@ func (a *App) UpdateBillableItem(ctx context.Context, p account.Principal, id st
 				return err
 			}
 			for i, s := range as.Split {
-				if _, err := q.Customer(ctx, p.AccountID, p.Environment, s.CustomerID); err != nil {
+				cu, err := q.Customer(ctx, p.AccountID, p.Environment, s.CustomerID)
+				if err != nil {
 					return apperr.Validation(op, CodeUnknownCustomer, fmt.Sprintf("/split/%d/customer_id", i),
 						fmt.Sprintf("split[%d].customer_id: customer %q does not exist", i, s.CustomerID))
+				}
+				if cu.ErasedAt != nil {
+					return apperr.Validation(op, CodeCustomerErased, fmt.Sprintf("/split/%d/customer_id", i),
+						fmt.Sprintf("split[%d].customer_id: customer %q is erased (docs/privacy.md)", i, s.CustomerID))
 				}
 			}
 		}

@@ -7,6 +7,7 @@ import (
 	"github.com/farebox/farebox/internal/invoicedoc"
 	"github.com/farebox/farebox/internal/invoicing"
 	"github.com/farebox/farebox/internal/money"
+	"github.com/farebox/farebox/internal/retention"
 )
 
 type CustomerJSON struct {
@@ -18,6 +19,11 @@ type CustomerJSON struct {
 }
 
 func customerView(c invoicing.Customer) CustomerJSON {
+	if c.ErasedAt != nil {
+		// Erased, or restricted to the retention duty: shown with neutral
+		// values in the same shape (docs/privacy.md).
+		c.AddressLines, c.Electronic = []string{retention.ErasedName}, nil
+	}
 	return CustomerJSON{ID: c.ID, AddressLines: c.AddressLines, ElectronicInvoicing: c.Electronic,
 		Environment: string(c.Environment), CreatedAt: clock.Timestamp(c.CreatedAt)}
 }

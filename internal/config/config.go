@@ -20,6 +20,7 @@ import (
 
 	"github.com/farebox/farebox/internal/apperr"
 	"github.com/farebox/farebox/internal/invoicedoc"
+	"github.com/farebox/farebox/internal/retention"
 	"github.com/farebox/farebox/internal/subscription"
 	"github.com/farebox/farebox/internal/wallet"
 )
@@ -110,6 +111,10 @@ type Config struct {
 	// Invoicing: the issuing company (FAREBOX_SELLER_*) and payment terms.
 	Seller      invoicedoc.Seller
 	PaymentDays int
+
+	// Retention of personal data by class (docs/privacy.md), refused at
+	// start below the legal minimum.
+	Retention retention.Policy
 }
 
 type setting struct {
@@ -160,6 +165,9 @@ func (c *Config) settings() []setting {
 		{name: "realtime-interval", env: "FAREBOX_REALTIME_INTERVAL", def: "30s", help: "poll interval of the sources set with --realtime"},
 		{name: "realtime-max-age", env: "FAREBOX_REALTIME_MAX_AGE", def: "5m", help: "realtime predictions older than this (by feed header time) are ignored"},
 		{name: "board-cache-mb", env: "FAREBOX_BOARD_CACHE_MB", def: "32", help: "MiB of encoded departure boards each instance caches per station and minute (0: no cache)"},
+		// Retention (docs/privacy.md).
+		{name: "retention-identification", env: "FAREBOX_RETENTION_IDENTIFICATION", def: "183d", help: "how long after a ticket's validity ends its identification data (name, birth date) and residence postal code are kept before the daily retention job erases them: days (183d) or a duration (4392h); at least 30d"},
+		{name: "retention-billing-records", env: "FAREBOX_RETENTION_BILLING_RECORDS", def: "8y", help: "how many calendar years after the end of a document's year billable items, invoices and their files (and a restricted customer's recipient data) are kept: at least 8y (§ 14b UStG, § 147 AO)"},
 		// Wallets and inspection barcodes (docs/wallet.md).
 		{name: "inspection-keys", env: "FAREBOX_INSPECTION_KEYS", def: "", help: "inspection barcode keys: a directory or comma-separated files inspection-<kid>.key/.pub (default: generated into the data dir, or into the database on PostgreSQL)"},
 		{name: "apple-pass-cert", env: "FAREBOX_APPLE_PASS_CERT", def: "", help: "PEM file of the Apple Pass Type ID certificate (default: a development certificate; passes will not install on devices)"},
@@ -346,6 +354,18 @@ func Load(args []string, getenv func(string) string, out io.Writer) (Config, err
 	c.RealtimeInterval = dur("realtime-interval")
 	c.RealtimeMaxAge = dur("realtime-max-age")
 	c.BoardCacheMB = num("board-cache-mb")
+	period := func(n string) time.Duration {
+		d, err := retention.ParsePeriod(get(n))
+		if err != nil {
+			errs = append(errs, fmt.Errorf("--%s: %v", n, err))
+		}
+		return d
+	}
+	years, err := retention.ParseYears(get("retention-billing-records"))
+	if err != nil {
+		errs = append(errs, fmt.Errorf("--retention-billing-records: %v", err))
+	}
+	c.Retention = retention.Policy{Identification: period("retention-identification"), BillingYears: years}
 	rt, err := ParseRealtime(get("realtime"))
 	if err != nil {
 		errs = append(errs, err)
@@ -409,6 +429,11 @@ func (c *Config) validate() error {
 	}
 	if c.BoardCacheMB > 1<<20 {
 		errs = append(errs, errors.New("--board-cache-mb: must be at most 1048576 (1 TiB)"))
+	}
+	if c.Retention.Identification > 0 && c.Retention.BillingYears > 0 {
+		if err := c.Retention.Validate(); err != nil {
+			errs = append(errs, err)
+		}
 	}
 	if c.MaxBodyBytes == 0 {
 		errs = append(errs, errors.New("--max-body-bytes: must be positive"))

@@ -33,12 +33,16 @@ const (
 	InvoiceFilesReady           Type = "invoice.files_ready"
 	InvoiceCancelled            Type = "invoice.cancelled"
 	PaymentNoticeCreated        Type = "payment_notice.created"
+	CouponErased                Type = "coupon.erased"
+	SubscriptionErased          Type = "subscription.erased"
+	CustomerErased              Type = "customer.erased"
 )
 
 // Types is the whole catalogue in documentation order.
 var Types = []Type{OrderCreated, CouponActivated, CouponTariffSettingsUpdated, CouponRestored, TicketIssued,
 	SubscriptionCycleOrdered, SubscriptionReactivated, SubscriptionCancelled, SubscriptionEnded,
-	BillableItemUpdated, InvoiceCreated, InvoiceFilesReady, InvoiceCancelled, PaymentNoticeCreated}
+	BillableItemUpdated, InvoiceCreated, InvoiceFilesReady, InvoiceCancelled, PaymentNoticeCreated,
+	CouponErased, SubscriptionErased, CustomerErased}
 
 // Known says whether t is in the catalogue.
 func Known(t Type) bool { return slices.Contains(Types, t) }

@@ -45,7 +45,7 @@ func makeRecords(t *testing.T, e *apitest.Env, key string) (tenantRecords, strin
 		Body: map[string]any{"url": "https://203.0.113.10/hooks", "enabled_events": []string{"*"}}}).Map(t)
 	return tenantRecords{"endpoint_id": str(ep["id"]), "order_id": o.OrderID, "subscription_id": str(sub["id"]), "customer_id": cust,
 		"billable_item_id": item1, "collection_id": coll, "invoice_id": inv.InvoiceID,
-		"spare_item": str(singles[2]["billable_item_id"]), "single_coupon": str(singles[0]["id"])}, o.RestoreSecret
+		"spare_item": str(singles[2]["billable_item_id"]), "single_coupon": str(singles[0]["id"]), "coupon_id": str(monthly[0]["id"])}, o.RestoreSecret
 }
 
 var pathParam = regexp.MustCompile(`\{([a-z_]+)\}`)

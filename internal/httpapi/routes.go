@@ -80,6 +80,13 @@ func (s *Server) routes() []route {
 		{GET, "/v1/account.json", authPartner, billKey, s.getAccount},
 		{GET, "/v1/usage.json", authPartner, billKey, s.getUsage},
 		{GET, "/v1/events.json", authPartner, billKey, s.getEvents},
+		// Personal data: export and erasure on request (docs/privacy.md).
+		{GET, "/v1/privacy/coupons/{coupon_id}.json", authPartner, billKey, s.exportPersonalData(app.SubjectCoupon, "coupon_id")},
+		{POST, "/v1/privacy/coupons/{coupon_id}/erasure.json", authPartner, billKey, s.erasePersonalData(app.SubjectCoupon, "coupon_id")},
+		{GET, "/v1/privacy/subscriptions/{subscription_id}.json", authPartner, billKey, s.exportPersonalData(app.SubjectSubscription, "subscription_id")},
+		{POST, "/v1/privacy/subscriptions/{subscription_id}/erasure.json", authPartner, billKey, s.erasePersonalData(app.SubjectSubscription, "subscription_id")},
+		{GET, "/v1/privacy/customers/{customer_id}.json", authPartner, billKey, s.exportPersonalData(app.SubjectCustomer, "customer_id")},
+		{POST, "/v1/privacy/customers/{customer_id}/erasure.json", authPartner, billKey, s.erasePersonalData(app.SubjectCustomer, "customer_id")},
 
 		// Webhook endpoints (docs/webhooks.md).
 		{POST, "/v1/webhook_endpoints.json", authPartner, billKey, s.createWebhookEndpoint},

@@ -52,6 +52,13 @@ type Customer struct {
 	AddressLines []string
 	Electronic   *Electronic // nil: no electronic invoicing (PDF only)
 	CreatedAt    time.Time
+	// ErasedAt is when the partner requested erasure (docs/privacy.md):
+	// the customer is no longer shown or used for new items and documents.
+	// RestrictedUntil, while set, is when the retention duty of the
+	// invoices issued to it ends; until then its data is kept for that
+	// duty only, afterwards the retention job erases it.
+	ErasedAt        *time.Time
+	RestrictedUntil *time.Time
 }
 
 // Buyer converts the customer into the document model's buyer.

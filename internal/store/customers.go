@@ -39,13 +39,14 @@ func (q Q) Customer(ctx context.Context, accountID string, env account.Environme
 	return c, err
 }
 
-const customerCols = `id, account_id, environment, address_lines, electronic_invoicing, created_at`
+const customerCols = `id, account_id, environment, address_lines, electronic_invoicing, created_at, erased_at, restricted_until`
 
 // scanCustomer reads a row of customerCols.
 func scanCustomer(scan scanner) (c invoicing.Customer, err error) {
 	var e, lines string
 	var ei sql.NullString
-	if err = scan(&c.ID, &c.AccountID, &e, &lines, &ei, &c.CreatedAt); err != nil {
+	var erased, restricted sql.NullTime
+	if err = scan(&c.ID, &c.AccountID, &e, &lines, &ei, &c.CreatedAt, &erased, &restricted); err != nil {
 		if errors.Is(err, sql.ErrNoRows) {
 			return c, err
 		}
@@ -53,6 +54,7 @@ func scanCustomer(scan scanner) (c invoicing.Customer, err error) {
 	}
 	c.Environment = account.Environment(e)
 	c.CreatedAt = c.CreatedAt.UTC()
+	c.ErasedAt, c.RestrictedUntil = utcPtr(erased), utcPtr(restricted)
 	if err := json.Unmarshal([]byte(lines), &c.AddressLines); err != nil {
 		return c, apperr.Wrap("store.Customer", err)
 	}

@@ -126,6 +126,7 @@ type Ticket struct {
 const (
 	RevocationRestored = "restored" // its coupon was restored into a new one
 	RevocationRevoked  = "revoked"  // the operator revoked it (farebox tickets revoke)
+	RevocationErased   = "erased"   // its personal data was erased on request (docs/privacy.md)
 	// RevocationKey: an inspection signing key was revoked (farebox keys
 	// revoke); every barcode it signed is invalid. The entry names the key
 	// (KeyID), not a ticket.
