@@ -4,6 +4,7 @@ import (
 	"net/http"
 	"net/url"
 	"regexp"
+	"strconv"
 	"strings"
 	"testing"
 	"time"
@@ -198,6 +199,77 @@ func TestDashboardWebhooks(t *testing.T) {
 		e.Must(404, apitest.Req{Method: "GET", Path: "/v1/webhook_endpoints/" + id + ".json", Key: e.TestKey})
 		if ids := apiEndpoints(t, e, e.TestKey); len(ids) != 1 || ids[failing.URL] != failID {
 			t.Errorf("after delete: %v", ids)
+		}
+	})
+}
+
+// TestDashboardWebhooksExtremes: the longest url and description the API
+// takes are taken, one more character is refused on the form naming the
+// field with nothing made; the delivery log pages by 25 with a next link
+// (a cursor of another endpoint is 400); the 17th endpoint of an
+// environment is refused (409) on the form.
+func TestDashboardWebhooksExtremes(t *testing.T) {
+	apitest.ForEachEngine(t, apitest.Options{}, func(t *testing.T, e *apitest.Env) {
+		rc := newReceiver(t, nil)
+		v := dashSignedIn(t, e, "hooks@partner.example")
+		tok := v.must(200, "GET", "/dashboard/test/webhooks", nil).csrf(t)
+		longURL := func(n int) string { return rc.URL + "/" + strings.Repeat("a", n-len(rc.URL)-1) }
+		desc := strings.Repeat("ü", webhook.MaxDescription)
+		form := func(u, d string) url.Values {
+			return url.Values{"csrf_token": {tok}, "url": {u}, "description": {d}, "event": {"order.created"}}
+		}
+		for field, f := range map[string]url.Values{"url": form(longURL(webhook.MaxURLLength+1), ""), "description": form(rc.URL, desc+"x")} {
+			if r := v.must(http.StatusBadRequest, "POST", "/dashboard/test/webhooks", f); !strings.Contains(r.Body, `id="`+field+`-error"`) {
+				t.Errorf("too long %s: %.3000s", field, r.Body)
+			}
+		}
+		if n := len(apiEndpoints(t, e, e.TestKey)); n != 0 {
+			t.Fatalf("refused forms made %d endpoints", n)
+		}
+		u := longURL(webhook.MaxURLLength)
+		if r := v.must(200, "POST", "/dashboard/test/webhooks", form(u, desc)); !strings.Contains(r.Body, u) || !strings.Contains(r.Body, desc) {
+			t.Fatalf("longest url and description: %.3000s", r.Body)
+		}
+		id := apiEndpoints(t, e, e.TestKey)[u]
+
+		// 30 deliveries: 25 on the first page, 5 on the next.
+		ids := productIDs(t, e)
+		for i := 0; i < 30; i++ {
+			order(t, e, e.TestKey, ids["single/adult"])
+		}
+		drain(t, e)
+		if n := len(rc.all()); n != 30 {
+			t.Fatalf("%d deliveries", n)
+		}
+		first := v.must(200, "GET", "/dashboard/test/webhooks/"+id, nil)
+		next := regexp.MustCompile(`href="([^"]+)" id="next"`).FindStringSubmatch(first.Body)
+		if c := strings.Count(first.Body, `data-label="Attempt"`); c != 25 || next == nil {
+			t.Fatalf("first page: %d rows, next %v", c, next)
+		}
+		second := v.must(200, "GET", strings.ReplaceAll(next[1], "&amp;", "&"), nil)
+		if c := strings.Count(second.Body, `data-label="Attempt"`); c != 5 || strings.Contains(second.Body, `id="next"`) {
+			t.Errorf("second page: %d rows", c)
+		}
+		other := str(createEndpoint(t, e, e.TestKey, rc.URL+"/other", "order.created")["id"])
+		order(t, e, e.TestKey, ids["single/adult"])
+		drain(t, e)
+		otherAttempt := str(attempts(t, e, e.TestKey, other)[0]["id"])
+		v.must(http.StatusBadRequest, "GET", "/dashboard/test/webhooks/"+id+"?starting_after="+otherAttempt, nil)
+
+		// Up to webhook.MaxEndpoints per environment; the next is refused.
+		for n := 2; n < webhook.MaxEndpoints; n++ {
+			v.must(200, "POST", "/dashboard/test/webhooks", form(rc.URL+"/n"+strconv.Itoa(n), ""))
+		}
+		if r := v.must(http.StatusConflict, "POST", "/dashboard/test/webhooks", form(rc.URL+"/one-too-many", "")); !strings.Contains(r.Body, "at most 16") ||
+			!strings.Contains(r.Body, "/one-too-many") {
+			t.Errorf("17th endpoint: %.3000s", r.Body)
+		}
+		if n := len(apiEndpoints(t, e, e.TestKey)); n != webhook.MaxEndpoints {
+			t.Errorf("%d endpoints, want %d", n, webhook.MaxEndpoints)
+		}
+		// The live environment has its own 16.
+		if n := len(apiEndpoints(t, e, e.LiveKey)); n != 0 {
+			t.Errorf("live has %d endpoints", n)
 		}
 	})
 }
