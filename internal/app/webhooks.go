@@ -384,6 +384,17 @@ func (a *App) checkEndpoint(ctx context.Context, op string, e *webhook.Endpoint,
 	return nil
 }
 
+// WebhookEventTypes are what an endpoint may subscribe to: "*" (every
+// type, now and later) and the event catalogue in documentation order;
+// the dashboard's form offers them.
+func WebhookEventTypes() []string {
+	out := []string{webhook.Wildcard}
+	for _, t := range event.Types {
+		out = append(out, string(t))
+	}
+	return out
+}
+
 // CreateWebhookEndpoint adds an endpoint to the caller's account and
 // environment; the answer shows its signing secret, once.
 func (a *App) CreateWebhookEndpoint(ctx context.Context, p account.Principal, req WebhookEndpointRequest) (WebhookEndpointJSON, error) {

@@ -2,6 +2,7 @@ package httpapi_test
 
 import (
 	"context"
+	"net/http"
 	"strings"
 	"testing"
 
@@ -29,7 +30,9 @@ type dashResults struct {
 // Chromium at 360 px (internal/engines/testdata/browser/dashboard.js): the
 // invitation link and the password, the usage page's chart and table, the
 // CSV download, every list in test and live and the switch between them,
-// the search by reference, a forged form (403) and a key made, sign-out, a
+// the search by reference, a forged form (403) and a key made, the
+// webhooks (a refused form, an endpoint made, its deliveries and a
+// redelivery), sign-out, a
 // wrong password and sign-in. axe-core finds no WCAG 2.1 AA violation and
 // no page is wider than the phone. SQLite only: TestDashboard runs the
 // same flows over HTTP on both engines.
@@ -39,6 +42,19 @@ func TestDashboardInChromium(t *testing.T) {
 	for i := 0; i < 3; i++ {
 		e.Must(200, apitest.Req{Method: "GET", Path: "/v9/ticketing/orders.json", Key: e.TestKey})
 	}
+	// An endpoint with a delivered event and a failed one, for the
+	// deliveries page; the receiver for the endpoint the browser makes.
+	rc := newReceiver(t, func(n int, w http.ResponseWriter, _ *http.Request) {
+		if n == 1 {
+			http.Error(w, "receiver is down for maintenance", http.StatusServiceUnavailable)
+		}
+	})
+	hook := str(createEndpoint(t, e, e.TestKey, rc.URL+"/seeded", "order.created")["id"])
+	ids := productIDs(t, e)
+	order(t, e, e.TestKey, ids["single/adult"])
+	drain(t, e)
+	order(t, e, e.TestKey, ids["single/adult"])
+	drain(t, e)
 	token, err := e.App.InviteDashboardUser(context.Background(), e.AccountID, "ops@partner.example")
 	if err != nil {
 		t.Fatal(err)
@@ -47,15 +63,17 @@ func TestDashboardInChromium(t *testing.T) {
 	out := browsertest.Run(t, "dashboard.js", map[string]any{
 		"base": e.URL, "invite": e.URL + "/dashboard/invite?token=" + token, "email": "ops@partner.example",
 		"password": dashPassword, "reference": "booking-live-1",
+		"receiver": rc.URL + "/made-in-browser", "hook": hook,
 	}, &res)
 	t.Logf("screenshots in %s", out)
 	if len(res.Errors) != 0 {
 		t.Fatalf("browser errors: %v", res.Errors)
 	}
 	want := []string{"dash-signin", "dash-invite", "dash-usage-test", "dash-usage-live", "dash-orders-search",
-		"dash-csrf-refused", "dash-key-created", "dash-signin-failed", "dash-usage-de"}
+		"dash-csrf-refused", "dash-key-created", "dash-signin-failed", "dash-usage-de",
+		"dash-webhooks-error", "dash-webhooks-created", "dash-webhook-attempts", "dash-webhook-redelivered", "dash-webhooks-de", "dash-webhook-de"}
 	for _, env := range []string{"test", "live"} {
-		for _, s := range []string{"orders", "coupons", "tickets", "subscriptions", "invoices", "customers", "keys"} {
+		for _, s := range []string{"orders", "coupons", "tickets", "subscriptions", "invoices", "customers", "keys", "webhooks"} {
 			want = append(want, "dash-"+s+"-"+env)
 		}
 	}
@@ -82,7 +100,7 @@ func TestDashboardInChromium(t *testing.T) {
 	st, tx := res.Statuses, res.Texts
 	num := func(m map[string]any, k string) int { f, _ := m[k].(float64); return int(f) }
 	for k, want := range map[string]int{"unsigned": 200, "setPassword": 200, "switched": 200, "search": 200, "forgedKey": 403,
-		"createKey": 200, "signOut": 200, "wrongPassword": 401, "signIn": 200} {
+		"createKey": 200, "signOut": 200, "wrongPassword": 401, "signIn": 200, "hookNoEvents": 400, "createHook": 200, "redeliver": 200} {
 		if num(st, k) != want {
 			t.Errorf("%s: %d, want %d", k, num(st, k), want)
 		}
@@ -120,5 +138,26 @@ func TestDashboardInChromium(t *testing.T) {
 	}
 	if !strings.Contains(str(tx["createKey"]), "fbx_test_") {
 		t.Errorf("key made: %v", tx["createKey"])
+	}
+	// Webhooks: the field's error with the typed url kept; the endpoint
+	// made (secret once, listed), the seeded deliveries, the redelivery.
+	if !strings.Contains(str(tx["hookError"]), "event type") || str(tx["hookURLKept"]) != rc.URL+"/made-in-browser" {
+		t.Errorf("webhook form error %v, url %v", tx["hookError"], tx["hookURLKept"])
+	}
+	if !strings.Contains(str(tx["createHook"]), "whsec_") || !strings.Contains(str(tx["hookList"]), "/made-in-browser") || !strings.Contains(str(tx["hookList"]), "/seeded") {
+		t.Errorf("webhook made: %v\n%v", tx["createHook"], tx["hookList"])
+	}
+	for _, want := range []string{"order.created", "200", "503", "receiver is down for maintenance"} {
+		if !strings.Contains(str(tx["attempts"]), want) {
+			t.Errorf("deliveries lack %q: %v", want, tx["attempts"])
+		}
+	}
+	if !strings.Contains(str(tx["redeliver"]), "delivered again") {
+		t.Errorf("redeliver: %v", tx["redeliver"])
+	}
+	drain(t, e)
+	// The newest row's event (the failed second order's) posted again.
+	if got := rc.all(); len(got) != 3 || got[2].EventID != got[1].EventID {
+		t.Errorf("the redelivery did not reach the receiver: %v", got)
 	}
 }

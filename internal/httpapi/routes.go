@@ -247,6 +247,14 @@ func (s *Server) routes() []route {
 		{GET, "/dashboard/{env}/keys", authDashboard, billNobody, s.dashKeys},
 		{POST, "/dashboard/{env}/keys", authDashboard, billNobody, s.dashCreateKey},
 		{POST, "/dashboard/{env}/keys/{key_id}/revoke", authDashboard, billNobody, s.dashRevokeKey},
+		{GET, "/dashboard/{env}/webhooks", authDashboard, billNobody, s.dashWebhooks},
+		{POST, "/dashboard/{env}/webhooks", authDashboard, billNobody, s.dashCreateWebhook},
+		{GET, "/dashboard/{env}/webhooks/{endpoint_id}", authDashboard, billNobody, s.dashWebhook},
+		{POST, "/dashboard/{env}/webhooks/{endpoint_id}/enable", authDashboard, billNobody, s.dashEnableWebhook},
+		{POST, "/dashboard/{env}/webhooks/{endpoint_id}/disable", authDashboard, billNobody, s.dashDisableWebhook},
+		{POST, "/dashboard/{env}/webhooks/{endpoint_id}/rotate", authDashboard, billNobody, s.dashRotateWebhook},
+		{POST, "/dashboard/{env}/webhooks/{endpoint_id}/delete", authDashboard, billNobody, s.dashDeleteWebhook},
+		{POST, "/dashboard/{env}/webhooks/{endpoint_id}/redeliver", authDashboard, billNobody, s.dashRedeliverWebhook},
 	}...)
 }
 

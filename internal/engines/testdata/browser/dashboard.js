@@ -1,7 +1,8 @@
 // Drives the partner dashboard (docs/web.md "Partner dashboard") in the
 // system Chromium at 360 px as a person would: the invitation link, the
 // password set, the usage page with its charts and CSV download, each list
-// in test and live, a key made, a forged form (CSRF), sign-out and
+// in test and live, a key made, a forged form (CSRF), the webhooks (an
+// endpoint made, its deliveries, a redelivery), sign-out and
 // sign-in. axe-core checks every page against WCAG 2.1 AA. Usage: node
 // dashboard.js config.json; the Go test (internal/httpapi
 // dashboard_browser_test.go) starts the server and asserts on results.json.
@@ -80,7 +81,7 @@ async function main() {
 
     // Each list, in test and in live; the switch between them.
     for (const env of ["test", "live"]) {
-      for (const s of ["orders", "coupons", "tickets", "subscriptions", "invoices", "customers", "keys"]) {
+      for (const s of ["orders", "coupons", "tickets", "subscriptions", "invoices", "customers", "keys", "webhooks"]) {
         await check(page, `dash-${s}-${env}`, await go(page, `${cfg.base}/dashboard/${env}/${s}`));
         results.texts[`${s}-${env}`] = await main_(page);
       }
@@ -108,6 +109,26 @@ async function main() {
     results.texts.createKey = await page.$eval('[role="status"]', (e) => e.innerText);
     await check(page, "dash-key-created", results.statuses.createKey);
 
+    // Webhooks: a form without an event type (the field's error), then an
+    // endpoint made (its secret shown once); an endpoint's deliveries and
+    // a redelivery.
+    await go(page, cfg.base + "/dashboard/test/webhooks");
+    await page.type("#url", cfg.receiver);
+    results.statuses.hookNoEvents = await submit(page, "#create-hook");
+    results.texts.hookError = await page.$eval("#events-error", (e) => e.innerText);
+    results.texts.hookURLKept = await page.$eval("#url", (e) => e.value);
+    await check(page, "dash-webhooks-error", results.statuses.hookNoEvents);
+    await page.click("#event-0");
+    results.statuses.createHook = await submit(page, "#create-hook");
+    results.texts.createHook = await page.$eval('[role="status"]', (e) => e.innerText);
+    results.texts.hookList = await page.$eval("#list", (e) => e.innerText);
+    await check(page, "dash-webhooks-created", results.statuses.createHook);
+    await check(page, "dash-webhook-attempts", await go(page, cfg.base + "/dashboard/test/webhooks/" + cfg.hook));
+    results.texts.attempts = await page.$eval("#attempts", (e) => e.innerText);
+    results.statuses.redeliver = await submit(page, "button.redeliver");
+    results.texts.redeliver = await page.$eval('[role="status"]', (e) => e.innerText);
+    await check(page, "dash-webhook-redelivered", results.statuses.redeliver);
+
     // Sign out, a wrong password, then sign in; a German page.
     results.statuses.signOut = await submit(page, "#signout");
     results.statuses.afterSignOut = page.url();
@@ -121,6 +142,8 @@ async function main() {
     results.statuses.afterSignIn = page.url();
     await page.setExtraHTTPHeaders({ "Accept-Language": "de" });
     await check(page, "dash-usage-de", await go(page, cfg.base + "/dashboard/live/usage"));
+    await check(page, "dash-webhooks-de", await go(page, cfg.base + "/dashboard/test/webhooks"));
+    await check(page, "dash-webhook-de", await go(page, cfg.base + "/dashboard/test/webhooks/" + cfg.hook));
     await ctx.close();
   } catch (e) {
     results.errors.push("script: " + (e.stack || e));
