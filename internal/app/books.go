@@ -23,10 +23,11 @@ import (
 // all of them (migration 00019); this file only appends and reads.
 
 // audit appends an audit log entry about billable item itemID, in the
-// transaction of the change it records.
-func (a *App) audit(ctx context.Context, q store.Q, p account.Principal, itemID, action string, detail map[string]any) error {
+// transaction of the change it records, dated at the item's time at (from
+// timeOf: a test clock's for an item on a clock).
+func (a *App) audit(ctx context.Context, q store.Q, p account.Principal, itemID, action string, detail map[string]any, at time.Time) error {
 	return q.InsertAudit(ctx, invoicing.AuditEntry{ID: a.IDs.New("audit"), AccountID: p.AccountID, Environment: p.Environment,
-		ObjectType: "billable_item", ObjectID: itemID, Action: action, Actor: account.ActorOf(p), Detail: detail, CreatedAt: a.clock.Now()})
+		ObjectType: "billable_item", ObjectID: itemID, Action: action, Actor: account.ActorOf(p), Detail: detail, CreatedAt: at})
 }
 
 // assignmentDetail is an assignment as the audit log shows it (the names
@@ -44,7 +45,7 @@ func assignmentDetail(as invoicing.Assignment) map[string]any {
 }
 
 // auditInvoiced records that inv claims each of items, or (released) that
-// its cancellation released them.
+// its cancellation released them, at the time of the document doing it.
 func (a *App) auditInvoiced(ctx context.Context, q store.Q, p account.Principal, inv invoicing.Invoice, items []string, cancellation *invoicing.Invoice) error {
 	seen := map[string]bool{}
 	for _, id := range items {
@@ -57,7 +58,11 @@ func (a *App) auditInvoiced(ctx context.Context, q store.Q, p account.Principal,
 			action = invoicing.AuditInvoiceCancelled
 			detail["cancellation_id"], detail["cancellation_number"] = cancellation.ID, cancellation.Number
 		}
-		if err := a.audit(ctx, q, p, id, action, detail); err != nil {
+		at := inv.CreatedAt
+		if cancellation != nil {
+			at = cancellation.CreatedAt
+		}
+		if err := a.audit(ctx, q, p, id, action, detail, at); err != nil {
 			return err
 		}
 	}

@@ -168,9 +168,11 @@ func (a *App) issue(ctx context.Context, inv *invoicing.Invoice, write func(q st
 // notice) that refers to the invoice id: in the transaction of issue, write
 // gets the invoice once it is known to be a standing invoice (422
 // not_an_invoice for another kind of document; 409 already_cancelled or
-// invoice_cancelled once it is cancelled).
+// invoice_cancelled once it is cancelled), and the invoice's time: that of
+// its first line's billable item (timeOf: a test clock's for an item on a
+// clock, as when the invoice was issued).
 func (a *App) issueReferring(ctx context.Context, p account.Principal, id string, kind invoicedoc.Kind, inv *invoicing.Invoice,
-	write func(q store.Q, orig invoicing.Invoice) error) (invoicing.Invoice, error) {
+	write func(q store.Q, orig invoicing.Invoice, now time.Time) error) (invoicing.Invoice, error) {
 	op, cancel := "app.PaymentNoticeForInvoice", kind == invoicedoc.KindCancellation
 	if cancel {
 		op = "app.CancelInvoice"
@@ -189,7 +191,19 @@ func (a *App) issueReferring(ctx context.Context, p account.Principal, id string
 		case orig.CancelledBy != nil:
 			return apperr.E(op, apperr.Conflict, CodeInvoiceCancelled, "this invoice is cancelled; there is nothing to pay")
 		}
-		return write(q, orig)
+		var clockID *string
+		if len(orig.Document.Lines) > 0 {
+			item, err := q.BillableItem(ctx, p.AccountID, p.Environment, orig.Document.Lines[0].BillableItemID)
+			if err != nil {
+				return err
+			}
+			clockID = item.TestClockID
+		}
+		now, err := a.timeOf(ctx, q, clockID)
+		if err != nil {
+			return err
+		}
+		return write(q, orig, now)
 	})
 }
 
@@ -357,9 +371,9 @@ func (a *App) Invoice(ctx context.Context, p account.Principal, id string) (invo
 // invoiceable again. An invoice cancels once (409 after that).
 func (a *App) CancelInvoice(ctx context.Context, p account.Principal, id string) (invoicing.Invoice, error) {
 	var inv invoicing.Invoice
-	return a.issueReferring(ctx, p, id, invoicedoc.KindCancellation, &inv, func(q store.Q, orig invoicing.Invoice) error {
+	return a.issueReferring(ctx, p, id, invoicedoc.KindCancellation, &inv, func(q store.Q, orig invoicing.Invoice, now time.Time) error {
 		var d invoicedoc.Document
-		inv, d = a.referringTo(p, orig, invoicedoc.KindCancellation, a.clock.Now())
+		inv, d = a.referringTo(p, orig, invoicedoc.KindCancellation, now)
 		if err := a.finish(ctx, q, &inv, d); err != nil {
 			return err
 		}
@@ -376,7 +390,7 @@ func (a *App) CancelInvoice(ctx context.Context, p account.Principal, id string)
 		if err := a.auditInvoiced(ctx, q, p, orig, items, &inv); err != nil {
 			return err
 		}
-		ev := a.events(p.AccountID, p.Environment)
+		ev := a.eventsAt(p.AccountID, p.Environment, now)
 		if err := ev.invoice(ctx, q, createdEvent(inv.Kind), inv.ID); err != nil {
 			return err
 		}
@@ -393,8 +407,7 @@ func (a *App) CancelInvoice(ctx context.Context, p account.Principal, id string)
 // invoice. It claims nothing: an invoice may get several notices.
 func (a *App) PaymentNoticeForInvoice(ctx context.Context, p account.Principal, id string) (invoicing.Invoice, error) {
 	var inv invoicing.Invoice
-	return a.issueReferring(ctx, p, id, invoicedoc.KindPaymentNotice, &inv, func(q store.Q, orig invoicing.Invoice) error {
-		now := a.clock.Now()
+	return a.issueReferring(ctx, p, id, invoicedoc.KindPaymentNotice, &inv, func(q store.Q, orig invoicing.Invoice, now time.Time) error {
 		var d invoicedoc.Document
 		inv, d = a.referringTo(p, orig, invoicedoc.KindPaymentNotice, now)
 		d.Payment = invoicedoc.Payment{DueDate: laterOf(orig.Document.Payment.DueDate, now.AddDate(0, 0, a.inv.PaymentDays))}

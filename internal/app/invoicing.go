@@ -163,7 +163,7 @@ func (a *App) UpdateBillableItem(ctx context.Context, p account.Principal, id st
 			return err
 		}
 		if err := a.audit(ctx, q, p, id, invoicing.AuditAssignmentChanged,
-			map[string]any{"before": assignmentDetail(it.Assignment), "after": assignmentDetail(as)}); err != nil {
+			map[string]any{"before": assignmentDetail(it.Assignment), "after": assignmentDetail(as)}, now); err != nil {
 			return err
 		}
 		ev := a.eventsAt(p.AccountID, p.Environment, now)
@@ -245,7 +245,6 @@ func (a *App) AddToCollection(ctx context.Context, p account.Principal, collecti
 		if len(probs) > 0 {
 			return apperr.E(op, apperr.Unprocessable, CodeUnknownBillableItem, probs[0].Message).WithDetails(probs...)
 		}
-		ev := a.events(p.AccountID, p.Environment)
 		for _, it := range items {
 			if it.CollectionID != nil && *it.CollectionID != collectionID {
 				return inOtherCollection(op, it.ID)
@@ -256,16 +255,24 @@ func (a *App) AddToCollection(ctx context.Context, p account.Principal, collecti
 			if err := notInvoiced(ctx, q, it.ID); err != nil {
 				return err
 			}
+			now, err := a.timeOf(ctx, q, it.TestClockID)
+			if err != nil {
+				return err
+			}
 			as := it.Assignment
 			as.CollectionID = &collectionID
-			if err := q.SetAssignment(ctx, it.ID, as, a.clock.Now()); err != nil {
+			if err := q.SetAssignment(ctx, it.ID, as, now); err != nil {
 				return err
 			}
 			if err := a.audit(ctx, q, p, it.ID, invoicing.AuditAddedToCollection,
-				map[string]any{"before": assignmentDetail(it.Assignment), "after": assignmentDetail(as)}); err != nil {
+				map[string]any{"before": assignmentDetail(it.Assignment), "after": assignmentDetail(as)}, now); err != nil {
 				return err
 			}
+			ev := a.eventsAt(p.AccountID, p.Environment, now) // each item's event at its time
 			if err := ev.billableItem(ctx, q, it.ID); err != nil {
+				return err
+			}
+			if err := ev.write(ctx, q); err != nil {
 				return err
 			}
 		}
@@ -276,7 +283,7 @@ func (a *App) AddToCollection(ctx context.Context, p account.Principal, collecti
 		for _, it := range all {
 			out = append(out, it.ID)
 		}
-		return ev.write(ctx, q)
+		return nil
 	})
 	return out, err
 }

@@ -194,7 +194,7 @@ type SubscriptionsRequest struct {
 
 // Subscriptions lists the caller's subscriptions of its environment,
 // newest first, as GET …/subscriptions/{id}.json shows them; state is
-// taken at the current time.
+// taken at each subscription's time (a test clock's for one on a clock).
 func (a *App) Subscriptions(ctx context.Context, p account.Principal, req SubscriptionsRequest) (ListJSON[SubscriptionJSON], error) {
 	var l listParams
 	f := ticketing.SubscriptionFilter{State: state(&l, req.State, ticketing.SubscriptionStates), Now: a.clock.Now(),

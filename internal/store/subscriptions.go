@@ -71,14 +71,16 @@ func (q Q) Subscriptions(ctx context.Context, f ticketing.SubscriptionFilter) (l
 
 // subscriptionsSQL is the statement of a page of subscriptions. The
 // conditions of each state repeat its partial index's predicate word for
-// word, so both engines see that the index holds every candidate.
+// word, so both engines see that the index holds every candidate;
+// cancelled and ended compare ends_at with each subscription's time
+// (timeOfRow: its test clock's, f.Now without one).
 func subscriptionsSQL(f ticketing.SubscriptionFilter) pageStmt {
 	w := newListWhere(f.Query, "").inState(f.State)
 	switch f.State {
 	case ticketing.SubscriptionCancelled:
-		w.add("ends_at > $%d", now(f.Now))
+		w.add("ends_at > "+timeOfRow("subscriptions", "$%d"), now(f.Now))
 	case ticketing.SubscriptionEnded:
-		w.add("ends_at <= $%d", now(f.Now))
+		w.add("ends_at <= "+timeOfRow("subscriptions", "$%d"), now(f.Now))
 	}
 	if f.EndsGTE != nil || f.EndsLT != nil {
 		w.conds = append(w.conds, "ends_at IS NOT NULL") // subscriptions_ends' predicate

@@ -53,6 +53,14 @@ func (q Q) TestClockTime(ctx context.Context, id string) (time.Time, error) {
 	return t.UTC(), mapErr(err)
 }
 
+// timeOfRow is TestClockTime in SQL, for the rows of table (which has a
+// test_clock_id column) in a statement: the frozen time of the row's
+// clock, or serviceNow (a placeholder holding the service's time) for a
+// row without one. It is app.timeOf for a filter over many rows.
+func timeOfRow(table, serviceNow string) string {
+	return `COALESCE((SELECT frozen_time FROM test_clocks WHERE test_clocks.id = ` + table + `.test_clock_id), ` + serviceNow + `)`
+}
+
 // LockTestClock serialises advances and deletes of one clock on
 // PostgreSQL (SQLite has a single writer anyway).
 func (q Q) LockTestClock(ctx context.Context, id string) error {
