@@ -3,8 +3,6 @@ package main
 import (
 	"bytes"
 	"context"
-	"encoding/base64"
-	"encoding/json"
 	"errors"
 	"io"
 	"os"
@@ -36,16 +34,8 @@ func TestServeWalletsAndInspect(t *testing.T) {
 	for _, engine := range storetest.Engines {
 		t.Run(string(engine), func(t *testing.T) {
 			t.Parallel()
-			opts := storetest.Options(t, engine)
-			dataDir := t.TempDir()
-			env := map[string]string{"FAREBOX_DATA_DIR": dataDir, "FAREBOX_ADDR": "127.0.0.1:0"}
-			if engine == store.Postgres {
-				env["FAREBOX_DATABASE_URL"] = opts.URL + "&search_path=" + opts.Schema
-			}
-			var created struct {
-				APIKey string `json:"api_key"`
-			}
-			_ = json.Unmarshal([]byte(cli(t, env, "accounts", "create", "--create", "--name", "Inspect GmbH", "--json")), &created)
+			env, dataDir := engineEnv(t, engine, "FAREBOX_ADDR", "127.0.0.1:0")
+			apiKey := createAccount(t, env, "Inspect GmbH")
 			in := startServe(t, env)
 			addr, logs := in.addr, in.logs
 			for _, want := range []string{"passes will not install on real devices", "generated inspection barcode keys", "Google rejects its save links",
@@ -60,27 +50,15 @@ func TestServeWalletsAndInspect(t *testing.T) {
 			}
 			call := httpCaller(t, addr)
 			var act struct{ TicketID string }
-			act.TicketID = activateMonthly(t, call, created.APIKey,
+			act.TicketID = activateMonthly(t, call, apiKey,
 				`{"photo_id_lite":{"first_name":"Jürgen","last_name":"Müller","birth_date":"1980-02-29"}}`)
-			var ticket struct {
-				ValidUntil string `json:"valid_until"`
-				Ticket     struct {
-					Properties struct {
-						Barcode struct{ Payload string } `json:"inspection_barcode"`
-						PNG     string                   `json:"inspection_barcode_png"`
-					} `json:"properties"`
-				} `json:"ticket"`
-			}
-			_ = json.Unmarshal(call("PATCH", "/v9/ticketing/tickets/"+act.TicketID+".json", "", ""), &ticket)
+			ticket := fetchTicket(t, call, act.TicketID)
 			text := ticket.Ticket.Properties.Barcode.Payload
 			payload, err := barcode.FromText(text)
 			if err != nil {
 				t.Fatalf("ticket payload %q: %v", text, err)
 			}
 			keysJSON := call("GET", "/v1/inspection/keys.json", "", "")
-			if pass := call("GET", "/v9/ticketing/passes/apple_wallet/"+act.TicketID+".pkpass", "", ""); !bytes.HasPrefix(pass, []byte("PK")) {
-				t.Errorf("pkpass is not a zip")
-			}
 			if err := in.stop(); err != nil {
 				t.Fatalf("serve: %v", err)
 			}
@@ -93,11 +71,7 @@ func TestServeWalletsAndInspect(t *testing.T) {
 			}
 			keysFile := write("keys.json", keysJSON)
 			// The image served in ticket.properties, as it is (4 px per module, quiet zone).
-			served, err := base64.StdEncoding.DecodeString(strings.TrimPrefix(ticket.Ticket.Properties.PNG, "data:image/png;base64,"))
-			if err != nil || !strings.HasPrefix(ticket.Ticket.Properties.PNG, "data:image/png;base64,") {
-				t.Fatalf("inspection_barcode_png %.40q: %v", ticket.Ticket.Properties.PNG, err)
-			}
-			servedFile := write("served.png", served)
+			servedFile := write("served.png", ticket.png(t))
 			for name, args := range map[string][]string{
 				"text, service keys": {write("payload.txt", []byte(text+"\n"))},
 				"png, service keys":  {write("code.png", png)},

@@ -3,7 +3,6 @@ package main
 import (
 	"bytes"
 	"context"
-	"encoding/json"
 	"io"
 	"strings"
 	"testing"
@@ -22,19 +21,11 @@ func TestRetentionCommand(t *testing.T) {
 	for _, engine := range storetest.Engines {
 		t.Run(string(engine), func(t *testing.T) {
 			t.Parallel()
-			opts := storetest.Options(t, engine)
-			dataDir := t.TempDir()
-			env := map[string]string{"FAREBOX_DATA_DIR": dataDir}
-			if engine == store.Postgres {
-				env["FAREBOX_DATABASE_URL"] = opts.URL + "&search_path=" + opts.Schema
-			}
-			var created struct {
-				APIKey string `json:"api_key"`
-			}
-			_ = json.Unmarshal([]byte(cli(t, env, "accounts", "create", "--create", "--name", "Retention GmbH", "--json")), &created)
+			env, dataDir := engineEnv(t, engine)
+			apiKey := createAccount(t, env, "Retention GmbH")
 			in := startServe(t, env)
 			call := httpCaller(t, in.addr)
-			tid := activateMonthly(t, call, created.APIKey, `{"photo_id_lite":{"first_name":"Jürgen","last_name":"Müller","birth_date":"1980-02-29"}}`)
+			tid := activateMonthly(t, call, apiKey, `{"photo_id_lite":{"first_name":"Jürgen","last_name":"Müller","birth_date":"1980-02-29"}}`)
 
 			// The ticket's validity ended 200 days ago.
 			s, err := store.Open(context.Background(), store.Options{URL: env["FAREBOX_DATABASE_URL"], DataDir: dataDir, MaxConns: 1})

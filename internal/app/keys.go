@@ -58,15 +58,21 @@ func (a *App) loadKeys(ctx context.Context, s credentials.Settings) (*barcode.Ke
 
 // InspectionKeys lists the stored keys with the tickets each still signs.
 func (a *App) InspectionKeys(ctx context.Context, s credentials.Settings) ([]InspectionKeyInfo, error) {
+	_, infos, err := a.keysInUse(ctx, s)
+	return infos, err
+}
+
+// keysInUse is the stored keyring and each key's use by still-valid tickets.
+func (a *App) keysInUse(ctx context.Context, s credentials.Settings) (*barcode.Keyring, []InspectionKeyInfo, error) {
 	kr, err := a.loadKeys(ctx, s)
 	if err != nil {
-		return nil, err
+		return nil, nil, err
 	}
 	use, err := a.store.Read().InspectionKeyUse(ctx, a.clock.Now())
 	if err != nil {
-		return nil, err
+		return nil, nil, err
 	}
-	return keyInfos(kr, use), nil
+	return kr, keyInfos(kr, use), nil
 }
 
 func keyInfos(kr *barcode.Keyring, use map[uint16]ticketing.KeyUse) []InspectionKeyInfo {
@@ -134,16 +140,12 @@ func (a *App) PruneInspectionKeys(ctx context.Context, s credentials.Settings) (
 }
 
 func (a *App) pruneKeys(ctx context.Context, s credentials.Settings, keep uint16) ([]uint16, error) {
-	kr, err := a.loadKeys(ctx, s)
-	if err != nil {
-		return nil, err
-	}
-	use, err := a.store.Read().InspectionKeyUse(ctx, a.clock.Now())
+	kr, infos, err := a.keysInUse(ctx, s)
 	if err != nil {
 		return nil, err
 	}
 	var pruned []uint16
-	for _, k := range keyInfos(kr, use) {
+	for _, k := range infos {
 		if k.Active || k.Tickets > 0 || k.Kid == keep || isFallbackSigner(kr, k.Kid) {
 			continue
 		}

@@ -133,13 +133,7 @@ func (s *Server) dashAcceptInvite(w http.ResponseWriter, r *http.Request) error 
 }
 
 func (s *Server) dashSignOut(w http.ResponseWriter, r *http.Request) error {
-	sec := s.secure(r)
-	if err := s.app.SignOut(r.Context(), cookieValue(r, web.CookieName(sessionCookie, sec))); err != nil {
-		return err
-	}
-	http.SetCookie(w, web.NewCookie(sessionCookie, "", sec, -1))
-	http.Redirect(w, r, "/dashboard/sign-in", http.StatusSeeOther)
-	return nil
+	return s.signOut(w, r, "/dashboard/sign-in")
 }
 
 // usageRange is the page's from..to: the query's, or the last 30 days.

@@ -12,15 +12,7 @@ import (
 )
 
 type dashResults struct {
-	Pages map[string]struct {
-		Axe []struct {
-			ID, Impact string
-			Nodes      []string
-		}
-		ScrollWidth int
-		Status      int
-		Lang, Title string
-	}
+	Pages    map[string]browserPage
 	Statuses map[string]any
 	Texts    map[string]any
 	Errors   []string
@@ -77,26 +69,7 @@ func TestDashboardInChromium(t *testing.T) {
 			want = append(want, "dash-"+s+"-"+env)
 		}
 	}
-	for _, name := range want {
-		p, ok := res.Pages[name]
-		if !ok {
-			t.Errorf("page %s not checked", name)
-			continue
-		}
-		for _, v := range p.Axe {
-			t.Errorf("%s: WCAG violation %s (%s): %v", name, v.ID, v.Impact, v.Nodes)
-		}
-		if p.ScrollWidth > 360 {
-			t.Errorf("%s is %d px wide on a 360 px phone", name, p.ScrollWidth)
-		}
-		wantLang := "en"
-		if strings.HasSuffix(name, "-de") {
-			wantLang = "de"
-		}
-		if p.Lang != wantLang {
-			t.Errorf("%s: lang %q, want %q", name, p.Lang, wantLang)
-		}
-	}
+	checkBrowserPages(t, res.Pages, want, endsDe)
 	st, tx := res.Statuses, res.Texts
 	num := func(m map[string]any, k string) int { f, _ := m[k].(float64); return int(f) }
 	for k, want := range map[string]int{"unsigned": 200, "setPassword": 200, "switched": 200, "search": 200, "forgedKey": 403,

@@ -315,12 +315,18 @@ func (s *Server) adminSignIn(w http.ResponseWriter, r *http.Request) error {
 }
 
 func (s *Server) adminSignOut(w http.ResponseWriter, r *http.Request) error {
+	return s.signOut(w, r, "/admin/sign-in")
+}
+
+// signOut ends the request's web session (console or dashboard), clears its
+// cookie and sends the browser to the sign-in page at signIn.
+func (s *Server) signOut(w http.ResponseWriter, r *http.Request, signIn string) error {
 	sec := s.secure(r)
 	if err := s.app.SignOut(r.Context(), cookieValue(r, web.CookieName(sessionCookie, sec))); err != nil {
 		return err
 	}
 	http.SetCookie(w, web.NewCookie(sessionCookie, "", sec, -1))
-	http.Redirect(w, r, "/admin/sign-in", http.StatusSeeOther)
+	http.Redirect(w, r, signIn, http.StatusSeeOther)
 	return nil
 }
 

@@ -7,149 +7,106 @@
 // dashboard.js config.json; the Go test (internal/httpapi
 // dashboard_browser_test.go) starts the server and asserts on results.json.
 "use strict";
-const fs = require("fs");
-const path = require("path");
-const puppeteer = require("puppeteer-core");
+const { harness, ANDROID } = require("./harness");
 
-const cfg = JSON.parse(fs.readFileSync(process.argv[2], "utf8"));
-const axeSource = fs.readFileSync(require.resolve("axe-core/axe.min.js"), "utf8");
 const results = { pages: {}, statuses: {}, texts: {}, errors: [] };
-const shot = (name) => path.join(cfg.outDir, name + ".png");
-const ANDROID = "Mozilla/5.0 (Linux; Android 15; Pixel 9) AppleWebKit/537.36 (KHTML, like Gecko) Chrome/131.0.0.0 Mobile Safari/537.36";
-
-async function check(page, name, status) {
-  await page.addScriptTag({ content: axeSource });
-  const axe = await page.evaluate(async () => {
-    const r = await window.axe.run(document, { runOnly: { type: "tag", values: ["wcag2a", "wcag2aa", "wcag21a", "wcag21aa"] } });
-    return r.violations.map((v) => ({ id: v.id, impact: v.impact, nodes: v.nodes.map((n) => n.target.join(" ") + ": " + n.failureSummary).slice(0, 5) }));
-  });
-  const width = await page.evaluate(() => document.documentElement.scrollWidth);
-  await page.screenshot({ path: shot(name), fullPage: true });
-  results.pages[name] = { axe, scrollWidth: width, status, lang: await page.evaluate(() => document.documentElement.lang),
-    title: await page.title() };
-}
-
-async function go(page, url) {
-  const resp = await page.goto(url, { waitUntil: "load" });
-  return resp.status();
-}
-
-async function submit(page, selector) {
-  const [resp] = await Promise.all([page.waitForNavigation({ waitUntil: "load" }), page.click(selector)]);
-  return resp ? resp.status() : 0;
-}
+const { cfg, phone, check, go, submit, run } = harness(results);
 
 const main_ = (page) => page.$eval("main", (m) => m.innerText);
 
-async function main() {
-  const browser = await puppeteer.launch({ executablePath: cfg.chromium, headless: true,
-    args: ["--no-sandbox", "--disable-gpu", "--disable-dev-shm-usage"] });
-  try {
-    const ctx = await browser.createBrowserContext();
-    const page = await ctx.newPage();
-    await page.setBypassCSP(true); // lets the test inject axe and fetch the CSV; the pages run no script
-    await page.setUserAgent(ANDROID);
-    await page.setExtraHTTPHeaders({ "Accept-Language": "en-GB" });
-    await page.setViewport({ width: 360, height: 740, deviceScaleFactor: 2, isMobile: true, hasTouch: true });
-    page.on("pageerror", (e) => results.errors.push("pageerror " + e.message));
+run(async (browser) => {
+  const page = await phone(browser, ANDROID, "en-GB");
 
-    // Without a session: the sign-in form.
-    results.statuses.unsigned = await go(page, cfg.base + "/dashboard/test/usage");
-    results.statuses.unsignedURL = page.url();
-    await check(page, "dash-signin", results.statuses.unsigned);
+  // Without a session: the sign-in form.
+  results.statuses.unsigned = await go(page, cfg.base + "/dashboard/test/usage");
+  results.statuses.unsignedURL = page.url();
+  await check(page, "dash-signin", results.statuses.unsigned);
 
-    // The invitation: set the password (typed twice).
-    await check(page, "dash-invite", await go(page, cfg.invite));
-    await page.type("#password", cfg.password);
-    await page.type("#password_repeat", cfg.password);
-    results.statuses.setPassword = await submit(page, "#set-password");
-    results.statuses.afterSetPassword = page.url();
-    await check(page, "dash-usage-test", results.statuses.setPassword);
-    results.texts.banner = await page.$eval("#env-banner", (e) => e.innerText);
-    results.texts.bannerColour = await page.$eval("#env-banner", (e) => getComputedStyle(e).backgroundColor);
-    // The plot: bars drawn, a text alternative, the table.
-    results.texts.bars = await page.$$eval("#chart-all rect.counted", (rs) => rs.filter((r) => Number(r.getAttribute("height")) > 0).length);
-    results.texts.chartDesc = await page.$eval("#chart-all desc", (e) => e.textContent);
-    results.texts.chartWidth = await page.$eval("#chart-all svg", (e) => e.getBoundingClientRect().width);
-    results.texts.table = await page.$eval("#usage-table", (e) => e.innerText);
-    // The CSV download, as the link asks for it.
-    const href = await page.$eval("#csv", (a) => a.href);
-    results.texts.csv = await page.evaluate(async (u) => {
-      const r = await fetch(u, { credentials: "same-origin" });
-      return { status: r.status, type: r.headers.get("content-type"), disposition: r.headers.get("content-disposition"), body: await r.text() };
-    }, href);
+  // The invitation: set the password (typed twice).
+  await check(page, "dash-invite", await go(page, cfg.invite));
+  await page.type("#password", cfg.password);
+  await page.type("#password_repeat", cfg.password);
+  results.statuses.setPassword = await submit(page, "#set-password");
+  results.statuses.afterSetPassword = page.url();
+  await check(page, "dash-usage-test", results.statuses.setPassword);
+  results.texts.banner = await page.$eval("#env-banner", (e) => e.innerText);
+  results.texts.bannerColour = await page.$eval("#env-banner", (e) => getComputedStyle(e).backgroundColor);
+  // The plot: bars drawn, a text alternative, the table.
+  results.texts.bars = await page.$$eval("#chart-all rect.counted", (rs) => rs.filter((r) => Number(r.getAttribute("height")) > 0).length);
+  results.texts.chartDesc = await page.$eval("#chart-all desc", (e) => e.textContent);
+  results.texts.chartWidth = await page.$eval("#chart-all svg", (e) => e.getBoundingClientRect().width);
+  results.texts.table = await page.$eval("#usage-table", (e) => e.innerText);
+  // The CSV download, as the link asks for it.
+  const href = await page.$eval("#csv", (a) => a.href);
+  results.texts.csv = await page.evaluate(async (u) => {
+    const r = await fetch(u, { credentials: "same-origin" });
+    return { status: r.status, type: r.headers.get("content-type"), disposition: r.headers.get("content-disposition"), body: await r.text() };
+  }, href);
 
-    // Each list, in test and in live; the switch between them.
-    for (const env of ["test", "live"]) {
-      for (const s of ["orders", "coupons", "tickets", "subscriptions", "invoices", "customers", "keys", "webhooks"]) {
-        await check(page, `dash-${s}-${env}`, await go(page, `${cfg.base}/dashboard/${env}/${s}`));
-        results.texts[`${s}-${env}`] = await main_(page);
-      }
+  // Each list, in test and in live; the switch between them.
+  for (const env of ["test", "live"]) {
+    for (const s of ["orders", "coupons", "tickets", "subscriptions", "invoices", "customers", "keys", "webhooks"]) {
+      await check(page, `dash-${s}-${env}`, await go(page, `${cfg.base}/dashboard/${env}/${s}`));
+      results.texts[`${s}-${env}`] = await main_(page);
     }
-    await go(page, cfg.base + "/dashboard/test/orders");
-    const [sw] = await Promise.all([page.waitForNavigation({ waitUntil: "load" }), page.click("#env-switch")]);
-    results.statuses.switched = sw.status();
-    results.statuses.switchedURL = page.url();
-    results.texts.liveBannerColour = await page.$eval("#env-banner", (e) => getComputedStyle(e).backgroundColor);
-    await check(page, "dash-usage-live", await go(page, cfg.base + "/dashboard/live/usage"));
-    // Search by reference.
-    await go(page, cfg.base + "/dashboard/live/orders");
-    await page.type("#q", cfg.reference);
-    results.statuses.search = await submit(page, "#search");
-    results.texts.search = await main_(page);
-    await check(page, "dash-orders-search", results.statuses.search);
-
-    // A key: a forged form first (403), then the real one.
-    await go(page, cfg.base + "/dashboard/test/keys");
-    await page.$eval('#create-key', (b) => { b.form.querySelector('[name="csrf_token"]').value = "forged"; });
-    results.statuses.forgedKey = await submit(page, "#create-key");
-    await check(page, "dash-csrf-refused", results.statuses.forgedKey);
-    await go(page, cfg.base + "/dashboard/test/keys");
-    results.statuses.createKey = await submit(page, "#create-key");
-    results.texts.createKey = await page.$eval('[role="status"]', (e) => e.innerText);
-    await check(page, "dash-key-created", results.statuses.createKey);
-
-    // Webhooks: a form without an event type (the field's error), then an
-    // endpoint made (its secret shown once); an endpoint's deliveries and
-    // a redelivery.
-    await go(page, cfg.base + "/dashboard/test/webhooks");
-    await page.type("#url", cfg.receiver);
-    results.statuses.hookNoEvents = await submit(page, "#create-hook");
-    results.texts.hookError = await page.$eval("#events-error", (e) => e.innerText);
-    results.texts.hookURLKept = await page.$eval("#url", (e) => e.value);
-    await check(page, "dash-webhooks-error", results.statuses.hookNoEvents);
-    await page.click("#event-0");
-    results.statuses.createHook = await submit(page, "#create-hook");
-    results.texts.createHook = await page.$eval('[role="status"]', (e) => e.innerText);
-    results.texts.hookList = await page.$eval("#list", (e) => e.innerText);
-    await check(page, "dash-webhooks-created", results.statuses.createHook);
-    await check(page, "dash-webhook-attempts", await go(page, cfg.base + "/dashboard/test/webhooks/" + cfg.hook));
-    results.texts.attempts = await page.$eval("#attempts", (e) => e.innerText);
-    results.statuses.redeliver = await submit(page, "button.redeliver");
-    results.texts.redeliver = await page.$eval('[role="status"]', (e) => e.innerText);
-    await check(page, "dash-webhook-redelivered", results.statuses.redeliver);
-
-    // Sign out, a wrong password, then sign in; a German page.
-    results.statuses.signOut = await submit(page, "#signout");
-    results.statuses.afterSignOut = page.url();
-    await page.type("#email", cfg.email);
-    await page.type("#password", "wrong password!");
-    results.statuses.wrongPassword = await submit(page, "#signin");
-    await check(page, "dash-signin-failed", results.statuses.wrongPassword);
-    await page.type("#email", cfg.email);
-    await page.type("#password", cfg.password);
-    results.statuses.signIn = await submit(page, "#signin");
-    results.statuses.afterSignIn = page.url();
-    await page.setExtraHTTPHeaders({ "Accept-Language": "de" });
-    await check(page, "dash-usage-de", await go(page, cfg.base + "/dashboard/live/usage"));
-    await check(page, "dash-webhooks-de", await go(page, cfg.base + "/dashboard/test/webhooks"));
-    await check(page, "dash-webhook-de", await go(page, cfg.base + "/dashboard/test/webhooks/" + cfg.hook));
-    await ctx.close();
-  } catch (e) {
-    results.errors.push("script: " + (e.stack || e));
-  } finally {
-    await browser.close();
-    fs.writeFileSync(path.join(cfg.outDir, "results.json"), JSON.stringify(results, null, 2));
   }
-}
-main();
+  await go(page, cfg.base + "/dashboard/test/orders");
+  const [sw] = await Promise.all([page.waitForNavigation({ waitUntil: "load" }), page.click("#env-switch")]);
+  results.statuses.switched = sw.status();
+  results.statuses.switchedURL = page.url();
+  results.texts.liveBannerColour = await page.$eval("#env-banner", (e) => getComputedStyle(e).backgroundColor);
+  await check(page, "dash-usage-live", await go(page, cfg.base + "/dashboard/live/usage"));
+  // Search by reference.
+  await go(page, cfg.base + "/dashboard/live/orders");
+  await page.type("#q", cfg.reference);
+  results.statuses.search = await submit(page, "#search");
+  results.texts.search = await main_(page);
+  await check(page, "dash-orders-search", results.statuses.search);
+
+  // A key: a forged form first (403), then the real one.
+  await go(page, cfg.base + "/dashboard/test/keys");
+  await page.$eval('#create-key', (b) => { b.form.querySelector('[name="csrf_token"]').value = "forged"; });
+  results.statuses.forgedKey = await submit(page, "#create-key");
+  await check(page, "dash-csrf-refused", results.statuses.forgedKey);
+  await go(page, cfg.base + "/dashboard/test/keys");
+  results.statuses.createKey = await submit(page, "#create-key");
+  results.texts.createKey = await page.$eval('[role="status"]', (e) => e.innerText);
+  await check(page, "dash-key-created", results.statuses.createKey);
+
+  // Webhooks: a form without an event type (the field's error), then an
+  // endpoint made (its secret shown once); an endpoint's deliveries and
+  // a redelivery.
+  await go(page, cfg.base + "/dashboard/test/webhooks");
+  await page.type("#url", cfg.receiver);
+  results.statuses.hookNoEvents = await submit(page, "#create-hook");
+  results.texts.hookError = await page.$eval("#events-error", (e) => e.innerText);
+  results.texts.hookURLKept = await page.$eval("#url", (e) => e.value);
+  await check(page, "dash-webhooks-error", results.statuses.hookNoEvents);
+  await page.click("#event-0");
+  results.statuses.createHook = await submit(page, "#create-hook");
+  results.texts.createHook = await page.$eval('[role="status"]', (e) => e.innerText);
+  results.texts.hookList = await page.$eval("#list", (e) => e.innerText);
+  await check(page, "dash-webhooks-created", results.statuses.createHook);
+  await check(page, "dash-webhook-attempts", await go(page, cfg.base + "/dashboard/test/webhooks/" + cfg.hook));
+  results.texts.attempts = await page.$eval("#attempts", (e) => e.innerText);
+  results.statuses.redeliver = await submit(page, "button.redeliver");
+  results.texts.redeliver = await page.$eval('[role="status"]', (e) => e.innerText);
+  await check(page, "dash-webhook-redelivered", results.statuses.redeliver);
+
+  // Sign out, a wrong password, then sign in; a German page.
+  results.statuses.signOut = await submit(page, "#signout");
+  results.statuses.afterSignOut = page.url();
+  await page.type("#email", cfg.email);
+  await page.type("#password", "wrong password!");
+  results.statuses.wrongPassword = await submit(page, "#signin");
+  await check(page, "dash-signin-failed", results.statuses.wrongPassword);
+  await page.type("#email", cfg.email);
+  await page.type("#password", cfg.password);
+  results.statuses.signIn = await submit(page, "#signin");
+  results.statuses.afterSignIn = page.url();
+  await page.setExtraHTTPHeaders({ "Accept-Language": "de" });
+  await check(page, "dash-usage-de", await go(page, cfg.base + "/dashboard/live/usage"));
+  await check(page, "dash-webhooks-de", await go(page, cfg.base + "/dashboard/test/webhooks"));
+  await check(page, "dash-webhook-de", await go(page, cfg.base + "/dashboard/test/webhooks/" + cfg.hook));
+  await page.browserContext().close();
+});

@@ -7,52 +7,10 @@
 // pages_browser_test.go) starts the server, writes the config and asserts
 // on results.json; this script only acts and measures.
 "use strict";
-const fs = require("fs");
-const path = require("path");
-const puppeteer = require("puppeteer-core");
+const { harness, ANDROID, IPHONE } = require("./harness");
 
-const cfg = JSON.parse(fs.readFileSync(process.argv[2], "utf8"));
-const axeSource = fs.readFileSync(require.resolve("axe-core/axe.min.js"), "utf8");
 const results = { pages: {}, wallets: {}, statuses: {}, texts: {}, errors: [] };
-const shot = (name) => path.join(cfg.outDir, name + ".png");
-
-const ANDROID = "Mozilla/5.0 (Linux; Android 15; Pixel 9) AppleWebKit/537.36 (KHTML, like Gecko) Chrome/131.0.0.0 Mobile Safari/537.36";
-const IPHONE = "Mozilla/5.0 (iPhone; CPU iPhone OS 18_1 like Mac OS X) AppleWebKit/605.1.15 (KHTML, like Gecko) Version/18.1 Mobile/15E148 Safari/604.1";
-
-async function phone(browser, ua, lang) {
-  const ctx = await browser.createBrowserContext();
-  const page = await ctx.newPage();
-  await page.setBypassCSP(true); // lets the test inject axe; the pages themselves run no script
-  await page.setUserAgent(ua);
-  await page.setExtraHTTPHeaders({ "Accept-Language": lang });
-  await page.setViewport({ width: 360, height: 740, deviceScaleFactor: 2, isMobile: true, hasTouch: true });
-  page.on("pageerror", (e) => results.errors.push("pageerror " + e.message));
-  return page;
-}
-
-// check records a page: axe violations (WCAG 2.1 A and AA), the widest
-// element against the 360 px viewport, the status, and a screenshot.
-async function check(page, name, status) {
-  await page.addScriptTag({ content: axeSource });
-  const axe = await page.evaluate(async () => {
-    const r = await window.axe.run(document, { runOnly: { type: "tag", values: ["wcag2a", "wcag2aa", "wcag21a", "wcag21aa"] } });
-    return r.violations.map((v) => ({ id: v.id, impact: v.impact, nodes: v.nodes.map((n) => n.target.join(" ") + ": " + n.failureSummary).slice(0, 5) }));
-  });
-  const width = await page.evaluate(() => document.documentElement.scrollWidth);
-  await page.screenshot({ path: shot(name), fullPage: true });
-  results.pages[name] = { axe, scrollWidth: width, status, lang: await page.evaluate(() => document.documentElement.lang),
-    title: await page.title() };
-}
-
-async function go(page, url) {
-  const resp = await page.goto(url, { waitUntil: "load" });
-  return resp.status();
-}
-
-async function submit(page, selector) {
-  const [resp] = await Promise.all([page.waitForNavigation({ waitUntil: "load" }), page.click(selector)]);
-  return resp ? resp.status() : 0;
-}
+const { cfg, shot, phone, check, go, submit, run } = harness(results);
 
 async function traveller(browser, name, ua, lang, coupon, typed) {
   const page = await phone(browser, ua, lang);
@@ -83,68 +41,58 @@ async function traveller(browser, name, ua, lang, coupon, typed) {
   await page.browserContext().close();
 }
 
-async function main() {
-  const browser = await puppeteer.launch({ executablePath: cfg.chromium, headless: true,
-    args: ["--no-sandbox", "--disable-gpu", "--disable-dev-shm-usage"] });
-  try {
-    await traveller(browser, "traveller-de", ANDROID, "de-DE,de;q=0.9", cfg.coupons.de, cfg.typed);
-    await traveller(browser, "traveller-en", IPHONE, "en-US,en;q=0.9", cfg.coupons.en, cfg.typed);
+run(async (browser) => {
+  await traveller(browser, "traveller-de", ANDROID, "de-DE,de;q=0.9", cfg.coupons.de, cfg.typed);
+  await traveller(browser, "traveller-en", IPHONE, "en-US,en;q=0.9", cfg.coupons.en, cfg.typed);
 
-    // The console on the same phone width.
-    const page = await phone(browser, ANDROID, "en-GB");
-    const status = await go(page, cfg.base + "/admin/accounts");
-    results.statuses.unsignedAccounts = { status, url: page.url() };
-    await check(page, "admin-signin", status);
-    // A forged sign-in: the token altered, then removed.
-    await page.type("#user", cfg.user);
-    await page.type("#password", cfg.password);
-    await page.$eval('[name="csrf_token"]', (el) => { el.value = "forged" + el.value; });
-    results.statuses.forgedSignIn = await submit(page, "#signin");
-    await check(page, "admin-csrf-refused", results.statuses.forgedSignIn);
-    results.texts.forged = await page.$eval("main", (m) => m.innerText);
-    await go(page, cfg.base + "/admin/sign-in");
-    await page.type("#user", cfg.user);
-    await page.type("#password", cfg.password);
-    await page.$eval('[name="csrf_token"]', (el) => el.remove());
-    results.statuses.tokenlessSignIn = await submit(page, "#signin");
-    // A wrong password, then the right one.
-    await go(page, cfg.base + "/admin/sign-in");
-    await page.type("#user", cfg.user);
-    await page.type("#password", "wrong password");
-    results.statuses.wrongPassword = await submit(page, "#signin");
-    await check(page, "admin-signin-failed", results.statuses.wrongPassword);
-    await page.type("#user", cfg.user);
-    await page.type("#password", cfg.password);
-    results.statuses.signIn = await submit(page, "#signin");
-    results.statuses.afterSignIn = page.url();
-    await check(page, "admin-accounts", results.statuses.signIn);
-    // Actions on the accounts page: a test key for the first account, then a grant.
-    results.statuses.createKey = await submit(page, 'form[action$="/keys"] button');
-    results.texts.createKey = await page.$eval('[role="status"]', (e) => e.innerText);
-    await check(page, "admin-key-created", results.statuses.createKey);
-    results.statuses.grant = await submit(page, 'form[action$="/grants"] button');
-    results.texts.grant = await page.$eval('[role="status"]', (e) => e.innerText);
-    for (const [name, p] of [["admin-catalog", "/admin/catalog"], ["admin-feeds", "/admin/feeds"],
-      ["admin-jobs", "/admin/jobs?state=dead"], ["admin-inspection-keys", "/admin/inspection-keys"]]) {
-      await check(page, name, await go(page, cfg.base + p));
-    }
-    await go(page, cfg.base + "/admin/feeds");
-    results.texts.feeds = await page.$eval("main", (m) => m.innerText);
-    await go(page, cfg.base + "/admin/jobs?state=dead");
-    results.texts.deadJobs = await page.$eval("main", (m) => m.innerText);
-    results.statuses.retry = await submit(page, "#retry-" + cfg.deadJob);
-    results.texts.retry = await page.$eval('[role="status"]', (e) => e.innerText);
-    await check(page, "admin-job-retried", results.statuses.retry);
-    results.statuses.signOut = await submit(page, 'form[action="/admin/sign-out"] button');
-    results.statuses.afterSignOut = page.url();
-    // A German console page.
-    await page.setExtraHTTPHeaders({ "Accept-Language": "de" });
-    await check(page, "admin-signin-de", await go(page, cfg.base + "/admin/sign-in"));
-  } catch (e) {
-    results.errors.push("script: " + (e.stack || e));
-  } finally {
-    await browser.close();
-    fs.writeFileSync(path.join(cfg.outDir, "results.json"), JSON.stringify(results, null, 2));
+  // The console on the same phone width.
+  const page = await phone(browser, ANDROID, "en-GB");
+  const status = await go(page, cfg.base + "/admin/accounts");
+  results.statuses.unsignedAccounts = { status, url: page.url() };
+  await check(page, "admin-signin", status);
+  // A forged sign-in: the token altered, then removed.
+  await page.type("#user", cfg.user);
+  await page.type("#password", cfg.password);
+  await page.$eval('[name="csrf_token"]', (el) => { el.value = "forged" + el.value; });
+  results.statuses.forgedSignIn = await submit(page, "#signin");
+  await check(page, "admin-csrf-refused", results.statuses.forgedSignIn);
+  results.texts.forged = await page.$eval("main", (m) => m.innerText);
+  await go(page, cfg.base + "/admin/sign-in");
+  await page.type("#user", cfg.user);
+  await page.type("#password", cfg.password);
+  await page.$eval('[name="csrf_token"]', (el) => el.remove());
+  results.statuses.tokenlessSignIn = await submit(page, "#signin");
+  // A wrong password, then the right one.
+  await go(page, cfg.base + "/admin/sign-in");
+  await page.type("#user", cfg.user);
+  await page.type("#password", "wrong password");
+  results.statuses.wrongPassword = await submit(page, "#signin");
+  await check(page, "admin-signin-failed", results.statuses.wrongPassword);
+  await page.type("#user", cfg.user);
+  await page.type("#password", cfg.password);
+  results.statuses.signIn = await submit(page, "#signin");
+  results.statuses.afterSignIn = page.url();
+  await check(page, "admin-accounts", results.statuses.signIn);
+  // Actions on the accounts page: a test key for the first account, then a grant.
+  results.statuses.createKey = await submit(page, 'form[action$="/keys"] button');
+  results.texts.createKey = await page.$eval('[role="status"]', (e) => e.innerText);
+  await check(page, "admin-key-created", results.statuses.createKey);
+  results.statuses.grant = await submit(page, 'form[action$="/grants"] button');
+  results.texts.grant = await page.$eval('[role="status"]', (e) => e.innerText);
+  for (const [name, p] of [["admin-catalog", "/admin/catalog"], ["admin-feeds", "/admin/feeds"],
+    ["admin-jobs", "/admin/jobs?state=dead"], ["admin-inspection-keys", "/admin/inspection-keys"]]) {
+    await check(page, name, await go(page, cfg.base + p));
   }
-}
-main();
+  await go(page, cfg.base + "/admin/feeds");
+  results.texts.feeds = await page.$eval("main", (m) => m.innerText);
+  await go(page, cfg.base + "/admin/jobs?state=dead");
+  results.texts.deadJobs = await page.$eval("main", (m) => m.innerText);
+  results.statuses.retry = await submit(page, "#retry-" + cfg.deadJob);
+  results.texts.retry = await page.$eval('[role="status"]', (e) => e.innerText);
+  await check(page, "admin-job-retried", results.statuses.retry);
+  results.statuses.signOut = await submit(page, 'form[action="/admin/sign-out"] button');
+  results.statuses.afterSignOut = page.url();
+  // A German console page.
+  await page.setExtraHTTPHeaders({ "Accept-Language": "de" });
+  await check(page, "admin-signin-de", await go(page, cfg.base + "/admin/sign-in"));
+});

@@ -1,0 +1,75 @@
+// The harness dashboard.js and pages.js share: the config the Go test
+// wrote (node <script> config.json), a phone-sized page in the system
+// Chromium, axe-core's WCAG 2.1 AA check with a screenshot per page, and
+// results.json written whatever happens. The Go side is
+// internal/engines/browsertest.
+"use strict";
+const fs = require("fs");
+const path = require("path");
+const puppeteer = require("puppeteer-core");
+
+const ANDROID = "Mozilla/5.0 (Linux; Android 15; Pixel 9) AppleWebKit/537.36 (KHTML, like Gecko) Chrome/131.0.0.0 Mobile Safari/537.36";
+const IPHONE = "Mozilla/5.0 (iPhone; CPU iPhone OS 18_1 like Mac OS X) AppleWebKit/605.1.15 (KHTML, like Gecko) Version/18.1 Mobile/15E148 Safari/604.1";
+
+// harness reads the config and returns the helpers, which record into
+// results (it needs a pages object and an errors array).
+function harness(results) {
+  const cfg = JSON.parse(fs.readFileSync(process.argv[2], "utf8"));
+  const axeSource = fs.readFileSync(require.resolve("axe-core/axe.min.js"), "utf8");
+  const shot = (name) => path.join(cfg.outDir, name + ".png");
+
+  // phone is a fresh browser context's page at 360 px with ua and lang.
+  async function phone(browser, ua, lang) {
+    const ctx = await browser.createBrowserContext();
+    const page = await ctx.newPage();
+    await page.setBypassCSP(true); // lets the test inject axe (and fetch a download); the pages themselves run no script
+    await page.setUserAgent(ua);
+    await page.setExtraHTTPHeaders({ "Accept-Language": lang });
+    await page.setViewport({ width: 360, height: 740, deviceScaleFactor: 2, isMobile: true, hasTouch: true });
+    page.on("pageerror", (e) => results.errors.push("pageerror " + e.message));
+    return page;
+  }
+
+  // check records a page: axe violations (WCAG 2.1 A and AA), the widest
+  // element against the 360 px viewport, the status, and a screenshot.
+  async function check(page, name, status) {
+    await page.addScriptTag({ content: axeSource });
+    const axe = await page.evaluate(async () => {
+      const r = await window.axe.run(document, { runOnly: { type: "tag", values: ["wcag2a", "wcag2aa", "wcag21a", "wcag21aa"] } });
+      return r.violations.map((v) => ({ id: v.id, impact: v.impact, nodes: v.nodes.map((n) => n.target.join(" ") + ": " + n.failureSummary).slice(0, 5) }));
+    });
+    const width = await page.evaluate(() => document.documentElement.scrollWidth);
+    await page.screenshot({ path: shot(name), fullPage: true });
+    results.pages[name] = { axe, scrollWidth: width, status, lang: await page.evaluate(() => document.documentElement.lang),
+      title: await page.title() };
+  }
+
+  async function go(page, url) {
+    const resp = await page.goto(url, { waitUntil: "load" });
+    return resp.status();
+  }
+
+  async function submit(page, selector) {
+    const [resp] = await Promise.all([page.waitForNavigation({ waitUntil: "load" }), page.click(selector)]);
+    return resp ? resp.status() : 0;
+  }
+
+  // run launches Chromium and runs body(browser); an error it throws is
+  // recorded, and results.json is written in any case.
+  async function run(body) {
+    const browser = await puppeteer.launch({ executablePath: cfg.chromium, headless: true,
+      args: ["--no-sandbox", "--disable-gpu", "--disable-dev-shm-usage"] });
+    try {
+      await body(browser);
+    } catch (e) {
+      results.errors.push("script: " + (e.stack || e));
+    } finally {
+      await browser.close();
+      fs.writeFileSync(path.join(cfg.outDir, "results.json"), JSON.stringify(results, null, 2));
+    }
+  }
+
+  return { cfg, shot, phone, check, go, submit, run };
+}
+
+module.exports = { harness, ANDROID, IPHONE };

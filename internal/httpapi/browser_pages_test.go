@@ -1,0 +1,48 @@
+package httpapi_test
+
+import (
+	"strings"
+	"testing"
+)
+
+// browserPage is what the browser harness
+// (internal/engines/testdata/browser/harness.js, check) records of a page.
+type browserPage struct {
+	Axe []struct {
+		ID, Impact string
+		Nodes      []string
+	}
+	ScrollWidth int
+	Status      int
+	Lang, Title string
+}
+
+// checkBrowserPages: each page named in want was checked, has no WCAG 2.1
+// AA violation, is no wider than the 360 px phone, and is in German when
+// german(name) and in English otherwise.
+func checkBrowserPages(t *testing.T, pages map[string]browserPage, want []string, german func(name string) bool) {
+	t.Helper()
+	for _, name := range want {
+		p, ok := pages[name]
+		if !ok {
+			t.Errorf("page %s not checked", name)
+			continue
+		}
+		for _, v := range p.Axe {
+			t.Errorf("%s: WCAG violation %s (%s): %v", name, v.ID, v.Impact, v.Nodes)
+		}
+		if p.ScrollWidth > 360 {
+			t.Errorf("%s is %d px wide on a 360 px phone", name, p.ScrollWidth)
+		}
+		wantLang := "en"
+		if german(name) {
+			wantLang = "de"
+		}
+		if p.Lang != wantLang {
+			t.Errorf("%s: lang %q, want %q", name, p.Lang, wantLang)
+		}
+	}
+}
+
+// endsDe: a page whose name ends in -de is the German one.
+func endsDe(name string) bool { return strings.HasSuffix(name, "-de") }
