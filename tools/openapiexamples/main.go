@@ -172,7 +172,7 @@ func fill(src []byte, xs []apitest.Exchange) ([]byte, []string, error) {
 		exchangesByResponses[responses] = append(exchangesByResponses[responses], op.exchanges...)
 	}
 	var edits []edit
-	doneMedia := map[*yaml.Node]bool{}
+	doneMedia := map[*yaml.Node]bool{} // media and error response nodes already filled
 	doneResponses := map[*yaml.Node]bool{}
 	for _, op := range order {
 		responsesKey, responses := get(op.node, "responses")
@@ -231,6 +231,14 @@ func fill(src []byte, xs []apitest.Exchange) ([]byte, []string, error) {
 			}
 		}
 		for _, status := range sortedKeys(codes) {
+			// A response written once under an anchor and used by alias
+			// in other operations is one node: fill it once.
+			if _, v := get(responses, status); v != nil {
+				if doneMedia[v] {
+					continue
+				}
+				doneMedia[v] = true
+			}
 			e, note := errorResponse(op, responses, status, codes[status], recorded, generic)
 			edits = append(edits, e...)
 			if note != "" {

@@ -117,3 +117,64 @@ func TestFillMakesTheConventionHold(t *testing.T) {
 		t.Errorf("new code not merged (err %v):\n%s", err, merged)
 	}
 }
+
+// An error response written once under an anchor and used by alias in
+// other operations (the webhook endpoints' shared 404) is one node: the
+// tool adds each missing example to it once, not once per operation
+// (it used to write the same key five times, which YAML refuses).
+func TestFillSharedErrorResponseOnce(t *testing.T) {
+	const doc = `openapi: 3.1.0
+info: {title: t, version: "1"}
+paths:
+  /v1/hooks/{id}.json:
+    get:
+      responses:
+        "200":
+          description: A hook.
+          content:
+            application/json:
+              example: {"id": "h1"}
+              schema: {type: object}
+        "404": &hookNotFound
+          description: "No such hook."
+          content:
+            application/json:
+              schema: {$ref: "#/components/schemas/Error"}
+              examples:
+                unknown: {value: {"message": "hook not found", "code": "hook_not_found", "details": [], "request_id": "r0"}}
+    delete:
+      responses:
+        "204": {description: Deleted.}
+        "404": *hookNotFound
+  /v1/hooks/{id}/ping.json:
+    post:
+      responses:
+        "204": {description: Pinged.}
+        "404": *hookNotFound
+components:
+  schemas:
+    Error:
+      type: object
+      required: [message, code, details, request_id]
+      properties:
+        message: {type: string}
+        code: {type: string}
+        details: {type: array}
+        request_id: {type: string}
+`
+	var xs []apitest.Exchange
+	for _, r := range []struct{ method, path string }{{"GET", "/v1/hooks/{id}.json"}, {"DELETE", "/v1/hooks/{id}.json"}, {"POST", "/v1/hooks/{id}/ping.json"}} {
+		xs = append(xs, apitest.Exchange{Method: r.method, Path: r.path, Status: 404,
+			Response: `{"message":"hook not found","code":"hook_not_found","details":[],"request_id":"r-` + r.method + `"}`})
+	}
+	out, _, err := fill([]byte(doc), xs)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if n := strings.Count(string(out), "hook_not_found: {value:"); n != 1 {
+		t.Errorf("the shared 404 got %d hook_not_found examples, want 1:\n%s", n, out)
+	}
+	if _, err := openapi3.NewLoader().LoadFromData(out); err != nil {
+		t.Errorf("the filled file does not load: %v\n%s", err, out)
+	}
+}
