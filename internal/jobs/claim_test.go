@@ -279,3 +279,67 @@ func TestPruneJobs(t *testing.T) {
 		}
 	})
 }
+
+// TestClaimOfOneKind: a queue of one kind (store.JobsOf, the webhook
+// runner's) claims only its kind's due jobs — ready ones and expired leases,
+// by (run_at, id) — finds nothing due when only other kinds are, and leaves
+// the other kinds to the queue of every kind.
+func TestClaimOfOneKind(t *testing.T) {
+	storetest.ForEachEngine(t, func(t *testing.T, s *store.Store) {
+		ctx := context.Background()
+		add := func(kind, payload string, runAt time.Time) {
+			t.Helper()
+			if err := s.Write(ctx, func(q store.Q) error {
+				return q.EnqueueJob(ctx, jobs.NewJob{Kind: kind, Payload: payload, RunAt: runAt}, t0.Add(-time.Hour))
+			}); err != nil {
+				t.Fatal(err)
+			}
+		}
+		hooks := s.JobsOf("hook")
+		// Only other kinds are due: the hook queue finds nothing.
+		add("k", "k-early", t0.Add(-5*time.Minute))
+		if js, err := hooks.Claim(ctx, "w", t0, time.Minute, 10); err != nil || len(js) != 0 {
+			t.Fatalf("hook queue with no hook job due: %v %v", js, err)
+		}
+		// A hook job whose worker died (lease over before t0), two ready
+		// ones, one not yet due; more jobs of kind k around them.
+		add("hook", "h-expired", t0.Add(-4*time.Minute))
+		if js, err := hooks.Claim(ctx, "dead", t0.Add(-4*time.Minute), time.Minute, 1); err != nil || len(js) != 1 || js[0].Payload != "h-expired" {
+			t.Fatalf("dead worker's claim: %v %v", js, err)
+		}
+		add("k", "k-mid", t0.Add(-3*time.Minute))
+		add("hook", "h-b", t0.Add(-2*time.Minute))
+		add("hook", "h-a", t0.Add(-3*time.Minute))
+		add("hook", "h-later", t0.Add(time.Minute))
+		var got []string
+		for {
+			js, err := hooks.Claim(ctx, "w", t0, time.Minute, 2)
+			if err != nil {
+				t.Fatal(err)
+			}
+			if len(js) == 0 {
+				break
+			}
+			for _, j := range js {
+				if j.Kind != "hook" {
+					t.Errorf("hook queue claimed a %q job", j.Kind)
+				}
+				got = append(got, j.Payload)
+			}
+		}
+		if want := []string{"h-expired", "h-a", "h-b"}; !slices.Equal(got, want) {
+			t.Errorf("hook queue claimed %v, want %v", got, want)
+		}
+		got = got[:0]
+		js, err := s.Jobs().Claim(ctx, "all", t0, time.Minute, 10)
+		if err != nil {
+			t.Fatal(err)
+		}
+		for _, j := range js {
+			got = append(got, j.Payload)
+		}
+		if want := []string{"k-early", "k-mid"}; !slices.Equal(got, want) {
+			t.Errorf("queue of every kind then claimed %v, want %v", got, want)
+		}
+	})
+}
