@@ -31,10 +31,13 @@ const passUpdateAttempts = 10
 
 // passesChanged enqueues the update of the passes of ticketIDs, due at
 // effective (a cycle's start) or now when that has passed; call
-// a.notifyJobs() after the commit to start them at once. The Google job is
-// always enqueued: the process that changes a ticket (the CLI too) does not
-// know whether the servers have Google credentials, and the job finishes
-// without a call when they have none or Google never saw the object. An
+// a.notifyJobs() after the commit to start them at once. A change due now
+// always enqueues the Google job: the process that changes a ticket (the
+// CLI too) does not know whether the servers have Google credentials, and
+// the job finishes without a call when they have none or Google never saw
+// the object. A change due later (the next cycle's ticket, issued ahead of
+// its start) enqueues none: a saved Google object of that ticket already
+// holds its validity, and nothing in it changes at the start. An
 // Apple change due now is enqueued only when a pass follows the ticket's
 // coupon: a pass built later shows the change anyway. A change due later
 // is always enqueued: its pass may be built meanwhile.
@@ -44,10 +47,10 @@ func passesChanged(ctx context.Context, q store.Q, at, effective time.Time, tick
 		runAt = at
 	}
 	for _, id := range ticketIDs {
-		if err := q.EnqueueJob(ctx, jobs.NewJob{Kind: JobGoogleObject, Payload: id, RunAt: runAt}, at); err != nil {
-			return err
-		}
 		if !runAt.After(at) {
+			if err := q.EnqueueJob(ctx, jobs.NewJob{Kind: JobGoogleObject, Payload: id, RunAt: runAt}, at); err != nil {
+				return err
+			}
 			n, err := q.CountApplePasses(ctx, id)
 			if err != nil {
 				return err
