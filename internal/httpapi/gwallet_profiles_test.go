@@ -93,6 +93,8 @@ func TestGoogleWalletBinaryBarcodes(t *testing.T) {
 				catalog.BarcodeVDV: mustActivate(t, e, "v9", str(o.Coupons[2]["id"]), map[string]any{"identification_medium": m,
 					"tariff_settings": map[string]any{"german_postal_code": "01067"}, "activation_start_datetime": "2026-06-01T00:00:00+0200"}),
 			}
+			coupons := map[string]string{catalog.BarcodeFarebox: str(o.Coupons[0]["id"]), catalog.BarcodeUIC: str(o.Coupons[1]["id"]),
+				catalog.BarcodeVDV: str(o.Coupons[2]["id"])}
 			uicTrust := &uic.Trust{}
 			uicTrust.TrustIssuer(uicIss)
 			vdvTrust := &vdv.Trust{}
@@ -158,6 +160,14 @@ func TestGoogleWalletBinaryBarcodes(t *testing.T) {
 						}
 					} else if obj := g.srv.Object(objID); obj == nil || obj["barcode"].(map[string]any)["value"] != barcode.Text(payload) {
 						t.Errorf("farebox ticket's object at Google: %v", obj)
+					}
+
+					// The traveller's page (a desktop browser sees every offered wallet).
+					page := e.Do(apitest.Req{Method: "GET", Path: "/c/" + coupons[profile], NoValidate: true,
+						Header: map[string]string{"User-Agent": "Mozilla/5.0 (X11; Linux x86_64) Firefox/133.0"}})
+					if page.Status != 200 || !strings.Contains(string(page.Body), `id="wallet-apple"`) ||
+						strings.Contains(string(page.Body), `id="wallet-google"`) != !binary {
+						t.Errorf("coupon page %d: Google button shown %v for %s", page.Status, strings.Contains(string(page.Body), `id="wallet-google"`), profile)
 					}
 
 					// Apple: the pass carries the barcode bytes themselves.
