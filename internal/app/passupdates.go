@@ -36,9 +36,10 @@ const passUpdateAttempts = 10
 // CLI too) does not know whether the servers have Google credentials, and
 // the job finishes without a call when they have none or Google never saw
 // the object; a ticket with a binary barcode profile gets none, as it has
-// no Google pass (enqueueGoogleObject). A change due later (the next cycle's ticket, issued ahead of
-// its start) enqueues none: a saved Google object of that ticket already
-// holds its validity, and nothing in it changes at the start. An
+// no Google pass (enqueueGoogleObject). A change due later (the next
+// cycle's ticket, issued ahead of its start) enqueues none: a saved Google
+// object of that ticket already holds its validity, and nothing in it
+// changes at the start. An
 // Apple change due now is enqueued only when a pass follows the ticket's
 // coupon: a pass built later shows the change anyway. A change due later
 // is always enqueued: its pass may be built meanwhile.

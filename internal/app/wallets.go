@@ -251,10 +251,10 @@ func (w *Wallets) offer(d TicketDetails) (v wallet.TicketView, props map[string]
 }
 
 // googleCarries reports whether a Google Wallet pass can carry the
-// inspection barcode of product p's tickets. Google renders a barcode from a text
-// value only (Barcode.value is a string; its renderEncoding knows UTF_8 and
-// nothing else), so a binary barcode could travel only as its base64url
-// text: an Aztec code of characters no UIC or VDV inspection device reads.
+// inspection barcode of product p's tickets. Google renders a barcode from
+// a text value only (Barcode.value is a string; its renderEncoding knows
+// UTF_8, for QR codes, and nothing else), so a binary barcode could travel
+// only as its base64url text: an Aztec code no UIC or VDV device reads.
 // farebox's own profile is read by `farebox inspect`, which accepts that
 // text form; the binary profiles (uic-918-3-uflex, vdv-ka-static, any
 // later one) get no Google pass (docs/wallet.md, "Google Wallet and binary
