@@ -14,11 +14,13 @@ import (
 	"testing"
 	"time"
 
+	"github.com/farebox/farebox/internal/app"
 	"github.com/farebox/farebox/internal/barcode"
 	"github.com/farebox/farebox/internal/barcode/barcodetest"
 	"github.com/farebox/farebox/internal/barcode/vdv"
 	"github.com/farebox/farebox/internal/catalog"
 	"github.com/farebox/farebox/internal/config"
+	"github.com/farebox/farebox/internal/store"
 	"github.com/farebox/farebox/internal/store/storetest"
 	"github.com/farebox/farebox/internal/testtool"
 )
@@ -100,6 +102,17 @@ func TestVDVProfileEndToEnd(t *testing.T) {
 			// Revoked: the revocation feed names the farebox ticket id the barcode carries.
 			if got := cli(t, env, "tickets", "revoke", id, "--reason", "Fahrgeld erstattet"); !strings.Contains(got, "revoked "+id) {
 				t.Errorf("tickets revoke: %q", got)
+			}
+			// The CLI (no catalog loaded) queued no Google object job: a
+			// VDV ticket has no Google pass (docs/wallet.md §4).
+			st, err := store.Open(context.Background(), store.Options{URL: env["FAREBOX_DATABASE_URL"], DataDir: dataDir, MaxConns: 1})
+			if err != nil {
+				t.Fatal(err)
+			}
+			gjobs, err := st.Read().Jobs(context.Background(), app.JobGoogleObject)
+			_ = st.Close()
+			if err != nil || len(gjobs) != 0 {
+				t.Errorf("Google object jobs after revoking a VDV ticket: %+v (%v)", gjobs, err)
 			}
 			in = startServe(t, env)
 			feed := testtool.WriteFile(t, dir, "revocations.json", httpCaller(t, in.addr)("GET", "/v1/inspection/revocations.json", "", ""))

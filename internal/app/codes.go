@@ -89,6 +89,7 @@ const (
 	CodeInspectionKeyActive          = "inspection_key_active"
 	CodeTicketAlreadyInvalid         = "ticket_already_invalid"
 	CodePassUnavailable              = "pass_unavailable"
+	CodeWalletBarcodeUnsupported     = "wallet_barcode_unsupported"
 	CodeTransitUnavailable           = "transit_unavailable"
 	CodeWalletNotConfigured          = "wallet_not_configured"
 	CodeApplePassUnauthorized        = "apple_pass_unauthorized"

@@ -2,9 +2,11 @@ package app
 
 import (
 	"context"
+	"time"
 
 	"github.com/farebox/farebox/internal/apperr"
 	"github.com/farebox/farebox/internal/jobs"
+	"github.com/farebox/farebox/internal/store"
 	"github.com/farebox/farebox/internal/wallet/google"
 )
 
@@ -41,6 +43,12 @@ func (a *App) updateGoogleObject(ctx context.Context, j jobs.Job) error {
 	if err != nil {
 		return err
 	}
+	if !googleCarries(d.Product) {
+		// No object of it was made (its save link is refused); a job
+		// queued before its product moved to a binary profile puts nothing
+		// unreadable into a saved pass either.
+		return nil
+	}
 	p, err := w.pass(d, "app.updateGoogleObject", true)
 	if err != nil {
 		return err
@@ -51,6 +59,22 @@ func (a *App) updateGoogleObject(ctx context.Context, j jobs.Job) error {
 		return nil
 	}
 	return err
+}
+
+// enqueueGoogleObject queues the JobGoogleObject of ticket id, due at runAt
+// (passesChanged). A ticket whose product uses a binary barcode profile
+// gets none: Google Wallet offers it no pass (googleCarries), so no object
+// of it exists to update. The product is read from the stored catalog: the
+// CLI changes tickets without loading the catalog.
+func enqueueGoogleObject(ctx context.Context, q store.Q, id string, runAt, at time.Time) error {
+	p, ok, err := q.ProductOfTicket(ctx, id)
+	if err != nil {
+		return err
+	}
+	if ok && !googleCarries(&p) {
+		return nil
+	}
+	return q.EnqueueJob(ctx, jobs.NewJob{Kind: JobGoogleObject, Payload: id, RunAt: runAt}, at)
 }
 
 // putGoogleObject makes sure the issuer's class and object o exist at

@@ -35,9 +35,11 @@ const passUpdateAttempts = 10
 // always enqueues the Google job: the process that changes a ticket (the
 // CLI too) does not know whether the servers have Google credentials, and
 // the job finishes without a call when they have none or Google never saw
-// the object. A change due later (the next cycle's ticket, issued ahead of
-// its start) enqueues none: a saved Google object of that ticket already
-// holds its validity, and nothing in it changes at the start. An
+// the object; a ticket with a binary barcode profile gets none, as it has
+// no Google pass (enqueueGoogleObject). A change due later (the next
+// cycle's ticket, issued ahead of its start) enqueues none: a saved Google
+// object of that ticket already holds its validity, and nothing in it
+// changes at the start. An
 // Apple change due now is enqueued only when a pass follows the ticket's
 // coupon: a pass built later shows the change anyway. A change due later
 // is always enqueued: its pass may be built meanwhile.
@@ -48,7 +50,7 @@ func passesChanged(ctx context.Context, q store.Q, at, effective time.Time, tick
 	}
 	for _, id := range ticketIDs {
 		if !runAt.After(at) {
-			if err := q.EnqueueJob(ctx, jobs.NewJob{Kind: JobGoogleObject, Payload: id, RunAt: runAt}, at); err != nil {
+			if err := enqueueGoogleObject(ctx, q, id, runAt, at); err != nil {
 				return err
 			}
 			n, err := q.CountApplePasses(ctx, id)

@@ -93,7 +93,9 @@ func (w *Wallets) TicketResponse(d TicketDetails) (ticketJSON, error) {
 	if err != nil {
 		return ticketJSON{}, err
 	}
-	return ticketView(d, RenderingEngineVersion(), options, props), nil
+	j := ticketView(d, RenderingEngineVersion(), options, props)
+	j.Ticket.Meta.UnavailableRenderingOptions = w.unavailableOptions(d)
+	return j, nil
 }
 
 // CustomerResponse is a Customer.

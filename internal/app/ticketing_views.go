@@ -160,6 +160,10 @@ type ticketMeta struct {
 	Template                  string   `json:"template"`
 	RequiresEngine            string   `json:"requires_engine"`
 	AvailableRenderingOptions []string `json:"available_rendering_options"`
+	// UnavailableRenderingOptions: wallets withheld from this ticket and
+	// why (Wallets.unavailableOptions); left out when none, so the four
+	// keys the SDKs read are unchanged.
+	UnavailableRenderingOptions []UnavailableOption `json:"unavailable_rendering_options,omitempty"`
 }
 
 // ticketTemplate and ticketMetaVersion name the inspection layout the

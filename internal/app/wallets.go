@@ -243,9 +243,53 @@ func (w *Wallets) offer(d TicketDetails) (v wallet.TicketView, props map[string]
 	}
 	// A restored-away ticket's pass is served voided, but not offered anew.
 	if d.Valid {
-		options = wallet.RenderingOptions(v, w.availability())
+		av := w.availability()
+		av.Google = av.Google && googleCarries(d.Product)
+		options = wallet.RenderingOptions(v, av)
 	}
 	return v, props, options, nil
+}
+
+// googleCarries reports whether a Google Wallet pass can carry the
+// inspection barcode of product p's tickets. Google renders a barcode from
+// a text value only (Barcode.value is a string; its renderEncoding knows
+// UTF_8, for QR codes, and nothing else), so a binary barcode could travel
+// only as its base64url text: an Aztec code no UIC or VDV device reads.
+// farebox's own profile is read by `farebox inspect`, which accepts that
+// text form; the binary profiles (uic-918-3-uflex, vdv-ka-static, any
+// later one) get no Google pass (docs/wallet.md, "Google Wallet and binary
+// barcodes").
+func googleCarries(p *catalog.Product) bool {
+	return p == nil || p.Barcode() == catalog.BarcodeFarebox
+}
+
+// googleRefusal is the error of a Google Wallet request for a ticket whose
+// barcode a Google pass cannot carry (googleCarries).
+func googleRefusal(op string, d TicketDetails) error {
+	return apperr.E(op, apperr.Conflict, CodeWalletBarcodeUnsupported, googleRefusalMessage(d))
+}
+
+func googleRefusalMessage(d TicketDetails) string {
+	return "Google Wallet cannot carry this ticket's " + d.Product.Barcode() + " barcode: its passes show text barcodes only, " +
+		"which inspection devices cannot read; use the Apple Wallet pass or the ticket in the app"
+}
+
+// UnavailableOption names a wallet a ticket offers no pass for although the
+// service could build one, and why (ticket.ticket.meta.unavailable_rendering_options).
+type UnavailableOption struct {
+	Option  string `json:"option"`
+	Code    string `json:"code"`
+	Message string `json:"message"`
+}
+
+// unavailableOptions are the wallets withheld from valid ticket d that the
+// service has configured: Google for a binary barcode profile. nil when
+// none (the key is then left out of the ticket).
+func (w *Wallets) unavailableOptions(d TicketDetails) []UnavailableOption {
+	if !d.Valid || !w.availability().Google || googleCarries(d.Product) {
+		return nil
+	}
+	return []UnavailableOption{{Option: wallet.OptionGoogleWallet, Code: CodeWalletBarcodeUnsupported, Message: googleRefusalMessage(d)}}
 }
 
 // availability: a wallet is advertised only when its pass can be installed
@@ -318,6 +362,9 @@ const GoogleInsertTimeout = 5 * time.Second
 func (w *Wallets) GoogleSaveURL(ctx context.Context, d TicketDetails) (string, error) {
 	const op = "http.googlePass"
 	g := w.options().Google
+	if g != nil && !googleCarries(d.Product) {
+		return "", googleRefusal(op, d)
+	}
 	p, err := w.pass(d, op, g != nil)
 	if err != nil {
 		return "", err

@@ -38,10 +38,22 @@ func (q Q) LoadCatalog(ctx context.Context) (*catalog.File, int64, error) {
 	return &catalog.File{Version: catalog.FormatVersion, Areas: areas, Products: products}, v, nil
 }
 
+// ProductOfTicket returns the stored catalog entry of ticket id's product;
+// false when the ticket or its product is not stored. It reads the stored
+// catalog, so a process that never loaded the catalog (the CLI) sees what
+// the servers see.
+func (q Q) ProductOfTicket(ctx context.Context, ticketID string) (catalog.Product, bool, error) {
+	ps, err := jsonRows[catalog.Product](ctx, q, `SELECT p.data FROM tickets t JOIN products p ON p.id = t.product_id WHERE t.id = $1`, ticketID)
+	if err != nil || len(ps) == 0 {
+		return catalog.Product{}, false, err
+	}
+	return ps[0], true, nil
+}
+
 // jsonRows decodes the single JSON text column of every row of query.
-func jsonRows[T any](ctx context.Context, q Q, query string) ([]T, error) {
+func jsonRows[T any](ctx context.Context, q Q, query string, args ...any) ([]T, error) {
 	out := []T{}
-	err := q.eachRow(ctx, query, nil, func(scan scanner) error {
+	err := q.eachRow(ctx, query, args, func(scan scanner) error {
 		var data string
 		var v T
 		if err := scan(&data); err != nil {
