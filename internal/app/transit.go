@@ -300,12 +300,20 @@ func (t *Transit) syncPollers(recs []gtfs.FeedRecord) {
 		p := &pollerRun{source: w.source, interval: w.interval, alerts: w.alerts, cancel: cancel, done: make(chan struct{})}
 		t.pollers[id] = p
 		rp := &realtime.Poller{FeedID: strings.TrimPrefix(id, alertsPoller), Source: w.source, Interval: w.interval, Hub: t.hub,
-			Alerts: w.alerts, Client: t.o.HTTPClient, Clock: t.app.clock}
+			Alerts: w.alerts, Client: t.o.HTTPClient, Clock: t.app.clock, Stored: t.prepareAlerts}
 		go func() {
 			defer close(p.done)
 			_ = rp.Run(ctx)
 		}()
 		t.o.Log.Info("realtime source polled", "feed_id", rp.FeedID, "alerts", w.alerts, "source", w.source, "interval", w.interval)
+	}
+}
+
+// prepareAlerts resolves a feed's newly polled alerts against the current
+// index in the poller's goroutine, so no board request pays for it.
+func (t *Transit) prepareAlerts(feedID string) {
+	if st := t.cur.Load(); st != nil {
+		st.ix.PrepareAlerts(feedID)
 	}
 }
 

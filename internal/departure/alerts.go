@@ -17,9 +17,11 @@ import (
 // every field an entity sets must match (direction_id is not in the
 // timetable and is not checked) — and one of its active periods (none:
 // always) contains the query's whole second. Alerts are resolved against
-// the feed once per alerts snapshot (alertIndex), so a board entry costs a
-// few slice and map lookups when the feed has alerts and one pointer load
-// when it has none.
+// the feed once per alerts snapshot (alertIndex, built when the poller
+// stores the snapshot: Index.PrepareAlerts), so a board entry costs one
+// bit test and a scan of the few (route, stop) pairs the board has seen
+// (alertCtx.memo) when the feed has alerts, and one pointer load when it
+// has none.
 
 // AlertSource is implemented by a Realtime overlay that also has service
 // alerts (*realtime.Hub does): the snapshot whose Alerts apply to a feed,
@@ -64,6 +66,8 @@ type alertIndex struct {
 	byStop   map[int32][]alertSel
 	byTrip   map[int32][]alertSel
 	byType   []alertSel         // route_type only
+	tripSel  []uint64           // bit per static trip: byTrip has selectors for it (nil: none)
+	dayOff   bool               // no selector outside byTrip names a service day
 	langs    []string           // languages of the translations, lower case
 	views    map[string][]Alert // per language of langs and "": every alert's view
 
@@ -96,7 +100,7 @@ type alertCache = atomic.Pointer[alertIndex]
 
 func (fi *feedIndex) buildAlerts(s *realtime.Snapshot) *alertIndex {
 	ai := &alertIndex{snap: s, alerts: s.Alerts, byAgency: map[int32][]alertSel{}, byRoute: map[int32][]alertSel{},
-		byStop: map[int32][]alertSel{}, byTrip: map[int32][]alertSel{}, combos: map[string]*alertList{}}
+		byStop: map[int32][]alertSel{}, byTrip: map[int32][]alertSel{}, combos: map[string]*alertList{}, dayOff: true}
 	lookup := func(m map[string]int32, id string) (int32, bool) {
 		if id == "" {
 			return -1, true
@@ -129,9 +133,16 @@ func (fi *feedIndex) buildAlerts(s *realtime.Snapshot) *alertIndex {
 			if ok != [4]bool{true, true, true, true} {
 				continue // names something this feed does not have: selects nothing
 			}
+			if sel.trip < 0 && sel.day >= 0 {
+				ai.dayOff = false
+			}
 			switch {
 			case sel.trip >= 0:
 				ai.byTrip[sel.trip] = append(ai.byTrip[sel.trip], sel)
+				if ai.tripSel == nil {
+					ai.tripSel = make([]uint64, (len(fi.f.Trips.ID)+63)/64)
+				}
+				ai.tripSel[sel.trip/64] |= 1 << (sel.trip % 64)
 			case sel.stop >= 0:
 				ai.byStop[sel.stop] = append(ai.byStop[sel.stop], sel)
 			case sel.route >= 0:
@@ -188,11 +199,32 @@ func (ai *alertIndex) stableWithin(from, to int64) bool {
 }
 
 // alertCtx is what a board or trip needs to attach alerts: the feed's
-// alerts, the query second and the language.
+// alerts, the query second and the language, and the lists already found
+// for this query.
 type alertCtx struct {
-	ai   *alertIndex
-	at   int64
-	lang string
+	ai    *alertIndex
+	at    int64
+	lang  string
+	nmemo int
+	memo  [alertMemoSize]alertMemo
+}
+
+// alertMemo: the alerts of every run of route (-1: unknown) at stop on
+// service day (0 when no selector outside byTrip names a day) whose trip
+// has no selectors of its own. A board's entries share a few platforms and
+// lines, so most entries find their list here without a map lookup.
+type alertMemo struct {
+	route, stop, day int32
+	list             *alertList
+}
+
+// alertMemoSize bounds the pairs remembered per query (a scan of them is
+// still cheaper than the lookups it saves).
+const alertMemoSize = 16
+
+// hasTripSel reports whether selectors name static trip t.
+func (ai *alertIndex) hasTripSel(t int32) bool {
+	return ai.tripSel != nil && ai.tripSel[t/64]&(1<<(t%64)) != 0
 }
 
 // forRun lists the alerts active at c.at that select the trip run k at
@@ -212,6 +244,31 @@ func (c *alertCtx) forSel(fi *feedIndex, r, trip, day, stop int32) *alertList {
 	if c == nil || c.ai == nil {
 		return nil
 	}
+	ai := c.ai
+	if trip < 0 || !ai.hasTripSel(trip) {
+		// Only the route, its agency and type, the stop and the day
+		// decide (the trip selects nothing of its own).
+		mday := day
+		if ai.dayOff {
+			mday = 0
+		}
+		for i := range c.memo[:c.nmemo] {
+			if m := &c.memo[i]; m.route == r && m.stop == stop && m.day == mday {
+				return m.list
+			}
+		}
+		l := c.lookup(fi, r, trip, day, stop)
+		if c.nmemo < alertMemoSize {
+			c.memo[c.nmemo] = alertMemo{route: r, stop: stop, day: mday, list: l}
+			c.nmemo++
+		}
+		return l
+	}
+	return c.lookup(fi, r, trip, day, stop)
+}
+
+// lookup is forSel without the memo.
+func (c *alertCtx) lookup(fi *feedIndex, r, trip, day, stop int32) *alertList {
 	ai, f := c.ai, fi.f
 	ctx := alertSel{agency: -2, route: -2, trip: -2, routeType: -2, day: day, stop: stop}
 	if r >= 0 {
@@ -227,7 +284,7 @@ func (c *alertCtx) forSel(fi *feedIndex, r, trip, day, stop int32) *alertList {
 		station = fi.stationOf(stop)
 	}
 	var hits alertHits
-	if trip >= 0 && len(ai.byTrip) > 0 {
+	if trip >= 0 && ai.hasTripSel(trip) {
 		hits.add(ai, c.at, &ctx, station, ai.byTrip[trip])
 	}
 	if stop >= 0 && len(ai.byStop) > 0 {
@@ -452,9 +509,25 @@ func (ai *alertIndex) parseLanguage(accept string) string {
 // alertCtxFor is the alert context of a query at second at, nil when the
 // feed has no alerts.
 func (ix *Index) alertCtxFor(fi *feedIndex, at int64, acceptLanguage string) *alertCtx {
+	return ix.initAlertCtx(new(alertCtx), fi, at, acceptLanguage)
+}
+
+// initAlertCtx sets c up as alertCtxFor's context and returns it, or nil
+// when the feed has no alerts; boards keep c on their stack.
+func (ix *Index) initAlertCtx(c *alertCtx, fi *feedIndex, at int64, acceptLanguage string) *alertCtx {
 	ai := ix.alertsOf(fi)
 	if ai == nil {
 		return nil
 	}
-	return &alertCtx{ai: ai, at: at, lang: ai.language(acceptLanguage)}
+	c.ai, c.at, c.lang, c.nmemo = ai, at, ai.language(acceptLanguage), 0
+	return c
+}
+
+// PrepareAlerts resolves the current alerts snapshot of feedID against its
+// timetable now, so that the first board after a poll does not pay for it
+// (pollers call it after storing a snapshot). Unknown feeds are ignored.
+func (ix *Index) PrepareAlerts(feedID string) {
+	if fi := ix.byID[feedID]; fi != nil {
+		ix.alertsOf(fi)
+	}
 }

@@ -7,6 +7,7 @@ import (
 	"strconv"
 	"strings"
 	"sync"
+	"syscall"
 	"testing"
 	"time"
 
@@ -372,15 +373,26 @@ func TestAlertsConcurrent(t *testing.T) {
 	}
 }
 
-// BenchmarkBoardsWithAlertsNYC: the busiest New York board (all nine feeds
-// loaded) without alerts ("none") and with an alerts feed whose alerts
-// apply to every entry ("applying": one agency alert per feed, one alert per
-// route of the station's first 100 departures and one about the station, so
-// each entry carries two or three), computed (DeparturesLang + JSON, each
-// query another minute) and from the board cache (each query a new
-// millisecond of one minute), side by side in one run:
+// BenchmarkBoardsWithAlertsNYC: the same board (the busiest New York
+// station, all nine feeds loaded, the same times) without alerts
+// (alerts=none: an alert source without alerts, as a server's realtime.Hub
+// is for feeds that publish none; every board asks it), with a realistic alerts feed none of whose alerts applies
+// to it (alerts=elsewhere: the cost of looking) and with that feed plus
+// alerts on every entry (alerts=applying: one agency alert, one per route
+// of the station's first 100 departures and one about the station, so each
+// entry carries two or three, the JSON about three times as long).
+// "Realistic": nycAlerts gives every feed alerts on a quarter of its routes,
+// one stop in 40 and one trip in 2,000 (about 700 alerts in all, MTA-like
+// texts), as the MTA's alert feeds carry hundreds at a time. Boards computed
+// (DeparturesLang + JSON, each query another minute) and from the board
+// cache (each query a new millisecond of one minute). cpu-ns/op is the
+// process's CPU time per board (with the garbage collector's), which other
+// processes on a busy machine disturb less than ns/op. The three cases run
+// one after another inside one repetition, so -count N interleaves them;
+// names are benchstat's key=value form:
 //
-//	go test ./internal/departure -run XXX -bench BoardsWithAlertsNYC -count 6
+//	go test ./internal/departure -run '^$' -bench BoardsWithAlertsNYC -count 10 | tee new.txt
+//	benchstat -col /alerts new.txt
 func BenchmarkBoardsWithAlertsNYC(b *testing.B) {
 	loadNYC(b)
 	ix := nycIdx
@@ -394,10 +406,15 @@ func BenchmarkBoardsWithAlertsNYC(b *testing.B) {
 	if err != nil {
 		b.Fatal(err)
 	}
-	msg := &gtfsrt.FeedMessage{Header: &gtfsrt.FeedHeader{GtfsRealtimeVersion: proto.String("2.0"), Timestamp: proto.Uint64(uint64(at.Unix()))}}
 	period := [][2]uint64{{uint64(at.Unix()) - 86400, uint64(at.Unix()) + 86400}}
+	elsewhere := nycAlerts(b, ix, fi, stop, period)
+	applying := map[string]*gtfsrt.FeedMessage{}
+	for feedID, m := range elsewhere {
+		applying[feedID] = &gtfsrt.FeedMessage{Header: m.Header, Entity: slices.Clone(m.Entity)}
+	}
+	msg := applying[fi.id]
 	for _, a := range fi.f.Agencies {
-		msg.Entity = append(msg.Entity, testtool.AlertEntity("agency-"+a.ID, period, gtfsrt.Alert_STRIKE, gtfsrt.Alert_REDUCED_SERVICE, testtool.AlertSelector(a.ID, "", "")))
+		msg.Entity = append(msg.Entity, nycAlert("agency-"+a.ID, period, testtool.AlertSelector(a.ID, "", "")))
 	}
 	seen := map[string]bool{}
 	for _, d := range deps {
@@ -405,28 +422,28 @@ func BenchmarkBoardsWithAlertsNYC(b *testing.B) {
 		r := fi.f.Routes[fi.f.Trips.Route[k.trip]].ID
 		if !seen[r] {
 			seen[r] = true
-			msg.Entity = append(msg.Entity, testtool.AlertEntity("route-"+r, period, gtfsrt.Alert_CONSTRUCTION, gtfsrt.Alert_DETOUR, testtool.AlertSelector("", r, "")))
+			msg.Entity = append(msg.Entity, nycAlert("route-"+r, period, testtool.AlertSelector("", r, "")))
 		}
 	}
-	msg.Entity = append(msg.Entity, testtool.AlertEntity("station", period, gtfsrt.Alert_MAINTENANCE, gtfsrt.Alert_OTHER_EFFECT, testtool.AlertSelector("", "", fi.f.Stops.ID[stop])))
-	snap := parseMsg(b, msg)
+	msg.Entity = append(msg.Entity, nycAlert("station", period, testtool.AlertSelector("", "", fi.f.Stops.ID[stop])))
 	saved := ix.alertSrc
 	defer func() { ix.alertSrc, ix.cache = saved, newBoardCache(0) }()
 	cases := []struct {
 		name string
 		src  AlertSource
-	}{{"none", nil}, {"applying", staticAlerts{snap}}}
+	}{{"none", feedAlertsSrc{}}, {"elsewhere", feedAlerts(b, elsewhere)}, {"applying", feedAlerts(b, applying)}}
 	for _, n := range []int{10, 100} {
 		for _, mode := range []string{"computed", "cached"} {
 			for _, c := range cases {
-				b.Run(mode+"/max"+strconv.Itoa(n)+"/"+c.name, func(b *testing.B) {
+				b.Run("board="+mode+"/max="+strconv.Itoa(n)+"/alerts="+c.name, func(b *testing.B) {
 					ix.alertSrc, ix.cache = c.src, newBoardCache(0)
 					buf := make([]byte, 0, 256<<10)
-					if ds, err := ix.DeparturesLang(id, at, n, "en"); err != nil || len(ds) != n || (c.src != nil) != (len(ds[0].Trip.Alerts) > 0) {
+					if ds, err := ix.DeparturesLang(id, at, n, "en"); err != nil || len(ds) != n || (c.name == "applying") != (len(ds[0].Trip.Alerts) > 0) {
 						b.Fatal("alerts not as expected", err)
 					}
 					b.ReportAllocs()
 					b.ResetTimer()
+					cpu0 := cpuTime()
 					for i := 0; i < b.N; i++ {
 						if mode == "computed" {
 							ds, err := ix.DeparturesLang(id, at.Add(time.Duration(i%600)*time.Minute), n, "en")
@@ -442,9 +459,184 @@ func BenchmarkBoardsWithAlertsNYC(b *testing.B) {
 						}
 						buf = bj.AppendJSON(buf[:0])
 					}
-					b.SetBytes(int64(len(buf)))
+					b.ReportMetric(float64(cpuTime()-cpu0)/float64(b.N), "cpu-ns/op")
+					b.ReportMetric(float64(len(buf)), "json-B")
 				})
 			}
 		}
+	}
+}
+
+// nycAlert is an alert with texts of the length the MTA publishes (a
+// header of about 90 and a description of about 400 characters, with the
+// typographic quotes and dashes they use) in English and Spanish.
+func nycAlert(id string, periods [][2]uint64, sels ...*gtfsrt.EntitySelector) *gtfsrt.FeedEntity {
+	e := testtool.AlertEntity(id, periods, gtfsrt.Alert_CONSTRUCTION, gtfsrt.Alert_REDUCED_SERVICE, sels...)
+	tr := func(en, es string) *gtfsrt.TranslatedString {
+		return &gtfsrt.TranslatedString{Translation: []*gtfsrt.TranslatedString_Translation{
+			{Language: proto.String("en"), Text: proto.String(en)}, {Language: proto.String("es"), Text: proto.String(es)}}}
+	}
+	e.Alert.HeaderText = tr("In "+id+", trains run every 12 minutes – no service at some stops, take the shuttle bus instead",
+		"En "+id+", los trenes pasan cada 12 minutos – sin servicio en algunas paradas, tome el autobús")
+	e.Alert.DescriptionText = tr("What’s happening? We’re replacing track and signals on "+id+". Trains run every 12 minutes "+
+		"instead of every 8 and skip some stations in both directions. Free shuttle buses stop at the skipped stations; "+
+		"allow up to 20 additional minutes. Travel tip: transfer at the next express station for faster trips. "+
+		"Accessibility: elevators at the affected stations remain in service. Weekdays 10:30 PM to 5 AM, Oct 1 – Nov 30.",
+		"¿Qué sucede? Estamos reemplazando vías y señales en "+id+". Los trenes pasan cada 12 minutos y omiten algunas estaciones.")
+	return e
+}
+
+// nycAlerts is a realistic alerts message per feed that selects nothing on
+// the board of stop in feed fi at any time: every feed gets an alert on
+// every fourth route (of fi, only routes that never stop at the station),
+// one stop in 40 (of fi, not the station's) and one trip in 2,000 (of fi,
+// trips of such routes), all active in period.
+func nycAlerts(b *testing.B, ix *Index, fi *feedIndex, stop int32, period [][2]uint64) map[string]*gtfsrt.FeedMessage {
+	here := map[int32]bool{stop: true}
+	for _, s := range fi.departStops(stop) {
+		here[s] = true
+	}
+	atStation := map[int32]bool{} // routes of fi stopping at the station
+	for t := range fi.f.Trips.ID {
+		for st := fi.f.Trips.First[t]; st < fi.f.Trips.First[t+1]; st++ {
+			if here[fi.f.StopTimes.Stop[st]] {
+				atStation[fi.f.Trips.Route[t]] = true
+				break
+			}
+		}
+	}
+	out := map[string]*gtfsrt.FeedMessage{}
+	total := 0
+	for _, f := range ix.feeds {
+		m := &gtfsrt.FeedMessage{Header: &gtfsrt.FeedHeader{GtfsRealtimeVersion: proto.String("2.0"), Timestamp: proto.Uint64(period[0][0])}}
+		for r, route := range f.f.Routes {
+			if r%4 == 0 && !(f == fi && atStation[int32(r)]) {
+				m.Entity = append(m.Entity, nycAlert(f.id+"-route-"+route.ID, period, testtool.AlertSelector("", route.ID, "")))
+			}
+		}
+		for s, sid := range f.f.Stops.ID {
+			if s%40 == 0 && !(f == fi && (here[int32(s)] || here[f.stationOf(int32(s))])) {
+				m.Entity = append(m.Entity, nycAlert(f.id+"-stop-"+sid, period, testtool.AlertSelector("", "", sid)))
+			}
+		}
+		for t, tid := range f.f.Trips.ID {
+			if t%2000 == 0 && !(f == fi && atStation[f.f.Trips.Route[t]]) {
+				e := nycAlert(f.id+"-trip-"+tid, period)
+				e.Alert.InformedEntity = []*gtfsrt.EntitySelector{{Trip: &gtfsrt.TripDescriptor{TripId: proto.String(tid)}}}
+				m.Entity = append(m.Entity, e)
+			}
+		}
+		out[f.id] = m
+		total += len(m.Entity)
+	}
+	if total < 300 {
+		b.Fatalf("only %d alerts", total)
+	}
+	return out
+}
+
+// cpuTime is the user and system CPU time this process has used, in ns.
+func cpuTime() int64 {
+	var ru syscall.Rusage
+	if err := syscall.Getrusage(syscall.RUSAGE_SELF, &ru); err != nil {
+		return 0
+	}
+	return ru.Utime.Nano() + ru.Stime.Nano()
+}
+
+// feedAlerts serves one alerts snapshot per feed (and no TripUpdates).
+type feedAlertsSrc map[string]*realtime.Snapshot
+
+func (feedAlertsSrc) TripUpdates(string) *realtime.Snapshot { return nil }
+func (a feedAlertsSrc) Alerts(id string) *realtime.Snapshot { return a[id] }
+
+func feedAlerts(b *testing.B, msgs map[string]*gtfsrt.FeedMessage) feedAlertsSrc {
+	src := feedAlertsSrc{}
+	for id, m := range msgs {
+		src[id] = parseMsg(b, m)
+	}
+	return src
+}
+
+// The per-query memo of alert lists (alertCtx.memo) gives every run at
+// every stop the list the full lookup gives: runs of trips with selectors
+// of their own (412 on two days), routes, agency, route type and stops, on
+// two service days and the day after, with and without a route selector
+// that names a service day (then the day is part of the memo's key).
+func TestAlertMemoMatchesLookup(t *testing.T) {
+	f := feed(t, "caltrain-2023.zip")
+	for _, dated := range []bool{false, true} {
+		msg := testtool.CaltrainAlerts()
+		if dated {
+			msg.Entity = append(msg.Entity, testtool.AlertEntity("L1-tuesday", nil, gtfsrt.Alert_STRIKE, gtfsrt.Alert_NO_SERVICE,
+				&gtfsrt.EntitySelector{Trip: &gtfsrt.TripDescriptor{RouteId: proto.String("L1"), StartDate: proto.String("20231107")}}))
+		}
+		ix, err := New([]FeedInput{{ID: "ct", Feed: f}}, Options{Realtime: staticAlerts{parseMsg(t, msg)}})
+		if err != nil {
+			t.Fatal(err)
+		}
+		fi := ix.byID["ct"]
+		ai := ix.alertsOf(fi)
+		if ai == nil || ai.dayOff == dated || ai.tripSel == nil {
+			t.Fatalf("dated %v: index %+v", dated, ai)
+		}
+		at := int64(agencyStart + 90)
+		hits, memoHits := 0, 0
+		byStop := map[int32][]int32{} // stop → stop times
+		for st, s := range f.StopTimes.Stop {
+			byStop[s] = append(byStop[s], int32(st))
+		}
+		for s, sts := range byStop {
+			c := ix.alertCtxFor(fi, at, "es")
+			plain := ix.alertCtxFor(fi, at, "es")
+			for _, day := range []int32{gtfs.DayNumber(2023, 11, 7), gtfs.DayNumber(2023, 11, 8), gtfs.DayNumber(2023, 11, 9)} {
+				for _, st := range sts {
+					trip, _ := slices.BinarySearch(f.Trips.First, st+1)
+					k := tripKey{fi: fi, trip: int32(trip - 1), day: day}
+					n := c.nmemo
+					got := c.forRun(k, s)
+					want := plain.lookup(fi, f.Trips.Route[k.trip], k.trip, day, s)
+					if got != want {
+						t.Fatalf("dated %v: trip %s day %d stop %s: memo %v, lookup %v", dated, f.Trips.ID[k.trip], day, f.Stops.ID[s],
+							alertIDs(got.get()), alertIDs(want.get()))
+					}
+					if want != nil {
+						hits++
+					}
+					if c.nmemo == n && !ai.hasTripSel(k.trip) {
+						memoHits++
+					}
+				}
+			}
+		}
+		if hits < 1000 || memoHits < 1000 {
+			t.Fatalf("dated %v: %d runs with alerts, %d memo hits", dated, hits, memoHits)
+		}
+	}
+}
+
+// PrepareAlerts resolves a newly stored alerts snapshot before any board
+// asks (pollers call it), and a new Index resolves the alerts already
+// there; boards then use that index.
+func TestPrepareAlerts(t *testing.T) {
+	hub := caltrainHub(t)
+	hub.SetAlerts("ct", parseMsg(t, testtool.CaltrainAlerts()))
+	ix := index(t, hub, "ct", "caltrain-2023.zip")
+	fi := ix.byID["ct"]
+	first := fi.alerts.Load()
+	if first == nil || first.snap != hub.Alerts("ct") {
+		t.Fatal("New did not resolve the alerts already polled")
+	}
+	next := parseMsg(t, testtool.CaltrainAlerts())
+	hub.SetAlerts("ct", next)
+	ix.PrepareAlerts("ct")
+	ix.PrepareAlerts("no-such-feed")
+	ai := fi.alerts.Load()
+	if ai == first || ai.snap != next {
+		t.Fatal("PrepareAlerts did not resolve the new snapshot")
+	}
+	deps, err := ix.Departures("farebox-station-ct_22nd_street", time.Unix(agencyStart+90, 0), 3)
+	if err != nil || len(deps[0].Trip.Alerts) == 0 || fi.alerts.Load() != ai {
+		t.Fatal("the board did not use the prepared alerts", err)
 	}
 }

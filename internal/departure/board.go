@@ -89,7 +89,8 @@ func (ix *Index) DeparturesLang(stationID string, at time.Time, max int, acceptL
 	now := querySecond(at)
 	at = time.Unix(now, 0)
 	snap := ix.snapshot(fi)
-	ac := ix.alertCtxFor(fi, now, acceptLanguage)
+	var acv alertCtx
+	ac := ix.initAlertCtx(&acv, fi, now, acceptLanguage)
 	if snap == nil {
 		cands := fi.board(stops, now, at.In(fi.loc), max, ix.daysAhead, nil)
 		out := make([]Departure, 0, len(cands))

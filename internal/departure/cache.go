@@ -220,7 +220,11 @@ type BoardJSON struct {
 // board, an estimate for one computed directly.
 func (b *BoardJSON) SizeHint() int {
 	if b.e == nil {
-		return 2 + 384*len(b.deps)
+		n := 2 + 384*len(b.deps)
+		for i := range b.deps {
+			n += len(b.deps[i].Trip.alertsJSON)
+		}
+		return n
 	}
 	return b.size
 }

@@ -116,6 +116,9 @@ func New(feeds []FeedInput, opt Options) (*Index, error) {
 		ix.byID[in.ID] = fi
 	}
 	ix.buildStations()
+	for _, fi := range ix.feeds {
+		ix.alertsOf(fi) // the alerts already polled, resolved before the first board
+	}
 	return ix, nil
 }
 

@@ -81,8 +81,10 @@ var buffers = sync.Pool{New: func() any { return &buffer{header: http.Header{}} 
 func newBuffer() *buffer { return buffers.Get().(*buffer) }
 
 // maxPooledBody is the largest body capacity kept for reuse (a PDF or a
-// long listing does not pin its memory in the pool).
-const maxPooledBody = 64 << 10
+// long listing does not pin its memory in the pool). A board of 100
+// departures with service alerts is 100–250 KB (docs/departures.md); at 64
+// KB every such request allocated and zeroed a fresh 128–256 KB buffer.
+const maxPooledBody = 256 << 10
 
 // release returns b to the pool once its response has been written.
 func (b *buffer) release() {

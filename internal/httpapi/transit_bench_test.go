@@ -7,6 +7,7 @@ import (
 	"os"
 	"path/filepath"
 	"sync/atomic"
+	"syscall"
 	"testing"
 	"time"
 
@@ -102,9 +103,14 @@ func BenchmarkMapTilesHTTP(b *testing.B) {
 // (SQLite, usage ledger on) for the same Caltrain board imported twice,
 // once with the test alerts feed (one to three alerts on every entry, the
 // response 2.8 times as long) and once without alerts, side by side in one
-// run beside /healthz:
+// run beside /healthz. Besides the wall time per request (16 clients per
+// core) it reports cpu-ns/op, the process's user+system CPU time per
+// request (server and client, both in this process), which a noisy machine
+// disturbs much less. Names are benchstat's key=value form; -count N
+// interleaves the cases:
 //
-//	go test ./internal/httpapi -run XXX -bench BoardsWithAlertsHTTP -count 6
+//	go test ./internal/httpapi -run '^$' -bench BoardsWithAlertsHTTP -count 10 | tee http.txt
+//	benchstat -col /alerts -filter '-/path:healthz' http.txt
 func BenchmarkBoardsWithAlertsHTTP(b *testing.B) {
 	data, err := proto.Marshal(testtool.CaltrainAlerts())
 	if err != nil {
@@ -143,16 +149,18 @@ func BenchmarkBoardsWithAlertsHTTP(b *testing.B) {
 	client := &http.Client{Transport: &http.Transport{MaxIdleConnsPerHost: 64}}
 	at := int64(testtool.CaltrainAgencyAlertStart+90) * 1000 // 17:02 PST: every entry has alerts
 	for _, c := range []struct{ name, path string }{
-		{"healthz", "/healthz"},
-		{"max10/none", departuresPath(station("plain_22nd_street"), at, 10)},
-		{"max10/alerts", departuresPath(station("caltrain_22nd_street"), at, 10)},
-		{"max100/none", departuresPath(station("plain_22nd_street"), at, 100)},
-		{"max100/alerts", departuresPath(station("caltrain_22nd_street"), at, 100)},
+		{"path=healthz", "/healthz"},
+		{"path=departures/max=10/alerts=none", departuresPath(station("plain_22nd_street"), at, 10)},
+		{"path=departures/max=10/alerts=applying", departuresPath(station("caltrain_22nd_street"), at, 10)},
+		{"path=departures/max=100/alerts=none", departuresPath(station("plain_22nd_street"), at, 100)},
+		{"path=departures/max=100/alerts=applying", departuresPath(station("caltrain_22nd_street"), at, 100)},
 	} {
 		b.Run(c.name, func(b *testing.B) {
 			b.ReportAllocs()
 			b.SetParallelism(16)
 			var n int64
+			cpu0 := cpuTime()
+			defer func() { b.ReportMetric(float64(cpuTime()-cpu0)/float64(b.N), "cpu-ns/op") }()
 			b.RunParallel(func(pb *testing.PB) {
 				for pb.Next() {
 					req, _ := http.NewRequest("GET", e.URL+c.path, nil)
@@ -171,7 +179,16 @@ func BenchmarkBoardsWithAlertsHTTP(b *testing.B) {
 					atomic.StoreInt64(&n, k)
 				}
 			})
-			b.SetBytes(atomic.LoadInt64(&n))
+			b.ReportMetric(float64(atomic.LoadInt64(&n)), "body-B")
 		})
 	}
+}
+
+// cpuTime is the user and system CPU time this process has used, in ns.
+func cpuTime() int64 {
+	var ru syscall.Rusage
+	if err := syscall.Getrusage(syscall.RUSAGE_SELF, &ru); err != nil {
+		return 0
+	}
+	return ru.Utime.Nano() + ru.Stime.Nano()
 }

@@ -27,6 +27,10 @@ type Poller struct {
 	Alerts bool
 	Client *http.Client // nil: a client with a 20 s timeout
 	Clock  clock.Clock  // nil: clock.System
+	// Stored, when set, is called after each good snapshot is stored in the
+	// Hub (transit resolves new alerts against its timetable there, not in
+	// the first request that sees them).
+	Stored func(feedID string)
 	// After returns a channel that fires after d; nil means time.After.
 	// Tests inject their own to drive polls deterministically.
 	After func(d time.Duration) <-chan time.Time
@@ -69,6 +73,9 @@ func (p *Poller) PollOnce(ctx context.Context) error {
 				p.Hub.SetAlerts(p.FeedID, s)
 			} else {
 				p.Hub.Set(p.FeedID, s)
+			}
+			if p.Stored != nil {
+				p.Stored(p.FeedID)
 			}
 			return nil
 		}

@@ -7,6 +7,7 @@ import (
 	"net/http"
 	"net/http/httptest"
 	"os"
+	"slices"
 	"strconv"
 	"sync/atomic"
 	"testing"
@@ -250,13 +251,25 @@ func TestPollerHTTPAndFile(t *testing.T) {
 	if err := <-done; err != context.Canceled {
 		t.Fatalf("Run returned %v", err)
 	}
-	fp := &Poller{FeedID: "file", Source: dataDir + "bart-2019-trip-updates.pb", Hub: hub, Clock: clock.NewFixed(time.Unix(1565199921, 0))}
+	// Stored hears of every snapshot stored, after it is in the Hub, and of
+	// nothing else.
+	var stored []string
+	fp := &Poller{FeedID: "file", Source: dataDir + "bart-2019-trip-updates.pb", Hub: hub, Clock: clock.NewFixed(time.Unix(1565199921, 0)),
+		Stored: func(id string) {
+			if hub.Status(id).LastSuccess.IsZero() {
+				t.Errorf("Stored(%s) before the snapshot is in the Hub", id)
+			}
+			stored = append(stored, id)
+		}}
 	if err := fp.PollOnce(context.Background()); err != nil {
 		t.Fatal(err)
 	}
-	bad := &Poller{FeedID: "missing", Source: "file:///nonexistent.pb", Hub: hub}
+	bad := &Poller{FeedID: "missing", Source: "file:///nonexistent.pb", Hub: hub, Stored: fp.Stored}
 	if err := bad.PollOnce(context.Background()); err == nil || hub.Status("missing").LastError == "" {
 		t.Fatal("missing file must be reported")
+	}
+	if !slices.Equal(stored, []string{"file"}) {
+		t.Fatalf("Stored called for %v", stored)
 	}
 }
 
