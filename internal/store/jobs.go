@@ -209,7 +209,7 @@ func (q Q) DeleteJobs(ctx context.Context, held map[int64]string) error {
 		byWorker[w] = append(byWorker[w], id)
 	}
 	for w, ids := range byWorker {
-		if _, err := q.db.ExecContext(ctx, `DELETE FROM jobs WHERE locked_by = $1 AND id IN (`+placeholders(2, len(ids))+`)`,
+		if _, err := q.db.ExecContext(ctx, `DELETE FROM jobs WHERE locked_by = $1 AND id IN (`+q.placeholders(2, len(ids))+`)`,
 			append([]any{w}, ids...)...); err != nil {
 			return mapErr(err)
 		}
@@ -232,7 +232,7 @@ func (q Q) EnqueueJobs(ctx context.Context, js []jobs.NewJob, at time.Time) erro
 		if runAt.IsZero() {
 			runAt = at
 		}
-		rows[i] = "(" + placeholders(len(args)+1, 6) + ", 0)"
+		rows[i] = "(" + q.placeholders(len(args)+1, 6) + ", 0)"
 		args = append(args, j.Kind, j.Payload, jobs.StateReady, j.MaxAttempts, now(runAt), now(at))
 	}
 	_, err := q.db.ExecContext(ctx, `INSERT INTO jobs (kind, payload, state, max_attempts, run_at, created_at, attempts) VALUES `+

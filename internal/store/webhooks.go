@@ -135,8 +135,8 @@ func (q Q) AddDeliveries(ctx context.Context, ds []webhook.Delivery) ([]bool, er
 		}
 	}
 	if len(eps) > 0 {
-		query := `SELECT id, endpoint_id, object_id FROM webhook_deliveries WHERE endpoint_id IN (` + placeholders(1, len(eps)) +
-			`) AND object_id IN (` + placeholders(len(eps)+1, len(objs)) + `) AND state IN ('pending', 'waiting') AND manual = FALSE ORDER BY n`
+		query := `SELECT id, endpoint_id, object_id FROM webhook_deliveries WHERE endpoint_id IN (` + q.placeholders(1, len(eps)) +
+			`) AND object_id IN (` + q.placeholders(len(eps)+1, len(objs)) + `) AND state IN ('pending', 'waiting') AND manual = FALSE ORDER BY n`
 		if q.engine == Postgres {
 			query += ` FOR UPDATE`
 		}
@@ -176,7 +176,7 @@ func (q Q) AddDeliveries(ctx context.Context, ds []webhook.Delivery) ([]bool, er
 		pending[i] = d.State == webhook.StatePending
 	}
 	if len(marked) > 0 {
-		if _, err := q.db.ExecContext(ctx, `UPDATE webhook_deliveries SET has_next = TRUE WHERE id IN (`+placeholders(1, len(marked))+`)`,
+		if _, err := q.db.ExecContext(ctx, `UPDATE webhook_deliveries SET has_next = TRUE WHERE id IN (`+q.placeholders(1, len(marked))+`)`,
 			marked...); err != nil {
 			return nil, mapErr(err)
 		}
@@ -184,7 +184,7 @@ func (q Q) AddDeliveries(ctx context.Context, ds []webhook.Delivery) ([]bool, er
 	rows := make([]string, len(ds))
 	args := make([]any, 0, 10*len(ds))
 	for i, d := range ds {
-		rows[i] = "(" + placeholders(len(args)+1, 10) + ", 0)"
+		rows[i] = "(" + q.placeholders(len(args)+1, 10) + ", 0)"
 		args = append(args, d.ID, d.EndpointID, d.AccountID, string(d.Environment), d.EventID, d.ObjectID, d.State, d.Manual, d.HasNext,
 			now(d.CreatedAt))
 	}
@@ -193,14 +193,24 @@ func (q Q) AddDeliveries(ctx context.Context, ds []webhook.Delivery) ([]bool, er
 	return pending, mapErr(err)
 }
 
-// placeholders is "$from, $from+1, …" for n parameters.
-func placeholders(from, n int) string {
+// placeholders is "$from, $from+1, …" for n parameters; on SQLite it is
+// "?, ?, …" (from must then follow the statement's highest parameter so
+// far, as it does in the statements built here): the driver (modernc)
+// matches every named parameter against every argument by formatting the
+// argument's position, quadratic in the number of parameters, which made
+// binding the multi-row statements of a delivery batch cost more than
+// running them. An anonymous ? takes the next position and binds by it.
+func (q Q) placeholders(from, n int) string {
 	var b strings.Builder
 	for i := 0; i < n; i++ {
 		if i > 0 {
 			b.WriteString(", ")
 		}
-		b.WriteString("$" + strconv.Itoa(from+i))
+		if q.engine == SQLite {
+			b.WriteByte('?')
+		} else {
+			b.WriteString("$" + strconv.Itoa(from+i))
+		}
 	}
 	return b.String()
 }
@@ -293,7 +303,7 @@ func (q Q) logAttempts(ctx context.Context, rs []webhook.AttemptRecord, done, ne
 		if !applied[i] {
 			continue
 		}
-		ins = append(ins, "("+placeholders(len(args)+1, 14)+")")
+		ins = append(ins, "("+q.placeholders(len(args)+1, 14)+")")
 		args = append(args, a.ID, a.EndpointID, a.DeliveryID, a.EventID, a.EventType, a.Attempt, now(a.At), a.StatusCode,
 			a.Latency.Milliseconds(), a.Excerpt, a.Error, a.Succeeded, a.Manual, timePtr(a.NextAttemptAt))
 	}
@@ -304,52 +314,71 @@ func (q Q) logAttempts(ctx context.Context, rs []webhook.AttemptRecord, done, ne
 	return applied, hasNext, mapErr(err)
 }
 
-// DeliveryWork reads what an attempt needs in one query: the delivery,
-// its endpoint and its event (evFound false when the event was pruned).
-// found is false when the delivery is gone (its endpoint was deleted).
-func (q Q) DeliveryWork(ctx context.Context, id string) (d webhook.Delivery, ep webhook.Endpoint, ev event.Event, found, evFound bool, err error) {
-	var env, epEnv, types string
-	var first, oldExp, disabled, failing, evCreated sql.NullTime
-	var old, reason, evID, evType, evObjectID, evAPI, evObject, evAcc, evEnv sql.NullString
-	var evSeq sql.NullInt64
-	err = q.db.QueryRowContext(ctx, `SELECT d.id, d.endpoint_id, d.account_id, d.environment, d.event_id, d.object_id, d.state,
+// DeliveryWork is what an attempt needs: the delivery, its endpoint and
+// its event (EventFound false when the event was pruned).
+type DeliveryWork struct {
+	Delivery   webhook.Delivery
+	Endpoint   webhook.Endpoint
+	Event      event.Event
+	EventFound bool
+}
+
+// DeliveriesWork reads what the attempts of the deliveries ids need, in
+// one query for all of them (a delivery worker's claim). A delivery that
+// is gone (its endpoint was deleted) is missing from the map.
+func (q Q) DeliveriesWork(ctx context.Context, ids []string) (map[string]DeliveryWork, error) {
+	out := make(map[string]DeliveryWork, len(ids))
+	if len(ids) == 0 {
+		return out, nil
+	}
+	args := make([]any, len(ids))
+	for i, id := range ids {
+		args[i] = id
+	}
+	err := q.eachRow(ctx, `SELECT d.id, d.endpoint_id, d.account_id, d.environment, d.event_id, d.object_id, d.state,
 		d.attempts, d.manual, d.created_at, d.first_attempt_at,
 		w.id, w.account_id, w.environment, w.url, w.description, w.event_types, w.secret, w.old_secret, w.old_secret_expires,
 		w.disabled_at, w.disabled_reason, w.failing_since, w.created_at, w.updated_at,
 		e.id, e.seq, e.type, e.object_id, e.api_version, e.created_at, e.object, e.account_id, e.environment
 		FROM webhook_deliveries d JOIN webhook_endpoints w ON w.id = d.endpoint_id
 		LEFT JOIN events e ON e.id = d.event_id
-		WHERE d.id = $1`, id).Scan(&d.ID, &d.EndpointID, &d.AccountID, &env, &d.EventID, &d.ObjectID, &d.State, &d.Attempts, &d.Manual,
-		&d.CreatedAt, &first,
-		&ep.ID, &ep.AccountID, &epEnv, &ep.URL, &ep.Description, &types, &ep.Secret, &old, &oldExp, &disabled, &reason, &failing,
-		&ep.CreatedAt, &ep.UpdatedAt,
-		&evID, &evSeq, &evType, &evObjectID, &evAPI, &evCreated, &evObject, &evAcc, &evEnv)
-	if errors.Is(err, sql.ErrNoRows) {
-		return d, ep, ev, false, false, nil
-	}
-	if err != nil {
-		return d, ep, ev, false, false, mapErr(err)
-	}
-	if first.Valid { // the retry window runs from the first attempt
-		d.CreatedAt = first.Time
-	}
-	d.Environment, d.CreatedAt = account.Environment(env), d.CreatedAt.UTC()
-	ep.Environment = account.Environment(epEnv)
-	if err = json.Unmarshal([]byte(types), &ep.EventTypes); err != nil {
-		return d, ep, ev, false, false, err
-	}
-	ep.OldSecret, ep.DisabledReason = old.String, reason.String
-	ep.OldSecretExpires, ep.DisabledAt, ep.FailingSince = nullTime(oldExp), nullTime(disabled), nullTime(failing)
-	ep.CreatedAt, ep.UpdatedAt = ep.CreatedAt.UTC(), ep.UpdatedAt.UTC()
-	// Joined on the unique event id alone (a join on the account as well
-	// let PostgreSQL walk the account's primary key range instead).
-	if evID.Valid && evAcc.String == d.AccountID && evEnv.String == string(d.Environment) {
-		evFound = true
-		ev = event.Event{ID: evID.String, AccountID: d.AccountID, Environment: d.Environment, Seq: evSeq.Int64,
-			Type: event.Type(evType.String), ObjectID: evObjectID.String, APIVersion: evAPI.String, CreatedAt: evCreated.Time.UTC(),
-			Object: []byte(evObject.String)}
-	}
-	return d, ep, ev, true, evFound, nil
+		WHERE d.id IN (`+q.placeholders(1, len(ids))+`)`, args, func(scan scanner) error {
+		var w DeliveryWork
+		d, ep := &w.Delivery, &w.Endpoint
+		var env, epEnv, types string
+		var first, oldExp, disabled, failing, evCreated sql.NullTime
+		var old, reason, evID, evType, evObjectID, evAPI, evObject, evAcc, evEnv sql.NullString
+		var evSeq sql.NullInt64
+		if err := scan(&d.ID, &d.EndpointID, &d.AccountID, &env, &d.EventID, &d.ObjectID, &d.State, &d.Attempts, &d.Manual,
+			&d.CreatedAt, &first,
+			&ep.ID, &ep.AccountID, &epEnv, &ep.URL, &ep.Description, &types, &ep.Secret, &old, &oldExp, &disabled, &reason, &failing,
+			&ep.CreatedAt, &ep.UpdatedAt,
+			&evID, &evSeq, &evType, &evObjectID, &evAPI, &evCreated, &evObject, &evAcc, &evEnv); err != nil {
+			return err
+		}
+		if first.Valid { // the retry window runs from the first attempt
+			d.CreatedAt = first.Time
+		}
+		d.Environment, d.CreatedAt = account.Environment(env), d.CreatedAt.UTC()
+		ep.Environment = account.Environment(epEnv)
+		if err := json.Unmarshal([]byte(types), &ep.EventTypes); err != nil {
+			return err
+		}
+		ep.OldSecret, ep.DisabledReason = old.String, reason.String
+		ep.OldSecretExpires, ep.DisabledAt, ep.FailingSince = nullTime(oldExp), nullTime(disabled), nullTime(failing)
+		ep.CreatedAt, ep.UpdatedAt = ep.CreatedAt.UTC(), ep.UpdatedAt.UTC()
+		// Joined on the unique event id alone (a join on the account as well
+		// let PostgreSQL walk the account's primary key range instead).
+		if evID.Valid && evAcc.String == d.AccountID && evEnv.String == string(d.Environment) {
+			w.EventFound = true
+			w.Event = event.Event{ID: evID.String, AccountID: d.AccountID, Environment: d.Environment, Seq: evSeq.Int64,
+				Type: event.Type(evType.String), ObjectID: evObjectID.String, APIVersion: evAPI.String, CreatedAt: evCreated.Time.UTC(),
+				Object: []byte(evObject.String)}
+		}
+		out[d.ID] = w
+		return nil
+	})
+	return out, err
 }
 
 // NextInChain makes the oldest waiting delivery of objectID to endpoint
