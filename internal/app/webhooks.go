@@ -164,7 +164,7 @@ func (a *App) deliverWebhooks(ctx context.Context, js []jobs.Job) []error {
 	// endpoint) or whose attempt is recorded already does nothing.
 	type todo struct {
 		i int
-		w store.DeliveryWork
+		w webhook.Work
 	}
 	var run []todo
 	var evs []event.Event
@@ -203,7 +203,7 @@ func (a *App) deliverWebhooks(ctx context.Context, js []jobs.Job) []error {
 }
 
 // attempt posts one delivery's event (body) and records the attempt.
-func (a *App) attempt(ctx context.Context, j jobs.Job, w store.DeliveryWork, body []byte) error {
+func (a *App) attempt(ctx context.Context, j jobs.Job, w webhook.Work, body []byte) error {
 	d, ep, ev := w.Delivery, w.Endpoint, w.Event
 	now := a.clock.Now()
 	var res webhook.Result

@@ -251,19 +251,18 @@ func (q Q) RecordAttempts(ctx context.Context, rs []webhook.AttemptRecord) (appl
 	done := map[string]bool{}
 	next := map[string]bool{}
 	if q.engine == SQLite {
-		// One statement per attempt: SQLite's planner scans the table for
-		// an UPDATE … FROM a VALUES list, and in-process statements cost no
-		// round trip.
+		// One statement per attempt, prepared once (hotStatements):
+		// SQLite's planner scans the table for an UPDATE … FROM a VALUES
+		// list, and in-process statements cost no round trip.
+		st := q.prepared(ctx, recordAttemptSQLite)
 		for _, r := range rs {
 			var fin any
 			if r.State != webhook.StatePending {
 				fin = now(r.Attempt.At)
 			}
 			var hn bool
-			err := q.db.QueryRowContext(ctx, `UPDATE webhook_deliveries SET state = $1, attempts = $2,
-				first_attempt_at = COALESCE(first_attempt_at, $3), finished_at = $4
-				WHERE id = $5 AND state = 'pending' AND attempts = $6 RETURNING has_next`,
-				r.State, r.Attempt.Attempt, now(r.Attempt.At), fin, r.Attempt.DeliveryID, r.Attempt.Attempt-1).Scan(&hn)
+			err := st.QueryRowContext(ctx, r.State, r.Attempt.Attempt, now(r.Attempt.At), fin, r.Attempt.DeliveryID,
+				r.Attempt.Attempt-1).Scan(&hn)
 			switch {
 			case err == nil:
 				done[r.Attempt.DeliveryID], next[r.Attempt.DeliveryID] = true, hn
@@ -292,20 +291,46 @@ func (q Q) RecordAttempts(ctx context.Context, rs []webhook.AttemptRecord) (appl
 	return q.logAttempts(ctx, rs, done, next)
 }
 
-// logAttempts inserts the applied attempts of rs in one statement.
+// recordAttemptSQLite moves one delivery on (RecordAttempts on SQLite).
+const recordAttemptSQLite = `UPDATE webhook_deliveries SET state = $1, attempts = $2,
+	first_attempt_at = COALESCE(first_attempt_at, $3), finished_at = $4
+	WHERE id = $5 AND state = 'pending' AND attempts = $6 RETURNING has_next`
+
+// insertAttemptSQL logs one attempt; attemptValues are its arguments.
+const insertAttemptSQL = `INSERT INTO webhook_attempts (id, endpoint_id, delivery_id, event_id, event_type, attempt, at,
+	status_code, latency_ms, excerpt, error, succeeded, manual, next_attempt_at)
+	VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12, $13, $14)`
+
+func attemptValues(a webhook.Attempt) []any {
+	return []any{a.ID, a.EndpointID, a.DeliveryID, a.EventID, a.EventType, a.Attempt, now(a.At), a.StatusCode,
+		a.Latency.Milliseconds(), a.Excerpt, a.Error, a.Succeeded, a.Manual, timePtr(a.NextAttemptAt)}
+}
+
+// logAttempts inserts the applied attempts of rs: in one statement on
+// PostgreSQL (one round trip), one prepared statement per attempt on
+// SQLite (no parse of a statement that differs with every batch size).
 func (q Q) logAttempts(ctx context.Context, rs []webhook.AttemptRecord, done, next map[string]bool) (applied, hasNext []bool, err error) {
 	applied, hasNext = make([]bool, len(rs)), make([]bool, len(rs))
 	var ins []string
 	var args []any
+	var st stmtOrTx
+	if q.engine == SQLite {
+		st = q.prepared(ctx, insertAttemptSQL)
+	}
 	for i, r := range rs {
 		a := r.Attempt
 		applied[i], hasNext[i] = done[a.DeliveryID], next[a.DeliveryID]
 		if !applied[i] {
 			continue
 		}
+		if q.engine == SQLite {
+			if _, err := st.ExecContext(ctx, attemptValues(a)...); err != nil {
+				return nil, nil, mapErr(err)
+			}
+			continue
+		}
 		ins = append(ins, "("+q.placeholders(len(args)+1, 14)+")")
-		args = append(args, a.ID, a.EndpointID, a.DeliveryID, a.EventID, a.EventType, a.Attempt, now(a.At), a.StatusCode,
-			a.Latency.Milliseconds(), a.Excerpt, a.Error, a.Succeeded, a.Manual, timePtr(a.NextAttemptAt))
+		args = append(args, attemptValues(a)...)
 	}
 	if len(ins) > 0 {
 		_, err = q.db.ExecContext(ctx, `INSERT INTO webhook_attempts (id, endpoint_id, delivery_id, event_id, event_type, attempt, at,
@@ -314,20 +339,14 @@ func (q Q) logAttempts(ctx context.Context, rs []webhook.AttemptRecord, done, ne
 	return applied, hasNext, mapErr(err)
 }
 
-// DeliveryWork is what an attempt needs: the delivery, its endpoint and
-// its event (EventFound false when the event was pruned).
-type DeliveryWork struct {
-	Delivery   webhook.Delivery
-	Endpoint   webhook.Endpoint
-	Event      event.Event
-	EventFound bool
-}
-
-// DeliveriesWork reads what the attempts of the deliveries ids need, in
-// one query for all of them (a delivery worker's claim). A delivery that
-// is gone (its endpoint was deleted) is missing from the map.
-func (q Q) DeliveriesWork(ctx context.Context, ids []string) (map[string]DeliveryWork, error) {
-	out := make(map[string]DeliveryWork, len(ids))
+// DeliveriesWork reads what the attempts of the deliveries ids need (a
+// delivery worker's claim): the deliveries with their endpoints in one
+// query, their events in a second. A delivery that is gone (its endpoint
+// was deleted) is missing from the map. (The events are read apart: a
+// join of a list of deliveries to events let PostgreSQL hash the whole
+// events table when its statistics were young.)
+func (q Q) DeliveriesWork(ctx context.Context, ids []string) (map[string]webhook.Work, error) {
+	out := make(map[string]webhook.Work, len(ids))
 	if len(ids) == 0 {
 		return out, nil
 	}
@@ -335,25 +354,22 @@ func (q Q) DeliveriesWork(ctx context.Context, ids []string) (map[string]Deliver
 	for i, id := range ids {
 		args[i] = id
 	}
+	var evIDs []any
 	err := q.eachRow(ctx, `SELECT d.id, d.endpoint_id, d.account_id, d.environment, d.event_id, d.object_id, d.state,
 		d.attempts, d.manual, d.created_at, d.first_attempt_at,
 		w.id, w.account_id, w.environment, w.url, w.description, w.event_types, w.secret, w.old_secret, w.old_secret_expires,
-		w.disabled_at, w.disabled_reason, w.failing_since, w.created_at, w.updated_at,
-		e.id, e.seq, e.type, e.object_id, e.api_version, e.created_at, e.object, e.account_id, e.environment
+		w.disabled_at, w.disabled_reason, w.failing_since, w.created_at, w.updated_at
 		FROM webhook_deliveries d JOIN webhook_endpoints w ON w.id = d.endpoint_id
-		LEFT JOIN events e ON e.id = d.event_id
 		WHERE d.id IN (`+q.placeholders(1, len(ids))+`)`, args, func(scan scanner) error {
-		var w DeliveryWork
+		var w webhook.Work
 		d, ep := &w.Delivery, &w.Endpoint
 		var env, epEnv, types string
-		var first, oldExp, disabled, failing, evCreated sql.NullTime
-		var old, reason, evID, evType, evObjectID, evAPI, evObject, evAcc, evEnv sql.NullString
-		var evSeq sql.NullInt64
+		var first, oldExp, disabled, failing sql.NullTime
+		var old, reason sql.NullString
 		if err := scan(&d.ID, &d.EndpointID, &d.AccountID, &env, &d.EventID, &d.ObjectID, &d.State, &d.Attempts, &d.Manual,
 			&d.CreatedAt, &first,
 			&ep.ID, &ep.AccountID, &epEnv, &ep.URL, &ep.Description, &types, &ep.Secret, &old, &oldExp, &disabled, &reason, &failing,
-			&ep.CreatedAt, &ep.UpdatedAt,
-			&evID, &evSeq, &evType, &evObjectID, &evAPI, &evCreated, &evObject, &evAcc, &evEnv); err != nil {
+			&ep.CreatedAt, &ep.UpdatedAt); err != nil {
 			return err
 		}
 		if first.Valid { // the retry window runs from the first attempt
@@ -367,18 +383,31 @@ func (q Q) DeliveriesWork(ctx context.Context, ids []string) (map[string]Deliver
 		ep.OldSecret, ep.DisabledReason = old.String, reason.String
 		ep.OldSecretExpires, ep.DisabledAt, ep.FailingSince = nullTime(oldExp), nullTime(disabled), nullTime(failing)
 		ep.CreatedAt, ep.UpdatedAt = ep.CreatedAt.UTC(), ep.UpdatedAt.UTC()
-		// Joined on the unique event id alone (a join on the account as well
-		// let PostgreSQL walk the account's primary key range instead).
-		if evID.Valid && evAcc.String == d.AccountID && evEnv.String == string(d.Environment) {
-			w.EventFound = true
-			w.Event = event.Event{ID: evID.String, AccountID: d.AccountID, Environment: d.Environment, Seq: evSeq.Int64,
-				Type: event.Type(evType.String), ObjectID: evObjectID.String, APIVersion: evAPI.String, CreatedAt: evCreated.Time.UTC(),
-				Object: []byte(evObject.String)}
-		}
 		out[d.ID] = w
+		evIDs = append(evIDs, d.EventID)
 		return nil
 	})
-	return out, err
+	if err != nil || len(evIDs) == 0 {
+		return out, err
+	}
+	// By the unique event id alone (a condition on the account as well let
+	// PostgreSQL walk the account's primary key range instead); an event
+	// of another account or environment is not the delivery's.
+	evs, err := collect(ctx, q, `SELECT `+eventCols+` FROM events WHERE id IN (`+q.placeholders(1, len(evIDs))+`)`, evIDs, scanEvent)
+	if err != nil {
+		return out, err
+	}
+	byID := make(map[string]event.Event, len(evs))
+	for _, e := range evs {
+		byID[e.ID] = e
+	}
+	for id, w := range out {
+		if e, ok := byID[w.Delivery.EventID]; ok && e.AccountID == w.Delivery.AccountID && e.Environment == w.Delivery.Environment {
+			w.Event, w.EventFound = e, true
+			out[id] = w
+		}
+	}
+	return out, nil
 }
 
 // NextInChain makes the oldest waiting delivery of objectID to endpoint
