@@ -260,9 +260,21 @@ func (q Q) DeleteJobs(ctx context.Context, held map[int64]string) error {
 	return nil
 }
 
-// EnqueueJobs inserts jobs inside the caller's transaction in one statement.
+// EnqueueJobs inserts jobs inside the caller's transaction, in one
+// statement on PostgreSQL (one round trip).
 func (q Q) EnqueueJobs(ctx context.Context, js []jobs.NewJob, at time.Time) error {
 	if len(js) == 0 {
+		return nil
+	}
+	if q.engine == SQLite {
+		// One prepared statement per job (hotStatements): in-process, it
+		// costs no round trip, and it is not parsed anew for every count
+		// of jobs.
+		for _, j := range js {
+			if err := q.EnqueueJob(ctx, j, at); err != nil {
+				return err
+			}
+		}
 		return nil
 	}
 	rows := make([]string, len(js))

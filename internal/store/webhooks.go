@@ -181,17 +181,33 @@ func (q Q) AddDeliveries(ctx context.Context, ds []webhook.Delivery) ([]bool, er
 			return nil, mapErr(err)
 		}
 	}
+	values := func(d webhook.Delivery) []any {
+		return []any{d.ID, d.EndpointID, d.AccountID, string(d.Environment), d.EventID, d.ObjectID, d.State, d.Manual, d.HasNext,
+			now(d.CreatedAt)}
+	}
+	if q.engine == SQLite { // one prepared statement per delivery, as EnqueueJobs
+		st := q.prepared(ctx, insertDeliverySQL)
+		for _, d := range ds {
+			if _, err := st.ExecContext(ctx, values(d)...); err != nil {
+				return nil, mapErr(err)
+			}
+		}
+		return pending, nil
+	}
 	rows := make([]string, len(ds))
 	args := make([]any, 0, 10*len(ds))
 	for i, d := range ds {
 		rows[i] = "(" + q.placeholders(len(args)+1, 10) + ", 0)"
-		args = append(args, d.ID, d.EndpointID, d.AccountID, string(d.Environment), d.EventID, d.ObjectID, d.State, d.Manual, d.HasNext,
-			now(d.CreatedAt))
+		args = append(args, values(d)...)
 	}
 	_, err := q.db.ExecContext(ctx, `INSERT INTO webhook_deliveries (id, endpoint_id, account_id, environment, event_id, object_id,
 		state, manual, has_next, created_at, attempts) VALUES `+strings.Join(rows, ", "), args...)
 	return pending, mapErr(err)
 }
+
+// insertDeliverySQL stores one delivery (AddDeliveries on SQLite).
+const insertDeliverySQL = `INSERT INTO webhook_deliveries (id, endpoint_id, account_id, environment, event_id, object_id,
+	state, manual, has_next, created_at, attempts) VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, 0)`
 
 // placeholders is "$from, $from+1, …" for n parameters; on SQLite it is
 // "?, ?, …" (from must then follow the statement's highest parameter so
