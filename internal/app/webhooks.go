@@ -40,7 +40,7 @@ func (a *App) initWebhooks(o WebhookOptions) {
 	a.hooks = o
 	a.sender = sender.New(o.Timeout)
 	if a.Jobs != nil {
-		a.Jobs.Handle(JobWebhookDeliver, a.deliverWebhook)
+		a.Jobs.HandleBatch(JobWebhookDeliver, a.deliverWebhooks)
 	}
 }
 
@@ -64,7 +64,7 @@ func (a *App) WebhookRunner(o jobs.Options) *jobs.Runner {
 	}
 	o.Concurrent = true
 	r := jobs.New(a.store.JobsOf(JobWebhookDeliver), a.clock, o)
-	r.Handle(JobWebhookDeliver, a.deliverWebhook)
+	r.HandleBatch(JobWebhookDeliver, a.deliverWebhooks)
 	a.hookRunner.Store(r)
 	return r
 }
@@ -136,33 +136,84 @@ func attemptJob(deliveryID string, n int, at time.Time) jobs.NewJob {
 	return jobs.NewJob{Kind: JobWebhookDeliver, Payload: deliveryID + " " + strconv.Itoa(n), RunAt: at}
 }
 
-// deliverWebhook is one attempt of a delivery (the job of kind
-// JobWebhookDeliver). It posts the event, then records the attempt,
-// schedules what follows (the retry, or the next event of the object)
-// and marks the job done in one transaction, shared with the attempts
-// other workers of this instance finish meanwhile (hookBatch: one commit
-// for many attempts). A worker that dies between the POST and that commit
-// leaves the job to another worker after the lease, which posts again
-// with the same event id (at least once).
-func (a *App) deliverWebhook(ctx context.Context, j jobs.Job) error {
-	id, n, _ := strings.Cut(j.Payload, " ")
-	d, ep, ev, found, evFound, err := a.store.Read().DeliveryWork(ctx, id)
-	if err != nil || !found || d.State != webhook.StatePending || strconv.Itoa(d.Attempts+1) != n {
-		return err // deleted with its endpoint, or this attempt is recorded already
+// deliverWebhooks makes the attempts of one claim of delivery jobs (a
+// batch of JobWebhookDeliver): one query reads the deliveries with their
+// endpoints and events, one more at most the events' shared parts; then
+// each attempt posts its event at the same time as the others and records
+// its attempt, schedules what follows (the retry, or the next event of
+// the object) and marks its job done in one transaction, shared with the
+// attempts this instance's workers finish meanwhile (hookBatch: one
+// commit for many attempts), as soon as its receiver answered: a slow
+// receiver holds up no other's record. A worker that dies between the
+// POST and that commit leaves the job to another worker after the lease,
+// which posts again with the same event id (at least once).
+func (a *App) deliverWebhooks(ctx context.Context, js []jobs.Job) []error {
+	errs := make([]error, len(js))
+	ids := make([]string, len(js))
+	for i, j := range js {
+		ids[i], _, _ = strings.Cut(j.Payload, " ")
 	}
+	work, err := a.store.Read().DeliveriesWork(ctx, ids)
+	if err != nil {
+		for i := range errs {
+			errs[i] = err
+		}
+		return errs
+	}
+	// The attempts to make: a job whose delivery is gone (deleted with its
+	// endpoint) or whose attempt is recorded already does nothing.
+	type todo struct {
+		i int
+		w webhook.Work
+	}
+	var run []todo
+	var evs []event.Event
+	for i, j := range js {
+		w, ok := work[ids[i]]
+		_, n, _ := strings.Cut(j.Payload, " ")
+		if !ok || w.Delivery.State != webhook.StatePending || strconv.Itoa(w.Delivery.Attempts+1) != n {
+			continue
+		}
+		run = append(run, todo{i, w})
+		if w.EventFound {
+			evs = append(evs, w.Event)
+		}
+	}
+	bodies, err := a.eventBodies(ctx, evs)
+	if err != nil {
+		for _, t := range run {
+			errs[t.i] = err
+		}
+		return errs
+	}
+	var wg sync.WaitGroup
+	for _, t := range run {
+		var body []byte
+		if t.w.EventFound {
+			body, bodies = bodies[0], bodies[1:]
+		}
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			errs[t.i] = a.attempt(ctx, js[t.i], t.w, body)
+		}()
+	}
+	wg.Wait()
+	return errs
+}
+
+// attempt posts one delivery's event (body) and records the attempt.
+func (a *App) attempt(ctx context.Context, j jobs.Job, w webhook.Work, body []byte) error {
+	d, ep, ev := w.Delivery, w.Endpoint, w.Event
 	now := a.clock.Now()
 	var res webhook.Result
 	final, counts := false, true
 	switch {
 	case ep.DisabledAt != nil:
 		res, final, counts = webhook.Result{Err: "endpoint disabled: " + ep.DisabledReason}, true, false
-	case !evFound:
+	case !w.EventFound:
 		res, final, counts = webhook.Result{Err: "event no longer exists (older than the retention period)"}, true, false
 	default:
-		body, err := a.eventBody(ctx, ev)
-		if err != nil {
-			return err
-		}
 		res = a.sender.Post(ctx, sender.Delivery{URL: ep.URL, Body: body, Signature: webhook.Sign(ep.Secrets(now), now, body),
 			EventID: ev.ID, DeliveryID: d.ID, Policy: webhook.PolicyFor(ep.Environment, a.hooks.AllowPrivate)})
 	}
@@ -177,14 +228,26 @@ func (a *App) deliverWebhook(ctx context.Context, j jobs.Job) error {
 	return jobs.ErrCompleted
 }
 
-// eventBody is the JSON of an event as GET /v1/events.json shows it.
-func (a *App) eventBody(ctx context.Context, e event.Event) ([]byte, error) {
-	objs := [][]byte{e.Object}
+// eventBodies are the JSON of events as GET /v1/events.json shows them,
+// their shared parts read at once.
+func (a *App) eventBodies(ctx context.Context, evs []event.Event) ([][]byte, error) {
+	objs := make([][]byte, len(evs))
+	for i, e := range evs {
+		objs[i] = e.Object
+	}
 	if err := a.expandParts(ctx, objs); err != nil {
 		return nil, err
 	}
-	e.Object = objs[0]
-	return json.Marshal(EventsResponse(event.Page{Events: []event.Event{e}}).Data[0])
+	out := make([][]byte, len(evs))
+	for i, e := range evs {
+		e.Object = objs[i]
+		b, err := json.Marshal(EventsResponse(event.Page{Events: []event.Event{e}}).Data[0])
+		if err != nil {
+			return nil, err
+		}
+		out[i] = b
+	}
+	return out, nil
 }
 
 // hookOutcome is a finished attempt waiting to be recorded.

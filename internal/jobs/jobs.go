@@ -91,6 +91,13 @@ type Queue interface {
 // Handler runs one job. A returned error schedules a retry.
 type Handler func(ctx context.Context, j Job) error
 
+// BatchHandler runs the jobs of one kind from one claim together (one
+// read for all of them, say), and returns one result per job, in the
+// order given, each meaning what a Handler's error means (nil, ErrCompleted
+// or an error that schedules a retry). Its context is cancelled when the
+// lease of any of the jobs is lost.
+type BatchHandler func(ctx context.Context, js []Job) []error
+
 // Options tune a Runner.
 type Options struct {
 	Lease time.Duration // how long a claim holds (default 2 minutes)
@@ -121,6 +128,7 @@ type Runner struct {
 	id     string
 	mu     sync.RWMutex
 	kinds  map[string]Handler
+	batch  map[string]BatchHandler
 	wake   chan struct{}
 	wg     sync.WaitGroup
 	seq    int
@@ -153,7 +161,7 @@ func New(q Queue, clk clock.Clock, o Options) *Runner {
 	}
 	b := make([]byte, 6)
 	_, _ = crand.Read(b)
-	return &Runner{q: q, clk: clk, o: o, id: hex.EncodeToString(b), kinds: map[string]Handler{},
+	return &Runner{q: q, clk: clk, o: o, id: hex.EncodeToString(b), kinds: map[string]Handler{}, batch: map[string]BatchHandler{},
 		wake: make(chan struct{}, 1), jitter: func(d time.Duration) time.Duration {
 			return time.Duration(rand.Int64N(int64(d)/4 + 1))
 		}}
@@ -164,6 +172,15 @@ func (r *Runner) Handle(kind string, h Handler) {
 	r.mu.Lock()
 	defer r.mu.Unlock()
 	r.kinds[kind] = h
+}
+
+// HandleBatch registers the handler of a job kind whose jobs of one claim
+// run together; it replaces a Handler of the kind.
+func (r *Runner) HandleBatch(kind string, h BatchHandler) {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	r.batch[kind] = h
+	delete(r.kinds, kind)
 }
 
 // Notify wakes one idle worker of this instance; call it after the
@@ -215,6 +232,11 @@ func (r *Runner) drain(ctx context.Context, worker string) (int, error) {
 		if len(jobs) == 0 {
 			return n, nil
 		}
+		jobs, ran, err := r.runBatches(ctx, worker, jobs)
+		n += ran
+		if err != nil {
+			return n, err
+		}
 		if r.o.Concurrent {
 			errs := make([]error, len(jobs))
 			var wg sync.WaitGroup
@@ -238,6 +260,109 @@ func (r *Runner) drain(ctx context.Context, worker string) (int, error) {
 	}
 }
 
+// errExhausted is the outcome of a job claimed once more than it may run.
+var errExhausted = errors.New("attempts exhausted (the last worker lost its lease)")
+
+// runBatches runs the jobs of a claim whose kinds have a BatchHandler, one
+// call per kind, and returns the others.
+func (r *Runner) runBatches(ctx context.Context, worker string, js []Job) (rest []Job, ran int, err error) {
+	r.mu.RLock()
+	hs := make(map[string]BatchHandler, len(r.batch))
+	for k, h := range r.batch {
+		hs[k] = h
+	}
+	r.mu.RUnlock()
+	if len(hs) == 0 {
+		return js, 0, nil
+	}
+	byKind := map[string][]Job{}
+	var kinds []string
+	for _, j := range js {
+		h := hs[j.Kind]
+		switch {
+		case h == nil:
+			rest = append(rest, j)
+		case j.Attempts > j.MaxAttempts:
+			ran++
+			err = errors.Join(err, r.finish(ctx, worker, j, errExhausted))
+		default:
+			if byKind[j.Kind] == nil {
+				kinds = append(kinds, j.Kind)
+			}
+			j.Worker = worker
+			byKind[j.Kind] = append(byKind[j.Kind], j)
+		}
+	}
+	for _, k := range kinds {
+		batch := byKind[k]
+		began := time.Now()
+		errs := r.runBatchLeased(ctx, worker, hs[k], batch)
+		for i, j := range batch {
+			herr := errs[i]
+			if r.o.Observe != nil {
+				e := herr
+				if errors.Is(e, ErrCompleted) {
+					e = nil
+				}
+				r.o.Observe(j.Kind, e, time.Since(began))
+			}
+			ran++
+			if !errors.Is(herr, ErrCompleted) {
+				err = errors.Join(err, r.finish(ctx, worker, j, herr))
+			}
+		}
+	}
+	return rest, ran, err
+}
+
+// runBatchLeased runs a batch handler while extending the leases of its
+// jobs (runLeased for a batch); it cancels the handler's context when a
+// lease is lost. It always returns one result per job.
+func (r *Runner) runBatchLeased(ctx context.Context, worker string, h BatchHandler, js []Job) (errs []error) {
+	hctx, cancel := context.WithCancel(ctx)
+	defer cancel()
+	stop := make(chan struct{})
+	beat := make(chan struct{})
+	go func() {
+		defer close(beat)
+		t := time.NewTicker(r.o.Heartbeat)
+		defer t.Stop()
+		for {
+			select {
+			case <-stop:
+				return
+			case <-t.C:
+			}
+			for _, j := range js {
+				held, err := r.q.Extend(context.WithoutCancel(ctx), j.ID, worker, r.clk.Now().Add(r.o.Lease))
+				switch {
+				case err != nil:
+					r.o.Log.Warn("job lease not extended", "job_id", j.ID, "kind", j.Kind, "error", err.Error())
+				case !held:
+					r.o.Log.Warn("job lease lost", "job_id", j.ID, "kind", j.Kind)
+					cancel()
+					return
+				}
+			}
+		}
+	}()
+	defer func() {
+		close(stop)
+		<-beat
+		if p := recover(); p != nil {
+			errs = nil
+			for range js {
+				errs = append(errs, fmt.Errorf("panic: %v", p))
+			}
+		}
+	}()
+	errs = h(hctx, js)
+	if len(errs) != len(js) {
+		panic(fmt.Sprintf("batch handler of %q returned %d results for %d jobs", js[0].Kind, len(errs), len(js)))
+	}
+	return errs
+}
+
 // run executes one job and records its outcome.
 func (r *Runner) run(ctx context.Context, worker string, j Job) error {
 	r.mu.RLock()
@@ -246,7 +371,7 @@ func (r *Runner) run(ctx context.Context, worker string, j Job) error {
 	var herr error
 	switch {
 	case j.Attempts > j.MaxAttempts:
-		herr = errors.New("attempts exhausted (the last worker lost its lease)")
+		herr = errExhausted
 	case h == nil:
 		herr = fmt.Errorf("no handler for job kind %q", j.Kind)
 	default:
@@ -263,6 +388,12 @@ func (r *Runner) run(ctx context.Context, worker string, j Job) error {
 			r.o.Observe(j.Kind, herr, time.Since(began))
 		}
 	}
+	return r.finish(ctx, worker, j, herr)
+}
+
+// finish records the outcome of a job that its handler did not complete
+// itself: done, or a retry after a backoff (dead after MaxAttempts).
+func (r *Runner) finish(ctx context.Context, worker string, j Job, herr error) error {
 	// Record the outcome even when ctx was cancelled meanwhile (shutdown):
 	// the work is done and must not be repeated after the lease.
 	ctx = context.WithoutCancel(ctx)

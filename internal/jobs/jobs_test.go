@@ -290,3 +290,62 @@ func TestLostLeaseCancelsJob(t *testing.T) {
 		}
 	})
 }
+
+// TestBatchHandler: the due jobs of a kind with a batch handler come to it
+// together, in claim order, with their worker set, beside the jobs of a
+// kind with a plain handler; each result is what a handler's error means:
+// nil marks the job done, ErrCompleted leaves it to the handler, an error
+// schedules a retry; a panicking batch retries every job of it.
+func TestBatchHandler(t *testing.T) {
+	storetest.ForEachEngine(t, func(t *testing.T, s *store.Store) {
+		ctx := context.Background()
+		clk := clock.NewFixed(t0)
+		r := jobs.New(s.Jobs(), clk, jobs.Options{BaseBackoff: 10 * time.Second, ClaimBatch: 10})
+		enqueue(t, s, t0, "b", "ok", "self", "fail", "ok2")
+		enqueue(t, s, t0, "plain", "x")
+		enqueue(t, s, t0, "boom", "p1", "p2")
+		var got [][]string
+		r.HandleBatch("b", func(ctx context.Context, js []jobs.Job) []error {
+			var ps []string
+			out := make([]error, len(js))
+			for i, j := range js {
+				ps = append(ps, j.Payload)
+				if j.Worker == "" {
+					t.Errorf("job %s without its worker", j.Payload)
+				}
+				switch j.Payload {
+				case "self":
+					out[i] = jobs.ErrCompleted
+				case "fail":
+					out[i] = errors.New("receiver down")
+				}
+			}
+			got = append(got, ps)
+			return out
+		})
+		r.HandleBatch("boom", func(context.Context, []jobs.Job) []error { panic("broken") })
+		plain := 0
+		r.Handle("plain", func(context.Context, jobs.Job) error { plain++; return nil })
+		n, err := r.RunOnce(ctx)
+		if err != nil || n != 7 {
+			t.Fatalf("RunOnce = %d, %v; want 7 jobs", n, err)
+		}
+		if len(got) != 1 || fmt.Sprint(got[0]) != "[ok self fail ok2]" || plain != 1 {
+			t.Fatalf("batches %v, plain runs %d; want one batch [ok self fail ok2] and one plain run", got, plain)
+		}
+		state := map[string]string{}
+		for _, k := range []string{"b", "boom"} {
+			for _, j := range rows(t, s, k) {
+				state[j.Payload] = j.State
+				if j.State == jobs.StateReady && (j.LastError == nil || !j.RunAt.After(t0)) {
+					t.Errorf("job %s retried without its error or backoff: %+v", j.Payload, j)
+				}
+			}
+		}
+		want := map[string]string{"ok": jobs.StateDone, "ok2": jobs.StateDone, "self": jobs.StateRunning, "fail": jobs.StateReady,
+			"p1": jobs.StateReady, "p2": jobs.StateReady}
+		if fmt.Sprint(state) != fmt.Sprint(want) {
+			t.Errorf("states %v, want %v", state, want)
+		}
+	})
+}

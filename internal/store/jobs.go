@@ -147,14 +147,57 @@ func (jq JobQueue) Claim(ctx context.Context, worker string, at time.Time, lease
 	}
 	var out []jobs.Job
 	err := jq.s.Write(ctx, func(q Q) (err error) {
-		out, err = claimJobs(ctx, q.db, claimJobSQL(SQLite, jq.kind != ""), args)
+		out, err = claimJobs(ctx, q.prepared(ctx, claimJobSQL(SQLite, jq.kind != "")), "", args)
 		return err
 	})
 	return out, err
 }
 
+// prepared is the transaction's handle of a hot statement prepared on
+// SQLite's writer (hotStatements), or the transaction itself when the
+// statement is not prepared (PostgreSQL, or before NewLedger prepared
+// them); claimJobs and the attempt log run their statement on it.
+func (q Q) prepared(ctx context.Context, query string) stmtOrTx {
+	if q.tx != nil && q.s != nil {
+		if st, ok := q.s.stmts.Load(query); ok {
+			return stmtOrTx{st: q.tx.StmtContext(ctx, st.(*sql.Stmt))}
+		}
+	}
+	return stmtOrTx{db: q.db, query: query}
+}
+
+// stmtOrTx runs one statement, prepared or not.
+type stmtOrTx struct {
+	st    *sql.Stmt
+	db    dbtx
+	query string
+}
+
+func (s stmtOrTx) QueryContext(ctx context.Context, _ string, args ...any) (*sql.Rows, error) {
+	if s.st != nil {
+		return s.st.QueryContext(ctx, args...)
+	}
+	return s.db.QueryContext(ctx, s.query, args...)
+}
+
+func (s stmtOrTx) QueryRowContext(ctx context.Context, args ...any) *sql.Row {
+	if s.st != nil {
+		return s.st.QueryRowContext(ctx, args...)
+	}
+	return s.db.QueryRowContext(ctx, s.query, args...)
+}
+
+func (s stmtOrTx) ExecContext(ctx context.Context, args ...any) (sql.Result, error) {
+	if s.st != nil {
+		return s.st.ExecContext(ctx, args...)
+	}
+	return s.db.ExecContext(ctx, s.query, args...)
+}
+
 // claimJobs runs a claim statement and returns its jobs by (run_at, id).
-func claimJobs(ctx context.Context, db dbtx, stmt string, args []any) ([]jobs.Job, error) {
+func claimJobs(ctx context.Context, db interface {
+	QueryContext(ctx context.Context, q string, args ...any) (*sql.Rows, error)
+}, stmt string, args []any) ([]jobs.Job, error) {
 	rows, err := db.QueryContext(ctx, stmt, args...)
 	if err != nil {
 		return nil, err
@@ -209,7 +252,7 @@ func (q Q) DeleteJobs(ctx context.Context, held map[int64]string) error {
 		byWorker[w] = append(byWorker[w], id)
 	}
 	for w, ids := range byWorker {
-		if _, err := q.db.ExecContext(ctx, `DELETE FROM jobs WHERE locked_by = $1 AND id IN (`+placeholders(2, len(ids))+`)`,
+		if _, err := q.db.ExecContext(ctx, `DELETE FROM jobs WHERE locked_by = $1 AND id IN (`+q.placeholders(2, len(ids))+`)`,
 			append([]any{w}, ids...)...); err != nil {
 			return mapErr(err)
 		}
@@ -217,9 +260,21 @@ func (q Q) DeleteJobs(ctx context.Context, held map[int64]string) error {
 	return nil
 }
 
-// EnqueueJobs inserts jobs inside the caller's transaction in one statement.
+// EnqueueJobs inserts jobs inside the caller's transaction, in one
+// statement on PostgreSQL (one round trip).
 func (q Q) EnqueueJobs(ctx context.Context, js []jobs.NewJob, at time.Time) error {
 	if len(js) == 0 {
+		return nil
+	}
+	if q.engine == SQLite {
+		// One prepared statement per job (hotStatements): in-process, it
+		// costs no round trip, and it is not parsed anew for every count
+		// of jobs.
+		for _, j := range js {
+			if err := q.EnqueueJob(ctx, j, at); err != nil {
+				return err
+			}
+		}
 		return nil
 	}
 	rows := make([]string, len(js))
@@ -232,7 +287,7 @@ func (q Q) EnqueueJobs(ctx context.Context, js []jobs.NewJob, at time.Time) erro
 		if runAt.IsZero() {
 			runAt = at
 		}
-		rows[i] = "(" + placeholders(len(args)+1, 6) + ", 0)"
+		rows[i] = "(" + q.placeholders(len(args)+1, 6) + ", 0)"
 		args = append(args, j.Kind, j.Payload, jobs.StateReady, j.MaxAttempts, now(runAt), now(at))
 	}
 	_, err := q.db.ExecContext(ctx, `INSERT INTO jobs (kind, payload, state, max_attempts, run_at, created_at, attempts) VALUES `+

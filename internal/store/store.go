@@ -243,7 +243,8 @@ func (q Q) execPrepared(ctx context.Context, query string, args ...any) (sql.Res
 // hotStatements are prepared on SQLite's writer by NewLedger (after
 // migration, before any transaction holds the writer's single connection).
 var hotStatements = []string{insertUsageBatchSQL, upsertUsageDailySQL, insertEventSQLite,
-	insertJobSQL}
+	insertJobSQL, claimJobs4[0][0], claimJobs4[0][1], recordAttemptSQLite, insertAttemptSQL,
+	insertDeliverySQL}
 
 func (s *Store) prepareHot(ctx context.Context) error {
 	if s.engine != SQLite {

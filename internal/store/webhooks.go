@@ -135,8 +135,8 @@ func (q Q) AddDeliveries(ctx context.Context, ds []webhook.Delivery) ([]bool, er
 		}
 	}
 	if len(eps) > 0 {
-		query := `SELECT id, endpoint_id, object_id FROM webhook_deliveries WHERE endpoint_id IN (` + placeholders(1, len(eps)) +
-			`) AND object_id IN (` + placeholders(len(eps)+1, len(objs)) + `) AND state IN ('pending', 'waiting') AND manual = FALSE ORDER BY n`
+		query := `SELECT id, endpoint_id, object_id FROM webhook_deliveries WHERE endpoint_id IN (` + q.placeholders(1, len(eps)) +
+			`) AND object_id IN (` + q.placeholders(len(eps)+1, len(objs)) + `) AND state IN ('pending', 'waiting') AND manual = FALSE ORDER BY n`
 		if q.engine == Postgres {
 			query += ` FOR UPDATE`
 		}
@@ -176,31 +176,57 @@ func (q Q) AddDeliveries(ctx context.Context, ds []webhook.Delivery) ([]bool, er
 		pending[i] = d.State == webhook.StatePending
 	}
 	if len(marked) > 0 {
-		if _, err := q.db.ExecContext(ctx, `UPDATE webhook_deliveries SET has_next = TRUE WHERE id IN (`+placeholders(1, len(marked))+`)`,
+		if _, err := q.db.ExecContext(ctx, `UPDATE webhook_deliveries SET has_next = TRUE WHERE id IN (`+q.placeholders(1, len(marked))+`)`,
 			marked...); err != nil {
 			return nil, mapErr(err)
 		}
 	}
+	values := func(d webhook.Delivery) []any {
+		return []any{d.ID, d.EndpointID, d.AccountID, string(d.Environment), d.EventID, d.ObjectID, d.State, d.Manual, d.HasNext,
+			now(d.CreatedAt)}
+	}
+	if q.engine == SQLite { // one prepared statement per delivery, as EnqueueJobs
+		st := q.prepared(ctx, insertDeliverySQL)
+		for _, d := range ds {
+			if _, err := st.ExecContext(ctx, values(d)...); err != nil {
+				return nil, mapErr(err)
+			}
+		}
+		return pending, nil
+	}
 	rows := make([]string, len(ds))
 	args := make([]any, 0, 10*len(ds))
 	for i, d := range ds {
-		rows[i] = "(" + placeholders(len(args)+1, 10) + ", 0)"
-		args = append(args, d.ID, d.EndpointID, d.AccountID, string(d.Environment), d.EventID, d.ObjectID, d.State, d.Manual, d.HasNext,
-			now(d.CreatedAt))
+		rows[i] = "(" + q.placeholders(len(args)+1, 10) + ", 0)"
+		args = append(args, values(d)...)
 	}
 	_, err := q.db.ExecContext(ctx, `INSERT INTO webhook_deliveries (id, endpoint_id, account_id, environment, event_id, object_id,
 		state, manual, has_next, created_at, attempts) VALUES `+strings.Join(rows, ", "), args...)
 	return pending, mapErr(err)
 }
 
-// placeholders is "$from, $from+1, …" for n parameters.
-func placeholders(from, n int) string {
+// insertDeliverySQL stores one delivery (AddDeliveries on SQLite).
+const insertDeliverySQL = `INSERT INTO webhook_deliveries (id, endpoint_id, account_id, environment, event_id, object_id,
+	state, manual, has_next, created_at, attempts) VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, 0)`
+
+// placeholders is "$from, $from+1, …" for n parameters; on SQLite it is
+// "?, ?, …" (from must then follow the statement's highest parameter so
+// far, as it does in the statements built here): the driver (modernc)
+// matches every named parameter against every argument by formatting the
+// argument's position, quadratic in the number of parameters, which made
+// binding the multi-row statements of a delivery batch cost more than
+// running them. An anonymous ? takes the next position and binds by it.
+func (q Q) placeholders(from, n int) string {
 	var b strings.Builder
 	for i := 0; i < n; i++ {
 		if i > 0 {
 			b.WriteString(", ")
 		}
-		b.WriteString("$" + strconv.Itoa(from+i))
+		if q.engine == SQLite {
+			b.WriteByte('?')
+		} else {
+			b.WriteString("$" + strconv.Itoa(from+i))
+		}
 	}
 	return b.String()
 }
@@ -241,19 +267,18 @@ func (q Q) RecordAttempts(ctx context.Context, rs []webhook.AttemptRecord) (appl
 	done := map[string]bool{}
 	next := map[string]bool{}
 	if q.engine == SQLite {
-		// One statement per attempt: SQLite's planner scans the table for
-		// an UPDATE … FROM a VALUES list, and in-process statements cost no
-		// round trip.
+		// One statement per attempt, prepared once (hotStatements):
+		// SQLite's planner scans the table for an UPDATE … FROM a VALUES
+		// list, and in-process statements cost no round trip.
+		st := q.prepared(ctx, recordAttemptSQLite)
 		for _, r := range rs {
 			var fin any
 			if r.State != webhook.StatePending {
 				fin = now(r.Attempt.At)
 			}
 			var hn bool
-			err := q.db.QueryRowContext(ctx, `UPDATE webhook_deliveries SET state = $1, attempts = $2,
-				first_attempt_at = COALESCE(first_attempt_at, $3), finished_at = $4
-				WHERE id = $5 AND state = 'pending' AND attempts = $6 RETURNING has_next`,
-				r.State, r.Attempt.Attempt, now(r.Attempt.At), fin, r.Attempt.DeliveryID, r.Attempt.Attempt-1).Scan(&hn)
+			err := st.QueryRowContext(ctx, r.State, r.Attempt.Attempt, now(r.Attempt.At), fin, r.Attempt.DeliveryID,
+				r.Attempt.Attempt-1).Scan(&hn)
 			switch {
 			case err == nil:
 				done[r.Attempt.DeliveryID], next[r.Attempt.DeliveryID] = true, hn
@@ -282,20 +307,46 @@ func (q Q) RecordAttempts(ctx context.Context, rs []webhook.AttemptRecord) (appl
 	return q.logAttempts(ctx, rs, done, next)
 }
 
-// logAttempts inserts the applied attempts of rs in one statement.
+// recordAttemptSQLite moves one delivery on (RecordAttempts on SQLite).
+const recordAttemptSQLite = `UPDATE webhook_deliveries SET state = $1, attempts = $2,
+	first_attempt_at = COALESCE(first_attempt_at, $3), finished_at = $4
+	WHERE id = $5 AND state = 'pending' AND attempts = $6 RETURNING has_next`
+
+// insertAttemptSQL logs one attempt; attemptValues are its arguments.
+const insertAttemptSQL = `INSERT INTO webhook_attempts (id, endpoint_id, delivery_id, event_id, event_type, attempt, at,
+	status_code, latency_ms, excerpt, error, succeeded, manual, next_attempt_at)
+	VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12, $13, $14)`
+
+func attemptValues(a webhook.Attempt) []any {
+	return []any{a.ID, a.EndpointID, a.DeliveryID, a.EventID, a.EventType, a.Attempt, now(a.At), a.StatusCode,
+		a.Latency.Milliseconds(), a.Excerpt, a.Error, a.Succeeded, a.Manual, timePtr(a.NextAttemptAt)}
+}
+
+// logAttempts inserts the applied attempts of rs: in one statement on
+// PostgreSQL (one round trip), one prepared statement per attempt on
+// SQLite (no parse of a statement that differs with every batch size).
 func (q Q) logAttempts(ctx context.Context, rs []webhook.AttemptRecord, done, next map[string]bool) (applied, hasNext []bool, err error) {
 	applied, hasNext = make([]bool, len(rs)), make([]bool, len(rs))
 	var ins []string
 	var args []any
+	var st stmtOrTx
+	if q.engine == SQLite {
+		st = q.prepared(ctx, insertAttemptSQL)
+	}
 	for i, r := range rs {
 		a := r.Attempt
 		applied[i], hasNext[i] = done[a.DeliveryID], next[a.DeliveryID]
 		if !applied[i] {
 			continue
 		}
-		ins = append(ins, "("+placeholders(len(args)+1, 14)+")")
-		args = append(args, a.ID, a.EndpointID, a.DeliveryID, a.EventID, a.EventType, a.Attempt, now(a.At), a.StatusCode,
-			a.Latency.Milliseconds(), a.Excerpt, a.Error, a.Succeeded, a.Manual, timePtr(a.NextAttemptAt))
+		if q.engine == SQLite {
+			if _, err := st.ExecContext(ctx, attemptValues(a)...); err != nil {
+				return nil, nil, mapErr(err)
+			}
+			continue
+		}
+		ins = append(ins, "("+q.placeholders(len(args)+1, 14)+")")
+		args = append(args, attemptValues(a)...)
 	}
 	if len(ins) > 0 {
 		_, err = q.db.ExecContext(ctx, `INSERT INTO webhook_attempts (id, endpoint_id, delivery_id, event_id, event_type, attempt, at,
@@ -304,52 +355,75 @@ func (q Q) logAttempts(ctx context.Context, rs []webhook.AttemptRecord, done, ne
 	return applied, hasNext, mapErr(err)
 }
 
-// DeliveryWork reads what an attempt needs in one query: the delivery,
-// its endpoint and its event (evFound false when the event was pruned).
-// found is false when the delivery is gone (its endpoint was deleted).
-func (q Q) DeliveryWork(ctx context.Context, id string) (d webhook.Delivery, ep webhook.Endpoint, ev event.Event, found, evFound bool, err error) {
-	var env, epEnv, types string
-	var first, oldExp, disabled, failing, evCreated sql.NullTime
-	var old, reason, evID, evType, evObjectID, evAPI, evObject, evAcc, evEnv sql.NullString
-	var evSeq sql.NullInt64
-	err = q.db.QueryRowContext(ctx, `SELECT d.id, d.endpoint_id, d.account_id, d.environment, d.event_id, d.object_id, d.state,
+// DeliveriesWork reads what the attempts of the deliveries ids need (a
+// delivery worker's claim): the deliveries with their endpoints in one
+// query, their events in a second. A delivery that is gone (its endpoint
+// was deleted) is missing from the map. (The events are read apart: a
+// join of a list of deliveries to events let PostgreSQL hash the whole
+// events table when its statistics were young.)
+func (q Q) DeliveriesWork(ctx context.Context, ids []string) (map[string]webhook.Work, error) {
+	out := make(map[string]webhook.Work, len(ids))
+	if len(ids) == 0 {
+		return out, nil
+	}
+	args := make([]any, len(ids))
+	for i, id := range ids {
+		args[i] = id
+	}
+	var evIDs []any
+	err := q.eachRow(ctx, `SELECT d.id, d.endpoint_id, d.account_id, d.environment, d.event_id, d.object_id, d.state,
 		d.attempts, d.manual, d.created_at, d.first_attempt_at,
 		w.id, w.account_id, w.environment, w.url, w.description, w.event_types, w.secret, w.old_secret, w.old_secret_expires,
-		w.disabled_at, w.disabled_reason, w.failing_since, w.created_at, w.updated_at,
-		e.id, e.seq, e.type, e.object_id, e.api_version, e.created_at, e.object, e.account_id, e.environment
+		w.disabled_at, w.disabled_reason, w.failing_since, w.created_at, w.updated_at
 		FROM webhook_deliveries d JOIN webhook_endpoints w ON w.id = d.endpoint_id
-		LEFT JOIN events e ON e.id = d.event_id
-		WHERE d.id = $1`, id).Scan(&d.ID, &d.EndpointID, &d.AccountID, &env, &d.EventID, &d.ObjectID, &d.State, &d.Attempts, &d.Manual,
-		&d.CreatedAt, &first,
-		&ep.ID, &ep.AccountID, &epEnv, &ep.URL, &ep.Description, &types, &ep.Secret, &old, &oldExp, &disabled, &reason, &failing,
-		&ep.CreatedAt, &ep.UpdatedAt,
-		&evID, &evSeq, &evType, &evObjectID, &evAPI, &evCreated, &evObject, &evAcc, &evEnv)
-	if errors.Is(err, sql.ErrNoRows) {
-		return d, ep, ev, false, false, nil
+		WHERE d.id IN (`+q.placeholders(1, len(ids))+`)`, args, func(scan scanner) error {
+		var w webhook.Work
+		d, ep := &w.Delivery, &w.Endpoint
+		var env, epEnv, types string
+		var first, oldExp, disabled, failing sql.NullTime
+		var old, reason sql.NullString
+		if err := scan(&d.ID, &d.EndpointID, &d.AccountID, &env, &d.EventID, &d.ObjectID, &d.State, &d.Attempts, &d.Manual,
+			&d.CreatedAt, &first,
+			&ep.ID, &ep.AccountID, &epEnv, &ep.URL, &ep.Description, &types, &ep.Secret, &old, &oldExp, &disabled, &reason, &failing,
+			&ep.CreatedAt, &ep.UpdatedAt); err != nil {
+			return err
+		}
+		if first.Valid { // the retry window runs from the first attempt
+			d.CreatedAt = first.Time
+		}
+		d.Environment, d.CreatedAt = account.Environment(env), d.CreatedAt.UTC()
+		ep.Environment = account.Environment(epEnv)
+		if err := json.Unmarshal([]byte(types), &ep.EventTypes); err != nil {
+			return err
+		}
+		ep.OldSecret, ep.DisabledReason = old.String, reason.String
+		ep.OldSecretExpires, ep.DisabledAt, ep.FailingSince = nullTime(oldExp), nullTime(disabled), nullTime(failing)
+		ep.CreatedAt, ep.UpdatedAt = ep.CreatedAt.UTC(), ep.UpdatedAt.UTC()
+		out[d.ID] = w
+		evIDs = append(evIDs, d.EventID)
+		return nil
+	})
+	if err != nil || len(evIDs) == 0 {
+		return out, err
 	}
+	// By the unique event id alone (a condition on the account as well let
+	// PostgreSQL walk the account's primary key range instead); an event
+	// of another account or environment is not the delivery's.
+	evs, err := collect(ctx, q, `SELECT `+eventCols+` FROM events WHERE id IN (`+q.placeholders(1, len(evIDs))+`)`, evIDs, scanEvent)
 	if err != nil {
-		return d, ep, ev, false, false, mapErr(err)
+		return out, err
 	}
-	if first.Valid { // the retry window runs from the first attempt
-		d.CreatedAt = first.Time
+	byID := make(map[string]event.Event, len(evs))
+	for _, e := range evs {
+		byID[e.ID] = e
 	}
-	d.Environment, d.CreatedAt = account.Environment(env), d.CreatedAt.UTC()
-	ep.Environment = account.Environment(epEnv)
-	if err = json.Unmarshal([]byte(types), &ep.EventTypes); err != nil {
-		return d, ep, ev, false, false, err
+	for id, w := range out {
+		if e, ok := byID[w.Delivery.EventID]; ok && e.AccountID == w.Delivery.AccountID && e.Environment == w.Delivery.Environment {
+			w.Event, w.EventFound = e, true
+			out[id] = w
+		}
 	}
-	ep.OldSecret, ep.DisabledReason = old.String, reason.String
-	ep.OldSecretExpires, ep.DisabledAt, ep.FailingSince = nullTime(oldExp), nullTime(disabled), nullTime(failing)
-	ep.CreatedAt, ep.UpdatedAt = ep.CreatedAt.UTC(), ep.UpdatedAt.UTC()
-	// Joined on the unique event id alone (a join on the account as well
-	// let PostgreSQL walk the account's primary key range instead).
-	if evID.Valid && evAcc.String == d.AccountID && evEnv.String == string(d.Environment) {
-		evFound = true
-		ev = event.Event{ID: evID.String, AccountID: d.AccountID, Environment: d.Environment, Seq: evSeq.Int64,
-			Type: event.Type(evType.String), ObjectID: evObjectID.String, APIVersion: evAPI.String, CreatedAt: evCreated.Time.UTC(),
-			Object: []byte(evObject.String)}
-	}
-	return d, ep, ev, true, evFound, nil
+	return out, nil
 }
 
 // NextInChain makes the oldest waiting delivery of objectID to endpoint

@@ -106,6 +106,15 @@ const (
 	StateFailed    = "failed"    // retries exhausted, or the endpoint was disabled or deleted
 )
 
+// Work is what an attempt needs: the delivery, its endpoint and its
+// event (EventFound false when the event was pruned).
+type Work struct {
+	Delivery   Delivery
+	Endpoint   Endpoint
+	Event      event.Event
+	EventFound bool
+}
+
 // Delivery is one event to deliver to one endpoint (or a manual
 // redelivery of one).
 type Delivery struct {

@@ -66,11 +66,16 @@ func (s *Sender) client(p webhook.Policy) *http.Client {
 			return nil
 		}}
 	tr := &http.Transport{
-		Proxy:                 nil, // never through a proxy: the check is on the address dialled
-		DialContext:           d.DialContext,
-		ForceAttemptHTTP2:     true,
-		MaxIdleConns:          256,
-		MaxIdleConnsPerHost:   64,
+		Proxy:             nil, // never through a proxy: the check is on the address dialled
+		DialContext:       d.DialContext,
+		ForceAttemptHTTP2: true,
+		// An instance has up to 8 workers × 32 attempts in flight
+		// (app.DefaultWebhookWorkers, webhookClaim), often to one
+		// receiver: keeping that many idle connections per host lets the
+		// next claim reuse them instead of dialling (and, for https,
+		// handshaking) anew for every attempt over 64.
+		MaxIdleConns:          1024,
+		MaxIdleConnsPerHost:   256,
 		IdleConnTimeout:       90 * time.Second,
 		TLSHandshakeTimeout:   s.Timeout,
 		ResponseHeaderTimeout: s.Timeout,
