@@ -1,6 +1,6 @@
 -- +goose Up
--- Orders are the hottest insert of the ordering path (docs/storage.md,
--- "Ordering on PostgreSQL"). orders_list_reference serves only the list
+-- Orders are the hottest insert of the ordering path (docs/ticketing.md,
+-- "Load"). orders_list_reference serves only the list
 -- filtered by optional_order_reference = $n, which never matches NULL, yet
 -- every order without a reference (most of them) paid an entry in it.
 -- Partial, it holds only orders that have a reference; both engines infer
