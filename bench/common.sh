@@ -67,13 +67,16 @@ proc_ticks() {
 # pg_backends DB: the process ids of PostgreSQL's backends connected to DB
 # (loopback server: their /proc entries are on this machine).
 pg_backends() {
-  psql -h 127.0.0.1 -U postgres -Atc "SELECT pid FROM pg_stat_activity WHERE datname = '$1' AND pid <> pg_backend_pid()" | tr '\n' ' '
+  local out try
+  for try in 1 2 3 4 5 6 7 8 9 10; do # a shared server may be out of connections for a moment
+    if out=$(psql -h 127.0.0.1 -U postgres -Atc "SELECT pid FROM pg_stat_activity WHERE datname = '$1' AND pid <> pg_backend_pid()" 2>/dev/null); then
+      tr '\n' ' ' <<<"$out"; return 0
+    fi
+    sleep 0.3
+  done
+  echo "pg_backends: no connection to PostgreSQL" >&2; return 1
 }
 
-# pg_commits DB: transactions committed in DB so far.
-pg_commits() {
-  psql -h 127.0.0.1 -U postgres -Atc "SELECT xact_commit FROM pg_stat_database WHERE datname = '$1'"
-}
 
 CLK_TCK=$(getconf CLK_TCK)
 
@@ -82,12 +85,14 @@ CLK_TCK=$(getconf CLK_TCK)
 # in between counts from 0; one that ended in between is lost, so keep the
 # pools open: farebox keeps idle connections for 5 minutes).
 pg_cpu_mark() {
-  local p; : >"$2"
-  for p in $(pg_backends "$1"); do echo "$p $(proc_ticks "$p")" >>"$2"; done
+  local p pids; : >"$2"
+  pids=$(pg_backends "$1") || exit 1
+  for p in $pids; do echo "$p $(proc_ticks "$p")" >>"$2"; done
 }
 pg_cpu_since() {
-  local p t=0 before
-  for p in $(pg_backends "$1"); do
+  local p t=0 before pids
+  pids=$(pg_backends "$1") || exit 1
+  for p in $pids; do
     before=$(awk -v p="$p" '$1 == p {print $2}' "$2"); t=$((t + $(proc_ticks "$p") - ${before:-0}))
   done
   echo "$t"

@@ -76,7 +76,8 @@ loadgen_class() {
   out=$("$LOADGEN" -mode "$mode" -url "$urls" -key "$KEY" -c "$CONNS" -d "${DUR}s" -cpu-pid "$pids" -cpu-pg-db "$BENCH_DB" -database-url "$FAREBOX_DATABASE_URL")
   local total rate fb pg per
   total=$(awk '{print $2}' <<<"$out"); rate=$(awk '{print $6}' <<<"$out")
-  fb=$(sed -E 's/.*farebox ([0-9.]+) ms\/op.*/\1/' <<<"$out"); pg=$(sed -E 's/.*postgres ([0-9.]+) ms\/op.*/\1/' <<<"$out")
+  fb=$(grep -oE 'farebox [0-9.]+ ms/op' <<<"$out" | awk '{print $2}'); pg=$(grep -oE 'postgres [0-9.]+ ms/op' <<<"$out" | awk '{print $2}')
+  pg=${pg:--}
   if [ "$n" -gt 1 ]; then per=$(grep -oE 'ops, [0-9.]+ ms/op' <<<"$out" | awk '{printf "%s ", $2}'); else per="$fb"; fi
   printf '%-9s %-11s %9d %9.0f %14s %14s %28s\n' "$n" "$mode" "$total" "$rate" "$fb" "$pg" "$per"
 }

@@ -72,24 +72,40 @@ func procTicks(pid int) int64 {
 	return u + k
 }
 
+// backends are the CPU ticks of the database's backends by pid; nil when
+// pg_stat_activity could not be read (a shared server out of connections
+// for longer than the retries wait).
 func (p *cpuProbe) backends() map[int]int64 {
-	out := map[int]int64{}
 	if p.pg == nil {
-		return out
+		return nil
 	}
+	var err error
+	for try := 0; try < 10; try++ {
+		var out map[int]int64
+		if out, err = p.readBackends(); err == nil {
+			return out
+		}
+		time.Sleep(300 * time.Millisecond)
+	}
+	fmt.Fprintln(os.Stderr, "loadgen: pg_stat_activity:", err)
+	return nil
+}
+
+func (p *cpuProbe) readBackends() (map[int]int64, error) {
 	rows, err := p.pg.Query(`SELECT pid FROM pg_stat_activity WHERE datname = $1 AND pid <> pg_backend_pid()`, p.pgDB)
 	if err != nil {
-		fmt.Fprintln(os.Stderr, "loadgen: pg_stat_activity:", err)
-		return out
+		return nil, err
 	}
 	defer rows.Close()
+	out := map[int]int64{}
 	for rows.Next() {
 		var pid int
-		if rows.Scan(&pid) == nil {
-			out[pid] = procTicks(pid)
+		if err := rows.Scan(&pid); err != nil {
+			return nil, err
 		}
+		out[pid] = procTicks(pid)
 	}
-	return out
+	return out, rows.Err()
 }
 
 func (p *cpuProbe) farebox() int64 {
@@ -148,9 +164,13 @@ func (p *cpuProbe) end(r result) string {
 		}
 	}
 	if p.pg != nil {
+		now := p.backends()
+		if now == nil || p.pg0 == nil {
+			return line + "   postgres unmeasured"
+		}
 		var t int64
-		for pid, now := range p.backends() {
-			t += now - p.pg0[pid]
+		for pid, ticks := range now {
+			t += ticks - p.pg0[pid]
 		}
 		line += fmt.Sprintf("   postgres %.3f ms/op", ms(t, n))
 	}
