@@ -50,3 +50,83 @@ new_key() { "$BIN" accounts create --create --name "bench" --json | sed -E 's/.*
 
 # rps OUTPUT: the Requests/sec figure of a wrk run.
 rps() { awk '/Requests\/sec/ {print $2}' <<<"$1"; }
+
+# proc_ticks PID...: the CPU time (utime+stime, in clock ticks) the
+# processes have used so far; a process that has ended counts 0.
+proc_ticks() {
+  local t=0 p f
+  for p in "$@"; do
+    f=$(cat "/proc/$p/stat" 2>/dev/null) || continue
+    f=${f##*) }   # the fields after the command name
+    set -- $f
+    t=$((t + ${12} + ${13}))   # fields 14 and 15 of stat: utime, stime
+  done
+  echo "$t"
+}
+
+# pg_backends DB: the process ids of PostgreSQL's backends connected to DB
+# (loopback server: their /proc entries are on this machine).
+pg_backends() {
+  local out try
+  for try in 1 2 3 4 5 6 7 8 9 10; do # a shared server may be out of connections for a moment
+    if out=$(psql -h 127.0.0.1 -U postgres -Atc "SELECT pid FROM pg_stat_activity WHERE datname = '$1' AND pid <> pg_backend_pid()" 2>/dev/null); then
+      tr '\n' ' ' <<<"$out"; return 0
+    fi
+    sleep 0.3
+  done
+  echo "pg_backends: no connection to PostgreSQL" >&2; return 1
+}
+
+
+CLK_TCK=$(getconf CLK_TCK)
+
+# pg_cpu_mark DB FILE: records the CPU ticks of DB's backends now;
+# pg_cpu_since DB FILE: the ticks they used since (a backend that started
+# in between counts from 0; one that ended in between is lost, so keep the
+# pools open: farebox keeps idle connections for 5 minutes).
+pg_cpu_mark() {
+  local p pids; : >"$2"
+  pids=$(pg_backends "$1") || exit 1
+  for p in $pids; do echo "$p $(proc_ticks "$p")" >>"$2"; done
+}
+pg_cpu_since() {
+  local p t=0 before pids
+  pids=$(pg_backends "$1") || exit 1
+  for p in $pids; do
+    before=$(awk -v p="$p" '$1 == p {print $2}' "$2"); t=$((t + $(proc_ticks "$p") - ${before:-0}))
+  done
+  echo "$t"
+}
+
+# per_op TICKS N: milliseconds of CPU per operation.
+per_op() { awk -v t="$1" -v n="$2" -v hz="$CLK_TCK" 'BEGIN { if (n > 0) printf "%.3f", 1000 * t / hz / n; else print "-" }'; }
+
+# start_instances N [flags...]: runs N farebox serve processes on one
+# database, on ports PORT, PORT+1, …; their pids in INSTANCE_PIDS, their
+# base URLs in INSTANCE_URLS. stop_instances ends them.
+start_instances() {
+  local n=$1 i port; shift
+  INSTANCE_PIDS=(); INSTANCE_URLS=()
+  for ((i = 0; i < n; i++)); do
+    port=$((PORT + i))
+    if curl -sf "http://127.0.0.1:$port/healthz" >/dev/null 2>&1; then
+      echo "port $port is already serving: set PORT (and BENCH_DB) to run beside another benchmark"; exit 1
+    fi
+    "$BIN" serve --addr "127.0.0.1:$port" --log-level warn --rate-limit 0 --capability-rate-limit 0 --client-rate-limit 0 "$@" >"/tmp/farebox-bench.$port.log" 2>&1 &
+    INSTANCE_PIDS+=($!); INSTANCE_URLS+=("http://127.0.0.1:$port")
+  done
+  for ((i = 0; i < n; i++)); do
+    for _ in $(seq 1 300); do
+      curl -sf "${INSTANCE_URLS[$i]}/readyz" >/dev/null && break
+      kill -0 "${INSTANCE_PIDS[$i]}" 2>/dev/null || { echo "instance $i did not start:"; cat "/tmp/farebox-bench.$((PORT + i)).log"; exit 1; }
+      sleep 0.1
+    done
+  done
+}
+
+stop_instances() {
+  local p
+  for p in "${INSTANCE_PIDS[@]}"; do kill "$p" 2>/dev/null || true; done
+  for p in "${INSTANCE_PIDS[@]}"; do wait "$p" 2>/dev/null || true; done
+  INSTANCE_PIDS=()
+}

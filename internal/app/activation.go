@@ -65,10 +65,7 @@ func (a *App) activateOnce(ctx context.Context, couponID string, req ActivationR
 	const op = "app.ActivateCoupon"
 	var out Activation
 	err := a.store.Write(ctx, func(q store.Q) error {
-		if err := q.LockCoupon(ctx, couponID); err != nil {
-			return err
-		}
-		c, err := q.Coupon(ctx, couponID)
+		c, err := q.LockedCoupon(ctx, couponID)
 		if err != nil {
 			return err
 		}
@@ -92,7 +89,7 @@ func (a *App) activateOnce(ctx context.Context, couponID string, req ActivationR
 		if req.ReactivationKey != "" {
 			out.TicketID, err = a.reactivate(ctx, q, c, req, now)
 		} else {
-			out.TicketID, err = a.activateFirst(ctx, q, c, pr, req, now)
+			out.TicketID, err = a.activateFirst(ctx, q, c, pr, req, before, now)
 		}
 		if err != nil {
 			return err
@@ -202,12 +199,11 @@ func isEmptyObject(raw json.RawMessage) bool {
 	return json.Unmarshal(raw, &m) == nil && len(m) == 0
 }
 
-func (a *App) activateFirst(ctx context.Context, q store.Q, c ticketing.Coupon, pr *catalog.Product, req ActivationRequest, now time.Time) (string, error) {
+// activateFirst activates coupon c, whose tickets (read under its row
+// lock) are existing.
+func (a *App) activateFirst(ctx context.Context, q store.Q, c ticketing.Coupon, pr *catalog.Product, req ActivationRequest,
+	existing []ticketing.Ticket, now time.Time) (string, error) {
 	const op = "app.activateFirst"
-	existing, err := q.TicketsOfCoupon(ctx, c.ID)
-	if err != nil {
-		return "", err
-	}
 	if c.OriginalCouponID != nil {
 		return a.activateRestored(ctx, q, c, existing, now)
 	}

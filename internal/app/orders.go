@@ -128,9 +128,6 @@ func (a *App) PlaceOrder(ctx context.Context, p account.Principal, req OrderRequ
 		}
 	}
 	err = a.store.Write(ctx, func(q store.Q) error {
-		if err := q.InsertOrder(ctx, o); err != nil {
-			return err
-		}
 		for _, s := range subs {
 			if err := q.InsertSubscription(ctx, s); err != nil {
 				return err
@@ -141,15 +138,8 @@ func (a *App) PlaceOrder(ctx context.Context, p account.Principal, req OrderRequ
 				}
 			}
 		}
-		for _, c := range o.Coupons {
-			if err := q.InsertCoupon(ctx, c); err != nil {
-				return err
-			}
-		}
-		for _, it := range items {
-			if err := q.InsertBillableItem(ctx, it); err != nil {
-				return err
-			}
+		if err := q.InsertOrderRows(ctx, o, items); err != nil {
+			return err
 		}
 		return ev.write(ctx, q)
 	})

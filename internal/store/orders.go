@@ -22,6 +22,71 @@ func (q Q) InsertOrder(ctx context.Context, o ticketing.Order) error {
 	return mapErr(err)
 }
 
+// InsertOrderRows writes an order's rows: the order, its coupons and the
+// billable items (a subscription's cycle item too; its subscription and
+// cycles go first, InsertSubscription and InsertCycle). On PostgreSQL it is one statement,
+// one round trip: data-modifying CTEs insert the order and the coupons
+// (multi-row) and the main INSERT the items; the foreign keys are checked
+// at the statement's end, when all rows are there. SQLite, in the process,
+// has no round trips to save and runs the single inserts.
+func (q Q) InsertOrderRows(ctx context.Context, o ticketing.Order, items []ticketing.BillableItem) error {
+	if q.engine != Postgres {
+		if err := q.InsertOrder(ctx, o); err != nil {
+			return err
+		}
+		for _, c := range o.Coupons {
+			if err := q.InsertCoupon(ctx, c); err != nil {
+				return err
+			}
+		}
+		for _, it := range items {
+			if err := q.InsertBillableItem(ctx, it); err != nil {
+				return err
+			}
+		}
+		return nil
+	}
+	args := []any{o.ID, o.AccountID, string(o.Environment), o.OptionalOrderReference, o.RestoreSecret, now(o.CreatedAt), o.TestClockID}
+	var b strings.Builder
+	b.WriteString(`WITH o AS (INSERT INTO orders (` + orderCols + `) VALUES ($1, $2, $3, $4, $5, $6, $7))`)
+	values := func(row ...any) {
+		b.WriteString("(")
+		for i, v := range row {
+			args = append(args, v)
+			if i > 0 {
+				b.WriteString(", ")
+			}
+			fmt.Fprintf(&b, "$%d", len(args))
+		}
+		b.WriteString(")")
+	}
+	if len(o.Coupons) > 0 {
+		b.WriteString(`, c AS (INSERT INTO coupons (` + couponCols + `) VALUES `)
+		for i, c := range o.Coupons {
+			if i > 0 {
+				b.WriteString(", ")
+			}
+			values(c.ID, c.OrderID, c.Position, c.AccountID, string(c.Environment), c.ProductID, c.SubscriptionID, c.BillableItemID,
+				c.OriginalCouponID, c.RestoredCouponID, jsonText(c.TariffSettings), c.Activated, now(c.CreatedAt), c.TestClockID)
+		}
+		b.WriteString(")")
+	}
+	if len(items) == 0 {
+		// The main statement of the WITH: the order is in o already.
+		b.WriteString(` SELECT 1`)
+	} else {
+		b.WriteString(` INSERT INTO billable_items (` + billableItemCols + `) VALUES `)
+		for i, it := range items {
+			if i > 0 {
+				b.WriteString(", ")
+			}
+			values(billableItemArgs(it)...)
+		}
+	}
+	_, err := q.db.ExecContext(ctx, b.String(), args...)
+	return mapErr(err)
+}
+
 // Order returns an order of one account and environment with its coupons;
 // another tenant's order is apperr.NotFound.
 func (q Q) Order(ctx context.Context, accountID string, env account.Environment, id string) (ticketing.Order, error) {
@@ -108,12 +173,18 @@ func (q Q) SetCouponRestored(ctx context.Context, id, restoredID string) error {
 
 // InsertBillableItem writes a billable item.
 func (q Q) InsertBillableItem(ctx context.Context, b ticketing.BillableItem) error {
-	_, err := q.db.ExecContext(ctx, `INSERT INTO billable_items (id, account_id, environment, product_id, description, amount_cents,
-		currency, vat_rate_bp, coupon_id, subscription_id, cycle_id, ordered_at, test_clock_id)
-		VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12, $13)`,
-		b.ID, b.AccountID, string(b.Environment), b.ProductID, b.Description, int64(b.AmountCents), b.Currency, b.VATRateBP,
-		b.CouponID, b.SubscriptionID, b.CycleID, now(b.OrderedAt), b.TestClockID)
+	_, err := q.db.ExecContext(ctx, `INSERT INTO billable_items (`+billableItemCols+`)
+		VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12, $13)`, billableItemArgs(b)...)
 	return mapErr(err)
+}
+
+const billableItemCols = `id, account_id, environment, product_id, description, amount_cents,
+	currency, vat_rate_bp, coupon_id, subscription_id, cycle_id, ordered_at, test_clock_id`
+
+// billableItemArgs are b's values in the order of billableItemCols.
+func billableItemArgs(b ticketing.BillableItem) []any {
+	return []any{b.ID, b.AccountID, string(b.Environment), b.ProductID, b.Description, int64(b.AmountCents), b.Currency, b.VATRateBP,
+		b.CouponID, b.SubscriptionID, b.CycleID, now(b.OrderedAt), b.TestClockID}
 }
 
 // CountRows counts a table's rows (tests check that failures write nothing).
@@ -177,6 +248,21 @@ func jsonText(j json.RawMessage) any {
 func (q Q) LockCoupon(ctx context.Context, id string) error {
 	_, err := q.db.ExecContext(ctx, `UPDATE coupons SET id = id WHERE id = $1`, id)
 	return mapErr(err)
+}
+
+// LockedCoupon is Coupon holding the coupon's row lock until the
+// transaction ends (LockCoupon and the read in one round trip): on
+// PostgreSQL SELECT … FOR NO KEY UPDATE, the lock LockCoupon's no-op
+// update takes, without writing a new row version; after waiting for a
+// concurrent holder it reads the row as that one committed it. SQLite,
+// one writer at a time, reads.
+func (q Q) LockedCoupon(ctx context.Context, id string) (ticketing.Coupon, error) {
+	where := `id = $1`
+	if q.engine == Postgres {
+		where += ` FOR NO KEY UPDATE`
+	}
+	cs, err := q.couponsWhere(ctx, where, id)
+	return single(cs, err, "store.LockedCoupon", CodeCouponNotFound)
 }
 
 // Orders is a page of an account's orders, newest first, each with its

@@ -7,11 +7,12 @@
 //
 // Loopback only; every run is bounded by -d.
 //
-//	loadgen -mode order    -url http://127.0.0.1:18090 -key fbx_live_… -c 64 -d 10s
+//	loadgen -mode order    -url http://127.0.0.1:18090 -key fbx_live_… -c 64 -d 10s [-cpu-pid PID,PID] [-cpu-pg-db DB -database-url …]
 //	loadgen -mode activate -url … -key … -c 64 -d 10s   (orders coupons first, then activates them)
-//	loadgen -mode baseline -data-dir DIR | -database-url postgres://… -c 64 -d 10s
+//	loadgen -mode baseline -data-dir DIR | -database-url postgres://… -c 64 -d 10s [-events=false]
 //	loadgen -mode mix -url http://A,http://B -key … -rate 200 -d 30s [-stops ID,ID]
 //	loadgen -mode soak -url … -key … -n 10000 -every 1000 -c 4 -pid PID -pprof http://127.0.0.1:PORT
+//	loadgen -mode pgcount -listen 127.0.0.1:15432 -upstream 127.0.0.1:5432   (until SIGINT; pgcount.go)
 //
 // -mode mix is open loop at a fixed rate over one or more instances (mix.go).
 // -mode soak issues invoices with all their files and reads the server's
@@ -35,21 +36,27 @@ import (
 	"time"
 
 	"github.com/farebox/farebox/internal/account"
+	"github.com/farebox/farebox/internal/event"
 	"github.com/farebox/farebox/internal/ident"
 	"github.com/farebox/farebox/internal/store"
 	"github.com/farebox/farebox/internal/ticketing"
 )
 
 func main() {
-	mode := flag.String("mode", "order", "order, activate, baseline, mix or soak")
-	url := flag.String("url", "http://127.0.0.1:18090", "server base URL (mix: comma-separated instances, used round robin)")
+	mode := flag.String("mode", "order", "order, activate, baseline, mix, soak or pgcount")
+	listen := flag.String("listen", "127.0.0.1:15432", "pgcount: address the proxy listens on")
+	upstream := flag.String("upstream", "127.0.0.1:5432", "pgcount: PostgreSQL's address")
+	url := flag.String("url", "http://127.0.0.1:18090", "server base URL (order, activate, mix: comma-separated instances of one database, shared round robin)")
 	rate := flag.Float64("rate", 200, "mix: operations started per second")
 	stops := flag.String("stops", "", "mix: comma-separated station ids (<prefix>-station-<id>) for departure boards (empty: none)")
 	key := flag.String("key", "", "live API key")
 	conc := flag.Int("c", 64, "concurrent clients")
 	dur := flag.Duration("d", 10*time.Second, "duration")
-	dbURL := flag.String("database-url", "", "baseline: PostgreSQL URL")
+	dbURL := flag.String("database-url", "", "baseline: PostgreSQL URL (order, activate: where -cpu-pg-db's backends are listed)")
+	cpuPids := flag.String("cpu-pid", "", "order, activate: farebox process ids (comma-separated) whose CPU per operation is printed")
+	cpuPgDB := flag.String("cpu-pg-db", "", "order, activate, baseline: database whose PostgreSQL backends' CPU per operation is printed (needs -database-url)")
 	dataDir := flag.String("data-dir", "", "baseline: SQLite data dir")
+	baseEvents := flag.Bool("events", true, "baseline: insert the order's order.created event too (false: the order, coupon and billable item only)")
 	soakN := flag.Int("n", 10000, "soak: invoices to issue")
 	soakEvery := flag.Int("every", 1000, "soak: invoices between two memory readings")
 	soakWarmup := flag.Int("warmup", 3000, "soak: invoices before the reading that later ones are compared with (SQLite's page caches fill first)")
@@ -60,12 +67,26 @@ func main() {
 	var res result
 	var err error
 	switch *mode {
-	case "order", "activate":
-		res, err = httpLoad(*mode, *url, *key, *conc, *dur)
-	case "baseline":
-		res, err = baseline(*dbURL, *dataDir, *conc, *dur)
+	case "order", "activate", "baseline":
+		var probe *cpuProbe
+		if *cpuPids != "" || *cpuPgDB != "" {
+			if probe, err = newCPUProbe(*cpuPids, *dbURL, *cpuPgDB); err != nil {
+				break
+			}
+		}
+		if *mode == "baseline" {
+			res, err = baseline(*dbURL, *dataDir, *conc, *dur, *baseEvents, probe)
+		} else {
+			res, err = httpLoad(*mode, strings.Split(*url, ","), *key, *conc, *dur, probe)
+		}
 	case "soak":
 		if err := soakLoad(*url, *key, *soakN, *soakEvery, *soakWarmup, *conc, *soakPid, *soakPprof, *soakGrowth); err != nil {
+			fmt.Fprintln(os.Stderr, "loadgen:", err)
+			os.Exit(1)
+		}
+		return
+	case "pgcount":
+		if err := pgCount(*listen, *upstream); err != nil {
 			fmt.Fprintln(os.Stderr, "loadgen:", err)
 			os.Exit(1)
 		}
@@ -91,6 +112,8 @@ func main() {
 }
 
 type result struct {
+	cpu       string  // CPU per operation (cpu.go), if measured
+	perWorker []int64 // operations done by each worker
 	n, errors int64
 	elapsed   time.Duration
 	lat       []time.Duration
@@ -104,8 +127,8 @@ func (r result) print(mode string) {
 		}
 		return r.lat[int(float64(len(r.lat)-1)*p)]
 	}
-	fmt.Printf("%-9s %8d ok %6d errors %10.1f /s   p50 %8s   p99 %8s\n", mode, r.n, r.errors,
-		float64(r.n)/r.elapsed.Seconds(), pct(0.50).Round(10*time.Microsecond), pct(0.99).Round(10*time.Microsecond))
+	fmt.Printf("%-9s %8d ok %6d errors %10.1f /s   p50 %8s   p99 %8s%s\n", mode, r.n, r.errors,
+		float64(r.n)/r.elapsed.Seconds(), pct(0.50).Round(10*time.Microsecond), pct(0.99).Round(10*time.Microsecond), r.cpu)
 }
 
 // run calls op from conc goroutines until d has passed.
@@ -138,6 +161,7 @@ func run(conc int, d time.Duration, op func(worker int) error) result {
 	r := result{n: n.Load(), errors: errs.Load(), elapsed: time.Since(start)}
 	for _, l := range lats {
 		r.lat = append(r.lat, l...)
+		r.perWorker = append(r.perWorker, int64(len(l)))
 	}
 	return r
 }
@@ -207,13 +231,16 @@ func singleProduct(url, key string) (string, error) {
 	return "", fmt.Errorf("no single adult product in Berlin")
 }
 
-func httpLoad(mode, url, key string, conc int, d time.Duration) (result, error) {
-	pid, err := singleProduct(url, key)
+// httpLoad runs -mode order or activate against one or more instances of
+// one database: worker w sends its requests to urls[w % len(urls)].
+func httpLoad(mode string, urls []string, key string, conc int, d time.Duration, probe *cpuProbe) (result, error) {
+	pid, err := singleProduct(urls[0], key)
 	if err != nil {
 		return result{}, err
 	}
-	order := func() (string, error) {
-		b, err := post(url+"/v9/ticketing/orders.json", key, map[string]any{"product_ids": []string{pid}}, 201)
+	probe.split(urls)
+	order := func(w int) (string, error) {
+		b, err := post(urls[w%len(urls)]+"/v9/ticketing/orders.json", key, map[string]any{"product_ids": []string{pid}}, 201)
 		if err != nil {
 			return "", err
 		}
@@ -223,12 +250,15 @@ func httpLoad(mode, url, key string, conc int, d time.Duration) (result, error) 
 		return o.CouponID, json.Unmarshal(b, &o)
 	}
 	if mode == "order" {
-		return run(conc, d, func(int) error { _, err := order(); return err }), nil
+		probe.begin()
+		r := run(conc, d, func(w int) error { _, err := order(w); return err })
+		r.cpu = probe.end(r)
+		return r, nil
 	}
 	// Activation: order a pool of coupons first (not timed), then activate them.
 	coupons := make(chan string, 200000)
-	fill := run(conc, d, func(int) error {
-		c, err := order()
+	fill := run(conc, d, func(w int) error {
+		c, err := order(w)
 		if err == nil {
 			coupons <- c
 		}
@@ -239,19 +269,27 @@ func httpLoad(mode, url, key string, conc int, d time.Duration) (result, error) 
 	}
 	close(coupons)
 	medium := map[string]any{"identification_medium": map[string]any{"photo_id_lite": map[string]any{"first_name": "Max", "last_name": "Mustermann", "birth_date": "1990-01-01"}}}
-	return run(conc, d, func(int) error {
+	probe.begin()
+	r := run(conc, d, func(w int) error {
 		c, ok := <-coupons
 		if !ok {
 			return errDone
 		}
-		_, err := post(url+"/v9/ticketing/coupons/"+c+"/activate.json", "", medium, 201)
+		_, err := post(urls[w%len(urls)]+"/v9/ticketing/coupons/"+c+"/activate.json", "", medium, 201)
 		return err
-	}), nil
+	})
+	r.cpu = probe.end(r)
+	return r, nil
 }
 
-// baseline inserts an order, a coupon and a billable item per transaction,
-// the rows POST orders.json writes for one single ticket.
-func baseline(dbURL, dataDir string, conc int, d time.Duration) (result, error) {
+// baseline inserts, per transaction, the rows POST orders.json writes for
+// one single ticket: the order, its coupon and billable item (through the
+// same store call as the order, InsertOrderRows) and, with events, its
+// order.created event (of the size the order's is, about 770 bytes with
+// the catalog parts referred to by hash). It is the database's own rate
+// for an order's rows; what ordering adds on top is HTTP, the API key, the
+// usage ledger, the webhook endpoints' lookup (fanOut) and the JSON.
+func baseline(dbURL, dataDir string, conc int, d time.Duration, events bool, probe *cpuProbe) (result, error) {
 	ctx := context.Background()
 	s, err := store.Open(ctx, store.Options{URL: dbURL, DataDir: dataDir, MaxConns: conc})
 	if err != nil {
@@ -271,7 +309,8 @@ func baseline(dbURL, dataDir string, conc int, d time.Duration) (result, error) 
 		return result{}, fmt.Errorf("baseline needs a catalog (start the server once on this database): %v", err)
 	}
 	pid := f.Products[0].ID
-	return run(conc, d, func(int) error {
+	probe.begin()
+	r := run(conc, d, func(int) error {
 		now := time.Now()
 		o := ticketing.Order{ID: ids.New("order"), AccountID: acc.ID, Environment: account.Live, RestoreSecret: ids.New("restore-secret"), CreatedAt: now}
 		item := ticketing.BillableItem{ID: ids.New("billable"), AccountID: acc.ID, Environment: account.Live, ProductID: pid,
@@ -279,14 +318,28 @@ func baseline(dbURL, dataDir string, conc int, d time.Duration) (result, error) 
 		c := ticketing.Coupon{ID: ids.New("coupon"), OrderID: o.ID, AccountID: acc.ID, Environment: account.Live, ProductID: pid,
 			BillableItemID: &item.ID, CreatedAt: now}
 		item.CouponID = &c.ID
+		o.Coupons = []ticketing.Coupon{c}
+		var evs []event.Event
+		if events {
+			obj := fmt.Sprintf(orderCreatedShape, o.ID, c.ID, c.ID, item.ID, now.Format(time.RFC3339), now.Format(time.RFC3339), now.Format(time.RFC3339))
+			evs = []event.Event{{ID: ids.New("event"), AccountID: acc.ID, Environment: account.Live, Type: event.OrderCreated,
+				ObjectID: o.ID, APIVersion: event.APIVersion, CreatedAt: now, Object: json.RawMessage(obj)}}
+		}
 		return s.Write(ctx, func(q store.Q) error {
-			if err := q.InsertOrder(ctx, o); err != nil {
+			if err := q.InsertOrderRows(ctx, o, []ticketing.BillableItem{item}); err != nil {
 				return err
 			}
-			if err := q.InsertCoupon(ctx, c); err != nil {
-				return err
-			}
-			return q.InsertBillableItem(ctx, item)
+			return q.InsertEvents(ctx, evs)
 		})
-	}), nil
+	})
+	r.cpu = probe.end(r)
+	return r, nil
 }
+
+// orderCreatedShape is an order.created object of one single ticket as
+// PlaceOrder stores it (product and area replaced by their parts' hashes).
+const orderCreatedShape = `{"order_id":%q,"optional_order_reference":null,"environment":"live","coupon_id":%q,` +
+	`"coupons":[{"id":%q,"original_coupon_id":null,"restored_coupon_id":null,"product":{"<part>":"3cd179f10d2308c823291444cf80a413"},` +
+	`"area":{"<part>":"4b36859688cabbb4dec50d0b841b5844"},"subscription":null,"activated":false,"environment":"live",` +
+	`"billable_item_id":%q,"tariff_settings":null,"tariff_settings_valid":null,"earliest_activation_start_datetime":%q,` +
+	`"latest_activation_start_datetime":%q,"activatable_until":%q}]}`
