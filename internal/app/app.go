@@ -49,10 +49,7 @@ type App struct {
 	// pusher sends Apple pass-update pushes (passupdates.go); nil: none.
 	pusher atomic.Pointer[PassPusher]
 
-	// benchWithoutEvents makes PlaceOrder skip its order.created event: the
-	// baseline of BenchmarkPlaceOrderEvents, set only by export_test.go.
-	benchWithoutEvents bool
-	parts              partCache // event parts by hash (eventparts.go)
+	parts partCache // event parts by hash (eventparts.go)
 
 	// wallets is the instance's Wallets (NewWallets), which runs the pass
 	// update jobs (googleupdates.go); nil until wallets are configured.

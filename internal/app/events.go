@@ -59,12 +59,29 @@ func (c *changeEvents) add(t event.Type, objectID string, obj any) error {
 }
 
 // write appends the collected events; call it last in the transaction.
-// It also adds the events' webhook deliveries (fanOut).
+// It also adds the events' webhook deliveries (fanOut) when the account
+// and environment has an enabled endpoint, which the insert itself checks.
 func (c *changeEvents) write(ctx context.Context, q store.Q) error {
-	if err := q.InsertEvents(ctx, c.evs); err != nil {
+	hooks, err := q.InsertEvents(ctx, c.evs)
+	if err != nil || !hooks {
 		return err
 	}
 	return c.fanOut(ctx, q)
+}
+
+// order adds order.created showing the new order o, from the values the
+// order was built of (subs: its new subscriptions), as its POST answers
+// without the restore secret. q only reads what o does not hold.
+func (c *changeEvents) order(ctx context.Context, q store.Q, o ticketing.Order, subs []ticketing.Subscription) error {
+	known := make(map[string]ticketing.Subscription, len(subs))
+	for _, s := range subs {
+		known[s.ID] = s
+	}
+	view, err := c.a.orderView(ctx, q, o, known, eventVersion, false)
+	if err != nil {
+		return err
+	}
+	return c.add(event.OrderCreated, o.ID, view)
 }
 
 // coupon adds an event showing coupon id as GET …/coupons/{id}.json does.

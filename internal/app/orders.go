@@ -10,7 +10,6 @@ import (
 	"github.com/farebox/farebox/internal/account"
 	"github.com/farebox/farebox/internal/apperr"
 	"github.com/farebox/farebox/internal/catalog"
-	"github.com/farebox/farebox/internal/event"
 	"github.com/farebox/farebox/internal/store"
 	"github.com/farebox/farebox/internal/ticketing"
 )
@@ -37,18 +36,43 @@ type OrderRequest struct {
 // transaction: an unknown, unsold or not permitted product creates nothing
 // and the 422 names each offending entry.
 func (a *App) PlaceOrder(ctx context.Context, p account.Principal, req OrderRequest) (ticketing.Order, error) {
+	n, err := a.newOrder(ctx, p, req)
+	if err != nil {
+		return ticketing.Order{}, err
+	}
+	// order.created is made before the transaction: everything it shows is
+	// in memory, and SQLite's single writer (PostgreSQL's row locks) are
+	// then held only for the inserts.
+	ev := a.eventsAt(p.AccountID, p.Environment, n.order.CreatedAt)
+	if err := ev.order(ctx, a.store.Read(), n.order, n.subs); err != nil {
+		return ticketing.Order{}, err
+	}
+	return a.writeOrder(ctx, n, ev)
+}
+
+// placedOrder is an order checked and built by newOrder, with the rows it
+// writes besides its own.
+type placedOrder struct {
+	order ticketing.Order
+	subs  []ticketing.Subscription
+	items []ticketing.BillableItem
+}
+
+// newOrder checks an order request and builds the order with its coupons,
+// subscriptions and billable items (nothing is written yet).
+func (a *App) newOrder(ctx context.Context, p account.Principal, req OrderRequest) (placedOrder, error) {
 	const op = "app.PlaceOrder"
 	if len(req.ProductIDs) == 0 || len(req.ProductIDs) > MaxProductsPerOrder {
-		return ticketing.Order{}, apperr.Validation(op, CodeInvalidProductIDs, "/product_ids",
+		return placedOrder{}, apperr.Validation(op, CodeInvalidProductIDs, "/product_ids",
 			fmt.Sprintf("product_ids must hold 1 to %d product ids", MaxProductsPerOrder))
 	}
 	if r := req.OptionalOrderReference; r != nil && (utf8.RuneCountInString(*r) > MaxOrderReference || !utf8.ValidString(*r)) {
-		return ticketing.Order{}, apperr.Validation(op, CodeInvalidOrderReference, "/optional_order_reference",
+		return placedOrder{}, apperr.Validation(op, CodeInvalidOrderReference, "/optional_order_reference",
 			fmt.Sprintf("optional_order_reference must be at most %d characters", MaxOrderReference))
 	}
 	clk, err := a.orderClock(ctx, p, req.TestClock)
 	if err != nil {
-		return ticketing.Order{}, err
+		return placedOrder{}, err
 	}
 	now := a.clock.Now()
 	if clk != nil {
@@ -61,7 +85,7 @@ func (a *App) PlaceOrder(ctx context.Context, p account.Principal, req OrderRequ
 		if pr, ok := ix.Product(id); ok && pr.Restricted && grants == nil {
 			var err error
 			if grants, err = a.store.Read().Grants(ctx, p.AccountID); err != nil {
-				return ticketing.Order{}, err
+				return placedOrder{}, err
 			}
 		}
 	}
@@ -85,7 +109,7 @@ func (a *App) PlaceOrder(ctx context.Context, p account.Principal, req OrderRequ
 		for i, pr := range probs {
 			msgs[i] = pr.Message
 		}
-		return ticketing.Order{}, apperr.E(op, apperr.Unprocessable, CodeInvalidProductIDs,
+		return placedOrder{}, apperr.E(op, apperr.Unprocessable, CodeInvalidProductIDs,
 			"product_ids: "+strings.Join(msgs, "; ")).WithDetails(probs...)
 	}
 
@@ -110,24 +134,14 @@ func (a *App) PlaceOrder(ctx context.Context, p account.Principal, req OrderRequ
 		}
 		o.Coupons = append(o.Coupons, c)
 	}
-	// order.created is made before the transaction: everything it shows is
-	// in memory, and SQLite's single writer (PostgreSQL's row locks) are
-	// then held only for the inserts.
-	ev := a.eventsAt(p.AccountID, p.Environment, now)
-	if !a.benchWithoutEvents {
-		known := make(map[string]ticketing.Subscription, len(subs))
-		for _, s := range subs {
-			known[s.ID] = s
-		}
-		view, err := a.orderView(ctx, a.store.Read(), o, known, eventVersion, false)
-		if err != nil {
-			return ticketing.Order{}, err
-		}
-		if err := ev.add(event.OrderCreated, o.ID, view); err != nil {
-			return ticketing.Order{}, err
-		}
-	}
-	err = a.store.Write(ctx, func(q store.Q) error {
+	return placedOrder{order: o, subs: subs, items: items}, nil
+}
+
+// writeOrder writes an order built by newOrder and the events of ev (its
+// order.created) in one transaction.
+func (a *App) writeOrder(ctx context.Context, n placedOrder, ev *changeEvents) (ticketing.Order, error) {
+	o, subs, items := n.order, n.subs, n.items
+	err := a.store.Write(ctx, func(q store.Q) error {
 		for _, s := range subs {
 			if err := q.InsertSubscription(ctx, s); err != nil {
 				return err

@@ -82,9 +82,11 @@ func (a *App) notifyWebhooks() {
 
 // fanOut adds a delivery of each event to every enabled endpoint of the
 // change's account and environment that wants it, inside the change's
-// transaction: a committed event always has its deliveries. Three
-// statements for all events of the change (endpoints, chains, deliveries)
-// and one for the jobs.
+// transaction: a committed event always has its deliveries. write calls it
+// only when the event insert found an enabled endpoint (that check is part
+// of the insert statement, so an account without endpoints pays no
+// statement for webhooks). Three statements for all events of the change
+// (endpoints, chains, deliveries) and one for the jobs.
 func (c *changeEvents) fanOut(ctx context.Context, q store.Q) error {
 	if len(c.evs) == 0 {
 		return nil

@@ -12,7 +12,10 @@ import (
 	"github.com/farebox/farebox/internal/event"
 )
 
-// InsertEvents appends events to their account's stream, in order. The
+// InsertEvents appends events to their account's stream, in order, and
+// says whether the account and environment has an enabled webhook
+// endpoint (then the caller reads them, Endpoints, and fans the events
+// out; without one that is all an event costs besides its row). The
 // events of one call share one account and environment (one change); app
 // writes them as the last step of a change's transaction. On PostgreSQL
 // the numbers come from the event_numbers sequence: no lock, so concurrent
@@ -22,44 +25,106 @@ import (
 // SQLite has one writer at a time: the next number is the account's
 // largest plus one (gap-free, in commit order; pruning keeps an account's
 // newest event, so numbering never restarts).
-func (q Q) InsertEvents(ctx context.Context, evs []event.Event) error {
+//
+// The endpoint check is part of the insert statement (one statement and,
+// on PostgreSQL, one round trip for the events of a change), and it reads
+// the table each time: an endpoint another instance created is seen by
+// the next change committed after it, as a separate query inside the
+// transaction would.
+func (q Q) InsertEvents(ctx context.Context, evs []event.Event) (hooks bool, err error) {
 	if len(evs) == 0 {
-		return nil
+		return false, nil
 	}
 	acc, env := evs[0].AccountID, evs[0].Environment
 	for _, e := range evs[1:] {
 		if e.AccountID != acc || e.Environment != env {
-			return errors.New("store.InsertEvents: events of one change belong to one account and environment")
+			return false, errors.New("store.InsertEvents: events of one change belong to one account and environment")
 		}
 	}
 	if q.engine == SQLite {
-		// One prepared statement per event (hotStatements): parsing is
-		// most of what a small insert costs SQLite.
-		for _, e := range evs {
-			if _, err := q.execPrepared(ctx, insertEventSQLite, acc, string(env), e.ID, string(e.Type), e.ObjectID,
-				e.APIVersion, now(e.CreatedAt), string(e.Object)); err != nil {
-				return mapErr(err)
+		// Prepared statements (hotStatements): parsing is most of what a
+		// small insert costs SQLite, and a statement of its own for the
+		// endpoint check would cost about as much as the insert (the
+		// driver's per-statement work, not the index probe). So the first
+		// event's insert happens only without an enabled endpoint: it
+		// inserted its row, or there is an endpoint and it is inserted
+		// again unconditionally. The single writer keeps the answer valid
+		// for the rest of the change.
+		for i, e := range evs {
+			args := []any{acc, string(env), e.ID, string(e.Type), e.ObjectID, e.APIVersion, now(e.CreatedAt), string(e.Object)}
+			if i == 0 {
+				res, err := q.execPrepared(ctx, insertEventNoHooksSQLite, args...)
+				if err != nil {
+					return false, mapErr(err)
+				}
+				n, err := res.RowsAffected()
+				if err != nil {
+					return false, mapErr(err)
+				}
+				if hooks = n == 0; !hooks {
+					continue
+				}
+			}
+			if _, err := q.execPrepared(ctx, insertEventSQLite, args...); err != nil {
+				return false, mapErr(err)
 			}
 		}
-		return nil
+		return hooks, nil
 	}
-	args := []any{acc, string(env)}
-	rows := make([]string, len(evs))
-	for i, e := range evs {
-		n := len(args)
-		rows[i] = fmt.Sprintf("($%d::bigint, $%d, $%d, $%d, $%d, $%d::timestamptz, $%d)", n+1, n+2, n+3, n+4, n+5, n+6, n+7)
-		args = append(args, int64(i+1), e.ID, string(e.Type), e.ObjectID, e.APIVersion, now(e.CreatedAt), string(e.Object))
+	query := insertEventPostgres
+	if len(evs) > 1 {
+		query = insertEventsPostgres(len(evs))
 	}
-	_, err := q.db.ExecContext(ctx, `INSERT INTO events (account_id, environment, seq, id, type, object_id, api_version, created_at, object)
-		SELECT $1, $2, nextval('event_numbers_n_seq'), v.id, v.type, v.object_id, v.api_version, v.created_at, v.object
-		FROM (SELECT * FROM (VALUES `+strings.Join(rows, ", ")+`) AS r (n, id, type, object_id, api_version, created_at, object) ORDER BY n) AS v`, args...)
-	return mapErr(err)
+	args := make([]any, 0, 2+6*len(evs))
+	args = append(args, acc, string(env))
+	for _, e := range evs {
+		args = append(args, e.ID, string(e.Type), e.ObjectID, e.APIVersion, now(e.CreatedAt), string(e.Object))
+	}
+	err = q.db.QueryRowContext(ctx, query, args...).Scan(&hooks)
+	return hooks, mapErr(err)
 }
+
+// hasEnabledEndpoint is the endpoint check of the event inserts ($1 the
+// account, $2 the environment): an index probe of webhook_endpoints_account.
+const hasEnabledEndpoint = `EXISTS (SELECT 1 FROM webhook_endpoints WHERE account_id = $1 AND environment = $2 AND disabled_at IS NULL)`
 
 // insertEventSQLite appends one event on SQLite, numbered after the
 // account's newest (the single writer makes that safe).
 const insertEventSQLite = `INSERT INTO events (account_id, environment, seq, id, type, object_id, api_version, created_at, object)
 	VALUES ($1, $2, (SELECT COALESCE(MAX(seq), 0) + 1 FROM events WHERE account_id = $1 AND environment = $2), $3, $4, $5, $6, $7, $8)`
+
+// insertEventNoHooksSQLite is insertEventSQLite when the account and
+// environment has no enabled endpoint; otherwise it inserts nothing.
+const insertEventNoHooksSQLite = `INSERT INTO events (account_id, environment, seq, id, type, object_id, api_version, created_at, object)
+	SELECT $1, $2, (SELECT COALESCE(MAX(seq), 0) + 1 FROM events WHERE account_id = $1 AND environment = $2), $3, $4, $5, $6, $7, $8
+	WHERE NOT ` + hasEnabledEndpoint
+
+// insertEventPostgres appends one event (the usual change) on PostgreSQL
+// and returns the endpoint check: a data-modifying WITH runs exactly once
+// whether or not the outer query reads it.
+const insertEventPostgres = `WITH ins AS (INSERT INTO events (account_id, environment, seq, id, type, object_id, api_version, created_at, object)
+	VALUES ($1, $2, nextval('event_numbers_n_seq'), $3, $4, $5, $6, $7::timestamptz, $8))
+	SELECT ` + hasEnabledEndpoint
+
+// insertEventsPostgres is insertEventPostgres for n events, numbered in
+// their order. The text depends on n only, so the driver's statement cache
+// serves it like any other.
+func insertEventsPostgres(n int) string {
+	var b strings.Builder
+	b.WriteString(`WITH ins AS (INSERT INTO events (account_id, environment, seq, id, type, object_id, api_version, created_at, object)
+	SELECT $1, $2, nextval('event_numbers_n_seq'), v.id, v.type, v.object_id, v.api_version, v.created_at, v.object
+	FROM (SELECT * FROM (VALUES `)
+	for i := range n {
+		if i > 0 {
+			b.WriteString(", ")
+		}
+		k := 2 + 6*i
+		fmt.Fprintf(&b, "(%d, $%d, $%d, $%d, $%d, $%d::timestamptz, $%d)", i+1, k+1, k+2, k+3, k+4, k+5, k+6)
+	}
+	b.WriteString(`) AS r (n, id, type, object_id, api_version, created_at, object) ORDER BY n) AS v)
+	SELECT ` + hasEnabledEndpoint)
+	return b.String()
+}
 
 // EventSeq is the sequence number of one of an account's events, false
 // when the id is unknown in that account and environment (another

@@ -242,7 +242,7 @@ func (q Q) execPrepared(ctx context.Context, query string, args ...any) (sql.Res
 
 // hotStatements are prepared on SQLite's writer by NewLedger (after
 // migration, before any transaction holds the writer's single connection).
-var hotStatements = []string{insertUsageBatchSQL, upsertUsageDailySQL, insertEventSQLite,
+var hotStatements = []string{insertUsageBatchSQL, upsertUsageDailySQL, insertEventSQLite, insertEventNoHooksSQLite,
 	insertJobSQL, claimJobs4[0][0], claimJobs4[0][1], recordAttemptSQLite, insertAttemptSQL,
 	insertDeliverySQL}
 

@@ -329,7 +329,8 @@ func baseline(dbURL, dataDir string, conc int, d time.Duration, events bool, pro
 			if err := q.InsertOrderRows(ctx, o, []ticketing.BillableItem{item}); err != nil {
 				return err
 			}
-			return q.InsertEvents(ctx, evs)
+			_, err := q.InsertEvents(ctx, evs)
+			return err
 		})
 	})
 	r.cpu = probe.end(r)
