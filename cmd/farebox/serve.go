@@ -346,7 +346,26 @@ func openLedger(ctx context.Context, cfg config.Config, st *store.Store, m *http
 			d = store.LedgerFlushed
 		}
 		l := st.NewLedger(d, m.ObserveLedger)
-		return l, l.Close, nil
+		// PostgreSQL's ledger stages its counters (store.RollupUsageCounts).
+		rctx, cancel := context.WithCancel(context.WithoutCancel(ctx))
+		done := make(chan struct{})
+		go func() {
+			defer close(done)
+			every(rctx, time.Second, func() {
+				if err := st.RollupUsageCounts(rctx); err != nil && rctx.Err() == nil {
+					log.Warn("usage counters rollup failed; retrying", "error", err.Error())
+				}
+			})
+		}()
+		stop := func() {
+			l.Close() // after the last request: every accepted row is committed
+			cancel()
+			<-done
+			if err := st.RollupUsageCounts(context.Background()); err != nil {
+				log.Error("usage counters rollup at shutdown failed; reports still add the staged rows", "error", err.Error())
+			}
+		}
+		return l, stop, nil
 	}
 	journal, err := usage.OpenFileLog(filepath.Join(cfg.DataDir, "usage-journal"))
 	if err != nil {

@@ -95,12 +95,13 @@ func (q Q) RevokeAccountKey(ctx context.Context, accountID string, env account.E
 	return nil
 }
 
-// UsageOfEnvironment reads the per-day counters (usage_daily, the ledger's
-// roll-up: one row per day and endpoint, never the ledger itself) of one
-// account and environment for days in [fromDay, toDay].
+// UsageOfEnvironment reads the per-day counters (usage_daily and the rows
+// staged in usage_pending, the ledger's roll-up: one row per day and
+// endpoint, never the ledger itself) of one account and environment for
+// days in [fromDay, toDay].
 func (q Q) UsageOfEnvironment(ctx context.Context, accountID string, env account.Environment, fromDay, toDay string) ([]usage.Row, error) {
-	return collect(ctx, q, `SELECT day, endpoint, counted, uncounted, refused FROM usage_daily
-		WHERE account_id = $1 AND environment = $2 AND day >= $3 AND day <= $4 ORDER BY day, endpoint`,
+	return collect(ctx, q, `SELECT day, endpoint, SUM(counted), SUM(uncounted), SUM(refused) FROM (`+usageCountsSQL+`) u
+		WHERE account_id = $1 AND environment = $2 AND day >= $3 AND day <= $4 GROUP BY day, endpoint ORDER BY day, endpoint`,
 		[]any{accountID, string(env), fromDay, toDay}, func(scan scanner) (r usage.Row, err error) {
 			err = scan(&r.Day, &r.Endpoint, &r.Counted, &r.Uncounted, &r.Refused)
 			return r, err

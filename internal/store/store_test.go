@@ -266,3 +266,100 @@ func TestUsageWriterDurabilities(t *testing.T) {
 		}
 	})
 }
+
+// The PostgreSQL ledger stages each batch's counters in usage_pending and
+// RollupUsageCounts folds them into usage_daily: with batches written and
+// roll-ups run concurrently (two instances' roll-ups at once), every report
+// counts each request exactly once, before, during and after the roll-ups,
+// and a final roll-up leaves nothing staged. On SQLite the ledger writes
+// usage_daily itself and the roll-up changes nothing.
+func TestUsageCountersRollup(t *testing.T) {
+	storetest.ForEachEngine(t, func(t *testing.T, s *store.Store) {
+		ctx := context.Background()
+		write := s.UsageWriter(store.LedgerCommitted)
+		const writers, batches = 4, 30
+		day2 := t0.Add(24 * time.Hour)
+		var wg sync.WaitGroup
+		stop := make(chan struct{})
+		var rollers sync.WaitGroup
+		for r := 0; r < 2; r++ {
+			rollers.Add(1)
+			go func() {
+				defer rollers.Done()
+				for {
+					select {
+					case <-stop:
+						return
+					default:
+					}
+					if err := s.RollupUsageCounts(ctx); err != nil {
+						t.Error(err)
+						return
+					}
+				}
+			}()
+		}
+		for w := 0; w < writers; w++ {
+			wg.Add(1)
+			go func(w int) {
+				defer wg.Done()
+				for i := 0; i < batches; i++ {
+					id := fmt.Sprintf("w%d-%d", w, i)
+					batch := []usage.Event{
+						{RequestID: id + "a", AccountID: "a", Environment: account.Live, Endpoint: "GET /x", Status: 200, Counted: true, Reason: usage.ReasonCounted, At: t0},
+						{RequestID: id + "b", AccountID: "a", Environment: account.Test, Endpoint: "GET /x", Status: 200, Reason: usage.ReasonSession, At: t0},
+						{RequestID: id + "c", AccountID: "a", Environment: account.Live, Endpoint: "GET /y", Status: 429, Reason: usage.ReasonRateLimited, At: day2},
+						{RequestID: id + "d", AccountID: "b", Environment: account.Live, Endpoint: "GET /x", Status: 200, Counted: true, Reason: usage.ReasonCounted, At: t0},
+					}
+					if err := write(ctx, batch); err != nil {
+						t.Error(err)
+						return
+					}
+				}
+			}(w)
+		}
+		n := int64(writers * batches)
+		want := []usage.Row{
+			{AccountID: "a", Day: "2026-03-29", Endpoint: "GET /x", Counted: n, Uncounted: n},
+			{AccountID: "a", Day: "2026-03-30", Endpoint: "GET /y", Uncounted: n, Refused: n},
+			{AccountID: "b", Day: "2026-03-29", Endpoint: "GET /x", Counted: n},
+		}
+		check := func(when string) {
+			t.Helper()
+			rows, err := s.Read().UsageSummary(ctx, "", "2026-03-29", "2026-03-30")
+			if err != nil {
+				t.Fatal(err)
+			}
+			if d := cmp.Diff(want, rows); d != "" {
+				t.Errorf("%s: summary (-want +got):\n%s", when, d)
+			}
+			live, err := s.Read().UsageOfEnvironment(ctx, "a", account.Live, "2026-03-29", "2026-03-30")
+			if err != nil {
+				t.Fatal(err)
+			}
+			wantLive := []usage.Row{{Day: "2026-03-29", Endpoint: "GET /x", Counted: n}, {Day: "2026-03-30", Endpoint: "GET /y", Uncounted: n, Refused: n}}
+			if d := cmp.Diff(wantLive, live); d != "" {
+				t.Errorf("%s: live usage of a (-want +got):\n%s", when, d)
+			}
+		}
+		// While the roll-ups run, a report sees each count once: the
+		// writers are done, the roll-ups are still moving rows.
+		wg.Wait()
+		check("during the roll-ups")
+		close(stop)
+		rollers.Wait()
+		check("after the concurrent roll-ups")
+		if err := s.RollupUsageCounts(ctx); err != nil {
+			t.Fatal(err)
+		}
+		check("after the last roll-up")
+		var staged int
+		if err := s.ReaderDB().QueryRow(`SELECT COUNT(*) FROM usage_pending`).Scan(&staged); err != nil || staged != 0 {
+			t.Errorf("usage_pending holds %d rows after the last roll-up (%v), want 0", staged, err)
+		}
+		var daily int
+		if err := s.ReaderDB().QueryRow(`SELECT COUNT(*) FROM usage_daily`).Scan(&daily); err != nil || daily != 4 {
+			t.Errorf("usage_daily holds %d rows (%v), want 4 (a live and test on day 1, a on day 2, b)", daily, err)
+		}
+	})
+}

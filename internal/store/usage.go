@@ -45,12 +45,19 @@ func (q Q) addCounts(ctx context.Context, counts []usage.Count) error {
 	return nil
 }
 
+// usageCountsSQL is every per-day counter row: usage_daily and the rows
+// PostgreSQL's ledger staged in usage_pending and RollupUsageCounts has not
+// moved yet. A roll-up moves rows in one statement, so a snapshot sees each
+// count in exactly one of the two; readers sum by their key.
+const usageCountsSQL = `SELECT account_id, environment, day, endpoint, counted, uncounted, refused FROM usage_daily
+	UNION ALL SELECT account_id, environment, day, endpoint, counted, uncounted, refused FROM usage_pending`
+
 // UsageSummary counts ledger rows by account, day and endpoint for days in
 // [fromDay, toDay] (YYYY-MM-DD); accountID "" means every account. Test and
 // live requests of an account are added up.
 func (q Q) UsageSummary(ctx context.Context, accountID, fromDay, toDay string) ([]usage.Row, error) {
 	rows, err := q.db.QueryContext(ctx, `SELECT account_id, day, endpoint, SUM(counted), SUM(uncounted), SUM(refused)
-		FROM usage_daily
+		FROM (`+usageCountsSQL+`) u
 		WHERE ($1 = '' OR account_id = $1) AND day >= $2 AND day <= $3
 		GROUP BY account_id, day, endpoint ORDER BY account_id, day, endpoint`, accountID, fromDay, toDay)
 	if err != nil {
@@ -177,16 +184,41 @@ func (s *Store) UsageWriter(d LedgerDurability) usage.Writer {
 	}
 }
 
-// insertUsagePostgresSQL stores a batch row and its counters in one
-// statement (a data-modifying CTE; PostgreSQL-only, hence outside the
-// shared subset).
+// insertUsagePostgresSQL stores a batch row and appends its counters to
+// usage_pending in one statement (a data-modifying CTE; PostgreSQL-only,
+// hence outside the shared subset). Appending, not upserting usage_daily:
+// an upsert per batch updated the same counter row hundreds of times a
+// second, and the backend's CPU per batch grew with the row's chain of
+// dead versions (bench/ledger-cpu.sh, docs/storage.md); RollupUsageCounts
+// folds the staged rows into usage_daily once a second.
 const insertUsagePostgresSQL = `WITH batch AS (
 		INSERT INTO usage_batches (at, events, data) VALUES ($1, $2, $3))
+	INSERT INTO usage_pending (account_id, environment, day, endpoint, counted, uncounted, refused)
+	SELECT * FROM unnest($4::text[], $5::text[], $6::text[], $7::text[], $8::bigint[], $9::bigint[], $10::bigint[])`
+
+// rollupUsageSQL moves every staged counter row into usage_daily in one
+// statement: the rows it deletes are exactly the rows it adds, and a
+// concurrent roll-up (another instance) skips the rows this one took.
+const rollupUsageSQL = `WITH moved AS (
+		DELETE FROM usage_pending RETURNING account_id, environment, day, endpoint, counted, uncounted, refused)
 	INSERT INTO usage_daily (account_id, environment, day, endpoint, counted, uncounted, refused)
-	SELECT * FROM unnest($4::text[], $5::text[], $6::text[], $7::text[], $8::bigint[], $9::bigint[], $10::bigint[])
+	SELECT account_id, environment, day, endpoint, SUM(counted), SUM(uncounted), SUM(refused)
+	FROM moved GROUP BY account_id, environment, day, endpoint
 	ON CONFLICT (account_id, day, endpoint, environment) DO UPDATE
 	SET counted = usage_daily.counted + excluded.counted, uncounted = usage_daily.uncounted + excluded.uncounted,
 		refused = usage_daily.refused + excluded.refused`
+
+// RollupUsageCounts folds the counters PostgreSQL's ledger staged in
+// usage_pending into usage_daily (farebox serve runs it every second and
+// at shutdown). Readers add both tables, so it changes no report; it keeps
+// usage_pending short. A no-op on SQLite, whose ledger writes usage_daily.
+func (s *Store) RollupUsageCounts(ctx context.Context) error {
+	if s.engine != Postgres {
+		return nil
+	}
+	_, err := s.w.ExecContext(ctx, rollupUsageSQL)
+	return mapErr(err)
+}
 
 // usagePostgresArgs are the parameters of insertUsagePostgresSQL.
 func usagePostgresArgs(events []usage.Event) []any {
