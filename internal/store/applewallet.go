@@ -79,20 +79,12 @@ func (q Q) AppleDevicePasses(ctx context.Context, device string) (map[string]int
 		JOIN apple_passes p ON p.serial_number = r.serial_number WHERE r.device_id = $1`, device)
 }
 
-// MarkApplePassesUpdated gives every pass following the coupon of
-// ticketID a new update tag and Last-Modified time, and returns the
-// distinct push tokens of the devices registered for them. Nothing is
-// written when no pass follows the coupon.
-func (q Q) MarkApplePassesUpdated(ctx context.Context, ticketID string, at time.Time) ([]string, error) {
-	tokens, err := q.MarkTicketsApplePassesUpdated(ctx, []string{ticketID}, at)
-	return tokens[ticketID], err
-}
-
-// MarkTicketsApplePassesUpdated is MarkApplePassesUpdated for many tickets
-// at once (a month turn's batch): one new update tag for every pass
-// following the coupons of ticketIDs, in four statements however many
-// tickets, and the distinct push tokens of their devices by ticket id
-// (sorted). Nothing is written when no pass follows any of the coupons.
+// MarkTicketsApplePassesUpdated gives every pass following the coupons of
+// ticketIDs (a batch of update jobs, a month turn's or one revocation's)
+// one new update tag and Last-Modified time, in four statements however
+// many tickets, and returns the distinct push tokens of the devices
+// registered for them by ticket id (sorted). Nothing is written when no
+// pass follows any of the coupons.
 func (q Q) MarkTicketsApplePassesUpdated(ctx context.Context, ticketIDs []string, at time.Time) (map[string][]string, error) {
 	if len(ticketIDs) == 0 {
 		return nil, nil
