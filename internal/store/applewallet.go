@@ -79,13 +79,29 @@ func (q Q) AppleDevicePasses(ctx context.Context, device string) (map[string]int
 		JOIN apple_passes p ON p.serial_number = r.serial_number WHERE r.device_id = $1`, device)
 }
 
-// MarkApplePassesUpdated gives every pass following the coupon of
-// ticketID a new update tag and Last-Modified time, and returns the
-// distinct push tokens of the devices registered for them. Nothing is
-// written when no pass follows the coupon.
-func (q Q) MarkApplePassesUpdated(ctx context.Context, ticketID string, at time.Time) ([]string, error) {
-	if n, err := q.CountApplePasses(ctx, ticketID); err != nil || n == 0 {
-		return nil, err
+// MarkTicketsApplePassesUpdated gives every pass following the coupons of
+// ticketIDs (a batch of update jobs, a month turn's or one revocation's)
+// one new update tag and Last-Modified time, in four statements however
+// many tickets, and returns the distinct push tokens of the devices
+// registered for them by ticket id (sorted). Nothing is written when no
+// pass follows any of the coupons.
+func (q Q) MarkTicketsApplePassesUpdated(ctx context.Context, ticketIDs []string, at time.Time) (map[string][]string, error) {
+	if len(ticketIDs) == 0 {
+		return nil, nil
+	}
+	ids := make([]any, len(ticketIDs))
+	for i, id := range ticketIDs {
+		ids[i] = id
+	}
+	coupons := func(from int) string {
+		return `coupon_id IN (SELECT coupon_id FROM tickets WHERE id IN (` + q.placeholders(from, len(ids)) + `))`
+	}
+	var n int
+	if err := q.db.QueryRowContext(ctx, `SELECT COUNT(*) FROM apple_passes WHERE `+coupons(1), ids...).Scan(&n); err != nil {
+		return nil, mapErr(err)
+	}
+	if n == 0 {
+		return nil, nil
 	}
 	if _, err := q.db.ExecContext(ctx, `INSERT INTO apple_pass_seq (id, last_seq) VALUES (1, 0) ON CONFLICT (id) DO NOTHING`); err != nil {
 		return nil, mapErr(err)
@@ -94,18 +110,19 @@ func (q Q) MarkApplePassesUpdated(ctx context.Context, ticketID string, at time.
 	if err := q.db.QueryRowContext(ctx, `UPDATE apple_pass_seq SET last_seq = last_seq + 1 WHERE id = 1 RETURNING last_seq`).Scan(&seq); err != nil {
 		return nil, mapErr(err)
 	}
-	if _, err := q.db.ExecContext(ctx, `UPDATE apple_passes SET update_seq = $1, updated_at = $2
-		WHERE coupon_id = (SELECT coupon_id FROM tickets WHERE id = $3)`, seq, now(at), ticketID); err != nil {
+	if _, err := q.db.ExecContext(ctx, `UPDATE apple_passes SET update_seq = $1, updated_at = $2 WHERE `+coupons(3),
+		append([]any{seq, now(at)}, ids...)...); err != nil {
 		return nil, mapErr(err)
 	}
-	var tokens []string
-	err := q.eachRow(ctx, `SELECT DISTINCT r.push_token FROM apple_registrations r
-		JOIN apple_passes p ON p.serial_number = r.serial_number
-		WHERE p.coupon_id = (SELECT coupon_id FROM tickets WHERE id = $1) ORDER BY r.push_token`, []any{ticketID},
+	tokens := map[string][]string{}
+	err := q.eachRow(ctx, `SELECT DISTINCT t.id, r.push_token FROM tickets t
+		JOIN apple_passes p ON p.coupon_id = t.coupon_id
+		JOIN apple_registrations r ON r.serial_number = p.serial_number
+		WHERE t.id IN (`+q.placeholders(1, len(ids))+`) ORDER BY t.id, r.push_token`, ids,
 		func(scan scanner) error {
-			var t string
-			err := scan(&t)
-			tokens = append(tokens, t)
+			var id, t string
+			err := scan(&id, &t)
+			tokens[id] = append(tokens[id], t)
 			return err
 		})
 	return tokens, err

@@ -260,6 +260,24 @@ func (q Q) DeleteJobs(ctx context.Context, held map[int64]string) error {
 	return nil
 }
 
+// CompleteJobs marks jobs done inside the caller's transaction, each if
+// worker still holds it: a handler that finishes many jobs at once (a
+// month turn's Apple pass updates) records them in one statement with its
+// results, then returns jobs.ErrCompleted.
+func (q Q) CompleteJobs(ctx context.Context, ids []int64, worker string, at time.Time) error {
+	if len(ids) == 0 {
+		return nil
+	}
+	args := make([]any, 0, len(ids)+2)
+	args = append(args, now(at), worker)
+	for _, id := range ids {
+		args = append(args, id)
+	}
+	_, err := q.db.ExecContext(ctx, `UPDATE jobs SET state = 'done', locked_by = NULL, locked_until = NULL, finished_at = $1
+		WHERE locked_by = $2 AND id IN (`+q.placeholders(3, len(ids))+`)`, args...)
+	return mapErr(err)
+}
+
 // EnqueueJobs inserts jobs inside the caller's transaction, in one
 // statement on PostgreSQL (one round trip).
 func (q Q) EnqueueJobs(ctx context.Context, js []jobs.NewJob, at time.Time) error {
