@@ -4,6 +4,7 @@ import (
 	"context"
 	"database/sql"
 	"errors"
+	"sort"
 	"time"
 
 	"github.com/farebox/farebox/internal/wallet"
@@ -81,26 +82,47 @@ func (q Q) AppleDevicePasses(ctx context.Context, device string) (map[string]int
 
 // MarkTicketsApplePassesUpdated gives every pass following the coupons of
 // ticketIDs (a batch of update jobs, a month turn's or one revocation's)
-// one new update tag and Last-Modified time, in four statements however
-// many tickets, and returns the distinct push tokens of the devices
-// registered for them by ticket id (sorted). Nothing is written when no
-// pass follows any of the coupons.
+// one new update tag and Last-Modified time, and returns the distinct push
+// tokens of the devices registered for them by ticket id (sorted). Nothing
+// is written when no pass follows any of the coupons.
+//
+// Each statement reads one table by an index with an IN list (tickets by
+// id, passes by coupon, registrations by serial number) and the rows are
+// joined here: a join of the three let PostgreSQL, with statistics taken
+// while the tables were still empty (a month turn right after a bulk
+// load), choose a nested loop that scanned all tickets once per pass —
+// minutes for 10,000 passes. Single-table lookups have no such plan.
 func (q Q) MarkTicketsApplePassesUpdated(ctx context.Context, ticketIDs []string, at time.Time) (map[string][]string, error) {
 	if len(ticketIDs) == 0 {
 		return nil, nil
 	}
-	ids := make([]any, len(ticketIDs))
-	for i, id := range ticketIDs {
-		ids[i] = id
+	couponOf := map[string]string{}
+	if err := q.eachRow(ctx, `SELECT id, coupon_id FROM tickets WHERE id IN (`+q.placeholders(1, len(ticketIDs))+`)`,
+		anys(ticketIDs), func(scan scanner) error {
+			var id, c string
+			err := scan(&id, &c)
+			couponOf[id] = c
+			return err
+		}); err != nil {
+		return nil, err
 	}
-	coupons := func(from int) string {
-		return `coupon_id IN (SELECT coupon_id FROM tickets WHERE id IN (` + q.placeholders(from, len(ids)) + `))`
+	coupons := distinct(couponOf)
+	if len(coupons) == 0 {
+		return nil, nil
 	}
-	var n int
-	if err := q.db.QueryRowContext(ctx, `SELECT COUNT(*) FROM apple_passes WHERE `+coupons(1), ids...).Scan(&n); err != nil {
-		return nil, mapErr(err)
+	serials := map[string][]string{} // by coupon
+	var allSerials []string
+	if err := q.eachRow(ctx, `SELECT coupon_id, serial_number FROM apple_passes WHERE coupon_id IN (`+q.placeholders(1, len(coupons))+`)`,
+		anys(coupons), func(scan scanner) error {
+			var c, sn string
+			err := scan(&c, &sn)
+			serials[c] = append(serials[c], sn)
+			allSerials = append(allSerials, sn)
+			return err
+		}); err != nil {
+		return nil, err
 	}
-	if n == 0 {
+	if len(allSerials) == 0 {
 		return nil, nil
 	}
 	if _, err := q.db.ExecContext(ctx, `INSERT INTO apple_pass_seq (id, last_seq) VALUES (1, 0) ON CONFLICT (id) DO NOTHING`); err != nil {
@@ -110,22 +132,57 @@ func (q Q) MarkTicketsApplePassesUpdated(ctx context.Context, ticketIDs []string
 	if err := q.db.QueryRowContext(ctx, `UPDATE apple_pass_seq SET last_seq = last_seq + 1 WHERE id = 1 RETURNING last_seq`).Scan(&seq); err != nil {
 		return nil, mapErr(err)
 	}
-	if _, err := q.db.ExecContext(ctx, `UPDATE apple_passes SET update_seq = $1, updated_at = $2 WHERE `+coupons(3),
-		append([]any{seq, now(at)}, ids...)...); err != nil {
+	if _, err := q.db.ExecContext(ctx, `UPDATE apple_passes SET update_seq = $1, updated_at = $2 WHERE serial_number IN (`+
+		q.placeholders(3, len(allSerials))+`)`, append([]any{seq, now(at)}, anys(allSerials)...)...); err != nil {
 		return nil, mapErr(err)
 	}
-	tokens := map[string][]string{}
-	err := q.eachRow(ctx, `SELECT DISTINCT t.id, r.push_token FROM tickets t
-		JOIN apple_passes p ON p.coupon_id = t.coupon_id
-		JOIN apple_registrations r ON r.serial_number = p.serial_number
-		WHERE t.id IN (`+q.placeholders(1, len(ids))+`) ORDER BY t.id, r.push_token`, ids,
-		func(scan scanner) error {
-			var id, t string
-			err := scan(&id, &t)
-			tokens[id] = append(tokens[id], t)
-			return err
-		})
-	return tokens, err
+	tokensOf := map[string][]string{} // by serial number
+	if err := q.eachRow(ctx, `SELECT serial_number, push_token FROM apple_registrations WHERE serial_number IN (`+
+		q.placeholders(1, len(allSerials))+`)`, anys(allSerials), func(scan scanner) error {
+		var sn, t string
+		err := scan(&sn, &t)
+		tokensOf[sn] = append(tokensOf[sn], t)
+		return err
+	}); err != nil {
+		return nil, err
+	}
+	out := map[string][]string{}
+	for id, c := range couponOf {
+		seen := map[string]bool{}
+		for _, sn := range serials[c] {
+			for _, t := range tokensOf[sn] {
+				if !seen[t] {
+					seen[t] = true
+					out[id] = append(out[id], t)
+				}
+			}
+		}
+		sort.Strings(out[id])
+	}
+	return out, nil
+}
+
+// anys is ss as query arguments.
+func anys(ss []string) []any {
+	out := make([]any, len(ss))
+	for i, s := range ss {
+		out[i] = s
+	}
+	return out
+}
+
+// distinct is the distinct values of m, sorted.
+func distinct(m map[string]string) []string {
+	seen := map[string]bool{}
+	var out []string
+	for _, v := range m {
+		if !seen[v] {
+			seen[v] = true
+			out = append(out, v)
+		}
+	}
+	sort.Strings(out)
+	return out
 }
 
 // DeleteApplePushToken removes every registration of a push token (APNs
