@@ -115,10 +115,7 @@ const (
 // succeed), kept with the refusal for the operator.
 func (a *App) applePassUpdate(ctx context.Context, j jobs.Job) error {
 	jq := a.store.JobsOf(JobApplePassUpdate)
-	lease := a.inv.Jobs.Lease
-	if lease <= 0 {
-		lease = 2 * time.Minute // the runner's default
-	}
+	lease := a.inv.Jobs.WithDefaults().Lease
 	more, err := jq.Claim(ctx, j.Worker, a.clock.Now(), lease, applePushBatch-1)
 	if err != nil {
 		return err // the runner retries j; nothing else was claimed
@@ -286,13 +283,8 @@ func (a *App) finishPassJobs(ctx context.Context, jq store.JobQueue, worker stri
 	if err != nil {
 		return err
 	}
-	base, maxB := a.inv.Jobs.BaseBackoff, a.inv.Jobs.MaxBackoff
-	if base <= 0 {
-		base = 2 * time.Second // the runner's defaults
-	}
-	if maxB <= 0 {
-		maxB = 10 * time.Minute
-	}
+	jo := a.inv.Jobs.WithDefaults()
+	base, maxB := jo.BaseBackoff, jo.MaxBackoff
 	for i, b := range batch {
 		herr := outcomes[i]
 		if herr == nil {

@@ -136,8 +136,10 @@ type Runner struct {
 	jitter func(time.Duration) time.Duration
 }
 
-// New returns a runner over q. Its worker ids are unique per process.
-func New(q Queue, clk clock.Clock, o Options) *Runner {
+// WithDefaults is o with every unset duration and the claim batch at the
+// runner's default (a handler that claims or retries jobs itself uses the
+// same lease and backoff as the runner).
+func (o Options) WithDefaults() Options {
 	if o.Lease <= 0 {
 		o.Lease = 2 * time.Minute
 	}
@@ -156,6 +158,12 @@ func New(q Queue, clk clock.Clock, o Options) *Runner {
 	if o.ClaimBatch <= 0 {
 		o.ClaimBatch = 16
 	}
+	return o
+}
+
+// New returns a runner over q. Its worker ids are unique per process.
+func New(q Queue, clk clock.Clock, o Options) *Runner {
+	o = o.WithDefaults()
 	if o.Log == nil {
 		o.Log = slog.New(slog.DiscardHandler)
 	}
