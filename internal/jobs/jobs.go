@@ -422,44 +422,9 @@ func (r *Runner) finish(ctx context.Context, worker string, j Job, herr error) e
 // the job after this one stalled past it), the handler's context is
 // cancelled: its result would be discarded anyway.
 func (r *Runner) runLeased(ctx context.Context, worker string, h Handler, j Job) error {
-	hctx, cancel := context.WithCancel(ctx)
-	defer cancel()
-	stop := make(chan struct{})
-	beat := make(chan struct{})
-	go func() {
-		defer close(beat)
-		t := time.NewTicker(r.o.Heartbeat)
-		defer t.Stop()
-		for {
-			select {
-			case <-stop:
-				return
-			case <-t.C:
-			}
-			held, err := r.q.Extend(context.WithoutCancel(ctx), j.ID, worker, r.clk.Now().Add(r.o.Lease))
-			switch {
-			case err != nil:
-				r.o.Log.Warn("job lease not extended", "job_id", j.ID, "kind", j.Kind, "error", err.Error())
-			case !held:
-				r.o.Log.Warn("job lease lost", "job_id", j.ID, "kind", j.Kind)
-				cancel()
-				return
-			}
-		}
-	}()
-	err := safeRun(hctx, h, j)
-	close(stop)
-	<-beat
-	return err
-}
-
-func safeRun(ctx context.Context, h Handler, j Job) (err error) {
-	defer func() {
-		if p := recover(); p != nil {
-			err = fmt.Errorf("panic: %v", p)
-		}
-	}()
-	return h(ctx, j)
+	return r.runBatchLeased(ctx, worker, func(ctx context.Context, js []Job) []error {
+		return []error{h(ctx, js[0])}
+	}, []Job{j})[0]
 }
 
 // Start runs n workers until ctx ends; Wait waits for them. Each worker

@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"strings"
 	"sync"
 	"testing"
 	"time"
@@ -295,7 +296,8 @@ func TestLostLeaseCancelsJob(t *testing.T) {
 // together, in claim order, with their worker set, beside the jobs of a
 // kind with a plain handler; each result is what a handler's error means:
 // nil marks the job done, ErrCompleted leaves it to the handler, an error
-// schedules a retry; a panicking batch retries every job of it.
+// schedules a retry; a panicking batch retries every job of it, and a
+// panicking plain handler its job, with the panic as the job's error.
 func TestBatchHandler(t *testing.T) {
 	storetest.ForEachEngine(t, func(t *testing.T, s *store.Store) {
 		ctx := context.Background()
@@ -304,6 +306,7 @@ func TestBatchHandler(t *testing.T) {
 		enqueue(t, s, t0, "b", "ok", "self", "fail", "ok2")
 		enqueue(t, s, t0, "plain", "x")
 		enqueue(t, s, t0, "boom", "p1", "p2")
+		enqueue(t, s, t0, "crash", "c1")
 		var got [][]string
 		r.HandleBatch("b", func(ctx context.Context, js []jobs.Job) []error {
 			var ps []string
@@ -326,24 +329,28 @@ func TestBatchHandler(t *testing.T) {
 		r.HandleBatch("boom", func(context.Context, []jobs.Job) []error { panic("broken") })
 		plain := 0
 		r.Handle("plain", func(context.Context, jobs.Job) error { plain++; return nil })
+		r.Handle("crash", func(context.Context, jobs.Job) error { panic("plain broken") })
 		n, err := r.RunOnce(ctx)
-		if err != nil || n != 7 {
-			t.Fatalf("RunOnce = %d, %v; want 7 jobs", n, err)
+		if err != nil || n != 8 {
+			t.Fatalf("RunOnce = %d, %v; want 8 jobs", n, err)
 		}
 		if len(got) != 1 || fmt.Sprint(got[0]) != "[ok self fail ok2]" || plain != 1 {
 			t.Fatalf("batches %v, plain runs %d; want one batch [ok self fail ok2] and one plain run", got, plain)
 		}
 		state := map[string]string{}
-		for _, k := range []string{"b", "boom"} {
+		for _, k := range []string{"b", "boom", "crash"} {
 			for _, j := range rows(t, s, k) {
 				state[j.Payload] = j.State
 				if j.State == jobs.StateReady && (j.LastError == nil || !j.RunAt.After(t0)) {
 					t.Errorf("job %s retried without its error or backoff: %+v", j.Payload, j)
 				}
+				if k != "b" && (j.LastError == nil || !strings.HasPrefix(*j.LastError, "panic: ")) {
+					t.Errorf("job %s: last error %v, want the panic", j.Payload, j.LastError)
+				}
 			}
 		}
 		want := map[string]string{"ok": jobs.StateDone, "ok2": jobs.StateDone, "self": jobs.StateRunning, "fail": jobs.StateReady,
-			"p1": jobs.StateReady, "p2": jobs.StateReady}
+			"p1": jobs.StateReady, "p2": jobs.StateReady, "c1": jobs.StateReady}
 		if fmt.Sprint(state) != fmt.Sprint(want) {
 			t.Errorf("states %v, want %v", state, want)
 		}
