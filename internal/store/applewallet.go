@@ -162,15 +162,6 @@ func (q Q) MarkTicketsApplePassesUpdated(ctx context.Context, ticketIDs []string
 	return out, nil
 }
 
-// anys is ss as query arguments.
-func anys(ss []string) []any {
-	out := make([]any, len(ss))
-	for i, s := range ss {
-		out[i] = s
-	}
-	return out
-}
-
 // distinct is the distinct values of m, sorted.
 func distinct(m map[string]string) []string {
 	seen := map[string]bool{}

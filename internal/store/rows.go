@@ -55,3 +55,12 @@ func keyed[V any](ctx context.Context, q Q, query string, args ...any) (map[stri
 	}
 	return out, nil
 }
+
+// anys is ss as query arguments.
+func anys(ss []string) []any {
+	out := make([]any, len(ss))
+	for i, s := range ss {
+		out[i] = s
+	}
+	return out
+}

@@ -366,10 +366,7 @@ func (q Q) DeliveriesWork(ctx context.Context, ids []string) (map[string]webhook
 	if len(ids) == 0 {
 		return out, nil
 	}
-	args := make([]any, len(ids))
-	for i, id := range ids {
-		args[i] = id
-	}
+	args := anys(ids)
 	var evIDs []any
 	err := q.eachRow(ctx, `SELECT d.id, d.endpoint_id, d.account_id, d.environment, d.event_id, d.object_id, d.state,
 		d.attempts, d.manual, d.created_at, d.first_attempt_at,
