@@ -63,6 +63,13 @@ func (c *changeEvents) add(t event.Type, objectID string, obj any) error {
 // and environment has an enabled endpoint, which the insert itself checks.
 func (c *changeEvents) write(ctx context.Context, q store.Q) error {
 	hooks, err := q.InsertEvents(ctx, c.evs)
+	return c.inserted(ctx, q, hooks, err)
+}
+
+// inserted finishes writing events that a store call inserted (InsertEvents,
+// or InsertOrderRows with the order's rows): it fans them out when the
+// call found an enabled endpoint (hooks) and passes on the call's error.
+func (c *changeEvents) inserted(ctx context.Context, q store.Q, hooks bool, err error) error {
 	if err != nil || !hooks {
 		return err
 	}

@@ -138,24 +138,13 @@ func (a *App) newOrder(ctx context.Context, p account.Principal, req OrderReques
 }
 
 // writeOrder writes an order built by newOrder and the events of ev (its
-// order.created) in one transaction.
+// order.created) in one transaction: on PostgreSQL one statement
+// (store.InsertOrderRows).
 func (a *App) writeOrder(ctx context.Context, n placedOrder, ev *changeEvents) (ticketing.Order, error) {
 	o, subs, items := n.order, n.subs, n.items
 	err := a.store.Write(ctx, func(q store.Q) error {
-		for _, s := range subs {
-			if err := q.InsertSubscription(ctx, s); err != nil {
-				return err
-			}
-			for _, c := range s.Cycles {
-				if err := q.InsertCycle(ctx, c); err != nil {
-					return err
-				}
-			}
-		}
-		if err := q.InsertOrderRows(ctx, o, items); err != nil {
-			return err
-		}
-		return ev.write(ctx, q)
+		hooks, err := q.InsertOrderRows(ctx, o, subs, items, ev.evs)
+		return ev.inserted(ctx, q, hooks, err)
 	})
 	if err != nil {
 		return ticketing.Order{}, err

@@ -71,16 +71,11 @@ func (q Q) InsertEvents(ctx context.Context, evs []event.Event) (hooks bool, err
 		}
 		return hooks, nil
 	}
-	query := insertEventPostgres
-	if len(evs) > 1 {
-		query = insertEventsPostgres(len(evs))
-	}
-	args := make([]any, 0, 2+6*len(evs))
-	args = append(args, acc, string(env))
-	for _, e := range evs {
-		args = append(args, e.ID, string(e.Type), e.ObjectID, e.APIVersion, now(e.CreatedAt), string(e.Object))
-	}
-	err = q.db.QueryRowContext(ctx, query, args...).Scan(&hooks)
+	var b strings.Builder
+	b.WriteString("WITH ")
+	args := eventsCTE(&b, []any{acc, string(env)}, evs)
+	b.WriteString(" SELECT " + hasEnabledEndpoint)
+	err = q.db.QueryRowContext(ctx, b.String(), args...).Scan(&hooks)
 	return hooks, mapErr(err)
 }
 
@@ -99,31 +94,28 @@ const insertEventNoHooksSQLite = `INSERT INTO events (account_id, environment, s
 	SELECT $1, $2, (SELECT COALESCE(MAX(seq), 0) + 1 FROM events WHERE account_id = $1 AND environment = $2), $3, $4, $5, $6, $7, $8
 	WHERE NOT ` + hasEnabledEndpoint
 
-// insertEventPostgres appends one event (the usual change) on PostgreSQL
-// and returns the endpoint check: a data-modifying WITH runs exactly once
-// whether or not the outer query reads it.
-const insertEventPostgres = `WITH ins AS (INSERT INTO events (account_id, environment, seq, id, type, object_id, api_version, created_at, object)
-	VALUES ($1, $2, nextval('event_numbers_n_seq'), $3, $4, $5, $6, $7::timestamptz, $8))
-	SELECT ` + hasEnabledEndpoint
-
-// insertEventsPostgres is insertEventPostgres for n events, numbered in
-// their order. The text depends on n only, so the driver's statement cache
-// serves it like any other.
-func insertEventsPostgres(n int) string {
-	var b strings.Builder
-	b.WriteString(`WITH ins AS (INSERT INTO events (account_id, environment, seq, id, type, object_id, api_version, created_at, object)
+// eventsCTE writes, for PostgreSQL, the data-modifying WITH item "e" that
+// appends evs numbered in their order ($1 and $2 in args are their
+// account and environment), and returns args with the events' values
+// appended. A data-modifying WITH runs exactly once whether or not the
+// main query reads it; InsertEvents and InsertOrderRows make the endpoint
+// check their main query. The text depends on the number of events and
+// their first parameter only, so the driver's statement cache serves it
+// like any other.
+func eventsCTE(b *strings.Builder, args []any, evs []event.Event) []any {
+	b.WriteString(`e AS (INSERT INTO events (account_id, environment, seq, id, type, object_id, api_version, created_at, object)
 	SELECT $1, $2, nextval('event_numbers_n_seq'), v.id, v.type, v.object_id, v.api_version, v.created_at, v.object
 	FROM (SELECT * FROM (VALUES `)
-	for i := range n {
+	for i, e := range evs {
 		if i > 0 {
 			b.WriteString(", ")
 		}
-		k := 2 + 6*i
-		fmt.Fprintf(&b, "(%d, $%d, $%d, $%d, $%d, $%d::timestamptz, $%d)", i+1, k+1, k+2, k+3, k+4, k+5, k+6)
+		k := len(args)
+		fmt.Fprintf(b, "(%d, $%d, $%d, $%d, $%d, $%d::timestamptz, $%d)", i+1, k+1, k+2, k+3, k+4, k+5, k+6)
+		args = append(args, e.ID, string(e.Type), e.ObjectID, e.APIVersion, now(e.CreatedAt), string(e.Object))
 	}
-	b.WriteString(`) AS r (n, id, type, object_id, api_version, created_at, object) ORDER BY n) AS v)
-	SELECT ` + hasEnabledEndpoint)
-	return b.String()
+	b.WriteString(`) AS r (n, id, type, object_id, api_version, created_at, object) ORDER BY n) AS v)`)
+	return args
 }
 
 // EventSeq is the sequence number of one of an account's events, false

@@ -3,6 +3,7 @@ package store_test
 import (
 	"context"
 	"fmt"
+	"strings"
 	"testing"
 	"time"
 
@@ -10,6 +11,7 @@ import (
 	"github.com/farebox/farebox/internal/event"
 	"github.com/farebox/farebox/internal/store"
 	"github.com/farebox/farebox/internal/store/storetest"
+	"github.com/farebox/farebox/internal/ticketing"
 	"github.com/farebox/farebox/internal/webhook"
 )
 
@@ -113,4 +115,30 @@ func TestInsertEventsEndpointCheck(t *testing.T) {
 			}
 		})
 	}
+}
+
+// TestInsertOrderRowsRefusesForeignEvents: the events written with an
+// order's rows belong to the order's account and environment (the endpoint
+// check and the numbering are the order's); an event of another
+// environment is refused before anything is written.
+func TestInsertOrderRowsRefusesForeignEvents(t *testing.T) {
+	storetest.ForEachEngine(t, func(t *testing.T, s *store.Store) {
+		ctx := context.Background()
+		at := time.Date(2026, 11, 25, 3, 0, 0, 0, time.UTC)
+		o := ticketing.Order{ID: "order-1", AccountID: "acc-1", Environment: account.Live, RestoreSecret: "secret", CreatedAt: at}
+		ev := event.Event{ID: "event-1", AccountID: "acc-1", Environment: account.Test, Type: event.OrderCreated, ObjectID: o.ID,
+			APIVersion: event.APIVersion, CreatedAt: at, Object: []byte(`{}`)}
+		err := s.Write(ctx, func(q store.Q) error {
+			_, err := q.InsertOrderRows(ctx, o, nil, nil, []event.Event{ev})
+			return err
+		})
+		if err == nil || !strings.Contains(err.Error(), "account and environment") {
+			t.Fatalf("an event of another environment written with an order: %v", err)
+		}
+		for _, table := range []string{"orders", "events"} {
+			if n, err := s.Read().CountRows(ctx, table); err != nil || n != 0 {
+				t.Fatalf("%s: %d rows (%v), want none", table, n, err)
+			}
+		}
+	})
 }

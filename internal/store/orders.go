@@ -11,6 +11,7 @@ import (
 
 	"github.com/farebox/farebox/internal/account"
 	"github.com/farebox/farebox/internal/apperr"
+	"github.com/farebox/farebox/internal/event"
 	"github.com/farebox/farebox/internal/list"
 	"github.com/farebox/farebox/internal/ticketing"
 )
@@ -22,69 +23,110 @@ func (q Q) InsertOrder(ctx context.Context, o ticketing.Order) error {
 	return mapErr(err)
 }
 
-// InsertOrderRows writes an order's rows: the order, its coupons and the
-// billable items (a subscription's cycle item too; its subscription and
-// cycles go first, InsertSubscription and InsertCycle). On PostgreSQL it is one statement,
-// one round trip: data-modifying CTEs insert the order and the coupons
-// (multi-row) and the main INSERT the items; the foreign keys are checked
-// at the statement's end, when all rows are there. SQLite, in the process,
-// has no round trips to save and runs the single inserts.
-func (q Q) InsertOrderRows(ctx context.Context, o ticketing.Order, items []ticketing.BillableItem) error {
+// InsertOrderRows writes the rows a new order writes: the order o with
+// its coupons, its new subscriptions subs with their cycles, the billable
+// items (a subscription's cycle item too) and the events of the change
+// (its order.created; none in the bare-insert baseline of tools/loadgen).
+// It says, as InsertEvents does, whether the account and environment has
+// an enabled webhook endpoint (then the caller fans the events out), and
+// refuses events of another account or environment. On PostgreSQL it is one
+// statement and one round trip whatever the order holds: data-modifying
+// CTEs insert the subscriptions, cycles, order, coupons, items and events
+// (each multi-row) and the main query is the endpoint check; the foreign
+// keys are checked at the statement's end, when all rows are there.
+// SQLite, in the process, has no round trips to save and runs the single
+// inserts (the events through InsertEvents' prepared statements).
+func (q Q) InsertOrderRows(ctx context.Context, o ticketing.Order, subs []ticketing.Subscription, items []ticketing.BillableItem,
+	evs []event.Event) (hooks bool, err error) {
+	for _, e := range evs {
+		if e.AccountID != o.AccountID || e.Environment != o.Environment {
+			return false, errors.New("store.InsertOrderRows: the events belong to the order's account and environment")
+		}
+	}
 	if q.engine != Postgres {
+		for _, s := range subs {
+			if err := q.InsertSubscription(ctx, s); err != nil {
+				return false, err
+			}
+			for _, c := range s.Cycles {
+				if err := q.InsertCycle(ctx, c); err != nil {
+					return false, err
+				}
+			}
+		}
 		if err := q.InsertOrder(ctx, o); err != nil {
-			return err
+			return false, err
 		}
 		for _, c := range o.Coupons {
 			if err := q.InsertCoupon(ctx, c); err != nil {
-				return err
+				return false, err
 			}
 		}
 		for _, it := range items {
 			if err := q.InsertBillableItem(ctx, it); err != nil {
-				return err
+				return false, err
 			}
 		}
-		return nil
+		return q.InsertEvents(ctx, evs)
 	}
-	args := []any{o.ID, o.AccountID, string(o.Environment), o.OptionalOrderReference, o.RestoreSecret, now(o.CreatedAt), o.TestClockID}
+	// With events, $1 and $2 are the account and environment of the events
+	// and the endpoint check (eventsCTE, hasEnabledEndpoint).
+	var args []any
+	if len(evs) > 0 {
+		args = []any{o.AccountID, string(o.Environment)}
+	}
 	var b strings.Builder
-	b.WriteString(`WITH o AS (INSERT INTO orders (` + orderCols + `) VALUES ($1, $2, $3, $4, $5, $6, $7))`)
 	values := func(row ...any) {
 		b.WriteString("(")
 		for i, v := range row {
-			args = append(args, v)
 			if i > 0 {
 				b.WriteString(", ")
 			}
+			args = append(args, v)
 			fmt.Fprintf(&b, "$%d", len(args))
 		}
 		b.WriteString(")")
 	}
-	if len(o.Coupons) > 0 {
-		b.WriteString(`, c AS (INSERT INTO coupons (` + couponCols + `) VALUES `)
-		for i, c := range o.Coupons {
+	cte := func(name, table, cols string, n int, row func(i int)) {
+		if n == 0 {
+			return
+		}
+		if b.Len() == 0 {
+			b.WriteString("WITH ")
+		} else {
+			b.WriteString(", ")
+		}
+		b.WriteString(name + " AS (INSERT INTO " + table + " (" + cols + ") VALUES ")
+		for i := range n {
 			if i > 0 {
 				b.WriteString(", ")
 			}
-			values(c.ID, c.OrderID, c.Position, c.AccountID, string(c.Environment), c.ProductID, c.SubscriptionID, c.BillableItemID,
-				c.OriginalCouponID, c.RestoredCouponID, jsonText(c.TariffSettings), c.Activated, now(c.CreatedAt), c.TestClockID)
+			row(i)
 		}
 		b.WriteString(")")
 	}
-	if len(items) == 0 {
-		// The main statement of the WITH: the order is in o already.
-		b.WriteString(` SELECT 1`)
-	} else {
-		b.WriteString(` INSERT INTO billable_items (` + billableItemCols + `) VALUES `)
-		for i, it := range items {
-			if i > 0 {
-				b.WriteString(", ")
-			}
-			values(billableItemArgs(it)...)
-		}
+	var cycles []ticketing.Cycle
+	for _, s := range subs {
+		cycles = append(cycles, s.Cycles...)
 	}
-	_, err := q.db.ExecContext(ctx, b.String(), args...)
-	return mapErr(err)
+	cte("s", "subscriptions", subscriptionInsertCols, len(subs), func(i int) {
+		values(subscriptionArgs(subs[i])...)
+	})
+	cte("cy", "subscription_cycles", cycleCols, len(cycles), func(i int) { values(cycleArgs(cycles[i])...) })
+	cte("o", "orders", orderCols, 1, func(int) {
+		values(o.ID, o.AccountID, string(o.Environment), o.OptionalOrderReference, o.RestoreSecret, now(o.CreatedAt), o.TestClockID)
+	})
+	cte("c", "coupons", couponCols, len(o.Coupons), func(i int) { values(couponArgs(o.Coupons[i])...) })
+	cte("b", "billable_items", billableItemCols, len(items), func(i int) { values(billableItemArgs(items[i])...) })
+	if len(evs) == 0 {
+		b.WriteString(" SELECT false")
+	} else {
+		b.WriteString(", ")
+		args = eventsCTE(&b, args, evs)
+		b.WriteString(" SELECT " + hasEnabledEndpoint)
+	}
+	err = q.db.QueryRowContext(ctx, b.String(), args...).Scan(&hooks)
+	return hooks, mapErr(err)
 }
 
 // Order returns an order of one account and environment with its coupons;
@@ -121,10 +163,14 @@ const couponCols = `id, order_id, position, account_id, environment, product_id,
 // InsertCoupon writes a coupon.
 func (q Q) InsertCoupon(ctx context.Context, c ticketing.Coupon) error {
 	_, err := q.db.ExecContext(ctx, `INSERT INTO coupons (`+couponCols+`)
-		VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12, $13, $14)`,
-		c.ID, c.OrderID, c.Position, c.AccountID, string(c.Environment), c.ProductID, c.SubscriptionID, c.BillableItemID,
-		c.OriginalCouponID, c.RestoredCouponID, jsonText(c.TariffSettings), c.Activated, now(c.CreatedAt), c.TestClockID)
+		VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12, $13, $14)`, couponArgs(c)...)
 	return mapErr(err)
+}
+
+// couponArgs are c's values in the order of couponCols.
+func couponArgs(c ticketing.Coupon) []any {
+	return []any{c.ID, c.OrderID, c.Position, c.AccountID, string(c.Environment), c.ProductID, c.SubscriptionID, c.BillableItemID,
+		c.OriginalCouponID, c.RestoredCouponID, jsonText(c.TariffSettings), c.Activated, now(c.CreatedAt), c.TestClockID}
 }
 
 // Coupon returns a coupon by id (the id is the credential: no tenant filter).

@@ -13,11 +13,20 @@ import (
 
 // InsertSubscription writes a subscription (its cycles separately).
 func (q Q) InsertSubscription(ctx context.Context, s ticketing.Subscription) error {
-	_, err := q.db.ExecContext(ctx, `INSERT INTO subscriptions (id, account_id, environment, product_id, original_subscription_id,
-		restored_subscription_id, cancel_requested_at, ends_at, created_at, test_clock_id) VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10)`,
-		s.ID, s.AccountID, string(s.Environment), s.ProductID, s.OriginalSubscriptionID, s.RestoredSubscriptionID,
-		timePtr(s.CancelRequestedAt), timePtr(s.EndsAt), now(s.CreatedAt), s.TestClockID)
+	_, err := q.db.ExecContext(ctx, `INSERT INTO subscriptions (`+subscriptionInsertCols+`) VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10)`,
+		subscriptionArgs(s)...)
 	return mapErr(err)
+}
+
+// subscriptionInsertCols are the columns a new subscription is written with
+// (subscriptionArgs' order); the others start NULL.
+const subscriptionInsertCols = `id, account_id, environment, product_id, original_subscription_id,
+	restored_subscription_id, cancel_requested_at, ends_at, created_at, test_clock_id`
+
+// subscriptionArgs are s's values in the order of subscriptionInsertCols.
+func subscriptionArgs(s ticketing.Subscription) []any {
+	return []any{s.ID, s.AccountID, string(s.Environment), s.ProductID, s.OriginalSubscriptionID, s.RestoredSubscriptionID,
+		timePtr(s.CancelRequestedAt), timePtr(s.EndsAt), now(s.CreatedAt), s.TestClockID}
 }
 
 // Subscription returns a subscription with its cycles. accountID "" skips
@@ -119,8 +128,14 @@ const cycleCols = `id, subscription_id, product_id, valid_from, valid_until, ord
 // InsertCycle writes a cycle.
 func (q Q) InsertCycle(ctx context.Context, c ticketing.Cycle) error {
 	_, err := q.db.ExecContext(ctx, `INSERT INTO subscription_cycles (`+cycleCols+`) VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10)`,
-		c.ID, c.SubscriptionID, c.ProductID, optTime(c.ValidFrom), optTime(c.ValidUntil), c.Ordered, c.CouponActivated, c.BillableItemID, c.TicketID, now(c.CreatedAt))
+		cycleArgs(c)...)
 	return mapErr(err)
+}
+
+// cycleArgs are c's values in the order of cycleCols.
+func cycleArgs(c ticketing.Cycle) []any {
+	return []any{c.ID, c.SubscriptionID, c.ProductID, optTime(c.ValidFrom), optTime(c.ValidUntil), c.Ordered, c.CouponActivated,
+		c.BillableItemID, c.TicketID, now(c.CreatedAt)}
 }
 
 // UpdateCycle writes a cycle's mutable fields.

@@ -326,10 +326,7 @@ func baseline(dbURL, dataDir string, conc int, d time.Duration, events bool, pro
 				ObjectID: o.ID, APIVersion: event.APIVersion, CreatedAt: now, Object: json.RawMessage(obj)}}
 		}
 		return s.Write(ctx, func(q store.Q) error {
-			if err := q.InsertOrderRows(ctx, o, []ticketing.BillableItem{item}); err != nil {
-				return err
-			}
-			_, err := q.InsertEvents(ctx, evs)
+			_, err := q.InsertOrderRows(ctx, o, nil, []ticketing.BillableItem{item}, evs)
 			return err
 		})
 	})
