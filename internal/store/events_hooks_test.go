@@ -142,3 +142,35 @@ func TestInsertOrderRowsRefusesForeignEvents(t *testing.T) {
 		}
 	})
 }
+
+// TestEventObjectsLZ4: on PostgreSQL built with lz4 (this project's test
+// servers are) the events' objects are compressed with it, as migration
+// 00030 says, and an order.created-sized object is stored compressed.
+func TestEventObjectsLZ4(t *testing.T) {
+	s := storetest.Open(t, store.Postgres)
+	ctx := context.Background()
+	var method string
+	if err := s.DB().QueryRowContext(ctx, `SELECT attcompression::text FROM pg_attribute
+		WHERE attrelid = 'events'::regclass AND attname = 'object'`).Scan(&method); err != nil {
+		t.Fatal(err)
+	}
+	if method != "l" {
+		t.Fatalf("events.object compression %q, want lz4 (l)", method)
+	}
+	at := time.Date(2026, 11, 25, 3, 0, 0, 0, time.UTC)
+	obj := `{"order_id":"order-1","coupons":[` + strings.Repeat(`{"id":"coupon","activated":false,"tariff_settings":null},`, 40) + `{}]}`
+	ev := event.Event{ID: "event-lz4", AccountID: "acc-1", Environment: account.Live, Type: event.OrderCreated, ObjectID: "order-1",
+		APIVersion: event.APIVersion, CreatedAt: at, Object: []byte(obj)}
+	if err := s.Write(ctx, func(q store.Q) error { _, err := q.InsertEvents(ctx, []event.Event{ev}); return err }); err != nil {
+		t.Fatal(err)
+	}
+	var stored, length int
+	var used string
+	if err := s.DB().QueryRowContext(ctx, `SELECT pg_column_size(object), length(object), COALESCE(pg_column_compression(object), '')
+		FROM events WHERE id = 'event-lz4'`).Scan(&stored, &length, &used); err != nil {
+		t.Fatal(err)
+	}
+	if used != "lz4" || stored >= length {
+		t.Fatalf("object of %d characters stored in %d bytes with %q, want lz4 and smaller", length, stored, used)
+	}
+}
