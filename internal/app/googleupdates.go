@@ -20,7 +20,7 @@ const JobGoogleObject = "google.object"
 func (a *App) initPassUpdates() {
 	if a.Jobs != nil {
 		a.Jobs.Handle(JobGoogleObject, a.updateGoogleObject)
-		a.Jobs.Handle(JobApplePassUpdate, a.applePassUpdate)
+		a.Jobs.HandleBatch(JobApplePassUpdate, applePushBatch, a.applePassUpdates)
 	}
 }
 

@@ -4,7 +4,6 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	"math/rand/v2"
 	"sync"
 	"time"
 
@@ -94,75 +93,43 @@ func (a *App) SetPassPusher(p PassPusher) {
 	a.pusher.Store(&p)
 }
 
-// A run of the JobApplePassUpdate handler takes on, besides its own job,
-// up to applePushBatch−1 further due update jobs (a month turn makes one
-// job per subscription, all due at the same instant) and serves them
-// together: one transaction tags the passes of all of them, their
-// devices are pushed applePushParallel at a time over the HTTP/2
-// connection, and one transaction records the outcome of every job.
+// The JobApplePassUpdate handler serves up to applePushBatch due update
+// jobs at once (a month turn makes one job per subscription, all due at
+// the same instant; the runner fills the batch, jobs.Runner.HandleBatch):
+// one transaction tags the passes of all of them, their devices are
+// pushed applePushParallel at a time over the HTTP/2 connection, and one
+// transaction records the done jobs.
 const (
 	applePushBatch    = 500
 	applePushParallel = 32
 )
 
-// applePassUpdate is the JobApplePassUpdate handler (docs/wallet.md, "The
-// job"). Every job of the batch has its own outcome: done when each of its
-// devices was pushed (or is gone: 410 Unregistered or a bad token delete
-// the token's registrations); retried alone with backoff when a push of
-// its devices failed in a way that can pass (429, 5xx, transport errors;
-// the retry pushes that ticket's devices again, no other job's); dead at
-// once when APNs refused a push for good (another 4xx: repeating it cannot
-// succeed), kept with the refusal for the operator.
-func (a *App) applePassUpdate(ctx context.Context, j jobs.Job) error {
-	jq := a.store.JobsOf(JobApplePassUpdate)
-	lease := a.inv.Jobs.WithDefaults().Lease
-	more, err := jq.Claim(ctx, j.Worker, a.clock.Now(), lease, applePushBatch-1)
-	if err != nil {
-		return err // the runner retries j; nothing else was claimed
-	}
-	// The runner keeps j's lease; the jobs claimed here keep theirs by the
-	// same heartbeat (a third of the lease).
-	if len(more) > 0 {
-		stop := make(chan struct{})
-		defer close(stop)
-		go func() {
-			t := time.NewTicker(lease / 3)
-			defer t.Stop()
-			for {
-				select {
-				case <-stop:
-					return
-				case <-t.C:
-				}
-				for _, m := range more {
-					_, _ = jq.Extend(context.WithoutCancel(ctx), m.ID, j.Worker, a.clock.Now().Add(lease))
-				}
-			}
-		}()
-	}
-	batch := append([]jobs.Job{j}, more...)
+// applePassUpdates is the JobApplePassUpdate batch handler (docs/wallet.md,
+// "The job"). Every job of the batch has its own outcome: done when each
+// of its devices was pushed (or is gone: 410 Unregistered or a bad token
+// delete the token's registrations); retried alone with the runner's
+// backoff when a push of its devices failed in a way that can pass (429,
+// 5xx, transport errors; the retry pushes that ticket's devices again, no
+// other job's); dead at once when APNs refused a push for good (another
+// 4xx: repeating it cannot succeed, jobs.Permanent), kept with the refusal
+// for the operator.
+func (a *App) applePassUpdates(ctx context.Context, batch []jobs.Job) []error {
 	outcomes := make([]error, len(batch))
-	var tickets []string
+	tickets := make([]string, len(batch))
 	for i, b := range batch {
-		if b.Attempts > b.MaxAttempts { // j's is checked by the runner
-			outcomes[i] = errPermanent{errors.New("attempts exhausted (the last worker lost its lease)")}
-			continue
-		}
-		tickets = append(tickets, b.Payload)
+		tickets[i] = b.Payload
 	}
 	var tokens map[string][]string
-	err = a.store.Write(ctx, func(q store.Q) error {
+	err := a.store.Write(ctx, func(q store.Q) error {
 		var err error
 		tokens, err = q.MarkTicketsApplePassesUpdated(ctx, tickets, a.clock.Now())
 		return err
 	})
 	if err != nil {
 		for i := range outcomes {
-			if outcomes[i] == nil {
-				outcomes[i] = err
-			}
+			outcomes[i] = err
 		}
-		return a.finishPassJobs(ctx, jq, j.Worker, batch, outcomes, nil)
+		return outcomes
 	}
 	pushed := a.pushAll(ctx, tokens)
 	var gone []string
@@ -172,9 +139,6 @@ func (a *App) applePassUpdate(ctx context.Context, j jobs.Job) error {
 		}
 	}
 	for i, b := range batch {
-		if outcomes[i] != nil {
-			continue
-		}
 		toks := tokens[b.Payload]
 		var failed int
 		var last error
@@ -195,18 +159,13 @@ func (a *App) applePassUpdate(ctx context.Context, j jobs.Job) error {
 		if failed > 0 {
 			err := fmt.Errorf("%d of %d pushes failed (retry: %v), last: %w", failed, len(toks), retry, last)
 			if !retry {
-				err = errPermanent{err}
+				err = jobs.Permanent(err)
 			}
 			outcomes[i] = err
 		}
 	}
-	return a.finishPassJobs(ctx, jq, j.Worker, batch, outcomes, gone)
+	return a.finishPassJobs(ctx, batch, outcomes, gone)
 }
-
-// errPermanent is a job outcome that no retry can change.
-type errPermanent struct{ error }
-
-func (e errPermanent) Unwrap() error { return e.error }
 
 // pushResult is APNs's answer to one push.
 type pushResult struct {
@@ -255,17 +214,14 @@ func (a *App) pushAll(ctx context.Context, tokens map[string][]string) map[strin
 	return res
 }
 
-// finishPassJobs records the outcome of each job of a batch that worker
-// holds: one transaction deletes the registrations of the tokens APNs
-// called gone and marks the successful jobs done; each failed job is then
-// scheduled again with the runner's backoff, or buried when its failure is
-// permanent or its attempts are used up. It returns jobs.ErrCompleted
-// (the runner records nothing more for j) or the error of that
-// transaction (the runner retries j; the others are taken over after
-// their lease).
-func (a *App) finishPassJobs(ctx context.Context, jq store.JobQueue, worker string, batch []jobs.Job, outcomes []error, gone []string) error {
+// finishPassJobs records, in one transaction, the outcome of the jobs of
+// a batch whose devices were all pushed: it deletes the registrations of
+// the tokens APNs called gone and marks those jobs done (jobs.ErrCompleted
+// for them); the failed jobs' outcomes go back to the runner, which
+// retries or buries each. When that transaction fails, every job gets its
+// error (the runner retries them all; their pushes are repeated).
+func (a *App) finishPassJobs(ctx context.Context, batch []jobs.Job, outcomes []error, gone []string) []error {
 	ctx = context.WithoutCancel(ctx) // the pushes are made: record them
-	now := a.clock.Now()
 	var done []int64
 	for i, b := range batch {
 		if outcomes[i] == nil {
@@ -278,25 +234,15 @@ func (a *App) finishPassJobs(ctx context.Context, jq store.JobQueue, worker stri
 				return err
 			}
 		}
-		return q.CompleteJobs(ctx, done, worker, now)
+		return q.CompleteJobs(ctx, done, batch[0].Worker, a.clock.Now())
 	})
-	if err != nil {
-		return err
-	}
-	jo := a.inv.Jobs.WithDefaults()
-	base, maxB := jo.BaseBackoff, jo.MaxBackoff
-	for i, b := range batch {
-		herr := outcomes[i]
-		if herr == nil {
-			continue
-		}
-		var pe errPermanent
-		dead := errors.As(herr, &pe) || b.Attempts >= b.MaxAttempts
-		delay := jobs.Backoff(base, maxB, b.Attempts)
-		delay += time.Duration(rand.Int64N(int64(delay)/4 + 1))
-		if err := jq.Retry(ctx, b.ID, worker, now, now.Add(delay), herr.Error(), dead); err != nil {
-			return err
+	for i := range outcomes {
+		switch {
+		case err != nil:
+			outcomes[i] = err
+		case outcomes[i] == nil:
+			outcomes[i] = jobs.ErrCompleted
 		}
 	}
-	return jobs.ErrCompleted
+	return outcomes
 }

@@ -40,7 +40,7 @@ func (a *App) initWebhooks(o WebhookOptions) {
 	a.hooks = o
 	a.sender = sender.New(o.Timeout)
 	if a.Jobs != nil {
-		a.Jobs.HandleBatch(JobWebhookDeliver, a.deliverWebhooks)
+		a.Jobs.HandleBatch(JobWebhookDeliver, 0, a.deliverWebhooks)
 	}
 }
 
@@ -64,7 +64,7 @@ func (a *App) WebhookRunner(o jobs.Options) *jobs.Runner {
 	}
 	o.Concurrent = true
 	r := jobs.New(a.store.JobsOf(JobWebhookDeliver), a.clock, o)
-	r.HandleBatch(JobWebhookDeliver, a.deliverWebhooks)
+	r.HandleBatch(JobWebhookDeliver, 0, a.deliverWebhooks)
 	a.hookRunner.Store(r)
 	return r
 }

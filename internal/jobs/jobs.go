@@ -86,6 +86,9 @@ type Queue interface {
 	// Extend moves the lease of a running job that worker still holds to
 	// until; false when worker no longer holds it.
 	Extend(ctx context.Context, id int64, worker string, until time.Time) (bool, error)
+	// Of is the queue of one kind of job: its Claim takes only jobs of
+	// kind (a batch handler's further jobs, HandleBatch).
+	Of(kind string) Queue
 }
 
 // Handler runs one job. A returned error schedules a retry.
@@ -93,10 +96,18 @@ type Handler func(ctx context.Context, j Job) error
 
 // BatchHandler runs the jobs of one kind from one claim together (one
 // read for all of them, say), and returns one result per job, in the
-// order given, each meaning what a Handler's error means (nil, ErrCompleted
-// or an error that schedules a retry). Its context is cancelled when the
-// lease of any of the jobs is lost.
+// order given, each meaning what a Handler's error means (nil, ErrCompleted,
+// an error that schedules a retry, or a Permanent one). Its context is
+// cancelled when the lease of any of the jobs is lost.
 type BatchHandler func(ctx context.Context, js []Job) []error
+
+// Permanent marks a handler's error as one no retry can change: the job
+// is buried (dead) at once, with the error, for the operator.
+func Permanent(err error) error { return permanent{err} }
+
+type permanent struct{ error }
+
+func (e permanent) Unwrap() error { return e.error }
 
 // Options tune a Runner.
 type Options struct {
@@ -128,7 +139,7 @@ type Runner struct {
 	id     string
 	mu     sync.RWMutex
 	kinds  map[string]Handler
-	batch  map[string]BatchHandler
+	batch  map[string]batchKind
 	wake   chan struct{}
 	wg     sync.WaitGroup
 	seq    int
@@ -169,7 +180,7 @@ func New(q Queue, clk clock.Clock, o Options) *Runner {
 	}
 	b := make([]byte, 6)
 	_, _ = crand.Read(b)
-	return &Runner{q: q, clk: clk, o: o, id: hex.EncodeToString(b), kinds: map[string]Handler{}, batch: map[string]BatchHandler{},
+	return &Runner{q: q, clk: clk, o: o, id: hex.EncodeToString(b), kinds: map[string]Handler{}, batch: map[string]batchKind{},
 		wake: make(chan struct{}, 1), jitter: func(d time.Duration) time.Duration {
 			return time.Duration(rand.Int64N(int64(d)/4 + 1))
 		}}
@@ -182,13 +193,24 @@ func (r *Runner) Handle(kind string, h Handler) {
 	r.kinds[kind] = h
 }
 
-// HandleBatch registers the handler of a job kind whose jobs of one claim
-// run together; it replaces a Handler of the kind.
-func (r *Runner) HandleBatch(kind string, h BatchHandler) {
+// HandleBatch registers the handler of a job kind whose jobs run
+// together; it replaces a Handler of the kind. With upTo 0 a batch is the
+// kind's jobs of one claim (Options.ClaimBatch of every kind); with more,
+// the runner adds further due jobs of the kind, claimed for the same
+// worker, until the batch holds upTo (a month turn's thousands of pass
+// updates, due at one instant, served 500 at a time). Every job of a
+// batch keeps its lease by the same heartbeat.
+func (r *Runner) HandleBatch(kind string, upTo int, h BatchHandler) {
 	r.mu.Lock()
 	defer r.mu.Unlock()
-	r.batch[kind] = h
+	r.batch[kind] = batchKind{h: h, upTo: upTo}
 	delete(r.kinds, kind)
+}
+
+// batchKind is a batch handler and the size its batches are filled to.
+type batchKind struct {
+	h    BatchHandler
+	upTo int
 }
 
 // Notify wakes one idle worker of this instance; call it after the
@@ -275,7 +297,7 @@ var errExhausted = errors.New("attempts exhausted (the last worker lost its leas
 // call per kind, and returns the others.
 func (r *Runner) runBatches(ctx context.Context, worker string, js []Job) (rest []Job, ran int, err error) {
 	r.mu.RLock()
-	hs := make(map[string]BatchHandler, len(r.batch))
+	hs := make(map[string]batchKind, len(r.batch))
 	for k, h := range r.batch {
 		hs[k] = h
 	}
@@ -286,25 +308,40 @@ func (r *Runner) runBatches(ctx context.Context, worker string, js []Job) (rest 
 	byKind := map[string][]Job{}
 	var kinds []string
 	for _, j := range js {
-		h := hs[j.Kind]
-		switch {
-		case h == nil:
+		if _, ok := hs[j.Kind]; !ok {
 			rest = append(rest, j)
-		case j.Attempts > j.MaxAttempts:
-			ran++
-			err = errors.Join(err, r.finish(ctx, worker, j, errExhausted))
-		default:
-			if byKind[j.Kind] == nil {
-				kinds = append(kinds, j.Kind)
-			}
-			j.Worker = worker
-			byKind[j.Kind] = append(byKind[j.Kind], j)
+			continue
 		}
+		if byKind[j.Kind] == nil {
+			kinds = append(kinds, j.Kind)
+		}
+		byKind[j.Kind] = append(byKind[j.Kind], j)
 	}
 	for _, k := range kinds {
-		batch := byKind[k]
+		claimed := byKind[k]
+		if n := hs[k].upTo - len(claimed); n > 0 {
+			more, cerr := r.q.Of(k).Claim(ctx, worker, r.clk.Now(), r.o.Lease, n)
+			if cerr != nil {
+				// The claimed jobs run without further ones.
+				r.o.Log.Warn("job batch not filled", "kind", k, "error", cerr.Error())
+			}
+			claimed = append(claimed, more...)
+		}
+		var batch []Job
+		for _, j := range claimed {
+			if j.Attempts > j.MaxAttempts {
+				ran++
+				err = errors.Join(err, r.finish(ctx, worker, j, errExhausted))
+				continue
+			}
+			j.Worker = worker
+			batch = append(batch, j)
+		}
+		if len(batch) == 0 {
+			continue
+		}
 		began := time.Now()
-		errs := r.runBatchLeased(ctx, worker, hs[k], batch)
+		errs := r.runBatchLeased(ctx, worker, hs[k].h, batch)
 		for i, j := range batch {
 			herr := errs[i]
 			if r.o.Observe != nil {
@@ -400,7 +437,8 @@ func (r *Runner) run(ctx context.Context, worker string, j Job) error {
 }
 
 // finish records the outcome of a job that its handler did not complete
-// itself: done, or a retry after a backoff (dead after MaxAttempts).
+// itself: done, or a retry after a backoff (dead after MaxAttempts, or at
+// once for a Permanent error).
 func (r *Runner) finish(ctx context.Context, worker string, j Job, herr error) error {
 	// Record the outcome even when ctx was cancelled meanwhile (shutdown):
 	// the work is done and must not be repeated after the lease.
@@ -409,7 +447,8 @@ func (r *Runner) finish(ctx context.Context, worker string, j Job, herr error) e
 	if herr == nil {
 		return r.q.Complete(ctx, j.ID, worker, now)
 	}
-	dead := j.Attempts >= j.MaxAttempts
+	var pe permanent
+	dead := j.Attempts >= j.MaxAttempts || errors.As(herr, &pe)
 	delay := Backoff(r.o.BaseBackoff, r.o.MaxBackoff, j.Attempts)
 	delay += r.jitter(delay)
 	r.o.Log.Warn("job failed", "job_id", j.ID, "kind", j.Kind, "attempt", j.Attempts, "dead", dead, "error", herr.Error())

@@ -308,7 +308,7 @@ func TestBatchHandler(t *testing.T) {
 		enqueue(t, s, t0, "boom", "p1", "p2")
 		enqueue(t, s, t0, "crash", "c1")
 		var got [][]string
-		r.HandleBatch("b", func(ctx context.Context, js []jobs.Job) []error {
+		r.HandleBatch("b", 0, func(ctx context.Context, js []jobs.Job) []error {
 			var ps []string
 			out := make([]error, len(js))
 			for i, j := range js {
@@ -326,7 +326,7 @@ func TestBatchHandler(t *testing.T) {
 			got = append(got, ps)
 			return out
 		})
-		r.HandleBatch("boom", func(context.Context, []jobs.Job) []error { panic("broken") })
+		r.HandleBatch("boom", 0, func(context.Context, []jobs.Job) []error { panic("broken") })
 		plain := 0
 		r.Handle("plain", func(context.Context, jobs.Job) error { plain++; return nil })
 		r.Handle("crash", func(context.Context, jobs.Job) error { panic("plain broken") })
@@ -353,6 +353,76 @@ func TestBatchHandler(t *testing.T) {
 			"p1": jobs.StateReady, "p2": jobs.StateReady, "c1": jobs.StateReady}
 		if fmt.Sprint(state) != fmt.Sprint(want) {
 			t.Errorf("states %v, want %v", state, want)
+		}
+	})
+}
+
+// TestBatchFilledUpTo: a kind registered with upTo gets batches filled
+// beyond one claim with its further due jobs (claimed for the same worker,
+// never another kind's, never one not yet due), at most upTo per batch; a
+// Permanent error buries its job at once, other errors retry it.
+func TestBatchFilledUpTo(t *testing.T) {
+	storetest.ForEachEngine(t, func(t *testing.T, s *store.Store) {
+		ctx := context.Background()
+		clk := clock.NewFixed(t0)
+		r := jobs.New(s.Jobs(), clk, jobs.Options{BaseBackoff: 10 * time.Second, ClaimBatch: 2})
+		var payloads []string
+		for i := range 12 {
+			payloads = append(payloads, fmt.Sprintf("p%02d", i))
+		}
+		enqueue(t, s, t0, "pass", payloads...)
+		enqueue(t, s, t0.Add(time.Hour), "pass", "later")
+		enqueue(t, s, t0, "other", "o1", "o2", "o3")
+		var sizes []int
+		workers := map[string]bool{}
+		r.HandleBatch("pass", 5, func(ctx context.Context, js []jobs.Job) []error {
+			sizes = append(sizes, len(js))
+			out := make([]error, len(js))
+			for i, j := range js {
+				workers[j.Worker] = true
+				switch j.Payload {
+				case "p03":
+					out[i] = jobs.Permanent(errors.New("BadCertificate"))
+				case "p04":
+					out[i] = errors.New("503 from APNs")
+				}
+			}
+			return out
+		})
+		others := 0
+		r.Handle("other", func(context.Context, jobs.Job) error { others++; return nil })
+		n, err := r.RunOnce(ctx)
+		if err != nil || n != 15 {
+			t.Fatalf("RunOnce = %d, %v; want 15 jobs", n, err)
+		}
+		total := 0
+		for _, sz := range sizes {
+			if sz > 5 {
+				t.Errorf("a batch of %d jobs, want at most 5", sz)
+			}
+			total += sz
+		}
+		if total != 12 || len(sizes) > 4 || sizes[0] != 5 || others != 3 || len(workers) != 1 {
+			t.Fatalf("batches %v (total %d), other runs %d, workers %v; want 12 pass jobs in full batches of 5 by one worker and 3 other runs",
+				sizes, total, others, workers)
+		}
+		for _, j := range rows(t, s, "pass") {
+			want := jobs.StateDone
+			switch j.Payload {
+			case "p03":
+				want = jobs.StateDead
+			case "p04", "later":
+				want = jobs.StateReady
+			}
+			if j.State != want {
+				t.Errorf("job %s is %s, want %s", j.Payload, j.State, want)
+			}
+			if j.Payload == "p03" && (j.LastError == nil || *j.LastError != "BadCertificate") {
+				t.Errorf("buried job's error %v, want BadCertificate", j.LastError)
+			}
+			if j.Payload == "p04" && j.Attempts != 1 {
+				t.Errorf("retried job after %d attempts, want 1 (retried later, not buried)", j.Attempts)
+			}
 		}
 	})
 }

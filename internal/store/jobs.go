@@ -64,6 +64,9 @@ func (s *Store) Jobs() JobQueue { return JobQueue{s: s} }
 // of kind (a runner with workers of their own for webhook deliveries).
 func (s *Store) JobsOf(kind string) JobQueue { return JobQueue{s: s, kind: kind} }
 
+// Of implements jobs.Queue: the queue of one kind of job.
+func (jq JobQueue) Of(kind string) jobs.Queue { return JobQueue{s: jq.s, kind: kind} }
+
 // The claim reads the two kinds of due job separately, each from its own
 // partial index in the order it is claimed in, and at most limit of each
 // (docs/storage.md, "The job queue"): ready jobs by (run_at, id) from
