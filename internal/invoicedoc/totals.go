@@ -122,10 +122,9 @@ func CheckedTotals(lines []Line, paid money.Cents) (Totals, error) {
 			prevNet = cumNet
 			// Each item's share: cumulative over the (identical) items.
 			n := int64(len(p.Items))
-			q, r := int64(net)/n, int64(net)%n // net·(k+1)/n without overflow
 			var prevShare money.Cents
 			for k, li := range p.Items {
-				share := money.Cents(q*int64(k+1) + divRound(r*int64(k+1), n))
+				share := money.Share(net, int64(k+1), n)
 				t.Lines[li] = LineAmounts{Net: share - prevShare, VAT: lines[li].Gross - (share - prevShare)}
 				prevShare = share
 			}
@@ -161,14 +160,6 @@ func lastOfRate(lines []Line, rate int64) int {
 		}
 	}
 	return last
-}
-
-// divRound is a / b rounded half away from zero (b > 0).
-func divRound(a, b int64) int64 {
-	if a < 0 {
-		return -divRound(-a, b)
-	}
-	return (a + b/2) / b
 }
 
 // Totals computes the document's totals (see ComputeTotals).

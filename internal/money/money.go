@@ -95,6 +95,16 @@ func checkRate(rateBP int64) {
 	}
 }
 
+// Share is k n-ths of c, rounded half away from zero (0 ≤ k ≤ n, n > 0):
+// the first k of n equal shares together, so consecutive Shares split c
+// into n parts that differ by at most a cent and add up to c exactly.
+func Share(c Cents, k, n int64) Cents {
+	if n <= 0 || k < 0 || k > n {
+		panic(fmt.Sprintf("money: share %d of %d", k, n))
+	}
+	return Cents(mulDivRound(int64(c), k, n))
+}
+
 // mulDivRound is a × b / d rounded half away from zero, with a 128-bit
 // intermediate product. b ≥ 0, d > 0 and |a × b / d| ≤ |a| (b ≤ d), so the
 // result fits in int64.

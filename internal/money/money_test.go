@@ -105,6 +105,20 @@ func checkArith(t *testing.T, a, b int64, rate int64) {
 	if vat != Cents(wantVAT.Int64()) || net+vat != Cents(a) {
 		t.Fatalf("Split(%d, %d) = %d, %d; want vat %s", a, rate, net, vat, wantVAT)
 	}
+	// Share: k n-ths of a, for n from b's size and k at the ends and the
+	// middle; consecutive shares add up to a.
+	{
+		n := b%1000 + 1000 // 1..1999
+		for _, k := range []int64{0, 1, n / 2, n - 1, n} {
+			want := bigDivRound(new(big.Int).Mul(ba, big.NewInt(k)), big.NewInt(n))
+			if got := Share(Cents(a), k, n); got != Cents(want.Int64()) {
+				t.Fatalf("Share(%d, %d, %d) = %d; want %s", a, k, n, got, want)
+			}
+		}
+		if Share(Cents(a), n, n) != Cents(a) {
+			t.Fatalf("Share(%d, %d, %d) is not the whole", a, n, n)
+		}
+	}
 	wantOn := bigDivRound(new(big.Int).Mul(ba, big.NewInt(rate)), big.NewInt(10000))
 	if got := VATOn(Cents(a), rate); got != Cents(wantOn.Int64()) {
 		t.Fatalf("VATOn(%d, %d) = %d; want %s", a, rate, got, wantOn)
