@@ -77,13 +77,9 @@ func (c *changeEvents) inserted(ctx context.Context, q store.Q, hooks bool, err 
 }
 
 // order adds order.created showing the new order o, from the values the
-// order was built of (subs: its new subscriptions), as its POST answers
-// without the restore secret. q only reads what o does not hold.
-func (c *changeEvents) order(ctx context.Context, q store.Q, o ticketing.Order, subs []ticketing.Subscription) error {
-	known := make(map[string]ticketing.Subscription, len(subs))
-	for _, s := range subs {
-		known[s.ID] = s
-	}
+// order was built of (known: its new subscriptions by id), as its POST
+// answers without the restore secret. q only reads what o does not hold.
+func (c *changeEvents) order(ctx context.Context, q store.Q, o ticketing.Order, known map[string]ticketing.Subscription) error {
 	view, err := c.a.orderView(ctx, q, o, known, eventVersion, false)
 	if err != nil {
 		return err

@@ -36,18 +36,36 @@ type OrderRequest struct {
 // transaction: an unknown, unsold or not permitted product creates nothing
 // and the 422 names each offending entry.
 func (a *App) PlaceOrder(ctx context.Context, p account.Principal, req OrderRequest) (ticketing.Order, error) {
+	n, err := a.placeOrder(ctx, p, req)
+	return n.order, err
+}
+
+// PlaceOrderResponse is PlaceOrder answering with the new order in the
+// shape of API version, with its restore secret (the POST's answer),
+// made from the values just written: nothing is read back.
+func (a *App) PlaceOrderResponse(ctx context.Context, p account.Principal, req OrderRequest, version int) (OrderJSON, ticketing.Order, error) {
+	n, err := a.placeOrder(ctx, p, req)
+	if err != nil {
+		return OrderJSON{}, ticketing.Order{}, err
+	}
+	out, err := a.orderView(ctx, a.store.Read(), n.order, n.known(), version, true)
+	return out, n.order, err
+}
+
+func (a *App) placeOrder(ctx context.Context, p account.Principal, req OrderRequest) (placedOrder, error) {
 	n, err := a.newOrder(ctx, p, req)
 	if err != nil {
-		return ticketing.Order{}, err
+		return n, err
 	}
 	// order.created is made before the transaction: everything it shows is
 	// in memory, and SQLite's single writer (PostgreSQL's row locks) are
 	// then held only for the inserts.
 	ev := a.eventsAt(p.AccountID, p.Environment, n.order.CreatedAt)
-	if err := ev.order(ctx, a.store.Read(), n.order, n.subs); err != nil {
-		return ticketing.Order{}, err
+	if err := ev.order(ctx, a.store.Read(), n.order, n.known()); err != nil {
+		return n, err
 	}
-	return a.writeOrder(ctx, n, ev)
+	n.order, err = a.writeOrder(ctx, n, ev)
+	return n, err
 }
 
 // placedOrder is an order checked and built by newOrder, with the rows it
@@ -56,6 +74,16 @@ type placedOrder struct {
 	order ticketing.Order
 	subs  []ticketing.Subscription
 	items []ticketing.BillableItem
+}
+
+// known are the order's new subscriptions by id: its views show them
+// without reading them back (orderView).
+func (n placedOrder) known() map[string]ticketing.Subscription {
+	known := make(map[string]ticketing.Subscription, len(n.subs))
+	for _, s := range n.subs {
+		known[s.ID] = s
+	}
+	return known
 }
 
 // newOrder checks an order request and builds the order with its coupons,

@@ -328,3 +328,35 @@ func TestSearchHonoursGrants(t *testing.T) {
 		wantErr(t, err, apperr.NotFound, "product_not_found")
 	})
 }
+
+// TestPlaceOrderResponseIsTheStoredOrder: the POST's answer, made from the
+// values just written (the subscription is not read back), is byte for
+// byte what a GET of the order answers, in every API version, for an order
+// of a single ticket and a subscription.
+func TestPlaceOrderResponseIsTheStoredOrder(t *testing.T) {
+	eachEngine(t, func(t *testing.T, b *testBundle) {
+		req := app.OrderRequest{ProductIDs: []string{b.product(t, monthly).ID, b.product(t, singleBerlin).ID}}
+		for version := 1; version <= 9; version++ {
+			placed, o, err := b.app.PlaceOrderResponse(b.ctx, b.live, req, version)
+			if err != nil {
+				t.Fatal(err)
+			}
+			stored, err := b.app.Order(b.ctx, b.live, o.ID)
+			if err != nil {
+				t.Fatal(err)
+			}
+			read, err := b.app.OrderResponse(b.ctx, stored, version, true)
+			if err != nil {
+				t.Fatal(err)
+			}
+			pj, _ := json.Marshal(placed)
+			rj, _ := json.Marshal(read)
+			if string(pj) != string(rj) {
+				t.Fatalf("version %d: POST answers\n%s\nGET answers\n%s", version, pj, rj)
+			}
+			if placed.RestoreSecret == "" || len(placed.Coupons) != 2 {
+				t.Fatalf("version %d: answer without its restore secret or coupons: %s", version, pj)
+			}
+		}
+	})
+}

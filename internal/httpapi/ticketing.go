@@ -25,15 +25,14 @@ func (s *Server) placeOrder(version int) handlerFunc {
 		if req.ProductIDs == nil {
 			return apperr.Validation("orders", CodeInvalidProductIDs, "/product_ids", "product_ids is required: an array of product ids")
 		}
-		o, err := s.app.PlaceOrder(r.Context(), principalOf(r), app.OrderRequest{ProductIDs: req.ProductIDs,
-			OptionalOrderReference: req.OptionalOrderReference, TestClock: req.TestClock})
+		out, o, err := s.app.PlaceOrderResponse(r.Context(), principalOf(r), app.OrderRequest{ProductIDs: req.ProductIDs,
+			OptionalOrderReference: req.OptionalOrderReference, TestClock: req.TestClock}, version)
 		if err != nil {
 			return err
 		}
 		s.Metrics.Event("order_placed", string(o.Environment), 1)
 		s.Metrics.Event("coupon_ordered", string(o.Environment), len(o.Coupons))
-		out, err := s.app.OrderResponse(r.Context(), o, version, true)
-		return writeResult(w, http.StatusCreated, out, err)
+		return writeResult(w, http.StatusCreated, out, nil)
 	}
 }
 
