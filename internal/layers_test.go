@@ -86,6 +86,7 @@ var layers = map[string]string{
 
 	"cmd/farebox":           "wiring",
 	"internal/config":       "wiring",
+	"tools/alertsfeed":      "wiring",
 	"tools/gtfsmeasure":     "wiring",
 	"tools/loadgen":         "wiring",
 	"tools/openapiexamples": "wiring",

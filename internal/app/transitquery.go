@@ -35,6 +35,14 @@ func (b *Board) AppendJSON(dst []byte) []byte { return b.b.AppendJSON(dst) }
 // SizeHint is about the length of the board's JSON.
 func (b *Board) SizeHint() int { return b.b.SizeHint() }
 
+// BoardID names a board's bytes: boards with the same ID have the same
+// JSON (departure.BoardID).
+type BoardID = departure.BoardID
+
+// ID is the board's BoardID; false for a board computed for this query
+// alone (not from the board cache).
+func (b *Board) ID() (BoardID, bool) { return b.b.ID() }
+
 // Departures is the board of station stationID from at, at most max
 // departures, with the service alerts that apply, their texts in the
 // language picked from acceptLanguage (an Accept-Language value).

@@ -107,6 +107,7 @@ type Config struct {
 	RealtimeInterval time.Duration     // poll interval of configured realtime sources
 	RealtimeMaxAge   time.Duration     // predictions older than this expire
 	BoardCacheMB     int64             // MiB of encoded departure boards cached per instance; 0 turns the cache off
+	GzipCacheMB      int64             // MiB of gzip-compressed boards kept for clients that accept gzip; 0 turns compression off
 
 	// Invoicing: the issuing company (FAREBOX_SELLER_*) and payment terms.
 	Seller      invoicedoc.Seller
@@ -165,6 +166,7 @@ func (c *Config) settings() []setting {
 		{name: "realtime-interval", env: "FAREBOX_REALTIME_INTERVAL", def: "30s", help: "poll interval of the sources set with --realtime"},
 		{name: "realtime-max-age", env: "FAREBOX_REALTIME_MAX_AGE", def: "5m", help: "realtime predictions older than this (by feed header time) are ignored"},
 		{name: "board-cache-mb", env: "FAREBOX_BOARD_CACHE_MB", def: "32", help: "MiB of encoded departure boards each instance caches per station and minute (0: no cache)"},
+		{name: "gzip-cache-mb", env: "FAREBOX_GZIP_CACHE_MB", def: "8", help: "MiB of gzip-compressed departure boards each instance keeps for clients that accept gzip; a board is compressed the second time it is sent (0: never compress)"},
 		// Retention (docs/privacy.md).
 		{name: "retention-identification", env: "FAREBOX_RETENTION_IDENTIFICATION", def: "183d", help: "how long after a ticket's validity ends its identification data (name, birth date) and residence postal code are kept before the daily retention job erases them: days (183d) or a duration (4392h); at least 30d"},
 		{name: "retention-billing-records", env: "FAREBOX_RETENTION_BILLING_RECORDS", def: "8y", help: "how many calendar years after the end of a document's year billable items, invoices and their files (and a restricted customer's recipient data) are kept: at least 8y (§ 14b UStG, § 147 AO)"},
@@ -354,6 +356,7 @@ func Load(args []string, getenv func(string) string, out io.Writer) (Config, err
 	c.RealtimeInterval = dur("realtime-interval")
 	c.RealtimeMaxAge = dur("realtime-max-age")
 	c.BoardCacheMB = num("board-cache-mb")
+	c.GzipCacheMB = num("gzip-cache-mb")
 	period := func(n string) time.Duration {
 		d, err := retention.ParsePeriod(get(n))
 		if err != nil {
@@ -429,6 +432,9 @@ func (c *Config) validate() error {
 	}
 	if c.BoardCacheMB > 1<<20 {
 		errs = append(errs, errors.New("--board-cache-mb: must be at most 1048576 (1 TiB)"))
+	}
+	if c.GzipCacheMB > 1<<20 {
+		errs = append(errs, errors.New("--gzip-cache-mb: must be at most 1048576 (1 TiB)"))
 	}
 	if c.Retention.Identification > 0 && c.Retention.BillingYears > 0 {
 		if err := c.Retention.Validate(); err != nil {

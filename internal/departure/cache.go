@@ -7,6 +7,7 @@ import (
 	"slices"
 	"strings"
 	"sync"
+	"sync/atomic"
 	"time"
 	"unsafe"
 
@@ -92,6 +93,7 @@ type boardList struct {
 }
 
 type boardEntry struct {
+	id     uint64 // unique in the process (entryIDs): names the entry's bytes in BoardID
 	fi     *feedIndex
 	snap   *realtime.Snapshot // the snapshot the predictions come from (nil: none)
 	alerts *alertIndex        // the alerts shown (nil: none); constant over the minute
@@ -102,6 +104,10 @@ type boardEntry struct {
 	buf    []byte
 	size   int64 // accounted bytes
 }
+
+// entryIDs numbers board entries: an entry never changes once built, so its
+// number and a cut name a board's bytes (BoardJSON.ID).
+var entryIDs atomic.Uint64
 
 type boardKey struct {
 	station string
@@ -212,8 +218,31 @@ type BoardJSON struct {
 	deps               []Departure // computed directly (e == nil)
 	now                int64
 	lateFrom, lateTo   int // e.late.items to scan for late entries
+	late               int // of those, how many are written (predicted to leave at or after now)
 	aheadFrom, aheadTo int // e.ahead.items written as one run
 	size               int
+}
+
+// BoardID names the bytes of a board served from the board cache: two
+// boards with the same ID append the same bytes, whenever they were
+// asked for. An entry never changes once built (a new snapshot, alert or
+// feed builds a new one, with a new number); a cut is its two item ranges
+// and the number of late items written, which fixes which ones: the late
+// items written are those of the range predicted to leave at or after the
+// query's second, a set that only shrinks as the second grows, so two
+// seconds writing as many write the same ones.
+type BoardID struct {
+	entry                                      uint64
+	lateFrom, lateTo, late, aheadFrom, aheadTo int32
+}
+
+// ID is the board's BoardID, false for a board computed directly (not
+// from the cache).
+func (b *BoardJSON) ID() (BoardID, bool) {
+	if b.e == nil {
+		return BoardID{}, false
+	}
+	return BoardID{b.e.id, int32(b.lateFrom), int32(b.lateTo), int32(b.late), int32(b.aheadFrom), int32(b.aheadTo)}, true
 }
 
 // SizeHint is the number of bytes AppendJSON appends: exact for a cached
@@ -415,7 +444,7 @@ func (e *boardEntry) serve(now int64, max int) (BoardJSON, serveResult) {
 			size += int(it.end - it.start)
 		}
 	}
-	out.lateFrom, out.lateTo = j0, k
+	out.lateFrom, out.lateTo, out.late = j0, k, count
 	// The board(now) part: the first entries not skipped, as many as fit.
 	// When the exact prefix ends before the board is full, more
 	// departures may follow (Departures reads on): build a longer entry.
@@ -477,7 +506,7 @@ func (ix *Index) buildEntry(fi *feedIndex, stops []int32, minute int64, snap *re
 	if fi.dayOf(b) != fi.dayOf(last) || snap != nil && fi.dayOf(b-lateSeconds) != fi.dayOf(last-lateSeconds) {
 		return nil
 	}
-	e := &boardEntry{fi: fi, snap: snap, minute: minute, need: need}
+	e := &boardEntry{id: entryIDs.Add(1), fi: fi, snap: snap, minute: minute, need: need}
 	ad := ix.addedOf(fi, snap)
 	if ac != nil {
 		e.alerts = ac.ai

@@ -27,8 +27,12 @@ type swapRT struct {
 
 func (s *swapRT) TripUpdates(string) *realtime.Snapshot { return s.p.Load() }
 
-// cacheStats counts how the cached path answered.
-type cacheStats struct{ cached, direct int }
+// cacheStats counts how the cached path answered and keeps the bytes of
+// every BoardID seen, so each check also shows that an ID names one board.
+type cacheStats struct {
+	cached, direct int
+	ids            map[BoardID]string
+}
 
 // checkCached compares ix.AppendDeparturesJSON (and DeparturesJSON) with
 // AppendDeparturesJSON(nil, Departures(...)): same bytes or the same error.
@@ -51,13 +55,27 @@ func checkCached(t *testing.T, ix *Index, id string, at time.Time, max int, st *
 	if err != nil {
 		t.Fatal(err)
 	}
+	bid, hasID := b.ID()
 	if b.e != nil {
 		st.cached++
 		if b.SizeHint() != len(want)-len("prefix") {
 			t.Fatalf("%s: %s: size %d, board %d bytes", what, id, b.SizeHint(), len(want)-len("prefix"))
 		}
+		if !hasID {
+			t.Fatalf("%s: %s: a cached board has no ID", what, id)
+		}
+		if st.ids == nil {
+			st.ids = map[BoardID]string{}
+		}
+		if prev, ok := st.ids[bid]; ok && prev != string(want[len("prefix"):]) {
+			t.Fatalf("%s: %s at %s max %d: BoardID %+v names two boards:\n%s\n%s", what, id, at.Format(time.RFC3339Nano), max, bid, prev, want[len("prefix"):])
+		}
+		st.ids[bid] = string(want[len("prefix"):])
 	} else {
 		st.direct++
+		if hasID {
+			t.Fatalf("%s: %s: a board computed directly has an ID", what, id)
+		}
 	}
 	if again := b.AppendJSON(nil); !bytes.Equal(again, want[len("prefix"):]) {
 		t.Fatalf("%s: %s: second DeparturesJSON differs:\n got %s\nwant %s", what, id, again, want[len("prefix"):])
@@ -665,4 +683,60 @@ func randMax(rng *rand.Rand) int {
 		return 1 + rng.IntN(12)
 	}
 	return 1 + rng.IntN(MaxDepartures)
+}
+
+// TestBoardIDsNameOneBoard: a BoardID names exactly one board's bytes
+// (checkCached fails otherwise), over every second of several minutes and
+// many board sizes at the synthetic busy station with heavy predictions
+// (late departures drop out second by second), and boards asked for again
+// in the minute share their IDs, which is what lets the HTTP layer keep
+// one compressed copy per board (internal/httpapi/gzipcache.go).
+func TestBoardIDsNameOneBoard(t *testing.T) {
+	f := busyFeed(t)
+	rng := rand.New(rand.NewPCG(21, 5))
+	rt := &swapRT{}
+	ix, err := New([]FeedInput{{ID: "busy", Feed: f}}, Options{Realtime: rt})
+	if err != nil {
+		t.Fatal(err)
+	}
+	loc := loadLoc(t, "Europe/Berlin")
+	var st cacheStats
+	asked := map[BoardID]int{}
+	lateCuts := 0
+	for _, at := range []time.Time{time.Date(2024, 6, 12, 8, 0, 0, 0, loc), time.Date(2024, 6, 12, 17, 31, 0, 0, loc), time.Date(2024, 10, 27, 2, 15, 0, 0, loc)} {
+		l := at.In(loc)
+		sday := gtfs.DayNumber(l.Year(), int(l.Month()), l.Day())
+		if l.Hour() < 3 {
+			sday--
+		}
+		rt.p.Store(busySnapshot(f, rng, sday, at))
+		for _, id := range []string{"farebox-station-busy_HUB", "farebox-station-busy_P1"} {
+			for sec := 0; sec < 60; sec++ {
+				for _, max := range []int{1, 3, 10, 37, MaxDepartures} {
+					q := at.Add(time.Duration(sec)*time.Second + time.Duration(rng.IntN(1000))*time.Millisecond)
+					checkCached(t, ix, id, q, max, &st, "second by second")
+					b, err := ix.DeparturesJSON(id, q, max)
+					if err != nil {
+						t.Fatal(err)
+					}
+					if bid, ok := b.ID(); ok {
+						asked[bid]++
+						if bid.late > 0 {
+							lateCuts++
+						}
+					}
+				}
+			}
+		}
+	}
+	shared := 0
+	for _, n := range asked {
+		if n > 1 {
+			shared++
+		}
+	}
+	t.Logf("%d boards from the cache, %d computed; %d distinct IDs, %d asked for more than once, %d cuts with late departures", st.cached, st.direct, len(st.ids), shared, lateCuts)
+	if st.cached < 10*st.direct || shared == 0 || lateCuts == 0 || len(st.ids) < 50 {
+		t.Errorf("the IDs are not exercised: %d cached, %d computed, %d IDs, %d shared, %d late cuts", st.cached, st.direct, len(st.ids), shared, lateCuts)
+	}
 }

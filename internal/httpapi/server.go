@@ -61,6 +61,11 @@ type Deps struct {
 	// X-Forwarded-For) the pages believe: cookies are Secure when the
 	// browser reached the proxy over TLS (docs/web.md).
 	TrustedProxies []netip.Prefix
+
+	// GzipCacheBytes bounds the cache of gzip-compressed departure boards
+	// sent to clients that accept gzip (gzipcache.go): 0 means
+	// DefaultGzipCacheBytes, a negative value turns compression off.
+	GzipCacheBytes int64
 }
 
 // Server is the HTTP handler of farebox.
@@ -73,6 +78,8 @@ type Server struct {
 	owners ownerCache
 	// sessions signs and checks session tokens with SessionKey (transit.go).
 	sessions *app.Sessions
+	// gz holds compressed copies of boards sent again and again (gzipcache.go; nil: off).
+	gz *gzipCache[app.BoardID]
 	// csrfKey signs the pages' CSRF tokens (pages.go); signIns throttles
 	// repeated console sign-in failures.
 	csrfKey []byte
@@ -93,7 +100,8 @@ func New(d Deps) *Server {
 	if d.RequestTimeout <= 0 {
 		d.RequestTimeout = 30 * time.Second
 	}
-	s := &Server{Deps: d, app: d.App, log: d.Log, mux: http.NewServeMux(), sessions: d.App.NewSessions(d.SessionKey)}
+	s := &Server{Deps: d, app: d.App, log: d.Log, mux: http.NewServeMux(), sessions: d.App.NewSessions(d.SessionKey),
+		gz: newGzipCache[app.BoardID](d.GzipCacheBytes)}
 	s.csrfKey = csrfKeyOf(d.SessionKey)
 	s.signIns = web.Throttle{Limit: signInFailures, Window: signInWindow}
 	rs := s.routes()

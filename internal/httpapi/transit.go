@@ -185,7 +185,7 @@ func (s *Server) getDepartures(w http.ResponseWriter, r *http.Request) error {
 	}
 	counted, tok := s.sessions.Station(principalOf(r), requestToken(r), id)
 	s.session(w, r, counted, tok)
-	writeDepartures(w, &board)
+	s.writeDepartures(w, r, &board)
 	return nil
 }
 
@@ -296,17 +296,38 @@ func (s *Server) getAttributions(w http.ResponseWriter, r *http.Request) error {
 }
 
 // writeDepartures writes a board (from the index's board cache, already
-// encoded, or encoded without reflection).
-func writeDepartures(w http.ResponseWriter, board *app.Board) {
-	w.Header().Set("Content-Type", "application/json; charset=utf-8")
+// encoded, or encoded without reflection). A client that accepts gzip gets
+// the stored compression of a board sent before (gzipcache.go).
+func (s *Server) writeDepartures(w http.ResponseWriter, r *http.Request, board *app.Board) {
+	h := w.Header()
+	h.Set("Content-Type", "application/json; charset=utf-8")
+	h.Add("Vary", "Accept-Encoding")
+	id, cached := board.ID()
+	zip := cached && s.gz != nil && acceptsGzip(r)
+	if zip {
+		if gz := s.gz.get(id); gz != nil {
+			h.Set("Content-Encoding", "gzip")
+			w.WriteHeader(http.StatusOK)
+			_, _ = w.Write(gz)
+			return
+		}
+	}
 	w.WriteHeader(http.StatusOK)
-	if bw, ok := w.(*buffer); ok {
-		// Encode straight into the pipeline's response buffer.
-		bw.body.Grow(board.SizeHint() + 1)
-		bw.body.Write(append(board.AppendJSON(bw.body.AvailableBuffer()), '\n'))
+	bw, ok := w.(*buffer)
+	if !ok {
+		_, _ = w.Write(append(board.AppendJSON(make([]byte, 0, board.SizeHint()+1)), '\n'))
 		return
 	}
-	_, _ = w.Write(append(board.AppendJSON(make([]byte, 0, board.SizeHint()+1)), '\n'))
+	// Encode straight into the pipeline's response buffer.
+	bw.body.Grow(board.SizeHint() + 1)
+	bw.body.Write(append(board.AppendJSON(bw.body.AvailableBuffer()), '\n'))
+	if zip {
+		if gz := s.gz.offer(id, bw.body.Bytes()); gz != nil {
+			h.Set("Content-Encoding", "gzip")
+			bw.body.Reset()
+			bw.body.Write(gz)
+		}
+	}
 }
 
 // getStationMapTile answers GET /v1/station_map/{z}-{x}-{y}.mvt.

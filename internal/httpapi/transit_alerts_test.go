@@ -1,18 +1,12 @@
 package httpapi_test
 
 import (
-	"context"
-	"os"
-	"path/filepath"
 	"strings"
 	"testing"
-	"time"
 
-	"google.golang.org/protobuf/proto"
+	gtfsrt "github.com/MobilityData/gtfs-realtime-bindings/golang/gtfs"
 
 	"github.com/farebox/farebox/internal/apitest"
-	"github.com/farebox/farebox/internal/app"
-	"github.com/farebox/farebox/internal/httpapi"
 	"github.com/farebox/farebox/internal/testtool"
 )
 
@@ -22,40 +16,7 @@ import (
 // the responses match the OpenAPI document and the Kotlin shapes, and a
 // board without alerts has no alerts key.
 func TestServiceAlerts(t *testing.T) {
-	data, err := proto.Marshal(testtool.CaltrainAlerts())
-	if err != nil {
-		t.Fatal(err)
-	}
-	alertsFile := filepath.Join(t.TempDir(), "alerts.pb")
-	if err := os.WriteFile(alertsFile, data, 0o600); err != nil {
-		t.Fatal(err)
-	}
-	opts := apitest.Options{Now: rtNow, Configure: func(d *httpapi.Deps) {
-		ctx := context.Background()
-		for _, f := range caltrainFeeds {
-			if _, err := d.App.ImportGTFS(ctx, app.GTFSImport{FeedID: f.id, SourceName: f.file, Feed: parsedFeed(t, f.file), RealtimeSource: f.realtime}); err != nil {
-				t.Fatal(err)
-			}
-		}
-		tr := d.App.NewTransit(app.TransitOptions{RealtimeAlerts: map[string]string{"caltrain": alertsFile}})
-		if err := tr.Refresh(ctx); err != nil {
-			t.Fatal(err)
-		}
-		t.Cleanup(tr.Close)
-		waitRealtime(t, tr, "caltrain")
-		deadline := time.Now().Add(30 * time.Second)
-		for s := tr.Hub().Alerts("caltrain"); s == nil || len(s.Alerts) == 0; s = tr.Hub().Alerts("caltrain") {
-			if time.Now().After(deadline) {
-				t.Fatal("alerts never fetched")
-			}
-			time.Sleep(5 * time.Millisecond)
-		}
-		key, err := d.App.SessionKey(ctx, "")
-		if err != nil {
-			t.Fatal(err)
-		}
-		d.Transit, d.SessionKey, d.Ready = tr, key, tr.Ready
-	}}
+	opts := transitAlertsOptions(t, rtNow, map[string]*gtfsrt.FeedMessage{"caltrain": testtool.CaltrainAlerts()}, caltrainFeeds...)
 	type alertJSON struct {
 		ID, Header, Description, URL, Cause, Effect string
 		ActivePeriods                               []struct{ Start, End *int64 } `json:"active_periods"`

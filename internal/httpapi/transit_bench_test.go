@@ -1,21 +1,15 @@
 package httpapi_test
 
 import (
-	"context"
 	"io"
 	"net/http"
-	"os"
-	"path/filepath"
 	"sync/atomic"
 	"syscall"
 	"testing"
-	"time"
 
-	"google.golang.org/protobuf/proto"
+	gtfsrt "github.com/MobilityData/gtfs-realtime-bindings/golang/gtfs"
 
 	"github.com/farebox/farebox/internal/apitest"
-	"github.com/farebox/farebox/internal/app"
-	"github.com/farebox/farebox/internal/httpapi"
 	"github.com/farebox/farebox/internal/store"
 	"github.com/farebox/farebox/internal/testtool"
 )
@@ -32,27 +26,7 @@ func BenchmarkTransitHTTP(b *testing.B) {
 		{"account", "/v1/account.json"},
 		{"departures", departuresPath(station("caltrain_22nd_street"), tueFivePM, 10)},
 	} {
-		b.Run(c.name, func(b *testing.B) {
-			b.ReportAllocs()
-			b.SetParallelism(16)
-			b.RunParallel(func(pb *testing.PB) {
-				for pb.Next() {
-					req, _ := http.NewRequest("GET", e.URL+c.path, nil)
-					req.Header.Set("Authorization", "Bearer "+e.LiveKey)
-					res, err := client.Do(req)
-					if err != nil {
-						b.Error(err)
-						return
-					}
-					_, _ = io.Copy(io.Discard, res.Body)
-					res.Body.Close()
-					if res.StatusCode != 200 {
-						b.Errorf("%s: %d", c.path, res.StatusCode)
-						return
-					}
-				}
-			})
-		})
+		b.Run(c.name, func(b *testing.B) { getParallel(b, client, e.URL+c.path, e.LiveKey, nil) })
 	}
 }
 
@@ -72,28 +46,7 @@ func BenchmarkMapTilesHTTP(b *testing.B) {
 		{"z10-nyc-stations", "/v1/station_map/10-301-385.mvt"},
 	} {
 		b.Run(c.name, func(b *testing.B) {
-			b.ReportAllocs()
-			b.SetParallelism(16)
-			var size int64
-			b.RunParallel(func(pb *testing.PB) {
-				for pb.Next() {
-					req, _ := http.NewRequest("GET", e.URL+c.path, nil)
-					req.Header.Set("Authorization", "Bearer "+e.LiveKey)
-					req.Header.Set("Accept-Encoding", "gzip")
-					res, err := client.Do(req)
-					if err != nil {
-						b.Error(err)
-						return
-					}
-					n, _ := io.Copy(io.Discard, res.Body)
-					res.Body.Close()
-					if res.StatusCode != 200 {
-						b.Errorf("%s: %d", c.path, res.StatusCode)
-						return
-					}
-					size = n
-				}
-			})
+			size := getParallel(b, client, e.URL+c.path, e.LiveKey, map[string]string{"Accept-Encoding": "gzip"})
 			b.ReportMetric(float64(size), "wire-bytes")
 		})
 	}
@@ -102,86 +55,77 @@ func BenchmarkMapTilesHTTP(b *testing.B) {
 // BenchmarkBoardsWithAlertsHTTP: whole board requests over loopback HTTP
 // (SQLite, usage ledger on) for the same Caltrain board imported twice,
 // once with the test alerts feed (one to three alerts on every entry, the
-// response 2.8 times as long) and once without alerts, side by side in one
-// run beside /healthz. Besides the wall time per request (16 clients per
-// core) it reports cpu-ns/op, the process's user+system CPU time per
-// request (server and client, both in this process), which a noisy machine
-// disturbs much less. Names are benchstat's key=value form; -count N
-// interleaves the cases:
+// response 3.6 times as long) and once without alerts, side by side in one
+// run beside /healthz, by a client that accepts gzip (enc=gzip: Go's
+// transport asks for it and inflates, as every shipped client does; the
+// server sends its stored compression of the board, gzipcache.go) and by
+// one that does not (enc=identity). Besides the wall time per request (16
+// clients per core) it reports cpu-ns/op, the process's user+system CPU
+// time per request (server and client, both in this process), which a
+// noisy machine disturbs much less. Names are benchstat's key=value form; -count N interleaves
+// the cases. bench/alerts.sh measures the server alone (wrk in a process
+// of its own).
 //
 //	go test ./internal/httpapi -run '^$' -bench BoardsWithAlertsHTTP -count 10 | tee http.txt
 //	benchstat -col /alerts -filter '-/path:healthz' http.txt
 func BenchmarkBoardsWithAlertsHTTP(b *testing.B) {
-	data, err := proto.Marshal(testtool.CaltrainAlerts())
-	if err != nil {
-		b.Fatal(err)
-	}
-	alertsFile := filepath.Join(b.TempDir(), "alerts.pb")
-	if err := os.WriteFile(alertsFile, data, 0o600); err != nil {
-		b.Fatal(err)
-	}
-	opts := apitest.Options{Now: rtNow, Configure: func(d *httpapi.Deps) {
-		ctx := context.Background()
-		for _, id := range []string{"caltrain", "plain"} {
-			if _, err := d.App.ImportGTFS(ctx, app.GTFSImport{FeedID: id, SourceName: "caltrain-2023.zip", Feed: parsedFeed(b, "caltrain-2023.zip"), RealtimeSource: caltrainRT}); err != nil {
-				panic(err)
-			}
-		}
-		tr := d.App.NewTransit(app.TransitOptions{RealtimeAlerts: map[string]string{"caltrain": alertsFile}})
-		if err := tr.Refresh(ctx); err != nil {
-			panic(err)
-		}
-		b.Cleanup(tr.Close)
-		waitRealtime(b, tr, "caltrain")
-		waitRealtime(b, tr, "plain")
-		for deadline := time.Now().Add(30 * time.Second); tr.Hub().Alerts("caltrain") == nil || len(tr.Hub().Alerts("caltrain").Alerts) == 0; time.Sleep(5 * time.Millisecond) {
-			if time.Now().After(deadline) {
-				panic("alerts never fetched")
-			}
-		}
-		key, err := d.App.SessionKey(ctx, "")
-		if err != nil {
-			panic(err)
-		}
-		d.Transit, d.SessionKey, d.Ready = tr, key, tr.Ready
-	}}
+	opts := transitAlertsOptions(b, rtNow, map[string]*gtfsrt.FeedMessage{"caltrain": testtool.CaltrainAlerts()},
+		feedSpec{"caltrain", "caltrain-2023.zip", caltrainRT}, feedSpec{"plain", "caltrain-2023.zip", caltrainRT})
 	e := apitest.New(b, store.SQLite, opts)
-	client := &http.Client{Transport: &http.Transport{MaxIdleConnsPerHost: 64}}
-	at := int64(testtool.CaltrainAgencyAlertStart+90) * 1000 // 17:02 PST: every entry has alerts
-	for _, c := range []struct{ name, path string }{
-		{"path=healthz", "/healthz"},
-		{"path=departures/max=10/alerts=none", departuresPath(station("plain_22nd_street"), at, 10)},
-		{"path=departures/max=10/alerts=applying", departuresPath(station("caltrain_22nd_street"), at, 10)},
-		{"path=departures/max=100/alerts=none", departuresPath(station("plain_22nd_street"), at, 100)},
-		{"path=departures/max=100/alerts=applying", departuresPath(station("caltrain_22nd_street"), at, 100)},
-	} {
-		b.Run(c.name, func(b *testing.B) {
-			b.ReportAllocs()
-			b.SetParallelism(16)
-			var n int64
-			cpu0 := cpuTime()
-			defer func() { b.ReportMetric(float64(cpuTime()-cpu0)/float64(b.N), "cpu-ns/op") }()
-			b.RunParallel(func(pb *testing.PB) {
-				for pb.Next() {
-					req, _ := http.NewRequest("GET", e.URL+c.path, nil)
-					req.Header.Set("Authorization", "Bearer "+e.LiveKey)
-					res, err := client.Do(req)
-					if err != nil {
-						b.Error(err)
-						return
-					}
-					k, _ := io.Copy(io.Discard, res.Body)
-					res.Body.Close()
-					if res.StatusCode != 200 {
-						b.Errorf("%s: %d", c.path, res.StatusCode)
-						return
-					}
-					atomic.StoreInt64(&n, k)
-				}
-			})
-			b.ReportMetric(float64(atomic.LoadInt64(&n)), "body-B")
-		})
+	clients := map[string]*http.Client{
+		"gzip":     {Transport: &http.Transport{MaxIdleConnsPerHost: 64}},
+		"identity": {Transport: &http.Transport{MaxIdleConnsPerHost: 64, DisableCompression: true}},
 	}
+	at := int64(testtool.CaltrainAgencyAlertStart+90) * 1000 // 17:02 PST: every entry has alerts
+	for _, enc := range []string{"gzip", "identity"} {
+		client := clients[enc]
+		for _, c := range []struct{ name, path string }{
+			{"path=healthz", "/healthz"},
+			{"path=departures/max=10/alerts=none", departuresPath(station("plain_22nd_street"), at, 10)},
+			{"path=departures/max=10/alerts=applying", departuresPath(station("caltrain_22nd_street"), at, 10)},
+			{"path=departures/max=100/alerts=none", departuresPath(station("plain_22nd_street"), at, 100)},
+			{"path=departures/max=100/alerts=applying", departuresPath(station("caltrain_22nd_street"), at, 100)},
+		} {
+			b.Run("enc="+enc+"/"+c.name, func(b *testing.B) {
+				cpu0 := cpuTime()
+				n := getParallel(b, client, e.URL+c.path, e.LiveKey, nil)
+				b.ReportMetric(float64(cpuTime()-cpu0)/float64(b.N), "cpu-ns/op")
+				b.ReportMetric(float64(n), "body-B")
+			})
+		}
+	}
+}
+
+// getParallel GETs url with the key (and hdr) from 16 goroutines per CPU
+// until the benchmark ends, failing it on any status but 200, and returns
+// the length of the last body read (as the client saw it: inflated when its
+// transport asked for gzip itself).
+func getParallel(b *testing.B, client *http.Client, url, key string, hdr map[string]string) int64 {
+	b.ReportAllocs()
+	b.SetParallelism(16)
+	var size atomic.Int64
+	b.RunParallel(func(pb *testing.PB) {
+		for pb.Next() {
+			req, _ := http.NewRequest("GET", url, nil)
+			req.Header.Set("Authorization", "Bearer "+key)
+			for k, v := range hdr {
+				req.Header.Set(k, v)
+			}
+			res, err := client.Do(req)
+			if err != nil {
+				b.Error(err)
+				return
+			}
+			n, _ := io.Copy(io.Discard, res.Body)
+			res.Body.Close()
+			if res.StatusCode != 200 {
+				b.Errorf("%s: %d", url, res.StatusCode)
+				return
+			}
+			size.Store(n)
+		}
+	})
+	return size.Load()
 }
 
 // cpuTime is the user and system CPU time this process has used, in ns.

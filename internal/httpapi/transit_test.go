@@ -3,15 +3,20 @@ package httpapi_test
 import (
 	"context"
 	"fmt"
-	"github.com/farebox/farebox/internal/shareddata"
+	"os"
+	"path/filepath"
 	"strings"
 	"testing"
 	"time"
+
+	gtfsrt "github.com/MobilityData/gtfs-realtime-bindings/golang/gtfs"
+	"google.golang.org/protobuf/proto"
 
 	"github.com/farebox/farebox/internal/apitest"
 	"github.com/farebox/farebox/internal/app"
 	"github.com/farebox/farebox/internal/gtfs"
 	"github.com/farebox/farebox/internal/httpapi"
+	"github.com/farebox/farebox/internal/shareddata"
 	"github.com/farebox/farebox/internal/testtool"
 	"github.com/google/go-cmp/cmp"
 )
@@ -39,6 +44,24 @@ type feedSpec struct {
 // Transit (waiting for the first realtime fetch of every realtime feed)
 // and hands it and the database-shared session key to the server.
 func transitOptions(t testing.TB, now time.Time, feeds ...feedSpec) apitest.Options {
+	return transitAlertsOptions(t, now, nil, feeds...)
+}
+
+// transitAlertsOptions is transitOptions with a service alerts source per
+// feed id (the message written to a file, polled like TripUpdates); it
+// waits until every one has been fetched.
+func transitAlertsOptions(t testing.TB, now time.Time, alerts map[string]*gtfsrt.FeedMessage, feeds ...feedSpec) apitest.Options {
+	files := map[string]string{}
+	for id, msg := range alerts {
+		data, err := proto.Marshal(msg)
+		if err != nil {
+			t.Fatal(err)
+		}
+		files[id] = filepath.Join(t.TempDir(), id+"-alerts.pb")
+		if err := os.WriteFile(files[id], data, 0o600); err != nil {
+			t.Fatal(err)
+		}
+	}
 	return apitest.Options{Now: now, Configure: func(d *httpapi.Deps) {
 		ctx := context.Background()
 		for _, f := range feeds {
@@ -47,7 +70,7 @@ func transitOptions(t testing.TB, now time.Time, feeds ...feedSpec) apitest.Opti
 				t.Fatalf("import %s: %v", f.id, err)
 			}
 		}
-		tr := d.App.NewTransit(app.TransitOptions{})
+		tr := d.App.NewTransit(app.TransitOptions{RealtimeAlerts: files})
 		if err := tr.Refresh(ctx); err != nil {
 			t.Fatalf("transit refresh: %v", err)
 		}
@@ -55,6 +78,15 @@ func transitOptions(t testing.TB, now time.Time, feeds ...feedSpec) apitest.Opti
 		for _, f := range feeds {
 			if f.realtime != "" {
 				waitRealtime(t, tr, f.id)
+			}
+		}
+		for id := range files {
+			deadline := time.Now().Add(30 * time.Second)
+			for s := tr.Hub().Alerts(id); s == nil || len(s.Alerts) == 0; s = tr.Hub().Alerts(id) {
+				if time.Now().After(deadline) {
+					t.Fatalf("alerts of %s never fetched", id)
+				}
+				time.Sleep(5 * time.Millisecond)
 			}
 		}
 		key, err := d.App.SessionKey(ctx, "")
