@@ -166,14 +166,21 @@ func (a *App) newOrder(ctx context.Context, p account.Principal, req OrderReques
 }
 
 // writeOrder writes an order built by newOrder and the events of ev (its
-// order.created) in one transaction: on PostgreSQL one statement
-// (store.InsertOrderRows).
+// order.created) atomically: on PostgreSQL one statement, autocommitted
+// when the account has no enabled webhook endpoint (store.InsertOrderAlone),
+// else inside the transaction that also adds the deliveries.
 func (a *App) writeOrder(ctx context.Context, n placedOrder, ev *changeEvents) (ticketing.Order, error) {
 	o, subs, items := n.order, n.subs, n.items
-	err := a.store.Write(ctx, func(q store.Q) error {
-		hooks, err := q.InsertOrderRows(ctx, o, subs, items, ev.evs)
-		return ev.inserted(ctx, q, hooks, err)
-	})
+	// Without an enabled webhook endpoint the rows and events are one
+	// autocommitted statement (PostgreSQL); with one, or on SQLite, a
+	// transaction holds them and their deliveries.
+	written, err := a.store.InsertOrderAlone(ctx, o, subs, items, ev.evs)
+	if err == nil && !written {
+		err = a.store.Write(ctx, func(q store.Q) error {
+			hooks, err := q.InsertOrderRows(ctx, o, subs, items, ev.evs)
+			return ev.inserted(ctx, q, hooks, err)
+		})
+	}
 	if err != nil {
 		return ticketing.Order{}, err
 	}

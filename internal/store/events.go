@@ -73,7 +73,7 @@ func (q Q) InsertEvents(ctx context.Context, evs []event.Event) (hooks bool, err
 	}
 	var b strings.Builder
 	b.WriteString("WITH ")
-	args := eventsCTE(&b, []any{acc, string(env)}, evs)
+	args := eventsCTE(&b, []any{acc, string(env)}, evs, false)
 	b.WriteString(" SELECT " + hasEnabledEndpoint)
 	err = q.db.QueryRowContext(ctx, b.String(), args...).Scan(&hooks)
 	return hooks, mapErr(err)
@@ -99,10 +99,11 @@ const insertEventNoHooksSQLite = `INSERT INTO events (account_id, environment, s
 // account and environment), and returns args with the events' values
 // appended. A data-modifying WITH runs exactly once whether or not the
 // main query reads it; InsertEvents and InsertOrderRows make the endpoint
-// check their main query. The text depends on the number of events and
-// their first parameter only, so the driver's statement cache serves it
-// like any other.
-func eventsCTE(b *strings.Builder, args []any, evs []event.Event) []any {
+// check their main query. gated, the rows join the CTE g of
+// orderRowsSQL: none is inserted when g is empty. The text depends on the
+// number of events and their first parameter only, so the driver's
+// statement cache serves it like any other.
+func eventsCTE(b *strings.Builder, args []any, evs []event.Event, gated bool) []any {
 	b.WriteString(`e AS (INSERT INTO events (account_id, environment, seq, id, type, object_id, api_version, created_at, object)
 	SELECT $1, $2, nextval('event_numbers_n_seq'), v.id, v.type, v.object_id, v.api_version, v.created_at, v.object
 	FROM (SELECT * FROM (VALUES `)
@@ -114,7 +115,11 @@ func eventsCTE(b *strings.Builder, args []any, evs []event.Event) []any {
 		fmt.Fprintf(b, "(%d, $%d, $%d, $%d, $%d, $%d::timestamptz, $%d)", i+1, k+1, k+2, k+3, k+4, k+5, k+6)
 		args = append(args, e.ID, string(e.Type), e.ObjectID, e.APIVersion, now(e.CreatedAt), string(e.Object))
 	}
-	b.WriteString(`) AS r (n, id, type, object_id, api_version, created_at, object) ORDER BY n) AS v)`)
+	b.WriteString(`) AS r (n, id, type, object_id, api_version, created_at, object) ORDER BY n) AS v`)
+	if gated {
+		b.WriteString(`, g`)
+	}
+	b.WriteString(`)`)
 	return args
 }
 

@@ -4,6 +4,7 @@ import (
 	"context"
 	"fmt"
 	"strings"
+	"sync"
 	"testing"
 	"time"
 
@@ -173,4 +174,124 @@ func TestEventObjectsLZ4(t *testing.T) {
 	if used != "lz4" || stored >= length {
 		t.Fatalf("object of %d characters stored in %d bytes with %q, want lz4 and smaller", length, stored, used)
 	}
+}
+
+// TestInsertOrderAlone: on PostgreSQL an order's rows and events are one
+// autocommitted statement while the account and environment has no
+// enabled webhook endpoint; with one the statement writes nothing (no row,
+// no event number) and says so, for the caller's transaction with the
+// deliveries; a disabled endpoint or one of the other environment does
+// not count; a row the database refuses leaves nothing behind; concurrent
+// orders all land with distinct event numbers. SQLite always answers
+// "not written" (its orders go through a transaction, which costs no round
+// trip in the process).
+func TestInsertOrderAlone(t *testing.T) {
+	storetest.ForEachEngine(t, func(t *testing.T, s *store.Store) {
+		ctx := context.Background()
+		at := time.Date(2026, 11, 28, 9, 0, 0, 0, time.UTC)
+		if err := s.Write(ctx, func(q store.Q) error {
+			return q.CreateAccount(ctx, account.Account{ID: "acc-1", Name: "a", CreatedAt: at})
+		}); err != nil {
+			t.Fatal(err)
+		}
+		n := 0
+		order := func(acc string) (ticketing.Order, []event.Event) {
+			n++
+			o := ticketing.Order{ID: fmt.Sprintf("order-%d", n), AccountID: acc, Environment: account.Live, RestoreSecret: "secret", CreatedAt: at}
+			return o, []event.Event{{ID: fmt.Sprintf("event-%d", n), AccountID: acc, Environment: account.Live, Type: event.OrderCreated,
+				ObjectID: o.ID, APIVersion: event.APIVersion, CreatedAt: at, Object: []byte(`{"order_id":"` + o.ID + `"}`)}}
+		}
+		counts := func() (orders, events int) {
+			t.Helper()
+			orders, err := s.Read().CountRows(ctx, "orders")
+			if err != nil {
+				t.Fatal(err)
+			}
+			events, err = s.Read().CountRows(ctx, "events")
+			if err != nil {
+				t.Fatal(err)
+			}
+			return orders, events
+		}
+		alone := func(acc string, want bool) {
+			t.Helper()
+			o, evs := order(acc)
+			o0, e0 := counts()
+			written, err := s.InsertOrderAlone(ctx, o, nil, nil, evs)
+			if err != nil {
+				t.Fatal(err)
+			}
+			if s.Engine() == store.SQLite {
+				want = false
+			}
+			o1, e1 := counts()
+			if written != want || (written && (o1 != o0+1 || e1 != e0+1)) || (!written && (o1 != o0 || e1 != e0)) {
+				t.Fatalf("%s: written %v (want %v), orders %d → %d, events %d → %d", o.ID, written, want, o0, o1, e0, e1)
+			}
+		}
+		alone("acc-1", true)
+
+		ep := webhook.Endpoint{ID: "endpoint-1", AccountID: "acc-1", Environment: account.Live, URL: "https://example.com/hook",
+			EventTypes: []string{webhook.Wildcard}, Secret: "whsec_x", CreatedAt: at, UpdatedAt: at}
+		if err := s.Write(ctx, func(q store.Q) error { return q.InsertEndpoint(ctx, ep) }); err != nil {
+			t.Fatal(err)
+		}
+		alone("acc-1", false)
+		ep.DisabledAt = &at
+		if err := s.Write(ctx, func(q store.Q) error { return q.UpdateEndpoint(ctx, ep) }); err != nil {
+			t.Fatal(err)
+		}
+		alone("acc-1", true)
+		test := webhook.Endpoint{ID: "endpoint-2", AccountID: "acc-1", Environment: account.Test, URL: "http://127.0.0.1:9/hook",
+			EventTypes: []string{webhook.Wildcard}, Secret: "whsec_y", CreatedAt: at, UpdatedAt: at}
+		if err := s.Write(ctx, func(q store.Q) error { return q.InsertEndpoint(ctx, test) }); err != nil {
+			t.Fatal(err)
+		}
+		alone("acc-1", true)
+
+		// An account that does not exist: the foreign key refuses the order
+		// at the statement's end, after the event was inserted: nothing stays.
+		if s.Engine() == store.Postgres {
+			o, evs := order("acc-unknown")
+			o0, e0 := counts()
+			if _, err := s.InsertOrderAlone(ctx, o, nil, nil, evs); err == nil {
+				t.Fatal("an order of an unknown account was written")
+			}
+			if o1, e1 := counts(); o1 != o0 || e1 != e0 {
+				t.Fatalf("a refused statement left rows: orders %d → %d, events %d → %d", o0, o1, e0, e1)
+			}
+		}
+
+		// Concurrent orders: all written, numbered apart.
+		var wg sync.WaitGroup
+		errs := make(chan error, 20)
+		for i := 0; i < 20; i++ {
+			o, evs := order("acc-1")
+			wg.Add(1)
+			go func() {
+				defer wg.Done()
+				if _, err := s.InsertOrderAlone(ctx, o, nil, nil, evs); err != nil {
+					errs <- err
+				}
+			}()
+		}
+		wg.Wait()
+		close(errs)
+		for err := range errs {
+			t.Fatal(err)
+		}
+		if s.Engine() == store.Postgres {
+			page, err := s.Read().Events(ctx, event.Query{AccountID: "acc-1", Environment: account.Live, Limit: 100}, 0, 0)
+			if err != nil {
+				t.Fatal(err)
+			}
+			seqs := map[int64]bool{}
+			for _, e := range page.Events {
+				seqs[e.Seq] = true
+			}
+			if len(page.Events) != 23 || len(seqs) != 23 {
+				t.Fatalf("%d events with %d distinct numbers, want 23", len(page.Events), len(seqs))
+			}
+		}
+	})
 }

@@ -69,15 +69,58 @@ func (q Q) InsertOrderRows(ctx context.Context, o ticketing.Order, subs []ticket
 		}
 		return q.InsertEvents(ctx, evs)
 	}
-	// With events, $1 and $2 are the account and environment of the events
-	// and the endpoint check (eventsCTE, hasEnabledEndpoint).
+	query, args := orderRowsSQL(o, subs, items, evs, false)
+	err = q.db.QueryRowContext(ctx, query, args...).Scan(&hooks)
+	return hooks, mapErr(err)
+}
+
+// InsertOrderAlone writes what InsertOrderRows writes as one autocommitted
+// statement, without BEGIN and COMMIT (two round trips and two statements
+// PostgreSQL does not need for one atomic statement), when the account
+// and environment has no enabled webhook endpoint; with one it writes
+// nothing and says so (written false), and the caller writes the rows in
+// a transaction with their deliveries (InsertOrderRows, then the fan-out).
+// The endpoint check is the statement's own, so it answers as of the
+// statement's snapshot, as InsertOrderRows' does: an endpoint another
+// instance creates counts from the next change committed after it. On
+// SQLite it writes nothing either (written false): in the process a
+// transaction costs no round trips. Serialization failures and deadlocks
+// are retried as Store.Write retries them.
+func (s *Store) InsertOrderAlone(ctx context.Context, o ticketing.Order, subs []ticketing.Subscription, items []ticketing.BillableItem,
+	evs []event.Event) (written bool, err error) {
+	if s.engine != Postgres {
+		return false, nil
+	}
+	for _, e := range evs {
+		if e.AccountID != o.AccountID || e.Environment != o.Environment {
+			return false, errors.New("store.InsertOrderAlone: the events belong to the order's account and environment")
+		}
+	}
+	query, args := orderRowsSQL(o, subs, items, evs, true)
+	err = s.retrying(ctx, func() error { return s.w.QueryRowContext(ctx, query, args...).Scan(&written) })
+	return written, mapErr(err)
+}
+
+// orderRowsSQL is PostgreSQL's statement of an order's rows: data-modifying
+// CTEs for the subscriptions, cycles, order, coupons, items and events,
+// and as the main query the endpoint check (hasEnabledEndpoint). With
+// events, or gated, $1 and $2 are the order's account and environment.
+// Gated, the CTE g holds a row only without an enabled endpoint, every row
+// is inserted from it (so with an endpoint nothing is, and no event number
+// is drawn) and the main query says whether g had its row. A gated row is
+// its own INSERT … SELECT of its parameters (PostgreSQL types them from the
+// target columns, which a VALUES list feeding a SELECT would not do); the
+// events are typed in eventsCTE and join g.
+func orderRowsSQL(o ticketing.Order, subs []ticketing.Subscription, items []ticketing.BillableItem, evs []event.Event, gated bool) (string, []any) {
 	var args []any
-	if len(evs) > 0 {
+	if len(evs) > 0 || gated {
 		args = []any{o.AccountID, string(o.Environment)}
 	}
 	var b strings.Builder
-	values := func(row ...any) {
-		b.WriteString("(")
+	if gated {
+		b.WriteString("WITH g AS (SELECT WHERE NOT " + hasEnabledEndpoint + ")")
+	}
+	params := func(row ...any) {
 		for i, v := range row {
 			if i > 0 {
 				b.WriteString(", ")
@@ -85,23 +128,36 @@ func (q Q) InsertOrderRows(ctx context.Context, o ticketing.Order, subs []ticket
 			args = append(args, v)
 			fmt.Fprintf(&b, "$%d", len(args))
 		}
-		b.WriteString(")")
 	}
-	cte := func(name, table, cols string, n int, row func(i int)) {
-		if n == 0 {
+	cte := func(name, table, cols string, rows int, row func(i int) []any) {
+		if rows == 0 {
 			return
 		}
-		if b.Len() == 0 {
-			b.WriteString("WITH ")
-		} else {
-			b.WriteString(", ")
+		next := func() {
+			if b.Len() == 0 {
+				b.WriteString("WITH ")
+			} else {
+				b.WriteString(", ")
+			}
 		}
+		if gated {
+			for i := range rows {
+				next()
+				fmt.Fprintf(&b, "%s%d AS (INSERT INTO %s (%s) SELECT ", name, i, table, cols)
+				params(row(i)...)
+				b.WriteString(" FROM g)")
+			}
+			return
+		}
+		next()
 		b.WriteString(name + " AS (INSERT INTO " + table + " (" + cols + ") VALUES ")
-		for i := range n {
+		for i := range rows {
 			if i > 0 {
 				b.WriteString(", ")
 			}
-			row(i)
+			b.WriteString("(")
+			params(row(i)...)
+			b.WriteString(")")
 		}
 		b.WriteString(")")
 	}
@@ -109,24 +165,26 @@ func (q Q) InsertOrderRows(ctx context.Context, o ticketing.Order, subs []ticket
 	for _, s := range subs {
 		cycles = append(cycles, s.Cycles...)
 	}
-	cte("s", "subscriptions", subscriptionInsertCols, len(subs), func(i int) {
-		values(subscriptionArgs(subs[i])...)
+	cte("s", "subscriptions", subscriptionInsertCols, len(subs), func(i int) []any { return subscriptionArgs(subs[i]) })
+	cte("cy", "subscription_cycles", cycleCols, len(cycles), func(i int) []any { return cycleArgs(cycles[i]) })
+	cte("o", "orders", orderCols, 1, func(int) []any {
+		return []any{o.ID, o.AccountID, string(o.Environment), o.OptionalOrderReference, o.RestoreSecret, now(o.CreatedAt), o.TestClockID}
 	})
-	cte("cy", "subscription_cycles", cycleCols, len(cycles), func(i int) { values(cycleArgs(cycles[i])...) })
-	cte("o", "orders", orderCols, 1, func(int) {
-		values(o.ID, o.AccountID, string(o.Environment), o.OptionalOrderReference, o.RestoreSecret, now(o.CreatedAt), o.TestClockID)
-	})
-	cte("c", "coupons", couponCols, len(o.Coupons), func(i int) { values(couponArgs(o.Coupons[i])...) })
-	cte("b", "billable_items", billableItemCols, len(items), func(i int) { values(billableItemArgs(items[i])...) })
-	if len(evs) == 0 {
-		b.WriteString(" SELECT false")
-	} else {
+	cte("c", "coupons", couponCols, len(o.Coupons), func(i int) []any { return couponArgs(o.Coupons[i]) })
+	cte("b", "billable_items", billableItemCols, len(items), func(i int) []any { return billableItemArgs(items[i]) })
+	if len(evs) > 0 {
 		b.WriteString(", ")
-		args = eventsCTE(&b, args, evs)
-		b.WriteString(" SELECT " + hasEnabledEndpoint)
+		args = eventsCTE(&b, args, evs, gated)
 	}
-	err = q.db.QueryRowContext(ctx, b.String(), args...).Scan(&hooks)
-	return hooks, mapErr(err)
+	switch {
+	case gated:
+		b.WriteString(" SELECT EXISTS (SELECT FROM g)")
+	case len(evs) > 0:
+		b.WriteString(" SELECT " + hasEnabledEndpoint)
+	default:
+		b.WriteString(" SELECT false")
+	}
+	return b.String(), args
 }
 
 // Order returns an order of one account and environment with its coupons;

@@ -267,21 +267,28 @@ func (s *Store) Read() Q { return Q{db: s.r, engine: s.engine} }
 // failures, deadlocks and SQLITE_BUSY are retried with jittered backoff; fn
 // must therefore be safe to run again (no side effects outside the tx).
 func (s *Store) Write(ctx context.Context, fn func(q Q) error) error {
+	return mapErr(s.retrying(ctx, func() error { return s.writeOnce(ctx, fn) }))
+}
+
+// retrying runs op until it succeeds or fails for good: serialization
+// failures, deadlocks and SQLITE_BUSY are retried with jittered backoff,
+// up to 8 attempts.
+func (s *Store) retrying(ctx context.Context, op func() error) error {
 	const attempts = 8
 	var err error
 	for i := 0; i < attempts; i++ {
-		err = s.writeOnce(ctx, fn)
+		err = op()
 		if err == nil || !retryable(err) {
-			return mapErr(err)
+			return err
 		}
 		backoff := time.Duration(1<<i)*5*time.Millisecond + time.Duration(rand.IntN(5))*time.Millisecond
 		select {
 		case <-ctx.Done():
-			return mapErr(ctx.Err())
+			return ctx.Err()
 		case <-time.After(backoff):
 		}
 	}
-	return mapErr(err)
+	return err
 }
 
 func (s *Store) writeOnce(ctx context.Context, fn func(q Q) error) (err error) {

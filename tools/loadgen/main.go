@@ -57,6 +57,7 @@ func main() {
 	cpuPgDB := flag.String("cpu-pg-db", "", "order, activate, baseline: database whose PostgreSQL backends' CPU per operation is printed (needs -database-url)")
 	dataDir := flag.String("data-dir", "", "baseline: SQLite data dir")
 	baseEvents := flag.Bool("events", true, "baseline: insert the order's order.created event too (false: the order, coupon and billable item only)")
+	baseAlone := flag.Bool("alone", false, "baseline: write the rows as one autocommitted statement (store.InsertOrderAlone, as ordering does on PostgreSQL without webhook endpoints) instead of a transaction")
 	soakN := flag.Int("n", 10000, "soak: invoices to issue")
 	soakEvery := flag.Int("every", 1000, "soak: invoices between two memory readings")
 	soakWarmup := flag.Int("warmup", 3000, "soak: invoices before the reading that later ones are compared with (SQLite's page caches fill first)")
@@ -75,7 +76,7 @@ func main() {
 			}
 		}
 		if *mode == "baseline" {
-			res, err = baseline(*dbURL, *dataDir, *conc, *dur, *baseEvents, probe)
+			res, err = baseline(*dbURL, *dataDir, *conc, *dur, *baseEvents, *baseAlone, probe)
 		} else {
 			res, err = httpLoad(*mode, strings.Split(*url, ","), *key, *conc, *dur, probe)
 		}
@@ -284,12 +285,15 @@ func httpLoad(mode string, urls []string, key string, conc int, d time.Duration,
 
 // baseline inserts, per transaction, the rows POST orders.json writes for
 // one single ticket: the order, its coupon and billable item (through the
-// same store call as the order, InsertOrderRows) and, with events, its
-// order.created event (of the size the order's is, about 770 bytes with
-// the catalog parts referred to by hash). It is the database's own rate
-// for an order's rows; what ordering adds on top is HTTP, the API key, the
-// usage ledger, the webhook endpoints' lookup (fanOut) and the JSON.
-func baseline(dbURL, dataDir string, conc int, d time.Duration, events bool, probe *cpuProbe) (result, error) {
+// store call of an order in a transaction, InsertOrderRows) and, with
+// events, its order.created event (of the size the order's is, about 770
+// bytes with the catalog parts referred to by hash). It is the database's
+// own rate for an order's rows; what ordering adds on top is HTTP, the API
+// key, the usage ledger, the webhook endpoints' lookup (fanOut) and the
+// JSON. With alone it writes them as ordering does on PostgreSQL without
+// webhook endpoints: one autocommitted statement (InsertOrderAlone), no
+// BEGIN and COMMIT.
+func baseline(dbURL, dataDir string, conc int, d time.Duration, events, alone bool, probe *cpuProbe) (result, error) {
 	ctx := context.Background()
 	s, err := store.Open(ctx, store.Options{URL: dbURL, DataDir: dataDir, MaxConns: conc})
 	if err != nil {
@@ -325,8 +329,14 @@ func baseline(dbURL, dataDir string, conc int, d time.Duration, events bool, pro
 			evs = []event.Event{{ID: ids.New("event"), AccountID: acc.ID, Environment: account.Live, Type: event.OrderCreated,
 				ObjectID: o.ID, APIVersion: event.APIVersion, CreatedAt: now, Object: json.RawMessage(obj)}}
 		}
+		items := []ticketing.BillableItem{item}
+		if alone {
+			if written, err := s.InsertOrderAlone(ctx, o, nil, items, evs); err != nil || written {
+				return err
+			}
+		}
 		return s.Write(ctx, func(q store.Q) error {
-			_, err := q.InsertOrderRows(ctx, o, nil, []ticketing.BillableItem{item}, evs)
+			_, err := q.InsertOrderRows(ctx, o, nil, items, evs)
 			return err
 		})
 	})
