@@ -191,6 +191,9 @@ func serve(ctx context.Context, args []string, getenv func(string) string, stdou
 			return err
 		}
 		defer stop()
+		if floor := ledgerFloor(log); floor != nil { // only in -tags ledgerfloor builds
+			ledger = floor
+		}
 	} else {
 		log.Warn("usage ledger disabled: requests are not recorded for billing")
 	}
