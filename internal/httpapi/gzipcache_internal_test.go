@@ -114,3 +114,26 @@ func TestGzipCacheConcurrent(t *testing.T) {
 		t.Fatalf("%d bytes over %d", c.bytes(), c.limit)
 	}
 }
+
+// BenchmarkGzipBoard: compressing a board-like body once (what a miss
+// costs) against finding its stored copy (what every later request
+// costs): go test ./internal/httpapi -run '^$' -bench GzipBoard
+func BenchmarkGzipBoard(b *testing.B) {
+	raw := body(1) // 14 KB, as a 10-entry board with alerts
+	b.Run("compress", func(b *testing.B) {
+		b.SetBytes(int64(len(raw)))
+		for b.Loop() {
+			gzipBytes(raw)
+		}
+	})
+	b.Run("stored", func(b *testing.B) {
+		c := newGzipCache[int](0)
+		c.offer(1, raw)
+		c.offer(1, raw)
+		for b.Loop() {
+			if c.get(1) == nil {
+				b.Fatal("not stored")
+			}
+		}
+	})
+}
