@@ -295,3 +295,64 @@ func TestInsertOrderAlone(t *testing.T) {
 		}
 	})
 }
+
+// TestInsertOrderAloneMarksIdempotencyClaim: under an Idempotency-Key
+// claim the autocommitted order marks the claim committed in its own
+// statement, as every Write does (markClaim), so a take-over after the
+// lease (the first instance died after the commit, before storing its
+// answer) finds it committed and does not run the order again; a statement
+// that wrote nothing (an enabled webhook endpoint) leaves the claim free.
+// A regression test: TestKillDuringLoad found duplicate orders when the
+// mark was missing.
+func TestInsertOrderAloneMarksIdempotencyClaim(t *testing.T) {
+	s := storetest.Open(t, store.Postgres)
+	ctx := context.Background()
+	at := time.Date(2026, 11, 28, 9, 0, 0, 0, time.UTC)
+	if err := s.Write(ctx, func(q store.Q) error {
+		return q.CreateAccount(ctx, account.Account{ID: "acc-1", Name: "a", CreatedAt: at})
+	}); err != nil {
+		t.Fatal(err)
+	}
+	order := func(id string) (ticketing.Order, []event.Event) {
+		o := ticketing.Order{ID: id, AccountID: "acc-1", Environment: account.Live, RestoreSecret: "secret", CreatedAt: at}
+		return o, []event.Event{{ID: "event-" + id, AccountID: "acc-1", Environment: account.Live, Type: event.OrderCreated,
+			ObjectID: o.ID, APIVersion: event.APIVersion, CreatedAt: at, Object: []byte(`{}`)}}
+	}
+	claim := func(key string, at time.Time) (bool, bool) {
+		t.Helper()
+		var claimed, committed bool
+		if err := s.Write(ctx, func(q store.Q) error {
+			ok, rec, err := q.ClaimIdempotencyKey(ctx, "account:acc-1:live", key, "hash", at, time.Minute)
+			claimed, committed = ok, rec.Committed
+			return err
+		}); err != nil {
+			t.Fatal(err)
+		}
+		return claimed, committed
+	}
+	alone := func(key, id string, want bool) {
+		t.Helper()
+		if ok, _ := claim(key, at); !ok {
+			t.Fatalf("%s: not claimed", key)
+		}
+		o, evs := order(id)
+		written, err := s.InsertOrderAlone(store.WithIdempotencyClaim(ctx, "account:acc-1:live", key), o, nil, nil, evs)
+		if err != nil || written != want {
+			t.Fatalf("%s: written %v (%v), want %v", key, written, err, want)
+		}
+	}
+	alone("k1", "order-1", true)
+	// The lease ran out without a stored answer: a retry must not run again.
+	if claimed, committed := claim("k1", at.Add(2*time.Minute)); claimed || !committed {
+		t.Fatalf("k1 after the lease: claimed %v, committed %v; want the committed claim kept", claimed, committed)
+	}
+	ep := webhook.Endpoint{ID: "endpoint-1", AccountID: "acc-1", Environment: account.Live, URL: "https://example.com/hook",
+		EventTypes: []string{webhook.Wildcard}, Secret: "whsec_x", CreatedAt: at, UpdatedAt: at}
+	if err := s.Write(ctx, func(q store.Q) error { return q.InsertEndpoint(ctx, ep) }); err != nil {
+		t.Fatal(err)
+	}
+	alone("k2", "order-2", false)
+	if claimed, committed := claim("k2", at.Add(2*time.Minute)); !claimed || committed {
+		t.Fatalf("k2 after the lease: claimed %v, committed %v; nothing was written, so a retry runs it", claimed, committed)
+	}
+}

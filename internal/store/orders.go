@@ -69,7 +69,7 @@ func (q Q) InsertOrderRows(ctx context.Context, o ticketing.Order, subs []ticket
 		}
 		return q.InsertEvents(ctx, evs)
 	}
-	query, args := orderRowsSQL(o, subs, items, evs, false)
+	query, args := orderRowsSQL(o, subs, items, evs, false, nil)
 	err = q.db.QueryRowContext(ctx, query, args...).Scan(&hooks)
 	return hooks, mapErr(err)
 }
@@ -85,7 +85,9 @@ func (q Q) InsertOrderRows(ctx context.Context, o ticketing.Order, subs []ticket
 // instance creates counts from the next change committed after it. On
 // SQLite it writes nothing either (written false): in the process a
 // transaction costs no round trips. Serialization failures and deadlocks
-// are retried as Store.Write retries them.
+// are retried as Store.Write retries them. Under an Idempotency-Key claim
+// (WithIdempotencyClaim) the statement marks the claim committed, as
+// every Write does.
 func (s *Store) InsertOrderAlone(ctx context.Context, o ticketing.Order, subs []ticketing.Subscription, items []ticketing.BillableItem,
 	evs []event.Event) (written bool, err error) {
 	if s.engine != Postgres {
@@ -96,7 +98,15 @@ func (s *Store) InsertOrderAlone(ctx context.Context, o ticketing.Order, subs []
 			return false, errors.New("store.InsertOrderAlone: the events belong to the order's account and environment")
 		}
 	}
-	query, args := orderRowsSQL(o, subs, items, evs, true)
+	// What markClaim does inside a Write: the statement that commits the
+	// request's effects marks its Idempotency-Key claim committed, so a
+	// retry after a crash between the commit and the stored answer gets
+	// idempotency_key_outcome_unknown, not a second order.
+	var claim *claimMark
+	if m, ok := ctx.Value(claimKey{}).(claimMark); ok {
+		claim = &m
+	}
+	query, args := orderRowsSQL(o, subs, items, evs, true, claim)
 	err = s.retrying(ctx, func() error { return s.w.QueryRowContext(ctx, query, args...).Scan(&written) })
 	return written, mapErr(err)
 }
@@ -110,8 +120,10 @@ func (s *Store) InsertOrderAlone(ctx context.Context, o ticketing.Order, subs []
 // is drawn) and the main query says whether g had its row. A gated row is
 // its own INSERT … SELECT of its parameters (PostgreSQL types them from the
 // target columns, which a VALUES list feeding a SELECT would not do); the
-// events are typed in eventsCTE and join g.
-func orderRowsSQL(o ticketing.Order, subs []ticketing.Subscription, items []ticketing.BillableItem, evs []event.Event, gated bool) (string, []any) {
+// events are typed in eventsCTE and join g. Gated with a claim, the CTE
+// ik marks that Idempotency-Key claim committed when g has its row.
+func orderRowsSQL(o ticketing.Order, subs []ticketing.Subscription, items []ticketing.BillableItem, evs []event.Event, gated bool,
+	claim *claimMark) (string, []any) {
 	var args []any
 	if len(evs) > 0 || gated {
 		args = []any{o.AccountID, string(o.Environment)}
@@ -119,6 +131,11 @@ func orderRowsSQL(o ticketing.Order, subs []ticketing.Subscription, items []tick
 	var b strings.Builder
 	if gated {
 		b.WriteString("WITH g AS (SELECT WHERE NOT " + hasEnabledEndpoint + ")")
+		if claim != nil {
+			args = append(args, claim.scope, claim.key)
+			fmt.Fprintf(&b, `, ik AS (UPDATE idempotency_keys SET committed = TRUE WHERE scope = $%d AND key = $%d AND status = 0
+	AND EXISTS (SELECT FROM g))`, len(args)-1, len(args))
+		}
 	}
 	params := func(row ...any) {
 		for i, v := range row {
