@@ -176,6 +176,49 @@ func TestEventObjectsLZ4(t *testing.T) {
 	}
 }
 
+// aloneFixture is the account acc-1 on a store, orders with their
+// order.created event (of acc-1 or another account id) and webhook
+// endpoints, for the InsertOrderAlone tests.
+type aloneFixture struct {
+	t   *testing.T
+	s   *store.Store
+	ctx context.Context
+	at  time.Time
+	n   int
+}
+
+func newAloneFixture(t *testing.T, s *store.Store) *aloneFixture {
+	f := &aloneFixture{t: t, s: s, ctx: context.Background(), at: time.Date(2026, 11, 28, 9, 0, 0, 0, time.UTC)}
+	f.write(func(q store.Q) error {
+		return q.CreateAccount(f.ctx, account.Account{ID: "acc-1", Name: "a", CreatedAt: f.at})
+	})
+	return f
+}
+
+func (f *aloneFixture) write(fn func(q store.Q) error) {
+	f.t.Helper()
+	if err := f.s.Write(f.ctx, fn); err != nil {
+		f.t.Fatal(err)
+	}
+}
+
+// order is a new order of acc in the live environment with its event.
+func (f *aloneFixture) order(acc string) (ticketing.Order, []event.Event) {
+	f.n++
+	o := ticketing.Order{ID: fmt.Sprintf("order-%d", f.n), AccountID: acc, Environment: account.Live, RestoreSecret: "secret", CreatedAt: f.at}
+	return o, []event.Event{{ID: fmt.Sprintf("event-%d", f.n), AccountID: acc, Environment: account.Live, Type: event.OrderCreated,
+		ObjectID: o.ID, APIVersion: event.APIVersion, CreatedAt: f.at, Object: []byte(`{"order_id":"` + o.ID + `"}`)}}
+}
+
+// endpoint adds an enabled webhook endpoint of acc-1 in env.
+func (f *aloneFixture) endpoint(id string, env account.Environment) webhook.Endpoint {
+	f.t.Helper()
+	ep := webhook.Endpoint{ID: id, AccountID: "acc-1", Environment: env, URL: "https://example.com/" + id,
+		EventTypes: []string{webhook.Wildcard}, Secret: "whsec_" + id, CreatedAt: f.at, UpdatedAt: f.at}
+	f.write(func(q store.Q) error { return q.InsertEndpoint(f.ctx, ep) })
+	return ep
+}
+
 // TestInsertOrderAlone: on PostgreSQL an order's rows and events are one
 // autocommitted statement while the account and environment has no
 // enabled webhook endpoint; with one the statement writes nothing (no row,
@@ -187,20 +230,8 @@ func TestEventObjectsLZ4(t *testing.T) {
 // trip in the process).
 func TestInsertOrderAlone(t *testing.T) {
 	storetest.ForEachEngine(t, func(t *testing.T, s *store.Store) {
-		ctx := context.Background()
-		at := time.Date(2026, 11, 28, 9, 0, 0, 0, time.UTC)
-		if err := s.Write(ctx, func(q store.Q) error {
-			return q.CreateAccount(ctx, account.Account{ID: "acc-1", Name: "a", CreatedAt: at})
-		}); err != nil {
-			t.Fatal(err)
-		}
-		n := 0
-		order := func(acc string) (ticketing.Order, []event.Event) {
-			n++
-			o := ticketing.Order{ID: fmt.Sprintf("order-%d", n), AccountID: acc, Environment: account.Live, RestoreSecret: "secret", CreatedAt: at}
-			return o, []event.Event{{ID: fmt.Sprintf("event-%d", n), AccountID: acc, Environment: account.Live, Type: event.OrderCreated,
-				ObjectID: o.ID, APIVersion: event.APIVersion, CreatedAt: at, Object: []byte(`{"order_id":"` + o.ID + `"}`)}}
-		}
+		f := newAloneFixture(t, s)
+		ctx := f.ctx
 		counts := func() (orders, events int) {
 			t.Helper()
 			orders, err := s.Read().CountRows(ctx, "orders")
@@ -215,7 +246,7 @@ func TestInsertOrderAlone(t *testing.T) {
 		}
 		alone := func(acc string, want bool) {
 			t.Helper()
-			o, evs := order(acc)
+			o, evs := f.order(acc)
 			o0, e0 := counts()
 			written, err := s.InsertOrderAlone(ctx, o, nil, nil, evs)
 			if err != nil {
@@ -230,29 +261,18 @@ func TestInsertOrderAlone(t *testing.T) {
 			}
 		}
 		alone("acc-1", true)
-
-		ep := webhook.Endpoint{ID: "endpoint-1", AccountID: "acc-1", Environment: account.Live, URL: "https://example.com/hook",
-			EventTypes: []string{webhook.Wildcard}, Secret: "whsec_x", CreatedAt: at, UpdatedAt: at}
-		if err := s.Write(ctx, func(q store.Q) error { return q.InsertEndpoint(ctx, ep) }); err != nil {
-			t.Fatal(err)
-		}
+		ep := f.endpoint("endpoint-1", account.Live)
 		alone("acc-1", false)
-		ep.DisabledAt = &at
-		if err := s.Write(ctx, func(q store.Q) error { return q.UpdateEndpoint(ctx, ep) }); err != nil {
-			t.Fatal(err)
-		}
+		ep.DisabledAt = &f.at
+		f.write(func(q store.Q) error { return q.UpdateEndpoint(ctx, ep) })
 		alone("acc-1", true)
-		test := webhook.Endpoint{ID: "endpoint-2", AccountID: "acc-1", Environment: account.Test, URL: "http://127.0.0.1:9/hook",
-			EventTypes: []string{webhook.Wildcard}, Secret: "whsec_y", CreatedAt: at, UpdatedAt: at}
-		if err := s.Write(ctx, func(q store.Q) error { return q.InsertEndpoint(ctx, test) }); err != nil {
-			t.Fatal(err)
-		}
+		f.endpoint("endpoint-2", account.Test)
 		alone("acc-1", true)
 
 		// An account that does not exist: the foreign key refuses the order
 		// at the statement's end, after the event was inserted: nothing stays.
 		if s.Engine() == store.Postgres {
-			o, evs := order("acc-unknown")
+			o, evs := f.order("acc-unknown")
 			o0, e0 := counts()
 			if _, err := s.InsertOrderAlone(ctx, o, nil, nil, evs); err == nil {
 				t.Fatal("an order of an unknown account was written")
@@ -266,7 +286,7 @@ func TestInsertOrderAlone(t *testing.T) {
 		var wg sync.WaitGroup
 		errs := make(chan error, 20)
 		for i := 0; i < 20; i++ {
-			o, evs := order("acc-1")
+			o, evs := f.order("acc-1")
 			wg.Add(1)
 			go func() {
 				defer wg.Done()
@@ -305,54 +325,35 @@ func TestInsertOrderAlone(t *testing.T) {
 // A regression test: TestKillDuringLoad found duplicate orders when the
 // mark was missing.
 func TestInsertOrderAloneMarksIdempotencyClaim(t *testing.T) {
-	s := storetest.Open(t, store.Postgres)
-	ctx := context.Background()
-	at := time.Date(2026, 11, 28, 9, 0, 0, 0, time.UTC)
-	if err := s.Write(ctx, func(q store.Q) error {
-		return q.CreateAccount(ctx, account.Account{ID: "acc-1", Name: "a", CreatedAt: at})
-	}); err != nil {
-		t.Fatal(err)
-	}
-	order := func(id string) (ticketing.Order, []event.Event) {
-		o := ticketing.Order{ID: id, AccountID: "acc-1", Environment: account.Live, RestoreSecret: "secret", CreatedAt: at}
-		return o, []event.Event{{ID: "event-" + id, AccountID: "acc-1", Environment: account.Live, Type: event.OrderCreated,
-			ObjectID: o.ID, APIVersion: event.APIVersion, CreatedAt: at, Object: []byte(`{}`)}}
-	}
-	claim := func(key string, at time.Time) (bool, bool) {
+	f := newAloneFixture(t, storetest.Open(t, store.Postgres))
+	claim := func(key string, at time.Time) (claimed, committed bool) {
 		t.Helper()
-		var claimed, committed bool
-		if err := s.Write(ctx, func(q store.Q) error {
-			ok, rec, err := q.ClaimIdempotencyKey(ctx, "account:acc-1:live", key, "hash", at, time.Minute)
+		f.write(func(q store.Q) error {
+			ok, rec, err := q.ClaimIdempotencyKey(f.ctx, "account:acc-1:live", key, "hash", at, time.Minute)
 			claimed, committed = ok, rec.Committed
 			return err
-		}); err != nil {
-			t.Fatal(err)
-		}
+		})
 		return claimed, committed
 	}
-	alone := func(key, id string, want bool) {
+	alone := func(key string, want bool) {
 		t.Helper()
-		if ok, _ := claim(key, at); !ok {
+		if ok, _ := claim(key, f.at); !ok {
 			t.Fatalf("%s: not claimed", key)
 		}
-		o, evs := order(id)
-		written, err := s.InsertOrderAlone(store.WithIdempotencyClaim(ctx, "account:acc-1:live", key), o, nil, nil, evs)
+		o, evs := f.order("acc-1")
+		written, err := f.s.InsertOrderAlone(store.WithIdempotencyClaim(f.ctx, "account:acc-1:live", key), o, nil, nil, evs)
 		if err != nil || written != want {
 			t.Fatalf("%s: written %v (%v), want %v", key, written, err, want)
 		}
 	}
-	alone("k1", "order-1", true)
+	alone("k1", true)
 	// The lease ran out without a stored answer: a retry must not run again.
-	if claimed, committed := claim("k1", at.Add(2*time.Minute)); claimed || !committed {
+	if claimed, committed := claim("k1", f.at.Add(2*time.Minute)); claimed || !committed {
 		t.Fatalf("k1 after the lease: claimed %v, committed %v; want the committed claim kept", claimed, committed)
 	}
-	ep := webhook.Endpoint{ID: "endpoint-1", AccountID: "acc-1", Environment: account.Live, URL: "https://example.com/hook",
-		EventTypes: []string{webhook.Wildcard}, Secret: "whsec_x", CreatedAt: at, UpdatedAt: at}
-	if err := s.Write(ctx, func(q store.Q) error { return q.InsertEndpoint(ctx, ep) }); err != nil {
-		t.Fatal(err)
-	}
-	alone("k2", "order-2", false)
-	if claimed, committed := claim("k2", at.Add(2*time.Minute)); !claimed || committed {
+	f.endpoint("endpoint-1", account.Live)
+	alone("k2", false)
+	if claimed, committed := claim("k2", f.at.Add(2*time.Minute)); !claimed || committed {
 		t.Fatalf("k2 after the lease: claimed %v, committed %v; nothing was written, so a retry runs it", claimed, committed)
 	}
 }

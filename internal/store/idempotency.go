@@ -4,6 +4,7 @@ import (
 	"context"
 	"database/sql"
 	"errors"
+	"fmt"
 	"time"
 
 	"github.com/farebox/farebox/internal/idempotency"
@@ -27,8 +28,17 @@ func (q Q) markClaim(ctx context.Context) error {
 	if !ok {
 		return nil
 	}
-	_, err := q.db.ExecContext(ctx, `UPDATE idempotency_keys SET committed = TRUE WHERE scope = $1 AND key = $2 AND status = 0`, m.scope, m.key)
+	_, err := q.db.ExecContext(ctx, markClaimStatement, m.scope, m.key)
 	return err
+}
+
+// markClaimStatement is markClaim's statement, built once.
+var markClaimStatement = markClaimSQL(1, 2)
+
+// markClaimSQL marks a running claim committed, its scope and key being
+// the parameters $scope and $key (markClaim; InsertOrderAlone's statement).
+func markClaimSQL(scope, key int) string {
+	return fmt.Sprintf(`UPDATE idempotency_keys SET committed = TRUE WHERE scope = $%d AND key = $%d AND status = 0`, scope, key)
 }
 
 // ClaimIdempotencyKey tries to become the request that executes (scope, key).

@@ -38,10 +38,8 @@ func (q Q) InsertOrder(ctx context.Context, o ticketing.Order) error {
 // inserts (the events through InsertEvents' prepared statements).
 func (q Q) InsertOrderRows(ctx context.Context, o ticketing.Order, subs []ticketing.Subscription, items []ticketing.BillableItem,
 	evs []event.Event) (hooks bool, err error) {
-	for _, e := range evs {
-		if e.AccountID != o.AccountID || e.Environment != o.Environment {
-			return false, errors.New("store.InsertOrderRows: the events belong to the order's account and environment")
-		}
+	if err := orderEvents("store.InsertOrderRows", o, evs); err != nil {
+		return false, err
 	}
 	if q.engine != Postgres {
 		for _, s := range subs {
@@ -93,10 +91,8 @@ func (s *Store) InsertOrderAlone(ctx context.Context, o ticketing.Order, subs []
 	if s.engine != Postgres {
 		return false, nil
 	}
-	for _, e := range evs {
-		if e.AccountID != o.AccountID || e.Environment != o.Environment {
-			return false, errors.New("store.InsertOrderAlone: the events belong to the order's account and environment")
-		}
+	if err := orderEvents("store.InsertOrderAlone", o, evs); err != nil {
+		return false, err
 	}
 	// What markClaim does inside a Write: the statement that commits the
 	// request's effects marks its Idempotency-Key claim committed, so a
@@ -109,6 +105,18 @@ func (s *Store) InsertOrderAlone(ctx context.Context, o ticketing.Order, subs []
 	query, args := orderRowsSQL(o, subs, items, evs, true, claim)
 	err = s.retrying(ctx, func() error { return s.w.QueryRowContext(ctx, query, args...).Scan(&written) })
 	return written, mapErr(err)
+}
+
+// orderEvents refuses events written with order o that belong to another
+// account or environment (the endpoint check and the numbering are the
+// order's).
+func orderEvents(op string, o ticketing.Order, evs []event.Event) error {
+	for _, e := range evs {
+		if e.AccountID != o.AccountID || e.Environment != o.Environment {
+			return errors.New(op + ": the events belong to the order's account and environment")
+		}
+	}
+	return nil
 }
 
 // orderRowsSQL is PostgreSQL's statement of an order's rows: data-modifying
@@ -133,8 +141,7 @@ func orderRowsSQL(o ticketing.Order, subs []ticketing.Subscription, items []tick
 		b.WriteString("WITH g AS (SELECT WHERE NOT " + hasEnabledEndpoint + ")")
 		if claim != nil {
 			args = append(args, claim.scope, claim.key)
-			fmt.Fprintf(&b, `, ik AS (UPDATE idempotency_keys SET committed = TRUE WHERE scope = $%d AND key = $%d AND status = 0
-	AND EXISTS (SELECT FROM g))`, len(args)-1, len(args))
+			b.WriteString(", ik AS (" + markClaimSQL(len(args)-1, len(args)) + " AND EXISTS (SELECT FROM g))")
 		}
 	}
 	params := func(row ...any) {
@@ -146,16 +153,16 @@ func orderRowsSQL(o ticketing.Order, subs []ticketing.Subscription, items []tick
 			fmt.Fprintf(&b, "$%d", len(args))
 		}
 	}
+	next := func() { // the next CTE
+		if b.Len() == 0 {
+			b.WriteString("WITH ")
+		} else {
+			b.WriteString(", ")
+		}
+	}
 	cte := func(name, table, cols string, rows int, row func(i int) []any) {
 		if rows == 0 {
 			return
-		}
-		next := func() {
-			if b.Len() == 0 {
-				b.WriteString("WITH ")
-			} else {
-				b.WriteString(", ")
-			}
 		}
 		if gated {
 			for i := range rows {
