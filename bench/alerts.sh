@@ -35,8 +35,6 @@ AT=$(((START + 90) * 1000)) # 17:02 PST: the agency alert applies to every Caltr
 # The sample's header is from 2023: keep its predictions and alerts.
 start_server --realtime-alerts "caltrain=$ALERTS" --realtime-max-age 1000000h
 until curl -sf "http://127.0.0.1:$PORT/readyz" >/dev/null; do sleep 0.2; done
-ticks() { awk '{sub(/.*\) /, ""); print $12 + $13}' "/proc/$SERVER_PID/stat"; }
-median() { tr ' ' '\n' | grep -v '^$' | sort -g | awk '{a[NR]=$1} END {print a[int((NR+1)/2)]}'; }
 HZ=$(getconf CLK_TCK)
 echo "load average: $(cut -d' ' -f1-3 /proc/loadavg)"
 printf '%-9s %-4s %-9s %10s %10s %8s   %s\n' encoding max board 'cpu_us/req' req/s wire_B 'rounds (cpu_us/req)'
@@ -51,9 +49,9 @@ for enc in gzip identity; do
         hdr=(-H "Authorization: Bearer $KEY" -H "Accept-Encoding: $enc")
         wrk -t2 -c32 -d1s "${hdr[@]}" "$url" >/dev/null # warm-up: the board is cached (and compressed)
         wire[$feed]=$(curl -s "${hdr[@]}" "$url" | wc -c)
-        t0=$(ticks)
+        t0=$(proc_ticks "$SERVER_PID")
         out=$(wrk -t2 -c32 -d"${DUR}s" "${hdr[@]}" "$url")
-        t1=$(ticks)
+        t1=$(proc_ticks "$SERVER_PID")
         grep -q 'Non-2xx' <<<"$out" && { echo "non-2xx answers:"; echo "$out"; exit 1; }
         n=$(awk '/requests in/ {print $1}' <<<"$out")
         c=$(awk -v a="$t0" -v b="$t1" -v n="$n" -v hz="$HZ" 'BEGIN {printf "%.1f", (b-a)/hz*1e6/n}')

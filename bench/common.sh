@@ -64,6 +64,10 @@ proc_ticks() {
   echo "$t"
 }
 
+# median: the median of the numbers on stdin (separated by spaces or
+# newlines; the lower middle one of an even count).
+median() { tr ' ' '\n' | grep -v '^$' | sort -g | awk '{a[NR]=$1} END {print a[int((NR+1)/2)]}'; }
+
 # pg_backends DB: the process ids of PostgreSQL's backends connected to DB
 # (loopback server: their /proc entries are on this machine).
 pg_backends() {

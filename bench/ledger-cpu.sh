@@ -20,16 +20,7 @@ ROUNDS="${ROUNDS:-3}"
 PATH_Q="${PATH_Q:-/v1/account.json}"
 [ "${BUILD:-1}" = 0 ] || build # BUILD=0: use $BIN as it is (A/B runs of two binaries)
 trap '[ -n "${SERVER_PID:-}" ] && stop_server' EXIT
-median() { tr ' ' '\n' | grep -v '^$' | sort -g | awk '{a[NR]=$1} END {print a[int((NR+1)/2)]}'; }
 psqlq() { psql -XAtq -h 127.0.0.1 -U postgres -d "$BENCH_DB" -c "$1"; }
-ticks() { # utime+stime of the given pids, in clock ticks (gone pids count 0)
-  local t=0 p
-  for p in "$@"; do
-    [ -r "/proc/$p/stat" ] || continue
-    t=$((t + $(awk '{sub(/.*\) /, ""); print $12 + $13}' "/proc/$p/stat")))
-  done
-  echo "$t"
-}
 pg_pids() { # backends of the bench database and the WAL writer
   psqlq "SELECT pid FROM pg_stat_activity WHERE (datname = '$BENCH_DB' AND pid <> pg_backend_pid()) OR backend_type = 'walwriter'"
 }
@@ -48,9 +39,9 @@ for engine in $ENGINES; do
         mapfile -t pids < <(pg_pids)
         xact0=$(psqlq "SELECT xact_commit FROM pg_stat_database WHERE datname = '$BENCH_DB'")
       fi
-      f0=$(ticks "$SERVER_PID"); p0=$(ticks "${pids[@]}")
+      f0=$(proc_ticks "$SERVER_PID"); p0=$(proc_ticks "${pids[@]}")
       out=$(wrk -t2 -c64 -d"${DUR}s" -H "Authorization: Bearer $KEY" "http://127.0.0.1:$PORT$PATH_Q")
-      f1=$(ticks "$SERVER_PID"); p1=$(ticks "${pids[@]}")
+      f1=$(proc_ticks "$SERVER_PID"); p1=$(proc_ticks "${pids[@]}")
       xact1=$xact0
       if [ -n "${FAREBOX_DATABASE_URL:-}" ]; then
         sleep 0.6 # pg_stat_database is reported with a delay (stats_fetch / PGSTAT_MIN_INTERVAL)

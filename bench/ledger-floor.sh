@@ -25,8 +25,6 @@ SETUPS="${2:-off wait-0 wait-100us wait-300us postgres}"
 ROUNDS="${ROUNDS:-5}"
 (cd "$ROOT" && go build -tags ledgerfloor -o "$BIN" ./cmd/farebox)
 trap '[ -n "${SERVER_PID:-}" ] && stop_server' EXIT
-median() { tr ' ' '\n' | grep -v '^$' | sort -g | awk '{a[NR]=$1} END {print a[int((NR+1)/2)]}'; }
-ticks() { awk '{sub(/.*\) /, ""); print $12 + $13}' "/proc/$SERVER_PID/stat"; }
 HZ=$(getconf CLK_TCK)
 fresh_env postgres
 KEY=$(new_key)
@@ -47,9 +45,9 @@ for round in $(seq 1 "$ROUNDS"); do
     export FAREBOX_LEDGER_FLOOR="$floor"
     start_server "${flags[@]}"
     wrk -t2 -c64 -d2s -H "Authorization: Bearer $KEY" "http://127.0.0.1:$PORT/v1/account.json" >/dev/null # warm-up
-    t0=$(ticks)
+    t0=$(proc_ticks "$SERVER_PID")
     out=$(wrk -t2 -c64 -d"${DUR}s" -H "Authorization: Bearer $KEY" "http://127.0.0.1:$PORT/v1/account.json")
-    t1=$(ticks)
+    t1=$(proc_ticks "$SERVER_PID")
     stop_server
     grep -q 'Non-2xx' <<<"$out" && { echo "non-2xx answers:"; echo "$out"; exit 1; }
     reqs=$(awk '/requests in/ {print $1}' <<<"$out")

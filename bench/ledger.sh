@@ -10,7 +10,6 @@ DUR="${1:-10}"
 ENGINES="${2:-sqlite postgres postgres-journal}"
 ROUNDS="${ROUNDS:-3}"
 build
-median() { tr ' ' '\n' | sort -g | awk '{a[NR]=$1} END {print a[int((NR+1)/2)]}'; }
 printf '%-16s %-7s %12s %10s %10s   %s\n' engine ledger req/s p50 p99 'all rounds'
 for engine in $ENGINES; do
   fresh_env "$engine"
