@@ -104,7 +104,7 @@ func (c *gzipCache[K]) offer(k K, body []byte) []byte {
 	return gz
 }
 
-// bytes is what the cache holds now (tests, metrics).
+// bytes is what the cache holds now (tests).
 func (c *gzipCache[K]) bytes() int64 {
 	c.mu.RLock()
 	defer c.mu.RUnlock()

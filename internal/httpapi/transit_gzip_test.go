@@ -10,6 +10,7 @@ import (
 
 	gtfsrt "github.com/MobilityData/gtfs-realtime-bindings/golang/gtfs"
 
+	"github.com/farebox/farebox/internal/account"
 	"github.com/farebox/farebox/internal/apitest"
 	"github.com/farebox/farebox/internal/httpapi"
 	"github.com/farebox/farebox/internal/testtool"
@@ -21,16 +22,21 @@ import (
 // without gzip gets; Vary names Accept-Encoding on every board; q=0 and
 // identity get the board as it is; boards computed for one query (a
 // minute in which an alert starts) and a server with --gzip-cache-mb 0
-// never compress. Both engines, the Caltrain board with one to three
+// never compress; another account gets the same stored copy with its own
+// session token, and a request without a key is refused. Both engines, the Caltrain board with one to three
 // alerts on every entry and the sample feed's board without alerts.
 func TestDeparturesGzip(t *testing.T) {
 	alerts := map[string]*gtfsrt.FeedMessage{"caltrain": testtool.CaltrainAlerts()}
 	at := int64(testtool.CaltrainAgencyAlertStart+90) * 1000 // 17:02 PST: every entry has alerts
-	get := func(e *apitest.Env, path, enc string) *apitest.Resp {
+	getAs := func(e *apitest.Env, key, path, enc string) *apitest.Resp {
 		t.Helper()
 		// An explicit Accept-Encoding: Go's transport then leaves the body as it came.
-		return e.Must(200, apitest.Req{Method: "GET", Path: path, Key: e.LiveKey, NoValidate: true,
+		return e.Must(200, apitest.Req{Method: "GET", Path: path, Key: key, NoValidate: true,
 			Header: map[string]string{"Accept-Encoding": enc}})
+	}
+	get := func(e *apitest.Env, path, enc string) *apitest.Resp {
+		t.Helper()
+		return getAs(e, e.LiveKey, path, enc)
 	}
 	inflate := func(t *testing.T, b []byte) []byte {
 		t.Helper()
@@ -83,6 +89,20 @@ func TestDeparturesGzip(t *testing.T) {
 					} else if !bytes.Equal(r.Body, stored) {
 						t.Fatalf("%q: not the stored copy", enc)
 					}
+				}
+				// Another account gets the same stored copy (a board is the
+				// timetable's, not the caller's) with its own session token.
+				_, otherKey := e.NewAccount("other", account.Live)
+				other := getAs(e, otherKey, path, "gzip")
+				if !bytes.Equal(other.Body, stored) || other.Header.Get("Session-Token") == "" ||
+					other.Header.Get("Session-Token") == first.Header.Get("Session-Token") {
+					t.Fatalf("another account: same stored copy %v, session-token %q (the first account's %q)",
+						bytes.Equal(other.Body, stored), other.Header.Get("Session-Token"), first.Header.Get("Session-Token"))
+				}
+				// Without a key: refused before any board is looked up.
+				if r := e.Do(apitest.Req{Method: "GET", Path: path, Header: map[string]string{"Accept-Encoding": "gzip"}}); r.Status != 401 ||
+					r.Header.Get("Content-Encoding") != "" {
+					t.Fatalf("no key: %d, Content-Encoding %q", r.Status, r.Header.Get("Content-Encoding"))
 				}
 				for _, enc := range []string{"gzip;q=0", "identity", "deflate", "br"} {
 					if r := get(e, path, enc); r.Header.Get("Content-Encoding") != "" || !bytes.Equal(r.Body, plain.Body) {
