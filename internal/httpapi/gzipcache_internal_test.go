@@ -76,6 +76,23 @@ func TestGzipCache(t *testing.T) {
 		t.Fatalf("oversize copy: %d bytes returned, %d stored", len(gz), tiny.bytes())
 	}
 
+	// Ten thousand distinct boards, each asked for twice, through a cache
+	// with room for about forty: it never holds more than its limit, and
+	// the last copies are there.
+	flood := newGzipCache[int](40 * int64(len(gz)+gzipEntryBytes))
+	for k := 0; k < 10000; k++ {
+		flood.offer(k, body(k))
+		if flood.offer(k, body(k)) == nil {
+			t.Fatalf("board %d not compressed", k)
+		}
+		if flood.bytes() > flood.limit {
+			t.Fatalf("board %d: %d bytes held, limit %d", k, flood.bytes(), flood.limit)
+		}
+	}
+	if got := flood.get(9999); !bytes.Equal(gunzip(got), body(9999)) {
+		t.Fatal("the newest board is not stored")
+	}
+
 	// Keys seen once are bounded: a flood of one-off keys never grows it
 	// past gzipSeenMax.
 	for k := 0; k < 3*gzipSeenMax; k++ {
