@@ -34,19 +34,35 @@ func migrate(ctx context.Context, args []string, getenv func(string) string, std
 	return nil
 }
 
+// accountsHelp is the usage line of `farebox accounts`.
+const accountsHelp = "Usage: farebox accounts create --name NAME [--test] [--json] (with --test: a test key for the account of that name, if there is one) | create --account ID [--test] [--json] | list [--json] | revoke KEY_PREFIX [--account ID] [--yes] | grant-product ACCOUNT_ID PRODUCT_ID | invite --account ID --email ADDRESS [--url BASE]"
+
 func accounts(ctx context.Context, args []string, getenv func(string) string, stdout, stderr io.Writer) error {
-	const help = "Usage: farebox accounts create --name NAME [--test] [--json] (with --test: a test key for the account of that name, if there is one) | create --account ID [--test] [--json] | list [--json] | revoke KEY_PREFIX | grant-product ACCOUNT_ID PRODUCT_ID | invite --account ID --email ADDRESS [--url BASE]"
-	if len(args) == 0 {
-		fmt.Fprintln(stderr, help)
+	if len(args) == 0 || !strings.Contains(" create list revoke grant-product invite ", " "+args[0]+" ") {
+		fmt.Fprintln(stderr, accountsHelp)
 		return errUsage
 	}
+	// Each subcommand registers only its own flags, so its --help lists
+	// what it reads (issue 28: invite --help showed create's flags).
 	fs, db := newSubcommand("accounts", args, getenv, stderr)
-	name := fs.String("name", "", "name of the new account")
-	accountID := fs.String("account", "", "add a key to this existing account instead")
-	test := fs.Bool("test", false, "create a test-environment key (fbx_test_...)")
-	asJSON := fs.Bool("json", false, "print JSON only")
-	email := fs.String("email", "", "invite: the dashboard user's e-mail address")
-	base := fs.String("url", getenv("FAREBOX_PUBLIC_URL"), "invite: the server's public base URL (default $FAREBOX_PUBLIC_URL or http://127.0.0.1:8080)")
+	name, accountID, email, base := new(string), new(string), new(string), new(string)
+	test, asJSON, yes := new(bool), new(bool), new(bool)
+	switch args[0] {
+	case "create":
+		name = fs.String("name", "", "name of the new account")
+		accountID = fs.String("account", "", "add a key to this existing account instead")
+		test = fs.Bool("test", false, "create a test-environment key (fbx_test_...)")
+		asJSON = fs.Bool("json", false, "print JSON only")
+	case "list":
+		asJSON = fs.Bool("json", false, "print JSON only")
+	case "revoke":
+		accountID = fs.String("account", "", "revoke only keys of this account (names the account; no --yes needed)")
+		yes = fs.Bool("yes", false, "revoke the keys listed without naming the account")
+	case "invite":
+		accountID = fs.String("account", "", "the account the dashboard user belongs to")
+		email = fs.String("email", "", "the dashboard user's e-mail address")
+		base = fs.String("url", getenv("FAREBOX_PUBLIC_URL"), "the server's public base URL (default $FAREBOX_PUBLIC_URL or http://127.0.0.1:8080)")
+	}
 	pos, a, s, err := db.parseAndOpen(ctx, fs, args[1:])
 	if err != nil {
 		return err
@@ -163,15 +179,45 @@ func accounts(ctx context.Context, args []string, getenv func(string) string, st
 		if len(pos) != 1 {
 			return fmt.Errorf("accounts revoke needs exactly one KEY_PREFIX")
 		}
-		n, err := a.RevokeKeys(ctx, pos[0])
-		if err != nil {
-			return err
-		}
-		fmt.Fprintf(stdout, "revoked %d key(s)\n", n)
-		return nil
+		return revokeKeys(ctx, a, pos[0], *accountID, *yes, stdout)
 	}
-	fmt.Fprintln(stderr, help)
+	fmt.Fprintln(stderr, accountsHelp)
 	return errUsage
+}
+
+// revokeKeys is `accounts revoke KEY_PREFIX [--account ID] [--yes]`: it
+// prints every active key the prefix names (account, name, key prefix,
+// environment) and revokes them only when the operator confirmed: with
+// --account (the keys of that account only: the operator named both the
+// account and the key) or with --yes. A prefix naming keys of more than one
+// account revokes nothing, --yes or not.
+func revokeKeys(ctx context.Context, a *app.App, prefix, accountID string, yes bool, stdout io.Writer) error {
+	keys, err := a.KeysWithPrefix(ctx, prefix, accountID)
+	if err != nil {
+		return err
+	}
+	accounts := map[string]bool{}
+	tw := tabwriter.NewWriter(stdout, 0, 4, 2, ' ', 0)
+	fmt.Fprintln(tw, "ACCOUNT\tNAME\tKEY PREFIX\tENV")
+	for _, k := range keys {
+		accounts[k.AccountID] = true
+		fmt.Fprintf(tw, "%s\t%s\t%s…\t%s\n", k.AccountID, k.AccountName, k.Prefix, k.Environment)
+	}
+	if err := tw.Flush(); err != nil {
+		return err
+	}
+	switch {
+	case len(accounts) > 1:
+		return fmt.Errorf("nothing revoked: %s matches keys of %d accounts; give the whole prefix and --account ID", prefix, len(accounts))
+	case accountID == "" && !yes:
+		return fmt.Errorf("nothing revoked: to revoke the %d key(s) above, run again with --yes or with --account %s", len(keys), keys[0].AccountID)
+	}
+	n, err := a.RevokeKeysOf(ctx, prefix, keys[0].AccountID)
+	if err != nil {
+		return err
+	}
+	fmt.Fprintf(stdout, "revoked %d key(s)\n", n)
+	return nil
 }
 
 func usageCmd(ctx context.Context, args []string, getenv func(string) string, stdout, stderr io.Writer) error {

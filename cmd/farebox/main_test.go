@@ -136,7 +136,7 @@ func TestServeEndToEnd(t *testing.T) {
 					t.Errorf("the invitation page does not name the address:\n%.1500s", b)
 				}
 			}
-			if out := cli(t, env, "accounts", "revoke", created.APIKey[:17]); !strings.Contains(out, "revoked 1") {
+			if out := cli(t, env, "accounts", "revoke", created.APIKey[:17], "--account", created.AccountID); !strings.Contains(out, "revoked 1") {
 				t.Errorf("revoke: %q", out)
 			}
 			// The auth cache holds a key for at most its TTL (5 s by default).

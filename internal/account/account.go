@@ -114,9 +114,15 @@ func Digest(secret string) KeyDigest { return sha256.Sum256([]byte(secret)) }
 // String is the stored form (Hash).
 func (d KeyDigest) String() string { return hex.EncodeToString(d[:]) }
 
-// IsKeyPrefix reports whether s looks like a visible key prefix (for revocation).
+// MinKeyPrefixChars is how many characters after fbx_live_ or fbx_test_ a
+// prefix given for revocation needs: the whole visible part (issue 28:
+// "fbx_live_u" revoked keys of two accounts).
+const MinKeyPrefixChars = 8
+
+// IsKeyPrefix reports whether s looks like a visible key prefix (for
+// revocation): the environment part and at least MinKeyPrefixChars more.
 func IsKeyPrefix(s string) bool {
-	return (strings.HasPrefix(s, livePrefix) || strings.HasPrefix(s, testPrefix)) && len(s) > len(livePrefix)
+	return (strings.HasPrefix(s, livePrefix) || strings.HasPrefix(s, testPrefix)) && len(s) >= len(livePrefix)+MinKeyPrefixChars
 }
 
 // Owner is the account and environment a record belongs to: a keyless

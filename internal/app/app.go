@@ -2,6 +2,7 @@ package app
 
 import (
 	"context"
+	"strings"
 	"sync"
 	"sync/atomic"
 	"time"
@@ -230,25 +231,90 @@ func (a *App) addKey(ctx context.Context, q store.Q, accountID string, env accou
 	return CreatedKey{AccountID: accountID, Secret: secret, Prefix: prefix}, nil
 }
 
-// RevokeKeys revokes the keys whose visible prefix starts with prefix. The
-// prefix must name exactly the keys meant: at least the environment part
-// and one character.
+// RevokeKeys revokes the active keys whose visible prefix starts with
+// prefix, of any one account (RevokeKeysOf with no account).
 func (a *App) RevokeKeys(ctx context.Context, prefix string) (int64, error) {
+	return a.RevokeKeysOf(ctx, prefix, "")
+}
+
+// KeyMatch is an active key a revocation by prefix names.
+type KeyMatch struct {
+	AccountID, AccountName string
+	KeyID, Prefix          string
+	Environment            Environment
+}
+
+// KeysWithPrefix lists the active keys whose visible prefix starts with
+// prefix, of accountID ("" for every account): what RevokeKeysOf would
+// revoke, for the operator to read first. The prefix must have at least
+// account.MinKeyPrefixChars characters after fbx_live_ or fbx_test_.
+func (a *App) KeysWithPrefix(ctx context.Context, prefix, accountID string) ([]KeyMatch, error) {
+	return keysWithPrefix(ctx, a.store.Read(), prefix, accountID)
+}
+
+func keysWithPrefix(ctx context.Context, q store.Q, prefix, accountID string) ([]KeyMatch, error) {
 	if !account.IsKeyPrefix(prefix) {
-		return 0, apperr.E("app.RevokeKeys", apperr.Invalid, CodeInvalidKeyPrefix, "a key prefix starts with fbx_live_ or fbx_test_ and has at least one more character")
+		return nil, apperr.E("app.RevokeKeys", apperr.Invalid, CodeInvalidKeyPrefix,
+			"a key prefix starts with fbx_live_ or fbx_test_ and has at least 8 more characters (the prefix `farebox accounts list` shows)")
 	}
+	keys, err := q.Keys(ctx, accountID)
+	if err != nil {
+		return nil, err
+	}
+	var out []KeyMatch
+	names := map[string]string{}
+	for _, k := range keys {
+		if k.RevokedAt != nil || !strings.HasPrefix(k.Prefix, prefix) {
+			continue
+		}
+		if _, ok := names[k.AccountID]; !ok {
+			acc, err := q.Account(ctx, k.AccountID)
+			if err != nil {
+				return nil, err
+			}
+			names[k.AccountID] = acc.Name
+		}
+		out = append(out, KeyMatch{AccountID: k.AccountID, AccountName: names[k.AccountID], KeyID: k.ID, Prefix: k.Prefix, Environment: k.Environment})
+	}
+	if len(out) == 0 {
+		return nil, apperr.E("app.RevokeKeys", apperr.NotFound, CodeKeyNotFound, "no active key has this prefix")
+	}
+	return out, nil
+}
+
+// RevokeKeysOf revokes the active keys whose visible prefix starts with
+// prefix, of accountID ("" for any account). A prefix matching keys of more
+// than one account revokes nothing (Conflict): one prefix is meant to name
+// one partner's key, so the caller names the account.
+func (a *App) RevokeKeysOf(ctx context.Context, prefix, accountID string) (int64, error) {
 	var n int64
-	err := a.store.Write(ctx, func(q store.Q) (err error) {
-		n, err = q.RevokeKeysByPrefix(ctx, prefix, a.clock.Now())
-		return err
+	err := a.store.Write(ctx, func(q store.Q) error {
+		keys, err := keysWithPrefix(ctx, q, prefix, accountID)
+		if err != nil {
+			return err
+		}
+		for _, k := range keys {
+			if k.AccountID != keys[0].AccountID {
+				return apperr.E("app.RevokeKeys", apperr.Conflict, CodeKeyPrefixAmbiguous,
+					"this prefix matches keys of more than one account: name the account, or give more of the prefix")
+			}
+		}
+		now := a.clock.Now()
+		for _, k := range keys {
+			if err := q.RevokeAccountKey(ctx, k.AccountID, k.Environment, k.KeyID, now); err != nil {
+				return err
+			}
+			n++
+		}
+		return nil
 	})
-	if err == nil && n == 0 {
-		return 0, apperr.E("app.RevokeKeys", apperr.NotFound, CodeKeyNotFound, "no active key has this prefix")
+	if err != nil {
+		return 0, err
 	}
 	a.authMu.Lock()
 	a.auth = map[account.KeyDigest]authEntry{}
 	a.authMu.Unlock()
-	return n, err
+	return n, nil
 }
 
 // Ping checks that the database answers (for /readyz).

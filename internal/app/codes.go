@@ -48,6 +48,7 @@ const (
 	CodeItemAlreadyInvoiced           = "item_already_invoiced"
 	CodeItemInOtherCollection         = "item_in_other_collection"
 	CodeKeyNotFound                   = "key_not_found"
+	CodeKeyPrefixAmbiguous            = "key_prefix_ambiguous"
 	CodeNameRequired                  = "name_required"
 	CodeNotAnInvoice                  = "not_an_invoice"
 	CodeNotFound                      = "not_found"

@@ -243,7 +243,7 @@ func TestAuthCacheFollowsClock(t *testing.T) {
 			t.Fatalf("authenticate: %+v %v", p, err)
 		}
 		// Another instance (b.app) revokes the key; this one has it cached.
-		prefix := b.liveKey[:len("fbx_live_")+4]
+		prefix := b.liveKey[:len("fbx_live_")+8]
 		if n, err := b.app.RevokeKeys(b.ctx, prefix); err != nil || n != 1 {
 			t.Fatalf("revoke %s: %d %v", prefix, n, err)
 		}
@@ -269,11 +269,11 @@ func TestAccountsAndKeys(t *testing.T) {
 		wantErr(t, err, apperr.Invalid, "name_required")
 		_, err = b.app.CreateKey(b.ctx, "farebox-account-nope", account.Live)
 		wantErr(t, err, apperr.NotFound, "account_not_found")
-		for _, prefix := range []string{"", "fbx_", "fbx_live_", "abc"} {
+		for _, prefix := range []string{"", "fbx_", "fbx_live_", "abc", "fbx_live_u", "fbx_test_zzzzzzz"} {
 			_, err = b.app.RevokeKeys(b.ctx, prefix)
 			wantErr(t, err, apperr.Invalid, "invalid_key_prefix")
 		}
-		_, err = b.app.RevokeKeys(b.ctx, "fbx_test_zzzzzz")
+		_, err = b.app.RevokeKeys(b.ctx, "fbx_test_zzzzzzzz")
 		wantErr(t, err, apperr.NotFound, "key_not_found")
 		if b.test.AccountID != b.live.AccountID || b.test.Environment != account.Test || b.test.KeyID == b.live.KeyID {
 			t.Errorf("test principal %+v, live %+v", b.test, b.live)

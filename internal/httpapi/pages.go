@@ -378,7 +378,8 @@ func (s *Server) adminCreateKey(w http.ResponseWriter, r *http.Request) error {
 }
 
 func (s *Server) adminRevokeKey(w http.ResponseWriter, r *http.Request) error {
-	n, err := s.app.RevokeKeys(r.Context(), r.PostForm.Get("prefix"))
+	// The form names the key's account too: a prefix never reaches past it.
+	n, err := s.app.RevokeKeysOf(r.Context(), r.PostForm.Get("prefix"), r.PostForm.Get("account_id"))
 	return s.adminResult(w, r, err, web.T(web.Language(r.Header.Get("Accept-Language")), "admin.key.done", n))
 }
 
