@@ -204,7 +204,7 @@ func serve(ctx context.Context, args []string, getenv func(string) string, stdou
 			PerCapability:  httpapi.Limit{Rate: cfg.CapabilityRate, Burst: cfg.CapabilityBurst},
 			PerClient:      httpapi.Limit{Rate: cfg.ClientRate, Burst: cfg.ClientBurst},
 			TrustedProxies: cfg.TrustedProxies},
-		Transit: transit, SessionKey: sessionKey, Ready: transit.Ready, TrustedProxies: cfg.TrustedProxies,
+		Transit: transit, SessionKey: sessionKey, Ready: transit.Ready, TrustedProxies: cfg.TrustedProxies, PublicURL: cfg.PublicURL,
 		GzipCacheBytes: -1}
 	if cfg.GzipCacheMB > 0 { // --gzip-cache-mb 0: off
 		deps.GzipCacheBytes = cfg.GzipCacheMB << 20

@@ -37,10 +37,11 @@ func isPage(path string) bool {
 		path == "/dashboard" || strings.HasPrefix(path, "/dashboard/") || path == web.CSSPath
 }
 
-// secure reports whether the browser reached us over TLS: directly, or
-// through a trusted proxy that says so in X-Forwarded-Proto.
+// secure reports whether the browser reached us over TLS: directly, by the
+// public URL (https: whatever terminates TLS in front of us, the browser
+// used it), or through a trusted proxy that says so in X-Forwarded-Proto.
 func (s *Server) secure(r *http.Request) bool {
-	if r.TLS != nil {
+	if r.TLS != nil || s.httpsPublic {
 		return true
 	}
 	if len(s.TrustedProxies) == 0 || !strings.EqualFold(strings.TrimSpace(r.Header.Get("X-Forwarded-Proto")), "https") {
@@ -254,6 +255,7 @@ func (s *Server) couponTicket(w http.ResponseWriter, r *http.Request) error {
 	// style; it may be framed by our own page only.
 	h.Set("Content-Security-Policy", "default-src 'none'; script-src 'unsafe-inline'; style-src 'unsafe-inline'; img-src data: blob:; frame-ancestors 'self'; base-uri 'none'; form-action 'none'")
 	h.Set("X-Frame-Options", "SAMEORIGIN")
+	h.Set("X-Robots-Tag", web.RobotsTag)
 	h.Set("X-Content-Type-Options", "nosniff")
 	h.Set("Cache-Control", "no-store")
 	_, err = w.Write(doc)

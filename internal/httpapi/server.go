@@ -61,6 +61,12 @@ type Deps struct {
 	// X-Forwarded-For) the pages believe: cookies are Secure when the
 	// browser reached the proxy over TLS (docs/web.md).
 	TrustedProxies []netip.Prefix
+	// PublicURL is the service's public base URL (--public-url). When it
+	// is https, the browser always reaches the service over TLS (a proxy
+	// terminates it): the pages' cookies are Secure and __Host- named and
+	// every answer carries Strict-Transport-Security, with or without
+	// --trusted-proxies (docs/web.md "Security choices").
+	PublicURL string
 
 	// GzipCacheBytes bounds the cache of gzip-compressed departure boards
 	// sent to clients that accept gzip (gzipcache.go): 0 means
@@ -84,6 +90,8 @@ type Server struct {
 	// repeated console sign-in failures.
 	csrfKey []byte
 	signIns web.Throttle
+	// httpsPublic: PublicURL is https (pages.go secure).
+	httpsPublic bool
 }
 
 // New builds the server and registers every route of routes.go.
@@ -103,6 +111,7 @@ func New(d Deps) *Server {
 	s := &Server{Deps: d, app: d.App, log: d.Log, mux: http.NewServeMux(), sessions: d.App.NewSessions(d.SessionKey),
 		gz: newGzipCache[app.BoardID](d.GzipCacheBytes)}
 	s.csrfKey = csrfKeyOf(d.SessionKey)
+	s.httpsPublic = strings.HasPrefix(strings.ToLower(strings.TrimSpace(d.PublicURL)), "https://")
 	s.signIns = web.Throttle{Limit: signInFailures, Window: signInWindow}
 	rs := s.routes()
 	for _, rt := range rs {
@@ -213,10 +222,17 @@ func (s *Server) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 		}
 		s.observe(r, st, sw)
 	}()
-	cors(sw, r)
-	if isPreflight(r) {
-		sw.WriteHeader(http.StatusNoContent)
-		return
+	if s.secure(r) {
+		sw.Header().Set("Strict-Transport-Security", hstsValue)
+	}
+	// The JSON API is called from any origin (the JS SDK); the HTML pages
+	// are not: no CORS headers, and a preflight gets none either.
+	if !st.page {
+		cors(sw, r)
+		if isPreflight(r) {
+			sw.WriteHeader(http.StatusNoContent)
+			return
+		}
 	}
 	if r.Body != nil {
 		r.Body = http.MaxBytesReader(sw, r.Body, s.MaxBodyBytes)
@@ -360,6 +376,11 @@ func (s *Server) observe(r *http.Request, st *reqState, w *statusWriter) {
 	}
 	s.log.LogAttrs(r.Context(), slog.LevelInfo, "request", attrs...)
 }
+
+// hstsValue is the Strict-Transport-Security of every answer reached over
+// TLS: one year, this host only (the operator's other hosts are not ours
+// to decide).
+const hstsValue = "max-age=31536000"
 
 // cors lets browser clients call every endpoint and read the session token.
 func cors(w http.ResponseWriter, r *http.Request) {

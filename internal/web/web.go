@@ -141,6 +141,11 @@ func Render(w io.Writer, name string, p Page) error {
 	return err
 }
 
+// RobotsTag keeps every page out of search engines (X-Robots-Tag and the
+// layout's meta robots): a traveller page shows a name and a birth date,
+// the console and the dashboard are nobody's business.
+const RobotsTag = "noindex, nofollow, noarchive"
+
 // Headers sets the headers every page carries.
 func Headers(h http.Header) {
 	h.Set("Content-Type", "text/html; charset=utf-8")
@@ -149,6 +154,7 @@ func Headers(h http.Header) {
 	h.Set("Referrer-Policy", "no-referrer")
 	h.Set("Cache-Control", "no-store")
 	h.Set("X-Frame-Options", "DENY")
+	h.Set("X-Robots-Tag", RobotsTag)
 	h.Add("Vary", "Accept-Language, User-Agent, Cookie")
 }
 
