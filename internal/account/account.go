@@ -143,6 +143,17 @@ type WebSession struct {
 	AccountID string // "" for the operator
 	CreatedAt time.Time
 	ExpiresAt time.Time
+	// Flash is the sealed one-time notice waiting for the session's next
+	// page ("" for none); Credential the fingerprint of the credential the
+	// session was opened with ("" for none recorded).
+	Flash, Credential string
+}
+
+// DashboardUser is a person who signs in to an account's dashboard.
+type DashboardUser struct {
+	Email     string
+	AccountID string
+	CreatedAt time.Time
 }
 
 // The kinds of web sessions: the operator's, a dashboard user's.

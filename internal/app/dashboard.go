@@ -128,6 +128,11 @@ func (a *App) AcceptDashboardInvite(ctx context.Context, token, password, repeat
 		if err := q.SetDashboardUser(ctx, inv.Email, inv.AccountID, hash, now); err != nil {
 			return err
 		}
+		// A new password (a reset: a new invitation for an existing user)
+		// ends the user's other sessions, on every instance at once.
+		if _, err := q.DeleteWebSessionsOf(ctx, account.WebDashboard, inv.Email, ""); err != nil {
+			return err
+		}
 		id, sess = newWebSession(account.WebDashboard, email, inv.AccountID, now)
 		return q.InsertWebSession(ctx, sess)
 	})
@@ -141,6 +146,38 @@ func newWebSession(kind, subject, accountID string, now time.Time) (string, acco
 	id := base64.RawURLEncoding.EncodeToString(raw)
 	return id, account.WebSession{IDHash: WebSessionHash(id), Kind: kind, Subject: subject, AccountID: accountID,
 		CreatedAt: now, ExpiresAt: now.Add(WebSessionTTL)}
+}
+
+// DashboardUsers lists the dashboard users of accountID, oldest first.
+func (a *App) DashboardUsers(ctx context.Context, accountID string) ([]account.DashboardUser, error) {
+	return a.store.Read().DashboardUsers(ctx, accountID)
+}
+
+// RemoveDashboardUser is the operator's removal (console, `farebox
+// accounts remove-user`): the user email of accountID is deleted with its
+// open invitations, and every session of the user ends at once. The
+// operator may remove an account's last user (and invite a new one).
+func (a *App) RemoveDashboardUser(ctx context.Context, accountID, email string) error {
+	return a.removeDashboardUser(ctx, accountID, email, false)
+}
+
+// RemoveDashboardUserBy is a dashboard user's removal of a user of the same
+// account (itself included: it is then signed out), never of another
+// account's (NotFound) and never of the account's last user (Conflict), so
+// the account cannot lock itself out of its dashboard.
+func (a *App) RemoveDashboardUserBy(ctx context.Context, by account.WebSession, email string) error {
+	if by.Kind != account.WebDashboard || by.AccountID == "" {
+		return apperr.E("app.RemoveDashboardUserBy", apperr.Forbidden, CodeSignInFailed, "only a dashboard user removes dashboard users")
+	}
+	return a.removeDashboardUser(ctx, by.AccountID, email, true)
+}
+
+func (a *App) removeDashboardUser(ctx context.Context, accountID, email string, keepOne bool) error {
+	e, err := normalEmail("app.RemoveDashboardUser", email)
+	if err != nil {
+		return err
+	}
+	return a.store.Write(ctx, func(q store.Q) error { return q.DeleteDashboardUser(ctx, accountID, e, keepOne) })
 }
 
 // dummyHash is checked when the address is unknown, so the answer takes

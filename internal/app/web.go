@@ -3,6 +3,9 @@ package app
 import (
 	"bytes"
 	"context"
+	"crypto/aes"
+	"crypto/cipher"
+	"crypto/hmac"
 	"crypto/rand"
 	"crypto/sha256"
 	"crypto/subtle"
@@ -40,6 +43,19 @@ const WebSessionTTL = 12 * time.Hour
 type OperatorCredentials struct {
 	User string
 	hash argon2Hash
+	// fingerprint names the credential in the sessions it opens: a changed
+	// password (or user) in the file makes the older sessions invalid.
+	fingerprint string
+}
+
+// Fingerprint identifies the credential (user and password hash) without
+// revealing it; a console session opened with another credential is not
+// accepted (OperatorSession).
+func (c *OperatorCredentials) Fingerprint() string {
+	if c == nil {
+		return ""
+	}
+	return c.fingerprint
 }
 
 type argon2Hash struct {
@@ -63,7 +79,8 @@ func ParseOperatorCredentials(text string) (*OperatorCredentials, error) {
 	if err != nil {
 		return nil, err
 	}
-	return &OperatorCredentials{User: user, hash: h}, nil
+	sum := sha256.Sum256([]byte("farebox operator credential\x00" + user + "\x00" + phc))
+	return &OperatorCredentials{User: user, hash: h, fingerprint: hex.EncodeToString(sum[:16])}, nil
 }
 
 // parsePHC reads an argon2id PHC string "$argon2id$v=19$m=…,t=…,p=…$salt$key".
@@ -148,8 +165,78 @@ func (a *App) OperatorSignIn(ctx context.Context, c *OperatorCredentials, user, 
 	}
 	id := base64.RawURLEncoding.EncodeToString(raw)
 	now := a.clock.Now()
-	s := account.WebSession{IDHash: WebSessionHash(id), Kind: account.WebOperator, Subject: c.User, CreatedAt: now, ExpiresAt: now.Add(WebSessionTTL)}
+	s := account.WebSession{IDHash: WebSessionHash(id), Kind: account.WebOperator, Subject: c.User, CreatedAt: now, ExpiresAt: now.Add(WebSessionTTL),
+		Credential: c.Fingerprint()}
 	return id, a.store.Write(ctx, func(q store.Q) error { return q.InsertWebSession(ctx, s) })
+}
+
+// OperatorSession returns the operator's live console session with id:
+// NotFound unless it is a console session opened with the credential c
+// now configured (a password changed in --admin-password-file ends every
+// session opened with the old one, on every instance that reads the new
+// file).
+func (a *App) OperatorSession(ctx context.Context, c *OperatorCredentials, id string) (account.WebSession, error) {
+	s, err := a.WebSession(ctx, id)
+	if err != nil {
+		return s, err
+	}
+	if c == nil || s.Kind != account.WebOperator || s.Subject != c.User ||
+		subtle.ConstantTimeCompare([]byte(s.Credential), []byte(c.Fingerprint())) != 1 {
+		return account.WebSession{}, apperr.NotFoundf("app.OperatorSession", CodeNotFound)
+	}
+	return s, nil
+}
+
+// flashKey is the key that seals a session's one-time notice: derived from
+// the session id, which only the browser's cookie holds (the store keeps
+// its hash), so the stored notice reveals nothing without the cookie.
+func flashKey(sessionID string) []byte {
+	m := hmac.New(sha256.New, []byte(sessionID))
+	m.Write([]byte("farebox web flash"))
+	return m.Sum(nil)
+}
+
+// SetWebFlash leaves notice for the session's next page (POST-redirect-GET:
+// a new key or signing secret is shown once on the page after the
+// redirect). The notice is sealed (AES-256-GCM) under flashKey.
+func (a *App) SetWebFlash(ctx context.Context, sessionID, notice string) error {
+	const op = "app.SetWebFlash"
+	block, err := aes.NewCipher(flashKey(sessionID))
+	if err != nil {
+		return apperr.Wrap(op, err)
+	}
+	gcm, err := cipher.NewGCM(block)
+	if err != nil {
+		return apperr.Wrap(op, err)
+	}
+	nonce := make([]byte, gcm.NonceSize())
+	_, _ = rand.Read(nonce)
+	sealed := base64.RawStdEncoding.EncodeToString(gcm.Seal(nonce, nonce, []byte(notice), []byte(WebSessionHash(sessionID))))
+	return a.store.Write(ctx, func(q store.Q) error { return q.SetWebSessionFlash(ctx, WebSessionHash(sessionID), sealed, a.clock.Now()) })
+}
+
+// TakeWebFlash returns the session's one-time notice and clears it: the
+// next page (a reload) shows it no more. "" when there is none.
+func (a *App) TakeWebFlash(ctx context.Context, sessionID string) (string, error) {
+	var sealed string
+	err := a.store.Write(ctx, func(q store.Q) (err error) { sealed, err = q.TakeWebSessionFlash(ctx, WebSessionHash(sessionID)); return })
+	if err != nil || sealed == "" {
+		return "", err
+	}
+	raw, err := base64.RawStdEncoding.DecodeString(sealed)
+	block, cerr := aes.NewCipher(flashKey(sessionID))
+	if err != nil || cerr != nil {
+		return "", nil // not ours to show
+	}
+	gcm, err := cipher.NewGCM(block)
+	if err != nil || len(raw) < gcm.NonceSize() {
+		return "", nil
+	}
+	plain, err := gcm.Open(nil, raw[:gcm.NonceSize()], raw[gcm.NonceSize():], []byte(WebSessionHash(sessionID)))
+	if err != nil {
+		return "", nil
+	}
+	return string(plain), nil
 }
 
 // WebSessionHash is what the store keeps of a session id.

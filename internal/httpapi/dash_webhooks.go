@@ -86,7 +86,7 @@ func fieldError(err error) (status int, field, msg string, ok bool) {
 
 // dashCreateWebhook makes an endpoint of the page's environment from the
 // form (url, description, one "event" per checked type) and shows its
-// signing secret once; a refused input shows the form again with the
+// signing secret once (on the list after the redirect); a refused input shows the form again with the
 // field's message.
 func (s *Server) dashCreateWebhook(w http.ResponseWriter, r *http.Request) error {
 	u, desc := strings.TrimSpace(r.PostForm.Get("url")), r.PostForm.Get("description")
@@ -104,7 +104,7 @@ func (s *Server) dashCreateWebhook(w http.ResponseWriter, r *http.Request) error
 	if err != nil {
 		return err
 	}
-	return s.hooksPage(w, r, http.StatusOK, hookForm{}, web.Page{Notice: web.T(lang(r), "dash.hook.created", out.URL, out.Secret)})
+	return s.showOnce(w, r, web.T(lang(r), "dash.hook.created", out.URL, out.Secret), "/dashboard/"+r.PathValue("env")+"/webhooks")
 }
 
 func (s *Server) dashEnableWebhook(w http.ResponseWriter, r *http.Request) error {
@@ -140,7 +140,7 @@ func (s *Server) dashRotateWebhook(w http.ResponseWriter, r *http.Request) error
 	if out.PreviousSecretExpiresAt != nil {
 		until = s.ts(lang(r), time.Time(*out.PreviousSecretExpiresAt))
 	}
-	return s.hooksPage(w, r, http.StatusOK, hookForm{}, web.Page{Notice: web.T(lang(r), "dash.hook.rotated", out.URL, out.Secret, until)})
+	return s.showOnce(w, r, web.T(lang(r), "dash.hook.rotated", out.URL, out.Secret, until), "/dashboard/"+r.PathValue("env")+"/webhooks")
 }
 
 func (s *Server) dashDeleteWebhook(w http.ResponseWriter, r *http.Request) error {

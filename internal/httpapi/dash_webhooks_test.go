@@ -83,12 +83,12 @@ func TestDashboardWebhooks(t *testing.T) {
 		}
 
 		// Created: the secret once.
-		made := v.must(200, "POST", "/dashboard/test/webhooks", create("test", rc.URL+"/hooks", "*"))
+		made := v.postRedirect("/dashboard/test/webhooks", create("test", rc.URL+"/hooks", "*"))
 		secret := whsecRe.FindString(made.Body)
 		if secret == "" || !strings.Contains(made.Body, rc.URL+"/hooks") {
 			t.Fatalf("created: %.3000s", made.Body)
 		}
-		v.must(200, "POST", "/dashboard/test/webhooks", create("test", failing.URL, "order.created"))
+		v.postRedirect("/dashboard/test/webhooks", create("test", failing.URL, "order.created"))
 		ids := apiEndpoints(t, e, e.TestKey)
 		if len(ids) != 2 || len(apiEndpoints(t, e, e.LiveKey)) != 0 {
 			t.Fatalf("endpoints test %v", ids)
@@ -177,7 +177,7 @@ func TestDashboardWebhooks(t *testing.T) {
 
 		// Rotate: a new secret, once; it signs the next delivery.
 		v.must(http.StatusForbidden, "POST", "/dashboard/test/webhooks/"+id+"/rotate", url.Values{})
-		rot := v.must(200, "POST", "/dashboard/test/webhooks/"+id+"/rotate", url.Values{"csrf_token": {tok}})
+		rot := v.postRedirect("/dashboard/test/webhooks/"+id+"/rotate", url.Values{"csrf_token": {tok}})
 		newSecret := whsecRe.FindString(rot.Body)
 		if newSecret == "" || newSecret == secret {
 			t.Fatalf("rotated: %.3000s", rot.Body)
@@ -227,7 +227,7 @@ func TestDashboardWebhooksExtremes(t *testing.T) {
 			t.Fatalf("refused forms made %d endpoints", n)
 		}
 		u := longURL(webhook.MaxURLLength)
-		if r := v.must(200, "POST", "/dashboard/test/webhooks", form(u, desc)); !strings.Contains(r.Body, u) || !strings.Contains(r.Body, desc) {
+		if r := v.postRedirect("/dashboard/test/webhooks", form(u, desc)); !strings.Contains(r.Body, u) || !strings.Contains(r.Body, desc) {
 			t.Fatalf("longest url and description: %.3000s", r.Body)
 		}
 		id := apiEndpoints(t, e, e.TestKey)[u]
@@ -258,7 +258,7 @@ func TestDashboardWebhooksExtremes(t *testing.T) {
 
 		// Up to webhook.MaxEndpoints per environment; the next is refused.
 		for n := 2; n < webhook.MaxEndpoints; n++ {
-			v.must(200, "POST", "/dashboard/test/webhooks", form(rc.URL+"/n"+strconv.Itoa(n), ""))
+			v.postRedirect("/dashboard/test/webhooks", form(rc.URL+"/n"+strconv.Itoa(n), ""))
 		}
 		if r := v.must(http.StatusConflict, "POST", "/dashboard/test/webhooks", form(rc.URL+"/one-too-many", "")); !strings.Contains(r.Body, "at most 16") ||
 			!strings.Contains(r.Body, "/one-too-many") {

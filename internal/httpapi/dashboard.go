@@ -510,14 +510,15 @@ func (s *Server) dashKeys(w http.ResponseWriter, r *http.Request) error {
 	return s.keysPage(w, r, http.StatusOK, web.Page{})
 }
 
-// dashCreateKey makes a key of the page's environment, shown once.
+// dashCreateKey makes a key of the page's environment, shown once on the
+// key page after the redirect.
 func (s *Server) dashCreateKey(w http.ResponseWriter, r *http.Request) error {
 	pr := dashPrincipal(r)
 	k, err := s.app.CreateKey(r.Context(), pr.AccountID, pr.Environment)
 	if err != nil {
 		return err
 	}
-	return s.keysPage(w, r, http.StatusOK, web.Page{Notice: web.T(lang(r), "admin.key.created", string(pr.Environment), k.Secret)})
+	return s.showOnce(w, r, web.T(lang(r), "admin.key.created", string(pr.Environment), k.Secret), "/dashboard/"+string(pr.Environment)+"/keys")
 }
 
 func (s *Server) dashRevokeKey(w http.ResponseWriter, r *http.Request) error {

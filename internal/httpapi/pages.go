@@ -120,8 +120,8 @@ func (s *Server) checkCSRF(r *http.Request) error {
 // authOperatorSession resolves the console session of an authOperator row.
 func (s *Server) authOperatorSession(r *http.Request) error {
 	id := cookieValue(r, web.CookieName(sessionCookie, s.secure(r)))
-	sess, err := s.app.WebSession(r.Context(), id)
-	if apperr.KindOf(err) == apperr.NotFound || (err == nil && sess.Kind != app.WebOperator) {
+	sess, err := s.app.OperatorSession(r.Context(), s.Operator, id)
+	if apperr.KindOf(err) == apperr.NotFound {
 		return apperr.E("auth", apperr.Unauthenticated, CodeSignInRequired, "sign in to the operator console first")
 	}
 	if err != nil {
@@ -142,6 +142,15 @@ func (s *Server) render(w http.ResponseWriter, r *http.Request, status int, name
 	if d := state(r).dashboard; d != nil {
 		p.User = d.Subject
 	}
+	// A one-time notice (a new key or signing secret after a
+	// POST-redirect-GET) is shown on the next page read, then gone.
+	if sess := s.pageSession(r); r.Method == http.MethodGet && sess != nil && sess.Flash != "" && p.Notice == "" {
+		notice, err := s.app.TakeWebFlash(r.Context(), cookieValue(r, web.CookieName(sessionCookie, s.secure(r))))
+		if err != nil {
+			return err
+		}
+		p.Notice = notice
+	}
 	var buf bytes.Buffer
 	if err := web.Render(&buf, name, p); err != nil {
 		return apperr.Wrap("render", err)
@@ -150,6 +159,26 @@ func (s *Server) render(w http.ResponseWriter, r *http.Request, status int, name
 	w.WriteHeader(status)
 	_, err := w.Write(buf.Bytes())
 	return err
+}
+
+// pageSession is the request's console or dashboard session (nil when
+// none was resolved).
+func (s *Server) pageSession(r *http.Request) *app.WebSession {
+	if op := state(r).operator; op != nil {
+		return op
+	}
+	return state(r).dashboard
+}
+
+// showOnce leaves notice (which holds a secret) for the page after the
+// redirect and sends the browser there (303): the POST's answer holds no
+// secret, a reload of the page shows it no more and creates nothing.
+func (s *Server) showOnce(w http.ResponseWriter, r *http.Request, notice, location string) error {
+	if err := s.app.SetWebFlash(r.Context(), cookieValue(r, web.CookieName(sessionCookie, s.secure(r))), notice); err != nil {
+		return err
+	}
+	http.Redirect(w, r, location, http.StatusSeeOther)
+	return nil
 }
 
 // writePageError answers a page's error as HTML; a console GET without a
@@ -376,7 +405,10 @@ func (s *Server) adminCreateKey(w http.ResponseWriter, r *http.Request) error {
 		return s.adminResult(w, r, err, "")
 	}
 	k, err := s.app.CreateKey(r.Context(), r.PathValue("account_id"), env)
-	return s.adminResult(w, r, err, web.T(lang, "admin.key.created", string(env), k.Secret))
+	if err != nil {
+		return s.adminResult(w, r, err, "")
+	}
+	return s.showOnce(w, r, web.T(lang, "admin.key.created", string(env), k.Secret), "/admin/accounts")
 }
 
 func (s *Server) adminRevokeKey(w http.ResponseWriter, r *http.Request) error {

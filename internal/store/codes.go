@@ -12,6 +12,7 @@ const (
 	CodeCouponNotFound             = "coupon_not_found"
 	CodeCustomerNotFound           = "customer_not_found"
 	CodeDashboardUserNotFound      = "dashboard_user_not_found"
+	CodeLastDashboardUser          = "last_dashboard_user"
 	CodeDashboardUserTaken         = "dashboard_user_taken"
 	CodeDeadJobNotFound            = "dead_job_not_found"
 	CodeDatabaseUnavailable        = "database_unavailable"

@@ -75,6 +75,49 @@ func (q Q) DashboardUser(ctx context.Context, email string) (accountID, hash str
 	return accountID, hash, mapErr(err)
 }
 
+// DashboardUsers lists the dashboard users of accountID, oldest first.
+func (q Q) DashboardUsers(ctx context.Context, accountID string) ([]account.DashboardUser, error) {
+	return collect(ctx, q, `SELECT email, account_id, created_at FROM dashboard_users WHERE account_id = $1 ORDER BY created_at, email`,
+		[]any{accountID}, func(scan scanner) (u account.DashboardUser, err error) {
+			err = scan(&u.Email, &u.AccountID, &u.CreatedAt)
+			return u, err
+		})
+}
+
+// DeleteDashboardUser removes the user email of accountID with the
+// account's open invitations for that address (an unused link must not
+// bring the user back) and every session of the user; NotFound when the
+// account has no such user. When keepOne, the account's last user is not
+// removed (Conflict): on PostgreSQL the account's row is locked first, so
+// two users removing each other at once cannot both succeed.
+func (q Q) DeleteDashboardUser(ctx context.Context, accountID, email string, keepOne bool) error {
+	const op = "store.DeleteDashboardUser"
+	if q.engine == Postgres {
+		if _, err := q.db.ExecContext(ctx, `SELECT id FROM accounts WHERE id = $1 FOR UPDATE`, accountID); err != nil {
+			return mapErr(err)
+		}
+	}
+	var n int
+	if err := q.db.QueryRowContext(ctx, `SELECT COUNT(*) FROM dashboard_users WHERE account_id = $1`, accountID).Scan(&n); err != nil {
+		return mapErr(err)
+	}
+	res, err := q.db.ExecContext(ctx, `DELETE FROM dashboard_users WHERE email = $1 AND account_id = $2`, email, accountID)
+	if err != nil {
+		return mapErr(err)
+	}
+	if d, err := res.RowsAffected(); err != nil || d != 1 {
+		return apperr.E(op, apperr.NotFound, CodeDashboardUserNotFound, "this account has no dashboard user with this e-mail address")
+	}
+	if keepOne && n <= 1 {
+		return apperr.E(op, apperr.Conflict, CodeLastDashboardUser, "the account's last dashboard user cannot be removed from the dashboard; the operator can remove it")
+	}
+	if _, err := q.db.ExecContext(ctx, `DELETE FROM dashboard_invites WHERE account_id = $1 AND email = $2 AND used_at IS NULL`, accountID, email); err != nil {
+		return mapErr(err)
+	}
+	_, err = q.DeleteWebSessionsOf(ctx, "dashboard", email, "")
+	return err
+}
+
 // TouchKey records that the key id authenticated a request at at.
 func (q Q) TouchKey(ctx context.Context, id string, at time.Time) error {
 	_, err := q.db.ExecContext(ctx, `UPDATE api_keys SET last_used_at = $1 WHERE id = $2`, now(at), id)

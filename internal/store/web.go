@@ -21,8 +21,12 @@ func (q Q) InsertWebSession(ctx context.Context, s account.WebSession) error {
 	if s.AccountID != "" {
 		acc = s.AccountID
 	}
-	_, err := q.db.ExecContext(ctx, `INSERT INTO web_sessions (id_hash, kind, subject, account_id, created_at, expires_at)
-		VALUES ($1, $2, $3, $4, $5, $6)`, s.IDHash, s.Kind, s.Subject, acc, now(s.CreatedAt), now(s.ExpiresAt))
+	var cred any
+	if s.Credential != "" {
+		cred = s.Credential
+	}
+	_, err := q.db.ExecContext(ctx, `INSERT INTO web_sessions (id_hash, kind, subject, account_id, created_at, expires_at, credential)
+		VALUES ($1, $2, $3, $4, $5, $6, $7)`, s.IDHash, s.Kind, s.Subject, acc, now(s.CreatedAt), now(s.ExpiresAt), cred)
 	return mapErr(err)
 }
 
@@ -30,17 +34,62 @@ func (q Q) InsertWebSession(ctx context.Context, s account.WebSession) error {
 // otherwise.
 func (q Q) WebSession(ctx context.Context, idHash string, at time.Time) (account.WebSession, error) {
 	var s account.WebSession
-	var acc sql.NullString
-	err := q.db.QueryRowContext(ctx, `SELECT id_hash, kind, subject, account_id, created_at, expires_at
+	var acc, flash, cred sql.NullString
+	err := q.db.QueryRowContext(ctx, `SELECT id_hash, kind, subject, account_id, created_at, expires_at, flash, credential
 		FROM web_sessions WHERE id_hash = $1 AND expires_at > $2`, idHash, now(at)).
-		Scan(&s.IDHash, &s.Kind, &s.Subject, &acc, &s.CreatedAt, &s.ExpiresAt)
+		Scan(&s.IDHash, &s.Kind, &s.Subject, &acc, &s.CreatedAt, &s.ExpiresAt, &flash, &cred)
 	if errors.Is(err, sql.ErrNoRows) {
 		return s, apperr.NotFoundf("store.WebSession", CodeSessionNotFound)
 	}
-	if p := nullStr(acc); p != nil {
-		s.AccountID = *p
-	}
+	s.AccountID, s.Flash, s.Credential = acc.String, flash.String, cred.String
 	return s, mapErr(err)
+}
+
+// SetWebSessionFlash stores the session's one-time notice (sealed by the
+// caller), replacing one not shown yet; NotFound when the session is gone.
+func (q Q) SetWebSessionFlash(ctx context.Context, idHash, flash string, at time.Time) error {
+	res, err := q.db.ExecContext(ctx, `UPDATE web_sessions SET flash = $2 WHERE id_hash = $1 AND expires_at > $3`, idHash, flash, now(at))
+	if err != nil {
+		return mapErr(err)
+	}
+	if n, err := res.RowsAffected(); err != nil || n != 1 {
+		return apperr.NotFoundf("store.SetWebSessionFlash", CodeSessionNotFound)
+	}
+	return nil
+}
+
+// TakeWebSessionFlash returns the session's one-time notice and clears it,
+// once: of two concurrent takers only the one whose clearing matched the
+// value read gets it ("" for the other, and when there is none).
+func (q Q) TakeWebSessionFlash(ctx context.Context, idHash string) (string, error) {
+	var flash sql.NullString
+	err := q.db.QueryRowContext(ctx, `SELECT flash FROM web_sessions WHERE id_hash = $1`, idHash).Scan(&flash)
+	if errors.Is(err, sql.ErrNoRows) || (err == nil && !flash.Valid) {
+		return "", nil
+	}
+	if err != nil {
+		return "", mapErr(err)
+	}
+	res, err := q.db.ExecContext(ctx, `UPDATE web_sessions SET flash = NULL WHERE id_hash = $1 AND flash = $2`, idHash, flash.String)
+	if err != nil {
+		return "", mapErr(err)
+	}
+	if n, err := res.RowsAffected(); err != nil || n != 1 {
+		return "", mapErr(err)
+	}
+	return flash.String, nil
+}
+
+// DeleteWebSessionsOf ends every session of kind for subject (a dashboard
+// user's address) but keep (an id hash; "" for none), and returns how many
+// it ended.
+func (q Q) DeleteWebSessionsOf(ctx context.Context, kind, subject, keep string) (int64, error) {
+	res, err := q.db.ExecContext(ctx, `DELETE FROM web_sessions WHERE kind = $1 AND subject = $2 AND id_hash <> $3`, kind, subject, keep)
+	if err != nil {
+		return 0, mapErr(err)
+	}
+	n, err := res.RowsAffected()
+	return n, mapErr(err)
 }
 
 // DeleteWebSession ends a session (sign-out).
