@@ -212,14 +212,19 @@ func (a *App) SetWebFlash(ctx context.Context, sessionID, notice string) error {
 	nonce := make([]byte, gcm.NonceSize())
 	_, _ = rand.Read(nonce)
 	sealed := base64.RawStdEncoding.EncodeToString(gcm.Seal(nonce, nonce, []byte(notice), []byte(WebSessionHash(sessionID))))
-	return a.store.Write(ctx, func(q store.Q) error { return q.SetWebSessionFlash(ctx, WebSessionHash(sessionID), sealed, a.clock.Now()) })
+	return a.store.Write(ctx, func(q store.Q) error {
+		return q.SetWebSessionFlash(ctx, WebSessionHash(sessionID), sealed, a.clock.Now())
+	})
 }
 
 // TakeWebFlash returns the session's one-time notice and clears it: the
 // next page (a reload) shows it no more. "" when there is none.
 func (a *App) TakeWebFlash(ctx context.Context, sessionID string) (string, error) {
 	var sealed string
-	err := a.store.Write(ctx, func(q store.Q) (err error) { sealed, err = q.TakeWebSessionFlash(ctx, WebSessionHash(sessionID)); return })
+	err := a.store.Write(ctx, func(q store.Q) (err error) {
+		sealed, err = q.TakeWebSessionFlash(ctx, WebSessionHash(sessionID))
+		return
+	})
 	if err != nil || sealed == "" {
 		return "", err
 	}
