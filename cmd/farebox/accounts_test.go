@@ -22,6 +22,7 @@ func TestAccountsSubcommandHelp(t *testing.T) {
 		"list":          {want: []string{"-json"}, not: []string{"-name", "-email", "-url", "-yes", "-test"}},
 		"revoke":        {want: []string{"-account", "-yes"}, not: []string{"-name", "-email", "-url", "-test", "-json"}},
 		"invite":        {want: []string{"-account", "-email", "-url"}, not: []string{"-name", "-test", "-json", "-yes"}},
+		"remove-user":   {want: []string{"-account", "-email"}, not: []string{"-name", "-test", "-json", "-yes", "-url"}},
 		"grant-product": {not: []string{"-name", "-email", "-url", "-test", "-json", "-yes", "-account"}},
 	}
 	for sub, c := range cases {

@@ -35,10 +35,10 @@ func migrate(ctx context.Context, args []string, getenv func(string) string, std
 }
 
 // accountsHelp is the usage line of `farebox accounts`.
-const accountsHelp = "Usage: farebox accounts create --name NAME [--test] [--json] (with --test: a test key for the account of that name, if there is one) | create --account ID [--test] [--json] | list [--json] | revoke KEY_PREFIX [--account ID] [--yes] | grant-product ACCOUNT_ID PRODUCT_ID | invite --account ID --email ADDRESS [--url BASE]"
+const accountsHelp = "Usage: farebox accounts create --name NAME [--test] [--json] (with --test: a test key for the account of that name, if there is one) | create --account ID [--test] [--json] | list [--json] | revoke KEY_PREFIX [--account ID] [--yes] | grant-product ACCOUNT_ID PRODUCT_ID | invite --account ID --email ADDRESS [--url BASE] | remove-user --account ID --email ADDRESS"
 
 func accounts(ctx context.Context, args []string, getenv func(string) string, stdout, stderr io.Writer) error {
-	if len(args) == 0 || !strings.Contains(" create list revoke grant-product invite ", " "+args[0]+" ") {
+	if len(args) == 0 || !strings.Contains(" create list revoke grant-product invite remove-user ", " "+args[0]+" ") {
 		fmt.Fprintln(stderr, accountsHelp)
 		return errUsage
 	}
@@ -62,6 +62,9 @@ func accounts(ctx context.Context, args []string, getenv func(string) string, st
 		accountID = fs.String("account", "", "the account the dashboard user belongs to")
 		email = fs.String("email", "", "the dashboard user's e-mail address")
 		base = fs.String("url", getenv("FAREBOX_PUBLIC_URL"), "the server's public base URL (default $FAREBOX_PUBLIC_URL or http://127.0.0.1:8080)")
+	case "remove-user":
+		accountID = fs.String("account", "", "the account the dashboard user belongs to")
+		email = fs.String("email", "", "the dashboard user's e-mail address")
 	}
 	pos, a, s, err := db.parseAndOpen(ctx, fs, args[1:])
 	if err != nil {
@@ -174,6 +177,15 @@ func accounts(ctx context.Context, args []string, getenv func(string) string, st
 			b = "http://127.0.0.1:8080"
 		}
 		fmt.Fprintf(stdout, "%s%s%s\n(good once, for %s; send it to %s only)\n", b, app.DashboardPath, token, app.InviteTTL, *email)
+		return nil
+	case "remove-user":
+		if *accountID == "" || *email == "" {
+			return fmt.Errorf("accounts remove-user needs --account ID and --email ADDRESS")
+		}
+		if err := a.RemoveDashboardUser(ctx, *accountID, *email); err != nil {
+			return err
+		}
+		fmt.Fprintf(stdout, "removed dashboard user %s of account %s; their sessions have ended\n", strings.ToLower(strings.TrimSpace(*email)), *accountID)
 		return nil
 	case "revoke":
 		if len(pos) != 1 {

@@ -134,6 +134,7 @@ func (a *App) AcceptDashboardInvite(ctx context.Context, token, password, repeat
 			return err
 		}
 		id, sess = newWebSession(account.WebDashboard, email, inv.AccountID, now)
+		sess.Credential = store.PasswordFingerprint(hash)
 		return q.InsertWebSession(ctx, sess)
 	})
 	return id, err
@@ -167,7 +168,7 @@ func (a *App) RemoveDashboardUser(ctx context.Context, accountID, email string) 
 // the account cannot lock itself out of its dashboard.
 func (a *App) RemoveDashboardUserBy(ctx context.Context, by account.WebSession, email string) error {
 	if by.Kind != account.WebDashboard || by.AccountID == "" {
-		return apperr.E("app.RemoveDashboardUserBy", apperr.Forbidden, CodeSignInFailed, "only a dashboard user removes dashboard users")
+		return apperr.NotFoundf("app.RemoveDashboardUserBy", store.CodeDashboardUserNotFound)
 	}
 	return a.removeDashboardUser(ctx, by.AccountID, email, true)
 }
@@ -210,6 +211,7 @@ func (a *App) DashboardSignIn(ctx context.Context, email, password string) (stri
 		return "", fail
 	}
 	id, s := newWebSession(account.WebDashboard, e, accountID, a.clock.Now())
+	s.Credential = store.PasswordFingerprint(phc)
 	return id, a.store.Write(ctx, func(q store.Q) error { return q.InsertWebSession(ctx, s) })
 }
 

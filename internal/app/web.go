@@ -466,6 +466,8 @@ type AdminAccount struct {
 	account.Account
 	Keys   []account.Key
 	Grants []string
+	// Users are the account's dashboard users.
+	Users []account.DashboardUser
 }
 
 // AdminAccounts lists every account for the console.
@@ -479,6 +481,9 @@ func (a *App) AdminAccounts(ctx context.Context) ([]AdminAccount, error) {
 	for _, acc := range accs {
 		x := AdminAccount{Account: acc}
 		if x.Keys, err = q.Keys(ctx, acc.ID); err != nil {
+			return nil, err
+		}
+		if x.Users, err = q.DashboardUsers(ctx, acc.ID); err != nil {
 			return nil, err
 		}
 		g, err := q.Grants(ctx, acc.ID)

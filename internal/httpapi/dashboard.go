@@ -528,3 +528,40 @@ func (s *Server) dashRevokeKey(w http.ResponseWriter, r *http.Request) error {
 	}
 	return s.keysPage(w, r, http.StatusOK, web.Page{Notice: web.T(lang(r), "admin.key.done", 1)})
 }
+
+// usersPage lists the account's dashboard users (the same in both
+// environments).
+func (s *Server) usersPage(w http.ResponseWriter, r *http.Request, status int, p web.Page) error {
+	users, err := s.app.DashboardUsers(r.Context(), state(r).dashboard.AccountID)
+	if err != nil {
+		return err
+	}
+	p.Data = users
+	return s.dashRender(w, r, status, "dash_users", "users", p)
+}
+
+func (s *Server) dashUsers(w http.ResponseWriter, r *http.Request) error {
+	return s.usersPage(w, r, http.StatusOK, web.Page{})
+}
+
+// dashRemoveUser removes a user of the session's account (its sessions end
+// at once); never the account's last user (409 on the page). A user who
+// removes itself is signed out.
+func (s *Server) dashRemoveUser(w http.ResponseWriter, r *http.Request) error {
+	sess := state(r).dashboard
+	email := r.PostForm.Get("email")
+	err := s.app.RemoveDashboardUserBy(r.Context(), *sess, email)
+	switch k := apperr.KindOf(err); {
+	case err == nil:
+	case k == apperr.Invalid || k == apperr.NotFound || k == apperr.Conflict:
+		return s.usersPage(w, r, statusOf(k), web.Page{Error: apperr.As(err).Msg})
+	default:
+		return err
+	}
+	if strings.EqualFold(strings.TrimSpace(email), sess.Subject) {
+		http.SetCookie(w, web.NewCookie(sessionCookie, "", s.secure(r), -1))
+		http.Redirect(w, r, "/dashboard/sign-in", http.StatusSeeOther)
+		return nil
+	}
+	return s.usersPage(w, r, http.StatusOK, web.Page{Notice: web.T(lang(r), "dash.users.removed", email)})
+}

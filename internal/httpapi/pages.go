@@ -423,6 +423,14 @@ func (s *Server) adminGrant(w http.ResponseWriter, r *http.Request) error {
 	return s.adminResult(w, r, err, web.T(web.Language(r.Header.Get("Accept-Language")), "admin.grant.done", id))
 }
 
+// adminRemoveUser removes a dashboard user of the account (the operator
+// may remove the last one); the user's sessions end at once.
+func (s *Server) adminRemoveUser(w http.ResponseWriter, r *http.Request) error {
+	email := r.PostForm.Get("email")
+	err := s.app.RemoveDashboardUser(r.Context(), r.PathValue("account_id"), email)
+	return s.adminResult(w, r, err, web.T(web.Language(r.Header.Get("Accept-Language")), "admin.users.removed", email))
+}
+
 func (s *Server) adminCatalog(w http.ResponseWriter, r *http.Request) error {
 	return s.render(w, r, http.StatusOK, "admin_catalog", "admin.catalog", web.Page{Nav: "catalog", Data: s.app.AdminCatalog()})
 }

@@ -222,6 +222,7 @@ func (s *Server) routes() []route {
 		{GET, "/admin/accounts", authOperator, billNobody, s.adminAccounts},
 		{POST, "/admin/accounts/{account_id}/keys", authOperator, billNobody, s.adminCreateKey},
 		{POST, "/admin/accounts/{account_id}/grants", authOperator, billNobody, s.adminGrant},
+		{POST, "/admin/accounts/{account_id}/users/remove", authOperator, billNobody, s.adminRemoveUser},
 		{POST, "/admin/keys/revoke", authOperator, billNobody, s.adminRevokeKey},
 		{GET, "/admin/catalog", authOperator, billNobody, s.adminCatalog},
 		{GET, "/admin/feeds", authOperator, billNobody, s.adminFeeds},
@@ -255,6 +256,8 @@ func (s *Server) routes() []route {
 		{POST, "/dashboard/{env}/webhooks/{endpoint_id}/rotate", authDashboard, billNobody, s.dashRotateWebhook},
 		{POST, "/dashboard/{env}/webhooks/{endpoint_id}/delete", authDashboard, billNobody, s.dashDeleteWebhook},
 		{POST, "/dashboard/{env}/webhooks/{endpoint_id}/redeliver", authDashboard, billNobody, s.dashRedeliverWebhook},
+		{GET, "/dashboard/{env}/users", authDashboard, billNobody, s.dashUsers},
+		{POST, "/dashboard/{env}/users/remove", authDashboard, billNobody, s.dashRemoveUser},
 	}...)
 }
 

@@ -30,13 +30,33 @@ func (q Q) InsertWebSession(ctx context.Context, s account.WebSession) error {
 	return mapErr(err)
 }
 
+// PasswordFingerprintSQL is, in SQL, the fingerprint of a dashboard user's
+// password hash (u.password_hash) that a session records as its
+// credential: the last 16 characters of the PHC string (of its key). It is
+// the same expression as PasswordFingerprint.
+const PasswordFingerprintSQL = `substr(u.password_hash, length(u.password_hash) - 15)`
+
+// PasswordFingerprint is PasswordFingerprintSQL in Go.
+func PasswordFingerprint(phc string) string {
+	if len(phc) <= 16 {
+		return phc
+	}
+	return phc[len(phc)-16:]
+}
+
 // WebSession returns the unexpired session with the id hash; NotFound
-// otherwise.
+// otherwise. A dashboard user's session counts only while the user exists
+// in its account with the password the session was opened with: a
+// removal or a new password that races a sign-in still ends that
+// session.
 func (q Q) WebSession(ctx context.Context, idHash string, at time.Time) (account.WebSession, error) {
 	var s account.WebSession
 	var acc, flash, cred sql.NullString
 	err := q.db.QueryRowContext(ctx, `SELECT id_hash, kind, subject, account_id, created_at, expires_at, flash, credential
-		FROM web_sessions WHERE id_hash = $1 AND expires_at > $2`, idHash, now(at)).
+		FROM web_sessions WHERE id_hash = $1 AND expires_at > $2
+		AND (kind <> 'dashboard' OR EXISTS (SELECT 1 FROM dashboard_users u
+			WHERE u.email = web_sessions.subject AND u.account_id = web_sessions.account_id
+			AND (web_sessions.credential IS NULL OR web_sessions.credential = `+PasswordFingerprintSQL+`)))`, idHash, now(at)).
 		Scan(&s.IDHash, &s.Kind, &s.Subject, &acc, &s.CreatedAt, &s.ExpiresAt, &flash, &cred)
 	if errors.Is(err, sql.ErrNoRows) {
 		return s, apperr.NotFoundf("store.WebSession", CodeSessionNotFound)

@@ -62,7 +62,7 @@ type Page struct {
 
 // DashboardSections are the partner dashboard's pages below
 // /dashboard/{env}/, in the navigation's order.
-var DashboardSections = []string{"usage", "orders", "coupons", "tickets", "subscriptions", "invoices", "customers", "keys", "webhooks"}
+var DashboardSections = []string{"usage", "orders", "coupons", "tickets", "subscriptions", "invoices", "customers", "keys", "webhooks", "users"}
 
 // CSRFField is the form field carrying the CSRF token.
 const CSRFField = "csrf_token"
