@@ -24,7 +24,7 @@ type dashResults struct {
 // CSV download, every list in test and live and the switch between them,
 // the search by reference, a forged form (403) and a key made, the
 // webhooks (a refused form, an endpoint made, its deliveries and a
-// redelivery), sign-out, a
+// redelivery), the users page (another user removed), sign-out, a
 // wrong password and sign-in. axe-core finds no WCAG 2.1 AA violation and
 // no page is wider than the phone. SQLite only: TestDashboard runs the
 // same flows over HTTP on both engines.
@@ -51,11 +51,19 @@ func TestDashboardInChromium(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
+	// A second user of the account, whom the browser removes.
+	other, err := e.App.InviteDashboardUser(context.Background(), e.AccountID, "bob@partner.example")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := e.App.AcceptDashboardInvite(context.Background(), other, dashPassword, dashPassword); err != nil {
+		t.Fatal(err)
+	}
 	var res dashResults
 	out := browsertest.Run(t, "dashboard.js", map[string]any{
 		"base": e.URL, "invite": e.URL + "/dashboard/invite?token=" + token, "email": "ops@partner.example",
 		"password": dashPassword, "reference": "booking-live-1",
-		"receiver": rc.URL + "/made-in-browser", "hook": hook,
+		"receiver": rc.URL + "/made-in-browser", "hook": hook, "otherUser": "bob@partner.example",
 	}, &res)
 	t.Logf("screenshots in %s", out)
 	if len(res.Errors) != 0 {
@@ -63,9 +71,10 @@ func TestDashboardInChromium(t *testing.T) {
 	}
 	want := []string{"dash-signin", "dash-invite", "dash-usage-test", "dash-usage-live", "dash-orders-search",
 		"dash-csrf-refused", "dash-key-created", "dash-signin-failed", "dash-usage-de",
-		"dash-webhooks-error", "dash-webhooks-created", "dash-webhook-attempts", "dash-webhook-redelivered", "dash-webhooks-de", "dash-webhook-de"}
+		"dash-webhooks-error", "dash-webhooks-created", "dash-webhook-attempts", "dash-webhook-redelivered", "dash-webhooks-de", "dash-webhook-de",
+		"dash-users-removed"}
 	for _, env := range []string{"test", "live"} {
-		for _, s := range []string{"orders", "coupons", "tickets", "subscriptions", "invoices", "customers", "keys", "webhooks"} {
+		for _, s := range []string{"orders", "coupons", "tickets", "subscriptions", "invoices", "customers", "keys", "webhooks", "users"} {
 			want = append(want, "dash-"+s+"-"+env)
 		}
 	}
@@ -73,7 +82,7 @@ func TestDashboardInChromium(t *testing.T) {
 	st, tx := res.Statuses, res.Texts
 	num := func(m map[string]any, k string) int { f, _ := m[k].(float64); return int(f) }
 	for k, want := range map[string]int{"unsigned": 200, "setPassword": 200, "switched": 200, "search": 200, "forgedKey": 403,
-		"createKey": 200, "signOut": 200, "wrongPassword": 401, "signIn": 200, "hookNoEvents": 400, "createHook": 200, "redeliver": 200} {
+		"createKey": 200, "keyReload": 200, "removeUser": 200, "signOut": 200, "wrongPassword": 401, "signIn": 200, "hookNoEvents": 400, "createHook": 200, "redeliver": 200} {
 		if num(st, k) != want {
 			t.Errorf("%s: %d, want %d", k, num(st, k), want)
 		}
@@ -109,8 +118,19 @@ func TestDashboardInChromium(t *testing.T) {
 			t.Errorf("%s shows %s of the other environment", k, notIn)
 		}
 	}
-	if !strings.Contains(str(tx["createKey"]), "fbx_test_") {
-		t.Errorf("key made: %v", tx["createKey"])
+	secret := testKeyRe.FindString(str(tx["createKey"]))
+	if secret == "" || !strings.HasSuffix(str(st["createKeyURL"]), "/dashboard/test/keys") {
+		t.Errorf("key made: %v at %v", tx["createKey"], st["createKeyURL"])
+	}
+	// The reload after the redirect shows the secret no more.
+	if secret != "" && strings.Contains(str(tx["keyReload"]), secret) || testKeyRe.MatchString(str(tx["keyReload"])) {
+		t.Errorf("the reload shows the key again: %v", tx["keyReload"])
+	}
+	if !strings.Contains(str(tx["removeUser"]), "bob@partner.example removed") || strings.Contains(str(tx["removeUser"]), "Remove bob") {
+		t.Errorf("user removed: %v", tx["removeUser"])
+	}
+	if users, _ := e.App.DashboardUsers(context.Background(), e.AccountID); len(users) != 1 {
+		t.Errorf("users after the removal: %+v", users)
 	}
 	// Webhooks: the field's error with the typed url kept; the endpoint
 	// made (secret once, listed), the seeded deliveries, the redelivery.

@@ -45,7 +45,7 @@ run(async (browser) => {
 
   // Each list, in test and in live; the switch between them.
   for (const env of ["test", "live"]) {
-    for (const s of ["orders", "coupons", "tickets", "subscriptions", "invoices", "customers", "keys", "webhooks"]) {
+    for (const s of ["orders", "coupons", "tickets", "subscriptions", "invoices", "customers", "keys", "webhooks", "users"]) {
       await check(page, `dash-${s}-${env}`, await go(page, `${cfg.base}/dashboard/${env}/${s}`));
       results.texts[`${s}-${env}`] = await main_(page);
     }
@@ -72,6 +72,12 @@ run(async (browser) => {
   results.statuses.createKey = await submit(page, "#create-key");
   results.texts.createKey = await page.$eval('[role="status"]', (e) => e.innerText);
   await check(page, "dash-key-created", results.statuses.createKey);
+  // The page after the redirect showed the key once; a reload shows it no
+  // more (and makes no other key).
+  results.statuses.createKeyURL = page.url();
+  const reload = await page.reload({ waitUntil: "load" });
+  results.statuses.keyReload = reload.status();
+  results.texts.keyReload = await main_(page);
 
   // Webhooks: a form without an event type (the field's error), then an
   // endpoint made (its secret shown once); an endpoint's deliveries and
@@ -92,6 +98,13 @@ run(async (browser) => {
   results.statuses.redeliver = await submit(page, "button.redeliver");
   results.texts.redeliver = await page.$eval('[role="status"]', (e) => e.innerText);
   await check(page, "dash-webhook-redelivered", results.statuses.redeliver);
+
+  // Users: another user of the account removed (the notice), the last
+  // one offered no Remove button.
+  await go(page, cfg.base + "/dashboard/test/users");
+  results.statuses.removeUser = await submit(page, `button[aria-label="Remove ${cfg.otherUser}"]`);
+  results.texts.removeUser = await main_(page);
+  await check(page, "dash-users-removed", results.statuses.removeUser);
 
   // Sign out, a wrong password, then sign in; a German page.
   results.statuses.signOut = await submit(page, "#signout");
