@@ -3,6 +3,8 @@ package main
 
 import (
 	"context"
+	"errors"
+	"flag"
 	"fmt"
 	"os"
 	"os/signal"
@@ -15,7 +17,7 @@ func main() {
 	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
 	defer stop()
 	if err := run(ctx, os.Args[1:], os.Getenv, os.Stdin, os.Stdout, os.Stderr); err != nil {
-		if err != errUsage {
+		if err != errUsage && !errors.Is(err, flag.ErrHelp) { // --help printed the flags already
 			fmt.Fprintln(os.Stderr, "farebox:", err)
 		}
 		os.Exit(exitCode(err))

@@ -23,7 +23,7 @@ Usage: farebox <command> [flags]
 Commands:
   serve      run the HTTP service (embedded SQLite unless FAREBOX_DATABASE_URL is set)
   migrate    apply database migrations
-  accounts   create, list and revoke partner accounts and API keys; grant restricted products
+  accounts   create, list and revoke partner accounts and API keys; grant restricted products; invite and remove dashboard users
   catalog    import and export the catalog of areas and products
   usage      report the usage ledger of every account
   inspect    verify an inspection barcode (image or payload) and say whose and whether valid
