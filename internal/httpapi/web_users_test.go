@@ -113,7 +113,8 @@ func TestDashboardUsersAndSessions(t *testing.T) {
 			t.Errorf("another visitor's token: %d", r.Status)
 		}
 		// Another account's user, an unknown one, a malformed address: refused.
-		for email, want := range map[string]int{"dave@other.example": 404, "nobody@partner.example": 404, "not an address": 422} {
+		for email, want := range map[string]int{"dave@other.example": 404, "nobody@partner.example": 404, "not an address": 422,
+			strings.Repeat("a", 250) + "@partner.example": 422, "": 422, "عنوان@partner.example": 404} {
 			if r := remove(a3, p.csrf(t), email); r.Status != want || !strings.Contains(r.Body, `role="alert"`) && !strings.Contains(r.Body, "error") {
 				t.Errorf("remove %q: %d, want %d", email, r.Status, want)
 			}
