@@ -373,7 +373,7 @@ func (a *App) reactivate(ctx context.Context, q store.Q, c ticketing.Coupon, req
 		return "", err
 	}
 	st := subState(s)
-	i, err := subscription.ReactivationTarget(st, now, a.renewalLead, a.Loc)
+	i, err := subscription.ReactivationTarget(st, now)
 	if err != nil {
 		return "", err
 	}
