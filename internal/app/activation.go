@@ -80,7 +80,7 @@ func (a *App) activateOnce(ctx context.Context, couponID string, req ActivationR
 		}
 		if c.RestoredCouponID != nil {
 			return apperr.E(op, apperr.Unprocessable, CodeCouponRestored,
-				validity.MsgAnymore+": the coupon was restored into coupon "+*c.RestoredCouponID)
+				validity.MsgAnymore+": the coupon was restored into a new coupon")
 		}
 		before, err := q.TicketsOfCoupon(ctx, c.ID)
 		if err != nil {

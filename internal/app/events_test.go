@@ -110,7 +110,7 @@ func TestEventsOfEveryChange(t *testing.T) {
 			if err != nil {
 				t.Fatal(err)
 			}
-			return app.CouponResponse(d, 9)
+			return app.CouponResponse(d, 9, &b.live)
 		}
 		sub := func(id string) any {
 			d, err := b.app.SubscriptionDetails(b.ctx, b.live, id)
