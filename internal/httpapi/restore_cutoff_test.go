@@ -69,7 +69,11 @@ func TestRestoreCutsOffTheOldDevice(t *testing.T) {
 					}
 				}
 				// The partner with its key sees the links.
-				m := e.Must(200, apitest.Req{Method: "GET", Path: "/" + v + "/ticketing/coupons/" + c.old + ".json", Key: e.LiveKey}).Map(t)
+				r := e.Must(200, apitest.Req{Method: "GET", Path: "/" + v + "/ticketing/coupons/" + c.old + ".json", Key: e.LiveKey})
+				if !strings.Contains(strings.Join(r.Header.Values("Vary"), ","), "Authorization") {
+					t.Errorf("%s: the coupon's answer depends on the key but says Vary %q", v, r.Header.Values("Vary"))
+				}
+				m := r.Map(t)
 				if m["restored_coupon_id"] != c.restored {
 					t.Errorf("%s keyed: restored_coupon_id %v, want %s", v, m["restored_coupon_id"], c.restored)
 				}

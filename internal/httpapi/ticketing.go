@@ -108,6 +108,8 @@ func (s *Server) getCoupon(version int) handlerFunc {
 		if err != nil {
 			return err
 		}
+		// The answer depends on the key (restored_coupon_id for the owner).
+		w.Header().Add("Vary", "Authorization")
 		writeJSON(w, http.StatusOK, app.CouponResponse(d, version, s.readerOf(r)))
 		return nil
 	}
