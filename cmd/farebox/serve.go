@@ -49,11 +49,7 @@ func serve(ctx context.Context, args []string, getenv func(string) string, stdou
 	log.Info("database ready", "engine", st.Engine(), "migrations_applied", n)
 
 	observeJob := func(string, error, time.Duration) {}
-	lead := cfg.RenewalLeadDays
-	if lead == 0 {
-		lead = app.NoRenewalLead
-	}
-	a := app.New(app.Options{Store: st, Clock: clock.System{}, IDPrefix: cfg.IDPrefix, Location: loc, AuthCacheTTL: cfg.AuthCacheTTL, RenewalLeadDays: lead,
+	a := app.New(app.Options{Store: st, Clock: clock.System{}, IDPrefix: cfg.IDPrefix, Location: loc, AuthCacheTTL: cfg.AuthCacheTTL,
 		Retention: cfg.Retention,
 		Invoicing: app.InvoicingOptions{Seller: cfg.Seller, BaseURL: cfg.BaseURL(), PaymentDays: cfg.PaymentDays,
 			Jobs: jobs.Options{Log: log, Lease: cfg.JobLease, Observe: func(kind string, err error, d time.Duration) { observeJob(kind, err, d) }}},

@@ -80,7 +80,7 @@ func (a *App) activateOnce(ctx context.Context, couponID string, req ActivationR
 		}
 		if c.RestoredCouponID != nil {
 			return apperr.E(op, apperr.Unprocessable, CodeCouponRestored,
-				validity.MsgAnymore+": the coupon was restored into coupon "+*c.RestoredCouponID)
+				validity.MsgAnymore+": the coupon was restored into a new coupon")
 		}
 		before, err := q.TicketsOfCoupon(ctx, c.ID)
 		if err != nil {
@@ -373,7 +373,7 @@ func (a *App) reactivate(ctx context.Context, q store.Q, c ticketing.Coupon, req
 		return "", err
 	}
 	st := subState(s)
-	i, err := subscription.ReactivationTarget(st, now, a.renewalLead, a.Loc)
+	i, err := subscription.ReactivationTarget(st, now)
 	if err != nil {
 		return "", err
 	}

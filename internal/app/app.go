@@ -15,7 +15,6 @@ import (
 	"github.com/farebox/farebox/internal/retention"
 	"github.com/farebox/farebox/internal/schema"
 	"github.com/farebox/farebox/internal/store"
-	"github.com/farebox/farebox/internal/subscription"
 	"github.com/farebox/farebox/internal/webhook/sender"
 
 	"golang.org/x/sync/singleflight"
@@ -27,9 +26,6 @@ type App struct {
 	clock clock.Clock
 	IDs   ident.Prefix
 	Loc   *time.Location // calendar rules (Europe/Berlin by default)
-	// renewalLead: a subscription cycle's ticket can be obtained by
-	// reactivation from 00:00 this many days before the cycle starts.
-	renewalLead int
 
 	catalog catalogPtr
 	schemas schema.Cache
@@ -79,12 +75,6 @@ type Options struct {
 	// AuthCacheTTL caches resolved keys per instance; a revoked key keeps
 	// working on an instance for at most this long. 0 disables the cache.
 	AuthCacheTTL time.Duration
-	// RenewalLeadDays is how many days before a subscription cycle starts
-	// its ticket can be obtained by reactivation (subscription.RenewalOpens).
-	// 0 takes subscription.DefaultRenewalLeadDays; NoRenewalLead (any
-	// negative value) means none: a cycle's ticket only from its first
-	// instant.
-	RenewalLeadDays int
 	// Invoicing configures invoices (seller, public base URL, jobs).
 	Invoicing InvoicingOptions
 	// Webhooks configures webhook deliveries.
@@ -98,10 +88,6 @@ type Options struct {
 	RetentionYield float64
 }
 
-// NoRenewalLead as Options.RenewalLeadDays issues a subscription cycle's
-// ticket only from the cycle's first instant.
-const NoRenewalLead = -1
-
 // New returns an App.
 func New(o Options) *App {
 	if o.Clock == nil {
@@ -113,13 +99,7 @@ func New(o Options) *App {
 	if o.IDPrefix == "" {
 		o.IDPrefix = "farebox"
 	}
-	switch {
-	case o.RenewalLeadDays == 0:
-		o.RenewalLeadDays = subscription.DefaultRenewalLeadDays
-	case o.RenewalLeadDays < 0:
-		o.RenewalLeadDays = 0
-	}
-	a := &App{store: o.Store, clock: o.Clock, IDs: ident.Prefix(o.IDPrefix), Loc: o.Location, renewalLead: o.RenewalLeadDays,
+	a := &App{store: o.Store, clock: o.Clock, IDs: ident.Prefix(o.IDPrefix), Loc: o.Location,
 		authTTL: o.AuthCacheTTL, auth: map[account.KeyDigest]authEntry{}}
 	a.initInvoicing(o.Invoicing)
 	a.initPassUpdates()

@@ -110,7 +110,7 @@ func (a *App) subscriptionDetails(ctx context.Context, q store.Q, id string) (Su
 // (timeOf).
 func (a *App) subscriptionDetailsOf(s ticketing.Subscription, now time.Time) SubscriptionDetails {
 	st := subState(s)
-	d := SubscriptionDetails{Subscription: s, View: subscription.Describe(st, now, a.renewalLead, a.Loc)}
+	d := SubscriptionDetails{Subscription: s, View: subscription.Describe(st, now, a.Loc)}
 	for _, i := range subscription.Chronological(st.Cycles) {
 		if c := st.Cycles[i]; !c.Ended(now) || c.CouponActivated {
 			d.Listed = append(d.Listed, c)

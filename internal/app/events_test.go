@@ -110,7 +110,7 @@ func TestEventsOfEveryChange(t *testing.T) {
 			if err != nil {
 				t.Fatal(err)
 			}
-			return app.CouponResponse(d, 9)
+			return app.CouponResponse(d, 9, &b.live)
 		}
 		sub := func(id string) any {
 			d, err := b.app.SubscriptionDetails(b.ctx, b.live, id)
@@ -171,7 +171,7 @@ func TestEventsOfEveryChange(t *testing.T) {
 			t.Fatal(err)
 		}
 		log.expect(t, wantEvent{event.SubscriptionCycleOrdered, subID, sub(subID)})
-		b.clock.Set(berlin(2026, 6, 24, 9, 0, 0)) // the July ticket's renewal window (7 days ahead) is open
+		b.clock.Set(berlin(2026, 6, 24, 9, 0, 0)) // July is ordered: its ticket can be obtained at any time
 		act, err := b.app.ActivateCoupon(b.ctx, month.ID, app.ActivationRequest{ReactivationKey: *june.ReactivationKey, Version: 9})
 		if err != nil {
 			t.Fatal(err)

@@ -350,7 +350,7 @@ func TestCouponList(t *testing.T) {
 			if err != nil {
 				t.Fatal(err)
 			}
-			if listed, got := asJSON(t, c), asJSON(t, app.CouponResponse(d, 9)); listed != got {
+			if listed, got := asJSON(t, c), asJSON(t, app.CouponResponse(d, 9, &p)); listed != got {
 				t.Errorf("listed %s, GET %s", listed, got)
 			}
 		}

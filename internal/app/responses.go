@@ -37,8 +37,19 @@ func ProductsResponse(ps []*catalog.Product) []productJSON { return productsView
 // AreaResponse is an Area (a GeoJSON Feature).
 func AreaResponse(a *catalog.AreaEntry) areaJSON { return areaView(&a.Area, false) }
 
-// CouponResponse is a Coupon in the shape of API version.
-func CouponResponse(d CouponDetails, version int) CouponJSON { return couponView(d, version) }
+// CouponResponse is a Coupon in the shape of API version, as reader sees
+// it: the coupon's owner (a key of its account and environment) sees
+// restored_coupon_id and restored_subscription_id; anyone else (no key, as
+// the SDKs read, or another account's key) sees neither key (keylessCoupon):
+// a restore cuts off the lost or stolen phone, and the new coupon's id is
+// the capability that activates it with {} (docs/ticketing.md, "Restore").
+func CouponResponse(d CouponDetails, version int, reader *Principal) any {
+	v := couponView(d, version)
+	if reader != nil && reader.AccountID == d.Coupon.AccountID && reader.Environment == d.Coupon.Environment {
+		return v
+	}
+	return keylessCoupon(v)
+}
 
 // SubscriptionResponse is a Subscription.
 func SubscriptionResponse(d SubscriptionDetails) SubscriptionJSON { return subscriptionView(d) }

@@ -59,6 +59,29 @@ func couponView(d CouponDetails, version int) CouponJSON {
 	return v
 }
 
+// keylessCouponJSON is a CouponJSON for a reader who is not the coupon's
+// owner: the shallower restored_coupon_id and restored_subscription_id
+// fields shadow the embedded ones and, always nil, are left out.
+type keylessCouponJSON struct {
+	CouponJSON
+	RestoredCouponID *string                  `json:"restored_coupon_id,omitempty"`
+	Subscription     *keylessSubscriptionJSON `json:"subscription"`
+}
+
+type keylessSubscriptionJSON struct {
+	SubscriptionJSON
+	RestoredSubscriptionID *string `json:"restored_subscription_id,omitempty"`
+}
+
+// keylessCoupon is v without the ids of the records a restore made.
+func keylessCoupon(v CouponJSON) keylessCouponJSON {
+	out := keylessCouponJSON{CouponJSON: v}
+	if v.Subscription != nil {
+		out.Subscription = &keylessSubscriptionJSON{SubscriptionJSON: *v.Subscription}
+	}
+	return out
+}
+
 // SubscriptionJSON is the Subscription of the interface plus what the SDKs
 // need (client-contract.md 3.6): `active` next to the interface's `activate`.
 type SubscriptionJSON struct {

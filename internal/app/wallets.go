@@ -144,9 +144,11 @@ func (w *Wallets) signBarcode(d TicketDetails, v wallet.TicketView, kr *barcode.
 		b, _, err := barcode.SignWith(v.Claims(), kr, d.Ticket.InspectionKeyID)
 		return b, err
 	}
-	// Issued when the ticket was made; a backdated validity counts from its start.
+	// Issued when the ticket was made, the real time, also when its
+	// validity started earlier (a monthly ticket bought on the 28th is valid
+	// from the 1st): an inspector must see a late purchase (issue 28).
 	issued := d.Ticket.CreatedAt
-	if issued.IsZero() || issued.After(v.ValidFrom) {
+	if issued.IsZero() {
 		issued = v.ValidFrom
 	}
 	area := ""

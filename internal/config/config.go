@@ -21,28 +21,24 @@ import (
 	"github.com/farebox/farebox/internal/apperr"
 	"github.com/farebox/farebox/internal/invoicedoc"
 	"github.com/farebox/farebox/internal/retention"
-	"github.com/farebox/farebox/internal/subscription"
 	"github.com/farebox/farebox/internal/wallet"
 )
 
 // Config is the service configuration.
 type Config struct {
-	Addr          string
-	DataDir       string
-	DatabaseURL   string
-	IDPrefix      string
-	PublicURL     string
-	LogLevel      string
-	LogFormat     string
-	MaxBodyBytes  int64
-	UsageLedger   bool
-	LedgerFlush   bool
-	LedgerJournal string // auto, journal or database (where a ledger row is committed)
-	DBMaxConns    int
-	Timezone      string
-	// RenewalLeadDays: a subscription cycle's ticket can be obtained by
-	// reactivation from 00:00 this many days before the cycle starts.
-	RenewalLeadDays int
+	Addr            string
+	DataDir         string
+	DatabaseURL     string
+	IDPrefix        string
+	PublicURL       string
+	LogLevel        string
+	LogFormat       string
+	MaxBodyBytes    int64
+	UsageLedger     bool
+	LedgerFlush     bool
+	LedgerJournal   string // auto, journal or database (where a ledger row is committed)
+	DBMaxConns      int
+	Timezone        string
 	ShutdownTimeout time.Duration
 	RequestTimeout  time.Duration
 	AuthCacheTTL    time.Duration
@@ -139,7 +135,6 @@ func (c *Config) settings() []setting {
 		{name: "usage-ledger-journal", env: "FAREBOX_USAGE_LEDGER_JOURNAL", def: "auto", help: "where a request's ledger row is committed before its response: journal (a file in --data-dir, rolled into the database every second), database (group commit), or auto (journal on SQLite, database on PostgreSQL; see docs/operations.md)"},
 		{name: "db-max-conns", env: "FAREBOX_DB_MAX_CONNS", def: "16", help: "database pool size (SQLite: reader pool)"},
 		{name: "timezone", env: "FAREBOX_TIMEZONE", def: "Europe/Berlin", help: "time zone of calendar rules"},
-		{name: "renewal-lead-days", env: "FAREBOX_RENEWAL_LEAD_DAYS", def: "7", help: "a monthly subscription's next ordered cycle can be reactivated (its ticket obtained, valid from 00:00 on the 1st) from 00:00 this many days before the cycle starts, 0 to 28 (0: only from the 1st)"},
 		{name: "shutdown-timeout", env: "FAREBOX_SHUTDOWN_TIMEOUT", def: "20s", help: "how long graceful shutdown waits for in-flight requests"},
 		{name: "request-timeout", env: "FAREBOX_REQUEST_TIMEOUT", def: "30s", help: "upper bound of one request's handling"},
 		{name: "auth-cache-ttl", env: "FAREBOX_AUTH_CACHE_TTL", def: "5s", help: "how long a resolved API key is cached per instance (revocation delay)"},
@@ -279,7 +274,6 @@ func Load(args []string, getenv func(string) string, out io.Writer) (Config, err
 	c.LedgerJournal = get("usage-ledger-journal")
 	c.DBMaxConns = int(num("db-max-conns"))
 	c.Timezone = get("timezone")
-	c.RenewalLeadDays = int(num("renewal-lead-days"))
 	c.ShutdownTimeout = dur("shutdown-timeout")
 	c.RequestTimeout = dur("request-timeout")
 	c.AuthCacheTTL = dur("auth-cache-ttl")
@@ -418,9 +412,6 @@ func (c *Config) validate() error {
 			errs = append(errs, fmt.Errorf("--seller-*: %v", err))
 		}
 	}
-	if c.RenewalLeadDays > subscription.MaxRenewalLeadDays {
-		errs = append(errs, fmt.Errorf("--renewal-lead-days: must be 0 to %d", subscription.MaxRenewalLeadDays))
-	}
 	if c.PaymentDays < 1 || c.PaymentDays > 365 {
 		errs = append(errs, errors.New("--invoice-payment-days: must be 1 to 365"))
 	}
@@ -468,7 +459,7 @@ func (c Config) String() string {
 	m := map[string]string{
 		"addr": c.Addr, "data_dir": c.DataDir, "id_prefix": c.IDPrefix, "public_url": c.BaseURL(),
 		"usage_ledger": strconv.FormatBool(c.UsageLedger), "workers": strconv.FormatBool(c.Workers),
-		"timezone": c.Timezone, "renewal_lead_days": strconv.Itoa(c.RenewalLeadDays), "database": "sqlite (embedded)", "metrics_addr": c.MetricsAddr,
+		"timezone": c.Timezone, "database": "sqlite (embedded)", "metrics_addr": c.MetricsAddr,
 	}
 	if !c.Embedded() {
 		m["database"] = "postgres (" + maskURL(c.DatabaseURL) + ")"

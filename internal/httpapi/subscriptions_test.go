@@ -61,22 +61,9 @@ func TestSubscriptionReactivationFlow(t *testing.T) {
 		if after := counts(t, e)["billable_items"]; after != before+1 {
 			t.Errorf("reorder made %d billable items", after-before)
 		}
-		// Ordered on 15 June, July's ticket can be obtained from 24 June 00:00
-		// Berlin (seven days ahead): before, the refusal the SDKs know.
-		sub = coupon(t, e, "v9", cid)["subscription"].(map[string]any)
-		if sub["coupon_reactivatable"] != false {
-			t.Errorf("after reorder, before the window: coupon_reactivatable = %v", sub["coupon_reactivatable"])
-		}
-		e.Clock.Set(time.Date(2026, 6, 23, 21, 59, 59, 0, time.UTC))
-		r = activate(e, "v9", cid, map[string]any{"reactivation_key": key})
-		if m := r.Map(t); r.Status != 422 || m["message"] != "The current subscription cycle was not ordered yet" || m["code"] != "subscription_cycle_not_ordered" ||
-			!strings.Contains(string(r.Body), `"field":"/reactivation_key"`) || !strings.Contains(string(r.Body), "can be obtained from 2026-06-23T22:00:00Z") {
-			t.Fatalf("reactivation a second before the window: %d %s", r.Status, r.Body)
-		}
-		e.Clock.Set(time.Date(2026, 6, 23, 22, 0, 0, 0, time.UTC))
 		sub = coupon(t, e, "v9", cid)["subscription"].(map[string]any)
 		if sub["coupon_reactivatable"] != true {
-			t.Errorf("after reorder, in the window: coupon_reactivatable = %v", sub["coupon_reactivatable"])
+			t.Errorf("after reorder coupon_reactivatable = %v", sub["coupon_reactivatable"])
 		}
 		var target map[string]any
 		for _, cy := range sub["subscription_cycles"].([]any) {
@@ -110,14 +97,8 @@ func TestSubscriptionReactivationFlow(t *testing.T) {
 				t.Errorf("foreign key %s: %d %s", k, r.Status, r.Body)
 			}
 		}
-		// The new ticket's key works for August once ordered and in August's
-		// window (from 25 July 00:00 Berlin); with a medium it replaces the old one.
+		// The new ticket's key works for August once ordered; with a medium it replaces the old one.
 		reorder(e, e.LiveKey, subID, nil)
-		if r := activate(e, "v9", cid, map[string]any{"reactivation_key": july["coupon_reactivation_key"]}); r.Status != 422 ||
-			r.Map(t)["message"] != "The current subscription cycle was not ordered yet" {
-			t.Errorf("August reactivated in June: %d %s", r.Status, r.Body)
-		}
-		e.Clock.Set(time.Date(2026, 7, 24, 22, 0, 0, 0, time.UTC))
 		aug := ticket(t, e, mustActivate(t, e, "v9", cid, map[string]any{"reactivation_key": july["coupon_reactivation_key"],
 			"identification_medium": medium("Max", "Mustermann-Neu", "1990-01-01")}))
 		if aug["valid_from"] != "2026-07-31T22:00:00Z" {
@@ -317,8 +298,7 @@ func TestCancelCountsOnce(t *testing.T) {
 // another medium with a used key stays refused (409), and no repeat makes a
 // second ticket.
 func TestReactivationRepeatEveryVersion(t *testing.T) {
-	// 24 June: June's tickets, inside July's renewal window.
-	apitest.ForEachEngine(t, apitest.Options{Now: time.Date(2026, 6, 24, 10, 0, 0, 0, time.UTC)}, func(t *testing.T, e *apitest.Env) {
+	apitest.ForEachEngine(t, apitest.Options{}, func(t *testing.T, e *apitest.Env) {
 		max, erika := medium("Max", "Mustermann", "1990-01-01"), medium("Erika", "Musterfrau", "1985-03-07")
 		// The same medium with its keys in another order is the same medium.
 		maxReordered := map[string]any{"photo_id_lite": map[string]any{"birth_date": "1990-01-01", "last_name": "Mustermann", "first_name": "Max"}}

@@ -4,6 +4,7 @@ import (
 	"encoding/json"
 	"fmt"
 	"net/http"
+	"strings"
 
 	"github.com/farebox/farebox/internal/app"
 	"github.com/farebox/farebox/internal/apperr"
@@ -85,13 +86,31 @@ func (s *Server) restoreOrder(version int) handlerFunc {
 	}
 }
 
+// readerOf is the principal of the API key a request to a capability route
+// carries as "Authorization: Bearer <key>" (a partner backend's read); nil
+// without one, or when it does not resolve: the request then reads as
+// keyless, as the SDKs' do (it is never refused for it).
+func (s *Server) readerOf(r *http.Request) *app.Principal {
+	scheme, tok, ok := strings.Cut(r.Header.Get("Authorization"), " ")
+	if !ok || !strings.EqualFold(scheme, "Bearer") || strings.TrimSpace(tok) == "" {
+		return nil
+	}
+	p, err := s.app.Authenticate(r.Context(), strings.TrimSpace(tok))
+	if err != nil {
+		return nil
+	}
+	return &p
+}
+
 func (s *Server) getCoupon(version int) handlerFunc {
 	return func(w http.ResponseWriter, r *http.Request) error {
 		d, err := s.app.Coupon(r.Context(), r.PathValue("coupon_id"))
 		if err != nil {
 			return err
 		}
-		writeJSON(w, http.StatusOK, app.CouponResponse(d, version))
+		// The answer depends on the key (restored_coupon_id for the owner).
+		w.Header().Add("Vary", "Authorization")
+		writeJSON(w, http.StatusOK, app.CouponResponse(d, version, s.readerOf(r)))
 		return nil
 	}
 }
@@ -173,7 +192,7 @@ func (s *Server) setTariffSettings(version int) handlerFunc {
 		if err != nil {
 			return err
 		}
-		writeJSON(w, http.StatusOK, app.CouponResponse(d, version))
+		writeJSON(w, http.StatusOK, app.CouponResponse(d, version, s.readerOf(r)))
 		return nil
 	}
 }

@@ -188,42 +188,15 @@ func ActivateFirst(s State, start time.Time, nextID string, loc *time.Location) 
 	return s, nil
 }
 
-// DefaultRenewalLeadDays is how many days before a cycle starts a
-// reactivation may already issue its ticket (--renewal-lead-days): the
-// traveller's device fetches the next month's ticket in the last week of
-// the month and needs no network at 00:00 on the 1st.
-const DefaultRenewalLeadDays = 7
-
-// MaxRenewalLeadDays bounds the lead: four weeks, so a cycle's ticket is
-// never issued before the month preceding the cycle (28 days before
-// 1 March is 1 February).
-const MaxRenewalLeadDays = 28
-
-// FieldReactivationKey names the reactivation key in the details of a
-// reactivation refused before its window opens.
-const FieldReactivationKey = "/reactivation_key"
-
-// RenewalOpens is the first instant (UTC) at which a reactivation may issue
-// the ticket of a cycle starting at from: 00:00 (loc) leadDays calendar days
-// before from's day. Calendar days, not periods of 24 hours: 7 days before
-// 1 November 00:00 CET is 25 October 00:00 CEST, 169 hours earlier. A lead of
-// 0 (or less) opens at from itself.
-func RenewalOpens(from time.Time, leadDays int, loc *time.Location) time.Time {
-	if leadDays <= 0 {
-		return from.UTC()
-	}
-	l := from.In(loc)
-	return time.Date(l.Year(), l.Month(), l.Day()-leadDays, 0, 0, 0, 0, loc).UTC()
-}
-
 // ReactivationTarget is the cycle a reactivation at now issues a ticket for:
 // the chronologically first ordered, not yet activated cycle that is not
-// over, once its renewal window has opened (RenewalOpens with leadDays in
-// loc). The ticket is that cycle's (valid from its first instant), whenever
-// it is issued. Without a target it answers 422, with exactly MsgNotOrdered
-// while the subscription continues; before the window opens too (the SDKs
-// know that message), with a detail saying when the window opens.
-func ReactivationTarget(s State, now time.Time, leadDays int, loc *time.Location) (int, error) {
+// over. The interface's state table puts no time condition on it: an
+// ordered cycle's ticket can be obtained at any time after the order, and
+// it is that cycle's ticket (valid from its first instant, 00:00 Berlin on
+// the 1st for a calendar month), whenever it is issued. Without a target it
+// answers 422, with exactly MsgNotOrdered while the subscription continues
+// (the SDKs know that message; it means the cycle is not ordered).
+func ReactivationTarget(s State, now time.Time) (int, error) {
 	const op = "subscription.ReactivationTarget"
 	if s.Restored {
 		return -1, apperr.E(op, apperr.Unprocessable, CodeRestored, "The subscription was restored into a new subscription and cannot be changed")
@@ -231,12 +204,6 @@ func ReactivationTarget(s State, now time.Time, leadDays int, loc *time.Location
 	for _, i := range Chronological(s.Cycles) {
 		c := s.Cycles[i]
 		if c.Dated() && c.Ordered && !c.CouponActivated && !c.Ended(now) && !s.beyondEnd(c) {
-			if opens := RenewalOpens(c.ValidFrom, leadDays, loc); now.Before(opens) {
-				return -1, apperr.E(op, apperr.Unprocessable, CodeNotOrdered, MsgNotOrdered).WithDetails(apperr.FieldError{
-					Field: FieldReactivationKey,
-					Message: fmt.Sprintf("the ticket of the ordered cycle %s (from %s) can be obtained from %s, %d days before it starts",
-						c.ID, clock.Timestamp(c.ValidFrom), clock.Timestamp(opens), leadDays)})
-			}
 			return i, nil
 		}
 	}
@@ -292,10 +259,9 @@ type View struct {
 // Describe computes the View of s at now (months in loc). Active means the coupon was
 // activated and the subscription has not ended. CouponReactivatable is true
 // only when an ordered, not yet activated cycle exists (so Android's
-// first { ordered && !coupon_activated } finds one) whose renewal window
-// (leadDays, RenewalOpens) has opened, the subscription has not ended, and a
-// first activation happened.
-func Describe(s State, now time.Time, leadDays int, loc *time.Location) View {
+// first { ordered && !coupon_activated } finds one), from the reorder on,
+// the subscription has not ended, and a first activation happened.
+func Describe(s State, now time.Time, loc *time.Location) View {
 	var v View
 	activated := false
 	for _, c := range s.Cycles {
@@ -303,7 +269,7 @@ func Describe(s State, now time.Time, leadDays int, loc *time.Location) View {
 	}
 	ended := s.Ended(now)
 	v.Active = activated && !ended
-	_, err := ReactivationTarget(s, now, leadDays, loc)
+	_, err := ReactivationTarget(s, now)
 	v.CouponReactivatable = activated && !ended && err == nil
 	_, err = ReorderTarget(s, "", now, loc)
 	v.Reorderable = err == nil

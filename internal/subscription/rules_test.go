@@ -3,7 +3,6 @@ package subscription
 import (
 	"fmt"
 	"math/rand/v2"
-	"strings"
 	"testing"
 	"time"
 
@@ -221,11 +220,11 @@ func TestReactivation(t *testing.T) {
 	febO := month("feb", "2026-02-15T12:00:00Z", true, false)
 	now := ts("2026-01-25T00:00:00Z")
 
-	_, err := ReactivationTarget(State{Cycles: []Cycle{jan, febU}}, now, DefaultRenewalLeadDays, clock.Berlin)
+	_, err := ReactivationTarget(State{Cycles: []Cycle{jan, febU}}, now)
 	wantErr(t, "not ordered", err, apperr.Unprocessable, CodeNotOrdered, "The current subscription cycle was not ordered yet")
 
 	s := State{Cycles: []Cycle{jan, febO}}
-	i, err := ReactivationTarget(s, now, DefaultRenewalLeadDays, clock.Berlin)
+	i, err := ReactivationTarget(s, now)
 	if err != nil || s.Cycles[i].ID != "feb" {
 		t.Fatalf("target = %d, %v", i, err)
 	}
@@ -233,108 +232,71 @@ func TestReactivation(t *testing.T) {
 	if !s2.Cycles[1].CouponActivated || len(s2.Cycles) != 3 || s2.Cycles[2].Ordered || clock.Timestamp(s2.Cycles[2].ValidFrom) != "2026-02-28T23:00:00Z" {
 		t.Errorf("after Reactivate: %+v", s2.Cycles)
 	}
-	_, err = ReactivationTarget(s2, now, DefaultRenewalLeadDays, clock.Berlin)
+	_, err = ReactivationTarget(s2, now)
 	wantErr(t, "following not ordered", err, apperr.Unprocessable, CodeNotOrdered, MsgNotOrdered)
 
 	// An ordered cycle that is already over is not a target.
-	_, err = ReactivationTarget(s, ts("2026-03-05T00:00:00Z"), DefaultRenewalLeadDays, clock.Berlin)
+	_, err = ReactivationTarget(s, ts("2026-03-05T00:00:00Z"))
 	wantErr(t, "ordered cycle over", err, apperr.Unprocessable, CodeNotOrdered, MsgNotOrdered)
 
 	// Cancelled: the ordered February stays receivable, nothing beyond.
 	c, _, _ := Cancel(s, berlin(2026, 1, 20, 0, 0, 0, 0), clock.Berlin)
-	if i, err := ReactivationTarget(c, now, DefaultRenewalLeadDays, clock.Berlin); err != nil || c.Cycles[i].ID != "feb" {
+	if i, err := ReactivationTarget(c, now); err != nil || c.Cycles[i].ID != "feb" {
 		t.Errorf("ordered cycle after cancel: %d, %v", i, err)
 	}
 	c = Reactivate(c, 1, "mar", clock.Berlin)
 	if len(c.Cycles) != 2 {
 		t.Errorf("generated a cycle beyond the end: %+v", c.Cycles)
 	}
-	_, err = ReactivationTarget(c, now, DefaultRenewalLeadDays, clock.Berlin)
+	_, err = ReactivationTarget(c, now)
 	wantErr(t, "nothing left", err, apperr.Unprocessable, CodeEnded, "The subscription is cancelled and ends at 2026-02-28T22:59:59Z; no later ticket can be issued")
-	_, err = ReactivationTarget(c, ts("2026-03-01T00:00:00Z"), DefaultRenewalLeadDays, clock.Berlin)
+	_, err = ReactivationTarget(c, ts("2026-03-01T00:00:00Z"))
 	wantErr(t, "ended", err, apperr.Unprocessable, CodeEnded, "The subscription ended at 2026-02-28T22:59:59Z")
 }
 
-// TestRenewalWindow: the ticket of an ordered cycle can be obtained from
-// 00:00 Berlin a number of calendar days before the cycle starts (the 31st →
-// 1st, December → January, months whose window spans a DST change, a leap
-// February); one second earlier the refusal is the one the SDKs know
-// (exactly MsgNotOrdered), with a detail saying when the window opens, and
-// coupon_reactivatable is false.
-func TestRenewalWindow(t *testing.T) {
-	cases := []struct {
-		name      string
-		prev, cyc string // any instant of the activated month and of the ordered one
-		lead      int
-		opens     string // UTC
-	}{
-		{"31 January → 1 February", "2026-01-15T12:00:00Z", "2026-02-15T12:00:00Z", 7, "2026-01-24T23:00:00Z"},
-		{"31 May → 1 June (summer time)", "2026-05-15T12:00:00Z", "2026-06-15T12:00:00Z", 7, "2026-05-24T22:00:00Z"},
-		{"December → January", "2026-12-15T12:00:00Z", "2027-01-15T12:00:00Z", 7, "2026-12-24T23:00:00Z"},
-		{"March → April, DST starts 28 March inside the window", "2027-03-15T12:00:00Z", "2027-04-15T12:00:00Z", 7, "2027-03-24T23:00:00Z"},
-		{"October → November, DST ends 25 October inside the window", "2026-10-15T12:00:00Z", "2026-11-15T12:00:00Z", 7, "2026-10-24T22:00:00Z"},
-		{"February → March (DST starts 29 March 2026, after the cycle starts)", "2026-02-15T12:00:00Z", "2026-03-15T12:00:00Z", 7, "2026-02-21T23:00:00Z"},
-		{"leap February → March, longest lead", "2028-02-15T12:00:00Z", "2028-03-15T12:00:00Z", MaxRenewalLeadDays, "2028-02-01T23:00:00Z"},
-		{"no lead: from the first instant", "2026-12-15T12:00:00Z", "2027-01-15T12:00:00Z", 0, "2026-12-31T23:00:00Z"},
-		{"one day", "2026-10-15T12:00:00Z", "2026-11-15T12:00:00Z", 1, "2026-10-30T23:00:00Z"},
-	}
-	for _, c := range cases {
-		prev := month("prev", c.prev, true, true)
-		next := month("next", c.cyc, true, false)
-		s := State{Cycles: []Cycle{prev, next}}
-		opens := RenewalOpens(next.ValidFrom, c.lead, clock.Berlin)
-		if got := clock.Timestamp(opens); got != c.opens {
-			t.Errorf("%s: RenewalOpens = %s; want %s", c.name, got, c.opens)
+// TestReactivationHasNoTimeCondition: an ordered cycle's ticket can be
+// obtained at any instant after the order (the interface's state table:
+// "cycle ordered → activate with reactivation_key → ticket for that cycle"),
+// from the first second of the month before to three months ahead, and
+// coupon_reactivatable is true throughout; the ticket stays the cycle's.
+// Issue 28: a renewal window (--renewal-lead-days) refused it with the
+// "not ordered" message about a cycle that was ordered.
+func TestReactivationHasNoTimeCondition(t *testing.T) {
+	jan := month("jan", "2026-01-15T12:00:00Z", true, true)
+	feb, mar, apr := month("feb", "2026-02-15T12:00:00Z", true, false), month("mar", "2026-03-15T12:00:00Z", true, false),
+		month("apr", "2026-04-15T12:00:00Z", true, false)
+	s := State{Cycles: []Cycle{jan, feb, mar, apr}}
+	for _, at := range []string{"2025-12-31T23:00:00Z", "2026-01-01T00:00:00Z", "2026-01-02T09:00:00Z", "2026-01-24T22:59:59Z",
+		"2026-01-31T22:59:59Z", "2026-01-31T23:00:00Z", "2026-02-28T22:59:59Z"} {
+		i, err := ReactivationTarget(s, ts(at))
+		if err != nil || s.Cycles[i].ID != "feb" {
+			t.Errorf("at %s: target %d, %v; want February", at, i, err)
 		}
-		if l := opens.In(clock.Berlin); l.Hour() != 0 || l.Minute() != 0 || l.Second() != 0 || !l.AddDate(0, 0, c.lead).Equal(next.ValidFrom) {
-			t.Errorf("%s: window opens %v, not 00:00 Berlin %d calendar days before %v", c.name, l, c.lead, next.ValidFrom.In(clock.Berlin))
-		}
-		early := opens.Add(-time.Second)
-		_, err := ReactivationTarget(s, early, c.lead, clock.Berlin)
-		wantErr(t, c.name+": a second early", err, apperr.Unprocessable, CodeNotOrdered, MsgNotOrdered)
-		if e := apperr.As(err); e == nil || len(e.Details) != 1 || e.Details[0].Field != FieldReactivationKey ||
-			!strings.Contains(e.Details[0].Message, "can be obtained from "+c.opens) {
-			t.Errorf("%s: details of the early refusal: %+v", c.name, err)
-		}
-		if v := Describe(s, early, c.lead, clock.Berlin); v.CouponReactivatable || !v.Active {
-			t.Errorf("%s: a second early: coupon_reactivatable %v, active %v", c.name, v.CouponReactivatable, v.Active)
-		}
-		inside := []time.Time{opens, next.ValidFrom, next.ValidUntil}
-		if c.lead > 0 {
-			inside = append(inside, next.ValidFrom.Add(-time.Second)) // 23:59:59 on the last day of the month before
-		}
-		for _, at := range inside {
-			if i, err := ReactivationTarget(s, at, c.lead, clock.Berlin); err != nil || s.Cycles[i].ID != "next" {
-				t.Errorf("%s: at %v: target %d, %v", c.name, at, i, err)
-			}
-			if v := Describe(s, at, c.lead, clock.Berlin); !v.CouponReactivatable {
-				t.Errorf("%s: at %v: coupon_reactivatable false inside the window", c.name, at)
-			}
-		}
-		// Issued early, the ticket still is the cycle's: Reactivate does not
-		// move the month, and the following cycle starts when this one ends.
-		after := Reactivate(s, 1, "after", clock.Berlin)
-		if !after.Cycles[1].ValidFrom.Equal(next.ValidFrom) || !after.Cycles[2].ValidFrom.Equal(next.ValidUntil.Add(time.Second)) {
-			t.Errorf("%s: after an early reactivation: %+v", c.name, after.Cycles)
+		if v := Describe(s, ts(at), clock.Berlin); !v.CouponReactivatable {
+			t.Errorf("at %s: coupon_reactivatable false with February ordered", at)
 		}
 	}
-
-	// A cancelled subscription: its last ordered cycle is receivable in its
-	// window like any other, and nothing after it.
-	jan, febO := month("jan", "2026-01-15T12:00:00Z", true, true), month("feb", "2026-02-15T12:00:00Z", true, false)
-	cs, _, _ := Cancel(State{Cycles: []Cycle{jan, febO}}, berlin(2026, 1, 5, 0, 0, 0, 0), clock.Berlin)
-	_, err := ReactivationTarget(cs, ts("2026-01-24T22:59:59Z"), 7, clock.Berlin)
-	wantErr(t, "cancelled, early", err, apperr.Unprocessable, CodeNotOrdered, MsgNotOrdered)
-	i, err := ReactivationTarget(cs, ts("2026-01-24T23:00:00Z"), 7, clock.Berlin)
-	if err != nil || cs.Cycles[i].ID != "feb" {
-		t.Fatalf("cancelled, in the window: %d, %v", i, err)
+	// Three months obtained on 2 January, one after the other: each is its
+	// own month, valid from 00:00 Berlin on its 1st.
+	now := ts("2026-01-02T09:00:00Z")
+	for _, want := range []string{"2026-01-31T23:00:00Z", "2026-02-28T23:00:00Z", "2026-03-31T22:00:00Z"} {
+		i, err := ReactivationTarget(s, now)
+		if err != nil || clock.Timestamp(s.Cycles[i].ValidFrom) != want {
+			t.Fatalf("on 2 January: target %d, %v; want the cycle from %s", i, err, want)
+		}
+		s = Reactivate(s, i, "next-"+want, clock.Berlin)
 	}
-	cs = Reactivate(cs, i, "mar", clock.Berlin)
-	if len(cs.Cycles) != 2 {
-		t.Errorf("a cycle beyond the end of the cancelled subscription: %+v", cs.Cycles)
+	if len(s.Cycles) != 5 || s.Cycles[4].Ordered || clock.Timestamp(s.Cycles[4].ValidFrom) != "2026-04-30T22:00:00Z" {
+		t.Errorf("after three reactivations: %+v", s.Cycles)
 	}
-	_, err = ReactivationTarget(cs, ts("2026-02-21T23:00:00Z"), 7, clock.Berlin)
-	wantErr(t, "cancelled, last cycle issued", err, apperr.Unprocessable, CodeEnded, "")
+	_, err := ReactivationTarget(s, now)
+	wantErr(t, "May not ordered", err, apperr.Unprocessable, CodeNotOrdered, MsgNotOrdered)
+	if e := apperr.As(err); e == nil || len(e.Details) != 0 {
+		t.Errorf("the not-ordered refusal has details: %+v", err)
+	}
+	if Describe(s, now, clock.Berlin).CouponReactivatable {
+		t.Error("coupon_reactivatable with nothing ordered left")
+	}
 }
 
 func TestDescribe(t *testing.T) {
@@ -360,7 +322,7 @@ func TestDescribe(t *testing.T) {
 		{"restored", State{Cycles: []Cycle{jan, febO}, Restored: true}, now, false, false, false, "jan", "feb", "", "2026-02-28T22:59:59Z"},
 	}
 	for _, c := range cases {
-		v := Describe(c.s, c.now, DefaultRenewalLeadDays, clock.Berlin)
+		v := Describe(c.s, c.now, clock.Berlin)
 		id := func(p *Cycle) string {
 			if p == nil {
 				return ""
@@ -383,8 +345,7 @@ func TestDescribe(t *testing.T) {
 // reactivations and cancellations at increasing instants keep the cycles
 // tiled (no overlap, no gap), give every ordered cycle exactly one billable
 // item (and unordered ones none), never order or generate a cycle beyond a
-// cancellation end, keep every ordered cycle, and never issue a cycle's
-// ticket before its renewal window (a random lead of 0 to 28 days) opens.
+// cancellation end, and keep every ordered cycle.
 func TestOperationsProperty(t *testing.T) {
 	r := rand.New(rand.NewPCG(11, 12))
 	for run := 0; run < 500; run++ {
@@ -397,7 +358,6 @@ func TestOperationsProperty(t *testing.T) {
 			t.Fatal(err)
 		}
 		ordered := map[string]bool{}
-		lead := r.IntN(MaxRenewalLeadDays + 1)
 		for step := 0; step < 30; step++ {
 			now = now.Add(time.Duration(r.IntN(20*24*3600)) * time.Second)
 			switch r.IntN(4) {
@@ -413,10 +373,7 @@ func TestOperationsProperty(t *testing.T) {
 					s = Reorder(s, i, "bill-"+s.Cycles[i].ID, newID(), clock.Berlin)
 				}
 			case 2:
-				if i, err := ReactivationTarget(s, now, lead, clock.Berlin); err == nil {
-					if opens := RenewalOpens(s.Cycles[i].ValidFrom, lead, clock.Berlin); now.Before(opens) {
-						t.Fatalf("run %d: cycle %+v issued at %v, before its window opens at %v (lead %d)", run, s.Cycles[i], now, opens, lead)
-					}
+				if i, err := ReactivationTarget(s, now); err == nil {
 					s = Reactivate(s, i, newID(), clock.Berlin)
 				}
 			case 3:
@@ -496,7 +453,7 @@ func TestReorderHorizon(t *testing.T) {
 	if got := clock.Timestamp(OrderedUntil(s.Cycles)); got != "2026-09-30T21:59:59Z" {
 		t.Errorf("ordered until %s, want the end of September", got)
 	}
-	if Describe(s, now, DefaultRenewalLeadDays, clock.Berlin).Reorderable {
+	if Describe(s, now, clock.Berlin).Reorderable {
 		t.Error("subscription_reorderable is true past the horizon")
 	}
 	_, err = ReorderTarget(s, "c4", now, clock.Berlin)
@@ -511,7 +468,7 @@ func TestReorderHorizon(t *testing.T) {
 	if i, err := ReorderTarget(s, "", july, clock.Berlin); err != nil || s.Cycles[i].ID != "c4" {
 		t.Errorf("October on 1 July: %v", err)
 	}
-	if !Describe(s, july, DefaultRenewalLeadDays, clock.Berlin).Reorderable {
+	if !Describe(s, july, clock.Berlin).Reorderable {
 		t.Error("subscription_reorderable is false on 1 July")
 	}
 }
@@ -524,6 +481,6 @@ func BenchmarkDescribe(b *testing.B) {
 	s := State{Cycles: cycles}
 	now := ts("2026-07-20T00:00:00Z")
 	for b.Loop() {
-		Describe(s, now, DefaultRenewalLeadDays, clock.Berlin)
+		Describe(s, now, clock.Berlin)
 	}
 }

@@ -76,6 +76,17 @@ func toFCB(c barcode.Claims, p Product, iss *Issuer, issuedAt time.Time) (FCB, [
 	}
 	at := issuedAt.UTC()
 	from := c.ValidFrom.In(local).Truncate(time.Minute)
+	// FCB 1.3 counts validFromDay from the issuing day (UTC) and at most one
+	// day back (-1..700). A validity that started earlier (a monthly ticket
+	// bought on the 28th is valid from the 1st; a restored ticket keeps its
+	// original start) is carried from 00:00 local on the day before the
+	// issuing day: the barcode did not exist before, so no inspection can
+	// tell, while the issuing time stays the real one (issue 28: it used to
+	// be backdated to the start). FCB 3 (-367..700) would carry the start
+	// itself; see docs/barcodes.md.
+	if earliest := time.Date(at.Year(), at.Month(), at.Day()-1, 0, 0, 0, 0, local); from.Before(earliest) {
+		from = earliest
+	}
 	until := c.ValidUntil.In(local).Truncate(time.Minute)
 	f := FCB{
 		SecurityProviderNum: iss.RICS, IssuerNum: iss.RICS,
@@ -98,8 +109,8 @@ func toFCB(c barcode.Claims, p Product, iss *Issuer, issuedAt time.Time) (FCB, [
 	} else {
 		f.ProductIDIA5 = c.ProductID
 	}
-	if f.ValidFromDay < -1 || f.ValidFromDay > 700 {
-		return f, nil, claimsErr("valid_from must lie between the day before issue and 700 days after it")
+	if f.ValidFromDay > 700 {
+		return f, nil, claimsErr("valid_from must lie at most 700 days after issue")
 	}
 	if f.ValidUntilDay > 370 {
 		return f, nil, claimsErr("a UIC barcode carries at most 370 days of validity")

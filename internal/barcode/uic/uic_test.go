@@ -8,6 +8,7 @@ import (
 	"time"
 
 	"github.com/farebox/farebox/internal/barcode"
+	"github.com/farebox/farebox/internal/clock"
 )
 
 // Development issuers are expensive to make (DSA-2048 domain parameters
@@ -161,6 +162,40 @@ func TestIssueReadVerify(t *testing.T) {
 		other := devIssuer(t, 3-version)
 		if _, ct, _ := Read(b); ct.VerifySignature(&other.Key.PublicKey) == nil {
 			t.Errorf("v%d: verifies with another key", version)
+		}
+	}
+}
+
+// TestIssuedLateInTheValidity: a monthly ticket bought on the 28th is valid
+// from the 1st; its barcode says it was issued on the 28th at the real
+// minute (U_HEAD and FCB), and since FCB 1.3 cannot count the validity more
+// than one day back from the issuing day, the validity read back starts at
+// 00:00 Berlin the day before the issue (nothing can be inspected earlier)
+// and ends as the ticket does. Issue 28: the issuing time was backdated.
+func TestIssuedLateInTheValidity(t *testing.T) {
+	c := sampleClaims() // December
+	for _, at := range []time.Time{
+		time.Date(2026, 12, 28, 14, 37, 0, 0, time.UTC), // 27th 00:00 CET
+		time.Date(2026, 12, 2, 23, 30, 0, 0, time.UTC),  // 3 December 00:30 CET, UTC day the 2nd: from the 1st 00:00
+		time.Date(2026, 12, 3, 0, 0, 0, 0, time.UTC),    // from 2 December 00:00
+	} {
+		b, err := Issue(c, Product{Number: 9999}, devIssuer(t, 1), at)
+		if err != nil {
+			t.Fatalf("issued %v: %v", at, err)
+		}
+		tk, ct, err := Read(b)
+		if err != nil {
+			t.Fatal(err)
+		}
+		head, _ := ct.Record("U_HEAD")
+		wantFrom := time.Date(at.Year(), at.Month(), at.Day()-1, 0, 0, 0, 0, clock.Berlin)
+		if wantFrom.Before(c.ValidFrom) {
+			wantFrom = c.ValidFrom
+		}
+		if !tk.IssuedAt.Equal(at) || string(head.Data[24:36]) != at.Format("020120061504") ||
+			!tk.ValidFrom.Equal(wantFrom) || !tk.ValidUntil.Equal(c.ValidUntil) {
+			t.Errorf("issued %v: read issued %v (U_HEAD %s), valid %v – %v; want from %v until %v", at, tk.IssuedAt, head.Data[24:36],
+				tk.ValidFrom, tk.ValidUntil, wantFrom, c.ValidUntil)
 		}
 	}
 }
