@@ -147,8 +147,20 @@ func TestVectorTilesDecodeWithMapbox(t *testing.T) {
 				}
 			}
 		}
-		// Both stations on the two maps at their own zoom and at z0.
-		if len(seen) < 8 || lineFeatures == 0 {
+		// Both stations on the two maps at their own zoom (z0 shows one
+		// station per grid cell, the most important: docs/maps.md).
+		for id := range known {
+			for _, kind := range []string{"station_map", "transit_map"} {
+				own := "/v1/" + kind + "/" + tileOf(13, 37.776404, -122.394911) + ".mvt"
+				if id == "farebox-station-bart_12TH" {
+					own = "/v1/" + kind + "/" + tileOf(12, 37.803768, -122.271450) + ".mvt"
+				}
+				if !seen[id+own] {
+					t.Errorf("%s not on %s", id, own)
+				}
+			}
+		}
+		if len(seen) < 4 || lineFeatures == 0 {
 			t.Fatalf("stations found %v, %d line features", seen, lineFeatures)
 		}
 	})
