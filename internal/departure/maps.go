@@ -190,8 +190,9 @@ func (ix *Index) buildMapData() *mapData {
 }
 
 // moreImportant orders stations for thinning: stations of rail, subway,
-// tram, ferry, funicular or aerial lines before those served only by buses
-// (or by nothing), then more departures (timetable stop times from the
+// tram, ferry, funicular or aerial lines before the rest (kind bus or
+// other: served by buses, by lines of kind other, or by nothing), then
+// more departures (timetable stop times from the
 // station and its platforms, all service days together; a frequency-based
 // trip counts once per stop), then more routes, then the station id.
 func moreImportant(a, b *mapStation) int {
