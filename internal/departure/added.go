@@ -36,12 +36,43 @@ import (
 // The index is built once per snapshot and feed; a board of a feed
 // without extra runs pays one pointer load.
 
-// addedIndex is the extra runs of one TripUpdates snapshot in one feed.
+// addedIndex is what one TripUpdates snapshot adds to the boards of one
+// feed beyond predicting the timetable's runs: the extra runs, the
+// departures served at another platform of their station (a platform's
+// board gains them) and the departures predicted more than LateWindow
+// after their scheduled time (boards keep them until they leave).
 type addedIndex struct {
+	fi     *feedIndex
 	snap   *realtime.Snapshot
 	runs   []addedRun
 	byID   map[string]int32    // public trip id → run
 	byStop map[int32][]addedEv // departures per stop, by time
+	// moved: timetable departures served at another stop of the same
+	// station, by the stop served, in board order.
+	moved map[int32][]movedEv
+	// late: departures (timetable and extra runs) predicted to leave more
+	// than LateWindow after their scheduled time, by the stop served, in
+	// board order.
+	late map[int32][]lateEv
+}
+
+// movedEv is a timetable departure (c, its scheduled stop from) served at
+// another platform of its station.
+type movedEv struct {
+	c    candidate
+	from int32
+}
+
+// lateEv is a departure predicted to leave at dep, more than LateWindow
+// after its scheduled time c.at.
+type lateEv struct {
+	c   candidate
+	dep int64
+}
+
+// empty reports whether the snapshot changes no board beyond predictions.
+func (ad *addedIndex) empty() bool {
+	return len(ad.runs) == 0 && len(ad.moved) == 0 && len(ad.late) == 0
 }
 
 // addedEv is one departure of an extra run: run's stop pos leaves at at
@@ -74,21 +105,26 @@ type addedStop struct {
 // addedCache holds the last added-run index built for a feed.
 type addedCache = atomic.Pointer[addedIndex]
 
-// addedOf is the feed's extra runs under snap, nil when it has none.
+// addedOf is the feed's extra runs, platform changes and long delays
+// under snap, nil when it has none. It is built once per snapshot (by the
+// poller, PrepareAlerts, or else the first board).
 func (ix *Index) addedOf(fi *feedIndex, snap *realtime.Snapshot) *addedIndex {
-	if snap == nil || len(snap.Extra) == 0 {
+	if snap == nil {
 		return nil
 	}
-	if ad := fi.added.Load(); ad != nil && ad.snap == snap {
-		return ad
+	ad := fi.added.Load()
+	if ad == nil || ad.snap != snap {
+		ad = ix.buildAdded(fi, snap)
+		fi.added.Store(ad)
 	}
-	ad := ix.buildAdded(fi, snap)
-	fi.added.Store(ad)
+	if ad.empty() {
+		return nil
+	}
 	return ad
 }
 
 func (ix *Index) buildAdded(fi *feedIndex, snap *realtime.Snapshot) *addedIndex {
-	ad := &addedIndex{snap: snap, byID: map[string]int32{}, byStop: map[int32][]addedEv{}}
+	ad := &addedIndex{fi: fi, snap: snap, byID: map[string]int32{}, byStop: map[int32][]addedEv{}}
 	routes := fi.routeIdx()
 	for _, u := range snap.Extra {
 		run, ok := ix.extraRun(fi, u, routes)
@@ -141,7 +177,142 @@ func (ix *Index) buildAdded(fi *feedIndex, snap *realtime.Snapshot) *addedIndex 
 		})
 		ad.byStop[s] = evs
 	}
+	ix.indexPredicted(fi, snap, ad)
 	return ad
+}
+
+// indexPredicted fills ad.moved and ad.late from the snapshot's updates
+// of timetable runs (each resolved and predicted as a board would: the
+// run it matches, that run's winning update) and from the extra runs.
+func (ix *Index) indexPredicted(fi *feedIndex, snap *realtime.Snapshot, ad *addedIndex) {
+	f := fi.f
+	addLate := func(stop int32, c candidate, dep int64) {
+		if ad.late == nil {
+			ad.late = map[int32][]lateEv{}
+		}
+		ad.late[stop] = append(ad.late[stop], lateEv{c: c, dep: dep})
+	}
+	for tripID, us := range snap.Trips {
+		tr, ok := fi.tripIdx[tripID]
+		if !ok {
+			continue
+		}
+		for _, u := range us {
+			if u.Relationship != realtime.TripScheduled || !updatesStops(u) {
+				continue
+			}
+			k := tripKey{fi: fi, trip: tr, start: -1}
+			if len(fi.freq[tr]) > 0 {
+				if u.StartTime < 0 || !fi.validStart(tr, u.StartTime) {
+					continue
+				}
+				k.start = u.StartTime
+			}
+			if k.day = u.StartDate; k.day < 0 {
+				k.day = fi.impliedDay(k, snap.Timestamp.Unix())
+			}
+			if k.day < 0 || !fi.active(tr, k.day) || ix.match(snap, k) != u {
+				continue
+			}
+			p := ix.predict(k, u)
+			first, end := f.Trips.First[tr], f.Trips.First[tr+1]
+			base := baseUnix(fi, k.day)
+			shift := int64(0)
+			if k.start >= 0 {
+				shift = int64(k.start) - int64(f.StopTimes.Departure[first])
+			}
+			for row := first; row < end-1; row++ { // the last stop is no departure
+				ps := &p.stops[row-first]
+				if ps.skipped || f.StopTimes.Flags[row]&gtfs.NoPickup != 0 {
+					continue
+				}
+				c := candidate{at: base + shift + int64(f.StopTimes.Departure[row]), trip: tr, st: row, day: k.day, start: k.start, line: fi.lineName[f.Trips.Route[tr]]}
+				served := f.StopTimes.Stop[row]
+				if ps.assigned > 0 {
+					served = ps.assigned - 1
+					if ad.moved == nil {
+						ad.moved = map[int32][]movedEv{}
+					}
+					ad.moved[served] = append(ad.moved[served], movedEv{c: c, from: f.StopTimes.Stop[row]})
+				}
+				if ps.hasDep && ps.dep-c.at > lateSeconds {
+					addLate(served, c, ps.dep)
+				}
+			}
+		}
+	}
+	for n := range ad.runs {
+		run := &ad.runs[n]
+		for i, s := range run.stops[:len(run.stops)-1] {
+			if ps := run.pred.stops[i]; !s.noPickup && !ps.skipped && ps.hasDep && ps.dep-s.dep > lateSeconds {
+				addLate(s.stop, candidate{at: s.dep, trip: -1 - int32(n), st: int32(i), day: run.day, start: -1, line: run.line}, ps.dep)
+			}
+		}
+	}
+	less := lessCandidate(fi, ad)
+	for s, evs := range ad.moved {
+		slices.SortFunc(evs, func(a, b movedEv) int { return less(a.c, b.c) })
+		ad.moved[s] = evs
+	}
+	for s, evs := range ad.late {
+		slices.SortFunc(evs, func(a, b lateEv) int { return less(a.c, b.c) })
+		ad.late[s] = evs
+	}
+}
+
+// updatesStops reports whether u can move or delay a stop: it has stop
+// updates or a trip-level delay.
+func updatesStops(u *realtime.TripUpdate) bool { return len(u.Stops) > 0 || u.Delay.HasDelay }
+
+// addMoved merges into res the departures served at stops from now on that
+// the timetable has at another stop of the station, not among stops (a
+// platform's board gains the trains moved to it; a station's board has
+// them already), at most max per stop and every further one tied with the
+// last.
+func (ad *addedIndex) addMoved(res []candidate, stops []int32, now int64, max int) []candidate {
+	for _, s := range stops {
+		evs := ad.moved[s]
+		i, _ := slices.BinarySearchFunc(evs, now, func(e movedEv, t int64) int { return cmp.Compare(e.c.at, t) })
+		n, last := 0, int64(0)
+		for _, e := range evs[i:] {
+			if n >= max && e.c.at != last {
+				break
+			}
+			if slices.Contains(stops, e.from) {
+				continue
+			}
+			res = append(res, e.c)
+			n++
+			last = e.c.at
+		}
+	}
+	return res
+}
+
+// lateEvents lists, in board order, the departures served at stops that
+// are scheduled in [from, to) and predicted to leave at or after now.
+func (ad *addedIndex) lateEvents(stops []int32, from, to, now int64) []lateEv {
+	if ad == nil || len(ad.late) == 0 {
+		return nil
+	}
+	var out []lateEv
+	for _, s := range stops {
+		evs := ad.late[s]
+		i, _ := slices.BinarySearchFunc(evs, from, func(e lateEv, t int64) int { return cmp.Compare(e.c.at, t) })
+		for _, e := range evs[i:] {
+			if e.c.at >= to {
+				break
+			}
+			if e.dep >= now {
+				out = append(out, e)
+			}
+		}
+	}
+	if len(stops) > 1 {
+		less := lessCandidate(ad.fi, ad)
+		slices.SortFunc(out, func(a, b lateEv) int { return less(a.c, b.c) })
+	}
+	return out
 }
 
 // extraRun resolves one extra update against the feed (see the package
@@ -343,7 +514,7 @@ func (ix *Index) addedTrip(fi *feedIndex, run *addedRun, ac *alertCtx) Trip {
 		Alerts: ac.forSel(fi, run.route, -1, run.day, -1).get(), Added: true}
 	for i, s := range run.stops {
 		st := ix.station(fi, fi.stationOf(s.stop))
-		ts := TripStop{Station: &st, Status: "predicted", Alerts: ac.forStop(fi, s.stop)}
+		ts := TripStop{Station: &st, Status: "predicted", Alerts: ac.atStop(fi, run.route, -1, run.day, s.stop)}
 		ps := run.pred.stops[i]
 		plat := fi.stopPlatform(s.stop)
 		if i > 0 {

@@ -454,7 +454,12 @@ func BenchmarkBoardsWithExtraTrips(b *testing.B) {
 //
 //	go test ./internal/departure -run XXX -bench ExtraRunsIndex -benchtime 5x
 func BenchmarkExtraRunsIndex(b *testing.B) {
-	ix := extraIndex(b, nil)
+	// No realtime overlay: extraIndex(b, nil) would hand New a nil *Hub
+	// as a non-nil Realtime (and panic since alerts are looked up in New).
+	ix, err := New([]FeedInput{{ID: "ct", Feed: platformFeed(b)}}, Options{})
+	if err != nil {
+		b.Fatal(err)
+	}
 	fi := ix.byID["ct"]
 	data, err := proto.Marshal(testtool.ManyExtraTrips(b, 20000))
 	if err != nil {

@@ -267,9 +267,10 @@ func (c *alertCtx) forSel(fi *feedIndex, r, trip, day, stop int32) *alertList {
 	return c.lookup(fi, r, trip, day, stop)
 }
 
-// lookup is forSel without the memo.
-func (c *alertCtx) lookup(fi *feedIndex, r, trip, day, stop int32) *alertList {
-	ai, f := c.ai, fi.f
+// runSel is the run a selector must match (alertHits.add) and the
+// stop's station (-1 without a stop).
+func (c *alertCtx) runSel(fi *feedIndex, r, trip, day, stop int32) (alertSel, int32) {
+	f := fi.f
 	ctx := alertSel{agency: -2, route: -2, trip: -2, routeType: -2, day: day, stop: stop}
 	if r >= 0 {
 		ctx.agency, ctx.route, ctx.routeType = f.Routes[r].Agency, r, f.Routes[r].Type
@@ -283,6 +284,13 @@ func (c *alertCtx) lookup(fi *feedIndex, r, trip, day, stop int32) *alertList {
 	if stop >= 0 {
 		station = fi.stationOf(stop)
 	}
+	return ctx, station
+}
+
+// lookup is forSel without the memo.
+func (c *alertCtx) lookup(fi *feedIndex, r, trip, day, stop int32) *alertList {
+	ai := c.ai
+	ctx, station := c.runSel(fi, r, trip, day, stop)
 	var hits alertHits
 	if trip >= 0 && ai.hasTripSel(trip) {
 		hits.add(ai, c.at, &ctx, station, ai.byTrip[trip])
@@ -346,18 +354,31 @@ func (h *alertHits) add(ai *alertIndex, at int64, ctx *alertSel, station int32, 
 	}
 }
 
-// forStop lists the alerts active at c.at that name stop (or its station)
-// and no route, trip or agency: alerts about the station itself.
-func (c *alertCtx) forStop(fi *feedIndex, stop int32) []Alert {
-	if c == nil || c.ai == nil || len(c.ai.byStop) == 0 {
+// atStop lists the alerts active at c.at that select a run of route (-1:
+// unknown) and static trip (-1: none) on service day at stop (the stop it
+// is served at) through an entity naming a stop: the stop or its station
+// alone, or with the run's route, trip, agency or route type. With
+// forSel(…, -1), the run's alerts without a stop, they are exactly the
+// alerts of the run's board entry at that stop, so a trip's stop shows
+// what the board shows (TestTripAlertsAgreeWithBoards).
+func (c *alertCtx) atStop(fi *feedIndex, r, trip, day, stop int32) []Alert {
+	if c == nil || c.ai == nil || stop < 0 {
 		return nil
 	}
+	ai := c.ai
+	ctx, station := c.runSel(fi, r, trip, day, stop)
 	var hits alertHits
-	for _, s := range []int32{stop, fi.stationOf(stop)} {
-		for _, sel := range c.ai.byStop[s] {
-			if sel.agency < 0 && sel.route < 0 && sel.routeType < 0 && sel.trip < 0 && !hits.has(sel.alert) && c.ai.alerts[sel.alert].ActiveAt(c.at) {
-				hits.push(sel.alert)
+	if trip >= 0 && ai.hasTripSel(trip) {
+		for _, s := range ai.byTrip[trip] {
+			if s.stop >= 0 {
+				hits.add(ai, c.at, &ctx, station, []alertSel{s})
 			}
+		}
+	}
+	if len(ai.byStop) > 0 {
+		hits.add(ai, c.at, &ctx, station, ai.byStop[stop])
+		if station != stop {
+			hits.add(ai, c.at, &ctx, station, ai.byStop[station])
 		}
 	}
 	return c.list(hits.list()).get()
@@ -524,10 +545,13 @@ func (ix *Index) initAlertCtx(c *alertCtx, fi *feedIndex, at int64, acceptLangua
 }
 
 // PrepareAlerts resolves the current alerts snapshot of feedID against its
-// timetable now, so that the first board after a poll does not pay for it
-// (pollers call it after storing a snapshot). Unknown feeds are ignored.
+// timetable now, and indexes the current TripUpdates' extra runs, platform
+// changes and long delays (addedOf), so that the first board after a poll
+// does not pay for them (pollers call it after storing a snapshot).
+// Unknown feeds are ignored.
 func (ix *Index) PrepareAlerts(feedID string) {
 	if fi := ix.byID[feedID]; fi != nil {
 		ix.alertsOf(fi)
+		ix.addedOf(fi, ix.snapshot(fi))
 	}
 }

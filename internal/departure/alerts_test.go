@@ -190,7 +190,9 @@ func TestAlertsOnBoards(t *testing.T) {
 	}
 }
 
-// TestAlertsOnTrips: the run's alerts on the trip, the stations' on its stops.
+// TestAlertsOnTrips: the run's alerts on the trip, those naming a stop on
+// its stops (the station's, and rail-at-sf: route type 2 at San Francisco,
+// which the run's board entry there shows too).
 func TestAlertsOnTrips(t *testing.T) {
 	ix := index(t, alertsHub(t, false), "ct", "caltrain-2023.zip")
 	at := time.Unix(1699405200, 0)
@@ -212,6 +214,10 @@ func TestAlertsOnTrips(t *testing.T) {
 			seen++
 			if !slices.Equal(got, []string{"station-22nd"}) {
 				t.Fatalf("22nd Street: %v", got)
+			}
+		case "farebox-station-ct_san_francisco":
+			if !slices.Equal(got, []string{"rail-at-sf"}) {
+				t.Fatalf("San Francisco: %v", got)
 			}
 		default:
 			if len(got) != 0 {

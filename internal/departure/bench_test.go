@@ -1,12 +1,16 @@
 package departure
 
 import (
+	"fmt"
 	"path/filepath"
 	"runtime"
 	"strconv"
+	"strings"
 	"sync"
 	"testing"
 	"time"
+
+	"github.com/farebox/farebox/internal/mvt"
 )
 
 func benchBoard(b *testing.B, ix *Index, id string, at time.Time, n int) {
@@ -179,5 +183,67 @@ func BenchmarkMapTilesNYC(b *testing.B) {
 				}
 			})
 		}
+	}
+}
+
+// BenchmarkTileSizes logs, per zoom 0–16, the uncompressed bytes and
+// feature counts of both maps' tile holding the busiest station, for
+// WMATA and (when present) all nine New York feeds: the figures of
+// docs/maps.md "Thinning". It measures sizes, not time:
+//
+//	go test ./internal/departure -run '^$' -bench TileSizes -benchtime 1x
+func BenchmarkTileSizes(b *testing.B) {
+	report := func(b *testing.B, ix *Index) {
+		id, _ := ix.BusiestStation()
+		fi, stop, _ := ix.parseStationID(id)
+		p := mvt.World(fi.f.Stops.Lat[stop], fi.f.Stops.Lon[stop])
+		var out strings.Builder
+		fmt.Fprintf(&out, "busiest station %s\n%4s %14s | station map: %8s %9s %9s | transit map: %6s %9s %9s %9s\n", id, "z", "tile", "stations", "bytes", "gzip", "lines", "distinct", "bytes", "gzip")
+		for z := uint32(0); z <= 16; z++ {
+			n := float64(uint32(1) << z)
+			x, y := uint32(p.X*n), uint32(p.Y*n)
+			var counts [2]int
+			var sizes, gz [2]int
+			distinct := 0
+			for kind := StationMap; kind <= TransitMap; kind++ {
+				raw, err := ix.encodeTile(kind, z, x, y)
+				if err != nil {
+					b.Fatal(err)
+				}
+				sizes[kind] = len(raw)
+				t, err := ix.Tile(kind, int64(z), int64(x), int64(y))
+				if err != nil {
+					b.Fatal(err)
+				}
+				gz[kind] = len(t.Gzip)
+				tile, err := mvt.Unmarshal(raw)
+				if err != nil {
+					b.Fatal(err)
+				}
+				for _, l := range tile.Layers {
+					if l.Name == "lines" {
+						counts[1] = len(l.Features)
+						seen := map[string]bool{}
+						for _, f := range l.Features {
+							seen[fmt.Sprint(f.Geometry)] = true
+						}
+						distinct = len(seen)
+					} else if kind == StationMap {
+						counts[0] = len(l.Features)
+					}
+				}
+			}
+			fmt.Fprintf(&out, "%4d %14s | %21d %9d %9d | %19d %9d %9d %9d\n", z, fmt.Sprintf("%d/%d/%d", z, x, y), counts[0], sizes[0], gz[0], counts[1], distinct, sizes[1], gz[1])
+		}
+		b.Log("\n" + out.String())
+	}
+	b.Run("wmata", func(b *testing.B) {
+		report(b, index(b, nil, "wmata", "wmata-rail-2026.zip"))
+	})
+	if paths, _ := filepath.Glob(dataDir + "nyc/*.zip"); len(paths) == 9 {
+		b.Run("nyc", func(b *testing.B) {
+			loadNYC(b)
+			report(b, nycIdx)
+		})
 	}
 }

@@ -14,9 +14,20 @@ import (
 // MaxDepartures is the largest board size a query may ask for.
 const MaxDepartures = 100
 
-// LateWindow is how far before the query time a board looks for departures
-// that realtime predicts to leave at or after it (delayed trains).
+// LateWindow is how far before the query time a board looks in the
+// timetable for departures that realtime predicts to leave at or after it
+// (delayed trains).
 const LateWindow = 30 * time.Minute
+
+// LateLookBack bounds how late a departure may be and still stay on boards
+// until it leaves: departures scheduled more than LateWindow and at most
+// LateLookBack before the query time come from the departures each
+// realtime snapshot predicts more than LateWindow late (indexed once per
+// snapshot), not from the timetable, so the work stays that of the
+// snapshot.
+const LateLookBack = 3 * time.Hour
+
+const lookBackSeconds = int64(LateLookBack / time.Second)
 
 // candidate is one scheduled departure found for a board.
 type candidate struct {
@@ -99,9 +110,20 @@ func (ix *Index) DeparturesLang(stationID string, at time.Time, max int, acceptL
 		}
 		return out, nil
 	}
-	// Delayed departures scheduled within LateWindow before at are
-	// candidates too; they all come before the board from at.
+	// Delayed departures scheduled before at but predicted at or after it
+	// come first: those scheduled more than LateWindow (up to
+	// LateLookBack) before at, from the snapshot's index of long delays,
+	// then those within LateWindow, from the timetable.
 	ad := ix.addedOf(fi, snap)
+	out := make([]Departure, 0, max)
+	for _, e := range ad.lateEvents(stops, now-lookBackSeconds, now-lateSeconds, now) {
+		if len(out) == max {
+			return out, nil
+		}
+		if k, p, pos, skip := ix.resolve(fi, snap, ad, stops, e.c); !skip {
+			out = append(out, ix.departureOf(k, e.c, p, pos, ac))
+		}
+	}
 	var late []candidate
 	from := at.Add(-LateWindow)
 	for _, c := range fi.board(stops, from.Unix(), from.In(fi.loc), MaxDepartures, 1, ad) {
@@ -109,14 +131,13 @@ func (ix *Index) DeparturesLang(stationID string, at time.Time, max int, acceptL
 			late = append(late, c)
 		}
 	}
-	out := make([]Departure, 0, max)
 	for _, c := range late {
 		if len(out) == max {
 			return out, nil
 		}
-		k, p, pos := ix.predictionOf(fi, snap, ad, c)
-		if p == nil || p.stops[pos].skipped || !p.stops[pos].hasDep || p.stops[pos].dep < now {
-			continue // not predicted to leave at or after at
+		k, p, pos, skip := ix.resolve(fi, snap, ad, stops, c)
+		if p == nil || skip || !p.stops[pos].hasDep || p.stops[pos].dep < now {
+			continue // not predicted to leave here at or after at
 		}
 		out = append(out, ix.departureOf(k, c, p, pos, ac))
 	}
@@ -128,8 +149,8 @@ func (ix *Index) DeparturesLang(stationID string, at time.Time, max int, acceptL
 			if len(out) == max {
 				return out, nil
 			}
-			k, p, pos := ix.predictionOf(fi, snap, ad, c)
-			if p != nil && p.stops[pos].skipped {
+			k, p, pos, skip := ix.resolve(fi, snap, ad, stops, c)
+			if skip {
 				continue
 			}
 			out = append(out, ix.departureOf(k, c, p, pos, ac))
@@ -184,8 +205,22 @@ func (ix *Index) predictionOf(fi *feedIndex, snap *realtime.Snapshot, ad *addedI
 	return k, p, pos
 }
 
+// resolve is predictionOf and whether the departure leaves the board of
+// stops: realtime skips the stop (or moves it to another station, or
+// takes no passengers there), or serves it at another platform of the
+// station that is not among stops (a platform's board).
+func (ix *Index) resolve(fi *feedIndex, snap *realtime.Snapshot, ad *addedIndex, stops []int32, c candidate) (tripKey, *tripPrediction, int, bool) {
+	k, p, pos := ix.predictionOf(fi, snap, ad, c)
+	if p == nil {
+		return k, p, pos, false
+	}
+	ps := &p.stops[pos]
+	return k, p, pos, ps.skipped || ps.assigned > 0 && !slices.Contains(stops, ps.assigned-1)
+}
+
 // departureOf is the board entry of a candidate with its prediction and
-// the alerts of ac that apply to it.
+// the alerts of ac that apply to it at the stop it is served at (the
+// realtime platform when it changed).
 func (ix *Index) departureOf(k tripKey, c candidate, p *tripPrediction, pos int, ac *alertCtx) Departure {
 	if p != nil && p.run != nil {
 		return ix.addedDeparture(k.fi, p.run, pos, ac)
@@ -195,7 +230,11 @@ func (ix *Index) departureOf(k tripKey, c candidate, p *tripPrediction, pos int,
 		Trip:      ix.tripRef(k, c.st),
 	}
 	if ac != nil {
-		if l := ac.forRun(k, k.fi.f.StopTimes.Stop[c.st]); l != nil {
+		stop := k.fi.f.StopTimes.Stop[c.st]
+		if p != nil && p.stops[pos].assigned > 0 {
+			stop = p.stops[pos].assigned - 1
+		}
+		if l := ac.forRun(k, stop); l != nil {
 			d.Trip.Alerts, d.Trip.alertsJSON = l.views, l.json
 		}
 	}
@@ -253,10 +292,12 @@ func (fi *feedIndex) board(stops []int32, now int64, local time.Time, max int, d
 		}
 	}
 	if ad != nil {
-		// Extra runs are not per service day: their first max departures
-		// at each stop, merged.
+		// Extra runs and the departures realtime moves to one of stops
+		// from another platform are not per service day: their first max
+		// departures at each stop, merged.
 		n0 := len(res)
-		if res = ad.addEvents(res, stops, now, max); len(res) > n0 {
+		res = ad.addEvents(res, stops, now, max)
+		if res = ad.addMoved(res, stops, now, max); len(res) > n0 {
 			slices.SortFunc(res, less)
 			if len(res) > max {
 				res = res[:max]

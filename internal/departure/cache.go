@@ -37,7 +37,11 @@ import (
 //
 // So an entry holds an exact, sorted prefix of S(b) and the time up to
 // which it is exact, and a query at t reads it from t on (serve), with
-// Departures' limits: max entries; with realtime, the first 100 departures
+// Departures' limits: max entries; with realtime, first the departures the
+// snapshot predicts very late (scheduled from t-LateLookBack to
+// t-LateWindow, predicted at or after t: the entry holds those of the
+// whole minute, veryLate, from the snapshot's index, which is complete),
+// then the first 100 departures
 // from t-LateWindow (one day ahead) that are scheduled before t and
 // predicted at or after it, for which an entry also holds that second board
 // and every entry's prediction, then the departures of S(t) whose stop is
@@ -101,8 +105,12 @@ type boardEntry struct {
 	need   int       // the entry holds need departures after its minute (realtime: max+10 and more while skipped stops leave boards short)
 	ahead  boardList // the board from the minute's start
 	late   boardList // realtime: the board from LateWindow before it, cut at the minute's end
-	buf    []byte
-	size   int64 // accounted bytes
+	// realtime: the departures scheduled from LateLookBack before the
+	// minute's start to LateWindow before its end that the snapshot
+	// predicts to leave at or after its start (addedIndex.late)
+	veryLate []boardItem
+	buf      []byte
+	size     int64 // accounted bytes
 }
 
 // entryIDs numbers board entries: an entry never changes once built, so its
@@ -217,6 +225,8 @@ type BoardJSON struct {
 	e                  *boardEntry
 	deps               []Departure // computed directly (e == nil)
 	now                int64
+	vFrom, vTo         int // e.veryLate to scan
+	vLate              int // of those, how many are written (predicted to leave at or after now)
 	lateFrom, lateTo   int // e.late.items to scan for late entries
 	late               int // of those, how many are written (predicted to leave at or after now)
 	aheadFrom, aheadTo int // e.ahead.items written as one run
@@ -230,9 +240,11 @@ type BoardJSON struct {
 // and the number of late items written, which fixes which ones: the late
 // items written are those of the range predicted to leave at or after the
 // query's second, a set that only shrinks as the second grows, so two
-// seconds writing as many write the same ones.
+// seconds writing as many write the same ones. The same holds for the
+// very late items (scheduled more than LateWindow before the query).
 type BoardID struct {
 	entry                                      uint64
+	vFrom, vTo, vLate                          int32
 	lateFrom, lateTo, late, aheadFrom, aheadTo int32
 }
 
@@ -242,7 +254,7 @@ func (b *BoardJSON) ID() (BoardID, bool) {
 	if b.e == nil {
 		return BoardID{}, false
 	}
-	return BoardID{b.e.id, int32(b.lateFrom), int32(b.lateTo), int32(b.late), int32(b.aheadFrom), int32(b.aheadTo)}, true
+	return BoardID{b.e.id, int32(b.vFrom), int32(b.vTo), int32(b.vLate), int32(b.lateFrom), int32(b.lateTo), int32(b.late), int32(b.aheadFrom), int32(b.aheadTo)}, true
 }
 
 // SizeHint is the number of bytes AppendJSON appends: exact for a cached
@@ -266,6 +278,11 @@ func (b *BoardJSON) AppendJSON(dst []byte) []byte {
 	dst = append(dst, '[')
 	n := len(dst)
 	buf := b.e.buf
+	for _, it := range b.e.veryLate[b.vFrom:b.vTo] {
+		if it.dep >= b.now {
+			dst = append(dst, buf[it.start:it.end]...)
+		}
+	}
 	for _, it := range b.e.late.items[b.lateFrom:b.lateTo] {
 		if it.dep >= b.now {
 			dst = append(dst, buf[it.start:it.end]...)
@@ -421,6 +438,20 @@ func (e *boardEntry) serve(now int64, max int) (BoardJSON, serveResult) {
 		return out, served
 	}
 
+	// The very late part: scheduled in [now-LateLookBack, now-LateWindow),
+	// predicted at or after now, as many as fit.
+	count, size := 0, 0
+	vl := e.veryLate
+	v := firstAtOrAfter(vl, now-lookBackSeconds)
+	out.vFrom = v
+	for v1 := firstAtOrAfter(vl, now-lateSeconds); v < v1 && count < max; v++ {
+		if it := &vl[v]; it.dep >= now {
+			count++
+			size += int(it.end - it.start)
+		}
+	}
+	out.vTo, out.vLate = v, count
+
 	// The late part: board(now-LateWindow, 100, 1) before now. Its first
 	// nlt entries are before now; those are known when the list covers
 	// now, or when at least 101 of them are known (the 101st decides ties).
@@ -436,7 +467,6 @@ func (e *boardEntry) serve(now int64, max int) (BoardJSON, serveResult) {
 		j1 = len(late)
 	}
 	nB := min(j1-j0, MaxDepartures)
-	count, size := 0, 0
 	k := j0
 	for ; k < j0+nB && count < max; k++ {
 		if it := &late[k]; it.dep >= now {
@@ -444,7 +474,7 @@ func (e *boardEntry) serve(now int64, max int) (BoardJSON, serveResult) {
 			size += int(it.end - it.start)
 		}
 	}
-	out.lateFrom, out.lateTo, out.late = j0, k, count
+	out.lateFrom, out.lateTo, out.late = j0, k, count-out.vLate
 	// The board(now) part: the first entries not skipped, as many as fit.
 	// When the exact prefix ends before the board is full, more
 	// departures may follow (Departures reads on): build a longer entry.
@@ -521,8 +551,11 @@ func (ix *Index) buildEntry(fi *feedIndex, stops []int32, minute int64, snap *re
 			break
 		}
 	}
-	var late []candidate
+	var late, veryLate []candidate
 	if snap != nil {
+		for _, ev := range ad.lateEvents(stops, b-lookBackSeconds, b+60-lateSeconds, b) {
+			veryLate = append(veryLate, ev.c)
+		}
 		// Long enough to cover the minute, or 101 departures from
 		// LateWindow before its last second.
 		for n := MaxDepartures + 9; ; n = min(2*n, maxCachedLen) {
@@ -538,13 +571,14 @@ func (ix *Index) buildEntry(fi *feedIndex, stops []int32, minute int64, snap *re
 	}
 
 	buf := make([]byte, 0, 400*len(ahead)+64)
-	e.ahead.items, buf = ix.encodeItems(fi, snap, ad, ac, ahead, buf, math.MinInt64)
-	e.late.items, buf = ix.encodeItems(fi, snap, ad, ac, late, buf, b)
+	e.ahead.items, buf = ix.encodeItems(fi, snap, ad, ac, stops, ahead, buf, math.MinInt64)
+	e.late.items, buf = ix.encodeItems(fi, snap, ad, ac, stops, late, buf, b)
+	e.veryLate, buf = ix.encodeItems(fi, snap, ad, ac, stops, veryLate, buf, b)
 	if len(buf) > math.MaxUint32 {
 		return nil
 	}
 	e.buf = append([]byte(nil), buf...)
-	e.size = int64(cap(e.buf)) + int64(cap(e.ahead.items)+cap(e.late.items))*int64(unsafe.Sizeof(boardItem{})) + entryBytes
+	e.size = int64(cap(e.buf)) + int64(cap(e.ahead.items)+cap(e.late.items)+cap(e.veryLate))*int64(unsafe.Sizeof(boardItem{})) + entryBytes
 	return e
 }
 
@@ -552,15 +586,15 @@ func (ix *Index) buildEntry(fi *feedIndex, stops []int32, minute int64, snap *re
 // be written: every one not skipped when writeFrom is MinInt64 (the
 // board(now) part), else only those predicted to leave at or after
 // writeFrom (late entries).
-func (ix *Index) encodeItems(fi *feedIndex, snap *realtime.Snapshot, ad *addedIndex, ac *alertCtx, cands []candidate, buf []byte, writeFrom int64) ([]boardItem, []byte) {
+func (ix *Index) encodeItems(fi *feedIndex, snap *realtime.Snapshot, ad *addedIndex, ac *alertCtx, stops []int32, cands []candidate, buf []byte, writeFrom int64) ([]boardItem, []byte) {
 	items := make([]boardItem, len(cands))
 	for i, c := range cands {
-		k, p, pos := ix.predictionOf(fi, snap, ad, c)
+		k, p, pos, skip := ix.resolve(fi, snap, ad, stops, c)
 		it := boardItem{at: c.at, dep: noDeparture}
 		if p != nil {
-			if ps := p.stops[pos]; ps.skipped {
+			if skip {
 				it.skipped = true
-			} else if ps.hasDep {
+			} else if ps := p.stops[pos]; ps.hasDep {
 				it.dep = ps.dep
 			}
 		}

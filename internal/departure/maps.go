@@ -55,7 +55,23 @@ type mapStation struct {
 	p                   mvt.P
 	id, name, kind, lns string
 	feed                string
+	// Importance (thinStations): guided before bus-only, then departures,
+	// then routes; minZoom is the first zoom whose tiles show the station.
+	bus           bool
+	deps, nroutes int
+	minZoom       uint32
 }
+
+// Station thinning (docs/maps.md "Thinning"): below thinMaxZoom+1 the
+// world is divided, per zoom, into a grid of thinCells × thinCells cells
+// per tile, aligned to the tiles, and a tile shows in each cell only its
+// most important station. A tile therefore carries at most
+// (thinCells+2)² stations (its cells and those its buffer reaches),
+// whatever the zoom, and neighbouring tiles agree on what is shown.
+const (
+	thinCells   = 16 // cells per tile side: 32 pixels of a 512-pixel tile
+	thinMaxZoom = 13 // from zoom 14 on every station is shown
+)
 
 type mapLine struct {
 	fi                     *feedIndex
@@ -65,9 +81,18 @@ type mapLine struct {
 	minX, minY, maxX, maxY float64 // world bounds
 }
 
+// mapRoute is one route's lines: a tile draws them as one feature.
+type mapRoute struct {
+	fi                     *feedIndex
+	route                  int32
+	lines                  []int32 // into mapData.lines
+	minX, minY, maxX, maxY float64 // world bounds of all its lines
+}
+
 type mapData struct {
 	stations []mapStation
 	lines    []mapLine
+	routes   []mapRoute // in feed order, then routes.txt order
 }
 
 // kindRank orders the vehicle kinds a station shows as its own kind: the
@@ -129,6 +154,7 @@ func (ix *Index) buildMapData() *mapData {
 			})
 			md.lines = append(md.lines, ln)
 		}
+		md.groupRoutes(fi)
 		for _, se := range ix.stations {
 			if se.fi != fi {
 				continue
@@ -150,12 +176,130 @@ func (ix *Index) buildMapData() *mapData {
 					kind = k
 				}
 			}
+			deps := 0
+			for _, st := range fi.departStops(se.stop) {
+				deps += int(fi.evStart[st+1]-fi.evStart[st]) + int(fi.fqStart[st+1]-fi.fqStart[st])
+			}
 			s := &f.Stops
 			md.stations = append(md.stations, mapStation{p: mvt.World(s.Lat[se.stop], s.Lon[se.stop]), id: se.id, name: s.Name[se.stop],
-				kind: kind, lns: strings.Join(names, ","), feed: fi.id})
+				kind: kind, lns: strings.Join(names, ","), feed: fi.id, bus: kind == "bus" || kind == "other", deps: deps, nroutes: len(rs)})
 		}
 	}
+	md.thinStations()
 	return md
+}
+
+// moreImportant orders stations for thinning: stations of rail, subway,
+// tram, ferry, funicular or aerial lines before the rest (kind bus or
+// other: served by buses, by lines of kind other, or by nothing), then
+// more departures (timetable stop times from the
+// station and its platforms, all service days together; a frequency-based
+// trip counts once per stop), then more routes, then the station id.
+func moreImportant(a, b *mapStation) int {
+	if a.bus != b.bus {
+		if b.bus {
+			return -1
+		}
+		return 1
+	}
+	if a.deps != b.deps {
+		return b.deps - a.deps
+	}
+	if a.nroutes != b.nroutes {
+		return b.nroutes - a.nroutes
+	}
+	return strings.Compare(a.id, b.id)
+}
+
+// thinStations sets every station's minZoom: the first zoom at which it is
+// the most important station of its grid cell. A zoom's cells split into
+// four at the next, so a station shown at a zoom is shown at every deeper
+// one.
+func (md *mapData) thinStations() {
+	order := make([]int, len(md.stations))
+	for i := range order {
+		order[i] = i
+		md.stations[i].minZoom = thinMaxZoom + 1
+	}
+	sort.SliceStable(order, func(a, b int) bool { return moreImportant(&md.stations[order[a]], &md.stations[order[b]]) < 0 })
+	for z := uint32(0); z <= thinMaxZoom; z++ {
+		n := float64(uint64(thinCells) << z) // cells per world side
+		taken := make(map[[2]int64]bool)
+		for _, i := range order {
+			s := &md.stations[i]
+			cell := [2]int64{int64(s.p.X * n), int64(s.p.Y * n)}
+			if taken[cell] {
+				continue
+			}
+			taken[cell] = true
+			s.minZoom = min(s.minZoom, z)
+		}
+	}
+}
+
+// groupRoutes adds the routes of fi's lines (the lines of fi are the last
+// ones gathered) in routes.txt order.
+func (md *mapData) groupRoutes(fi *feedIndex) {
+	byRoute := map[int32][]int32{}
+	for li := range md.lines {
+		if md.lines[li].fi == fi {
+			r := md.lines[li].route
+			byRoute[r] = append(byRoute[r], int32(li))
+		}
+	}
+	for r := range fi.f.Routes {
+		lines := byRoute[int32(r)]
+		if len(lines) == 0 {
+			continue
+		}
+		mr := mapRoute{fi: fi, route: int32(r), lines: lines, minX: math.Inf(1), minY: math.Inf(1), maxX: math.Inf(-1), maxY: math.Inf(-1)}
+		for _, li := range lines {
+			ln := &md.lines[li]
+			mr.minX, mr.minY = min(mr.minX, ln.minX), min(mr.minY, ln.minY)
+			mr.maxX, mr.maxY = max(mr.maxX, ln.maxX), max(mr.maxY, ln.maxY)
+		}
+		md.routes = append(md.routes, mr)
+	}
+}
+
+// mergeParts is the parts of one route's lines without repeats: every
+// segment (two consecutive vertices, in either direction) is kept the
+// first time it occurs, so lines that share track (the shapes of one route's
+// trips often overlap entirely) draw it once; a part is cut where it runs
+// over segments already drawn.
+func mergeParts(parts [][]mvt.XY) [][]mvt.XY {
+	type seg struct{ a, b mvt.XY }
+	seen := make(map[seg]bool)
+	var out [][]mvt.XY
+	for _, part := range parts {
+		var cur []mvt.XY
+		for i := 1; i < len(part); i++ {
+			a, b := part[i-1], part[i]
+			if a == b {
+				continue
+			}
+			k := seg{a, b}
+			if b.X < a.X || b.X == a.X && b.Y < a.Y {
+				k = seg{b, a}
+			}
+			if seen[k] {
+				if len(cur) >= 2 {
+					out = append(out, cur)
+				}
+				cur = nil
+				continue
+			}
+			seen[k] = true
+			if len(cur) == 0 {
+				cur = append(cur, a)
+			}
+			cur = append(cur, b)
+		}
+		if len(cur) >= 2 {
+			out = append(out, cur)
+		}
+	}
+	return out
 }
 
 // each calls fn with every vertex of the line in world coordinates.
@@ -277,33 +421,39 @@ func (ix *Index) encodeTile(kind MapKind, z, x, y uint32) ([]byte, error) {
 		layer := mvt.Layer{Name: "lines", Extent: tileExtent}
 		latLo, latHi := latOfWorldY(maxY), latOfWorldY(minY)
 		lonLo, lonHi := minX*360-180, maxX*360-180
-		for li := range md.lines {
-			ln := &md.lines[li]
-			if ln.maxX < minX || ln.minX > maxX || ln.maxY < minY || ln.minY > maxY {
+		for ri := range md.routes {
+			mr := &md.routes[ri]
+			if mr.maxX < minX || mr.minX > maxX || mr.maxY < minY || mr.minY > maxY {
 				continue
 			}
 			var parts [][]mvt.XY
-			for _, run := range ln.runsNear(fr, latLo, latHi, lonLo, lonHi) {
-				for _, part := range mvt.ClipLine(run, tileExtent, tileBuffer) {
-					if q := mvt.Round(mvt.Simplify(part, tileTolerance)); len(q) >= 2 {
-						parts = append(parts, q)
+			for _, li := range mr.lines {
+				ln := &md.lines[li]
+				if ln.maxX < minX || ln.minX > maxX || ln.maxY < minY || ln.minY > maxY {
+					continue
+				}
+				for _, run := range ln.runsNear(fr, latLo, latHi, lonLo, lonHi) {
+					for _, part := range mvt.ClipLine(run, tileExtent, tileBuffer) {
+						if q := mvt.Round(mvt.Simplify(part, tileTolerance)); len(q) >= 2 {
+							parts = append(parts, q)
+						}
 					}
 				}
 			}
-			if len(parts) == 0 {
+			if parts = mergeParts(parts); len(parts) == 0 {
 				continue
 			}
-			f := ln.fi.f
-			r := &f.Routes[ln.route]
+			f := mr.fi.f
+			r := &f.Routes[mr.route]
 			color := ""
 			if r.Color != "" {
 				color = "#" + r.Color
 			}
-			tt := ln.fi.tripType[ln.route]
+			tt := mr.fi.tripType[mr.route]
 			layer.Features = append(layer.Features, mvt.Feature{Type: mvt.LineString, Geometry: parts, Props: []mvt.Prop{
-				{Key: "line_name", Value: ln.fi.lineName[ln.route]},
+				{Key: "line_name", Value: mr.fi.lineName[mr.route]},
 				{Key: "route_id", Value: r.ID},
-				{Key: "feed_id", Value: ln.fi.id},
+				{Key: "feed_id", Value: mr.fi.id},
 				{Key: "color", Value: color},
 				{Key: "route_type", Value: int64(r.Type)},
 				{Key: "kind", Value: tt.Kind},
@@ -317,7 +467,7 @@ func (ix *Index) encodeTile(kind MapKind, z, x, y uint32) ([]byte, error) {
 	layer := mvt.Layer{Name: "stations", Extent: tileExtent}
 	for i := range md.stations {
 		s := &md.stations[i]
-		if s.p.X < minX || s.p.X > maxX || s.p.Y < minY || s.p.Y > maxY {
+		if s.minZoom > z || s.p.X < minX || s.p.X > maxX || s.p.Y < minY || s.p.Y > maxY {
 			continue
 		}
 		layer.Features = append(layer.Features, mvt.Feature{Type: mvt.Point, Geometry: [][]mvt.XY{mvt.Round([]mvt.P{fr.Project(s.p)})},

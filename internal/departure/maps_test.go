@@ -5,6 +5,7 @@ import (
 	"compress/gzip"
 	"errors"
 	"io"
+	"maps"
 	"math"
 	"strings"
 	"testing"
@@ -148,12 +149,12 @@ func TestTransitTileWithoutShapes(t *testing.T) {
 	if len(lines.Features) == 0 {
 		t.Fatal("no lines without shapes")
 	}
-	// Every vertex is a station's position, or where the line leaves the
-	// tile's buffer.
-	st := decodeTile(t, ix, StationMap, z, x, y)["stations"]
+	// Every vertex is a station's position (shown at this zoom or not),
+	// or where the line leaves the tile's buffer.
+	fr := mvt.NewTileFrame(uint32(z), uint32(x), uint32(y), tileExtent)
 	at := map[mvt.XY]bool{}
-	for _, s := range st.Features {
-		at[s.Geometry[0][0]] = true
+	for _, s := range ix.mapData().stations {
+		at[mvt.Round([]mvt.P{fr.Project(s.p)})[0]] = true
 	}
 	for _, l := range lines.Features {
 		for _, part := range l.Geometry {
@@ -214,8 +215,9 @@ func TestTileCacheIsBounded(t *testing.T) {
 	}
 }
 
-// The culling of far segments (runsNear) gives exactly the geometry of
-// projecting and clipping every vertex.
+// The culling of far segments (runsNear) and the merging per route give
+// exactly the segments of projecting and clipping every vertex of every
+// line of the route: one feature per route, each segment once.
 func TestTransitTileCullingKeepsGeometry(t *testing.T) {
 	ix := index(t, nil, "caltrain", "caltrain-2023.zip", "bart", "bart-2019.zip")
 	md := ix.mapData()
@@ -223,30 +225,85 @@ func TestTransitTileCullingKeepsGeometry(t *testing.T) {
 		z, x, y := tileAt(int(c[0]), c[1], c[2])
 		got := decodeTile(t, ix, TransitMap, z, x, y)["lines"].Features
 		fr := mvt.NewTileFrame(uint32(z), uint32(x), uint32(y), tileExtent)
-		var want [][][]mvt.XY
+		want := map[string]map[[2]mvt.XY]bool{} // feed and route → segments
 		for li := range md.lines {
+			ln := &md.lines[li]
 			var pts []mvt.P
-			md.lines[li].each(func(p mvt.P) { pts = append(pts, fr.Project(p)) })
-			var parts [][]mvt.XY
+			ln.each(func(p mvt.P) { pts = append(pts, fr.Project(p)) })
 			for _, part := range mvt.ClipLine(pts, tileExtent, tileBuffer) {
 				if q := mvt.Round(mvt.Simplify(part, tileTolerance)); len(q) >= 2 {
-					parts = append(parts, q)
+					key := ln.fi.id + "/" + ln.fi.f.Routes[ln.route].ID
+					if want[key] == nil {
+						want[key] = map[[2]mvt.XY]bool{}
+					}
+					addSegments(want[key], q)
 				}
-			}
-			if len(parts) > 0 {
-				want = append(want, parts)
 			}
 		}
 		if len(got) != len(want) || len(got) == 0 {
-			t.Fatalf("z%d: %d line features, projecting everything gives %d", z, len(got), len(want))
+			t.Fatalf("z%d: %d line features, %d routes in the tile", z, len(got), len(want))
 		}
-		for i := range got {
-			// The encoder drops repeated vertices.
-			for k := range want[i] {
-				want[i][k] = dedupXY(want[i][k])
+		for _, f := range got {
+			p := props(f)
+			key := p["feed_id"].(string) + "/" + p["route_id"].(string)
+			segs := map[[2]mvt.XY]bool{}
+			for _, part := range f.Geometry {
+				if n := len(segs); addSegments(segs, part) != len(part)-1+n {
+					t.Fatalf("z%d %s: a segment drawn twice", z, key)
+				}
 			}
-			if !equalParts(got[i].Geometry, want[i]) {
-				t.Fatalf("z%d line %d: %v, want %v", z, i, got[i].Geometry, want[i])
+			if w := want[key]; w == nil || !maps.Equal(segs, w) {
+				t.Fatalf("z%d %s: %d segments, projecting every line of the route gives %d", z, key, len(segs), len(w))
+			}
+			delete(want, key) // a second feature of the route fails above
+		}
+	}
+}
+
+// addSegments adds the undirected segments of a polyline (repeated
+// vertices dropped, as the encoder does) and returns how many the set holds.
+func addSegments(set map[[2]mvt.XY]bool, part []mvt.XY) int {
+	part = dedupXY(part)
+	for i := 1; i < len(part); i++ {
+		a, b := part[i-1], part[i]
+		if b.X < a.X || b.X == a.X && b.Y < a.Y {
+			a, b = b, a
+		}
+		set[[2]mvt.XY{a, b}] = true
+	}
+	return len(set)
+}
+
+// Lines of one route that share track are one feature per tile whose parts
+// never repeat a segment: at WMATA's z14 tile of Metro Center, 318 features
+// were copies of 11 geometries before (one feature per shape).
+func TestTransitTileMergesLinesPerRoute(t *testing.T) {
+	ix := index(t, nil, "wmata", "wmata-rail-2026.zip")
+	for _, z := range []int{8, 11, 14, 16} {
+		zz, x, y := tileAt(z, 38.898303, -77.028099)
+		feats := decodeTile(t, ix, TransitMap, zz, x, y)["lines"].Features
+		routes := map[string]bool{}
+		for _, f := range feats {
+			p := props(f)
+			id := p["route_id"].(string)
+			if routes[id] {
+				t.Fatalf("z%d: route %s has two features", z, id)
+			}
+			routes[id] = true
+			if f.Type != mvt.LineString || len(f.Geometry) == 0 {
+				t.Fatalf("z%d: route %s: %v with %d parts", z, id, f.Type, len(f.Geometry))
+			}
+			segs := map[[2]mvt.XY]bool{}
+			for _, part := range f.Geometry {
+				if n := len(segs); addSegments(segs, part) != len(part)-1+n {
+					t.Fatalf("z%d: route %s draws a segment twice", z, id)
+				}
+			}
+		}
+		// Metro Center: Red, Orange, Blue and Silver pass through.
+		for _, want := range []string{"RED", "ORANGE", "BLUE", "SILVER"} {
+			if !routes[want] {
+				t.Errorf("z%d: no %s line (routes %v)", z, want, routes)
 			}
 		}
 	}
@@ -277,4 +334,85 @@ func equalParts(a, b [][]mvt.XY) bool {
 		}
 	}
 	return true
+}
+
+// Below zoom 14 a tile shows in each grid cell (16 × 16 per tile) only the
+// most important station of all feeds in that cell, so no tile carries
+// more than 18 × 18 stations; from zoom 14 on, every station. Before,
+// every tile showed every station inside it (z0: all of them).
+func TestStationTilesThinByImportance(t *testing.T) {
+	ix := index(t, nil, "wmata", "wmata-rail-2026.zip", "caltrain", "caltrain-2023.zip", "bart", "bart-2019.zip", "trimet", "trimet-2routes-2021.zip")
+	md := ix.mapData()
+	byID := map[string]*mapStation{}
+	for i := range md.stations {
+		byID[md.stations[i].id] = &md.stations[i]
+	}
+	for _, c := range [][2]float64{{38.898303, -77.028099}, {37.776404, -122.394911}, {37.803768, -122.271450}, {45.52, -122.68}} {
+		prevShown := map[string]bool{}
+		for z := 0; z <= 16; z++ {
+			zz, x, y := tileAt(z, c[0], c[1])
+			tile, err := ix.Tile(StationMap, zz, x, y)
+			if err != nil {
+				t.Fatal(err)
+			}
+			if z <= 13 && len(tile.Raw) > 32<<10 {
+				t.Errorf("z%d tile %d/%d: %d bytes", z, x, y, len(tile.Raw))
+			}
+			feats := decodeTile(t, ix, StationMap, zz, x, y)["stations"].Features
+			if z <= 13 && len(feats) > (thinCells+2)*(thinCells+2) {
+				t.Errorf("z%d: %d stations", z, len(feats))
+			}
+			fr := mvt.NewTileFrame(uint32(zz), uint32(x), uint32(y), tileExtent)
+			minX, minY, maxX, maxY := fr.WorldBounds(tileBuffer)
+			shown := map[string]bool{}
+			cells := map[[2]int64]string{}
+			n := float64(int64(thinCells) << z)
+			for _, f := range feats {
+				id := props(f)["id"].(string)
+				s := byID[id]
+				shown[id] = true
+				cell := [2]int64{int64(s.p.X * n), int64(s.p.Y * n)}
+				if other, dup := cells[cell]; dup && z <= 13 {
+					t.Fatalf("z%d: %s and %s share a grid cell", z, id, other)
+				}
+				cells[cell] = id
+			}
+			// Every station in the tile is shown, or a more important one
+			// of its cell is; every station of the zoom before still is.
+			for i := range md.stations {
+				s := &md.stations[i]
+				if s.p.X < minX || s.p.X > maxX || s.p.Y < minY || s.p.Y > maxY {
+					continue
+				}
+				if prevShown[s.id] && !shown[s.id] {
+					t.Fatalf("z%d: %s shown at z%d but not here", z, s.id, z-1)
+				}
+				if shown[s.id] {
+					continue
+				}
+				if z > 13 {
+					t.Fatalf("z%d: %s not shown", z, s.id)
+				}
+				cell := [2]int64{int64(s.p.X * n), int64(s.p.Y * n)}
+				best, ok := cells[cell]
+				if !ok {
+					// Its cell's best lies outside the buffer: then so would s,
+					// unless the cell straddles the buffer's edge.
+					continue
+				}
+				if moreImportant(byID[best], s) > 0 {
+					t.Fatalf("z%d: %s is shown in place of the more important %s", z, best, s.id)
+				}
+			}
+			prevShown = shown
+		}
+	}
+	// Departures decide among rail stations: L'Enfant Plaza, WMATA's
+	// busiest, is shown from z0 (one cell holds all of WMATA there), Shady
+	// Grove from z6, Metro Center, 1.3 km from L'Enfant Plaza, from z11.
+	for id, want := range map[string]uint32{"farebox-station-wmata_STN_D03_F03": 0, "farebox-station-wmata_STN_A15": 6, "farebox-station-wmata_STN_A01_C01": 11} {
+		if s := byID[id]; s == nil || s.minZoom != want {
+			t.Errorf("%s: %+v, want min zoom %d", id, s, want)
+		}
+	}
 }

@@ -78,7 +78,7 @@ func (ix *Index) TripLang(id string, at time.Time, acceptLanguage string) (Trip,
 			stop = served
 		}
 		st := ix.station(fi, fi.stationOf(stop))
-		ts := TripStop{Station: &st, Status: "scheduled", Alerts: ac.forStop(fi, stop)}
+		ts := TripStop{Station: &st, Status: "scheduled", Alerts: ac.atStop(fi, r, k.trip, k.day, stop)}
 		if i > first {
 			ts.Arrival = &EventTime{ScheduledAt: (base + shift + int64(f.StopTimes.Arrival[i])) * 1000, Platform: plat, ScheduledPlatform: schedPlat}
 		}

@@ -357,7 +357,9 @@ func (s *Server) mapTile(w http.ResponseWriter, r *http.Request, transit bool) e
 	s.passSession(w, r)
 	h := w.Header()
 	h.Set("Content-Type", mvtContentType)
-	h.Set("Cache-Control", "public, max-age=300")
+	// private: every request is billed, so a shared cache (a CDN, a
+	// corporate proxy) must not answer for the partner's key.
+	h.Set("Cache-Control", "private, max-age=300")
 	h.Add("Vary", "Accept-Encoding")
 	body := tile.Raw
 	if acceptsGzip(r) {

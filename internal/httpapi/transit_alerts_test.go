@@ -92,6 +92,12 @@ func TestServiceAlerts(t *testing.T) {
 					t.Fatalf("22nd Street stop alerts %+v", s.Alerts)
 				}
 				stationAlerts++
+			} else if s.Station["id"] == "farebox-station-caltrain_san_francisco" {
+				// rail-at-sf (route type 2 at the station) selects the run
+				// there, as on its board entry.
+				if len(s.Alerts) != 1 || s.Alerts[0].ID != "rail-at-sf" {
+					t.Fatalf("San Francisco stop alerts %+v", s.Alerts)
+				}
 			} else if len(s.Alerts) != 0 {
 				t.Fatalf("%v: alerts %+v", s.Station["id"], s.Alerts)
 			}

@@ -1,7 +1,10 @@
 package httpapi_test
 
 import (
+	"bytes"
+	"compress/gzip"
 	"context"
+	"io"
 	"os"
 	"path/filepath"
 	"slices"
@@ -175,6 +178,101 @@ func TestExtraTripsHTTP(t *testing.T) {
 		r = e.Must(200, apitest.Req{Method: "GET", Path: "/v1/trips/farebox-trip-caltrain_X128_20231107.json", Key: e.LiveKey})
 		if st := r.Map(t)["stops"].([]any)[0].(map[string]any)["status"]; st != "cancelled" {
 			t.Fatalf("X128 stop status %v", st)
+		}
+	})
+}
+
+// TestPlatformBoardsAndLateTrainsHTTP, on both engines: a platform's own
+// board follows the platform realtime assigns (128 moved from platform 2
+// to 1 at 22nd Street is on 1's board, with scheduled_platform "2", and
+// not on 2's), and trains more than 30 minutes late stay on the board
+// until they leave (408 45 minutes, 122 120 minutes), over HTTP with the
+// realtime file polled; the stored gzip copy of a platform board inflates
+// to the plain board.
+func TestPlatformBoardsAndLateTrainsHTTP(t *testing.T) {
+	msg := testtool.CaltrainExtraTrips(t)
+	msg.Entity = append(msg.Entity, testtool.DelayEntities(
+		testtool.TripDelay{TripID: "408", StartDate: "20231107", Delay: 45 * 60},
+		testtool.TripDelay{TripID: "122", StartDate: "20231107", Delay: 120 * 60})...)
+	opts := apitest.Options{Now: rtNow, Configure: func(d *httpapi.Deps) {
+		ctx := context.Background()
+		rtFile := filepath.Join(t.TempDir(), "caltrain-platforms-late.pb")
+		writeRT(t, rtFile, msg)
+		if _, err := d.App.ImportGTFS(ctx, app.GTFSImport{FeedID: "caltrain", SourceName: "caltrain-2023.zip", Feed: caltrainWithPlatforms(t)}); err != nil {
+			panic(err)
+		}
+		tr := d.App.NewTransit(app.TransitOptions{Realtime: map[string]string{"caltrain": rtFile}, RealtimeInterval: 20 * time.Millisecond})
+		if err := tr.Refresh(ctx); err != nil {
+			t.Fatal(err)
+		}
+		t.Cleanup(tr.Close)
+		waitRealtime(t, tr, "caltrain")
+		key, err := d.App.SessionKey(ctx, "")
+		if err != nil {
+			t.Fatal(err)
+		}
+		d.Transit, d.SessionKey, d.Ready = tr, key, tr.Ready
+	}}
+	apitest.ForEachEngine(t, opts, func(t *testing.T, e *apitest.Env) {
+		pst := time.FixedZone("PST", -8*3600)
+		board := func(id string, at time.Time, max int) (map[string]departureJSON, []departureJSON) {
+			r := e.Must(200, apitest.Req{Method: "GET", Path: departuresPath(station(id), at.UnixMilli(), max), Key: e.LiveKey})
+			e.MustMatch("departures", r.Body, apitest.RArr(kotlinDeparture))
+			var deps []departureJSON
+			r.JSON(t, &deps)
+			var raw []map[string]map[string]any
+			r.JSON(t, &raw)
+			m := map[string]departureJSON{}
+			for i, d := range deps {
+				m[d.Trip.ID] = d
+				if sp, ok := raw[i]["trip"]["scheduled_platform"]; ok && (d.Trip.ID != "farebox-trip-caltrain_128_20231107" || sp != "2") {
+					t.Errorf("%s: scheduled_platform %v", d.Trip.ID, sp)
+				}
+			}
+			return m, deps
+		}
+		at := time.Date(2023, 11, 7, 17, 40, 0, 0, pst)
+		p1, _ := board("caltrain_70021", at, 20)
+		p2, _ := board("caltrain_70022", at, 20)
+		if d, ok := p1["farebox-trip-caltrain_128_20231107"]; !ok || d.Departure.Platform != "1" || d.Departure.PredictedAt == nil {
+			t.Fatalf("128 on platform 1's board: %v %+v", ok, d)
+		}
+		if _, ok := p2["farebox-trip-caltrain_128_20231107"]; ok {
+			t.Fatal("128 is still on platform 2's board")
+		}
+		// The stored gzip copy of platform 1's board (second request).
+		path := departuresPath(station("caltrain_70021"), at.UnixMilli(), 20)
+		plain := e.Must(200, apitest.Req{Method: "GET", Path: path, Key: e.LiveKey, Header: map[string]string{"Accept-Encoding": "identity"}}).Body
+		var gz []byte
+		for i := 0; i < 2; i++ {
+			r := e.Must(200, apitest.Req{Method: "GET", Path: path, Key: e.LiveKey, Header: map[string]string{"Accept-Encoding": "gzip"}, NoValidate: true})
+			if r.Header.Get("Content-Encoding") == "gzip" {
+				gz = r.Body
+			}
+		}
+		if gz == nil {
+			t.Fatal("platform 1's board was never sent compressed")
+		}
+		zr, err := gzip.NewReader(bytes.NewReader(gz))
+		if err != nil {
+			t.Fatal(err)
+		}
+		if inflated, _ := io.ReadAll(zr); !bytes.Equal(inflated, plain) {
+			t.Fatalf("the gzip board differs:\n%s\n%s", inflated, plain)
+		}
+		// Late trains: at 15:50 122 (14:41, predicted 16:41) and 408 (15:14,
+		// predicted 15:59) come first; 408 is gone once it left.
+		_, deps := board("caltrain_22nd_street", time.Date(2023, 11, 7, 15, 50, 0, 0, pst), 3)
+		if len(deps) != 3 || deps[0].Trip.ID != "farebox-trip-caltrain_122_20231107" || deps[1].Trip.ID != "farebox-trip-caltrain_408_20231107" ||
+			*deps[0].Departure.PredictedAt != time.Date(2023, 11, 7, 16, 41, 0, 0, pst).UnixMilli() || deps[1].Departure.ScheduledAt != time.Date(2023, 11, 7, 15, 14, 0, 0, pst).UnixMilli() {
+			t.Fatalf("board at 15:50: %+v", deps)
+		}
+		m, _ := board("caltrain_22nd_street", time.Date(2023, 11, 7, 15, 59, 1, 0, pst), 10)
+		if _, ok := m["farebox-trip-caltrain_408_20231107"]; ok {
+			t.Fatal("408 is on the board after it left")
+		}
+		if _, ok := m["farebox-trip-caltrain_122_20231107"]; !ok {
+			t.Fatal("122 (120 minutes late) left the board before it departs")
 		}
 	})
 }

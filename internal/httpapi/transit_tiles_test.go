@@ -11,6 +11,7 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"strings"
 	"testing"
 
 	"github.com/farebox/farebox/internal/apitest"
@@ -146,8 +147,20 @@ func TestVectorTilesDecodeWithMapbox(t *testing.T) {
 				}
 			}
 		}
-		// Both stations on the two maps at their own zoom and at z0.
-		if len(seen) < 8 || lineFeatures == 0 {
+		// Both stations on the two maps at their own zoom (z0 shows one
+		// station per grid cell, the most important: docs/maps.md).
+		for id := range known {
+			for _, kind := range []string{"station_map", "transit_map"} {
+				own := "/v1/" + kind + "/" + tileOf(13, 37.776404, -122.394911) + ".mvt"
+				if id == "farebox-station-bart_12TH" {
+					own = "/v1/" + kind + "/" + tileOf(12, 37.803768, -122.271450) + ".mvt"
+				}
+				if !seen[id+own] {
+					t.Errorf("%s not on %s", id, own)
+				}
+			}
+		}
+		if len(seen) < 4 || lineFeatures == 0 {
 			t.Fatalf("stations found %v, %d line features", seen, lineFeatures)
 		}
 	})
@@ -339,4 +352,81 @@ func runMVTScript(t *testing.T, module string, args ...string) []byte {
 		t.Fatalf("node %s: %v\n%s", args[0], err, stderr.Bytes())
 	}
 	return out
+}
+
+// TestBilledTransitAnswersAreNotPublic: every request to a transit
+// endpoint is billed to the key, so no answer may be stored by a shared
+// cache (a CDN or proxy would answer for the key without a ledger row).
+// Tiles may be kept by the browser that asked (private, five minutes);
+// the other transit answers say nothing (nobody caches them).
+func TestBilledTransitAnswersAreNotPublic(t *testing.T) {
+	apitest.ForEachEngine(t, transitOptions(t, rtNow, caltrainFeeds...), func(t *testing.T, e *apitest.Env) {
+		tile := tileOf(13, 37.776404, -122.394911)
+		for _, c := range []struct {
+			path, want string
+		}{
+			{"/v1/station_map/" + tile + ".mvt", "private, max-age=300"},
+			{"/v1/transit_map/" + tile + ".mvt", "private, max-age=300"},
+			{"/v1/station_map/0-0-0.mvt", "private, max-age=300"},
+			{departuresPath(station("caltrain_22nd_street"), tueFivePM, 10), ""},
+			{"/v1/stations/search_by_name.json?query=22nd", ""},
+			{"/v1/stations/search_by_position.json?latitude=37.757&longitude=-122.392", ""},
+			{"/v1/attributions.json", ""},
+		} {
+			encs := []string{""}
+			if c.want != "" {
+				encs = append(encs, "gzip") // a tile, the same either way
+			}
+			for _, enc := range encs {
+				r := e.Must(200, apitest.Req{Method: "GET", Path: c.path, Key: e.LiveKey, Header: map[string]string{"Accept-Encoding": enc}})
+				if cc := r.Header.Get("Cache-Control"); cc != c.want {
+					t.Errorf("%s (Accept-Encoding %q): Cache-Control %q, want %q", c.path, enc, cc, c.want)
+				}
+				if rows := e.UsageRows(r.Header.Get("X-Request-Id")); len(rows) != 1 || !rows[0].Counted {
+					t.Errorf("%s: not billed: %+v", c.path, rows)
+				}
+			}
+		}
+	})
+}
+
+// TestDocsDoNotDenyServedRoutes: no page under docs/ says that a route the
+// server has is "not served" (docs/departures.md said so of the map tiles
+// long after they were). A sentence saying "not served" may name only
+// paths the route table lacks.
+func TestDocsDoNotDenyServedRoutes(t *testing.T) {
+	var served []string
+	for _, rt := range httpapi.New(httpapi.Deps{}).Routes() {
+		p := rt.Path
+		if i := strings.Index(p, "{"); i >= 0 {
+			p = p[:i]
+		}
+		served = append(served, strings.TrimSuffix(p, "/"))
+	}
+	pages, err := filepath.Glob("../../docs/*.md")
+	if err != nil || len(pages) == 0 {
+		t.Fatal("no docs", err)
+	}
+	for _, page := range pages {
+		b, err := os.ReadFile(page)
+		if err != nil {
+			t.Fatal(err)
+		}
+		text := strings.Join(strings.Fields(string(b)), " ")
+		for _, sentence := range strings.Split(text, ". ") {
+			if !strings.Contains(sentence, "not served") {
+				continue
+			}
+			for _, part := range strings.Split(sentence, "`") {
+				if !strings.HasPrefix(part, "/") {
+					continue
+				}
+				for _, p := range served {
+					if p != "" && (part == p || strings.HasPrefix(p, part+"/")) {
+						t.Errorf("%s says %q is not served: %q", filepath.Base(page), part, sentence)
+					}
+				}
+			}
+		}
+	}
 }

@@ -230,3 +230,35 @@ func edge(tripID, startTime string, stops ...*gtfsrt.TripUpdate_StopTimeUpdate) 
 	}
 	return &gtfsrt.FeedEntity{Id: proto.String("edge-" + tripID), TripUpdate: &gtfsrt.TripUpdate{Trip: td, StopTimeUpdate: stops}}
 }
+
+// TripDelay delays one timetable run (trip_id on start_date YYYYMMDD) by
+// Delay seconds from its first stop on (a departure delay at
+// stop_sequence 1, which propagates downstream).
+type TripDelay struct {
+	TripID, StartDate string
+	Delay             int32
+}
+
+// CaltrainDelayed is the real Caltrain TripUpdates with a SCHEDULED
+// TripUpdate per delay appended (runs that are over in the real fetch, so
+// that they would have left boards long before).
+func CaltrainDelayed(t testing.TB, delays ...TripDelay) *gtfsrt.FeedMessage {
+	t.Helper()
+	msg := realCaltrain(t)
+	msg.Entity = append(msg.Entity, DelayEntities(delays...)...)
+	return msg
+}
+
+// DelayEntities are the TripUpdates of CaltrainDelayed, to add to another
+// message.
+func DelayEntities(delays ...TripDelay) []*gtfsrt.FeedEntity {
+	var out []*gtfsrt.FeedEntity
+	for _, d := range delays {
+		out = append(out, &gtfsrt.FeedEntity{Id: proto.String("late-" + d.TripID), TripUpdate: &gtfsrt.TripUpdate{
+			Trip: &gtfsrt.TripDescriptor{TripId: proto.String(d.TripID), StartDate: proto.String(d.StartDate), ScheduleRelationship: gtfsrt.TripDescriptor_SCHEDULED.Enum()},
+			StopTimeUpdate: []*gtfsrt.TripUpdate_StopTimeUpdate{{StopSequence: proto.Uint32(1),
+				Departure: &gtfsrt.TripUpdate_StopTimeEvent{Delay: proto.Int32(d.Delay)}}},
+		}})
+	}
+	return out
+}
