@@ -155,9 +155,15 @@ func TestGuidesRun(t *testing.T) {
 		}
 	}
 	bin := fareboxBinary(t)
-	shared := shareddata.Path("")
-	if _, err := os.Stat(filepath.Join(shared, "gtfs", "caltrain-2023.zip")); err != nil {
-		t.Fatalf("the departures guide needs shared/data: %v (set FAREBOX_SHARED_DATA)", err)
+	// The guides' FAREBOX_CHECKOUT: the quickstart imports the feed the
+	// repository carries, the departures guide fetches Caltrain's into
+	// testdata/ with tools/testdata; neither reads ../shared.
+	checkout, ok := shareddata.Root()
+	if !ok {
+		t.Fatal("module root not found above the working directory")
+	}
+	if _, err := os.Stat(filepath.Join(checkout, "testdata", "gtfs", "sample-gtfs-feed-0.13.0.zip")); err != nil {
+		t.Fatalf("the quickstart's feed: %v", err)
 	}
 	for _, file := range guideFiles(t) {
 		src, err := os.ReadFile(file)
@@ -183,13 +189,13 @@ func TestGuidesRun(t *testing.T) {
 		script, origin := guideScript(blocks)
 		for _, engine := range []store.Engine{store.SQLite, store.Postgres} {
 			t.Run(strings.TrimSuffix(filepath.Base(name), ".md")+"/"+string(engine), func(t *testing.T) {
-				runGuide(t, bin, shared, engine, script, origin)
+				runGuide(t, bin, checkout, engine, script, origin)
 			})
 		}
 	}
 }
 
-func runGuide(t *testing.T, bin, shared string, engine store.Engine, script string, origin []string) {
+func runGuide(t *testing.T, bin, checkout string, engine store.Engine, script string, origin []string) {
 	env := map[string]string{"FAREBOX_DATA_DIR": t.TempDir(),
 		// A feed imported while the server runs is picked up within this
 		// interval (default 10 s); the departures guide waits for it.
@@ -203,7 +209,12 @@ func runGuide(t *testing.T, bin, shared string, engine store.Engine, script stri
 	cmd.Dir = t.TempDir()
 	cmd.Env = []string{"PATH=" + filepath.Dir(bin) + string(os.PathListSeparator) + os.Getenv("PATH"),
 		"HOME=" + os.Getenv("HOME"), "LANG=C.UTF-8",
-		"FAREBOX_URL=" + srv.url(), "FAREBOX_SHARED_DATA=" + shared}
+		"FAREBOX_URL=" + srv.url(), "FAREBOX_CHECKOUT=" + checkout}
+	for _, kv := range os.Environ() { // `go run ./tools/testdata` in the departures guide
+		if strings.HasPrefix(kv, "GO") {
+			cmd.Env = append(cmd.Env, kv)
+		}
+	}
 	for k, v := range env {
 		cmd.Env = append(cmd.Env, k+"="+v)
 	}

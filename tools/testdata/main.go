@@ -254,7 +254,8 @@ func readFromTgz(tgz, name string) ([]byte, error) {
 // convertFeed turns every <table>.json of prefix (an array of row objects
 // whose values are strings) into <table>.txt: the columns are the union of
 // the rows' keys in order of first appearance, a missing key an empty
-// field. Values are written unchanged (CSV-quoted where needed).
+// field; an empty array is left out. Values are written unchanged
+// (CSV-quoted where needed).
 func convertFeed(zr *zip.Reader, prefix string) ([]byte, error) {
 	var tables []*zip.File
 	for _, f := range zr.File {
@@ -272,6 +273,9 @@ func convertFeed(zr *zip.Reader, prefix string) ([]byte, error) {
 		rows, cols, err := readRows(f)
 		if err != nil {
 			return nil, fmt.Errorf("%s: %w", f.Name, err)
+		}
+		if len(cols) == 0 { // an empty table: GTFS has no file without a header
+			continue
 		}
 		w, err := zw.Create(strings.TrimSuffix(path.Base(f.Name), ".json") + ".txt")
 		if err != nil {
