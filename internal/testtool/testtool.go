@@ -91,11 +91,11 @@ var (
 	gtfsFeeds = map[string]*gtfs.Feed{}
 )
 
-// GTFSFeed parses the test feed name (testdata/gtfs/name) once per test
-// binary (or the feed at name, an absolute path); callers must not
-// modify it. A feed that testdata/ lacks is taken
-// from the shared data (shareddata.Shared): only benchmarks may need that
-// (CI runs the tests without shared data).
+// GTFSFeed parses the test feed name (testdata/gtfs/name, or the feed at
+// name when it is an absolute path) once per test binary; callers must
+// not modify it. A feed that testdata/ lacks is taken from the shared data
+// (shareddata.File): only benchmarks may need that, CI runs the tests
+// without shared data.
 func GTFSFeed(t testing.TB, name string) *gtfs.Feed {
 	t.Helper()
 	gtfsMu.Lock()
