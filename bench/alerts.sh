@@ -20,8 +20,7 @@ source "$(dirname "$0")/common.sh"
 DUR="${1:-5}"
 MAXES="${2:-10 100}"
 ROUNDS="${ROUNDS:-6}"
-GTFS="${GTFS:-$ROOT/../shared/data/gtfs}"
-[ -d "$GTFS" ] || GTFS=/work/shared/data/gtfs
+GTFS="${GTFS:-$(testdata_gtfs none)}"
 build
 trap '[ -n "${SERVER_PID:-}" ] && stop_server' EXIT
 fresh_env sqlite

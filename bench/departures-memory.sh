@@ -9,8 +9,7 @@ BIN="${BIN:-/tmp/farebox-bench-departures-memory}"
 PORT="${PORT:-18191}"
 BENCH_DB="${BENCH_DB:-farebox_bench_departures_memory}"
 source "$(dirname "$0")/common.sh"
-NYC="${NYC:-$ROOT/../../shared/data/gtfs/nyc}"
-[ -d "$NYC" ] || NYC=/work/shared/data/gtfs/nyc
+NYC="${NYC:-$(testdata_gtfs all)/nyc}" # or a folder with the nine NYC feeds
 STATION="${STATION:-farebox-station-metro-north_4}"
 AT_MS=$(( $(date -d '2026-10-06T08:00:00-04:00' +%s) * 1000 ))
 build

@@ -15,8 +15,7 @@ source "$(dirname "$0")/common.sh"
 DUR="${1:-10}"
 
 ENGINES="${2:-sqlite postgres postgres-journal}" # postgres-journal: --usage-ledger-journal=journal
-NYC="${NYC:-$ROOT/../../shared/data/gtfs/nyc}"
-[ -d "$NYC" ] || NYC=/work/shared/data/gtfs/nyc
+NYC="${NYC:-$(testdata_gtfs all)/nyc}" # or a folder with the nine NYC feeds
 # The busiest NYC station (departure.Index.BusiestStation: 26,733 events)
 # and a weekday morning inside every feed's window (Tue 2026-10-06 08:00 EDT).
 STATION="${STATION:-farebox-station-metro-north_4}"

@@ -26,8 +26,7 @@ source "$(dirname "$0")/common.sh"
 DUR="${1:-10}"
 CLASSES="${2:-account departures order activate}"
 CONNS="${CONNS:-64}"
-FEED="${FEED:-/work/shared/data/gtfs/nyc/metro-north.zip}"
-[ -f "$FEED" ] || FEED="$ROOT/../../shared/data/gtfs/nyc/metro-north.zip"
+FEED="${FEED:-$(testdata_gtfs test)/nyc/metro-north.zip}"
 STATION="${STATION:-farebox-station-metro-north_4}"
 AT_MS=$(( $(date -d '2026-10-06T08:00:00-04:00' +%s) * 1000 ))
 build

@@ -4,7 +4,7 @@
 # on SQLite (one instance) and on PostgreSQL with one and with two
 # instances behind loadgen's round robin. Loopback only.
 # Usage: bench/mix.sh [rate per second] [seconds]. Departure boards use the
-# Caltrain feed of shared/data (imported per run; STATIONS overrides the
+# Caltrain feed of testdata/ (fetched by tools/testdata, imported per run; STATIONS overrides the
 # station ids, GTFS_ZIP the feed).
 source "$(dirname "$0")/common.sh"
 RATE="${1:-200}"
@@ -24,16 +24,7 @@ second_server() {
   echo "second server did not start:"; cat /tmp/farebox-bench-2.log; exit 1
 }
 
-# The shared data directory: next to the repository (CI) or further up (worktrees).
-shared_gtfs() {
-  local d="$ROOT"
-  while [ "$d" != / ]; do
-    [ -d "$d/shared/data/gtfs" ] && { echo "$d/shared/data/gtfs"; return; }
-    d="$(dirname "$d")"
-  done
-  echo "shared/data/gtfs not found above $ROOT" >&2; exit 1
-}
-GTFS_ZIP="${GTFS_ZIP:-$(shared_gtfs)/caltrain-2023.zip}"
+GTFS_ZIP="${GTFS_ZIP:-$(testdata_gtfs none)/caltrain-2023.zip}"
 STATIONS="${STATIONS:-farebox-station-caltrain_22nd_street,farebox-station-caltrain_bayshore,farebox-station-caltrain_belmont,farebox-station-caltrain_broadway}"
 
 # ready PORT: waits until the instance's /readyz is 200 (feeds loaded).

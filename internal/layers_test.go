@@ -90,6 +90,7 @@ var layers = map[string]string{
 	"tools/gtfsmeasure":     "wiring",
 	"tools/loadgen":         "wiring",
 	"tools/openapiexamples": "wiring",
+	"tools/testdata":        "wiring",
 	"internal/shareddata":   "testsupport",
 
 	"internal/apitest":                  "testsupport",

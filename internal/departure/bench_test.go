@@ -11,6 +11,7 @@ import (
 	"time"
 
 	"github.com/farebox/farebox/internal/mvt"
+	"github.com/farebox/farebox/internal/shareddata"
 )
 
 func benchBoard(b *testing.B, ix *Index, id string, at time.Time, n int) {
@@ -25,7 +26,8 @@ func benchBoard(b *testing.B, ix *Index, id string, at time.Time, n int) {
 	}
 }
 
-// BenchmarkDeparturesSmall: WMATA Metro Center (three platforms), always available.
+// BenchmarkDeparturesSmall: WMATA Metro Center (three platforms); the
+// WMATA feed comes from the shared data (no registry serves it).
 func BenchmarkDeparturesSmall(b *testing.B) {
 	ix := index(b, nil, "wmata", "wmata-rail-2026.zip")
 	benchBoard(b, ix, "farebox-station-wmata_STN_A01_C01", time.Date(2026, 5, 1, 6, 0, 0, 0, loadLoc(b, "America/New_York")), 10)
@@ -40,15 +42,23 @@ var (
 // (about 10 s of setup; benchmarks only run with -bench).
 func loadNYC(b *testing.B) {
 	nycOnce.Do(func() {
-		paths, _ := filepath.Glob(dataDir + "nyc/*.zip")
+		// testdata/gtfs/nyc has the three feeds the tests read; all nine
+		// come from `go run ./tools/testdata -nyc all` or the shared data.
+		dir := dataDir + "nyc"
+		paths, _ := filepath.Glob(dir + "/*.zip")
 		if len(paths) != 9 {
-			b.Fatalf("BenchmarkDeparturesNYC needs the nine NYC feeds in %snyc/ (found %d)", dataDir, len(paths))
+			if s, ok := shareddata.Shared("gtfs/nyc"); ok {
+				dir = s
+				paths, _ = filepath.Glob(dir + "/*.zip")
+			}
+		}
+		if len(paths) != 9 {
+			b.Fatalf("BenchmarkDeparturesNYC needs the nine NYC feeds in %s (found %d): run `%s -nyc all`", dir, len(paths), shareddata.Fetch)
 		}
 		var args []string
 		for _, p := range paths {
-			rel, _ := filepath.Rel(dataDir, p)
 			id := filepath.Base(p)
-			args = append(args, id[:len(id)-len(".zip")], rel)
+			args = append(args, id[:len(id)-len(".zip")], p)
 		}
 		nycIdx = index(b, nil, args...)
 	})

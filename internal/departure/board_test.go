@@ -226,34 +226,54 @@ func TestFrequencyExpansion(t *testing.T) {
 	}
 }
 
-// WMATA: calendar_dates only; Metro Center's board comes from its platforms;
-// outside the feed window the board is empty, not an error.
+// Metro-North: calendar_dates only (no calendar.txt); Grand Central's board
+// matches the oracle and outside the feed window it is empty, not an error.
+// A station's board comes from its platforms (Caltrain 22nd Street has
+// two); an entrance (the sample feed has some) is not a station.
 func TestCalendarDatesOnlyStationHierarchy(t *testing.T) {
-	ix := index(t, nil, "wmata", "wmata-rail-2026.zip")
-	f := feed(t, "wmata-rail-2026.zip")
+	ix := index(t, nil, "mnr", "nyc/metro-north.zip")
+	f := feed(t, "nyc/metro-north.zip")
+	if len(f.Services) == 0 || slices.ContainsFunc(f.Services, func(s gtfs.Service) bool { return s.Weekdays != 0 }) {
+		t.Fatal("metro-north must be a calendar_dates-only feed")
+	}
 	loc := loadLoc(t, "America/New_York")
-	at := time.Date(2026, 5, 1, 8, 0, 0, 0, loc)
-	deps, err := ix.Departures("farebox-station-wmata_STN_A01_C01", at, 20)
-	if err != nil {
-		t.Fatal(err)
+	at := time.Date(2026, 10, 6, 8, 0, 0, 0, loc)
+	deps, err := ix.Departures("farebox-station-mnr_1", at, 20)
+	if err != nil || len(deps) != 20 {
+		t.Fatalf("Grand Central: %d departures, %v", len(deps), err)
 	}
-	st := f.Stops.Parent
-	station := slices.Index(f.Stops.ID, "STN_A01_C01")
-	var plats []int32
-	for i, p := range st {
-		if p == int32(station) && f.Stops.Type[i] == gtfs.StopPlatform {
-			plats = append(plats, int32(i))
-		}
-	}
-	if len(plats) != 3 {
-		t.Fatalf("Metro Center has %d platforms", len(plats))
-	}
-	compareOracle(t, f, deps, oracle(f, append(plats, int32(station)), at, 20))
-	deps, err = ix.Departures("farebox-station-wmata_STN_A01_C01", time.Date(2026, 12, 1, 8, 0, 0, 0, loc), 20)
+	compareOracle(t, f, deps, oracle(f, []int32{int32(slices.Index(f.Stops.ID, "1"))}, at, 20))
+	deps, err = ix.Departures("farebox-station-mnr_1", time.Date(2027, 12, 1, 8, 0, 0, 0, loc), 20)
 	if err != nil || deps == nil || len(deps) != 0 {
 		t.Fatalf("outside the window: %v %v", deps, err)
 	}
-	if _, err := ix.Departures("farebox-station-wmata_"+f.Stops.ID[slices.Index(f.Stops.Type, gtfs.StopEntrance)], at, 5); !isKind(err, apperr.NotFound) {
+
+	ct := feed(t, "caltrain-2023.zip")
+	cix := index(t, nil, "ct", "caltrain-2023.zip")
+	station := slices.Index(ct.Stops.ID, "22nd_street")
+	var plats []int32
+	for i, p := range ct.Stops.Parent {
+		if p == int32(station) && ct.Stops.Type[i] == gtfs.StopPlatform {
+			plats = append(plats, int32(i))
+		}
+	}
+	if len(plats) != 2 {
+		t.Fatalf("22nd Street has %d platforms", len(plats))
+	}
+	at = time.Date(2023, 11, 7, 17, 0, 0, 0, la(t))
+	deps, err = cix.Departures("farebox-station-ct_22nd_street", at, 20)
+	if err != nil {
+		t.Fatal(err)
+	}
+	compareOracle(t, ct, deps, oracle(ct, append(plats, int32(station)), at, 20))
+
+	sf := feed(t, "sample-gtfs-feed-0.13.0.zip")
+	six := index(t, nil, "s", "sample-gtfs-feed-0.13.0.zip")
+	entrance := slices.Index(sf.Stops.Type, gtfs.StopEntrance)
+	if entrance < 0 {
+		t.Fatal("the sample feed has no entrance")
+	}
+	if _, err := six.Departures("farebox-station-s_"+sf.Stops.ID[entrance], time.Date(2019, 3, 9, 13, 0, 0, 0, time.UTC), 5); !isKind(err, apperr.NotFound) {
 		t.Fatalf("entrance as station: %v", err)
 	}
 }
@@ -441,15 +461,15 @@ func TestPickupTypeAndFrequencyTemplates(t *testing.T) {
 // broken by the board order (time, line, trip id), never by which
 // timetable row came first. BART has many such ties.
 func TestBoardPrefixesAgreeAtTies(t *testing.T) {
-	ix := index(t, nil, "bart", "bart-2019.zip", "wmata", "wmata-rail-2026.zip")
+	ix := index(t, nil, "bart", "bart-2019.zip", "mnr", "nyc/metro-north.zip")
 	rng := rand.New(rand.NewPCG(7, 9))
 	loc := loadLoc(t, "America/Los_Angeles")
 	checked := 0
 	for range 600 {
 		st := ix.stations[rng.IntN(len(ix.stations))]
 		at := time.Date(2019, 6, 3+rng.IntN(5), rng.IntN(24), rng.IntN(60), 0, 0, loc)
-		if st.fi.id == "wmata" {
-			at = time.Date(2026, 5, 4+rng.IntN(5), rng.IntN(24), rng.IntN(60), 0, 0, loc)
+		if st.fi.id == "mnr" {
+			at = time.Date(2026, 10, 5+rng.IntN(5), rng.IntN(24), rng.IntN(60), 0, 0, loc)
 		}
 		long, err := ix.Departures(st.id, at, MaxDepartures)
 		if err != nil {

@@ -154,7 +154,7 @@ type cacheFeed struct {
 }
 
 var cacheFeeds = []cacheFeed{
-	{"wmata", "wmata-rail-2026.zip", 150},
+	{"lirr", "nyc/lirr.zip", 150},
 	{"ct", "caltrain-2023.zip", 150},
 	{"bart", "bart-2019.zip", 150},
 	{"sample", "sample-gtfs-feed-0.13.0.zip", 80},
@@ -361,12 +361,12 @@ func cacheConsistent(t *testing.T, c *boardCache) int64 {
 // entries, finished minutes are dropped, and a limit below 0 turns it off.
 func TestBoardCacheMemory(t *testing.T) {
 	const limit = 256 << 10
-	in := []FeedInput{{ID: "wmata", Feed: feed(t, "wmata-rail-2026.zip")}, {ID: "bart", Feed: feed(t, "bart-2019.zip")}}
+	in := []FeedInput{{ID: "mnr", Feed: feed(t, "nyc/metro-north.zip")}, {ID: "bart", Feed: feed(t, "bart-2019.zip")}}
 	ix, err := New(in, Options{BoardCacheBytes: limit})
 	if err != nil {
 		t.Fatal(err)
 	}
-	wall := time.Date(2026, 5, 4, 8, 0, 0, 0, time.UTC)
+	wall := time.Date(2026, 10, 5, 12, 0, 0, 0, time.UTC)
 	ix.cache.now = func() time.Time { return wall }
 	rng := rand.New(rand.NewPCG(5, 5))
 	var st cacheStats
@@ -400,7 +400,7 @@ func TestBoardCacheMemory(t *testing.T) {
 	ix.cache.now = func() time.Time { return wall }
 	var keys []boardKey
 	for _, e := range ix.stations {
-		if e.fi.id != "wmata" || len(keys) >= 80 {
+		if e.fi.id != "mnr" || len(keys) >= 80 {
 			continue
 		}
 		for m := -4; m <= 3; m++ {
@@ -435,7 +435,7 @@ func TestBoardCacheMemory(t *testing.T) {
 		}
 	}
 	for _, k := range fresh {
-		if e := ix.cache.load(k); e == nil && ix.byID["wmata"].dayOf(k.minute*60) == ix.byID["wmata"].dayOf(k.minute*60+59) {
+		if e := ix.cache.load(k); e == nil && ix.byID["mnr"].dayOf(k.minute*60) == ix.byID["mnr"].dayOf(k.minute*60+59) {
 			t.Fatalf("%v (not over) was dropped", k)
 		}
 	}
@@ -445,7 +445,7 @@ func TestBoardCacheMemory(t *testing.T) {
 	if off.cache != nil {
 		t.Fatal("a negative limit must turn the cache off")
 	}
-	checkCached(t, off, "farebox-station-wmata_STN_A01_C01", wall, 10, &st, "off")
+	checkCached(t, off, "farebox-station-mnr_1", wall, 10, &st, "off")
 }
 
 // Many goroutines on a few keys while the snapshot changes, the small

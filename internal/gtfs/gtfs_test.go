@@ -18,9 +18,9 @@ var dataDir = shareddata.Path("gtfs") + "/"
 
 func mustParse(t testing.TB, name string) *Feed {
 	t.Helper()
-	f, err := ParseFile(dataDir + name)
+	f, err := ParseFile(shareddata.File("gtfs/" + name))
 	if err != nil {
-		t.Fatalf("parse %s: %v", name, err)
+		t.Fatalf("parse %s: %v (testdata/README.md: `%s` fetches the feeds the repository does not carry)", name, err, shareddata.Fetch)
 	}
 	return f
 }

