@@ -236,7 +236,7 @@ func (a *App) RevokeInspectionKey(ctx context.Context, s credentials.Settings, k
 			if t.ValidUntil.After(r.FeedUntil) {
 				r.FeedUntil = t.ValidUntil
 			}
-			if err := passesChanged(ctx, q, now, now, t.ID); err != nil {
+			if err := a.passesChanged(ctx, q, now, now, t.ID); err != nil {
 				return err
 			}
 		}
