@@ -141,8 +141,16 @@ func (w *Wallets) signBarcode(d TicketDetails, v wallet.TicketView, kr *barcode.
 	}
 	if profile != catalog.BarcodeUIC && profile != catalog.BarcodeVDV {
 		// The ticket's own key while the keyring holds it (rotation keeps
-		// barcodes already on phones), else the active one.
-		b, _, err := barcode.SignWith(v.Claims(), kr, d.Ticket.InspectionKeyID)
+		// barcodes already on phones); unstamped, the key that signed when
+		// it was issued (a key published ahead does not re-sign tickets
+		// issued before it starts), else the active one.
+		kid := d.Ticket.InspectionKeyID
+		if kid == 0 {
+			if k, ok := kr.SignerAt(v.Claims().Environment, d.Ticket.CreatedAt); ok {
+				kid = k.ID
+			}
+		}
+		b, _, err := barcode.SignWith(v.Claims(), kr, kid)
 		return b, err
 	}
 	// Issued when the ticket was made; a backdated validity counts from its start.

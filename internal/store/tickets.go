@@ -114,6 +114,19 @@ func keyID(id uint16) any {
 	return int64(id)
 }
 
+// StampTicketKeysIssuedBefore stamps the unstamped tickets of env issued
+// before `before` and still valid at validAt with kid (the key that signed
+// them while a rotated key was published ahead).
+func (q Q) StampTicketKeysIssuedBefore(ctx context.Context, env account.Environment, kid uint16, before, validAt time.Time) (int64, error) {
+	res, err := q.db.ExecContext(ctx, `UPDATE tickets SET inspection_kid = $1
+		WHERE inspection_kid IS NULL AND environment = $2 AND created_at < $3 AND valid_until >= $4`,
+		int64(kid), string(env), now(before), now(validAt))
+	if err != nil {
+		return 0, mapErr(err)
+	}
+	return res.RowsAffected()
+}
+
 // StampTicketKeys gives the tickets of env that are signed with the active
 // key at read time (inspection_kid NULL) and still valid at validAt the
 // key id kid, so they keep that key after a rotation. It returns how many.
