@@ -215,7 +215,9 @@ func LoadOrCreateDir(dir string, rnd io.Reader) (kr *Keyring, created bool, err 
 // the next free id of that range; it becomes the active key of env while the
 // older keys keep verifying. To retire a key later, replace its .key file by
 // its .pub file (WritePublicFile).
-func RotateDir(dir, env string, rnd io.Reader) (Key, error) { return RotateDirFrom(dir, env, time.Time{}, rnd) }
+func RotateDir(dir, env string, rnd io.Reader) (Key, error) {
+	return RotateDirFrom(dir, env, time.Time{}, rnd)
+}
 
 // RotateDirFrom is RotateDir for a key that signs from the instant from on
 // (zero: at once): "inspection-<kid>.from" is written before the key, so
