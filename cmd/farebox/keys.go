@@ -8,6 +8,7 @@ import (
 	"strings"
 	"time"
 
+	"github.com/farebox/farebox/internal/app"
 	"github.com/farebox/farebox/internal/barcode"
 	"github.com/farebox/farebox/internal/credentials"
 )
@@ -16,10 +17,14 @@ const keysUsage = `Usage: farebox keys list|rotate|prune|revoke [flags]
 
   keys list                      the stored inspection keys: active, signing,
                                  how many valid tickets each signs and until when
-  keys rotate [--environment live|test]
-                                 add a key that signs new tickets; tickets signed
-                                 so far keep their key, which stays published until
-                                 their last one ends; prunes unneeded keys
+  keys rotate [--environment live|test] [--publish-ahead 48h]
+                                 add a key, published in keys.json at once, that
+                                 signs new tickets and the revocation feed after
+                                 --publish-ahead (default 48h, so devices syncing
+                                 keys.json daily know it first; 0 after a
+                                 compromise); tickets signed so far keep their
+                                 key, which stays published until their last one
+                                 ends; prunes unneeded keys
   keys prune                     delete keys no valid ticket needs any more
   keys revoke KID --reason TEXT  a compromised key: its valid tickets are signed
                                  anew with the active key (passes updated), the key
@@ -43,6 +48,7 @@ func keysCmd(ctx context.Context, args []string, getenv func(string) string, std
 	env := fs.String("environment", barcode.EnvLive, "rotate: the key range, live or test")
 	reason := fs.String("reason", "", "revoke: why the key is revoked (shown to inspectors in the revocation feed)")
 	asJSON := fs.Bool("json", false, "list: print JSON")
+	ahead := fs.Duration("publish-ahead", app.KeyPublishAhead, "rotate: how long the new key is published before it signs (0: at once, after a compromise)")
 	fs.Usage = func() { fmt.Fprint(stderr, keysUsage); fs.PrintDefaults() }
 	pos, err := parseFlags(fs, args[1:])
 	if err != nil {
@@ -79,15 +85,24 @@ func keysCmd(ctx context.Context, args []string, getenv func(string) string, std
 			if k.LastValidUntil != nil {
 				last = k.LastValidUntil.Format(time.RFC3339)
 			}
+			if k.SignsFrom != nil && !k.Active && k.Signing {
+				state = "published, signs from " + k.SignsFrom.UTC().Format(time.RFC3339)
+			}
 			fmt.Fprintf(stdout, "%-6d %-5s %-34s %6d valid tickets, last ends %s\n", k.Kid, k.Environment, state, k.Tickets, last)
 		}
 	case "rotate":
-		r, err := a.RotateInspectionKey(ctx, s, *env)
+		r, err := a.RotateInspectionKey(ctx, s, *env, *ahead)
 		if err != nil {
 			return err
 		}
-		fmt.Fprintf(stdout, "new %s inspection key %d signs new tickets; %d valid tickets keep key %d (published until their last one ends)\n",
-			*env, r.New.ID, r.Stamped, r.Old)
+		if *ahead > 0 {
+			fmt.Fprintf(stdout, "new %s inspection key %d is published now and signs new tickets and the revocation feed from %s; key %d signs until then; "+
+				"%d valid tickets keep key %d (published until their last one ends)\n",
+				*env, r.New.ID, r.SignsFrom.UTC().Format(time.RFC3339), r.Old, r.Stamped, r.Old)
+		} else {
+			fmt.Fprintf(stdout, "new %s inspection key %d signs new tickets; %d valid tickets keep key %d (published until their last one ends)\n",
+				*env, r.New.ID, r.Stamped, r.Old)
+		}
 		if len(r.Pruned) > 0 {
 			fmt.Fprintf(stdout, "pruned keys no valid ticket needs: %v\n", r.Pruned)
 		}

@@ -59,6 +59,11 @@ func serve(ctx context.Context, args []string, getenv func(string) string, stdou
 	}
 	areas, products := a.Catalog().Len()
 	log.Info("catalog loaded", "areas", areas, "products", products)
+	if n, err := a.BackfillVDVNumbers(ctx); err != nil {
+		return fmt.Errorf("VDV ticket numbers: %w", err)
+	} else if n > 0 {
+		log.Info("VDV ticket numbers: stored the hash-derived numbers of tickets issued without one", "tickets", n)
+	}
 	go every(ctx, 5*time.Second, func() {
 		if err := a.RefreshCatalog(ctx); err != nil && ctx.Err() == nil {
 			log.Warn("catalog refresh failed", "error", err.Error())

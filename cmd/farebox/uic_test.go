@@ -27,7 +27,8 @@ func TestUICProfileEndToEnd(t *testing.T) {
 	for _, engine := range storetest.Engines {
 		t.Run(string(engine), func(t *testing.T) {
 			t.Parallel()
-			env, dataDir := engineEnv(t, engine, "FAREBOX_ADDR", "127.0.0.1:0")
+			// A trial: live keys with development barcode keys need the flag.
+			env, dataDir := engineEnv(t, engine, "FAREBOX_ADDR", "127.0.0.1:0", "FAREBOX_ALLOW_DEVELOPMENT_BARCODE_KEYS", "true")
 			apiKey := createAccount(t, env, "UIC GmbH")
 			f := exportCatalog(t, env)
 			switched := 0

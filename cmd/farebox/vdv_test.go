@@ -37,7 +37,8 @@ func TestVDVProfileEndToEnd(t *testing.T) {
 	for _, engine := range storetest.Engines {
 		t.Run(string(engine), func(t *testing.T) {
 			t.Parallel()
-			env, dataDir := engineEnv(t, engine, "FAREBOX_ADDR", "127.0.0.1:0")
+			// A trial: live keys with development barcode keys need the flag.
+			env, dataDir := engineEnv(t, engine, "FAREBOX_ADDR", "127.0.0.1:0", "FAREBOX_ALLOW_DEVELOPMENT_BARCODE_KEYS", "true")
 			apiKey := createAccount(t, env, "VDV GmbH")
 			f := exportCatalog(t, env)
 			dir := t.TempDir()

@@ -11,9 +11,11 @@ import (
 	"strings"
 	"time"
 
+	"github.com/farebox/farebox/internal/account"
 	"github.com/farebox/farebox/internal/app"
 	"github.com/farebox/farebox/internal/barcode/uic"
 	"github.com/farebox/farebox/internal/barcode/vdv"
+	"github.com/farebox/farebox/internal/catalog"
 	"github.com/farebox/farebox/internal/config"
 	"github.com/farebox/farebox/internal/credentials"
 	"github.com/farebox/farebox/internal/httpapi"
@@ -153,6 +155,13 @@ func loadWallets(ctx context.Context, cfg config.Config, st *store.Store, log *s
 	if err != nil {
 		return err
 	}
+	vi, vcreated, err := loadVDVIssuer(cfg, now)
+	if err != nil {
+		return err
+	}
+	if err := refuseDevelopmentBarcodeKeys(ctx, cfg, st, d.App.Catalog().File().Products, iss.Development, vi.Development, log); err != nil {
+		return err
+	}
 	o.UIC = func() (*uic.Issuer, error) { return iss, nil }
 	if iss.Development {
 		log.Warn("UIC 918.3 barcodes: using a development key (company 9999, key 99999); its barcodes are specimens",
@@ -160,10 +169,7 @@ func loadWallets(ctx context.Context, cfg config.Config, st *store.Store, log *s
 	} else {
 		log.Info("UIC 918.3 barcodes: issuer loaded", "rics", iss.RICS, "key_id", iss.KeyID, "container_version", iss.Version)
 	}
-	vi, created, err := loadVDVIssuer(cfg, now)
-	if err != nil {
-		return err
-	}
+	created = vcreated
 	o.VDV = func() (*vdv.Issuer, error) { return vi, nil }
 	if vi.Development {
 		log.Warn("VDV-KA barcodes: using a development PKI (organisation 65000, references XX FB*); its barcodes say test",
@@ -191,6 +197,49 @@ func loadWallets(ctx context.Context, cfg config.Config, st *store.Store, log *s
 		d.Wallets.SetInspectionKeys(next)
 	})
 	return nil
+}
+
+// refuseDevelopmentBarcodeKeys stops a live service from signing live
+// tickets with a development UIC or VDV key: when a product of the catalog
+// uses a profile whose signer is the development one and a live API key
+// exists (a partner can order live tickets), serve refuses to start unless
+// --allow-development-barcode-keys says so. Such barcodes are specimens
+// that no inspection device accepts, while the app shows the ticket as
+// valid (docs/barcodes.md, "Development keys in live mode").
+func refuseDevelopmentBarcodeKeys(ctx context.Context, cfg config.Config, st *store.Store, products []catalog.Product,
+	uicDev, vdvDev bool, log *slog.Logger) error {
+	var uses []string
+	for _, p := range products {
+		if (p.Barcode() == catalog.BarcodeUIC && uicDev) || (p.Barcode() == catalog.BarcodeVDV && vdvDev) {
+			uses = append(uses, p.ID+" ("+p.Barcode()+")")
+		}
+	}
+	if len(uses) == 0 {
+		return nil
+	}
+	keys, err := st.Read().Keys(ctx, "")
+	if err != nil {
+		return err
+	}
+	live := 0
+	for _, k := range keys {
+		if k.Environment == account.Live && k.RevokedAt == nil {
+			live++
+		}
+	}
+	if live == 0 {
+		return nil
+	}
+	slices.Sort(uses)
+	if cfg.AllowDevelopmentBarcodeKeys {
+		log.Warn("live tickets are signed with development barcode keys (--allow-development-barcode-keys): inspection devices reject them",
+			"products", uses, "live_api_keys", live)
+		return nil
+	}
+	return fmt.Errorf("refusing to start: %d live API key(s) can order products whose barcodes would be signed with a development key "+
+		"(specimens that no inspection device accepts): %s; configure --uic-issuer / --vdv-issuer with the registered keys, "+
+		"or set --allow-development-barcode-keys (FAREBOX_ALLOW_DEVELOPMENT_BARCODE_KEYS=true) for a trial",
+		live, strings.Join(uses, ", "))
 }
 
 // InspectionKeyReload is how often a running service re-reads its

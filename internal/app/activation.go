@@ -260,7 +260,7 @@ func (a *App) activateFirst(ctx context.Context, q store.Q, c ticketing.Coupon, 
 			return "", err
 		}
 	}
-	if err := q.InsertTicket(ctx, t); err != nil {
+	if err := a.insertTicket(ctx, q, t); err != nil {
 		return "", err
 	}
 	if tariff != nil && !bytes.Equal(tariff, c.TariffSettings) {
@@ -306,7 +306,7 @@ func (a *App) activateRestored(ctx context.Context, q store.Q, c ticketing.Coupo
 		key := a.IDs.New("reactivation-key")
 		t.ReactivationKey = &key
 	}
-	if err := q.InsertTicket(ctx, t); err != nil {
+	if err := a.insertTicket(ctx, q, t); err != nil {
 		return "", err
 	}
 	return t.ID, q.MarkCouponActivated(ctx, c.ID)
@@ -410,11 +410,29 @@ func (a *App) reactivate(ctx context.Context, q store.Q, c ticketing.Coupon, req
 	if err := applyState(ctx, q, s, next, now); err != nil {
 		return "", err
 	}
-	if err := q.InsertTicket(ctx, t); err != nil {
+	if err := a.insertTicket(ctx, q, t); err != nil {
 		return "", err
 	}
 	// The coupon's pass moves to the new cycle when it starts (00:00 on
 	// the 1st): its update is due then, pushed by the job, not at midnight
-	// by the phone.
-	return t.ID, passesChanged(ctx, q, now, t.ValidFrom, t.ID)
+	// by the phone. On a test clock advancing the clock past the start
+	// does it (advanceJob).
+	if c.TestClockID != nil && t.ValidFrom.After(now) {
+		return t.ID, nil
+	}
+	return t.ID, a.passesChanged(ctx, q, now, t.ValidFrom, t.ID)
+}
+
+// insertTicket writes t; a ticket of a vdv-ka-static product first takes
+// the next VDV ticket number (docs/barcodes.md, "Ticket numbers"), unique
+// among the issuer's tickets.
+func (a *App) insertTicket(ctx context.Context, q store.Q, t ticketing.Ticket) error {
+	if pr, ok := a.Catalog().Product(t.ProductID); ok && pr.Barcode() == catalog.BarcodeVDV && t.VDVNumber == 0 {
+		n, err := q.NextVDVNumber(ctx, a.clock.Now())
+		if err != nil {
+			return err
+		}
+		t.VDVNumber = n
+	}
+	return q.InsertTicket(ctx, t)
 }

@@ -3,11 +3,14 @@ package app
 import (
 	"context"
 	"crypto/rand"
+	"crypto/sha256"
 	"crypto/subtle"
 	"encoding/base64"
+	"fmt"
 	"regexp"
 	"slices"
 	"strconv"
+	"strings"
 	"time"
 	"unicode/utf8"
 
@@ -186,13 +189,22 @@ func (w *Wallets) UpdatedAppleSerials(ctx context.Context, device, passType, sin
 	if err := checkDeviceID(op, device); err != nil {
 		return s, false, err
 	}
+	// A tag is one this service returned: a canonical decimal number not
+	// above the newest tag issued (a larger one would hide every update up
+	// to it from the device; docs/wallet.md says 400).
+	q := w.app.store.Read()
 	var tag int64
 	if since != "" {
-		if tag, err = strconv.ParseInt(since, 10, 64); err != nil || tag < 0 {
+		last, err := q.ApplePassLastTag(ctx)
+		if err != nil {
+			return s, false, err
+		}
+		tag, err = strconv.ParseInt(since, 10, 64)
+		if err != nil || tag < 0 || strconv.FormatInt(tag, 10) != since || tag > last {
 			return s, false, apperr.Param("query", "passesUpdatedSince", "passesUpdatedSince must be a lastUpdated tag this service returned")
 		}
 	}
-	passes, err := w.app.store.Read().AppleDevicePasses(ctx, device)
+	passes, err := q.AppleDevicePasses(ctx, device)
 	if err != nil {
 		return s, false, err
 	}
@@ -209,36 +221,123 @@ func (w *Wallets) UpdatedAppleSerials(ctx context.Context, device, passType, sin
 	return s, len(s.SerialNumbers) > 0, nil
 }
 
+// ApplePassRequest is GET …/passes/{type}/{serial} with its conditions.
+type ApplePassRequest struct {
+	PassType, Serial, Token string
+	// IfNoneMatch is the If-None-Match header ("" when absent); it takes
+	// precedence over IfModifiedSince (RFC 9110 13.2.2).
+	IfNoneMatch string
+	// IfModifiedSince is the parsed If-Modified-Since (zero when absent or
+	// unreadable).
+	IfModifiedSince time.Time
+}
+
+// ApplePassAnswer is the pass as it is now, its validators, or
+// NotModified (then Pass is nil).
+type ApplePassAnswer struct {
+	Pass         []byte
+	ETag         string    // strong entity tag of what the pass shows
+	LastModified time.Time // whole seconds, never after the answer's time
+	NotModified  bool
+}
+
+// LastModifiedMargin is how long after a change Last-Modified-based
+// revalidation waits before it may answer 304: longer than a change's
+// commit takes after it read its time. Last-Modified has whole seconds,
+// so a change in the same second as a device's last download would
+// otherwise look "not modified" (issue 28).
+const LastModifiedMargin = 2 * time.Second
+
 // LatestApplePass is GET …/passes/{type}/{serial}: the pass as it is now
-// and its Last-Modified time (whole seconds); notModified when it has not
-// changed after ifModifiedSince (zero: always send).
-func (w *Wallets) LatestApplePass(ctx context.Context, passType, serial, token string, ifModifiedSince time.Time) (pass []byte, modified time.Time, notModified bool, err error) {
+// with its validators, or NotModified.
+//
+// The entity tag is the validator: it names the pass's update tag and a
+// digest of everything the pass shows that can change (its current ticket,
+// that ticket's validity, invalidation and signing key), so any change,
+// even in the same second and before its update job ran, gives another
+// tag. If-None-Match is compared with it (weakly, RFC 9110 13.1.2) and
+// If-Modified-Since is then ignored.
+//
+// For a client that sends only If-Modified-Since, the pass counts as
+// modified at S = its last change + LastModifiedMargin, rounded up to the
+// second: 304 only when S is not after the date sent (and the date is not
+// in the future). Last-Modified is S once S has passed, else the answer's
+// own second (older than S, so the next request is answered 200): a change
+// committed after a download always has its S after that download's
+// Last-Modified, whatever second it falls in.
+func (w *Wallets) LatestApplePass(ctx context.Context, r ApplePassRequest) (ApplePassAnswer, error) {
 	const op = "app.LatestApplePass"
-	rec, err := w.authorizedPass(ctx, op, passType, serial, token)
+	rec, err := w.authorizedPass(ctx, op, r.PassType, r.Serial, r.Token)
 	if err != nil {
-		return nil, time.Time{}, false, err
+		return ApplePassAnswer{}, err
 	}
 	cur, err := w.currentTicket(ctx, rec)
 	if err != nil {
-		return nil, time.Time{}, false, err
+		return ApplePassAnswer{}, err
 	}
-	modified = rec.UpdatedAt
+	modified := rec.UpdatedAt
 	if cur.ID != rec.SerialNumber && cur.ValidFrom.After(modified) {
 		modified = cur.ValidFrom
 	}
 	if cur.InvalidatedAt != nil && cur.InvalidatedAt.After(modified) {
 		modified = *cur.InvalidatedAt
 	}
-	modified = modified.UTC().Truncate(time.Second)
-	if !ifModifiedSince.IsZero() && !modified.After(ifModifiedSince) {
-		return nil, modified, true, nil
+	now := w.app.clock.Now().UTC()
+	stable := ceilSecond(modified.Add(LastModifiedMargin))
+	a := ApplePassAnswer{ETag: applePassETag(rec, cur), LastModified: stable}
+	if stable.After(now) {
+		a.LastModified = now.Truncate(time.Second)
+	}
+	if r.IfNoneMatch != "" {
+		a.NotModified = etagMatches(r.IfNoneMatch, a.ETag)
+	} else if ims := r.IfModifiedSince; !ims.IsZero() && !ims.After(now) {
+		a.NotModified = !stable.After(ims)
+	}
+	if a.NotModified {
+		return a, nil
 	}
 	d, err := w.app.Ticket(ctx, cur.ID)
 	if err != nil {
-		return nil, time.Time{}, false, err
+		return ApplePassAnswer{}, err
 	}
-	pass, err = w.buildApplePass(d, op, &rec)
-	return pass, modified, false, err
+	a.Pass, err = w.buildApplePass(d, op, &rec)
+	return a, err
+}
+
+// ceilSecond rounds t up to a whole second.
+func ceilSecond(t time.Time) time.Time {
+	if f := t.Truncate(time.Second); !f.Equal(t) {
+		return f.Add(time.Second)
+	}
+	return t
+}
+
+// applePassETag is the strong entity tag of what pass rec shows with cur
+// as its current ticket: the update tag, then a digest of the ticket's
+// id, validity, invalidation and signing key (a change that has not been
+// tagged yet still changes the digest).
+func applePassETag(rec wallet.ApplePassRecord, cur ticketing.Ticket) string {
+	h := sha256.New()
+	inv := int64(0)
+	if cur.InvalidatedAt != nil {
+		inv = cur.InvalidatedAt.UnixNano()
+	}
+	fmt.Fprintf(h, "%s\x00%d\x00%s\x00%d\x00%d\x00%d\x00%d", rec.SerialNumber, rec.UpdateSeq, cur.ID,
+		cur.ValidFrom.UnixNano(), cur.ValidUntil.UnixNano(), inv, cur.InspectionKeyID)
+	return fmt.Sprintf(`"%d-%x"`, rec.UpdateSeq, h.Sum(nil)[:12])
+}
+
+// etagMatches reports whether the If-None-Match value header names etag:
+// "*", or one of its comma-separated tags under the weak comparison (a
+// W/ prefix is ignored).
+func etagMatches(header, etag string) bool {
+	for _, t := range strings.Split(header, ",") {
+		t = strings.TrimPrefix(strings.TrimSpace(t), "W/")
+		if t == "*" || t == etag {
+			return true
+		}
+	}
+	return false
 }
 
 // currentTicket is the ticket the pass rec shows now: its own, or, while
@@ -262,7 +361,20 @@ func (w *Wallets) currentTicket(ctx context.Context, rec wallet.ApplePassRecord)
 	if cur.InvalidatedAt != nil {
 		return *cur, nil
 	}
-	now := w.app.clock.Now()
+	if len(ts) == 1 {
+		return *cur, nil
+	}
+	// "Started" on the coupon's time: its test clock's, if it has one
+	// (docs/test-clocks.md), so an advanced clock moves the pass.
+	q := w.app.store.Read()
+	c, err := q.Coupon(ctx, rec.CouponID)
+	if err != nil {
+		return ticketing.Ticket{}, err
+	}
+	now, err := w.app.timeOf(ctx, q, c.TestClockID)
+	if err != nil {
+		return ticketing.Ticket{}, err
+	}
 	out := *cur
 	for _, t := range ts {
 		if !t.ValidFrom.After(now) && t.ValidFrom.After(out.ValidFrom) {

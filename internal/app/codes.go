@@ -86,6 +86,7 @@ const (
 	CodeInspectionKeysNotConfigured  = "inspection_keys_not_configured"
 	CodeInvalidRevocationReason      = "invalid_revocation_reason"
 	CodeInvalidKeyID                 = "invalid_key_id"
+	CodeInvalidPublishAhead          = "invalid_publish_ahead"
 	CodeUnknownInspectionKey         = "unknown_inspection_key"
 	CodeInspectionKeyActive          = "inspection_key_active"
 	CodeTicketAlreadyInvalid         = "ticket_already_invalid"

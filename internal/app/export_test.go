@@ -38,9 +38,9 @@ func PlaceOrderWithEmptyEvent(ctx context.Context, a *App, p account.Principal, 
 }
 
 // PassesChanged runs passesChanged in a transaction of its own (the
-// month-turn benchmark measures the enqueue alone).
+// month-turn benchmark measures the enqueue alone), at the service's time at.
 func PassesChanged(ctx context.Context, s *store.Store, at, effective time.Time, ticketIDs ...string) error {
-	return s.Write(ctx, func(q store.Q) error { return passesChanged(ctx, q, at, effective, ticketIDs...) })
+	return s.Write(ctx, func(q store.Q) error { return passesChangedAt(ctx, q, at, at, effective, ticketIDs...) })
 }
 
 // WriteEventsForBench commits one change writing n order.created events

@@ -35,6 +35,14 @@ import (
 // this period.
 const KeyRevocationMinFeed = 31 * 24 * time.Hour
 
+// KeyPublishAhead is how long, by default, a rotated key is published in
+// keys.json before it signs anything (barcodes or the revocation feed):
+// inspection devices sync keys.json daily (docs/wallet.md), so every device
+// knows a key before it meets its first signature. `farebox keys rotate
+// --publish-ahead` sets another time (0 for a compromise, where the
+// successor must sign at once).
+const KeyPublishAhead = 48 * time.Hour
+
 // InspectionKeyInfo is one stored inspection key as `farebox keys list`
 // shows it.
 type InspectionKeyInfo struct {
@@ -48,6 +56,9 @@ type InspectionKeyInfo struct {
 	// of them ends (the key is kept published until then).
 	Tickets        int        `json:"tickets"`
 	LastValidUntil *time.Time `json:"last_valid_until,omitempty"`
+	// SignsFrom is when a rotated key starts signing (set for keys rotated
+	// with a publication time; in the future while it is published ahead).
+	SignsFrom *time.Time `json:"signs_from,omitempty"`
 }
 
 // loadKeys reads the stored inspection keys (nothing is generated).
@@ -81,6 +92,9 @@ func keyInfos(kr *barcode.Keyring, use map[uint16]ticketing.KeyUse) []Inspection
 		id, _ := strconv.ParseUint(pk.Kid, 10, 16)
 		k, _ := kr.Lookup(uint16(id))
 		info := InspectionKeyInfo{Kid: k.ID, Environment: pk.Environment, Active: pk.Active, Signing: k.Private != nil}
+		if f, ok := kr.SignsFrom(k.ID); ok {
+			info.SignsFrom = &f
+		}
 		if u, ok := use[k.ID]; ok {
 			info.Tickets = u.Tickets
 			last := u.LastValidUntil
@@ -93,18 +107,23 @@ func keyInfos(kr *barcode.Keyring, use map[uint16]ticketing.KeyUse) []Inspection
 
 // KeyRotation is the result of RotateInspectionKey.
 type KeyRotation struct {
-	New     barcode.Key
-	Old     uint16   // the key that signed new tickets until now (0: none)
-	Stamped int64    // valid tickets that keep the old key
-	Pruned  []uint16 // keys deleted because no valid ticket needs them
+	New       barcode.Key
+	SignsFrom time.Time // when New starts signing (now for ahead 0)
+	Old       uint16    // the key that signed new tickets until now (0: none)
+	Stamped   int64     // valid tickets that keep the old key
+	Pruned    []uint16  // keys deleted because no valid ticket needs them
 }
 
 // RotateInspectionKey adds a new signing key for env (barcode.EnvLive or
-// EnvTest) that signs every ticket issued from now on, after stamping the
-// valid tickets signed so far with the outgoing key, and prunes the keys no
-// valid ticket needs (except the outgoing one: an instance that has not
-// reloaded the keys yet may still sign with it for a few seconds).
-func (a *App) RotateInspectionKey(ctx context.Context, s credentials.Settings, env string) (KeyRotation, error) {
+// EnvTest) that is published at once and signs every ticket issued, and
+// the revocation feed, from ahead later on (KeyPublishAhead by default; 0:
+// at once), after stamping the valid tickets signed so far with the
+// outgoing key, and prunes the keys no valid ticket needs (except the
+// outgoing one: it signs until the new key starts, and an instance that has
+// not reloaded the keys yet may still sign with it for a few seconds).
+// Tickets issued while the new key waits are signed with the outgoing key
+// for good (barcode.Keyring.SignerAt: the key of their issue).
+func (a *App) RotateInspectionKey(ctx context.Context, s credentials.Settings, env string, ahead time.Duration) (KeyRotation, error) {
 	const op = "app.RotateInspectionKey"
 	if env != barcode.EnvLive && env != barcode.EnvTest {
 		return KeyRotation{}, apperr.Validation(op, barcode.CodeInvalidEnvironment, "/environment", `environment must be "live" or "test"`)
@@ -125,9 +144,17 @@ func (a *App) RotateInspectionKey(ctx context.Context, s credentials.Settings, e
 			return r, err
 		}
 	}
-	if r.New, err = credentials.RotateInspection(ctx, s, a.store, env, now); err != nil {
+	if ahead < 0 {
+		return r, apperr.Validation(op, CodeInvalidPublishAhead, "/publish_ahead", "publish-ahead must not be negative")
+	}
+	var from time.Time
+	if ahead > 0 {
+		from = now.Add(ahead)
+	}
+	if r.New, err = credentials.RotateInspection(ctx, s, a.store, env, now, from); err != nil {
 		return r, err
 	}
+	r.SignsFrom = now.Add(ahead)
 	r.Pruned, err = a.pruneKeys(ctx, s, r.Old)
 	return r, err
 }
@@ -140,13 +167,17 @@ func (a *App) PruneInspectionKeys(ctx context.Context, s credentials.Settings) (
 }
 
 func (a *App) pruneKeys(ctx context.Context, s credentials.Settings, keep uint16) ([]uint16, error) {
+	if err := a.stampIssueKeys(ctx, s); err != nil {
+		return nil, err
+	}
 	kr, infos, err := a.keysInUse(ctx, s)
 	if err != nil {
 		return nil, err
 	}
+	now := a.clock.Now()
 	var pruned []uint16
 	for _, k := range infos {
-		if k.Active || k.Tickets > 0 || k.Kid == keep || isFallbackSigner(kr, k.Kid) {
+		if k.Active || k.Tickets > 0 || k.Kid == keep || isFallbackSigner(kr, k.Kid) || kr.Pending(k.Kid, now) {
 			continue
 		}
 		removed, err := credentials.RemoveInspectionKey(ctx, s, a.store, k.Kid)
@@ -158,6 +189,38 @@ func (a *App) pruneKeys(ctx context.Context, s credentials.Settings, keep uint16
 		}
 	}
 	return pruned, nil
+}
+
+// stampIssueKeys stamps the still-valid unstamped tickets issued while a
+// rotated key was published ahead with the key that signed them then (the
+// key before the active one: barcode.Keyring.SignerAt), so pruning sees
+// that key in use while they are valid. Their barcodes do not change.
+func (a *App) stampIssueKeys(ctx context.Context, s credentials.Settings) error {
+	kr, err := a.loadKeys(ctx, s)
+	if err != nil {
+		return err
+	}
+	now := a.clock.Now()
+	return a.store.Write(ctx, func(q store.Q) error {
+		for _, env := range []string{barcode.EnvLive, barcode.EnvTest} {
+			act, ok := kr.ActiveFor(env)
+			if !ok {
+				continue
+			}
+			from, ok := kr.SignsFrom(act.ID)
+			if !ok {
+				continue
+			}
+			prev, ok := kr.SignerAt(env, from.Add(-time.Nanosecond))
+			if !ok || prev.ID == act.ID || prev.Environment() != env {
+				continue
+			}
+			if _, err := q.StampTicketKeysIssuedBefore(ctx, account.Environment(env), prev.ID, from, now); err != nil {
+				return err
+			}
+		}
+		return nil
+	})
 }
 
 // isFallbackSigner: kid signs some environment's new tickets (the live key
@@ -218,7 +281,8 @@ func (a *App) RevokeInspectionKey(ctx context.Context, s credentials.Settings, k
 	succ, ok := kr.ActiveFor(k.Environment())
 	if isFallbackSigner(kr, r.Kid) || !ok || succ.Environment() != k.Environment() {
 		return r, apperr.E(op, apperr.Conflict, CodeInspectionKeyActive, "inspection key "+kid+
-			" signs new tickets and has no successor: run `farebox keys rotate"+envFlag(k.Environment())+"` first, then revoke it")
+			" signs new tickets and has no successor signing yet (a key published ahead signs only from its time): run `farebox keys rotate"+
+			envFlag(k.Environment())+" --publish-ahead 0` first, then revoke it")
 	}
 	r.Successor = succ.ID
 	now := a.clock.Now()
@@ -236,7 +300,7 @@ func (a *App) RevokeInspectionKey(ctx context.Context, s credentials.Settings, k
 			if t.ValidUntil.After(r.FeedUntil) {
 				r.FeedUntil = t.ValidUntil
 			}
-			if err := passesChanged(ctx, q, now, now, t.ID); err != nil {
+			if err := a.passesChanged(ctx, q, now, now, t.ID); err != nil {
 				return err
 			}
 		}

@@ -34,7 +34,7 @@ func TestRevokeKeyWithManyTickets(t *testing.T) {
 				tickets = append(tickets, b.activate(t, c.ID, activation("")).ID)
 			}
 		}
-		r, err := b.app.RotateInspectionKey(b.ctx, s, barcode.EnvLive)
+		r, err := b.app.RotateInspectionKey(b.ctx, s, barcode.EnvLive, 0)
 		if err != nil || r.Stamped != orders*perOrder {
 			t.Fatalf("rotate: %+v %v", r, err)
 		}

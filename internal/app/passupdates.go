@@ -31,7 +31,13 @@ const JobApplePassUpdate = "wallet.apple.update"
 const passUpdateAttempts = 10
 
 // passesChanged enqueues the update of the passes of ticketIDs, due at
-// effective (a cycle's start) or now when that has passed; call
+// effective (a cycle's start) or now when that has passed. at and
+// effective are on the time of the changed objects (their test clock's,
+// docs/test-clocks.md); a change due now is scheduled on the service's
+// time (a clock's time says nothing about when the runner gets to it); a
+// later effective time is on the service's time too, so objects on a clock
+// must not come here with one: advancing their clock past it enqueues the
+// update (advanceJob, clockPassUpdates). Call
 // a.notifyJobs() after the commit to start them at once. A change due now
 // always enqueues the Google job: the process that changes a ticket (the
 // CLI too) does not know whether the servers have Google credentials, and
@@ -44,14 +50,19 @@ const passUpdateAttempts = 10
 // Apple change due now is enqueued only when a pass follows the ticket's
 // coupon: a pass built later shows the change anyway. A change due later
 // is always enqueued: its pass may be built meanwhile.
-func passesChanged(ctx context.Context, q store.Q, at, effective time.Time, ticketIDs ...string) error {
-	runAt := effective
-	if runAt.Before(at) {
-		runAt = at
+func (a *App) passesChanged(ctx context.Context, q store.Q, at, effective time.Time, ticketIDs ...string) error {
+	return passesChangedAt(ctx, q, a.clock.Now(), at, effective, ticketIDs...)
+}
+
+// passesChangedAt is passesChanged with the service's time svc.
+func passesChangedAt(ctx context.Context, q store.Q, svc, at, effective time.Time, ticketIDs ...string) error {
+	runAt := svc
+	if effective.After(at) {
+		runAt = effective
 	}
 	for _, id := range ticketIDs {
-		if !runAt.After(at) {
-			if err := enqueueGoogleObject(ctx, q, id, runAt, at); err != nil {
+		if !runAt.After(svc) {
+			if err := enqueueGoogleObject(ctx, q, id, runAt, svc); err != nil {
 				return err
 			}
 			n, err := q.CountApplePasses(ctx, id)
@@ -62,7 +73,7 @@ func passesChanged(ctx context.Context, q store.Q, at, effective time.Time, tick
 				continue
 			}
 		}
-		if err := q.EnqueueJob(ctx, jobs.NewJob{Kind: JobApplePassUpdate, Payload: id, RunAt: runAt, MaxAttempts: passUpdateAttempts}, at); err != nil {
+		if err := q.EnqueueJob(ctx, jobs.NewJob{Kind: JobApplePassUpdate, Payload: id, RunAt: runAt, MaxAttempts: passUpdateAttempts}, svc); err != nil {
 			return err
 		}
 	}

@@ -127,7 +127,7 @@ func (a *App) restoreCoupon(ctx context.Context, q store.Q, old ticketing.Coupon
 		return nc, err
 	}
 	for _, t := range tickets {
-		if err := revoke(ctx, q, t, ticketing.RevocationRestored, "replaced by the ticket of a restored coupon", now); err != nil {
+		if err := a.revoke(ctx, q, t, ticketing.RevocationRestored, "replaced by the ticket of a restored coupon", now); err != nil {
 			return nc, err
 		}
 	}

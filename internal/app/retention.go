@@ -437,7 +437,7 @@ func (a *App) ErasePersonalData(ctx context.Context, p account.Principal, kind, 
 			recs := []recordJSON{}
 			for _, t := range s.tickets {
 				if t.InvalidatedAt == nil && t.ValidUntil.After(now) {
-					if err := revoke(ctx, q, t, ticketing.RevocationErased, "personal data erased on request", now); err != nil {
+					if err := a.revoke(ctx, q, t, ticketing.RevocationErased, "personal data erased on request", now); err != nil {
 						return err
 					}
 				}

@@ -23,7 +23,7 @@ const MaxRevocationReason = 200
 // appends it to the revocation feed; entries of ended tickets are pruned in
 // the same transaction, and its saved passes are updated (passesChanged).
 // A ticket that is already invalid is left alone.
-func revoke(ctx context.Context, q store.Q, t ticketing.Ticket, kind, reason string, now time.Time) error {
+func (a *App) revoke(ctx context.Context, q store.Q, t ticketing.Ticket, kind, reason string, now time.Time) error {
 	changed, err := q.RevokeTicket(ctx, t.ID, kind+": "+reason, now)
 	if err != nil || !changed {
 		return err
@@ -31,7 +31,7 @@ func revoke(ctx context.Context, q store.Q, t ticketing.Ticket, kind, reason str
 	if _, err := q.PruneRevocations(ctx, now); err != nil {
 		return err
 	}
-	if err := passesChanged(ctx, q, now, now, t.ID); err != nil { // the pass shows "voided"
+	if err := a.passesChanged(ctx, q, now, now, t.ID); err != nil { // the pass shows "voided"
 		return err
 	}
 	if t.ValidUntil.Before(now) {
@@ -61,7 +61,7 @@ func (a *App) RevokeTicket(ctx context.Context, id, reason string) (ticketing.Ti
 		if t.InvalidatedAt != nil {
 			return apperr.E(op, apperr.Conflict, CodeTicketAlreadyInvalid, "the ticket is already invalid: "+revokedReason(t))
 		}
-		if err := revoke(ctx, q, t, ticketing.RevocationRevoked, reason, now); err != nil {
+		if err := a.revoke(ctx, q, t, ticketing.RevocationRevoked, reason, now); err != nil {
 			return err
 		}
 		t, err = q.Ticket(ctx, id)

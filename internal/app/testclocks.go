@@ -3,6 +3,7 @@ package app
 import (
 	"context"
 	"fmt"
+	"strings"
 	"time"
 	"unicode/utf8"
 
@@ -154,11 +155,12 @@ func (a *App) AdvanceTestClock(ctx context.Context, p account.Principal, id, to 
 			return apperr.Validation(op, CodeInvalidFrozenTime, "/frozen_time",
 				fmt.Sprintf("frozen_time must be after the clock's time %s: a clock only moves forward", clock.Timestamp(c.FrozenTime)))
 		}
+		from := c.FrozenTime
 		c.FrozenTime, c.Status = t, ticketing.TestClockAdvancing
 		if err := q.SetTestClock(ctx, id, t, c.Status); err != nil {
 			return err
 		}
-		return q.EnqueueJob(ctx, jobs.NewJob{Kind: JobTestClockAdvance, Payload: id}, a.clock.Now())
+		return q.EnqueueJob(ctx, jobs.NewJob{Kind: JobTestClockAdvance, Payload: advancePayload(id, from)}, a.clock.Now())
 	})
 	if err == nil && a.Jobs != nil {
 		a.Jobs.Notify()
@@ -192,14 +194,69 @@ func (a *App) DeleteTestClock(ctx context.Context, p account.Principal, id strin
 // work up to its time, then status ready. A retry after a crash redoes
 // only what is not done (each subscription ends once).
 func (a *App) advanceJob(ctx context.Context, j jobs.Job) error {
-	t, err := a.store.Read().TestClockTime(ctx, j.Payload)
+	id, from := parseAdvancePayload(j.Payload)
+	t, err := a.store.Read().TestClockTime(ctx, id)
 	if err != nil {
 		return err
 	}
-	if _, err := a.endSubscriptions(ctx, j.Payload, t); err != nil {
+	if _, err := a.endSubscriptions(ctx, id, t); err != nil {
 		return err
 	}
-	return a.store.Write(ctx, func(q store.Q) error { return q.SetTestClockStatus(ctx, j.Payload, ticketing.TestClockReady) })
+	err = a.store.Write(ctx, func(q store.Q) error {
+		if err := a.clockPassUpdates(ctx, q, id, from, t); err != nil {
+			return err
+		}
+		return q.SetTestClockStatus(ctx, id, ticketing.TestClockReady)
+	})
+	if err == nil {
+		a.notifyJobs()
+	}
+	return err
+}
+
+// clockPassUpdates is the wallet work of an advance from from to to: the
+// pass of every coupon on the clock whose next cycle started on the way
+// moves to it, as a cycle's start moves it in real time (passesChanged
+// due now: the Apple update job, pushed to the pass's devices). A retry
+// enqueues them again (a device asks once more and finds nothing new).
+func (a *App) clockPassUpdates(ctx context.Context, q store.Q, clockID string, from, to time.Time) error {
+	ids, err := q.ClockTicketsStarted(ctx, clockID, from, to)
+	if err != nil {
+		return err
+	}
+	svc := a.clock.Now()
+	for _, id := range ids {
+		n, err := q.CountApplePasses(ctx, id)
+		if err != nil {
+			return err
+		}
+		if n == 0 {
+			continue
+		}
+		if err := q.EnqueueJob(ctx, jobs.NewJob{Kind: JobApplePassUpdate, Payload: id, MaxAttempts: passUpdateAttempts}, svc); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+// advancePayload is the JobTestClockAdvance payload: the clock's id and
+// the time it was advanced from (the start of the advance's span).
+func advancePayload(id string, from time.Time) string {
+	return id + " " + from.UTC().Format(time.RFC3339Nano)
+}
+
+// parseAdvancePayload reads advancePayload; a payload of only the id (a
+// job queued before the span was recorded) spans everything before the
+// clock's time.
+func parseAdvancePayload(p string) (id string, from time.Time) {
+	id, ts, ok := strings.Cut(p, " ")
+	if ok {
+		if t, err := time.Parse(time.RFC3339Nano, ts); err == nil {
+			return id, t
+		}
+	}
+	return id, time.Time{}
 }
 
 // orderClock resolves the test_clock of an order request: nil without

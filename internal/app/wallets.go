@@ -15,6 +15,7 @@ import (
 	"github.com/farebox/farebox/internal/barcode/vdv"
 	"github.com/farebox/farebox/internal/catalog"
 	"github.com/farebox/farebox/internal/engines"
+	"github.com/farebox/farebox/internal/store"
 	"github.com/farebox/farebox/internal/ticketing"
 	"github.com/farebox/farebox/internal/wallet"
 	"github.com/farebox/farebox/internal/wallet/apple"
@@ -140,8 +141,16 @@ func (w *Wallets) signBarcode(d TicketDetails, v wallet.TicketView, kr *barcode.
 	}
 	if profile != catalog.BarcodeUIC && profile != catalog.BarcodeVDV {
 		// The ticket's own key while the keyring holds it (rotation keeps
-		// barcodes already on phones), else the active one.
-		b, _, err := barcode.SignWith(v.Claims(), kr, d.Ticket.InspectionKeyID)
+		// barcodes already on phones); unstamped, the key that signed when
+		// it was issued (a key published ahead does not re-sign tickets
+		// issued before it starts), else the active one.
+		kid := d.Ticket.InspectionKeyID
+		if kid == 0 {
+			if k, ok := kr.SignerAt(v.Claims().Environment, d.Ticket.CreatedAt); ok {
+				kid = k.ID
+			}
+		}
+		b, _, err := barcode.SignWith(v.Claims(), kr, kid)
 		return b, err
 	}
 	// Issued when the ticket was made, the real time, also when its
@@ -161,7 +170,7 @@ func (w *Wallets) signBarcode(d TicketDetails, v wallet.TicketView, kr *barcode.
 			return nil, err
 		}
 		return vdv.Issue(v.Claims(), vdv.Product{Number: d.Product.BarcodeProductNumber, Area: area,
-			PriceCents: int64(d.Product.PriceInCents), VATBP: int(d.Product.VATRateBP)}, iss, issued)
+			PriceCents: int64(d.Product.PriceInCents), VATBP: int(d.Product.VATRateBP), TicketNumber: d.Ticket.VDVNumber}, iss, issued)
 	}
 	iss, err := w.o.UIC()
 	if err != nil {
@@ -456,4 +465,34 @@ func (c *barcodeCache) properties(payload []byte) (map[string]any, error) {
 	c.m[string(payload)] = props
 	c.mu.Unlock()
 	return props, nil
+}
+
+// BackfillVDVNumbers stores the hash-derived VDV ticket number
+// (vdv.TicketNumber) of every still-valid ticket of a vdv-ka-static
+// product that has none (issued before the counter, or while its product
+// had another profile), so the counter never hands out a number such a
+// ticket's barcode carries. The barcodes do not change. serve runs it at
+// start; it returns how many tickets it numbered.
+func (a *App) BackfillVDVNumbers(ctx context.Context) (int, error) {
+	var products []string
+	for _, p := range a.Catalog().File().Products {
+		if p.Barcode() == catalog.BarcodeVDV {
+			products = append(products, p.ID)
+		}
+	}
+	total := 0
+	for {
+		ids, err := a.store.Read().UnnumberedVDVTickets(ctx, products, a.clock.Now(), 1000)
+		if err != nil || len(ids) == 0 {
+			return total, err
+		}
+		numbers := make(map[string]uint32, len(ids))
+		for _, id := range ids {
+			numbers[id] = vdv.TicketNumber(id)
+		}
+		if err := a.store.Write(ctx, func(q store.Q) error { return q.SetVDVNumbers(ctx, numbers) }); err != nil {
+			return total, err
+		}
+		total += len(ids)
+	}
 }

@@ -9,6 +9,7 @@ import (
 	"sort"
 	"strconv"
 	"strings"
+	"time"
 
 	"github.com/farebox/farebox/internal/apperr"
 )
@@ -22,11 +23,24 @@ const (
 	keyFilePrefix = "inspection-"
 	privSuffix    = ".key"
 	pubSuffix     = ".pub"
+	// fromSuffix names "inspection-<kid>.from": the instant (RFC 3339) from
+	// which a rotated key signs (docs/wallet.md, "Key rotation"). Until
+	// then the key is published (keys.json) but signs nothing, so devices
+	// that sync keys.json daily know it before they meet its signatures.
+	fromSuffix = ".from"
 )
 
-// LoadDir reads every key file of dir into a keyring. It fails with
-// apperr NotFound when dir holds no signing key.
-func LoadDir(dir string) (*Keyring, error) {
+// FromFileName is the name of the file holding the instant from which
+// key kid signs.
+func FromFileName(kid uint16) string { return keyFilePrefix + strconv.Itoa(int(kid)) + fromSuffix }
+
+// LoadDir reads every key file of dir into a keyring at the current time
+// (LoadDirAt). It fails with apperr NotFound when dir holds no signing key.
+func LoadDir(dir string) (*Keyring, error) { return LoadDirAt(dir, time.Now()) }
+
+// LoadDirAt is LoadDir at now: a key whose signing starts after now only
+// verifies (LoadFilesAt).
+func LoadDirAt(dir string, now time.Time) (*Keyring, error) {
 	const op = "barcode.LoadDir"
 	ents, err := os.ReadDir(dir)
 	if err != nil && !errors.Is(err, fs.ErrNotExist) {
@@ -35,7 +49,7 @@ func LoadDir(dir string) (*Keyring, error) {
 	files := map[string][]byte{}
 	for _, e := range ents {
 		name := e.Name()
-		if _, _, ok := keyFileID(name); !ok || e.IsDir() {
+		if _, _, ok := keyFileID(name); (!ok && !isFromFile(name)) || e.IsDir() {
 			continue
 		}
 		data, err := os.ReadFile(filepath.Join(dir, name))
@@ -44,7 +58,7 @@ func LoadDir(dir string) (*Keyring, error) {
 		}
 		files[name] = data
 	}
-	kr, err := LoadFiles(files)
+	kr, err := LoadFilesAt(files, now)
 	if apperr.KindOf(err) == apperr.NotFound {
 		return nil, apperr.E(op, apperr.NotFound, CodeInspectionKeyNotFound, "no live inspection signing key in "+dir)
 	}
@@ -65,8 +79,36 @@ func KeyFileName(k Key) string {
 // list of configured files, database rows). Names that do not follow the
 // layout are ignored. It fails with apperr NotFound when no live signing
 // key is among them.
-func LoadFiles(files map[string][]byte) (*Keyring, error) {
+func LoadFiles(files map[string][]byte) (*Keyring, error) { return LoadFilesAt(files, time.Now()) }
+
+// isFromFile reports whether name is an "inspection-<kid>.from" file.
+func isFromFile(name string) bool {
+	num, ok := strings.CutSuffix(strings.TrimPrefix(name, keyFilePrefix), fromSuffix)
+	if !ok || !strings.HasPrefix(name, keyFilePrefix) {
+		return false
+	}
+	n, err := strconv.ParseUint(num, 10, 16)
+	return err == nil && strconv.FormatUint(n, 10) == num
+}
+
+// LoadFilesAt is LoadFiles at now. A signing key with an
+// "inspection-<kid>.from" instant after now is loaded as a verify-only key
+// (published, signing nothing yet); every key's instant is kept for
+// SignerAt. A malformed instant is an error (never "signs at once").
+func LoadFilesAt(files map[string][]byte, now time.Time) (*Keyring, error) {
 	const op = "barcode.LoadFiles"
+	from := map[uint16]time.Time{}
+	for name, data := range files {
+		if !isFromFile(name) {
+			continue
+		}
+		n, _ := strconv.ParseUint(strings.TrimSuffix(strings.TrimPrefix(name, keyFilePrefix), fromSuffix), 10, 16)
+		t, err := time.Parse(time.RFC3339Nano, strings.TrimSpace(string(data)))
+		if err != nil {
+			return nil, apperr.E(op, apperr.Invalid, CodeInvalidInspectionKey, name+": not an RFC 3339 instant")
+		}
+		from[uint16(n)] = t
+	}
 	var signers, verifiers []Key
 	names := make([]string, 0, len(files))
 	for name := range files {
@@ -88,6 +130,10 @@ func LoadFiles(files map[string][]byte) (*Keyring, error) {
 		if err != nil {
 			return nil, apperr.E(op, apperr.Invalid, CodeInvalidInspectionKey, name+": "+err.Error())
 		}
+		if f, ok := from[id]; ok && f.After(now) {
+			private = false // published ahead: it signs from f on
+			k.Private = nil
+		}
 		if private {
 			signers = append(signers, k)
 		} else {
@@ -103,7 +149,17 @@ func LoadFiles(files map[string][]byte) (*Keyring, error) {
 	if active == nil {
 		return nil, apperr.E(op, apperr.NotFound, CodeInspectionKeyNotFound, "no live inspection signing key")
 	}
-	return NewKeyring(*active, append(signers, verifiers...)...)
+	kr, err := NewKeyring(*active, append(signers, verifiers...)...)
+	if err != nil {
+		return nil, err
+	}
+	kr.from = map[uint16]time.Time{}
+	for id, t := range from {
+		if _, ok := kr.keys[id]; ok {
+			kr.from[id] = t
+		}
+	}
+	return kr, nil
 }
 
 func keyFileID(name string) (id uint16, private, ok bool) {
@@ -160,6 +216,13 @@ func LoadOrCreateDir(dir string, rnd io.Reader) (kr *Keyring, created bool, err 
 // older keys keep verifying. To retire a key later, replace its .key file by
 // its .pub file (WritePublicFile).
 func RotateDir(dir, env string, rnd io.Reader) (Key, error) {
+	return RotateDirFrom(dir, env, time.Time{}, rnd)
+}
+
+// RotateDirFrom is RotateDir for a key that signs from the instant from on
+// (zero: at once): "inspection-<kid>.from" is written before the key, so
+// no reader ever sees the key without its instant.
+func RotateDirFrom(dir, env string, from time.Time, rnd io.Reader) (Key, error) {
 	const op = "barcode.RotateDir"
 	lo, hi := uint16(1), uint16(TestKeyIDBase-1)
 	switch env {
@@ -183,6 +246,14 @@ func RotateDir(dir, env string, rnd io.Reader) (Key, error) {
 		}
 	case apperr.KindOf(err) != apperr.NotFound:
 		return Key{}, err
+	}
+	if !from.IsZero() {
+		if err := os.MkdirAll(dir, 0o700); err != nil {
+			return Key{}, apperr.Wrap(op, err)
+		}
+		if err := os.WriteFile(filepath.Join(dir, FromFileName(next)), []byte(from.UTC().Format(time.RFC3339Nano)+"\n"), 0o644); err != nil {
+			return Key{}, apperr.Wrap(op, err)
+		}
 	}
 	return writeNewKey(dir, next, rnd)
 }

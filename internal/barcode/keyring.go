@@ -14,6 +14,7 @@ import (
 	"io"
 	"slices"
 	"strconv"
+	"time"
 
 	"github.com/farebox/farebox/internal/apperr"
 )
@@ -76,6 +77,48 @@ type Keyring struct {
 	testActive uint16
 	testSigner bool
 	keys       map[uint16]Key
+	// from holds the instant from which a rotated key signs (keys
+	// published ahead, LoadFilesAt); keys without one sign from always.
+	from map[uint16]time.Time
+}
+
+// SignsFrom returns the instant from which key id signs; ok is false for a
+// key that has signed from always (no instant recorded).
+func (kr *Keyring) SignsFrom(id uint16) (time.Time, bool) {
+	t, ok := kr.from[id]
+	return t, ok
+}
+
+// Pending reports whether key id is published ahead: it signs from an
+// instant after now.
+func (kr *Keyring) Pending(id uint16, now time.Time) bool {
+	t, ok := kr.from[id]
+	return ok && t.After(now)
+}
+
+// SignerAt returns the key that signed new tickets of env at instant t:
+// among the signing keys of env's range whose signing had started at t
+// (keys without an instant count as started always), the highest id; else
+// ActiveFor(env). A ticket without a stamped key is signed with the key of
+// its issue, so a key that starts signing later never changes its barcode.
+func (kr *Keyring) SignerAt(env string, t time.Time) (Key, bool) {
+	var best Key
+	found := false
+	for id, k := range kr.keys {
+		if len(k.Private) != ed25519.PrivateKeySize || keyEnv(id) != env {
+			continue
+		}
+		if f, ok := kr.from[id]; ok && f.After(t) {
+			continue
+		}
+		if !found || id > best.ID {
+			best, found = k, true
+		}
+	}
+	if found {
+		return best, true
+	}
+	return kr.ActiveFor(env)
 }
 
 // NewKeyring returns a keyring signing with active (a live-range id) and

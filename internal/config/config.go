@@ -90,6 +90,7 @@ type Config struct {
 	GoogleAPIURL                string // walletobjects v1 base URL
 	GoogleTokenURL              string // OAuth2 token URL ("" = the key file's token_uri)
 	AdvertiseDevelopmentWallets bool
+	AllowDevelopmentBarcodeKeys bool // start live with development UIC/VDV keys (docs/barcodes.md)
 	// Brand is the operator's appearance on passes and in the rendering
 	// engine (--brand-*), validated and its images read by Load; the
 	// development brand when nothing is set.
@@ -187,6 +188,7 @@ func (c *Config) settings() []setting {
 		{name: "vdv-issuer", env: "FAREBOX_VDV_ISSUER", def: "", help: "VDV-KA static barcode signer as ORG:PRODUCTORG:KEYFILE:CERTFILE (1024-bit RSA PEM, CV certificate; needs --vdv-root and --vdv-ca; docs/barcodes.md) (default: a development PKI in the data dir; its barcodes say test)"},
 		{name: "vdv-root", env: "FAREBOX_VDV_ROOT", def: "", help: "the VDV root CV certificate (7F21 with an unsigned 5F4E body)"},
 		{name: "vdv-ca", env: "FAREBOX_VDV_CA", def: "", help: "comma-separated VDV CA CV certificates signed by --vdv-root"},
+		{name: "allow-development-barcode-keys", env: "FAREBOX_ALLOW_DEVELOPMENT_BARCODE_KEYS", def: "false", help: "start although live tickets of a uic-918-3-uflex or vdv-ka-static product would carry barcodes signed with a development UIC/VDV key (specimens no inspection device accepts); without it serve refuses to start when a live API key exists (trials only; docs/barcodes.md)"},
 		{name: "google-logo-url", env: "FAREBOX_GOOGLE_LOGO_URL", def: "", help: "https logo of the Google transit class (without it the class must exist in the console)"},
 		{name: "brand-organization", env: "FAREBOX_BRAND_ORGANIZATION", def: "", help: "organisation selling the tickets, shown on passes and in the rendering engine (default: the development brand \"farebox\"; required with any other --brand-* setting)"},
 		{name: "brand-operator", env: "FAREBOX_BRAND_OPERATOR", def: "", help: "transport company issuing the tickets, shown on passes and in the rendering engine (default: --brand-organization)"},
@@ -315,6 +317,7 @@ func Load(args []string, getenv func(string) string, out io.Writer) (Config, err
 	c.InspectionKeys = get("inspection-keys")
 	c.UICIssuer = get("uic-issuer")
 	c.VDVIssuer, c.VDVRoot, c.VDVCAs = get("vdv-issuer"), get("vdv-root"), get("vdv-ca")
+	c.AllowDevelopmentBarcodeKeys = boolean("allow-development-barcode-keys")
 	if c.VDVIssuer != "" && c.VDVRoot == "" {
 		errs = append(errs, errors.New("--vdv-issuer needs --vdv-root and --vdv-ca (the chain its certificate verifies under)"))
 	}

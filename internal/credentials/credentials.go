@@ -81,12 +81,12 @@ func configErr(op, msg string) error {
 func LoadInspection(ctx context.Context, s Settings, st *store.Store, now time.Time, create bool) (kr *barcode.Keyring, source string, created bool, err error) {
 	const op = "credentials.LoadInspection"
 	if s.InspectionKeys != "" {
-		kr, err = loadConfiguredKeys(s.InspectionKeys)
+		kr, err = loadConfiguredKeys(s.InspectionKeys, now)
 		return kr, SourceConfigured, false, err
 	}
 	if s.Embedded {
 		if !create {
-			kr, err = barcode.LoadDir(s.InspectionDir())
+			kr, err = barcode.LoadDirAt(s.InspectionDir(), now)
 			return kr, SourceDataDir, false, err
 		}
 		kr, created, err = barcode.LoadOrCreateDir(s.InspectionDir(), nil)
@@ -99,10 +99,10 @@ func LoadInspection(ctx context.Context, s Settings, st *store.Store, now time.T
 	return kr, SourceDatabase, created, err
 }
 
-func loadConfiguredKeys(spec string) (*barcode.Keyring, error) {
+func loadConfiguredKeys(spec string, now time.Time) (*barcode.Keyring, error) {
 	const op = "credentials.InspectionKeys"
 	if fi, err := os.Stat(spec); err == nil && fi.IsDir() {
-		kr, err := barcode.LoadDir(spec)
+		kr, err := barcode.LoadDirAt(spec, now)
 		if err != nil {
 			return nil, configErr(op, "--inspection-keys "+spec+": "+err.Error())
 		}
@@ -124,7 +124,7 @@ func loadConfiguredKeys(spec string) (*barcode.Keyring, error) {
 		}
 		files[name] = data
 	}
-	kr, err := barcode.LoadFiles(files)
+	kr, err := barcode.LoadFilesAt(files, now)
 	if err != nil {
 		return nil, configErr(op, "--inspection-keys: "+err.Error())
 	}
@@ -166,7 +166,7 @@ func loadDatabaseKeys(ctx context.Context, st *store.Store, now time.Time, creat
 		if err != nil {
 			return nil, nil, err
 		}
-		kr, err := barcode.LoadFiles(files)
+		kr, err := barcode.LoadFilesAt(files, now)
 		if err != nil && apperr.KindOf(err) != apperr.NotFound {
 			return nil, nil, err
 		}
@@ -336,13 +336,17 @@ func LoadGoogle(s Settings) (i *google.Issuer, created bool, err error) {
 // directory, the data dir in embedded mode, the service_secrets table on
 // PostgreSQL — with the next free id of env's range. A configured list of
 // key files cannot grow: the operator adds the file and lists it.
-func RotateInspection(ctx context.Context, s Settings, st *store.Store, env string, now time.Time) (barcode.Key, error) {
+//
+// The new key signs from the instant from on (zero: at once); until then it
+// is published and verifies only (barcode.LoadFilesAt). The instant is
+// stored before or with the key, never after it.
+func RotateInspection(ctx context.Context, s Settings, st *store.Store, env string, now, from time.Time) (barcode.Key, error) {
 	const op = "credentials.RotateInspection"
 	if env != barcode.EnvLive && env != barcode.EnvTest {
 		return barcode.Key{}, apperr.E(op, apperr.Invalid, barcode.CodeInvalidEnvironment, `environment must be "live" or "test"`)
 	}
 	if dir, ok := s.keyDir(); ok {
-		return barcode.RotateDir(dir, env, nil)
+		return barcode.RotateDirFrom(dir, env, from, nil)
 	} else if s.InspectionKeys != "" {
 		return barcode.Key{}, configErr(op, "--inspection-keys lists key files: create inspection-<kid>.key (next id above the listed ones) in your secret store and add it to the list")
 	}
@@ -362,6 +366,11 @@ func RotateInspection(ctx context.Context, s Settings, st *store.Store, env stri
 		return barcode.Key{}, err
 	}
 	err = st.Write(ctx, func(q store.Q) error {
+		if !from.IsZero() {
+			if _, err := q.InsertServiceSecret(ctx, barcode.FromFileName(k.ID), []byte(from.UTC().Format(time.RFC3339Nano)), now); err != nil {
+				return err
+			}
+		}
 		ins, err := q.InsertServiceSecret(ctx, barcode.KeyFileName(k), pem, now)
 		if err == nil && !ins {
 			err = apperr.E(op, apperr.Conflict, CodeConcurrentRotation, "another rotation took key id "+k.Kid()+" at the same time; run it again")
@@ -377,7 +386,7 @@ func RotateInspection(ctx context.Context, s Settings, st *store.Store, env stri
 // operator (error). removed is false when no such key was stored.
 func RemoveInspectionKey(ctx context.Context, s Settings, st *store.Store, kid uint16) (removed bool, err error) {
 	const op = "credentials.RemoveInspectionKey"
-	names := []string{barcode.KeyFileName(barcode.Key{ID: kid, Private: []byte{0}}), barcode.KeyFileName(barcode.Key{ID: kid})}
+	names := []string{barcode.KeyFileName(barcode.Key{ID: kid, Private: []byte{0}}), barcode.KeyFileName(barcode.Key{ID: kid}), barcode.FromFileName(kid)}
 	if dir, ok := s.keyDir(); ok {
 		for _, n := range names {
 			err := os.Remove(filepath.Join(dir, n))

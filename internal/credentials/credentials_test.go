@@ -285,7 +285,7 @@ func TestKeyStoreChanges(t *testing.T) {
 		t.Fatal(err)
 	}
 	s := Settings{InspectionKeys: dir}
-	k, err := RotateInspection(ctx, s, nil, barcode.EnvLive, time.Now())
+	k, err := RotateInspection(ctx, s, nil, barcode.EnvLive, time.Now(), time.Time{})
 	if err != nil || k.ID != 2 {
 		t.Fatalf("rotate dir: %v %v", k.ID, err)
 	}
@@ -300,13 +300,13 @@ func TestKeyStoreChanges(t *testing.T) {
 		t.Errorf("key 1 still loads: %v", err)
 	}
 	list := Settings{InspectionKeys: filepath.Join(dir, "inspection-2.key")}
-	if _, err := RotateInspection(ctx, list, nil, barcode.EnvLive, time.Now()); apperr.As(err) == nil || apperr.As(err).Code != CodeInvalidConfiguration {
+	if _, err := RotateInspection(ctx, list, nil, barcode.EnvLive, time.Now(), time.Time{}); apperr.As(err) == nil || apperr.As(err).Code != CodeInvalidConfiguration {
 		t.Errorf("rotate a file list: %v", err)
 	}
 	if _, err := RemoveInspectionKey(ctx, list, nil, 2); apperr.As(err) == nil || apperr.As(err).Code != CodeInvalidConfiguration {
 		t.Errorf("remove from a file list: %v", err)
 	}
-	if _, err := RotateInspection(ctx, s, nil, "staging", time.Now()); apperr.KindOf(err) != apperr.Invalid {
+	if _, err := RotateInspection(ctx, s, nil, "staging", time.Now(), time.Time{}); apperr.KindOf(err) != apperr.Invalid {
 		t.Errorf("rotate staging: %v", err)
 	}
 	for _, engine := range storetest.Engines {
@@ -322,7 +322,7 @@ func TestKeyStoreChanges(t *testing.T) {
 				wg.Add(1)
 				go func() {
 					defer wg.Done()
-					if k, err := RotateInspection(ctx, db, st, barcode.EnvLive, time.Now()); err == nil {
+					if k, err := RotateInspection(ctx, db, st, barcode.EnvLive, time.Now(), time.Time{}); err == nil {
 						ids <- k.ID
 					} else if apperr.As(err) == nil || apperr.As(err).Code != CodeConcurrentRotation {
 						t.Errorf("concurrent rotation: %v", err)

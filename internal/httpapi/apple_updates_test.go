@@ -147,6 +147,14 @@ func appleUpdateCycle(t *testing.T, e *apitest.Env, srv *apnstest.Server) {
 	if got, _ := passFiles(t, r.Body); got != u {
 		t.Errorf("web service pass %+v, download %+v", got, u)
 	}
+	// The entity tag revalidates at once; a date in the pass's last
+	// seconds cannot (app.LastModifiedMargin): 200 until the margin passed.
+	etag := r.Header.Get("ETag")
+	e.Must(304, apitest.Req{Method: "GET", Path: passPath, Header: map[string]string{"Authorization": auth["Authorization"], "If-None-Match": etag}})
+	e.Must(200, apitest.Req{Method: "GET", Path: passPath, Header: map[string]string{"Authorization": auth["Authorization"], "If-Modified-Since": lm}})
+	e.Clock.Advance(app.LastModifiedMargin + time.Second)
+	r = e.Must(200, apitest.Req{Method: "GET", Path: passPath, Header: auth})
+	lm = r.Header.Get("Last-Modified")
 	e.Must(304, apitest.Req{Method: "GET", Path: passPath, Header: map[string]string{"Authorization": auth["Authorization"], "If-Modified-Since": lm}})
 
 	attacks(t, e, tid, reg, list, passPath, auth)
@@ -175,6 +183,12 @@ func appleUpdateCycle(t *testing.T, e *apitest.Env, srv *apnstest.Server) {
 	if lm2 == lm {
 		t.Errorf("Last-Modified unchanged after the restore: %s", lm2)
 	}
+	if r.Header.Get("ETag") == etag {
+		t.Errorf("ETag unchanged after the restore: %s", etag)
+	}
+	e.Must(304, apitest.Req{Method: "GET", Path: passPath, Header: map[string]string{"Authorization": auth["Authorization"], "If-None-Match": r.Header.Get("ETag")}})
+	e.Clock.Advance(app.LastModifiedMargin + time.Second)
+	lm2 = e.Must(200, apitest.Req{Method: "GET", Path: passPath, Header: map[string]string{"Authorization": auth["Authorization"], "If-Modified-Since": lm2}}).Header.Get("Last-Modified")
 	e.Must(304, apitest.Req{Method: "GET", Path: passPath, Header: map[string]string{"Authorization": auth["Authorization"], "If-Modified-Since": lm2}})
 	e.Must(204, apitest.Req{Method: "GET", Path: list + "?passesUpdatedSince=" + changed.LastUpdated})
 

@@ -3,7 +3,6 @@ package httpapi
 import (
 	"net/http"
 	"strings"
-	"time"
 
 	"github.com/farebox/farebox/internal/app"
 )
@@ -86,27 +85,30 @@ func (s *Server) updatedAppleSerials(w http.ResponseWriter, r *http.Request) err
 }
 
 // latestApplePass answers GET …/passes/{type}/{serial}: the current pass
-// with Last-Modified, or 304 when If-Modified-Since is not older.
+// with ETag and Last-Modified, or 304 when If-None-Match names its ETag
+// (or, without If-None-Match, If-Modified-Since is not older; app
+// LatestApplePass says why that cannot miss a change in the same second).
 func (s *Server) latestApplePass(w http.ResponseWriter, r *http.Request) error {
-	var since time.Time
+	req := app.ApplePassRequest{PassType: r.PathValue("pass_type_id"), Serial: r.PathValue("serial_number"),
+		Token: applePassToken(r), IfNoneMatch: r.Header.Get("If-None-Match")}
 	if h := r.Header.Get("If-Modified-Since"); h != "" {
-		since, _ = http.ParseTime(h) // an unreadable date is ignored (RFC 9110 13.1.3)
+		req.IfModifiedSince, _ = http.ParseTime(h) // an unreadable date is ignored (RFC 9110 13.1.3)
 	}
-	b, modified, notModified, err := s.Wallets.LatestApplePass(r.Context(), r.PathValue("pass_type_id"), r.PathValue("serial_number"),
-		applePassToken(r), since)
+	a, err := s.Wallets.LatestApplePass(r.Context(), req)
 	if err != nil {
 		return err
 	}
 	h := w.Header()
-	h.Set("Last-Modified", modified.UTC().Format(http.TimeFormat))
+	h.Set("ETag", a.ETag)
+	h.Set("Last-Modified", a.LastModified.UTC().Format(http.TimeFormat))
 	h.Set("Cache-Control", "no-store")
-	if notModified {
+	if a.NotModified {
 		w.WriteHeader(http.StatusNotModified)
 		return nil
 	}
 	h.Set("Content-Type", app.ApplePassContentType)
 	w.WriteHeader(http.StatusOK)
-	_, _ = w.Write(b)
+	_, _ = w.Write(a.Pass)
 	return nil
 }
 

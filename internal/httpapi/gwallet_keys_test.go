@@ -321,7 +321,7 @@ func TestInspectionKeyRotationAndRevocation(t *testing.T) {
 						t.Errorf("revoke %q %.10q: %v, want %s", c.kid, c.reason, err, c.code)
 					}
 				}
-				if _, err := e.App.RotateInspectionKey(ctx, s, "staging"); apperr.As(err) == nil || apperr.As(err).Code != barcode.CodeInvalidEnvironment {
+				if _, err := e.App.RotateInspectionKey(ctx, s, "staging", 0); apperr.As(err) == nil || apperr.As(err).Code != barcode.CodeInvalidEnvironment {
 					t.Errorf("rotate staging: %v", err)
 				}
 				if got := read(tidA); !bytes.Equal(got, oldPayload) || len(keysOf().IDs()) != 2 {
@@ -329,7 +329,7 @@ func TestInspectionKeyRotationAndRevocation(t *testing.T) {
 				}
 
 				// Rotation: A keeps key 1, a new ticket B gets key 2; both published.
-				r, err := e.App.RotateInspectionKey(ctx, s, barcode.EnvLive)
+				r, err := e.App.RotateInspectionKey(ctx, s, barcode.EnvLive, 0)
 				if err != nil || r.New.ID != 2 || r.Old != 1 || r.Stamped != 1 || len(r.Pruned) != 0 {
 					t.Fatalf("rotate: %+v %v", r, err)
 				}
@@ -419,7 +419,7 @@ func TestInspectionKeyRotationAndRevocation(t *testing.T) {
 				if _, err := e.App.RevokeInspectionKey(ctx, s, "32769", "Testschlüssel kompromittiert"); apperr.As(err) == nil || apperr.As(err).Code != app.CodeInspectionKeyActive {
 					t.Errorf("revoking the only test key: %v", err)
 				}
-				if r, err := e.App.RotateInspectionKey(ctx, s, barcode.EnvTest); err != nil || r.New.ID != barcode.TestKeyIDBase+2 || r.Stamped != 1 {
+				if r, err := e.App.RotateInspectionKey(ctx, s, barcode.EnvTest, 0); err != nil || r.New.ID != barcode.TestKeyIDBase+2 || r.Stamped != 1 {
 					t.Fatalf("test rotation: %+v %v", r, err)
 				}
 				reload()
@@ -433,7 +433,7 @@ func TestInspectionKeyRotationAndRevocation(t *testing.T) {
 				settleJobs(t, e, app.JobGoogleObject)
 				// A rotation later: the key of A and B (2) stays while they are
 				// valid; once they ended it is pruned.
-				if r, err = e.App.RotateInspectionKey(ctx, s, barcode.EnvLive); err != nil || r.New.ID != 3 || r.Stamped != 1 {
+				if r, err = e.App.RotateInspectionKey(ctx, s, barcode.EnvLive, 0); err != nil || r.New.ID != 3 || r.Stamped != 1 {
 					t.Fatalf("second rotation: %+v %v", r, err)
 				}
 				_ = tidB

@@ -31,5 +31,6 @@ const (
 	CodeSubscriptionNotFound       = "subscription_not_found"
 	CodeTestClockNotFound          = "test_clock_not_found"
 	CodeTicketNotFound             = "ticket_not_found"
+	CodeVDVNumbersExhausted        = "vdv_numbers_exhausted"
 	CodeWebhookEndpointNotFound    = "webhook_endpoint_not_found"
 )

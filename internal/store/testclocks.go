@@ -98,3 +98,12 @@ func testClocksSQL(f ticketing.TestClockFilter) pageStmt {
 	w.conds = append(w.conds, "deleted_at IS NULL") // test_clocks_list's predicate
 	return w.pageSQL(`SELECT `+testClockCols+` FROM test_clocks`, "", f.Query)
 }
+
+// ClockTicketsStarted lists the tickets of the coupons on clock clockID
+// whose validity starts after from and not after to (the cycles an
+// advance of the clock from from to to reaches), by id.
+func (q Q) ClockTicketsStarted(ctx context.Context, clockID string, from, to time.Time) ([]string, error) {
+	return collect(ctx, q, `SELECT t.id FROM coupons c JOIN tickets t ON t.coupon_id = c.id
+		WHERE c.test_clock_id = $1 AND t.valid_from > $2 AND t.valid_from <= $3 ORDER BY t.id`, []any{clockID, now(from), now(to)},
+		func(scan scanner) (id string, err error) { return id, scan(&id) })
+}

@@ -12,16 +12,16 @@ import (
 )
 
 const ticketCols = `id, coupon_id, account_id, environment, product_id, cycle_id, identification_medium, medium_hash, tariff_settings,
-	valid_from, valid_until, reactivation_key, used_reactivation_key, invalidated_at, created_at, revoked_reason, inspection_kid`
+	valid_from, valid_until, reactivation_key, used_reactivation_key, invalidated_at, created_at, revoked_reason, inspection_kid, vdv_number`
 
 // InsertTicket writes a ticket. A second ticket for the same coupon and
 // cycle (concurrent activations) is an apperr.Conflict.
 func (q Q) InsertTicket(ctx context.Context, t ticketing.Ticket) error {
 	_, err := q.db.ExecContext(ctx, `INSERT INTO tickets (`+ticketCols+`)
-		VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12, $13, $14, $15, $16, $17)`,
+		VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12, $13, $14, $15, $16, $17, $18)`,
 		t.ID, t.CouponID, t.AccountID, string(t.Environment), t.ProductID, t.CycleID, string(t.IdentificationMedium), t.MediumHash,
 		jsonText(t.TariffSettings), now(t.ValidFrom), now(t.ValidUntil), t.ReactivationKey, t.UsedReactivationKey,
-		timePtr(t.InvalidatedAt), now(t.CreatedAt), t.RevokedReason, keyID(t.InspectionKeyID))
+		timePtr(t.InvalidatedAt), now(t.CreatedAt), t.RevokedReason, keyID(t.InspectionKeyID), vdvNumber(t.VDVNumber))
 	return mapErr(err)
 }
 
@@ -76,9 +76,9 @@ func scanTicket(scan scanner) (t ticketing.Ticket, err error) {
 	var ts, key, used sql.NullString
 	var inv sql.NullTime
 	var reason sql.NullString
-	var kid sql.NullInt64
+	var kid, vdvNum sql.NullInt64
 	if err = scan(&t.ID, &t.CouponID, &t.AccountID, &env, &t.ProductID, &t.CycleID, &medium, &t.MediumHash, &ts,
-		&t.ValidFrom, &t.ValidUntil, &key, &used, &inv, &t.CreatedAt, &reason, &kid); err != nil {
+		&t.ValidFrom, &t.ValidUntil, &key, &used, &inv, &t.CreatedAt, &reason, &kid, &vdvNum); err != nil {
 		return t, err
 	}
 	t.Environment = account.Environment(env)
@@ -92,7 +92,18 @@ func scanTicket(scan scanner) (t ticketing.Ticket, err error) {
 	if kid.Valid {
 		t.InspectionKeyID = uint16(kid.Int64)
 	}
+	if vdvNum.Valid {
+		t.VDVNumber = uint32(vdvNum.Int64)
+	}
 	return t, nil
+}
+
+// vdvNumber stores VDV ticket number 0 (none: the hash-derived one) as NULL.
+func vdvNumber(n uint32) any {
+	if n == 0 {
+		return nil
+	}
+	return int64(n)
 }
 
 // keyID stores inspection key id 0 (the active key at read time) as NULL.
@@ -101,6 +112,19 @@ func keyID(id uint16) any {
 		return nil
 	}
 	return int64(id)
+}
+
+// StampTicketKeysIssuedBefore stamps the unstamped tickets of env issued
+// before `before` and still valid at validAt with kid (the key that signed
+// them while a rotated key was published ahead).
+func (q Q) StampTicketKeysIssuedBefore(ctx context.Context, env account.Environment, kid uint16, before, validAt time.Time) (int64, error) {
+	res, err := q.db.ExecContext(ctx, `UPDATE tickets SET inspection_kid = $1
+		WHERE inspection_kid IS NULL AND environment = $2 AND created_at < $3 AND valid_until >= $4`,
+		int64(kid), string(env), now(before), now(validAt))
+	if err != nil {
+		return 0, mapErr(err)
+	}
+	return res.RowsAffected()
 }
 
 // StampTicketKeys gives the tickets of env that are signed with the active

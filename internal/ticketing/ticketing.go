@@ -120,6 +120,11 @@ type Ticket struct {
 	// barcode (docs/wallet.md, "Key rotation"); 0 means the key active when
 	// the ticket is read (tickets issued since the last rotation).
 	InspectionKeyID uint16
+	// VDVNumber is the ticket's VDV-KA ticket number (Berechtigungsnummer;
+	// docs/barcodes.md), taken from the issuer's counter when a ticket of a
+	// vdv-ka-static product is issued; 0 for one issued without (its
+	// barcode carries vdv.TicketNumber of its id).
+	VDVNumber uint32
 }
 
 // Revocation kinds: why a ticket entered the revocation feed.

@@ -4,6 +4,7 @@ import (
 	"crypto/dsa" //nolint:staticcheck // UIC 918.3 static barcodes are DSA-signed by definition
 	"crypto/rand"
 	"crypto/x509"
+	"crypto/x509/pkix"
 	"encoding/asn1"
 	"encoding/pem"
 	"errors"
@@ -69,24 +70,74 @@ func MarshalKeyPEM(k *dsa.PrivateKey) ([]byte, error) {
 	return pem.EncodeToMemory(&pem.Block{Type: "DSA PRIVATE KEY", Bytes: der}), nil
 }
 
-// ParseKeyPEM reads a "DSA PRIVATE KEY" PEM block and checks that its
-// public half matches the private one and its size fits a container version.
+// ParseKeyPEM reads a DSA private key as PEM: OpenSSL's traditional
+// "DSA PRIVATE KEY" or PKCS#8 "PRIVATE KEY" (what `openssl gendsa` writes
+// since OpenSSL 3), and checks that its public half matches the private one
+// and its size fits a container version.
 func ParseKeyPEM(b []byte) (*dsa.PrivateKey, int, error) {
 	blk, _ := pem.Decode(b)
-	if blk == nil || blk.Type != "DSA PRIVATE KEY" {
-		return nil, 0, errors.New("not a PEM \"DSA PRIVATE KEY\" block")
+	if blk == nil || (blk.Type != "DSA PRIVATE KEY" && blk.Type != "PRIVATE KEY") {
+		return nil, 0, errors.New("not a PEM \"DSA PRIVATE KEY\" or PKCS#8 \"PRIVATE KEY\" block")
 	}
 	var o opensslDSA
-	if rest, err := asn1.Unmarshal(blk.Bytes, &o); err != nil || len(rest) != 0 || o.Version != 0 {
+	if blk.Type == "PRIVATE KEY" {
+		var err error
+		if o, err = parsePKCS8DSA(blk.Bytes); err != nil {
+			return nil, 0, err
+		}
+	} else if rest, err := asn1.Unmarshal(blk.Bytes, &o); err != nil || len(rest) != 0 || o.Version != 0 {
 		return nil, 0, errors.New("malformed DSA private key")
 	}
-	k := &dsa.PrivateKey{PublicKey: dsa.PublicKey{Parameters: dsa.Parameters{P: o.P, Q: o.Q, G: o.G}, Y: o.Y}, X: o.X}
-	if o.P.Sign() <= 0 || o.Q.Sign() <= 0 || o.X.Sign() <= 0 || o.X.Cmp(o.Q) >= 0 ||
+	if o.P == nil || o.Q == nil || o.G == nil || o.X == nil || o.Y == nil ||
+		o.P.Sign() <= 0 || o.Q.Sign() <= 0 || o.G.Sign() <= 0 || o.X.Sign() <= 0 || o.X.Cmp(o.Q) >= 0 ||
 		new(big.Int).Exp(o.G, o.X, o.P).Cmp(o.Y) != 0 {
 		return nil, 0, errors.New("DSA private key is inconsistent (y != g^x mod p)")
 	}
+	k := &dsa.PrivateKey{PublicKey: dsa.PublicKey{Parameters: dsa.Parameters{P: o.P, Q: o.Q, G: o.G}, Y: o.Y}, X: o.X}
 	v, err := versionFor(&k.PublicKey)
 	return k, v, err
+}
+
+// oidDSA is id-dsa (RFC 3279), the algorithm of a PKCS#8 DSA key.
+var oidDSA = asn1.ObjectIdentifier{1, 2, 840, 10040, 4, 1}
+
+// pkcs8 is PKCS#8's (RFC 5208) unencrypted PrivateKeyInfo; attributes and
+// RFC 5958's public key, when present, are ignored.
+type pkcs8 struct {
+	Version    int
+	Algorithm  pkix.AlgorithmIdentifier
+	PrivateKey []byte
+	Rest       []asn1.RawValue `asn1:"optional"`
+}
+
+// parsePKCS8DSA reads a PKCS#8 DSA key (Go's x509 parses no DSA private
+// key): the domain parameters Dss-Parms {p, q, g} are the algorithm's
+// parameters, the private key an INTEGER x inside the OCTET STRING; y is
+// computed (g^x mod p), PKCS#8 does not carry it.
+func parsePKCS8DSA(der []byte) (opensslDSA, error) {
+	var k pkcs8
+	if rest, err := asn1.Unmarshal(der, &k); err != nil || len(rest) != 0 {
+		return opensslDSA{}, errors.New("malformed PKCS#8 private key")
+	}
+	if !k.Algorithm.Algorithm.Equal(oidDSA) {
+		return opensslDSA{}, fmt.Errorf("the PKCS#8 key is of algorithm %v, UIC 918.3 static barcodes use DSA (%v)", k.Algorithm.Algorithm, oidDSA)
+	}
+	if k.Version != 0 && k.Version != 1 {
+		return opensslDSA{}, fmt.Errorf("PKCS#8 version %d is unknown", k.Version)
+	}
+	var params struct{ P, Q, G *big.Int }
+	if rest, err := asn1.Unmarshal(k.Algorithm.Parameters.FullBytes, &params); err != nil || len(rest) != 0 {
+		return opensslDSA{}, errors.New("malformed DSA parameters in the PKCS#8 key")
+	}
+	x := new(big.Int)
+	if rest, err := asn1.Unmarshal(k.PrivateKey, &x); err != nil || len(rest) != 0 {
+		return opensslDSA{}, errors.New("malformed DSA private value in the PKCS#8 key")
+	}
+	o := opensslDSA{P: params.P, Q: params.Q, G: params.G, X: x}
+	if o.P != nil && o.P.Sign() > 0 && o.G != nil {
+		o.Y = new(big.Int).Exp(o.G, o.X, o.P)
+	}
+	return o, nil
 }
 
 func versionFor(pub *dsa.PublicKey) (int, error) {

@@ -23,6 +23,10 @@ type Product struct {
 	Area       string // where the ticket is valid, e.g. "Deutschland"
 	PriceCents int64  // price written into the basic data (0 = none)
 	VATBP      int    // VAT rate in basis points (0.01 % steps, as the VDV writes it)
+	// TicketNumber is the ticket's Berechtigungsnummer from the issuer's
+	// counter (unique per issuer); 0 = TicketNumber(ticket id), the
+	// hash-derived number of tickets issued without one.
+	TicketNumber uint32
 }
 
 // Ticket is what a VDV-KA static barcode says about one ticket.
@@ -73,7 +77,9 @@ func claimsErr(msg string) error {
 
 // TicketNumber is the 32-bit ticket number derived from farebox's ticket
 // id (the first four bytes of its SHA-256): stable, so every rendering of
-// a ticket is the same barcode.
+// a ticket is the same barcode. It is the number of tickets issued without
+// one from the issuer's counter (Product.TicketNumber): 32 bits of a hash
+// collide (about 170 pairs per 1.2 million tickets).
 func TicketNumber(ticketID string) uint32 {
 	h := sha256.Sum256([]byte(ticketID))
 	return binary.BigEndian.Uint32(h[:4])
@@ -128,8 +134,12 @@ func EncodeTicket(c barcode.Claims, p Product, iss *Issuer, issuedAt time.Time) 
 		return nil, claimsErr("ticket id and area must be at most 127 bytes for a VDV barcode")
 	}
 	var err error
+	n := p.TicketNumber
+	if n == 0 {
+		n = TicketNumber(c.TicketID)
+	}
 	b := make([]byte, 0, 256)
-	b = binary.BigEndian.AppendUint32(b, TicketNumber(c.TicketID))
+	b = binary.BigEndian.AppendUint32(b, n)
 	b = binary.BigEndian.AppendUint16(b, uint16(iss.Org))
 	b = binary.BigEndian.AppendUint16(b, uint16(p.Number))
 	b = binary.BigEndian.AppendUint16(b, uint16(iss.ProductOrg))
@@ -191,7 +201,6 @@ func EncodeTicket(c barcode.Claims, p Product, iss *Issuer, issuedAt time.Time) 
 	// Issue data: sequence numbers and the issuing "SAM" (farebox has no
 	// security module: both sequence numbers are the ticket number, the
 	// SAM id is the organisation).
-	n := TicketNumber(c.TicketID)
 	b = binary.BigEndian.AppendUint32(b, n)
 	b = append(b, 1)
 	b = binary.BigEndian.AppendUint32(b, n)
