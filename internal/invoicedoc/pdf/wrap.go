@@ -6,8 +6,10 @@ import (
 	"unicode"
 	"unicode/utf8"
 
+	pdflib "github.com/boxesandglue/baseline-pdf"
 	"github.com/boxesandglue/boxesandglue/backend/bag"
 	"github.com/boxesandglue/boxesandglue/backend/lang"
+	"github.com/boxesandglue/textshape/ot"
 )
 
 // Line breaking is done here, before the library sees the text: greedy,
@@ -187,18 +189,27 @@ func cut(word string, bold bool, size float64, room bag.ScaledPoint) (head, tail
 
 // faceMetrics measures text with a face parsed once per process (advance
 // widths, kerning ignored: DejaVu's kerning narrows the text it changes).
+// Text with a character that is not simple (text.go) is measured as
+// complexLine sets it: shaped, with the fallback fonts.
 type faceMetrics struct {
-	proto *faceProto
-	mu    sync.Mutex
-	em    map[rune]float64
+	proto   *faceProto
+	bold    bool
+	mu      sync.Mutex
+	em      map[rune]runeMetric
+	reverse map[ot.GlyphID]rune
+}
+
+type runeMetric struct {
+	adv    float64
+	simple bool
 }
 
 // maxCachedRunes bounds the width cache (text may hold any code point).
 const maxCachedRunes = 4096
 
 var (
-	regularMetrics = &faceMetrics{proto: regularFace, em: map[rune]float64{}}
-	boldMetrics    = &faceMetrics{proto: boldFace, em: map[rune]float64{}}
+	regularMetrics = &faceMetrics{proto: regularFace, em: map[rune]runeMetric{}}
+	boldMetrics    = &faceMetrics{proto: boldFace, bold: true, em: map[rune]runeMetric{}}
 )
 
 func faceFor(bold bool) *faceMetrics {
@@ -206,6 +217,36 @@ func faceFor(bold bool) *faceMetrics {
 		return boldMetrics
 	}
 	return regularMetrics
+}
+
+// metric returns r's advance in em and whether it is simple; call it with
+// m.mu held.
+func (m *faceMetrics) metric(face *pdflib.Face, r rune) runeMetric {
+	if r == '\u00a0' { // set by the library as a space (spaceWidth)
+		return runeMetric{0.333, true}
+	}
+	mt, ok := m.em[r]
+	if !ok {
+		if m.reverse == nil {
+			m.reverse = face.OTFace().Cmap().CollectReverseMapping()
+		}
+		mt = runeMetric{face.AdvanceWidth(face.Codepoint(r)), simpleRune(face, m.reverse, r)}
+		if len(m.em) < maxCachedRunes {
+			m.em[r] = mt
+		}
+	}
+	return mt
+}
+
+// simple reports whether r is set by the library's paragraph builder.
+func (m *faceMetrics) simple(r rune) bool {
+	face, err := m.proto.parsed()
+	if err != nil {
+		return false
+	}
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	return m.metric(face, r).simple
 }
 
 // width is the advance width of s at size; 0 when the font cannot be
@@ -216,22 +257,16 @@ func (m *faceMetrics) width(s string, size float64) bag.ScaledPoint {
 		return 0
 	}
 	m.mu.Lock()
-	defer m.mu.Unlock()
 	var em float64
 	for _, r := range s {
-		if r == '\u00a0' { // set by the library as a space (spaceWidth)
-			em += 0.333
-			continue
+		mt := m.metric(face, r)
+		if !mt.simple {
+			m.mu.Unlock()
+			return complexWidth(s, m.bold, size)
 		}
-		adv, ok := m.em[r]
-		if !ok {
-			adv = face.AdvanceWidth(face.Codepoint(r))
-			if len(m.em) < maxCachedRunes {
-				m.em[r] = adv
-			}
-		}
-		em += adv
+		em += mt.adv
 	}
+	m.mu.Unlock()
 	return bag.ScaledPointFromFloat(em * size)
 }
 
