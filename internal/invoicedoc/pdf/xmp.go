@@ -24,6 +24,10 @@ var (
 	xmpMetaEnd   = []byte("</x:xmpmeta>")
 	xmpTrailer   = []byte("\n<?xpacket end=\"w\"?>")
 	lengthRE     = regexp.MustCompile(`/Length (\d+)`)
+	// liSpace matches the indentation the library writes inside an
+	// rdf:li value ("\nRechnung 2026-000001          "), which made the
+	// XMP title and author differ from the Info dictionary's.
+	liSpace = regexp.MustCompile(`(<rdf:li[^>]*>)\s*([^<]*?)\s*(</rdf:li>)`)
 )
 
 var errXMPLayout = errors.New("pdf: unexpected XMP packet or xref layout (boxesandglue version changed?); see xmp.go")
@@ -47,15 +51,16 @@ func fixXMP(pdf []byte) ([]byte, error) {
 		return nil, errXMPLayout
 	}
 	oldLen, _ := strconv.Atoi(string(pdf[objStart+m[2] : objStart+m[3]]))
-	newLen := oldLen - len(xmpBadBegin) + len(xmpGoodBegin) + len(xmpTrailer)
+	packet := append(append([]byte{}, xmpGoodBegin...), pdf[start+len(xmpBadBegin):end]...)
+	packet = liSpace.ReplaceAll(packet, []byte("$1$2$3"))
+	packet = append(packet, xmpTrailer...)
+	newLen := oldLen + len(packet) - (end - start)
 
 	out := make([]byte, 0, len(pdf)+64)
 	out = append(out, pdf[:objStart+m[2]]...)
 	out = strconv.AppendInt(out, int64(newLen), 10)
 	out = append(out, pdf[objStart+m[3]:start]...)
-	out = append(out, xmpGoodBegin...)
-	out = append(out, pdf[start+len(xmpBadBegin):end]...)
-	out = append(out, xmpTrailer...)
+	out = append(out, packet...)
 	out = append(out, pdf[end:]...)
 	delta := len(out) - len(pdf)
 
