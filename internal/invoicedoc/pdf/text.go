@@ -395,12 +395,16 @@ func actualText(s string) string {
 	return b.String()
 }
 
-// visualText is the text of a segment in the order its glyphs stand on
-// the page: reversed for a right-to-left segment. Text extraction (poppler,
-// pdf.js) reads glyphs in visual order and itself restores the logical
-// order of right-to-left runs.
+// visualText is the /ActualText of a segment: its characters in the order
+// text extraction expects them. Extractors (poppler, pdf.js) read glyphs
+// left to right and themselves reverse runs of right-to-left letters, so a
+// right-to-left segment with Hebrew or Arabic letters is given reversed
+// (visual order) and comes out logical; a right-to-left segment without
+// such letters (emoji or mathematical letters between Hebrew words, set
+// right to left by the bidi algorithm) is not reversed by extractors and
+// is given in logical order.
 func visualText(s string, rtl bool) string {
-	if !rtl {
+	if !rtl || !strings.ContainsFunc(s, strongRTL) {
 		return s
 	}
 	rs := []rune(s)
@@ -408,6 +412,12 @@ func visualText(s string, rtl bool) string {
 		rs[a], rs[b] = rs[b], rs[a]
 	}
 	return string(rs)
+}
+
+// strongRTL reports a right-to-left letter (bidi class R or AL).
+func strongRTL(r rune) bool {
+	props, _ := bidi.LookupRune(r)
+	return props.Class() == bidi.R || props.Class() == bidi.AL
 }
 
 func pageOutput(s string) *node.StartStop {
@@ -459,10 +469,22 @@ func (l *layout) complexLine(spans []span, width bag.ScaledPoint, size float64, 
 		st := spans[s.style]
 		chain := chainFor(st.bold)
 		if s.font == -1 {
+			// A space glyph (so that extraction reads a space, not a
+			// guess from the gap) and glue up to the width wrap counted,
+			// shrinkable like the library's spaces.
+			fnt, err := l.docFont(chain[0], sz)
+			if err != nil {
+				return nil, err
+			}
 			for range s.text {
-				g := node.NewGlue()
-				g.Width, g.Shrink = spaceWidth(size), spaceShrink(size)
+				g := node.NewGlyph()
+				g.Font, g.Codepoint = fnt, fnt.Face.Codepoint(' ')
+				g.Width = bag.ScaledPoint(float64(fnt.Face.OTFace().HorizontalAdvance(ot.GlyphID(g.Codepoint))) * float64(sz) / float64(fnt.Face.UnitsPerEM))
+				g.Height, g.Depth = fnt.Size-fnt.Depth, fnt.Depth
 				add(g)
+				rest := node.NewGlue()
+				rest.Width, rest.Shrink = spaceWidth(size)-g.Width, spaceShrink(size)
+				add(rest)
 			}
 			continue
 		}
@@ -490,7 +512,11 @@ func (l *layout) complexLine(spans []span, width bag.ScaledPoint, size float64, 
 			pos := buf.Pos[k]
 			g := node.NewGlyph()
 			g.Font, g.Codepoint = fnt, int(info.GlyphID)
-			g.Width = bag.ScaledPoint(float64(pos.XAdvance) * scale)
+			// The glyph's own advance (what the PDF viewer moves by) and
+			// a kern for what positioning adds (kerning, marks), as the
+			// library does.
+			g.Width = bag.ScaledPoint(float64(face.OTFace().HorizontalAdvance(info.GlyphID)) * scale)
+			kern := bag.ScaledPoint(float64(pos.XAdvance)*scale) - g.Width
 			g.XOffset = bag.ScaledPoint(float64(pos.XOffset) * scale)
 			g.YOffset = bag.ScaledPoint(float64(pos.YOffset) * scale)
 			if info.GlyphID == 0 {
@@ -507,6 +533,11 @@ func (l *layout) complexLine(spans []span, width bag.ScaledPoint, size float64, 
 			}
 			g.Height, g.Depth = g.Font.Size-g.Font.Depth, g.Font.Depth
 			add(g)
+			if kern != 0 && info.GlyphID != 0 {
+				k := node.NewKern()
+				k.Kern = kern
+				add(k)
+			}
 		}
 		add(pageOutput("EMC\n"))
 	}
