@@ -98,3 +98,24 @@ func TestRTLTableRows(t *testing.T) {
 		}
 	}
 }
+
+// TestUndrawableStoredText: text the API now refuses (a character no font
+// has, a control character) may be stored from before; it renders, drawn
+// as U+FFFD and never as .notdef, with the original in /ActualText.
+func TestUndrawableStoredText(t *testing.T) {
+	d := invoicetest.SingleCustomer()
+	d.Texts.Notes = "Weg \U00013000 1 a\x01b"
+	d.Buyer.AddressLines[0] = "Firma \U00013001"
+	if _, ok := Drawable(d.Texts.Notes); ok {
+		t.Fatal("Drawable accepts an Egyptian hieroglyph and U+0001")
+	}
+	r := render(t, t.TempDir(), "undrawable", d)
+	for _, id := range drawnGlyphs(t, r.pdf) {
+		if id == 0 {
+			t.Fatal("a glyph is drawn as .notdef")
+		}
+	}
+	if got := text(t, r.path); !strings.Contains(got, "Weg \U00013000 1") || !strings.Contains(got, "Firma \U00013001") {
+		t.Errorf("the original characters are not in the text:\n%s", got)
+	}
+}
