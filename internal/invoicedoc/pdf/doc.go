@@ -17,7 +17,7 @@
 // regular and bold are embedded with go:embed and subset into each PDF; see
 // fonts/LICENSE; each is parsed once per process. Other scripts (Arabic,
 // Hebrew, CJK, emoji, mathematical letters) are set by text.go with bidi
-// levels (internal/uba), textshape and Debian's Noto fonts read from the
+// levels (internal/uba), textshape and Debian's fonts read from the
 // font directory (SetFontDir); Drawable tells the API which text cannot be
 // printed. A panic while rendering is returned as pdf_render_failed. boxesandglue keeps
 // package-level state (node slabs that engine.go empties after every

@@ -34,14 +34,15 @@ import (
 // the visual order and whichever glyphs (ligatures, contextual forms,
 // characters beyond U+FFFF, which the library's ToUnicode cannot map).
 //
-// Characters DejaVu lacks come from Debian's Noto fonts (and Symbola for
-// emoji), read from the font directory on first use and subset into the PDF
+// Characters DejaVu lacks come from Debian's fonts (Noto for Arabic, Hebrew,
+// mathematical letters and symbols, Droid Sans Fallback and WenQuanYi Zen
+// Hei for CJK, Symbola for emoji), read from the font directory on first use and subset into the PDF
 // like DejaVu. A character no font covers is refused by the API (Drawable);
 // one that reaches the renderer anyway (stored before) is drawn as U+FFFD,
 // never as .notdef, with the original in /ActualText.
 
-// DefaultFontDir is where Debian installs fonts-noto-core, fonts-noto-cjk
-// and fonts-symbola.
+// DefaultFontDir is where Debian installs fonts-noto-core, fonts-droid-fallback,
+// fonts-wqy-zenhei and fonts-symbola.
 const DefaultFontDir = "/usr/share/fonts"
 
 var (
@@ -85,12 +86,18 @@ var (
 	notoSymbols2 = fallbackFont("truetype/noto/NotoSansSymbols2-Regular.ttf", 0)
 	notoSymbols  = fallbackFont("truetype/noto/NotoSansSymbols-Regular.ttf", 0)
 	symbola      = fallbackFont("truetype/ancient-scripts/Symbola_hint.ttf", 0)
+	// CJK: TrueType outlines. Noto Sans CJK is CFF, and the library's CFF
+	// subsetter (textshape v0.0.10) drops the outlines of many glyphs
+	// (文, 語, every Hangul syllable came out blank), so it is not used.
+	droidFallback = fallbackFont("truetype/droid/DroidSansFallbackFull.ttf", 0)
+	// Hangul syllables, which Droid Sans Fallback lacks.
+	wqyZenHei = fallbackFont("truetype/wqy/wqy-zenhei.ttc", 0)
 
 	regularChain = []*faceProto{
 		regularFace,
 		fallbackFont("truetype/noto/NotoSansArabic-Regular.ttf", 0),
 		fallbackFont("truetype/noto/NotoSansHebrew-Regular.ttf", 0),
-		fallbackFont("opentype/noto/NotoSansCJK-Regular.ttc", 0),
+		droidFallback, wqyZenHei,
 		fallbackFont("truetype/noto/NotoSans-Regular.ttf", 0),
 		notoMath, notoSymbols2, notoSymbols, symbola,
 	}
@@ -98,7 +105,7 @@ var (
 		boldFace,
 		fallbackFont("truetype/noto/NotoSansArabic-Bold.ttf", 0),
 		fallbackFont("truetype/noto/NotoSansHebrew-Bold.ttf", 0),
-		fallbackFont("opentype/noto/NotoSansCJK-Bold.ttc", 0),
+		droidFallback, wqyZenHei,
 		fallbackFont("truetype/noto/NotoSans-Bold.ttf", 0),
 		notoMath, notoSymbols2, notoSymbols, symbola,
 	}
