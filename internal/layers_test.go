@@ -78,6 +78,8 @@ var layers = map[string]string{
 	"internal/credentials":          "adapter",
 	"internal/webhook/sender":       "adapter",
 
+	"internal/invoicedoc/pdf/internal/uba": "adapter", // UAX #9 levels for the PDF
+
 	"internal/apperr": "kernel",
 	"internal/clock":  "kernel",
 	"internal/ident":  "kernel",

@@ -13,7 +13,10 @@ command -v psql     >/dev/null || need_apt+=(postgresql-client)
 if [ -f scripts/apt-packages.txt ]; then
   while read -r pkg bin; do
     [ -z "$pkg" ] && continue
-    command -v "${bin:-$pkg}" >/dev/null || need_apt+=("$pkg")
+    case "$bin" in
+      /*) [ -e "$bin" ] || need_apt+=("$pkg") ;; # a file the package installs (fonts, jars)
+      *) command -v "${bin:-$pkg}" >/dev/null || need_apt+=("$pkg") ;;
+    esac
   done < scripts/apt-packages.txt
 fi
 if [ ${#need_apt[@]} -gt 0 ]; then

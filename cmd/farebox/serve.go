@@ -19,6 +19,7 @@ import (
 	"github.com/farebox/farebox/internal/clock"
 	"github.com/farebox/farebox/internal/config"
 	"github.com/farebox/farebox/internal/httpapi"
+	"github.com/farebox/farebox/internal/invoicedoc/pdf"
 	"github.com/farebox/farebox/internal/jobs"
 	"github.com/farebox/farebox/internal/store"
 	"github.com/farebox/farebox/internal/usage"
@@ -49,6 +50,7 @@ func serve(ctx context.Context, args []string, getenv func(string) string, stdou
 	log.Info("database ready", "engine", st.Engine(), "migrations_applied", n)
 
 	observeJob := func(string, error, time.Duration) {}
+	pdf.SetFontDir(cfg.FontDir)
 	a := app.New(app.Options{Store: st, Clock: clock.System{}, IDPrefix: cfg.IDPrefix, Location: loc, AuthCacheTTL: cfg.AuthCacheTTL,
 		Retention: cfg.Retention,
 		Invoicing: app.InvoicingOptions{Seller: cfg.Seller, BaseURL: cfg.BaseURL(), PaymentDays: cfg.PaymentDays,

@@ -11,6 +11,8 @@ import (
 	"github.com/farebox/farebox/internal/apperr"
 	"github.com/farebox/farebox/internal/clock"
 	"github.com/farebox/farebox/internal/ident"
+	"github.com/farebox/farebox/internal/invoicedoc"
+	"github.com/farebox/farebox/internal/invoicing"
 	"github.com/farebox/farebox/internal/jobs"
 	"github.com/farebox/farebox/internal/retention"
 	"github.com/farebox/farebox/internal/schema"
@@ -43,6 +45,9 @@ type App struct {
 	Jobs      *jobs.Runner
 	pdfFlight singleflight.Group // one PDF rendering per invoice at a time (ensurePDF)
 	pdfRuns   atomic.Int64       // PDFs rendered by this instance (PDFsRendered)
+	// PDFRenderer renders a document's PDF; nil is RenderPDF. Tests set
+	// it to a renderer that fails or panics (TestInvoicePDFRenderPanic).
+	PDFRenderer func(d *invoicedoc.Document, electronic bool) (invoicing.File, error)
 	// pusher sends Apple pass-update pushes (passupdates.go); nil: none.
 	pusher atomic.Pointer[PassPusher]
 

@@ -62,6 +62,7 @@ const (
 	CodeReactivationKeyUsed           = "reactivation_key_used"
 	CodeSecretCorrupt                 = "secret_corrupt"
 	CodeTextTooLong                   = "text_too_long"
+	CodeUnprintableText               = "unprintable_text"
 	CodeTransitLoading                = "transit_loading"
 	CodeUnknownBillableItem           = "unknown_billable_item"
 	CodeUnknownCollection             = "unknown_collection"

@@ -6,6 +6,8 @@ import (
 	"crypto/subtle"
 	"encoding/hex"
 	"fmt"
+	"strconv"
+	"strings"
 	"time"
 	"unicode/utf8"
 
@@ -13,6 +15,7 @@ import (
 	"github.com/farebox/farebox/internal/apperr"
 	"github.com/farebox/farebox/internal/event"
 	"github.com/farebox/farebox/internal/invoicedoc"
+	"github.com/farebox/farebox/internal/invoicedoc/pdf"
 	"github.com/farebox/farebox/internal/invoicing"
 	"github.com/farebox/farebox/internal/jobs"
 	"github.com/farebox/farebox/internal/money"
@@ -257,6 +260,28 @@ func checkTexts(t invoicedoc.Texts) error {
 		{"custom_text_before_table", t.BeforeTable}, {"custom_text_after_table", t.AfterTable}} {
 		if utf8.RuneCountInString(f.v) > MaxTextLen {
 			return apperr.Validation("app.IssueInvoice", CodeTextTooLong, "/"+f.name, fmt.Sprintf("%s must be at most %d characters", f.name, MaxTextLen))
+		}
+	}
+	return checkPrintable("app.IssueInvoice", printedText{"/subject", t.Subject}, printedText{"/notes", t.Notes},
+		printedText{"/custom_text_before_table", t.BeforeTable}, printedText{"/custom_text_after_table", t.AfterTable})
+}
+
+// printedText is a partner's text that the PDF prints, with its field.
+type printedText struct{ field, v string }
+
+// checkPrintable refuses, when the text is accepted, a character the PDF
+// cannot draw with its fonts (pdf.Drawable: a control character, or one no
+// installed font covers), so that rendering never meets it
+// (docs/invoicing.md, "Fonts and scripts").
+func checkPrintable(op string, texts ...printedText) error {
+	for _, t := range texts {
+		if r, ok := pdf.Drawable(t.v); !ok {
+			name := t.field[strings.LastIndexByte(t.field, '/')+1:]
+			if _, err := strconv.Atoi(name); err == nil {
+				name = strings.TrimPrefix(t.field, "/customer/")
+			}
+			return apperr.Validation(op, CodeUnprintableText, t.field,
+				fmt.Sprintf("%s contains %U, which the PDF cannot print (no font has it, or it is a control character)", name, r))
 		}
 	}
 	return nil
@@ -591,7 +616,7 @@ func (a *App) ensurePDF(ctx context.Context, inv invoicing.Invoice) (invoicing.F
 			return f, err
 		}
 		a.pdfRuns.Add(1)
-		p, err := RenderPDF(&inv.Document, inv.Electronic)
+		p, err := a.renderPDF(&inv.Document, inv.Electronic)
 		if err != nil {
 			return invoicing.File{}, err
 		}
@@ -605,6 +630,25 @@ func (a *App) ensurePDF(ctx context.Context, inv invoicing.Invoice) (invoicing.F
 		return invoicing.File{}, err
 	}
 	return v.(invoicing.File), nil
+}
+
+// renderPDF renders with a.PDFRenderer (RenderPDF by default). A panic
+// while rendering is returned as an error (code pdf_render_failed), never
+// passed on: the download answers 503 generation_failed and the files job
+// is buried dead with the message, for the operator to see and retry
+// (/admin/jobs) once the cause is fixed.
+func (a *App) renderPDF(d *invoicedoc.Document, electronic bool) (f invoicing.File, err error) {
+	const op = "app.renderPDF"
+	defer func() {
+		if r := recover(); r != nil {
+			err = apperr.E(op, apperr.Internal, pdf.CodeRenderFailed, fmt.Sprintf("rendering the PDF failed: %v", r))
+		}
+	}()
+	render := a.PDFRenderer
+	if render == nil {
+		render = RenderPDF
+	}
+	return render(d, electronic)
 }
 
 // PDFsRendered is how many PDFs this instance has rendered (downloads and
@@ -628,5 +672,10 @@ func (a *App) generateFiles(ctx context.Context, j jobs.Job) error {
 		return err
 	}
 	_, err = a.ensurePDF(ctx, inv)
+	if ae := apperr.As(err); ae != nil && ae.Code == pdf.CodeRenderFailed {
+		// The same document fails the same way every time: dead at once,
+		// with the cause, until the operator retries it.
+		return jobs.Permanent(err)
+	}
 	return err
 }

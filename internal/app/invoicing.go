@@ -21,6 +21,16 @@ func (a *App) CreateCustomer(ctx context.Context, p account.Principal, in invoic
 	if err != nil {
 		return invoicing.Customer{}, err
 	}
+	printed := []printedText{}
+	for i, l := range lines {
+		printed = append(printed, printedText{fmt.Sprintf("/customer/address_lines/%d", i), l})
+	}
+	if e != nil {
+		printed = append(printed, printedText{"/customer/electronic_invoicing/buyer_reference", e.BuyerReference})
+	}
+	if err := checkPrintable("app.CreateCustomer", printed...); err != nil {
+		return invoicing.Customer{}, err
+	}
 	c := invoicing.Customer{ID: a.IDs.New("customer"), AccountID: p.AccountID, Environment: p.Environment,
 		AddressLines: lines, Electronic: e, CreatedAt: a.clock.Now()}
 	err = a.store.Write(ctx, func(q store.Q) error { return q.InsertCustomer(ctx, c) })

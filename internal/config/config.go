@@ -31,6 +31,7 @@ type Config struct {
 	DatabaseURL     string
 	IDPrefix        string
 	PublicURL       string
+	FontDir         string // fallback fonts of the invoice PDFs (pdf.SetFontDir)
 	LogLevel        string
 	LogFormat       string
 	MaxBodyBytes    int64
@@ -128,6 +129,7 @@ func (c *Config) settings() []setting {
 		{name: "database-url", env: "FAREBOX_DATABASE_URL", def: "", help: "postgres:// URL; empty uses embedded SQLite in the data dir", secret: true},
 		{name: "id-prefix", env: "FAREBOX_ID_PREFIX", def: "farebox", help: "prefix of record identifiers (<prefix>-<kind>-<uuid>)"},
 		{name: "public-url", env: "FAREBOX_PUBLIC_URL", def: "", help: "public base URL used in links (default http://<addr>)"},
+		{name: "font-dir", env: "FAREBOX_FONT_DIR", def: "/usr/share/fonts", help: "directory of the Noto/Symbola fonts invoice PDFs use for scripts DejaVu lacks (Debian's layout; docs/invoicing.md)"},
 		{name: "log-level", env: "FAREBOX_LOG_LEVEL", def: "info", help: "debug, info, warn or error"},
 		{name: "log-format", env: "FAREBOX_LOG_FORMAT", def: "json", help: "json or text"},
 		{name: "max-body-bytes", env: "FAREBOX_MAX_BODY_BYTES", def: "1048576", help: "largest accepted request body"},
@@ -268,6 +270,7 @@ func Load(args []string, getenv func(string) string, out io.Writer) (Config, err
 	c.DatabaseURL = get("database-url")
 	c.IDPrefix = get("id-prefix")
 	c.PublicURL = strings.TrimRight(get("public-url"), "/")
+	c.FontDir = get("font-dir")
 	c.LogLevel = get("log-level")
 	c.LogFormat = get("log-format")
 	c.MaxBodyBytes = num("max-body-bytes")

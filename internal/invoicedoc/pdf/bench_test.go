@@ -14,6 +14,16 @@ func BenchmarkRender(b *testing.B) {
 	benchRender(b, invoicetest.CollectionSplits())
 }
 
+// BenchmarkRenderScripts renders the collection-with-splits invoice with
+// an Arabic address line and notes in Hebrew, CJK, Greek, Cyrillic, emoji
+// and mathematical letters (text.go's path, fallback fonts subset).
+func BenchmarkRenderScripts(b *testing.B) {
+	d := invoicetest.CollectionSplits()
+	d.Buyer.AddressLines[0] = "شركة النقل العام"
+	d.Texts.Notes = "הערה 12 · 東京 中文 · Ελληνικά · Русский · 😀 · 𝔘𝔫𝔦\nمدينة الرياض، شارع الملك فهد 12"
+	benchRender(b, d)
+}
+
 // benchRender renders d with its Factur-X attachment, encoded once outside
 // the loop.
 func benchRender(b *testing.B, d *invoicedoc.Document) {

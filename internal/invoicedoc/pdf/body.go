@@ -140,13 +140,13 @@ var tableCols = []column{
 	{bag.MustSP("26mm"), frontend.HAlignRight},
 }
 
-func (v *view) tableHeader(l *layout) {
-	l.row(tableCols, [][]span{{bold("Pos.")}, {bold("Bezeichnung")}, {bold("Bestellt am")}, {bold("USt")}, {bold("Netto")}, {bold("Brutto")}}, 8.5, rgbShade)
+func (v *view) tableHeader(l *layout) preparedRow {
+	return l.prepRow(tableCols, [][]span{{bold("Pos.")}, {bold("Bezeichnung")}, {bold("Bestellt am")}, {bold("USt")}, {bold("Netto")}, {bold("Brutto")}}, 8.5, rgbShade)
 }
 
 func (v *view) table(l *layout) {
+	header := v.tableHeader(l)
 	l.ensure(bag.MustSP("25mm"))
-	v.tableHeader(l)
 	for i, p := range v.positions {
 		desc := []span{plain(p.Name)}
 		if len(p.Items) > 1 || p.Quantity != 1 {
@@ -183,9 +183,14 @@ func (v *view) table(l *layout) {
 		cells := [][]span{{plain(itoa(p.Number))}, desc, {plain(ordered)}, {plain(percentLabel(p.RateBP))},
 			{plain(v.totals.Positions[i].Net.German())}, {plain(p.Gross.German())}}
 		r := l.prepRow(tableCols, cells, 9, "")
-		if l.y-r.h < bodyBottom {
+		if i == 0 {
+			// The header never stands alone at the foot of a page: it
+			// goes with the first row (TestTableHeaderNotOrphaned).
+			l.ensure(header.h + r.h)
+			l.drawRow(header)
+		} else if l.y-r.h < bodyBottom {
 			l.newPage()
-			v.tableHeader(l)
+			l.drawRow(v.tableHeader(l)) // a node list is placed once
 		}
 		l.drawRow(r)
 		l.hline(rgbRule, "0.3pt")

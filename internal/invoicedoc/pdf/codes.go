@@ -5,4 +5,5 @@ package pdf
 const (
 	CodeInvoiceMissing   = "invoice_missing"
 	CodeNoticeNotFacturx = "notice_not_facturx"
+	CodeRenderFailed     = "pdf_render_failed"
 )

@@ -15,11 +15,15 @@
 // Typesetting uses github.com/boxesandglue/boxesandglue (API still under
 // development; pinned v0.2.14 and used only in this package). DejaVu Sans
 // regular and bold are embedded with go:embed and subset into each PDF; see
-// fonts/LICENSE; each is parsed once per process. boxesandglue keeps
+// fonts/LICENSE; each is parsed once per process. Other scripts (Arabic,
+// Hebrew, CJK, emoji, mathematical letters) are set by text.go with bidi
+// levels (internal/uba), textshape and Debian's fonts read from the
+// font directory (SetFontDir); Drawable tells the API which text cannot be
+// printed. A panic while rendering is returned as pdf_render_failed. boxesandglue keeps
 // package-level state (node slabs that engine.go empties after every
 // document), so Render serialises on a mutex: one process renders one PDF
 // at a time. Lines are broken by wrap.go (greedy, linear, never wider than
 // the column, overlong words cut without a hyphen), not by the library. Colours are sRGB with an sRGB output intent. Limits: A4
 // portrait only, no logo, no veraPDF check in the tests (structure is
-// asserted with poppler tools and pdfcpu instead).
+// asserted with poppler tools, pdfcpu and PDFBox Preflight instead).
 package pdf

@@ -4,6 +4,8 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"os"
+	"path/filepath"
 	"reflect"
 	"sync"
 	"unsafe" // go:linkname to the node slabs, and setting the per-document fields of a shared face
@@ -155,13 +157,16 @@ func resetNodeArenas() {
 	imageSlab.reset()
 }
 
-// faceProto is a font parsed once per process.
+// faceProto is a font parsed once per process: embedded (data) or read
+// from the font directory (path relative to it, index in a collection).
 type faceProto struct {
-	name string
-	data []byte
-	once sync.Once
-	face *pdflib.Face
-	err  error
+	name  string
+	data  []byte
+	path  string
+	index int
+	once  sync.Once
+	face  *pdflib.Face
+	err   error
 }
 
 var (
@@ -171,14 +176,22 @@ var (
 
 func (p *faceProto) parsed() (*pdflib.Face, error) {
 	p.once.Do(func() {
-		p.face, p.err = pdflib.NewPDFWriter(io.Discard).NewFaceFromData(p.data, 0)
+		data := p.data
+		if data == nil {
+			if data, p.err = os.ReadFile(filepath.Join(fontDir(), p.path)); p.err != nil {
+				return
+			}
+			p.data = data
+		}
+		p.face, p.err = pdflib.NewPDFWriter(io.Discard).NewFaceFromData(data, p.index)
 	})
 	return p.face, p.err
 }
 
-// source returns a font source for the document whose face shares the
-// parsed tables and shaper with every other document.
-func (p *faceProto) source(fe *frontend.Document) (*frontend.FontSource, error) {
+// docFace returns a face for the document that shares the parsed tables
+// and shaper with every other document and is registered with the
+// document, so that its used glyphs are subset into the PDF.
+func (p *faceProto) docFace(fe *frontend.Document) (*pdflib.Face, error) {
 	proto, err := p.parsed()
 	if err != nil {
 		return nil, err
@@ -195,6 +208,20 @@ func (p *faceProto) source(fe *frontend.Document) (*frontend.FontSource, error) 
 		}
 	}
 	fe.Doc.Faces = append(fe.Doc.Faces, f)
+	return f, nil
+}
+
+// source returns a font source for the document whose face is docFace's.
+func (p *faceProto) source(fe *frontend.Document) (*frontend.FontSource, error) {
+	f, err := p.docFace(fe)
+	if err != nil {
+		return nil, err
+	}
+	return p.sourceFor(f)
+}
+
+// sourceFor returns a font source whose face is f (a docFace of p).
+func (p *faceProto) sourceFor(f *pdflib.Face) (*frontend.FontSource, error) {
 	fs := &frontend.FontSource{Name: p.name, Data: p.data, FontFeatures: noLigatures}
 	if err := setField(fs, "face", f); err != nil {
 		return nil, err

@@ -4,8 +4,10 @@ import (
 	"fmt"
 	"strings"
 
+	pdflib "github.com/boxesandglue/baseline-pdf"
 	"github.com/boxesandglue/boxesandglue/backend/bag"
 	"github.com/boxesandglue/boxesandglue/backend/document"
+	"github.com/boxesandglue/boxesandglue/backend/font"
 	"github.com/boxesandglue/boxesandglue/backend/node"
 	"github.com/boxesandglue/boxesandglue/frontend"
 )
@@ -53,6 +55,8 @@ type layout struct {
 	pages  int
 	onPage func(l *layout) error // draws the footer and the running header
 	err    error
+	faces  map[*faceProto]*pdflib.Face // the document's faces (text.go)
+	fonts  map[fontKey]*font.Font
 }
 
 // text formats spans into a paragraph of the given width, broken into
@@ -84,6 +88,16 @@ func (l *layout) lines(spans []span, width bag.ScaledPoint, size float64, align 
 func (l *layout) line(spans []span, width bag.ScaledPoint, size float64, align frontend.HorizontalAlignment) *node.VList {
 	if l.err != nil {
 		return node.Vpack(node.NewGlue())
+	}
+	for _, s := range spans {
+		if !isSimple(s.text, s.bold) {
+			vl, err := l.complexLine(spans, width, size, align)
+			if err != nil {
+				l.err = err
+				return node.Vpack(node.NewGlue())
+			}
+			return vl
+		}
 	}
 	te := frontend.NewText()
 	te.Settings[frontend.SettingColor] = colorText

@@ -2,6 +2,7 @@ package pdf
 
 import (
 	"bytes"
+	"errors"
 	"sync"
 	"testing"
 
@@ -9,7 +10,8 @@ import (
 )
 
 // TestParallelRender renders concurrently (the job queue runs several
-// workers); run with -race. The text of every result must be complete.
+// workers), half of the documents in other scripts, while Drawable checks
+// text as the API does; run with -race. The text of every result must be complete.
 func TestParallelRender(t *testing.T) {
 	var wg sync.WaitGroup
 	errs := make(chan error, 8)
@@ -18,7 +20,17 @@ func TestParallelRender(t *testing.T) {
 		wg.Add(1)
 		go func() {
 			defer wg.Done()
-			b, err := Render(invoicetest.SingleCustomer(), nil)
+			d := invoicetest.SingleCustomer()
+			if i%2 == 1 {
+				// scripts set by text.go, with fonts loaded on first use
+				d.Texts.Notes = "הערה 12 · عنوان · 東京 · 😀 · 𝔘𝔫𝔦"
+			}
+			// the API checks text while documents render
+			if _, ok := Drawable("שלום 中文 😀 𝔘"); !ok {
+				errs <- errors.New("Drawable refused drawable text")
+				return
+			}
+			b, err := Render(d, nil)
 			if err != nil {
 				errs <- err
 				return

@@ -3,12 +3,15 @@ package pdf
 import (
 	"bytes"
 	_ "embed"
+	"fmt"
 	"strings"
 	"sync"
 	"time"
 
+	pdflib "github.com/boxesandglue/baseline-pdf"
 	"github.com/boxesandglue/boxesandglue/backend/bag"
 	"github.com/boxesandglue/boxesandglue/backend/document"
+	"github.com/boxesandglue/boxesandglue/backend/font"
 	"github.com/boxesandglue/boxesandglue/backend/lang"
 	"github.com/boxesandglue/boxesandglue/frontend"
 
@@ -80,10 +83,17 @@ func Render(d *invoicedoc.Document, cii []byte) ([]byte, error) {
 // after each document, engine.go), with the shared faces. prepare sets the
 // document's metadata, onPage draws each page's furniture and body lays
 // out the content.
-func compose(prepare func(fe *frontend.Document) error, onPage func(l *layout) error, body func(l *layout)) ([]byte, error) {
+func compose(prepare func(fe *frontend.Document) error, onPage func(l *layout) error, body func(l *layout)) (_ []byte, err error) {
 	const op = "pdf.Render"
 	renderMu.Lock()
 	defer renderMu.Unlock()
+	// A panic inside the library (or here) is a failed document, never a
+	// crashed request or job: the caller records it (generation_failed).
+	defer func() {
+		if r := recover(); r != nil {
+			err = apperr.E(op, apperr.Internal, CodeRenderFailed, fmt.Sprintf("rendering the PDF failed: %v", r))
+		}
+	}()
 	if err := checkArenas(); err != nil {
 		return nil, apperr.Wrap(op, err)
 	}
@@ -99,19 +109,24 @@ func compose(prepare func(fe *frontend.Document) error, onPage func(l *layout) e
 		return nil, apperr.Wrap(op, err)
 	}
 	fam := fe.NewFontFamily("text")
+	l := &layout{fe: fe, fam: fam, onPage: onPage, faces: map[*faceProto]*pdflib.Face{}, fonts: map[fontKey]*font.Font{}}
 	for _, m := range []struct {
 		face   *faceProto
 		weight frontend.FontWeight
 	}{{regularFace, frontend.FontWeight400}, {boldFace, frontend.FontWeight700}} {
-		fs, err := m.face.source(fe)
+		f, err := m.face.docFace(fe)
+		if err != nil {
+			return nil, apperr.Wrap(op, err)
+		}
+		fs, err := m.face.sourceFor(f)
 		if err != nil {
 			return nil, apperr.Wrap(op, err)
 		}
 		if err := fam.AddMember(fs, m.weight, frontend.FontStyleNormal); err != nil {
 			return nil, apperr.Wrap(op, err)
 		}
+		l.faces[m.face] = f // complexLine sets text in the same face
 	}
-	l := &layout{fe: fe, fam: fam, onPage: onPage}
 	l.newPage()
 	body(l)
 	if l.err != nil {
@@ -121,7 +136,11 @@ func compose(prepare func(fe *frontend.Document) error, onPage func(l *layout) e
 	if err := fe.Finish(); err != nil {
 		return nil, apperr.Wrap(op, err)
 	}
-	return buf.Bytes(), nil
+	out, err := fixXMP(buf.Bytes())
+	if err != nil {
+		return nil, apperr.Wrap(op, err)
+	}
+	return out, nil
 }
 
 // setup sets PDF/A-3b, metadata, the sRGB output intent and the attachment.
