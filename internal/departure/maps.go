@@ -411,16 +411,48 @@ func (ix *Index) Tile(kind MapKind, z, x, y int64) (MapTile, error) {
 	return t, nil
 }
 
+// tileWindow is what a tile reaches: its frame, and the square of the
+// tile and its buffer in world coordinates and in degrees.
+type tileWindow struct {
+	fr                         mvt.TileFrame
+	minX, minY, maxX, maxY     float64
+	latLo, latHi, lonLo, lonHi float64
+}
+
+func newTileWindow(z, x, y uint32) tileWindow {
+	w := tileWindow{fr: mvt.NewTileFrame(z, x, y, tileExtent)}
+	w.minX, w.minY, w.maxX, w.maxY = w.fr.WorldBounds(tileBuffer)
+	w.latLo, w.latHi = latOfWorldY(w.maxY), latOfWorldY(w.minY)
+	w.lonLo, w.lonHi = w.minX*360-180, w.maxX*360-180
+	return w
+}
+
+// tileParts is the line in a tile: its parts clipped to the tile and its
+// buffer, simplified for the zoom and rounded to tile coordinates, before
+// mergeParts joins them with those of the route's other lines.
+func (ln *mapLine) tileParts(w *tileWindow) [][]mvt.XY {
+	if ln.maxX < w.minX || ln.minX > w.maxX || ln.maxY < w.minY || ln.minY > w.maxY {
+		return nil
+	}
+	var parts [][]mvt.XY
+	for _, run := range ln.runsNear(w.fr, w.latLo, w.latHi, w.lonLo, w.lonHi) {
+		for _, part := range mvt.ClipLine(run, tileExtent, tileBuffer) {
+			if q := mvt.Round(mvt.Simplify(part, tileTolerance)); len(q) >= 2 {
+				parts = append(parts, q)
+			}
+		}
+	}
+	return parts
+}
+
 // encodeTile builds tile z/x/y without the cache.
 func (ix *Index) encodeTile(kind MapKind, z, x, y uint32) ([]byte, error) {
 	md := ix.mapData()
-	fr := mvt.NewTileFrame(z, x, y, tileExtent)
-	minX, minY, maxX, maxY := fr.WorldBounds(tileBuffer)
+	w := newTileWindow(z, x, y)
+	fr, minX, minY, maxX, maxY := w.fr, w.minX, w.minY, w.maxX, w.maxY
 	var tile mvt.Tile
 	if kind == TransitMap {
 		layer := mvt.Layer{Name: "lines", Extent: tileExtent}
-		latLo, latHi := latOfWorldY(maxY), latOfWorldY(minY)
-		lonLo, lonHi := minX*360-180, maxX*360-180
 		for ri := range md.routes {
 			mr := &md.routes[ri]
 			if mr.maxX < minX || mr.minX > maxX || mr.maxY < minY || mr.minY > maxY {
@@ -428,17 +460,7 @@ func (ix *Index) encodeTile(kind MapKind, z, x, y uint32) ([]byte, error) {
 			}
 			var parts [][]mvt.XY
 			for _, li := range mr.lines {
-				ln := &md.lines[li]
-				if ln.maxX < minX || ln.minX > maxX || ln.maxY < minY || ln.minY > maxY {
-					continue
-				}
-				for _, run := range ln.runsNear(fr, latLo, latHi, lonLo, lonHi) {
-					for _, part := range mvt.ClipLine(run, tileExtent, tileBuffer) {
-						if q := mvt.Round(mvt.Simplify(part, tileTolerance)); len(q) >= 2 {
-							parts = append(parts, q)
-						}
-					}
-				}
+				parts = append(parts, md.lines[li].tileParts(&w)...)
 			}
 			if parts = mergeParts(parts); len(parts) == 0 {
 				continue

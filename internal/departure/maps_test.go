@@ -275,12 +275,47 @@ func addSegments(set map[[2]mvt.XY]bool, part []mvt.XY) int {
 }
 
 // Lines of one route that share track are one feature per tile whose parts
-// never repeat a segment: at WMATA's z14 tile of Metro Center, 318 features
-// were copies of 11 geometries before (one feature per shape).
+// never repeat a segment. Around Times Sq-42 St the NYC subway's routes run
+// on many overlapping shapes each (the 5 has 35 in the feed); before, a
+// tile drew one feature per shape: at z14, 200 features for 22 routes.
 func TestTransitTileMergesLinesPerRoute(t *testing.T) {
-	ix := index(t, nil, "wmata", "wmata-rail-2026.zip")
+	ix := index(t, nil, "subway", "nyc/subway.zip")
+	md := ix.mapData()
 	for _, z := range []int{8, 11, 14, 16} {
-		zz, x, y := tileAt(z, 38.898303, -77.028099)
+		zz, x, y := tileAt(z, 40.755477, -73.987691)
+		// What the tile was built from: each line (shape) of a route
+		// clipped on its own, as the code before merging drew it.
+		w := newTileWindow(uint32(zz), uint32(x), uint32(y))
+		perShape := map[string]int{}             // route → lines in the tile
+		union := map[string]map[[2]mvt.XY]bool{} // route → segments of its lines
+		repeats := false
+		for li := range md.lines {
+			ln := &md.lines[li]
+			parts := ln.tileParts(&w)
+			if len(parts) == 0 {
+				continue
+			}
+			id := ln.fi.f.Routes[ln.route].ID
+			perShape[id]++
+			if union[id] == nil {
+				union[id] = map[[2]mvt.XY]bool{}
+			}
+			for _, part := range parts {
+				if n := len(union[id]); addSegments(union[id], part) != len(dedupXY(part))-1+n {
+					repeats = true
+				}
+			}
+		}
+		unmerged := 0
+		for _, n := range perShape {
+			unmerged += n
+		}
+		// The tile is a case for merging: the unmerged lines give more
+		// features than routes and draw segments more than once.
+		if unmerged < 2*len(perShape) || !repeats {
+			t.Fatalf("z%d: %d lines of %d routes, repeated segments %v: not a tile where lines overlap", z, unmerged, len(perShape), repeats)
+		}
+
 		feats := decodeTile(t, ix, TransitMap, zz, x, y)["lines"].Features
 		routes := map[string]bool{}
 		for _, f := range feats {
@@ -299,11 +334,21 @@ func TestTransitTileMergesLinesPerRoute(t *testing.T) {
 					t.Fatalf("z%d: route %s draws a segment twice", z, id)
 				}
 			}
+			// Merging drops repeats only: the feature draws every segment
+			// of the route's lines.
+			if !maps.Equal(segs, union[id]) {
+				t.Fatalf("z%d: route %s draws %d segments, its %d lines %d", z, id, len(segs), perShape[id], len(union[id]))
+			}
 		}
-		// Metro Center: Red, Orange, Blue and Silver pass through.
-		for _, want := range []string{"RED", "ORANGE", "BLUE", "SILVER"} {
-			if !routes[want] {
-				t.Errorf("z%d: no %s line (routes %v)", z, want, routes)
+		if len(feats) != len(perShape) {
+			t.Fatalf("z%d: %d features for %d routes", z, len(feats), len(perShape))
+		}
+		t.Logf("z%d: %d features, %d unmerged", z, len(feats), unmerged)
+		// Times Sq-42 St: the 1, 2, 3, 7, N, Q, R and W stop there, the
+		// A, C and E a block west at 42 St-Port Authority.
+		for _, want := range []string{"1", "2", "3", "7", "N", "Q", "R", "W", "A", "C", "E"} {
+			if !routes[want] || perShape[want] < 2 {
+				t.Errorf("z%d: route %s: feature %v, %d lines (routes %v)", z, want, routes[want], perShape[want], routes)
 			}
 		}
 	}
@@ -341,13 +386,13 @@ func equalParts(a, b [][]mvt.XY) bool {
 // more than 18 × 18 stations; from zoom 14 on, every station. Before,
 // every tile showed every station inside it (z0: all of them).
 func TestStationTilesThinByImportance(t *testing.T) {
-	ix := index(t, nil, "wmata", "wmata-rail-2026.zip", "caltrain", "caltrain-2023.zip", "bart", "bart-2019.zip", "trimet", "trimet-2routes-2021.zip")
+	ix := index(t, nil, "subway", "nyc/subway.zip", "mnr", "nyc/metro-north.zip", "caltrain", "caltrain-2023.zip", "bart", "bart-2019.zip", "trimet", "trimet-2routes-2021.zip")
 	md := ix.mapData()
 	byID := map[string]*mapStation{}
 	for i := range md.stations {
 		byID[md.stations[i].id] = &md.stations[i]
 	}
-	for _, c := range [][2]float64{{38.898303, -77.028099}, {37.776404, -122.394911}, {37.803768, -122.271450}, {45.52, -122.68}} {
+	for _, c := range [][2]float64{{40.755477, -73.987691}, {40.752998, -73.977056}, {37.776404, -122.394911}, {37.803768, -122.271450}, {45.52, -122.68}} {
 		prevShown := map[string]bool{}
 		for z := 0; z <= 16; z++ {
 			zz, x, y := tileAt(z, c[0], c[1])
@@ -407,10 +452,21 @@ func TestStationTilesThinByImportance(t *testing.T) {
 			prevShown = shown
 		}
 	}
-	// Departures decide among rail stations: L'Enfant Plaza, WMATA's
-	// busiest, is shown from z0 (one cell holds all of WMATA there), Shady
-	// Grove from z6, Metro Center, 1.3 km from L'Enfant Plaza, from z11.
-	for id, want := range map[string]uint32{"farebox-station-wmata_STN_D03_F03": 0, "farebox-station-wmata_STN_A15": 6, "farebox-station-wmata_STN_A01_C01": 11} {
+	// Departures (boarding stop times, all service days) decide among rail
+	// and subway stations, across feeds. Metro-North's Harlem-125 St, where
+	// nearly every Metro-North train stops in both directions (26733), beats
+	// every other of the 527 stations of its z0 cell (all of both feeds
+	// south of 40.98° N, the row's edge): shown from z0. Stamford (12569),
+	// 7 km north of that edge, is the busiest station of the cell north of
+	// it: z0 too. Grand Central (20365: only trains leaving the terminus
+	// count) shares Harlem-125 St's cell up to z7 (6.6 km apart) and heads
+	// its own from z8. The subway's Times Sq-42 St of the 1/2/3 (2753) is
+	// in Grand Central's cell up to z9 (915 m apart) and the busiest of its
+	// own from z10. The subway's Grand Central-42 St (2738), 137 m from
+	// Metro-North's, shares a cell with it through z13: only z14, where
+	// every station is shown, shows it.
+	for id, want := range map[string]uint32{"farebox-station-mnr_4": 0, "farebox-station-mnr_124": 0, "farebox-station-mnr_1": 8,
+		"farebox-station-subway_127": 10, "farebox-station-subway_631": 14} {
 		if s := byID[id]; s == nil || s.minZoom != want {
 			t.Errorf("%s: %+v, want min zoom %d", id, s, want)
 		}
