@@ -70,3 +70,9 @@ func (a *App) CompleteIdempotencyKey(ctx context.Context, scope, key string, res
 func (a *App) ReleaseIdempotencyKey(ctx context.Context, scope, key string) error {
 	return a.store.Write(ctx, func(q store.Q) error { return q.ReleaseIdempotencyKey(ctx, scope, key) })
 }
+
+// TrackCommits marks ctx as one request's use case: once a write of it
+// commits, the request's end (its timeout) no longer cancels its later
+// statements, so the answer says what was done instead of
+// request_cancelled about a change that happened (store.TrackCommits).
+func TrackCommits(ctx context.Context) context.Context { return store.TrackCommits(ctx) }
