@@ -144,7 +144,7 @@ func (s *Server) idempotent(rt route, key string, buf *buffer, r *http.Request) 
 	hash := hex.EncodeToString(sum[:])
 	scope := "path:" + r.URL.Path
 	if p := state(r).principal; p != nil {
-		scope = "account:" + p.AccountID + ":" + string(p.Environment)
+		scope = app.IdempotencyScope(*p)
 	}
 	// A claim outlives the request that holds it by one more request
 	// timeout (app.ClaimIdempotencyKey).
