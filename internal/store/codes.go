@@ -23,7 +23,6 @@ const (
 	CodeInvoiceNotFound            = "invoice_not_found"
 	CodeKeyNotFound                = "key_not_found"
 	CodeOrderNotFound              = "order_not_found"
-	CodeOutcomeUnknown             = "outcome_unknown"
 	CodeReceiptNotFound            = "receipt_not_found"
 	CodeRequestCancelled           = "request_cancelled"
 	CodeSessionNotFound            = "session_not_found"

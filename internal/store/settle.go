@@ -29,7 +29,7 @@ import (
 // statement's own answer is awaited: it either failed, and nothing of it
 // committed, or it finished, and the write is answered as done. Only when
 // the server answers neither within CancelGrace is the connection cut,
-// and a write whose commit had been sent is reported as CodeOutcomeUnknown.
+// and a write whose commit had been sent is reported as apperr.CodeOutcomeUnknown.
 // A statement inside a transaction is not started once its context has
 // ended, nor is the COMMIT (gatedTx).
 
@@ -40,7 +40,7 @@ var CancelGrace = 10 * time.Second
 // errOutcomeUnknown is the error of a write whose commit was sent but
 // whose answer never came.
 func errOutcomeUnknown(cause error) error {
-	return apperr.E("store", apperr.Unavailable, CodeOutcomeUnknown,
+	return apperr.E("store", apperr.Unavailable, apperr.CodeOutcomeUnknown,
 		"the database did not confirm whether the change was written; look the result up before retrying").WithCause(cause)
 }
 
@@ -136,7 +136,7 @@ func (g gatedTx) QueryRowContext(ctx context.Context, q string, args ...any) *sq
 // the connection and waits for op: an op that still succeeds committed
 // (nil); one whose statement was cancelled (SQLSTATE 57014) wrote nothing
 // (ctx's error). Only when neither comes within CancelGrace is the
-// connection closed under op: then op's error is CodeOutcomeUnknown if
+// connection closed under op: then op's error is apperr.CodeOutcomeUnknown if
 // the commit had been sent, else ctx's error. A connection that had a
 // cancel request sent is closed afterwards, never reused: a cancel request
 // the server delivers late must not meet another request's statement.

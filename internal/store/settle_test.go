@@ -60,8 +60,8 @@ func TestWriteOutcomeUnknown(t *testing.T) {
 	err := claim(ctx, "k1", func() {})
 	cancel()
 	p.swallowFromCommit.Store(false)
-	if ae := apperr.As(err); ae == nil || ae.Code != store.CodeOutcomeUnknown {
-		t.Fatalf("a COMMIT without an answer: %v, want %s", err, store.CodeOutcomeUnknown)
+	if ae := apperr.As(err); ae == nil || ae.Code != apperr.CodeOutcomeUnknown {
+		t.Fatalf("a COMMIT without an answer: %v, want %s", err, apperr.CodeOutcomeUnknown)
 	}
 	if !stored("k1") {
 		t.Fatal("the swallowed COMMIT did not commit")

@@ -268,7 +268,7 @@ func (s *Store) Read() Q { return Q{db: readDB{s.r}, engine: s.engine} }
 // Write runs fn in a write transaction and commits it. Serialization
 // failures, deadlocks and SQLITE_BUSY are retried with jittered backoff; fn
 // must therefore be safe to run again (no side effects outside the tx).
-// An error means nothing of fn committed, except CodeOutcomeUnknown: on
+// An error means nothing of fn committed, except apperr.CodeOutcomeUnknown: on
 // PostgreSQL the end of ctx cancels the running statement through the
 // server and waits for its answer (pgWrite), so a write is never reported
 // failed while it commits.
