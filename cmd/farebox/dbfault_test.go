@@ -151,7 +151,13 @@ func TestDatabaseOutageUnderLoad(t *testing.T) {
 		case r.status == 201:
 			acked[str(r.m()["order_id"])] = true
 		case r.status == 503:
-			if c := r.m()["code"]; (c != "database_unavailable" && c != "usage_ledger_unavailable" && c != "request_cancelled") || r.header.Get("Retry-After") == "" {
+			// outcome_unknown: an order whose statement was sent when the
+			// connection was cut (it may have committed; no Retry-After).
+			if c := r.m()["code"]; c == "outcome_unknown" {
+				if r.header.Get("Retry-After") != "" {
+					bad.Store(string(r.body))
+				}
+			} else if (c != "database_unavailable" && c != "usage_ledger_unavailable" && c != "request_cancelled") || r.header.Get("Retry-After") == "" {
 				bad.Store(string(r.body))
 			}
 		default:

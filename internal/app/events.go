@@ -249,6 +249,16 @@ func (a *App) Events(ctx context.Context, p account.Principal, req EventsRequest
 	if err := l.err(op); err != nil {
 		return event.Page{}, err
 	}
+	// Only the settled part of the stream: an event that commits after
+	// this page with a smaller number than one shown would be skipped by a
+	// partner polling with ending_before (docs/events.md).
+	settled, capped, err := a.store.SettledEventSeq(ctx, p.AccountID, p.Environment)
+	if err != nil {
+		return event.Page{}, err
+	}
+	if capped {
+		f.Settled = &settled
+	}
 	page, err := a.store.Read().Events(ctx, f, after, before)
 	if err != nil {
 		return page, err

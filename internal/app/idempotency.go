@@ -4,6 +4,7 @@ import (
 	"context"
 	"time"
 
+	"github.com/farebox/farebox/internal/account"
 	"github.com/farebox/farebox/internal/apperr"
 	"github.com/farebox/farebox/internal/idempotency"
 	"github.com/farebox/farebox/internal/store"
@@ -48,6 +49,9 @@ func (a *App) ClaimIdempotencyKey(ctx context.Context, scope, key, hash string, 
 	case rec.RequestHash != hash:
 		return nil, nil, apperr.E(op, apperr.Unprocessable, CodeIdempotencyKeyReused,
 			"this Idempotency-Key was already used with a different request")
+	case rec.Status == 0 && rec.Committed && rec.ContentType == store.ErasedAnswer:
+		return nil, nil, apperr.E(op, apperr.Conflict, CodeIdempotencyKeyOutcomeUnknown,
+			"the request with this Idempotency-Key was carried out; its answer held personal data that was erased on request, so it is not kept; look the result up instead of retrying")
 	case rec.Status == 0 && rec.Committed && rec.LockedUntil.Before(now):
 		return nil, nil, apperr.E(op, apperr.Conflict, CodeIdempotencyKeyOutcomeUnknown,
 			"the request with this Idempotency-Key was carried out, but its answer was lost in a server failure; look the result up instead of retrying")
@@ -69,4 +73,16 @@ func (a *App) CompleteIdempotencyKey(ctx context.Context, scope, key string, res
 // and committed nothing, so the client may retry with the same key.
 func (a *App) ReleaseIdempotencyKey(ctx context.Context, scope, key string) error {
 	return a.store.Write(ctx, func(q store.Q) error { return q.ReleaseIdempotencyKey(ctx, scope, key) })
+}
+
+// TrackCommits marks ctx as one request's use case: once a write of it
+// commits, the request's end (its timeout) no longer cancels its later
+// statements, so the answer says what was done instead of
+// request_cancelled about a change that happened (store.TrackCommits).
+func TrackCommits(ctx context.Context) context.Context { return store.TrackCommits(ctx) }
+
+// IdempotencyScope is the scope of the Idempotency-Keys of requests made
+// with p's key: one per account and environment.
+func IdempotencyScope(p account.Principal) string {
+	return "account:" + p.AccountID + ":" + string(p.Environment)
 }

@@ -484,6 +484,9 @@ func (a *App) ErasePersonalData(ctx context.Context, p account.Principal, kind, 
 		if err := a.redactEvents(ctx, q, p, objects); err != nil {
 			return err
 		}
+		if err := eraseStoredAnswers(ctx, q, p, objects); err != nil {
+			return err
+		}
 		ev := a.events(p.AccountID, p.Environment)
 		t := map[string]event.Type{SubjectCoupon: event.CouponErased, SubjectSubscription: event.SubscriptionErased, SubjectCustomer: event.CustomerErased}[kind]
 		if err := ev.add(t, id, out); err != nil {
@@ -501,6 +504,64 @@ func hasInvoice(refs []retention.RecordRef) bool {
 		}
 	}
 	return false
+}
+
+// eraseStoredAnswers removes the stored Idempotency-Key answers that name
+// one of the erased records (ids) and hold personal data: a keyless
+// activation's answer (the ticket with the medium, its barcode, the postal
+// code), the answer of a customer's creation. A retry with such a key is
+// refused as carried out (store.EraseAnswer), never answered from the
+// store again.
+func eraseStoredAnswers(ctx context.Context, q store.Q, p account.Principal, ids []string) error {
+	answers, err := q.AnswersNaming(ctx, IdempotencyScope(p), ids)
+	if err != nil {
+		return err
+	}
+	for _, an := range answers {
+		if !holdsPersonalData(an.Body) {
+			continue
+		}
+		if err := q.EraseAnswer(ctx, an.Scope, an.Key); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+// holdsPersonalData reports whether a stored JSON answer holds data of
+// docs/privacy.md's list: an identification medium or tariff settings
+// that are not erased yet (retention.RedactObject would change them), or
+// a customer's recipient data (address lines, electronic invoicing).
+func holdsPersonalData(body []byte) bool {
+	if _, changed := retention.RedactObject(body); changed {
+		return true
+	}
+	var v any
+	if json.Unmarshal(body, &v) != nil {
+		return false
+	}
+	var walk func(v any) bool
+	walk = func(v any) bool {
+		switch t := v.(type) {
+		case map[string]any:
+			for k, x := range t {
+				if (k == "address_lines" || k == "electronic_invoicing") && x != nil {
+					return true
+				}
+				if walk(x) {
+					return true
+				}
+			}
+		case []any:
+			for _, x := range t {
+				if walk(x) {
+					return true
+				}
+			}
+		}
+		return false
+	}
+	return walk(v)
 }
 
 // redactEvents redacts the stored objects of the caller's events about

@@ -5,4 +5,7 @@ package apperr
 const (
 	CodeInternalError    = "internal_error"
 	CodeInvalidParameter = "invalid_parameter"
+	// CodeOutcomeUnknown: a write whose commit was sent and never answered
+	// (store's pgWrite); any layer may meet it, so it is the kernel's.
+	CodeOutcomeUnknown = "outcome_unknown"
 )

@@ -86,6 +86,10 @@ type Query struct {
 	Type        Type
 	CreatedGTE  *time.Time
 	CreatedLT   *time.Time
+	// Settled, when set, bounds the page to events numbered up to it
+	// (store.SettledEventSeq): none above it is shown, so none below it
+	// can commit after the page was read.
+	Settled *int64
 }
 
 // Page is a list answer: Events newest first; HasMore says whether more

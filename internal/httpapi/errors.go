@@ -80,7 +80,11 @@ func (s *Server) writeError(w http.ResponseWriter, r *http.Request, err error) {
 	case http.StatusUnauthorized:
 		w.Header().Set("WWW-Authenticate", `Bearer realm="farebox"`)
 	case http.StatusServiceUnavailable:
-		w.Header().Set("Retry-After", "5")
+		// Not for a write whose outcome is unknown: the client looks the
+		// result up instead of retrying.
+		if body.Code != apperr.CodeOutcomeUnknown {
+			w.Header().Set("Retry-After", "5")
+		}
 	case http.StatusAccepted:
 		w.Header().Set("Retry-After", "2")
 	}

@@ -2,16 +2,13 @@ package httpapi_test
 
 import (
 	"context"
-	"database/sql"
 	"strings"
 	"testing"
-	"time"
 
 	"github.com/farebox/farebox/internal/account"
 	"github.com/farebox/farebox/internal/apitest"
 	"github.com/farebox/farebox/internal/httpapi"
 	"github.com/farebox/farebox/internal/store"
-	"github.com/farebox/farebox/internal/store/storetest"
 )
 
 // TestRateLimitHeadersOnEveryGroup: each keyed endpoint group (account,
@@ -81,58 +78,5 @@ func TestRateLimitHeadersOnEveryGroup(t *testing.T) {
 		if r.Header.Get("RateLimit") != "" {
 			t.Errorf("coupon fetch carries RateLimit %q", r.Header.Get("RateLimit"))
 		}
-	}
-}
-
-// TestRequestTimeout: a request whose database work cannot finish within
-// the request timeout (a lock held by someone else) is answered 503
-// request_cancelled as JSON while the lock is still held, writes nothing,
-// and the next request after the lock is released succeeds. PostgreSQL
-// only: SQLite's busy handler ignores cancellation, so there a lock held by
-// another process is waited for up to busy_timeout (10 s) whatever the
-// request timeout (docs/operations.md).
-func TestRequestTimeout(t *testing.T) {
-	for _, engine := range []store.Engine{store.Postgres} {
-		t.Run(string(engine), func(t *testing.T) {
-			t.Parallel()
-			opts := storetest.Options(t, engine)
-			s, err := store.Open(context.Background(), opts)
-			if err != nil {
-				t.Fatal(err)
-			}
-			t.Cleanup(func() { s.Close() })
-			if _, err := s.Migrate(context.Background()); err != nil {
-				t.Fatal(err)
-			}
-			e := apitest.NewOnStore(t, s, apitest.Options{Configure: func(d *httpapi.Deps) { d.RequestTimeout = 300 * time.Millisecond }})
-			ids := productIDs(t, e)
-			order(t, e, e.LiveKey, ids["single/adult"])
-			// Another client takes the write lock and keeps it.
-			locker, err := sql.Open("pgx", opts.URL)
-			if err != nil {
-				t.Fatal(err)
-			}
-			defer locker.Close()
-			tx, err := locker.Begin()
-			if err != nil {
-				t.Fatal(err)
-			}
-			if _, err := tx.Exec(`LOCK TABLE ` + opts.Schema + `.orders IN EXCLUSIVE MODE`); err != nil {
-				t.Fatal(err)
-			}
-			before := counts(t, e)
-			r := e.Do(apitest.Req{Method: "POST", Path: "/v9/ticketing/orders.json", Key: e.LiveKey,
-				Body: map[string]any{"product_ids": []string{ids["single/adult"]}}})
-			if r.Status != 503 || r.Map(t)["code"] != "request_cancelled" || r.Header.Get("Retry-After") == "" {
-				t.Errorf("order behind a lock: %d %s", r.Status, r.Body)
-			}
-			if err := tx.Rollback(); err != nil {
-				t.Fatal(err)
-			}
-			if after := counts(t, e); !equalCounts(before, after) {
-				t.Errorf("a timed-out order wrote rows: %v → %v", before, after)
-			}
-			order(t, e, e.LiveKey, ids["single/adult"])
-		})
 	}
 }

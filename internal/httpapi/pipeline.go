@@ -41,7 +41,7 @@ func (s *Server) wrap(rt route) http.HandlerFunc {
 			if key := r.Header.Get("Idempotency-Key"); key != "" && r.Method == http.MethodPost {
 				err = s.idempotent(rt, key, buf, r)
 			} else {
-				err = rt.h(buf, r)
+				err = rt.h(buf, r.WithContext(app.TrackCommits(r.Context())))
 			}
 		}
 		if err != nil {
@@ -144,7 +144,7 @@ func (s *Server) idempotent(rt route, key string, buf *buffer, r *http.Request) 
 	hash := hex.EncodeToString(sum[:])
 	scope := "path:" + r.URL.Path
 	if p := state(r).principal; p != nil {
-		scope = "account:" + p.AccountID + ":" + string(p.Environment)
+		scope = app.IdempotencyScope(*p)
 	}
 	// A claim outlives the request that holds it by one more request
 	// timeout (app.ClaimIdempotencyKey).
@@ -160,7 +160,7 @@ func (s *Server) idempotent(rt route, key string, buf *buffer, r *http.Request) 
 		markUncounted(r, app.ReasonReplay)
 		return nil
 	}
-	if herr := rt.h(buf, r.WithContext(ctx)); herr != nil {
+	if herr := rt.h(buf, r.WithContext(app.TrackCommits(ctx))); herr != nil {
 		buf.reset()
 		s.writeError(buf, r, herr)
 	}

@@ -19,3 +19,10 @@ type Record struct {
 	// again.
 	Committed bool
 }
+
+// Answer is a kept response with the scope and key it answers (an
+// erasure looks for the answers that hold the erased data).
+type Answer struct {
+	Scope, Key string
+	Body       []byte
+}

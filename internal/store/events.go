@@ -103,10 +103,17 @@ const insertEventNoHooksSQLite = `INSERT INTO events (account_id, environment, s
 // orderRowsSQL: none is inserted when g is empty. The text depends on the
 // number of events and their first parameter only, so the driver's
 // statement cache serves it like any other.
+//
+// Before it draws its numbers the statement takes the stream's lock
+// (eventStreamLock) shared, until the transaction ends: changes of one
+// account never wait for each other, and SettledEventSeq, which takes it
+// exclusively, knows when every number drawn so far has committed or
+// rolled back.
 func eventsCTE(b *strings.Builder, args []any, evs []event.Event, gated bool) []any {
-	b.WriteString(`e AS (INSERT INTO events (account_id, environment, seq, id, type, object_id, api_version, created_at, object)
+	b.WriteString(`el AS MATERIALIZED (SELECT pg_advisory_xact_lock_shared(` + eventStreamLock + `)),
+	e AS (INSERT INTO events (account_id, environment, seq, id, type, object_id, api_version, created_at, object)
 	SELECT $1, $2, nextval('event_numbers_n_seq'), v.id, v.type, v.object_id, v.api_version, v.created_at, v.object
-	FROM (SELECT * FROM (VALUES `)
+	FROM el, (SELECT * FROM (VALUES `)
 	for i, e := range evs {
 		if i > 0 {
 			b.WriteString(", ")
@@ -121,6 +128,43 @@ func eventsCTE(b *strings.Builder, args []any, evs []event.Event, gated bool) []
 	}
 	b.WriteString(`)`)
 	return args
+}
+
+// eventStreamLock is the arguments of PostgreSQL's advisory lock of one
+// account's and environment's event stream ($1 the account, $2 the
+// environment): the class 0x65766e74 ("evnt", apart from the one-key
+// locks of migrations and tests) and a hash of the stream.
+const eventStreamLock = `1702260340, hashtext($1 || '/' || $2)`
+
+// SettledEventSeq is the sequence number up to which an account's event
+// stream is settled: every event numbered up to it has committed or
+// rolled back, so a list that shows no event above it never skips one
+// that commits later (docs/events.md, "Order and numbering"). On
+// PostgreSQL numbers are drawn before their transaction commits and two
+// changes may commit in the other order; taking the stream's lock
+// exclusively waits for the changes drawing numbers now (they hold it
+// shared until they end) and then reads the stream's largest number
+// (a statement of its own, so its snapshot sees those commits). Later
+// changes draw larger numbers. settled is false on SQLite, whose single
+// writer numbers in commit order: there every committed event is settled.
+func (s *Store) SettledEventSeq(ctx context.Context, accountID string, env account.Environment) (seq int64, settled bool, err error) {
+	if s.engine != Postgres {
+		return 0, false, nil
+	}
+	ctx = settledCtx(ctx)
+	tx, err := s.r.BeginTx(ctx, nil)
+	if err != nil {
+		return 0, false, mapErr(err)
+	}
+	defer tx.Rollback()
+	if _, err := tx.ExecContext(ctx, `SELECT pg_advisory_xact_lock(`+eventStreamLock+`)`, accountID, string(env)); err != nil {
+		return 0, false, mapErr(err)
+	}
+	if err := tx.QueryRowContext(ctx, `SELECT COALESCE(MAX(seq), 0) FROM events WHERE account_id = $1 AND environment = $2`,
+		accountID, string(env)).Scan(&seq); err != nil {
+		return 0, false, mapErr(err)
+	}
+	return seq, true, mapErr(tx.Commit())
 }
 
 // EventSeq is the sequence number of one of an account's events, false
@@ -158,6 +202,9 @@ func (q Q) Events(ctx context.Context, f event.Query, after, before int64) (even
 	}
 	if f.CreatedLT != nil {
 		add("created_at < $%d", now(*f.CreatedLT))
+	}
+	if f.Settled != nil {
+		add("seq <= $%d", *f.Settled)
 	}
 	order := "DESC"
 	switch {

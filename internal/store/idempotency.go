@@ -5,6 +5,7 @@ import (
 	"database/sql"
 	"errors"
 	"fmt"
+	"strings"
 	"time"
 
 	"github.com/farebox/farebox/internal/idempotency"
@@ -99,4 +100,45 @@ func (q Q) PurgeIdempotencyKeys(ctx context.Context, cutoff time.Time) (int64, e
 	}
 	n, _ := res.RowsAffected()
 	return n, nil
+}
+
+// AnswersNaming returns the completed Idempotency-Key answers of scope (an
+// account's and environment's) and of keyless requests (path scopes)
+// whose path or body names one of ids: the answers an erasure of those
+// records must look at (docs/privacy.md). The table holds one TTL of
+// answers (24 h) and erasures are rare: it is read without an index. The
+// byte search in the body is the one place the engines spell differently.
+func (q Q) AnswersNaming(ctx context.Context, scope string, ids []string) ([]idempotency.Answer, error) {
+	if len(ids) == 0 {
+		return nil, nil
+	}
+	args := []any{scope}
+	var names []string
+	for _, id := range ids {
+		args = append(args, id)
+		n := len(args)
+		in := fmt.Sprintf("position(convert_to($%d, 'UTF8') IN body) > 0", n)
+		if q.engine == SQLite {
+			in = fmt.Sprintf("instr(body, CAST($%d AS BLOB)) > 0", n)
+		}
+		names = append(names, fmt.Sprintf("(scope LIKE 'path:%%' || $%d || '%%' OR %s)", n, in))
+	}
+	return collect(ctx, q, `SELECT scope, key, body FROM idempotency_keys WHERE status <> 0
+		AND (scope = $1 OR scope LIKE 'path:%') AND (`+strings.Join(names, " OR ")+`)`, args,
+		func(scan scanner) (a idempotency.Answer, err error) { return a, scan(&a.Scope, &a.Key, &a.Body) })
+}
+
+// ErasedAnswer is the content_type of an answer removed by an erasure
+// (EraseAnswer).
+const ErasedAnswer = "erased"
+
+// EraseAnswer removes a completed answer and keeps the key as a request
+// that was carried out and whose answer is gone: committed, no status,
+// content_type ErasedAnswer, lease over. A retry with the key is then
+// refused (idempotency_key_outcome_unknown), never run again: running it
+// again could store the erased data anew.
+func (q Q) EraseAnswer(ctx context.Context, scope, key string) error {
+	_, err := q.db.ExecContext(ctx, `UPDATE idempotency_keys SET status = 0, committed = TRUE, content_type = $3, body = NULL,
+		locked_until = created_at WHERE scope = $1 AND key = $2`, scope, key, ErasedAnswer)
+	return mapErr(err)
 }

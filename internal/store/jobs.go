@@ -146,7 +146,13 @@ func (jq JobQueue) args(a ...any) []any {
 func (jq JobQueue) Claim(ctx context.Context, worker string, at time.Time, lease time.Duration, limit int) ([]jobs.Job, error) {
 	args := jq.args(worker, now(at.Add(lease)), now(at), limit)
 	if jq.s.engine == Postgres {
-		out, err := claimJobs(ctx, jq.s.w, claimJobSQL(Postgres, jq.kind != ""), args)
+		// Autocommitted: pgAutocommit, so a claim cancelled at shutdown is
+		// never reported failed while it commits (the jobs would sit leased).
+		var out []jobs.Job
+		err := jq.s.pgAutocommit(ctx, func(run context.Context, conn *sql.Conn) (err error) {
+			out, err = claimJobs(run, conn, claimJobSQL(Postgres, jq.kind != ""), args)
+			return err
+		})
 		return out, mapErr(err)
 	}
 	var due int

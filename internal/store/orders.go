@@ -103,7 +103,15 @@ func (s *Store) InsertOrderAlone(ctx context.Context, o ticketing.Order, subs []
 		claim = &m
 	}
 	query, args := orderRowsSQL(o, subs, items, evs, true, claim)
-	err = s.retrying(ctx, func() error { return s.w.QueryRowContext(ctx, query, args...).Scan(&written) })
+	ctx = settledCtx(ctx)
+	err = s.retrying(ctx, func() error {
+		return s.pgAutocommit(ctx, func(run context.Context, conn *sql.Conn) error {
+			return conn.QueryRowContext(run, query, args...).Scan(&written)
+		})
+	})
+	if err == nil && written {
+		noteCommit(ctx)
+	}
 	return written, mapErr(err)
 }
 

@@ -261,12 +261,22 @@ func (s *Store) prepareHot(ctx context.Context) error {
 }
 
 // Read returns a Q on the reader pool for read-only use cases.
-func (s *Store) Read() Q { return Q{db: s.r, engine: s.engine} }
+// Once a write under the context committed (TrackCommits), its statements
+// are no longer cancelled by the context's end.
+func (s *Store) Read() Q { return Q{db: readDB{s.r}, engine: s.engine} }
 
 // Write runs fn in a write transaction and commits it. Serialization
 // failures, deadlocks and SQLITE_BUSY are retried with jittered backoff; fn
 // must therefore be safe to run again (no side effects outside the tx).
+// An error means nothing of fn committed, except apperr.CodeOutcomeUnknown: on
+// PostgreSQL the end of ctx cancels the running statement through the
+// server and waits for its answer (pgWrite), so a write is never reported
+// failed while it commits.
 func (s *Store) Write(ctx context.Context, fn func(q Q) error) error {
+	ctx = settledCtx(ctx)
+	if s.engine == Postgres {
+		return mapErr(s.retrying(ctx, func() error { return s.pgWriteTx(ctx, fn) }))
+	}
 	return mapErr(s.retrying(ctx, func() error { return s.writeOnce(ctx, fn) }))
 }
 
@@ -312,6 +322,7 @@ func (s *Store) writeOnce(ctx context.Context, fn func(q Q) error) (err error) {
 	if err = tx.Commit(); err != nil {
 		return err
 	}
+	noteCommit(ctx)
 	for _, f := range after {
 		f()
 	}
