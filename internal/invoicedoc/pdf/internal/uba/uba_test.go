@@ -25,10 +25,25 @@ func TestVisualOrder(t *testing.T) {
 		{"אבג 12 abc", "abc 12 גבא"},
 		{"x אבג 12 דה y", "x הד 12 גבא y"},
 		{"عنوان", "ناونع"},
+		// N0: the brackets hold a Hebrew letter, so they go right to left
+		// with the paragraph, not left to right with the Latin around "(".
+		{"ש abc (def אבג) דה", "הד )גבא def( abc ש"},
 		{"", ""},
 	} {
 		if got := visual(c.in); got != c.want {
 			t.Errorf("%q: got %q, want %q", c.in, got, c.want)
+		}
+	}
+}
+
+// benchLine is one invoice line mixing Hebrew, Latin, digits, a currency
+// sign and brackets.
+var benchLine = []rune("חשבונית 2024-117 (Farebox Ltd.): כרטיס חודשי ₪ 245.50, תחנה Central [קו 18] – שולם")
+
+func BenchmarkLevels(b *testing.B) {
+	for i := 0; i < b.N; i++ {
+		if _, err := Levels(benchLine); err != nil {
+			b.Fatal(err)
 		}
 	}
 }
