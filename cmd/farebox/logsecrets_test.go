@@ -74,7 +74,7 @@ func TestLogsHoldNoSecrets(t *testing.T) {
 	// Transit endpoints take the key in the query string: never logged either.
 	call(base, "GET", "/v1/departures.json?station_id=farebox-station-nowhere&api_key="+key, "", nil, nil)
 	call(base, "GET", "/v1/stations/search_by_name.json?name=Berlin&api_key="+key, "", nil, nil)
-	cli(t, env, "accounts", "revoke", key[:17])
+	cli(t, env, "accounts", "revoke", key[:17], "--yes")
 	waitFor(t, 20*time.Second, "revocation", func() bool { return call(base, "GET", "/v1/account.json", key, nil, nil).status == 401 })
 	// A request id the caller chose is logged with its request.
 	call(base, "GET", "/v9/ticketing/coupons/"+single+".json", "", nil, map[string]string{"X-Request-Id": "trace-me-42"})

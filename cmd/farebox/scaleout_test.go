@@ -268,7 +268,7 @@ func TestScaleOutTwoInstances(t *testing.T) {
 
 	// A key revoked through one operator command stops working on both
 	// instances within the auth cache TTL.
-	cli(t, env, "accounts", "revoke", key[:17])
+	cli(t, env, "accounts", "revoke", key[:17], "--yes")
 	for _, in := range inst {
 		waitFor(t, 20*time.Second, "revocation on "+in.addr, func() bool {
 			return call(in.url(), "GET", "/v1/account.json", key, nil, nil).status == 401
