@@ -3,6 +3,7 @@ package httpapi
 import (
 	"bytes"
 	"encoding/json"
+	"errors"
 	"fmt"
 	"reflect"
 	"strconv"
@@ -12,7 +13,7 @@ import (
 	"github.com/farebox/farebox/internal/apperr"
 )
 
-// checkKeys is the key rule of decodeJSON: it walks body token by token
+// checkKeys is the key rule of decodeJSON: it walks body value by value
 // along the Go type t it is decoded into and returns the first of
 //
 //   - a key that appears twice in one object, at any depth, also inside
@@ -26,9 +27,10 @@ import (
 //   - with strict, any other key no field takes: 400 unknown_field.
 //
 // Syntax errors end the walk without an error: the decoder reports them.
+// The walk is a byte scanner over the body (no tokens are allocated):
+// decodeJSON runs it on every request body.
 func checkKeys(body []byte, t reflect.Type, strict bool) error {
-	w := keyWalker{dec: json.NewDecoder(bytes.NewReader(body)), strict: strict}
-	w.dec.UseNumber()
+	w := keyWalker{b: body, strict: strict, path: make([]pathSeg, 0, 8)}
 	if err := w.value(t); err != nil && err != errKeysStop {
 		return err
 	}
@@ -37,20 +39,21 @@ func checkKeys(body []byte, t reflect.Type, strict bool) error {
 
 // errKeysStop ends the walk at a syntax error or a nesting deeper than
 // the decoder allows; decodeJSON's decoder then reports the problem.
-var errKeysStop = fmt.Errorf("stop")
+var errKeysStop = errors.New("stop")
 
 // maxKeyDepth bounds the walk's recursion; encoding/json refuses bodies
 // nested deeper than 10000 anyway.
 const maxKeyDepth = 10000
 
 type keyWalker struct {
-	dec    *json.Decoder
+	b      []byte
+	i      int
 	strict bool
 	path   []pathSeg // where the walk is, for the error's JSON pointer
 }
 
 type pathSeg struct {
-	key   string
+	key   []byte
 	index int // -1 for an object key
 }
 
@@ -61,10 +64,49 @@ func (w *keyWalker) pointer() string {
 		if s.index >= 0 {
 			b.WriteString(strconv.Itoa(s.index))
 		} else {
-			b.WriteString(apperr.EscapeToken(s.key))
+			b.WriteString(apperr.EscapeToken(string(s.key)))
 		}
 	}
 	return b.String()
+}
+
+func (w *keyWalker) ws() {
+	for w.i < len(w.b) {
+		switch w.b[w.i] {
+		case ' ', '\t', '\n', '\r':
+			w.i++
+		default:
+			return
+		}
+	}
+}
+
+// str consumes a string literal at w.i and returns its text: the bytes
+// as sent, or unescaped when it holds escapes.
+func (w *keyWalker) str() ([]byte, bool) {
+	start := w.i
+	w.i++ // the opening quote
+	escaped := false
+	for w.i < len(w.b) {
+		switch w.b[w.i] {
+		case '\\':
+			escaped = true
+			w.i += 2
+			continue
+		case '"':
+			w.i++
+			if !escaped {
+				return w.b[start+1 : w.i-1], true
+			}
+			var s string
+			if json.Unmarshal(w.b[start:w.i], &s) != nil {
+				return nil, false
+			}
+			return []byte(s), true
+		}
+		w.i++
+	}
+	return nil, false
 }
 
 // value consumes one JSON value typed t (nil: any key is taken, as in a
@@ -73,12 +115,25 @@ func (w *keyWalker) value(t reflect.Type) error {
 	if len(w.path) > maxKeyDepth {
 		return errKeysStop
 	}
-	tok, err := w.dec.Token()
-	if err != nil {
+	w.ws()
+	if w.i >= len(w.b) {
 		return errKeysStop
 	}
-	d, isDelim := tok.(json.Delim)
-	if !isDelim {
+	switch w.b[w.i] {
+	case '"':
+		if _, ok := w.str(); !ok {
+			return errKeysStop
+		}
+		return nil
+	case '{', '[':
+	default: // a number, true, false or null: the decoder judges it
+		for w.i < len(w.b) {
+			switch w.b[w.i] {
+			case ',', '}', ']', ' ', '\t', '\n', '\r':
+				return nil
+			}
+			w.i++
+		}
 		return nil
 	}
 	for t != nil && t.Kind() == reflect.Pointer {
@@ -87,83 +142,123 @@ func (w *keyWalker) value(t reflect.Type) error {
 	if t != nil && decodesItself(t) {
 		t = nil
 	}
-	switch d {
-	case '{':
-		var fields *fieldSet
-		var elem reflect.Type
-		if t != nil {
-			switch t.Kind() {
-			case reflect.Struct:
-				fields = fieldsOf(t)
-			case reflect.Map:
-				elem = t.Elem()
-			}
-		}
-		var few [8]string
-		seen := few[:0]
-		var many map[string]struct{}
-		for w.dec.More() {
-			kt, err := w.dec.Token()
-			if err != nil {
-				return errKeysStop
-			}
-			key, _ := kt.(string)
-			w.path = append(w.path, pathSeg{key: key, index: -1})
-			if many == nil && len(seen) < len(few) {
-				for _, k := range seen {
-					if k == key {
-						return w.duplicate()
-					}
-				}
-				seen = append(seen, key)
-			} else {
-				if many == nil {
-					many = make(map[string]struct{}, 2*len(seen))
-					for _, k := range seen {
-						many[k] = struct{}{}
-					}
-				}
-				if _, dup := many[key]; dup {
-					return w.duplicate()
-				}
-				many[key] = struct{}{}
-			}
-			vt := elem
-			if fields != nil {
-				f, ok := fields.exact[key]
-				switch {
-				case ok:
-					vt = f
-				case fields.folded(key) != "":
-					msg := fmt.Sprintf("unknown field %s: field names are case-sensitive; did you mean %s?", w.pointer(), fields.folded(key))
-					return apperr.E("decode", apperr.Invalid, CodeUnknownField, msg).WithDetails(apperr.FieldError{Field: w.pointer(), Message: msg})
-				case w.strict:
-					msg := fmt.Sprintf("unknown field %s", w.pointer())
-					return apperr.E("decode", apperr.Invalid, CodeUnknownField, msg).WithDetails(apperr.FieldError{Field: w.pointer(), Message: msg})
-				}
-			}
-			if err := w.value(vt); err != nil {
-				return err
-			}
-			w.path = w.path[:len(w.path)-1]
-		}
-	case '[':
+	if w.b[w.i] == '[' {
+		w.i++
 		var elem reflect.Type
 		if t != nil && (t.Kind() == reflect.Slice || t.Kind() == reflect.Array) {
 			elem = t.Elem()
 		}
-		for i := 0; w.dec.More(); i++ {
+		w.ws()
+		if w.i < len(w.b) && w.b[w.i] == ']' {
+			w.i++
+			return nil
+		}
+		for i := 0; ; i++ {
 			w.path = append(w.path, pathSeg{index: i})
 			if err := w.value(elem); err != nil {
 				return err
 			}
 			w.path = w.path[:len(w.path)-1]
+			w.ws()
+			if w.i >= len(w.b) {
+				return errKeysStop
+			}
+			switch w.b[w.i] {
+			case ',':
+				w.i++
+			case ']':
+				w.i++
+				return nil
+			default:
+				return errKeysStop
+			}
 		}
 	}
-	if _, err := w.dec.Token(); err != nil { // the closing delimiter
-		return errKeysStop
+	w.i++ // '{'
+	var fields *fieldSet
+	var elem reflect.Type
+	if t != nil {
+		switch t.Kind() {
+		case reflect.Struct:
+			fields = fieldsOf(t)
+		case reflect.Map:
+			elem = t.Elem()
+		}
 	}
-	return nil
+	w.ws()
+	if w.i < len(w.b) && w.b[w.i] == '}' {
+		w.i++
+		return nil
+	}
+	var few [8][]byte
+	seen := few[:0]
+	var many map[string]struct{}
+	for {
+		w.ws()
+		if w.i >= len(w.b) || w.b[w.i] != '"' {
+			return errKeysStop
+		}
+		key, ok := w.str()
+		if !ok {
+			return errKeysStop
+		}
+		w.ws()
+		if w.i >= len(w.b) || w.b[w.i] != ':' {
+			return errKeysStop
+		}
+		w.i++
+		w.path = append(w.path, pathSeg{key: key, index: -1})
+		if many == nil && len(seen) < len(few) {
+			for _, k := range seen {
+				if bytes.Equal(k, key) {
+					return w.duplicate()
+				}
+			}
+			seen = append(seen, key)
+		} else {
+			if many == nil {
+				many = make(map[string]struct{}, 2*len(seen))
+				for _, k := range seen {
+					many[string(k)] = struct{}{}
+				}
+			}
+			if _, dup := many[string(key)]; dup {
+				return w.duplicate()
+			}
+			many[string(key)] = struct{}{}
+		}
+		vt := elem
+		if fields != nil {
+			f, ok := fields.exact[string(key)]
+			switch {
+			case ok:
+				vt = f
+			case fields.folded(key) != "":
+				msg := fmt.Sprintf("unknown field %s: field names are case-sensitive; did you mean %s?", w.pointer(), fields.folded(key))
+				return apperr.E("decode", apperr.Invalid, CodeUnknownField, msg).WithDetails(apperr.FieldError{Field: w.pointer(), Message: msg})
+			case w.strict:
+				msg := fmt.Sprintf("unknown field %s", w.pointer())
+				return apperr.E("decode", apperr.Invalid, CodeUnknownField, msg).WithDetails(apperr.FieldError{Field: w.pointer(), Message: msg})
+			}
+		}
+		if err := w.value(vt); err != nil {
+			return err
+		}
+		w.path = w.path[:len(w.path)-1]
+		w.ws()
+		if w.i >= len(w.b) {
+			return errKeysStop
+		}
+		switch w.b[w.i] {
+		case ',':
+			w.i++
+		case '}':
+			w.i++
+			return nil
+		default:
+			return errKeysStop
+		}
+	}
 }
 
 func (w *keyWalker) duplicate() error {
@@ -192,9 +287,9 @@ type fieldSet struct {
 
 // folded returns the field name key matches only when case is ignored
 // (encoding/json's rule, bytes.EqualFold), or "".
-func (f *fieldSet) folded(key string) string {
+func (f *fieldSet) folded(key []byte) string {
 	for _, n := range f.names {
-		if strings.EqualFold(n, key) {
+		if bytes.EqualFold([]byte(n), key) {
 			return n
 		}
 	}
