@@ -366,6 +366,9 @@ func (c customerNames) buyer(ctx context.Context, customerID string) (*invoicedo
 	if err := usable("app.IssueInvoice", cu); err != nil {
 		return nil, false, err
 	}
+	if err := cu.CheckStored("app.IssueInvoice"); err != nil {
+		return nil, false, err
+	}
 	c.names[cu.ID] = cu.Name()
 	return cu.Buyer(), cu.Electronic != nil, nil
 }

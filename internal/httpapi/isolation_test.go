@@ -42,7 +42,7 @@ func makeRecords(t *testing.T, e *apitest.Env, key string) (tenantRecords, strin
 	put(t, e, key, item1, map[string]any{"customer_id": cust})
 	inv := issue(t, e, key, item1, cust, nil)
 	ep := e.Must(201, apitest.Req{Method: "POST", Path: "/v1/webhook_endpoints.json", Key: key,
-		Body: map[string]any{"url": "https://203.0.113.10/hooks", "enabled_events": []string{"*"}}}).Map(t)
+		Body: map[string]any{"url": "https://93.184.215.14/hooks", "enabled_events": []string{"*"}}}).Map(t)
 	return tenantRecords{"endpoint_id": str(ep["id"]), "order_id": o.OrderID, "subscription_id": str(sub["id"]), "customer_id": cust,
 		"billable_item_id": item1, "collection_id": coll, "invoice_id": inv.InvoiceID,
 		"spare_item": str(singles[2]["billable_item_id"]), "single_coupon": str(singles[0]["id"]), "coupon_id": str(monthly[0]["id"])}, o.RestoreSecret

@@ -83,26 +83,28 @@ func decodeBody(r *http.Request, dst any, required bool) error {
 	return decodeJSON(body, dst, state(r).strict)
 }
 
-// decodeJSON decodes one JSON object into dst and turns decoder errors into
-// 400s that name the offending field.
+// decodeJSON is the one JSON decoder of every request body: it decodes one
+// JSON value into dst and turns decoder errors into 400s that name the
+// offending field. Before encoding/json sees the body, checkKeys holds it
+// to the exact text a gateway validates: a key appears once per object
+// (400 malformed_json naming it), object keys name struct fields exactly
+// (a key differing only in case is a 400 unknown_field everywhere, where
+// encoding/json would quietly take it), and on partner endpoints (strict)
+// every other unknown key is a 400 unknown_field; SDK-facing endpoints
+// ignore unknown keys (client-contract.md 2.2).
 func decodeJSON(body []byte, dst any, strict bool) error {
 	if err := checkStrings(body); err != nil {
 		return err
 	}
+	if err := checkKeys(body, reflect.TypeOf(dst), strict); err != nil {
+		return err
+	}
 	dec := json.NewDecoder(bytes.NewReader(body))
 	if strict {
-		dec.DisallowUnknownFields()
+		dec.DisallowUnknownFields() // checkKeys found none; kept as a backstop
 	}
 	if err := dec.Decode(dst); err != nil {
-		e := jsonError(err)
-		// encoding/json names an unknown field without its place; find it.
-		if ae := apperr.As(e); ae != nil && ae.Code == CodeUnknownField {
-			if field := unknownFieldPath(body, reflect.TypeOf(dst)); field != "" {
-				ae.Msg = fmt.Sprintf("unknown field %s", field)
-				ae.Details = []apperr.FieldError{{Field: field, Message: ae.Msg}}
-			}
-		}
-		return e
+		return jsonError(err)
 	}
 	if dec.More() {
 		return apperr.E("decode", apperr.Invalid, CodeMalformedJSON, "request body must hold exactly one JSON value")
@@ -192,101 +194,6 @@ func checkStrings(body []byte) error {
 		}
 		advance()
 	}
-}
-
-// unknownFieldPath walks body along the Go type t that a strict decode
-// refused and returns the JSON pointer of the first object key that no
-// struct field takes (matched as encoding/json does: exact name first, then
-// case-insensitively), or "" when there is none.
-func unknownFieldPath(body []byte, t reflect.Type) string {
-	dec := json.NewDecoder(bytes.NewReader(body))
-	dec.UseNumber()
-	path, _ := unknownIn(dec, t, "")
-	return path
-}
-
-// unknownIn consumes one JSON value typed t from dec; it returns the path
-// of the first unknown key in it, or "" and whether the walk may go on.
-func unknownIn(dec *json.Decoder, t reflect.Type, at string) (string, bool) {
-	for t != nil && t.Kind() == reflect.Pointer {
-		t = t.Elem()
-	}
-	tok, err := dec.Token()
-	if err != nil {
-		return "", false
-	}
-	d, isDelim := tok.(json.Delim)
-	if !isDelim {
-		return "", true
-	}
-	switch {
-	case d == '{' && t != nil && t.Kind() == reflect.Struct && t != rawMessageType:
-		for dec.More() {
-			kt, err := dec.Token()
-			if err != nil {
-				return "", false
-			}
-			key, _ := kt.(string)
-			f, ok := structField(t, key)
-			if !ok {
-				return at + "/" + apperr.EscapeToken(key), false
-			}
-			if p, ok := unknownIn(dec, f, at+"/"+apperr.EscapeToken(key)); p != "" || !ok {
-				return p, ok
-			}
-		}
-	case d == '[' && t != nil && (t.Kind() == reflect.Slice || t.Kind() == reflect.Array) && t != rawMessageType:
-		for i := 0; dec.More(); i++ {
-			if p, ok := unknownIn(dec, t.Elem(), fmt.Sprintf("%s/%d", at, i)); p != "" || !ok {
-				return p, ok
-			}
-		}
-	default: // a map, an interface, a RawMessage: any key is taken; skip the value
-		for depth := 1; depth > 0; {
-			tok, err := dec.Token()
-			if err != nil {
-				return "", false
-			}
-			if d, ok := tok.(json.Delim); ok {
-				if d == '{' || d == '[' {
-					depth++
-				} else {
-					depth--
-				}
-			}
-		}
-		return "", true
-	}
-	_, err = dec.Token() // the closing delimiter
-	return "", err == nil
-}
-
-var rawMessageType = reflect.TypeOf(json.RawMessage(nil))
-
-// structField finds the type of the field of struct t that takes key.
-func structField(t reflect.Type, key string) (reflect.Type, bool) {
-	var fold reflect.Type
-	for _, f := range reflect.VisibleFields(t) {
-		if !f.IsExported() || (f.Anonymous && f.Type.Kind() == reflect.Struct) {
-			continue
-		}
-		name := f.Name
-		if tag, ok := f.Tag.Lookup("json"); ok {
-			if tag == "-" {
-				continue
-			}
-			if n, _, _ := strings.Cut(tag, ","); n != "" {
-				name = n
-			}
-		}
-		if name == key {
-			return f.Type, true
-		}
-		if fold == nil && strings.EqualFold(name, key) {
-			fold = f.Type
-		}
-	}
-	return fold, fold != nil
 }
 
 func badString(field, problem string) error {

@@ -7,6 +7,7 @@ import (
 	"io"
 	"net/http"
 	"net/http/httptest"
+	"slices"
 	"strings"
 	"sync"
 	"testing"
@@ -272,39 +273,181 @@ func usageRows(t *testing.T, st *store.Store, id string) []usage.Event {
 }
 
 func FuzzDecodeJSON(f *testing.F) {
-	for _, s := range []string{`{"name":"x","n":1}`, `{"name":`, `[]`, `null`, `{"n":1e400}`, "{\"name\":\"\xff\"}", `{"name":"x"} 1`} {
+	for _, s := range []string{`{"name":"x","n":1}`, `{"name":`, `[]`, `null`, `{"n":1e400}`, "{\"name\":\"\xff\"}", `{"name":"x"} 1`,
+		`{"name":"a","name":"b"}`, `{"NAME":"a"}`, `{"Name":"a","sub":{"a":["x"],"A":["y"]}}`, `{"sub":{"a":["x"]},"free":{"k":1,"k":2}}`,
+		`{"name":"a","n\u0061me":"b"}`, `{"name":"\u017f","\u017fub":{}}`, `{"x":[{"a":1},{"a":1,"a":2}]}`} {
 		f.Add([]byte(s), true)
+		f.Add([]byte(s), false)
 	}
+	type target struct {
+		Name string `json:"name"`
+		N    int    `json:"n"`
+		Sub  *struct {
+			A []string `json:"a"`
+		} `json:"sub"`
+		Free map[string]any `json:"free"`
+	}
+	fields := []string{"name", "n", "sub", "free"}
 	f.Fuzz(func(t *testing.T, body []byte, strict bool) {
-		var v struct {
-			Name string `json:"name"`
-			N    int    `json:"n"`
-			Sub  *struct {
-				A []string `json:"a"`
-			} `json:"sub"`
-		}
+		var v target
 		err := decodeJSON(body, &v, strict)
-		if err == nil {
-			// Accepted text is exactly what was sent: never a NUL, never a
-			// U+FFFD the client did not send (encoding/json substitutes it for
-			// invalid UTF-8 and unpaired surrogates).
-			texts := []string{v.Name}
-			if v.Sub != nil {
-				texts = append(texts, v.Sub.A...)
+		if err != nil {
+			ae := apperrOf(err)
+			if ae == nil || (ae.Kind != apperr.Invalid && ae.Kind != apperr.TooLarge) || ae.Msg == "" {
+				t.Fatalf("decode error not a 400/413 apperr: %#v", err)
 			}
-			sent := bytes.Count(body, []byte("\uFFFD")) + bytes.Count(bytes.ToLower(body), []byte(`\ufffd`))
-			for _, s := range texts {
-				if strings.IndexByte(s, 0) >= 0 || strings.Count(s, "\uFFFD") > sent {
-					t.Fatalf("decodeJSON(%q) accepted %q", body, s)
-				}
+			if strings.HasPrefix(ae.Msg, "duplicate key") && (ae.Code != CodeMalformedJSON || len(ae.Details) != 1 || ae.Details[0].Field == "") {
+				t.Fatalf("duplicate key error without its pointer: %+v", ae)
 			}
 			return
 		}
-		ae := apperrOf(err)
-		if ae == nil || (ae.Kind != apperr.Invalid && ae.Kind != apperr.TooLarge) || ae.Msg == "" {
-			t.Fatalf("decode error not a 400/413 apperr: %#v", err)
+		// Accepted text is exactly what was sent: never a NUL, never a
+		// U+FFFD the client did not send (encoding/json substitutes it for
+		// invalid UTF-8 and unpaired surrogates).
+		texts := []string{v.Name}
+		if v.Sub != nil {
+			texts = append(texts, v.Sub.A...)
+		}
+		sent := bytes.Count(body, []byte("\uFFFD")) + bytes.Count(bytes.ToLower(body), []byte(`\ufffd`))
+		for _, s := range texts {
+			if strings.IndexByte(s, 0) >= 0 || strings.Count(s, "\uFFFD") > sent {
+				t.Fatalf("decodeJSON(%q) accepted %q", body, s)
+			}
+		}
+		// An accepted body has no duplicate key anywhere, and what was
+		// decoded is what an exact-key reader (a gateway) sees.
+		if p := firstDuplicate(body); p != "" {
+			t.Fatalf("decodeJSON(%q) accepted the duplicate key %s", body, p)
+		}
+		var generic map[string]any
+		if json.Unmarshal(body, &generic) != nil {
+			return // null, or not an object: nothing keyed was taken
+		}
+		for k := range generic {
+			known := slices.Contains(fields, k)
+			if strict && !known {
+				t.Fatalf("strict decodeJSON(%q) accepted the unknown key %q", body, k)
+			}
+			for _, fld := range fields {
+				if !known && strings.EqualFold(k, fld) {
+					t.Fatalf("decodeJSON(%q) accepted %q for the field %q", body, k, fld)
+				}
+			}
+		}
+		if s, ok := generic["name"].(string); ok && s != v.Name {
+			t.Fatalf("decodeJSON(%q): name %q, an exact reader sees %q", body, v.Name, s)
+		}
+		if _, ok := generic["name"]; !ok && v.Name != "" {
+			t.Fatalf("decodeJSON(%q) set name %q from another key", body, v.Name)
+		}
+		if sub, ok := generic["sub"].(map[string]any); ok && v.Sub != nil {
+			if _, ok := sub["a"]; !ok && v.Sub.A != nil {
+				t.Fatalf("decodeJSON(%q) set sub.a from another key", body)
+			}
 		}
 	})
+}
+
+// firstDuplicate is the fuzz test's own, type-blind oracle: the JSON
+// pointer of the first key repeated in one object of body, or "".
+func firstDuplicate(body []byte) string {
+	type frame struct {
+		keys   map[string]bool
+		object bool
+		want   bool // an object awaiting a key
+	}
+	var stack []*frame
+	dec := json.NewDecoder(bytes.NewReader(body))
+	dec.UseNumber()
+	for {
+		tok, err := dec.Token()
+		if err != nil {
+			return ""
+		}
+		top := func() *frame {
+			if len(stack) == 0 {
+				return nil
+			}
+			return stack[len(stack)-1]
+		}
+		if d, ok := tok.(json.Delim); ok {
+			switch d {
+			case '{':
+				stack = append(stack, &frame{keys: map[string]bool{}, object: true, want: true})
+			case '[':
+				stack = append(stack, &frame{})
+			default:
+				stack = stack[:len(stack)-1]
+				if p := top(); p != nil && p.object {
+					p.want = true
+				}
+			}
+			continue
+		}
+		p := top()
+		if p != nil && p.object && p.want {
+			k := tok.(string)
+			if p.keys[k] {
+				return "dup " + k
+			}
+			p.keys[k], p.want = true, false
+			continue
+		}
+		if p != nil && p.object {
+			p.want = true
+		}
+	}
+}
+
+// TestKeysExactAndUnique: the key rule of the one decoder, at every depth
+// and inside values kept raw, with the offending key named by pointer.
+func TestKeysExactAndUnique(t *testing.T) {
+	cases := []struct {
+		name, body string
+		strict     bool
+		code       string
+		field      string
+	}{
+		{"duplicate top-level", `{"product_ids":["A"],"product_ids":["B"]}`, true, CodeMalformedJSON, "/product_ids"},
+		{"duplicate, lenient endpoint", `{"reactivation_key":"a","reactivation_key":"b"}`, false, CodeMalformedJSON, "/reactivation_key"},
+		{"duplicate by escape", `{"product_ids":["A"],"product\u005fids":["B"]}`, true, CodeMalformedJSON, "/product_ids"},
+		{"duplicate in a raw split entry", `{"split":[{"customer_id":"c","amount_in_cents":5000},{"customer_id":"d","amount_in_cents":5000,"amount_in_cents":190}]}`, true, CodeMalformedJSON, "/split/1/amount_in_cents"},
+		{"duplicate in a raw medium", `{"identification_medium":{"photo_id_lite":{"first_name":"A","first_name":"B"}}}`, false, CodeMalformedJSON, "/identification_medium/photo_id_lite/first_name"},
+		{"duplicate in an ignored key", `{"web_view":{"x":1,"x":2}}`, false, CodeMalformedJSON, "/web_view/x"},
+		{"duplicate after many keys", `{"k0":0,"k1":1,"k2":2,"k3":3,"k4":4,"k5":5,"k6":6,"k7":7,"k8":8,"k9":9,"k3":3}`, false, CodeMalformedJSON, "/k3"},
+		{"upper case", `{"product_ids":["DAY"],"PRODUCT_IDS":["SINGLE"]}`, true, CodeUnknownField, "/PRODUCT_IDS"},
+		{"mixed case alone", `{"Product_Ids":["SINGLE"]}`, true, CodeUnknownField, "/Product_Ids"},
+		{"case on a lenient endpoint", `{"REACTIVATION_KEY":"k"}`, false, CodeUnknownField, "/REACTIVATION_KEY"},
+		{"case by Unicode folding (long s)", `{"reactivation_key":"k","\u017fplit":[]}`, true, CodeUnknownField, "/\u017fplit"},
+		{"unknown, strict", `{"product_ids":[],"coupon":1}`, true, CodeUnknownField, "/coupon"},
+	}
+	type req struct {
+		ProductIDs           []string        `json:"product_ids"`
+		Split                json.RawMessage `json:"split"`
+		IdentificationMedium json.RawMessage `json:"identification_medium"`
+		ReactivationKey      *string         `json:"reactivation_key"`
+	}
+	for _, c := range cases {
+		var dst req
+		ae := apperrOf(decodeJSON([]byte(c.body), &dst, c.strict))
+		field := c.field
+		if ae == nil || ae.Code != c.code || len(ae.Details) != 1 || ae.Details[0].Field != field || !strings.Contains(ae.Msg, field) {
+			t.Errorf("%s: %+v; want %s at %s", c.name, ae, c.code, field)
+		}
+	}
+	// What is accepted: exact keys once each; unknown keys on a lenient
+	// endpoint; the same key in different objects.
+	for _, body := range []string{`{"product_ids":["A"],"split":[{"a":1},{"a":1}]}`, `{"reactivation_key":"k","extra":{"reactivation_key":1}}`} {
+		var dst req
+		if err := decodeJSON([]byte(body), &dst, strings.Contains(body, "split")); err != nil {
+			t.Errorf("%s: %v", body, err)
+		}
+	}
+	// Deeper than encoding/json allows: the decoder's own error, no crash.
+	deep := strings.Repeat("[", 20000) + strings.Repeat("]", 20000)
+	if ae := apperrOf(decodeJSON([]byte(`{"split":`+deep+`}`), new(req), true)); ae == nil || ae.Code != CodeMalformedJSON {
+		t.Errorf("deep nesting: %+v", ae)
+	}
 }
 
 // TestCheckStrings: the edge's text rule, with the field named by JSON
@@ -368,7 +511,7 @@ func TestUnknownFieldNamedWhereItIs(t *testing.T) {
 	}
 	cases := []struct{ body, field string }{
 		{`{"customer":{"address_lines":["A"],"x":1}}`, "/customer/x"},
-		{`{"free":{"x":{"y":[1]}},"any":[{"x":1}],"customer":{"electronic_invoicing":{"x":1}},"NAME":"n","list":[{},{"address_lines":[],"a/b":2}]}`, "/list/1/a~1b"},
+		{`{"free":{"x":{"y":[1]}},"any":[{"x":1}],"customer":{"electronic_invoicing":{"x":1}},"Name":"n","list":[{},{"address_lines":[],"a/b":2}]}`, "/list/1/a~1b"},
 		{`{"extra":1}`, "/extra"},
 		{`{"-":1}`, "/-"},
 	}

@@ -449,10 +449,10 @@ func TestWebhookRefusals(t *testing.T) {
 			}
 		}
 		all := []string{"*"}
-		for _, u := range []string{"", "not a url", "ftp://partner.example/", "http://203.0.113.10/hooks", "https://127.0.0.1/x",
+		for _, u := range []string{"", "not a url", "ftp://partner.example/", "http://93.184.215.14/hooks", "https://127.0.0.1/x",
 			"https://[::1]/", "https://10.1.2.3/", "https://192.168.0.10/", "https://172.16.0.1/", "https://169.254.169.254/latest/meta-data",
 			"https://[fe80::1]/", "https://224.0.0.1/", "https://0.0.0.0/", "https://100.64.1.1/", "https://localhost:8443/",
-			"https://user:pw@203.0.113.10/", "https://203.0.113.10/#frag", "https://nonexistent.invalid/", "https://203.0.113.10:99999/",
+			"https://user:pw@93.184.215.14/", "https://93.184.215.14/#frag", "https://nonexistent.invalid/", "https://93.184.215.14:99999/",
 			"https://" + strings.Repeat("a", 2050) + ".example/", "/relative", "https://[::ffff:127.0.0.1]/"} {
 			bad(e.LiveKey, map[string]any{"url": u, "enabled_events": all}, "url")
 		}
@@ -460,12 +460,12 @@ func TestWebhookRefusals(t *testing.T) {
 		bad(e.TestKey, map[string]any{"url": "http://169.254.169.254/", "enabled_events": all}, "url")
 		bad(e.LiveKey, map[string]any{"enabled_events": all}, "url")
 		for _, types := range []any{nil, []string{}, []string{"order.deleted"}, []string{"order.created", "order.created"}, []string{"*", "Order.Created"}} {
-			bad(e.LiveKey, map[string]any{"url": "https://203.0.113.10/", "enabled_events": types}, "enabled_events")
+			bad(e.LiveKey, map[string]any{"url": "https://93.184.215.14/", "enabled_events": types}, "enabled_events")
 		}
-		bad(e.LiveKey, map[string]any{"url": "https://203.0.113.10/", "enabled_events": all, "description": strings.Repeat("x", 501)}, "description")
-		e.Must(400, apitest.Req{Method: "POST", Path: "/v1/webhook_endpoints.json", Key: e.LiveKey, Body: map[string]any{"url": "https://203.0.113.10/", "enabled_events": "*"}})
-		e.Must(400, apitest.Req{Method: "POST", Path: "/v1/webhook_endpoints.json", Key: e.LiveKey, Body: map[string]any{"url": "https://203.0.113.10/", "enabled_events": all, "secret": "mine"}})
-		e.Must(401, apitest.Req{Method: "POST", Path: "/v1/webhook_endpoints.json", Body: map[string]any{"url": "https://203.0.113.10/", "enabled_events": all}})
+		bad(e.LiveKey, map[string]any{"url": "https://93.184.215.14/", "enabled_events": all, "description": strings.Repeat("x", 501)}, "description")
+		e.Must(400, apitest.Req{Method: "POST", Path: "/v1/webhook_endpoints.json", Key: e.LiveKey, Body: map[string]any{"url": "https://93.184.215.14/", "enabled_events": "*"}})
+		e.Must(400, apitest.Req{Method: "POST", Path: "/v1/webhook_endpoints.json", Key: e.LiveKey, Body: map[string]any{"url": "https://93.184.215.14/", "enabled_events": all, "secret": "mine"}})
+		e.Must(401, apitest.Req{Method: "POST", Path: "/v1/webhook_endpoints.json", Body: map[string]any{"url": "https://93.184.215.14/", "enabled_events": all}})
 		for _, key := range []string{e.LiveKey, e.TestKey} {
 			if l := e.Must(200, apitest.Req{Method: "GET", Path: "/v1/webhook_endpoints.json", Key: key}).Map(t); len(l["data"].([]any)) != 0 {
 				t.Fatalf("a refused endpoint was written: %v", l)
@@ -473,7 +473,7 @@ func TestWebhookRefusals(t *testing.T) {
 		}
 
 		// A public address and a test endpoint on loopback are accepted.
-		live := createEndpoint(t, e, e.LiveKey, "https://203.0.113.10/hooks", "*")
+		live := createEndpoint(t, e, e.LiveKey, "https://93.184.215.14/hooks", "*")
 		test := createEndpoint(t, e, e.TestKey, rc.URL, "*")
 		lid, tid := str(live["id"]), str(test["id"])
 
@@ -520,16 +520,16 @@ func TestWebhookRefusals(t *testing.T) {
 			e.Must(400, apitest.Req{Method: "POST", Path: "/v1/webhook_endpoints/" + lid + "/rotate_secret.json", Key: e.LiveKey, Body: map[string]any{"overlap_seconds": o}})
 		}
 		if got := e.Must(200, apitest.Req{Method: "GET", Path: "/v1/webhook_endpoints/" + lid + ".json", Key: e.LiveKey}).Map(t); asJSONString(t, got["enabled_events"]) != `["*"]` ||
-			got["url"] != "https://203.0.113.10/hooks" || got["previous_secret_expires_at"] != nil {
+			got["url"] != "https://93.184.215.14/hooks" || got["previous_secret_expires_at"] != nil {
 			t.Errorf("a refused update changed the endpoint: %v", got)
 		}
 
 		// At most 16 endpoints per account and environment.
 		for i := 1; i < webhook.MaxEndpoints; i++ {
-			createEndpoint(t, e, e.LiveKey, fmt.Sprintf("https://203.0.113.10/%d", i), "*")
+			createEndpoint(t, e, e.LiveKey, fmt.Sprintf("https://93.184.215.14/%d", i), "*")
 		}
 		if m := e.Must(409, apitest.Req{Method: "POST", Path: "/v1/webhook_endpoints.json", Key: e.LiveKey,
-			Body: map[string]any{"url": "https://203.0.113.10/17", "enabled_events": all}}).Map(t); m["code"] != "too_many_webhook_endpoints" {
+			Body: map[string]any{"url": "https://93.184.215.14/17", "enabled_events": all}}).Map(t); m["code"] != "too_many_webhook_endpoints" {
 			t.Errorf("17th endpoint: %v", m)
 		}
 	})

@@ -148,8 +148,8 @@ func (c *checker) address(a Address, field string, name bool) {
 	c.required(field+"/street", a.Street, "BR-DE-3 / BR-DE-8")
 	c.required(field+"/postal_code", a.PostalCode, "BR-DE-4 / BR-DE-9")
 	c.required(field+"/city", a.City, "BR-DE-3 / BR-DE-8")
-	if !isCountryCode(a.CountryCode) {
-		c.add(field+"/country_code", "must be a two-letter upper-case country code (BR-09 / BR-11)")
+	if msg := CountryProblem(a.CountryCode); msg != "" {
+		c.add(field+"/country_code", "%s (BR-09 / BR-11)", msg)
 	}
 }
 

@@ -222,8 +222,8 @@ func parseElectronic(raw json.RawMessage) (*Electronic, []apperr.FieldError) {
 		a.PostalCode, _ = str(addr, "postal_code", "/address/postal_code", true)
 		a.City, _ = str(addr, "city", "/address/city", true)
 		if s, ok := str(addr, "country_code", "/address/country_code", true); ok {
-			if len(s) != 2 || s[0] < 'A' || s[0] > 'Z' || s[1] < 'A' || s[1] > 'Z' {
-				add("/address/country_code", "must be a two-letter upper-case country code such as DE")
+			if msg := invoicedoc.CountryProblem(s); msg != "" {
+				add("/address/country_code", "must be an ISO 3166-1 alpha-2 country code such as DE: "+msg)
 			}
 			a.CountryCode = s
 		}
@@ -235,6 +235,23 @@ func parseElectronic(raw json.RawMessage) (*Electronic, []apperr.FieldError) {
 		}
 	}
 	return e, probs
+}
+
+// CheckStored judges a customer as stored against the rules a new one
+// meets where a document depends on them: a country code written by an
+// older version (or by hand) that XRechnung refuses (BR-CL-14) would make
+// every file of its invoices invalid. The error is a 422 invalid_customer
+// naming the customer's field.
+func (c Customer) CheckStored(op string) error {
+	if c.Electronic == nil {
+		return nil
+	}
+	if msg := invoicedoc.CountryProblem(c.Electronic.Address.CountryCode); msg != "" {
+		const field = "/customer/electronic_invoicing/address/country_code"
+		text := fmt.Sprintf("customer %s has electronic_invoicing.address.country_code: %s. Its XRechnung files would be invalid: create a customer with a valid code and assign the item to it", c.ID, msg)
+		return apperr.E(op, apperr.Unprocessable, CodeInvalidCustomer, text).WithDetails(apperr.FieldError{Field: field, Message: text})
+	}
+	return nil
 }
 
 // CustomerFilter selects the customers of a list (docs/lists.md): only

@@ -282,7 +282,12 @@ func PolicyFor(env account.Environment, allowPrivate bool) Policy {
 		AllowHTTP: allowPrivate || env == account.Test}
 }
 
-// AddrProblem says why p refuses addr, "" when it may be reached.
+// AddrProblem says why p refuses addr, "" when it may be reached: a live
+// endpoint reaches only globally reachable unicast addresses (NotGlobal:
+// IANA's special-purpose registries, IPv4 embedded in IPv6 judged by the
+// IPv4 address); a test endpoint also loopback (127.0.0.0/8, ::1 and
+// ::ffff:127.0.0.0/104, not other embeddings of it); AllowPrivate lifts
+// every rule.
 func (p Policy) AddrProblem(addr netip.Addr) string {
 	addr = addr.Unmap()
 	switch {
@@ -293,20 +298,16 @@ func (p Policy) AddrProblem(addr netip.Addr) string {
 			return ""
 		}
 		return "resolves to a loopback address"
-	case addr.IsUnspecified():
-		return "resolves to an unspecified address"
-	case addr.IsPrivate(), sharedAddressSpace.Contains(addr):
-		return "resolves to a private address"
-	case addr.IsLinkLocalUnicast(), addr.IsLinkLocalMulticast():
-		return "resolves to a link-local address"
-	case addr.IsMulticast(), addr.IsInterfaceLocalMulticast():
-		return "resolves to a multicast address"
+	}
+	if kind, why := NotGlobal(addr); kind != "" {
+		article := "a"
+		if strings.ContainsAny(kind[:1], "aeiou") {
+			article = "an"
+		}
+		return fmt.Sprintf("resolves to %s %s address (%s)", article, kind, why)
 	}
 	return ""
 }
-
-// sharedAddressSpace is 100.64.0.0/10 (carrier-grade NAT, RFC 6598).
-var sharedAddressSpace = netip.MustParsePrefix("100.64.0.0/10")
 
 // CheckURL checks an endpoint URL's text under p: absolute http(s) without
 // user info or fragment, https unless p allows http, and a literal IP host

@@ -52,8 +52,10 @@ func TestPolicy(t *testing.T) {
 		addr             string
 		live, test, prem bool // allowed
 	}{
-		{"203.0.113.10", true, true, true},
-		{"2001:db8::1", true, true, true},
+		{"93.184.215.14", true, true, true},
+		{"2606:2800:21f:cb07:6820:80da:af6b:8b2c", true, true, true},
+		{"203.0.113.10", false, false, true}, // documentation (RFC 5737)
+		{"2001:db8::1", false, false, true},  // documentation (RFC 3849)
 		{"127.0.0.1", false, true, true},
 		{"::1", false, true, true},
 		{"::ffff:127.0.0.1", false, true, true},
