@@ -73,85 +73,9 @@ func accounts(ctx context.Context, args []string, getenv func(string) string, st
 	defer s.Close()
 	switch args[0] {
 	case "create":
-		env := account.Live
-		if *test {
-			env = account.Test
-		}
-		var k app.CreatedKey
-		switch {
-		case *accountID != "":
-			k, err = a.CreateKey(ctx, *accountID, env)
-		case *name != "" && *test:
-			// The test key of a partner created with --name: the account
-			// of that name gets it, rather than a second account.
-			k, err = testKeyByName(ctx, a, s, *name)
-		case *name != "":
-			k, err = a.CreateAccount(ctx, *name, env)
-		default:
-			return fmt.Errorf("accounts create needs --name NAME (or --account ID)")
-		}
-		if err != nil {
-			return err
-		}
-		if *asJSON {
-			return json.NewEncoder(stdout).Encode(map[string]string{"account_id": k.AccountID, "api_key": k.Secret})
-		}
-		fmt.Fprintf(stdout, "account: %s\napi key: %s\n(the key is shown only now; store it safely)\n", k.AccountID, k.Secret)
-		return nil
+		return accountsCreate(ctx, a, s, *name, *accountID, *test, *asJSON, stdout)
 	case "list":
-		accs, err := s.Read().Accounts(ctx)
-		if err != nil {
-			return err
-		}
-		keys, err := s.Read().Keys(ctx, "")
-		if err != nil {
-			return err
-		}
-		type keyOut struct {
-			Prefix      string  `json:"prefix"`
-			Environment string  `json:"environment"`
-			CreatedAt   string  `json:"created_at"`
-			RevokedAt   *string `json:"revoked_at"`
-		}
-		type accOut struct {
-			ID        string   `json:"account_id"`
-			Name      string   `json:"name"`
-			CreatedAt string   `json:"created_at"`
-			Keys      []keyOut `json:"keys"`
-		}
-		out := []accOut{}
-		for _, ac := range accs {
-			o := accOut{ID: ac.ID, Name: ac.Name, CreatedAt: clock.Timestamp(ac.CreatedAt), Keys: []keyOut{}}
-			for _, k := range keys {
-				if k.AccountID == ac.ID {
-					ko := keyOut{Prefix: k.Prefix, Environment: string(k.Environment), CreatedAt: clock.Timestamp(k.CreatedAt)}
-					if k.RevokedAt != nil {
-						r := clock.Timestamp(*k.RevokedAt)
-						ko.RevokedAt = &r
-					}
-					o.Keys = append(o.Keys, ko)
-				}
-			}
-			out = append(out, o)
-		}
-		if *asJSON {
-			return json.NewEncoder(stdout).Encode(out)
-		}
-		tw := tabwriter.NewWriter(stdout, 0, 4, 2, ' ', 0)
-		fmt.Fprintln(tw, "ACCOUNT\tNAME\tKEY PREFIX\tENV\tSTATUS")
-		for _, o := range out {
-			if len(o.Keys) == 0 {
-				fmt.Fprintf(tw, "%s\t%s\t-\t-\t-\n", o.ID, o.Name)
-			}
-			for _, k := range o.Keys {
-				status := "active"
-				if k.RevokedAt != nil {
-					status = "revoked " + *k.RevokedAt
-				}
-				fmt.Fprintf(tw, "%s\t%s\t%s…\t%s\t%s\n", o.ID, o.Name, k.Prefix, k.Environment, status)
-			}
-		}
-		return tw.Flush()
+		return accountsList(ctx, s, *asJSON, stdout)
 	case "grant-product":
 		if len(pos) != 2 {
 			return fmt.Errorf("accounts grant-product needs ACCOUNT_ID PRODUCT_ID")
@@ -195,6 +119,96 @@ func accounts(ctx context.Context, args []string, getenv func(string) string, st
 	}
 	fmt.Fprintln(stderr, accountsHelp)
 	return errUsage
+}
+
+// accountsCreate is `accounts create`: a new account with its first key
+// (--name), another key of an account (--account), or the test key of the
+// account of that name (--name --test).
+func accountsCreate(ctx context.Context, a *app.App, s *store.Store, name, accountID string, test, asJSON bool, stdout io.Writer) error {
+	env := account.Live
+	if test {
+		env = account.Test
+	}
+	var k app.CreatedKey
+	var err error
+	switch {
+	case accountID != "":
+		k, err = a.CreateKey(ctx, accountID, env)
+	case name != "" && test:
+		// The test key of a partner created with --name: the account
+		// of that name gets it, rather than a second account.
+		k, err = testKeyByName(ctx, a, s, name)
+	case name != "":
+		k, err = a.CreateAccount(ctx, name, env)
+	default:
+		return fmt.Errorf("accounts create needs --name NAME (or --account ID)")
+	}
+	if err != nil {
+		return err
+	}
+	if asJSON {
+		return json.NewEncoder(stdout).Encode(map[string]string{"account_id": k.AccountID, "api_key": k.Secret})
+	}
+	fmt.Fprintf(stdout, "account: %s\napi key: %s\n(the key is shown only now; store it safely)\n", k.AccountID, k.Secret)
+	return nil
+}
+
+// accountsList is `accounts list`: every account with its keys (prefix,
+// environment, created, revoked), as a table or as JSON.
+func accountsList(ctx context.Context, s *store.Store, asJSON bool, stdout io.Writer) error {
+	accs, err := s.Read().Accounts(ctx)
+	if err != nil {
+		return err
+	}
+	keys, err := s.Read().Keys(ctx, "")
+	if err != nil {
+		return err
+	}
+	type keyOut struct {
+		Prefix      string  `json:"prefix"`
+		Environment string  `json:"environment"`
+		CreatedAt   string  `json:"created_at"`
+		RevokedAt   *string `json:"revoked_at"`
+	}
+	type accOut struct {
+		ID        string   `json:"account_id"`
+		Name      string   `json:"name"`
+		CreatedAt string   `json:"created_at"`
+		Keys      []keyOut `json:"keys"`
+	}
+	out := []accOut{}
+	for _, ac := range accs {
+		o := accOut{ID: ac.ID, Name: ac.Name, CreatedAt: clock.Timestamp(ac.CreatedAt), Keys: []keyOut{}}
+		for _, k := range keys {
+			if k.AccountID == ac.ID {
+				ko := keyOut{Prefix: k.Prefix, Environment: string(k.Environment), CreatedAt: clock.Timestamp(k.CreatedAt)}
+				if k.RevokedAt != nil {
+					r := clock.Timestamp(*k.RevokedAt)
+					ko.RevokedAt = &r
+				}
+				o.Keys = append(o.Keys, ko)
+			}
+		}
+		out = append(out, o)
+	}
+	if asJSON {
+		return json.NewEncoder(stdout).Encode(out)
+	}
+	tw := tabwriter.NewWriter(stdout, 0, 4, 2, ' ', 0)
+	fmt.Fprintln(tw, "ACCOUNT\tNAME\tKEY PREFIX\tENV\tSTATUS")
+	for _, o := range out {
+		if len(o.Keys) == 0 {
+			fmt.Fprintf(tw, "%s\t%s\t-\t-\t-\n", o.ID, o.Name)
+		}
+		for _, k := range o.Keys {
+			status := "active"
+			if k.RevokedAt != nil {
+				status = "revoked " + *k.RevokedAt
+			}
+			fmt.Fprintf(tw, "%s\t%s\t%s…\t%s\t%s\n", o.ID, o.Name, k.Prefix, k.Environment, status)
+		}
+	}
+	return tw.Flush()
 }
 
 // revokeKeys is `accounts revoke KEY_PREFIX [--account ID] [--yes]`: it

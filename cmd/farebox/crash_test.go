@@ -12,6 +12,7 @@ import (
 
 	"github.com/farebox/farebox/internal/account"
 	"github.com/farebox/farebox/internal/clock"
+	"github.com/farebox/farebox/internal/testtool"
 )
 
 // ack is what the load saw acknowledged (a 2xx) or attempted.
@@ -38,6 +39,7 @@ type ack struct {
 // process's rows are in its memory-mapped segment, which the restarted
 // process (same data dir) rolls into the database.
 func TestKillDuringLoad(t *testing.T) {
+	testtool.FullSuiteOnly(t, testtool.Crash)
 	for _, mode := range []string{"database", "journal"} {
 		t.Run(mode, func(t *testing.T) { killDuringLoad(t, mode) })
 	}

@@ -14,6 +14,7 @@ import (
 
 	"github.com/farebox/farebox/internal/account"
 	"github.com/farebox/farebox/internal/store/storetest"
+	"github.com/farebox/farebox/internal/testtool"
 )
 
 // tcpProxy forwards loopback connections to a target; cut drops every
@@ -111,6 +112,7 @@ func (p *tcpProxy) restore(t *testing.T) {
 // database_unavailable (JSON, Retry-After), never a 500 or a hang; after it
 // the service recovers by itself, and every acknowledged order is stored.
 func TestDatabaseOutageUnderLoad(t *testing.T) {
+	testtool.FullSuiteOnly(t, testtool.Load)
 	env, st := pgEnv(t)
 	u, err := url.Parse(storetest.PostgresURL())
 	if err != nil {

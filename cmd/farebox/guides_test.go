@@ -15,6 +15,7 @@ import (
 	"github.com/farebox/farebox/internal/shareddata"
 	"github.com/farebox/farebox/internal/store"
 	"github.com/farebox/farebox/internal/store/storetest"
+	"github.com/farebox/farebox/internal/testtool"
 )
 
 // guideFiles are the documents whose ```sh blocks TestGuidesRun executes.
@@ -149,6 +150,7 @@ var failedRe = regexp.MustCompile(`__guide_failed__ (\d+) (\d+)`)
 // binary, on PATH as `farebox`), on both engines, so the guides never rot.
 // A failing command fails the test with its file:line and the output.
 func TestGuidesRun(t *testing.T) {
+	testtool.FullSuiteOnly(t, testtool.Guides)
 	for _, tool := range []string{"bash", "curl", "jq", "unzip"} {
 		if _, err := exec.LookPath(tool); err != nil {
 			t.Fatalf("%s is not installed: the guides use it (scripts/test.sh installs it from scripts/apt-packages.txt)", tool)

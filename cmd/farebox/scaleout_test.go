@@ -17,6 +17,7 @@ import (
 	"github.com/farebox/farebox/internal/catalog"
 	"github.com/farebox/farebox/internal/clock"
 	"github.com/farebox/farebox/internal/shareddata"
+	"github.com/farebox/farebox/internal/testtool"
 )
 
 // TestScaleOutTwoInstances runs two `farebox serve` instances on one
@@ -28,6 +29,7 @@ import (
 // a catalog and a GTFS import are picked up by both, a departures session
 // token minted by A is honoured by B, and a revoked key stops on both.
 func TestScaleOutTwoInstances(t *testing.T) {
+	testtool.FullSuiteOnly(t, testtool.Load)
 	env, st := pgEnv(t)
 	env["FAREBOX_GTFS_REFRESH"] = "1s"
 	_, key := newKey(t, env)

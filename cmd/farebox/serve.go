@@ -28,71 +28,173 @@ import (
 
 // serve runs the HTTP service until ctx ends, then shuts down gracefully:
 // the listener closes, in-flight requests finish (up to the shutdown
-// timeout), the usage ledger commits what it holds, and the database closes.
-// ready, if not nil, receives the bound address (tests listen on :0).
+// timeout), the usage ledger commits what it holds, the workers, the
+// transit loader and the background loops end, and only then the database
+// closes. ready, if not nil, receives the bound address (tests listen on :0).
 func serve(ctx context.Context, args []string, getenv func(string) string, stdout, stderr io.Writer, ready chan<- string) error {
 	cfg, err := config.Load(args, getenv, stderr)
 	if err != nil {
 		return err
 	}
 	log := newLogger(cfg, stderr)
-	loc, _ := time.LoadLocation(cfg.Timezone)
-
-	st, err := store.Open(ctx, store.Options{URL: cfg.DatabaseURL, DataDir: cfg.DataDir, MaxConns: cfg.DBMaxConns})
+	st, err := openStore(ctx, cfg, log)
 	if err != nil {
 		return err
 	}
 	defer st.Close()
-	n, err := st.Migrate(ctx)
+	// Deferred after st.Close, so it runs before it: every loop has
+	// returned before the store closes.
+	bg := startLoops(ctx, log)
+	defer bg.stop()
+
+	metrics := httpapi.NewMetrics(collectors.NewDBStatsCollector(st.DB(), "farebox"))
+	observeJob := watchJobs(metrics, st, log)
+	a, err := newApp(ctx, cfg, st, log, observeJob)
 	if err != nil {
 		return err
 	}
-	log.Info("database ready", "engine", st.Engine(), "migrations_applied", n)
+	transit, sessionKey, stopTransit, err := startTransit(ctx, cfg, a, log)
+	if err != nil {
+		return err
+	}
+	defer stopTransit()
+	maintain(bg, cfg, a, st, log)
+	if cfg.Seller.Name == config.DevSellerName {
+		log.Warn("invoices are issued by the development seller: set FAREBOX_SELLER_* for production")
+	}
+	defer startWorkers(ctx, cfg, a, log, observeJob)()
+	ledger, stopLedger, err := startLedger(ctx, cfg, st, metrics, log)
+	if err != nil {
+		return err
+	}
+	defer stopLedger()
+	deps, err := serverDeps(ctx, cfg, st, a, log)
+	if err != nil {
+		return err
+	}
+	deps.Ledger, deps.Metrics, deps.Transit, deps.SessionKey, deps.Ready = ledger, metrics, transit, sessionKey, transit.Ready
+	srv := httpapi.New(deps)
 
-	observeJob := func(string, error, time.Duration) {}
+	if cfg.PprofAddr != "" {
+		bg.run(func(ctx context.Context) { servePprof(ctx, cfg.PprofAddr, log) })
+	}
+	if cfg.MetricsAddr != "" {
+		stopMetrics, err := serveMetrics(cfg.MetricsAddr, metrics, log)
+		if err != nil {
+			return fmt.Errorf("--metrics-addr: %w", err)
+		}
+		defer stopMetrics()
+	}
+	return listenAndServe(ctx, cfg, srv, a, log, ready)
+}
+
+// testLoop, when a test sets it, runs as one more background loop of serve
+// (loops_test.go: shutdown joins the loops before the store closes).
+var testLoop func(ctx context.Context, st *store.Store)
+
+// openStore opens and migrates the database.
+func openStore(ctx context.Context, cfg config.Config, log *slog.Logger) (*store.Store, error) {
+	st, err := store.Open(ctx, store.Options{URL: cfg.DatabaseURL, DataDir: cfg.DataDir, MaxConns: cfg.DBMaxConns})
+	if err != nil {
+		return nil, err
+	}
+	n, err := st.Migrate(ctx)
+	if err != nil {
+		st.Close()
+		return nil, err
+	}
+	log.Info("database ready", "engine", st.Engine(), "migrations_applied", n)
+	return st, nil
+}
+
+// newApp builds the use cases on st, loads the catalog and stores the VDV
+// ticket numbers of tickets issued without one.
+func newApp(ctx context.Context, cfg config.Config, st *store.Store, log *slog.Logger, observeJob func(string, error, time.Duration)) (*app.App, error) {
+	loc, _ := time.LoadLocation(cfg.Timezone)
 	pdf.SetFontDir(cfg.FontDir)
 	a := app.New(app.Options{Store: st, Clock: clock.System{}, IDPrefix: cfg.IDPrefix, Location: loc, AuthCacheTTL: cfg.AuthCacheTTL,
 		Retention: cfg.Retention,
 		Invoicing: app.InvoicingOptions{Seller: cfg.Seller, BaseURL: cfg.BaseURL(), PaymentDays: cfg.PaymentDays,
-			Jobs: jobs.Options{Log: log, Lease: cfg.JobLease, Observe: func(kind string, err error, d time.Duration) { observeJob(kind, err, d) }}},
+			Jobs: jobs.Options{Log: log, Lease: cfg.JobLease, Observe: observeJob}},
 		Webhooks: app.WebhookOptions{AllowPrivate: cfg.WebhookAllowPrivate, Timeout: cfg.WebhookTimeout}})
 	if err := a.LoadCatalog(ctx); err != nil {
-		return fmt.Errorf("load catalog: %w", err)
+		return nil, fmt.Errorf("load catalog: %w", err)
 	}
 	areas, products := a.Catalog().Len()
 	log.Info("catalog loaded", "areas", areas, "products", products)
 	if n, err := a.BackfillVDVNumbers(ctx); err != nil {
-		return fmt.Errorf("VDV ticket numbers: %w", err)
+		return nil, fmt.Errorf("VDV ticket numbers: %w", err)
 	} else if n > 0 {
 		log.Info("VDV ticket numbers: stored the hash-derived numbers of tickets issued without one", "tickets", n)
 	}
-	go every(ctx, 5*time.Second, func() {
-		if err := a.RefreshCatalog(ctx); err != nil && ctx.Err() == nil {
-			log.Warn("catalog refresh failed", "error", err.Error())
-		}
-	})
-	// Transit: the session key is shared through the database when not
-	// configured; feeds load in the background so /healthz answers at once
-	// and /readyz reports not ready until the first index is built.
-	sessionKey, err := a.SessionKey(ctx, cfg.SessionKey)
+	return a, nil
+}
+
+// startTransit starts loading the transit feeds. The session key is shared
+// through the database when not configured; feeds load in the background
+// so /healthz answers at once and /readyz reports not ready until the
+// first index is built. stop ends the loader and waits for it.
+func startTransit(ctx context.Context, cfg config.Config, a *app.App, log *slog.Logger) (transit *app.Transit, sessionKey []byte, stop func(), err error) {
+	sessionKey, err = a.SessionKey(ctx, cfg.SessionKey)
 	if err != nil {
-		return fmt.Errorf("session key: %w", err)
+		return nil, nil, nil, fmt.Errorf("session key: %w", err)
 	}
 	boardCache := int64(-1) // --board-cache-mb 0: off
 	if cfg.BoardCacheMB > 0 {
 		boardCache = cfg.BoardCacheMB << 20
 	}
-	transit := a.NewTransit(app.TransitOptions{Refresh: cfg.GTFSRefresh, Realtime: cfg.Realtime, RealtimeAlerts: cfg.RealtimeAlerts,
+	transit = a.NewTransit(app.TransitOptions{Refresh: cfg.GTFSRefresh, Realtime: cfg.Realtime, RealtimeAlerts: cfg.RealtimeAlerts,
 		RealtimeInterval: cfg.RealtimeInterval, RealtimeMaxAge: cfg.RealtimeMaxAge, BoardCacheBytes: boardCache, Log: log})
 	transitDone := make(chan struct{})
 	tctx, stopTransit := context.WithCancel(ctx)
 	go func() { defer close(transitDone); transit.Run(tctx) }()
-	defer func() { stopTransit(); <-transitDone }()
+	return transit, sessionKey, func() { stopTransit(); <-transitDone }, nil
+}
 
-	metrics := httpapi.NewMetrics(collectors.NewDBStatsCollector(st.DB(), "farebox"))
+// loops are serve's background loops. They end when serve's context ends
+// or stop is called; stop waits until every one has returned, so that
+// serve closes the store only after the last loop touched it.
+type loops struct {
+	ctx    context.Context
+	cancel context.CancelFunc
+	wg     sync.WaitGroup
+	log    *slog.Logger
+}
+
+func startLoops(ctx context.Context, log *slog.Logger) *loops {
+	lctx, cancel := context.WithCancel(ctx)
+	return &loops{ctx: lctx, cancel: cancel, log: log}
+}
+
+// run runs fn(ctx) in a goroutine of its own; fn returns when ctx ends.
+func (l *loops) run(fn func(ctx context.Context)) {
+	l.wg.Go(func() { fn(l.ctx) })
+}
+
+// every runs fn(ctx) every d until the loops stop.
+func (l *loops) every(d time.Duration, fn func(ctx context.Context)) {
+	l.run(func(ctx context.Context) { every(ctx, d, func() { fn(ctx) }) })
+}
+
+// stop ends the loops and waits for them.
+func (l *loops) stop() {
+	l.cancel()
+	l.log.Debug("shutting down: waiting for background loops")
+	l.wg.Wait()
+}
+
+// maintain starts the periodic maintenance every instance runs: catalog
+// refresh, Idempotency-Key purge, pruning of done jobs, event maintenance
+// and the daily retention run.
+func maintain(bg *loops, cfg config.Config, a *app.App, st *store.Store, log *slog.Logger) {
+	bg.every(5*time.Second, func(ctx context.Context) {
+		if err := a.RefreshCatalog(ctx); err != nil && ctx.Err() == nil {
+			log.Warn("catalog refresh failed", "error", err.Error())
+		}
+	})
 	// Stored Idempotency-Key responses (they hold coupon ids and restore
 	// secrets) are deleted after --idempotency-ttl by every instance.
-	go every(ctx, max(min(cfg.IdempotencyTTL/2, time.Minute), 100*time.Millisecond), func() {
+	bg.every(max(min(cfg.IdempotencyTTL/2, time.Minute), 100*time.Millisecond), func(ctx context.Context) {
 		cutoff := time.Now().Add(-cfg.IdempotencyTTL)
 		err := st.Write(ctx, func(q store.Q) error {
 			n, err := q.PurgeIdempotencyKeys(ctx, cutoff)
@@ -108,7 +210,7 @@ func serve(ctx context.Context, args []string, getenv func(string) string, stdou
 	// Jobs that finished successfully are deleted jobs.DoneRetention after
 	// they finished, by every instance every ten minutes (docs/storage.md,
 	// "The job queue"); dead jobs stay until an operator deals with them.
-	go every(ctx, 10*time.Minute, func() {
+	bg.every(10*time.Minute, func(ctx context.Context) {
 		n, err := st.Jobs().PruneJobs(ctx, time.Now().Add(-jobs.DoneRetention))
 		if n > 0 {
 			log.Debug("done jobs pruned", "count", n)
@@ -121,7 +223,7 @@ func serve(ctx context.Context, args []string, getenv func(string) string, stdou
 	// has passed, and the pruning of events older than the retention
 	// period, every minute by every instance (each ended event is written
 	// once: the subscription row is marked in the same transaction).
-	go every(ctx, time.Minute, func() {
+	bg.every(time.Minute, func(ctx context.Context) {
 		ended, pruned, err := a.EventMaintenance(ctx)
 		if ended > 0 || pruned > 0 {
 			log.Debug("events maintained", "subscriptions_ended", ended, "events_pruned", pruned)
@@ -133,7 +235,7 @@ func serve(ctx context.Context, args []string, getenv func(string) string, stdou
 	// Retention (docs/privacy.md): every instance looks each hour whether
 	// the daily run is due; one claims it (retention_state) and erases in
 	// short batches.
-	go every(ctx, time.Hour, func() {
+	bg.every(time.Hour, func(ctx context.Context) {
 		r, ran, err := a.DailyRetention(ctx)
 		if ran {
 			log.Info("retention run", "tickets", r.Tickets, "coupons", r.Coupons, "customers", r.Customers, "events", r.Events,
@@ -143,15 +245,19 @@ func serve(ctx context.Context, args []string, getenv func(string) string, stdou
 			log.Warn("retention run failed", "error", err.Error())
 		}
 	})
-	// Invoice document jobs: workers in every instance unless --workers=false.
-	if cfg.Seller.Name == config.DevSellerName {
-		log.Warn("invoices are issued by the development seller: set FAREBOX_SELLER_* for production")
+	if testLoop != nil {
+		bg.run(func(ctx context.Context) { testLoop(ctx, st) })
 	}
-	// One query per scrape (not one per state gauge), reused for a second.
+}
+
+// watchJobs registers the job gauges of metrics (one query per scrape, not
+// one per state gauge, reused for a second) and returns the observer the
+// job runners report each run to.
+func watchJobs(metrics *httpapi.Metrics, st *store.Store, log *slog.Logger) func(string, error, time.Duration) {
 	var jobsMu sync.Mutex
 	var jobsAt time.Time
 	var jobStates map[string]int
-	observeJob = metrics.WatchJobs(func() map[string]int {
+	observeJob := metrics.WatchJobs(func() map[string]int {
 		jobsMu.Lock()
 		defer jobsMu.Unlock()
 		if time.Since(jobsAt) < time.Second {
@@ -172,42 +278,60 @@ func serve(ctx context.Context, args []string, getenv func(string) string, stdou
 		}
 		return now.Sub(due)
 	})
-	if cfg.Workers {
-		wctx, stopWorkers := context.WithCancel(context.WithoutCancel(ctx))
-		a.Jobs.Start(wctx, JobWorkers)
-		defer func() { stopWorkers(); a.Jobs.Wait() }()
-		log.Info("job workers started", "workers", JobWorkers)
-		if cfg.WebhookWorkers > 0 {
-			// Deliveries have workers of their own; a delivery attempt is
-			// short (webhook timeout) and mostly waits on the network.
-			hooks := a.WebhookRunner(jobs.Options{Log: log, Lease: cfg.JobLease, PollInterval: 250 * time.Millisecond,
-				Observe: func(kind string, err error, d time.Duration) { observeJob(kind, err, d) }})
-			hooks.Start(wctx, cfg.WebhookWorkers)
-			defer func() { stopWorkers(); hooks.Wait() }() // runs before the job workers' stop: stop first
-			log.Info("webhook workers started", "workers", cfg.WebhookWorkers)
-		}
+	return observeJob
+}
+
+// startWorkers starts the job workers and the webhook delivery workers
+// (invoice documents, wallet updates, webhooks: in every instance unless
+// --workers=false) and returns what stops them and waits for them.
+func startWorkers(ctx context.Context, cfg config.Config, a *app.App, log *slog.Logger, observeJob func(string, error, time.Duration)) (stop func()) {
+	if !cfg.Workers {
+		return func() {}
 	}
-	var ledger usage.Recorder
-	if cfg.UsageLedger {
-		var stop func()
-		if ledger, stop, err = openLedger(ctx, cfg, st, metrics, log); err != nil {
-			return err
-		}
-		defer stop()
-		if floor := ledgerFloor(log); floor != nil { // only in -tags ledgerfloor builds
-			ledger = floor
-		}
-	} else {
+	wctx, stopWorkers := context.WithCancel(context.WithoutCancel(ctx))
+	a.Jobs.Start(wctx, JobWorkers)
+	stop = func() { stopWorkers(); a.Jobs.Wait() }
+	log.Info("job workers started", "workers", JobWorkers)
+	if cfg.WebhookWorkers > 0 {
+		// Deliveries have workers of their own; a delivery attempt is
+		// short (webhook timeout) and mostly waits on the network.
+		hooks := a.WebhookRunner(jobs.Options{Log: log, Lease: cfg.JobLease, PollInterval: 250 * time.Millisecond, Observe: observeJob})
+		hooks.Start(wctx, cfg.WebhookWorkers)
+		stopJobs := stop
+		stop = func() { stopWorkers(); hooks.Wait(); stopJobs() } // the webhook workers first
+		log.Info("webhook workers started", "workers", cfg.WebhookWorkers)
+	}
+	return stop
+}
+
+// startLedger opens the usage ledger (--usage-ledger), or returns a nil
+// recorder when it is off; stop commits what it holds.
+func startLedger(ctx context.Context, cfg config.Config, st *store.Store, metrics *httpapi.Metrics, log *slog.Logger) (ledger usage.Recorder, stop func(), err error) {
+	if !cfg.UsageLedger {
 		log.Warn("usage ledger disabled: requests are not recorded for billing")
+		return nil, func() {}, nil
 	}
-	deps := httpapi.Deps{App: a, Log: log, Ledger: ledger, Metrics: metrics,
+	if ledger, stop, err = openLedger(ctx, cfg, st, metrics, log); err != nil {
+		return nil, nil, err
+	}
+	if floor := ledgerFloor(log); floor != nil { // only in -tags ledgerfloor builds
+		ledger = floor
+	}
+	return ledger, stop, nil
+}
+
+// serverDeps are the HTTP server's settings from cfg: limits, proxies,
+// the operator's credentials, inspection keys and wallet credentials (the
+// caller adds the ledger, metrics and transit).
+func serverDeps(ctx context.Context, cfg config.Config, st *store.Store, a *app.App, log *slog.Logger) (httpapi.Deps, error) {
+	deps := httpapi.Deps{App: a, Log: log,
 		MaxBodyBytes: cfg.MaxBodyBytes, RequestTimeout: cfg.RequestTimeout,
 		RateLimits: &httpapi.RateLimits{Rate: cfg.RateLimit, Burst: cfg.RateBurst}, MetricsElsewhere: cfg.MetricsAddr != "",
 		Keyless: &httpapi.KeylessLimits{
 			PerCapability:  httpapi.Limit{Rate: cfg.CapabilityRate, Burst: cfg.CapabilityBurst},
 			PerClient:      httpapi.Limit{Rate: cfg.ClientRate, Burst: cfg.ClientBurst},
 			TrustedProxies: cfg.TrustedProxies},
-		Transit: transit, SessionKey: sessionKey, Ready: transit.Ready, TrustedProxies: cfg.TrustedProxies, PublicURL: cfg.PublicURL,
+		TrustedProxies: cfg.TrustedProxies, PublicURL: cfg.PublicURL,
 		GzipCacheBytes: -1}
 	if cfg.GzipCacheMB > 0 { // --gzip-cache-mb 0: off
 		deps.GzipCacheBytes = cfg.GzipCacheMB << 20
@@ -215,28 +339,22 @@ func serve(ctx context.Context, args []string, getenv func(string) string, stdou
 	if cfg.AdminPasswordFile != "" {
 		b, err := os.ReadFile(cfg.AdminPasswordFile)
 		if err != nil {
-			return fmt.Errorf("--admin-password-file: %w", err)
+			return deps, fmt.Errorf("--admin-password-file: %w", err)
 		}
 		if deps.Operator, err = app.ParseOperatorCredentials(string(b)); err != nil {
-			return fmt.Errorf("--admin-password-file %s: %w", cfg.AdminPasswordFile, err)
+			return deps, fmt.Errorf("--admin-password-file %s: %w", cfg.AdminPasswordFile, err)
 		}
 	}
 	// Inspection keys and wallet credentials (cmd/farebox/wallet.go).
 	if err := loadWallets(ctx, cfg, st, log, &deps); err != nil {
-		return fmt.Errorf("wallets: %w", err)
+		return deps, fmt.Errorf("wallets: %w", err)
 	}
-	srv := httpapi.New(deps)
+	return deps, nil
+}
 
-	if cfg.PprofAddr != "" {
-		go servePprof(ctx, cfg.PprofAddr, log)
-	}
-	if cfg.MetricsAddr != "" {
-		stopMetrics, err := serveMetrics(cfg.MetricsAddr, metrics, log)
-		if err != nil {
-			return fmt.Errorf("--metrics-addr: %w", err)
-		}
-		defer stopMetrics()
-	}
+// listenAndServe serves srv on --addr until ctx ends, then lets in-flight
+// requests finish (up to --shutdown-timeout).
+func listenAndServe(ctx context.Context, cfg config.Config, srv http.Handler, a *app.App, log *slog.Logger, ready chan<- string) error {
 	ln, err := net.Listen("tcp", cfg.Addr)
 	if err != nil {
 		return err

@@ -14,6 +14,7 @@ import (
 
 	"github.com/farebox/farebox/internal/account"
 	"github.com/farebox/farebox/internal/event"
+	"github.com/farebox/farebox/internal/testtool"
 	"github.com/farebox/farebox/internal/webhook"
 )
 
@@ -36,6 +37,7 @@ type hookReceipt struct {
 // arrived in order. The endpoint is created with `farebox webhooks
 // create`, on loopback thanks to --webhook-allow-private.
 func TestWebhooksSurviveKill(t *testing.T) {
+	testtool.FullSuiteOnly(t, testtool.Crash)
 	env, st := pgEnv(t)
 	env["FAREBOX_JOB_LEASE"] = "3s"
 	env["FAREBOX_WEBHOOK_ALLOW_PRIVATE"] = "true"

@@ -207,11 +207,36 @@ func (c *Config) settings() []setting {
 // environment. It returns flag.ErrHelp after printing usage for -h.
 func Load(args []string, getenv func(string) string, out io.Writer) (Config, error) {
 	var c Config
-	fs := flag.NewFlagSet("farebox serve", flag.ContinueOnError)
+	fs, vals, err := c.flagSet(getenv, out)
+	if err != nil {
+		return c, err
+	}
+	if err := fs.Parse(args); err != nil {
+		return c, err
+	}
+	if fs.NArg() > 0 {
+		return c, fmt.Errorf("config: unexpected argument %q", fs.Arg(0))
+	}
+	v := &values{vals: vals}
+	c.readService(v)
+	c.readLimits(v)
+	c.readWallets(v)
+	c.readInvoicingAndTransit(v)
+	if err := c.validate(); err != nil {
+		v.fail(err)
+	}
+	return c, errors.Join(v.errs...)
+}
+
+// flagSet defines one flag per setting, whose default is the setting's
+// environment variable when set (for a secret also the file its _FILE
+// twin names), else the setting's default. vals holds each flag's value
+// by setting name once the set is parsed.
+func (c *Config) flagSet(getenv func(string) string, out io.Writer) (fs *flag.FlagSet, vals map[string]*string, err error) {
+	fs = flag.NewFlagSet("farebox serve", flag.ContinueOnError)
 	fs.SetOutput(out)
-	vals := map[string]*string{}
-	sets := c.settings()
-	for _, s := range sets {
+	vals = map[string]*string{}
+	for _, s := range c.settings() {
 		def := s.def
 		if v := getenv(s.env); v != "" {
 			def = v
@@ -219,7 +244,7 @@ func Load(args []string, getenv func(string) string, out io.Writer) (Config, err
 			if f := getenv(s.env + "_FILE"); f != "" {
 				b, err := os.ReadFile(f)
 				if err != nil {
-					return c, fmt.Errorf("config: %s_FILE: %w", s.env, err)
+					return nil, nil, fmt.Errorf("config: %s_FILE: %w", s.env, err)
 				}
 				def = strings.TrimSpace(string(b))
 			}
@@ -236,153 +261,179 @@ func Load(args []string, getenv func(string) string, out io.Writer) (Config, err
 		fmt.Fprintf(out, "Usage: farebox serve [flags]\n\nEvery flag can also be set by its environment variable.\n\n")
 		fs.PrintDefaults()
 	}
-	if err := fs.Parse(args); err != nil {
-		return c, err
+	return fs, vals, nil
+}
+
+// values reads the parsed flags by setting name and collects every value
+// that does not parse, so that Load reports all of them at once (in the
+// order they are read).
+type values struct {
+	vals map[string]*string
+	errs []error
+}
+
+func (v *values) get(n string) string { return *v.vals[n] }
+
+func (v *values) fail(err error) { v.errs = append(v.errs, err) }
+
+func (v *values) dur(n string) time.Duration {
+	d, err := time.ParseDuration(v.get(n))
+	if err != nil || d < 0 {
+		v.fail(fmt.Errorf("--%s: %q is not a duration", n, v.get(n)))
 	}
-	if fs.NArg() > 0 {
-		return c, fmt.Errorf("config: unexpected argument %q", fs.Arg(0))
+	return d
+}
+
+func (v *values) num(n string) int64 {
+	i, err := strconv.ParseInt(v.get(n), 10, 64)
+	if err != nil || i < 0 {
+		v.fail(fmt.Errorf("--%s: %q is not a non-negative integer", n, v.get(n)))
 	}
-	var errs []error
-	get := func(n string) string { return *vals[n] }
-	dur := func(n string) time.Duration {
-		d, err := time.ParseDuration(get(n))
-		if err != nil || d < 0 {
-			errs = append(errs, fmt.Errorf("--%s: %q is not a duration", n, get(n)))
-		}
-		return d
+	return i
+}
+
+func (v *values) boolean(n string) bool {
+	b, err := strconv.ParseBool(v.get(n))
+	if err != nil {
+		v.fail(fmt.Errorf("--%s: %q is not true or false", n, v.get(n)))
 	}
-	num := func(n string) int64 {
-		i, err := strconv.ParseInt(get(n), 10, 64)
-		if err != nil || i < 0 {
-			errs = append(errs, fmt.Errorf("--%s: %q is not a non-negative integer", n, get(n)))
-		}
-		return i
+	return b
+}
+
+func (v *values) nonNegative(n string) float64 {
+	f, err := strconv.ParseFloat(v.get(n), 64)
+	if err != nil || f < 0 || math.IsInf(f, 0) || math.IsNaN(f) {
+		v.fail(fmt.Errorf("--%s: %q is not a non-negative number", n, v.get(n)))
 	}
-	boolean := func(n string) bool {
-		b, err := strconv.ParseBool(get(n))
-		if err != nil {
-			errs = append(errs, fmt.Errorf("--%s: %q is not true or false", n, get(n)))
-		}
-		return b
+	return f
+}
+
+func (v *values) period(n string) time.Duration {
+	d, err := retention.ParsePeriod(v.get(n))
+	if err != nil {
+		v.fail(fmt.Errorf("--%s: %v", n, err))
 	}
-	c.Addr = get("addr")
-	c.DataDir = get("data-dir")
-	c.DatabaseURL = get("database-url")
-	c.IDPrefix = get("id-prefix")
-	c.PublicURL = strings.TrimRight(get("public-url"), "/")
-	c.FontDir = get("font-dir")
-	c.LogLevel = get("log-level")
-	c.LogFormat = get("log-format")
-	c.MaxBodyBytes = num("max-body-bytes")
-	c.UsageLedger = boolean("usage-ledger")
-	c.LedgerFlush = boolean("usage-ledger-flush")
-	c.LedgerJournal = get("usage-ledger-journal")
-	c.DBMaxConns = int(num("db-max-conns"))
-	c.Timezone = get("timezone")
-	c.ShutdownTimeout = dur("shutdown-timeout")
-	c.RequestTimeout = dur("request-timeout")
-	c.AuthCacheTTL = dur("auth-cache-ttl")
-	c.IdempotencyTTL = dur("idempotency-ttl")
-	c.Workers = boolean("workers")
-	c.JobLease = dur("job-lease")
-	c.WebhookWorkers = int(num("webhook-workers"))
-	c.WebhookAllowPrivate = boolean("webhook-allow-private")
-	c.WebhookTimeout = dur("webhook-timeout")
+	return d
+}
+
+// readService reads the listener, database, logging, ledger, timeout and
+// worker settings.
+func (c *Config) readService(v *values) {
+	c.Addr = v.get("addr")
+	c.DataDir = v.get("data-dir")
+	c.DatabaseURL = v.get("database-url")
+	c.IDPrefix = v.get("id-prefix")
+	c.PublicURL = strings.TrimRight(v.get("public-url"), "/")
+	c.FontDir = v.get("font-dir")
+	c.LogLevel = v.get("log-level")
+	c.LogFormat = v.get("log-format")
+	c.MaxBodyBytes = v.num("max-body-bytes")
+	c.UsageLedger = v.boolean("usage-ledger")
+	c.LedgerFlush = v.boolean("usage-ledger-flush")
+	c.LedgerJournal = v.get("usage-ledger-journal")
+	c.DBMaxConns = int(v.num("db-max-conns"))
+	c.Timezone = v.get("timezone")
+	c.ShutdownTimeout = v.dur("shutdown-timeout")
+	c.RequestTimeout = v.dur("request-timeout")
+	c.AuthCacheTTL = v.dur("auth-cache-ttl")
+	c.IdempotencyTTL = v.dur("idempotency-ttl")
+	c.Workers = v.boolean("workers")
+	c.JobLease = v.dur("job-lease")
+	c.WebhookWorkers = int(v.num("webhook-workers"))
+	c.WebhookAllowPrivate = v.boolean("webhook-allow-private")
+	c.WebhookTimeout = v.dur("webhook-timeout")
 	if c.WebhookWorkers < 0 || c.WebhookWorkers > 256 {
-		errs = append(errs, fmt.Errorf("--webhook-workers: %d is not from 0 to 256", c.WebhookWorkers))
+		v.fail(fmt.Errorf("--webhook-workers: %d is not from 0 to 256", c.WebhookWorkers))
 	}
-	nonNegative := func(n string) float64 {
-		f, err := strconv.ParseFloat(get(n), 64)
-		if err != nil || f < 0 || math.IsInf(f, 0) || math.IsNaN(f) {
-			errs = append(errs, fmt.Errorf("--%s: %q is not a non-negative number", n, get(n)))
-		}
-		return f
-	}
-	rl, err := strconv.ParseFloat(get("rate-limit"), 64)
+}
+
+// readLimits reads the rate limits, the trusted proxies and the operator
+// listeners and secrets.
+func (c *Config) readLimits(v *values) {
+	rl, err := strconv.ParseFloat(v.get("rate-limit"), 64)
 	if err != nil || rl < 0 {
-		errs = append(errs, fmt.Errorf("--rate-limit: %q is not a non-negative number", get("rate-limit")))
+		v.fail(fmt.Errorf("--rate-limit: %q is not a non-negative number", v.get("rate-limit")))
 	}
 	c.RateLimit = rl
-	c.RateBurst = int(num("rate-burst"))
-	c.CapabilityRate = nonNegative("capability-rate-limit")
-	c.CapabilityBurst = int(num("capability-rate-burst"))
-	c.ClientRate = nonNegative("client-rate-limit")
-	c.ClientBurst = int(num("client-rate-burst"))
-	tp, err := ParseTrustedProxies(get("trusted-proxies"))
+	c.RateBurst = int(v.num("rate-burst"))
+	c.CapabilityRate = v.nonNegative("capability-rate-limit")
+	c.CapabilityBurst = int(v.num("capability-rate-burst"))
+	c.ClientRate = v.nonNegative("client-rate-limit")
+	c.ClientBurst = int(v.num("client-rate-burst"))
+	tp, err := ParseTrustedProxies(v.get("trusted-proxies"))
 	if err != nil {
-		errs = append(errs, fmt.Errorf("--trusted-proxies: %v", err))
+		v.fail(fmt.Errorf("--trusted-proxies: %v", err))
 	}
 	c.TrustedProxies = tp
-	c.SessionKey = get("session-key")
-	c.AdminPasswordFile = get("admin-password-file")
-	c.PprofAddr = get("pprof-addr")
-	c.MetricsAddr = get("metrics-addr")
-	c.InspectionKeys = get("inspection-keys")
-	c.UICIssuer = get("uic-issuer")
-	c.VDVIssuer, c.VDVRoot, c.VDVCAs = get("vdv-issuer"), get("vdv-root"), get("vdv-ca")
-	c.AllowDevelopmentBarcodeKeys = boolean("allow-development-barcode-keys")
+	c.SessionKey = v.get("session-key")
+	c.AdminPasswordFile = v.get("admin-password-file")
+	c.PprofAddr = v.get("pprof-addr")
+	c.MetricsAddr = v.get("metrics-addr")
+}
+
+// readWallets reads the inspection and barcode keys, the Apple and Google
+// wallet credentials and the brand.
+func (c *Config) readWallets(v *values) {
+	c.InspectionKeys = v.get("inspection-keys")
+	c.UICIssuer = v.get("uic-issuer")
+	c.VDVIssuer, c.VDVRoot, c.VDVCAs = v.get("vdv-issuer"), v.get("vdv-root"), v.get("vdv-ca")
+	c.AllowDevelopmentBarcodeKeys = v.boolean("allow-development-barcode-keys")
 	if c.VDVIssuer != "" && c.VDVRoot == "" {
-		errs = append(errs, errors.New("--vdv-issuer needs --vdv-root and --vdv-ca (the chain its certificate verifies under)"))
+		v.fail(errors.New("--vdv-issuer needs --vdv-root and --vdv-ca (the chain its certificate verifies under)"))
 	}
-	c.ApplePassCert, c.ApplePassKey, c.AppleWWDRCert = get("apple-pass-cert"), get("apple-pass-key"), get("apple-wwdr-cert")
-	c.ApplePassTypeID, c.AppleTeamID = get("apple-pass-type-id"), get("apple-team-id")
-	c.GoogleServiceAccount, c.GoogleIssuerID = get("google-service-account"), get("google-issuer-id")
-	c.GoogleIssuerName, c.GoogleLogoURL = get("google-issuer-name"), get("google-logo-url")
-	c.GoogleWalletAPI, c.GoogleAPIURL, c.GoogleTokenURL = boolean("google-wallet-api"), get("google-api-url"), get("google-token-url")
-	c.APNsKey, c.APNsKeyID, c.APNsTeamID, c.APNsEndpoint = get("apns-key"), get("apns-key-id"), get("apns-team-id"), get("apns-endpoint")
+	c.ApplePassCert, c.ApplePassKey, c.AppleWWDRCert = v.get("apple-pass-cert"), v.get("apple-pass-key"), v.get("apple-wwdr-cert")
+	c.ApplePassTypeID, c.AppleTeamID = v.get("apple-pass-type-id"), v.get("apple-team-id")
+	c.GoogleServiceAccount, c.GoogleIssuerID = v.get("google-service-account"), v.get("google-issuer-id")
+	c.GoogleIssuerName, c.GoogleLogoURL = v.get("google-issuer-name"), v.get("google-logo-url")
+	c.GoogleWalletAPI, c.GoogleAPIURL, c.GoogleTokenURL = v.boolean("google-wallet-api"), v.get("google-api-url"), v.get("google-token-url")
+	c.APNsKey, c.APNsKeyID, c.APNsTeamID, c.APNsEndpoint = v.get("apns-key"), v.get("apns-key-id"), v.get("apns-team-id"), v.get("apns-endpoint")
 	if c.APNsKey != "" && c.APNsKeyID == "" {
-		errs = append(errs, fmt.Errorf("--apns-key-id: required with --apns-key"))
+		v.fail(fmt.Errorf("--apns-key-id: required with --apns-key"))
 	}
 	if !strings.HasPrefix(c.APNsEndpoint, "https://") {
-		errs = append(errs, fmt.Errorf("--apns-endpoint: must be an https URL"))
+		v.fail(fmt.Errorf("--apns-endpoint: must be an https URL"))
 	}
-	for _, o := range strings.Split(get("google-wallet-origins"), ",") {
+	for _, o := range strings.Split(v.get("google-wallet-origins"), ",") {
 		if o = strings.TrimSpace(o); o != "" {
 			c.GoogleOrigins = append(c.GoogleOrigins, o)
 		}
 	}
-	c.AdvertiseDevelopmentWallets = boolean("advertise-development-wallets")
-	c.BrandSettings = wallet.BrandSettings{Organization: get("brand-organization"), Operator: get("brand-operator"),
-		Foreground: get("brand-foreground-color"), Background: get("brand-background-color"), Label: get("brand-label-color"),
-		IconFile: get("brand-icon"), LogoFile: get("brand-logo")}
+	c.AdvertiseDevelopmentWallets = v.boolean("advertise-development-wallets")
+	c.BrandSettings = wallet.BrandSettings{Organization: v.get("brand-organization"), Operator: v.get("brand-operator"),
+		Foreground: v.get("brand-foreground-color"), Background: v.get("brand-background-color"), Label: v.get("brand-label-color"),
+		IconFile: v.get("brand-icon"), LogoFile: v.get("brand-logo")}
 	brand, err := wallet.LoadBrand(c.BrandSettings)
 	if err != nil {
-		errs = append(errs, err)
+		v.fail(err)
 	}
 	c.Brand = brand
-	c.Seller = sellerFrom(get)
-	c.PaymentDays = int(num("invoice-payment-days"))
-	c.GTFSRefresh = dur("gtfs-refresh")
-	c.RealtimeInterval = dur("realtime-interval")
-	c.RealtimeMaxAge = dur("realtime-max-age")
-	c.BoardCacheMB = num("board-cache-mb")
-	c.GzipCacheMB = num("gzip-cache-mb")
-	period := func(n string) time.Duration {
-		d, err := retention.ParsePeriod(get(n))
-		if err != nil {
-			errs = append(errs, fmt.Errorf("--%s: %v", n, err))
-		}
-		return d
-	}
-	years, err := retention.ParseYears(get("retention-billing-records"))
+}
+
+// readInvoicingAndTransit reads the seller and payment terms, the transit
+// feeds and caches, and the retention periods.
+func (c *Config) readInvoicingAndTransit(v *values) {
+	c.Seller = sellerFrom(v.get)
+	c.PaymentDays = int(v.num("invoice-payment-days"))
+	c.GTFSRefresh = v.dur("gtfs-refresh")
+	c.RealtimeInterval = v.dur("realtime-interval")
+	c.RealtimeMaxAge = v.dur("realtime-max-age")
+	c.BoardCacheMB = v.num("board-cache-mb")
+	c.GzipCacheMB = v.num("gzip-cache-mb")
+	years, err := retention.ParseYears(v.get("retention-billing-records"))
 	if err != nil {
-		errs = append(errs, fmt.Errorf("--retention-billing-records: %v", err))
+		v.fail(fmt.Errorf("--retention-billing-records: %v", err))
 	}
-	c.Retention = retention.Policy{Identification: period("retention-identification"), BillingYears: years}
-	rt, err := ParseRealtime(get("realtime"))
+	c.Retention = retention.Policy{Identification: v.period("retention-identification"), BillingYears: years}
+	rt, err := ParseRealtime(v.get("realtime"))
 	if err != nil {
-		errs = append(errs, err)
+		v.fail(err)
 	}
 	c.Realtime = rt
-	ra, err := parseSources("--realtime-alerts", get("realtime-alerts"))
+	ra, err := parseSources("--realtime-alerts", v.get("realtime-alerts"))
 	if err != nil {
-		errs = append(errs, err)
+		v.fail(err)
 	}
 	c.RealtimeAlerts = ra
-	if err := c.validate(); err != nil {
-		errs = append(errs, err)
-	}
-	return c, errors.Join(errs...)
 }
 
 func (c *Config) validate() error {

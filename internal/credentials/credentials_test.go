@@ -309,7 +309,7 @@ func TestKeyStoreChanges(t *testing.T) {
 	if _, err := RotateInspection(ctx, s, nil, "staging", time.Now(), time.Time{}); apperr.KindOf(err) != apperr.Invalid {
 		t.Errorf("rotate staging: %v", err)
 	}
-	for _, engine := range storetest.Engines {
+	for _, engine := range storetest.AllEngines {
 		t.Run(string(engine), func(t *testing.T) {
 			st := storetest.Open(t, engine)
 			db := Settings{DataDir: t.TempDir()}

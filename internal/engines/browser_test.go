@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"github.com/farebox/farebox/internal/clock"
 	"github.com/farebox/farebox/internal/engines/browsertest"
+	"github.com/farebox/farebox/internal/testtool"
 	"image"
 	"image/color"
 	"image/png"
@@ -118,6 +119,7 @@ func runBrowser(t *testing.T, cfg map[string]any) (browserResults, string) {
 func raw(s string) json.RawMessage { return json.RawMessage(s) }
 
 func TestEnginesInChromium(t *testing.T) {
+	testtool.FullSuiteOnly(t, testtool.Browser)
 	kr, tickets, claims := browserTickets(t)
 	uicPayload := addUICTicket(t, tickets, claims["ios_live"])
 	vdvPayload := addVDVTicket(t, tickets, claims["ios_live"])

@@ -9,6 +9,7 @@ import (
 	"github.com/farebox/farebox/internal/apitest"
 	"github.com/farebox/farebox/internal/engines/browsertest"
 	"github.com/farebox/farebox/internal/store"
+	"github.com/farebox/farebox/internal/testtool"
 )
 
 type dashResults struct {
@@ -29,6 +30,7 @@ type dashResults struct {
 // no page is wider than the phone. SQLite only: TestDashboard runs the
 // same flows over HTTP on both engines.
 func TestDashboardInChromium(t *testing.T) {
+	testtool.FullSuiteOnly(t, testtool.Browser)
 	e := apitest.New(t, store.SQLite, apitest.Options{Configure: withWallets(t, true)})
 	d := dashSetup(t, e)
 	for i := 0; i < 3; i++ {

@@ -14,6 +14,7 @@ import (
 	"github.com/farebox/farebox/internal/barcode"
 	"github.com/farebox/farebox/internal/engines/browsertest"
 	"github.com/farebox/farebox/internal/store"
+	"github.com/farebox/farebox/internal/testtool"
 )
 
 // TestEnginesRenderRealTickets drives the engines as served by the API in
@@ -22,6 +23,7 @@ import (
 // identification view, whose output is then sent to the API as Android
 // sends it. Runs on SQLite only (the API flow is covered on both engines).
 func TestEnginesRenderRealTickets(t *testing.T) {
+	testtool.FullSuiteOnly(t, testtool.Browser)
 	// The engine's clock is the browser's: issue tickets valid now.
 	e := apitest.New(t, store.SQLite, apitest.Options{Now: time.Now().UTC().Truncate(time.Second), Configure: withWallets(t, true)})
 	ids := productIDs(t, e)

@@ -10,6 +10,7 @@ import (
 	"github.com/farebox/farebox/internal/engines/browsertest"
 	"github.com/farebox/farebox/internal/jobs"
 	"github.com/farebox/farebox/internal/store"
+	"github.com/farebox/farebox/internal/testtool"
 )
 
 type pagesResults struct {
@@ -32,6 +33,7 @@ type pagesResults struct {
 // the same flows on both engines. Screenshots stay in
 // $FAREBOX_ENGINE_SCREENSHOTS when set.
 func TestPagesInChromium(t *testing.T) {
+	testtool.FullSuiteOnly(t, testtool.Browser)
 	// The rendering engine's clock is the browser's: tickets valid now.
 	now := time.Now().UTC().Truncate(time.Second)
 	e := apitest.New(t, store.SQLite, apitest.Options{Now: now, Configure: all(withOperator(t), transitOptions(t, now, caltrainFeeds...).Configure)})

@@ -18,6 +18,7 @@ import (
 	"github.com/farebox/farebox/internal/app"
 	"github.com/farebox/farebox/internal/httpapi"
 	"github.com/farebox/farebox/internal/mvt"
+	"github.com/farebox/farebox/internal/testtool"
 )
 
 // tileOf is the z/x/y path part of the tile holding (lat, lon).
@@ -277,6 +278,7 @@ func TestVectorTilesFollowFeedReload(t *testing.T) {
 // line colours on screen and rendered features from both sources.
 // Screenshots stay in $FAREBOX_ENGINE_SCREENSHOTS when set.
 func TestVectorTilesRenderWithMapLibre(t *testing.T) {
+	testtool.FullSuiteOnly(t, testtool.Browser)
 	mvtScriptsReady(t, "maplibre-gl")
 	chromium := os.Getenv("FAREBOX_CHROMIUM")
 	if chromium == "" {

@@ -133,7 +133,7 @@ func TestExpiredLeasesAmongBacklog(t *testing.T) {
 // instances), four workers each, claim 2,000 due jobs (some of them expired
 // leases) in batches of 16: every job is claimed exactly once.
 func TestConcurrentClaimsTwoInstances(t *testing.T) {
-	for _, engine := range storetest.Engines {
+	for _, engine := range storetest.Engines { // load-shaped: SQLite only under -short
 		t.Run(string(engine), func(t *testing.T) {
 			t.Parallel()
 			ctx := context.Background()
@@ -222,7 +222,7 @@ func TestConcurrentClaimsTwoInstances(t *testing.T) {
 // batches when there are many; done jobs after the cutoff, dead, ready and
 // running jobs stay.
 func TestPruneJobs(t *testing.T) {
-	storetest.ForEachEngine(t, func(t *testing.T, s *store.Store) {
+	storetest.ForEachEngineLoaded(t, func(t *testing.T, s *store.Store) {
 		ctx := context.Background()
 		const old = 1200 // more than one batch of 1,000
 		err := s.Write(ctx, func(q store.Q) error {

@@ -24,7 +24,7 @@ import (
 // event's insert is conditional on there being none). Instance A prepares
 // SQLite's hot statements (as farebox serve does), B does not.
 func TestInsertEventsEndpointCheck(t *testing.T) {
-	for _, engine := range storetest.Engines {
+	for _, engine := range storetest.AllEngines {
 		t.Run(string(engine), func(t *testing.T) {
 			t.Parallel()
 			ctx := context.Background()

@@ -27,7 +27,7 @@ func blob(n int, seed uint64) []byte {
 // them atomically (a concurrent reader sees the old or the new snapshot or
 // a Conflict, never a mix) and removes them.
 func TestGTFSSnapshotsChunked(t *testing.T) {
-	storetest.ForEachEngine(t, func(t *testing.T, s *store.Store) {
+	storetest.ForEachEngineLoaded(t, func(t *testing.T, s *store.Store) {
 		ctx := context.Background()
 		at := time.Date(2026, 6, 1, 12, 0, 0, 0, time.UTC)
 		old := blob(2*store.GTFSChunkBytes+123, 1)

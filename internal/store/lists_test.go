@@ -107,7 +107,7 @@ func wantIndexPlan(t *testing.T, name string, plan []string, indexes string, ord
 // TestListPlans: every form of each list (first page, each cursor, each
 // filter) is a range of its index on both engines, without a sort.
 func TestListPlans(t *testing.T) {
-	storetest.ForEachEngine(t, func(t *testing.T, s *store.Store) {
+	storetest.ForEachEngineLoaded(t, func(t *testing.T, s *store.Store) {
 		ctx := context.Background()
 		acc := account.Account{ID: "farebox-account-lists", Name: "Lists", CreatedAt: t0}
 		mustWrite(t, s, func(q store.Q) error { return q.CreateAccount(ctx, acc) })

@@ -49,7 +49,7 @@ func TestMigrationsSameOnBothEngines(t *testing.T) {
 // differently.
 func TestMigratedSchemasInStep(t *testing.T) {
 	got := map[store.Engine][]string{}
-	for _, e := range storetest.Engines {
+	for _, e := range storetest.AllEngines {
 		s := storetest.Open(t, e)
 		if e == store.SQLite {
 			got[e] = sqliteSchema(t, s.ReaderDB())

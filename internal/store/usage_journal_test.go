@@ -112,7 +112,7 @@ func BenchmarkJournalRecord(b *testing.B) {
 // TestRollupStampsWithStoreClock: the segment record is stamped by the
 // store's injected clock, not the machine's.
 func TestRollupStampsWithStoreClock(t *testing.T) {
-	for _, engine := range storetest.Engines {
+	for _, engine := range storetest.AllEngines {
 		t.Run(string(engine), func(t *testing.T) {
 			t.Parallel()
 			at := time.Date(2031, 3, 9, 8, 7, 6, 123456789, time.UTC)

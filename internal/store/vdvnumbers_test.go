@@ -18,7 +18,7 @@ import (
 // end of the 4-byte field is refused (vdv_numbers_exhausted), not wrapped.
 // Both engines.
 func TestVDVNumberCounter(t *testing.T) {
-	storetest.ForEachEngine(t, func(t *testing.T, st *store.Store) {
+	storetest.ForEachEngineLoaded(t, func(t *testing.T, st *store.Store) {
 		{
 			ctx := context.Background()
 			at := time.Date(2026, 6, 15, 10, 0, 0, 0, time.UTC)

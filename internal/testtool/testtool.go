@@ -1,8 +1,10 @@
 // Package testtool is what tests share to reach outside Go: the official
 // e-invoice schemas and GTFS feeds of the repository's testdata/, xmllint and openssl. A missing tool
 // or schema fails the test with the package to install or the variable to
-// set; nothing is skipped. Also the small helpers several packages' tests
-// would otherwise each repeat (Time). Only _test.go files import it.
+// set; nothing is skipped except what the fast tier (go test -short) leaves
+// out (tier.go). Also the small helpers several packages' tests would
+// otherwise each repeat (Time). Only _test.go files and test support
+// (browsertest) import it.
 package testtool
 
 import (

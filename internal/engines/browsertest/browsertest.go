@@ -1,7 +1,8 @@
 // Package browsertest runs the engines' browser scripts
 // (internal/engines/testdata/browser/*.js, puppeteer-core driving Debian's
 // Chromium) from Go tests. A missing node, Chromium or npm package fails the
-// test with the command that installs it; it never skips.
+// test with the command that installs it; it skips only under -short,
+// the fast tier (testtool.FullSuiteOnly).
 package browsertest
 
 import (
@@ -13,6 +14,7 @@ import (
 	"testing"
 
 	"github.com/farebox/farebox/internal/barcode"
+	"github.com/farebox/farebox/internal/testtool"
 )
 
 // Dir is internal/engines/testdata/browser, where the scripts and their
@@ -25,8 +27,11 @@ func Dir() string {
 // Run writes cfg (plus "chromium" and "outDir") to a config file, runs
 // `node <Dir>/<script> <config>`, decodes <outDir>/results.json into res and
 // returns outDir. Screenshots stay in $FAREBOX_ENGINE_SCREENSHOTS when set.
+// Under -short it skips the test (testtool.Browser): callers skip first,
+// before their setup, and this catches a browser test that does not.
 func Run(t testing.TB, script string, cfg map[string]any, res any) string {
 	t.Helper()
+	testtool.FullSuiteOnly(t, testtool.Browser)
 	node, err := exec.LookPath("node")
 	if err != nil {
 		t.Fatal("node is required (apt-get install nodejs): ", err)

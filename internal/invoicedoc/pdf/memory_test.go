@@ -13,6 +13,7 @@ import (
 	"github.com/farebox/farebox/internal/invoicedoc"
 	"github.com/farebox/farebox/internal/invoicedoc/invoicetest"
 	"github.com/farebox/farebox/internal/invoicedoc/xrechnung"
+	"github.com/farebox/farebox/internal/testtool"
 )
 
 // liveHeap is the heap in use after a forced collection.
@@ -29,6 +30,7 @@ func liveHeap() uint64 {
 // heap). Before the node slabs were reset every document stayed reachable
 // (about 2 MB each, hundreds of MB here).
 func TestHeapFlat(t *testing.T) {
+	testtool.FullSuiteOnly(t, testtool.Soak)
 	flows := invoicetest.AllFlows()
 	ciis := make([][]byte, len(flows))
 	for i, f := range flows {

@@ -29,6 +29,7 @@ import (
 	"encoding/hex"
 	"fmt"
 	"io/fs"
+	"iter"
 	"os"
 	"path/filepath"
 	"sync"
@@ -41,8 +42,26 @@ import (
 // DefaultPostgresURL is used when FAREBOX_TEST_DATABASE_URL is unset.
 const DefaultPostgresURL = "postgres://postgres@127.0.0.1:5432/postgres?sslmode=disable"
 
-// Engines lists the engines every store test runs on.
-var Engines = []store.Engine{store.SQLite, store.Postgres}
+// AllEngines are the engines every test runs on in the full suite, and
+// the store's own tests (ForEachEngine) also under -short.
+var AllEngines = []store.Engine{store.SQLite, store.Postgres}
+
+// Engines are the engines a test above the store runs on: both in the full
+// suite (scripts/test.sh, CI), SQLite only under -short, the fast tier
+// (testtool.FullSuiteOnly names the rest of what -short leaves out). It is
+// ranged over like a slice (for _, e := range storetest.Engines); being an
+// iterator, it reads -short when a test ranges over it, after the test
+// flags are parsed.
+var Engines iter.Seq2[int, store.Engine] = func(yield func(int, store.Engine) bool) {
+	for i, e := range AllEngines {
+		if testing.Short() && e != store.SQLite {
+			continue
+		}
+		if !yield(i, e) {
+			return
+		}
+	}
+}
 
 // PostgresURL returns the test server URL.
 func PostgresURL() string {
@@ -98,8 +117,23 @@ func OpenWith(t testing.TB, engine store.Engine, configure func(*store.Options))
 	return s
 }
 
-// ForEachEngine runs fn as a parallel subtest on each engine.
+// ForEachEngine runs fn as a parallel subtest on each engine, under -short
+// too: the store's own tests are where the engines differ, and cheap.
 func ForEachEngine(t *testing.T, fn func(t *testing.T, s *store.Store)) {
+	t.Helper()
+	for _, e := range AllEngines {
+		t.Run(string(e), func(t *testing.T) {
+			t.Parallel()
+			fn(t, Open(t, e))
+		})
+	}
+}
+
+// ForEachEngineLoaded is ForEachEngine for the store's load-shaped tests
+// (thousands of rows or concurrent writers, seconds on PostgreSQL): in the
+// full suite on both engines, under -short on SQLite only, like the tests
+// above the store (Engines).
+func ForEachEngineLoaded(t *testing.T, fn func(t *testing.T, s *store.Store)) {
 	t.Helper()
 	for _, e := range Engines {
 		t.Run(string(e), func(t *testing.T) {
