@@ -103,6 +103,7 @@ var layers = map[string]string{
 	"internal/barcode/barcodetest":      "testsupport",
 	"internal/wallet/apple/apnstest":    "testsupport",
 	"internal/testtool":                 "testsupport",
+	"internal/mvt/mvttest":              "testsupport",
 }
 
 // mayImport lists, per class, the classes of this module it may import
