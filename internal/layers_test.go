@@ -104,6 +104,7 @@ var layers = map[string]string{
 	"internal/wallet/apple/apnstest":    "testsupport",
 	"internal/testtool":                 "testsupport",
 	"internal/mvt/mvttest":              "testsupport",
+	"internal/webhook/webhooktest":      "testsupport",
 }
 
 // mayImport lists, per class, the classes of this module it may import

@@ -53,7 +53,7 @@ func countSub(b []byte, s string) int {
 
 func TestMarshalSkipsEmptyGeometryAndRejectsBadValues(t *testing.T) {
 	b, err := mvt.Marshal(&mvt.Tile{Layers: []mvt.Layer{{Name: "l", Features: []mvt.Feature{
-		{Type: mvt.LineString, Geometry: [][]mvt.XY{{{X: 1, Y: 1}}}},         // one point: no line
+		{Type: mvt.LineString, Geometry: [][]mvt.XY{{{X: 1, Y: 1}}}},               // one point: no line
 		{Type: mvt.LineString, Geometry: [][]mvt.XY{{{X: 1, Y: 1}, {X: 1, Y: 1}}}}, // zero length
 		{Type: mvt.Point},
 	}}}})
