@@ -148,7 +148,7 @@ func TestLocationAndResolve(t *testing.T) {
 func TestBarcodeProperties(t *testing.T) {
 	k, _ := barcode.KeyFromSeed(1, bytes.Repeat([]byte{1}, 32))
 	kr, _ := barcode.NewKeyring(k)
-	p, err := barcode.Sign(barcode.Claims{TicketID: "t1", ValidFrom: timeAt(1), ValidUntil: timeAt(2), Environment: "live"}, kr)
+	p, _, err := barcode.SignWith(barcode.Claims{TicketID: "t1", ValidFrom: timeAt(1), ValidUntil: timeAt(2), Environment: "live"}, kr, 0)
 	if err != nil {
 		t.Fatal(err)
 	}
