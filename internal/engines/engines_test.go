@@ -3,7 +3,9 @@ package engines
 import (
 	"bufio"
 	"bytes"
+	"crypto/sha256"
 	"encoding/base64"
+	"encoding/hex"
 	"encoding/json"
 	"image/png"
 	"os"
@@ -196,3 +198,12 @@ func TestBarcodeProperties(t *testing.T) {
 }
 
 func timeAt(h int) time.Time { return time.Date(2026, 1, 1, h, 0, 0, 0, time.UTC) }
+
+// SHA256 is the hex digest of HTML (recorded in versions.txt).
+func (e Engine) SHA256() string {
+	s := sha256.Sum256(e.HTML)
+	return hex.EncodeToString(s[:])
+}
+
+// IdentificationView returns the identification view.
+func IdentificationView() Engine { return all[1] }

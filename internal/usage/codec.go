@@ -196,16 +196,6 @@ type Tally struct {
 	First  time.Time // time of the first event (zero without events)
 }
 
-// CountBatches adds up encoded batches (one or several back to back) the
-// way Aggregate adds up their events, without decoding the events.
-func CountBatches(data []byte) (Tally, error) {
-	var t tallier
-	if err := walk(data, nil, t.add); err != nil {
-		return Tally{}, err
-	}
-	return t.result(), nil
-}
-
 // Compact re-encodes batches stored back to back as one batch with a single
 // string table, and tallies them as CountBatches does. A journal segment
 // holds one frame per request, each repeating the account, endpoint and
