@@ -105,6 +105,8 @@ var layers = map[string]string{
 	"internal/testtool":                 "testsupport",
 	"internal/mvt/mvttest":              "testsupport",
 	"internal/webhook/webhooktest":      "testsupport",
+	"internal/clock/clocktest":          "testsupport",
+	"internal/config/configtest":        "testsupport",
 }
 
 // mayImport lists, per class, the classes of this module it may import

@@ -251,4 +251,3 @@ func (t *bucketTable) evict(max int, l Limit, now time.Time) {
 		delete(t.m, e.key)
 	}
 }
-
