@@ -12,6 +12,7 @@ import (
 	"github.com/farebox/farebox/internal/clock/clocktest"
 	"github.com/farebox/farebox/internal/gtfs"
 	"github.com/farebox/farebox/internal/realtime"
+	"github.com/farebox/farebox/internal/testtool"
 )
 
 func tripsOf(deps []Departure) []string {
@@ -154,7 +155,7 @@ func TestDSTFallBackServiceDay(t *testing.T) {
 		secs := f.StopTimes.Departure[f.Trips.First[tr]]
 		wall := time.Date(2023, 11, 5, int(secs/3600), int(secs/60%60), int(secs%60), 0, loc)
 		if d.Departure.ScheduledAt != ms(wall) {
-			t.Fatalf("%s at %s: %v, want %v", tid, gtfs.FormatTime(secs), time.UnixMilli(d.Departure.ScheduledAt).In(loc), wall)
+			t.Fatalf("%s at %s: %v, want %v", tid, testtool.GTFSTime(secs), time.UnixMilli(d.Departure.ScheduledAt).In(loc), wall)
 		}
 		return
 	}

@@ -51,9 +51,6 @@ func build(name, version string, tmpl []byte) Engine {
 // RenderingEngine returns the rendering engine.
 func RenderingEngine() Engine { return all[0] }
 
-// All returns both engines.
-func All() []Engine { return append([]Engine(nil), all...) }
-
 // ByName returns the current engine called name.
 func ByName(name string) (Engine, bool) {
 	for _, e := range all {

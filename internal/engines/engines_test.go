@@ -207,3 +207,6 @@ func (e Engine) SHA256() string {
 
 // IdentificationView returns the identification view.
 func IdentificationView() Engine { return all[1] }
+
+// All returns both engines.
+func All() []Engine { return append([]Engine(nil), all...) }

@@ -126,7 +126,7 @@ func TestParseMatchesJSONDumps(t *testing.T) {
 				t.Fatalf("start date %d for absent", got.StartDate)
 			}
 			if w.Trip.StartTime != "" {
-				if got.StartTime < 0 || gtfs.FormatTime(got.StartTime) != w.Trip.StartTime {
+				if got.StartTime < 0 || testtool.GTFSTime(got.StartTime) != w.Trip.StartTime {
 					t.Fatalf("start time %d want %s", got.StartTime, w.Trip.StartTime)
 				}
 			}
