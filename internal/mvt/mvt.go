@@ -59,36 +59,37 @@ type Layer struct {
 // Tile is a vector tile.
 type Tile struct{ Layers []Layer }
 
-// Field numbers of vector_tile.proto.
+// Field numbers of vector_tile.proto (spec 2.1), for the encoder here and
+// the decoder of the tests (mvttest).
 const (
-	tileLayers = 3
+	TileLayers = 3
 
-	layerVersion  = 15
-	layerName     = 1
-	layerFeatures = 2
-	layerKeys     = 3
-	layerValues   = 4
-	layerExtent   = 5
+	LayerVersion  = 15
+	LayerName     = 1
+	LayerFeatures = 2
+	LayerKeys     = 3
+	LayerValues   = 4
+	LayerExtent   = 5
 
-	featID       = 1
-	featTags     = 2
-	featType     = 3
-	featGeometry = 4
+	FeatID       = 1
+	FeatTags     = 2
+	FeatType     = 3
+	FeatGeometry = 4
 
-	valString = 1
-	valFloat  = 2
-	valDouble = 3
-	valInt    = 4
-	valUint   = 5
-	valSint   = 6
-	valBool   = 7
+	ValString = 1
+	ValFloat  = 2
+	ValDouble = 3
+	ValInt    = 4
+	ValUint   = 5
+	ValSint   = 6
+	ValBool   = 7
 )
 
 // Geometry commands (spec 4.3).
 const (
-	cmdMoveTo    = 1
-	cmdLineTo    = 2
-	cmdClosePath = 7
+	CmdMoveTo    = 1
+	CmdLineTo    = 2
+	CmdClosePath = 7
 )
 
 // Marshal encodes the tile. Keys and values are deduplicated per layer;
@@ -100,7 +101,7 @@ func Marshal(t *Tile) ([]byte, error) {
 		if err != nil {
 			return nil, err
 		}
-		out = protowire.AppendTag(out, tileLayers, protowire.BytesType)
+		out = protowire.AppendTag(out, TileLayers, protowire.BytesType)
 		out = protowire.AppendBytes(out, l)
 	}
 	return out, nil
@@ -155,33 +156,33 @@ func marshalLayer(l *Layer) ([]byte, error) {
 		}
 		var fb []byte
 		if f.HasID {
-			fb = protowire.AppendTag(fb, featID, protowire.VarintType)
+			fb = protowire.AppendTag(fb, FeatID, protowire.VarintType)
 			fb = protowire.AppendVarint(fb, f.ID)
 		}
 		if len(tags) > 0 {
-			fb = appendPacked(fb, featTags, tags)
+			fb = appendPacked(fb, FeatTags, tags)
 		}
-		fb = protowire.AppendTag(fb, featType, protowire.VarintType)
+		fb = protowire.AppendTag(fb, FeatType, protowire.VarintType)
 		fb = protowire.AppendVarint(fb, uint64(f.Type))
-		fb = appendPacked(fb, featGeometry, geom)
-		feats = protowire.AppendTag(feats, layerFeatures, protowire.BytesType)
+		fb = appendPacked(fb, FeatGeometry, geom)
+		feats = protowire.AppendTag(feats, LayerFeatures, protowire.BytesType)
 		feats = protowire.AppendBytes(feats, fb)
 	}
 	var b []byte
-	b = protowire.AppendTag(b, layerVersion, protowire.VarintType)
+	b = protowire.AppendTag(b, LayerVersion, protowire.VarintType)
 	b = protowire.AppendVarint(b, 2)
-	b = protowire.AppendTag(b, layerName, protowire.BytesType)
+	b = protowire.AppendTag(b, LayerName, protowire.BytesType)
 	b = protowire.AppendString(b, l.Name)
 	b = append(b, feats...)
 	for _, k := range keyList {
-		b = protowire.AppendTag(b, layerKeys, protowire.BytesType)
+		b = protowire.AppendTag(b, LayerKeys, protowire.BytesType)
 		b = protowire.AppendString(b, k)
 	}
 	for _, v := range valList {
-		b = protowire.AppendTag(b, layerValues, protowire.BytesType)
+		b = protowire.AppendTag(b, LayerValues, protowire.BytesType)
 		b = protowire.AppendBytes(b, v)
 	}
-	b = protowire.AppendTag(b, layerExtent, protowire.VarintType)
+	b = protowire.AppendTag(b, LayerExtent, protowire.VarintType)
 	b = protowire.AppendVarint(b, uint64(ext))
 	return b, nil
 }
@@ -203,32 +204,32 @@ func encodeValue(v any) (valueKey, []byte, error) {
 	var b []byte
 	switch x := v.(type) {
 	case string:
-		b = protowire.AppendTag(b, valString, protowire.BytesType)
+		b = protowire.AppendTag(b, ValString, protowire.BytesType)
 		return valueKey{kind: 's', s: x}, protowire.AppendString(b, x), nil
 	case bool:
 		u := uint64(0)
 		if x {
 			u = 1
 		}
-		b = protowire.AppendTag(b, valBool, protowire.VarintType)
+		b = protowire.AppendTag(b, ValBool, protowire.VarintType)
 		return valueKey{kind: 'b', u: u}, protowire.AppendVarint(b, u), nil
 	case int64:
 		if x < 0 {
-			b = protowire.AppendTag(b, valSint, protowire.VarintType)
+			b = protowire.AppendTag(b, ValSint, protowire.VarintType)
 			return valueKey{kind: 'i', u: uint64(x)}, protowire.AppendVarint(b, protowire.EncodeZigZag(x)), nil
 		}
-		b = protowire.AppendTag(b, valInt, protowire.VarintType)
+		b = protowire.AppendTag(b, ValInt, protowire.VarintType)
 		return valueKey{kind: 'i', u: uint64(x)}, protowire.AppendVarint(b, uint64(x)), nil
 	case int:
 		return encodeValue(int64(x))
 	case uint64:
-		b = protowire.AppendTag(b, valUint, protowire.VarintType)
+		b = protowire.AppendTag(b, ValUint, protowire.VarintType)
 		return valueKey{kind: 'u', u: x}, protowire.AppendVarint(b, x), nil
 	case float64:
-		b = protowire.AppendTag(b, valDouble, protowire.Fixed64Type)
+		b = protowire.AppendTag(b, ValDouble, protowire.Fixed64Type)
 		return valueKey{kind: 'd', u: math.Float64bits(x)}, protowire.AppendFixed64(b, math.Float64bits(x)), nil
 	case float32:
-		b = protowire.AppendTag(b, valFloat, protowire.Fixed32Type)
+		b = protowire.AppendTag(b, ValFloat, protowire.Fixed32Type)
 		return valueKey{kind: 'f', u: uint64(math.Float32bits(x))}, protowire.AppendFixed32(b, math.Float32bits(x)), nil
 	}
 	return valueKey{}, nil, fmt.Errorf("unsupported value type %T", v)
@@ -251,7 +252,7 @@ func encodeGeometry(dst []uint32, t GeomType, parts [][]XY) []uint32 {
 		if n == 0 {
 			return dst
 		}
-		dst = append(dst, command(cmdMoveTo, n))
+		dst = append(dst, command(CmdMoveTo, n))
 		for _, part := range parts {
 			for _, p := range part {
 				dst = append(dst, zz(p.X-cx), zz(p.Y-cy))
@@ -267,15 +268,15 @@ func encodeGeometry(dst []uint32, t GeomType, parts [][]XY) []uint32 {
 			if t == Polygon && pts[0] == pts[len(pts)-1] {
 				pts = pts[:len(pts)-1]
 			}
-			dst = append(dst, command(cmdMoveTo, 1), zz(pts[0].X-cx), zz(pts[0].Y-cy))
+			dst = append(dst, command(CmdMoveTo, 1), zz(pts[0].X-cx), zz(pts[0].Y-cy))
 			cx, cy = pts[0].X, pts[0].Y
-			dst = append(dst, command(cmdLineTo, len(pts)-1))
+			dst = append(dst, command(CmdLineTo, len(pts)-1))
 			for _, p := range pts[1:] {
 				dst = append(dst, zz(p.X-cx), zz(p.Y-cy))
 				cx, cy = p.X, p.Y
 			}
 			if t == Polygon {
-				dst = append(dst, command(cmdClosePath, 1))
+				dst = append(dst, command(CmdClosePath, 1))
 			}
 		}
 	}

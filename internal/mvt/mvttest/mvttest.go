@@ -1,6 +1,5 @@
-// Package mvttest decodes Mapbox Vector Tiles for tests: it reads the wire
-// format on its own (field numbers from vector_tile.proto, spec 2.1), so a
-// round trip through mvt.Marshal checks the encoder against a second reading.
+// Package mvttest decodes Mapbox Vector Tiles for tests, so a round trip
+// through mvt.Marshal checks the encoder against a second reading.
 package mvttest
 
 import (
@@ -12,43 +11,11 @@ import (
 	"google.golang.org/protobuf/encoding/protowire"
 )
 
-// Field numbers of vector_tile.proto.
-const (
-	tileLayers = 3
-
-	layerVersion  = 15
-	layerName     = 1
-	layerFeatures = 2
-	layerKeys     = 3
-	layerValues   = 4
-	layerExtent   = 5
-
-	featID       = 1
-	featTags     = 2
-	featType     = 3
-	featGeometry = 4
-
-	valString = 1
-	valFloat  = 2
-	valDouble = 3
-	valInt    = 4
-	valUint   = 5
-	valSint   = 6
-	valBool   = 7
-)
-
-// Geometry commands (spec 4.3).
-const (
-	cmdMoveTo    = 1
-	cmdLineTo    = 2
-	cmdClosePath = 7
-)
-
 // Unmarshal decodes a tile, strict about wire types.
 func Unmarshal(b []byte) (*mvt.Tile, error) {
 	t := &mvt.Tile{}
 	err := fields(b, func(num protowire.Number, typ protowire.Type, v []byte, _ uint64) error {
-		if num != tileLayers || typ != protowire.BytesType {
+		if num != mvt.TileLayers || typ != protowire.BytesType {
 			return nil
 		}
 		l, err := unmarshalLayer(v)
@@ -123,31 +90,31 @@ func unmarshalLayer(b []byte) (mvt.Layer, error) {
 	version := uint64(1)
 	err := fields(b, func(num protowire.Number, typ protowire.Type, v []byte, u uint64) error {
 		switch num {
-		case layerVersion:
+		case mvt.LayerVersion:
 			version = u
-		case layerName:
+		case mvt.LayerName:
 			l.Name = string(v)
-		case layerExtent:
+		case mvt.LayerExtent:
 			l.Extent = uint32(u)
-		case layerKeys:
+		case mvt.LayerKeys:
 			keys = append(keys, string(v))
-		case layerValues:
+		case mvt.LayerValues:
 			var val any
 			err := fields(v, func(num protowire.Number, _ protowire.Type, v []byte, u uint64) error {
 				switch num {
-				case valString:
+				case mvt.ValString:
 					val = string(v)
-				case valFloat:
+				case mvt.ValFloat:
 					val = math.Float32frombits(uint32(u))
-				case valDouble:
+				case mvt.ValDouble:
 					val = math.Float64frombits(u)
-				case valInt:
+				case mvt.ValInt:
 					val = int64(u)
-				case valUint:
+				case mvt.ValUint:
 					val = u
-				case valSint:
+				case mvt.ValSint:
 					val = protowire.DecodeZigZag(u)
-				case valBool:
+				case mvt.ValBool:
 					val = u != 0
 				}
 				return nil
@@ -156,18 +123,18 @@ func unmarshalLayer(b []byte) (mvt.Layer, error) {
 				return err
 			}
 			vals = append(vals, val)
-		case layerFeatures:
+		case mvt.LayerFeatures:
 			var rf rawFeat
 			err := fields(v, func(num protowire.Number, _ protowire.Type, v []byte, u uint64) error {
 				var err error
 				switch num {
-				case featID:
+				case mvt.FeatID:
 					rf.id, rf.hasID = u, true
-				case featType:
+				case mvt.FeatType:
 					rf.typ = mvt.GeomType(u)
-				case featTags:
+				case mvt.FeatTags:
 					rf.tags, err = packed(v)
-				case featGeometry:
+				case mvt.FeatGeometry:
 					rf.geom, err = packed(v)
 				}
 				return err
@@ -220,7 +187,7 @@ func decodeGeometry(c []uint32) ([][]mvt.XY, error) {
 		id, count := int(c[i]&7), int(c[i]>>3)
 		i++
 		switch id {
-		case cmdMoveTo, cmdLineTo:
+		case mvt.CmdMoveTo, mvt.CmdLineTo:
 			if i+2*count > len(c) {
 				return nil, errors.New("mvt: truncated geometry")
 			}
@@ -228,7 +195,7 @@ func decodeGeometry(c []uint32) ([][]mvt.XY, error) {
 				x += protowireZZ(c[i])
 				y += protowireZZ(c[i+1])
 				i += 2
-				if id == cmdMoveTo {
+				if id == mvt.CmdMoveTo {
 					parts = append(parts, nil)
 				}
 				if len(parts) == 0 {
@@ -236,7 +203,7 @@ func decodeGeometry(c []uint32) ([][]mvt.XY, error) {
 				}
 				parts[len(parts)-1] = append(parts[len(parts)-1], mvt.XY{X: x, Y: y})
 			}
-		case cmdClosePath:
+		case mvt.CmdClosePath:
 		default:
 			return nil, fmt.Errorf("mvt: unknown command %d", id)
 		}
