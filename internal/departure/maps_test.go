@@ -365,23 +365,6 @@ func dedupXY(p []mvt.XY) []mvt.XY {
 	return out
 }
 
-func equalParts(a, b [][]mvt.XY) bool {
-	if len(a) != len(b) {
-		return false
-	}
-	for i := range a {
-		if len(a[i]) != len(b[i]) {
-			return false
-		}
-		for j := range a[i] {
-			if a[i][j] != b[i][j] {
-				return false
-			}
-		}
-	}
-	return true
-}
-
 // Below zoom 14 a tile shows in each grid cell (16 × 16 per tile) only the
 // most important station of all feeds in that cell, so no tile carries
 // more than 18 × 18 stations; from zoom 14 on, every station. Before,
