@@ -454,11 +454,16 @@ func (s *Server) dashCustomers(w http.ResponseWriter, r *http.Request) error {
 func (s *Server) keysPage(w http.ResponseWriter, r *http.Request, status int, p web.Page) error {
 	pr := dashPrincipal(r)
 	keys, err := s.app.DashboardKeys(r.Context(), pr.AccountID, pr.Environment)
+	return s.dashDataPage(w, r, status, "dash_keys", "keys", p, keys, err)
+}
+
+// dashDataPage renders the page name with data, or returns err.
+func (s *Server) dashDataPage(w http.ResponseWriter, r *http.Request, status int, name, nav string, p web.Page, data any, err error) error {
 	if err != nil {
 		return err
 	}
-	p.Data = keys
-	return s.dashRender(w, r, status, "dash_keys", "keys", p)
+	p.Data = data
+	return s.dashRender(w, r, status, name, nav, p)
 }
 
 func (s *Server) dashKeys(w http.ResponseWriter, r *http.Request) error {
@@ -488,11 +493,7 @@ func (s *Server) dashRevokeKey(w http.ResponseWriter, r *http.Request) error {
 // environments).
 func (s *Server) usersPage(w http.ResponseWriter, r *http.Request, status int, p web.Page) error {
 	users, err := s.app.DashboardUsers(r.Context(), state(r).dashboard.AccountID)
-	if err != nil {
-		return err
-	}
-	p.Data = users
-	return s.dashRender(w, r, status, "dash_users", "users", p)
+	return s.dashDataPage(w, r, status, "dash_users", "users", p, users, err)
 }
 
 func (s *Server) dashUsers(w http.ResponseWriter, r *http.Request) error {
