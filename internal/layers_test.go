@@ -103,6 +103,10 @@ var layers = map[string]string{
 	"internal/barcode/barcodetest":      "testsupport",
 	"internal/wallet/apple/apnstest":    "testsupport",
 	"internal/testtool":                 "testsupport",
+	"internal/mvt/mvttest":              "testsupport",
+	"internal/webhook/webhooktest":      "testsupport",
+	"internal/clock/clocktest":          "testsupport",
+	"internal/config/configtest":        "testsupport",
 }
 
 // mayImport lists, per class, the classes of this module it may import

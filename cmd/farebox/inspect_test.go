@@ -185,8 +185,8 @@ func TestInspectTestTicket(t *testing.T) {
 		t.Fatal(err)
 	}
 	now := time.Now().UTC().Truncate(time.Second)
-	payload, err := barcode.Sign(barcode.Claims{TicketID: "farebox-ticket-3f2b8c1e-9d4a-4e6b-8f00-1a2b3c4d5e6f", ProductID: "p", ProductName: "Deutschlandticket",
-		ValidFrom: now.Add(-time.Hour), ValidUntil: now.Add(time.Hour), FirstName: "Erika", LastName: "Test", Environment: barcode.EnvTest}, kr)
+	payload, _, err := barcode.SignWith(barcode.Claims{TicketID: "farebox-ticket-3f2b8c1e-9d4a-4e6b-8f00-1a2b3c4d5e6f", ProductID: "p", ProductName: "Deutschlandticket",
+		ValidFrom: now.Add(-time.Hour), ValidUntil: now.Add(time.Hour), FirstName: "Erika", LastName: "Test", Environment: barcode.EnvTest}, kr, 0)
 	if err != nil {
 		t.Fatal(err)
 	}

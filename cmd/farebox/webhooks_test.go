@@ -16,6 +16,7 @@ import (
 	"github.com/farebox/farebox/internal/event"
 	"github.com/farebox/farebox/internal/testtool"
 	"github.com/farebox/farebox/internal/webhook"
+	"github.com/farebox/farebox/internal/webhook/webhooktest"
 )
 
 // hookReceipt is one POST the receiver got.
@@ -62,7 +63,7 @@ func TestWebhooksSurviveKill(t *testing.T) {
 			} `json:"data"`
 		}
 		_ = json.Unmarshal(body, &ev)
-		if err := webhook.Verify(r.Header.Get(webhook.SignatureHeader), body, secret, time.Now(), time.Minute); err != nil || ev.ID != r.Header.Get(webhook.EventIDHeader) {
+		if err := webhooktest.Verify(r.Header.Get(webhook.SignatureHeader), body, secret, time.Now(), time.Minute); err != nil || ev.ID != r.Header.Get(webhook.EventIDHeader) {
 			sigErrs.Add(1)
 		}
 		rec := hookReceipt{eventID: ev.ID, deliveryID: r.Header.Get(webhook.DeliveryHeader), objectID: ev.Data.ObjectID, typ: ev.Type, seq: ev.Sequence}

@@ -21,8 +21,8 @@ import (
 	"github.com/farebox/farebox/api"
 	"github.com/farebox/farebox/internal/account"
 	"github.com/farebox/farebox/internal/app"
-	"github.com/farebox/farebox/internal/clock"
-	"github.com/farebox/farebox/internal/config"
+	"github.com/farebox/farebox/internal/clock/clocktest"
+	"github.com/farebox/farebox/internal/config/configtest"
 	"github.com/farebox/farebox/internal/httpapi"
 	"github.com/farebox/farebox/internal/store"
 	"github.com/farebox/farebox/internal/store/storetest"
@@ -39,7 +39,7 @@ type Env struct {
 	URL    string
 	Store  *store.Store
 	App    *app.App
-	Clock  *clock.Fixed
+	Clock  *clocktest.Fixed
 	Server *httpapi.Server
 	Ledger *usage.Ledger
 	// LiveKey and TestKey belong to one account (AccountID) in each environment.
@@ -80,9 +80,9 @@ func NewOnStore(t testing.TB, s *store.Store, o Options) *Env {
 	if o.Now.IsZero() {
 		o.Now = DefaultNow
 	}
-	clk := clock.NewFixed(o.Now)
+	clk := clocktest.NewFixed(o.Now)
 	ts := httptest.NewUnstartedServer(nil)
-	defaults := config.Defaults()
+	defaults := configtest.Defaults()
 	a := app.New(app.Options{Store: s, Clock: clk, IDPrefix: "farebox", AuthCacheTTL: 0,
 		Invoicing: app.InvoicingOptions{Seller: defaults.Seller, BaseURL: "http://" + ts.Listener.Addr().String(),
 			PaymentDays: defaults.PaymentDays}, Webhooks: o.Webhooks})

@@ -4,6 +4,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"maps"
 	"slices"
 	"sort"
 	"strings"
@@ -102,7 +103,7 @@ func operationProblems(doc *openapi3.T, op *openapi3.Operation) []string {
 		opts = append(opts, openapi3.EnableJSONSchema2020())
 	}
 	if rb := op.RequestBody; rb != nil && rb.Value != nil {
-		for _, mt := range sortedKeys(rb.Value.Content) {
+		for _, mt := range slices.Sorted(maps.Keys(rb.Value.Content)) {
 			if !jsonMedia(mt) {
 				continue
 			}
@@ -126,7 +127,7 @@ func operationProblems(doc *openapi3.T, op *openapi3.Operation) []string {
 		add("no %s: list the error codes of each documented error status, e.g. %s: {\"404\": [coupon_not_found]}", ErrorCodesKey, ErrorCodesKey)
 	}
 	responses := op.Responses.Map()
-	for _, status := range sortedKeys(responses) {
+	for _, status := range slices.Sorted(maps.Keys(responses)) {
 		if status == "default" {
 			continue
 		}
@@ -139,7 +140,7 @@ func operationProblems(doc *openapi3.T, op *openapi3.Operation) []string {
 			continue
 		}
 		hasJSON := false
-		for _, mt := range sortedKeys(resp.Content) {
+		for _, mt := range slices.Sorted(maps.Keys(resp.Content)) {
 			if !jsonMedia(mt) {
 				continue
 			}
@@ -170,7 +171,7 @@ func operationProblems(doc *openapi3.T, op *openapi3.Operation) []string {
 			add("error response %s has no application/json content: describe it with the Error schema and examples", status)
 		}
 	}
-	for _, status := range sortedKeys(codes) {
+	for _, status := range slices.Sorted(maps.Keys(codes)) {
 		if responses[status] == nil {
 			add("%s lists status %s, which is not a documented response", ErrorCodesKey, status)
 		}
@@ -193,7 +194,7 @@ func mediaExamples(m *openapi3.MediaType) []namedExample {
 	if m.Example != nil {
 		out = append(out, namedExample{"`example`", m.Example})
 	}
-	for _, name := range sortedKeys(m.Examples) {
+	for _, name := range slices.Sorted(maps.Keys(m.Examples)) {
 		if ex := m.Examples[name]; ex != nil && ex.Value != nil && ex.Value.Value != nil {
 			out = append(out, namedExample{fmt.Sprintf("%q", name), ex.Value.Value})
 		} else {
@@ -244,13 +245,4 @@ func snake(s string) bool {
 		}
 	}
 	return true
-}
-
-func sortedKeys[V any](m map[string]V) []string {
-	keys := make([]string, 0, len(m))
-	for k := range m {
-		keys = append(keys, k)
-	}
-	sort.Strings(keys)
-	return keys
 }

@@ -6,7 +6,7 @@ import (
 
 	"github.com/farebox/farebox/internal/account"
 	"github.com/farebox/farebox/internal/app"
-	"github.com/farebox/farebox/internal/clock"
+	"github.com/farebox/farebox/internal/clock/clocktest"
 	"github.com/farebox/farebox/internal/usage"
 )
 
@@ -15,7 +15,7 @@ import (
 // reason that only an otherwise billed request keeps.
 func TestUsageEventBillingRule(t *testing.T) {
 	now := time.Date(2026, 6, 15, 10, 0, 0, 0, time.UTC)
-	a := app.New(app.Options{Clock: clock.NewFixed(now)})
+	a := app.New(app.Options{Clock: clocktest.NewFixed(now)})
 	for _, c := range []struct {
 		status    int
 		uncounted string

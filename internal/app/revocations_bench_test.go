@@ -12,7 +12,7 @@ import (
 
 	"github.com/farebox/farebox/internal/app"
 	"github.com/farebox/farebox/internal/barcode"
-	"github.com/farebox/farebox/internal/clock"
+	"github.com/farebox/farebox/internal/clock/clocktest"
 	"github.com/farebox/farebox/internal/store"
 	"github.com/farebox/farebox/internal/store/storetest"
 	"github.com/farebox/farebox/internal/ticketing"
@@ -28,7 +28,7 @@ func BenchmarkRevocationFeed(b *testing.B) {
 	const entries = 100_000
 	for _, engine := range storetest.Engines {
 		b.Run(string(engine), func(b *testing.B) {
-			clk := clock.NewFixed(start)
+			clk := clocktest.NewFixed(start)
 			s := storetest.OpenWith(b, engine, func(o *store.Options) { o.Clock = clk })
 			a := app.New(app.Options{Store: s, Clock: clk, IDPrefix: "farebox"})
 			k, _ := barcode.KeyFromSeed(1, bytes.Repeat([]byte{1}, 32))

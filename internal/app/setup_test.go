@@ -12,7 +12,8 @@ import (
 	"github.com/farebox/farebox/internal/apperr"
 	"github.com/farebox/farebox/internal/catalog"
 	"github.com/farebox/farebox/internal/clock"
-	"github.com/farebox/farebox/internal/config"
+	"github.com/farebox/farebox/internal/clock/clocktest"
+	"github.com/farebox/farebox/internal/config/configtest"
 	"github.com/farebox/farebox/internal/store"
 	"github.com/farebox/farebox/internal/store/storetest"
 	"github.com/farebox/farebox/internal/ticketing"
@@ -27,7 +28,7 @@ var start = time.Date(2026, 6, 15, 10, 0, 0, 0, time.UTC)
 type testBundle struct {
 	ctx   context.Context
 	app   *app.App
-	clock *clock.Fixed
+	clock *clocktest.Fixed
 	store *store.Store
 	live  account.Principal
 	test  account.Principal
@@ -39,9 +40,9 @@ type testBundle struct {
 // template (storetest), so a bundle costs no migrations.
 func setup(t testing.TB, engine store.Engine) *testBundle {
 	t.Helper()
-	clk := clock.NewFixed(start)
+	clk := clocktest.NewFixed(start)
 	s := storetest.OpenWith(t, engine, func(o *store.Options) { o.Clock = clk })
-	d := config.Defaults()
+	d := configtest.Defaults()
 	a := app.New(app.Options{Store: s, Clock: clk, IDPrefix: "farebox",
 		Invoicing: app.InvoicingOptions{Seller: d.Seller, BaseURL: "http://farebox.test", PaymentDays: d.PaymentDays}})
 	b := &testBundle{ctx: context.Background(), app: a, clock: clk, store: s}

@@ -16,7 +16,7 @@ import (
 
 func TestAztecImageRoundTripBinaryAndText(t *testing.T) {
 	kr := testKeyring(t, 1, 1)
-	p, err := Sign(sampleClaims(), kr)
+	p, _, err := SignWith(sampleClaims(), kr, 0)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -41,7 +41,7 @@ func TestAztecImageRoundTripBinaryAndText(t *testing.T) {
 }
 
 func TestPNGGeometry(t *testing.T) {
-	p, _ := Sign(sampleClaims(), testKeyring(t, 1, 1))
+	p, _, _ := SignWith(sampleClaims(), testKeyring(t, 1, 1), 0)
 	m, err := Aztec(p)
 	if err != nil {
 		t.Fatal(err)
@@ -75,7 +75,7 @@ func TestPNGGeometry(t *testing.T) {
 }
 
 func TestDecodeJPEGPhoto(t *testing.T) {
-	p, _ := Sign(sampleClaims(), testKeyring(t, 1, 1))
+	p, _, _ := SignWith(sampleClaims(), testKeyring(t, 1, 1), 0)
 	b, _ := PNG(p, 6, 4)
 	img, _ := png.Decode(bytes.NewReader(b))
 	var buf bytes.Buffer
@@ -129,7 +129,7 @@ func TestLatin1(t *testing.T) {
 }
 
 func TestParseInputForms(t *testing.T) {
-	p, _ := Sign(sampleClaims(), testKeyring(t, 1, 1))
+	p, _, _ := SignWith(sampleClaims(), testKeyring(t, 1, 1), 0)
 	for name, in := range map[string][]byte{
 		"raw":       p,
 		"base64url": []byte(Text(p) + "\n"),
@@ -149,7 +149,7 @@ func TestInspectAndDescribe(t *testing.T) {
 	kr := testKeyring(t, 4, 1)
 	c := sampleClaims()
 	c.Environment = EnvTest
-	p, _ := Sign(c, kr)
+	p, _, _ := SignWith(c, kr, 0)
 	mid := time.Date(2026, 11, 15, 11, 0, 0, 0, time.UTC)
 	r := Inspect(p, kr, mid)
 	if !r.Genuine || r.State != StateValid || !r.Test || r.Claims.TicketID != c.TicketID {
@@ -188,7 +188,7 @@ func TestInspectAndDescribe(t *testing.T) {
 		t.Errorf("a second after valid_until: %s", r)
 	}
 	live := sampleClaims()
-	lp, _ := Sign(live, kr)
+	lp, _, _ := SignWith(live, kr, 0)
 	if r := Inspect(lp, kr, mid); r.Test || strings.Contains(r.String(), "TEST") || !r.Acceptable(false) {
 		t.Errorf("live ticket reported as test: %s", r)
 	}

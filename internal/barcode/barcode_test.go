@@ -3,8 +3,10 @@ package barcode
 import (
 	"bytes"
 	"crypto/ed25519"
+	"crypto/x509"
 	"encoding/base64"
 	"encoding/json"
+	"encoding/pem"
 	"errors"
 	"math/rand/v2"
 	"os"
@@ -77,7 +79,7 @@ func TestSignVerifyRoundTrip(t *testing.T) {
 			return c
 		}(),
 	} {
-		p, err := Sign(c, kr)
+		p, _, err := SignWith(c, kr, 0)
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -97,7 +99,7 @@ func TestSignVerifyRoundTrip(t *testing.T) {
 }
 
 func TestPayloadIsCompact(t *testing.T) {
-	p, err := Sign(sampleClaims(), testKeyring(t, 1, 1))
+	p, _, err := SignWith(sampleClaims(), testKeyring(t, 1, 1), 0)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -113,7 +115,7 @@ func TestPayloadIsCompact(t *testing.T) {
 
 func TestEveryFlippedBitFails(t *testing.T) {
 	kr := testKeyring(t, 1, 1)
-	p, err := Sign(sampleClaims(), kr)
+	p, _, err := SignWith(sampleClaims(), kr, 0)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -137,13 +139,13 @@ func TestEveryFlippedBitFails(t *testing.T) {
 func TestVerifyErrors(t *testing.T) {
 	kr := testKeyring(t, 1, 1)
 	other := testKeyring(t, 2, 2)
-	p, _ := Sign(sampleClaims(), other)
+	p, _, _ := SignWith(sampleClaims(), other, 0)
 	if _, err := Verify(p, kr); !errors.Is(err, ErrUnknownKey) {
 		t.Errorf("unknown key: %v", err)
 	}
 	// same key id, different key: the signature fails.
 	impostor := testKeyring(t, 1, 3)
-	p, _ = Sign(sampleClaims(), impostor)
+	p, _, _ = SignWith(sampleClaims(), impostor, 0)
 	if _, err := Verify(p, kr); !errors.Is(err, ErrSignature) {
 		t.Errorf("impostor: %v", err)
 	}
@@ -167,12 +169,12 @@ func TestSignRejectsBadClaims(t *testing.T) {
 	} {
 		c := sampleClaims()
 		mod(&c)
-		if _, err := Sign(c, kr); apperr.KindOf(err) != apperr.Invalid {
+		if _, _, err := SignWith(c, kr, 0); apperr.KindOf(err) != apperr.Invalid {
 			t.Errorf("%s: err %v", name, err)
 		}
 	}
 	verifyOnly, _ := NewVerifyKeyring(Key{ID: 1, Public: make(ed25519.PublicKey, 32)})
-	if _, err := Sign(sampleClaims(), verifyOnly); apperr.KindOf(err) != apperr.Unavailable {
+	if _, _, err := SignWith(sampleClaims(), verifyOnly, 0); apperr.KindOf(err) != apperr.Unavailable {
 		t.Errorf("verify-only keyring signs: %v", err)
 	}
 }
@@ -189,7 +191,7 @@ func TestKeySetJSONAndRotation(t *testing.T) {
 	if a, _ := kr.ActiveFor(EnvTest); a.ID != TestKeyIDBase+1 {
 		t.Fatalf("test signer %d", a.ID)
 	}
-	old, _ := Sign(sampleClaims(), kr)
+	old, _, _ := SignWith(sampleClaims(), kr, 0)
 	kr2, created, err := LoadOrCreateDir(dir, nil)
 	if err != nil || created {
 		t.Fatalf("reload: %v %v", created, err)
@@ -197,13 +199,13 @@ func TestKeySetJSONAndRotation(t *testing.T) {
 	if a, _ := kr.Active(); !a.Private.Equal(mustActive(t, kr2).Private) {
 		t.Fatal("reloaded keyring has another key")
 	}
-	if k, err := RotateDir(dir, EnvLive, newRand(10)); err != nil || k.ID != 2 {
+	if k, err := RotateDirFrom(dir, EnvLive, time.Time{}, newRand(10)); err != nil || k.ID != 2 {
 		t.Fatalf("rotate live: %v %v", k.ID, err)
 	}
-	if k, err := RotateDir(dir, EnvTest, newRand(11)); err != nil || k.ID != TestKeyIDBase+2 {
+	if k, err := RotateDirFrom(dir, EnvTest, time.Time{}, newRand(11)); err != nil || k.ID != TestKeyIDBase+2 {
 		t.Fatalf("rotate test: %v %v", k.ID, err)
 	}
-	if _, err := RotateDir(dir, "prod", nil); apperr.KindOf(err) != apperr.Invalid {
+	if _, err := RotateDirFrom(dir, "prod", time.Time{}, nil); apperr.KindOf(err) != apperr.Invalid {
 		t.Errorf("rotate unknown environment: %v", err)
 	}
 	kr3, err := LoadDir(dir)
@@ -218,7 +220,7 @@ func TestKeySetJSONAndRotation(t *testing.T) {
 	}
 	// retire key 1: keep only its public half.
 	k1, _ := kr3.Lookup(1)
-	if err := WritePublicFile(dir, k1); err != nil {
+	if err := os.WriteFile(filepath.Join(dir, "inspection-1.pub"), publicPEM(t, k1), 0o644); err != nil {
 		t.Fatal(err)
 	}
 	if err := os.Remove(filepath.Join(dir, "inspection-1.key")); err != nil {
@@ -276,8 +278,8 @@ func TestTestKeysSignOnlyTestTickets(t *testing.T) {
 	}
 	tc := sampleClaims()
 	tc.Environment = EnvTest
-	tp, _ := Sign(tc, kr)
-	lp, _ := Sign(sampleClaims(), kr)
+	tp, _, _ := SignWith(tc, kr, 0)
+	lp, _, _ := SignWith(sampleClaims(), kr, 0)
 	if c, err := Verify(tp, kr); err != nil || c.KeyID != TestKeyIDBase+7 || !c.Test() {
 		t.Errorf("test ticket: %v %+v", err, c)
 	}
@@ -298,7 +300,7 @@ func TestTestKeysSignOnlyTestTickets(t *testing.T) {
 	}
 	// Without a test key the live key signs test tickets (still flagged as test).
 	only, _ := NewKeyring(live)
-	p, _ := Sign(tc, only)
+	p, _, _ := SignWith(tc, only, 0)
 	if c, err := Verify(p, only); err != nil || c.KeyID != 3 || !c.Test() {
 		t.Errorf("test ticket without test key: %v %+v", err, c)
 	}
@@ -332,7 +334,7 @@ func TestParsePrivateKeyForms(t *testing.T) {
 	if _, err := ParsePrivateKey(1, []byte("short")); err == nil {
 		t.Error("short seed accepted")
 	}
-	pubPEM, _ := MarshalPublicPEM(want)
+	pubPEM := publicPEM(t, want)
 	if _, err := ParsePrivateKey(1, pubPEM); err == nil {
 		t.Error("public PEM accepted as private key")
 	}
@@ -351,4 +353,15 @@ func TestDuplicateKeyIDs(t *testing.T) {
 	if _, err := NewKeyring(Key{ID: 1, Public: a.Public}); err == nil {
 		t.Error("active key without private half accepted")
 	}
+}
+
+// publicPEM is k's public half as PKIX PEM, the form of a retired key's
+// .pub file.
+func publicPEM(t testing.TB, k Key) []byte {
+	t.Helper()
+	der, err := x509.MarshalPKIXPublicKey(k.Public)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return pem.EncodeToMemory(&pem.Block{Type: "PUBLIC KEY", Bytes: der})
 }

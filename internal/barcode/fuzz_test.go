@@ -10,13 +10,13 @@ import (
 // anything that verifies re-encodes to exactly the same bytes.
 func FuzzVerify(f *testing.F) {
 	kr := testKeyring(f, 1, 1)
-	p, _ := Sign(sampleClaims(), kr)
+	p, _, _ := SignWith(sampleClaims(), kr, 0)
 	f.Add(p)
 	f.Add(p[:headerLen+sigLen])
 	f.Add([]byte("FB\x01"))
 	c := sampleClaims()
 	c.TicketID, c.BirthDate, c.Environment = "plain", "", EnvTest
-	q, _ := Sign(c, kr)
+	q, _, _ := SignWith(c, kr, 0)
 	f.Add(q)
 	f.Fuzz(func(t *testing.T, data []byte) {
 		c, err := Parse(data)
@@ -40,7 +40,7 @@ func FuzzVerify(f *testing.F) {
 // FuzzParseInput checks that any inspector input is handled without panic.
 func FuzzParseInput(f *testing.F) {
 	kr := testKeyring(f, 1, 1)
-	p, _ := Sign(sampleClaims(), kr)
+	p, _, _ := SignWith(sampleClaims(), kr, 0)
 	img, _ := PNG(p, 2, 1)
 	f.Add(p)
 	f.Add([]byte(Text(p)))
@@ -63,7 +63,7 @@ func BenchmarkSign(b *testing.B) {
 	kr := testKeyring(b, 1, 1)
 	c := sampleClaims()
 	for b.Loop() {
-		if _, err := Sign(c, kr); err != nil {
+		if _, _, err := SignWith(c, kr, 0); err != nil {
 			b.Fatal(err)
 		}
 	}
@@ -71,7 +71,7 @@ func BenchmarkSign(b *testing.B) {
 
 func BenchmarkVerify(b *testing.B) {
 	kr := testKeyring(b, 1, 1)
-	p, _ := Sign(sampleClaims(), kr)
+	p, _, _ := SignWith(sampleClaims(), kr, 0)
 	for b.Loop() {
 		if _, err := Verify(p, kr); err != nil {
 			b.Fatal(err)
@@ -80,7 +80,7 @@ func BenchmarkVerify(b *testing.B) {
 }
 
 func BenchmarkPNG(b *testing.B) {
-	p, _ := Sign(sampleClaims(), testKeyring(b, 1, 1))
+	p, _, _ := SignWith(sampleClaims(), testKeyring(b, 1, 1), 0)
 	for _, g := range []struct {
 		name         string
 		scale, quiet int
@@ -96,7 +96,7 @@ func BenchmarkPNG(b *testing.B) {
 }
 
 func BenchmarkDecodeImage(b *testing.B) {
-	p, _ := Sign(sampleClaims(), testKeyring(b, 1, 1))
+	p, _, _ := SignWith(sampleClaims(), testKeyring(b, 1, 1), 0)
 	img, _ := PNG(p, 4, 4)
 	for b.Loop() {
 		if _, err := DecodeImage(img); err != nil {
@@ -106,7 +106,7 @@ func BenchmarkDecodeImage(b *testing.B) {
 }
 
 func BenchmarkAztec(b *testing.B) {
-	p, _ := Sign(sampleClaims(), testKeyring(b, 1, 1))
+	p, _, _ := SignWith(sampleClaims(), testKeyring(b, 1, 1), 0)
 	for b.Loop() {
 		if _, err := Aztec(p); err != nil {
 			b.Fatal(err)

@@ -74,13 +74,6 @@ func KeyFileName(k Key) string {
 	return keyFilePrefix + k.Kid() + pubSuffix
 }
 
-// LoadFiles builds a keyring from key files given by base name and content
-// (the key-directory layout, wherever the files are kept: a directory, a
-// list of configured files, database rows). Names that do not follow the
-// layout are ignored. It fails with apperr NotFound when no live signing
-// key is among them.
-func LoadFiles(files map[string][]byte) (*Keyring, error) { return LoadFilesAt(files, time.Now()) }
-
 // isFromFile reports whether name is an "inspection-<kid>.from" file.
 func isFromFile(name string) bool {
 	num, ok := strings.CutSuffix(strings.TrimPrefix(name, keyFilePrefix), fromSuffix)
@@ -91,7 +84,11 @@ func isFromFile(name string) bool {
 	return err == nil && strconv.FormatUint(n, 10) == num
 }
 
-// LoadFilesAt is LoadFiles at now. A signing key with an
+// LoadFilesAt builds a keyring from key files given by base name and content
+// (the key-directory layout, wherever the files are kept: a directory, a
+// list of configured files, database rows). Names that do not follow the
+// layout are ignored. It fails with apperr NotFound when no live signing
+// key is among them. A signing key with an
 // "inspection-<kid>.from" instant after now is loaded as a verify-only key
 // (published, signing nothing yet); every key's instant is kept for
 // SignerAt. A malformed instant is an error (never "signs at once").
@@ -211,17 +208,12 @@ func LoadOrCreateDir(dir string, rnd io.Reader) (kr *Keyring, created bool, err 
 	return kr, created && err == nil, err
 }
 
-// RotateDir adds a new signing key for env (EnvLive or EnvTest) to dir with
-// the next free id of that range; it becomes the active key of env while the
-// older keys keep verifying. To retire a key later, replace its .key file by
-// its .pub file (WritePublicFile).
-func RotateDir(dir, env string, rnd io.Reader) (Key, error) {
-	return RotateDirFrom(dir, env, time.Time{}, rnd)
-}
-
-// RotateDirFrom is RotateDir for a key that signs from the instant from on
-// (zero: at once): "inspection-<kid>.from" is written before the key, so
-// no reader ever sees the key without its instant.
+// RotateDirFrom adds a new signing key for env (EnvLive or EnvTest) to dir
+// with the next free id of that range; it becomes the active key of env
+// from the instant from on (zero: at once) while the older keys keep
+// verifying. "inspection-<kid>.from" is written before the key, so no
+// reader ever sees the key without its instant. To retire a key later,
+// replace its .key file by its .pub file (PKIX "PUBLIC KEY" PEM).
 func RotateDirFrom(dir, env string, from time.Time, rnd io.Reader) (Key, error) {
 	const op = "barcode.RotateDir"
 	lo, hi := uint16(1), uint16(TestKeyIDBase-1)
@@ -256,16 +248,6 @@ func RotateDirFrom(dir, env string, from time.Time, rnd io.Reader) (Key, error) 
 		}
 	}
 	return writeNewKey(dir, next, rnd)
-}
-
-// WritePublicFile writes the public half of k into dir as a verify-only key.
-func WritePublicFile(dir string, k Key) error {
-	b, err := MarshalPublicPEM(k)
-	if err != nil {
-		return err
-	}
-	name := filepath.Join(dir, keyFilePrefix+k.Kid()+pubSuffix)
-	return apperr.Wrap("barcode.WritePublicFile", os.WriteFile(name, b, 0o644))
 }
 
 func writeNewKey(dir string, id uint16, rnd io.Reader) (Key, error) {

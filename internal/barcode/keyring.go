@@ -205,26 +205,11 @@ func (kr *Keyring) IDs() []uint16 {
 	return ids
 }
 
-// Sign encodes c and signs it with the keyring's active key for
-// c.Environment (ActiveFor); c.KeyID and c.Version are ignored (the key's id
-// and Version are written).
-func Sign(c Claims, kr *Keyring) ([]byte, error) {
-	k, ok := kr.ActiveFor(c.Environment)
-	if !ok {
-		return nil, apperr.E("barcode.Sign", apperr.Unavailable, CodeNoInspectionSigningKey, "no active inspection signing key")
-	}
-	body, err := encodeBody(c, k.ID)
-	if err != nil {
-		return nil, err
-	}
-	sig := ed25519.Sign(k.Private, signedMessage(body))
-	return append(body, sig...), nil
-}
-
 // SignWith signs c with the key kid when the keyring holds its private half
 // and kid is of the range that signs c's environment (a ticket keeps the
 // key it was first signed with across rotations: docs/wallet.md, "Key
-// rotation"); otherwise, and for kid 0, with the active key (Sign). It
+// rotation"); otherwise, and for kid 0, with the active key for c.Environment
+// (ActiveFor); c.KeyID and c.Version are ignored. It
 // returns the payload and the id of the key that signed.
 func SignWith(c Claims, kr *Keyring, kid uint16) ([]byte, uint16, error) {
 	active, ok := kr.ActiveFor(c.Environment)
@@ -339,15 +324,6 @@ func MarshalPrivatePEM(k Key) ([]byte, error) {
 		return nil, apperr.Wrap("barcode.MarshalPrivatePEM", err)
 	}
 	return pem.EncodeToMemory(&pem.Block{Type: "PRIVATE KEY", Bytes: der}), nil
-}
-
-// MarshalPublicPEM encodes a public key as PKIX PEM.
-func MarshalPublicPEM(k Key) ([]byte, error) {
-	der, err := x509.MarshalPKIXPublicKey(k.Public)
-	if err != nil {
-		return nil, apperr.Wrap("barcode.MarshalPublicPEM", err)
-	}
-	return pem.EncodeToMemory(&pem.Block{Type: "PUBLIC KEY", Bytes: der}), nil
 }
 
 // ParsePrivateKey reads a signing key: PKCS#8 PEM, or a 32-byte seed given

@@ -28,7 +28,7 @@ func TestLongNamesCarriedWhole(t *testing.T) {
 	} {
 		c := sampleClaims()
 		c.FirstName, c.LastName, c.ProductName = tc.first, tc.last, tc.pname
-		p, err := Sign(c, kr)
+		p, _, err := SignWith(c, kr, 0)
 		if err != nil {
 			t.Fatalf("%s: %v", tc.name, err)
 		}

@@ -66,8 +66,8 @@ func TestKeyEntriesInTheFeed(t *testing.T) {
 	if err != nil || len(r.ByKey) != 1 || len(r.ByTicket) != 0 {
 		t.Fatalf("verify: %v", err)
 	}
-	oldPayload, _ := Sign(sampleClaims(), old)
-	newPayload, _ := Sign(sampleClaims(), both)
+	oldPayload, _, _ := SignWith(sampleClaims(), old, 0)
+	newPayload, _, _ := SignWith(sampleClaims(), both, 0)
 	for name, c := range map[string]struct {
 		payload       []byte
 		kr            *Keyring

@@ -1,10 +1,9 @@
 // Package clock injects time. Production code takes a Clock and calls Now once
-// per use case; tests use Fixed to stand on any instant. Calendar rules
+// per use case; tests use clocktest.Fixed to stand on any instant. Calendar rules
 // (months, the 10th, service days) are computed in the Berlin location.
 package clock
 
 import (
-	"sync"
 	"time"
 )
 
@@ -15,23 +14,6 @@ type Clock interface{ Now() time.Time }
 type System struct{}
 
 func (System) Now() time.Time { return time.Now().UTC() }
-
-// Fixed is a settable clock for tests; safe for concurrent use.
-type Fixed struct {
-	mu sync.Mutex
-	t  time.Time
-}
-
-// NewFixed returns a clock standing at t.
-func NewFixed(t time.Time) *Fixed { return &Fixed{t: t.UTC()} }
-
-func (f *Fixed) Now() time.Time { f.mu.Lock(); defer f.mu.Unlock(); return f.t }
-
-// Set moves the clock to t.
-func (f *Fixed) Set(t time.Time) { f.mu.Lock(); f.t = t.UTC(); f.mu.Unlock() }
-
-// Advance moves the clock forward by d.
-func (f *Fixed) Advance(d time.Duration) { f.mu.Lock(); f.t = f.t.Add(d); f.mu.Unlock() }
 
 // Berlin is the location calendar rules use (Europe/Berlin). cmd/farebox
 // imports time/tzdata so it loads in a bare container.

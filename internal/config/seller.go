@@ -43,16 +43,3 @@ func sellerFrom(get func(string) string) invoicedoc.Seller {
 		IBAN: get("seller-iban"), BIC: get("seller-bic"), BankName: get("seller-bank-name"),
 	}
 }
-
-// Defaults returns the configuration with every default (tests, tools).
-func Defaults() Config {
-	c, err := Load(nil, func(string) string { return "" }, discard{})
-	if err != nil {
-		panic("config: defaults invalid: " + err.Error())
-	}
-	return c
-}
-
-type discard struct{}
-
-func (discard) Write(p []byte) (int, error) { return len(p), nil }

@@ -109,8 +109,8 @@ func TestInspectionDatabaseShared(t *testing.T) {
 		// A payload signed by one instance verifies on another.
 		kr1, _, _, _ := LoadInspection(ctx, s, st, time.Now(), true)
 		kr2, _, _, _ := LoadInspection(ctx, s, st, time.Now(), false)
-		p, err := barcode.Sign(barcode.Claims{TicketID: "t", ProductID: "p", ProductName: "x", ValidFrom: time.Unix(0, 0), ValidUntil: time.Unix(60, 0),
-			Environment: barcode.EnvLive}, kr1)
+		p, _, err := barcode.SignWith(barcode.Claims{TicketID: "t", ProductID: "p", ProductName: "x", ValidFrom: time.Unix(0, 0), ValidUntil: time.Unix(60, 0),
+			Environment: barcode.EnvLive}, kr1, 0)
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -151,7 +151,11 @@ func TestInspectionConfigured(t *testing.T) {
 	// A list of files, one of them a retired key that only verifies.
 	retired, _ := barcode.GenerateKey(7, nil)
 	pubDir := t.TempDir()
-	if err := barcode.WritePublicFile(pubDir, retired); err != nil {
+	der, err := x509.MarshalPKIXPublicKey(retired.Public)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := os.WriteFile(filepath.Join(pubDir, "inspection-7.pub"), pem.EncodeToMemory(&pem.Block{Type: "PUBLIC KEY", Bytes: der}), 0o644); err != nil {
 		t.Fatal(err)
 	}
 	list := filepath.Join(dir, "inspection-1.key") + ", " + filepath.Join(pubDir, "inspection-7.pub")

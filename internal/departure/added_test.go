@@ -12,7 +12,7 @@ import (
 	gtfsrt "github.com/MobilityData/gtfs-realtime-bindings/golang/gtfs"
 	"google.golang.org/protobuf/proto"
 
-	"github.com/farebox/farebox/internal/clock"
+	"github.com/farebox/farebox/internal/clock/clocktest"
 	"github.com/farebox/farebox/internal/gtfs"
 	"github.com/farebox/farebox/internal/realtime"
 	"github.com/farebox/farebox/internal/testtool"
@@ -22,7 +22,7 @@ import (
 // Caltrain header time.
 func extraHub(t testing.TB, msgs ...*gtfsrt.FeedMessage) *realtime.Hub {
 	t.Helper()
-	hub := realtime.NewHub(clock.NewFixed(time.Unix(ctHeader+60, 0)), 5*time.Minute)
+	hub := realtime.NewHub(clocktest.NewFixed(time.Unix(ctHeader+60, 0)), 5*time.Minute)
 	for _, m := range msgs {
 		hub.Set("ct", parseMsg(t, m))
 	}

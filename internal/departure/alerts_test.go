@@ -14,7 +14,7 @@ import (
 	gtfsrt "github.com/MobilityData/gtfs-realtime-bindings/golang/gtfs"
 	"google.golang.org/protobuf/proto"
 
-	"github.com/farebox/farebox/internal/clock"
+	"github.com/farebox/farebox/internal/clock/clocktest"
 	"github.com/farebox/farebox/internal/gtfs"
 	"github.com/farebox/farebox/internal/realtime"
 	"github.com/farebox/farebox/internal/testtool"
@@ -51,7 +51,7 @@ func alertsHub(t testing.TB, combined bool) *realtime.Hub {
 	if err := proto.Unmarshal(data, &tu); err != nil {
 		t.Fatal(err)
 	}
-	hub := realtime.NewHub(clock.NewFixed(time.Unix(ctHeader+30, 0)), 5*time.Minute)
+	hub := realtime.NewHub(clocktest.NewFixed(time.Unix(ctHeader+30, 0)), 5*time.Minute)
 	if combined {
 		tu.Entity = append(tu.Entity, testtool.CaltrainAlerts().Entity...)
 		hub.Set("ct", parseMsg(t, &tu))

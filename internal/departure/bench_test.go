@@ -11,6 +11,7 @@ import (
 	"time"
 
 	"github.com/farebox/farebox/internal/mvt"
+	"github.com/farebox/farebox/internal/mvt/mvttest"
 	"github.com/farebox/farebox/internal/shareddata"
 )
 
@@ -226,7 +227,7 @@ func BenchmarkTileSizes(b *testing.B) {
 					b.Fatal(err)
 				}
 				gz[kind] = len(t.Gzip)
-				tile, err := mvt.Unmarshal(raw)
+				tile, err := mvttest.Unmarshal(raw)
 				if err != nil {
 					b.Fatal(err)
 				}

@@ -9,9 +9,10 @@ import (
 	"time"
 
 	"github.com/farebox/farebox/internal/apperr"
-	"github.com/farebox/farebox/internal/clock"
+	"github.com/farebox/farebox/internal/clock/clocktest"
 	"github.com/farebox/farebox/internal/gtfs"
 	"github.com/farebox/farebox/internal/realtime"
+	"github.com/farebox/farebox/internal/testtool"
 )
 
 func tripsOf(deps []Departure) []string {
@@ -26,7 +27,7 @@ func tripsOf(deps []Departure) []string {
 // realtime file, received now, as the feed's; it returns the snapshot too.
 func hubWith(t testing.TB, feedID, file string, now time.Time, maxAge time.Duration) (*realtime.Hub, *realtime.Snapshot) {
 	t.Helper()
-	hub, s := realtime.NewHub(clock.NewFixed(now), maxAge), loadSnapshotAt(t, file, now)
+	hub, s := realtime.NewHub(clocktest.NewFixed(now), maxAge), loadSnapshotAt(t, file, now)
 	hub.Set(feedID, s)
 	return hub, s
 }
@@ -94,7 +95,7 @@ func TestCaltrainBoardWithRealtime(t *testing.T) {
 		}
 	}
 	// Without fresh realtime the same board has no predictions.
-	stale := realtime.NewHub(clock.NewFixed(time.Unix(1699405534, 0).Add(time.Hour)), 5*time.Minute)
+	stale := realtime.NewHub(clocktest.NewFixed(time.Unix(1699405534, 0).Add(time.Hour)), 5*time.Minute)
 	stale.Set("ct", caltrainHub(t).TripUpdates("ct"))
 	deps2, _ := index(t, stale, "ct", "caltrain-2023.zip").Departures("farebox-station-ct_22nd_street", at, 6)
 	for _, d := range deps2 {
@@ -154,7 +155,7 @@ func TestDSTFallBackServiceDay(t *testing.T) {
 		secs := f.StopTimes.Departure[f.Trips.First[tr]]
 		wall := time.Date(2023, 11, 5, int(secs/3600), int(secs/60%60), int(secs%60), 0, loc)
 		if d.Departure.ScheduledAt != ms(wall) {
-			t.Fatalf("%s at %s: %v, want %v", tid, gtfs.FormatTime(secs), time.UnixMilli(d.Departure.ScheduledAt).In(loc), wall)
+			t.Fatalf("%s at %s: %v, want %v", tid, testtool.GTFSTime(secs), time.UnixMilli(d.Departure.ScheduledAt).In(loc), wall)
 		}
 		return
 	}

@@ -198,18 +198,6 @@ func (c *boardCache) store(k boardKey, e *boardEntry) {
 	sh.bytes += e.size
 }
 
-// bytes is the accounted size of all entries.
-func (c *boardCache) bytes() int64 {
-	var n int64
-	for i := range c.shards {
-		sh := &c.shards[i]
-		sh.mu.Lock()
-		n += sh.bytes
-		sh.mu.Unlock()
-	}
-	return n
-}
-
 func floorDiv(a, b int64) int64 {
 	q := a / b
 	if a%b < 0 {

@@ -7,7 +7,7 @@ import (
 	"testing"
 	"time"
 
-	"github.com/farebox/farebox/internal/clock"
+	"github.com/farebox/farebox/internal/clock/clocktest"
 	"github.com/farebox/farebox/internal/realtime"
 )
 
@@ -19,7 +19,7 @@ func TestConcurrentQueriesAndSwaps(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	clk := clock.NewFixed(time.Unix(1699405534, 0))
+	clk := clocktest.NewFixed(time.Unix(1699405534, 0))
 	hub := realtime.NewHub(clk, 0)
 	var cur atomic.Pointer[Index]
 	cur.Store(index(t, hub, "ct", "caltrain-2023.zip"))

@@ -12,6 +12,7 @@ import (
 
 	"github.com/farebox/farebox/internal/apperr"
 	"github.com/farebox/farebox/internal/mvt"
+	"github.com/farebox/farebox/internal/mvt/mvttest"
 )
 
 // tileAt is the tile z/x/y holding (lat, lon).
@@ -35,7 +36,7 @@ func decodeTile(t *testing.T, ix *Index, kind MapKind, z, x, y int64) map[string
 	if err != nil || !bytes.Equal(unz, tile.Raw) {
 		t.Fatalf("the gzip tile is not the raw tile compressed (%v)", err)
 	}
-	dec, err := mvt.Unmarshal(tile.Raw)
+	dec, err := mvttest.Unmarshal(tile.Raw)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -362,23 +363,6 @@ func dedupXY(p []mvt.XY) []mvt.XY {
 		}
 	}
 	return out
-}
-
-func equalParts(a, b [][]mvt.XY) bool {
-	if len(a) != len(b) {
-		return false
-	}
-	for i := range a {
-		if len(a[i]) != len(b[i]) {
-			return false
-		}
-		for j := range a[i] {
-			if a[i][j] != b[i][j] {
-				return false
-			}
-		}
-	}
-	return true
 }
 
 // Below zoom 14 a tile shows in each grid cell (16 × 16 per tile) only the

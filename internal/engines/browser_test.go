@@ -162,7 +162,7 @@ func browserTickets(t *testing.T) (*barcode.Keyring, map[string]any, map[string]
 		c := barcode.Claims{TicketID: "farebox-ticket-3f2b8c1e-9d4a-4e6b-8f00-1a2b3c4d5e6f", ProductID: "farebox-product-0a1b2c3d-4e5f-4a6b-9c8d-7e6f5a4b3c2d",
 			ProductName: "Deutschlandticket", ValidFrom: from, ValidUntil: until, FirstName: "Max", LastName: "Mustermann",
 			BirthDate: "1990-01-01", Environment: v.env}
-		payload, err := barcode.Sign(c, kr)
+		payload, _, err := barcode.SignWith(c, kr, 0)
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -399,7 +399,7 @@ func checkProfileBarcode(t *testing.T, res browserResults, out, name string, cod
 }
 
 func mustPayload(t *testing.T, c barcode.Claims, kr *barcode.Keyring) []byte {
-	p, err := barcode.Sign(c, kr)
+	p, _, err := barcode.SignWith(c, kr, 0)
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -2,9 +2,7 @@ package engines
 
 import (
 	"bytes"
-	"crypto/sha256"
 	_ "embed"
-	"encoding/hex"
 	"fmt"
 	"strconv"
 	"strings"
@@ -53,12 +51,6 @@ func build(name, version string, tmpl []byte) Engine {
 // RenderingEngine returns the rendering engine.
 func RenderingEngine() Engine { return all[0] }
 
-// IdentificationView returns the identification view.
-func IdentificationView() Engine { return all[1] }
-
-// All returns both engines.
-func All() []Engine { return append([]Engine(nil), all...) }
-
 // ByName returns the current engine called name.
 func ByName(name string) (Engine, bool) {
 	for _, e := range all {
@@ -79,12 +71,6 @@ func (e Engine) Path() string { return strings.ReplaceAll(e.Version, ".", "/") }
 // ("/v9"): "/v9/ticketing/rendering_engine/1/0/0?inline=inline".
 func (e Engine) Location(versionPrefix string) string {
 	return strings.TrimRight(versionPrefix, "/") + "/ticketing/" + e.Name + "/" + e.Path() + "?inline=inline"
-}
-
-// SHA256 is the hex digest of HTML (recorded in versions.txt).
-func (e Engine) SHA256() string {
-	s := sha256.Sum256(e.HTML)
-	return hex.EncodeToString(s[:])
 }
 
 // Resolve maps the path segments after /ticketing/<name>/ to a response:

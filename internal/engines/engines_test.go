@@ -3,7 +3,9 @@ package engines
 import (
 	"bufio"
 	"bytes"
+	"crypto/sha256"
 	"encoding/base64"
+	"encoding/hex"
 	"encoding/json"
 	"image/png"
 	"os"
@@ -148,7 +150,7 @@ func TestLocationAndResolve(t *testing.T) {
 func TestBarcodeProperties(t *testing.T) {
 	k, _ := barcode.KeyFromSeed(1, bytes.Repeat([]byte{1}, 32))
 	kr, _ := barcode.NewKeyring(k)
-	p, err := barcode.Sign(barcode.Claims{TicketID: "t1", ValidFrom: timeAt(1), ValidUntil: timeAt(2), Environment: "live"}, kr)
+	p, _, err := barcode.SignWith(barcode.Claims{TicketID: "t1", ValidFrom: timeAt(1), ValidUntil: timeAt(2), Environment: "live"}, kr, 0)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -196,3 +198,15 @@ func TestBarcodeProperties(t *testing.T) {
 }
 
 func timeAt(h int) time.Time { return time.Date(2026, 1, 1, h, 0, 0, 0, time.UTC) }
+
+// SHA256 is the hex digest of HTML (recorded in versions.txt).
+func (e Engine) SHA256() string {
+	s := sha256.Sum256(e.HTML)
+	return hex.EncodeToString(s[:])
+}
+
+// IdentificationView returns the identification view.
+func IdentificationView() Engine { return all[1] }
+
+// All returns both engines.
+func All() []Engine { return append([]Engine(nil), all...) }

@@ -203,8 +203,3 @@ func (s *Service) Active(day int32) bool {
 	}
 	return s.Weekdays&(1<<Weekday(day)) != 0 && day >= s.Start && day <= s.End
 }
-
-// FormatTime renders seconds as a GTFS time "HH:MM:SS".
-func FormatTime(secs int32) string {
-	return fmt.Sprintf("%02d:%02d:%02d", secs/3600, secs/60%60, secs%60)
-}

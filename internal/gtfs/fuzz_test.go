@@ -3,6 +3,7 @@ package gtfs
 import (
 	"bytes"
 	"encoding/csv"
+	"fmt"
 	"strings"
 	"testing"
 )
@@ -71,9 +72,9 @@ func FuzzParseTime(f *testing.F) {
 		if !ok || v < 0 {
 			return
 		}
-		back, ok := parseTime(FormatTime(v))
+		back, ok := parseTime(formatTime(v))
 		if !ok || back != v {
-			t.Fatalf("%q → %d → %q → %d", s, v, FormatTime(v), back)
+			t.Fatalf("%q → %d → %q → %d", s, v, formatTime(v), back)
 		}
 	})
 }
@@ -130,4 +131,9 @@ func FuzzDecode(f *testing.F) {
 			}
 		}
 	})
+}
+
+// formatTime renders seconds as a GTFS time "HH:MM:SS".
+func formatTime(secs int32) string {
+	return fmt.Sprintf("%02d:%02d:%02d", secs/3600, secs/60%60, secs%60)
 }

@@ -120,7 +120,7 @@ func TestParseCaltrain(t *testing.T) {
 		}
 	}
 	if f.MaxTime != 25*3600+49*60 {
-		t.Fatalf("max time %s", FormatTime(f.MaxTime))
+		t.Fatalf("max time %s", formatTime(f.MaxTime))
 	}
 	// calendar.txt: 72981 runs Sat+Sun 2023-09-23..2024-06-01; calendar_dates add 2024-05-27.
 	var sv *Service

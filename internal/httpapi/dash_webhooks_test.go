@@ -12,6 +12,7 @@ import (
 	"github.com/farebox/farebox/internal/account"
 	"github.com/farebox/farebox/internal/apitest"
 	"github.com/farebox/farebox/internal/webhook"
+	"github.com/farebox/farebox/internal/webhook/webhooktest"
 )
 
 var whsecRe = regexp.MustCompile(webhook.SecretPrefix + `[A-Za-z0-9_\-]+`)
@@ -107,7 +108,7 @@ func TestDashboardWebhooks(t *testing.T) {
 		order(t, e, e.TestKey, ids2["single/adult"])
 		drain(t, e)
 		got := rc.all()
-		if len(got) != 1 || webhook.Verify(got[0].Signature, got[0].Body, secret, e.Clock.Now(), time.Minute) != nil {
+		if len(got) != 1 || webhooktest.Verify(got[0].Signature, got[0].Body, secret, e.Clock.Now(), time.Minute) != nil {
 			t.Fatalf("delivered %d, signature with the shown secret: %v", len(got), got)
 		}
 		ev := got[0].EventID
@@ -185,7 +186,7 @@ func TestDashboardWebhooks(t *testing.T) {
 		order(t, e, e.TestKey, ids2["single/adult"])
 		drain(t, e)
 		last := rc.all()[len(rc.all())-1]
-		if webhook.Verify(last.Signature, last.Body, newSecret, e.Clock.Now(), time.Minute) != nil {
+		if webhooktest.Verify(last.Signature, last.Body, newSecret, e.Clock.Now(), time.Minute) != nil {
 			t.Errorf("the rotated secret does not verify %s", last.Signature)
 		}
 		if strings.Contains(v.must(200, "GET", "/dashboard/test/webhooks", nil).Body, newSecret) {

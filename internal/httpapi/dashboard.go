@@ -69,34 +69,15 @@ func (s *Server) dashSignInForm(w http.ResponseWriter, r *http.Request) error {
 // dashSignIn checks the address and password; failures are throttled per
 // client address and per address as the console's are.
 func (s *Server) dashSignIn(w http.ResponseWriter, r *http.Request) error {
-	l := lang(r)
 	email, password := r.PostForm.Get("email"), r.PostForm.Get("password")
 	// The address as the sign-in reads it: "OPS@x" is the same user as "ops@x".
-	keys := []string{"dashboard-client:" + clientKey(r, s.TrustedProxies), "dashboard-user:" + strings.ToLower(strings.TrimSpace(email))}
-	now := s.app.Now()
-	for _, k := range keys {
-		if ok, wait := s.signIns.Allow(k, now); !ok {
-			secs := int(wait.Seconds()) + 1
-			w.Header().Set("Retry-After", strconv.Itoa(secs))
-			return s.render(w, r, http.StatusTooManyRequests, "dash_signin", "dash.signin", web.Page{Error: web.T(l, "signin.throttled", secs)})
-		}
-	}
-	id, err := s.app.DashboardSignIn(r.Context(), email, password)
-	if apperr.KindOf(err) == apperr.Unauthenticated {
-		for _, k := range keys {
-			s.signIns.Fail(k, now)
-		}
-		return s.render(w, r, http.StatusUnauthorized, "dash_signin", "dash.signin", web.Page{Error: web.T(l, "dash.signin.failed")})
-	}
-	if err != nil {
-		return err
-	}
-	for _, k := range keys {
-		s.signIns.Succeed(k)
-	}
-	http.SetCookie(w, web.NewCookie(sessionCookie, id, s.secure(r), int(app.WebSessionTTL.Seconds())))
-	http.Redirect(w, r, "/dashboard/test/usage", http.StatusSeeOther)
-	return nil
+	return s.throttledSignIn(w, r, signInPage{
+		keys:   []string{"dashboard-client:" + clientKey(r, s.TrustedProxies), "dashboard-user:" + strings.ToLower(strings.TrimSpace(email))},
+		page:   "dash_signin",
+		title:  "dash.signin",
+		failed: "dash.signin.failed",
+		home:   "/dashboard/test/usage",
+	}, func() (string, error) { return s.app.DashboardSignIn(r.Context(), email, password) })
 }
 
 // inviteView is the set-password form's data.
@@ -127,9 +108,7 @@ func (s *Server) dashAcceptInvite(w http.ResponseWriter, r *http.Request) error 
 	if err != nil {
 		return err
 	}
-	http.SetCookie(w, web.NewCookie(sessionCookie, id, s.secure(r), int(app.WebSessionTTL.Seconds())))
-	http.Redirect(w, r, "/dashboard/test/usage", http.StatusSeeOther)
-	return nil
+	return s.startSession(w, r, id, "/dashboard/test/usage")
 }
 
 func (s *Server) dashSignOut(w http.ResponseWriter, r *http.Request) error {
@@ -316,7 +295,17 @@ func nextLink(r *http.Request, hasMore bool, lastID string) string {
 	return r.URL.Path + "?" + q.Encode()
 }
 
-func (s *Server) dashList(w http.ResponseWriter, r *http.Request, nav string, v listView, err error) error {
+// dashList renders a list page: one row of v per item (row gives its cells
+// and its id, the last of which the next link starts after); an Invalid
+// error shows the page with the message as 400.
+func dashList[T any](s *Server, w http.ResponseWriter, r *http.Request, nav string, v listView, list app.ListJSON[T], err error, row func(T) ([]cell, string)) error {
+	last := ""
+	for _, x := range list.Data {
+		var cells []cell
+		cells, last = row(x)
+		v.Rows = append(v.Rows, cells)
+	}
+	v.Next = nextLink(r, list.HasMore, last)
 	if apperr.KindOf(err) == apperr.Invalid {
 		return s.dashRender(w, r, http.StatusBadRequest, "dash_list", nav, web.Page{Data: v, Error: apperr.As(err).Msg})
 	}
@@ -366,21 +355,14 @@ func (s *Server) dashOrders(w http.ResponseWriter, r *http.Request) error {
 	v := listView{Columns: []string{"dash.col.order", "dash.col.reference", "dash.col.coupons", "dash.col.products"},
 		Search: "reference", SearchLabel: "dash.search.reference", Query: ref}
 	list, err := s.app.Orders(r.Context(), dashPrincipal(r), req)
-	last := ""
-	for _, o := range list.Data {
-		products := ""
+	return dashList(s, w, r, "orders", v, list, err, func(o app.OrderJSON) ([]cell, string) {
+		products := make([]string, len(o.Coupons))
 		for i, c := range o.Coupons {
-			if i > 0 {
-				products += ", "
-			}
-			products += c.ProductID()
+			products[i] = c.ProductID()
 		}
-		v.Rows = append(v.Rows, []cell{{Text: o.OrderID, Mono: true}, {Text: orDash(o.OptionalOrderReference)},
-			{Text: strconv.Itoa(len(o.Coupons))}, {Text: products, Mono: true}})
-		last = o.OrderID
-	}
-	v.Next = nextLink(r, list.HasMore, last)
-	return s.dashList(w, r, "orders", v, err)
+		return []cell{{Text: o.OrderID, Mono: true}, {Text: orDash(o.OptionalOrderReference)},
+			{Text: strconv.Itoa(len(o.Coupons))}, {Text: strings.Join(products, ", "), Mono: true}}, o.OrderID
+	})
 }
 
 func (s *Server) dashCoupons(w http.ResponseWriter, r *http.Request) error {
@@ -389,15 +371,11 @@ func (s *Server) dashCoupons(w http.ResponseWriter, r *http.Request) error {
 	v := listView{Columns: []string{"dash.col.coupon", "dash.col.product", "dash.col.area", "dash.col.activated", "dash.col.window"},
 		States: []string{"", "not_activated", "activated", "restored"}, State: st}
 	list, err := s.app.Coupons(r.Context(), dashPrincipal(r), app.CouponsRequest{ListRequest: listRequest(r), State: st})
-	last := ""
-	for _, c := range list.Data {
-		v.Rows = append(v.Rows, []cell{{Text: c.ID, Href: "/c/" + c.ID, Mono: true}, {Text: c.ProductName()},
+	return dashList(s, w, r, "coupons", v, list, err, func(c app.CouponJSON) ([]cell, string) {
+		return []cell{{Text: c.ID, Href: "/c/" + c.ID, Mono: true}, {Text: c.ProductName()},
 			{Text: c.AreaName()}, {Text: yesNo(l, c.Activated)},
-			{Text: s.ts(l, time.Time(c.EarliestActivationStartDatetime)) + " – " + s.ts(l, time.Time(c.LatestActivationStartDatetime))}})
-		last = c.ID
-	}
-	v.Next = nextLink(r, list.HasMore, last)
-	return s.dashList(w, r, "coupons", v, err)
+			{Text: s.ts(l, time.Time(c.EarliestActivationStartDatetime)) + " – " + s.ts(l, time.Time(c.LatestActivationStartDatetime))}}, c.ID
+	})
 }
 
 func (s *Server) dashTickets(w http.ResponseWriter, r *http.Request) error {
@@ -406,8 +384,7 @@ func (s *Server) dashTickets(w http.ResponseWriter, r *http.Request) error {
 	v := listView{Columns: []string{"dash.col.ticket", "dash.col.coupon", "dash.col.product", "dash.col.valid", "dash.col.status"},
 		States: []string{"", "valid", "invalidated"}, State: st}
 	list, err := s.app.Tickets(r.Context(), dashPrincipal(r), app.TicketsRequest{ListRequest: listRequest(r), State: st})
-	last := ""
-	for _, d := range list.Data {
+	return dashList(s, w, r, "tickets", v, list, err, func(d app.TicketDetails) ([]cell, string) {
 		t := d.Ticket
 		name := ""
 		if d.Product != nil {
@@ -417,12 +394,9 @@ func (s *Server) dashTickets(w http.ResponseWriter, r *http.Request) error {
 		if !d.Valid || t.InvalidatedAt != nil {
 			status = web.T(l, "dash.invalid")
 		}
-		v.Rows = append(v.Rows, []cell{{Text: t.ID, Mono: true}, {Text: d.Coupon.ID, Href: "/c/" + d.Coupon.ID, Mono: true},
-			{Text: name}, {Text: s.ts(l, t.ValidFrom) + " – " + s.ts(l, t.ValidUntil)}, {Text: status}})
-		last = t.ID
-	}
-	v.Next = nextLink(r, list.HasMore, last)
-	return s.dashList(w, r, "tickets", v, err)
+		return []cell{{Text: t.ID, Mono: true}, {Text: d.Coupon.ID, Href: "/c/" + d.Coupon.ID, Mono: true},
+			{Text: name}, {Text: s.ts(l, t.ValidFrom) + " – " + s.ts(l, t.ValidUntil)}, {Text: status}}, t.ID
+	})
 }
 
 func (s *Server) dashSubscriptions(w http.ResponseWriter, r *http.Request) error {
@@ -431,8 +405,7 @@ func (s *Server) dashSubscriptions(w http.ResponseWriter, r *http.Request) error
 	v := listView{Columns: []string{"dash.col.subscription", "dash.col.active", "dash.col.cycle", "dash.col.ordered", "dash.col.ends"},
 		States: []string{"", "active", "cancelled", "ended", "restored"}, State: st}
 	list, err := s.app.Subscriptions(r.Context(), dashPrincipal(r), app.SubscriptionsRequest{ListRequest: listRequest(r), State: st})
-	last := ""
-	for _, x := range list.Data {
+	return dashList(s, w, r, "subscriptions", v, list, err, func(x app.SubscriptionJSON) ([]cell, string) {
 		cycle := "—"
 		if x.CurrentCycleValidFrom != nil && x.CurrentCycleValidUntil != nil {
 			cycle = s.ts(l, time.Time(*x.CurrentCycleValidFrom)) + " – " + s.ts(l, time.Time(*x.CurrentCycleValidUntil))
@@ -444,11 +417,8 @@ func (s *Server) dashSubscriptions(w http.ResponseWriter, r *http.Request) error
 		if x.EndsAt != nil {
 			ends = s.ts(l, time.Time(*x.EndsAt))
 		}
-		v.Rows = append(v.Rows, []cell{{Text: x.ID, Mono: true}, {Text: yesNo(l, x.Active)}, {Text: cycle}, {Text: ordered}, {Text: ends}})
-		last = x.ID
-	}
-	v.Next = nextLink(r, list.HasMore, last)
-	return s.dashList(w, r, "subscriptions", v, err)
+		return []cell{{Text: x.ID, Mono: true}, {Text: yesNo(l, x.Active)}, {Text: cycle}, {Text: ordered}, {Text: ends}}, x.ID
+	})
 }
 
 func (s *Server) dashInvoices(w http.ResponseWriter, r *http.Request) error {
@@ -460,50 +430,40 @@ func (s *Server) dashInvoices(w http.ResponseWriter, r *http.Request) error {
 	v := listView{Columns: []string{"dash.col.number", "dash.col.kind", "dash.col.issued", "dash.col.total", "dash.col.files"},
 		Search: "number", SearchLabel: "dash.search.number", Query: num}
 	list, err := s.app.Invoices(r.Context(), dashPrincipal(r), req)
-	last := ""
-	for _, inv := range list.Data {
+	return dashList(s, w, r, "invoices", v, list, err, func(inv app.InvoiceJSON) ([]cell, string) {
 		row := []cell{{Text: inv.InvoiceNumber, Mono: true}, {Text: inv.Kind}, {Text: inv.IssueDate},
 			{Text: inv.Totals.GrossAmountInCents.Decimal() + " " + inv.Currency}, {Links: []cell{{Text: "PDF", Href: inv.InvoicePDFURL}}}}
 		if inv.ElectronicInvoicing {
 			row[4].Links = append(row[4].Links, cell{Text: "XRechnung", Href: inv.InvoiceXRechnungURL}, cell{Text: "CII", Href: inv.InvoiceCIIURL})
 		}
-		v.Rows = append(v.Rows, row)
-		last = inv.InvoiceID
-	}
-	v.Next = nextLink(r, list.HasMore, last)
-	return s.dashList(w, r, "invoices", v, err)
+		return row, inv.InvoiceID
+	})
 }
 
 func (s *Server) dashCustomers(w http.ResponseWriter, r *http.Request) error {
 	l := lang(r)
 	v := listView{Columns: []string{"dash.col.customer", "dash.col.address", "dash.col.einvoicing", "dash.col.created"}}
 	list, err := s.app.Customers(r.Context(), dashPrincipal(r), listRequest(r))
-	last := ""
-	for _, c := range list.Data {
-		addr := ""
-		for i, a := range c.AddressLines {
-			if i > 0 {
-				addr += ", "
-			}
-			addr += a
-		}
-		v.Rows = append(v.Rows, []cell{{Text: c.ID, Mono: true}, {Text: addr}, {Text: yesNo(l, c.ElectronicInvoicing != nil)},
-			{Text: s.tsString(l, c.CreatedAt)}})
-		last = c.ID
-	}
-	v.Next = nextLink(r, list.HasMore, last)
-	return s.dashList(w, r, "customers", v, err)
+	return dashList(s, w, r, "customers", v, list, err, func(c app.CustomerJSON) ([]cell, string) {
+		return []cell{{Text: c.ID, Mono: true}, {Text: strings.Join(c.AddressLines, ", ")}, {Text: yesNo(l, c.ElectronicInvoicing != nil)},
+			{Text: s.tsString(l, c.CreatedAt)}}, c.ID
+	})
 }
 
 // keysPage shows the account's keys of the page's environment.
 func (s *Server) keysPage(w http.ResponseWriter, r *http.Request, status int, p web.Page) error {
 	pr := dashPrincipal(r)
 	keys, err := s.app.DashboardKeys(r.Context(), pr.AccountID, pr.Environment)
+	return s.dashDataPage(w, r, status, "dash_keys", "keys", p, keys, err)
+}
+
+// dashDataPage renders the page name with data, or returns err.
+func (s *Server) dashDataPage(w http.ResponseWriter, r *http.Request, status int, name, nav string, p web.Page, data any, err error) error {
 	if err != nil {
 		return err
 	}
-	p.Data = keys
-	return s.dashRender(w, r, status, "dash_keys", "keys", p)
+	p.Data = data
+	return s.dashRender(w, r, status, name, nav, p)
 }
 
 func (s *Server) dashKeys(w http.ResponseWriter, r *http.Request) error {
@@ -533,11 +493,7 @@ func (s *Server) dashRevokeKey(w http.ResponseWriter, r *http.Request) error {
 // environments).
 func (s *Server) usersPage(w http.ResponseWriter, r *http.Request, status int, p web.Page) error {
 	users, err := s.app.DashboardUsers(r.Context(), state(r).dashboard.AccountID)
-	if err != nil {
-		return err
-	}
-	p.Data = users
-	return s.dashRender(w, r, status, "dash_users", "users", p)
+	return s.dashDataPage(w, r, status, "dash_users", "users", p, users, err)
 }
 
 func (s *Server) dashUsers(w http.ResponseWriter, r *http.Request) error {

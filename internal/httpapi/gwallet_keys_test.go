@@ -16,6 +16,7 @@ import (
 	"github.com/farebox/farebox/internal/credentials"
 	"github.com/farebox/farebox/internal/httpapi"
 	"github.com/farebox/farebox/internal/jobs"
+	"github.com/farebox/farebox/internal/store"
 	"github.com/farebox/farebox/internal/store/storetest"
 	"github.com/farebox/farebox/internal/wallet/google"
 	"github.com/farebox/farebox/internal/wallet/google/googletest"
@@ -246,6 +247,36 @@ type keySource struct {
 	s    func(t *testing.T, e *apitest.Env) credentials.Settings
 }
 
+// start runs a server with wallets of opts, puts the source's inspection
+// keys in place and loads them; reload loads them again (after a rotation).
+func (src keySource) start(t *testing.T, engine store.Engine, opts app.WalletOptions) (e *apitest.Env, s credentials.Settings, reload func()) {
+	t.Helper()
+	var w *app.Wallets
+	ctx := context.Background()
+	e = apitest.New(t, engine, apitest.Options{Configure: func(d *httpapi.Deps) {
+		w = d.App.NewWallets(opts)
+		d.Wallets = w
+	}})
+	s = src.s(t, e)
+	reload = func() {
+		t.Helper()
+		kr, _, _, err := credentials.LoadInspection(ctx, s, e.Store, e.Clock.Now(), false)
+		if err != nil {
+			t.Fatal(err)
+		}
+		w.SetInspectionKeys(kr)
+	}
+	if src.name == "directory" {
+		if _, _, err := barcode.LoadOrCreateDir(s.InspectionKeys, nil); err != nil {
+			t.Fatal(err)
+		}
+	} else if _, _, _, err := credentials.LoadInspection(ctx, s, e.Store, e.Clock.Now(), true); err != nil {
+		t.Fatal(err)
+	}
+	reload()
+	return e, s, reload
+}
+
 var keySources = []keySource{
 	{"directory", func(t *testing.T, e *apitest.Env) credentials.Settings {
 		return credentials.Settings{InspectionKeys: t.TempDir()}
@@ -265,33 +296,10 @@ func TestInspectionKeyRotationAndRevocation(t *testing.T) {
 	for _, src := range keySources {
 		for _, engine := range storetest.Engines {
 			t.Run(src.name+"/"+string(engine), func(t *testing.T) {
-				var g *googleAPI
-				var w *app.Wallets
 				var e *apitest.Env
-				var s credentials.Settings
 				ctx := context.Background()
-				reload := func() {
-					t.Helper()
-					kr, _, _, err := credentials.LoadInspection(ctx, s, e.Store, e.Clock.Now(), false)
-					if err != nil {
-						t.Fatal(err)
-					}
-					w.SetInspectionKeys(kr)
-				}
-				g = newGoogleAPI(t, func() time.Time { return e.Clock.Now() })
-				e = apitest.New(t, engine, apitest.Options{Configure: func(d *httpapi.Deps) {
-					w = d.App.NewWallets(app.WalletOptions{Google: g.issuer, GoogleAPI: g.client})
-					d.Wallets = w
-				}})
-				s = src.s(t, e)
-				if src.name == "directory" {
-					if _, _, err := barcode.LoadOrCreateDir(s.InspectionKeys, nil); err != nil {
-						t.Fatal(err)
-					}
-				} else if _, _, _, err := credentials.LoadInspection(ctx, s, e.Store, e.Clock.Now(), true); err != nil {
-					t.Fatal(err)
-				}
-				reload()
+				g := newGoogleAPI(t, func() time.Time { return e.Clock.Now() })
+				e, s, reload := src.start(t, engine, app.WalletOptions{Google: g.issuer, GoogleAPI: g.client})
 				keysOf := func() *barcode.Keyring {
 					kr, err := barcode.ParseKeySet(e.Must(200, apitest.Req{Method: "GET", Path: "/v1/inspection/keys.json"}).Body)
 					if err != nil {

@@ -104,13 +104,6 @@ func (c *gzipCache[K]) offer(k K, body []byte) []byte {
 	return gz
 }
 
-// bytes is what the cache holds now (tests).
-func (c *gzipCache[K]) bytes() int64 {
-	c.mu.RLock()
-	defer c.mu.RUnlock()
-	return c.size
-}
-
 // gzipWriters recycles compressors: a gzip.Writer holds several hundred
 // KB of state at the default level.
 var gzipWriters = sync.Pool{New: func() any { return gzip.NewWriter(nil) }}

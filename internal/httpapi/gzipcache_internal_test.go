@@ -154,3 +154,10 @@ func BenchmarkGzipBoard(b *testing.B) {
 		}
 	})
 }
+
+// bytes is what the cache holds now (tests).
+func (c *gzipCache[K]) bytes() int64 {
+	c.mu.RLock()
+	defer c.mu.RUnlock()
+	return c.size
+}

@@ -158,19 +158,8 @@ func (w *keyWalker) value(t reflect.Type) error {
 			if err := w.value(elem); err != nil {
 				return err
 			}
-			w.path = w.path[:len(w.path)-1]
-			w.ws()
-			if w.i >= len(w.b) {
-				return errKeysStop
-			}
-			switch w.b[w.i] {
-			case ',':
-				w.i++
-			case ']':
-				w.i++
-				return nil
-			default:
-				return errKeysStop
+			if end, err := w.next(']'); end || err != nil {
+				return err
 			}
 		}
 	}
@@ -244,21 +233,29 @@ func (w *keyWalker) value(t reflect.Type) error {
 		if err := w.value(vt); err != nil {
 			return err
 		}
-		w.path = w.path[:len(w.path)-1]
-		w.ws()
-		if w.i >= len(w.b) {
-			return errKeysStop
-		}
-		switch w.b[w.i] {
-		case ',':
-			w.i++
-		case '}':
-			w.i++
-			return nil
-		default:
-			return errKeysStop
+		if end, err := w.next('}'); end || err != nil {
+			return err
 		}
 	}
+}
+
+// next ends a member or element: it leaves its path segment and reads
+// the comma before the next one or the container's closing byte (end).
+func (w *keyWalker) next(closing byte) (end bool, err error) {
+	w.path = w.path[:len(w.path)-1]
+	w.ws()
+	if w.i >= len(w.b) {
+		return false, errKeysStop
+	}
+	switch w.b[w.i] {
+	case ',':
+		w.i++
+		return false, nil
+	case closing:
+		w.i++
+		return true, nil
+	}
+	return false, errKeysStop
 }
 
 func (w *keyWalker) duplicate() error {

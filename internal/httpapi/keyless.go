@@ -251,10 +251,3 @@ func (t *bucketTable) evict(max int, l Limit, now time.Time) {
 		delete(t.m, e.key)
 	}
 }
-
-// size is the number of buckets held (tests).
-func (t *bucketTable) size() int {
-	t.mu.Lock()
-	defer t.mu.Unlock()
-	return len(t.m)
-}

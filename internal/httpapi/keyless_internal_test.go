@@ -85,3 +85,10 @@ func BenchmarkKeylessAllow(b *testing.B) {
 		}
 	}
 }
+
+// size is the number of buckets held (tests).
+func (t *bucketTable) size() int {
+	t.mu.Lock()
+	defer t.mu.Unlock()
+	return len(t.m)
+}

@@ -7,7 +7,7 @@ import (
 	"time"
 
 	"github.com/farebox/farebox/internal/apitest"
-	"github.com/farebox/farebox/internal/config"
+	"github.com/farebox/farebox/internal/config/configtest"
 	"github.com/farebox/farebox/internal/httpapi"
 )
 
@@ -31,7 +31,7 @@ func usageOf(t *testing.T, e *apitest.Env, key, endpoint string) usageRow {
 
 // keylessDefaults are the limits serve starts with.
 func keylessDefaults() *httpapi.KeylessLimits {
-	c := config.Defaults()
+	c := configtest.Defaults()
 	return &httpapi.KeylessLimits{
 		PerCapability: httpapi.Limit{Rate: c.CapabilityRate, Burst: c.CapabilityBurst},
 		PerClient:     httpapi.Limit{Rate: c.ClientRate, Burst: c.ClientBurst},

@@ -11,8 +11,6 @@ import (
 	"github.com/farebox/farebox/internal/app"
 	"github.com/farebox/farebox/internal/apperr"
 	"github.com/farebox/farebox/internal/barcode"
-	"github.com/farebox/farebox/internal/credentials"
-	"github.com/farebox/farebox/internal/httpapi"
 	"github.com/farebox/farebox/internal/store/storetest"
 )
 
@@ -31,31 +29,8 @@ func TestRotatedKeyPublishedAhead(t *testing.T) {
 		for _, engine := range storetest.Engines {
 			t.Run(src.name+"/"+string(engine), func(t *testing.T) {
 				t.Parallel()
-				var w *app.Wallets
-				var e *apitest.Env
-				var s credentials.Settings
 				ctx := context.Background()
-				reload := func() {
-					t.Helper()
-					kr, _, _, err := credentials.LoadInspection(ctx, s, e.Store, e.Clock.Now(), false)
-					if err != nil {
-						t.Fatal(err)
-					}
-					w.SetInspectionKeys(kr)
-				}
-				e = apitest.New(t, engine, apitest.Options{Configure: func(d *httpapi.Deps) {
-					w = d.App.NewWallets(app.WalletOptions{})
-					d.Wallets = w
-				}})
-				s = src.s(t, e)
-				if src.name == "directory" {
-					if _, _, err := barcode.LoadOrCreateDir(s.InspectionKeys, nil); err != nil {
-						t.Fatal(err)
-					}
-				} else if _, _, _, err := credentials.LoadInspection(ctx, s, e.Store, e.Clock.Now(), true); err != nil {
-					t.Fatal(err)
-				}
-				reload()
+				e, s, reload := src.start(t, engine, app.WalletOptions{})
 				keysJSON := func() *barcode.Keyring {
 					t.Helper()
 					kr, err := barcode.ParseKeySet(e.Must(200, apitest.Req{Method: "GET", Path: "/v1/inspection/keys.json"}).Body)

@@ -315,33 +315,56 @@ const (
 )
 
 func (s *Server) adminSignIn(w http.ResponseWriter, r *http.Request) error {
-	lang := web.Language(r.Header.Get("Accept-Language"))
 	user, password := r.PostForm.Get("user"), r.PostForm.Get("password")
-	keys := []string{"client:" + clientKey(r, s.TrustedProxies), "user:" + user}
+	return s.throttledSignIn(w, r, signInPage{
+		keys:   []string{"client:" + clientKey(r, s.TrustedProxies), "user:" + user},
+		page:   "signin",
+		title:  "signin.title",
+		failed: "signin.failed",
+		home:   "/admin/accounts",
+	}, func() (string, error) { return s.app.OperatorSignIn(r.Context(), s.Operator, user, password) })
+}
+
+// signInPage is what the console's and the dashboard's sign-in differ in.
+type signInPage struct {
+	keys                []string // the throttle's keys: the client address and the user
+	page, title, failed string   // the form's template, its title and failure message keys
+	home                string   // where a signed-in browser goes
+}
+
+// throttledSignIn runs signIn unless one of the page's throttle keys is
+// waiting (429 with Retry-After), counts an Unauthenticated answer as a
+// failure of every key (401, the form again) and starts the session.
+func (s *Server) throttledSignIn(w http.ResponseWriter, r *http.Request, p signInPage, signIn func() (string, error)) error {
+	l := lang(r)
 	now := s.app.Now()
-	for _, k := range keys {
+	for _, k := range p.keys {
 		if ok, wait := s.signIns.Allow(k, now); !ok {
 			secs := int(wait.Seconds()) + 1
 			w.Header().Set("Retry-After", strconv.Itoa(secs))
-			return s.render(w, r, http.StatusTooManyRequests, "signin", "signin.title", web.Page{Error: web.T(lang, "signin.throttled", secs)})
+			return s.render(w, r, http.StatusTooManyRequests, p.page, p.title, web.Page{Error: web.T(l, "signin.throttled", secs)})
 		}
 	}
-	id, err := s.app.OperatorSignIn(r.Context(), s.Operator, user, password)
+	id, err := signIn()
 	if apperr.KindOf(err) == apperr.Unauthenticated {
-		for _, k := range keys {
+		for _, k := range p.keys {
 			s.signIns.Fail(k, now)
 		}
-		return s.render(w, r, http.StatusUnauthorized, "signin", "signin.title", web.Page{Error: web.T(lang, "signin.failed")})
+		return s.render(w, r, http.StatusUnauthorized, p.page, p.title, web.Page{Error: web.T(l, p.failed)})
 	}
 	if err != nil {
 		return err
 	}
-	for _, k := range keys {
+	for _, k := range p.keys {
 		s.signIns.Succeed(k)
 	}
-	sec := s.secure(r)
-	http.SetCookie(w, web.NewCookie(sessionCookie, id, sec, int(app.WebSessionTTL.Seconds())))
-	http.Redirect(w, r, "/admin/accounts", http.StatusSeeOther)
+	return s.startSession(w, r, id, p.home)
+}
+
+// startSession sets the web session cookie and sends the browser home.
+func (s *Server) startSession(w http.ResponseWriter, r *http.Request, id, home string) error {
+	http.SetCookie(w, web.NewCookie(sessionCookie, id, s.secure(r), int(app.WebSessionTTL.Seconds())))
+	http.Redirect(w, r, home, http.StatusSeeOther)
 	return nil
 }
 

@@ -16,7 +16,7 @@ import (
 	"github.com/farebox/farebox/internal/account"
 	"github.com/farebox/farebox/internal/app"
 	"github.com/farebox/farebox/internal/apperr"
-	"github.com/farebox/farebox/internal/clock"
+	"github.com/farebox/farebox/internal/clock/clocktest"
 	"github.com/farebox/farebox/internal/store"
 	"github.com/farebox/farebox/internal/store/storetest"
 	"github.com/farebox/farebox/internal/usage"
@@ -36,7 +36,7 @@ type pipelineEnv struct {
 func newPipelineEnv(t *testing.T, engine store.Engine) pipelineEnv {
 	t.Helper()
 	st := storetest.Open(t, engine)
-	a := app.New(app.Options{Store: st, Clock: clock.NewFixed(time.Date(2026, 6, 1, 12, 0, 0, 0, time.UTC))})
+	a := app.New(app.Options{Store: st, Clock: clocktest.NewFixed(time.Date(2026, 6, 1, 12, 0, 0, 0, time.UTC))})
 	k, err := a.CreateAccount(context.Background(), "Pipeline", account.Live)
 	if err != nil {
 		t.Fatal(err)

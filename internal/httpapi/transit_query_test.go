@@ -9,7 +9,7 @@ import (
 
 	"github.com/farebox/farebox/internal/app"
 	"github.com/farebox/farebox/internal/apperr"
-	"github.com/farebox/farebox/internal/clock"
+	"github.com/farebox/farebox/internal/clock/clocktest"
 	"github.com/google/go-cmp/cmp"
 )
 
@@ -74,7 +74,7 @@ func FuzzTransitParams(f *testing.F) {
 		"query=x&id_type=dhid", "time=99999999999999999999", "max_departures=-1", "latitude=NaN&longitude=1"} {
 		f.Add(s)
 	}
-	s := New(Deps{App: app.New(app.Options{Clock: clock.NewFixed(time.Unix(1_700_000_000, 0))})})
+	s := New(Deps{App: app.New(app.Options{Clock: clocktest.NewFixed(time.Unix(1_700_000_000, 0))})})
 	params := map[string]bool{"station_id": true, "time": true, "max_departures": true, "query": true, "latitude": true,
 		"longitude": true, "id_type": true, "origins_from_station_id": true, "origins_from_departure_time": true,
 		"destination_station_id": true, "destination_arrival_time": true}

@@ -18,6 +18,7 @@ import (
 	"github.com/farebox/farebox/internal/app"
 	"github.com/farebox/farebox/internal/httpapi"
 	"github.com/farebox/farebox/internal/mvt"
+	"github.com/farebox/farebox/internal/mvt/mvttest"
 	"github.com/farebox/farebox/internal/testtool"
 )
 
@@ -94,7 +95,7 @@ func TestVectorTilesDecodeWithMapbox(t *testing.T) {
 			if r.Header.Get("Content-Encoding") != "" {
 				t.Fatalf("%s: compressed although the client refused", nt.Path)
 			}
-			ours, err := mvt.Unmarshal(r.Body)
+			ours, err := mvttest.Unmarshal(r.Body)
 			if err != nil {
 				t.Fatal(err)
 			}
@@ -232,7 +233,7 @@ func TestVectorTilesFollowFeedReload(t *testing.T) {
 		path := "/v1/station_map/" + tileOf(13, 37.776404, -122.394911) + ".mvt"
 		name := func() string {
 			r := e.Must(200, apitest.Req{Method: "GET", Path: path, Key: e.LiveKey})
-			tile, err := mvt.Unmarshal(r.Body)
+			tile, err := mvttest.Unmarshal(r.Body)
 			if err != nil {
 				t.Fatal(err)
 			}

@@ -17,6 +17,7 @@ import (
 	"github.com/farebox/farebox/internal/app"
 	"github.com/farebox/farebox/internal/store"
 	"github.com/farebox/farebox/internal/webhook"
+	"github.com/farebox/farebox/internal/webhook/webhooktest"
 )
 
 // received is one POST a test receiver got.
@@ -154,7 +155,7 @@ func TestWebhookDeliveries(t *testing.T) {
 			t.Fatalf("received %d deliveries, %d events", len(got), len(listed))
 		}
 		for _, g := range got {
-			if err := webhook.Verify(g.Signature, g.Body, secret, e.Clock.Now(), 5*time.Minute); err != nil {
+			if err := webhooktest.Verify(g.Signature, g.Body, secret, e.Clock.Now(), 5*time.Minute); err != nil {
 				t.Errorf("%s: %v (%s)", g.Type, err, g.Signature)
 			}
 			var body any
@@ -189,7 +190,7 @@ func TestWebhookDeliveries(t *testing.T) {
 			t.Errorf("during the overlap: %s", last.Signature)
 		}
 		for _, s := range []string{secret, newSecret} {
-			if err := webhook.Verify(last.Signature, last.Body, s, e.Clock.Now(), 5*time.Minute); err != nil {
+			if err := webhooktest.Verify(last.Signature, last.Body, s, e.Clock.Now(), 5*time.Minute); err != nil {
 				t.Errorf("during the overlap: %v", err)
 			}
 		}
@@ -197,8 +198,8 @@ func TestWebhookDeliveries(t *testing.T) {
 		order(t, e, e.TestKey, ids["single/adult"])
 		drain(t, e)
 		last = rc.all()[4]
-		if strings.Count(last.Signature, "v1=") != 1 || webhook.Verify(last.Signature, last.Body, newSecret, e.Clock.Now(), time.Minute) != nil ||
-			webhook.Verify(last.Signature, last.Body, secret, e.Clock.Now(), time.Minute) == nil {
+		if strings.Count(last.Signature, "v1=") != 1 || webhooktest.Verify(last.Signature, last.Body, newSecret, e.Clock.Now(), time.Minute) != nil ||
+			webhooktest.Verify(last.Signature, last.Body, secret, e.Clock.Now(), time.Minute) == nil {
 			t.Errorf("after the overlap: %s", last.Signature)
 		}
 

@@ -14,6 +14,23 @@ import (
 )
 
 // enqueueAt enqueues one job of kind "k" due at runAt and returns its id.
+// claimAll claims for worker "w" at t0 with a minute's lease, limit jobs
+// a call, until nothing is left, and returns the jobs in claim order.
+func claimAll(t *testing.T, q store.JobQueue, limit int) []jobs.Job {
+	t.Helper()
+	var all []jobs.Job
+	for {
+		js, err := q.Claim(context.Background(), "w", t0, time.Minute, limit)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if len(js) == 0 {
+			return all
+		}
+		all = append(all, js...)
+	}
+}
+
 func enqueueAt(t *testing.T, s *store.Store, payload string, runAt time.Time) int64 {
 	t.Helper()
 	err := s.Write(context.Background(), func(q store.Q) error {
@@ -55,17 +72,8 @@ func TestClaimOrder(t *testing.T) {
 		enqueueAt(t, s, "b2", t0.Add(-2*time.Minute))
 		enqueueAt(t, s, "e", t0)
 		var got []string
-		for {
-			js, err := s.Jobs().Claim(ctx, "w", t0, time.Minute, 2)
-			if err != nil {
-				t.Fatal(err)
-			}
-			if len(js) == 0 {
-				break
-			}
-			for _, j := range js {
-				got = append(got, j.Payload)
-			}
+		for _, j := range claimAll(t, s.Jobs(), 2) {
+			got = append(got, j.Payload)
 		}
 		if want := []string{"a-expired", "b1", "b2", "c", "e"}; !slices.Equal(got, want) {
 			t.Errorf("claimed %v, want %v", got, want)
@@ -111,17 +119,8 @@ func TestExpiredLeasesAmongBacklog(t *testing.T) {
 			enqueueAt(t, s, fmt.Sprintf("%03d", i), runAt(i))
 		}
 		var got []string
-		for {
-			js, err := s.Jobs().Claim(ctx, "w", t0, time.Minute, 7)
-			if err != nil {
-				t.Fatal(err)
-			}
-			if len(js) == 0 {
-				break
-			}
-			for _, j := range js {
-				got = append(got, j.Payload)
-			}
+		for _, j := range claimAll(t, s.Jobs(), 7) {
+			got = append(got, j.Payload)
 		}
 		if len(got) != n || !slices.IsSorted(got) {
 			t.Errorf("claimed %d jobs in order %v", len(got), got)
@@ -312,20 +311,11 @@ func TestClaimOfOneKind(t *testing.T) {
 		add("hook", "h-a", t0.Add(-3*time.Minute))
 		add("hook", "h-later", t0.Add(time.Minute))
 		var got []string
-		for {
-			js, err := hooks.Claim(ctx, "w", t0, time.Minute, 2)
-			if err != nil {
-				t.Fatal(err)
+		for _, j := range claimAll(t, hooks, 2) {
+			if j.Kind != "hook" {
+				t.Errorf("hook queue claimed a %q job", j.Kind)
 			}
-			if len(js) == 0 {
-				break
-			}
-			for _, j := range js {
-				if j.Kind != "hook" {
-					t.Errorf("hook queue claimed a %q job", j.Kind)
-				}
-				got = append(got, j.Payload)
-			}
+			got = append(got, j.Payload)
 		}
 		if want := []string{"h-expired", "h-a", "h-b"}; !slices.Equal(got, want) {
 			t.Errorf("hook queue claimed %v, want %v", got, want)

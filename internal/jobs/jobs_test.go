@@ -10,6 +10,7 @@ import (
 	"time"
 
 	"github.com/farebox/farebox/internal/clock"
+	"github.com/farebox/farebox/internal/clock/clocktest"
 	"github.com/farebox/farebox/internal/jobs"
 	"github.com/farebox/farebox/internal/store"
 	"github.com/farebox/farebox/internal/store/storetest"
@@ -70,7 +71,7 @@ func TestOutbox(t *testing.T) {
 // dead after max_attempts with its last error.
 func TestRetryBackoffDead(t *testing.T) {
 	storetest.ForEachEngine(t, func(t *testing.T, s *store.Store) {
-		clk := clock.NewFixed(t0)
+		clk := clocktest.NewFixed(t0)
 		r := jobs.New(s.Jobs(), clk, jobs.Options{BaseBackoff: 10 * time.Second, MaxBackoff: time.Minute})
 		calls := map[string]int{}
 		r.Handle("flaky", func(ctx context.Context, j jobs.Job) error {
@@ -124,7 +125,7 @@ func TestRetryBackoffDead(t *testing.T) {
 // dead worker's late completion is ignored.
 func TestLeaseRecovery(t *testing.T) {
 	storetest.ForEachEngine(t, func(t *testing.T, s *store.Store) {
-		clk := clock.NewFixed(t0)
+		clk := clocktest.NewFixed(t0)
 		enqueue(t, s, t0, "doc", "x")
 		ctx := context.Background()
 		claimed, err := s.Jobs().Claim(ctx, "dead-worker", t0, time.Minute, 10)
@@ -215,7 +216,7 @@ func TestTwoRunnersOnce(t *testing.T) {
 // and it runs exactly once.
 func TestLongJobKeepsItsLease(t *testing.T) {
 	storetest.ForEachEngine(t, func(t *testing.T, s *store.Store) {
-		clk := clock.NewFixed(t0)
+		clk := clocktest.NewFixed(t0)
 		ctx := context.Background()
 		enqueue(t, s, t0, "slow", "x")
 		const lease = time.Minute
@@ -259,7 +260,7 @@ func TestLongJobKeepsItsLease(t *testing.T) {
 // the handler's context, and the stale result is not recorded.
 func TestLostLeaseCancelsJob(t *testing.T) {
 	storetest.ForEachEngine(t, func(t *testing.T, s *store.Store) {
-		clk := clock.NewFixed(t0)
+		clk := clocktest.NewFixed(t0)
 		ctx := context.Background()
 		enqueue(t, s, t0, "slow", "x")
 		r := jobs.New(s.Jobs(), clk, jobs.Options{Lease: time.Minute, Heartbeat: time.Millisecond})
@@ -301,7 +302,7 @@ func TestLostLeaseCancelsJob(t *testing.T) {
 func TestBatchHandler(t *testing.T) {
 	storetest.ForEachEngine(t, func(t *testing.T, s *store.Store) {
 		ctx := context.Background()
-		clk := clock.NewFixed(t0)
+		clk := clocktest.NewFixed(t0)
 		r := jobs.New(s.Jobs(), clk, jobs.Options{BaseBackoff: 10 * time.Second, ClaimBatch: 10})
 		enqueue(t, s, t0, "b", "ok", "self", "fail", "ok2")
 		enqueue(t, s, t0, "plain", "x")
@@ -364,7 +365,7 @@ func TestBatchHandler(t *testing.T) {
 func TestBatchFilledUpTo(t *testing.T) {
 	storetest.ForEachEngine(t, func(t *testing.T, s *store.Store) {
 		ctx := context.Background()
-		clk := clock.NewFixed(t0)
+		clk := clocktest.NewFixed(t0)
 		r := jobs.New(s.Jobs(), clk, jobs.Options{BaseBackoff: 10 * time.Second, ClaimBatch: 2})
 		var payloads []string
 		for i := range 12 {

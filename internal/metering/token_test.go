@@ -7,7 +7,7 @@ import (
 	"testing"
 	"time"
 
-	"github.com/farebox/farebox/internal/clock"
+	"github.com/farebox/farebox/internal/clock/clocktest"
 )
 
 var key = []byte("0123456789abcdef0123456789abcdef")
@@ -37,7 +37,7 @@ func (c *client) call(now time.Time, res string) bool {
 func TestTwelveMinuteSequence(t *testing.T) {
 	A, B, X := StationResource("farebox-station-ct_22nd_street"), StationResource("farebox-station-ct_tamien"), TripResource("farebox-trip-ct_412_20231107")
 	start := time.Date(2026, 11, 21, 8, 0, 0, 0, time.UTC)
-	clk := clock.NewFixed(start)
+	clk := clocktest.NewFixed(start)
 	c := &client{account: "acct-1"}
 	steps := []struct {
 		at            time.Duration

@@ -4,7 +4,7 @@
 //
 // Amounts are exact or refused: every sum, difference and product of amounts
 // goes through Add, Sub, Mul or Sum, which report an overflow of int64 cents
-// (ErrOverflow) instead of wrapping around. Split and VATOn are exact for every
+// (ErrOverflow) instead of wrapping around. Split is exact for every
 // int64 amount (128-bit intermediates).
 package money
 
@@ -43,30 +43,6 @@ func Sub(a, b Cents) (Cents, error) {
 	return d, nil
 }
 
-// Mul returns a × n, or ErrOverflow when the product does not fit.
-func Mul(a Cents, n int64) (Cents, error) {
-	if a == 0 || n == 0 {
-		return 0, nil
-	}
-	p := int64(a) * n
-	if p/n != int64(a) || (n == -1 && a == math.MinInt64) || (a == -1 && n == math.MinInt64) {
-		return 0, ErrOverflow
-	}
-	return Cents(p), nil
-}
-
-// Sum adds amounts. On overflow it returns ErrOverflow and the index of the
-// amount whose addition overflowed (for error messages naming the field);
-// otherwise the index is -1.
-func Sum(amounts ...Cents) (total Cents, at int, err error) {
-	for i, a := range amounts {
-		if total, err = Add(total, a); err != nil {
-			return 0, i, err
-		}
-	}
-	return total, -1, nil
-}
-
 // Split divides a gross amount into net and VAT at rate basis points (0 to
 // MaxRateBP) so that net + vat == gross exactly: vat = round(gross × rate /
 // (10000 + rate)). |vat| ≤ |gross|, so it is exact for every amount.
@@ -76,17 +52,10 @@ func Split(gross Cents, rateBP int64) (net, vat Cents) {
 	return gross - vat, vat
 }
 
-// VATOn computes the VAT of a net amount at rateBP (0 to MaxRateBP): round(net ×
-// rate / 10000), exact for every amount.
-func VATOn(net Cents, rateBP int64) Cents {
-	checkRate(rateBP)
-	return Cents(mulDivRound(int64(net), rateBP, 10000))
-}
-
-// MaxRateBP is the largest rate Split and VATOn accept (100 %).
+// MaxRateBP is the largest rate Split accepts (100 %).
 const MaxRateBP = 10000
 
-// checkRate enforces the rate precondition of Split and VATOn. Callers
+// checkRate enforces the rate precondition of Split. Callers
 // validate rates first (invoicedoc.Validate); a rate outside 0..MaxRateBP here is
 // a bug, and a wrong VAT amount must never be computed silently.
 func checkRate(rateBP int64) {

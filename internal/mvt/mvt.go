@@ -1,5 +1,5 @@
-// Package mvt encodes and decodes Mapbox Vector Tiles (specification 2.1)
-// on google.golang.org/protobuf's protowire, and holds the geometry steps a
+// Package mvt encodes Mapbox Vector Tiles (specification 2.1) on
+// google.golang.org/protobuf's protowire (mvttest decodes them for tests), and holds the geometry steps a
 // tile needs: Web Mercator tile coordinates, clipping to the tile with a
 // buffer and Douglas–Peucker simplification in tile units.
 //
@@ -59,36 +59,37 @@ type Layer struct {
 // Tile is a vector tile.
 type Tile struct{ Layers []Layer }
 
-// Field numbers of vector_tile.proto.
+// Field numbers of vector_tile.proto (spec 2.1), for the encoder here and
+// the decoder of the tests (mvttest).
 const (
-	tileLayers = 3
+	TileLayers = 3
 
-	layerVersion  = 15
-	layerName     = 1
-	layerFeatures = 2
-	layerKeys     = 3
-	layerValues   = 4
-	layerExtent   = 5
+	LayerVersion  = 15
+	LayerName     = 1
+	LayerFeatures = 2
+	LayerKeys     = 3
+	LayerValues   = 4
+	LayerExtent   = 5
 
-	featID       = 1
-	featTags     = 2
-	featType     = 3
-	featGeometry = 4
+	FeatID       = 1
+	FeatTags     = 2
+	FeatType     = 3
+	FeatGeometry = 4
 
-	valString = 1
-	valFloat  = 2
-	valDouble = 3
-	valInt    = 4
-	valUint   = 5
-	valSint   = 6
-	valBool   = 7
+	ValString = 1
+	ValFloat  = 2
+	ValDouble = 3
+	ValInt    = 4
+	ValUint   = 5
+	ValSint   = 6
+	ValBool   = 7
 )
 
 // Geometry commands (spec 4.3).
 const (
-	cmdMoveTo    = 1
-	cmdLineTo    = 2
-	cmdClosePath = 7
+	CmdMoveTo    = 1
+	CmdLineTo    = 2
+	CmdClosePath = 7
 )
 
 // Marshal encodes the tile. Keys and values are deduplicated per layer;
@@ -100,7 +101,7 @@ func Marshal(t *Tile) ([]byte, error) {
 		if err != nil {
 			return nil, err
 		}
-		out = protowire.AppendTag(out, tileLayers, protowire.BytesType)
+		out = protowire.AppendTag(out, TileLayers, protowire.BytesType)
 		out = protowire.AppendBytes(out, l)
 	}
 	return out, nil
@@ -155,33 +156,33 @@ func marshalLayer(l *Layer) ([]byte, error) {
 		}
 		var fb []byte
 		if f.HasID {
-			fb = protowire.AppendTag(fb, featID, protowire.VarintType)
+			fb = protowire.AppendTag(fb, FeatID, protowire.VarintType)
 			fb = protowire.AppendVarint(fb, f.ID)
 		}
 		if len(tags) > 0 {
-			fb = appendPacked(fb, featTags, tags)
+			fb = appendPacked(fb, FeatTags, tags)
 		}
-		fb = protowire.AppendTag(fb, featType, protowire.VarintType)
+		fb = protowire.AppendTag(fb, FeatType, protowire.VarintType)
 		fb = protowire.AppendVarint(fb, uint64(f.Type))
-		fb = appendPacked(fb, featGeometry, geom)
-		feats = protowire.AppendTag(feats, layerFeatures, protowire.BytesType)
+		fb = appendPacked(fb, FeatGeometry, geom)
+		feats = protowire.AppendTag(feats, LayerFeatures, protowire.BytesType)
 		feats = protowire.AppendBytes(feats, fb)
 	}
 	var b []byte
-	b = protowire.AppendTag(b, layerVersion, protowire.VarintType)
+	b = protowire.AppendTag(b, LayerVersion, protowire.VarintType)
 	b = protowire.AppendVarint(b, 2)
-	b = protowire.AppendTag(b, layerName, protowire.BytesType)
+	b = protowire.AppendTag(b, LayerName, protowire.BytesType)
 	b = protowire.AppendString(b, l.Name)
 	b = append(b, feats...)
 	for _, k := range keyList {
-		b = protowire.AppendTag(b, layerKeys, protowire.BytesType)
+		b = protowire.AppendTag(b, LayerKeys, protowire.BytesType)
 		b = protowire.AppendString(b, k)
 	}
 	for _, v := range valList {
-		b = protowire.AppendTag(b, layerValues, protowire.BytesType)
+		b = protowire.AppendTag(b, LayerValues, protowire.BytesType)
 		b = protowire.AppendBytes(b, v)
 	}
-	b = protowire.AppendTag(b, layerExtent, protowire.VarintType)
+	b = protowire.AppendTag(b, LayerExtent, protowire.VarintType)
 	b = protowire.AppendVarint(b, uint64(ext))
 	return b, nil
 }
@@ -203,32 +204,32 @@ func encodeValue(v any) (valueKey, []byte, error) {
 	var b []byte
 	switch x := v.(type) {
 	case string:
-		b = protowire.AppendTag(b, valString, protowire.BytesType)
+		b = protowire.AppendTag(b, ValString, protowire.BytesType)
 		return valueKey{kind: 's', s: x}, protowire.AppendString(b, x), nil
 	case bool:
 		u := uint64(0)
 		if x {
 			u = 1
 		}
-		b = protowire.AppendTag(b, valBool, protowire.VarintType)
+		b = protowire.AppendTag(b, ValBool, protowire.VarintType)
 		return valueKey{kind: 'b', u: u}, protowire.AppendVarint(b, u), nil
 	case int64:
 		if x < 0 {
-			b = protowire.AppendTag(b, valSint, protowire.VarintType)
+			b = protowire.AppendTag(b, ValSint, protowire.VarintType)
 			return valueKey{kind: 'i', u: uint64(x)}, protowire.AppendVarint(b, protowire.EncodeZigZag(x)), nil
 		}
-		b = protowire.AppendTag(b, valInt, protowire.VarintType)
+		b = protowire.AppendTag(b, ValInt, protowire.VarintType)
 		return valueKey{kind: 'i', u: uint64(x)}, protowire.AppendVarint(b, uint64(x)), nil
 	case int:
 		return encodeValue(int64(x))
 	case uint64:
-		b = protowire.AppendTag(b, valUint, protowire.VarintType)
+		b = protowire.AppendTag(b, ValUint, protowire.VarintType)
 		return valueKey{kind: 'u', u: x}, protowire.AppendVarint(b, x), nil
 	case float64:
-		b = protowire.AppendTag(b, valDouble, protowire.Fixed64Type)
+		b = protowire.AppendTag(b, ValDouble, protowire.Fixed64Type)
 		return valueKey{kind: 'd', u: math.Float64bits(x)}, protowire.AppendFixed64(b, math.Float64bits(x)), nil
 	case float32:
-		b = protowire.AppendTag(b, valFloat, protowire.Fixed32Type)
+		b = protowire.AppendTag(b, ValFloat, protowire.Fixed32Type)
 		return valueKey{kind: 'f', u: uint64(math.Float32bits(x))}, protowire.AppendFixed32(b, math.Float32bits(x)), nil
 	}
 	return valueKey{}, nil, fmt.Errorf("unsupported value type %T", v)
@@ -251,7 +252,7 @@ func encodeGeometry(dst []uint32, t GeomType, parts [][]XY) []uint32 {
 		if n == 0 {
 			return dst
 		}
-		dst = append(dst, command(cmdMoveTo, n))
+		dst = append(dst, command(CmdMoveTo, n))
 		for _, part := range parts {
 			for _, p := range part {
 				dst = append(dst, zz(p.X-cx), zz(p.Y-cy))
@@ -267,15 +268,15 @@ func encodeGeometry(dst []uint32, t GeomType, parts [][]XY) []uint32 {
 			if t == Polygon && pts[0] == pts[len(pts)-1] {
 				pts = pts[:len(pts)-1]
 			}
-			dst = append(dst, command(cmdMoveTo, 1), zz(pts[0].X-cx), zz(pts[0].Y-cy))
+			dst = append(dst, command(CmdMoveTo, 1), zz(pts[0].X-cx), zz(pts[0].Y-cy))
 			cx, cy = pts[0].X, pts[0].Y
-			dst = append(dst, command(cmdLineTo, len(pts)-1))
+			dst = append(dst, command(CmdLineTo, len(pts)-1))
 			for _, p := range pts[1:] {
 				dst = append(dst, zz(p.X-cx), zz(p.Y-cy))
 				cx, cy = p.X, p.Y
 			}
 			if t == Polygon {
-				dst = append(dst, command(cmdClosePath, 1))
+				dst = append(dst, command(CmdClosePath, 1))
 			}
 		}
 	}
@@ -296,205 +297,3 @@ func dedup(pts []XY) []XY {
 	}
 	return pts
 }
-
-// Unmarshal decodes a tile (for tests and tools; strict about wire types).
-func Unmarshal(b []byte) (*Tile, error) {
-	t := &Tile{}
-	err := fields(b, func(num protowire.Number, typ protowire.Type, v []byte, _ uint64) error {
-		if num != tileLayers || typ != protowire.BytesType {
-			return nil
-		}
-		l, err := unmarshalLayer(v)
-		if err != nil {
-			return err
-		}
-		t.Layers = append(t.Layers, l)
-		return nil
-	})
-	return t, err
-}
-
-func fields(b []byte, fn func(protowire.Number, protowire.Type, []byte, uint64) error) error {
-	for len(b) > 0 {
-		num, typ, n := protowire.ConsumeTag(b)
-		if n < 0 {
-			return protowire.ParseError(n)
-		}
-		b = b[n:]
-		var v []byte
-		var u uint64
-		switch typ {
-		case protowire.VarintType:
-			u, n = protowire.ConsumeVarint(b)
-		case protowire.BytesType:
-			v, n = protowire.ConsumeBytes(b)
-		case protowire.Fixed64Type:
-			u, n = protowire.ConsumeFixed64(b)
-		case protowire.Fixed32Type:
-			var u32 uint32
-			u32, n = protowire.ConsumeFixed32(b)
-			u = uint64(u32)
-		default:
-			n = protowire.ConsumeFieldValue(num, typ, b)
-		}
-		if n < 0 {
-			return protowire.ParseError(n)
-		}
-		b = b[n:]
-		if err := fn(num, typ, v, u); err != nil {
-			return err
-		}
-	}
-	return nil
-}
-
-func packed(v []byte) ([]uint32, error) {
-	var out []uint32
-	for len(v) > 0 {
-		x, n := protowire.ConsumeVarint(v)
-		if n < 0 {
-			return nil, protowire.ParseError(n)
-		}
-		out = append(out, uint32(x))
-		v = v[n:]
-	}
-	return out, nil
-}
-
-func unmarshalLayer(b []byte) (Layer, error) {
-	var l Layer
-	var keys []string
-	var vals []any
-	type rawFeat struct {
-		id    uint64
-		hasID bool
-		typ   GeomType
-		tags  []uint32
-		geom  []uint32
-	}
-	var raws []rawFeat
-	version := uint64(1)
-	err := fields(b, func(num protowire.Number, typ protowire.Type, v []byte, u uint64) error {
-		switch num {
-		case layerVersion:
-			version = u
-		case layerName:
-			l.Name = string(v)
-		case layerExtent:
-			l.Extent = uint32(u)
-		case layerKeys:
-			keys = append(keys, string(v))
-		case layerValues:
-			var val any
-			err := fields(v, func(num protowire.Number, _ protowire.Type, v []byte, u uint64) error {
-				switch num {
-				case valString:
-					val = string(v)
-				case valFloat:
-					val = math.Float32frombits(uint32(u))
-				case valDouble:
-					val = math.Float64frombits(u)
-				case valInt:
-					val = int64(u)
-				case valUint:
-					val = u
-				case valSint:
-					val = protowire.DecodeZigZag(u)
-				case valBool:
-					val = u != 0
-				}
-				return nil
-			})
-			if err != nil {
-				return err
-			}
-			vals = append(vals, val)
-		case layerFeatures:
-			var rf rawFeat
-			err := fields(v, func(num protowire.Number, _ protowire.Type, v []byte, u uint64) error {
-				var err error
-				switch num {
-				case featID:
-					rf.id, rf.hasID = u, true
-				case featType:
-					rf.typ = GeomType(u)
-				case featTags:
-					rf.tags, err = packed(v)
-				case featGeometry:
-					rf.geom, err = packed(v)
-				}
-				return err
-			})
-			if err != nil {
-				return err
-			}
-			raws = append(raws, rf)
-		}
-		return nil
-	})
-	if err != nil {
-		return l, err
-	}
-	if version != 2 {
-		return l, fmt.Errorf("mvt: layer %s has version %d", l.Name, version)
-	}
-	for _, rf := range raws {
-		f := Feature{ID: rf.id, HasID: rf.hasID, Type: rf.typ}
-		if len(rf.tags)%2 != 0 {
-			return l, errors.New("mvt: odd number of tags")
-		}
-		for i := 0; i < len(rf.tags); i += 2 {
-			if int(rf.tags[i]) >= len(keys) || int(rf.tags[i+1]) >= len(vals) {
-				return l, errors.New("mvt: tag out of range")
-			}
-			f.Props = append(f.Props, Prop{keys[rf.tags[i]], vals[rf.tags[i+1]]})
-		}
-		g, err := decodeGeometry(rf.geom)
-		if err != nil {
-			return l, err
-		}
-		if rf.typ == Point && len(g) > 0 {
-			var all []XY
-			for _, p := range g {
-				all = append(all, p...)
-			}
-			g = [][]XY{all}
-		}
-		f.Geometry = g
-		l.Features = append(l.Features, f)
-	}
-	return l, nil
-}
-
-func decodeGeometry(c []uint32) ([][]XY, error) {
-	var parts [][]XY
-	var x, y int32
-	for i := 0; i < len(c); {
-		id, count := int(c[i]&7), int(c[i]>>3)
-		i++
-		switch id {
-		case cmdMoveTo, cmdLineTo:
-			if i+2*count > len(c) {
-				return nil, errors.New("mvt: truncated geometry")
-			}
-			for k := 0; k < count; k++ {
-				x += protowireZZ(c[i])
-				y += protowireZZ(c[i+1])
-				i += 2
-				if id == cmdMoveTo {
-					parts = append(parts, nil)
-				}
-				if len(parts) == 0 {
-					return nil, errors.New("mvt: LineTo before MoveTo")
-				}
-				parts[len(parts)-1] = append(parts[len(parts)-1], XY{x, y})
-			}
-		case cmdClosePath:
-		default:
-			return nil, fmt.Errorf("mvt: unknown command %d", id)
-		}
-	}
-	return parts, nil
-}
-
-func protowireZZ(u uint32) int32 { return int32(u>>1) ^ -int32(u&1) }

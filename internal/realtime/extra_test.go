@@ -7,7 +7,7 @@ import (
 	gtfsrt "github.com/MobilityData/gtfs-realtime-bindings/golang/gtfs"
 	"google.golang.org/protobuf/proto"
 
-	"github.com/farebox/farebox/internal/clock"
+	"github.com/farebox/farebox/internal/clock/clocktest"
 	"github.com/farebox/farebox/internal/testtool"
 )
 
@@ -84,7 +84,7 @@ func TestParseExtraTrips(t *testing.T) {
 // Hub.Set carries an added run that the next fetch cancels without its
 // stops, for as long as the fetches cancel it.
 func TestHubCarriesCanceledExtraRuns(t *testing.T) {
-	hub := NewHub(clock.NewFixed(time.Unix(testtool.CaltrainRTHeader, 0)), time.Hour)
+	hub := NewHub(clocktest.NewFixed(time.Unix(testtool.CaltrainRTHeader, 0)), time.Hour)
 	hub.Set("ct", parseFeed(t, testtool.CaltrainExtraTrips(t)))
 	for i := 0; i < 3; i++ {
 		hub.Set("ct", parseFeed(t, testtool.CaltrainExtraTripsCanceled(t)))

@@ -15,7 +15,7 @@ import (
 
 	"google.golang.org/protobuf/proto"
 
-	"github.com/farebox/farebox/internal/clock"
+	"github.com/farebox/farebox/internal/clock/clocktest"
 	"github.com/farebox/farebox/internal/gtfs"
 	"github.com/farebox/farebox/internal/testtool"
 )
@@ -126,7 +126,7 @@ func TestParseMatchesJSONDumps(t *testing.T) {
 				t.Fatalf("start date %d for absent", got.StartDate)
 			}
 			if w.Trip.StartTime != "" {
-				if got.StartTime < 0 || gtfs.FormatTime(got.StartTime) != w.Trip.StartTime {
+				if got.StartTime < 0 || testtool.GTFSTime(got.StartTime) != w.Trip.StartTime {
 					t.Fatalf("start time %d want %s", got.StartTime, w.Trip.StartTime)
 				}
 			}
@@ -176,7 +176,7 @@ func FuzzParse(f *testing.F) {
 func TestHubStalenessAndFailures(t *testing.T) {
 	data, _ := os.ReadFile(dataDir + "caltrain-2023-trip-updates.pb")
 	header := time.Unix(1699405534, 0)
-	clk := clock.NewFixed(header.Add(time.Minute))
+	clk := clocktest.NewFixed(header.Add(time.Minute))
 	hub := NewHub(clk, 5*time.Minute)
 	if hub.TripUpdates("ct") != nil || !hub.Status("ct").Stale {
 		t.Fatal("empty hub must have nothing")
@@ -216,7 +216,7 @@ func TestPollerHTTPAndFile(t *testing.T) {
 		}
 	}))
 	defer srv.Close()
-	clk := clock.NewFixed(time.Unix(1699405534, 0))
+	clk := clocktest.NewFixed(time.Unix(1699405534, 0))
 	hub := NewHub(clk, 0)
 	ticks := make(chan time.Time)
 	polled := make(chan struct{}, 10)
@@ -254,7 +254,7 @@ func TestPollerHTTPAndFile(t *testing.T) {
 	// Stored hears of every snapshot stored, after it is in the Hub, and of
 	// nothing else.
 	var stored []string
-	fp := &Poller{FeedID: "file", Source: dataDir + "bart-2019-trip-updates.pb", Hub: hub, Clock: clock.NewFixed(time.Unix(1565199921, 0)),
+	fp := &Poller{FeedID: "file", Source: dataDir + "bart-2019-trip-updates.pb", Hub: hub, Clock: clocktest.NewFixed(time.Unix(1565199921, 0)),
 		Stored: func(id string) {
 			if hub.Status(id).LastSuccess.IsZero() {
 				t.Errorf("Stored(%s) before the snapshot is in the Hub", id)
@@ -330,7 +330,7 @@ func TestParseAlerts(t *testing.T) {
 // alerts, and alerts expire like predictions; the poller with Alerts set
 // feeds SetAlerts.
 func TestHubAlerts(t *testing.T) {
-	clk := clock.NewFixed(time.Unix(testtool.CaltrainRTHeader+10, 0))
+	clk := clocktest.NewFixed(time.Unix(testtool.CaltrainRTHeader+10, 0))
 	h := NewHub(clk, 5*time.Minute)
 	if h.Alerts("ct") != nil {
 		t.Fatal("alerts of an unknown feed")

@@ -301,3 +301,12 @@ func BenchmarkValidateInvalidMedium(b *testing.B) {
 		}
 	}
 }
+
+// CheckValue is Check for a value already decoded with Decode (numbers as
+// json.Number); present reports whether the field was in the request.
+func (t Target) CheckValue(op string, s *Schema, v any, present bool) error {
+	if !present {
+		return t.Error(op, []Problem{{Message: "is required"}})
+	}
+	return t.Error(op, s.Validate(v))
+}

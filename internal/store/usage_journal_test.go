@@ -8,7 +8,7 @@ import (
 	"time"
 
 	"github.com/farebox/farebox/internal/account"
-	"github.com/farebox/farebox/internal/clock"
+	"github.com/farebox/farebox/internal/clock/clocktest"
 	"github.com/farebox/farebox/internal/store"
 	"github.com/farebox/farebox/internal/store/storetest"
 	"github.com/farebox/farebox/internal/usage"
@@ -116,7 +116,7 @@ func TestRollupStampsWithStoreClock(t *testing.T) {
 		t.Run(string(engine), func(t *testing.T) {
 			t.Parallel()
 			at := time.Date(2031, 3, 9, 8, 7, 6, 123456789, time.UTC)
-			s := storetest.OpenWith(t, engine, func(o *store.Options) { o.Clock = clock.NewFixed(at) })
+			s := storetest.OpenWith(t, engine, func(o *store.Options) { o.Clock = clocktest.NewFixed(at) })
 			if err := s.RollupSegment(context.Background(), "usage-clock", nil); err != nil {
 				t.Fatal(err)
 			}

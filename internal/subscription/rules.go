@@ -67,14 +67,6 @@ func CancellationEffective(requestedAt time.Time, loc *time.Location) time.Time 
 	return end.Add(-time.Second).UTC()
 }
 
-// CancellationDeadline is the instant from which a cancellation in t's month
-// no longer ends the subscription at the end of that month: 00:00 on the 11th
-// in loc, in UTC. Partners show it as cancellation_deadline.
-func CancellationDeadline(t time.Time, loc *time.Location) time.Time {
-	l := t.In(loc)
-	return time.Date(l.Year(), l.Month(), CancellationDeadlineDay+1, 0, 0, 0, 0, loc).UTC()
-}
-
 // Cancel records a cancellation requested at requestedAt and returns the new
 // state, the ids of the unordered cycles it removed (they start after the end
 // and can never be ordered; the caller deletes them) and whether anything

@@ -484,3 +484,11 @@ func BenchmarkDescribe(b *testing.B) {
 		Describe(s, now, clock.Berlin)
 	}
 }
+
+// CancellationDeadline is the instant from which a cancellation in t's month
+// no longer ends the subscription at the end of that month: 00:00 on the 11th
+// in loc, in UTC. Partners show it as cancellation_deadline.
+func CancellationDeadline(t time.Time, loc *time.Location) time.Time {
+	l := t.In(loc)
+	return time.Date(l.Year(), l.Month(), CancellationDeadlineDay+1, 0, 0, 0, 0, loc).UTC()
+}

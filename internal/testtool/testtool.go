@@ -9,6 +9,7 @@ package testtool
 
 import (
 	"encoding/pem"
+	"fmt"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -125,4 +126,10 @@ func Time(s string) time.Time {
 		panic(err)
 	}
 	return t.UTC()
+}
+
+// GTFSTime renders seconds of a service day as a GTFS time "HH:MM:SS"
+// (hours may pass 24).
+func GTFSTime(secs int32) string {
+	return fmt.Sprintf("%02d:%02d:%02d", secs/3600, secs/60%60, secs%60)
 }

@@ -189,25 +189,16 @@ func DecodeBatch(b []byte) ([]Event, error) {
 	return out, nil
 }
 
-// Tally is what CountBatches found.
+// Tally is what Compact counted of the batches it read.
 type Tally struct {
 	Counts []Count   // as Aggregate of the events
 	Events int       // number of events
 	First  time.Time // time of the first event (zero without events)
 }
 
-// CountBatches adds up encoded batches (one or several back to back) the
-// way Aggregate adds up their events, without decoding the events.
-func CountBatches(data []byte) (Tally, error) {
-	var t tallier
-	if err := walk(data, nil, t.add); err != nil {
-		return Tally{}, err
-	}
-	return t.result(), nil
-}
-
 // Compact re-encodes batches stored back to back as one batch with a single
-// string table, and tallies them as CountBatches does. A journal segment
+// string table, and tallies them (as Aggregate would, without building
+// the events). A journal segment
 // holds one frame per request, each repeating the account, endpoint and
 // the rest (~120 bytes a row); compacted, a row is ~40 bytes, which is what
 // the rollup stores.

@@ -179,3 +179,13 @@ func TestCompactSegment(t *testing.T) {
 	}
 	t.Logf("1000 one-row frames: %d bytes, compacted %d", len(data), len(compact))
 }
+
+// CountBatches adds up encoded batches (one or several back to back) the
+// way Aggregate adds up their events, without decoding the events.
+func CountBatches(data []byte) (Tally, error) {
+	var t tallier
+	if err := walk(data, nil, t.add); err != nil {
+		return Tally{}, err
+	}
+	return t.result(), nil
+}

@@ -110,7 +110,7 @@ func TestClaimsSignAndVerify(t *testing.T) {
 	v.ValidUntil = v.ValidUntil.Add(500 * time.Millisecond)
 	k, _ := barcode.KeyFromSeed(2, make([]byte, 32))
 	kr, _ := barcode.NewKeyring(k)
-	p, err := barcode.Sign(v.Claims(), kr)
+	p, _, err := barcode.SignWith(v.Claims(), kr, 0)
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -8,6 +8,7 @@ import (
 
 	"github.com/farebox/farebox/internal/account"
 	"github.com/farebox/farebox/internal/webhook"
+	"github.com/farebox/farebox/internal/webhook/webhooktest"
 )
 
 // TestSignVerify: a signature made with any of the signing secrets
@@ -21,19 +22,19 @@ func TestSignVerify(t *testing.T) {
 		t.Fatalf("header %s", h)
 	}
 	for _, s := range []string{"whsec_new", "whsec_old"} {
-		if err := webhook.Verify(h, body, s, at.Add(time.Minute), 5*time.Minute); err != nil {
+		if err := webhooktest.Verify(h, body, s, at.Add(time.Minute), 5*time.Minute); err != nil {
 			t.Errorf("%s: %v", s, err)
 		}
 	}
 	bad := map[string]error{
-		"changed body":  webhook.Verify(h, []byte(`{"id":"farebox-event-2"}`), "whsec_new", at, time.Minute),
-		"other secret":  webhook.Verify(h, body, "whsec_other", at, time.Minute),
-		"too old":       webhook.Verify(h, body, "whsec_new", at.Add(6*time.Minute), 5*time.Minute),
-		"from future":   webhook.Verify(h, body, "whsec_new", at.Add(-6*time.Minute), 5*time.Minute),
-		"no timestamp":  webhook.Verify(strings.TrimPrefix(h, "t=1781517600,"), body, "whsec_new", at, time.Minute),
-		"no signature":  webhook.Verify("t=1781517600", body, "whsec_new", at, time.Minute),
-		"empty":         webhook.Verify("", body, "whsec_new", at, time.Minute),
-		"other time in": webhook.Verify(strings.Replace(h, "t=1781517600", "t=1781517601", 1), body, "whsec_new", at, time.Minute),
+		"changed body":  webhooktest.Verify(h, []byte(`{"id":"farebox-event-2"}`), "whsec_new", at, time.Minute),
+		"other secret":  webhooktest.Verify(h, body, "whsec_other", at, time.Minute),
+		"too old":       webhooktest.Verify(h, body, "whsec_new", at.Add(6*time.Minute), 5*time.Minute),
+		"from future":   webhooktest.Verify(h, body, "whsec_new", at.Add(-6*time.Minute), 5*time.Minute),
+		"no timestamp":  webhooktest.Verify(strings.TrimPrefix(h, "t=1781517600,"), body, "whsec_new", at, time.Minute),
+		"no signature":  webhooktest.Verify("t=1781517600", body, "whsec_new", at, time.Minute),
+		"empty":         webhooktest.Verify("", body, "whsec_new", at, time.Minute),
+		"other time in": webhooktest.Verify(strings.Replace(h, "t=1781517600", "t=1781517601", 1), body, "whsec_new", at, time.Minute),
 	}
 	for name, err := range bad {
 		if err == nil {

@@ -23,6 +23,7 @@ import (
 	"encoding/json"
 	"flag"
 	"fmt"
+	"maps"
 	"os"
 	"regexp"
 	"slices"
@@ -230,7 +231,7 @@ func fill(src []byte, xs []apitest.Exchange) ([]byte, []string, error) {
 				notes = append(notes, fmt.Sprintf("%s: write responses.%q.content.application/json in block style to let the tool add the example", op.where[0], status))
 			}
 		}
-		for _, status := range sortedKeys(codes) {
+		for _, status := range slices.Sorted(maps.Keys(codes)) {
 			// A response written once under an anchor and used by alias
 			// in other operations is one node: fill it once.
 			if _, v := get(responses, status); v != nil {
@@ -274,7 +275,7 @@ func errorResponse(op *operation, responses *yaml.Node, status string, codes map
 		}
 	}
 	var lines []string
-	for _, c := range sortedKeys(codes) {
+	for _, c := range slices.Sorted(maps.Keys(codes)) {
 		if existing[c] {
 			continue
 		}
@@ -295,7 +296,7 @@ func errorResponse(op *operation, responses *yaml.Node, status string, codes map
 	pad := func(n int) string { return strings.Repeat(" ", col+n) }
 	block := func() []string {
 		var bt []string
-		for _, c := range sortedKeys(codes) {
+		for _, c := range slices.Sorted(maps.Keys(codes)) {
 			bt = append(bt, "`"+c+"`")
 		}
 		text := statusText[status]
@@ -460,8 +461,8 @@ func parseCodes(v *yaml.Node) map[string]map[string]bool {
 
 func formatCodes(codes map[string]map[string]bool) string {
 	var parts []string
-	for _, st := range sortedKeys(codes) {
-		parts = append(parts, strconv.Quote(st)+": ["+strings.Join(sortedKeys(codes[st]), ", ")+"]")
+	for _, st := range slices.Sorted(maps.Keys(codes)) {
+		parts = append(parts, strconv.Quote(st)+": ["+strings.Join(slices.Sorted(maps.Keys(codes[st])), ", ")+"]")
 	}
 	return "{" + strings.Join(parts, ", ") + "}"
 }
@@ -661,12 +662,3 @@ func lastLine(n *yaml.Node) int {
 }
 
 func indent(n *yaml.Node) string { return strings.Repeat(" ", n.Column-1) }
-
-func sortedKeys[V any](m map[string]V) []string {
-	keys := make([]string, 0, len(m))
-	for k := range m {
-		keys = append(keys, k)
-	}
-	sort.Strings(keys)
-	return keys
-}

@@ -27,7 +27,7 @@ func BenchmarkProfiles(b *testing.B) {
 		}
 		b.ReportAllocs()
 		for i := 0; i < b.N; i++ {
-			if _, err := barcode.Sign(c, kr); err != nil {
+			if _, _, err := barcode.SignWith(c, kr, 0); err != nil {
 				b.Fatal(err)
 			}
 		}

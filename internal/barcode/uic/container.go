@@ -3,7 +3,6 @@ package uic
 import (
 	"bytes"
 	"compress/zlib"
-	"crypto"
 	"crypto/dsa" //nolint:staticcheck // UIC 918.3 static barcodes are DSA-signed by definition
 	"crypto/hmac"
 	"crypto/sha1" //nolint:gosec // version 01 containers are DSA/SHA-1 by definition
@@ -83,14 +82,6 @@ func Hash(version int, data []byte) []byte {
 	}
 	h := sha256.Sum224(data)
 	return h[:]
-}
-
-// HashFunc names the digest of a container version.
-func HashFunc(version int) crypto.Hash {
-	if version == 1 {
-		return crypto.SHA1
-	}
-	return crypto.SHA224
 }
 
 type dsaSig struct{ R, S *big.Int }

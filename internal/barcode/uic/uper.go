@@ -73,19 +73,6 @@ func (w *bitWriter) length(field string, n int) {
 	}
 }
 
-// unconstrained writes an INTEGER without bounds: a length in octets and
-// the minimal two's complement octets (X.691 11.8).
-func (w *bitWriter) unconstrained(v int64) {
-	n := 1
-	for ; n < 8; n++ {
-		if lo, hi := int64(-1)<<(8*n-1), int64(1)<<(8*n-1)-1; v >= lo && v <= hi {
-			break
-		}
-	}
-	w.length("integer", n)
-	w.bitsN(uint64(v), 8*n)
-}
-
 func (w *bitWriter) ia5(field, s string) {
 	for i := 0; i < len(s); i++ {
 		if s[i] > 0x7f {
@@ -166,17 +153,6 @@ func (r *bitReader) length(field string) int {
 	}
 	r.fail("%s: fragmented lengths are not supported", field)
 	return 0
-}
-
-func (r *bitReader) unconstrained(field string) int64 {
-	n := r.length(field)
-	if n < 1 || n > 8 {
-		r.fail("%s: integer of %d octets", field, n)
-		return 0
-	}
-	v := r.bitsN(8 * n)
-	shift := uint(64 - 8*n)
-	return int64(v<<shift) >> shift // sign-extend
 }
 
 // need reports whether n more bits are available (guards huge lengths).

@@ -65,16 +65,6 @@ func printable(b []byte) string {
 // Profiles: certificate profile identifier → modulus size (bits).
 var profileBits = map[byte]int{3: 1536, 4: 1024, 7: 1984}
 
-// ProfileFor returns the certificate profile identifier of a key size.
-func ProfileFor(bits int) (byte, error) {
-	for p, b := range profileBits {
-		if b == bits {
-			return p, nil
-		}
-	}
-	return 0, fmt.Errorf("VDV certificates hold 1024, 1536 or 1984-bit RSA keys, not %d", bits)
-}
-
 // oidISO9796SHA1 is the key's algorithm identifier farebox writes:
 // 1.3.36.3.4.2.2.1 (TeleTrusT: ISO 9796-2 signature with RSA and SHA-1).
 // A reader takes 9 bytes when the OID starts with 0x2A, else 7.

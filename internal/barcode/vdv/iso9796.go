@@ -28,10 +28,6 @@ import (
 // altered signature, remainder or data.
 var ErrSignature = errors.New("ISO 9796-2 signature does not verify")
 
-// Capacity is how many message bytes a signature by a key of modBytes
-// bytes recovers with hash h (partial recovery).
-func Capacity(modBytes int, h crypto.Hash) int { return modBytes - h.Size() - 2 }
-
 func modBytes(n *big.Int) (int, error) {
 	if n.BitLen()%8 != 0 || n.BitLen() < 512 {
 		return 0, fmt.Errorf("ISO 9796-2: modulus of %d bits: want a whole number of bytes, at least 512 bits", n.BitLen())

@@ -138,3 +138,7 @@ func TestISO9796Refuses(t *testing.T) {
 		t.Fatalf("a 1020-bit modulus: %v", err)
 	}
 }
+
+// Capacity is how many message bytes a signature by a key of modBytes
+// bytes recovers with hash h (partial recovery).
+func Capacity(modBytes int, h crypto.Hash) int { return modBytes - h.Size() - 2 }

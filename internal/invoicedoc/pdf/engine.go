@@ -211,15 +211,6 @@ func (p *faceProto) docFace(fe *frontend.Document) (*pdflib.Face, error) {
 	return f, nil
 }
 
-// source returns a font source for the document whose face is docFace's.
-func (p *faceProto) source(fe *frontend.Document) (*frontend.FontSource, error) {
-	f, err := p.docFace(fe)
-	if err != nil {
-		return nil, err
-	}
-	return p.sourceFor(f)
-}
-
 // sourceFor returns a font source whose face is f (a docFace of p).
 func (p *faceProto) sourceFor(f *pdflib.Face) (*frontend.FontSource, error) {
 	fs := &frontend.FontSource{Name: p.name, Data: p.data, FontFeatures: noLigatures}

@@ -196,3 +196,12 @@ func TestNewFrontendMatchesLibrary(t *testing.T) {
 		}
 	}
 }
+
+// source returns a font source for the document whose face is docFace's.
+func (p *faceProto) source(fe *frontend.Document) (*frontend.FontSource, error) {
+	f, err := p.docFace(fe)
+	if err != nil {
+		return nil, err
+	}
+	return p.sourceFor(f)
+}

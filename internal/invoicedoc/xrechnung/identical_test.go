@@ -64,8 +64,8 @@ func TestIdenticalItemsProperty(t *testing.T) {
 			if nets != tot.Net || items != tot.Net || tot.Gross != charged || tot.Net+tot.VAT != charged || len(tot.Groups) != 1 || tot.Groups[0].Net != nets {
 				t.Fatalf("price %d n %d: Σ positions %d, Σ items %d, net %d, VAT %d, gross %d, charged %d", price, n, nets, items, tot.Net, tot.VAT, tot.Gross, charged)
 			}
-			if diff := tot.VAT - money.VATOn(tot.Net, 700); diff < -1 || diff > 1 {
-				t.Fatalf("price %d n %d: VAT %d vs net × 7 %% %d", price, n, tot.VAT, money.VATOn(tot.Net, 700))
+			if diff := tot.VAT - money.Share(tot.Net, 700, 10000); diff < -1 || diff > 1 {
+				t.Fatalf("price %d n %d: VAT %d vs net × 7 %% %d", price, n, tot.VAT, money.Share(tot.Net, 700, 10000))
 			}
 		}
 	}

@@ -15,7 +15,6 @@ import (
 	"errors"
 	"fmt"
 	"io"
-	"math/big"
 	"net/http"
 	"strconv"
 	"strings"
@@ -215,34 +214,4 @@ func SignProviderToken(key *ecdsa.PrivateKey, keyID, teamID string, iat time.Tim
 	r.FillBytes(sig[:32])
 	s.FillBytes(sig[32:])
 	return signing + "." + enc.EncodeToString(sig), nil
-}
-
-// VerifyProviderToken checks an ES256 provider token with pub and returns
-// its kid, iss and iat (the local APNs server of the tests uses it).
-func VerifyProviderToken(tok string, pub *ecdsa.PublicKey) (kid, iss string, iat time.Time, err error) {
-	parts := strings.Split(tok, ".")
-	if len(parts) != 3 {
-		return "", "", time.Time{}, errors.New("not a JWT")
-	}
-	enc := base64.RawURLEncoding
-	sig, err := enc.DecodeString(parts[2])
-	if err != nil || len(sig) != 64 {
-		return "", "", time.Time{}, errors.New("bad signature encoding")
-	}
-	sum := sha256.Sum256([]byte(parts[0] + "." + parts[1]))
-	r, s := new(big.Int).SetBytes(sig[:32]), new(big.Int).SetBytes(sig[32:])
-	if !ecdsa.Verify(pub, sum[:], r, s) {
-		return "", "", time.Time{}, errors.New("signature does not verify")
-	}
-	var h struct{ Alg, Kid string }
-	var c struct {
-		Iss string
-		Iat int64
-	}
-	hb, err1 := enc.DecodeString(parts[0])
-	cb, err2 := enc.DecodeString(parts[1])
-	if err1 != nil || err2 != nil || json.Unmarshal(hb, &h) != nil || json.Unmarshal(cb, &c) != nil || h.Alg != "ES256" {
-		return "", "", time.Time{}, errors.New("bad header or claims")
-	}
-	return h.Kid, c.Iss, time.Unix(c.Iat, 0), nil
 }

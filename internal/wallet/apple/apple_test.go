@@ -52,7 +52,7 @@ func testPass(t testing.TB, env string, voided bool) wallet.Pass {
 		ValidUntil: time.Date(2026, 12, 1, 0, 0, 0, 0, time.UTC), FirstName: "Max", LastName: "Mustermann",
 		BirthDate: "1990-01-01", Environment: env,
 	}
-	payload, err := barcode.Sign(c, kr)
+	payload, _, err := barcode.SignWith(c, kr, 0)
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -24,11 +24,11 @@ func testPass(t testing.TB, env string, voided bool) wallet.Pass {
 	t.Helper()
 	k, _ := barcode.KeyFromSeed(1, bytes.Repeat([]byte{7}, 32))
 	kr, _ := barcode.NewKeyring(k)
-	payload, err := barcode.Sign(barcode.Claims{
+	payload, _, err := barcode.SignWith(barcode.Claims{
 		TicketID: "farebox-ticket-3f2b8c1e-9d4a-4e6b-8f00-1a2b3c4d5e6f", ProductName: "Deutschlandticket",
 		ValidFrom: validFrom, ValidUntil: validUntil, FirstName: "Max", LastName: "Mustermann",
 		BirthDate: "1990-01-01", Environment: env,
-	}, kr)
+	}, kr, 0)
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -11,11 +11,15 @@ import (
 	"crypto/ecdsa"
 	"crypto/elliptic"
 	"crypto/rand"
+	"crypto/sha256"
 	"crypto/x509"
+	"encoding/base64"
 	"encoding/json"
 	"encoding/pem"
+	"errors"
 	"fmt"
 	"io"
+	"math/big"
 	"net/http"
 	"net/http/httptest"
 	"regexp"
@@ -177,7 +181,7 @@ func (s *Server) check(r *http.Request, p *Push) (int, string) {
 	if !ok {
 		return http.StatusForbidden, "MissingProviderToken"
 	}
-	kid, iss, iat, err := apple.VerifyProviderToken(tok, &s.Key.PublicKey)
+	kid, iss, iat, err := verifyProviderToken(tok, &s.Key.PublicKey)
 	switch {
 	case err != nil:
 		return http.StatusForbidden, "InvalidProviderToken"
@@ -194,4 +198,34 @@ func (s *Server) check(r *http.Request, p *Push) (int, string) {
 func (s *Server) String() string {
 	ps := s.Pushes()
 	return fmt.Sprintf("%d requests, refused: %v", len(ps), s.Refused())
+}
+
+// verifyProviderToken checks an ES256 provider token with pub and returns
+// its kid, iss and iat, as APNs does.
+func verifyProviderToken(tok string, pub *ecdsa.PublicKey) (kid, iss string, iat time.Time, err error) {
+	parts := strings.Split(tok, ".")
+	if len(parts) != 3 {
+		return "", "", time.Time{}, errors.New("not a JWT")
+	}
+	enc := base64.RawURLEncoding
+	sig, err := enc.DecodeString(parts[2])
+	if err != nil || len(sig) != 64 {
+		return "", "", time.Time{}, errors.New("bad signature encoding")
+	}
+	sum := sha256.Sum256([]byte(parts[0] + "." + parts[1]))
+	r, s := new(big.Int).SetBytes(sig[:32]), new(big.Int).SetBytes(sig[32:])
+	if !ecdsa.Verify(pub, sum[:], r, s) {
+		return "", "", time.Time{}, errors.New("signature does not verify")
+	}
+	var h struct{ Alg, Kid string }
+	var c struct {
+		Iss string
+		Iat int64
+	}
+	hb, err1 := enc.DecodeString(parts[0])
+	cb, err2 := enc.DecodeString(parts[1])
+	if err1 != nil || err2 != nil || json.Unmarshal(hb, &h) != nil || json.Unmarshal(cb, &c) != nil || h.Alg != "ES256" {
+		return "", "", time.Time{}, errors.New("bad header or claims")
+	}
+	return h.Kid, c.Iss, time.Unix(c.Iat, 0), nil
 }

@@ -42,15 +42,14 @@ type Server struct {
 	email string
 	key   *rsa.PublicKey
 
-	mu          sync.Mutex
-	tokens      map[string]time.Time // access token → expiry
-	classes     map[string]json.RawMessage
-	objects     map[string]map[string]any
-	exchanges   int
-	calls       []string // "METHOD path status"
-	failNext    int      // answer the next n API calls with 503
-	now         func() time.Time
-	patchBodies []map[string]any
+	mu        sync.Mutex
+	tokens    map[string]time.Time // access token → expiry
+	classes   map[string]json.RawMessage
+	objects   map[string]map[string]any
+	exchanges int
+	calls     []string // "METHOD path status"
+	failNext  int      // answer the next n API calls with 503
+	now       func() time.Time
 }
 
 // New starts a stand-in that accepts assertions signed by key for the
@@ -314,13 +313,5 @@ func (s *Server) patchObject(w http.ResponseWriter, r *http.Request, body []byte
 	for k, v := range p {
 		o[k] = v
 	}
-	s.patchBodies = append(s.patchBodies, p)
 	return writeJSON(w, o)
-}
-
-// Patches returns the bodies of the accepted PATCH calls.
-func (s *Server) Patches() []map[string]any {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	return append([]map[string]any(nil), s.patchBodies...)
 }
