@@ -143,26 +143,38 @@ func (w *keyWalker) value(t reflect.Type) error {
 		t = nil
 	}
 	if w.b[w.i] == '[' {
+		return w.array(t)
+	}
+	return w.object(t)
+}
+
+// array walks the elements of the array at w.i, each against the element
+// type of t (nil: unknown).
+func (w *keyWalker) array(t reflect.Type) error {
+	w.i++ // '['
+	var elem reflect.Type
+	if t != nil && (t.Kind() == reflect.Slice || t.Kind() == reflect.Array) {
+		elem = t.Elem()
+	}
+	w.ws()
+	if w.i < len(w.b) && w.b[w.i] == ']' {
 		w.i++
-		var elem reflect.Type
-		if t != nil && (t.Kind() == reflect.Slice || t.Kind() == reflect.Array) {
-			elem = t.Elem()
+		return nil
+	}
+	for i := 0; ; i++ {
+		w.path = append(w.path, pathSeg{index: i})
+		if err := w.value(elem); err != nil {
+			return err
 		}
-		w.ws()
-		if w.i < len(w.b) && w.b[w.i] == ']' {
-			w.i++
-			return nil
-		}
-		for i := 0; ; i++ {
-			w.path = append(w.path, pathSeg{index: i})
-			if err := w.value(elem); err != nil {
-				return err
-			}
-			if end, err := w.next(']'); end || err != nil {
-				return err
-			}
+		if end, err := w.next(']'); end || err != nil {
+			return err
 		}
 	}
+}
+
+// object walks the members of the object at w.i: each key once, matched
+// exactly against t's fields (a struct) or taking t's element type (a map).
+func (w *keyWalker) object(t reflect.Type) error {
 	w.i++ // '{'
 	var fields *fieldSet
 	var elem reflect.Type
@@ -179,9 +191,7 @@ func (w *keyWalker) value(t reflect.Type) error {
 		w.i++
 		return nil
 	}
-	var few [8][]byte
-	seen := few[:0]
-	var many map[string]struct{}
+	var seen keySet
 	for {
 		w.ws()
 		if w.i >= len(w.b) || w.b[w.i] != '"' {
@@ -197,38 +207,12 @@ func (w *keyWalker) value(t reflect.Type) error {
 		}
 		w.i++
 		w.path = append(w.path, pathSeg{key: key, index: -1})
-		if many == nil && len(seen) < len(few) {
-			for _, k := range seen {
-				if bytes.Equal(k, key) {
-					return w.duplicate()
-				}
-			}
-			seen = append(seen, key)
-		} else {
-			if many == nil {
-				many = make(map[string]struct{}, 2*len(seen))
-				for _, k := range seen {
-					many[string(k)] = struct{}{}
-				}
-			}
-			if _, dup := many[string(key)]; dup {
-				return w.duplicate()
-			}
-			many[string(key)] = struct{}{}
+		if !seen.add(key) {
+			return w.duplicate()
 		}
-		vt := elem
-		if fields != nil {
-			f, ok := fields.exact[string(key)]
-			switch {
-			case ok:
-				vt = f
-			case fields.folded(key) != "":
-				msg := fmt.Sprintf("unknown field %s: field names are case-sensitive; did you mean %s?", w.pointer(), fields.folded(key))
-				return apperr.E("decode", apperr.Invalid, CodeUnknownField, msg).WithDetails(apperr.FieldError{Field: w.pointer(), Message: msg})
-			case w.strict:
-				msg := fmt.Sprintf("unknown field %s", w.pointer())
-				return apperr.E("decode", apperr.Invalid, CodeUnknownField, msg).WithDetails(apperr.FieldError{Field: w.pointer(), Message: msg})
-			}
+		vt, err := w.memberType(fields, elem, key)
+		if err != nil {
+			return err
 		}
 		if err := w.value(vt); err != nil {
 			return err
@@ -237,6 +221,61 @@ func (w *keyWalker) value(t reflect.Type) error {
 			return err
 		}
 	}
+}
+
+// memberType is the type the member key decodes into: its field's (exact
+// case only), or elem for a map or an unknown key that is let through. A
+// key that matches a field only when case is ignored is refused always,
+// any other unknown key when the walk is strict.
+func (w *keyWalker) memberType(fields *fieldSet, elem reflect.Type, key []byte) (reflect.Type, error) {
+	if fields == nil {
+		return elem, nil
+	}
+	if f, ok := fields.exact[string(key)]; ok {
+		return f, nil
+	}
+	if want := fields.folded(key); want != "" {
+		msg := fmt.Sprintf("unknown field %s: field names are case-sensitive; did you mean %s?", w.pointer(), want)
+		return nil, apperr.E("decode", apperr.Invalid, CodeUnknownField, msg).WithDetails(apperr.FieldError{Field: w.pointer(), Message: msg})
+	}
+	if w.strict {
+		msg := fmt.Sprintf("unknown field %s", w.pointer())
+		return nil, apperr.E("decode", apperr.Invalid, CodeUnknownField, msg).WithDetails(apperr.FieldError{Field: w.pointer(), Message: msg})
+	}
+	return elem, nil
+}
+
+// keySet holds the keys of one object: the first few in an array (no
+// allocation for the usual small object), then in a map.
+type keySet struct {
+	few  [8][]byte
+	n    int
+	many map[string]struct{}
+}
+
+// add records key and reports false when the object had it already.
+func (s *keySet) add(key []byte) bool {
+	if s.many == nil && s.n < len(s.few) {
+		for _, k := range s.few[:s.n] {
+			if bytes.Equal(k, key) {
+				return false
+			}
+		}
+		s.few[s.n] = key
+		s.n++
+		return true
+	}
+	if s.many == nil {
+		s.many = make(map[string]struct{}, 2*s.n)
+		for _, k := range s.few[:s.n] {
+			s.many[string(k)] = struct{}{}
+		}
+	}
+	if _, dup := s.many[string(key)]; dup {
+		return false
+	}
+	s.many[string(key)] = struct{}{}
+	return true
 }
 
 // next ends a member or element: it leaves its path segment and reads
