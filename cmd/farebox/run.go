@@ -9,7 +9,9 @@ import (
 	"strings"
 
 	"github.com/farebox/farebox/internal/app"
+	"github.com/farebox/farebox/internal/app/transit"
 	"github.com/farebox/farebox/internal/clock"
+	"github.com/farebox/farebox/internal/ident"
 	"github.com/farebox/farebox/internal/store"
 )
 
@@ -159,6 +161,12 @@ func (d *dbFlags) openApp(ctx context.Context) (*app.App, *store.Store, error) {
 		return nil, nil, err
 	}
 	return app.New(app.Options{Store: s, Clock: clock.System{}, IDPrefix: d.prefix}), s, nil
+}
+
+// feedsOn is the transit capability's stored feeds on s (the one place
+// the command wires package transit to the store).
+func feedsOn(s *store.Store, c clock.Clock, prefix string) *transit.Feeds {
+	return transit.NewFeeds(store.NewView[transit.Queries](s), c, ident.Prefix(prefix))
 }
 
 // parseAndOpen parses a subcommand's flags (see parseFlags) and opens its

@@ -16,6 +16,7 @@ import (
 	"time"
 
 	"github.com/farebox/farebox/internal/app"
+	"github.com/farebox/farebox/internal/app/transit"
 	"github.com/farebox/farebox/internal/clock"
 	"github.com/farebox/farebox/internal/config"
 	"github.com/farebox/farebox/internal/httpapi"
@@ -82,11 +83,12 @@ func serve(ctx context.Context, args []string, getenv func(string) string, stdou
 	if cfg.BoardCacheMB > 0 {
 		boardCache = cfg.BoardCacheMB << 20
 	}
-	transit := a.NewTransit(app.TransitOptions{Refresh: cfg.GTFSRefresh, Realtime: cfg.Realtime, RealtimeAlerts: cfg.RealtimeAlerts,
+	feeds := feedsOn(st, clock.System{}, cfg.IDPrefix)
+	tr := feeds.Serve(transit.Options{Refresh: cfg.GTFSRefresh, Realtime: cfg.Realtime, RealtimeAlerts: cfg.RealtimeAlerts,
 		RealtimeInterval: cfg.RealtimeInterval, RealtimeMaxAge: cfg.RealtimeMaxAge, BoardCacheBytes: boardCache, Log: log})
 	transitDone := make(chan struct{})
 	tctx, stopTransit := context.WithCancel(ctx)
-	go func() { defer close(transitDone); transit.Run(tctx) }()
+	go func() { defer close(transitDone); tr.Run(tctx) }()
 	defer func() { stopTransit(); <-transitDone }()
 
 	metrics := httpapi.NewMetrics(collectors.NewDBStatsCollector(st.DB(), "farebox"))
@@ -200,14 +202,14 @@ func serve(ctx context.Context, args []string, getenv func(string) string, stdou
 	} else {
 		log.Warn("usage ledger disabled: requests are not recorded for billing")
 	}
-	deps := httpapi.Deps{App: a, Log: log, Ledger: ledger, Metrics: metrics,
+	deps := httpapi.Deps{App: a, Feeds: feeds, Log: log, Ledger: ledger, Metrics: metrics,
 		MaxBodyBytes: cfg.MaxBodyBytes, RequestTimeout: cfg.RequestTimeout,
 		RateLimits: &httpapi.RateLimits{Rate: cfg.RateLimit, Burst: cfg.RateBurst}, MetricsElsewhere: cfg.MetricsAddr != "",
 		Keyless: &httpapi.KeylessLimits{
 			PerCapability:  httpapi.Limit{Rate: cfg.CapabilityRate, Burst: cfg.CapabilityBurst},
 			PerClient:      httpapi.Limit{Rate: cfg.ClientRate, Burst: cfg.ClientBurst},
 			TrustedProxies: cfg.TrustedProxies},
-		Transit: transit, SessionKey: sessionKey, Ready: transit.Ready, TrustedProxies: cfg.TrustedProxies, PublicURL: cfg.PublicURL,
+		Transit: tr, SessionKey: sessionKey, Ready: tr.Ready, TrustedProxies: cfg.TrustedProxies, PublicURL: cfg.PublicURL,
 		GzipCacheBytes: -1}
 	if cfg.GzipCacheMB > 0 { // --gzip-cache-mb 0: off
 		deps.GzipCacheBytes = cfg.GzipCacheMB << 20

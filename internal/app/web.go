@@ -23,9 +23,7 @@ import (
 	"github.com/farebox/farebox/internal/account"
 	"github.com/farebox/farebox/internal/apperr"
 	"github.com/farebox/farebox/internal/engines"
-	"github.com/farebox/farebox/internal/gtfs"
 	"github.com/farebox/farebox/internal/jobs"
-	"github.com/farebox/farebox/internal/realtime"
 	"github.com/farebox/farebox/internal/schema"
 	"github.com/farebox/farebox/internal/store"
 	"github.com/farebox/farebox/internal/ticketing"
@@ -525,34 +523,6 @@ func (a *App) AdminCatalog() []AdminProduct {
 		return out[i].Name < out[j].Name
 	})
 	return out
-}
-
-// AdminFeed is a GTFS feed with its realtime poller's status.
-type AdminFeed struct {
-	gtfs.FeedRecord
-	Realtime *realtime.Status
-}
-
-// AdminFeeds lists the stored feeds and, from the running index, the
-// status of their realtime pollers (t may be nil: no realtime).
-func (a *App) AdminFeeds(ctx context.Context, t *Transit) ([]AdminFeed, error) {
-	feeds, err := a.GTFSFeeds(ctx)
-	if err != nil {
-		return nil, err
-	}
-	var st map[string]realtime.Status
-	if t != nil {
-		st = t.RealtimeStatus()
-	}
-	out := make([]AdminFeed, 0, len(feeds))
-	for _, f := range feeds {
-		x := AdminFeed{FeedRecord: f}
-		if s, ok := st[f.ID]; ok {
-			x.Realtime = &s
-		}
-		out = append(out, x)
-	}
-	return out, nil
 }
 
 // AdminJobLimit is how many jobs the console lists.

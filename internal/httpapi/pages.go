@@ -436,7 +436,7 @@ func (s *Server) adminCatalog(w http.ResponseWriter, r *http.Request) error {
 }
 
 func (s *Server) adminFeeds(w http.ResponseWriter, r *http.Request) error {
-	feeds, err := s.app.AdminFeeds(r.Context(), s.Transit)
+	feeds, err := s.Feeds.Admin(r.Context(), s.Transit)
 	if err != nil {
 		return err
 	}

@@ -18,6 +18,7 @@ import (
 	"unicode/utf8"
 
 	"github.com/farebox/farebox/internal/app"
+	"github.com/farebox/farebox/internal/app/transit"
 	"github.com/farebox/farebox/internal/apperr"
 	"github.com/farebox/farebox/internal/web"
 )
@@ -48,8 +49,10 @@ type Deps struct {
 	// passes and keys answer 503.
 	Wallets *app.Wallets
 
+	// Feeds are the stored GTFS feeds (the operator console lists them).
+	Feeds *transit.Feeds
 	// Transit serves departures, stations, trips and attributions (nil: 503).
-	Transit *app.Transit
+	Transit *transit.Service
 	// SessionKey signs session tokens; every instance must share it
 	// (app.SessionKey). Empty: a random key for this process only.
 	SessionKey []byte
@@ -85,7 +88,7 @@ type Server struct {
 	// sessions signs and checks session tokens with SessionKey (transit.go).
 	sessions *app.Sessions
 	// gz holds compressed copies of boards sent again and again (gzipcache.go; nil: off).
-	gz *gzipCache[app.BoardID]
+	gz *gzipCache[transit.BoardID]
 	// csrfKey signs the pages' CSRF tokens (pages.go); signIns throttles
 	// repeated console sign-in failures.
 	csrfKey []byte
@@ -109,7 +112,7 @@ func New(d Deps) *Server {
 		d.RequestTimeout = 30 * time.Second
 	}
 	s := &Server{Deps: d, app: d.App, log: d.Log, mux: http.NewServeMux(), sessions: d.App.NewSessions(d.SessionKey),
-		gz: newGzipCache[app.BoardID](d.GzipCacheBytes)}
+		gz: newGzipCache[transit.BoardID](d.GzipCacheBytes)}
 	s.csrfKey = csrfKeyOf(d.SessionKey)
 	s.httpsPublic = strings.HasPrefix(strings.ToLower(strings.TrimSpace(d.PublicURL)), "https://")
 	s.signIns = web.Throttle{Limit: signInFailures, Window: signInWindow}
