@@ -307,3 +307,12 @@ func (a *App) Ping(ctx context.Context) error { return a.store.Ping(ctx) }
 
 // Database names the engine the store runs on ("sqlite" or "postgres").
 func (a *App) Database() string { return string(a.store.Engine()) }
+
+// ParseEnvironment reads "live" or "test".
+func ParseEnvironment(s string) (Environment, error) {
+	switch Environment(s) {
+	case account.Live, account.Test:
+		return Environment(s), nil
+	}
+	return "", apperr.Validation("app.ParseEnvironment", CodeInvalidEnvironment, "environment", "environment: live or test")
+}

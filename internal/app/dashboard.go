@@ -353,3 +353,6 @@ func (a *App) DashboardUsage(ctx context.Context, accountID string, env account.
 	}
 	return rep, nil
 }
+
+// DashboardKey is an API key as the dashboard lists it.
+type DashboardKey = account.Key
