@@ -23,6 +23,9 @@ import (
 //     narrow set of store methods it needs, wired once in cmd/farebox
 //     (and in internal/apitest). A capability imports no other capability
 //     and not internal/app: what two of them share sits below them.
+//   - usecase-kernel: what the use-case packages share (internal/app/kit:
+//     the API's timestamp, list paging): below internal/app and the
+//     capabilities, above the domain.
 //   - application: the use cases not yet moved to a capability package
 //     (internal/app). The one layer that sees domain values,
 //     adapters and the store together, and the one that turns domain
@@ -50,6 +53,7 @@ var layers = map[string]string{
 	"internal/app": "application",
 
 	"internal/app/transit": "capability",
+	"internal/app/kit":     "usecase-kernel",
 
 	"internal/account":      "domain",
 	"internal/catalog":      "domain",
@@ -117,14 +121,15 @@ var layers = map[string]string{
 // (wiring and testsupport are free). Standard-library rules are in
 // forbiddenStd.
 var mayImport = map[string][]string{
-	"transport":   {"application", "capability", "web", "kernel", "contract"},
-	"web":         {"kernel"},
-	"application": {"domain", "adapter", "kernel"},
-	"capability":  {"domain", "adapter", "kernel"},
-	"domain":      {"domain", "kernel"},
-	"adapter":     {"adapter", "domain", "kernel"},
-	"kernel":      {"kernel"},
-	"contract":    {},
+	"transport":      {"application", "capability", "web", "kernel", "contract"},
+	"web":            {"kernel"},
+	"application":    {"usecase-kernel", "domain", "adapter", "kernel"},
+	"capability":     {"usecase-kernel", "domain", "adapter", "kernel"},
+	"usecase-kernel": {"domain", "kernel"},
+	"domain":         {"domain", "kernel"},
+	"adapter":        {"adapter", "domain", "kernel"},
+	"kernel":         {"kernel"},
+	"contract":       {},
 }
 
 // forbiddenStd are standard packages a class must not import.

@@ -171,13 +171,13 @@ func (a *App) Events(ctx context.Context, p account.Principal, req EventsRequest
 	var l listParams
 	lr := ListRequest{Limit: req.Limit, StartingAfter: req.StartingAfter, EndingBefore: req.EndingBefore,
 		CreatedGTE: req.CreatedGTE, CreatedLT: req.CreatedLT}
-	f := event.Query{AccountID: p.AccountID, Environment: p.Environment, Limit: l.limit(req.Limit), Type: event.Type(req.Type)}
+	f := event.Query{AccountID: p.AccountID, Environment: p.Environment, Limit: l.Limit(req.Limit), Type: event.Type(req.Type)}
 	if req.Type != "" && !event.Known(f.Type) {
-		l.bad("type", fmt.Sprintf("unknown event type %q (see docs/events.md)", req.Type))
+		l.Bad("type", fmt.Sprintf("unknown event type %q (see docs/events.md)", req.Type))
 	}
-	f.CreatedGTE, f.CreatedLT = l.timestamp("created[gte]", req.CreatedGTE), l.timestamp("created[lt]", req.CreatedLT)
+	f.CreatedGTE, f.CreatedLT = l.Timestamp("created[gte]", req.CreatedGTE), l.Timestamp("created[lt]", req.CreatedLT)
 	var after, before int64
-	err := l.cursors(lr, "event", " (or it is older than the retention period)", func(field, id string) (bool, error) {
+	err := l.Cursors(lr, "event", " (or it is older than the retention period)", func(field, id string) (bool, error) {
 		seq, ok, err := a.store.Read().EventSeq(ctx, p.AccountID, p.Environment, id)
 		if field == "starting_after" {
 			after = seq
@@ -189,7 +189,7 @@ func (a *App) Events(ctx context.Context, p account.Principal, req EventsRequest
 	if err != nil {
 		return event.Page{}, err
 	}
-	if err := l.err(op); err != nil {
+	if err := l.Err(op); err != nil {
 		return event.Page{}, err
 	}
 	// Only the settled part of the stream: an event that commits after
