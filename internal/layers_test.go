@@ -52,8 +52,9 @@ var layers = map[string]string{
 
 	"internal/app": "application",
 
-	"internal/app/transit": "capability",
-	"internal/app/kit":     "usecase-kernel",
+	"internal/app/transit":   "capability",
+	"internal/app/testclock": "capability",
+	"internal/app/kit":       "usecase-kernel",
 
 	"internal/account":      "domain",
 	"internal/catalog":      "domain",

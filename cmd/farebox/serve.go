@@ -16,10 +16,12 @@ import (
 	"time"
 
 	"github.com/farebox/farebox/internal/app"
+	"github.com/farebox/farebox/internal/app/testclock"
 	"github.com/farebox/farebox/internal/app/transit"
 	"github.com/farebox/farebox/internal/clock"
 	"github.com/farebox/farebox/internal/config"
 	"github.com/farebox/farebox/internal/httpapi"
+	"github.com/farebox/farebox/internal/ident"
 	"github.com/farebox/farebox/internal/invoicedoc/pdf"
 	"github.com/farebox/farebox/internal/jobs"
 	"github.com/farebox/farebox/internal/store"
@@ -202,7 +204,8 @@ func serve(ctx context.Context, args []string, getenv func(string) string, stdou
 	} else {
 		log.Warn("usage ledger disabled: requests are not recorded for billing")
 	}
-	deps := httpapi.Deps{App: a, Feeds: feeds, Log: log, Ledger: ledger, Metrics: metrics,
+	deps := httpapi.Deps{App: a, Feeds: feeds, TestClocks: testclock.New(store.NewView[testclock.Queries](st), clock.System{}, ident.Prefix(cfg.IDPrefix), a.Jobs.Notify),
+		Log: log, Ledger: ledger, Metrics: metrics,
 		MaxBodyBytes: cfg.MaxBodyBytes, RequestTimeout: cfg.RequestTimeout,
 		RateLimits: &httpapi.RateLimits{Rate: cfg.RateLimit, Burst: cfg.RateBurst}, MetricsElsewhere: cfg.MetricsAddr != "",
 		Keyless: &httpapi.KeylessLimits{

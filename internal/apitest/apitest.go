@@ -21,6 +21,7 @@ import (
 	"github.com/farebox/farebox/api"
 	"github.com/farebox/farebox/internal/account"
 	"github.com/farebox/farebox/internal/app"
+	"github.com/farebox/farebox/internal/app/testclock"
 	"github.com/farebox/farebox/internal/app/transit"
 	"github.com/farebox/farebox/internal/clock"
 	"github.com/farebox/farebox/internal/config"
@@ -88,7 +89,8 @@ func NewOnStore(t testing.TB, s *store.Store, o Options) *Env {
 	a := app.New(app.Options{Store: s, Clock: clk, IDPrefix: "farebox", AuthCacheTTL: 0,
 		Invoicing: app.InvoicingOptions{Seller: defaults.Seller, BaseURL: "http://" + ts.Listener.Addr().String(),
 			PaymentDays: defaults.PaymentDays}, Webhooks: o.Webhooks})
-	d := httpapi.Deps{App: a, Feeds: transit.NewFeeds(store.NewView[transit.Queries](s), clk, "farebox"), MaxBodyBytes: 64 << 10}
+	d := httpapi.Deps{App: a, Feeds: transit.NewFeeds(store.NewView[transit.Queries](s), clk, "farebox"),
+		TestClocks: testclock.New(store.NewView[testclock.Queries](s), clk, "farebox", a.Jobs.Notify), MaxBodyBytes: 64 << 10}
 	e := &Env{T: t, Store: s, App: a, Feeds: d.Feeds, Clock: clk, client: &http.Client{
 		Timeout:       30 * time.Second,
 		CheckRedirect: func(*http.Request, []*http.Request) error { return http.ErrUseLastResponse },

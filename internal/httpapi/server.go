@@ -18,6 +18,7 @@ import (
 	"unicode/utf8"
 
 	"github.com/farebox/farebox/internal/app"
+	"github.com/farebox/farebox/internal/app/testclock"
 	"github.com/farebox/farebox/internal/app/transit"
 	"github.com/farebox/farebox/internal/apperr"
 	"github.com/farebox/farebox/internal/web"
@@ -49,6 +50,9 @@ type Deps struct {
 	// passes and keys answer 503.
 	Wallets *app.Wallets
 
+	// TestClocks are the test clocks of the test environments
+	// (docs/test-clocks.md).
+	TestClocks *testclock.Service
 	// Feeds are the stored GTFS feeds (the operator console lists them).
 	Feeds *transit.Feeds
 	// Transit serves departures, stations, trips and attributions (nil: 503).
