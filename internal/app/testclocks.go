@@ -24,8 +24,8 @@ import (
 // up to the new time through the job queue (JobTestClockAdvance).
 
 // JobTestClockAdvance is the job kind that runs a clock's time-driven work
-// after an advance (ticketing.TestClockAdvanceJob; advanceJob handles it).
-const JobTestClockAdvance = ticketing.TestClockAdvanceJob
+// after an advance (ticketing.JobTestClockAdvance; advanceJob handles it).
+const JobTestClockAdvance = ticketing.JobTestClockAdvance
 
 // timeOf is the current time of an object bound to clockID: the service
 // clock's for nil, the test clock's frozen time otherwise (read through q,

@@ -253,13 +253,13 @@ type TestClock struct {
 	CreatedAt   time.Time
 }
 
-// TestClockAdvanceJob is the job kind that runs a clock's time-driven
+// JobTestClockAdvance is the job kind that runs a clock's time-driven
 // work after an advance; its payload is AdvancePayload's. The test clock
 // use cases enqueue it, the time-driven work of the other capabilities
 // handles it.
-const TestClockAdvanceJob = "test_clock.advance"
+const JobTestClockAdvance = "test_clock.advance"
 
-// AdvancePayload is the TestClockAdvanceJob payload: the clock's id and
+// AdvancePayload is the JobTestClockAdvance payload: the clock's id and
 // the time it was advanced from (the start of the advance's span).
 func AdvancePayload(id string, from time.Time) string {
 	return id + " " + from.UTC().Format(time.RFC3339Nano)

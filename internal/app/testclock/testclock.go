@@ -2,7 +2,7 @@
 // creating, reading, listing, advancing and deleting the clocks of an
 // account's test environment. What an advance sets off (subscriptions
 // ending, passes moving to a new cycle) is the work of the capabilities
-// owning those objects: an advance enqueues ticketing.TestClockAdvanceJob
+// owning those objects: an advance enqueues ticketing.JobTestClockAdvance
 // and internal/app handles it. It reaches the database only through
 // Queries.
 package testclock
@@ -186,7 +186,7 @@ func (s *Service) Advance(ctx context.Context, p account.Principal, id, to strin
 		if err := q.SetTestClock(ctx, id, t, c.Status); err != nil {
 			return err
 		}
-		return q.EnqueueJob(ctx, jobs.NewJob{Kind: ticketing.TestClockAdvanceJob, Payload: ticketing.AdvancePayload(id, from)}, s.clock.Now())
+		return q.EnqueueJob(ctx, jobs.NewJob{Kind: ticketing.JobTestClockAdvance, Payload: ticketing.AdvancePayload(id, from)}, s.clock.Now())
 	})
 	if err == nil {
 		s.notify()

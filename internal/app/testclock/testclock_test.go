@@ -69,7 +69,7 @@ func TestClockUseCases(t *testing.T) {
 		if err != nil || a.Status != ticketing.TestClockAdvancing || woken != 1 {
 			t.Fatalf("Advance = %+v, %v (woken %d)", a, err, woken)
 		}
-		js, err := s.Read().Jobs(ctx, ticketing.TestClockAdvanceJob)
+		js, err := s.Read().Jobs(ctx, ticketing.JobTestClockAdvance)
 		if err != nil || len(js) != 1 {
 			t.Fatalf("jobs = %+v, %v", js, err)
 		}
