@@ -54,6 +54,7 @@ var layers = map[string]string{
 
 	"internal/app/transit":   "capability",
 	"internal/app/testclock": "capability",
+	"internal/app/accounts":  "capability",
 	"internal/app/kit":       "usecase-kernel",
 
 	"internal/account":      "domain",
@@ -165,7 +166,7 @@ func TestLayersCatchViolations(t *testing.T) {
 		"internal/money":       {"database/sql"},
 		"internal/invoicing":   {"internal/store"},
 		"internal/app":         {"internal/httpapi", "internal/app/transit"},
-		"internal/app/transit": {"internal/app"},
+		"internal/app/transit": {"internal/app", "internal/app/testclock"},
 		"internal/newthing":    {},
 	}
 	got := strings.Join(checkLayers(graph), "\n")
@@ -180,6 +181,7 @@ func TestLayersCatchViolations(t *testing.T) {
 		"internal/app (application) imports internal/httpapi (transport)",
 		"internal/app (application) imports internal/app/transit (capability)",
 		"internal/app/transit (capability) imports internal/app (application)",
+		"internal/app/transit (capability) imports internal/app/testclock (capability)",
 		"internal/newthing has no layer",
 	} {
 		if !strings.Contains(got, want) {

@@ -11,6 +11,7 @@ import (
 
 	"github.com/farebox/farebox/internal/account"
 	"github.com/farebox/farebox/internal/app"
+	accountsapp "github.com/farebox/farebox/internal/app/accounts"
 	"github.com/farebox/farebox/internal/clock"
 	"github.com/farebox/farebox/internal/store"
 )
@@ -71,22 +72,23 @@ func accounts(ctx context.Context, args []string, getenv func(string) string, st
 		return err
 	}
 	defer s.Close()
+	keys := accountsOn(s, db.prefix)
 	switch args[0] {
 	case "create":
 		env := account.Live
 		if *test {
 			env = account.Test
 		}
-		var k app.CreatedKey
+		var k accountsapp.CreatedKey
 		switch {
 		case *accountID != "":
-			k, err = a.CreateKey(ctx, *accountID, env)
+			k, err = keys.CreateKey(ctx, *accountID, env)
 		case *name != "" && *test:
 			// The test key of a partner created with --name: the account
 			// of that name gets it, rather than a second account.
-			k, err = testKeyByName(ctx, a, s, *name)
+			k, err = testKeyByName(ctx, keys, s, *name)
 		case *name != "":
-			k, err = a.CreateAccount(ctx, *name, env)
+			k, err = keys.CreateAccount(ctx, *name, env)
 		default:
 			return fmt.Errorf("accounts create needs --name NAME (or --account ID)")
 		}
@@ -191,7 +193,7 @@ func accounts(ctx context.Context, args []string, getenv func(string) string, st
 		if len(pos) != 1 {
 			return fmt.Errorf("accounts revoke needs exactly one KEY_PREFIX")
 		}
-		return revokeKeys(ctx, a, pos[0], *accountID, *yes, stdout)
+		return revokeKeys(ctx, keys, pos[0], *accountID, *yes, stdout)
 	}
 	fmt.Fprintln(stderr, accountsHelp)
 	return errUsage
@@ -203,7 +205,7 @@ func accounts(ctx context.Context, args []string, getenv func(string) string, st
 // --account (the keys of that account only: the operator named both the
 // account and the key) or with --yes. A prefix naming keys of more than one
 // account revokes nothing, --yes or not.
-func revokeKeys(ctx context.Context, a *app.App, prefix, accountID string, yes bool, stdout io.Writer) error {
+func revokeKeys(ctx context.Context, a *accountsapp.Service, prefix, accountID string, yes bool, stdout io.Writer) error {
 	keys, err := a.KeysWithPrefix(ctx, prefix, accountID)
 	if err != nil {
 		return err
@@ -266,10 +268,10 @@ func usageCmd(ctx context.Context, args []string, getenv func(string) string, st
 // testKeyByName gives the one account named name a test key, or creates
 // the account with a test key when none has that name; several accounts of
 // that name are ambiguous (--account ID says which).
-func testKeyByName(ctx context.Context, a *app.App, s *store.Store, name string) (app.CreatedKey, error) {
+func testKeyByName(ctx context.Context, a *accountsapp.Service, s *store.Store, name string) (accountsapp.CreatedKey, error) {
 	accs, err := s.Read().Accounts(ctx)
 	if err != nil {
-		return app.CreatedKey{}, err
+		return accountsapp.CreatedKey{}, err
 	}
 	var ids []string
 	for _, ac := range accs {
@@ -283,6 +285,6 @@ func testKeyByName(ctx context.Context, a *app.App, s *store.Store, name string)
 	case 1:
 		return a.CreateKey(ctx, ids[0], account.Test)
 	default:
-		return app.CreatedKey{}, fmt.Errorf("%d accounts are named %q (%s): say which with --account ID --test", len(ids), name, strings.Join(ids, ", "))
+		return accountsapp.CreatedKey{}, fmt.Errorf("%d accounts are named %q (%s): say which with --account ID --test", len(ids), name, strings.Join(ids, ", "))
 	}
 }

@@ -9,6 +9,7 @@ import (
 	"strings"
 
 	"github.com/farebox/farebox/internal/app"
+	accountsapp "github.com/farebox/farebox/internal/app/accounts"
 	"github.com/farebox/farebox/internal/app/transit"
 	"github.com/farebox/farebox/internal/clock"
 	"github.com/farebox/farebox/internal/ident"
@@ -167,6 +168,12 @@ func (d *dbFlags) openApp(ctx context.Context) (*app.App, *store.Store, error) {
 // the command wires package transit to the store).
 func feedsOn(s *store.Store, c clock.Clock, prefix string) *transit.Feeds {
 	return transit.NewFeeds(store.NewView[transit.Queries](s), c, ident.Prefix(prefix))
+}
+
+// accountsOn is the accounts and keys capability on s, for the commands
+// (no key cache: a command resolves no keys).
+func accountsOn(s *store.Store, prefix string) *accountsapp.Service {
+	return accountsapp.New(store.NewView[accountsapp.Queries](s), clock.System{}, ident.Prefix(prefix), 0)
 }
 
 // parseAndOpen parses a subcommand's flags (see parseFlags) and opens its

@@ -16,6 +16,7 @@ import (
 	"time"
 
 	"github.com/farebox/farebox/internal/app"
+	accountsapp "github.com/farebox/farebox/internal/app/accounts"
 	"github.com/farebox/farebox/internal/app/testclock"
 	"github.com/farebox/farebox/internal/app/transit"
 	"github.com/farebox/farebox/internal/clock"
@@ -54,7 +55,7 @@ func serve(ctx context.Context, args []string, getenv func(string) string, stdou
 
 	observeJob := func(string, error, time.Duration) {}
 	pdf.SetFontDir(cfg.FontDir)
-	a := app.New(app.Options{Store: st, Clock: clock.System{}, IDPrefix: cfg.IDPrefix, Location: loc, AuthCacheTTL: cfg.AuthCacheTTL,
+	a := app.New(app.Options{Store: st, Clock: clock.System{}, IDPrefix: cfg.IDPrefix, Location: loc,
 		Retention: cfg.Retention,
 		Invoicing: app.InvoicingOptions{Seller: cfg.Seller, BaseURL: cfg.BaseURL(), PaymentDays: cfg.PaymentDays,
 			Jobs: jobs.Options{Log: log, Lease: cfg.JobLease, Observe: func(kind string, err error, d time.Duration) { observeJob(kind, err, d) }}},
@@ -204,8 +205,10 @@ func serve(ctx context.Context, args []string, getenv func(string) string, stdou
 	} else {
 		log.Warn("usage ledger disabled: requests are not recorded for billing")
 	}
-	deps := httpapi.Deps{App: a, Feeds: feeds, TestClocks: testclock.New(store.NewView[testclock.Queries](st), clock.System{}, ident.Prefix(cfg.IDPrefix), a.Jobs.Notify),
-		Log: log, Ledger: ledger, Metrics: metrics,
+	deps := httpapi.Deps{App: a, Feeds: feeds,
+		Accounts:   accountsapp.New(store.NewView[accountsapp.Queries](st), clock.System{}, ident.Prefix(cfg.IDPrefix), cfg.AuthCacheTTL),
+		TestClocks: testclock.New(store.NewView[testclock.Queries](st), clock.System{}, ident.Prefix(cfg.IDPrefix), a.Jobs.Notify),
+		Log:        log, Ledger: ledger, Metrics: metrics,
 		MaxBodyBytes: cfg.MaxBodyBytes, RequestTimeout: cfg.RequestTimeout,
 		RateLimits: &httpapi.RateLimits{Rate: cfg.RateLimit, Burst: cfg.RateBurst}, MetricsElsewhere: cfg.MetricsAddr != "",
 		Keyless: &httpapi.KeylessLimits{

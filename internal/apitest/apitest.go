@@ -21,6 +21,7 @@ import (
 	"github.com/farebox/farebox/api"
 	"github.com/farebox/farebox/internal/account"
 	"github.com/farebox/farebox/internal/app"
+	"github.com/farebox/farebox/internal/app/accounts"
 	"github.com/farebox/farebox/internal/app/testclock"
 	"github.com/farebox/farebox/internal/app/transit"
 	"github.com/farebox/farebox/internal/clock"
@@ -37,14 +38,16 @@ import (
 
 // Env is one running server with its database and clock.
 type Env struct {
-	T      testing.TB
-	URL    string
-	Store  *store.Store
-	App    *app.App
-	Feeds  *transit.Feeds // the stored GTFS feeds (package transit)
-	Clock  *clock.Fixed
-	Server *httpapi.Server
-	Ledger *usage.Ledger
+	T     testing.TB
+	URL   string
+	Store *store.Store
+	App   *app.App
+	Feeds *transit.Feeds // the stored GTFS feeds (package transit)
+	// Accounts creates accounts and keys (package accounts).
+	Accounts *accounts.Service
+	Clock    *clock.Fixed
+	Server   *httpapi.Server
+	Ledger   *usage.Ledger
 	// LiveKey and TestKey belong to one account (AccountID) in each environment.
 	AccountID string
 	LiveKey   string
@@ -86,12 +89,13 @@ func NewOnStore(t testing.TB, s *store.Store, o Options) *Env {
 	clk := clock.NewFixed(o.Now)
 	ts := httptest.NewUnstartedServer(nil)
 	defaults := config.Defaults()
-	a := app.New(app.Options{Store: s, Clock: clk, IDPrefix: "farebox", AuthCacheTTL: 0,
+	a := app.New(app.Options{Store: s, Clock: clk, IDPrefix: "farebox",
 		Invoicing: app.InvoicingOptions{Seller: defaults.Seller, BaseURL: "http://" + ts.Listener.Addr().String(),
 			PaymentDays: defaults.PaymentDays}, Webhooks: o.Webhooks})
-	d := httpapi.Deps{App: a, Feeds: transit.NewFeeds(store.NewView[transit.Queries](s), clk, "farebox"),
+	keys := accounts.New(store.NewView[accounts.Queries](s), clk, "farebox", 0)
+	d := httpapi.Deps{App: a, Accounts: keys, Feeds: transit.NewFeeds(store.NewView[transit.Queries](s), clk, "farebox"),
 		TestClocks: testclock.New(store.NewView[testclock.Queries](s), clk, "farebox", a.Jobs.Notify), MaxBodyBytes: 64 << 10}
-	e := &Env{T: t, Store: s, App: a, Feeds: d.Feeds, Clock: clk, client: &http.Client{
+	e := &Env{T: t, Store: s, App: a, Feeds: d.Feeds, Accounts: keys, Clock: clk, client: &http.Client{
 		Timeout:       30 * time.Second,
 		CheckRedirect: func(*http.Request, []*http.Request) error { return http.ErrUseLastResponse },
 	}}
@@ -123,12 +127,12 @@ func NewOnStore(t testing.TB, s *store.Store, o Options) *Env {
 	})
 	e.URL = ts.URL
 	ctx := context.Background()
-	k, err := a.CreateAccount(ctx, "Partner GmbH", account.Live)
+	k, err := keys.CreateAccount(ctx, "Partner GmbH", account.Live)
 	if err != nil {
 		t.Fatalf("apitest: create account: %v", err)
 	}
 	e.AccountID, e.LiveKey = k.AccountID, k.Secret
-	tk, err := a.CreateKey(ctx, k.AccountID, account.Test)
+	tk, err := keys.CreateKey(ctx, k.AccountID, account.Test)
 	if err != nil {
 		t.Fatalf("apitest: create test key: %v", err)
 	}
@@ -167,7 +171,7 @@ func FuzzEngine(f *testing.F) store.Engine {
 // NewAccount creates another account and returns its id and key.
 func (e *Env) NewAccount(name string, env account.Environment) (string, string) {
 	e.T.Helper()
-	k, err := e.App.CreateAccount(context.Background(), name, env)
+	k, err := e.Accounts.CreateAccount(context.Background(), name, env)
 	if err != nil {
 		e.T.Fatalf("apitest: create account: %v", err)
 	}

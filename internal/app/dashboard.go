@@ -215,47 +215,6 @@ func (a *App) DashboardSignIn(ctx context.Context, email, password string) (stri
 	return id, a.store.Write(ctx, func(q store.Q) error { return q.InsertWebSession(ctx, s) })
 }
 
-// touchEvery is how often an instance writes a key's last use.
-const touchEvery = time.Minute
-
-// touchKey records that key id was used now, at most once a minute per
-// key on this instance. The time is informational (the key page's "last
-// used"): a failed write does not refuse the request it belongs to.
-func (a *App) touchKey(ctx context.Context, id string) {
-	now := a.clock.Now()
-	a.keyUsedMu.Lock()
-	last, ok := a.keyUsed[id]
-	fresh := ok && now.Sub(last) < touchEvery && !now.Before(last)
-	if !fresh {
-		if a.keyUsed == nil || len(a.keyUsed) > 100_000 {
-			a.keyUsed = map[string]time.Time{}
-		}
-		a.keyUsed[id] = now
-	}
-	a.keyUsedMu.Unlock()
-	if fresh {
-		return
-	}
-	_ = a.store.Write(ctx, func(q store.Q) error { return q.TouchKey(ctx, id, now.Truncate(touchEvery)) })
-}
-
-// DashboardKeys lists the account's keys of env, newest first.
-func (a *App) DashboardKeys(ctx context.Context, accountID string, env account.Environment) ([]account.Key, error) {
-	return a.store.Read().KeysOfEnvironment(ctx, accountID, env)
-}
-
-// RevokeDashboardKey revokes the key id of the account in env (NotFound
-// for a key of another account or environment).
-func (a *App) RevokeDashboardKey(ctx context.Context, accountID string, env account.Environment, id string) error {
-	err := a.store.Write(ctx, func(q store.Q) error { return q.RevokeAccountKey(ctx, accountID, env, id, a.clock.Now()) })
-	if err == nil {
-		a.authMu.Lock()
-		a.auth = map[account.KeyDigest]authEntry{}
-		a.authMu.Unlock()
-	}
-	return err
-}
-
 // UsageGroup is one endpoint group's requests on one day.
 type UsageGroup struct {
 	Group              string

@@ -9,6 +9,7 @@ import (
 
 	"github.com/farebox/farebox/internal/account"
 	"github.com/farebox/farebox/internal/app"
+	"github.com/farebox/farebox/internal/app/accounts"
 	"github.com/farebox/farebox/internal/apperr"
 	"github.com/farebox/farebox/internal/catalog"
 	"github.com/farebox/farebox/internal/clock"
@@ -27,6 +28,7 @@ var start = time.Date(2026, 6, 15, 10, 0, 0, 0, time.UTC)
 type testBundle struct {
 	ctx   context.Context
 	app   *app.App
+	keys  *accounts.Service
 	clock *clock.Fixed
 	store *store.Store
 	live  account.Principal
@@ -44,16 +46,17 @@ func setup(t testing.TB, engine store.Engine) *testBundle {
 	d := config.Defaults()
 	a := app.New(app.Options{Store: s, Clock: clk, IDPrefix: "farebox",
 		Invoicing: app.InvoicingOptions{Seller: d.Seller, BaseURL: "http://farebox.test", PaymentDays: d.PaymentDays}})
-	b := &testBundle{ctx: context.Background(), app: a, clock: clk, store: s}
+	b := &testBundle{ctx: context.Background(), app: a, clock: clk, store: s,
+		keys: accounts.New(store.NewView[accounts.Queries](s), clk, "farebox", 0)}
 	if err := a.LoadCatalog(b.ctx); err != nil {
 		t.Fatalf("load catalog: %v", err)
 	}
 	b.live, b.liveKey = b.newAccount(t, "Partner GmbH", account.Live)
-	tk, err := a.CreateKey(b.ctx, b.live.AccountID, account.Test)
+	tk, err := b.keys.CreateKey(b.ctx, b.live.AccountID, account.Test)
 	if err != nil {
 		t.Fatal(err)
 	}
-	if b.test, err = a.Authenticate(b.ctx, tk.Secret); err != nil {
+	if b.test, err = b.keys.Authenticate(b.ctx, tk.Secret); err != nil {
 		t.Fatal(err)
 	}
 	return b
@@ -74,11 +77,11 @@ func eachEngine(t *testing.T, fn func(t *testing.T, b *testBundle)) {
 // newAccount creates an account with one key in env and returns its principal and key.
 func (b *testBundle) newAccount(t testing.TB, name string, env account.Environment) (account.Principal, string) {
 	t.Helper()
-	k, err := b.app.CreateAccount(b.ctx, name, env)
+	k, err := b.keys.CreateAccount(b.ctx, name, env)
 	if err != nil {
 		t.Fatal(err)
 	}
-	p, err := b.app.Authenticate(b.ctx, k.Secret)
+	p, err := b.keys.Authenticate(b.ctx, k.Secret)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -237,17 +240,17 @@ func deref[T any](p *T) T {
 // not a second longer.
 func TestAuthCacheFollowsClock(t *testing.T) {
 	eachEngine(t, func(t *testing.T, b *testBundle) {
-		cached := app.New(app.Options{Store: b.store, Clock: b.clock, AuthCacheTTL: time.Minute})
+		cached := accounts.New(store.NewView[accounts.Queries](b.store), b.clock, "farebox", time.Minute)
 		p, err := cached.Authenticate(b.ctx, b.liveKey)
 		if err != nil || p != b.live {
 			t.Fatalf("authenticate: %+v %v", p, err)
 		}
 		// Another instance (b.app) revokes the key; this one has it cached.
 		prefix := b.liveKey[:len("fbx_live_")+8]
-		if n, err := b.app.RevokeKeys(b.ctx, prefix); err != nil || n != 1 {
+		if n, err := b.keys.RevokeKeys(b.ctx, prefix); err != nil || n != 1 {
 			t.Fatalf("revoke %s: %d %v", prefix, n, err)
 		}
-		_, err = b.app.Authenticate(b.ctx, b.liveKey)
+		_, err = b.keys.Authenticate(b.ctx, b.liveKey)
 		wantErr(t, err, apperr.Unauthenticated, "invalid_api_key")
 		b.clock.Advance(time.Minute - time.Nanosecond)
 		if p, err := cached.Authenticate(b.ctx, b.liveKey); err != nil || p != b.live {
@@ -265,15 +268,15 @@ func TestAuthCacheFollowsClock(t *testing.T) {
 // key prefix must name the environment.
 func TestAccountsAndKeys(t *testing.T) {
 	eachEngine(t, func(t *testing.T, b *testBundle) {
-		_, err := b.app.CreateAccount(b.ctx, "", account.Live)
+		_, err := b.keys.CreateAccount(b.ctx, "", account.Live)
 		wantErr(t, err, apperr.Invalid, "name_required")
-		_, err = b.app.CreateKey(b.ctx, "farebox-account-nope", account.Live)
+		_, err = b.keys.CreateKey(b.ctx, "farebox-account-nope", account.Live)
 		wantErr(t, err, apperr.NotFound, "account_not_found")
 		for _, prefix := range []string{"", "fbx_", "fbx_live_", "abc", "fbx_live_u", "fbx_test_zzzzzzz"} {
-			_, err = b.app.RevokeKeys(b.ctx, prefix)
+			_, err = b.keys.RevokeKeys(b.ctx, prefix)
 			wantErr(t, err, apperr.Invalid, "invalid_key_prefix")
 		}
-		_, err = b.app.RevokeKeys(b.ctx, "fbx_test_zzzzzzzz")
+		_, err = b.keys.RevokeKeys(b.ctx, "fbx_test_zzzzzzzz")
 		wantErr(t, err, apperr.NotFound, "key_not_found")
 		if b.test.AccountID != b.live.AccountID || b.test.Environment != account.Test || b.test.KeyID == b.live.KeyID {
 			t.Errorf("test principal %+v, live %+v", b.test, b.live)

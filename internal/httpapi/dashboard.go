@@ -498,7 +498,7 @@ func (s *Server) dashCustomers(w http.ResponseWriter, r *http.Request) error {
 // keysPage shows the account's keys of the page's environment.
 func (s *Server) keysPage(w http.ResponseWriter, r *http.Request, status int, p web.Page) error {
 	pr := dashPrincipal(r)
-	keys, err := s.app.DashboardKeys(r.Context(), pr.AccountID, pr.Environment)
+	keys, err := s.Accounts.DashboardKeys(r.Context(), pr.AccountID, pr.Environment)
 	if err != nil {
 		return err
 	}
@@ -514,7 +514,7 @@ func (s *Server) dashKeys(w http.ResponseWriter, r *http.Request) error {
 // key page after the redirect.
 func (s *Server) dashCreateKey(w http.ResponseWriter, r *http.Request) error {
 	pr := dashPrincipal(r)
-	k, err := s.app.CreateKey(r.Context(), pr.AccountID, pr.Environment)
+	k, err := s.Accounts.CreateKey(r.Context(), pr.AccountID, pr.Environment)
 	if err != nil {
 		return err
 	}
@@ -523,7 +523,7 @@ func (s *Server) dashCreateKey(w http.ResponseWriter, r *http.Request) error {
 
 func (s *Server) dashRevokeKey(w http.ResponseWriter, r *http.Request) error {
 	pr := dashPrincipal(r)
-	if err := s.app.RevokeDashboardKey(r.Context(), pr.AccountID, pr.Environment, r.PathValue("key_id")); err != nil {
+	if err := s.Accounts.RevokeDashboardKey(r.Context(), pr.AccountID, pr.Environment, r.PathValue("key_id")); err != nil {
 		return err
 	}
 	return s.keysPage(w, r, http.StatusOK, web.Page{Notice: web.T(lang(r), "admin.key.done", 1)})

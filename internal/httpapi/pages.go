@@ -404,7 +404,7 @@ func (s *Server) adminCreateKey(w http.ResponseWriter, r *http.Request) error {
 	if err != nil {
 		return s.adminResult(w, r, err, "")
 	}
-	k, err := s.app.CreateKey(r.Context(), r.PathValue("account_id"), env)
+	k, err := s.Accounts.CreateKey(r.Context(), r.PathValue("account_id"), env)
 	if err != nil {
 		return s.adminResult(w, r, err, "")
 	}
@@ -413,7 +413,7 @@ func (s *Server) adminCreateKey(w http.ResponseWriter, r *http.Request) error {
 
 func (s *Server) adminRevokeKey(w http.ResponseWriter, r *http.Request) error {
 	// The form names the key's account too: a prefix never reaches past it.
-	n, err := s.app.RevokeKeysOf(r.Context(), r.PostForm.Get("prefix"), r.PostForm.Get("account_id"))
+	n, err := s.Accounts.RevokeKeysOf(r.Context(), r.PostForm.Get("prefix"), r.PostForm.Get("account_id"))
 	return s.adminResult(w, r, err, web.T(web.Language(r.Header.Get("Accept-Language")), "admin.key.done", n))
 }
 

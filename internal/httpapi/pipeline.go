@@ -94,7 +94,7 @@ func (s *Server) authenticate(mode authMode, r *http.Request) error {
 			return apperr.E(op, apperr.Unauthenticated, CodeAPIKeyMissing, "the request must contain the header Authorization: Bearer <API key>")
 		}
 	}
-	p, err := s.app.Authenticate(r.Context(), key)
+	p, err := s.Accounts.Authenticate(r.Context(), key)
 	if err != nil {
 		return err
 	}

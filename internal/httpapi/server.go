@@ -18,6 +18,7 @@ import (
 	"unicode/utf8"
 
 	"github.com/farebox/farebox/internal/app"
+	"github.com/farebox/farebox/internal/app/accounts"
 	"github.com/farebox/farebox/internal/app/testclock"
 	"github.com/farebox/farebox/internal/app/transit"
 	"github.com/farebox/farebox/internal/apperr"
@@ -50,6 +51,8 @@ type Deps struct {
 	// passes and keys answer 503.
 	Wallets *app.Wallets
 
+	// Accounts resolves API keys and manages accounts and keys.
+	Accounts *accounts.Service
 	// TestClocks are the test clocks of the test environments
 	// (docs/test-clocks.md).
 	TestClocks *testclock.Service
