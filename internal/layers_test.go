@@ -55,6 +55,7 @@ var layers = map[string]string{
 	"internal/app/transit":   "capability",
 	"internal/app/testclock": "capability",
 	"internal/app/accounts":  "capability",
+	"internal/app/webusers":  "capability",
 	"internal/app/kit":       "usecase-kernel",
 
 	"internal/account":      "domain",

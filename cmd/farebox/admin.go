@@ -12,6 +12,7 @@ import (
 	"github.com/farebox/farebox/internal/account"
 	"github.com/farebox/farebox/internal/app"
 	accountsapp "github.com/farebox/farebox/internal/app/accounts"
+	"github.com/farebox/farebox/internal/app/webusers"
 	"github.com/farebox/farebox/internal/clock"
 	"github.com/farebox/farebox/internal/store"
 )
@@ -170,7 +171,7 @@ func accounts(ctx context.Context, args []string, getenv func(string) string, st
 		if *accountID == "" || *email == "" {
 			return fmt.Errorf("accounts invite needs --account ID and --email ADDRESS")
 		}
-		token, err := a.InviteDashboardUser(ctx, *accountID, *email)
+		token, err := webusersOn(s, clock.System{}, db.prefix).InviteDashboardUser(ctx, *accountID, *email)
 		if err != nil {
 			return err
 		}
@@ -178,13 +179,13 @@ func accounts(ctx context.Context, args []string, getenv func(string) string, st
 		if b == "" {
 			b = "http://127.0.0.1:8080"
 		}
-		fmt.Fprintf(stdout, "%s%s%s\n(good once, for %s; send it to %s only)\n", b, app.DashboardPath, token, app.InviteTTL, *email)
+		fmt.Fprintf(stdout, "%s%s%s\n(good once, for %s; send it to %s only)\n", b, webusers.DashboardPath, token, webusers.InviteTTL, *email)
 		return nil
 	case "remove-user":
 		if *accountID == "" || *email == "" {
 			return fmt.Errorf("accounts remove-user needs --account ID and --email ADDRESS")
 		}
-		if err := a.RemoveDashboardUser(ctx, *accountID, *email); err != nil {
+		if err := webusersOn(s, clock.System{}, db.prefix).RemoveDashboardUser(ctx, *accountID, *email); err != nil {
 			return err
 		}
 		fmt.Fprintf(stdout, "removed dashboard user %s of account %s; their sessions have ended\n", strings.ToLower(strings.TrimSpace(*email)), *accountID)

@@ -11,6 +11,7 @@ import (
 	"github.com/farebox/farebox/internal/app"
 	accountsapp "github.com/farebox/farebox/internal/app/accounts"
 	"github.com/farebox/farebox/internal/app/transit"
+	"github.com/farebox/farebox/internal/app/webusers"
 	"github.com/farebox/farebox/internal/clock"
 	"github.com/farebox/farebox/internal/ident"
 	"github.com/farebox/farebox/internal/store"
@@ -174,6 +175,11 @@ func feedsOn(s *store.Store, c clock.Clock, prefix string) *transit.Feeds {
 // (no key cache: a command resolves no keys).
 func accountsOn(s *store.Store, prefix string) *accountsapp.Service {
 	return accountsapp.New(store.NewView[accountsapp.Queries](s), clock.System{}, ident.Prefix(prefix), 0)
+}
+
+// webusersOn is the web users and sessions capability on s.
+func webusersOn(s *store.Store, c clock.Clock, prefix string) *webusers.Service {
+	return webusers.New(store.NewView[webusers.Queries](s), c, ident.Prefix(prefix))
 }
 
 // parseAndOpen parses a subcommand's flags (see parseFlags) and opens its

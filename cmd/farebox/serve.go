@@ -19,6 +19,7 @@ import (
 	accountsapp "github.com/farebox/farebox/internal/app/accounts"
 	"github.com/farebox/farebox/internal/app/testclock"
 	"github.com/farebox/farebox/internal/app/transit"
+	"github.com/farebox/farebox/internal/app/webusers"
 	"github.com/farebox/farebox/internal/clock"
 	"github.com/farebox/farebox/internal/config"
 	"github.com/farebox/farebox/internal/httpapi"
@@ -205,7 +206,7 @@ func serve(ctx context.Context, args []string, getenv func(string) string, stdou
 	} else {
 		log.Warn("usage ledger disabled: requests are not recorded for billing")
 	}
-	deps := httpapi.Deps{App: a, Feeds: feeds,
+	deps := httpapi.Deps{App: a, Feeds: feeds, WebUsers: webusersOn(st, clock.System{}, cfg.IDPrefix),
 		Accounts:   accountsapp.New(store.NewView[accountsapp.Queries](st), clock.System{}, ident.Prefix(cfg.IDPrefix), cfg.AuthCacheTTL),
 		TestClocks: testclock.New(store.NewView[testclock.Queries](st), clock.System{}, ident.Prefix(cfg.IDPrefix), a.Jobs.Notify),
 		Log:        log, Ledger: ledger, Metrics: metrics,
@@ -225,7 +226,7 @@ func serve(ctx context.Context, args []string, getenv func(string) string, stdou
 		if err != nil {
 			return fmt.Errorf("--admin-password-file: %w", err)
 		}
-		if deps.Operator, err = app.ParseOperatorCredentials(string(b)); err != nil {
+		if deps.Operator, err = webusers.ParseOperatorCredentials(string(b)); err != nil {
 			return fmt.Errorf("--admin-password-file %s: %w", cfg.AdminPasswordFile, err)
 		}
 	}

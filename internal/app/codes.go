@@ -6,10 +6,6 @@ const (
 	CodeEventNotFound                 = "event_not_found"
 	CodeTooManyWebhookEndpoints       = "too_many_webhook_endpoints"
 	CodeWebhookEndpointDisabled       = "webhook_endpoint_disabled"
-	CodeInvalidEmail                  = "invalid_email"
-	CodePasswordTooShort              = "password_too_short"
-	CodePasswordTooLong               = "password_too_long"
-	CodePasswordMismatch              = "password_mismatch"
 	CodeAlreadyErased                 = "already_erased"
 	CodeAlreadyCancelled              = "already_cancelled"
 	CodeAlreadyInvoiced               = "already_invoiced"
@@ -62,8 +58,6 @@ const (
 	CodeInvalidStart                  = "invalid_activation_start"
 	CodeInvalidOption                 = "invalid_identification_option"
 	CodeNothingToRenew                = "nothing_to_renew"
-	CodeSignInFailed                  = "sign_in_failed"
-	CodeConsoleNotConfigured          = "console_not_configured"
 	CodeInvalidEnvironment            = "invalid_environment"
 )
 

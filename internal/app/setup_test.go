@@ -10,6 +10,7 @@ import (
 	"github.com/farebox/farebox/internal/account"
 	"github.com/farebox/farebox/internal/app"
 	"github.com/farebox/farebox/internal/app/accounts"
+	"github.com/farebox/farebox/internal/app/webusers"
 	"github.com/farebox/farebox/internal/apperr"
 	"github.com/farebox/farebox/internal/catalog"
 	"github.com/farebox/farebox/internal/clock"
@@ -29,6 +30,7 @@ type testBundle struct {
 	ctx   context.Context
 	app   *app.App
 	keys  *accounts.Service
+	users *webusers.Service
 	clock *clock.Fixed
 	store *store.Store
 	live  account.Principal
@@ -47,7 +49,8 @@ func setup(t testing.TB, engine store.Engine) *testBundle {
 	a := app.New(app.Options{Store: s, Clock: clk, IDPrefix: "farebox",
 		Invoicing: app.InvoicingOptions{Seller: d.Seller, BaseURL: "http://farebox.test", PaymentDays: d.PaymentDays}})
 	b := &testBundle{ctx: context.Background(), app: a, clock: clk, store: s,
-		keys: accounts.New(store.NewView[accounts.Queries](s), clk, "farebox", 0)}
+		keys:  accounts.New(store.NewView[accounts.Queries](s), clk, "farebox", 0),
+		users: webusers.New(store.NewView[webusers.Queries](s), clk, "farebox")}
 	if err := a.LoadCatalog(b.ctx); err != nil {
 		t.Fatalf("load catalog: %v", err)
 	}

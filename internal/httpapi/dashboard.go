@@ -11,6 +11,7 @@ import (
 	"time"
 
 	"github.com/farebox/farebox/internal/app"
+	"github.com/farebox/farebox/internal/app/webusers"
 	"github.com/farebox/farebox/internal/apperr"
 	"github.com/farebox/farebox/internal/clock"
 	"github.com/farebox/farebox/internal/web"
@@ -27,8 +28,8 @@ import (
 // row, and refuses an {env} other than live or test (404).
 func (s *Server) authDashboardSession(r *http.Request) error {
 	id := cookieValue(r, web.CookieName(sessionCookie, s.secure(r)))
-	sess, err := s.app.WebSession(r.Context(), id)
-	if apperr.KindOf(err) == apperr.NotFound || (err == nil && sess.Kind != app.WebDashboard) {
+	sess, err := s.WebUsers.WebSession(r.Context(), id)
+	if apperr.KindOf(err) == apperr.NotFound || (err == nil && sess.Kind != webusers.WebDashboard) {
 		return apperr.E("auth", apperr.Unauthenticated, CodeSignInRequired, "sign in to the dashboard first")
 	}
 	if err != nil {
@@ -81,7 +82,7 @@ func (s *Server) dashSignIn(w http.ResponseWriter, r *http.Request) error {
 			return s.render(w, r, http.StatusTooManyRequests, "dash_signin", "dash.signin", web.Page{Error: web.T(l, "signin.throttled", secs)})
 		}
 	}
-	id, err := s.app.DashboardSignIn(r.Context(), email, password)
+	id, err := s.WebUsers.DashboardSignIn(r.Context(), email, password)
 	if apperr.KindOf(err) == apperr.Unauthenticated {
 		for _, k := range keys {
 			s.signIns.Fail(k, now)
@@ -94,7 +95,7 @@ func (s *Server) dashSignIn(w http.ResponseWriter, r *http.Request) error {
 	for _, k := range keys {
 		s.signIns.Succeed(k)
 	}
-	http.SetCookie(w, web.NewCookie(sessionCookie, id, s.secure(r), int(app.WebSessionTTL.Seconds())))
+	http.SetCookie(w, web.NewCookie(sessionCookie, id, s.secure(r), int(webusers.WebSessionTTL.Seconds())))
 	http.Redirect(w, r, "/dashboard/test/usage", http.StatusSeeOther)
 	return nil
 }
@@ -104,7 +105,7 @@ type inviteView struct{ Token, Email string }
 
 func (s *Server) dashInviteForm(w http.ResponseWriter, r *http.Request) error {
 	token := r.URL.Query().Get("token")
-	email, err := s.app.DashboardInvite(r.Context(), token)
+	email, err := s.WebUsers.DashboardInvite(r.Context(), token)
 	if err != nil {
 		return err
 	}
@@ -115,9 +116,9 @@ func (s *Server) dashInviteForm(w http.ResponseWriter, r *http.Request) error {
 // signs the user in. A refused password shows the form again.
 func (s *Server) dashAcceptInvite(w http.ResponseWriter, r *http.Request) error {
 	token := r.PostForm.Get("token")
-	id, err := s.app.AcceptDashboardInvite(r.Context(), token, r.PostForm.Get("password"), r.PostForm.Get("password_repeat"))
+	id, err := s.WebUsers.AcceptDashboardInvite(r.Context(), token, r.PostForm.Get("password"), r.PostForm.Get("password_repeat"))
 	if k := apperr.KindOf(err); k == apperr.Invalid || k == apperr.Unprocessable || k == apperr.Conflict {
-		email, ierr := s.app.DashboardInvite(r.Context(), token)
+		email, ierr := s.WebUsers.DashboardInvite(r.Context(), token)
 		if ierr != nil {
 			return ierr
 		}
@@ -127,7 +128,7 @@ func (s *Server) dashAcceptInvite(w http.ResponseWriter, r *http.Request) error 
 	if err != nil {
 		return err
 	}
-	http.SetCookie(w, web.NewCookie(sessionCookie, id, s.secure(r), int(app.WebSessionTTL.Seconds())))
+	http.SetCookie(w, web.NewCookie(sessionCookie, id, s.secure(r), int(webusers.WebSessionTTL.Seconds())))
 	http.Redirect(w, r, "/dashboard/test/usage", http.StatusSeeOther)
 	return nil
 }
@@ -532,7 +533,7 @@ func (s *Server) dashRevokeKey(w http.ResponseWriter, r *http.Request) error {
 // usersPage lists the account's dashboard users (the same in both
 // environments).
 func (s *Server) usersPage(w http.ResponseWriter, r *http.Request, status int, p web.Page) error {
-	users, err := s.app.DashboardUsers(r.Context(), state(r).dashboard.AccountID)
+	users, err := s.WebUsers.DashboardUsers(r.Context(), state(r).dashboard.AccountID)
 	if err != nil {
 		return err
 	}
@@ -550,7 +551,7 @@ func (s *Server) dashUsers(w http.ResponseWriter, r *http.Request) error {
 func (s *Server) dashRemoveUser(w http.ResponseWriter, r *http.Request) error {
 	sess := state(r).dashboard
 	email := r.PostForm.Get("email")
-	err := s.app.RemoveDashboardUserBy(r.Context(), *sess, email)
+	err := s.WebUsers.RemoveDashboardUserBy(r.Context(), *sess, email)
 	switch k := apperr.KindOf(err); {
 	case err == nil:
 	case k == apperr.Invalid || k == apperr.NotFound || k == apperr.Conflict:

@@ -14,6 +14,7 @@ import (
 	"unicode/utf8"
 
 	"github.com/farebox/farebox/internal/app"
+	"github.com/farebox/farebox/internal/app/webusers"
 	"github.com/farebox/farebox/internal/apperr"
 	"github.com/farebox/farebox/internal/web"
 )
@@ -120,7 +121,7 @@ func (s *Server) checkCSRF(r *http.Request) error {
 // authOperatorSession resolves the console session of an authOperator row.
 func (s *Server) authOperatorSession(r *http.Request) error {
 	id := cookieValue(r, web.CookieName(sessionCookie, s.secure(r)))
-	sess, err := s.app.OperatorSession(r.Context(), s.Operator, id)
+	sess, err := s.WebUsers.OperatorSession(r.Context(), s.Operator, id)
 	if apperr.KindOf(err) == apperr.NotFound {
 		return apperr.E("auth", apperr.Unauthenticated, CodeSignInRequired, "sign in to the operator console first")
 	}
@@ -145,7 +146,7 @@ func (s *Server) render(w http.ResponseWriter, r *http.Request, status int, name
 	// A one-time notice (a new key or signing secret after a
 	// POST-redirect-GET) is shown on the next page read, then gone.
 	if sess := s.pageSession(r); r.Method == http.MethodGet && sess != nil && sess.Flash != "" && p.Notice == "" {
-		notice, err := s.app.TakeWebFlash(r.Context(), cookieValue(r, web.CookieName(sessionCookie, s.secure(r))))
+		notice, err := s.WebUsers.TakeWebFlash(r.Context(), cookieValue(r, web.CookieName(sessionCookie, s.secure(r))))
 		if err != nil {
 			return err
 		}
@@ -163,7 +164,7 @@ func (s *Server) render(w http.ResponseWriter, r *http.Request, status int, name
 
 // pageSession is the request's console or dashboard session (nil when
 // none was resolved).
-func (s *Server) pageSession(r *http.Request) *app.WebSession {
+func (s *Server) pageSession(r *http.Request) *webusers.WebSession {
 	if op := state(r).operator; op != nil {
 		return op
 	}
@@ -174,7 +175,7 @@ func (s *Server) pageSession(r *http.Request) *app.WebSession {
 // redirect and sends the browser there (303): the POST's answer holds no
 // secret, a reload of the page shows it no more and creates nothing.
 func (s *Server) showOnce(w http.ResponseWriter, r *http.Request, notice, location string) error {
-	if err := s.app.SetWebFlash(r.Context(), cookieValue(r, web.CookieName(sessionCookie, s.secure(r))), notice); err != nil {
+	if err := s.WebUsers.SetWebFlash(r.Context(), cookieValue(r, web.CookieName(sessionCookie, s.secure(r))), notice); err != nil {
 		return err
 	}
 	http.Redirect(w, r, location, http.StatusSeeOther)
@@ -326,7 +327,7 @@ func (s *Server) adminSignIn(w http.ResponseWriter, r *http.Request) error {
 			return s.render(w, r, http.StatusTooManyRequests, "signin", "signin.title", web.Page{Error: web.T(lang, "signin.throttled", secs)})
 		}
 	}
-	id, err := s.app.OperatorSignIn(r.Context(), s.Operator, user, password)
+	id, err := s.WebUsers.OperatorSignIn(r.Context(), s.Operator, user, password)
 	if apperr.KindOf(err) == apperr.Unauthenticated {
 		for _, k := range keys {
 			s.signIns.Fail(k, now)
@@ -340,7 +341,7 @@ func (s *Server) adminSignIn(w http.ResponseWriter, r *http.Request) error {
 		s.signIns.Succeed(k)
 	}
 	sec := s.secure(r)
-	http.SetCookie(w, web.NewCookie(sessionCookie, id, sec, int(app.WebSessionTTL.Seconds())))
+	http.SetCookie(w, web.NewCookie(sessionCookie, id, sec, int(webusers.WebSessionTTL.Seconds())))
 	http.Redirect(w, r, "/admin/accounts", http.StatusSeeOther)
 	return nil
 }
@@ -353,7 +354,7 @@ func (s *Server) adminSignOut(w http.ResponseWriter, r *http.Request) error {
 // cookie and sends the browser to the sign-in page at signIn.
 func (s *Server) signOut(w http.ResponseWriter, r *http.Request, signIn string) error {
 	sec := s.secure(r)
-	if err := s.app.SignOut(r.Context(), cookieValue(r, web.CookieName(sessionCookie, sec))); err != nil {
+	if err := s.WebUsers.SignOut(r.Context(), cookieValue(r, web.CookieName(sessionCookie, sec))); err != nil {
 		return err
 	}
 	http.SetCookie(w, web.NewCookie(sessionCookie, "", sec, -1))
@@ -427,7 +428,7 @@ func (s *Server) adminGrant(w http.ResponseWriter, r *http.Request) error {
 // may remove the last one); the user's sessions end at once.
 func (s *Server) adminRemoveUser(w http.ResponseWriter, r *http.Request) error {
 	email := r.PostForm.Get("email")
-	err := s.app.RemoveDashboardUser(r.Context(), r.PathValue("account_id"), email)
+	err := s.WebUsers.RemoveDashboardUser(r.Context(), r.PathValue("account_id"), email)
 	return s.adminResult(w, r, err, web.T(web.Language(r.Header.Get("Accept-Language")), "admin.users.removed", email))
 }
 

@@ -21,6 +21,7 @@ import (
 	"github.com/farebox/farebox/internal/app/accounts"
 	"github.com/farebox/farebox/internal/app/testclock"
 	"github.com/farebox/farebox/internal/app/transit"
+	"github.com/farebox/farebox/internal/app/webusers"
 	"github.com/farebox/farebox/internal/apperr"
 	"github.com/farebox/farebox/internal/web"
 )
@@ -51,6 +52,9 @@ type Deps struct {
 	// passes and keys answer 503.
 	Wallets *app.Wallets
 
+	// WebUsers are the operator and the dashboard users, their sign-in and
+	// sessions (docs/web.md).
+	WebUsers *webusers.Service
 	// Accounts resolves API keys and manages accounts and keys.
 	Accounts *accounts.Service
 	// TestClocks are the test clocks of the test environments
@@ -66,7 +70,7 @@ type Deps struct {
 
 	// Operator is the operator console's user and argon2id password hash
 	// (--admin-password-file); nil: the console refuses every sign-in.
-	Operator *app.OperatorCredentials
+	Operator *webusers.OperatorCredentials
 	// TrustedProxies are the peers whose X-Forwarded-Proto (and
 	// X-Forwarded-For) the pages believe: cookies are Secure when the
 	// browser reached the proxy over TLS (docs/web.md).

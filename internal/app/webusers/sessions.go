@@ -1,4 +1,4 @@
-package app
+package webusers
 
 // Web sessions: the cookie sessions of the operator console and the partner
 // dashboard, and the one-time notice a session carries to its next page.
@@ -17,7 +17,6 @@ import (
 
 	"github.com/farebox/farebox/internal/account"
 	"github.com/farebox/farebox/internal/apperr"
-	"github.com/farebox/farebox/internal/store"
 )
 
 // WebSessionTTL is how long a console session lasts after sign-in.
@@ -35,7 +34,7 @@ func flashKey(sessionID string) []byte {
 // SetWebFlash leaves notice for the session's next page (POST-redirect-GET:
 // a new key or signing secret is shown once on the page after the
 // redirect). The notice is sealed (AES-256-GCM) under flashKey.
-func (a *App) SetWebFlash(ctx context.Context, sessionID, notice string) error {
+func (s *Service) SetWebFlash(ctx context.Context, sessionID, notice string) error {
 	const op = "app.SetWebFlash"
 	block, err := aes.NewCipher(flashKey(sessionID))
 	if err != nil {
@@ -48,16 +47,16 @@ func (a *App) SetWebFlash(ctx context.Context, sessionID, notice string) error {
 	nonce := make([]byte, gcm.NonceSize())
 	_, _ = rand.Read(nonce)
 	sealed := base64.RawStdEncoding.EncodeToString(gcm.Seal(nonce, nonce, []byte(notice), []byte(WebSessionHash(sessionID))))
-	return a.store.Write(ctx, func(q store.Q) error {
-		return q.SetWebSessionFlash(ctx, WebSessionHash(sessionID), sealed, a.clock.Now())
+	return s.db.Write(ctx, func(q Queries) error {
+		return q.SetWebSessionFlash(ctx, WebSessionHash(sessionID), sealed, s.clock.Now())
 	})
 }
 
 // TakeWebFlash returns the session's one-time notice and clears it: the
 // next page (a reload) shows it no more. "" when there is none.
-func (a *App) TakeWebFlash(ctx context.Context, sessionID string) (string, error) {
+func (s *Service) TakeWebFlash(ctx context.Context, sessionID string) (string, error) {
 	var sealed string
-	err := a.store.Write(ctx, func(q store.Q) (err error) {
+	err := s.db.Write(ctx, func(q Queries) (err error) {
 		sealed, err = q.TakeWebSessionFlash(ctx, WebSessionHash(sessionID))
 		return
 	})
@@ -88,16 +87,16 @@ func WebSessionHash(id string) string {
 
 // WebSession returns the live session with id (NotFound when unknown or
 // expired).
-func (a *App) WebSession(ctx context.Context, id string) (account.WebSession, error) {
+func (s *Service) WebSession(ctx context.Context, id string) (account.WebSession, error) {
 	if id == "" || len(id) > 100 {
 		return account.WebSession{}, apperr.NotFoundf("app.WebSession", CodeNotFound)
 	}
-	return a.store.Read().WebSession(ctx, WebSessionHash(id), a.clock.Now())
+	return s.db.Read().WebSession(ctx, WebSessionHash(id), s.clock.Now())
 }
 
 // SignOut ends the session with id.
-func (a *App) SignOut(ctx context.Context, id string) error {
-	return a.store.Write(ctx, func(q store.Q) error { return q.DeleteWebSession(ctx, WebSessionHash(id)) })
+func (s *Service) SignOut(ctx context.Context, id string) error {
+	return s.db.Write(ctx, func(q Queries) error { return q.DeleteWebSession(ctx, WebSessionHash(id)) })
 }
 
 // WebSession is a signed-in person on the web pages; WebOperator is the

@@ -1,4 +1,4 @@
-package app
+package webusers
 
 // The operator of the console: the credentials of --admin-password-file
 // (argon2id) and the sign-in that opens an operator session (docs/web.md).
@@ -17,7 +17,6 @@ import (
 
 	"github.com/farebox/farebox/internal/account"
 	"github.com/farebox/farebox/internal/apperr"
-	"github.com/farebox/farebox/internal/store"
 )
 
 // OperatorCredentials are the operator's user name and argon2id password
@@ -133,7 +132,7 @@ func (c *OperatorCredentials) verify(user, password string) bool {
 // OperatorSignIn checks the operator's user name and password and opens a
 // session; it returns the session id for the cookie. Wrong credentials are
 // Unauthenticated; no credentials configured is Unavailable.
-func (a *App) OperatorSignIn(ctx context.Context, c *OperatorCredentials, user, password string) (string, error) {
+func (s *Service) OperatorSignIn(ctx context.Context, c *OperatorCredentials, user, password string) (string, error) {
 	const op = "app.OperatorSignIn"
 	if c == nil {
 		return "", apperr.E(op, apperr.Unavailable, CodeConsoleNotConfigured, "the operator console is not configured (--admin-password-file)")
@@ -146,10 +145,10 @@ func (a *App) OperatorSignIn(ctx context.Context, c *OperatorCredentials, user, 
 		return "", apperr.Wrap(op, err)
 	}
 	id := base64.RawURLEncoding.EncodeToString(raw)
-	now := a.clock.Now()
-	s := account.WebSession{IDHash: WebSessionHash(id), Kind: account.WebOperator, Subject: c.User, CreatedAt: now, ExpiresAt: now.Add(WebSessionTTL),
+	now := s.clock.Now()
+	ws := account.WebSession{IDHash: WebSessionHash(id), Kind: account.WebOperator, Subject: c.User, CreatedAt: now, ExpiresAt: now.Add(WebSessionTTL),
 		Credential: c.Fingerprint()}
-	return id, a.store.Write(ctx, func(q store.Q) error { return q.InsertWebSession(ctx, s) })
+	return id, s.db.Write(ctx, func(q Queries) error { return q.InsertWebSession(ctx, ws) })
 }
 
 // OperatorSession returns the operator's live console session with id:
@@ -157,14 +156,14 @@ func (a *App) OperatorSignIn(ctx context.Context, c *OperatorCredentials, user, 
 // now configured (a password changed in --admin-password-file ends every
 // session opened with the old one, on every instance that reads the new
 // file).
-func (a *App) OperatorSession(ctx context.Context, c *OperatorCredentials, id string) (account.WebSession, error) {
-	s, err := a.WebSession(ctx, id)
+func (s *Service) OperatorSession(ctx context.Context, c *OperatorCredentials, id string) (account.WebSession, error) {
+	ws, err := s.WebSession(ctx, id)
 	if err != nil {
-		return s, err
+		return ws, err
 	}
-	if c == nil || s.Kind != account.WebOperator || s.Subject != c.User ||
-		subtle.ConstantTimeCompare([]byte(s.Credential), []byte(c.Fingerprint())) != 1 {
+	if c == nil || ws.Kind != account.WebOperator || ws.Subject != c.User ||
+		subtle.ConstantTimeCompare([]byte(ws.Credential), []byte(c.Fingerprint())) != 1 {
 		return account.WebSession{}, apperr.NotFoundf("app.OperatorSession", CodeNotFound)
 	}
-	return s, nil
+	return ws, nil
 }
