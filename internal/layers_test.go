@@ -56,6 +56,7 @@ var layers = map[string]string{
 	"internal/app/testclock": "capability",
 	"internal/app/accounts":  "capability",
 	"internal/app/webusers":  "capability",
+	"internal/app/billing":   "capability",
 	"internal/app/kit":       "usecase-kernel",
 
 	"internal/account":      "domain",

@@ -10,8 +10,8 @@ import (
 	"time"
 
 	"github.com/farebox/farebox/internal/account"
-	"github.com/farebox/farebox/internal/app"
 	accountsapp "github.com/farebox/farebox/internal/app/accounts"
+	"github.com/farebox/farebox/internal/app/billing"
 	"github.com/farebox/farebox/internal/app/webusers"
 	"github.com/farebox/farebox/internal/clock"
 	"github.com/farebox/farebox/internal/store"
@@ -250,8 +250,7 @@ func usageCmd(ctx context.Context, args []string, getenv func(string) string, st
 		return err
 	}
 	defer s.Close()
-	a := app.New(app.Options{Store: s, IDPrefix: db.prefix})
-	rows, err := a.Usage(ctx, *acct, *from, *to)
+	rows, err := billing.New(s.Read(), clock.System{}).Usage(ctx, *acct, *from, *to)
 	if err != nil {
 		return err
 	}

@@ -22,6 +22,7 @@ import (
 	"github.com/farebox/farebox/internal/account"
 	"github.com/farebox/farebox/internal/app"
 	"github.com/farebox/farebox/internal/app/accounts"
+	"github.com/farebox/farebox/internal/app/billing"
 	"github.com/farebox/farebox/internal/app/testclock"
 	"github.com/farebox/farebox/internal/app/transit"
 	"github.com/farebox/farebox/internal/app/webusers"
@@ -96,7 +97,7 @@ func NewOnStore(t testing.TB, s *store.Store, o Options) *Env {
 		Invoicing: app.InvoicingOptions{Seller: defaults.Seller, BaseURL: "http://" + ts.Listener.Addr().String(),
 			PaymentDays: defaults.PaymentDays}, Webhooks: o.Webhooks})
 	keys := accounts.New(store.NewView[accounts.Queries](s), clk, "farebox", 0)
-	d := httpapi.Deps{App: a, Accounts: keys, WebUsers: webusers.New(store.NewView[webusers.Queries](s), clk, "farebox"), Feeds: transit.NewFeeds(store.NewView[transit.Queries](s), clk, "farebox"),
+	d := httpapi.Deps{App: a, Accounts: keys, Billing: billing.New(s.Read(), clk), WebUsers: webusers.New(store.NewView[webusers.Queries](s), clk, "farebox"), Feeds: transit.NewFeeds(store.NewView[transit.Queries](s), clk, "farebox"),
 		TestClocks: testclock.New(store.NewView[testclock.Queries](s), clk, "farebox", a.Jobs.Notify), MaxBodyBytes: 64 << 10}
 	e := &Env{T: t, Store: s, App: a, WebUsers: d.WebUsers, Feeds: d.Feeds, Accounts: keys, Clock: clk, client: &http.Client{
 		Timeout:       30 * time.Second,

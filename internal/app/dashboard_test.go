@@ -6,7 +6,6 @@ import (
 	"time"
 
 	"github.com/farebox/farebox/internal/account"
-	"github.com/farebox/farebox/internal/app"
 	"github.com/farebox/farebox/internal/app/webusers"
 	"github.com/farebox/farebox/internal/apperr"
 	"github.com/farebox/farebox/internal/store/storetest"
@@ -99,22 +98,5 @@ func TestDashboardInvitation(t *testing.T) {
 				t.Errorf("a 1024-byte password: %v", err)
 			}
 		})
-	}
-}
-
-func TestEndpointGroup(t *testing.T) {
-	for in, want := range map[string]string{
-		"GET /v9/ticketing/orders.json":             "ticketing",
-		"POST /v6/ticketing/coupons/{id}/activate":  "ticketing",
-		"GET /v1/departures.json":                   "departures",
-		"GET /v2/products/search_by_city_name.json": "products",
-		"GET /healthz":                              "healthz",
-		"GET /":                                     "other",
-		"GET /c/{coupon_id}":                        "c",
-		"GET /v1/station_map/{tile}.mvt":            "station_map",
-	} {
-		if got := app.EndpointGroup(in); got != want {
-			t.Errorf("EndpointGroup(%q) = %q, want %q", in, got, want)
-		}
 	}
 }

@@ -10,6 +10,7 @@ import (
 	"github.com/farebox/farebox/internal/account"
 	"github.com/farebox/farebox/internal/app"
 	"github.com/farebox/farebox/internal/app/accounts"
+	"github.com/farebox/farebox/internal/app/billing"
 	"github.com/farebox/farebox/internal/app/webusers"
 	"github.com/farebox/farebox/internal/apperr"
 	"github.com/farebox/farebox/internal/catalog"
@@ -31,10 +32,12 @@ type testBundle struct {
 	app   *app.App
 	keys  *accounts.Service
 	users *webusers.Service
-	clock *clock.Fixed
-	store *store.Store
-	live  account.Principal
-	test  account.Principal
+	// billing reads the usage counters (package billing).
+	billing *billing.Service
+	clock   *clock.Fixed
+	store   *store.Store
+	live    account.Principal
+	test    account.Principal
 	// liveKey is the live principal's API key.
 	liveKey string
 }
@@ -49,8 +52,9 @@ func setup(t testing.TB, engine store.Engine) *testBundle {
 	a := app.New(app.Options{Store: s, Clock: clk, IDPrefix: "farebox",
 		Invoicing: app.InvoicingOptions{Seller: d.Seller, BaseURL: "http://farebox.test", PaymentDays: d.PaymentDays}})
 	b := &testBundle{ctx: context.Background(), app: a, clock: clk, store: s,
-		keys:  accounts.New(store.NewView[accounts.Queries](s), clk, "farebox", 0),
-		users: webusers.New(store.NewView[webusers.Queries](s), clk, "farebox")}
+		keys:    accounts.New(store.NewView[accounts.Queries](s), clk, "farebox", 0),
+		users:   webusers.New(store.NewView[webusers.Queries](s), clk, "farebox"),
+		billing: billing.New(s.Read(), clk)}
 	if err := a.LoadCatalog(b.ctx); err != nil {
 		t.Fatalf("load catalog: %v", err)
 	}
@@ -306,7 +310,7 @@ func TestUsage(t *testing.T) {
 		if err := b.store.Write(b.ctx, func(q store.Q) error { return q.InsertUsage(b.ctx, events) }); err != nil {
 			t.Fatal(err)
 		}
-		rows, err := b.app.Usage(b.ctx, b.live.AccountID, "2026-06-14", "2026-06-15")
+		rows, err := b.billing.Usage(b.ctx, b.live.AccountID, "2026-06-14", "2026-06-15")
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -317,10 +321,10 @@ func TestUsage(t *testing.T) {
 		if len(rows) != len(want) || rows[0] != want[0] || rows[1] != want[1] {
 			t.Errorf("rows %+v, want %+v", rows, want)
 		}
-		if all, err := b.app.Usage(b.ctx, "", "2026-06-15", "2026-06-15"); err != nil || len(all) != 2 {
+		if all, err := b.billing.Usage(b.ctx, "", "2026-06-15", "2026-06-15"); err != nil || len(all) != 2 {
 			t.Errorf("operator view %+v %v", all, err)
 		}
-		if rows, err := b.app.Usage(b.ctx, b.live.AccountID, "2026-01-01", "2027-01-01"); err != nil || len(rows) != 2 {
+		if rows, err := b.billing.Usage(b.ctx, b.live.AccountID, "2026-01-01", "2027-01-01"); err != nil || len(rows) != 2 {
 			t.Errorf("366 days: %d rows, %v", len(rows), err)
 		}
 		for _, c := range []struct{ from, to, field string }{
@@ -329,7 +333,7 @@ func TestUsage(t *testing.T) {
 			{"15.06.2026", "2026-06-15", "from"},
 			{"2026-06-15", "2026-02-30", "to"},
 		} {
-			_, err := b.app.Usage(b.ctx, b.live.AccountID, c.from, c.to)
+			_, err := b.billing.Usage(b.ctx, b.live.AccountID, c.from, c.to)
 			wantFields(t, wantErr(t, err, apperr.Invalid, "invalid_parameter"), c.field)
 		}
 	})

@@ -11,6 +11,7 @@ import (
 	"time"
 
 	"github.com/farebox/farebox/internal/app"
+	billingapp "github.com/farebox/farebox/internal/app/billing"
 	"github.com/farebox/farebox/internal/app/webusers"
 	"github.com/farebox/farebox/internal/apperr"
 	"github.com/farebox/farebox/internal/clock"
@@ -182,7 +183,7 @@ type tick struct {
 
 // usageView is the usage page's data.
 type usageView struct {
-	app.UsageReport
+	billingapp.UsageReport
 	Charts []chart
 	CSV    string
 }
@@ -203,7 +204,7 @@ func barsSVG(bars []bar, counted, uncounted string) template.HTML {
 	return template.HTML(b.String()) // every value above is a number or escaped
 }
 
-func usageCharts(rep app.UsageReport, counted, uncounted string) []chart {
+func usageCharts(rep billingapp.UsageReport, counted, uncounted string) []chart {
 	var out []chart
 	for _, g := range append([]string{""}, rep.Groups...) {
 		c := chart{Group: g, Height: chartTop + chartH + 28}
@@ -233,22 +234,22 @@ func usageCharts(rep app.UsageReport, counted, uncounted string) []chart {
 }
 
 // groupOf is day d's counts of group g ("" for all groups).
-func groupOf(d app.UsageDay, g string) app.UsageGroup {
+func groupOf(d billingapp.UsageDay, g string) billingapp.UsageGroup {
 	if g == "" {
-		return app.UsageGroup{Counted: d.Counted, Uncounted: d.Uncounted}
+		return billingapp.UsageGroup{Counted: d.Counted, Uncounted: d.Uncounted}
 	}
 	for _, x := range d.Groups {
 		if x.Group == g {
 			return x
 		}
 	}
-	return app.UsageGroup{Group: g}
+	return billingapp.UsageGroup{Group: g}
 }
 
 func (s *Server) dashUsage(w http.ResponseWriter, r *http.Request) error {
 	from, to := s.usageRange(r)
 	p := dashPrincipal(r)
-	rep, err := s.app.DashboardUsage(r.Context(), p.AccountID, p.Environment, from, to)
+	rep, err := s.Billing.DashboardUsage(r.Context(), p.AccountID, p.Environment, from, to)
 	if err != nil {
 		return err
 	}
@@ -263,7 +264,7 @@ func (s *Server) dashUsage(w http.ResponseWriter, r *http.Request) error {
 func (s *Server) dashUsageCSV(w http.ResponseWriter, r *http.Request) error {
 	from, to := s.usageRange(r)
 	p := dashPrincipal(r)
-	rep, err := s.app.DashboardUsage(r.Context(), p.AccountID, p.Environment, from, to)
+	rep, err := s.Billing.DashboardUsage(r.Context(), p.AccountID, p.Environment, from, to)
 	if err != nil {
 		return err
 	}
@@ -275,7 +276,7 @@ func (s *Server) dashUsageCSV(w http.ResponseWriter, r *http.Request) error {
 	cw := csv.NewWriter(w)
 	_ = cw.Write([]string{"date", "environment", "group", "endpoint", "counted", "uncounted", "refused"})
 	for _, row := range rep.Rows {
-		_ = cw.Write([]string{row.Day, string(p.Environment), app.EndpointGroup(row.Endpoint), row.Endpoint,
+		_ = cw.Write([]string{row.Day, string(p.Environment), billingapp.EndpointGroup(row.Endpoint), row.Endpoint,
 			strconv.FormatInt(row.Counted, 10), strconv.FormatInt(row.Uncounted, 10), strconv.FormatInt(row.Refused, 10)})
 	}
 	cw.Flush()

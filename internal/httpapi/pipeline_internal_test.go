@@ -16,6 +16,7 @@ import (
 	"github.com/farebox/farebox/internal/account"
 	"github.com/farebox/farebox/internal/app"
 	"github.com/farebox/farebox/internal/app/accounts"
+	billingapp "github.com/farebox/farebox/internal/app/billing"
 	"github.com/farebox/farebox/internal/apperr"
 	"github.com/farebox/farebox/internal/clock"
 	"github.com/farebox/farebox/internal/store"
@@ -45,7 +46,7 @@ func newPipelineEnv(t *testing.T, engine store.Engine) pipelineEnv {
 		t.Fatal(err)
 	}
 	ledger := st.NewLedger(store.LedgerCommitted, nil)
-	s := New(Deps{App: a, Accounts: keys, Ledger: ledger, MaxBodyBytes: 1024})
+	s := New(Deps{App: a, Accounts: keys, Billing: billingapp.New(st.Read(), clk), Ledger: ledger, MaxBodyBytes: 1024})
 	var calls int64
 	var mu sync.Mutex
 	type in struct {

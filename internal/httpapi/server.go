@@ -19,6 +19,7 @@ import (
 
 	"github.com/farebox/farebox/internal/app"
 	"github.com/farebox/farebox/internal/app/accounts"
+	billingapp "github.com/farebox/farebox/internal/app/billing"
 	"github.com/farebox/farebox/internal/app/testclock"
 	"github.com/farebox/farebox/internal/app/transit"
 	"github.com/farebox/farebox/internal/app/webusers"
@@ -30,7 +31,7 @@ import (
 type Deps struct {
 	App          *app.App
 	Log          *slog.Logger
-	Ledger       app.Ledger // nil disables the usage ledger
+	Ledger       billingapp.Ledger // nil disables the usage ledger
 	Metrics      *Metrics
 	MaxBodyBytes int64
 	// RequestTimeout bounds a request's context.
@@ -52,6 +53,8 @@ type Deps struct {
 	// passes and keys answer 503.
 	Wallets *app.Wallets
 
+	// Billing is the billing rule of the usage rows and the usage reports.
+	Billing *billingapp.Service
 	// WebUsers are the operator and the dashboard users, their sign-in and
 	// sessions (docs/web.md).
 	WebUsers *webusers.Service

@@ -10,6 +10,7 @@ import (
 	"time"
 
 	"github.com/farebox/farebox/internal/app"
+	billingapp "github.com/farebox/farebox/internal/app/billing"
 	"github.com/farebox/farebox/internal/app/transit"
 	"github.com/farebox/farebox/internal/apperr"
 )
@@ -26,7 +27,7 @@ import (
 // header).
 func (s *Server) session(w http.ResponseWriter, r *http.Request, counted bool, tok string) {
 	if !counted {
-		markUncounted(r, app.ReasonSession)
+		markUncounted(r, billingapp.ReasonSession)
 	}
 	w.Header()[tokenHeaderKey] = []string{tok}
 }

@@ -1,4 +1,4 @@
-package app
+package billing
 
 import (
 	"context"
@@ -11,12 +11,35 @@ import (
 	"github.com/farebox/farebox/internal/usage"
 )
 
-// The partner dashboard's use cases (docs/web.md "Partner dashboard"):
-// invitations, the users' passwords and sessions, the usage of one
-// environment from the per-day counters, and the account's keys. The lists
-// (orders, coupons, tickets, subscriptions, invoices, customers) are the
-// API's list methods called with the session's account and the page's
-// environment as the principal.
+// maxUsageDays bounds one usage query.
+const maxUsageDays = 366
+
+// days reads the range from..to of a usage query (YYYY-MM-DD, both ends
+// count: from == to is one day, at most maxUsageDays).
+func days(op, from, to string) (f, t time.Time, err error) {
+	if f, err = time.Parse(time.DateOnly, from); err != nil {
+		return f, t, apperr.Param(op, "from", "from must be a date YYYY-MM-DD")
+	}
+	if t, err = time.Parse(time.DateOnly, to); err != nil {
+		return f, t, apperr.Param(op, "to", "to must be a date YYYY-MM-DD")
+	}
+	if t.Before(f) {
+		return f, t, apperr.Param(op, "to", "to must not be before from")
+	}
+	if int(t.Sub(f)/(24*time.Hour))+1 > maxUsageDays {
+		return f, t, apperr.Param(op, "to", "a usage query covers at most 366 days")
+	}
+	return f, t, nil
+}
+
+// Usage reports ledger counts by day and endpoint for days from..to
+// (YYYY-MM-DD, inclusive). accountID "" reports every account (operator).
+func (s *Service) Usage(ctx context.Context, accountID, from, to string) ([]usage.Row, error) {
+	if _, _, err := days("app.Usage", from, to); err != nil {
+		return nil, err
+	}
+	return s.db.UsageSummary(ctx, accountID, from, to)
+}
 
 // UsageGroup is one endpoint group's requests on one day.
 type UsageGroup struct {
@@ -60,23 +83,12 @@ func EndpointGroup(endpoint string) string {
 // DashboardUsage reports the account's requests in env per day and
 // endpoint group for days from..to (YYYY-MM-DD, at most 366 days), read
 // from the per-day counters.
-func (a *App) DashboardUsage(ctx context.Context, accountID string, env account.Environment, from, to string) (UsageReport, error) {
-	const op = "app.DashboardUsage"
-	f, err := time.Parse(time.DateOnly, from)
+func (s *Service) DashboardUsage(ctx context.Context, accountID string, env account.Environment, from, to string) (UsageReport, error) {
+	f, t, err := days("app.DashboardUsage", from, to)
 	if err != nil {
-		return UsageReport{}, apperr.Param(op, "from", "from must be a date YYYY-MM-DD")
+		return UsageReport{}, err
 	}
-	t, err := time.Parse(time.DateOnly, to)
-	if err != nil {
-		return UsageReport{}, apperr.Param(op, "to", "to must be a date YYYY-MM-DD")
-	}
-	if t.Before(f) {
-		return UsageReport{}, apperr.Param(op, "to", "to must not be before from")
-	}
-	if int(t.Sub(f)/(24*time.Hour))+1 > maxUsageDays {
-		return UsageReport{}, apperr.Param(op, "to", "a usage query covers at most 366 days")
-	}
-	rows, err := a.store.Read().UsageOfEnvironment(ctx, accountID, env, from, to)
+	rows, err := s.db.UsageOfEnvironment(ctx, accountID, env, from, to)
 	if err != nil {
 		return UsageReport{}, err
 	}
@@ -115,6 +127,3 @@ func (a *App) DashboardUsage(ctx context.Context, accountID string, env account.
 	}
 	return rep, nil
 }
-
-// DashboardKey is an API key as the dashboard lists it.
-type DashboardKey = account.Key
