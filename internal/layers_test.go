@@ -57,6 +57,7 @@ var layers = map[string]string{
 	"internal/app/accounts":  "capability",
 	"internal/app/webusers":  "capability",
 	"internal/app/billing":   "capability",
+	"internal/app/console":   "capability",
 	"internal/app/kit":       "usecase-kernel",
 
 	"internal/account":      "domain",

@@ -18,6 +18,7 @@ import (
 	"github.com/farebox/farebox/internal/app"
 	accountsapp "github.com/farebox/farebox/internal/app/accounts"
 	"github.com/farebox/farebox/internal/app/billing"
+	"github.com/farebox/farebox/internal/app/console"
 	"github.com/farebox/farebox/internal/app/testclock"
 	"github.com/farebox/farebox/internal/app/transit"
 	"github.com/farebox/farebox/internal/app/webusers"
@@ -207,7 +208,7 @@ func serve(ctx context.Context, args []string, getenv func(string) string, stdou
 	} else {
 		log.Warn("usage ledger disabled: requests are not recorded for billing")
 	}
-	deps := httpapi.Deps{App: a, Feeds: feeds, Billing: billing.New(st.Read(), clock.System{}), WebUsers: webusersOn(st, clock.System{}, cfg.IDPrefix),
+	deps := httpapi.Deps{App: a, Feeds: feeds, Console: console.New(store.NewView[console.Queries](st), clock.System{}, a.Catalog, a.Jobs.Notify), Billing: billing.New(st.Read(), clock.System{}), WebUsers: webusersOn(st, clock.System{}, cfg.IDPrefix),
 		Accounts:   accountsapp.New(store.NewView[accountsapp.Queries](st), clock.System{}, ident.Prefix(cfg.IDPrefix), cfg.AuthCacheTTL),
 		TestClocks: testclock.New(store.NewView[testclock.Queries](st), clock.System{}, ident.Prefix(cfg.IDPrefix), a.Jobs.Notify),
 		Log:        log, Ledger: ledger, Metrics: metrics,

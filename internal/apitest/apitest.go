@@ -23,6 +23,7 @@ import (
 	"github.com/farebox/farebox/internal/app"
 	"github.com/farebox/farebox/internal/app/accounts"
 	"github.com/farebox/farebox/internal/app/billing"
+	"github.com/farebox/farebox/internal/app/console"
 	"github.com/farebox/farebox/internal/app/testclock"
 	"github.com/farebox/farebox/internal/app/transit"
 	"github.com/farebox/farebox/internal/app/webusers"
@@ -45,6 +46,8 @@ type Env struct {
 	Store *store.Store
 	App   *app.App
 	Feeds *transit.Feeds // the stored GTFS feeds (package transit)
+	// Console is what the operator console lists and changes.
+	Console *console.Service
 	// WebUsers are the operator and dashboard users and their sessions.
 	WebUsers *webusers.Service
 	// Accounts creates accounts and keys (package accounts).
@@ -97,9 +100,9 @@ func NewOnStore(t testing.TB, s *store.Store, o Options) *Env {
 		Invoicing: app.InvoicingOptions{Seller: defaults.Seller, BaseURL: "http://" + ts.Listener.Addr().String(),
 			PaymentDays: defaults.PaymentDays}, Webhooks: o.Webhooks})
 	keys := accounts.New(store.NewView[accounts.Queries](s), clk, "farebox", 0)
-	d := httpapi.Deps{App: a, Accounts: keys, Billing: billing.New(s.Read(), clk), WebUsers: webusers.New(store.NewView[webusers.Queries](s), clk, "farebox"), Feeds: transit.NewFeeds(store.NewView[transit.Queries](s), clk, "farebox"),
+	d := httpapi.Deps{App: a, Accounts: keys, Console: console.New(store.NewView[console.Queries](s), clk, a.Catalog, a.Jobs.Notify), Billing: billing.New(s.Read(), clk), WebUsers: webusers.New(store.NewView[webusers.Queries](s), clk, "farebox"), Feeds: transit.NewFeeds(store.NewView[transit.Queries](s), clk, "farebox"),
 		TestClocks: testclock.New(store.NewView[testclock.Queries](s), clk, "farebox", a.Jobs.Notify), MaxBodyBytes: 64 << 10}
-	e := &Env{T: t, Store: s, App: a, WebUsers: d.WebUsers, Feeds: d.Feeds, Accounts: keys, Clock: clk, client: &http.Client{
+	e := &Env{T: t, Store: s, App: a, Console: d.Console, WebUsers: d.WebUsers, Feeds: d.Feeds, Accounts: keys, Clock: clk, client: &http.Client{
 		Timeout:       30 * time.Second,
 		CheckRedirect: func(*http.Request, []*http.Request) error { return http.ErrUseLastResponse },
 	}}

@@ -52,8 +52,6 @@ const (
 	CodeUnknownBillableItem           = "unknown_billable_item"
 	CodeUnknownCollection             = "unknown_collection"
 	CodeUnknownCustomer               = "unknown_customer"
-	CodeInvalidJobID                  = "invalid_job_id"
-	CodeInvalidJobState               = "invalid_job_state"
 	CodeNotActivated                  = "coupon_not_activated"
 	CodeInvalidStart                  = "invalid_activation_start"
 	CodeInvalidOption                 = "invalid_identification_option"

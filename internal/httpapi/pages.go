@@ -14,6 +14,7 @@ import (
 	"unicode/utf8"
 
 	"github.com/farebox/farebox/internal/app"
+	"github.com/farebox/farebox/internal/app/console"
 	"github.com/farebox/farebox/internal/app/webusers"
 	"github.com/farebox/farebox/internal/apperr"
 	"github.com/farebox/farebox/internal/web"
@@ -364,17 +365,17 @@ func (s *Server) signOut(w http.ResponseWriter, r *http.Request, signIn string) 
 
 // accountsView is the accounts page's data.
 type accountsView struct {
-	Accounts   []app.AdminAccount
-	Restricted []app.AdminProduct // the products a grant can name
+	Accounts   []console.AdminAccount
+	Restricted []console.AdminProduct // the products a grant can name
 }
 
 func (s *Server) adminAccountsPage(w http.ResponseWriter, r *http.Request, status int, p web.Page) error {
-	accs, err := s.app.AdminAccounts(r.Context())
+	accs, err := s.Console.Accounts(r.Context())
 	if err != nil {
 		return err
 	}
 	v := accountsView{Accounts: accs}
-	for _, pr := range s.app.AdminCatalog() {
+	for _, pr := range s.Console.Catalog() {
 		if pr.Restricted {
 			v.Restricted = append(v.Restricted, pr)
 		}
@@ -433,7 +434,7 @@ func (s *Server) adminRemoveUser(w http.ResponseWriter, r *http.Request) error {
 }
 
 func (s *Server) adminCatalog(w http.ResponseWriter, r *http.Request) error {
-	return s.render(w, r, http.StatusOK, "admin_catalog", "admin.catalog", web.Page{Nav: "catalog", Data: s.app.AdminCatalog()})
+	return s.render(w, r, http.StatusOK, "admin_catalog", "admin.catalog", web.Page{Nav: "catalog", Data: s.Console.Catalog()})
 }
 
 func (s *Server) adminFeeds(w http.ResponseWriter, r *http.Request) error {
@@ -457,7 +458,7 @@ type stateCount struct {
 }
 
 func (s *Server) adminJobsPage(w http.ResponseWriter, r *http.Request, state string, status int, p web.Page) error {
-	list, counts, err := s.app.AdminJobs(r.Context(), state)
+	list, counts, err := s.Console.Jobs(r.Context(), state)
 	if err != nil {
 		return err
 	}
@@ -474,7 +475,7 @@ func (s *Server) adminJobs(w http.ResponseWriter, r *http.Request) error {
 }
 
 func (s *Server) adminRetryJob(w http.ResponseWriter, r *http.Request) error {
-	id, err := s.app.RetryDeadJob(r.Context(), r.PathValue("job_id"))
+	id, err := s.Console.RetryDeadJob(r.Context(), r.PathValue("job_id"))
 	if err != nil {
 		if k := apperr.KindOf(err); k == apperr.NotFound || k == apperr.Invalid {
 			return s.adminJobsPage(w, r, "dead", statusOf(k), web.Page{Error: apperr.As(err).Msg})

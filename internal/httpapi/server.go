@@ -20,6 +20,7 @@ import (
 	"github.com/farebox/farebox/internal/app"
 	"github.com/farebox/farebox/internal/app/accounts"
 	billingapp "github.com/farebox/farebox/internal/app/billing"
+	"github.com/farebox/farebox/internal/app/console"
 	"github.com/farebox/farebox/internal/app/testclock"
 	"github.com/farebox/farebox/internal/app/transit"
 	"github.com/farebox/farebox/internal/app/webusers"
@@ -53,6 +54,8 @@ type Deps struct {
 	// passes and keys answer 503.
 	Wallets *app.Wallets
 
+	// Console is what the operator console lists and changes.
+	Console *console.Service
 	// Billing is the billing rule of the usage rows and the usage reports.
 	Billing *billingapp.Service
 	// WebUsers are the operator and the dashboard users, their sign-in and

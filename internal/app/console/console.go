@@ -1,19 +1,61 @@
-package app
-
-// What the operator console lists and changes (docs/web.md): accounts,
-// the catalog, jobs and the inspection key set.
+// Package console is what the operator console lists and changes
+// (docs/web.md): the accounts with their keys, grants and dashboard users,
+// the catalog's products, and the job queue (listing, retrying a dead
+// job). It reaches the database only through Queries and the catalog only
+// through the function it is given.
+package console
 
 import (
 	"context"
-	"encoding/json"
 	"sort"
 	"strconv"
+	"time"
 
 	"github.com/farebox/farebox/internal/account"
 	"github.com/farebox/farebox/internal/apperr"
+	"github.com/farebox/farebox/internal/catalog"
+	"github.com/farebox/farebox/internal/clock"
 	"github.com/farebox/farebox/internal/jobs"
-	"github.com/farebox/farebox/internal/store"
 )
+
+// Queries are the store methods the console uses (store.Q implements
+// them; the wiring passes store.NewView[Queries]).
+type Queries interface {
+	Accounts(ctx context.Context) ([]account.Account, error)
+	Keys(ctx context.Context, accountID string) ([]account.Key, error)
+	DashboardUsers(ctx context.Context, accountID string) ([]account.DashboardUser, error)
+	Grants(ctx context.Context, accountID string) (map[string]bool, error)
+	JobsInState(ctx context.Context, state string, limit int) ([]jobs.Record, error)
+	JobStates(ctx context.Context) (map[string]int, error)
+	RetryDeadJob(ctx context.Context, id int64, at time.Time) error
+}
+
+// DB is the database as the console sees it (store.View).
+type DB interface {
+	Read() Queries
+	Write(ctx context.Context, fn func(q Queries) error) error
+}
+
+// Service holds the console's use cases.
+type Service struct {
+	db      DB
+	clock   clock.Clock
+	catalog func() *catalog.Index
+	notify  func()
+}
+
+// New returns the console over db; c is the service clock (nil: the
+// system clock), cat returns the instance's current catalog, notify (may
+// be nil) wakes the job workers after a retry.
+func New(db DB, c clock.Clock, cat func() *catalog.Index, notify func()) *Service {
+	if c == nil {
+		c = clock.System{}
+	}
+	if notify == nil {
+		notify = func() {}
+	}
+	return &Service{db: db, clock: c, catalog: cat, notify: notify}
+}
 
 // AdminAccount is an account with its keys and restricted-product grants.
 type AdminAccount struct {
@@ -24,9 +66,9 @@ type AdminAccount struct {
 	Users []account.DashboardUser
 }
 
-// AdminAccounts lists every account for the console.
-func (a *App) AdminAccounts(ctx context.Context) ([]AdminAccount, error) {
-	q := a.store.Read()
+// Accounts lists every account for the console.
+func (s *Service) Accounts(ctx context.Context) ([]AdminAccount, error) {
+	q := s.db.Read()
 	accs, err := q.Accounts(ctx)
 	if err != nil {
 		return nil, err
@@ -59,9 +101,9 @@ type AdminProduct struct {
 	Subscription, Restricted              bool
 }
 
-// AdminCatalog lists the catalog's products by area and name.
-func (a *App) AdminCatalog() []AdminProduct {
-	f := a.Catalog().File()
+// Catalog lists the catalog's products by area and name.
+func (s *Service) Catalog() []AdminProduct {
+	f := s.catalog().File()
 	names := map[string]string{}
 	for _, ar := range f.Areas {
 		names[ar.ID] = ar.Name
@@ -84,15 +126,15 @@ func (a *App) AdminCatalog() []AdminProduct {
 // AdminJobLimit is how many jobs the console lists.
 const AdminJobLimit = 200
 
-// AdminJobs lists the newest jobs in state ("" for all) and the count of
+// Jobs lists the newest jobs in state ("" for all) and the count of
 // jobs per state.
-func (a *App) AdminJobs(ctx context.Context, state string) ([]jobs.Record, map[string]int, error) {
+func (s *Service) Jobs(ctx context.Context, state string) ([]jobs.Record, map[string]int, error) {
 	switch state {
 	case "", jobs.StateReady, jobs.StateRunning, jobs.StateDone, jobs.StateDead:
 	default:
 		return nil, nil, apperr.Validation("app.AdminJobs", CodeInvalidJobState, "state", "state: one of ready, running, done, dead")
 	}
-	q := a.store.Read()
+	q := s.db.Read()
 	list, err := q.JobsInState(ctx, state, AdminJobLimit)
 	if err != nil {
 		return nil, nil, err
@@ -102,25 +144,14 @@ func (a *App) AdminJobs(ctx context.Context, state string) ([]jobs.Record, map[s
 }
 
 // RetryDeadJob makes the dead job id ready to run again now.
-func (a *App) RetryDeadJob(ctx context.Context, id string) (int64, error) {
+func (s *Service) RetryDeadJob(ctx context.Context, id string) (int64, error) {
 	n, err := strconv.ParseInt(id, 10, 64)
 	if err != nil || n <= 0 {
 		return 0, apperr.Validation("app.RetryDeadJob", CodeInvalidJobID, "job_id", "job_id: a positive integer")
 	}
-	err = a.store.Write(ctx, func(q store.Q) error { return q.RetryDeadJob(ctx, n, a.clock.Now()) })
-	if err == nil && a.Jobs != nil {
-		a.Jobs.Notify()
+	err = s.db.Write(ctx, func(q Queries) error { return q.RetryDeadJob(ctx, n, s.clock.Now()) })
+	if err == nil {
+		s.notify()
 	}
 	return n, err
-}
-
-// InspectionKeySet is the public inspection key set as indented JSON for
-// the console ("" and Unavailable when no keyring is configured).
-func (w *Wallets) InspectionKeySet() (string, error) {
-	ks, err := w.InspectionKeys()
-	if err != nil {
-		return "", err
-	}
-	b, err := json.MarshalIndent(ks, "", "  ")
-	return string(b), err
 }
