@@ -18,7 +18,16 @@ import (
 //   - transport: HTTP only — routing, middleware, decoding requests,
 //     mapping errors and writing responses. It names no domain or adapter
 //     type; what it writes comes from app.
-//   - application: the use cases. The one layer that sees domain values,
+//   - capability: the use cases of one capability of the interface, one
+//     package each under internal/app/ (transit, …): a type with the
+//     narrow set of store methods it needs, wired once in cmd/farebox
+//     (and in internal/apitest). A capability imports no other capability
+//     and not internal/app: what two of them share sits below them.
+//   - usecase-kernel: what the use-case packages share (internal/app/kit:
+//     the API's timestamp, list paging): below internal/app and the
+//     capabilities, above the domain.
+//   - application: the use cases not yet moved to a capability package
+//     (internal/app). The one layer that sees domain values,
 //     adapters and the store together, and the one that turns domain
 //     values into the API's response shapes.
 //   - domain: the business rules and values of ticketing and invoicing:
@@ -42,6 +51,14 @@ var layers = map[string]string{
 	"internal/web":     "web",
 
 	"internal/app": "application",
+
+	"internal/app/transit":   "capability",
+	"internal/app/testclock": "capability",
+	"internal/app/accounts":  "capability",
+	"internal/app/webusers":  "capability",
+	"internal/app/billing":   "capability",
+	"internal/app/console":   "capability",
+	"internal/app/kit":       "usecase-kernel",
 
 	"internal/account":      "domain",
 	"internal/catalog":      "domain",
@@ -113,13 +130,15 @@ var layers = map[string]string{
 // (wiring and testsupport are free). Standard-library rules are in
 // forbiddenStd.
 var mayImport = map[string][]string{
-	"transport":   {"application", "web", "kernel", "contract"},
-	"web":         {"kernel"},
-	"application": {"domain", "adapter", "kernel"},
-	"domain":      {"domain", "kernel"},
-	"adapter":     {"adapter", "domain", "kernel"},
-	"kernel":      {"kernel"},
-	"contract":    {},
+	"transport":      {"application", "capability", "web", "kernel", "contract"},
+	"web":            {"kernel"},
+	"application":    {"usecase-kernel", "domain", "adapter", "kernel"},
+	"capability":     {"usecase-kernel", "domain", "adapter", "kernel"},
+	"usecase-kernel": {"domain", "kernel"},
+	"domain":         {"domain", "kernel"},
+	"adapter":        {"adapter", "domain", "kernel"},
+	"kernel":         {"kernel"},
+	"contract":       {},
 }
 
 // forbiddenStd are standard packages a class must not import.
@@ -149,12 +168,13 @@ func TestLayers(t *testing.T) {
 // database/sql, and a package nobody classified.
 func TestLayersCatchViolations(t *testing.T) {
 	graph := map[string][]string{
-		"internal/httpapi":   {"internal/app", "internal/apperr", "api", "internal/store", "internal/catalog", "internal/departure", "net/http", "database/sql"},
-		"internal/catalog":   {"internal/apperr", "net/http"},
-		"internal/money":     {"database/sql"},
-		"internal/invoicing": {"internal/store"},
-		"internal/app":       {"internal/httpapi"},
-		"internal/newthing":  {},
+		"internal/httpapi":     {"internal/app", "internal/apperr", "api", "internal/store", "internal/catalog", "internal/departure", "net/http", "database/sql"},
+		"internal/catalog":     {"internal/apperr", "net/http"},
+		"internal/money":       {"database/sql"},
+		"internal/invoicing":   {"internal/store"},
+		"internal/app":         {"internal/httpapi", "internal/app/transit"},
+		"internal/app/transit": {"internal/app", "internal/app/testclock"},
+		"internal/newthing":    {},
 	}
 	got := strings.Join(checkLayers(graph), "\n")
 	for _, want := range []string{
@@ -166,13 +186,16 @@ func TestLayersCatchViolations(t *testing.T) {
 		"internal/money (domain) imports database/sql",
 		"internal/invoicing (domain) imports internal/store (adapter)",
 		"internal/app (application) imports internal/httpapi (transport)",
+		"internal/app (application) imports internal/app/transit (capability)",
+		"internal/app/transit (capability) imports internal/app (application)",
+		"internal/app/transit (capability) imports internal/app/testclock (capability)",
 		"internal/newthing has no layer",
 	} {
 		if !strings.Contains(got, want) {
 			t.Errorf("checkLayers missed %q; reported:\n%s", want, got)
 		}
 	}
-	for _, allowed := range []string{"imports internal/app ", "imports internal/apperr ", "imports api ", "httpapi (transport) imports net/http"} {
+	for _, allowed := range []string{"(transport) imports internal/app ", "imports internal/apperr ", "imports api ", "httpapi (transport) imports net/http"} {
 		if strings.Contains(got+" ", allowed) {
 			t.Errorf("checkLayers reported an allowed import (%q):\n%s", allowed, got)
 		}

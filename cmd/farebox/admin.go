@@ -10,7 +10,9 @@ import (
 	"time"
 
 	"github.com/farebox/farebox/internal/account"
-	"github.com/farebox/farebox/internal/app"
+	accountsapp "github.com/farebox/farebox/internal/app/accounts"
+	"github.com/farebox/farebox/internal/app/billing"
+	"github.com/farebox/farebox/internal/app/webusers"
 	"github.com/farebox/farebox/internal/clock"
 	"github.com/farebox/farebox/internal/store"
 )
@@ -71,9 +73,10 @@ func accounts(ctx context.Context, args []string, getenv func(string) string, st
 		return err
 	}
 	defer s.Close()
+	keys := accountsOn(s, db.prefix)
 	switch args[0] {
 	case "create":
-		return accountsCreate(ctx, a, s, *name, *accountID, *test, *asJSON, stdout)
+		return accountsCreate(ctx, keys, s, *name, *accountID, *test, *asJSON, stdout)
 	case "list":
 		return accountsList(ctx, s, *asJSON, stdout)
 	case "grant-product":
@@ -92,7 +95,7 @@ func accounts(ctx context.Context, args []string, getenv func(string) string, st
 		if *accountID == "" || *email == "" {
 			return fmt.Errorf("accounts invite needs --account ID and --email ADDRESS")
 		}
-		token, err := a.InviteDashboardUser(ctx, *accountID, *email)
+		token, err := webusersOn(s, clock.System{}, db.prefix).InviteDashboardUser(ctx, *accountID, *email)
 		if err != nil {
 			return err
 		}
@@ -100,13 +103,13 @@ func accounts(ctx context.Context, args []string, getenv func(string) string, st
 		if b == "" {
 			b = "http://127.0.0.1:8080"
 		}
-		fmt.Fprintf(stdout, "%s%s%s\n(good once, for %s; send it to %s only)\n", b, app.DashboardPath, token, app.InviteTTL, *email)
+		fmt.Fprintf(stdout, "%s%s%s\n(good once, for %s; send it to %s only)\n", b, webusers.DashboardPath, token, webusers.InviteTTL, *email)
 		return nil
 	case "remove-user":
 		if *accountID == "" || *email == "" {
 			return fmt.Errorf("accounts remove-user needs --account ID and --email ADDRESS")
 		}
-		if err := a.RemoveDashboardUser(ctx, *accountID, *email); err != nil {
+		if err := webusersOn(s, clock.System{}, db.prefix).RemoveDashboardUser(ctx, *accountID, *email); err != nil {
 			return err
 		}
 		fmt.Fprintf(stdout, "removed dashboard user %s of account %s; their sessions have ended\n", strings.ToLower(strings.TrimSpace(*email)), *accountID)
@@ -115,7 +118,7 @@ func accounts(ctx context.Context, args []string, getenv func(string) string, st
 		if len(pos) != 1 {
 			return fmt.Errorf("accounts revoke needs exactly one KEY_PREFIX")
 		}
-		return revokeKeys(ctx, a, pos[0], *accountID, *yes, stdout)
+		return revokeKeys(ctx, keys, pos[0], *accountID, *yes, stdout)
 	}
 	fmt.Fprintln(stderr, accountsHelp)
 	return errUsage
@@ -124,22 +127,22 @@ func accounts(ctx context.Context, args []string, getenv func(string) string, st
 // accountsCreate is `accounts create`: a new account with its first key
 // (--name), another key of an account (--account), or the test key of the
 // account of that name (--name --test).
-func accountsCreate(ctx context.Context, a *app.App, s *store.Store, name, accountID string, test, asJSON bool, stdout io.Writer) error {
+func accountsCreate(ctx context.Context, keys *accountsapp.Service, s *store.Store, name, accountID string, test, asJSON bool, stdout io.Writer) error {
 	env := account.Live
 	if test {
 		env = account.Test
 	}
-	var k app.CreatedKey
+	var k accountsapp.CreatedKey
 	var err error
 	switch {
 	case accountID != "":
-		k, err = a.CreateKey(ctx, accountID, env)
+		k, err = keys.CreateKey(ctx, accountID, env)
 	case name != "" && test:
 		// The test key of a partner created with --name: the account
 		// of that name gets it, rather than a second account.
-		k, err = testKeyByName(ctx, a, s, name)
+		k, err = testKeyByName(ctx, keys, s, name)
 	case name != "":
-		k, err = a.CreateAccount(ctx, name, env)
+		k, err = keys.CreateAccount(ctx, name, env)
 	default:
 		return fmt.Errorf("accounts create needs --name NAME (or --account ID)")
 	}
@@ -217,7 +220,7 @@ func accountsList(ctx context.Context, s *store.Store, asJSON bool, stdout io.Wr
 // --account (the keys of that account only: the operator named both the
 // account and the key) or with --yes. A prefix naming keys of more than one
 // account revokes nothing, --yes or not.
-func revokeKeys(ctx context.Context, a *app.App, prefix, accountID string, yes bool, stdout io.Writer) error {
+func revokeKeys(ctx context.Context, a *accountsapp.Service, prefix, accountID string, yes bool, stdout io.Writer) error {
 	keys, err := a.KeysWithPrefix(ctx, prefix, accountID)
 	if err != nil {
 		return err
@@ -261,8 +264,7 @@ func usageCmd(ctx context.Context, args []string, getenv func(string) string, st
 		return err
 	}
 	defer s.Close()
-	a := app.New(app.Options{Store: s, IDPrefix: db.prefix})
-	rows, err := a.Usage(ctx, *acct, *from, *to)
+	rows, err := billing.New(s.Read(), clock.System{}).Usage(ctx, *acct, *from, *to)
 	if err != nil {
 		return err
 	}
@@ -280,10 +282,10 @@ func usageCmd(ctx context.Context, args []string, getenv func(string) string, st
 // testKeyByName gives the one account named name a test key, or creates
 // the account with a test key when none has that name; several accounts of
 // that name are ambiguous (--account ID says which).
-func testKeyByName(ctx context.Context, a *app.App, s *store.Store, name string) (app.CreatedKey, error) {
+func testKeyByName(ctx context.Context, a *accountsapp.Service, s *store.Store, name string) (accountsapp.CreatedKey, error) {
 	accs, err := s.Read().Accounts(ctx)
 	if err != nil {
-		return app.CreatedKey{}, err
+		return accountsapp.CreatedKey{}, err
 	}
 	var ids []string
 	for _, ac := range accs {
@@ -297,6 +299,6 @@ func testKeyByName(ctx context.Context, a *app.App, s *store.Store, name string)
 	case 1:
 		return a.CreateKey(ctx, ids[0], account.Test)
 	default:
-		return app.CreatedKey{}, fmt.Errorf("%d accounts are named %q (%s): say which with --account ID --test", len(ids), name, strings.Join(ids, ", "))
+		return accountsapp.CreatedKey{}, fmt.Errorf("%d accounts are named %q (%s): say which with --account ID --test", len(ids), name, strings.Join(ids, ", "))
 	}
 }

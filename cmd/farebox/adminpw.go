@@ -7,7 +7,7 @@ import (
 	"io"
 	"strings"
 
-	"github.com/farebox/farebox/internal/app"
+	"github.com/farebox/farebox/internal/app/webusers"
 )
 
 // adminPasswordCmd prints the --admin-password-file line for the password
@@ -27,7 +27,7 @@ func adminPasswordCmd(args []string, stdin io.Reader, stdout, stderr io.Writer) 
 	if len(pw) < 12 {
 		return fmt.Errorf("the password (first line of stdin) must have at least 12 characters")
 	}
-	out, err := app.HashOperatorPassword(*user, pw)
+	out, err := webusers.HashOperatorPassword(*user, pw)
 	if err != nil {
 		return err
 	}

@@ -8,7 +8,7 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/farebox/farebox/internal/app"
+	"github.com/farebox/farebox/internal/app/webusers"
 )
 
 // TestAdminPasswordCommand: the line it prints is what
@@ -25,7 +25,7 @@ func TestAdminPasswordCommand(t *testing.T) {
 	if !strings.HasPrefix(line, "ops:$argon2id$v=19$") || strings.Contains(line, "correct") {
 		t.Fatalf("line %q", line)
 	}
-	if c, err := app.ParseOperatorCredentials(line); err != nil || c.User != "ops" {
+	if c, err := webusers.ParseOperatorCredentials(line); err != nil || c.User != "ops" {
 		t.Fatalf("%v %+v", err, c)
 	}
 	if err := run(context.Background(), []string{"admin-password"}, envFrom(nil), strings.NewReader("short\n"), &out, &errb); err == nil ||

@@ -11,7 +11,7 @@ import (
 	"text/tabwriter"
 	"time"
 
-	"github.com/farebox/farebox/internal/app"
+	"github.com/farebox/farebox/internal/app/transit"
 	"github.com/farebox/farebox/internal/clock"
 	"github.com/farebox/farebox/internal/departure"
 	"github.com/farebox/farebox/internal/gtfs"
@@ -33,7 +33,7 @@ func gtfsCmd(ctx context.Context, args []string, getenv func(string) string, std
 	feedID := fs.String("feed-id", "", "feed namespace: 1 to 64 letters, digits or hyphens (import)")
 	rtURL := fs.String("realtime-url", "", "GTFS-Realtime TripUpdates URL polled by every instance (import)")
 	rtFile := fs.String("realtime-file", "", "GTFS-Realtime TripUpdates file read by every instance (import)")
-	rtEvery := fs.Duration("realtime-interval", app.DefaultRealtimeInterval, "poll interval of the realtime source (import)")
+	rtEvery := fs.Duration("realtime-interval", transit.DefaultRealtimeInterval, "poll interval of the realtime source (import)")
 	asJSON := fs.Bool("json", false, "print JSON (list)")
 	pos, err := parseFlags(fs, args[1:])
 	if err != nil {
@@ -58,12 +58,12 @@ func gtfsCmd(ctx context.Context, args []string, getenv func(string) string, std
 			}
 			src = abs
 		}
-		if src != "" && !app.ValidRealtimeSource(src) {
+		if src != "" && !transit.ValidRealtimeSource(src) {
 			return errors.New("gtfs import: the realtime source must be an http(s) URL or a file")
 		}
 		return gtfsImport(ctx, *db, *feedID, pos[0], src, *rtEvery, stdout, stderr)
 	case "list", "remove":
-		a, s, err := db.openApp(ctx)
+		_, s, err := db.openApp(ctx)
 		if err != nil {
 			return err
 		}
@@ -72,13 +72,13 @@ func gtfsCmd(ctx context.Context, args []string, getenv func(string) string, std
 			if len(pos) != 1 {
 				return errors.New("gtfs remove needs exactly one feed ID")
 			}
-			if err := a.RemoveGTFS(ctx, pos[0]); err != nil {
+			if err := feedsOn(s, clock.System{}, db.prefix).Remove(ctx, pos[0]); err != nil {
 				return err
 			}
 			fmt.Fprintf(stdout, "removed feed %s\n", pos[0])
 			return nil
 		}
-		feeds, err := a.GTFSFeeds(ctx)
+		feeds, err := feedsOn(s, clock.System{}, db.prefix).List(ctx)
 		if err != nil {
 			return err
 		}
@@ -113,7 +113,7 @@ func gtfsImport(ctx context.Context, db dbFlags, feedID, path, rtSource string, 
 	}
 	parsed := time.Since(start)
 	printProblems(stderr, f)
-	a, s, err := db.openApp(ctx)
+	_, s, err := db.openApp(ctx)
 	if err != nil {
 		return err
 	}
@@ -121,7 +121,7 @@ func gtfsImport(ctx context.Context, db dbFlags, feedID, path, rtSource string, 
 	if rtSource == "" {
 		rtEvery = 0
 	}
-	rec, err := a.ImportGTFS(ctx, app.GTFSImport{FeedID: feedID, SourceName: filepath.Base(path), Feed: f,
+	rec, err := feedsOn(s, clock.System{}, db.prefix).Import(ctx, transit.Import{FeedID: feedID, SourceName: filepath.Base(path), Feed: f,
 		RealtimeSource: rtSource, RealtimeInterval: rtEvery})
 	if err != nil {
 		return err

@@ -9,7 +9,11 @@ import (
 	"strings"
 
 	"github.com/farebox/farebox/internal/app"
+	accountsapp "github.com/farebox/farebox/internal/app/accounts"
+	"github.com/farebox/farebox/internal/app/transit"
+	"github.com/farebox/farebox/internal/app/webusers"
 	"github.com/farebox/farebox/internal/clock"
+	"github.com/farebox/farebox/internal/ident"
 	"github.com/farebox/farebox/internal/store"
 )
 
@@ -159,6 +163,23 @@ func (d *dbFlags) openApp(ctx context.Context) (*app.App, *store.Store, error) {
 		return nil, nil, err
 	}
 	return app.New(app.Options{Store: s, Clock: clock.System{}, IDPrefix: d.prefix}), s, nil
+}
+
+// feedsOn is the transit capability's stored feeds on s (the one place
+// the command wires package transit to the store).
+func feedsOn(s *store.Store, c clock.Clock, prefix string) *transit.Feeds {
+	return transit.NewFeeds(store.NewView[transit.Queries](s), c, ident.Prefix(prefix))
+}
+
+// accountsOn is the accounts and keys capability on s, for the commands
+// (no key cache: a command resolves no keys).
+func accountsOn(s *store.Store, prefix string) *accountsapp.Service {
+	return accountsapp.New(store.NewView[accountsapp.Queries](s), clock.System{}, ident.Prefix(prefix), 0)
+}
+
+// webusersOn is the web users and sessions capability on s.
+func webusersOn(s *store.Store, c clock.Clock, prefix string) *webusers.Service {
+	return webusers.New(store.NewView[webusers.Queries](s), c, ident.Prefix(prefix))
 }
 
 // parseAndOpen parses a subcommand's flags (see parseFlags) and opens its

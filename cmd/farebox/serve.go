@@ -16,9 +16,16 @@ import (
 	"time"
 
 	"github.com/farebox/farebox/internal/app"
+	accountsapp "github.com/farebox/farebox/internal/app/accounts"
+	"github.com/farebox/farebox/internal/app/billing"
+	"github.com/farebox/farebox/internal/app/console"
+	"github.com/farebox/farebox/internal/app/testclock"
+	"github.com/farebox/farebox/internal/app/transit"
+	"github.com/farebox/farebox/internal/app/webusers"
 	"github.com/farebox/farebox/internal/clock"
 	"github.com/farebox/farebox/internal/config"
 	"github.com/farebox/farebox/internal/httpapi"
+	"github.com/farebox/farebox/internal/ident"
 	"github.com/farebox/farebox/internal/invoicedoc/pdf"
 	"github.com/farebox/farebox/internal/jobs"
 	"github.com/farebox/farebox/internal/store"
@@ -53,7 +60,7 @@ func serve(ctx context.Context, args []string, getenv func(string) string, stdou
 	if err != nil {
 		return err
 	}
-	transit, sessionKey, stopTransit, err := startTransit(ctx, cfg, a, log)
+	feeds, tr, sessionKey, stopTransit, err := startTransit(ctx, cfg, st, a, log)
 	if err != nil {
 		return err
 	}
@@ -72,7 +79,7 @@ func serve(ctx context.Context, args []string, getenv func(string) string, stdou
 	if err != nil {
 		return err
 	}
-	deps.Ledger, deps.Metrics, deps.Transit, deps.SessionKey, deps.Ready = ledger, metrics, transit, sessionKey, transit.Ready
+	deps.Ledger, deps.Metrics, deps.Feeds, deps.Transit, deps.SessionKey, deps.Ready = ledger, metrics, feeds, tr, sessionKey, tr.Ready
 	srv := httpapi.New(deps)
 
 	if cfg.PprofAddr != "" {
@@ -112,7 +119,7 @@ func openStore(ctx context.Context, cfg config.Config, log *slog.Logger) (*store
 func newApp(ctx context.Context, cfg config.Config, st *store.Store, log *slog.Logger, observeJob func(string, error, time.Duration)) (*app.App, error) {
 	loc, _ := time.LoadLocation(cfg.Timezone)
 	pdf.SetFontDir(cfg.FontDir)
-	a := app.New(app.Options{Store: st, Clock: clock.System{}, IDPrefix: cfg.IDPrefix, Location: loc, AuthCacheTTL: cfg.AuthCacheTTL,
+	a := app.New(app.Options{Store: st, Clock: clock.System{}, IDPrefix: cfg.IDPrefix, Location: loc,
 		Retention: cfg.Retention,
 		Invoicing: app.InvoicingOptions{Seller: cfg.Seller, BaseURL: cfg.BaseURL(), PaymentDays: cfg.PaymentDays,
 			Jobs: jobs.Options{Log: log, Lease: cfg.JobLease, Observe: observeJob}},
@@ -134,21 +141,22 @@ func newApp(ctx context.Context, cfg config.Config, st *store.Store, log *slog.L
 // through the database when not configured; feeds load in the background
 // so /healthz answers at once and /readyz reports not ready until the
 // first index is built. stop ends the loader and waits for it.
-func startTransit(ctx context.Context, cfg config.Config, a *app.App, log *slog.Logger) (transit *app.Transit, sessionKey []byte, stop func(), err error) {
+func startTransit(ctx context.Context, cfg config.Config, st *store.Store, a *app.App, log *slog.Logger) (feeds *transit.Feeds, tr *transit.Service, sessionKey []byte, stop func(), err error) {
 	sessionKey, err = a.SessionKey(ctx, cfg.SessionKey)
 	if err != nil {
-		return nil, nil, nil, fmt.Errorf("session key: %w", err)
+		return nil, nil, nil, nil, fmt.Errorf("session key: %w", err)
 	}
 	boardCache := int64(-1) // --board-cache-mb 0: off
 	if cfg.BoardCacheMB > 0 {
 		boardCache = cfg.BoardCacheMB << 20
 	}
-	transit = a.NewTransit(app.TransitOptions{Refresh: cfg.GTFSRefresh, Realtime: cfg.Realtime, RealtimeAlerts: cfg.RealtimeAlerts,
+	feeds = feedsOn(st, clock.System{}, cfg.IDPrefix)
+	tr = feeds.Serve(transit.Options{Refresh: cfg.GTFSRefresh, Realtime: cfg.Realtime, RealtimeAlerts: cfg.RealtimeAlerts,
 		RealtimeInterval: cfg.RealtimeInterval, RealtimeMaxAge: cfg.RealtimeMaxAge, BoardCacheBytes: boardCache, Log: log})
 	transitDone := make(chan struct{})
 	tctx, stopTransit := context.WithCancel(ctx)
-	go func() { defer close(transitDone); transit.Run(tctx) }()
-	return transit, sessionKey, func() { stopTransit(); <-transitDone }, nil
+	go func() { defer close(transitDone); tr.Run(tctx) }()
+	return feeds, tr, sessionKey, func() { stopTransit(); <-transitDone }, nil
 }
 
 // loops are serve's background loops. They end when serve's context ends
@@ -325,6 +333,11 @@ func startLedger(ctx context.Context, cfg config.Config, st *store.Store, metric
 // caller adds the ledger, metrics and transit).
 func serverDeps(ctx context.Context, cfg config.Config, st *store.Store, a *app.App, log *slog.Logger) (httpapi.Deps, error) {
 	deps := httpapi.Deps{App: a, Log: log,
+		Console:      console.New(store.NewView[console.Queries](st), clock.System{}, a.Catalog, a.Jobs.Notify),
+		Billing:      billing.New(st.Read(), clock.System{}),
+		WebUsers:     webusersOn(st, clock.System{}, cfg.IDPrefix),
+		Accounts:     accountsapp.New(store.NewView[accountsapp.Queries](st), clock.System{}, ident.Prefix(cfg.IDPrefix), cfg.AuthCacheTTL),
+		TestClocks:   testclock.New(store.NewView[testclock.Queries](st), clock.System{}, ident.Prefix(cfg.IDPrefix), a.Jobs.Notify),
 		MaxBodyBytes: cfg.MaxBodyBytes, RequestTimeout: cfg.RequestTimeout,
 		RateLimits: &httpapi.RateLimits{Rate: cfg.RateLimit, Burst: cfg.RateBurst}, MetricsElsewhere: cfg.MetricsAddr != "",
 		Keyless: &httpapi.KeylessLimits{
@@ -341,7 +354,7 @@ func serverDeps(ctx context.Context, cfg config.Config, st *store.Store, a *app.
 		if err != nil {
 			return deps, fmt.Errorf("--admin-password-file: %w", err)
 		}
-		if deps.Operator, err = app.ParseOperatorCredentials(string(b)); err != nil {
+		if deps.Operator, err = webusers.ParseOperatorCredentials(string(b)); err != nil {
 			return deps, fmt.Errorf("--admin-password-file %s: %w", cfg.AdminPasswordFile, err)
 		}
 	}

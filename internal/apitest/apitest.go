@@ -21,6 +21,12 @@ import (
 	"github.com/farebox/farebox/api"
 	"github.com/farebox/farebox/internal/account"
 	"github.com/farebox/farebox/internal/app"
+	"github.com/farebox/farebox/internal/app/accounts"
+	"github.com/farebox/farebox/internal/app/billing"
+	"github.com/farebox/farebox/internal/app/console"
+	"github.com/farebox/farebox/internal/app/testclock"
+	"github.com/farebox/farebox/internal/app/transit"
+	"github.com/farebox/farebox/internal/app/webusers"
 	"github.com/farebox/farebox/internal/clock/clocktest"
 	"github.com/farebox/farebox/internal/config/configtest"
 	"github.com/farebox/farebox/internal/httpapi"
@@ -35,13 +41,20 @@ import (
 
 // Env is one running server with its database and clock.
 type Env struct {
-	T      testing.TB
-	URL    string
-	Store  *store.Store
-	App    *app.App
-	Clock  *clocktest.Fixed
-	Server *httpapi.Server
-	Ledger *usage.Ledger
+	T     testing.TB
+	URL   string
+	Store *store.Store
+	App   *app.App
+	Feeds *transit.Feeds // the stored GTFS feeds (package transit)
+	// Console is what the operator console lists and changes.
+	Console *console.Service
+	// WebUsers are the operator and dashboard users and their sessions.
+	WebUsers *webusers.Service
+	// Accounts creates accounts and keys (package accounts).
+	Accounts *accounts.Service
+	Clock    *clocktest.Fixed
+	Server   *httpapi.Server
+	Ledger   *usage.Ledger
 	// LiveKey and TestKey belong to one account (AccountID) in each environment.
 	AccountID string
 	LiveKey   string
@@ -83,11 +96,13 @@ func NewOnStore(t testing.TB, s *store.Store, o Options) *Env {
 	clk := clocktest.NewFixed(o.Now)
 	ts := httptest.NewUnstartedServer(nil)
 	defaults := configtest.Defaults()
-	a := app.New(app.Options{Store: s, Clock: clk, IDPrefix: "farebox", AuthCacheTTL: 0,
+	a := app.New(app.Options{Store: s, Clock: clk, IDPrefix: "farebox",
 		Invoicing: app.InvoicingOptions{Seller: defaults.Seller, BaseURL: "http://" + ts.Listener.Addr().String(),
 			PaymentDays: defaults.PaymentDays}, Webhooks: o.Webhooks})
-	d := httpapi.Deps{App: a, MaxBodyBytes: 64 << 10}
-	e := &Env{T: t, Store: s, App: a, Clock: clk, client: &http.Client{
+	keys := accounts.New(store.NewView[accounts.Queries](s), clk, "farebox", 0)
+	d := httpapi.Deps{App: a, Accounts: keys, Console: console.New(store.NewView[console.Queries](s), clk, a.Catalog, a.Jobs.Notify), Billing: billing.New(s.Read(), clk), WebUsers: webusers.New(store.NewView[webusers.Queries](s), clk, "farebox"), Feeds: transit.NewFeeds(store.NewView[transit.Queries](s), clk, "farebox"),
+		TestClocks: testclock.New(store.NewView[testclock.Queries](s), clk, "farebox", a.Jobs.Notify), MaxBodyBytes: 64 << 10}
+	e := &Env{T: t, Store: s, App: a, Console: d.Console, WebUsers: d.WebUsers, Feeds: d.Feeds, Accounts: keys, Clock: clk, client: &http.Client{
 		Timeout:       30 * time.Second,
 		CheckRedirect: func(*http.Request, []*http.Request) error { return http.ErrUseLastResponse },
 	}}
@@ -119,12 +134,12 @@ func NewOnStore(t testing.TB, s *store.Store, o Options) *Env {
 	})
 	e.URL = ts.URL
 	ctx := context.Background()
-	k, err := a.CreateAccount(ctx, "Partner GmbH", account.Live)
+	k, err := keys.CreateAccount(ctx, "Partner GmbH", account.Live)
 	if err != nil {
 		t.Fatalf("apitest: create account: %v", err)
 	}
 	e.AccountID, e.LiveKey = k.AccountID, k.Secret
-	tk, err := a.CreateKey(ctx, k.AccountID, account.Test)
+	tk, err := keys.CreateKey(ctx, k.AccountID, account.Test)
 	if err != nil {
 		t.Fatalf("apitest: create test key: %v", err)
 	}
@@ -163,7 +178,7 @@ func FuzzEngine(f *testing.F) store.Engine {
 // NewAccount creates another account and returns its id and key.
 func (e *Env) NewAccount(name string, env account.Environment) (string, string) {
 	e.T.Helper()
-	k, err := e.App.CreateAccount(context.Background(), name, env)
+	k, err := e.Accounts.CreateAccount(context.Background(), name, env)
 	if err != nil {
 		e.T.Fatalf("apitest: create account: %v", err)
 	}

@@ -206,3 +206,31 @@ func (a *App) Ticket(ctx context.Context, id string) (TicketDetails, error) {
 
 // Now is the app clock's time (views compute states such as "expired" with it).
 func (a *App) Now() time.Time { return a.clock.Now() }
+
+// ticketDetailsOf is Ticket inside a transaction.
+func (a *App) ticketDetailsOf(ctx context.Context, q store.Q, id string) (TicketDetails, error) {
+	t, err := q.Ticket(ctx, id)
+	if err != nil {
+		return TicketDetails{}, err
+	}
+	return a.ticketDetails(ctx, q, t)
+}
+
+// ticketDetails completes a ticket already read with its coupon and
+// catalog entries.
+func (a *App) ticketDetails(ctx context.Context, q store.Q, t ticketing.Ticket) (TicketDetails, error) {
+	const op = "app.Ticket"
+	c, err := q.Coupon(ctx, t.CouponID)
+	if err != nil {
+		return TicketDetails{}, err
+	}
+	d := TicketDetails{Ticket: t, Coupon: c, Valid: t.InvalidatedAt == nil}
+	var ok bool
+	if d.Product, ok = a.Catalog().Product(t.ProductID); !ok {
+		return d, apperr.E(op, apperr.Internal, CodeProductMissing, "the ticket's product is not in the catalog")
+	}
+	if d.Area, ok = a.Catalog().Area(d.Product.AreaID); !ok {
+		return d, apperr.E(op, apperr.Internal, CodeAreaMissing, "the product's area is not in the catalog")
+	}
+	return d, nil
+}

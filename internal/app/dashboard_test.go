@@ -6,7 +6,7 @@ import (
 	"time"
 
 	"github.com/farebox/farebox/internal/account"
-	"github.com/farebox/farebox/internal/app"
+	"github.com/farebox/farebox/internal/app/webusers"
 	"github.com/farebox/farebox/internal/apperr"
 	"github.com/farebox/farebox/internal/store/storetest"
 )
@@ -19,7 +19,7 @@ func TestDashboardInvitation(t *testing.T) {
 	for _, engine := range storetest.Engines {
 		t.Run(string(engine), func(t *testing.T) {
 			b := setup(t, engine)
-			a, ctx := b.app, b.ctx
+			a, ctx := b.users, b.ctx
 			const pw = "twelve chars or more"
 			token, err := a.InviteDashboardUser(ctx, b.live.AccountID, "User@Partner.example")
 			if err != nil {
@@ -54,7 +54,7 @@ func TestDashboardInvitation(t *testing.T) {
 				t.Fatal(err)
 			}
 			s, err := a.WebSession(ctx, id)
-			if err != nil || s.Kind != app.WebDashboard || s.AccountID != b.live.AccountID || s.Subject != "user@partner.example" {
+			if err != nil || s.Kind != webusers.WebDashboard || s.AccountID != b.live.AccountID || s.Subject != "user@partner.example" {
 				t.Fatalf("session %+v %v", s, err)
 			}
 			if _, err := a.DashboardSignIn(ctx, "user@partner.example", pw+"x"); apperr.KindOf(err) != apperr.Unauthenticated {
@@ -65,7 +65,7 @@ func TestDashboardInvitation(t *testing.T) {
 			if err != nil {
 				t.Fatal(err)
 			}
-			b.clock.Advance(app.InviteTTL + time.Second)
+			b.clock.Advance(webusers.InviteTTL + time.Second)
 			if _, err := a.AcceptDashboardInvite(ctx, late, pw+"2", pw+"2"); apperr.KindOf(err) != apperr.NotFound {
 				t.Errorf("an expired invitation: %v", err)
 			}
@@ -98,22 +98,5 @@ func TestDashboardInvitation(t *testing.T) {
 				t.Errorf("a 1024-byte password: %v", err)
 			}
 		})
-	}
-}
-
-func TestEndpointGroup(t *testing.T) {
-	for in, want := range map[string]string{
-		"GET /v9/ticketing/orders.json":             "ticketing",
-		"POST /v6/ticketing/coupons/{id}/activate":  "ticketing",
-		"GET /v1/departures.json":                   "departures",
-		"GET /v2/products/search_by_city_name.json": "products",
-		"GET /healthz":                              "healthz",
-		"GET /":                                     "other",
-		"GET /c/{coupon_id}":                        "c",
-		"GET /v1/station_map/{tile}.mvt":            "station_map",
-	} {
-		if got := app.EndpointGroup(in); got != want {
-			t.Errorf("EndpointGroup(%q) = %q, want %q", in, got, want)
-		}
 	}
 }

@@ -9,8 +9,6 @@ import (
 	"github.com/farebox/farebox/internal/account"
 	"github.com/farebox/farebox/internal/apperr"
 	"github.com/farebox/farebox/internal/event"
-	"github.com/farebox/farebox/internal/invoicedoc"
-	"github.com/farebox/farebox/internal/invoicing"
 	"github.com/farebox/farebox/internal/store"
 	"github.com/farebox/farebox/internal/ticketing"
 )
@@ -156,61 +154,6 @@ func (c *changeEvents) billableItem(ctx context.Context, q store.Q, id string) e
 // eventVersion is the API version whose shapes events carry.
 const eventVersion = 9
 
-// createdEvent is the event a new document of kind k writes.
-func createdEvent(k invoicedoc.Kind) event.Type {
-	if k == invoicedoc.KindPaymentNotice {
-		return event.PaymentNoticeCreated
-	}
-	return event.InvoiceCreated
-}
-
-// filesComplete says whether formats hold every file of an invoice: the
-// PDF, and for an electronic invoice UBL and CII.
-func filesComplete(formats []string, electronic bool) bool {
-	have := map[string]bool{}
-	for _, f := range formats {
-		have[f] = true
-	}
-	return have[FormatPDF] && (!electronic || have[FormatUBL] && have[FormatCII])
-}
-
-// putFiles stores files of inv (each only if absent) and, in the same
-// transaction, writes invoice.files_ready when they complete its set. The
-// invoice row lock makes exactly one writer see the set become complete.
-func (a *App) putFiles(ctx context.Context, inv invoicing.Invoice, files []invoicing.File, at time.Time) ([]invoicing.File, error) {
-	var out []invoicing.File
-	err := a.store.Write(ctx, func(q store.Q) error {
-		out = out[:0]
-		if err := q.LockInvoice(ctx, inv.ID); err != nil {
-			return err
-		}
-		before, err := q.FileFormats(ctx, inv.ID)
-		if err != nil {
-			return err
-		}
-		for _, f := range files {
-			stored, err := q.PutFile(ctx, inv.ID, f, at)
-			if err != nil {
-				return err
-			}
-			out = append(out, stored)
-		}
-		after, err := q.FileFormats(ctx, inv.ID)
-		if err != nil {
-			return err
-		}
-		if filesComplete(before, inv.Electronic) || !filesComplete(after, inv.Electronic) {
-			return nil
-		}
-		ev := a.events(inv.AccountID, inv.Environment)
-		if err := ev.invoice(ctx, q, event.InvoiceFilesReady, inv.ID); err != nil {
-			return err
-		}
-		return ev.write(ctx, q)
-	})
-	return out, err
-}
-
 // EventsRequest is GET /v1/events.json's query, as sent.
 type EventsRequest struct {
 	Limit         string
@@ -228,13 +171,13 @@ func (a *App) Events(ctx context.Context, p account.Principal, req EventsRequest
 	var l listParams
 	lr := ListRequest{Limit: req.Limit, StartingAfter: req.StartingAfter, EndingBefore: req.EndingBefore,
 		CreatedGTE: req.CreatedGTE, CreatedLT: req.CreatedLT}
-	f := event.Query{AccountID: p.AccountID, Environment: p.Environment, Limit: l.limit(req.Limit), Type: event.Type(req.Type)}
+	f := event.Query{AccountID: p.AccountID, Environment: p.Environment, Limit: l.Limit(req.Limit), Type: event.Type(req.Type)}
 	if req.Type != "" && !event.Known(f.Type) {
-		l.bad("type", fmt.Sprintf("unknown event type %q (see docs/events.md)", req.Type))
+		l.Bad("type", fmt.Sprintf("unknown event type %q (see docs/events.md)", req.Type))
 	}
-	f.CreatedGTE, f.CreatedLT = l.timestamp("created[gte]", req.CreatedGTE), l.timestamp("created[lt]", req.CreatedLT)
+	f.CreatedGTE, f.CreatedLT = l.Timestamp("created[gte]", req.CreatedGTE), l.Timestamp("created[lt]", req.CreatedLT)
 	var after, before int64
-	err := l.cursors(lr, "event", " (or it is older than the retention period)", func(field, id string) (bool, error) {
+	err := l.Cursors(lr, "event", " (or it is older than the retention period)", func(field, id string) (bool, error) {
 		seq, ok, err := a.store.Read().EventSeq(ctx, p.AccountID, p.Environment, id)
 		if field == "starting_after" {
 			after = seq
@@ -246,7 +189,7 @@ func (a *App) Events(ctx context.Context, p account.Principal, req EventsRequest
 	if err != nil {
 		return event.Page{}, err
 	}
-	if err := l.err(op); err != nil {
+	if err := l.Err(op); err != nil {
 		return event.Page{}, err
 	}
 	// Only the settled part of the stream: an event that commits after
@@ -310,42 +253,6 @@ func (a *App) EventMaintenance(ctx context.Context) (ended int, pruned int64, er
 	return ended, pruned, nil
 }
 
-// endSubscriptions writes subscription.ended, at now, for the
-// subscriptions of clockID ("" for those on the service's time) whose end
-// has passed at now, each once in the transaction that marks it.
-func (a *App) endSubscriptions(ctx context.Context, clockID string, now time.Time) (ended int, err error) {
-	for {
-		ids, err := a.store.Read().EndedSubscriptions(ctx, clockID, now, 100)
-		if err != nil || len(ids) == 0 {
-			return ended, err
-		}
-		for _, id := range ids {
-			err := a.store.Write(ctx, func(q store.Q) error {
-				if err := q.LockSubscription(ctx, id); err != nil {
-					return err
-				}
-				first, err := q.MarkSubscriptionEnded(ctx, id, now)
-				if err != nil || !first {
-					return err
-				}
-				s, err := q.Subscription(ctx, "", "", id)
-				if err != nil {
-					return err
-				}
-				ev := a.eventsAt(s.AccountID, s.Environment, now)
-				if err := ev.subscription(ctx, q, event.SubscriptionEnded, id); err != nil {
-					return err
-				}
-				ended++
-				return ev.write(ctx, q)
-			})
-			if err != nil {
-				return ended, err
-			}
-		}
-	}
-}
-
 // EventJSON is an event as GET /v1/events.json shows it.
 type EventJSON struct {
 	ID          string        `json:"id"`
@@ -379,32 +286,4 @@ func EventsResponse(p event.Page) EventListJSON {
 			Data: eventDataJSON{ObjectID: e.ObjectID, Object: e.Object}})
 	}
 	return out
-}
-
-// ticketDetailsOf is Ticket inside a transaction.
-func (a *App) ticketDetailsOf(ctx context.Context, q store.Q, id string) (TicketDetails, error) {
-	t, err := q.Ticket(ctx, id)
-	if err != nil {
-		return TicketDetails{}, err
-	}
-	return a.ticketDetails(ctx, q, t)
-}
-
-// ticketDetails completes a ticket already read with its coupon and
-// catalog entries.
-func (a *App) ticketDetails(ctx context.Context, q store.Q, t ticketing.Ticket) (TicketDetails, error) {
-	const op = "app.Ticket"
-	c, err := q.Coupon(ctx, t.CouponID)
-	if err != nil {
-		return TicketDetails{}, err
-	}
-	d := TicketDetails{Ticket: t, Coupon: c, Valid: t.InvalidatedAt == nil}
-	var ok bool
-	if d.Product, ok = a.Catalog().Product(t.ProductID); !ok {
-		return d, apperr.E(op, apperr.Internal, CodeProductMissing, "the ticket's product is not in the catalog")
-	}
-	if d.Area, ok = a.Catalog().Area(d.Product.AreaID); !ok {
-		return d, apperr.E(op, apperr.Internal, CodeAreaMissing, "the product's area is not in the catalog")
-	}
-	return d, nil
 }

@@ -4,12 +4,9 @@ import (
 	"context"
 	"fmt"
 	"slices"
-	"time"
 
 	"github.com/farebox/farebox/internal/account"
-	"github.com/farebox/farebox/internal/apperr"
-	"github.com/farebox/farebox/internal/clock"
-	"github.com/farebox/farebox/internal/event"
+	"github.com/farebox/farebox/internal/app/kit"
 	"github.com/farebox/farebox/internal/invoicing"
 	"github.com/farebox/farebox/internal/list"
 	"github.com/farebox/farebox/internal/store"
@@ -22,113 +19,24 @@ import (
 // created[lt], newest first, and every parameter problem a 400
 // invalid_parameter naming the parameter.
 
-// ListRequest is the paging part of a list request, as sent.
-type ListRequest struct {
-	Limit         string
-	StartingAfter string
-	EndingBefore  string
-	CreatedGTE    string
-	CreatedLT     string
-}
+// ListRequest is the paging part of a list request, as sent (kit).
+type ListRequest = kit.ListRequest
 
 // listParams collects the problems of one list request's parameters.
-type listParams struct {
-	probs []apperr.FieldError
-}
-
-func (l *listParams) bad(field, msg string) {
-	l.probs = append(l.probs, apperr.FieldError{Field: field, Message: msg})
-}
-
-// limit is the page size v asks for (event.DefaultLimit when empty).
-func (l *listParams) limit(v string) int {
-	if v == "" {
-		return event.DefaultLimit
-	}
-	var n int
-	if _, err := fmt.Sscanf(v, "%d", &n); err != nil || fmt.Sprint(n) != v || n < 1 || n > event.MaxLimit {
-		l.bad("limit", fmt.Sprintf("limit must be an integer from 1 to %d", event.MaxLimit))
-		return event.DefaultLimit
-	}
-	return n
-}
-
-// timestamp is the RFC 3339 instant v of parameter field, nil when empty.
-func (l *listParams) timestamp(field, v string) *time.Time {
-	if v == "" {
-		return nil
-	}
-	t, err := clock.ParseTimestamp(v)
-	if err != nil {
-		l.bad(field, field+" must be an RFC 3339 timestamp such as 2026-06-01T00:00:00Z")
-		return nil
-	}
-	return &t
-}
-
-// cursors resolves starting_after and ending_before (at most one may be
-// sent) with resolve, which says whether the id names a record of the
-// caller's account and environment; noun and note word the refusal. They
-// are resolved only when every other parameter is good.
-func (l *listParams) cursors(req ListRequest, noun, note string, resolve func(field, id string) (bool, error)) error {
-	if req.StartingAfter != "" && req.EndingBefore != "" {
-		l.bad("ending_before", "send starting_after or ending_before, not both")
-	}
-	for _, c := range []struct{ field, id string }{{"starting_after", req.StartingAfter}, {"ending_before", req.EndingBefore}} {
-		if c.id == "" || len(l.probs) > 0 {
-			continue
-		}
-		ok, err := resolve(c.field, c.id)
-		if err != nil {
-			return err
-		}
-		if !ok {
-			l.bad(c.field, fmt.Sprintf("%s: no %s %q in this account and environment%s", c.field, noun, c.id, note))
-		}
-	}
-	return nil
-}
-
-// err is the 400 invalid_parameter of the problems found, nil without.
-func (l *listParams) err(op string) error {
-	if len(l.probs) == 0 {
-		return nil
-	}
-	return apperr.E(op, apperr.Invalid, apperr.CodeInvalidParameter, l.probs[0].Message).WithDetails(l.probs...)
-}
+type listParams = kit.ListParams
 
 // listQuery reads the common parameters of a list of table's records
 // (named noun in refusals) into a store query; the caller adds its own
-// problems to l and asks l.err when done.
+// problems to l and asks l.Err when done.
 func (a *App) listQuery(ctx context.Context, p account.Principal, table, noun string, req ListRequest, l *listParams) (list.Query, error) {
-	lq := list.Query{AccountID: p.AccountID, Environment: p.Environment, Limit: l.limit(req.Limit),
-		CreatedGTE: l.timestamp("created[gte]", req.CreatedGTE), CreatedLT: l.timestamp("created[lt]", req.CreatedLT)}
-	err := l.cursors(req, noun, "", func(field, id string) (bool, error) {
-		c, ok, err := a.store.Read().ListCursor(ctx, table, p.AccountID, p.Environment, id)
-		if ok && field == "starting_after" {
-			lq.After = &c
-		} else if ok {
-			lq.Before = &c
-		}
-		return ok, err
-	})
-	return lq, err
+	return kit.ListQuery(ctx, a.store.Read(), p, table, noun, req, l)
 }
 
 // ListJSON is the answer of a list: a page of objects as their GET shows
-// them, newest first.
-type ListJSON[T any] struct {
-	Object  string `json:"object"`
-	Data    []T    `json:"data"`
-	HasMore bool   `json:"has_more"`
-}
+// them, newest first (kit).
+type ListJSON[T any] = kit.ListJSON[T]
 
-func listOf[T any](data []T, hasMore bool) ListJSON[T] {
-	if data == nil {
-		data = []T{}
-	}
-	return ListJSON[T]{Object: "list", Data: data, HasMore: hasMore}
-}
+func listOf[T any](data []T, hasMore bool) ListJSON[T] { return kit.ListOf(data, hasMore) }
 
 // OrdersRequest is GET /v9/ticketing/orders.json's query, as sent;
 // OptionalOrderReference is nil when the parameter is absent.
@@ -148,37 +56,17 @@ func (a *App) Orders(ctx context.Context, p account.Principal, req OrdersRequest
 }
 
 // runList finishes a list request whose own parameters are read into l
-// and the filter: it reads the common ones into *lq, refuses the problems
-// found (400 invalid_parameter), reads the page and shows each record.
+// and the filter (kit.RunList on the store's read side).
 func runList[R, T any](ctx context.Context, a *App, p account.Principal, op, table, noun string, req ListRequest, l *listParams,
 	lq *list.Query, read func(store.Q) (list.Page[R], error), view func(R) (T, error)) (ListJSON[T], error) {
-	var err error
-	if *lq, err = a.listQuery(ctx, p, table, noun, req, l); err != nil {
-		return ListJSON[T]{}, err
-	}
-	if err := l.err(op); err != nil {
-		return ListJSON[T]{}, err
-	}
-	page, err := read(a.store.Read())
-	if err != nil {
-		return ListJSON[T]{}, err
-	}
-	out := make([]T, 0, len(page.Items))
-	for _, r := range page.Items {
-		v, err := view(r)
-		if err != nil {
-			return ListJSON[T]{}, err
-		}
-		out = append(out, v)
-	}
-	return listOf(out, page.HasMore), nil
+	return kit.RunList(ctx, a.store.Read(), p, op, table, noun, req, l, lq, read, view)
 }
 
 // state is the state v names among states ("" when empty; a problem of
 // the parameter state when unknown).
 func state[S ~string](l *listParams, v string, states []S) S {
 	if v != "" && !slices.Contains(states, S(v)) {
-		l.bad("state", fmt.Sprintf("state must be one of %v", states))
+		l.Bad("state", fmt.Sprintf("state must be one of %v", states))
 	}
 	return S(v)
 }
@@ -198,7 +86,7 @@ type SubscriptionsRequest struct {
 func (a *App) Subscriptions(ctx context.Context, p account.Principal, req SubscriptionsRequest) (ListJSON[SubscriptionJSON], error) {
 	var l listParams
 	f := ticketing.SubscriptionFilter{State: state(&l, req.State, ticketing.SubscriptionStates), Now: a.clock.Now(),
-		EndsGTE: l.timestamp("ends_at[gte]", req.EndsGTE), EndsLT: l.timestamp("ends_at[lt]", req.EndsLT)}
+		EndsGTE: l.Timestamp("ends_at[gte]", req.EndsGTE), EndsLT: l.Timestamp("ends_at[lt]", req.EndsLT)}
 	return runList(ctx, a, p, "app.Subscriptions", "subscriptions", "subscription", req.ListRequest, &l, &f.Query,
 		func(q store.Q) (list.Page[ticketing.Subscription], error) { return q.Subscriptions(ctx, f) },
 		func(s ticketing.Subscription) (SubscriptionJSON, error) {
@@ -303,7 +191,7 @@ func (a *App) BillableItems(ctx context.Context, p account.Principal, req Billab
 			b := *v == "true"
 			f.Invoiced = &b
 		default:
-			l.bad("invoiced", "invoiced must be true or false")
+			l.Bad("invoiced", "invoiced must be true or false")
 		}
 	}
 	return runList(ctx, a, p, "app.BillableItems", "billable_items", "billable item", req.ListRequest, &l, &f.Query,

@@ -1,9 +1,13 @@
 package app
 
 import (
+	"context"
 	"crypto/rand"
+	"encoding/hex"
 
+	"github.com/farebox/farebox/internal/apperr"
 	"github.com/farebox/farebox/internal/metering"
+	"github.com/farebox/farebox/internal/store"
 )
 
 // SessionHeader is the header carrying session tokens both ways.
@@ -48,4 +52,34 @@ func (s *Sessions) Trip(p Principal, token, id string) (counted bool, next strin
 // request: the caller's blocks, expired ones dropped.
 func (s *Sessions) Renew(p Principal, token string) string {
 	return s.signer.Renew(sessionAccount(p), token, s.app.clock.Now())
+}
+
+// sessionKeySecret names the generated session-token key in service_secrets.
+const sessionKeySecret = "session-token-hmac"
+
+// SessionKey returns the HMAC key of session tokens: configured when set
+// (--session-key), otherwise a random 32-byte key generated once and kept in
+// the database, so every instance on one database signs and checks with the
+// same key.
+func (a *App) SessionKey(ctx context.Context, configured string) ([]byte, error) {
+	if configured != "" {
+		return []byte(configured), nil
+	}
+	b := make([]byte, 32)
+	if _, err := rand.Read(b); err != nil {
+		return nil, apperr.Wrap("app.SessionKey", err)
+	}
+	var v string
+	err := a.store.Write(ctx, func(q store.Q) (err error) {
+		v, err = q.EnsureSecret(ctx, sessionKeySecret, hex.EncodeToString(b), a.clock.Now())
+		return err
+	})
+	if err != nil {
+		return nil, err
+	}
+	key, err := hex.DecodeString(v)
+	if err != nil || len(key) < 16 {
+		return nil, apperr.E("app.SessionKey", apperr.Internal, CodeSecretCorrupt, "stored session key is not a hex key")
+	}
+	return key, nil
 }

@@ -9,6 +9,9 @@ import (
 
 	"github.com/farebox/farebox/internal/account"
 	"github.com/farebox/farebox/internal/app"
+	"github.com/farebox/farebox/internal/app/accounts"
+	"github.com/farebox/farebox/internal/app/billing"
+	"github.com/farebox/farebox/internal/app/webusers"
 	"github.com/farebox/farebox/internal/apperr"
 	"github.com/farebox/farebox/internal/catalog"
 	"github.com/farebox/farebox/internal/clock"
@@ -28,10 +31,14 @@ var start = time.Date(2026, 6, 15, 10, 0, 0, 0, time.UTC)
 type testBundle struct {
 	ctx   context.Context
 	app   *app.App
-	clock *clocktest.Fixed
-	store *store.Store
-	live  account.Principal
-	test  account.Principal
+	keys  *accounts.Service
+	users *webusers.Service
+	// billing reads the usage counters (package billing).
+	billing *billing.Service
+	clock   *clocktest.Fixed
+	store   *store.Store
+	live    account.Principal
+	test    account.Principal
 	// liveKey is the live principal's API key.
 	liveKey string
 }
@@ -45,16 +52,19 @@ func setup(t testing.TB, engine store.Engine) *testBundle {
 	d := configtest.Defaults()
 	a := app.New(app.Options{Store: s, Clock: clk, IDPrefix: "farebox",
 		Invoicing: app.InvoicingOptions{Seller: d.Seller, BaseURL: "http://farebox.test", PaymentDays: d.PaymentDays}})
-	b := &testBundle{ctx: context.Background(), app: a, clock: clk, store: s}
+	b := &testBundle{ctx: context.Background(), app: a, clock: clk, store: s,
+		keys:    accounts.New(store.NewView[accounts.Queries](s), clk, "farebox", 0),
+		users:   webusers.New(store.NewView[webusers.Queries](s), clk, "farebox"),
+		billing: billing.New(s.Read(), clk)}
 	if err := a.LoadCatalog(b.ctx); err != nil {
 		t.Fatalf("load catalog: %v", err)
 	}
 	b.live, b.liveKey = b.newAccount(t, "Partner GmbH", account.Live)
-	tk, err := a.CreateKey(b.ctx, b.live.AccountID, account.Test)
+	tk, err := b.keys.CreateKey(b.ctx, b.live.AccountID, account.Test)
 	if err != nil {
 		t.Fatal(err)
 	}
-	if b.test, err = a.Authenticate(b.ctx, tk.Secret); err != nil {
+	if b.test, err = b.keys.Authenticate(b.ctx, tk.Secret); err != nil {
 		t.Fatal(err)
 	}
 	return b
@@ -75,11 +85,11 @@ func eachEngine(t *testing.T, fn func(t *testing.T, b *testBundle)) {
 // newAccount creates an account with one key in env and returns its principal and key.
 func (b *testBundle) newAccount(t testing.TB, name string, env account.Environment) (account.Principal, string) {
 	t.Helper()
-	k, err := b.app.CreateAccount(b.ctx, name, env)
+	k, err := b.keys.CreateAccount(b.ctx, name, env)
 	if err != nil {
 		t.Fatal(err)
 	}
-	p, err := b.app.Authenticate(b.ctx, k.Secret)
+	p, err := b.keys.Authenticate(b.ctx, k.Secret)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -238,17 +248,17 @@ func deref[T any](p *T) T {
 // not a second longer.
 func TestAuthCacheFollowsClock(t *testing.T) {
 	eachEngine(t, func(t *testing.T, b *testBundle) {
-		cached := app.New(app.Options{Store: b.store, Clock: b.clock, AuthCacheTTL: time.Minute})
+		cached := accounts.New(store.NewView[accounts.Queries](b.store), b.clock, "farebox", time.Minute)
 		p, err := cached.Authenticate(b.ctx, b.liveKey)
 		if err != nil || p != b.live {
 			t.Fatalf("authenticate: %+v %v", p, err)
 		}
 		// Another instance (b.app) revokes the key; this one has it cached.
 		prefix := b.liveKey[:len("fbx_live_")+8]
-		if n, err := b.app.RevokeKeys(b.ctx, prefix); err != nil || n != 1 {
+		if n, err := b.keys.RevokeKeys(b.ctx, prefix); err != nil || n != 1 {
 			t.Fatalf("revoke %s: %d %v", prefix, n, err)
 		}
-		_, err = b.app.Authenticate(b.ctx, b.liveKey)
+		_, err = b.keys.Authenticate(b.ctx, b.liveKey)
 		wantErr(t, err, apperr.Unauthenticated, "invalid_api_key")
 		b.clock.Advance(time.Minute - time.Nanosecond)
 		if p, err := cached.Authenticate(b.ctx, b.liveKey); err != nil || p != b.live {
@@ -266,15 +276,15 @@ func TestAuthCacheFollowsClock(t *testing.T) {
 // key prefix must name the environment.
 func TestAccountsAndKeys(t *testing.T) {
 	eachEngine(t, func(t *testing.T, b *testBundle) {
-		_, err := b.app.CreateAccount(b.ctx, "", account.Live)
+		_, err := b.keys.CreateAccount(b.ctx, "", account.Live)
 		wantErr(t, err, apperr.Invalid, "name_required")
-		_, err = b.app.CreateKey(b.ctx, "farebox-account-nope", account.Live)
+		_, err = b.keys.CreateKey(b.ctx, "farebox-account-nope", account.Live)
 		wantErr(t, err, apperr.NotFound, "account_not_found")
 		for _, prefix := range []string{"", "fbx_", "fbx_live_", "abc", "fbx_live_u", "fbx_test_zzzzzzz"} {
-			_, err = b.app.RevokeKeys(b.ctx, prefix)
+			_, err = b.keys.RevokeKeys(b.ctx, prefix)
 			wantErr(t, err, apperr.Invalid, "invalid_key_prefix")
 		}
-		_, err = b.app.RevokeKeys(b.ctx, "fbx_test_zzzzzzzz")
+		_, err = b.keys.RevokeKeys(b.ctx, "fbx_test_zzzzzzzz")
 		wantErr(t, err, apperr.NotFound, "key_not_found")
 		if b.test.AccountID != b.live.AccountID || b.test.Environment != account.Test || b.test.KeyID == b.live.KeyID {
 			t.Errorf("test principal %+v, live %+v", b.test, b.live)
@@ -301,7 +311,7 @@ func TestUsage(t *testing.T) {
 		if err := b.store.Write(b.ctx, func(q store.Q) error { return q.InsertUsage(b.ctx, events) }); err != nil {
 			t.Fatal(err)
 		}
-		rows, err := b.app.Usage(b.ctx, b.live.AccountID, "2026-06-14", "2026-06-15")
+		rows, err := b.billing.Usage(b.ctx, b.live.AccountID, "2026-06-14", "2026-06-15")
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -312,10 +322,10 @@ func TestUsage(t *testing.T) {
 		if len(rows) != len(want) || rows[0] != want[0] || rows[1] != want[1] {
 			t.Errorf("rows %+v, want %+v", rows, want)
 		}
-		if all, err := b.app.Usage(b.ctx, "", "2026-06-15", "2026-06-15"); err != nil || len(all) != 2 {
+		if all, err := b.billing.Usage(b.ctx, "", "2026-06-15", "2026-06-15"); err != nil || len(all) != 2 {
 			t.Errorf("operator view %+v %v", all, err)
 		}
-		if rows, err := b.app.Usage(b.ctx, b.live.AccountID, "2026-01-01", "2027-01-01"); err != nil || len(rows) != 2 {
+		if rows, err := b.billing.Usage(b.ctx, b.live.AccountID, "2026-01-01", "2027-01-01"); err != nil || len(rows) != 2 {
 			t.Errorf("366 days: %d rows, %v", len(rows), err)
 		}
 		for _, c := range []struct{ from, to, field string }{
@@ -324,7 +334,7 @@ func TestUsage(t *testing.T) {
 			{"15.06.2026", "2026-06-15", "from"},
 			{"2026-06-15", "2026-02-30", "to"},
 		} {
-			_, err := b.app.Usage(b.ctx, b.live.AccountID, c.from, c.to)
+			_, err := b.billing.Usage(b.ctx, b.live.AccountID, c.from, c.to)
 			wantFields(t, wantErr(t, err, apperr.Invalid, "invalid_parameter"), c.field)
 		}
 	})

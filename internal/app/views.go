@@ -4,26 +4,15 @@ import (
 	"encoding/json"
 	"time"
 
+	"github.com/farebox/farebox/internal/app/kit"
 	"github.com/farebox/farebox/internal/catalog"
-	"github.com/farebox/farebox/internal/clock"
 	"github.com/farebox/farebox/internal/money"
 )
 
-// timestamp marshals as RFC 3339 UTC with whole seconds: the SDKs
-// force-parse these fields and break on fractions (client-contract.md 4).
-type timestamp time.Time
+// timestamp marshals as RFC 3339 UTC with whole seconds (kit.Timestamp).
+type timestamp = kit.Timestamp
 
-func (t timestamp) MarshalJSON() ([]byte, error) {
-	return json.Marshal(clock.Timestamp(time.Time(t)))
-}
-
-func tsPtr(t *time.Time) *timestamp {
-	if t == nil || t.IsZero() {
-		return nil
-	}
-	v := timestamp(*t)
-	return &v
-}
+func tsPtr(t *time.Time) *timestamp { return kit.TimestampPtr(t) }
 
 // productJSON is the Product of the interface and client-contract.md 3.1.
 type productJSON struct {

@@ -2,6 +2,7 @@ package app
 
 import (
 	"context"
+	"encoding/json"
 	"log/slog"
 	"strings"
 	"sync"
@@ -495,4 +496,15 @@ func (a *App) BackfillVDVNumbers(ctx context.Context) (int, error) {
 		}
 		total += len(ids)
 	}
+}
+
+// InspectionKeySet is the public inspection key set as indented JSON for
+// the console ("" and Unavailable when no keyring is configured).
+func (w *Wallets) InspectionKeySet() (string, error) {
+	ks, err := w.InspectionKeys()
+	if err != nil {
+		return "", err
+	}
+	b, err := json.MarshalIndent(ks, "", "  ")
+	return string(b), err
 }

@@ -637,12 +637,12 @@ func (a *App) WebhookAttempts(ctx context.Context, p account.Principal, id strin
 		return WebhookAttemptListJSON{}, err
 	}
 	var l listParams
-	limit := l.limit(req.Limit)
+	limit := l.Limit(req.Limit)
 	var before int64
 	if req.EndingBefore != "" {
-		l.bad("ending_before", "the delivery log pages with starting_after only")
+		l.Bad("ending_before", "the delivery log pages with starting_after only")
 	}
-	err := l.cursors(ListRequest{StartingAfter: req.StartingAfter}, "attempt of this endpoint", "", func(_, aid string) (bool, error) {
+	err := l.Cursors(ListRequest{StartingAfter: req.StartingAfter}, "attempt of this endpoint", "", func(_, aid string) (bool, error) {
 		n, ok, err := r.AttemptPosition(ctx, id, aid)
 		before = n
 		return ok, err
@@ -650,7 +650,7 @@ func (a *App) WebhookAttempts(ctx context.Context, p account.Principal, id strin
 	if err != nil {
 		return WebhookAttemptListJSON{}, err
 	}
-	if err := l.err(op); err != nil {
+	if err := l.Err(op); err != nil {
 		return WebhookAttemptListJSON{}, err
 	}
 	atts, err := r.Attempts(ctx, id, before, limit)

@@ -16,6 +16,7 @@ import (
 
 	"github.com/farebox/farebox/internal/account"
 	"github.com/farebox/farebox/internal/app"
+	"github.com/farebox/farebox/internal/app/accounts"
 	"github.com/farebox/farebox/internal/clock"
 	"github.com/farebox/farebox/internal/jobs"
 	"github.com/farebox/farebox/internal/store"
@@ -75,7 +76,7 @@ func webhookThroughput(b *testing.B, engine store.Engine, rate, batch, writers, 
 	s := storetest.Open(b, engine)
 	s.NewLedger(store.LedgerCommitted, nil) // prepares SQLite's hot statements, as in farebox serve
 	a := app.New(app.Options{Store: s, Clock: clock.System{}, IDPrefix: "farebox"})
-	k, err := a.CreateAccount(ctx, "Bench", account.Test)
+	k, err := accounts.New(store.NewView[accounts.Queries](s), clock.System{}, "farebox", 0).CreateAccount(ctx, "Bench", account.Test)
 	if err != nil {
 		b.Fatal(err)
 	}

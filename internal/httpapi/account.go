@@ -47,7 +47,7 @@ func (s *Server) getUsage(w http.ResponseWriter, r *http.Request) error {
 	if to == "" {
 		to = now.Format(time.DateOnly)
 	}
-	rows, err := s.app.Usage(r.Context(), p.AccountID, from, to)
+	rows, err := s.Billing.Usage(r.Context(), p.AccountID, from, to)
 	if err != nil {
 		return err
 	}

@@ -11,6 +11,8 @@ import (
 	"time"
 
 	"github.com/farebox/farebox/internal/app"
+	billingapp "github.com/farebox/farebox/internal/app/billing"
+	"github.com/farebox/farebox/internal/app/webusers"
 	"github.com/farebox/farebox/internal/apperr"
 	"github.com/farebox/farebox/internal/clock"
 	"github.com/farebox/farebox/internal/web"
@@ -27,8 +29,8 @@ import (
 // row, and refuses an {env} other than live or test (404).
 func (s *Server) authDashboardSession(r *http.Request) error {
 	id := cookieValue(r, web.CookieName(sessionCookie, s.secure(r)))
-	sess, err := s.app.WebSession(r.Context(), id)
-	if apperr.KindOf(err) == apperr.NotFound || (err == nil && sess.Kind != app.WebDashboard) {
+	sess, err := s.WebUsers.WebSession(r.Context(), id)
+	if apperr.KindOf(err) == apperr.NotFound || (err == nil && sess.Kind != webusers.WebDashboard) {
 		return apperr.E("auth", apperr.Unauthenticated, CodeSignInRequired, "sign in to the dashboard first")
 	}
 	if err != nil {
@@ -77,7 +79,7 @@ func (s *Server) dashSignIn(w http.ResponseWriter, r *http.Request) error {
 		title:  "dash.signin",
 		failed: "dash.signin.failed",
 		home:   "/dashboard/test/usage",
-	}, func() (string, error) { return s.app.DashboardSignIn(r.Context(), email, password) })
+	}, func() (string, error) { return s.WebUsers.DashboardSignIn(r.Context(), email, password) })
 }
 
 // inviteView is the set-password form's data.
@@ -85,7 +87,7 @@ type inviteView struct{ Token, Email string }
 
 func (s *Server) dashInviteForm(w http.ResponseWriter, r *http.Request) error {
 	token := r.URL.Query().Get("token")
-	email, err := s.app.DashboardInvite(r.Context(), token)
+	email, err := s.WebUsers.DashboardInvite(r.Context(), token)
 	if err != nil {
 		return err
 	}
@@ -96,9 +98,9 @@ func (s *Server) dashInviteForm(w http.ResponseWriter, r *http.Request) error {
 // signs the user in. A refused password shows the form again.
 func (s *Server) dashAcceptInvite(w http.ResponseWriter, r *http.Request) error {
 	token := r.PostForm.Get("token")
-	id, err := s.app.AcceptDashboardInvite(r.Context(), token, r.PostForm.Get("password"), r.PostForm.Get("password_repeat"))
+	id, err := s.WebUsers.AcceptDashboardInvite(r.Context(), token, r.PostForm.Get("password"), r.PostForm.Get("password_repeat"))
 	if k := apperr.KindOf(err); k == apperr.Invalid || k == apperr.Unprocessable || k == apperr.Conflict {
-		email, ierr := s.app.DashboardInvite(r.Context(), token)
+		email, ierr := s.WebUsers.DashboardInvite(r.Context(), token)
 		if ierr != nil {
 			return ierr
 		}
@@ -160,7 +162,7 @@ type tick struct {
 
 // usageView is the usage page's data.
 type usageView struct {
-	app.UsageReport
+	billingapp.UsageReport
 	Charts []chart
 	CSV    string
 }
@@ -181,7 +183,7 @@ func barsSVG(bars []bar, counted, uncounted string) template.HTML {
 	return template.HTML(b.String()) // every value above is a number or escaped
 }
 
-func usageCharts(rep app.UsageReport, counted, uncounted string) []chart {
+func usageCharts(rep billingapp.UsageReport, counted, uncounted string) []chart {
 	var out []chart
 	for _, g := range append([]string{""}, rep.Groups...) {
 		c := chart{Group: g, Height: chartTop + chartH + 28}
@@ -211,22 +213,22 @@ func usageCharts(rep app.UsageReport, counted, uncounted string) []chart {
 }
 
 // groupOf is day d's counts of group g ("" for all groups).
-func groupOf(d app.UsageDay, g string) app.UsageGroup {
+func groupOf(d billingapp.UsageDay, g string) billingapp.UsageGroup {
 	if g == "" {
-		return app.UsageGroup{Counted: d.Counted, Uncounted: d.Uncounted}
+		return billingapp.UsageGroup{Counted: d.Counted, Uncounted: d.Uncounted}
 	}
 	for _, x := range d.Groups {
 		if x.Group == g {
 			return x
 		}
 	}
-	return app.UsageGroup{Group: g}
+	return billingapp.UsageGroup{Group: g}
 }
 
 func (s *Server) dashUsage(w http.ResponseWriter, r *http.Request) error {
 	from, to := s.usageRange(r)
 	p := dashPrincipal(r)
-	rep, err := s.app.DashboardUsage(r.Context(), p.AccountID, p.Environment, from, to)
+	rep, err := s.Billing.DashboardUsage(r.Context(), p.AccountID, p.Environment, from, to)
 	if err != nil {
 		return err
 	}
@@ -241,7 +243,7 @@ func (s *Server) dashUsage(w http.ResponseWriter, r *http.Request) error {
 func (s *Server) dashUsageCSV(w http.ResponseWriter, r *http.Request) error {
 	from, to := s.usageRange(r)
 	p := dashPrincipal(r)
-	rep, err := s.app.DashboardUsage(r.Context(), p.AccountID, p.Environment, from, to)
+	rep, err := s.Billing.DashboardUsage(r.Context(), p.AccountID, p.Environment, from, to)
 	if err != nil {
 		return err
 	}
@@ -253,7 +255,7 @@ func (s *Server) dashUsageCSV(w http.ResponseWriter, r *http.Request) error {
 	cw := csv.NewWriter(w)
 	_ = cw.Write([]string{"date", "environment", "group", "endpoint", "counted", "uncounted", "refused"})
 	for _, row := range rep.Rows {
-		_ = cw.Write([]string{row.Day, string(p.Environment), app.EndpointGroup(row.Endpoint), row.Endpoint,
+		_ = cw.Write([]string{row.Day, string(p.Environment), billingapp.EndpointGroup(row.Endpoint), row.Endpoint,
 			strconv.FormatInt(row.Counted, 10), strconv.FormatInt(row.Uncounted, 10), strconv.FormatInt(row.Refused, 10)})
 	}
 	cw.Flush()
@@ -453,7 +455,7 @@ func (s *Server) dashCustomers(w http.ResponseWriter, r *http.Request) error {
 // keysPage shows the account's keys of the page's environment.
 func (s *Server) keysPage(w http.ResponseWriter, r *http.Request, status int, p web.Page) error {
 	pr := dashPrincipal(r)
-	keys, err := s.app.DashboardKeys(r.Context(), pr.AccountID, pr.Environment)
+	keys, err := s.Accounts.DashboardKeys(r.Context(), pr.AccountID, pr.Environment)
 	return s.dashDataPage(w, r, status, "dash_keys", "keys", p, keys, err)
 }
 
@@ -474,7 +476,7 @@ func (s *Server) dashKeys(w http.ResponseWriter, r *http.Request) error {
 // key page after the redirect.
 func (s *Server) dashCreateKey(w http.ResponseWriter, r *http.Request) error {
 	pr := dashPrincipal(r)
-	k, err := s.app.CreateKey(r.Context(), pr.AccountID, pr.Environment)
+	k, err := s.Accounts.CreateKey(r.Context(), pr.AccountID, pr.Environment)
 	if err != nil {
 		return err
 	}
@@ -483,7 +485,7 @@ func (s *Server) dashCreateKey(w http.ResponseWriter, r *http.Request) error {
 
 func (s *Server) dashRevokeKey(w http.ResponseWriter, r *http.Request) error {
 	pr := dashPrincipal(r)
-	if err := s.app.RevokeDashboardKey(r.Context(), pr.AccountID, pr.Environment, r.PathValue("key_id")); err != nil {
+	if err := s.Accounts.RevokeDashboardKey(r.Context(), pr.AccountID, pr.Environment, r.PathValue("key_id")); err != nil {
 		return err
 	}
 	return s.keysPage(w, r, http.StatusOK, web.Page{Notice: web.T(lang(r), "admin.key.done", 1)})
@@ -492,7 +494,7 @@ func (s *Server) dashRevokeKey(w http.ResponseWriter, r *http.Request) error {
 // usersPage lists the account's dashboard users (the same in both
 // environments).
 func (s *Server) usersPage(w http.ResponseWriter, r *http.Request, status int, p web.Page) error {
-	users, err := s.app.DashboardUsers(r.Context(), state(r).dashboard.AccountID)
+	users, err := s.WebUsers.DashboardUsers(r.Context(), state(r).dashboard.AccountID)
 	return s.dashDataPage(w, r, status, "dash_users", "users", p, users, err)
 }
 
@@ -506,7 +508,7 @@ func (s *Server) dashUsers(w http.ResponseWriter, r *http.Request) error {
 func (s *Server) dashRemoveUser(w http.ResponseWriter, r *http.Request) error {
 	sess := state(r).dashboard
 	email := r.PostForm.Get("email")
-	err := s.app.RemoveDashboardUserBy(r.Context(), *sess, email)
+	err := s.WebUsers.RemoveDashboardUserBy(r.Context(), *sess, email)
 	switch k := apperr.KindOf(err); {
 	case err == nil:
 	case k == apperr.Invalid || k == apperr.NotFound || k == apperr.Conflict:

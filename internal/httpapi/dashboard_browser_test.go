@@ -49,16 +49,16 @@ func TestDashboardInChromium(t *testing.T) {
 	drain(t, e)
 	order(t, e, e.TestKey, ids["single/adult"])
 	drain(t, e)
-	token, err := e.App.InviteDashboardUser(context.Background(), e.AccountID, "ops@partner.example")
+	token, err := e.WebUsers.InviteDashboardUser(context.Background(), e.AccountID, "ops@partner.example")
 	if err != nil {
 		t.Fatal(err)
 	}
 	// A second user of the account, whom the browser removes.
-	other, err := e.App.InviteDashboardUser(context.Background(), e.AccountID, "bob@partner.example")
+	other, err := e.WebUsers.InviteDashboardUser(context.Background(), e.AccountID, "bob@partner.example")
 	if err != nil {
 		t.Fatal(err)
 	}
-	if _, err := e.App.AcceptDashboardInvite(context.Background(), other, dashPassword, dashPassword); err != nil {
+	if _, err := e.WebUsers.AcceptDashboardInvite(context.Background(), other, dashPassword, dashPassword); err != nil {
 		t.Fatal(err)
 	}
 	var res dashResults
@@ -131,7 +131,7 @@ func TestDashboardInChromium(t *testing.T) {
 	if !strings.Contains(str(tx["removeUser"]), "bob@partner.example removed") || strings.Contains(str(tx["removeUser"]), "Remove bob") {
 		t.Errorf("user removed: %v", tx["removeUser"])
 	}
-	if users, _ := e.App.DashboardUsers(context.Background(), e.AccountID); len(users) != 1 {
+	if users, _ := e.WebUsers.DashboardUsers(context.Background(), e.AccountID); len(users) != 1 {
 		t.Errorf("users after the removal: %+v", users)
 	}
 	// Webhooks: the field's error with the typed url kept; the endpoint

@@ -59,7 +59,7 @@ func dashSetup(t *testing.T, e *apitest.Env) dashData {
 // dashSignedIn is a visitor who accepted an invitation to e's account.
 func dashSignedIn(t testing.TB, e *apitest.Env, email string) *visitor {
 	t.Helper()
-	token, err := e.App.InviteDashboardUser(context.Background(), e.AccountID, email)
+	token, err := e.WebUsers.InviteDashboardUser(context.Background(), e.AccountID, email)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -92,13 +92,13 @@ func TestDashboard(t *testing.T) {
 
 		// The invitation: refused for an unknown account or a bad address;
 		// unknown tokens are 404.
-		if _, err := e.App.InviteDashboardUser(ctx, "farebox-account-nope", "a@b.example"); err == nil {
+		if _, err := e.WebUsers.InviteDashboardUser(ctx, "farebox-account-nope", "a@b.example"); err == nil {
 			t.Error("invited to an unknown account")
 		}
-		if _, err := e.App.InviteDashboardUser(ctx, e.AccountID, "not an address"); err == nil {
+		if _, err := e.WebUsers.InviteDashboardUser(ctx, e.AccountID, "not an address"); err == nil {
 			t.Error("invited a malformed address")
 		}
-		token, err := e.App.InviteDashboardUser(ctx, e.AccountID, "Ops@Partner.example")
+		token, err := e.WebUsers.InviteDashboardUser(ctx, e.AccountID, "Ops@Partner.example")
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -294,7 +294,7 @@ func TestDashboard(t *testing.T) {
 		}
 
 		// The other account's user sees only its own account.
-		if _, err := e.App.InviteDashboardUser(ctx, e.AccountID, "ops@partner.example"); err != nil {
+		if _, err := e.WebUsers.InviteDashboardUser(ctx, e.AccountID, "ops@partner.example"); err != nil {
 			t.Errorf("a second invitation for the same user: %v", err)
 		}
 	})

@@ -16,7 +16,7 @@ import (
 // does: OkHttp, URLSession, axios and browsers ask for it) costs a map
 // lookup, and the repeated alerts all but vanish from the wire.
 //
-// The key names the bytes (app.BoardID: a board cache entry never changes
+// The key names the bytes (transit.BoardID: a board cache entry never changes
 // once built, and a cut of it is the same bytes whenever it is asked for),
 // so a hit neither encodes nor reads the board, and there is nothing to
 // invalidate. A board is compressed the second time its key is asked for

@@ -151,7 +151,7 @@ func TestInvoicePDFRenderPanic(t *testing.T) {
 			t.Fatalf("files job after a render panic: %+v", js)
 		}
 		e.App.PDFRenderer = nil
-		if _, err := e.App.RetryDeadJob(context.Background(), fmt.Sprint(js[0].ID)); err != nil {
+		if _, err := e.Console.RetryDeadJob(context.Background(), fmt.Sprint(js[0].ID)); err != nil {
 			t.Fatal(err)
 		}
 		if n := runJobs(t, e); n != 1 {

@@ -50,7 +50,7 @@ func TestRateLimitHeadersOnEveryGroup(t *testing.T) {
 		{"customers", apitest.Req{Method: "POST", Path: "/v5/ticketing/customers.json", Body: map[string]any{"customer": map[string]any{"address_lines": []string{"A GmbH"}}}}, 201},
 	} {
 		// Each group gets a fresh key of the owning account, so its bucket is full.
-		k, err := e.App.CreateKey(context.Background(), e.AccountID, account.Live)
+		k, err := e.Accounts.CreateKey(context.Background(), e.AccountID, account.Live)
 		if err != nil {
 			t.Fatal(err)
 		}

@@ -6,6 +6,7 @@ import (
 	"time"
 
 	"github.com/farebox/farebox/internal/app"
+	billingapp "github.com/farebox/farebox/internal/app/billing"
 	"github.com/prometheus/client_golang/prometheus"
 	"github.com/prometheus/client_golang/prometheus/collectors"
 	"github.com/prometheus/client_golang/prometheus/promhttp"
@@ -64,8 +65,8 @@ func NewMetrics(extra ...prometheus.Collector) *Metrics {
 			m.events.WithLabelValues(ev, string(env))
 		}
 	}
-	m.usage.WithLabelValues("true", app.ReasonCounted)
-	for _, reason := range app.UncountedReasons {
+	m.usage.WithLabelValues("true", billingapp.ReasonCounted)
+	for _, reason := range billingapp.UncountedReasons {
 		m.usage.WithLabelValues("false", reason)
 	}
 	reg.MustRegister(m.requests, m.latency, m.LedgerBatch, m.LedgerCommit, m.events, m.usage,

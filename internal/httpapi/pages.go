@@ -14,6 +14,8 @@ import (
 	"unicode/utf8"
 
 	"github.com/farebox/farebox/internal/app"
+	"github.com/farebox/farebox/internal/app/console"
+	"github.com/farebox/farebox/internal/app/webusers"
 	"github.com/farebox/farebox/internal/apperr"
 	"github.com/farebox/farebox/internal/web"
 )
@@ -120,7 +122,7 @@ func (s *Server) checkCSRF(r *http.Request) error {
 // authOperatorSession resolves the console session of an authOperator row.
 func (s *Server) authOperatorSession(r *http.Request) error {
 	id := cookieValue(r, web.CookieName(sessionCookie, s.secure(r)))
-	sess, err := s.app.OperatorSession(r.Context(), s.Operator, id)
+	sess, err := s.WebUsers.OperatorSession(r.Context(), s.Operator, id)
 	if apperr.KindOf(err) == apperr.NotFound {
 		return apperr.E("auth", apperr.Unauthenticated, CodeSignInRequired, "sign in to the operator console first")
 	}
@@ -145,7 +147,7 @@ func (s *Server) render(w http.ResponseWriter, r *http.Request, status int, name
 	// A one-time notice (a new key or signing secret after a
 	// POST-redirect-GET) is shown on the next page read, then gone.
 	if sess := s.pageSession(r); r.Method == http.MethodGet && sess != nil && sess.Flash != "" && p.Notice == "" {
-		notice, err := s.app.TakeWebFlash(r.Context(), cookieValue(r, web.CookieName(sessionCookie, s.secure(r))))
+		notice, err := s.WebUsers.TakeWebFlash(r.Context(), cookieValue(r, web.CookieName(sessionCookie, s.secure(r))))
 		if err != nil {
 			return err
 		}
@@ -163,7 +165,7 @@ func (s *Server) render(w http.ResponseWriter, r *http.Request, status int, name
 
 // pageSession is the request's console or dashboard session (nil when
 // none was resolved).
-func (s *Server) pageSession(r *http.Request) *app.WebSession {
+func (s *Server) pageSession(r *http.Request) *webusers.WebSession {
 	if op := state(r).operator; op != nil {
 		return op
 	}
@@ -174,7 +176,7 @@ func (s *Server) pageSession(r *http.Request) *app.WebSession {
 // redirect and sends the browser there (303): the POST's answer holds no
 // secret, a reload of the page shows it no more and creates nothing.
 func (s *Server) showOnce(w http.ResponseWriter, r *http.Request, notice, location string) error {
-	if err := s.app.SetWebFlash(r.Context(), cookieValue(r, web.CookieName(sessionCookie, s.secure(r))), notice); err != nil {
+	if err := s.WebUsers.SetWebFlash(r.Context(), cookieValue(r, web.CookieName(sessionCookie, s.secure(r))), notice); err != nil {
 		return err
 	}
 	http.Redirect(w, r, location, http.StatusSeeOther)
@@ -322,7 +324,7 @@ func (s *Server) adminSignIn(w http.ResponseWriter, r *http.Request) error {
 		title:  "signin.title",
 		failed: "signin.failed",
 		home:   "/admin/accounts",
-	}, func() (string, error) { return s.app.OperatorSignIn(r.Context(), s.Operator, user, password) })
+	}, func() (string, error) { return s.WebUsers.OperatorSignIn(r.Context(), s.Operator, user, password) })
 }
 
 // signInPage is what the console's and the dashboard's sign-in differ in.
@@ -363,7 +365,7 @@ func (s *Server) throttledSignIn(w http.ResponseWriter, r *http.Request, p signI
 
 // startSession sets the web session cookie and sends the browser home.
 func (s *Server) startSession(w http.ResponseWriter, r *http.Request, id, home string) error {
-	http.SetCookie(w, web.NewCookie(sessionCookie, id, s.secure(r), int(app.WebSessionTTL.Seconds())))
+	http.SetCookie(w, web.NewCookie(sessionCookie, id, s.secure(r), int(webusers.WebSessionTTL.Seconds())))
 	http.Redirect(w, r, home, http.StatusSeeOther)
 	return nil
 }
@@ -376,7 +378,7 @@ func (s *Server) adminSignOut(w http.ResponseWriter, r *http.Request) error {
 // cookie and sends the browser to the sign-in page at signIn.
 func (s *Server) signOut(w http.ResponseWriter, r *http.Request, signIn string) error {
 	sec := s.secure(r)
-	if err := s.app.SignOut(r.Context(), cookieValue(r, web.CookieName(sessionCookie, sec))); err != nil {
+	if err := s.WebUsers.SignOut(r.Context(), cookieValue(r, web.CookieName(sessionCookie, sec))); err != nil {
 		return err
 	}
 	http.SetCookie(w, web.NewCookie(sessionCookie, "", sec, -1))
@@ -386,17 +388,17 @@ func (s *Server) signOut(w http.ResponseWriter, r *http.Request, signIn string) 
 
 // accountsView is the accounts page's data.
 type accountsView struct {
-	Accounts   []app.AdminAccount
-	Restricted []app.AdminProduct // the products a grant can name
+	Accounts   []console.AdminAccount
+	Restricted []console.AdminProduct // the products a grant can name
 }
 
 func (s *Server) adminAccountsPage(w http.ResponseWriter, r *http.Request, status int, p web.Page) error {
-	accs, err := s.app.AdminAccounts(r.Context())
+	accs, err := s.Console.Accounts(r.Context())
 	if err != nil {
 		return err
 	}
 	v := accountsView{Accounts: accs}
-	for _, pr := range s.app.AdminCatalog() {
+	for _, pr := range s.Console.Catalog() {
 		if pr.Restricted {
 			v.Restricted = append(v.Restricted, pr)
 		}
@@ -427,7 +429,7 @@ func (s *Server) adminCreateKey(w http.ResponseWriter, r *http.Request) error {
 	if err != nil {
 		return s.adminResult(w, r, err, "")
 	}
-	k, err := s.app.CreateKey(r.Context(), r.PathValue("account_id"), env)
+	k, err := s.Accounts.CreateKey(r.Context(), r.PathValue("account_id"), env)
 	if err != nil {
 		return s.adminResult(w, r, err, "")
 	}
@@ -436,7 +438,7 @@ func (s *Server) adminCreateKey(w http.ResponseWriter, r *http.Request) error {
 
 func (s *Server) adminRevokeKey(w http.ResponseWriter, r *http.Request) error {
 	// The form names the key's account too: a prefix never reaches past it.
-	n, err := s.app.RevokeKeysOf(r.Context(), r.PostForm.Get("prefix"), r.PostForm.Get("account_id"))
+	n, err := s.Accounts.RevokeKeysOf(r.Context(), r.PostForm.Get("prefix"), r.PostForm.Get("account_id"))
 	return s.adminResult(w, r, err, web.T(web.Language(r.Header.Get("Accept-Language")), "admin.key.done", n))
 }
 
@@ -450,16 +452,16 @@ func (s *Server) adminGrant(w http.ResponseWriter, r *http.Request) error {
 // may remove the last one); the user's sessions end at once.
 func (s *Server) adminRemoveUser(w http.ResponseWriter, r *http.Request) error {
 	email := r.PostForm.Get("email")
-	err := s.app.RemoveDashboardUser(r.Context(), r.PathValue("account_id"), email)
+	err := s.WebUsers.RemoveDashboardUser(r.Context(), r.PathValue("account_id"), email)
 	return s.adminResult(w, r, err, web.T(web.Language(r.Header.Get("Accept-Language")), "admin.users.removed", email))
 }
 
 func (s *Server) adminCatalog(w http.ResponseWriter, r *http.Request) error {
-	return s.render(w, r, http.StatusOK, "admin_catalog", "admin.catalog", web.Page{Nav: "catalog", Data: s.app.AdminCatalog()})
+	return s.render(w, r, http.StatusOK, "admin_catalog", "admin.catalog", web.Page{Nav: "catalog", Data: s.Console.Catalog()})
 }
 
 func (s *Server) adminFeeds(w http.ResponseWriter, r *http.Request) error {
-	feeds, err := s.app.AdminFeeds(r.Context(), s.Transit)
+	feeds, err := s.Feeds.Admin(r.Context(), s.Transit)
 	if err != nil {
 		return err
 	}
@@ -479,7 +481,7 @@ type stateCount struct {
 }
 
 func (s *Server) adminJobsPage(w http.ResponseWriter, r *http.Request, state string, status int, p web.Page) error {
-	list, counts, err := s.app.AdminJobs(r.Context(), state)
+	list, counts, err := s.Console.Jobs(r.Context(), state)
 	if err != nil {
 		return err
 	}
@@ -496,7 +498,7 @@ func (s *Server) adminJobs(w http.ResponseWriter, r *http.Request) error {
 }
 
 func (s *Server) adminRetryJob(w http.ResponseWriter, r *http.Request) error {
-	id, err := s.app.RetryDeadJob(r.Context(), r.PathValue("job_id"))
+	id, err := s.Console.RetryDeadJob(r.Context(), r.PathValue("job_id"))
 	if err != nil {
 		if k := apperr.KindOf(err); k == apperr.NotFound || k == apperr.Invalid {
 			return s.adminJobsPage(w, r, "dead", statusOf(k), web.Page{Error: apperr.As(err).Msg})

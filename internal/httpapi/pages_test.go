@@ -17,7 +17,7 @@ import (
 	"golang.org/x/crypto/argon2"
 
 	"github.com/farebox/farebox/internal/apitest"
-	"github.com/farebox/farebox/internal/app"
+	"github.com/farebox/farebox/internal/app/webusers"
 	"github.com/farebox/farebox/internal/httpapi"
 	"github.com/farebox/farebox/internal/jobs"
 	"github.com/farebox/farebox/internal/store"
@@ -125,7 +125,7 @@ func withOperator(t testing.TB, trusted ...string) func(d *httpapi.Deps) {
 	wallets := withWallets(t, true)
 	return func(d *httpapi.Deps) {
 		wallets(d)
-		c, err := app.ParseOperatorCredentials(operatorLine("ops", testOperatorPassword))
+		c, err := webusers.ParseOperatorCredentials(operatorLine("ops", testOperatorPassword))
 		if err != nil {
 			t.Fatal(err)
 		}

@@ -10,6 +10,7 @@ import (
 	"strings"
 
 	"github.com/farebox/farebox/internal/app"
+	billingapp "github.com/farebox/farebox/internal/app/billing"
 	"github.com/farebox/farebox/internal/apperr"
 )
 
@@ -94,7 +95,7 @@ func (s *Server) authenticate(mode authMode, r *http.Request) error {
 			return apperr.E(op, apperr.Unauthenticated, CodeAPIKeyMissing, "the request must contain the header Authorization: Bearer <API key>")
 		}
 	}
-	p, err := s.app.Authenticate(r.Context(), key)
+	p, err := s.Accounts.Authenticate(r.Context(), key)
 	if err != nil {
 		return err
 	}
@@ -157,7 +158,7 @@ func (s *Server) idempotent(rt route, key string, buf *buffer, r *http.Request) 
 		buf.header.Set("Idempotency-Replayed", "true")
 		buf.WriteHeader(replay.Status)
 		_, _ = buf.Write(replay.Body)
-		markUncounted(r, app.ReasonReplay)
+		markUncounted(r, billingapp.ReasonReplay)
 		return nil
 	}
 	if herr := rt.h(buf, r.WithContext(app.TrackCommits(ctx))); herr != nil {
@@ -193,7 +194,7 @@ func (s *Server) record(r *http.Request, status int) error {
 		return nil
 	}
 	st := state(r)
-	o := app.RequestOutcome{RequestID: st.id, Endpoint: st.route, Status: status, Uncounted: st.uncounted}
+	o := billingapp.RequestOutcome{RequestID: st.id, Endpoint: st.route, Status: status, Uncounted: st.uncounted}
 	switch {
 	case st.principal != nil:
 		o.AccountID, o.Environment = st.principal.AccountID, st.principal.Environment
@@ -202,7 +203,7 @@ func (s *Server) record(r *http.Request, status int) error {
 	default:
 		return nil
 	}
-	ev := s.app.UsageEvent(o)
+	ev := s.Billing.UsageEvent(o)
 	s.Metrics.usage.WithLabelValues(strconv.FormatBool(ev.Counted), ev.Reason).Inc()
 	// Record waits for the batch holding the row even past the request's
 	// deadline (a row being written is never abandoned); the ledger bounds

@@ -15,6 +15,8 @@ import (
 
 	"github.com/farebox/farebox/internal/account"
 	"github.com/farebox/farebox/internal/app"
+	"github.com/farebox/farebox/internal/app/accounts"
+	billingapp "github.com/farebox/farebox/internal/app/billing"
 	"github.com/farebox/farebox/internal/apperr"
 	"github.com/farebox/farebox/internal/clock/clocktest"
 	"github.com/farebox/farebox/internal/store"
@@ -36,13 +38,15 @@ type pipelineEnv struct {
 func newPipelineEnv(t *testing.T, engine store.Engine) pipelineEnv {
 	t.Helper()
 	st := storetest.Open(t, engine)
-	a := app.New(app.Options{Store: st, Clock: clocktest.NewFixed(time.Date(2026, 6, 1, 12, 0, 0, 0, time.UTC))})
-	k, err := a.CreateAccount(context.Background(), "Pipeline", account.Live)
+	clk := clocktest.NewFixed(time.Date(2026, 6, 1, 12, 0, 0, 0, time.UTC))
+	a := app.New(app.Options{Store: st, Clock: clk})
+	keys := accounts.New(store.NewView[accounts.Queries](st), clk, "", 0)
+	k, err := keys.CreateAccount(context.Background(), "Pipeline", account.Live)
 	if err != nil {
 		t.Fatal(err)
 	}
 	ledger := st.NewLedger(store.LedgerCommitted, nil)
-	s := New(Deps{App: a, Ledger: ledger, MaxBodyBytes: 1024})
+	s := New(Deps{App: a, Accounts: keys, Billing: billingapp.New(st.Read(), clk), Ledger: ledger, MaxBodyBytes: 1024})
 	var calls int64
 	var mu sync.Mutex
 	type in struct {
@@ -58,7 +62,7 @@ func newPipelineEnv(t *testing.T, engine store.Engine) pipelineEnv {
 		calls++
 		mu.Unlock()
 		time.Sleep(20 * time.Millisecond) // widen the window for concurrent duplicates
-		ck, err := a.CreateAccount(r.Context(), body.Name, account.Test)
+		ck, err := keys.CreateAccount(r.Context(), body.Name, account.Test)
 		if err != nil {
 			return err
 		}

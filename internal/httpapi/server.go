@@ -18,6 +18,12 @@ import (
 	"unicode/utf8"
 
 	"github.com/farebox/farebox/internal/app"
+	"github.com/farebox/farebox/internal/app/accounts"
+	billingapp "github.com/farebox/farebox/internal/app/billing"
+	"github.com/farebox/farebox/internal/app/console"
+	"github.com/farebox/farebox/internal/app/testclock"
+	"github.com/farebox/farebox/internal/app/transit"
+	"github.com/farebox/farebox/internal/app/webusers"
 	"github.com/farebox/farebox/internal/apperr"
 	"github.com/farebox/farebox/internal/web"
 )
@@ -26,7 +32,7 @@ import (
 type Deps struct {
 	App          *app.App
 	Log          *slog.Logger
-	Ledger       app.Ledger // nil disables the usage ledger
+	Ledger       billingapp.Ledger // nil disables the usage ledger
 	Metrics      *Metrics
 	MaxBodyBytes int64
 	// RequestTimeout bounds a request's context.
@@ -48,15 +54,29 @@ type Deps struct {
 	// passes and keys answer 503.
 	Wallets *app.Wallets
 
+	// Console is what the operator console lists and changes.
+	Console *console.Service
+	// Billing is the billing rule of the usage rows and the usage reports.
+	Billing *billingapp.Service
+	// WebUsers are the operator and the dashboard users, their sign-in and
+	// sessions (docs/web.md).
+	WebUsers *webusers.Service
+	// Accounts resolves API keys and manages accounts and keys.
+	Accounts *accounts.Service
+	// TestClocks are the test clocks of the test environments
+	// (docs/test-clocks.md).
+	TestClocks *testclock.Service
+	// Feeds are the stored GTFS feeds (the operator console lists them).
+	Feeds *transit.Feeds
 	// Transit serves departures, stations, trips and attributions (nil: 503).
-	Transit *app.Transit
+	Transit *transit.Service
 	// SessionKey signs session tokens; every instance must share it
 	// (app.SessionKey). Empty: a random key for this process only.
 	SessionKey []byte
 
 	// Operator is the operator console's user and argon2id password hash
 	// (--admin-password-file); nil: the console refuses every sign-in.
-	Operator *app.OperatorCredentials
+	Operator *webusers.OperatorCredentials
 	// TrustedProxies are the peers whose X-Forwarded-Proto (and
 	// X-Forwarded-For) the pages believe: cookies are Secure when the
 	// browser reached the proxy over TLS (docs/web.md).
@@ -85,7 +105,7 @@ type Server struct {
 	// sessions signs and checks session tokens with SessionKey (transit.go).
 	sessions *app.Sessions
 	// gz holds compressed copies of boards sent again and again (gzipcache.go; nil: off).
-	gz *gzipCache[app.BoardID]
+	gz *gzipCache[transit.BoardID]
 	// csrfKey signs the pages' CSRF tokens (pages.go); signIns throttles
 	// repeated console sign-in failures.
 	csrfKey []byte
@@ -109,7 +129,7 @@ func New(d Deps) *Server {
 		d.RequestTimeout = 30 * time.Second
 	}
 	s := &Server{Deps: d, app: d.App, log: d.Log, mux: http.NewServeMux(), sessions: d.App.NewSessions(d.SessionKey),
-		gz: newGzipCache[app.BoardID](d.GzipCacheBytes)}
+		gz: newGzipCache[transit.BoardID](d.GzipCacheBytes)}
 	s.csrfKey = csrfKeyOf(d.SessionKey)
 	s.httpsPublic = strings.HasPrefix(strings.ToLower(strings.TrimSpace(d.PublicURL)), "https://")
 	s.signIns = web.Throttle{Limit: signInFailures, Window: signInWindow}

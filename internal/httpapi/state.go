@@ -9,6 +9,7 @@ import (
 	"time"
 
 	"github.com/farebox/farebox/internal/app"
+	"github.com/farebox/farebox/internal/app/webusers"
 )
 
 // reqState is what the pipeline learns about one request as it goes.
@@ -21,9 +22,9 @@ type reqState struct {
 	// page: the route is a web page (HTML errors, CSRF on POST);
 	// operator is its console session.
 	page     bool
-	operator *app.WebSession
+	operator *webusers.WebSession
 	// dashboard is a partner dashboard user's session.
-	dashboard *app.WebSession
+	dashboard *webusers.WebSession
 
 	// Attribution for the usage ledger when there is no principal (SDK
 	// endpoints bill the account that owns the coupon or ticket).

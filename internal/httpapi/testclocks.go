@@ -3,7 +3,7 @@ package httpapi
 import (
 	"net/http"
 
-	"github.com/farebox/farebox/internal/app"
+	"github.com/farebox/farebox/internal/app/testclock"
 )
 
 // Test clocks (docs/test-clocks.md): test keys only.
@@ -18,13 +18,13 @@ func (s *Server) createTestClock(w http.ResponseWriter, r *http.Request) error {
 	if err := decode(r, &req); err != nil {
 		return err
 	}
-	c, err := s.app.CreateTestClock(r.Context(), principalOf(r), app.TestClockRequest{FrozenTime: req.FrozenTime, Name: req.Name})
-	return writeResult(w, http.StatusCreated, app.TestClockResponse(c), err)
+	c, err := s.TestClocks.Create(r.Context(), principalOf(r), testclock.Request{FrozenTime: req.FrozenTime, Name: req.Name})
+	return writeResult(w, http.StatusCreated, testclock.Response(c), err)
 }
 
 func (s *Server) getTestClock(w http.ResponseWriter, r *http.Request) error {
-	c, err := s.app.TestClock(r.Context(), principalOf(r), r.PathValue("test_clock_id"))
-	return writeResult(w, http.StatusOK, app.TestClockResponse(c), err)
+	c, err := s.TestClocks.Get(r.Context(), principalOf(r), r.PathValue("test_clock_id"))
+	return writeResult(w, http.StatusOK, testclock.Response(c), err)
 }
 
 func (s *Server) getTestClocks(w http.ResponseWriter, r *http.Request) error {
@@ -32,7 +32,7 @@ func (s *Server) getTestClocks(w http.ResponseWriter, r *http.Request) error {
 	if err != nil {
 		return err
 	}
-	out, err := s.app.TestClocks(r.Context(), principalOf(r), lr)
+	out, err := s.TestClocks.List(r.Context(), principalOf(r), lr)
 	return writeResult(w, http.StatusOK, out, err)
 }
 
@@ -45,11 +45,11 @@ func (s *Server) advanceTestClock(w http.ResponseWriter, r *http.Request) error 
 	if err := decode(r, &req); err != nil {
 		return err
 	}
-	c, err := s.app.AdvanceTestClock(r.Context(), principalOf(r), r.PathValue("test_clock_id"), req.FrozenTime)
-	return writeResult(w, http.StatusOK, app.TestClockResponse(c), err)
+	c, err := s.TestClocks.Advance(r.Context(), principalOf(r), r.PathValue("test_clock_id"), req.FrozenTime)
+	return writeResult(w, http.StatusOK, testclock.Response(c), err)
 }
 
 func (s *Server) deleteTestClock(w http.ResponseWriter, r *http.Request) error {
-	c, err := s.app.DeleteTestClock(r.Context(), principalOf(r), r.PathValue("test_clock_id"))
-	return writeResult(w, http.StatusOK, app.DeletedTestClockResponse(c), err)
+	c, err := s.TestClocks.Delete(r.Context(), principalOf(r), r.PathValue("test_clock_id"))
+	return writeResult(w, http.StatusOK, testclock.DeletedResponse(c), err)
 }

@@ -95,7 +95,7 @@ func (s *Server) readerOf(r *http.Request) *app.Principal {
 	if !ok || !strings.EqualFold(scheme, "Bearer") || strings.TrimSpace(tok) == "" {
 		return nil
 	}
-	p, err := s.app.Authenticate(r.Context(), strings.TrimSpace(tok))
+	p, err := s.Accounts.Authenticate(r.Context(), strings.TrimSpace(tok))
 	if err != nil {
 		return nil
 	}

@@ -10,6 +10,8 @@ import (
 	"time"
 
 	"github.com/farebox/farebox/internal/app"
+	billingapp "github.com/farebox/farebox/internal/app/billing"
+	"github.com/farebox/farebox/internal/app/transit"
 	"github.com/farebox/farebox/internal/apperr"
 )
 
@@ -25,7 +27,7 @@ import (
 // header).
 func (s *Server) session(w http.ResponseWriter, r *http.Request, counted bool, tok string) {
 	if !counted {
-		markUncounted(r, app.ReasonSession)
+		markUncounted(r, billingapp.ReasonSession)
 	}
 	w.Header()[tokenHeaderKey] = []string{tok}
 }
@@ -174,7 +176,7 @@ func (s *Server) getDepartures(w http.ResponseWriter, r *http.Request) error {
 	max := 10
 	if v, ok := q.lookup("max_departures"); ok && v != "" {
 		n, err := strconv.Atoi(strings.TrimSpace(v))
-		if err != nil || n < 1 || n > app.MaxDepartures {
+		if err != nil || n < 1 || n > transit.MaxDepartures {
 			return apperr.Param("query", "max_departures", "max_departures must be an integer from 1 to 100")
 		}
 		max = n
@@ -298,7 +300,7 @@ func (s *Server) getAttributions(w http.ResponseWriter, r *http.Request) error {
 // writeDepartures writes a board (from the index's board cache, already
 // encoded, or encoded without reflection). A client that accepts gzip gets
 // the stored compression of a board sent before (gzipcache.go).
-func (s *Server) writeDepartures(w http.ResponseWriter, r *http.Request, board *app.Board) {
+func (s *Server) writeDepartures(w http.ResponseWriter, r *http.Request, board *transit.Board) {
 	h := w.Header()
 	h.Set("Content-Type", "application/json; charset=utf-8")
 	h.Add("Vary", "Accept-Encoding")

@@ -17,6 +17,7 @@ import (
 
 	"github.com/farebox/farebox/internal/apitest"
 	"github.com/farebox/farebox/internal/app"
+	"github.com/farebox/farebox/internal/app/transit"
 	"github.com/farebox/farebox/internal/gtfs"
 	"github.com/farebox/farebox/internal/httpapi"
 	"github.com/farebox/farebox/internal/testtool"
@@ -62,7 +63,7 @@ func writeRT(t testing.TB, path string, m *gtfsrt.FeedMessage) {
 func TestExtraTripsHTTP(t *testing.T) {
 	type engineRT struct {
 		file string
-		tr   *app.Transit
+		tr   *transit.Service
 	}
 	var mu sync.Mutex
 	engines := map[*app.App]engineRT{} // the engines run in parallel
@@ -70,10 +71,10 @@ func TestExtraTripsHTTP(t *testing.T) {
 		ctx := context.Background()
 		rtFile := filepath.Join(t.TempDir(), "caltrain-extra.pb")
 		writeRT(t, rtFile, testtool.CaltrainExtraTrips(t))
-		if _, err := d.App.ImportGTFS(ctx, app.GTFSImport{FeedID: "caltrain", SourceName: "caltrain-2023.zip", Feed: caltrainWithPlatforms(t)}); err != nil {
+		if _, err := d.Feeds.Import(ctx, transit.Import{FeedID: "caltrain", SourceName: "caltrain-2023.zip", Feed: caltrainWithPlatforms(t)}); err != nil {
 			panic(err)
 		}
-		tr := d.App.NewTransit(app.TransitOptions{Realtime: map[string]string{"caltrain": rtFile}, RealtimeInterval: 20 * time.Millisecond})
+		tr := d.Feeds.Serve(transit.Options{Realtime: map[string]string{"caltrain": rtFile}, RealtimeInterval: 20 * time.Millisecond})
 		if err := tr.Refresh(ctx); err != nil {
 			t.Fatal(err)
 		}
@@ -198,10 +199,10 @@ func TestPlatformBoardsAndLateTrainsHTTP(t *testing.T) {
 		ctx := context.Background()
 		rtFile := filepath.Join(t.TempDir(), "caltrain-platforms-late.pb")
 		writeRT(t, rtFile, msg)
-		if _, err := d.App.ImportGTFS(ctx, app.GTFSImport{FeedID: "caltrain", SourceName: "caltrain-2023.zip", Feed: caltrainWithPlatforms(t)}); err != nil {
+		if _, err := d.Feeds.Import(ctx, transit.Import{FeedID: "caltrain", SourceName: "caltrain-2023.zip", Feed: caltrainWithPlatforms(t)}); err != nil {
 			panic(err)
 		}
-		tr := d.App.NewTransit(app.TransitOptions{Realtime: map[string]string{"caltrain": rtFile}, RealtimeInterval: 20 * time.Millisecond})
+		tr := d.Feeds.Serve(transit.Options{Realtime: map[string]string{"caltrain": rtFile}, RealtimeInterval: 20 * time.Millisecond})
 		if err := tr.Refresh(ctx); err != nil {
 			t.Fatal(err)
 		}

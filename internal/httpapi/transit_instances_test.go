@@ -7,17 +7,17 @@ import (
 	"testing"
 
 	"github.com/farebox/farebox/internal/apitest"
-	"github.com/farebox/farebox/internal/app"
+	"github.com/farebox/farebox/internal/app/transit"
 	"github.com/farebox/farebox/internal/httpapi"
 	"github.com/farebox/farebox/internal/store/storetest"
 )
 
 // transitOnStore starts a server on s with a Transit that has loaded
 // whatever is stored (or nothing yet, when load is false).
-func transitOnStore(t *testing.T, e0 *apitest.Env, load bool) (*apitest.Env, *app.Transit) {
-	var tr *app.Transit
+func transitOnStore(t *testing.T, e0 *apitest.Env, load bool) (*apitest.Env, *transit.Service) {
+	var tr *transit.Service
 	e := apitest.NewOnStore(t, e0.Store, apitest.Options{Now: rtNow, Configure: func(d *httpapi.Deps) {
-		tr = d.App.NewTransit(app.TransitOptions{})
+		tr = d.Feeds.Serve(transit.Options{})
 		t.Cleanup(tr.Close)
 		if load {
 			if err := tr.Refresh(context.Background()); err != nil {
@@ -49,12 +49,12 @@ func TestTransitInstancesShareFeeds(t *testing.T) {
 			airport := departuresPath(station("city_airport"), tueFivePM, 2)
 			e1.Must(404, apitest.Req{Method: "GET", Path: sfPath, Key: e1.LiveKey})
 
-			if _, err := e1.App.ImportGTFS(ctx, app.GTFSImport{FeedID: "city", SourceName: "caltrain-2023.zip", Feed: parsedFeed(t, "caltrain-2023.zip")}); err != nil {
+			if _, err := e1.Feeds.Import(ctx, transit.Import{FeedID: "city", SourceName: "caltrain-2023.zip", Feed: parsedFeed(t, "caltrain-2023.zip")}); err != nil {
 				t.Fatal(err)
 			}
 			// Until its refresh an instance keeps serving what it had.
 			e2.Must(404, apitest.Req{Method: "GET", Path: sfPath, Key: e2.LiveKey})
-			for _, tr := range []*app.Transit{t1, t2} {
+			for _, tr := range []*transit.Service{t1, t2} {
 				if err := tr.Refresh(ctx); err != nil {
 					t.Fatal(err)
 				}
@@ -71,7 +71,7 @@ func TestTransitInstancesShareFeeds(t *testing.T) {
 				t.Errorf("token from instance 1 not honoured by instance 2: %+v", rows)
 			}
 			// Re-import under the same id replaces the whole feed.
-			rec, err := e2.App.ImportGTFS(ctx, app.GTFSImport{FeedID: "city", SourceName: "sample.zip", Feed: parsedFeed(t, "sample-gtfs-feed-0.13.0.zip")})
+			rec, err := e2.Feeds.Import(ctx, transit.Import{FeedID: "city", SourceName: "sample.zip", Feed: parsedFeed(t, "sample-gtfs-feed-0.13.0.zip")})
 			if err != nil {
 				t.Fatal(err)
 			}
@@ -84,17 +84,17 @@ func TestTransitInstancesShareFeeds(t *testing.T) {
 				t.Errorf("instance 1 feeds: %+v", fs)
 			}
 			// Removal.
-			if err := e1.App.RemoveGTFS(ctx, "city"); err != nil {
+			if err := e1.Feeds.Remove(ctx, "city"); err != nil {
 				t.Fatal(err)
 			}
-			if err := e1.App.RemoveGTFS(ctx, "city"); err == nil {
+			if err := e1.Feeds.Remove(ctx, "city"); err == nil {
 				t.Error("removing twice should be NotFound")
 			}
 			if err := t1.Refresh(ctx); err != nil {
 				t.Fatal(err)
 			}
 			e1.Must(404, apitest.Req{Method: "GET", Path: airport, Key: e1.LiveKey})
-			if feeds, _ := e1.App.GTFSFeeds(ctx); len(feeds) != 0 {
+			if feeds, _ := e1.Feeds.List(ctx); len(feeds) != 0 {
 				t.Errorf("feeds after remove: %+v", feeds)
 			}
 			if r := e1.Must(200, apitest.Req{Method: "GET", Path: "/v1/attributions.json", Key: e1.LiveKey}); string(r.Body) != "{\"html\":\"\",\"text\":\"\",\"url\":\"\"}\n" {
@@ -118,22 +118,22 @@ func TestImportRejectsBadInput(t *testing.T) {
 	apitest.ForEachEngine(t, apitest.Options{Now: rtNow}, func(t *testing.T, e *apitest.Env) {
 		ctx := context.Background()
 		f := parsedFeed(t, "sample-gtfs-feed-0.13.0.zip")
-		for _, in := range []app.GTFSImport{
+		for _, in := range []transit.Import{
 			{FeedID: "", Feed: f},
 			{FeedID: "a/b", Feed: f},
 			{FeedID: "ok", Feed: nil},
 			{FeedID: "ok", Feed: f, RealtimeSource: "ftp://x/y.pb"},
 			{FeedID: "ok", Feed: f, RealtimeSource: "https://x/y.pb", RealtimeInterval: 1},
 		} {
-			if _, err := e.App.ImportGTFS(ctx, in); err == nil {
+			if _, err := e.Feeds.Import(ctx, in); err == nil {
 				t.Errorf("import %+v accepted", in.FeedID)
 			}
 		}
-		if feeds, err := e.App.GTFSFeeds(ctx); err != nil || len(feeds) != 0 {
+		if feeds, err := e.Feeds.List(ctx); err != nil || len(feeds) != 0 {
 			t.Errorf("bad imports stored %d feeds (%v)", len(feeds), err)
 		}
-		rec, err := e.App.ImportGTFS(ctx, app.GTFSImport{FeedID: "ok", Feed: f, RealtimeSource: "https://rt.example.org/tu.pb"})
-		if err != nil || rec.RealtimeInterval != app.DefaultRealtimeInterval || rec.Chunks != 1 {
+		rec, err := e.Feeds.Import(ctx, transit.Import{FeedID: "ok", Feed: f, RealtimeSource: "https://rt.example.org/tu.pb"})
+		if err != nil || rec.RealtimeInterval != transit.DefaultRealtimeInterval || rec.Chunks != 1 {
 			t.Errorf("import: %+v %v", rec, err)
 		}
 	})
@@ -148,7 +148,7 @@ func TestTransitCorruptSnapshot(t *testing.T) {
 		func(t *testing.T, e *apitest.Env) {
 			ctx := context.Background()
 			tr := e.Server.Transit
-			rec, err := e.App.ImportGTFS(ctx, app.GTFSImport{FeedID: "b", Feed: parsedFeed(t, "sample-gtfs-feed-0.13.0.zip")})
+			rec, err := e.Feeds.Import(ctx, transit.Import{FeedID: "b", Feed: parsedFeed(t, "sample-gtfs-feed-0.13.0.zip")})
 			if err != nil {
 				t.Fatal(err)
 			}

@@ -13,7 +13,7 @@ import (
 	"google.golang.org/protobuf/proto"
 
 	"github.com/farebox/farebox/internal/apitest"
-	"github.com/farebox/farebox/internal/app"
+	"github.com/farebox/farebox/internal/app/transit"
 	"github.com/farebox/farebox/internal/gtfs"
 	"github.com/farebox/farebox/internal/httpapi"
 	"github.com/farebox/farebox/internal/shareddata"
@@ -65,12 +65,12 @@ func transitAlertsOptions(t testing.TB, now time.Time, alerts map[string]*gtfsrt
 	return apitest.Options{Now: now, Configure: func(d *httpapi.Deps) {
 		ctx := context.Background()
 		for _, f := range feeds {
-			if _, err := d.App.ImportGTFS(ctx, app.GTFSImport{FeedID: f.id, SourceName: f.file, Feed: parsedFeed(t, f.file),
+			if _, err := d.Feeds.Import(ctx, transit.Import{FeedID: f.id, SourceName: f.file, Feed: parsedFeed(t, f.file),
 				RealtimeSource: f.realtime}); err != nil {
 				t.Fatalf("import %s: %v", f.id, err)
 			}
 		}
-		tr := d.App.NewTransit(app.TransitOptions{RealtimeAlerts: files})
+		tr := d.Feeds.Serve(transit.Options{RealtimeAlerts: files})
 		if err := tr.Refresh(ctx); err != nil {
 			t.Fatalf("transit refresh: %v", err)
 		}
@@ -98,7 +98,7 @@ func transitAlertsOptions(t testing.TB, now time.Time, alerts map[string]*gtfsrt
 }
 
 // waitRealtime waits for the poller's first fetch (it runs in the background).
-func waitRealtime(t testing.TB, tr *app.Transit, feedID string) {
+func waitRealtime(t testing.TB, tr *transit.Service, feedID string) {
 	t.Helper()
 	deadline := time.Now().Add(30 * time.Second)
 	for tr.Hub().Status(feedID).LastSuccess.IsZero() {

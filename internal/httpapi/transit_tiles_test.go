@@ -15,7 +15,7 @@ import (
 	"testing"
 
 	"github.com/farebox/farebox/internal/apitest"
-	"github.com/farebox/farebox/internal/app"
+	"github.com/farebox/farebox/internal/app/transit"
 	"github.com/farebox/farebox/internal/httpapi"
 	"github.com/farebox/farebox/internal/mvt"
 	"github.com/farebox/farebox/internal/mvt/mvttest"
@@ -225,7 +225,7 @@ func TestVectorTilesBadInputAndBilling(t *testing.T) {
 // TestVectorTilesFollowFeedReload: a new feed version replaces the index
 // and with it the cached tiles.
 func TestVectorTilesFollowFeedReload(t *testing.T) {
-	var tr *app.Transit
+	var tr *transit.Service
 	o := transitOptions(t, rtNow, bartFeeds[:1]...)
 	configure := o.Configure
 	o.Configure = func(d *httpapi.Deps) { configure(d); tr = d.Transit }
@@ -261,7 +261,7 @@ func TestVectorTilesFollowFeedReload(t *testing.T) {
 			}
 		}
 		ctx := context.Background()
-		if _, err := e.App.ImportGTFS(ctx, app.GTFSImport{FeedID: "caltrain", SourceName: "caltrain-renamed.zip", Feed: &f}); err != nil {
+		if _, err := e.Feeds.Import(ctx, transit.Import{FeedID: "caltrain", SourceName: "caltrain-renamed.zip", Feed: &f}); err != nil {
 			t.Fatal(err)
 		}
 		if err := tr.Refresh(ctx); err != nil {

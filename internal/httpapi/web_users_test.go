@@ -9,7 +9,7 @@ import (
 
 	"github.com/farebox/farebox/internal/account"
 	"github.com/farebox/farebox/internal/apitest"
-	"github.com/farebox/farebox/internal/app"
+	"github.com/farebox/farebox/internal/app/webusers"
 	"github.com/farebox/farebox/internal/httpapi"
 	"github.com/farebox/farebox/internal/store"
 )
@@ -57,7 +57,7 @@ func TestDashboardUsersAndSessions(t *testing.T) {
 		if !signedIn(t, a1) || !signedIn(t, a2) {
 			t.Fatal("alice is not signed in twice")
 		}
-		token, err := e.App.InviteDashboardUser(ctx, e.AccountID, "alice@partner.example")
+		token, err := e.WebUsers.InviteDashboardUser(ctx, e.AccountID, "alice@partner.example")
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -77,12 +77,12 @@ func TestDashboardUsersAndSessions(t *testing.T) {
 		// The users page lists the account's users only.
 		b := dashSignedIn(t, e, "bob@partner.example")
 		c := dashSignedIn(t, e, "carol@partner.example")
-		bobLink, err := e.App.InviteDashboardUser(ctx, e.AccountID, "bob@partner.example") // unused when bob is removed
+		bobLink, err := e.WebUsers.InviteDashboardUser(ctx, e.AccountID, "bob@partner.example") // unused when bob is removed
 		if err != nil {
 			t.Fatal(err)
 		}
 		other, _ := e.NewAccount("Andere Verkehrsbetriebe", account.Live)
-		tok, err := e.App.InviteDashboardUser(ctx, other, "dave@other.example")
+		tok, err := e.WebUsers.InviteDashboardUser(ctx, other, "dave@other.example")
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -156,7 +156,7 @@ func TestDashboardUsersAndSessions(t *testing.T) {
 		if !signedIn(t, a3) || !signedIn(t, a4) {
 			t.Fatal("a refused removal of the last user signed it out")
 		}
-		if users, _ := e.App.DashboardUsers(ctx, e.AccountID); len(users) != 1 || users[0].Email != "alice@partner.example" {
+		if users, _ := e.WebUsers.DashboardUsers(ctx, e.AccountID); len(users) != 1 || users[0].Email != "alice@partner.example" {
 			t.Errorf("users left: %+v", users)
 		}
 
@@ -203,7 +203,7 @@ func TestDashboardUsersAndSessions(t *testing.T) {
 		}
 		changed := apitest.NewOnStore(t, e.Store, apitest.Options{Configure: func(dp *httpapi.Deps) {
 			withOperator(t)(dp)
-			c, err := app.ParseOperatorCredentials(operatorLine("ops", "the operator's new password"))
+			c, err := webusers.ParseOperatorCredentials(operatorLine("ops", "the operator's new password"))
 			if err != nil {
 				t.Fatal(err)
 			}

@@ -7,6 +7,7 @@ package ticketing
 
 import (
 	"encoding/json"
+	"strings"
 	"time"
 
 	"github.com/farebox/farebox/internal/account"
@@ -250,6 +251,31 @@ type TestClock struct {
 	FrozenTime  time.Time
 	Status      string
 	CreatedAt   time.Time
+}
+
+// JobTestClockAdvance is the job kind that runs a clock's time-driven
+// work after an advance; its payload is AdvancePayload's. The test clock
+// use cases enqueue it, the time-driven work of the other capabilities
+// handles it.
+const JobTestClockAdvance = "test_clock.advance"
+
+// AdvancePayload is the JobTestClockAdvance payload: the clock's id and
+// the time it was advanced from (the start of the advance's span).
+func AdvancePayload(id string, from time.Time) string {
+	return id + " " + from.UTC().Format(time.RFC3339Nano)
+}
+
+// ParseAdvancePayload reads AdvancePayload; a payload of only the id (a
+// job queued before the span was recorded) spans everything before the
+// clock's time.
+func ParseAdvancePayload(p string) (id string, from time.Time) {
+	id, ts, ok := strings.Cut(p, " ")
+	if ok {
+		if t, err := time.Parse(time.RFC3339Nano, ts); err == nil {
+			return id, t
+		}
+	}
+	return id, time.Time{}
 }
 
 // TestClockFilter selects the clocks of a list.

@@ -1,4 +1,4 @@
-package app
+package transit
 
 import (
 	"time"
@@ -10,14 +10,14 @@ import (
 // The transit queries of the API (docs/departures.md). Each reads the
 // instance's current departure index; the values returned are the
 // response shapes of the transit endpoints (package departure encodes
-// them in the official clients' form). A nil *Transit (transit not
+// them in the official clients' form). A nil *Service (transit not
 // configured on this instance) answers transit_unavailable.
 
 // MaxDepartures is the largest board a request may ask for.
 const MaxDepartures = departure.MaxDepartures
 
 // index is the current departure index, or why there is none.
-func (t *Transit) index() (*departure.Index, error) {
+func (t *Service) index() (*departure.Index, error) {
 	if t == nil {
 		return nil, apperr.E("transit", apperr.Unavailable, CodeTransitUnavailable, "transit data is not configured on this instance")
 	}
@@ -46,7 +46,7 @@ func (b *Board) ID() (BoardID, bool) { return b.b.ID() }
 // Departures is the board of station stationID from at, at most max
 // departures, with the service alerts that apply, their texts in the
 // language picked from acceptLanguage (an Accept-Language value).
-func (t *Transit) Departures(stationID string, at time.Time, max int, acceptLanguage string) (Board, error) {
+func (t *Service) Departures(stationID string, at time.Time, max int, acceptLanguage string) (Board, error) {
 	ix, err := t.index()
 	if err != nil {
 		return Board{}, err
@@ -56,28 +56,28 @@ func (t *Transit) Departures(stationID string, at time.Time, max int, acceptLang
 }
 
 // Trip is one run with its stops and the service alerts active now.
-func (t *Transit) Trip(id, acceptLanguage string) (departure.Trip, error) {
+func (t *Service) Trip(id, acceptLanguage string) (departure.Trip, error) {
 	ix, err := t.index()
 	if err != nil {
 		return departure.Trip{}, err
 	}
-	return ix.TripLang(id, t.app.Now(), acceptLanguage)
+	return ix.TripLang(id, t.feeds.clock.Now(), acceptLanguage)
 }
 
 // FindTrip is the run leaving station from at dep and arriving at station
 // to at arr (lineName narrows it when several match).
-func (t *Transit) FindTrip(from string, dep time.Time, to string, arr time.Time, lineName, acceptLanguage string) (departure.Trip, error) {
+func (t *Service) FindTrip(from string, dep time.Time, to string, arr time.Time, lineName, acceptLanguage string) (departure.Trip, error) {
 	ix, err := t.index()
 	if err != nil {
 		return departure.Trip{}, err
 	}
-	return ix.FindTripLang(from, dep, to, arr, lineName, t.app.Now(), acceptLanguage)
+	return ix.FindTripLang(from, dep, to, arr, lineName, t.feeds.clock.Now(), acceptLanguage)
 }
 
 // StationsByName ranks the stations matching query (accent- and
 // case-insensitive), biased towards (lat, lon) when near is set. The list
 // is never nil.
-func (t *Transit) StationsByName(query string, near bool, lat, lon float64) ([]departure.Station, error) {
+func (t *Service) StationsByName(query string, near bool, lat, lon float64) ([]departure.Station, error) {
 	ix, err := t.index()
 	if err != nil {
 		return nil, err
@@ -90,7 +90,7 @@ func (t *Transit) StationsByName(query string, near bool, lat, lon float64) ([]d
 }
 
 // StationsByPosition lists the stations nearest to (lat, lon); never nil.
-func (t *Transit) StationsByPosition(lat, lon float64) ([]departure.Station, error) {
+func (t *Service) StationsByPosition(lat, lon float64) ([]departure.Station, error) {
 	ix, err := t.index()
 	if err != nil {
 		return nil, err
@@ -100,7 +100,7 @@ func (t *Transit) StationsByPosition(lat, lon float64) ([]departure.Station, err
 
 // StationByID is one station by our id (byStopID false) or by a feed's own
 // stop_id.
-func (t *Transit) StationByID(id string, byStopID bool) (departure.Station, error) {
+func (t *Service) StationByID(id string, byStopID bool) (departure.Station, error) {
 	ix, err := t.index()
 	if err != nil {
 		return departure.Station{}, err
@@ -112,7 +112,7 @@ func (t *Transit) StationByID(id string, byStopID bool) (departure.Station, erro
 }
 
 // Attributions names the agencies and data publishers of every feed.
-func (t *Transit) Attributions() (departure.Attribution, error) {
+func (t *Service) Attributions() (departure.Attribution, error) {
 	ix, err := t.index()
 	if err != nil {
 		return departure.Attribution{}, err
@@ -131,7 +131,7 @@ func nonNil(st []departure.Station) []departure.Station {
 // map: a Mapbox Vector Tile, plain and gzip-compressed, from the current
 // index's tile cache when it holds it (a feed reload replaces the index and
 // with it every cached tile).
-func (t *Transit) MapTile(transit bool, z, x, y int64) (departure.MapTile, error) {
+func (t *Service) MapTile(transit bool, z, x, y int64) (departure.MapTile, error) {
 	ix, err := t.index()
 	if err != nil {
 		return departure.MapTile{}, err

@@ -1,4 +1,4 @@
-package app
+package transit
 
 import (
 	"bytes"
@@ -19,8 +19,8 @@ import (
 	"github.com/farebox/farebox/internal/realtime"
 )
 
-// TransitOptions configure NewTransit.
-type TransitOptions struct {
+// Options configure Feeds.Serve.
+type Options struct {
 	// Refresh is how often Run polls the stored feed versions (default 10 s).
 	Refresh time.Duration
 	// Realtime overrides the stored GTFS-RT source per feed id (from the
@@ -42,14 +42,14 @@ type TransitOptions struct {
 	Log        *slog.Logger
 }
 
-// Transit is one instance's view of the stored GTFS feeds: a departure
+// Service is one instance's view of the stored GTFS feeds: a departure
 // index rebuilt and swapped atomically whenever a stored feed version
 // changes, and the realtime pollers feeding its overlay.
-type Transit struct {
-	app *App
-	o   TransitOptions
-	hub *realtime.Hub
-	cur atomic.Pointer[transitState]
+type Service struct {
+	feeds *Feeds
+	o     Options
+	hub   *realtime.Hub
+	cur   atomic.Pointer[transitState]
 
 	mu      sync.Mutex // serialises Refresh and the pollers
 	base    context.Context
@@ -84,8 +84,9 @@ type pollerRun struct {
 	done     chan struct{}
 }
 
-// NewTransit returns a Transit with nothing loaded; call Refresh (or Run).
-func (a *App) NewTransit(o TransitOptions) *Transit {
+// Serve returns a Service over the stored feeds with nothing loaded;
+// call Refresh (or Run).
+func (f *Feeds) Serve(o Options) *Service {
 	if o.Refresh <= 0 {
 		o.Refresh = 10 * time.Second
 	}
@@ -95,13 +96,13 @@ func (a *App) NewTransit(o TransitOptions) *Transit {
 	if o.Log == nil {
 		o.Log = slog.New(slog.DiscardHandler)
 	}
-	return &Transit{app: a, o: o, hub: realtime.NewHub(a.clock, o.RealtimeMaxAge),
+	return &Service{feeds: f, o: o, hub: realtime.NewHub(f.clock, o.RealtimeMaxAge),
 		base: context.Background(), pollers: map[string]*pollerRun{}}
 }
 
 // Index returns the current departure index; before the first load it is
 // apperr.Unavailable (the instance is still reading the feeds).
-func (t *Transit) Index() (*departure.Index, error) {
+func (t *Service) Index() (*departure.Index, error) {
 	if st := t.cur.Load(); st != nil {
 		return st.ix, nil
 	}
@@ -109,7 +110,7 @@ func (t *Transit) Index() (*departure.Index, error) {
 }
 
 // Ready is nil once the feeds have been loaded (for /readyz).
-func (t *Transit) Ready(context.Context) error {
+func (t *Service) Ready(context.Context) error {
 	if t.cur.Load() != nil {
 		return nil
 	}
@@ -120,10 +121,10 @@ func (t *Transit) Ready(context.Context) error {
 }
 
 // Hub is the realtime overlay of this instance.
-func (t *Transit) Hub() *realtime.Hub { return t.hub }
+func (t *Service) Hub() *realtime.Hub { return t.hub }
 
 // Feeds lists the feeds the current index serves.
-func (t *Transit) Feeds() []gtfs.FeedRecord {
+func (t *Service) Feeds() []gtfs.FeedRecord {
 	st := t.cur.Load()
 	if st == nil {
 		return nil
@@ -140,10 +141,10 @@ func (t *Transit) Feeds() []gtfs.FeedRecord {
 // any differ, decodes the changed feeds, builds a new index over all of
 // them and swaps it in. Queries keep using the old index until the swap.
 // It also starts, restarts or stops realtime pollers to match the feeds.
-func (t *Transit) Refresh(ctx context.Context) error {
+func (t *Service) Refresh(ctx context.Context) error {
 	t.mu.Lock()
 	defer t.mu.Unlock()
-	recs, err := t.app.store.Read().GTFSFeeds(ctx)
+	recs, err := t.feeds.db.Read().GTFSFeeds(ctx)
 	if err != nil {
 		return err
 	}
@@ -192,7 +193,7 @@ func (t *Transit) Refresh(ctx context.Context) error {
 		feeds[rec.ID] = lf
 		in = append(in, departure.FeedInput{ID: rec.ID, Feed: lf.feed})
 	}
-	ix, err := departure.New(in, departure.Options{Prefix: string(t.app.IDs), Realtime: t.hub, BoardCacheBytes: t.o.BoardCacheBytes})
+	ix, err := departure.New(in, departure.Options{Prefix: string(t.feeds.ids), Realtime: t.hub, BoardCacheBytes: t.o.BoardCacheBytes})
 	if err != nil {
 		return apperr.Wrap("transit.Refresh", err)
 	}
@@ -202,8 +203,8 @@ func (t *Transit) Refresh(ctx context.Context) error {
 }
 
 // decode reads and decodes one stored snapshot.
-func (t *Transit) decode(ctx context.Context, rec gtfs.FeedRecord) (*gtfs.Feed, int, error) {
-	blob, err := t.app.store.Read().GTFSSnapshot(ctx, rec.ID, rec.Version)
+func (t *Service) decode(ctx context.Context, rec gtfs.FeedRecord) (*gtfs.Feed, int, error) {
+	blob, err := t.feeds.db.Read().GTFSSnapshot(ctx, rec.ID, rec.Version)
 	if err != nil {
 		return nil, 0, err
 	}
@@ -228,7 +229,7 @@ func sameVersions(seen map[string]int64, recs []gtfs.FeedRecord) bool {
 
 // Run loads the feeds (retrying until it succeeds), then refreshes every
 // Refresh interval until ctx ends; it stops the realtime pollers on return.
-func (t *Transit) Run(ctx context.Context) {
+func (t *Service) Run(ctx context.Context) {
 	t.mu.Lock()
 	t.base = ctx
 	t.mu.Unlock()
@@ -256,7 +257,7 @@ func (t *Transit) Run(ctx context.Context) {
 }
 
 // Close stops every realtime poller and waits for them.
-func (t *Transit) Close() {
+func (t *Service) Close() {
 	t.mu.Lock()
 	defer t.mu.Unlock()
 	for id, p := range t.pollers {
@@ -268,7 +269,7 @@ func (t *Transit) Close() {
 
 // syncPollers makes the running pollers match the feeds' sources: a
 // configured source wins over the one stored at import. Called with t.mu held.
-func (t *Transit) syncPollers(recs []gtfs.FeedRecord) {
+func (t *Service) syncPollers(recs []gtfs.FeedRecord) {
 	want := map[string]pollerRun{}
 	for _, r := range recs {
 		if src := t.o.RealtimeAlerts[r.ID]; src != "" {
@@ -300,7 +301,7 @@ func (t *Transit) syncPollers(recs []gtfs.FeedRecord) {
 		p := &pollerRun{source: w.source, interval: w.interval, alerts: w.alerts, cancel: cancel, done: make(chan struct{})}
 		t.pollers[id] = p
 		rp := &realtime.Poller{FeedID: strings.TrimPrefix(id, alertsPoller), Source: w.source, Interval: w.interval, Hub: t.hub,
-			Alerts: w.alerts, Client: t.o.HTTPClient, Clock: t.app.clock, Stored: t.prepareAlerts}
+			Alerts: w.alerts, Client: t.o.HTTPClient, Clock: t.feeds.clock, Stored: t.prepareAlerts}
 		go func() {
 			defer close(p.done)
 			_ = rp.Run(ctx)
@@ -311,14 +312,14 @@ func (t *Transit) syncPollers(recs []gtfs.FeedRecord) {
 
 // prepareAlerts resolves a feed's newly polled alerts against the current
 // index in the poller's goroutine, so no board request pays for it.
-func (t *Transit) prepareAlerts(feedID string) {
+func (t *Service) prepareAlerts(feedID string) {
 	if st := t.cur.Load(); st != nil {
 		st.ix.PrepareAlerts(feedID)
 	}
 }
 
 // RealtimeStatus reports each polled feed's realtime source state.
-func (t *Transit) RealtimeStatus() map[string]realtime.Status {
+func (t *Service) RealtimeStatus() map[string]realtime.Status {
 	t.mu.Lock()
 	defer t.mu.Unlock()
 	out := map[string]realtime.Status{}

@@ -1,22 +1,22 @@
-package app_test
+package transit_test
 
 import (
 	"testing"
 	"time"
 
-	"github.com/farebox/farebox/internal/app"
+	"github.com/farebox/farebox/internal/app/transit"
 	"github.com/farebox/farebox/internal/apperr"
 )
 
 // TestTransitNotConfigured: an instance without transit data (a nil
-// *app.Transit) answers every transit query with 503 transit_unavailable,
+// *transit.Service) answers every transit query with 503 transit_unavailable,
 // and one whose feeds are not loaded yet with transit_loading.
 func TestTransitNotConfigured(t *testing.T) {
-	a := app.New(app.Options{})
+	feeds := transit.NewFeeds(nil, nil, "")
 	for _, c := range []struct {
-		tr   *app.Transit
+		tr   *transit.Service
 		code string
-	}{{nil, "transit_unavailable"}, {a.NewTransit(app.TransitOptions{}), "transit_loading"}} {
+	}{{nil, "transit_unavailable"}, {feeds.Serve(transit.Options{}), "transit_loading"}} {
 		_, err1 := c.tr.Departures("s", time.Unix(0, 0), 10, "")
 		_, err2 := c.tr.Trip("t", "")
 		_, err3 := c.tr.FindTrip("a", time.Unix(0, 0), "b", time.Unix(60, 0), "", "")

@@ -1,34 +1,41 @@
-package app
+// Package billing is how requests are billed and reported
+// (docs/operations.md "Billing"): the billing rule that turns an answered
+// request into its usage ledger row, and the usage reports of the
+// operator (farebox usage) and of the partner dashboard, read from the
+// per-day counters. It reaches the database only through Queries.
+package billing
 
 import (
+	"context"
 	"net/http"
 
 	"github.com/farebox/farebox/internal/account"
-	"github.com/farebox/farebox/internal/invoicing"
+	"github.com/farebox/farebox/internal/clock"
 	"github.com/farebox/farebox/internal/usage"
 )
 
-// The vocabulary the transport shares with app: who calls (a principal in
-// an environment) and how a request is billed. The aliases keep one type
-// per idea (app's use cases take account.Principal) while the transport
-// names only app.
+// Queries are the store methods the usage reports read (store.Q
+// implements them).
+type Queries interface {
+	UsageSummary(ctx context.Context, accountID, fromDay, toDay string) ([]usage.Row, error)
+	UsageOfEnvironment(ctx context.Context, accountID string, env account.Environment, fromDay, toDay string) ([]usage.Row, error)
+}
 
-// Principal is an authenticated caller.
-type Principal = account.Principal
+// Service holds the billing rule and the usage reports.
+type Service struct {
+	db    Queries
+	clock clock.Clock
+}
 
-// Environment is live or test.
-type Environment = account.Environment
-
-// Owner is the account and environment a capability record belongs to (the
-// route table bills keyless requests to it).
-type Owner = account.Owner
-
-// IssuedInvoice is an issued invoicing document (invoice, cancellation or
-// payment notice) as the use cases return it.
-type IssuedInvoice = invoicing.Invoice
-
-// Environments are every environment, in a fixed order (metric series).
-var Environments = []Environment{account.Live, account.Test}
+// New returns the billing of db (read only: the reports read the
+// counters; the rows are written by the ledger); c is the service clock
+// (nil: the system clock).
+func New(db Queries, c clock.Clock) *Service {
+	if c == nil {
+		c = clock.System{}
+	}
+	return &Service{db: db, clock: c}
+}
 
 // Ledger takes a request's usage row and returns once it is durable
 // (usage.Ledger, the database ledger, or usage.FileLog, the journal).
@@ -51,7 +58,7 @@ type RequestOutcome struct {
 	Endpoint    string // route pattern, e.g. "GET /v1/departures.json"
 	Status      int
 	AccountID   string // the caller or the account the request is attributed to
-	Environment Environment
+	Environment account.Environment
 	// Uncounted, when set, is why the request is not billed although it
 	// succeeded (ReasonReplay, ReasonSession).
 	Uncounted string
@@ -64,9 +71,9 @@ type RequestOutcome struct {
 // costs as much as its success), and not when the service failed (5xx),
 // refused it for a rate limit (429), replayed a stored answer, or a session
 // block covers it.
-func (a *App) UsageEvent(o RequestOutcome) usage.Event {
+func (s *Service) UsageEvent(o RequestOutcome) usage.Event {
 	ev := usage.Event{RequestID: o.RequestID, AccountID: o.AccountID, Environment: o.Environment,
-		Endpoint: o.Endpoint, Status: o.Status, At: a.clock.Now(), Counted: true, Reason: usage.ReasonCounted}
+		Endpoint: o.Endpoint, Status: o.Status, At: s.clock.Now(), Counted: true, Reason: usage.ReasonCounted}
 	switch {
 	case o.Status >= 500:
 		ev.Counted, ev.Reason = false, usage.ReasonFailed

@@ -1,0 +1,157 @@
+// Package console is what the operator console lists and changes
+// (docs/web.md): the accounts with their keys, grants and dashboard users,
+// the catalog's products, and the job queue (listing, retrying a dead
+// job). It reaches the database only through Queries and the catalog only
+// through the function it is given.
+package console
+
+import (
+	"context"
+	"sort"
+	"strconv"
+	"time"
+
+	"github.com/farebox/farebox/internal/account"
+	"github.com/farebox/farebox/internal/apperr"
+	"github.com/farebox/farebox/internal/catalog"
+	"github.com/farebox/farebox/internal/clock"
+	"github.com/farebox/farebox/internal/jobs"
+)
+
+// Queries are the store methods the console uses (store.Q implements
+// them; the wiring passes store.NewView[Queries]).
+type Queries interface {
+	Accounts(ctx context.Context) ([]account.Account, error)
+	Keys(ctx context.Context, accountID string) ([]account.Key, error)
+	DashboardUsers(ctx context.Context, accountID string) ([]account.DashboardUser, error)
+	Grants(ctx context.Context, accountID string) (map[string]bool, error)
+	JobsInState(ctx context.Context, state string, limit int) ([]jobs.Record, error)
+	JobStates(ctx context.Context) (map[string]int, error)
+	RetryDeadJob(ctx context.Context, id int64, at time.Time) error
+}
+
+// DB is the database as the console sees it (store.View).
+type DB interface {
+	Read() Queries
+	Write(ctx context.Context, fn func(q Queries) error) error
+}
+
+// Service holds the console's use cases.
+type Service struct {
+	db      DB
+	clock   clock.Clock
+	catalog func() *catalog.Index
+	notify  func()
+}
+
+// New returns the console over db; c is the service clock (nil: the
+// system clock), cat returns the instance's current catalog, notify (may
+// be nil) wakes the job workers after a retry.
+func New(db DB, c clock.Clock, cat func() *catalog.Index, notify func()) *Service {
+	if c == nil {
+		c = clock.System{}
+	}
+	if notify == nil {
+		notify = func() {}
+	}
+	return &Service{db: db, clock: c, catalog: cat, notify: notify}
+}
+
+// AdminAccount is an account with its keys and restricted-product grants.
+type AdminAccount struct {
+	account.Account
+	Keys   []account.Key
+	Grants []string
+	// Users are the account's dashboard users.
+	Users []account.DashboardUser
+}
+
+// Accounts lists every account for the console.
+func (s *Service) Accounts(ctx context.Context) ([]AdminAccount, error) {
+	q := s.db.Read()
+	accs, err := q.Accounts(ctx)
+	if err != nil {
+		return nil, err
+	}
+	out := make([]AdminAccount, 0, len(accs))
+	for _, acc := range accs {
+		x := AdminAccount{Account: acc}
+		if x.Keys, err = q.Keys(ctx, acc.ID); err != nil {
+			return nil, err
+		}
+		if x.Users, err = q.DashboardUsers(ctx, acc.ID); err != nil {
+			return nil, err
+		}
+		g, err := q.Grants(ctx, acc.ID)
+		if err != nil {
+			return nil, err
+		}
+		for id := range g {
+			x.Grants = append(x.Grants, id)
+		}
+		sort.Strings(x.Grants)
+		out = append(out, x)
+	}
+	return out, nil
+}
+
+// AdminProduct is one catalog product as the console lists it.
+type AdminProduct struct {
+	ID, Name, Area, Type, Customer, Price string
+	Subscription, Restricted              bool
+}
+
+// Catalog lists the catalog's products by area and name.
+func (s *Service) Catalog() []AdminProduct {
+	f := s.catalog().File()
+	names := map[string]string{}
+	for _, ar := range f.Areas {
+		names[ar.ID] = ar.Name
+	}
+	out := make([]AdminProduct, 0, len(f.Products))
+	for _, p := range f.Products {
+		out = append(out, AdminProduct{ID: p.ID, Name: p.LocalTicketName, Area: names[p.AreaID], Type: p.TicketType,
+			Customer: p.CustomerType, Price: p.PriceInCents.Decimal() + " " + p.Currency,
+			Subscription: p.IsSubscription, Restricted: p.Restricted})
+	}
+	sort.SliceStable(out, func(i, j int) bool {
+		if out[i].Area != out[j].Area {
+			return out[i].Area < out[j].Area
+		}
+		return out[i].Name < out[j].Name
+	})
+	return out
+}
+
+// AdminJobLimit is how many jobs the console lists.
+const AdminJobLimit = 200
+
+// Jobs lists the newest jobs in state ("" for all) and the count of
+// jobs per state.
+func (s *Service) Jobs(ctx context.Context, state string) ([]jobs.Record, map[string]int, error) {
+	switch state {
+	case "", jobs.StateReady, jobs.StateRunning, jobs.StateDone, jobs.StateDead:
+	default:
+		return nil, nil, apperr.Validation("app.AdminJobs", CodeInvalidJobState, "state", "state: one of ready, running, done, dead")
+	}
+	q := s.db.Read()
+	list, err := q.JobsInState(ctx, state, AdminJobLimit)
+	if err != nil {
+		return nil, nil, err
+	}
+	counts, err := q.JobStates(ctx)
+	return list, counts, err
+}
+
+// RetryDeadJob makes the dead job id ready to run again now.
+func (s *Service) RetryDeadJob(ctx context.Context, id string) (int64, error) {
+	n, err := strconv.ParseInt(id, 10, 64)
+	if err != nil || n <= 0 {
+		return 0, apperr.Validation("app.RetryDeadJob", CodeInvalidJobID, "job_id", "job_id: a positive integer")
+	}
+	err = s.db.Write(ctx, func(q Queries) error { return q.RetryDeadJob(ctx, n, s.clock.Now()) })
+	if err == nil {
+		s.notify()
+	}
+	return n, err
+}
