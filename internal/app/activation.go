@@ -7,6 +7,7 @@ import (
 	"encoding/hex"
 	"encoding/json"
 	"fmt"
+	"github.com/farebox/farebox/internal/idempotency"
 	"maps"
 	"slices"
 	"time"
@@ -64,7 +65,7 @@ func (a *App) ActivateCoupon(ctx context.Context, couponID string, req Activatio
 func (a *App) activateOnce(ctx context.Context, couponID string, req ActivationRequest) (Activation, error) {
 	const op = "app.ActivateCoupon"
 	var out Activation
-	err := a.store.Write(ctx, func(q store.Q) error {
+	err := a.store.WriteClaimed(ctx, idempotency.ClaimOf(ctx), func(q store.Q) error {
 		c, err := q.LockedCoupon(ctx, couponID)
 		if err != nil {
 			return err

@@ -7,6 +7,7 @@ import (
 	"crypto/subtle"
 	"encoding/base64"
 	"fmt"
+	"github.com/farebox/farebox/internal/idempotency"
 	"regexp"
 	"slices"
 	"strconv"
@@ -149,7 +150,7 @@ func (w *Wallets) RegisterAppleDevice(ctx context.Context, r AppleRegistration) 
 		return false, apperr.E(op, apperr.Invalid, CodeInvalidPushToken, `body must be {"pushToken": "<the device's APNs token, hexadecimal>"}`).
 			WithDetails(apperr.FieldError{Field: "/pushToken", Message: "16 to 200 hexadecimal digits"})
 	}
-	err = w.app.store.Write(ctx, func(q store.Q) error {
+	err = w.app.store.WriteClaimed(ctx, idempotency.ClaimOf(ctx), func(q store.Q) error {
 		created, err = q.RegisterAppleDevice(ctx, r.Device, r.Serial, r.PushToken, w.app.clock.Now())
 		return err
 	})
@@ -166,7 +167,7 @@ func (w *Wallets) UnregisterAppleDevice(ctx context.Context, device, passType, s
 	if err := checkDeviceID(op, device); err != nil {
 		return err
 	}
-	return w.app.store.Write(ctx, func(q store.Q) error {
+	return w.app.store.WriteClaimed(ctx, idempotency.ClaimOf(ctx), func(q store.Q) error {
 		_, err := q.UnregisterAppleDevice(ctx, device, serial)
 		return err
 	})

@@ -3,6 +3,7 @@ package app
 import (
 	"context"
 	"fmt"
+	"github.com/farebox/farebox/internal/idempotency"
 	"math"
 	"strings"
 	"sync/atomic"
@@ -107,7 +108,7 @@ func (a *App) GrantProduct(ctx context.Context, accountID, productID string) err
 	if !p.Restricted {
 		return apperr.E("app.GrantProduct", apperr.Unprocessable, CodeProductNotRestricted, "the product is sold to every account; no grant needed")
 	}
-	return a.store.Write(ctx, func(q store.Q) error {
+	return a.store.WriteClaimed(ctx, idempotency.ClaimOf(ctx), func(q store.Q) error {
 		if _, err := q.Account(ctx, accountID); err != nil {
 			return err
 		}

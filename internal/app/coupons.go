@@ -3,6 +3,7 @@ package app
 import (
 	"context"
 	"encoding/json"
+	"github.com/farebox/farebox/internal/idempotency"
 	"time"
 
 	"github.com/farebox/farebox/internal/account"
@@ -149,7 +150,7 @@ func (a *App) orderCoupons(ctx context.Context, q store.Q, o ticketing.Order, kn
 func (a *App) SetTariffSettings(ctx context.Context, couponID string, ts json.RawMessage) (CouponDetails, error) {
 	const op = "app.SetTariffSettings"
 	var out CouponDetails
-	err := a.store.Write(ctx, func(q store.Q) error {
+	err := a.store.WriteClaimed(ctx, idempotency.ClaimOf(ctx), func(q store.Q) error {
 		c, err := q.Coupon(ctx, couponID)
 		if err != nil {
 			return err

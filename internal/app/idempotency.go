@@ -24,8 +24,11 @@ type StoredResponse struct {
 
 // ClaimIdempotencyKey claims (scope, key) for the request whose hash is
 // hash. When the caller now holds the claim it gets a context to run the
-// request with (every write under it marks the claim committed, so a
-// take-over after a crash does not run it twice) and a nil replay; it must
+// request with, carrying the claim (idempotency.WithClaim), and a nil
+// replay. The use case hands idempotency.ClaimOf(ctx) to the one write that
+// commits its change (store.Store.WriteClaimed, InsertOrderAlone), which
+// marks the claim committed in the same transaction, so a take-over after a
+// crash does not run it twice; no other write marks it. The caller must
 // then call CompleteIdempotencyKey or ReleaseIdempotencyKey. A completed
 // earlier run comes back as the replay. A claim outlives the request holding
 // it by lease: by then that request has answered or its instance is gone,
@@ -43,7 +46,7 @@ func (a *App) ClaimIdempotencyKey(ctx context.Context, scope, key, hash string, 
 		return nil, nil, err
 	}
 	if claimed {
-		return store.WithIdempotencyClaim(ctx, scope, key), nil, nil
+		return idempotency.WithClaim(ctx, idempotency.Claim{Scope: scope, Key: key}), nil, nil
 	}
 	switch {
 	case rec.RequestHash != hash:

@@ -6,6 +6,7 @@ import (
 	"crypto/subtle"
 	"encoding/hex"
 	"fmt"
+	"github.com/farebox/farebox/internal/idempotency"
 	"strconv"
 	"strings"
 	"time"
@@ -160,7 +161,7 @@ func (a *App) IssueInvoice(ctx context.Context, p account.Principal, req Invoice
 // once it has committed, wakes the job runner for the document's file job;
 // on failure nothing is written and the zero invoice is returned.
 func (a *App) issue(ctx context.Context, inv *invoicing.Invoice, write func(q store.Q) error) (invoicing.Invoice, error) {
-	if err := a.store.Write(ctx, write); err != nil {
+	if err := a.store.WriteClaimed(ctx, idempotency.ClaimOf(ctx), write); err != nil {
 		return invoicing.Invoice{}, err
 	}
 	a.Jobs.Notify()

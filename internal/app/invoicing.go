@@ -4,6 +4,7 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
+	"github.com/farebox/farebox/internal/idempotency"
 
 	"github.com/farebox/farebox/internal/account"
 	"github.com/farebox/farebox/internal/apperr"
@@ -33,7 +34,7 @@ func (a *App) CreateCustomer(ctx context.Context, p account.Principal, in invoic
 	}
 	c := invoicing.Customer{ID: a.IDs.New("customer"), AccountID: p.AccountID, Environment: p.Environment,
 		AddressLines: lines, Electronic: e, CreatedAt: a.clock.Now()}
-	err = a.store.Write(ctx, func(q store.Q) error { return q.InsertCustomer(ctx, c) })
+	err = a.store.WriteClaimed(ctx, idempotency.ClaimOf(ctx), func(q store.Q) error { return q.InsertCustomer(ctx, c) })
 	return c, err
 }
 
@@ -104,7 +105,7 @@ func (a *App) UpdateBillableItem(ctx context.Context, p account.Principal, id st
 		}
 		collectionID = &s
 	}
-	err := a.store.Write(ctx, func(q store.Q) error {
+	err := a.store.WriteClaimed(ctx, idempotency.ClaimOf(ctx), func(q store.Q) error {
 		if err := q.LockItem(ctx, id); err != nil {
 			return err
 		}
@@ -211,7 +212,7 @@ func notInvoiced(ctx context.Context, q store.Q, id string) error {
 // CreateCollection creates an empty billable collection.
 func (a *App) CreateCollection(ctx context.Context, p account.Principal) (string, error) {
 	id := a.IDs.New("collection")
-	err := a.store.Write(ctx, func(q store.Q) error {
+	err := a.store.WriteClaimed(ctx, idempotency.ClaimOf(ctx), func(q store.Q) error {
 		return q.InsertCollection(ctx, id, p.AccountID, p.Environment, a.clock.Now())
 	})
 	return id, err
@@ -227,7 +228,7 @@ func (a *App) AddToCollection(ctx context.Context, p account.Principal, collecti
 			fmt.Sprintf("billable_item_ids must hold 1 to %d ids", MaxCollectionBulk))
 	}
 	var out []string
-	err := a.store.Write(ctx, func(q store.Q) error {
+	err := a.store.WriteClaimed(ctx, idempotency.ClaimOf(ctx), func(q store.Q) error {
 		if err := q.CollectionExists(ctx, p.AccountID, p.Environment, collectionID); err != nil {
 			return err
 		}

@@ -3,6 +3,7 @@ package app
 import (
 	"context"
 	"fmt"
+	"github.com/farebox/farebox/internal/idempotency"
 	"strings"
 	"time"
 	"unicode/utf8"
@@ -174,9 +175,9 @@ func (a *App) writeOrder(ctx context.Context, n placedOrder, ev *changeEvents) (
 	// Without an enabled webhook endpoint the rows and events are one
 	// autocommitted statement (PostgreSQL); with one, or on SQLite, a
 	// transaction holds them and their deliveries.
-	written, err := a.store.InsertOrderAlone(ctx, o, subs, items, ev.evs)
+	written, err := a.store.InsertOrderAlone(ctx, idempotency.ClaimOf(ctx), o, subs, items, ev.evs)
 	if err == nil && !written {
-		err = a.store.Write(ctx, func(q store.Q) error {
+		err = a.store.WriteClaimed(ctx, idempotency.ClaimOf(ctx), func(q store.Q) error {
 			hooks, err := q.InsertOrderRows(ctx, o, subs, items, ev.evs)
 			return ev.inserted(ctx, q, hooks, err)
 		})

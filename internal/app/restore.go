@@ -4,6 +4,7 @@ import (
 	"context"
 	"crypto/subtle"
 	"fmt"
+	"github.com/farebox/farebox/internal/idempotency"
 	"time"
 
 	"github.com/farebox/farebox/internal/account"
@@ -33,7 +34,7 @@ func (a *App) Restore(ctx context.Context, p account.Principal, orderID string, 
 	}
 	var order ticketing.Order
 	var created []ticketing.Coupon
-	err := a.store.Write(ctx, func(q store.Q) error {
+	err := a.store.WriteClaimed(ctx, idempotency.ClaimOf(ctx), func(q store.Q) error {
 		o, err := q.Order(ctx, p.AccountID, p.Environment, orderID)
 		if err != nil {
 			return err

@@ -4,6 +4,7 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
+	"github.com/farebox/farebox/internal/idempotency"
 	"time"
 
 	"github.com/farebox/farebox/internal/account"
@@ -412,7 +413,7 @@ func (a *App) ErasePersonalData(ctx context.Context, p account.Principal, kind, 
 	now := a.clock.Now()
 	out := ErasureJSON{Object: "personal_data_erasure", Subject: subjectJSON{kind, id}, Environment: string(p.Environment),
 		RequestedAt: timestamp(now), Classes: []erasureClass{}}
-	err := a.store.Write(ctx, func(q store.Q) error {
+	err := a.store.WriteClaimed(ctx, idempotency.ClaimOf(ctx), func(q store.Q) error {
 		switch kind {
 		case SubjectCoupon:
 			if err := q.LockCoupon(ctx, id); err != nil {

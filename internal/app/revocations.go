@@ -4,6 +4,7 @@ import (
 	"context"
 	"encoding/base64"
 	"encoding/json"
+	"github.com/farebox/farebox/internal/idempotency"
 	"strconv"
 	"strings"
 	"time"
@@ -53,7 +54,7 @@ func (a *App) RevokeTicket(ctx context.Context, id, reason string) (ticketing.Ti
 	}
 	now := a.clock.Now()
 	var t ticketing.Ticket
-	err := a.store.Write(ctx, func(q store.Q) error {
+	err := a.store.WriteClaimed(ctx, idempotency.ClaimOf(ctx), func(q store.Q) error {
 		var err error
 		if t, err = q.Ticket(ctx, id); err != nil {
 			return err

@@ -2,6 +2,7 @@ package app
 
 import (
 	"context"
+	"github.com/farebox/farebox/internal/idempotency"
 	"time"
 
 	"github.com/farebox/farebox/internal/account"
@@ -87,7 +88,7 @@ func (a *App) Subscription(ctx context.Context, p account.Principal, id string) 
 // subscription's row lock, so concurrent changes of one subscription
 // happen one after the other.
 func (a *App) changeSubscription(ctx context.Context, p account.Principal, id string, fn func(q store.Q, s ticketing.Subscription, now time.Time) error) error {
-	return a.store.Write(ctx, func(q store.Q) error {
+	return a.store.WriteClaimed(ctx, idempotency.ClaimOf(ctx), func(q store.Q) error {
 		if err := q.LockSubscription(ctx, id); err != nil {
 			return err
 		}

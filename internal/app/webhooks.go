@@ -4,6 +4,7 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
+	"github.com/farebox/farebox/internal/idempotency"
 	"math/rand/v2"
 	"strconv"
 	"strings"
@@ -479,7 +480,7 @@ func (a *App) CreateWebhookEndpoint(ctx context.Context, p account.Principal, re
 	if req.Disabled != nil && *req.Disabled {
 		e.DisabledAt, e.DisabledReason = &now, "disabled by the account"
 	}
-	err := a.store.Write(ctx, func(q store.Q) error {
+	err := a.store.WriteClaimed(ctx, idempotency.ClaimOf(ctx), func(q store.Q) error {
 		eps, err := q.Endpoints(ctx, p.AccountID, p.Environment, false)
 		if err != nil {
 			return err
@@ -530,7 +531,7 @@ func (a *App) UpdateWebhookEndpoint(ctx context.Context, p account.Principal, id
 	if err := a.checkEndpoint(ctx, op, &probe, req); err != nil { // DNS outside the transaction
 		return WebhookEndpointJSON{}, err
 	}
-	err := a.store.Write(ctx, func(q store.Q) error {
+	err := a.store.WriteClaimed(ctx, idempotency.ClaimOf(ctx), func(q store.Q) error {
 		var err error
 		if e, err = q.Endpoint(ctx, p.AccountID, p.Environment, id, true); err != nil {
 			return err
@@ -567,7 +568,7 @@ type DeletedJSON struct {
 
 // DeleteWebhookEndpoint deletes an endpoint with its deliveries and log.
 func (a *App) DeleteWebhookEndpoint(ctx context.Context, p account.Principal, id string) (DeletedJSON, error) {
-	err := a.store.Write(ctx, func(q store.Q) error {
+	err := a.store.WriteClaimed(ctx, idempotency.ClaimOf(ctx), func(q store.Q) error {
 		if _, err := q.Endpoint(ctx, p.AccountID, p.Environment, id, true); err != nil {
 			return err
 		}
@@ -590,7 +591,7 @@ func (a *App) RotateWebhookSecret(ctx context.Context, p account.Principal, id s
 		d = time.Duration(*overlap) * time.Second
 	}
 	var e webhook.Endpoint
-	err := a.store.Write(ctx, func(q store.Q) error {
+	err := a.store.WriteClaimed(ctx, idempotency.ClaimOf(ctx), func(q store.Q) error {
 		var err error
 		if e, err = q.Endpoint(ctx, p.AccountID, p.Environment, id, true); err != nil {
 			return err
@@ -695,7 +696,7 @@ func (a *App) RedeliverWebhook(ctx context.Context, p account.Principal, id, eve
 		return WebhookDeliveryJSON{}, apperr.Param(op, "event_id", "event_id is required")
 	}
 	var d WebhookDeliveryJSON
-	err := a.store.Write(ctx, func(q store.Q) error {
+	err := a.store.WriteClaimed(ctx, idempotency.ClaimOf(ctx), func(q store.Q) error {
 		ep, err := q.Endpoint(ctx, p.AccountID, p.Environment, id, false)
 		if err != nil {
 			return err

@@ -4,6 +4,7 @@ import (
 	"context"
 	"crypto/sha256"
 	"encoding/hex"
+	"github.com/farebox/farebox/internal/idempotency"
 	"testing"
 	"time"
 
@@ -34,8 +35,8 @@ func TestIdempotencyKeyOfACrashedRequest(t *testing.T) {
 				t.Fatal(err)
 			}
 			if committed {
-				wctx := store.WithIdempotencyClaim(ctx, scope, key)
-				if err := e.Store.Write(wctx, func(store.Q) error { return nil }); err != nil {
+				claim := idempotency.Claim{Scope: scope, Key: key}
+				if err := e.Store.WriteClaimed(ctx, claim, func(store.Q) error { return nil }); err != nil {
 					t.Fatal(err)
 				}
 			}

@@ -3,6 +3,7 @@ package store_test
 import (
 	"context"
 	"fmt"
+	"github.com/farebox/farebox/internal/idempotency"
 	"strings"
 	"sync"
 	"testing"
@@ -248,7 +249,7 @@ func TestInsertOrderAlone(t *testing.T) {
 			t.Helper()
 			o, evs := f.order(acc)
 			o0, e0 := counts()
-			written, err := s.InsertOrderAlone(ctx, o, nil, nil, evs)
+			written, err := s.InsertOrderAlone(ctx, idempotency.Claim{}, o, nil, nil, evs)
 			if err != nil {
 				t.Fatal(err)
 			}
@@ -274,7 +275,7 @@ func TestInsertOrderAlone(t *testing.T) {
 		if s.Engine() == store.Postgres {
 			o, evs := f.order("acc-unknown")
 			o0, e0 := counts()
-			if _, err := s.InsertOrderAlone(ctx, o, nil, nil, evs); err == nil {
+			if _, err := s.InsertOrderAlone(ctx, idempotency.Claim{}, o, nil, nil, evs); err == nil {
 				t.Fatal("an order of an unknown account was written")
 			}
 			if o1, e1 := counts(); o1 != o0 || e1 != e0 {
@@ -290,7 +291,7 @@ func TestInsertOrderAlone(t *testing.T) {
 			wg.Add(1)
 			go func() {
 				defer wg.Done()
-				if _, err := s.InsertOrderAlone(ctx, o, nil, nil, evs); err != nil {
+				if _, err := s.InsertOrderAlone(ctx, idempotency.Claim{}, o, nil, nil, evs); err != nil {
 					errs <- err
 				}
 			}()
@@ -317,11 +318,13 @@ func TestInsertOrderAlone(t *testing.T) {
 }
 
 // TestInsertOrderAloneMarksIdempotencyClaim: under an Idempotency-Key
-// claim the autocommitted order marks the claim committed in its own
-// statement, as every Write does (markClaim), so a take-over after the
+// claim (its parameter) the autocommitted order marks the claim committed
+// in its own statement, as WriteClaimed does (markClaim), so a take-over after the
 // lease (the first instance died after the commit, before storing its
 // answer) finds it committed and does not run the order again; a statement
-// that wrote nothing (an enabled webhook endpoint) leaves the claim free.
+// that wrote nothing (an enabled webhook endpoint) leaves the claim free,
+// and so does an order written without the claim, whatever its context
+// carries: only the parameter marks.
 // A regression test: TestKillDuringLoad found duplicate orders when the
 // mark was missing.
 func TestInsertOrderAloneMarksIdempotencyClaim(t *testing.T) {
@@ -341,10 +344,23 @@ func TestInsertOrderAloneMarksIdempotencyClaim(t *testing.T) {
 			t.Fatalf("%s: not claimed", key)
 		}
 		o, evs := f.order("acc-1")
-		written, err := f.s.InsertOrderAlone(store.WithIdempotencyClaim(f.ctx, "account:acc-1:live", key), o, nil, nil, evs)
+		c := idempotency.Claim{Scope: "account:acc-1:live", Key: key}
+		written, err := f.s.InsertOrderAlone(f.ctx, c, o, nil, nil, evs)
 		if err != nil || written != want {
 			t.Fatalf("%s: written %v (%v), want %v", key, written, err, want)
 		}
+	}
+	// Written without the claim: the claim stays free.
+	if ok, _ := claim("k0", f.at); !ok {
+		t.Fatal("k0: not claimed")
+	}
+	o, evs := f.order("acc-1")
+	c0 := idempotency.Claim{Scope: "account:acc-1:live", Key: "k0"}
+	if written, err := f.s.InsertOrderAlone(idempotency.WithClaim(f.ctx, c0), idempotency.Claim{}, o, nil, nil, evs); err != nil || !written {
+		t.Fatalf("k0: written %v (%v)", written, err)
+	}
+	if claimed, committed := claim("k0", f.at.Add(2*time.Minute)); !claimed || committed {
+		t.Fatalf("k0 after the lease: claimed %v, committed %v; an order written without the claim marked it", claimed, committed)
 	}
 	alone("k1", true)
 	// The lease ran out without a stored answer: a retry must not run again.

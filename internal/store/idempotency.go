@@ -11,25 +11,13 @@ import (
 	"github.com/farebox/farebox/internal/idempotency"
 )
 
-type claimKey struct{}
-
-type claimMark struct{ scope, key string }
-
-// WithIdempotencyClaim marks ctx as running under the Idempotency-Key claim
-// (scope, key): every Write with this context also sets the claim's
-// committed flag inside its own transaction, so a later take-over of the
-// claim knows the request's effects are already in the database.
-func WithIdempotencyClaim(ctx context.Context, scope, key string) context.Context {
-	return context.WithValue(ctx, claimKey{}, claimMark{scope, key})
-}
-
-// markClaim runs inside a write transaction (see Write).
-func (q Q) markClaim(ctx context.Context) error {
-	m, ok := ctx.Value(claimKey{}).(claimMark)
-	if !ok {
+// markClaim marks claim committed inside a write transaction (WriteClaimed);
+// the zero claim marks nothing.
+func (q Q) markClaim(ctx context.Context, claim idempotency.Claim) error {
+	if !claim.Held() {
 		return nil
 	}
-	_, err := q.db.ExecContext(ctx, markClaimStatement, m.scope, m.key)
+	_, err := q.db.ExecContext(ctx, markClaimStatement, claim.Scope, claim.Key)
 	return err
 }
 

@@ -11,10 +11,12 @@ import (
 	"github.com/farebox/farebox/internal/store/storetest"
 )
 
-// TestIdempotencyClaimCommitted: a claim whose request committed writes
-// (under WithIdempotencyClaim) but never stored its response, because its
+// TestIdempotencyClaimCommitted: a claim whose request committed its change
+// (WriteClaimed with the claim) but never stored its response, because its
 // instance died, is not taken over after the lease and not released; a
-// claim that committed nothing is taken over.
+// claim that committed nothing is taken over, and so is one whose request
+// committed only with Write: the claim is marked by the parameter of the
+// write that commits the change, never by what the context carries.
 func TestIdempotencyClaimCommitted(t *testing.T) {
 	storetest.ForEachEngine(t, func(t *testing.T, s *store.Store) {
 		ctx := context.Background()
@@ -30,15 +32,38 @@ func TestIdempotencyClaimCommitted(t *testing.T) {
 			}
 			return ok, rec
 		}
-		for _, key := range []string{"did-write", "wrote-nothing"} {
+		for _, key := range []string{"did-write", "wrote-nothing", "wrote-unclaimed"} {
 			if ok, _ := claim(key, at); !ok {
 				t.Fatalf("%s: first claim refused", key)
 			}
 		}
 		// The request of "did-write" commits a business write, then its instance dies.
-		wctx := store.WithIdempotencyClaim(ctx, "account:a", "did-write")
-		if err := s.Write(wctx, func(q store.Q) error {
-			return q.CreateAccount(wctx, account.Account{ID: "acc-1", Name: "X", CreatedAt: at})
+		did := idempotency.Claim{Scope: "account:a", Key: "did-write"}
+		if err := s.WriteClaimed(ctx, did, func(q store.Q) error {
+			return q.CreateAccount(ctx, account.Account{ID: "acc-1", Name: "X", CreatedAt: at})
+		}); err != nil {
+			t.Fatal(err)
+		}
+		// The request of "wrote-unclaimed" commits with a plain Write, its
+		// context carrying the claim: nothing marks it.
+		unclaimed := idempotency.WithClaim(ctx, idempotency.Claim{Scope: "account:a", Key: "wrote-unclaimed"})
+		if err := s.Write(unclaimed, func(q store.Q) error {
+			return q.CreateAccount(unclaimed, account.Account{ID: "acc-2", Name: "Y", CreatedAt: at})
+		}); err != nil {
+			t.Fatal(err)
+		}
+		// Through a View as through the Store.
+		vdid := idempotency.Claim{Scope: "account:a", Key: "view-write"}
+		if ok, _ := claim(vdid.Key, at); !ok {
+			t.Fatal("view-write: first claim refused")
+		}
+		v := store.NewView[interface {
+			CreateAccount(context.Context, account.Account) error
+		}](s)
+		if err := v.WriteClaimed(ctx, vdid, func(q interface {
+			CreateAccount(context.Context, account.Account) error
+		}) error {
+			return q.CreateAccount(ctx, account.Account{ID: "acc-3", Name: "Z", CreatedAt: at})
 		}); err != nil {
 			t.Fatal(err)
 		}
@@ -49,8 +74,14 @@ func TestIdempotencyClaimCommitted(t *testing.T) {
 		if ok || !rec.Committed || rec.Status != 0 {
 			t.Errorf("committed claim after the lease: claimed %v, %+v", ok, rec)
 		}
+		if ok, rec := claim("view-write", later); ok || !rec.Committed {
+			t.Errorf("claim committed through a View after the lease: claimed %v, %+v", ok, rec)
+		}
 		if ok, _ := claim("wrote-nothing", later); !ok {
 			t.Error("an abandoned claim without writes was not taken over")
+		}
+		if ok, rec := claim("wrote-unclaimed", later); !ok || rec.Committed {
+			t.Errorf("a claim only the context carried was marked by a plain Write: claimed %v, %+v", ok, rec)
 		}
 	})
 }

@@ -6,6 +6,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"github.com/farebox/farebox/internal/idempotency"
 	"strings"
 	"time"
 
@@ -67,7 +68,7 @@ func (q Q) InsertOrderRows(ctx context.Context, o ticketing.Order, subs []ticket
 		}
 		return q.InsertEvents(ctx, evs)
 	}
-	query, args := orderRowsSQL(o, subs, items, evs, false, nil)
+	query, args := orderRowsSQL(o, subs, items, evs, false, idempotency.Claim{})
 	err = q.db.QueryRowContext(ctx, query, args...).Scan(&hooks)
 	return hooks, mapErr(err)
 }
@@ -83,10 +84,9 @@ func (q Q) InsertOrderRows(ctx context.Context, o ticketing.Order, subs []ticket
 // instance creates counts from the next change committed after it. On
 // SQLite it writes nothing either (written false): in the process a
 // transaction costs no round trips. Serialization failures and deadlocks
-// are retried as Store.Write retries them. Under an Idempotency-Key claim
-// (WithIdempotencyClaim) the statement marks the claim committed, as
-// every Write does.
-func (s *Store) InsertOrderAlone(ctx context.Context, o ticketing.Order, subs []ticketing.Subscription, items []ticketing.BillableItem,
+// are retried as Store.Write retries them. With a held Idempotency-Key
+// claim the statement marks it committed, as WriteClaimed does.
+func (s *Store) InsertOrderAlone(ctx context.Context, claim idempotency.Claim, o ticketing.Order, subs []ticketing.Subscription, items []ticketing.BillableItem,
 	evs []event.Event) (written bool, err error) {
 	if s.engine != Postgres {
 		return false, nil
@@ -94,14 +94,10 @@ func (s *Store) InsertOrderAlone(ctx context.Context, o ticketing.Order, subs []
 	if err := orderEvents("store.InsertOrderAlone", o, evs); err != nil {
 		return false, err
 	}
-	// What markClaim does inside a Write: the statement that commits the
-	// request's effects marks its Idempotency-Key claim committed, so a
+	// What markClaim does inside WriteClaimed: the statement that commits
+	// the request's effects marks its Idempotency-Key claim committed, so a
 	// retry after a crash between the commit and the stored answer gets
 	// idempotency_key_outcome_unknown, not a second order.
-	var claim *claimMark
-	if m, ok := ctx.Value(claimKey{}).(claimMark); ok {
-		claim = &m
-	}
 	query, args := orderRowsSQL(o, subs, items, evs, true, claim)
 	ctx = settledCtx(ctx)
 	err = s.retrying(ctx, func() error {
@@ -139,7 +135,7 @@ func orderEvents(op string, o ticketing.Order, evs []event.Event) error {
 // events are typed in eventsCTE and join g. Gated with a claim, the CTE
 // ik marks that Idempotency-Key claim committed when g has its row.
 func orderRowsSQL(o ticketing.Order, subs []ticketing.Subscription, items []ticketing.BillableItem, evs []event.Event, gated bool,
-	claim *claimMark) (string, []any) {
+	claim idempotency.Claim) (string, []any) {
 	var args []any
 	if len(evs) > 0 || gated {
 		args = []any{o.AccountID, string(o.Environment)}
@@ -147,8 +143,8 @@ func orderRowsSQL(o ticketing.Order, subs []ticketing.Subscription, items []tick
 	var b strings.Builder
 	if gated {
 		b.WriteString("WITH g AS (SELECT WHERE NOT " + hasEnabledEndpoint + ")")
-		if claim != nil {
-			args = append(args, claim.scope, claim.key)
+		if claim.Held() {
+			args = append(args, claim.Scope, claim.Key)
 			b.WriteString(", ik AS (" + markClaimSQL(len(args)-1, len(args)) + " AND EXISTS (SELECT FROM g))")
 		}
 	}

@@ -6,6 +6,7 @@ import (
 	"database/sql/driver"
 	"errors"
 	"fmt"
+	"github.com/farebox/farebox/internal/idempotency"
 	"sync/atomic"
 	"time"
 
@@ -211,7 +212,7 @@ func isQueryCanceled(err error) bool {
 // pgWriteTx is writeOnce on PostgreSQL: fn's transaction on a connection of
 // pgWrite, its statements gated by gatedTx, the COMMIT sent only while ctx
 // has not ended.
-func (s *Store) pgWriteTx(ctx context.Context, fn func(q Q) error) error {
+func (s *Store) pgWriteTx(ctx context.Context, claim idempotency.Claim, fn func(q Q) error) error {
 	var after []func()
 	err := s.pgWrite(ctx, func(run context.Context, conn *sql.Conn, committing *atomic.Bool) (err error) {
 		tx, err := conn.BeginTx(run, nil)
@@ -227,7 +228,7 @@ func (s *Store) pgWriteTx(ctx context.Context, fn func(q Q) error) error {
 		if err = fn(q); err != nil {
 			return err
 		}
-		if err = q.markClaim(ctx); err != nil {
+		if err = q.markClaim(ctx, claim); err != nil {
 			return err
 		}
 		if err = ctx.Err(); err != nil {

@@ -6,6 +6,7 @@ import (
 	"database/sql/driver"
 	"errors"
 	"fmt"
+	"github.com/farebox/farebox/internal/idempotency"
 	"io"
 	"io/fs"
 	"math/rand/v2"
@@ -273,11 +274,19 @@ func (s *Store) Read() Q { return Q{db: readDB{s.r}, engine: s.engine} }
 // server and waits for its answer (pgWrite), so a write is never reported
 // failed while it commits.
 func (s *Store) Write(ctx context.Context, fn func(q Q) error) error {
+	return s.WriteClaimed(ctx, idempotency.Claim{}, fn)
+}
+
+// WriteClaimed is Write for the write that commits the change of a request
+// holding an Idempotency-Key claim: the transaction also marks claim
+// committed, so a take-over of the claim after a crash knows the change is
+// already in the database (docs/storage.md). A zero claim marks nothing.
+func (s *Store) WriteClaimed(ctx context.Context, claim idempotency.Claim, fn func(q Q) error) error {
 	ctx = settledCtx(ctx)
 	if s.engine == Postgres {
-		return mapErr(s.retrying(ctx, func() error { return s.pgWriteTx(ctx, fn) }))
+		return mapErr(s.retrying(ctx, func() error { return s.pgWriteTx(ctx, claim, fn) }))
 	}
-	return mapErr(s.retrying(ctx, func() error { return s.writeOnce(ctx, fn) }))
+	return mapErr(s.retrying(ctx, func() error { return s.writeOnce(ctx, claim, fn) }))
 }
 
 // retrying runs op until it succeeds or fails for good: serialization
@@ -301,7 +310,7 @@ func (s *Store) retrying(ctx context.Context, op func() error) error {
 	return err
 }
 
-func (s *Store) writeOnce(ctx context.Context, fn func(q Q) error) (err error) {
+func (s *Store) writeOnce(ctx context.Context, claim idempotency.Claim, fn func(q Q) error) (err error) {
 	tx, err := s.w.BeginTx(ctx, nil)
 	if err != nil {
 		return err
@@ -316,7 +325,7 @@ func (s *Store) writeOnce(ctx context.Context, fn func(q Q) error) (err error) {
 	if err = fn(q); err != nil {
 		return err
 	}
-	if err = q.markClaim(ctx); err != nil {
+	if err = q.markClaim(ctx, claim); err != nil {
 		return err
 	}
 	if err = tx.Commit(); err != nil {

@@ -3,6 +3,7 @@ package store
 import (
 	"context"
 	"fmt"
+	"github.com/farebox/farebox/internal/idempotency"
 )
 
 // View is the store as a use-case package sees it: reads and write
@@ -27,4 +28,10 @@ func (v View[N]) Read() N { return any(v.s.Read()).(N) }
 // Write runs fn in a write transaction through N (Store.Write).
 func (v View[N]) Write(ctx context.Context, fn func(q N) error) error {
 	return v.s.Write(ctx, func(q Q) error { return fn(any(q).(N)) })
+}
+
+// WriteClaimed runs fn in a write transaction through N that also marks
+// claim committed (Store.WriteClaimed).
+func (v View[N]) WriteClaimed(ctx context.Context, claim idempotency.Claim, fn func(q N) error) error {
+	return v.s.WriteClaimed(ctx, claim, func(q Q) error { return fn(any(q).(N)) })
 }

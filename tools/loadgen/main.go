@@ -26,6 +26,7 @@ import (
 	"errors"
 	"flag"
 	"fmt"
+	"github.com/farebox/farebox/internal/idempotency"
 	"io"
 	"net/http"
 	"os"
@@ -331,7 +332,7 @@ func baseline(dbURL, dataDir string, conc int, d time.Duration, events, alone bo
 		}
 		items := []ticketing.BillableItem{item}
 		if alone {
-			if written, err := s.InsertOrderAlone(ctx, o, nil, items, evs); err != nil || written {
+			if written, err := s.InsertOrderAlone(ctx, idempotency.Claim{}, o, nil, items, evs); err != nil || written {
 				return err
 			}
 		}

@@ -7,6 +7,7 @@ package accounts
 
 import (
 	"context"
+	"github.com/farebox/farebox/internal/idempotency"
 	"strings"
 	"sync"
 	"time"
@@ -34,6 +35,9 @@ type Queries interface {
 type DB interface {
 	Read() Queries
 	Write(ctx context.Context, fn func(q Queries) error) error
+	// WriteClaimed is Write for the write that commits a request's change:
+	// it also marks the request's Idempotency-Key claim (store.Store.WriteClaimed).
+	WriteClaimed(ctx context.Context, claim idempotency.Claim, fn func(q Queries) error) error
 }
 
 // Service holds the account and key use cases.
@@ -127,7 +131,7 @@ func (s *Service) CreateAccount(ctx context.Context, name string, env account.En
 	}
 	acc := account.Account{ID: s.ids.New("account"), Name: name, CreatedAt: s.clock.Now()}
 	var out CreatedKey
-	err := s.db.Write(ctx, func(q Queries) error {
+	err := s.db.WriteClaimed(ctx, idempotency.ClaimOf(ctx), func(q Queries) error {
 		if err := q.CreateAccount(ctx, acc); err != nil {
 			return err
 		}
@@ -141,7 +145,7 @@ func (s *Service) CreateAccount(ctx context.Context, name string, env account.En
 // CreateKey adds a key for env to an existing account.
 func (s *Service) CreateKey(ctx context.Context, accountID string, env account.Environment) (CreatedKey, error) {
 	var out CreatedKey
-	err := s.db.Write(ctx, func(q Queries) error {
+	err := s.db.WriteClaimed(ctx, idempotency.ClaimOf(ctx), func(q Queries) error {
 		if _, err := q.Account(ctx, accountID); err != nil {
 			return err
 		}
@@ -218,7 +222,7 @@ func keysWithPrefix(ctx context.Context, q Queries, prefix, accountID string) ([
 // one partner's key, so the caller names the account.
 func (s *Service) RevokeKeysOf(ctx context.Context, prefix, accountID string) (int64, error) {
 	var n int64
-	err := s.db.Write(ctx, func(q Queries) error {
+	err := s.db.WriteClaimed(ctx, idempotency.ClaimOf(ctx), func(q Queries) error {
 		keys, err := keysWithPrefix(ctx, q, prefix, accountID)
 		if err != nil {
 			return err
@@ -279,7 +283,7 @@ func (s *Service) DashboardKeys(ctx context.Context, accountID string, env accou
 // RevokeDashboardKey revokes the key id of the account in env (NotFound
 // for a key of another account or environment).
 func (s *Service) RevokeDashboardKey(ctx context.Context, accountID string, env account.Environment, id string) error {
-	err := s.db.Write(ctx, func(q Queries) error { return q.RevokeAccountKey(ctx, accountID, env, id, s.clock.Now()) })
+	err := s.db.WriteClaimed(ctx, idempotency.ClaimOf(ctx), func(q Queries) error { return q.RevokeAccountKey(ctx, accountID, env, id, s.clock.Now()) })
 	if err == nil {
 		s.authMu.Lock()
 		s.auth = map[account.KeyDigest]authEntry{}

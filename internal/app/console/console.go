@@ -7,6 +7,7 @@ package console
 
 import (
 	"context"
+	"github.com/farebox/farebox/internal/idempotency"
 	"sort"
 	"strconv"
 	"time"
@@ -34,6 +35,9 @@ type Queries interface {
 type DB interface {
 	Read() Queries
 	Write(ctx context.Context, fn func(q Queries) error) error
+	// WriteClaimed is Write for the write that commits a request's change:
+	// it also marks the request's Idempotency-Key claim (store.Store.WriteClaimed).
+	WriteClaimed(ctx context.Context, claim idempotency.Claim, fn func(q Queries) error) error
 }
 
 // Service holds the console's use cases.
@@ -149,7 +153,7 @@ func (s *Service) RetryDeadJob(ctx context.Context, id string) (int64, error) {
 	if err != nil || n <= 0 {
 		return 0, apperr.Validation("app.RetryDeadJob", CodeInvalidJobID, "job_id", "job_id: a positive integer")
 	}
-	err = s.db.Write(ctx, func(q Queries) error { return q.RetryDeadJob(ctx, n, s.clock.Now()) })
+	err = s.db.WriteClaimed(ctx, idempotency.ClaimOf(ctx), func(q Queries) error { return q.RetryDeadJob(ctx, n, s.clock.Now()) })
 	if err == nil {
 		s.notify()
 	}

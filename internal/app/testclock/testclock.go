@@ -10,6 +10,7 @@ package testclock
 import (
 	"context"
 	"fmt"
+	"github.com/farebox/farebox/internal/idempotency"
 	"time"
 	"unicode/utf8"
 
@@ -40,6 +41,9 @@ type Queries interface {
 type DB interface {
 	Read() Queries
 	Write(ctx context.Context, fn func(q Queries) error) error
+	// WriteClaimed is Write for the write that commits a request's change:
+	// it also marks the request's Idempotency-Key claim (store.Store.WriteClaimed).
+	WriteClaimed(ctx context.Context, claim idempotency.Claim, fn func(q Queries) error) error
 }
 
 // Service holds the test clock use cases.
@@ -126,7 +130,7 @@ func (s *Service) Create(ctx context.Context, p account.Principal, req Request) 
 	}
 	c := ticketing.TestClock{ID: s.ids.New("clock"), AccountID: p.AccountID, Environment: p.Environment, Name: req.Name,
 		FrozenTime: t, Status: ticketing.TestClockReady, CreatedAt: now}
-	return c, s.db.Write(ctx, func(q Queries) error { return q.InsertTestClock(ctx, c) })
+	return c, s.db.WriteClaimed(ctx, idempotency.ClaimOf(ctx), func(q Queries) error { return q.InsertTestClock(ctx, c) })
 }
 
 // Get returns one of the caller's clocks.
@@ -166,7 +170,7 @@ func (s *Service) Advance(ctx context.Context, p account.Principal, id, to strin
 		return ticketing.TestClock{}, err
 	}
 	var c ticketing.TestClock
-	err = s.db.Write(ctx, func(q Queries) error {
+	err = s.db.WriteClaimed(ctx, idempotency.ClaimOf(ctx), func(q Queries) error {
 		if err := q.LockTestClock(ctx, id); err != nil {
 			return err
 		}
@@ -203,7 +207,7 @@ func (s *Service) Delete(ctx context.Context, p account.Principal, id string) (t
 		return ticketing.TestClock{}, err
 	}
 	var c ticketing.TestClock
-	err := s.db.Write(ctx, func(q Queries) error {
+	err := s.db.WriteClaimed(ctx, idempotency.ClaimOf(ctx), func(q Queries) error {
 		if err := q.LockTestClock(ctx, id); err != nil {
 			return err
 		}

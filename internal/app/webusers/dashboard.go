@@ -4,6 +4,7 @@ import (
 	"context"
 	"crypto/rand"
 	"encoding/base64"
+	"github.com/farebox/farebox/internal/idempotency"
 	"net/mail"
 	"strings"
 	"time"
@@ -54,7 +55,7 @@ func (s *Service) InviteDashboardUser(ctx context.Context, accountID, email stri
 	}
 	token := base64.RawURLEncoding.EncodeToString(raw)
 	now := s.clock.Now()
-	err = s.db.Write(ctx, func(q Queries) error {
+	err = s.db.WriteClaimed(ctx, idempotency.ClaimOf(ctx), func(q Queries) error {
 		if _, err := q.Account(ctx, accountID); err != nil {
 			return err
 		}
@@ -108,7 +109,7 @@ func (s *Service) AcceptDashboardInvite(ctx context.Context, token, password, re
 	now := s.clock.Now()
 	var sess account.WebSession
 	var id string
-	err = s.db.Write(ctx, func(q Queries) error {
+	err = s.db.WriteClaimed(ctx, idempotency.ClaimOf(ctx), func(q Queries) error {
 		inv, err := q.DashboardInvite(ctx, WebSessionHash(token), now)
 		if err != nil {
 			return err
@@ -169,7 +170,7 @@ func (s *Service) removeDashboardUser(ctx context.Context, accountID, email stri
 	if err != nil {
 		return err
 	}
-	return s.db.Write(ctx, func(q Queries) error { return q.DeleteDashboardUser(ctx, accountID, e, keepOne) })
+	return s.db.WriteClaimed(ctx, idempotency.ClaimOf(ctx), func(q Queries) error { return q.DeleteDashboardUser(ctx, accountID, e, keepOne) })
 }
 
 // DashboardSignIn checks a dashboard user's address and password and opens
@@ -199,7 +200,7 @@ func (s *Service) DashboardSignIn(ctx context.Context, email, password string) (
 	}
 	id, ws := newWebSession(account.WebDashboard, e, accountID, s.clock.Now())
 	ws.Credential = store.PasswordFingerprint(phc)
-	return id, s.db.Write(ctx, func(q Queries) error { return q.InsertWebSession(ctx, ws) })
+	return id, s.db.WriteClaimed(ctx, idempotency.ClaimOf(ctx), func(q Queries) error { return q.InsertWebSession(ctx, ws) })
 }
 
 // dummyHash is checked when the address is unknown, so the answer takes

@@ -11,6 +11,7 @@ import (
 	"encoding/base64"
 	"encoding/hex"
 	"fmt"
+	"github.com/farebox/farebox/internal/idempotency"
 	"strings"
 
 	"golang.org/x/crypto/argon2"
@@ -148,7 +149,7 @@ func (s *Service) OperatorSignIn(ctx context.Context, c *OperatorCredentials, us
 	now := s.clock.Now()
 	ws := account.WebSession{IDHash: WebSessionHash(id), Kind: account.WebOperator, Subject: c.User, CreatedAt: now, ExpiresAt: now.Add(WebSessionTTL),
 		Credential: c.Fingerprint()}
-	return id, s.db.Write(ctx, func(q Queries) error { return q.InsertWebSession(ctx, ws) })
+	return id, s.db.WriteClaimed(ctx, idempotency.ClaimOf(ctx), func(q Queries) error { return q.InsertWebSession(ctx, ws) })
 }
 
 // OperatorSession returns the operator's live console session with id:

@@ -8,6 +8,7 @@ package webusers
 
 import (
 	"context"
+	"github.com/farebox/farebox/internal/idempotency"
 	"time"
 
 	"github.com/farebox/farebox/internal/account"
@@ -38,6 +39,9 @@ type Queries interface {
 type DB interface {
 	Read() Queries
 	Write(ctx context.Context, fn func(q Queries) error) error
+	// WriteClaimed is Write for the write that commits a request's change:
+	// it also marks the request's Idempotency-Key claim (store.Store.WriteClaimed).
+	WriteClaimed(ctx context.Context, claim idempotency.Claim, fn func(q Queries) error) error
 }
 
 // Service holds the use cases of the web users and sessions.

@@ -13,6 +13,7 @@ import (
 	"crypto/sha256"
 	"encoding/base64"
 	"encoding/hex"
+	"github.com/farebox/farebox/internal/idempotency"
 	"time"
 
 	"github.com/farebox/farebox/internal/account"
@@ -96,7 +97,7 @@ func (s *Service) WebSession(ctx context.Context, id string) (account.WebSession
 
 // SignOut ends the session with id.
 func (s *Service) SignOut(ctx context.Context, id string) error {
-	return s.db.Write(ctx, func(q Queries) error { return q.DeleteWebSession(ctx, WebSessionHash(id)) })
+	return s.db.WriteClaimed(ctx, idempotency.ClaimOf(ctx), func(q Queries) error { return q.DeleteWebSession(ctx, WebSessionHash(id)) })
 }
 
 // WebSession is a signed-in person on the web pages; WebOperator is the
