@@ -55,6 +55,30 @@ func writeRT(t testing.TB, path string, m *gtfsrt.FeedMessage) {
 	}
 }
 
+// serveCaltrainRealtime wires d with the Caltrain feed (platform codes
+// set) and its realtime read from rtFile, which it writes with m first,
+// polled every 20 ms: it waits for the first realtime snapshot and gives d
+// the service, its session key and readiness.
+func serveCaltrainRealtime(t testing.TB, d *httpapi.Deps, rtFile string, m *gtfsrt.FeedMessage) *transit.Service {
+	ctx := context.Background()
+	writeRT(t, rtFile, m)
+	if _, err := d.Feeds.Import(ctx, transit.Import{FeedID: "caltrain", SourceName: "caltrain-2023.zip", Feed: caltrainWithPlatforms(t)}); err != nil {
+		panic(err)
+	}
+	tr := d.Feeds.Serve(transit.Options{Realtime: map[string]string{"caltrain": rtFile}, RealtimeInterval: 20 * time.Millisecond})
+	if err := tr.Refresh(ctx); err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(tr.Close)
+	waitRealtime(t, tr, "caltrain")
+	key, err := d.App.SessionKey(ctx, "")
+	if err != nil {
+		t.Fatal(err)
+	}
+	d.Transit, d.SessionKey, d.Ready = tr, key, tr.Ready
+	return tr
+}
+
 // Runs that exist only in realtime and platform changes over HTTP, on both
 // engines: the realtime source is a file with testtool.CaltrainExtraTrips,
 // configured and polled every 20 ms; boards keep the Kotlin client's exact departure
@@ -68,23 +92,8 @@ func TestExtraTripsHTTP(t *testing.T) {
 	var mu sync.Mutex
 	engines := map[*app.App]engineRT{} // the engines run in parallel
 	opts := apitest.Options{Now: rtNow, Configure: func(d *httpapi.Deps) {
-		ctx := context.Background()
 		rtFile := filepath.Join(t.TempDir(), "caltrain-extra.pb")
-		writeRT(t, rtFile, testtool.CaltrainExtraTrips(t))
-		if _, err := d.Feeds.Import(ctx, transit.Import{FeedID: "caltrain", SourceName: "caltrain-2023.zip", Feed: caltrainWithPlatforms(t)}); err != nil {
-			panic(err)
-		}
-		tr := d.Feeds.Serve(transit.Options{Realtime: map[string]string{"caltrain": rtFile}, RealtimeInterval: 20 * time.Millisecond})
-		if err := tr.Refresh(ctx); err != nil {
-			t.Fatal(err)
-		}
-		t.Cleanup(tr.Close)
-		waitRealtime(t, tr, "caltrain")
-		key, err := d.App.SessionKey(ctx, "")
-		if err != nil {
-			t.Fatal(err)
-		}
-		d.Transit, d.SessionKey, d.Ready = tr, key, tr.Ready
+		tr := serveCaltrainRealtime(t, d, rtFile, testtool.CaltrainExtraTrips(t))
 		mu.Lock()
 		engines[d.App] = engineRT{rtFile, tr}
 		mu.Unlock()
@@ -196,23 +205,7 @@ func TestPlatformBoardsAndLateTrainsHTTP(t *testing.T) {
 		testtool.TripDelay{TripID: "408", StartDate: "20231107", Delay: 45 * 60},
 		testtool.TripDelay{TripID: "122", StartDate: "20231107", Delay: 120 * 60})...)
 	opts := apitest.Options{Now: rtNow, Configure: func(d *httpapi.Deps) {
-		ctx := context.Background()
-		rtFile := filepath.Join(t.TempDir(), "caltrain-platforms-late.pb")
-		writeRT(t, rtFile, msg)
-		if _, err := d.Feeds.Import(ctx, transit.Import{FeedID: "caltrain", SourceName: "caltrain-2023.zip", Feed: caltrainWithPlatforms(t)}); err != nil {
-			panic(err)
-		}
-		tr := d.Feeds.Serve(transit.Options{Realtime: map[string]string{"caltrain": rtFile}, RealtimeInterval: 20 * time.Millisecond})
-		if err := tr.Refresh(ctx); err != nil {
-			t.Fatal(err)
-		}
-		t.Cleanup(tr.Close)
-		waitRealtime(t, tr, "caltrain")
-		key, err := d.App.SessionKey(ctx, "")
-		if err != nil {
-			t.Fatal(err)
-		}
-		d.Transit, d.SessionKey, d.Ready = tr, key, tr.Ready
+		serveCaltrainRealtime(t, d, filepath.Join(t.TempDir(), "caltrain-platforms-late.pb"), msg)
 	}}
 	apitest.ForEachEngine(t, opts, func(t *testing.T, e *apitest.Env) {
 		pst := time.FixedZone("PST", -8*3600)
