@@ -79,6 +79,19 @@ func serveCaltrainRealtime(t testing.TB, d *httpapi.Deps, rtFile string, m *gtfs
 	return tr
 }
 
+// kotlinBoard is the departure board req answers (200), checked against
+// the Kotlin client's departure shape, decoded and as raw objects.
+func kotlinBoard(t *testing.T, e *apitest.Env, req apitest.Req) ([]departureJSON, []map[string]map[string]any) {
+	t.Helper()
+	r := e.Must(200, req)
+	e.MustMatch("departures", r.Body, apitest.RArr(kotlinDeparture))
+	var deps []departureJSON
+	r.JSON(t, &deps)
+	var raw []map[string]map[string]any
+	r.JSON(t, &raw)
+	return deps, raw
+}
+
 // Runs that exist only in realtime and platform changes over HTTP, on both
 // engines: the realtime source is a file with testtool.CaltrainExtraTrips,
 // configured and polled every 20 ms; boards keep the Kotlin client's exact departure
@@ -107,13 +120,8 @@ func TestExtraTripsHTTP(t *testing.T) {
 		}
 		at := time.Date(2023, 11, 7, 17, 40, 0, 0, time.FixedZone("PST", -8*3600)).UnixMilli()
 		board := func(at int64, max int) map[string]departureJSON {
-			r := e.Must(200, apitest.Req{Method: "GET", Path: departuresPath(station("caltrain_22nd_street"), at, max), Key: e.LiveKey,
+			deps, raw := kotlinBoard(t, e, apitest.Req{Method: "GET", Path: departuresPath(station("caltrain_22nd_street"), at, max), Key: e.LiveKey,
 				Header: map[string]string{"Accept": "application/json"}})
-			e.MustMatch("departures", r.Body, apitest.RArr(kotlinDeparture))
-			var deps []departureJSON
-			r.JSON(t, &deps)
-			var raw []map[string]map[string]any
-			r.JSON(t, &raw)
 			m := map[string]departureJSON{}
 			for i, d := range deps {
 				if _, dup := m[d.Trip.ID]; dup {
@@ -210,12 +218,7 @@ func TestPlatformBoardsAndLateTrainsHTTP(t *testing.T) {
 	apitest.ForEachEngine(t, opts, func(t *testing.T, e *apitest.Env) {
 		pst := time.FixedZone("PST", -8*3600)
 		board := func(id string, at time.Time, max int) (map[string]departureJSON, []departureJSON) {
-			r := e.Must(200, apitest.Req{Method: "GET", Path: departuresPath(station(id), at.UnixMilli(), max), Key: e.LiveKey})
-			e.MustMatch("departures", r.Body, apitest.RArr(kotlinDeparture))
-			var deps []departureJSON
-			r.JSON(t, &deps)
-			var raw []map[string]map[string]any
-			r.JSON(t, &raw)
+			deps, raw := kotlinBoard(t, e, apitest.Req{Method: "GET", Path: departuresPath(station(id), at.UnixMilli(), max), Key: e.LiveKey})
 			m := map[string]departureJSON{}
 			for i, d := range deps {
 				m[d.Trip.ID] = d
