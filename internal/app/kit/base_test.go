@@ -6,6 +6,7 @@ import (
 
 	"github.com/farebox/farebox/internal/app/kit"
 	"github.com/farebox/farebox/internal/clock"
+	"github.com/farebox/farebox/internal/clock/clocktest"
 )
 
 // TestNewBase: a service built without a clock runs on the system clock
@@ -20,12 +21,8 @@ func TestNewBase(t *testing.T) {
 		t.Errorf("default clock = %T, want clock.System", b.Clock)
 	}
 	at := time.Date(2026, 6, 1, 12, 0, 0, 0, time.UTC)
-	b = kit.NewBase("view", fixed(at), "acme")
+	b = kit.NewBase("view", clocktest.NewFixed(at), "acme")
 	if b.IDs != "acme" || !b.Clock.Now().Equal(at) {
 		t.Errorf("given: IDs %q, now %v", b.IDs, b.Clock.Now())
 	}
 }
-
-type fixed time.Time
-
-func (f fixed) Now() time.Time { return time.Time(f) }
