@@ -19,17 +19,9 @@ import (
 // it is stopped at once) or the error it ended with, and its log.
 func serveOutcome(t *testing.T, env map[string]string) (err error, logs string) {
 	t.Helper()
-	e := map[string]string{}
-	for k, v := range env {
-		e[k] = v
-	}
-	e["FAREBOX_ADDR"] = "127.0.0.1:0"
-	ctx, cancel := context.WithCancel(context.Background())
-	defer cancel()
 	var buf syncBuffer
-	done := make(chan error, 1)
-	ready := make(chan string, 1)
-	go func() { done <- serve(ctx, nil, envFrom(e), io.Discard, &buf, ready) }()
+	cancel, ready, done := goServe(env, &buf)
+	defer cancel()
 	select {
 	case <-ready:
 		cancel()

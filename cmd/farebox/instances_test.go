@@ -31,15 +31,9 @@ type instance struct {
 // startServe runs serve with env (plus a :0 address) until the test ends.
 func startServe(t *testing.T, env map[string]string) *instance {
 	t.Helper()
-	e := map[string]string{}
-	for k, v := range env {
-		e[k] = v
-	}
-	e["FAREBOX_ADDR"] = "127.0.0.1:0"
-	ctx, cancel := context.WithCancel(context.Background())
-	in := &instance{logs: &syncBuffer{}, cancel: cancel, done: make(chan error, 1)}
-	ready := make(chan string, 1)
-	go func() { in.done <- serve(ctx, nil, envFrom(e), io.Discard, in.logs, ready) }()
+	in := &instance{logs: &syncBuffer{}}
+	cancel, ready, done := goServe(env, in.logs)
+	in.cancel, in.done = cancel, done
 	select {
 	case in.addr = <-ready:
 	case err := <-in.done:
@@ -51,6 +45,21 @@ func startServe(t *testing.T, env map[string]string) *instance {
 	}
 	t.Cleanup(func() { in.stop() })
 	return in
+}
+
+// goServe runs serve with env (plus a :0 address) and its log into logs
+// until cancel; ready gets the address it listens on, done what it
+// returned.
+func goServe(env map[string]string, logs io.Writer) (cancel context.CancelFunc, ready chan string, done chan error) {
+	e := map[string]string{}
+	for k, v := range env {
+		e[k] = v
+	}
+	e["FAREBOX_ADDR"] = "127.0.0.1:0"
+	ctx, cancel := context.WithCancel(context.Background())
+	ready, done = make(chan string, 1), make(chan error, 1)
+	go func() { done <- serve(ctx, nil, envFrom(e), io.Discard, logs, ready) }()
+	return cancel, ready, done
 }
 
 // stop shuts the instance down gracefully, waits for serve to return and

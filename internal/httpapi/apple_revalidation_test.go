@@ -33,11 +33,8 @@ func TestApplePassChangesInTheSameSecond(t *testing.T) {
 			cycle := bln(2026, 9, 1, 0)
 			cid, subID, first := monthlyCoupon(t, e)
 			tid := str(first["id"])
-			u, _ := passFiles(t, e.Must(200, apitest.Req{Method: "GET", Path: "/v9/ticketing/passes/apple_wallet/" + tid + ".pkpass"}).Body)
-			authz := "ApplePass " + u.AuthenticationToken
-			e.Must(201, apitest.Req{Method: "POST", Path: "/wallet/apple/v1/devices/phone/registrations/" + testPassType + "/" + tid,
-				Body: map[string]any{"pushToken": pushToken1}, Header: map[string]string{"Authorization": authz}})
-			list := "/wallet/apple/v1/devices/phone/registrations/" + testPassType
+			phone := registerOnPhone(t, e, srv, tid)
+			authz, list := phone.auth["Authorization"], phone.list
 			if r := reorder(e, e.LiveKey, subID, nil); r.Status != 201 {
 				t.Fatalf("reorder: %d %s", r.Status, r.Body)
 			}
@@ -161,9 +158,7 @@ func TestApplePassesUpdatedSinceUnknownTag(t *testing.T) {
 			e.Must(400, apitest.Req{Method: "GET", Path: list + "?passesUpdatedSince=1"})
 
 			_, tid, _ := activatedTicket(t, e, e.LiveKey)
-			u, _ := passFiles(t, e.Must(200, apitest.Req{Method: "GET", Path: "/v9/ticketing/passes/apple_wallet/" + tid + ".pkpass"}).Body)
-			e.Must(201, apitest.Req{Method: "POST", Path: "/wallet/apple/v1/devices/phone/registrations/" + testPassType + "/" + tid,
-				Body: map[string]any{"pushToken": pushToken1}, Header: map[string]string{"Authorization": "ApplePass " + u.AuthenticationToken}})
+			registerOnPhone(t, e, srv, tid)
 			if _, err := e.App.RevokeTicket(context.Background(), tid, "chargeback"); err != nil {
 				t.Fatal(err)
 			}

@@ -69,6 +69,74 @@ func passFiles(t *testing.T, body []byte) (updatablePass, passJSON) {
 	return u, p
 }
 
+// phonePass is ticket tid's Apple pass in Wallet on device "phone",
+// registered for updates with pushToken1 and the pass's token.
+type phonePass struct {
+	t    *testing.T
+	e    *apitest.Env
+	srv  *apnstest.Server
+	tid  string
+	u    updatablePass     // the web-service part of the downloaded pass
+	auth map[string]string // the header Wallet sends with the pass's token
+	list string            // the device's list of updated serial numbers
+}
+
+// registerOnPhone downloads ticket tid's pass and registers it on the
+// phone (201).
+func registerOnPhone(t *testing.T, e *apitest.Env, srv *apnstest.Server, tid string) *phonePass {
+	t.Helper()
+	u, _ := passFiles(t, e.Must(200, apitest.Req{Method: "GET", Path: "/v9/ticketing/passes/apple_wallet/" + tid + ".pkpass"}).Body)
+	auth := map[string]string{"Authorization": "ApplePass " + u.AuthenticationToken}
+	e.Must(201, apitest.Req{Method: "POST", Path: "/wallet/apple/v1/devices/phone/registrations/" + testPassType + "/" + tid,
+		Body: map[string]any{"pushToken": pushToken1}, Header: auth})
+	return &phonePass{t: t, e: e, srv: srv, tid: tid, u: u, auth: auth, list: "/wallet/apple/v1/devices/phone/registrations/" + testPassType}
+}
+
+// now is the pass as Wallet fetches it now: the same serial number and
+// token, not voided.
+func (w *phonePass) now() passJSON {
+	w.t.Helper()
+	v, p := passFiles(w.t, w.e.Must(200, apitest.Req{Method: "GET", Path: "/wallet/apple/v1/passes/" + testPassType + "/" + w.tid, Header: w.auth}).Body)
+	if v.SerialNumber != w.tid || v.AuthenticationToken != w.u.AuthenticationToken || v.Voided {
+		w.t.Fatalf("pass %+v", v)
+	}
+	return p
+}
+
+// unmoved checks that nothing was pushed, nothing changed since tag and
+// the pass still shows ticket cur's validity (when says the moment).
+func (w *phonePass) unmoved(tag app.AppleSerials, cur map[string]any, when string) {
+	w.t.Helper()
+	if n := len(w.srv.Pushes()); n != 0 {
+		w.t.Fatalf("%d pushes %s", n, when)
+	}
+	w.e.Must(204, apitest.Req{Method: "GET", Path: w.list + "?passesUpdatedSince=" + tag.LastUpdated})
+	if p := w.now(); p.field("valid_from") != cur["valid_from"] || p.ExpirationDate != cur["valid_until"] {
+		w.t.Errorf("%s the pass shows %v – %v, want %v – %v", when, p.field("valid_from"), p.ExpirationDate, cur["valid_from"], cur["valid_until"])
+	}
+}
+
+// moved waits for the first push to the phone and checks that the pass is
+// the one serial number changed since tag and shows ticket next's
+// validity and barcode (when says the moment).
+func (w *phonePass) moved(tag app.AppleSerials, next map[string]any, when string) {
+	w.t.Helper()
+	waitFor(w.t, "the push "+when, func() bool { return pushesTo(w.srv, pushToken1, 200) == 1 })
+	var changed app.AppleSerials
+	w.e.Must(200, apitest.Req{Method: "GET", Path: w.list + "?passesUpdatedSince=" + tag.LastUpdated}).JSON(w.t, &changed)
+	if len(changed.SerialNumbers) != 1 || changed.SerialNumbers[0] != w.tid {
+		w.t.Fatalf("changed serials %s: %+v", when, changed)
+	}
+	p := w.now()
+	if p.field("valid_from") != next["valid_from"] || p.field("valid_until") != next["valid_until"] || p.ExpirationDate != next["valid_until"] {
+		w.t.Errorf("%s the pass shows %v – %v, want %v – %v", when, p.field("valid_from"), p.field("valid_until"),
+			next["valid_from"], next["valid_until"])
+	}
+	if msg, err := barcode.FromLatin1(p.Barcodes[0].Message); err != nil || !bytes.Equal(msg, ticketPayload(w.t, next)) {
+		w.t.Errorf("%s the pass does not carry the new ticket's barcode (%v)", when, err)
+	}
+}
+
 // waitFor polls cond until it holds; a hang guard of a minute, not a timing
 // assertion (the runner is woken by the commit and delivers in
 // milliseconds).
@@ -353,13 +421,9 @@ func passMovesAtBoundary(t *testing.T, e *apitest.Env, srv *apnstest.Server, cyc
 	ctx := context.Background()
 	cid, subID, first := monthlyCoupon(t, e)
 	tid := str(first["id"])
-	u, _ := passFiles(t, e.Must(200, apitest.Req{Method: "GET", Path: "/v9/ticketing/passes/apple_wallet/" + tid + ".pkpass"}).Body)
-	auth := map[string]string{"Authorization": "ApplePass " + u.AuthenticationToken}
-	e.Must(201, apitest.Req{Method: "POST", Path: "/wallet/apple/v1/devices/phone/registrations/" + testPassType + "/" + tid,
-		Body: map[string]any{"pushToken": pushToken1}, Header: auth})
-	list := "/wallet/apple/v1/devices/phone/registrations/" + testPassType
+	phone := registerOnPhone(t, e, srv, tid)
 	var tag app.AppleSerials
-	e.Must(200, apitest.Req{Method: "GET", Path: list}).JSON(t, &tag)
+	e.Must(200, apitest.Req{Method: "GET", Path: phone.list}).JSON(t, &tag)
 
 	if r := reorder(e, e.LiveKey, subID, nil); r.Status != 201 {
 		t.Fatalf("reorder: %d %s", r.Status, r.Body)
@@ -373,47 +437,19 @@ func passMovesAtBoundary(t *testing.T, e *apitest.Env, srv *apnstest.Server, cyc
 		t.Fatalf("update job %+v %v; want one due at %v", js, err, cycle)
 	}
 
-	passNow := func() passJSON {
-		r := e.Must(200, apitest.Req{Method: "GET", Path: "/wallet/apple/v1/passes/" + testPassType + "/" + tid, Header: auth})
-		v, p := passFiles(t, r.Body)
-		if v.SerialNumber != tid || v.AuthenticationToken != u.AuthenticationToken || v.Voided {
-			t.Fatalf("pass %+v", v)
-		}
-		return p
-	}
 	e.Clock.Set(cycle.Add(-time.Second))
 	if _, err := e.App.Jobs.RunOnce(ctx); err != nil {
 		t.Fatal(err)
 	}
-	if n := len(srv.Pushes()); n != 0 {
-		t.Fatalf("%d pushes before the cycle starts", n)
-	}
-	e.Must(204, apitest.Req{Method: "GET", Path: list + "?passesUpdatedSince=" + tag.LastUpdated})
-	if p := passNow(); p.field("valid_from") != first["valid_from"] || p.ExpirationDate != first["valid_until"] {
-		t.Errorf("a second before the cycle the pass shows %v – %v, want the first cycle", p.field("valid_from"), p.ExpirationDate)
-	}
+	phone.unmoved(tag, first, "a second before the cycle")
 
 	e.Clock.Set(cycle)
 	e.App.Jobs.Notify()
-	waitFor(t, "the push at the cycle's start", func() bool { return pushesTo(srv, pushToken1, 200) == 1 })
-	var changed app.AppleSerials
-	e.Must(200, apitest.Req{Method: "GET", Path: list + "?passesUpdatedSince=" + tag.LastUpdated}).JSON(t, &changed)
-	if len(changed.SerialNumbers) != 1 || changed.SerialNumbers[0] != tid {
-		t.Fatalf("changed serials %+v", changed)
-	}
-	p := passNow()
-	if p.field("valid_from") != next["valid_from"] || p.field("valid_until") != next["valid_until"] || p.ExpirationDate != next["valid_until"] {
-		t.Errorf("at the cycle's start the pass shows %v – %v, want the new cycle %v – %v", p.field("valid_from"), p.field("valid_until"),
-			next["valid_from"], next["valid_until"])
-	}
-	msg, err := barcode.FromLatin1(p.Barcodes[0].Message)
-	if err != nil || !bytes.Equal(msg, ticketPayload(t, next)) {
-		t.Errorf("the moved pass does not carry the new cycle's barcode (%v)", err)
-	}
+	phone.moved(tag, next, "at the cycle's start")
 	// Downloaded again by its first ticket's id, the pass is the same: a
 	// stale copy must not replace the moved one on the device.
 	again, ap := passFiles(t, e.Must(200, apitest.Req{Method: "GET", Path: "/v9/ticketing/passes/apple_wallet/" + tid + ".pkpass"}).Body)
-	if again != (updatablePass{SerialNumber: tid, WebServiceURL: testWebService, AuthenticationToken: u.AuthenticationToken}) ||
+	if again != (updatablePass{SerialNumber: tid, WebServiceURL: testWebService, AuthenticationToken: phone.u.AuthenticationToken}) ||
 		ap.field("valid_from") != next["valid_from"] {
 		t.Errorf("the pass downloaded again: %+v, from %v", again, ap.field("valid_from"))
 	}

@@ -1,14 +1,12 @@
 package httpapi_test
 
 import (
-	"bytes"
 	"context"
 	"testing"
 	"time"
 
 	"github.com/farebox/farebox/internal/apitest"
 	"github.com/farebox/farebox/internal/app"
-	"github.com/farebox/farebox/internal/barcode"
 	"github.com/farebox/farebox/internal/jobs"
 	"github.com/farebox/farebox/internal/store/storetest"
 	"github.com/farebox/farebox/internal/wallet/apple/apnstest"
@@ -67,13 +65,9 @@ func TestTestClockMovesWalletPasses(t *testing.T) {
 				t.Fatalf("February on the clock: %v – %v", feb["valid_from"], feb["valid_until"])
 			}
 			tid := str(feb["id"])
-			u, _ := passFiles(t, e.Must(200, apitest.Req{Method: "GET", Path: "/v9/ticketing/passes/apple_wallet/" + tid + ".pkpass"}).Body)
-			auth := map[string]string{"Authorization": "ApplePass " + u.AuthenticationToken}
-			e.Must(201, apitest.Req{Method: "POST", Path: "/wallet/apple/v1/devices/phone/registrations/" + testPassType + "/" + tid,
-				Body: map[string]any{"pushToken": pushToken1}, Header: auth})
-			list := "/wallet/apple/v1/devices/phone/registrations/" + testPassType
+			phone := registerOnPhone(t, e, srv, tid)
 			var tag app.AppleSerials
-			e.Must(200, apitest.Req{Method: "GET", Path: list}).JSON(t, &tag)
+			e.Must(200, apitest.Req{Method: "GET", Path: phone.list}).JSON(t, &tag)
 
 			subID := str(coupon(t, e, "v9", cid)["subscription"].(map[string]any)["id"])
 			if r := reorder(e, e.TestKey, subID, nil); r.Status != 201 {
@@ -84,40 +78,13 @@ func TestTestClockMovesWalletPasses(t *testing.T) {
 				t.Fatalf("March: %v", march["valid_from"])
 			}
 
-			passNow := func() passJSON {
-				t.Helper()
-				v, p := passFiles(t, e.Must(200, apitest.Req{Method: "GET", Path: "/wallet/apple/v1/passes/" + testPassType + "/" + tid, Header: auth}).Body)
-				if v.SerialNumber != tid || v.AuthenticationToken != u.AuthenticationToken || v.Voided {
-					t.Fatalf("pass %+v", v)
-				}
-				return p
-			}
 			// A second before March (clock): February, nothing pushed.
 			advance("2026-02-28T22:59:59Z")
-			if n := len(srv.Pushes()); n != 0 {
-				t.Fatalf("%d pushes before March", n)
-			}
-			e.Must(204, apitest.Req{Method: "GET", Path: list + "?passesUpdatedSince=" + tag.LastUpdated})
-			if p := passNow(); p.field("valid_from") != feb["valid_from"] || p.ExpirationDate != feb["valid_until"] {
-				t.Errorf("a second before March the pass shows %v – %v, want February", p.field("valid_from"), p.ExpirationDate)
-			}
+			phone.unmoved(tag, feb, "a second before March")
 
 			// 00:00 on 1 March (clock), the service still on 20 February.
 			advance("2026-02-28T23:00:00Z")
-			waitFor(t, "the push at March", func() bool { return pushesTo(srv, pushToken1, 200) == 1 })
-			var changed app.AppleSerials
-			e.Must(200, apitest.Req{Method: "GET", Path: list + "?passesUpdatedSince=" + tag.LastUpdated}).JSON(t, &changed)
-			if len(changed.SerialNumbers) != 1 || changed.SerialNumbers[0] != tid {
-				t.Fatalf("changed serials after the advance: %+v", changed)
-			}
-			p := passNow()
-			if p.field("valid_from") != march["valid_from"] || p.field("valid_until") != march["valid_until"] || p.ExpirationDate != march["valid_until"] {
-				t.Errorf("at 1 March (clock) the pass shows %v – %v, want March %v – %v", p.field("valid_from"), p.field("valid_until"),
-					march["valid_from"], march["valid_until"])
-			}
-			if msg, err := barcode.FromLatin1(p.Barcodes[0].Message); err != nil || !bytes.Equal(msg, ticketPayload(t, march)) {
-				t.Errorf("the moved pass does not carry March's barcode (%v)", err)
-			}
+			phone.moved(tag, march, "at 1 March (clock)")
 			if _, ap := passFiles(t, e.Must(200, apitest.Req{Method: "GET", Path: "/v9/ticketing/passes/apple_wallet/" + tid + ".pkpass"}).Body); ap.field("valid_from") != march["valid_from"] {
 				t.Errorf("downloaded again, the pass shows %v, want March", ap.field("valid_from"))
 			}
@@ -135,7 +102,7 @@ func TestTestClockMovesWalletPasses(t *testing.T) {
 			e.Must(201, apitest.Req{Method: "POST", Path: "/v9/ticketing/orders/" + o.OrderID + "/restore.json", Key: e.TestKey,
 				Body: map[string]any{"restore_secret": o.RestoreSecret, "coupon_ids": []string{cid}}})
 			waitFor(t, "the push after the restore on the clock", func() bool { return pushesTo(srv, pushToken1, 200) == 2 })
-			v, _ := passFiles(t, e.Must(200, apitest.Req{Method: "GET", Path: "/wallet/apple/v1/passes/" + testPassType + "/" + tid, Header: auth}).Body)
+			v, _ := passFiles(t, e.Must(200, apitest.Req{Method: "GET", Path: "/wallet/apple/v1/passes/" + testPassType + "/" + tid, Header: phone.auth}).Body)
 			if !v.Voided {
 				t.Errorf("after the restore on the clock the pass is not voided")
 			}

@@ -55,6 +55,43 @@ func writeRT(t testing.TB, path string, m *gtfsrt.FeedMessage) {
 	}
 }
 
+// serveCaltrainRealtime wires d with the Caltrain feed (platform codes
+// set) and its realtime read from rtFile, which it writes with m first,
+// polled every 20 ms: it waits for the first realtime snapshot and gives d
+// the service, its session key and readiness.
+func serveCaltrainRealtime(t testing.TB, d *httpapi.Deps, rtFile string, m *gtfsrt.FeedMessage) *transit.Service {
+	ctx := context.Background()
+	writeRT(t, rtFile, m)
+	if _, err := d.Feeds.Import(ctx, transit.Import{FeedID: "caltrain", SourceName: "caltrain-2023.zip", Feed: caltrainWithPlatforms(t)}); err != nil {
+		panic(err)
+	}
+	tr := d.Feeds.Serve(transit.Options{Realtime: map[string]string{"caltrain": rtFile}, RealtimeInterval: 20 * time.Millisecond})
+	if err := tr.Refresh(ctx); err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(tr.Close)
+	waitRealtime(t, tr, "caltrain")
+	key, err := d.App.SessionKey(ctx, "")
+	if err != nil {
+		t.Fatal(err)
+	}
+	d.Transit, d.SessionKey, d.Ready = tr, key, tr.Ready
+	return tr
+}
+
+// kotlinBoard is the departure board req answers (200), checked against
+// the Kotlin client's departure shape, decoded and as raw objects.
+func kotlinBoard(t *testing.T, e *apitest.Env, req apitest.Req) ([]departureJSON, []map[string]map[string]any) {
+	t.Helper()
+	r := e.Must(200, req)
+	e.MustMatch("departures", r.Body, apitest.RArr(kotlinDeparture))
+	var deps []departureJSON
+	r.JSON(t, &deps)
+	var raw []map[string]map[string]any
+	r.JSON(t, &raw)
+	return deps, raw
+}
+
 // Runs that exist only in realtime and platform changes over HTTP, on both
 // engines: the realtime source is a file with testtool.CaltrainExtraTrips,
 // configured and polled every 20 ms; boards keep the Kotlin client's exact departure
@@ -68,23 +105,8 @@ func TestExtraTripsHTTP(t *testing.T) {
 	var mu sync.Mutex
 	engines := map[*app.App]engineRT{} // the engines run in parallel
 	opts := apitest.Options{Now: rtNow, Configure: func(d *httpapi.Deps) {
-		ctx := context.Background()
 		rtFile := filepath.Join(t.TempDir(), "caltrain-extra.pb")
-		writeRT(t, rtFile, testtool.CaltrainExtraTrips(t))
-		if _, err := d.Feeds.Import(ctx, transit.Import{FeedID: "caltrain", SourceName: "caltrain-2023.zip", Feed: caltrainWithPlatforms(t)}); err != nil {
-			panic(err)
-		}
-		tr := d.Feeds.Serve(transit.Options{Realtime: map[string]string{"caltrain": rtFile}, RealtimeInterval: 20 * time.Millisecond})
-		if err := tr.Refresh(ctx); err != nil {
-			t.Fatal(err)
-		}
-		t.Cleanup(tr.Close)
-		waitRealtime(t, tr, "caltrain")
-		key, err := d.App.SessionKey(ctx, "")
-		if err != nil {
-			t.Fatal(err)
-		}
-		d.Transit, d.SessionKey, d.Ready = tr, key, tr.Ready
+		tr := serveCaltrainRealtime(t, d, rtFile, testtool.CaltrainExtraTrips(t))
 		mu.Lock()
 		engines[d.App] = engineRT{rtFile, tr}
 		mu.Unlock()
@@ -98,13 +120,8 @@ func TestExtraTripsHTTP(t *testing.T) {
 		}
 		at := time.Date(2023, 11, 7, 17, 40, 0, 0, time.FixedZone("PST", -8*3600)).UnixMilli()
 		board := func(at int64, max int) map[string]departureJSON {
-			r := e.Must(200, apitest.Req{Method: "GET", Path: departuresPath(station("caltrain_22nd_street"), at, max), Key: e.LiveKey,
+			deps, raw := kotlinBoard(t, e, apitest.Req{Method: "GET", Path: departuresPath(station("caltrain_22nd_street"), at, max), Key: e.LiveKey,
 				Header: map[string]string{"Accept": "application/json"}})
-			e.MustMatch("departures", r.Body, apitest.RArr(kotlinDeparture))
-			var deps []departureJSON
-			r.JSON(t, &deps)
-			var raw []map[string]map[string]any
-			r.JSON(t, &raw)
 			m := map[string]departureJSON{}
 			for i, d := range deps {
 				if _, dup := m[d.Trip.ID]; dup {
@@ -196,33 +213,12 @@ func TestPlatformBoardsAndLateTrainsHTTP(t *testing.T) {
 		testtool.TripDelay{TripID: "408", StartDate: "20231107", Delay: 45 * 60},
 		testtool.TripDelay{TripID: "122", StartDate: "20231107", Delay: 120 * 60})...)
 	opts := apitest.Options{Now: rtNow, Configure: func(d *httpapi.Deps) {
-		ctx := context.Background()
-		rtFile := filepath.Join(t.TempDir(), "caltrain-platforms-late.pb")
-		writeRT(t, rtFile, msg)
-		if _, err := d.Feeds.Import(ctx, transit.Import{FeedID: "caltrain", SourceName: "caltrain-2023.zip", Feed: caltrainWithPlatforms(t)}); err != nil {
-			panic(err)
-		}
-		tr := d.Feeds.Serve(transit.Options{Realtime: map[string]string{"caltrain": rtFile}, RealtimeInterval: 20 * time.Millisecond})
-		if err := tr.Refresh(ctx); err != nil {
-			t.Fatal(err)
-		}
-		t.Cleanup(tr.Close)
-		waitRealtime(t, tr, "caltrain")
-		key, err := d.App.SessionKey(ctx, "")
-		if err != nil {
-			t.Fatal(err)
-		}
-		d.Transit, d.SessionKey, d.Ready = tr, key, tr.Ready
+		serveCaltrainRealtime(t, d, filepath.Join(t.TempDir(), "caltrain-platforms-late.pb"), msg)
 	}}
 	apitest.ForEachEngine(t, opts, func(t *testing.T, e *apitest.Env) {
 		pst := time.FixedZone("PST", -8*3600)
 		board := func(id string, at time.Time, max int) (map[string]departureJSON, []departureJSON) {
-			r := e.Must(200, apitest.Req{Method: "GET", Path: departuresPath(station(id), at.UnixMilli(), max), Key: e.LiveKey})
-			e.MustMatch("departures", r.Body, apitest.RArr(kotlinDeparture))
-			var deps []departureJSON
-			r.JSON(t, &deps)
-			var raw []map[string]map[string]any
-			r.JSON(t, &raw)
+			deps, raw := kotlinBoard(t, e, apitest.Req{Method: "GET", Path: departuresPath(station(id), at.UnixMilli(), max), Key: e.LiveKey})
 			m := map[string]departureJSON{}
 			for i, d := range deps {
 				m[d.Trip.ID] = d

@@ -106,6 +106,10 @@ var statusText = map[string]string{
 	"503": "Not available now; retry later",
 }
 
+// fill adds to the OpenAPI document src what the recorded exchanges xs
+// show: each operation's x-error-codes, and the request, success and
+// error examples it lacks. It returns the edited document and notes on
+// what it could not do.
 func fill(src []byte, xs []apitest.Exchange) ([]byte, []string, error) {
 	var root yaml.Node
 	if err := yaml.Unmarshal(src, &root); err != nil {
@@ -118,6 +122,18 @@ func fill(src []byte, xs []apitest.Exchange) ([]byte, []string, error) {
 	if paths == nil {
 		return nil, nil, fmt.Errorf("no paths")
 	}
+	order, byRoute := operations(paths)
+	f := &filler{generic: attachExchanges(xs, byRoute), doneMedia: map[*yaml.Node]bool{}, doneResponses: map[*yaml.Node]bool{}}
+	f.shareResponses(order)
+	for _, op := range order {
+		f.operation(op)
+	}
+	return apply(src, f.edits), f.notes, nil
+}
+
+// operations are the operation nodes of paths in document order (an
+// operation used by alias under several paths once) and by "METHOD path".
+func operations(paths *yaml.Node) ([]*operation, map[string]*operation) {
 	ops := map[*yaml.Node]*operation{}
 	var order []*operation
 	byRoute := map[string]*operation{}
@@ -136,6 +152,12 @@ func fill(src []byte, xs []apitest.Exchange) ([]byte, []string, error) {
 			byRoute[method+" "+path] = op
 		}
 	}
+	return order, byRoute
+}
+
+// attachExchanges gives each operation its recorded exchanges and returns
+// the shortest usable answer of each generic error code.
+func attachExchanges(xs []apitest.Exchange, byRoute map[string]*operation) map[string]apitest.Exchange {
 	generic := map[string]apitest.Exchange{}
 	for _, x := range xs {
 		op := byRoute[x.Method+" "+x.Path]
@@ -149,105 +171,144 @@ func fill(src []byte, xs []apitest.Exchange) ([]byte, []string, error) {
 			}
 		}
 	}
-	var notes []string
-	// The codes of each operation; operations sharing a responses node
+	return generic
+}
+
+// filler collects the edits and notes of one run of fill.
+type filler struct {
+	generic map[string]apitest.Exchange
+	// The codes and exchanges by responses node: operations sharing one
 	// (a YAML anchor) share their error examples, so they list the union.
-	byResponses := map[*yaml.Node]map[string]map[string]bool{}
-	exchangesByResponses := map[*yaml.Node][]apitest.Exchange{}
+	byResponses          map[*yaml.Node]map[string]map[string]bool
+	exchangesByResponses map[*yaml.Node][]apitest.Exchange
+	doneMedia            map[*yaml.Node]bool // media and error response nodes already filled
+	doneResponses        map[*yaml.Node]bool
+	edits                []edit
+	notes                []string
+}
+
+// shareResponses sets each operation's codes and collects the codes and
+// exchanges of each responses node.
+func (f *filler) shareResponses(order []*operation) {
+	f.byResponses = map[*yaml.Node]map[string]map[string]bool{}
+	f.exchangesByResponses = map[*yaml.Node][]apitest.Exchange{}
 	for _, op := range order {
 		_, responses := get(op.node, "responses")
 		if responses == nil {
 			continue // a YAML merge (<<: *op) inherits the merged operation's
 		}
 		op.codes = operationCodes(op)
-		u := byResponses[responses]
+		u := f.byResponses[responses]
 		if u == nil {
 			u = map[string]map[string]bool{}
-			byResponses[responses] = u
+			f.byResponses[responses] = u
 		}
 		for st, cs := range op.codes {
 			for c := range cs {
 				addCode(u, st, c)
 			}
 		}
-		exchangesByResponses[responses] = append(exchangesByResponses[responses], op.exchanges...)
+		f.exchangesByResponses[responses] = append(f.exchangesByResponses[responses], op.exchanges...)
 	}
-	var edits []edit
-	doneMedia := map[*yaml.Node]bool{} // media and error response nodes already filled
-	doneResponses := map[*yaml.Node]bool{}
-	for _, op := range order {
-		responsesKey, responses := get(op.node, "responses")
-		if responses == nil {
-			continue
-		}
-		codes := byResponses[responses]
-		// x-error-codes
-		line := formatCodes(codes)
-		if k, v := get(op.node, apitest.ErrorCodesKey); k == nil {
-			edits = append(edits, edit{line: responsesKey.Line, text: []string{indent(responsesKey) + apitest.ErrorCodesKey + ": " + line}})
-		} else if formatCodes(parseCodes(v)) != line {
-			if v.Style&yaml.FlowStyle == 0 || lastLine(v) != k.Line {
-				notes = append(notes, fmt.Sprintf("%s: write %s on one line in flow style to let the tool merge: %s", op.where[0], apitest.ErrorCodesKey, line))
-			} else {
-				edits = append(edits, edit{line: k.Line, del: 1, text: []string{indent(k) + apitest.ErrorCodesKey + ": " + line}})
-			}
-		}
-		// request body
-		if _, rb := get(op.node, "requestBody"); rb != nil {
-			_, content := get(rb, "content")
-			mk, media := get(content, "application/json")
-			if media != nil && !doneMedia[media] && !hasExample(media) {
-				doneMedia[media] = true
-				if best := pickRequest(op.exchanges); best == "" {
-					notes = append(notes, fmt.Sprintf("%s: no recorded accepted request body for the example", op.where[0]))
-				} else if e, ok := insertExample(mk, media, "example: "+compact(best)); ok {
-					edits = append(edits, e)
-				} else {
-					notes = append(notes, fmt.Sprintf("%s: write requestBody.content.application/json in block style to let the tool add the example", op.where[0]))
-				}
-			}
-		}
-		if doneResponses[responses] {
-			continue
-		}
-		doneResponses[responses] = true
-		recorded := exchangesByResponses[responses]
-		for i := 0; i+1 < len(responses.Content); i += 2 {
-			status := responses.Content[i].Value
-			if !strings.HasPrefix(status, "2") {
-				continue
-			}
-			_, content := get(deref(responses.Content[i+1]), "content")
-			mk, media := get(content, "application/json")
-			if media == nil || doneMedia[media] || hasExample(media) {
-				continue
-			}
-			doneMedia[media] = true
-			if best := pickResponse(recorded, status); best == "" {
-				notes = append(notes, fmt.Sprintf("%s: no recorded %s answer for the example", op.where[0], status))
-			} else if e, ok := insertExample(mk, media, "example: "+compact(best)); ok {
-				edits = append(edits, e)
-			} else {
-				notes = append(notes, fmt.Sprintf("%s: write responses.%q.content.application/json in block style to let the tool add the example", op.where[0], status))
-			}
-		}
-		for _, status := range slices.Sorted(maps.Keys(codes)) {
-			// A response written once under an anchor and used by alias
-			// in other operations is one node: fill it once.
-			if _, v := get(responses, status); v != nil {
-				if doneMedia[v] {
-					continue
-				}
-				doneMedia[v] = true
-			}
-			e, note := errorResponse(op, responses, status, codes[status], recorded, generic)
-			edits = append(edits, e...)
-			if note != "" {
-				notes = append(notes, note)
-			}
+}
+
+// operation fills one operation: its x-error-codes, its request example
+// and, once per responses node, the success and error examples.
+func (f *filler) operation(op *operation) {
+	responsesKey, responses := get(op.node, "responses")
+	if responses == nil {
+		return
+	}
+	codes := f.byResponses[responses]
+	f.errorCodes(op, responsesKey, codes)
+	f.requestExample(op)
+	if f.doneResponses[responses] {
+		return
+	}
+	f.doneResponses[responses] = true
+	recorded := f.exchangesByResponses[responses]
+	f.successExamples(op, responses, recorded)
+	f.errorExamples(op, responses, codes, recorded)
+}
+
+// errorCodes writes the operation's x-error-codes line before responses,
+// or replaces one that differs (a note when it is not one flow line).
+func (f *filler) errorCodes(op *operation, responsesKey *yaml.Node, codes map[string]map[string]bool) {
+	line := formatCodes(codes)
+	if k, v := get(op.node, apitest.ErrorCodesKey); k == nil {
+		f.edits = append(f.edits, edit{line: responsesKey.Line, text: []string{indent(responsesKey) + apitest.ErrorCodesKey + ": " + line}})
+	} else if formatCodes(parseCodes(v)) != line {
+		if v.Style&yaml.FlowStyle == 0 || lastLine(v) != k.Line {
+			f.notes = append(f.notes, fmt.Sprintf("%s: write %s on one line in flow style to let the tool merge: %s", op.where[0], apitest.ErrorCodesKey, line))
+		} else {
+			f.edits = append(f.edits, edit{line: k.Line, del: 1, text: []string{indent(k) + apitest.ErrorCodesKey + ": " + line}})
 		}
 	}
-	return apply(src, edits), notes, nil
+}
+
+// requestExample adds a recorded accepted request body as the JSON
+// request body's example when it has none.
+func (f *filler) requestExample(op *operation) {
+	_, rb := get(op.node, "requestBody")
+	if rb == nil {
+		return
+	}
+	_, content := get(rb, "content")
+	mk, media := get(content, "application/json")
+	if media == nil || f.doneMedia[media] || hasExample(media) {
+		return
+	}
+	f.doneMedia[media] = true
+	if best := pickRequest(op.exchanges); best == "" {
+		f.notes = append(f.notes, fmt.Sprintf("%s: no recorded accepted request body for the example", op.where[0]))
+	} else if e, ok := insertExample(mk, media, "example: "+compact(best)); ok {
+		f.edits = append(f.edits, e)
+	} else {
+		f.notes = append(f.notes, fmt.Sprintf("%s: write requestBody.content.application/json in block style to let the tool add the example", op.where[0]))
+	}
+}
+
+// successExamples adds a recorded answer as the example of each 2xx JSON
+// response without one.
+func (f *filler) successExamples(op *operation, responses *yaml.Node, recorded []apitest.Exchange) {
+	for i := 0; i+1 < len(responses.Content); i += 2 {
+		status := responses.Content[i].Value
+		if !strings.HasPrefix(status, "2") {
+			continue
+		}
+		_, content := get(deref(responses.Content[i+1]), "content")
+		mk, media := get(content, "application/json")
+		if media == nil || f.doneMedia[media] || hasExample(media) {
+			continue
+		}
+		f.doneMedia[media] = true
+		if best := pickResponse(recorded, status); best == "" {
+			f.notes = append(f.notes, fmt.Sprintf("%s: no recorded %s answer for the example", op.where[0], status))
+		} else if e, ok := insertExample(mk, media, "example: "+compact(best)); ok {
+			f.edits = append(f.edits, e)
+		} else {
+			f.notes = append(f.notes, fmt.Sprintf("%s: write responses.%q.content.application/json in block style to let the tool add the example", op.where[0], status))
+		}
+	}
+}
+
+// errorExamples fills each error status of codes, in status order.
+func (f *filler) errorExamples(op *operation, responses *yaml.Node, codes map[string]map[string]bool, recorded []apitest.Exchange) {
+	for _, status := range slices.Sorted(maps.Keys(codes)) {
+		// A response written once under an anchor and used by alias
+		// in other operations is one node: fill it once.
+		if _, v := get(responses, status); v != nil {
+			if f.doneMedia[v] {
+				continue
+			}
+			f.doneMedia[v] = true
+		}
+		e, note := errorResponse(op, responses, status, codes[status], recorded, f.generic)
+		f.edits = append(f.edits, e...)
+		if note != "" {
+			f.notes = append(f.notes, note)
+		}
+	}
 }
 
 // errorResponse adds the Error content and the missing examples of one

@@ -13,6 +13,7 @@ import (
 	"time"
 
 	"github.com/farebox/farebox/internal/account"
+	"github.com/farebox/farebox/internal/app/kit"
 	"github.com/farebox/farebox/internal/apperr"
 	"github.com/farebox/farebox/internal/clock"
 	"github.com/farebox/farebox/internal/ident"
@@ -42,9 +43,7 @@ type DB interface {
 
 // Service holds the account and key use cases.
 type Service struct {
-	db    DB
-	clock clock.Clock
-	ids   ident.Prefix
+	kit.Base[DB]
 
 	authTTL time.Duration
 	authMu  sync.RWMutex
@@ -60,13 +59,7 @@ type Service struct {
 // revoked key keeps working on an instance for at most this long (0
 // disables the cache).
 func New(db DB, c clock.Clock, ids ident.Prefix, authTTL time.Duration) *Service {
-	if c == nil {
-		c = clock.System{}
-	}
-	if ids == "" {
-		ids = "farebox"
-	}
-	return &Service{db: db, clock: c, ids: ids, authTTL: authTTL, auth: map[account.KeyDigest]authEntry{}}
+	return &Service{Base: kit.NewBase(db, c, ids), authTTL: authTTL, auth: map[account.KeyDigest]authEntry{}}
 }
 
 type authEntry struct {
@@ -90,7 +83,7 @@ func (s *Service) resolveKey(ctx context.Context, key string) (account.Principal
 		return account.Principal{}, apperr.E(op, apperr.Unauthenticated, CodeInvalidAPIKey, "API key malformed, unknown or revoked")
 	}
 	sum := account.Digest(key)
-	now := s.clock.Now()
+	now := s.Clock.Now()
 	if s.authTTL > 0 {
 		s.authMu.RLock()
 		e, ok := s.auth[sum]
@@ -99,7 +92,7 @@ func (s *Service) resolveKey(ctx context.Context, key string) (account.Principal
 			return e.p, nil
 		}
 	}
-	p, err := s.db.Read().PrincipalByKeyHash(ctx, sum.String())
+	p, err := s.DB.Read().PrincipalByKeyHash(ctx, sum.String())
 	if err != nil {
 		if apperr.KindOf(err) == apperr.Unauthenticated {
 			return p, apperr.E(op, apperr.Unauthenticated, CodeInvalidAPIKey, "API key malformed, unknown or revoked")
@@ -129,9 +122,9 @@ func (s *Service) CreateAccount(ctx context.Context, name string, env account.En
 	if name == "" {
 		return CreatedKey{}, apperr.E("app.CreateAccount", apperr.Invalid, CodeNameRequired, "an account needs a name")
 	}
-	acc := account.Account{ID: s.ids.New("account"), Name: name, CreatedAt: s.clock.Now()}
+	acc := account.Account{ID: s.IDs.New("account"), Name: name, CreatedAt: s.Clock.Now()}
 	var out CreatedKey
-	err := s.db.WriteClaimed(ctx, idempotency.ClaimOf(ctx), func(q Queries) error {
+	err := s.DB.WriteClaimed(ctx, idempotency.ClaimOf(ctx), func(q Queries) error {
 		if err := q.CreateAccount(ctx, acc); err != nil {
 			return err
 		}
@@ -145,7 +138,7 @@ func (s *Service) CreateAccount(ctx context.Context, name string, env account.En
 // CreateKey adds a key for env to an existing account.
 func (s *Service) CreateKey(ctx context.Context, accountID string, env account.Environment) (CreatedKey, error) {
 	var out CreatedKey
-	err := s.db.WriteClaimed(ctx, idempotency.ClaimOf(ctx), func(q Queries) error {
+	err := s.DB.WriteClaimed(ctx, idempotency.ClaimOf(ctx), func(q Queries) error {
 		if _, err := q.Account(ctx, accountID); err != nil {
 			return err
 		}
@@ -158,7 +151,7 @@ func (s *Service) CreateKey(ctx context.Context, accountID string, env account.E
 
 func (s *Service) addKey(ctx context.Context, q Queries, accountID string, env account.Environment) (CreatedKey, error) {
 	secret, prefix, hash := account.NewKey(env)
-	k := account.Key{ID: s.ids.New("key"), AccountID: accountID, Prefix: prefix, Environment: env, CreatedAt: s.clock.Now()}
+	k := account.Key{ID: s.IDs.New("key"), AccountID: accountID, Prefix: prefix, Environment: env, CreatedAt: s.Clock.Now()}
 	if err := q.CreateKey(ctx, k, hash); err != nil {
 		return CreatedKey{}, err
 	}
@@ -183,7 +176,7 @@ type KeyMatch struct {
 // revoke, for the operator to read first. The prefix must have at least
 // account.MinKeyPrefixChars characters after fbx_live_ or fbx_test_.
 func (s *Service) KeysWithPrefix(ctx context.Context, prefix, accountID string) ([]KeyMatch, error) {
-	return keysWithPrefix(ctx, s.db.Read(), prefix, accountID)
+	return keysWithPrefix(ctx, s.DB.Read(), prefix, accountID)
 }
 
 func keysWithPrefix(ctx context.Context, q Queries, prefix, accountID string) ([]KeyMatch, error) {
@@ -222,7 +215,7 @@ func keysWithPrefix(ctx context.Context, q Queries, prefix, accountID string) ([
 // one partner's key, so the caller names the account.
 func (s *Service) RevokeKeysOf(ctx context.Context, prefix, accountID string) (int64, error) {
 	var n int64
-	err := s.db.WriteClaimed(ctx, idempotency.ClaimOf(ctx), func(q Queries) error {
+	err := s.DB.WriteClaimed(ctx, idempotency.ClaimOf(ctx), func(q Queries) error {
 		keys, err := keysWithPrefix(ctx, q, prefix, accountID)
 		if err != nil {
 			return err
@@ -233,7 +226,7 @@ func (s *Service) RevokeKeysOf(ctx context.Context, prefix, accountID string) (i
 					"this prefix matches keys of more than one account: name the account, or give more of the prefix")
 			}
 		}
-		now := s.clock.Now()
+		now := s.Clock.Now()
 		for _, k := range keys {
 			if err := q.RevokeAccountKey(ctx, k.AccountID, k.Environment, k.KeyID, now); err != nil {
 				return err
@@ -258,7 +251,7 @@ const touchEvery = time.Minute
 // key on this instance. The time is informational (the key page's "last
 // used"): a failed write does not refuse the request it belongs to.
 func (s *Service) touchKey(ctx context.Context, id string) {
-	now := s.clock.Now()
+	now := s.Clock.Now()
 	s.keyUsedMu.Lock()
 	last, ok := s.keyUsed[id]
 	fresh := ok && now.Sub(last) < touchEvery && !now.Before(last)
@@ -272,18 +265,18 @@ func (s *Service) touchKey(ctx context.Context, id string) {
 	if fresh {
 		return
 	}
-	_ = s.db.Write(ctx, func(q Queries) error { return q.TouchKey(ctx, id, now.Truncate(touchEvery)) })
+	_ = s.DB.Write(ctx, func(q Queries) error { return q.TouchKey(ctx, id, now.Truncate(touchEvery)) })
 }
 
 // DashboardKeys lists the account's keys of env, newest first.
 func (s *Service) DashboardKeys(ctx context.Context, accountID string, env account.Environment) ([]account.Key, error) {
-	return s.db.Read().KeysOfEnvironment(ctx, accountID, env)
+	return s.DB.Read().KeysOfEnvironment(ctx, accountID, env)
 }
 
 // RevokeDashboardKey revokes the key id of the account in env (NotFound
 // for a key of another account or environment).
 func (s *Service) RevokeDashboardKey(ctx context.Context, accountID string, env account.Environment, id string) error {
-	err := s.db.WriteClaimed(ctx, idempotency.ClaimOf(ctx), func(q Queries) error { return q.RevokeAccountKey(ctx, accountID, env, id, s.clock.Now()) })
+	err := s.DB.WriteClaimed(ctx, idempotency.ClaimOf(ctx), func(q Queries) error { return q.RevokeAccountKey(ctx, accountID, env, id, s.Clock.Now()) })
 	if err == nil {
 		s.authMu.Lock()
 		s.auth = map[account.KeyDigest]authEntry{}

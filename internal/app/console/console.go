@@ -13,6 +13,7 @@ import (
 	"time"
 
 	"github.com/farebox/farebox/internal/account"
+	"github.com/farebox/farebox/internal/app/kit"
 	"github.com/farebox/farebox/internal/apperr"
 	"github.com/farebox/farebox/internal/catalog"
 	"github.com/farebox/farebox/internal/clock"
@@ -42,8 +43,7 @@ type DB interface {
 
 // Service holds the console's use cases.
 type Service struct {
-	db      DB
-	clock   clock.Clock
+	kit.Base[DB]
 	catalog func() *catalog.Index
 	notify  func()
 }
@@ -52,13 +52,10 @@ type Service struct {
 // system clock), cat returns the instance's current catalog, notify (may
 // be nil) wakes the job workers after a retry.
 func New(db DB, c clock.Clock, cat func() *catalog.Index, notify func()) *Service {
-	if c == nil {
-		c = clock.System{}
-	}
 	if notify == nil {
 		notify = func() {}
 	}
-	return &Service{db: db, clock: c, catalog: cat, notify: notify}
+	return &Service{Base: kit.NewBase(db, c, ""), catalog: cat, notify: notify}
 }
 
 // AdminAccount is an account with its keys and restricted-product grants.
@@ -72,7 +69,7 @@ type AdminAccount struct {
 
 // Accounts lists every account for the console.
 func (s *Service) Accounts(ctx context.Context) ([]AdminAccount, error) {
-	q := s.db.Read()
+	q := s.DB.Read()
 	accs, err := q.Accounts(ctx)
 	if err != nil {
 		return nil, err
@@ -138,7 +135,7 @@ func (s *Service) Jobs(ctx context.Context, state string) ([]jobs.Record, map[st
 	default:
 		return nil, nil, apperr.Validation("app.AdminJobs", CodeInvalidJobState, "state", "state: one of ready, running, done, dead")
 	}
-	q := s.db.Read()
+	q := s.DB.Read()
 	list, err := q.JobsInState(ctx, state, AdminJobLimit)
 	if err != nil {
 		return nil, nil, err
@@ -153,7 +150,7 @@ func (s *Service) RetryDeadJob(ctx context.Context, id string) (int64, error) {
 	if err != nil || n <= 0 {
 		return 0, apperr.Validation("app.RetryDeadJob", CodeInvalidJobID, "job_id", "job_id: a positive integer")
 	}
-	err = s.db.WriteClaimed(ctx, idempotency.ClaimOf(ctx), func(q Queries) error { return q.RetryDeadJob(ctx, n, s.clock.Now()) })
+	err = s.DB.WriteClaimed(ctx, idempotency.ClaimOf(ctx), func(q Queries) error { return q.RetryDeadJob(ctx, n, s.Clock.Now()) })
 	if err == nil {
 		s.notify()
 	}

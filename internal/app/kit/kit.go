@@ -1,6 +1,7 @@
 // Package kit is the shared kernel of the use-case packages
 // (docs/architecture.md, "Use cases by capability"): the API's timestamp
-// and the paging every list shares (docs/lists.md). It sits below
+// and the paging every list shares (docs/lists.md), and the Base every
+// capability service embeds (base.go). It sits below
 // internal/app and the capability packages, so they share it without
 // importing each other.
 package kit

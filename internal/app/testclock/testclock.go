@@ -48,9 +48,7 @@ type DB interface {
 
 // Service holds the test clock use cases.
 type Service struct {
-	db     DB
-	clock  clock.Clock
-	ids    ident.Prefix
+	kit.Base[DB]
 	notify func()
 }
 
@@ -58,16 +56,10 @@ type Service struct {
 // system clock), ids the id prefix, notify (may be nil) wakes the job
 // workers after an advance enqueued its job.
 func New(db DB, c clock.Clock, ids ident.Prefix, notify func()) *Service {
-	if c == nil {
-		c = clock.System{}
-	}
-	if ids == "" {
-		ids = "farebox"
-	}
 	if notify == nil {
 		notify = func() {}
 	}
-	return &Service{db: db, clock: c, ids: ids, notify: notify}
+	return &Service{Base: kit.NewBase(db, c, ids), notify: notify}
 }
 
 // A clock is created at most ClockPastLimit before the service's time
@@ -119,7 +111,7 @@ func (s *Service) Create(ctx context.Context, p account.Principal, req Request) 
 	if err := testMode(op, p); err != nil {
 		return ticketing.TestClock{}, err
 	}
-	now := s.clock.Now()
+	now := s.Clock.Now()
 	t, err := frozenTime(op, req.FrozenTime, now.Add(-ClockPastLimit).Truncate(time.Second))
 	if err != nil {
 		return ticketing.TestClock{}, err
@@ -128,9 +120,9 @@ func (s *Service) Create(ctx context.Context, p account.Principal, req Request) 
 		return ticketing.TestClock{}, apperr.Validation(op, CodeInvalidTestClockName, "/name",
 			fmt.Sprintf("name must be at most %d characters", MaxTestClockName))
 	}
-	c := ticketing.TestClock{ID: s.ids.New("clock"), AccountID: p.AccountID, Environment: p.Environment, Name: req.Name,
+	c := ticketing.TestClock{ID: s.IDs.New("clock"), AccountID: p.AccountID, Environment: p.Environment, Name: req.Name,
 		FrozenTime: t, Status: ticketing.TestClockReady, CreatedAt: now}
-	return c, s.db.WriteClaimed(ctx, idempotency.ClaimOf(ctx), func(q Queries) error { return q.InsertTestClock(ctx, c) })
+	return c, s.DB.WriteClaimed(ctx, idempotency.ClaimOf(ctx), func(q Queries) error { return q.InsertTestClock(ctx, c) })
 }
 
 // Get returns one of the caller's clocks.
@@ -138,7 +130,7 @@ func (s *Service) Get(ctx context.Context, p account.Principal, id string) (tick
 	if err := testMode("app.TestClock", p); err != nil {
 		return ticketing.TestClock{}, err
 	}
-	return s.db.Read().TestClock(ctx, p.AccountID, p.Environment, id)
+	return s.DB.Read().TestClock(ctx, p.AccountID, p.Environment, id)
 }
 
 // List lists the caller's clocks, newest first.
@@ -149,7 +141,7 @@ func (s *Service) List(ctx context.Context, p account.Principal, req kit.ListReq
 	}
 	var l kit.ListParams
 	var f ticketing.TestClockFilter
-	return kit.RunList(ctx, s.db.Read(), p, op, "test_clocks", "test clock", req, &l, &f.Query,
+	return kit.RunList(ctx, s.DB.Read(), p, op, "test_clocks", "test clock", req, &l, &f.Query,
 		func(q Queries) (list.Page[ticketing.TestClock], error) { return q.TestClocks(ctx, f) },
 		func(c ticketing.TestClock) (TestClockJSON, error) { return Response(c), nil })
 }
@@ -170,7 +162,7 @@ func (s *Service) Advance(ctx context.Context, p account.Principal, id, to strin
 		return ticketing.TestClock{}, err
 	}
 	var c ticketing.TestClock
-	err = s.db.WriteClaimed(ctx, idempotency.ClaimOf(ctx), func(q Queries) error {
+	err = s.DB.WriteClaimed(ctx, idempotency.ClaimOf(ctx), func(q Queries) error {
 		if err := q.LockTestClock(ctx, id); err != nil {
 			return err
 		}
@@ -190,7 +182,7 @@ func (s *Service) Advance(ctx context.Context, p account.Principal, id, to strin
 		if err := q.SetTestClock(ctx, id, t, c.Status); err != nil {
 			return err
 		}
-		return q.EnqueueJob(ctx, jobs.NewJob{Kind: ticketing.JobTestClockAdvance, Payload: ticketing.AdvancePayload(id, from)}, s.clock.Now())
+		return q.EnqueueJob(ctx, jobs.NewJob{Kind: ticketing.JobTestClockAdvance, Payload: ticketing.AdvancePayload(id, from)}, s.Clock.Now())
 	})
 	if err == nil {
 		s.notify()
@@ -207,7 +199,7 @@ func (s *Service) Delete(ctx context.Context, p account.Principal, id string) (t
 		return ticketing.TestClock{}, err
 	}
 	var c ticketing.TestClock
-	err := s.db.WriteClaimed(ctx, idempotency.ClaimOf(ctx), func(q Queries) error {
+	err := s.DB.WriteClaimed(ctx, idempotency.ClaimOf(ctx), func(q Queries) error {
 		if err := q.LockTestClock(ctx, id); err != nil {
 			return err
 		}
@@ -215,7 +207,7 @@ func (s *Service) Delete(ctx context.Context, p account.Principal, id string) (t
 		if c, err = q.TestClock(ctx, p.AccountID, p.Environment, id); err != nil {
 			return err
 		}
-		return q.DeleteTestClock(ctx, id, s.clock.Now())
+		return q.DeleteTestClock(ctx, id, s.Clock.Now())
 	})
 	return c, err
 }

@@ -10,6 +10,7 @@ import (
 	"strings"
 	"time"
 
+	"github.com/farebox/farebox/internal/app/kit"
 	"github.com/farebox/farebox/internal/apperr"
 	"github.com/farebox/farebox/internal/clock"
 	"github.com/farebox/farebox/internal/departure"
@@ -40,21 +41,13 @@ type DB interface {
 // Feeds are the stored GTFS feeds: what `farebox gtfs` and the operator
 // console manage and what every instance's Service serves.
 type Feeds struct {
-	db    DB
-	clock clock.Clock
-	ids   ident.Prefix
+	kit.Base[DB]
 }
 
 // NewFeeds returns the feeds of db; ids prefixes the ids the index makes
 // (station and trip ids), c is the service clock (nil: the system clock).
 func NewFeeds(db DB, c clock.Clock, ids ident.Prefix) *Feeds {
-	if c == nil {
-		c = clock.System{}
-	}
-	if ids == "" {
-		ids = "farebox"
-	}
-	return &Feeds{db: db, clock: c, ids: ids}
+	return &Feeds{Base: kit.NewBase(db, c, ids)}
 }
 
 // Import is one feed to store: the parsed feed under its feed id, the
@@ -105,10 +98,10 @@ func (f *Feeds) Import(ctx context.Context, in Import) (gtfs.FeedRecord, error) 
 		return gtfs.FeedRecord{}, apperr.Wrap(op, err)
 	}
 	feed := in.Feed
-	rec := gtfs.FeedRecord{ID: in.FeedID, UpdatedAt: f.clock.Now(), SourceName: in.SourceName, FeedVersion: feed.Version,
+	rec := gtfs.FeedRecord{ID: in.FeedID, UpdatedAt: f.Clock.Now(), SourceName: in.SourceName, FeedVersion: feed.Version,
 		Stops: len(feed.Stops.ID), Trips: len(feed.Trips.ID), StopTimes: int64(len(feed.StopTimes.Stop)), Problems: feed.ProblemCount,
 		RealtimeSource: in.RealtimeSource, RealtimeInterval: in.RealtimeInterval}
-	err := f.db.Write(ctx, func(q Queries) (err error) {
+	err := f.DB.Write(ctx, func(q Queries) (err error) {
 		rec, err = q.ReplaceGTFSFeed(ctx, rec, buf.Bytes())
 		return err
 	})
@@ -117,13 +110,13 @@ func (f *Feeds) Import(ctx context.Context, in Import) (gtfs.FeedRecord, error) 
 
 // List lists the stored feeds.
 func (f *Feeds) List(ctx context.Context) ([]gtfs.FeedRecord, error) {
-	return f.db.Read().GTFSFeeds(ctx)
+	return f.DB.Read().GTFSFeeds(ctx)
 }
 
 // Remove deletes a stored feed; an unknown id is apperr.NotFound.
 func (f *Feeds) Remove(ctx context.Context, id string) error {
 	var ok bool
-	err := f.db.Write(ctx, func(q Queries) (err error) {
+	err := f.DB.Write(ctx, func(q Queries) (err error) {
 		ok, err = q.RemoveGTFSFeed(ctx, id)
 		return err
 	})

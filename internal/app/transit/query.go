@@ -61,7 +61,7 @@ func (t *Service) Trip(id, acceptLanguage string) (departure.Trip, error) {
 	if err != nil {
 		return departure.Trip{}, err
 	}
-	return ix.TripLang(id, t.feeds.clock.Now(), acceptLanguage)
+	return ix.TripLang(id, t.feeds.Clock.Now(), acceptLanguage)
 }
 
 // FindTrip is the run leaving station from at dep and arriving at station
@@ -71,7 +71,7 @@ func (t *Service) FindTrip(from string, dep time.Time, to string, arr time.Time,
 	if err != nil {
 		return departure.Trip{}, err
 	}
-	return ix.FindTripLang(from, dep, to, arr, lineName, t.feeds.clock.Now(), acceptLanguage)
+	return ix.FindTripLang(from, dep, to, arr, lineName, t.feeds.Clock.Now(), acceptLanguage)
 }
 
 // StationsByName ranks the stations matching query (accent- and

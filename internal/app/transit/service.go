@@ -96,7 +96,7 @@ func (f *Feeds) Serve(o Options) *Service {
 	if o.Log == nil {
 		o.Log = slog.New(slog.DiscardHandler)
 	}
-	return &Service{feeds: f, o: o, hub: realtime.NewHub(f.clock, o.RealtimeMaxAge),
+	return &Service{feeds: f, o: o, hub: realtime.NewHub(f.Clock, o.RealtimeMaxAge),
 		base: context.Background(), pollers: map[string]*pollerRun{}}
 }
 
@@ -144,7 +144,7 @@ func (t *Service) Feeds() []gtfs.FeedRecord {
 func (t *Service) Refresh(ctx context.Context) error {
 	t.mu.Lock()
 	defer t.mu.Unlock()
-	recs, err := t.feeds.db.Read().GTFSFeeds(ctx)
+	recs, err := t.feeds.DB.Read().GTFSFeeds(ctx)
 	if err != nil {
 		return err
 	}
@@ -193,7 +193,7 @@ func (t *Service) Refresh(ctx context.Context) error {
 		feeds[rec.ID] = lf
 		in = append(in, departure.FeedInput{ID: rec.ID, Feed: lf.feed})
 	}
-	ix, err := departure.New(in, departure.Options{Prefix: string(t.feeds.ids), Realtime: t.hub, BoardCacheBytes: t.o.BoardCacheBytes})
+	ix, err := departure.New(in, departure.Options{Prefix: string(t.feeds.IDs), Realtime: t.hub, BoardCacheBytes: t.o.BoardCacheBytes})
 	if err != nil {
 		return apperr.Wrap("transit.Refresh", err)
 	}
@@ -204,7 +204,7 @@ func (t *Service) Refresh(ctx context.Context) error {
 
 // decode reads and decodes one stored snapshot.
 func (t *Service) decode(ctx context.Context, rec gtfs.FeedRecord) (*gtfs.Feed, int, error) {
-	blob, err := t.feeds.db.Read().GTFSSnapshot(ctx, rec.ID, rec.Version)
+	blob, err := t.feeds.DB.Read().GTFSSnapshot(ctx, rec.ID, rec.Version)
 	if err != nil {
 		return nil, 0, err
 	}
@@ -301,7 +301,7 @@ func (t *Service) syncPollers(recs []gtfs.FeedRecord) {
 		p := &pollerRun{source: w.source, interval: w.interval, alerts: w.alerts, cancel: cancel, done: make(chan struct{})}
 		t.pollers[id] = p
 		rp := &realtime.Poller{FeedID: strings.TrimPrefix(id, alertsPoller), Source: w.source, Interval: w.interval, Hub: t.hub,
-			Alerts: w.alerts, Client: t.o.HTTPClient, Clock: t.feeds.clock, Stored: t.prepareAlerts}
+			Alerts: w.alerts, Client: t.o.HTTPClient, Clock: t.feeds.Clock, Stored: t.prepareAlerts}
 		go func() {
 			defer close(p.done)
 			_ = rp.Run(ctx)

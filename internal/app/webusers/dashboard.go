@@ -54,8 +54,8 @@ func (s *Service) InviteDashboardUser(ctx context.Context, accountID, email stri
 		return "", apperr.Wrap(op, err)
 	}
 	token := base64.RawURLEncoding.EncodeToString(raw)
-	now := s.clock.Now()
-	err = s.db.WriteClaimed(ctx, idempotency.ClaimOf(ctx), func(q Queries) error {
+	now := s.Clock.Now()
+	err = s.DB.WriteClaimed(ctx, idempotency.ClaimOf(ctx), func(q Queries) error {
 		if _, err := q.Account(ctx, accountID); err != nil {
 			return err
 		}
@@ -74,7 +74,7 @@ func (s *Service) DashboardInvite(ctx context.Context, token string) (string, er
 	if token == "" || len(token) > 100 {
 		return "", apperr.E("app.DashboardInvite", apperr.NotFound, store.CodeInviteNotFound, "the sign-in link is unknown, used or expired")
 	}
-	inv, err := s.db.Read().DashboardInvite(ctx, WebSessionHash(token), s.clock.Now())
+	inv, err := s.DB.Read().DashboardInvite(ctx, WebSessionHash(token), s.Clock.Now())
 	return inv.Email, err
 }
 
@@ -106,10 +106,10 @@ func (s *Service) AcceptDashboardInvite(ctx context.Context, token, password, re
 	if err != nil {
 		return "", apperr.Wrap(op, err)
 	}
-	now := s.clock.Now()
+	now := s.Clock.Now()
 	var sess account.WebSession
 	var id string
-	err = s.db.WriteClaimed(ctx, idempotency.ClaimOf(ctx), func(q Queries) error {
+	err = s.DB.WriteClaimed(ctx, idempotency.ClaimOf(ctx), func(q Queries) error {
 		inv, err := q.DashboardInvite(ctx, WebSessionHash(token), now)
 		if err != nil {
 			return err
@@ -143,7 +143,7 @@ func newWebSession(kind, subject, accountID string, now time.Time) (string, acco
 
 // DashboardUsers lists the dashboard users of accountID, oldest first.
 func (s *Service) DashboardUsers(ctx context.Context, accountID string) ([]account.DashboardUser, error) {
-	return s.db.Read().DashboardUsers(ctx, accountID)
+	return s.DB.Read().DashboardUsers(ctx, accountID)
 }
 
 // RemoveDashboardUser is the operator's removal (console, `farebox
@@ -170,7 +170,7 @@ func (s *Service) removeDashboardUser(ctx context.Context, accountID, email stri
 	if err != nil {
 		return err
 	}
-	return s.db.WriteClaimed(ctx, idempotency.ClaimOf(ctx), func(q Queries) error { return q.DeleteDashboardUser(ctx, accountID, e, keepOne) })
+	return s.DB.WriteClaimed(ctx, idempotency.ClaimOf(ctx), func(q Queries) error { return q.DeleteDashboardUser(ctx, accountID, e, keepOne) })
 }
 
 // DashboardSignIn checks a dashboard user's address and password and opens
@@ -183,7 +183,7 @@ func (s *Service) DashboardSignIn(ctx context.Context, email, password string) (
 	if len(e) > 254 || len(password) > maxPasswordBytes {
 		return "", fail
 	}
-	accountID, phc, err := s.db.Read().DashboardUser(ctx, e)
+	accountID, phc, err := s.DB.Read().DashboardUser(ctx, e)
 	if err != nil && apperr.KindOf(err) != apperr.NotFound {
 		return "", err
 	}
@@ -198,9 +198,9 @@ func (s *Service) DashboardSignIn(ctx context.Context, email, password string) (
 	if !h.matches(password) || !known {
 		return "", fail
 	}
-	id, ws := newWebSession(account.WebDashboard, e, accountID, s.clock.Now())
+	id, ws := newWebSession(account.WebDashboard, e, accountID, s.Clock.Now())
 	ws.Credential = store.PasswordFingerprint(phc)
-	return id, s.db.WriteClaimed(ctx, idempotency.ClaimOf(ctx), func(q Queries) error { return q.InsertWebSession(ctx, ws) })
+	return id, s.DB.WriteClaimed(ctx, idempotency.ClaimOf(ctx), func(q Queries) error { return q.InsertWebSession(ctx, ws) })
 }
 
 // dummyHash is checked when the address is unknown, so the answer takes

@@ -146,10 +146,10 @@ func (s *Service) OperatorSignIn(ctx context.Context, c *OperatorCredentials, us
 		return "", apperr.Wrap(op, err)
 	}
 	id := base64.RawURLEncoding.EncodeToString(raw)
-	now := s.clock.Now()
+	now := s.Clock.Now()
 	ws := account.WebSession{IDHash: WebSessionHash(id), Kind: account.WebOperator, Subject: c.User, CreatedAt: now, ExpiresAt: now.Add(WebSessionTTL),
 		Credential: c.Fingerprint()}
-	return id, s.db.WriteClaimed(ctx, idempotency.ClaimOf(ctx), func(q Queries) error { return q.InsertWebSession(ctx, ws) })
+	return id, s.DB.WriteClaimed(ctx, idempotency.ClaimOf(ctx), func(q Queries) error { return q.InsertWebSession(ctx, ws) })
 }
 
 // OperatorSession returns the operator's live console session with id:

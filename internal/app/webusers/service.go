@@ -12,6 +12,7 @@ import (
 	"time"
 
 	"github.com/farebox/farebox/internal/account"
+	"github.com/farebox/farebox/internal/app/kit"
 	"github.com/farebox/farebox/internal/clock"
 	"github.com/farebox/farebox/internal/ident"
 )
@@ -46,19 +47,11 @@ type DB interface {
 
 // Service holds the use cases of the web users and sessions.
 type Service struct {
-	db    DB
-	clock clock.Clock
-	ids   ident.Prefix
+	kit.Base[DB]
 }
 
 // New returns the web users of db; c is the service clock (nil: the
 // system clock), ids the id prefix.
 func New(db DB, c clock.Clock, ids ident.Prefix) *Service {
-	if c == nil {
-		c = clock.System{}
-	}
-	if ids == "" {
-		ids = "farebox"
-	}
-	return &Service{db: db, clock: c, ids: ids}
+	return &Service{Base: kit.NewBase(db, c, ids)}
 }

@@ -48,8 +48,8 @@ func (s *Service) SetWebFlash(ctx context.Context, sessionID, notice string) err
 	nonce := make([]byte, gcm.NonceSize())
 	_, _ = rand.Read(nonce)
 	sealed := base64.RawStdEncoding.EncodeToString(gcm.Seal(nonce, nonce, []byte(notice), []byte(WebSessionHash(sessionID))))
-	return s.db.Write(ctx, func(q Queries) error {
-		return q.SetWebSessionFlash(ctx, WebSessionHash(sessionID), sealed, s.clock.Now())
+	return s.DB.Write(ctx, func(q Queries) error {
+		return q.SetWebSessionFlash(ctx, WebSessionHash(sessionID), sealed, s.Clock.Now())
 	})
 }
 
@@ -57,7 +57,7 @@ func (s *Service) SetWebFlash(ctx context.Context, sessionID, notice string) err
 // next page (a reload) shows it no more. "" when there is none.
 func (s *Service) TakeWebFlash(ctx context.Context, sessionID string) (string, error) {
 	var sealed string
-	err := s.db.Write(ctx, func(q Queries) (err error) {
+	err := s.DB.Write(ctx, func(q Queries) (err error) {
 		sealed, err = q.TakeWebSessionFlash(ctx, WebSessionHash(sessionID))
 		return
 	})
@@ -92,12 +92,12 @@ func (s *Service) WebSession(ctx context.Context, id string) (account.WebSession
 	if id == "" || len(id) > 100 {
 		return account.WebSession{}, apperr.NotFoundf("app.WebSession", CodeNotFound)
 	}
-	return s.db.Read().WebSession(ctx, WebSessionHash(id), s.clock.Now())
+	return s.DB.Read().WebSession(ctx, WebSessionHash(id), s.Clock.Now())
 }
 
 // SignOut ends the session with id.
 func (s *Service) SignOut(ctx context.Context, id string) error {
-	return s.db.WriteClaimed(ctx, idempotency.ClaimOf(ctx), func(q Queries) error { return q.DeleteWebSession(ctx, WebSessionHash(id)) })
+	return s.DB.WriteClaimed(ctx, idempotency.ClaimOf(ctx), func(q Queries) error { return q.DeleteWebSession(ctx, WebSessionHash(id)) })
 }
 
 // WebSession is a signed-in person on the web pages; WebOperator is the
