@@ -57,15 +57,15 @@ func writeRT(t testing.TB, path string, m *gtfsrt.FeedMessage) {
 
 // serveCaltrainRealtime wires d with the Caltrain feed (platform codes
 // set) and its realtime read from rtFile, which it writes with m first,
-// polled every 20 ms: it waits for the first realtime snapshot and gives d
+// polled every interval: it waits for the first realtime snapshot and gives d
 // the service, its session key and readiness.
-func serveCaltrainRealtime(t testing.TB, d *httpapi.Deps, rtFile string, m *gtfsrt.FeedMessage) *transit.Service {
+func serveCaltrainRealtime(t testing.TB, d *httpapi.Deps, rtFile string, m *gtfsrt.FeedMessage, interval time.Duration) *transit.Service {
 	ctx := context.Background()
 	writeRT(t, rtFile, m)
 	if _, err := d.Feeds.Import(ctx, transit.Import{FeedID: "caltrain", SourceName: "caltrain-2023.zip", Feed: caltrainWithPlatforms(t)}); err != nil {
 		panic(err)
 	}
-	tr := d.Feeds.Serve(transit.Options{Realtime: map[string]string{"caltrain": rtFile}, RealtimeInterval: 20 * time.Millisecond})
+	tr := d.Feeds.Serve(transit.Options{Realtime: map[string]string{"caltrain": rtFile}, RealtimeInterval: interval})
 	if err := tr.Refresh(ctx); err != nil {
 		t.Fatal(err)
 	}
@@ -106,7 +106,7 @@ func TestExtraTripsHTTP(t *testing.T) {
 	engines := map[*app.App]engineRT{} // the engines run in parallel
 	opts := apitest.Options{Now: rtNow, Configure: func(d *httpapi.Deps) {
 		rtFile := filepath.Join(t.TempDir(), "caltrain-extra.pb")
-		tr := serveCaltrainRealtime(t, d, rtFile, testtool.CaltrainExtraTrips(t))
+		tr := serveCaltrainRealtime(t, d, rtFile, testtool.CaltrainExtraTrips(t), 20*time.Millisecond)
 		mu.Lock()
 		engines[d.App] = engineRT{rtFile, tr}
 		mu.Unlock()
@@ -213,7 +213,10 @@ func TestPlatformBoardsAndLateTrainsHTTP(t *testing.T) {
 		testtool.TripDelay{TripID: "408", StartDate: "20231107", Delay: 45 * 60},
 		testtool.TripDelay{TripID: "122", StartDate: "20231107", Delay: 120 * 60})...)
 	opts := apitest.Options{Now: rtNow, Configure: func(d *httpapi.Deps) {
-		serveCaltrainRealtime(t, d, filepath.Join(t.TempDir(), "caltrain-platforms-late.pb"), msg)
+		// The feed never changes: one poll, so that no new snapshot (and
+		// with it a new board identity) lands between the requests below
+		// that expect the stored gzip copy of one board.
+		serveCaltrainRealtime(t, d, filepath.Join(t.TempDir(), "caltrain-platforms-late.pb"), msg, time.Hour)
 	}}
 	apitest.ForEachEngine(t, opts, func(t *testing.T, e *apitest.Env) {
 		pst := time.FixedZone("PST", -8*3600)
