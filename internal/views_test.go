@@ -65,12 +65,6 @@ var transportViewOffenders = map[string]bool{
 	"ticketing.go reads ticketing.Coupon.Environment":                                            true,
 	"ticketing.go reads ticketing.Order.Coupons":                                                 true,
 	"ticketing.go reads ticketing.Order.Environment":                                             true,
-	"transit.go passes []departure.Station (departure.Station)":                                  true,
-	"transit.go passes departure.Attribution (departure.Attribution)":                            true,
-	"transit.go passes departure.Station (departure.Station)":                                    true,
-	"transit.go passes departure.Trip (departure.Trip)":                                          true,
-	"transit.go reads departure.MapTile.Gzip":                                                    true,
-	"transit.go reads departure.MapTile.Raw":                                                     true,
 }
 
 // TestTransportUsesViews type-checks the transport's non-test files and
