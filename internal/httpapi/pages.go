@@ -472,7 +472,7 @@ func (s *Server) adminFeeds(w http.ResponseWriter, r *http.Request) error {
 type jobsView struct {
 	State  string
 	States []stateCount
-	Jobs   any
+	Jobs   []console.AdminJob
 }
 
 type stateCount struct {

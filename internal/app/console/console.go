@@ -126,9 +126,20 @@ func (s *Service) Catalog() []AdminProduct {
 // AdminJobLimit is how many jobs the console lists.
 const AdminJobLimit = 200
 
+// AdminJob is a job as the console lists it.
+type AdminJob struct {
+	ID          int64
+	Kind        string
+	State       string
+	Attempts    int
+	MaxAttempts int
+	RunAt       time.Time
+	LastError   string // "" when the job has not failed
+}
+
 // Jobs lists the newest jobs in state ("" for all) and the count of
 // jobs per state.
-func (s *Service) Jobs(ctx context.Context, state string) ([]jobs.Record, map[string]int, error) {
+func (s *Service) Jobs(ctx context.Context, state string) ([]AdminJob, map[string]int, error) {
 	switch state {
 	case "", jobs.StateReady, jobs.StateRunning, jobs.StateDone, jobs.StateDead:
 	default:
@@ -140,7 +151,14 @@ func (s *Service) Jobs(ctx context.Context, state string) ([]jobs.Record, map[st
 		return nil, nil, err
 	}
 	counts, err := q.JobStates(ctx)
-	return list, counts, err
+	out := make([]AdminJob, len(list))
+	for i, j := range list {
+		out[i] = AdminJob{ID: j.ID, Kind: j.Kind, State: j.State, Attempts: j.Attempts, MaxAttempts: j.MaxAttempts, RunAt: j.RunAt}
+		if j.LastError != nil {
+			out[i].LastError = *j.LastError
+		}
+	}
+	return out, counts, err
 }
 
 // RetryDeadJob makes the dead job id ready to run again now.
