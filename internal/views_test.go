@@ -26,8 +26,6 @@ var transportViewOffenders = map[string]bool{
 	"app.CouponJSON.Product is an interface":                                                     true,
 	"app.ticketJSON.Area is an interface":                                                        true,
 	"app.ticketJSON.Product is an interface":                                                     true,
-	"dashboard.go passes []account.DashboardUser (account.DashboardUser)":                        true,
-	"dashboard.go passes []account.Key (account.Key)":                                            true,
 	"dashboard.go reads account.WebSession.Kind":                                                 true,
 	"pages.go passes httpapi.accountsView (account.Account, account.DashboardUser, account.Key)": true,
 	"pages.go passes httpapi.couponView (schema.Form)":                                           true,
