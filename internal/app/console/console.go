@@ -59,12 +59,23 @@ func New(db DB, c clock.Clock, cat func() *catalog.Index, notify func()) *Servic
 
 // AdminAccount is an account with its keys and restricted-product grants.
 type AdminAccount struct {
-	account.Account
-	Keys   []account.Key
-	Grants []string
-	// Users are the account's dashboard users.
-	Users []account.DashboardUser
+	ID, Name  string
+	CreatedAt time.Time
+	Keys      []AdminKey
+	Grants    []string
+	// Users are the e-mail addresses of the account's dashboard users.
+	Users []AdminUser
 }
+
+// AdminKey is an API key on the console: never its secret.
+type AdminKey struct {
+	AccountID, Prefix, Environment string
+	CreatedAt                      time.Time
+	RevokedAt                      *time.Time // nil while the key works
+}
+
+// AdminUser is a dashboard user on the console.
+type AdminUser struct{ Email string }
 
 // Accounts lists every account for the console.
 func (s *Service) Accounts(ctx context.Context) ([]AdminAccount, error) {
@@ -75,12 +86,20 @@ func (s *Service) Accounts(ctx context.Context) ([]AdminAccount, error) {
 	}
 	out := make([]AdminAccount, 0, len(accs))
 	for _, acc := range accs {
-		x := AdminAccount{Account: acc}
-		if x.Keys, err = q.Keys(ctx, acc.ID); err != nil {
+		x := AdminAccount{ID: acc.ID, Name: acc.Name, CreatedAt: acc.CreatedAt}
+		keys, err := q.Keys(ctx, acc.ID)
+		if err != nil {
 			return nil, err
 		}
-		if x.Users, err = q.DashboardUsers(ctx, acc.ID); err != nil {
+		for _, k := range keys {
+			x.Keys = append(x.Keys, AdminKey{AccountID: k.AccountID, Prefix: k.Prefix, Environment: string(k.Environment), CreatedAt: k.CreatedAt, RevokedAt: k.RevokedAt})
+		}
+		users, err := q.DashboardUsers(ctx, acc.ID)
+		if err != nil {
 			return nil, err
+		}
+		for _, u := range users {
+			x.Users = append(x.Users, AdminUser{u.Email})
 		}
 		g, err := q.Grants(ctx, acc.ID)
 		if err != nil {
