@@ -44,6 +44,13 @@ type Activation struct {
 	Coupon    ticketing.Coupon
 }
 
+// CouponID is the activated coupon's id.
+func (a Activation) CouponID() string { return a.Coupon.ID }
+
+// Environment is the environment of the activated coupon (live or test),
+// the label of the transport's activation metrics.
+func (a Activation) Environment() string { return string(a.Coupon.Environment) }
+
 // ActivateCoupon turns a coupon into a ticket, or a subscription coupon's
 // next ordered cycle into a ticket (reactivation). It is idempotent: the
 // same medium activating the same coupon again yields the same ticket id;

@@ -141,14 +141,14 @@ func (a *App) SearchByCoordinates(ctx context.Context, p account.Principal, lat,
 }
 
 // SearchByBoundingBox returns the products of the areas intersecting the box.
-func (a *App) SearchByBoundingBox(ctx context.Context, p account.Principal, box catalog.Rect) ([]*catalog.Product, error) {
+func (a *App) SearchByBoundingBox(ctx context.Context, p account.Principal, box Rect) ([]*catalog.Product, error) {
 	if box.MinLat > box.MaxLat || box.MinLon > box.MaxLon {
 		return nil, apperr.Param("catalog.search", "min_latitude", "the box's minimum must not exceed its maximum")
 	}
 	if math.Abs(box.MaxLat-box.MinLat) > 10 || math.Abs(box.MaxLon-box.MinLon) > 15 {
 		return nil, apperr.Param("catalog.search", "max_latitude", "the box may span at most 10° of latitude and 15° of longitude")
 	}
-	return a.search(ctx, p, a.Catalog().ByBox(box))
+	return a.search(ctx, p, a.Catalog().ByBox(catalog.Rect(box)))
 }
 
 func (a *App) search(ctx context.Context, p account.Principal, areas []*catalog.AreaEntry) ([]*catalog.Product, error) {

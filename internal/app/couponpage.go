@@ -32,13 +32,58 @@ type CouponPage struct {
 	Activatable      bool
 	Earliest, Latest time.Time
 	// Form holds the inputs built from the product's schemas.
-	Form schema.Form
+	Form PageForm
 	// Ticket is the coupon's newest ticket (the current month's for a
 	// subscription), nil before activation.
 	Ticket *PageTicket
 	// Renewable: a subscription's next cycle is ordered and can be
 	// activated now (by the newest ticket's reactivation key).
 	Renewable bool
+}
+
+// PageForm is the activation form of the traveller page: the
+// identification medium's alternatives and the tariff settings' fields.
+type PageForm struct {
+	Options []PageFormOption
+	Tariff  []PageFormField
+}
+
+// PageFormOption is one alternative of the identification medium.
+type PageFormOption struct {
+	Name   string // the option key, e.g. photo_id_lite
+	Title  string
+	Fields []PageFormField
+}
+
+// PageFormField is one text input.
+type PageFormField struct {
+	Name      string
+	Title     string
+	Format    string // "date", "phone", …
+	Pattern   string
+	MinLength int
+	MaxLength int
+	Enum      []string
+	Example   string
+	Required  bool
+}
+
+func pageForm(f schema.Form) PageForm {
+	fields := func(in []schema.FormField) []PageFormField {
+		if in == nil {
+			return nil
+		}
+		out := make([]PageFormField, len(in))
+		for i, x := range in {
+			out[i] = PageFormField(x)
+		}
+		return out
+	}
+	out := PageForm{Tariff: fields(f.Tariff)}
+	for _, o := range f.Options {
+		out.Options = append(out.Options, PageFormOption{Name: o.Name, Title: o.Title, Fields: fields(o.Fields)})
+	}
+	return out
 }
 
 // PageTicket is a ticket as the traveller page lists it.
@@ -63,9 +108,11 @@ func (a *App) CouponPage(ctx context.Context, w *Wallets, id string) (CouponPage
 		AreaName: d.Area.Name, Test: d.Coupon.Environment == account.Test, Activated: d.Coupon.Activated,
 		Earliest: d.Window.Earliest.In(a.Loc), Latest: d.Window.Latest.In(a.Loc)}
 	p.Activatable = !d.Coupon.Activated && d.Coupon.RestoredCouponID == nil && !now.After(d.Window.Latest)
-	if p.Form, err = schema.FormOf(d.Product.IdentificationMediumSchema, d.Product.TariffSettingsSchema); err != nil {
+	form, err := schema.FormOf(d.Product.IdentificationMediumSchema, d.Product.TariffSettingsSchema)
+	if err != nil {
 		return p, apperr.E(op, apperr.Internal, CodeCatalogInvalid, err.Error())
 	}
+	p.Form = pageForm(form)
 	newest, err := newestTicket(ctx, q, id)
 	if err != nil || newest == nil {
 		return p, err

@@ -200,6 +200,24 @@ type TicketDetails struct {
 	Valid bool
 }
 
+// TicketSummary is what the dashboard's ticket list shows of a ticket.
+type TicketSummary struct {
+	TicketID, CouponID    string
+	ProductName           string // the product's local ticket name, "" without a product
+	Valid                 bool   // not invalidated, not restored away
+	ValidFrom, ValidUntil time.Time
+}
+
+// Summary is the dashboard's row of d.
+func (d TicketDetails) Summary() TicketSummary {
+	out := TicketSummary{TicketID: d.Ticket.ID, CouponID: d.Coupon.ID, Valid: d.Valid && d.Ticket.InvalidatedAt == nil,
+		ValidFrom: d.Ticket.ValidFrom, ValidUntil: d.Ticket.ValidUntil}
+	if d.Product != nil {
+		out.ProductName = d.Product.LocalTicketName
+	}
+	return out
+}
+
 // Ticket returns a ticket by id; the id is the credential.
 func (a *App) Ticket(ctx context.Context, id string) (TicketDetails, error) {
 	return a.ticketDetailsOf(ctx, a.store.Read(), id)

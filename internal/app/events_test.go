@@ -248,7 +248,7 @@ func TestEventsOfEveryChange(t *testing.T) {
 			t.Fatal(err)
 		}
 		log.expect(t, wantEvent{event.InvoiceFilesReady, inv.ID, invoice(inv.ID)})
-		if _, _, err := b.app.Download(b.ctx, inv.ID, inv.Identifier, app.FormatPDF); err != nil {
+		if _, err := b.app.Download(b.ctx, inv.ID, inv.Identifier, app.FormatPDF); err != nil {
 			t.Fatal(err)
 		}
 		log.expect(t)
@@ -295,7 +295,7 @@ func TestEventsOfEveryChange(t *testing.T) {
 		}
 		inv2 := b.invoice(t, b.live, item2, ecust.ID)
 		log.next(t)
-		if _, _, err := b.app.Download(b.ctx, inv2.ID, inv2.Identifier, app.FormatPDF); err != nil {
+		if _, err := b.app.Download(b.ctx, inv2.ID, inv2.Identifier, app.FormatPDF); err != nil {
 			t.Fatal(err)
 		}
 		log.expect(t)

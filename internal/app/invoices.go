@@ -570,7 +570,24 @@ const (
 // XML still being generated is apperr.Accepted (202). The PDF is never
 // pending: the interface makes it available with the invoice, so a PDF the
 // job has not stored yet is rendered here (ensurePDF).
-func (a *App) Download(ctx context.Context, invoiceID, identifier, format string) (invoicing.Invoice, invoicing.File, error) {
+func (a *App) Download(ctx context.Context, invoiceID, identifier, format string) (DocumentFile, error) {
+	inv, f, err := a.documentFile(ctx, invoiceID, identifier, format)
+	if err != nil {
+		return DocumentFile{}, err
+	}
+	return DocumentFile{Name: inv.Number, ContentType: f.ContentType, Body: f.Body}, nil
+}
+
+// DocumentFile is a generated file of an invoice document as a download
+// answers it.
+type DocumentFile struct {
+	Name        string // the document number: the attachment's name before its extension
+	ContentType string
+	Body        []byte
+}
+
+// documentFile is Download's document and its stored (or rendered) file.
+func (a *App) documentFile(ctx context.Context, invoiceID, identifier, format string) (invoicing.Invoice, invoicing.File, error) {
 	const op = "app.Download"
 	q := a.store.Read()
 	inv, err := q.InvoiceByID(ctx, invoiceID)

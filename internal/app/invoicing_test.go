@@ -115,11 +115,11 @@ func TestSplitInvoices(t *testing.T) {
 		// The file job is queued, not run: the PDF is there all the same,
 		// rendered on the first download (issue 14: the PDF is there when
 		// the invoice is).
-		_, pdfFile, err := b.app.Download(b.ctx, toAnna.ID, toAnna.Identifier, app.FormatPDF)
+		pdfFile, err := b.app.Download(b.ctx, toAnna.ID, toAnna.Identifier, app.FormatPDF)
 		if err != nil || !bytes.HasPrefix(pdfFile.Body, []byte("%PDF-")) {
 			t.Fatalf("PDF before the job ran: %v, %.10q", err, pdfFile.Body)
 		}
-		_, _, err = b.app.Download(b.ctx, toAnna.ID, "00000000000000000000000000000000", app.FormatPDF)
+		_, err = b.app.Download(b.ctx, toAnna.ID, "00000000000000000000000000000000", app.FormatPDF)
 		wantErr(t, err, apperr.NotFound, "not_found")
 
 		// The cancellation takes the next invoice number and frees Anna's share.

@@ -11,11 +11,11 @@ import (
 )
 
 type CustomerJSON struct {
-	ID                  string                `json:"id"`
-	AddressLines        []string              `json:"address_lines"`
-	ElectronicInvoicing *invoicing.Electronic `json:"electronic_invoicing"`
-	Environment         string                `json:"environment"`
-	CreatedAt           string                `json:"created_at"`
+	ID                  string          `json:"id"`
+	AddressLines        []string        `json:"address_lines"`
+	ElectronicInvoicing *ElectronicJSON `json:"electronic_invoicing"`
+	Environment         string          `json:"environment"`
+	CreatedAt           string          `json:"created_at"`
 }
 
 func customerView(c invoicing.Customer) CustomerJSON {
@@ -24,8 +24,51 @@ func customerView(c invoicing.Customer) CustomerJSON {
 		// values in the same shape (docs/privacy.md).
 		c.AddressLines, c.Electronic = []string{retention.ErasedName}, nil
 	}
-	return CustomerJSON{ID: c.ID, AddressLines: c.AddressLines, ElectronicInvoicing: c.Electronic,
+	return CustomerJSON{ID: c.ID, AddressLines: c.AddressLines, ElectronicInvoicing: electronicView(c.Electronic),
 		Environment: string(c.Environment), CreatedAt: clock.Timestamp(c.CreatedAt)}
+}
+
+// ElectronicJSON is a customer's electronic_invoicing (XRechnung buyer data).
+type ElectronicJSON struct {
+	ElectronicAddress         string                `json:"electronic_address"`
+	ElectronicAddressSchemeID string                `json:"electronic_address_scheme_id"`
+	BuyerReference            string                `json:"buyer_reference"`
+	Address                   electronicAddressJSON `json:"address"`
+}
+
+type electronicAddressJSON struct {
+	Name                   string  `json:"name"`
+	StreetWithNumber       string  `json:"street_with_number"`
+	PostalCode             string  `json:"postal_code"`
+	City                   string  `json:"city"`
+	CountryCode            string  `json:"country_code"`
+	AdditionAddressLineOne *string `json:"addition_address_line_one,omitempty"`
+	AdditionAddressLineTwo *string `json:"addition_address_line_two,omitempty"`
+}
+
+func electronicView(e *invoicing.Electronic) *ElectronicJSON {
+	if e == nil {
+		return nil
+	}
+	return &ElectronicJSON{ElectronicAddress: e.ElectronicAddress, ElectronicAddressSchemeID: e.ElectronicAddressSchemeID,
+		BuyerReference: e.BuyerReference, Address: electronicAddressJSON(e.Address)}
+}
+
+type shareJSON struct {
+	CustomerID    string      `json:"customer_id"`
+	AmountInCents money.Cents `json:"amount_in_cents"`
+}
+
+// sharesView keeps an absent split absent (null).
+func sharesView(in []invoicing.Share) []shareJSON {
+	if in == nil {
+		return nil
+	}
+	out := make([]shareJSON, len(in))
+	for i, s := range in {
+		out[i] = shareJSON(s)
+	}
+	return out
 }
 
 type invoicedForJSON struct {
@@ -45,7 +88,7 @@ type billableItemJSON struct {
 	SubscriptionID        *string           `json:"subscription_id"`
 	SubscriptionCycleID   *string           `json:"subscription_cycle_id"`
 	CustomerID            *string           `json:"customer_id"`
-	Split                 []invoicing.Share `json:"split"`
+	Split                 []shareJSON       `json:"split"`
 	BillablableCollection *string           `json:"billablable_collection_id"`
 	InvoicedFor           []invoicedForJSON `json:"invoiced_for"`
 	Environment           string            `json:"environment"`
@@ -54,7 +97,7 @@ type billableItemJSON struct {
 func billableItemView(v BillableItemView) billableItemJSON {
 	out := billableItemJSON{ID: v.ID, Description: v.Description, ProductID: v.ProductID, AmountInCents: v.AmountCents,
 		Currency: v.Currency, VATRateBP: v.VATRateBP, OrderedAt: clock.Timestamp(v.OrderedAt), CouponID: v.CouponID,
-		SubscriptionID: v.SubscriptionID, SubscriptionCycleID: v.CycleID, CustomerID: v.CustomerID, Split: v.Split,
+		SubscriptionID: v.SubscriptionID, SubscriptionCycleID: v.CycleID, CustomerID: v.CustomerID, Split: sharesView(v.Split),
 		BillablableCollection: v.CollectionID, InvoicedFor: []invoicedForJSON{}, Environment: string(v.Environment)}
 	// Deterministic order: by customer key.
 	keys := make([]string, 0, len(v.Invoiced))

@@ -44,13 +44,12 @@ func (a *App) PlaceOrder(ctx context.Context, p account.Principal, req OrderRequ
 // PlaceOrderResponse is PlaceOrder answering with the new order in the
 // shape of API version, with its restore secret (the POST's answer),
 // made from the values just written: nothing is read back.
-func (a *App) PlaceOrderResponse(ctx context.Context, p account.Principal, req OrderRequest, version int) (OrderJSON, ticketing.Order, error) {
+func (a *App) PlaceOrderResponse(ctx context.Context, p account.Principal, req OrderRequest, version int) (OrderJSON, error) {
 	n, err := a.placeOrder(ctx, p, req)
 	if err != nil {
-		return OrderJSON{}, ticketing.Order{}, err
+		return OrderJSON{}, err
 	}
-	out, err := a.orderView(ctx, a.store.Read(), n.order, n.known(), version, true)
-	return out, n.order, err
+	return a.orderView(ctx, a.store.Read(), n.order, n.known(), version, true)
 }
 
 func (a *App) placeOrder(ctx context.Context, p account.Principal, req OrderRequest) (placedOrder, error) {

@@ -24,9 +24,10 @@ type (
 	CustomerInput = invoicing.CustomerInput
 	// InvoiceTexts are the optional texts of an invoice.
 	InvoiceTexts = invoicedoc.Texts
-	// Rect is a bounding box of coordinates.
-	Rect = catalog.Rect
 )
+
+// Rect is the bounding box of a product search, in degrees.
+type Rect struct{ MinLon, MinLat, MaxLon, MaxLat float64 }
 
 // ProductResponse is a Product.
 func ProductResponse(p *catalog.Product) productJSON { return productView(p) }

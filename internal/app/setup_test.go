@@ -315,7 +315,7 @@ func TestUsage(t *testing.T) {
 		if err != nil {
 			t.Fatal(err)
 		}
-		want := []usage.Row{
+		want := []billing.UsageRow{
 			{AccountID: b.live.AccountID, Day: "2026-06-14", Endpoint: "POST /v9/ticketing/orders.json", Counted: 1},
 			{AccountID: b.live.AccountID, Day: "2026-06-15", Endpoint: "POST /v9/ticketing/orders.json", Counted: 1, Uncounted: 1},
 		}

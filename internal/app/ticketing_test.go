@@ -337,11 +337,11 @@ func TestPlaceOrderResponseIsTheStoredOrder(t *testing.T) {
 	eachEngine(t, func(t *testing.T, b *testBundle) {
 		req := app.OrderRequest{ProductIDs: []string{b.product(t, monthly).ID, b.product(t, singleBerlin).ID}}
 		for version := 1; version <= 9; version++ {
-			placed, o, err := b.app.PlaceOrderResponse(b.ctx, b.live, req, version)
+			placed, err := b.app.PlaceOrderResponse(b.ctx, b.live, req, version)
 			if err != nil {
 				t.Fatal(err)
 			}
-			stored, err := b.app.Order(b.ctx, b.live, o.ID)
+			stored, err := b.app.Order(b.ctx, b.live, placed.OrderID)
 			if err != nil {
 				t.Fatal(err)
 			}

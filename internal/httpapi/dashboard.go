@@ -387,17 +387,13 @@ func (s *Server) dashTickets(w http.ResponseWriter, r *http.Request) error {
 		States: []string{"", "valid", "invalidated"}, State: st}
 	list, err := s.app.Tickets(r.Context(), dashPrincipal(r), app.TicketsRequest{ListRequest: listRequest(r), State: st})
 	return dashList(s, w, r, "tickets", v, list, err, func(d app.TicketDetails) ([]cell, string) {
-		t := d.Ticket
-		name := ""
-		if d.Product != nil {
-			name = d.Product.LocalTicketName
-		}
+		t := d.Summary()
 		status := web.T(l, "dash.valid")
-		if !d.Valid || t.InvalidatedAt != nil {
+		if !t.Valid {
 			status = web.T(l, "dash.invalid")
 		}
-		return []cell{{Text: t.ID, Mono: true}, {Text: d.Coupon.ID, Href: "/c/" + d.Coupon.ID, Mono: true},
-			{Text: name}, {Text: s.ts(l, t.ValidFrom) + " – " + s.ts(l, t.ValidUntil)}, {Text: status}}, t.ID
+		return []cell{{Text: t.TicketID, Mono: true}, {Text: t.CouponID, Href: "/c/" + t.CouponID, Mono: true},
+			{Text: t.ProductName}, {Text: s.ts(l, t.ValidFrom) + " – " + s.ts(l, t.ValidUntil)}, {Text: status}}, t.TicketID
 	})
 }
 

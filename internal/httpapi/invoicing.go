@@ -128,8 +128,9 @@ func (s *Server) createInvoice(w http.ResponseWriter, r *http.Request) error {
 	if err != nil {
 		return err
 	}
-	s.Metrics.Event("invoice_issued", string(inv.Environment), 1)
-	writeJSON(w, http.StatusCreated, s.app.InvoiceResponse(inv))
+	out := s.app.InvoiceResponse(inv)
+	s.Metrics.Event("invoice_issued", out.Environment, 1)
+	writeJSON(w, http.StatusCreated, out)
 	return nil
 }
 
@@ -162,8 +163,9 @@ func (s *Server) invoiceAction(w http.ResponseWriter, r *http.Request, event str
 	if err != nil {
 		return err
 	}
-	s.Metrics.Event(event, string(inv.Environment), 1)
-	writeJSON(w, http.StatusCreated, s.app.InvoiceResponse(inv))
+	out := s.app.InvoiceResponse(inv)
+	s.Metrics.Event(event, out.Environment, 1)
+	writeJSON(w, http.StatusCreated, out)
 	return nil
 }
 
@@ -178,8 +180,9 @@ func (s *Server) collectionPaymentNotice(w http.ResponseWriter, r *http.Request)
 	if err != nil {
 		return err
 	}
-	s.Metrics.Event("payment_notice_issued", string(inv.Environment), 1)
-	writeJSON(w, http.StatusCreated, s.app.InvoiceResponse(inv))
+	out := s.app.InvoiceResponse(inv)
+	s.Metrics.Event("payment_notice_issued", out.Environment, 1)
+	writeJSON(w, http.StatusCreated, out)
 	return nil
 }
 
@@ -187,13 +190,13 @@ func (s *Server) collectionPaymentNotice(w http.ResponseWriter, r *http.Request)
 // document number; the identifier in the path is the credential.
 func (s *Server) download(format, ext string) handlerFunc {
 	return func(w http.ResponseWriter, r *http.Request) error {
-		inv, f, err := s.app.Download(r.Context(), r.PathValue("invoice_id"), r.PathValue("identifier"), format)
+		f, err := s.app.Download(r.Context(), r.PathValue("invoice_id"), r.PathValue("identifier"), format)
 		if err != nil {
 			return err
 		}
 		h := w.Header()
 		h.Set("Content-Type", f.ContentType)
-		h.Set("Content-Disposition", `attachment; filename="`+inv.Number+ext+`"`)
+		h.Set("Content-Disposition", `attachment; filename="`+f.Name+ext+`"`)
 		h.Set("Cache-Control", "private, max-age=3600")
 		h.Set("X-Content-Type-Options", "nosniff")
 		w.WriteHeader(http.StatusOK)

@@ -258,8 +258,8 @@ func (s *Server) couponActivate(w http.ResponseWriter, r *http.Request) error {
 		if r.PostForm.Get("renew") != "" {
 			event = "subscription_reactivated"
 		}
-		s.Metrics.Event(event, string(res.Coupon.Environment), 1)
-		http.Redirect(w, r, "/c/"+res.Coupon.ID, http.StatusSeeOther)
+		s.Metrics.Event(event, res.Environment(), 1)
+		http.Redirect(w, r, "/c/"+res.CouponID(), http.StatusSeeOther)
 		return nil
 	}
 	switch k := apperr.KindOf(err); k {
@@ -472,7 +472,7 @@ func (s *Server) adminFeeds(w http.ResponseWriter, r *http.Request) error {
 type jobsView struct {
 	State  string
 	States []stateCount
-	Jobs   any
+	Jobs   []console.AdminJob
 }
 
 type stateCount struct {

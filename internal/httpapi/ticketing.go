@@ -26,13 +26,13 @@ func (s *Server) placeOrder(version int) handlerFunc {
 		if req.ProductIDs == nil {
 			return apperr.Validation("orders", CodeInvalidProductIDs, "/product_ids", "product_ids is required: an array of product ids")
 		}
-		out, o, err := s.app.PlaceOrderResponse(r.Context(), principalOf(r), app.OrderRequest{ProductIDs: req.ProductIDs,
+		out, err := s.app.PlaceOrderResponse(r.Context(), principalOf(r), app.OrderRequest{ProductIDs: req.ProductIDs,
 			OptionalOrderReference: req.OptionalOrderReference, TestClock: req.TestClock}, version)
 		if err != nil {
 			return err
 		}
-		s.Metrics.Event("order_placed", string(o.Environment), 1)
-		s.Metrics.Event("coupon_ordered", string(o.Environment), len(o.Coupons))
+		s.Metrics.Event("order_placed", out.Environment, 1)
+		s.Metrics.Event("coupon_ordered", out.Environment, len(out.Coupons))
 		return writeResult(w, http.StatusCreated, out, nil)
 	}
 }
@@ -80,7 +80,7 @@ func (s *Server) restoreOrder(version int) handlerFunc {
 		if err != nil {
 			return err
 		}
-		s.Metrics.Event("coupon_restored", string(o.Environment), len(coupons))
+		s.Metrics.Event("coupon_restored", out.Environment, len(coupons))
 		writeJSON(w, http.StatusCreated, out)
 		return nil
 	}
@@ -149,7 +149,7 @@ func (s *Server) activateCoupon(version int) handlerFunc {
 		if in.ReactivationKey != "" {
 			event = "subscription_reactivated"
 		}
-		s.Metrics.Event(event, string(res.Coupon.Environment), 1)
+		s.Metrics.Event(event, res.Environment(), 1)
 		writeJSON(w, http.StatusCreated, map[string]string{"ticket_id": res.TicketID})
 		return nil
 	}

@@ -269,8 +269,26 @@ func (s *Service) touchKey(ctx context.Context, id string) {
 }
 
 // DashboardKeys lists the account's keys of env, newest first.
-func (s *Service) DashboardKeys(ctx context.Context, accountID string, env account.Environment) ([]account.Key, error) {
-	return s.DB.Read().KeysOfEnvironment(ctx, accountID, env)
+func (s *Service) DashboardKeys(ctx context.Context, accountID string, env account.Environment) ([]DashboardKey, error) {
+	keys, err := s.DB.Read().KeysOfEnvironment(ctx, accountID, env)
+	if err != nil {
+		return nil, err
+	}
+	out := make([]DashboardKey, len(keys))
+	for i, k := range keys {
+		out[i] = DashboardKey{ID: k.ID, Prefix: k.Prefix, CreatedAt: k.CreatedAt, RevokedAt: k.RevokedAt, LastUsedAt: k.LastUsedAt}
+	}
+	return out, nil
+}
+
+// DashboardKey is an API key as the partner dashboard lists it: never its
+// secret, only the visible prefix.
+type DashboardKey struct {
+	ID         string
+	Prefix     string // e.g. fbx_live_AB12CD34
+	CreatedAt  time.Time
+	RevokedAt  *time.Time // nil while the key works
+	LastUsedAt *time.Time // to the minute; nil: never used
 }
 
 // RevokeDashboardKey revokes the key id of the account in env (NotFound

@@ -32,13 +32,37 @@ func days(op, from, to string) (f, t time.Time, err error) {
 	return f, t, nil
 }
 
+// UsageRow is the ledger's count of one account's requests to one
+// endpoint on one day, as the usage report and the `usage` command write
+// it.
+type UsageRow struct {
+	AccountID string `json:"account_id,omitempty"`
+	Day       string `json:"date"`
+	Endpoint  string `json:"endpoint"`
+	Counted   int64  `json:"counted"`
+	Uncounted int64  `json:"uncounted"` // every request not billed, refused ones included
+	Refused   int64  `json:"refused"`   // of those, refused by a rate limit (429)
+}
+
+func usageRows(rows []usage.Row) []UsageRow {
+	if rows == nil {
+		return nil
+	}
+	out := make([]UsageRow, len(rows))
+	for i, r := range rows {
+		out[i] = UsageRow(r)
+	}
+	return out
+}
+
 // Usage reports ledger counts by day and endpoint for days from..to
 // (YYYY-MM-DD, inclusive). accountID "" reports every account (operator).
-func (s *Service) Usage(ctx context.Context, accountID, from, to string) ([]usage.Row, error) {
+func (s *Service) Usage(ctx context.Context, accountID, from, to string) ([]UsageRow, error) {
 	if _, _, err := days("app.Usage", from, to); err != nil {
 		return nil, err
 	}
-	return s.db.UsageSummary(ctx, accountID, from, to)
+	rows, err := s.db.UsageSummary(ctx, accountID, from, to)
+	return usageRows(rows), err
 }
 
 // UsageGroup is one endpoint group's requests on one day.
@@ -59,7 +83,7 @@ type UsageReport struct {
 	From, To string
 	Days     []UsageDay // every day of the range, oldest first
 	Groups   []string   // the groups that occur, sorted
-	Rows     []usage.Row
+	Rows     []UsageRow
 	// Max is the largest day total (counted + uncounted), for the scale.
 	Max int64
 }
@@ -92,7 +116,7 @@ func (s *Service) DashboardUsage(ctx context.Context, accountID string, env acco
 	if err != nil {
 		return UsageReport{}, err
 	}
-	rep := UsageReport{From: from, To: to, Rows: rows}
+	rep := UsageReport{From: from, To: to, Rows: usageRows(rows)}
 	idx := map[string]int{}
 	for d := f; !d.After(t); d = d.AddDate(0, 0, 1) {
 		idx[d.Format(time.DateOnly)] = len(rep.Days)

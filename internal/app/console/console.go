@@ -60,12 +60,23 @@ func New(db DB, c clock.Clock, cat func() *catalog.Index, notify func()) *Servic
 
 // AdminAccount is an account with its keys and restricted-product grants.
 type AdminAccount struct {
-	account.Account
-	Keys   []account.Key
-	Grants []string
-	// Users are the account's dashboard users.
-	Users []account.DashboardUser
+	ID, Name  string
+	CreatedAt time.Time
+	Keys      []AdminKey
+	Grants    []string
+	// Users are the e-mail addresses of the account's dashboard users.
+	Users []AdminUser
 }
+
+// AdminKey is an API key on the console: never its secret.
+type AdminKey struct {
+	AccountID, Prefix, Environment string
+	CreatedAt                      time.Time
+	RevokedAt                      *time.Time // nil while the key works
+}
+
+// AdminUser is a dashboard user on the console.
+type AdminUser struct{ Email string }
 
 // Accounts lists every account for the console.
 func (s *Service) Accounts(ctx context.Context) ([]AdminAccount, error) {
@@ -76,12 +87,20 @@ func (s *Service) Accounts(ctx context.Context) ([]AdminAccount, error) {
 	}
 	out := make([]AdminAccount, 0, len(accs))
 	for _, acc := range accs {
-		x := AdminAccount{Account: acc}
-		if x.Keys, err = q.Keys(ctx, acc.ID); err != nil {
+		x := AdminAccount{ID: acc.ID, Name: acc.Name, CreatedAt: acc.CreatedAt}
+		keys, err := q.Keys(ctx, acc.ID)
+		if err != nil {
 			return nil, err
 		}
-		if x.Users, err = q.DashboardUsers(ctx, acc.ID); err != nil {
+		for _, k := range keys {
+			x.Keys = append(x.Keys, AdminKey{AccountID: k.AccountID, Prefix: k.Prefix, Environment: string(k.Environment), CreatedAt: k.CreatedAt, RevokedAt: k.RevokedAt})
+		}
+		users, err := q.DashboardUsers(ctx, acc.ID)
+		if err != nil {
 			return nil, err
+		}
+		for _, u := range users {
+			x.Users = append(x.Users, AdminUser{u.Email})
 		}
 		g, err := q.Grants(ctx, acc.ID)
 		if err != nil {
@@ -127,9 +146,20 @@ func (s *Service) Catalog() []AdminProduct {
 // AdminJobLimit is how many jobs the console lists.
 const AdminJobLimit = 200
 
+// AdminJob is a job as the console lists it.
+type AdminJob struct {
+	ID          int64
+	Kind        string
+	State       string
+	Attempts    int
+	MaxAttempts int
+	RunAt       time.Time
+	LastError   string // "" when the job has not failed
+}
+
 // Jobs lists the newest jobs in state ("" for all) and the count of
 // jobs per state.
-func (s *Service) Jobs(ctx context.Context, state string) ([]jobs.Record, map[string]int, error) {
+func (s *Service) Jobs(ctx context.Context, state string) ([]AdminJob, map[string]int, error) {
 	switch state {
 	case "", jobs.StateReady, jobs.StateRunning, jobs.StateDone, jobs.StateDead:
 	default:
@@ -141,7 +171,14 @@ func (s *Service) Jobs(ctx context.Context, state string) ([]jobs.Record, map[st
 		return nil, nil, err
 	}
 	counts, err := q.JobStates(ctx)
-	return list, counts, err
+	out := make([]AdminJob, len(list))
+	for i, j := range list {
+		out[i] = AdminJob{ID: j.ID, Kind: j.Kind, State: j.State, Attempts: j.Attempts, MaxAttempts: j.MaxAttempts, RunAt: j.RunAt}
+		if j.LastError != nil {
+			out[i].LastError = *j.LastError
+		}
+	}
+	return out, counts, err
 }
 
 // RetryDeadJob makes the dead job id ready to run again now.

@@ -51,7 +51,7 @@ func TestConsoleJobs(t *testing.T) {
 			t.Fatal(err)
 		}
 		list, counts, err := c.Jobs(ctx, jobs.StateReady)
-		if err != nil || len(list) != 1 || list[0].Payload != "Ω 東京" || counts[jobs.StateReady] != 1 {
+		if err != nil || len(list) != 1 || list[0].Kind != "console.test" || list[0].State != jobs.StateReady || list[0].LastError != "" || counts[jobs.StateReady] != 1 {
 			t.Fatalf("Jobs = %+v %v %v", list, counts, err)
 		}
 		if dead, _, err := c.Jobs(ctx, jobs.StateDead); err != nil || len(dead) != 0 {

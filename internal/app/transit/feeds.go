@@ -128,8 +128,19 @@ func (f *Feeds) Remove(ctx context.Context, id string) error {
 
 // AdminFeed is a GTFS feed with its realtime poller's status.
 type AdminFeed struct {
-	gtfs.FeedRecord
-	Realtime *realtime.Status
+	ID, SourceName, FeedVersion string
+	Version                     int64 // unique over all imports
+	UpdatedAt                   time.Time
+	Stops, Trips                int
+	RealtimeSource              string // "" without realtime
+	Realtime                    *AdminRealtime
+}
+
+// AdminRealtime is the state of a feed's realtime poller on the console.
+type AdminRealtime struct {
+	LastSuccess time.Time // zero if never
+	LastError   string    // "" after a success
+	Stale       bool      // the kept snapshot is too old (or there is none)
 }
 
 // Admin lists the stored feeds and, from the running index, the status of
@@ -145,9 +156,10 @@ func (f *Feeds) Admin(ctx context.Context, t *Service) ([]AdminFeed, error) {
 	}
 	out := make([]AdminFeed, 0, len(feeds))
 	for _, rec := range feeds {
-		x := AdminFeed{FeedRecord: rec}
+		x := AdminFeed{ID: rec.ID, SourceName: rec.SourceName, FeedVersion: rec.FeedVersion, Version: rec.Version,
+			UpdatedAt: rec.UpdatedAt, Stops: rec.Stops, Trips: rec.Trips, RealtimeSource: rec.RealtimeSource}
 		if s, ok := st[rec.ID]; ok {
-			x.Realtime = &s
+			x.Realtime = &AdminRealtime{LastSuccess: s.LastSuccess, LastError: s.LastError, Stale: s.Stale}
 		}
 		out = append(out, x)
 	}

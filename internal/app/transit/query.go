@@ -56,28 +56,30 @@ func (t *Service) Departures(stationID string, at time.Time, max int, acceptLang
 }
 
 // Trip is one run with its stops and the service alerts active now.
-func (t *Service) Trip(id, acceptLanguage string) (departure.Trip, error) {
+func (t *Service) Trip(id, acceptLanguage string) (Trip, error) {
 	ix, err := t.index()
 	if err != nil {
-		return departure.Trip{}, err
+		return Trip{}, err
 	}
-	return ix.TripLang(id, t.feeds.Clock.Now(), acceptLanguage)
+	trip, err := ix.TripLang(id, t.feeds.Clock.Now(), acceptLanguage)
+	return tripOf(trip), err
 }
 
 // FindTrip is the run leaving station from at dep and arriving at station
 // to at arr (lineName narrows it when several match).
-func (t *Service) FindTrip(from string, dep time.Time, to string, arr time.Time, lineName, acceptLanguage string) (departure.Trip, error) {
+func (t *Service) FindTrip(from string, dep time.Time, to string, arr time.Time, lineName, acceptLanguage string) (Trip, error) {
 	ix, err := t.index()
 	if err != nil {
-		return departure.Trip{}, err
+		return Trip{}, err
 	}
-	return ix.FindTripLang(from, dep, to, arr, lineName, t.feeds.Clock.Now(), acceptLanguage)
+	trip, err := ix.FindTripLang(from, dep, to, arr, lineName, t.feeds.Clock.Now(), acceptLanguage)
+	return tripOf(trip), err
 }
 
 // StationsByName ranks the stations matching query (accent- and
 // case-insensitive), biased towards (lat, lon) when near is set. The list
 // is never nil.
-func (t *Service) StationsByName(query string, near bool, lat, lon float64) ([]departure.Station, error) {
+func (t *Service) StationsByName(query string, near bool, lat, lon float64) ([]Station, error) {
 	ix, err := t.index()
 	if err != nil {
 		return nil, err
@@ -86,59 +88,55 @@ func (t *Service) StationsByName(query string, near bool, lat, lon float64) ([]d
 	if near {
 		pos = &departure.Position{Latitude: lat, Longitude: lon}
 	}
-	return nonNil(ix.SearchByName(query, pos, departure.DefaultSearchLimit)), nil
+	return stationsOf(ix.SearchByName(query, pos, departure.DefaultSearchLimit)), nil
 }
 
 // StationsByPosition lists the stations nearest to (lat, lon); never nil.
-func (t *Service) StationsByPosition(lat, lon float64) ([]departure.Station, error) {
+func (t *Service) StationsByPosition(lat, lon float64) ([]Station, error) {
 	ix, err := t.index()
 	if err != nil {
 		return nil, err
 	}
-	return nonNil(ix.SearchByPosition(lat, lon, departure.DefaultSearchLimit)), nil
+	return stationsOf(ix.SearchByPosition(lat, lon, departure.DefaultSearchLimit)), nil
 }
 
 // StationByID is one station by our id (byStopID false) or by a feed's own
 // stop_id.
-func (t *Service) StationByID(id string, byStopID bool) (departure.Station, error) {
+func (t *Service) StationByID(id string, byStopID bool) (Station, error) {
 	ix, err := t.index()
 	if err != nil {
-		return departure.Station{}, err
+		return Station{}, err
 	}
+	find := ix.StationByID
 	if byStopID {
-		return ix.StationByStopID(id)
+		find = ix.StationByStopID
 	}
-	return ix.StationByID(id)
+	st, err := find(id)
+	return stationOf(st), err
 }
 
 // Attributions names the agencies and data publishers of every feed.
-func (t *Service) Attributions() (departure.Attribution, error) {
+func (t *Service) Attributions() (Attribution, error) {
 	ix, err := t.index()
 	if err != nil {
-		return departure.Attribution{}, err
+		return Attribution{}, err
 	}
-	return ix.Attributions(), nil
-}
-
-func nonNil(st []departure.Station) []departure.Station {
-	if st == nil {
-		return []departure.Station{}
-	}
-	return st
+	return Attribution(ix.Attributions()), nil
 }
 
 // MapTile is tile z/x/y of the station map (transit false) or the transit
 // map: a Mapbox Vector Tile, plain and gzip-compressed, from the current
 // index's tile cache when it holds it (a feed reload replaces the index and
 // with it every cached tile).
-func (t *Service) MapTile(transit bool, z, x, y int64) (departure.MapTile, error) {
+func (t *Service) MapTile(transit bool, z, x, y int64) (Tile, error) {
 	ix, err := t.index()
 	if err != nil {
-		return departure.MapTile{}, err
+		return Tile{}, err
 	}
 	kind := departure.StationMap
 	if transit {
 		kind = departure.TransitMap
 	}
-	return ix.Tile(kind, z, x, y)
+	tile, err := ix.Tile(kind, z, x, y)
+	return Tile(tile), err
 }

@@ -142,8 +142,23 @@ func newWebSession(kind, subject, accountID string, now time.Time) (string, acco
 }
 
 // DashboardUsers lists the dashboard users of accountID, oldest first.
-func (s *Service) DashboardUsers(ctx context.Context, accountID string) ([]account.DashboardUser, error) {
-	return s.DB.Read().DashboardUsers(ctx, accountID)
+func (s *Service) DashboardUsers(ctx context.Context, accountID string) ([]DashboardUser, error) {
+	users, err := s.DB.Read().DashboardUsers(ctx, accountID)
+	if err != nil {
+		return nil, err
+	}
+	out := make([]DashboardUser, len(users))
+	for i, u := range users {
+		out[i] = DashboardUser{Email: u.Email, CreatedAt: u.CreatedAt}
+	}
+	return out, nil
+}
+
+// DashboardUser is a user of the partner dashboard as its user page lists
+// it.
+type DashboardUser struct {
+	Email     string
+	CreatedAt time.Time
 }
 
 // RemoveDashboardUser is the operator's removal (console, `farebox

@@ -1,0 +1,38 @@
+package app
+
+import (
+	"encoding/json"
+	"testing"
+
+	"github.com/farebox/farebox/internal/invoicing"
+)
+
+// TestInvoicingViewsEncodeAsTheDomain: the customer's electronic_invoicing
+// and an item's split write byte for byte what the invoicing types wrote
+// before the views existed (absent, empty and full, every script).
+func TestInvoicingViewsEncodeAsTheDomain(t *testing.T) {
+	line := "شارع 5 – רחוב 東京 🚆 <&>"
+	for _, e := range []*invoicing.Electronic{nil, {}, {ElectronicAddress: "a@b.example", ElectronicAddressSchemeID: "EM", BuyerReference: "04011000-1234512345-06",
+		Address: invoicing.ElectronicAddress{Name: "Bahn GmbH", StreetWithNumber: "Straße 1", PostalCode: "10115", City: "Berlin", CountryCode: "DE",
+			AdditionAddressLineOne: &line, AdditionAddressLineTwo: new(string)}}} {
+		sameJSON(t, e, electronicView(e))
+	}
+	for _, s := range [][]invoicing.Share{nil, {}, {{CustomerID: "c1", AmountInCents: 200}, {CustomerID: "c2", AmountInCents: -1}}} {
+		sameJSON(t, s, sharesView(s))
+	}
+}
+
+func sameJSON(t *testing.T, old, view any) {
+	t.Helper()
+	a, err := json.Marshal(old)
+	if err != nil {
+		t.Fatal(err)
+	}
+	b, err := json.Marshal(view)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if string(a) != string(b) {
+		t.Errorf("the view writes\n%s\nthe domain wrote\n%s", b, a)
+	}
+}
