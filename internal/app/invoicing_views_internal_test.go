@@ -1,10 +1,10 @@
 package app
 
 import (
-	"encoding/json"
 	"testing"
 
 	"github.com/farebox/farebox/internal/invoicing"
+	"github.com/farebox/farebox/internal/testtool"
 )
 
 // TestInvoicingViewsEncodeAsTheDomain: the customer's electronic_invoicing
@@ -15,24 +15,9 @@ func TestInvoicingViewsEncodeAsTheDomain(t *testing.T) {
 	for _, e := range []*invoicing.Electronic{nil, {}, {ElectronicAddress: "a@b.example", ElectronicAddressSchemeID: "EM", BuyerReference: "04011000-1234512345-06",
 		Address: invoicing.ElectronicAddress{Name: "Bahn GmbH", StreetWithNumber: "Straße 1", PostalCode: "10115", City: "Berlin", CountryCode: "DE",
 			AdditionAddressLineOne: &line, AdditionAddressLineTwo: new(string)}}} {
-		sameJSON(t, e, electronicView(e))
+		testtool.SameJSON(t, e, electronicView(e))
 	}
 	for _, s := range [][]invoicing.Share{nil, {}, {{CustomerID: "c1", AmountInCents: 200}, {CustomerID: "c2", AmountInCents: -1}}} {
-		sameJSON(t, s, sharesView(s))
-	}
-}
-
-func sameJSON(t *testing.T, old, view any) {
-	t.Helper()
-	a, err := json.Marshal(old)
-	if err != nil {
-		t.Fatal(err)
-	}
-	b, err := json.Marshal(view)
-	if err != nil {
-		t.Fatal(err)
-	}
-	if string(a) != string(b) {
-		t.Errorf("the view writes\n%s\nthe domain wrote\n%s", b, a)
+		testtool.SameJSON(t, s, sharesView(s))
 	}
 }

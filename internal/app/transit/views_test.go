@@ -1,10 +1,10 @@
 package transit
 
 import (
-	"encoding/json"
 	"testing"
 
 	"github.com/farebox/farebox/internal/departure"
+	"github.com/farebox/farebox/internal/testtool"
 )
 
 // TestViewsEncodeAsTheIndex: the transit views write byte for byte what the
@@ -32,26 +32,11 @@ func TestViewsEncodeAsTheIndex(t *testing.T) {
 			}},
 	}
 	for _, tr := range trips {
-		same(t, tr, tripOf(tr))
+		testtool.SameJSON(t, tr, tripOf(tr))
 	}
-	same(t, st, stationOf(st))
-	same(t, []departure.Station{st, {}}, stationsOf([]departure.Station{st, {}}))
-	same(t, []departure.Station{}, stationsOf(nil))
+	testtool.SameJSON(t, st, stationOf(st))
+	testtool.SameJSON(t, []departure.Station{st, {}}, stationsOf([]departure.Station{st, {}}))
+	testtool.SameJSON(t, []departure.Station{}, stationsOf(nil))
 	a := departure.Attribution{HTML: "<a href=\"x\">© ÖBB</a>", Text: "© ÖBB", URL: "https://x.example"}
-	same(t, a, Attribution(a))
-}
-
-func same(t *testing.T, old, view any) {
-	t.Helper()
-	a, err := json.Marshal(old)
-	if err != nil {
-		t.Fatal(err)
-	}
-	b, err := json.Marshal(view)
-	if err != nil {
-		t.Fatal(err)
-	}
-	if string(a) != string(b) {
-		t.Errorf("the view writes\n%s\nthe index wrote\n%s", b, a)
-	}
+	testtool.SameJSON(t, a, Attribution(a))
 }
