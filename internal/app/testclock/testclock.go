@@ -38,13 +38,7 @@ type Queries interface {
 }
 
 // DB is the database as the test clocks see it (store.View).
-type DB interface {
-	Read() Queries
-	Write(ctx context.Context, fn func(q Queries) error) error
-	// WriteClaimed is Write for the write that commits a request's change:
-	// it also marks the request's Idempotency-Key claim (store.Store.WriteClaimed).
-	WriteClaimed(ctx context.Context, claim idempotency.Claim, fn func(q Queries) error) error
-}
+type DB = kit.DB[Queries]
 
 // Service holds the test clock use cases.
 type Service struct {

@@ -33,10 +33,7 @@ type Queries interface {
 }
 
 // DB is the database as the transit capability sees it (store.View).
-type DB interface {
-	Read() Queries
-	Write(ctx context.Context, fn func(q Queries) error) error
-}
+type DB = kit.DB[Queries]
 
 // Feeds are the stored GTFS feeds: what `farebox gtfs` and the operator
 // console manage and what every instance's Service serves.

@@ -8,7 +8,6 @@ package webusers
 
 import (
 	"context"
-	"github.com/farebox/farebox/internal/idempotency"
 	"time"
 
 	"github.com/farebox/farebox/internal/account"
@@ -37,13 +36,7 @@ type Queries interface {
 }
 
 // DB is the database as the web users see it (store.View).
-type DB interface {
-	Read() Queries
-	Write(ctx context.Context, fn func(q Queries) error) error
-	// WriteClaimed is Write for the write that commits a request's change:
-	// it also marks the request's Idempotency-Key claim (store.Store.WriteClaimed).
-	WriteClaimed(ctx context.Context, claim idempotency.Claim, fn func(q Queries) error) error
-}
+type DB = kit.DB[Queries]
 
 // Service holds the use cases of the web users and sessions.
 type Service struct {
