@@ -23,6 +23,11 @@ import (
 //     narrow set of store methods it needs, wired once in cmd/farebox
 //     (and in internal/apitest). A capability imports no other capability
 //     and not internal/app: what two of them share sits below them.
+//   - usecase-shared: a use-case service that the application and
+//     several capabilities call inside their own work (the catalog they all
+//     read, the records another capability must write in the same
+//     transaction): below internal/app and the capabilities, above the
+//     adapters. It imports no capability and not internal/app.
 //   - usecase-kernel: what the use-case packages share (internal/app/kit:
 //     the API's timestamp, list paging): below internal/app and the
 //     capabilities, above the domain.
@@ -130,10 +135,11 @@ var layers = map[string]string{
 // (wiring and testsupport are free). Standard-library rules are in
 // forbiddenStd.
 var mayImport = map[string][]string{
-	"transport":      {"application", "capability", "web", "kernel", "contract"},
+	"transport":      {"application", "capability", "usecase-shared", "web", "kernel", "contract"},
 	"web":            {"kernel"},
-	"application":    {"usecase-kernel", "domain", "adapter", "kernel"},
-	"capability":     {"usecase-kernel", "domain", "adapter", "kernel"},
+	"application":    {"usecase-shared", "usecase-kernel", "domain", "adapter", "kernel"},
+	"capability":     {"usecase-shared", "usecase-kernel", "domain", "adapter", "kernel"},
+	"usecase-shared": {"usecase-shared", "usecase-kernel", "domain", "adapter", "kernel"},
 	"usecase-kernel": {"domain", "kernel"},
 	"domain":         {"domain", "kernel"},
 	"adapter":        {"adapter", "domain", "kernel"},
