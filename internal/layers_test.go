@@ -103,6 +103,7 @@ var layers = map[string]string{
 	"internal/invoicedoc/pdf/internal/uba": "adapter", // UAX #9 levels for the PDF
 
 	"internal/apperr": "kernel",
+	"internal/caller": "kernel",
 	"internal/clock":  "kernel",
 	"internal/ident":  "kernel",
 

@@ -11,14 +11,16 @@ import (
 	"encoding/hex"
 	"strings"
 	"time"
+
+	"github.com/farebox/farebox/internal/caller"
 )
 
-// Environment separates test from live data. Records never cross environments.
-type Environment string
+// Environment separates test from live data (caller.Environment).
+type Environment = caller.Environment
 
 const (
-	Live Environment = "live"
-	Test Environment = "test"
+	Live = caller.Live
+	Test = caller.Test
 )
 
 // Account is a partner holding API keys.
@@ -39,13 +41,8 @@ type Key struct {
 	LastUsedAt  *time.Time // to the minute; nil: never used
 }
 
-// Principal is the authenticated caller of a request.
-type Principal struct {
-	AccountID   string
-	AccountName string
-	KeyID       string
-	Environment Environment
-}
+// Principal is the authenticated caller of a request (caller.Principal).
+type Principal = caller.Principal
 
 const (
 	livePrefix = "fbx_live_"
@@ -125,13 +122,8 @@ func IsKeyPrefix(s string) bool {
 	return (strings.HasPrefix(s, livePrefix) || strings.HasPrefix(s, testPrefix)) && len(s) >= len(livePrefix)+MinKeyPrefixChars
 }
 
-// Owner is the account and environment a record belongs to: a keyless
-// request that names the record (a coupon, a ticket, an invoice document)
-// is billed to it.
-type Owner struct {
-	AccountID   string
-	Environment Environment
-}
+// Owner is the account and environment a record belongs to (caller.Owner).
+type Owner = caller.Owner
 
 // WebSession is a signed-in person on the web pages (docs/web.md): the
 // operator, or (next) a dashboard user of AccountID. Its id is known only
