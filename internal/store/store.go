@@ -111,7 +111,9 @@ func openSQLite(o Options) (*Store, error) {
 			return nil, fmt.Errorf("store: create data dir: %w", err)
 		}
 	}
-	base := "file:" + path + "?_pragma=busy_timeout(10000)&_pragma=journal_mode(WAL)" +
+	// The path goes into a file: URI, where #, ? and % mean something:
+	// escaped, a data directory named "data#1" is that directory.
+	base := "file:" + (&url.URL{Path: path}).EscapedPath() + "?_pragma=busy_timeout(10000)&_pragma=journal_mode(WAL)" +
 		"&_pragma=synchronous(NORMAL)&_pragma=foreign_keys(ON)&_time_format=sqlite"
 	w, err := sql.Open("sqlite", base+"&_txlock=immediate")
 	if err != nil {
