@@ -2,15 +2,14 @@ package app_test
 
 import (
 	"context"
-	"fmt"
-	"net/http"
 	"strings"
 	"sync"
 	"testing"
 	"time"
 
-	"github.com/farebox/farebox/internal/account"
 	"github.com/farebox/farebox/internal/app"
+
+	"github.com/farebox/farebox/internal/account"
 	"github.com/farebox/farebox/internal/apperr"
 	"github.com/farebox/farebox/internal/idempotency"
 	"github.com/farebox/farebox/internal/store"
@@ -26,7 +25,7 @@ func idemKey(name string) string {
 }
 
 // answer is a kept answer whose body has every script in it.
-var answer = app.StoredResponse{Status: http.StatusCreated, ContentType: "application/json",
+var answer = app.StoredResponse{Status: 201, ContentType: "application/json",
 	Body: []byte(`{"name":"Ω Verkehrsverbund 東京 عربى שלום 🚆","null":"\u0000"}`)}
 
 // claims is one account's scope of Idempotency-Keys on a bundle.
@@ -81,6 +80,16 @@ func (c claims) release(t *testing.T, key string) {
 // run out, not just to have reached its end.
 func TestClaimIdempotencyKey(t *testing.T) {
 	const one, two = "hash-one", "hash-two"
+	inFlight := func(t *testing.T, c claims, k string) { c.claim(t, k, one) }
+	answered := func(t *testing.T, c claims, k string) { c.claim(t, k, one); c.complete(t, k) }
+	released := func(t *testing.T, c claims, k string) { c.claim(t, k, one); c.release(t, k) }
+	committed := func(t *testing.T, c claims, k string) { c.commit(t, c.claim(t, k, one), k) }
+	erased := func(t *testing.T, c claims, k string) {
+		answered(t, c, k)
+		if err := c.b.store.Write(c.b.ctx, func(q store.Q) error { return q.EraseAnswer(c.b.ctx, c.scope, k) }); err != nil {
+			t.Fatal(err)
+		}
+	}
 	scenarios := []struct {
 		name string
 		// before brings the key (claims.scope, key) into its state; the
@@ -92,21 +101,21 @@ func TestClaimIdempotencyKey(t *testing.T) {
 		want string
 	}{
 		{"a new key", nil, 0, one, "claimed"},
-		{"in flight, the same request", func(t *testing.T, c claims, k string) { c.claim(t, k, one) }, 0, one, app.CodeIdempotencyKeyInFlight},
-		{"in flight, another request", func(t *testing.T, c claims, k string) { c.claim(t, k, one) }, 0, two, app.CodeIdempotencyKeyReused},
-		{"answered, the same request", func(t *testing.T, c claims, k string) { c.claim(t, k, one); c.complete(t, k) }, 0, one, "replay"},
-		{"answered, the same request a day later", func(t *testing.T, c claims, k string) { c.claim(t, k, one); c.complete(t, k) }, 24 * time.Hour, one, "replay"},
-		{"answered, another request", func(t *testing.T, c claims, k string) { c.claim(t, k, one); c.complete(t, k) }, 0, two, app.CodeIdempotencyKeyReused},
-		{"released", func(t *testing.T, c claims, k string) { c.claim(t, k, one); c.release(t, k) }, 0, one, "claimed"},
-		{"released, another request", func(t *testing.T, c claims, k string) { c.claim(t, k, one); c.release(t, k) }, 0, two, "claimed"},
-		{"abandoned, at the lease's end", func(t *testing.T, c claims, k string) { c.claim(t, k, one) }, lease, one, app.CodeIdempotencyKeyInFlight},
-		{"abandoned, a microsecond after the lease", func(t *testing.T, c claims, k string) { c.claim(t, k, one) }, lease + time.Microsecond, one, "claimed"},
-		{"abandoned, another request after the lease", func(t *testing.T, c claims, k string) { c.claim(t, k, one) }, lease + time.Microsecond, two, app.CodeIdempotencyKeyReused},
-		{"committed, within the lease", func(t *testing.T, c claims, k string) { c.commit(t, c.claim(t, k, one), "within") }, 0, one, app.CodeIdempotencyKeyInFlight},
-		{"committed, at the lease's end", func(t *testing.T, c claims, k string) { c.commit(t, c.claim(t, k, one), "at") }, lease, one, app.CodeIdempotencyKeyInFlight},
-		{"committed, answer lost after the lease", func(t *testing.T, c claims, k string) { c.commit(t, c.claim(t, k, one), "lost") }, lease + time.Microsecond, one, app.CodeIdempotencyKeyOutcomeUnknown},
+		{"in flight, the same request", inFlight, 0, one, app.CodeIdempotencyKeyInFlight},
+		{"in flight, another request", inFlight, 0, two, app.CodeIdempotencyKeyReused},
+		{"answered, the same request", answered, 0, one, "replay"},
+		{"answered, the same request a day later", answered, 24 * time.Hour, one, "replay"},
+		{"answered, another request", answered, 0, two, app.CodeIdempotencyKeyReused},
+		{"released", released, 0, one, "claimed"},
+		{"released, another request", released, 0, two, "claimed"},
+		{"abandoned, at the lease's end", inFlight, lease, one, app.CodeIdempotencyKeyInFlight},
+		{"abandoned, a microsecond after the lease", inFlight, lease + time.Microsecond, one, "claimed"},
+		{"abandoned, another request after the lease", inFlight, lease + time.Microsecond, two, app.CodeIdempotencyKeyReused},
+		{"committed, within the lease", committed, 0, one, app.CodeIdempotencyKeyInFlight},
+		{"committed, at the lease's end", committed, lease, one, app.CodeIdempotencyKeyInFlight},
+		{"committed, answer lost after the lease", committed, lease + time.Microsecond, one, app.CodeIdempotencyKeyOutcomeUnknown},
 		{"committed, then released by a failure", func(t *testing.T, c claims, k string) {
-			c.commit(t, c.claim(t, k, one), "released")
+			committed(t, c, k)
 			c.release(t, k)
 		}, lease + time.Microsecond, one, app.CodeIdempotencyKeyOutcomeUnknown},
 		{"committed by another write than the claimed one", func(t *testing.T, c claims, k string) {
@@ -117,24 +126,10 @@ func TestClaimIdempotencyKey(t *testing.T) {
 				t.Fatal(err)
 			}
 		}, lease + time.Microsecond, one, "claimed"},
-		{"answer erased", func(t *testing.T, c claims, k string) {
-			c.claim(t, k, one)
-			c.complete(t, k)
-			if err := c.b.store.Write(c.b.ctx, func(q store.Q) error { return q.EraseAnswer(c.b.ctx, c.scope, k) }); err != nil {
-				t.Fatal(err)
-			}
-		}, 0, one, app.CodeIdempotencyKeyOutcomeUnknown},
-		{"answer erased, another request", func(t *testing.T, c claims, k string) {
-			c.claim(t, k, one)
-			c.complete(t, k)
-			if err := c.b.store.Write(c.b.ctx, func(q store.Q) error { return q.EraseAnswer(c.b.ctx, c.scope, k) }); err != nil {
-				t.Fatal(err)
-			}
-		}, 0, two, app.CodeIdempotencyKeyReused},
+		{"answer erased", erased, 0, one, app.CodeIdempotencyKeyOutcomeUnknown},
+		{"answer erased, another request", erased, 0, two, app.CodeIdempotencyKeyReused},
 		{"answered in another scope", func(t *testing.T, c claims, k string) {
-			o := claims{b: c.b, scope: app.IdempotencyScope(c.b.live)}
-			o.claim(t, k, one)
-			o.complete(t, k)
+			answered(t, claims{b: c.b, scope: app.IdempotencyScope(c.b.live)}, k)
 		}, 0, one, "claimed"},
 	}
 	eachEngine(t, func(t *testing.T, b *testBundle) {
@@ -183,7 +178,7 @@ func TestClaimIdempotencyKeyTwins(t *testing.T) {
 		var mu sync.Mutex
 		held := map[string]int{}
 		for k := 0; k < keys; k++ {
-			key := idemKey(fmt.Sprintf("twin-%d-", k))
+			key := idemKey("twin-" + string(rune('a'+k)))
 			for i := 0; i < twins; i++ {
 				wg.Add(1)
 				go func() {

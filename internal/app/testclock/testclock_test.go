@@ -7,9 +7,10 @@ import (
 	"testing"
 	"time"
 
+	"github.com/farebox/farebox/internal/app/testclock"
+
 	"github.com/farebox/farebox/internal/account"
 	"github.com/farebox/farebox/internal/app/kit"
-	"github.com/farebox/farebox/internal/app/testclock"
 	"github.com/farebox/farebox/internal/apperr"
 	"github.com/farebox/farebox/internal/clock/clocktest"
 	"github.com/farebox/farebox/internal/store"

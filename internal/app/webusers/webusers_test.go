@@ -7,8 +7,9 @@ import (
 	"testing"
 	"time"
 
-	"github.com/farebox/farebox/internal/account"
 	"github.com/farebox/farebox/internal/app/webusers"
+
+	"github.com/farebox/farebox/internal/account"
 	"github.com/farebox/farebox/internal/apperr"
 	"github.com/farebox/farebox/internal/clock/clocktest"
 	"github.com/farebox/farebox/internal/store"
@@ -29,6 +30,11 @@ type web struct {
 	s   *store.Store
 	svc *webusers.Service
 	clk *clocktest.Fixed
+}
+
+// eachWeb runs fn on the web users of a fresh database on each engine.
+func eachWeb(t *testing.T, fn func(t *testing.T, w *web)) {
+	storetest.ForEachEngine(t, func(t *testing.T, s *store.Store) { fn(t, newWeb(t, s)) })
 }
 
 func newWeb(t *testing.T, s *store.Store) *web {
@@ -76,6 +82,26 @@ func (w *web) alive(t *testing.T, id string) bool {
 	return err == nil
 }
 
+// session is the live session id.
+func (w *web) session(t *testing.T, id string) account.WebSession {
+	t.Helper()
+	ws, err := w.svc.WebSession(w.ctx, id)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return ws
+}
+
+// take takes the session's one-time notice.
+func (w *web) take(t *testing.T, id string) string {
+	t.Helper()
+	n, err := w.svc.TakeWebFlash(w.ctx, id)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return n
+}
+
 // is reports whether err is of kind with code.
 func is(err error, kind apperr.Kind, code string) bool {
 	e := apperr.As(err)
@@ -89,8 +115,7 @@ func is(err error, kind apperr.Kind, code string) bool {
 func TestInviteAddresses(t *testing.T) {
 	local := strings.Repeat("a", 64)
 	longest := local + "@" + strings.Repeat("b", 63) + "." + strings.Repeat("c", 63) + "." + strings.Repeat("d", 61) // 254 bytes
-	storetest.ForEachEngine(t, func(t *testing.T, s *store.Store) {
-		w := newWeb(t, s)
+	eachWeb(t, func(t *testing.T, w *web) {
 		for _, c := range []struct{ in, want string }{
 			{"  Ops@Partner.Example\t", "ops@partner.example"},
 			{"ÖFFI@Verbund.Example", "öffi@verbund.example"},
@@ -127,8 +152,7 @@ func TestInviteAddresses(t *testing.T) {
 // keeps the link good. A second link for the same user sets a new
 // password and ends the sessions opened with the old one.
 func TestAcceptInvite(t *testing.T) {
-	storetest.ForEachEngine(t, func(t *testing.T, s *store.Store) {
-		w := newWeb(t, s)
+	eachWeb(t, func(t *testing.T, w *web) {
 		tok := w.invite(t, "acc_1", "ops@partner.example")
 		for _, c := range []struct{ pw, repeat, code string }{
 			{"東京東京東京東京東京東", "東京東京東京東京東京東", webusers.CodePasswordTooShort}, // 11 characters, 33 bytes
@@ -174,44 +198,12 @@ func TestAcceptInvite(t *testing.T) {
 	})
 }
 
-// TestAcceptInviteTwins: one link used twice at once (a double click):
-// exactly one use opens a session.
-func TestAcceptInviteTwins(t *testing.T) {
-	storetest.ForEachEngine(t, func(t *testing.T, s *store.Store) {
-		w := newWeb(t, s)
-		tok := w.invite(t, "acc_1", "ops@partner.example")
-		var wg sync.WaitGroup
-		ids, errs := make([]string, 2), make([]error, 2)
-		for i := range ids {
-			wg.Add(1)
-			go func() {
-				defer wg.Done()
-				ids[i], errs[i] = w.svc.AcceptDashboardInvite(w.ctx, tok, password, password)
-			}()
-		}
-		wg.Wait()
-		won := 0
-		for i, err := range errs {
-			switch {
-			case err == nil && w.alive(t, ids[i]):
-				won++
-			case !is(err, apperr.NotFound, store.CodeInviteNotFound):
-				t.Errorf("twin %d: %v", i, err)
-			}
-		}
-		if won != 1 {
-			t.Errorf("%d twins opened a session", won)
-		}
-	})
-}
-
 // TestDashboardSignIn: a wrong password, an unknown address and an
 // address too long all fail alike; the address is matched trimmed and
 // lower-case, in any script; a session lasts WebSessionTTL to the
 // microsecond; signing out ends it.
 func TestDashboardSignIn(t *testing.T) {
-	storetest.ForEachEngine(t, func(t *testing.T, s *store.Store) {
-		w := newWeb(t, s)
+	eachWeb(t, func(t *testing.T, w *web) {
 		w.user(t, "acc_1", "مستخدم@مثال.مصر")
 		for _, c := range []struct{ email, pw string }{
 			{"مستخدم@مثال.مصر", password + "x"},
@@ -259,31 +251,22 @@ func TestDashboardSignIn(t *testing.T) {
 // shown; a session that ended keeps none; of two pages taking it at once
 // exactly one shows it.
 func TestWebFlash(t *testing.T) {
-	storetest.ForEachEngine(t, func(t *testing.T, s *store.Store) {
-		w := newWeb(t, s)
+	eachWeb(t, func(t *testing.T, w *web) {
 		id := w.user(t, "acc_1", "ops@partner.example")
 		other := w.user(t, "acc_2", "ops@other.example")
-		take := func(id string) string {
-			t.Helper()
-			n, err := w.svc.TakeWebFlash(w.ctx, id)
-			if err != nil {
-				t.Fatal(err)
-			}
-			return n
-		}
 		notice := "Ω 東京 عربى שלום 🚆 fbx_live_secret\x00"
 		for _, n := range []string{"replaced", notice} {
 			if err := w.svc.SetWebFlash(w.ctx, id, n); err != nil {
 				t.Fatal(err)
 			}
 		}
-		if got := take(other); got != "" {
+		if got := w.take(t, other); got != "" {
 			t.Errorf("another session shows %q", got)
 		}
-		if got := take(id); got != notice {
+		if got := w.take(t, id); got != notice {
 			t.Errorf("notice %q, want %q", got, notice)
 		}
-		if got := take(id); got != "" {
+		if got := w.take(t, id); got != "" {
 			t.Errorf("shown twice: %q", got)
 		}
 		if err := w.svc.SetWebFlash(w.ctx, id, strings.Repeat("🚆", 4096)); err != nil {
@@ -295,7 +278,7 @@ func TestWebFlash(t *testing.T) {
 			wg.Add(1)
 			go func() {
 				defer wg.Done()
-				got[i] = take(id)
+				got[i] = w.take(t, id)
 			}()
 		}
 		wg.Wait()
@@ -316,20 +299,11 @@ func TestWebFlash(t *testing.T) {
 // another account, and a session not of the dashboard removes nobody;
 // the operator removes the last user too, with its open invitation.
 func TestRemoveDashboardUser(t *testing.T) {
-	storetest.ForEachEngine(t, func(t *testing.T, s *store.Store) {
-		w := newWeb(t, s)
+	eachWeb(t, func(t *testing.T, w *web) {
 		a := w.user(t, "acc_1", "a@partner.example")
 		b := w.user(t, "acc_1", "用户@例子.中国")
 		x := w.user(t, "acc_2", "x@other.example")
-		by := func(id string) account.WebSession {
-			t.Helper()
-			ws, err := w.svc.WebSession(w.ctx, id)
-			if err != nil {
-				t.Fatal(err)
-			}
-			return ws
-		}
-		sa, sx := by(a), by(x)
+		sa, sx := w.session(t, a), w.session(t, x)
 		if err := w.svc.RemoveDashboardUserBy(w.ctx, sx, "a@partner.example"); !is(err, apperr.NotFound, store.CodeDashboardUserNotFound) {
 			t.Errorf("a user of another account: %v", err)
 		}
@@ -380,8 +354,7 @@ func TestOperatorSignIn(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	storetest.ForEachEngine(t, func(t *testing.T, s *store.Store) {
-		w := newWeb(t, s)
+	eachWeb(t, func(t *testing.T, w *web) {
 		if _, err := w.svc.OperatorSignIn(w.ctx, nil, "מפעיל 東京", "correct horse battery staple"); !is(err, apperr.Unavailable, webusers.CodeConsoleNotConfigured) {
 			t.Errorf("no password file: %v", err)
 		}
