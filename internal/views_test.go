@@ -27,8 +27,6 @@ var transportViewOffenders = map[string]bool{
 	"app.ticketJSON.Area is an interface":        true,
 	"app.ticketJSON.Product is an interface":     true,
 	"dashboard.go reads account.WebSession.Kind": true,
-	"pipeline.go reads usage.Event.Counted":      true,
-	"pipeline.go reads usage.Event.Reason":       true,
 	// Seen through an alias webusers declares for a domain type
 	// (webusers.WebSession): an alias is no view.
 	"dashboard.go reads account.WebSession.AccountID": true,

@@ -208,7 +208,7 @@ func (s *Server) record(r *http.Request, status int) error {
 	// Record waits for the batch holding the row even past the request's
 	// deadline (a row being written is never abandoned); the ledger bounds
 	// each write by usage.WriteTimeout.
-	if err := s.Ledger.Record(r.Context(), ev); err != nil {
+	if err := s.Ledger.Record(r.Context(), ev.Row); err != nil {
 		s.log.LogAttrs(r.Context(), slog.LevelError, "usage ledger write failed",
 			slog.String("request_id", st.id), slog.String("error", err.Error()))
 		return apperr.E("usage", apperr.Unavailable, CodeUsageLedgerUnavailable, "the request could not be recorded; retry later").WithCause(err)

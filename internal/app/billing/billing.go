@@ -64,14 +64,23 @@ type RequestOutcome struct {
 	Uncounted string
 }
 
-// UsageEvent is the ledger row of an answered request, at the clock's now.
+// Judged is a request as the billing rule judged it: whether it is billed
+// and, when not, why (the transport's metrics count both), and the ledger
+// row that records it.
+type Judged struct {
+	Counted bool
+	Reason  string
+	Row     usage.Event
+}
+
+// UsageEvent judges an answered request at the clock's now.
 // The billing rule (api/openapi.yaml, docs/operations.md "Billing"): a
 // request is billed when the service did the work it was asked for or
 // judged the request (2xx, 3xx, 4xx other than 429: a client's mistake
 // costs as much as its success), and not when the service failed (5xx),
 // refused it for a rate limit (429), replayed a stored answer, or a session
 // block covers it.
-func (s *Service) UsageEvent(o RequestOutcome) usage.Event {
+func (s *Service) UsageEvent(o RequestOutcome) Judged {
 	ev := usage.Event{RequestID: o.RequestID, AccountID: o.AccountID, Environment: o.Environment,
 		Endpoint: o.Endpoint, Status: o.Status, At: s.clock.Now(), Counted: true, Reason: usage.ReasonCounted}
 	switch {
@@ -82,5 +91,5 @@ func (s *Service) UsageEvent(o RequestOutcome) usage.Event {
 	case o.Uncounted != "":
 		ev.Counted, ev.Reason = false, o.Uncounted
 	}
-	return ev
+	return Judged{Counted: ev.Counted, Reason: ev.Reason, Row: ev}
 }

@@ -41,10 +41,11 @@ func TestUsageEventBillingRule(t *testing.T) {
 	} {
 		o := billing.RequestOutcome{RequestID: "req-1", Endpoint: "GET /v1/departures.json", Status: c.status,
 			AccountID: "account-1", Environment: account.Test, Uncounted: c.uncounted}
-		ev := a.UsageEvent(o)
+		j := a.UsageEvent(o)
+		ev := j.Row
 		want := usage.Event{RequestID: "req-1", AccountID: "account-1", Environment: account.Test,
 			Endpoint: "GET /v1/departures.json", Status: c.status, Counted: c.counted, Reason: c.reason, At: now}
-		if ev != want {
+		if ev != want || j.Counted != c.counted || j.Reason != c.reason {
 			t.Errorf("status %d, uncounted %q: %+v, want %+v", c.status, c.uncounted, ev, want)
 		}
 	}

@@ -77,7 +77,7 @@ func TestUsageReports(t *testing.T) {
 		answered := func(acc string, env account.Environment, endpoint string, status int, uncounted string) {
 			t.Helper()
 			ev := b.UsageEvent(billing.RequestOutcome{RequestID: "req", Endpoint: endpoint, Status: status, AccountID: acc, Environment: env, Uncounted: uncounted})
-			if err := s.Write(ctx, func(q store.Q) error { return q.InsertUsage(ctx, []usage.Event{ev}) }); err != nil {
+			if err := s.Write(ctx, func(q store.Q) error { return q.InsertUsage(ctx, []usage.Event{ev.Row}) }); err != nil {
 				t.Fatal(err)
 			}
 		}
