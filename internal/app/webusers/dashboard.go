@@ -173,7 +173,7 @@ func (s *Service) RemoveDashboardUser(ctx context.Context, accountID, email stri
 // account (itself included: it is then signed out), never of another
 // account's (NotFound) and never of the account's last user (Conflict), so
 // the account cannot lock itself out of its dashboard.
-func (s *Service) RemoveDashboardUserBy(ctx context.Context, by account.WebSession, email string) error {
+func (s *Service) RemoveDashboardUserBy(ctx context.Context, by WebSession, email string) error {
 	if by.Kind != account.WebDashboard || by.AccountID == "" {
 		return apperr.NotFoundf("app.RemoveDashboardUserBy", store.CodeDashboardUserNotFound)
 	}

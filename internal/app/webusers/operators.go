@@ -157,14 +157,14 @@ func (s *Service) OperatorSignIn(ctx context.Context, c *OperatorCredentials, us
 // now configured (a password changed in --admin-password-file ends every
 // session opened with the old one, on every instance that reads the new
 // file).
-func (s *Service) OperatorSession(ctx context.Context, c *OperatorCredentials, id string) (account.WebSession, error) {
-	ws, err := s.WebSession(ctx, id)
+func (s *Service) OperatorSession(ctx context.Context, c *OperatorCredentials, id string) (WebSession, error) {
+	ws, err := s.session(ctx, id)
 	if err != nil {
-		return ws, err
+		return WebSession{}, err
 	}
 	if c == nil || ws.Kind != account.WebOperator || ws.Subject != c.User ||
 		subtle.ConstantTimeCompare([]byte(ws.Credential), []byte(c.Fingerprint())) != 1 {
-		return account.WebSession{}, apperr.NotFoundf("app.OperatorSession", CodeNotFound)
+		return WebSession{}, apperr.NotFoundf("app.OperatorSession", CodeNotFound)
 	}
-	return ws, nil
+	return sessionView(ws), nil
 }

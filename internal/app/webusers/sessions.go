@@ -88,7 +88,12 @@ func WebSessionHash(id string) string {
 
 // WebSession returns the live session with id (NotFound when unknown or
 // expired).
-func (s *Service) WebSession(ctx context.Context, id string) (account.WebSession, error) {
+func (s *Service) WebSession(ctx context.Context, id string) (WebSession, error) {
+	ws, err := s.session(ctx, id)
+	return sessionView(ws), err
+}
+
+func (s *Service) session(ctx context.Context, id string) (account.WebSession, error) {
 	if id == "" || len(id) > 100 {
 		return account.WebSession{}, apperr.NotFoundf("app.WebSession", CodeNotFound)
 	}
@@ -100,10 +105,23 @@ func (s *Service) SignOut(ctx context.Context, id string) error {
 	return s.DB.WriteClaimed(ctx, idempotency.ClaimOf(ctx), func(q Queries) error { return q.DeleteWebSession(ctx, WebSessionHash(id)) })
 }
 
-// WebSession is a signed-in person on the web pages; WebOperator is the
-// kind of the operator's sessions.
-type WebSession = account.WebSession
+// WebSession is a signed-in person on the web pages as the pages see it
+// (the stored row, account.WebSession, also holds the id's hash, the
+// times and the credential's fingerprint, which stay here).
+type WebSession struct {
+	Kind      string // WebOperator or WebDashboard
+	Subject   string // the operator's user name, the dashboard user's e-mail
+	AccountID string // "" for the operator
+	// Flash is the sealed one-time notice waiting for the session's next
+	// page ("" for none; TakeFlash opens it).
+	Flash string
+}
 
+func sessionView(ws account.WebSession) WebSession {
+	return WebSession{Kind: ws.Kind, Subject: ws.Subject, AccountID: ws.AccountID, Flash: ws.Flash}
+}
+
+// WebOperator is the kind of the operator's sessions.
 const WebOperator = account.WebOperator
 
 // WebDashboard is the kind of a partner dashboard user's sessions.
