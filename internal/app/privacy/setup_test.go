@@ -210,12 +210,3 @@ func wantCode(t *testing.T, err error, kind apperr.Kind, code string) *apperr.Er
 	}
 	return ae
 }
-
-func asJSON(t *testing.T, v any) string {
-	t.Helper()
-	b, err := json.Marshal(v)
-	if err != nil {
-		t.Fatal(err)
-	}
-	return string(b)
-}

@@ -10,6 +10,7 @@ import (
 	"github.com/farebox/farebox/internal/apperr"
 	"github.com/farebox/farebox/internal/retention"
 	"github.com/farebox/farebox/internal/store"
+	"github.com/farebox/farebox/internal/testtool"
 	"github.com/farebox/farebox/internal/ticketing"
 )
 
@@ -33,31 +34,31 @@ func TestExport(t *testing.T) {
 		if err != nil || ex.Object != "personal_data_export" || len(ex.Coupons) != 1 || ex.Coupons[0].ID != single.ID ||
 			len(ex.Tickets) != 1 || ex.Tickets[0].ID != tk.ID || !strings.Contains(string(ex.Tickets[0].IdentificationMedium), "Erika") ||
 			ex.Tickets[0].IdentificationErased || len(ex.Subscriptions)+len(ex.Customers) != 0 {
-			t.Fatalf("coupon export: %s %v", asJSON(t, ex), err)
+			t.Fatalf("coupon export: %s %v", testtool.JSON(t, ex), err)
 		}
-		if got, want := asJSON(t, ex.Tickets[0].IdentificationErasedFrom), asJSON(t, tk.ValidUntil.Add(retention.Default().Identification).Truncate(time.Second)); got != want {
+		if got, want := testtool.JSON(t, ex.Tickets[0].IdentificationErasedFrom), testtool.JSON(t, tk.ValidUntil.Add(retention.Default().Identification).Truncate(time.Second)); got != want {
 			t.Errorf("erased from %s, want %s", got, want)
 		}
-		if len(ex.BillingRecord) != 1 || ex.BillingRecord[0].Type != "billable_item" || asJSON(t, ex.BillingRecord[0].KeptTill) != `"`+endOf2034+`"` {
-			t.Errorf("coupon billing records: %s", asJSON(t, ex.BillingRecord))
+		if len(ex.BillingRecord) != 1 || ex.BillingRecord[0].Type != "billable_item" || testtool.JSON(t, ex.BillingRecord[0].KeptTill) != `"`+endOf2034+`"` {
+			t.Errorf("coupon billing records: %s", testtool.JSON(t, ex.BillingRecord))
 		}
 
 		ex, err = b.priv.Export(b.ctx, b.live, privacy.SubjectSubscription, *month.SubscriptionID)
 		if err != nil || len(ex.Subscriptions) != 1 || len(ex.Coupons) != 1 || string(ex.Coupons[0].TariffSettings) != berlinTariff ||
 			len(ex.Tickets) != 1 || ex.Tickets[0].ID != mt.ID || len(ex.BillingRecord) == 0 {
-			t.Fatalf("subscription export: %s %v", asJSON(t, ex), err)
+			t.Fatalf("subscription export: %s %v", testtool.JSON(t, ex), err)
 		}
 
 		ex, err = b.priv.Export(b.ctx, b.live, privacy.SubjectCustomer, cust.ID)
 		if err != nil || len(ex.Customers) != 1 || ex.Customers[0].AddressLines[0] != "Muster GmbH" || len(ex.Coupons)+len(ex.Tickets) != 0 {
-			t.Fatalf("customer export: %s %v", asJSON(t, ex), err)
+			t.Fatalf("customer export: %s %v", testtool.JSON(t, ex), err)
 		}
 		found := false
 		for _, r := range ex.BillingRecord {
 			found = found || (r.Type == "invoice" && r.ID == inv.ID)
 		}
 		if !found {
-			t.Errorf("customer export lacks its invoice: %s", asJSON(t, ex.BillingRecord))
+			t.Errorf("customer export lacks its invoice: %s", testtool.JSON(t, ex.BillingRecord))
 		}
 
 		other := b.live
@@ -79,13 +80,13 @@ func TestEraseCoupon(t *testing.T) {
 
 		er, err := b.priv.Erase(b.ctx, b.live, privacy.SubjectCoupon, single.ID)
 		if err != nil || er.Object != "personal_data_erasure" || len(er.Classes) != 2 {
-			t.Fatalf("erase: %s %v", asJSON(t, er), err)
+			t.Fatalf("erase: %s %v", testtool.JSON(t, er), err)
 		}
 		want := `{"class":"identification","state":"erased","until":null,"records":[{"type":"ticket","id":"` + tk.ID + `"},{"type":"coupon","id":"` + single.ID + `"}]}`
-		if got := asJSON(t, er.Classes[0]); got != want {
+		if got := testtool.JSON(t, er.Classes[0]); got != want {
 			t.Errorf("identification class %s, want %s", got, want)
 		}
-		if got := asJSON(t, er.Classes[1]); !strings.HasPrefix(got, `{"class":"billing_records","state":"restricted","until":"`+endOf2034+`","records":[{"type":"billable_item"`) {
+		if got := testtool.JSON(t, er.Classes[1]); !strings.HasPrefix(got, `{"class":"billing_records","state":"restricted","until":"`+endOf2034+`","records":[{"type":"billable_item"`) {
 			t.Errorf("billing class %s", got)
 		}
 
@@ -147,16 +148,16 @@ func TestEraseCustomer(t *testing.T) {
 		b.invoiced(t, billed.ID)
 
 		er, err := b.priv.Erase(b.ctx, b.live, privacy.SubjectCustomer, lonely.ID)
-		if err != nil || asJSON(t, er.Classes) != `[{"class":"billing_records","state":"erased","until":null,"records":[{"type":"customer","id":"`+lonely.ID+`"}]}]` {
-			t.Fatalf("customer without documents: %s %v", asJSON(t, er), err)
+		if err != nil || testtool.JSON(t, er.Classes) != `[{"class":"billing_records","state":"erased","until":null,"records":[{"type":"customer","id":"`+lonely.ID+`"}]}]` {
+			t.Fatalf("customer without documents: %s %v", testtool.JSON(t, er), err)
 		}
 		if c := b.storedCustomer(t, lonely.ID); strings.Join(c.AddressLines, "|") != retention.ErasedName {
 			t.Errorf("stored address after erasure: %v", c.AddressLines)
 		}
 
 		er, err = b.priv.Erase(b.ctx, b.live, privacy.SubjectCustomer, billed.ID)
-		if err != nil || len(er.Classes) != 2 || !strings.HasPrefix(asJSON(t, er.Classes[0]), `{"class":"billing_records","state":"restricted","until":"`+endOf2034+`","records":[{"type":"customer"`) {
-			t.Fatalf("customer with an invoice: %s %v", asJSON(t, er), err)
+		if err != nil || len(er.Classes) != 2 || !strings.HasPrefix(testtool.JSON(t, er.Classes[0]), `{"class":"billing_records","state":"restricted","until":"`+endOf2034+`","records":[{"type":"customer"`) {
+			t.Fatalf("customer with an invoice: %s %v", testtool.JSON(t, er), err)
 		}
 		if c := b.storedCustomer(t, billed.ID); c.AddressLines[0] != "Muster GmbH" || c.RestrictedUntil == nil {
 			t.Errorf("restricted data not kept: %v %v", c.AddressLines, c.RestrictedUntil)
