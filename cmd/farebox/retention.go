@@ -4,11 +4,14 @@ import (
 	"context"
 	"fmt"
 	"io"
+	"log/slog"
 	"time"
 
 	"github.com/farebox/farebox/internal/app"
+	"github.com/farebox/farebox/internal/app/privacy"
 	"github.com/farebox/farebox/internal/clock"
 	"github.com/farebox/farebox/internal/retention"
+	"github.com/farebox/farebox/internal/store"
 )
 
 // retentionCmd is `farebox retention [--dry-run]` (docs/privacy.md): the
@@ -16,8 +19,8 @@ import (
 func retentionCmd(ctx context.Context, args []string, getenv func(string) string, stdout, stderr io.Writer) error {
 	fs, db := newCommand("retention", getenv, stderr)
 	dry := fs.Bool("dry-run", false, "only count what is due, per class, with the oldest affected record; change nothing")
-	batch := fs.Int("batch", app.DefaultRetentionBatch, "rows changed per transaction (1 to 10000)")
-	yield := fs.Float64("yield", app.DefaultRetentionYield, "pause after each full batch, in multiples of the batch's duration, so requests get the writer in between (0: none, e.g. in a maintenance window)")
+	batch := fs.Int("batch", privacy.DefaultBatch, "rows changed per transaction (1 to 10000)")
+	yield := fs.Float64("yield", privacy.DefaultYield, "pause after each full batch, in multiples of the batch's duration, so requests get the writer in between (0: none, e.g. in a maintenance window)")
 	def := func(env, d string) string {
 		if v := getenv(env); v != "" {
 			return v
@@ -41,7 +44,7 @@ func retentionCmd(ctx context.Context, args []string, getenv func(string) string
 	}
 	y := *yield
 	if y == 0 {
-		y = -1 // app.Options: negative is none
+		y = -1 // privacy.Options: negative is none
 	}
 	var p retention.Policy
 	if p.Identification, err = retention.ParsePeriod(*ident); err != nil {
@@ -58,8 +61,8 @@ func retentionCmd(ctx context.Context, args []string, getenv func(string) string
 		return err
 	}
 	defer s.Close()
-	a := app.New(app.Options{Store: s, Clock: clock.System{}, IDPrefix: db.prefix, Retention: p, RetentionBatch: *batch, RetentionYield: y})
-	r, err := a.RunRetention(ctx, *dry)
+	a := app.New(app.Options{Store: s, Clock: clock.System{}, IDPrefix: db.prefix})
+	r, err := privacyOn(s, a, privacy.Options{Policy: p, Batch: *batch, Yield: y}).RunRetention(ctx, *dry)
 	if err != nil {
 		return err
 	}
@@ -68,7 +71,7 @@ func retentionCmd(ctx context.Context, args []string, getenv func(string) string
 }
 
 // writeRetention prints a run's report, a line per class.
-func writeRetention(w io.Writer, r app.RetentionReport, p retention.Policy) {
+func writeRetention(w io.Writer, r privacy.Report, p retention.Policy) {
 	oldest := func(t *time.Time) string {
 		if t == nil {
 			return "-"
@@ -92,4 +95,28 @@ func writeRetention(w io.Writer, r app.RetentionReport, p retention.Policy) {
 		fmt.Fprintf(w, "events redacted: %d; %d transactions in %s\n", r.Events, r.Batches, r.Took.Round(time.Millisecond))
 	}
 	fmt.Fprintf(w, "invoices past their retention period (kept, never altered by this job): %d\n", r.Due.InvoicesPastPeriod)
+}
+
+// privacyOn is the privacy use cases over st (docs/privacy.md): an
+// erasure's transaction is bound to a's work (App.TxWork), billing years
+// are a's calendar years.
+func privacyOn(st *store.Store, a *app.App, o privacy.Options) *privacy.Service {
+	o.Location = a.Loc
+	return privacy.New(store.NewView[privacy.Queries](st), clock.System{}, o, privacy.NewTx(st.WriteClaimed, a.TxWork))
+}
+
+// retainDaily starts the retention loop of serve (docs/privacy.md): every
+// instance looks each hour whether the daily run is due; one claims it
+// (retention_state) and erases in short batches.
+func retainDaily(bg *loops, p *privacy.Service, log *slog.Logger) {
+	bg.every(time.Hour, func(ctx context.Context) {
+		r, ran, err := p.DailyRetention(ctx)
+		if ran {
+			log.Info("retention run", "tickets", r.Tickets, "coupons", r.Coupons, "customers", r.Customers, "events", r.Events,
+				"batches", r.Batches, "took", r.Took.String())
+		}
+		if err != nil && ctx.Err() == nil {
+			log.Warn("retention run failed", "error", err.Error())
+		}
+	})
 }

@@ -19,6 +19,7 @@ import (
 	accountsapp "github.com/farebox/farebox/internal/app/accounts"
 	"github.com/farebox/farebox/internal/app/billing"
 	"github.com/farebox/farebox/internal/app/console"
+	"github.com/farebox/farebox/internal/app/privacy"
 	"github.com/farebox/farebox/internal/app/testclock"
 	"github.com/farebox/farebox/internal/app/transit"
 	"github.com/farebox/farebox/internal/app/webusers"
@@ -66,6 +67,8 @@ func serve(ctx context.Context, args []string, getenv func(string) string, stdou
 	}
 	defer stopTransit()
 	maintain(bg, cfg, a, st, log)
+	priv := privacyOn(st, a, privacy.Options{Policy: cfg.Retention})
+	retainDaily(bg, priv, log)
 	if cfg.Seller.Name == config.DevSellerName {
 		log.Warn("invoices are issued by the development seller: set FAREBOX_SELLER_* for production")
 	}
@@ -80,6 +83,7 @@ func serve(ctx context.Context, args []string, getenv func(string) string, stdou
 		return err
 	}
 	deps.Ledger, deps.Metrics, deps.Feeds, deps.Transit, deps.SessionKey, deps.Ready = ledger, metrics, feeds, tr, sessionKey, tr.Ready
+	deps.Privacy = priv
 	srv := httpapi.New(deps)
 
 	if cfg.PprofAddr != "" {
@@ -120,7 +124,6 @@ func newApp(ctx context.Context, cfg config.Config, st *store.Store, log *slog.L
 	loc, _ := time.LoadLocation(cfg.Timezone)
 	pdf.SetFontDir(cfg.FontDir)
 	a := app.New(app.Options{Store: st, Clock: clock.System{}, IDPrefix: cfg.IDPrefix, Location: loc,
-		Retention: cfg.Retention,
 		Invoicing: app.InvoicingOptions{Seller: cfg.Seller, BaseURL: cfg.BaseURL(), PaymentDays: cfg.PaymentDays,
 			Jobs: jobs.Options{Log: log, Lease: cfg.JobLease, Observe: observeJob}},
 		Webhooks: app.WebhookOptions{AllowPrivate: cfg.WebhookAllowPrivate, Timeout: cfg.WebhookTimeout}})
@@ -192,8 +195,8 @@ func (l *loops) stop() {
 }
 
 // maintain starts the periodic maintenance every instance runs: catalog
-// refresh, Idempotency-Key purge, pruning of done jobs, event maintenance
-// and the daily retention run.
+// refresh, Idempotency-Key purge, pruning of done jobs and event
+// maintenance (the daily retention run: retainDaily).
 func maintain(bg *loops, cfg config.Config, a *app.App, st *store.Store, log *slog.Logger) {
 	bg.every(5*time.Second, func(ctx context.Context) {
 		if err := a.RefreshCatalog(ctx); err != nil && ctx.Err() == nil {
@@ -238,19 +241,6 @@ func maintain(bg *loops, cfg config.Config, a *app.App, st *store.Store, log *sl
 		}
 		if err != nil && ctx.Err() == nil {
 			log.Warn("event maintenance failed", "error", err.Error())
-		}
-	})
-	// Retention (docs/privacy.md): every instance looks each hour whether
-	// the daily run is due; one claims it (retention_state) and erases in
-	// short batches.
-	bg.every(time.Hour, func(ctx context.Context) {
-		r, ran, err := a.DailyRetention(ctx)
-		if ran {
-			log.Info("retention run", "tickets", r.Tickets, "coupons", r.Coupons, "customers", r.Customers, "events", r.Events,
-				"batches", r.Batches, "took", r.Took.String())
-		}
-		if err != nil && ctx.Err() == nil {
-			log.Warn("retention run failed", "error", err.Error())
 		}
 	})
 	if testLoop != nil {

@@ -24,6 +24,7 @@ import (
 	"github.com/farebox/farebox/internal/app/accounts"
 	"github.com/farebox/farebox/internal/app/billing"
 	"github.com/farebox/farebox/internal/app/console"
+	"github.com/farebox/farebox/internal/app/privacy"
 	"github.com/farebox/farebox/internal/app/testclock"
 	"github.com/farebox/farebox/internal/app/transit"
 	"github.com/farebox/farebox/internal/app/webusers"
@@ -48,6 +49,8 @@ type Env struct {
 	Feeds *transit.Feeds // the stored GTFS feeds (package transit)
 	// Console is what the operator console lists and changes.
 	Console *console.Service
+	// Privacy runs the retention job and exports and erases personal data.
+	Privacy *privacy.Service
 	// WebUsers are the operator and dashboard users and their sessions.
 	WebUsers *webusers.Service
 	// Accounts creates accounts and keys (package accounts).
@@ -102,7 +105,8 @@ func NewOnStore(t testing.TB, s *store.Store, o Options) *Env {
 	keys := accounts.New(store.NewView[accounts.Queries](s), clk, "farebox", 0)
 	d := httpapi.Deps{App: a, Accounts: keys, Console: console.New(store.NewView[console.Queries](s), clk, a.Catalog, a.Jobs.Notify), Billing: billing.New(s.Read(), clk), WebUsers: webusers.New(store.NewView[webusers.Queries](s), clk, "farebox"), Feeds: transit.NewFeeds(store.NewView[transit.Queries](s), clk, "farebox"),
 		TestClocks: testclock.New(store.NewView[testclock.Queries](s), clk, "farebox", a.Jobs.Notify), MaxBodyBytes: 64 << 10}
-	e := &Env{T: t, Store: s, App: a, Console: d.Console, WebUsers: d.WebUsers, Feeds: d.Feeds, Accounts: keys, Clock: clk, client: &http.Client{
+	d.Privacy = privacy.New(store.NewView[privacy.Queries](s), clk, privacy.Options{Location: a.Loc}, privacy.NewTx(s.WriteClaimed, a.TxWork))
+	e := &Env{T: t, Store: s, App: a, Privacy: d.Privacy, Console: d.Console, WebUsers: d.WebUsers, Feeds: d.Feeds, Accounts: keys, Clock: clk, client: &http.Client{
 		Timeout:       30 * time.Second,
 		CheckRedirect: func(*http.Request, []*http.Request) error { return http.ErrUseLastResponse },
 	}}

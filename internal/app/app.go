@@ -12,7 +12,6 @@ import (
 	"github.com/farebox/farebox/internal/invoicedoc"
 	"github.com/farebox/farebox/internal/invoicing"
 	"github.com/farebox/farebox/internal/jobs"
-	"github.com/farebox/farebox/internal/retention"
 	"github.com/farebox/farebox/internal/schema"
 	"github.com/farebox/farebox/internal/store"
 	"github.com/farebox/farebox/internal/webhook/sender"
@@ -47,13 +46,10 @@ type App struct {
 	// update jobs (googleupdates.go); nil until wallets are configured.
 	wallets atomic.Pointer[Wallets]
 	// Webhooks (webhooks.go).
-	hooks          WebhookOptions
-	sender         *sender.Sender
-	hookRunner     atomic.Pointer[jobs.Runner] // WebhookRunner's, if started
-	hookBatch      hookBatch                   // group commit of delivery attempts
-	retention      retention.Policy            // retention classes (retention.go)
-	retentionBatch int
-	retentionYield float64
+	hooks      WebhookOptions
+	sender     *sender.Sender
+	hookRunner atomic.Pointer[jobs.Runner] // WebhookRunner's, if started
+	hookBatch  hookBatch                   // group commit of delivery attempts
 }
 
 // Options configure New.
@@ -66,13 +62,6 @@ type Options struct {
 	Invoicing InvoicingOptions
 	// Webhooks configures webhook deliveries.
 	Webhooks WebhookOptions
-	// Retention is the retention policy (zero: retention.Default());
-	// RetentionBatch the rows per retention transaction (0: DefaultRetentionBatch);
-	// RetentionYield the pause after a full batch, in multiples of the
-	// batch's duration (0: DefaultRetentionYield, negative: none).
-	Retention      retention.Policy
-	RetentionBatch int
-	RetentionYield float64
 }
 
 // New returns an App.
@@ -90,19 +79,6 @@ func New(o Options) *App {
 	a.initInvoicing(o.Invoicing)
 	a.initPassUpdates()
 	a.initWebhooks(o.Webhooks)
-	a.retention, a.retentionBatch = o.Retention, o.RetentionBatch
-	if a.retention == (retention.Policy{}) {
-		a.retention = retention.Default()
-	}
-	if a.retentionBatch <= 0 {
-		a.retentionBatch = DefaultRetentionBatch
-	}
-	switch a.retentionYield = o.RetentionYield; {
-	case a.retentionYield == 0:
-		a.retentionYield = DefaultRetentionYield
-	case a.retentionYield < 0:
-		a.retentionYield = 0
-	}
 	return a
 }
 

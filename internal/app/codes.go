@@ -6,7 +6,6 @@ const (
 	CodeEventNotFound                 = "event_not_found"
 	CodeTooManyWebhookEndpoints       = "too_many_webhook_endpoints"
 	CodeWebhookEndpointDisabled       = "webhook_endpoint_disabled"
-	CodeAlreadyErased                 = "already_erased"
 	CodeAlreadyCancelled              = "already_cancelled"
 	CodeAlreadyInvoiced               = "already_invoiced"
 	CodeAreaMissing                   = "area_missing"

@@ -85,7 +85,5 @@ func (a *App) ReleaseIdempotencyKey(ctx context.Context, scope, key string) erro
 func TrackCommits(ctx context.Context) context.Context { return store.TrackCommits(ctx) }
 
 // IdempotencyScope is the scope of the Idempotency-Keys of requests made
-// with p's key: one per account and environment.
-func IdempotencyScope(p account.Principal) string {
-	return "account:" + p.AccountID + ":" + string(p.Environment)
-}
+// with p's key (idempotency.Scope; the transport names no domain package).
+func IdempotencyScope(p account.Principal) string { return idempotency.Scope(p) }

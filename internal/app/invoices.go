@@ -700,3 +700,12 @@ func (a *App) generateFiles(ctx context.Context, j jobs.Job) error {
 	}
 	return err
 }
+
+// usable refuses a new document for a customer whose erasure was
+// requested (restricted to the retention duty of its old documents).
+func usable(op string, c invoicing.Customer) error {
+	if c.ErasedAt == nil {
+		return nil
+	}
+	return apperr.E(op, apperr.Conflict, CodeCustomerErased, fmt.Sprintf("customer %q is erased: no new documents (docs/privacy.md)", c.ID))
+}

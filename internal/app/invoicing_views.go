@@ -3,56 +3,16 @@ package app
 import (
 	"sort"
 
+	"github.com/farebox/farebox/internal/app/kit"
 	"github.com/farebox/farebox/internal/clock"
 	"github.com/farebox/farebox/internal/invoicedoc"
 	"github.com/farebox/farebox/internal/invoicing"
 	"github.com/farebox/farebox/internal/money"
-	"github.com/farebox/farebox/internal/retention"
 )
 
-type CustomerJSON struct {
-	ID                  string          `json:"id"`
-	AddressLines        []string        `json:"address_lines"`
-	ElectronicInvoicing *ElectronicJSON `json:"electronic_invoicing"`
-	Environment         string          `json:"environment"`
-	CreatedAt           string          `json:"created_at"`
-}
-
-func customerView(c invoicing.Customer) CustomerJSON {
-	if c.ErasedAt != nil {
-		// Erased, or restricted to the retention duty: shown with neutral
-		// values in the same shape (docs/privacy.md).
-		c.AddressLines, c.Electronic = []string{retention.ErasedName}, nil
-	}
-	return CustomerJSON{ID: c.ID, AddressLines: c.AddressLines, ElectronicInvoicing: electronicView(c.Electronic),
-		Environment: string(c.Environment), CreatedAt: clock.Timestamp(c.CreatedAt)}
-}
-
-// ElectronicJSON is a customer's electronic_invoicing (XRechnung buyer data).
-type ElectronicJSON struct {
-	ElectronicAddress         string                `json:"electronic_address"`
-	ElectronicAddressSchemeID string                `json:"electronic_address_scheme_id"`
-	BuyerReference            string                `json:"buyer_reference"`
-	Address                   electronicAddressJSON `json:"address"`
-}
-
-type electronicAddressJSON struct {
-	Name                   string  `json:"name"`
-	StreetWithNumber       string  `json:"street_with_number"`
-	PostalCode             string  `json:"postal_code"`
-	City                   string  `json:"city"`
-	CountryCode            string  `json:"country_code"`
-	AdditionAddressLineOne *string `json:"addition_address_line_one,omitempty"`
-	AdditionAddressLineTwo *string `json:"addition_address_line_two,omitempty"`
-}
-
-func electronicView(e *invoicing.Electronic) *ElectronicJSON {
-	if e == nil {
-		return nil
-	}
-	return &ElectronicJSON{ElectronicAddress: e.ElectronicAddress, ElectronicAddressSchemeID: e.ElectronicAddressSchemeID,
-		BuyerReference: e.BuyerReference, Address: electronicAddressJSON(e.Address)}
-}
+// CustomerJSON is a Customer as the API shows it (kit.CustomerView; a
+// privacy export shows it too).
+type CustomerJSON = kit.CustomerJSON
 
 type shareJSON struct {
 	CustomerID    string      `json:"customer_id"`

@@ -151,7 +151,7 @@ func (a *App) Customers(ctx context.Context, p account.Principal, req ListReques
 	var f invoicing.CustomerFilter
 	return runList(ctx, a, p, "app.Customers", "customers", "customer", req, &l, &f.Query,
 		func(q store.Q) (list.Page[invoicing.Customer], error) { return q.Customers(ctx, f) },
-		func(c invoicing.Customer) (CustomerJSON, error) { return customerView(c), nil })
+		func(c invoicing.Customer) (CustomerJSON, error) { return kit.CustomerView(c), nil })
 }
 
 // InvoicesRequest is GET /v9/ticketing/invoices.json's query, as sent;

@@ -1,7 +1,6 @@
 package app_test
 
 import (
-	"encoding/json"
 	"fmt"
 	"slices"
 	"strings"
@@ -12,6 +11,7 @@ import (
 	"github.com/farebox/farebox/internal/app"
 	"github.com/farebox/farebox/internal/apperr"
 	"github.com/farebox/farebox/internal/invoicing"
+	"github.com/farebox/farebox/internal/testtool"
 	"github.com/farebox/farebox/internal/ticketing"
 )
 
@@ -37,15 +37,6 @@ func byNewest(ids []string) []string {
 	out := slices.Clone(ids)
 	slices.SortFunc(out, func(a, b string) int { return strings.Compare(b, a) })
 	return out
-}
-
-func asJSON(t *testing.T, v any) string {
-	t.Helper()
-	b, err := json.Marshal(v)
-	if err != nil {
-		t.Fatal(err)
-	}
-	return string(b)
 }
 
 // walk pages through a list with limit 4 both ways: forwards with
@@ -161,7 +152,7 @@ func TestOrderList(t *testing.T) {
 			if err != nil {
 				t.Fatal(err)
 			}
-			if listed, got := asJSON(t, o), asJSON(t, want); listed != got || o.RestoreSecret == "" || len(o.Coupons) != 1 {
+			if listed, got := testtool.JSON(t, o), testtool.JSON(t, want); listed != got || o.RestoreSecret == "" || len(o.Coupons) != 1 {
 				t.Errorf("listed %s, GET %s", listed, got)
 			}
 		}
@@ -264,7 +255,7 @@ func TestSubscriptionList(t *testing.T) {
 			if err != nil {
 				t.Fatal(err)
 			}
-			if listed, got := asJSON(t, s), asJSON(t, app.SubscriptionResponse(d)); listed != got {
+			if listed, got := testtool.JSON(t, s), testtool.JSON(t, app.SubscriptionResponse(d)); listed != got {
 				t.Errorf("listed %s, GET %s", listed, got)
 			}
 		}
@@ -350,7 +341,7 @@ func TestCouponList(t *testing.T) {
 			if err != nil {
 				t.Fatal(err)
 			}
-			if listed, got := asJSON(t, c), asJSON(t, app.CouponResponse(d, 9, &p)); listed != got {
+			if listed, got := testtool.JSON(t, c), testtool.JSON(t, app.CouponResponse(d, 9, &p)); listed != got {
 				t.Errorf("listed %s, GET %s", listed, got)
 			}
 		}
@@ -422,8 +413,8 @@ func TestTicketList(t *testing.T) {
 			})
 		}
 		for _, d := range list(app.TicketsRequest{}).Data {
-			if got := b.ticket(t, d.Ticket.ID); asJSON(t, got) != asJSON(t, d) {
-				t.Errorf("listed %s, GET %s", asJSON(t, d), asJSON(t, got))
+			if got := b.ticket(t, d.Ticket.ID); testtool.JSON(t, got) != testtool.JSON(t, d) {
+				t.Errorf("listed %s, GET %s", testtool.JSON(t, d), testtool.JSON(t, got))
 			}
 		}
 
@@ -489,8 +480,8 @@ func TestCustomerList(t *testing.T) {
 			if err != nil {
 				t.Fatal(err)
 			}
-			if asJSON(t, c) != asJSON(t, app.CustomerResponse(got)) {
-				t.Errorf("listed %s, GET %s", asJSON(t, c), asJSON(t, app.CustomerResponse(got)))
+			if testtool.JSON(t, c) != testtool.JSON(t, app.CustomerResponse(got)) {
+				t.Errorf("listed %s, GET %s", testtool.JSON(t, c), testtool.JSON(t, app.CustomerResponse(got)))
 			}
 		}
 		liveCustomer := b.customer(t, b.live, "Live GmbH").ID
@@ -564,8 +555,8 @@ func TestInvoiceList(t *testing.T) {
 			if err != nil {
 				t.Fatal(err)
 			}
-			if asJSON(t, v) != asJSON(t, b.app.InvoiceResponse(inv)) {
-				t.Errorf("listed %s, GET %s", asJSON(t, v), asJSON(t, b.app.InvoiceResponse(inv)))
+			if testtool.JSON(t, v) != testtool.JSON(t, b.app.InvoiceResponse(inv)) {
+				t.Errorf("listed %s, GET %s", testtool.JSON(t, v), testtool.JSON(t, b.app.InvoiceResponse(inv)))
 			}
 		}
 		liveInvoice := b.invoiceFor(t, b.live, b.customer(t, b.live, "Live GmbH").ID)

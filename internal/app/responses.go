@@ -3,6 +3,7 @@ package app
 import (
 	"context"
 
+	"github.com/farebox/farebox/internal/app/kit"
 	"github.com/farebox/farebox/internal/catalog"
 	"github.com/farebox/farebox/internal/invoicedoc"
 	"github.com/farebox/farebox/internal/invoicing"
@@ -111,7 +112,7 @@ func (w *Wallets) TicketResponse(d TicketDetails) (ticketJSON, error) {
 }
 
 // CustomerResponse is a Customer.
-func CustomerResponse(c invoicing.Customer) CustomerJSON { return customerView(c) }
+func CustomerResponse(c invoicing.Customer) CustomerJSON { return kit.CustomerView(c) }
 
 // BillableItemResponse is a BillableItem.
 func BillableItemResponse(v BillableItemView) billableItemJSON { return billableItemView(v) }

@@ -10,7 +10,7 @@ import (
 // exportPersonalData answers GET /v1/privacy/<kind>s/{<param>}.json.
 func (s *Server) exportPersonalData(kind, param string) handlerFunc {
 	return func(w http.ResponseWriter, r *http.Request) error {
-		out, err := s.app.ExportPersonalData(r.Context(), principalOf(r), kind, r.PathValue(param))
+		out, err := s.Privacy.Export(r.Context(), principalOf(r), kind, r.PathValue(param))
 		return writeResult(w, http.StatusOK, out, err)
 	}
 }
@@ -25,7 +25,7 @@ func (s *Server) erasePersonalData(kind, param string) handlerFunc {
 		if err := decodeOptional(r, &erasureRequest{}); err != nil {
 			return err
 		}
-		out, err := s.app.ErasePersonalData(r.Context(), principalOf(r), kind, r.PathValue(param))
+		out, err := s.Privacy.Erase(r.Context(), principalOf(r), kind, r.PathValue(param))
 		return writeResult(w, http.StatusOK, out, err)
 	}
 }

@@ -285,11 +285,11 @@ func TestPrivacyCustomerErasure(t *testing.T) {
 
 		// The duty ends: the retention job erases the recipient data.
 		e.Clock.Set(time.Date(2035, 1, 2, 0, 0, 0, 0, time.UTC))
-		rep, err := e.App.RunRetention(ctx, true)
+		rep, err := e.Privacy.RunRetention(ctx, true)
 		if err != nil || rep.Due.Customers != 1 {
 			t.Fatalf("dry run: %+v %v", rep.Due, err)
 		}
-		if rep, err = e.App.RunRetention(ctx, false); err != nil || rep.Customers != 1 {
+		if rep, err = e.Privacy.RunRetention(ctx, false); err != nil || rep.Customers != 1 {
 			t.Fatalf("run: %+v %v", rep, err)
 		}
 		c, _ = e.Store.Read().Customer(ctx, e.AccountID, account.Live, billed)
@@ -309,21 +309,21 @@ func TestRetentionJobErasesExpiredTickets(t *testing.T) {
 		ids := productIDs(t, e)
 		o := order(t, e, e.LiveKey, ids["single/adult"])
 		old := mustActivate(t, e, "v9", str(o.Coupons[0]["id"]), map[string]any{"identification_medium": medium("Alt", "Fahrgast", "1950-01-01")})
-		if rep, err := e.App.RunRetention(ctx, false); err != nil || rep.Tickets != 0 {
+		if rep, err := e.Privacy.RunRetention(ctx, false); err != nil || rep.Tickets != 0 {
 			t.Fatalf("nothing is due yet: %+v %v", rep, err)
 		}
 		// 200 days later a new ticket; the old one ended ~200 days ago.
 		e.Clock.Advance(200 * 24 * time.Hour)
 		fresh := mustActivate(t, e, "v9", order(t, e, e.LiveKey, ids["single/adult"]).CouponID, map[string]any{"identification_medium": medium("Neu", "Fahrgast", "2000-01-01")})
 		e.Clock.Advance(time.Hour)
-		dry, err := e.App.RunRetention(ctx, true)
+		dry, err := e.Privacy.RunRetention(ctx, true)
 		if err != nil || dry.Due.Tickets != 1 || dry.Due.OldestTicket == nil {
 			t.Fatalf("dry run: %+v %v", dry.Due, err)
 		}
 		if s := jsonText(t, ticket(t, e, old)); !strings.Contains(s, "Alt") {
 			t.Fatal("the dry run changed the ticket")
 		}
-		rep, err := e.App.RunRetention(ctx, false)
+		rep, err := e.Privacy.RunRetention(ctx, false)
 		if err != nil || rep.Tickets != 1 {
 			t.Fatalf("run: %+v %v", rep, err)
 		}
@@ -333,7 +333,7 @@ func TestRetentionJobErasesExpiredTickets(t *testing.T) {
 		if s := jsonText(t, ticket(t, e, fresh)); !strings.Contains(s, "Neu") {
 			t.Fatalf("a ticket within its period was erased: %s", s)
 		}
-		if rep, err := e.App.RunRetention(ctx, false); err != nil || rep.Tickets != 0 {
+		if rep, err := e.Privacy.RunRetention(ctx, false); err != nil || rep.Tickets != 0 {
 			t.Fatalf("second run: %+v %v", rep, err)
 		}
 		var ex privacyExport

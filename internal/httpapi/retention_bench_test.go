@@ -14,7 +14,7 @@ import (
 	"time"
 
 	"github.com/farebox/farebox/internal/apitest"
-	"github.com/farebox/farebox/internal/app"
+	"github.com/farebox/farebox/internal/app/privacy"
 	"github.com/farebox/farebox/internal/store"
 )
 
@@ -25,7 +25,7 @@ import (
 // (baseline), then while the job runs (same server, same database).
 // Reported: the job's duration and rows/s, orders/s and p99 order latency
 // in both windows. FAREBOX_RETENTION_YIELD sets the job's pause between
-// batches (default app.DefaultRetentionYield; 0: none).
+// batches (default privacy.DefaultYield; 0: none).
 //
 //	go test ./internal/httpapi -run '^$' -bench RetentionJob -benchtime 1x -timeout 60m
 func BenchmarkRetentionJob(b *testing.B) {
@@ -34,8 +34,8 @@ func BenchmarkRetentionJob(b *testing.B) {
 		rows = v
 	}
 	// FAREBOX_RETENTION_YIELD: the job's pause after a full batch, in
-	// multiples of the batch's duration (app.DefaultRetentionYield; 0: none).
-	yield := app.DefaultRetentionYield
+	// multiples of the batch's duration (privacy.DefaultYield; 0: none).
+	yield := privacy.DefaultYield
 	if v, err := strconv.ParseFloat(os.Getenv("FAREBOX_RETENTION_YIELD"), 64); err == nil {
 		yield = v
 		if v == 0 {
@@ -56,7 +56,7 @@ func BenchmarkRetentionJob(b *testing.B) {
 			base := orderLoad(b, e, body, func() { time.Sleep(10 * time.Second) })
 			var took time.Duration
 			var erased int64
-			job := app.New(app.Options{Store: e.Store, Clock: e.Clock, RetentionYield: yield})
+			job := privacy.New(store.NewView[privacy.Queries](e.Store), e.Clock, privacy.Options{Yield: yield}, privacy.NewTx(e.Store.WriteClaimed, e.App.TxWork))
 			during := orderLoad(b, e, body, func() {
 				r, err := job.RunRetention(ctx, false)
 				if err != nil {
@@ -67,7 +67,7 @@ func BenchmarkRetentionJob(b *testing.B) {
 			if erased != int64(rows) {
 				b.Fatalf("erased %d of %d tickets", erased, rows)
 			}
-			if due, err := e.App.RunRetention(ctx, true); err != nil || due.Due.Tickets != 0 {
+			if due, err := e.Privacy.RunRetention(ctx, true); err != nil || due.Due.Tickets != 0 {
 				b.Fatalf("left after the run: %+v %v", due.Due, err)
 			}
 			b.ReportMetric(took.Seconds(), "job_s")

@@ -8,6 +8,7 @@ import (
 	"strings"
 
 	"github.com/farebox/farebox/internal/app"
+	"github.com/farebox/farebox/internal/app/privacy"
 	"github.com/farebox/farebox/internal/web"
 )
 
@@ -81,12 +82,12 @@ func (s *Server) routes() []route {
 		{GET, "/v1/usage.json", authPartner, billKey, s.getUsage},
 		{GET, "/v1/events.json", authPartner, billKey, s.getEvents},
 		// Personal data: export and erasure on request (docs/privacy.md).
-		{GET, "/v1/privacy/coupons/{coupon_id}.json", authPartner, billKey, s.exportPersonalData(app.SubjectCoupon, "coupon_id")},
-		{POST, "/v1/privacy/coupons/{coupon_id}/erasure.json", authPartner, billKey, s.erasePersonalData(app.SubjectCoupon, "coupon_id")},
-		{GET, "/v1/privacy/subscriptions/{subscription_id}.json", authPartner, billKey, s.exportPersonalData(app.SubjectSubscription, "subscription_id")},
-		{POST, "/v1/privacy/subscriptions/{subscription_id}/erasure.json", authPartner, billKey, s.erasePersonalData(app.SubjectSubscription, "subscription_id")},
-		{GET, "/v1/privacy/customers/{customer_id}.json", authPartner, billKey, s.exportPersonalData(app.SubjectCustomer, "customer_id")},
-		{POST, "/v1/privacy/customers/{customer_id}/erasure.json", authPartner, billKey, s.erasePersonalData(app.SubjectCustomer, "customer_id")},
+		{GET, "/v1/privacy/coupons/{coupon_id}.json", authPartner, billKey, s.exportPersonalData(privacy.SubjectCoupon, "coupon_id")},
+		{POST, "/v1/privacy/coupons/{coupon_id}/erasure.json", authPartner, billKey, s.erasePersonalData(privacy.SubjectCoupon, "coupon_id")},
+		{GET, "/v1/privacy/subscriptions/{subscription_id}.json", authPartner, billKey, s.exportPersonalData(privacy.SubjectSubscription, "subscription_id")},
+		{POST, "/v1/privacy/subscriptions/{subscription_id}/erasure.json", authPartner, billKey, s.erasePersonalData(privacy.SubjectSubscription, "subscription_id")},
+		{GET, "/v1/privacy/customers/{customer_id}.json", authPartner, billKey, s.exportPersonalData(privacy.SubjectCustomer, "customer_id")},
+		{POST, "/v1/privacy/customers/{customer_id}/erasure.json", authPartner, billKey, s.erasePersonalData(privacy.SubjectCustomer, "customer_id")},
 
 		// Webhook endpoints (docs/webhooks.md).
 		{POST, "/v1/webhook_endpoints.json", authPartner, billKey, s.createWebhookEndpoint},

@@ -21,6 +21,7 @@ import (
 	"github.com/farebox/farebox/internal/app/accounts"
 	billingapp "github.com/farebox/farebox/internal/app/billing"
 	"github.com/farebox/farebox/internal/app/console"
+	"github.com/farebox/farebox/internal/app/privacy"
 	"github.com/farebox/farebox/internal/app/testclock"
 	"github.com/farebox/farebox/internal/app/transit"
 	"github.com/farebox/farebox/internal/app/webusers"
@@ -63,6 +64,8 @@ type Deps struct {
 	WebUsers *webusers.Service
 	// Accounts resolves API keys and manages accounts and keys.
 	Accounts *accounts.Service
+	// Privacy exports and erases a partner's personal data (docs/privacy.md).
+	Privacy *privacy.Service
 	// TestClocks are the test clocks of the test environments
 	// (docs/test-clocks.md).
 	TestClocks *testclock.Service

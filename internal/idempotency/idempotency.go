@@ -5,7 +5,17 @@
 // runs, waits, is refused or is answered by replay (docs/operations.md).
 package idempotency
 
-import "time"
+import (
+	"time"
+
+	"github.com/farebox/farebox/internal/account"
+)
+
+// Scope is the scope of the Idempotency-Keys of requests made with p's
+// key: one per account and environment.
+func Scope(p account.Principal) string {
+	return "account:" + p.AccountID + ":" + string(p.Environment)
+}
 
 // Record is a stored Idempotency-Key and, once complete, its response.
 type Record struct {

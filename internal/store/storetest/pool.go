@@ -79,7 +79,8 @@ func slotKey(digest string, n int) int64 {
 
 // prepareSlot makes schema a migrated, empty database: it migrates a new
 // or half-built slot, and otherwise deletes every row (children before
-// parents) and restarts the sequences.
+// parents), puts back the rows the migrations seed and restarts the
+// sequences.
 func prepareSlot(ctx context.Context, conn *sql.Conn, schema string) error {
 	var mark sql.NullString
 	err := conn.QueryRowContext(ctx, `SELECT obj_description(oid, 'pg_namespace') FROM pg_namespace WHERE nspname = $1`, schema).Scan(&mark)
@@ -110,6 +111,9 @@ func prepareSlot(ctx context.Context, conn *sql.Conn, schema string) error {
 	for _, tbl := range tables {
 		stmts = append(stmts, `DELETE FROM `+schema+`.`+tbl)
 	}
+	// The rows the migrations seed go back in (without retention_state's
+	// row no daily retention run is ever claimed).
+	stmts = append(stmts, `INSERT INTO `+schema+`.retention_state (id) VALUES (1)`)
 	// One simple-protocol query: one implicit transaction.
 	stmts = append(stmts, `SELECT setval(format('%I.%I', schemaname, sequencename), 1, false) FROM pg_sequences
 		WHERE schemaname = '`+schema+`' AND sequencename NOT LIKE 'goose%'`, `RESET session_replication_role`)

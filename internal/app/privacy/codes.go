@@ -1,0 +1,7 @@
+package privacy
+
+// The error codes of package privacy, each described in api/openapi.yaml
+// (TestErrorCodeRegistry).
+const (
+	CodeAlreadyErased = "already_erased"
+)
