@@ -1,0 +1,278 @@
+package store_test
+
+import (
+	"go/ast"
+	"go/parser"
+	"go/token"
+	"path/filepath"
+	"reflect"
+	"slices"
+	"strconv"
+	"strings"
+	"testing"
+
+	"github.com/farebox/farebox/internal/store"
+	"github.com/farebox/farebox/internal/store/storetest"
+)
+
+// The store conformance suite (issue 29, after river's riverdrivertest):
+// every exported method of store.Q and *store.Store is tested directly,
+// once per engine, for its contract: what it returns, what it changes,
+// its not-found and conflict errors, the order and paging of what it
+// lists. The use-case and API tests above the store may then run on one
+// engine in the short tier: the store is proven on both here.
+//
+// Each area file (conformance_<store file>_test.go) declares a
+// conformanceCases literal, one case per method keyed by the method's
+// name, and a TestConformance<Area> that runs it: a subtest per method, a
+// subtest per engine under it (TestConformanceOrders/Coupon/postgres), on
+// both engines under -short too, each on a fresh database. Methods an
+// older store test already tests directly are listed in
+// conformanceElsewhere with that test instead of being tested twice.
+// TestConformanceCoversEveryMethod reads the method sets by reflection and
+// the cases from the test files' syntax and fails naming every method with
+// no case (and every case that does not call its method).
+
+// conformanceCases are the cases of one area: method name → the test of
+// that method's contract on a fresh, migrated store.
+type conformanceCases map[string]func(t *testing.T, s *store.Store)
+
+// run runs each case as a subtest named after its method, on each engine.
+func (cs conformanceCases) run(t *testing.T) {
+	t.Helper()
+	names := make([]string, 0, len(cs))
+	for name := range cs {
+		names = append(names, name)
+	}
+	slices.Sort(names)
+	for _, name := range names {
+		t.Run(name, func(t *testing.T) {
+			t.Parallel()
+			storetest.ForEachEngine(t, cs[name])
+		})
+	}
+}
+
+// conformanceElsewhere maps a method to the older store test that already
+// tests its contract directly on both engines under -short too
+// (storetest.ForEachEngine or AllEngines, not ForEachEngineLoaded); the
+// guard checks that the test exists, runs on both and calls the method.
+var conformanceElsewhere = map[string]string{
+	"CreateAccount":          "TestAccountsAndKeys",
+	"CreateKey":              "TestAccountsAndKeys",
+	"PrincipalByKeyHash":     "TestAccountsAndKeys",
+	"RevokeKeysByPrefix":     "TestAccountsAndKeys",
+	"ClaimIdempotencyKey":    "TestIdempotencyClaims",
+	"CompleteIdempotencyKey": "TestIdempotencyClaims",
+	"InsertOrderAlone":       "TestInsertOrderAlone",
+	"InsertOrderRows":        "TestInsertOrderRowsRefusesForeignEvents",
+	"InsertEvents":           "TestInsertEventsEndpointCheck",
+	"OldestReadyJob":         "TestOldestReadyJob",
+	"EnsureSecret":           "TestEnsureSecret",
+	"RollupUsageCounts":      "TestUsageCountersRollup",
+	"UsageWriter":            "TestUsageWriterDurabilities",
+	"NewLedger":              "TestUsageLedger",
+	"RollupSegment":          "TestUsageJournalRollup",
+	"WriteClaimed":           "TestIdempotencyClaimCommitted",
+}
+
+// conformanceMissing are the methods still without a conformance case.
+// The list only shrinks: a method given a case must leave it (the guard
+// fails otherwise), and a new store method needs a case, not an entry.
+var conformanceMissing = []string{
+	// accounts.go
+	"Account", "Accounts", "Keys", "KeysOfEnvironment",
+	// applewallet.go
+	"EnsureApplePass", "ApplePass", "RegisterAppleDevice", "UnregisterAppleDevice", "ApplePassLastTag",
+	"AppleDevicePasses", "MarkTicketsApplePassesUpdated", "DeleteApplePushToken", "CountApplePasses",
+	// books.go
+	"InsertAudit", "AuditLog", "InsertReceipt", "Receipt", "AllInvoiceNumbers", "InvoiceCounters",
+	"StoredFiles",
+	// catalog.go
+	"CatalogVersion", "LoadCatalog", "ProductOfTicket", "ProductIDs", "UpsertCatalog", "GrantProduct",
+	"RevokeProduct", "Grants",
+	// customers.go
+	"InsertCustomer", "Customer", "Customers", "InsertCollection", "CollectionExists", "BillableItem",
+	"CollectionItems", "BillableItems", "Collections", "SetAssignment", "ItemClaims", "LockItem",
+	// dashboard.go
+	"InsertDashboardInvite", "DashboardInvite", "UseDashboardInvite", "SetDashboardUser", "DashboardUser",
+	"DashboardUsers", "DeleteDashboardUser", "TouchKey", "RevokeAccountKey", "UsageOfEnvironment",
+	// events.go
+	"SettledEventSeq", "EventSeq", "Events", "EventsOf", "EventStreams", "PruneEvents", "EndedSubscriptions",
+	"MarkSubscriptionEnded", "PutEventParts", "EventParts",
+	// gtfs.go
+	"ReplaceGTFSFeed", "GTFSFeeds", "GTFSSnapshot", "RemoveGTFSFeed",
+	// idempotency.go
+	"ReleaseIdempotencyKey", "PurgeIdempotencyKeys", "AnswersNaming", "EraseAnswer",
+	// invoices.go
+	"NextNumber", "InsertInvoice", "Invoice", "InvoiceByID", "Invoices", "ClaimItem", "ReleaseClaims",
+	"MarkCancelled", "PutFile", "GetFile", "InvoiceNumbers", "LockInvoice", "FileFormats",
+	// jobs.go
+	"EnqueueJob", "Jobs", "Jobs", "JobsOf", "DeleteJobs", "CompleteJobs", "EnqueueJobs", "JobStates",
+	"JobState",
+	// lists.go
+	"ListCursor", "ExplainList",
+	// migrate.go
+	"Migrate", "SchemaVersion",
+	// orders.go
+	"InsertOrder", "Order", "InsertCoupon", "Coupon", "SetCouponTariffSettings", "MarkCouponActivated",
+	"SetCouponRestored", "InsertBillableItem", "CountRows", "LockCoupon", "LockedCoupon", "Orders", "Coupons",
+	// owners.go
+	"CouponOwner", "TicketOwner", "InvoiceOwner",
+	// retention.go
+	"RetentionDue", "EraseExpiredTickets", "EraseTicketData", "EraseExpiredCouponSettings",
+	"EraseCouponSettings", "MarkSubscriptionErased", "ErasedAt", "RestrictCustomer", "EraseCustomer",
+	"EraseRestrictedCustomers", "BillingRecordsOf", "CouponsOfSubscription", "OldestEvent", "EventsOfObjects",
+	"SetEventObject", "ClaimRetentionRun", "FinishRetentionRun",
+	// revocations.go
+	"AppendRevocation", "Revocations", "PruneRevocations", "KeyRevoked",
+	// secrets.go
+	"InsertServiceSecret", "DeleteServiceSecret", "ServiceSecrets",
+	// store.go
+	"Engine", "DB", "ReaderDB", "Ping", "Close", "AfterCommit", "Read", "Write",
+	// subscriptions.go
+	"InsertSubscription", "Subscription", "Subscriptions", "LockSubscription", "UpdateSubscriptionEnd",
+	"SetSubscriptionRestored", "InsertCycle", "UpdateCycle", "Cycles", "DeleteUnorderedCycle",
+	// testclocks.go
+	"InsertTestClock", "TestClock", "TestClockTime", "LockTestClock", "SetTestClock", "SetTestClockStatus",
+	"DeleteTestClock", "TestClocks", "ClockTicketsStarted",
+	// tickets.go
+	"InsertTicket", "Ticket", "TicketsOfCoupon", "TicketByReactivationKey", "TicketByUsedReactivationKey",
+	"RevokeTicket", "StampTicketKeysIssuedBefore", "StampTicketKeys", "TicketsSignedWith", "ResignTickets",
+	"InspectionKeyUse", "Tickets",
+	// usage.go
+	"InsertUsage", "UsageSummary", "UsageEvents", "UsageByRequest",
+	// vdvnumbers.go
+	"NextVDVNumber", "UnnumberedVDVTickets", "SetVDVNumbers",
+	// web.go
+	"InsertWebSession", "WebSession", "SetWebSessionFlash", "TakeWebSessionFlash", "DeleteWebSessionsOf",
+	"DeleteWebSession", "JobsInState", "RetryDeadJob",
+	// webhooks.go
+	"InsertEndpoint", "UpdateEndpoint", "Endpoint", "Endpoints", "DeleteEndpoint", "AddDeliveries",
+	"RecordAttempts", "DeliveriesWork", "NextInChain", "EndpointOutcome", "DisableEndpoint", "Attempts",
+	"AttemptPosition", "Event",
+}
+
+// TestConformanceCoversEveryMethod fails naming every exported method of
+// store.Q and *store.Store that has no conformance case, every case or
+// mapping that names no method or does not call it, and every entry of
+// conformanceMissing that is covered after all.
+func TestConformanceCoversEveryMethod(t *testing.T) {
+	methods := map[string]bool{}
+	for _, typ := range []reflect.Type{reflect.TypeFor[store.Q](), reflect.TypeFor[*store.Store]()} {
+		for i := range typ.NumMethod() {
+			methods[typ.Method(i).Name] = true
+		}
+	}
+	cases, tests := conformanceSyntax(t)
+	covered := map[string]bool{}
+	for name, calls := range cases {
+		if !methods[name] {
+			t.Errorf("conformance case %q: store.Q and *store.Store have no such method", name)
+		}
+		if !calls {
+			t.Errorf("conformance case %q does not call %s", name, name)
+		}
+		covered[name] = true
+	}
+	for name, test := range conformanceElsewhere {
+		calls, ok := tests[test]
+		switch {
+		case !methods[name]:
+			t.Errorf("conformanceElsewhere[%q]: no such method", name)
+		case !ok:
+			t.Errorf("conformanceElsewhere[%q]: no test %s in the store's tests", name, test)
+		case !calls[name]:
+			t.Errorf("conformanceElsewhere[%q]: %s does not call %s", name, test, name)
+		case !calls["ForEachEngine"] && !calls["AllEngines"]:
+			t.Errorf("conformanceElsewhere[%q]: %s does not run on both engines under -short (storetest.ForEachEngine or AllEngines)", name, test)
+		case covered[name]:
+			t.Errorf("%s has a conformance case and is mapped to %s: keep one", name, test)
+		}
+		covered[name] = true
+	}
+	missing := map[string]bool{}
+	for _, name := range conformanceMissing {
+		if covered[name] || !methods[name] {
+			t.Errorf("conformanceMissing lists %s, which is covered or no method: remove it", name)
+		}
+		missing[name] = true
+	}
+	var uncovered []string
+	for name := range methods {
+		if !covered[name] && !missing[name] {
+			uncovered = append(uncovered, name)
+		}
+	}
+	slices.Sort(uncovered)
+	if len(uncovered) > 0 {
+		t.Errorf("store methods without a conformance case (add one to the area's conformance_*_test.go): %s", strings.Join(uncovered, ", "))
+	}
+	t.Logf("%d store methods: %d with a case, %d mapped to older tests, %d missing", len(methods), len(cases), len(conformanceElsewhere), len(conformanceMissing))
+}
+
+// conformanceSyntax parses the package's test files and returns the keys
+// of every conformanceCases literal (with whether its case calls a method
+// of that name) and, for every Test function, the methods it calls.
+func conformanceSyntax(t *testing.T) (cases map[string]bool, tests map[string]map[string]bool) {
+	t.Helper()
+	files, err := filepath.Glob("*_test.go")
+	if err != nil {
+		t.Fatal(err)
+	}
+	cases, tests = map[string]bool{}, map[string]map[string]bool{}
+	fset := token.NewFileSet()
+	for _, file := range files {
+		f, err := parser.ParseFile(fset, file, nil, 0)
+		if err != nil {
+			t.Fatal(err)
+		}
+		ast.Inspect(f, func(n ast.Node) bool {
+			switch n := n.(type) {
+			case *ast.FuncDecl:
+				if n.Recv == nil && strings.HasPrefix(n.Name.Name, "Test") {
+					tests[n.Name.Name] = calledMethods(n.Body)
+				}
+			case *ast.CompositeLit:
+				if id, ok := n.Type.(*ast.Ident); !ok || id.Name != "conformanceCases" {
+					return true
+				}
+				for _, el := range n.Elts {
+					kv, ok := el.(*ast.KeyValueExpr)
+					lit, isLit := kv.Key.(*ast.BasicLit)
+					if !ok || !isLit {
+						t.Errorf("%s: a conformanceCases key is not a string literal", fset.Position(el.Pos()))
+						continue
+					}
+					name, _ := strconv.Unquote(lit.Value)
+					if _, dup := cases[name]; dup {
+						t.Errorf("%s: a second conformance case for %s", fset.Position(el.Pos()), name)
+					}
+					cases[name] = calledMethods(kv.Value)[name]
+				}
+			}
+			return true
+		})
+	}
+	return cases, tests
+}
+
+// calledMethods are the names of the methods called (x.Name(…)) in n,
+// and AllEngines when n reads storetest.AllEngines.
+func calledMethods(n ast.Node) map[string]bool {
+	names := map[string]bool{}
+	ast.Inspect(n, func(n ast.Node) bool {
+		switch n := n.(type) {
+		case *ast.CallExpr:
+			if sel, ok := n.Fun.(*ast.SelectorExpr); ok {
+				names[sel.Sel.Name] = true
+			}
+		case *ast.SelectorExpr:
+			if n.Sel.Name == "AllEngines" {
+				names["AllEngines"] = true
+			}
+		}
+		return true
+	})
+	return names
+}
