@@ -1,0 +1,218 @@
+package store_test
+
+import (
+	"cmp"
+	"context"
+	"fmt"
+	"slices"
+	"testing"
+	"time"
+
+	"github.com/farebox/farebox/internal/account"
+	"github.com/farebox/farebox/internal/apperr"
+	"github.com/farebox/farebox/internal/catalog"
+	"github.com/farebox/farebox/internal/list"
+	"github.com/farebox/farebox/internal/money"
+	"github.com/farebox/farebox/internal/store"
+	"github.com/farebox/farebox/internal/ticketing"
+)
+
+// The conformance suite's shared world: one fixture per test store, built
+// with the store's own insert methods (each of which has its own case).
+
+const (
+	fxAccount = "acct-1" // the account under test
+	fxOther   = "acct-2" // another tenant, whose records a query must not see
+	fxArea    = "area-1"
+	fxProduct = "product-1"
+)
+
+// fxAt is the fixtures' time: a whole second, so what comes back compares
+// equal on both engines.
+var fxAt = time.Date(2026, 11, 2, 9, 0, 0, 0, time.UTC)
+
+// fixture writes records into one test's store.
+type fixture struct {
+	t   *testing.T
+	s   *store.Store
+	ctx context.Context
+}
+
+// newFixture gives s the two accounts and a catalog of one area and one
+// product that the records refer to.
+func newFixture(t *testing.T, s *store.Store) *fixture {
+	t.Helper()
+	f := &fixture{t: t, s: s, ctx: context.Background()}
+	f.write(func(q store.Q) error {
+		for _, id := range []string{fxAccount, fxOther} {
+			if err := q.CreateAccount(f.ctx, account.Account{ID: id, Name: "Account " + id, CreatedAt: fxAt}); err != nil {
+				return err
+			}
+		}
+		return q.UpsertCatalog(f.ctx, fxCatalog(), fxAt)
+	})
+	return f
+}
+
+// fxCatalog is the catalog newFixture writes.
+func fxCatalog() *catalog.File {
+	return &catalog.File{Version: catalog.FormatVersion, Areas: []catalog.Area{{ID: fxArea, Name: "Area"}},
+		Products: []catalog.Product{{ID: fxProduct, AreaID: fxArea}}}
+}
+
+// write runs fn in a write transaction and fails the test if it does not
+// commit.
+func (f *fixture) write(fn func(q store.Q) error) {
+	f.t.Helper()
+	mustWrite(f.t, f.s, fn)
+}
+
+// read is the store's reader.
+func (f *fixture) read() store.Q { return f.s.Read() }
+
+// order writes order id of account acct in env at time at with n coupons
+// (ids id-c0, id-c1, …).
+func (f *fixture) order(acct string, env account.Environment, id string, at time.Time, n int) ticketing.Order {
+	f.t.Helper()
+	o := ticketing.Order{ID: id, AccountID: acct, Environment: env, RestoreSecret: "secret-" + id, CreatedAt: at}
+	for i := range n {
+		o.Coupons = append(o.Coupons, ticketing.Coupon{ID: fmt.Sprintf("%s-c%d", id, i), OrderID: id, Position: i, AccountID: acct,
+			Environment: env, ProductID: fxProduct, CreatedAt: at})
+	}
+	f.write(func(q store.Q) error {
+		if err := q.InsertOrder(f.ctx, o); err != nil {
+			return err
+		}
+		for _, c := range o.Coupons {
+			if err := q.InsertCoupon(f.ctx, c); err != nil {
+				return err
+			}
+		}
+		return nil
+	})
+	return o
+}
+
+// subscription writes subscription id of acct in env at time at with
+// cycles undated (unordered) cycles id-y0, id-y1, ….
+func (f *fixture) subscription(acct string, env account.Environment, id string, at time.Time, cycles int) ticketing.Subscription {
+	f.t.Helper()
+	s := ticketing.Subscription{ID: id, AccountID: acct, Environment: env, ProductID: fxProduct, CreatedAt: at}
+	for i := range cycles {
+		s.Cycles = append(s.Cycles, ticketing.Cycle{ID: fmt.Sprintf("%s-y%d", id, i), SubscriptionID: id, ProductID: fxProduct,
+			CreatedAt: at.Add(time.Duration(i) * time.Second)})
+	}
+	f.write(func(q store.Q) error {
+		if err := q.InsertSubscription(f.ctx, s); err != nil {
+			return err
+		}
+		for _, c := range s.Cycles {
+			if err := q.InsertCycle(f.ctx, c); err != nil {
+				return err
+			}
+		}
+		return nil
+	})
+	return s
+}
+
+// ticket writes ticket id of coupon c, valid for a day from at.
+func (f *fixture) ticket(c ticketing.Coupon, id string, at time.Time, edit func(*ticketing.Ticket)) ticketing.Ticket {
+	f.t.Helper()
+	tk := ticketing.Ticket{ID: id, CouponID: c.ID, AccountID: c.AccountID, Environment: c.Environment, ProductID: c.ProductID,
+		IdentificationMedium: []byte(`{"type":"name"}`), MediumHash: "hash-" + id, ValidFrom: at, ValidUntil: at.Add(24*time.Hour - time.Second),
+		CreatedAt: at}
+	if edit != nil {
+		edit(&tk)
+	}
+	f.write(func(q store.Q) error { return q.InsertTicket(f.ctx, tk) })
+	return tk
+}
+
+// item writes billable item id of acct in env ordered at at.
+func (f *fixture) item(acct string, env account.Environment, id string, at time.Time, edit func(*ticketing.BillableItem)) ticketing.BillableItem {
+	f.t.Helper()
+	b := ticketing.BillableItem{ID: id, AccountID: acct, Environment: env, ProductID: fxProduct, Description: "Ticket " + id,
+		AmountCents: money.Cents(250), Currency: "EUR", VATRateBP: 700, OrderedAt: at}
+	if edit != nil {
+		edit(&b)
+	}
+	f.write(func(q store.Q) error { return q.InsertBillableItem(f.ctx, b) })
+	return b
+}
+
+// wantCode fails unless err is an apperr of kind and code.
+func wantCode(t *testing.T, what string, err error, kind apperr.Kind, code string) {
+	t.Helper()
+	if ae := apperr.As(err); ae == nil || ae.Kind != kind || ae.Code != code {
+		t.Errorf("%s: error %v, want %v %s", what, err, kind, code)
+	}
+}
+
+// listed is a list contract under test: the page of lq.
+type listed func(q store.Q, lq list.Query) ([]list.Cursor, bool, error)
+
+// checkList tests a list's contract on a store holding want, the
+// positions of the records of fxAccount in env the list shows, at least
+// four, the oldest and the two newest each at its own time: newest first by (created_at,
+// id), pages of a limit with has_more, starting_after and ending_before a
+// cursor, the created range, and nothing of the other tenant or
+// environment (which the caller also wrote).
+func checkList(t *testing.T, s *store.Store, env account.Environment, want []list.Cursor, page listed) {
+	t.Helper()
+	slices.SortFunc(want, func(a, b list.Cursor) int {
+		if c := b.CreatedAt.Compare(a.CreatedAt); c != 0 {
+			return c
+		}
+		return cmp.Compare(b.ID, a.ID)
+	})
+	check := func(name string, lq list.Query, wantItems []list.Cursor, wantMore bool) {
+		t.Helper()
+		lq.AccountID, lq.Environment = fxAccount, env
+		got, more, err := page(s.Read(), lq)
+		if err != nil {
+			t.Fatalf("%s: %v", name, err)
+		}
+		if !slices.Equal(cursorIDs(got), cursorIDs(wantItems)) || more != wantMore {
+			t.Errorf("%s: %v has_more %v, want %v has_more %v", name, cursorIDs(got), more, cursorIDs(wantItems), wantMore)
+		}
+	}
+	n := len(want)
+	check("all", list.Query{Limit: 100}, want, false)
+	check("first page", list.Query{Limit: 2}, want[:2], true)
+	check("starting_after", list.Query{Limit: 2, After: &want[1]}, want[2:4], n > 4)
+	check("starting_after the last", list.Query{Limit: 2, After: &want[n-1]}, nil, false)
+	check("ending_before", list.Query{Limit: 1, Before: &want[2]}, want[1:2], true)
+	check("ending_before the first", list.Query{Limit: 2, Before: &want[0]}, nil, false)
+	gte, lt := want[n-2].CreatedAt, want[1].CreatedAt
+	var inRange []list.Cursor
+	for _, c := range want {
+		if !c.CreatedAt.Before(gte) && c.CreatedAt.Before(lt) {
+			inRange = append(inRange, c)
+		}
+	}
+	check("created range", list.Query{Limit: 100, CreatedGTE: &gte, CreatedLT: &lt}, inRange, false)
+}
+
+// cursorIDs are the ids of cs (never nil).
+func cursorIDs(cs []list.Cursor) []string {
+	out := []string{}
+	for _, c := range cs {
+		out = append(out, c.ID)
+	}
+	return out
+}
+
+// cursors are the list positions of items.
+func cursors[T any](items []T, pos func(T) list.Cursor) []list.Cursor {
+	out := []list.Cursor{}
+	for _, it := range items {
+		out = append(out, pos(it))
+	}
+	return out
+}
+
+// clockRecord is a ready test clock of fxAccount in env standing at at.
+func clockRecord(id string, env account.Environment, at time.Time) ticketing.TestClock {
+	return ticketing.TestClock{ID: id, AccountID: fxAccount, Environment: env, FrozenTime: at, Status: ticketing.TestClockReady, CreatedAt: at}
+}
