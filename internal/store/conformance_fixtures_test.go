@@ -11,6 +11,8 @@ import (
 	"github.com/farebox/farebox/internal/account"
 	"github.com/farebox/farebox/internal/apperr"
 	"github.com/farebox/farebox/internal/catalog"
+	"github.com/farebox/farebox/internal/invoicedoc"
+	"github.com/farebox/farebox/internal/invoicing"
 	"github.com/farebox/farebox/internal/list"
 	"github.com/farebox/farebox/internal/money"
 	"github.com/farebox/farebox/internal/store"
@@ -215,4 +217,22 @@ func cursors[T any](items []T, pos func(T) list.Cursor) []list.Cursor {
 // clockRecord is a ready test clock of fxAccount in env standing at at.
 func clockRecord(id string, env account.Environment, at time.Time) ticketing.TestClock {
 	return ticketing.TestClock{ID: id, AccountID: fxAccount, Environment: env, FrozenTime: at, Status: ticketing.TestClockReady, CreatedAt: at}
+}
+
+// customer writes customer id of acct in env created at at.
+func (f *fixture) customer(acct string, env account.Environment, id string, at time.Time) invoicing.Customer {
+	f.t.Helper()
+	c := invoicing.Customer{ID: id, AccountID: acct, Environment: env, AddressLines: []string{"Customer " + id, "Street 1"}, CreatedAt: at}
+	f.write(func(q store.Q) error { return q.InsertCustomer(f.ctx, c) })
+	return c
+}
+
+// invoice writes invoice id of acct in env numbered number, created at at,
+// for customer (nil: none).
+func (f *fixture) invoice(acct string, env account.Environment, id, number string, at time.Time, customer *string) invoicing.Invoice {
+	f.t.Helper()
+	inv := invoicing.Invoice{ID: id, AccountID: acct, Environment: env, Kind: invoicedoc.KindInvoice, Number: number,
+		Identifier: "ident-" + id, CustomerID: customer, GrossCents: 1190, CreatedAt: at}
+	f.write(func(q store.Q) error { return q.InsertInvoice(f.ctx, inv) })
+	return inv
 }
