@@ -94,11 +94,8 @@ var conformanceMissing = []string{
 	"InsertDashboardInvite", "DashboardInvite", "UseDashboardInvite", "SetDashboardUser", "DashboardUser",
 	"DashboardUsers", "DeleteDashboardUser", "TouchKey", "RevokeAccountKey", "UsageOfEnvironment",
 	// events.go
-	"Store.SettledEventSeq", "EventSeq", "Events", "EventsOf", "EventStreams", "PruneEvents", "EndedSubscriptions",
-	"MarkSubscriptionEnded", "PutEventParts", "EventParts",
 	// gtfs.go
 	"ReplaceGTFSFeed", "GTFSFeeds", "GTFSSnapshot", "RemoveGTFSFeed",
-	// jobs.go
 	// lists.go
 	"ListCursor", "ExplainList",
 	// migrate.go
