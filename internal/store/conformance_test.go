@@ -93,7 +93,6 @@ var conformanceMissing = []string{
 	// dashboard.go
 	"InsertDashboardInvite", "DashboardInvite", "UseDashboardInvite", "SetDashboardUser", "DashboardUser",
 	"DashboardUsers", "DeleteDashboardUser", "TouchKey", "RevokeAccountKey", "UsageOfEnvironment",
-	// events.go
 	// gtfs.go
 	"ReplaceGTFSFeed", "GTFSFeeds", "GTFSSnapshot", "RemoveGTFSFeed",
 	// lists.go
@@ -121,9 +120,6 @@ var conformanceMissing = []string{
 	// web.go
 	"InsertWebSession", "WebSession", "SetWebSessionFlash", "TakeWebSessionFlash", "DeleteWebSessionsOf",
 	"DeleteWebSession", // webhooks.go
-	"InsertEndpoint", "UpdateEndpoint", "Endpoint", "Endpoints", "DeleteEndpoint", "AddDeliveries",
-	"RecordAttempts", "DeliveriesWork", "NextInChain", "EndpointOutcome", "DisableEndpoint", "Attempts",
-	"AttemptPosition", "Event",
 }
 
 // TestConformanceCoversEveryMethod fails naming every exported method of
