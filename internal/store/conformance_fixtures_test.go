@@ -3,6 +3,7 @@ package store_test
 import (
 	"cmp"
 	"context"
+	"encoding/json"
 	"fmt"
 	"slices"
 	"testing"
@@ -56,10 +57,13 @@ func newFixture(t *testing.T, s *store.Store) *fixture {
 	return f
 }
 
-// fxCatalog is the catalog newFixture writes.
+// fxCatalog is the catalog newFixture writes (its JSON fields set, as an
+// imported catalog's are: a stored nil reads back as null).
 func fxCatalog() *catalog.File {
-	return &catalog.File{Version: catalog.FormatVersion, Areas: []catalog.Area{{ID: fxArea, Name: "Area"}},
-		Products: []catalog.Product{{ID: fxProduct, AreaID: fxArea}}}
+	return &catalog.File{Version: catalog.FormatVersion,
+		Areas: []catalog.Area{{ID: fxArea, Name: "Area", Geometry: json.RawMessage(`{"type":"Polygon","coordinates":[]}`)}},
+		Products: []catalog.Product{{ID: fxProduct, AreaID: fxArea, IdentificationMediumSchema: json.RawMessage(`{"type":"object"}`),
+			TariffSettingsSchema: json.RawMessage(`{"type":"object"}`)}}}
 }
 
 // write runs fn in a write transaction and fails the test if it does not
