@@ -94,11 +94,6 @@ var conformanceMissing = []string{
 	"ListCursor", "ExplainList",
 	// migrate.go
 	"Store.Migrate", "Store.SchemaVersion",
-	// retention.go
-	"RetentionDue", "EraseExpiredTickets", "EraseTicketData", "EraseExpiredCouponSettings",
-	"EraseCouponSettings", "MarkSubscriptionErased", "ErasedAt", "RestrictCustomer", "EraseCustomer",
-	"EraseRestrictedCustomers", "BillingRecordsOf", "CouponsOfSubscription", "OldestEvent", "EventsOfObjects",
-	"SetEventObject", "ClaimRetentionRun", "FinishRetentionRun",
 	// store.go
 	"Store.Engine", "Store.DB", "Store.ReaderDB", "Store.Ping", "Store.Close", "AfterCommit", "Store.Read", "Store.Write",
 }
