@@ -15,9 +15,9 @@ import (
 	"github.com/farebox/farebox/internal/invoicedoc"
 	"github.com/farebox/farebox/internal/invoicing"
 	"github.com/farebox/farebox/internal/list"
-	"github.com/farebox/farebox/internal/money"
 	"github.com/farebox/farebox/internal/store"
 	"github.com/farebox/farebox/internal/ticketing"
+	gocmp "github.com/google/go-cmp/cmp"
 )
 
 // The conformance suite's shared world: one fixture per test store, built
@@ -85,17 +85,7 @@ func (f *fixture) order(acct string, env account.Environment, id string, at time
 		o.Coupons = append(o.Coupons, ticketing.Coupon{ID: fmt.Sprintf("%s-c%d", id, i), OrderID: id, Position: i, AccountID: acct,
 			Environment: env, ProductID: fxProduct, CreatedAt: at})
 	}
-	f.write(func(q store.Q) error {
-		if err := q.InsertOrder(f.ctx, o); err != nil {
-			return err
-		}
-		for _, c := range o.Coupons {
-			if err := q.InsertCoupon(f.ctx, c); err != nil {
-				return err
-			}
-		}
-		return nil
-	})
+	f.write(func(q store.Q) error { _, err := q.InsertOrderRows(f.ctx, o, nil, nil, nil); return err })
 	return o
 }
 
@@ -139,7 +129,7 @@ func (f *fixture) ticket(c ticketing.Coupon, id string, at time.Time, edit func(
 func (f *fixture) item(acct string, env account.Environment, id string, at time.Time, edit func(*ticketing.BillableItem)) ticketing.BillableItem {
 	f.t.Helper()
 	b := ticketing.BillableItem{ID: id, AccountID: acct, Environment: env, ProductID: fxProduct, Description: "Ticket " + id,
-		AmountCents: money.Cents(250), Currency: "EUR", VATRateBP: 700, OrderedAt: at}
+		AmountCents: 250, Currency: "EUR", VATRateBP: 700, OrderedAt: at}
 	if edit != nil {
 		edit(&b)
 	}
@@ -239,4 +229,124 @@ func (f *fixture) invoice(acct string, env account.Environment, id, number strin
 		Identifier: "ident-" + id, CustomerID: customer, GrossCents: 1190, CreatedAt: at}
 	f.write(func(q store.Q) error { return q.InsertInvoice(f.ctx, inv) })
 	return inv
+}
+
+// checkInsert tests an insert's contract: once insert committed, read
+// returns want, and the same insert again is an apperr.Conflict (the
+// record's key is taken) that writes nothing.
+func checkInsert[T any](t *testing.T, f *fixture, want T, insert func(q store.Q) error, read func(q store.Q) (T, error)) {
+	t.Helper()
+	f.write(insert)
+	got, err := read(f.read())
+	if d := gocmp.Diff(want, got); err != nil || d != "" {
+		t.Errorf("read after the insert (%v; -want +got):\n%s", err, d)
+	}
+	wantCode(t, "the same insert again", f.s.Write(f.ctx, insert), apperr.Conflict, store.CodeConflict)
+}
+
+// wantOwnOnly checks a lookup by account, environment and id of record
+// id of fxAccount in env: another account, the other environment and an
+// unknown id find nothing (apperr.NotFound with code).
+func wantOwnOnly(t *testing.T, env account.Environment, id, code string, get func(acct string, env account.Environment, id string) error) {
+	t.Helper()
+	other := account.Live
+	if env == account.Live {
+		other = account.Test
+	}
+	for _, c := range [][3]string{{fxOther, string(env), id}, {fxAccount, string(other), id}, {fxAccount, string(env), "unknown-id"}} {
+		wantCode(t, c[0]+"/"+c[1]+"/"+c[2], get(c[0], account.Environment(c[1]), c[2]), apperr.NotFound, code)
+	}
+}
+
+// lookup is a lookup of a record by account, environment and id as
+// wantOwnOnly takes it.
+func lookup[T any](ctx context.Context, get func(context.Context, string, account.Environment, string) (T, error)) func(string, account.Environment, string) error {
+	return func(acct string, env account.Environment, id string) error {
+		_, err := get(ctx, acct, env, id)
+		return err
+	}
+}
+
+// checkByID tests a lookup by id alone (the id is the credential, of
+// another tenant here): it finds want; an unknown id is apperr.NotFound
+// with code.
+func checkByID[T any](t *testing.T, want T, id, code string, get func(id string) (T, error)) {
+	t.Helper()
+	if got, err := get(id); err != nil || !gocmp.Equal(got, want) {
+		t.Errorf("lookup of %s = %+v, %v; want %+v", id, got, err, want)
+	}
+	_, err := get("unknown-id")
+	wantCode(t, "an unknown id", err, apperr.NotFound, code)
+}
+
+// invite writes an invitation of fxAccount for email, valid a day from fxAt.
+func invite(f *fixture, token, email string) account.DashboardInvite {
+	f.t.Helper()
+	inv := account.DashboardInvite{TokenHash: token, AccountID: fxAccount, Email: email, CreatedAt: fxAt, ExpiresAt: fxAt.Add(24 * time.Hour)}
+	f.write(func(q store.Q) error { return q.InsertDashboardInvite(f.ctx, inv) })
+	return inv
+}
+
+// cancellationRecord is cancellation id (numbered number) of inv, not
+// written.
+func cancellationRecord(inv invoicing.Invoice, id, number string) invoicing.Invoice {
+	c := inv
+	c.ID, c.Number, c.Kind, c.RefersTo, c.GrossCents = id, number, invoicedoc.KindCancellation, &inv.ID, -inv.GrossCents
+	c.Document = invoicedoc.Document{Kind: invoicedoc.KindCancellation, Number: number}
+	return c
+}
+
+// cancellationOf writes cancellation id (numbered number) of inv.
+func cancellationOf(f *fixture, inv invoicing.Invoice, id, number string) invoicing.Invoice {
+	f.t.Helper()
+	c := cancellationRecord(inv, id, number)
+	f.write(func(q store.Q) error { return q.InsertInvoice(f.ctx, c) })
+	return c
+}
+
+// clocks writes ready test clocks of fxAccount's test environment
+// standing at fxAt and returns them.
+func (f *fixture) clocks(ids ...string) []ticketing.TestClock {
+	f.t.Helper()
+	var cs []ticketing.TestClock
+	for _, id := range ids {
+		cs = append(cs, clockRecord(id, account.Test, fxAt))
+	}
+	f.write(func(q store.Q) error {
+		for _, c := range cs {
+			if err := q.InsertTestClock(f.ctx, c); err != nil {
+				return err
+			}
+		}
+		return nil
+	})
+	return cs
+}
+
+// wantClocks fails unless the clocks stored are as want.
+func wantClocks(t *testing.T, f *fixture, want ...ticketing.TestClock) {
+	t.Helper()
+	for _, c := range want {
+		if got, err := f.read().TestClock(f.ctx, c.AccountID, c.Environment, c.ID); err != nil || !gocmp.Equal(got, c) {
+			t.Errorf("clock %s = %+v, %v; want %+v", c.ID, got, err, c)
+		}
+	}
+}
+
+// The list positions of the records the list cases page through.
+func orderCursor(o ticketing.Order) list.Cursor { return list.Cursor{CreatedAt: o.CreatedAt, ID: o.ID} }
+func couponCursor(c ticketing.Coupon) list.Cursor {
+	return list.Cursor{CreatedAt: c.CreatedAt, ID: c.ID}
+}
+func subscriptionCursor(s ticketing.Subscription) list.Cursor {
+	return list.Cursor{CreatedAt: s.CreatedAt, ID: s.ID}
+}
+func ticketCursor(tk ticketing.Ticket) list.Cursor {
+	return list.Cursor{CreatedAt: tk.CreatedAt, ID: tk.ID}
+}
+func itemCursor(b invoicing.BillableItem) list.Cursor {
+	return list.Cursor{CreatedAt: b.OrderedAt, ID: b.ID}
+}
+func invoiceCursor(inv invoicing.Invoice) list.Cursor {
+	return list.Cursor{CreatedAt: inv.CreatedAt, ID: inv.ID}
 }

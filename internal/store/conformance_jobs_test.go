@@ -26,12 +26,8 @@ var jobsConformance = conformanceCases{
 			}
 			return q.EnqueueJob(f.ctx, jobs.NewJob{Kind: "k", Payload: "later", MaxAttempts: 2, RunAt: later}, fxAt)
 		})
-		got, err := f.read().Jobs(f.ctx, "k")
-		want := []jobs.Record{{ID: 1, Kind: "k", Payload: "now", State: jobs.StateReady, MaxAttempts: jobs.DefaultMaxAttempts, RunAt: fxAt},
-			{ID: 2, Kind: "k", Payload: "later", State: jobs.StateReady, MaxAttempts: 2, RunAt: later}}
-		if d := cmp.Diff(want, utcJobs(got)); err != nil || d != "" {
-			t.Errorf("Jobs after EnqueueJob (%v; -want +got):\n%s", err, d)
-		}
+		wantJobs(t, f, jobs.Record{ID: 1, Kind: "k", Payload: "now", State: jobs.StateReady, MaxAttempts: jobs.DefaultMaxAttempts, RunAt: fxAt},
+			jobs.Record{ID: 2, Kind: "k", Payload: "later", State: jobs.StateReady, MaxAttempts: 2, RunAt: later})
 	},
 	"EnqueueJobs": func(t *testing.T, s *store.Store) {
 		f := newFixture(t, s)
@@ -43,12 +39,8 @@ var jobsConformance = conformanceCases{
 			return q.EnqueueJobs(f.ctx, []jobs.NewJob{{Kind: "k", Payload: "a"}, {Kind: "other", Payload: "b"},
 				{Kind: "k", Payload: "c", MaxAttempts: 3, RunAt: later}}, fxAt)
 		})
-		got, err := f.read().Jobs(f.ctx, "k")
-		want := []jobs.Record{{ID: 1, Kind: "k", Payload: "a", State: jobs.StateReady, MaxAttempts: jobs.DefaultMaxAttempts, RunAt: fxAt},
-			{ID: 3, Kind: "k", Payload: "c", State: jobs.StateReady, MaxAttempts: 3, RunAt: later}}
-		if d := cmp.Diff(want, utcJobs(got)); err != nil || d != "" {
-			t.Errorf("Jobs after EnqueueJobs, in order (%v; -want +got):\n%s", err, d)
-		}
+		wantJobs(t, f, jobs.Record{ID: 1, Kind: "k", Payload: "a", State: jobs.StateReady, MaxAttempts: jobs.DefaultMaxAttempts, RunAt: fxAt},
+			jobs.Record{ID: 3, Kind: "k", Payload: "c", State: jobs.StateReady, MaxAttempts: 3, RunAt: later}) // in order, of kind k
 	},
 	"Jobs": func(t *testing.T, s *store.Store) {
 		f := newFixture(t, s)
@@ -216,13 +208,10 @@ var jobsConformance = conformanceCases{
 	"DeleteJobs": func(t *testing.T, s *store.Store) {
 		f := newFixture(t, s)
 		enqueue(f, "k", "a", "b", "c")
-		claimed, err := s.Jobs().Claim(f.ctx, "w1", fxAt, time.Minute, 2)
-		if err != nil || len(claimed) != 2 {
-			t.Fatalf("Claim = %v, %v", claimed, err)
-		}
+		claimed(t, f, s.Jobs(), "w1", fxAt, 2) // a and b, ids 1 and 2
 		f.write(func(q store.Q) error {
 			// Only the jobs the worker holds: a job held by another worker stays.
-			return q.DeleteJobs(f.ctx, map[int64]string{claimed[0].ID: "w1", claimed[1].ID: "w2", 3: "w1"})
+			return q.DeleteJobs(f.ctx, map[int64]string{1: "w1", 2: "w2", 3: "w1"})
 		})
 		got, err := f.read().Jobs(f.ctx, "k")
 		if ps := payloads(got); err != nil || !cmp.Equal(ps, []string{"b", "c"}) {
@@ -232,20 +221,17 @@ var jobsConformance = conformanceCases{
 	"CompleteJobs": func(t *testing.T, s *store.Store) {
 		f := newFixture(t, s)
 		enqueue(f, "k", "a", "b", "c")
-		claimed, err := s.Jobs().Claim(f.ctx, "w1", fxAt, time.Minute, 2)
-		if err != nil || len(claimed) != 2 {
-			t.Fatalf("Claim = %v, %v", claimed, err)
+		if got := claimed(t, f, s.Jobs(), "w1", fxAt, 2); !cmp.Equal(got, []string{"a", "b"}) {
+			t.Fatalf("claimed %v", got)
 		}
 		f.write(func(q store.Q) error {
 			if err := q.CompleteJobs(f.ctx, nil, "w1", fxAt); err != nil {
 				return err
 			}
-			return q.CompleteJobs(f.ctx, []int64{claimed[0].ID, claimed[1].ID, 3}, "w2", fxAt)
+			return q.CompleteJobs(f.ctx, []int64{1, 2, 3}, "w2", fxAt)
 		})
 		wantStates(t, f, "k", jobs.StateRunning, jobs.StateRunning, jobs.StateReady) // another worker completes nothing
-		f.write(func(q store.Q) error {
-			return q.CompleteJobs(f.ctx, []int64{claimed[0].ID, claimed[1].ID, 3}, "w1", fxAt)
-		})
+		f.write(func(q store.Q) error { return q.CompleteJobs(f.ctx, []int64{1, 2, 3}, "w1", fxAt) })
 		wantStates(t, f, "k", jobs.StateDone, jobs.StateDone, jobs.StateReady)
 	},
 	"JobStates": func(t *testing.T, s *store.Store) {
@@ -370,10 +356,14 @@ func payloads(rs []jobs.Record) []string {
 	return out
 }
 
-// utcJobs are rs with their times in UTC (as stored).
-func utcJobs(rs []jobs.Record) []jobs.Record {
-	for i := range rs {
-		rs[i].RunAt = rs[i].RunAt.UTC()
+// wantJobs fails unless the jobs of kind k are want, by id.
+func wantJobs(t *testing.T, f *fixture, want ...jobs.Record) {
+	t.Helper()
+	got, err := f.read().Jobs(f.ctx, "k")
+	for i := range got {
+		got[i].RunAt = got[i].RunAt.UTC()
 	}
-	return rs
+	if d := cmp.Diff(want, got); err != nil || d != "" {
+		t.Errorf("jobs of kind k (%v; -want +got):\n%s", err, d)
+	}
 }

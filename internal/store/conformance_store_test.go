@@ -4,7 +4,6 @@ import (
 	"bytes"
 	"errors"
 	"io/fs"
-	"slices"
 	"strconv"
 	"strings"
 	"testing"
@@ -138,33 +137,25 @@ var storeConformance = conformanceCases{
 		}
 	},
 	"Store.Migrate": func(t *testing.T, s *store.Store) {
+		count, _ := migrationSet(t, s.Engine())
 		fresh, err := store.Open(t.Context(), storetest.Options(t, s.Engine()))
 		if err != nil {
 			t.Fatal(err)
 		}
-		defer fresh.Close()
-		files, err := store.Migrations(s.Engine())
-		if err != nil {
-			t.Fatal(err)
-		}
-		want := migrationCount(t, files)
-		if n, err := fresh.Migrate(t.Context()); err != nil || n != want {
-			t.Errorf("Migrate of an empty database = %d, %v; want %d", n, err, want)
-		}
-		if n, err := fresh.Migrate(t.Context()); err != nil || n != 0 {
-			t.Errorf("Migrate again = %d, %v; want 0", n, err)
+		t.Cleanup(func() { fresh.Close() })
+		for i, want := range []int{count, 0} { // every migration, then none is pending
+			if n, err := fresh.Migrate(t.Context()); err != nil || n != want {
+				t.Errorf("Migrate #%d of an empty database = %d, %v; want %d", i+1, n, err, want)
+			}
 		}
 		if n, err := s.Migrate(t.Context()); err != nil || n != 0 { // the test store is migrated
 			t.Errorf("Migrate of a migrated store = %d, %v", n, err)
 		}
 	},
 	"Store.SchemaVersion": func(t *testing.T, s *store.Store) {
-		files, err := store.Migrations(s.Engine())
-		if err != nil {
-			t.Fatal(err)
-		}
-		if v, err := s.SchemaVersion(t.Context()); err != nil || v != newestMigration(t, files) {
-			t.Errorf("SchemaVersion = %d, %v; want the newest migration's", v, err)
+		_, newest := migrationSet(t, s.Engine())
+		if v, err := s.SchemaVersion(t.Context()); err != nil || v != newest {
+			t.Errorf("SchemaVersion = %d, %v; want the newest migration's, %d", v, err, newest)
 		}
 	},
 	"ListCursor": func(t *testing.T, s *store.Store) {
@@ -273,28 +264,26 @@ var storeConformance = conformanceCases{
 	},
 }
 
-// migrationCount is the number of migration files in files.
-func migrationCount(t *testing.T, files fs.FS) int {
+// migrationSet counts the migration files of engine and returns the
+// newest one's version.
+func migrationSet(t *testing.T, e store.Engine) (count int, newest int64) {
 	t.Helper()
-	names, err := fs.Glob(files, "*.sql")
-	if err != nil || len(names) == 0 {
-		t.Fatalf("migration files: %v, %v", names, err)
-	}
-	return len(names)
-}
-
-// newestMigration is the version of the newest migration file in files.
-func newestMigration(t *testing.T, files fs.FS) int64 {
-	t.Helper()
-	names, err := fs.Glob(files, "*.sql")
-	if err != nil || len(names) == 0 {
-		t.Fatalf("migration files: %v, %v", names, err)
-	}
-	v, err := strconv.ParseInt(strings.SplitN(slices.Max(names), "_", 2)[0], 10, 64)
+	files, err := store.Migrations(e)
 	if err != nil {
 		t.Fatal(err)
 	}
-	return v
+	names, _ := fs.Glob(files, "*.sql")
+	for _, name := range names {
+		v, err := strconv.ParseInt(strings.SplitN(name, "_", 2)[0], 10, 64)
+		if err != nil {
+			t.Fatalf("migration %s: %v", name, err)
+		}
+		newest = max(newest, v)
+	}
+	if len(names) == 0 {
+		t.Fatal("no migration files")
+	}
+	return len(names), newest
 }
 
 // storeFeed stores feed id with snapshot and returns its record.

@@ -98,12 +98,7 @@ var walletConformance = conformanceCases{
 	},
 	"AppleDevicePasses": func(t *testing.T, s *store.Store) {
 		f := newFixture(t, s)
-		cs := f.order(fxAccount, account.Live, "order-1", fxAt, 2).Coupons
-		applePass(f, "sn-1", cs[0].ID)
-		applePass(f, "sn-2", cs[1].ID)
-		register(f, "dev-1", "sn-1", "push-1")
-		register(f, "dev-1", "sn-2", "push-1")
-		register(f, "dev-2", "sn-2", "push-2")
+		twoDevices(f)
 		markUpdated(f, "t-1") // sn-1 gets tag 1
 		if got, err := f.read().AppleDevicePasses(f.ctx, "dev-1"); err != nil || !cmp.Equal(got, map[string]int64{"sn-1": 1, "sn-2": 0}) {
 			t.Errorf("AppleDevicePasses(dev-1) = %v, %v", got, err)
@@ -151,12 +146,7 @@ var walletConformance = conformanceCases{
 	},
 	"DeleteApplePushToken": func(t *testing.T, s *store.Store) {
 		f := newFixture(t, s)
-		cs := f.order(fxAccount, account.Live, "order-1", fxAt, 2).Coupons
-		applePass(f, "sn-1", cs[0].ID)
-		applePass(f, "sn-2", cs[1].ID)
-		register(f, "dev-1", "sn-1", "push-1")
-		register(f, "dev-1", "sn-2", "push-1")
-		register(f, "dev-2", "sn-2", "push-2")
+		twoDevices(f)
 		var n int64
 		f.write(func(q store.Q) (err error) { n, err = q.DeleteApplePushToken(f.ctx, "push-1"); return err })
 		if n != 2 {
@@ -196,6 +186,18 @@ func applePass(f *fixture, serial, coupon string) {
 	}
 	if ts, _ := f.read().TicketsOfCoupon(f.ctx, coupon); len(ts) == 0 {
 		f.ticket(c, "t-"+string(rune('1'+c.Position)), fxAt, nil)
+	}
+}
+
+// twoDevices writes passes sn-1 and sn-2 (of tickets t-1 and t-2), dev-1
+// registered for both with push-1, dev-2 for sn-2 with push-2.
+func twoDevices(f *fixture) {
+	f.t.Helper()
+	cs := f.order(fxAccount, account.Live, "order-1", fxAt, 2).Coupons
+	applePass(f, "sn-1", cs[0].ID)
+	applePass(f, "sn-2", cs[1].ID)
+	for _, r := range [][3]string{{"dev-1", "sn-1", "push-1"}, {"dev-1", "sn-2", "push-1"}, {"dev-2", "sn-2", "push-2"}} {
+		register(f, r[0], r[1], r[2])
 	}
 }
 

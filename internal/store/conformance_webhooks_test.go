@@ -24,12 +24,10 @@ var webhooksConformance = conformanceCases{
 		e := webhook.Endpoint{ID: "we-1", AccountID: fxAccount, Environment: account.Live, URL: "https://example.com/hook", Description: "Ä",
 			EventTypes: []string{"order.created", "ticket.issued"}, Secret: "whsec_new", OldSecret: "whsec_old", OldSecretExpires: &exp,
 			FailingSince: &failing, CreatedAt: fxAt, UpdatedAt: fxAt.Add(time.Minute)}
-		f.write(func(q store.Q) error { return q.InsertEndpoint(f.ctx, e) })
-		if got, err := f.read().Endpoint(f.ctx, fxAccount, account.Live, e.ID, false); err != nil || !cmp.Equal(got, e) {
-			t.Errorf("Endpoint after InsertEndpoint (%v): %s", err, cmp.Diff(e, got))
-		}
-		err := s.Write(f.ctx, func(q store.Q) error { return q.InsertEndpoint(f.ctx, e) })
-		wantCode(t, "a second endpoint of the same id", err, apperr.Conflict, store.CodeConflict)
+		checkInsert(t, f, e, func(q store.Q) error { return q.InsertEndpoint(f.ctx, e) },
+			func(q store.Q) (webhook.Endpoint, error) {
+				return q.Endpoint(f.ctx, fxAccount, account.Live, e.ID, false)
+			})
 	},
 	"UpdateEndpoint": func(t *testing.T, s *store.Store) {
 		f := newFixture(t, s)
@@ -57,14 +55,10 @@ var webhooksConformance = conformanceCases{
 			}
 			return nil
 		})
-		for _, c := range []struct {
-			acct string
-			env  account.Environment
-			id   string
-		}{{fxOther, account.Test, e.ID}, {fxAccount, account.Live, e.ID}, {fxAccount, account.Test, "we-x"}} {
-			_, err := f.read().Endpoint(f.ctx, c.acct, c.env, c.id, false)
-			wantCode(t, c.acct+"/"+string(c.env)+"/"+c.id, err, apperr.NotFound, store.CodeWebhookEndpointNotFound)
-		}
+		wantOwnOnly(t, account.Test, e.ID, store.CodeWebhookEndpointNotFound, func(acct string, env account.Environment, id string) error {
+			_, err := f.read().Endpoint(f.ctx, acct, env, id, false)
+			return err
+		})
 	},
 	"Endpoints": func(t *testing.T, s *store.Store) {
 		f := newFixture(t, s)
