@@ -16,17 +16,21 @@ import (
 )
 
 // The store conformance suite (issue 29, after river's riverdrivertest):
-// every exported method of store.Q and *store.Store is tested directly,
+// every exported method of store.Q, *store.Store and store.JobQueue is
+// tested directly,
 // once per engine, for its contract: what it returns, what it changes,
 // its not-found and conflict errors, the order and paging of what it
 // lists. The use-case and API tests above the store may then run on one
 // engine in the short tier: the store is proven on both here.
 //
-// Each area file (conformance_<store file>_test.go) declares a
+// Each area (a store file, or a few that belong together: the ticketing
+// file holds orders, subscriptions, tickets and test clocks) declares a
 // conformanceCases literal, one case per method keyed by the method's
-// name, and a TestConformance<Area> that runs it: a subtest per method, a
-// subtest per engine under it (TestConformanceOrders/Coupon/postgres), on
-// both engines under -short too, each on a fresh database. Methods an
+// name, and a TestConformance<Area> that runs it; the shared fixtures and
+// checks are in conformance_fixtures_test.go. Each case is a subtest
+// named after its method with a subtest per engine under it
+// (TestConformanceOrders/Coupon/postgres), on both engines under -short
+// too, each on a fresh database. Methods an
 // older store test already tests directly are listed in
 // conformanceElsewhere with that test instead of being tested twice.
 // TestConformanceCoversEveryMethod reads the method sets by reflection and
