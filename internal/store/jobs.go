@@ -295,9 +295,13 @@ func (jq JobQueue) Retry(ctx context.Context, id int64, worker string, at, runAt
 	if dead {
 		state, fin = jobs.StateDead, now(at)
 	}
+	// At most 2000 bytes of valid UTF-8 without NUL: PostgreSQL refuses
+	// text that is not (a cut through a character, or a NUL, would fail
+	// the update and leave the job running, to be claimed again and again).
 	if len(msg) > 2000 {
 		msg = msg[:2000]
 	}
+	msg = strings.ReplaceAll(strings.ToValidUTF8(msg, ""), "\x00", "")
 	return jq.s.Write(ctx, func(q Q) error {
 		_, err := q.db.ExecContext(ctx, `UPDATE jobs SET state = $1, run_at = $2, last_error = $3, finished_at = $4,
 			locked_by = NULL, locked_until = NULL WHERE id = $5 AND locked_by = $6`, state, now(runAt), msg, fin, id, worker)

@@ -111,15 +111,21 @@ func prepareSlot(ctx context.Context, conn *sql.Conn, schema string) error {
 	for _, tbl := range tables {
 		stmts = append(stmts, `DELETE FROM `+schema+`.`+tbl)
 	}
-	// The rows the migrations seed go back in (without retention_state's
-	// row no daily retention run is ever claimed).
-	stmts = append(stmts, `INSERT INTO `+schema+`.retention_state (id) VALUES (1)`)
+	for _, seed := range seedRows {
+		stmts = append(stmts, fmt.Sprintf(seed, schema))
+	}
 	// One simple-protocol query: one implicit transaction.
 	stmts = append(stmts, `SELECT setval(format('%I.%I', schemaname, sequencename), 1, false) FROM pg_sequences
 		WHERE schemaname = '`+schema+`' AND sequencename NOT LIKE 'goose%'`, `RESET session_replication_role`)
 	_, err = conn.ExecContext(ctx, strings.Join(stmts, ";\n"))
 	return err
 }
+
+// seedRows write again the rows the migrations insert (%s is the schema),
+// which emptying a slot deleted with the rest: a reused slot is as freshly
+// migrated. Migration 00020 inserts retention_state's one row, which
+// ClaimRetentionRun updates (without it no retention run is ever claimed).
+var seedRows = []string{`INSERT INTO %s.retention_state (id) VALUES (1)`}
 
 // deleteOrder lists the schema's tables (but goose's) so that a table comes
 // before every table its foreign keys reference.
