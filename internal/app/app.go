@@ -6,6 +6,7 @@ import (
 	"time"
 
 	"github.com/farebox/farebox/internal/account"
+	"github.com/farebox/farebox/internal/app/deliveries"
 	"github.com/farebox/farebox/internal/apperr"
 	"github.com/farebox/farebox/internal/clock"
 	"github.com/farebox/farebox/internal/ident"
@@ -15,7 +16,6 @@ import (
 	"github.com/farebox/farebox/internal/retention"
 	"github.com/farebox/farebox/internal/schema"
 	"github.com/farebox/farebox/internal/store"
-	"github.com/farebox/farebox/internal/webhook/sender"
 
 	"golang.org/x/sync/singleflight"
 )
@@ -41,17 +41,12 @@ type App struct {
 	// pusher sends Apple pass-update pushes (passupdates.go); nil: none.
 	pusher atomic.Pointer[PassPusher]
 
-	parts partCache // event parts by hash (eventparts.go)
-
 	// wallets is the instance's Wallets (NewWallets), which runs the pass
 	// update jobs (googleupdates.go); nil until wallets are configured.
 	wallets atomic.Pointer[Wallets]
-	// Webhooks (webhooks.go).
-	hooks          WebhookOptions
-	sender         *sender.Sender
-	hookRunner     atomic.Pointer[jobs.Runner] // WebhookRunner's, if started
-	hookBatch      hookBatch                   // group commit of delivery attempts
-	retention      retention.Policy            // retention classes (retention.go)
+	// deliveries are the webhook deliveries of the changes' events (events.go).
+	deliveries     *deliveries.Service
+	retention      retention.Policy // retention classes (retention.go)
 	retentionBatch int
 	retentionYield float64
 }
@@ -64,8 +59,6 @@ type Options struct {
 	Location *time.Location
 	// Invoicing configures invoices (seller, public base URL, jobs).
 	Invoicing InvoicingOptions
-	// Webhooks configures webhook deliveries.
-	Webhooks WebhookOptions
 	// Retention is the retention policy (zero: retention.Default());
 	// RetentionBatch the rows per retention transaction (0: DefaultRetentionBatch);
 	// RetentionYield the pause after a full batch, in multiples of the
@@ -89,7 +82,7 @@ func New(o Options) *App {
 	a := &App{store: o.Store, clock: o.Clock, IDs: ident.Prefix(o.IDPrefix), Loc: o.Location}
 	a.initInvoicing(o.Invoicing)
 	a.initPassUpdates()
-	a.initWebhooks(o.Webhooks)
+	a.deliveries = deliveries.New(a.clock, a.IDs)
 	a.retention, a.retentionBatch = o.Retention, o.RetentionBatch
 	if a.retention == (retention.Policy{}) {
 		a.retention = retention.Default()
