@@ -35,13 +35,7 @@ type fixture struct {
 func newFixture(t *testing.T, s *store.Store) *fixture {
 	f := &fixture{ctx: context.Background(), s: s, clock: clocktest.NewFixed(start)}
 	f.ev = f.service()
-	for _, id := range []string{"acc_1", "acc_2"} {
-		if err := s.Write(f.ctx, func(q store.Q) error {
-			return q.CreateAccount(f.ctx, account.Account{ID: id, Name: "Ω 東京 عربى", CreatedAt: start})
-		}); err != nil {
-			t.Fatal(err)
-		}
-	}
+	storetest.Accounts(t, s, start, "acc_1", "acc_2")
 	return f
 }
 

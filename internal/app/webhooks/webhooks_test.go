@@ -53,13 +53,7 @@ func newFixture(t *testing.T, s *store.Store) *fixture {
 	ev := events.New(store.NewView[events.Queries](s), f.clock, s.SettledEventSeq, nil)
 	f.hooks = webhooks.New(store.NewView[webhooks.Queries](s), f.clock, "farebox", ev, f.dl,
 		webhooks.Options{Jobs: f.jobs, Queue: s.JobsOf(deliveries.JobDeliver)})
-	for _, id := range []string{"acc_1", "acc_2"} {
-		if err := s.Write(f.ctx, func(q store.Q) error {
-			return q.CreateAccount(f.ctx, account.Account{ID: id, Name: "Ω 東京 عربى", CreatedAt: start})
-		}); err != nil {
-			t.Fatal(err)
-		}
-	}
+	storetest.Accounts(t, s, start, "acc_1", "acc_2")
 	return f
 }
 
