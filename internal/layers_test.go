@@ -64,7 +64,12 @@ var layers = map[string]string{
 	"internal/app/billing":   "capability",
 	"internal/app/console":   "capability",
 	"internal/app/privacy":   "capability",
-	"internal/app/kit":       "usecase-kernel",
+	"internal/app/webhooks":  "capability",
+
+	"internal/app/events":     "usecase-shared",
+	"internal/app/deliveries": "usecase-shared",
+
+	"internal/app/kit": "usecase-kernel",
 
 	"internal/account":      "domain",
 	"internal/catalog":      "domain",

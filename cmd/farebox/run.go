@@ -10,7 +10,10 @@ import (
 
 	"github.com/farebox/farebox/internal/app"
 	accountsapp "github.com/farebox/farebox/internal/app/accounts"
+	"github.com/farebox/farebox/internal/app/deliveries"
+	"github.com/farebox/farebox/internal/app/events"
 	"github.com/farebox/farebox/internal/app/transit"
+	"github.com/farebox/farebox/internal/app/webhooks"
 	"github.com/farebox/farebox/internal/app/webusers"
 	"github.com/farebox/farebox/internal/clock"
 	"github.com/farebox/farebox/internal/ident"
@@ -169,6 +172,15 @@ func (d *dbFlags) openApp(ctx context.Context) (*app.App, *store.Store, error) {
 // the command wires package transit to the store).
 func feedsOn(s *store.Store, c clock.Clock, prefix string) *transit.Feeds {
 	return transit.NewFeeds(store.NewView[transit.Queries](s), c, ident.Prefix(prefix))
+}
+
+// webhooksOn is the events' read side on s and the webhooks capability
+// over it, the deliveries of a's changes and a's job runner (the one place
+// the command wires packages events and webhooks to the store).
+func webhooksOn(s *store.Store, c clock.Clock, prefix string, a *app.App, o webhooks.Options) (*events.Service, *webhooks.Service) {
+	ev := events.New(store.NewView[events.Queries](s), c, s.SettledEventSeq, a.EndSubscriptions)
+	o.Jobs, o.Queue = a.Jobs, s.JobsOf(deliveries.JobDeliver)
+	return ev, webhooks.New(store.NewView[webhooks.Queries](s), c, ident.Prefix(prefix), ev, a.Deliveries(), o)
 }
 
 // accountsOn is the accounts and keys capability on s, for the commands

@@ -19,9 +19,11 @@ import (
 	accountsapp "github.com/farebox/farebox/internal/app/accounts"
 	"github.com/farebox/farebox/internal/app/billing"
 	"github.com/farebox/farebox/internal/app/console"
+	"github.com/farebox/farebox/internal/app/events"
 	"github.com/farebox/farebox/internal/app/privacy"
 	"github.com/farebox/farebox/internal/app/testclock"
 	"github.com/farebox/farebox/internal/app/transit"
+	"github.com/farebox/farebox/internal/app/webhooks"
 	"github.com/farebox/farebox/internal/app/webusers"
 	"github.com/farebox/farebox/internal/clock"
 	"github.com/farebox/farebox/internal/config"
@@ -66,13 +68,14 @@ func serve(ctx context.Context, args []string, getenv func(string) string, stdou
 		return err
 	}
 	defer stopTransit()
-	maintain(bg, cfg, a, st, log)
+	ev, hooks := webhooksOn(st, clock.System{}, cfg.IDPrefix, a, webhooks.Options{AllowPrivate: cfg.WebhookAllowPrivate, Timeout: cfg.WebhookTimeout})
+	maintain(bg, cfg, a, ev, st, log)
 	priv := privacyOn(st, a, privacy.Options{Policy: cfg.Retention})
 	retainDaily(bg, priv, log)
 	if cfg.Seller.Name == config.DevSellerName {
 		log.Warn("invoices are issued by the development seller: set FAREBOX_SELLER_* for production")
 	}
-	defer startWorkers(ctx, cfg, a, log, observeJob)()
+	defer startWorkers(ctx, cfg, a, hooks, log, observeJob)()
 	ledger, stopLedger, err := startLedger(ctx, cfg, st, metrics, log)
 	if err != nil {
 		return err
@@ -84,6 +87,7 @@ func serve(ctx context.Context, args []string, getenv func(string) string, stdou
 	}
 	deps.Ledger, deps.Metrics, deps.Feeds, deps.Transit, deps.SessionKey, deps.Ready = ledger, metrics, feeds, tr, sessionKey, tr.Ready
 	deps.Privacy = priv
+	deps.Events, deps.Webhooks = ev, hooks
 	srv := httpapi.New(deps)
 
 	if cfg.PprofAddr != "" {
@@ -125,8 +129,7 @@ func newApp(ctx context.Context, cfg config.Config, st *store.Store, log *slog.L
 	pdf.SetFontDir(cfg.FontDir)
 	a := app.New(app.Options{Store: st, Clock: clock.System{}, IDPrefix: cfg.IDPrefix, Location: loc,
 		Invoicing: app.InvoicingOptions{Seller: cfg.Seller, BaseURL: cfg.BaseURL(), PaymentDays: cfg.PaymentDays,
-			Jobs: jobs.Options{Log: log, Lease: cfg.JobLease, Observe: observeJob}},
-		Webhooks: app.WebhookOptions{AllowPrivate: cfg.WebhookAllowPrivate, Timeout: cfg.WebhookTimeout}})
+			Jobs: jobs.Options{Log: log, Lease: cfg.JobLease, Observe: observeJob}}})
 	if err := a.LoadCatalog(ctx); err != nil {
 		return nil, fmt.Errorf("load catalog: %w", err)
 	}
@@ -197,7 +200,7 @@ func (l *loops) stop() {
 // maintain starts the periodic maintenance every instance runs: catalog
 // refresh, Idempotency-Key purge, pruning of done jobs and event
 // maintenance (the daily retention run: retainDaily).
-func maintain(bg *loops, cfg config.Config, a *app.App, st *store.Store, log *slog.Logger) {
+func maintain(bg *loops, cfg config.Config, a *app.App, ev *events.Service, st *store.Store, log *slog.Logger) {
 	bg.every(5*time.Second, func(ctx context.Context) {
 		if err := a.RefreshCatalog(ctx); err != nil && ctx.Err() == nil {
 			log.Warn("catalog refresh failed", "error", err.Error())
@@ -235,7 +238,7 @@ func maintain(bg *loops, cfg config.Config, a *app.App, st *store.Store, log *sl
 	// period, every minute by every instance (each ended event is written
 	// once: the subscription row is marked in the same transaction).
 	bg.every(time.Minute, func(ctx context.Context) {
-		ended, pruned, err := a.EventMaintenance(ctx)
+		ended, pruned, err := ev.Maintain(ctx)
 		if ended > 0 || pruned > 0 {
 			log.Debug("events maintained", "subscriptions_ended", ended, "events_pruned", pruned)
 		}
@@ -282,7 +285,7 @@ func watchJobs(metrics *httpapi.Metrics, st *store.Store, log *slog.Logger) func
 // startWorkers starts the job workers and the webhook delivery workers
 // (invoice documents, wallet updates, webhooks: in every instance unless
 // --workers=false) and returns what stops them and waits for them.
-func startWorkers(ctx context.Context, cfg config.Config, a *app.App, log *slog.Logger, observeJob func(string, error, time.Duration)) (stop func()) {
+func startWorkers(ctx context.Context, cfg config.Config, a *app.App, wh *webhooks.Service, log *slog.Logger, observeJob func(string, error, time.Duration)) (stop func()) {
 	if !cfg.Workers {
 		return func() {}
 	}
@@ -293,7 +296,7 @@ func startWorkers(ctx context.Context, cfg config.Config, a *app.App, log *slog.
 	if cfg.WebhookWorkers > 0 {
 		// Deliveries have workers of their own; a delivery attempt is
 		// short (webhook timeout) and mostly waits on the network.
-		hooks := a.WebhookRunner(jobs.Options{Log: log, Lease: cfg.JobLease, PollInterval: 250 * time.Millisecond, Observe: observeJob})
+		hooks := wh.Runner(jobs.Options{Log: log, Lease: cfg.JobLease, PollInterval: 250 * time.Millisecond, Observe: observeJob})
 		hooks.Start(wctx, cfg.WebhookWorkers)
 		stopJobs := stop
 		stop = func() { stopWorkers(); hooks.Wait(); stopJobs() } // the webhook workers first

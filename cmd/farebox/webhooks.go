@@ -11,6 +11,8 @@ import (
 
 	"github.com/farebox/farebox/internal/account"
 	"github.com/farebox/farebox/internal/app"
+	"github.com/farebox/farebox/internal/app/kit"
+	"github.com/farebox/farebox/internal/app/webhooks"
 	"github.com/farebox/farebox/internal/clock"
 )
 
@@ -69,11 +71,12 @@ func webhooksCmd(ctx context.Context, args []string, getenv func(string) string,
 	if _, err := st.Read().Account(ctx, *acc); err != nil {
 		return err
 	}
-	a := app.New(app.Options{Store: st, Clock: clock.System{}, IDPrefix: db.prefix, Webhooks: app.WebhookOptions{AllowPrivate: allow}})
+	a := app.New(app.Options{Store: st, Clock: clock.System{}, IDPrefix: db.prefix})
+	_, hooks := webhooksOn(st, clock.System{}, db.prefix, a, webhooks.Options{AllowPrivate: allow})
 	p := account.Principal{AccountID: *acc, Environment: account.Environment(*env)}
 	set := map[string]bool{}
 	fs.Visit(func(f *flag.Flag) { set[f.Name] = true })
-	req := app.WebhookEndpointRequest{}
+	req := webhooks.EndpointRequest{}
 	if set["url"] {
 		req.URL = url
 	}
@@ -96,29 +99,29 @@ func webhooksCmd(ctx context.Context, args []string, getenv func(string) string,
 	var out any
 	switch args[0] {
 	case "create":
-		out, err = a.CreateWebhookEndpoint(ctx, p, req)
+		out, err = hooks.CreateEndpoint(ctx, p, req)
 	case "list":
-		out, err = a.WebhookEndpoints(ctx, p)
+		out, err = hooks.Endpoints(ctx, p)
 	case "get":
-		out, err = a.WebhookEndpoint(ctx, p, id)
+		out, err = hooks.Endpoint(ctx, p, id)
 	case "update":
-		out, err = a.UpdateWebhookEndpoint(ctx, p, id, req)
+		out, err = hooks.UpdateEndpoint(ctx, p, id, req)
 	case "disable", "enable":
 		d := args[0] == "disable"
-		out, err = a.UpdateWebhookEndpoint(ctx, p, id, app.WebhookEndpointRequest{Disabled: &d})
+		out, err = hooks.UpdateEndpoint(ctx, p, id, webhooks.EndpointRequest{Disabled: &d})
 	case "rotate":
 		var secs *int64
 		if set["overlap"] {
 			s := int64(overlap.Seconds())
 			secs = &s
 		}
-		out, err = a.RotateWebhookSecret(ctx, p, id, secs)
+		out, err = hooks.RotateSecret(ctx, p, id, secs)
 	case "delete":
-		out, err = a.DeleteWebhookEndpoint(ctx, p, id)
+		out, err = hooks.DeleteEndpoint(ctx, p, id)
 	case "attempts":
-		out, err = a.WebhookAttempts(ctx, p, id, app.ListRequest{Limit: strconv.Itoa(*limit)})
+		out, err = hooks.Attempts(ctx, p, id, kit.ListRequest{Limit: strconv.Itoa(*limit)})
 	case "redeliver":
-		out, err = a.RedeliverWebhook(ctx, p, id, *ev)
+		out, err = hooks.Redeliver(ctx, p, id, *ev)
 	}
 	if err != nil {
 		return err

@@ -24,9 +24,12 @@ import (
 	"github.com/farebox/farebox/internal/app/accounts"
 	"github.com/farebox/farebox/internal/app/billing"
 	"github.com/farebox/farebox/internal/app/console"
+	"github.com/farebox/farebox/internal/app/deliveries"
+	"github.com/farebox/farebox/internal/app/events"
 	"github.com/farebox/farebox/internal/app/privacy"
 	"github.com/farebox/farebox/internal/app/testclock"
 	"github.com/farebox/farebox/internal/app/transit"
+	"github.com/farebox/farebox/internal/app/webhooks"
 	"github.com/farebox/farebox/internal/app/webusers"
 	"github.com/farebox/farebox/internal/clock/clocktest"
 	"github.com/farebox/farebox/internal/config/configtest"
@@ -55,6 +58,10 @@ type Env struct {
 	WebUsers *webusers.Service
 	// Accounts creates accounts and keys (package accounts).
 	Accounts *accounts.Service
+	// Events lists the events and runs their maintenance (package events).
+	Events *events.Service
+	// Webhooks are the webhook endpoints and deliveries (package webhooks).
+	Webhooks *webhooks.Service
 	Clock    *clocktest.Fixed
 	Server   *httpapi.Server
 	Ledger   *usage.Ledger
@@ -77,7 +84,7 @@ type Options struct {
 	// run jobs deterministically with e.App.Jobs.RunOnce).
 	Workers int
 	// Webhooks configures webhook deliveries (docs/webhooks.md).
-	Webhooks app.WebhookOptions
+	Webhooks webhooks.Options
 }
 
 // Default start instant of the test clock.
@@ -101,12 +108,16 @@ func NewOnStore(t testing.TB, s *store.Store, o Options) *Env {
 	defaults := configtest.Defaults()
 	a := app.New(app.Options{Store: s, Clock: clk, IDPrefix: "farebox",
 		Invoicing: app.InvoicingOptions{Seller: defaults.Seller, BaseURL: "http://" + ts.Listener.Addr().String(),
-			PaymentDays: defaults.PaymentDays}, Webhooks: o.Webhooks})
+			PaymentDays: defaults.PaymentDays}})
 	keys := accounts.New(store.NewView[accounts.Queries](s), clk, "farebox", 0)
+	o.Webhooks.Jobs, o.Webhooks.Queue = a.Jobs, s.JobsOf(deliveries.JobDeliver)
+	ev := events.New(store.NewView[events.Queries](s), clk, s.SettledEventSeq, a.EndSubscriptions)
+	hooks := webhooks.New(store.NewView[webhooks.Queries](s), clk, "farebox", ev, a.Deliveries(), o.Webhooks)
 	d := httpapi.Deps{App: a, Accounts: keys, Console: console.New(store.NewView[console.Queries](s), clk, a.Catalog, a.Jobs.Notify), Billing: billing.New(s.Read(), clk), WebUsers: webusers.New(store.NewView[webusers.Queries](s), clk, "farebox"), Feeds: transit.NewFeeds(store.NewView[transit.Queries](s), clk, "farebox"),
-		TestClocks: testclock.New(store.NewView[testclock.Queries](s), clk, "farebox", a.Jobs.Notify), MaxBodyBytes: 64 << 10}
+		TestClocks: testclock.New(store.NewView[testclock.Queries](s), clk, "farebox", a.Jobs.Notify), MaxBodyBytes: 64 << 10,
+		Events: ev, Webhooks: hooks}
 	d.Privacy = privacy.New(store.NewView[privacy.Queries](s), clk, privacy.Options{Location: a.Loc}, privacy.NewTx(s.WriteClaimed, a.TxWork))
-	e := &Env{T: t, Store: s, App: a, Privacy: d.Privacy, Console: d.Console, WebUsers: d.WebUsers, Feeds: d.Feeds, Accounts: keys, Clock: clk, client: &http.Client{
+	e := &Env{T: t, Store: s, App: a, Privacy: d.Privacy, Console: d.Console, WebUsers: d.WebUsers, Feeds: d.Feeds, Accounts: keys, Events: ev, Webhooks: hooks, Clock: clk, client: &http.Client{
 		Timeout:       30 * time.Second,
 		CheckRedirect: func(*http.Request, []*http.Request) error { return http.ErrUseLastResponse },
 	}}

@@ -6,6 +6,7 @@ import (
 	"time"
 
 	"github.com/farebox/farebox/internal/account"
+	"github.com/farebox/farebox/internal/app/deliveries"
 	"github.com/farebox/farebox/internal/apperr"
 	"github.com/farebox/farebox/internal/clock"
 	"github.com/farebox/farebox/internal/ident"
@@ -14,7 +15,6 @@ import (
 	"github.com/farebox/farebox/internal/jobs"
 	"github.com/farebox/farebox/internal/schema"
 	"github.com/farebox/farebox/internal/store"
-	"github.com/farebox/farebox/internal/webhook/sender"
 
 	"golang.org/x/sync/singleflight"
 )
@@ -40,16 +40,11 @@ type App struct {
 	// pusher sends Apple pass-update pushes (passupdates.go); nil: none.
 	pusher atomic.Pointer[PassPusher]
 
-	parts partCache // event parts by hash (eventparts.go)
-
 	// wallets is the instance's Wallets (NewWallets), which runs the pass
 	// update jobs (googleupdates.go); nil until wallets are configured.
 	wallets atomic.Pointer[Wallets]
-	// Webhooks (webhooks.go).
-	hooks      WebhookOptions
-	sender     *sender.Sender
-	hookRunner atomic.Pointer[jobs.Runner] // WebhookRunner's, if started
-	hookBatch  hookBatch                   // group commit of delivery attempts
+	// deliveries are the webhook deliveries of the changes' events (events.go).
+	deliveries *deliveries.Service
 }
 
 // Options configure New.
@@ -60,8 +55,6 @@ type Options struct {
 	Location *time.Location
 	// Invoicing configures invoices (seller, public base URL, jobs).
 	Invoicing InvoicingOptions
-	// Webhooks configures webhook deliveries.
-	Webhooks WebhookOptions
 }
 
 // New returns an App.
@@ -78,7 +71,7 @@ func New(o Options) *App {
 	a := &App{store: o.Store, clock: o.Clock, IDs: ident.Prefix(o.IDPrefix), Loc: o.Location}
 	a.initInvoicing(o.Invoicing)
 	a.initPassUpdates()
-	a.initWebhooks(o.Webhooks)
+	a.deliveries = deliveries.New(a.clock, a.IDs)
 	return a
 }
 

@@ -3,9 +3,6 @@ package app
 // The error codes of package app: the stable `code` of the errors it
 // returns, each described in api/openapi.yaml (TestErrorCodeRegistry).
 const (
-	CodeEventNotFound                 = "event_not_found"
-	CodeTooManyWebhookEndpoints       = "too_many_webhook_endpoints"
-	CodeWebhookEndpointDisabled       = "webhook_endpoint_disabled"
 	CodeAlreadyCancelled              = "already_cancelled"
 	CodeAlreadyInvoiced               = "already_invoiced"
 	CodeAreaMissing                   = "area_missing"
@@ -40,7 +37,6 @@ const (
 	CodeNothingToUpdate               = "nothing_to_update"
 	CodeOrderNotFound                 = "order_not_found"
 	CodeOriginalNotActivated          = "original_not_activated"
-	CodeEventPartMissing              = "event_part_missing"
 	CodeProductMissing                = "product_missing"
 	CodeProductNotFound               = "product_not_found"
 	CodeProductNotRestricted          = "product_not_restricted"

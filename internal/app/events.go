@@ -3,10 +3,11 @@ package app
 import (
 	"context"
 	"encoding/json"
-	"fmt"
 	"time"
 
 	"github.com/farebox/farebox/internal/account"
+	"github.com/farebox/farebox/internal/app/deliveries"
+	"github.com/farebox/farebox/internal/app/events"
 	"github.com/farebox/farebox/internal/apperr"
 	"github.com/farebox/farebox/internal/event"
 	"github.com/farebox/farebox/internal/store"
@@ -44,21 +45,22 @@ func (a *App) eventsAt(acc string, env account.Environment, at time.Time) *chang
 // add records an event of type t about objectID showing obj.
 func (c *changeEvents) add(t event.Type, objectID string, obj any) error {
 	if st := c.a.catalog.Load(); st != nil {
-		obj = st.parts.refer(obj)
+		obj = refer(st.parts, obj)
 	}
 	raw, err := json.Marshal(obj)
 	if err != nil {
 		return apperr.Wrap("app.event", err)
 	}
-	raw = withMarkers(raw)
+	raw = events.WithMarkers(raw)
 	c.evs = append(c.evs, event.Event{ID: c.a.IDs.New("event"), AccountID: c.acc, Environment: c.env, Type: t,
 		ObjectID: objectID, APIVersion: event.APIVersion, CreatedAt: c.at, Object: raw})
 	return nil
 }
 
 // write appends the collected events; call it last in the transaction.
-// It also adds the events' webhook deliveries (fanOut) when the account
-// and environment has an enabled endpoint, which the insert itself checks.
+// It also adds the events' webhook deliveries (deliveries.FanOut) when the
+// account and environment has an enabled endpoint, which the insert
+// itself checks.
 func (c *changeEvents) write(ctx context.Context, q store.Q) error {
 	hooks, err := q.InsertEvents(ctx, c.evs)
 	return c.inserted(ctx, q, hooks, err)
@@ -71,7 +73,7 @@ func (c *changeEvents) inserted(ctx context.Context, q store.Q, hooks bool, err 
 	if err != nil || !hooks {
 		return err
 	}
-	return c.fanOut(ctx, q)
+	return c.a.deliveries.FanOut(ctx, q, c.acc, c.env, c.evs)
 }
 
 // order adds order.created showing the new order o, from the values the
@@ -154,136 +156,12 @@ func (c *changeEvents) billableItem(ctx context.Context, q store.Q, id string) e
 // eventVersion is the API version whose shapes events carry.
 const eventVersion = 9
 
-// EventsRequest is GET /v1/events.json's query, as sent.
-type EventsRequest struct {
-	Limit         string
-	StartingAfter string
-	EndingBefore  string
-	Type          string
-	CreatedGTE    string
-	CreatedLT     string
-}
+// Deliveries are the webhook deliveries the changes' events fan out to
+// (the webhooks capability runs them and wakes on them: webhooks.New).
+func (a *App) Deliveries() *deliveries.Service { return a.deliveries }
 
-// Events lists the caller's events of its environment, newest first, one
-// page at a time. Every parameter problem is a 400 invalid_parameter naming the parameter.
-func (a *App) Events(ctx context.Context, p account.Principal, req EventsRequest) (event.Page, error) {
-	const op = "app.Events"
-	var l listParams
-	lr := ListRequest{Limit: req.Limit, StartingAfter: req.StartingAfter, EndingBefore: req.EndingBefore,
-		CreatedGTE: req.CreatedGTE, CreatedLT: req.CreatedLT}
-	f := event.Query{AccountID: p.AccountID, Environment: p.Environment, Limit: l.Limit(req.Limit), Type: event.Type(req.Type)}
-	if req.Type != "" && !event.Known(f.Type) {
-		l.Bad("type", fmt.Sprintf("unknown event type %q (see docs/events.md)", req.Type))
-	}
-	f.CreatedGTE, f.CreatedLT = l.Timestamp("created[gte]", req.CreatedGTE), l.Timestamp("created[lt]", req.CreatedLT)
-	var after, before int64
-	err := l.Cursors(lr, "event", " (or it is older than the retention period)", func(field, id string) (bool, error) {
-		seq, ok, err := a.store.Read().EventSeq(ctx, p.AccountID, p.Environment, id)
-		if field == "starting_after" {
-			after = seq
-		} else {
-			before = seq
-		}
-		return ok, err
-	})
-	if err != nil {
-		return event.Page{}, err
-	}
-	if err := l.Err(op); err != nil {
-		return event.Page{}, err
-	}
-	// Only the settled part of the stream: an event that commits after
-	// this page with a smaller number than one shown would be skipped by a
-	// partner polling with ending_before (docs/events.md).
-	settled, capped, err := a.store.SettledEventSeq(ctx, p.AccountID, p.Environment)
-	if err != nil {
-		return event.Page{}, err
-	}
-	if capped {
-		f.Settled = &settled
-	}
-	page, err := a.store.Read().Events(ctx, f, after, before)
-	if err != nil {
-		return page, err
-	}
-	objs := make([][]byte, len(page.Events))
-	for i, e := range page.Events {
-		objs[i] = e.Object
-	}
-	if err := a.expandParts(ctx, objs); err != nil {
-		return event.Page{}, err
-	}
-	for i := range page.Events {
-		page.Events[i].Object = objs[i]
-	}
-	return page, nil
-}
-
-// EventMaintenance is the periodic events job every instance runs:
-// subscription.ended for subscriptions whose end has passed (each once,
-// in the transaction that marks it), then the pruning of events older than
-// event.Retention. It reports how many it wrote and deleted.
-func (a *App) EventMaintenance(ctx context.Context) (ended int, pruned int64, err error) {
-	now := a.clock.Now()
-	if ended, err = a.endSubscriptions(ctx, "", now); err != nil {
-		return ended, pruned, err
-	}
-	cutoff := now.Add(-event.Retention)
-	streams, err := a.store.Read().EventStreams(ctx)
-	if err != nil {
-		return ended, pruned, err
-	}
-	for _, st := range streams {
-		for {
-			var n int64
-			err := a.store.Write(ctx, func(q store.Q) error {
-				var err error
-				n, err = q.PruneEvents(ctx, st[0], account.Environment(st[1]), cutoff, 1000)
-				return err
-			})
-			if err != nil {
-				return ended, pruned, err
-			}
-			pruned += n
-			if n < 1000 {
-				break
-			}
-		}
-	}
-	return ended, pruned, nil
-}
-
-// EventJSON is an event as GET /v1/events.json shows it.
-type EventJSON struct {
-	ID          string        `json:"id"`
-	Object      string        `json:"object"`
-	Type        string        `json:"type"`
-	Created     timestamp     `json:"created"`
-	Environment string        `json:"environment"`
-	APIVersion  string        `json:"api_version"`
-	Data        eventDataJSON `json:"data"`
-	Sequence    int64         `json:"sequence"`
-}
-
-type eventDataJSON struct {
-	ObjectID string          `json:"object_id"`
-	Object   json.RawMessage `json:"object"`
-}
-
-// EventListJSON is the answer of GET /v1/events.json.
-type EventListJSON struct {
-	Object  string      `json:"object"`
-	Data    []EventJSON `json:"data"`
-	HasMore bool        `json:"has_more"`
-}
-
-// EventsResponse is a page of events.
-func EventsResponse(p event.Page) EventListJSON {
-	out := EventListJSON{Object: "list", Data: make([]EventJSON, 0, len(p.Events)), HasMore: p.HasMore}
-	for _, e := range p.Events {
-		out.Data = append(out.Data, EventJSON{ID: e.ID, Object: "event", Type: string(e.Type), Created: timestamp(e.CreatedAt),
-			Environment: string(e.Environment), APIVersion: e.APIVersion, Sequence: e.Seq,
-			Data: eventDataJSON{ObjectID: e.ObjectID, Object: e.Object}})
-	}
-	return out
+// EndSubscriptions writes subscription.ended for the subscriptions whose
+// end has passed by now (the periodic events job, events.Service.Maintain).
+func (a *App) EndSubscriptions(ctx context.Context, now time.Time) (int, error) {
+	return a.endSubscriptions(ctx, "", now)
 }

@@ -10,6 +10,7 @@ import (
 
 	"github.com/farebox/farebox/internal/account"
 	"github.com/farebox/farebox/internal/app"
+	"github.com/farebox/farebox/internal/app/events"
 	"github.com/farebox/farebox/internal/apperr"
 	"github.com/farebox/farebox/internal/event"
 	"github.com/farebox/farebox/internal/store"
@@ -17,16 +18,16 @@ import (
 
 // allEvents lists every event of p, paging backwards with starting_after
 // (limit 7, so several pages), oldest first.
-func (b *testBundle) allEvents(t *testing.T, p account.Principal) []app.EventJSON {
+func (b *testBundle) allEvents(t *testing.T, p account.Principal) []events.EventJSON {
 	t.Helper()
-	var out []app.EventJSON
-	req := app.EventsRequest{Limit: "7"}
+	var out []events.EventJSON
+	req := events.Request{Limit: "7"}
 	for {
-		page, err := b.app.Events(b.ctx, p, req)
+		page, err := b.events.List(b.ctx, p, req)
 		if err != nil {
 			t.Fatal(err)
 		}
-		l := app.EventsResponse(page)
+		l := events.Response(page)
 		older := slices.Clone(l.Data)
 		slices.Reverse(older)
 		out = append(older, out...)
@@ -52,9 +53,9 @@ type eventLog struct {
 	seen int64
 }
 
-func (l *eventLog) next(t *testing.T) []app.EventJSON {
+func (l *eventLog) next(t *testing.T) []events.EventJSON {
 	t.Helper()
-	var out []app.EventJSON
+	var out []events.EventJSON
 	for _, e := range l.b.allEvents(t, l.p) {
 		if e.Sequence > l.seen {
 			out = append(out, e)
@@ -210,16 +211,16 @@ func TestEventsOfEveryChange(t *testing.T) {
 		if _, err := b.app.CancelSubscription(b.ctx, b.live, subID); err != nil {
 			t.Fatal(err)
 		}
-		if n, _, err := b.app.EventMaintenance(b.ctx); err != nil || n != 0 {
+		if n, _, err := b.events.Maintain(b.ctx); err != nil || n != 0 {
 			t.Fatalf("before the end: %d ended, %v", n, err)
 		}
 		log.expect(t)
 		b.clock.Set(berlin(2026, 8, 1, 0, 0, 0))
-		if n, _, err := b.app.EventMaintenance(b.ctx); err != nil || n != 1 {
+		if n, _, err := b.events.Maintain(b.ctx); err != nil || n != 1 {
 			t.Fatalf("at the end: %d ended, %v", n, err)
 		}
 		log.expect(t, wantEvent{event.SubscriptionEnded, subID, sub(subID)})
-		if n, _, err := b.app.EventMaintenance(b.ctx); err != nil || n != 0 {
+		if n, _, err := b.events.Maintain(b.ctx); err != nil || n != 0 {
 			t.Fatalf("again: %d ended, %v", n, err)
 		}
 		log.expect(t)
@@ -369,126 +370,10 @@ func TestFailedChangeWritesNoEvent(t *testing.T) {
 	})
 }
 
-// TestEventPagination: pages in both directions over 25 events, filters,
-// stable order, and the cursor of another account or environment.
-func TestEventPagination(t *testing.T) {
-	eachEngine(t, func(t *testing.T, b *testBundle) {
-		p := b.test
-		var orders []string
-		for i := range 25 {
-			if i == 20 {
-				b.clock.Advance(time.Hour)
-			}
-			orders = append(orders, b.order(t, p, b.product(t, singleBerlin).ID).ID)
-		}
-		page := func(req app.EventsRequest) app.EventListJSON {
-			t.Helper()
-			pg, err := b.app.Events(b.ctx, p, req)
-			if err != nil {
-				t.Fatal(err)
-			}
-			return app.EventsResponse(pg)
-		}
-		ids := func(l app.EventListJSON) (out []string) {
-			for _, e := range l.Data {
-				out = append(out, e.Data.ObjectID)
-			}
-			return out
-		}
-		// orders[24] is the newest: pages of 10 are 24..15, 14..5, 4..0.
-		want := func(from, to int) (out []string) {
-			for i := from; i >= to; i-- {
-				out = append(out, orders[i])
-			}
-			return out
-		}
-		check := func(name string, l app.EventListJSON, hasMore bool, from, to int) {
-			t.Helper()
-			if fmt.Sprint(ids(l)) != fmt.Sprint(want(from, to)) || l.HasMore != hasMore {
-				t.Errorf("%s: %v has_more %v, want orders %d..%d has_more %v", name, ids(l), l.HasMore, from, to, hasMore)
-			}
-		}
-		p1 := page(app.EventsRequest{})
-		check("first page (default limit 10)", p1, true, 24, 15)
-		p2 := page(app.EventsRequest{StartingAfter: p1.Data[9].ID})
-		check("second", p2, true, 14, 5)
-		p3 := page(app.EventsRequest{StartingAfter: p2.Data[9].ID})
-		check("third", p3, false, 4, 0)
-		back := page(app.EventsRequest{EndingBefore: p3.Data[0].ID})
-		check("back to the second", back, true, 14, 5)
-		back = page(app.EventsRequest{EndingBefore: back.Data[0].ID})
-		check("back to the first", back, false, 24, 15)
-		check("limit 100", page(app.EventsRequest{Limit: "100"}), false, 24, 0)
-		check("limit 1", page(app.EventsRequest{Limit: "1"}), true, 24, 24)
-		check("type", page(app.EventsRequest{Type: "order.created", Limit: "3"}), true, 24, 22)
-		if l := page(app.EventsRequest{Type: "ticket.issued"}); len(l.Data) != 0 || l.HasMore {
-			t.Errorf("no ticket was issued: %+v", l)
-		}
-		later := b.clock.Now().Format(time.RFC3339)
-		check("created[gte]", page(app.EventsRequest{CreatedGTE: later}), false, 24, 20)
-		check("created[lt]", page(app.EventsRequest{CreatedLT: later, Limit: "100"}), false, 19, 0)
-		check("created[lt] from a cursor", page(app.EventsRequest{CreatedLT: later, StartingAfter: p1.Data[0].ID}), true, 19, 10)
-
-		// Another environment of the same account, another account: their
-		// event ids are no cursor here, and they see none of these events.
-		b.order(t, b.live, b.product(t, singleBerlin).ID)
-		liveEv := b.allEvents(t, b.live)
-		other, _ := b.newAccount(t, "Other AG", account.Test)
-		b.order(t, other, b.product(t, singleBerlin).ID)
-		otherEv := b.allEvents(t, other)
-		if len(liveEv) != 1 || len(otherEv) != 1 {
-			t.Fatalf("live %d, other %d events", len(liveEv), len(otherEv))
-		}
-		for _, c := range []struct {
-			req   app.EventsRequest
-			field string
-		}{
-			{app.EventsRequest{StartingAfter: liveEv[0].ID}, "starting_after"},
-			{app.EventsRequest{EndingBefore: otherEv[0].ID}, "ending_before"},
-			{app.EventsRequest{StartingAfter: "farebox-event-nope"}, "starting_after"},
-			{app.EventsRequest{StartingAfter: p1.Data[0].ID, EndingBefore: p1.Data[1].ID}, "ending_before"},
-			{app.EventsRequest{Limit: "0"}, "limit"},
-			{app.EventsRequest{Limit: "101"}, "limit"},
-			{app.EventsRequest{Limit: "10x"}, "limit"},
-			{app.EventsRequest{Limit: "+5"}, "limit"},
-			{app.EventsRequest{Limit: "99999999999999999999"}, "limit"},
-			{app.EventsRequest{Type: "order.deleted"}, "type"},
-			{app.EventsRequest{CreatedGTE: "yesterday"}, "created[gte]"},
-			{app.EventsRequest{CreatedLT: "2026-06-15"}, "created[lt]"},
-		} {
-			_, err := b.app.Events(b.ctx, p, c.req)
-			wantFields(t, wantErr(t, err, apperr.Invalid, "invalid_parameter"), c.field)
-		}
-	})
-}
-
-// TestEventRetention: events older than event.Retention are pruned by the
-// maintenance job, newer ones stay, and the sequence never restarts.
-func TestEventRetention(t *testing.T) {
-	eachEngine(t, func(t *testing.T, b *testBundle) {
-		b.order(t, b.live, b.product(t, singleBerlin).ID)
-		b.clock.Advance(time.Hour)
-		b.order(t, b.live, b.product(t, singleBerlin).ID)
-		b.clock.Advance(event.Retention - time.Hour)
-		if _, n, err := b.app.EventMaintenance(b.ctx); err != nil || n != 0 {
-			t.Fatalf("at exactly the retention period: pruned %d, %v", n, err)
-		}
-		b.clock.Advance(time.Microsecond)
-		if _, n, err := b.app.EventMaintenance(b.ctx); err != nil || n != 1 {
-			t.Fatalf("after it: pruned %d, %v", n, err)
-		}
-		b.order(t, b.live, b.product(t, singleBerlin).ID)
-		evs := b.allEvents(t, b.live)
-		if len(evs) != 2 || evs[0].Sequence != 2 || evs[1].Sequence != 3 {
-			t.Errorf("after pruning: %+v", evs)
-		}
-	})
-}
-
 // TestEventPartsStoredOnce: the products and areas an event object shows
 // are stored once as parts (the stored order.created is a fraction of the
-// Order), and the list puts them back byte for byte, also on an App that
-// has not seen them yet (another instance).
+// Order), and the list puts them back byte for byte, also on an events
+// service that has not seen them yet (another instance).
 func TestEventPartsStoredOnce(t *testing.T) {
 	eachEngine(t, func(t *testing.T, b *testBundle) {
 		o := b.order(t, b.live, b.product(t, singleBerlin).ID, b.product(t, monthly).ID)
@@ -504,9 +389,9 @@ func TestEventPartsStoredOnce(t *testing.T) {
 		if n := len(stored[0].Object); n*3 > len(want) || !strings.Contains(string(stored[0].Object), `{"<part>":"`) {
 			t.Errorf("stored object has %d bytes for an Order of %d: %s", n, len(want), stored[0].Object)
 		}
-		fresh := app.New(app.Options{Store: b.store, Clock: b.clock, IDPrefix: "farebox"})
-		for _, a := range []*app.App{b.app, fresh} {
-			pg, err := a.Events(b.ctx, b.live, app.EventsRequest{})
+		fresh := events.New(store.NewView[events.Queries](b.store), b.clock, b.store.SettledEventSeq, b.app.EndSubscriptions)
+		for _, ev := range []*events.Service{b.events, fresh} {
+			pg, err := ev.List(b.ctx, b.live, events.Request{})
 			if err != nil || len(pg.Events) != 1 || string(pg.Events[0].Object) != string(want) {
 				t.Errorf("listed object differs: %v\n got %s\nwant %s", err, pg.Events[0].Object, want)
 			}
@@ -539,7 +424,7 @@ func TestEventPartMarkerCannotBeForged(t *testing.T) {
 			t.Fatal(err)
 		}
 		wantJSON, _ := json.Marshal(want)
-		pg, err := b.app.Events(b.ctx, b.live, app.EventsRequest{Type: "ticket.issued"})
+		pg, err := b.events.List(b.ctx, b.live, events.Request{Type: "ticket.issued"})
 		if err != nil || len(pg.Events) != 1 || string(pg.Events[0].Object) != string(wantJSON) {
 			t.Errorf("ticket.issued %v\n got %s\nwant %s", err, pg.Events[0].Object, wantJSON)
 		}

@@ -2,7 +2,6 @@ package app
 
 import (
 	"context"
-	"strings"
 	"time"
 
 	"github.com/farebox/farebox/internal/account"
@@ -41,26 +40,4 @@ func PlaceOrderWithEmptyEvent(ctx context.Context, a *App, p account.Principal, 
 // month-turn benchmark measures the enqueue alone), at the service's time at.
 func PassesChanged(ctx context.Context, s *store.Store, at, effective time.Time, ticketIDs ...string) error {
 	return s.Write(ctx, func(q store.Q) error { return passesChangedAt(ctx, q, at, at, effective, ticketIDs...) })
-}
-
-// WriteEventsForBench commits one change writing n order.created events
-// about distinct objects (each about 1 kB) for acc and env, with their
-// webhook deliveries, and returns their ids once committed.
-func (a *App) WriteEventsForBench(ctx context.Context, acc string, env account.Environment, n int) ([]string, error) {
-	var ids []string
-	err := a.store.Write(ctx, func(q store.Q) error {
-		c := a.events(acc, env)
-		for i := 0; i < n; i++ {
-			id := a.IDs.New("order")
-			if err := c.add(event.OrderCreated, id, map[string]any{"order_id": id, "note": strings.Repeat("x", 1000)}); err != nil {
-				return err
-			}
-		}
-		ids = ids[:0]
-		for _, e := range c.evs {
-			ids = append(ids, e.ID)
-		}
-		return c.write(ctx, q)
-	})
-	return ids, err
 }

@@ -11,6 +11,7 @@ import (
 	"github.com/farebox/farebox/internal/app"
 	"github.com/farebox/farebox/internal/app/accounts"
 	"github.com/farebox/farebox/internal/app/billing"
+	"github.com/farebox/farebox/internal/app/events"
 	"github.com/farebox/farebox/internal/app/webusers"
 	"github.com/farebox/farebox/internal/apperr"
 	"github.com/farebox/farebox/internal/catalog"
@@ -35,10 +36,12 @@ type testBundle struct {
 	users *webusers.Service
 	// billing reads the usage counters (package billing).
 	billing *billing.Service
-	clock   *clocktest.Fixed
-	store   *store.Store
-	live    account.Principal
-	test    account.Principal
+	// events lists the events and runs their maintenance (package events).
+	events *events.Service
+	clock  *clocktest.Fixed
+	store  *store.Store
+	live   account.Principal
+	test   account.Principal
 	// liveKey is the live principal's API key.
 	liveKey string
 }
@@ -55,7 +58,8 @@ func setup(t testing.TB, engine store.Engine) *testBundle {
 	b := &testBundle{ctx: context.Background(), app: a, clock: clk, store: s,
 		keys:    accounts.New(store.NewView[accounts.Queries](s), clk, "farebox", 0),
 		users:   webusers.New(store.NewView[webusers.Queries](s), clk, "farebox"),
-		billing: billing.New(s.Read(), clk)}
+		billing: billing.New(s.Read(), clk),
+		events:  events.New(store.NewView[events.Queries](s), clk, s.SettledEventSeq, a.EndSubscriptions)}
 	if err := a.LoadCatalog(b.ctx); err != nil {
 		t.Fatalf("load catalog: %v", err)
 	}

@@ -7,7 +7,7 @@ import (
 	"strings"
 	"time"
 
-	"github.com/farebox/farebox/internal/app"
+	"github.com/farebox/farebox/internal/app/webhooks"
 	"github.com/farebox/farebox/internal/apperr"
 	"github.com/farebox/farebox/internal/web"
 )
@@ -15,7 +15,7 @@ import (
 // The dashboard's webhooks (docs/web.md "Partner dashboard", issue 18
 // item 3): the environment's endpoints with create, enable/disable,
 // rotate and delete, and per endpoint its delivery log with a redelivery
-// per event. Every handler calls the app methods the API's
+// per event. Every handler calls the webhooks methods the API's
 // /v1/webhook_endpoints routes call, with the session's account and the
 // page's environment (dashPrincipal), so the API's rules hold here too:
 // foreign ids are 404, a live endpoint must be https to a public address.
@@ -27,7 +27,7 @@ type hookRow struct {
 	Enabled                                                    bool
 }
 
-func (s *Server) hookRowOf(l string, e app.WebhookEndpointJSON) hookRow {
+func (s *Server) hookRowOf(l string, e webhooks.EndpointJSON) hookRow {
 	h := hookRow{ID: e.ID, URL: e.URL, Description: e.Description, Events: e.EnabledEvents, Enabled: e.Status == "enabled",
 		Status: web.T(l, "dash.hook.status."+e.Status), DisabledReason: orDash(e.DisabledReason), FailingSince: "—"}
 	if e.FailingSince != nil {
@@ -53,11 +53,11 @@ type hooksView struct {
 // hooksPage shows the environment's endpoints and the create form.
 func (s *Server) hooksPage(w http.ResponseWriter, r *http.Request, status int, f hookForm, p web.Page) error {
 	l := lang(r)
-	list, err := s.app.WebhookEndpoints(r.Context(), dashPrincipal(r))
+	list, err := s.Webhooks.Endpoints(r.Context(), dashPrincipal(r))
 	if err != nil {
 		return err
 	}
-	v := hooksView{Types: app.WebhookEventTypes(), Form: f}
+	v := hooksView{Types: webhooks.EventTypes(), Form: f}
 	for _, e := range list.Data {
 		v.Endpoints = append(v.Endpoints, s.hookRowOf(l, e))
 	}
@@ -91,12 +91,12 @@ func fieldError(err error) (status int, field, msg string, ok bool) {
 func (s *Server) dashCreateWebhook(w http.ResponseWriter, r *http.Request) error {
 	u, desc := strings.TrimSpace(r.PostForm.Get("url")), r.PostForm.Get("description")
 	types := r.PostForm["event"]
-	req := app.WebhookEndpointRequest{URL: &u, Description: &desc, EnabledEvents: &types}
+	req := webhooks.EndpointRequest{URL: &u, Description: &desc, EnabledEvents: &types}
 	f := hookForm{URL: u, Description: desc, Events: map[string]bool{}}
 	for _, t := range types {
 		f.Events[t] = true
 	}
-	out, err := s.app.CreateWebhookEndpoint(r.Context(), dashPrincipal(r), req)
+	out, err := s.Webhooks.CreateEndpoint(r.Context(), dashPrincipal(r), req)
 	if status, field, msg, ok := fieldError(err); ok {
 		f.Errors = map[string]string{field: msg}
 		return s.hooksPage(w, r, status, f, web.Page{Error: msg})
@@ -118,7 +118,7 @@ func (s *Server) dashDisableWebhook(w http.ResponseWriter, r *http.Request) erro
 // setWebhookDisabled enables or disables an endpoint (enabling forgets its
 // failures, as PATCH disabled=false does).
 func (s *Server) setWebhookDisabled(w http.ResponseWriter, r *http.Request, disabled bool) error {
-	out, err := s.app.UpdateWebhookEndpoint(r.Context(), dashPrincipal(r), r.PathValue("endpoint_id"), app.WebhookEndpointRequest{Disabled: &disabled})
+	out, err := s.Webhooks.UpdateEndpoint(r.Context(), dashPrincipal(r), r.PathValue("endpoint_id"), webhooks.EndpointRequest{Disabled: &disabled})
 	if err != nil {
 		return err
 	}
@@ -132,7 +132,7 @@ func (s *Server) setWebhookDisabled(w http.ResponseWriter, r *http.Request, disa
 // dashRotateWebhook gives an endpoint a new secret, shown once; the old
 // one goes on signing for webhook.DefaultOverlap, as the API's default.
 func (s *Server) dashRotateWebhook(w http.ResponseWriter, r *http.Request) error {
-	out, err := s.app.RotateWebhookSecret(r.Context(), dashPrincipal(r), r.PathValue("endpoint_id"), nil)
+	out, err := s.Webhooks.RotateSecret(r.Context(), dashPrincipal(r), r.PathValue("endpoint_id"), nil)
 	if err != nil {
 		return err
 	}
@@ -146,11 +146,11 @@ func (s *Server) dashRotateWebhook(w http.ResponseWriter, r *http.Request) error
 func (s *Server) dashDeleteWebhook(w http.ResponseWriter, r *http.Request) error {
 	pr := dashPrincipal(r)
 	id := r.PathValue("endpoint_id")
-	e, err := s.app.WebhookEndpoint(r.Context(), pr, id)
+	e, err := s.Webhooks.Endpoint(r.Context(), pr, id)
 	if err != nil {
 		return err
 	}
-	if _, err := s.app.DeleteWebhookEndpoint(r.Context(), pr, id); err != nil {
+	if _, err := s.Webhooks.DeleteEndpoint(r.Context(), pr, id); err != nil {
 		return err
 	}
 	return s.hooksPage(w, r, http.StatusOK, hookForm{}, web.Page{Notice: web.T(lang(r), "dash.hook.deleted", e.URL)})
@@ -172,7 +172,7 @@ type hookView struct {
 // hookPage shows one endpoint and a page of its delivery log.
 func (s *Server) hookPage(w http.ResponseWriter, r *http.Request, status int, p web.Page) error {
 	l, pr, id := lang(r), dashPrincipal(r), r.PathValue("endpoint_id")
-	e, err := s.app.WebhookEndpoint(r.Context(), pr, id)
+	e, err := s.Webhooks.Endpoint(r.Context(), pr, id)
 	if err != nil {
 		return err
 	}
@@ -180,7 +180,7 @@ func (s *Server) hookPage(w http.ResponseWriter, r *http.Request, status int, p 
 	if r.Method == http.MethodPost { // after a redelivery: the newest attempts
 		lr.StartingAfter = ""
 	}
-	log, err := s.app.WebhookAttempts(r.Context(), pr, id, lr)
+	log, err := s.Webhooks.Attempts(r.Context(), pr, id, lr)
 	if apperr.KindOf(err) == apperr.Invalid {
 		p.Error = apperr.As(err).Msg
 		status = http.StatusBadRequest
@@ -224,7 +224,7 @@ func (s *Server) dashWebhook(w http.ResponseWriter, r *http.Request) error {
 // with the refusal, an event of another account or environment is 404.
 func (s *Server) dashRedeliverWebhook(w http.ResponseWriter, r *http.Request) error {
 	ev := r.PostForm.Get("event_id")
-	_, err := s.app.RedeliverWebhook(r.Context(), dashPrincipal(r), r.PathValue("endpoint_id"), ev)
+	_, err := s.Webhooks.Redeliver(r.Context(), dashPrincipal(r), r.PathValue("endpoint_id"), ev)
 	if status, _, msg, ok := fieldError(err); ok {
 		return s.hookPage(w, r, status, web.Page{Error: msg})
 	}

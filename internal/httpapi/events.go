@@ -5,6 +5,7 @@ import (
 	"net/url"
 
 	"github.com/farebox/farebox/internal/app"
+	"github.com/farebox/farebox/internal/app/events"
 	"github.com/farebox/farebox/internal/apperr"
 )
 
@@ -48,13 +49,13 @@ func (s *Server) getEvents(w http.ResponseWriter, r *http.Request) error {
 	if err != nil {
 		return err
 	}
-	page, err := s.app.Events(r.Context(), principalOf(r), app.EventsRequest{Limit: lr.Limit,
+	page, err := s.Events.List(r.Context(), principalOf(r), events.Request{Limit: lr.Limit,
 		StartingAfter: lr.StartingAfter, EndingBefore: lr.EndingBefore, Type: q.Get("type"),
 		CreatedGTE: lr.CreatedGTE, CreatedLT: lr.CreatedLT})
 	if err != nil {
 		return err
 	}
-	writeJSON(w, http.StatusOK, app.EventsResponse(page))
+	writeJSON(w, http.StatusOK, events.Response(page))
 	return nil
 }
 

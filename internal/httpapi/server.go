@@ -21,9 +21,11 @@ import (
 	"github.com/farebox/farebox/internal/app/accounts"
 	billingapp "github.com/farebox/farebox/internal/app/billing"
 	"github.com/farebox/farebox/internal/app/console"
+	"github.com/farebox/farebox/internal/app/events"
 	"github.com/farebox/farebox/internal/app/privacy"
 	"github.com/farebox/farebox/internal/app/testclock"
 	"github.com/farebox/farebox/internal/app/transit"
+	"github.com/farebox/farebox/internal/app/webhooks"
 	"github.com/farebox/farebox/internal/app/webusers"
 	"github.com/farebox/farebox/internal/apperr"
 	"github.com/farebox/farebox/internal/web"
@@ -69,6 +71,11 @@ type Deps struct {
 	// TestClocks are the test clocks of the test environments
 	// (docs/test-clocks.md).
 	TestClocks *testclock.Service
+	// Events lists the platform events (docs/events.md).
+	Events *events.Service
+	// Webhooks are the webhook endpoints and their delivery log
+	// (docs/webhooks.md).
+	Webhooks *webhooks.Service
 	// Feeds are the stored GTFS feeds (the operator console lists them).
 	Feeds *transit.Feeds
 	// Transit serves departures, stations, trips and attributions (nil: 503).

@@ -89,7 +89,7 @@ func TestTestClockDrivesASubscription(t *testing.T) {
 		// The service's maintenance never ends a clock's subscription, even
 		// when the service's time passes its end.
 		e.Clock.Set(time.Date(2026, 11, 1, 0, 0, 0, 0, time.UTC))
-		if ended, _, err := e.App.EventMaintenance(ctx); err != nil || ended != 0 {
+		if ended, _, err := e.Events.Maintain(ctx); err != nil || ended != 0 {
 			t.Fatalf("service maintenance ended %d clock subscriptions (%v)", ended, err)
 		}
 		e.Clock.Set(apitest.DefaultNow)

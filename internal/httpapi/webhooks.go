@@ -3,17 +3,17 @@ package httpapi
 import (
 	"net/http"
 
-	"github.com/farebox/farebox/internal/app"
+	"github.com/farebox/farebox/internal/app/webhooks"
 )
 
 // Webhook endpoints and their delivery log (docs/webhooks.md).
 
 func (s *Server) createWebhookEndpoint(w http.ResponseWriter, r *http.Request) error {
-	var req app.WebhookEndpointRequest
+	var req webhooks.EndpointRequest
 	if err := decode(r, &req); err != nil {
 		return err
 	}
-	out, err := s.app.CreateWebhookEndpoint(r.Context(), principalOf(r), req)
+	out, err := s.Webhooks.CreateEndpoint(r.Context(), principalOf(r), req)
 	return writeResult(w, http.StatusCreated, out, err)
 }
 
@@ -21,26 +21,26 @@ func (s *Server) getWebhookEndpoints(w http.ResponseWriter, r *http.Request) err
 	if _, _, err := listQuery("httpapi.getWebhookEndpoints", r); err != nil {
 		return err
 	}
-	out, err := s.app.WebhookEndpoints(r.Context(), principalOf(r))
+	out, err := s.Webhooks.Endpoints(r.Context(), principalOf(r))
 	return writeResult(w, http.StatusOK, out, err)
 }
 
 func (s *Server) getWebhookEndpoint(w http.ResponseWriter, r *http.Request) error {
-	out, err := s.app.WebhookEndpoint(r.Context(), principalOf(r), r.PathValue("endpoint_id"))
+	out, err := s.Webhooks.Endpoint(r.Context(), principalOf(r), r.PathValue("endpoint_id"))
 	return writeResult(w, http.StatusOK, out, err)
 }
 
 func (s *Server) updateWebhookEndpoint(w http.ResponseWriter, r *http.Request) error {
-	var req app.WebhookEndpointRequest
+	var req webhooks.EndpointRequest
 	if err := decode(r, &req); err != nil {
 		return err
 	}
-	out, err := s.app.UpdateWebhookEndpoint(r.Context(), principalOf(r), r.PathValue("endpoint_id"), req)
+	out, err := s.Webhooks.UpdateEndpoint(r.Context(), principalOf(r), r.PathValue("endpoint_id"), req)
 	return writeResult(w, http.StatusOK, out, err)
 }
 
 func (s *Server) deleteWebhookEndpoint(w http.ResponseWriter, r *http.Request) error {
-	out, err := s.app.DeleteWebhookEndpoint(r.Context(), principalOf(r), r.PathValue("endpoint_id"))
+	out, err := s.Webhooks.DeleteEndpoint(r.Context(), principalOf(r), r.PathValue("endpoint_id"))
 	return writeResult(w, http.StatusOK, out, err)
 }
 
@@ -54,7 +54,7 @@ func (s *Server) rotateWebhookSecret(w http.ResponseWriter, r *http.Request) err
 	if err := decodeOptional(r, &req); err != nil {
 		return err
 	}
-	out, err := s.app.RotateWebhookSecret(r.Context(), principalOf(r), r.PathValue("endpoint_id"), req.OverlapSeconds)
+	out, err := s.Webhooks.RotateSecret(r.Context(), principalOf(r), r.PathValue("endpoint_id"), req.OverlapSeconds)
 	return writeResult(w, http.StatusOK, out, err)
 }
 
@@ -63,7 +63,7 @@ func (s *Server) getWebhookAttempts(w http.ResponseWriter, r *http.Request) erro
 	if err != nil {
 		return err
 	}
-	out, err := s.app.WebhookAttempts(r.Context(), principalOf(r), r.PathValue("endpoint_id"), lr)
+	out, err := s.Webhooks.Attempts(r.Context(), principalOf(r), r.PathValue("endpoint_id"), lr)
 	return writeResult(w, http.StatusOK, out, err)
 }
 
@@ -77,6 +77,6 @@ func (s *Server) redeliverWebhook(w http.ResponseWriter, r *http.Request) error 
 	if err := decode(r, &req); err != nil {
 		return err
 	}
-	out, err := s.app.RedeliverWebhook(r.Context(), principalOf(r), r.PathValue("endpoint_id"), req.EventID)
+	out, err := s.Webhooks.Redeliver(r.Context(), principalOf(r), r.PathValue("endpoint_id"), req.EventID)
 	return writeResult(w, http.StatusAccepted, out, err)
 }

@@ -14,7 +14,7 @@ import (
 
 	"github.com/farebox/farebox/internal/account"
 	"github.com/farebox/farebox/internal/apitest"
-	"github.com/farebox/farebox/internal/app"
+	"github.com/farebox/farebox/internal/app/webhooks"
 	"github.com/farebox/farebox/internal/store"
 	"github.com/farebox/farebox/internal/webhook"
 	"github.com/farebox/farebox/internal/webhook/webhooktest"
@@ -309,7 +309,7 @@ func TestWebhookOrderPerObject(t *testing.T) {
 // or answers 500 fails with the reason in the log; a long answer is cut
 // to the excerpt; nothing follows a redirect.
 func TestWebhookReceiverFailures(t *testing.T) {
-	apitest.ForEachEngine(t, apitest.Options{Webhooks: app.WebhookOptions{Timeout: 500 * time.Millisecond}}, func(t *testing.T, e *apitest.Env) {
+	apitest.ForEachEngine(t, apitest.Options{Webhooks: webhooks.Options{Timeout: 500 * time.Millisecond}}, func(t *testing.T, e *apitest.Env) {
 		followed := newReceiver(t, nil)
 		cases := []struct {
 			name   string
@@ -543,7 +543,7 @@ func TestWebhookRefusals(t *testing.T) {
 func TestWebhookConnectTimeCheck(t *testing.T) {
 	for _, allow := range []bool{false, true} {
 		t.Run(fmt.Sprint("allow-private=", allow), func(t *testing.T) {
-			apitest.ForEachEngine(t, apitest.Options{Webhooks: app.WebhookOptions{AllowPrivate: allow}}, func(t *testing.T, e *apitest.Env) {
+			apitest.ForEachEngine(t, apitest.Options{Webhooks: webhooks.Options{AllowPrivate: allow}}, func(t *testing.T, e *apitest.Env) {
 				rc := newReceiver(t, nil)
 				// Created while the name resolved to a public address: written
 				// directly, as the check at creation would have let it pass.

@@ -38,7 +38,7 @@ func TestRunRetentionErasesWhatIsPast(t *testing.T) {
 		// In August the subscription has ended (subscription.ended); then a
 		// single ticket, whose ticket.issued stays the account's newest event.
 		b.clock.Advance(56 * 24 * time.Hour)
-		if _, _, err := b.app.EventMaintenance(b.ctx); err != nil {
+		if _, _, err := b.events.Maintain(b.ctx); err != nil {
 			t.Fatal(err)
 		}
 		oldC, old := b.ticketFor(t, "Alt", false)
@@ -49,7 +49,7 @@ func TestRunRetentionErasesWhatIsPast(t *testing.T) {
 		// 250 days later events older than event.Retention are pruned (the
 		// newest is kept), and a new ticket is issued.
 		b.clock.Advance(250 * 24 * time.Hour)
-		if _, _, err := b.app.EventMaintenance(b.ctx); err != nil {
+		if _, _, err := b.events.Maintain(b.ctx); err != nil {
 			t.Fatal(err)
 		}
 		_, fresh := b.ticketFor(t, "Neu", false)

@@ -10,6 +10,7 @@ import (
 	"github.com/farebox/farebox/internal/account"
 	"github.com/farebox/farebox/internal/app"
 	"github.com/farebox/farebox/internal/app/accounts"
+	"github.com/farebox/farebox/internal/app/events"
 	"github.com/farebox/farebox/internal/app/privacy"
 	"github.com/farebox/farebox/internal/apperr"
 	"github.com/farebox/farebox/internal/catalog"
@@ -29,12 +30,14 @@ var start = time.Date(2026, 6, 15, 10, 0, 0, 0, time.UTC)
 // work on (as the wiring does, App.TxWork does an erasure's revocations
 // and events), and one account's live principal.
 type bed struct {
-	ctx   context.Context
-	app   *app.App
-	priv  *privacy.Service
-	clock *clocktest.Fixed
-	store *store.Store
-	live  account.Principal
+	ctx  context.Context
+	app  *app.App
+	priv *privacy.Service
+	// events maintains the event list (ends subscriptions, prunes).
+	events *events.Service
+	clock  *clocktest.Fixed
+	store  *store.Store
+	live   account.Principal
 }
 
 // newBed builds a bed on engine; db, when not nil, wraps the privacy
@@ -52,7 +55,8 @@ func newBed(t *testing.T, engine store.Engine, o privacy.Options, db func(privac
 	}
 	o.Location = a.Loc
 	b := &bed{ctx: context.Background(), app: a, clock: clk, store: s,
-		priv: privacy.New(view, clk, o, privacy.NewTx(s.WriteClaimed, a.TxWork))}
+		events: events.New(store.NewView[events.Queries](s), clk, s.SettledEventSeq, a.EndSubscriptions),
+		priv:   privacy.New(view, clk, o, privacy.NewTx(s.WriteClaimed, a.TxWork))}
 	if err := a.LoadCatalog(b.ctx); err != nil {
 		t.Fatalf("load catalog: %v", err)
 	}

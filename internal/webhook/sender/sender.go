@@ -70,7 +70,7 @@ func (s *Sender) client(p webhook.Policy) *http.Client {
 		DialContext:       d.DialContext,
 		ForceAttemptHTTP2: true,
 		// An instance has up to 8 workers × 32 attempts in flight
-		// (app.DefaultWebhookWorkers, webhookClaim), often to one
+		// (webhooks.DefaultWorkers, its claim; internal/app/webhooks), often to one
 		// receiver: keeping that many idle connections per host lets the
 		// next claim reuse them instead of dialling (and, for https,
 		// handshaking) anew for every attempt over 64.

@@ -1,4 +1,4 @@
-package app_test
+package webhooks_test
 
 import (
 	"context"
@@ -9,15 +9,20 @@ import (
 	"os"
 	"slices"
 	"strconv"
+	"strings"
 	"sync"
 	"syscall"
 	"testing"
 	"time"
 
 	"github.com/farebox/farebox/internal/account"
-	"github.com/farebox/farebox/internal/app"
 	"github.com/farebox/farebox/internal/app/accounts"
+	"github.com/farebox/farebox/internal/app/deliveries"
+	"github.com/farebox/farebox/internal/app/events"
+	"github.com/farebox/farebox/internal/app/webhooks"
 	"github.com/farebox/farebox/internal/clock"
+	"github.com/farebox/farebox/internal/event"
+	"github.com/farebox/farebox/internal/ident"
 	"github.com/farebox/farebox/internal/jobs"
 	"github.com/farebox/farebox/internal/store"
 	"github.com/farebox/farebox/internal/store/storetest"
@@ -30,7 +35,7 @@ import (
 // concurrent requests) commit events at FAREBOX_WEBHOOK_BENCH_RATE per
 // second together (default 1000), FAREBOX_WEBHOOK_BENCH_BATCH per change
 // transaction (default 1), for FAREBOX_WEBHOOK_BENCH_SECONDS (default 10), each with
-// its delivery to one endpoint; app.DefaultWebhookWorkers delivery
+// its delivery to one endpoint; webhooks.DefaultWorkers delivery
 // workers (farebox serve's default) post them to a local receiver. Reported: the rate committed,
 // the rate delivered, and the latency from the commit of an event's change
 // to the receiver having it (p50, p99, max). With
@@ -38,7 +43,7 @@ import (
 // are committed first, then the workers start, and drained/s is how fast
 // they reach the receiver. One run per engine:
 //
-//	go test ./internal/app -run '^$' -bench WebhookThroughput -benchtime 1x
+//	go test ./internal/app/webhooks -run '^$' -bench WebhookThroughput -benchtime 1x
 func BenchmarkWebhookThroughput(b *testing.B) {
 	rate := envInt("FAREBOX_WEBHOOK_BENCH_RATE", 1000)
 	batch := envInt("FAREBOX_WEBHOOK_BENCH_BATCH", 1)
@@ -75,7 +80,10 @@ func webhookThroughput(b *testing.B, engine store.Engine, rate, batch, writers, 
 	defer cancel()
 	s := storetest.Open(b, engine)
 	s.NewLedger(store.LedgerCommitted, nil) // prepares SQLite's hot statements, as in farebox serve
-	a := app.New(app.Options{Store: s, Clock: clock.System{}, IDPrefix: "farebox"})
+	dl := deliveries.New(clock.System{}, "farebox")
+	ev := events.New(store.NewView[events.Queries](s), clock.System{}, s.SettledEventSeq, nil)
+	hooks := webhooks.New(store.NewView[webhooks.Queries](s), clock.System{}, "farebox", ev, dl,
+		webhooks.Options{Queue: s.JobsOf(deliveries.JobDeliver)})
 	k, err := accounts.New(store.NewView[accounts.Queries](s), clock.System{}, "farebox", 0).CreateAccount(ctx, "Bench", account.Test)
 	if err != nil {
 		b.Fatal(err)
@@ -94,20 +102,20 @@ func webhookThroughput(b *testing.B, engine store.Engine, rate, batch, writers, 
 	}))
 	defer rc.Close()
 	url, all := rc.URL, []string{"*"}
-	if _, err := a.CreateWebhookEndpoint(ctx, account.Principal{AccountID: k.AccountID, Environment: account.Test},
-		app.WebhookEndpointRequest{URL: &url, EnabledEvents: &all}); err != nil {
+	if _, err := hooks.CreateEndpoint(ctx, account.Principal{AccountID: k.AccountID, Environment: account.Test},
+		webhooks.EndpointRequest{URL: &url, EnabledEvents: &all}); err != nil {
 		b.Fatal(err)
 	}
-	r := a.WebhookRunner(jobs.Options{PollInterval: 250 * time.Millisecond})
+	r := hooks.Runner(jobs.Options{PollInterval: 250 * time.Millisecond})
 	if backlog > 0 {
 		// Capacity: the backlog is committed first, then delivered.
 		for n := 0; n < backlog; n += 100 {
-			if _, err := a.WriteEventsForBench(ctx, k.AccountID, account.Test, 100); err != nil {
+			if _, err := writeEvents(ctx, s, dl, k.AccountID, account.Test, 100); err != nil {
 				b.Fatal(err)
 			}
 		}
 		began := time.Now()
-		r.Start(ctx, app.DefaultWebhookWorkers)
+		r.Start(ctx, webhooks.DefaultWorkers)
 		defer r.Wait()
 		defer cancel()
 		for {
@@ -122,7 +130,7 @@ func webhookThroughput(b *testing.B, engine store.Engine, rate, batch, writers, 
 		b.ReportMetric(float64(backlog)/time.Since(began).Seconds(), "drained/s")
 		return
 	}
-	r.Start(ctx, app.DefaultWebhookWorkers)
+	r.Start(ctx, webhooks.DefaultWorkers)
 	defer r.Wait()
 	defer cancel()
 
@@ -142,7 +150,7 @@ func webhookThroughput(b *testing.B, engine store.Engine, rate, batch, writers, 
 					time.Sleep(w)
 				}
 				next = next.Add(interval)
-				ids, err := a.WriteEventsForBench(ctx, k.AccountID, account.Test, batch)
+				ids, err := writeEvents(ctx, s, dl, k.AccountID, account.Test, batch)
 				if err != nil {
 					b.Error(err)
 					return
@@ -196,4 +204,29 @@ func webhookThroughput(b *testing.B, engine store.Engine, rate, batch, writers, 
 	b.ReportMetric(float64((cpuTime()-cpu0).Microseconds())/float64(len(committed)), "cpu-us/event")
 	out, _ := json.Marshal(map[string]any{"engine": engine, "events": len(committed), "batch": batch, "writers": writers})
 	b.Log(string(out))
+}
+
+// writeEvents commits one change writing n order.created events about
+// distinct objects (each about 1 kB) for acc and env, with their webhook
+// deliveries (as internal/app's changes write them), and returns their
+// ids once committed.
+func writeEvents(ctx context.Context, s *store.Store, dl *deliveries.Service, acc string, env account.Environment, n int) ([]string, error) {
+	ids := ident.Prefix("farebox")
+	evs := make([]event.Event, n)
+	out := make([]string, n)
+	now := time.Now()
+	for i := range evs {
+		id := ids.New("order")
+		evs[i] = event.Event{ID: ids.New("event"), AccountID: acc, Environment: env, Type: event.OrderCreated, ObjectID: id,
+			APIVersion: event.APIVersion, CreatedAt: now, Object: []byte(`{"order_id":"` + id + `","note":"` + strings.Repeat("x", 1000) + `"}`)}
+		out[i] = evs[i].ID
+	}
+	err := s.Write(ctx, func(q store.Q) error {
+		hooks, err := q.InsertEvents(ctx, evs)
+		if err != nil || !hooks {
+			return err
+		}
+		return dl.FanOut(ctx, q, acc, env, evs)
+	})
+	return out, err
 }
