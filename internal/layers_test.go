@@ -63,6 +63,7 @@ var layers = map[string]string{
 	"internal/app/webusers":  "capability",
 	"internal/app/billing":   "capability",
 	"internal/app/console":   "capability",
+	"internal/app/products":  "usecase-shared",
 	"internal/app/kit":       "usecase-kernel",
 
 	"internal/account":      "domain",

@@ -10,6 +10,7 @@ import (
 
 	"github.com/farebox/farebox/internal/app"
 	accountsapp "github.com/farebox/farebox/internal/app/accounts"
+	productsapp "github.com/farebox/farebox/internal/app/products"
 	"github.com/farebox/farebox/internal/app/transit"
 	"github.com/farebox/farebox/internal/app/webusers"
 	"github.com/farebox/farebox/internal/clock"
@@ -169,6 +170,11 @@ func (d *dbFlags) openApp(ctx context.Context) (*app.App, *store.Store, error) {
 // the command wires package transit to the store).
 func feedsOn(s *store.Store, c clock.Clock, prefix string) *transit.Feeds {
 	return transit.NewFeeds(store.NewView[transit.Queries](s), c, ident.Prefix(prefix))
+}
+
+// productsOn is the catalog on s (package products), not yet loaded.
+func productsOn(s *store.Store, prefix string) *productsapp.Service {
+	return productsapp.New(store.NewView[productsapp.Queries](s), clock.System{}, ident.Prefix(prefix))
 }
 
 // accountsOn is the accounts and keys capability on s, for the commands

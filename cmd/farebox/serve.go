@@ -19,6 +19,7 @@ import (
 	accountsapp "github.com/farebox/farebox/internal/app/accounts"
 	"github.com/farebox/farebox/internal/app/billing"
 	"github.com/farebox/farebox/internal/app/console"
+	productsapp "github.com/farebox/farebox/internal/app/products"
 	"github.com/farebox/farebox/internal/app/testclock"
 	"github.com/farebox/farebox/internal/app/transit"
 	"github.com/farebox/farebox/internal/app/webusers"
@@ -56,7 +57,8 @@ func serve(ctx context.Context, args []string, getenv func(string) string, stdou
 
 	metrics := httpapi.NewMetrics(collectors.NewDBStatsCollector(st.DB(), "farebox"))
 	observeJob := watchJobs(metrics, st, log)
-	a, err := newApp(ctx, cfg, st, log, observeJob)
+	prods := productsOn(st, cfg.IDPrefix)
+	a, err := newApp(ctx, cfg, st, prods, log, observeJob)
 	if err != nil {
 		return err
 	}
@@ -65,7 +67,7 @@ func serve(ctx context.Context, args []string, getenv func(string) string, stdou
 		return err
 	}
 	defer stopTransit()
-	maintain(bg, cfg, a, st, log)
+	maintain(bg, cfg, a, prods, st, log)
 	if cfg.Seller.Name == config.DevSellerName {
 		log.Warn("invoices are issued by the development seller: set FAREBOX_SELLER_* for production")
 	}
@@ -75,7 +77,7 @@ func serve(ctx context.Context, args []string, getenv func(string) string, stdou
 		return err
 	}
 	defer stopLedger()
-	deps, err := serverDeps(ctx, cfg, st, a, log)
+	deps, err := serverDeps(ctx, cfg, st, a, prods, log)
 	if err != nil {
 		return err
 	}
@@ -114,20 +116,21 @@ func openStore(ctx context.Context, cfg config.Config, log *slog.Logger) (*store
 	return st, nil
 }
 
-// newApp builds the use cases on st, loads the catalog and stores the VDV
-// ticket numbers of tickets issued without one.
-func newApp(ctx context.Context, cfg config.Config, st *store.Store, log *slog.Logger, observeJob func(string, error, time.Duration)) (*app.App, error) {
+// newApp builds the use cases on st, loads the catalog prods and stores
+// the VDV ticket numbers of tickets issued without one.
+func newApp(ctx context.Context, cfg config.Config, st *store.Store, prods *productsapp.Service, log *slog.Logger,
+	observeJob func(string, error, time.Duration)) (*app.App, error) {
 	loc, _ := time.LoadLocation(cfg.Timezone)
 	pdf.SetFontDir(cfg.FontDir)
-	a := app.New(app.Options{Store: st, Clock: clock.System{}, IDPrefix: cfg.IDPrefix, Location: loc,
+	a := app.New(app.Options{Store: st, Clock: clock.System{}, IDPrefix: cfg.IDPrefix, Location: loc, Products: prods,
 		Retention: cfg.Retention,
 		Invoicing: app.InvoicingOptions{Seller: cfg.Seller, BaseURL: cfg.BaseURL(), PaymentDays: cfg.PaymentDays,
 			Jobs: jobs.Options{Log: log, Lease: cfg.JobLease, Observe: observeJob}},
 		Webhooks: app.WebhookOptions{AllowPrivate: cfg.WebhookAllowPrivate, Timeout: cfg.WebhookTimeout}})
-	if err := a.LoadCatalog(ctx); err != nil {
+	if err := prods.Load(ctx); err != nil {
 		return nil, fmt.Errorf("load catalog: %w", err)
 	}
-	areas, products := a.Catalog().Len()
+	areas, products := prods.Catalog().Len()
 	log.Info("catalog loaded", "areas", areas, "products", products)
 	if n, err := a.BackfillVDVNumbers(ctx); err != nil {
 		return nil, fmt.Errorf("VDV ticket numbers: %w", err)
@@ -194,9 +197,9 @@ func (l *loops) stop() {
 // maintain starts the periodic maintenance every instance runs: catalog
 // refresh, Idempotency-Key purge, pruning of done jobs, event maintenance
 // and the daily retention run.
-func maintain(bg *loops, cfg config.Config, a *app.App, st *store.Store, log *slog.Logger) {
+func maintain(bg *loops, cfg config.Config, a *app.App, prods *productsapp.Service, st *store.Store, log *slog.Logger) {
 	bg.every(5*time.Second, func(ctx context.Context) {
-		if err := a.RefreshCatalog(ctx); err != nil && ctx.Err() == nil {
+		if err := prods.Refresh(ctx); err != nil && ctx.Err() == nil {
 			log.Warn("catalog refresh failed", "error", err.Error())
 		}
 	})
@@ -331,9 +334,9 @@ func startLedger(ctx context.Context, cfg config.Config, st *store.Store, metric
 // serverDeps are the HTTP server's settings from cfg: limits, proxies,
 // the operator's credentials, inspection keys and wallet credentials (the
 // caller adds the ledger, metrics and transit).
-func serverDeps(ctx context.Context, cfg config.Config, st *store.Store, a *app.App, log *slog.Logger) (httpapi.Deps, error) {
-	deps := httpapi.Deps{App: a, Log: log,
-		Console:      console.New(store.NewView[console.Queries](st), clock.System{}, a.Catalog, a.Jobs.Notify),
+func serverDeps(ctx context.Context, cfg config.Config, st *store.Store, a *app.App, prods *productsapp.Service, log *slog.Logger) (httpapi.Deps, error) {
+	deps := httpapi.Deps{App: a, Log: log, Products: prods,
+		Console:      console.New(store.NewView[console.Queries](st), clock.System{}, prods.Catalog, a.Jobs.Notify),
 		Billing:      billing.New(st.Read(), clock.System{}),
 		WebUsers:     webusersOn(st, clock.System{}, cfg.IDPrefix),
 		Accounts:     accountsapp.New(store.NewView[accountsapp.Queries](st), clock.System{}, ident.Prefix(cfg.IDPrefix), cfg.AuthCacheTTL),

@@ -24,6 +24,7 @@ import (
 	"github.com/farebox/farebox/internal/app/accounts"
 	"github.com/farebox/farebox/internal/app/billing"
 	"github.com/farebox/farebox/internal/app/console"
+	"github.com/farebox/farebox/internal/app/products"
 	"github.com/farebox/farebox/internal/app/testclock"
 	"github.com/farebox/farebox/internal/app/transit"
 	"github.com/farebox/farebox/internal/app/webusers"
@@ -46,6 +47,8 @@ type Env struct {
 	Store *store.Store
 	App   *app.App
 	Feeds *transit.Feeds // the stored GTFS feeds (package transit)
+	// Products is the catalog (package products).
+	Products *products.Service
 	// Console is what the operator console lists and changes.
 	Console *console.Service
 	// WebUsers are the operator and dashboard users and their sessions.
@@ -96,13 +99,14 @@ func NewOnStore(t testing.TB, s *store.Store, o Options) *Env {
 	clk := clocktest.NewFixed(o.Now)
 	ts := httptest.NewUnstartedServer(nil)
 	defaults := configtest.Defaults()
-	a := app.New(app.Options{Store: s, Clock: clk, IDPrefix: "farebox",
+	prods := products.New(store.NewView[products.Queries](s), clk, "farebox")
+	a := app.New(app.Options{Store: s, Clock: clk, IDPrefix: "farebox", Products: prods,
 		Invoicing: app.InvoicingOptions{Seller: defaults.Seller, BaseURL: "http://" + ts.Listener.Addr().String(),
 			PaymentDays: defaults.PaymentDays}, Webhooks: o.Webhooks})
 	keys := accounts.New(store.NewView[accounts.Queries](s), clk, "farebox", 0)
-	d := httpapi.Deps{App: a, Accounts: keys, Console: console.New(store.NewView[console.Queries](s), clk, a.Catalog, a.Jobs.Notify), Billing: billing.New(s.Read(), clk), WebUsers: webusers.New(store.NewView[webusers.Queries](s), clk, "farebox"), Feeds: transit.NewFeeds(store.NewView[transit.Queries](s), clk, "farebox"),
+	d := httpapi.Deps{App: a, Accounts: keys, Products: prods, Console: console.New(store.NewView[console.Queries](s), clk, prods.Catalog, a.Jobs.Notify), Billing: billing.New(s.Read(), clk), WebUsers: webusers.New(store.NewView[webusers.Queries](s), clk, "farebox"), Feeds: transit.NewFeeds(store.NewView[transit.Queries](s), clk, "farebox"),
 		TestClocks: testclock.New(store.NewView[testclock.Queries](s), clk, "farebox", a.Jobs.Notify), MaxBodyBytes: 64 << 10}
-	e := &Env{T: t, Store: s, App: a, Console: d.Console, WebUsers: d.WebUsers, Feeds: d.Feeds, Accounts: keys, Clock: clk, client: &http.Client{
+	e := &Env{T: t, Store: s, App: a, Products: prods, Console: d.Console, WebUsers: d.WebUsers, Feeds: d.Feeds, Accounts: keys, Clock: clk, client: &http.Client{
 		Timeout:       30 * time.Second,
 		CheckRedirect: func(*http.Request, []*http.Request) error { return http.ErrUseLastResponse },
 	}}
@@ -113,7 +117,7 @@ func NewOnStore(t testing.TB, s *store.Store, o Options) *Env {
 	if o.Configure != nil {
 		o.Configure(&d)
 	}
-	if err := a.LoadCatalog(context.Background()); err != nil {
+	if err := prods.Load(context.Background()); err != nil {
 		t.Fatalf("apitest: load catalog: %v", err)
 	}
 	e.Server = httpapi.New(d)

@@ -4,14 +4,11 @@ import (
 	"bytes"
 	"context"
 	"crypto/rand"
-	"crypto/sha256"
 	"encoding/hex"
-	"encoding/json"
 	"sync"
 
+	"github.com/farebox/farebox/internal/app/products"
 	"github.com/farebox/farebox/internal/apperr"
-	"github.com/farebox/farebox/internal/catalog"
-	"github.com/farebox/farebox/internal/store"
 )
 
 // Shared parts of event objects (docs/events.md, "Storage"). An Order,
@@ -19,7 +16,8 @@ import (
 // order of two coupons, most of it the area's polygon and the product's
 // schemas), and these are the same in every event until the catalog
 // changes. So each product and area JSON of the loaded catalog is stored
-// once in event_parts, keyed by its hash, and an event's stored object
+// once in event_parts, keyed by its hash (products.Service does so when it
+// loads a catalog version: products.Parts), and an event's stored object
 // holds {"<part>":"<hash>"} in its place; listing puts the bytes back.
 // The object a partner reads is byte for byte the one the change produced.
 
@@ -29,51 +27,10 @@ import (
 // contains the marker by itself.
 var partMarker = []byte(`{"<part>":"`)
 
-const partHashLen = 32
+const partHashLen = products.PartHashLen
 
-// eventParts are the parts of one catalog version, by product or area id
-// (an area has two shapes: the coupon's and the ticket's).
-type eventParts map[string][]part
-
-type part struct {
-	hash string
-	body []byte
-}
-
-// catalogParts marshals the products and areas of ix as the views show
-// them and stores them (outside any change's transaction, once per
-// catalog version and instance).
-func (a *App) catalogParts(ctx context.Context, ix *catalog.Index) (eventParts, error) {
-	out := eventParts{}
-	all := map[string][]byte{}
-	add := func(id string, v any) error {
-		body, err := json.Marshal(v)
-		if err != nil {
-			return apperr.Wrap("app.catalogParts", err)
-		}
-		sum := sha256.Sum256(body)
-		h := hex.EncodeToString(sum[:])[:partHashLen]
-		out[id] = append(out[id], part{hash: h, body: body})
-		all[h] = body
-		return nil
-	}
-	for _, p := range ix.File().Products {
-		pr, _ := ix.Product(p.ID)
-		if err := add(pr.ID, productView(pr)); err != nil {
-			return nil, err
-		}
-	}
-	for _, ar := range ix.File().Areas {
-		if err := add(ar.ID, areaView(&ar, false)); err != nil {
-			return nil, err
-		}
-		if err := add(ar.ID, areaView(&ar, true)); err != nil {
-			return nil, err
-		}
-	}
-	err := a.store.Write(ctx, func(q store.Q) error { return q.PutEventParts(ctx, all) })
-	return out, err
-}
+// eventParts are the stored parts of the loaded catalog (products.Parts).
+type eventParts products.Parts
 
 // partRef is a shared part in an event's stored object, so the catalog
 // object it stands for is never marshalled for an event. json.Marshal
@@ -137,17 +94,17 @@ func (ps eventParts) refer(obj any) any {
 // shapes: the coupon's, then the ticket's with geojson), or v itself.
 func (ps eventParts) ref(v any) any {
 	switch o := v.(type) {
-	case productJSON:
+	case products.ProductJSON:
 		if p := ps[o.ID]; len(p) > 0 {
-			return partRef(p[0].hash)
+			return partRef(p[0])
 		}
-	case areaJSON:
+	case products.AreaJSON:
 		shape := 0
 		if o.GeoJSON != nil {
 			shape = 1
 		}
 		if p := ps[o.ID]; len(p) > shape {
-			return partRef(p[shape].hash)
+			return partRef(p[shape])
 		}
 	}
 	return v

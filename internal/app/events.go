@@ -43,8 +43,8 @@ func (a *App) eventsAt(acc string, env account.Environment, at time.Time) *chang
 
 // add records an event of type t about objectID showing obj.
 func (c *changeEvents) add(t event.Type, objectID string, obj any) error {
-	if st := c.a.catalog.Load(); st != nil {
-		obj = st.parts.refer(obj)
+	if ps := c.a.products.Parts(); ps != nil {
+		obj = eventParts(ps).refer(obj)
 	}
 	raw, err := json.Marshal(obj)
 	if err != nil {
