@@ -3,8 +3,6 @@ package app
 import (
 	"bytes"
 	"context"
-	"crypto/rand"
-	"encoding/hex"
 	"sync"
 
 	"github.com/farebox/farebox/internal/app/products"
@@ -18,96 +16,36 @@ import (
 // changes. So each product and area JSON of the loaded catalog is stored
 // once in event_parts, keyed by its hash (products.Service does so when it
 // loads a catalog version: products.Parts), and an event's stored object
-// holds {"<part>":"<hash>"} in its place; listing puts the bytes back.
+// holds {"<part>":"<hash>"} in its place (products.PartMarker); listing
+// puts the bytes back.
 // The object a partner reads is byte for byte the one the change produced.
 
-// partMarker begins a placeholder. json.Marshal never writes a literal "<"
-// (it escapes it as \u003c, also inside the raw JSON a partner sent as
-// tariff settings or identification medium), so no marshalled object
-// contains the marker by itself.
-var partMarker = []byte(`{"<part>":"`)
+var partMarker = []byte(products.PartMarker)
 
 const partHashLen = products.PartHashLen
 
-// eventParts are the stored parts of the loaded catalog (products.Parts).
-type eventParts products.Parts
-
-// partRef is a shared part in an event's stored object, so the catalog
-// object it stands for is never marshalled for an event. json.Marshal
-// escapes the "<" of partMarker in a Marshaler's output too, so a partRef
-// marshals under a key no one else can write, partKey (random per
-// process, never stored or shown), which withMarkers then turns into
-// partMarker.
-type partRef string
-
-var partKey = func() []byte {
-	b := make([]byte, 16)
-	if _, err := rand.Read(b); err != nil {
-		panic("app: no randomness for the event part key: " + err.Error())
-	}
-	return []byte(`{"` + hex.EncodeToString(b) + `":"`)
-}()
-
-func (r partRef) MarshalJSON() ([]byte, error) {
-	b := make([]byte, 0, len(partKey)+len(r)+2)
-	b = append(b, partKey...)
-	b = append(b, r...)
-	return append(b, `"}`...), nil
-}
-
-// withMarkers turns the partRefs of a marshalled event object into
-// placeholders.
-func withMarkers(raw []byte) []byte {
-	if !bytes.Contains(raw, partKey) {
-		return raw
-	}
-	return bytes.ReplaceAll(raw, partKey, partMarker)
-}
-
 // refer puts the placeholders of ps in place of the products and areas of
 // an event object (an Order, Coupon or Ticket view) before it is
-// marshalled. Marshalling them (their schemas and polygons are most of an
-// order's JSON) and finding them again in the bytes was most of the CPU an
-// event cost (docs/events.md, "Cost"). A product or area not among the
-// parts (none loaded) stays as it is.
-func (ps eventParts) refer(obj any) any {
+// marshalled (products.Embedded). A product or area not among the parts
+// (none loaded) stays as it is.
+func refer(ps products.Parts, obj any) any {
 	switch v := obj.(type) {
 	case OrderJSON:
 		cs := make([]CouponJSON, len(v.Coupons))
 		for i, c := range v.Coupons {
-			c.Product, c.Area = ps.ref(c.Product), ps.ref(c.Area)
+			c.Product, c.Area = ps.ReferProduct(c.Product), ps.ReferArea(c.Area)
 			cs[i] = c
 		}
 		v.Coupons = cs
 		return v
 	case CouponJSON:
-		v.Product, v.Area = ps.ref(v.Product), ps.ref(v.Area)
+		v.Product, v.Area = ps.ReferProduct(v.Product), ps.ReferArea(v.Area)
 		return v
 	case ticketJSON:
-		v.Product, v.Area = ps.ref(v.Product), ps.ref(v.Area)
+		v.Product, v.Area = ps.ReferProduct(v.Product), ps.ReferArea(v.Area)
 		return v
 	}
 	return obj
-}
-
-// ref is the placeholder of a product or area view (an area has two
-// shapes: the coupon's, then the ticket's with geojson), or v itself.
-func (ps eventParts) ref(v any) any {
-	switch o := v.(type) {
-	case products.ProductJSON:
-		if p := ps[o.ID]; len(p) > 0 {
-			return partRef(p[0])
-		}
-	case products.AreaJSON:
-		shape := 0
-		if o.GeoJSON != nil {
-			shape = 1
-		}
-		if p := ps[o.ID]; len(p) > shape {
-			return partRef(p[shape])
-		}
-	}
-	return v
 }
 
 // partCache holds part bodies by hash (they never change).

@@ -23,20 +23,20 @@ type OrderJSON struct {
 
 // CouponJSON is the Coupon of the interface and client-contract.md 3.4.
 type CouponJSON struct {
-	ID                              string            `json:"id"`
-	OriginalCouponID                *string           `json:"original_coupon_id"`
-	RestoredCouponID                *string           `json:"restored_coupon_id"`
-	Product                         any               `json:"product"` // products.ProductJSON, or an event's partRef
-	Area                            any               `json:"area"`    // products.AreaJSON, or an event's partRef
-	Subscription                    *SubscriptionJSON `json:"subscription"`
-	Activated                       bool              `json:"activated"`
-	Environment                     string            `json:"environment"`
-	BillableItemID                  *string           `json:"billable_item_id"`
-	TariffSettings                  json.RawMessage   `json:"tariff_settings"`
-	TariffSettingsValid             *bool             `json:"tariff_settings_valid"`
-	EarliestActivationStartDatetime timestamp         `json:"earliest_activation_start_datetime"`
-	LatestActivationStartDatetime   timestamp         `json:"latest_activation_start_datetime"`
-	ActivatableUntil                *timestamp        `json:"activatable_until,omitempty"`
+	ID                              string                   `json:"id"`
+	OriginalCouponID                *string                  `json:"original_coupon_id"`
+	RestoredCouponID                *string                  `json:"restored_coupon_id"`
+	Product                         products.EmbeddedProduct `json:"product"`
+	Area                            products.EmbeddedArea    `json:"area"`
+	Subscription                    *SubscriptionJSON        `json:"subscription"`
+	Activated                       bool                     `json:"activated"`
+	Environment                     string                   `json:"environment"`
+	BillableItemID                  *string                  `json:"billable_item_id"`
+	TariffSettings                  json.RawMessage          `json:"tariff_settings"`
+	TariffSettingsValid             *bool                    `json:"tariff_settings_valid"`
+	EarliestActivationStartDatetime timestamp                `json:"earliest_activation_start_datetime"`
+	LatestActivationStartDatetime   timestamp                `json:"latest_activation_start_datetime"`
+	ActivatableUntil                *timestamp               `json:"activatable_until,omitempty"`
 }
 
 func couponView(d CouponDetails, version int) CouponJSON {
@@ -155,18 +155,18 @@ func subscriptionView(d SubscriptionDetails) SubscriptionJSON {
 
 // ticketJSON is the Ticket of client-contract.md 3.7.
 type ticketJSON struct {
-	ID                    string        `json:"id"`
-	CouponID              string        `json:"coupon_id"`
-	CouponReactivationKey *string       `json:"coupon_reactivation_key"`
-	Product               any           `json:"product"` // products.ProductJSON, or an event's partRef
-	Ticket                ticketDetails `json:"ticket"`
-	Area                  any           `json:"area"` // products.AreaJSON, or an event's partRef
-	ValidFrom             timestamp     `json:"valid_from"`
-	ValidUntil            timestamp     `json:"valid_until"`
-	TicketCreatedAt       timestamp     `json:"ticket_created_at"`
-	SoldAt                timestamp     `json:"sold_at"`
-	Environment           string        `json:"environment"`
-	Valid                 bool          `json:"valid"`
+	ID                    string                   `json:"id"`
+	CouponID              string                   `json:"coupon_id"`
+	CouponReactivationKey *string                  `json:"coupon_reactivation_key"`
+	Product               products.EmbeddedProduct `json:"product"`
+	Ticket                ticketDetails            `json:"ticket"`
+	Area                  products.EmbeddedArea    `json:"area"`
+	ValidFrom             timestamp                `json:"valid_from"`
+	ValidUntil            timestamp                `json:"valid_until"`
+	TicketCreatedAt       timestamp                `json:"ticket_created_at"`
+	SoldAt                timestamp                `json:"sold_at"`
+	Environment           string                   `json:"environment"`
+	Valid                 bool                     `json:"valid"`
 	// RevocationReason says why an invalid ticket stopped being valid
 	// ("revoked: …", "restored: …"); null while valid.
 	RevocationReason *string         `json:"revocation_reason"`

@@ -82,6 +82,32 @@ func TestLoadImportRefresh(t *testing.T) {
 			t.Errorf("stored part of %s:\n got %s\nwant %s", pr.ID, stored[parts[pr.ID][0]], want)
 		}
 
+		// Inside another view, a product or area marshals as its view, or,
+		// referred, as the placeholder of its part (the ticket's area shape
+		// with geojson is the second).
+		type inside struct {
+			P products.EmbeddedProduct `json:"p"`
+			A products.EmbeddedArea    `json:"a"`
+		}
+		ar, _ := ix.Area(pr.AreaID)
+		in := inside{P: products.ProductView(pr), A: products.AreaView(&ar.Area, true)}
+		direct, _ := json.Marshal(struct {
+			P products.ProductJSON `json:"p"`
+			A products.AreaJSON    `json:"a"`
+		}{products.ProductView(pr), products.AreaView(&ar.Area, true)})
+		if got, _ := json.Marshal(in); string(got) != string(direct) {
+			t.Errorf("embedded views:\n got %s\nwant %s", got, direct)
+		}
+		referred := inside{P: parts.ReferProduct(in.P), A: parts.ReferArea(in.A)}
+		raw, _ := json.Marshal(referred)
+		want := `{"p":` + products.PartMarker + parts[pr.ID][0] + `"},"a":` + products.PartMarker + parts[ar.ID][1] + `"}}`
+		if got := string(products.WithMarkers(raw)); got != want {
+			t.Errorf("referred views:\n got %s\nwant %s", got, want)
+		}
+		if p, ok := products.Parts(nil).ReferProduct(in.P).(products.ProductJSON); !ok || p.ID != pr.ID {
+			t.Errorf("without parts the product became %v", p)
+		}
+
 		if err := other.Load(ctx); err != nil {
 			t.Fatal(err)
 		}
