@@ -22,13 +22,6 @@ func newService(s *store.Store) *products.Service {
 	return products.New(store.NewView[products.Queries](s), clocktest.NewFixed(now), "farebox")
 }
 
-func code(err error) string {
-	if e := apperr.As(err); e != nil {
-		return e.Code
-	}
-	return ""
-}
-
 // TestLoadImportRefresh drives the catalog's life on both engines: before
 // Load the index is empty; Load imports the built-in default into an
 // empty database and stores each product's and area's views as event
@@ -251,7 +244,7 @@ func TestSearchAndGrants(t *testing.T) {
 			{"unknown product", products.CodeProductNotFound, apperr.NotFound, func() error { _, err := svc.Product("nope"); return err }()},
 			{"unknown area", products.CodeAreaNotFound, apperr.NotFound, func() error { _, err := svc.Area("nope"); return err }()},
 		} {
-			if apperr.KindOf(c.err) != c.kind || (c.code != "" && code(c.err) != c.code) {
+			if e := apperr.As(c.err); e == nil || apperr.KindOf(c.err) != c.kind || (c.code != "" && e.Code != c.code) {
 				t.Errorf("%s: %v", c.name, c.err)
 			}
 		}
