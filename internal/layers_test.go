@@ -68,6 +68,7 @@ var layers = map[string]string{
 
 	"internal/app/events":     "usecase-shared",
 	"internal/app/deliveries": "usecase-shared",
+	"internal/app/products":   "usecase-shared",
 
 	"internal/app/kit": "usecase-kernel",
 

@@ -68,7 +68,7 @@ func accounts(ctx context.Context, args []string, getenv func(string) string, st
 		accountID = fs.String("account", "", "the account the dashboard user belongs to")
 		email = fs.String("email", "", "the dashboard user's e-mail address")
 	}
-	pos, a, s, err := db.parseAndOpen(ctx, fs, args[1:])
+	pos, _, s, err := db.parseAndOpen(ctx, fs, args[1:])
 	if err != nil {
 		return err
 	}
@@ -83,10 +83,11 @@ func accounts(ctx context.Context, args []string, getenv func(string) string, st
 		if len(pos) != 2 {
 			return fmt.Errorf("accounts grant-product needs ACCOUNT_ID PRODUCT_ID")
 		}
-		if err := a.LoadCatalog(ctx); err != nil {
+		prods := productsOn(s, db.prefix)
+		if err := prods.Load(ctx); err != nil {
 			return err
 		}
-		if err := a.GrantProduct(ctx, pos[0], pos[1]); err != nil {
+		if err := prods.Grant(ctx, pos[0], pos[1]); err != nil {
 			return err
 		}
 		fmt.Fprintf(stdout, "account %s may now order %s\n", pos[0], pos[1])

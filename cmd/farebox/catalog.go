@@ -19,11 +19,12 @@ func catalogCmd(ctx context.Context, args []string, getenv func(string) string, 
 		return errUsage
 	}
 	fs, db := newSubcommand("catalog", args, getenv, stderr)
-	pos, a, s, err := db.parseAndOpen(ctx, fs, args[1:])
+	pos, _, s, err := db.parseAndOpen(ctx, fs, args[1:])
 	if err != nil {
 		return err
 	}
 	defer s.Close()
+	prods := productsOn(s, db.prefix)
 	switch args[0] {
 	case "import":
 		if len(pos) != 1 {
@@ -42,7 +43,7 @@ func catalogCmd(ctx context.Context, args []string, getenv func(string) string, 
 		if err != nil {
 			return err
 		}
-		if err := a.ImportCatalog(ctx, f); err != nil {
+		if err := prods.Import(ctx, f); err != nil {
 			if ae := apperr.As(err); ae != nil && len(ae.Details) > 0 {
 				for _, d := range ae.Details {
 					fmt.Fprintf(stderr, "%s: %s\n", d.Field, d.Message)
@@ -53,13 +54,13 @@ func catalogCmd(ctx context.Context, args []string, getenv func(string) string, 
 		fmt.Fprintf(stdout, "imported %d areas and %d products\n", len(f.Areas), len(f.Products))
 		return nil
 	case "export":
-		if err := a.LoadCatalog(ctx); err != nil {
+		if err := prods.Load(ctx); err != nil {
 			return err
 		}
 		enc := json.NewEncoder(stdout)
 		enc.SetIndent("", " ")
 		enc.SetEscapeHTML(false)
-		return enc.Encode(a.Catalog().File())
+		return enc.Encode(prods.Catalog().File())
 	}
 	fmt.Fprintln(stderr, help)
 	return errUsage

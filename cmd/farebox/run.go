@@ -12,6 +12,7 @@ import (
 	accountsapp "github.com/farebox/farebox/internal/app/accounts"
 	"github.com/farebox/farebox/internal/app/deliveries"
 	"github.com/farebox/farebox/internal/app/events"
+	productsapp "github.com/farebox/farebox/internal/app/products"
 	"github.com/farebox/farebox/internal/app/transit"
 	"github.com/farebox/farebox/internal/app/webhooks"
 	"github.com/farebox/farebox/internal/app/webusers"
@@ -181,6 +182,11 @@ func webhooksOn(s *store.Store, c clock.Clock, prefix string, a *app.App, o webh
 	ev := events.New(store.NewView[events.Queries](s), c, s.SettledEventSeq, a.EndSubscriptions)
 	o.Jobs, o.Queue = a.Jobs, s.JobsOf(deliveries.JobDeliver)
 	return ev, webhooks.New(store.NewView[webhooks.Queries](s), c, ident.Prefix(prefix), ev, a.Deliveries(), o)
+}
+
+// productsOn is the catalog on s (package products), not yet loaded.
+func productsOn(s *store.Store, prefix string) *productsapp.Service {
+	return productsapp.New(store.NewView[productsapp.Queries](s), clock.System{}, ident.Prefix(prefix))
 }
 
 // accountsOn is the accounts and keys capability on s, for the commands

@@ -21,6 +21,7 @@ import (
 	"github.com/farebox/farebox/internal/app/console"
 	"github.com/farebox/farebox/internal/app/events"
 	"github.com/farebox/farebox/internal/app/privacy"
+	productsapp "github.com/farebox/farebox/internal/app/products"
 	"github.com/farebox/farebox/internal/app/testclock"
 	"github.com/farebox/farebox/internal/app/transit"
 	"github.com/farebox/farebox/internal/app/webhooks"
@@ -59,7 +60,8 @@ func serve(ctx context.Context, args []string, getenv func(string) string, stdou
 
 	metrics := httpapi.NewMetrics(collectors.NewDBStatsCollector(st.DB(), "farebox"))
 	observeJob := watchJobs(metrics, st, log)
-	a, err := newApp(ctx, cfg, st, log, observeJob)
+	prods := productsOn(st, cfg.IDPrefix)
+	a, err := newApp(ctx, cfg, st, prods, log, observeJob)
 	if err != nil {
 		return err
 	}
@@ -69,7 +71,7 @@ func serve(ctx context.Context, args []string, getenv func(string) string, stdou
 	}
 	defer stopTransit()
 	ev, hooks := webhooksOn(st, clock.System{}, cfg.IDPrefix, a, webhooks.Options{AllowPrivate: cfg.WebhookAllowPrivate, Timeout: cfg.WebhookTimeout})
-	maintain(bg, cfg, a, ev, st, log)
+	maintain(bg, cfg, a, prods, ev, st, log)
 	priv := privacyOn(st, a, privacy.Options{Policy: cfg.Retention})
 	retainDaily(bg, priv, log)
 	if cfg.Seller.Name == config.DevSellerName {
@@ -81,7 +83,7 @@ func serve(ctx context.Context, args []string, getenv func(string) string, stdou
 		return err
 	}
 	defer stopLedger()
-	deps, err := serverDeps(ctx, cfg, st, a, log)
+	deps, err := serverDeps(ctx, cfg, st, a, prods, log)
 	if err != nil {
 		return err
 	}
@@ -122,18 +124,19 @@ func openStore(ctx context.Context, cfg config.Config, log *slog.Logger) (*store
 	return st, nil
 }
 
-// newApp builds the use cases on st, loads the catalog and stores the VDV
-// ticket numbers of tickets issued without one.
-func newApp(ctx context.Context, cfg config.Config, st *store.Store, log *slog.Logger, observeJob func(string, error, time.Duration)) (*app.App, error) {
+// newApp builds the use cases on st, loads the catalog prods and stores
+// the VDV ticket numbers of tickets issued without one.
+func newApp(ctx context.Context, cfg config.Config, st *store.Store, prods *productsapp.Service, log *slog.Logger,
+	observeJob func(string, error, time.Duration)) (*app.App, error) {
 	loc, _ := time.LoadLocation(cfg.Timezone)
 	pdf.SetFontDir(cfg.FontDir)
-	a := app.New(app.Options{Store: st, Clock: clock.System{}, IDPrefix: cfg.IDPrefix, Location: loc,
+	a := app.New(app.Options{Store: st, Clock: clock.System{}, IDPrefix: cfg.IDPrefix, Location: loc, Products: prods,
 		Invoicing: app.InvoicingOptions{Seller: cfg.Seller, BaseURL: cfg.BaseURL(), PaymentDays: cfg.PaymentDays,
 			Jobs: jobs.Options{Log: log, Lease: cfg.JobLease, Observe: observeJob}}})
-	if err := a.LoadCatalog(ctx); err != nil {
+	if err := prods.Load(ctx); err != nil {
 		return nil, fmt.Errorf("load catalog: %w", err)
 	}
-	areas, products := a.Catalog().Len()
+	areas, products := prods.Catalog().Len()
 	log.Info("catalog loaded", "areas", areas, "products", products)
 	if n, err := a.BackfillVDVNumbers(ctx); err != nil {
 		return nil, fmt.Errorf("VDV ticket numbers: %w", err)
@@ -200,9 +203,9 @@ func (l *loops) stop() {
 // maintain starts the periodic maintenance every instance runs: catalog
 // refresh, Idempotency-Key purge, pruning of done jobs and event
 // maintenance (the daily retention run: retainDaily).
-func maintain(bg *loops, cfg config.Config, a *app.App, ev *events.Service, st *store.Store, log *slog.Logger) {
+func maintain(bg *loops, cfg config.Config, a *app.App, prods *productsapp.Service, ev *events.Service, st *store.Store, log *slog.Logger) {
 	bg.every(5*time.Second, func(ctx context.Context) {
-		if err := a.RefreshCatalog(ctx); err != nil && ctx.Err() == nil {
+		if err := prods.Refresh(ctx); err != nil && ctx.Err() == nil {
 			log.Warn("catalog refresh failed", "error", err.Error())
 		}
 	})
@@ -324,9 +327,9 @@ func startLedger(ctx context.Context, cfg config.Config, st *store.Store, metric
 // serverDeps are the HTTP server's settings from cfg: limits, proxies,
 // the operator's credentials, inspection keys and wallet credentials (the
 // caller adds the ledger, metrics and transit).
-func serverDeps(ctx context.Context, cfg config.Config, st *store.Store, a *app.App, log *slog.Logger) (httpapi.Deps, error) {
-	deps := httpapi.Deps{App: a, Log: log,
-		Console:      console.New(store.NewView[console.Queries](st), clock.System{}, a.Catalog, a.Jobs.Notify),
+func serverDeps(ctx context.Context, cfg config.Config, st *store.Store, a *app.App, prods *productsapp.Service, log *slog.Logger) (httpapi.Deps, error) {
+	deps := httpapi.Deps{App: a, Log: log, Products: prods,
+		Console:      console.New(store.NewView[console.Queries](st), clock.System{}, prods.Catalog, a.Jobs.Notify),
 		Billing:      billing.New(st.Read(), clock.System{}),
 		WebUsers:     webusersOn(st, clock.System{}, cfg.IDPrefix),
 		Accounts:     accountsapp.New(store.NewView[accountsapp.Queries](st), clock.System{}, ident.Prefix(cfg.IDPrefix), cfg.AuthCacheTTL),

@@ -27,6 +27,7 @@ import (
 	"github.com/farebox/farebox/internal/app/deliveries"
 	"github.com/farebox/farebox/internal/app/events"
 	"github.com/farebox/farebox/internal/app/privacy"
+	"github.com/farebox/farebox/internal/app/products"
 	"github.com/farebox/farebox/internal/app/testclock"
 	"github.com/farebox/farebox/internal/app/transit"
 	"github.com/farebox/farebox/internal/app/webhooks"
@@ -50,6 +51,8 @@ type Env struct {
 	Store *store.Store
 	App   *app.App
 	Feeds *transit.Feeds // the stored GTFS feeds (package transit)
+	// Products is the catalog (package products).
+	Products *products.Service
 	// Console is what the operator console lists and changes.
 	Console *console.Service
 	// Privacy runs the retention job and exports and erases personal data.
@@ -106,18 +109,19 @@ func NewOnStore(t testing.TB, s *store.Store, o Options) *Env {
 	clk := clocktest.NewFixed(o.Now)
 	ts := httptest.NewUnstartedServer(nil)
 	defaults := configtest.Defaults()
-	a := app.New(app.Options{Store: s, Clock: clk, IDPrefix: "farebox",
+	prods := products.New(store.NewView[products.Queries](s), clk, "farebox")
+	a := app.New(app.Options{Store: s, Clock: clk, IDPrefix: "farebox", Products: prods,
 		Invoicing: app.InvoicingOptions{Seller: defaults.Seller, BaseURL: "http://" + ts.Listener.Addr().String(),
 			PaymentDays: defaults.PaymentDays}})
 	keys := accounts.New(store.NewView[accounts.Queries](s), clk, "farebox", 0)
 	o.Webhooks.Jobs, o.Webhooks.Queue = a.Jobs, s.JobsOf(deliveries.JobDeliver)
 	ev := events.New(store.NewView[events.Queries](s), clk, s.SettledEventSeq, a.EndSubscriptions)
 	hooks := webhooks.New(store.NewView[webhooks.Queries](s), clk, "farebox", ev, a.Deliveries(), o.Webhooks)
-	d := httpapi.Deps{App: a, Accounts: keys, Console: console.New(store.NewView[console.Queries](s), clk, a.Catalog, a.Jobs.Notify), Billing: billing.New(s.Read(), clk), WebUsers: webusers.New(store.NewView[webusers.Queries](s), clk, "farebox"), Feeds: transit.NewFeeds(store.NewView[transit.Queries](s), clk, "farebox"),
+	d := httpapi.Deps{App: a, Accounts: keys, Products: prods, Console: console.New(store.NewView[console.Queries](s), clk, prods.Catalog, a.Jobs.Notify), Billing: billing.New(s.Read(), clk), WebUsers: webusers.New(store.NewView[webusers.Queries](s), clk, "farebox"), Feeds: transit.NewFeeds(store.NewView[transit.Queries](s), clk, "farebox"),
 		TestClocks: testclock.New(store.NewView[testclock.Queries](s), clk, "farebox", a.Jobs.Notify), MaxBodyBytes: 64 << 10,
 		Events: ev, Webhooks: hooks}
 	d.Privacy = privacy.New(store.NewView[privacy.Queries](s), clk, privacy.Options{Location: a.Loc}, privacy.NewTx(s.WriteClaimed, a.TxWork))
-	e := &Env{T: t, Store: s, App: a, Privacy: d.Privacy, Console: d.Console, WebUsers: d.WebUsers, Feeds: d.Feeds, Accounts: keys, Events: ev, Webhooks: hooks, Clock: clk, client: &http.Client{
+	e := &Env{T: t, Store: s, App: a, Products: prods, Privacy: d.Privacy, Console: d.Console, WebUsers: d.WebUsers, Feeds: d.Feeds, Accounts: keys, Events: ev, Webhooks: hooks, Clock: clk, client: &http.Client{
 		Timeout:       30 * time.Second,
 		CheckRedirect: func(*http.Request, []*http.Request) error { return http.ErrUseLastResponse },
 	}}
@@ -128,7 +132,7 @@ func NewOnStore(t testing.TB, s *store.Store, o Options) *Env {
 	if o.Configure != nil {
 		o.Configure(&d)
 	}
-	if err := a.LoadCatalog(context.Background()); err != nil {
+	if err := prods.Load(context.Background()); err != nil {
 		t.Fatalf("apitest: load catalog: %v", err)
 	}
 	e.Server = httpapi.New(d)

@@ -7,7 +7,9 @@ import (
 
 	"github.com/farebox/farebox/internal/account"
 	"github.com/farebox/farebox/internal/app/deliveries"
+	"github.com/farebox/farebox/internal/app/products"
 	"github.com/farebox/farebox/internal/apperr"
+	"github.com/farebox/farebox/internal/catalog"
 	"github.com/farebox/farebox/internal/clock"
 	"github.com/farebox/farebox/internal/ident"
 	"github.com/farebox/farebox/internal/invoicedoc"
@@ -26,8 +28,10 @@ type App struct {
 	IDs   ident.Prefix
 	Loc   *time.Location // calendar rules (Europe/Berlin by default)
 
-	catalog catalogPtr
-	schemas schema.Cache
+	// products is the catalog (package products); schemas its cache of
+	// the products' compiled schemas.
+	products *products.Service
+	schemas  *schema.Cache
 
 	// Invoicing (invoices.go): seller, link base and the job runner.
 	inv       InvoicingOptions
@@ -53,6 +57,9 @@ type Options struct {
 	Clock    clock.Clock
 	IDPrefix string
 	Location *time.Location
+	// Products is the instance's catalog; nil: one of its own over Store
+	// (a command that does not load the catalog).
+	Products *products.Service
 	// Invoicing configures invoices (seller, public base URL, jobs).
 	Invoicing InvoicingOptions
 }
@@ -68,7 +75,11 @@ func New(o Options) *App {
 	if o.IDPrefix == "" {
 		o.IDPrefix = "farebox"
 	}
-	a := &App{store: o.Store, clock: o.Clock, IDs: ident.Prefix(o.IDPrefix), Loc: o.Location}
+	if o.Products == nil {
+		o.Products = products.New(store.NewView[products.Queries](o.Store), o.Clock, ident.Prefix(o.IDPrefix))
+	}
+	a := &App{store: o.Store, clock: o.Clock, IDs: ident.Prefix(o.IDPrefix), Loc: o.Location,
+		products: o.Products, schemas: o.Products.Schemas()}
 	a.initInvoicing(o.Invoicing)
 	a.initPassUpdates()
 	a.deliveries = deliveries.New(a.clock, a.IDs)
@@ -89,3 +100,7 @@ func ParseEnvironment(s string) (Environment, error) {
 	}
 	return "", apperr.Validation("app.ParseEnvironment", CodeInvalidEnvironment, "environment", "environment: live or test")
 }
+
+// Catalog returns the instance's current catalog index (products.Service
+// Catalog), which ordering, activation and the passes read.
+func (a *App) Catalog() *catalog.Index { return a.products.Catalog() }

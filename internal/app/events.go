@@ -7,7 +7,7 @@ import (
 
 	"github.com/farebox/farebox/internal/account"
 	"github.com/farebox/farebox/internal/app/deliveries"
-	"github.com/farebox/farebox/internal/app/events"
+	"github.com/farebox/farebox/internal/app/products"
 	"github.com/farebox/farebox/internal/apperr"
 	"github.com/farebox/farebox/internal/event"
 	"github.com/farebox/farebox/internal/store"
@@ -44,14 +44,14 @@ func (a *App) eventsAt(acc string, env account.Environment, at time.Time) *chang
 
 // add records an event of type t about objectID showing obj.
 func (c *changeEvents) add(t event.Type, objectID string, obj any) error {
-	if st := c.a.catalog.Load(); st != nil {
-		obj = refer(st.parts, obj)
+	if ps := c.a.products.Parts(); ps != nil {
+		obj = refer(ps, obj)
 	}
 	raw, err := json.Marshal(obj)
 	if err != nil {
 		return apperr.Wrap("app.event", err)
 	}
-	raw = events.WithMarkers(raw)
+	raw = products.WithMarkers(raw)
 	c.evs = append(c.evs, event.Event{ID: c.a.IDs.New("event"), AccountID: c.acc, Environment: c.env, Type: t,
 		ObjectID: objectID, APIVersion: event.APIVersion, CreatedAt: c.at, Object: raw})
 	return nil

@@ -4,7 +4,6 @@ import (
 	"context"
 
 	"github.com/farebox/farebox/internal/app/kit"
-	"github.com/farebox/farebox/internal/catalog"
 	"github.com/farebox/farebox/internal/invoicedoc"
 	"github.com/farebox/farebox/internal/invoicing"
 	"github.com/farebox/farebox/internal/store"
@@ -26,18 +25,6 @@ type (
 	// InvoiceTexts are the optional texts of an invoice.
 	InvoiceTexts = invoicedoc.Texts
 )
-
-// Rect is the bounding box of a product search, in degrees.
-type Rect struct{ MinLon, MinLat, MaxLon, MaxLat float64 }
-
-// ProductResponse is a Product.
-func ProductResponse(p *catalog.Product) productJSON { return productView(p) }
-
-// ProductsResponse is a list of Products (never null).
-func ProductsResponse(ps []*catalog.Product) []productJSON { return productsView(ps) }
-
-// AreaResponse is an Area (a GeoJSON Feature).
-func AreaResponse(a *catalog.AreaEntry) areaJSON { return areaView(&a.Area, false) }
 
 // CouponResponse is a Coupon in the shape of API version, as reader sees
 // it: the coupon's owner (a key of its account and environment) sees

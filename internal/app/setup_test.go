@@ -12,6 +12,7 @@ import (
 	"github.com/farebox/farebox/internal/app/accounts"
 	"github.com/farebox/farebox/internal/app/billing"
 	"github.com/farebox/farebox/internal/app/events"
+	"github.com/farebox/farebox/internal/app/products"
 	"github.com/farebox/farebox/internal/app/webusers"
 	"github.com/farebox/farebox/internal/apperr"
 	"github.com/farebox/farebox/internal/catalog"
@@ -30,10 +31,12 @@ var start = time.Date(2026, 6, 15, 10, 0, 0, 0, time.UTC)
 // testBundle is one App over a fresh database with a fake clock, an
 // account with a live and a test principal, and the default catalog.
 type testBundle struct {
-	ctx   context.Context
-	app   *app.App
-	keys  *accounts.Service
-	users *webusers.Service
+	ctx context.Context
+	app *app.App
+	// products is the catalog the app reads (package products).
+	products *products.Service
+	keys     *accounts.Service
+	users    *webusers.Service
 	// billing reads the usage counters (package billing).
 	billing *billing.Service
 	// events lists the events and runs their maintenance (package events).
@@ -53,14 +56,15 @@ func setup(t testing.TB, engine store.Engine) *testBundle {
 	clk := clocktest.NewFixed(start)
 	s := storetest.OpenWith(t, engine, func(o *store.Options) { o.Clock = clk })
 	d := configtest.Defaults()
-	a := app.New(app.Options{Store: s, Clock: clk, IDPrefix: "farebox",
+	prods := products.New(store.NewView[products.Queries](s), clk, "farebox")
+	a := app.New(app.Options{Store: s, Clock: clk, IDPrefix: "farebox", Products: prods,
 		Invoicing: app.InvoicingOptions{Seller: d.Seller, BaseURL: "http://farebox.test", PaymentDays: d.PaymentDays}})
-	b := &testBundle{ctx: context.Background(), app: a, clock: clk, store: s,
+	b := &testBundle{ctx: context.Background(), app: a, products: prods, clock: clk, store: s,
 		keys:    accounts.New(store.NewView[accounts.Queries](s), clk, "farebox", 0),
 		users:   webusers.New(store.NewView[webusers.Queries](s), clk, "farebox"),
 		billing: billing.New(s.Read(), clk),
 		events:  events.New(store.NewView[events.Queries](s), clk, s.SettledEventSeq, a.EndSubscriptions)}
-	if err := a.LoadCatalog(b.ctx); err != nil {
+	if err := prods.Load(b.ctx); err != nil {
 		t.Fatalf("load catalog: %v", err)
 	}
 	b.live, b.liveKey = b.newAccount(t, "Partner GmbH", account.Live)
@@ -114,7 +118,7 @@ const (
 func (b *testBundle) product(t testing.TB, role string) *catalog.Product {
 	t.Helper()
 	for _, p := range b.app.Catalog().File().Products {
-		pr, _ := b.app.Product(p.ID)
+		pr, _ := b.products.Product(p.ID)
 		switch {
 		case role == singleBerlin && pr.TicketType == catalog.TicketSingle && pr.CustomerType == catalog.CustomerAdult &&
 			strings.Contains(b.area(t, pr).Name, "Berlin"):
@@ -131,7 +135,7 @@ func (b *testBundle) product(t testing.TB, role string) *catalog.Product {
 
 func (b *testBundle) area(t testing.TB, pr *catalog.Product) *catalog.AreaEntry {
 	t.Helper()
-	a, err := b.app.Area(pr.AreaID)
+	a, err := b.products.Area(pr.AreaID)
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -124,7 +124,7 @@ func TestPlaceOrderRejects(t *testing.T) {
 			t.Fatalf("order at the limits: %d coupons, %v", len(o.Coupons), err)
 		}
 		// A grant lets the account order the restricted product.
-		if err := b.app.GrantProduct(b.ctx, b.live.AccountID, job.ID); err != nil {
+		if err := b.products.Grant(b.ctx, b.live.AccountID, job.ID); err != nil {
 			t.Fatal(err)
 		}
 		if o := b.order(t, b.live, job.ID); o.Coupons[0].ProductID != job.ID || o.Coupons[0].SubscriptionID == nil {
@@ -289,43 +289,6 @@ func TestRestore(t *testing.T) {
 		if after := b.counts(t); after["billable_items"] != before["billable_items"] {
 			t.Errorf("restore changed billable items: %d → %d", before["billable_items"], after["billable_items"])
 		}
-	})
-}
-
-// TestSearchHonoursGrants: a restricted product is found only by the
-// accounts granted it; city names are folded.
-func TestSearchHonoursGrants(t *testing.T) {
-	eachEngine(t, func(t *testing.T, b *testBundle) {
-		single, month, job := b.product(t, singleBerlin), b.product(t, monthly), b.product(t, jobTicket)
-		found := func(p account.Principal, city string) map[string]bool {
-			t.Helper()
-			ps, err := b.app.SearchByCityName(b.ctx, p, city)
-			if err != nil {
-				t.Fatal(err)
-			}
-			out := map[string]bool{}
-			for _, pr := range ps {
-				out[pr.ID] = true
-			}
-			return out
-		}
-		if f := found(b.live, "Berlin"); !f[single.ID] || !f[month.ID] || f[job.ID] {
-			t.Fatalf("Berlin without grant: %v", f)
-		}
-		if err := b.app.GrantProduct(b.ctx, b.live.AccountID, job.ID); err != nil {
-			t.Fatal(err)
-		}
-		if f := found(b.live, "BERLIN"); !f[single.ID] || !f[month.ID] || !f[job.ID] {
-			t.Errorf("BERLIN with grant: %v", f)
-		}
-		other, _ := b.newAccount(t, "Other AG", account.Live)
-		if f := found(other, "berlin"); f[job.ID] || !f[single.ID] {
-			t.Errorf("another account: %v", f)
-		}
-		_, err := b.app.SearchByCityName(b.ctx, b.live, " ")
-		wantFields(t, wantErr(t, err, apperr.Invalid, "invalid_parameter"), "city_name")
-		err = b.app.GrantProduct(b.ctx, b.live.AccountID, "farebox-product-nope")
-		wantErr(t, err, apperr.NotFound, "product_not_found")
 	})
 }
 

@@ -4,6 +4,7 @@ import (
 	"encoding/json"
 	"strings"
 
+	"github.com/farebox/farebox/internal/app/products"
 	"github.com/farebox/farebox/internal/clock"
 	"github.com/farebox/farebox/internal/subscription"
 )
@@ -22,20 +23,20 @@ type OrderJSON struct {
 
 // CouponJSON is the Coupon of the interface and client-contract.md 3.4.
 type CouponJSON struct {
-	ID                              string            `json:"id"`
-	OriginalCouponID                *string           `json:"original_coupon_id"`
-	RestoredCouponID                *string           `json:"restored_coupon_id"`
-	Product                         any               `json:"product"` // productJSON, or an event's partRef
-	Area                            any               `json:"area"`    // areaJSON, or an event's partRef
-	Subscription                    *SubscriptionJSON `json:"subscription"`
-	Activated                       bool              `json:"activated"`
-	Environment                     string            `json:"environment"`
-	BillableItemID                  *string           `json:"billable_item_id"`
-	TariffSettings                  json.RawMessage   `json:"tariff_settings"`
-	TariffSettingsValid             *bool             `json:"tariff_settings_valid"`
-	EarliestActivationStartDatetime timestamp         `json:"earliest_activation_start_datetime"`
-	LatestActivationStartDatetime   timestamp         `json:"latest_activation_start_datetime"`
-	ActivatableUntil                *timestamp        `json:"activatable_until,omitempty"`
+	ID                              string                   `json:"id"`
+	OriginalCouponID                *string                  `json:"original_coupon_id"`
+	RestoredCouponID                *string                  `json:"restored_coupon_id"`
+	Product                         products.EmbeddedProduct `json:"product"`
+	Area                            products.EmbeddedArea    `json:"area"`
+	Subscription                    *SubscriptionJSON        `json:"subscription"`
+	Activated                       bool                     `json:"activated"`
+	Environment                     string                   `json:"environment"`
+	BillableItemID                  *string                  `json:"billable_item_id"`
+	TariffSettings                  json.RawMessage          `json:"tariff_settings"`
+	TariffSettingsValid             *bool                    `json:"tariff_settings_valid"`
+	EarliestActivationStartDatetime timestamp                `json:"earliest_activation_start_datetime"`
+	LatestActivationStartDatetime   timestamp                `json:"latest_activation_start_datetime"`
+	ActivatableUntil                *timestamp               `json:"activatable_until,omitempty"`
 }
 
 func couponView(d CouponDetails, version int) CouponJSON {
@@ -45,7 +46,7 @@ func couponView(d CouponDetails, version int) CouponJSON {
 		ts = json.RawMessage("null")
 	}
 	v := CouponJSON{ID: c.ID, OriginalCouponID: c.OriginalCouponID, RestoredCouponID: c.RestoredCouponID,
-		Product: productView(d.Product), Area: areaView(&d.Area.Area, false), Activated: c.Activated,
+		Product: products.ProductView(d.Product), Area: products.AreaView(&d.Area.Area, false), Activated: c.Activated,
 		Environment: string(c.Environment), BillableItemID: c.BillableItemID, TariffSettings: ts,
 		TariffSettingsValid: d.TariffSettingsValid, EarliestActivationStartDatetime: timestamp(d.Window.Earliest),
 		LatestActivationStartDatetime: timestamp(d.Window.Latest)}
@@ -154,18 +155,18 @@ func subscriptionView(d SubscriptionDetails) SubscriptionJSON {
 
 // ticketJSON is the Ticket of client-contract.md 3.7.
 type ticketJSON struct {
-	ID                    string        `json:"id"`
-	CouponID              string        `json:"coupon_id"`
-	CouponReactivationKey *string       `json:"coupon_reactivation_key"`
-	Product               any           `json:"product"` // productJSON, or an event's partRef
-	Ticket                ticketDetails `json:"ticket"`
-	Area                  any           `json:"area"` // areaJSON, or an event's partRef
-	ValidFrom             timestamp     `json:"valid_from"`
-	ValidUntil            timestamp     `json:"valid_until"`
-	TicketCreatedAt       timestamp     `json:"ticket_created_at"`
-	SoldAt                timestamp     `json:"sold_at"`
-	Environment           string        `json:"environment"`
-	Valid                 bool          `json:"valid"`
+	ID                    string                   `json:"id"`
+	CouponID              string                   `json:"coupon_id"`
+	CouponReactivationKey *string                  `json:"coupon_reactivation_key"`
+	Product               products.EmbeddedProduct `json:"product"`
+	Ticket                ticketDetails            `json:"ticket"`
+	Area                  products.EmbeddedArea    `json:"area"`
+	ValidFrom             timestamp                `json:"valid_from"`
+	ValidUntil            timestamp                `json:"valid_until"`
+	TicketCreatedAt       timestamp                `json:"ticket_created_at"`
+	SoldAt                timestamp                `json:"sold_at"`
+	Environment           string                   `json:"environment"`
+	Valid                 bool                     `json:"valid"`
 	// RevocationReason says why an invalid ticket stopped being valid
 	// ("revoked: …", "restored: …"); null while valid.
 	RevocationReason *string         `json:"revocation_reason"`
@@ -229,10 +230,10 @@ func ticketView(d TicketDetails, engineVersion string, options []string, extra m
 		ts = json.RawMessage("null")
 	}
 	return ticketJSON{ID: t.ID, CouponID: t.CouponID, CouponReactivationKey: t.ReactivationKey,
-		Product: productView(d.Product),
+		Product: products.ProductView(d.Product),
 		Ticket: ticketDetails{Meta: ticketMeta{Version: ticketMetaVersion, Template: ticketTemplate,
 			RequiresEngine: engineVersion, AvailableRenderingOptions: options}, Properties: props},
-		Area: areaView(&d.Area.Area, true), ValidFrom: timestamp(t.ValidFrom), ValidUntil: timestamp(t.ValidUntil),
+		Area: products.AreaView(&d.Area.Area, true), ValidFrom: timestamp(t.ValidFrom), ValidUntil: timestamp(t.ValidUntil),
 		TicketCreatedAt: timestamp(t.CreatedAt), SoldAt: timestamp(d.Coupon.CreatedAt), Environment: string(t.Environment),
 		Valid: d.Valid, RevocationReason: revocation, TariffSettings: ts}
 }
@@ -240,7 +241,7 @@ func ticketView(d TicketDetails, engineVersion string, options []string, extra m
 // ProductID is the id of the coupon's product ("" in an event's copy,
 // where the product is a reference to the event's stored part).
 func (c CouponJSON) ProductID() string {
-	if p, ok := c.Product.(productJSON); ok {
+	if p, ok := c.Product.(products.ProductJSON); ok {
 		return p.ID
 	}
 	return ""
@@ -249,7 +250,7 @@ func (c CouponJSON) ProductID() string {
 // ProductName is the local ticket name of the coupon's product (see
 // ProductID).
 func (c CouponJSON) ProductName() string {
-	if p, ok := c.Product.(productJSON); ok {
+	if p, ok := c.Product.(products.ProductJSON); ok {
 		return p.LocalTicketName
 	}
 	return ""
@@ -257,7 +258,7 @@ func (c CouponJSON) ProductName() string {
 
 // AreaName is the name of the coupon's area (see ProductID).
 func (c CouponJSON) AreaName() string {
-	if a, ok := c.Area.(areaJSON); ok {
+	if a, ok := c.Area.(products.AreaJSON); ok {
 		return a.Properties.Name
 	}
 	return ""

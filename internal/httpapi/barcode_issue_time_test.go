@@ -48,13 +48,13 @@ func TestBarcodeIssueTimeIsReal(t *testing.T) {
 			e := apitest.New(t, engine, apitest.Options{Now: bought, Configure: configure})
 			ids := productIDs(t, e)
 			for _, profile := range []string{catalog.BarcodeUIC, catalog.BarcodeVDV} {
-				f := e.App.Catalog().File()
+				f := e.Products.Catalog().File()
 				for i := range f.Products {
 					if f.Products[i].ID == ids["month/adult"] {
 						f.Products[i].BarcodeProfile, f.Products[i].BarcodeProductNumber = profile, 9999
 					}
 				}
-				if err := e.App.ImportCatalog(context.Background(), f); err != nil {
+				if err := e.Products.Import(context.Background(), f); err != nil {
 					t.Fatal(err)
 				}
 				e.Clock.Set(bought)

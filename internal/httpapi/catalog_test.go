@@ -172,7 +172,7 @@ func TestSearchByCoordinatesAndBox(t *testing.T) {
 func TestJobTicketOnlyForGrantedAccounts(t *testing.T) {
 	e := apitest.New(t, store.SQLite, apitest.Options{})
 	var job string
-	for _, p := range e.App.Catalog().File().Products {
+	for _, p := range e.Products.Catalog().File().Products {
 		if p.Restricted {
 			job = p.ID
 			if p.PriceInCents != 4655 {
@@ -191,7 +191,7 @@ func TestJobTicketOnlyForGrantedAccounts(t *testing.T) {
 	if has(search(t, e, e.LiveKey, "/v2/products/search_by_city_name.json?city_name=Berlin")) {
 		t.Error("job ticket shown to an account without the grant")
 	}
-	if err := e.App.GrantProduct(t.Context(), e.AccountID, job); err != nil {
+	if err := e.Products.Grant(t.Context(), e.AccountID, job); err != nil {
 		t.Fatal(err)
 	}
 	if !has(search(t, e, e.LiveKey, "/v2/products/search_by_city_name.json?city_name=Berlin")) {
@@ -205,7 +205,7 @@ func TestJobTicketOnlyForGrantedAccounts(t *testing.T) {
 // is neither found nor orderable; the job ticket is orderable once granted.
 func TestSaleWindowAndGrantsApplyToOrdering(t *testing.T) {
 	apitest.ForEachEngine(t, apitest.Options{}, func(t *testing.T, e *apitest.Env) {
-		f := e.App.Catalog().File()
+		f := e.Products.Catalog().File()
 		ended := apitest.DefaultNow.Add(-time.Hour)
 		var dayID, jobID string
 		for i := range f.Products {
@@ -217,7 +217,7 @@ func TestSaleWindowAndGrantsApplyToOrdering(t *testing.T) {
 				jobID = p.ID
 			}
 		}
-		if err := e.App.ImportCatalog(t.Context(), f); err != nil {
+		if err := e.Products.Import(t.Context(), f); err != nil {
 			t.Fatal(err)
 		}
 		for _, p := range search(t, e, e.LiveKey, "/v2/products/search_by_coordinates.json?latitude=52.52&longitude=13.405") {
@@ -230,7 +230,7 @@ func TestSaleWindowAndGrantsApplyToOrdering(t *testing.T) {
 			t.Errorf("unsold product: %s", r.Body)
 		}
 		e.Must(422, apitest.Req{Method: "POST", Path: "/v9/ticketing/orders.json", Key: e.LiveKey, Body: map[string]any{"product_ids": []string{jobID}}})
-		if err := e.App.GrantProduct(t.Context(), e.AccountID, jobID); err != nil {
+		if err := e.Products.Grant(t.Context(), e.AccountID, jobID); err != nil {
 			t.Fatal(err)
 		}
 		o := order(t, e, e.LiveKey, jobID)

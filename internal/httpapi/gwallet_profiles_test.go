@@ -73,7 +73,7 @@ func TestGoogleWalletBinaryBarcodes(t *testing.T) {
 			// The catalog: single tickets keep farebox's profile, day
 			// tickets carry UIC 918.3, monthly tickets VDV-KA.
 			ids := productIDs(t, e)
-			f := e.App.Catalog().File()
+			f := e.Products.Catalog().File()
 			for i := range f.Products {
 				switch f.Products[i].ID {
 				case ids["day/adult"]:
@@ -82,7 +82,7 @@ func TestGoogleWalletBinaryBarcodes(t *testing.T) {
 					f.Products[i].BarcodeProfile, f.Products[i].BarcodeProductNumber = catalog.BarcodeVDV, 9999
 				}
 			}
-			if err := e.App.ImportCatalog(ctx, f); err != nil {
+			if err := e.Products.Import(ctx, f); err != nil {
 				t.Fatal(err)
 			}
 			o := order(t, e, e.LiveKey, ids["single/adult"], ids["day/adult"], ids["month/adult"])

@@ -52,7 +52,7 @@ func TestLongPassengerNames(t *testing.T) {
 		}
 
 		// An operator schema allowing 200 characters: 101 four-byte characters (404 bytes) are refused.
-		f := e.App.Catalog().File()
+		f := e.Products.Catalog().File()
 		for i := range f.Products {
 			if f.Products[i].ID == month {
 				f.Products[i].IdentificationMediumSchema = json.RawMessage(strings.ReplaceAll(string(f.Products[i].IdentificationMediumSchema),
@@ -62,7 +62,7 @@ func TestLongPassengerNames(t *testing.T) {
 				}
 			}
 		}
-		if err := e.App.ImportCatalog(t.Context(), f); err != nil {
+		if err := e.Products.Import(t.Context(), f); err != nil {
 			t.Fatal(err)
 		}
 		before := counts(t, e)

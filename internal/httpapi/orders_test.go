@@ -81,7 +81,7 @@ func TestOrderBadInputWritesNothing(t *testing.T) {
 	apitest.ForEachEngine(t, apitest.Options{}, func(t *testing.T, e *apitest.Env) {
 		ids := productIDs(t, e)
 		var job string
-		for _, p := range e.App.Catalog().File().Products {
+		for _, p := range e.Products.Catalog().File().Products {
 			if p.Restricted {
 				job = p.ID
 			}

@@ -444,7 +444,7 @@ func (s *Server) adminRevokeKey(w http.ResponseWriter, r *http.Request) error {
 
 func (s *Server) adminGrant(w http.ResponseWriter, r *http.Request) error {
 	id := r.PostForm.Get("product_id")
-	err := s.app.GrantProduct(r.Context(), r.PathValue("account_id"), id)
+	err := s.Products.Grant(r.Context(), r.PathValue("account_id"), id)
 	return s.adminResult(w, r, err, web.T(web.Language(r.Header.Get("Accept-Language")), "admin.grant.done", id))
 }
 

@@ -4,16 +4,16 @@ import (
 	"net/http"
 	"strconv"
 
-	"github.com/farebox/farebox/internal/app"
+	"github.com/farebox/farebox/internal/app/products"
 	"github.com/farebox/farebox/internal/apperr"
 )
 
 func (s *Server) searchByCityName(w http.ResponseWriter, r *http.Request) error {
-	ps, err := s.app.SearchByCityName(r.Context(), principalOf(r), r.URL.Query().Get("city_name"))
+	ps, err := s.Products.SearchByCityName(r.Context(), principalOf(r), r.URL.Query().Get("city_name"))
 	if err != nil {
 		return err
 	}
-	writeJSON(w, http.StatusOK, app.ProductsResponse(ps))
+	writeJSON(w, http.StatusOK, products.ProductsView(ps))
 	return nil
 }
 
@@ -26,16 +26,16 @@ func (s *Server) searchByCoordinates(w http.ResponseWriter, r *http.Request) err
 	if err != nil {
 		return err
 	}
-	ps, err := s.app.SearchByCoordinates(r.Context(), principalOf(r), lat, lon)
+	ps, err := s.Products.SearchByCoordinates(r.Context(), principalOf(r), lat, lon)
 	if err != nil {
 		return err
 	}
-	writeJSON(w, http.StatusOK, app.ProductsResponse(ps))
+	writeJSON(w, http.StatusOK, products.ProductsView(ps))
 	return nil
 }
 
 func (s *Server) searchByBoundingBox(w http.ResponseWriter, r *http.Request) error {
-	var box app.Rect
+	var box products.Rect
 	var err error
 	for _, f := range []struct {
 		name   string
@@ -49,29 +49,29 @@ func (s *Server) searchByBoundingBox(w http.ResponseWriter, r *http.Request) err
 			return err
 		}
 	}
-	ps, err := s.app.SearchByBoundingBox(r.Context(), principalOf(r), box)
+	ps, err := s.Products.SearchByBoundingBox(r.Context(), principalOf(r), box)
 	if err != nil {
 		return err
 	}
-	writeJSON(w, http.StatusOK, app.ProductsResponse(ps))
+	writeJSON(w, http.StatusOK, products.ProductsView(ps))
 	return nil
 }
 
 func (s *Server) getProduct(w http.ResponseWriter, r *http.Request) error {
-	p, err := s.app.Product(r.PathValue("product_id"))
+	p, err := s.Products.Product(r.PathValue("product_id"))
 	if err != nil {
 		return err
 	}
-	writeJSON(w, http.StatusOK, app.ProductResponse(p))
+	writeJSON(w, http.StatusOK, products.ProductView(p))
 	return nil
 }
 
 func (s *Server) getArea(w http.ResponseWriter, r *http.Request) error {
-	a, err := s.app.Area(r.PathValue("area_id"))
+	a, err := s.Products.Area(r.PathValue("area_id"))
 	if err != nil {
 		return err
 	}
-	writeJSON(w, http.StatusOK, app.AreaResponse(a))
+	writeJSON(w, http.StatusOK, products.AreaResponse(a))
 	return nil
 }
 

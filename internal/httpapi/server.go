@@ -23,6 +23,7 @@ import (
 	"github.com/farebox/farebox/internal/app/console"
 	"github.com/farebox/farebox/internal/app/events"
 	"github.com/farebox/farebox/internal/app/privacy"
+	"github.com/farebox/farebox/internal/app/products"
 	"github.com/farebox/farebox/internal/app/testclock"
 	"github.com/farebox/farebox/internal/app/transit"
 	"github.com/farebox/farebox/internal/app/webhooks"
@@ -57,6 +58,9 @@ type Deps struct {
 	// passes and keys answer 503.
 	Wallets *app.Wallets
 
+	// Products is the catalog: the product search, products and areas,
+	// and the console's grants.
+	Products *products.Service
 	// Console is what the operator console lists and changes.
 	Console *console.Service
 	// Billing is the billing rule of the usage rows and the usage reports.

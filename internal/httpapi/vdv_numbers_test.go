@@ -61,13 +61,13 @@ func TestVDVTicketNumbersUnique(t *testing.T) {
 
 			// A ticket from before: farebox's profile, no number stored.
 			old := activateDay(e.LiveKey)
-			f := e.App.Catalog().File()
+			f := e.Products.Catalog().File()
 			for i := range f.Products {
 				if f.Products[i].ID == day {
 					f.Products[i].BarcodeProfile, f.Products[i].BarcodeProductNumber = catalog.BarcodeVDV, 4711
 				}
 			}
-			if err := e.App.ImportCatalog(ctx, f); err != nil {
+			if err := e.Products.Import(ctx, f); err != nil {
 				t.Fatal(err)
 			}
 			legacy := vdv.TicketNumber(old)

@@ -10,6 +10,7 @@ import (
 
 	"github.com/farebox/farebox/internal/account"
 	"github.com/farebox/farebox/internal/app/events"
+	"github.com/farebox/farebox/internal/app/products"
 	"github.com/farebox/farebox/internal/apperr"
 	"github.com/farebox/farebox/internal/clock/clocktest"
 	"github.com/farebox/farebox/internal/event"
@@ -58,7 +59,7 @@ func (f *fixture) write(t *testing.T, p account.Principal, typ event.Type, objec
 		t.Fatal(err)
 	}
 	e := event.Event{ID: ident.Prefix("farebox").New("event"), AccountID: p.AccountID, Environment: p.Environment, Type: typ,
-		ObjectID: objectID, APIVersion: event.APIVersion, CreatedAt: f.clock.Now(), Object: events.WithMarkers(raw)}
+		ObjectID: objectID, APIVersion: event.APIVersion, CreatedAt: f.clock.Now(), Object: products.WithMarkers(raw)}
 	if err := f.s.Write(f.ctx, func(q store.Q) error { _, err := q.InsertEvents(f.ctx, []event.Event{e}); return err }); err != nil {
 		t.Fatal(err)
 	}
@@ -208,19 +209,15 @@ func TestEventMaintain(t *testing.T) {
 }
 
 // product and area stand for the catalog views whose JSON events share.
-type product struct {
-	ID     string         `json:"id"`
-	Schema map[string]any `json:"schema"`
-}
-
 type coupon struct {
 	ID      string `json:"id"`
 	Product any    `json:"product"`
 	Holder  string `json:"holder"`
 }
 
-// TestEventParts: the parts of a catalog are stored once and an event
-// refers to them (its stored object is a fraction of the object); listing
+// TestEventParts: the parts of the catalog (stored by the products
+// service when it loads a catalog version) stand in an event's stored
+// object for the product (its object is a fraction of the object); listing
 // and Bodies put them back byte for byte, also on a service that has not
 // seen them (another instance); a holder's name that spells a placeholder
 // is not expanded; a stored event naming a part that is not stored is an
@@ -229,25 +226,24 @@ func TestEventParts(t *testing.T) {
 	storetest.ForEachEngine(t, func(t *testing.T, s *store.Store) {
 		f := newFixture(t, s)
 		p := account.Principal{AccountID: "acc_1", Environment: account.Live}
-		pr := product{ID: "farebox-product-1", Schema: map[string]any{"polygon": strings.Repeat("13.4,52.5 ", 200)}}
-		parts, bodies, err := events.NewParts([]events.PartSource{{ID: pr.ID, View: pr}})
-		if err != nil || len(bodies) != 1 {
-			t.Fatal(len(bodies), err)
-		}
-		if err := s.Write(f.ctx, func(q store.Q) error { return q.PutEventParts(f.ctx, bodies) }); err != nil {
+		prods := products.New(store.NewView[products.Queries](s), f.clock, "farebox")
+		if err := prods.Load(f.ctx); err != nil {
 			t.Fatal(err)
 		}
-		ref, ok := parts.Ref(pr.ID, 0)
-		if _, more := parts.Ref(pr.ID, 1); !ok || more {
-			t.Fatalf("refs of the product: %v %v", ok, more)
+		first := prods.Catalog().File().Products[0]
+		pr, err := prods.Product(first.ID)
+		if err != nil {
+			t.Fatal(err)
 		}
-		if _, ok := parts.Ref("farebox-product-2", 0); ok {
-			t.Fatal("a part of an unknown product")
+		view := products.ProductView(pr)
+		ref := prods.Parts().ReferProduct(view)
+		if _, same := ref.(products.ProductJSON); same {
+			t.Fatal("the loaded catalog has no part for its first product")
 		}
-		full, _ := json.Marshal(coupon{ID: "farebox-coupon-1", Product: pr, Holder: "Anna"})
+		full, _ := json.Marshal(coupon{ID: "farebox-coupon-1", Product: view, Holder: "Anna"})
 		id := f.write(t, p, event.CouponActivated, "farebox-coupon-1", coupon{ID: "farebox-coupon-1", Product: ref, Holder: "Anna"})
 		stored, err := s.Read().EventsOf(f.ctx, "farebox-coupon-1")
-		if err != nil || len(stored) != 1 || len(stored[0].Object)*5 > len(full) || !strings.Contains(string(stored[0].Object), `{"<part>":"`) {
+		if err != nil || len(stored) != 1 || len(stored[0].Object)*2 > len(full) || !strings.Contains(string(stored[0].Object), products.PartMarker) {
 			t.Fatalf("stored %d bytes for %d: %v", len(stored[0].Object), len(full), err)
 		}
 		for _, ev := range []*events.Service{f.ev, f.service()} {
@@ -270,21 +266,22 @@ func TestEventParts(t *testing.T) {
 
 		// A holder's name spelling the placeholder of the real part.
 		obj := string(stored[0].Object)
-		i := strings.Index(obj, `{"<part>":"`)
-		forged := obj[i : i+len(`{"<part>":"`)+32+2]
+		i := strings.Index(obj, products.PartMarker)
+		forged := obj[i : i+len(products.PartMarker)+products.PartHashLen+2]
 		f.write(t, p, event.CouponActivated, "farebox-coupon-2", coupon{ID: "farebox-coupon-2", Holder: forged})
 		want, _ := json.Marshal(coupon{ID: "farebox-coupon-2", Holder: forged})
 		if l := f.list(t, p, events.Request{Limit: "1"}); len(l.Data) != 1 || string(l.Data[0].Data.Object) != string(want) {
 			t.Errorf("forged placeholder:\n got %s\nwant %s", l.Data[0].Data.Object, want)
 		}
 
-		// An event naming a part that was never stored.
-		other, _, err := events.NewParts([]events.PartSource{{ID: "farebox-product-9", View: product{ID: "farebox-product-9"}}})
-		if err != nil {
+		// An event whose stored object names a part that was never stored.
+		missing := products.PartMarker + strings.Repeat("0", products.PartHashLen) + `"}`
+		e := event.Event{ID: ident.Prefix("farebox").New("event"), AccountID: p.AccountID, Environment: p.Environment, Type: event.CouponActivated,
+			ObjectID: "farebox-coupon-3", APIVersion: event.APIVersion, CreatedAt: f.clock.Now(),
+			Object: []byte(`{"id":"farebox-coupon-3","product":` + missing + `,"holder":""}`)}
+		if err := s.Write(f.ctx, func(q store.Q) error { _, err := q.InsertEvents(f.ctx, []event.Event{e}); return err }); err != nil {
 			t.Fatal(err)
 		}
-		missing, _ := other.Ref("farebox-product-9", 0)
-		f.write(t, p, event.CouponActivated, "farebox-coupon-3", coupon{ID: "farebox-coupon-3", Product: missing})
 		_, err = f.service().List(f.ctx, p, events.Request{})
 		if e := apperr.As(err); e == nil || e.Kind != apperr.Internal || e.Code != events.CodeEventPartMissing {
 			t.Errorf("missing part: %v", err)

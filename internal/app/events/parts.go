@@ -3,12 +3,9 @@ package events
 import (
 	"bytes"
 	"context"
-	"crypto/rand"
-	"crypto/sha256"
-	"encoding/hex"
-	"encoding/json"
 	"sync"
 
+	"github.com/farebox/farebox/internal/app/products"
 	"github.com/farebox/farebox/internal/apperr"
 )
 
@@ -20,89 +17,15 @@ import (
 // once in event_parts, keyed by its hash, and an event's stored object
 // holds {"<part>":"<hash>"} in its place; listing puts the bytes back
 // (Expand). The object a partner reads is byte for byte the one the change
-// produced. Whoever records events (internal/app) builds the Parts of its
-// catalog with NewParts and puts Refs in place of the parts.
+// produced. The products service stores the parts of each catalog version
+// (products.Parts) and whoever records events (internal/app) puts their
+// references in place of the products and areas.
 
-// partMarker begins a placeholder. json.Marshal never writes a literal "<"
-// (it escapes it as \u003c, also inside the raw JSON a partner sent as
-// tariff settings or identification medium), so no marshalled object
-// contains the marker by itself.
-var partMarker = []byte(`{"<part>":"`)
+// partMarker begins a placeholder (products.PartMarker), followed by the
+// part's hash of partHashLen characters and `"}`.
+var partMarker = []byte(products.PartMarker)
 
-const partHashLen = 32
-
-// Parts are the hashes of the parts of one catalog version, by product or
-// area id (an area has two shapes: the coupon's and the ticket's).
-type Parts map[string][]string
-
-// PartSource is one object to store as a part: the product or area id and
-// its view as event objects show it. Several sources of one id are its
-// shapes, in order.
-type PartSource struct {
-	ID   string
-	View any
-}
-
-// NewParts marshals the sources and returns them as Parts with the bodies
-// by hash that the caller stores (store.Q.PutEventParts), outside any
-// change's transaction, once per catalog version and instance.
-func NewParts(srcs []PartSource) (Parts, map[string][]byte, error) {
-	out := Parts{}
-	all := map[string][]byte{}
-	for _, s := range srcs {
-		body, err := json.Marshal(s.View)
-		if err != nil {
-			return nil, nil, apperr.Wrap("events.NewParts", err)
-		}
-		sum := sha256.Sum256(body)
-		h := hex.EncodeToString(sum[:])[:partHashLen]
-		out[s.ID] = append(out[s.ID], h)
-		all[h] = body
-	}
-	return out, all, nil
-}
-
-// Ref is the placeholder of shape n (0: the first) of part id, false when
-// there is none (no catalog loaded, or an object not among the parts).
-func (ps Parts) Ref(id string, n int) (Ref, bool) {
-	if p := ps[id]; len(p) > n {
-		return Ref(p[n]), true
-	}
-	return "", false
-}
-
-// Ref is a shared part in an event's stored object, so the catalog
-// object it stands for is never marshalled for an event. json.Marshal
-// escapes the "<" of partMarker in a Marshaler's output too, so a Ref
-// marshals under a key no one else can write, partKey (random per
-// process, never stored or shown), which WithMarkers then turns into
-// partMarker.
-type Ref string
-
-var partKey = func() []byte {
-	b := make([]byte, 16)
-	if _, err := rand.Read(b); err != nil {
-		panic("events: no randomness for the event part key: " + err.Error())
-	}
-	return []byte(`{"` + hex.EncodeToString(b) + `":"`)
-}()
-
-// MarshalJSON writes the placeholder under this process's partKey.
-func (r Ref) MarshalJSON() ([]byte, error) {
-	b := make([]byte, 0, len(partKey)+len(r)+2)
-	b = append(b, partKey...)
-	b = append(b, r...)
-	return append(b, `"}`...), nil
-}
-
-// WithMarkers turns the Refs of a marshalled event object into
-// placeholders: what is stored.
-func WithMarkers(raw []byte) []byte {
-	if !bytes.Contains(raw, partKey) {
-		return raw
-	}
-	return bytes.ReplaceAll(raw, partKey, partMarker)
-}
+const partHashLen = products.PartHashLen
 
 // partCache holds part bodies by hash (they never change).
 type partCache struct{ m sync.Map }

@@ -12,6 +12,7 @@ import (
 	"github.com/farebox/farebox/internal/app/accounts"
 	"github.com/farebox/farebox/internal/app/events"
 	"github.com/farebox/farebox/internal/app/privacy"
+	"github.com/farebox/farebox/internal/app/products"
 	"github.com/farebox/farebox/internal/apperr"
 	"github.com/farebox/farebox/internal/catalog"
 	"github.com/farebox/farebox/internal/clock/clocktest"
@@ -47,7 +48,8 @@ func newBed(t *testing.T, engine store.Engine, o privacy.Options, db func(privac
 	clk := clocktest.NewFixed(start)
 	s := storetest.OpenWith(t, engine, func(o *store.Options) { o.Clock = clk })
 	d := configtest.Defaults()
-	a := app.New(app.Options{Store: s, Clock: clk, IDPrefix: "farebox",
+	prods := products.New(store.NewView[products.Queries](s), clk, "farebox")
+	a := app.New(app.Options{Store: s, Clock: clk, IDPrefix: "farebox", Products: prods,
 		Invoicing: app.InvoicingOptions{Seller: d.Seller, BaseURL: "http://farebox.test", PaymentDays: d.PaymentDays}})
 	var view privacy.DB = store.NewView[privacy.Queries](s)
 	if db != nil {
@@ -57,7 +59,7 @@ func newBed(t *testing.T, engine store.Engine, o privacy.Options, db func(privac
 	b := &bed{ctx: context.Background(), app: a, clock: clk, store: s,
 		events: events.New(store.NewView[events.Queries](s), clk, s.SettledEventSeq, a.EndSubscriptions),
 		priv:   privacy.New(view, clk, o, privacy.NewTx(s.WriteClaimed, a.TxWork))}
-	if err := a.LoadCatalog(b.ctx); err != nil {
+	if err := prods.Load(b.ctx); err != nil {
 		t.Fatalf("load catalog: %v", err)
 	}
 	keys := accounts.New(store.NewView[accounts.Queries](s), clk, "farebox", 0)
@@ -88,7 +90,7 @@ func eachEngine(t *testing.T, o privacy.Options, fn func(t *testing.T, b *bed)) 
 func (b *bed) product(t *testing.T, subscription bool) string {
 	t.Helper()
 	for _, p := range b.app.Catalog().File().Products {
-		pr, _ := b.app.Product(p.ID)
+		pr, _ := b.app.Catalog().Product(p.ID)
 		if pr.Restricted || pr.IsSubscription != subscription {
 			continue
 		}
