@@ -57,13 +57,16 @@ var layers = map[string]string{
 
 	"internal/app": "application",
 
-	"internal/app/transit":   "capability",
-	"internal/app/testclock": "capability",
-	"internal/app/accounts":  "capability",
-	"internal/app/webusers":  "capability",
-	"internal/app/billing":   "capability",
-	"internal/app/console":   "capability",
-	"internal/app/kit":       "usecase-kernel",
+	"internal/app/transit":    "capability",
+	"internal/app/testclock":  "capability",
+	"internal/app/accounts":   "capability",
+	"internal/app/webusers":   "capability",
+	"internal/app/billing":    "capability",
+	"internal/app/console":    "capability",
+	"internal/app/wallets":    "capability",
+	"internal/app/inspection": "capability",
+	"internal/app/passes":     "usecase-shared",
+	"internal/app/kit":        "usecase-kernel",
 
 	"internal/account":      "domain",
 	"internal/catalog":      "domain",
@@ -118,6 +121,7 @@ var layers = map[string]string{
 	"internal/shareddata":   "testsupport",
 
 	"internal/apitest":                  "testsupport",
+	"internal/app/apptest":              "testsupport",
 	"internal/store/storetest":          "testsupport",
 	"internal/invoicedoc/invoicetest":   "testsupport",
 	"internal/engines/browsertest":      "testsupport",

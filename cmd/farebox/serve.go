@@ -19,8 +19,10 @@ import (
 	accountsapp "github.com/farebox/farebox/internal/app/accounts"
 	"github.com/farebox/farebox/internal/app/billing"
 	"github.com/farebox/farebox/internal/app/console"
+	"github.com/farebox/farebox/internal/app/passes"
 	"github.com/farebox/farebox/internal/app/testclock"
 	"github.com/farebox/farebox/internal/app/transit"
+	"github.com/farebox/farebox/internal/app/wallets"
 	"github.com/farebox/farebox/internal/app/webusers"
 	"github.com/farebox/farebox/internal/clock"
 	"github.com/farebox/farebox/internal/config"
@@ -69,16 +71,18 @@ func serve(ctx context.Context, args []string, getenv func(string) string, stdou
 	if cfg.Seller.Name == config.DevSellerName {
 		log.Warn("invoices are issued by the development seller: set FAREBOX_SELLER_* for production")
 	}
+	// The wallets (serverDeps) register the pass-update job handlers
+	// before the workers start.
+	deps, err := serverDeps(ctx, cfg, st, a, log)
+	if err != nil {
+		return err
+	}
 	defer startWorkers(ctx, cfg, a, log, observeJob)()
 	ledger, stopLedger, err := startLedger(ctx, cfg, st, metrics, log)
 	if err != nil {
 		return err
 	}
 	defer stopLedger()
-	deps, err := serverDeps(ctx, cfg, st, a, log)
-	if err != nil {
-		return err
-	}
 	deps.Ledger, deps.Metrics, deps.Feeds, deps.Transit, deps.SessionKey, deps.Ready = ledger, metrics, feeds, tr, sessionKey, tr.Ready
 	srv := httpapi.New(deps)
 
@@ -129,7 +133,7 @@ func newApp(ctx context.Context, cfg config.Config, st *store.Store, log *slog.L
 	}
 	areas, products := a.Catalog().Len()
 	log.Info("catalog loaded", "areas", areas, "products", products)
-	if n, err := a.BackfillVDVNumbers(ctx); err != nil {
+	if n, err := wallets.BackfillVDVNumbers(ctx, store.NewView[wallets.Queries](st), clock.System{}, a.Catalog().File().Products); err != nil {
 		return nil, fmt.Errorf("VDV ticket numbers: %w", err)
 	} else if n > 0 {
 		log.Info("VDV ticket numbers: stored the hash-derived numbers of tickets issued without one", "tickets", n)
@@ -277,7 +281,7 @@ func watchJobs(metrics *httpapi.Metrics, st *store.Store, log *slog.Logger) func
 		}
 		jobStates, jobsAt = m, time.Now()
 		return m
-	}, app.JobInvoiceFiles, app.JobGoogleObject, app.JobApplePassUpdate)
+	}, app.JobInvoiceFiles, passes.JobGoogleObject, passes.JobApplePassUpdate)
 	metrics.WatchJobAge(func() time.Duration {
 		now := time.Now()
 		due, ok, err := st.Read().OldestReadyJob(context.Background(), now)

@@ -26,6 +26,7 @@ import (
 	"github.com/farebox/farebox/internal/app/console"
 	"github.com/farebox/farebox/internal/app/testclock"
 	"github.com/farebox/farebox/internal/app/transit"
+	"github.com/farebox/farebox/internal/app/wallets"
 	"github.com/farebox/farebox/internal/app/webusers"
 	"github.com/farebox/farebox/internal/clock/clocktest"
 	"github.com/farebox/farebox/internal/config/configtest"
@@ -52,9 +53,13 @@ type Env struct {
 	WebUsers *webusers.Service
 	// Accounts creates accounts and keys (package accounts).
 	Accounts *accounts.Service
-	Clock    *clocktest.Fixed
-	Server   *httpapi.Server
-	Ledger   *usage.Ledger
+	// Wallets runs the pass-update jobs: the server's Deps.Wallets when
+	// Configure gave it wallets (Wallets), else wallets of zero Options
+	// that the server does not serve (tickets carry no barcode).
+	Wallets *wallets.Service
+	Clock   *clocktest.Fixed
+	Server  *httpapi.Server
+	Ledger  *usage.Ledger
 	// LiveKey and TestKey belong to one account (AccountID) in each environment.
 	AccountID string
 	LiveKey   string
@@ -102,7 +107,7 @@ func NewOnStore(t testing.TB, s *store.Store, o Options) *Env {
 	keys := accounts.New(store.NewView[accounts.Queries](s), clk, "farebox", 0)
 	d := httpapi.Deps{App: a, Accounts: keys, Console: console.New(store.NewView[console.Queries](s), clk, a.Catalog, a.Jobs.Notify), Billing: billing.New(s.Read(), clk), WebUsers: webusers.New(store.NewView[webusers.Queries](s), clk, "farebox"), Feeds: transit.NewFeeds(store.NewView[transit.Queries](s), clk, "farebox"),
 		TestClocks: testclock.New(store.NewView[testclock.Queries](s), clk, "farebox", a.Jobs.Notify), MaxBodyBytes: 64 << 10}
-	e := &Env{T: t, Store: s, App: a, Console: d.Console, WebUsers: d.WebUsers, Feeds: d.Feeds, Accounts: keys, Clock: clk, client: &http.Client{
+	e := &Env{T: t, Store: s, App: a, Wallets: walletsOn(s, clk, a, wallets.Options{}), Console: d.Console, WebUsers: d.WebUsers, Feeds: d.Feeds, Accounts: keys, Clock: clk, client: &http.Client{
 		Timeout:       30 * time.Second,
 		CheckRedirect: func(*http.Request, []*http.Request) error { return http.ErrUseLastResponse },
 	}}
@@ -111,7 +116,12 @@ func NewOnStore(t testing.TB, s *store.Store, o Options) *Env {
 		d.Ledger = e.Ledger
 	}
 	if o.Configure != nil {
+		configuring.Store(a, e)
 		o.Configure(&d)
+		configuring.Delete(a)
+	}
+	if d.Wallets != nil {
+		e.Wallets = d.Wallets
 	}
 	if err := a.LoadCatalog(context.Background()); err != nil {
 		t.Fatalf("apitest: load catalog: %v", err)
@@ -384,4 +394,29 @@ func (e *Env) UsageRows(requestID string) []usage.Event {
 		e.T.Fatal(err)
 	}
 	return rows
+}
+
+// configuring maps the App of a server being configured (Options.Configure)
+// to its Env, for Wallets.
+var configuring sync.Map
+
+// Wallets builds wallets of o for the server d is configuring (call it in
+// Options.Configure: d.Wallets = apitest.Wallets(d, o)), on its database
+// and clock, with their job handlers on its runner, as serve builds them.
+func Wallets(d *httpapi.Deps, o wallets.Options) *wallets.Service {
+	v, ok := configuring.Load(d.App)
+	if !ok {
+		panic("apitest.Wallets: call it in Options.Configure")
+	}
+	e := v.(*Env)
+	return walletsOn(e.Store, e.Clock, d.App, o)
+}
+
+// walletsOn builds the wallets of o on s and registers their job handlers
+// with a's runner. Zero Options still run the pass-update jobs: they tag
+// passes, without pushes or Google calls.
+func walletsOn(s *store.Store, clk *clocktest.Fixed, a *app.App, o wallets.Options) *wallets.Service {
+	w := wallets.New(store.NewView[wallets.Queries](s), clk, a.Ticket, o)
+	w.HandleJobs(a.Jobs)
+	return w
 }

@@ -38,14 +38,9 @@ type App struct {
 	// PDFRenderer renders a document's PDF; nil is RenderPDF. Tests set
 	// it to a renderer that fails or panics (TestInvoicePDFRenderPanic).
 	PDFRenderer func(d *invoicedoc.Document, electronic bool) (invoicing.File, error)
-	// pusher sends Apple pass-update pushes (passupdates.go); nil: none.
-	pusher atomic.Pointer[PassPusher]
 
 	parts partCache // event parts by hash (eventparts.go)
 
-	// wallets is the instance's Wallets (NewWallets), which runs the pass
-	// update jobs (googleupdates.go); nil until wallets are configured.
-	wallets atomic.Pointer[Wallets]
 	// Webhooks (webhooks.go).
 	hooks          WebhookOptions
 	sender         *sender.Sender
@@ -88,7 +83,6 @@ func New(o Options) *App {
 	}
 	a := &App{store: o.Store, clock: o.Clock, IDs: ident.Prefix(o.IDPrefix), Loc: o.Location}
 	a.initInvoicing(o.Invoicing)
-	a.initPassUpdates()
 	a.initWebhooks(o.Webhooks)
 	a.retention, a.retentionBatch = o.Retention, o.RetentionBatch
 	if a.retention == (retention.Policy{}) {
@@ -119,4 +113,12 @@ func ParseEnvironment(s string) (Environment, error) {
 		return Environment(s), nil
 	}
 	return "", apperr.Validation("app.ParseEnvironment", CodeInvalidEnvironment, "environment", "environment: live or test")
+}
+
+// notifyJobs wakes a job worker of this instance after a commit that
+// enqueued work (others find it at their next poll).
+func (a *App) notifyJobs() {
+	if a.Jobs != nil {
+		a.Jobs.Notify()
+	}
 }

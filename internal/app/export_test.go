@@ -3,7 +3,6 @@ package app
 import (
 	"context"
 	"strings"
-	"time"
 
 	"github.com/farebox/farebox/internal/account"
 	"github.com/farebox/farebox/internal/event"
@@ -35,12 +34,6 @@ func PlaceOrderWithEmptyEvent(ctx context.Context, a *App, p account.Principal, 
 	ev.evs = append(ev.evs, event.Event{ID: a.IDs.New("event"), AccountID: p.AccountID, Environment: p.Environment,
 		Type: event.OrderCreated, ObjectID: n.order.ID, APIVersion: event.APIVersion, CreatedAt: ev.at, Object: []byte("{}")})
 	return a.writeOrder(ctx, n, ev)
-}
-
-// PassesChanged runs passesChanged in a transaction of its own (the
-// month-turn benchmark measures the enqueue alone), at the service's time at.
-func PassesChanged(ctx context.Context, s *store.Store, at, effective time.Time, ticketIDs ...string) error {
-	return s.Write(ctx, func(q store.Q) error { return passesChangedAt(ctx, q, at, at, effective, ticketIDs...) })
 }
 
 // WriteEventsForBench commits one change writing n order.created events

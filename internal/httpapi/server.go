@@ -23,6 +23,7 @@ import (
 	"github.com/farebox/farebox/internal/app/console"
 	"github.com/farebox/farebox/internal/app/testclock"
 	"github.com/farebox/farebox/internal/app/transit"
+	"github.com/farebox/farebox/internal/app/wallets"
 	"github.com/farebox/farebox/internal/app/webusers"
 	"github.com/farebox/farebox/internal/apperr"
 	"github.com/farebox/farebox/internal/web"
@@ -52,7 +53,7 @@ type Deps struct {
 	// Wallets signs inspection barcodes, builds wallet passes and publishes
 	// the inspection keys (docs/wallet.md); nil: tickets without a barcode,
 	// passes and keys answer 503.
-	Wallets *app.Wallets
+	Wallets *wallets.Service
 
 	// Console is what the operator console lists and changes.
 	Console *console.Service
