@@ -176,6 +176,9 @@ func (s *Service) Rotate(ctx context.Context, env string, ahead time.Duration) (
 	if env != barcode.EnvLive && env != barcode.EnvTest {
 		return KeyRotation{}, apperr.Validation(op, barcode.CodeInvalidEnvironment, "/environment", `environment must be "live" or "test"`)
 	}
+	if ahead < 0 {
+		return KeyRotation{}, apperr.Validation(op, CodeInvalidPublishAhead, "/publish_ahead", "publish-ahead must not be negative")
+	}
 	var r KeyRotation
 	kr, err := s.keys.Load(ctx, s.Clock.Now())
 	if err != nil {
@@ -191,9 +194,6 @@ func (s *Service) Rotate(ctx context.Context, env string, ahead time.Duration) (
 		if err != nil {
 			return r, err
 		}
-	}
-	if ahead < 0 {
-		return r, apperr.Validation(op, CodeInvalidPublishAhead, "/publish_ahead", "publish-ahead must not be negative")
 	}
 	var from time.Time
 	if ahead > 0 {
