@@ -149,7 +149,7 @@ func New(db DB, c clock.Clock, ticket TicketFunc, o Options) *Service {
 	if o.UIC == nil {
 		o.UIC = sync.OnceValues(func() (*uic.Issuer, error) { return uic.GenerateDevIssuer(1, nil) })
 	}
-	w := &Service{Base: kit.NewBase(db, c, ""), o: o, ticket: ticket}
+	w := &Service{Base: kit.NewBase(db, c, ""), ticket: ticket}
 	if o.VDV == nil {
 		o.VDV = sync.OnceValues(func() (*vdv.Issuer, error) {
 			p, err := vdv.GenerateDevPKI(nil, w.Clock.Now())
