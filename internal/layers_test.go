@@ -57,18 +57,21 @@ var layers = map[string]string{
 
 	"internal/app": "application",
 
-	"internal/app/transit":   "capability",
-	"internal/app/testclock": "capability",
-	"internal/app/accounts":  "capability",
-	"internal/app/webusers":  "capability",
-	"internal/app/billing":   "capability",
-	"internal/app/console":   "capability",
-	"internal/app/privacy":   "capability",
-	"internal/app/webhooks":  "capability",
+	"internal/app/transit":    "capability",
+	"internal/app/testclock":  "capability",
+	"internal/app/accounts":   "capability",
+	"internal/app/webusers":   "capability",
+	"internal/app/billing":    "capability",
+	"internal/app/console":    "capability",
+	"internal/app/privacy":    "capability",
+	"internal/app/webhooks":   "capability",
+	"internal/app/wallets":    "capability",
+	"internal/app/inspection": "capability",
 
 	"internal/app/events":     "usecase-shared",
 	"internal/app/deliveries": "usecase-shared",
 	"internal/app/products":   "usecase-shared",
+	"internal/app/passes":     "usecase-shared",
 
 	"internal/app/kit": "usecase-kernel",
 
@@ -126,6 +129,7 @@ var layers = map[string]string{
 	"internal/shareddata":   "testsupport",
 
 	"internal/apitest":                  "testsupport",
+	"internal/app/apptest":              "testsupport",
 	"internal/store/storetest":          "testsupport",
 	"internal/invoicedoc/invoicetest":   "testsupport",
 	"internal/engines/browsertest":      "testsupport",

@@ -8,9 +8,11 @@ import (
 	"strings"
 	"time"
 
-	"github.com/farebox/farebox/internal/app"
+	"github.com/farebox/farebox/internal/app/inspection"
 	"github.com/farebox/farebox/internal/barcode"
+	"github.com/farebox/farebox/internal/clock"
 	"github.com/farebox/farebox/internal/credentials"
+	"github.com/farebox/farebox/internal/store"
 )
 
 const keysUsage = `Usage: farebox keys list|rotate|prune|revoke [flags]
@@ -48,7 +50,7 @@ func keysCmd(ctx context.Context, args []string, getenv func(string) string, std
 	env := fs.String("environment", barcode.EnvLive, "rotate: the key range, live or test")
 	reason := fs.String("reason", "", "revoke: why the key is revoked (shown to inspectors in the revocation feed)")
 	asJSON := fs.Bool("json", false, "list: print JSON")
-	ahead := fs.Duration("publish-ahead", app.KeyPublishAhead, "rotate: how long the new key is published before it signs (0: at once, after a compromise)")
+	ahead := fs.Duration("publish-ahead", inspection.KeyPublishAhead, "rotate: how long the new key is published before it signs (0: at once, after a compromise)")
 	fs.Usage = func() { fmt.Fprint(stderr, keysUsage); fs.PrintDefaults() }
 	pos, err := parseFlags(fs, args[1:])
 	if err != nil {
@@ -58,15 +60,16 @@ func keysCmd(ctx context.Context, args []string, getenv func(string) string, std
 		fs.Usage()
 		return errUsage
 	}
-	a, st, err := db.openApp(ctx)
+	st, err := db.open(ctx)
 	if err != nil {
 		return err
 	}
 	defer st.Close()
 	s := credentials.Settings{DataDir: db.dataDir, InspectionKeys: *keysCfg, Embedded: db.url == "" || strings.HasPrefix(db.url, "sqlite:")}
+	a := inspection.New(store.NewView[inspection.Queries](st), clock.System{}, credentials.InspectionStore{Settings: s, Store: st}, nil)
 	switch args[0] {
 	case "list":
-		keys, err := a.InspectionKeys(ctx, s)
+		keys, err := a.Keys(ctx)
 		if err != nil {
 			return err
 		}
@@ -91,7 +94,7 @@ func keysCmd(ctx context.Context, args []string, getenv func(string) string, std
 			fmt.Fprintf(stdout, "%-6d %-5s %-34s %6d valid tickets, last ends %s\n", k.Kid, k.Environment, state, k.Tickets, last)
 		}
 	case "rotate":
-		r, err := a.RotateInspectionKey(ctx, s, *env, *ahead)
+		r, err := a.Rotate(ctx, *env, *ahead)
 		if err != nil {
 			return err
 		}
@@ -107,13 +110,13 @@ func keysCmd(ctx context.Context, args []string, getenv func(string) string, std
 			fmt.Fprintf(stdout, "pruned keys no valid ticket needs: %v\n", r.Pruned)
 		}
 	case "prune":
-		pruned, err := a.PruneInspectionKeys(ctx, s)
+		pruned, err := a.Prune(ctx)
 		if err != nil {
 			return err
 		}
 		fmt.Fprintf(stdout, "pruned %d keys: %v\n", len(pruned), pruned)
 	case "revoke":
-		r, err := a.RevokeInspectionKey(ctx, s, pos[0], *reason)
+		r, err := a.Revoke(ctx, pos[0], *reason)
 		if err != nil {
 			return err
 		}

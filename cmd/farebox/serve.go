@@ -20,10 +20,12 @@ import (
 	"github.com/farebox/farebox/internal/app/billing"
 	"github.com/farebox/farebox/internal/app/console"
 	"github.com/farebox/farebox/internal/app/events"
+	"github.com/farebox/farebox/internal/app/passes"
 	"github.com/farebox/farebox/internal/app/privacy"
 	productsapp "github.com/farebox/farebox/internal/app/products"
 	"github.com/farebox/farebox/internal/app/testclock"
 	"github.com/farebox/farebox/internal/app/transit"
+	"github.com/farebox/farebox/internal/app/wallets"
 	"github.com/farebox/farebox/internal/app/webhooks"
 	"github.com/farebox/farebox/internal/app/webusers"
 	"github.com/farebox/farebox/internal/clock"
@@ -77,16 +79,18 @@ func serve(ctx context.Context, args []string, getenv func(string) string, stdou
 	if cfg.Seller.Name == config.DevSellerName {
 		log.Warn("invoices are issued by the development seller: set FAREBOX_SELLER_* for production")
 	}
+	// The wallets (serverDeps) register the pass-update job handlers
+	// before the workers start.
+	deps, err := serverDeps(ctx, cfg, st, a, prods, log)
+	if err != nil {
+		return err
+	}
 	defer startWorkers(ctx, cfg, a, hooks, log, observeJob)()
 	ledger, stopLedger, err := startLedger(ctx, cfg, st, metrics, log)
 	if err != nil {
 		return err
 	}
 	defer stopLedger()
-	deps, err := serverDeps(ctx, cfg, st, a, prods, log)
-	if err != nil {
-		return err
-	}
 	deps.Ledger, deps.Metrics, deps.Feeds, deps.Transit, deps.SessionKey, deps.Ready = ledger, metrics, feeds, tr, sessionKey, tr.Ready
 	deps.Privacy = priv
 	deps.Events, deps.Webhooks = ev, hooks
@@ -138,7 +142,7 @@ func newApp(ctx context.Context, cfg config.Config, st *store.Store, prods *prod
 	}
 	areas, products := prods.Catalog().Len()
 	log.Info("catalog loaded", "areas", areas, "products", products)
-	if n, err := a.BackfillVDVNumbers(ctx); err != nil {
+	if n, err := wallets.BackfillVDVNumbers(ctx, store.NewView[wallets.Queries](st), clock.System{}, a.Catalog().File().Products); err != nil {
 		return nil, fmt.Errorf("VDV ticket numbers: %w", err)
 	} else if n > 0 {
 		log.Info("VDV ticket numbers: stored the hash-derived numbers of tickets issued without one", "tickets", n)
@@ -273,7 +277,7 @@ func watchJobs(metrics *httpapi.Metrics, st *store.Store, log *slog.Logger) func
 		}
 		jobStates, jobsAt = m, time.Now()
 		return m
-	}, app.JobInvoiceFiles, app.JobGoogleObject, app.JobApplePassUpdate)
+	}, app.JobInvoiceFiles, passes.JobGoogleObject, passes.JobApplePassUpdate)
 	metrics.WatchJobAge(func() time.Duration {
 		now := time.Now()
 		due, ok, err := st.Read().OldestReadyJob(context.Background(), now)

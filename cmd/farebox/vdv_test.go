@@ -14,7 +14,7 @@ import (
 	"testing"
 	"time"
 
-	"github.com/farebox/farebox/internal/app"
+	"github.com/farebox/farebox/internal/app/passes"
 	"github.com/farebox/farebox/internal/barcode"
 	"github.com/farebox/farebox/internal/barcode/barcodetest"
 	"github.com/farebox/farebox/internal/barcode/vdv"
@@ -110,7 +110,7 @@ func TestVDVProfileEndToEnd(t *testing.T) {
 			if err != nil {
 				t.Fatal(err)
 			}
-			gjobs, err := st.Read().Jobs(context.Background(), app.JobGoogleObject)
+			gjobs, err := st.Read().Jobs(context.Background(), passes.JobGoogleObject)
 			_ = st.Close()
 			if err != nil || len(gjobs) != 0 {
 				t.Errorf("Google object jobs after revoking a VDV ticket: %+v (%v)", gjobs, err)

@@ -12,10 +12,11 @@ import (
 	"time"
 
 	"github.com/farebox/farebox/internal/account"
-	"github.com/farebox/farebox/internal/app"
+	"github.com/farebox/farebox/internal/app/wallets"
 	"github.com/farebox/farebox/internal/barcode/uic"
 	"github.com/farebox/farebox/internal/barcode/vdv"
 	"github.com/farebox/farebox/internal/catalog"
+	"github.com/farebox/farebox/internal/clock"
 	"github.com/farebox/farebox/internal/config"
 	"github.com/farebox/farebox/internal/credentials"
 	"github.com/farebox/farebox/internal/httpapi"
@@ -100,7 +101,7 @@ func loadWallets(ctx context.Context, cfg config.Config, st *store.Store, log *s
 	if err != nil {
 		return err
 	}
-	var o app.WalletOptions
+	var o wallets.Options
 	o.Inspection = kr
 	o.Brand = cfg.Brand
 	switch {
@@ -132,7 +133,7 @@ func loadWallets(ctx context.Context, cfg config.Config, st *store.Store, log *s
 		}
 	}
 
-	if err := loadAppleUpdates(cfg, b, log, d, &o); err != nil {
+	if err := loadAppleUpdates(cfg, b, log, &o); err != nil {
 		return err
 	}
 
@@ -179,7 +180,8 @@ func loadWallets(ctx context.Context, cfg config.Config, st *store.Store, log *s
 			"expires", vi.Info.Expires.Format(time.DateOnly))
 	}
 	o.AdvertiseDevelopmentWallets = cfg.AdvertiseDevelopmentWallets
-	d.Wallets = d.App.NewWallets(o)
+	d.Wallets = wallets.New(store.NewView[wallets.Queries](st), clock.System{}, d.App.Ticket, o)
+	d.Wallets.HandleJobs(d.App.Jobs)
 	// Keys change under a running service (`farebox keys rotate`, `keys
 	// revoke`, `keys prune`, a new file): every instance re-reads them.
 	go every(ctx, InspectionKeyReload, func() {
@@ -250,7 +252,7 @@ const InspectionKeyReload = 2 * time.Second
 // (webServiceURL = public URL + "/wallet/apple") and sets the APNs client
 // that pushes their updates when --apns-key is set (docs/wallet.md, "Apple
 // Wallet updates").
-func loadAppleUpdates(cfg config.Config, b *apple.Builder, log *slog.Logger, d *httpapi.Deps, o *app.WalletOptions) error {
+func loadAppleUpdates(cfg config.Config, b *apple.Builder, log *slog.Logger, o *wallets.Options) error {
 	o.Log = log
 	if cfg.PublicURL == "" {
 		log.Info("Apple Wallet updates: off (set --public-url, reachable by phones over https, to make passes updatable)")
@@ -277,7 +279,7 @@ func loadAppleUpdates(cfg config.Config, b *apple.Builder, log *slog.Logger, d *
 	if err != nil {
 		return fmt.Errorf("--apns-key: %w", err)
 	}
-	d.App.SetPassPusher(c)
+	o.Pusher = c
 	log.Info("Apple Wallet updates: pushing through APNs", "endpoint", cfg.APNsEndpoint, "topic", c.Topic(), "web_service_url", o.AppleWebServiceURL)
 	return nil
 }

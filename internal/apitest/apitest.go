@@ -30,6 +30,7 @@ import (
 	"github.com/farebox/farebox/internal/app/products"
 	"github.com/farebox/farebox/internal/app/testclock"
 	"github.com/farebox/farebox/internal/app/transit"
+	"github.com/farebox/farebox/internal/app/wallets"
 	"github.com/farebox/farebox/internal/app/webhooks"
 	"github.com/farebox/farebox/internal/app/webusers"
 	"github.com/farebox/farebox/internal/clock/clocktest"
@@ -65,9 +66,13 @@ type Env struct {
 	Events *events.Service
 	// Webhooks are the webhook endpoints and deliveries (package webhooks).
 	Webhooks *webhooks.Service
-	Clock    *clocktest.Fixed
-	Server   *httpapi.Server
-	Ledger   *usage.Ledger
+	// Wallets runs the pass-update jobs: the server's Deps.Wallets when
+	// Configure gave it wallets (Wallets), else wallets of zero Options
+	// that the server does not serve (tickets carry no barcode).
+	Wallets *wallets.Service
+	Clock   *clocktest.Fixed
+	Server  *httpapi.Server
+	Ledger  *usage.Ledger
 	// LiveKey and TestKey belong to one account (AccountID) in each environment.
 	AccountID string
 	LiveKey   string
@@ -121,7 +126,7 @@ func NewOnStore(t testing.TB, s *store.Store, o Options) *Env {
 		TestClocks: testclock.New(store.NewView[testclock.Queries](s), clk, "farebox", a.Jobs.Notify), MaxBodyBytes: 64 << 10,
 		Events: ev, Webhooks: hooks}
 	d.Privacy = privacy.New(store.NewView[privacy.Queries](s), clk, privacy.Options{Location: a.Loc}, privacy.NewTx(s.WriteClaimed, a.TxWork))
-	e := &Env{T: t, Store: s, App: a, Products: prods, Privacy: d.Privacy, Console: d.Console, WebUsers: d.WebUsers, Feeds: d.Feeds, Accounts: keys, Events: ev, Webhooks: hooks, Clock: clk, client: &http.Client{
+	e := &Env{T: t, Store: s, App: a, Wallets: walletsOn(s, clk, a, wallets.Options{}), Products: prods, Privacy: d.Privacy, Console: d.Console, WebUsers: d.WebUsers, Feeds: d.Feeds, Accounts: keys, Events: ev, Webhooks: hooks, Clock: clk, client: &http.Client{
 		Timeout:       30 * time.Second,
 		CheckRedirect: func(*http.Request, []*http.Request) error { return http.ErrUseLastResponse },
 	}}
@@ -130,7 +135,12 @@ func NewOnStore(t testing.TB, s *store.Store, o Options) *Env {
 		d.Ledger = e.Ledger
 	}
 	if o.Configure != nil {
+		configuring.Store(a, e)
 		o.Configure(&d)
+		configuring.Delete(a)
+	}
+	if d.Wallets != nil {
+		e.Wallets = d.Wallets
 	}
 	if err := prods.Load(context.Background()); err != nil {
 		t.Fatalf("apitest: load catalog: %v", err)
@@ -403,4 +413,29 @@ func (e *Env) UsageRows(requestID string) []usage.Event {
 		e.T.Fatal(err)
 	}
 	return rows
+}
+
+// configuring maps the App of a server being configured (Options.Configure)
+// to its Env, for Wallets.
+var configuring sync.Map
+
+// Wallets builds wallets of o for the server d is configuring (call it in
+// Options.Configure: d.Wallets = apitest.Wallets(d, o)), on its database
+// and clock, with their job handlers on its runner, as serve builds them.
+func Wallets(d *httpapi.Deps, o wallets.Options) *wallets.Service {
+	v, ok := configuring.Load(d.App)
+	if !ok {
+		panic("apitest.Wallets: call it in Options.Configure")
+	}
+	e := v.(*Env)
+	return walletsOn(e.Store, e.Clock, d.App, o)
+}
+
+// walletsOn builds the wallets of o on s and registers their job handlers
+// with a's runner. Zero Options still run the pass-update jobs: they tag
+// passes, without pushes or Google calls.
+func walletsOn(s *store.Store, clk *clocktest.Fixed, a *app.App, o wallets.Options) *wallets.Service {
+	w := wallets.New(store.NewView[wallets.Queries](s), clk, a.Ticket, o)
+	w.HandleJobs(a.Jobs)
+	return w
 }

@@ -7,6 +7,7 @@ import (
 	"encoding/hex"
 	"encoding/json"
 	"fmt"
+	"github.com/farebox/farebox/internal/app/passes"
 	"github.com/farebox/farebox/internal/idempotency"
 	"maps"
 	"slices"
@@ -428,7 +429,7 @@ func (a *App) reactivate(ctx context.Context, q store.Q, c ticketing.Coupon, req
 	if c.TestClockID != nil && t.ValidFrom.After(now) {
 		return t.ID, nil
 	}
-	return t.ID, a.passesChanged(ctx, q, now, t.ValidFrom, t.ID)
+	return t.ID, passes.Changed(ctx, q, a.clock.Now(), now, t.ValidFrom, t.ID)
 }
 
 // insertTicket writes t; a ticket of a vdv-ka-static product first takes

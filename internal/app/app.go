@@ -41,12 +41,7 @@ type App struct {
 	// PDFRenderer renders a document's PDF; nil is RenderPDF. Tests set
 	// it to a renderer that fails or panics (TestInvoicePDFRenderPanic).
 	PDFRenderer func(d *invoicedoc.Document, electronic bool) (invoicing.File, error)
-	// pusher sends Apple pass-update pushes (passupdates.go); nil: none.
-	pusher atomic.Pointer[PassPusher]
 
-	// wallets is the instance's Wallets (NewWallets), which runs the pass
-	// update jobs (googleupdates.go); nil until wallets are configured.
-	wallets atomic.Pointer[Wallets]
 	// deliveries are the webhook deliveries of the changes' events (events.go).
 	deliveries *deliveries.Service
 }
@@ -81,7 +76,6 @@ func New(o Options) *App {
 	a := &App{store: o.Store, clock: o.Clock, IDs: ident.Prefix(o.IDPrefix), Loc: o.Location,
 		products: o.Products, schemas: o.Products.Schemas()}
 	a.initInvoicing(o.Invoicing)
-	a.initPassUpdates()
 	a.deliveries = deliveries.New(a.clock, a.IDs)
 	return a
 }
@@ -104,3 +98,11 @@ func ParseEnvironment(s string) (Environment, error) {
 // Catalog returns the instance's current catalog index (products.Service
 // Catalog), which ordering, activation and the passes read.
 func (a *App) Catalog() *catalog.Index { return a.products.Catalog() }
+
+// notifyJobs wakes a job worker of this instance after a commit that
+// enqueued work (others find it at their next poll).
+func (a *App) notifyJobs() {
+	if a.Jobs != nil {
+		a.Jobs.Notify()
+	}
+}

@@ -53,23 +53,9 @@ const (
 
 const (
 	CodeEngineNotFound               = "engine_not_found"
-	CodeEngineVersionNotFound        = "engine_version_not_found"
 	CodeIdempotencyKeyInFlight       = "idempotency_key_in_flight"
 	CodeIdempotencyKeyOutcomeUnknown = "idempotency_key_outcome_unknown"
 	CodeIdempotencyKeyReused         = "idempotency_key_reused"
-	CodeInspectionKeysNotConfigured  = "inspection_keys_not_configured"
 	CodeInvalidRevocationReason      = "invalid_revocation_reason"
-	CodeInvalidKeyID                 = "invalid_key_id"
-	CodeInvalidPublishAhead          = "invalid_publish_ahead"
-	CodeUnknownInspectionKey         = "unknown_inspection_key"
-	CodeInspectionKeyActive          = "inspection_key_active"
 	CodeTicketAlreadyInvalid         = "ticket_already_invalid"
-	CodePassUnavailable              = "pass_unavailable"
-	CodeWalletBarcodeUnsupported     = "wallet_barcode_unsupported"
-	CodeWalletNotConfigured          = "wallet_not_configured"
-	CodeApplePassUnauthorized        = "apple_pass_unauthorized"
-	CodeApplePassTypeUnknown         = "apple_pass_type_unknown"
-	CodeInvalidDeviceID              = "invalid_device_library_identifier"
-	CodeInvalidPushToken             = "invalid_push_token"
-	CodeInvalidAppleLog              = "invalid_apple_log"
 )

@@ -12,6 +12,7 @@ import (
 	"time"
 
 	"github.com/farebox/farebox/internal/account"
+	"github.com/farebox/farebox/internal/app/passes"
 	"github.com/farebox/farebox/internal/apperr"
 	"github.com/farebox/farebox/internal/engines"
 	"github.com/farebox/farebox/internal/schema"
@@ -96,7 +97,7 @@ type PageTicket struct {
 }
 
 // CouponPage returns the traveller page's view of coupon id.
-func (a *App) CouponPage(ctx context.Context, w *Wallets, id string) (CouponPage, error) {
+func (a *App) CouponPage(ctx context.Context, offers passes.Offers, id string) (CouponPage, error) {
 	const op = "app.CouponPage"
 	q := a.store.Read()
 	d, err := a.Coupon(ctx, id)
@@ -121,15 +122,15 @@ func (a *App) CouponPage(ctx context.Context, w *Wallets, id string) (CouponPage
 	if err != nil {
 		return p, err
 	}
-	_, opts, err := w.Offer(td)
+	o, err := offers(td)
 	if err != nil {
 		return p, err
 	}
 	p.Ticket = &PageTicket{ID: newest.ID, ValidFrom: newest.ValidFrom.In(a.Loc), ValidUntil: newest.ValidUntil.In(a.Loc),
 		Valid: td.Valid && newest.InvalidatedAt == nil && now.Before(newest.ValidUntil.Add(time.Second))}
-	for _, o := range opts {
-		p.Ticket.Apple = p.Ticket.Apple || o == "apple_wallet"
-		p.Ticket.Google = p.Ticket.Google || o == "google_wallet"
+	for _, opt := range o.Options {
+		p.Ticket.Apple = p.Ticket.Apple || opt == "apple_wallet"
+		p.Ticket.Google = p.Ticket.Google || opt == "google_wallet"
 	}
 	p.Renewable = d.Subscription != nil && d.Subscription.View.CouponReactivatable && newest.ReactivationKey != nil
 	return p, nil
@@ -227,7 +228,7 @@ func (a *App) ActivateFromPage(ctx context.Context, id string, form map[string][
 // coupon's newest ticket: the engine HTML with a last script that calls
 // window.renderTicket with the ticket's JSON, as the SDKs do
 // (client-contract.md 6.2).
-func (a *App) CouponTicketDocument(ctx context.Context, w *Wallets, id string) ([]byte, error) {
+func (a *App) CouponTicketDocument(ctx context.Context, offers passes.Offers, id string) ([]byte, error) {
 	const op = "app.CouponTicketDocument"
 	q := a.store.Read()
 	if _, err := q.Coupon(ctx, id); err != nil {
@@ -244,7 +245,7 @@ func (a *App) CouponTicketDocument(ctx context.Context, w *Wallets, id string) (
 	if err != nil {
 		return nil, err
 	}
-	tj, err := w.TicketResponse(td)
+	tj, err := TicketResponse(td, offers)
 	if err != nil {
 		return nil, err
 	}

@@ -3,6 +3,7 @@ package app
 import (
 	"context"
 	"encoding/json"
+	"github.com/farebox/farebox/internal/app/passes"
 	"github.com/farebox/farebox/internal/idempotency"
 	"time"
 
@@ -189,34 +190,9 @@ func (a *App) SetTariffSettings(ctx context.Context, couponID string, ts json.Ra
 	return out, err
 }
 
-// TicketDetails is a ticket with its coupon, product, area and subscription.
-type TicketDetails struct {
-	Ticket  ticketing.Ticket
-	Coupon  ticketing.Coupon
-	Product *catalog.Product
-	Area    *catalog.AreaEntry
-	// Valid is false for a ticket whose coupon was restored away or whose
-	// subscription was restored (the new ticket replaces it).
-	Valid bool
-}
-
-// TicketSummary is what the dashboard's ticket list shows of a ticket.
-type TicketSummary struct {
-	TicketID, CouponID    string
-	ProductName           string // the product's local ticket name, "" without a product
-	Valid                 bool   // not invalidated, not restored away
-	ValidFrom, ValidUntil time.Time
-}
-
-// Summary is the dashboard's row of d.
-func (d TicketDetails) Summary() TicketSummary {
-	out := TicketSummary{TicketID: d.Ticket.ID, CouponID: d.Coupon.ID, Valid: d.Valid && d.Ticket.InvalidatedAt == nil,
-		ValidFrom: d.Ticket.ValidFrom, ValidUntil: d.Ticket.ValidUntil}
-	if d.Product != nil {
-		out.ProductName = d.Product.LocalTicketName
-	}
-	return out
-}
+// TicketDetails is a ticket with its coupon, product and area (what the
+// wallets draw its barcode and passes from: package passes).
+type TicketDetails = passes.TicketDetails
 
 // Ticket returns a ticket by id; the id is the credential.
 func (a *App) Ticket(ctx context.Context, id string) (TicketDetails, error) {

@@ -5,7 +5,8 @@
 // like an unknown id) and returns domain values. responses.go turns those
 // into the API's JSON shapes, so package httpapi writes them without naming a
 // domain type; app also holds the request work around the handlers
-// (Idempotency-Key claims, the billing rule, session tokens, wallet passes).
+// (Idempotency-Key claims, the billing rule, session tokens; wallet
+// passes are package wallets').
 // app never routes or decodes HTTP, and use cases never log.
 //
 // Transit is the one long-running part: each instance's view of the stored

@@ -9,6 +9,7 @@ import (
 	"github.com/farebox/farebox/internal/app/deliveries"
 	"github.com/farebox/farebox/internal/app/products"
 	"github.com/farebox/farebox/internal/apperr"
+	"github.com/farebox/farebox/internal/engines"
 	"github.com/farebox/farebox/internal/event"
 	"github.com/farebox/farebox/internal/store"
 	"github.com/farebox/farebox/internal/ticketing"
@@ -128,7 +129,7 @@ func (c *changeEvents) ticket(ctx context.Context, q store.Q, id string) error {
 	if err != nil {
 		return err
 	}
-	return c.add(event.TicketIssued, id, ticketView(d, RenderingEngineVersion(), []string{}, nil))
+	return c.add(event.TicketIssued, id, ticketView(d, engines.RenderingEngine().Version, []string{}, nil))
 }
 
 // invoice adds an event showing the stored invoice id.

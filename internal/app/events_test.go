@@ -11,6 +11,7 @@ import (
 	"github.com/farebox/farebox/internal/account"
 	"github.com/farebox/farebox/internal/app"
 	"github.com/farebox/farebox/internal/app/events"
+	"github.com/farebox/farebox/internal/app/wallets"
 	"github.com/farebox/farebox/internal/apperr"
 	"github.com/farebox/farebox/internal/event"
 	"github.com/farebox/farebox/internal/store"
@@ -121,7 +122,7 @@ func TestEventsOfEveryChange(t *testing.T) {
 			return app.SubscriptionResponse(d)
 		}
 		ticket := func(id string) any {
-			v, err := (*app.Wallets)(nil).TicketResponse(b.ticket(t, id))
+			v, err := app.TicketResponse(b.ticket(t, id), (*wallets.Service)(nil).Offer)
 			if err != nil {
 				t.Fatal(err)
 			}
@@ -419,7 +420,7 @@ func TestEventPartMarkerCannotBeForged(t *testing.T) {
 		name, _ := json.Marshal(forged)
 		medium := `{"photo_id_lite":{"first_name":` + string(name) + `,"last_name":"Mustermann","birth_date":"1990-01-01"}}`
 		tk := b.activate(t, o.Coupons[0].ID, app.ActivationRequest{IdentificationMedium: json.RawMessage(medium), Version: 9})
-		want, err := (*app.Wallets)(nil).TicketResponse(b.ticket(t, tk.ID))
+		want, err := app.TicketResponse(b.ticket(t, tk.ID), (*wallets.Service)(nil).Offer)
 		if err != nil {
 			t.Fatal(err)
 		}

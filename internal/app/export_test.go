@@ -2,11 +2,9 @@ package app
 
 import (
 	"context"
-	"time"
 
 	"github.com/farebox/farebox/internal/account"
 	"github.com/farebox/farebox/internal/event"
-	"github.com/farebox/farebox/internal/store"
 	"github.com/farebox/farebox/internal/ticketing"
 )
 
@@ -34,10 +32,4 @@ func PlaceOrderWithEmptyEvent(ctx context.Context, a *App, p account.Principal, 
 	ev.evs = append(ev.evs, event.Event{ID: a.IDs.New("event"), AccountID: p.AccountID, Environment: p.Environment,
 		Type: event.OrderCreated, ObjectID: n.order.ID, APIVersion: event.APIVersion, CreatedAt: ev.at, Object: []byte("{}")})
 	return a.writeOrder(ctx, n, ev)
-}
-
-// PassesChanged runs passesChanged in a transaction of its own (the
-// month-turn benchmark measures the enqueue alone), at the service's time at.
-func PassesChanged(ctx context.Context, s *store.Store, at, effective time.Time, ticketIDs ...string) error {
-	return s.Write(ctx, func(q store.Q) error { return passesChangedAt(ctx, q, at, at, effective, ticketIDs...) })
 }

@@ -7,6 +7,7 @@ import (
 
 	"github.com/farebox/farebox/internal/account"
 	"github.com/farebox/farebox/internal/app/kit"
+	"github.com/farebox/farebox/internal/app/passes"
 	"github.com/farebox/farebox/internal/invoicing"
 	"github.com/farebox/farebox/internal/list"
 	"github.com/farebox/farebox/internal/store"
@@ -121,7 +122,7 @@ type TicketsRequest struct {
 }
 
 // Tickets lists the caller's tickets of its environment, newest first;
-// Wallets.TicketList shows them as the ticket's GET does.
+// TicketList shows them as the ticket's GET does.
 func (a *App) Tickets(ctx context.Context, p account.Principal, req TicketsRequest) (ListJSON[TicketDetails], error) {
 	var l listParams
 	f := ticketing.TicketFilter{State: state(&l, req.State, ticketing.TicketStates)}
@@ -131,11 +132,12 @@ func (a *App) Tickets(ctx context.Context, p account.Principal, req TicketsReque
 }
 
 // TicketList shows a page of tickets as PATCH …/tickets/{id}.json does
-// (with this instance's signed barcode and rendering options).
-func (w *Wallets) TicketList(l ListJSON[TicketDetails]) (ListJSON[ticketJSON], error) {
+// (with what offers gives each: this instance's signed barcode and
+// rendering options).
+func TicketList(l ListJSON[TicketDetails], offers passes.Offers) (ListJSON[ticketJSON], error) {
 	out := make([]ticketJSON, 0, len(l.Data))
 	for _, d := range l.Data {
-		v, err := w.TicketResponse(d)
+		v, err := TicketResponse(d, offers)
 		if err != nil {
 			return ListJSON[ticketJSON]{}, err
 		}

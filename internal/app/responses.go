@@ -4,6 +4,8 @@ import (
 	"context"
 
 	"github.com/farebox/farebox/internal/app/kit"
+	"github.com/farebox/farebox/internal/app/passes"
+	"github.com/farebox/farebox/internal/engines"
 	"github.com/farebox/farebox/internal/invoicedoc"
 	"github.com/farebox/farebox/internal/invoicing"
 	"github.com/farebox/farebox/internal/store"
@@ -86,15 +88,15 @@ func (a *App) RestoreResponse(ctx context.Context, o ticketing.Order, coupons []
 	return out, nil
 }
 
-// TicketResponse is the Ticket d with its signed barcode and rendering
-// options (Wallets.Offer).
-func (w *Wallets) TicketResponse(d TicketDetails) (ticketJSON, error) {
-	props, options, err := w.Offer(d)
+// TicketResponse is the Ticket d with what offers gives it: its signed
+// barcode, rendering options and the wallets withheld (wallets.Service.Offer).
+func TicketResponse(d TicketDetails, offers passes.Offers) (ticketJSON, error) {
+	o, err := offers(d)
 	if err != nil {
 		return ticketJSON{}, err
 	}
-	j := ticketView(d, RenderingEngineVersion(), options, props)
-	j.Ticket.Meta.UnavailableRenderingOptions = w.unavailableOptions(d)
+	j := ticketView(d, engines.RenderingEngine().Version, o.Options, o.Properties)
+	j.Ticket.Meta.UnavailableRenderingOptions = o.Unavailable
 	return j, nil
 }
 

@@ -2,7 +2,6 @@ package app_test
 
 import (
 	"context"
-	"encoding/json"
 	"strings"
 	"testing"
 	"time"
@@ -10,6 +9,7 @@ import (
 	"github.com/farebox/farebox/internal/account"
 	"github.com/farebox/farebox/internal/app"
 	"github.com/farebox/farebox/internal/app/accounts"
+	"github.com/farebox/farebox/internal/app/apptest"
 	"github.com/farebox/farebox/internal/app/billing"
 	"github.com/farebox/farebox/internal/app/events"
 	"github.com/farebox/farebox/internal/app/products"
@@ -18,7 +18,6 @@ import (
 	"github.com/farebox/farebox/internal/catalog"
 	"github.com/farebox/farebox/internal/clock"
 	"github.com/farebox/farebox/internal/clock/clocktest"
-	"github.com/farebox/farebox/internal/config/configtest"
 	"github.com/farebox/farebox/internal/store"
 	"github.com/farebox/farebox/internal/store/storetest"
 	"github.com/farebox/farebox/internal/ticketing"
@@ -55,10 +54,7 @@ func setup(t testing.TB, engine store.Engine) *testBundle {
 	t.Helper()
 	clk := clocktest.NewFixed(start)
 	s := storetest.OpenWith(t, engine, func(o *store.Options) { o.Clock = clk })
-	d := configtest.Defaults()
-	prods := products.New(store.NewView[products.Queries](s), clk, "farebox")
-	a := app.New(app.Options{Store: s, Clock: clk, IDPrefix: "farebox", Products: prods,
-		Invoicing: app.InvoicingOptions{Seller: d.Seller, BaseURL: "http://farebox.test", PaymentDays: d.PaymentDays}})
+	a, prods := apptest.NewApp(s, clk)
 	b := &testBundle{ctx: context.Background(), app: a, products: prods, clock: clk, store: s,
 		keys:    accounts.New(store.NewView[accounts.Queries](s), clk, "farebox", 0),
 		users:   webusers.New(store.NewView[webusers.Queries](s), clk, "farebox"),
@@ -114,18 +110,18 @@ const (
 	jobTicket    = "restricted job ticket"
 )
 
-// product finds one product of the default catalog by role.
+// product finds one product of the default catalog by role (the single
+// and monthly products as the capability packages' tests find them).
 func (b *testBundle) product(t testing.TB, role string) *catalog.Product {
 	t.Helper()
+	switch role {
+	case singleBerlin:
+		return b.bundle().Product(t, apptest.Single)
+	case monthly:
+		return b.bundle().Product(t, apptest.Monthly)
+	}
 	for _, p := range b.app.Catalog().File().Products {
-		pr, _ := b.products.Product(p.ID)
-		switch {
-		case role == singleBerlin && pr.TicketType == catalog.TicketSingle && pr.CustomerType == catalog.CustomerAdult &&
-			strings.Contains(b.area(t, pr).Name, "Berlin"):
-			return pr
-		case role == monthly && pr.IsSubscription && !pr.Restricted:
-			return pr
-		case role == jobTicket && pr.Restricted:
+		if pr, _ := b.products.Product(p.ID); role == jobTicket && pr.Restricted {
 			return pr
 		}
 	}
@@ -133,13 +129,9 @@ func (b *testBundle) product(t testing.TB, role string) *catalog.Product {
 	return nil
 }
 
-func (b *testBundle) area(t testing.TB, pr *catalog.Product) *catalog.AreaEntry {
-	t.Helper()
-	a, err := b.products.Area(pr.AreaID)
-	if err != nil {
-		t.Fatal(err)
-	}
-	return a
+// bundle is b as package apptest has it.
+func (b *testBundle) bundle() *apptest.Bundle {
+	return &apptest.Bundle{Ctx: b.ctx, App: b.app, Products: b.products, Store: b.store, Clock: b.clock, Live: b.live}
 }
 
 // order places an order of the given products for p.
@@ -152,19 +144,14 @@ func (b *testBundle) order(t *testing.T, p account.Principal, productIDs ...stri
 	return o
 }
 
-const maxMedium = `{"photo_id_lite":{"first_name":"Max","last_name":"Mustermann","birth_date":"1990-01-01"}}`
+// maxMedium is Max's photo id, as activation carries it.
+var maxMedium = string(apptest.Activation("").IdentificationMedium)
 
 // activation is a v9 first activation with Max's photo id.
-func activation(tariff string) app.ActivationRequest {
-	r := app.ActivationRequest{IdentificationMedium: json.RawMessage(maxMedium), Version: 9}
-	if tariff != "" {
-		r.TariffSettings = json.RawMessage(tariff)
-	}
-	return r
-}
+func activation(tariff string) app.ActivationRequest { return apptest.Activation(tariff) }
 
 // berlinTariff is the monthly product's tariff settings.
-const berlinTariff = `{"german_postal_code":"10115"}`
+const berlinTariff = apptest.BerlinTariff
 
 // activate activates a coupon and returns the ticket.
 func (b *testBundle) activate(t *testing.T, couponID string, req app.ActivationRequest) ticketing.Ticket {

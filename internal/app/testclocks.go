@@ -6,6 +6,7 @@ import (
 	"time"
 
 	"github.com/farebox/farebox/internal/account"
+	"github.com/farebox/farebox/internal/app/passes"
 	"github.com/farebox/farebox/internal/apperr"
 	"github.com/farebox/farebox/internal/jobs"
 	"github.com/farebox/farebox/internal/store"
@@ -63,7 +64,7 @@ func (a *App) advanceJob(ctx context.Context, j jobs.Job) error {
 
 // clockPassUpdates is the wallet work of an advance from from to to: the
 // pass of every coupon on the clock whose next cycle started on the way
-// moves to it, as a cycle's start moves it in real time (passesChanged
+// moves to it, as a cycle's start moves it in real time (passes.Changed
 // due now: the Apple update job, pushed to the pass's devices). A retry
 // enqueues them again (a device asks once more and finds nothing new).
 func (a *App) clockPassUpdates(ctx context.Context, q store.Q, clockID string, from, to time.Time) error {
@@ -80,7 +81,7 @@ func (a *App) clockPassUpdates(ctx context.Context, q store.Q, clockID string, f
 		if n == 0 {
 			continue
 		}
-		if err := q.EnqueueJob(ctx, jobs.NewJob{Kind: JobApplePassUpdate, Payload: id, MaxAttempts: passUpdateAttempts}, svc); err != nil {
+		if err := q.EnqueueJob(ctx, jobs.NewJob{Kind: passes.JobApplePassUpdate, Payload: id, MaxAttempts: passes.UpdateAttempts}, svc); err != nil {
 			return err
 		}
 	}

@@ -4,6 +4,7 @@ import (
 	"encoding/json"
 	"strings"
 
+	"github.com/farebox/farebox/internal/app/passes"
 	"github.com/farebox/farebox/internal/app/products"
 	"github.com/farebox/farebox/internal/clock"
 	"github.com/farebox/farebox/internal/subscription"
@@ -185,9 +186,9 @@ type ticketMeta struct {
 	RequiresEngine            string   `json:"requires_engine"`
 	AvailableRenderingOptions []string `json:"available_rendering_options"`
 	// UnavailableRenderingOptions: wallets withheld from this ticket and
-	// why (Wallets.unavailableOptions); left out when none, so the four
+	// why (wallets.Service.Offer); left out when none, so the four
 	// keys the SDKs read are unchanged.
-	UnavailableRenderingOptions []UnavailableOption `json:"unavailable_rendering_options,omitempty"`
+	UnavailableRenderingOptions []passes.UnavailableOption `json:"unavailable_rendering_options,omitempty"`
 }
 
 // ticketTemplate and ticketMetaVersion name the inspection layout the
@@ -214,7 +215,7 @@ func ticketView(d TicketDetails, engineVersion string, options []string, extra m
 	var revocation *string
 	if !d.Valid {
 		// The rendering engine reads only properties (the SDKs drop other keys).
-		reason := revokedReason(t)
+		reason := passes.RevokedReason(t)
 		kind, text, _ := strings.Cut(reason, ": ")
 		props["revocation"] = map[string]any{"kind": kind, "reason": text, "revoked_at": clock.Timestamp(*t.InvalidatedAt)}
 		revocation = &reason

@@ -9,7 +9,7 @@ import (
 	"time"
 
 	"github.com/farebox/farebox/internal/apitest"
-	"github.com/farebox/farebox/internal/app"
+	"github.com/farebox/farebox/internal/app/wallets"
 	"github.com/farebox/farebox/internal/store/storetest"
 	"github.com/farebox/farebox/internal/wallet/apple/apnstest"
 )
@@ -21,7 +21,7 @@ import (
 // device's If-Modified-Since names the second of the revocation; the pass
 // must still come back voided (200), by its ETag and by the date, never
 // 304 with the valid-looking copy. Then the validators revalidate: the new
-// ETag at once, the date once app.LastModifiedMargin has passed. Both
+// ETag at once, the date once wallets.LastModifiedMargin has passed. Both
 // engines, over HTTP with a job worker and the local APNs.
 func TestApplePassChangesInTheSameSecond(t *testing.T) {
 	for _, engine := range storetest.Engines {
@@ -54,7 +54,7 @@ func TestApplePassChangesInTheSameSecond(t *testing.T) {
 			e.Clock.Set(cycle)
 			e.App.Jobs.Notify()
 			waitFor(t, "the push at the cycle's start", func() bool { return pushesTo(srv, pushToken1, 200) == 1 })
-			var tag app.AppleSerials
+			var tag wallets.AppleSerials
 			e.Must(200, apitest.Req{Method: "GET", Path: list}).JSON(t, &tag)
 
 			// The device downloads it at .100.
@@ -82,7 +82,7 @@ func TestApplePassChangesInTheSameSecond(t *testing.T) {
 				t.Fatal(err)
 			}
 			waitFor(t, "the push after the revocation", func() bool { return pushesTo(srv, pushToken1, 200) == 2 })
-			var changed app.AppleSerials
+			var changed wallets.AppleSerials
 			e.Must(200, apitest.Req{Method: "GET", Path: list + "?passesUpdatedSince=" + tag.LastUpdated}).JSON(t, &changed)
 			if len(changed.SerialNumbers) != 1 || changed.SerialNumbers[0] != tid {
 				t.Fatalf("changed serials %+v", changed)
@@ -125,7 +125,7 @@ func TestApplePassChangesInTheSameSecond(t *testing.T) {
 			if s := get(map[string]string{"If-Modified-Since": lm2}).Status; s != 200 {
 				t.Errorf("a date within the margin: %d, want 200", s)
 			}
-			e.Clock.Set(cycle.Add(app.LastModifiedMargin + time.Second))
+			e.Clock.Set(cycle.Add(wallets.LastModifiedMargin + time.Second))
 			r = get(nil)
 			lm3 := r.Header.Get("Last-Modified")
 			if r.Header.Get("ETag") != etag2 || lm3 == lm2 {
@@ -163,7 +163,7 @@ func TestApplePassesUpdatedSinceUnknownTag(t *testing.T) {
 				t.Fatal(err)
 			}
 			waitFor(t, "the push", func() bool { return pushesTo(srv, pushToken1, 200) == 1 })
-			var s app.AppleSerials
+			var s wallets.AppleSerials
 			e.Must(200, apitest.Req{Method: "GET", Path: list}).JSON(t, &s)
 			last, err := strconv.ParseInt(s.LastUpdated, 10, 64)
 			if err != nil || last < 1 {

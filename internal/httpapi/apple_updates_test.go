@@ -12,7 +12,8 @@ import (
 	"time"
 
 	"github.com/farebox/farebox/internal/apitest"
-	"github.com/farebox/farebox/internal/app"
+	"github.com/farebox/farebox/internal/app/passes"
+	"github.com/farebox/farebox/internal/app/wallets"
 	"github.com/farebox/farebox/internal/barcode"
 	"github.com/farebox/farebox/internal/httpapi"
 	"github.com/farebox/farebox/internal/jobs"
@@ -36,12 +37,12 @@ func withAppleUpdates(t testing.TB, srv *apnstest.Server) func(d *httpapi.Deps) 
 	o := walletOptions(t, true)
 	o.AppleWebServiceURL = testWebService
 	return func(d *httpapi.Deps) {
-		d.Wallets = d.App.NewWallets(o)
 		c, err := apple.NewAPNs(srv.Config())
 		if err != nil {
 			t.Fatal(err)
 		}
-		d.App.SetPassPusher(c)
+		o.Pusher = c
+		d.Wallets = apitest.Wallets(d, o)
 	}
 }
 
@@ -105,7 +106,7 @@ func (w *phonePass) now() passJSON {
 
 // unmoved checks that nothing was pushed, nothing changed since tag and
 // the pass still shows ticket cur's validity (when says the moment).
-func (w *phonePass) unmoved(tag app.AppleSerials, cur map[string]any, when string) {
+func (w *phonePass) unmoved(tag wallets.AppleSerials, cur map[string]any, when string) {
 	w.t.Helper()
 	if n := len(w.srv.Pushes()); n != 0 {
 		w.t.Fatalf("%d pushes %s", n, when)
@@ -119,10 +120,10 @@ func (w *phonePass) unmoved(tag app.AppleSerials, cur map[string]any, when strin
 // moved waits for the first push to the phone and checks that the pass is
 // the one serial number changed since tag and shows ticket next's
 // validity and barcode (when says the moment).
-func (w *phonePass) moved(tag app.AppleSerials, next map[string]any, when string) {
+func (w *phonePass) moved(tag wallets.AppleSerials, next map[string]any, when string) {
 	w.t.Helper()
 	waitFor(w.t, "the push "+when, func() bool { return pushesTo(w.srv, pushToken1, 200) == 1 })
-	var changed app.AppleSerials
+	var changed wallets.AppleSerials
 	w.e.Must(200, apitest.Req{Method: "GET", Path: w.list + "?passesUpdatedSince=" + tag.LastUpdated}).JSON(w.t, &changed)
 	if len(changed.SerialNumbers) != 1 || changed.SerialNumbers[0] != w.tid {
 		w.t.Fatalf("changed serials %s: %+v", when, changed)
@@ -199,7 +200,7 @@ func appleUpdateCycle(t *testing.T, e *apitest.Env, srv *apnstest.Server) {
 	e.Must(200, apitest.Req{Method: "POST", Path: reg, Body: body, Header: auth})
 
 	list := "/wallet/apple/v1/devices/device-1/registrations/" + testPassType
-	var serials app.AppleSerials
+	var serials wallets.AppleSerials
 	e.Must(200, apitest.Req{Method: "GET", Path: list}).JSON(t, &serials)
 	if len(serials.SerialNumbers) != 1 || serials.SerialNumbers[0] != tid {
 		t.Fatalf("serials %+v", serials)
@@ -209,18 +210,18 @@ func appleUpdateCycle(t *testing.T, e *apitest.Env, srv *apnstest.Server) {
 	passPath := "/wallet/apple/v1/passes/" + testPassType + "/" + tid
 	r = e.Must(200, apitest.Req{Method: "GET", Path: passPath, Header: auth})
 	lm := r.Header.Get("Last-Modified")
-	if _, err := http.ParseTime(lm); err != nil || r.Header.Get("Content-Type") != app.ApplePassContentType {
+	if _, err := http.ParseTime(lm); err != nil || r.Header.Get("Content-Type") != wallets.ApplePassContentType {
 		t.Fatalf("Last-Modified %q, Content-Type %q", lm, r.Header.Get("Content-Type"))
 	}
 	if got, _ := passFiles(t, r.Body); got != u {
 		t.Errorf("web service pass %+v, download %+v", got, u)
 	}
 	// The entity tag revalidates at once; a date in the pass's last
-	// seconds cannot (app.LastModifiedMargin): 200 until the margin passed.
+	// seconds cannot (wallets.LastModifiedMargin): 200 until the margin passed.
 	etag := r.Header.Get("ETag")
 	e.Must(304, apitest.Req{Method: "GET", Path: passPath, Header: map[string]string{"Authorization": auth["Authorization"], "If-None-Match": etag}})
 	e.Must(200, apitest.Req{Method: "GET", Path: passPath, Header: map[string]string{"Authorization": auth["Authorization"], "If-Modified-Since": lm}})
-	e.Clock.Advance(app.LastModifiedMargin + time.Second)
+	e.Clock.Advance(wallets.LastModifiedMargin + time.Second)
 	r = e.Must(200, apitest.Req{Method: "GET", Path: passPath, Header: auth})
 	lm = r.Header.Get("Last-Modified")
 	e.Must(304, apitest.Req{Method: "GET", Path: passPath, Header: map[string]string{"Authorization": auth["Authorization"], "If-Modified-Since": lm}})
@@ -237,7 +238,7 @@ func appleUpdateCycle(t *testing.T, e *apitest.Env, srv *apnstest.Server) {
 	if r := srv.Refused(); len(r) != 0 {
 		t.Fatalf("APNs refused: %v", r)
 	}
-	var changed app.AppleSerials
+	var changed wallets.AppleSerials
 	e.Must(200, apitest.Req{Method: "GET", Path: list + "?passesUpdatedSince=" + serials.LastUpdated}).JSON(t, &changed)
 	if len(changed.SerialNumbers) != 1 || changed.SerialNumbers[0] != tid || changed.LastUpdated == serials.LastUpdated {
 		t.Fatalf("after the restore: %+v (tag before %s)", changed, serials.LastUpdated)
@@ -255,7 +256,7 @@ func appleUpdateCycle(t *testing.T, e *apitest.Env, srv *apnstest.Server) {
 		t.Errorf("ETag unchanged after the restore: %s", etag)
 	}
 	e.Must(304, apitest.Req{Method: "GET", Path: passPath, Header: map[string]string{"Authorization": auth["Authorization"], "If-None-Match": r.Header.Get("ETag")}})
-	e.Clock.Advance(app.LastModifiedMargin + time.Second)
+	e.Clock.Advance(wallets.LastModifiedMargin + time.Second)
 	lm2 = e.Must(200, apitest.Req{Method: "GET", Path: passPath, Header: map[string]string{"Authorization": auth["Authorization"], "If-Modified-Since": lm2}}).Header.Get("Last-Modified")
 	e.Must(304, apitest.Req{Method: "GET", Path: passPath, Header: map[string]string{"Authorization": auth["Authorization"], "If-Modified-Since": lm2}})
 	e.Must(204, apitest.Req{Method: "GET", Path: list + "?passesUpdatedSince=" + changed.LastUpdated})
@@ -297,7 +298,7 @@ func appleUpdateCycle(t *testing.T, e *apitest.Env, srv *apnstest.Server) {
 		t.Fatal(err)
 	}
 	waitFor(t, "the failed attempt to be scheduled again", func() bool {
-		js, err := e.Store.Read().Jobs(context.Background(), app.JobApplePassUpdate)
+		js, err := e.Store.Read().Jobs(context.Background(), passes.JobApplePassUpdate)
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -312,7 +313,7 @@ func appleUpdateCycle(t *testing.T, e *apitest.Env, srv *apnstest.Server) {
 	e.Clock.Advance(time.Minute)                                                                                     // past the backoff
 	e.App.Jobs.Notify()
 	waitFor(t, "the retried push", func() bool { return pushesTo(srv, pushToken3, 200) == 1 })
-	var d3 app.AppleSerials
+	var d3 wallets.AppleSerials
 	e.Must(200, apitest.Req{Method: "GET", Path: "/wallet/apple/v1/devices/device-3/registrations/" + testPassType}).JSON(t, &d3)
 	r = e.Must(200, apitest.Req{Method: "GET", Path: "/wallet/apple/v1/passes/" + testPassType + "/" + tid2, Header: auth2})
 	if v, vp := passFiles(t, r.Body); !v.Voided || vp.field("status") != "VOIDED_VALUE" {
@@ -338,7 +339,7 @@ func attacks(t *testing.T, e *apitest.Env, tid, reg, list, passPath string, auth
 			{Method: "DELETE", Path: reg, Header: h},
 			{Method: "GET", Path: passPath, Header: h},
 		} {
-			if r := e.Do(req); r.Status != 401 || !strings.Contains(string(r.Body), app.CodeApplePassUnauthorized) {
+			if r := e.Do(req); r.Status != 401 || !strings.Contains(string(r.Body), wallets.CodeApplePassUnauthorized) {
 				t.Errorf("%s: %s %s: %d %s", name, req.Method, req.Path, r.Status, r.Body)
 			}
 		}
@@ -353,7 +354,7 @@ func attacks(t *testing.T, e *apitest.Env, tid, reg, list, passPath string, auth
 	e.Must(404, apitest.Req{Method: "GET", Path: "/wallet/apple/v1/passes/pass.com.example.other/" + tid, Header: auth})
 	e.Must(404, apitest.Req{Method: "GET", Path: "/wallet/apple/v1/devices/device-1/registrations/pass.com.example.other"})
 	for _, b := range []any{map[string]any{"pushToken": "not hex"}, map[string]any{}, map[string]any{"pushToken": strings.Repeat("a", 201)}} {
-		if r := e.Do(apitest.Req{Method: "POST", Path: other, Body: b, Header: auth}); r.Status != 400 || !strings.Contains(string(r.Body), app.CodeInvalidPushToken) {
+		if r := e.Do(apitest.Req{Method: "POST", Path: other, Body: b, Header: auth}); r.Status != 400 || !strings.Contains(string(r.Body), wallets.CodeInvalidPushToken) {
 			t.Errorf("push token %v: %d %s", b, r.Status, r.Body)
 		}
 	}
@@ -361,7 +362,7 @@ func attacks(t *testing.T, e *apitest.Env, tid, reg, list, passPath string, auth
 		e.Must(400, apitest.Req{Method: "POST", Path: other, Body: b, Header: auth})
 	}
 	long := "/wallet/apple/v1/devices/" + strings.Repeat("d", 129) + "/registrations/" + testPassType + "/" + tid
-	if r := e.Do(apitest.Req{Method: "POST", Path: long, Body: body, Header: auth}); r.Status != 400 || !strings.Contains(string(r.Body), app.CodeInvalidDeviceID) {
+	if r := e.Do(apitest.Req{Method: "POST", Path: long, Body: body, Header: auth}); r.Status != 400 || !strings.Contains(string(r.Body), wallets.CodeInvalidDeviceID) {
 		t.Errorf("long device id: %d %s", r.Status, r.Body)
 	}
 	huge := `{"pushToken":"` + pushToken2 + `","pad":"` + strings.Repeat("z", 5000) + `"}`
@@ -370,7 +371,7 @@ func attacks(t *testing.T, e *apitest.Env, tid, reg, list, passPath string, auth
 	e.Must(400, apitest.Req{Method: "GET", Path: list + "?passesUpdatedSince=-1"})
 	// Nothing of the above registered the intruder.
 	e.Must(204, apitest.Req{Method: "GET", Path: "/wallet/apple/v1/devices/intruder/registrations/" + testPassType})
-	var s app.AppleSerials
+	var s wallets.AppleSerials
 	e.Must(200, apitest.Req{Method: "GET", Path: list}).JSON(t, &s)
 	if len(s.SerialNumbers) != 1 {
 		t.Errorf("device-1's registration changed: %+v", s)
@@ -378,7 +379,7 @@ func attacks(t *testing.T, e *apitest.Env, tid, reg, list, passPath string, auth
 	// The log: messages accepted, bounded.
 	e.Must(200, apitest.Req{Method: "POST", Path: "/wallet/apple/v1/log", Body: map[string]any{"logs": []string{"Web service error", strings.Repeat("ü", 3000)}}})
 	e.Must(400, apitest.Req{Method: "POST", Path: "/wallet/apple/v1/log", Body: map[string]any{"logs": "not an array"}})
-	e.Must(413, apitest.Req{Method: "POST", Path: "/wallet/apple/v1/log", Body: `{"logs":["` + strings.Repeat("x", app.MaxAppleLogBody) + `"]}`})
+	e.Must(413, apitest.Req{Method: "POST", Path: "/wallet/apple/v1/log", Body: `{"logs":["` + strings.Repeat("x", wallets.MaxAppleLogBody) + `"]}`})
 }
 
 // TestSubscriptionPassMovesAtTheBoundary: a monthly subscription's pass
@@ -422,7 +423,7 @@ func passMovesAtBoundary(t *testing.T, e *apitest.Env, srv *apnstest.Server, cyc
 	cid, subID, first := monthlyCoupon(t, e)
 	tid := str(first["id"])
 	phone := registerOnPhone(t, e, srv, tid)
-	var tag app.AppleSerials
+	var tag wallets.AppleSerials
 	e.Must(200, apitest.Req{Method: "GET", Path: phone.list}).JSON(t, &tag)
 
 	if r := reorder(e, e.LiveKey, subID, nil); r.Status != 201 {
@@ -432,7 +433,7 @@ func passMovesAtBoundary(t *testing.T, e *apitest.Env, srv *apnstest.Server, cyc
 		e.Must(200, apitest.Req{Method: "DELETE", Path: "/v9/ticketing/subscriptions/" + subID + ".json", Key: e.LiveKey})
 	}
 	next := ticket(t, e, mustActivate(t, e, "v9", cid, map[string]any{"reactivation_key": str(first["coupon_reactivation_key"])}))
-	js, err := e.Store.Read().Jobs(ctx, app.JobApplePassUpdate)
+	js, err := e.Store.Read().Jobs(ctx, passes.JobApplePassUpdate)
 	if err != nil || len(js) != 1 || js[0].Payload != str(next["id"]) || !js[0].RunAt.Equal(cycle) || js[0].State != jobs.StateReady {
 		t.Fatalf("update job %+v %v; want one due at %v", js, err, cycle)
 	}
@@ -500,7 +501,7 @@ func TestAppleRegistrationConcurrency(t *testing.T) {
 				t.Errorf("%d devices at once: %v", n, got)
 			}
 			for i := range n {
-				var s app.AppleSerials
+				var s wallets.AppleSerials
 				e.Must(200, apitest.Req{Method: "GET", Path: fmt.Sprintf("/wallet/apple/v1/devices/device-%d/registrations/%s", i, testPassType)}).JSON(t, &s)
 				if len(s.SerialNumbers) != 1 || s.SerialNumbers[0] != tid {
 					t.Errorf("device-%d: %+v", i, s)

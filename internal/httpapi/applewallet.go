@@ -4,7 +4,7 @@ import (
 	"net/http"
 	"strings"
 
-	"github.com/farebox/farebox/internal/app"
+	"github.com/farebox/farebox/internal/app/wallets"
 )
 
 // Apple's PassKit web service under /wallet/apple (webServiceURL =
@@ -16,7 +16,7 @@ import (
 // log a few messages).
 const (
 	maxAppleRegistrationBody = 4 << 10
-	maxAppleLogBody          = app.MaxAppleLogBody
+	maxAppleLogBody          = wallets.MaxAppleLogBody
 )
 
 // applePassToken is the token of "Authorization: ApplePass <token>", or "".
@@ -45,7 +45,7 @@ func (s *Server) registerAppleDevice(w http.ResponseWriter, r *http.Request) err
 	if err := decodeLimited(w, r, maxAppleRegistrationBody, &body); err != nil {
 		return err
 	}
-	created, err := s.Wallets.RegisterAppleDevice(r.Context(), app.AppleRegistration{Device: r.PathValue("device_library_id"),
+	created, err := s.Wallets.RegisterAppleDevice(r.Context(), wallets.AppleRegistration{Device: r.PathValue("device_library_id"),
 		PassType: r.PathValue("pass_type_id"), Serial: r.PathValue("serial_number"), Token: applePassToken(r), PushToken: body.PushToken})
 	if err != nil {
 		return err
@@ -89,7 +89,7 @@ func (s *Server) updatedAppleSerials(w http.ResponseWriter, r *http.Request) err
 // (or, without If-None-Match, If-Modified-Since is not older; app
 // LatestApplePass says why that cannot miss a change in the same second).
 func (s *Server) latestApplePass(w http.ResponseWriter, r *http.Request) error {
-	req := app.ApplePassRequest{PassType: r.PathValue("pass_type_id"), Serial: r.PathValue("serial_number"),
+	req := wallets.ApplePassRequest{PassType: r.PathValue("pass_type_id"), Serial: r.PathValue("serial_number"),
 		Token: applePassToken(r), IfNoneMatch: r.Header.Get("If-None-Match")}
 	if h := r.Header.Get("If-Modified-Since"); h != "" {
 		req.IfModifiedSince, _ = http.ParseTime(h) // an unreadable date is ignored (RFC 9110 13.1.3)
@@ -106,7 +106,7 @@ func (s *Server) latestApplePass(w http.ResponseWriter, r *http.Request) error {
 		w.WriteHeader(http.StatusNotModified)
 		return nil
 	}
-	h.Set("Content-Type", app.ApplePassContentType)
+	h.Set("Content-Type", wallets.ApplePassContentType)
 	w.WriteHeader(http.StatusOK)
 	_, _ = w.Write(a.Pass)
 	return nil

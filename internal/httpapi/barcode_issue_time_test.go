@@ -29,7 +29,7 @@ func TestBarcodeIssueTimeIsReal(t *testing.T) {
 		o := walletOptions(t, false)
 		o.UIC = func() (*uic.Issuer, error) { return uicIss, nil }
 		o.VDV = func() (*vdv.Issuer, error) { return vdvPKI.Issuer, nil }
-		d.Wallets = d.App.NewWallets(o)
+		d.Wallets = apitest.Wallets(d, o)
 	}
 	uicTrust := &uic.Trust{}
 	uicTrust.TrustIssuer(uicIss)

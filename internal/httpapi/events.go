@@ -105,7 +105,7 @@ func (s *Server) getTickets(w http.ResponseWriter, r *http.Request) error {
 	if err != nil {
 		return err
 	}
-	out, err := s.Wallets.TicketList(l)
+	out, err := app.TicketList(l, s.Wallets.Offer)
 	return writeResult(w, http.StatusOK, out, err)
 }
 

@@ -10,7 +10,9 @@ import (
 	"time"
 
 	"github.com/farebox/farebox/internal/apitest"
-	"github.com/farebox/farebox/internal/app"
+	"github.com/farebox/farebox/internal/app/inspection"
+	"github.com/farebox/farebox/internal/app/passes"
+	"github.com/farebox/farebox/internal/app/wallets"
 	"github.com/farebox/farebox/internal/apperr"
 	"github.com/farebox/farebox/internal/barcode"
 	"github.com/farebox/farebox/internal/credentials"
@@ -107,7 +109,7 @@ func saveJWTPayload(t *testing.T, link string) map[string]any {
 func TestGoogleWalletAPI(t *testing.T) {
 	var g *googleAPI
 	configure := func(d *httpapi.Deps) {
-		d.Wallets = d.App.NewWallets(app.WalletOptions{Inspection: walletKeyring(t), Google: g.issuer, GoogleAPI: g.client})
+		d.Wallets = apitest.Wallets(d, wallets.Options{Inspection: walletKeyring(t), Google: g.issuer, GoogleAPI: g.client})
 	}
 	for _, engine := range storetest.Engines {
 		t.Run(string(engine), func(t *testing.T) {
@@ -160,7 +162,7 @@ func TestGoogleWalletAPI(t *testing.T) {
 			if len(g.srv.Calls()) != before {
 				t.Error("Google was called inside the revocation")
 			}
-			js := settleJobs(t, e, app.JobGoogleObject)
+			js := settleJobs(t, e, passes.JobGoogleObject)
 			if len(js) != 1 || js[0].State != jobs.StateDone || js[0].Attempts != 2 || js[0].Payload != tid {
 				t.Errorf("jobs: %+v", js)
 			}
@@ -200,7 +202,7 @@ func TestGoogleWalletAPI(t *testing.T) {
 			if _, err := e.App.RevokeTicket(ctx, tid3, "Fahrgeld erstattet"); err != nil {
 				t.Fatal(err)
 			}
-			js = settleJobs(t, e, app.JobGoogleObject)
+			js = settleJobs(t, e, passes.JobGoogleObject)
 			if last := js[len(js)-1]; last.Payload != tid3 || last.State != jobs.StateDone || g.srv.Object(g.issuer.ObjectID(tid3)) != nil {
 				t.Errorf("unsaved ticket's job: %+v", last)
 			}
@@ -211,7 +213,7 @@ func TestGoogleWalletAPI(t *testing.T) {
 			coupon4 := order4["coupons"].([]any)[0].(map[string]any)["id"].(string)
 			e.Must(201, apitest.Req{Method: "POST", Path: "/v9/ticketing/orders/" + order4["order_id"].(string) + "/restore.json", Key: e.LiveKey,
 				Body: map[string]any{"restore_secret": order4["restore_secret"], "coupon_ids": []string{coupon4}}})
-			settleJobs(t, e, app.JobGoogleObject)
+			settleJobs(t, e, passes.JobGoogleObject)
 			obj4 := g.srv.Object(g.issuer.ObjectID(tid4))
 			if b, _ := json.Marshal(obj4["textModulesData"]); obj4["state"] != "INACTIVE" || !strings.Contains(string(b), "Ersetzt") {
 				t.Errorf("restored-away object: %v %s", obj4["state"], b)
@@ -235,7 +237,7 @@ func TestGoogleSaveLinkWithoutAPI(t *testing.T) {
 		if _, err := e.App.RevokeTicket(context.Background(), tid, "Fahrgeld erstattet"); err != nil {
 			t.Fatal(err)
 		}
-		if js := settleJobs(t, e, app.JobGoogleObject); len(js) != 1 || js[0].State != jobs.StateDone {
+		if js := settleJobs(t, e, passes.JobGoogleObject); len(js) != 1 || js[0].State != jobs.StateDone {
 			t.Errorf("jobs: %+v", js)
 		}
 	})
@@ -249,12 +251,12 @@ type keySource struct {
 
 // start runs a server with wallets of opts, puts the source's inspection
 // keys in place and loads them; reload loads them again (after a rotation).
-func (src keySource) start(t *testing.T, engine store.Engine, opts app.WalletOptions) (e *apitest.Env, s credentials.Settings, reload func()) {
+func (src keySource) start(t *testing.T, engine store.Engine, opts wallets.Options) (e *apitest.Env, s credentials.Settings, reload func()) {
 	t.Helper()
-	var w *app.Wallets
+	var w *wallets.Service
 	ctx := context.Background()
 	e = apitest.New(t, engine, apitest.Options{Configure: func(d *httpapi.Deps) {
-		w = d.App.NewWallets(opts)
+		w = apitest.Wallets(d, opts)
 		d.Wallets = w
 	}})
 	s = src.s(t, e)
@@ -299,7 +301,7 @@ func TestInspectionKeyRotationAndRevocation(t *testing.T) {
 				var e *apitest.Env
 				ctx := context.Background()
 				g := newGoogleAPI(t, func() time.Time { return e.Clock.Now() })
-				e, s, reload := src.start(t, engine, app.WalletOptions{Google: g.issuer, GoogleAPI: g.client})
+				e, s, reload := src.start(t, engine, wallets.Options{Google: g.issuer, GoogleAPI: g.client})
 				keysOf := func() *barcode.Keyring {
 					kr, err := barcode.ParseKeySet(e.Must(200, apitest.Req{Method: "GET", Path: "/v1/inspection/keys.json"}).Body)
 					if err != nil {
@@ -316,20 +318,20 @@ func TestInspectionKeyRotationAndRevocation(t *testing.T) {
 
 				// The only live key cannot be revoked: there is no successor.
 				for _, c := range []struct{ kid, reason, code string }{
-					{"1", "kompromittiert", app.CodeInspectionKeyActive},
-					{"x1", "kompromittiert", app.CodeInvalidKeyID},
-					{"0", "kompromittiert", app.CodeInvalidKeyID},
-					{"70000", "kompromittiert", app.CodeInvalidKeyID},
-					{"999", "kompromittiert", app.CodeUnknownInspectionKey},
-					{"1", "  ", app.CodeInvalidRevocationReason},
-					{"1", strings.Repeat("ü", app.MaxKeyRevocationReason+1), app.CodeInvalidRevocationReason},
+					{"1", "kompromittiert", inspection.CodeInspectionKeyActive},
+					{"x1", "kompromittiert", inspection.CodeInvalidKeyID},
+					{"0", "kompromittiert", inspection.CodeInvalidKeyID},
+					{"70000", "kompromittiert", inspection.CodeInvalidKeyID},
+					{"999", "kompromittiert", inspection.CodeUnknownInspectionKey},
+					{"1", "  ", inspection.CodeInvalidRevocationReason},
+					{"1", strings.Repeat("ü", inspection.MaxKeyRevocationReason+1), inspection.CodeInvalidRevocationReason},
 				} {
-					_, err := e.App.RevokeInspectionKey(ctx, s, c.kid, c.reason)
+					_, err := inspectionKeys(e, s).Revoke(ctx, c.kid, c.reason)
 					if ae := apperr.As(err); ae == nil || ae.Code != c.code {
 						t.Errorf("revoke %q %.10q: %v, want %s", c.kid, c.reason, err, c.code)
 					}
 				}
-				if _, err := e.App.RotateInspectionKey(ctx, s, "staging", 0); apperr.As(err) == nil || apperr.As(err).Code != barcode.CodeInvalidEnvironment {
+				if _, err := inspectionKeys(e, s).Rotate(ctx, "staging", 0); apperr.As(err) == nil || apperr.As(err).Code != barcode.CodeInvalidEnvironment {
 					t.Errorf("rotate staging: %v", err)
 				}
 				if got := read(tidA); !bytes.Equal(got, oldPayload) || len(keysOf().IDs()) != 2 {
@@ -337,7 +339,7 @@ func TestInspectionKeyRotationAndRevocation(t *testing.T) {
 				}
 
 				// Rotation: A keeps key 1, a new ticket B gets key 2; both published.
-				r, err := e.App.RotateInspectionKey(ctx, s, barcode.EnvLive, 0)
+				r, err := inspectionKeys(e, s).Rotate(ctx, barcode.EnvLive, 0)
 				if err != nil || r.New.ID != 2 || r.Old != 1 || r.Stamped != 1 || len(r.Pruned) != 0 {
 					t.Fatalf("rotate: %+v %v", r, err)
 				}
@@ -354,18 +356,18 @@ func TestInspectionKeyRotationAndRevocation(t *testing.T) {
 				if c, err := barcode.Verify(oldPayload, kr); err != nil || c.KeyID != 1 {
 					t.Errorf("old ticket after rotation: %v", err)
 				}
-				keys, err := e.App.InspectionKeys(ctx, s)
+				keys, err := inspectionKeys(e, s).Keys(ctx)
 				if err != nil || len(keys) != 3 || keys[0].Kid != 1 || keys[0].Active || keys[0].Tickets != 1 || !keys[1].Active || keys[1].Kid != 2 {
 					t.Errorf("keys list: %+v %v", keys, err)
 				}
-				if pruned, err := e.App.PruneInspectionKeys(ctx, s); err != nil || len(pruned) != 0 {
+				if pruned, err := inspectionKeys(e, s).Prune(ctx); err != nil || len(pruned) != 0 {
 					t.Errorf("prune with a valid ticket on key 1: %v %v", pruned, err)
 				}
 
 				// Compromise of key 1.
-				rv, err := e.App.RevokeInspectionKey(ctx, s, "1", "Schlüssel kompromittiert")
+				rv, err := inspectionKeys(e, s).Revoke(ctx, "1", "Schlüssel kompromittiert")
 				if err != nil || rv.Resigned != 1 || rv.Successor != 2 || !rv.Removed || rv.AlreadyInFeed ||
-					rv.FeedUntil.Before(e.Clock.Now().Add(app.KeyRevocationMinFeed)) {
+					rv.FeedUntil.Before(e.Clock.Now().Add(inspection.KeyRevocationMinFeed)) {
 					t.Fatalf("revoke: %+v %v", rv, err)
 				}
 				reload()
@@ -411,42 +413,42 @@ func TestInspectionKeyRotationAndRevocation(t *testing.T) {
 					t.Errorf("old barcode with today's keys: %s", rep)
 				}
 				// The saved Google pass gets the new barcode through its job.
-				if js := settleJobs(t, e, app.JobGoogleObject); len(js) != 1 || js[0].State != jobs.StateDone || js[0].Payload != tidA {
+				if js := settleJobs(t, e, passes.JobGoogleObject); len(js) != 1 || js[0].State != jobs.StateDone || js[0].Payload != tidA {
 					t.Errorf("jobs: %+v", js)
 				}
 				if got := g.srv.Object(g.issuer.ObjectID(tidA))["barcode"].(map[string]any)["value"]; got != barcode.Text(newPayload) {
 					t.Errorf("Google object barcode not updated")
 				}
 				// Running the revocation again finds nothing to do.
-				if _, err := e.App.RevokeInspectionKey(ctx, s, "1", "Schlüssel kompromittiert"); apperr.KindOf(err) != apperr.NotFound {
+				if _, err := inspectionKeys(e, s).Revoke(ctx, "1", "Schlüssel kompromittiert"); apperr.KindOf(err) != apperr.NotFound {
 					t.Errorf("second revocation: %v", err)
 				}
 				// The test range rotates and revokes on its own: a test ticket
 				// moves from test key 32769 to 32770, never to a live key.
 				_, tidT, _ := activatedTicket(t, e, e.TestKey)
-				if _, err := e.App.RevokeInspectionKey(ctx, s, "32769", "Testschlüssel kompromittiert"); apperr.As(err) == nil || apperr.As(err).Code != app.CodeInspectionKeyActive {
+				if _, err := inspectionKeys(e, s).Revoke(ctx, "32769", "Testschlüssel kompromittiert"); apperr.As(err) == nil || apperr.As(err).Code != inspection.CodeInspectionKeyActive {
 					t.Errorf("revoking the only test key: %v", err)
 				}
-				if r, err := e.App.RotateInspectionKey(ctx, s, barcode.EnvTest, 0); err != nil || r.New.ID != barcode.TestKeyIDBase+2 || r.Stamped != 1 {
+				if r, err := inspectionKeys(e, s).Rotate(ctx, barcode.EnvTest, 0); err != nil || r.New.ID != barcode.TestKeyIDBase+2 || r.Stamped != 1 {
 					t.Fatalf("test rotation: %+v %v", r, err)
 				}
 				reload()
-				if rv, err := e.App.RevokeInspectionKey(ctx, s, "32769", "Testschlüssel kompromittiert"); err != nil || rv.Resigned != 1 || rv.Successor != barcode.TestKeyIDBase+2 {
+				if rv, err := inspectionKeys(e, s).Revoke(ctx, "32769", "Testschlüssel kompromittiert"); err != nil || rv.Resigned != 1 || rv.Successor != barcode.TestKeyIDBase+2 {
 					t.Fatalf("test key revocation: %+v %v", rv, err)
 				}
 				reload()
 				if c, err := barcode.Verify(read(tidT), keysOf()); err != nil || c.KeyID != barcode.TestKeyIDBase+2 || !c.Test() {
 					t.Errorf("test ticket after its key's revocation: %+v %v", c, err)
 				}
-				settleJobs(t, e, app.JobGoogleObject)
+				settleJobs(t, e, passes.JobGoogleObject)
 				// A rotation later: the key of A and B (2) stays while they are
 				// valid; once they ended it is pruned.
-				if r, err = e.App.RotateInspectionKey(ctx, s, barcode.EnvLive, 0); err != nil || r.New.ID != 3 || r.Stamped != 1 {
+				if r, err = inspectionKeys(e, s).Rotate(ctx, barcode.EnvLive, 0); err != nil || r.New.ID != 3 || r.Stamped != 1 {
 					t.Fatalf("second rotation: %+v %v", r, err)
 				}
 				_ = tidB
 				e.Clock.Set(time.Date(2026, 8, 1, 0, 0, 0, 0, time.UTC))
-				pruned, err := e.App.PruneInspectionKeys(ctx, s)
+				pruned, err := inspectionKeys(e, s).Prune(ctx)
 				if err != nil || len(pruned) != 1 || pruned[0] != 2 {
 					t.Errorf("prune after the tickets ended: %v %v", pruned, err)
 				}

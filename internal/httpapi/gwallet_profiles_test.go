@@ -9,7 +9,8 @@ import (
 	"time"
 
 	"github.com/farebox/farebox/internal/apitest"
-	"github.com/farebox/farebox/internal/app"
+	"github.com/farebox/farebox/internal/app/passes"
+	"github.com/farebox/farebox/internal/app/wallets"
 	"github.com/farebox/farebox/internal/barcode"
 	"github.com/farebox/farebox/internal/barcode/uic"
 	"github.com/farebox/farebox/internal/barcode/vdv"
@@ -61,7 +62,7 @@ func TestGoogleWalletBinaryBarcodes(t *testing.T) {
 		o.Google, o.GoogleAPI = g.issuer, g.client
 		o.UIC = func() (*uic.Issuer, error) { return uicIss, nil }
 		o.VDV = func() (*vdv.Issuer, error) { return vdvPKI.Issuer, nil }
-		d.Wallets = d.App.NewWallets(o)
+		d.Wallets = apitest.Wallets(d, o)
 	}
 	for _, engine := range storetest.Engines {
 		t.Run(string(engine), func(t *testing.T) {
@@ -121,7 +122,7 @@ func TestGoogleWalletBinaryBarcodes(t *testing.T) {
 						if len(u) == 1 {
 							first, _ = u[0].(map[string]any)
 						}
-						if opts != "apple_wallet" || first == nil || first["option"] != "google_wallet" || first["code"] != app.CodeWalletBarcodeUnsupported ||
+						if opts != "apple_wallet" || first == nil || first["option"] != "google_wallet" || first["code"] != wallets.CodeWalletBarcodeUnsupported ||
 							!strings.Contains(str(first["message"]), profile) {
 							t.Errorf("options %q, unavailable %v", opts, unavailable)
 						}
@@ -150,7 +151,7 @@ func TestGoogleWalletBinaryBarcodes(t *testing.T) {
 						}
 						if r.Status != 409 {
 							t.Errorf("%s: %d %s", path, r.Status, r.Body)
-						} else if body := r.Map(t); body["code"] != app.CodeWalletBarcodeUnsupported || !strings.Contains(str(body["message"]), profile) {
+						} else if body := r.Map(t); body["code"] != wallets.CodeWalletBarcodeUnsupported || !strings.Contains(str(body["message"]), profile) {
 							t.Errorf("%s: %s", path, r.Body)
 						}
 					}
@@ -210,7 +211,7 @@ func TestGoogleWalletBinaryBarcodes(t *testing.T) {
 
 			// Revoking all three queues a Google object job for the farebox
 			// ticket only; it voids that ticket's saved object.
-			jobsBefore, err := e.Store.Read().Jobs(ctx, app.JobGoogleObject)
+			jobsBefore, err := e.Store.Read().Jobs(ctx, passes.JobGoogleObject)
 			if err != nil {
 				t.Fatal(err)
 			}
@@ -219,7 +220,7 @@ func TestGoogleWalletBinaryBarcodes(t *testing.T) {
 					t.Fatal(err)
 				}
 			}
-			js := settleJobs(t, e, app.JobGoogleObject)
+			js := settleJobs(t, e, passes.JobGoogleObject)
 			if len(js) != len(jobsBefore)+1 || js[len(js)-1].Payload != tids[catalog.BarcodeFarebox] || js[len(js)-1].State != jobs.StateDone {
 				t.Errorf("Google object jobs after the revocations: %+v", js)
 			}
@@ -229,7 +230,7 @@ func TestGoogleWalletBinaryBarcodes(t *testing.T) {
 			// A revoked binary ticket: still no Google link, and the reason.
 			for _, p := range []string{catalog.BarcodeUIC, catalog.BarcodeVDV} {
 				r := e.Do(apitest.Req{Method: "GET", Path: "/v9/ticketing/passes/google_wallet/" + tids[p] + ".json"})
-				if r.Status != 409 || !strings.Contains(string(r.Body), `"code":"`+app.CodeWalletBarcodeUnsupported+`"`) {
+				if r.Status != 409 || !strings.Contains(string(r.Body), `"code":"`+wallets.CodeWalletBarcodeUnsupported+`"`) {
 					t.Errorf("revoked %s ticket's link: %d %s", p, r.Status, r.Body)
 				}
 			}
@@ -238,11 +239,11 @@ func TestGoogleWalletBinaryBarcodes(t *testing.T) {
 			// before its product changed profile) finishes without a call.
 			calls := len(g.srv.Calls())
 			if err := e.Store.Write(ctx, func(q store.Q) error {
-				return q.EnqueueJob(ctx, jobs.NewJob{Kind: app.JobGoogleObject, Payload: tids[catalog.BarcodeUIC], RunAt: e.Clock.Now()}, e.Clock.Now())
+				return q.EnqueueJob(ctx, jobs.NewJob{Kind: passes.JobGoogleObject, Payload: tids[catalog.BarcodeUIC], RunAt: e.Clock.Now()}, e.Clock.Now())
 			}); err != nil {
 				t.Fatal(err)
 			}
-			js = settleJobs(t, e, app.JobGoogleObject)
+			js = settleJobs(t, e, passes.JobGoogleObject)
 			if last := js[len(js)-1]; last.Payload != tids[catalog.BarcodeUIC] || last.State != jobs.StateDone || last.Attempts != 1 {
 				t.Errorf("stale job: %+v", last)
 			}

@@ -8,7 +8,8 @@ import (
 	"time"
 
 	"github.com/farebox/farebox/internal/apitest"
-	"github.com/farebox/farebox/internal/app"
+	"github.com/farebox/farebox/internal/app/inspection"
+	"github.com/farebox/farebox/internal/app/wallets"
 	"github.com/farebox/farebox/internal/apperr"
 	"github.com/farebox/farebox/internal/barcode"
 	"github.com/farebox/farebox/internal/store/storetest"
@@ -16,7 +17,7 @@ import (
 
 // TestRotatedKeyPublishedAhead: an inspection device synced keys.json
 // yesterday; today the operator rotates the live key. The new key is
-// published at once but signs nothing for app.KeyPublishAhead (48 h), so
+// published at once but signs nothing for inspection.KeyPublishAhead (48 h), so
 // the device with yesterday's keys still verifies today's revocation feed
 // and today's barcodes and rejects the revoked ticket (before: "signed with
 // unknown or non-live key 2" for every ticket). When the 48 h have passed
@@ -30,7 +31,7 @@ func TestRotatedKeyPublishedAhead(t *testing.T) {
 			t.Run(src.name+"/"+string(engine), func(t *testing.T) {
 				t.Parallel()
 				ctx := context.Background()
-				e, s, reload := src.start(t, engine, app.WalletOptions{})
+				e, s, reload := src.start(t, engine, wallets.Options{})
 				keysJSON := func() *barcode.Keyring {
 					t.Helper()
 					kr, err := barcode.ParseKeySet(e.Must(200, apitest.Req{Method: "GET", Path: "/v1/inspection/keys.json"}).Body)
@@ -63,7 +64,7 @@ func TestRotatedKeyPublishedAhead(t *testing.T) {
 				}
 
 				// A negative time is refused and writes nothing.
-				if _, err := e.App.RotateInspectionKey(ctx, s, barcode.EnvLive, -time.Hour); apperr.As(err) == nil || apperr.As(err).Code != app.CodeInvalidPublishAhead {
+				if _, err := inspectionKeys(e, s).Rotate(ctx, barcode.EnvLive, -time.Hour); apperr.As(err) == nil || apperr.As(err).Code != inspection.CodeInvalidPublishAhead {
 					t.Fatalf("negative publish-ahead: %v", err)
 				}
 				if ids := keysJSON().IDs(); len(ids) != 2 {
@@ -72,7 +73,7 @@ func TestRotatedKeyPublishedAhead(t *testing.T) {
 
 				// Today: rotation, published 48 h ahead.
 				rotatedAt := e.Clock.Now()
-				r, err := e.App.RotateInspectionKey(ctx, s, barcode.EnvLive, app.KeyPublishAhead)
+				r, err := inspectionKeys(e, s).Rotate(ctx, barcode.EnvLive, inspection.KeyPublishAhead)
 				if err != nil || r.New.ID != 2 || r.Old != 1 || !r.SignsFrom.Equal(rotatedAt.Add(48*time.Hour)) || len(r.Pruned) != 0 {
 					t.Fatalf("rotate: %+v %v", r, err)
 				}
@@ -86,7 +87,7 @@ func TestRotatedKeyPublishedAhead(t *testing.T) {
 				if !activeIn(ks, "1") || activeIn(ks, "2") {
 					t.Errorf("keys.json right after the rotation: %+v (want key 1 active, key 2 published only)", ks)
 				}
-				infos, err := e.App.InspectionKeys(ctx, s)
+				infos, err := inspectionKeys(e, s).Keys(ctx)
 				if err != nil || len(infos) != 3 || infos[1].Kid != 2 || infos[1].Active || infos[1].SignsFrom == nil || !infos[1].SignsFrom.Equal(r.SignsFrom) {
 					t.Errorf("keys list after the rotation: %+v %v", infos, err)
 				}
@@ -108,7 +109,7 @@ func TestRotatedKeyPublishedAhead(t *testing.T) {
 				}
 				// Pruning keeps the waiting key; a reload a second before its
 				// time still signs with key 1.
-				if pruned, err := e.App.PruneInspectionKeys(ctx, s); err != nil || len(pruned) != 0 {
+				if pruned, err := inspectionKeys(e, s).Prune(ctx); err != nil || len(pruned) != 0 {
 					t.Errorf("prune deleted %v (%v)", pruned, err)
 				}
 				e.Clock.Set(r.SignsFrom.Add(-time.Second))
@@ -139,10 +140,10 @@ func TestRotatedKeyPublishedAhead(t *testing.T) {
 					t.Errorf("a ticket issued after key 2 started: %s", rep)
 				}
 				// Key 1 stays while A and B are valid (B is stamped now).
-				if pruned, err := e.App.PruneInspectionKeys(ctx, s); err != nil || len(pruned) != 0 {
+				if pruned, err := inspectionKeys(e, s).Prune(ctx); err != nil || len(pruned) != 0 {
 					t.Errorf("prune after key 2 started deleted %v (%v)", pruned, err)
 				}
-				infos, err = e.App.InspectionKeys(ctx, s)
+				infos, err = inspectionKeys(e, s).Keys(ctx)
 				if err != nil || infos[0].Kid != 1 || infos[0].Tickets != 2 || !infos[1].Active {
 					t.Errorf("keys list after key 2 started: %+v %v", infos, err)
 				}

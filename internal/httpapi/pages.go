@@ -15,6 +15,7 @@ import (
 
 	"github.com/farebox/farebox/internal/app"
 	"github.com/farebox/farebox/internal/app/console"
+	"github.com/farebox/farebox/internal/app/wallets"
 	"github.com/farebox/farebox/internal/app/webusers"
 	"github.com/farebox/farebox/internal/apperr"
 	"github.com/farebox/farebox/internal/web"
@@ -223,7 +224,7 @@ type couponView struct {
 }
 
 func (s *Server) couponView(r *http.Request) (couponView, error) {
-	p, err := s.app.CouponPage(r.Context(), s.Wallets, r.PathValue("coupon_id"))
+	p, err := s.app.CouponPage(r.Context(), s.Wallets.Offer, r.PathValue("coupon_id"))
 	v := couponView{CouponPage: p}
 	if err != nil || p.Ticket == nil || !p.Ticket.Valid {
 		return v, err
@@ -276,12 +277,12 @@ func (s *Server) couponActivate(w http.ResponseWriter, r *http.Request) error {
 // couponTicket is GET /c/{coupon_id}/ticket: the rendering engine showing
 // the coupon's newest ticket, framed by the page.
 func (s *Server) couponTicket(w http.ResponseWriter, r *http.Request) error {
-	doc, err := s.app.CouponTicketDocument(r.Context(), s.Wallets, r.PathValue("coupon_id"))
+	doc, err := s.app.CouponTicketDocument(r.Context(), s.Wallets.Offer, r.PathValue("coupon_id"))
 	if err != nil {
 		return err
 	}
 	h := w.Header()
-	h.Set("Content-Type", app.EngineContentType)
+	h.Set("Content-Type", wallets.EngineContentType)
 	// The engine is one self-contained document with inline script and
 	// style; it may be framed by our own page only.
 	h.Set("Content-Security-Policy", "default-src 'none'; script-src 'unsafe-inline'; style-src 'unsafe-inline'; img-src data: blob:; frame-ancestors 'self'; base-uri 'none'; form-action 'none'")

@@ -9,6 +9,7 @@ import (
 
 	"github.com/farebox/farebox/internal/app"
 	"github.com/farebox/farebox/internal/app/privacy"
+	"github.com/farebox/farebox/internal/app/wallets"
 	"github.com/farebox/farebox/internal/web"
 )
 
@@ -136,10 +137,10 @@ func (s *Server) routes() []route {
 			{GET, v + "/ticketing/passes/apple_wallet/{ticket_id}.pkpass", authCapability, billTicket, s.applePass},
 			{GET, v + "/ticketing/passes/google_wallet/{ticket_id}", authCapability, billTicket, s.googlePassRedirect},
 			{GET, v + "/ticketing/passes/google_wallet/{ticket_id}.json", authCapability, billTicket, s.googlePassLink},
-			{GET, v + "/ticketing/rendering_engine/1", authNone, billNobody, s.engineRedirect(app.RenderingEngineName, v)},
-			{GET, v + "/ticketing/rendering_engine/{major}/{minor}/{patch}", authNone, billNobody, s.engineDocument(app.RenderingEngineName)},
-			{GET, v + "/ticketing/identification_view/1", authNone, billNobody, s.engineRedirect(app.IdentificationViewName, v)},
-			{GET, v + "/ticketing/identification_view/{major}/{minor}/{patch}", authNone, billNobody, s.engineDocument(app.IdentificationViewName)},
+			{GET, v + "/ticketing/rendering_engine/1", authNone, billNobody, s.engineRedirect(wallets.RenderingEngineName, v)},
+			{GET, v + "/ticketing/rendering_engine/{major}/{minor}/{patch}", authNone, billNobody, s.engineDocument(wallets.RenderingEngineName)},
+			{GET, v + "/ticketing/identification_view/1", authNone, billNobody, s.engineRedirect(wallets.IdentificationViewName, v)},
+			{GET, v + "/ticketing/identification_view/{major}/{minor}/{patch}", authNone, billNobody, s.engineDocument(wallets.IdentificationViewName)},
 		}...)
 	}
 	return append(rs, []route{

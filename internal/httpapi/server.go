@@ -26,6 +26,7 @@ import (
 	"github.com/farebox/farebox/internal/app/products"
 	"github.com/farebox/farebox/internal/app/testclock"
 	"github.com/farebox/farebox/internal/app/transit"
+	"github.com/farebox/farebox/internal/app/wallets"
 	"github.com/farebox/farebox/internal/app/webhooks"
 	"github.com/farebox/farebox/internal/app/webusers"
 	"github.com/farebox/farebox/internal/apperr"
@@ -56,7 +57,7 @@ type Deps struct {
 	// Wallets signs inspection barcodes, builds wallet passes and publishes
 	// the inspection keys (docs/wallet.md); nil: tickets without a barcode,
 	// passes and keys answer 503.
-	Wallets *app.Wallets
+	Wallets *wallets.Service
 
 	// Products is the catalog: the product search, products and areas,
 	// and the console's grants.

@@ -6,7 +6,8 @@ import (
 	"time"
 
 	"github.com/farebox/farebox/internal/apitest"
-	"github.com/farebox/farebox/internal/app"
+	"github.com/farebox/farebox/internal/app/passes"
+	"github.com/farebox/farebox/internal/app/wallets"
 	"github.com/farebox/farebox/internal/jobs"
 	"github.com/farebox/farebox/internal/store/storetest"
 	"github.com/farebox/farebox/internal/wallet/apple/apnstest"
@@ -42,7 +43,7 @@ func TestTestClockMovesWalletPasses(t *testing.T) {
 				// The advance's pass jobs are enqueued with the status; let
 				// the worker finish them.
 				waitFor(t, "the pass jobs of the advance", func() bool {
-					js, err := e.Store.Read().Jobs(ctx, app.JobApplePassUpdate)
+					js, err := e.Store.Read().Jobs(ctx, passes.JobApplePassUpdate)
 					if err != nil {
 						t.Fatal(err)
 					}
@@ -66,7 +67,7 @@ func TestTestClockMovesWalletPasses(t *testing.T) {
 			}
 			tid := str(feb["id"])
 			phone := registerOnPhone(t, e, srv, tid)
-			var tag app.AppleSerials
+			var tag wallets.AppleSerials
 			e.Must(200, apitest.Req{Method: "GET", Path: phone.list}).JSON(t, &tag)
 
 			subID := str(coupon(t, e, "v9", cid)["subscription"].(map[string]any)["id"])

@@ -206,7 +206,7 @@ func (s *Server) getTicket(version int) handlerFunc {
 		if err != nil {
 			return err
 		}
-		t, err := s.Wallets.TicketResponse(d)
+		t, err := app.TicketResponse(d, s.Wallets.Offer)
 		if err != nil {
 			return err
 		}
@@ -220,11 +220,11 @@ func (s *Server) renderingOptionsHandler(w http.ResponseWriter, r *http.Request)
 	if err != nil {
 		return err
 	}
-	_, opts, err := s.Wallets.Offer(d)
+	o, err := s.Wallets.Offer(d)
 	if err != nil {
 		return err
 	}
-	writeJSON(w, http.StatusOK, opts)
+	writeJSON(w, http.StatusOK, o.Options)
 	return nil
 }
 

@@ -6,10 +6,12 @@ import (
 	"testing"
 
 	"github.com/farebox/farebox/internal/apitest"
+	"github.com/farebox/farebox/internal/app/wallets"
 	"github.com/farebox/farebox/internal/barcode/uic"
 	"github.com/farebox/farebox/internal/barcode/vdv"
 	"github.com/farebox/farebox/internal/catalog"
 	"github.com/farebox/farebox/internal/httpapi"
+	"github.com/farebox/farebox/internal/store"
 	"github.com/farebox/farebox/internal/store/storetest"
 )
 
@@ -28,7 +30,7 @@ func TestVDVTicketNumbersUnique(t *testing.T) {
 		o := walletOptions(t, true)
 		o.UIC = func() (*uic.Issuer, error) { return uicIss, nil }
 		o.VDV = func() (*vdv.Issuer, error) { return vdvPKI.Issuer, nil }
-		d.Wallets = d.App.NewWallets(o)
+		d.Wallets = apitest.Wallets(d, o)
 	}
 	for _, engine := range storetest.Engines {
 		t.Run(string(engine), func(t *testing.T) {
@@ -75,10 +77,13 @@ func TestVDVTicketNumbersUnique(t *testing.T) {
 			if n := numberOf(old); n != legacy {
 				t.Fatalf("the old ticket's number %d, want its hash-derived %d", n, legacy)
 			}
-			if n, err := e.App.BackfillVDVNumbers(ctx); err != nil || n != 1 {
+			backfill := func() (int, error) {
+				return wallets.BackfillVDVNumbers(ctx, store.NewView[wallets.Queries](e.Store), e.Clock, e.App.Catalog().File().Products)
+			}
+			if n, err := backfill(); err != nil || n != 1 {
 				t.Fatalf("backfill numbered %d (%v), want the one old ticket", n, err)
 			}
-			if n, err := e.App.BackfillVDVNumbers(ctx); err != nil || n != 0 {
+			if n, err := backfill(); err != nil || n != 0 {
 				t.Fatalf("second backfill numbered %d (%v)", n, err)
 			}
 			if got := ticketPayload(t, ticket(t, e, old)); string(got) != string(oldBarcode) {

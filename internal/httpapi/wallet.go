@@ -8,9 +8,10 @@ import (
 	"strings"
 
 	"github.com/farebox/farebox/internal/app"
+	"github.com/farebox/farebox/internal/app/wallets"
 )
 
-// The wallet and engine endpoints (docs/wallet.md); app.Wallets builds
+// The wallet and engine endpoints (docs/wallet.md); wallets.Service builds
 // what they answer.
 
 // passTicket loads the ticket of the request (the route row bills its
@@ -31,7 +32,7 @@ func (s *Server) applePass(w http.ResponseWriter, r *http.Request) error {
 		return err
 	}
 	h := w.Header()
-	h.Set("Content-Type", app.ApplePassContentType)
+	h.Set("Content-Type", wallets.ApplePassContentType)
 	h.Set("Cache-Control", "no-store")
 	h.Set("Content-Disposition", `attachment; filename="ticket.pkpass"`)
 	w.WriteHeader(http.StatusOK)
@@ -80,7 +81,7 @@ func (s *Server) googlePassLink(w http.ResponseWriter, r *http.Request) error {
 // three-segment URL under the same version prefix (client-contract 6.1).
 func (s *Server) engineRedirect(name, prefix string) handlerFunc {
 	return func(w http.ResponseWriter, r *http.Request) error {
-		loc, err := app.EngineLocation(name, prefix)
+		loc, err := wallets.EngineLocation(name, prefix)
 		if err != nil {
 			return err
 		}
@@ -94,11 +95,11 @@ func (s *Server) engineRedirect(name, prefix string) handlerFunc {
 // engineDocument serves the self-contained HTML of one engine version.
 func (s *Server) engineDocument(name string) handlerFunc {
 	return func(w http.ResponseWriter, r *http.Request) error {
-		html, err := app.EngineDocument(name, []string{r.PathValue("major"), r.PathValue("minor"), r.PathValue("patch")})
+		html, err := wallets.EngineDocument(name, []string{r.PathValue("major"), r.PathValue("minor"), r.PathValue("patch")})
 		if err != nil {
 			return err
 		}
-		w.Header().Set("Content-Type", app.EngineContentType)
+		w.Header().Set("Content-Type", wallets.EngineContentType)
 		w.Header().Set("Cache-Control", "public, max-age=86400")
 		w.WriteHeader(http.StatusOK)
 		_, _ = w.Write(html)

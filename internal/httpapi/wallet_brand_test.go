@@ -13,7 +13,7 @@ import (
 	"testing"
 
 	"github.com/farebox/farebox/internal/apitest"
-	"github.com/farebox/farebox/internal/app"
+	"github.com/farebox/farebox/internal/app/wallets"
 	"github.com/farebox/farebox/internal/httpapi"
 	"github.com/farebox/farebox/internal/wallet"
 	"github.com/farebox/farebox/internal/wallet/apple"
@@ -74,7 +74,7 @@ func withBrand(t *testing.T, b wallet.Brand) func(d *httpapi.Deps) {
 	}
 	kr := walletKeyring(t)
 	return func(d *httpapi.Deps) {
-		d.Wallets = d.App.NewWallets(app.WalletOptions{Inspection: kr, Apple: ab, Google: g, AdvertiseDevelopmentWallets: true, Brand: b})
+		d.Wallets = apitest.Wallets(d, wallets.Options{Inspection: kr, Apple: ab, Google: g, AdvertiseDevelopmentWallets: true, Brand: b})
 	}
 }
 

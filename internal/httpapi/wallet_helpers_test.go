@@ -13,9 +13,12 @@ import (
 	"time"
 
 	"github.com/farebox/farebox/internal/apitest"
-	"github.com/farebox/farebox/internal/app"
+	"github.com/farebox/farebox/internal/app/inspection"
+	"github.com/farebox/farebox/internal/app/wallets"
 	"github.com/farebox/farebox/internal/barcode"
+	"github.com/farebox/farebox/internal/credentials"
 	"github.com/farebox/farebox/internal/httpapi"
+	"github.com/farebox/farebox/internal/store"
 	"github.com/farebox/farebox/internal/testtool"
 	"github.com/farebox/farebox/internal/wallet/apple"
 	"github.com/farebox/farebox/internal/wallet/google"
@@ -54,11 +57,11 @@ func walletKeyring(t testing.TB) *barcode.Keyring {
 func withWallets(t testing.TB, advertise bool) func(d *httpapi.Deps) {
 	t.Helper()
 	o := walletOptions(t, advertise)
-	return func(d *httpapi.Deps) { d.Wallets = d.App.NewWallets(o) }
+	return func(d *httpapi.Deps) { d.Wallets = apitest.Wallets(d, o) }
 }
 
 // walletOptions are the wallets of withWallets.
-func walletOptions(t testing.TB, advertise bool) app.WalletOptions {
+func walletOptions(t testing.TB, advertise bool) wallets.Options {
 	t.Helper()
 	walletCreds.once.Do(func() {
 		walletCreds.apple, walletCreds.err = apple.GenerateDevelopment("pass.org.farebox.test", "FAREBOXTST", time.Now())
@@ -81,7 +84,7 @@ func walletOptions(t testing.TB, advertise bool) app.WalletOptions {
 	if err != nil {
 		t.Fatal(err)
 	}
-	return app.WalletOptions{Inspection: walletKeyring(t), Apple: b, Google: g, AdvertiseDevelopmentWallets: advertise}
+	return wallets.Options{Inspection: walletKeyring(t), Apple: b, Google: g, AdvertiseDevelopmentWallets: advertise}
 }
 
 // activatedTicket orders the monthly product with key, activates it for
@@ -190,4 +193,10 @@ func opensslVerify(t *testing.T, files map[string][]byte, rootDER []byte) {
 	if err != nil || !strings.Contains(out, "Verification successful") {
 		t.Fatalf("openssl cms -verify: %v\n%s", err, out)
 	}
+}
+
+// inspectionKeys are the key use cases (`farebox keys`) over e's database
+// and the keys of s.
+func inspectionKeys(e *apitest.Env, s credentials.Settings) *inspection.Service {
+	return inspection.New(store.NewView[inspection.Queries](e.Store), e.Clock, credentials.InspectionStore{Settings: s, Store: e.Store}, e.App.Jobs.Notify)
 }

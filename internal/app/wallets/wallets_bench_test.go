@@ -1,4 +1,4 @@
-package app
+package wallets
 
 import (
 	"bytes"
@@ -7,13 +7,14 @@ import (
 	"time"
 
 	"github.com/farebox/farebox/internal/account"
+	"github.com/farebox/farebox/internal/app/passes"
 	"github.com/farebox/farebox/internal/barcode"
 	"github.com/farebox/farebox/internal/catalog"
 	"github.com/farebox/farebox/internal/ticketing"
 )
 
 // benchTicket is the monthly national ticket of the default catalog.
-func benchTicket(b *testing.B) TicketDetails {
+func benchTicket(b *testing.B) passes.TicketDetails {
 	f, err := catalog.Default("farebox")
 	if err != nil {
 		b.Fatal(err)
@@ -31,7 +32,7 @@ func benchTicket(b *testing.B) TicketDetails {
 		}
 	}
 	from := time.Date(2026, 5, 31, 22, 0, 0, 0, time.UTC)
-	return TicketDetails{Product: p, Area: area, Valid: true, Ticket: ticketing.Ticket{
+	return passes.TicketDetails{Product: p, Area: area, Valid: true, Ticket: ticketing.Ticket{
 		ID: "farebox-ticket-3f2b8c1e-9d4a-4e6b-8f00-1a2b3c4d5e6f", ProductID: p.ID, Environment: account.Live,
 		IdentificationMedium: json.RawMessage(`{"photo_id_lite":{"first_name":"Jürgen","last_name":"Müller-Lüdenscheidt","birth_date":"1990-02-28"}}`),
 		ValidFrom:            from, ValidUntil: from.AddDate(0, 1, 0).Add(-time.Second)}}
@@ -50,7 +51,7 @@ func BenchmarkTicketWallet(b *testing.B) {
 			name = "warm"
 		}
 		b.Run(name, func(b *testing.B) {
-			w := &Wallets{o: WalletOptions{Inspection: kr}}
+			w := &Service{o: Options{Inspection: kr}}
 			b.ReportAllocs()
 			for b.Loop() {
 				if !warm {

@@ -1,4 +1,13 @@
-package app
+// Package inspection is the inspection keys capability (docs/wallet.md,
+// "Key rotation and compromise"; `farebox keys`): listing the stored keys
+// with the tickets each still signs, rotating, pruning and revoking them.
+// The keys themselves live in the key store it is handed (KeyStore:
+// credentials.InspectionStore, the database or a key directory); the
+// tickets they sign are reached through Queries. A key revocation re-signs
+// tickets and so updates their passes (passes.Changed); the instances
+// serving the barcodes and the revocation feed (package wallets) reload the
+// keys on their own.
+package inspection
 
 import (
 	"context"
@@ -8,12 +17,57 @@ import (
 	"unicode/utf8"
 
 	"github.com/farebox/farebox/internal/account"
+	"github.com/farebox/farebox/internal/app/kit"
+	"github.com/farebox/farebox/internal/app/passes"
 	"github.com/farebox/farebox/internal/apperr"
 	"github.com/farebox/farebox/internal/barcode"
-	"github.com/farebox/farebox/internal/credentials"
-	"github.com/farebox/farebox/internal/store"
+	"github.com/farebox/farebox/internal/clock"
 	"github.com/farebox/farebox/internal/ticketing"
 )
+
+// Queries are the store methods the key use cases call (store.Q
+// implements them; the wiring passes store.NewView[Queries]).
+type Queries interface {
+	passes.Queries // the pass updates of re-signed tickets
+	InspectionKeyUse(ctx context.Context, validAt time.Time) (map[uint16]ticketing.KeyUse, error)
+	StampTicketKeys(ctx context.Context, env account.Environment, kid uint16, validAt time.Time) (int64, error)
+	StampTicketKeysIssuedBefore(ctx context.Context, env account.Environment, kid uint16, before, validAt time.Time) (int64, error)
+	TicketsSignedWith(ctx context.Context, kid uint16, validAt time.Time) ([]ticketing.Ticket, error)
+	ResignTickets(ctx context.Context, from, to uint16, validAt time.Time) (int64, error)
+	PruneRevocations(ctx context.Context, before time.Time) (int64, error)
+	KeyRevoked(ctx context.Context, kid uint16) (bool, error)
+	AppendRevocation(ctx context.Context, r ticketing.Revocation) (int64, error)
+}
+
+// DB is the database as the key use cases see it (store.View).
+type DB = kit.DB[Queries]
+
+// KeyStore is where the inspection keys are kept (credentials.InspectionStore).
+type KeyStore interface {
+	// Load reads the stored keys (nothing is generated).
+	Load(ctx context.Context, now time.Time) (*barcode.Keyring, error)
+	// Rotate adds a new signing key for env that signs from from (zero: at once).
+	Rotate(ctx context.Context, env string, now, from time.Time) (barcode.Key, error)
+	// Remove deletes key kid; false when it was not stored.
+	Remove(ctx context.Context, kid uint16) (bool, error)
+}
+
+// Service holds the inspection key use cases.
+type Service struct {
+	kit.Base[DB]
+	keys   KeyStore
+	notify func()
+}
+
+// New returns the key use cases over db and the key store keys; c is the
+// service clock (nil: the system clock), notify (may be nil) wakes the job
+// workers after a revocation queued pass updates.
+func New(db DB, c clock.Clock, keys KeyStore, notify func()) *Service {
+	if notify == nil {
+		notify = func() {}
+	}
+	return &Service{Base: kit.NewBase(db, c, ""), keys: keys, notify: notify}
+}
 
 // Inspection key rotation and compromise (docs/wallet.md, "Key rotation
 // and compromise"; docs/operations.md has the runbook). A ticket's barcode
@@ -43,9 +97,9 @@ const KeyRevocationMinFeed = 31 * 24 * time.Hour
 // successor must sign at once).
 const KeyPublishAhead = 48 * time.Hour
 
-// InspectionKeyInfo is one stored inspection key as `farebox keys list`
+// KeyInfo is one stored inspection key as `farebox keys list`
 // shows it.
-type InspectionKeyInfo struct {
+type KeyInfo struct {
 	Kid         uint16 `json:"kid"`
 	Environment string `json:"environment"`
 	// Active: the key signs new tickets of its environment.
@@ -61,37 +115,31 @@ type InspectionKeyInfo struct {
 	SignsFrom *time.Time `json:"signs_from,omitempty"`
 }
 
-// loadKeys reads the stored inspection keys (nothing is generated).
-func (a *App) loadKeys(ctx context.Context, s credentials.Settings) (*barcode.Keyring, error) {
-	kr, _, _, err := credentials.LoadInspection(ctx, s, a.store, a.clock.Now(), false)
-	return kr, err
-}
-
-// InspectionKeys lists the stored keys with the tickets each still signs.
-func (a *App) InspectionKeys(ctx context.Context, s credentials.Settings) ([]InspectionKeyInfo, error) {
-	_, infos, err := a.keysInUse(ctx, s)
+// Keys lists the stored keys with the tickets each still signs.
+func (s *Service) Keys(ctx context.Context) ([]KeyInfo, error) {
+	_, infos, err := s.keysInUse(ctx)
 	return infos, err
 }
 
 // keysInUse is the stored keyring and each key's use by still-valid tickets.
-func (a *App) keysInUse(ctx context.Context, s credentials.Settings) (*barcode.Keyring, []InspectionKeyInfo, error) {
-	kr, err := a.loadKeys(ctx, s)
+func (s *Service) keysInUse(ctx context.Context) (*barcode.Keyring, []KeyInfo, error) {
+	kr, err := s.keys.Load(ctx, s.Clock.Now())
 	if err != nil {
 		return nil, nil, err
 	}
-	use, err := a.store.Read().InspectionKeyUse(ctx, a.clock.Now())
+	use, err := s.DB.Read().InspectionKeyUse(ctx, s.Clock.Now())
 	if err != nil {
 		return nil, nil, err
 	}
 	return kr, keyInfos(kr, use), nil
 }
 
-func keyInfos(kr *barcode.Keyring, use map[uint16]ticketing.KeyUse) []InspectionKeyInfo {
-	var out []InspectionKeyInfo
+func keyInfos(kr *barcode.Keyring, use map[uint16]ticketing.KeyUse) []KeyInfo {
+	var out []KeyInfo
 	for _, pk := range kr.KeySet().Keys {
 		id, _ := strconv.ParseUint(pk.Kid, 10, 16)
 		k, _ := kr.Lookup(uint16(id))
-		info := InspectionKeyInfo{Kid: k.ID, Environment: pk.Environment, Active: pk.Active, Signing: k.Private != nil}
+		info := KeyInfo{Kid: k.ID, Environment: pk.Environment, Active: pk.Active, Signing: k.Private != nil}
 		if f, ok := kr.SignsFrom(k.ID); ok {
 			info.SignsFrom = &f
 		}
@@ -105,7 +153,7 @@ func keyInfos(kr *barcode.Keyring, use map[uint16]ticketing.KeyUse) []Inspection
 	return out
 }
 
-// KeyRotation is the result of RotateInspectionKey.
+// KeyRotation is the result of Rotate.
 type KeyRotation struct {
 	New       barcode.Key
 	SignsFrom time.Time // when New starts signing (now for ahead 0)
@@ -114,7 +162,7 @@ type KeyRotation struct {
 	Pruned    []uint16  // keys deleted because no valid ticket needs them
 }
 
-// RotateInspectionKey adds a new signing key for env (barcode.EnvLive or
+// Rotate adds a new signing key for env (barcode.EnvLive or
 // EnvTest) that is published at once and signs every ticket issued, and
 // the revocation feed, from ahead later on (KeyPublishAhead by default; 0:
 // at once), after stamping the valid tickets signed so far with the
@@ -123,20 +171,23 @@ type KeyRotation struct {
 // not reloaded the keys yet may still sign with it for a few seconds).
 // Tickets issued while the new key waits are signed with the outgoing key
 // for good (barcode.Keyring.SignerAt: the key of their issue).
-func (a *App) RotateInspectionKey(ctx context.Context, s credentials.Settings, env string, ahead time.Duration) (KeyRotation, error) {
+func (s *Service) Rotate(ctx context.Context, env string, ahead time.Duration) (KeyRotation, error) {
 	const op = "app.RotateInspectionKey"
 	if env != barcode.EnvLive && env != barcode.EnvTest {
 		return KeyRotation{}, apperr.Validation(op, barcode.CodeInvalidEnvironment, "/environment", `environment must be "live" or "test"`)
 	}
+	if ahead < 0 {
+		return KeyRotation{}, apperr.Validation(op, CodeInvalidPublishAhead, "/publish_ahead", "publish-ahead must not be negative")
+	}
 	var r KeyRotation
-	kr, err := a.loadKeys(ctx, s)
+	kr, err := s.keys.Load(ctx, s.Clock.Now())
 	if err != nil {
 		return r, err
 	}
-	now := a.clock.Now()
+	now := s.Clock.Now()
 	if old, ok := kr.ActiveFor(env); ok {
 		r.Old = old.ID
-		err := a.store.Write(ctx, func(q store.Q) error {
+		err := s.DB.Write(ctx, func(q Queries) error {
 			r.Stamped, err = q.StampTicketKeys(ctx, account.Environment(env), old.ID, now)
 			return err
 		})
@@ -144,43 +195,40 @@ func (a *App) RotateInspectionKey(ctx context.Context, s credentials.Settings, e
 			return r, err
 		}
 	}
-	if ahead < 0 {
-		return r, apperr.Validation(op, CodeInvalidPublishAhead, "/publish_ahead", "publish-ahead must not be negative")
-	}
 	var from time.Time
 	if ahead > 0 {
 		from = now.Add(ahead)
 	}
-	if r.New, err = credentials.RotateInspection(ctx, s, a.store, env, now, from); err != nil {
+	if r.New, err = s.keys.Rotate(ctx, env, now, from); err != nil {
 		return r, err
 	}
 	r.SignsFrom = now.Add(ahead)
-	r.Pruned, err = a.pruneKeys(ctx, s, r.Old)
+	r.Pruned, err = s.pruneKeys(ctx, r.Old)
 	return r, err
 }
 
-// PruneInspectionKeys deletes the stored keys that sign no new tickets and
+// Prune deletes the stored keys that sign no new tickets and
 // no still-valid ticket: their last ticket has ended, so no inspector needs
 // them any more.
-func (a *App) PruneInspectionKeys(ctx context.Context, s credentials.Settings) ([]uint16, error) {
-	return a.pruneKeys(ctx, s, 0)
+func (s *Service) Prune(ctx context.Context) ([]uint16, error) {
+	return s.pruneKeys(ctx, 0)
 }
 
-func (a *App) pruneKeys(ctx context.Context, s credentials.Settings, keep uint16) ([]uint16, error) {
-	if err := a.stampIssueKeys(ctx, s); err != nil {
+func (s *Service) pruneKeys(ctx context.Context, keep uint16) ([]uint16, error) {
+	if err := s.stampIssueKeys(ctx); err != nil {
 		return nil, err
 	}
-	kr, infos, err := a.keysInUse(ctx, s)
+	kr, infos, err := s.keysInUse(ctx)
 	if err != nil {
 		return nil, err
 	}
-	now := a.clock.Now()
+	now := s.Clock.Now()
 	var pruned []uint16
 	for _, k := range infos {
 		if k.Active || k.Tickets > 0 || k.Kid == keep || isFallbackSigner(kr, k.Kid) || kr.Pending(k.Kid, now) {
 			continue
 		}
-		removed, err := credentials.RemoveInspectionKey(ctx, s, a.store, k.Kid)
+		removed, err := s.keys.Remove(ctx, k.Kid)
 		if err != nil {
 			return pruned, err
 		}
@@ -195,13 +243,13 @@ func (a *App) pruneKeys(ctx context.Context, s credentials.Settings, keep uint16
 // rotated key was published ahead with the key that signed them then (the
 // key before the active one: barcode.Keyring.SignerAt), so pruning sees
 // that key in use while they are valid. Their barcodes do not change.
-func (a *App) stampIssueKeys(ctx context.Context, s credentials.Settings) error {
-	kr, err := a.loadKeys(ctx, s)
+func (s *Service) stampIssueKeys(ctx context.Context) error {
+	kr, err := s.keys.Load(ctx, s.Clock.Now())
 	if err != nil {
 		return err
 	}
-	now := a.clock.Now()
-	return a.store.Write(ctx, func(q store.Q) error {
+	now := s.Clock.Now()
+	return s.DB.Write(ctx, func(q Queries) error {
 		for _, env := range []string{barcode.EnvLive, barcode.EnvTest} {
 			act, ok := kr.ActiveFor(env)
 			if !ok {
@@ -234,7 +282,7 @@ func isFallbackSigner(kr *barcode.Keyring, kid uint16) bool {
 	return false
 }
 
-// KeyRevocation is the result of RevokeInspectionKey.
+// KeyRevocation is the result of Revoke.
 type KeyRevocation struct {
 	Kid       uint16
 	Successor uint16    // the key that signs the moved tickets
@@ -246,19 +294,20 @@ type KeyRevocation struct {
 	Removed       bool // the key was deleted from the key store
 }
 
-// MaxKeyRevocationReason bounds the reason of a key revocation (characters).
-const MaxKeyRevocationReason = MaxRevocationReason
+// MaxKeyRevocationReason bounds the reason of a key revocation
+// (characters; as a ticket's, app.MaxRevocationReason).
+const MaxKeyRevocationReason = 200
 
-// RevokeInspectionKey is `farebox keys revoke KID`: in one transaction
+// Revoke is `farebox keys revoke KID`: in one transaction
 // every still-valid ticket signed with the key is moved to the active key
 // of its environment (the traveller's next ticket read carries the new
-// barcode), each gets its pass updates (passesChanged), and the key enters
+// barcode), each gets its pass updates (passes.Changed), and the key enters
 // the revocation feed (kind "key") until the last of its tickets has ended,
 // at least KeyRevocationMinFeed; then the key is deleted from the key
 // store, so keys.json stops publishing it. The key signing new tickets
 // cannot be revoked: rotate first, so there is a successor. Running it
 // again after a partial failure finishes the job.
-func (a *App) RevokeInspectionKey(ctx context.Context, s credentials.Settings, kid, reason string) (KeyRevocation, error) {
+func (s *Service) Revoke(ctx context.Context, kid, reason string) (KeyRevocation, error) {
 	const op = "app.RevokeInspectionKey"
 	n, err := strconv.ParseUint(strings.TrimSpace(kid), 10, 16)
 	if err != nil || n == 0 {
@@ -270,7 +319,7 @@ func (a *App) RevokeInspectionKey(ctx context.Context, s credentials.Settings, k
 			"reason: give why the key is revoked (1 to "+strconv.Itoa(MaxKeyRevocationReason)+" characters)")
 	}
 	r := KeyRevocation{Kid: uint16(n)}
-	kr, err := a.loadKeys(ctx, s)
+	kr, err := s.keys.Load(ctx, s.Clock.Now())
 	if err != nil {
 		return r, err
 	}
@@ -285,8 +334,8 @@ func (a *App) RevokeInspectionKey(ctx context.Context, s credentials.Settings, k
 			envFlag(k.Environment())+" --publish-ahead 0` first, then revoke it")
 	}
 	r.Successor = succ.ID
-	now := a.clock.Now()
-	err = a.store.Write(ctx, func(q store.Q) error {
+	now := s.Clock.Now()
+	err = s.DB.Write(ctx, func(q Queries) error {
 		r.Resigned, r.AlreadyInFeed = 0, false
 		ts, err := q.TicketsSignedWith(ctx, r.Kid, now)
 		if err != nil {
@@ -300,7 +349,7 @@ func (a *App) RevokeInspectionKey(ctx context.Context, s credentials.Settings, k
 			if t.ValidUntil.After(r.FeedUntil) {
 				r.FeedUntil = t.ValidUntil
 			}
-			if err := a.passesChanged(ctx, q, now, now, t.ID); err != nil {
+			if err := passes.Changed(ctx, q, s.Clock.Now(), now, now, t.ID); err != nil {
 				return err
 			}
 		}
@@ -318,8 +367,8 @@ func (a *App) RevokeInspectionKey(ctx context.Context, s credentials.Settings, k
 	if err != nil {
 		return r, err
 	}
-	a.notifyJobs()
-	r.Removed, err = credentials.RemoveInspectionKey(ctx, s, a.store, r.Kid)
+	s.notify()
+	r.Removed, err = s.keys.Remove(ctx, r.Kid)
 	return r, err
 }
 

@@ -1,4 +1,4 @@
-package app_test
+package wallets_test
 
 import (
 	"context"
@@ -9,12 +9,13 @@ import (
 	"time"
 
 	"github.com/farebox/farebox/internal/app"
+	"github.com/farebox/farebox/internal/app/apptest"
+	"github.com/farebox/farebox/internal/clock"
 	"github.com/farebox/farebox/internal/jobs"
 	"github.com/farebox/farebox/internal/store"
 	"github.com/farebox/farebox/internal/store/storetest"
 	"github.com/farebox/farebox/internal/ticketing"
 	"github.com/farebox/farebox/internal/wallet"
-	"github.com/farebox/farebox/internal/wallet/apple"
 	"github.com/farebox/farebox/internal/wallet/apple/apnstest"
 )
 
@@ -28,13 +29,13 @@ import (
 //     in the same transaction);
 //
 //   - enqueue_ms: the enqueue alone, 10,000 transactions of one
-//     passesChanged each (due a year later, so they stay out of the turn);
+//     passes.Changed each (due a year later, so they stay out of the turn);
 //
 //   - deliver_ms: from 00:00 on 1 July until the local APNs (HTTP/2, TLS,
 //     JWT checked) has received all 10,000 pushes, with the two job workers
 //     of one `farebox serve` instance.
 //
-//     go test -run XXX -bench BenchmarkMonthTurnApplePushes -benchtime 1x -timeout 60m ./internal/app
+//     go test -run XXX -bench BenchmarkMonthTurnApplePushes -benchtime 1x -timeout 60m ./internal/app/wallets
 func BenchmarkMonthTurnApplePushes(b *testing.B) {
 	n := 10_000
 	if v, err := strconv.Atoi(os.Getenv("FAREBOX_BENCH_PASSES")); err == nil && v > 0 {
@@ -51,16 +52,16 @@ func BenchmarkMonthTurnApplePushes(b *testing.B) {
 
 func monthTurn(b *testing.B, engine store.Engine, n int) {
 	b.StopTimer()
-	tb := setup(b, engine)
+	tb := apptest.New(b, engine)
 	ctx := context.Background()
-	month := tb.product(b, monthly)
+	month := tb.Product(b, apptest.Monthly)
 	ids := make([]string, 0, app.MaxProductsPerOrder)
 	for range app.MaxProductsPerOrder {
 		ids = append(ids, month.ID)
 	}
 	var coupons []ticketing.Coupon
 	for len(coupons) < n {
-		o, err := tb.app.PlaceOrder(ctx, tb.live, app.OrderRequest{ProductIDs: ids[:min(len(ids), n-len(coupons))]})
+		o, err := tb.App.PlaceOrder(ctx, tb.Live, app.OrderRequest{ProductIDs: ids[:min(len(ids), n-len(coupons))]})
 		if err != nil {
 			b.Fatal(err)
 		}
@@ -69,17 +70,13 @@ func monthTurn(b *testing.B, engine store.Engine, n int) {
 	june := make([]string, n)
 	keys := make([]string, n)
 	for i, c := range coupons {
-		act, err := tb.app.ActivateCoupon(ctx, c.ID, activation(berlinTariff))
-		if err != nil {
-			b.Fatal(err)
-		}
-		june[i] = act.TicketID
-		if err := tb.app.Reorder(ctx, tb.live, *c.SubscriptionID, ""); err != nil {
+		june[i] = tb.Activate(b, c.ID, apptest.BerlinTariff)
+		if err := tb.App.Reorder(ctx, tb.Live, *c.SubscriptionID, ""); err != nil {
 			b.Fatal(err)
 		}
 	}
 	// Every June pass downloaded and registered by its device.
-	err := tb.store.Write(ctx, func(q store.Q) error {
+	err := tb.Store.Write(ctx, func(q store.Q) error {
 		for i, c := range coupons {
 			if _, err := q.EnsureApplePass(ctx, wallet.ApplePassRecord{SerialNumber: june[i], CouponID: c.ID, AuthToken: fmt.Sprintf("token-%026d", i)}, start); err != nil {
 				return err
@@ -94,19 +91,15 @@ func monthTurn(b *testing.B, engine store.Engine, n int) {
 		b.Fatal(err)
 	}
 	for i, id := range june {
-		d, err := tb.app.Ticket(ctx, id)
-		if err != nil {
-			b.Fatal(err)
-		}
-		keys[i] = *d.Ticket.ReactivationKey
+		keys[i] = *tb.Ticket(b, id).Ticket.ReactivationKey
 	}
 
-	july := berlin(2026, 7, 1, 0, 0, 0)
-	tb.clock.Set(berlin(2026, 6, 24, 0, 0, 0))
+	july := time.Date(2026, 7, 1, 0, 0, 0, 0, clock.Berlin)
+	tb.Clock.Set(time.Date(2026, 6, 24, 0, 0, 0, 0, clock.Berlin))
 	began := time.Now()
 	next := make([]string, n)
 	for i, c := range coupons {
-		act, err := tb.app.ActivateCoupon(ctx, c.ID, app.ActivationRequest{ReactivationKey: keys[i], Version: 9})
+		act, err := tb.App.ActivateCoupon(ctx, c.ID, app.ActivationRequest{ReactivationKey: keys[i], Version: 9})
 		if err != nil {
 			b.Fatal(err)
 		}
@@ -115,24 +108,18 @@ func monthTurn(b *testing.B, engine store.Engine, n int) {
 	reactivate := time.Since(began)
 	began = time.Now()
 	for _, id := range next {
-		if err := app.PassesChanged(ctx, tb.store, tb.clock.Now(), july.AddDate(1, 0, 0), id); err != nil {
-			b.Fatal(err)
-		}
+		changed(b, tb, tb.Clock.Now(), july.AddDate(1, 0, 0), id)
 	}
 	enqueue := time.Since(began)
 
 	srv := apnstest.New(b, "pass.org.farebox.development")
-	c, err := apple.NewAPNs(srv.Config())
-	if err != nil {
-		b.Fatal(err)
-	}
-	tb.app.SetPassPusher(c)
-	tb.clock.Set(july)
+	withPusher(b, tb, tb.App, srv)
+	tb.Clock.Set(july)
 	wctx, stop := context.WithCancel(ctx)
 	b.StartTimer()
 	began = time.Now()
-	tb.app.Jobs.Start(wctx, 2) // cmd/farebox JobWorkers
-	tb.app.Jobs.Notify()
+	tb.App.Jobs.Start(wctx, 2) // cmd/farebox JobWorkers
+	tb.App.Jobs.Notify()
 	for srv.Len() < n {
 		if time.Since(began) > 30*time.Minute {
 			b.Fatalf("after 30 minutes %d of %d pushes", srv.Len(), n)
@@ -142,11 +129,11 @@ func monthTurn(b *testing.B, engine store.Engine, n int) {
 	deliver := time.Since(began)
 	b.StopTimer()
 	stop()
-	tb.app.Jobs.Wait()
+	tb.App.Jobs.Wait()
 	if r := srv.Refused(); len(r) != 0 {
 		b.Fatalf("APNs refused %d pushes: %v", len(r), r[0])
 	}
-	js, err := tb.store.Read().JobStates(ctx)
+	js, err := tb.Store.Read().JobStates(ctx)
 	if err != nil || js[jobs.StateDead] != 0 {
 		b.Fatalf("job states %v %v", js, err)
 	}

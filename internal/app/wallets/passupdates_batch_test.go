@@ -1,4 +1,4 @@
-package app_test
+package wallets_test
 
 import (
 	"context"
@@ -9,7 +9,9 @@ import (
 	"time"
 
 	"github.com/farebox/farebox/internal/app"
-	"github.com/farebox/farebox/internal/config/configtest"
+	"github.com/farebox/farebox/internal/app/apptest"
+	"github.com/farebox/farebox/internal/app/passes"
+	"github.com/farebox/farebox/internal/app/wallets"
 	"github.com/farebox/farebox/internal/jobs"
 	"github.com/farebox/farebox/internal/store"
 	"github.com/farebox/farebox/internal/wallet"
@@ -26,32 +28,29 @@ import (
 // again) and delivered on the retry; the device APNs refuses for good
 // (400 TopicDisallowed) buries its job at once instead of retrying it.
 func TestMonthTurnBatchedPushes(t *testing.T) {
-	eachEngine(t, func(t *testing.T, b *testBundle) {
+	apptest.ForEachEngine(t, func(t *testing.T, b *apptest.Bundle) {
 		const n = 1200
-		ctx := b.ctx
-		month := b.product(t, monthly)
+		ctx := b.Ctx
+		month := b.Product(t, apptest.Monthly)
 		ids := make([]string, app.MaxProductsPerOrder)
 		for i := range ids {
 			ids[i] = month.ID
 		}
 		var tickets []string
 		for len(tickets) < n {
-			o, err := b.app.PlaceOrder(ctx, b.live, app.OrderRequest{ProductIDs: ids[:min(len(ids), n-len(tickets))]})
+			o, err := b.App.PlaceOrder(ctx, b.Live, app.OrderRequest{ProductIDs: ids[:min(len(ids), n-len(tickets))]})
 			if err != nil {
 				t.Fatal(err)
 			}
 			for _, c := range o.Coupons {
-				act, err := b.app.ActivateCoupon(ctx, c.ID, activation(berlinTariff))
-				if err != nil {
-					t.Fatal(err)
-				}
-				tickets = append(tickets, act.TicketID)
-				if err := b.store.Write(ctx, func(q store.Q) error {
-					if _, err := q.EnsureApplePass(ctx, wallet.ApplePassRecord{SerialNumber: act.TicketID, CouponID: c.ID,
+				id := b.Activate(t, c.ID, apptest.BerlinTariff)
+				tickets = append(tickets, id)
+				if err := b.Store.Write(ctx, func(q store.Q) error {
+					if _, err := q.EnsureApplePass(ctx, wallet.ApplePassRecord{SerialNumber: id, CouponID: c.ID,
 						AuthToken: fmt.Sprintf("token-%026d", len(tickets))}, start); err != nil {
 						return err
 					}
-					_, err := q.RegisterAppleDevice(ctx, fmt.Sprintf("device-%d", len(tickets)), act.TicketID, pushToken(len(tickets)), start)
+					_, err := q.RegisterAppleDevice(ctx, fmt.Sprintf("device-%d", len(tickets)), id, pushToken(len(tickets)), start)
 					return err
 				}); err != nil {
 					t.Fatal(err)
@@ -71,32 +70,25 @@ func TestMonthTurnBatchedPushes(t *testing.T) {
 			}
 			return http.StatusOK, ""
 		})
-		// A second instance on the same database.
-		d := configtest.Defaults()
-		other := app.New(app.Options{Store: b.store, Clock: b.clock, IDPrefix: "farebox",
-			Invoicing: app.InvoicingOptions{Seller: d.Seller, BaseURL: "http://farebox.test", PaymentDays: d.PaymentDays}})
-		for _, a := range []*app.App{b.app, other} {
-			c, err := apple.NewAPNs(srv.Config())
-			if err != nil {
-				t.Fatal(err)
-			}
-			a.SetPassPusher(c)
+		// A second instance on the same database; each has the wallets
+		// that serve runs the update jobs with.
+		other, _ := apptest.NewApp(b.Store, b.Clock)
+		for _, a := range []*app.App{b.App, other} {
+			withPusher(t, b, a, srv)
 		}
-		turn := b.clock.Now().Add(time.Hour)
-		if err := app.PassesChanged(ctx, b.store, b.clock.Now(), turn, tickets...); err != nil {
-			t.Fatal(err)
-		}
-		b.clock.Set(turn)
+		turn := b.Clock.Now().Add(time.Hour)
+		changed(t, b, b.Clock.Now(), turn, tickets...)
+		b.Clock.Set(turn)
 		wctx, stop := context.WithCancel(ctx)
-		defer func() { stop(); b.app.Jobs.Wait(); other.Jobs.Wait() }()
-		for _, a := range []*app.App{b.app, other} {
+		defer func() { stop(); b.App.Jobs.Wait(); other.Jobs.Wait() }()
+		for _, a := range []*app.App{b.App, other} {
 			a.Jobs.Start(wctx, 2)
 			a.Jobs.Notify()
 		}
 		failed := tickets[failOnce-1]
 		job := func(ticket string) jobs.Record {
 			t.Helper()
-			js, err := b.store.Read().Jobs(ctx, app.JobApplePassUpdate)
+			js, err := b.Store.Read().Jobs(ctx, passes.JobApplePassUpdate)
 			if err != nil {
 				t.Fatal(err)
 			}
@@ -113,7 +105,7 @@ func TestMonthTurnBatchedPushes(t *testing.T) {
 		// the test: its retry would wait for a clock that stands still.
 		states := func() map[string]int {
 			t.Helper()
-			js, err := b.store.Read().Jobs(ctx, app.JobApplePassUpdate)
+			js, err := b.Store.Read().Jobs(ctx, passes.JobApplePassUpdate)
 			if err != nil {
 				t.Fatal(err)
 			}
@@ -140,12 +132,12 @@ func TestMonthTurnBatchedPushes(t *testing.T) {
 		if j := job(tickets[gone-1]); j.State != jobs.StateDone {
 			t.Errorf("the gone device's job: %+v", j)
 		}
-		devs, err := b.store.Read().AppleDevicePasses(ctx, fmt.Sprintf("device-%d", gone))
+		devs, err := b.Store.Read().AppleDevicePasses(ctx, fmt.Sprintf("device-%d", gone))
 		if err != nil || len(devs) != 0 {
 			t.Errorf("the gone device is still registered: %v %v", devs, err)
 		}
-		b.clock.Advance(time.Minute) // past the first backoff
-		b.app.Jobs.Notify()
+		b.Clock.Advance(time.Minute) // past the first backoff
+		b.App.Jobs.Notify()
 		waitUntil(t, "the retry", func() bool { return states()[jobs.StateDone] == n-1 })
 		per := map[string][]int{}
 		for _, p := range srv.Pushes() {
@@ -172,12 +164,37 @@ func TestMonthTurnBatchedPushes(t *testing.T) {
 			t.Errorf("APNs refused %d requests: %v", len(r), r[0])
 		}
 		for _, id := range tickets {
-			p, ok, err := b.store.Read().ApplePass(ctx, id)
+			p, ok, err := b.Store.Read().ApplePass(ctx, id)
 			if err != nil || !ok || p.UpdateSeq == 0 || p.UpdatedAt.Before(turn) {
 				t.Fatalf("pass %s: %+v %v %v, want a new tag at the turn", id, p, ok, err)
 			}
 		}
 	})
+}
+
+// start is where the bundles' clocks stand.
+var start = apptest.Start
+
+// withPusher gives app a the wallets serve gives it: their update jobs run
+// on a's job runner and push through the local APNs srv.
+func withPusher(t testing.TB, b *apptest.Bundle, a *app.App, srv *apnstest.Server) *wallets.Service {
+	t.Helper()
+	c, err := apple.NewAPNs(srv.Config())
+	if err != nil {
+		t.Fatal(err)
+	}
+	w := wallets.New(store.NewView[wallets.Queries](b.Store), b.Clock, a.Ticket, wallets.Options{Pusher: c})
+	w.HandleJobs(a.Jobs)
+	return w
+}
+
+// changed runs passes.Changed for ticketIDs in a transaction of its own,
+// at the service's time at.
+func changed(t testing.TB, b *apptest.Bundle, at, effective time.Time, ticketIDs ...string) {
+	t.Helper()
+	if err := b.Store.Write(b.Ctx, func(q store.Q) error { return passes.Changed(b.Ctx, q, at, at, effective, ticketIDs...) }); err != nil {
+		t.Fatal(err)
+	}
 }
 
 // pushToken is the APNs token of device i.

@@ -1,4 +1,14 @@
-package app
+// Package wallets is the wallets and passes capability (docs/wallet.md):
+// a ticket's signed inspection barcode and its rendering options (Offer),
+// the Apple Wallet pass and Apple's PassKit web service, the Google Wallet
+// save link, the pass-update jobs (Apple pushes, Google object patches),
+// the published inspection key set and the signed revocation feed, the HTML
+// engines. The keyring it signs with is the instance's (reloaded while it
+// runs); managing the stored keys is package inspection's. What it needs of
+// a ticket comes as passes.TicketDetails, read through a function the
+// wiring hands it (App.Ticket); the catalog likewise. It reaches the
+// database only through Queries.
+package wallets
 
 import (
 	"context"
@@ -10,28 +20,62 @@ import (
 	"time"
 	"unicode/utf8"
 
+	"github.com/farebox/farebox/internal/app/kit"
+	"github.com/farebox/farebox/internal/app/passes"
 	"github.com/farebox/farebox/internal/apperr"
 	"github.com/farebox/farebox/internal/barcode"
 	"github.com/farebox/farebox/internal/barcode/uic"
 	"github.com/farebox/farebox/internal/barcode/vdv"
 	"github.com/farebox/farebox/internal/catalog"
+	"github.com/farebox/farebox/internal/clock"
 	"github.com/farebox/farebox/internal/engines"
-	"github.com/farebox/farebox/internal/store"
 	"github.com/farebox/farebox/internal/ticketing"
 	"github.com/farebox/farebox/internal/wallet"
 	"github.com/farebox/farebox/internal/wallet/apple"
 	"github.com/farebox/farebox/internal/wallet/google"
 )
 
-// Wallets wires tickets to the inspection barcode, the wallet passes and
+// Queries are the store methods the wallets use (store.Q implements
+// them; the wiring passes store.NewView[Queries]).
+type Queries interface {
+	// Apple's web service (applewebservice.go).
+	ApplePass(ctx context.Context, serial string) (wallet.ApplePassRecord, bool, error)
+	EnsureApplePass(ctx context.Context, rec wallet.ApplePassRecord, at time.Time) (wallet.ApplePassRecord, error)
+	RegisterAppleDevice(ctx context.Context, device, serial, pushToken string, at time.Time) (bool, error)
+	UnregisterAppleDevice(ctx context.Context, device, serial string) (bool, error)
+	ApplePassLastTag(ctx context.Context) (int64, error)
+	AppleDevicePasses(ctx context.Context, device string) (map[string]int64, error)
+	TicketsOfCoupon(ctx context.Context, couponID string) ([]ticketing.Ticket, error)
+	Coupon(ctx context.Context, id string) (ticketing.Coupon, error)
+	TestClockTime(ctx context.Context, id string) (time.Time, error)
+	// The Apple pass-update job (passupdates.go).
+	MarkTicketsApplePassesUpdated(ctx context.Context, ticketIDs []string, at time.Time) (map[string][]string, error)
+	DeleteApplePushToken(ctx context.Context, token string) (int64, error)
+	CompleteJobs(ctx context.Context, ids []int64, worker string, at time.Time) error
+	// The revocation feed (revocations.go).
+	Revocations(ctx context.Context, since int64, now time.Time) ([]ticketing.Revocation, int64, error)
+	// The VDV ticket numbers (BackfillVDVNumbers).
+	UnnumberedVDVTickets(ctx context.Context, products []string, now time.Time, limit int) ([]string, error)
+	SetVDVNumbers(ctx context.Context, numbers map[string]uint32) error
+}
+
+// DB is the database as the wallets see it (store.View).
+type DB = kit.DB[Queries]
+
+// TicketFunc reads a ticket with its coupon and catalog entries by id
+// (App.Ticket).
+type TicketFunc func(ctx context.Context, id string) (passes.TicketDetails, error)
+
+// Service wires tickets to the inspection barcode, the wallet passes and
 // the HTML engines (docs/wallet.md). The barcode is signed when a ticket is
 // read: Ed25519 signatures are deterministic, so the same ticket always
-// yields the same payload and nothing needs storing. A nil *Wallets is a
+// yields the same payload and nothing needs storing. A nil *Service is a
 // service without keys or wallets: tickets carry no barcode and passes
 // answer wallet_not_configured.
-type Wallets struct {
-	app *App
-	o   WalletOptions
+type Service struct {
+	kit.Base[DB]
+	o      Options
+	ticket TicketFunc
 	// barcodes caches ticket.properties barcode entries by payload.
 	barcodes barcodeCache
 	// brand is ticket.properties.brand (engines.BrandProperty), built once.
@@ -43,8 +87,8 @@ type Wallets struct {
 	googleClass atomic.Bool
 }
 
-// WalletOptions configure NewWallets.
-type WalletOptions struct {
+// Options configure New.
+type Options struct {
 	// Inspection signs the barcode in ticket.properties and is published at
 	// /v1/inspection/keys.json; nil leaves tickets without a barcode.
 	Inspection *barcode.Keyring
@@ -80,10 +124,15 @@ type WalletOptions struct {
 	// vdv-ka-static profile; nil makes a development PKI on first use, kept
 	// in memory (its barcodes say test).
 	VDV func() (*vdv.Issuer, error)
+	// Pusher sends the Apple pass-update pushes (apple.APNs); nil only
+	// tags the passes as updated, so a device sees the change when it next
+	// asks on its own.
+	Pusher PassPusher
 }
 
-// NewWallets returns the wallets of o.
-func (a *App) NewWallets(o WalletOptions) *Wallets {
+// New returns the wallets of o over db; c is the service clock (nil: the
+// system clock), ticket reads a ticket (App.Ticket).
+func New(db DB, c clock.Clock, ticket TicketFunc, o Options) *Service {
 	if o.Brand.Organization == "" {
 		o.Brand = wallet.DevelopmentBrand()
 	}
@@ -100,23 +149,23 @@ func (a *App) NewWallets(o WalletOptions) *Wallets {
 	if o.UIC == nil {
 		o.UIC = sync.OnceValues(func() (*uic.Issuer, error) { return uic.GenerateDevIssuer(1, nil) })
 	}
+	w := &Service{Base: kit.NewBase(db, c, ""), ticket: ticket}
 	if o.VDV == nil {
 		o.VDV = sync.OnceValues(func() (*vdv.Issuer, error) {
-			p, err := vdv.GenerateDevPKI(nil, a.clock.Now())
+			p, err := vdv.GenerateDevPKI(nil, w.Clock.Now())
 			if err != nil {
 				return nil, err
 			}
 			return p.Issuer, nil
 		})
 	}
-	w := &Wallets{app: a, o: o, brand: engines.BrandProperty(o.Brand, logo)}
+	w.o, w.brand = o, engines.BrandProperty(o.Brand, logo)
 	w.inspection.Store(o.Inspection)
-	a.wallets.Store(w)
 	return w
 }
 
 // keyring is the current inspection keyring (nil: none configured).
-func (w *Wallets) keyring() *barcode.Keyring {
+func (w *Service) keyring() *barcode.Keyring {
 	if w == nil {
 		return nil
 	}
@@ -126,7 +175,7 @@ func (w *Wallets) keyring() *barcode.Keyring {
 // SetInspectionKeys replaces the inspection keyring, e.g. after `farebox
 // keys rotate` or `keys revoke` changed the stored keys (serve reloads
 // them every few seconds). nil is ignored.
-func (w *Wallets) SetInspectionKeys(kr *barcode.Keyring) {
+func (w *Service) SetInspectionKeys(kr *barcode.Keyring) {
 	if w != nil && kr != nil {
 		w.inspection.Store(kr)
 	}
@@ -135,7 +184,7 @@ func (w *Wallets) SetInspectionKeys(kr *barcode.Keyring) {
 // signBarcode encodes and signs v's claims in the barcode profile of d's
 // product: farebox's Ed25519 payload, a UIC 918.3 container or a VDV-KA
 // static barcode.
-func (w *Wallets) signBarcode(d TicketDetails, v wallet.TicketView, kr *barcode.Keyring) ([]byte, error) {
+func (w *Service) signBarcode(d passes.TicketDetails, v wallet.TicketView, kr *barcode.Keyring) ([]byte, error) {
 	profile := catalog.BarcodeFarebox
 	if d.Product != nil {
 		profile = d.Product.Barcode()
@@ -181,19 +230,16 @@ func (w *Wallets) signBarcode(d TicketDetails, v wallet.TicketView, kr *barcode.
 }
 
 // options are w's settings (none for a nil w).
-func (w *Wallets) options() WalletOptions {
+func (w *Service) options() Options {
 	if w == nil {
-		return WalletOptions{}
+		return Options{}
 	}
 	return w.o
 }
 
-// RenderingEngineVersion is the rendering engine version tickets require.
-func RenderingEngineVersion() string { return engines.RenderingEngine().Version }
-
 // walletView copies a ticket into the pass model; the barcode is added by
 // Offer.
-func walletView(d TicketDetails) wallet.TicketView {
+func walletView(d passes.TicketDetails) wallet.TicketView {
 	t := d.Ticket
 	p := wallet.PassengerFromIdentificationMedium(t.IdentificationMedium)
 	if _, err := time.Parse("2006-01-02", p.BirthDate); err != nil {
@@ -204,7 +250,7 @@ func walletView(d TicketDetails) wallet.TicketView {
 	v := wallet.TicketView{TicketID: t.ID, ProductID: t.ProductID, ProductName: fit(d.Product.LocalTicketName),
 		ValidityDescription: d.Product.LocalValidityDescription, ZoneName: d.Area.LocalZoneName,
 		ValidFrom: t.ValidFrom, ValidUntil: t.ValidUntil, Passenger: p, Environment: string(t.Environment),
-		Voided: !d.Valid, Replaced: !d.Valid && revocationKind(d.Ticket) == ticketing.RevocationRestored}
+		Voided: !d.Valid, Replaced: !d.Valid && passes.RevocationKind(d.Ticket) == ticketing.RevocationRestored}
 	if len(d.Area.CityNames) > 0 {
 		v.CityName = d.Area.CityNames[0]
 	}
@@ -226,15 +272,18 @@ func fit(s string) string {
 }
 
 // Offer is what a ticket offers: the ticket.properties entries carrying its
-// signed barcode (when an inspection keyring is configured) and its
-// available_rendering_options.
-func (w *Wallets) Offer(d TicketDetails) (props map[string]any, options []string, err error) {
-	_, props, options, err = w.offer(d)
-	return props, options, err
+// signed barcode (when an inspection keyring is configured) and the brand,
+// its available_rendering_options and the wallets withheld from it.
+func (w *Service) Offer(d passes.TicketDetails) (passes.Offer, error) {
+	_, props, options, err := w.offer(d)
+	if err != nil {
+		return passes.Offer{}, err
+	}
+	return passes.Offer{Properties: props, Options: options, Unavailable: w.unavailableOptions(d)}, nil
 }
 
 // offer is Offer with the pass model it signed.
-func (w *Wallets) offer(d TicketDetails) (v wallet.TicketView, props map[string]any, options []string, err error) {
+func (w *Service) offer(d passes.TicketDetails) (v wallet.TicketView, props map[string]any, options []string, err error) {
 	v = walletView(d)
 	options = []string{}
 	if kr := w.keyring(); kr != nil {
@@ -256,58 +305,37 @@ func (w *Wallets) offer(d TicketDetails) (v wallet.TicketView, props map[string]
 	// A restored-away ticket's pass is served voided, but not offered anew.
 	if d.Valid {
 		av := w.availability()
-		av.Google = av.Google && googleCarries(d.Product)
+		av.Google = av.Google && passes.GoogleCarries(d.Product)
 		options = wallet.RenderingOptions(v, av)
 	}
 	return v, props, options, nil
 }
 
-// googleCarries reports whether a Google Wallet pass can carry the
-// inspection barcode of product p's tickets. Google renders a barcode from
-// a text value only (Barcode.value is a string; its renderEncoding knows
-// UTF_8, for QR codes, and nothing else), so a binary barcode could travel
-// only as its base64url text: an Aztec code no UIC or VDV device reads.
-// farebox's own profile is read by `farebox inspect`, which accepts that
-// text form; the binary profiles (uic-918-3-uflex, vdv-ka-static, any
-// later one) get no Google pass (docs/wallet.md, "Google Wallet and binary
-// barcodes").
-func googleCarries(p *catalog.Product) bool {
-	return p == nil || p.Barcode() == catalog.BarcodeFarebox
-}
-
 // googleRefusal is the error of a Google Wallet request for a ticket whose
-// barcode a Google pass cannot carry (googleCarries).
-func googleRefusal(op string, d TicketDetails) error {
+// barcode a Google pass cannot carry (passes.GoogleCarries).
+func googleRefusal(op string, d passes.TicketDetails) error {
 	return apperr.E(op, apperr.Conflict, CodeWalletBarcodeUnsupported, googleRefusalMessage(d))
 }
 
-func googleRefusalMessage(d TicketDetails) string {
+func googleRefusalMessage(d passes.TicketDetails) string {
 	return "Google Wallet cannot carry this ticket's " + d.Product.Barcode() + " barcode: its passes show text barcodes only, " +
 		"which inspection devices cannot read; use the Apple Wallet pass or the ticket in the app"
-}
-
-// UnavailableOption names a wallet a ticket offers no pass for although the
-// service could build one, and why (ticket.ticket.meta.unavailable_rendering_options).
-type UnavailableOption struct {
-	Option  string `json:"option"`
-	Code    string `json:"code"`
-	Message string `json:"message"`
 }
 
 // unavailableOptions are the wallets withheld from valid ticket d that the
 // service has configured: Google for a binary barcode profile. nil when
 // none (the key is then left out of the ticket).
-func (w *Wallets) unavailableOptions(d TicketDetails) []UnavailableOption {
-	if !d.Valid || !w.availability().Google || googleCarries(d.Product) {
+func (w *Service) unavailableOptions(d passes.TicketDetails) []passes.UnavailableOption {
+	if !d.Valid || !w.availability().Google || passes.GoogleCarries(d.Product) {
 		return nil
 	}
-	return []UnavailableOption{{Option: wallet.OptionGoogleWallet, Code: CodeWalletBarcodeUnsupported, Message: googleRefusalMessage(d)}}
+	return []passes.UnavailableOption{{Option: wallet.OptionGoogleWallet, Code: CodeWalletBarcodeUnsupported, Message: googleRefusalMessage(d)}}
 }
 
 // availability: a wallet is advertised only when its pass can be installed
 // (client-contract 7), i.e. with issued credentials, unless development
 // wallets are explicitly advertised.
-func (w *Wallets) availability() wallet.Availability {
+func (w *Service) availability() wallet.Availability {
 	o := w.options()
 	return wallet.Availability{
 		Apple:  o.Apple != nil && (o.Apple.Installable() || o.AdvertiseDevelopmentWallets),
@@ -316,7 +344,7 @@ func (w *Wallets) availability() wallet.Availability {
 }
 
 // pass builds the validated pass model of the ticket d.
-func (w *Wallets) pass(d TicketDetails, op string, configured bool) (wallet.Pass, error) {
+func (w *Service) pass(d passes.TicketDetails, op string, configured bool) (wallet.Pass, error) {
 	if !configured {
 		return wallet.Pass{}, apperr.E(op, apperr.Unavailable, CodeWalletNotConfigured, "this wallet's passes are not configured on this service")
 	}
@@ -338,7 +366,7 @@ const ApplePassContentType = apple.ContentType
 // restored away). With the web service configured the pass is updatable:
 // its record (serial number = the ticket id, authenticationToken) is
 // created on the first download.
-func (w *Wallets) ApplePass(ctx context.Context, d TicketDetails) ([]byte, error) {
+func (w *Service) ApplePass(ctx context.Context, d passes.TicketDetails) ([]byte, error) {
 	const op = "http.applePass"
 	if !w.appleUpdates() {
 		return w.buildApplePass(d, op, nil)
@@ -355,7 +383,7 @@ func (w *Wallets) ApplePass(ctx context.Context, d TicketDetails) ([]byte, error
 		return nil, err
 	}
 	if cur.ID != d.Ticket.ID {
-		if d, err = w.app.Ticket(ctx, cur.ID); err != nil {
+		if d, err = w.ticket(ctx, cur.ID); err != nil {
 			return nil, err
 		}
 	}
@@ -371,17 +399,17 @@ const GoogleInsertTimeout = 5 * time.Second
 // inserted (or brought up to date) first and the link only names the
 // object: under 1,800 characters. If the API cannot be reached the link
 // carries the whole object, as without the API.
-func (w *Wallets) GoogleSaveURL(ctx context.Context, d TicketDetails) (string, error) {
+func (w *Service) GoogleSaveURL(ctx context.Context, d passes.TicketDetails) (string, error) {
 	const op = "http.googlePass"
 	g := w.options().Google
-	if g != nil && !googleCarries(d.Product) {
+	if g != nil && !passes.GoogleCarries(d.Product) {
 		return "", googleRefusal(op, d)
 	}
 	p, err := w.pass(d, op, g != nil)
 	if err != nil {
 		return "", err
 	}
-	now := w.app.Now()
+	now := w.Clock.Now()
 	if api := w.options().GoogleAPI; api != nil {
 		// Bounded: a slow Google costs the traveller a long link, not the request.
 		actx, cancel := context.WithTimeout(ctx, GoogleInsertTimeout)
@@ -401,7 +429,7 @@ func (w *Wallets) GoogleSaveURL(ctx context.Context, d TicketDetails) (string, e
 }
 
 // InspectionKeys is the public key set inspectors verify barcodes with.
-func (w *Wallets) InspectionKeys() (any, error) {
+func (w *Service) InspectionKeys() (any, error) {
 	kr := w.keyring()
 	if kr == nil {
 		return nil, apperr.E("http.inspectionKeys", apperr.Unavailable, CodeInspectionKeysNotConfigured, "no inspection keys are configured")
@@ -473,17 +501,18 @@ func (c *barcodeCache) properties(payload []byte) (map[string]any, error) {
 // product that has none (issued before the counter, or while its product
 // had another profile), so the counter never hands out a number such a
 // ticket's barcode carries. The barcodes do not change. serve runs it at
-// start; it returns how many tickets it numbered.
-func (a *App) BackfillVDVNumbers(ctx context.Context) (int, error) {
+// start, over the loaded catalog's products, before the workers start and
+// the service answers; it returns how many tickets it numbered.
+func BackfillVDVNumbers(ctx context.Context, db DB, c clock.Clock, catalogProducts []catalog.Product) (int, error) {
 	var products []string
-	for _, p := range a.Catalog().File().Products {
+	for _, p := range catalogProducts {
 		if p.Barcode() == catalog.BarcodeVDV {
 			products = append(products, p.ID)
 		}
 	}
 	total := 0
 	for {
-		ids, err := a.store.Read().UnnumberedVDVTickets(ctx, products, a.clock.Now(), 1000)
+		ids, err := db.Read().UnnumberedVDVTickets(ctx, products, c.Now(), 1000)
 		if err != nil || len(ids) == 0 {
 			return total, err
 		}
@@ -491,7 +520,7 @@ func (a *App) BackfillVDVNumbers(ctx context.Context) (int, error) {
 		for _, id := range ids {
 			numbers[id] = vdv.TicketNumber(id)
 		}
-		if err := a.store.Write(ctx, func(q store.Q) error { return q.SetVDVNumbers(ctx, numbers) }); err != nil {
+		if err := db.Write(ctx, func(q Queries) error { return q.SetVDVNumbers(ctx, numbers) }); err != nil {
 			return total, err
 		}
 		total += len(ids)
@@ -500,7 +529,7 @@ func (a *App) BackfillVDVNumbers(ctx context.Context) (int, error) {
 
 // InspectionKeySet is the public inspection key set as indented JSON for
 // the console ("" and Unavailable when no keyring is configured).
-func (w *Wallets) InspectionKeySet() (string, error) {
+func (w *Service) InspectionKeySet() (string, error) {
 	ks, err := w.InspectionKeys()
 	if err != nil {
 		return "", err

@@ -1,4 +1,4 @@
-package app
+package wallets
 
 import (
 	"context"
@@ -7,7 +7,6 @@ import (
 	"crypto/subtle"
 	"encoding/base64"
 	"fmt"
-	"github.com/farebox/farebox/internal/idempotency"
 	"regexp"
 	"slices"
 	"strconv"
@@ -15,8 +14,9 @@ import (
 	"time"
 	"unicode/utf8"
 
+	"github.com/farebox/farebox/internal/app/passes"
 	"github.com/farebox/farebox/internal/apperr"
-	"github.com/farebox/farebox/internal/store"
+	"github.com/farebox/farebox/internal/idempotency"
 	"github.com/farebox/farebox/internal/ticketing"
 	"github.com/farebox/farebox/internal/wallet"
 	"github.com/farebox/farebox/internal/wallet/apple"
@@ -41,7 +41,7 @@ var (
 )
 
 // appleUpdates answers whether passes are built updatable.
-func (w *Wallets) appleUpdates() bool {
+func (w *Service) appleUpdates() bool {
 	o := w.options()
 	return o.Apple != nil && o.AppleWebServiceURL != ""
 }
@@ -54,13 +54,13 @@ func newPassToken() string {
 }
 
 // applePassRecord is the stored record of serial, created on first use.
-func (w *Wallets) applePassRecord(ctx context.Context, serial, couponID string) (wallet.ApplePassRecord, error) {
-	rec, ok, err := w.app.store.Read().ApplePass(ctx, serial)
+func (w *Service) applePassRecord(ctx context.Context, serial, couponID string) (wallet.ApplePassRecord, error) {
+	rec, ok, err := w.DB.Read().ApplePass(ctx, serial)
 	if err != nil || ok {
 		return rec, err
 	}
-	err = w.app.store.Write(ctx, func(q store.Q) error {
-		rec, err = q.EnsureApplePass(ctx, wallet.ApplePassRecord{SerialNumber: serial, CouponID: couponID, AuthToken: newPassToken()}, w.app.clock.Now())
+	err = w.DB.Write(ctx, func(q Queries) error {
+		rec, err = q.EnsureApplePass(ctx, wallet.ApplePassRecord{SerialNumber: serial, CouponID: couponID, AuthToken: newPassToken()}, w.Clock.Now())
 		return err
 	})
 	return rec, err
@@ -68,7 +68,7 @@ func (w *Wallets) applePassRecord(ctx context.Context, serial, couponID string) 
 
 // buildApplePass signs the pass of d; with the web service configured it
 // carries webServiceURL, the record's token and serial number.
-func (w *Wallets) buildApplePass(d TicketDetails, op string, rec *wallet.ApplePassRecord) ([]byte, error) {
+func (w *Service) buildApplePass(d passes.TicketDetails, op string, rec *wallet.ApplePassRecord) ([]byte, error) {
 	b := w.options().Apple
 	p, err := w.pass(d, op, b != nil)
 	if err != nil {
@@ -93,7 +93,7 @@ func notAuthorized(op string) error {
 }
 
 // applePassType refuses a pass type identifier other than the service's.
-func (w *Wallets) applePassType(op, passType string) error {
+func (w *Service) applePassType(op, passType string) error {
 	if !w.appleUpdates() {
 		// Without the web service configured no pass names it: no such resource.
 		return apperr.E(op, apperr.NotFound, CodeApplePassTypeUnknown, "this service issues no updatable Apple passes")
@@ -105,14 +105,14 @@ func (w *Wallets) applePassType(op, passType string) error {
 }
 
 // authorizedPass checks the pass type and the token and returns the record.
-func (w *Wallets) authorizedPass(ctx context.Context, op, passType, serial, token string) (wallet.ApplePassRecord, error) {
+func (w *Service) authorizedPass(ctx context.Context, op, passType, serial, token string) (wallet.ApplePassRecord, error) {
 	if err := w.applePassType(op, passType); err != nil {
 		return wallet.ApplePassRecord{}, err
 	}
 	if token == "" || len(serial) > 200 || len(token) > 200 {
 		return wallet.ApplePassRecord{}, notAuthorized(op)
 	}
-	rec, ok, err := w.app.store.Read().ApplePass(ctx, serial)
+	rec, ok, err := w.DB.Read().ApplePass(ctx, serial)
 	if err != nil {
 		return rec, err
 	}
@@ -138,7 +138,7 @@ type AppleRegistration struct {
 
 // RegisterAppleDevice registers a device for a pass's pushes; created is
 // false when it was registered already (its push token is updated).
-func (w *Wallets) RegisterAppleDevice(ctx context.Context, r AppleRegistration) (created bool, err error) {
+func (w *Service) RegisterAppleDevice(ctx context.Context, r AppleRegistration) (created bool, err error) {
 	const op = "app.RegisterAppleDevice"
 	if _, err := w.authorizedPass(ctx, op, r.PassType, r.Serial, r.Token); err != nil {
 		return false, err
@@ -150,8 +150,8 @@ func (w *Wallets) RegisterAppleDevice(ctx context.Context, r AppleRegistration) 
 		return false, apperr.E(op, apperr.Invalid, CodeInvalidPushToken, `body must be {"pushToken": "<the device's APNs token, hexadecimal>"}`).
 			WithDetails(apperr.FieldError{Field: "/pushToken", Message: "16 to 200 hexadecimal digits"})
 	}
-	err = w.app.store.WriteClaimed(ctx, idempotency.ClaimOf(ctx), func(q store.Q) error {
-		created, err = q.RegisterAppleDevice(ctx, r.Device, r.Serial, r.PushToken, w.app.clock.Now())
+	err = w.DB.WriteClaimed(ctx, idempotency.ClaimOf(ctx), func(q Queries) error {
+		created, err = q.RegisterAppleDevice(ctx, r.Device, r.Serial, r.PushToken, w.Clock.Now())
 		return err
 	})
 	return created, err
@@ -159,7 +159,7 @@ func (w *Wallets) RegisterAppleDevice(ctx context.Context, r AppleRegistration) 
 
 // UnregisterAppleDevice ends a device's registration for a pass; an
 // unknown registration is no error (the device forgot it anyway).
-func (w *Wallets) UnregisterAppleDevice(ctx context.Context, device, passType, serial, token string) error {
+func (w *Service) UnregisterAppleDevice(ctx context.Context, device, passType, serial, token string) error {
 	const op = "app.UnregisterAppleDevice"
 	if _, err := w.authorizedPass(ctx, op, passType, serial, token); err != nil {
 		return err
@@ -167,7 +167,7 @@ func (w *Wallets) UnregisterAppleDevice(ctx context.Context, device, passType, s
 	if err := checkDeviceID(op, device); err != nil {
 		return err
 	}
-	return w.app.store.WriteClaimed(ctx, idempotency.ClaimOf(ctx), func(q store.Q) error {
+	return w.DB.WriteClaimed(ctx, idempotency.ClaimOf(ctx), func(q Queries) error {
 		_, err := q.UnregisterAppleDevice(ctx, device, serial)
 		return err
 	})
@@ -182,7 +182,7 @@ type AppleSerials struct {
 // UpdatedAppleSerials lists the serial numbers of the device's passes
 // updated after the tag since ("" = all); ok is false when none was (204).
 // The device library identifier is the credential of this call.
-func (w *Wallets) UpdatedAppleSerials(ctx context.Context, device, passType, since string) (s AppleSerials, ok bool, err error) {
+func (w *Service) UpdatedAppleSerials(ctx context.Context, device, passType, since string) (s AppleSerials, ok bool, err error) {
 	const op = "app.UpdatedAppleSerials"
 	if err := w.applePassType(op, passType); err != nil {
 		return s, false, err
@@ -193,7 +193,7 @@ func (w *Wallets) UpdatedAppleSerials(ctx context.Context, device, passType, sin
 	// A tag is one this service returned: a canonical decimal number not
 	// above the newest tag issued (a larger one would hide every update up
 	// to it from the device; docs/wallet.md says 400).
-	q := w.app.store.Read()
+	q := w.DB.Read()
 	var tag int64
 	if since != "" {
 		last, err := q.ApplePassLastTag(ctx)
@@ -266,7 +266,7 @@ const LastModifiedMargin = 2 * time.Second
 // own second (older than S, so the next request is answered 200): a change
 // committed after a download always has its S after that download's
 // Last-Modified, whatever second it falls in.
-func (w *Wallets) LatestApplePass(ctx context.Context, r ApplePassRequest) (ApplePassAnswer, error) {
+func (w *Service) LatestApplePass(ctx context.Context, r ApplePassRequest) (ApplePassAnswer, error) {
 	const op = "app.LatestApplePass"
 	rec, err := w.authorizedPass(ctx, op, r.PassType, r.Serial, r.Token)
 	if err != nil {
@@ -283,7 +283,7 @@ func (w *Wallets) LatestApplePass(ctx context.Context, r ApplePassRequest) (Appl
 	if cur.InvalidatedAt != nil && cur.InvalidatedAt.After(modified) {
 		modified = *cur.InvalidatedAt
 	}
-	now := w.app.clock.Now().UTC()
+	now := w.Clock.Now().UTC()
 	stable := ceilSecond(modified.Add(LastModifiedMargin))
 	a := ApplePassAnswer{ETag: applePassETag(rec, cur), LastModified: stable}
 	if stable.After(now) {
@@ -297,7 +297,7 @@ func (w *Wallets) LatestApplePass(ctx context.Context, r ApplePassRequest) (Appl
 	if a.NotModified {
 		return a, nil
 	}
-	d, err := w.app.Ticket(ctx, cur.ID)
+	d, err := w.ticket(ctx, cur.ID)
 	if err != nil {
 		return ApplePassAnswer{}, err
 	}
@@ -345,8 +345,8 @@ func etagMatches(header, etag string) bool {
 // its own is valid, the coupon's latest ticket that has started (a
 // subscription's next cycle from its first instant; voided when that one
 // was revoked).
-func (w *Wallets) currentTicket(ctx context.Context, rec wallet.ApplePassRecord) (ticketing.Ticket, error) {
-	ts, err := w.app.store.Read().TicketsOfCoupon(ctx, rec.CouponID)
+func (w *Service) currentTicket(ctx context.Context, rec wallet.ApplePassRecord) (ticketing.Ticket, error) {
+	ts, err := w.DB.Read().TicketsOfCoupon(ctx, rec.CouponID)
 	if err != nil {
 		return ticketing.Ticket{}, err
 	}
@@ -367,14 +367,16 @@ func (w *Wallets) currentTicket(ctx context.Context, rec wallet.ApplePassRecord)
 	}
 	// "Started" on the coupon's time: its test clock's, if it has one
 	// (docs/test-clocks.md), so an advanced clock moves the pass.
-	q := w.app.store.Read()
+	q := w.DB.Read()
 	c, err := q.Coupon(ctx, rec.CouponID)
 	if err != nil {
 		return ticketing.Ticket{}, err
 	}
-	now, err := w.app.timeOf(ctx, q, c.TestClockID)
-	if err != nil {
-		return ticketing.Ticket{}, err
+	now := w.Clock.Now()
+	if c.TestClockID != nil {
+		if now, err = q.TestClockTime(ctx, *c.TestClockID); err != nil {
+			return ticketing.Ticket{}, err
+		}
 	}
 	out := *cur
 	for _, t := range ts {
@@ -387,7 +389,7 @@ func (w *Wallets) currentTicket(ctx context.Context, rec wallet.ApplePassRecord)
 
 // AppleLog records the messages a device sends to POST …/v1/log (errors
 // Wallet met with our passes), cut to bounds, into the app's log.
-func (w *Wallets) AppleLog(logs []string) (int, error) {
+func (w *Service) AppleLog(logs []string) (int, error) {
 	const op = "app.AppleLog"
 	if logs == nil {
 		return 0, apperr.E(op, apperr.Invalid, CodeInvalidAppleLog, `body must be {"logs": ["message", …]}`).

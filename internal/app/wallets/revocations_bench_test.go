@@ -1,4 +1,4 @@
-package app_test
+package wallets_test
 
 import (
 	"bytes"
@@ -10,7 +10,7 @@ import (
 	"testing"
 	"time"
 
-	"github.com/farebox/farebox/internal/app"
+	"github.com/farebox/farebox/internal/app/wallets"
 	"github.com/farebox/farebox/internal/barcode"
 	"github.com/farebox/farebox/internal/clock/clocktest"
 	"github.com/farebox/farebox/internal/store"
@@ -30,10 +30,9 @@ func BenchmarkRevocationFeed(b *testing.B) {
 		b.Run(string(engine), func(b *testing.B) {
 			clk := clocktest.NewFixed(start)
 			s := storetest.OpenWith(b, engine, func(o *store.Options) { o.Clock = clk })
-			a := app.New(app.Options{Store: s, Clock: clk, IDPrefix: "farebox"})
 			k, _ := barcode.KeyFromSeed(1, bytes.Repeat([]byte{1}, 32))
 			kr, _ := barcode.NewKeyring(k)
-			w := a.NewWallets(app.WalletOptions{Inspection: kr})
+			w := wallets.New(store.NewView[wallets.Queries](s), clk, nil, wallets.Options{Inspection: kr})
 			ctx := context.Background()
 			rnd := rand.New(rand.NewPCG(1, 2))
 			err := s.Write(ctx, func(q store.Q) error {
@@ -81,7 +80,7 @@ func BenchmarkRevocationFeed(b *testing.B) {
 }
 
 // f0 is the served feed after since, encoded.
-func f0(b *testing.B, w *app.Wallets, since int64) []byte {
+func f0(b *testing.B, w *wallets.Service, since int64) []byte {
 	f, err := w.Revocations(context.Background(), since)
 	if err != nil {
 		b.Fatal(err)
