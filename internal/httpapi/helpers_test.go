@@ -83,10 +83,7 @@ func str(v any) string { s, _ := v.(string); return s }
 // on one engine, for tests that run several instances on one database.
 func forEachEngineStore(t *testing.T, f func(t *testing.T, s *store.Store)) {
 	t.Helper()
-	for _, engine := range storetest.Engines {
-		t.Run(string(engine), func(t *testing.T) {
-			t.Parallel()
-			f(t, storetest.Open(t, engine))
-		})
-	}
+	storetest.EachEngine(t, func(t *testing.T, engine store.Engine) {
+		f(t, storetest.Open(t, engine))
+	})
 }

@@ -11,6 +11,7 @@ import (
 	"github.com/farebox/farebox/internal/account"
 	"github.com/farebox/farebox/internal/apitest"
 	"github.com/farebox/farebox/internal/app"
+	"github.com/farebox/farebox/internal/store"
 	"github.com/farebox/farebox/internal/store/storetest"
 )
 
@@ -268,17 +269,15 @@ func TestEveryCapabilityRouteIsAttributed(t *testing.T) {
 // request naming a coupon (later ones hit the server's owner cache): one
 // indexed point read, on each engine.
 func BenchmarkCapabilityOwner(b *testing.B) {
-	for _, engine := range storetest.Engines {
-		b.Run(string(engine), func(b *testing.B) {
-			e := apitest.New(b, engine, apitest.Options{})
-			o := order(b, e, e.LiveKey, productIDs(b, e)["single/adult"])
-			id, ctx := str(o.Coupons[0]["id"]), context.Background()
-			b.ReportAllocs()
-			for b.Loop() {
-				if _, found, err := e.App.CapabilityOwner(ctx, app.CapabilityCoupon, id, ""); err != nil || !found {
-					b.Fatal(found, err)
-				}
+	storetest.EachEngineBench(b, func(b *testing.B, engine store.Engine) {
+		e := apitest.New(b, engine, apitest.Options{})
+		o := order(b, e, e.LiveKey, productIDs(b, e)["single/adult"])
+		id, ctx := str(o.Coupons[0]["id"]), context.Background()
+		b.ReportAllocs()
+		for b.Loop() {
+			if _, found, err := e.App.CapabilityOwner(ctx, app.CapabilityCoupon, id, ""); err != nil || !found {
+				b.Fatal(found, err)
 			}
-		})
-	}
+		}
+	})
 }
