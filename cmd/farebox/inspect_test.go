@@ -216,15 +216,8 @@ func TestServeWalletSettings(t *testing.T) {
 			t.Errorf("serve --help lacks %q", want)
 		}
 	}
-	env := map[string]string{"FAREBOX_DATA_DIR": t.TempDir(), "FAREBOX_ADDR": "127.0.0.1:0", "FAREBOX_APPLE_PASS_CERT": "/nonexistent/pass.pem"}
-	err := serve(context.Background(), nil, envFrom(env), io.Discard, io.Discard, nil)
-	if err == nil || !strings.Contains(err.Error(), "--apple-pass-key") {
-		t.Errorf("partial Apple configuration: %v", err)
-	}
-	env = map[string]string{"FAREBOX_DATA_DIR": t.TempDir(), "FAREBOX_ADDR": "127.0.0.1:0", "FAREBOX_ADVERTISE_DEVELOPMENT_WALLETS": "maybe"}
-	if err := serve(context.Background(), nil, envFrom(env), io.Discard, io.Discard, nil); err == nil || !strings.Contains(err.Error(), "advertise-development-wallets") {
-		t.Errorf("bad boolean: %v", err)
-	}
+	serveStops(t, "partial Apple configuration", map[string]string{"FAREBOX_APPLE_PASS_CERT": "/nonexistent/pass.pem"}, "--apple-pass-key")
+	serveStops(t, "bad boolean", map[string]string{"FAREBOX_ADVERTISE_DEVELOPMENT_WALLETS": "maybe"}, "advertise-development-wallets")
 }
 
 func mustRead(t *testing.T, name string) []byte {

@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"context"
 	"io"
+	"maps"
 	"strings"
 	"testing"
 	"time"
@@ -64,13 +65,8 @@ func TestRetentionCommand(t *testing.T) {
 		if err == nil || !strings.Contains(err.Error(), "--retention-identification: 10 days is shorter than the legal minimum of 30 days") {
 			t.Errorf("10d: %v", err)
 		}
-		e2 := map[string]string{"FAREBOX_RETENTION_BILLING_RECORDS": "5y", "FAREBOX_ADDR": "127.0.0.1:0"}
-		for k, v := range env {
-			e2[k] = v
-		}
-		err = serve(context.Background(), nil, envFrom(e2), io.Discard, io.Discard, nil)
-		if err == nil || !strings.Contains(err.Error(), "--retention-billing-records: 5 years is shorter than the legal minimum of 8 years") {
-			t.Errorf("serve with 5y: %v", err)
-		}
+		e2 := maps.Clone(env)
+		e2["FAREBOX_RETENTION_BILLING_RECORDS"] = "5y"
+		serveStops(t, "serve with 5y", e2, "--retention-billing-records: 5 years is shorter than the legal minimum of 8 years")
 	})
 }
