@@ -38,11 +38,7 @@ func TestKeysRotateRevokeEndToEnd(t *testing.T) {
 		sa0, _ := google.ParseServiceAccount(raw)
 		const email = "wallet@farebox-e2e.iam.gserviceaccount.com"
 		gs := googletest.New(t, email, sa0.PublicKey(), nil)
-		var m map[string]any
-		_ = json.Unmarshal(raw, &m)
-		delete(m, "farebox_development")
-		m["client_email"], m["token_uri"] = email, gs.TokenURL()
-		raw, _ = json.Marshal(m)
+		raw = googletest.PartnerAccount(t, raw, email, gs.TokenURL())
 		env := map[string]string{"FAREBOX_DATA_DIR": t.TempDir(), "FAREBOX_ADDR": "127.0.0.1:0",
 			"FAREBOX_GOOGLE_SERVICE_ACCOUNT": write("sa.json", raw), "FAREBOX_GOOGLE_ISSUER_ID": "3388000000022000009",
 			"FAREBOX_GOOGLE_API_URL": gs.APIURL(), "FAREBOX_GOOGLE_LOGO_URL": "https://tickets.example.org/logo.png"}

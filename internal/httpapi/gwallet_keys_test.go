@@ -36,15 +36,10 @@ func newGoogleAPI(t *testing.T, now func() time.Time) *googleAPI {
 	if err != nil {
 		t.Fatal(err)
 	}
-	var m map[string]any
-	_ = json.Unmarshal(raw, &m)
-	delete(m, "farebox_development")
-	m["client_email"] = "wallet@farebox-tests.iam.gserviceaccount.com"
+	const email = "wallet@farebox-tests.iam.gserviceaccount.com"
 	sa0, _ := google.ParseServiceAccount(raw)
-	g := &googleAPI{srv: googletest.New(t, "wallet@farebox-tests.iam.gserviceaccount.com", sa0.PublicKey(), now)}
-	m["token_uri"] = g.srv.TokenURL()
-	raw, _ = json.Marshal(m)
-	sa, err := google.ParseServiceAccount(raw)
+	g := &googleAPI{srv: googletest.New(t, email, sa0.PublicKey(), now)}
+	sa, err := google.ParseServiceAccount(googletest.PartnerAccount(t, raw, email, g.srv.TokenURL()))
 	if err != nil || sa.Development {
 		t.Fatalf("service account: %v", err)
 	}
