@@ -11,6 +11,7 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/farebox/farebox/internal/testtool"
 	"github.com/farebox/farebox/internal/wallet/apple/apnstest"
 )
 
@@ -18,10 +19,7 @@ import (
 // the flag named.
 func TestServeAppleUpdatesSettings(t *testing.T) {
 	dir := t.TempDir()
-	garbage := filepath.Join(dir, "garbage.p8")
-	if err := os.WriteFile(garbage, []byte("not a key"), 0o600); err != nil {
-		t.Fatal(err)
-	}
+	garbage := testtool.WriteFile(t, dir, "garbage.p8", []byte("not a key"))
 	for _, c := range []struct {
 		name string
 		env  map[string]string

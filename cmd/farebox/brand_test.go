@@ -12,6 +12,8 @@ import (
 	"path/filepath"
 	"strings"
 	"testing"
+
+	"github.com/farebox/farebox/internal/testtool"
 )
 
 // TestServeBrandSettings: a bad brand stops `farebox serve` before it opens
@@ -19,10 +21,7 @@ import (
 func TestServeBrandSettings(t *testing.T) {
 	dir := t.TempDir()
 	writeImg := func(name string, w, h int) string { return writeBlankPNG(t, dir, name, w, h) }
-	notPNG := filepath.Join(dir, "logo.jpg")
-	if err := os.WriteFile(notPNG, []byte("\xff\xd8\xff\xe0 not a png"), 0o644); err != nil {
-		t.Fatal(err)
-	}
+	notPNG := testtool.WriteFile(t, dir, "logo.jpg", []byte("\xff\xd8\xff\xe0 not a png"))
 	for _, c := range []struct {
 		name string
 		env  map[string]string

@@ -8,6 +8,18 @@ import (
 	"github.com/getkin/kin-openapi/openapi3"
 )
 
+// errorSchema is the Error schema of the sample documents, the last
+// entry of their components.schemas.
+const errorSchema = `    Error:
+      type: object
+      required: [message, code, details, request_id]
+      properties:
+        message: {type: string}
+        code: {type: string}
+        details: {type: array}
+        request_id: {type: string}
+`
+
 const sample = `openapi: 3.1.0
 info: {title: t, version: "1"}
 paths:
@@ -49,15 +61,7 @@ components:
           schema: {$ref: "#/components/schemas/Error"}
   schemas:
     Widget: {type: object, required: [id, price_in_cents], properties: {id: {type: string}, price_in_cents: {type: integer}}}
-    Error:
-      type: object
-      required: [message, code, details, request_id]
-      properties:
-        message: {type: string}
-        code: {type: string}
-        details: {type: array}
-        request_id: {type: string}
-`
+` + errorSchema
 
 func TestFillMakesTheConventionHold(t *testing.T) {
 	xs := []apitest.Exchange{
@@ -153,15 +157,7 @@ paths:
         "404": *hookNotFound
 components:
   schemas:
-    Error:
-      type: object
-      required: [message, code, details, request_id]
-      properties:
-        message: {type: string}
-        code: {type: string}
-        details: {type: array}
-        request_id: {type: string}
-`
+` + errorSchema
 	var xs []apitest.Exchange
 	for _, r := range []struct{ method, path string }{{"GET", "/v1/hooks/{id}.json"}, {"DELETE", "/v1/hooks/{id}.json"}, {"POST", "/v1/hooks/{id}/ping.json"}} {
 		xs = append(xs, apitest.Exchange{Method: r.method, Path: r.path, Status: 404,
