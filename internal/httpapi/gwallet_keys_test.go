@@ -18,6 +18,7 @@ import (
 	"github.com/farebox/farebox/internal/jobs"
 	"github.com/farebox/farebox/internal/store"
 	"github.com/farebox/farebox/internal/store/storetest"
+	"github.com/farebox/farebox/internal/testtool"
 	"github.com/farebox/farebox/internal/wallet/google"
 	"github.com/farebox/farebox/internal/wallet/google/googletest"
 )
@@ -136,11 +137,7 @@ func TestGoogleWalletAPI(t *testing.T) {
 			}
 			// The second link found the object (409) and brought it up to date.
 			calls := strings.Join(g.srv.Calls(), "\n")
-			for _, want := range []string{"POST /transitClass 200", "POST /transitObject 200", "POST /transitObject 409", "PATCH /transitObject/" + objID + " 200"} {
-				if !strings.Contains(calls, want) {
-					t.Errorf("calls lack %q:\n%s", want, calls)
-				}
-			}
+			testtool.Contains(t, calls, "POST /transitClass 200", "POST /transitObject 200", "POST /transitObject 409", "PATCH /transitObject/"+objID+" 200")
 			if n := g.srv.Exchanges(); n != 1 {
 				t.Errorf("%d token exchanges; the token is cached until it expires", n)
 			}

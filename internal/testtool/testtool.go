@@ -14,6 +14,7 @@ import (
 	"os/exec"
 	"path/filepath"
 	"slices"
+	"strings"
 	"sync"
 	"testing"
 	"time"
@@ -52,6 +53,16 @@ func Need(t testing.TB, name, debianPackage string) string {
 		t.Fatalf("%s is required for this test (apt-get install %s): %v", name, debianPackage, err)
 	}
 	return bin
+}
+
+// Contains reports each of want that got lacks, with got.
+func Contains(t testing.TB, got string, want ...string) {
+	t.Helper()
+	for _, w := range want {
+		if !strings.Contains(got, w) {
+			t.Errorf("lacks %q:\n%s", w, got)
+		}
+	}
 }
 
 // WriteFile writes b to dir/name and returns the path.
