@@ -18,6 +18,19 @@ type orderResp struct {
 	Coupons       []map[string]any `json:"coupons"`
 }
 
+// split parts the order's coupons into those of subscriptions and the
+// others, each in order.
+func (o orderResp) split() (subscribed, others []map[string]any) {
+	for _, c := range o.Coupons {
+		if c["subscription"] != nil {
+			subscribed = append(subscribed, c)
+		} else {
+			others = append(others, c)
+		}
+	}
+	return subscribed, others
+}
+
 // order places an order with key and returns it.
 func order(t testing.TB, e *apitest.Env, key string, productIDs ...string) orderResp {
 	t.Helper()

@@ -24,14 +24,7 @@ func makeRecords(t *testing.T, e *apitest.Env, key string) (tenantRecords, strin
 	t.Helper()
 	ids := productIDs(t, e)
 	o := order(t, e, key, ids["month/adult"], ids["single/adult"], ids["single/adult"], ids["single/adult"])
-	var monthly, singles []map[string]any
-	for _, c := range o.Coupons {
-		if c["subscription"] != nil {
-			monthly = append(monthly, c)
-		} else {
-			singles = append(singles, c)
-		}
-	}
+	monthly, singles := o.split()
 	mustActivate(t, e, "v9", str(monthly[0]["id"]), map[string]any{"identification_medium": medium("Max", "Muster", "1990-01-01"),
 		"tariff_settings": map[string]any{"german_postal_code": "10115"}})
 	sub := coupon(t, e, "v9", str(monthly[0]["id"]))["subscription"].(map[string]any)
