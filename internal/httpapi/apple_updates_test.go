@@ -37,7 +37,7 @@ func withAppleUpdates(t testing.TB, srv *apnstest.Server) func(d *httpapi.Deps) 
 	o := walletOptions(t, true)
 	o.AppleWebServiceURL = testWebService
 	return func(d *httpapi.Deps) {
-		d.Wallets = d.App.NewWallets(o)
+		withWalletOptions(o)(d)
 		c, err := apple.NewAPNs(srv.Config())
 		if err != nil {
 			t.Fatal(err)

@@ -11,7 +11,6 @@ import (
 	"github.com/farebox/farebox/internal/barcode/vdv"
 	"github.com/farebox/farebox/internal/catalog"
 	"github.com/farebox/farebox/internal/clock"
-	"github.com/farebox/farebox/internal/httpapi"
 	"github.com/farebox/farebox/internal/store"
 	"github.com/farebox/farebox/internal/store/storetest"
 )
@@ -26,12 +25,7 @@ import (
 // and VDV-KA decoders, signatures checked; both engines.
 func TestBarcodeIssueTimeIsReal(t *testing.T) {
 	uicIss, vdvPKI := profileWalletIssuers(t)
-	configure := func(d *httpapi.Deps) {
-		o := walletOptions(t, false)
-		o.UIC = func() (*uic.Issuer, error) { return uicIss, nil }
-		o.VDV = func() (*vdv.Issuer, error) { return vdvPKI.Issuer, nil }
-		d.Wallets = d.App.NewWallets(o)
-	}
+	configure := withWalletOptions(profileWalletOptions(t, false))
 	uicTrust := &uic.Trust{}
 	uicTrust.TrustIssuer(uicIss)
 	vdvTrust := &vdv.Trust{}

@@ -42,6 +42,17 @@ func profileWalletIssuers(t *testing.T) (*uic.Issuer, *vdv.DevPKI) {
 	return profileIssuers.uic, profileIssuers.vdv
 }
 
+// profileWalletOptions are walletOptions with the development UIC 918.3
+// and VDV-KA issuers of profileWalletIssuers.
+func profileWalletOptions(t *testing.T, advertise bool) app.WalletOptions {
+	t.Helper()
+	uicIss, vdvPKI := profileWalletIssuers(t)
+	o := walletOptions(t, advertise)
+	o.UIC = func() (*uic.Issuer, error) { return uicIss, nil }
+	o.VDV = func() (*vdv.Issuer, error) { return vdvPKI.Issuer, nil }
+	return o
+}
+
 // TestGoogleWalletBinaryBarcodes: a Google Wallet pass can carry only a
 // text barcode, so a ticket whose product uses a binary barcode profile
 // (uic-918-3-uflex, vdv-ka-static) is offered no Google pass: its rendering
@@ -54,10 +65,8 @@ func profileWalletIssuers(t *testing.T) (*uic.Issuer, *vdv.DevPKI) {
 func TestGoogleWalletBinaryBarcodes(t *testing.T) {
 	uicIss, vdvPKI := profileWalletIssuers(t)
 	wallets := func(g *googleAPI) app.WalletOptions {
-		o := walletOptions(t, true)
+		o := profileWalletOptions(t, true)
 		o.Google, o.GoogleAPI = g.issuer, g.client
-		o.UIC = func() (*uic.Issuer, error) { return uicIss, nil }
-		o.VDV = func() (*vdv.Issuer, error) { return vdvPKI.Issuer, nil }
 		return o
 	}
 	forEachEngineWithGoogle(t, wallets, func(t *testing.T, e *apitest.Env, g *googleAPI) {

@@ -6,10 +6,8 @@ import (
 	"testing"
 
 	"github.com/farebox/farebox/internal/apitest"
-	"github.com/farebox/farebox/internal/barcode/uic"
 	"github.com/farebox/farebox/internal/barcode/vdv"
 	"github.com/farebox/farebox/internal/catalog"
-	"github.com/farebox/farebox/internal/httpapi"
 	"github.com/farebox/farebox/internal/store"
 	"github.com/farebox/farebox/internal/store/storetest"
 )
@@ -24,13 +22,8 @@ import (
 // verified barcode (header and both issue-data sequence numbers). Both
 // engines.
 func TestVDVTicketNumbersUnique(t *testing.T) {
-	uicIss, vdvPKI := profileWalletIssuers(t)
-	configure := func(d *httpapi.Deps) {
-		o := walletOptions(t, true)
-		o.UIC = func() (*uic.Issuer, error) { return uicIss, nil }
-		o.VDV = func() (*vdv.Issuer, error) { return vdvPKI.Issuer, nil }
-		d.Wallets = d.App.NewWallets(o)
-	}
+	_, vdvPKI := profileWalletIssuers(t)
+	configure := withWalletOptions(profileWalletOptions(t, true))
 	storetest.EachEngine(t, func(t *testing.T, engine store.Engine) {
 		e := apitest.New(t, engine, apitest.Options{Configure: configure})
 		ctx := context.Background()
