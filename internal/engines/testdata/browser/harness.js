@@ -69,7 +69,50 @@ function harness(results) {
     }
   }
 
-  return { cfg, shot, phone, check, go, submit, run };
+  // signIn types user into the field userField and password into
+  // #password, runs before(page) if given (to tamper with the form), and
+  // submits #signin; it returns the answer's status.
+  async function signIn(page, userField, user, password, before) {
+    await page.type(userField, user);
+    await page.type("#password", password);
+    if (before) { await before(page); }
+    return submit(page, "#signin");
+  }
+
+  return { cfg, shot, phone, check, go, submit, signIn, run };
 }
 
-module.exports = { harness, ANDROID, IPHONE };
+// enginePage opens html (an embedded engine) in a 390 px page that lets
+// no request out: each one tried and each script error is recorded in
+// results (requests, errors) under label. lang, if given, is the
+// navigator's language.
+async function enginePage(browser, results, html, label, lang) {
+  const page = await browser.newPage();
+  if (lang) {
+    await page.evaluateOnNewDocument((l) => {
+      Object.defineProperty(navigator, "languages", { get: () => [l] });
+      Object.defineProperty(navigator, "language", { get: () => l });
+    }, lang);
+    await page.goto("about:blank"); // a new document, so the override applies before setContent
+  }
+  await page.setViewport({ width: 390, height: 1000, deviceScaleFactor: 2 });
+  await page.setRequestInterception(true);
+  page.on("request", (req) => {
+    const u = req.url();
+    if (u.startsWith("data:") || u === "about:blank") { req.continue(); return; }
+    results.requests.push(label + ": " + u);
+    req.abort();
+  });
+  page.on("pageerror", (e) => results.errors.push(label + ": pageerror " + e.message));
+  page.on("console", (m) => { if (m.type() === "error") { results.errors.push(label + ": console " + m.text()); } });
+  await page.setContent(html, { waitUntil: "load" });
+  return page;
+}
+
+// fill empties the input #id and types value as a user would.
+async function fill(page, id, value) {
+  await page.$eval("#" + id, (el) => { el.value = ""; });
+  if (value !== "") { await page.type("#" + id, value); }
+}
+
+module.exports = { harness, enginePage, fill, ANDROID, IPHONE };

@@ -8,26 +8,13 @@ const fs = require("fs");
 const path = require("path");
 const os = require("os");
 const puppeteer = require("puppeteer-core");
+const { enginePage, fill } = require("./harness");
 
 const cfg = JSON.parse(fs.readFileSync(process.argv[2], "utf8"));
 const results = { rendering: {}, identification: {}, requests: [], errors: [] };
 const shot = (name) => path.join(cfg.outDir, name + ".png");
 
-async function newPage(browser, html, label) {
-  const page = await browser.newPage();
-  await page.setViewport({ width: 390, height: 1000, deviceScaleFactor: 2 });
-  await page.setRequestInterception(true);
-  page.on("request", (req) => {
-    const u = req.url();
-    if (u.startsWith("data:") || u === "about:blank") { req.continue(); return; }
-    results.requests.push(label + ": " + u);
-    req.abort();
-  });
-  page.on("pageerror", (e) => results.errors.push(label + ": pageerror " + e.message));
-  page.on("console", (m) => { if (m.type() === "error") { results.errors.push(label + ": console " + m.text()); } });
-  await page.setContent(html, { waitUntil: "load" });
-  return page;
-}
+const newPage = (browser, html, label) => enginePage(browser, results, html, label);
 
 async function render(browser, name, ticket) {
   const page = await newPage(browser, fs.readFileSync(cfg.rendering, "utf8"), "rendering " + name);
@@ -49,11 +36,6 @@ async function render(browser, name, ticket) {
   await el.screenshot({ path: shot("real_rendering_" + name + "_barcode") });
   results.rendering[name] = { returned: ret, got };
   await page.close();
-}
-
-async function fill(page, id, value) {
-  await page.$eval("#" + id, (el) => { el.value = ""; });
-  if (value !== "") { await page.type("#" + id, value); }
 }
 
 const read = (page) => page.evaluate(() => ({
