@@ -5,6 +5,7 @@
 // internal/engines/browsertest.
 "use strict";
 const fs = require("fs");
+const os = require("os");
 const path = require("path");
 const puppeteer = require("puppeteer-core");
 
@@ -115,4 +116,27 @@ async function fill(page, id, value) {
   if (value !== "") { await page.type("#" + id, value); }
 }
 
-module.exports = { harness, enginePage, fill, ANDROID, IPHONE };
+// runEngines launches Chromium (German, a profile of its own, nothing
+// fetched in the background) for the engine scripts, runs body(browser)
+// and writes results.json into cfg.outDir; an error ends the process with
+// status 1.
+function runEngines(cfg, results, body) {
+  (async () => {
+    const userDataDir = fs.mkdtempSync(path.join(os.tmpdir(), "farebox-chromium-"));
+    const browser = await puppeteer.launch({
+      executablePath: cfg.chromium, headless: true, userDataDir,
+      args: ["--headless", "--no-sandbox", "--disable-gpu", "--disable-quic", "--no-first-run",
+        "--disable-background-networking", "--disable-component-update", "--disable-sync",
+        "--lang=de-DE", "--user-data-dir=" + userDataDir],
+    });
+    try {
+      await body(browser);
+    } finally {
+      await browser.close();
+      fs.rmSync(userDataDir, { recursive: true, force: true });
+    }
+    fs.writeFileSync(path.join(cfg.outDir, "results.json"), JSON.stringify(results, null, 2));
+  })().catch((e) => { console.error(e && e.stack ? e.stack : e); process.exit(1); });
+}
+
+module.exports = { harness, enginePage, fill, runEngines, ANDROID, IPHONE };

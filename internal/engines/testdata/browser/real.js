@@ -6,9 +6,7 @@
 "use strict";
 const fs = require("fs");
 const path = require("path");
-const os = require("os");
-const puppeteer = require("puppeteer-core");
-const { enginePage, fill } = require("./harness");
+const { enginePage, fill, runEngines } = require("./harness");
 
 const cfg = JSON.parse(fs.readFileSync(process.argv[2], "utf8"));
 const results = { rendering: {}, identification: {}, requests: [], errors: [] };
@@ -67,20 +65,7 @@ async function identification(browser) {
   await page.close();
 }
 
-(async () => {
-  const userDataDir = fs.mkdtempSync(path.join(os.tmpdir(), "farebox-chromium-"));
-  const browser = await puppeteer.launch({
-    executablePath: cfg.chromium, headless: true, userDataDir,
-    args: ["--headless", "--no-sandbox", "--disable-gpu", "--disable-quic", "--no-first-run",
-      "--disable-background-networking", "--disable-component-update", "--disable-sync",
-      "--lang=de-DE", "--user-data-dir=" + userDataDir],
-  });
-  try {
-    for (const [name, ticket] of Object.entries(cfg.tickets)) { await render(browser, name, ticket); }
-    await identification(browser);
-  } finally {
-    await browser.close();
-    fs.rmSync(userDataDir, { recursive: true, force: true });
-  }
-  fs.writeFileSync(path.join(cfg.outDir, "results.json"), JSON.stringify(results, null, 2));
-})().catch((e) => { console.error(e && e.stack ? e.stack : e); process.exit(1); });
+runEngines(cfg, results, async (browser) => {
+  for (const [name, ticket] of Object.entries(cfg.tickets)) { await render(browser, name, ticket); }
+  await identification(browser);
+});
