@@ -107,6 +107,7 @@ var layers = map[string]string{
 	"internal/apperr": "kernel",
 	"internal/clock":  "kernel",
 	"internal/ident":  "kernel",
+	"internal/pemkey": "kernel",
 
 	"api": "contract",
 
