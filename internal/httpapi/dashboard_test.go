@@ -59,12 +59,13 @@ func dashSetup(t *testing.T, e *apitest.Env) dashData {
 // dashSignedIn is a visitor who accepted an invitation to e's account.
 func dashSignedIn(t testing.TB, e *apitest.Env, email string) *visitor {
 	t.Helper()
-	return dashAccepted(t, e, e.AccountID, email, dashPassword)
+	v, _ := dashAccepted(t, e, e.AccountID, email, dashPassword)
+	return v
 }
 
 // dashAccepted is a visitor who accepted an invitation of email to
-// account accountID, choosing password.
-func dashAccepted(t testing.TB, e *apitest.Env, accountID, email, password string) *visitor {
+// account accountID, choosing password, and the invitation's form.
+func dashAccepted(t testing.TB, e *apitest.Env, accountID, email, password string) (*visitor, page) {
 	t.Helper()
 	token, err := e.WebUsers.InviteDashboardUser(context.Background(), accountID, email)
 	if err != nil {
@@ -74,7 +75,7 @@ func dashAccepted(t testing.TB, e *apitest.Env, accountID, email, password strin
 	form := v.must(200, "GET", "/dashboard/invite?token="+token, nil)
 	v.must(http.StatusSeeOther, "POST", "/dashboard/invite", url.Values{"csrf_token": {form.csrf(t)}, "token": {token},
 		"password": {password}, "password_repeat": {password}})
-	return v
+	return v, form
 }
 
 // TestDashboard drives the partner dashboard as a person would, on both
