@@ -9,6 +9,8 @@ import (
 	"strconv"
 	"strings"
 	"testing"
+
+	"github.com/farebox/farebox/internal/testtool"
 )
 
 // The layers of farebox and which may import which (docs/architecture.md).
@@ -116,6 +118,7 @@ var layers = map[string]string{
 	"internal/caller": "kernel",
 	"internal/clock":  "kernel",
 	"internal/ident":  "kernel",
+	"internal/pemkey": "kernel",
 
 	"api": "contract",
 
@@ -195,7 +198,7 @@ func TestLayersCatchViolations(t *testing.T) {
 		"internal/newthing":    {},
 	}
 	got := strings.Join(checkLayers(graph), "\n")
-	for _, want := range []string{
+	testtool.Contains(t, got,
 		"internal/httpapi (transport) imports internal/store (adapter)",
 		"internal/httpapi (transport) imports internal/catalog (domain)",
 		"internal/httpapi (transport) imports internal/departure (adapter)",
@@ -208,11 +211,7 @@ func TestLayersCatchViolations(t *testing.T) {
 		"internal/app/transit (capability) imports internal/app (application)",
 		"internal/app/transit (capability) imports internal/app/testclock (capability)",
 		"internal/newthing has no layer",
-	} {
-		if !strings.Contains(got, want) {
-			t.Errorf("checkLayers missed %q; reported:\n%s", want, got)
-		}
-	}
+	)
 	for _, allowed := range []string{"(transport) imports internal/app ", "imports internal/apperr ", "imports api ", "httpapi (transport) imports net/http"} {
 		if strings.Contains(got+" ", allowed) {
 			t.Errorf("checkLayers reported an allowed import (%q):\n%s", allowed, got)

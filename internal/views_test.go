@@ -16,6 +16,8 @@ import (
 	"sort"
 	"strings"
 	"testing"
+
+	"github.com/farebox/farebox/internal/testtool"
 )
 
 // transportViewOffenders lists, by name, what the transport still does with
@@ -86,17 +88,13 @@ func f(p catalog.Product) ([]byte, page) {
 		t.Fatal(err)
 	}
 	got := strings.Join(transportViewUses(t, root, module, "internal/httpapi/testdata/"+filepath.Base(dir)), "\n")
-	for _, want := range []string{
+	testtool.Contains(t, got,
 		"v.go reads catalog.Product.ID",
 		"v.go reads catalog.Product.AreaID",
 		"v.go passes catalog.Product",
 		"v.go passes []catalog.Product",
 		"viewcheck.page.Data is an interface",
-	} {
-		if !strings.Contains(got, want) {
-			t.Errorf("missed %q; reported:\n%s", want, got)
-		}
-	}
+	)
 }
 
 // transportViewUses type-checks the package in dir (relative to root) from

@@ -55,127 +55,124 @@ func TestAccountsSubcommandHelp(t *testing.T) {
 // prefix naming keys of two accounts revokes nothing even with --yes, and
 // --account narrows it to one. Both engines.
 func TestAccountsRevokeConfirms(t *testing.T) {
-	for _, engine := range storetest.Engines {
-		t.Run(string(engine), func(t *testing.T) {
-			t.Parallel()
-			ctx := context.Background()
-			opts := storetest.Options(t, engine)
-			env := map[string]string{"FAREBOX_DATA_DIR": opts.DataDir}
-			if engine == store.Postgres {
-				env["FAREBOX_DATABASE_URL"] = opts.URL + "&search_path=" + opts.Schema
+	storetest.EachEngine(t, func(t *testing.T, engine store.Engine) {
+		ctx := context.Background()
+		opts := storetest.Options(t, engine)
+		env := map[string]string{"FAREBOX_DATA_DIR": opts.DataDir}
+		if engine == store.Postgres {
+			env["FAREBOX_DATABASE_URL"] = opts.URL + "&search_path=" + opts.Schema
+		}
+		var a, b struct {
+			AccountID string `json:"account_id"`
+			APIKey    string `json:"api_key"`
+		}
+		_ = json.Unmarshal([]byte(cli(t, env, "accounts", "create", "--create", "--name", "Verkehrsbetrieb Ulm", "--json")), &a)
+		_ = json.Unmarshal([]byte(cli(t, env, "accounts", "create", "--name", "Übertragung 東京", "--json")), &b)
+		if a.AccountID == "" || b.AccountID == "" {
+			t.Fatalf("accounts %+v %+v", a, b)
+		}
+		// Two keys (one per account) whose visible prefixes share the
+		// first eight characters, as a collision or a careless
+		// operator's copy would give.
+		so := opts
+		so.MustExist = true
+		s, err := store.Open(ctx, so)
+		if err != nil {
+			t.Fatal(err)
+		}
+		defer s.Close()
+		shared := "fbx_live_SAME2345"
+		for i, acc := range []string{a.AccountID, b.AccountID} {
+			k := account.Key{ID: "farebox-key-shared" + string(rune('a'+i)), AccountID: acc, Prefix: shared + string(rune('a'+i)),
+				Environment: account.Live, CreatedAt: time.Now()}
+			if err := s.Write(ctx, func(q store.Q) error { return q.CreateKey(ctx, k, "hash-"+k.ID) }); err != nil {
+				t.Fatal(err)
 			}
-			var a, b struct {
-				AccountID string `json:"account_id"`
-				APIKey    string `json:"api_key"`
-			}
-			_ = json.Unmarshal([]byte(cli(t, env, "accounts", "create", "--create", "--name", "Verkehrsbetrieb Ulm", "--json")), &a)
-			_ = json.Unmarshal([]byte(cli(t, env, "accounts", "create", "--name", "Übertragung 東京", "--json")), &b)
-			if a.AccountID == "" || b.AccountID == "" {
-				t.Fatalf("accounts %+v %+v", a, b)
-			}
-			// Two keys (one per account) whose visible prefixes share the
-			// first eight characters, as a collision or a careless
-			// operator's copy would give.
-			so := opts
-			so.MustExist = true
-			s, err := store.Open(ctx, so)
+		}
+		active := func() map[string]bool {
+			keys, err := s.Read().Keys(ctx, "")
 			if err != nil {
 				t.Fatal(err)
 			}
-			defer s.Close()
-			shared := "fbx_live_SAME2345"
-			for i, acc := range []string{a.AccountID, b.AccountID} {
-				k := account.Key{ID: "farebox-key-shared" + string(rune('a'+i)), AccountID: acc, Prefix: shared + string(rune('a'+i)),
-					Environment: account.Live, CreatedAt: time.Now()}
-				if err := s.Write(ctx, func(q store.Q) error { return q.CreateKey(ctx, k, "hash-"+k.ID) }); err != nil {
-					t.Fatal(err)
+			m := map[string]bool{}
+			for _, k := range keys {
+				m[k.Prefix] = k.RevokedAt == nil
+			}
+			return m
+		}
+		count := func() int {
+			n := 0
+			for _, on := range active() {
+				if on {
+					n++
 				}
 			}
-			active := func() map[string]bool {
-				keys, err := s.Read().Keys(ctx, "")
-				if err != nil {
-					t.Fatal(err)
-				}
-				m := map[string]bool{}
-				for _, k := range keys {
-					m[k.Prefix] = k.RevokedAt == nil
-				}
-				return m
-			}
-			count := func() int {
-				n := 0
-				for _, on := range active() {
-					if on {
-						n++
-					}
-				}
-				return n
-			}
-			try := func(args ...string) (string, error) {
-				var out, errb bytes.Buffer
-				err := run(ctx, append([]string{"accounts", "revoke"}, args...), envFrom(env), nil, &out, &errb)
-				return out.String(), err
-			}
-			before := count()
-			if before != 4 {
-				t.Fatalf("%d active keys, want 4", before)
-			}
-			// Too short: refused before anything is looked up.
-			for _, p := range []string{"fbx_live_u", "fbx_live_", "fbx_live_SAME234", a.APIKey[:len("fbx_live_")+7]} {
-				for _, extra := range [][]string{nil, {"--yes"}, {"--account", a.AccountID}} {
-					if _, err := try(append([]string{p}, extra...)...); err == nil || !strings.Contains(err.Error(), "at least 8") {
-						t.Errorf("revoke %s %v: %v", p, extra, err)
-					}
+			return n
+		}
+		try := func(args ...string) (string, error) {
+			var out, errb bytes.Buffer
+			err := run(ctx, append([]string{"accounts", "revoke"}, args...), envFrom(env), nil, &out, &errb)
+			return out.String(), err
+		}
+		before := count()
+		if before != 4 {
+			t.Fatalf("%d active keys, want 4", before)
+		}
+		// Too short: refused before anything is looked up.
+		for _, p := range []string{"fbx_live_u", "fbx_live_", "fbx_live_SAME234", a.APIKey[:len("fbx_live_")+7]} {
+			for _, extra := range [][]string{nil, {"--yes"}, {"--account", a.AccountID}} {
+				if _, err := try(append([]string{p}, extra...)...); err == nil || !strings.Contains(err.Error(), "at least 8") {
+					t.Errorf("revoke %s %v: %v", p, extra, err)
 				}
 			}
-			if count() != before {
-				t.Fatal("a short prefix revoked keys")
-			}
-			// Without --yes or --account: the key is listed and kept.
-			pa := a.APIKey[:len("fbx_live_")+8]
-			out, err := try(pa)
-			if err == nil || !strings.Contains(err.Error(), "--yes") || !strings.Contains(err.Error(), a.AccountID) {
-				t.Errorf("revoke without confirmation: %v", err)
-			}
-			if !strings.Contains(out, a.AccountID) || !strings.Contains(out, "Verkehrsbetrieb Ulm") || !strings.Contains(out, pa) || strings.Contains(out, "revoked") {
-				t.Errorf("revoke without confirmation printed:\n%s", out)
-			}
-			if !active()[pa] {
-				t.Fatal("revoked without confirmation")
-			}
-			// The shared prefix names two accounts: nothing, even with --yes.
-			out, err = try(shared, "--yes")
-			if err == nil || !strings.Contains(err.Error(), "2 accounts") || !strings.Contains(out, a.AccountID) || !strings.Contains(out, b.AccountID) ||
-				!strings.Contains(out, "Übertragung 東京") {
-				t.Errorf("revoke across accounts --yes: %v\n%s", err, out)
-			}
-			if count() != before {
-				t.Fatal("a prefix of two accounts revoked keys")
-			}
-			// --account narrows it to one account's key.
-			out, err = try(shared, "--account", b.AccountID)
-			if err != nil || !strings.Contains(out, "revoked 1 key(s)") || strings.Contains(out, a.AccountID) {
-				t.Errorf("revoke --account: %v\n%s", err, out)
-			}
-			if m := active(); m[shared+"b"] || !m[shared+"a"] {
-				t.Errorf("after revoke --account %s: %v", b.AccountID, m)
-			}
-			// --account of another owner names nothing.
-			if _, err := try(pa, "--account", b.AccountID); err == nil || !strings.Contains(err.Error(), "no active key") {
-				t.Errorf("revoke with the wrong --account: %v", err)
-			}
-			// --yes revokes what was listed.
-			out, err = try(pa, "--yes")
-			if err != nil || !strings.Contains(out, "revoked 1 key(s)") || !strings.Contains(out, pa) {
-				t.Errorf("revoke --yes: %v\n%s", err, out)
-			}
-			if m := active(); m[pa] || !m[b.APIKey[:len("fbx_live_")+8]] || !m[shared+"a"] {
-				t.Errorf("after revoke --yes: %v", m)
-			}
-			// Revoked already: nothing to name.
-			if _, err := try(pa, "--yes"); err == nil || !strings.Contains(err.Error(), "no active key") {
-				t.Errorf("revoke twice: %v", err)
-			}
-		})
-	}
+		}
+		if count() != before {
+			t.Fatal("a short prefix revoked keys")
+		}
+		// Without --yes or --account: the key is listed and kept.
+		pa := a.APIKey[:len("fbx_live_")+8]
+		out, err := try(pa)
+		if err == nil || !strings.Contains(err.Error(), "--yes") || !strings.Contains(err.Error(), a.AccountID) {
+			t.Errorf("revoke without confirmation: %v", err)
+		}
+		if !strings.Contains(out, a.AccountID) || !strings.Contains(out, "Verkehrsbetrieb Ulm") || !strings.Contains(out, pa) || strings.Contains(out, "revoked") {
+			t.Errorf("revoke without confirmation printed:\n%s", out)
+		}
+		if !active()[pa] {
+			t.Fatal("revoked without confirmation")
+		}
+		// The shared prefix names two accounts: nothing, even with --yes.
+		out, err = try(shared, "--yes")
+		if err == nil || !strings.Contains(err.Error(), "2 accounts") || !strings.Contains(out, a.AccountID) || !strings.Contains(out, b.AccountID) ||
+			!strings.Contains(out, "Übertragung 東京") {
+			t.Errorf("revoke across accounts --yes: %v\n%s", err, out)
+		}
+		if count() != before {
+			t.Fatal("a prefix of two accounts revoked keys")
+		}
+		// --account narrows it to one account's key.
+		out, err = try(shared, "--account", b.AccountID)
+		if err != nil || !strings.Contains(out, "revoked 1 key(s)") || strings.Contains(out, a.AccountID) {
+			t.Errorf("revoke --account: %v\n%s", err, out)
+		}
+		if m := active(); m[shared+"b"] || !m[shared+"a"] {
+			t.Errorf("after revoke --account %s: %v", b.AccountID, m)
+		}
+		// --account of another owner names nothing.
+		if _, err := try(pa, "--account", b.AccountID); err == nil || !strings.Contains(err.Error(), "no active key") {
+			t.Errorf("revoke with the wrong --account: %v", err)
+		}
+		// --yes revokes what was listed.
+		out, err = try(pa, "--yes")
+		if err != nil || !strings.Contains(out, "revoked 1 key(s)") || !strings.Contains(out, pa) {
+			t.Errorf("revoke --yes: %v\n%s", err, out)
+		}
+		if m := active(); m[pa] || !m[b.APIKey[:len("fbx_live_")+8]] || !m[shared+"a"] {
+			t.Errorf("after revoke --yes: %v", m)
+		}
+		// Revoked already: nothing to name.
+		if _, err := try(pa, "--yes"); err == nil || !strings.Contains(err.Error(), "no active key") {
+			t.Errorf("revoke twice: %v", err)
+		}
+	})
 }

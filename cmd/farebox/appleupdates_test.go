@@ -3,7 +3,6 @@ package main
 import (
 	"archive/zip"
 	"bytes"
-	"context"
 	"encoding/json"
 	"io"
 	"net/http"
@@ -12,6 +11,7 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/farebox/farebox/internal/testtool"
 	"github.com/farebox/farebox/internal/wallet/apple/apnstest"
 )
 
@@ -19,10 +19,7 @@ import (
 // the flag named.
 func TestServeAppleUpdatesSettings(t *testing.T) {
 	dir := t.TempDir()
-	garbage := filepath.Join(dir, "garbage.p8")
-	if err := os.WriteFile(garbage, []byte("not a key"), 0o600); err != nil {
-		t.Fatal(err)
-	}
+	garbage := testtool.WriteFile(t, dir, "garbage.p8", []byte("not a key"))
 	for _, c := range []struct {
 		name string
 		env  map[string]string
@@ -35,13 +32,7 @@ func TestServeAppleUpdatesSettings(t *testing.T) {
 		{"not a .p8", map[string]string{"FAREBOX_PUBLIC_URL": "https://tickets.example.com", "FAREBOX_APNS_KEY": garbage,
 			"FAREBOX_APNS_KEY_ID": "ABC123DEFG"}, "--apns-key: APNs key: no PEM block"},
 	} {
-		env := map[string]string{"FAREBOX_DATA_DIR": filepath.Join(t.TempDir(), "data"), "FAREBOX_ADDR": "127.0.0.1:0"}
-		for k, v := range c.env {
-			env[k] = v
-		}
-		if err := serve(context.Background(), nil, envFrom(env), io.Discard, io.Discard, nil); err == nil || !strings.Contains(err.Error(), c.want) {
-			t.Errorf("%s: %v; want it to say %q", c.name, err, c.want)
-		}
+		serveStops(t, c.name, c.env, c.want)
 	}
 }
 

@@ -3,7 +3,6 @@ package main
 import (
 	"archive/zip"
 	"bytes"
-	"context"
 	"encoding/json"
 	"image"
 	"image/png"
@@ -13,6 +12,8 @@ import (
 	"path/filepath"
 	"strings"
 	"testing"
+
+	"github.com/farebox/farebox/internal/testtool"
 )
 
 // TestServeBrandSettings: a bad brand stops `farebox serve` before it opens
@@ -20,10 +21,7 @@ import (
 func TestServeBrandSettings(t *testing.T) {
 	dir := t.TempDir()
 	writeImg := func(name string, w, h int) string { return writeBlankPNG(t, dir, name, w, h) }
-	notPNG := filepath.Join(dir, "logo.jpg")
-	if err := os.WriteFile(notPNG, []byte("\xff\xd8\xff\xe0 not a png"), 0o644); err != nil {
-		t.Fatal(err)
-	}
+	notPNG := testtool.WriteFile(t, dir, "logo.jpg", []byte("\xff\xd8\xff\xe0 not a png"))
 	for _, c := range []struct {
 		name string
 		env  map[string]string
@@ -44,17 +42,8 @@ func TestServeBrandSettings(t *testing.T) {
 		{"missing file", map[string]string{"FAREBOX_BRAND_ORGANIZATION": "VMS", "FAREBOX_BRAND_LOGO": filepath.Join(dir, "nope.png")},
 			[]string{"--brand-logo", "no such file"}},
 	} {
-		env := map[string]string{"FAREBOX_DATA_DIR": filepath.Join(t.TempDir(), "data"), "FAREBOX_ADDR": "127.0.0.1:0"}
-		for k, v := range c.env {
-			env[k] = v
-		}
-		err := serve(context.Background(), nil, envFrom(env), io.Discard, io.Discard, nil)
-		for _, want := range c.want {
-			if err == nil || !strings.Contains(err.Error(), want) {
-				t.Errorf("%s: %v; want it to say %q", c.name, err, want)
-			}
-		}
-		if _, statErr := os.Stat(env["FAREBOX_DATA_DIR"]); statErr == nil {
+		dataDir := serveStops(t, c.name, c.env, c.want...)
+		if _, statErr := os.Stat(dataDir); statErr == nil {
 			t.Errorf("%s: the data dir was created before the brand was checked", c.name)
 		}
 	}

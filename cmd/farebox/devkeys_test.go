@@ -11,6 +11,7 @@ import (
 
 	"github.com/farebox/farebox/internal/barcode/uic"
 	"github.com/farebox/farebox/internal/catalog"
+	"github.com/farebox/farebox/internal/store"
 	"github.com/farebox/farebox/internal/store/storetest"
 	"github.com/farebox/farebox/internal/testtool"
 )
@@ -66,88 +67,85 @@ func TestDevelopmentBarcodeKeysRefusedInLive(t *testing.T) {
 	}
 	uicKey := testtool.WriteFile(t, keyDir, "uic.pem", pemKey)
 
-	for _, engine := range storetest.Engines {
-		t.Run(string(engine), func(t *testing.T) {
-			t.Parallel()
-			env, _ := engineEnv(t, engine)
-			if err, logs := serveOutcome(t, env); err != nil { // a fresh install: the default catalog
-				t.Fatalf("fresh install: %v\n%s", err, logs)
-			}
-			f := exportCatalog(t, env)
-			var monthly, day []string
-			for i := range f.Products {
-				switch p := &f.Products[i]; p.TicketType {
-				case catalog.TicketMonth:
-					p.BarcodeProfile, p.BarcodeProductNumber = catalog.BarcodeUIC, 9999
-					monthly = append(monthly, p.ID)
-				case catalog.TicketDay:
-					if len(day) == 0 {
-						p.BarcodeProfile, p.BarcodeProductNumber = catalog.BarcodeVDV, 4711
-						day = append(day, p.ID)
-					}
+	storetest.EachEngine(t, func(t *testing.T, engine store.Engine) {
+		env, _ := engineEnv(t, engine)
+		if err, logs := serveOutcome(t, env); err != nil { // a fresh install: the default catalog
+			t.Fatalf("fresh install: %v\n%s", err, logs)
+		}
+		f := exportCatalog(t, env)
+		var monthly, day []string
+		for i := range f.Products {
+			switch p := &f.Products[i]; p.TicketType {
+			case catalog.TicketMonth:
+				p.BarcodeProfile, p.BarcodeProductNumber = catalog.BarcodeUIC, 9999
+				monthly = append(monthly, p.ID)
+			case catalog.TicketDay:
+				if len(day) == 0 {
+					p.BarcodeProfile, p.BarcodeProductNumber = catalog.BarcodeVDV, 4711
+					day = append(day, p.ID)
 				}
 			}
-			if len(monthly) == 0 || len(day) == 0 {
-				t.Fatal("the default catalog has no monthly or day product")
-			}
-			b, _ := json.Marshal(f)
-			cli(t, env, "catalog", "import", testtool.WriteFile(t, t.TempDir(), "catalog.json", b))
+		}
+		if len(monthly) == 0 || len(day) == 0 {
+			t.Fatal("the default catalog has no monthly or day product")
+		}
+		b, _ := json.Marshal(f)
+		cli(t, env, "catalog", "import", testtool.WriteFile(t, t.TempDir(), "catalog.json", b))
 
-			// No account yet, then only a test key: nothing live to sign.
-			if err, logs := serveOutcome(t, env); err != nil {
-				t.Fatalf("no live key: %v\n%s", err, logs)
-			}
-			cli(t, env, "accounts", "create", "--create", "--name", "Probe", "--test")
-			if err, logs := serveOutcome(t, env); err != nil {
-				t.Fatalf("only a test key: %v\n%s", err, logs)
-			}
+		// No account yet, then only a test key: nothing live to sign.
+		if err, logs := serveOutcome(t, env); err != nil {
+			t.Fatalf("no live key: %v\n%s", err, logs)
+		}
+		cli(t, env, "accounts", "create", "--create", "--name", "Probe", "--test")
+		if err, logs := serveOutcome(t, env); err != nil {
+			t.Fatalf("only a test key: %v\n%s", err, logs)
+		}
 
-			// A live key: refused, naming every product and the way out.
-			createAccount(t, env, "Live GmbH")
-			err, _ := serveOutcome(t, env)
-			if err == nil {
-				t.Fatal("a live service started with development UIC and VDV keys")
+		// A live key: refused, naming every product and the way out.
+		createAccount(t, env, "Live GmbH")
+		err, _ := serveOutcome(t, env)
+		if err == nil {
+			t.Fatal("a live service started with development UIC and VDV keys")
+		}
+		for _, want := range append(append([]string{"refusing to start", "--allow-development-barcode-keys", "--uic-issuer", "--vdv-issuer",
+			catalog.BarcodeUIC, catalog.BarcodeVDV}, monthly...), day...) {
+			if !strings.Contains(err.Error(), want) {
+				t.Errorf("refusal %q does not name %q", err, want)
 			}
-			for _, want := range append(append([]string{"refusing to start", "--allow-development-barcode-keys", "--uic-issuer", "--vdv-issuer",
-				catalog.BarcodeUIC, catalog.BarcodeVDV}, monthly...), day...) {
-				if !strings.Contains(err.Error(), want) {
-					t.Errorf("refusal %q does not name %q", err, want)
-				}
-			}
+		}
 
-			// The explicit flag starts it, with a warning naming the products.
-			flagged := withEnv(env, "FAREBOX_ALLOW_DEVELOPMENT_BARCODE_KEYS", "true")
-			err, logs := serveOutcome(t, flagged)
-			if err != nil {
-				t.Fatalf("with the flag: %v", err)
-			}
-			if !strings.Contains(logs, "live tickets are signed with development barcode keys") || !strings.Contains(logs, monthly[0]) {
-				t.Errorf("no warning with the flag:\n%s", logs)
-			}
-			if err, _ := serveOutcome(t, withEnv(env, "FAREBOX_ALLOW_DEVELOPMENT_BARCODE_KEYS", "yes please")); err == nil ||
-				!strings.Contains(err.Error(), "--allow-development-barcode-keys") {
-				t.Errorf("a malformed flag value: %v", err)
-			}
+		// The explicit flag starts it, with a warning naming the products.
+		flagged := withEnv(env, "FAREBOX_ALLOW_DEVELOPMENT_BARCODE_KEYS", "true")
+		err, logs := serveOutcome(t, flagged)
+		if err != nil {
+			t.Fatalf("with the flag: %v", err)
+		}
+		if !strings.Contains(logs, "live tickets are signed with development barcode keys") || !strings.Contains(logs, monthly[0]) {
+			t.Errorf("no warning with the flag:\n%s", logs)
+		}
+		if err, _ := serveOutcome(t, withEnv(env, "FAREBOX_ALLOW_DEVELOPMENT_BARCODE_KEYS", "yes please")); err == nil ||
+			!strings.Contains(err.Error(), "--allow-development-barcode-keys") {
+			t.Errorf("a malformed flag value: %v", err)
+		}
 
-			// The UIC issuer configured: only the VDV product is refused.
-			withUIC := withEnv(env, "FAREBOX_UIC_ISSUER", "1080:42:"+uicKey)
-			err, _ = serveOutcome(t, withUIC)
-			if err == nil || !strings.Contains(err.Error(), day[0]) || strings.Contains(err.Error(), monthly[0]) {
-				t.Errorf("UIC configured, VDV development: %v", err)
+		// The UIC issuer configured: only the VDV product is refused.
+		withUIC := withEnv(env, "FAREBOX_UIC_ISSUER", "1080:42:"+uicKey)
+		err, _ = serveOutcome(t, withUIC)
+		if err == nil || !strings.Contains(err.Error(), day[0]) || strings.Contains(err.Error(), monthly[0]) {
+			t.Errorf("UIC configured, VDV development: %v", err)
+		}
+		// With the VDV product back on farebox's barcode the configured UIC issuer suffices.
+		for i := range f.Products {
+			if f.Products[i].Barcode() == catalog.BarcodeVDV {
+				f.Products[i].BarcodeProfile, f.Products[i].BarcodeProductNumber = "", 0
 			}
-			// With the VDV product back on farebox's barcode the configured UIC issuer suffices.
-			for i := range f.Products {
-				if f.Products[i].Barcode() == catalog.BarcodeVDV {
-					f.Products[i].BarcodeProfile, f.Products[i].BarcodeProductNumber = "", 0
-				}
-			}
-			b, _ = json.Marshal(f)
-			cli(t, env, "catalog", "import", testtool.WriteFile(t, t.TempDir(), "catalog.json", b))
-			if err, logs := serveOutcome(t, withUIC); err != nil {
-				t.Fatalf("configured UIC issuer and no VDV product: %v\n%s", err, logs)
-			}
-		})
-	}
+		}
+		b, _ = json.Marshal(f)
+		cli(t, env, "catalog", "import", testtool.WriteFile(t, t.TempDir(), "catalog.json", b))
+		if err, logs := serveOutcome(t, withUIC); err != nil {
+			t.Fatalf("configured UIC issuer and no VDV product: %v\n%s", err, logs)
+		}
+	})
 }
 
 func withEnv(env map[string]string, kv ...string) map[string]string {

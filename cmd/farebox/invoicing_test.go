@@ -2,7 +2,6 @@ package main
 
 import (
 	"bytes"
-	"context"
 	"io"
 	"net/http"
 	"strconv"
@@ -80,10 +79,6 @@ func TestServeInvoiceWorkers(t *testing.T) {
 
 // TestSellerConfigValidated: a broken seller setting stops serve at startup.
 func TestSellerConfigValidated(t *testing.T) {
-	env := sqliteEnv(t, map[string]string{"FAREBOX_ADDR": "127.0.0.1:0",
-		"FAREBOX_SELLER_IBAN": "DE00370400440532013000", "FAREBOX_SELLER_CONTACT_EMAIL": "nope"})
-	err := serve(context.Background(), nil, envFrom(env), io.Discard, io.Discard, nil)
-	if err == nil || !strings.Contains(err.Error(), "/seller/iban") || !strings.Contains(err.Error(), "--seller-*") {
-		t.Fatalf("serve with a bad IBAN: %v", err)
-	}
+	env := sqliteEnv(t, map[string]string{"FAREBOX_SELLER_IBAN": "DE00370400440532013000", "FAREBOX_SELLER_CONTACT_EMAIL": "nope"})
+	serveStops(t, "serve with a bad IBAN", env, "/seller/iban", "--seller-*")
 }

@@ -5,6 +5,7 @@ import (
 	"context"
 	"encoding/json"
 	"io"
+	"maps"
 	"net/http"
 	"path/filepath"
 	"strings"
@@ -30,6 +31,23 @@ func (s *syncBuffer) Write(p []byte) (int, error) {
 func (s *syncBuffer) String() string { s.mu.Lock(); defer s.mu.Unlock(); return s.b.String() }
 
 func envFrom(m map[string]string) func(string) string { return func(k string) string { return m[k] } }
+
+// serveStops runs `farebox serve` on 127.0.0.1:0 with env (in a data
+// directory of its own unless env names one) and checks that it stops
+// with an error saying each of want; what names the case. It returns the
+// data directory.
+func serveStops(t *testing.T, what string, env map[string]string, want ...string) (dataDir string) {
+	t.Helper()
+	e := map[string]string{"FAREBOX_DATA_DIR": filepath.Join(t.TempDir(), "data"), "FAREBOX_ADDR": "127.0.0.1:0"}
+	maps.Copy(e, env)
+	err := serve(context.Background(), nil, envFrom(e), io.Discard, io.Discard, nil)
+	for _, w := range want {
+		if err == nil || !strings.Contains(err.Error(), w) {
+			t.Errorf("%s: %v; want it to say %q", what, err, w)
+		}
+	}
+	return e["FAREBOX_DATA_DIR"]
+}
 
 // cli runs one operator command and returns its stdout.
 func cli(t *testing.T, env map[string]string, args ...string) string {

@@ -34,107 +34,75 @@ import (
 // Itinerary recognises it as VDV and stops at the CA it does not know. Both
 // engines.
 func TestVDVProfileEndToEnd(t *testing.T) {
-	for _, engine := range storetest.Engines {
-		t.Run(string(engine), func(t *testing.T) {
-			t.Parallel()
-			// A trial: live keys with development barcode keys need the flag.
-			env, dataDir := engineEnv(t, engine, "FAREBOX_ADDR", "127.0.0.1:0", "FAREBOX_ALLOW_DEVELOPMENT_BARCODE_KEYS", "true")
-			apiKey := createAccount(t, env, "VDV GmbH")
-			f := exportCatalog(t, env)
-			dir := t.TempDir()
-			for i := range f.Products {
-				if f.Products[i].TicketType == catalog.TicketMonth {
-					f.Products[i].BarcodeProfile = catalog.BarcodeVDV
-				}
+	storetest.EachEngine(t, func(t *testing.T, engine store.Engine) {
+		// A trial: live keys with development barcode keys need the flag.
+		env, dataDir := engineEnv(t, engine, "FAREBOX_ADDR", "127.0.0.1:0", "FAREBOX_ALLOW_DEVELOPMENT_BARCODE_KEYS", "true")
+		apiKey := createAccount(t, env, "VDV GmbH")
+		f := exportCatalog(t, env)
+		dir := t.TempDir()
+		for i := range f.Products {
+			if f.Products[i].TicketType == catalog.TicketMonth {
+				f.Products[i].BarcodeProfile = catalog.BarcodeVDV
 			}
-			b, _ := json.Marshal(f)
-			// Without a product number the catalog is refused, naming the field.
-			var outb, errb bytes.Buffer
-			err := run(context.Background(), []string{"catalog", "import", testtool.WriteFile(t, dir, "nonumber.json", b)}, envFrom(env), nil, &outb, &errb)
-			if err == nil || !strings.Contains(err.Error()+errb.String()+outb.String(), "barcode_product_number") {
-				t.Fatalf("catalog without product number: %v\n%s%s", err, outb.String(), errb.String())
+		}
+		b, _ := json.Marshal(f)
+		// Without a product number the catalog is refused, naming the field.
+		var outb, errb bytes.Buffer
+		err := run(context.Background(), []string{"catalog", "import", testtool.WriteFile(t, dir, "nonumber.json", b)}, envFrom(env), nil, &outb, &errb)
+		if err == nil || !strings.Contains(err.Error()+errb.String()+outb.String(), "barcode_product_number") {
+			t.Fatalf("catalog without product number: %v\n%s%s", err, outb.String(), errb.String())
+		}
+		for i := range f.Products {
+			if f.Products[i].TicketType == catalog.TicketMonth {
+				f.Products[i].BarcodeProductNumber = 9999
 			}
-			for i := range f.Products {
-				if f.Products[i].TicketType == catalog.TicketMonth {
-					f.Products[i].BarcodeProductNumber = 9999
-				}
-			}
-			b, _ = json.Marshal(f)
-			if out := cli(t, env, "catalog", "import", testtool.WriteFile(t, dir, "catalog.json", b)); !strings.Contains(out, "imported") {
-				t.Fatalf("catalog import: %s", out)
-			}
-			in := startServe(t, env)
-			if !strings.Contains(in.logs.String(), "VDV-KA barcodes: using a development PKI") {
-				t.Errorf("startup log does not say the VDV PKI is a development one:\n%s", in.logs.String())
-			}
-			call := httpCaller(t, in.addr)
-			id := activateMonthly(t, call, apiKey, `{"photo_id_lite":{"first_name":"Jürgen","last_name":"Müller","birth_date":"1980-02-29"}}`)
-			ticket := fetchTicket(t, call, id)
-			payload, err := barcode.FromText(ticket.Ticket.Properties.Barcode.Payload)
-			if err != nil || !vdv.IsBarcode(payload) {
-				t.Fatalf("ticket barcode is no VDV barcode: %v % .8X", err, payload)
-			}
-			if err := in.stop(); err != nil {
-				t.Fatal(err)
-			}
-			served := ticket.png(t)
-			servedFile := testtool.WriteFile(t, dir, "served.png", served)
-			if got, err := barcode.DecodeImage(served); err != nil || !bytes.Equal(got, payload) {
-				t.Errorf("served PNG decodes to %d bytes (%v), want the %d-byte barcode", len(got), err, len(payload))
-			}
-			out, err := inspectRun(env, nil, servedFile)
-			if !errors.Is(err, errNotAcceptable) || !strings.Contains(out, "TEST TICKET") || !strings.Contains(out, "REJECTED: a test ticket") {
-				t.Errorf("test ticket without --allow-test: %v\n%s", err, out)
-			}
-			out, err = inspectRun(env, nil, "--allow-test", servedFile)
-			for _, want := range []string{"VDV-KA static barcode 1.3.01, organisation 65000, certificate XX FBO", "(farebox DEVELOPMENT PKI",
-				"VALID NOW", "Passenger:   Jürgen Müller", "Born:        1980-02-29", "Product:     Deutschlandticket (9999)",
-				"Area:        Deutschland", "Ticket:      " + id, "ACCEPTED"} {
-				if err != nil || !strings.Contains(out, want) {
-					t.Errorf("inspect --allow-test: %v; output lacks %q:\n%s", err, want, out)
-				}
-			}
-			// KDE Itinerary reads it as VDV up to the CA lookup.
-			res, log := barcodetest.KitineraryLog(t, servedFile)
-			car := strings.ToUpper(hex.EncodeToString(vdv.DevCARef[:]))
-			if len(res) != 0 || !strings.Contains(strings.ToUpper(log), "COULD NOT FIND CA CERTIFICATE \""+car+"\"") {
-				t.Errorf("KDE Itinerary: %+v\n%s", res, log)
-			}
-			// Revoked: the revocation feed names the farebox ticket id the barcode carries.
-			if got := cli(t, env, "tickets", "revoke", id, "--reason", "Fahrgeld erstattet"); !strings.Contains(got, "revoked "+id) {
-				t.Errorf("tickets revoke: %q", got)
-			}
-			// The CLI (no catalog loaded) queued no Google object job: a
-			// VDV ticket has no Google pass (docs/wallet.md §4).
-			st, err := store.Open(context.Background(), store.Options{URL: env["FAREBOX_DATABASE_URL"], DataDir: dataDir, MaxConns: 1})
-			if err != nil {
-				t.Fatal(err)
-			}
-			gjobs, err := st.Read().Jobs(context.Background(), passes.JobGoogleObject)
-			_ = st.Close()
-			if err != nil || len(gjobs) != 0 {
-				t.Errorf("Google object jobs after revoking a VDV ticket: %+v (%v)", gjobs, err)
-			}
-			in = startServe(t, env)
-			feed := testtool.WriteFile(t, dir, "revocations.json", httpCaller(t, in.addr)("GET", "/v1/inspection/revocations.json", "", ""))
-			if err := in.stop(); err != nil {
-				t.Fatal(err)
-			}
-			out, err = inspectRun(env, nil, "--allow-test", "--revocations", feed, servedFile)
-			if !errors.Is(err, errNotAcceptable) || !strings.Contains(out, "REVOKED: Fahrgeld erstattet") {
-				t.Errorf("revoked: %v\n%s", err, out)
-			}
-			// Without the development PKI the CA is not trusted.
-			keyDir := filepath.Join(dataDir, "keys", "vdv")
-			if err := os.Rename(keyDir, keyDir+".away"); err != nil {
-				t.Fatal(err)
-			}
-			out, err = inspectRun(env, nil, "--allow-test", servedFile)
-			if !errors.Is(err, errNotAcceptable) || !strings.Contains(out, "NOT GENUINE: VDV-KA barcode: VDV certificate chain not trusted: the CA XX FBC") {
-				t.Errorf("inspect without the chain: %v\n%s", err, out)
-			}
-		})
-	}
+		}
+		b, _ = json.Marshal(f)
+		if out := cli(t, env, "catalog", "import", testtool.WriteFile(t, dir, "catalog.json", b)); !strings.Contains(out, "imported") {
+			t.Fatalf("catalog import: %s", out)
+		}
+		id, servedFile := servedDevBarcode(t, env, apiKey, dir, "VDV-KA barcodes: using a development PKI", vdv.IsBarcode,
+			"VDV-KA static barcode 1.3.01, organisation 65000, certificate XX FBO", "(farebox DEVELOPMENT PKI")
+		// KDE Itinerary reads it as VDV up to the CA lookup.
+		res, log := barcodetest.KitineraryLog(t, servedFile)
+		car := strings.ToUpper(hex.EncodeToString(vdv.DevCARef[:]))
+		if len(res) != 0 || !strings.Contains(strings.ToUpper(log), "COULD NOT FIND CA CERTIFICATE \""+car+"\"") {
+			t.Errorf("KDE Itinerary: %+v\n%s", res, log)
+		}
+		// Revoked: the revocation feed names the farebox ticket id the barcode carries.
+		if got := cli(t, env, "tickets", "revoke", id, "--reason", "Fahrgeld erstattet"); !strings.Contains(got, "revoked "+id) {
+			t.Errorf("tickets revoke: %q", got)
+		}
+		// The CLI (no catalog loaded) queued no Google object job: a
+		// VDV ticket has no Google pass (docs/wallet.md §4).
+		st, err := store.Open(context.Background(), store.Options{URL: env["FAREBOX_DATABASE_URL"], DataDir: dataDir, MaxConns: 1})
+		if err != nil {
+			t.Fatal(err)
+		}
+		gjobs, err := st.Read().Jobs(context.Background(), passes.JobGoogleObject)
+		_ = st.Close()
+		if err != nil || len(gjobs) != 0 {
+			t.Errorf("Google object jobs after revoking a VDV ticket: %+v (%v)", gjobs, err)
+		}
+		in := startServe(t, env)
+		feed := testtool.WriteFile(t, dir, "revocations.json", httpCaller(t, in.addr)("GET", "/v1/inspection/revocations.json", "", ""))
+		if err := in.stop(); err != nil {
+			t.Fatal(err)
+		}
+		out, err := inspectRun(env, nil, "--allow-test", "--revocations", feed, servedFile)
+		if !errors.Is(err, errNotAcceptable) || !strings.Contains(out, "REVOKED: Fahrgeld erstattet") {
+			t.Errorf("revoked: %v\n%s", err, out)
+		}
+		// Without the development PKI the CA is not trusted.
+		keyDir := filepath.Join(dataDir, "keys", "vdv")
+		if err := os.Rename(keyDir, keyDir+".away"); err != nil {
+			t.Fatal(err)
+		}
+		out, err = inspectRun(env, nil, "--allow-test", servedFile)
+		if !errors.Is(err, errNotAcceptable) || !strings.Contains(out, "NOT GENUINE: VDV-KA barcode: VDV certificate chain not trusted: the CA XX FBC") {
+			t.Errorf("inspect without the chain: %v\n%s", err, out)
+		}
+	})
 }
 
 // TestVDVConfiguredIssuer: with --vdv-issuer, --vdv-root and --vdv-ca the

@@ -179,12 +179,7 @@ func NewOnStore(t testing.TB, s *store.Store, o Options) *Env {
 // ForEachEngine runs fn in parallel subtests on SQLite and PostgreSQL.
 func ForEachEngine(t *testing.T, o Options, fn func(t *testing.T, e *Env)) {
 	t.Helper()
-	for _, engine := range storetest.Engines {
-		t.Run(string(engine), func(t *testing.T) {
-			t.Parallel()
-			fn(t, New(t, engine, o))
-		})
-	}
+	storetest.EachEngine(t, func(t *testing.T, engine store.Engine) { fn(t, New(t, engine, o)) })
 }
 
 // FuzzEngine is the engine a fuzz target's server runs on: the one named

@@ -12,6 +12,7 @@ import (
 	"time"
 
 	"github.com/farebox/farebox/internal/apperr"
+	"github.com/farebox/farebox/internal/testtool"
 )
 
 func TestAztecImageRoundTripBinaryAndText(t *testing.T) {
@@ -159,7 +160,7 @@ func TestInspectAndDescribe(t *testing.T) {
 		t.Errorf("test ticket: Acceptable(false)=%v Acceptable(true)=%v", r.Acceptable(false), r.Acceptable(true))
 	}
 	out := r.String()
-	for _, want := range []string{
+	testtool.Contains(t, out,
 		"GENUINE: signed by inspection key 4",
 		"TEST TICKET",
 		"VALID NOW: until 2026-12-01 01:00 CET (373h0m0s left)",
@@ -169,11 +170,7 @@ func TestInspectAndDescribe(t *testing.T) {
 		"Ticket:      farebox-ticket-3f2b8c1e-9d4a-4e6b-8f00-1a2b3c4d5e6f",
 		"Valid from:  2026-11-01 01:00 CET  (2026-11-01T00:00:00Z)",
 		"Checked at:  2026-11-15 12:00 CET",
-	} {
-		if !strings.Contains(out, want) {
-			t.Errorf("missing %q in\n%s", want, out)
-		}
-	}
+	)
 	if r := Inspect(p, kr, c.ValidFrom.Add(-90*time.Minute)); r.State != StateNotYet ||
 		!strings.Contains(r.String(), "NOT YET VALID: valid from 2026-11-01 01:00 CET (in 1h30m0s)") {
 		t.Errorf("before: %s", r)

@@ -3,7 +3,6 @@ package credentials
 import (
 	"context"
 	"crypto/x509"
-	"encoding/json"
 	"encoding/pem"
 	"os"
 	"path/filepath"
@@ -16,8 +15,10 @@ import (
 	"github.com/farebox/farebox/internal/barcode"
 	"github.com/farebox/farebox/internal/store"
 	"github.com/farebox/farebox/internal/store/storetest"
+	"github.com/farebox/farebox/internal/testtool"
 	"github.com/farebox/farebox/internal/wallet/apple"
 	"github.com/farebox/farebox/internal/wallet/google"
+	"github.com/farebox/farebox/internal/wallet/google/googletest"
 )
 
 // publicKeys lists a keyring's key set (ids, public keys, active flags).
@@ -229,13 +230,7 @@ func TestLoadGoogle(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	var m map[string]any
-	_ = json.Unmarshal(raw, &m)
-	delete(m, "farebox_development")
-	m["client_email"] = "wallet@partner.iam.gserviceaccount.com"
-	b, _ := json.Marshal(m)
-	p := filepath.Join(t.TempDir(), "sa.json")
-	_ = os.WriteFile(p, b, 0o600)
+	p := testtool.WriteFile(t, t.TempDir(), "sa.json", googletest.PartnerAccount(t, raw, "wallet@partner.iam.gserviceaccount.com", ""))
 	if _, _, err := LoadGoogle(Settings{GoogleServiceAccount: p}); apperr.KindOf(err) != apperr.Invalid {
 		t.Errorf("service account without issuer id: %v", err)
 	}
@@ -356,14 +351,7 @@ func TestKeyStoreChanges(t *testing.T) {
 
 func TestLoadGoogleAPI(t *testing.T) {
 	raw, _ := google.GenerateDevServiceAccount()
-	var m map[string]any
-	_ = json.Unmarshal(raw, &m)
-	delete(m, "farebox_development")
-	raw, _ = json.Marshal(m)
-	file := filepath.Join(t.TempDir(), "sa.json")
-	if err := os.WriteFile(file, raw, 0o600); err != nil {
-		t.Fatal(err)
-	}
+	file := testtool.WriteFile(t, t.TempDir(), "sa.json", googletest.PartnerAccount(t, raw, "", ""))
 	s := Settings{DataDir: t.TempDir(), GoogleServiceAccount: file, GoogleIssuerID: "1", GoogleWalletAPI: true}
 	i, _, err := LoadGoogle(s)
 	if err != nil {

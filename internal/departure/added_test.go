@@ -13,7 +13,6 @@ import (
 	"google.golang.org/protobuf/proto"
 
 	"github.com/farebox/farebox/internal/clock/clocktest"
-	"github.com/farebox/farebox/internal/gtfs"
 	"github.com/farebox/farebox/internal/realtime"
 	"github.com/farebox/farebox/internal/testtool"
 )
@@ -29,26 +28,9 @@ func extraHub(t testing.TB, msgs ...*gtfsrt.FeedMessage) *realtime.Hub {
 	return hub
 }
 
-// platformFeed is Caltrain with platform codes at 22nd Street and San
-// Francisco (the real feed has the column, empty): 70021/70011 "1",
-// 70022/70012 "2".
-func platformFeed(t testing.TB) *gtfs.Feed {
-	f := *feed(t, "caltrain-2023.zip")
-	f.Stops.Platform = slices.Clone(f.Stops.Platform)
-	for i, id := range f.Stops.ID {
-		switch id {
-		case "70021", "70011":
-			f.Stops.Platform[i] = "1"
-		case "70022", "70012":
-			f.Stops.Platform[i] = "2"
-		}
-	}
-	return &f
-}
-
 func extraIndex(t testing.TB, hub *realtime.Hub) *Index {
 	t.Helper()
-	ix, err := New([]FeedInput{{ID: "ct", Feed: platformFeed(t)}}, Options{Realtime: hub})
+	ix, err := New([]FeedInput{{ID: "ct", Feed: testtool.CaltrainWithPlatforms(t)}}, Options{Realtime: hub})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -158,7 +140,7 @@ func TestExtraTripsOnBoards(t *testing.T) {
 		t.Errorf("414 is the timetable run")
 	}
 	// Without realtime the board is the timetable's.
-	plain, err := New([]FeedInput{{ID: "ct", Feed: platformFeed(t)}}, Options{})
+	plain, err := New([]FeedInput{{ID: "ct", Feed: testtool.CaltrainWithPlatforms(t)}}, Options{})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -456,7 +438,7 @@ func BenchmarkBoardsWithExtraTrips(b *testing.B) {
 func BenchmarkExtraRunsIndex(b *testing.B) {
 	// No realtime overlay: extraIndex(b, nil) would hand New a nil *Hub
 	// as a non-nil Realtime (and panic since alerts are looked up in New).
-	ix, err := New([]FeedInput{{ID: "ct", Feed: platformFeed(b)}}, Options{})
+	ix, err := New([]FeedInput{{ID: "ct", Feed: testtool.CaltrainWithPlatforms(b)}}, Options{})
 	if err != nil {
 		b.Fatal(err)
 	}

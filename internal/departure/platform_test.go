@@ -11,7 +11,7 @@ import (
 )
 
 const (
-	platform1at22nd = "farebox-station-ct_70021" // platform "1" in platformFeed
+	platform1at22nd = "farebox-station-ct_70021" // platform "1" in testtool.CaltrainWithPlatforms
 	platform2at22nd = "farebox-station-ct_70022" // platform "2"
 	trip128         = "farebox-trip-ct_128_20231107"
 	trip412         = "farebox-trip-ct_412_20231107"
@@ -211,7 +211,7 @@ func TestLongDelaysStayOnBoards(t *testing.T) {
 	loc := la(t)
 	hm := func(h, m, s int) time.Time { return time.Date(2023, 11, 7, h, m, s, 0, loc) }
 	// The runs and their scheduled times, from the timetable.
-	plain, err := New([]FeedInput{{ID: "ct", Feed: platformFeed(t)}}, Options{})
+	plain, err := New([]FeedInput{{ID: "ct", Feed: testtool.CaltrainWithPlatforms(t)}}, Options{})
 	if err != nil {
 		t.Fatal(err)
 	}

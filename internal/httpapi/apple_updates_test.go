@@ -17,6 +17,7 @@ import (
 	"github.com/farebox/farebox/internal/barcode"
 	"github.com/farebox/farebox/internal/httpapi"
 	"github.com/farebox/farebox/internal/jobs"
+	"github.com/farebox/farebox/internal/store"
 	"github.com/farebox/farebox/internal/store/storetest"
 	"github.com/farebox/farebox/internal/wallet/apple"
 	"github.com/farebox/farebox/internal/wallet/apple/apnstest"
@@ -172,14 +173,11 @@ func pushesTo(srv *apnstest.Server, token string, status int) int {
 // says is gone (410: its registration is deleted) and one throttled first
 // (429: the job is retried with backoff).
 func TestAppleWalletUpdates(t *testing.T) {
-	for _, engine := range storetest.Engines {
-		t.Run(string(engine), func(t *testing.T) {
-			t.Parallel()
-			srv := apnstest.New(t, testPassType)
-			e := apitest.New(t, engine, apitest.Options{Configure: withAppleUpdates(t, srv), Workers: 1})
-			appleUpdateCycle(t, e, srv)
-		})
-	}
+	storetest.EachEngine(t, func(t *testing.T, engine store.Engine) {
+		srv := apnstest.New(t, testPassType)
+		e := apitest.New(t, engine, apitest.Options{Configure: withAppleUpdates(t, srv), Workers: 1})
+		appleUpdateCycle(t, e, srv)
+	})
 }
 
 func appleUpdateCycle(t *testing.T, e *apitest.Env, srv *apnstest.Server) {
@@ -406,14 +404,11 @@ func TestSubscriptionPassMovesAtTheBoundary(t *testing.T) {
 		{"the last cycle of a cancelled subscription", bln(2027, 1, 2, 9), bln(2027, 2, 1, 0), true},
 	} {
 		t.Run(c.name, func(t *testing.T) {
-			for _, engine := range storetest.Engines {
-				t.Run(string(engine), func(t *testing.T) {
-					t.Parallel()
-					srv := apnstest.New(t, testPassType)
-					e := apitest.New(t, engine, apitest.Options{Now: c.activation, Configure: withAppleUpdates(t, srv), Workers: 1})
-					passMovesAtBoundary(t, e, srv, c.cycle, c.cancel)
-				})
-			}
+			storetest.EachEngine(t, func(t *testing.T, engine store.Engine) {
+				srv := apnstest.New(t, testPassType)
+				e := apitest.New(t, engine, apitest.Options{Now: c.activation, Configure: withAppleUpdates(t, srv), Workers: 1})
+				passMovesAtBoundary(t, e, srv, c.cycle, c.cancel)
+			})
 		})
 	}
 }
@@ -464,65 +459,62 @@ func passMovesAtBoundary(t *testing.T, e *apitest.Env, srv *apnstest.Server, cyc
 // twenty devices at once make twenty, each listed with the pass; one
 // revocation then pushes to all twenty once.
 func TestAppleRegistrationConcurrency(t *testing.T) {
-	for _, engine := range storetest.Engines {
-		t.Run(string(engine), func(t *testing.T) {
-			t.Parallel()
-			srv := apnstest.New(t, testPassType)
-			e := apitest.New(t, engine, apitest.Options{Configure: withAppleUpdates(t, srv), Workers: 2})
-			_, tid, _ := activatedTicket(t, e, e.LiveKey)
-			u, _ := passFiles(t, e.Must(200, apitest.Req{Method: "GET", Path: "/v9/ticketing/passes/apple_wallet/" + tid + ".pkpass"}).Body)
-			auth := map[string]string{"Authorization": "ApplePass " + u.AuthenticationToken}
-			const n = 20
-			run := func(device func(i int) string) map[int]int {
-				statuses := make(chan int, n)
-				var wg sync.WaitGroup
-				for i := range n {
-					wg.Add(1)
-					go func() {
-						defer wg.Done()
-						r := e.Do(apitest.Req{Method: "POST", Path: "/wallet/apple/v1/devices/" + device(i) + "/registrations/" + testPassType + "/" + tid,
-							Body: map[string]any{"pushToken": fmt.Sprintf("%064x", i+1)}, Header: auth})
-						statuses <- r.Status
-					}()
-				}
-				wg.Wait()
-				close(statuses)
-				got := map[int]int{}
-				for s := range statuses {
-					got[s]++
-				}
-				return got
-			}
-			if got := run(func(int) string { return "same-device" }); got[201] != 1 || got[200] != n-1 {
-				t.Errorf("one device, %d concurrent registrations: %v", n, got)
-			}
-			e.Must(200, apitest.Req{Method: "DELETE", Path: "/wallet/apple/v1/devices/same-device/registrations/" + testPassType + "/" + tid, Header: auth})
-			if got := run(func(i int) string { return fmt.Sprintf("device-%d", i) }); got[201] != n {
-				t.Errorf("%d devices at once: %v", n, got)
-			}
+	storetest.EachEngine(t, func(t *testing.T, engine store.Engine) {
+		srv := apnstest.New(t, testPassType)
+		e := apitest.New(t, engine, apitest.Options{Configure: withAppleUpdates(t, srv), Workers: 2})
+		_, tid, _ := activatedTicket(t, e, e.LiveKey)
+		u, _ := passFiles(t, e.Must(200, apitest.Req{Method: "GET", Path: "/v9/ticketing/passes/apple_wallet/" + tid + ".pkpass"}).Body)
+		auth := map[string]string{"Authorization": "ApplePass " + u.AuthenticationToken}
+		const n = 20
+		run := func(device func(i int) string) map[int]int {
+			statuses := make(chan int, n)
+			var wg sync.WaitGroup
 			for i := range n {
-				var s wallets.AppleSerials
-				e.Must(200, apitest.Req{Method: "GET", Path: fmt.Sprintf("/wallet/apple/v1/devices/device-%d/registrations/%s", i, testPassType)}).JSON(t, &s)
-				if len(s.SerialNumbers) != 1 || s.SerialNumbers[0] != tid {
-					t.Errorf("device-%d: %+v", i, s)
-				}
+				wg.Add(1)
+				go func() {
+					defer wg.Done()
+					r := e.Do(apitest.Req{Method: "POST", Path: "/wallet/apple/v1/devices/" + device(i) + "/registrations/" + testPassType + "/" + tid,
+						Body: map[string]any{"pushToken": fmt.Sprintf("%064x", i+1)}, Header: auth})
+					statuses <- r.Status
+				}()
 			}
-			if _, err := e.App.RevokeTicket(context.Background(), tid, "chargeback"); err != nil {
-				t.Fatal(err)
+			wg.Wait()
+			close(statuses)
+			got := map[int]int{}
+			for s := range statuses {
+				got[s]++
 			}
-			waitFor(t, "twenty pushes", func() bool { return len(srv.Pushes()) >= n })
-			seen := map[string]int{}
-			for _, p := range srv.Pushes() {
-				seen[p.Token]++
+			return got
+		}
+		if got := run(func(int) string { return "same-device" }); got[201] != 1 || got[200] != n-1 {
+			t.Errorf("one device, %d concurrent registrations: %v", n, got)
+		}
+		e.Must(200, apitest.Req{Method: "DELETE", Path: "/wallet/apple/v1/devices/same-device/registrations/" + testPassType + "/" + tid, Header: auth})
+		if got := run(func(i int) string { return fmt.Sprintf("device-%d", i) }); got[201] != n {
+			t.Errorf("%d devices at once: %v", n, got)
+		}
+		for i := range n {
+			var s wallets.AppleSerials
+			e.Must(200, apitest.Req{Method: "GET", Path: fmt.Sprintf("/wallet/apple/v1/devices/device-%d/registrations/%s", i, testPassType)}).JSON(t, &s)
+			if len(s.SerialNumbers) != 1 || s.SerialNumbers[0] != tid {
+				t.Errorf("device-%d: %+v", i, s)
 			}
-			if len(seen) != n {
-				t.Errorf("pushed %d distinct tokens: %v", len(seen), seen)
+		}
+		if _, err := e.App.RevokeTicket(context.Background(), tid, "chargeback"); err != nil {
+			t.Fatal(err)
+		}
+		waitFor(t, "twenty pushes", func() bool { return len(srv.Pushes()) >= n })
+		seen := map[string]int{}
+		for _, p := range srv.Pushes() {
+			seen[p.Token]++
+		}
+		if len(seen) != n {
+			t.Errorf("pushed %d distinct tokens: %v", len(seen), seen)
+		}
+		for tok, c := range seen {
+			if c != 1 {
+				t.Errorf("token %s pushed %d times", tok, c)
 			}
-			for tok, c := range seen {
-				if c != 1 {
-					t.Errorf("token %s pushed %d times", tok, c)
-				}
-			}
-		})
-	}
+		}
+	})
 }

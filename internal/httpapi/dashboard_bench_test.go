@@ -47,29 +47,27 @@ func usageFill(b *testing.B, e *apitest.Env) {
 // days, charts of every endpoint group, the table), dashboard-year the
 // longest range it allows (366 days).
 func BenchmarkDashboardUsage(b *testing.B) {
-	for _, engine := range storetest.Engines {
-		b.Run(string(engine), func(b *testing.B) {
-			e := apitest.New(b, engine, apitest.Options{Configure: withWallets(b, true)})
-			usageFill(b, e)
-			v := dashSignedIn(b, e, "bench@partner.example")
-			for _, c := range []struct{ name, path string }{
-				{"json-month", ""},
-				{"dashboard-month", "/dashboard/live/usage?from=2026-05-17&to=2026-06-15"},
-				{"dashboard-year", "/dashboard/live/usage?from=2025-06-16&to=2026-06-15"},
-				{"csv-month", "/dashboard/live/usage.csv?from=2026-05-17&to=2026-06-15"},
-			} {
-				b.Run(c.name, func(b *testing.B) {
-					for i := 0; i < b.N; i++ {
-						if c.path == "" {
-							usageJSONMonth(b, e)
-						} else {
-							v.must(200, "GET", c.path, nil)
-						}
+	storetest.EachEngineBench(b, func(b *testing.B, engine store.Engine) {
+		e := apitest.New(b, engine, apitest.Options{Configure: withWallets(b, true)})
+		usageFill(b, e)
+		v := dashSignedIn(b, e, "bench@partner.example")
+		for _, c := range []struct{ name, path string }{
+			{"json-month", ""},
+			{"dashboard-month", "/dashboard/live/usage?from=2026-05-17&to=2026-06-15"},
+			{"dashboard-year", "/dashboard/live/usage?from=2025-06-16&to=2026-06-15"},
+			{"csv-month", "/dashboard/live/usage.csv?from=2026-05-17&to=2026-06-15"},
+		} {
+			b.Run(c.name, func(b *testing.B) {
+				for i := 0; i < b.N; i++ {
+					if c.path == "" {
+						usageJSONMonth(b, e)
+					} else {
+						v.must(200, "GET", c.path, nil)
 					}
-				})
-			}
-		})
-	}
+				}
+			})
+		}
+	})
 }
 
 // usageJSONMonth is GET /v1/usage.json of one month with the live key,

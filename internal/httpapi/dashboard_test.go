@@ -59,15 +59,23 @@ func dashSetup(t *testing.T, e *apitest.Env) dashData {
 // dashSignedIn is a visitor who accepted an invitation to e's account.
 func dashSignedIn(t testing.TB, e *apitest.Env, email string) *visitor {
 	t.Helper()
-	token, err := e.WebUsers.InviteDashboardUser(context.Background(), e.AccountID, email)
+	v, _ := dashAccepted(t, e, e.AccountID, email, dashPassword)
+	return v
+}
+
+// dashAccepted is a visitor who accepted an invitation of email to
+// account accountID, choosing password, and the invitation's form.
+func dashAccepted(t testing.TB, e *apitest.Env, accountID, email, password string) (*visitor, page) {
+	t.Helper()
+	token, err := e.WebUsers.InviteDashboardUser(context.Background(), accountID, email)
 	if err != nil {
 		t.Fatal(err)
 	}
 	v := newVisitor(t, e, "en")
 	form := v.must(200, "GET", "/dashboard/invite?token="+token, nil)
 	v.must(http.StatusSeeOther, "POST", "/dashboard/invite", url.Values{"csrf_token": {form.csrf(t)}, "token": {token},
-		"password": {dashPassword}, "password_repeat": {dashPassword}})
-	return v
+		"password": {password}, "password_repeat": {password}})
+	return v, form
 }
 
 // TestDashboard drives the partner dashboard as a person would, on both

@@ -20,6 +20,7 @@ import (
 	"github.com/farebox/farebox/internal/jobs"
 	"github.com/farebox/farebox/internal/store"
 	"github.com/farebox/farebox/internal/store/storetest"
+	"github.com/farebox/farebox/internal/testtool"
 	"github.com/farebox/farebox/internal/wallet/google"
 	"github.com/farebox/farebox/internal/wallet/google/googletest"
 )
@@ -32,21 +33,30 @@ type googleAPI struct {
 	client *google.Client
 }
 
+// forEachEngineWithGoogle runs fn on each engine in turn against a
+// server whose wallets are wallets(g), g a local Google Wallet API on the
+// server's clock.
+func forEachEngineWithGoogle(t *testing.T, wallets func(g *googleAPI) wallets.Options, fn func(t *testing.T, e *apitest.Env, g *googleAPI)) {
+	for _, engine := range storetest.Engines {
+		t.Run(string(engine), func(t *testing.T) {
+			var e *apitest.Env
+			g := newGoogleAPI(t, func() time.Time { return e.Clock.Now() })
+			e = apitest.New(t, engine, apitest.Options{Configure: func(d *httpapi.Deps) { d.Wallets = apitest.Wallets(d, wallets(g)) }})
+			fn(t, e, g)
+		})
+	}
+}
+
 func newGoogleAPI(t *testing.T, now func() time.Time) *googleAPI {
 	t.Helper()
 	raw, err := google.GenerateDevServiceAccount()
 	if err != nil {
 		t.Fatal(err)
 	}
-	var m map[string]any
-	_ = json.Unmarshal(raw, &m)
-	delete(m, "farebox_development")
-	m["client_email"] = "wallet@farebox-tests.iam.gserviceaccount.com"
+	const email = "wallet@farebox-tests.iam.gserviceaccount.com"
 	sa0, _ := google.ParseServiceAccount(raw)
-	g := &googleAPI{srv: googletest.New(t, "wallet@farebox-tests.iam.gserviceaccount.com", sa0.PublicKey(), now)}
-	m["token_uri"] = g.srv.TokenURL()
-	raw, _ = json.Marshal(m)
-	sa, err := google.ParseServiceAccount(raw)
+	g := &googleAPI{srv: googletest.New(t, email, sa0.PublicKey(), now)}
+	sa, err := google.ParseServiceAccount(googletest.PartnerAccount(t, raw, email, g.srv.TokenURL()))
 	if err != nil || sa.Development {
 		t.Fatalf("service account: %v", err)
 	}
@@ -107,119 +117,109 @@ func saveJWTPayload(t *testing.T, link string) map[string]any {
 // the ticket reaches the saved object through a durable job, retried after
 // Google fails, never inside the request.
 func TestGoogleWalletAPI(t *testing.T) {
-	var g *googleAPI
-	configure := func(d *httpapi.Deps) {
-		d.Wallets = apitest.Wallets(d, wallets.Options{Inspection: walletKeyring(t), Google: g.issuer, GoogleAPI: g.client})
+	wallets := func(g *googleAPI) wallets.Options {
+		return wallets.Options{Inspection: walletKeyring(t), Google: g.issuer, GoogleAPI: g.client}
 	}
-	for _, engine := range storetest.Engines {
-		t.Run(string(engine), func(t *testing.T) {
-			var e *apitest.Env
-			g = newGoogleAPI(t, func() time.Time { return e.Clock.Now() })
-			e = apitest.New(t, engine, apitest.Options{Configure: configure})
-			ctx := context.Background()
-			_, tid, ticket := activatedTicket(t, e, e.LiveKey)
-			payload := ticketPayload(t, ticket)
+	forEachEngineWithGoogle(t, wallets, func(t *testing.T, e *apitest.Env, g *googleAPI) {
+		ctx := context.Background()
+		_, tid, ticket := activatedTicket(t, e, e.LiveKey)
+		payload := ticketPayload(t, ticket)
 
-			link := string(e.Must(200, apitest.Req{Method: "GET", Path: "/v9/ticketing/passes/google_wallet/" + tid + ".json"}).Body)
-			if len(link) >= 1800 {
-				t.Errorf("save link is %d characters, Google's guidance is under 1,800", len(link))
-			}
-			t.Logf("short save link: %d characters", len(link))
-			objs := saveJWTPayload(t, link)["payload"].(map[string]any)["transitObjects"].([]any)
-			objID := g.issuer.ObjectID(tid)
-			if o := objs[0].(map[string]any); len(objs) != 1 || len(o) != 2 || o["id"] != objID || o["classId"] != g.issuer.ClassID() {
-				t.Errorf("skinny payload: %v", objs)
-			}
-			if loc := e.Must(302, apitest.Req{Method: "GET", Path: "/v9/ticketing/passes/google_wallet/" + tid}).Header.Get("Location"); len(loc) >= 1800 ||
-				!strings.HasPrefix(loc, google.SaveURLPrefix) {
-				t.Errorf("redirect Location %d characters", len(loc))
-			}
-			if !g.srv.HasClass(g.issuer.ClassID()) {
-				t.Error("class not inserted")
-			}
-			obj := g.srv.Object(objID)
-			if obj == nil || obj["state"] != "ACTIVE" || obj["barcode"].(map[string]any)["value"] != barcode.Text(payload) {
-				t.Fatalf("object at Google: %v", obj)
-			}
-			// The second link found the object (409) and brought it up to date.
-			calls := strings.Join(g.srv.Calls(), "\n")
-			for _, want := range []string{"POST /transitClass 200", "POST /transitObject 200", "POST /transitObject 409", "PATCH /transitObject/" + objID + " 200"} {
-				if !strings.Contains(calls, want) {
-					t.Errorf("calls lack %q:\n%s", want, calls)
-				}
-			}
-			if n := g.srv.Exchanges(); n != 1 {
-				t.Errorf("%d token exchanges; the token is cached until it expires", n)
-			}
+		link := string(e.Must(200, apitest.Req{Method: "GET", Path: "/v9/ticketing/passes/google_wallet/" + tid + ".json"}).Body)
+		if len(link) >= 1800 {
+			t.Errorf("save link is %d characters, Google's guidance is under 1,800", len(link))
+		}
+		t.Logf("short save link: %d characters", len(link))
+		objs := saveJWTPayload(t, link)["payload"].(map[string]any)["transitObjects"].([]any)
+		objID := g.issuer.ObjectID(tid)
+		if o := objs[0].(map[string]any); len(objs) != 1 || len(o) != 2 || o["id"] != objID || o["classId"] != g.issuer.ClassID() {
+			t.Errorf("skinny payload: %v", objs)
+		}
+		if loc := e.Must(302, apitest.Req{Method: "GET", Path: "/v9/ticketing/passes/google_wallet/" + tid}).Header.Get("Location"); len(loc) >= 1800 ||
+			!strings.HasPrefix(loc, google.SaveURLPrefix) {
+			t.Errorf("redirect Location %d characters", len(loc))
+		}
+		if !g.srv.HasClass(g.issuer.ClassID()) {
+			t.Error("class not inserted")
+		}
+		obj := g.srv.Object(objID)
+		if obj == nil || obj["state"] != "ACTIVE" || obj["barcode"].(map[string]any)["value"] != barcode.Text(payload) {
+			t.Fatalf("object at Google: %v", obj)
+		}
+		// The second link found the object (409) and brought it up to date.
+		calls := strings.Join(g.srv.Calls(), "\n")
+		testtool.Contains(t, calls, "POST /transitClass 200", "POST /transitObject 200", "POST /transitObject 409", "PATCH /transitObject/"+objID+" 200")
+		if n := g.srv.Exchanges(); n != 1 {
+			t.Errorf("%d token exchanges; the token is cached until it expires", n)
+		}
 
-			// Revoked: the job is enqueued with the change; Google answers
-			// 503 once, the job backs off and succeeds on its second run.
-			g.srv.FailNext(1)
-			before := len(g.srv.Calls())
-			if _, err := e.App.RevokeTicket(ctx, tid, "Fahrgeld erstattet"); err != nil {
-				t.Fatal(err)
+		// Revoked: the job is enqueued with the change; Google answers
+		// 503 once, the job backs off and succeeds on its second run.
+		g.srv.FailNext(1)
+		before := len(g.srv.Calls())
+		if _, err := e.App.RevokeTicket(ctx, tid, "Fahrgeld erstattet"); err != nil {
+			t.Fatal(err)
+		}
+		if len(g.srv.Calls()) != before {
+			t.Error("Google was called inside the revocation")
+		}
+		js := settleJobs(t, e, passes.JobGoogleObject)
+		if len(js) != 1 || js[0].State != jobs.StateDone || js[0].Attempts != 2 || js[0].Payload != tid {
+			t.Errorf("jobs: %+v", js)
+		}
+		obj = g.srv.Object(objID)
+		status := ""
+		for _, m := range obj["textModulesData"].([]any) {
+			if m.(map[string]any)["id"] == "status" {
+				status = m.(map[string]any)["body"].(string)
 			}
-			if len(g.srv.Calls()) != before {
-				t.Error("Google was called inside the revocation")
-			}
-			js := settleJobs(t, e, passes.JobGoogleObject)
-			if len(js) != 1 || js[0].State != jobs.StateDone || js[0].Attempts != 2 || js[0].Payload != tid {
-				t.Errorf("jobs: %+v", js)
-			}
-			obj = g.srv.Object(objID)
-			status := ""
-			for _, m := range obj["textModulesData"].([]any) {
-				if m.(map[string]any)["id"] == "status" {
-					status = m.(map[string]any)["body"].(string)
-				}
-			}
-			if obj["state"] != "INACTIVE" || !strings.Contains(status, "Ungültig") {
-				t.Errorf("revoked object: state %v status %q", obj["state"], status)
-			}
-			vti := obj["validTimeInterval"].(map[string]any)
-			if vti["end"].(map[string]any)["date"] != ticket["valid_until"] {
-				t.Errorf("validTimeInterval %v, ticket until %v", vti, ticket["valid_until"])
-			}
+		}
+		if obj["state"] != "INACTIVE" || !strings.Contains(status, "Ungültig") {
+			t.Errorf("revoked object: state %v status %q", obj["state"], status)
+		}
+		vti := obj["validTimeInterval"].(map[string]any)
+		if vti["end"].(map[string]any)["date"] != ticket["valid_until"] {
+			t.Errorf("validTimeInterval %v, ticket until %v", vti, ticket["valid_until"])
+		}
 
-			// An expired token is exchanged again (401, then a fresh one).
-			g.srv.ExpireTokens()
-			e.Clock.Advance(2 * time.Hour) // past the cached token's life too
-			_, tid2, _ := activatedTicket(t, e, e.LiveKey)
-			e.Must(200, apitest.Req{Method: "GET", Path: "/v9/ticketing/passes/google_wallet/" + tid2 + ".json"})
-			if g.srv.Object(g.issuer.ObjectID(tid2)) == nil || g.srv.Exchanges() != 2 {
-				t.Errorf("after token expiry: object %v, %d exchanges", g.srv.Object(g.issuer.ObjectID(tid2)) != nil, g.srv.Exchanges())
-			}
-			// Google down when the link is asked for: the link carries the
-			// whole object instead (still 200, still saveable).
-			g.srv.FailNext(1)
-			_, tid5, _ := activatedTicket(t, e, e.LiveKey)
-			fat := string(e.Must(200, apitest.Req{Method: "GET", Path: "/v9/ticketing/passes/google_wallet/" + tid5 + ".json"}).Body)
-			if o := saveJWTPayload(t, fat)["payload"].(map[string]any)["transitObjects"].([]any)[0].(map[string]any); o["state"] != "ACTIVE" || o["barcode"] == nil {
-				t.Errorf("fallback link: %v", o)
-			}
-			// A ticket never saved: its update finds no object (404) and is done.
-			_, tid3, _ := activatedTicket(t, e, e.LiveKey)
-			if _, err := e.App.RevokeTicket(ctx, tid3, "Fahrgeld erstattet"); err != nil {
-				t.Fatal(err)
-			}
-			js = settleJobs(t, e, passes.JobGoogleObject)
-			if last := js[len(js)-1]; last.Payload != tid3 || last.State != jobs.StateDone || g.srv.Object(g.issuer.ObjectID(tid3)) != nil {
-				t.Errorf("unsaved ticket's job: %+v", last)
-			}
-			// Restored away (the traveller lost the phone): the saved pass is
-			// marked replaced through the same queue.
-			order4, tid4, _ := activatedTicket(t, e, e.LiveKey)
-			e.Must(200, apitest.Req{Method: "GET", Path: "/v9/ticketing/passes/google_wallet/" + tid4 + ".json"})
-			coupon4 := order4["coupons"].([]any)[0].(map[string]any)["id"].(string)
-			e.Must(201, apitest.Req{Method: "POST", Path: "/v9/ticketing/orders/" + order4["order_id"].(string) + "/restore.json", Key: e.LiveKey,
-				Body: map[string]any{"restore_secret": order4["restore_secret"], "coupon_ids": []string{coupon4}}})
-			settleJobs(t, e, passes.JobGoogleObject)
-			obj4 := g.srv.Object(g.issuer.ObjectID(tid4))
-			if b, _ := json.Marshal(obj4["textModulesData"]); obj4["state"] != "INACTIVE" || !strings.Contains(string(b), "Ersetzt") {
-				t.Errorf("restored-away object: %v %s", obj4["state"], b)
-			}
-		})
-	}
+		// An expired token is exchanged again (401, then a fresh one).
+		g.srv.ExpireTokens()
+		e.Clock.Advance(2 * time.Hour) // past the cached token's life too
+		_, tid2, _ := activatedTicket(t, e, e.LiveKey)
+		e.Must(200, apitest.Req{Method: "GET", Path: "/v9/ticketing/passes/google_wallet/" + tid2 + ".json"})
+		if g.srv.Object(g.issuer.ObjectID(tid2)) == nil || g.srv.Exchanges() != 2 {
+			t.Errorf("after token expiry: object %v, %d exchanges", g.srv.Object(g.issuer.ObjectID(tid2)) != nil, g.srv.Exchanges())
+		}
+		// Google down when the link is asked for: the link carries the
+		// whole object instead (still 200, still saveable).
+		g.srv.FailNext(1)
+		_, tid5, _ := activatedTicket(t, e, e.LiveKey)
+		fat := string(e.Must(200, apitest.Req{Method: "GET", Path: "/v9/ticketing/passes/google_wallet/" + tid5 + ".json"}).Body)
+		if o := saveJWTPayload(t, fat)["payload"].(map[string]any)["transitObjects"].([]any)[0].(map[string]any); o["state"] != "ACTIVE" || o["barcode"] == nil {
+			t.Errorf("fallback link: %v", o)
+		}
+		// A ticket never saved: its update finds no object (404) and is done.
+		_, tid3, _ := activatedTicket(t, e, e.LiveKey)
+		if _, err := e.App.RevokeTicket(ctx, tid3, "Fahrgeld erstattet"); err != nil {
+			t.Fatal(err)
+		}
+		js = settleJobs(t, e, passes.JobGoogleObject)
+		if last := js[len(js)-1]; last.Payload != tid3 || last.State != jobs.StateDone || g.srv.Object(g.issuer.ObjectID(tid3)) != nil {
+			t.Errorf("unsaved ticket's job: %+v", last)
+		}
+		// Restored away (the traveller lost the phone): the saved pass is
+		// marked replaced through the same queue.
+		order4, tid4, _ := activatedTicket(t, e, e.LiveKey)
+		e.Must(200, apitest.Req{Method: "GET", Path: "/v9/ticketing/passes/google_wallet/" + tid4 + ".json"})
+		coupon4 := order4["coupons"].([]any)[0].(map[string]any)["id"].(string)
+		e.Must(201, apitest.Req{Method: "POST", Path: "/v9/ticketing/orders/" + order4["order_id"].(string) + "/restore.json", Key: e.LiveKey,
+			Body: map[string]any{"restore_secret": order4["restore_secret"], "coupon_ids": []string{coupon4}}})
+		settleJobs(t, e, passes.JobGoogleObject)
+		obj4 := g.srv.Object(g.issuer.ObjectID(tid4))
+		if b, _ := json.Marshal(obj4["textModulesData"]); obj4["state"] != "INACTIVE" || !strings.Contains(string(b), "Ersetzt") {
+			t.Errorf("restored-away object: %v %s", obj4["state"], b)
+		}
+	})
 }
 
 // TestGoogleSaveLinkWithoutAPI: without API credentials the link carries

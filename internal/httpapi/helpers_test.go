@@ -18,6 +18,19 @@ type orderResp struct {
 	Coupons       []map[string]any `json:"coupons"`
 }
 
+// split parts the order's coupons into those of subscriptions and the
+// others, each in order.
+func (o orderResp) split() (subscribed, others []map[string]any) {
+	for _, c := range o.Coupons {
+		if c["subscription"] != nil {
+			subscribed = append(subscribed, c)
+		} else {
+			others = append(others, c)
+		}
+	}
+	return subscribed, others
+}
+
 // order places an order with key and returns it.
 func order(t testing.TB, e *apitest.Env, key string, productIDs ...string) orderResp {
 	t.Helper()
@@ -83,10 +96,7 @@ func str(v any) string { s, _ := v.(string); return s }
 // on one engine, for tests that run several instances on one database.
 func forEachEngineStore(t *testing.T, f func(t *testing.T, s *store.Store)) {
 	t.Helper()
-	for _, engine := range storetest.Engines {
-		t.Run(string(engine), func(t *testing.T) {
-			t.Parallel()
-			f(t, storetest.Open(t, engine))
-		})
-	}
+	storetest.EachEngine(t, func(t *testing.T, engine store.Engine) {
+		f(t, storetest.Open(t, engine))
+	})
 }

@@ -24,14 +24,8 @@ func TestEveryIdempotentChangeMarksItsClaim(t *testing.T) {
 		ids := productIDs(t, e)
 		live := "account:" + e.AccountID + ":live"
 		fresh := order(t, e, e.LiveKey, ids["month/adult"], ids["single/adult"])
-		var monthly, single, item string
-		for _, c := range fresh.Coupons {
-			if c["subscription"] != nil {
-				monthly = str(c["id"])
-			} else {
-				single, item = str(c["id"]), str(c["billable_item_id"])
-			}
-		}
+		subs, others := fresh.split()
+		monthly, single, item := str(subs[0]["id"]), str(others[0]["id"]), str(others[0]["billable_item_id"])
 		// An item outside a collection and the spare one get a customer (a
 		// PUT, not under test) so they can be invoiced.
 		put(t, e, e.LiveKey, item, map[string]any{"customer_id": mine["customer_id"]})

@@ -9,6 +9,7 @@ import (
 
 	"github.com/farebox/farebox/internal/apitest"
 	"github.com/farebox/farebox/internal/store"
+	"github.com/farebox/farebox/internal/store/storetest"
 )
 
 // BenchmarkInvoiceToXMLReady measures, under load, the time from an invoice
@@ -20,78 +21,76 @@ import (
 //
 //	go test ./internal/httpapi -run x -bench InvoiceToXMLReady -benchtime 200x
 func BenchmarkInvoiceToXMLReady(b *testing.B) {
-	for _, engine := range []store.Engine{store.SQLite, store.Postgres} {
-		b.Run(string(engine), func(b *testing.B) {
-			e := apitest.New(b, engine, apitest.Options{Workers: 2, NoLedger: true})
-			cust := newCustomerB(b, e)
-			var items []string
-			for len(items) < b.N {
-				n := min(100, b.N-len(items))
-				items = append(items, orderSinglesB(b, e, n)...)
-			}
-			for _, id := range items {
-				e.Must(200, apitest.Req{Method: "PUT", Path: "/v5/ticketing/billable_item/" + id + ".json", Key: e.LiveKey,
-					Body: map[string]any{"customer_id": cust}, NoValidate: true})
-			}
-			const clients = 8
-			lat := make([]time.Duration, len(items))
-			next := make(chan int, len(items))
-			for i := range items {
-				next <- i
-			}
-			close(next)
-			b.ResetTimer()
-			start := time.Now()
-			var wg sync.WaitGroup
-			for c := 0; c < clients; c++ {
-				wg.Add(1)
-				go func() {
-					defer wg.Done()
-					for i := range next {
-						var inv InvoiceJSON
-						req, _ := http.NewRequest("POST", e.URL+"/v5/ticketing/billable_item/"+items[i]+"/invoice/"+cust+".json", nil)
-						req.Header.Set("Authorization", "Bearer "+e.LiveKey)
-						res, err := http.DefaultClient.Do(req)
-						if err != nil || res.StatusCode != 201 {
-							b.Errorf("create: %v %v", err, res)
+	storetest.EachEngineBench(b, func(b *testing.B, engine store.Engine) {
+		e := apitest.New(b, engine, apitest.Options{Workers: 2, NoLedger: true})
+		cust := newCustomerB(b, e)
+		var items []string
+		for len(items) < b.N {
+			n := min(100, b.N-len(items))
+			items = append(items, orderSinglesB(b, e, n)...)
+		}
+		for _, id := range items {
+			e.Must(200, apitest.Req{Method: "PUT", Path: "/v5/ticketing/billable_item/" + id + ".json", Key: e.LiveKey,
+				Body: map[string]any{"customer_id": cust}, NoValidate: true})
+		}
+		const clients = 8
+		lat := make([]time.Duration, len(items))
+		next := make(chan int, len(items))
+		for i := range items {
+			next <- i
+		}
+		close(next)
+		b.ResetTimer()
+		start := time.Now()
+		var wg sync.WaitGroup
+		for c := 0; c < clients; c++ {
+			wg.Add(1)
+			go func() {
+				defer wg.Done()
+				for i := range next {
+					var inv InvoiceJSON
+					req, _ := http.NewRequest("POST", e.URL+"/v5/ticketing/billable_item/"+items[i]+"/invoice/"+cust+".json", nil)
+					req.Header.Set("Authorization", "Bearer "+e.LiveKey)
+					res, err := http.DefaultClient.Do(req)
+					if err != nil || res.StatusCode != 201 {
+						b.Errorf("create: %v %v", err, res)
+						return
+					}
+					created := time.Now()
+					_ = jsonDecode(res, &inv)
+					res.Body.Close()
+					for {
+						r, err := http.Get(inv.UBLURL)
+						if err != nil {
+							b.Error(err)
 							return
 						}
-						created := time.Now()
-						_ = jsonDecode(res, &inv)
-						res.Body.Close()
-						for {
-							r, err := http.Get(inv.UBLURL)
-							if err != nil {
-								b.Error(err)
-								return
-							}
-							r.Body.Close()
-							if r.StatusCode == 200 {
-								break
-							}
-							if r.StatusCode != 202 {
-								b.Errorf("download: %d", r.StatusCode)
-								return
-							}
-							time.Sleep(5 * time.Millisecond)
+						r.Body.Close()
+						if r.StatusCode == 200 {
+							break
 						}
-						lat[i] = time.Since(created)
+						if r.StatusCode != 202 {
+							b.Errorf("download: %d", r.StatusCode)
+							return
+						}
+						time.Sleep(5 * time.Millisecond)
 					}
-				}()
-			}
-			wg.Wait()
-			elapsed := time.Since(start)
-			b.StopTimer()
-			sort.Slice(lat, func(i, j int) bool { return lat[i] < lat[j] })
-			var sum time.Duration
-			for _, l := range lat {
-				sum += l
-			}
-			b.ReportMetric(float64(len(lat))/elapsed.Seconds(), "invoices/s")
-			b.ReportMetric(float64(sum.Milliseconds())/float64(len(lat)), "ms-to-xml-mean")
-			b.ReportMetric(float64(lat[len(lat)*95/100].Milliseconds()), "ms-to-xml-p95")
-		})
-	}
+					lat[i] = time.Since(created)
+				}
+			}()
+		}
+		wg.Wait()
+		elapsed := time.Since(start)
+		b.StopTimer()
+		sort.Slice(lat, func(i, j int) bool { return lat[i] < lat[j] })
+		var sum time.Duration
+		for _, l := range lat {
+			sum += l
+		}
+		b.ReportMetric(float64(len(lat))/elapsed.Seconds(), "invoices/s")
+		b.ReportMetric(float64(sum.Milliseconds())/float64(len(lat)), "ms-to-xml-mean")
+		b.ReportMetric(float64(lat[len(lat)*95/100].Milliseconds()), "ms-to-xml-p95")
+	})
 }
 
 func newCustomerB(b *testing.B, e *apitest.Env) string {

@@ -11,6 +11,7 @@ import (
 	"github.com/farebox/farebox/internal/account"
 	"github.com/farebox/farebox/internal/apitest"
 	"github.com/farebox/farebox/internal/app"
+	"github.com/farebox/farebox/internal/store"
 	"github.com/farebox/farebox/internal/store/storetest"
 )
 
@@ -23,14 +24,7 @@ func makeRecords(t *testing.T, e *apitest.Env, key string) (tenantRecords, strin
 	t.Helper()
 	ids := productIDs(t, e)
 	o := order(t, e, key, ids["month/adult"], ids["single/adult"], ids["single/adult"], ids["single/adult"])
-	var monthly, singles []map[string]any
-	for _, c := range o.Coupons {
-		if c["subscription"] != nil {
-			monthly = append(monthly, c)
-		} else {
-			singles = append(singles, c)
-		}
-	}
+	monthly, singles := o.split()
 	mustActivate(t, e, "v9", str(monthly[0]["id"]), map[string]any{"identification_medium": medium("Max", "Muster", "1990-01-01"),
 		"tariff_settings": map[string]any{"german_postal_code": "10115"}})
 	sub := coupon(t, e, "v9", str(monthly[0]["id"]))["subscription"].(map[string]any)
@@ -268,17 +262,15 @@ func TestEveryCapabilityRouteIsAttributed(t *testing.T) {
 // request naming a coupon (later ones hit the server's owner cache): one
 // indexed point read, on each engine.
 func BenchmarkCapabilityOwner(b *testing.B) {
-	for _, engine := range storetest.Engines {
-		b.Run(string(engine), func(b *testing.B) {
-			e := apitest.New(b, engine, apitest.Options{})
-			o := order(b, e, e.LiveKey, productIDs(b, e)["single/adult"])
-			id, ctx := str(o.Coupons[0]["id"]), context.Background()
-			b.ReportAllocs()
-			for b.Loop() {
-				if _, found, err := e.App.CapabilityOwner(ctx, app.CapabilityCoupon, id, ""); err != nil || !found {
-					b.Fatal(found, err)
-				}
+	storetest.EachEngineBench(b, func(b *testing.B, engine store.Engine) {
+		e := apitest.New(b, engine, apitest.Options{})
+		o := order(b, e, e.LiveKey, productIDs(b, e)["single/adult"])
+		id, ctx := str(o.Coupons[0]["id"]), context.Background()
+		b.ReportAllocs()
+		for b.Loop() {
+			if _, found, err := e.App.CapabilityOwner(ctx, app.CapabilityCoupon, id, ""); err != nil || !found {
+				b.Fatal(found, err)
 			}
-		})
-	}
+		}
+	})
 }

@@ -35,54 +35,52 @@ func BenchmarkOrderListMillion(b *testing.B) {
 	if v, err := strconv.Atoi(os.Getenv("FAREBOX_BENCH_ORDERS")); err == nil && v > 0 {
 		n = v
 	}
-	for _, engine := range storetest.Engines {
-		b.Run(string(engine), func(b *testing.B) {
-			e := apitest.New(b, engine, apitest.Options{NoLedger: true})
-			seedOrders(b, e, n)
-			mid := "bench-order-" + strconv.Itoa(n/2)
-			// The plans of the first page and of the page after mid, over
-			// the seeded table (docs/lists.md quotes them).
-			ctx := context.Background()
-			cur, _, err := e.Store.Read().ListCursor(ctx, "orders", e.AccountID, account.Live, mid)
+	storetest.EachEngineBench(b, func(b *testing.B, engine store.Engine) {
+		e := apitest.New(b, engine, apitest.Options{NoLedger: true})
+		seedOrders(b, e, n)
+		mid := "bench-order-" + strconv.Itoa(n/2)
+		// The plans of the first page and of the page after mid, over
+		// the seeded table (docs/lists.md quotes them).
+		ctx := context.Background()
+		cur, _, err := e.Store.Read().ListCursor(ctx, "orders", e.AccountID, account.Live, mid)
+		if err != nil {
+			b.Fatal(err)
+		}
+		q := list.Query{AccountID: e.AccountID, Environment: account.Live, Limit: 10}
+		for _, f := range []ticketing.OrderFilter{{Query: q}, {Query: with(q, func(l *list.Query) { l.After = &cur })}} {
+			plan, err := e.Store.Read().ExplainList(ctx, f)
 			if err != nil {
 				b.Fatal(err)
 			}
-			q := list.Query{AccountID: e.AccountID, Environment: account.Live, Limit: 10}
-			for _, f := range []ticketing.OrderFilter{{Query: q}, {Query: with(q, func(l *list.Query) { l.After = &cur })}} {
-				plan, err := e.Store.Read().ExplainList(ctx, f)
-				if err != nil {
-					b.Fatal(err)
-				}
-				b.Logf("%s, %d orders, after %v:\n%s", engine, n, f.After != nil, strings.Join(plan, "\n"))
+			b.Logf("%s, %d orders, after %v:\n%s", engine, n, f.After != nil, strings.Join(plan, "\n"))
+		}
+		cases := []struct{ name, path string }{
+			{"get", "/v9/ticketing/orders/" + mid + ".json"},
+			{"list1", "/v9/ticketing/orders.json?limit=1"},
+			{"list1_after_middle", "/v9/ticketing/orders.json?limit=1&starting_after=" + mid},
+			{"list10", "/v9/ticketing/orders.json"},
+			{"list10_after_middle", "/v9/ticketing/orders.json?starting_after=" + mid},
+			{"list100", "/v9/ticketing/orders.json?limit=100"},
+		}
+		// Each iteration sends every request once, in a rotating order,
+		// so a noisy machine slows all of them alike; the medians are
+		// reported.
+		took := make([][]time.Duration, len(cases))
+		i := 0
+		for b.Loop() {
+			for k := range cases {
+				c := (i + k) % len(cases)
+				began := time.Now()
+				e.Must(200, apitest.Req{Method: "GET", Path: cases[c].path, Key: e.LiveKey, NoValidate: true})
+				took[c] = append(took[c], time.Since(began))
 			}
-			cases := []struct{ name, path string }{
-				{"get", "/v9/ticketing/orders/" + mid + ".json"},
-				{"list1", "/v9/ticketing/orders.json?limit=1"},
-				{"list1_after_middle", "/v9/ticketing/orders.json?limit=1&starting_after=" + mid},
-				{"list10", "/v9/ticketing/orders.json"},
-				{"list10_after_middle", "/v9/ticketing/orders.json?starting_after=" + mid},
-				{"list100", "/v9/ticketing/orders.json?limit=100"},
-			}
-			// Each iteration sends every request once, in a rotating order,
-			// so a noisy machine slows all of them alike; the medians are
-			// reported.
-			took := make([][]time.Duration, len(cases))
-			i := 0
-			for b.Loop() {
-				for k := range cases {
-					c := (i + k) % len(cases)
-					began := time.Now()
-					e.Must(200, apitest.Req{Method: "GET", Path: cases[c].path, Key: e.LiveKey, NoValidate: true})
-					took[c] = append(took[c], time.Since(began))
-				}
-				i++
-			}
-			for c := range cases {
-				slices.Sort(took[c])
-				b.ReportMetric(float64(took[c][len(took[c])/2].Microseconds()), cases[c].name+"-µs")
-			}
-		})
-	}
+			i++
+		}
+		for c := range cases {
+			slices.Sort(took[c])
+			b.ReportMetric(float64(took[c][len(took[c])/2].Microseconds()), cases[c].name+"-µs")
+		}
+	})
 }
 
 // seedOrders inserts n live orders of e's account, one second apart, each

@@ -530,12 +530,9 @@ func TestUnknownFieldNamedWhereItIs(t *testing.T) {
 // forEachPipelineEngine runs f, in parallel, on a fresh pipeline for each
 // storage engine.
 func forEachPipelineEngine(t *testing.T, f func(t *testing.T, e pipelineEnv)) {
-	for _, engine := range storetest.Engines {
-		t.Run(string(engine), func(t *testing.T) {
-			t.Parallel()
-			f(t, newPipelineEnv(t, engine))
-		})
-	}
+	storetest.EachEngine(t, func(t *testing.T, engine store.Engine) {
+		f(t, newPipelineEnv(t, engine))
+	})
 }
 
 // jsonHeaders are the headers of an authorised JSON request, with the

@@ -22,14 +22,8 @@ func TestErasureRemovesStoredAnswers(t *testing.T) {
 			Body:   map[string]any{"product_ids": []string{ids["month/adult"], ids["single/adult"]}}}
 		var o orderResp
 		e.Must(201, orderReq).JSON(t, &o)
-		var monthly, single string
-		for _, c := range o.Coupons {
-			if c["subscription"] != nil {
-				monthly = str(c["id"])
-			} else {
-				single = str(c["id"])
-			}
-		}
+		subs, others := o.split()
+		monthly, single := str(subs[0]["id"]), str(others[0]["id"])
 		// Keyless requests (the SDK's), each with its own key: the tariff
 		// settings (the answer is the coupon with the postal code), then the
 		// activations (the answer names the ticket only); names in Arabic,

@@ -75,14 +75,8 @@ func TestPrivacyCouponExportAndErasure(t *testing.T) {
 	apitest.ForEachEngine(t, apitest.Options{}, func(t *testing.T, e *apitest.Env) {
 		ids := productIDs(t, e)
 		o := order(t, e, e.LiveKey, ids["month/adult"], ids["single/adult"])
-		var monthly, single string
-		for _, c := range o.Coupons {
-			if c["subscription"] != nil {
-				monthly = str(c["id"])
-			} else {
-				single = str(c["id"])
-			}
-		}
+		subs, others := o.split()
+		monthly, single := str(subs[0]["id"]), str(others[0]["id"])
 		mustActivate(t, e, "v9", monthly, map[string]any{"identification_medium": medium("Max", "Muster", "1990-01-01"),
 			"tariff_settings": map[string]any{"german_postal_code": "10115"}})
 		tid := mustActivate(t, e, "v9", single, map[string]any{"identification_medium": medium("Erika", "Beispiel", "1985-03-04")})

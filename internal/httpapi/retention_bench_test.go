@@ -16,6 +16,7 @@ import (
 	"github.com/farebox/farebox/internal/apitest"
 	"github.com/farebox/farebox/internal/app/privacy"
 	"github.com/farebox/farebox/internal/store"
+	"github.com/farebox/farebox/internal/store/storetest"
 )
 
 // BenchmarkRetentionJob measures the retention job over many expired
@@ -42,43 +43,41 @@ func BenchmarkRetentionJob(b *testing.B) {
 			yield = -1
 		}
 	}
-	for _, engine := range []store.Engine{store.SQLite, store.Postgres} {
-		b.Run(string(engine), func(b *testing.B) {
-			e := apitest.New(b, engine, apitest.Options{NoLedger: true})
-			ctx := context.Background()
-			pid := productIDs(b, e)["single/adult"]
-			o := order(b, e, e.LiveKey, pid)
-			start := time.Now()
-			insertExpiredTickets(b, e, engine, o.CouponID, rows)
-			b.Logf("%s: %d expired tickets generated in %s", engine, rows, time.Since(start).Round(time.Millisecond))
+	storetest.EachEngineBench(b, func(b *testing.B, engine store.Engine) {
+		e := apitest.New(b, engine, apitest.Options{NoLedger: true})
+		ctx := context.Background()
+		pid := productIDs(b, e)["single/adult"]
+		o := order(b, e, e.LiveKey, pid)
+		start := time.Now()
+		insertExpiredTickets(b, e, engine, o.CouponID, rows)
+		b.Logf("%s: %d expired tickets generated in %s", engine, rows, time.Since(start).Round(time.Millisecond))
 
-			body, _ := json.Marshal(map[string]any{"product_ids": []string{pid}})
-			base := orderLoad(b, e, body, func() { time.Sleep(10 * time.Second) })
-			var took time.Duration
-			var erased int64
-			job := privacy.New(store.NewView[privacy.Queries](e.Store), e.Clock, privacy.Options{Yield: yield}, privacy.NewTx(e.Store.WriteClaimed, e.App.TxWork))
-			during := orderLoad(b, e, body, func() {
-				r, err := job.RunRetention(ctx, false)
-				if err != nil {
-					b.Error(err)
-				}
-				took, erased = r.Took, r.Tickets
-			})
-			if erased != int64(rows) {
-				b.Fatalf("erased %d of %d tickets", erased, rows)
+		body, _ := json.Marshal(map[string]any{"product_ids": []string{pid}})
+		base := orderLoad(b, e, body, func() { time.Sleep(10 * time.Second) })
+		var took time.Duration
+		var erased int64
+		job := privacy.New(store.NewView[privacy.Queries](e.Store), e.Clock, privacy.Options{Yield: yield}, privacy.NewTx(e.Store.WriteClaimed, e.App.TxWork))
+		during := orderLoad(b, e, body, func() {
+			r, err := job.RunRetention(ctx, false)
+			if err != nil {
+				b.Error(err)
 			}
-			if due, err := e.Privacy.RunRetention(ctx, true); err != nil || due.Due.Tickets != 0 {
-				b.Fatalf("left after the run: %+v %v", due.Due, err)
-			}
-			b.ReportMetric(took.Seconds(), "job_s")
-			b.ReportMetric(float64(rows)/took.Seconds(), "rows/s")
-			b.ReportMetric(base.rate, "orders/s_base")
-			b.ReportMetric(during.rate, "orders/s_job")
-			b.ReportMetric(float64(base.p99.Microseconds())/1000, "p99_ms_base")
-			b.ReportMetric(float64(during.p99.Microseconds())/1000, "p99_ms_job")
-			b.ReportMetric(float64(during.max.Microseconds())/1000, "max_ms_job")
+			took, erased = r.Took, r.Tickets
 		})
-	}
+		if erased != int64(rows) {
+			b.Fatalf("erased %d of %d tickets", erased, rows)
+		}
+		if due, err := e.Privacy.RunRetention(ctx, true); err != nil || due.Due.Tickets != 0 {
+			b.Fatalf("left after the run: %+v %v", due.Due, err)
+		}
+		b.ReportMetric(took.Seconds(), "job_s")
+		b.ReportMetric(float64(rows)/took.Seconds(), "rows/s")
+		b.ReportMetric(base.rate, "orders/s_base")
+		b.ReportMetric(during.rate, "orders/s_job")
+		b.ReportMetric(float64(base.p99.Microseconds())/1000, "p99_ms_base")
+		b.ReportMetric(float64(during.p99.Microseconds())/1000, "p99_ms_job")
+		b.ReportMetric(float64(during.max.Microseconds())/1000, "max_ms_job")
+	})
 }
 
 type loadResult struct {

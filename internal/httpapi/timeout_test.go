@@ -38,110 +38,107 @@ import (
 // order written, never one with the other (SQLite's busy handler ignores
 // cancellation, docs/operations.md).
 func TestRequestTimeout(t *testing.T) {
-	for _, engine := range storetest.Engines {
-		t.Run(string(engine), func(t *testing.T) {
-			t.Parallel()
-			opts := storetest.Options(t, engine)
-			var proxy *pgProxy
-			if engine == store.Postgres {
-				proxy = newPGProxy(t, opts.URL)
-				opts.URL = proxy.url
-			}
-			s, err := store.Open(context.Background(), opts)
-			if err != nil {
-				t.Fatal(err)
-			}
-			t.Cleanup(func() { s.Close() })
-			if _, err := s.Migrate(context.Background()); err != nil {
-				t.Fatal(err)
-			}
-			e := apitest.NewOnStore(t, s, apitest.Options{Configure: func(d *httpapi.Deps) { d.RequestTimeout = 300 * time.Millisecond }})
-			ids := productIDs(t, e)
-			retryOrder(t, e, e.LiveKey, ids["single/adult"])
-			// The test environment has an enabled endpoint: its orders are
-			// written in a transaction with their deliveries.
-			rc := newReceiver(t, nil)
-			createEndpoint(t, e, e.TestKey, rc.URL+"/hooks", "*")
-			retryOrder(t, e, e.TestKey, ids["single/adult"])
-			paths := []struct{ name, key string }{{"autocommitted", e.LiveKey}, {"transaction", e.TestKey}}
-			if engine == store.SQLite {
-				lockSQLite(t, e, filepath.Join(opts.DataDir, "farebox.db"), e.LiveKey, ids["single/adult"])
-				return
-			}
-			for _, p := range paths {
-				t.Run(p.name+"/cancelled", func(t *testing.T) {
-					tx := lockOrders(t, opts)
-					before := counts(t, e)
-					r := e.Do(apitest.Req{Method: "POST", Path: "/v9/ticketing/orders.json", Key: p.key,
+	storetest.EachEngine(t, func(t *testing.T, engine store.Engine) {
+		opts := storetest.Options(t, engine)
+		var proxy *pgProxy
+		if engine == store.Postgres {
+			proxy = newPGProxy(t, opts.URL)
+			opts.URL = proxy.url
+		}
+		s, err := store.Open(context.Background(), opts)
+		if err != nil {
+			t.Fatal(err)
+		}
+		t.Cleanup(func() { s.Close() })
+		if _, err := s.Migrate(context.Background()); err != nil {
+			t.Fatal(err)
+		}
+		e := apitest.NewOnStore(t, s, apitest.Options{Configure: func(d *httpapi.Deps) { d.RequestTimeout = 300 * time.Millisecond }})
+		ids := productIDs(t, e)
+		retryOrder(t, e, e.LiveKey, ids["single/adult"])
+		// The test environment has an enabled endpoint: its orders are
+		// written in a transaction with their deliveries.
+		rc := newReceiver(t, nil)
+		createEndpoint(t, e, e.TestKey, rc.URL+"/hooks", "*")
+		retryOrder(t, e, e.TestKey, ids["single/adult"])
+		paths := []struct{ name, key string }{{"autocommitted", e.LiveKey}, {"transaction", e.TestKey}}
+		if engine == store.SQLite {
+			lockSQLite(t, e, filepath.Join(opts.DataDir, "farebox.db"), e.LiveKey, ids["single/adult"])
+			return
+		}
+		for _, p := range paths {
+			t.Run(p.name+"/cancelled", func(t *testing.T) {
+				tx := lockOrders(t, opts)
+				before := counts(t, e)
+				r := e.Do(apitest.Req{Method: "POST", Path: "/v9/ticketing/orders.json", Key: p.key,
+					Body: map[string]any{"product_ids": []string{ids["single/adult"]}}})
+				if r.Status != 503 || r.Map(t)["code"] != "request_cancelled" || r.Header.Get("Retry-After") == "" {
+					t.Errorf("order behind a lock: %d %s", r.Status, r.Body)
+				}
+				if err := tx.Rollback(); err != nil {
+					t.Fatal(err)
+				}
+				// The next order commits after the first one would have. On a
+				// loaded machine it may itself outlast the short timeout:
+				// then it wrote nothing either, and the client retries.
+				retryOrder(t, e, p.key, ids["single/adult"])
+				after := counts(t, e)
+				if after["orders"] != before["orders"]+1 || after["billable_items"] != before["billable_items"]+1 {
+					t.Errorf("an order answered request_cancelled wrote rows: %v → %v", before, after)
+				}
+			})
+			t.Run(p.name+"/committed late", func(t *testing.T) {
+				tx := lockOrders(t, opts)
+				before := counts(t, e)
+				release := proxy.holdCancels()
+				answer := make(chan *apitest.Resp, 1)
+				go func() {
+					answer <- e.Do(apitest.Req{Method: "POST", Path: "/v9/ticketing/orders.json", Key: p.key,
 						Body: map[string]any{"product_ids": []string{ids["single/adult"]}}})
-					if r.Status != 503 || r.Map(t)["code"] != "request_cancelled" || r.Header.Get("Retry-After") == "" {
-						t.Errorf("order behind a lock: %d %s", r.Status, r.Body)
+				}()
+				var r *apitest.Resp
+				select {
+				case <-proxy.held:
+				case r = <-answer: // answered without asking the server to cancel
+				}
+				if err := tx.Rollback(); err != nil {
+					t.Fatal(err)
+				}
+				// The order's statement goes on once the lock is free; wait
+				// until nothing waits for the lock (and, autocommitted, for
+				// its rows) before the cancel request reaches the server.
+				// Bounded only against a hang.
+				for i := 0; i < 3000 && (lockWaiters(t, opts) > 0 || p.name == "autocommitted" && count(t, e, "orders") == before["orders"]); i++ {
+					time.Sleep(10 * time.Millisecond)
+				}
+				release()
+				if r == nil {
+					r = <-answer
+				}
+				after := counts(t, e)
+				if p.name == "transaction" {
+					// A transaction's statements are not started once its
+					// request ended (nor its COMMIT): it rolls back.
+					if r.Status != 503 || r.Map(t)["code"] != "request_cancelled" || !equalCounts(before, after) {
+						t.Errorf("a transaction past its timeout: %d %s, rows %v → %v", r.Status, r.Body, before, after)
 					}
-					if err := tx.Rollback(); err != nil {
-						t.Fatal(err)
-					}
-					// The next order commits after the first one would have. On a
-					// loaded machine it may itself outlast the short timeout:
-					// then it wrote nothing either, and the client retries.
-					retryOrder(t, e, p.key, ids["single/adult"])
-					after := counts(t, e)
-					if after["orders"] != before["orders"]+1 || after["billable_items"] != before["billable_items"]+1 {
-						t.Errorf("an order answered request_cancelled wrote rows: %v → %v", before, after)
-					}
-				})
-				t.Run(p.name+"/committed late", func(t *testing.T) {
-					tx := lockOrders(t, opts)
-					before := counts(t, e)
-					release := proxy.holdCancels()
-					answer := make(chan *apitest.Resp, 1)
-					go func() {
-						answer <- e.Do(apitest.Req{Method: "POST", Path: "/v9/ticketing/orders.json", Key: p.key,
-							Body: map[string]any{"product_ids": []string{ids["single/adult"]}}})
-					}()
-					var r *apitest.Resp
-					select {
-					case <-proxy.held:
-					case r = <-answer: // answered without asking the server to cancel
-					}
-					if err := tx.Rollback(); err != nil {
-						t.Fatal(err)
-					}
-					// The order's statement goes on once the lock is free; wait
-					// until nothing waits for the lock (and, autocommitted, for
-					// its rows) before the cancel request reaches the server.
-					// Bounded only against a hang.
-					for i := 0; i < 3000 && (lockWaiters(t, opts) > 0 || p.name == "autocommitted" && count(t, e, "orders") == before["orders"]); i++ {
-						time.Sleep(10 * time.Millisecond)
-					}
-					release()
-					if r == nil {
-						r = <-answer
-					}
-					after := counts(t, e)
-					if p.name == "transaction" {
-						// A transaction's statements are not started once its
-						// request ended (nor its COMMIT): it rolls back.
-						if r.Status != 503 || r.Map(t)["code"] != "request_cancelled" || !equalCounts(before, after) {
-							t.Errorf("a transaction past its timeout: %d %s, rows %v → %v", r.Status, r.Body, before, after)
-						}
-						return
-					}
-					if r.Status != 201 {
-						t.Fatalf("an order that committed after its timeout was answered %d %s (rows %v → %v)", r.Status, r.Body, before, after)
-					}
-					var o orderResp
-					r.JSON(t, &o)
-					if after["orders"] != before["orders"]+1 || after["coupons"] != before["coupons"]+1 || after["billable_items"] != before["billable_items"]+1 {
-						t.Errorf("rows %v → %v", before, after)
-					}
-					got := e.Must(200, apitest.Req{Method: "GET", Path: "/v9/ticketing/orders/" + o.OrderID + ".json", Key: p.key}).Map(t)
-					if got["order_id"] != o.OrderID || len(got["coupons"].([]any)) != 1 {
-						t.Errorf("the order answered 201 is not stored as answered: %v", got)
-					}
-				})
-			}
-		})
-	}
+					return
+				}
+				if r.Status != 201 {
+					t.Fatalf("an order that committed after its timeout was answered %d %s (rows %v → %v)", r.Status, r.Body, before, after)
+				}
+				var o orderResp
+				r.JSON(t, &o)
+				if after["orders"] != before["orders"]+1 || after["coupons"] != before["coupons"]+1 || after["billable_items"] != before["billable_items"]+1 {
+					t.Errorf("rows %v → %v", before, after)
+				}
+				got := e.Must(200, apitest.Req{Method: "GET", Path: "/v9/ticketing/orders/" + o.OrderID + ".json", Key: p.key}).Map(t)
+				if got["order_id"] != o.OrderID || len(got["coupons"].([]any)) != 1 {
+					t.Errorf("the order answered 201 is not stored as answered: %v", got)
+				}
+			})
+		}
+	})
 }
 
 // lockOrders takes PostgreSQL's orders table in EXCLUSIVE mode (reads go

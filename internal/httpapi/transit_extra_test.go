@@ -7,7 +7,6 @@ import (
 	"io"
 	"os"
 	"path/filepath"
-	"slices"
 	"sync"
 	"testing"
 	"time"
@@ -18,27 +17,9 @@ import (
 	"github.com/farebox/farebox/internal/apitest"
 	"github.com/farebox/farebox/internal/app"
 	"github.com/farebox/farebox/internal/app/transit"
-	"github.com/farebox/farebox/internal/gtfs"
 	"github.com/farebox/farebox/internal/httpapi"
 	"github.com/farebox/farebox/internal/testtool"
 )
-
-// caltrainWithPlatforms is the Caltrain feed with platform codes at 22nd
-// Street and San Francisco (the real feed's column is empty): 70021/70011
-// "1", 70022/70012 "2".
-func caltrainWithPlatforms(t testing.TB) *gtfs.Feed {
-	f := *parsedFeed(t, "caltrain-2023.zip")
-	f.Stops.Platform = slices.Clone(f.Stops.Platform)
-	for i, id := range f.Stops.ID {
-		switch id {
-		case "70021", "70011":
-			f.Stops.Platform[i] = "1"
-		case "70022", "70012":
-			f.Stops.Platform[i] = "2"
-		}
-	}
-	return &f
-}
 
 func writeRT(t testing.TB, path string, m *gtfsrt.FeedMessage) {
 	t.Helper()
@@ -62,7 +43,7 @@ func writeRT(t testing.TB, path string, m *gtfsrt.FeedMessage) {
 func serveCaltrainRealtime(t testing.TB, d *httpapi.Deps, rtFile string, m *gtfsrt.FeedMessage, interval time.Duration) *transit.Service {
 	ctx := context.Background()
 	writeRT(t, rtFile, m)
-	if _, err := d.Feeds.Import(ctx, transit.Import{FeedID: "caltrain", SourceName: "caltrain-2023.zip", Feed: caltrainWithPlatforms(t)}); err != nil {
+	if _, err := d.Feeds.Import(ctx, transit.Import{FeedID: "caltrain", SourceName: "caltrain-2023.zip", Feed: testtool.CaltrainWithPlatforms(t)}); err != nil {
 		panic(err)
 	}
 	tr := d.Feeds.Serve(transit.Options{Realtime: map[string]string{"caltrain": rtFile}, RealtimeInterval: interval})

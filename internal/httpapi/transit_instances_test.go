@@ -9,6 +9,7 @@ import (
 	"github.com/farebox/farebox/internal/apitest"
 	"github.com/farebox/farebox/internal/app/transit"
 	"github.com/farebox/farebox/internal/httpapi"
+	"github.com/farebox/farebox/internal/store"
 	"github.com/farebox/farebox/internal/store/storetest"
 )
 
@@ -38,79 +39,76 @@ func transitOnStore(t *testing.T, e0 *apitest.Env, load bool) (*apitest.Env, *tr
 // a removal takes it away, a session token of one instance is honoured by
 // the other, and an instance that has not loaded yet is not ready.
 func TestTransitInstancesShareFeeds(t *testing.T) {
-	for _, engine := range storetest.Engines {
-		t.Run(string(engine), func(t *testing.T) {
-			t.Parallel()
-			ctx := context.Background()
-			base := apitest.New(t, engine, apitest.Options{Now: rtNow})
-			e1, t1 := transitOnStore(t, base, true)
-			e2, t2 := transitOnStore(t, base, true)
-			sfPath := departuresPath(station("city_san_francisco"), tueFivePM, 2)
-			airport := departuresPath(station("city_airport"), tueFivePM, 2)
-			e1.Must(404, apitest.Req{Method: "GET", Path: sfPath, Key: e1.LiveKey})
+	storetest.EachEngine(t, func(t *testing.T, engine store.Engine) {
+		ctx := context.Background()
+		base := apitest.New(t, engine, apitest.Options{Now: rtNow})
+		e1, t1 := transitOnStore(t, base, true)
+		e2, t2 := transitOnStore(t, base, true)
+		sfPath := departuresPath(station("city_san_francisco"), tueFivePM, 2)
+		airport := departuresPath(station("city_airport"), tueFivePM, 2)
+		e1.Must(404, apitest.Req{Method: "GET", Path: sfPath, Key: e1.LiveKey})
 
-			if _, err := e1.Feeds.Import(ctx, transit.Import{FeedID: "city", SourceName: "caltrain-2023.zip", Feed: parsedFeed(t, "caltrain-2023.zip")}); err != nil {
+		if _, err := e1.Feeds.Import(ctx, transit.Import{FeedID: "city", SourceName: "caltrain-2023.zip", Feed: parsedFeed(t, "caltrain-2023.zip")}); err != nil {
+			t.Fatal(err)
+		}
+		// Until its refresh an instance keeps serving what it had.
+		e2.Must(404, apitest.Req{Method: "GET", Path: sfPath, Key: e2.LiveKey})
+		for _, tr := range []*transit.Service{t1, t2} {
+			if err := tr.Refresh(ctx); err != nil {
 				t.Fatal(err)
 			}
-			// Until its refresh an instance keeps serving what it had.
-			e2.Must(404, apitest.Req{Method: "GET", Path: sfPath, Key: e2.LiveKey})
-			for _, tr := range []*transit.Service{t1, t2} {
-				if err := tr.Refresh(ctx); err != nil {
-					t.Fatal(err)
-				}
-			}
-			r1 := e1.Must(200, apitest.Req{Method: "GET", Path: sfPath, Key: e1.LiveKey})
-			r2 := e2.Must(200, apitest.Req{Method: "GET", Path: sfPath, Key: e2.LiveKey})
-			if string(r1.Body) != string(r2.Body) || len(r1.Body) < 100 {
-				t.Errorf("instances disagree:\n%s\n%s", r1.Body, r2.Body)
-			}
-			// The session key lives in the database: instance 2 honours instance 1's token
-			// (both env accounts differ, so use instance 1's key on instance 2).
-			r := e2.Must(200, apitest.Req{Method: "GET", Path: sfPath, Key: e1.LiveKey, Header: map[string]string{"session-token": r1.Header.Get("session-token")}})
-			if rows := e2.UsageRows(r.Header.Get("X-Request-Id")); len(rows) != 1 || rows[0].Counted {
-				t.Errorf("token from instance 1 not honoured by instance 2: %+v", rows)
-			}
-			// Re-import under the same id replaces the whole feed.
-			rec, err := e2.Feeds.Import(ctx, transit.Import{FeedID: "city", SourceName: "sample.zip", Feed: parsedFeed(t, "sample-gtfs-feed-0.13.0.zip")})
-			if err != nil {
-				t.Fatal(err)
-			}
-			if err := t1.Refresh(ctx); err != nil {
-				t.Fatal(err)
-			}
-			e1.Must(404, apitest.Req{Method: "GET", Path: sfPath, Key: e1.LiveKey})
-			e1.Must(200, apitest.Req{Method: "GET", Path: airport, Key: e1.LiveKey})
-			if fs := t1.Feeds(); len(fs) != 1 || fs[0].Version != rec.Version || fs[0].SourceName != "sample.zip" || fs[0].StopTimes != 29 {
-				t.Errorf("instance 1 feeds: %+v", fs)
-			}
-			// Removal.
-			if err := e1.Feeds.Remove(ctx, "city"); err != nil {
-				t.Fatal(err)
-			}
-			if err := e1.Feeds.Remove(ctx, "city"); err == nil {
-				t.Error("removing twice should be NotFound")
-			}
-			if err := t1.Refresh(ctx); err != nil {
-				t.Fatal(err)
-			}
-			e1.Must(404, apitest.Req{Method: "GET", Path: airport, Key: e1.LiveKey})
-			if feeds, _ := e1.Feeds.List(ctx); len(feeds) != 0 {
-				t.Errorf("feeds after remove: %+v", feeds)
-			}
-			if r := e1.Must(200, apitest.Req{Method: "GET", Path: "/v1/attributions.json", Key: e1.LiveKey}); string(r.Body) != "{\"html\":\"\",\"text\":\"\",\"url\":\"\"}\n" {
-				t.Errorf("attributions without feeds: %s", r.Body)
-			}
-			// An instance that has not loaded yet: not ready, transit answers 503.
-			e3, _ := transitOnStore(t, base, false)
-			if r := e3.Must(503, apitest.Req{Method: "GET", Path: "/readyz"}); r.Map(t)["code"] != "not_ready" {
-				t.Errorf("readyz before load: %s", r.Body)
-			}
-			if r := e3.Must(503, apitest.Req{Method: "GET", Path: airport, Key: e3.LiveKey}); r.Map(t)["code"] != "transit_loading" {
-				t.Errorf("departures before load: %s", r.Body)
-			}
-			e1.Must(200, apitest.Req{Method: "GET", Path: "/readyz"})
-		})
-	}
+		}
+		r1 := e1.Must(200, apitest.Req{Method: "GET", Path: sfPath, Key: e1.LiveKey})
+		r2 := e2.Must(200, apitest.Req{Method: "GET", Path: sfPath, Key: e2.LiveKey})
+		if string(r1.Body) != string(r2.Body) || len(r1.Body) < 100 {
+			t.Errorf("instances disagree:\n%s\n%s", r1.Body, r2.Body)
+		}
+		// The session key lives in the database: instance 2 honours instance 1's token
+		// (both env accounts differ, so use instance 1's key on instance 2).
+		r := e2.Must(200, apitest.Req{Method: "GET", Path: sfPath, Key: e1.LiveKey, Header: map[string]string{"session-token": r1.Header.Get("session-token")}})
+		if rows := e2.UsageRows(r.Header.Get("X-Request-Id")); len(rows) != 1 || rows[0].Counted {
+			t.Errorf("token from instance 1 not honoured by instance 2: %+v", rows)
+		}
+		// Re-import under the same id replaces the whole feed.
+		rec, err := e2.Feeds.Import(ctx, transit.Import{FeedID: "city", SourceName: "sample.zip", Feed: parsedFeed(t, "sample-gtfs-feed-0.13.0.zip")})
+		if err != nil {
+			t.Fatal(err)
+		}
+		if err := t1.Refresh(ctx); err != nil {
+			t.Fatal(err)
+		}
+		e1.Must(404, apitest.Req{Method: "GET", Path: sfPath, Key: e1.LiveKey})
+		e1.Must(200, apitest.Req{Method: "GET", Path: airport, Key: e1.LiveKey})
+		if fs := t1.Feeds(); len(fs) != 1 || fs[0].Version != rec.Version || fs[0].SourceName != "sample.zip" || fs[0].StopTimes != 29 {
+			t.Errorf("instance 1 feeds: %+v", fs)
+		}
+		// Removal.
+		if err := e1.Feeds.Remove(ctx, "city"); err != nil {
+			t.Fatal(err)
+		}
+		if err := e1.Feeds.Remove(ctx, "city"); err == nil {
+			t.Error("removing twice should be NotFound")
+		}
+		if err := t1.Refresh(ctx); err != nil {
+			t.Fatal(err)
+		}
+		e1.Must(404, apitest.Req{Method: "GET", Path: airport, Key: e1.LiveKey})
+		if feeds, _ := e1.Feeds.List(ctx); len(feeds) != 0 {
+			t.Errorf("feeds after remove: %+v", feeds)
+		}
+		if r := e1.Must(200, apitest.Req{Method: "GET", Path: "/v1/attributions.json", Key: e1.LiveKey}); string(r.Body) != "{\"html\":\"\",\"text\":\"\",\"url\":\"\"}\n" {
+			t.Errorf("attributions without feeds: %s", r.Body)
+		}
+		// An instance that has not loaded yet: not ready, transit answers 503.
+		e3, _ := transitOnStore(t, base, false)
+		if r := e3.Must(503, apitest.Req{Method: "GET", Path: "/readyz"}); r.Map(t)["code"] != "not_ready" {
+			t.Errorf("readyz before load: %s", r.Body)
+		}
+		if r := e3.Must(503, apitest.Req{Method: "GET", Path: airport, Key: e3.LiveKey}); r.Map(t)["code"] != "transit_loading" {
+			t.Errorf("departures before load: %s", r.Body)
+		}
+		e1.Must(200, apitest.Req{Method: "GET", Path: "/readyz"})
+	})
 }
 
 // TestImportRejectsBadInput: a bad feed id or realtime source stores nothing.

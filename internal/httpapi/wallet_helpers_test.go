@@ -56,7 +56,11 @@ func walletKeyring(t testing.TB) *barcode.Keyring {
 // credentials; advertise lists the development wallets as rendering options.
 func withWallets(t testing.TB, advertise bool) func(d *httpapi.Deps) {
 	t.Helper()
-	o := walletOptions(t, advertise)
+	return withWalletOptions(walletOptions(t, advertise))
+}
+
+// withWalletOptions configures the wallets o.
+func withWalletOptions(o wallets.Options) func(d *httpapi.Deps) {
 	return func(d *httpapi.Deps) { d.Wallets = apitest.Wallets(d, o) }
 }
 

@@ -57,14 +57,7 @@ func TestDashboardUsersAndSessions(t *testing.T) {
 		if !signedIn(t, a1) || !signedIn(t, a2) {
 			t.Fatal("alice is not signed in twice")
 		}
-		token, err := e.WebUsers.InviteDashboardUser(ctx, e.AccountID, "alice@partner.example")
-		if err != nil {
-			t.Fatal(err)
-		}
-		a3 := newVisitor(t, e, "en")
-		f := a3.must(200, "GET", "/dashboard/invite?token="+token, nil)
-		a3.must(http.StatusSeeOther, "POST", "/dashboard/invite", url.Values{"csrf_token": {f.csrf(t)}, "token": {token},
-			"password": {newPassword}, "password_repeat": {newPassword}})
+		a3, _ := dashAccepted(t, e, e.AccountID, "alice@partner.example", newPassword)
 		if signedIn(t, a1) || signedIn(t, a2) {
 			t.Error("a password reset left the user's other sessions open")
 		}
@@ -82,14 +75,7 @@ func TestDashboardUsersAndSessions(t *testing.T) {
 			t.Fatal(err)
 		}
 		other, _ := e.NewAccount("Andere Verkehrsbetriebe", account.Live)
-		tok, err := e.WebUsers.InviteDashboardUser(ctx, other, "dave@other.example")
-		if err != nil {
-			t.Fatal(err)
-		}
-		d := newVisitor(t, e, "en")
-		df := d.must(200, "GET", "/dashboard/invite?token="+tok, nil)
-		d.must(http.StatusSeeOther, "POST", "/dashboard/invite", url.Values{"csrf_token": {df.csrf(t)}, "token": {tok},
-			"password": {dashPassword}, "password_repeat": {dashPassword}})
+		d, df := dashAccepted(t, e, other, "dave@other.example", dashPassword)
 
 		for _, env := range []string{"test", "live"} {
 			p := a3.must(200, "GET", "/dashboard/"+env+"/users", nil)

@@ -132,89 +132,87 @@ func TestExpiredLeasesAmongBacklog(t *testing.T) {
 // instances), four workers each, claim 2,000 due jobs (some of them expired
 // leases) in batches of 16: every job is claimed exactly once.
 func TestConcurrentClaimsTwoInstances(t *testing.T) {
-	for _, engine := range storetest.Engines { // load-shaped: SQLite only under -short
-		t.Run(string(engine), func(t *testing.T) {
-			t.Parallel()
-			ctx := context.Background()
-			opts := storetest.Options(t, engine)
-			var instances []*store.Store
-			for i := 0; i < 2; i++ {
-				s, err := store.Open(ctx, opts)
-				if err != nil {
-					t.Fatal(err)
-				}
-				t.Cleanup(func() { s.Close() })
-				if i == 0 {
-					if _, err := s.Migrate(ctx); err != nil {
-						t.Fatal(err)
-					}
-				}
-				instances = append(instances, s)
-			}
-			s := instances[0]
-			const n = 2000
-			err := s.Write(ctx, func(q store.Q) error {
-				for i := 0; i < n; i++ {
-					if err := q.EnqueueJob(ctx, jobs.NewJob{Kind: "k", Payload: fmt.Sprint(i), RunAt: t0.Add(-time.Duration(i%7) * time.Second)}, t0.Add(-time.Hour)); err != nil {
-						return err
-					}
-				}
-				return nil
-			})
+	// load-shaped: SQLite only under -short
+	storetest.EachEngine(t, func(t *testing.T, engine store.Engine) {
+		ctx := context.Background()
+		opts := storetest.Options(t, engine)
+		var instances []*store.Store
+		for i := 0; i < 2; i++ {
+			s, err := store.Open(ctx, opts)
 			if err != nil {
 				t.Fatal(err)
 			}
-			// 100 jobs held by a worker whose lease ended before t0.
-			if js, err := s.Jobs().Claim(ctx, "dead", t0.Add(-time.Second), time.Second, 100); err != nil || len(js) != 100 {
-				t.Fatalf("dead worker's claim: %d %v", len(js), err)
+			t.Cleanup(func() { s.Close() })
+			if i == 0 {
+				if _, err := s.Migrate(ctx); err != nil {
+					t.Fatal(err)
+				}
 			}
-			var mu sync.Mutex
-			claims := map[int64]int{}
-			var wg sync.WaitGroup
-			for w := 0; w < 8; w++ {
-				wg.Add(1)
-				go func() {
-					defer wg.Done()
-					q := instances[w%2].Jobs()
-					worker := fmt.Sprintf("w%d", w)
-					for {
-						js, err := q.Claim(ctx, worker, t0, time.Minute, 16)
-						if err != nil {
+			instances = append(instances, s)
+		}
+		s := instances[0]
+		const n = 2000
+		err := s.Write(ctx, func(q store.Q) error {
+			for i := 0; i < n; i++ {
+				if err := q.EnqueueJob(ctx, jobs.NewJob{Kind: "k", Payload: fmt.Sprint(i), RunAt: t0.Add(-time.Duration(i%7) * time.Second)}, t0.Add(-time.Hour)); err != nil {
+					return err
+				}
+			}
+			return nil
+		})
+		if err != nil {
+			t.Fatal(err)
+		}
+		// 100 jobs held by a worker whose lease ended before t0.
+		if js, err := s.Jobs().Claim(ctx, "dead", t0.Add(-time.Second), time.Second, 100); err != nil || len(js) != 100 {
+			t.Fatalf("dead worker's claim: %d %v", len(js), err)
+		}
+		var mu sync.Mutex
+		claims := map[int64]int{}
+		var wg sync.WaitGroup
+		for w := 0; w < 8; w++ {
+			wg.Add(1)
+			go func() {
+				defer wg.Done()
+				q := instances[w%2].Jobs()
+				worker := fmt.Sprintf("w%d", w)
+				for {
+					js, err := q.Claim(ctx, worker, t0, time.Minute, 16)
+					if err != nil {
+						t.Error(err)
+						return
+					}
+					if len(js) == 0 {
+						return
+					}
+					mu.Lock()
+					for _, j := range js {
+						claims[j.ID]++
+					}
+					mu.Unlock()
+					for _, j := range js {
+						if err := q.Complete(ctx, j.ID, worker, t0); err != nil {
 							t.Error(err)
 							return
 						}
-						if len(js) == 0 {
-							return
-						}
-						mu.Lock()
-						for _, j := range js {
-							claims[j.ID]++
-						}
-						mu.Unlock()
-						for _, j := range js {
-							if err := q.Complete(ctx, j.ID, worker, t0); err != nil {
-								t.Error(err)
-								return
-							}
-						}
 					}
-				}()
-			}
-			wg.Wait()
-			if len(claims) != n {
-				t.Errorf("%d of %d jobs claimed", len(claims), n)
-			}
-			for id, c := range claims {
-				if c != 1 {
-					t.Errorf("job %d claimed %d times", id, c)
 				}
+			}()
+		}
+		wg.Wait()
+		if len(claims) != n {
+			t.Errorf("%d of %d jobs claimed", len(claims), n)
+		}
+		for id, c := range claims {
+			if c != 1 {
+				t.Errorf("job %d claimed %d times", id, c)
 			}
-			st, err := s.Read().JobStates(ctx)
-			if err != nil || st[jobs.StateDone] != n || len(st) != 1 {
-				t.Errorf("states after the run: %v %v", st, err)
-			}
-		})
-	}
+		}
+		st, err := s.Read().JobStates(ctx)
+		if err != nil || st[jobs.StateDone] != n || len(st) != 1 {
+			t.Errorf("states after the run: %v %v", st, err)
+		}
+	})
 }
 
 // TestPruneJobs: done jobs older than the cutoff are deleted, in several

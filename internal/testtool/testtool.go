@@ -13,6 +13,8 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"slices"
+	"strings"
 	"sync"
 	"testing"
 	"time"
@@ -51,6 +53,16 @@ func Need(t testing.TB, name, debianPackage string) string {
 		t.Fatalf("%s is required for this test (apt-get install %s): %v", name, debianPackage, err)
 	}
 	return bin
+}
+
+// Contains reports each of want that got lacks, with got.
+func Contains(t testing.TB, got string, want ...string) {
+	t.Helper()
+	for _, w := range want {
+		if !strings.Contains(got, w) {
+			t.Errorf("lacks %q:\n%s", w, got)
+		}
+	}
 }
 
 // WriteFile writes b to dir/name and returns the path.
@@ -116,6 +128,24 @@ func GTFSFeed(t testing.TB, name string) *gtfs.Feed {
 	}
 	gtfsFeeds[name] = f
 	return f
+}
+
+// CaltrainWithPlatforms is a copy of the Caltrain test feed
+// (caltrain-2023.zip) with platform codes at 22nd Street and San Francisco
+// (the real feed has the column, empty): 70021/70011 "1", 70022/70012 "2".
+func CaltrainWithPlatforms(t testing.TB) *gtfs.Feed {
+	t.Helper()
+	f := *GTFSFeed(t, "caltrain-2023.zip")
+	f.Stops.Platform = slices.Clone(f.Stops.Platform)
+	for i, id := range f.Stops.ID {
+		switch id {
+		case "70021", "70011":
+			f.Stops.Platform[i] = "1"
+		case "70022", "70012":
+			f.Stops.Platform[i] = "2"
+		}
+	}
+	return &f
 }
 
 // Time parses an RFC 3339 literal of a test into a UTC instant; a bad

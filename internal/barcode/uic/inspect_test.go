@@ -6,6 +6,7 @@ import (
 	"time"
 
 	"github.com/farebox/farebox/internal/barcode"
+	"github.com/farebox/farebox/internal/testtool"
 )
 
 func TestInspect(t *testing.T) {
@@ -25,13 +26,10 @@ func TestInspect(t *testing.T) {
 		t.Fatalf("live ticket: %+v", rep)
 	}
 	out := rep.String()
-	for _, want := range []string{"GENUINE: UIC 918.3 container 02 with U_FLEX (FCB 1.3), company 1080, key 00007",
+	testtool.Contains(t, out, "GENUINE: UIC 918.3 container 02 with U_FLEX (FCB 1.3), company 1080, key 00007",
 		"VALID NOW", "Passenger:   Erika Mustermann", "Born:        1964-08-12", "Product:     Deutschlandticket (9999)",
-		"Area:        Deutschland", "Ticket:      " + c.TicketID} {
-		if !strings.Contains(out, want) {
-			t.Errorf("report lacks %q:\n%s", want, out)
-		}
-	}
+		"Area:        Deutschland", "Ticket:      "+c.TicketID,
+	)
 	for at, state := range map[time.Time]string{
 		c.ValidFrom.Add(-time.Minute): barcode.StateNotYet, c.ValidFrom: barcode.StateValid,
 		c.ValidUntil: barcode.StateValid, c.ValidUntil.Add(time.Second): barcode.StateExpired,

@@ -11,6 +11,8 @@ import (
 	"strconv"
 	"strings"
 	"time"
+
+	"github.com/farebox/farebox/internal/pemkey"
 )
 
 // DevDir is the development PKI's directory under the key directory; it
@@ -20,25 +22,18 @@ const DevDir = "dev"
 // ParseKeyPEM reads an RSA private key (PEM "RSA PRIVATE KEY" or PKCS#8
 // "PRIVATE KEY").
 func ParseKeyPEM(b []byte) (*rsa.PrivateKey, error) {
-	blk, _ := pem.Decode(b)
-	if blk == nil {
-		return nil, errors.New("no PEM block")
+	k, err := pemkey.Parse(b, pemkey.PKCS1, pemkey.PKCS8)
+	if unsupported := (*pemkey.UnsupportedError)(nil); errors.As(err, &unsupported) {
+		return nil, fmt.Errorf("PEM block %q: want RSA PRIVATE KEY or PRIVATE KEY", unsupported.Type)
 	}
-	switch blk.Type {
-	case "RSA PRIVATE KEY":
-		return x509.ParsePKCS1PrivateKey(blk.Bytes)
-	case "PRIVATE KEY":
-		k, err := x509.ParsePKCS8PrivateKey(blk.Bytes)
-		if err != nil {
-			return nil, err
-		}
-		rk, ok := k.(*rsa.PrivateKey)
-		if !ok {
-			return nil, errors.New("not an RSA key")
-		}
-		return rk, nil
+	if err != nil {
+		return nil, err
 	}
-	return nil, fmt.Errorf("PEM block %q: want RSA PRIVATE KEY or PRIVATE KEY", blk.Type)
+	rk, ok := k.(*rsa.PrivateKey)
+	if !ok {
+		return nil, errors.New("not an RSA key")
+	}
+	return rk, nil
 }
 
 // LoadTrust reads the configured root certificate (7F21 with an unsigned

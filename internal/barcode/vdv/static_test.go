@@ -11,6 +11,7 @@ import (
 	"time"
 
 	"github.com/farebox/farebox/internal/barcode"
+	"github.com/farebox/farebox/internal/testtool"
 )
 
 func sampleClaims() barcode.Claims {
@@ -267,13 +268,10 @@ func TestInspect(t *testing.T) {
 		t.Fatalf("%+v", rep)
 	}
 	out := rep.String()
-	for _, want := range []string{"VDV-KA static barcode 1.3.01, organisation 6310, certificate DE TSO", "by CA DE TSC",
+	testtool.Contains(t, out, "VDV-KA static barcode 1.3.01, organisation 6310, certificate DE TSO", "by CA DE TSC",
 		"VALID NOW", "Passenger:   Erika Mustermann", "Born:        1964-08-12", "Product:     Deutschlandticket (9999)",
-		"Area:        Deutschland", "Ticket:      " + c.TicketID, "product organisation 6262", "Price:       58.00 EUR (VAT 7.00 %)"} {
-		if !strings.Contains(out, want) {
-			t.Errorf("report lacks %q:\n%s", want, out)
-		}
-	}
+		"Area:        Deutschland", "Ticket:      "+c.TicketID, "product organisation 6262", "Price:       58.00 EUR (VAT 7.00 %)",
+	)
 	for at, state := range map[time.Time]string{
 		c.ValidFrom.Add(-time.Second): barcode.StateNotYet, c.ValidFrom: barcode.StateValid,
 		c.ValidUntil.Add(-time.Second): barcode.StateValid, c.ValidUntil: barcode.StateExpired,

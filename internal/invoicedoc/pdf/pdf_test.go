@@ -38,6 +38,23 @@ func tool(t *testing.T, name string, args ...string) string {
 	return string(out)
 }
 
+// firstPage renders the first page of the PDF at path at dpi (pdftoppm)
+// into base.png and returns the image.
+func firstPage(t *testing.T, path string, dpi int, base string) image.Image {
+	t.Helper()
+	tool(t, "pdftoppm", "-png", "-r", strconv.Itoa(dpi), "-f", "1", "-l", "1", "-singlefile", path, base)
+	f, err := os.Open(base + ".png")
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer f.Close()
+	img, err := png.Decode(f)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return img
+}
+
 // rendered is one flow's PDF on disk with its CII.
 type rendered struct {
 	name string
@@ -295,16 +312,7 @@ func TestRenderedPixels(t *testing.T) {
 		doc  *invoicedoc.Document
 	}{{"test", invoicetest.CollectionMonth()}, {"live", invoicetest.SingleCustomer()}} {
 		r := render(t, dir, c.name, c.doc)
-		tool(t, "pdftoppm", "-png", "-r", "40", "-f", "1", "-l", "1", "-singlefile", r.path, filepath.Join(dir, c.name))
-		f, err := os.Open(filepath.Join(dir, c.name+".png"))
-		if err != nil {
-			t.Fatal(err)
-		}
-		img, err := png.Decode(f)
-		f.Close()
-		if err != nil {
-			t.Fatal(err)
-		}
+		img := firstPage(t, r.path, 40, filepath.Join(dir, c.name))
 		b := img.Bounds()
 		red := count(img, image.Rect(b.Dx()/10, b.Dy()*13/297, b.Dx()*9/10, b.Dy()*20/297), func(r, g, bl uint32) bool { return r > 0xa000 && g < 0x5000 && bl < 0x5000 })
 		if (red > 100) != c.doc.Test {

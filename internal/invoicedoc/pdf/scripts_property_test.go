@@ -4,7 +4,6 @@ import (
 	"bytes"
 	"compress/zlib"
 	"image"
-	"image/png"
 	"io"
 	"math/rand/v2"
 	"os"
@@ -216,16 +215,7 @@ func TestGlyphsHaveInk(t *testing.T) {
 	r := render(t, dir, "ink", d)
 	_, _, ws := words(t, r.path)
 	const dpi = 144
-	tool(t, "pdftoppm", "-png", "-r", strconv.Itoa(dpi), "-f", "1", "-l", "1", "-singlefile", r.path, filepath.Join(dir, "ink"))
-	f, err := os.Open(filepath.Join(dir, "ink.png"))
-	if err != nil {
-		t.Fatal(err)
-	}
-	img, err := png.Decode(f)
-	f.Close()
-	if err != nil {
-		t.Fatal(err)
-	}
+	img := firstPage(t, r.path, dpi, filepath.Join(dir, "ink"))
 	checked := 0
 	for _, b := range ws {
 		if b.page != 1 || !want[b.text] {

@@ -32,6 +32,7 @@ import (
 	"iter"
 	"os"
 	"path/filepath"
+	"slices"
 	"sync"
 	"testing"
 
@@ -121,12 +122,7 @@ func OpenWith(t testing.TB, engine store.Engine, configure func(*store.Options))
 // too: the store's own tests are where the engines differ, and cheap.
 func ForEachEngine(t *testing.T, fn func(t *testing.T, s *store.Store)) {
 	t.Helper()
-	for _, e := range AllEngines {
-		t.Run(string(e), func(t *testing.T) {
-			t.Parallel()
-			fn(t, Open(t, e))
-		})
-	}
+	eachOf(t, slices.All(AllEngines), func(t *testing.T, e store.Engine) { fn(t, Open(t, e)) })
 }
 
 // ForEachEngineLoaded is ForEachEngine for the store's load-shaped tests
@@ -135,10 +131,32 @@ func ForEachEngine(t *testing.T, fn func(t *testing.T, s *store.Store)) {
 // above the store (Engines).
 func ForEachEngineLoaded(t *testing.T, fn func(t *testing.T, s *store.Store)) {
 	t.Helper()
+	EachEngine(t, func(t *testing.T, e store.Engine) { fn(t, Open(t, e)) })
+}
+
+// EachEngine runs fn as a parallel subtest named by the engine on each of
+// Engines, for a test that opens its own store or server on it (with
+// options of its own, or a store it closes and opens again).
+func EachEngine(t *testing.T, fn func(t *testing.T, engine store.Engine)) {
+	t.Helper()
+	eachOf(t, Engines, fn)
+}
+
+// EachEngineBench runs fn as a sub-benchmark named by the engine on each
+// of Engines.
+func EachEngineBench(b *testing.B, fn func(b *testing.B, engine store.Engine)) {
+	b.Helper()
 	for _, e := range Engines {
+		b.Run(string(e), func(b *testing.B) { fn(b, e) })
+	}
+}
+
+func eachOf(t *testing.T, engines iter.Seq2[int, store.Engine], fn func(t *testing.T, engine store.Engine)) {
+	t.Helper()
+	for _, e := range engines {
 		t.Run(string(e), func(t *testing.T) {
 			t.Parallel()
-			fn(t, Open(t, e))
+			fn(t, e)
 		})
 	}
 }

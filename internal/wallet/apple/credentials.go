@@ -19,6 +19,7 @@ import (
 	"time"
 
 	"github.com/farebox/farebox/internal/apperr"
+	"github.com/farebox/farebox/internal/pemkey"
 )
 
 // oidUID is the LDAP userId attribute Apple puts the pass type id in.
@@ -116,22 +117,7 @@ func parseCert(b []byte) (*x509.Certificate, error) {
 }
 
 func parseKey(b []byte) (crypto.Signer, error) {
-	blk, _ := pem.Decode(b)
-	if blk == nil {
-		return nil, errors.New("no PEM block")
-	}
-	var k any
-	var err error
-	switch blk.Type {
-	case "PRIVATE KEY":
-		k, err = x509.ParsePKCS8PrivateKey(blk.Bytes)
-	case "RSA PRIVATE KEY":
-		k, err = x509.ParsePKCS1PrivateKey(blk.Bytes)
-	case "EC PRIVATE KEY":
-		k, err = x509.ParseECPrivateKey(blk.Bytes)
-	default:
-		return nil, fmt.Errorf("unsupported PEM block %q", blk.Type)
-	}
+	k, err := pemkey.Parse(b, pemkey.PKCS8, pemkey.PKCS1, pemkey.SEC1)
 	if err != nil {
 		return nil, err
 	}

@@ -13,6 +13,7 @@ import (
 	"path/filepath"
 
 	"github.com/farebox/farebox/internal/apperr"
+	"github.com/farebox/farebox/internal/pemkey"
 )
 
 // ServiceAccount is the part of a Google Cloud service-account key file
@@ -45,21 +46,14 @@ func ParseServiceAccount(data []byte) (*ServiceAccount, error) {
 	if sa.ClientEmail == "" || sa.PrivateKey == "" {
 		return nil, bad("client_email and private_key are required")
 	}
-	blk, _ := pem.Decode([]byte(sa.PrivateKey))
-	if blk == nil {
+	k, err := pemkey.Parse([]byte(sa.PrivateKey), pemkey.PKCS8, pemkey.PKCS1)
+	var unsupported *pemkey.UnsupportedError
+	switch {
+	case errors.Is(err, pemkey.ErrNoPEM):
 		return nil, bad("private_key is not PEM")
-	}
-	var k any
-	var err error
-	switch blk.Type {
-	case "PRIVATE KEY":
-		k, err = x509.ParsePKCS8PrivateKey(blk.Bytes)
-	case "RSA PRIVATE KEY":
-		k, err = x509.ParsePKCS1PrivateKey(blk.Bytes)
-	default:
-		return nil, bad("unsupported PEM block " + blk.Type)
-	}
-	if err != nil {
+	case errors.As(err, &unsupported):
+		return nil, bad("unsupported PEM block " + unsupported.Type)
+	case err != nil:
 		return nil, bad(err.Error())
 	}
 	rk, ok := k.(*rsa.PrivateKey)

@@ -10,7 +10,7 @@
 const { harness, ANDROID } = require("./harness");
 
 const results = { pages: {}, statuses: {}, texts: {}, errors: [] };
-const { cfg, phone, check, go, submit, run } = harness(results);
+const { cfg, phone, check, go, submit, signIn, run } = harness(results);
 
 const main_ = (page) => page.$eval("main", (m) => m.innerText);
 
@@ -109,13 +109,9 @@ run(async (browser) => {
   // Sign out, a wrong password, then sign in; a German page.
   results.statuses.signOut = await submit(page, "#signout");
   results.statuses.afterSignOut = page.url();
-  await page.type("#email", cfg.email);
-  await page.type("#password", "wrong password!");
-  results.statuses.wrongPassword = await submit(page, "#signin");
+  results.statuses.wrongPassword = await signIn(page, "#email", cfg.email, "wrong password!");
   await check(page, "dash-signin-failed", results.statuses.wrongPassword);
-  await page.type("#email", cfg.email);
-  await page.type("#password", cfg.password);
-  results.statuses.signIn = await submit(page, "#signin");
+  results.statuses.signIn = await signIn(page, "#email", cfg.email, cfg.password);
   results.statuses.afterSignIn = page.url();
   await page.setExtraHTTPHeaders({ "Accept-Language": "de" });
   await check(page, "dash-usage-de", await go(page, cfg.base + "/dashboard/live/usage"));

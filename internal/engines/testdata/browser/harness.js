@@ -5,6 +5,7 @@
 // internal/engines/browsertest.
 "use strict";
 const fs = require("fs");
+const os = require("os");
 const path = require("path");
 const puppeteer = require("puppeteer-core");
 
@@ -69,7 +70,73 @@ function harness(results) {
     }
   }
 
-  return { cfg, shot, phone, check, go, submit, run };
+  // signIn types user into the field userField and password into
+  // #password, runs before(page) if given (to tamper with the form), and
+  // submits #signin; it returns the answer's status.
+  async function signIn(page, userField, user, password, before) {
+    await page.type(userField, user);
+    await page.type("#password", password);
+    if (before) { await before(page); }
+    return submit(page, "#signin");
+  }
+
+  return { cfg, shot, phone, check, go, submit, signIn, run };
 }
 
-module.exports = { harness, ANDROID, IPHONE };
+// enginePage opens html (an embedded engine) in a 390 px page that lets
+// no request out: each one tried and each script error is recorded in
+// results (requests, errors) under label. lang, if given, is the
+// navigator's language.
+async function enginePage(browser, results, html, label, lang) {
+  const page = await browser.newPage();
+  if (lang) {
+    await page.evaluateOnNewDocument((l) => {
+      Object.defineProperty(navigator, "languages", { get: () => [l] });
+      Object.defineProperty(navigator, "language", { get: () => l });
+    }, lang);
+    await page.goto("about:blank"); // a new document, so the override applies before setContent
+  }
+  await page.setViewport({ width: 390, height: 1000, deviceScaleFactor: 2 });
+  await page.setRequestInterception(true);
+  page.on("request", (req) => {
+    const u = req.url();
+    if (u.startsWith("data:") || u === "about:blank") { req.continue(); return; }
+    results.requests.push(label + ": " + u);
+    req.abort();
+  });
+  page.on("pageerror", (e) => results.errors.push(label + ": pageerror " + e.message));
+  page.on("console", (m) => { if (m.type() === "error") { results.errors.push(label + ": console " + m.text()); } });
+  await page.setContent(html, { waitUntil: "load" });
+  return page;
+}
+
+// fill empties the input #id and types value as a user would.
+async function fill(page, id, value) {
+  await page.$eval("#" + id, (el) => { el.value = ""; });
+  if (value !== "") { await page.type("#" + id, value); }
+}
+
+// runEngines launches Chromium (German, a profile of its own, nothing
+// fetched in the background) for the engine scripts, runs body(browser)
+// and writes results.json into cfg.outDir; an error ends the process with
+// status 1.
+function runEngines(cfg, results, body) {
+  (async () => {
+    const userDataDir = fs.mkdtempSync(path.join(os.tmpdir(), "farebox-chromium-"));
+    const browser = await puppeteer.launch({
+      executablePath: cfg.chromium, headless: true, userDataDir,
+      args: ["--headless", "--no-sandbox", "--disable-gpu", "--disable-quic", "--no-first-run",
+        "--disable-background-networking", "--disable-component-update", "--disable-sync",
+        "--lang=de-DE", "--user-data-dir=" + userDataDir],
+    });
+    try {
+      await body(browser);
+    } finally {
+      await browser.close();
+      fs.rmSync(userDataDir, { recursive: true, force: true });
+    }
+    fs.writeFileSync(path.join(cfg.outDir, "results.json"), JSON.stringify(results, null, 2));
+  })().catch((e) => { console.error(e && e.stack ? e.stack : e); process.exit(1); });
+}
+
+module.exports = { harness, enginePage, fill, runEngines, ANDROID, IPHONE };

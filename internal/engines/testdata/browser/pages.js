@@ -10,7 +10,7 @@
 const { harness, ANDROID, IPHONE } = require("./harness");
 
 const results = { pages: {}, wallets: {}, statuses: {}, texts: {}, errors: [] };
-const { cfg, shot, phone, check, go, submit, run } = harness(results);
+const { cfg, shot, phone, check, go, submit, signIn, run } = harness(results);
 
 async function traveller(browser, name, ua, lang, coupon, typed) {
   const page = await phone(browser, ua, lang);
@@ -51,26 +51,18 @@ run(async (browser) => {
   results.statuses.unsignedAccounts = { status, url: page.url() };
   await check(page, "admin-signin", status);
   // A forged sign-in: the token altered, then removed.
-  await page.type("#user", cfg.user);
-  await page.type("#password", cfg.password);
-  await page.$eval('[name="csrf_token"]', (el) => { el.value = "forged" + el.value; });
-  results.statuses.forgedSignIn = await submit(page, "#signin");
+  results.statuses.forgedSignIn = await signIn(page, "#user", cfg.user, cfg.password,
+    (p) => p.$eval('[name="csrf_token"]', (el) => { el.value = "forged" + el.value; }));
   await check(page, "admin-csrf-refused", results.statuses.forgedSignIn);
   results.texts.forged = await page.$eval("main", (m) => m.innerText);
   await go(page, cfg.base + "/admin/sign-in");
-  await page.type("#user", cfg.user);
-  await page.type("#password", cfg.password);
-  await page.$eval('[name="csrf_token"]', (el) => el.remove());
-  results.statuses.tokenlessSignIn = await submit(page, "#signin");
+  results.statuses.tokenlessSignIn = await signIn(page, "#user", cfg.user, cfg.password,
+    (p) => p.$eval('[name="csrf_token"]', (el) => el.remove()));
   // A wrong password, then the right one.
   await go(page, cfg.base + "/admin/sign-in");
-  await page.type("#user", cfg.user);
-  await page.type("#password", "wrong password");
-  results.statuses.wrongPassword = await submit(page, "#signin");
+  results.statuses.wrongPassword = await signIn(page, "#user", cfg.user, "wrong password");
   await check(page, "admin-signin-failed", results.statuses.wrongPassword);
-  await page.type("#user", cfg.user);
-  await page.type("#password", cfg.password);
-  results.statuses.signIn = await submit(page, "#signin");
+  results.statuses.signIn = await signIn(page, "#user", cfg.user, cfg.password);
   results.statuses.afterSignIn = page.url();
   await check(page, "admin-accounts", results.statuses.signIn);
   // Actions on the accounts page: a test key for the first account, then a grant.

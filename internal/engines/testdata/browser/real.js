@@ -6,28 +6,13 @@
 "use strict";
 const fs = require("fs");
 const path = require("path");
-const os = require("os");
-const puppeteer = require("puppeteer-core");
+const { enginePage, fill, runEngines } = require("./harness");
 
 const cfg = JSON.parse(fs.readFileSync(process.argv[2], "utf8"));
 const results = { rendering: {}, identification: {}, requests: [], errors: [] };
 const shot = (name) => path.join(cfg.outDir, name + ".png");
 
-async function newPage(browser, html, label) {
-  const page = await browser.newPage();
-  await page.setViewport({ width: 390, height: 1000, deviceScaleFactor: 2 });
-  await page.setRequestInterception(true);
-  page.on("request", (req) => {
-    const u = req.url();
-    if (u.startsWith("data:") || u === "about:blank") { req.continue(); return; }
-    results.requests.push(label + ": " + u);
-    req.abort();
-  });
-  page.on("pageerror", (e) => results.errors.push(label + ": pageerror " + e.message));
-  page.on("console", (m) => { if (m.type() === "error") { results.errors.push(label + ": console " + m.text()); } });
-  await page.setContent(html, { waitUntil: "load" });
-  return page;
-}
+const newPage = (browser, html, label) => enginePage(browser, results, html, label);
 
 async function render(browser, name, ticket) {
   const page = await newPage(browser, fs.readFileSync(cfg.rendering, "utf8"), "rendering " + name);
@@ -49,11 +34,6 @@ async function render(browser, name, ticket) {
   await el.screenshot({ path: shot("real_rendering_" + name + "_barcode") });
   results.rendering[name] = { returned: ret, got };
   await page.close();
-}
-
-async function fill(page, id, value) {
-  await page.$eval("#" + id, (el) => { el.value = ""; });
-  if (value !== "") { await page.type("#" + id, value); }
 }
 
 const read = (page) => page.evaluate(() => ({
@@ -85,20 +65,7 @@ async function identification(browser) {
   await page.close();
 }
 
-(async () => {
-  const userDataDir = fs.mkdtempSync(path.join(os.tmpdir(), "farebox-chromium-"));
-  const browser = await puppeteer.launch({
-    executablePath: cfg.chromium, headless: true, userDataDir,
-    args: ["--headless", "--no-sandbox", "--disable-gpu", "--disable-quic", "--no-first-run",
-      "--disable-background-networking", "--disable-component-update", "--disable-sync",
-      "--lang=de-DE", "--user-data-dir=" + userDataDir],
-  });
-  try {
-    for (const [name, ticket] of Object.entries(cfg.tickets)) { await render(browser, name, ticket); }
-    await identification(browser);
-  } finally {
-    await browser.close();
-    fs.rmSync(userDataDir, { recursive: true, force: true });
-  }
-  fs.writeFileSync(path.join(cfg.outDir, "results.json"), JSON.stringify(results, null, 2));
-})().catch((e) => { console.error(e && e.stack ? e.stack : e); process.exit(1); });
+runEngines(cfg, results, async (browser) => {
+  for (const [name, ticket] of Object.entries(cfg.tickets)) { await render(browser, name, ticket); }
+  await identification(browser);
+});

@@ -5,34 +5,12 @@
 "use strict";
 const fs = require("fs");
 const path = require("path");
-const os = require("os");
-const puppeteer = require("puppeteer-core");
+const { enginePage, fill, runEngines } = require("./harness");
 
 const cfg = JSON.parse(fs.readFileSync(process.argv[2], "utf8"));
 const results = { rendering: {}, identification: {}, requests: [], errors: [] };
 
-async function newPage(browser, html, label, lang) {
-  const page = await browser.newPage();
-  if (lang) {
-    await page.evaluateOnNewDocument((l) => {
-      Object.defineProperty(navigator, "languages", { get: () => [l] });
-      Object.defineProperty(navigator, "language", { get: () => l });
-    }, lang);
-    await page.goto("about:blank"); // a new document, so the override applies before setContent
-  }
-  await page.setViewport({ width: 390, height: 1000, deviceScaleFactor: 2 });
-  await page.setRequestInterception(true);
-  page.on("request", (req) => {
-    const u = req.url();
-    if (u.startsWith("data:") || u === "about:blank") { req.continue(); return; }
-    results.requests.push(label + ": " + u);
-    req.abort();
-  });
-  page.on("pageerror", (e) => results.errors.push(label + ": pageerror " + e.message));
-  page.on("console", (m) => { if (m.type() === "error") { results.errors.push(label + ": console " + m.text()); } });
-  await page.setContent(html, { waitUntil: "load" });
-  return page;
-}
+const newPage = (browser, html, label, lang) => enginePage(browser, results, html, label, lang);
 
 const shot = (name) => path.join(cfg.outDir, name + ".png");
 
@@ -70,11 +48,6 @@ async function renderingScenario(browser, name, ticket) {
   await el.screenshot({ path: shot("rendering_" + name + "_barcode") });
   results.rendering[name] = { returned: ret, first, clockAfter: second.clock };
   await page.close();
-}
-
-async function fill(page, id, value) {
-  await page.$eval("#" + id, (el) => { el.value = ""; });
-  if (value !== "") { await page.type("#" + id, value); }
 }
 
 async function identificationScenarios(browser) {
@@ -226,24 +199,9 @@ async function identificationScenarios(browser) {
   await page.close();
 }
 
-(async () => {
-  const userDataDir = fs.mkdtempSync(path.join(os.tmpdir(), "farebox-chromium-"));
-  const browser = await puppeteer.launch({
-    executablePath: cfg.chromium,
-    headless: true,
-    userDataDir,
-    args: ["--headless", "--no-sandbox", "--disable-gpu", "--disable-quic", "--no-first-run",
-      "--disable-background-networking", "--disable-component-update", "--disable-sync",
-      "--lang=de-DE", "--user-data-dir=" + userDataDir],
-  });
-  try {
-    for (const [name, ticket] of Object.entries(cfg.tickets)) {
-      await renderingScenario(browser, name, ticket);
-    }
-    await identificationScenarios(browser);
-  } finally {
-    await browser.close();
-    fs.rmSync(userDataDir, { recursive: true, force: true });
+runEngines(cfg, results, async (browser) => {
+  for (const [name, ticket] of Object.entries(cfg.tickets)) {
+    await renderingScenario(browser, name, ticket);
   }
-  fs.writeFileSync(path.join(cfg.outDir, "results.json"), JSON.stringify(results, null, 2));
-})().catch((e) => { console.error(e && e.stack ? e.stack : e); process.exit(1); });
+  await identificationScenarios(browser);
+});

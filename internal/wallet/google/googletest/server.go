@@ -72,6 +72,30 @@ func New(t testing.TB, email string, key *rsa.PublicKey, now func() time.Time) *
 	return s
 }
 
+// PartnerAccount rewrites a development service-account key file (as
+// google.GenerateDevServiceAccount writes it) as one a partner downloads
+// from Google: without farebox's development mark, and with client_email
+// email and token_uri tokenURI where they are not empty.
+func PartnerAccount(t testing.TB, raw []byte, email, tokenURI string) []byte {
+	t.Helper()
+	var m map[string]any
+	if err := json.Unmarshal(raw, &m); err != nil {
+		t.Fatal(err)
+	}
+	delete(m, "farebox_development")
+	if email != "" {
+		m["client_email"] = email
+	}
+	if tokenURI != "" {
+		m["token_uri"] = tokenURI
+	}
+	b, err := json.Marshal(m)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return b
+}
+
 // TokenURL is the token endpoint (the key file's token_uri).
 func (s *Server) TokenURL() string { return s.srv.URL + tokenPath }
 
