@@ -9,6 +9,7 @@ import (
 	"text/tabwriter"
 	"time"
 
+	"github.com/farebox/farebox/internal/idempotency"
 	"github.com/farebox/farebox/internal/account"
 	accountsapp "github.com/farebox/farebox/internal/app/accounts"
 	"github.com/farebox/farebox/internal/app/billing"
@@ -87,7 +88,7 @@ func accounts(ctx context.Context, args []string, getenv func(string) string, st
 		if err := prods.Load(ctx); err != nil {
 			return err
 		}
-		if err := prods.Grant(ctx, pos[0], pos[1]); err != nil {
+		if err := prods.Grant(ctx, idempotency.Claim{}, pos[0], pos[1]); err != nil {
 			return err
 		}
 		fmt.Fprintf(stdout, "account %s may now order %s\n", pos[0], pos[1])
@@ -96,7 +97,7 @@ func accounts(ctx context.Context, args []string, getenv func(string) string, st
 		if *accountID == "" || *email == "" {
 			return fmt.Errorf("accounts invite needs --account ID and --email ADDRESS")
 		}
-		token, err := webusersOn(s, clock.System{}, db.prefix).InviteDashboardUser(ctx, *accountID, *email)
+		token, err := webusersOn(s, clock.System{}, db.prefix).InviteDashboardUser(ctx, idempotency.Claim{}, *accountID, *email)
 		if err != nil {
 			return err
 		}
@@ -110,7 +111,7 @@ func accounts(ctx context.Context, args []string, getenv func(string) string, st
 		if *accountID == "" || *email == "" {
 			return fmt.Errorf("accounts remove-user needs --account ID and --email ADDRESS")
 		}
-		if err := webusersOn(s, clock.System{}, db.prefix).RemoveDashboardUser(ctx, *accountID, *email); err != nil {
+		if err := webusersOn(s, clock.System{}, db.prefix).RemoveDashboardUser(ctx, idempotency.Claim{}, *accountID, *email); err != nil {
 			return err
 		}
 		fmt.Fprintf(stdout, "removed dashboard user %s of account %s; their sessions have ended\n", strings.ToLower(strings.TrimSpace(*email)), *accountID)
@@ -137,13 +138,13 @@ func accountsCreate(ctx context.Context, keys *accountsapp.Service, s *store.Sto
 	var err error
 	switch {
 	case accountID != "":
-		k, err = keys.CreateKey(ctx, accountID, env)
+		k, err = keys.CreateKey(ctx, idempotency.Claim{}, accountID, env)
 	case name != "" && test:
 		// The test key of a partner created with --name: the account
 		// of that name gets it, rather than a second account.
 		k, err = testKeyByName(ctx, keys, s, name)
 	case name != "":
-		k, err = keys.CreateAccount(ctx, name, env)
+		k, err = keys.CreateAccount(ctx, idempotency.Claim{}, name, env)
 	default:
 		return fmt.Errorf("accounts create needs --name NAME (or --account ID)")
 	}
@@ -242,7 +243,7 @@ func revokeKeys(ctx context.Context, a *accountsapp.Service, prefix, accountID s
 	case accountID == "" && !yes:
 		return fmt.Errorf("nothing revoked: to revoke the %d key(s) above, run again with --yes or with --account %s", len(keys), keys[0].AccountID)
 	}
-	n, err := a.RevokeKeysOf(ctx, prefix, keys[0].AccountID)
+	n, err := a.RevokeKeysOf(ctx, idempotency.Claim{}, prefix, keys[0].AccountID)
 	if err != nil {
 		return err
 	}
@@ -296,9 +297,9 @@ func testKeyByName(ctx context.Context, a *accountsapp.Service, s *store.Store, 
 	}
 	switch len(ids) {
 	case 0:
-		return a.CreateAccount(ctx, name, account.Test)
+		return a.CreateAccount(ctx, idempotency.Claim{}, name, account.Test)
 	case 1:
-		return a.CreateKey(ctx, ids[0], account.Test)
+		return a.CreateKey(ctx, idempotency.Claim{}, ids[0], account.Test)
 	default:
 		return accountsapp.CreatedKey{}, fmt.Errorf("%d accounts are named %q (%s): say which with --account ID --test", len(ids), name, strings.Join(ids, ", "))
 	}

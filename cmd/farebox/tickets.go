@@ -5,6 +5,8 @@ import (
 	"fmt"
 	"io"
 	"strings"
+
+	"github.com/farebox/farebox/internal/idempotency"
 )
 
 // ticketsCmd is `farebox tickets revoke TICKET_ID --reason TEXT`.
@@ -29,7 +31,7 @@ func ticketsCmd(ctx context.Context, args []string, getenv func(string) string, 
 		return err
 	}
 	defer s.Close()
-	t, err := a.RevokeTicket(ctx, pos[0], *reason)
+	t, err := a.RevokeTicket(ctx, idempotency.Claim{}, pos[0], *reason)
 	if err != nil {
 		return err
 	}

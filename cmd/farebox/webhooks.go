@@ -9,6 +9,7 @@ import (
 	"strconv"
 	"strings"
 
+	"github.com/farebox/farebox/internal/idempotency"
 	"github.com/farebox/farebox/internal/account"
 	"github.com/farebox/farebox/internal/app"
 	"github.com/farebox/farebox/internal/app/kit"
@@ -99,29 +100,29 @@ func webhooksCmd(ctx context.Context, args []string, getenv func(string) string,
 	var out any
 	switch args[0] {
 	case "create":
-		out, err = hooks.CreateEndpoint(ctx, p, req)
+		out, err = hooks.CreateEndpoint(ctx, idempotency.Claim{}, p, req)
 	case "list":
 		out, err = hooks.Endpoints(ctx, p)
 	case "get":
 		out, err = hooks.Endpoint(ctx, p, id)
 	case "update":
-		out, err = hooks.UpdateEndpoint(ctx, p, id, req)
+		out, err = hooks.UpdateEndpoint(ctx, idempotency.Claim{}, p, id, req)
 	case "disable", "enable":
 		d := args[0] == "disable"
-		out, err = hooks.UpdateEndpoint(ctx, p, id, webhooks.EndpointRequest{Disabled: &d})
+		out, err = hooks.UpdateEndpoint(ctx, idempotency.Claim{}, p, id, webhooks.EndpointRequest{Disabled: &d})
 	case "rotate":
 		var secs *int64
 		if set["overlap"] {
 			s := int64(overlap.Seconds())
 			secs = &s
 		}
-		out, err = hooks.RotateSecret(ctx, p, id, secs)
+		out, err = hooks.RotateSecret(ctx, idempotency.Claim{}, p, id, secs)
 	case "delete":
-		out, err = hooks.DeleteEndpoint(ctx, p, id)
+		out, err = hooks.DeleteEndpoint(ctx, idempotency.Claim{}, p, id)
 	case "attempts":
 		out, err = hooks.Attempts(ctx, p, id, kit.ListRequest{Limit: strconv.Itoa(*limit)})
 	case "redeliver":
-		out, err = hooks.Redeliver(ctx, p, id, *ev)
+		out, err = hooks.Redeliver(ctx, idempotency.Claim{}, p, id, *ev)
 	}
 	if err != nil {
 		return err

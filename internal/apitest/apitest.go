@@ -18,6 +18,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/farebox/farebox/internal/idempotency"
 	"github.com/farebox/farebox/api"
 	"github.com/farebox/farebox/internal/account"
 	"github.com/farebox/farebox/internal/app"
@@ -163,12 +164,12 @@ func NewOnStore(t testing.TB, s *store.Store, o Options) *Env {
 	})
 	e.URL = ts.URL
 	ctx := context.Background()
-	k, err := keys.CreateAccount(ctx, "Partner GmbH", account.Live)
+	k, err := keys.CreateAccount(ctx, idempotency.Claim{}, "Partner GmbH", account.Live)
 	if err != nil {
 		t.Fatalf("apitest: create account: %v", err)
 	}
 	e.AccountID, e.LiveKey = k.AccountID, k.Secret
-	tk, err := keys.CreateKey(ctx, k.AccountID, account.Test)
+	tk, err := keys.CreateKey(ctx, idempotency.Claim{}, k.AccountID, account.Test)
 	if err != nil {
 		t.Fatalf("apitest: create test key: %v", err)
 	}
@@ -202,7 +203,7 @@ func FuzzEngine(f *testing.F) store.Engine {
 // NewAccount creates another account and returns its id and key.
 func (e *Env) NewAccount(name string, env account.Environment) (string, string) {
 	e.T.Helper()
-	k, err := e.Accounts.CreateAccount(context.Background(), name, env)
+	k, err := e.Accounts.CreateAccount(context.Background(), idempotency.Claim{}, name, env)
 	if err != nil {
 		e.T.Fatalf("apitest: create account: %v", err)
 	}

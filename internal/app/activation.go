@@ -57,11 +57,11 @@ func (a Activation) Environment() string { return string(a.Coupon.Environment) }
 // same medium activating the same coupon again yields the same ticket id;
 // a different medium is a 409. Concurrent activations of one coupon create
 // exactly one ticket (a unique index; the loser re-reads the winner's).
-func (a *App) ActivateCoupon(ctx context.Context, couponID string, req ActivationRequest) (Activation, error) {
+func (a *App) ActivateCoupon(ctx context.Context, claim idempotency.Claim, couponID string, req ActivationRequest) (Activation, error) {
 	var out Activation
 	var err error
 	for attempt := 0; attempt < 2; attempt++ {
-		out, err = a.activateOnce(ctx, couponID, req)
+		out, err = a.activateOnce(ctx, claim, couponID, req)
 		if apperr.KindOf(err) != apperr.Conflict || apperr.As(err).Code != CodeConflict {
 			return out, err
 		}
@@ -70,10 +70,10 @@ func (a *App) ActivateCoupon(ctx context.Context, couponID string, req Activatio
 	return out, err
 }
 
-func (a *App) activateOnce(ctx context.Context, couponID string, req ActivationRequest) (Activation, error) {
+func (a *App) activateOnce(ctx context.Context, claim idempotency.Claim, couponID string, req ActivationRequest) (Activation, error) {
 	const op = "app.ActivateCoupon"
 	var out Activation
-	err := a.store.WriteClaimed(ctx, idempotency.ClaimOf(ctx), func(q store.Q) error {
+	err := a.store.WriteClaimed(ctx, claim, func(q store.Q) error {
 		c, err := q.LockedCoupon(ctx, couponID)
 		if err != nil {
 			return err

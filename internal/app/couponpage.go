@@ -15,6 +15,7 @@ import (
 	"github.com/farebox/farebox/internal/app/passes"
 	"github.com/farebox/farebox/internal/apperr"
 	"github.com/farebox/farebox/internal/engines"
+	"github.com/farebox/farebox/internal/idempotency"
 	"github.com/farebox/farebox/internal/schema"
 	"github.com/farebox/farebox/internal/store"
 	"github.com/farebox/farebox/internal/ticketing"
@@ -152,7 +153,7 @@ func newestTicket(ctx context.Context, q store.Q, couponID string) (*ticketing.T
 // "renew" set it reactivates the subscription's next cycle with the newest
 // ticket's reactivation key. The values are checked against the product's
 // schemas exactly as the API's activation checks them.
-func (a *App) ActivateFromPage(ctx context.Context, id string, form map[string][]string) (Activation, error) {
+func (a *App) ActivateFromPage(ctx context.Context, claim idempotency.Claim, id string, form map[string][]string) (Activation, error) {
 	const op = "app.ActivateFromPage"
 	get := func(k string) string {
 		if v := form[k]; len(v) > 0 {
@@ -170,7 +171,7 @@ func (a *App) ActivateFromPage(ctx context.Context, id string, form map[string][
 			return Activation{}, apperr.E(op, apperr.Unprocessable, CodeNothingToRenew, "the coupon has no ticket to renew")
 		}
 		req.ReactivationKey = *t.ReactivationKey
-		return a.ActivateCoupon(ctx, id, req)
+		return a.ActivateCoupon(ctx, claim, id, req)
 	}
 	d, err := a.Coupon(ctx, id)
 	if err != nil {
@@ -221,7 +222,7 @@ func (a *App) ActivateFromPage(ctx context.Context, id string, form map[string][
 		}
 		req.ActivationStart = t.UTC().Format(time.RFC3339)
 	}
-	return a.ActivateCoupon(ctx, id, req)
+	return a.ActivateCoupon(ctx, claim, id, req)
 }
 
 // CouponTicketDocument is the rendering engine's document showing the

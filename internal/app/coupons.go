@@ -148,10 +148,10 @@ func (a *App) orderCoupons(ctx context.Context, q store.Q, o ticketing.Order, kn
 
 // SetTariffSettings validates and stores a coupon's tariff settings; they
 // may be set again until the coupon is activated.
-func (a *App) SetTariffSettings(ctx context.Context, couponID string, ts json.RawMessage) (CouponDetails, error) {
+func (a *App) SetTariffSettings(ctx context.Context, claim idempotency.Claim, couponID string, ts json.RawMessage) (CouponDetails, error) {
 	const op = "app.SetTariffSettings"
 	var out CouponDetails
-	err := a.store.WriteClaimed(ctx, idempotency.ClaimOf(ctx), func(q store.Q) error {
+	err := a.store.WriteClaimed(ctx, claim, func(q store.Q) error {
 		c, err := q.Coupon(ctx, couponID)
 		if err != nil {
 			return err

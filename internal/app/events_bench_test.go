@@ -5,6 +5,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/farebox/farebox/internal/idempotency"
 	"github.com/farebox/farebox/internal/app"
 	"github.com/farebox/farebox/internal/store"
 	"github.com/farebox/farebox/internal/store/storetest"
@@ -32,7 +33,7 @@ func BenchmarkPlaceOrderEvents(b *testing.B) {
 			req := app.OrderRequest{ProductIDs: []string{tb.product(b, singleBerlin).ID, tb.product(b, monthly).ID}}
 			place := [3]func() error{
 				func() error { _, err := app.PlaceOrderWithoutEvent(tb.ctx, tb.app, tb.live, req); return err },
-				func() error { _, err := tb.app.PlaceOrder(tb.ctx, tb.live, req); return err },
+				func() error { _, err := tb.app.PlaceOrder(tb.ctx, idempotency.Claim{}, tb.live, req); return err },
 				func() error { _, err := app.PlaceOrderWithEmptyEvent(tb.ctx, tb.app, tb.live, req); return err },
 			}
 			var took [3][]time.Duration
@@ -79,7 +80,7 @@ func BenchmarkPlaceOrderEventsParallel(b *testing.B) {
 				place func() error
 			}{
 				{"baseline", func() error { _, err := app.PlaceOrderWithoutEvent(tb.ctx, tb.app, tb.live, req); return err }},
-				{"events", func() error { _, err := tb.app.PlaceOrder(tb.ctx, tb.live, req); return err }},
+				{"events", func() error { _, err := tb.app.PlaceOrder(tb.ctx, idempotency.Claim{}, tb.live, req); return err }},
 			} {
 				b.Run(c.name, func(b *testing.B) {
 					b.SetParallelism(8)

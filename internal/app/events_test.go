@@ -8,6 +8,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/farebox/farebox/internal/idempotency"
 	"github.com/farebox/farebox/internal/account"
 	"github.com/farebox/farebox/internal/app"
 	"github.com/farebox/farebox/internal/app/events"
@@ -154,7 +155,7 @@ func TestEventsOfEveryChange(t *testing.T) {
 		subID := *month.SubscriptionID
 
 		// coupon.tariff_settings_updated
-		if _, err := b.app.SetTariffSettings(b.ctx, month.ID, json.RawMessage(berlinTariff)); err != nil {
+		if _, err := b.app.SetTariffSettings(b.ctx, idempotency.Claim{}, month.ID, json.RawMessage(berlinTariff)); err != nil {
 			t.Fatal(err)
 		}
 		log.expect(t, wantEvent{event.CouponTariffSettingsUpdated, month.ID, coupon(month.ID)})
@@ -169,29 +170,29 @@ func TestEventsOfEveryChange(t *testing.T) {
 
 		// subscription.cycle_ordered, subscription.reactivated + ticket.issued.
 		b.clock.Set(berlin(2026, 6, 20, 9, 0, 0))
-		if err := b.app.Reorder(b.ctx, b.live, subID, ""); err != nil {
+		if err := b.app.Reorder(b.ctx, idempotency.Claim{}, b.live, subID, ""); err != nil {
 			t.Fatal(err)
 		}
 		log.expect(t, wantEvent{event.SubscriptionCycleOrdered, subID, sub(subID)})
 		b.clock.Set(berlin(2026, 6, 24, 9, 0, 0)) // July is ordered: its ticket can be obtained at any time
-		act, err := b.app.ActivateCoupon(b.ctx, month.ID, app.ActivationRequest{ReactivationKey: *june.ReactivationKey, Version: 9})
+		act, err := b.app.ActivateCoupon(b.ctx, idempotency.Claim{}, month.ID, app.ActivationRequest{ReactivationKey: *june.ReactivationKey, Version: 9})
 		if err != nil {
 			t.Fatal(err)
 		}
 		log.expect(t, wantEvent{event.SubscriptionReactivated, subID, sub(subID)}, wantEvent{event.TicketIssued, act.TicketID, ticket(act.TicketID)})
-		if _, err := b.app.ActivateCoupon(b.ctx, month.ID, app.ActivationRequest{ReactivationKey: *june.ReactivationKey, Version: 9}); err != nil {
+		if _, err := b.app.ActivateCoupon(b.ctx, idempotency.Claim{}, month.ID, app.ActivationRequest{ReactivationKey: *june.ReactivationKey, Version: 9}); err != nil {
 			t.Fatal(err)
 		}
 		log.expect(t)
 
 		// coupon.restored (the original coupon, now naming its replacement);
 		// activating the replacement is coupon.activated + ticket.issued.
-		_, restored, err := b.app.Restore(b.ctx, b.live, o.ID, app.RestoreRequest{RestoreSecret: o.RestoreSecret, CouponIDs: []string{single.ID}})
+		_, restored, err := b.app.Restore(b.ctx, idempotency.Claim{}, b.live, o.ID, app.RestoreRequest{RestoreSecret: o.RestoreSecret, CouponIDs: []string{single.ID}})
 		if err != nil {
 			t.Fatal(err)
 		}
 		log.expect(t, wantEvent{event.CouponRestored, single.ID, coupon(single.ID)})
-		act, err = b.app.ActivateCoupon(b.ctx, restored[0].ID, app.ActivationRequest{Version: 9})
+		act, err = b.app.ActivateCoupon(b.ctx, idempotency.Claim{}, restored[0].ID, app.ActivationRequest{Version: 9})
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -200,7 +201,7 @@ func TestEventsOfEveryChange(t *testing.T) {
 		// subscription.cancelled once; subscription.ended once, when the
 		// maintenance job sees the end has passed.
 		b.clock.Set(berlin(2026, 7, 5, 9, 0, 0))
-		if ok, err := b.app.CancelSubscription(b.ctx, b.live, subID); err != nil || !ok {
+		if ok, err := b.app.CancelSubscription(b.ctx, idempotency.Claim{}, b.live, subID); err != nil || !ok {
 			t.Fatal(ok, err)
 		}
 		// Its object is the DELETE's answer: the Subscription and its receipt.
@@ -209,7 +210,7 @@ func TestEventsOfEveryChange(t *testing.T) {
 			t.Fatal(cancelled, err)
 		}
 		log.expect(t, wantEvent{event.SubscriptionCancelled, subID, cancelled})
-		if _, err := b.app.CancelSubscription(b.ctx, b.live, subID); err != nil {
+		if _, err := b.app.CancelSubscription(b.ctx, idempotency.Claim{}, b.live, subID); err != nil {
 			t.Fatal(err)
 		}
 		if n, _, err := b.events.Maintain(b.ctx); err != nil || n != 0 {
@@ -318,15 +319,15 @@ func TestEventsOfEveryChange(t *testing.T) {
 func TestFailedChangeWritesNoEvent(t *testing.T) {
 	eachEngine(t, func(t *testing.T, b *testBundle) {
 		log := &eventLog{b: b, p: b.live}
-		_, err := b.app.PlaceOrder(b.ctx, b.live, app.OrderRequest{ProductIDs: []string{"farebox-product-nope"}})
+		_, err := b.app.PlaceOrder(b.ctx, idempotency.Claim{}, b.live, app.OrderRequest{ProductIDs: []string{"farebox-product-nope"}})
 		wantErr(t, err, apperr.Unprocessable, "invalid_product_ids")
 		c := b.order(t, b.live, b.product(t, singleBerlin).ID).Coupons[0]
 		log.next(t)
-		_, err = b.app.ActivateCoupon(b.ctx, c.ID, app.ActivationRequest{IdentificationMedium: json.RawMessage(`{"photo_id_lite":{}}`), Version: 9})
+		_, err = b.app.ActivateCoupon(b.ctx, idempotency.Claim{}, c.ID, app.ActivationRequest{IdentificationMedium: json.RawMessage(`{"photo_id_lite":{}}`), Version: 9})
 		if apperr.KindOf(err) != apperr.Unprocessable {
 			t.Fatalf("bad medium: %v", err)
 		}
-		_, err = b.app.CancelSubscription(b.ctx, b.live, "farebox-subscription-nope")
+		_, err = b.app.CancelSubscription(b.ctx, idempotency.Claim{}, b.live, "farebox-subscription-nope")
 		wantErr(t, err, apperr.NotFound, "subscription_not_found")
 		log.expect(t)
 
@@ -356,13 +357,13 @@ func TestFailedChangeWritesNoEvent(t *testing.T) {
 				t.Fatal(err)
 			}
 		}
-		if _, err := b.app.PlaceOrder(b.ctx, b.live, app.OrderRequest{ProductIDs: []string{b.product(t, monthly).ID}}); err == nil {
+		if _, err := b.app.PlaceOrder(b.ctx, idempotency.Claim{}, b.live, app.OrderRequest{ProductIDs: []string{b.product(t, monthly).ID}}); err == nil {
 			t.Fatal("an order whose event cannot be written succeeded")
 		}
 		if after := b.counts(t); fmt.Sprint(after) != fmt.Sprint(before) {
 			t.Errorf("the failed order left rows: %v, before %v", after, before)
 		}
-		if _, err := b.app.ActivateCoupon(b.ctx, c.ID, activation("")); err == nil {
+		if _, err := b.app.ActivateCoupon(b.ctx, idempotency.Claim{}, c.ID, activation("")); err == nil {
 			t.Fatal("an activation whose event cannot be written succeeded")
 		}
 		if d, err := b.app.Coupon(b.ctx, c.ID); err != nil || d.Coupon.Activated || b.count(t, "tickets") != 0 {

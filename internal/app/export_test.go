@@ -3,6 +3,7 @@ package app
 import (
 	"context"
 
+	"github.com/farebox/farebox/internal/idempotency"
 	"github.com/farebox/farebox/internal/account"
 	"github.com/farebox/farebox/internal/event"
 	"github.com/farebox/farebox/internal/ticketing"
@@ -17,7 +18,7 @@ func PlaceOrderWithoutEvent(ctx context.Context, a *App, p account.Principal, re
 	if err != nil {
 		return ticketing.Order{}, err
 	}
-	return a.writeOrder(ctx, n, a.eventsAt(p.AccountID, p.Environment, n.order.CreatedAt))
+	return a.writeOrder(ctx, idempotency.Claim{}, n, a.eventsAt(p.AccountID, p.Environment, n.order.CreatedAt))
 }
 
 // PlaceOrderWithEmptyEvent is PlaceOrder with an order.created event
@@ -31,5 +32,5 @@ func PlaceOrderWithEmptyEvent(ctx context.Context, a *App, p account.Principal, 
 	ev := a.eventsAt(p.AccountID, p.Environment, n.order.CreatedAt)
 	ev.evs = append(ev.evs, event.Event{ID: a.IDs.New("event"), AccountID: p.AccountID, Environment: p.Environment,
 		Type: event.OrderCreated, ObjectID: n.order.ID, APIVersion: event.APIVersion, CreatedAt: ev.at, Object: []byte("{}")})
-	return a.writeOrder(ctx, n, ev)
+	return a.writeOrder(ctx, idempotency.Claim{}, n, ev)
 }

@@ -22,18 +22,22 @@ type StoredResponse struct {
 	Body        []byte
 }
 
+// Claim names the Idempotency-Key a request holds (idempotency.Claim); the
+// zero Claim is none. The transport hands it to the use case the request
+// runs, which passes it to the one write that commits its change.
+type Claim = idempotency.Claim
+
 // ClaimIdempotencyKey claims (scope, key) for the request whose hash is
-// hash. When the caller now holds the claim it gets a context to run the
-// request with, carrying the claim (idempotency.WithClaim), and a nil
-// replay. The use case hands idempotency.ClaimOf(ctx) to the one write that
-// commits its change (store.Store.WriteClaimed, InsertOrderAlone), which
-// marks the claim committed in the same transaction, so a take-over after a
-// crash does not run it twice; no other write marks it. The caller must
-// then call CompleteIdempotencyKey or ReleaseIdempotencyKey. A completed
-// earlier run comes back as the replay. A claim outlives the request holding
-// it by lease: by then that request has answered or its instance is gone,
-// and a retry may take the key over.
-func (a *App) ClaimIdempotencyKey(ctx context.Context, scope, key, hash string, lease time.Duration) (context.Context, *StoredResponse, error) {
+// hash. When the caller now holds the claim it gets the claim and a nil
+// replay; the request's use case takes the claim as a parameter and hands
+// it to the one write that commits its change (store.Store.WriteClaimed,
+// InsertOrderAlone), which marks the claim committed in the same
+// transaction, so a take-over after a crash does not run it twice; no other
+// write marks it. The caller must then call CompleteIdempotencyKey or
+// ReleaseIdempotencyKey. A completed earlier run comes back as the replay.
+// A claim outlives the request holding it by lease: by then that request
+// has answered or its instance is gone, and a retry may take the key over.
+func (a *App) ClaimIdempotencyKey(ctx context.Context, scope, key, hash string, lease time.Duration) (Claim, *StoredResponse, error) {
 	const op = "idempotency"
 	now := a.clock.Now()
 	var claimed bool
@@ -43,26 +47,26 @@ func (a *App) ClaimIdempotencyKey(ctx context.Context, scope, key, hash string, 
 		return err
 	})
 	if err != nil {
-		return nil, nil, err
+		return Claim{}, nil, err
 	}
 	if claimed {
-		return idempotency.WithClaim(ctx, idempotency.Claim{Scope: scope, Key: key}), nil, nil
+		return Claim{Scope: scope, Key: key}, nil, nil
 	}
 	switch {
 	case rec.RequestHash != hash:
-		return nil, nil, apperr.E(op, apperr.Unprocessable, CodeIdempotencyKeyReused,
+		return Claim{}, nil, apperr.E(op, apperr.Unprocessable, CodeIdempotencyKeyReused,
 			"this Idempotency-Key was already used with a different request")
 	case rec.Status == 0 && rec.Committed && rec.ContentType == store.ErasedAnswer:
-		return nil, nil, apperr.E(op, apperr.Conflict, CodeIdempotencyKeyOutcomeUnknown,
+		return Claim{}, nil, apperr.E(op, apperr.Conflict, CodeIdempotencyKeyOutcomeUnknown,
 			"the request with this Idempotency-Key was carried out; its answer held personal data that was erased on request, so it is not kept; look the result up instead of retrying")
 	case rec.Status == 0 && rec.Committed && rec.LockedUntil.Before(now):
-		return nil, nil, apperr.E(op, apperr.Conflict, CodeIdempotencyKeyOutcomeUnknown,
+		return Claim{}, nil, apperr.E(op, apperr.Conflict, CodeIdempotencyKeyOutcomeUnknown,
 			"the request with this Idempotency-Key was carried out, but its answer was lost in a server failure; look the result up instead of retrying")
 	case rec.Status == 0:
-		return nil, nil, apperr.E(op, apperr.Conflict, CodeIdempotencyKeyInFlight,
+		return Claim{}, nil, apperr.E(op, apperr.Conflict, CodeIdempotencyKeyInFlight,
 			"a request with this Idempotency-Key is still being processed; retry shortly")
 	}
-	return nil, &StoredResponse{Status: rec.Status, ContentType: rec.ContentType, Body: rec.Body}, nil
+	return Claim{}, &StoredResponse{Status: rec.Status, ContentType: rec.ContentType, Body: rec.Body}, nil
 }
 
 // CompleteIdempotencyKey keeps resp as the answer of the claimed key.
@@ -87,3 +91,10 @@ func TrackCommits(ctx context.Context) context.Context { return store.TrackCommi
 // IdempotencyScope is the scope of the Idempotency-Keys of requests made
 // with p's key (idempotency.Scope; the transport names no domain package).
 func IdempotencyScope(p account.Principal) string { return idempotency.Scope(p) }
+
+// CarryClaim returns ctx carrying claim for the use cases that still read
+// it from their context (idempotency.ClaimOf) rather than taking it as a
+// parameter.
+func CarryClaim(ctx context.Context, claim Claim) context.Context {
+	return idempotency.WithClaim(ctx, claim)
+}

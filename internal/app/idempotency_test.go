@@ -1,7 +1,6 @@
 package app_test
 
 import (
-	"context"
 	"strings"
 	"sync"
 	"testing"
@@ -35,24 +34,24 @@ type claims struct {
 }
 
 // claim claims key for the request hashed hash; it fails the test unless
-// the key is claimed, and returns the context the request runs with.
-func (c claims) claim(t *testing.T, key, hash string) context.Context {
+// the key is claimed, and returns the claim the request's use case gets.
+func (c claims) claim(t *testing.T, key, hash string) app.Claim {
 	t.Helper()
-	ctx, replay, err := c.b.app.ClaimIdempotencyKey(c.b.ctx, c.scope, key, hash, lease)
+	got, replay, err := c.b.app.ClaimIdempotencyKey(c.b.ctx, c.scope, key, hash, lease)
 	if err != nil || replay != nil {
 		t.Fatalf("claim of %.20s…: replay %+v, %v", key, replay, err)
 	}
-	if got := idempotency.ClaimOf(ctx); got != (idempotency.Claim{Scope: c.scope, Key: key}) || !got.Held() {
-		t.Fatalf("the claimed context carries %+v", got)
+	if got != (idempotency.Claim{Scope: c.scope, Key: key}) || !got.Held() {
+		t.Fatalf("the claim is %+v", got)
 	}
-	return ctx
+	return got
 }
 
-// commit is the request's use case committing its change with the claim
-// its context carries.
-func (c claims) commit(t *testing.T, ctx context.Context, name string) {
+// commit is the request's use case committing its change with its claim.
+func (c claims) commit(t *testing.T, claim app.Claim, name string) {
 	t.Helper()
-	if err := c.b.store.WriteClaimed(ctx, idempotency.ClaimOf(ctx), func(q store.Q) error {
+	ctx := c.b.ctx
+	if err := c.b.store.WriteClaimed(ctx, claim, func(q store.Q) error {
 		return q.CreateAccount(ctx, account.Account{ID: "acc_" + name, Name: name, CreatedAt: c.b.clock.Now()})
 	}); err != nil {
 		t.Fatal(err)
@@ -119,7 +118,8 @@ func TestClaimIdempotencyKey(t *testing.T) {
 			c.release(t, k)
 		}, lease + time.Microsecond, one, app.CodeIdempotencyKeyOutcomeUnknown},
 		{"committed by another write than the claimed one", func(t *testing.T, c claims, k string) {
-			ctx := c.claim(t, k, one)
+			c.claim(t, k, one)
+			ctx := c.b.ctx
 			if err := c.b.store.Write(ctx, func(q store.Q) error {
 				return q.CreateAccount(ctx, account.Account{ID: "acc_unclaimed", Name: "x", CreatedAt: c.b.clock.Now()})
 			}); err != nil {
@@ -151,7 +151,7 @@ func TestClaimIdempotencyKey(t *testing.T) {
 					if replay.Status != answer.Status || replay.ContentType != answer.ContentType || string(replay.Body) != string(answer.Body) {
 						t.Errorf("replayed %+v, want %+v", replay, answer)
 					}
-				case idempotency.ClaimOf(ctx) == idempotency.Claim{Scope: c.scope, Key: key}:
+				case ctx == idempotency.Claim{Scope: c.scope, Key: key}:
 					got = "claimed"
 				}
 				if got != sc.want {
@@ -159,8 +159,8 @@ func TestClaimIdempotencyKey(t *testing.T) {
 				}
 				want := map[string]apperr.Kind{app.CodeIdempotencyKeyReused: apperr.Unprocessable,
 					app.CodeIdempotencyKeyInFlight: apperr.Conflict, app.CodeIdempotencyKeyOutcomeUnknown: apperr.Conflict}[got]
-				if err != nil && (apperr.KindOf(err) != want || ctx != nil || replay != nil) {
-					t.Errorf("refusal %v of kind %v, context %v, replay %v", err, apperr.KindOf(err), ctx, replay)
+				if err != nil && (apperr.KindOf(err) != want || ctx.Held() || replay != nil) {
+					t.Errorf("refusal %v of kind %v, claim %v, replay %v", err, apperr.KindOf(err), ctx, replay)
 				}
 			})
 		}
@@ -187,7 +187,7 @@ func TestClaimIdempotencyKeyTwins(t *testing.T) {
 					mu.Lock()
 					defer mu.Unlock()
 					switch {
-					case err == nil && replay == nil && idempotency.ClaimOf(ctx).Key == key:
+					case err == nil && replay == nil && ctx.Key == key:
 						held[key]++
 					case apperr.As(err) == nil || apperr.As(err).Code != app.CodeIdempotencyKeyInFlight:
 						t.Errorf("twin of %.8s…: replay %+v, %v", key, replay, err)

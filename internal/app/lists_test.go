@@ -7,6 +7,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/farebox/farebox/internal/idempotency"
 	"github.com/farebox/farebox/internal/account"
 	"github.com/farebox/farebox/internal/app"
 	"github.com/farebox/farebox/internal/apperr"
@@ -93,7 +94,7 @@ func TestOrderList(t *testing.T) {
 			if i%5 == 0 {
 				req.OptionalOrderReference = &ref
 			}
-			o, err := b.app.PlaceOrder(b.ctx, p, req)
+			o, err := b.app.PlaceOrder(b.ctx, idempotency.Claim{}, p, req)
 			if err != nil {
 				t.Fatal(err)
 			}
@@ -204,18 +205,18 @@ func TestSubscriptionList(t *testing.T) {
 		}
 		b.clock.Advance(time.Minute)
 		o4 := orders[3]
-		_, restored, err := b.app.Restore(b.ctx, p, o4.ID, app.RestoreRequest{RestoreSecret: o4.RestoreSecret, CouponIDs: []string{o4.Coupons[0].ID}})
+		_, restored, err := b.app.Restore(b.ctx, idempotency.Claim{}, p, o4.ID, app.RestoreRequest{RestoreSecret: o4.RestoreSecret, CouponIDs: []string{o4.Coupons[0].ID}})
 		if err != nil || len(restored) != 1 || restored[0].SubscriptionID == nil {
 			t.Fatalf("restore: %v %+v", err, restored)
 		}
 		replacement := *restored[0].SubscriptionID
 		b.clock.Set(berlin(2026, 7, 5, 9, 0, 0))
-		if ok, err := b.app.CancelSubscription(b.ctx, p, subs[0]); err != nil || !ok {
+		if ok, err := b.app.CancelSubscription(b.ctx, idempotency.Claim{}, p, subs[0]); err != nil || !ok {
 			t.Fatal(ok, err)
 		}
 		aug := berlin(2026, 8, 1, 0, 0, 0)
 		b.clock.Set(aug)
-		if ok, err := b.app.CancelSubscription(b.ctx, p, subs[1]); err != nil || !ok {
+		if ok, err := b.app.CancelSubscription(b.ctx, idempotency.Claim{}, p, subs[1]); err != nil || !ok {
 			t.Fatal(ok, err)
 		}
 		list := func(req app.SubscriptionsRequest) app.ListJSON[app.SubscriptionJSON] {
@@ -310,7 +311,7 @@ func TestCouponList(t *testing.T) {
 		b.activate(t, early[0], activation(""))
 		b.activate(t, early[1], activation(""))
 		b.clock.Advance(time.Minute)
-		_, restored, err := b.app.Restore(b.ctx, p, first.ID, app.RestoreRequest{RestoreSecret: first.RestoreSecret, CouponIDs: []string{early[1]}})
+		_, restored, err := b.app.Restore(b.ctx, idempotency.Claim{}, p, first.ID, app.RestoreRequest{RestoreSecret: first.RestoreSecret, CouponIDs: []string{early[1]}})
 		if err != nil || len(restored) != 1 {
 			t.Fatalf("restore: %v %+v", err, restored)
 		}
@@ -388,7 +389,7 @@ func TestTicketList(t *testing.T) {
 			tickets = append(tickets, b.activate(t, c.ID, activation("")).ID)
 		}
 		b.clock.Advance(time.Minute)
-		if _, _, err := b.app.Restore(b.ctx, p, o.ID, app.RestoreRequest{RestoreSecret: o.RestoreSecret, CouponIDs: []string{o.Coupons[0].ID}}); err != nil {
+		if _, _, err := b.app.Restore(b.ctx, idempotency.Claim{}, p, o.ID, app.RestoreRequest{RestoreSecret: o.RestoreSecret, CouponIDs: []string{o.Coupons[0].ID}}); err != nil {
 			t.Fatal(err)
 		}
 		if b.ticket(t, tickets[0]).Valid {

@@ -36,23 +36,23 @@ type OrderRequest struct {
 // cycle and that cycle's billable item. Everything is written in one
 // transaction: an unknown, unsold or not permitted product creates nothing
 // and the 422 names each offending entry.
-func (a *App) PlaceOrder(ctx context.Context, p account.Principal, req OrderRequest) (ticketing.Order, error) {
-	n, err := a.placeOrder(ctx, p, req)
+func (a *App) PlaceOrder(ctx context.Context, claim idempotency.Claim, p account.Principal, req OrderRequest) (ticketing.Order, error) {
+	n, err := a.placeOrder(ctx, claim, p, req)
 	return n.order, err
 }
 
 // PlaceOrderResponse is PlaceOrder answering with the new order in the
 // shape of API version, with its restore secret (the POST's answer),
 // made from the values just written: nothing is read back.
-func (a *App) PlaceOrderResponse(ctx context.Context, p account.Principal, req OrderRequest, version int) (OrderJSON, error) {
-	n, err := a.placeOrder(ctx, p, req)
+func (a *App) PlaceOrderResponse(ctx context.Context, claim idempotency.Claim, p account.Principal, req OrderRequest, version int) (OrderJSON, error) {
+	n, err := a.placeOrder(ctx, claim, p, req)
 	if err != nil {
 		return OrderJSON{}, err
 	}
 	return a.orderView(ctx, a.store.Read(), n.order, n.known(), version, true)
 }
 
-func (a *App) placeOrder(ctx context.Context, p account.Principal, req OrderRequest) (placedOrder, error) {
+func (a *App) placeOrder(ctx context.Context, claim idempotency.Claim, p account.Principal, req OrderRequest) (placedOrder, error) {
 	n, err := a.newOrder(ctx, p, req)
 	if err != nil {
 		return n, err
@@ -64,7 +64,7 @@ func (a *App) placeOrder(ctx context.Context, p account.Principal, req OrderRequ
 	if err := ev.order(ctx, a.store.Read(), n.order, n.known()); err != nil {
 		return n, err
 	}
-	n.order, err = a.writeOrder(ctx, n, ev)
+	n.order, err = a.writeOrder(ctx, claim, n, ev)
 	return n, err
 }
 
@@ -169,14 +169,14 @@ func (a *App) newOrder(ctx context.Context, p account.Principal, req OrderReques
 // order.created) atomically: on PostgreSQL one statement, autocommitted
 // when the account has no enabled webhook endpoint (store.InsertOrderAlone),
 // else inside the transaction that also adds the deliveries.
-func (a *App) writeOrder(ctx context.Context, n placedOrder, ev *changeEvents) (ticketing.Order, error) {
+func (a *App) writeOrder(ctx context.Context, claim idempotency.Claim, n placedOrder, ev *changeEvents) (ticketing.Order, error) {
 	o, subs, items := n.order, n.subs, n.items
 	// Without an enabled webhook endpoint the rows and events are one
 	// autocommitted statement (PostgreSQL); with one, or on SQLite, a
 	// transaction holds them and their deliveries.
-	written, err := a.store.InsertOrderAlone(ctx, idempotency.ClaimOf(ctx), o, subs, items, ev.evs)
+	written, err := a.store.InsertOrderAlone(ctx, claim, o, subs, items, ev.evs)
 	if err == nil && !written {
-		err = a.store.WriteClaimed(ctx, idempotency.ClaimOf(ctx), func(q store.Q) error {
+		err = a.store.WriteClaimed(ctx, claim, func(q store.Q) error {
 			hooks, err := q.InsertOrderRows(ctx, o, subs, items, ev.evs)
 			return ev.inserted(ctx, q, hooks, err)
 		})

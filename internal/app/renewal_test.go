@@ -4,6 +4,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/farebox/farebox/internal/idempotency"
 	"github.com/farebox/farebox/internal/app"
 	"github.com/farebox/farebox/internal/apperr"
 	"github.com/farebox/farebox/internal/clock"
@@ -35,13 +36,13 @@ func TestRenewalRightAfterTheReorder(t *testing.T) {
 				if d, err := b.app.Coupon(b.ctx, cp.ID); err != nil || d.Subscription.View.CouponReactivatable {
 					t.Errorf("coupon_reactivatable before the reorder: %v", err)
 				}
-				_, err := b.app.ActivateCoupon(b.ctx, cp.ID, key)
+				_, err := b.app.ActivateCoupon(b.ctx, idempotency.Claim{}, cp.ID, key)
 				if e := wantErr(t, err, apperr.Unprocessable, subscription.CodeNotOrdered); e.Msg != subscription.MsgNotOrdered || len(e.Details) != 0 {
 					t.Errorf("before the reorder: %q %+v; the iOS SDK matches %q exactly", e.Msg, e.Details, subscription.MsgNotOrdered)
 				}
 
 				b.clock.Set(c.activated.Add(time.Minute))
-				if err := b.app.Reorder(b.ctx, b.live, subID, ""); err != nil {
+				if err := b.app.Reorder(b.ctx, idempotency.Claim{}, b.live, subID, ""); err != nil {
 					t.Fatal(err)
 				}
 				if d, err := b.app.Coupon(b.ctx, cp.ID); err != nil || !d.Subscription.View.CouponReactivatable {
@@ -62,7 +63,7 @@ func TestRenewalRightAfterTheReorder(t *testing.T) {
 					t.Errorf("first ticket ends %v, not the month's last second", l)
 				}
 				// The cycle after is not ordered: exactly the SDKs' message.
-				_, err = b.app.ActivateCoupon(b.ctx, cp.ID, app.ActivationRequest{ReactivationKey: *next.ReactivationKey, Version: 9})
+				_, err = b.app.ActivateCoupon(b.ctx, idempotency.Claim{}, cp.ID, app.ActivationRequest{ReactivationKey: *next.ReactivationKey, Version: 9})
 				if e := wantErr(t, err, apperr.Unprocessable, subscription.CodeNotOrdered); e.Msg != subscription.MsgNotOrdered {
 					t.Errorf("message %q", e.Msg)
 				}
@@ -78,11 +79,11 @@ func TestRenewalOfACancelledSubscription(t *testing.T) {
 	eachEngine(t, func(t *testing.T, b *testBundle) {
 		b.clock.Set(berlin(2027, 1, 2, 9, 0, 0))
 		cp, subID, jan := b.monthlyActivated(t)
-		if err := b.app.Reorder(b.ctx, b.live, subID, ""); err != nil {
+		if err := b.app.Reorder(b.ctx, idempotency.Claim{}, b.live, subID, ""); err != nil {
 			t.Fatal(err)
 		}
 		b.clock.Set(berlin(2027, 1, 5, 12, 0, 0)) // by the 10th: January's end, but February is ordered
-		if ok, err := b.app.CancelSubscription(b.ctx, b.live, subID); err != nil || !ok {
+		if ok, err := b.app.CancelSubscription(b.ctx, idempotency.Claim{}, b.live, subID); err != nil || !ok {
 			t.Fatal(ok, err)
 		}
 		if s := b.subscription(t, b.live, subID); !deref(s.EndsAt).Equal(berlin(2027, 2, 28, 23, 59, 59)) || len(s.Cycles) != 2 {
@@ -98,7 +99,7 @@ func TestRenewalOfACancelledSubscription(t *testing.T) {
 			t.Errorf("a cycle beyond the end: %+v", s.Cycles)
 		}
 		b.clock.Set(berlin(2027, 2, 22, 0, 0, 0))
-		_, err := b.app.ActivateCoupon(b.ctx, cp.ID, app.ActivationRequest{ReactivationKey: *feb.ReactivationKey, Version: 9})
+		_, err := b.app.ActivateCoupon(b.ctx, idempotency.Claim{}, cp.ID, app.ActivationRequest{ReactivationKey: *feb.ReactivationKey, Version: 9})
 		wantErr(t, err, apperr.Unprocessable, subscription.CodeEnded)
 		if d, err := b.app.Coupon(b.ctx, cp.ID); err != nil || d.Subscription.View.CouponReactivatable || !d.Subscription.View.Active {
 			t.Errorf("late February: %+v %v", d.Subscription.View, err)

@@ -26,7 +26,7 @@ type RestoreRequest struct {
 // tickets stop being valid, and the new coupon activates with an empty body
 // into a ticket with the original validity and identification. Billable
 // items are untouched. A wrong secret answers exactly like an unknown order.
-func (a *App) Restore(ctx context.Context, p account.Principal, orderID string, req RestoreRequest) (ticketing.Order, []ticketing.Coupon, error) {
+func (a *App) Restore(ctx context.Context, claim idempotency.Claim, p account.Principal, orderID string, req RestoreRequest) (ticketing.Order, []ticketing.Coupon, error) {
 	const op = "app.Restore"
 	if len(req.CouponIDs) == 0 || len(req.CouponIDs) > MaxProductsPerOrder {
 		return ticketing.Order{}, nil, apperr.Validation(op, CodeInvalidCouponIDs, "/coupon_ids",
@@ -34,7 +34,7 @@ func (a *App) Restore(ctx context.Context, p account.Principal, orderID string, 
 	}
 	var order ticketing.Order
 	var created []ticketing.Coupon
-	err := a.store.WriteClaimed(ctx, idempotency.ClaimOf(ctx), func(q store.Q) error {
+	err := a.store.WriteClaimed(ctx, claim, func(q store.Q) error {
 		o, err := q.Order(ctx, p.AccountID, p.Environment, orderID)
 		if err != nil {
 			return err

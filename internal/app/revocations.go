@@ -42,7 +42,7 @@ func (a *App) revoke(ctx context.Context, q store.Q, t ticketing.Ticket, kind, r
 // RevokeTicket is `farebox tickets revoke ID --reason …`: the ticket becomes
 // invalid (ticket JSON, rendering engine, passes) and enters the
 // revocation feed. Revoking an invalid ticket again is a 409.
-func (a *App) RevokeTicket(ctx context.Context, id, reason string) (ticketing.Ticket, error) {
+func (a *App) RevokeTicket(ctx context.Context, claim idempotency.Claim, id, reason string) (ticketing.Ticket, error) {
 	const op = "app.RevokeTicket"
 	reason = strings.TrimSpace(reason)
 	if reason == "" || utf8.RuneCountInString(reason) > MaxRevocationReason || !utf8.ValidString(reason) {
@@ -51,7 +51,7 @@ func (a *App) RevokeTicket(ctx context.Context, id, reason string) (ticketing.Ti
 	}
 	now := a.clock.Now()
 	var t ticketing.Ticket
-	err := a.store.WriteClaimed(ctx, idempotency.ClaimOf(ctx), func(q store.Q) error {
+	err := a.store.WriteClaimed(ctx, claim, func(q store.Q) error {
 		var err error
 		if t, err = q.Ticket(ctx, id); err != nil {
 			return err

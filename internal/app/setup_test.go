@@ -6,6 +6,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/farebox/farebox/internal/idempotency"
 	"github.com/farebox/farebox/internal/account"
 	"github.com/farebox/farebox/internal/app"
 	"github.com/farebox/farebox/internal/app/accounts"
@@ -64,7 +65,7 @@ func setup(t testing.TB, engine store.Engine) *testBundle {
 		t.Fatalf("load catalog: %v", err)
 	}
 	b.live, b.liveKey = b.newAccount(t, "Partner GmbH", account.Live)
-	tk, err := b.keys.CreateKey(b.ctx, b.live.AccountID, account.Test)
+	tk, err := b.keys.CreateKey(b.ctx, idempotency.Claim{}, b.live.AccountID, account.Test)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -89,7 +90,7 @@ func eachEngine(t *testing.T, fn func(t *testing.T, b *testBundle)) {
 // newAccount creates an account with one key in env and returns its principal and key.
 func (b *testBundle) newAccount(t testing.TB, name string, env account.Environment) (account.Principal, string) {
 	t.Helper()
-	k, err := b.keys.CreateAccount(b.ctx, name, env)
+	k, err := b.keys.CreateAccount(b.ctx, idempotency.Claim{}, name, env)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -137,7 +138,7 @@ func (b *testBundle) bundle() *apptest.Bundle {
 // order places an order of the given products for p.
 func (b *testBundle) order(t *testing.T, p account.Principal, productIDs ...string) ticketing.Order {
 	t.Helper()
-	o, err := b.app.PlaceOrder(b.ctx, p, app.OrderRequest{ProductIDs: productIDs})
+	o, err := b.app.PlaceOrder(b.ctx, idempotency.Claim{}, p, app.OrderRequest{ProductIDs: productIDs})
 	if err != nil {
 		t.Fatalf("order %v: %v", productIDs, err)
 	}
@@ -156,7 +157,7 @@ const berlinTariff = apptest.BerlinTariff
 // activate activates a coupon and returns the ticket.
 func (b *testBundle) activate(t *testing.T, couponID string, req app.ActivationRequest) ticketing.Ticket {
 	t.Helper()
-	act, err := b.app.ActivateCoupon(b.ctx, couponID, req)
+	act, err := b.app.ActivateCoupon(b.ctx, idempotency.Claim{}, couponID, req)
 	if err != nil {
 		t.Fatalf("activate %s: %v", couponID, err)
 	}
@@ -250,7 +251,7 @@ func TestAuthCacheFollowsClock(t *testing.T) {
 		}
 		// Another instance (b.app) revokes the key; this one has it cached.
 		prefix := b.liveKey[:len("fbx_live_")+8]
-		if n, err := b.keys.RevokeKeys(b.ctx, prefix); err != nil || n != 1 {
+		if n, err := b.keys.RevokeKeys(b.ctx, idempotency.Claim{}, prefix); err != nil || n != 1 {
 			t.Fatalf("revoke %s: %d %v", prefix, n, err)
 		}
 		_, err = b.keys.Authenticate(b.ctx, b.liveKey)
@@ -271,15 +272,15 @@ func TestAuthCacheFollowsClock(t *testing.T) {
 // key prefix must name the environment.
 func TestAccountsAndKeys(t *testing.T) {
 	eachEngine(t, func(t *testing.T, b *testBundle) {
-		_, err := b.keys.CreateAccount(b.ctx, "", account.Live)
+		_, err := b.keys.CreateAccount(b.ctx, idempotency.Claim{}, "", account.Live)
 		wantErr(t, err, apperr.Invalid, "name_required")
-		_, err = b.keys.CreateKey(b.ctx, "farebox-account-nope", account.Live)
+		_, err = b.keys.CreateKey(b.ctx, idempotency.Claim{}, "farebox-account-nope", account.Live)
 		wantErr(t, err, apperr.NotFound, "account_not_found")
 		for _, prefix := range []string{"", "fbx_", "fbx_live_", "abc", "fbx_live_u", "fbx_test_zzzzzzz"} {
-			_, err = b.keys.RevokeKeys(b.ctx, prefix)
+			_, err = b.keys.RevokeKeys(b.ctx, idempotency.Claim{}, prefix)
 			wantErr(t, err, apperr.Invalid, "invalid_key_prefix")
 		}
-		_, err = b.keys.RevokeKeys(b.ctx, "fbx_test_zzzzzzzz")
+		_, err = b.keys.RevokeKeys(b.ctx, idempotency.Claim{}, "fbx_test_zzzzzzzz")
 		wantErr(t, err, apperr.NotFound, "key_not_found")
 		if b.test.AccountID != b.live.AccountID || b.test.Environment != account.Test || b.test.KeyID == b.live.KeyID {
 			t.Errorf("test principal %+v, live %+v", b.test, b.live)

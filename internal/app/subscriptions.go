@@ -87,8 +87,8 @@ func (a *App) Subscription(ctx context.Context, p account.Principal, id string) 
 // subscription's time (timeOf), inside a write transaction that holds the
 // subscription's row lock, so concurrent changes of one subscription
 // happen one after the other.
-func (a *App) changeSubscription(ctx context.Context, p account.Principal, id string, fn func(q store.Q, s ticketing.Subscription, now time.Time) error) error {
-	return a.store.WriteClaimed(ctx, idempotency.ClaimOf(ctx), func(q store.Q) error {
+func (a *App) changeSubscription(ctx context.Context, claim idempotency.Claim, p account.Principal, id string, fn func(q store.Q, s ticketing.Subscription, now time.Time) error) error {
+	return a.store.WriteClaimed(ctx, claim, func(q store.Q) error {
 		if err := q.LockSubscription(ctx, id); err != nil {
 			return err
 		}
@@ -108,8 +108,8 @@ func (a *App) changeSubscription(ctx context.Context, p account.Principal, id st
 // billable item; after cancellation or for an already ordered cycle it is
 // a 422. Concurrent reorders of one subscription serialise on its row, so
 // each cycle gets exactly one billable item.
-func (a *App) Reorder(ctx context.Context, p account.Principal, id, cycleID string) error {
-	return a.changeSubscription(ctx, p, id, func(q store.Q, s ticketing.Subscription, now time.Time) error {
+func (a *App) Reorder(ctx context.Context, claim idempotency.Claim, p account.Principal, id, cycleID string) error {
+	return a.changeSubscription(ctx, claim, p, id, func(q store.Q, s ticketing.Subscription, now time.Time) error {
 		st := subState(s)
 		i, err := subscription.ReorderTarget(st, cycleID, now, a.Loc)
 		if err != nil {
@@ -140,8 +140,8 @@ func (a *App) Reorder(ctx context.Context, p account.Principal, id, cycleID stri
 // of the next month. Cancelling again is harmless and keeps the first end;
 // cancelled says whether this call made the transition (once per
 // subscription, also under concurrent calls: they serialise on its row).
-func (a *App) CancelSubscription(ctx context.Context, p account.Principal, id string) (cancelled bool, err error) {
-	err = a.changeSubscription(ctx, p, id, func(q store.Q, s ticketing.Subscription, now time.Time) error {
+func (a *App) CancelSubscription(ctx context.Context, claim idempotency.Claim, p account.Principal, id string) (cancelled bool, err error) {
+	err = a.changeSubscription(ctx, claim, p, id, func(q store.Q, s ticketing.Subscription, now time.Time) error {
 		next, dropped, changed := subscription.Cancel(subState(s), now, a.Loc)
 		cancelled = changed
 		if !changed {

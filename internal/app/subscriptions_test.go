@@ -5,6 +5,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/farebox/farebox/internal/idempotency"
 	"github.com/farebox/farebox/internal/app"
 	"github.com/farebox/farebox/internal/apperr"
 	"github.com/farebox/farebox/internal/subscription"
@@ -45,13 +46,13 @@ func TestMonthlyActivationReorderReactivation(t *testing.T) {
 		}
 
 		// Reactivating before the next cycle is ordered.
-		_, err = b.app.ActivateCoupon(b.ctx, c.ID, app.ActivationRequest{ReactivationKey: *june.ReactivationKey, Version: 9})
+		_, err = b.app.ActivateCoupon(b.ctx, idempotency.Claim{}, c.ID, app.ActivationRequest{ReactivationKey: *june.ReactivationKey, Version: 9})
 		wantErr(t, err, apperr.Unprocessable, subscription.CodeNotOrdered)
 
 		// The reorder bills July and appends August, unordered.
 		b.clock.Set(berlin(2026, 6, 20, 9, 0, 0))
 		items := b.count(t, "billable_items")
-		if err := b.app.Reorder(b.ctx, b.live, subID, ""); err != nil {
+		if err := b.app.Reorder(b.ctx, idempotency.Claim{}, b.live, subID, ""); err != nil {
 			t.Fatal(err)
 		}
 		s = b.subscription(t, b.live, subID)
@@ -65,17 +66,17 @@ func TestMonthlyActivationReorderReactivation(t *testing.T) {
 			it.CouponID != nil || !it.OrderedAt.Equal(b.clock.Now()) {
 			t.Errorf("July item %+v %v", it, err)
 		}
-		err = b.app.Reorder(b.ctx, b.live, subID, july.ID)
+		err = b.app.Reorder(b.ctx, idempotency.Claim{}, b.live, subID, july.ID)
 		wantErr(t, err, apperr.Unprocessable, subscription.CodeAlreadyOrdered)
-		err = b.app.Reorder(b.ctx, b.live, subID, "farebox-cycle-nope")
+		err = b.app.Reorder(b.ctx, idempotency.Claim{}, b.live, subID, "farebox-cycle-nope")
 		wantFields(t, wantErr(t, err, apperr.Unprocessable, subscription.CodeCycleNotFound), subscription.FieldCycleID)
 		other, _ := b.newAccount(t, "Other AG", b.live.Environment)
-		err = b.app.Reorder(b.ctx, other, subID, "")
+		err = b.app.Reorder(b.ctx, idempotency.Claim{}, other, subID, "")
 		wantErr(t, err, apperr.NotFound, "subscription_not_found")
 
 		// Reactivation (still in June) issues July's ticket with a new key;
 		// v9 repeats answer the same ticket, v8 repeats a 409.
-		act, err := b.app.ActivateCoupon(b.ctx, c.ID, app.ActivationRequest{ReactivationKey: *june.ReactivationKey, Version: 9})
+		act, err := b.app.ActivateCoupon(b.ctx, idempotency.Claim{}, c.ID, app.ActivationRequest{ReactivationKey: *june.ReactivationKey, Version: 9})
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -85,26 +86,26 @@ func TestMonthlyActivationReorderReactivation(t *testing.T) {
 			string(jt.IdentificationMedium) != string(june.IdentificationMedium) {
 			t.Fatalf("July ticket %+v", jt)
 		}
-		again, err := b.app.ActivateCoupon(b.ctx, c.ID, app.ActivationRequest{ReactivationKey: *june.ReactivationKey, Version: 9})
+		again, err := b.app.ActivateCoupon(b.ctx, idempotency.Claim{}, c.ID, app.ActivationRequest{ReactivationKey: *june.ReactivationKey, Version: 9})
 		if err != nil || again.TicketID != jt.ID {
 			t.Errorf("v9 repeat: %+v %v", again, err)
 		}
 		// Before v9 a repeat with the same medium (here: none, so the old ticket's) is the same
 		// request and answers the same ticket; another medium with the used key is refused.
-		again, err = b.app.ActivateCoupon(b.ctx, c.ID, app.ActivationRequest{ReactivationKey: *june.ReactivationKey, Version: 8})
+		again, err = b.app.ActivateCoupon(b.ctx, idempotency.Claim{}, c.ID, app.ActivationRequest{ReactivationKey: *june.ReactivationKey, Version: 8})
 		if err != nil || again.TicketID != jt.ID {
 			t.Errorf("v8 repeat: %+v %v", again, err)
 		}
-		_, err = b.app.ActivateCoupon(b.ctx, c.ID, app.ActivationRequest{ReactivationKey: *june.ReactivationKey, Version: 8,
+		_, err = b.app.ActivateCoupon(b.ctx, idempotency.Claim{}, c.ID, app.ActivationRequest{ReactivationKey: *june.ReactivationKey, Version: 8,
 			IdentificationMedium: json.RawMessage(`{"photo_id_lite":{"first_name":"Erika","last_name":"Musterfrau","birth_date":"1985-03-07"}}`)})
 		wantErr(t, err, apperr.Conflict, "reactivation_key_used")
-		_, err = b.app.ActivateCoupon(b.ctx, c.ID, app.ActivationRequest{ReactivationKey: "farebox-reactivation-key-nope", Version: 9})
+		_, err = b.app.ActivateCoupon(b.ctx, idempotency.Claim{}, c.ID, app.ActivationRequest{ReactivationKey: "farebox-reactivation-key-nope", Version: 9})
 		wantFields(t, wantErr(t, err, apperr.Unprocessable, "invalid_reactivation_key"), "/reactivation_key")
 
 		// Across the month end, August is what a reorder without id orders;
 		// July's ticket is the current one.
 		b.clock.Set(berlin(2026, 8, 1, 0, 0, 30))
-		if err := b.app.Reorder(b.ctx, b.live, subID, ""); err != nil {
+		if err := b.app.Reorder(b.ctx, idempotency.Claim{}, b.live, subID, ""); err != nil {
 			t.Fatal(err)
 		}
 		s = b.subscription(t, b.live, subID)
@@ -126,9 +127,9 @@ func TestMonthlyActivationWindow(t *testing.T) {
 		// Ordered at 23:30 on 31 May in Berlin (still 21:30 UTC): May counts.
 		b.clock.Set(berlin(2026, 5, 31, 23, 30, 0))
 		o := b.order(t, b.live, month, month, month)
-		_, err := b.app.ActivateCoupon(b.ctx, o.Coupons[0].ID, activation(`{"german_postal_code":"1"}`))
+		_, err := b.app.ActivateCoupon(b.ctx, idempotency.Claim{}, o.Coupons[0].ID, activation(`{"german_postal_code":"1"}`))
 		wantErr(t, err, apperr.Unprocessable, "tariff_settings_invalid")
-		_, err = b.app.ActivateCoupon(b.ctx, o.Coupons[0].ID, activation(""))
+		_, err = b.app.ActivateCoupon(b.ctx, idempotency.Claim{}, o.Coupons[0].ID, activation(""))
 		wantErr(t, err, apperr.Unprocessable, "tariff_settings_invalid")
 
 		next := activation(berlinTariff)
@@ -138,7 +139,7 @@ func TestMonthlyActivationWindow(t *testing.T) {
 		}
 		late := activation(berlinTariff)
 		late.ActivationStart = berlin(2026, 7, 1, 0, 0, 0).Format(time.RFC3339)
-		_, err = b.app.ActivateCoupon(b.ctx, o.Coupons[1].ID, late)
+		_, err = b.app.ActivateCoupon(b.ctx, idempotency.Claim{}, o.Coupons[1].ID, late)
 		wantErr(t, err, apperr.Unprocessable, "activation_expired")
 		// Now, the ticket is May's: the remaining half hour of it.
 		if tk := b.activate(t, o.Coupons[1].ID, activation(berlinTariff)); !tk.ValidFrom.Equal(berlin(2026, 5, 1, 0, 0, 0)) ||
@@ -146,7 +147,7 @@ func TestMonthlyActivationWindow(t *testing.T) {
 			t.Errorf("May ticket %v – %v", tk.ValidFrom, tk.ValidUntil)
 		}
 		// Stored tariff settings serve an activation that sends none.
-		if _, err := b.app.SetTariffSettings(b.ctx, o.Coupons[2].ID, json.RawMessage(berlinTariff)); err != nil {
+		if _, err := b.app.SetTariffSettings(b.ctx, idempotency.Claim{}, o.Coupons[2].ID, json.RawMessage(berlinTariff)); err != nil {
 			t.Fatal(err)
 		}
 		if tk := b.activate(t, o.Coupons[2].ID, activation("")); string(tk.TariffSettings) != berlinTariff {
@@ -183,12 +184,12 @@ func TestCancelByThe10th(t *testing.T) {
 				b.clock.Set(c.ordered)
 				_, subID, _ := b.monthlyActivated(t)
 				if c.reorderFirst {
-					if err := b.app.Reorder(b.ctx, b.live, subID, ""); err != nil {
+					if err := b.app.Reorder(b.ctx, idempotency.Claim{}, b.live, subID, ""); err != nil {
 						t.Fatal(err)
 					}
 				}
 				b.clock.Set(c.cancel)
-				if cancelled, err := b.app.CancelSubscription(b.ctx, b.live, subID); err != nil || !cancelled {
+				if cancelled, err := b.app.CancelSubscription(b.ctx, idempotency.Claim{}, b.live, subID); err != nil || !cancelled {
 					t.Fatalf("cancel: %v, cancelled %v", err, cancelled)
 				}
 				s := b.subscription(t, b.live, subID)
@@ -198,7 +199,7 @@ func TestCancelByThe10th(t *testing.T) {
 				}
 				// Cancelling again a month later keeps the first request and end.
 				b.clock.Set(c.cancel.AddDate(0, 1, 0))
-				if cancelled, err := b.app.CancelSubscription(b.ctx, b.live, subID); err != nil || cancelled {
+				if cancelled, err := b.app.CancelSubscription(b.ctx, idempotency.Claim{}, b.live, subID); err != nil || cancelled {
 					t.Fatalf("second cancel: %v, cancelled %v (a repeat changes nothing)", err, cancelled)
 				}
 				again := b.subscription(t, b.live, subID)
@@ -207,7 +208,7 @@ func TestCancelByThe10th(t *testing.T) {
 				}
 				// Nothing can be ordered after the end.
 				b.clock.Set(c.wantEnd.Add(time.Second))
-				err := b.app.Reorder(b.ctx, b.live, subID, "")
+				err := b.app.Reorder(b.ctx, idempotency.Claim{}, b.live, subID, "")
 				wantErr(t, err, apperr.Unprocessable, subscription.CodeCancelled)
 			})
 		})

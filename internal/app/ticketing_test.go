@@ -6,6 +6,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/farebox/farebox/internal/idempotency"
 	"github.com/farebox/farebox/internal/account"
 	"github.com/farebox/farebox/internal/app"
 	"github.com/farebox/farebox/internal/apperr"
@@ -19,7 +20,7 @@ func TestPlaceOrder(t *testing.T) {
 	eachEngine(t, func(t *testing.T, b *testBundle) {
 		single, month := b.product(t, singleBerlin), b.product(t, monthly)
 		ref := "booking-1"
-		o, err := b.app.PlaceOrder(b.ctx, b.live, app.OrderRequest{ProductIDs: []string{single.ID, month.ID, single.ID},
+		o, err := b.app.PlaceOrder(b.ctx, idempotency.Claim{}, b.live, app.OrderRequest{ProductIDs: []string{single.ID, month.ID, single.ID},
 			OptionalOrderReference: &ref})
 		if err != nil {
 			t.Fatal(err)
@@ -110,7 +111,7 @@ func TestPlaceOrderRejects(t *testing.T) {
 			{"reference of 256 runes", app.OrderRequest{ProductIDs: []string{single.ID}, OptionalOrderReference: &long},
 				"invalid_order_reference", []string{"/optional_order_reference"}},
 		} {
-			_, err := b.app.PlaceOrder(b.ctx, b.live, c.req)
+			_, err := b.app.PlaceOrder(b.ctx, idempotency.Claim{}, b.live, c.req)
 			wantFields(t, wantErr(t, err, apperr.Unprocessable, c.code), c.fields...)
 		}
 		if n := b.counts(t); n["orders"]+n["coupons"]+n["billable_items"] != 0 {
@@ -119,12 +120,12 @@ func TestPlaceOrderRejects(t *testing.T) {
 
 		// The limits themselves are accepted.
 		ok := strings.Repeat("ü", app.MaxOrderReference)
-		o, err := b.app.PlaceOrder(b.ctx, b.live, app.OrderRequest{ProductIDs: many[:app.MaxProductsPerOrder], OptionalOrderReference: &ok})
+		o, err := b.app.PlaceOrder(b.ctx, idempotency.Claim{}, b.live, app.OrderRequest{ProductIDs: many[:app.MaxProductsPerOrder], OptionalOrderReference: &ok})
 		if err != nil || len(o.Coupons) != app.MaxProductsPerOrder || *o.OptionalOrderReference != ok {
 			t.Fatalf("order at the limits: %d coupons, %v", len(o.Coupons), err)
 		}
 		// A grant lets the account order the restricted product.
-		if err := b.products.Grant(b.ctx, b.live.AccountID, job.ID); err != nil {
+		if err := b.products.Grant(b.ctx, idempotency.Claim{}, b.live.AccountID, job.ID); err != nil {
 			t.Fatal(err)
 		}
 		if o := b.order(t, b.live, job.ID); o.Coupons[0].ProductID != job.ID || o.Coupons[0].SubscriptionID == nil {
@@ -155,15 +156,15 @@ func TestActivateSingle(t *testing.T) {
 			t.Errorf("coupon after activation %+v", d)
 		}
 		// The same medium with its keys in another order: the same ticket.
-		again, err := b.app.ActivateCoupon(b.ctx, c[0].ID, app.ActivationRequest{Version: 9,
+		again, err := b.app.ActivateCoupon(b.ctx, idempotency.Claim{}, c[0].ID, app.ActivationRequest{Version: 9,
 			IdentificationMedium: json.RawMessage(`{"photo_id_lite":{"birth_date":"1990-01-01","last_name":"Mustermann","first_name":"Max"}}`)})
 		if err != nil || again.TicketID != tk.ID {
 			t.Errorf("repeat: %+v %v", again, err)
 		}
-		_, err = b.app.ActivateCoupon(b.ctx, c[0].ID, app.ActivationRequest{Version: 9,
+		_, err = b.app.ActivateCoupon(b.ctx, idempotency.Claim{}, c[0].ID, app.ActivationRequest{Version: 9,
 			IdentificationMedium: json.RawMessage(`{"photo_id_lite":{"first_name":"Eve","last_name":"Mustermann","birth_date":"1990-01-01"}}`)})
 		wantErr(t, err, apperr.Conflict, "coupon_already_activated")
-		_, err = b.app.ActivateCoupon(b.ctx, c[1].ID, app.ActivationRequest{Version: 9})
+		_, err = b.app.ActivateCoupon(b.ctx, idempotency.Claim{}, c[1].ID, app.ActivationRequest{Version: 9})
 		wantErr(t, err, apperr.Unprocessable, "identification_medium_invalid")
 
 		// A requested start: within the clock skew before the order it moves
@@ -174,7 +175,7 @@ func TestActivateSingle(t *testing.T) {
 			t.Errorf("start within the skew: from %v", tk.ValidFrom)
 		}
 		req.ActivationStart = start.Add(-validity.ClockSkew - time.Second).Format(time.RFC3339)
-		_, err = b.app.ActivateCoupon(b.ctx, c[2].ID, req)
+		_, err = b.app.ActivateCoupon(b.ctx, idempotency.Claim{}, c[2].ID, req)
 		wantFields(t, wantErr(t, err, apperr.Unprocessable, validity.CodeNotYet), validity.FieldStart)
 
 		// 72 hours after the order v8 refuses; v7 still activates within the
@@ -182,10 +183,10 @@ func TestActivateSingle(t *testing.T) {
 		b.clock.Set(start.Add(72*time.Hour + time.Second))
 		req = activation("")
 		req.Version = 8
-		_, err = b.app.ActivateCoupon(b.ctx, c[2].ID, req)
+		_, err = b.app.ActivateCoupon(b.ctx, idempotency.Claim{}, c[2].ID, req)
 		wantErr(t, err, apperr.Unprocessable, validity.CodeWindowExpired)
 		b.clock.Set(start.Add(72 * time.Hour))
-		if _, err := b.app.ActivateCoupon(b.ctx, c[2].ID, req); err != nil {
+		if _, err := b.app.ActivateCoupon(b.ctx, idempotency.Claim{}, c[2].ID, req); err != nil {
 			t.Errorf("v8 at exactly 72 hours: %v", err)
 		}
 		b.clock.Set(start.Add(30*24*time.Hour - time.Second))
@@ -194,7 +195,7 @@ func TestActivateSingle(t *testing.T) {
 			t.Errorf("v7 on the last second: from %v", tk.ValidFrom)
 		}
 		b.clock.Advance(time.Second)
-		_, err = b.app.ActivateCoupon(b.ctx, c[4].ID, req)
+		_, err = b.app.ActivateCoupon(b.ctx, idempotency.Claim{}, c[4].ID, req)
 		wantErr(t, err, apperr.Unprocessable, validity.CodeAnymore)
 		if n := b.count(t, "tickets"); n != 4 {
 			t.Errorf("%d tickets, want 4", n)
@@ -216,7 +217,7 @@ func TestRestore(t *testing.T) {
 		before := b.counts(t)
 
 		restore := func(secret string, ids ...string) ([]string, error) {
-			_, created, err := b.app.Restore(b.ctx, b.live, o.ID, app.RestoreRequest{RestoreSecret: secret, CouponIDs: ids})
+			_, created, err := b.app.Restore(b.ctx, idempotency.Claim{}, b.live, o.ID, app.RestoreRequest{RestoreSecret: secret, CouponIDs: ids})
 			var out []string
 			for _, c := range created {
 				out = append(out, c.ID)
@@ -282,7 +283,7 @@ func TestRestore(t *testing.T) {
 				t.Errorf("restored monthly ticket: key %v cycle %q (old cycle %q)", tk.ReactivationKey, tk.CycleID, monthTk.CycleID)
 			}
 		}
-		_, err = b.app.ActivateCoupon(b.ctx, o.Coupons[0].ID, activation(""))
+		_, err = b.app.ActivateCoupon(b.ctx, idempotency.Claim{}, o.Coupons[0].ID, activation(""))
 		wantErr(t, err, apperr.Unprocessable, "coupon_restored")
 		_, err = restore(o.RestoreSecret, o.Coupons[0].ID)
 		wantFields(t, wantErr(t, err, apperr.Unprocessable, "invalid_coupon_ids"), "/coupon_ids/0")
@@ -300,7 +301,7 @@ func TestPlaceOrderResponseIsTheStoredOrder(t *testing.T) {
 	eachEngine(t, func(t *testing.T, b *testBundle) {
 		req := app.OrderRequest{ProductIDs: []string{b.product(t, monthly).ID, b.product(t, singleBerlin).ID}}
 		for version := 1; version <= 9; version++ {
-			placed, err := b.app.PlaceOrderResponse(b.ctx, b.live, req, version)
+			placed, err := b.app.PlaceOrderResponse(b.ctx, idempotency.Claim{}, b.live, req, version)
 			if err != nil {
 				t.Fatal(err)
 			}

@@ -8,6 +8,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/farebox/farebox/internal/idempotency"
 	"github.com/farebox/farebox/internal/apitest"
 	"github.com/farebox/farebox/internal/app/wallets"
 	"github.com/farebox/farebox/internal/store"
@@ -77,7 +78,7 @@ func TestApplePassChangesInTheSameSecond(t *testing.T) {
 
 		// Change 2 at .600, the same second: the September ticket is revoked.
 		e.Clock.Set(cycle.Add(600 * time.Millisecond))
-		if _, err := e.App.RevokeTicket(ctx, str(next["id"]), "chargeback"); err != nil {
+		if _, err := e.App.RevokeTicket(ctx, idempotency.Claim{}, str(next["id"]), "chargeback"); err != nil {
 			t.Fatal(err)
 		}
 		waitFor(t, "the push after the revocation", func() bool { return pushesTo(srv, pushToken1, 200) == 2 })
@@ -155,7 +156,7 @@ func TestApplePassesUpdatedSinceUnknownTag(t *testing.T) {
 
 		_, tid, _ := activatedTicket(t, e, e.LiveKey)
 		registerOnPhone(t, e, srv, tid)
-		if _, err := e.App.RevokeTicket(context.Background(), tid, "chargeback"); err != nil {
+		if _, err := e.App.RevokeTicket(context.Background(), idempotency.Claim{}, tid, "chargeback"); err != nil {
 			t.Fatal(err)
 		}
 		waitFor(t, "the push", func() bool { return pushesTo(srv, pushToken1, 200) == 1 })

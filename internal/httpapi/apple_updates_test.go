@@ -11,6 +11,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/farebox/farebox/internal/idempotency"
 	"github.com/farebox/farebox/internal/apitest"
 	"github.com/farebox/farebox/internal/app/passes"
 	"github.com/farebox/farebox/internal/app/wallets"
@@ -292,7 +293,7 @@ func appleUpdateCycle(t *testing.T, e *apitest.Env, srv *apnstest.Server) {
 		return http.StatusOK, ""
 	})
 	e.Clock.Advance(time.Minute)
-	if _, err := e.App.RevokeTicket(context.Background(), tid2, "fraud suspected"); err != nil {
+	if _, err := e.App.RevokeTicket(context.Background(), idempotency.Claim{}, tid2, "fraud suspected"); err != nil {
 		t.Fatal(err)
 	}
 	waitFor(t, "the failed attempt to be scheduled again", func() bool {
@@ -500,7 +501,7 @@ func TestAppleRegistrationConcurrency(t *testing.T) {
 				t.Errorf("device-%d: %+v", i, s)
 			}
 		}
-		if _, err := e.App.RevokeTicket(context.Background(), tid, "chargeback"); err != nil {
+		if _, err := e.App.RevokeTicket(context.Background(), idempotency.Claim{}, tid, "chargeback"); err != nil {
 			t.Fatal(err)
 		}
 		waitFor(t, "twenty pushes", func() bool { return len(srv.Pushes()) >= n })

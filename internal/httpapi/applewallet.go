@@ -45,7 +45,7 @@ func (s *Server) registerAppleDevice(w http.ResponseWriter, r *http.Request) err
 	if err := decodeLimited(w, r, maxAppleRegistrationBody, &body); err != nil {
 		return err
 	}
-	created, err := s.Wallets.RegisterAppleDevice(r.Context(), wallets.AppleRegistration{Device: r.PathValue("device_library_id"),
+	created, err := s.Wallets.RegisterAppleDevice(r.Context(), claimOf(r), wallets.AppleRegistration{Device: r.PathValue("device_library_id"),
 		PassType: r.PathValue("pass_type_id"), Serial: r.PathValue("serial_number"), Token: applePassToken(r), PushToken: body.PushToken})
 	if err != nil {
 		return err
@@ -60,7 +60,7 @@ func (s *Server) registerAppleDevice(w http.ResponseWriter, r *http.Request) err
 
 // unregisterAppleDevice answers DELETE …/devices/{device}/registrations/{type}/{serial}.
 func (s *Server) unregisterAppleDevice(w http.ResponseWriter, r *http.Request) error {
-	if err := s.Wallets.UnregisterAppleDevice(r.Context(), r.PathValue("device_library_id"), r.PathValue("pass_type_id"),
+	if err := s.Wallets.UnregisterAppleDevice(r.Context(), claimOf(r), r.PathValue("device_library_id"), r.PathValue("pass_type_id"),
 		r.PathValue("serial_number"), applePassToken(r)); err != nil {
 		return err
 	}

@@ -7,6 +7,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/farebox/farebox/internal/idempotency"
 	"github.com/farebox/farebox/internal/apitest"
 	"github.com/farebox/farebox/internal/store"
 	"github.com/google/go-cmp/cmp"
@@ -191,7 +192,7 @@ func TestJobTicketOnlyForGrantedAccounts(t *testing.T) {
 	if has(search(t, e, e.LiveKey, "/v2/products/search_by_city_name.json?city_name=Berlin")) {
 		t.Error("job ticket shown to an account without the grant")
 	}
-	if err := e.Products.Grant(t.Context(), e.AccountID, job); err != nil {
+	if err := e.Products.Grant(t.Context(), idempotency.Claim{}, e.AccountID, job); err != nil {
 		t.Fatal(err)
 	}
 	if !has(search(t, e, e.LiveKey, "/v2/products/search_by_city_name.json?city_name=Berlin")) {
@@ -230,7 +231,7 @@ func TestSaleWindowAndGrantsApplyToOrdering(t *testing.T) {
 			t.Errorf("unsold product: %s", r.Body)
 		}
 		e.Must(422, apitest.Req{Method: "POST", Path: "/v9/ticketing/orders.json", Key: e.LiveKey, Body: map[string]any{"product_ids": []string{jobID}}})
-		if err := e.Products.Grant(t.Context(), e.AccountID, jobID); err != nil {
+		if err := e.Products.Grant(t.Context(), idempotency.Claim{}, e.AccountID, jobID); err != nil {
 			t.Fatal(err)
 		}
 		o := order(t, e, e.LiveKey, jobID)

@@ -96,7 +96,7 @@ func (s *Server) dashCreateWebhook(w http.ResponseWriter, r *http.Request) error
 	for _, t := range types {
 		f.Events[t] = true
 	}
-	out, err := s.Webhooks.CreateEndpoint(r.Context(), dashPrincipal(r), req)
+	out, err := s.Webhooks.CreateEndpoint(r.Context(), claimOf(r), dashPrincipal(r), req)
 	if status, field, msg, ok := fieldError(err); ok {
 		f.Errors = map[string]string{field: msg}
 		return s.hooksPage(w, r, status, f, web.Page{Error: msg})
@@ -118,7 +118,7 @@ func (s *Server) dashDisableWebhook(w http.ResponseWriter, r *http.Request) erro
 // setWebhookDisabled enables or disables an endpoint (enabling forgets its
 // failures, as PATCH disabled=false does).
 func (s *Server) setWebhookDisabled(w http.ResponseWriter, r *http.Request, disabled bool) error {
-	out, err := s.Webhooks.UpdateEndpoint(r.Context(), dashPrincipal(r), r.PathValue("endpoint_id"), webhooks.EndpointRequest{Disabled: &disabled})
+	out, err := s.Webhooks.UpdateEndpoint(r.Context(), claimOf(r), dashPrincipal(r), r.PathValue("endpoint_id"), webhooks.EndpointRequest{Disabled: &disabled})
 	if err != nil {
 		return err
 	}
@@ -132,7 +132,7 @@ func (s *Server) setWebhookDisabled(w http.ResponseWriter, r *http.Request, disa
 // dashRotateWebhook gives an endpoint a new secret, shown once; the old
 // one goes on signing for webhook.DefaultOverlap, as the API's default.
 func (s *Server) dashRotateWebhook(w http.ResponseWriter, r *http.Request) error {
-	out, err := s.Webhooks.RotateSecret(r.Context(), dashPrincipal(r), r.PathValue("endpoint_id"), nil)
+	out, err := s.Webhooks.RotateSecret(r.Context(), claimOf(r), dashPrincipal(r), r.PathValue("endpoint_id"), nil)
 	if err != nil {
 		return err
 	}
@@ -150,7 +150,7 @@ func (s *Server) dashDeleteWebhook(w http.ResponseWriter, r *http.Request) error
 	if err != nil {
 		return err
 	}
-	if _, err := s.Webhooks.DeleteEndpoint(r.Context(), pr, id); err != nil {
+	if _, err := s.Webhooks.DeleteEndpoint(r.Context(), claimOf(r), pr, id); err != nil {
 		return err
 	}
 	return s.hooksPage(w, r, http.StatusOK, hookForm{}, web.Page{Notice: web.T(lang(r), "dash.hook.deleted", e.URL)})
@@ -224,7 +224,7 @@ func (s *Server) dashWebhook(w http.ResponseWriter, r *http.Request) error {
 // with the refusal, an event of another account or environment is 404.
 func (s *Server) dashRedeliverWebhook(w http.ResponseWriter, r *http.Request) error {
 	ev := r.PostForm.Get("event_id")
-	_, err := s.Webhooks.Redeliver(r.Context(), dashPrincipal(r), r.PathValue("endpoint_id"), ev)
+	_, err := s.Webhooks.Redeliver(r.Context(), claimOf(r), dashPrincipal(r), r.PathValue("endpoint_id"), ev)
 	if status, _, msg, ok := fieldError(err); ok {
 		return s.hookPage(w, r, status, web.Page{Error: msg})
 	}

@@ -79,7 +79,7 @@ func (s *Server) dashSignIn(w http.ResponseWriter, r *http.Request) error {
 		title:  "dash.signin",
 		failed: "dash.signin.failed",
 		home:   "/dashboard/test/usage",
-	}, func() (string, error) { return s.WebUsers.DashboardSignIn(r.Context(), email, password) })
+	}, func() (string, error) { return s.WebUsers.DashboardSignIn(r.Context(), claimOf(r), email, password) })
 }
 
 // inviteView is the set-password form's data.
@@ -98,7 +98,7 @@ func (s *Server) dashInviteForm(w http.ResponseWriter, r *http.Request) error {
 // signs the user in. A refused password shows the form again.
 func (s *Server) dashAcceptInvite(w http.ResponseWriter, r *http.Request) error {
 	token := r.PostForm.Get("token")
-	id, err := s.WebUsers.AcceptDashboardInvite(r.Context(), token, r.PostForm.Get("password"), r.PostForm.Get("password_repeat"))
+	id, err := s.WebUsers.AcceptDashboardInvite(r.Context(), claimOf(r), token, r.PostForm.Get("password"), r.PostForm.Get("password_repeat"))
 	if k := apperr.KindOf(err); k == apperr.Invalid || k == apperr.Unprocessable || k == apperr.Conflict {
 		email, ierr := s.WebUsers.DashboardInvite(r.Context(), token)
 		if ierr != nil {
@@ -472,7 +472,7 @@ func (s *Server) dashKeys(w http.ResponseWriter, r *http.Request) error {
 // key page after the redirect.
 func (s *Server) dashCreateKey(w http.ResponseWriter, r *http.Request) error {
 	pr := dashPrincipal(r)
-	k, err := s.Accounts.CreateKey(r.Context(), pr.AccountID, pr.Environment)
+	k, err := s.Accounts.CreateKey(r.Context(), claimOf(r), pr.AccountID, pr.Environment)
 	if err != nil {
 		return err
 	}
@@ -481,7 +481,7 @@ func (s *Server) dashCreateKey(w http.ResponseWriter, r *http.Request) error {
 
 func (s *Server) dashRevokeKey(w http.ResponseWriter, r *http.Request) error {
 	pr := dashPrincipal(r)
-	if err := s.Accounts.RevokeDashboardKey(r.Context(), pr.AccountID, pr.Environment, r.PathValue("key_id")); err != nil {
+	if err := s.Accounts.RevokeDashboardKey(r.Context(), claimOf(r), pr.AccountID, pr.Environment, r.PathValue("key_id")); err != nil {
 		return err
 	}
 	return s.keysPage(w, r, http.StatusOK, web.Page{Notice: web.T(lang(r), "admin.key.done", 1)})
@@ -504,7 +504,7 @@ func (s *Server) dashUsers(w http.ResponseWriter, r *http.Request) error {
 func (s *Server) dashRemoveUser(w http.ResponseWriter, r *http.Request) error {
 	sess := state(r).dashboard
 	email := r.PostForm.Get("email")
-	err := s.WebUsers.RemoveDashboardUserBy(r.Context(), *sess, email)
+	err := s.WebUsers.RemoveDashboardUserBy(r.Context(), claimOf(r), *sess, email)
 	switch k := apperr.KindOf(err); {
 	case err == nil:
 	case k == apperr.Invalid || k == apperr.NotFound || k == apperr.Conflict:

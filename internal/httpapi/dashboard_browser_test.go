@@ -6,6 +6,7 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/farebox/farebox/internal/idempotency"
 	"github.com/farebox/farebox/internal/apitest"
 	"github.com/farebox/farebox/internal/engines/browsertest"
 	"github.com/farebox/farebox/internal/store"
@@ -49,16 +50,16 @@ func TestDashboardInChromium(t *testing.T) {
 	drain(t, e)
 	order(t, e, e.TestKey, ids["single/adult"])
 	drain(t, e)
-	token, err := e.WebUsers.InviteDashboardUser(context.Background(), e.AccountID, "ops@partner.example")
+	token, err := e.WebUsers.InviteDashboardUser(context.Background(), idempotency.Claim{}, e.AccountID, "ops@partner.example")
 	if err != nil {
 		t.Fatal(err)
 	}
 	// A second user of the account, whom the browser removes.
-	other, err := e.WebUsers.InviteDashboardUser(context.Background(), e.AccountID, "bob@partner.example")
+	other, err := e.WebUsers.InviteDashboardUser(context.Background(), idempotency.Claim{}, e.AccountID, "bob@partner.example")
 	if err != nil {
 		t.Fatal(err)
 	}
-	if _, err := e.WebUsers.AcceptDashboardInvite(context.Background(), other, dashPassword, dashPassword); err != nil {
+	if _, err := e.WebUsers.AcceptDashboardInvite(context.Background(), idempotency.Claim{}, other, dashPassword, dashPassword); err != nil {
 		t.Fatal(err)
 	}
 	var res dashResults

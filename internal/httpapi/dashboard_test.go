@@ -10,6 +10,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/farebox/farebox/internal/idempotency"
 	"github.com/farebox/farebox/internal/account"
 	"github.com/farebox/farebox/internal/apitest"
 	"github.com/farebox/farebox/internal/httpapi"
@@ -67,7 +68,7 @@ func dashSignedIn(t testing.TB, e *apitest.Env, email string) *visitor {
 // account accountID, choosing password, and the invitation's form.
 func dashAccepted(t testing.TB, e *apitest.Env, accountID, email, password string) (*visitor, page) {
 	t.Helper()
-	token, err := e.WebUsers.InviteDashboardUser(context.Background(), accountID, email)
+	token, err := e.WebUsers.InviteDashboardUser(context.Background(), idempotency.Claim{}, accountID, email)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -100,13 +101,13 @@ func TestDashboard(t *testing.T) {
 
 		// The invitation: refused for an unknown account or a bad address;
 		// unknown tokens are 404.
-		if _, err := e.WebUsers.InviteDashboardUser(ctx, "farebox-account-nope", "a@b.example"); err == nil {
+		if _, err := e.WebUsers.InviteDashboardUser(ctx, idempotency.Claim{}, "farebox-account-nope", "a@b.example"); err == nil {
 			t.Error("invited to an unknown account")
 		}
-		if _, err := e.WebUsers.InviteDashboardUser(ctx, e.AccountID, "not an address"); err == nil {
+		if _, err := e.WebUsers.InviteDashboardUser(ctx, idempotency.Claim{}, e.AccountID, "not an address"); err == nil {
 			t.Error("invited a malformed address")
 		}
-		token, err := e.WebUsers.InviteDashboardUser(ctx, e.AccountID, "Ops@Partner.example")
+		token, err := e.WebUsers.InviteDashboardUser(ctx, idempotency.Claim{}, e.AccountID, "Ops@Partner.example")
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -302,7 +303,7 @@ func TestDashboard(t *testing.T) {
 		}
 
 		// The other account's user sees only its own account.
-		if _, err := e.WebUsers.InviteDashboardUser(ctx, e.AccountID, "ops@partner.example"); err != nil {
+		if _, err := e.WebUsers.InviteDashboardUser(ctx, idempotency.Claim{}, e.AccountID, "ops@partner.example"); err != nil {
 			t.Errorf("a second invitation for the same user: %v", err)
 		}
 	})

@@ -10,6 +10,7 @@ import (
 
 	"github.com/google/go-cmp/cmp"
 
+	"github.com/farebox/farebox/internal/idempotency"
 	"github.com/farebox/farebox/internal/apitest"
 	"github.com/farebox/farebox/internal/barcode"
 	"github.com/farebox/farebox/internal/engines/browsertest"
@@ -48,7 +49,7 @@ func TestEnginesRenderRealTickets(t *testing.T) {
 	liveTicket, testTicket := activate(e.LiveKey, live[0], body), activate(e.TestKey, test[0], body)
 	// A revoked ticket as the API serves it after `farebox tickets revoke`.
 	revokedID := activate(e.LiveKey, live[2], body)["id"].(string)
-	if _, err := e.App.RevokeTicket(t.Context(), revokedID, "Fahrgeld erstattet"); err != nil {
+	if _, err := e.App.RevokeTicket(t.Context(), idempotency.Claim{}, revokedID, "Fahrgeld erstattet"); err != nil {
 		t.Fatal(err)
 	}
 	revokedTicket := e.Must(200, apitest.Req{Method: "PATCH", Path: "/v9/ticketing/tickets/" + revokedID + ".json"}).Map(t)

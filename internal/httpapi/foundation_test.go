@@ -6,6 +6,7 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/farebox/farebox/internal/idempotency"
 	"github.com/farebox/farebox/internal/account"
 	"github.com/farebox/farebox/internal/apitest"
 	"github.com/farebox/farebox/internal/store"
@@ -94,7 +95,7 @@ func TestAuthentication(t *testing.T) {
 			t.Errorf("key in query: %v", m)
 		}
 		prefix := e.LiveKey[:len("fbx_live_")+8]
-		if _, err := e.Accounts.RevokeKeys(t.Context(), prefix); err != nil {
+		if _, err := e.Accounts.RevokeKeys(t.Context(), idempotency.Claim{}, prefix); err != nil {
 			t.Fatal(err)
 		}
 		r = e.Must(401, apitest.Req{Method: "GET", Path: "/v1/account.json", Key: e.LiveKey})

@@ -9,6 +9,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/farebox/farebox/internal/idempotency"
 	"github.com/farebox/farebox/internal/apitest"
 	"github.com/farebox/farebox/internal/app/inspection"
 	"github.com/farebox/farebox/internal/app/passes"
@@ -157,7 +158,7 @@ func TestGoogleWalletAPI(t *testing.T) {
 		// 503 once, the job backs off and succeeds on its second run.
 		g.srv.FailNext(1)
 		before := len(g.srv.Calls())
-		if _, err := e.App.RevokeTicket(ctx, tid, "Fahrgeld erstattet"); err != nil {
+		if _, err := e.App.RevokeTicket(ctx, idempotency.Claim{}, tid, "Fahrgeld erstattet"); err != nil {
 			t.Fatal(err)
 		}
 		if len(g.srv.Calls()) != before {
@@ -200,7 +201,7 @@ func TestGoogleWalletAPI(t *testing.T) {
 		}
 		// A ticket never saved: its update finds no object (404) and is done.
 		_, tid3, _ := activatedTicket(t, e, e.LiveKey)
-		if _, err := e.App.RevokeTicket(ctx, tid3, "Fahrgeld erstattet"); err != nil {
+		if _, err := e.App.RevokeTicket(ctx, idempotency.Claim{}, tid3, "Fahrgeld erstattet"); err != nil {
 			t.Fatal(err)
 		}
 		js = settleJobs(t, e, passes.JobGoogleObject)
@@ -234,7 +235,7 @@ func TestGoogleSaveLinkWithoutAPI(t *testing.T) {
 			t.Errorf("fat object: %v", o)
 		}
 		t.Logf("fat save link: %d characters", len(link))
-		if _, err := e.App.RevokeTicket(context.Background(), tid, "Fahrgeld erstattet"); err != nil {
+		if _, err := e.App.RevokeTicket(context.Background(), idempotency.Claim{}, tid, "Fahrgeld erstattet"); err != nil {
 			t.Fatal(err)
 		}
 		if js := settleJobs(t, e, passes.JobGoogleObject); len(js) != 1 || js[0].State != jobs.StateDone {

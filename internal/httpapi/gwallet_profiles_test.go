@@ -8,6 +8,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/farebox/farebox/internal/idempotency"
 	"github.com/farebox/farebox/internal/apitest"
 	"github.com/farebox/farebox/internal/app/passes"
 	"github.com/farebox/farebox/internal/app/wallets"
@@ -218,7 +219,7 @@ func TestGoogleWalletBinaryBarcodes(t *testing.T) {
 			t.Fatal(err)
 		}
 		for _, tid := range tids {
-			if _, err := e.App.RevokeTicket(ctx, tid, "Fahrgeld erstattet"); err != nil {
+			if _, err := e.App.RevokeTicket(ctx, idempotency.Claim{}, tid, "Fahrgeld erstattet"); err != nil {
 				t.Fatal(err)
 			}
 		}

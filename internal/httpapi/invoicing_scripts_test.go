@@ -8,6 +8,7 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/farebox/farebox/internal/idempotency"
 	"github.com/farebox/farebox/internal/apitest"
 	"github.com/farebox/farebox/internal/invoicedoc"
 	"github.com/farebox/farebox/internal/invoicing"
@@ -151,7 +152,7 @@ func TestInvoicePDFRenderPanic(t *testing.T) {
 			t.Fatalf("files job after a render panic: %+v", js)
 		}
 		e.App.PDFRenderer = nil
-		if _, err := e.Console.RetryDeadJob(context.Background(), fmt.Sprint(js[0].ID)); err != nil {
+		if _, err := e.Console.RetryDeadJob(context.Background(), idempotency.Claim{}, fmt.Sprint(js[0].ID)); err != nil {
 			t.Fatal(err)
 		}
 		if n := runJobs(t, e); n != 1 {

@@ -7,6 +7,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/farebox/farebox/internal/idempotency"
 	"github.com/farebox/farebox/internal/apitest"
 	"github.com/farebox/farebox/internal/app/inspection"
 	"github.com/farebox/farebox/internal/app/wallets"
@@ -59,7 +60,7 @@ func TestRotatedKeyPublishedAhead(t *testing.T) {
 				_, tidX, _ := activatedTicket(t, e, e.LiveKey)
 				yesterday := keysJSON()
 				e.Clock.Advance(24 * time.Hour)
-				if _, err := e.App.RevokeTicket(ctx, tidX, "Fahrgeld erstattet"); err != nil {
+				if _, err := e.App.RevokeTicket(ctx, idempotency.Claim{}, tidX, "Fahrgeld erstattet"); err != nil {
 					t.Fatal(err)
 				}
 

@@ -5,6 +5,7 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/farebox/farebox/internal/idempotency"
 	"github.com/farebox/farebox/internal/account"
 	"github.com/farebox/farebox/internal/apitest"
 	"github.com/farebox/farebox/internal/httpapi"
@@ -50,7 +51,7 @@ func TestRateLimitHeadersOnEveryGroup(t *testing.T) {
 		{"customers", apitest.Req{Method: "POST", Path: "/v5/ticketing/customers.json", Body: map[string]any{"customer": map[string]any{"address_lines": []string{"A GmbH"}}}}, 201},
 	} {
 		// Each group gets a fresh key of the owning account, so its bucket is full.
-		k, err := e.Accounts.CreateKey(context.Background(), e.AccountID, account.Live)
+		k, err := e.Accounts.CreateKey(context.Background(), idempotency.Claim{}, e.AccountID, account.Live)
 		if err != nil {
 			t.Fatal(err)
 		}

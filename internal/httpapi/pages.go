@@ -253,7 +253,7 @@ func (s *Server) couponPage(w http.ResponseWriter, r *http.Request) error {
 // renewal) from the page's form, then back to the page (303). A refused
 // activation shows the page again with the reason.
 func (s *Server) couponActivate(w http.ResponseWriter, r *http.Request) error {
-	res, err := s.app.ActivateFromPage(r.Context(), r.PathValue("coupon_id"), r.PostForm)
+	res, err := s.app.ActivateFromPage(r.Context(), claimOf(r), r.PathValue("coupon_id"), r.PostForm)
 	if err == nil {
 		event := "coupon_activated"
 		if r.PostForm.Get("renew") != "" {
@@ -325,7 +325,9 @@ func (s *Server) adminSignIn(w http.ResponseWriter, r *http.Request) error {
 		title:  "signin.title",
 		failed: "signin.failed",
 		home:   "/admin/accounts",
-	}, func() (string, error) { return s.WebUsers.OperatorSignIn(r.Context(), s.Operator, user, password) })
+	}, func() (string, error) {
+		return s.WebUsers.OperatorSignIn(r.Context(), claimOf(r), s.Operator, user, password)
+	})
 }
 
 // signInPage is what the console's and the dashboard's sign-in differ in.
@@ -379,7 +381,7 @@ func (s *Server) adminSignOut(w http.ResponseWriter, r *http.Request) error {
 // cookie and sends the browser to the sign-in page at signIn.
 func (s *Server) signOut(w http.ResponseWriter, r *http.Request, signIn string) error {
 	sec := s.secure(r)
-	if err := s.WebUsers.SignOut(r.Context(), cookieValue(r, web.CookieName(sessionCookie, sec))); err != nil {
+	if err := s.WebUsers.SignOut(r.Context(), claimOf(r), cookieValue(r, web.CookieName(sessionCookie, sec))); err != nil {
 		return err
 	}
 	http.SetCookie(w, web.NewCookie(sessionCookie, "", sec, -1))
@@ -430,7 +432,7 @@ func (s *Server) adminCreateKey(w http.ResponseWriter, r *http.Request) error {
 	if err != nil {
 		return s.adminResult(w, r, err, "")
 	}
-	k, err := s.Accounts.CreateKey(r.Context(), r.PathValue("account_id"), env)
+	k, err := s.Accounts.CreateKey(r.Context(), claimOf(r), r.PathValue("account_id"), env)
 	if err != nil {
 		return s.adminResult(w, r, err, "")
 	}
@@ -439,13 +441,13 @@ func (s *Server) adminCreateKey(w http.ResponseWriter, r *http.Request) error {
 
 func (s *Server) adminRevokeKey(w http.ResponseWriter, r *http.Request) error {
 	// The form names the key's account too: a prefix never reaches past it.
-	n, err := s.Accounts.RevokeKeysOf(r.Context(), r.PostForm.Get("prefix"), r.PostForm.Get("account_id"))
+	n, err := s.Accounts.RevokeKeysOf(r.Context(), claimOf(r), r.PostForm.Get("prefix"), r.PostForm.Get("account_id"))
 	return s.adminResult(w, r, err, web.T(web.Language(r.Header.Get("Accept-Language")), "admin.key.done", n))
 }
 
 func (s *Server) adminGrant(w http.ResponseWriter, r *http.Request) error {
 	id := r.PostForm.Get("product_id")
-	err := s.Products.Grant(r.Context(), r.PathValue("account_id"), id)
+	err := s.Products.Grant(r.Context(), claimOf(r), r.PathValue("account_id"), id)
 	return s.adminResult(w, r, err, web.T(web.Language(r.Header.Get("Accept-Language")), "admin.grant.done", id))
 }
 
@@ -453,7 +455,7 @@ func (s *Server) adminGrant(w http.ResponseWriter, r *http.Request) error {
 // may remove the last one); the user's sessions end at once.
 func (s *Server) adminRemoveUser(w http.ResponseWriter, r *http.Request) error {
 	email := r.PostForm.Get("email")
-	err := s.WebUsers.RemoveDashboardUser(r.Context(), r.PathValue("account_id"), email)
+	err := s.WebUsers.RemoveDashboardUser(r.Context(), claimOf(r), r.PathValue("account_id"), email)
 	return s.adminResult(w, r, err, web.T(web.Language(r.Header.Get("Accept-Language")), "admin.users.removed", email))
 }
 
@@ -499,7 +501,7 @@ func (s *Server) adminJobs(w http.ResponseWriter, r *http.Request) error {
 }
 
 func (s *Server) adminRetryJob(w http.ResponseWriter, r *http.Request) error {
-	id, err := s.Console.RetryDeadJob(r.Context(), r.PathValue("job_id"))
+	id, err := s.Console.RetryDeadJob(r.Context(), claimOf(r), r.PathValue("job_id"))
 	if err != nil {
 		if k := apperr.KindOf(err); k == apperr.NotFound || k == apperr.Invalid {
 			return s.adminJobsPage(w, r, "dead", statusOf(k), web.Page{Error: apperr.As(err).Msg})

@@ -149,7 +149,7 @@ func (s *Server) idempotent(rt route, key string, buf *buffer, r *http.Request) 
 	}
 	// A claim outlives the request that holds it by one more request
 	// timeout (app.ClaimIdempotencyKey).
-	ctx, replay, err := s.app.ClaimIdempotencyKey(r.Context(), scope, key, hash, 2*s.RequestTimeout)
+	claim, replay, err := s.app.ClaimIdempotencyKey(r.Context(), scope, key, hash, 2*s.RequestTimeout)
 	if err != nil {
 		return err
 	}
@@ -161,13 +161,14 @@ func (s *Server) idempotent(rt route, key string, buf *buffer, r *http.Request) 
 		markUncounted(r, billingapp.ReasonReplay)
 		return nil
 	}
-	if herr := rt.h(buf, r.WithContext(app.TrackCommits(ctx))); herr != nil {
+	state(r).claim = claim
+	if herr := rt.h(buf, r.WithContext(app.CarryClaim(app.TrackCommits(r.Context()), claim))); herr != nil {
 		buf.reset()
 		s.writeError(buf, r, herr)
 	}
 	// Keep a request's outcome unless the service itself failed: a 5xx
 	// committed nothing, so the client may retry it with the same key.
-	ctx = context.WithoutCancel(r.Context())
+	ctx := context.WithoutCancel(r.Context())
 	if buf.status >= 500 {
 		return s.app.ReleaseIdempotencyKey(ctx, scope, key)
 	}

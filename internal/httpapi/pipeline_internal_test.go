@@ -13,6 +13,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/farebox/farebox/internal/idempotency"
 	"github.com/farebox/farebox/internal/account"
 	"github.com/farebox/farebox/internal/app"
 	"github.com/farebox/farebox/internal/app/accounts"
@@ -41,7 +42,7 @@ func newPipelineEnv(t *testing.T, engine store.Engine) pipelineEnv {
 	clk := clocktest.NewFixed(time.Date(2026, 6, 1, 12, 0, 0, 0, time.UTC))
 	a := app.New(app.Options{Store: st, Clock: clk})
 	keys := accounts.New(store.NewView[accounts.Queries](st), clk, "", 0)
-	k, err := keys.CreateAccount(context.Background(), "Pipeline", account.Live)
+	k, err := keys.CreateAccount(context.Background(), idempotency.Claim{}, "Pipeline", account.Live)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -62,7 +63,7 @@ func newPipelineEnv(t *testing.T, engine store.Engine) pipelineEnv {
 		calls++
 		mu.Unlock()
 		time.Sleep(20 * time.Millisecond) // widen the window for concurrent duplicates
-		ck, err := keys.CreateAccount(r.Context(), body.Name, account.Test)
+		ck, err := keys.CreateAccount(r.Context(), idempotency.Claim{}, body.Name, account.Test)
 		if err != nil {
 			return err
 		}

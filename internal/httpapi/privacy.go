@@ -25,7 +25,7 @@ func (s *Server) erasePersonalData(kind, param string) handlerFunc {
 		if err := decodeOptional(r, &erasureRequest{}); err != nil {
 			return err
 		}
-		out, err := s.Privacy.Erase(r.Context(), principalOf(r), kind, r.PathValue(param))
+		out, err := s.Privacy.Erase(r.Context(), claimOf(r), principalOf(r), kind, r.PathValue(param))
 		return writeResult(w, http.StatusOK, out, err)
 	}
 }

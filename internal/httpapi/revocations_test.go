@@ -9,6 +9,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/farebox/farebox/internal/idempotency"
 	"github.com/farebox/farebox/internal/apitest"
 	"github.com/farebox/farebox/internal/apperr"
 	"github.com/farebox/farebox/internal/barcode"
@@ -46,21 +47,21 @@ func TestRevocationFeed(t *testing.T) {
 
 		// Bad reasons and unknown tickets change nothing.
 		for _, reason := range []string{"", "   ", strings.Repeat("x", 201)} {
-			if _, err := e.App.RevokeTicket(ctx, revokedID, reason); apperr.As(err) == nil || apperr.As(err).Code != "invalid_revocation_reason" {
+			if _, err := e.App.RevokeTicket(ctx, idempotency.Claim{}, revokedID, reason); apperr.As(err) == nil || apperr.As(err).Code != "invalid_revocation_reason" {
 				t.Errorf("reason %q: %v", reason, err)
 			}
 		}
-		if _, err := e.App.RevokeTicket(ctx, "farebox-ticket-nope", "x"); apperr.KindOf(err) != apperr.NotFound {
+		if _, err := e.App.RevokeTicket(ctx, idempotency.Claim{}, "farebox-ticket-nope", "x"); apperr.KindOf(err) != apperr.NotFound {
 			t.Errorf("unknown ticket: %v", err)
 		}
 		if n, _ := e.Store.Read().CountRows(ctx, "revocations"); n != 0 {
 			t.Fatalf("%d feed entries after refusals", n)
 		}
 
-		if _, err := e.App.RevokeTicket(ctx, revokedID, "Fahrgeld erstattet <&>"); err != nil {
+		if _, err := e.App.RevokeTicket(ctx, idempotency.Claim{}, revokedID, "Fahrgeld erstattet <&>"); err != nil {
 			t.Fatal(err)
 		}
-		if _, err := e.App.RevokeTicket(ctx, revokedID, "again"); apperr.KindOf(err) != apperr.Conflict {
+		if _, err := e.App.RevokeTicket(ctx, idempotency.Claim{}, revokedID, "again"); apperr.KindOf(err) != apperr.Conflict {
 			t.Errorf("second revocation: %v", err)
 		}
 		coupon := order2["coupons"].([]any)[0].(map[string]any)["id"].(string)
@@ -150,7 +151,7 @@ func TestRevocationFeed(t *testing.T) {
 		e.Clock.Set(time.Date(2026, 7, 2, 0, 0, 0, 0, time.UTC))
 		_, _, late := monthlyCoupon(t, e) // July's ticket
 		lateID := str(late["id"])
-		if _, err := e.App.RevokeTicket(ctx, lateID, "Kulanz"); err != nil {
+		if _, err := e.App.RevokeTicket(ctx, idempotency.Claim{}, lateID, "Kulanz"); err != nil {
 			t.Fatal(err)
 		}
 		if n, _ := e.Store.Read().CountRows(ctx, "revocations"); n != 1 {
@@ -160,7 +161,7 @@ func TestRevocationFeed(t *testing.T) {
 			t.Errorf("after pruning: %+v", g.Feed)
 		}
 		// Revoking an already ended ticket makes it invalid without a feed entry.
-		if _, err := e.App.RevokeTicket(ctx, keptID, "ended anyway"); err != nil {
+		if _, err := e.App.RevokeTicket(ctx, idempotency.Claim{}, keptID, "ended anyway"); err != nil {
 			t.Fatal(err)
 		}
 		if g, _ := feed(""); g.Feed.LastSeq != 3 {
@@ -181,7 +182,7 @@ func TestRevocationFeedConcurrent(t *testing.T) {
 		}
 		errs := make(chan error, n)
 		for _, id := range ids {
-			go func() { _, err := e.App.RevokeTicket(t.Context(), id, "Kulanz"); errs <- err }()
+			go func() { _, err := e.App.RevokeTicket(t.Context(), idempotency.Claim{}, id, "Kulanz"); errs <- err }()
 		}
 		for range ids {
 			if err := <-errs; err != nil {

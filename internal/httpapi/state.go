@@ -32,6 +32,9 @@ type reqState struct {
 	attrEnv     app.Environment
 	// uncounted, when set, is why the request is not billed.
 	uncounted string
+	// claim is the Idempotency-Key the request holds (idempotent), the
+	// zero Claim without one.
+	claim app.Claim
 }
 
 type stateKey struct{}
@@ -54,6 +57,10 @@ func billTo(r *http.Request, o app.Owner) {
 	st := state(r)
 	st.attrAccount, st.attrEnv = o.AccountID, o.Environment
 }
+
+// claimOf is the Idempotency-Key claim the request holds, for the use case
+// whose write commits the request's change (the zero Claim: none).
+func claimOf(r *http.Request) app.Claim { return state(r).claim }
 
 // markUncounted records why this request is not billed (e.g. a session block).
 func markUncounted(r *http.Request, reason string) { state(r).uncounted = reason }

@@ -18,7 +18,7 @@ func (s *Server) createTestClock(w http.ResponseWriter, r *http.Request) error {
 	if err := decode(r, &req); err != nil {
 		return err
 	}
-	c, err := s.TestClocks.Create(r.Context(), principalOf(r), testclock.Request{FrozenTime: req.FrozenTime, Name: req.Name})
+	c, err := s.TestClocks.Create(r.Context(), claimOf(r), principalOf(r), testclock.Request{FrozenTime: req.FrozenTime, Name: req.Name})
 	return writeResult(w, http.StatusCreated, testclock.Response(c), err)
 }
 
@@ -45,11 +45,11 @@ func (s *Server) advanceTestClock(w http.ResponseWriter, r *http.Request) error 
 	if err := decode(r, &req); err != nil {
 		return err
 	}
-	c, err := s.TestClocks.Advance(r.Context(), principalOf(r), r.PathValue("test_clock_id"), req.FrozenTime)
+	c, err := s.TestClocks.Advance(r.Context(), claimOf(r), principalOf(r), r.PathValue("test_clock_id"), req.FrozenTime)
 	return writeResult(w, http.StatusOK, testclock.Response(c), err)
 }
 
 func (s *Server) deleteTestClock(w http.ResponseWriter, r *http.Request) error {
-	c, err := s.TestClocks.Delete(r.Context(), principalOf(r), r.PathValue("test_clock_id"))
+	c, err := s.TestClocks.Delete(r.Context(), claimOf(r), principalOf(r), r.PathValue("test_clock_id"))
 	return writeResult(w, http.StatusOK, testclock.DeletedResponse(c), err)
 }

@@ -26,7 +26,7 @@ func (s *Server) placeOrder(version int) handlerFunc {
 		if req.ProductIDs == nil {
 			return apperr.Validation("orders", CodeInvalidProductIDs, "/product_ids", "product_ids is required: an array of product ids")
 		}
-		out, err := s.app.PlaceOrderResponse(r.Context(), principalOf(r), app.OrderRequest{ProductIDs: req.ProductIDs,
+		out, err := s.app.PlaceOrderResponse(r.Context(), claimOf(r), principalOf(r), app.OrderRequest{ProductIDs: req.ProductIDs,
 			OptionalOrderReference: req.OptionalOrderReference, TestClock: req.TestClock}, version)
 		if err != nil {
 			return err
@@ -72,7 +72,7 @@ func (s *Server) restoreOrder(version int) handlerFunc {
 		if req.RestoreSecret == "" {
 			return apperr.Validation("restore", CodeRestoreSecretRequired, "/restore_secret", "restore_secret is required")
 		}
-		o, coupons, err := s.app.Restore(r.Context(), principalOf(r), r.PathValue("order_id"), app.RestoreRequest{RestoreSecret: req.RestoreSecret, CouponIDs: req.CouponIDs})
+		o, coupons, err := s.app.Restore(r.Context(), claimOf(r), principalOf(r), r.PathValue("order_id"), app.RestoreRequest{RestoreSecret: req.RestoreSecret, CouponIDs: req.CouponIDs})
 		if err != nil {
 			return err
 		}
@@ -141,7 +141,7 @@ func (s *Server) activateCoupon(version int) handlerFunc {
 				return apperr.Validation("activate", CodeInvalidReactivationKey, "/reactivation_key", "reactivation_key: must not be empty")
 			}
 		}
-		res, err := s.app.ActivateCoupon(r.Context(), r.PathValue("coupon_id"), in)
+		res, err := s.app.ActivateCoupon(r.Context(), claimOf(r), r.PathValue("coupon_id"), in)
 		if err != nil {
 			return err
 		}
@@ -188,7 +188,7 @@ func (s *Server) setTariffSettings(version int) handlerFunc {
 			}
 			ts = wrapped.TariffSettings
 		}
-		d, err := s.app.SetTariffSettings(r.Context(), r.PathValue("coupon_id"), ts)
+		d, err := s.app.SetTariffSettings(r.Context(), claimOf(r), r.PathValue("coupon_id"), ts)
 		if err != nil {
 			return err
 		}
@@ -241,7 +241,7 @@ func (s *Server) reorderSubscription(w http.ResponseWriter, r *http.Request) err
 	if req.SubscriptionCycleID != nil {
 		cycle = *req.SubscriptionCycleID
 	}
-	if err := s.app.Reorder(r.Context(), principalOf(r), r.PathValue("subscription_id"), cycle); err != nil {
+	if err := s.app.Reorder(r.Context(), claimOf(r), principalOf(r), r.PathValue("subscription_id"), cycle); err != nil {
 		return err
 	}
 	s.Metrics.Event("subscription_reordered", string(principalOf(r).Environment), 1)
@@ -249,7 +249,7 @@ func (s *Server) reorderSubscription(w http.ResponseWriter, r *http.Request) err
 }
 
 func (s *Server) cancelSubscription(w http.ResponseWriter, r *http.Request) error {
-	cancelled, err := s.app.CancelSubscription(r.Context(), principalOf(r), r.PathValue("subscription_id"))
+	cancelled, err := s.app.CancelSubscription(r.Context(), claimOf(r), principalOf(r), r.PathValue("subscription_id"))
 	if err != nil {
 		return err
 	}

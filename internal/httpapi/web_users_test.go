@@ -7,6 +7,7 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/farebox/farebox/internal/idempotency"
 	"github.com/farebox/farebox/internal/account"
 	"github.com/farebox/farebox/internal/apitest"
 	"github.com/farebox/farebox/internal/app/webusers"
@@ -70,7 +71,7 @@ func TestDashboardUsersAndSessions(t *testing.T) {
 		// The users page lists the account's users only.
 		b := dashSignedIn(t, e, "bob@partner.example")
 		c := dashSignedIn(t, e, "carol@partner.example")
-		bobLink, err := e.WebUsers.InviteDashboardUser(ctx, e.AccountID, "bob@partner.example") // unused when bob is removed
+		bobLink, err := e.WebUsers.InviteDashboardUser(ctx, idempotency.Claim{}, e.AccountID, "bob@partner.example") // unused when bob is removed
 		if err != nil {
 			t.Fatal(err)
 		}

@@ -13,7 +13,7 @@ func (s *Server) createWebhookEndpoint(w http.ResponseWriter, r *http.Request) e
 	if err := decode(r, &req); err != nil {
 		return err
 	}
-	out, err := s.Webhooks.CreateEndpoint(r.Context(), principalOf(r), req)
+	out, err := s.Webhooks.CreateEndpoint(r.Context(), claimOf(r), principalOf(r), req)
 	return writeResult(w, http.StatusCreated, out, err)
 }
 
@@ -35,12 +35,12 @@ func (s *Server) updateWebhookEndpoint(w http.ResponseWriter, r *http.Request) e
 	if err := decode(r, &req); err != nil {
 		return err
 	}
-	out, err := s.Webhooks.UpdateEndpoint(r.Context(), principalOf(r), r.PathValue("endpoint_id"), req)
+	out, err := s.Webhooks.UpdateEndpoint(r.Context(), claimOf(r), principalOf(r), r.PathValue("endpoint_id"), req)
 	return writeResult(w, http.StatusOK, out, err)
 }
 
 func (s *Server) deleteWebhookEndpoint(w http.ResponseWriter, r *http.Request) error {
-	out, err := s.Webhooks.DeleteEndpoint(r.Context(), principalOf(r), r.PathValue("endpoint_id"))
+	out, err := s.Webhooks.DeleteEndpoint(r.Context(), claimOf(r), principalOf(r), r.PathValue("endpoint_id"))
 	return writeResult(w, http.StatusOK, out, err)
 }
 
@@ -54,7 +54,7 @@ func (s *Server) rotateWebhookSecret(w http.ResponseWriter, r *http.Request) err
 	if err := decodeOptional(r, &req); err != nil {
 		return err
 	}
-	out, err := s.Webhooks.RotateSecret(r.Context(), principalOf(r), r.PathValue("endpoint_id"), req.OverlapSeconds)
+	out, err := s.Webhooks.RotateSecret(r.Context(), claimOf(r), principalOf(r), r.PathValue("endpoint_id"), req.OverlapSeconds)
 	return writeResult(w, http.StatusOK, out, err)
 }
 
@@ -77,6 +77,6 @@ func (s *Server) redeliverWebhook(w http.ResponseWriter, r *http.Request) error 
 	if err := decode(r, &req); err != nil {
 		return err
 	}
-	out, err := s.Webhooks.Redeliver(r.Context(), principalOf(r), r.PathValue("endpoint_id"), req.EventID)
+	out, err := s.Webhooks.Redeliver(r.Context(), claimOf(r), principalOf(r), r.PathValue("endpoint_id"), req.EventID)
 	return writeResult(w, http.StatusAccepted, out, err)
 }

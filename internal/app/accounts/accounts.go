@@ -112,13 +112,13 @@ type CreatedKey struct {
 }
 
 // CreateAccount creates an account named name with one key for env.
-func (s *Service) CreateAccount(ctx context.Context, name string, env account.Environment) (CreatedKey, error) {
+func (s *Service) CreateAccount(ctx context.Context, claim idempotency.Claim, name string, env account.Environment) (CreatedKey, error) {
 	if name == "" {
 		return CreatedKey{}, apperr.E("app.CreateAccount", apperr.Invalid, CodeNameRequired, "an account needs a name")
 	}
 	acc := account.Account{ID: s.IDs.New("account"), Name: name, CreatedAt: s.Clock.Now()}
 	var out CreatedKey
-	err := s.DB.WriteClaimed(ctx, idempotency.ClaimOf(ctx), func(q Queries) error {
+	err := s.DB.WriteClaimed(ctx, claim, func(q Queries) error {
 		if err := q.CreateAccount(ctx, acc); err != nil {
 			return err
 		}
@@ -130,9 +130,9 @@ func (s *Service) CreateAccount(ctx context.Context, name string, env account.En
 }
 
 // CreateKey adds a key for env to an existing account.
-func (s *Service) CreateKey(ctx context.Context, accountID string, env account.Environment) (CreatedKey, error) {
+func (s *Service) CreateKey(ctx context.Context, claim idempotency.Claim, accountID string, env account.Environment) (CreatedKey, error) {
 	var out CreatedKey
-	err := s.DB.WriteClaimed(ctx, idempotency.ClaimOf(ctx), func(q Queries) error {
+	err := s.DB.WriteClaimed(ctx, claim, func(q Queries) error {
 		if _, err := q.Account(ctx, accountID); err != nil {
 			return err
 		}
@@ -154,8 +154,8 @@ func (s *Service) addKey(ctx context.Context, q Queries, accountID string, env a
 
 // RevokeKeys revokes the active keys whose visible prefix starts with
 // prefix, of any one account (RevokeKeysOf with no account).
-func (s *Service) RevokeKeys(ctx context.Context, prefix string) (int64, error) {
-	return s.RevokeKeysOf(ctx, prefix, "")
+func (s *Service) RevokeKeys(ctx context.Context, claim idempotency.Claim, prefix string) (int64, error) {
+	return s.RevokeKeysOf(ctx, claim, prefix, "")
 }
 
 // KeyMatch is an active key a revocation by prefix names.
@@ -207,9 +207,9 @@ func keysWithPrefix(ctx context.Context, q Queries, prefix, accountID string) ([
 // prefix, of accountID ("" for any account). A prefix matching keys of more
 // than one account revokes nothing (Conflict): one prefix is meant to name
 // one partner's key, so the caller names the account.
-func (s *Service) RevokeKeysOf(ctx context.Context, prefix, accountID string) (int64, error) {
+func (s *Service) RevokeKeysOf(ctx context.Context, claim idempotency.Claim, prefix, accountID string) (int64, error) {
 	var n int64
-	err := s.DB.WriteClaimed(ctx, idempotency.ClaimOf(ctx), func(q Queries) error {
+	err := s.DB.WriteClaimed(ctx, claim, func(q Queries) error {
 		keys, err := keysWithPrefix(ctx, q, prefix, accountID)
 		if err != nil {
 			return err
@@ -287,8 +287,8 @@ type DashboardKey struct {
 
 // RevokeDashboardKey revokes the key id of the account in env (NotFound
 // for a key of another account or environment).
-func (s *Service) RevokeDashboardKey(ctx context.Context, accountID string, env account.Environment, id string) error {
-	err := s.DB.WriteClaimed(ctx, idempotency.ClaimOf(ctx), func(q Queries) error { return q.RevokeAccountKey(ctx, accountID, env, id, s.Clock.Now()) })
+func (s *Service) RevokeDashboardKey(ctx context.Context, claim idempotency.Claim, accountID string, env account.Environment, id string) error {
+	err := s.DB.WriteClaimed(ctx, claim, func(q Queries) error { return q.RevokeAccountKey(ctx, accountID, env, id, s.Clock.Now()) })
 	if err == nil {
 		s.authMu.Lock()
 		s.auth = map[account.KeyDigest]authEntry{}

@@ -5,6 +5,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/farebox/farebox/internal/idempotency"
 	"github.com/farebox/farebox/internal/app/accounts"
 
 	"github.com/farebox/farebox/internal/account"
@@ -36,7 +37,7 @@ func TestKeysDirectly(t *testing.T) {
 		other := accounts.New(db, clk, "farebox", time.Minute)
 
 		name := "Ω Verkehrsverbund 東京 عربى שלום 🚆"
-		k, err := one.CreateAccount(ctx, name, account.Live)
+		k, err := one.CreateAccount(ctx, idempotency.Claim{}, name, account.Live)
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -44,13 +45,13 @@ func TestKeysDirectly(t *testing.T) {
 		if err != nil || p.AccountID != k.AccountID || p.AccountName != name || p.Environment != account.Live {
 			t.Fatalf("Authenticate = %+v, %v", p, err)
 		}
-		if _, err := one.CreateAccount(ctx, "", account.Live); code(err) != accounts.CodeNameRequired {
+		if _, err := one.CreateAccount(ctx, idempotency.Claim{}, "", account.Live); code(err) != accounts.CodeNameRequired {
 			t.Errorf("no name: %v", err)
 		}
 		if _, err := one.Authenticate(ctx, "fbx_live_nope"); code(err) != accounts.CodeInvalidAPIKey {
 			t.Errorf("malformed key: %v", err)
 		}
-		tk, err := one.CreateKey(ctx, k.AccountID, account.Test)
+		tk, err := one.CreateKey(ctx, idempotency.Claim{}, k.AccountID, account.Test)
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -59,14 +60,14 @@ func TestKeysDirectly(t *testing.T) {
 			t.Fatalf("DashboardKeys = %+v, %v", keys, err)
 		}
 
-		k2, err := one.CreateAccount(ctx, "Other", account.Live)
+		k2, err := one.CreateAccount(ctx, idempotency.Claim{}, "Other", account.Live)
 		if err != nil {
 			t.Fatal(err)
 		}
-		if err := one.RevokeDashboardKey(ctx, k2.AccountID, account.Test, keys[0].ID); apperr.KindOf(err) != apperr.NotFound {
+		if err := one.RevokeDashboardKey(ctx, idempotency.Claim{}, k2.AccountID, account.Test, keys[0].ID); apperr.KindOf(err) != apperr.NotFound {
 			t.Errorf("revoking another account's key: %v", err)
 		}
-		if _, err := one.RevokeKeys(ctx, "fbx_live_"); code(err) != accounts.CodeInvalidKeyPrefix {
+		if _, err := one.RevokeKeys(ctx, idempotency.Claim{}, "fbx_live_"); code(err) != accounts.CodeInvalidKeyPrefix {
 			t.Errorf("short prefix: %v", err)
 		}
 
@@ -77,7 +78,7 @@ func TestKeysDirectly(t *testing.T) {
 		if _, err := one.Authenticate(ctx, tk.Secret); err != nil {
 			t.Fatal(err)
 		}
-		if err := one.RevokeDashboardKey(ctx, k.AccountID, account.Test, keys[0].ID); err != nil {
+		if err := one.RevokeDashboardKey(ctx, idempotency.Claim{}, k.AccountID, account.Test, keys[0].ID); err != nil {
 			t.Fatal(err)
 		}
 		if _, err := one.Authenticate(ctx, tk.Secret); code(err) != accounts.CodeInvalidAPIKey {
@@ -112,7 +113,7 @@ func twoAccounts(t *testing.T, s *store.Store) *keys {
 	k := &keys{ctx: context.Background(), clk: clocktest.NewFixed(time.Date(2026, 6, 15, 10, 0, 30, 0, time.UTC)), secret: map[string]string{}}
 	k.svc = accounts.New(store.NewView[accounts.Queries](s), k.clk, "farebox", 0)
 	for _, name := range []string{"عربى שלום", "東京 🚆"} {
-		c, err := k.svc.CreateAccount(k.ctx, name, account.Live)
+		c, err := k.svc.CreateAccount(k.ctx, idempotency.Claim{}, name, account.Live)
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -177,7 +178,7 @@ func TestRevokeKeysByPrefix(t *testing.T) {
 			if c.prefix == "fbx_test_SHARED02" {
 				by = cached
 			}
-			n, err := by.RevokeKeysOf(k.ctx, c.prefix, c.account)
+			n, err := by.RevokeKeysOf(k.ctx, idempotency.Claim{}, c.prefix, c.account)
 			if n != c.n || code(err) != c.code {
 				t.Errorf("revoke %s of %q: %d, %v; want %d, %q", c.prefix, c.account, n, err, c.n, c.code)
 			}
@@ -197,7 +198,7 @@ func TestRevokeKeyTwins(t *testing.T) {
 		k := twoAccounts(t, s)
 		done := make(chan error)
 		for range 2 {
-			go func() { done <- k.svc.RevokeDashboardKey(k.ctx, k.a, account.Test, "key_fbx_test_SHARED01a") }()
+			go func() { done <- k.svc.RevokeDashboardKey(k.ctx, idempotency.Claim{}, k.a, account.Test, "key_fbx_test_SHARED01a") }()
 		}
 		won, lost := 0, 0
 		for _, err := range []error{<-done, <-done} {
@@ -211,7 +212,7 @@ func TestRevokeKeyTwins(t *testing.T) {
 		if won != 1 || lost != 1 {
 			t.Errorf("%d twin revocations won, %d found no active key", won, lost)
 		}
-		if _, err := k.svc.CreateKey(k.ctx, "account_unknown", account.Live); apperr.KindOf(err) != apperr.NotFound {
+		if _, err := k.svc.CreateKey(k.ctx, idempotency.Claim{}, "account_unknown", account.Live); apperr.KindOf(err) != apperr.NotFound {
 			t.Errorf("a key for an unknown account: %v", err)
 		}
 	})

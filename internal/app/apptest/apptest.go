@@ -19,6 +19,7 @@ import (
 	"github.com/farebox/farebox/internal/catalog"
 	"github.com/farebox/farebox/internal/clock/clocktest"
 	"github.com/farebox/farebox/internal/config/configtest"
+	"github.com/farebox/farebox/internal/idempotency"
 	"github.com/farebox/farebox/internal/store"
 	"github.com/farebox/farebox/internal/store/storetest"
 	"github.com/farebox/farebox/internal/ticketing"
@@ -52,7 +53,7 @@ func New(t testing.TB, engine store.Engine) *Bundle {
 		t.Fatalf("load catalog: %v", err)
 	}
 	keys := accounts.New(store.NewView[accounts.Queries](s), clk, "farebox", 0)
-	k, err := keys.CreateAccount(b.Ctx, "Partner GmbH", account.Live)
+	k, err := keys.CreateAccount(b.Ctx, idempotency.Claim{}, "Partner GmbH", account.Live)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -115,7 +116,7 @@ func (b *Bundle) inBerlin(pr *catalog.Product) bool {
 // Order places an order of productIDs for the live account.
 func (b *Bundle) Order(t testing.TB, productIDs ...string) ticketing.Order {
 	t.Helper()
-	o, err := b.App.PlaceOrder(b.Ctx, b.Live, app.OrderRequest{ProductIDs: productIDs})
+	o, err := b.App.PlaceOrder(b.Ctx, idempotency.Claim{}, b.Live, app.OrderRequest{ProductIDs: productIDs})
 	if err != nil {
 		t.Fatalf("order %v: %v", productIDs, err)
 	}
@@ -136,7 +137,7 @@ func Activation(tariff string) app.ActivationRequest {
 // Activate activates a coupon with Activation(tariff) and returns its ticket id.
 func (b *Bundle) Activate(t testing.TB, couponID, tariff string) string {
 	t.Helper()
-	act, err := b.App.ActivateCoupon(b.Ctx, couponID, Activation(tariff))
+	act, err := b.App.ActivateCoupon(b.Ctx, idempotency.Claim{}, couponID, Activation(tariff))
 	if err != nil {
 		t.Fatalf("activate %s: %v", couponID, err)
 	}

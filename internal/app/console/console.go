@@ -176,12 +176,12 @@ func (s *Service) Jobs(ctx context.Context, state string) ([]AdminJob, map[strin
 }
 
 // RetryDeadJob makes the dead job id ready to run again now.
-func (s *Service) RetryDeadJob(ctx context.Context, id string) (int64, error) {
+func (s *Service) RetryDeadJob(ctx context.Context, claim idempotency.Claim, id string) (int64, error) {
 	n, err := strconv.ParseInt(id, 10, 64)
 	if err != nil || n <= 0 {
 		return 0, apperr.Validation("app.RetryDeadJob", CodeInvalidJobID, "job_id", "job_id: a positive integer")
 	}
-	err = s.DB.WriteClaimed(ctx, idempotency.ClaimOf(ctx), func(q Queries) error { return q.RetryDeadJob(ctx, n, s.Clock.Now()) })
+	err = s.DB.WriteClaimed(ctx, claim, func(q Queries) error { return q.RetryDeadJob(ctx, n, s.Clock.Now()) })
 	if err == nil {
 		s.notify()
 	}

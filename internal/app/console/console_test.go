@@ -8,6 +8,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/farebox/farebox/internal/idempotency"
 	"github.com/farebox/farebox/internal/app/console"
 
 	"github.com/farebox/farebox/internal/account"
@@ -43,7 +44,7 @@ func TestConsoleJobs(t *testing.T) {
 			t.Errorf("bad state: %v", err)
 		}
 		for _, id := range []string{"0", "-1", "x", "١"} {
-			if _, err := c.RetryDeadJob(ctx, id); field(err) != console.CodeInvalidJobID+" job_id" {
+			if _, err := c.RetryDeadJob(ctx, idempotency.Claim{}, id); field(err) != console.CodeInvalidJobID+" job_id" {
 				t.Errorf("job id %q: %v", id, err)
 			}
 		}
@@ -125,14 +126,14 @@ func TestConsoleRetryDeadJob(t *testing.T) {
 			strconv.FormatInt(ready, 10): apperr.NotFound, strconv.FormatInt(done, 10): apperr.NotFound,
 			"9223372036854775807": apperr.NotFound, "9223372036854775808": apperr.Unprocessable,
 		} {
-			if _, err := c.RetryDeadJob(ctx, id); apperr.KindOf(err) != want {
+			if _, err := c.RetryDeadJob(ctx, idempotency.Claim{}, id); apperr.KindOf(err) != want {
 				t.Errorf("retry of job %s: %v, want %v", id, err, want)
 			}
 		}
 		results := make(chan error)
 		for range 2 {
 			go func() {
-				_, err := c.RetryDeadJob(ctx, strconv.FormatInt(dead, 10))
+				_, err := c.RetryDeadJob(ctx, idempotency.Claim{}, strconv.FormatInt(dead, 10))
 				results <- err
 			}()
 		}

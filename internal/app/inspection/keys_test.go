@@ -5,6 +5,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/farebox/farebox/internal/idempotency"
 	"github.com/farebox/farebox/internal/app"
 	"github.com/farebox/farebox/internal/app/apptest"
 	"github.com/farebox/farebox/internal/app/inspection"
@@ -52,7 +53,7 @@ func TestRevokeKeyWithManyTickets(t *testing.T) {
 			wg.Add(1)
 			go func() {
 				defer wg.Done()
-				act, err := b.App.ActivateCoupon(b.Ctx, c.ID, apptest.Activation(""))
+				act, err := b.App.ActivateCoupon(b.Ctx, idempotency.Claim{}, c.ID, apptest.Activation(""))
 				if err != nil {
 					t.Errorf("activation during the revocation: %v", err)
 					return

@@ -44,12 +44,12 @@ var erasedEvent = map[string]event.Type{SubjectCoupon: event.CouponErased, Subje
 // ends. Events about the subject are redacted, the stored answers naming
 // it that hold personal data are removed, and a <subject>.erased event,
 // carrying this answer, is written.
-func (s *Service) Erase(ctx context.Context, p account.Principal, kind, id string) (ErasureJSON, error) {
+func (s *Service) Erase(ctx context.Context, claim idempotency.Claim, p account.Principal, kind, id string) (ErasureJSON, error) {
 	const op = "app.ErasePersonalData"
 	now := s.Clock.Now()
 	out := ErasureJSON{Object: "personal_data_erasure", Subject: subjectJSON{kind, id}, Environment: string(p.Environment),
 		RequestedAt: kit.Timestamp(now), Classes: []erasureClass{}}
-	err := s.tx(ctx, idempotency.ClaimOf(ctx), func(q Queries, w Work) error {
+	err := s.tx(ctx, claim, func(q Queries, w Work) error {
 		switch kind {
 		case SubjectCoupon:
 			if err := q.LockCoupon(ctx, id); err != nil {

@@ -8,6 +8,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/farebox/farebox/internal/idempotency"
 	"github.com/farebox/farebox/internal/app/privacy"
 	"github.com/farebox/farebox/internal/retention"
 	"github.com/farebox/farebox/internal/store"
@@ -26,13 +27,13 @@ func TestRunRetentionErasesWhatIsPast(t *testing.T) {
 		// A month of the subscription, cancelled at once (it ends with
 		// July), and a customer restricted to its invoice's duty.
 		month := b.order(t, true).Coupons[0]
-		if _, err := b.app.CancelSubscription(b.ctx, b.live, *month.SubscriptionID); err != nil {
+		if _, err := b.app.CancelSubscription(b.ctx, idempotency.Claim{}, b.live, *month.SubscriptionID); err != nil {
 			t.Fatal(err)
 		}
 		monthC, monthT := b.activate(t, month.ID, "Monat")
 		billed := b.customer(t, "Muster GmbH")
 		b.invoiced(t, billed.ID)
-		if _, err := b.priv.Erase(b.ctx, b.live, privacy.SubjectCustomer, billed.ID); err != nil {
+		if _, err := b.priv.Erase(b.ctx, idempotency.Claim{}, b.live, privacy.SubjectCustomer, billed.ID); err != nil {
 			t.Fatal(err)
 		}
 		// In August the subscription has ended (subscription.ended); then a

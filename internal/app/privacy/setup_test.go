@@ -7,6 +7,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/farebox/farebox/internal/idempotency"
 	"github.com/farebox/farebox/internal/account"
 	"github.com/farebox/farebox/internal/app"
 	"github.com/farebox/farebox/internal/app/accounts"
@@ -63,7 +64,7 @@ func newBed(t *testing.T, engine store.Engine, o privacy.Options, db func(privac
 		t.Fatalf("load catalog: %v", err)
 	}
 	keys := accounts.New(store.NewView[accounts.Queries](s), clk, "farebox", 0)
-	k, err := keys.CreateAccount(b.ctx, "Partner GmbH", account.Live)
+	k, err := keys.CreateAccount(b.ctx, idempotency.Claim{}, "Partner GmbH", account.Live)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -105,7 +106,7 @@ func (b *bed) product(t *testing.T, subscription bool) string {
 // order places an order of one product for the live principal.
 func (b *bed) order(t *testing.T, subscription bool) ticketing.Order {
 	t.Helper()
-	o, err := b.app.PlaceOrder(b.ctx, b.live, app.OrderRequest{ProductIDs: []string{b.product(t, subscription)}})
+	o, err := b.app.PlaceOrder(b.ctx, idempotency.Claim{}, b.live, app.OrderRequest{ProductIDs: []string{b.product(t, subscription)}})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -133,7 +134,7 @@ func (b *bed) activate(t *testing.T, id, first string) (ticketing.Coupon, ticket
 	if b.coupon(t, id).SubscriptionID != nil {
 		req.TariffSettings = json.RawMessage(berlinTariff)
 	}
-	act, err := b.app.ActivateCoupon(b.ctx, id, req)
+	act, err := b.app.ActivateCoupon(b.ctx, idempotency.Claim{}, id, req)
 	if err != nil {
 		t.Fatalf("activate: %v", err)
 	}

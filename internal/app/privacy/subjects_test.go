@@ -5,6 +5,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/farebox/farebox/internal/idempotency"
 	"github.com/farebox/farebox/internal/account"
 	"github.com/farebox/farebox/internal/app/privacy"
 	"github.com/farebox/farebox/internal/apperr"
@@ -78,7 +79,7 @@ func TestEraseCoupon(t *testing.T) {
 		single, tk := b.ticketFor(t, "Erika", false)
 		_, kept := b.ticketFor(t, "Max", false)
 
-		er, err := b.priv.Erase(b.ctx, b.live, privacy.SubjectCoupon, single.ID)
+		er, err := b.priv.Erase(b.ctx, idempotency.Claim{}, b.live, privacy.SubjectCoupon, single.ID)
 		if err != nil || er.Object != "personal_data_erasure" || len(er.Classes) != 2 {
 			t.Fatalf("erase: %s %v", testtool.JSON(t, er), err)
 		}
@@ -111,7 +112,7 @@ func TestEraseCoupon(t *testing.T) {
 			t.Errorf("another ticket changed: %s", got.IdentificationMedium)
 		}
 
-		_, err = b.priv.Erase(b.ctx, b.live, privacy.SubjectCoupon, single.ID)
+		_, err = b.priv.Erase(b.ctx, idempotency.Claim{}, b.live, privacy.SubjectCoupon, single.ID)
 		wantCode(t, err, apperr.Conflict, privacy.CodeAlreadyErased)
 		_, err = b.priv.Export(b.ctx, b.live, privacy.SubjectCoupon, single.ID)
 		wantCode(t, err, apperr.Conflict, privacy.CodeAlreadyErased)
@@ -124,7 +125,7 @@ func TestEraseCoupon(t *testing.T) {
 func TestEraseSubscription(t *testing.T) {
 	eachEngine(t, privacy.Options{}, func(t *testing.T, b *bed) {
 		month, mt := b.ticketFor(t, "Max", true)
-		if _, err := b.priv.Erase(b.ctx, b.live, privacy.SubjectSubscription, *month.SubscriptionID); err != nil {
+		if _, err := b.priv.Erase(b.ctx, idempotency.Claim{}, b.live, privacy.SubjectSubscription, *month.SubscriptionID); err != nil {
 			t.Fatal(err)
 		}
 		if c := b.coupon(t, month.ID); c.TariffSettings != nil {
@@ -133,7 +134,7 @@ func TestEraseSubscription(t *testing.T) {
 		if got := b.ticket(t, mt.ID); got.MediumHash != store.ErasedMediumHash || got.TariffSettings != nil {
 			t.Errorf("ticket kept: %s %s", got.IdentificationMedium, got.TariffSettings)
 		}
-		_, err := b.priv.Erase(b.ctx, b.live, privacy.SubjectCoupon, month.ID)
+		_, err := b.priv.Erase(b.ctx, idempotency.Claim{}, b.live, privacy.SubjectCoupon, month.ID)
 		wantCode(t, err, apperr.Conflict, privacy.CodeAlreadyErased)
 	})
 }
@@ -147,7 +148,7 @@ func TestEraseCustomer(t *testing.T) {
 		billed := b.customer(t, "Muster GmbH")
 		b.invoiced(t, billed.ID)
 
-		er, err := b.priv.Erase(b.ctx, b.live, privacy.SubjectCustomer, lonely.ID)
+		er, err := b.priv.Erase(b.ctx, idempotency.Claim{}, b.live, privacy.SubjectCustomer, lonely.ID)
 		if err != nil || testtool.JSON(t, er.Classes) != `[{"class":"billing_records","state":"erased","until":null,"records":[{"type":"customer","id":"`+lonely.ID+`"}]}]` {
 			t.Fatalf("customer without documents: %s %v", testtool.JSON(t, er), err)
 		}
@@ -155,7 +156,7 @@ func TestEraseCustomer(t *testing.T) {
 			t.Errorf("stored address after erasure: %v", c.AddressLines)
 		}
 
-		er, err = b.priv.Erase(b.ctx, b.live, privacy.SubjectCustomer, billed.ID)
+		er, err = b.priv.Erase(b.ctx, idempotency.Claim{}, b.live, privacy.SubjectCustomer, billed.ID)
 		if err != nil || len(er.Classes) != 2 || !strings.HasPrefix(testtool.JSON(t, er.Classes[0]), `{"class":"billing_records","state":"restricted","until":"`+endOf2034+`","records":[{"type":"customer"`) {
 			t.Fatalf("customer with an invoice: %s %v", testtool.JSON(t, er), err)
 		}
@@ -165,7 +166,7 @@ func TestEraseCustomer(t *testing.T) {
 		if s := b.eventsAbout(t, billed.ID); !strings.Contains(s, `"personal_data_erasure"`) || strings.Contains(s, "Muster GmbH") {
 			t.Errorf("events about the customer: %s", s)
 		}
-		_, err = b.priv.Erase(b.ctx, b.live, privacy.SubjectCustomer, billed.ID)
+		_, err = b.priv.Erase(b.ctx, idempotency.Claim{}, b.live, privacy.SubjectCustomer, billed.ID)
 		if e := wantCode(t, err, apperr.Conflict, privacy.CodeAlreadyErased); !strings.Contains(e.Msg, endOf2034) {
 			t.Errorf("second erasure: %s", e.Msg)
 		}

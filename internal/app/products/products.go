@@ -143,7 +143,7 @@ func (s *Service) Import(ctx context.Context, f *catalog.File) error {
 }
 
 // Grant lets an account order a restricted product (the job ticket).
-func (s *Service) Grant(ctx context.Context, accountID, productID string) error {
+func (s *Service) Grant(ctx context.Context, claim idempotency.Claim, accountID, productID string) error {
 	p, ok := s.Catalog().Product(productID)
 	if !ok {
 		return apperr.NotFoundf("products.Grant", CodeProductNotFound)
@@ -151,7 +151,7 @@ func (s *Service) Grant(ctx context.Context, accountID, productID string) error 
 	if !p.Restricted {
 		return apperr.E("products.Grant", apperr.Unprocessable, CodeProductNotRestricted, "the product is sold to every account; no grant needed")
 	}
-	return s.DB.WriteClaimed(ctx, idempotency.ClaimOf(ctx), func(q Queries) error {
+	return s.DB.WriteClaimed(ctx, claim, func(q Queries) error {
 		if _, err := q.Account(ctx, accountID); err != nil {
 			return err
 		}

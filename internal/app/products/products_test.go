@@ -6,6 +6,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/farebox/farebox/internal/idempotency"
 	"github.com/farebox/farebox/internal/account"
 	"github.com/farebox/farebox/internal/app/products"
 	"github.com/farebox/farebox/internal/apperr"
@@ -206,7 +207,7 @@ func TestSearchAndGrants(t *testing.T) {
 				t.Errorf("%s without a grant: %v", name, f)
 			}
 		}
-		if err := svc.Grant(ctx, granted.AccountID, job); err != nil {
+		if err := svc.Grant(ctx, idempotency.Claim{}, granted.AccountID, job); err != nil {
 			t.Fatal(err)
 		}
 		for name := range searches {
@@ -238,9 +239,9 @@ func TestSearchAndGrants(t *testing.T) {
 				_, err := svc.SearchByBoundingBox(ctx, granted, products.Rect{MinLat: 40, MinLon: 0, MaxLat: 55, MaxLon: 10})
 				return err
 			}()},
-			{"grant of an unknown product", products.CodeProductNotFound, apperr.NotFound, svc.Grant(ctx, granted.AccountID, "farebox-product-nope")},
-			{"grant of a product sold to all", products.CodeProductNotRestricted, apperr.Unprocessable, svc.Grant(ctx, granted.AccountID, single)},
-			{"grant to an unknown account", "", apperr.NotFound, svc.Grant(ctx, "acc_nope", job)},
+			{"grant of an unknown product", products.CodeProductNotFound, apperr.NotFound, svc.Grant(ctx, idempotency.Claim{}, granted.AccountID, "farebox-product-nope")},
+			{"grant of a product sold to all", products.CodeProductNotRestricted, apperr.Unprocessable, svc.Grant(ctx, idempotency.Claim{}, granted.AccountID, single)},
+			{"grant to an unknown account", "", apperr.NotFound, svc.Grant(ctx, idempotency.Claim{}, "acc_nope", job)},
 			{"unknown product", products.CodeProductNotFound, apperr.NotFound, func() error { _, err := svc.Product("nope"); return err }()},
 			{"unknown area", products.CodeAreaNotFound, apperr.NotFound, func() error { _, err := svc.Area("nope"); return err }()},
 		} {

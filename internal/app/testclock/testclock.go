@@ -100,7 +100,7 @@ func frozenTime(op, v string, min time.Time) (time.Time, error) {
 }
 
 // Create creates a clock standing at the requested time.
-func (s *Service) Create(ctx context.Context, p account.Principal, req Request) (ticketing.TestClock, error) {
+func (s *Service) Create(ctx context.Context, claim idempotency.Claim, p account.Principal, req Request) (ticketing.TestClock, error) {
 	const op = "app.CreateTestClock"
 	if err := testMode(op, p); err != nil {
 		return ticketing.TestClock{}, err
@@ -116,7 +116,7 @@ func (s *Service) Create(ctx context.Context, p account.Principal, req Request) 
 	}
 	c := ticketing.TestClock{ID: s.IDs.New("clock"), AccountID: p.AccountID, Environment: p.Environment, Name: req.Name,
 		FrozenTime: t, Status: ticketing.TestClockReady, CreatedAt: now}
-	return c, s.DB.WriteClaimed(ctx, idempotency.ClaimOf(ctx), func(q Queries) error { return q.InsertTestClock(ctx, c) })
+	return c, s.DB.WriteClaimed(ctx, claim, func(q Queries) error { return q.InsertTestClock(ctx, c) })
 }
 
 // Get returns one of the caller's clocks.
@@ -146,7 +146,7 @@ func (s *Service) List(ctx context.Context, p account.Principal, req kit.ListReq
 // clock's subscriptions whose end has passed), then ready. Moving it
 // backwards, or to the time it stands at, is a 400 naming frozen_time; a
 // clock still advancing is a 409. Nothing is written on a refusal.
-func (s *Service) Advance(ctx context.Context, p account.Principal, id, to string) (ticketing.TestClock, error) {
+func (s *Service) Advance(ctx context.Context, claim idempotency.Claim, p account.Principal, id, to string) (ticketing.TestClock, error) {
 	const op = "app.AdvanceTestClock"
 	if err := testMode(op, p); err != nil {
 		return ticketing.TestClock{}, err
@@ -156,7 +156,7 @@ func (s *Service) Advance(ctx context.Context, p account.Principal, id, to strin
 		return ticketing.TestClock{}, err
 	}
 	var c ticketing.TestClock
-	err = s.DB.WriteClaimed(ctx, idempotency.ClaimOf(ctx), func(q Queries) error {
+	err = s.DB.WriteClaimed(ctx, claim, func(q Queries) error {
 		if err := q.LockTestClock(ctx, id); err != nil {
 			return err
 		}
@@ -187,13 +187,13 @@ func (s *Service) Advance(ctx context.Context, p account.Principal, id, to strin
 // Delete deletes one of the caller's clocks: it is no longer
 // listed, read, advanced or used for new orders; the objects made on it
 // stay at its last time.
-func (s *Service) Delete(ctx context.Context, p account.Principal, id string) (ticketing.TestClock, error) {
+func (s *Service) Delete(ctx context.Context, claim idempotency.Claim, p account.Principal, id string) (ticketing.TestClock, error) {
 	const op = "app.DeleteTestClock"
 	if err := testMode(op, p); err != nil {
 		return ticketing.TestClock{}, err
 	}
 	var c ticketing.TestClock
-	err := s.DB.WriteClaimed(ctx, idempotency.ClaimOf(ctx), func(q Queries) error {
+	err := s.DB.WriteClaimed(ctx, claim, func(q Queries) error {
 		if err := q.LockTestClock(ctx, id); err != nil {
 			return err
 		}

@@ -7,6 +7,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/farebox/farebox/internal/idempotency"
 	"github.com/farebox/farebox/internal/app/testclock"
 
 	"github.com/farebox/farebox/internal/account"
@@ -52,7 +53,7 @@ func newFixture(t *testing.T, s *store.Store) *fixture {
 // create makes a clock of the test principal standing at frozen.
 func (f *fixture) create(t *testing.T, frozen string) ticketing.TestClock {
 	t.Helper()
-	c, err := f.svc.Create(f.ctx, f.test, testclock.Request{FrozenTime: frozen})
+	c, err := f.svc.Create(f.ctx, idempotency.Claim{}, f.test, testclock.Request{FrozenTime: frozen})
 	if err != nil {
 		t.Fatalf("Create(%s): %v", frozen, err)
 	}
@@ -77,11 +78,11 @@ func TestClockUseCases(t *testing.T) {
 		f := newFixture(t, s)
 		ctx, svc, test, live, other := f.ctx, f.svc, f.test, f.live, f.other
 
-		if _, err := svc.Create(ctx, live, testclock.Request{FrozenTime: "2026-07-01T00:00:00Z"}); code(err) != testclock.CodeTestClockLiveMode {
+		if _, err := svc.Create(ctx, idempotency.Claim{}, live, testclock.Request{FrozenTime: "2026-07-01T00:00:00Z"}); code(err) != testclock.CodeTestClockLiveMode {
 			t.Fatalf("live key: %v", err)
 		}
 		name := "🚆 שעון"
-		c, err := svc.Create(ctx, test, testclock.Request{FrozenTime: "2026-07-01T00:00:00.9Z", Name: &name})
+		c, err := svc.Create(ctx, idempotency.Claim{}, test, testclock.Request{FrozenTime: "2026-07-01T00:00:00.9Z", Name: &name})
 		if err != nil || c.FrozenTime != time.Date(2026, 7, 1, 0, 0, 0, 0, time.UTC) || c.Status != ticketing.TestClockReady || *c.Name != name {
 			t.Fatalf("Create = %+v, %v", c, err)
 		}
@@ -96,10 +97,10 @@ func TestClockUseCases(t *testing.T) {
 			t.Fatalf("another account reads the clock: %v", err)
 		}
 
-		if _, err := svc.Advance(ctx, test, c.ID, "2026-06-30T00:00:00Z"); code(err) != testclock.CodeInvalidFrozenTime {
+		if _, err := svc.Advance(ctx, idempotency.Claim{}, test, c.ID, "2026-06-30T00:00:00Z"); code(err) != testclock.CodeInvalidFrozenTime {
 			t.Fatalf("backwards: %v", err)
 		}
-		a, err := svc.Advance(ctx, test, c.ID, "2026-08-01T00:00:00Z")
+		a, err := svc.Advance(ctx, idempotency.Claim{}, test, c.ID, "2026-08-01T00:00:00Z")
 		if err != nil || a.Status != ticketing.TestClockAdvancing || f.woken != 1 {
 			t.Fatalf("Advance = %+v, %v (woken %d)", a, err, f.woken)
 		}
@@ -110,14 +111,14 @@ func TestClockUseCases(t *testing.T) {
 		if id, from := ticketing.ParseAdvancePayload(js[0].Payload); id != c.ID || !from.Equal(c.FrozenTime) {
 			t.Errorf("payload %q: clock %s from %s", js[0].Payload, id, from)
 		}
-		if _, err := svc.Advance(ctx, test, c.ID, "2026-09-01T00:00:00Z"); code(err) != testclock.CodeTestClockAdvancing {
+		if _, err := svc.Advance(ctx, idempotency.Claim{}, test, c.ID, "2026-09-01T00:00:00Z"); code(err) != testclock.CodeTestClockAdvancing {
 			t.Fatalf("while advancing: %v", err)
 		}
 		if got, err := svc.Get(ctx, test, c.ID); err != nil || !got.FrozenTime.Equal(a.FrozenTime) {
 			t.Fatalf("a refused advance wrote: %+v, %v", got, err)
 		}
 
-		if _, err := svc.Delete(ctx, test, c.ID); err != nil {
+		if _, err := svc.Delete(ctx, idempotency.Claim{}, test, c.ID); err != nil {
 			t.Fatal(err)
 		}
 		if _, err := svc.Get(ctx, test, c.ID); apperr.KindOf(err) != apperr.NotFound {
@@ -165,7 +166,7 @@ func TestCreateClockLimits(t *testing.T) {
 				t.Run(string(e), func(t *testing.T) {
 					t.Parallel()
 					f := newFixture(t, storetest.Open(t, e))
-					got, err := f.svc.Create(f.ctx, f.test, testclock.Request{FrozenTime: c.frozen, Name: c.clockName})
+					got, err := f.svc.Create(f.ctx, idempotency.Claim{}, f.test, testclock.Request{FrozenTime: c.frozen, Name: c.clockName})
 					if c.wantCode != "" {
 						if e := apperr.As(err); e == nil || e.Kind != apperr.Invalid && e.Kind != apperr.Unprocessable || e.Code != c.wantCode || len(e.Details) != 1 {
 							t.Fatalf("Create = %+v, %v; want %s", got, err, c.wantCode)
@@ -196,16 +197,16 @@ func TestClockRefusals(t *testing.T) {
 		f := newFixture(t, s)
 		c := f.create(t, "2026-07-01T00:00:00Z")
 		gone := f.create(t, "2026-07-01T00:00:00Z")
-		if _, err := f.svc.Delete(f.ctx, f.test, gone.ID); err != nil {
+		if _, err := f.svc.Delete(f.ctx, idempotency.Claim{}, f.test, gone.ID); err != nil {
 			t.Fatal(err)
 		}
 		uses := map[string]func(p account.Principal, id string) error{
 			"get": func(p account.Principal, id string) error { _, err := f.svc.Get(f.ctx, p, id); return err },
 			"advance": func(p account.Principal, id string) error {
-				_, err := f.svc.Advance(f.ctx, p, id, "2026-08-01T00:00:00Z")
+				_, err := f.svc.Advance(f.ctx, idempotency.Claim{}, p, id, "2026-08-01T00:00:00Z")
 				return err
 			},
-			"delete": func(p account.Principal, id string) error { _, err := f.svc.Delete(f.ctx, p, id); return err },
+			"delete": func(p account.Principal, id string) error { _, err := f.svc.Delete(f.ctx, idempotency.Claim{}, p, id); return err },
 			"list": func(p account.Principal, _ string) error {
 				_, err := f.svc.List(f.ctx, p, kit.ListRequest{})
 				return err
@@ -267,7 +268,7 @@ func TestAdvanceEdges(t *testing.T) {
 		from := c.FrozenTime
 		jobs := 0
 		for _, st := range steps {
-			got, err := f.svc.Advance(f.ctx, f.test, c.ID, st.to)
+			got, err := f.svc.Advance(f.ctx, idempotency.Claim{}, f.test, c.ID, st.to)
 			if st.want == "" {
 				if code(err) != testclock.CodeInvalidFrozenTime {
 					t.Fatalf("advance to %s: %+v, %v", st.to, got, err)
@@ -308,7 +309,7 @@ func TestAdvanceTwins(t *testing.T) {
 			wg.Add(1)
 			go func() {
 				defer wg.Done()
-				_, errs[i] = f.svc.Advance(f.ctx, f.test, c.ID, to)
+				_, errs[i] = f.svc.Advance(f.ctx, idempotency.Claim{}, f.test, c.ID, to)
 			}()
 		}
 		wg.Wait()
@@ -342,7 +343,7 @@ func TestListClocksPaged(t *testing.T) {
 			ids = append(ids, f.create(t, "2026-07-01T00:00:00Z").ID)
 			f.clk.Advance(time.Second)
 		}
-		if _, err := f.svc.Delete(f.ctx, f.test, ids[1]); err != nil {
+		if _, err := f.svc.Delete(f.ctx, idempotency.Claim{}, f.test, ids[1]); err != nil {
 			t.Fatal(err)
 		}
 		first, err := f.svc.List(f.ctx, f.test, kit.ListRequest{Limit: "2"})

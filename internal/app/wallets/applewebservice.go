@@ -138,7 +138,7 @@ type AppleRegistration struct {
 
 // RegisterAppleDevice registers a device for a pass's pushes; created is
 // false when it was registered already (its push token is updated).
-func (w *Service) RegisterAppleDevice(ctx context.Context, r AppleRegistration) (created bool, err error) {
+func (w *Service) RegisterAppleDevice(ctx context.Context, claim idempotency.Claim, r AppleRegistration) (created bool, err error) {
 	const op = "app.RegisterAppleDevice"
 	if _, err := w.authorizedPass(ctx, op, r.PassType, r.Serial, r.Token); err != nil {
 		return false, err
@@ -150,7 +150,7 @@ func (w *Service) RegisterAppleDevice(ctx context.Context, r AppleRegistration) 
 		return false, apperr.E(op, apperr.Invalid, CodeInvalidPushToken, `body must be {"pushToken": "<the device's APNs token, hexadecimal>"}`).
 			WithDetails(apperr.FieldError{Field: "/pushToken", Message: "16 to 200 hexadecimal digits"})
 	}
-	err = w.DB.WriteClaimed(ctx, idempotency.ClaimOf(ctx), func(q Queries) error {
+	err = w.DB.WriteClaimed(ctx, claim, func(q Queries) error {
 		created, err = q.RegisterAppleDevice(ctx, r.Device, r.Serial, r.PushToken, w.Clock.Now())
 		return err
 	})
@@ -159,7 +159,7 @@ func (w *Service) RegisterAppleDevice(ctx context.Context, r AppleRegistration) 
 
 // UnregisterAppleDevice ends a device's registration for a pass; an
 // unknown registration is no error (the device forgot it anyway).
-func (w *Service) UnregisterAppleDevice(ctx context.Context, device, passType, serial, token string) error {
+func (w *Service) UnregisterAppleDevice(ctx context.Context, claim idempotency.Claim, device, passType, serial, token string) error {
 	const op = "app.UnregisterAppleDevice"
 	if _, err := w.authorizedPass(ctx, op, passType, serial, token); err != nil {
 		return err
@@ -167,7 +167,7 @@ func (w *Service) UnregisterAppleDevice(ctx context.Context, device, passType, s
 	if err := checkDeviceID(op, device); err != nil {
 		return err
 	}
-	return w.DB.WriteClaimed(ctx, idempotency.ClaimOf(ctx), func(q Queries) error {
+	return w.DB.WriteClaimed(ctx, claim, func(q Queries) error {
 		_, err := q.UnregisterAppleDevice(ctx, device, serial)
 		return err
 	})

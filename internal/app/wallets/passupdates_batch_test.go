@@ -8,6 +8,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/farebox/farebox/internal/idempotency"
 	"github.com/farebox/farebox/internal/app"
 	"github.com/farebox/farebox/internal/app/apptest"
 	"github.com/farebox/farebox/internal/app/passes"
@@ -38,7 +39,7 @@ func TestMonthTurnBatchedPushes(t *testing.T) {
 		}
 		var tickets []string
 		for len(tickets) < n {
-			o, err := b.App.PlaceOrder(ctx, b.Live, app.OrderRequest{ProductIDs: ids[:min(len(ids), n-len(tickets))]})
+			o, err := b.App.PlaceOrder(ctx, idempotency.Claim{}, b.Live, app.OrderRequest{ProductIDs: ids[:min(len(ids), n-len(tickets))]})
 			if err != nil {
 				t.Fatal(err)
 			}

@@ -8,6 +8,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/farebox/farebox/internal/idempotency"
 	"github.com/farebox/farebox/internal/app"
 	"github.com/farebox/farebox/internal/app/apptest"
 	"github.com/farebox/farebox/internal/clock"
@@ -61,7 +62,7 @@ func monthTurn(b *testing.B, engine store.Engine, n int) {
 	}
 	var coupons []ticketing.Coupon
 	for len(coupons) < n {
-		o, err := tb.App.PlaceOrder(ctx, tb.Live, app.OrderRequest{ProductIDs: ids[:min(len(ids), n-len(coupons))]})
+		o, err := tb.App.PlaceOrder(ctx, idempotency.Claim{}, tb.Live, app.OrderRequest{ProductIDs: ids[:min(len(ids), n-len(coupons))]})
 		if err != nil {
 			b.Fatal(err)
 		}
@@ -71,7 +72,7 @@ func monthTurn(b *testing.B, engine store.Engine, n int) {
 	keys := make([]string, n)
 	for i, c := range coupons {
 		june[i] = tb.Activate(b, c.ID, apptest.BerlinTariff)
-		if err := tb.App.Reorder(ctx, tb.Live, *c.SubscriptionID, ""); err != nil {
+		if err := tb.App.Reorder(ctx, idempotency.Claim{}, tb.Live, *c.SubscriptionID, ""); err != nil {
 			b.Fatal(err)
 		}
 	}
@@ -99,7 +100,7 @@ func monthTurn(b *testing.B, engine store.Engine, n int) {
 	began := time.Now()
 	next := make([]string, n)
 	for i, c := range coupons {
-		act, err := tb.App.ActivateCoupon(ctx, c.ID, app.ActivationRequest{ReactivationKey: keys[i], Version: 9})
+		act, err := tb.App.ActivateCoupon(ctx, idempotency.Claim{}, c.ID, app.ActivationRequest{ReactivationKey: keys[i], Version: 9})
 		if err != nil {
 			b.Fatal(err)
 		}

@@ -8,6 +8,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/farebox/farebox/internal/idempotency"
 	"github.com/farebox/farebox/internal/app/apptest"
 	"github.com/farebox/farebox/internal/app/passes"
 	"github.com/farebox/farebox/internal/app/wallets"
@@ -93,7 +94,7 @@ func TestOfferKeysAndFeed(t *testing.T) {
 			}
 		}
 
-		if _, err := b.App.RevokeTicket(b.Ctx, id, "Fahrgeld erstattet"); err != nil {
+		if _, err := b.App.RevokeTicket(b.Ctx, idempotency.Claim{}, id, "Fahrgeld erstattet"); err != nil {
 			t.Fatal(err)
 		}
 		f, err := w.Revocations(b.Ctx, 0)
@@ -154,12 +155,12 @@ func TestAppleWebService(t *testing.T) {
 		}
 		const device, push = "device-1", "a1b2c3d4e5f60718293a4b5c6d7e8f90"
 		reg := wallets.AppleRegistration{Device: device, PassType: passType, Serial: id, Token: "wrong", PushToken: push}
-		if _, err := w.RegisterAppleDevice(b.Ctx, reg); !is(err, apperr.Unauthenticated, wallets.CodeApplePassUnauthorized) {
+		if _, err := w.RegisterAppleDevice(b.Ctx, idempotency.Claim{}, reg); !is(err, apperr.Unauthenticated, wallets.CodeApplePassUnauthorized) {
 			t.Errorf("wrong token: %v", err)
 		}
 		reg.Token = rec.AuthToken
 		for _, want := range []bool{true, false} {
-			if created, err := w.RegisterAppleDevice(b.Ctx, reg); err != nil || created != want {
+			if created, err := w.RegisterAppleDevice(b.Ctx, idempotency.Claim{}, reg); err != nil || created != want {
 				t.Errorf("register: created %v %v, want %v", created, err, want)
 			}
 		}
@@ -180,7 +181,7 @@ func TestAppleWebService(t *testing.T) {
 			t.Errorf("revalidation: %+v %v", a.NotModified, err)
 		}
 
-		if _, err := b.App.RevokeTicket(b.Ctx, id, "Fahrgeld erstattet"); err != nil {
+		if _, err := b.App.RevokeTicket(b.Ctx, idempotency.Claim{}, id, "Fahrgeld erstattet"); err != nil {
 			t.Fatal(err)
 		}
 		if got := offered(); len(got) != 0 {
@@ -202,7 +203,7 @@ func TestAppleWebService(t *testing.T) {
 			t.Errorf("the revoked pass is not modified: %+v %v", a.NotModified, err)
 		}
 
-		if err := w.UnregisterAppleDevice(b.Ctx, device, passType, id, rec.AuthToken); err != nil {
+		if err := w.UnregisterAppleDevice(b.Ctx, idempotency.Claim{}, device, passType, id, rec.AuthToken); err != nil {
 			t.Fatal(err)
 		}
 		if _, ok, err := w.UpdatedAppleSerials(b.Ctx, device, passType, ""); err != nil || ok {

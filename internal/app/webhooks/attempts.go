@@ -100,13 +100,13 @@ type DeliveryJSON struct {
 // one of its endpoints again, once (a manual delivery is not retried and
 // not ordered behind the object's other events), whatever types the
 // endpoint subscribes to. A disabled endpoint gets nothing.
-func (s *Service) Redeliver(ctx context.Context, p account.Principal, id, eventID string) (DeliveryJSON, error) {
+func (s *Service) Redeliver(ctx context.Context, claim idempotency.Claim, p account.Principal, id, eventID string) (DeliveryJSON, error) {
 	const op = "webhooks.Redeliver"
 	if eventID == "" {
 		return DeliveryJSON{}, apperr.Param(op, "event_id", "event_id is required")
 	}
 	var d DeliveryJSON
-	err := s.DB.WriteClaimed(ctx, idempotency.ClaimOf(ctx), func(q Queries) error {
+	err := s.DB.WriteClaimed(ctx, claim, func(q Queries) error {
 		ep, err := q.Endpoint(ctx, p.AccountID, p.Environment, id, false)
 		if err != nil {
 			return err

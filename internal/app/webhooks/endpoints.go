@@ -100,7 +100,7 @@ func EventTypes() []string {
 
 // CreateEndpoint adds an endpoint to the caller's account and
 // environment; the answer shows its signing secret, once.
-func (s *Service) CreateEndpoint(ctx context.Context, p account.Principal, req EndpointRequest) (EndpointJSON, error) {
+func (s *Service) CreateEndpoint(ctx context.Context, claim idempotency.Claim, p account.Principal, req EndpointRequest) (EndpointJSON, error) {
 	const op = "webhooks.CreateEndpoint"
 	now := s.Clock.Now()
 	e := webhook.Endpoint{ID: s.IDs.New("webhook"), AccountID: p.AccountID, Environment: p.Environment,
@@ -117,7 +117,7 @@ func (s *Service) CreateEndpoint(ctx context.Context, p account.Principal, req E
 	if req.Disabled != nil && *req.Disabled {
 		e.DisabledAt, e.DisabledReason = &now, "disabled by the account"
 	}
-	err := s.DB.WriteClaimed(ctx, idempotency.ClaimOf(ctx), func(q Queries) error {
+	err := s.DB.WriteClaimed(ctx, claim, func(q Queries) error {
 		eps, err := q.Endpoints(ctx, p.AccountID, p.Environment, false)
 		if err != nil {
 			return err
@@ -158,7 +158,7 @@ func (s *Service) Endpoint(ctx context.Context, p account.Principal, id string) 
 // UpdateEndpoint changes an endpoint's url, event types, description or
 // state: disabled true disables it ("disabled by the account"), false
 // enables it again and forgets its failures.
-func (s *Service) UpdateEndpoint(ctx context.Context, p account.Principal, id string, req EndpointRequest) (EndpointJSON, error) {
+func (s *Service) UpdateEndpoint(ctx context.Context, claim idempotency.Claim, p account.Principal, id string, req EndpointRequest) (EndpointJSON, error) {
 	const op = "webhooks.UpdateEndpoint"
 	var e webhook.Endpoint
 	if _, err := s.DB.Read().Endpoint(ctx, p.AccountID, p.Environment, id, false); err != nil {
@@ -168,7 +168,7 @@ func (s *Service) UpdateEndpoint(ctx context.Context, p account.Principal, id st
 	if err := s.checkEndpoint(ctx, op, &probe, req); err != nil { // DNS outside the transaction
 		return EndpointJSON{}, err
 	}
-	err := s.DB.WriteClaimed(ctx, idempotency.ClaimOf(ctx), func(q Queries) error {
+	err := s.DB.WriteClaimed(ctx, claim, func(q Queries) error {
 		var err error
 		if e, err = q.Endpoint(ctx, p.AccountID, p.Environment, id, true); err != nil {
 			return err
@@ -204,8 +204,8 @@ type DeletedJSON struct {
 }
 
 // DeleteEndpoint deletes an endpoint with its deliveries and log.
-func (s *Service) DeleteEndpoint(ctx context.Context, p account.Principal, id string) (DeletedJSON, error) {
-	err := s.DB.WriteClaimed(ctx, idempotency.ClaimOf(ctx), func(q Queries) error {
+func (s *Service) DeleteEndpoint(ctx context.Context, claim idempotency.Claim, p account.Principal, id string) (DeletedJSON, error) {
+	err := s.DB.WriteClaimed(ctx, claim, func(q Queries) error {
 		if _, err := q.Endpoint(ctx, p.AccountID, p.Environment, id, true); err != nil {
 			return err
 		}
@@ -217,7 +217,7 @@ func (s *Service) DeleteEndpoint(ctx context.Context, p account.Principal, id st
 // RotateSecret gives an endpoint a new secret; the old one goes on
 // signing (a second v1 in the signature) for overlap seconds: nil takes
 // webhook.DefaultOverlap, 0 ends it at once.
-func (s *Service) RotateSecret(ctx context.Context, p account.Principal, id string, overlap *int64) (EndpointJSON, error) {
+func (s *Service) RotateSecret(ctx context.Context, claim idempotency.Claim, p account.Principal, id string, overlap *int64) (EndpointJSON, error) {
 	const op = "webhooks.RotateSecret"
 	d := webhook.DefaultOverlap
 	if overlap != nil {
@@ -228,7 +228,7 @@ func (s *Service) RotateSecret(ctx context.Context, p account.Principal, id stri
 		d = time.Duration(*overlap) * time.Second
 	}
 	var e webhook.Endpoint
-	err := s.DB.WriteClaimed(ctx, idempotency.ClaimOf(ctx), func(q Queries) error {
+	err := s.DB.WriteClaimed(ctx, claim, func(q Queries) error {
 		var err error
 		if e, err = q.Endpoint(ctx, p.AccountID, p.Environment, id, true); err != nil {
 			return err

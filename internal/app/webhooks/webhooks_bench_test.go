@@ -15,6 +15,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/farebox/farebox/internal/idempotency"
 	"github.com/farebox/farebox/internal/account"
 	"github.com/farebox/farebox/internal/app/accounts"
 	"github.com/farebox/farebox/internal/app/deliveries"
@@ -84,7 +85,7 @@ func webhookThroughput(b *testing.B, engine store.Engine, rate, batch, writers, 
 	ev := events.New(store.NewView[events.Queries](s), clock.System{}, s.SettledEventSeq, nil)
 	hooks := webhooks.New(store.NewView[webhooks.Queries](s), clock.System{}, "farebox", ev, dl,
 		webhooks.Options{Queue: s.JobsOf(deliveries.JobDeliver)})
-	k, err := accounts.New(store.NewView[accounts.Queries](s), clock.System{}, "farebox", 0).CreateAccount(ctx, "Bench", account.Test)
+	k, err := accounts.New(store.NewView[accounts.Queries](s), clock.System{}, "farebox", 0).CreateAccount(ctx, idempotency.Claim{}, "Bench", account.Test)
 	if err != nil {
 		b.Fatal(err)
 	}
@@ -102,7 +103,7 @@ func webhookThroughput(b *testing.B, engine store.Engine, rate, batch, writers, 
 	}))
 	defer rc.Close()
 	url, all := rc.URL, []string{"*"}
-	if _, err := hooks.CreateEndpoint(ctx, account.Principal{AccountID: k.AccountID, Environment: account.Test},
+	if _, err := hooks.CreateEndpoint(ctx, idempotency.Claim{}, account.Principal{AccountID: k.AccountID, Environment: account.Test},
 		webhooks.EndpointRequest{URL: &url, EnabledEvents: &all}); err != nil {
 		b.Fatal(err)
 	}

@@ -11,6 +11,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/farebox/farebox/internal/idempotency"
 	"github.com/farebox/farebox/internal/account"
 	"github.com/farebox/farebox/internal/app/deliveries"
 	"github.com/farebox/farebox/internal/app/events"
@@ -157,12 +158,12 @@ func TestEndpointUseCases(t *testing.T) {
 			{f.test, webhooks.EndpointRequest{URL: ptr("ftp://example.com/"), EnabledEvents: &all}, "invalid_parameter url"},
 			{f.live, webhooks.EndpointRequest{URL: &rc.URL, EnabledEvents: &all}, "invalid_parameter url"},
 		} {
-			if _, err := f.hooks.CreateEndpoint(f.ctx, c.p, c.req); code(err) != c.want {
+			if _, err := f.hooks.CreateEndpoint(f.ctx, idempotency.Claim{}, c.p, c.req); code(err) != c.want {
 				t.Errorf("%+v: %v, want %s", c.req, err, c.want)
 			}
 		}
 		desc := "Kasse 東京 🚆"
-		e, err := f.hooks.CreateEndpoint(f.ctx, f.test, webhooks.EndpointRequest{URL: &rc.URL, EnabledEvents: &[]string{"order.created"}, Description: &desc})
+		e, err := f.hooks.CreateEndpoint(f.ctx, idempotency.Claim{}, f.test, webhooks.EndpointRequest{URL: &rc.URL, EnabledEvents: &[]string{"order.created"}, Description: &desc})
 		if err != nil || e.Object != "webhook_endpoint" || e.Status != "enabled" || e.Secret == "" || e.Description != desc ||
 			e.Environment != "test" || time.Time(e.Created) != start || e.DisabledAt != nil || e.PreviousSecretExpiresAt != nil {
 			t.Fatalf("CreateEndpoint = %+v, %v", e, err)
@@ -180,27 +181,27 @@ func TestEndpointUseCases(t *testing.T) {
 			}
 		}
 
-		u, err := f.hooks.UpdateEndpoint(f.ctx, f.test, e.ID, webhooks.EndpointRequest{EnabledEvents: &all, Disabled: ptr(true)})
+		u, err := f.hooks.UpdateEndpoint(f.ctx, idempotency.Claim{}, f.test, e.ID, webhooks.EndpointRequest{EnabledEvents: &all, Disabled: ptr(true)})
 		if err != nil || u.Status != "disabled" || *u.DisabledReason != "disabled by the account" || u.Description != desc || u.EnabledEvents[0] != "*" {
 			t.Fatalf("disable = %+v, %v", u, err)
 		}
-		if _, err := f.hooks.UpdateEndpoint(f.ctx, f.test, e.ID, webhooks.EndpointRequest{URL: ptr("http://")}); code(err) != "invalid_parameter url" {
+		if _, err := f.hooks.UpdateEndpoint(f.ctx, idempotency.Claim{}, f.test, e.ID, webhooks.EndpointRequest{URL: ptr("http://")}); code(err) != "invalid_parameter url" {
 			t.Errorf("bad url: %v", err)
 		}
-		if u, err = f.hooks.UpdateEndpoint(f.ctx, f.test, e.ID, webhooks.EndpointRequest{Disabled: ptr(false)}); err != nil || u.Status != "enabled" || u.DisabledReason != nil {
+		if u, err = f.hooks.UpdateEndpoint(f.ctx, idempotency.Claim{}, f.test, e.ID, webhooks.EndpointRequest{Disabled: ptr(false)}); err != nil || u.Status != "enabled" || u.DisabledReason != nil {
 			t.Fatalf("enable = %+v, %v", u, err)
 		}
-		if _, err := f.hooks.UpdateEndpoint(f.ctx, f.other, e.ID, webhooks.EndpointRequest{Description: &desc}); apperr.KindOf(err) != apperr.NotFound {
+		if _, err := f.hooks.UpdateEndpoint(f.ctx, idempotency.Claim{}, f.other, e.ID, webhooks.EndpointRequest{Description: &desc}); apperr.KindOf(err) != apperr.NotFound {
 			t.Errorf("another account updates: %v", err)
 		}
 
 		for range webhook.MaxEndpoints - 1 {
 			f.clock.Advance(time.Second)
-			if _, err := f.hooks.CreateEndpoint(f.ctx, f.test, webhooks.EndpointRequest{URL: &rc.URL, EnabledEvents: &all}); err != nil {
+			if _, err := f.hooks.CreateEndpoint(f.ctx, idempotency.Claim{}, f.test, webhooks.EndpointRequest{URL: &rc.URL, EnabledEvents: &all}); err != nil {
 				t.Fatal(err)
 			}
 		}
-		if _, err := f.hooks.CreateEndpoint(f.ctx, f.test, webhooks.EndpointRequest{URL: &rc.URL, EnabledEvents: &all}); code(err) != webhooks.CodeTooManyWebhookEndpoints {
+		if _, err := f.hooks.CreateEndpoint(f.ctx, idempotency.Claim{}, f.test, webhooks.EndpointRequest{URL: &rc.URL, EnabledEvents: &all}); code(err) != webhooks.CodeTooManyWebhookEndpoints {
 			t.Errorf("one too many: %v", err)
 		}
 		l, err := f.hooks.Endpoints(f.ctx, f.test)
@@ -208,10 +209,10 @@ func TestEndpointUseCases(t *testing.T) {
 			t.Errorf("Endpoints: %d, %v", len(l.Data), err)
 		}
 
-		if _, err := f.hooks.DeleteEndpoint(f.ctx, f.other, e.ID); apperr.KindOf(err) != apperr.NotFound {
+		if _, err := f.hooks.DeleteEndpoint(f.ctx, idempotency.Claim{}, f.other, e.ID); apperr.KindOf(err) != apperr.NotFound {
 			t.Errorf("another account deletes: %v", err)
 		}
-		if d, err := f.hooks.DeleteEndpoint(f.ctx, f.test, e.ID); err != nil || !d.Deleted || d.ID != e.ID {
+		if d, err := f.hooks.DeleteEndpoint(f.ctx, idempotency.Claim{}, f.test, e.ID); err != nil || !d.Deleted || d.ID != e.ID {
 			t.Errorf("DeleteEndpoint = %+v, %v", d, err)
 		}
 		if _, err := f.hooks.Endpoint(f.ctx, f.test, e.ID); apperr.KindOf(err) != apperr.NotFound {
@@ -232,7 +233,7 @@ func TestDeliveryAndRotation(t *testing.T) {
 	storetest.ForEachEngine(t, func(t *testing.T, s *store.Store) {
 		f := newFixture(t, s)
 		rc := newReceiver(t)
-		e, err := f.hooks.CreateEndpoint(f.ctx, f.test, webhooks.EndpointRequest{URL: &rc.URL, EnabledEvents: &[]string{"order.created"}})
+		e, err := f.hooks.CreateEndpoint(f.ctx, idempotency.Claim{}, f.test, webhooks.EndpointRequest{URL: &rc.URL, EnabledEvents: &[]string{"order.created"}})
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -250,13 +251,13 @@ func TestDeliveryAndRotation(t *testing.T) {
 			t.Errorf("signature %q: %v", got[0].sig, err)
 		}
 
-		if _, err := f.hooks.RotateSecret(f.ctx, f.test, e.ID, ptr(int64(-1))); code(err) != "invalid_parameter overlap_seconds" {
+		if _, err := f.hooks.RotateSecret(f.ctx, idempotency.Claim{}, f.test, e.ID, ptr(int64(-1))); code(err) != "invalid_parameter overlap_seconds" {
 			t.Errorf("negative overlap: %v", err)
 		}
-		if _, err := f.hooks.RotateSecret(f.ctx, f.test, e.ID, ptr(int64(webhook.MaxOverlap/time.Second)+1)); code(err) != "invalid_parameter overlap_seconds" {
+		if _, err := f.hooks.RotateSecret(f.ctx, idempotency.Claim{}, f.test, e.ID, ptr(int64(webhook.MaxOverlap/time.Second)+1)); code(err) != "invalid_parameter overlap_seconds" {
 			t.Errorf("overlap too long: %v", err)
 		}
-		r, err := f.hooks.RotateSecret(f.ctx, f.test, e.ID, ptr(int64(60)))
+		r, err := f.hooks.RotateSecret(f.ctx, idempotency.Claim{}, f.test, e.ID, ptr(int64(60)))
 		if err != nil || r.Secret == "" || r.Secret == e.Secret || r.PreviousSecretExpiresAt == nil || time.Time(*r.PreviousSecretExpiresAt) != start.Add(time.Minute) {
 			t.Fatalf("RotateSecret = %+v, %v", r, err)
 		}
@@ -322,7 +323,7 @@ func TestFailuresAndRedelivery(t *testing.T) {
 		rc := newReceiver(t)
 		rc.status = http.StatusInternalServerError
 		all := []string{"*"}
-		e, err := f.hooks.CreateEndpoint(f.ctx, f.test, webhooks.EndpointRequest{URL: &rc.URL, EnabledEvents: &all})
+		e, err := f.hooks.CreateEndpoint(f.ctx, idempotency.Claim{}, f.test, webhooks.EndpointRequest{URL: &rc.URL, EnabledEvents: &all})
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -352,28 +353,28 @@ func TestFailuresAndRedelivery(t *testing.T) {
 		if err != nil || g.Status != "disabled" || !strings.Contains(*g.DisabledReason, "every delivery attempt failed since") {
 			t.Fatalf("after %s of failures: %+v, %v", webhook.DisableAfter, g, err)
 		}
-		if _, err := f.hooks.Redeliver(f.ctx, f.test, e.ID, ev.ID); code(err) != webhooks.CodeWebhookEndpointDisabled {
+		if _, err := f.hooks.Redeliver(f.ctx, idempotency.Claim{}, f.test, e.ID, ev.ID); code(err) != webhooks.CodeWebhookEndpointDisabled {
 			t.Errorf("redelivery to a disabled endpoint: %v", err)
 		}
 
 		rc.mu.Lock()
 		rc.status = http.StatusNoContent
 		rc.mu.Unlock()
-		if _, err := f.hooks.UpdateEndpoint(f.ctx, f.test, e.ID, webhooks.EndpointRequest{Disabled: ptr(false)}); err != nil {
+		if _, err := f.hooks.UpdateEndpoint(f.ctx, idempotency.Claim{}, f.test, e.ID, webhooks.EndpointRequest{Disabled: ptr(false)}); err != nil {
 			t.Fatal(err)
 		}
-		if _, err := f.hooks.Redeliver(f.ctx, f.test, e.ID, ""); code(err) != "invalid_parameter event_id" {
+		if _, err := f.hooks.Redeliver(f.ctx, idempotency.Claim{}, f.test, e.ID, ""); code(err) != "invalid_parameter event_id" {
 			t.Errorf("no event id: %v", err)
 		}
 		foreign := f.change(t, f.other, event.OrderCreated, "farebox-order-9")
-		if _, err := f.hooks.Redeliver(f.ctx, f.test, e.ID, foreign.ID); code(err) != webhooks.CodeEventNotFound {
+		if _, err := f.hooks.Redeliver(f.ctx, idempotency.Claim{}, f.test, e.ID, foreign.ID); code(err) != webhooks.CodeEventNotFound {
 			t.Errorf("another account's event: %v", err)
 		}
-		if _, err := f.hooks.Redeliver(f.ctx, f.other, e.ID, foreign.ID); apperr.KindOf(err) != apperr.NotFound {
+		if _, err := f.hooks.Redeliver(f.ctx, idempotency.Claim{}, f.other, e.ID, foreign.ID); apperr.KindOf(err) != apperr.NotFound {
 			t.Errorf("another account's endpoint: %v", err)
 		}
 		before := len(rc.received())
-		d, err := f.hooks.Redeliver(f.ctx, f.test, e.ID, ev.ID)
+		d, err := f.hooks.Redeliver(f.ctx, idempotency.Claim{}, f.test, e.ID, ev.ID)
 		if err != nil || d.Object != "webhook_delivery" || d.State != webhook.StatePending || d.EventID != ev.ID || d.EndpointID != e.ID {
 			t.Fatalf("Redeliver = %+v, %v", d, err)
 		}
@@ -401,7 +402,7 @@ func TestRunnerWokenAfterCommit(t *testing.T) {
 		}))
 		defer rc.Close()
 		all := []string{"*"}
-		if _, err := f.hooks.CreateEndpoint(f.ctx, f.test, webhooks.EndpointRequest{URL: &rc.URL, EnabledEvents: &all}); err != nil {
+		if _, err := f.hooks.CreateEndpoint(f.ctx, idempotency.Claim{}, f.test, webhooks.EndpointRequest{URL: &rc.URL, EnabledEvents: &all}); err != nil {
 			t.Fatal(err)
 		}
 		ctx, cancel := context.WithCancel(f.ctx)

@@ -43,7 +43,7 @@ func normalEmail(op, s string) (string, error) {
 // InviteDashboardUser makes a one-time sign-in link for email on account
 // accountID; it returns the token (the link is DashboardPath + token). Only
 // the token's SHA-256 is stored.
-func (s *Service) InviteDashboardUser(ctx context.Context, accountID, email string) (string, error) {
+func (s *Service) InviteDashboardUser(ctx context.Context, claim idempotency.Claim, accountID, email string) (string, error) {
 	const op = "app.InviteDashboardUser"
 	e, err := normalEmail(op, email)
 	if err != nil {
@@ -55,7 +55,7 @@ func (s *Service) InviteDashboardUser(ctx context.Context, accountID, email stri
 	}
 	token := base64.RawURLEncoding.EncodeToString(raw)
 	now := s.Clock.Now()
-	err = s.DB.WriteClaimed(ctx, idempotency.ClaimOf(ctx), func(q Queries) error {
+	err = s.DB.WriteClaimed(ctx, claim, func(q Queries) error {
 		if _, err := q.Account(ctx, accountID); err != nil {
 			return err
 		}
@@ -93,7 +93,7 @@ func checkPassword(op, password, repeat string) error {
 // AcceptDashboardInvite uses the invitation token once: it sets the user's
 // password (argon2id, the console's parameters) and opens a session,
 // returning its id for the cookie.
-func (s *Service) AcceptDashboardInvite(ctx context.Context, token, password, repeat string) (string, error) {
+func (s *Service) AcceptDashboardInvite(ctx context.Context, claim idempotency.Claim, token, password, repeat string) (string, error) {
 	const op = "app.AcceptDashboardInvite"
 	email, err := s.DashboardInvite(ctx, token)
 	if err != nil {
@@ -109,7 +109,7 @@ func (s *Service) AcceptDashboardInvite(ctx context.Context, token, password, re
 	now := s.Clock.Now()
 	var sess account.WebSession
 	var id string
-	err = s.DB.WriteClaimed(ctx, idempotency.ClaimOf(ctx), func(q Queries) error {
+	err = s.DB.WriteClaimed(ctx, claim, func(q Queries) error {
 		inv, err := q.DashboardInvite(ctx, WebSessionHash(token), now)
 		if err != nil {
 			return err
@@ -165,33 +165,33 @@ type DashboardUser struct {
 // accounts remove-user`): the user email of accountID is deleted with its
 // open invitations, and every session of the user ends at once. The
 // operator may remove an account's last user (and invite a new one).
-func (s *Service) RemoveDashboardUser(ctx context.Context, accountID, email string) error {
-	return s.removeDashboardUser(ctx, accountID, email, false)
+func (s *Service) RemoveDashboardUser(ctx context.Context, claim idempotency.Claim, accountID, email string) error {
+	return s.removeDashboardUser(ctx, claim, accountID, email, false)
 }
 
 // RemoveDashboardUserBy is a dashboard user's removal of a user of the same
 // account (itself included: it is then signed out), never of another
 // account's (NotFound) and never of the account's last user (Conflict), so
 // the account cannot lock itself out of its dashboard.
-func (s *Service) RemoveDashboardUserBy(ctx context.Context, by WebSession, email string) error {
+func (s *Service) RemoveDashboardUserBy(ctx context.Context, claim idempotency.Claim, by WebSession, email string) error {
 	if by.Kind != account.WebDashboard || by.AccountID == "" {
 		return apperr.NotFoundf("app.RemoveDashboardUserBy", store.CodeDashboardUserNotFound)
 	}
-	return s.removeDashboardUser(ctx, by.AccountID, email, true)
+	return s.removeDashboardUser(ctx, claim, by.AccountID, email, true)
 }
 
-func (s *Service) removeDashboardUser(ctx context.Context, accountID, email string, keepOne bool) error {
+func (s *Service) removeDashboardUser(ctx context.Context, claim idempotency.Claim, accountID, email string, keepOne bool) error {
 	e, err := normalEmail("app.RemoveDashboardUser", email)
 	if err != nil {
 		return err
 	}
-	return s.DB.WriteClaimed(ctx, idempotency.ClaimOf(ctx), func(q Queries) error { return q.DeleteDashboardUser(ctx, accountID, e, keepOne) })
+	return s.DB.WriteClaimed(ctx, claim, func(q Queries) error { return q.DeleteDashboardUser(ctx, accountID, e, keepOne) })
 }
 
 // DashboardSignIn checks a dashboard user's address and password and opens
 // a session; wrong ones are Unauthenticated (the same for an unknown
 // address, after the same work).
-func (s *Service) DashboardSignIn(ctx context.Context, email, password string) (string, error) {
+func (s *Service) DashboardSignIn(ctx context.Context, claim idempotency.Claim, email, password string) (string, error) {
 	const op = "app.DashboardSignIn"
 	fail := apperr.E(op, apperr.Unauthenticated, CodeSignInFailed, "e-mail address or password is wrong")
 	e := strings.ToLower(strings.TrimSpace(email))
@@ -215,7 +215,7 @@ func (s *Service) DashboardSignIn(ctx context.Context, email, password string) (
 	}
 	id, ws := newWebSession(account.WebDashboard, e, accountID, s.Clock.Now())
 	ws.Credential = store.PasswordFingerprint(phc)
-	return id, s.DB.WriteClaimed(ctx, idempotency.ClaimOf(ctx), func(q Queries) error { return q.InsertWebSession(ctx, ws) })
+	return id, s.DB.WriteClaimed(ctx, claim, func(q Queries) error { return q.InsertWebSession(ctx, ws) })
 }
 
 // dummyHash is checked when the address is unknown, so the answer takes

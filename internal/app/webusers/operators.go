@@ -133,7 +133,7 @@ func (c *OperatorCredentials) verify(user, password string) bool {
 // OperatorSignIn checks the operator's user name and password and opens a
 // session; it returns the session id for the cookie. Wrong credentials are
 // Unauthenticated; no credentials configured is Unavailable.
-func (s *Service) OperatorSignIn(ctx context.Context, c *OperatorCredentials, user, password string) (string, error) {
+func (s *Service) OperatorSignIn(ctx context.Context, claim idempotency.Claim, c *OperatorCredentials, user, password string) (string, error) {
 	const op = "app.OperatorSignIn"
 	if c == nil {
 		return "", apperr.E(op, apperr.Unavailable, CodeConsoleNotConfigured, "the operator console is not configured (--admin-password-file)")
@@ -149,7 +149,7 @@ func (s *Service) OperatorSignIn(ctx context.Context, c *OperatorCredentials, us
 	now := s.Clock.Now()
 	ws := account.WebSession{IDHash: WebSessionHash(id), Kind: account.WebOperator, Subject: c.User, CreatedAt: now, ExpiresAt: now.Add(WebSessionTTL),
 		Credential: c.Fingerprint()}
-	return id, s.DB.WriteClaimed(ctx, idempotency.ClaimOf(ctx), func(q Queries) error { return q.InsertWebSession(ctx, ws) })
+	return id, s.DB.WriteClaimed(ctx, claim, func(q Queries) error { return q.InsertWebSession(ctx, ws) })
 }
 
 // OperatorSession returns the operator's live console session with id:

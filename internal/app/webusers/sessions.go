@@ -101,8 +101,8 @@ func (s *Service) session(ctx context.Context, id string) (account.WebSession, e
 }
 
 // SignOut ends the session with id.
-func (s *Service) SignOut(ctx context.Context, id string) error {
-	return s.DB.WriteClaimed(ctx, idempotency.ClaimOf(ctx), func(q Queries) error { return q.DeleteWebSession(ctx, WebSessionHash(id)) })
+func (s *Service) SignOut(ctx context.Context, claim idempotency.Claim, id string) error {
+	return s.DB.WriteClaimed(ctx, claim, func(q Queries) error { return q.DeleteWebSession(ctx, WebSessionHash(id)) })
 }
 
 // WebSession is a signed-in person on the web pages as the pages see it

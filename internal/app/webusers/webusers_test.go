@@ -7,6 +7,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/farebox/farebox/internal/idempotency"
 	"github.com/farebox/farebox/internal/app/webusers"
 
 	"github.com/farebox/farebox/internal/account"
@@ -54,7 +55,7 @@ func newWeb(t *testing.T, s *store.Store) *web {
 // invite invites email to accountID and returns the token.
 func (w *web) invite(t *testing.T, accountID, email string) string {
 	t.Helper()
-	tok, err := w.svc.InviteDashboardUser(w.ctx, accountID, email)
+	tok, err := w.svc.InviteDashboardUser(w.ctx, idempotency.Claim{}, accountID, email)
 	if err != nil {
 		t.Fatalf("invite %s: %v", email, err)
 	}
@@ -65,7 +66,7 @@ func (w *web) invite(t *testing.T, accountID, email string) string {
 // session the acceptance opened.
 func (w *web) user(t *testing.T, accountID, email string) string {
 	t.Helper()
-	id, err := w.svc.AcceptDashboardInvite(w.ctx, w.invite(t, accountID, email), password, password)
+	id, err := w.svc.AcceptDashboardInvite(w.ctx, idempotency.Claim{}, w.invite(t, accountID, email), password, password)
 	if err != nil {
 		t.Fatalf("accept %s: %v", email, err)
 	}
@@ -131,16 +132,16 @@ func TestInviteAddresses(t *testing.T) {
 		}
 		for _, bad := range []string{"", "ops", "ops@", "a@b, c@d", "Ops <ops@partner.example>", "ops@partner.example.",
 			longest[:60] + "a" + longest[60:]} {
-			_, err := w.svc.InviteDashboardUser(w.ctx, "acc_1", bad)
+			_, err := w.svc.InviteDashboardUser(w.ctx, idempotency.Claim{}, "acc_1", bad)
 			if e := apperr.As(err); e == nil || e.Code != webusers.CodeInvalidEmail || len(e.Details) != 1 || e.Details[0].Field != "email" {
 				t.Errorf("address %q: %v", bad, err)
 			}
 		}
-		if _, err := w.svc.InviteDashboardUser(w.ctx, "acc_unknown", "ops@partner.example"); apperr.KindOf(err) != apperr.NotFound {
+		if _, err := w.svc.InviteDashboardUser(w.ctx, idempotency.Claim{}, "acc_unknown", "ops@partner.example"); apperr.KindOf(err) != apperr.NotFound {
 			t.Errorf("unknown account: %v", err)
 		}
 		w.user(t, "acc_1", "taken@partner.example")
-		if _, err := w.svc.InviteDashboardUser(w.ctx, "acc_2", "Taken@Partner.Example"); !is(err, apperr.Conflict, store.CodeDashboardUserTaken) {
+		if _, err := w.svc.InviteDashboardUser(w.ctx, idempotency.Claim{}, "acc_2", "Taken@Partner.Example"); !is(err, apperr.Conflict, store.CodeDashboardUserTaken) {
 			t.Errorf("another account's user: %v", err)
 		}
 	})
@@ -161,16 +162,16 @@ func TestAcceptInvite(t *testing.T) {
 			{strings.Repeat("x", 1025), strings.Repeat("x", 1025), webusers.CodePasswordTooLong},
 			{password, password + " ", webusers.CodePasswordMismatch},
 		} {
-			if _, err := w.svc.AcceptDashboardInvite(w.ctx, tok, c.pw, c.repeat); !is(err, apperr.Unprocessable, c.code) && !is(err, apperr.Invalid, c.code) {
+			if _, err := w.svc.AcceptDashboardInvite(w.ctx, idempotency.Claim{}, tok, c.pw, c.repeat); !is(err, apperr.Unprocessable, c.code) && !is(err, apperr.Invalid, c.code) {
 				t.Errorf("password of %d bytes: %v, want %s", len(c.pw), err, c.code)
 			}
 		}
 		w.clk.Advance(webusers.InviteTTL - time.Microsecond)
-		first, err := w.svc.AcceptDashboardInvite(w.ctx, tok, password, password)
+		first, err := w.svc.AcceptDashboardInvite(w.ctx, idempotency.Claim{}, tok, password, password)
 		if err != nil || !w.alive(t, first) {
 			t.Fatalf("accept a microsecond before the link expires: %v", err)
 		}
-		if _, err := w.svc.AcceptDashboardInvite(w.ctx, tok, password, password); !is(err, apperr.NotFound, store.CodeInviteNotFound) {
+		if _, err := w.svc.AcceptDashboardInvite(w.ctx, idempotency.Claim{}, tok, password, password); !is(err, apperr.NotFound, store.CodeInviteNotFound) {
 			t.Errorf("a used link: %v", err)
 		}
 		expired := w.invite(t, "acc_1", "late@partner.example")
@@ -185,14 +186,14 @@ func TestAcceptInvite(t *testing.T) {
 		}
 
 		longest := strings.Repeat("🚆", 256) // 1024 bytes
-		second, err := w.svc.AcceptDashboardInvite(w.ctx, w.invite(t, "acc_1", "OPS@partner.example"), longest, longest)
+		second, err := w.svc.AcceptDashboardInvite(w.ctx, idempotency.Claim{}, w.invite(t, "acc_1", "OPS@partner.example"), longest, longest)
 		if err != nil || w.alive(t, first) || !w.alive(t, second) {
 			t.Fatalf("a new password: %v; the old session alive %v, the new %v", err, w.alive(t, first), w.alive(t, second))
 		}
-		if _, err := w.svc.DashboardSignIn(w.ctx, "ops@partner.example", password); !is(err, apperr.Unauthenticated, webusers.CodeSignInFailed) {
+		if _, err := w.svc.DashboardSignIn(w.ctx, idempotency.Claim{}, "ops@partner.example", password); !is(err, apperr.Unauthenticated, webusers.CodeSignInFailed) {
 			t.Errorf("the old password: %v", err)
 		}
-		if id, err := w.svc.DashboardSignIn(w.ctx, " Ops@Partner.Example ", longest); err != nil || !w.alive(t, id) {
+		if id, err := w.svc.DashboardSignIn(w.ctx, idempotency.Claim{}, " Ops@Partner.Example ", longest); err != nil || !w.alive(t, id) {
 			t.Errorf("the new password of 1024 bytes: %v", err)
 		}
 	})
@@ -211,11 +212,11 @@ func TestDashboardSignIn(t *testing.T) {
 			{strings.Repeat("a", 255), password},
 			{"مستخدم@مثال.مصر", strings.Repeat("x", 1025)},
 		} {
-			if id, err := w.svc.DashboardSignIn(w.ctx, c.email, c.pw); id != "" || !is(err, apperr.Unauthenticated, webusers.CodeSignInFailed) {
+			if id, err := w.svc.DashboardSignIn(w.ctx, idempotency.Claim{}, c.email, c.pw); id != "" || !is(err, apperr.Unauthenticated, webusers.CodeSignInFailed) {
 				t.Errorf("sign-in of %.20q: %q, %v", c.email, id, err)
 			}
 		}
-		id, err := w.svc.DashboardSignIn(w.ctx, "  مستخدم@مثال.مصر ", password)
+		id, err := w.svc.DashboardSignIn(w.ctx, idempotency.Claim{}, "  مستخدم@مثال.مصر ", password)
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -234,11 +235,11 @@ func TestDashboardSignIn(t *testing.T) {
 		if w.alive(t, id) {
 			t.Error("the session outlived its TTL")
 		}
-		late, err := w.svc.DashboardSignIn(w.ctx, "مستخدم@مثال.مصر", password)
+		late, err := w.svc.DashboardSignIn(w.ctx, idempotency.Claim{}, "مستخدم@مثال.مصر", password)
 		if err != nil || !w.alive(t, late) {
 			t.Fatalf("sign-in again: %v", err)
 		}
-		if err := w.svc.SignOut(w.ctx, late); err != nil || w.alive(t, late) {
+		if err := w.svc.SignOut(w.ctx, idempotency.Claim{}, late); err != nil || w.alive(t, late) {
 			t.Errorf("signed out: %v, alive %v", err, w.alive(t, late))
 		}
 		for _, bad := range []string{"", strings.Repeat("x", 101)} {
@@ -288,7 +289,7 @@ func TestWebFlash(t *testing.T) {
 		if (got[0] == "") == (got[1] == "") || got[0]+got[1] != strings.Repeat("🚆", 4096) {
 			t.Errorf("twin takes showed %d and %d bytes", len(got[0]), len(got[1]))
 		}
-		if err := w.svc.SignOut(w.ctx, id); err != nil {
+		if err := w.svc.SignOut(w.ctx, idempotency.Claim{}, id); err != nil {
 			t.Fatal(err)
 		}
 		if err := w.svc.SetWebFlash(w.ctx, id, "late"); !is(err, apperr.NotFound, store.CodeSessionNotFound) {
@@ -307,24 +308,24 @@ func TestRemoveDashboardUser(t *testing.T) {
 		b := w.user(t, "acc_1", "用户@例子.中国")
 		x := w.user(t, "acc_2", "x@other.example")
 		sa, sx := w.session(t, a), w.session(t, x)
-		if err := w.svc.RemoveDashboardUserBy(w.ctx, sx, "a@partner.example"); !is(err, apperr.NotFound, store.CodeDashboardUserNotFound) {
+		if err := w.svc.RemoveDashboardUserBy(w.ctx, idempotency.Claim{}, sx, "a@partner.example"); !is(err, apperr.NotFound, store.CodeDashboardUserNotFound) {
 			t.Errorf("a user of another account: %v", err)
 		}
 		op := webusers.WebSession{Kind: webusers.WebOperator, Subject: "ops", AccountID: "acc_1"}
-		if err := w.svc.RemoveDashboardUserBy(w.ctx, op, "a@partner.example"); !is(err, apperr.NotFound, store.CodeDashboardUserNotFound) {
+		if err := w.svc.RemoveDashboardUserBy(w.ctx, idempotency.Claim{}, op, "a@partner.example"); !is(err, apperr.NotFound, store.CodeDashboardUserNotFound) {
 			t.Errorf("an operator session on the dashboard: %v", err)
 		}
-		if err := w.svc.RemoveDashboardUserBy(w.ctx, sa, "not an address"); !is(err, apperr.Unprocessable, webusers.CodeInvalidEmail) && !is(err, apperr.Invalid, webusers.CodeInvalidEmail) {
+		if err := w.svc.RemoveDashboardUserBy(w.ctx, idempotency.Claim{}, sa, "not an address"); !is(err, apperr.Unprocessable, webusers.CodeInvalidEmail) && !is(err, apperr.Invalid, webusers.CodeInvalidEmail) {
 			t.Errorf("no address: %v", err)
 		}
-		if err := w.svc.RemoveDashboardUserBy(w.ctx, sa, " 用户@例子.中国 "); err != nil || w.alive(t, b) || !w.alive(t, a) {
+		if err := w.svc.RemoveDashboardUserBy(w.ctx, idempotency.Claim{}, sa, " 用户@例子.中国 "); err != nil || w.alive(t, b) || !w.alive(t, a) {
 			t.Fatalf("removing the other user: %v; its session alive %v", err, w.alive(t, b))
 		}
-		if err := w.svc.RemoveDashboardUserBy(w.ctx, sa, "a@partner.example"); !is(err, apperr.Conflict, store.CodeLastDashboardUser) || !w.alive(t, a) {
+		if err := w.svc.RemoveDashboardUserBy(w.ctx, idempotency.Claim{}, sa, "a@partner.example"); !is(err, apperr.Conflict, store.CodeLastDashboardUser) || !w.alive(t, a) {
 			t.Errorf("removing the last user: %v", err)
 		}
 		tok := w.invite(t, "acc_1", "a@partner.example")
-		if err := w.svc.RemoveDashboardUser(w.ctx, "acc_1", "a@partner.example"); err != nil || w.alive(t, a) {
+		if err := w.svc.RemoveDashboardUser(w.ctx, idempotency.Claim{}, "acc_1", "a@partner.example"); err != nil || w.alive(t, a) {
 			t.Fatalf("the operator removes the last user: %v", err)
 		}
 		if _, err := w.svc.DashboardInvite(w.ctx, tok); apperr.KindOf(err) != apperr.NotFound {
@@ -333,7 +334,7 @@ func TestRemoveDashboardUser(t *testing.T) {
 		if users, err := w.svc.DashboardUsers(w.ctx, "acc_1"); err != nil || len(users) != 0 {
 			t.Errorf("users left %+v, %v", users, err)
 		}
-		if err := w.svc.RemoveDashboardUser(w.ctx, "acc_1", "a@partner.example"); !is(err, apperr.NotFound, store.CodeDashboardUserNotFound) {
+		if err := w.svc.RemoveDashboardUser(w.ctx, idempotency.Claim{}, "acc_1", "a@partner.example"); !is(err, apperr.NotFound, store.CodeDashboardUserNotFound) {
 			t.Errorf("removing twice: %v", err)
 		}
 	})
@@ -358,7 +359,7 @@ func TestOperatorSignIn(t *testing.T) {
 		t.Fatal(err)
 	}
 	eachWeb(t, func(t *testing.T, w *web) {
-		if _, err := w.svc.OperatorSignIn(w.ctx, nil, "מפעיל 東京", "correct horse battery staple"); !is(err, apperr.Unavailable, webusers.CodeConsoleNotConfigured) {
+		if _, err := w.svc.OperatorSignIn(w.ctx, idempotency.Claim{}, nil, "מפעיל 東京", "correct horse battery staple"); !is(err, apperr.Unavailable, webusers.CodeConsoleNotConfigured) {
 			t.Errorf("no password file: %v", err)
 		}
 		for _, c := range []struct{ user, pw string }{
@@ -367,11 +368,11 @@ func TestOperatorSignIn(t *testing.T) {
 			{strings.Repeat("x", 201), "correct horse battery staple"},
 			{"מפעיל 東京", strings.Repeat("x", 1025)},
 		} {
-			if _, err := w.svc.OperatorSignIn(w.ctx, creds, c.user, c.pw); !is(err, apperr.Unauthenticated, webusers.CodeSignInFailed) {
+			if _, err := w.svc.OperatorSignIn(w.ctx, idempotency.Claim{}, creds, c.user, c.pw); !is(err, apperr.Unauthenticated, webusers.CodeSignInFailed) {
 				t.Errorf("%.20q: %v", c.user, err)
 			}
 		}
-		id, err := w.svc.OperatorSignIn(w.ctx, creds, "מפעיל 東京", "correct horse battery staple")
+		id, err := w.svc.OperatorSignIn(w.ctx, idempotency.Claim{}, creds, "מפעיל 東京", "correct horse battery staple")
 		if err != nil {
 			t.Fatal(err)
 		}
