@@ -9,12 +9,12 @@ import (
 	"text/tabwriter"
 	"time"
 
-	"github.com/farebox/farebox/internal/idempotency"
 	"github.com/farebox/farebox/internal/account"
 	accountsapp "github.com/farebox/farebox/internal/app/accounts"
 	"github.com/farebox/farebox/internal/app/billing"
 	"github.com/farebox/farebox/internal/app/webusers"
 	"github.com/farebox/farebox/internal/clock"
+	"github.com/farebox/farebox/internal/idempotency"
 	"github.com/farebox/farebox/internal/store"
 )
 

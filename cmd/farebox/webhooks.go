@@ -9,12 +9,12 @@ import (
 	"strconv"
 	"strings"
 
-	"github.com/farebox/farebox/internal/idempotency"
 	"github.com/farebox/farebox/internal/account"
 	"github.com/farebox/farebox/internal/app"
 	"github.com/farebox/farebox/internal/app/kit"
 	"github.com/farebox/farebox/internal/app/webhooks"
 	"github.com/farebox/farebox/internal/clock"
+	"github.com/farebox/farebox/internal/idempotency"
 )
 
 const webhooksHelp = `Usage: farebox webhooks <command> --account ACCOUNT_ID --environment live|test [flags] [ENDPOINT_ID]

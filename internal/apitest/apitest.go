@@ -18,7 +18,6 @@ import (
 	"testing"
 	"time"
 
-	"github.com/farebox/farebox/internal/idempotency"
 	"github.com/farebox/farebox/api"
 	"github.com/farebox/farebox/internal/account"
 	"github.com/farebox/farebox/internal/app"
@@ -37,6 +36,7 @@ import (
 	"github.com/farebox/farebox/internal/clock/clocktest"
 	"github.com/farebox/farebox/internal/config/configtest"
 	"github.com/farebox/farebox/internal/httpapi"
+	"github.com/farebox/farebox/internal/idempotency"
 	"github.com/farebox/farebox/internal/store"
 	"github.com/farebox/farebox/internal/store/storetest"
 	"github.com/farebox/farebox/internal/usage"

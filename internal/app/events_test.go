@@ -8,13 +8,13 @@ import (
 	"testing"
 	"time"
 
-	"github.com/farebox/farebox/internal/idempotency"
 	"github.com/farebox/farebox/internal/account"
 	"github.com/farebox/farebox/internal/app"
 	"github.com/farebox/farebox/internal/app/events"
 	"github.com/farebox/farebox/internal/app/wallets"
 	"github.com/farebox/farebox/internal/apperr"
 	"github.com/farebox/farebox/internal/event"
+	"github.com/farebox/farebox/internal/idempotency"
 	"github.com/farebox/farebox/internal/store"
 )
 

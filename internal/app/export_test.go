@@ -3,9 +3,9 @@ package app
 import (
 	"context"
 
-	"github.com/farebox/farebox/internal/idempotency"
 	"github.com/farebox/farebox/internal/account"
 	"github.com/farebox/farebox/internal/event"
+	"github.com/farebox/farebox/internal/idempotency"
 	"github.com/farebox/farebox/internal/ticketing"
 )
 

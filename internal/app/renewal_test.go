@@ -4,10 +4,10 @@ import (
 	"testing"
 	"time"
 
-	"github.com/farebox/farebox/internal/idempotency"
 	"github.com/farebox/farebox/internal/app"
 	"github.com/farebox/farebox/internal/apperr"
 	"github.com/farebox/farebox/internal/clock"
+	"github.com/farebox/farebox/internal/idempotency"
 	"github.com/farebox/farebox/internal/subscription"
 )
 

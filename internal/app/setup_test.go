@@ -6,7 +6,6 @@ import (
 	"testing"
 	"time"
 
-	"github.com/farebox/farebox/internal/idempotency"
 	"github.com/farebox/farebox/internal/account"
 	"github.com/farebox/farebox/internal/app"
 	"github.com/farebox/farebox/internal/app/accounts"
@@ -19,6 +18,7 @@ import (
 	"github.com/farebox/farebox/internal/catalog"
 	"github.com/farebox/farebox/internal/clock"
 	"github.com/farebox/farebox/internal/clock/clocktest"
+	"github.com/farebox/farebox/internal/idempotency"
 	"github.com/farebox/farebox/internal/store"
 	"github.com/farebox/farebox/internal/store/storetest"
 	"github.com/farebox/farebox/internal/ticketing"

@@ -5,9 +5,9 @@ import (
 	"testing"
 	"time"
 
-	"github.com/farebox/farebox/internal/idempotency"
 	"github.com/farebox/farebox/internal/app"
 	"github.com/farebox/farebox/internal/apperr"
+	"github.com/farebox/farebox/internal/idempotency"
 	"github.com/farebox/farebox/internal/subscription"
 	"github.com/farebox/farebox/internal/ticketing"
 )

@@ -6,10 +6,10 @@ import (
 	"testing"
 	"time"
 
-	"github.com/farebox/farebox/internal/idempotency"
 	"github.com/farebox/farebox/internal/account"
 	"github.com/farebox/farebox/internal/app"
 	"github.com/farebox/farebox/internal/apperr"
+	"github.com/farebox/farebox/internal/idempotency"
 	"github.com/farebox/farebox/internal/validity"
 )
 

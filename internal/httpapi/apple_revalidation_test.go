@@ -8,9 +8,9 @@ import (
 	"testing"
 	"time"
 
-	"github.com/farebox/farebox/internal/idempotency"
 	"github.com/farebox/farebox/internal/apitest"
 	"github.com/farebox/farebox/internal/app/wallets"
+	"github.com/farebox/farebox/internal/idempotency"
 	"github.com/farebox/farebox/internal/store"
 	"github.com/farebox/farebox/internal/store/storetest"
 	"github.com/farebox/farebox/internal/wallet/apple/apnstest"

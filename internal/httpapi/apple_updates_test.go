@@ -11,12 +11,12 @@ import (
 	"testing"
 	"time"
 
-	"github.com/farebox/farebox/internal/idempotency"
 	"github.com/farebox/farebox/internal/apitest"
 	"github.com/farebox/farebox/internal/app/passes"
 	"github.com/farebox/farebox/internal/app/wallets"
 	"github.com/farebox/farebox/internal/barcode"
 	"github.com/farebox/farebox/internal/httpapi"
+	"github.com/farebox/farebox/internal/idempotency"
 	"github.com/farebox/farebox/internal/jobs"
 	"github.com/farebox/farebox/internal/store"
 	"github.com/farebox/farebox/internal/store/storetest"

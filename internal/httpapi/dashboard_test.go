@@ -10,10 +10,10 @@ import (
 	"testing"
 	"time"
 
-	"github.com/farebox/farebox/internal/idempotency"
 	"github.com/farebox/farebox/internal/account"
 	"github.com/farebox/farebox/internal/apitest"
 	"github.com/farebox/farebox/internal/httpapi"
+	"github.com/farebox/farebox/internal/idempotency"
 )
 
 const dashPassword = "a long dashboard password"

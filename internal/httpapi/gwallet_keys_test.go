@@ -9,7 +9,6 @@ import (
 	"testing"
 	"time"
 
-	"github.com/farebox/farebox/internal/idempotency"
 	"github.com/farebox/farebox/internal/apitest"
 	"github.com/farebox/farebox/internal/app/inspection"
 	"github.com/farebox/farebox/internal/app/passes"
@@ -18,6 +17,7 @@ import (
 	"github.com/farebox/farebox/internal/barcode"
 	"github.com/farebox/farebox/internal/credentials"
 	"github.com/farebox/farebox/internal/httpapi"
+	"github.com/farebox/farebox/internal/idempotency"
 	"github.com/farebox/farebox/internal/jobs"
 	"github.com/farebox/farebox/internal/store"
 	"github.com/farebox/farebox/internal/store/storetest"

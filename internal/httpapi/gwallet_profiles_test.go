@@ -8,7 +8,6 @@ import (
 	"testing"
 	"time"
 
-	"github.com/farebox/farebox/internal/idempotency"
 	"github.com/farebox/farebox/internal/apitest"
 	"github.com/farebox/farebox/internal/app/passes"
 	"github.com/farebox/farebox/internal/app/wallets"
@@ -16,6 +15,7 @@ import (
 	"github.com/farebox/farebox/internal/barcode/uic"
 	"github.com/farebox/farebox/internal/barcode/vdv"
 	"github.com/farebox/farebox/internal/catalog"
+	"github.com/farebox/farebox/internal/idempotency"
 	"github.com/farebox/farebox/internal/jobs"
 	"github.com/farebox/farebox/internal/store"
 )

@@ -8,8 +8,8 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/farebox/farebox/internal/idempotency"
 	"github.com/farebox/farebox/internal/apitest"
+	"github.com/farebox/farebox/internal/idempotency"
 	"github.com/farebox/farebox/internal/invoicedoc"
 	"github.com/farebox/farebox/internal/invoicing"
 	"github.com/farebox/farebox/internal/jobs"

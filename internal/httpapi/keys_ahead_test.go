@@ -7,12 +7,12 @@ import (
 	"testing"
 	"time"
 
-	"github.com/farebox/farebox/internal/idempotency"
 	"github.com/farebox/farebox/internal/apitest"
 	"github.com/farebox/farebox/internal/app/inspection"
 	"github.com/farebox/farebox/internal/app/wallets"
 	"github.com/farebox/farebox/internal/apperr"
 	"github.com/farebox/farebox/internal/barcode"
+	"github.com/farebox/farebox/internal/idempotency"
 	"github.com/farebox/farebox/internal/store/storetest"
 )
 

@@ -5,10 +5,10 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/farebox/farebox/internal/idempotency"
 	"github.com/farebox/farebox/internal/account"
 	"github.com/farebox/farebox/internal/apitest"
 	"github.com/farebox/farebox/internal/httpapi"
+	"github.com/farebox/farebox/internal/idempotency"
 	"github.com/farebox/farebox/internal/store"
 )
 

@@ -9,10 +9,10 @@ import (
 	"testing"
 	"time"
 
-	"github.com/farebox/farebox/internal/idempotency"
 	"github.com/farebox/farebox/internal/apitest"
 	"github.com/farebox/farebox/internal/apperr"
 	"github.com/farebox/farebox/internal/barcode"
+	"github.com/farebox/farebox/internal/idempotency"
 )
 
 // TestRevocationFeed (both engines): a ticket revoked by the operator and

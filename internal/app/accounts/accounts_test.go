@@ -5,8 +5,8 @@ import (
 	"testing"
 	"time"
 
-	"github.com/farebox/farebox/internal/idempotency"
 	"github.com/farebox/farebox/internal/app/accounts"
+	"github.com/farebox/farebox/internal/idempotency"
 
 	"github.com/farebox/farebox/internal/account"
 	"github.com/farebox/farebox/internal/apperr"
@@ -198,7 +198,9 @@ func TestRevokeKeyTwins(t *testing.T) {
 		k := twoAccounts(t, s)
 		done := make(chan error)
 		for range 2 {
-			go func() { done <- k.svc.RevokeDashboardKey(k.ctx, idempotency.Claim{}, k.a, account.Test, "key_fbx_test_SHARED01a") }()
+			go func() {
+				done <- k.svc.RevokeDashboardKey(k.ctx, idempotency.Claim{}, k.a, account.Test, "key_fbx_test_SHARED01a")
+			}()
 		}
 		won, lost := 0, 0
 		for _, err := range []error{<-done, <-done} {

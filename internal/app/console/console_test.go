@@ -8,8 +8,8 @@ import (
 	"testing"
 	"time"
 
-	"github.com/farebox/farebox/internal/idempotency"
 	"github.com/farebox/farebox/internal/app/console"
+	"github.com/farebox/farebox/internal/idempotency"
 
 	"github.com/farebox/farebox/internal/account"
 	"github.com/farebox/farebox/internal/apperr"

@@ -5,7 +5,6 @@ import (
 	"testing"
 	"time"
 
-	"github.com/farebox/farebox/internal/idempotency"
 	"github.com/farebox/farebox/internal/app"
 	"github.com/farebox/farebox/internal/app/apptest"
 	"github.com/farebox/farebox/internal/app/inspection"
@@ -13,6 +12,7 @@ import (
 	"github.com/farebox/farebox/internal/app/wallets"
 	"github.com/farebox/farebox/internal/barcode"
 	"github.com/farebox/farebox/internal/credentials"
+	"github.com/farebox/farebox/internal/idempotency"
 	"github.com/farebox/farebox/internal/jobs"
 	"github.com/farebox/farebox/internal/store"
 )

@@ -8,8 +8,8 @@ import (
 	"testing"
 	"time"
 
-	"github.com/farebox/farebox/internal/idempotency"
 	"github.com/farebox/farebox/internal/app/privacy"
+	"github.com/farebox/farebox/internal/idempotency"
 	"github.com/farebox/farebox/internal/retention"
 	"github.com/farebox/farebox/internal/store"
 	"github.com/farebox/farebox/internal/store/storetest"

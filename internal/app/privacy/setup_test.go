@@ -7,7 +7,6 @@ import (
 	"testing"
 	"time"
 
-	"github.com/farebox/farebox/internal/idempotency"
 	"github.com/farebox/farebox/internal/account"
 	"github.com/farebox/farebox/internal/app"
 	"github.com/farebox/farebox/internal/app/accounts"
@@ -18,6 +17,7 @@ import (
 	"github.com/farebox/farebox/internal/catalog"
 	"github.com/farebox/farebox/internal/clock/clocktest"
 	"github.com/farebox/farebox/internal/config/configtest"
+	"github.com/farebox/farebox/internal/idempotency"
 	"github.com/farebox/farebox/internal/invoicing"
 	"github.com/farebox/farebox/internal/store"
 	"github.com/farebox/farebox/internal/store/storetest"

@@ -6,12 +6,12 @@ import (
 	"testing"
 	"time"
 
-	"github.com/farebox/farebox/internal/idempotency"
 	"github.com/farebox/farebox/internal/account"
 	"github.com/farebox/farebox/internal/app/products"
 	"github.com/farebox/farebox/internal/apperr"
 	"github.com/farebox/farebox/internal/catalog"
 	"github.com/farebox/farebox/internal/clock/clocktest"
+	"github.com/farebox/farebox/internal/idempotency"
 	"github.com/farebox/farebox/internal/store"
 	"github.com/farebox/farebox/internal/store/storetest"
 )

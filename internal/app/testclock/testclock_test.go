@@ -7,8 +7,8 @@ import (
 	"testing"
 	"time"
 
-	"github.com/farebox/farebox/internal/idempotency"
 	"github.com/farebox/farebox/internal/app/testclock"
+	"github.com/farebox/farebox/internal/idempotency"
 
 	"github.com/farebox/farebox/internal/account"
 	"github.com/farebox/farebox/internal/app/kit"
@@ -206,7 +206,10 @@ func TestClockRefusals(t *testing.T) {
 				_, err := f.svc.Advance(f.ctx, idempotency.Claim{}, p, id, "2026-08-01T00:00:00Z")
 				return err
 			},
-			"delete": func(p account.Principal, id string) error { _, err := f.svc.Delete(f.ctx, idempotency.Claim{}, p, id); return err },
+			"delete": func(p account.Principal, id string) error {
+				_, err := f.svc.Delete(f.ctx, idempotency.Claim{}, p, id)
+				return err
+			},
 			"list": func(p account.Principal, _ string) error {
 				_, err := f.svc.List(f.ctx, p, kit.ListRequest{})
 				return err

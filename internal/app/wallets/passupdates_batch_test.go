@@ -8,11 +8,11 @@ import (
 	"testing"
 	"time"
 
-	"github.com/farebox/farebox/internal/idempotency"
 	"github.com/farebox/farebox/internal/app"
 	"github.com/farebox/farebox/internal/app/apptest"
 	"github.com/farebox/farebox/internal/app/passes"
 	"github.com/farebox/farebox/internal/app/wallets"
+	"github.com/farebox/farebox/internal/idempotency"
 	"github.com/farebox/farebox/internal/jobs"
 	"github.com/farebox/farebox/internal/store"
 	"github.com/farebox/farebox/internal/wallet"

@@ -8,10 +8,10 @@ import (
 	"testing"
 	"time"
 
-	"github.com/farebox/farebox/internal/idempotency"
 	"github.com/farebox/farebox/internal/app"
 	"github.com/farebox/farebox/internal/app/apptest"
 	"github.com/farebox/farebox/internal/clock"
+	"github.com/farebox/farebox/internal/idempotency"
 	"github.com/farebox/farebox/internal/jobs"
 	"github.com/farebox/farebox/internal/store"
 	"github.com/farebox/farebox/internal/store/storetest"

@@ -15,7 +15,6 @@ import (
 	"testing"
 	"time"
 
-	"github.com/farebox/farebox/internal/idempotency"
 	"github.com/farebox/farebox/internal/account"
 	"github.com/farebox/farebox/internal/app/accounts"
 	"github.com/farebox/farebox/internal/app/deliveries"
@@ -23,6 +22,7 @@ import (
 	"github.com/farebox/farebox/internal/app/webhooks"
 	"github.com/farebox/farebox/internal/clock"
 	"github.com/farebox/farebox/internal/event"
+	"github.com/farebox/farebox/internal/idempotency"
 	"github.com/farebox/farebox/internal/ident"
 	"github.com/farebox/farebox/internal/jobs"
 	"github.com/farebox/farebox/internal/store"

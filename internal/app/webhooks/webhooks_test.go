@@ -11,7 +11,6 @@ import (
 	"testing"
 	"time"
 
-	"github.com/farebox/farebox/internal/idempotency"
 	"github.com/farebox/farebox/internal/account"
 	"github.com/farebox/farebox/internal/app/deliveries"
 	"github.com/farebox/farebox/internal/app/events"
@@ -20,6 +19,7 @@ import (
 	"github.com/farebox/farebox/internal/apperr"
 	"github.com/farebox/farebox/internal/clock/clocktest"
 	"github.com/farebox/farebox/internal/event"
+	"github.com/farebox/farebox/internal/idempotency"
 	"github.com/farebox/farebox/internal/ident"
 	"github.com/farebox/farebox/internal/jobs"
 	"github.com/farebox/farebox/internal/store"

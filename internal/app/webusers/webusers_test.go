@@ -7,8 +7,8 @@ import (
 	"testing"
 	"time"
 
-	"github.com/farebox/farebox/internal/idempotency"
 	"github.com/farebox/farebox/internal/app/webusers"
+	"github.com/farebox/farebox/internal/idempotency"
 
 	"github.com/farebox/farebox/internal/account"
 	"github.com/farebox/farebox/internal/apperr"
