@@ -63,6 +63,9 @@ var layers = map[string]string{
 	"internal/app/webusers":  "capability",
 	"internal/app/billing":   "capability",
 	"internal/app/console":   "capability",
+	"internal/app/invoices":  "capability",
+	"internal/app/books":     "usecase-shared",
+	"internal/app/customers": "usecase-shared",
 	"internal/app/kit":       "usecase-kernel",
 
 	"internal/account":      "domain",

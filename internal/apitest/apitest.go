@@ -23,7 +23,10 @@ import (
 	"github.com/farebox/farebox/internal/app"
 	"github.com/farebox/farebox/internal/app/accounts"
 	"github.com/farebox/farebox/internal/app/billing"
+	"github.com/farebox/farebox/internal/app/books"
 	"github.com/farebox/farebox/internal/app/console"
+	"github.com/farebox/farebox/internal/app/invoices"
+	"github.com/farebox/farebox/internal/app/kit"
 	"github.com/farebox/farebox/internal/app/testclock"
 	"github.com/farebox/farebox/internal/app/transit"
 	"github.com/farebox/farebox/internal/app/webusers"
@@ -52,6 +55,10 @@ type Env struct {
 	WebUsers *webusers.Service
 	// Accounts creates accounts and keys (package accounts).
 	Accounts *accounts.Service
+	// Invoices is invoicing (package invoices); Books the audit log,
+	// receipts and verify (package books).
+	Invoices *invoices.Service
+	Books    *books.Books
 	Clock    *clocktest.Fixed
 	Server   *httpapi.Server
 	Ledger   *usage.Ledger
@@ -96,13 +103,16 @@ func NewOnStore(t testing.TB, s *store.Store, o Options) *Env {
 	clk := clocktest.NewFixed(o.Now)
 	ts := httptest.NewUnstartedServer(nil)
 	defaults := configtest.Defaults()
-	a := app.New(app.Options{Store: s, Clock: clk, IDPrefix: "farebox",
-		Invoicing: app.InvoicingOptions{Seller: defaults.Seller, BaseURL: "http://" + ts.Listener.Addr().String(),
-			PaymentDays: defaults.PaymentDays}, Webhooks: o.Webhooks})
+	links := kit.NewLinks("http://" + ts.Listener.Addr().String())
+	bk := books.New(store.NewView[books.Queries](s), clk, "farebox", defaults.Seller, links)
+	a := app.New(app.Options{Store: s, Clock: clk, IDPrefix: "farebox", Books: bk, Webhooks: o.Webhooks})
+	inv := invoices.New(store.NewView[invoices.Queries](s), clk, "farebox", invoices.Options{Seller: defaults.Seller, Links: links,
+		PaymentDays: defaults.PaymentDays, Books: bk, Events: app.EventWriter[invoices.Queries](a), Notify: a.Jobs.Notify})
+	inv.Handle(a.Jobs)
 	keys := accounts.New(store.NewView[accounts.Queries](s), clk, "farebox", 0)
-	d := httpapi.Deps{App: a, Accounts: keys, Console: console.New(store.NewView[console.Queries](s), clk, a.Catalog, a.Jobs.Notify), Billing: billing.New(s.Read(), clk), WebUsers: webusers.New(store.NewView[webusers.Queries](s), clk, "farebox"), Feeds: transit.NewFeeds(store.NewView[transit.Queries](s), clk, "farebox"),
+	d := httpapi.Deps{App: a, Accounts: keys, Invoices: inv, Books: bk, Console: console.New(store.NewView[console.Queries](s), clk, a.Catalog, a.Jobs.Notify), Billing: billing.New(s.Read(), clk), WebUsers: webusers.New(store.NewView[webusers.Queries](s), clk, "farebox"), Feeds: transit.NewFeeds(store.NewView[transit.Queries](s), clk, "farebox"),
 		TestClocks: testclock.New(store.NewView[testclock.Queries](s), clk, "farebox", a.Jobs.Notify), MaxBodyBytes: 64 << 10}
-	e := &Env{T: t, Store: s, App: a, Console: d.Console, WebUsers: d.WebUsers, Feeds: d.Feeds, Accounts: keys, Clock: clk, client: &http.Client{
+	e := &Env{T: t, Store: s, App: a, Invoices: inv, Books: bk, Console: d.Console, WebUsers: d.WebUsers, Feeds: d.Feeds, Accounts: keys, Clock: clk, client: &http.Client{
 		Timeout:       30 * time.Second,
 		CheckRedirect: func(*http.Request, []*http.Request) error { return http.ErrUseLastResponse },
 	}}

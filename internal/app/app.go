@@ -6,18 +6,16 @@ import (
 	"time"
 
 	"github.com/farebox/farebox/internal/account"
+	"github.com/farebox/farebox/internal/app/books"
 	"github.com/farebox/farebox/internal/apperr"
 	"github.com/farebox/farebox/internal/clock"
 	"github.com/farebox/farebox/internal/ident"
 	"github.com/farebox/farebox/internal/invoicedoc"
-	"github.com/farebox/farebox/internal/invoicing"
 	"github.com/farebox/farebox/internal/jobs"
 	"github.com/farebox/farebox/internal/retention"
 	"github.com/farebox/farebox/internal/schema"
 	"github.com/farebox/farebox/internal/store"
 	"github.com/farebox/farebox/internal/webhook/sender"
-
-	"golang.org/x/sync/singleflight"
 )
 
 // App wires the use cases to the store and the clock.
@@ -30,14 +28,11 @@ type App struct {
 	catalog catalogPtr
 	schemas schema.Cache
 
-	// Invoicing (invoices.go): seller, link base and the job runner.
-	inv       InvoicingOptions
-	Jobs      *jobs.Runner
-	pdfFlight singleflight.Group // one PDF rendering per invoice at a time (ensurePDF)
-	pdfRuns   atomic.Int64       // PDFs rendered by this instance (PDFsRendered)
-	// PDFRenderer renders a document's PDF; nil is RenderPDF. Tests set
-	// it to a renderer that fails or panics (TestInvoicePDFRenderPanic).
-	PDFRenderer func(d *invoicedoc.Document, electronic bool) (invoicing.File, error)
+	// Jobs runs the background jobs of the instance (invoice files are
+	// package invoices', which the wiring lets it run).
+	Jobs *jobs.Runner
+	// books receives the receipts of cancellations (receipts.go).
+	books *books.Books
 	// pusher sends Apple pass-update pushes (passupdates.go); nil: none.
 	pusher atomic.Pointer[PassPusher]
 
@@ -62,8 +57,11 @@ type Options struct {
 	Clock    clock.Clock
 	IDPrefix string
 	Location *time.Location
-	// Invoicing configures invoices (seller, public base URL, jobs).
-	Invoicing InvoicingOptions
+	// Jobs tunes the job runner.
+	Jobs jobs.Options
+	// Books are the books a cancellation's receipt is appended to (nil:
+	// books over Store without a receipt PDF link).
+	Books *books.Books
 	// Webhooks configures webhook deliveries.
 	Webhooks WebhookOptions
 	// Retention is the retention policy (zero: retention.Default());
@@ -87,7 +85,14 @@ func New(o Options) *App {
 		o.IDPrefix = "farebox"
 	}
 	a := &App{store: o.Store, clock: o.Clock, IDs: ident.Prefix(o.IDPrefix), Loc: o.Location}
-	a.initInvoicing(o.Invoicing)
+	a.books = o.Books
+	if a.books == nil {
+		a.books = books.New(store.NewView[books.Queries](o.Store), o.Clock, a.IDs, invoicedoc.Seller{}, nil)
+	}
+	if a.store != nil {
+		a.Jobs = jobs.New(a.store.Jobs(), a.clock, o.Jobs)
+		a.Jobs.Handle(JobTestClockAdvance, a.advanceJob)
+	}
 	a.initPassUpdates()
 	a.initWebhooks(o.Webhooks)
 	a.retention, a.retentionBatch = o.Retention, o.RetentionBatch

@@ -9,7 +9,6 @@ import (
 	"time"
 
 	"github.com/farebox/farebox/internal/app"
-	"github.com/farebox/farebox/internal/config/configtest"
 	"github.com/farebox/farebox/internal/jobs"
 	"github.com/farebox/farebox/internal/store"
 	"github.com/farebox/farebox/internal/wallet"
@@ -72,9 +71,7 @@ func TestMonthTurnBatchedPushes(t *testing.T) {
 			return http.StatusOK, ""
 		})
 		// A second instance on the same database.
-		d := configtest.Defaults()
-		other := app.New(app.Options{Store: b.store, Clock: b.clock, IDPrefix: "farebox",
-			Invoicing: app.InvoicingOptions{Seller: d.Seller, BaseURL: "http://farebox.test", PaymentDays: d.PaymentDays}})
+		other := app.New(app.Options{Store: b.store, Clock: b.clock, IDPrefix: "farebox"})
 		for _, a := range []*app.App{b.app, other} {
 			c, err := apple.NewAPNs(srv.Config())
 			if err != nil {

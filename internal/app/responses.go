@@ -5,7 +5,6 @@ import (
 
 	"github.com/farebox/farebox/internal/catalog"
 	"github.com/farebox/farebox/internal/invoicedoc"
-	"github.com/farebox/farebox/internal/invoicing"
 	"github.com/farebox/farebox/internal/store"
 	"github.com/farebox/farebox/internal/ticketing"
 )
@@ -20,8 +19,6 @@ import (
 // Request inputs the transport decodes into (app-level names of domain
 // inputs).
 type (
-	// CustomerInput is the body of a customer creation.
-	CustomerInput = invoicing.CustomerInput
 	// InvoiceTexts are the optional texts of an invoice.
 	InvoiceTexts = invoicedoc.Texts
 )
@@ -108,16 +105,4 @@ func (w *Wallets) TicketResponse(d TicketDetails) (ticketJSON, error) {
 	j := ticketView(d, RenderingEngineVersion(), options, props)
 	j.Ticket.Meta.UnavailableRenderingOptions = w.unavailableOptions(d)
 	return j, nil
-}
-
-// CustomerResponse is a Customer.
-func CustomerResponse(c invoicing.Customer) CustomerJSON { return customerView(c) }
-
-// BillableItemResponse is a BillableItem.
-func BillableItemResponse(v BillableItemView) billableItemJSON { return billableItemView(v) }
-
-// InvoiceResponse is an invoice, cancellation or payment notice, with its
-// download links under the invoice base URL.
-func (a *App) InvoiceResponse(inv invoicing.Invoice) InvoiceJSON {
-	return invoiceView(inv, a.InvoiceBaseURL())
 }

@@ -11,6 +11,9 @@ import (
 	"github.com/farebox/farebox/internal/app"
 	"github.com/farebox/farebox/internal/app/accounts"
 	"github.com/farebox/farebox/internal/app/billing"
+	"github.com/farebox/farebox/internal/app/books"
+	"github.com/farebox/farebox/internal/app/invoices"
+	"github.com/farebox/farebox/internal/app/kit"
 	"github.com/farebox/farebox/internal/app/webusers"
 	"github.com/farebox/farebox/internal/apperr"
 	"github.com/farebox/farebox/internal/catalog"
@@ -29,9 +32,11 @@ var start = time.Date(2026, 6, 15, 10, 0, 0, 0, time.UTC)
 // testBundle is one App over a fresh database with a fake clock, an
 // account with a live and a test principal, and the default catalog.
 type testBundle struct {
-	ctx   context.Context
-	app   *app.App
-	keys  *accounts.Service
+	ctx  context.Context
+	app  *app.App
+	keys *accounts.Service
+	// inv is invoicing (package invoices), wired as cmd/farebox does.
+	inv   *invoices.Service
 	users *webusers.Service
 	// billing reads the usage counters (package billing).
 	billing *billing.Service
@@ -50,9 +55,13 @@ func setup(t testing.TB, engine store.Engine) *testBundle {
 	clk := clocktest.NewFixed(start)
 	s := storetest.OpenWith(t, engine, func(o *store.Options) { o.Clock = clk })
 	d := configtest.Defaults()
-	a := app.New(app.Options{Store: s, Clock: clk, IDPrefix: "farebox",
-		Invoicing: app.InvoicingOptions{Seller: d.Seller, BaseURL: "http://farebox.test", PaymentDays: d.PaymentDays}})
-	b := &testBundle{ctx: context.Background(), app: a, clock: clk, store: s,
+	links := kit.NewLinks("http://farebox.test")
+	bk := books.New(store.NewView[books.Queries](s), clk, "farebox", d.Seller, links)
+	a := app.New(app.Options{Store: s, Clock: clk, IDPrefix: "farebox", Books: bk})
+	inv := invoices.New(store.NewView[invoices.Queries](s), clk, "farebox", invoices.Options{Seller: d.Seller, Links: links,
+		PaymentDays: d.PaymentDays, Books: bk, Events: app.EventWriter[invoices.Queries](a), Notify: a.Jobs.Notify})
+	inv.Handle(a.Jobs)
+	b := &testBundle{ctx: context.Background(), app: a, inv: inv, clock: clk, store: s,
 		keys:    accounts.New(store.NewView[accounts.Queries](s), clk, "farebox", 0),
 		users:   webusers.New(store.NewView[webusers.Queries](s), clk, "farebox"),
 		billing: billing.New(s.Read(), clk)}

@@ -20,7 +20,9 @@ import (
 	"github.com/farebox/farebox/internal/app"
 	"github.com/farebox/farebox/internal/app/accounts"
 	billingapp "github.com/farebox/farebox/internal/app/billing"
+	"github.com/farebox/farebox/internal/app/books"
 	"github.com/farebox/farebox/internal/app/console"
+	"github.com/farebox/farebox/internal/app/invoices"
 	"github.com/farebox/farebox/internal/app/testclock"
 	"github.com/farebox/farebox/internal/app/transit"
 	"github.com/farebox/farebox/internal/app/webusers"
@@ -63,6 +65,11 @@ type Deps struct {
 	WebUsers *webusers.Service
 	// Accounts resolves API keys and manages accounts and keys.
 	Accounts *accounts.Service
+	// Invoices is invoicing: customers, billable items, collections, the
+	// documents issued for them and their downloads (docs/invoicing.md).
+	Invoices *invoices.Service
+	// Books are the audit log and the cancellation receipts (docs/books.md).
+	Books *books.Books
 	// TestClocks are the test clocks of the test environments
 	// (docs/test-clocks.md).
 	TestClocks *testclock.Service

@@ -1,4 +1,4 @@
-package app
+package customers
 
 import (
 	"testing"
@@ -7,17 +7,14 @@ import (
 	"github.com/farebox/farebox/internal/testtool"
 )
 
-// TestInvoicingViewsEncodeAsTheDomain: the customer's electronic_invoicing
-// and an item's split write byte for byte what the invoicing types wrote
-// before the views existed (absent, empty and full, every script).
-func TestInvoicingViewsEncodeAsTheDomain(t *testing.T) {
+// TestElectronicViewEncodesAsTheDomain: the customer's electronic_invoicing
+// writes byte for byte what invoicing.Electronic wrote before the views
+// existed (absent, empty and full, every script).
+func TestElectronicViewEncodesAsTheDomain(t *testing.T) {
 	line := "شارع 5 – רחוב 東京 🚆 <&>"
 	for _, e := range []*invoicing.Electronic{nil, {}, {ElectronicAddress: "a@b.example", ElectronicAddressSchemeID: "EM", BuyerReference: "04011000-1234512345-06",
 		Address: invoicing.ElectronicAddress{Name: "Bahn GmbH", StreetWithNumber: "Straße 1", PostalCode: "10115", City: "Berlin", CountryCode: "DE",
 			AdditionAddressLineOne: &line, AdditionAddressLineTwo: new(string)}}} {
 		testtool.SameJSON(t, e, electronicView(e))
-	}
-	for _, s := range [][]invoicing.Share{nil, {}, {{CustomerID: "c1", AmountInCents: 200}, {CustomerID: "c2", AmountInCents: -1}}} {
-		testtool.SameJSON(t, s, sharesView(s))
 	}
 }
