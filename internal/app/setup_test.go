@@ -22,6 +22,7 @@ import (
 	"github.com/farebox/farebox/internal/config/configtest"
 	"github.com/farebox/farebox/internal/store"
 	"github.com/farebox/farebox/internal/store/storetest"
+	"github.com/farebox/farebox/internal/testtool"
 	"github.com/farebox/farebox/internal/ticketing"
 	"github.com/farebox/farebox/internal/usage"
 )
@@ -83,12 +84,7 @@ func setup(t testing.TB, engine store.Engine) *testBundle {
 // parallel subtests.
 func eachEngine(t *testing.T, fn func(t *testing.T, b *testBundle)) {
 	t.Helper()
-	for _, e := range storetest.Engines {
-		t.Run(string(e), func(t *testing.T) {
-			t.Parallel()
-			fn(t, setup(t, e))
-		})
-	}
+	storetest.EachEngine(t, setup, fn)
 }
 
 // newAccount creates an account with one key in env and returns its principal and key.
@@ -218,23 +214,13 @@ func (b *testBundle) counts(t *testing.T) map[string]int {
 // wantErr fails unless err is an apperr of kind with code, and returns it.
 func wantErr(t *testing.T, err error, kind apperr.Kind, code string) *apperr.Error {
 	t.Helper()
-	ae := apperr.As(err)
-	if ae == nil || ae.Kind != kind || ae.Code != code {
-		t.Fatalf("error %v (%+v), want kind %d code %q", err, ae, kind, code)
-	}
-	return ae
+	return testtool.WantErr(t, err, kind, code)
 }
 
 // wantFields fails unless e names exactly fields, in order.
 func wantFields(t *testing.T, e *apperr.Error, fields ...string) {
 	t.Helper()
-	var got []string
-	for _, d := range e.Details {
-		got = append(got, d.Field)
-	}
-	if strings.Join(got, ",") != strings.Join(fields, ",") {
-		t.Fatalf("details name %v, want %v (%v)", got, fields, e.Details)
-	}
+	testtool.WantFields(t, e, fields...)
 }
 
 // berlin is a wall-clock instant in Berlin.

@@ -7,6 +7,7 @@ import (
 	"github.com/farebox/farebox/internal/app/invoices"
 	"github.com/farebox/farebox/internal/apperr"
 	"github.com/farebox/farebox/internal/event"
+	"github.com/farebox/farebox/internal/testtool"
 )
 
 // want is an event a change must write: its type, its object's id and
@@ -115,7 +116,7 @@ func TestEventsOfEveryChange(t *testing.T) {
 		}
 		b.expect(t, want{event.InvoiceCreated, cancel.ID, invoice(cancel.ID)}, want{event.InvoiceCancelled, inv.ID, invoice(inv.ID)})
 		_, err = b.inv.CancelInvoice(b.ctx, b.live, inv.ID)
-		wantErr(t, err, apperr.Conflict, "already_cancelled")
+		testtool.WantErr(t, err, apperr.Conflict, "already_cancelled")
 		b.expect(t)
 
 		// The notice's and the cancellation's files: one files_ready each.

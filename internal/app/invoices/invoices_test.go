@@ -12,6 +12,7 @@ import (
 	"github.com/farebox/farebox/internal/apperr"
 	"github.com/farebox/farebox/internal/invoicedoc"
 	"github.com/farebox/farebox/internal/invoicing"
+	"github.com/farebox/farebox/internal/testtool"
 )
 
 var identifier = regexp.MustCompile(`^[0-9a-f]{32}$`)
@@ -26,14 +27,14 @@ func TestSplitInvoices(t *testing.T) {
 
 		// Bad assignments name the field and change nothing.
 		_, err := b.inv.UpdateBillableItem(b.ctx, b.live, item, invoices.ItemUpdate{})
-		wantErr(t, err, apperr.Unprocessable, "nothing_to_update")
+		testtool.WantErr(t, err, apperr.Unprocessable, "nothing_to_update")
 		_, err = b.inv.UpdateBillableItem(b.ctx, b.live, item, invoices.ItemUpdate{CustomerID: json.RawMessage(`"` + anna.ID + `"`),
 			Split: json.RawMessage(`[]`)})
-		wantFields(t, wantErr(t, err, apperr.Unprocessable, "customer_and_split"), "/split")
+		testtool.WantFields(t, testtool.WantErr(t, err, apperr.Unprocessable, "customer_and_split"), "/split")
 		_, err = b.update(b.live, item, "split", `[{"customer_id":"`+anna.ID+`","amount_in_cents":200},{"customer_id":"`+ben.ID+`","amount_in_cents":179}]`)
-		wantFields(t, wantErr(t, err, apperr.Unprocessable, "split_sum_mismatch"), "/split")
+		testtool.WantFields(t, testtool.WantErr(t, err, apperr.Unprocessable, "split_sum_mismatch"), "/split")
 		_, err = b.update(b.live, item, "split", `[{"customer_id":"`+anna.ID+`","amount_in_cents":200},{"customer_id":"farebox-customer-nope","amount_in_cents":180}]`)
-		wantFields(t, wantErr(t, err, apperr.Unprocessable, "unknown_customer"), "/split/1/customer_id")
+		testtool.WantFields(t, testtool.WantErr(t, err, apperr.Unprocessable, "unknown_customer"), "/split/1/customer_id")
 		if v, _ := b.inv.BillableItem(b.ctx, b.live, item); v.Split != nil || v.CustomerID != nil {
 			t.Fatalf("rejected updates assigned %+v", v.Assignment)
 		}
@@ -43,10 +44,10 @@ func TestSplitInvoices(t *testing.T) {
 			t.Fatalf("split: %+v %v", v, err)
 		}
 		_, err = b.inv.IssueInvoice(b.ctx, b.live, invoices.InvoiceRequest{ItemID: item})
-		wantErr(t, err, apperr.Unprocessable, "customer_required")
+		testtool.WantErr(t, err, apperr.Unprocessable, "customer_required")
 		other := b.customer(t, b.live, "Clara Wolf")
 		_, err = b.inv.IssueInvoice(b.ctx, b.live, invoices.InvoiceRequest{ItemID: item, CustomerID: other.ID})
-		wantErr(t, err, apperr.Unprocessable, "customer_not_on_item")
+		testtool.WantErr(t, err, apperr.Unprocessable, "customer_not_on_item")
 
 		toAnna := b.invoice(t, b.live, item, anna.ID)
 		if toAnna.Number != "2026-000001" || toAnna.Kind != invoicedoc.KindInvoice || deref(toAnna.CustomerID) != anna.ID ||
@@ -64,7 +65,7 @@ func TestSplitInvoices(t *testing.T) {
 			t.Errorf("shares %+v", s)
 		}
 		_, err = b.inv.IssueInvoice(b.ctx, b.live, invoices.InvoiceRequest{ItemID: item, CustomerID: anna.ID})
-		wantErr(t, err, apperr.Conflict, "already_invoiced")
+		testtool.WantErr(t, err, apperr.Conflict, "already_invoiced")
 		toBen := b.invoice(t, b.live, item, ben.ID)
 		if toBen.Number != "2026-000002" || toBen.GrossCents != 180 {
 			t.Errorf("invoice to Ben %s %d", toBen.Number, toBen.GrossCents)
@@ -73,7 +74,7 @@ func TestSplitInvoices(t *testing.T) {
 			t.Errorf("claims %v", v.Invoiced)
 		}
 		_, err = b.update(b.live, item, "customer_id", `"`+anna.ID+`"`)
-		wantErr(t, err, apperr.Conflict, "item_already_invoiced")
+		testtool.WantErr(t, err, apperr.Conflict, "item_already_invoiced")
 		// The file job is queued, not run: the PDF is there all the same,
 		// rendered on the first download (issue 14: the PDF is there when
 		// the invoice is).
@@ -82,7 +83,7 @@ func TestSplitInvoices(t *testing.T) {
 			t.Fatalf("PDF before the job ran: %v, %.10q", err, pdfFile.Body)
 		}
 		_, err = b.inv.Download(b.ctx, toAnna.ID, "00000000000000000000000000000000", invoices.FormatPDF)
-		wantErr(t, err, apperr.NotFound, "not_found")
+		testtool.WantErr(t, err, apperr.NotFound, "not_found")
 
 		// The cancellation takes the next invoice number and frees Anna's share.
 		b.clock.Advance(24 * time.Hour)
@@ -99,9 +100,9 @@ func TestSplitInvoices(t *testing.T) {
 			t.Errorf("original cancelled by %v", orig.CancelledBy)
 		}
 		_, err = b.inv.CancelInvoice(b.ctx, b.live, toAnna.ID)
-		wantErr(t, err, apperr.Conflict, "already_cancelled")
+		testtool.WantErr(t, err, apperr.Conflict, "already_cancelled")
 		_, err = b.inv.CancelInvoice(b.ctx, b.live, storno.ID)
-		wantErr(t, err, apperr.Unprocessable, "not_an_invoice")
+		testtool.WantErr(t, err, apperr.Unprocessable, "not_an_invoice")
 		if v, _ := b.inv.BillableItem(b.ctx, b.live, item); len(v.Invoiced) != 1 || v.Invoiced[ben.ID] != toBen.ID {
 			t.Errorf("claims after cancellation %v", v.Invoiced)
 		}
@@ -119,15 +120,15 @@ func TestSplitInvoices(t *testing.T) {
 			t.Errorf("payment notice %+v", notice)
 		}
 		_, err = b.inv.PaymentNoticeForInvoice(b.ctx, b.live, toAnna.ID)
-		wantErr(t, err, apperr.Conflict, "invoice_cancelled")
+		testtool.WantErr(t, err, apperr.Conflict, "invoice_cancelled")
 
 		// Another tenant sees none of it.
 		b.newAccount(t, "acc_other")
 		stranger := account.Principal{AccountID: "acc_other", Environment: account.Live, KeyID: "key_other"}
 		_, err = b.inv.Invoice(b.ctx, stranger, toBen.ID)
-		wantErr(t, err, apperr.NotFound, "invoice_not_found")
+		testtool.WantErr(t, err, apperr.NotFound, "invoice_not_found")
 		_, err = b.inv.BillableItem(b.ctx, stranger, item)
-		wantErr(t, err, apperr.NotFound, "billable_item_not_found")
+		testtool.WantErr(t, err, apperr.NotFound, "billable_item_not_found")
 	})
 }
 
@@ -151,7 +152,7 @@ func TestInvoiceSeries(t *testing.T) {
 		}
 		// A failed invoice consumes no number.
 		_, err := b.inv.IssueInvoice(b.ctx, b.live, invoices.InvoiceRequest{ItemID: "farebox-billable-nope"})
-		wantErr(t, err, apperr.NotFound, "billable_item_not_found")
+		testtool.WantErr(t, err, apperr.NotFound, "billable_item_not_found")
 		if inv := b.invoice(t, b.live, b.itemOf(t, b.live), ""); inv.Number != "2026-000002" {
 			t.Errorf("after a failure %s", inv.Number)
 		}
@@ -178,9 +179,9 @@ func TestCollections(t *testing.T) {
 			t.Fatal(err)
 		}
 		_, err = b.inv.AddToCollection(b.ctx, b.live, col, []string{items[0], "farebox-billable-nope"})
-		wantFields(t, wantErr(t, err, apperr.Unprocessable, "unknown_billable_item"), "/billable_item_ids/1")
+		testtool.WantFields(t, testtool.WantErr(t, err, apperr.Unprocessable, "unknown_billable_item"), "/billable_item_ids/1")
 		_, err = b.inv.AddToCollection(b.ctx, b.live, col, nil)
-		wantFields(t, wantErr(t, err, apperr.Unprocessable, "invalid_billable_item_ids"), "/billable_item_ids")
+		testtool.WantFields(t, testtool.WantErr(t, err, apperr.Unprocessable, "invalid_billable_item_ids"), "/billable_item_ids")
 		got, err := b.inv.AddToCollection(b.ctx, b.live, col, []string{items[0], items[1], items[0]})
 		if err != nil || len(got) != 2 {
 			t.Fatalf("add: %v %v", got, err)
@@ -190,7 +191,7 @@ func TestCollections(t *testing.T) {
 			t.Fatal(err)
 		}
 		_, err = b.inv.AddToCollection(b.ctx, b.live, col, []string{items[2]})
-		wantErr(t, err, apperr.Conflict, "item_in_other_collection")
+		testtool.WantErr(t, err, apperr.Conflict, "item_in_other_collection")
 
 		inv := b.invoice(t, b.live, items[1], "")
 		if inv.GrossCents != 760 || len(inv.Document.Lines) != 2 || deref(inv.CollectionID) != col || deref(inv.CustomerID) != anna.ID {
@@ -207,6 +208,6 @@ func TestCollections(t *testing.T) {
 		}
 		empty, _ := b.inv.CreateCollection(b.ctx, b.live)
 		_, err = b.inv.PaymentNoticeForCollection(b.ctx, b.live, empty, "")
-		wantErr(t, err, apperr.Unprocessable, "collection_empty")
+		testtool.WantErr(t, err, apperr.Unprocessable, "collection_empty")
 	})
 }

@@ -3,7 +3,6 @@ package invoices_test
 import (
 	"context"
 	"fmt"
-	"strings"
 	"sync"
 	"sync/atomic"
 	"testing"
@@ -13,7 +12,6 @@ import (
 	"github.com/farebox/farebox/internal/app/books"
 	"github.com/farebox/farebox/internal/app/invoices"
 	"github.com/farebox/farebox/internal/app/kit"
-	"github.com/farebox/farebox/internal/apperr"
 	"github.com/farebox/farebox/internal/clock/clocktest"
 	"github.com/farebox/farebox/internal/config/configtest"
 	"github.com/farebox/farebox/internal/event"
@@ -101,12 +99,7 @@ func (b *testBundle) wakes() int {
 // -short), in parallel subtests.
 func eachEngine(t *testing.T, fn func(t *testing.T, b *testBundle)) {
 	t.Helper()
-	for _, e := range storetest.Engines {
-		t.Run(string(e), func(t *testing.T) {
-			t.Parallel()
-			fn(t, setup(t, e))
-		})
-	}
+	storetest.EachEngine(t, setup, fn)
 }
 
 // newAccount stores account id.
@@ -164,28 +157,6 @@ func (b *testBundle) invoice(t *testing.T, p account.Principal, itemID, customer
 		t.Fatalf("invoice %s for %q: %v", itemID, customerID, err)
 	}
 	return inv
-}
-
-// wantErr fails unless err is an *apperr.Error of kind and code.
-func wantErr(t *testing.T, err error, kind apperr.Kind, code string) *apperr.Error {
-	t.Helper()
-	ae := apperr.As(err)
-	if ae == nil || ae.Kind != kind || ae.Code != code {
-		t.Fatalf("error %v (%+v), want kind %d code %q", err, ae, kind, code)
-	}
-	return ae
-}
-
-// wantFields fails unless e names exactly fields, in order.
-func wantFields(t *testing.T, e *apperr.Error, fields ...string) {
-	t.Helper()
-	var got []string
-	for _, d := range e.Details {
-		got = append(got, d.Field)
-	}
-	if strings.Join(got, ",") != strings.Join(fields, ",") {
-		t.Fatalf("details name %v, want %v (%v)", got, fields, e.Details)
-	}
 }
 
 func deref[T any](p *T) T {

@@ -224,3 +224,16 @@ func randomHex() string {
 	rand.Read(b)
 	return hex.EncodeToString(b)
 }
+
+// EachEngine runs fn as a parallel subtest on each engine of Engines (the
+// tests above the store: SQLite only under -short) with what setup builds
+// on that engine (a use-case package's bundle of service and store).
+func EachEngine[B any](t *testing.T, setup func(testing.TB, store.Engine) B, fn func(t *testing.T, b B)) {
+	t.Helper()
+	for _, e := range Engines {
+		t.Run(string(e), func(t *testing.T) {
+			t.Parallel()
+			fn(t, setup(t, e))
+		})
+	}
+}
