@@ -74,9 +74,9 @@ type Options struct {
 	Seller      invoicedoc.Seller // the issuing company (config FAREBOX_SELLER_*)
 	Links       *kit.Links        // the public base URL of download links
 	PaymentDays int               // days until the due date (default 14)
-	// Books records the changes of billable items (the audit log).
+	// Books records the changes of billable items (the audit log); required.
 	Books *books.Books
-	// Events writes the events of each change.
+	// Events writes the events of each change; required.
 	Events Events
 	// Notify wakes the job runner once a document's file job is committed
 	// (nil: nothing to wake).
