@@ -69,11 +69,14 @@ var layers = map[string]string{
 	"internal/app/webhooks":   "capability",
 	"internal/app/wallets":    "capability",
 	"internal/app/inspection": "capability",
+	"internal/app/invoices":   "capability",
 
 	"internal/app/events":     "usecase-shared",
 	"internal/app/deliveries": "usecase-shared",
 	"internal/app/products":   "usecase-shared",
 	"internal/app/passes":     "usecase-shared",
+	"internal/app/books":      "usecase-shared",
+	"internal/app/customers":  "usecase-shared",
 
 	"internal/app/kit": "usecase-kernel",
 

@@ -7,7 +7,9 @@ import (
 	"io"
 
 	"github.com/farebox/farebox/internal/account"
-	"github.com/farebox/farebox/internal/app"
+	"github.com/farebox/farebox/internal/app/books"
+	"github.com/farebox/farebox/internal/app/kit"
+	"github.com/farebox/farebox/internal/invoicedoc"
 )
 
 // booksCmd is `farebox books verify` and `farebox books audit`
@@ -30,7 +32,11 @@ func booksCmd(ctx context.Context, args []string, getenv func(string) string, st
 		limit = fs.String("limit", "100", "entries per page (1–100)")
 		after = fs.String("starting-after", "", "an entry id: print older entries")
 	}
-	pos, a, s, err := db.parseAndOpen(ctx, fs, args[1:])
+	pos, err := parseFlags(fs, args[1:])
+	if err != nil {
+		return err
+	}
+	s, err := db.open(ctx)
 	if err != nil {
 		return err
 	}
@@ -39,18 +45,19 @@ func booksCmd(ctx context.Context, args []string, getenv func(string) string, st
 		fmt.Fprintln(stderr, help)
 		return errUsage
 	}
+	bk := booksOn(s, db.prefix, invoicedoc.Seller{}, nil) // no receipt here: no letterhead, no links
 	if args[0] == "verify" {
-		return booksVerify(ctx, a, stdout)
+		return booksVerify(ctx, bk, stdout)
 	}
 	if *acc == "" || (*env != string(account.Live) && *env != string(account.Test)) {
 		fmt.Fprintln(stderr, "farebox books audit: --account is required and --environment is live or test")
 		return errUsage
 	}
-	req := app.AuditRequest{ListRequest: app.ListRequest{Limit: *limit, StartingAfter: *after}}
+	req := books.AuditRequest{ListRequest: kit.ListRequest{Limit: *limit, StartingAfter: *after}}
 	if *objectID != "" {
 		req.ObjectID = objectID
 	}
-	page, err := a.AuditLog(ctx, account.Principal{AccountID: *acc, Environment: account.Environment(*env)}, req)
+	page, err := bk.AuditLog(ctx, account.Principal{AccountID: *acc, Environment: account.Environment(*env)}, req)
 	if err != nil {
 		return err
 	}
@@ -68,8 +75,8 @@ func booksCmd(ctx context.Context, args []string, getenv func(string) string, st
 
 // booksVerify prints what it checked and every finding; a finding makes
 // the command fail (exit 1).
-func booksVerify(ctx context.Context, a *app.App, stdout io.Writer) error {
-	rep, err := a.VerifyBooks(ctx)
+func booksVerify(ctx context.Context, bk *books.Books, stdout io.Writer) error {
+	rep, err := bk.Verify(ctx)
 	if err != nil {
 		return err
 	}

@@ -10,14 +10,17 @@ import (
 
 	"github.com/farebox/farebox/internal/app"
 	accountsapp "github.com/farebox/farebox/internal/app/accounts"
+	"github.com/farebox/farebox/internal/app/books"
 	"github.com/farebox/farebox/internal/app/deliveries"
 	"github.com/farebox/farebox/internal/app/events"
+	"github.com/farebox/farebox/internal/app/kit"
 	productsapp "github.com/farebox/farebox/internal/app/products"
 	"github.com/farebox/farebox/internal/app/transit"
 	"github.com/farebox/farebox/internal/app/webhooks"
 	"github.com/farebox/farebox/internal/app/webusers"
 	"github.com/farebox/farebox/internal/clock"
 	"github.com/farebox/farebox/internal/ident"
+	"github.com/farebox/farebox/internal/invoicedoc"
 	"github.com/farebox/farebox/internal/store"
 )
 
@@ -193,6 +196,12 @@ func productsOn(s *store.Store, prefix string) *productsapp.Service {
 // (no key cache: a command resolves no keys).
 func accountsOn(s *store.Store, prefix string) *accountsapp.Service {
 	return accountsapp.New(store.NewView[accountsapp.Queries](s), clock.System{}, ident.Prefix(prefix), 0)
+}
+
+// booksOn is the books on s: the audit log, the receipts (their PDFs with
+// seller's letterhead, their links under links) and verify.
+func booksOn(s *store.Store, prefix string, seller invoicedoc.Seller, links *kit.Links) *books.Books {
+	return books.New(store.NewView[books.Queries](s), clock.System{}, ident.Prefix(prefix), seller, links)
 }
 
 // webusersOn is the web users and sessions capability on s.

@@ -18,8 +18,11 @@ import (
 	"github.com/farebox/farebox/internal/app"
 	accountsapp "github.com/farebox/farebox/internal/app/accounts"
 	"github.com/farebox/farebox/internal/app/billing"
+	"github.com/farebox/farebox/internal/app/books"
 	"github.com/farebox/farebox/internal/app/console"
 	"github.com/farebox/farebox/internal/app/events"
+	"github.com/farebox/farebox/internal/app/invoices"
+	"github.com/farebox/farebox/internal/app/kit"
 	"github.com/farebox/farebox/internal/app/passes"
 	"github.com/farebox/farebox/internal/app/privacy"
 	productsapp "github.com/farebox/farebox/internal/app/products"
@@ -63,10 +66,13 @@ func serve(ctx context.Context, args []string, getenv func(string) string, stdou
 	metrics := httpapi.NewMetrics(collectors.NewDBStatsCollector(st.DB(), "farebox"))
 	observeJob := watchJobs(metrics, st, log)
 	prods := productsOn(st, cfg.IDPrefix)
-	a, err := newApp(ctx, cfg, st, prods, log, observeJob)
+	links := kit.NewLinks(cfg.BaseURL())
+	bk := booksOn(st, cfg.IDPrefix, cfg.Seller, links)
+	a, err := newApp(ctx, cfg, st, prods, bk, log, observeJob)
 	if err != nil {
 		return err
 	}
+	inv := invoicesOn(cfg, st, a, bk, links)
 	feeds, tr, sessionKey, stopTransit, err := startTransit(ctx, cfg, st, a, log)
 	if err != nil {
 		return err
@@ -94,6 +100,7 @@ func serve(ctx context.Context, args []string, getenv func(string) string, stdou
 	deps.Ledger, deps.Metrics, deps.Feeds, deps.Transit, deps.SessionKey, deps.Ready = ledger, metrics, feeds, tr, sessionKey, tr.Ready
 	deps.Privacy = priv
 	deps.Events, deps.Webhooks = ev, hooks
+	deps.Invoices, deps.Books = inv, bk
 	srv := httpapi.New(deps)
 
 	if cfg.PprofAddr != "" {
@@ -106,7 +113,7 @@ func serve(ctx context.Context, args []string, getenv func(string) string, stdou
 		}
 		defer stopMetrics()
 	}
-	return listenAndServe(ctx, cfg, srv, a, log, ready)
+	return listenAndServe(ctx, cfg, srv, links, log, ready)
 }
 
 // testLoop, when a test sets it, runs as one more background loop of serve
@@ -129,14 +136,14 @@ func openStore(ctx context.Context, cfg config.Config, log *slog.Logger) (*store
 }
 
 // newApp builds the use cases on st, loads the catalog prods and stores
-// the VDV ticket numbers of tickets issued without one.
-func newApp(ctx context.Context, cfg config.Config, st *store.Store, prods *productsapp.Service, log *slog.Logger,
+// the VDV ticket numbers of tickets issued without one; bk receives the
+// receipts of cancellations.
+func newApp(ctx context.Context, cfg config.Config, st *store.Store, prods *productsapp.Service, bk *books.Books, log *slog.Logger,
 	observeJob func(string, error, time.Duration)) (*app.App, error) {
 	loc, _ := time.LoadLocation(cfg.Timezone)
 	pdf.SetFontDir(cfg.FontDir)
 	a := app.New(app.Options{Store: st, Clock: clock.System{}, IDPrefix: cfg.IDPrefix, Location: loc, Products: prods,
-		Invoicing: app.InvoicingOptions{Seller: cfg.Seller, BaseURL: cfg.BaseURL(), PaymentDays: cfg.PaymentDays,
-			Jobs: jobs.Options{Log: log, Lease: cfg.JobLease, Observe: observeJob}}})
+		Books: bk, Jobs: jobs.Options{Log: log, Lease: cfg.JobLease, Observe: observeJob}})
 	if err := prods.Load(ctx); err != nil {
 		return nil, fmt.Errorf("load catalog: %w", err)
 	}
@@ -148,6 +155,18 @@ func newApp(ctx context.Context, cfg config.Config, st *store.Store, prods *prod
 		log.Info("VDV ticket numbers: stored the hash-derived numbers of tickets issued without one", "tickets", n)
 	}
 	return a, nil
+}
+
+// invoicesOn is invoicing on st: documents issued by the configured
+// seller with download links under links, changes recorded in bk, events
+// written by a, and its file jobs run by a's job runner (registered
+// before the workers start).
+func invoicesOn(cfg config.Config, st *store.Store, a *app.App, bk *books.Books, links *kit.Links) *invoices.Service {
+	inv := invoices.New(store.NewView[invoices.Queries](st), clock.System{}, ident.Prefix(cfg.IDPrefix), invoices.Options{
+		Seller: cfg.Seller, Links: links, PaymentDays: cfg.PaymentDays, Books: bk,
+		Events: app.EventWriter[invoices.Queries](a), Notify: a.Jobs.Notify})
+	inv.Handle(a.Jobs)
+	return inv
 }
 
 // startTransit starts loading the transit feeds. The session key is shared
@@ -277,7 +296,7 @@ func watchJobs(metrics *httpapi.Metrics, st *store.Store, log *slog.Logger) func
 		}
 		jobStates, jobsAt = m, time.Now()
 		return m
-	}, app.JobInvoiceFiles, passes.JobGoogleObject, passes.JobApplePassUpdate)
+	}, invoices.JobFiles, passes.JobGoogleObject, passes.JobApplePassUpdate)
 	metrics.WatchJobAge(func() time.Duration {
 		now := time.Now()
 		due, ok, err := st.Read().OldestReadyJob(context.Background(), now)
@@ -367,7 +386,7 @@ func serverDeps(ctx context.Context, cfg config.Config, st *store.Store, a *app.
 
 // listenAndServe serves srv on --addr until ctx ends, then lets in-flight
 // requests finish (up to --shutdown-timeout).
-func listenAndServe(ctx context.Context, cfg config.Config, srv http.Handler, a *app.App, log *slog.Logger, ready chan<- string) error {
+func listenAndServe(ctx context.Context, cfg config.Config, srv http.Handler, links *kit.Links, log *slog.Logger, ready chan<- string) error {
 	ln, err := net.Listen("tcp", cfg.Addr)
 	if err != nil {
 		return err
@@ -376,7 +395,7 @@ func listenAndServe(ctx context.Context, cfg config.Config, srv http.Handler, a 
 		WriteTimeout: cfg.RequestTimeout + 10*time.Second, IdleTimeout: 2 * time.Minute,
 		ErrorLog: slog.NewLogLogger(log.Handler(), slog.LevelWarn)}
 	if cfg.PublicURL == "" {
-		a.SetInvoiceBaseURL("http://" + ln.Addr().String())
+		links.SetBase("http://" + ln.Addr().String())
 	}
 	log.Info("farebox listening", "addr", ln.Addr().String(), "config", cfg.String())
 	if ready != nil {

@@ -23,9 +23,12 @@ import (
 	"github.com/farebox/farebox/internal/app"
 	"github.com/farebox/farebox/internal/app/accounts"
 	"github.com/farebox/farebox/internal/app/billing"
+	"github.com/farebox/farebox/internal/app/books"
 	"github.com/farebox/farebox/internal/app/console"
 	"github.com/farebox/farebox/internal/app/deliveries"
 	"github.com/farebox/farebox/internal/app/events"
+	"github.com/farebox/farebox/internal/app/invoices"
+	"github.com/farebox/farebox/internal/app/kit"
 	"github.com/farebox/farebox/internal/app/privacy"
 	"github.com/farebox/farebox/internal/app/products"
 	"github.com/farebox/farebox/internal/app/testclock"
@@ -71,9 +74,13 @@ type Env struct {
 	// Configure gave it wallets (Wallets), else wallets of zero Options
 	// that the server does not serve (tickets carry no barcode).
 	Wallets *wallets.Service
-	Clock   *clocktest.Fixed
-	Server  *httpapi.Server
-	Ledger  *usage.Ledger
+	// Invoices is invoicing (package invoices); Books the audit log,
+	// receipts and verify (package books).
+	Invoices *invoices.Service
+	Books    *books.Books
+	Clock    *clocktest.Fixed
+	Server   *httpapi.Server
+	Ledger   *usage.Ledger
 	// LiveKey and TestKey belong to one account (AccountID) in each environment.
 	AccountID string
 	LiveKey   string
@@ -115,19 +122,22 @@ func NewOnStore(t testing.TB, s *store.Store, o Options) *Env {
 	clk := clocktest.NewFixed(o.Now)
 	ts := httptest.NewUnstartedServer(nil)
 	defaults := configtest.Defaults()
+	links := kit.NewLinks("http://" + ts.Listener.Addr().String())
+	bk := books.New(store.NewView[books.Queries](s), clk, "farebox", defaults.Seller, links)
 	prods := products.New(store.NewView[products.Queries](s), clk, "farebox")
-	a := app.New(app.Options{Store: s, Clock: clk, IDPrefix: "farebox", Products: prods,
-		Invoicing: app.InvoicingOptions{Seller: defaults.Seller, BaseURL: "http://" + ts.Listener.Addr().String(),
-			PaymentDays: defaults.PaymentDays}})
+	a := app.New(app.Options{Store: s, Clock: clk, IDPrefix: "farebox", Products: prods, Books: bk})
+	inv := invoices.New(store.NewView[invoices.Queries](s), clk, "farebox", invoices.Options{Seller: defaults.Seller, Links: links,
+		PaymentDays: defaults.PaymentDays, Books: bk, Events: app.EventWriter[invoices.Queries](a), Notify: a.Jobs.Notify})
+	inv.Handle(a.Jobs)
 	keys := accounts.New(store.NewView[accounts.Queries](s), clk, "farebox", 0)
 	o.Webhooks.Jobs, o.Webhooks.Queue = a.Jobs, s.JobsOf(deliveries.JobDeliver)
 	ev := events.New(store.NewView[events.Queries](s), clk, s.SettledEventSeq, a.EndSubscriptions)
 	hooks := webhooks.New(store.NewView[webhooks.Queries](s), clk, "farebox", ev, a.Deliveries(), o.Webhooks)
-	d := httpapi.Deps{App: a, Accounts: keys, Products: prods, Console: console.New(store.NewView[console.Queries](s), clk, prods.Catalog, a.Jobs.Notify), Billing: billing.New(s.Read(), clk), WebUsers: webusers.New(store.NewView[webusers.Queries](s), clk, "farebox"), Feeds: transit.NewFeeds(store.NewView[transit.Queries](s), clk, "farebox"),
+	d := httpapi.Deps{App: a, Accounts: keys, Products: prods, Invoices: inv, Books: bk, Console: console.New(store.NewView[console.Queries](s), clk, prods.Catalog, a.Jobs.Notify), Billing: billing.New(s.Read(), clk), WebUsers: webusers.New(store.NewView[webusers.Queries](s), clk, "farebox"), Feeds: transit.NewFeeds(store.NewView[transit.Queries](s), clk, "farebox"),
 		TestClocks: testclock.New(store.NewView[testclock.Queries](s), clk, "farebox", a.Jobs.Notify), MaxBodyBytes: 64 << 10,
 		Events: ev, Webhooks: hooks}
 	d.Privacy = privacy.New(store.NewView[privacy.Queries](s), clk, privacy.Options{Location: a.Loc}, privacy.NewTx(s.WriteClaimed, a.TxWork))
-	e := &Env{T: t, Store: s, App: a, Wallets: walletsOn(s, clk, a, wallets.Options{}), Products: prods, Privacy: d.Privacy, Console: d.Console, WebUsers: d.WebUsers, Feeds: d.Feeds, Accounts: keys, Events: ev, Webhooks: hooks, Clock: clk, client: &http.Client{
+	e := &Env{T: t, Store: s, App: a, Wallets: walletsOn(s, clk, a, wallets.Options{}), Products: prods, Privacy: d.Privacy, Invoices: inv, Books: bk, Console: d.Console, WebUsers: d.WebUsers, Feeds: d.Feeds, Accounts: keys, Events: ev, Webhooks: hooks, Clock: clk, client: &http.Client{
 		Timeout:       30 * time.Second,
 		CheckRedirect: func(*http.Request, []*http.Request) error { return http.ErrUseLastResponse },
 	}}

@@ -2,10 +2,10 @@ package app
 
 import (
 	"context"
-	"sync/atomic"
 	"time"
 
 	"github.com/farebox/farebox/internal/account"
+	"github.com/farebox/farebox/internal/app/books"
 	"github.com/farebox/farebox/internal/app/deliveries"
 	"github.com/farebox/farebox/internal/app/products"
 	"github.com/farebox/farebox/internal/apperr"
@@ -13,12 +13,9 @@ import (
 	"github.com/farebox/farebox/internal/clock"
 	"github.com/farebox/farebox/internal/ident"
 	"github.com/farebox/farebox/internal/invoicedoc"
-	"github.com/farebox/farebox/internal/invoicing"
 	"github.com/farebox/farebox/internal/jobs"
 	"github.com/farebox/farebox/internal/schema"
 	"github.com/farebox/farebox/internal/store"
-
-	"golang.org/x/sync/singleflight"
 )
 
 // App wires the use cases to the store and the clock.
@@ -33,14 +30,11 @@ type App struct {
 	products *products.Service
 	schemas  *schema.Cache
 
-	// Invoicing (invoices.go): seller, link base and the job runner.
-	inv       InvoicingOptions
-	Jobs      *jobs.Runner
-	pdfFlight singleflight.Group // one PDF rendering per invoice at a time (ensurePDF)
-	pdfRuns   atomic.Int64       // PDFs rendered by this instance (PDFsRendered)
-	// PDFRenderer renders a document's PDF; nil is RenderPDF. Tests set
-	// it to a renderer that fails or panics (TestInvoicePDFRenderPanic).
-	PDFRenderer func(d *invoicedoc.Document, electronic bool) (invoicing.File, error)
+	// Jobs runs the background jobs of the instance (invoice files are
+	// package invoices', which the wiring lets it run).
+	Jobs *jobs.Runner
+	// books receives the receipts of cancellations (receipts.go).
+	books *books.Books
 
 	// deliveries are the webhook deliveries of the changes' events (events.go).
 	deliveries *deliveries.Service
@@ -55,8 +49,11 @@ type Options struct {
 	// Products is the instance's catalog; nil: one of its own over Store
 	// (a command that does not load the catalog).
 	Products *products.Service
-	// Invoicing configures invoices (seller, public base URL, jobs).
-	Invoicing InvoicingOptions
+	// Jobs tunes the job runner.
+	Jobs jobs.Options
+	// Books are the books a cancellation's receipt is appended to (nil:
+	// books over Store without a receipt PDF link).
+	Books *books.Books
 }
 
 // New returns an App.
@@ -75,7 +72,14 @@ func New(o Options) *App {
 	}
 	a := &App{store: o.Store, clock: o.Clock, IDs: ident.Prefix(o.IDPrefix), Loc: o.Location,
 		products: o.Products, schemas: o.Products.Schemas()}
-	a.initInvoicing(o.Invoicing)
+	a.books = o.Books
+	if a.books == nil {
+		a.books = books.New(store.NewView[books.Queries](o.Store), o.Clock, a.IDs, invoicedoc.Seller{}, nil)
+	}
+	if a.store != nil {
+		a.Jobs = jobs.New(a.store.Jobs(), a.clock, o.Jobs)
+		a.Jobs.Handle(JobTestClockAdvance, a.advanceJob)
+	}
 	a.deliveries = deliveries.New(a.clock, a.IDs)
 	return a
 }

@@ -132,28 +132,6 @@ func (c *changeEvents) ticket(ctx context.Context, q store.Q, id string) error {
 	return c.add(event.TicketIssued, id, ticketView(d, engines.RenderingEngine().Version, []string{}, nil))
 }
 
-// invoice adds an event showing the stored invoice id.
-func (c *changeEvents) invoice(ctx context.Context, q store.Q, t event.Type, id string) error {
-	inv, err := q.InvoiceByID(ctx, id)
-	if err != nil {
-		return err
-	}
-	return c.add(t, id, c.a.InvoiceResponse(inv))
-}
-
-// billableItem adds billable_item.updated showing item id.
-func (c *changeEvents) billableItem(ctx context.Context, q store.Q, id string) error {
-	it, err := q.BillableItem(ctx, c.acc, c.env, id)
-	if err != nil {
-		return err
-	}
-	claims, err := q.ItemClaims(ctx, id)
-	if err != nil {
-		return err
-	}
-	return c.add(event.BillableItemUpdated, id, billableItemView(BillableItemView{BillableItem: it, Invoiced: claims}))
-}
-
 // eventVersion is the API version whose shapes events carry.
 const eventVersion = 9
 

@@ -129,21 +129,6 @@ func TestEventsOfEveryChange(t *testing.T) {
 			}
 			return v
 		}
-		invoice := func(id string) any {
-			inv, err := b.app.Invoice(b.ctx, b.live, id)
-			if err != nil {
-				t.Fatal(err)
-			}
-			return b.app.InvoiceResponse(inv)
-		}
-		item := func(id string) any {
-			v, err := b.app.BillableItem(b.ctx, b.live, id)
-			if err != nil {
-				t.Fatal(err)
-			}
-			return app.BillableItemResponse(v)
-		}
-
 		// order.created, without the restore secret.
 		o := b.order(t, b.live, b.product(t, singleBerlin).ID, b.product(t, monthly).ID)
 		ov, err := b.app.OrderResponse(b.ctx, o, 9, false)
@@ -226,86 +211,6 @@ func TestEventsOfEveryChange(t *testing.T) {
 			t.Fatalf("again: %d ended, %v", n, err)
 		}
 		log.expect(t)
-
-		// billable_item.updated (PUT and a collection), invoice.created,
-		// invoice.files_ready once (job and download), payment_notice.created,
-		// invoice.created of the cancellation + invoice.cancelled.
-		cust := b.customer(t, b.live, "Anna")
-		itemID := b.itemOf(t, b.live)
-		log.next(t)
-		if _, err := b.update(b.live, itemID, "customer_id", `"`+cust.ID+`"`); err != nil {
-			t.Fatal(err)
-		}
-		log.expect(t, wantEvent{event.BillableItemUpdated, itemID, item(itemID)})
-		coll, err := b.app.CreateCollection(b.ctx, b.live)
-		if err != nil {
-			t.Fatal(err)
-		}
-		if _, err := b.app.AddToCollection(b.ctx, b.live, coll, []string{itemID}); err != nil {
-			t.Fatal(err)
-		}
-		log.expect(t, wantEvent{event.BillableItemUpdated, itemID, item(itemID)})
-		inv := b.invoice(t, b.live, itemID, cust.ID)
-		log.expect(t, wantEvent{event.InvoiceCreated, inv.ID, invoice(inv.ID)})
-		if _, err := b.app.Jobs.RunOnce(b.ctx); err != nil {
-			t.Fatal(err)
-		}
-		log.expect(t, wantEvent{event.InvoiceFilesReady, inv.ID, invoice(inv.ID)})
-		if _, err := b.app.Download(b.ctx, inv.ID, inv.Identifier, app.FormatPDF); err != nil {
-			t.Fatal(err)
-		}
-		log.expect(t)
-		notice, err := b.app.PaymentNoticeForInvoice(b.ctx, b.live, inv.ID)
-		if err != nil {
-			t.Fatal(err)
-		}
-		log.expect(t, wantEvent{event.PaymentNoticeCreated, notice.ID, invoice(notice.ID)})
-		cancel, err := b.app.CancelInvoice(b.ctx, b.live, inv.ID)
-		if err != nil {
-			t.Fatal(err)
-		}
-		log.expect(t, wantEvent{event.InvoiceCreated, cancel.ID, invoice(cancel.ID)}, wantEvent{event.InvoiceCancelled, inv.ID, invoice(inv.ID)})
-		_, err = b.app.CancelInvoice(b.ctx, b.live, inv.ID)
-		wantErr(t, err, apperr.Conflict, "already_cancelled")
-		log.expect(t)
-
-		// The notice's and the cancellation's files: one files_ready each.
-		if _, err := b.app.Jobs.RunOnce(b.ctx); err != nil {
-			t.Fatal(err)
-		}
-		ready := map[string]int{}
-		for _, e := range log.next(t) {
-			if e.Type != string(event.InvoiceFilesReady) {
-				t.Errorf("unexpected %s", e.Type)
-			}
-			ready[e.Data.ObjectID]++
-		}
-		if len(ready) != 2 || ready[notice.ID] != 1 || ready[cancel.ID] != 1 {
-			t.Errorf("files_ready of notice and cancellation: %v", ready)
-		}
-
-		// A download that renders the PDF before the job completes the set of
-		// an electronic invoice: files_ready comes with the last file, once.
-		ecust, err := b.app.CreateCustomer(b.ctx, b.live, app.CustomerInput{AddressLines: []string{"Amt Dresden"},
-			Electronic: json.RawMessage(`{"electronic_address":"amt@dresden.example","electronic_address_scheme_id":"EM","buyer_reference":"991-12345-67",
-			"address":{"name":"Amt Dresden","street_with_number":"Große Straße 5","postal_code":"01067","city":"Dresden","country_code":"DE"}}`)}, true)
-		if err != nil || ecust.Electronic == nil {
-			t.Fatalf("electronic customer %+v %v", ecust, err)
-		}
-		item2 := b.itemOf(t, b.live)
-		if _, err := b.update(b.live, item2, "customer_id", `"`+ecust.ID+`"`); err != nil {
-			t.Fatal(err)
-		}
-		inv2 := b.invoice(t, b.live, item2, ecust.ID)
-		log.next(t)
-		if _, err := b.app.Download(b.ctx, inv2.ID, inv2.Identifier, app.FormatPDF); err != nil {
-			t.Fatal(err)
-		}
-		log.expect(t)
-		if _, err := b.app.Jobs.RunOnce(b.ctx); err != nil {
-			t.Fatal(err)
-		}
-		log.expect(t, wantEvent{event.InvoiceFilesReady, inv2.ID, invoice(inv2.ID)})
 
 		// Nothing of this reached the test environment.
 		if evs := b.allEvents(t, b.test); len(evs) != 0 {

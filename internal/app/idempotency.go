@@ -91,10 +91,3 @@ func TrackCommits(ctx context.Context) context.Context { return store.TrackCommi
 // IdempotencyScope is the scope of the Idempotency-Keys of requests made
 // with p's key (idempotency.Scope; the transport names no domain package).
 func IdempotencyScope(p account.Principal) string { return idempotency.Scope(p) }
-
-// CarryClaim returns ctx carrying claim for the use cases that still read
-// it from their context (idempotency.ClaimOf) rather than taking it as a
-// parameter.
-func CarryClaim(ctx context.Context, claim Claim) context.Context {
-	return idempotency.WithClaim(ctx, claim)
-}

@@ -8,7 +8,6 @@ import (
 	"github.com/farebox/farebox/internal/account"
 	"github.com/farebox/farebox/internal/app/kit"
 	"github.com/farebox/farebox/internal/app/passes"
-	"github.com/farebox/farebox/internal/invoicing"
 	"github.com/farebox/farebox/internal/list"
 	"github.com/farebox/farebox/internal/store"
 	"github.com/farebox/farebox/internal/ticketing"
@@ -144,82 +143,4 @@ func TicketList(l ListJSON[TicketDetails], offers passes.Offers) (ListJSON[ticke
 		out = append(out, v)
 	}
 	return listOf(out, l.HasMore), nil
-}
-
-// Customers lists the caller's customers of its environment, newest
-// first, as GET …/customers/{id}.json shows them.
-func (a *App) Customers(ctx context.Context, p account.Principal, req ListRequest) (ListJSON[CustomerJSON], error) {
-	var l listParams
-	var f invoicing.CustomerFilter
-	return runList(ctx, a, p, "app.Customers", "customers", "customer", req, &l, &f.Query,
-		func(q store.Q) (list.Page[invoicing.Customer], error) { return q.Customers(ctx, f) },
-		func(c invoicing.Customer) (CustomerJSON, error) { return kit.CustomerView(c), nil })
-}
-
-// InvoicesRequest is GET /v9/ticketing/invoices.json's query, as sent;
-// Number and CustomerID are nil when absent.
-type InvoicesRequest struct {
-	ListRequest
-	Number, CustomerID *string
-}
-
-// Invoices lists the caller's documents of its environment (invoices,
-// cancellations, payment notices), newest first, as
-// GET /v5/ticketing/invoices/{id}.json shows them.
-func (a *App) Invoices(ctx context.Context, p account.Principal, req InvoicesRequest) (ListJSON[InvoiceJSON], error) {
-	var l listParams
-	f := invoicing.InvoiceFilter{Number: req.Number, CustomerID: req.CustomerID}
-	return runList(ctx, a, p, "app.Invoices", "invoices", "invoice", req.ListRequest, &l, &f.Query,
-		func(q store.Q) (list.Page[invoicing.Invoice], error) { return q.Invoices(ctx, f) },
-		func(inv invoicing.Invoice) (InvoiceJSON, error) { return a.InvoiceResponse(inv), nil })
-}
-
-// BillableItemsRequest is GET /v9/ticketing/billable_items.json's query,
-// as sent; each filter is nil when absent.
-type BillableItemsRequest struct {
-	ListRequest
-	Invoiced, CustomerID, CollectionID *string
-}
-
-// BillableItems lists the caller's billable items of its environment,
-// newest first by ordered_at, as GET /v5/ticketing/billable_item/{id}.json
-// shows them.
-func (a *App) BillableItems(ctx context.Context, p account.Principal, req BillableItemsRequest) (ListJSON[billableItemJSON], error) {
-	var l listParams
-	f := invoicing.BillableItemFilter{CustomerID: req.CustomerID, CollectionID: req.CollectionID}
-	if v := req.Invoiced; v != nil {
-		switch *v {
-		case "true", "false":
-			b := *v == "true"
-			f.Invoiced = &b
-		default:
-			l.Bad("invoiced", "invoiced must be true or false")
-		}
-	}
-	return runList(ctx, a, p, "app.BillableItems", "billable_items", "billable item", req.ListRequest, &l, &f.Query,
-		func(q store.Q) (list.Page[invoicing.BillableItem], error) { return q.BillableItems(ctx, f) },
-		func(it invoicing.BillableItem) (billableItemJSON, error) {
-			claims, err := a.store.Read().ItemClaims(ctx, it.ID)
-			return billableItemView(BillableItemView{BillableItem: it, Invoiced: claims}), err
-		})
-}
-
-// CollectionJSON is a billable collection in a list.
-type CollectionJSON struct {
-	ID          string    `json:"id"`
-	Object      string    `json:"object"`
-	Environment string    `json:"environment"`
-	Created     timestamp `json:"created"`
-}
-
-// Collections lists the caller's billable collections of its
-// environment, newest first.
-func (a *App) Collections(ctx context.Context, p account.Principal, req ListRequest) (ListJSON[CollectionJSON], error) {
-	var l listParams
-	var f invoicing.CollectionFilter
-	return runList(ctx, a, p, "app.Collections", "billable_collections", "billable collection", req, &l, &f.Query,
-		func(q store.Q) (list.Page[invoicing.Collection], error) { return q.Collections(ctx, f) },
-		func(c invoicing.Collection) (CollectionJSON, error) {
-			return CollectionJSON{ID: c.ID, Object: "billable_collection", Environment: string(c.Environment), Created: timestamp(c.CreatedAt)}, nil
-		})
 }

@@ -3,77 +3,15 @@ package app_test
 import (
 	"fmt"
 	"slices"
-	"strings"
 	"testing"
 	"time"
 
 	"github.com/farebox/farebox/internal/account"
 	"github.com/farebox/farebox/internal/app"
-	"github.com/farebox/farebox/internal/apperr"
 	"github.com/farebox/farebox/internal/idempotency"
-	"github.com/farebox/farebox/internal/invoicing"
 	"github.com/farebox/farebox/internal/testtool"
 	"github.com/farebox/farebox/internal/ticketing"
 )
-
-// listCase is a bad list request and the parameter its 400 must name.
-type listCase[R any] struct {
-	req   R
-	field string
-}
-
-// checkBadLists fails unless every case is a 400 invalid_parameter naming
-// its field.
-func checkBadLists[R, T any](t *testing.T, list func(R) (app.ListJSON[T], error), cases []listCase[R]) {
-	t.Helper()
-	for _, c := range cases {
-		_, err := list(c.req)
-		wantFields(t, wantErr(t, err, apperr.Invalid, "invalid_parameter"), c.field)
-	}
-}
-
-// byNewest orders ids as every list does when they were created at the
-// same instant: the id descending breaks the tie.
-func byNewest(ids []string) []string {
-	out := slices.Clone(ids)
-	slices.SortFunc(out, func(a, b string) int { return strings.Compare(b, a) })
-	return out
-}
-
-// walk pages through a list with limit 4 both ways: forwards with
-// starting_after to the end, then back with ending_before from the last
-// page to the first, and checks both give want (newest first).
-func walk[T any](t *testing.T, name string, want []string, id func(T) string,
-	list func(after, before string) app.ListJSON[T]) {
-	t.Helper()
-	var pages [][]string
-	after := ""
-	for {
-		l := list(after, "")
-		var ids []string
-		for _, v := range l.Data {
-			ids = append(ids, id(v))
-		}
-		pages = append(pages, ids)
-		if !l.HasMore {
-			break
-		}
-		after = ids[len(ids)-1]
-	}
-	if got := slices.Concat(pages...); fmt.Sprint(got) != fmt.Sprint(want) {
-		t.Fatalf("%s forwards: %v, want %v", name, got, want)
-	}
-	for i := len(pages) - 1; i > 0; i-- {
-		l := list("", pages[i][0])
-		var ids []string
-		for _, v := range l.Data {
-			ids = append(ids, id(v))
-		}
-		if fmt.Sprint(ids) != fmt.Sprint(pages[i-1]) || l.HasMore != (i > 1) {
-			t.Errorf("%s back from page %d: %v has_more %v, want %v", name, i, ids, l.HasMore, pages[i-1])
-		}
-	}
-}
 
 // TestOrderList: GET /v9/ticketing/orders.json pages the caller's orders
 // newest first (the id breaks ties of one instant) in both directions,
@@ -107,7 +45,7 @@ func TestOrderList(t *testing.T) {
 				refd = append(refd, o.ID)
 			}
 		}
-		all := append(byNewest(late), byNewest(early)...)
+		all := append(testtool.ByNewest(late), testtool.ByNewest(early)...)
 		list := func(req app.OrdersRequest) app.ListJSON[app.OrderJSON] {
 			t.Helper()
 			l, err := b.app.Orders(b.ctx, p, req)
@@ -117,20 +55,20 @@ func TestOrderList(t *testing.T) {
 			return l
 		}
 		id := func(o app.OrderJSON) string { return o.OrderID }
-		walk(t, "all", all, id, func(after, before string) app.ListJSON[app.OrderJSON] {
+		testtool.WalkList(t, "all", all, id, func(after, before string) app.ListJSON[app.OrderJSON] {
 			return list(app.OrdersRequest{ListRequest: app.ListRequest{Limit: "4", StartingAfter: after, EndingBefore: before}})
 		})
 		// refd: orders 0 and 5 (early), 10 (late).
-		wantRef := append(byNewest(refd[2:]), byNewest(refd[:2])...)
-		walk(t, "reference", wantRef, id, func(after, before string) app.ListJSON[app.OrderJSON] {
+		wantRef := append(testtool.ByNewest(refd[2:]), testtool.ByNewest(refd[:2])...)
+		testtool.WalkList(t, "reference", wantRef, id, func(after, before string) app.ListJSON[app.OrderJSON] {
 			return list(app.OrdersRequest{ListRequest: app.ListRequest{Limit: "1", StartingAfter: after, EndingBefore: before},
 				OptionalOrderReference: &ref})
 		})
 		later := b.clock.Now().Format(time.RFC3339)
-		walk(t, "created[lt]", byNewest(early), id, func(after, before string) app.ListJSON[app.OrderJSON] {
+		testtool.WalkList(t, "created[lt]", testtool.ByNewest(early), id, func(after, before string) app.ListJSON[app.OrderJSON] {
 			return list(app.OrdersRequest{ListRequest: app.ListRequest{Limit: "4", StartingAfter: after, EndingBefore: before, CreatedLT: later}})
 		})
-		walk(t, "created[gte]", byNewest(late), id, func(after, before string) app.ListJSON[app.OrderJSON] {
+		testtool.WalkList(t, "created[gte]", testtool.ByNewest(late), id, func(after, before string) app.ListJSON[app.OrderJSON] {
 			return list(app.OrdersRequest{ListRequest: app.ListRequest{Limit: "4", StartingAfter: after, EndingBefore: before, CreatedGTE: later}})
 		})
 		if l := list(app.OrdersRequest{ListRequest: app.ListRequest{Limit: "100"}}); len(l.Data) != 11 || l.HasMore {
@@ -173,17 +111,17 @@ func TestOrderList(t *testing.T) {
 			}
 		}
 		page := func(r app.ListRequest) app.OrdersRequest { return app.OrdersRequest{ListRequest: r} }
-		checkBadLists(t, func(r app.OrdersRequest) (app.ListJSON[app.OrderJSON], error) { return b.app.Orders(b.ctx, p, r) },
-			[]listCase[app.OrdersRequest]{
-				{page(app.ListRequest{StartingAfter: liveOrder.ID}), "starting_after"},
-				{page(app.ListRequest{EndingBefore: otherOrder.ID}), "ending_before"},
-				{page(app.ListRequest{StartingAfter: "farebox-order-nope"}), "starting_after"},
-				{page(app.ListRequest{StartingAfter: all[0], EndingBefore: all[1]}), "ending_before"},
-				{page(app.ListRequest{Limit: "0"}), "limit"},
-				{page(app.ListRequest{Limit: "101"}), "limit"},
-				{page(app.ListRequest{Limit: "1.5"}), "limit"},
-				{page(app.ListRequest{CreatedGTE: "yesterday"}), "created[gte]"},
-				{page(app.ListRequest{CreatedLT: "2026-06-15"}), "created[lt]"},
+		testtool.CheckBadLists(t, func(r app.OrdersRequest) (app.ListJSON[app.OrderJSON], error) { return b.app.Orders(b.ctx, p, r) },
+			[]testtool.ListCase[app.OrdersRequest]{
+				{Req: page(app.ListRequest{StartingAfter: liveOrder.ID}), Field: "starting_after"},
+				{Req: page(app.ListRequest{EndingBefore: otherOrder.ID}), Field: "ending_before"},
+				{Req: page(app.ListRequest{StartingAfter: "farebox-order-nope"}), Field: "starting_after"},
+				{Req: page(app.ListRequest{StartingAfter: all[0], EndingBefore: all[1]}), Field: "ending_before"},
+				{Req: page(app.ListRequest{Limit: "0"}), Field: "limit"},
+				{Req: page(app.ListRequest{Limit: "101"}), Field: "limit"},
+				{Req: page(app.ListRequest{Limit: "1.5"}), Field: "limit"},
+				{Req: page(app.ListRequest{CreatedGTE: "yesterday"}), Field: "created[gte]"},
+				{Req: page(app.ListRequest{CreatedLT: "2026-06-15"}), Field: "created[lt]"},
 			})
 	})
 }
@@ -228,8 +166,8 @@ func TestSubscriptionList(t *testing.T) {
 			return l
 		}
 		id := func(s app.SubscriptionJSON) string { return s.ID }
-		all := append([]string{replacement}, byNewest(subs)...)
-		walk(t, "all", all, id, func(after, before string) app.ListJSON[app.SubscriptionJSON] {
+		all := append([]string{replacement}, testtool.ByNewest(subs)...)
+		testtool.WalkList(t, "all", all, id, func(after, before string) app.ListJSON[app.SubscriptionJSON] {
 			return list(app.SubscriptionsRequest{ListRequest: app.ListRequest{Limit: "2", StartingAfter: after, EndingBefore: before}})
 		})
 		for state, want := range map[string][]string{
@@ -238,7 +176,7 @@ func TestSubscriptionList(t *testing.T) {
 			"ended":     {subs[0]},
 			"restored":  {subs[3]},
 		} {
-			walk(t, state, want, id, func(after, before string) app.ListJSON[app.SubscriptionJSON] {
+			testtool.WalkList(t, state, want, id, func(after, before string) app.ListJSON[app.SubscriptionJSON] {
 				return list(app.SubscriptionsRequest{State: state, ListRequest: app.ListRequest{Limit: "1", StartingAfter: after, EndingBefore: before}})
 			})
 		}
@@ -275,17 +213,17 @@ func TestSubscriptionList(t *testing.T) {
 			}
 		}
 		page := func(r app.ListRequest) app.SubscriptionsRequest { return app.SubscriptionsRequest{ListRequest: r} }
-		checkBadLists(t, func(r app.SubscriptionsRequest) (app.ListJSON[app.SubscriptionJSON], error) {
+		testtool.CheckBadLists(t, func(r app.SubscriptionsRequest) (app.ListJSON[app.SubscriptionJSON], error) {
 			return b.app.Subscriptions(b.ctx, p, r)
-		}, []listCase[app.SubscriptionsRequest]{
-			{page(app.ListRequest{StartingAfter: liveSub}), "starting_after"},
-			{page(app.ListRequest{EndingBefore: otherSub}), "ending_before"},
-			{page(app.ListRequest{StartingAfter: orders[0].ID}), "starting_after"},
-			{page(app.ListRequest{Limit: "101"}), "limit"},
-			{app.SubscriptionsRequest{State: "paused"}, "state"},
-			{app.SubscriptionsRequest{State: "Active"}, "state"},
-			{app.SubscriptionsRequest{EndsGTE: "2026-08"}, "ends_at[gte]"},
-			{app.SubscriptionsRequest{EndsLT: "soon"}, "ends_at[lt]"},
+		}, []testtool.ListCase[app.SubscriptionsRequest]{
+			{Req: page(app.ListRequest{StartingAfter: liveSub}), Field: "starting_after"},
+			{Req: page(app.ListRequest{EndingBefore: otherSub}), Field: "ending_before"},
+			{Req: page(app.ListRequest{StartingAfter: orders[0].ID}), Field: "starting_after"},
+			{Req: page(app.ListRequest{Limit: "101"}), Field: "limit"},
+			{Req: app.SubscriptionsRequest{State: "paused"}, Field: "state"},
+			{Req: app.SubscriptionsRequest{State: "Active"}, Field: "state"},
+			{Req: app.SubscriptionsRequest{EndsGTE: "2026-08"}, Field: "ends_at[gte]"},
+			{Req: app.SubscriptionsRequest{EndsLT: "soon"}, Field: "ends_at[lt]"},
 		})
 	})
 }
@@ -324,16 +262,16 @@ func TestCouponList(t *testing.T) {
 			return l
 		}
 		id := func(c app.CouponJSON) string { return c.ID }
-		all := slices.Concat([]string{restored[0].ID}, byNewest(late), byNewest(early))
-		walk(t, "all", all, id, func(after, before string) app.ListJSON[app.CouponJSON] {
+		all := slices.Concat([]string{restored[0].ID}, testtool.ByNewest(late), testtool.ByNewest(early))
+		testtool.WalkList(t, "all", all, id, func(after, before string) app.ListJSON[app.CouponJSON] {
 			return list(app.CouponsRequest{ListRequest: app.ListRequest{Limit: "2", StartingAfter: after, EndingBefore: before}})
 		})
 		for state, want := range map[string][]string{
-			"not_activated": slices.Concat([]string{restored[0].ID}, byNewest(late), []string{early[2]}),
+			"not_activated": slices.Concat([]string{restored[0].ID}, testtool.ByNewest(late), []string{early[2]}),
 			"activated":     {early[0]},
 			"restored":      {early[1]},
 		} {
-			walk(t, state, want, id, func(after, before string) app.ListJSON[app.CouponJSON] {
+			testtool.WalkList(t, state, want, id, func(after, before string) app.ListJSON[app.CouponJSON] {
 				return list(app.CouponsRequest{State: state, ListRequest: app.ListRequest{Limit: "2", StartingAfter: after, EndingBefore: before}})
 			})
 		}
@@ -360,14 +298,14 @@ func TestCouponList(t *testing.T) {
 			}
 		}
 		page := func(r app.ListRequest) app.CouponsRequest { return app.CouponsRequest{ListRequest: r} }
-		checkBadLists(t, func(r app.CouponsRequest) (app.ListJSON[app.CouponJSON], error) { return b.app.Coupons(b.ctx, p, r) },
-			[]listCase[app.CouponsRequest]{
-				{page(app.ListRequest{StartingAfter: liveCoupon}), "starting_after"},
-				{page(app.ListRequest{EndingBefore: otherCoupon}), "ending_before"},
-				{page(app.ListRequest{StartingAfter: first.ID}), "starting_after"},
-				{page(app.ListRequest{Limit: "-1"}), "limit"},
-				{page(app.ListRequest{CreatedGTE: "now"}), "created[gte]"},
-				{app.CouponsRequest{State: "expired"}, "state"},
+		testtool.CheckBadLists(t, func(r app.CouponsRequest) (app.ListJSON[app.CouponJSON], error) { return b.app.Coupons(b.ctx, p, r) },
+			[]testtool.ListCase[app.CouponsRequest]{
+				{Req: page(app.ListRequest{StartingAfter: liveCoupon}), Field: "starting_after"},
+				{Req: page(app.ListRequest{EndingBefore: otherCoupon}), Field: "ending_before"},
+				{Req: page(app.ListRequest{StartingAfter: first.ID}), Field: "starting_after"},
+				{Req: page(app.ListRequest{Limit: "-1"}), Field: "limit"},
+				{Req: page(app.ListRequest{CreatedGTE: "now"}), Field: "created[gte]"},
+				{Req: app.CouponsRequest{State: "expired"}, Field: "state"},
 			})
 	})
 }
@@ -404,12 +342,12 @@ func TestTicketList(t *testing.T) {
 			return l
 		}
 		id := func(d app.TicketDetails) string { return d.Ticket.ID }
-		all := append([]string{tickets[2]}, byNewest(tickets[:2])...)
-		walk(t, "all", all, id, func(after, before string) app.ListJSON[app.TicketDetails] {
+		all := append([]string{tickets[2]}, testtool.ByNewest(tickets[:2])...)
+		testtool.WalkList(t, "all", all, id, func(after, before string) app.ListJSON[app.TicketDetails] {
 			return list(app.TicketsRequest{ListRequest: app.ListRequest{Limit: "1", StartingAfter: after, EndingBefore: before}})
 		})
 		for state, want := range map[string][]string{"valid": {tickets[2], tickets[1]}, "invalidated": {tickets[0]}} {
-			walk(t, state, want, id, func(after, before string) app.ListJSON[app.TicketDetails] {
+			testtool.WalkList(t, state, want, id, func(after, before string) app.ListJSON[app.TicketDetails] {
 				return list(app.TicketsRequest{State: state, ListRequest: app.ListRequest{Limit: "1", StartingAfter: after, EndingBefore: before}})
 			})
 		}
@@ -436,164 +374,13 @@ func TestTicketList(t *testing.T) {
 			}
 		}
 		page := func(r app.ListRequest) app.TicketsRequest { return app.TicketsRequest{ListRequest: r} }
-		checkBadLists(t, func(r app.TicketsRequest) (app.ListJSON[app.TicketDetails], error) { return b.app.Tickets(b.ctx, p, r) },
-			[]listCase[app.TicketsRequest]{
-				{page(app.ListRequest{StartingAfter: liveTicket}), "starting_after"},
-				{page(app.ListRequest{EndingBefore: o.Coupons[1].ID}), "ending_before"},
-				{page(app.ListRequest{Limit: "1e2"}), "limit"},
-				{page(app.ListRequest{CreatedLT: "2026-06-15T25:00:00Z"}), "created[lt]"},
-				{app.TicketsRequest{State: "expired"}, "state"},
+		testtool.CheckBadLists(t, func(r app.TicketsRequest) (app.ListJSON[app.TicketDetails], error) { return b.app.Tickets(b.ctx, p, r) },
+			[]testtool.ListCase[app.TicketsRequest]{
+				{Req: page(app.ListRequest{StartingAfter: liveTicket}), Field: "starting_after"},
+				{Req: page(app.ListRequest{EndingBefore: o.Coupons[1].ID}), Field: "ending_before"},
+				{Req: page(app.ListRequest{Limit: "1e2"}), Field: "limit"},
+				{Req: page(app.ListRequest{CreatedLT: "2026-06-15T25:00:00Z"}), Field: "created[lt]"},
+				{Req: app.TicketsRequest{State: "expired"}, Field: "state"},
 			})
 	})
-}
-
-// TestCustomerList: GET /v9/ticketing/customers.json pages the caller's
-// customers newest first both ways, shows each as its GET does, keeps
-// accounts and environments apart and refuses bad parameters.
-func TestCustomerList(t *testing.T) {
-	eachEngine(t, func(t *testing.T, b *testBundle) {
-		p := b.test
-		var ids []string
-		for i := range 5 {
-			if i == 3 {
-				b.clock.Advance(time.Minute)
-			}
-			ids = append(ids, b.customer(t, p, fmt.Sprintf("Kunde %d GmbH", i)).ID)
-		}
-		list := func(req app.ListRequest) app.ListJSON[app.CustomerJSON] {
-			t.Helper()
-			l, err := b.app.Customers(b.ctx, p, req)
-			if err != nil {
-				t.Fatal(err)
-			}
-			return l
-		}
-		id := func(c app.CustomerJSON) string { return c.ID }
-		walk(t, "all", append(byNewest(ids[3:]), byNewest(ids[:3])...), id, func(after, before string) app.ListJSON[app.CustomerJSON] {
-			return list(app.ListRequest{Limit: "2", StartingAfter: after, EndingBefore: before})
-		})
-		later := b.clock.Now().Format(time.RFC3339)
-		walk(t, "created[gte]", byNewest(ids[3:]), id, func(after, before string) app.ListJSON[app.CustomerJSON] {
-			return list(app.ListRequest{Limit: "1", StartingAfter: after, EndingBefore: before, CreatedGTE: later})
-		})
-		for _, c := range list(app.ListRequest{Limit: "100"}).Data {
-			got, err := b.app.Customer(b.ctx, p, c.ID)
-			if err != nil {
-				t.Fatal(err)
-			}
-			if testtool.JSON(t, c) != testtool.JSON(t, app.CustomerResponse(got)) {
-				t.Errorf("listed %s, GET %s", testtool.JSON(t, c), testtool.JSON(t, app.CustomerResponse(got)))
-			}
-		}
-		liveCustomer := b.customer(t, b.live, "Live GmbH").ID
-		other, _ := b.newAccount(t, "Other AG", account.Test)
-		otherCustomer := b.customer(t, other, "Andere GmbH").ID
-		for _, c := range []struct {
-			p    account.Principal
-			want string
-		}{{b.live, liveCustomer}, {other, otherCustomer}} {
-			l, err := b.app.Customers(b.ctx, c.p, app.ListRequest{})
-			if err != nil || len(l.Data) != 1 || l.Data[0].ID != c.want || l.HasMore {
-				t.Errorf("%s: %+v %v, want only %s", c.p.AccountID, l, err, c.want)
-			}
-		}
-		checkBadLists(t, func(r app.ListRequest) (app.ListJSON[app.CustomerJSON], error) { return b.app.Customers(b.ctx, p, r) },
-			[]listCase[app.ListRequest]{
-				{app.ListRequest{StartingAfter: liveCustomer}, "starting_after"},
-				{app.ListRequest{EndingBefore: otherCustomer}, "ending_before"},
-				{app.ListRequest{Limit: "0"}, "limit"},
-				{app.ListRequest{CreatedGTE: "2026"}, "created[gte]"},
-			})
-	})
-}
-
-// TestInvoiceList: GET /v9/ticketing/invoices.json pages the caller's
-// documents newest first both ways, filters by customer, number and
-// created range, shows each as its GET does, keeps accounts and
-// environments apart and refuses bad parameters.
-func TestInvoiceList(t *testing.T) {
-	eachEngine(t, func(t *testing.T, b *testBundle) {
-		p := b.test
-		c1, c2 := b.customer(t, p, "Erste GmbH").ID, b.customer(t, p, "Zweite GmbH").ID
-		var invs []invoicing.Invoice
-		for i, c := range []string{c1, c2, c1, c1} {
-			if i == 2 {
-				b.clock.Advance(time.Minute)
-			}
-			invs = append(invs, b.invoiceFor(t, p, c))
-		}
-		ids := func(ix ...int) (out []string) {
-			for _, i := range ix {
-				out = append(out, invs[i].ID)
-			}
-			return out
-		}
-		list := func(req app.InvoicesRequest) app.ListJSON[app.InvoiceJSON] {
-			t.Helper()
-			l, err := b.app.Invoices(b.ctx, p, req)
-			if err != nil {
-				t.Fatal(err)
-			}
-			return l
-		}
-		id := func(v app.InvoiceJSON) string { return v.InvoiceID }
-		all := append(byNewest(ids(2, 3)), byNewest(ids(0, 1))...)
-		walk(t, "all", all, id, func(after, before string) app.ListJSON[app.InvoiceJSON] {
-			return list(app.InvoicesRequest{ListRequest: app.ListRequest{Limit: "1", StartingAfter: after, EndingBefore: before}})
-		})
-		walk(t, "customer", append(byNewest(ids(2, 3)), invs[0].ID), id, func(after, before string) app.ListJSON[app.InvoiceJSON] {
-			return list(app.InvoicesRequest{CustomerID: &c1, ListRequest: app.ListRequest{Limit: "2", StartingAfter: after, EndingBefore: before}})
-		})
-		later := b.clock.Now().Format(time.RFC3339)
-		walk(t, "created[lt]", byNewest(ids(0, 1)), id, func(after, before string) app.ListJSON[app.InvoiceJSON] {
-			return list(app.InvoicesRequest{ListRequest: app.ListRequest{Limit: "1", StartingAfter: after, EndingBefore: before, CreatedLT: later}})
-		})
-		if l := list(app.InvoicesRequest{Number: &invs[1].Number}); len(l.Data) != 1 || l.Data[0].InvoiceID != invs[1].ID || l.HasMore {
-			t.Errorf("number %s: %+v", invs[1].Number, l)
-		}
-		for _, v := range list(app.InvoicesRequest{ListRequest: app.ListRequest{Limit: "100"}}).Data {
-			inv, err := b.app.Invoice(b.ctx, p, v.InvoiceID)
-			if err != nil {
-				t.Fatal(err)
-			}
-			if testtool.JSON(t, v) != testtool.JSON(t, b.app.InvoiceResponse(inv)) {
-				t.Errorf("listed %s, GET %s", testtool.JSON(t, v), testtool.JSON(t, b.app.InvoiceResponse(inv)))
-			}
-		}
-		liveInvoice := b.invoiceFor(t, b.live, b.customer(t, b.live, "Live GmbH").ID)
-		other, _ := b.newAccount(t, "Other AG", account.Test)
-		otherInvoice := b.invoiceFor(t, other, b.customer(t, other, "Andere GmbH").ID)
-		for _, c := range []struct {
-			p    account.Principal
-			want string
-		}{{b.live, liveInvoice.ID}, {other, otherInvoice.ID}} {
-			l, err := b.app.Invoices(b.ctx, c.p, app.InvoicesRequest{})
-			if err != nil || len(l.Data) != 1 || l.Data[0].InvoiceID != c.want || l.HasMore {
-				t.Errorf("%s: %+v %v, want only %s", c.p.AccountID, l, err, c.want)
-			}
-		}
-		// Another environment's number is no match here.
-		if l := list(app.InvoicesRequest{Number: &liveInvoice.Number}); len(l.Data) != 0 {
-			t.Errorf("the live invoice's number lists %+v in test", l.Data)
-		}
-		page := func(r app.ListRequest) app.InvoicesRequest { return app.InvoicesRequest{ListRequest: r} }
-		checkBadLists(t, func(r app.InvoicesRequest) (app.ListJSON[app.InvoiceJSON], error) { return b.app.Invoices(b.ctx, p, r) },
-			[]listCase[app.InvoicesRequest]{
-				{page(app.ListRequest{StartingAfter: liveInvoice.ID}), "starting_after"},
-				{page(app.ListRequest{EndingBefore: otherInvoice.ID}), "ending_before"},
-				{page(app.ListRequest{StartingAfter: c1}), "starting_after"},
-				{page(app.ListRequest{Limit: "100000"}), "limit"},
-				{page(app.ListRequest{CreatedGTE: "12:00"}), "created[gte]"},
-			})
-	})
-}
-
-// invoiceFor orders a single ticket for p and invoices it to customer.
-func (b *testBundle) invoiceFor(t *testing.T, p account.Principal, customer string) invoicing.Invoice {
-	t.Helper()
-	item := b.itemOf(t, p)
-	if _, err := b.update(p, item, "customer_id", `"`+customer+`"`); err != nil {
-		t.Fatal(err)
-	}
-	return b.invoice(t, p, item, customer)
 }

@@ -3,11 +3,9 @@ package app
 import (
 	"context"
 
-	"github.com/farebox/farebox/internal/app/kit"
 	"github.com/farebox/farebox/internal/app/passes"
 	"github.com/farebox/farebox/internal/engines"
 	"github.com/farebox/farebox/internal/invoicedoc"
-	"github.com/farebox/farebox/internal/invoicing"
 	"github.com/farebox/farebox/internal/store"
 	"github.com/farebox/farebox/internal/ticketing"
 )
@@ -22,8 +20,6 @@ import (
 // Request inputs the transport decodes into (app-level names of domain
 // inputs).
 type (
-	// CustomerInput is the body of a customer creation.
-	CustomerInput = invoicing.CustomerInput
 	// InvoiceTexts are the optional texts of an invoice.
 	InvoiceTexts = invoicedoc.Texts
 )
@@ -98,16 +94,4 @@ func TicketResponse(d TicketDetails, offers passes.Offers) (ticketJSON, error) {
 	j := ticketView(d, engines.RenderingEngine().Version, o.Options, o.Properties)
 	j.Ticket.Meta.UnavailableRenderingOptions = o.Unavailable
 	return j, nil
-}
-
-// CustomerResponse is a Customer.
-func CustomerResponse(c invoicing.Customer) CustomerJSON { return kit.CustomerView(c) }
-
-// BillableItemResponse is a BillableItem.
-func BillableItemResponse(v BillableItemView) billableItemJSON { return billableItemView(v) }
-
-// InvoiceResponse is an invoice, cancellation or payment notice, with its
-// download links under the invoice base URL.
-func (a *App) InvoiceResponse(inv invoicing.Invoice) InvoiceJSON {
-	return invoiceView(inv, a.InvoiceBaseURL())
 }

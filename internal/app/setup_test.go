@@ -2,7 +2,7 @@ package app_test
 
 import (
 	"context"
-	"strings"
+
 	"testing"
 	"time"
 
@@ -11,16 +11,21 @@ import (
 	"github.com/farebox/farebox/internal/app/accounts"
 	"github.com/farebox/farebox/internal/app/apptest"
 	"github.com/farebox/farebox/internal/app/billing"
+	"github.com/farebox/farebox/internal/app/books"
 	"github.com/farebox/farebox/internal/app/events"
+	"github.com/farebox/farebox/internal/app/invoices"
+	"github.com/farebox/farebox/internal/app/kit"
 	"github.com/farebox/farebox/internal/app/products"
 	"github.com/farebox/farebox/internal/app/webusers"
 	"github.com/farebox/farebox/internal/apperr"
 	"github.com/farebox/farebox/internal/catalog"
 	"github.com/farebox/farebox/internal/clock"
 	"github.com/farebox/farebox/internal/clock/clocktest"
+	"github.com/farebox/farebox/internal/config/configtest"
 	"github.com/farebox/farebox/internal/idempotency"
 	"github.com/farebox/farebox/internal/store"
 	"github.com/farebox/farebox/internal/store/storetest"
+	"github.com/farebox/farebox/internal/testtool"
 	"github.com/farebox/farebox/internal/ticketing"
 	"github.com/farebox/farebox/internal/usage"
 )
@@ -36,7 +41,9 @@ type testBundle struct {
 	// products is the catalog the app reads (package products).
 	products *products.Service
 	keys     *accounts.Service
-	users    *webusers.Service
+	// inv is invoicing (package invoices), wired as cmd/farebox does.
+	inv   *invoices.Service
+	users *webusers.Service
 	// billing reads the usage counters (package billing).
 	billing *billing.Service
 	// events lists the events and runs their maintenance (package events).
@@ -55,8 +62,15 @@ func setup(t testing.TB, engine store.Engine) *testBundle {
 	t.Helper()
 	clk := clocktest.NewFixed(start)
 	s := storetest.OpenWith(t, engine, func(o *store.Options) { o.Clock = clk })
-	a, prods := apptest.NewApp(s, clk)
-	b := &testBundle{ctx: context.Background(), app: a, products: prods, clock: clk, store: s,
+	d := configtest.Defaults()
+	links := kit.NewLinks("http://farebox.test")
+	bk := books.New(store.NewView[books.Queries](s), clk, "farebox", d.Seller, links)
+	prods := products.New(store.NewView[products.Queries](s), clk, "farebox")
+	a := app.New(app.Options{Store: s, Clock: clk, IDPrefix: "farebox", Books: bk, Products: prods})
+	inv := invoices.New(store.NewView[invoices.Queries](s), clk, "farebox", invoices.Options{Seller: d.Seller, Links: links,
+		PaymentDays: d.PaymentDays, Books: bk, Events: app.EventWriter[invoices.Queries](a), Notify: a.Jobs.Notify})
+	inv.Handle(a.Jobs)
+	b := &testBundle{ctx: context.Background(), app: a, products: prods, inv: inv, clock: clk, store: s,
 		keys:    accounts.New(store.NewView[accounts.Queries](s), clk, "farebox", 0),
 		users:   webusers.New(store.NewView[webusers.Queries](s), clk, "farebox"),
 		billing: billing.New(s.Read(), clk),
@@ -79,12 +93,7 @@ func setup(t testing.TB, engine store.Engine) *testBundle {
 // parallel subtests.
 func eachEngine(t *testing.T, fn func(t *testing.T, b *testBundle)) {
 	t.Helper()
-	for _, e := range storetest.Engines {
-		t.Run(string(e), func(t *testing.T) {
-			t.Parallel()
-			fn(t, setup(t, e))
-		})
-	}
+	storetest.EachEngineWith(t, setup, fn)
 }
 
 // newAccount creates an account with one key in env and returns its principal and key.
@@ -205,23 +214,13 @@ func (b *testBundle) counts(t *testing.T) map[string]int {
 // wantErr fails unless err is an apperr of kind with code, and returns it.
 func wantErr(t *testing.T, err error, kind apperr.Kind, code string) *apperr.Error {
 	t.Helper()
-	ae := apperr.As(err)
-	if ae == nil || ae.Kind != kind || ae.Code != code {
-		t.Fatalf("error %v (%+v), want kind %d code %q", err, ae, kind, code)
-	}
-	return ae
+	return testtool.WantErr(t, err, kind, code)
 }
 
 // wantFields fails unless e names exactly fields, in order.
 func wantFields(t *testing.T, e *apperr.Error, fields ...string) {
 	t.Helper()
-	var got []string
-	for _, d := range e.Details {
-		got = append(got, d.Field)
-	}
-	if strings.Join(got, ",") != strings.Join(fields, ",") {
-		t.Fatalf("details name %v, want %v (%v)", got, fields, e.Details)
-	}
+	testtool.WantFields(t, e, fields...)
 }
 
 // berlin is a wall-clock instant in Berlin.

@@ -158,7 +158,7 @@ func (a *App) CancelSubscription(ctx context.Context, claim idempotency.Claim, p
 		}
 		// The receipt (§ 312k BGB, docs/books.md) is written once, with the
 		// cancellation; subscription.cancelled carries it.
-		if err := q.InsertReceipt(ctx, a.newReceipt(p, s, next.CancelledAt, next.EndsAt, now)); err != nil {
+		if err := a.books.Append(ctx, q, a.receipt(p, s, next.CancelledAt, next.EndsAt, now)); err != nil {
 			return err
 		}
 		ev := a.eventsAt(s.AccountID, s.Environment, now)

@@ -61,7 +61,7 @@ func TestMonthlyActivationReorderReactivation(t *testing.T) {
 			!s.Cycles[2].ValidFrom.Equal(berlin(2026, 8, 1, 0, 0, 0)) || b.count(t, "billable_items") != items+1 {
 			t.Fatalf("after reorder %+v", s.Cycles)
 		}
-		it, err := b.app.BillableItem(b.ctx, b.live, *july.BillableItemID)
+		it, err := b.inv.BillableItem(b.ctx, b.live, *july.BillableItemID)
 		if err != nil || it.AmountCents != month.PriceInCents || deref(it.CycleID) != july.ID || deref(it.SubscriptionID) != subID ||
 			it.CouponID != nil || !it.OrderedAt.Equal(b.clock.Now()) {
 			t.Errorf("July item %+v %v", it, err)

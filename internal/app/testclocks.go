@@ -6,6 +6,7 @@ import (
 	"time"
 
 	"github.com/farebox/farebox/internal/account"
+	"github.com/farebox/farebox/internal/app/kit"
 	"github.com/farebox/farebox/internal/app/passes"
 	"github.com/farebox/farebox/internal/apperr"
 	"github.com/farebox/farebox/internal/jobs"
@@ -32,10 +33,7 @@ const JobTestClockAdvance = ticketing.JobTestClockAdvance
 // clock's for nil, the test clock's frozen time otherwise (read through q,
 // so inside a transaction it is the time the transaction sees).
 func (a *App) timeOf(ctx context.Context, q store.Q, clockID *string) (time.Time, error) {
-	if clockID == nil {
-		return a.clock.Now(), nil
-	}
-	return q.TestClockTime(ctx, *clockID)
+	return kit.TimeOf(ctx, q, a.clock, clockID)
 }
 
 // advanceJob is the JobTestClockAdvance handler: the clock's time-driven

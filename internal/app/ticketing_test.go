@@ -44,7 +44,7 @@ func TestPlaceOrder(t *testing.T) {
 		if c0.SubscriptionID != nil || c0.BillableItemID == nil {
 			t.Fatalf("single coupon %+v", c0)
 		}
-		it, err := b.app.BillableItem(b.ctx, b.live, *c0.BillableItemID)
+		it, err := b.inv.BillableItem(b.ctx, b.live, *c0.BillableItemID)
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -64,7 +64,7 @@ func TestPlaceOrder(t *testing.T) {
 			s.Cycles[0].CouponActivated || s.Cycles[0].BillableItemID == nil || s.CancelRequestedAt != nil {
 			t.Fatalf("subscription %+v", s)
 		}
-		mi, err := b.app.BillableItem(b.ctx, b.live, *s.Cycles[0].BillableItemID)
+		mi, err := b.inv.BillableItem(b.ctx, b.live, *s.Cycles[0].BillableItemID)
 		if err != nil {
 			t.Fatal(err)
 		}

@@ -2,7 +2,6 @@ package app
 
 import (
 	"github.com/farebox/farebox/internal/account"
-	"github.com/farebox/farebox/internal/invoicing"
 )
 
 // The vocabulary the transport shares with app: who calls (a principal in
@@ -19,10 +18,6 @@ type Environment = account.Environment
 // Owner is the account and environment a capability record belongs to (the
 // route table bills keyless requests to it).
 type Owner = account.Owner
-
-// IssuedInvoice is an issued invoicing document (invoice, cancellation or
-// payment notice) as the use cases return it.
-type IssuedInvoice = invoicing.Invoice
 
 // Environments are every environment, in a fixed order (metric series).
 var Environments = []Environment{account.Live, account.Test}

@@ -3,7 +3,7 @@ package httpapi
 import (
 	"net/http"
 
-	"github.com/farebox/farebox/internal/app"
+	"github.com/farebox/farebox/internal/app/books"
 )
 
 // The books (docs/books.md): the audit log and cancellation receipts.
@@ -15,19 +15,19 @@ func (s *Server) getAuditLog(w http.ResponseWriter, r *http.Request) error {
 	if err != nil {
 		return err
 	}
-	out, err := s.app.AuditLog(r.Context(), principalOf(r), app.AuditRequest{ListRequest: lr, ObjectID: optional(q, "object_id")})
+	out, err := s.Books.AuditLog(r.Context(), principalOf(r), books.AuditRequest{ListRequest: lr, ObjectID: optional(q, "object_id")})
 	return writeResult(w, http.StatusOK, out, err)
 }
 
 // getCancellationReceipt answers a subscription's cancellation receipt.
 func (s *Server) getCancellationReceipt(w http.ResponseWriter, r *http.Request) error {
-	out, err := s.app.CancellationReceipt(r.Context(), principalOf(r), r.PathValue("subscription_id"))
+	out, err := s.Books.CancellationReceipt(r.Context(), principalOf(r), r.PathValue("subscription_id"))
 	return writeResult(w, http.StatusOK, out, err)
 }
 
 // getCancellationReceiptPDF answers the receipt as a PDF.
 func (s *Server) getCancellationReceiptPDF(w http.ResponseWriter, r *http.Request) error {
-	b, name, err := s.app.CancellationReceiptPDF(r.Context(), principalOf(r), r.PathValue("subscription_id"))
+	b, name, err := s.Books.CancellationReceiptPDF(r.Context(), principalOf(r), r.PathValue("subscription_id"))
 	if err != nil {
 		return err
 	}

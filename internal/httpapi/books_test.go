@@ -155,7 +155,7 @@ func TestIssuedBooksAreImmutable(t *testing.T) {
 		if got["cancelled_by_invoice_id"] != canc.InvoiceID || got["invoice_number"] != inv.InvoiceNumber {
 			t.Errorf("invoice after the attempts: %v", got)
 		}
-		rep, err := e.App.VerifyBooks(context.Background())
+		rep, err := e.Books.Verify(context.Background())
 		if err != nil || len(rep.Findings) != 0 || rep.Files < 3 || rep.Unhashed != 0 || rep.Numbers != 4 {
 			t.Errorf("verify after the attempts: %+v %v", rep, err)
 		}
@@ -173,7 +173,7 @@ func TestBooksVerifyFindsGapsAndTamperedFiles(t *testing.T) {
 		runJobs(t, e)
 		get(t, e, first.PDFURL, 200)
 		ctx := context.Background()
-		if rep, err := e.App.VerifyBooks(ctx); err != nil || len(rep.Findings) != 0 {
+		if rep, err := e.Books.Verify(ctx); err != nil || len(rep.Findings) != 0 {
 			t.Fatalf("clean books: %+v %v", rep, err)
 		}
 		// A consumed number without its invoice, then the next invoice.
@@ -189,7 +189,7 @@ func TestBooksVerifyFindsGapsAndTamperedFiles(t *testing.T) {
 			t.Fatal(err)
 		}
 		tamper(t, e.Store, first.InvoiceID)
-		rep, err := e.App.VerifyBooks(ctx)
+		rep, err := e.Books.Verify(ctx)
 		if err != nil {
 			t.Fatal(err)
 		}

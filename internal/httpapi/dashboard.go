@@ -12,6 +12,7 @@ import (
 
 	"github.com/farebox/farebox/internal/app"
 	billingapp "github.com/farebox/farebox/internal/app/billing"
+	"github.com/farebox/farebox/internal/app/invoices"
 	"github.com/farebox/farebox/internal/app/webusers"
 	"github.com/farebox/farebox/internal/apperr"
 	"github.com/farebox/farebox/internal/clock"
@@ -421,14 +422,14 @@ func (s *Server) dashSubscriptions(w http.ResponseWriter, r *http.Request) error
 
 func (s *Server) dashInvoices(w http.ResponseWriter, r *http.Request) error {
 	num := r.URL.Query().Get("number")
-	req := app.InvoicesRequest{ListRequest: listRequest(r)}
+	req := invoices.InvoicesRequest{ListRequest: listRequest(r)}
 	if num != "" {
 		req.Number = &num
 	}
 	v := listView{Columns: []string{"dash.col.number", "dash.col.kind", "dash.col.issued", "dash.col.total", "dash.col.files"},
 		Search: "number", SearchLabel: "dash.search.number", Query: num}
-	list, err := s.app.Invoices(r.Context(), dashPrincipal(r), req)
-	return dashList(s, w, r, "invoices", v, list, err, func(inv app.InvoiceJSON) ([]cell, string) {
+	list, err := s.Invoices.Invoices(r.Context(), dashPrincipal(r), req)
+	return dashList(s, w, r, "invoices", v, list, err, func(inv invoices.InvoiceJSON) ([]cell, string) {
 		row := []cell{{Text: inv.InvoiceNumber, Mono: true}, {Text: inv.Kind}, {Text: inv.IssueDate},
 			{Text: inv.Totals.GrossAmountInCents.Decimal() + " " + inv.Currency}, {Links: []cell{{Text: "PDF", Href: inv.InvoicePDFURL}}}}
 		if inv.ElectronicInvoicing {
@@ -441,8 +442,8 @@ func (s *Server) dashInvoices(w http.ResponseWriter, r *http.Request) error {
 func (s *Server) dashCustomers(w http.ResponseWriter, r *http.Request) error {
 	l := lang(r)
 	v := listView{Columns: []string{"dash.col.customer", "dash.col.address", "dash.col.einvoicing", "dash.col.created"}}
-	list, err := s.app.Customers(r.Context(), dashPrincipal(r), listRequest(r))
-	return dashList(s, w, r, "customers", v, list, err, func(c app.CustomerJSON) ([]cell, string) {
+	list, err := s.Invoices.Customers(r.Context(), dashPrincipal(r), listRequest(r))
+	return dashList(s, w, r, "customers", v, list, err, func(c invoices.CustomerJSON) ([]cell, string) {
 		return []cell{{Text: c.ID, Mono: true}, {Text: strings.Join(c.AddressLines, ", ")}, {Text: yesNo(l, c.ElectronicInvoicing != nil)},
 			{Text: s.tsString(l, c.CreatedAt)}}, c.ID
 	})

@@ -6,6 +6,7 @@ import (
 
 	"github.com/farebox/farebox/internal/app"
 	"github.com/farebox/farebox/internal/app/events"
+	"github.com/farebox/farebox/internal/app/invoices"
 	"github.com/farebox/farebox/internal/apperr"
 )
 
@@ -116,7 +117,7 @@ func (s *Server) getCustomers(w http.ResponseWriter, r *http.Request) error {
 	if err != nil {
 		return err
 	}
-	out, err := s.app.Customers(r.Context(), principalOf(r), lr)
+	out, err := s.Invoices.Customers(r.Context(), principalOf(r), lr)
 	return writeResult(w, http.StatusOK, out, err)
 }
 
@@ -127,7 +128,7 @@ func (s *Server) getInvoices(w http.ResponseWriter, r *http.Request) error {
 	if err != nil {
 		return err
 	}
-	out, err := s.app.Invoices(r.Context(), principalOf(r), app.InvoicesRequest{ListRequest: lr,
+	out, err := s.Invoices.Invoices(r.Context(), principalOf(r), invoices.InvoicesRequest{ListRequest: lr,
 		Number: optional(q, "number"), CustomerID: optional(q, "customer_id")})
 	return writeResult(w, http.StatusOK, out, err)
 }
@@ -139,7 +140,7 @@ func (s *Server) getBillableItems(w http.ResponseWriter, r *http.Request) error 
 	if err != nil {
 		return err
 	}
-	out, err := s.app.BillableItems(r.Context(), principalOf(r), app.BillableItemsRequest{ListRequest: lr,
+	out, err := s.Invoices.BillableItems(r.Context(), principalOf(r), invoices.BillableItemsRequest{ListRequest: lr,
 		Invoiced: optional(q, "invoiced"), CustomerID: optional(q, "customer_id"), CollectionID: optional(q, "billablable_collection_id")})
 	return writeResult(w, http.StatusOK, out, err)
 }
@@ -151,6 +152,6 @@ func (s *Server) getCollections(w http.ResponseWriter, r *http.Request) error {
 	if err != nil {
 		return err
 	}
-	out, err := s.app.Collections(r.Context(), principalOf(r), lr)
+	out, err := s.Invoices.Collections(r.Context(), principalOf(r), lr)
 	return writeResult(w, http.StatusOK, out, err)
 }

@@ -6,6 +6,7 @@ import (
 	"net/http"
 
 	"github.com/farebox/farebox/internal/app"
+	"github.com/farebox/farebox/internal/app/invoices"
 	"github.com/farebox/farebox/internal/apperr"
 )
 
@@ -25,31 +26,31 @@ func (s *Server) createCustomer(v9 bool) handlerFunc {
 		if req.Customer == nil {
 			return apperr.Validation("customers", CodeCustomerRequired, "/customer", "customer is required: {\"customer\": {\"address_lines\": [...]}}")
 		}
-		c, err := s.app.CreateCustomer(r.Context(), principalOf(r), app.CustomerInput{
+		c, err := s.Invoices.CreateCustomer(r.Context(), claimOf(r), principalOf(r), invoices.CustomerInput{
 			AddressLines: req.Customer.AddressLines, Electronic: req.Customer.ElectronicInvoicing}, v9)
 		if err != nil {
 			return err
 		}
-		writeJSON(w, http.StatusCreated, app.CustomerResponse(c))
+		writeJSON(w, http.StatusCreated, invoices.CustomerResponse(c))
 		return nil
 	}
 }
 
 func (s *Server) getCustomer(w http.ResponseWriter, r *http.Request) error {
-	c, err := s.app.Customer(r.Context(), principalOf(r), r.PathValue("customer_id"))
+	c, err := s.Invoices.Customer(r.Context(), principalOf(r), r.PathValue("customer_id"))
 	if err != nil {
 		return err
 	}
-	writeJSON(w, http.StatusOK, app.CustomerResponse(c))
+	writeJSON(w, http.StatusOK, invoices.CustomerResponse(c))
 	return nil
 }
 
 func (s *Server) getBillableItem(w http.ResponseWriter, r *http.Request) error {
-	it, err := s.app.BillableItem(r.Context(), principalOf(r), r.PathValue("billable_item_id"))
+	it, err := s.Invoices.BillableItem(r.Context(), principalOf(r), r.PathValue("billable_item_id"))
 	if err != nil {
 		return err
 	}
-	writeJSON(w, http.StatusOK, app.BillableItemResponse(it))
+	writeJSON(w, http.StatusOK, invoices.BillableItemResponse(it))
 	return nil
 }
 
@@ -64,12 +65,12 @@ func (s *Server) putBillableItem(w http.ResponseWriter, r *http.Request) error {
 	if err := decode(r, &req); err != nil {
 		return err
 	}
-	it, err := s.app.UpdateBillableItem(r.Context(), principalOf(r), r.PathValue("billable_item_id"),
-		app.ItemUpdate{CustomerID: req.CustomerID, Split: req.Split, CollectionID: req.CollectionID})
+	it, err := s.Invoices.UpdateBillableItem(r.Context(), claimOf(r), principalOf(r), r.PathValue("billable_item_id"),
+		invoices.ItemUpdate{CustomerID: req.CustomerID, Split: req.Split, CollectionID: req.CollectionID})
 	if err != nil {
 		return err
 	}
-	writeJSON(w, http.StatusOK, app.BillableItemResponse(it))
+	writeJSON(w, http.StatusOK, invoices.BillableItemResponse(it))
 	return nil
 }
 
@@ -78,7 +79,7 @@ func (s *Server) createCollection(w http.ResponseWriter, r *http.Request) error 
 	if err := decodeOptional(r, &req); err != nil {
 		return err
 	}
-	id, err := s.app.CreateCollection(r.Context(), principalOf(r))
+	id, err := s.Invoices.CreateCollection(r.Context(), claimOf(r), principalOf(r))
 	if err != nil {
 		return err
 	}
@@ -94,7 +95,7 @@ func (s *Server) addToCollection(w http.ResponseWriter, r *http.Request) error {
 		return err
 	}
 	id := r.PathValue("collection_id")
-	ids, err := s.app.AddToCollection(r.Context(), principalOf(r), id, req.BillableItemIDs)
+	ids, err := s.Invoices.AddToCollection(r.Context(), claimOf(r), principalOf(r), id, req.BillableItemIDs)
 	if err != nil {
 		return err
 	}
@@ -121,49 +122,49 @@ func (s *Server) createInvoice(w http.ResponseWriter, r *http.Request) error {
 	if err := decodeOptional(r, &req); err != nil {
 		return err
 	}
-	inv, err := s.app.IssueInvoice(r.Context(), principalOf(r), app.InvoiceRequest{
+	inv, err := s.Invoices.IssueInvoice(r.Context(), claimOf(r), principalOf(r), invoices.InvoiceRequest{
 		ItemID: r.PathValue("billable_item_id"), CustomerID: r.PathValue("customer_id"),
-		Texts: app.InvoiceTexts{Subject: deref(req.Subject), Notes: deref(req.Notes),
+		Texts: invoices.InvoiceTexts{Subject: deref(req.Subject), Notes: deref(req.Notes),
 			BeforeTable: deref(req.CustomTextBeforeTable), AfterTable: deref(req.CustomTextAfterTable)}})
 	if err != nil {
 		return err
 	}
-	out := s.app.InvoiceResponse(inv)
+	out := s.Invoices.Response(inv)
 	s.Metrics.Event("invoice_issued", out.Environment, 1)
 	writeJSON(w, http.StatusCreated, out)
 	return nil
 }
 
 func (s *Server) getInvoice(w http.ResponseWriter, r *http.Request) error {
-	inv, err := s.app.Invoice(r.Context(), principalOf(r), r.PathValue("invoice_id"))
+	inv, err := s.Invoices.Invoice(r.Context(), principalOf(r), r.PathValue("invoice_id"))
 	if err != nil {
 		return err
 	}
-	writeJSON(w, http.StatusOK, s.app.InvoiceResponse(inv))
+	writeJSON(w, http.StatusOK, s.Invoices.Response(inv))
 	return nil
 }
 
 func (s *Server) cancelInvoice(w http.ResponseWriter, r *http.Request) error {
-	return s.invoiceAction(w, r, "invoice_cancelled", s.app.CancelInvoice)
+	return s.invoiceAction(w, r, "invoice_cancelled", s.Invoices.CancelInvoice)
 }
 
 func (s *Server) invoicePaymentNotice(w http.ResponseWriter, r *http.Request) error {
-	return s.invoiceAction(w, r, "payment_notice_issued", s.app.PaymentNoticeForInvoice)
+	return s.invoiceAction(w, r, "payment_notice_issued", s.Invoices.PaymentNoticeForInvoice)
 }
 
 // invoiceAction serves a POST on the path's invoice with an empty (or no)
 // body: act runs on it, the event is counted and the resulting invoice is
 // the 201 answer.
-func (s *Server) invoiceAction(w http.ResponseWriter, r *http.Request, event string, act func(context.Context, app.Principal, string) (app.IssuedInvoice, error)) error {
+func (s *Server) invoiceAction(w http.ResponseWriter, r *http.Request, event string, act func(context.Context, app.Claim, app.Principal, string) (invoices.Document, error)) error {
 	var req struct{}
 	if err := decodeOptional(r, &req); err != nil {
 		return err
 	}
-	inv, err := act(r.Context(), principalOf(r), r.PathValue("invoice_id"))
+	inv, err := act(r.Context(), claimOf(r), principalOf(r), r.PathValue("invoice_id"))
 	if err != nil {
 		return err
 	}
-	out := s.app.InvoiceResponse(inv)
+	out := s.Invoices.Response(inv)
 	s.Metrics.Event(event, out.Environment, 1)
 	writeJSON(w, http.StatusCreated, out)
 	return nil
@@ -176,11 +177,11 @@ func (s *Server) collectionPaymentNotice(w http.ResponseWriter, r *http.Request)
 	if err := decodeOptional(r, &req); err != nil {
 		return err
 	}
-	inv, err := s.app.PaymentNoticeForCollection(r.Context(), principalOf(r), r.PathValue("collection_id"), deref(req.CustomerID))
+	inv, err := s.Invoices.PaymentNoticeForCollection(r.Context(), claimOf(r), principalOf(r), r.PathValue("collection_id"), deref(req.CustomerID))
 	if err != nil {
 		return err
 	}
-	out := s.app.InvoiceResponse(inv)
+	out := s.Invoices.Response(inv)
 	s.Metrics.Event("payment_notice_issued", out.Environment, 1)
 	writeJSON(w, http.StatusCreated, out)
 	return nil
@@ -190,7 +191,7 @@ func (s *Server) collectionPaymentNotice(w http.ResponseWriter, r *http.Request)
 // document number; the identifier in the path is the credential.
 func (s *Server) download(format, ext string) handlerFunc {
 	return func(w http.ResponseWriter, r *http.Request) error {
-		f, err := s.app.Download(r.Context(), r.PathValue("invoice_id"), r.PathValue("identifier"), format)
+		f, err := s.Invoices.Download(r.Context(), r.PathValue("invoice_id"), r.PathValue("identifier"), format)
 		if err != nil {
 			return err
 		}

@@ -40,18 +40,18 @@ func TestInvoicePDFWithInvoice(t *testing.T) {
 
 		// 2. Eight concurrent first downloads through one instance: one
 		// rendering, identical bytes.
-		before := e1.App.PDFsRendered()
+		before := e1.Invoices.PDFsRendered()
 		bodies := downloadConcurrently(t, []*apitest.Env{e1}, invs[1].PDFURL, 8)
-		if n := e1.App.PDFsRendered() - before; n != 1 {
+		if n := e1.Invoices.PDFsRendered() - before; n != 1 {
 			t.Errorf("one instance rendered the PDF %d times for 8 concurrent downloads, want 1", n)
 		}
 		sameBodies(t, bodies)
 
 		// 3. Through two instances: at most one rendering each, one stored
 		// file, identical bytes.
-		b1, b2 := e1.App.PDFsRendered(), e2.App.PDFsRendered()
+		b1, b2 := e1.Invoices.PDFsRendered(), e2.Invoices.PDFsRendered()
 		bodies = downloadConcurrently(t, []*apitest.Env{e1, e2}, invs[2].PDFURL, 8)
-		if n1, n2 := e1.App.PDFsRendered()-b1, e2.App.PDFsRendered()-b2; n1 > 1 || n2 > 1 || n1+n2 == 0 {
+		if n1, n2 := e1.Invoices.PDFsRendered()-b1, e2.Invoices.PDFsRendered()-b2; n1 > 1 || n2 > 1 || n1+n2 == 0 {
 			t.Errorf("renderings per instance: %d and %d, want at most one each", n1, n2)
 		}
 		sameBodies(t, bodies)
@@ -60,11 +60,11 @@ func TestInvoicePDFWithInvoice(t *testing.T) {
 		}
 
 		// 4. The jobs add the XML and keep the PDFs already served.
-		rendered := e1.App.PDFsRendered()
+		rendered := e1.Invoices.PDFsRendered()
 		if n := runJobs(t, e1); n != 3 {
 			t.Errorf("jobs run: %d, want 3", n)
 		}
-		if n := e1.App.PDFsRendered() - rendered; n != 0 {
+		if n := e1.Invoices.PDFsRendered() - rendered; n != 0 {
 			t.Errorf("the jobs rendered %d PDFs that downloads had already stored", n)
 		}
 		if n := count(t, e1, "invoice_files"); n != 9 {

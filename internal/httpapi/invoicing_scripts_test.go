@@ -133,7 +133,7 @@ func TestInvoicePDFRenderPanic(t *testing.T) {
 		id := orderSingles(t, e, key, 1)[0]
 		put(t, e, key, id, map[string]any{"customer_id": cust})
 		inv := issue(t, e, key, id, cust, nil)
-		e.App.PDFRenderer = func(*invoicedoc.Document, bool) (invoicing.File, error) {
+		e.Invoices.PDFRenderer = func(*invoicedoc.Document, bool) (invoicing.File, error) {
 			s, i := []rune("x"), 4
 			return invoicing.File{Body: []byte(string(s[i:3]))}, nil // the library's "slice bounds out of range"
 		}
@@ -151,7 +151,7 @@ func TestInvoicePDFRenderPanic(t *testing.T) {
 			!strings.Contains(*js[0].LastError, "rendering the PDF failed") {
 			t.Fatalf("files job after a render panic: %+v", js)
 		}
-		e.App.PDFRenderer = nil
+		e.Invoices.PDFRenderer = nil
 		if _, err := e.Console.RetryDeadJob(context.Background(), idempotency.Claim{}, fmt.Sprint(js[0].ID)); err != nil {
 			t.Fatal(err)
 		}

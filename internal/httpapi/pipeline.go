@@ -162,7 +162,7 @@ func (s *Server) idempotent(rt route, key string, buf *buffer, r *http.Request) 
 		return nil
 	}
 	state(r).claim = claim
-	if herr := rt.h(buf, r.WithContext(app.CarryClaim(app.TrackCommits(r.Context()), claim))); herr != nil {
+	if herr := rt.h(buf, r.WithContext(app.TrackCommits(r.Context()))); herr != nil {
 		buf.reset()
 		s.writeError(buf, r, herr)
 	}

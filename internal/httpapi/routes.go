@@ -7,7 +7,7 @@ import (
 	"runtime"
 	"strings"
 
-	"github.com/farebox/farebox/internal/app"
+	"github.com/farebox/farebox/internal/app/invoices"
 	"github.com/farebox/farebox/internal/app/privacy"
 	"github.com/farebox/farebox/internal/app/wallets"
 	"github.com/farebox/farebox/internal/web"
@@ -190,9 +190,9 @@ func (s *Server) routes() []route {
 		{POST, "/v9/ticketing/invoices/{invoice_id}/payment_notice.json", authPartner, billKey, s.invoicePaymentNotice},
 		{POST, "/v9/ticketing/billable_collection/{collection_id}/payment_notice.json", authPartner, billKey, s.collectionPaymentNotice},
 		// Downloads: the identifier in the path is the credential.
-		{GET, "/v9/ticketing/invoices/{invoice_id}/{identifier}.pdf", authNone, billInvoice, s.download(app.FormatPDF, ".pdf")},
-		{GET, "/v9/ticketing/invoices/{invoice_id}/{identifier}.ubl.xml", authNone, billInvoice, s.download(app.FormatUBL, ".ubl.xml")},
-		{GET, "/v9/ticketing/invoices/{invoice_id}/{identifier}.cii.xml", authNone, billInvoice, s.download(app.FormatCII, ".cii.xml")},
+		{GET, "/v9/ticketing/invoices/{invoice_id}/{identifier}.pdf", authNone, billInvoice, s.download(invoices.FormatPDF, ".pdf")},
+		{GET, "/v9/ticketing/invoices/{invoice_id}/{identifier}.ubl.xml", authNone, billInvoice, s.download(invoices.FormatUBL, ".ubl.xml")},
+		{GET, "/v9/ticketing/invoices/{invoice_id}/{identifier}.cii.xml", authNone, billInvoice, s.download(invoices.FormatCII, ".cii.xml")},
 
 		// Transit (docs/departures.md): departures also under the /v3 and
 		// /v4 aliases of the upstream docs; Bearer or api_key.

@@ -20,8 +20,10 @@ import (
 	"github.com/farebox/farebox/internal/app"
 	"github.com/farebox/farebox/internal/app/accounts"
 	billingapp "github.com/farebox/farebox/internal/app/billing"
+	"github.com/farebox/farebox/internal/app/books"
 	"github.com/farebox/farebox/internal/app/console"
 	"github.com/farebox/farebox/internal/app/events"
+	"github.com/farebox/farebox/internal/app/invoices"
 	"github.com/farebox/farebox/internal/app/privacy"
 	"github.com/farebox/farebox/internal/app/products"
 	"github.com/farebox/farebox/internal/app/testclock"
@@ -73,6 +75,11 @@ type Deps struct {
 	Accounts *accounts.Service
 	// Privacy exports and erases a partner's personal data (docs/privacy.md).
 	Privacy *privacy.Service
+	// Invoices is invoicing: customers, billable items, collections, the
+	// documents issued for them and their downloads (docs/invoicing.md).
+	Invoices *invoices.Service
+	// Books are the audit log and the cancellation receipts (docs/books.md).
+	Books *books.Books
 	// TestClocks are the test clocks of the test environments
 	// (docs/test-clocks.md).
 	TestClocks *testclock.Service

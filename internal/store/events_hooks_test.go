@@ -355,8 +355,7 @@ func TestInsertOrderAloneMarksIdempotencyClaim(t *testing.T) {
 		t.Fatal("k0: not claimed")
 	}
 	o, evs := f.order("acc-1")
-	c0 := idempotency.Claim{Scope: "account:acc-1:live", Key: "k0"}
-	if written, err := f.s.InsertOrderAlone(idempotency.WithClaim(f.ctx, c0), idempotency.Claim{}, o, nil, nil, evs); err != nil || !written {
+	if written, err := f.s.InsertOrderAlone(f.ctx, idempotency.Claim{}, o, nil, nil, evs); err != nil || !written {
 		t.Fatalf("k0: written %v (%v)", written, err)
 	}
 	if claimed, committed := claim("k0", f.at.Add(2*time.Minute)); !claimed || committed {

@@ -18,7 +18,6 @@ import (
 	"github.com/farebox/farebox/internal/app/products"
 	"github.com/farebox/farebox/internal/catalog"
 	"github.com/farebox/farebox/internal/clock/clocktest"
-	"github.com/farebox/farebox/internal/config/configtest"
 	"github.com/farebox/farebox/internal/idempotency"
 	"github.com/farebox/farebox/internal/store"
 	"github.com/farebox/farebox/internal/store/storetest"
@@ -66,10 +65,8 @@ func New(t testing.TB, engine store.Engine) *Bundle {
 // NewApp is an App on s and clk as the bundles have it (another instance
 // on the same database) and the catalog it reads, not loaded yet.
 func NewApp(s *store.Store, clk *clocktest.Fixed) (*app.App, *products.Service) {
-	d := configtest.Defaults()
 	prods := products.New(store.NewView[products.Queries](s), clk, "farebox")
-	return app.New(app.Options{Store: s, Clock: clk, IDPrefix: "farebox", Products: prods,
-		Invoicing: app.InvoicingOptions{Seller: d.Seller, BaseURL: "http://farebox.test", PaymentDays: d.PaymentDays}}), prods
+	return app.New(app.Options{Store: s, Clock: clk, IDPrefix: "farebox", Products: prods}), prods
 }
 
 // ForEachEngine runs fn on a fresh bundle on SQLite and on PostgreSQL, in

@@ -185,3 +185,19 @@ func RunList[D CursorReader, R, T any](ctx context.Context, r D, p account.Princ
 	}
 	return ListOf(out, page.HasMore), nil
 }
+
+// ClockReader reads a test clock's frozen time (store.Q implements it).
+type ClockReader interface {
+	TestClockTime(ctx context.Context, id string) (time.Time, error)
+}
+
+// TimeOf is the current time of an object bound to test clock clockID:
+// c's for nil, the test clock's frozen time otherwise (read through q, so
+// inside a transaction it is the time the transaction sees;
+// docs/test-clocks.md).
+func TimeOf(ctx context.Context, q ClockReader, c clock.Clock, clockID *string) (time.Time, error) {
+	if clockID == nil {
+		return c.Now(), nil
+	}
+	return q.TestClockTime(ctx, *clockID)
+}

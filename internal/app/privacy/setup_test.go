@@ -10,7 +10,10 @@ import (
 	"github.com/farebox/farebox/internal/account"
 	"github.com/farebox/farebox/internal/app"
 	"github.com/farebox/farebox/internal/app/accounts"
+	"github.com/farebox/farebox/internal/app/books"
 	"github.com/farebox/farebox/internal/app/events"
+	"github.com/farebox/farebox/internal/app/invoices"
+	"github.com/farebox/farebox/internal/app/kit"
 	"github.com/farebox/farebox/internal/app/privacy"
 	"github.com/farebox/farebox/internal/app/products"
 	"github.com/farebox/farebox/internal/apperr"
@@ -37,9 +40,11 @@ type bed struct {
 	priv *privacy.Service
 	// events maintains the event list (ends subscriptions, prunes).
 	events *events.Service
-	clock  *clocktest.Fixed
-	store  *store.Store
-	live   account.Principal
+	// inv is invoicing (package invoices), for customers and invoices.
+	inv   *invoices.Service
+	clock *clocktest.Fixed
+	store *store.Store
+	live  account.Principal
 }
 
 // newBed builds a bed on engine; db, when not nil, wraps the privacy
@@ -49,15 +54,18 @@ func newBed(t *testing.T, engine store.Engine, o privacy.Options, db func(privac
 	clk := clocktest.NewFixed(start)
 	s := storetest.OpenWith(t, engine, func(o *store.Options) { o.Clock = clk })
 	d := configtest.Defaults()
+	links := kit.NewLinks("http://farebox.test")
+	bk := books.New(store.NewView[books.Queries](s), clk, "farebox", d.Seller, links)
 	prods := products.New(store.NewView[products.Queries](s), clk, "farebox")
-	a := app.New(app.Options{Store: s, Clock: clk, IDPrefix: "farebox", Products: prods,
-		Invoicing: app.InvoicingOptions{Seller: d.Seller, BaseURL: "http://farebox.test", PaymentDays: d.PaymentDays}})
+	a := app.New(app.Options{Store: s, Clock: clk, IDPrefix: "farebox", Products: prods, Books: bk})
+	inv := invoices.New(store.NewView[invoices.Queries](s), clk, "farebox", invoices.Options{Seller: d.Seller, Links: links,
+		PaymentDays: d.PaymentDays, Books: bk, Events: app.EventWriter[invoices.Queries](a), Notify: a.Jobs.Notify})
 	var view privacy.DB = store.NewView[privacy.Queries](s)
 	if db != nil {
 		view = db(view)
 	}
 	o.Location = a.Loc
-	b := &bed{ctx: context.Background(), app: a, clock: clk, store: s,
+	b := &bed{ctx: context.Background(), app: a, inv: inv, clock: clk, store: s,
 		events: events.New(store.NewView[events.Queries](s), clk, s.SettledEventSeq, a.EndSubscriptions),
 		priv:   privacy.New(view, clk, o, privacy.NewTx(s.WriteClaimed, a.TxWork))}
 	if err := prods.Load(b.ctx); err != nil {
@@ -162,7 +170,7 @@ func (b *bed) coupon(t *testing.T, id string) ticketing.Coupon {
 // customer creates a customer of the live principal named name.
 func (b *bed) customer(t *testing.T, name string) invoicing.Customer {
 	t.Helper()
-	c, err := b.app.CreateCustomer(b.ctx, b.live, invoicing.CustomerInput{AddressLines: []string{name, "Hauptstraße 1", "10115 Berlin"}}, true)
+	c, err := b.inv.CreateCustomer(b.ctx, idempotency.Claim{}, b.live, invoicing.CustomerInput{AddressLines: []string{name, "Hauptstraße 1", "10115 Berlin"}}, true)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -183,10 +191,10 @@ func (b *bed) storedCustomer(t *testing.T, id string) invoicing.Customer {
 func (b *bed) invoiced(t *testing.T, customerID string) invoicing.Invoice {
 	t.Helper()
 	item := *b.order(t, false).Coupons[0].BillableItemID
-	if _, err := b.app.UpdateBillableItem(b.ctx, b.live, item, app.ItemUpdate{CustomerID: json.RawMessage(`"` + customerID + `"`)}); err != nil {
+	if _, err := b.inv.UpdateBillableItem(b.ctx, idempotency.Claim{}, b.live, item, invoices.ItemUpdate{CustomerID: json.RawMessage(`"` + customerID + `"`)}); err != nil {
 		t.Fatal(err)
 	}
-	inv, err := b.app.IssueInvoice(b.ctx, b.live, app.InvoiceRequest{ItemID: item, CustomerID: customerID})
+	inv, err := b.inv.IssueInvoice(b.ctx, idempotency.Claim{}, b.live, invoices.InvoiceRequest{ItemID: item, CustomerID: customerID})
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -7,6 +7,7 @@ import (
 	"time"
 
 	"github.com/farebox/farebox/internal/account"
+	"github.com/farebox/farebox/internal/app/customers"
 	"github.com/farebox/farebox/internal/app/kit"
 	"github.com/farebox/farebox/internal/apperr"
 	"github.com/farebox/farebox/internal/invoicing"
@@ -101,15 +102,15 @@ func alreadyErased(op, kind string, s subjectRecords) error {
 // ExportJSON is GET /v1/privacy/{coupons|subscriptions|customers}/{id}.json:
 // everything stored about the subject (docs/privacy.md, "Export").
 type ExportJSON struct {
-	Object        string               `json:"object"`
-	Subject       subjectJSON          `json:"subject"`
-	Environment   string               `json:"environment"`
-	ExportedAt    kit.Timestamp        `json:"exported_at"`
-	Coupons       []exportCoupon       `json:"coupons"`
-	Tickets       []exportTicket       `json:"tickets"`
-	Subscriptions []exportSubscription `json:"subscriptions"`
-	Customers     []kit.CustomerJSON   `json:"customers"`
-	BillingRecord []exportBilling      `json:"billing_records"`
+	Object        string                   `json:"object"`
+	Subject       subjectJSON              `json:"subject"`
+	Environment   string                   `json:"environment"`
+	ExportedAt    kit.Timestamp            `json:"exported_at"`
+	Coupons       []exportCoupon           `json:"coupons"`
+	Tickets       []exportTicket           `json:"tickets"`
+	Subscriptions []exportSubscription     `json:"subscriptions"`
+	Customers     []customers.CustomerJSON `json:"customers"`
+	BillingRecord []exportBilling          `json:"billing_records"`
 }
 
 type exportCoupon struct {
@@ -167,7 +168,7 @@ func (s *Service) Export(ctx context.Context, p account.Principal, kind, id stri
 	}
 	out := ExportJSON{Object: "personal_data_export", Subject: subjectJSON{kind, id}, Environment: string(p.Environment),
 		ExportedAt: kit.Timestamp(s.Clock.Now()), Coupons: []exportCoupon{}, Tickets: []exportTicket{},
-		Subscriptions: []exportSubscription{}, Customers: []kit.CustomerJSON{}, BillingRecord: []exportBilling{}}
+		Subscriptions: []exportSubscription{}, Customers: []customers.CustomerJSON{}, BillingRecord: []exportBilling{}}
 	for _, c := range sr.coupons {
 		out.Coupons = append(out.Coupons, exportCoupon{ID: c.ID, OrderID: c.OrderID, ProductID: c.ProductID, SubscriptionID: c.SubscriptionID,
 			TariffSettings: rawOrNull(c.TariffSettings), Activated: c.Activated, CreatedAt: kit.Timestamp(c.CreatedAt)})
@@ -187,7 +188,7 @@ func (s *Service) Export(ctx context.Context, p account.Principal, kind, id stri
 			CancelledAt: kit.TimestampPtr(sub.CancelRequestedAt), EndsAt: kit.TimestampPtr(sub.EndsAt)})
 	}
 	if sr.cust != nil {
-		out.Customers = append(out.Customers, kit.CustomerView(*sr.cust))
+		out.Customers = append(out.Customers, customers.View(*sr.cust))
 	}
 	for _, r := range sr.billing {
 		out.BillingRecord = append(out.BillingRecord, exportBilling{Type: r.Type, ID: r.ID, Date: kit.Timestamp(r.At),

@@ -242,3 +242,11 @@ func randomHex() string {
 	rand.Read(b)
 	return hex.EncodeToString(b)
 }
+
+// EachEngineWith runs fn as a parallel subtest on each engine of Engines
+// (the tests above the store: SQLite only under -short) with what setup
+// builds on that engine (a use-case package's bundle of service and store).
+func EachEngineWith[B any](t *testing.T, setup func(testing.TB, store.Engine) B, fn func(t *testing.T, b B)) {
+	t.Helper()
+	EachEngine(t, func(t *testing.T, e store.Engine) { fn(t, setup(t, e)) })
+}

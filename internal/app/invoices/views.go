@@ -1,18 +1,16 @@
-package app
+package invoices
 
 import (
 	"sort"
 
-	"github.com/farebox/farebox/internal/app/kit"
 	"github.com/farebox/farebox/internal/clock"
 	"github.com/farebox/farebox/internal/invoicedoc"
 	"github.com/farebox/farebox/internal/invoicing"
 	"github.com/farebox/farebox/internal/money"
 )
 
-// CustomerJSON is a Customer as the API shows it (kit.CustomerView; a
-// privacy export shows it too).
-type CustomerJSON = kit.CustomerJSON
+// The answer shapes of invoicing (api/openapi.yaml); the customer's is
+// package customers'.
 
 type shareJSON struct {
 	CustomerID    string      `json:"customer_id"`
@@ -36,7 +34,8 @@ type invoicedForJSON struct {
 	InvoiceID  string  `json:"invoice_id"`
 }
 
-type billableItemJSON struct {
+// BillableItemJSON is a BillableItem.
+type BillableItemJSON struct {
 	ID                    string            `json:"id"`
 	Description           string            `json:"description"`
 	ProductID             string            `json:"product_id"`
@@ -54,8 +53,9 @@ type billableItemJSON struct {
 	Environment           string            `json:"environment"`
 }
 
-func billableItemView(v BillableItemView) billableItemJSON {
-	out := billableItemJSON{ID: v.ID, Description: v.Description, ProductID: v.ProductID, AmountInCents: v.AmountCents,
+// BillableItemResponse is a BillableItem.
+func BillableItemResponse(v BillableItemView) BillableItemJSON {
+	out := BillableItemJSON{ID: v.ID, Description: v.Description, ProductID: v.ProductID, AmountInCents: v.AmountCents,
 		Currency: v.Currency, VATRateBP: v.VATRateBP, OrderedAt: clock.Timestamp(v.OrderedAt), CouponID: v.CouponID,
 		SubscriptionID: v.SubscriptionID, SubscriptionCycleID: v.CycleID, CustomerID: v.CustomerID, Split: sharesView(v.Split),
 		BillablableCollection: v.CollectionID, InvoicedFor: []invoicedForJSON{}, Environment: string(v.Environment)}
@@ -121,6 +121,7 @@ type servicePeriodJSON struct {
 	End   string `json:"end"`
 }
 
+// InvoiceJSON is an invoice, cancellation or payment notice.
 type InvoiceJSON struct {
 	InvoiceID            string            `json:"invoice_id"`
 	InvoiceNumber        string            `json:"invoice_number"`
@@ -218,4 +219,10 @@ func invoiceView(inv invoicing.Invoice, base string) InvoiceJSON {
 	out.Subject, out.Notes = optText(rt.Subject), optText(rt.Notes)
 	out.CustomTextBefore, out.CustomTextAfter = optText(rt.BeforeTable), optText(rt.AfterTable)
 	return out
+}
+
+// Response is an invoice, cancellation or payment notice, with its
+// download links under the base URL.
+func (s *Service) Response(inv invoicing.Invoice) InvoiceJSON {
+	return invoiceView(inv, s.links.Base())
 }

@@ -1,58 +1,33 @@
-package app
+package invoices
 
 import (
 	"context"
 	"crypto/rand"
-	"crypto/subtle"
 	"encoding/hex"
 	"fmt"
-	"github.com/farebox/farebox/internal/idempotency"
-	"strconv"
-	"strings"
 	"time"
 	"unicode/utf8"
 
 	"github.com/farebox/farebox/internal/account"
+	"github.com/farebox/farebox/internal/app/books"
+	"github.com/farebox/farebox/internal/app/customers"
+	"github.com/farebox/farebox/internal/app/kit"
 	"github.com/farebox/farebox/internal/apperr"
 	"github.com/farebox/farebox/internal/event"
+	"github.com/farebox/farebox/internal/idempotency"
 	"github.com/farebox/farebox/internal/invoicedoc"
-	"github.com/farebox/farebox/internal/invoicedoc/pdf"
 	"github.com/farebox/farebox/internal/invoicing"
 	"github.com/farebox/farebox/internal/jobs"
+	"github.com/farebox/farebox/internal/list"
 	"github.com/farebox/farebox/internal/money"
-	"github.com/farebox/farebox/internal/store"
 )
 
-// InvoicingOptions configure invoices.
-type InvoicingOptions struct {
-	Seller      invoicedoc.Seller // the issuing company (config FAREBOX_SELLER_*)
-	BaseURL     string            // public base URL of download links, without trailing slash
-	PaymentDays int               // days until the due date (default 14)
-	Jobs        jobs.Options      // job runner tuning
-}
+// Document is an issued invoicing document (invoice, cancellation or
+// payment notice) as the use cases return it; Response shows it.
+type Document = invoicing.Invoice
 
-// JobInvoiceFiles is the job kind that renders a document's files.
-const JobInvoiceFiles = "invoice.files"
-
-func (a *App) initInvoicing(o InvoicingOptions) {
-	if o.PaymentDays <= 0 {
-		o.PaymentDays = 14
-	}
-	a.inv = o
-	if a.store != nil {
-		a.Jobs = jobs.New(a.store.Jobs(), a.clock, o.Jobs)
-		a.Jobs.Handle(JobInvoiceFiles, a.generateFiles)
-		a.Jobs.Handle(JobTestClockAdvance, a.advanceJob)
-	}
-}
-
-// InvoiceBaseURL is the public base URL of download links.
-func (a *App) InvoiceBaseURL() string { return a.inv.BaseURL }
-
-// SetInvoiceBaseURL sets the link base once the listener is bound (a
-// configured address with port 0 is only known then). Call it before
-// serving requests.
-func (a *App) SetInvoiceBaseURL(u string) { a.inv.BaseURL = u }
+// InvoiceTexts are the optional texts of an invoice.
+type InvoiceTexts = invoicedoc.Texts
 
 // InvoiceRequest is POST …/billable_item/{id}/invoice[/{customer_id}].json.
 type InvoiceRequest struct {
@@ -66,13 +41,13 @@ type InvoiceRequest struct {
 // number is taken from the environment's series in the same transaction
 // that writes the invoice, its item claims and its file job; any failure
 // writes nothing and consumes no number.
-func (a *App) IssueInvoice(ctx context.Context, p account.Principal, req InvoiceRequest) (invoicing.Invoice, error) {
-	const op = "app.IssueInvoice"
+func (s *Service) IssueInvoice(ctx context.Context, claim idempotency.Claim, p account.Principal, req InvoiceRequest) (invoicing.Invoice, error) {
+	const op = "invoices.IssueInvoice"
 	if err := checkTexts(req.Texts); err != nil {
 		return invoicing.Invoice{}, err
 	}
 	var inv invoicing.Invoice
-	return a.issue(ctx, &inv, func(q store.Q) error {
+	return s.issue(ctx, claim, &inv, func(q Queries) error {
 		inv = invoicing.Invoice{}
 		if err := q.LockItem(ctx, req.ItemID); err != nil {
 			return err
@@ -130,19 +105,19 @@ func (a *App) IssueInvoice(ctx context.Context, p account.Principal, req Invoice
 			lines = append(lines, l)
 			covered = append(covered, it.ID)
 		}
-		now, err := a.timeOf(ctx, q, item.TestClockID) // an item of a test clock is invoiced at its time
+		now, err := s.timeOf(ctx, q, item.TestClockID) // an item of a test clock is invoiced at its time
 		if err != nil {
 			return err
 		}
 		d := invoicedoc.Document{Kind: invoicedoc.KindInvoice, IssueDate: now, Test: p.Environment == account.Test,
-			Seller: a.inv.Seller, Buyer: buyer, Lines: lines, Texts: req.Texts,
-			Payment: invoicedoc.Payment{DueDate: now.AddDate(0, 0, a.inv.PaymentDays)}}
-		inv = invoicing.Invoice{ID: a.IDs.New("invoice"), AccountID: p.AccountID, Environment: p.Environment,
+			Seller: s.seller, Buyer: buyer, Lines: lines, Texts: req.Texts,
+			Payment: invoicedoc.Payment{DueDate: now.AddDate(0, 0, s.paymentDays)}}
+		inv = invoicing.Invoice{ID: s.IDs.New("invoice"), AccountID: p.AccountID, Environment: p.Environment,
 			Kind: invoicedoc.KindInvoice, Electronic: electronic, CollectionID: item.CollectionID, CreatedAt: now}
 		if customerID != "" {
 			inv.CustomerID = &customerID
 		}
-		if err := a.finish(ctx, q, &inv, d); err != nil {
+		if err := s.finish(ctx, q, &inv, d); err != nil {
 			return err
 		}
 		for _, id := range covered {
@@ -150,21 +125,21 @@ func (a *App) IssueInvoice(ctx context.Context, p account.Principal, req Invoice
 				return err
 			}
 		}
-		if err := a.auditInvoiced(ctx, q, p, inv, covered, nil); err != nil {
+		if err := s.auditInvoiced(ctx, q, p, inv, covered, nil); err != nil {
 			return err
 		}
-		return a.createdEvents(ctx, q, inv)
+		return s.createdEvents(ctx, q, inv)
 	})
 }
 
 // issue writes a new document in one transaction (write fills *inv) and,
 // once it has committed, wakes the job runner for the document's file job;
 // on failure nothing is written and the zero invoice is returned.
-func (a *App) issue(ctx context.Context, inv *invoicing.Invoice, write func(q store.Q) error) (invoicing.Invoice, error) {
-	if err := a.store.WriteClaimed(ctx, idempotency.ClaimOf(ctx), write); err != nil {
+func (s *Service) issue(ctx context.Context, claim idempotency.Claim, inv *invoicing.Invoice, write func(q Queries) error) (invoicing.Invoice, error) {
+	if err := s.DB.WriteClaimed(ctx, claim, write); err != nil {
 		return invoicing.Invoice{}, err
 	}
-	a.Jobs.Notify()
+	s.notify()
 	return *inv, nil
 }
 
@@ -175,13 +150,13 @@ func (a *App) issue(ctx context.Context, inv *invoicing.Invoice, write func(q st
 // invoice_cancelled once it is cancelled), and the invoice's time: that of
 // its first line's billable item (timeOf: a test clock's for an item on a
 // clock, as when the invoice was issued).
-func (a *App) issueReferring(ctx context.Context, p account.Principal, id string, kind invoicedoc.Kind, inv *invoicing.Invoice,
-	write func(q store.Q, orig invoicing.Invoice, now time.Time) error) (invoicing.Invoice, error) {
-	op, cancel := "app.PaymentNoticeForInvoice", kind == invoicedoc.KindCancellation
+func (s *Service) issueReferring(ctx context.Context, claim idempotency.Claim, p account.Principal, id string, kind invoicedoc.Kind, inv *invoicing.Invoice,
+	write func(q Queries, orig invoicing.Invoice, now time.Time) error) (invoicing.Invoice, error) {
+	op, cancel := "invoices.PaymentNoticeForInvoice", kind == invoicedoc.KindCancellation
 	if cancel {
-		op = "app.CancelInvoice"
+		op = "invoices.CancelInvoice"
 	}
-	return a.issue(ctx, inv, func(q store.Q) error {
+	return s.issue(ctx, claim, inv, func(q Queries) error {
 		orig, err := q.Invoice(ctx, p.AccountID, p.Environment, id)
 		switch {
 		case err != nil:
@@ -203,7 +178,7 @@ func (a *App) issueReferring(ctx context.Context, p account.Principal, id string
 			}
 			clockID = item.TestClockID
 		}
-		now, err := a.timeOf(ctx, q, clockID)
+		now, err := s.timeOf(ctx, q, clockID)
 		if err != nil {
 			return err
 		}
@@ -213,7 +188,7 @@ func (a *App) issueReferring(ctx context.Context, p account.Principal, id string
 
 // finish validates the document, then numbers it (last, to hold the series
 // row lock briefly), writes the invoice and enqueues its file job.
-func (a *App) finish(ctx context.Context, q store.Q, inv *invoicing.Invoice, d invoicedoc.Document) error {
+func (s *Service) finish(ctx context.Context, q Queries, inv *invoicing.Invoice, d invoicedoc.Document) error {
 	d.Number = "PENDING"
 	if err := d.Validate(); err != nil {
 		return err
@@ -233,13 +208,13 @@ func (a *App) finish(ctx context.Context, q store.Q, inv *invoicing.Invoice, d i
 	}
 	// The job runs on the service's time, also for a document dated by a
 	// test clock.
-	return q.EnqueueJob(ctx, jobs.NewJob{Kind: JobInvoiceFiles, Payload: inv.ID}, a.clock.Now())
+	return q.EnqueueJob(ctx, jobs.NewJob{Kind: JobFiles, Payload: inv.ID}, s.Clock.Now())
 }
 
 // createdEvents writes invoice.created or payment_notice.created for a
 // document finish wrote.
-func (a *App) createdEvents(ctx context.Context, q store.Q, inv invoicing.Invoice) error {
-	ev := a.eventsAt(inv.AccountID, inv.Environment, inv.CreatedAt)
+func (s *Service) createdEvents(ctx context.Context, q Queries, inv invoicing.Invoice) error {
+	ev := s.eventsAt(inv.AccountID, inv.Environment, inv.CreatedAt)
 	if err := ev.invoice(ctx, q, createdEvent(inv.Kind), inv.ID); err != nil {
 		return err
 	}
@@ -260,32 +235,11 @@ func checkTexts(t invoicedoc.Texts) error {
 	for _, f := range []struct{ name, v string }{{"subject", t.Subject}, {"notes", t.Notes},
 		{"custom_text_before_table", t.BeforeTable}, {"custom_text_after_table", t.AfterTable}} {
 		if utf8.RuneCountInString(f.v) > MaxTextLen {
-			return apperr.Validation("app.IssueInvoice", CodeTextTooLong, "/"+f.name, fmt.Sprintf("%s must be at most %d characters", f.name, MaxTextLen))
+			return apperr.Validation("invoices.IssueInvoice", CodeTextTooLong, "/"+f.name, fmt.Sprintf("%s must be at most %d characters", f.name, MaxTextLen))
 		}
 	}
-	return checkPrintable("app.IssueInvoice", printedText{"/subject", t.Subject}, printedText{"/notes", t.Notes},
+	return checkPrintable("invoices.IssueInvoice", printedText{"/subject", t.Subject}, printedText{"/notes", t.Notes},
 		printedText{"/custom_text_before_table", t.BeforeTable}, printedText{"/custom_text_after_table", t.AfterTable})
-}
-
-// printedText is a partner's text that the PDF prints, with its field.
-type printedText struct{ field, v string }
-
-// checkPrintable refuses, when the text is accepted, a character the PDF
-// cannot draw with its fonts (pdf.Drawable: a control character, or one no
-// installed font covers), so that rendering never meets it
-// (docs/invoicing.md, "Fonts and scripts").
-func checkPrintable(op string, texts ...printedText) error {
-	for _, t := range texts {
-		if r, ok := pdf.Drawable(t.v); !ok {
-			name := t.field[strings.LastIndexByte(t.field, '/')+1:]
-			if _, err := strconv.Atoi(name); err == nil {
-				name = strings.TrimPrefix(t.field, "/customer/")
-			}
-			return apperr.Validation(op, CodeUnprintableText, t.field,
-				fmt.Sprintf("%s contains %U, which the PDF cannot print (no font has it, or it is a control character)", name, r))
-		}
-	}
-	return nil
 }
 
 // commonCustomer is the customer a document is for: customerID when the
@@ -301,13 +255,13 @@ func commonCustomer(customerID string, items []invoicing.BillableItem) (string, 
 		c := ""
 		switch {
 		case it.Split != nil:
-			return "", apperr.E("app.IssueInvoice", apperr.Unprocessable, CodeCustomerRequired,
+			return "", apperr.E("invoices.IssueInvoice", apperr.Unprocessable, CodeCustomerRequired,
 				fmt.Sprintf("billable item %s is split between customers: invoice each customer with …/invoice/{customer_id}.json", it.ID))
 		case it.CustomerID != nil:
 			c = *it.CustomerID
 		}
 		if i > 0 && c != cust {
-			return "", apperr.E("app.IssueInvoice", apperr.Unprocessable, CodeCustomerRequired,
+			return "", apperr.E("invoices.IssueInvoice", apperr.Unprocessable, CodeCustomerRequired,
 				"the items of this collection do not share one customer: invoice per customer with …/invoice/{customer_id}.json")
 		}
 		cust = c
@@ -333,7 +287,7 @@ func shareOf(it invoicing.BillableItem, customer string) (money.Cents, bool) {
 }
 
 type customerNames struct {
-	q     store.Q
+	q     Queries
 	p     account.Principal
 	names map[string]string
 }
@@ -346,7 +300,7 @@ func (c customerNames) get(ctx context.Context, id string) (string, error) {
 	if err != nil {
 		return "", err
 	}
-	if err := usable("app.IssueInvoice", cu); err != nil {
+	if err := customers.Usable("invoices.IssueInvoice", cu); err != nil {
 		return "", err
 	}
 	c.names[id] = cu.Name()
@@ -364,10 +318,10 @@ func (c customerNames) buyer(ctx context.Context, customerID string) (*invoicedo
 	if err != nil {
 		return nil, false, err
 	}
-	if err := usable("app.IssueInvoice", cu); err != nil {
+	if err := customers.Usable("invoices.IssueInvoice", cu); err != nil {
 		return nil, false, err
 	}
-	if err := cu.CheckStored("app.IssueInvoice"); err != nil {
+	if err := cu.CheckStored("invoices.IssueInvoice"); err != nil {
 		return nil, false, err
 	}
 	c.names[cu.ID] = cu.Name()
@@ -390,20 +344,20 @@ func (c customerNames) line(ctx context.Context, it invoicing.BillableItem, shar
 }
 
 // Invoice returns one of the caller's documents.
-func (a *App) Invoice(ctx context.Context, p account.Principal, id string) (invoicing.Invoice, error) {
-	return a.store.Read().Invoice(ctx, p.AccountID, p.Environment, id)
+func (s *Service) Invoice(ctx context.Context, p account.Principal, id string) (invoicing.Invoice, error) {
+	return s.DB.Read().Invoice(ctx, p.AccountID, p.Environment, id)
 }
 
 // CancelInvoice issues the cancellation (Stornorechnung, credit note 381)
 // of an invoice: its own number from the invoice series, the original's
 // lines, a reference to the original; the original's items become
 // invoiceable again. An invoice cancels once (409 after that).
-func (a *App) CancelInvoice(ctx context.Context, p account.Principal, id string) (invoicing.Invoice, error) {
+func (s *Service) CancelInvoice(ctx context.Context, claim idempotency.Claim, p account.Principal, id string) (invoicing.Invoice, error) {
 	var inv invoicing.Invoice
-	return a.issueReferring(ctx, p, id, invoicedoc.KindCancellation, &inv, func(q store.Q, orig invoicing.Invoice, now time.Time) error {
+	return s.issueReferring(ctx, claim, p, id, invoicedoc.KindCancellation, &inv, func(q Queries, orig invoicing.Invoice, now time.Time) error {
 		var d invoicedoc.Document
-		inv, d = a.referringTo(p, orig, invoicedoc.KindCancellation, now)
-		if err := a.finish(ctx, q, &inv, d); err != nil {
+		inv, d = s.referringTo(p, orig, invoicedoc.KindCancellation, now)
+		if err := s.finish(ctx, q, &inv, d); err != nil {
 			return err
 		}
 		if err := q.MarkCancelled(ctx, orig.ID, inv.ID); err != nil {
@@ -416,10 +370,10 @@ func (a *App) CancelInvoice(ctx context.Context, p account.Principal, id string)
 		for _, l := range orig.Document.Lines {
 			items = append(items, l.BillableItemID)
 		}
-		if err := a.auditInvoiced(ctx, q, p, orig, items, &inv); err != nil {
+		if err := s.auditInvoiced(ctx, q, p, orig, items, &inv); err != nil {
 			return err
 		}
-		ev := a.eventsAt(p.AccountID, p.Environment, now)
+		ev := s.eventsAt(p.AccountID, p.Environment, now)
 		if err := ev.invoice(ctx, q, createdEvent(inv.Kind), inv.ID); err != nil {
 			return err
 		}
@@ -434,16 +388,16 @@ func (a *App) CancelInvoice(ctx context.Context, p account.Principal, id string)
 // asking to pay a standing invoice: the invoice's lines and buyer, its own
 // number from the ZA series, BG-3 and the purpose of transfer naming the
 // invoice. It claims nothing: an invoice may get several notices.
-func (a *App) PaymentNoticeForInvoice(ctx context.Context, p account.Principal, id string) (invoicing.Invoice, error) {
+func (s *Service) PaymentNoticeForInvoice(ctx context.Context, claim idempotency.Claim, p account.Principal, id string) (invoicing.Invoice, error) {
 	var inv invoicing.Invoice
-	return a.issueReferring(ctx, p, id, invoicedoc.KindPaymentNotice, &inv, func(q store.Q, orig invoicing.Invoice, now time.Time) error {
+	return s.issueReferring(ctx, claim, p, id, invoicedoc.KindPaymentNotice, &inv, func(q Queries, orig invoicing.Invoice, now time.Time) error {
 		var d invoicedoc.Document
-		inv, d = a.referringTo(p, orig, invoicedoc.KindPaymentNotice, now)
-		d.Payment = invoicedoc.Payment{DueDate: laterOf(orig.Document.Payment.DueDate, now.AddDate(0, 0, a.inv.PaymentDays))}
-		if err := a.finish(ctx, q, &inv, d); err != nil {
+		inv, d = s.referringTo(p, orig, invoicedoc.KindPaymentNotice, now)
+		d.Payment = invoicedoc.Payment{DueDate: laterOf(orig.Document.Payment.DueDate, now.AddDate(0, 0, s.paymentDays))}
+		if err := s.finish(ctx, q, &inv, d); err != nil {
 			return err
 		}
-		return a.createdEvents(ctx, q, inv)
+		return s.createdEvents(ctx, q, inv)
 	})
 }
 
@@ -451,10 +405,10 @@ func (a *App) PaymentNoticeForInvoice(ctx context.Context, p account.Principal, 
 // collection charged to one customer (customerID "" applies the rule of the
 // invoice endpoint without customer). Every item of the collection for that
 // customer is listed, invoiced or not; nothing is claimed.
-func (a *App) PaymentNoticeForCollection(ctx context.Context, p account.Principal, collectionID, customerID string) (invoicing.Invoice, error) {
-	const op = "app.PaymentNoticeForCollection"
+func (s *Service) PaymentNoticeForCollection(ctx context.Context, claim idempotency.Claim, p account.Principal, collectionID, customerID string) (invoicing.Invoice, error) {
+	const op = "invoices.PaymentNoticeForCollection"
 	var inv invoicing.Invoice
-	return a.issue(ctx, &inv, func(q store.Q) error {
+	return s.issue(ctx, claim, &inv, func(q Queries) error {
 		if err := q.CollectionExists(ctx, p.AccountID, p.Environment, collectionID); err != nil {
 			return err
 		}
@@ -494,28 +448,28 @@ func (a *App) PaymentNoticeForCollection(ctx context.Context, p account.Principa
 		if len(lines) == 0 {
 			return apperr.E(op, apperr.Unprocessable, CodeCustomerNotInCollection, "no item of the collection is charged to this customer")
 		}
-		now, err := a.timeOf(ctx, q, items[0].TestClockID) // the time of the collection's first item
+		now, err := s.timeOf(ctx, q, items[0].TestClockID) // the time of the collection's first item
 		if err != nil {
 			return err
 		}
 		d := invoicedoc.Document{Kind: invoicedoc.KindPaymentNotice, IssueDate: now, Test: p.Environment == account.Test,
-			Seller: a.inv.Seller, Buyer: buyer, Lines: lines,
-			Payment: invoicedoc.Payment{DueDate: now.AddDate(0, 0, a.inv.PaymentDays)}}
-		inv = invoicing.Invoice{ID: a.IDs.New("invoice"), AccountID: p.AccountID, Environment: p.Environment,
+			Seller: s.seller, Buyer: buyer, Lines: lines,
+			Payment: invoicedoc.Payment{DueDate: now.AddDate(0, 0, s.paymentDays)}}
+		inv = invoicing.Invoice{ID: s.IDs.New("invoice"), AccountID: p.AccountID, Environment: p.Environment,
 			Kind: invoicedoc.KindPaymentNotice, CollectionID: &collectionID, Electronic: electronic, CreatedAt: now}
 		if customerID != "" {
 			inv.CustomerID = &customerID
 		}
-		if err := a.finish(ctx, q, &inv, d); err != nil {
+		if err := s.finish(ctx, q, &inv, d); err != nil {
 			return err
 		}
-		return a.createdEvents(ctx, q, inv)
+		return s.createdEvents(ctx, q, inv)
 	})
 }
 
 // standingInvoice is the invoice that bills item to customer (its claim),
 // or nil; seen caches the references by invoice id.
-func standingInvoice(ctx context.Context, q store.Q, itemID, customerID string, seen map[string]*invoicedoc.Reference) (*invoicedoc.Reference, error) {
+func standingInvoice(ctx context.Context, q Queries, itemID, customerID string, seen map[string]*invoicedoc.Reference) (*invoicedoc.Reference, error) {
 	claims, err := q.ItemClaims(ctx, itemID)
 	if err != nil {
 		return nil, err
@@ -540,11 +494,11 @@ func standingInvoice(ctx context.Context, q store.Q, itemID, customerID string, 
 // orig (BG-3): a copy of orig's document without its texts and payment
 // terms (the caller sets terms where the kind has any), and its record,
 // inheriting orig's customer, collection and electronic flag.
-func (a *App) referringTo(p account.Principal, orig invoicing.Invoice, kind invoicedoc.Kind, now time.Time) (invoicing.Invoice, invoicedoc.Document) {
+func (s *Service) referringTo(p account.Principal, orig invoicing.Invoice, kind invoicedoc.Kind, now time.Time) (invoicing.Invoice, invoicedoc.Document) {
 	d := orig.Document
 	d.Kind, d.IssueDate, d.Texts, d.Payment = kind, now, invoicedoc.Texts{}, invoicedoc.Payment{}
 	d.Cancels = &invoicedoc.Reference{Number: orig.Number, IssueDate: orig.Document.IssueDate}
-	inv := invoicing.Invoice{ID: a.IDs.New("invoice"), AccountID: p.AccountID, Environment: p.Environment,
+	inv := invoicing.Invoice{ID: s.IDs.New("invoice"), AccountID: p.AccountID, Environment: p.Environment,
 		Kind: kind, CustomerID: orig.CustomerID, CollectionID: orig.CollectionID,
 		RefersTo: &orig.ID, Electronic: orig.Electronic, CreatedAt: now}
 	return inv, d
@@ -557,148 +511,43 @@ func laterOf(a, b time.Time) time.Time {
 	return b
 }
 
-// Download formats.
-const (
-	FormatPDF = "pdf"
-	FormatUBL = "ubl"
-	FormatCII = "cii"
-)
-
-// Download returns a generated file. The identifier is the credential: a
-// wrong one is NotFound exactly like an unknown invoice. XML of a document
-// whose customer has no electronic invoicing is NotFound with its own code;
-// XML still being generated is apperr.Accepted (202). The PDF is never
-// pending: the interface makes it available with the invoice, so a PDF the
-// job has not stored yet is rendered here (ensurePDF).
-func (a *App) Download(ctx context.Context, invoiceID, identifier, format string) (DocumentFile, error) {
-	inv, f, err := a.documentFile(ctx, invoiceID, identifier, format)
-	if err != nil {
-		return DocumentFile{}, err
+// auditInvoiced records in the books that inv claims each of items, or
+// (cancellation set) that its cancellation released them, at the time of
+// the document doing it.
+func (s *Service) auditInvoiced(ctx context.Context, q Queries, p account.Principal, inv invoicing.Invoice, items []string, cancellation *invoicing.Invoice) error {
+	var recs []books.Record
+	seen := map[string]bool{}
+	for _, id := range items {
+		if seen[id] {
+			continue
+		}
+		seen[id] = true
+		action, detail, at := invoicing.AuditInvoiced, map[string]any{"invoice_id": inv.ID, "invoice_number": inv.Number, "customer_id": inv.CustomerID}, inv.CreatedAt
+		if cancellation != nil {
+			action, at = invoicing.AuditInvoiceCancelled, cancellation.CreatedAt
+			detail["cancellation_id"], detail["cancellation_number"] = cancellation.ID, cancellation.Number
+		}
+		recs = append(recs, books.ItemChange(p, id, action, detail, at))
 	}
-	return DocumentFile{Name: inv.Number, ContentType: f.ContentType, Body: f.Body}, nil
+	return s.books.Append(ctx, q, recs...)
 }
 
-// DocumentFile is a generated file of an invoice document as a download
-// answers it.
-type DocumentFile struct {
-	Name        string // the document number: the attachment's name before its extension
-	ContentType string
-	Body        []byte
+// InvoicesRequest is GET /v9/ticketing/invoices.json's query, as sent;
+// Number and CustomerID are nil when absent.
+type InvoicesRequest struct {
+	kit.ListRequest
+	Number, CustomerID *string
 }
 
-// documentFile is Download's document and its stored (or rendered) file.
-func (a *App) documentFile(ctx context.Context, invoiceID, identifier, format string) (invoicing.Invoice, invoicing.File, error) {
-	const op = "app.Download"
-	q := a.store.Read()
-	inv, err := q.InvoiceByID(ctx, invoiceID)
-	if err != nil || subtle.ConstantTimeCompare([]byte(inv.Identifier), []byte(identifier)) != 1 {
-		return invoicing.Invoice{}, invoicing.File{}, apperr.E(op, apperr.NotFound, CodeNotFound, "no such invoice document")
-	}
-	if format != FormatPDF && !inv.Electronic {
-		return inv, invoicing.File{}, apperr.E(op, apperr.NotFound, CodeElectronicInvoicingNotEnabled,
-			"this document has no XRechnung file: its customer was created without electronic_invoicing (or it has no customer); the PDF is available")
-	}
-	f, err := q.GetFile(ctx, invoiceID, format)
-	if apperr.KindOf(err) != apperr.NotFound {
-		return inv, f, err
-	}
-	if format == FormatPDF {
-		if f, err = a.ensurePDF(ctx, inv); err != nil && apperr.KindOf(err) != apperr.Unavailable {
-			// A document that cannot be rendered is a bug, not the
-			// downloader's fault: 503 like a dead job, cause logged.
-			err = apperr.E(op, apperr.Unavailable, CodeGenerationFailed,
-				"the document could not be generated; the operator has been alerted, retry later").WithCause(err)
-		}
-		return inv, f, err
-	}
-	state, serr := q.JobState(ctx, JobInvoiceFiles, invoiceID)
-	if serr != nil {
-		return inv, f, serr
-	}
-	if state == jobs.StateDead {
-		return inv, f, apperr.E(op, apperr.Unavailable, CodeGenerationFailed,
-			"the document could not be generated; the operator has been alerted, retry later")
-	}
-	return inv, f, apperr.E(op, apperr.Accepted, CodeGenerationPending,
-		"the file is being generated; retry in a few seconds")
-}
-
-// ensurePDF returns the stored PDF of inv, rendering and storing it first
-// if it is not there yet. Concurrent calls for one invoice in this instance
-// share one rendering (single-flight); across instances the store keeps the
-// first PDF written (PutFile inserts only if absent) and every caller gets
-// the stored bytes, so all downloads of a document are identical. The
-// rendering does not depend on the first caller's request staying open.
-func (a *App) ensurePDF(ctx context.Context, inv invoicing.Invoice) (invoicing.File, error) {
-	ctx = context.WithoutCancel(ctx)
-	v, err, _ := a.pdfFlight.Do(inv.ID, func() (any, error) {
-		f, err := a.store.Read().GetFile(ctx, inv.ID, FormatPDF)
-		if apperr.KindOf(err) != apperr.NotFound {
-			return f, err
-		}
-		a.pdfRuns.Add(1)
-		p, err := a.renderPDF(&inv.Document, inv.Electronic)
-		if err != nil {
-			return invoicing.File{}, err
-		}
-		stored, err := a.putFiles(ctx, inv, []invoicing.File{p}, a.clock.Now())
-		if err != nil {
-			return invoicing.File{}, err
-		}
-		return stored[0], nil
-	})
-	if err != nil {
-		return invoicing.File{}, err
-	}
-	return v.(invoicing.File), nil
-}
-
-// renderPDF renders with a.PDFRenderer (RenderPDF by default). A panic
-// while rendering is returned as an error (code pdf_render_failed), never
-// passed on: the download answers 503 generation_failed and the files job
-// is buried dead with the message, for the operator to see and retry
-// (/admin/jobs) once the cause is fixed.
-func (a *App) renderPDF(d *invoicedoc.Document, electronic bool) (f invoicing.File, err error) {
-	const op = "app.renderPDF"
-	defer func() {
-		if r := recover(); r != nil {
-			err = apperr.E(op, apperr.Internal, pdf.CodeRenderFailed, fmt.Sprintf("rendering the PDF failed: %v", r))
-		}
-	}()
-	render := a.PDFRenderer
-	if render == nil {
-		render = RenderPDF
-	}
-	return render(d, electronic)
-}
-
-// PDFsRendered is how many PDFs this instance has rendered (downloads and
-// jobs together); tests use it to see that a document is rendered once.
-func (a *App) PDFsRendered() int64 { return a.pdfRuns.Load() }
-
-// generateFiles is the JobInvoiceFiles handler: CII and UBL (electronic
-// customers only), then the PDF through ensurePDF (unless a download
-// rendered it first). Files are inserted only if absent, so a repeated run
-// is harmless and never replaces bytes already served.
-func (a *App) generateFiles(ctx context.Context, j jobs.Job) error {
-	inv, err := a.store.Read().InvoiceByID(ctx, j.Payload)
-	if err != nil {
-		return err
-	}
-	files, err := renderXML(&inv.Document, inv.Electronic)
-	if err != nil {
-		return err
-	}
-	if _, err := a.putFiles(ctx, inv, files, a.clock.Now()); err != nil {
-		return err
-	}
-	_, err = a.ensurePDF(ctx, inv)
-	if ae := apperr.As(err); ae != nil && ae.Code == pdf.CodeRenderFailed {
-		// The same document fails the same way every time: dead at once,
-		// with the cause, until the operator retries it.
-		return jobs.Permanent(err)
-	}
-	return err
+// Invoices lists the caller's documents of its environment (invoices,
+// cancellations, payment notices), newest first, as
+// GET /v5/ticketing/invoices/{id}.json shows them.
+func (s *Service) Invoices(ctx context.Context, p account.Principal, req InvoicesRequest) (kit.ListJSON[InvoiceJSON], error) {
+	var l kit.ListParams
+	f := invoicing.InvoiceFilter{Number: req.Number, CustomerID: req.CustomerID}
+	return kit.RunList(ctx, s.DB.Read(), p, "invoices.Invoices", "invoices", "invoice", req.ListRequest, &l, &f.Query,
+		func(q Queries) (list.Page[invoicing.Invoice], error) { return q.Invoices(ctx, f) },
+		func(inv invoicing.Invoice) (InvoiceJSON, error) { return s.Response(inv), nil })
 }
 
 // usable refuses a new document for a customer whose erasure was

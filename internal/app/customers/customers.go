@@ -1,14 +1,20 @@
-package kit
+// Package customers is the invoicing customer as every use case shows it
+// (CustomerJSON: the invoicing answers and the privacy export) and the
+// rule that an erased customer gets no new documents. It sits below the
+// use cases that share it (usecase-shared): invoicing creates and lists
+// customers, privacy exports and erases them.
+package customers
 
 import (
+	"fmt"
+
+	"github.com/farebox/farebox/internal/apperr"
 	"github.com/farebox/farebox/internal/clock"
 	"github.com/farebox/farebox/internal/invoicing"
 	"github.com/farebox/farebox/internal/retention"
 )
 
-// CustomerJSON is a Customer as the API shows it: GET …/customers/{id}.json
-// and the customer list (internal/app), and a privacy export's customers
-// (internal/app/privacy).
+// CustomerJSON is a Customer.
 type CustomerJSON struct {
 	ID                  string          `json:"id"`
 	AddressLines        []string        `json:"address_lines"`
@@ -17,8 +23,8 @@ type CustomerJSON struct {
 	CreatedAt           string          `json:"created_at"`
 }
 
-// CustomerView is c as the API shows it.
-func CustomerView(c invoicing.Customer) CustomerJSON {
+// View is customer c as its GET shows it.
+func View(c invoicing.Customer) CustomerJSON {
 	if c.ErasedAt != nil {
 		// Erased, or restricted to the retention duty: shown with neutral
 		// values in the same shape (docs/privacy.md).
@@ -52,4 +58,14 @@ func electronicView(e *invoicing.Electronic) *ElectronicJSON {
 	}
 	return &ElectronicJSON{ElectronicAddress: e.ElectronicAddress, ElectronicAddressSchemeID: e.ElectronicAddressSchemeID,
 		BuyerReference: e.BuyerReference, Address: electronicAddressJSON(e.Address)}
+}
+
+// Usable refuses (409 customer_erased) a new document for customer c once
+// its erasure was requested: it is restricted to the retention duty of
+// its old documents (docs/privacy.md).
+func Usable(op string, c invoicing.Customer) error {
+	if c.ErasedAt != nil {
+		return apperr.E(op, apperr.Conflict, CodeCustomerErased, fmt.Sprintf("customer %q is erased: no new documents (docs/privacy.md)", c.ID))
+	}
+	return nil
 }

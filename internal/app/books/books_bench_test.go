@@ -1,4 +1,4 @@
-package app_test
+package books_test
 
 import (
 	"crypto/rand"
@@ -16,7 +16,7 @@ import (
 // PDF): the number series and every file's SHA-256, read 200 files at a
 // time. Reported per run and per file.
 //
-//	go test ./internal/app -run '^$' -bench VerifyBooks -benchtime 5x
+//	go test ./internal/app/books -run '^$' -bench VerifyBooks -benchtime 5x
 func BenchmarkVerifyBooks(b *testing.B) {
 	const n = 2000
 	for _, engine := range storetest.Engines {
@@ -46,7 +46,7 @@ func BenchmarkVerifyBooks(b *testing.B) {
 				b.Fatal(err)
 			}
 			for b.Loop() {
-				rep, err := tb.app.VerifyBooks(tb.ctx)
+				rep, err := tb.books.Verify(tb.ctx)
 				if err != nil || rep.Files != n || rep.Numbers != n || len(rep.Findings) != 0 {
 					b.Fatalf("%+v %v", rep, err)
 				}

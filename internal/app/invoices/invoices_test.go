@@ -1,4 +1,4 @@
-package app_test
+package invoices_test
 
 import (
 	"bytes"
@@ -8,49 +8,13 @@ import (
 	"time"
 
 	"github.com/farebox/farebox/internal/account"
-	"github.com/farebox/farebox/internal/app"
+	"github.com/farebox/farebox/internal/app/invoices"
 	"github.com/farebox/farebox/internal/apperr"
+	"github.com/farebox/farebox/internal/idempotency"
 	"github.com/farebox/farebox/internal/invoicedoc"
 	"github.com/farebox/farebox/internal/invoicing"
+	"github.com/farebox/farebox/internal/testtool"
 )
-
-// customer creates a customer of p named name.
-func (b *testBundle) customer(t *testing.T, p account.Principal, name string) invoicing.Customer {
-	t.Helper()
-	c, err := b.app.CreateCustomer(b.ctx, p, invoicing.CustomerInput{AddressLines: []string{name, "Hauptstraße 1", "10115 Berlin"}}, true)
-	if err != nil {
-		t.Fatal(err)
-	}
-	return c
-}
-
-// itemOf orders one single ticket for p and returns its billable item id.
-func (b *testBundle) itemOf(t *testing.T, p account.Principal) string {
-	t.Helper()
-	return *b.order(t, p, b.product(t, singleBerlin).ID).Coupons[0].BillableItemID
-}
-
-func (b *testBundle) update(p account.Principal, itemID string, field, value string) (app.BillableItemView, error) {
-	var u app.ItemUpdate
-	switch field {
-	case "customer_id":
-		u.CustomerID = json.RawMessage(value)
-	case "split":
-		u.Split = json.RawMessage(value)
-	case "collection_id":
-		u.CollectionID = json.RawMessage(value)
-	}
-	return b.app.UpdateBillableItem(b.ctx, p, itemID, u)
-}
-
-func (b *testBundle) invoice(t *testing.T, p account.Principal, itemID, customerID string) invoicing.Invoice {
-	t.Helper()
-	inv, err := b.app.IssueInvoice(b.ctx, p, app.InvoiceRequest{ItemID: itemID, CustomerID: customerID})
-	if err != nil {
-		t.Fatalf("invoice %s for %q: %v", itemID, customerID, err)
-	}
-	return inv
-}
 
 var identifier = regexp.MustCompile(`^[0-9a-f]{32}$`)
 
@@ -63,16 +27,16 @@ func TestSplitInvoices(t *testing.T) {
 		item := b.itemOf(t, b.live)
 
 		// Bad assignments name the field and change nothing.
-		_, err := b.app.UpdateBillableItem(b.ctx, b.live, item, app.ItemUpdate{})
-		wantErr(t, err, apperr.Unprocessable, "nothing_to_update")
-		_, err = b.app.UpdateBillableItem(b.ctx, b.live, item, app.ItemUpdate{CustomerID: json.RawMessage(`"` + anna.ID + `"`),
+		_, err := b.inv.UpdateBillableItem(b.ctx, idempotency.Claim{}, b.live, item, invoices.ItemUpdate{})
+		testtool.WantErr(t, err, apperr.Unprocessable, "nothing_to_update")
+		_, err = b.inv.UpdateBillableItem(b.ctx, idempotency.Claim{}, b.live, item, invoices.ItemUpdate{CustomerID: json.RawMessage(`"` + anna.ID + `"`),
 			Split: json.RawMessage(`[]`)})
-		wantFields(t, wantErr(t, err, apperr.Unprocessable, "customer_and_split"), "/split")
+		testtool.WantFields(t, testtool.WantErr(t, err, apperr.Unprocessable, "customer_and_split"), "/split")
 		_, err = b.update(b.live, item, "split", `[{"customer_id":"`+anna.ID+`","amount_in_cents":200},{"customer_id":"`+ben.ID+`","amount_in_cents":179}]`)
-		wantFields(t, wantErr(t, err, apperr.Unprocessable, "split_sum_mismatch"), "/split")
+		testtool.WantFields(t, testtool.WantErr(t, err, apperr.Unprocessable, "split_sum_mismatch"), "/split")
 		_, err = b.update(b.live, item, "split", `[{"customer_id":"`+anna.ID+`","amount_in_cents":200},{"customer_id":"farebox-customer-nope","amount_in_cents":180}]`)
-		wantFields(t, wantErr(t, err, apperr.Unprocessable, "unknown_customer"), "/split/1/customer_id")
-		if v, _ := b.app.BillableItem(b.ctx, b.live, item); v.Split != nil || v.CustomerID != nil {
+		testtool.WantFields(t, testtool.WantErr(t, err, apperr.Unprocessable, "unknown_customer"), "/split/1/customer_id")
+		if v, _ := b.inv.BillableItem(b.ctx, b.live, item); v.Split != nil || v.CustomerID != nil {
 			t.Fatalf("rejected updates assigned %+v", v.Assignment)
 		}
 
@@ -80,11 +44,11 @@ func TestSplitInvoices(t *testing.T) {
 		if err != nil || len(v.Split) != 2 || v.Split[0] != (invoicing.Share{CustomerID: anna.ID, AmountInCents: 200}) || v.CustomerID != nil {
 			t.Fatalf("split: %+v %v", v, err)
 		}
-		_, err = b.app.IssueInvoice(b.ctx, b.live, app.InvoiceRequest{ItemID: item})
-		wantErr(t, err, apperr.Unprocessable, "customer_required")
+		_, err = b.inv.IssueInvoice(b.ctx, idempotency.Claim{}, b.live, invoices.InvoiceRequest{ItemID: item})
+		testtool.WantErr(t, err, apperr.Unprocessable, "customer_required")
 		other := b.customer(t, b.live, "Clara Wolf")
-		_, err = b.app.IssueInvoice(b.ctx, b.live, app.InvoiceRequest{ItemID: item, CustomerID: other.ID})
-		wantErr(t, err, apperr.Unprocessable, "customer_not_on_item")
+		_, err = b.inv.IssueInvoice(b.ctx, idempotency.Claim{}, b.live, invoices.InvoiceRequest{ItemID: item, CustomerID: other.ID})
+		testtool.WantErr(t, err, apperr.Unprocessable, "customer_not_on_item")
 
 		toAnna := b.invoice(t, b.live, item, anna.ID)
 		if toAnna.Number != "2026-000001" || toAnna.Kind != invoicedoc.KindInvoice || deref(toAnna.CustomerID) != anna.ID ||
@@ -101,30 +65,30 @@ func TestSplitInvoices(t *testing.T) {
 			s[1] != (invoicedoc.Share{Name: "Ben Meier", Amount: 180}) {
 			t.Errorf("shares %+v", s)
 		}
-		_, err = b.app.IssueInvoice(b.ctx, b.live, app.InvoiceRequest{ItemID: item, CustomerID: anna.ID})
-		wantErr(t, err, apperr.Conflict, "already_invoiced")
+		_, err = b.inv.IssueInvoice(b.ctx, idempotency.Claim{}, b.live, invoices.InvoiceRequest{ItemID: item, CustomerID: anna.ID})
+		testtool.WantErr(t, err, apperr.Conflict, "already_invoiced")
 		toBen := b.invoice(t, b.live, item, ben.ID)
 		if toBen.Number != "2026-000002" || toBen.GrossCents != 180 {
 			t.Errorf("invoice to Ben %s %d", toBen.Number, toBen.GrossCents)
 		}
-		if v, _ := b.app.BillableItem(b.ctx, b.live, item); len(v.Invoiced) != 2 || v.Invoiced[anna.ID] != toAnna.ID || v.Invoiced[ben.ID] != toBen.ID {
+		if v, _ := b.inv.BillableItem(b.ctx, b.live, item); len(v.Invoiced) != 2 || v.Invoiced[anna.ID] != toAnna.ID || v.Invoiced[ben.ID] != toBen.ID {
 			t.Errorf("claims %v", v.Invoiced)
 		}
 		_, err = b.update(b.live, item, "customer_id", `"`+anna.ID+`"`)
-		wantErr(t, err, apperr.Conflict, "item_already_invoiced")
+		testtool.WantErr(t, err, apperr.Conflict, "item_already_invoiced")
 		// The file job is queued, not run: the PDF is there all the same,
 		// rendered on the first download (issue 14: the PDF is there when
 		// the invoice is).
-		pdfFile, err := b.app.Download(b.ctx, toAnna.ID, toAnna.Identifier, app.FormatPDF)
+		pdfFile, err := b.inv.Download(b.ctx, toAnna.ID, toAnna.Identifier, invoices.FormatPDF)
 		if err != nil || !bytes.HasPrefix(pdfFile.Body, []byte("%PDF-")) {
 			t.Fatalf("PDF before the job ran: %v, %.10q", err, pdfFile.Body)
 		}
-		_, err = b.app.Download(b.ctx, toAnna.ID, "00000000000000000000000000000000", app.FormatPDF)
-		wantErr(t, err, apperr.NotFound, "not_found")
+		_, err = b.inv.Download(b.ctx, toAnna.ID, "00000000000000000000000000000000", invoices.FormatPDF)
+		testtool.WantErr(t, err, apperr.NotFound, "not_found")
 
 		// The cancellation takes the next invoice number and frees Anna's share.
 		b.clock.Advance(24 * time.Hour)
-		storno, err := b.app.CancelInvoice(b.ctx, b.live, toAnna.ID)
+		storno, err := b.inv.CancelInvoice(b.ctx, idempotency.Claim{}, b.live, toAnna.ID)
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -133,14 +97,14 @@ func TestSplitInvoices(t *testing.T) {
 			!storno.Document.IssueDate.Equal(b.clock.Now()) || storno.GrossCents != 200 {
 			t.Fatalf("cancellation %+v", storno)
 		}
-		if orig, _ := b.app.Invoice(b.ctx, b.live, toAnna.ID); deref(orig.CancelledBy) != storno.ID {
+		if orig, _ := b.inv.Invoice(b.ctx, b.live, toAnna.ID); deref(orig.CancelledBy) != storno.ID {
 			t.Errorf("original cancelled by %v", orig.CancelledBy)
 		}
-		_, err = b.app.CancelInvoice(b.ctx, b.live, toAnna.ID)
-		wantErr(t, err, apperr.Conflict, "already_cancelled")
-		_, err = b.app.CancelInvoice(b.ctx, b.live, storno.ID)
-		wantErr(t, err, apperr.Unprocessable, "not_an_invoice")
-		if v, _ := b.app.BillableItem(b.ctx, b.live, item); len(v.Invoiced) != 1 || v.Invoiced[ben.ID] != toBen.ID {
+		_, err = b.inv.CancelInvoice(b.ctx, idempotency.Claim{}, b.live, toAnna.ID)
+		testtool.WantErr(t, err, apperr.Conflict, "already_cancelled")
+		_, err = b.inv.CancelInvoice(b.ctx, idempotency.Claim{}, b.live, storno.ID)
+		testtool.WantErr(t, err, apperr.Unprocessable, "not_an_invoice")
+		if v, _ := b.inv.BillableItem(b.ctx, b.live, item); len(v.Invoiced) != 1 || v.Invoiced[ben.ID] != toBen.ID {
 			t.Errorf("claims after cancellation %v", v.Invoiced)
 		}
 		if again := b.invoice(t, b.live, item, anna.ID); again.Number != "2026-000004" {
@@ -148,7 +112,7 @@ func TestSplitInvoices(t *testing.T) {
 		}
 
 		// A payment notice: its own series, due no earlier than the invoice.
-		notice, err := b.app.PaymentNoticeForInvoice(b.ctx, b.live, toBen.ID)
+		notice, err := b.inv.PaymentNoticeForInvoice(b.ctx, idempotency.Claim{}, b.live, toBen.ID)
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -156,15 +120,16 @@ func TestSplitInvoices(t *testing.T) {
 			!notice.Document.Payment.DueDate.Equal(b.clock.Now().AddDate(0, 0, 14)) {
 			t.Errorf("payment notice %+v", notice)
 		}
-		_, err = b.app.PaymentNoticeForInvoice(b.ctx, b.live, toAnna.ID)
-		wantErr(t, err, apperr.Conflict, "invoice_cancelled")
+		_, err = b.inv.PaymentNoticeForInvoice(b.ctx, idempotency.Claim{}, b.live, toAnna.ID)
+		testtool.WantErr(t, err, apperr.Conflict, "invoice_cancelled")
 
 		// Another tenant sees none of it.
-		stranger, _ := b.newAccount(t, "Other AG", account.Live)
-		_, err = b.app.Invoice(b.ctx, stranger, toBen.ID)
-		wantErr(t, err, apperr.NotFound, "invoice_not_found")
-		_, err = b.app.BillableItem(b.ctx, stranger, item)
-		wantErr(t, err, apperr.NotFound, "billable_item_not_found")
+		b.newAccount(t, "acc_other")
+		stranger := account.Principal{AccountID: "acc_other", Environment: account.Live, KeyID: "key_other"}
+		_, err = b.inv.Invoice(b.ctx, stranger, toBen.ID)
+		testtool.WantErr(t, err, apperr.NotFound, "invoice_not_found")
+		_, err = b.inv.BillableItem(b.ctx, stranger, item)
+		testtool.WantErr(t, err, apperr.NotFound, "billable_item_not_found")
 	})
 }
 
@@ -187,8 +152,8 @@ func TestInvoiceSeries(t *testing.T) {
 			t.Errorf("last 2026 invoice %s", inv.Number)
 		}
 		// A failed invoice consumes no number.
-		_, err := b.app.IssueInvoice(b.ctx, b.live, app.InvoiceRequest{ItemID: "farebox-billable-nope"})
-		wantErr(t, err, apperr.NotFound, "billable_item_not_found")
+		_, err := b.inv.IssueInvoice(b.ctx, idempotency.Claim{}, b.live, invoices.InvoiceRequest{ItemID: "farebox-billable-nope"})
+		testtool.WantErr(t, err, apperr.NotFound, "billable_item_not_found")
 		if inv := b.invoice(t, b.live, b.itemOf(t, b.live), ""); inv.Number != "2026-000002" {
 			t.Errorf("after a failure %s", inv.Number)
 		}
@@ -206,44 +171,44 @@ func TestCollections(t *testing.T) {
 				t.Fatal(err)
 			}
 		}
-		col, err := b.app.CreateCollection(b.ctx, b.live)
+		col, err := b.inv.CreateCollection(b.ctx, idempotency.Claim{}, b.live)
 		if err != nil {
 			t.Fatal(err)
 		}
-		other, err := b.app.CreateCollection(b.ctx, b.live)
+		other, err := b.inv.CreateCollection(b.ctx, idempotency.Claim{}, b.live)
 		if err != nil {
 			t.Fatal(err)
 		}
-		_, err = b.app.AddToCollection(b.ctx, b.live, col, []string{items[0], "farebox-billable-nope"})
-		wantFields(t, wantErr(t, err, apperr.Unprocessable, "unknown_billable_item"), "/billable_item_ids/1")
-		_, err = b.app.AddToCollection(b.ctx, b.live, col, nil)
-		wantFields(t, wantErr(t, err, apperr.Unprocessable, "invalid_billable_item_ids"), "/billable_item_ids")
-		got, err := b.app.AddToCollection(b.ctx, b.live, col, []string{items[0], items[1], items[0]})
+		_, err = b.inv.AddToCollection(b.ctx, idempotency.Claim{}, b.live, col, []string{items[0], "farebox-billable-nope"})
+		testtool.WantFields(t, testtool.WantErr(t, err, apperr.Unprocessable, "unknown_billable_item"), "/billable_item_ids/1")
+		_, err = b.inv.AddToCollection(b.ctx, idempotency.Claim{}, b.live, col, nil)
+		testtool.WantFields(t, testtool.WantErr(t, err, apperr.Unprocessable, "invalid_billable_item_ids"), "/billable_item_ids")
+		got, err := b.inv.AddToCollection(b.ctx, idempotency.Claim{}, b.live, col, []string{items[0], items[1], items[0]})
 		if err != nil || len(got) != 2 {
 			t.Fatalf("add: %v %v", got, err)
 		}
 		// An item of another collection makes the whole bulk add fail.
-		if _, err := b.app.AddToCollection(b.ctx, b.live, other, []string{items[2]}); err != nil {
+		if _, err := b.inv.AddToCollection(b.ctx, idempotency.Claim{}, b.live, other, []string{items[2]}); err != nil {
 			t.Fatal(err)
 		}
-		_, err = b.app.AddToCollection(b.ctx, b.live, col, []string{items[2]})
-		wantErr(t, err, apperr.Conflict, "item_in_other_collection")
+		_, err = b.inv.AddToCollection(b.ctx, idempotency.Claim{}, b.live, col, []string{items[2]})
+		testtool.WantErr(t, err, apperr.Conflict, "item_in_other_collection")
 
 		inv := b.invoice(t, b.live, items[1], "")
 		if inv.GrossCents != 760 || len(inv.Document.Lines) != 2 || deref(inv.CollectionID) != col || deref(inv.CustomerID) != anna.ID {
 			t.Fatalf("collection invoice %+v", inv)
 		}
 		for _, it := range items[:2] {
-			if v, _ := b.app.BillableItem(b.ctx, b.live, it); v.Invoiced[anna.ID] != inv.ID || deref(v.CollectionID) != col {
+			if v, _ := b.inv.BillableItem(b.ctx, b.live, it); v.Invoiced[anna.ID] != inv.ID || deref(v.CollectionID) != col {
 				t.Errorf("item %s: %+v", it, v)
 			}
 		}
-		notice, err := b.app.PaymentNoticeForCollection(b.ctx, b.live, col, "")
+		notice, err := b.inv.PaymentNoticeForCollection(b.ctx, idempotency.Claim{}, b.live, col, "")
 		if err != nil || notice.GrossCents != 760 || len(notice.Document.Lines) != 2 || notice.Number != "ZA-2026-000001" {
 			t.Errorf("collection notice %+v %v", notice, err)
 		}
-		empty, _ := b.app.CreateCollection(b.ctx, b.live)
-		_, err = b.app.PaymentNoticeForCollection(b.ctx, b.live, empty, "")
-		wantErr(t, err, apperr.Unprocessable, "collection_empty")
+		empty, _ := b.inv.CreateCollection(b.ctx, idempotency.Claim{}, b.live)
+		_, err = b.inv.PaymentNoticeForCollection(b.ctx, idempotency.Claim{}, b.live, empty, "")
+		testtool.WantErr(t, err, apperr.Unprocessable, "collection_empty")
 	})
 }
