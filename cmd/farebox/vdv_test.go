@@ -35,16 +35,8 @@ import (
 // engines.
 func TestVDVProfileEndToEnd(t *testing.T) {
 	storetest.EachEngine(t, func(t *testing.T, engine store.Engine) {
-		// A trial: live keys with development barcode keys need the flag.
-		env, dataDir := engineEnv(t, engine, "FAREBOX_ADDR", "127.0.0.1:0", "FAREBOX_ALLOW_DEVELOPMENT_BARCODE_KEYS", "true")
-		apiKey := createAccount(t, env, "VDV GmbH")
-		f := exportCatalog(t, env)
+		env, dataDir, apiKey, f := devProfileTrial(t, engine, "VDV GmbH", catalog.BarcodeVDV)
 		dir := t.TempDir()
-		for i := range f.Products {
-			if f.Products[i].TicketType == catalog.TicketMonth {
-				f.Products[i].BarcodeProfile = catalog.BarcodeVDV
-			}
-		}
 		b, _ := json.Marshal(f)
 		// Without a product number the catalog is refused, naming the field.
 		var outb, errb bytes.Buffer
@@ -52,11 +44,7 @@ func TestVDVProfileEndToEnd(t *testing.T) {
 		if err == nil || !strings.Contains(err.Error()+errb.String()+outb.String(), "barcode_product_number") {
 			t.Fatalf("catalog without product number: %v\n%s%s", err, outb.String(), errb.String())
 		}
-		for i := range f.Products {
-			if f.Products[i].TicketType == catalog.TicketMonth {
-				f.Products[i].BarcodeProductNumber = 9999
-			}
-		}
+		setMonthly(f, func(p *catalog.Product) { p.BarcodeProductNumber = 9999 })
 		b, _ = json.Marshal(f)
 		if out := cli(t, env, "catalog", "import", testtool.WriteFile(t, dir, "catalog.json", b)); !strings.Contains(out, "imported") {
 			t.Fatalf("catalog import: %s", out)

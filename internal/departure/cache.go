@@ -308,7 +308,7 @@ func (ix *Index) DeparturesJSONLang(stationID string, at time.Time, max int, acc
 	var ai *alertIndex
 	known := false // ai is the station's feed's
 	if acceptLanguage != "" && ix.alertSrc != nil {
-		if fi := ix.feedOfStation(stationID); fi != nil {
+		if fi, _, _ := ix.cutID(stationID, "-station-"); fi != nil {
 			ai, known = ix.alertsOf(fi), true
 			key.lang = ai.language(acceptLanguage)
 		}

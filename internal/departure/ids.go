@@ -91,28 +91,23 @@ func (ix *Index) stationID(fi *feedIndex, stop int32) string {
 	return fi.stationIDs[stop]
 }
 
-// parseStationID resolves a station id to its feed and stop.
-// feedOfStation is the feed a station id names, without resolving the stop.
-func (ix *Index) feedOfStation(id string) *feedIndex {
-	rest, ok := strings.CutPrefix(id, ix.prefix+"-station-")
+// cutID splits an id of kind ("-station-", "-trip-") into the feed it
+// names (nil when none) and the rest after the feed's "_"; ok is false when
+// the id is not of the kind or has no "_" after the feed (the feed is looked
+// up even then: what the feed of an id is needs nothing more).
+func (ix *Index) cutID(id, kind string) (fi *feedIndex, rest string, ok bool) {
+	rest, ok = strings.CutPrefix(id, ix.prefix+kind)
 	if !ok {
-		return nil
+		return nil, "", false
 	}
-	feed, _, _ := strings.Cut(rest, "_")
-	return ix.byID[feed]
+	feed, rest, ok := strings.Cut(rest, "_")
+	return ix.byID[feed], rest, ok
 }
 
+// parseStationID resolves a station id to its feed and stop.
 func (ix *Index) parseStationID(id string) (*feedIndex, int32, bool) {
-	rest, ok := strings.CutPrefix(id, ix.prefix+"-station-")
-	if !ok {
-		return nil, 0, false
-	}
-	feed, raw, ok := strings.Cut(rest, "_")
-	if !ok {
-		return nil, 0, false
-	}
-	fi := ix.byID[feed]
-	if fi == nil {
+	fi, raw, ok := ix.cutID(id, "-station-")
+	if !ok || fi == nil {
 		return nil, 0, false
 	}
 	stopID, ok := unescapeID(raw)
@@ -169,24 +164,9 @@ func appendEscaped(b []byte, s string) []byte {
 	return b
 }
 
-// feedOfTrip is the feed a trip id names, without resolving the trip.
-func (ix *Index) feedOfTrip(id string) *feedIndex {
-	rest, ok := strings.CutPrefix(id, ix.prefix+"-trip-")
-	if !ok {
-		return nil
-	}
-	feed, _, _ := strings.Cut(rest, "_")
-	return ix.byID[feed]
-}
-
 // parseTripID resolves a trip instance id.
 func (ix *Index) parseTripID(id string) (tripKey, bool) {
-	rest, ok := strings.CutPrefix(id, ix.prefix+"-trip-")
-	if !ok {
-		return tripKey{}, false
-	}
-	feed, rest, ok := strings.Cut(rest, "_")
-	fi := ix.byID[feed]
+	fi, rest, ok := ix.cutID(id, "-trip-")
 	if !ok || fi == nil {
 		return tripKey{}, false
 	}

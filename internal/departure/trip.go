@@ -22,7 +22,7 @@ func (ix *Index) Trip(id string) (Trip, error) {
 // each stop's station's (a stop or station without route, trip or agency)
 // on the stop, texts in the language picked from acceptLanguage.
 func (ix *Index) TripLang(id string, at time.Time, acceptLanguage string) (Trip, error) {
-	if fi := ix.feedOfTrip(id); fi != nil {
+	if fi, _, _ := ix.cutID(id, "-trip-"); fi != nil {
 		// A run that exists only in realtime (or replaces a timetable run).
 		if ad := ix.addedOf(fi, ix.snapshot(fi)); ad != nil {
 			if n, ok := ad.byID[id]; ok {

@@ -61,8 +61,9 @@ func (cs conformanceCases) run(t *testing.T) {
 
 // conformanceElsewhere maps a method to the older store test that already
 // tests its contract directly on both engines under -short too
-// (storetest.ForEachEngine or AllEngines, not ForEachEngineLoaded); the
-// guard checks that the test exists, runs on both and calls the method.
+// (storetest.ForEachEngine, ForEachEngineOptions or AllEngines, not
+// ForEachEngineLoaded); the guard checks that the test exists, runs on both
+// and calls the method.
 var conformanceElsewhere = map[string]string{
 	"CreateAccount":           "TestAccountsAndKeys",
 	"CreateKey":               "TestAccountsAndKeys",
@@ -122,8 +123,8 @@ func TestConformanceCoversEveryMethod(t *testing.T) {
 			t.Errorf("conformanceElsewhere[%q]: no test %s in the store's tests", name, test)
 		case !calls[methodName(name)]:
 			t.Errorf("conformanceElsewhere[%q]: %s does not call %s", name, test, name)
-		case !calls["ForEachEngine"] && !calls["AllEngines"]:
-			t.Errorf("conformanceElsewhere[%q]: %s does not run on both engines under -short (storetest.ForEachEngine or AllEngines)", name, test)
+		case !calls["ForEachEngine"] && !calls["ForEachEngineOptions"] && !calls["AllEngines"]:
+			t.Errorf("conformanceElsewhere[%q]: %s does not run on both engines under -short (storetest.ForEachEngine, ForEachEngineOptions or AllEngines)", name, test)
 		case covered[name]:
 			t.Errorf("%s has a conformance case and is mapped to %s: keep one", name, test)
 		}

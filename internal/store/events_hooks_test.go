@@ -25,98 +25,95 @@ import (
 // event's insert is conditional on there being none). Instance A prepares
 // SQLite's hot statements (as farebox serve does), B does not.
 func TestInsertEventsEndpointCheck(t *testing.T) {
-	for _, engine := range storetest.AllEngines {
-		t.Run(string(engine), func(t *testing.T) {
-			t.Parallel()
-			ctx := context.Background()
-			var opts store.Options
-			a := storetest.OpenWith(t, engine, func(o *store.Options) { opts = *o })
-			a.NewLedger(store.LedgerCommitted, nil)
-			b, err := store.Open(ctx, opts)
-			if err != nil {
+	storetest.ForEachEngineOptions(t, func(t *testing.T, engine store.Engine) {
+		ctx := context.Background()
+		var opts store.Options
+		a := storetest.OpenWith(t, engine, func(o *store.Options) { opts = *o })
+		a.NewLedger(store.LedgerCommitted, nil)
+		b, err := store.Open(ctx, opts)
+		if err != nil {
+			t.Fatal(err)
+		}
+		t.Cleanup(func() { b.Close() })
+
+		at := time.Date(2026, 11, 25, 3, 0, 0, 0, time.UTC)
+		n := 0
+		write := func(s *store.Store, env account.Environment, count int) (bool, []string) {
+			t.Helper()
+			var evs []event.Event
+			var ids []string
+			for range count {
+				n++
+				id := fmt.Sprintf("event-%d", n)
+				ids = append(ids, id)
+				evs = append(evs, event.Event{ID: id, AccountID: "acc-1", Environment: env, Type: event.OrderCreated,
+					ObjectID: fmt.Sprintf("order-%d", n), APIVersion: event.APIVersion, CreatedAt: at,
+					Object: []byte(fmt.Sprintf(`{"order_id":"order-%d"}`, n))})
+			}
+			var hooks bool
+			if err := s.Write(ctx, func(q store.Q) error {
+				var err error
+				hooks, err = q.InsertEvents(ctx, evs)
+				return err
+			}); err != nil {
 				t.Fatal(err)
 			}
-			t.Cleanup(func() { b.Close() })
+			return hooks, ids
+		}
+		var all []string
+		check := func(s *store.Store, env account.Environment, count int, want bool) {
+			t.Helper()
+			hooks, ids := write(s, env, count)
+			if hooks != want {
+				t.Fatalf("%d events in %s: endpoint check %v, want %v", count, env, hooks, want)
+			}
+			if env == account.Live {
+				all = append(all, ids...)
+			}
+		}
 
-			at := time.Date(2026, 11, 25, 3, 0, 0, 0, time.UTC)
-			n := 0
-			write := func(s *store.Store, env account.Environment, count int) (bool, []string) {
-				t.Helper()
-				var evs []event.Event
-				var ids []string
-				for range count {
-					n++
-					id := fmt.Sprintf("event-%d", n)
-					ids = append(ids, id)
-					evs = append(evs, event.Event{ID: id, AccountID: "acc-1", Environment: env, Type: event.OrderCreated,
-						ObjectID: fmt.Sprintf("order-%d", n), APIVersion: event.APIVersion, CreatedAt: at,
-						Object: []byte(fmt.Sprintf(`{"order_id":"order-%d"}`, n))})
-				}
-				var hooks bool
-				if err := s.Write(ctx, func(q store.Q) error {
-					var err error
-					hooks, err = q.InsertEvents(ctx, evs)
-					return err
-				}); err != nil {
-					t.Fatal(err)
-				}
-				return hooks, ids
-			}
-			var all []string
-			check := func(s *store.Store, env account.Environment, count int, want bool) {
-				t.Helper()
-				hooks, ids := write(s, env, count)
-				if hooks != want {
-					t.Fatalf("%d events in %s: endpoint check %v, want %v", count, env, hooks, want)
-				}
-				if env == account.Live {
-					all = append(all, ids...)
-				}
-			}
+		check(a, account.Live, 1, false)
+		check(a, account.Live, 3, false)
+		check(b, account.Live, 2, false)
 
-			check(a, account.Live, 1, false)
-			check(a, account.Live, 3, false)
-			check(b, account.Live, 2, false)
+		ep := webhook.Endpoint{ID: "endpoint-1", AccountID: "acc-1", Environment: account.Live, URL: "https://example.com/hook",
+			EventTypes: []string{webhook.Wildcard}, Secret: "whsec_x", CreatedAt: at, UpdatedAt: at}
+		if err := b.Write(ctx, func(q store.Q) error { return q.InsertEndpoint(ctx, ep) }); err != nil {
+			t.Fatal(err)
+		}
+		check(a, account.Live, 1, true)
+		check(a, account.Live, 3, true)
+		check(b, account.Live, 2, true)
+		check(a, account.Test, 2, false) // another environment's endpoint does not count
 
-			ep := webhook.Endpoint{ID: "endpoint-1", AccountID: "acc-1", Environment: account.Live, URL: "https://example.com/hook",
-				EventTypes: []string{webhook.Wildcard}, Secret: "whsec_x", CreatedAt: at, UpdatedAt: at}
-			if err := b.Write(ctx, func(q store.Q) error { return q.InsertEndpoint(ctx, ep) }); err != nil {
-				t.Fatal(err)
-			}
-			check(a, account.Live, 1, true)
-			check(a, account.Live, 3, true)
-			check(b, account.Live, 2, true)
-			check(a, account.Test, 2, false) // another environment's endpoint does not count
+		ep.DisabledAt = &at
+		if err := b.Write(ctx, func(q store.Q) error { return q.UpdateEndpoint(ctx, ep) }); err != nil {
+			t.Fatal(err)
+		}
+		check(a, account.Live, 2, false)
+		ep.DisabledAt = nil
+		if err := b.Write(ctx, func(q store.Q) error { return q.UpdateEndpoint(ctx, ep) }); err != nil {
+			t.Fatal(err)
+		}
+		check(a, account.Live, 1, true)
 
-			ep.DisabledAt = &at
-			if err := b.Write(ctx, func(q store.Q) error { return q.UpdateEndpoint(ctx, ep) }); err != nil {
-				t.Fatal(err)
+		// Every event once, numbered in the order written.
+		page, err := a.Read().Events(ctx, event.Query{AccountID: "acc-1", Environment: account.Live, Limit: 100}, 0, 0)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if len(page.Events) != len(all) {
+			t.Fatalf("%d events stored, want %d", len(page.Events), len(all))
+		}
+		for i, e := range page.Events { // newest first
+			if want := all[len(all)-1-i]; e.ID != want {
+				t.Fatalf("event %d of the list is %s, want %s", i, e.ID, want)
 			}
-			check(a, account.Live, 2, false)
-			ep.DisabledAt = nil
-			if err := b.Write(ctx, func(q store.Q) error { return q.UpdateEndpoint(ctx, ep) }); err != nil {
-				t.Fatal(err)
+			if i > 0 && e.Seq >= page.Events[i-1].Seq {
+				t.Fatalf("sequence numbers not increasing with the order written: %d after %d", page.Events[i-1].Seq, e.Seq)
 			}
-			check(a, account.Live, 1, true)
-
-			// Every event once, numbered in the order written.
-			page, err := a.Read().Events(ctx, event.Query{AccountID: "acc-1", Environment: account.Live, Limit: 100}, 0, 0)
-			if err != nil {
-				t.Fatal(err)
-			}
-			if len(page.Events) != len(all) {
-				t.Fatalf("%d events stored, want %d", len(page.Events), len(all))
-			}
-			for i, e := range page.Events { // newest first
-				if want := all[len(all)-1-i]; e.ID != want {
-					t.Fatalf("event %d of the list is %s, want %s", i, e.ID, want)
-				}
-				if i > 0 && e.Seq >= page.Events[i-1].Seq {
-					t.Fatalf("sequence numbers not increasing with the order written: %d after %d", page.Events[i-1].Seq, e.Seq)
-				}
-			}
-		})
-	}
+		}
+	})
 }
 
 // TestInsertOrderRowsRefusesForeignEvents: the events written with an

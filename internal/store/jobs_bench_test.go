@@ -21,49 +21,47 @@ import (
 //	go test -run XXX -bench BenchmarkClaimBacklog -benchtime 1x -v ./internal/store
 func BenchmarkClaimBacklog(b *testing.B) {
 	const due, done, batch = 10000, 8000, 16
-	for _, engine := range storetest.Engines {
-		b.Run(string(engine), func(b *testing.B) {
-			ctx := context.Background()
-			t0 := time.Date(2026, 7, 1, 0, 0, 0, 0, time.UTC)
-			for i := 0; i < b.N; i++ {
-				b.StopTimer()
-				s := storetest.Open(b, engine)
-				fillQueue(b, s, t0, done, due)
-				if i == 0 {
-					b.Logf("claim plan with %d due and %d done jobs:\n%s", due, done, claimPlan(b, s, t0, batch))
+	storetest.EachEngineBench(b, func(b *testing.B, engine store.Engine) {
+		ctx := context.Background()
+		t0 := time.Date(2026, 7, 1, 0, 0, 0, 0, time.UTC)
+		for i := 0; i < b.N; i++ {
+			b.StopTimer()
+			s := storetest.Open(b, engine)
+			fillQueue(b, s, t0, done, due)
+			if i == 0 {
+				b.Logf("claim plan with %d due and %d done jobs:\n%s", due, done, claimPlan(b, s, t0, batch))
+			}
+			b.StartTimer()
+			began := time.Now()
+			ran, claims := 0, 0
+			var claiming time.Duration
+			for {
+				c := time.Now()
+				js, err := s.Jobs().Claim(ctx, "w", t0, time.Minute, batch)
+				claiming += time.Since(c)
+				claims++
+				if err != nil {
+					b.Fatal(err)
 				}
-				b.StartTimer()
-				began := time.Now()
-				ran, claims := 0, 0
-				var claiming time.Duration
-				for {
-					c := time.Now()
-					js, err := s.Jobs().Claim(ctx, "w", t0, time.Minute, batch)
-					claiming += time.Since(c)
-					claims++
-					if err != nil {
+				if len(js) == 0 {
+					break
+				}
+				for _, j := range js {
+					if err := s.Jobs().Complete(ctx, j.ID, "w", t0); err != nil {
 						b.Fatal(err)
 					}
-					if len(js) == 0 {
-						break
-					}
-					for _, j := range js {
-						if err := s.Jobs().Complete(ctx, j.ID, "w", t0); err != nil {
-							b.Fatal(err)
-						}
-						ran++
-					}
+					ran++
 				}
-				b.StopTimer()
-				if ran != due {
-					b.Fatalf("ran %d of %d jobs", ran, due)
-				}
-				b.ReportMetric(float64(due)/time.Since(began).Seconds(), "jobs/s")
-				b.ReportMetric(float64(claiming.Microseconds())/float64(claims), "µs/claim")
-				s.Close()
 			}
-		})
-	}
+			b.StopTimer()
+			if ran != due {
+				b.Fatalf("ran %d of %d jobs", ran, due)
+			}
+			b.ReportMetric(float64(due)/time.Since(began).Seconds(), "jobs/s")
+			b.ReportMetric(float64(claiming.Microseconds())/float64(claims), "µs/claim")
+			s.Close()
+		}
+	})
 }
 
 // fillQueue enqueues done finished jobs (run an hour before t0) and due

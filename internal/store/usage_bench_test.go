@@ -14,37 +14,33 @@ import (
 
 // BenchmarkInsertUsage measures one group commit of 64 ledger rows.
 func BenchmarkInsertUsage(b *testing.B) {
-	for _, engine := range storetest.Engines {
-		b.Run(string(engine), func(b *testing.B) {
-			s := storetest.Open(b, engine)
-			ctx := context.Background()
-			batch := make([]usage.Event, 64)
-			for i := range batch {
-				batch[i] = usage.Event{RequestID: fmt.Sprintf("req-%024d", i), AccountID: "farebox-account-0d1f2e3c-4b5a-4687-9a0b-c1d2e3f40516",
-					Environment: account.Live, Endpoint: "GET /v1/account.json", Status: 200, Counted: true, Reason: usage.ReasonCounted, At: time.Now()}
+	storetest.EachEngineBench(b, func(b *testing.B, engine store.Engine) {
+		s := storetest.Open(b, engine)
+		ctx := context.Background()
+		batch := make([]usage.Event, 64)
+		for i := range batch {
+			batch[i] = usage.Event{RequestID: fmt.Sprintf("req-%024d", i), AccountID: "farebox-account-0d1f2e3c-4b5a-4687-9a0b-c1d2e3f40516",
+				Environment: account.Live, Endpoint: "GET /v1/account.json", Status: 200, Counted: true, Reason: usage.ReasonCounted, At: time.Now()}
+		}
+		b.ResetTimer()
+		for i := 0; i < b.N; i++ {
+			if err := s.Write(ctx, func(q store.Q) error { return q.InsertUsage(ctx, batch) }); err != nil {
+				b.Fatal(err)
 			}
-			b.ResetTimer()
-			for i := 0; i < b.N; i++ {
-				if err := s.Write(ctx, func(q store.Q) error { return q.InsertUsage(ctx, batch) }); err != nil {
-					b.Fatal(err)
-				}
-			}
-			b.ReportMetric(float64(b.Elapsed().Microseconds())/float64(b.N*64), "µs/row")
-		})
-	}
+		}
+		b.ReportMetric(float64(b.Elapsed().Microseconds())/float64(b.N*64), "µs/row")
+	})
 }
 
 // BenchmarkLedgerRecord measures the cost per request of the usage ledger
 // under 64 concurrent callers: enqueue, group commit, wait.
 func BenchmarkLedgerRecord(b *testing.B) {
-	for _, engine := range storetest.Engines {
-		b.Run(string(engine), func(b *testing.B) {
-			s := storetest.Open(b, engine)
-			l := s.NewLedger(store.LedgerCommitted, nil)
-			defer l.Close()
-			recordInParallel(b, l)
-		})
-	}
+	storetest.EachEngineBench(b, func(b *testing.B, engine store.Engine) {
+		s := storetest.Open(b, engine)
+		l := s.NewLedger(store.LedgerCommitted, nil)
+		defer l.Close()
+		recordInParallel(b, l)
+	})
 }
 
 // recordInParallel records one counted request through l from 64

@@ -112,21 +112,18 @@ func BenchmarkJournalRecord(b *testing.B) {
 // TestRollupStampsWithStoreClock: the segment record is stamped by the
 // store's injected clock, not the machine's.
 func TestRollupStampsWithStoreClock(t *testing.T) {
-	for _, engine := range storetest.AllEngines {
-		t.Run(string(engine), func(t *testing.T) {
-			t.Parallel()
-			at := time.Date(2031, 3, 9, 8, 7, 6, 123456789, time.UTC)
-			s := storetest.OpenWith(t, engine, func(o *store.Options) { o.Clock = clocktest.NewFixed(at) })
-			if err := s.RollupSegment(context.Background(), "usage-clock", nil); err != nil {
-				t.Fatal(err)
-			}
-			var got time.Time
-			if err := s.ReaderDB().QueryRow(`SELECT rolled_at FROM usage_segments WHERE name = $1`, "usage-clock").Scan(&got); err != nil {
-				t.Fatal(err)
-			}
-			if want := at.Truncate(time.Microsecond); !got.Equal(want) {
-				t.Errorf("rolled_at = %v, want the store clock's %v", got, want)
-			}
-		})
-	}
+	storetest.ForEachEngineOptions(t, func(t *testing.T, engine store.Engine) {
+		at := time.Date(2031, 3, 9, 8, 7, 6, 123456789, time.UTC)
+		s := storetest.OpenWith(t, engine, func(o *store.Options) { o.Clock = clocktest.NewFixed(at) })
+		if err := s.RollupSegment(context.Background(), "usage-clock", nil); err != nil {
+			t.Fatal(err)
+		}
+		var got time.Time
+		if err := s.ReaderDB().QueryRow(`SELECT rolled_at FROM usage_segments WHERE name = $1`, "usage-clock").Scan(&got); err != nil {
+			t.Fatal(err)
+		}
+		if want := at.Truncate(time.Microsecond); !got.Equal(want) {
+			t.Errorf("rolled_at = %v, want the store clock's %v", got, want)
+		}
+	})
 }

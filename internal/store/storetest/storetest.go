@@ -125,6 +125,14 @@ func ForEachEngine(t *testing.T, fn func(t *testing.T, s *store.Store)) {
 	eachOf(t, slices.All(AllEngines), func(t *testing.T, e store.Engine) { fn(t, Open(t, e)) })
 }
 
+// ForEachEngineOptions is ForEachEngine for a store test that opens its
+// store itself (with options of its own, or two instances on one
+// database): fn gets the engine.
+func ForEachEngineOptions(t *testing.T, fn func(t *testing.T, engine store.Engine)) {
+	t.Helper()
+	eachOf(t, slices.All(AllEngines), fn)
+}
+
 // ForEachEngineLoaded is ForEachEngine for the store's load-shaped tests
 // (thousands of rows or concurrent writers, seconds on PostgreSQL): in the
 // full suite on both engines, under -short on SQLite only, like the tests
