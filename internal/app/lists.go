@@ -25,13 +25,6 @@ type ListRequest = kit.ListRequest
 // listParams collects the problems of one list request's parameters.
 type listParams = kit.ListParams
 
-// listQuery reads the common parameters of a list of table's records
-// (named noun in refusals) into a store query; the caller adds its own
-// problems to l and asks l.Err when done.
-func (a *App) listQuery(ctx context.Context, p account.Principal, table, noun string, req ListRequest, l *listParams) (list.Query, error) {
-	return kit.ListQuery(ctx, a.store.Read(), p, table, noun, req, l)
-}
-
 // ListJSON is the answer of a list: a page of objects as their GET shows
 // them, newest first (kit).
 type ListJSON[T any] = kit.ListJSON[T]

@@ -12,7 +12,6 @@ import (
 	"math"
 	"net/netip"
 	"os"
-	"path/filepath"
 	"sort"
 	"strconv"
 	"strings"
@@ -499,9 +498,6 @@ func (c *Config) validate() error {
 func (c Config) Embedded() bool {
 	return c.DatabaseURL == "" || strings.HasPrefix(c.DatabaseURL, "sqlite:")
 }
-
-// SecretPath is where an embedded-mode generated secret named name lives.
-func (c Config) SecretPath(name string) string { return filepath.Join(c.DataDir, "secrets", name) }
 
 // BaseURL is the public base URL for links.
 func (c Config) BaseURL() string {

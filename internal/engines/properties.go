@@ -2,9 +2,7 @@ package engines
 
 import (
 	"encoding/base64"
-	"encoding/json"
 
-	"github.com/farebox/farebox/internal/apperr"
 
 	"github.com/farebox/farebox/internal/barcode"
 	"github.com/farebox/farebox/internal/wallet"
@@ -48,20 +46,6 @@ func BarcodeProperties(payload []byte) (map[string]any, error) {
 		PropBarcode:    BarcodeProperty{Format: "aztec", Encoding: "base64url", Payload: barcode.Text(payload)},
 		PropBarcodePNG: "data:image/png;base64," + base64.StdEncoding.EncodeToString(png),
 	}, nil
-}
-
-// BarcodePayload reads the signed payload back from a stored
-// ticket.properties object (the PropBarcode entry), e.g. to fill
-// wallet.TicketView.Barcode. It fails with apperr NotFound when the
-// properties carry no barcode.
-func BarcodePayload(properties json.RawMessage) ([]byte, error) {
-	var props struct {
-		Barcode *BarcodeProperty `json:"inspection_barcode"`
-	}
-	if err := json.Unmarshal(properties, &props); err != nil || props.Barcode == nil || props.Barcode.Payload == "" {
-		return nil, apperr.E("engines.BarcodePayload", apperr.NotFound, CodeInspectionBarcodeNotFound, "the ticket has no inspection barcode")
-	}
-	return barcode.FromText(props.Barcode.Payload)
 }
 
 // PropBrand holds the operator's brand for the rendering engine:

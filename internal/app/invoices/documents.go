@@ -549,12 +549,3 @@ func (s *Service) Invoices(ctx context.Context, p account.Principal, req Invoice
 		func(q Queries) (list.Page[invoicing.Invoice], error) { return q.Invoices(ctx, f) },
 		func(inv invoicing.Invoice) (InvoiceJSON, error) { return s.Response(inv), nil })
 }
-
-// usable refuses a new document for a customer whose erasure was
-// requested (restricted to the retention duty of its old documents).
-func usable(op string, c invoicing.Customer) error {
-	if c.ErasedAt == nil {
-		return nil
-	}
-	return apperr.E(op, apperr.Conflict, CodeCustomerErased, fmt.Sprintf("customer %q is erased: no new documents (docs/privacy.md)", c.ID))
-}
