@@ -3,7 +3,6 @@ package engines
 import (
 	"encoding/base64"
 
-
 	"github.com/farebox/farebox/internal/barcode"
 	"github.com/farebox/farebox/internal/wallet"
 )
