@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"testing"
 
+	"github.com/farebox/farebox/internal/app/books"
 	"github.com/farebox/farebox/internal/invoicedoc"
 	"github.com/farebox/farebox/internal/invoicing"
 	"github.com/farebox/farebox/internal/store"
@@ -33,10 +34,7 @@ func BenchmarkVerifyBooks(b *testing.B) {
 					inv := invoicing.Invoice{ID: fmt.Sprintf("farebox-invoice-bench-%06d", i), AccountID: tb.live.AccountID,
 						Environment: tb.live.Environment, Kind: invoicedoc.KindInvoice, Number: invoicing.Number("2026", num),
 						Identifier: "bench", CreatedAt: start}
-					if err := q.InsertInvoice(tb.ctx, inv); err != nil {
-						return err
-					}
-					if _, err := q.PutFile(tb.ctx, inv.ID, invoicing.File{Format: "pdf", ContentType: "application/pdf", Body: body}, start); err != nil {
+					if err := tb.books.Append(tb.ctx, q, books.Issued(inv), books.StoredFile(inv, invoicing.File{Format: "pdf", ContentType: "application/pdf", Body: body}, start)); err != nil {
 						return err
 					}
 				}
@@ -46,7 +44,7 @@ func BenchmarkVerifyBooks(b *testing.B) {
 				b.Fatal(err)
 			}
 			for b.Loop() {
-				rep, err := tb.books.Verify(tb.ctx)
+				rep, err := tb.books.Verify(tb.ctx, books.VerifyOptions{})
 				if err != nil || rep.Files != n || rep.Numbers != n || len(rep.Findings) != 0 {
 					b.Fatalf("%+v %v", rep, err)
 				}
