@@ -233,7 +233,9 @@ func TestVerifyFindsTampering(t *testing.T) {
 			do: func(t *testing.T, b *chainBed) []string {
 				return []string{`UPDATE invoices SET gross_cents = 38, document = REPLACE(document, '380', '38') WHERE id = '` + b.inv.ID + `'`}
 			},
-			texts: func(b *chainBed) []string { return []string{"invoice " + b.inv.Number + " (" + b.inv.ID + ") differs from the record chained"} }},
+			texts: func(b *chainBed) []string {
+				return []string{"invoice " + b.inv.Number + " (" + b.inv.ID + ") differs from the record chained"}
+			}},
 		{name: "PDF replaced with its sha256", want: map[string]int{"record_changed": 1},
 			do: func(t *testing.T, b *chainBed) []string {
 				return []string{`UPDATE invoice_files SET body = '%PDF-1.7 forged', sha256 = '` + sha("%PDF-1.7 forged") + `' WHERE invoice_id = '` + b.inv.ID + `'`}
@@ -251,18 +253,24 @@ func TestVerifyFindsTampering(t *testing.T) {
 			do: func(t *testing.T, b *chainBed) []string {
 				return []string{`UPDATE invoices SET document = REPLACE(document, 'Erika Mustermann', 'Erika Musterfrau') WHERE id = '` + b.inv.ID + `'`}
 			},
-			texts: func(b *chainBed) []string { return []string{"invoice " + b.inv.Number + " (" + b.inv.ID + "): its buyer or split names differ"} }},
+			texts: func(b *chainBed) []string {
+				return []string{"invoice " + b.inv.Number + " (" + b.inv.ID + "): its buyer or split names differ"}
+			}},
 		{name: "entry deleted", want: map[string]int{"entry_missing": 1, "record_not_chained": 1},
 			do: func(t *testing.T, b *chainBed) []string {
 				return []string{`DELETE FROM books_chain WHERE seq = 3`}
 			},
-			texts: func(b *chainBed) []string { return []string{"entries 3 to 3 are missing", "audit " + b.audit[0] + " is in the books but in no chain"} }},
+			texts: func(b *chainBed) []string {
+				return []string{"entries 3 to 3 are missing", "audit " + b.audit[0] + " is in the books but in no chain"}
+			}},
 		{name: "entries reordered", want: map[string]int{"chain_broken": 3, "entry_changed": 2},
 			do: func(t *testing.T, b *chainBed) []string {
 				return []string{`UPDATE books_chain SET seq = -1 WHERE seq = 3`, `UPDATE books_chain SET seq = 3 WHERE seq = 4`,
 					`UPDATE books_chain SET seq = 4 WHERE seq = -1`}
 			},
-			texts: func(b *chainBed) []string { return []string{"entry 3 (audit " + b.audit[1] + ") does not follow entry 2"} }},
+			texts: func(b *chainBed) []string {
+				return []string{"entry 3 (audit " + b.audit[1] + ") does not follow entry 2"}
+			}},
 		{name: "tail truncated, given an older checkpoint", file: true, want: map[string]int{"chain_truncated": 1, "checkpoint_missing": 1},
 			do: func(t *testing.T, b *chainBed) []string { return b.truncate(t) },
 			texts: func(b *chainBed) []string {

@@ -88,11 +88,20 @@ func newKeyFile(path string) (Signer, error) {
 	if err := os.MkdirAll(filepath.Dir(path), 0o700); err != nil {
 		return nil, fmt.Errorf("books key %s: %w", path, err)
 	}
-	f, err := os.OpenFile(path, os.O_WRONLY|os.O_CREATE|os.O_EXCL, 0o600)
+	// Written aside and linked into place: an instance starting at the
+	// same time on the same directory reads the complete key of whichever
+	// link won.
+	tmp, err := os.CreateTemp(filepath.Dir(path), ".books-key-*")
 	if err != nil {
 		return nil, fmt.Errorf("books key %s: %w", path, err)
 	}
-	if err := errors.Join(pem.Encode(f, &pem.Block{Type: "PRIVATE KEY", Bytes: der}), f.Close()); err != nil {
+	defer os.Remove(tmp.Name())
+	if err := errors.Join(tmp.Chmod(0o600), pem.Encode(tmp, &pem.Block{Type: "PRIVATE KEY", Bytes: der}), tmp.Sync(), tmp.Close()); err != nil {
+		return nil, fmt.Errorf("books key %s: %w", path, err)
+	}
+	if err := os.Link(tmp.Name(), path); errors.Is(err, fs.ErrExist) {
+		return FileSigner(path, false)
+	} else if err != nil {
 		return nil, fmt.Errorf("books key %s: %w", path, err)
 	}
 	return fileSigner{key: key, id: KeyID(key.Public().(ed25519.PublicKey))}, nil
@@ -115,8 +124,8 @@ func checkSignature(c invoicing.Checkpoint, pub ed25519.PublicKey) bool {
 // Checkpoint signs, with s, a checkpoint of every chain that grew since
 // its newest checkpoint, each with the next value of the key's signature
 // counter, and stores them in one transaction; it returns them.
-func (b *Books) Checkpoint(ctx context.Context, s Signer) ([]invoicing.Checkpoint, error) {
-	var out []invoicing.Checkpoint
+func (b *Books) Checkpoint(ctx context.Context, s Signer) ([]CheckpointJSON, error) {
+	var out []CheckpointJSON
 	err := b.DB.Write(ctx, func(q Queries) error {
 		out = out[:0]
 		heads, err := q.ChainHeads(ctx)
@@ -151,7 +160,7 @@ func (b *Books) Checkpoint(ctx context.Context, s Signer) ([]invoicing.Checkpoin
 			if err := q.InsertCheckpoint(ctx, c); err != nil {
 				return err
 			}
-			out = append(out, c)
+			out = append(out, checkpointView(c))
 		}
 		return nil
 	})
@@ -178,11 +187,15 @@ func (b *Books) Checkpoints(ctx context.Context) ([]CheckpointJSON, error) {
 	cps, _, err := b.DB.Read().Checkpoints(ctx)
 	out := make([]CheckpointJSON, len(cps))
 	for i, c := range cps {
-		out[i] = CheckpointJSON{Object: "books_checkpoint", AccountID: c.AccountID, Environment: string(c.Environment),
-			TreeSize: c.TreeSize, HeadHash: c.HeadHash, SignedAt: c.SignedAt, Counter: c.Counter, KeyID: c.KeyID,
-			Signature: c.Signature}
+		out[i] = checkpointView(c)
 	}
 	return out, err
+}
+
+func checkpointView(c invoicing.Checkpoint) CheckpointJSON {
+	return CheckpointJSON{Object: "books_checkpoint", AccountID: c.AccountID, Environment: string(c.Environment),
+		TreeSize: c.TreeSize, HeadHash: c.HeadHash, SignedAt: c.SignedAt, Counter: c.Counter, KeyID: c.KeyID,
+		Signature: c.Signature}
 }
 
 // checkpoint is the stored form of an exported checkpoint.
