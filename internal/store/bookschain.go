@@ -15,6 +15,23 @@ import (
 // and DELETE by triggers like the records they chain; the heads are
 // working state.
 
+// The statements of every append, prepared on SQLite's writer
+// (hotStatements); PostgreSQL runs appendChainPostgres.
+const (
+	lockChainHeadSQL = `INSERT INTO books_chain_heads (account_id, environment, size, head_hash) VALUES ($1, $2, 0, '')
+		ON CONFLICT (account_id, environment) DO UPDATE SET size = books_chain_heads.size RETURNING size, head_hash`
+	setChainHeadSQL     = `UPDATE books_chain_heads SET size = $1, head_hash = $2 WHERE account_id = $3 AND environment = $4`
+	insertChainEntrySQL = `INSERT INTO books_chain (account_id, environment, seq, kind, record_id, record_hash, commitment,
+		prev_hash, entry_hash, created_at) VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10)`
+	insertSaltSQL = `INSERT INTO books_salts (kind, record_id, salt) VALUES ($1, $2, $3)`
+	// appendChainPostgres is the three in one statement ($11: the salt,
+	// '' for none).
+	appendChainPostgres = `WITH e AS (` + insertChainEntrySQL + ` RETURNING account_id, environment, seq, entry_hash),
+		s AS (INSERT INTO books_salts (kind, record_id, salt) SELECT $4, $5, $11 WHERE $11 <> '')
+		UPDATE books_chain_heads h SET size = e.seq, head_hash = e.entry_hash FROM e
+		WHERE h.account_id = e.account_id AND h.environment = e.environment`
+)
+
 // LockChainHead returns the head of an account's chain in environment env
 // (size 0 for a new chain) and holds its row until the transaction ends:
 // on PostgreSQL the upsert takes the row's lock, so a concurrent append to
@@ -22,33 +39,32 @@ import (
 // NextNumber); SQLite has one writer.
 func (q Q) LockChainHead(ctx context.Context, accountID string, env account.Environment) (invoicing.ChainHead, error) {
 	h := invoicing.ChainHead{AccountID: accountID, Environment: env}
-	err := q.db.QueryRowContext(ctx, `INSERT INTO books_chain_heads (account_id, environment, size, head_hash) VALUES ($1, $2, 0, '')
-		ON CONFLICT (account_id, environment) DO UPDATE SET size = books_chain_heads.size RETURNING size, head_hash`,
-		accountID, string(env)).Scan(&h.Size, &h.HeadHash)
+	err := q.prepared(ctx, lockChainHeadSQL).QueryRowContext(ctx, accountID, string(env)).Scan(&h.Size, &h.HeadHash)
 	return h, mapErr(err)
 }
 
-// SetChainHead moves a chain's head (after LockChainHead in the same
-// transaction).
-func (q Q) SetChainHead(ctx context.Context, h invoicing.ChainHead) error {
-	_, err := q.db.ExecContext(ctx, `UPDATE books_chain_heads SET size = $1, head_hash = $2 WHERE account_id = $3 AND environment = $4`,
-		h.Size, h.HeadHash, h.AccountID, string(h.Environment))
-	return mapErr(err)
-}
-
-// InsertChainEntry appends an entry, and the salt of its record's
-// commitment when salt is not empty.
+// InsertChainEntry appends an entry, with the salt of its record's
+// commitment when salt is not empty, and moves its chain's head to it
+// (after LockChainHead in the same transaction). On PostgreSQL that is one
+// statement (one round trip per entry); on SQLite, in process, the
+// prepared statements one after the other.
 func (q Q) InsertChainEntry(ctx context.Context, e invoicing.ChainEntry, salt string) error {
-	if _, err := q.db.ExecContext(ctx, `INSERT INTO books_chain (account_id, environment, seq, kind, record_id, record_hash, commitment,
-		prev_hash, entry_hash, created_at) VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10)`,
-		e.AccountID, string(e.Environment), e.Seq, e.Kind, e.RecordID, e.RecordHash, e.Commitment, e.PrevHash, e.EntryHash,
-		now(e.CreatedAt)); err != nil {
+	args := []any{e.AccountID, string(e.Environment), e.Seq, e.Kind, e.RecordID, e.RecordHash, e.Commitment, e.PrevHash, e.EntryHash,
+		now(e.CreatedAt), salt}
+	if q.engine == Postgres {
+		_, err := q.db.ExecContext(ctx, appendChainPostgres, args...)
+		return mapErr(err)
+	}
+	if _, err := q.execPrepared(ctx, insertChainEntrySQL, args[:10]...); err != nil {
+		return mapErr(err)
+	}
+	if _, err := q.execPrepared(ctx, setChainHeadSQL, e.Seq, e.EntryHash, e.AccountID, string(e.Environment)); err != nil {
 		return mapErr(err)
 	}
 	if salt == "" {
 		return nil
 	}
-	_, err := q.db.ExecContext(ctx, `INSERT INTO books_salts (kind, record_id, salt) VALUES ($1, $2, $3)`, e.Kind, e.RecordID, salt)
+	_, err := q.execPrepared(ctx, insertSaltSQL, e.Kind, e.RecordID, salt)
 	return mapErr(err)
 }
 

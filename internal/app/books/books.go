@@ -37,7 +37,6 @@ type Appender interface {
 	InsertReceipt(ctx context.Context, r ticketing.CancellationReceipt) error
 	LockChainHead(ctx context.Context, accountID string, env account.Environment) (invoicing.ChainHead, error)
 	InsertChainEntry(ctx context.Context, e invoicing.ChainEntry, salt string) error
-	SetChainHead(ctx context.Context, h invoicing.ChainHead) error
 }
 
 // Queries are the store methods the books call.
@@ -183,11 +182,10 @@ func (b *Books) write(ctx context.Context, q Appender, r Record) (c chained, ok 
 
 // link appends an entry for each record to its account's chain, in order:
 // it takes the chain's head (which serialises the appends to one chain),
-// writes the entries and moves the head.
+// and each entry moves it.
 func (b *Books) link(ctx context.Context, q Appender, links []chained) error {
-	now := b.Clock.Now()
+	now := b.Clock.Now().UTC().Truncate(time.Microsecond)
 	heads := map[[2]string]*invoicing.ChainHead{}
-	var order [][2]string
 	for _, l := range links {
 		key := [2]string{l.accountID, string(l.env)}
 		h := heads[key]
@@ -199,20 +197,15 @@ func (b *Books) link(ctx context.Context, q Appender, links []chained) error {
 			if got.Size == 0 {
 				got.HeadHash = genesis
 			}
-			h, heads[key], order = &got, &got, append(order, key)
+			h, heads[key] = &got, &got
 		}
 		e := invoicing.ChainEntry{AccountID: l.accountID, Environment: l.env, Seq: h.Size + 1, Kind: l.ref.Kind, RecordID: l.ref.RecordID,
-			RecordHash: l.recordHash, Commitment: l.commitment, PrevHash: h.HeadHash, CreatedAt: now.UTC().Truncate(time.Microsecond)}
+			RecordHash: l.recordHash, Commitment: l.commitment, PrevHash: h.HeadHash, CreatedAt: now}
 		e.EntryHash = entryHash(e)
 		if err := q.InsertChainEntry(ctx, e, l.salt); err != nil {
 			return err
 		}
 		h.Size, h.HeadHash = e.Seq, e.EntryHash
-	}
-	for _, key := range order {
-		if err := q.SetChainHead(ctx, *heads[key]); err != nil {
-			return err
-		}
 	}
 	return nil
 }

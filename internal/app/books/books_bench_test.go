@@ -4,6 +4,7 @@ import (
 	"crypto/rand"
 	"fmt"
 	"testing"
+	"time"
 
 	"github.com/farebox/farebox/internal/app/books"
 	"github.com/farebox/farebox/internal/invoicedoc"
@@ -51,5 +52,79 @@ func BenchmarkVerifyBooks(b *testing.B) {
 			}
 			b.ReportMetric(float64(b.Elapsed().Microseconds())/float64(b.N)/n, "µs/file")
 		})
+	}
+}
+
+// BenchmarkIssueChained measures what the chain adds to issuing an
+// invoice: the write transactions invoicing runs for one invoice (its
+// number, the document with a buyer and a split line, the audit entry of
+// its item; then, in the files job, its PDF), once with the store calls
+// as invoicing made them before the chain ("unchained") and once through
+// books.Append ("chained"), alternating in the same run on the same
+// database.
+//
+//	go test ./internal/app/books -run '^$' -bench IssueChained -benchtime 2000x -count 5
+func BenchmarkIssueChained(b *testing.B) {
+	for _, engine := range storetest.Engines {
+		b.Run(string(engine), func(b *testing.B) {
+			tb := setup(b, engine)
+			tb.store.NewLedger(store.LedgerCommitted, nil) // prepares SQLite's hot statements, as serve does
+			pdf := make([]byte, 40<<10)
+			_, _ = rand.Read(pdf)
+			var took [2]time.Duration
+			for i := 0; b.Loop(); i++ {
+				for k := range 2 {
+					v := (i + k) % 2 // alternate which goes first
+					t0 := time.Now()
+					issueOnce(b, tb, 2*i+k, pdf, v == 1)
+					took[v] += time.Since(t0)
+				}
+			}
+			n := float64(b.N)
+			b.ReportMetric(float64(took[0].Microseconds())/n, "µs/unchained")
+			b.ReportMetric(float64(took[1].Microseconds())/n, "µs/chained")
+			b.ReportMetric(100*(float64(took[1])/float64(took[0])-1), "%chain")
+		})
+	}
+}
+
+func issueOnce(b *testing.B, tb *testBooks, i int, pdf []byte, chained bool) {
+	var inv invoicing.Invoice
+	err := tb.store.Write(tb.ctx, func(q store.Q) error {
+		series := invoicing.Series(tb.live.Environment, invoicedoc.KindInvoice, start)
+		num, err := q.NextNumber(tb.ctx, series)
+		if err != nil {
+			return err
+		}
+		d := invoicedoc.Document{Kind: invoicedoc.KindInvoice, Number: invoicing.Number(series, num), IssueDate: start,
+			Buyer: &invoicedoc.Buyer{AddressLines: []string{"Erika Mustermann", "Hauptstraße 1", "10115 Berlin"}},
+			Lines: []invoicedoc.Line{{BillableItemID: fmt.Sprintf("item-%d", i), Name: "Einzelfahrt AB", Quantity: 1, Gross: 380, RateBP: 700, OrderedAt: start,
+				Split: []invoicedoc.Share{{Name: "Max Mustermann", Amount: 190}, {Name: "Erika Mustermann", Amount: 190, Invoiced: true}}}}}
+		inv = invoicing.Invoice{ID: fmt.Sprintf("farebox-invoice-%d", i), AccountID: tb.live.AccountID, Environment: tb.live.Environment,
+			Kind: invoicedoc.KindInvoice, Number: d.Number, Identifier: "secret", GrossCents: 380, Document: d, CreatedAt: start}
+		change := books.ItemChange(tb.live, d.Lines[0].BillableItemID, invoicing.AuditInvoiced,
+			map[string]any{"invoice_id": inv.ID, "invoice_number": inv.Number, "customer_id": "cus_1"}, start)
+		if chained {
+			return tb.books.Append(tb.ctx, q, books.Issued(inv), change)
+		}
+		if err := q.InsertInvoice(tb.ctx, inv); err != nil {
+			return err
+		}
+		return q.InsertAudit(tb.ctx, invoicing.AuditEntry{ID: fmt.Sprintf("audit-%d", i), AccountID: tb.live.AccountID,
+			Environment: tb.live.Environment, ObjectType: "billable_item", ObjectID: d.Lines[0].BillableItemID, Action: invoicing.AuditInvoiced,
+			Detail: map[string]any{"invoice_id": inv.ID, "invoice_number": inv.Number, "customer_id": "cus_1"}, CreatedAt: start})
+	})
+	if err == nil {
+		err = tb.store.Write(tb.ctx, func(q store.Q) error {
+			f := invoicing.File{Format: "pdf", ContentType: "application/pdf", Body: pdf}
+			if chained {
+				return tb.books.Append(tb.ctx, q, books.StoredFile(inv, f, start))
+			}
+			_, err := q.InsertFile(tb.ctx, inv.ID, f, start)
+			return err
+		})
+	}
+	if err != nil {
+		b.Fatal(err)
 	}
 }
