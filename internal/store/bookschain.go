@@ -183,10 +183,8 @@ func (q Q) UnchainedRecords(ctx context.Context, limit int) ([]invoicing.ChainRe
 // NextSignatureCounter takes the next value of a books key's signature
 // counter (1 for its first signature) in the caller's transaction.
 func (q Q) NextSignatureCounter(ctx context.Context, keyID string) (int64, error) {
-	var n int64
-	err := q.db.QueryRowContext(ctx, `INSERT INTO books_signature_counters (key_id, last_value) VALUES ($1, 1)
-		ON CONFLICT (key_id) DO UPDATE SET last_value = books_signature_counters.last_value + 1 RETURNING last_value`, keyID).Scan(&n)
-	return n, mapErr(err)
+	return q.nextCounter(ctx, `INSERT INTO books_signature_counters (key_id, last_value) VALUES ($1, 1)
+		ON CONFLICT (key_id) DO UPDATE SET last_value = books_signature_counters.last_value + 1 RETURNING last_value`, keyID)
 }
 
 // InsertCheckpoint stores a signed checkpoint.

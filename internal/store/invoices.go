@@ -22,9 +22,14 @@ import (
 // instance) get consecutive values, and a rollback returns the value: the
 // series stays gap-free.
 func (q Q) NextNumber(ctx context.Context, series string) (int64, error) {
+	return q.nextCounter(ctx, `INSERT INTO invoice_counters (series, last_value) VALUES ($1, 1)
+		ON CONFLICT (series) DO UPDATE SET last_value = invoice_counters.last_value + 1 RETURNING last_value`, series)
+}
+
+// nextCounter runs a counter's upsert for key and returns the new value.
+func (q Q) nextCounter(ctx context.Context, upsert, key string) (int64, error) {
 	var n int64
-	err := q.db.QueryRowContext(ctx, `INSERT INTO invoice_counters (series, last_value) VALUES ($1, 1)
-		ON CONFLICT (series) DO UPDATE SET last_value = invoice_counters.last_value + 1 RETURNING last_value`, series).Scan(&n)
+	err := q.db.QueryRowContext(ctx, upsert, key).Scan(&n)
 	return n, mapErr(err)
 }
 

@@ -1,6 +1,7 @@
 package books_test
 
 import (
+	"context"
 	"crypto/sha256"
 	"encoding/hex"
 	"encoding/json"
@@ -61,25 +62,16 @@ func newChainBed(t testing.TB, engine store.Engine) *chainBed {
 }
 
 // issue appends an issued invoice of gross cents and its PDF, the way
-// invoicing does: with a buyer and a line split with a second passenger
-// when personal is set.
+// invoicing does.
 func (b *chainBed) issue(t testing.TB, gross int64, personal bool) invoicing.Invoice {
 	t.Helper()
 	var inv invoicing.Invoice
 	err := b.store.Write(b.ctx, func(q store.Q) error {
-		series := invoicing.Series(b.live.Environment, invoicedoc.KindInvoice, start)
-		n, err := q.NextNumber(b.ctx, series)
-		if err != nil {
+		var err error
+		if inv, err = newInvoice(b.ctx, q, b.testBooks, gross, personal); err != nil {
 			return err
 		}
-		line := invoicedoc.Line{BillableItemID: fmt.Sprintf("item-%d", n), Name: "Einzelfahrt AB", Quantity: 1, Gross: money.Cents(gross), RateBP: 700, OrderedAt: start}
-		d := invoicedoc.Document{Kind: invoicedoc.KindInvoice, Number: invoicing.Number(series, n), IssueDate: start, Lines: []invoicedoc.Line{line}}
-		if personal {
-			d.Buyer = &invoicedoc.Buyer{AddressLines: []string{"Erika Mustermann", "Hauptstraße 1", "10115 Berlin"}}
-			d.Lines[0].Split = []invoicedoc.Share{{Name: "Max Mustermann", Amount: money.Cents(gross / 2)}, {Name: "Erika Mustermann", Amount: money.Cents(gross - gross/2), Invoiced: true}}
-		}
-		inv = invoicing.Invoice{ID: fmt.Sprintf("farebox-invoice-%d", n), AccountID: b.live.AccountID, Environment: b.live.Environment,
-			Kind: invoicedoc.KindInvoice, Number: d.Number, Identifier: "secret", GrossCents: money.Cents(gross), Document: d, CreatedAt: start}
+		d := inv.Document
 		pdf := invoicing.File{Format: "pdf", ContentType: "application/pdf", Body: []byte("%PDF-1.7 " + d.Number)}
 		return b.books.Append(b.ctx, q, books.Issued(inv), books.StoredFile(inv, pdf, start))
 	})
@@ -380,4 +372,24 @@ func TestConcurrentAppends(t *testing.T) {
 			t.Errorf("%d entries, want %d", rep.Entries, int(b.size)+2*each)
 		}
 	})
+}
+
+// newInvoice takes the next number of the account's invoice series in q
+// and makes an invoice of gross cents for one single ticket: with a buyer
+// and the line split with a second passenger when personal is set.
+func newInvoice(ctx context.Context, q store.Q, tb *testBooks, gross int64, personal bool) (invoicing.Invoice, error) {
+	series := invoicing.Series(tb.live.Environment, invoicedoc.KindInvoice, start)
+	n, err := q.NextNumber(ctx, series)
+	if err != nil {
+		return invoicing.Invoice{}, err
+	}
+	line := invoicedoc.Line{BillableItemID: fmt.Sprintf("item-%d", n), Name: "Einzelfahrt AB", Quantity: 1, Gross: money.Cents(gross), RateBP: 700, OrderedAt: start}
+	d := invoicedoc.Document{Kind: invoicedoc.KindInvoice, Number: invoicing.Number(series, n), IssueDate: start, Lines: []invoicedoc.Line{line}}
+	if personal {
+		d.Buyer = &invoicedoc.Buyer{AddressLines: []string{"Erika Mustermann", "Hauptstraße 1", "10115 Berlin"}}
+		d.Lines[0].Split = []invoicedoc.Share{{Name: "Max Mustermann", Amount: money.Cents(gross / 2)},
+			{Name: "Erika Mustermann", Amount: money.Cents(gross - gross/2), Invoiced: true}}
+	}
+	return invoicing.Invoice{ID: fmt.Sprintf("farebox-invoice-%d", n), AccountID: tb.live.AccountID, Environment: tb.live.Environment,
+		Kind: invoicedoc.KindInvoice, Number: d.Number, Identifier: "secret", GrossCents: money.Cents(gross), Document: d, CreatedAt: start}, nil
 }

@@ -2,7 +2,6 @@ package invoices_test
 
 import (
 	"context"
-	"fmt"
 	"testing"
 	"time"
 
@@ -15,7 +14,6 @@ import (
 	"github.com/farebox/farebox/internal/invoicing"
 	"github.com/farebox/farebox/internal/store"
 	"github.com/farebox/farebox/internal/store/storetest"
-	"github.com/farebox/farebox/internal/ticketing"
 )
 
 // BenchmarkIssueInvoiceChain measures what the books' hash chain
@@ -48,7 +46,7 @@ func BenchmarkIssueInvoiceChain(b *testing.B) {
 			for i := 0; b.Loop(); i++ {
 				for k := range 2 {
 					v := (i + k) % 2 // alternate which goes first
-					id := benchItem(b, tb, tb.live)
+					id := tb.itemOf(b, tb.live)
 					if _, err := tb.update(tb.live, id, "customer_id", `"`+cust.ID+`"`); err != nil {
 						b.Fatal(err)
 					}
@@ -71,17 +69,6 @@ func reportChainCost(b *testing.B, took [2]time.Duration) {
 	b.ReportMetric(float64(took[0].Microseconds())/n, "µs/unchained")
 	b.ReportMetric(float64(took[1].Microseconds())/n, "µs/chained")
 	b.ReportMetric(100*(float64(took[1])/float64(took[0])-1), "%chain")
-}
-
-// benchItem stores a billable item of p, as itemOf does.
-func benchItem(b *testing.B, tb *testBundle, p account.Principal) string {
-	id := fmt.Sprintf("farebox-billable-%d", items.Add(1))
-	it := ticketing.BillableItem{ID: id, AccountID: p.AccountID, Environment: p.Environment, ProductID: productID,
-		Description: "Einzelfahrschein Berlin AB", AmountCents: 380, Currency: "EUR", VATRateBP: 700, OrderedAt: tb.clock.Now()}
-	if err := tb.store.Write(tb.ctx, func(q store.Q) error { return q.InsertBillableItem(tb.ctx, it) }); err != nil {
-		b.Fatal(err)
-	}
-	return id
 }
 
 // unchainedDB is invoicing's store with the chain's statements left out.

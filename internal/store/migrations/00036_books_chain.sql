@@ -6,10 +6,7 @@
 -- entry commits to its predecessor (prev_hash) and to the canonical bytes
 -- of its record (record_hash); personal fields enter only through a
 -- salted commitment (commitment), whose salt (books_salts) an erasure may
--- delete without breaking the chain. On SQLite the tables written with
--- every record are WITHOUT ROWID (the primary key is the table): one
--- b-tree page less to write per table and commit.
--- +engine postgres
+-- delete without breaking the chain.
 CREATE TABLE books_chain (
     account_id   TEXT NOT NULL,
     environment  TEXT NOT NULL,
@@ -23,28 +20,12 @@ CREATE TABLE books_chain (
     created_at   TIMESTAMPTZ NOT NULL,
     PRIMARY KEY (account_id, environment, seq)
 );
--- +engine sqlite
-CREATE TABLE books_chain (
-    account_id   TEXT NOT NULL,
-    environment  TEXT NOT NULL,
-    seq          BIGINT NOT NULL,
-    kind         TEXT NOT NULL,
-    record_id    TEXT NOT NULL,
-    record_hash  TEXT NOT NULL,
-    commitment   TEXT NOT NULL,
-    prev_hash    TEXT NOT NULL,
-    entry_hash   TEXT NOT NULL,
-    created_at   TIMESTAMPTZ NOT NULL,
-    PRIMARY KEY (account_id, environment, seq)
-) WITHOUT ROWID;
--- +engine end
 CREATE INDEX books_chain_record ON books_chain (kind, record_id);
 
 -- The head of each chain: its size and newest entry hash. Working state
 -- (it changes with every append); taking its row serialises the appends
 -- to one chain on both engines. farebox books verify recomputes the chain
 -- from the entries and never trusts it.
--- +engine postgres
 CREATE TABLE books_chain_heads (
     account_id   TEXT NOT NULL,
     environment  TEXT NOT NULL,
@@ -52,33 +33,15 @@ CREATE TABLE books_chain_heads (
     head_hash    TEXT NOT NULL,
     PRIMARY KEY (account_id, environment)
 );
--- +engine sqlite
-CREATE TABLE books_chain_heads (
-    account_id   TEXT NOT NULL,
-    environment  TEXT NOT NULL,
-    size         BIGINT NOT NULL,
-    head_hash    TEXT NOT NULL,
-    PRIMARY KEY (account_id, environment)
-) WITHOUT ROWID;
--- +engine end
 
 -- The salt of a record's commitment to its personal fields (hex). Deleted
 -- when the personal fields are erased; never changed.
--- +engine postgres
 CREATE TABLE books_salts (
     kind       TEXT NOT NULL,
     record_id  TEXT NOT NULL,
     salt       TEXT NOT NULL,
     PRIMARY KEY (kind, record_id)
 );
--- +engine sqlite
-CREATE TABLE books_salts (
-    kind       TEXT NOT NULL,
-    record_id  TEXT NOT NULL,
-    salt       TEXT NOT NULL,
-    PRIMARY KEY (kind, record_id)
-) WITHOUT ROWID;
--- +engine end
 
 -- Signed checkpoints: a chain's size and head hash at signed_at, signed
 -- by the books key (key_id) with the signer's counter (one per key, every
