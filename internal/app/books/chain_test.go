@@ -273,6 +273,13 @@ func TestVerifyFindsTampering(t *testing.T) {
 				return []string{`UPDATE books_checkpoints SET head_hash = '` + sha("x") + `'`}
 			},
 			texts: func(b *chainBed) []string { return []string{"the signature does not verify"} }},
+		{name: "cancelled_by set without a cancellation", want: map[string]int{"cancellation_mismatch": 1},
+			do: func(t *testing.T, b *chainBed) []string {
+				return []string{`UPDATE invoices SET cancelled_by = '` + b.plain.ID + `' WHERE id = '` + b.inv.ID + `'`}
+			},
+			texts: func(b *chainBed) []string {
+				return []string{"invoice " + b.inv.ID + ": cancelled_by is \"" + b.plain.ID + "\""}
+			}},
 		{name: "salt deleted, personal fields kept", want: map[string]int{"salt_missing": 1},
 			do: func(t *testing.T, b *chainBed) []string {
 				return []string{`DELETE FROM books_salts WHERE record_id = '` + b.inv.ID + `'`}

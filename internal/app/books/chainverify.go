@@ -8,6 +8,7 @@ import (
 	"sort"
 
 	"github.com/farebox/farebox/internal/account"
+	"github.com/farebox/farebox/internal/invoicedoc"
 	"github.com/farebox/farebox/internal/invoicing"
 )
 
@@ -50,8 +51,9 @@ func (b *Books) verifyChains(ctx context.Context, q Queries, o VerifyOptions, re
 		keys = append(keys, k)
 	}
 	sort.Slice(keys, func(i, j int) bool { return keys[i].String() < keys[j].String() })
+	links := cancellations{}
 	for _, k := range keys {
-		w := chainWalk{key: k, need: map[int64]string{}}
+		w := chainWalk{key: k, need: map[int64]string{}, links: links}
 		for _, c := range cps[k] {
 			w.need[c.TreeSize] = ""
 		}
@@ -63,6 +65,7 @@ func (b *Books) verifyChains(ctx context.Context, q Queries, o VerifyOptions, re
 			w.checkCheckpoint(c, o, rep)
 		}
 	}
+	links.check(rep)
 	refs, before, err := q.UnchainedRecords(ctx, unchainedLimit)
 	rep.BeforeChain = before
 	for _, r := range refs {
@@ -121,10 +124,11 @@ func (b *Books) gatherCheckpoints(ctx context.Context, q Queries, o VerifyOption
 
 // chainWalk walks one chain in position order.
 type chainWalk struct {
-	key  chainKey
-	need map[int64]string // the entry hash at each checkpointed size
-	size int64            // the last position seen
-	prev string           // the stored hash of the last entry seen
+	key   chainKey
+	links cancellations
+	need  map[int64]string // the entry hash at each checkpointed size
+	size  int64            // the last position seen
+	prev  string           // the stored hash of the last entry seen
 }
 
 func (w *chainWalk) run(ctx context.Context, q Queries, rep *Report) error {
@@ -167,6 +171,52 @@ func (w *chainWalk) entry(e invoicing.ChainEntry, recs invoicing.ChainRecords, r
 		w.need[e.Seq] = e.EntryHash
 	}
 	checkRecord(w.key, e, recs, rep)
+	if inv, ok := recs.Invoices[e.RecordID]; ok && e.Kind == KindInvoice {
+		w.links.add(inv)
+	}
+}
+
+// cancellations pair the one mutable column of the books, an invoice's
+// cancelled_by (outside its record hash), with the chained cancellation
+// that refers to it, by invoice id.
+type cancellations map[string]*cancelPair
+
+type cancelPair struct {
+	chained      bool   // the invoice is chained (not from before the chain)
+	cancelledBy  string // its cancelled_by
+	cancellation string // the chained cancellation referring to it
+}
+
+func (c cancellations) add(inv invoicing.Invoice) {
+	pair := func(id string) *cancelPair {
+		if c[id] == nil {
+			c[id] = &cancelPair{}
+		}
+		return c[id]
+	}
+	p := pair(inv.ID)
+	p.chained = true
+	if inv.CancelledBy != nil {
+		p.cancelledBy = *inv.CancelledBy
+	}
+	if inv.Kind == invoicedoc.KindCancellation && inv.RefersTo != nil {
+		pair(*inv.RefersTo).cancellation = inv.ID
+	}
+}
+
+// check reports every chained invoice whose cancelled_by is not the
+// chained cancellation that refers to it.
+func (c cancellations) check(rep *Report) {
+	ids := make([]string, 0, len(c))
+	for id := range c {
+		ids = append(ids, id)
+	}
+	sort.Strings(ids)
+	for _, id := range ids {
+		if p := c[id]; p.chained && p.cancelledBy != p.cancellation {
+			rep.add("cancellation_mismatch", "invoice %s: cancelled_by is %q, the chained cancellation referring to it is %q", id, p.cancelledBy, p.cancellation)
+		}
+	}
 }
 
 // checkRecord recomputes the record hash (and the commitment) of an

@@ -17,7 +17,7 @@ type Finding struct {
 	// record_missing, record_changed, salt_missing, record_not_chained,
 	// head_mismatch, chain_truncated, checkpoint_mismatch,
 	// checkpoint_bad_signature, checkpoint_unknown_key, checkpoint_missing,
-	// checkpoint_conflict.
+	// checkpoint_conflict, cancellation_mismatch.
 	Kind string
 	Text string
 }
