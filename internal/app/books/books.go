@@ -1,14 +1,16 @@
-// Package books keeps the books (docs/books.md): the audit log of billable
-// items, the cancellation receipts of subscriptions, and the verification
-// of the invoice number series and stored files. The database refuses
-// changes to all of them (migration 00019): a record enters the books
-// through Append, in the transaction of the change it records, and is only
-// read after that.
+// Package books keeps the books (docs/books.md): issued documents and
+// their stored files, the audit log of billable items, the cancellation
+// receipts of subscriptions, the hash chain every one of them enters, its
+// signed checkpoints, and the verification of all of it. The database
+// refuses changes to them (migrations 00019, 00036): a record enters the
+// books through Append, in the transaction of the change it records,
+// together with its chain entry, and is only read after that.
 //
-// It is shared by the use cases: invoicing appends the audit entries of
-// its billable items, the application (subscriptions) the receipt of a
-// cancellation, each in its own transaction; the books' own use cases
-// (the audit log, a receipt and its PDF, verify) read them.
+// It is shared by the use cases: invoicing appends its documents, their
+// files and the audit entries of its billable items, the application
+// (subscriptions) the receipt of a cancellation, each in its own
+// transaction; the books' own use cases (the audit log, a receipt and its
+// PDF, the checkpoints, verify) read them.
 package books
 
 import (
