@@ -3,34 +3,50 @@ package main
 import (
 	"context"
 	"encoding/json"
+	"errors"
 	"fmt"
 	"io"
+	"io/fs"
+	"log/slog"
+	"os"
+	"path/filepath"
+	"slices"
+	"strings"
 
 	"github.com/farebox/farebox/internal/account"
 	"github.com/farebox/farebox/internal/app/books"
 	"github.com/farebox/farebox/internal/app/kit"
+	"github.com/farebox/farebox/internal/config"
 	"github.com/farebox/farebox/internal/invoicedoc"
 )
 
-// booksCmd is `farebox books verify` and `farebox books audit`
+// booksCmd is `farebox books verify|checkpoint|checkpoints|audit`
 // (docs/books.md).
 func booksCmd(ctx context.Context, args []string, getenv func(string) string, stdout, stderr io.Writer) error {
 	const help = `Usage:
-  farebox books verify                 check the invoice number series for gaps and stored files against their SHA-256
+  farebox books verify [--checkpoints FILE]
+                                       check the number series, the stored files, every chain of the books, its records and
+                                       checkpoints (the stored ones and those in FILE, as farebox books checkpoints prints them)
+  farebox books checkpoint             sign a checkpoint of every chain that grew now, print them as JSON lines
+  farebox books checkpoints            print every stored checkpoint, one JSON object per line
   farebox books audit --account ID [--environment live|test] [--object-id ID] [--limit N] [--starting-after ID]
                                        print an account's audit log, newest first, one JSON entry per line`
-	if len(args) == 0 || (args[0] != "verify" && args[0] != "audit") {
+	if len(args) == 0 || !slices.Contains([]string{"verify", "audit", "checkpoint", "checkpoints"}, args[0]) {
 		fmt.Fprintln(stderr, help)
 		return errUsage
 	}
 	fs, db := newSubcommand("books", args, getenv, stderr)
-	var acc, env, objectID, limit, after *string
-	if args[0] == "audit" {
+	var acc, env, objectID, limit, after, cpFile *string
+	key := fs.String("books-key", getenv("FAREBOX_BOOKS_KEY"), "the books key's file (env FAREBOX_BOOKS_KEY); empty: books-ed25519.pem in --data-dir")
+	switch args[0] {
+	case "audit":
 		acc = fs.String("account", "", "account id (required)")
 		env = fs.String("environment", "live", "live or test")
 		objectID = fs.String("object-id", "", "only the entries of this billable item")
 		limit = fs.String("limit", "100", "entries per page (1–100)")
 		after = fs.String("starting-after", "", "an entry id: print older entries")
+	case "verify":
+		cpFile = fs.String("checkpoints", "", "a file of checkpoints held outside the database (JSON lines)")
 	}
 	pos, err := parseFlags(fs, args[1:])
 	if err != nil {
@@ -46,26 +62,40 @@ func booksCmd(ctx context.Context, args []string, getenv func(string) string, st
 		return errUsage
 	}
 	bk := booksOn(s, db.prefix, invoicedoc.Seller{}, nil) // no receipt here: no letterhead, no links
-	if args[0] == "verify" {
-		return booksVerify(ctx, bk, stdout)
+	keyPath := booksKeyPath(*key, db.dataDir)
+	switch args[0] {
+	case "verify":
+		return booksVerify(ctx, bk, keyPath, *cpFile, stdout)
+	case "checkpoint":
+		signer, err := books.FileSigner(keyPath, true)
+		if err != nil {
+			return err
+		}
+		cps, err := bk.Checkpoint(ctx, signer)
+		return printLines(stdout, cps, err)
+	case "checkpoints":
+		cps, err := bk.Checkpoints(ctx)
+		return printLines(stdout, cps, err)
 	}
-	if *acc == "" || (*env != string(account.Live) && *env != string(account.Test)) {
+	return booksAudit(ctx, bk, stdout, stderr, *acc, *env, *objectID, *limit, *after)
+}
+
+// booksAudit prints a page of an account's audit log.
+func booksAudit(ctx context.Context, bk *books.Books, stdout, stderr io.Writer, acc, env, objectID, limit, after string) error {
+	if acc == "" || (env != string(account.Live) && env != string(account.Test)) {
 		fmt.Fprintln(stderr, "farebox books audit: --account is required and --environment is live or test")
 		return errUsage
 	}
-	req := books.AuditRequest{ListRequest: kit.ListRequest{Limit: *limit, StartingAfter: *after}}
-	if *objectID != "" {
-		req.ObjectID = objectID
+	req := books.AuditRequest{ListRequest: kit.ListRequest{Limit: limit, StartingAfter: after}}
+	if objectID != "" {
+		req.ObjectID = &objectID
 	}
-	page, err := bk.AuditLog(ctx, account.Principal{AccountID: *acc, Environment: account.Environment(*env)}, req)
+	page, err := bk.AuditLog(ctx, account.Principal{AccountID: acc, Environment: account.Environment(env)}, req)
 	if err != nil {
 		return err
 	}
-	enc := json.NewEncoder(stdout)
-	for _, e := range page.Data {
-		if err := enc.Encode(e); err != nil {
-			return err
-		}
+	if err := printLines(stdout, page.Data, nil); err != nil {
+		return err
 	}
 	if page.HasMore && len(page.Data) > 0 {
 		fmt.Fprintf(stderr, "more: --starting-after %s\n", page.Data[len(page.Data)-1].ID)
@@ -73,20 +103,102 @@ func booksCmd(ctx context.Context, args []string, getenv func(string) string, st
 	return nil
 }
 
+// printLines prints each value as one JSON line, unless err.
+func printLines[T any](w io.Writer, vs []T, err error) error {
+	if err != nil {
+		return err
+	}
+	enc := json.NewEncoder(w)
+	for _, v := range vs {
+		if err := enc.Encode(v); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
 // booksVerify prints what it checked and every finding; a finding makes
-// the command fail (exit 1).
-func booksVerify(ctx context.Context, bk *books.Books, stdout io.Writer) error {
-	rep, err := bk.Verify(ctx)
+// the command fail (exit 1). The books key (if there is one) checks the
+// checkpoints' signatures; cpFile adds checkpoints held outside.
+func booksVerify(ctx context.Context, bk *books.Books, keyPath, cpFile string, stdout io.Writer) error {
+	var o books.VerifyOptions
+	if signer, err := books.FileSigner(keyPath, false); err == nil {
+		o.Key = signer.Public()
+	} else if !errors.Is(err, fs.ErrNotExist) {
+		return err
+	}
+	if cpFile != "" {
+		cps, err := readCheckpoints(cpFile)
+		if err != nil {
+			return err
+		}
+		o.Checkpoints = cps
+	}
+	rep, err := bk.Verify(ctx, o)
 	if err != nil {
 		return err
 	}
 	for _, f := range rep.Findings {
 		fmt.Fprintf(stdout, "FINDING %s: %s\n", f.Kind, f.Text)
 	}
-	fmt.Fprintf(stdout, "checked %d numbers in %d series and %d stored files (%d stored before hashes were recorded, not checkable): %d findings\n",
-		rep.Numbers, rep.Series, rep.Files, rep.Unhashed, len(rep.Findings))
+	fmt.Fprintf(stdout, "checked %d numbers in %d series and %d stored files (%d stored before hashes were recorded, not checkable), "+
+		"%d entries in %d chains (%d records from before the chain, %d with erased personal fields) and %d checkpoints: %d findings\n",
+		rep.Numbers, rep.Series, rep.Files, rep.Unhashed, rep.Entries, rep.Chains, rep.BeforeChain, rep.Erased, rep.Checkpoints, len(rep.Findings))
 	if len(rep.Findings) > 0 {
 		return fmt.Errorf("books verify: %d findings", len(rep.Findings))
 	}
+	return nil
+}
+
+// readCheckpoints reads a file of checkpoints, one JSON object per line
+// (blank lines skipped).
+func readCheckpoints(path string) ([]books.CheckpointJSON, error) {
+	b, err := os.ReadFile(path)
+	if err != nil {
+		return nil, err
+	}
+	var out []books.CheckpointJSON
+	for i, line := range strings.Split(string(b), "\n") {
+		if strings.TrimSpace(line) == "" {
+			continue
+		}
+		var c books.CheckpointJSON
+		if err := json.Unmarshal([]byte(line), &c); err != nil {
+			return nil, fmt.Errorf("%s line %d: %w", path, i+1, err)
+		}
+		out = append(out, c)
+	}
+	return out, nil
+}
+
+// booksKeyPath is the books key's file: --books-key, or books-ed25519.pem
+// in the data directory.
+func booksKeyPath(key, dataDir string) string {
+	if key != "" {
+		return key
+	}
+	return filepath.Join(dataDir, books.KeyFile)
+}
+
+// checkpointBooks signs a checkpoint of every chain that grew every
+// --books-checkpoint-interval (docs/books.md), with the books key (created
+// on the first start). A key that cannot be read is a start-up error.
+func checkpointBooks(bg *loops, cfg config.Config, bk *books.Books, log *slog.Logger) error {
+	if cfg.BooksCheckpointInterval <= 0 {
+		return nil
+	}
+	signer, err := books.FileSigner(booksKeyPath(cfg.BooksKey, cfg.DataDir), true)
+	if err != nil {
+		return err
+	}
+	bg.every(cfg.BooksCheckpointInterval, func(ctx context.Context) {
+		cps, err := bk.Checkpoint(ctx, signer)
+		if len(cps) > 0 {
+			log.Debug("books checkpoints signed", "count", len(cps))
+		}
+		if err != nil && ctx.Err() == nil {
+			log.Warn("books checkpoint failed", "error", err.Error())
+		}
+	})
 	return nil
 }

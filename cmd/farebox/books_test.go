@@ -4,6 +4,8 @@ import (
 	"bytes"
 	"context"
 	"encoding/json"
+	"os"
+	"path/filepath"
 	"strings"
 	"testing"
 	"time"
@@ -56,6 +58,25 @@ func TestBooksCommands(t *testing.T) {
 			out := cli(t, env, "books", "verify")
 			if !strings.Contains(out, "checked 1 numbers in 1 series and 1 stored files") || !strings.HasSuffix(out, "0 findings\n") {
 				t.Errorf("clean verify: %s", out)
+			}
+			// A signed checkpoint, exported and given back to verify.
+			env["FAREBOX_BOOKS_KEY"] = filepath.Join(t.TempDir(), "books-ed25519.pem")
+			signed := cli(t, env, "books", "checkpoint")
+			var cp map[string]any
+			if err := json.Unmarshal([]byte(signed), &cp); err != nil || cp["object"] != "books_checkpoint" || cp["account_id"] != e.AccountID ||
+				cp["tree_size"] != 4.0 || cp["counter"] != 1.0 || strings.Count(signed, "\n") != 1 {
+				t.Errorf("books checkpoint: %s %v", signed, err)
+			}
+			if again := cli(t, env, "books", "checkpoint"); again != "" {
+				t.Errorf("a checkpoint of an unchanged chain: %s", again)
+			}
+			exported := cli(t, env, "books", "checkpoints")
+			file := filepath.Join(t.TempDir(), "checkpoints.jsonl")
+			if err := os.WriteFile(file, []byte(exported), 0o600); err != nil || exported != signed {
+				t.Fatalf("books checkpoints: %s %v", exported, err)
+			}
+			if out := cli(t, env, "books", "verify", "--checkpoints", file); !strings.HasSuffix(out, "4 entries in 1 chains (0 records from before the chain, 0 with erased personal fields) and 1 checkpoints: 0 findings\n") {
+				t.Errorf("verify with the exported checkpoints: %s", out)
 			}
 			lines := strings.Split(strings.TrimSpace(cli(t, env, "books", "audit", "--account", e.AccountID)), "\n")
 			if len(lines) != 2 {

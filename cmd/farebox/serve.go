@@ -82,6 +82,9 @@ func serve(ctx context.Context, args []string, getenv func(string) string, stdou
 	maintain(bg, cfg, a, prods, ev, st, log)
 	priv := privacyOn(st, a, privacy.Options{Policy: cfg.Retention})
 	retainDaily(bg, priv, log)
+	if err := checkpointBooks(bg, cfg, bk, log); err != nil {
+		return err
+	}
 	if cfg.Seller.Name == config.DevSellerName {
 		log.Warn("invoices are issued by the development seller: set FAREBOX_SELLER_* for production")
 	}

@@ -43,8 +43,13 @@ type Config struct {
 	RequestTimeout  time.Duration
 	AuthCacheTTL    time.Duration
 	IdempotencyTTL  time.Duration
-	Workers         bool
-	JobLease        time.Duration
+	// The books' checkpoints (docs/books.md): how often this instance
+	// signs them (0: never) and the books key's file ("" : books-ed25519.pem
+	// in DataDir).
+	BooksCheckpointInterval time.Duration
+	BooksKey                string
+	Workers                 bool
+	JobLease                time.Duration
 	// Webhooks (docs/webhooks.md): workers of their own for deliveries,
 	// and the on-premises setting that lets live endpoints use http and
 	// reach loopback, private and link-local addresses.
@@ -141,6 +146,8 @@ func (c *Config) settings() []setting {
 		{name: "request-timeout", env: "FAREBOX_REQUEST_TIMEOUT", def: "30s", help: "upper bound of one request's handling"},
 		{name: "auth-cache-ttl", env: "FAREBOX_AUTH_CACHE_TTL", def: "5s", help: "how long a resolved API key is cached per instance (revocation delay)"},
 		{name: "idempotency-ttl", env: "FAREBOX_IDEMPOTENCY_TTL", def: "24h", help: "how long Idempotency-Key responses are kept"},
+		{name: "books-checkpoint-interval", env: "FAREBOX_BOOKS_CHECKPOINT_INTERVAL", def: "1h", help: "how often this instance signs a checkpoint of every books chain that grew (0 disables; docs/books.md)"},
+		{name: "books-key", env: "FAREBOX_BOOKS_KEY", def: "", help: "the books key's file (Ed25519, PKCS#8 PEM; created when missing); empty: books-ed25519.pem in --data-dir"},
 		{name: "workers", env: "FAREBOX_WORKERS", def: "true", help: "run background job workers in this instance"},
 		{name: "webhook-workers", env: "FAREBOX_WEBHOOK_WORKERS", def: "8", help: "workers of this instance that deliver webhooks, besides the job workers (with --workers; 0: only the job workers deliver them, one at a time); each posts up to 32 deliveries at once"},
 		{name: "webhook-allow-private", env: "FAREBOX_WEBHOOK_ALLOW_PRIVATE", def: "false", help: "let live webhook endpoints use http and loopback, private and link-local addresses (on-premises installations only: it lets a partner make farebox call into your network)"},
@@ -336,6 +343,8 @@ func (c *Config) readService(v *values) {
 	c.RequestTimeout = v.dur("request-timeout")
 	c.AuthCacheTTL = v.dur("auth-cache-ttl")
 	c.IdempotencyTTL = v.dur("idempotency-ttl")
+	c.BooksCheckpointInterval = v.dur("books-checkpoint-interval")
+	c.BooksKey = v.get("books-key")
 	c.Workers = v.boolean("workers")
 	c.JobLease = v.dur("job-lease")
 	c.WebhookWorkers = int(v.num("webhook-workers"))

@@ -9,6 +9,7 @@ import (
 
 	"github.com/farebox/farebox/internal/account"
 	"github.com/farebox/farebox/internal/apitest"
+	"github.com/farebox/farebox/internal/app/books"
 	"github.com/farebox/farebox/internal/store"
 )
 
@@ -155,7 +156,7 @@ func TestIssuedBooksAreImmutable(t *testing.T) {
 		if got["cancelled_by_invoice_id"] != canc.InvoiceID || got["invoice_number"] != inv.InvoiceNumber {
 			t.Errorf("invoice after the attempts: %v", got)
 		}
-		rep, err := e.Books.Verify(context.Background())
+		rep, err := e.Books.Verify(context.Background(), books.VerifyOptions{})
 		if err != nil || len(rep.Findings) != 0 || rep.Files < 3 || rep.Unhashed != 0 || rep.Numbers != 4 {
 			t.Errorf("verify after the attempts: %+v %v", rep, err)
 		}
@@ -164,7 +165,9 @@ func TestIssuedBooksAreImmutable(t *testing.T) {
 
 // TestBooksVerifyFindsGapsAndTamperedFiles: a number taken without an
 // invoice is a gap, a file changed behind the triggers' back (an
-// administrator disabling them) is a hash mismatch.
+// administrator disabling them) is a hash mismatch and differs from the
+// file its chain entry committed to (the other tamperings:
+// internal/app/books TestVerifyFindsTampering).
 func TestBooksVerifyFindsGapsAndTamperedFiles(t *testing.T) {
 	apitest.ForEachEngine(t, apitest.Options{}, func(t *testing.T, e *apitest.Env) {
 		key := e.LiveKey
@@ -173,7 +176,7 @@ func TestBooksVerifyFindsGapsAndTamperedFiles(t *testing.T) {
 		runJobs(t, e)
 		get(t, e, first.PDFURL, 200)
 		ctx := context.Background()
-		if rep, err := e.Books.Verify(ctx); err != nil || len(rep.Findings) != 0 {
+		if rep, err := e.Books.Verify(ctx, books.VerifyOptions{}); err != nil || len(rep.Findings) != 0 {
 			t.Fatalf("clean books: %+v %v", rep, err)
 		}
 		// A consumed number without its invoice, then the next invoice.
@@ -189,7 +192,7 @@ func TestBooksVerifyFindsGapsAndTamperedFiles(t *testing.T) {
 			t.Fatal(err)
 		}
 		tamper(t, e.Store, first.InvoiceID)
-		rep, err := e.Books.Verify(ctx)
+		rep, err := e.Books.Verify(ctx, books.VerifyOptions{})
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -200,7 +203,7 @@ func TestBooksVerifyFindsGapsAndTamperedFiles(t *testing.T) {
 			texts = append(texts, f.Text)
 		}
 		all := strings.Join(texts, "\n")
-		if kinds["number_gap"] != 2 || kinds["file_hash_mismatch"] != 1 || len(rep.Findings) != 3 ||
+		if kinds["number_gap"] != 2 || kinds["file_hash_mismatch"] != 1 || kinds["record_changed"] != 1 || len(rep.Findings) != 4 ||
 			!strings.Contains(all, "number 2026-000002 is missing") || !strings.Contains(all, "numbers 2026-000004 to 2026-000005 are missing") ||
 			!strings.Contains(all, "pdf file of "+first.InvoiceNumber) {
 			t.Errorf("findings:\n%s", all)

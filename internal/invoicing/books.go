@@ -9,6 +9,7 @@ import (
 
 	"github.com/farebox/farebox/internal/account"
 	"github.com/farebox/farebox/internal/list"
+	"github.com/farebox/farebox/internal/ticketing"
 )
 
 // Audit actions: the changes of a billable item's invoicing state the
@@ -120,4 +121,59 @@ func Gaps(numbers []string, counters map[string]int64) (gaps []NumberGap, bad []
 		}
 	}
 	return gaps, bad
+}
+
+// ChainEntry is one entry of the books' hash chain of an account and
+// environment (docs/books.md, "The chain"): the Seq-th record, of Kind
+// (invoice, file, audit, receipt) and RecordID, committed to by
+// RecordHash (the SHA-256 of its canonical bytes) and Commitment (the
+// salted commitment to its personal fields, "" without any), linked to
+// its predecessor's EntryHash by PrevHash. Hashes are lower-case hex.
+type ChainEntry struct {
+	AccountID   string
+	Environment account.Environment
+	Seq         int64
+	Kind        string
+	RecordID    string
+	RecordHash  string
+	Commitment  string
+	PrevHash    string
+	EntryHash   string
+	CreatedAt   time.Time
+}
+
+// ChainHead is the size and newest entry hash of one chain.
+type ChainHead struct {
+	AccountID   string
+	Environment account.Environment
+	Size        int64
+	HeadHash    string
+}
+
+// Checkpoint is a signed statement of a chain's size and head hash at
+// SignedAt, with the signature counter of the books key KeyID.
+type Checkpoint struct {
+	AccountID   string
+	Environment account.Environment
+	TreeSize    int64
+	HeadHash    string
+	SignedAt    time.Time
+	Counter     int64
+	KeyID       string
+	Signature   string // base64 (standard encoding)
+}
+
+// ChainRef names a record of the books: its kind and id.
+type ChainRef struct {
+	Kind, RecordID string
+}
+
+// ChainRecords are the records a page of chain entries names, by id
+// (Files by invoice id "/" format), with the salts of their commitments.
+type ChainRecords struct {
+	Invoices map[string]Invoice
+	Files    map[string]StoredFile
+	Audit    map[string]AuditEntry
+	Receipts map[string]ticketing.CancellationReceipt
+	Salts    map[ChainRef]string
 }

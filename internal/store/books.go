@@ -74,19 +74,25 @@ func (q Q) InsertReceipt(ctx context.Context, r ticketing.CancellationReceipt) e
 // none (not cancelled, cancelled before receipts existed, another
 // tenant's) is NotFound.
 func (q Q) Receipt(ctx context.Context, accountID string, env account.Environment, subscriptionID string) (ticketing.CancellationReceipt, error) {
-	var r ticketing.CancellationReceipt
-	var e, actorType string
-	err := q.db.QueryRowContext(ctx, `SELECT id, subscription_id, account_id, environment, product_id, product_name,
-		cancellation_type, received_at, effective_end, actor_type, actor_id, created_at FROM cancellation_receipts
-		WHERE subscription_id = $1 AND account_id = $2 AND environment = $3`, subscriptionID, accountID, string(env)).Scan(
-		&r.ID, &r.SubscriptionID, &r.AccountID, &e, &r.ProductID, &r.ProductName, &r.Type, &r.ReceivedAt, &r.EffectiveEnd,
-		&actorType, &r.Actor.ID, &r.CreatedAt)
+	r, err := scanReceipt(q.db.QueryRowContext(ctx, `SELECT `+receiptCols+` FROM cancellation_receipts
+		WHERE subscription_id = $1 AND account_id = $2 AND environment = $3`, subscriptionID, accountID, string(env)).Scan)
 	if errors.Is(err, sql.ErrNoRows) {
 		return r, apperr.NotFoundf("store.Receipt", CodeReceiptNotFound)
 	}
+	return r, mapErr(err)
+}
+
+const receiptCols = `id, subscription_id, account_id, environment, product_id, product_name,
+		cancellation_type, received_at, effective_end, actor_type, actor_id, created_at`
+
+// scanReceipt reads a row of receiptCols.
+func scanReceipt(scan scanner) (r ticketing.CancellationReceipt, err error) {
+	var e, actorType string
+	err = scan(&r.ID, &r.SubscriptionID, &r.AccountID, &e, &r.ProductID, &r.ProductName, &r.Type, &r.ReceivedAt, &r.EffectiveEnd,
+		&actorType, &r.Actor.ID, &r.CreatedAt)
 	r.Environment, r.Actor.Type = account.Environment(e), account.ActorType(actorType)
 	r.ReceivedAt, r.EffectiveEnd, r.CreatedAt = r.ReceivedAt.UTC(), r.EffectiveEnd.UTC(), r.CreatedAt.UTC()
-	return r, mapErr(err)
+	return r, err
 }
 
 // AllInvoiceNumbers are the numbers of every issued document, all series.

@@ -382,15 +382,18 @@ var invoicesConformance = conformanceCases{
 			t.Errorf("cancelled_by changed by a refused cancellation: %+v, %v", got, err)
 		}
 	},
-	"PutFile": func(t *testing.T, s *store.Store) {
+	"InsertFile": func(t *testing.T, s *store.Store) {
 		f := newFixture(t, s)
 		inv := f.invoice(fxAccount, account.Live, "inv-1", "R-1", fxAt, nil)
 		first := invoicing.File{Format: "pdf", ContentType: "application/pdf", Body: []byte("%PDF first")}
-		for _, put := range []invoicing.File{first, {Format: "pdf", ContentType: "application/pdf", Body: []byte("%PDF second")}} {
-			var got invoicing.File
-			f.write(func(q store.Q) (err error) { got, err = q.PutFile(f.ctx, inv.ID, put, fxAt); return err })
-			if !cmp.Equal(got, first) { // the first writer wins
-				t.Errorf("PutFile(%s) = %+v, want the first stored %+v", put.Body, got, first)
+		for i, put := range []invoicing.File{first, {Format: "pdf", ContentType: "application/pdf", Body: []byte("%PDF second")}} {
+			var stored bool
+			f.write(func(q store.Q) (err error) { stored, err = q.InsertFile(f.ctx, inv.ID, put, fxAt); return err })
+			if stored != (i == 0) { // the first writer wins
+				t.Errorf("InsertFile(%s) stored = %v, want %v", put.Body, stored, i == 0)
+			}
+			if got, err := f.read().GetFile(f.ctx, inv.ID, "pdf"); err != nil || !cmp.Equal(got, first) {
+				t.Errorf("after InsertFile(%s): %+v, %v; want the first stored %+v", put.Body, got, err, first)
 			}
 		}
 		files, err := f.read().StoredFiles(f.ctx, "", "", 10)
@@ -403,7 +406,7 @@ var invoicesConformance = conformanceCases{
 		f := newFixture(t, s)
 		inv := f.invoice(fxAccount, account.Live, "inv-1", "R-1", fxAt, nil)
 		ubl := invoicing.File{Format: "ubl", ContentType: "application/xml", Body: []byte("<Invoice/>")}
-		f.write(func(q store.Q) error { _, err := q.PutFile(f.ctx, inv.ID, ubl, fxAt); return err })
+		f.write(func(q store.Q) error { _, err := q.InsertFile(f.ctx, inv.ID, ubl, fxAt); return err })
 		if got, err := f.read().GetFile(f.ctx, inv.ID, "ubl"); err != nil || !cmp.Equal(got, ubl) {
 			t.Errorf("GetFile = %+v, %v; want %+v", got, err, ubl)
 		}
@@ -442,7 +445,7 @@ var invoicesConformance = conformanceCases{
 		}
 		f.write(func(q store.Q) error {
 			for _, put := range []struct{ id, format string }{{inv.ID, "ubl"}, {inv.ID, "cii"}, {inv.ID, "pdf"}, {other.ID, "xml"}} {
-				if _, err := q.PutFile(f.ctx, put.id, invoicing.File{Format: put.format, ContentType: "x", Body: []byte(put.format)}, fxAt); err != nil {
+				if _, err := q.InsertFile(f.ctx, put.id, invoicing.File{Format: put.format, ContentType: "x", Body: []byte(put.format)}, fxAt); err != nil {
 					return err
 				}
 			}
@@ -560,7 +563,7 @@ var booksConformance = conformanceCases{
 		f.invoice(fxAccount, account.Live, "inv-b", "R-2", fxAt, nil)
 		f.write(func(q store.Q) error {
 			for _, put := range [][2]string{{"inv-b", "pdf"}, {"inv-a", "ubl"}, {"inv-a", "pdf"}} {
-				if _, err := q.PutFile(f.ctx, put[0], invoicing.File{Format: put[1], ContentType: "x", Body: []byte(put[0] + put[1])}, fxAt); err != nil {
+				if _, err := q.InsertFile(f.ctx, put[0], invoicing.File{Format: put[1], ContentType: "x", Body: []byte(put[0] + put[1])}, fxAt); err != nil {
 					return err
 				}
 			}

@@ -22,9 +22,14 @@ import (
 // instance) get consecutive values, and a rollback returns the value: the
 // series stays gap-free.
 func (q Q) NextNumber(ctx context.Context, series string) (int64, error) {
+	return q.nextCounter(ctx, `INSERT INTO invoice_counters (series, last_value) VALUES ($1, 1)
+		ON CONFLICT (series) DO UPDATE SET last_value = invoice_counters.last_value + 1 RETURNING last_value`, series)
+}
+
+// nextCounter runs a counter's upsert for key and returns the new value.
+func (q Q) nextCounter(ctx context.Context, upsert, key string) (int64, error) {
 	var n int64
-	err := q.db.QueryRowContext(ctx, `INSERT INTO invoice_counters (series, last_value) VALUES ($1, 1)
-		ON CONFLICT (series) DO UPDATE SET last_value = invoice_counters.last_value + 1 RETURNING last_value`, series).Scan(&n)
+	err := q.db.QueryRowContext(ctx, upsert, key).Scan(&n)
 	return n, mapErr(err)
 }
 
@@ -138,24 +143,26 @@ func (q Q) MarkCancelled(ctx context.Context, id, by string) error {
 	return nil
 }
 
-// PutFile stores a generated file unless one is already stored for
-// (invoice, format), and returns the stored file. The first writer wins:
-// a PDF (whose XMP ids differ per rendering) rendered concurrently by a
-// download and the job, or by two instances, is stored once, and every
-// caller serves the same bytes. On PostgreSQL the losing INSERT waits for
-// the winner's commit and the SELECT (a new READ COMMITTED snapshot) sees
-// its row.
+// InsertFile stores a generated file unless one is already stored for
+// (invoice, format), and reports whether it did (the books chain a file
+// they stored, docs/books.md). The first writer wins: a PDF (whose XMP ids
+// differ per rendering) rendered concurrently by a download and the job,
+// or by two instances, is stored once, and every caller serves the same
+// bytes (GetFile after it). On PostgreSQL the losing INSERT waits for the
+// winner's commit.
 //
 // The file's SHA-256 is recorded with it (farebox books verify compares);
 // a trigger refuses every UPDATE and DELETE of a stored file.
-func (q Q) PutFile(ctx context.Context, invoiceID string, f invoicing.File, at time.Time) (invoicing.File, error) {
+func (q Q) InsertFile(ctx context.Context, invoiceID string, f invoicing.File, at time.Time) (bool, error) {
 	sum := sha256.Sum256(f.Body)
-	if _, err := q.db.ExecContext(ctx, `INSERT INTO invoice_files (invoice_id, format, content_type, body, created_at, sha256)
+	res, err := q.db.ExecContext(ctx, `INSERT INTO invoice_files (invoice_id, format, content_type, body, created_at, sha256)
 		VALUES ($1, $2, $3, $4, $5, $6) ON CONFLICT (invoice_id, format) DO NOTHING`, invoiceID, f.Format, f.ContentType, f.Body, now(at),
-		hex.EncodeToString(sum[:])); err != nil {
-		return invoicing.File{}, mapErr(err)
+		hex.EncodeToString(sum[:]))
+	if err != nil {
+		return false, mapErr(err)
 	}
-	return q.GetFile(ctx, invoiceID, f.Format)
+	n, err := res.RowsAffected()
+	return n == 1, mapErr(err)
 }
 
 // GetFile returns a generated file or apperr.NotFound when not (yet) there.

@@ -247,7 +247,7 @@ func (q Q) execPrepared(ctx context.Context, query string, args ...any) (sql.Res
 // migration, before any transaction holds the writer's single connection).
 var hotStatements = []string{insertUsageBatchSQL, upsertUsageDailySQL, insertEventSQLite, insertEventNoHooksSQLite,
 	insertJobSQL, claimJobs4[0][0], claimJobs4[0][1], recordAttemptSQLite, insertAttemptSQL,
-	insertDeliverySQL}
+	insertDeliverySQL, lockChainHeadSQL, setChainHeadSQL, insertChainEntrySQL, insertSaltSQL}
 
 func (s *Store) prepareHot(ctx context.Context) error {
 	if s.engine != SQLite {

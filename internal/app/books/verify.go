@@ -2,6 +2,7 @@ package books
 
 import (
 	"context"
+	"crypto/ed25519"
 	"crypto/sha256"
 	"encoding/hex"
 	"fmt"
@@ -11,25 +12,49 @@ import (
 
 // Finding is one problem farebox books verify found.
 type Finding struct {
-	Kind string // number_gap, bad_number, file_hash_mismatch
+	// Kind: number_gap, bad_number, file_hash_mismatch; of the chain
+	// (docs/books.md): entry_missing, chain_broken, entry_changed,
+	// record_missing, record_changed, salt_missing, record_not_chained,
+	// head_mismatch, chain_truncated, checkpoint_mismatch,
+	// checkpoint_bad_signature, checkpoint_unknown_key, checkpoint_missing,
+	// checkpoint_conflict, cancellation_mismatch.
+	Kind string
 	Text string
 }
 
 // Report is what farebox books verify checked and found.
 type Report struct {
 	Numbers, Series, Files, Unhashed int
-	Findings                         []Finding
+	// Chains, Entries: the chains and entries walked; BeforeChain: the
+	// records written before the chain existed (migration 00036), not
+	// chained; Erased: entries whose record's personal fields are erased
+	// (checked by their commitment); Checkpoints: checkpoints checked.
+	Chains, Entries, BeforeChain, Erased, Checkpoints int
+	Findings                                          []Finding
+}
+
+// VerifyOptions: Key is the books key's public key (nil: checkpoints are
+// not checked against a signature, each is a checkpoint_unknown_key
+// finding); Checkpoints are checkpoints held outside the database
+// (farebox books verify --checkpoints FILE), checked with the stored ones.
+type VerifyOptions struct {
+	Key         ed25519.PublicKey
+	Checkpoints []CheckpointJSON
 }
 
 // verifyPage is how many stored files Verify holds at once.
 const verifyPage = 200
 
 // Verify checks every number series for gaps (every number from 1 to the
-// series' counter issued) and every stored file against the SHA-256
-// recorded when it was written (docs/books.md).
-func (b *Books) Verify(ctx context.Context) (Report, error) {
+// series' counter issued), every stored file against the SHA-256
+// recorded when it was written, every chain and its records and the
+// checkpoints (docs/books.md).
+func (b *Books) Verify(ctx context.Context, o VerifyOptions) (Report, error) {
 	var rep Report
 	q := b.DB.Read()
+	if err := b.verifyChains(ctx, q, o, &rep); err != nil {
+		return rep, err
+	}
 	numbers, err := q.AllInvoiceNumbers(ctx)
 	if err != nil {
 		return rep, err

@@ -203,7 +203,7 @@ func (s *Service) finish(ctx context.Context, q Queries, inv *invoicing.Invoice,
 	inv.Number = d.Number
 	inv.Document = d
 	inv.GrossCents = d.Totals().Gross
-	if err := q.InsertInvoice(ctx, *inv); err != nil {
+	if err := s.books.Append(ctx, q, books.Issued(*inv)); err != nil {
 		return err
 	}
 	// The job runs on the service's time, also for a document dated by a

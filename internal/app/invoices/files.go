@@ -8,6 +8,7 @@ import (
 	"context"
 	"crypto/subtle"
 	"fmt"
+	"github.com/farebox/farebox/internal/app/books"
 	"time"
 
 	"github.com/farebox/farebox/internal/apperr"
@@ -88,7 +89,7 @@ func (s *Service) documentFile(ctx context.Context, invoiceID, identifier, forma
 // ensurePDF returns the stored PDF of inv, rendering and storing it first
 // if it is not there yet. Concurrent calls for one invoice in this instance
 // share one rendering (single-flight); across instances the store keeps the
-// first PDF written (PutFile inserts only if absent) and every caller gets
+// first PDF written (InsertFile inserts only if absent) and every caller gets
 // the stored bytes, so all downloads of a document are identical. The
 // rendering does not depend on the first caller's request staying open.
 func (s *Service) ensurePDF(ctx context.Context, inv invoicing.Invoice) (invoicing.File, error) {
@@ -196,7 +197,10 @@ func (s *Service) putFiles(ctx context.Context, inv invoicing.Invoice, files []i
 			return err
 		}
 		for _, f := range files {
-			stored, err := q.PutFile(ctx, inv.ID, f, at)
+			if err := s.books.Append(ctx, q, books.StoredFile(inv, f, at)); err != nil {
+				return err
+			}
+			stored, err := q.GetFile(ctx, inv.ID, f.Format)
 			if err != nil {
 				return err
 			}

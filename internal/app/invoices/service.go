@@ -47,13 +47,11 @@ type Queries interface {
 	ClaimItem(ctx context.Context, itemID, customerKey, invoiceID string) error
 	ReleaseClaims(ctx context.Context, invoiceID string) error
 	NextNumber(ctx context.Context, series string) (int64, error)
-	InsertInvoice(ctx context.Context, inv invoicing.Invoice) error
 	Invoice(ctx context.Context, accountID string, env account.Environment, id string) (invoicing.Invoice, error)
 	InvoiceByID(ctx context.Context, id string) (invoicing.Invoice, error)
 	Invoices(ctx context.Context, f invoicing.InvoiceFilter) (list.Page[invoicing.Invoice], error)
 	MarkCancelled(ctx context.Context, id, by string) error
 	LockInvoice(ctx context.Context, id string) error
-	PutFile(ctx context.Context, invoiceID string, f invoicing.File, at time.Time) (invoicing.File, error)
 	GetFile(ctx context.Context, invoiceID, format string) (invoicing.File, error)
 	FileFormats(ctx context.Context, invoiceID string) ([]string, error)
 	EnqueueJob(ctx context.Context, j jobs.NewJob, at time.Time) error

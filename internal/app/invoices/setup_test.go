@@ -127,7 +127,7 @@ var items atomic.Int64 // billable item ids, unique across bundles
 
 // itemOf stores a billable item of p for a 3.80 € single ticket at 7 %
 // VAT, ordered now, as an order does, and returns its id.
-func (b *testBundle) itemOf(t *testing.T, p account.Principal) string {
+func (b *testBundle) itemOf(t testing.TB, p account.Principal) string {
 	t.Helper()
 	id := fmt.Sprintf("farebox-billable-%d", items.Add(1))
 	it := ticketing.BillableItem{ID: id, AccountID: p.AccountID, Environment: p.Environment, ProductID: productID,

@@ -3,6 +3,7 @@ package privacy_test
 import (
 	"context"
 	"errors"
+	"github.com/farebox/farebox/internal/app/books"
 	"strings"
 	"sync"
 	"testing"
@@ -106,6 +107,11 @@ func TestRunRetentionErasesWhatIsPast(t *testing.T) {
 		}
 		if c := b.storedCustomer(t, billed.ID); strings.Join(c.AddressLines, "|") != retention.ErasedName || c.RestrictedUntil != nil {
 			t.Errorf("after the duty: %v %v", c.AddressLines, c.RestrictedUntil)
+		}
+		// The books' chain (the invoice, its audit entries, the receipt)
+		// still verifies after the erasures (docs/books.md).
+		if rep, err := b.books.Verify(b.ctx, books.VerifyOptions{}); err != nil || len(rep.Findings) != 0 || rep.Entries < 3 {
+			t.Errorf("books after retention: %+v %v", rep, err)
 		}
 	})
 }

@@ -41,7 +41,9 @@ type bed struct {
 	// events maintains the event list (ends subscriptions, prunes).
 	events *events.Service
 	// inv is invoicing (package invoices), for customers and invoices.
-	inv   *invoices.Service
+	inv *invoices.Service
+	// books verify the books' chain after an erasure.
+	books *books.Books
 	clock *clocktest.Fixed
 	store *store.Store
 	live  account.Principal
@@ -65,7 +67,7 @@ func newBed(t *testing.T, engine store.Engine, o privacy.Options, db func(privac
 		view = db(view)
 	}
 	o.Location = a.Loc
-	b := &bed{ctx: context.Background(), app: a, inv: inv, clock: clk, store: s,
+	b := &bed{ctx: context.Background(), app: a, inv: inv, books: bk, clock: clk, store: s,
 		events: events.New(store.NewView[events.Queries](s), clk, s.SettledEventSeq, a.EndSubscriptions),
 		priv:   privacy.New(view, clk, o, privacy.NewTx(s.WriteClaimed, a.TxWork))}
 	if err := prods.Load(b.ctx); err != nil {

@@ -1,0 +1,205 @@
+package books
+
+import (
+	"context"
+	"crypto/ed25519"
+	"crypto/rand"
+	"crypto/sha256"
+	"crypto/x509"
+	"encoding/base64"
+	"encoding/hex"
+	"encoding/pem"
+	"errors"
+	"fmt"
+	"io/fs"
+	"os"
+	"path/filepath"
+	"strconv"
+	"strings"
+	"time"
+
+	"github.com/farebox/farebox/internal/account"
+	"github.com/farebox/farebox/internal/invoicing"
+)
+
+// Signer signs the books' checkpoints with the books key. The key may
+// live in a file (FileSigner) or, later, in a hardware token: farebox
+// only hands it the message and reads the public key.
+type Signer interface {
+	// KeyID names the key: the first 16 hex digits of the SHA-256 of its
+	// public key.
+	KeyID() string
+	Public() ed25519.PublicKey
+	Sign(msg []byte) ([]byte, error)
+}
+
+// KeyFile is the books key's file name under the data directory.
+const KeyFile = "books-ed25519.pem"
+
+// KeyID is the id of an Ed25519 books key by its public key.
+func KeyID(pub ed25519.PublicKey) string {
+	s := sha256.Sum256(pub)
+	return hex.EncodeToString(s[:8])
+}
+
+type fileSigner struct {
+	key ed25519.PrivateKey
+	id  string
+}
+
+func (f fileSigner) KeyID() string                   { return f.id }
+func (f fileSigner) Public() ed25519.PublicKey       { return f.key.Public().(ed25519.PublicKey) }
+func (f fileSigner) Sign(msg []byte) ([]byte, error) { return ed25519.Sign(f.key, msg), nil }
+
+// FileSigner loads the Ed25519 books key from path (PKCS#8 PEM), creating
+// it (mode 0600) when the file does not exist and create is set.
+func FileSigner(path string, create bool) (Signer, error) {
+	b, err := os.ReadFile(path)
+	if errors.Is(err, fs.ErrNotExist) && create {
+		return newKeyFile(path)
+	}
+	if err != nil {
+		return nil, fmt.Errorf("books key %s: %w", path, err)
+	}
+	blk, _ := pem.Decode(b)
+	if blk == nil {
+		return nil, fmt.Errorf("books key %s: no PEM block", path)
+	}
+	k, err := x509.ParsePKCS8PrivateKey(blk.Bytes)
+	if err != nil {
+		return nil, fmt.Errorf("books key %s: %w", path, err)
+	}
+	key, ok := k.(ed25519.PrivateKey)
+	if !ok {
+		return nil, fmt.Errorf("books key %s: not an Ed25519 key", path)
+	}
+	return fileSigner{key: key, id: KeyID(key.Public().(ed25519.PublicKey))}, nil
+}
+
+func newKeyFile(path string) (Signer, error) {
+	_, key, err := ed25519.GenerateKey(rand.Reader)
+	if err != nil {
+		return nil, err
+	}
+	der, err := x509.MarshalPKCS8PrivateKey(key)
+	if err != nil {
+		return nil, err
+	}
+	if err := os.MkdirAll(filepath.Dir(path), 0o700); err != nil {
+		return nil, fmt.Errorf("books key %s: %w", path, err)
+	}
+	// Written aside and linked into place: an instance starting at the
+	// same time on the same directory reads the complete key of whichever
+	// link won.
+	tmp, err := os.CreateTemp(filepath.Dir(path), ".books-key-*")
+	if err != nil {
+		return nil, fmt.Errorf("books key %s: %w", path, err)
+	}
+	defer os.Remove(tmp.Name())
+	if err := errors.Join(tmp.Chmod(0o600), pem.Encode(tmp, &pem.Block{Type: "PRIVATE KEY", Bytes: der}), tmp.Sync(), tmp.Close()); err != nil {
+		return nil, fmt.Errorf("books key %s: %w", path, err)
+	}
+	if err := os.Link(tmp.Name(), path); errors.Is(err, fs.ErrExist) {
+		return FileSigner(path, false)
+	} else if err != nil {
+		return nil, fmt.Errorf("books key %s: %w", path, err)
+	}
+	return fileSigner{key: key, id: KeyID(key.Public().(ed25519.PublicKey))}, nil
+}
+
+// checkpointMessage is what a checkpoint's signature covers: a fixed
+// header and each field on its own line.
+func checkpointMessage(c invoicing.Checkpoint) []byte {
+	return []byte(strings.Join([]string{"farebox books checkpoint v1", c.AccountID, string(c.Environment),
+		strconv.FormatInt(c.TreeSize, 10), c.HeadHash, c.SignedAt.UTC().Truncate(time.Microsecond).Format(time.RFC3339Nano),
+		strconv.FormatInt(c.Counter, 10), c.KeyID}, "\n") + "\n")
+}
+
+// checkSignature reports whether c is signed by pub.
+func checkSignature(c invoicing.Checkpoint, pub ed25519.PublicKey) bool {
+	sig, err := base64.StdEncoding.DecodeString(c.Signature)
+	return err == nil && ed25519.Verify(pub, checkpointMessage(c), sig)
+}
+
+// Checkpoint signs, with s, a checkpoint of every chain that grew since
+// its newest checkpoint, each with the next value of the key's signature
+// counter, and stores them in one transaction; it returns them.
+func (b *Books) Checkpoint(ctx context.Context, s Signer) ([]CheckpointJSON, error) {
+	var out []CheckpointJSON
+	err := b.DB.Write(ctx, func(q Queries) error {
+		out = out[:0]
+		heads, err := q.ChainHeads(ctx)
+		if err != nil {
+			return err
+		}
+		cps, _, err := q.Checkpoints(ctx)
+		if err != nil {
+			return err
+		}
+		signed := map[[2]string]int64{}
+		for _, c := range cps {
+			k := [2]string{c.AccountID, string(c.Environment)}
+			signed[k] = max(signed[k], c.TreeSize)
+		}
+		now := b.Clock.Now().UTC().Truncate(time.Microsecond)
+		for _, h := range heads {
+			if h.Size <= signed[[2]string{h.AccountID, string(h.Environment)}] {
+				continue
+			}
+			n, err := q.NextSignatureCounter(ctx, s.KeyID())
+			if err != nil {
+				return err
+			}
+			c := invoicing.Checkpoint{AccountID: h.AccountID, Environment: h.Environment, TreeSize: h.Size, HeadHash: h.HeadHash,
+				SignedAt: now, Counter: n, KeyID: s.KeyID()}
+			sig, err := s.Sign(checkpointMessage(c))
+			if err != nil {
+				return fmt.Errorf("books key %s: %w", s.KeyID(), err)
+			}
+			c.Signature = base64.StdEncoding.EncodeToString(sig)
+			if err := q.InsertCheckpoint(ctx, c); err != nil {
+				return err
+			}
+			out = append(out, checkpointView(c))
+		}
+		return nil
+	})
+	return out, err
+}
+
+// CheckpointJSON is one exported checkpoint (a line of farebox books
+// checkpoints).
+type CheckpointJSON struct {
+	Object      string    `json:"object"`
+	AccountID   string    `json:"account_id"`
+	Environment string    `json:"environment"`
+	TreeSize    int64     `json:"tree_size"`
+	HeadHash    string    `json:"head_hash"`
+	SignedAt    time.Time `json:"signed_at"` // RFC 3339, microseconds: the signed value
+	Counter     int64     `json:"counter"`
+	KeyID       string    `json:"key_id"`
+	Signature   string    `json:"signature"`
+}
+
+// Checkpoints are the stored checkpoints for export, in the order they
+// were signed.
+func (b *Books) Checkpoints(ctx context.Context) ([]CheckpointJSON, error) {
+	cps, _, err := b.DB.Read().Checkpoints(ctx)
+	out := make([]CheckpointJSON, len(cps))
+	for i, c := range cps {
+		out[i] = checkpointView(c)
+	}
+	return out, err
+}
+
+func checkpointView(c invoicing.Checkpoint) CheckpointJSON {
+	return CheckpointJSON{Object: "books_checkpoint", AccountID: c.AccountID, Environment: string(c.Environment),
+		TreeSize: c.TreeSize, HeadHash: c.HeadHash, SignedAt: c.SignedAt, Counter: c.Counter, KeyID: c.KeyID,
+		Signature: c.Signature}
+}
+
+// checkpoint is the stored form of an exported checkpoint.
+func (c CheckpointJSON) checkpoint() invoicing.Checkpoint {
+	return invoicing.Checkpoint{AccountID: c.AccountID, Environment: account.Environment(c.Environment), TreeSize: c.TreeSize,
+		HeadHash: c.HeadHash, SignedAt: c.SignedAt.UTC(), Counter: c.Counter, KeyID: c.KeyID, Signature: c.Signature}
+}
