@@ -85,8 +85,9 @@ func (c *changeEvents) inserted(ctx context.Context, q store.Q, hooks bool, err 
 // order adds order.created showing the new order o, from the values the
 // order was built of (known: its new subscriptions by id), as its POST
 // answers without the restore secret, and returns that view and the
-// encoded object (the POST's answer is made of them: PlaceOrderResponse). q only reads what o does not
-// hold. The object is encoded without reflection (appendOrder).
+// encoded object (the POST's answer is made of them: PlaceOrderResponse).
+// q only reads what o does not hold. The object is encoded without
+// reflection (appendOrder).
 func (c *changeEvents) order(ctx context.Context, q store.Q, o ticketing.Order, known map[string]ticketing.Subscription) (view OrderJSON, obj []byte, err error) {
 	if view, err = c.a.orderView(ctx, q, o, known, eventVersion, false); err != nil {
 		return view, nil, err
