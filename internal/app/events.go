@@ -52,10 +52,15 @@ func (c *changeEvents) add(t event.Type, objectID string, obj any) error {
 	if err != nil {
 		return apperr.Wrap("app.event", err)
 	}
-	raw = products.WithMarkers(raw)
+	c.addEncoded(t, objectID, products.WithMarkers(raw))
+	return nil
+}
+
+// addEncoded records an event of type t about objectID whose object is
+// raw, already encoded as add encodes it.
+func (c *changeEvents) addEncoded(t event.Type, objectID string, raw []byte) {
 	c.evs = append(c.evs, event.Event{ID: c.a.IDs.New("event"), AccountID: c.acc, Environment: c.env, Type: t,
 		ObjectID: objectID, APIVersion: event.APIVersion, CreatedAt: c.at, Object: raw})
-	return nil
 }
 
 // write appends the collected events; call it last in the transaction.
@@ -79,14 +84,24 @@ func (c *changeEvents) inserted(ctx context.Context, q store.Q, hooks bool, err 
 
 // order adds order.created showing the new order o, from the values the
 // order was built of (known: its new subscriptions by id), as its POST
-// answers without the restore secret. q only reads what o does not hold.
-func (c *changeEvents) order(ctx context.Context, q store.Q, o ticketing.Order, known map[string]ticketing.Subscription) error {
-	view, err := c.a.orderView(ctx, q, o, known, eventVersion, false)
-	if err != nil {
-		return err
+// answers without the restore secret, and returns that view and the
+// encoded object (the POST's answer is made of them: PlaceOrderResponse).
+// q only reads what o does not hold. The object is encoded without
+// reflection (appendOrder).
+func (c *changeEvents) order(ctx context.Context, q store.Q, o ticketing.Order, known map[string]ticketing.Subscription) (view OrderJSON, obj []byte, err error) {
+	if view, err = c.a.orderView(ctx, q, o, known, eventVersion, false); err != nil {
+		return view, nil, err
 	}
-	return c.add(event.OrderCreated, o.ID, view)
+	if obj, err = appendOrder(make([]byte, 0, orderEventSize), c.a.products.Parts(), view); err != nil {
+		return view, nil, apperr.Wrap("app.event", err)
+	}
+	c.addEncoded(event.OrderCreated, o.ID, obj)
+	return view, obj, nil
 }
+
+// orderEventSize is room for most orders' event objects (a single ticket
+// and a subscription take about 2.3 kB).
+const orderEventSize = 4096
 
 // coupon adds an event showing coupon id as GET …/coupons/{id}.json does.
 func (c *changeEvents) coupon(ctx context.Context, q store.Q, t event.Type, id string) error {

@@ -49,7 +49,16 @@ func (a *App) PlaceOrderResponse(ctx context.Context, claim idempotency.Claim, p
 	if err != nil {
 		return OrderJSON{}, err
 	}
-	return a.orderView(ctx, a.store.Read(), n.order, n.known(), version, true)
+	if version < 8 {
+		// Older versions' coupons lack activatable_until: not the event's shape.
+		return a.orderView(ctx, a.store.Read(), n.order, n.known(), version, true)
+	}
+	v := n.view
+	v.RestoreSecret = n.order.RestoreSecret
+	if answer, ok := orderAnswer(n.object, v.RestoreSecret, a.products.Answers()); ok {
+		v.answer = answer
+	}
+	return v, nil
 }
 
 func (a *App) placeOrder(ctx context.Context, claim idempotency.Claim, p account.Principal, req OrderRequest) (placedOrder, error) {
@@ -61,7 +70,7 @@ func (a *App) placeOrder(ctx context.Context, claim idempotency.Claim, p account
 	// in memory, and SQLite's single writer (PostgreSQL's row locks) are
 	// then held only for the inserts.
 	ev := a.eventsAt(p.AccountID, p.Environment, n.order.CreatedAt)
-	if err := ev.order(ctx, a.store.Read(), n.order, n.known()); err != nil {
+	if n.view, n.object, err = ev.order(ctx, a.store.Read(), n.order, n.known()); err != nil {
 		return n, err
 	}
 	n.order, err = a.writeOrder(ctx, claim, n, ev)
@@ -74,6 +83,10 @@ type placedOrder struct {
 	order ticketing.Order
 	subs  []ticketing.Subscription
 	items []ticketing.BillableItem
+	// Once placeOrder made them: the order in the event's shape (that of
+	// v8 and later) and its order.created object.
+	view   OrderJSON
+	object []byte
 }
 
 // known are the order's new subscriptions by id: its views show them

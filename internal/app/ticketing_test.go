@@ -1,6 +1,7 @@
 package app_test
 
 import (
+	"bytes"
 	"encoding/json"
 	"strings"
 	"testing"
@@ -9,6 +10,7 @@ import (
 	"github.com/farebox/farebox/internal/account"
 	"github.com/farebox/farebox/internal/app"
 	"github.com/farebox/farebox/internal/apperr"
+	"github.com/farebox/farebox/internal/event"
 	"github.com/farebox/farebox/internal/idempotency"
 	"github.com/farebox/farebox/internal/validity"
 )
@@ -321,6 +323,38 @@ func TestPlaceOrderResponseIsTheStoredOrder(t *testing.T) {
 			if placed.RestoreSecret == "" || len(placed.Coupons) != 2 {
 				t.Fatalf("version %d: answer without its restore secret or coupons: %s", version, pj)
 			}
+			if version >= 8 {
+				samePlacedBytes(t, b, placed, read)
+			}
 		}
 	})
+}
+
+// samePlacedBytes: the order POST's answer (v8 and later) comes encoded,
+// byte for byte as the transport encodes the GET's answer read, and those
+// are the bytes of its order.created event's object as a partner reads it
+// (parts put back), with the restore secret the event leaves out.
+func samePlacedBytes(t *testing.T, b *testBundle, placed, read app.OrderJSON) {
+	t.Helper()
+	var enc bytes.Buffer
+	e := json.NewEncoder(&enc)
+	e.SetEscapeHTML(false) // as httpapi's writeJSON
+	if err := e.Encode(read); err != nil {
+		t.Fatal(err)
+	}
+	if string(placed.Encoded()) != enc.String() {
+		t.Fatalf("the POST's encoded answer\n%s\nthe encoder's\n%s", placed.Encoded(), enc.Bytes())
+	}
+	evs := b.allEvents(t, b.live)
+	created := evs[len(evs)-1]
+	secret, err := json.Marshal(placed.RestoreSecret)
+	if err != nil {
+		t.Fatal(err)
+	}
+	withSecret := bytes.Replace(created.Data.Object, []byte(`,"environment":`), []byte(`,"restore_secret":`+string(secret)+`,"environment":`), 1)
+	if created.Type != string(event.OrderCreated) || created.Data.ObjectID != placed.OrderID ||
+		string(withSecret)+"\n" != string(placed.Encoded()) {
+		t.Fatalf("order.created %s %s object\n%s\nwith the secret is not the POST's answer\n%s", created.Type, created.Data.ObjectID,
+			created.Data.Object, placed.Encoded())
+	}
 }

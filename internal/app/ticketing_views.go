@@ -20,7 +20,15 @@ type OrderJSON struct {
 	CouponID               string       `json:"coupon_id,omitempty"`
 	Coupons                []CouponJSON `json:"coupons"`
 	TestClock              *string      `json:"test_clock,omitempty"` // only for an order on a test clock
+	// answer is this Order already encoded as the transport writes it
+	// (the order POST's, spliced from its order.created object:
+	// orderAnswer); nil for the encoder to do it.
+	answer []byte
 }
+
+// Encoded is the Order already encoded as the transport writes it (with
+// the final newline), or nil: then encode it.
+func (o OrderJSON) Encoded() []byte { return o.answer }
 
 // CouponJSON is the Coupon of the interface and client-contract.md 3.4.
 type CouponJSON struct {

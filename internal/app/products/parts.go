@@ -118,11 +118,28 @@ func (s *Service) Parts() Parts {
 	return nil
 }
 
+// PartAnswers are the parts by hash as an answer shows them: encoded
+// as the transport encodes an answer (HTML characters not escaped), where
+// a stored part is json.Marshal's bytes. The order POST's answer is its
+// order.created object with these in place of the references
+// (app.PlaceOrderResponse).
+type PartAnswers map[string][]byte
+
+// Answers returns the parts of the loaded catalog as answers show them
+// (nil before Load).
+func (s *Service) Answers() PartAnswers {
+	if st := s.loaded.Load(); st != nil {
+		return st.answers
+	}
+	return nil
+}
+
 // storeParts marshals the products and areas of ix as the views show
 // them and stores them (outside any change's transaction, once per
-// catalog version and instance).
-func (s *Service) storeParts(ctx context.Context, ix *catalog.Index) (Parts, error) {
-	out := Parts{}
+// catalog version and instance); it returns them also as answers show
+// them.
+func (s *Service) storeParts(ctx context.Context, ix *catalog.Index) (Parts, PartAnswers, error) {
+	out, answers := Parts{}, PartAnswers{}
 	all := map[string][]byte{}
 	add := func(id string, v any) error {
 		body, err := json.Marshal(v)
@@ -133,22 +150,46 @@ func (s *Service) storeParts(ctx context.Context, ix *catalog.Index) (Parts, err
 		h := hex.EncodeToString(sum[:])[:PartHashLen]
 		out[id] = append(out[id], h)
 		all[h] = body
+		var answer bytes.Buffer
+		enc := json.NewEncoder(&answer)
+		enc.SetEscapeHTML(false)
+		if err := enc.Encode(v); err != nil {
+			return apperr.Wrap("products.storeParts", err)
+		}
+		answers[h] = bytes.TrimSuffix(answer.Bytes(), []byte("\n"))
 		return nil
 	}
 	for _, p := range ix.File().Products {
 		pr, _ := ix.Product(p.ID)
 		if err := add(pr.ID, ProductView(pr)); err != nil {
-			return nil, err
+			return nil, nil, err
 		}
 	}
 	for _, ar := range ix.File().Areas {
 		if err := add(ar.ID, AreaView(&ar, false)); err != nil {
-			return nil, err
+			return nil, nil, err
 		}
 		if err := add(ar.ID, AreaView(&ar, true)); err != nil {
-			return nil, err
+			return nil, nil, err
 		}
 	}
 	err := s.DB.Write(ctx, func(q Queries) error { return q.PutEventParts(ctx, all) })
-	return out, err
+	return out, answers, err
+}
+
+// AppendEmbedded appends v (a product or area of a view, or the
+// reference Parts.ReferProduct or ReferArea made of it) as json.Marshal
+// writes it inside an event's object after WithMarkers: a reference as
+// its placeholder, without marshalling under the process's key first.
+func AppendEmbedded(b []byte, v any) ([]byte, error) {
+	if r, ok := v.(partRef); ok {
+		b = append(b, PartMarker...)
+		b = append(b, r...)
+		return append(b, `"}`...), nil
+	}
+	raw, err := json.Marshal(v)
+	if err != nil {
+		return b, apperr.Wrap("products.AppendEmbedded", err)
+	}
+	return append(b, WithMarkers(raw)...), nil
 }

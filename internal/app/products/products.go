@@ -54,6 +54,7 @@ type state struct {
 	ix      *catalog.Index
 	version int64
 	parts   Parts // its products and areas as stored event parts
+	answers PartAnswers
 }
 
 // New returns the catalog over db; c is the service clock (nil: the
@@ -114,11 +115,11 @@ func (s *Service) Refresh(ctx context.Context) error {
 	if err != nil {
 		return apperr.Wrap("products.Refresh", err)
 	}
-	parts, err := s.storeParts(ctx, ix)
+	parts, answers, err := s.storeParts(ctx, ix)
 	if err != nil {
 		return err
 	}
-	s.loaded.Store(&state{ix: ix, version: v, parts: parts})
+	s.loaded.Store(&state{ix: ix, version: v, parts: parts, answers: answers})
 	return nil
 }
 
