@@ -11,17 +11,14 @@ import (
 	"github.com/farebox/farebox/internal/app/accounts"
 	"github.com/farebox/farebox/internal/app/apptest"
 	"github.com/farebox/farebox/internal/app/billing"
-	"github.com/farebox/farebox/internal/app/books"
 	"github.com/farebox/farebox/internal/app/events"
 	"github.com/farebox/farebox/internal/app/invoices"
-	"github.com/farebox/farebox/internal/app/kit"
 	"github.com/farebox/farebox/internal/app/products"
 	"github.com/farebox/farebox/internal/app/webusers"
 	"github.com/farebox/farebox/internal/apperr"
 	"github.com/farebox/farebox/internal/catalog"
 	"github.com/farebox/farebox/internal/clock"
 	"github.com/farebox/farebox/internal/clock/clocktest"
-	"github.com/farebox/farebox/internal/config/configtest"
 	"github.com/farebox/farebox/internal/idempotency"
 	"github.com/farebox/farebox/internal/store"
 	"github.com/farebox/farebox/internal/store/storetest"
@@ -62,15 +59,9 @@ func setup(t testing.TB, engine store.Engine) *testBundle {
 	t.Helper()
 	clk := clocktest.NewFixed(start)
 	s := storetest.OpenWith(t, engine, func(o *store.Options) { o.Clock = clk })
-	d := configtest.Defaults()
-	links := kit.NewLinks("http://farebox.test")
-	bk := books.New(store.NewView[books.Queries](s), clk, "farebox", d.Seller, links)
-	prods := products.New(store.NewView[products.Queries](s), clk, "farebox")
-	a := app.New(app.Options{Store: s, Clock: clk, IDPrefix: "farebox", Books: bk, Products: prods})
-	inv := invoices.New(store.NewView[invoices.Queries](s), clk, "farebox", invoices.Options{Seller: d.Seller, Links: links,
-		PaymentDays: d.PaymentDays, Books: bk, Events: app.EventWriter[invoices.Queries](a), Notify: a.Jobs.Notify})
-	inv.Handle(a.Jobs)
-	b := &testBundle{ctx: context.Background(), app: a, products: prods, inv: inv, clock: clk, store: s,
+	w := apptest.Wire(s, clk)
+	a, prods := w.App, w.Products
+	b := &testBundle{ctx: context.Background(), app: a, products: prods, inv: w.Invoices, clock: clk, store: s,
 		keys:    accounts.New(store.NewView[accounts.Queries](s), clk, "farebox", 0),
 		users:   webusers.New(store.NewView[webusers.Queries](s), clk, "farebox"),
 		billing: billing.New(s.Read(), clk),

@@ -14,10 +14,14 @@ import (
 	"github.com/farebox/farebox/internal/account"
 	"github.com/farebox/farebox/internal/app"
 	"github.com/farebox/farebox/internal/app/accounts"
+	"github.com/farebox/farebox/internal/app/books"
+	"github.com/farebox/farebox/internal/app/invoices"
+	"github.com/farebox/farebox/internal/app/kit"
 	"github.com/farebox/farebox/internal/app/passes"
 	"github.com/farebox/farebox/internal/app/products"
 	"github.com/farebox/farebox/internal/catalog"
 	"github.com/farebox/farebox/internal/clock/clocktest"
+	"github.com/farebox/farebox/internal/config/configtest"
 	"github.com/farebox/farebox/internal/idempotency"
 	"github.com/farebox/farebox/internal/store"
 	"github.com/farebox/farebox/internal/store/storetest"
@@ -65,8 +69,33 @@ func New(t testing.TB, engine store.Engine) *Bundle {
 // NewApp is an App on s and clk as the bundles have it (another instance
 // on the same database) and the catalog it reads, not loaded yet.
 func NewApp(s *store.Store, clk *clocktest.Fixed) (*app.App, *products.Service) {
-	prods := products.New(store.NewView[products.Queries](s), clk, "farebox")
-	return app.New(app.Options{Store: s, Clock: clk, IDPrefix: "farebox", Products: prods}), prods
+	w := Wire(s, clk)
+	return w.App, w.Products
+}
+
+// Wired is the App with the services cmd/farebox wires around it: the
+// catalog it reads, the books its cancellations append to, and invoicing
+// (whose files job the App's runner handles).
+type Wired struct {
+	App      *app.App
+	Products *products.Service
+	Books    *books.Books
+	Invoices *invoices.Service
+}
+
+// Wire builds the App and its services on s and clk with the development
+// seller (configtest) and links under http://farebox.test; the catalog is
+// not loaded yet.
+func Wire(s *store.Store, clk *clocktest.Fixed) Wired {
+	d := configtest.Defaults()
+	links := kit.NewLinks("http://farebox.test")
+	w := Wired{Products: products.New(store.NewView[products.Queries](s), clk, "farebox"),
+		Books: books.New(store.NewView[books.Queries](s), clk, "farebox", d.Seller, links)}
+	w.App = app.New(app.Options{Store: s, Clock: clk, IDPrefix: "farebox", Products: w.Products, Books: w.Books})
+	w.Invoices = invoices.New(store.NewView[invoices.Queries](s), clk, "farebox", invoices.Options{Seller: d.Seller, Links: links,
+		PaymentDays: d.PaymentDays, Books: w.Books, Events: app.EventWriter[invoices.Queries](w.App), Notify: w.App.Jobs.Notify})
+	w.Invoices.Handle(w.App.Jobs)
+	return w
 }
 
 // ForEachEngine runs fn on a fresh bundle on SQLite and on PostgreSQL, in

@@ -10,16 +10,14 @@ import (
 	"github.com/farebox/farebox/internal/account"
 	"github.com/farebox/farebox/internal/app"
 	"github.com/farebox/farebox/internal/app/accounts"
+	"github.com/farebox/farebox/internal/app/apptest"
 	"github.com/farebox/farebox/internal/app/books"
 	"github.com/farebox/farebox/internal/app/events"
 	"github.com/farebox/farebox/internal/app/invoices"
-	"github.com/farebox/farebox/internal/app/kit"
 	"github.com/farebox/farebox/internal/app/privacy"
-	"github.com/farebox/farebox/internal/app/products"
 	"github.com/farebox/farebox/internal/apperr"
 	"github.com/farebox/farebox/internal/catalog"
 	"github.com/farebox/farebox/internal/clock/clocktest"
-	"github.com/farebox/farebox/internal/config/configtest"
 	"github.com/farebox/farebox/internal/idempotency"
 	"github.com/farebox/farebox/internal/invoicing"
 	"github.com/farebox/farebox/internal/store"
@@ -55,13 +53,8 @@ func newBed(t *testing.T, engine store.Engine, o privacy.Options, db func(privac
 	t.Helper()
 	clk := clocktest.NewFixed(start)
 	s := storetest.OpenWith(t, engine, func(o *store.Options) { o.Clock = clk })
-	d := configtest.Defaults()
-	links := kit.NewLinks("http://farebox.test")
-	bk := books.New(store.NewView[books.Queries](s), clk, "farebox", d.Seller, links)
-	prods := products.New(store.NewView[products.Queries](s), clk, "farebox")
-	a := app.New(app.Options{Store: s, Clock: clk, IDPrefix: "farebox", Products: prods, Books: bk})
-	inv := invoices.New(store.NewView[invoices.Queries](s), clk, "farebox", invoices.Options{Seller: d.Seller, Links: links,
-		PaymentDays: d.PaymentDays, Books: bk, Events: app.EventWriter[invoices.Queries](a), Notify: a.Jobs.Notify})
+	w := apptest.Wire(s, clk)
+	a, prods, inv, bk := w.App, w.Products, w.Invoices, w.Books
 	var view privacy.DB = store.NewView[privacy.Queries](s)
 	if db != nil {
 		view = db(view)
