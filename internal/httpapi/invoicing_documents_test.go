@@ -179,6 +179,20 @@ func TestInvoiceIdenticalItemsAndNotice(t *testing.T) {
 		// all four as one position and references the invoice.
 		e.Must(200, apitest.Req{Method: "POST", Path: "/v5/ticketing/billable_collection/" + coll + "/billable_items.json", Key: key,
 			Body: map[string]any{"billable_item_ids": items[3:]}})
+		// A notice for a customer none of the collection's items is charged
+		// to, and one for an empty collection, are refused by name (the
+		// codes are among the route's x-error-codes: apitest checks).
+		other := newCustomer(t, e, key, []string{"Andere AG", "Gasse 2", "10115 Berlin"}, nil)
+		for _, c := range []struct{ coll, customer, code string }{
+			{coll, other, "customer_not_in_collection"},
+			{e.Must(201, apitest.Req{Method: "POST", Path: "/v5/ticketing/billable_collections.json", Key: key}).Map(t)["id"].(string), cust, "collection_empty"},
+		} {
+			r := e.Do(apitest.Req{Method: "POST", Path: "/v9/ticketing/billable_collection/" + c.coll + "/payment_notice.json", Key: key,
+				Body: map[string]any{"customer_id": c.customer}})
+			if r.Status != 422 || r.Map(t)["code"] != c.code {
+				t.Errorf("notice refused with %s: %d %s", c.code, r.Status, r.Body)
+			}
+		}
 		var pn InvoiceJSON
 		e.Must(201, apitest.Req{Method: "POST", Path: "/v9/ticketing/billable_collection/" + coll + "/payment_notice.json", Key: key,
 			Body: map[string]any{"customer_id": cust}}).JSON(t, &pn)

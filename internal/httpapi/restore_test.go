@@ -52,6 +52,11 @@ func TestRestore(t *testing.T) {
 		if oldSub["restored_subscription_id"] != newSub["id"] || newSub["original_subscription_id"] != oldSub["id"] {
 			t.Errorf("subscription links: old %v new %v", oldSub["restored_subscription_id"], newSub["original_subscription_id"])
 		}
+		// The old subscription cannot be reordered any more (its code is
+		// among the reorder's x-error-codes: apitest checks every answer).
+		if r := reorder(e, e.LiveKey, str(oldSub["id"]), nil); r.Status != 422 || r.Map(t)["code"] != "subscription_restored" {
+			t.Errorf("reorder of the restored subscription: %d %s", r.Status, r.Body)
+		}
 		// The SDK activates a restored coupon with {} and gets the original validity and medium.
 		for _, c := range []struct {
 			id  string
