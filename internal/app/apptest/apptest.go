@@ -55,15 +55,25 @@ func New(t testing.TB, engine store.Engine) *Bundle {
 	if err := b.Products.Load(b.Ctx); err != nil {
 		t.Fatalf("load catalog: %v", err)
 	}
+	b.Live = LiveAccount(t, s, clk)
+	return b
+}
+
+// LiveAccount creates the account "Partner GmbH" on s with a live key and
+// returns the key's principal, as the API's authentication gives it.
+func LiveAccount(t testing.TB, s *store.Store, clk *clocktest.Fixed) account.Principal {
+	t.Helper()
+	ctx := context.Background()
 	keys := accounts.New(store.NewView[accounts.Queries](s), clk, "farebox", 0)
-	k, err := keys.CreateAccount(b.Ctx, idempotency.Claim{}, "Partner GmbH", account.Live)
+	k, err := keys.CreateAccount(ctx, idempotency.Claim{}, "Partner GmbH", account.Live)
 	if err != nil {
 		t.Fatal(err)
 	}
-	if b.Live, err = keys.Authenticate(b.Ctx, k.Secret); err != nil {
+	p, err := keys.Authenticate(ctx, k.Secret)
+	if err != nil {
 		t.Fatal(err)
 	}
-	return b
+	return p
 }
 
 // NewApp is an App on s and clk as the bundles have it (another instance

@@ -9,7 +9,6 @@ import (
 
 	"github.com/farebox/farebox/internal/account"
 	"github.com/farebox/farebox/internal/app"
-	"github.com/farebox/farebox/internal/app/accounts"
 	"github.com/farebox/farebox/internal/app/apptest"
 	"github.com/farebox/farebox/internal/app/books"
 	"github.com/farebox/farebox/internal/app/events"
@@ -66,14 +65,7 @@ func newBed(t *testing.T, engine store.Engine, o privacy.Options, db func(privac
 	if err := prods.Load(b.ctx); err != nil {
 		t.Fatalf("load catalog: %v", err)
 	}
-	keys := accounts.New(store.NewView[accounts.Queries](s), clk, "farebox", 0)
-	k, err := keys.CreateAccount(b.ctx, idempotency.Claim{}, "Partner GmbH", account.Live)
-	if err != nil {
-		t.Fatal(err)
-	}
-	if b.live, err = keys.Authenticate(b.ctx, k.Secret); err != nil {
-		t.Fatal(err)
-	}
+	b.live = apptest.LiveAccount(t, s, clk)
 	return b
 }
 
@@ -81,12 +73,7 @@ func newBed(t *testing.T, engine store.Engine, o privacy.Options, db func(privac
 // only under -short), in parallel subtests.
 func eachEngine(t *testing.T, o privacy.Options, fn func(t *testing.T, b *bed)) {
 	t.Helper()
-	for _, e := range storetest.Engines {
-		t.Run(string(e), func(t *testing.T) {
-			t.Parallel()
-			fn(t, newBed(t, e, o, nil))
-		})
-	}
+	storetest.EachEngine(t, func(t *testing.T, e store.Engine) { fn(t, newBed(t, e, o, nil)) })
 }
 
 // product finds a product of the default catalog: the monthly
