@@ -11,7 +11,6 @@ import (
 	"os"
 	"path/filepath"
 	"slices"
-	"strings"
 
 	"github.com/farebox/farebox/internal/account"
 	"github.com/farebox/farebox/internal/app/books"
@@ -26,7 +25,11 @@ func booksCmd(ctx context.Context, args []string, getenv func(string) string, st
 	const help = `Usage:
   farebox books verify [--checkpoints FILE]
                                        check the number series, the stored files, every chain of the books, its records and
-                                       checkpoints (the stored ones and those in FILE, as farebox books checkpoints prints them)
+                                       checkpoints (the stored ones and those in FILE: lines of farebox books checkpoints,
+                                       pages of GET /v1/books/checkpoints.json)
+  farebox books verify --offline --checkpoints FILE
+                                       without the database: check FILE's checkpoints against the keys in it and the proofs
+                                       in it (GET /v1/books/proofs/inclusion.json, …/consistency.json) against its checkpoints
   farebox books checkpoint             sign a checkpoint of every chain that grew now, print them as JSON lines
   farebox books checkpoints            print every stored checkpoint, one JSON object per line
   farebox books audit --account ID [--environment live|test] [--object-id ID] [--limit N] [--starting-after ID]
@@ -37,6 +40,7 @@ func booksCmd(ctx context.Context, args []string, getenv func(string) string, st
 	}
 	fs, db := newSubcommand("books", args, getenv, stderr)
 	var acc, env, objectID, limit, after, cpFile *string
+	var offline *bool
 	key := fs.String("books-key", getenv("FAREBOX_BOOKS_KEY"), "the books key's file (env FAREBOX_BOOKS_KEY); empty: books-ed25519.pem in --data-dir")
 	switch args[0] {
 	case "audit":
@@ -46,11 +50,19 @@ func booksCmd(ctx context.Context, args []string, getenv func(string) string, st
 		limit = fs.String("limit", "100", "entries per page (1–100)")
 		after = fs.String("starting-after", "", "an entry id: print older entries")
 	case "verify":
-		cpFile = fs.String("checkpoints", "", "a file of checkpoints held outside the database (JSON lines)")
+		cpFile = fs.String("checkpoints", "", "a file of checkpoints held outside the database (JSON values: checkpoint lines, API pages, proofs)")
+		offline = fs.Bool("offline", false, "check --checkpoints FILE alone, without the database")
 	}
 	pos, err := parseFlags(fs, args[1:])
 	if err != nil {
 		return err
+	}
+	if offline != nil && *offline {
+		if *cpFile == "" || len(pos) != 0 {
+			fmt.Fprintln(stderr, help)
+			return errUsage
+		}
+		return booksVerifyOffline(*cpFile, stdout)
 	}
 	s, err := db.open(ctx)
 	if err != nil {
@@ -128,11 +140,11 @@ func booksVerify(ctx context.Context, bk *books.Books, keyPath, cpFile string, s
 		return err
 	}
 	if cpFile != "" {
-		cps, err := readCheckpoints(cpFile)
+		x, err := readExport(cpFile)
 		if err != nil {
 			return err
 		}
-		o.Checkpoints = cps
+		o.Checkpoints = x.Checkpoints
 	}
 	rep, err := bk.Verify(ctx, o)
 	if err != nil {
@@ -150,25 +162,39 @@ func booksVerify(ctx context.Context, bk *books.Books, keyPath, cpFile string, s
 	return nil
 }
 
-// readCheckpoints reads a file of checkpoints, one JSON object per line
-// (blank lines skipped).
-func readCheckpoints(path string) ([]books.CheckpointJSON, error) {
-	b, err := os.ReadFile(path)
+// readExport reads a file held outside the database: checkpoints as
+// farebox books checkpoints prints them, pages of GET
+// /v1/books/checkpoints.json and proofs (books.ReadExport).
+func readExport(path string) (books.Export, error) {
+	f, err := os.Open(path)
 	if err != nil {
-		return nil, err
+		return books.Export{}, err
 	}
-	var out []books.CheckpointJSON
-	for i, line := range strings.Split(string(b), "\n") {
-		if strings.TrimSpace(line) == "" {
-			continue
-		}
-		var c books.CheckpointJSON
-		if err := json.Unmarshal([]byte(line), &c); err != nil {
-			return nil, fmt.Errorf("%s line %d: %w", path, i+1, err)
-		}
-		out = append(out, c)
+	defer f.Close()
+	x, err := books.ReadExport(f)
+	if err != nil {
+		return x, fmt.Errorf("%s: %w", path, err)
 	}
-	return out, nil
+	return x, nil
+}
+
+// booksVerifyOffline checks an export without the database, as a
+// partner or tax adviser would: one FINDING line per finding and a
+// summary; a finding makes the command fail (exit 1).
+func booksVerifyOffline(path string, stdout io.Writer) error {
+	x, err := readExport(path)
+	if err != nil {
+		return err
+	}
+	rep := books.VerifyExport(x)
+	for _, f := range rep.Findings {
+		fmt.Fprintf(stdout, "FINDING %s: %s\n", f.Kind, f.Text)
+	}
+	fmt.Fprintf(stdout, "checked %d checkpoints with %d keys and %d proofs: %d findings\n", rep.Checkpoints, len(x.Keys), rep.Proofs, len(rep.Findings))
+	if len(rep.Findings) > 0 {
+		return fmt.Errorf("books verify: %d findings", len(rep.Findings))
+	}
+	return nil
 }
 
 // booksKeyPath is the books key's file: --books-key, or books-ed25519.pem

@@ -3,6 +3,7 @@ package httpapi
 import (
 	"net/http"
 	"net/url"
+	"slices"
 
 	"github.com/farebox/farebox/internal/app"
 	"github.com/farebox/farebox/internal/app/events"
@@ -17,21 +18,28 @@ var listParams = []string{"limit", "starting_after", "ending_before", "created[g
 // ones, each at most once; any other is refused, so a misspelt filter does
 // not silently list everything.
 func listQuery(op string, r *http.Request, extra ...string) (url.Values, app.ListRequest, error) {
-	q := r.URL.Query()
-	known := map[string]bool{}
-	for _, k := range append(listParams, extra...) {
-		known[k] = true
-	}
-	for k, v := range q {
-		if !known[k] {
-			return nil, app.ListRequest{}, apperr.Param(op, k, "unknown query parameter "+k)
-		}
-		if len(v) > 1 {
-			return nil, app.ListRequest{}, apperr.Param(op, k, k+" given more than once")
-		}
+	q, err := knownQuery(op, r, append(listParams, extra...)...)
+	if err != nil {
+		return nil, app.ListRequest{}, err
 	}
 	return q, app.ListRequest{Limit: q.Get("limit"), StartingAfter: q.Get("starting_after"), EndingBefore: q.Get("ending_before"),
 		CreatedGTE: q.Get("created[gte]"), CreatedLT: q.Get("created[lt]")}, nil
+}
+
+// knownQuery is the request's query string, refused (400 naming the
+// parameter) when it has a parameter other than those known or one given
+// more than once.
+func knownQuery(op string, r *http.Request, known ...string) (url.Values, error) {
+	q := r.URL.Query()
+	for k, v := range q {
+		if !slices.Contains(known, k) {
+			return nil, apperr.Param(op, k, "unknown query parameter "+k)
+		}
+		if len(v) > 1 {
+			return nil, apperr.Param(op, k, k+" given more than once")
+		}
+	}
+	return q, nil
 }
 
 // optional is the value of query parameter k, nil when it is absent.

@@ -150,10 +150,14 @@ func (s *Server) routes() []route {
 		{GET, "/v9/ticketing/coupons.json", authPartner, billKey, s.getCoupons},
 		{GET, "/v9/ticketing/tickets.json", authPartner, billKey, s.getTickets},
 
-		// The books (docs/books.md): cancellation receipts and the audit log.
+		// The books (docs/books.md): cancellation receipts, the audit log.
 		{GET, "/v9/ticketing/subscriptions/{subscription_id}/cancellation_receipt.json", authPartner, billKey, s.getCancellationReceipt},
 		{GET, "/v9/ticketing/subscriptions/{subscription_id}/cancellation_receipt.pdf", authPartner, billKey, s.getCancellationReceiptPDF},
 		{GET, "/v9/ticketing/audit_log.json", authPartner, billKey, s.getAuditLog},
+		// Its signed checkpoints with their keys, and proofs against them.
+		{GET, "/v1/books/checkpoints.json", authPartner, billKey, s.getBooksCheckpoints},
+		{GET, "/v1/books/proofs/inclusion.json", authPartner, billKey, s.getInclusionProof},
+		{GET, "/v1/books/proofs/consistency.json", authPartner, billKey, s.getConsistencyProof},
 
 		// Inspection keys (docs/wallet.md).
 		{GET, "/v1/inspection/keys.json", authNone, billNobody, s.inspectionKeys},

@@ -161,6 +161,19 @@ type Checkpoint struct {
 	Counter     int64
 	KeyID       string
 	Signature   string // base64 (standard encoding)
+	// TreeHash is the RFC 9162 Merkle tree hash of the chain's first
+	// TreeSize entry hashes (hex; "" for a checkpoint signed before
+	// migration 00038, whose signed message has none).
+	TreeHash string
+}
+
+// CheckpointFilter is a page of one chain's checkpoints (the account and
+// environment of Query), newest first by size; After and Before are the
+// sizes of the cursors (0: none), CreatedGTE and CreatedLT bound the
+// signing time.
+type CheckpointFilter struct {
+	list.Query
+	AfterSize, BeforeSize int64
 }
 
 // ChainRef names a record of the books: its kind and id.

@@ -2,11 +2,16 @@ package store
 
 import (
 	"context"
+	"database/sql"
+	"errors"
 	"fmt"
 	"strings"
+	"time"
 
 	"github.com/farebox/farebox/internal/account"
+	"github.com/farebox/farebox/internal/apperr"
 	"github.com/farebox/farebox/internal/invoicing"
+	"github.com/farebox/farebox/internal/list"
 	"github.com/farebox/farebox/internal/ticketing"
 )
 
@@ -187,25 +192,73 @@ func (q Q) NextSignatureCounter(ctx context.Context, keyID string) (int64, error
 		ON CONFLICT (key_id) DO UPDATE SET last_value = books_signature_counters.last_value + 1 RETURNING last_value`, keyID)
 }
 
-// InsertCheckpoint stores a signed checkpoint.
+// InsertCheckpoint stores a signed checkpoint; a second one of the same
+// chain and size, or of the same key and counter, is apperr.Conflict. It
+// moves the signers' newest signing time (LockCheckpointSigning) to it.
 func (q Q) InsertCheckpoint(ctx context.Context, c invoicing.Checkpoint) error {
 	_, err := q.db.ExecContext(ctx, `INSERT INTO books_checkpoints (account_id, environment, tree_size, head_hash, signed_at, counter,
-		key_id, signature) VALUES ($1, $2, $3, $4, $5, $6, $7, $8)`, c.AccountID, string(c.Environment), c.TreeSize, c.HeadHash,
-		now(c.SignedAt), c.Counter, c.KeyID, c.Signature)
+		key_id, signature, tree_hash) VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9)`, c.AccountID, string(c.Environment), c.TreeSize, c.HeadHash,
+		now(c.SignedAt), c.Counter, c.KeyID, c.Signature, c.TreeHash)
+	if err == nil {
+		_, err = q.db.ExecContext(ctx, `UPDATE books_signing SET signed_at = $1 WHERE id = 1`, now(c.SignedAt))
+	}
 	return mapErr(err)
+}
+
+// LockCheckpointSigning takes the signers' lock (the one row of
+// books_signing) until the transaction ends, so that two instances sign
+// one after the other: on PostgreSQL the upsert holds the row's lock (a
+// second signer waits, then reads what the first committed), SQLite has
+// one writer. It returns the newest signing time (the zero time before
+// the first checkpoint).
+func (q Q) LockCheckpointSigning(ctx context.Context) (time.Time, error) {
+	var at time.Time
+	err := q.db.QueryRowContext(ctx, `INSERT INTO books_signing (id, signed_at) VALUES (1, $1)
+		ON CONFLICT (id) DO UPDATE SET id = books_signing.id RETURNING signed_at`, now(time.Unix(0, 0))).Scan(&at)
+	if at.Equal(time.Unix(0, 0)) {
+		at = time.Time{}
+	}
+	return at.UTC(), mapErr(err)
+}
+
+// RegisterBooksKey records the public key (base64) of books key keyID,
+// once (the first stays).
+func (q Q) RegisterBooksKey(ctx context.Context, keyID, public string) error {
+	_, err := q.db.ExecContext(ctx, `INSERT INTO books_keys (key_id, public_key) VALUES ($1, $2) ON CONFLICT (key_id) DO NOTHING`,
+		keyID, public)
+	return mapErr(err)
+}
+
+// BooksKeys are the public keys (base64) of the books keys named, by key
+// id; an unknown id is left out.
+func (q Q) BooksKeys(ctx context.Context, keyIDs []string) (map[string]string, error) {
+	out := map[string]string{}
+	if len(keyIDs) == 0 {
+		return out, nil
+	}
+	in, args := idList(keyIDs)
+	err := q.eachRow(ctx, `SELECT key_id, public_key FROM books_keys WHERE key_id IN (`+in+`) ORDER BY key_id`, args, func(scan scanner) error {
+		var id, pub string
+		err := scan(&id, &pub)
+		out[id] = pub
+		return err
+	})
+	return out, err
+}
+
+const checkpointCols = `account_id, environment, tree_size, head_hash, signed_at, counter, key_id, signature, tree_hash`
+
+func scanCheckpoint(scan scanner) (c invoicing.Checkpoint, err error) {
+	var env string
+	err = scan(&c.AccountID, &env, &c.TreeSize, &c.HeadHash, &c.SignedAt, &c.Counter, &c.KeyID, &c.Signature, &c.TreeHash)
+	c.Environment, c.SignedAt = account.Environment(env), c.SignedAt.UTC()
+	return c, err
 }
 
 // Checkpoints are the stored checkpoints in the order they were signed
 // (per key by counter), and the last counter value of each key.
 func (q Q) Checkpoints(ctx context.Context) ([]invoicing.Checkpoint, map[string]int64, error) {
-	cps, err := collect(ctx, q, `SELECT account_id, environment, tree_size, head_hash, signed_at, counter, key_id, signature
-		FROM books_checkpoints ORDER BY key_id, counter`, nil,
-		func(scan scanner) (c invoicing.Checkpoint, err error) {
-			var env string
-			err = scan(&c.AccountID, &env, &c.TreeSize, &c.HeadHash, &c.SignedAt, &c.Counter, &c.KeyID, &c.Signature)
-			c.Environment, c.SignedAt = account.Environment(env), c.SignedAt.UTC()
-			return c, err
-		})
+	cps, err := collect(ctx, q, `SELECT `+checkpointCols+` FROM books_checkpoints ORDER BY key_id, counter`, nil, scanCheckpoint)
 	if err != nil {
 		return nil, nil, err
 	}
@@ -218,6 +271,56 @@ func (q Q) Checkpoints(ctx context.Context) ([]invoicing.Checkpoint, map[string]
 		return err
 	})
 	return cps, last, err
+}
+
+// ChainCheckpoint is the checkpoint of one chain signed by key keyID
+// with counter; false when that chain has none (another chain's looks
+// the same as none).
+func (q Q) ChainCheckpoint(ctx context.Context, accountID string, env account.Environment, keyID string, counter int64) (invoicing.Checkpoint, bool, error) {
+	c, err := scanCheckpoint(q.db.QueryRowContext(ctx, `SELECT `+checkpointCols+` FROM books_checkpoints
+		WHERE key_id = $1 AND counter = $2 AND account_id = $3 AND environment = $4`, keyID, counter, accountID, string(env)).Scan)
+	if errors.Is(err, sql.ErrNoRows) {
+		return c, false, nil
+	}
+	return c, err == nil, mapErr(err)
+}
+
+// ChainCheckpoints is a page of one chain's checkpoints, newest (largest)
+// first: one range of the unique index (account_id, environment,
+// tree_size).
+func (q Q) ChainCheckpoints(ctx context.Context, f invoicing.CheckpointFilter) (list.Page[invoicing.Checkpoint], error) {
+	w := newListWhere(f.Query, "")
+	if f.CreatedGTE != nil {
+		w.add("signed_at >= $%d", now(*f.CreatedGTE))
+	}
+	if f.CreatedLT != nil {
+		w.add("signed_at < $%d", now(*f.CreatedLT))
+	}
+	order := "DESC"
+	switch {
+	case f.BeforeSize > 0:
+		order = "ASC"
+		w.add("tree_size > $%d", f.BeforeSize)
+	case f.AfterSize > 0:
+		w.add("tree_size < $%d", f.AfterSize)
+	}
+	args := append(w.args, f.Limit+1)
+	return listPage(ctx, q, pageStmt{query: fmt.Sprintf(`SELECT %s FROM books_checkpoints WHERE %s ORDER BY tree_size %s LIMIT $%d`,
+		checkpointCols, strings.Join(w.conds, " AND "), order, len(args)), args: args, ascending: order == "ASC"}, f.Limit, scanCheckpoint)
+}
+
+// ChainEntryOf is the entry of one chain that names record (kind,
+// recordID); NotFound (CodeChainEntryNotFound) when that chain has none.
+func (q Q) ChainEntryOf(ctx context.Context, accountID string, env account.Environment, kind, recordID string) (invoicing.ChainEntry, error) {
+	e := invoicing.ChainEntry{AccountID: accountID, Environment: env}
+	err := q.db.QueryRowContext(ctx, `SELECT seq, kind, record_id, record_hash, commitment, prev_hash, entry_hash, created_at FROM books_chain
+		WHERE kind = $1 AND record_id = $2 AND account_id = $3 AND environment = $4`, kind, recordID, accountID, string(env)).
+		Scan(&e.Seq, &e.Kind, &e.RecordID, &e.RecordHash, &e.Commitment, &e.PrevHash, &e.EntryHash, &e.CreatedAt)
+	if errors.Is(err, sql.ErrNoRows) {
+		return e, apperr.NotFoundf("store.ChainEntryOf", CodeChainEntryNotFound)
+	}
+	e.CreatedAt = e.CreatedAt.UTC()
+	return e, mapErr(err)
 }
 
 // idList is "$1, $2, …" for n ids and the ids as arguments.

@@ -8,6 +8,7 @@ const (
 	CodeAlreadyInvoiced            = "already_invoiced"
 	CodeBillableCollectionNotFound = "billable_collection_not_found"
 	CodeBillableItemNotFound       = "billable_item_not_found"
+	CodeChainEntryNotFound         = "chain_entry_not_found"
 	CodeConflict                   = "conflict"
 	CodeCouponNotFound             = "coupon_not_found"
 	CodeCustomerNotFound           = "customer_not_found"

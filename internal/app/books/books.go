@@ -58,6 +58,12 @@ type Queries interface {
 	Checkpoints(ctx context.Context) ([]invoicing.Checkpoint, map[string]int64, error)
 	NextSignatureCounter(ctx context.Context, keyID string) (int64, error)
 	InsertCheckpoint(ctx context.Context, c invoicing.Checkpoint) error
+	LockCheckpointSigning(ctx context.Context) (time.Time, error)
+	RegisterBooksKey(ctx context.Context, keyID, public string) error
+	BooksKeys(ctx context.Context, keyIDs []string) (map[string]string, error)
+	ChainCheckpoint(ctx context.Context, accountID string, env account.Environment, keyID string, counter int64) (invoicing.Checkpoint, bool, error)
+	ChainCheckpoints(ctx context.Context, f invoicing.CheckpointFilter) (list.Page[invoicing.Checkpoint], error)
+	ChainEntryOf(ctx context.Context, accountID string, env account.Environment, kind, recordID string) (invoicing.ChainEntry, error)
 }
 
 // DB is the store as the books see it (store.NewView[books.Queries]).

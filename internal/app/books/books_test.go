@@ -28,14 +28,16 @@ type testBooks struct {
 	ctx   context.Context
 	books *books.Books
 	store *store.Store
+	opts  store.Options // the database's, for a second instance on it
 	live  account.Principal
 }
 
 func setup(t testing.TB, engine store.Engine) *testBooks {
 	t.Helper()
 	clk := clocktest.NewFixed(start)
-	s := storetest.OpenWith(t, engine, func(o *store.Options) { o.Clock = clk })
-	tb := &testBooks{ctx: context.Background(), store: s,
+	var opts store.Options
+	s := storetest.OpenWith(t, engine, func(o *store.Options) { o.Clock, opts = clk, *o })
+	tb := &testBooks{ctx: context.Background(), store: s, opts: opts,
 		books: books.New(store.NewView[books.Queries](s), clk, "farebox", configtest.Defaults().Seller, kit.NewLinks("https://farebox.test")),
 		live:  account.Principal{AccountID: "acc_partner", Environment: account.Live, KeyID: "key_live"}}
 	for _, stmt := range []string{`INSERT INTO areas (id, position, data) VALUES ('area', 0, '{}')`,

@@ -248,20 +248,21 @@ func TestVerifyFindsTampering(t *testing.T) {
 			texts: func(b *chainBed) []string {
 				return []string{"invoice " + b.inv.Number + " (" + b.inv.ID + "): its buyer or split names differ"}
 			}},
-		{name: "entry deleted", want: map[string]int{"entry_missing": 1, "record_not_chained": 1},
+		{name: "entry deleted", want: map[string]int{"entry_missing": 1, "record_not_chained": 1, "checkpoint_mismatch": 1},
 			do: func(t *testing.T, b *chainBed) []string {
 				return []string{`DELETE FROM books_chain WHERE seq = 3`}
 			},
 			texts: func(b *chainBed) []string {
-				return []string{"entries 3 to 3 are missing", "audit " + b.audit[0] + " is in the books but in no chain"}
+				return []string{"entries 3 to 3 are missing", "audit " + b.audit[0] + " is in the books but in no chain",
+					"the Merkle tree of its first"}
 			}},
-		{name: "entries reordered", want: map[string]int{"chain_broken": 3, "entry_changed": 2},
+		{name: "entries reordered", want: map[string]int{"chain_broken": 3, "entry_changed": 2, "checkpoint_mismatch": 1},
 			do: func(t *testing.T, b *chainBed) []string {
 				return []string{`UPDATE books_chain SET seq = -1 WHERE seq = 3`, `UPDATE books_chain SET seq = 3 WHERE seq = 4`,
 					`UPDATE books_chain SET seq = 4 WHERE seq = -1`}
 			},
 			texts: func(b *chainBed) []string {
-				return []string{"entry 3 (audit " + b.audit[1] + ") does not follow entry 2"}
+				return []string{"entry 3 (audit " + b.audit[1] + ") does not follow entry 2", "the Merkle tree of its first"}
 			}},
 		{name: "tail truncated, given an older checkpoint", file: true, want: map[string]int{"chain_truncated": 1, "checkpoint_missing": 1},
 			do: func(t *testing.T, b *chainBed) []string { return b.truncate(t) },
@@ -273,6 +274,11 @@ func TestVerifyFindsTampering(t *testing.T) {
 				return []string{`UPDATE books_checkpoints SET head_hash = '` + sha("x") + `'`}
 			},
 			texts: func(b *chainBed) []string { return []string{"the signature does not verify"} }},
+		{name: "checkpoint tree hash changed", want: map[string]int{"checkpoint_bad_signature": 1, "checkpoint_mismatch": 1},
+			do: func(t *testing.T, b *chainBed) []string {
+				return []string{`UPDATE books_checkpoints SET tree_hash = '` + sha("x") + `'`}
+			},
+			texts: func(b *chainBed) []string { return []string{"the signature does not verify", "the Merkle tree of its first"} }},
 		{name: "cancelled_by set without a cancellation", want: map[string]int{"cancellation_mismatch": 1},
 			do: func(t *testing.T, b *chainBed) []string {
 				return []string{`UPDATE invoices SET cancelled_by = '` + b.plain.ID + `' WHERE id = '` + b.inv.ID + `'`}

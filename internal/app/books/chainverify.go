@@ -53,7 +53,7 @@ func (b *Books) verifyChains(ctx context.Context, q Queries, o VerifyOptions, re
 	sort.Slice(keys, func(i, j int) bool { return keys[i].String() < keys[j].String() })
 	links := cancellations{}
 	for _, k := range keys {
-		w := chainWalk{key: k, need: map[int64]string{}, links: links}
+		w := chainWalk{key: k, need: map[int64]string{}, trees: map[int64]string{}, links: links}
 		for _, c := range cps[k] {
 			w.need[c.TreeSize] = ""
 		}
@@ -127,6 +127,8 @@ type chainWalk struct {
 	key   chainKey
 	links cancellations
 	need  map[int64]string // the entry hash at each checkpointed size
+	trees map[int64]string // the Merkle tree hash at each checkpointed size
+	tree  frontier         // the Merkle tree of the entries seen
 	size  int64            // the last position seen
 	prev  string           // the stored hash of the last entry seen
 }
@@ -167,8 +169,13 @@ func (w *chainWalk) entry(e invoicing.ChainEntry, recs invoicing.ChainRecords, r
 		rep.add("entry_changed", "chain %s: entry %d (%s %s) was changed after it was written", w.key, e.Seq, e.Kind, e.RecordID)
 	}
 	w.size, w.prev = e.Seq, e.EntryHash
+	if l, err := entryLeaf(e.EntryHash); err == nil {
+		w.tree.push(l)
+	}
 	if _, ok := w.need[e.Seq]; ok {
 		w.need[e.Seq] = e.EntryHash
+		r := w.tree.root()
+		w.trees[e.Seq] = hex.EncodeToString(r[:])
 	}
 	checkRecord(w.key, e, recs, rep)
 	if inv, ok := recs.Invoices[e.RecordID]; ok && e.Kind == KindInvoice {
@@ -313,10 +320,14 @@ func (w *chainWalk) checkCheckpoint(c invoicing.Checkpoint, o VerifyOptions, rep
 	case w.need[c.TreeSize] != c.HeadHash:
 		rep.add("checkpoint_mismatch", "chain %s: entry %d is not the one checkpoint #%d signed (the chain up to it was rewritten)",
 			w.key, c.TreeSize, c.Counter)
+	case c.TreeHash != "" && w.trees[c.TreeSize] != c.TreeHash:
+		rep.add("checkpoint_mismatch", "chain %s: the Merkle tree of its first %d entries is not the one checkpoint #%d signed",
+			w.key, c.TreeSize, c.Counter)
 	}
 }
 
 func sameCheckpoint(a, b invoicing.Checkpoint) bool {
 	return a.AccountID == b.AccountID && a.Environment == b.Environment && a.TreeSize == b.TreeSize && a.HeadHash == b.HeadHash &&
+		a.TreeHash == b.TreeHash &&
 		a.SignedAt.Equal(b.SignedAt) && a.Signature == b.Signature
 }

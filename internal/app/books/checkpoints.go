@@ -108,11 +108,17 @@ func newKeyFile(path string) (Signer, error) {
 }
 
 // checkpointMessage is what a checkpoint's signature covers: a fixed
-// header and each field on its own line.
+// header and each field on its own line; v2 (migration 00038) adds the
+// Merkle tree hash after the head hash, v1 is the message of the
+// checkpoints signed before.
 func checkpointMessage(c invoicing.Checkpoint) []byte {
-	return []byte(strings.Join([]string{"farebox books checkpoint v1", c.AccountID, string(c.Environment),
-		strconv.FormatInt(c.TreeSize, 10), c.HeadHash, c.SignedAt.UTC().Truncate(time.Microsecond).Format(time.RFC3339Nano),
-		strconv.FormatInt(c.Counter, 10), c.KeyID}, "\n") + "\n")
+	fields := []string{"farebox books checkpoint v1", c.AccountID, string(c.Environment), strconv.FormatInt(c.TreeSize, 10), c.HeadHash}
+	if c.TreeHash != "" {
+		fields[0] = "farebox books checkpoint v2"
+		fields = append(fields, c.TreeHash)
+	}
+	return []byte(strings.Join(append(fields, c.SignedAt.UTC().Truncate(time.Microsecond).Format(time.RFC3339Nano),
+		strconv.FormatInt(c.Counter, 10), c.KeyID), "\n") + "\n")
 }
 
 // checkSignature reports whether c is signed by pub.
@@ -123,11 +129,22 @@ func checkSignature(c invoicing.Checkpoint, pub ed25519.PublicKey) bool {
 
 // Checkpoint signs, with s, a checkpoint of every chain that grew since
 // its newest checkpoint, each with the next value of the key's signature
-// counter, and stores them in one transaction; it returns them.
+// counter and its Merkle tree hash, and stores them in one transaction;
+// it returns them. It first takes the signers' lock, so that instances
+// signing at the same time sign one after the other: the second sees
+// what the first signed (no chain is signed twice at one size, the
+// counter only grows), and no checkpoint is dated before an earlier one.
 func (b *Books) Checkpoint(ctx context.Context, s Signer) ([]CheckpointJSON, error) {
 	var out []CheckpointJSON
 	err := b.DB.Write(ctx, func(q Queries) error {
 		out = out[:0]
+		last, err := q.LockCheckpointSigning(ctx)
+		if err != nil {
+			return err
+		}
+		if err := q.RegisterBooksKey(ctx, s.KeyID(), base64.StdEncoding.EncodeToString(s.Public())); err != nil {
+			return err
+		}
 		heads, err := q.ChainHeads(ctx)
 		if err != nil {
 			return err
@@ -142,22 +159,15 @@ func (b *Books) Checkpoint(ctx context.Context, s Signer) ([]CheckpointJSON, err
 			signed[k] = max(signed[k], c.TreeSize)
 		}
 		now := b.Clock.Now().UTC().Truncate(time.Microsecond)
+		if now.Before(last) {
+			now = last
+		}
 		for _, h := range heads {
 			if h.Size <= signed[[2]string{h.AccountID, string(h.Environment)}] {
 				continue
 			}
-			n, err := q.NextSignatureCounter(ctx, s.KeyID())
+			c, err := signHead(ctx, q, s, h, now)
 			if err != nil {
-				return err
-			}
-			c := invoicing.Checkpoint{AccountID: h.AccountID, Environment: h.Environment, TreeSize: h.Size, HeadHash: h.HeadHash,
-				SignedAt: now, Counter: n, KeyID: s.KeyID()}
-			sig, err := s.Sign(checkpointMessage(c))
-			if err != nil {
-				return fmt.Errorf("books key %s: %w", s.KeyID(), err)
-			}
-			c.Signature = base64.StdEncoding.EncodeToString(sig)
-			if err := q.InsertCheckpoint(ctx, c); err != nil {
 				return err
 			}
 			out = append(out, checkpointView(c))
@@ -167,15 +177,74 @@ func (b *Books) Checkpoint(ctx context.Context, s Signer) ([]CheckpointJSON, err
 	return out, err
 }
 
+// signHead signs and stores the checkpoint of head h at now; a chain
+// whose entries disagree with its head is refused (farebox books verify
+// names why).
+func signHead(ctx context.Context, q Queries, s Signer, h invoicing.ChainHead, now time.Time) (invoicing.Checkpoint, error) {
+	k := chainKey{h.AccountID, h.Environment}
+	lh, last, err := chainLeaves(ctx, q, k, h.Size)
+	if err != nil {
+		return invoicing.Checkpoint{}, err
+	}
+	if int64(len(lh)) != h.Size || last != h.HeadHash {
+		// Signing it would vouch for a chain its head disagrees with.
+		return invoicing.Checkpoint{}, fmt.Errorf("books: chain %s holds %d entries, its head says %d (run farebox books verify)", k, len(lh), h.Size)
+	}
+	n, err := q.NextSignatureCounter(ctx, s.KeyID())
+	if err != nil {
+		return invoicing.Checkpoint{}, err
+	}
+	root := treeHash(lh)
+	c := invoicing.Checkpoint{AccountID: h.AccountID, Environment: h.Environment, TreeSize: h.Size, HeadHash: h.HeadHash,
+		TreeHash: hex.EncodeToString(root[:]), SignedAt: now, Counter: n, KeyID: s.KeyID()}
+	sig, err := s.Sign(checkpointMessage(c))
+	if err != nil {
+		return c, fmt.Errorf("books key %s: %w", s.KeyID(), err)
+	}
+	c.Signature = base64.StdEncoding.EncodeToString(sig)
+	return c, q.InsertCheckpoint(ctx, c)
+}
+
+// chainLeaves are the Merkle leaf hashes of a chain's first size entries,
+// read from the stored entry hashes, and the last entry's hash; fewer
+// leaves when the chain holds fewer entries.
+func chainLeaves(ctx context.Context, q Queries, k chainKey, size int64) ([]hash, string, error) {
+	lh := make([]hash, 0, size)
+	last := ""
+	for int64(len(lh)) < size {
+		entries, err := q.ChainEntries(ctx, k.accountID, k.env, int64(len(lh)), int(min(size-int64(len(lh)), chainPage)))
+		if err != nil {
+			return nil, "", err
+		}
+		if len(entries) == 0 {
+			break
+		}
+		for _, e := range entries {
+			if e.Seq != int64(len(lh))+1 {
+				return nil, "", fmt.Errorf("books: chain %s: entry %d is missing (run farebox books verify)", k, len(lh)+1)
+			}
+			l, err := entryLeaf(e.EntryHash)
+			if err != nil {
+				return nil, "", fmt.Errorf("books: chain %s entry %d: %w", k, e.Seq, err)
+			}
+			lh, last = append(lh, l), e.EntryHash
+		}
+	}
+	return lh, last, nil
+}
+
 // CheckpointJSON is one exported checkpoint (a line of farebox books
 // checkpoints).
 type CheckpointJSON struct {
+	// ID names the checkpoint: its key id and counter, "<key id>.<counter>".
+	ID          string    `json:"id"`
 	Object      string    `json:"object"`
 	AccountID   string    `json:"account_id"`
 	Environment string    `json:"environment"`
 	TreeSize    int64     `json:"tree_size"`
 	HeadHash    string    `json:"head_hash"`
-	SignedAt    time.Time `json:"signed_at"` // RFC 3339, microseconds: the signed value
+	TreeHash    string    `json:"tree_hash,omitempty"` // RFC 9162 Merkle tree hash (none before migration 00038)
+	SignedAt    time.Time `json:"signed_at"`           // RFC 3339, microseconds: the signed value
 	Counter     int64     `json:"counter"`
 	KeyID       string    `json:"key_id"`
 	Signature   string    `json:"signature"`
@@ -193,7 +262,7 @@ func (b *Books) Checkpoints(ctx context.Context) ([]CheckpointJSON, error) {
 }
 
 func checkpointView(c invoicing.Checkpoint) CheckpointJSON {
-	return CheckpointJSON{Object: "books_checkpoint", AccountID: c.AccountID, Environment: string(c.Environment),
+	return CheckpointJSON{ID: c.KeyID + "." + strconv.FormatInt(c.Counter, 10), Object: "books_checkpoint", TreeHash: c.TreeHash, AccountID: c.AccountID, Environment: string(c.Environment),
 		TreeSize: c.TreeSize, HeadHash: c.HeadHash, SignedAt: c.SignedAt, Counter: c.Counter, KeyID: c.KeyID,
 		Signature: c.Signature}
 }
@@ -201,5 +270,5 @@ func checkpointView(c invoicing.Checkpoint) CheckpointJSON {
 // checkpoint is the stored form of an exported checkpoint.
 func (c CheckpointJSON) checkpoint() invoicing.Checkpoint {
 	return invoicing.Checkpoint{AccountID: c.AccountID, Environment: account.Environment(c.Environment), TreeSize: c.TreeSize,
-		HeadHash: c.HeadHash, SignedAt: c.SignedAt.UTC(), Counter: c.Counter, KeyID: c.KeyID, Signature: c.Signature}
+		HeadHash: c.HeadHash, TreeHash: c.TreeHash, SignedAt: c.SignedAt.UTC(), Counter: c.Counter, KeyID: c.KeyID, Signature: c.Signature}
 }

@@ -30,7 +30,9 @@ type Report struct {
 	// chained; Erased: entries whose record's personal fields are erased
 	// (checked by their commitment); Checkpoints: checkpoints checked.
 	Chains, Entries, BeforeChain, Erased, Checkpoints int
-	Findings                                          []Finding
+	// Proofs: the proofs of an export checked (VerifyExport).
+	Proofs   int
+	Findings []Finding
 }
 
 // VerifyOptions: Key is the books key's public key (nil: checkpoints are
