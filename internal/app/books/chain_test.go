@@ -278,7 +278,9 @@ func TestVerifyFindsTampering(t *testing.T) {
 			do: func(t *testing.T, b *chainBed) []string {
 				return []string{`UPDATE books_checkpoints SET tree_hash = '` + sha("x") + `'`}
 			},
-			texts: func(b *chainBed) []string { return []string{"the signature does not verify", "the Merkle tree of its first"} }},
+			texts: func(b *chainBed) []string {
+				return []string{"the signature does not verify", "the Merkle tree of its first"}
+			}},
 		{name: "cancelled_by set without a cancellation", want: map[string]int{"cancellation_mismatch": 1},
 			do: func(t *testing.T, b *chainBed) []string {
 				return []string{`UPDATE invoices SET cancelled_by = '` + b.plain.ID + `' WHERE id = '` + b.inv.ID + `'`}
