@@ -78,6 +78,49 @@ func TestBooksCommands(t *testing.T) {
 			if out := cli(t, env, "books", "verify", "--checkpoints", file); !strings.HasSuffix(out, "4 entries in 1 chains (0 records from before the chain, 0 with erased personal fields) and 1 checkpoints: 0 findings\n") {
 				t.Errorf("verify with the exported checkpoints: %s", out)
 			}
+			// What a partner holds: the API's page of checkpoints and a
+			// proof of its invoice, as answered, verify with and without
+			// the database; a changed signature does not.
+			page := e.Must(200, apitest.Req{Method: "GET", Path: "/v1/books/checkpoints.json", Key: e.LiveKey}).Body
+			var invoices struct {
+				Data []struct {
+					InvoiceID string `json:"invoice_id"`
+				} `json:"data"`
+			}
+			e.Must(200, apitest.Req{Method: "GET", Path: "/v9/ticketing/invoices.json", Key: e.LiveKey}).JSON(t, &invoices)
+			proof := e.Must(200, apitest.Req{Method: "GET", Path: "/v1/books/proofs/inclusion.json?tree_size=4&record_id=" + invoices.Data[0].InvoiceID,
+				Key: e.LiveKey}).Body
+			held := filepath.Join(t.TempDir(), "held.json")
+			if err := os.WriteFile(held, append(append(page, '\n'), proof...), 0o600); err != nil {
+				t.Fatal(err)
+			}
+			if out := cli(t, env, "books", "verify", "--checkpoints", held); !strings.HasSuffix(out, "and 1 checkpoints: 0 findings\n") {
+				t.Errorf("verify with the API's page: %s", out)
+			}
+			if out := cli(t, env, "books", "verify", "--offline", "--checkpoints", held); out != "checked 1 checkpoints with 1 keys and 1 proofs: 0 findings\n" {
+				t.Errorf("verify --offline: %s", out)
+			}
+			var cpPage map[string]any
+			if err := json.Unmarshal(page, &cpPage); err != nil {
+				t.Fatal(err)
+			}
+			sig := cpPage["data"].([]any)[0].(map[string]any)["signature"].(string)
+			forged := strings.Replace(string(page), sig, "A"+sig[1:], 1)
+			if sig[0] == 'A' {
+				forged = strings.Replace(string(page), sig, "B"+sig[1:], 1)
+			}
+			if err := os.WriteFile(held, []byte(forged), 0o600); err != nil {
+				t.Fatal(err)
+			}
+			var stdout, stderr bytes.Buffer
+			err := run(context.Background(), []string{"books", "verify", "--offline", "--checkpoints", held}, envFrom(env), nil, &stdout, &stderr)
+			if exitCode(err) != 1 || !strings.Contains(stdout.String(), "FINDING checkpoint_bad_signature: checkpoint "+cpPage["data"].([]any)[0].(map[string]any)["id"].(string)) {
+				t.Errorf("verify --offline of a forged signature: %v\n%s%s", err, stdout.String(), stderr.String())
+			}
+			stdout.Reset()
+			if err := run(context.Background(), []string{"books", "verify", "--offline"}, envFrom(env), nil, &stdout, &stderr); exitCode(err) != 2 {
+				t.Errorf("verify --offline without a file: %v", err)
+			}
 			lines := strings.Split(strings.TrimSpace(cli(t, env, "books", "audit", "--account", e.AccountID)), "\n")
 			if len(lines) != 2 {
 				t.Fatalf("audit: %q", lines)
@@ -89,8 +132,9 @@ func TestBooksCommands(t *testing.T) {
 			if _, err := s.DB().Exec(`UPDATE invoice_counters SET last_value = last_value + 1`); err != nil {
 				t.Fatal(err)
 			}
-			var stdout, stderr bytes.Buffer
-			err := run(context.Background(), []string{"books", "verify"}, envFrom(env), nil, &stdout, &stderr)
+			stdout.Reset()
+			stderr.Reset()
+			err = run(context.Background(), []string{"books", "verify"}, envFrom(env), nil, &stdout, &stderr)
 			if err == nil || exitCode(err) != 1 || !strings.Contains(stdout.String(), "FINDING number_gap: series 2026: number 2026-000002 is missing") ||
 				!strings.Contains(stdout.String(), "1 findings") {
 				t.Errorf("verify with a gap: %v\n%s%s", err, stdout.String(), stderr.String())

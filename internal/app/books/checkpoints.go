@@ -209,7 +209,7 @@ func signHead(ctx context.Context, q Queries, s Signer, h invoicing.ChainHead, n
 // read from the stored entry hashes, and the last entry's hash; fewer
 // leaves when the chain holds fewer entries.
 func chainLeaves(ctx context.Context, q Queries, k chainKey, size int64) ([]hash, string, error) {
-	lh := make([]hash, 0, size)
+	lh := make([]hash, 0, min(size, chainPage)) // size is a caller's: grow with what is read
 	last := ""
 	for int64(len(lh)) < size {
 		entries, err := q.ChainEntries(ctx, k.accountID, k.env, int64(len(lh)), int(min(size-int64(len(lh)), chainPage)))
