@@ -78,7 +78,8 @@ type Deps struct {
 	// Invoices is invoicing: customers, billable items, collections, the
 	// documents issued for them and their downloads (docs/invoicing.md).
 	Invoices *invoices.Service
-	// Books are the audit log and the cancellation receipts (docs/books.md).
+	// Books are the audit log, the cancellation receipts and the checkpoints
+	// of the books with their proofs (docs/books.md).
 	Books *books.Books
 	// TestClocks are the test clocks of the test environments
 	// (docs/test-clocks.md).

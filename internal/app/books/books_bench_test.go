@@ -121,3 +121,90 @@ func issueOnce(b *testing.B, tb *testBooks, pdf []byte, chained bool) {
 		b.Fatal(err)
 	}
 }
+
+// BenchmarkCheckpointProofs measures what the Merkle tree costs at a
+// chain of 20,000 entries: signing a checkpoint after one more entry
+// (the tree hash is computed from every stored entry hash), an inclusion
+// proof of the first record and a consistency proof from half the chain
+// (each reads the entry hashes up to its tree size), against the
+// baseline of reading the chain's entries alone, in the same run.
+//
+//	go test ./internal/app/books -run '^$' -bench CheckpointProofs -benchtime 20x
+func BenchmarkCheckpointProofs(b *testing.B) {
+	const n = 20000
+	for _, engine := range storetest.Engines {
+		b.Run(string(engine), func(b *testing.B) {
+			tb := setup(b, engine)
+			signer, err := books.FileSigner(b.TempDir()+"/"+books.KeyFile, true)
+			if err != nil {
+				b.Fatal(err)
+			}
+			var first string
+			for batch := range n / 1000 {
+				if err := tb.store.Write(tb.ctx, func(q store.Q) error {
+					var recs []books.Record
+					for i := range 1000 {
+						recs = append(recs, books.ItemChange(tb.live, fmt.Sprintf("item-%d-%d", batch, i), invoicing.AuditAssignmentChanged, nil, start))
+					}
+					return tb.books.Append(tb.ctx, q, recs...)
+				}); err != nil {
+					b.Fatal(err)
+				}
+			}
+			if err := tb.store.DB().QueryRowContext(tb.ctx, `SELECT record_id FROM books_chain WHERE seq = 1`).Scan(&first); err != nil {
+				b.Fatal(err)
+			}
+			grow := func(i int) {
+				if err := tb.store.Write(tb.ctx, func(q store.Q) error {
+					return tb.books.Append(tb.ctx, q, books.ItemChange(tb.live, fmt.Sprintf("more-%d", i), invoicing.AuditAssignmentChanged, nil, start))
+				}); err != nil {
+					b.Fatal(err)
+				}
+			}
+			b.Run("read entries (baseline)", func(b *testing.B) {
+				for b.Loop() {
+					got := 0
+					for after := int64(0); ; {
+						es, err := tb.store.Read().ChainEntries(tb.ctx, tb.live.AccountID, tb.live.Environment, after, 500)
+						if err != nil {
+							b.Fatal(err)
+						}
+						if len(es) == 0 {
+							break
+						}
+						got, after = got+len(es), es[len(es)-1].Seq
+					}
+					if got < n {
+						b.Fatalf("%d entries", got)
+					}
+				}
+			})
+			b.Run("sign", func(b *testing.B) {
+				i := 0
+				for b.Loop() {
+					b.StopTimer()
+					grow(i)
+					i++
+					b.StartTimer()
+					if cps, err := tb.books.Checkpoint(tb.ctx, signer); err != nil || len(cps) != 1 {
+						b.Fatalf("%+v %v", cps, err)
+					}
+				}
+			})
+			b.Run("inclusion proof", func(b *testing.B) {
+				for b.Loop() {
+					if _, err := tb.books.InclusionProof(tb.ctx, tb.live, books.InclusionRequest{Kind: "audit", RecordID: first, TreeSize: fmt.Sprint(n)}); err != nil {
+						b.Fatal(err)
+					}
+				}
+			})
+			b.Run("consistency proof", func(b *testing.B) {
+				for b.Loop() {
+					if _, err := tb.books.ConsistencyProof(tb.ctx, tb.live, books.ConsistencyRequest{First: fmt.Sprint(n / 2), Second: fmt.Sprint(n)}); err != nil {
+						b.Fatal(err)
+					}
+				}
+			})
+		})
+	}
+}

@@ -43,21 +43,20 @@ func ReadExport(r io.Reader) (Export, error) {
 		var err error
 		switch head.Object {
 		case "books_checkpoint":
-			var c CheckpointJSON
-			err = json.Unmarshal(raw, &c)
-			x.Checkpoints = append(x.Checkpoints, c)
+			err = decodeTo(raw, &x.Checkpoints)
 		case "list":
 			var l CheckpointListJSON
 			err = json.Unmarshal(raw, &l)
+			for _, c := range l.Data {
+				if c.Object != "books_checkpoint" && err == nil {
+					err = fmt.Errorf("a list of %q, not of checkpoints", c.Object)
+				}
+			}
 			x.Checkpoints, x.Keys = append(x.Checkpoints, l.Data...), append(x.Keys, l.Keys...)
 		case "books_inclusion_proof":
-			var p InclusionProofJSON
-			err = json.Unmarshal(raw, &p)
-			x.Inclusion = append(x.Inclusion, p)
+			err = decodeTo(raw, &x.Inclusion)
 		case "books_consistency_proof":
-			var p ConsistencyProofJSON
-			err = json.Unmarshal(raw, &p)
-			x.Consistency = append(x.Consistency, p)
+			err = decodeTo(raw, &x.Consistency)
 		default:
 			err = fmt.Errorf("object %q is no checkpoint, checkpoint list or proof of the books", head.Object)
 		}
@@ -65,6 +64,14 @@ func ReadExport(r io.Reader) (Export, error) {
 			return x, fmt.Errorf("value %d: %w", n, err)
 		}
 	}
+}
+
+// decodeTo decodes raw as one more element of *to.
+func decodeTo[T any](raw json.RawMessage, to *[]T) error {
+	var v T
+	err := json.Unmarshal(raw, &v)
+	*to = append(*to, v)
+	return err
 }
 
 // VerifyExport checks an export without the database: every key is the
