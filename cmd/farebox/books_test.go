@@ -18,6 +18,7 @@ import (
 // 0 and a gap with exit 1 naming it; `farebox books audit` prints an
 // account's audit log; on both engines.
 func TestBooksCommands(t *testing.T) {
+	t.Parallel()
 	for _, engine := range []store.Engine{store.SQLite, store.Postgres} {
 		t.Run(string(engine), func(t *testing.T) {
 			var env map[string]string

@@ -13,6 +13,7 @@ import (
 // is still arriving, asks the server to stop, then completes the body: the
 // request must get its answer and serve must return cleanly.
 func TestGracefulShutdownFinishesInFlightRequests(t *testing.T) {
+	t.Parallel()
 	env := map[string]string{"FAREBOX_DATA_DIR": t.TempDir(), "FAREBOX_ADDR": "127.0.0.1:0", "FAREBOX_LOG_LEVEL": "error"}
 	ctx, cancel := context.WithCancel(context.Background())
 	defer cancel()
