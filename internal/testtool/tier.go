@@ -34,6 +34,9 @@ const (
 	Soak = "soak-shaped test (hundreds of runs, heap watched)"
 	// Property: a long randomized property test.
 	Property = "long property test"
+	// Validator: runs an outside validator that starts a Java VM per
+	// document (PDFBox Preflight), seconds each.
+	Validator = "outside validator (a Java VM per document)"
 	// Guides: runs every shell guide of docs/ against a built farebox
 	// binary on both engines.
 	Guides = "runs the docs/ guides against a built binary"
