@@ -17,6 +17,7 @@ import (
 // lists its own flags and none of another's (issue 28: `accounts invite
 // --help` showed the flags of `accounts create`).
 func TestAccountsSubcommandHelp(t *testing.T) {
+	t.Parallel()
 	cases := map[string]struct{ want, not []string }{
 		"create":        {want: []string{"-name", "-account", "-test", "-json"}, not: []string{"-email", "-url", "-yes"}},
 		"list":          {want: []string{"-json"}, not: []string{"-name", "-email", "-url", "-yes", "-test"}},
@@ -55,6 +56,7 @@ func TestAccountsSubcommandHelp(t *testing.T) {
 // prefix naming keys of two accounts revokes nothing even with --yes, and
 // --account narrows it to one. Both engines.
 func TestAccountsRevokeConfirms(t *testing.T) {
+	t.Parallel()
 	storetest.EachEngine(t, func(t *testing.T, engine store.Engine) {
 		ctx := context.Background()
 		opts := storetest.Options(t, engine)

@@ -15,6 +15,7 @@ import (
 // --admin-password-file reads; a short password is refused; serve refuses
 // a file that is not such a line.
 func TestAdminPasswordCommand(t *testing.T) {
+	t.Parallel()
 	var out, errb bytes.Buffer
 	err := run(context.Background(), []string{"admin-password", "--user", "ops"}, envFrom(nil),
 		strings.NewReader("correct horse battery staple\n"), &out, &errb)

@@ -18,6 +18,7 @@ import (
 // TestServeAppleUpdatesSettings: each bad APNs setting stops `serve` with
 // the flag named.
 func TestServeAppleUpdatesSettings(t *testing.T) {
+	t.Parallel()
 	dir := t.TempDir()
 	garbage := testtool.WriteFile(t, dir, "garbage.p8", []byte("not a key"))
 	for _, c := range []struct {
@@ -40,6 +41,7 @@ func TestServeAppleUpdatesSettings(t *testing.T) {
 // where it pushes, its passes carry webServiceURL and a token, and a
 // device registers through the web service of the running instance.
 func TestServeAppleUpdates(t *testing.T) {
+	t.Parallel()
 	srv := apnstest.New(t, "pass.org.farebox.development")
 	key := filepath.Join(t.TempDir(), "AuthKey_ABC123DEFG.p8")
 	if err := os.WriteFile(key, srv.P8, 0o600); err != nil {

@@ -12,13 +12,16 @@ import (
 
 	"github.com/farebox/farebox/internal/apitest"
 	"github.com/farebox/farebox/internal/store"
+	"github.com/farebox/farebox/internal/store/storetest"
 )
 
 // TestBooksCommands: `farebox books verify` reports clean books with exit
 // 0 and a gap with exit 1 naming it; `farebox books audit` prints an
-// account's audit log; on both engines.
+// account's audit log; on both engines (SQLite only under -short: the
+// store's conformance suite runs the books on both there).
 func TestBooksCommands(t *testing.T) {
-	for _, engine := range []store.Engine{store.SQLite, store.Postgres} {
+	t.Parallel()
+	for _, engine := range storetest.Engines {
 		t.Run(string(engine), func(t *testing.T) {
 			var env map[string]string
 			var s *store.Store

@@ -19,6 +19,7 @@ import (
 // TestServeBrandSettings: a bad brand stops `farebox serve` before it opens
 // anything, naming each bad flag and why.
 func TestServeBrandSettings(t *testing.T) {
+	t.Parallel()
 	dir := t.TempDir()
 	writeImg := func(name string, w, h int) string { return writeBlankPNG(t, dir, name, w, h) }
 	notPNG := testtool.WriteFile(t, dir, "logo.jpg", []byte("\xff\xd8\xff\xe0 not a png"))
@@ -53,6 +54,7 @@ func TestServeBrandSettings(t *testing.T) {
 // serve` hands out: pass.json, the pass icon, ticket.properties.brand; the
 // log names it instead of warning about the development brand.
 func TestServeWithBrand(t *testing.T) {
+	t.Parallel()
 	dir := t.TempDir()
 	img := func(name string, w, h int) string { return writeBlankPNG(t, dir, name, w, h) }
 	env := map[string]string{"FAREBOX_DATA_DIR": t.TempDir(), "FAREBOX_BRAND_ORGANIZATION": "Verkehrsverbund Musterstadt",

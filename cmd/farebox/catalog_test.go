@@ -13,6 +13,7 @@ import (
 )
 
 func TestCatalogImportExport(t *testing.T) {
+	t.Parallel()
 	dir := t.TempDir()
 	env := map[string]string{"FAREBOX_DATA_DIR": dir}
 	cli(t, env, "migrate", "--create") // a new installation

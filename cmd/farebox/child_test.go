@@ -12,6 +12,8 @@ import (
 	"syscall"
 	"testing"
 	"time"
+
+	"github.com/farebox/farebox/internal/testtool"
 )
 
 var (
@@ -46,7 +48,12 @@ func fareboxBinary(t *testing.T) string {
 // when a test left a ./farebox-data directory in the source tree (a
 // command or serve ran without a data dir of the test's own; such files
 // were once committed by accident).
+//
+// The command's tests wait on servers, child processes and timers far more
+// than on the CPU, so up to eight run at once (every test is parallel)
+// unless -parallel says otherwise.
 func TestMain(m *testing.M) {
+	testtool.WaitBound(8)
 	_, statErr := os.Stat("farebox-data")
 	existed := statErr == nil
 	code := m.Run()

@@ -39,6 +39,7 @@ type ack struct {
 // process's rows are in its memory-mapped segment, which the restarted
 // process (same data dir) rolls into the database.
 func TestKillDuringLoad(t *testing.T) {
+	t.Parallel()
 	testtool.FullSuiteOnly(t, testtool.Crash)
 	for _, mode := range []string{"database", "journal"} {
 		t.Run(mode, func(t *testing.T) { killDuringLoad(t, mode) })

@@ -14,6 +14,7 @@ import (
 // fails with a message naming the path and creates nothing; --create
 // starts a new database deliberately, and then the commands work.
 func TestOperatorCommandsRefuseMissingDatabase(t *testing.T) {
+	t.Parallel()
 	dir := filepath.Join(t.TempDir(), "not-here")
 	env := map[string]string{"FAREBOX_DATA_DIR": dir}
 	for _, args := range [][]string{

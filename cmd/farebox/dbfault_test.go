@@ -112,6 +112,7 @@ func (p *tcpProxy) restore(t *testing.T) {
 // database_unavailable (JSON, Retry-After), never a 500 or a hang; after it
 // the service recovers by itself, and every acknowledged order is stored.
 func TestDatabaseOutageUnderLoad(t *testing.T) {
+	t.Parallel()
 	testtool.FullSuiteOnly(t, testtool.Load)
 	env, st := pgEnv(t)
 	u, err := url.Parse(storetest.PostgresURL())

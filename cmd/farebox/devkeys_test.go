@@ -48,6 +48,7 @@ func serveOutcome(t *testing.T, env map[string]string) (err error, logs string) 
 // a warning; a service with only test keys, or with the profile's issuer
 // configured, starts without it. Both engines.
 func TestDevelopmentBarcodeKeysRefusedInLive(t *testing.T) {
+	t.Parallel()
 	var errb bytes.Buffer
 	_ = run(context.Background(), []string{"serve", "--help"}, envFrom(nil), nil, io.Discard, &errb)
 	for _, want := range []string{"-allow-development-barcode-keys", "FAREBOX_ALLOW_DEVELOPMENT_BARCODE_KEYS", "development UIC/VDV key"} {

@@ -22,6 +22,7 @@ var gtfsData = shareddata.Path("gtfs") + "/"
 // a summary), lists it, serves it (the server loads it in the background
 // and /readyz turns ready), and removes it, on both engines.
 func TestGTFSCommands(t *testing.T) {
+	t.Parallel()
 	storetest.EachEngine(t, func(t *testing.T, engine store.Engine) {
 		opts := storetest.Options(t, engine)
 		env := map[string]string{"FAREBOX_DATA_DIR": opts.DataDir, "FAREBOX_ADDR": "127.0.0.1:0", "FAREBOX_GTFS_REFRESH": "1s"}

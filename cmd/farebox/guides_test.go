@@ -99,6 +99,7 @@ func parseGuide(name string, src []byte) ([]shBlock, error) {
 // TestParseGuide pins the extraction: runnable and norun blocks with their
 // line numbers, other fences ignored, a norun without reason refused.
 func TestParseGuide(t *testing.T) {
+	t.Parallel()
 	src := "# T\n\n<!-- norun: the test starts its own server -->\n```sh\nfarebox serve\n```\n\n```json\n{\"a\":1}\n```\n\n```sh\necho one\necho two\n```\n"
 	blocks, err := parseGuide("g.md", []byte(src))
 	if err != nil {
@@ -150,6 +151,7 @@ var failedRe = regexp.MustCompile(`__guide_failed__ (\d+) (\d+)`)
 // binary, on PATH as `farebox`), on both engines, so the guides never rot.
 // A failing command fails the test with its file:line and the output.
 func TestGuidesRun(t *testing.T) {
+	t.Parallel()
 	testtool.FullSuiteOnly(t, testtool.Guides)
 	for _, tool := range []string{"bash", "curl", "jq", "unzip"} {
 		if _, err := exec.LookPath(tool); err != nil {
@@ -296,6 +298,7 @@ func guideOutcome(out []byte, err error, origin []string) (string, bool) {
 // over between blocks, a norun block is left out and an early exit is a
 // failure too.
 func TestGuideScriptReportsFailingLine(t *testing.T) {
+	t.Parallel()
 	cases := []struct {
 		src, want string
 	}{
@@ -337,6 +340,7 @@ var createNameRe = regexp.MustCompile(`accounts create --name "([^"]+)"`)
 // same directory must not end up with two accounts of one name, which
 // makes the README's `accounts create --name NAME --test` refuse.
 func TestGuideAccountNamesDiffer(t *testing.T) {
+	t.Parallel()
 	owner := map[string]string{}
 	for _, file := range append([]string{"../../README.md"}, guideFiles(t)...) {
 		src, err := os.ReadFile(file)
@@ -362,6 +366,7 @@ var machinePathRe = regexp.MustCompile(`(^|[\s"'=(:])(/work/|/root/|/home/[a-z])
 // checkout; none names a directory of one machine (a checkout under /work,
 // a home directory).
 func TestDocsNameNoMachinePaths(t *testing.T) {
+	t.Parallel()
 	files, err := filepath.Glob("../../docs/*.md")
 	if err != nil {
 		t.Fatal(err)

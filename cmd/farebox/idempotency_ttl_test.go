@@ -10,6 +10,7 @@ import (
 // secrets), so the key can be used again for another request afterwards,
 // while within the TTL it replays.
 func TestIdempotencyKeysExpire(t *testing.T) {
+	t.Parallel()
 	in, key := servePartner(t, sqliteEnv(t, map[string]string{"FAREBOX_IDEMPOTENCY_TTL": "1s", "FAREBOX_RATE_LIMIT": "0"}))
 	ids := products(t, in.url(), key)
 	h := map[string]string{"Idempotency-Key": "ttl-1"}

@@ -31,6 +31,7 @@ func inspectRun(env map[string]string, stdin []byte, args ...string) (string, er
 // passes; `farebox inspect` verifies a real ticket's payload and a PNG of
 // its code with the service's keys and with the published keys.json.
 func TestServeWalletsAndInspect(t *testing.T) {
+	t.Parallel()
 	storetest.EachEngine(t, func(t *testing.T, engine store.Engine) {
 		env, dataDir := engineEnv(t, engine, "FAREBOX_ADDR", "127.0.0.1:0")
 		apiKey := createAccount(t, env, "Inspect GmbH")
@@ -176,6 +177,7 @@ func TestServeWalletsAndInspect(t *testing.T) {
 
 // TestInspectTestTicket: a test ticket is genuine but rejected unless --allow-test.
 func TestInspectTestTicket(t *testing.T) {
+	t.Parallel()
 	dir := t.TempDir()
 	kr, _, err := barcode.LoadOrCreateDir(dir, nil)
 	if err != nil {
@@ -208,6 +210,7 @@ func TestInspectTestTicket(t *testing.T) {
 // TestServeWalletSettings: the wallet settings are listed, and a partial
 // Apple configuration stops the start with a clear message.
 func TestServeWalletSettings(t *testing.T) {
+	t.Parallel()
 	var errb bytes.Buffer
 	_ = run(context.Background(), []string{"serve", "--help"}, envFrom(nil), nil, io.Discard, &errb)
 	for _, want := range []string{"-inspection-keys", "FAREBOX_INSPECTION_KEYS", "FAREBOX_APPLE_PASS_CERT", "FAREBOX_APPLE_WWDR_CERT",

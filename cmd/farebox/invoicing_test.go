@@ -14,6 +14,7 @@ import (
 // invoice's files without any test hook (in-process wake-up after commit),
 // and /metrics reports the queue and the run.
 func TestServeInvoiceWorkers(t *testing.T) {
+	t.Parallel()
 	in, key := servePartner(t, sqliteEnv(t, map[string]string{"FAREBOX_LOG_FORMAT": "json"}))
 	addr, logs, base := in.addr, in.logs, in.url()
 	single := products(t, base, key)["single/adult"]
@@ -79,6 +80,7 @@ func TestServeInvoiceWorkers(t *testing.T) {
 
 // TestSellerConfigValidated: a broken seller setting stops serve at startup.
 func TestSellerConfigValidated(t *testing.T) {
+	t.Parallel()
 	env := sqliteEnv(t, map[string]string{"FAREBOX_SELLER_IBAN": "DE00370400440532013000", "FAREBOX_SELLER_CONTACT_EMAIL": "nope"})
 	serveStops(t, "serve with a bad IBAN", env, "/seller/iban", "--seller-*")
 }

@@ -27,6 +27,7 @@ import (
 // the old barcode is rejected with the reason by `inspect --revocations`,
 // and the saved Google object carries the new barcode.
 func TestKeysRotateRevokeEndToEnd(t *testing.T) {
+	t.Parallel()
 	storetest.EachEngine(t, func(t *testing.T, engine store.Engine) {
 		opts := storetest.Options(t, engine)
 		dir := t.TempDir()

@@ -15,6 +15,7 @@ import (
 // (the SDK's credentials), restore secrets, reactivation keys and invoice
 // download identifiers. Every request still logs its request id.
 func TestLogsHoldNoSecrets(t *testing.T) {
+	t.Parallel()
 	env := sqliteEnv(t, map[string]string{"FAREBOX_LOG_LEVEL": "debug", "FAREBOX_LOG_FORMAT": "json"})
 	in, key := servePartner(t, env)
 	base := in.url()

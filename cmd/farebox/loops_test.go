@@ -18,6 +18,9 @@ import (
 // driven by events, not by time: the loop is released only once serve logs (at debug level)
 // that it waits for the loops; serve returning before that (the store
 // closed under a running loop) fails the test.
+//
+// Not parallel: testLoop is the package's one hook into serve, and a
+// sequential test runs while every parallel one waits.
 func TestShutdownJoinsBackgroundLoops(t *testing.T) {
 	for _, engine := range storetest.Engines {
 		t.Run(string(engine), func(t *testing.T) {

@@ -67,6 +67,7 @@ func cli(t *testing.T, env map[string]string, args ...string) string {
 // database commits on PostgreSQL) and in journal mode on PostgreSQL; the
 // usage report at the end shows the recorded requests in every case.
 func TestServeEndToEnd(t *testing.T) {
+	t.Parallel()
 	cases := []struct {
 		name    string
 		engine  store.Engine
@@ -193,6 +194,7 @@ func TestServeEndToEnd(t *testing.T) {
 }
 
 func TestServeHelpListsEverySetting(t *testing.T) {
+	t.Parallel()
 	var errb bytes.Buffer
 	err := run(context.Background(), []string{"serve", "--help"}, envFrom(nil), nil, io.Discard, &errb)
 	if err == nil {

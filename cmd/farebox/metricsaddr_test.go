@@ -11,6 +11,7 @@ import (
 // TestMetricsListener: with --metrics-addr, /metrics is served there and
 // the public API listener answers 404 for it.
 func TestMetricsListener(t *testing.T) {
+	t.Parallel()
 	in := startServe(t, sqliteEnv(t, map[string]string{"FAREBOX_METRICS_ADDR": "127.0.0.1:0", "FAREBOX_LOG_FORMAT": "json"}))
 	var metricsAddr string
 	for _, line := range strings.Split(in.logs.String(), "\n") {

@@ -71,6 +71,7 @@ func scrape(t *testing.T, url string) series {
 // (the ledger alert used reason="failed" while the metric says
 // server_error).
 func TestDocumentedMetricsExist(t *testing.T) {
+	t.Parallel()
 	in := startServe(t, sqliteEnv(t, nil))
 	// One request, so the per-route series have a child to show.
 	if res, err := http.Get(in.url() + "/healthz"); err == nil {

@@ -20,6 +20,7 @@ import (
 // ticket still answers in its shape with neutral values; settings below
 // the legal minimum are refused by the command and by serve at start.
 func TestRetentionCommand(t *testing.T) {
+	t.Parallel()
 	storetest.EachEngine(t, func(t *testing.T, engine store.Engine) {
 		env, dataDir := engineEnv(t, engine)
 		apiKey := createAccount(t, env, "Retention GmbH")

@@ -29,6 +29,7 @@ import (
 // a catalog and a GTFS import are picked up by both, a departures session
 // token minted by A is honoured by B, and a revoked key stops on both.
 func TestScaleOutTwoInstances(t *testing.T) {
+	t.Parallel()
 	testtool.FullSuiteOnly(t, testtool.Load)
 	env, st := pgEnv(t)
 	env["FAREBOX_GTFS_REFRESH"] = "1s"

@@ -25,6 +25,7 @@ import (
 // `farebox inspect` verifies (a specimen: accepted only with --allow-test)
 // and KDE Itinerary reads from the served PNG, on both engines.
 func TestUICProfileEndToEnd(t *testing.T) {
+	t.Parallel()
 	storetest.EachEngine(t, func(t *testing.T, engine store.Engine) {
 		env, dataDir, apiKey, f := devProfileTrial(t, engine, "UIC GmbH", catalog.BarcodeUIC)
 		setMonthly(f, func(p *catalog.Product) { p.BarcodeProductNumber = 9999 })

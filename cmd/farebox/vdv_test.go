@@ -34,6 +34,7 @@ import (
 // Itinerary recognises it as VDV and stops at the CA it does not know. Both
 // engines.
 func TestVDVProfileEndToEnd(t *testing.T) {
+	t.Parallel()
 	storetest.EachEngine(t, func(t *testing.T, engine store.Engine) {
 		env, dataDir, apiKey, f := devProfileTrial(t, engine, "VDV GmbH", catalog.BarcodeVDV)
 		dir := t.TempDir()
@@ -98,6 +99,7 @@ func TestVDVProfileEndToEnd(t *testing.T) {
 // chain stops the start, and `farebox inspect` with the same root and CA
 // accepts a live ticket without --allow-test and refuses it without them.
 func TestVDVConfiguredIssuer(t *testing.T) {
+	t.Parallel()
 	now := time.Now()
 	p, err := vdv.GenerateDevPKI(nil, now) // stands in for VDV-issued material
 	if err != nil {

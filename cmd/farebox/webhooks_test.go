@@ -38,6 +38,7 @@ type hookReceipt struct {
 // arrived in order. The endpoint is created with `farebox webhooks
 // create`, on loopback thanks to --webhook-allow-private.
 func TestWebhooksSurviveKill(t *testing.T) {
+	t.Parallel()
 	testtool.FullSuiteOnly(t, testtool.Crash)
 	env, st := pgEnv(t)
 	env["FAREBOX_JOB_LEASE"] = "3s"

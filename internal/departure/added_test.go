@@ -325,6 +325,7 @@ func TestExtraTripCanceledLater(t *testing.T) {
 // 20,000 added runs: each minute an extra departure at every stop; boards
 // and trips stay right and the cache agrees.
 func TestManyExtraTrips(t *testing.T) {
+	testtool.FullSuiteOnly(t, testtool.Load)
 	const n = 20000
 	ix := extraIndex(t, extraHub(t, testtool.ManyExtraTrips(t, n)))
 	at := time.Date(2023, 11, 7, 20, 0, 0, 0, la(t))

@@ -1,6 +1,10 @@
 package testtool
 
-import "testing"
+import (
+	"flag"
+	"strconv"
+	"testing"
+)
 
 // The test suite has two tiers (README, "Test it"):
 //
@@ -30,6 +34,9 @@ const (
 	Soak = "soak-shaped test (hundreds of runs, heap watched)"
 	// Property: a long randomized property test.
 	Property = "long property test"
+	// Validator: runs an outside validator that starts a Java VM per
+	// document (PDFBox Preflight), seconds each.
+	Validator = "outside validator (a Java VM per document)"
 	// Guides: runs every shell guide of docs/ against a built farebox
 	// binary on both engines.
 	Guides = "runs the docs/ guides against a built binary"
@@ -41,5 +48,19 @@ func FullSuiteOnly(t testing.TB, why string) {
 	t.Helper()
 	if testing.Short() {
 		t.Skip("full suite only (-short): " + why)
+	}
+}
+
+// WaitBound lets up to n parallel tests of the package run at once unless
+// the command line set -parallel. Call it from TestMain, before m.Run, in a
+// package whose tests wait on a database, a server, a child process or a
+// timer far more than they use the CPU: the default (GOMAXPROCS, two on
+// the team's machines) leaves the cores idle while each waits.
+func WaitBound(n int) {
+	flag.Parse()
+	set := false
+	flag.Visit(func(f *flag.Flag) { set = set || f.Name == "test.parallel" })
+	if !set {
+		_ = flag.Set("test.parallel", strconv.Itoa(n))
 	}
 }

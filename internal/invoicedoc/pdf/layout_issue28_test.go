@@ -6,6 +6,7 @@ import (
 
 	"github.com/farebox/farebox/internal/invoicedoc"
 	"github.com/farebox/farebox/internal/invoicedoc/invoicetest"
+	"github.com/farebox/farebox/internal/testtool"
 )
 
 // TestSplitNoteInsideMargin is issue 28's overflow: an item named 255 × W,
@@ -28,6 +29,7 @@ func TestSplitNoteInsideMargin(t *testing.T) {
 // subject is varied so that the table starts at every height of the last
 // 30 mm of a page; the first row (a 255-character name) is 30 mm high.
 func TestTableHeaderNotOrphaned(t *testing.T) {
+	testtool.FullSuiteOnly(t, testtool.Property)
 	dir := outDir(t)
 	for n := 2800; n <= 3400; n += 20 {
 		d := invoicetest.SingleCustomer()
