@@ -47,6 +47,15 @@ func (f *Fallback) shared() (try, probe bool) {
 	return true, true
 }
 
+// release ends a probe that learnt nothing.
+func (f *Fallback) release(probe bool) {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	if probe {
+		f.probing = false
+	}
+}
+
 // done records how a call to Shared went.
 func (f *Fallback) done(probe bool, err error) {
 	f.mu.Lock()
@@ -71,9 +80,15 @@ func (f *Fallback) done(probe bool, err error) {
 }
 
 // run calls op on Shared, or on Local when Shared is degraded or fails.
-func run[T any](f *Fallback, op func(Store) (T, error)) (T, error) {
+// A call that failed because its own request ended (the client went
+// away) says nothing of Shared and changes nothing.
+func run[T any](ctx context.Context, f *Fallback, op func(Store) (T, error)) (T, error) {
 	if try, probe := f.shared(); try {
 		v, err := op(f.Shared)
+		if err != nil && ctx.Err() != nil {
+			f.release(probe)
+			return op(f.Local)
+		}
 		f.done(probe, err)
 		if err == nil {
 			return v, nil
@@ -88,20 +103,20 @@ func run[T any](f *Fallback, op func(Store) (T, error)) (T, error) {
 // Take takes a token from Shared's bucket, or Local's (Store).
 func (f *Fallback) Take(ctx context.Context, key string, l Limit, now time.Time) (Taken, error) {
 	take := func(s Store) (Taken, error) { return s.Take(ctx, key, l, now) }
-	return run(f, take)
+	return run(ctx, f, take)
 }
 
 // Fail counts the failure in Shared, or Local (Store).
 func (f *Fallback) Fail(ctx context.Context, key string, window time.Duration, now time.Time) error {
 	fail := func(s Store) (struct{}, error) { return struct{}{}, s.Fail(ctx, key, window, now) }
-	_, err := run(f, fail)
+	_, err := run(ctx, f, fail)
 	return err
 }
 
 // Failures are Shared's count, or Local's (Store).
 func (f *Fallback) Failures(ctx context.Context, key string, window time.Duration, now time.Time) (Failures, error) {
 	get := func(s Store) (Failures, error) { return s.Failures(ctx, key, window, now) }
-	return run(f, get)
+	return run(ctx, f, get)
 }
 
 // Forget clears the key in Shared, or Local (Store). Local is cleared
@@ -110,6 +125,6 @@ func (f *Fallback) Failures(ctx context.Context, key string, window time.Duratio
 func (f *Fallback) Forget(ctx context.Context, key string) error {
 	_ = f.Local.Forget(ctx, key)
 	forget := func(s Store) (struct{}, error) { return struct{}{}, s.Forget(ctx, key) }
-	_, err := run(f, forget)
+	_, err := run(ctx, f, forget)
 	return err
 }

@@ -86,6 +86,14 @@ func TestFallbackDegradesAndRecovers(t *testing.T) {
 	if got, _ := f.Take(ctx, "k", l, now); got.OK {
 		t.Errorf("shared bucket empty, yet granted: %+v", got)
 	}
+	// A request that ended (its client went away) while Redis was asked
+	// is answered locally and says nothing of Redis.
+	shared.down.Store(true)
+	gone, cancel := context.WithCancel(ctx)
+	cancel()
+	if got, err := f.Take(gone, "k2", l, now); err != nil || !got.OK {
+		t.Errorf("take of an ended request: %+v %v", got, err)
+	}
 	mu.Lock()
 	defer mu.Unlock()
 	if len(changes) != 2 || !changes[0] || changes[1] {
