@@ -30,11 +30,16 @@ func sharedLimits(cfg config.Config, secret []byte, metrics *httpapi.Metrics, lo
 	if err != nil {
 		return nil, nil, fmt.Errorf("--redis-url: %w", err)
 	}
+	ap, err := redislimit.Pipelined(c)
+	if err != nil {
+		c.Close()
+		return nil, nil, fmt.Errorf("--redis-url: %w", err)
+	}
 	up.Set(1)
 	addr := c.Options().Addr
 	log.Info("rate limits shared through Redis", "redis", addr, "prefix", cfg.RedisPrefix)
 	return &ratelimit.Fallback{
-		Shared: redislimit.New(c, cfg.RedisPrefix, secret),
+		Shared: redislimit.New(ap, cfg.RedisPrefix, secret),
 		Local:  &ratelimit.Local{Max: 1 << 17},
 		OnChange: func(degraded bool, err error) {
 			if degraded {

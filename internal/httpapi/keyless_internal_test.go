@@ -60,7 +60,8 @@ func TestKeylessKeyBounded(t *testing.T) {
 // BenchmarkLimits is the cost of the limits of one request, in process
 // and in Redis (ratelimittest.RedisURL) side by side: the per-key bucket
 // of an authenticated request, both keyless buckets of a coupon request.
-// A shared store is the Fallback the wiring builds in front of Redis.
+// A shared store is the Fallback serve builds in front of Redis's
+// automatic pipeline.
 func BenchmarkLimits(b *testing.B) {
 	c, err := redislimit.Dial(ratelimittest.RedisURL())
 	if err != nil {
@@ -77,7 +78,11 @@ func BenchmarkLimits(b *testing.B) {
 			c.Del(context.Background(), keys...)
 		}
 	}()
-	shared := &ratelimit.Fallback{Shared: redislimit.New(c, prefix, []byte("bench")), Local: &ratelimit.Local{},
+	ap, err := redislimit.Pipelined(c)
+	if err != nil {
+		b.Fatal(err)
+	}
+	shared := &ratelimit.Fallback{Shared: redislimit.New(ap, prefix, []byte("bench")), Local: &ratelimit.Local{},
 		OnLocal: func() { panic("Redis stopped answering: the numbers would be the local store's") }}
 	k := &KeylessLimits{PerCapability: Limit{Rate: 1e9, Burst: 1 << 30}, PerClient: Limit{Rate: 1e9, Burst: 1 << 30}}
 	pk := &RateLimits{Rate: 1e9, Burst: 1 << 30}

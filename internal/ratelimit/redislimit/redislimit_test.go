@@ -2,8 +2,11 @@ package redislimit_test
 
 import (
 	"context"
+	"os"
+	"strconv"
 	"strings"
 	"sync/atomic"
+	"syscall"
 	"testing"
 	"time"
 
@@ -52,6 +55,25 @@ func TestRedisConformance(t *testing.T) {
 	})
 }
 
+// TestPipelinedConformance: the store on the automatic pipeline (what
+// serve uses).
+func TestPipelinedConformance(t *testing.T) {
+	ratelimittest.Run(t, func(t *testing.T) func() ratelimit.Store {
+		prefix := ratelimittest.Prefix(t)
+		clean(t, prefix)
+		return func() ratelimit.Store { return redislimit.New(pipelined(t, ratelimittest.RedisURL()), prefix, secret) }
+	})
+}
+
+// pipelined is the automatic pipeline of a client of url.
+func pipelined(t testing.TB, url string) redis.Cmdable {
+	ap, err := redislimit.Pipelined(client(t, url))
+	if err != nil {
+		t.Fatal(err)
+	}
+	return ap
+}
+
 // TestFallbackOnRedisConformance: a Fallback in front of a Redis that
 // answers is the Redis store.
 func TestFallbackOnRedisConformance(t *testing.T) {
@@ -59,7 +81,7 @@ func TestFallbackOnRedisConformance(t *testing.T) {
 		prefix := ratelimittest.Prefix(t)
 		clean(t, prefix)
 		return func() ratelimit.Store {
-			return &ratelimit.Fallback{Shared: redislimit.New(client(t, ratelimittest.RedisURL()), prefix, secret), Local: &ratelimit.Local{}}
+			return &ratelimit.Fallback{Shared: redislimit.New(pipelined(t, ratelimittest.RedisURL()), prefix, secret), Local: &ratelimit.Local{}}
 		}
 	})
 }
@@ -140,9 +162,8 @@ func TestRedisUnreachableMidRun(t *testing.T) {
 	prefix := ratelimittest.Prefix(t)
 	clean(t, prefix)
 	proxy := ratelimittest.NewProxy(t, strings.TrimPrefix(strings.SplitN(ratelimittest.RedisURL(), "/", 4)[2], ""))
-	c := client(t, "redis://"+proxy.Addr+"/0")
 	var down, up, locals atomic.Int64
-	f := &ratelimit.Fallback{Shared: redislimit.New(c, prefix, secret), Local: &ratelimit.Local{}, Retry: 100 * time.Millisecond,
+	f := &ratelimit.Fallback{Shared: redislimit.New(pipelined(t, "redis://"+proxy.Addr+"/0"), prefix, secret), Local: &ratelimit.Local{}, Retry: 100 * time.Millisecond,
 		OnChange: func(d bool, err error) {
 			if d {
 				down.Add(1)
@@ -187,4 +208,77 @@ func TestRedisUnreachableMidRun(t *testing.T) {
 	if got, _ := f.Take(ctx, "key:a", l, now); !got.OK || got.Tokens != 1 {
 		t.Errorf("after recovery the shared bucket (2 left) answers: %+v", got)
 	}
+}
+
+// BenchmarkTakeParallel is one token taken by 64 goroutines at once (as
+// requests in flight take them): in process, in Redis over the
+// connection pool (what serve uses), and in Redis through go-redis's
+// automatic pipelining (experimental in go-redis), side by side in one
+// run. Besides the wall time per take it reports the CPU per take of this
+// process (getrusage) and of redis-server (/proc, its process_id from
+// INFO): on a loaded machine those are what a take costs.
+func BenchmarkTakeParallel(b *testing.B) {
+	prefix := ratelimittest.Prefix(b)
+	clean(b, prefix)
+	c := client(b, ratelimittest.RedisURL())
+	ap := pipelined(b, ratelimittest.RedisURL())
+	redisPID := redisProcess(b, c)
+	l := ratelimit.Limit{Rate: 1e9, Burst: 1 << 30}
+	for _, s := range []struct {
+		name  string
+		store ratelimit.Store
+	}{{"local", &ratelimit.Local{}}, {"redis-pool", redislimit.New(c, prefix, secret)}, {"redis-autopipeline", redislimit.New(ap, prefix, secret)}} {
+		b.Run(s.name, func(b *testing.B) {
+			b.SetParallelism(32) // 64 goroutines on 2 cores
+			var n atomic.Int64
+			self0, redis0 := selfCPU(), procCPU(b, redisPID)
+			b.RunParallel(func(pb *testing.PB) {
+				key := "key:" + strconv.FormatInt(n.Add(1)%8, 10)
+				for pb.Next() {
+					if got, err := s.store.Take(context.Background(), key, l, time.Now()); err != nil || !got.OK {
+						b.Fatal(got, err)
+					}
+				}
+			})
+			ops := float64(b.N)
+			b.ReportMetric(float64((selfCPU()-self0).Microseconds())/ops, "cpu-µs/op")
+			b.ReportMetric(float64((procCPU(b, redisPID)-redis0).Microseconds())/ops, "redis-cpu-µs/op")
+		})
+	}
+}
+
+// redisProcess is the process id of the Redis c talks to (INFO server).
+func redisProcess(b *testing.B, c *redis.Client) int {
+	info, err := c.Info(context.Background(), "server").Result()
+	if err != nil {
+		b.Fatal(err)
+	}
+	for _, line := range strings.Split(info, "\n") {
+		if v, ok := strings.CutPrefix(strings.TrimSpace(line), "process_id:"); ok {
+			pid, _ := strconv.Atoi(v)
+			return pid
+		}
+	}
+	b.Fatal("no process_id in INFO server")
+	return 0
+}
+
+// selfCPU is this process's user and system CPU time so far.
+func selfCPU() time.Duration {
+	var ru syscall.Rusage
+	_ = syscall.Getrusage(syscall.RUSAGE_SELF, &ru)
+	return time.Duration(ru.Utime.Nano() + ru.Stime.Nano())
+}
+
+// procCPU is another process's user and system CPU time so far
+// (/proc/PID/stat, fields 14 and 15, in clock ticks of 10 ms).
+func procCPU(b *testing.B, pid int) time.Duration {
+	stat, err := os.ReadFile("/proc/" + strconv.Itoa(pid) + "/stat")
+	if err != nil {
+		b.Fatalf("redis-server is not on this machine: %v", err)
+	}
+	f := strings.Fields(string(stat[strings.LastIndexByte(string(stat), ')')+2:]))
+	ut, _ := strconv.ParseInt(f[11], 10, 64)
+	st, _ := strconv.ParseInt(f[12], 10, 64)
+	return time.Duration(ut+st) * 10 * time.Millisecond
 }
