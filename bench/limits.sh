@@ -22,7 +22,6 @@ REDIS_URL="${REDIS_URL:-redis://127.0.0.1:6379/0}"
 PREFIX="farebox-bench-limits:$$:"
 build
 trap '[ -n "${SERVER_PID:-}" ] && stop_server; redis-cli -u "$REDIS_URL" --scan --pattern "$PREFIX*" | xargs -r redis-cli -u "$REDIS_URL" del >/dev/null' EXIT
-HZ=$(getconf CLK_TCK)
 REDIS_PID=$(pgrep -x redis-server | head -n1)
 fresh_env sqlite
 KEY=$(new_key)
@@ -31,9 +30,7 @@ read -r -a setups <<<"$SETUPS"
 declare -A rate=() cpu=() rcpu=() cost=()
 for round in $(seq 1 "$ROUNDS"); do
   declare -A this=()
-  n=${#setups[@]}
-  for ((i = 0; i < n; i++)); do
-    s=${setups[$(((i + round - 1) % n))]}
+  for s in $(rotated "$round" "${setups[@]}"); do
     case "$s" in
       off) flags=(--rate-limit 0) ;;
       local) flags=(--rate-limit 1000000 --rate-burst 1000000000) ;;
@@ -49,15 +46,13 @@ for round in $(seq 1 "$ROUNDS"); do
       echo "Redis did not answer during the run: the figures would be the local store's"; cat /tmp/farebox-bench.log; exit 1
     fi
     stop_server
-    grep -q 'Non-2xx' <<<"$out" && { echo "non-2xx answers:"; echo "$out"; exit 1; }
-    reqs=$(awk '/requests in/ {print $1}' <<<"$out")
-    r=$(rps "$out")
+    if grep -q 'Non-2xx' <<<"$out"; then echo "non-2xx answers:"; echo "$out"; exit 1; fi
+    reqs=$(awk '/requests in/ {print $1}' <<<"$out"); r=$(rps "$out")
     rate[$s]+="$r "; this[$s]=$r
-    cpu[$s]+="$(awk -v a="$t0" -v b="$t1" -v n="$reqs" -v hz="$HZ" 'BEGIN {printf "%.1f", (b-a)/hz*1e6/n}') "
-    rcpu[$s]+="$(awk -v a="$r0" -v b="$r1" -v n="$reqs" -v hz="$HZ" 'BEGIN {printf "%.1f", (b-a)/hz*1e6/n}') "
+    cpu[$s]+="$(us_per_req "$t0" "$t1" "$reqs") "; rcpu[$s]+="$(us_per_req "$r0" "$r1" "$reqs") "
   done
   for s in "${setups[@]}"; do
-    [ -n "${this[off]:-}" ] && cost[$s]+="$(awk -v a="${this[$s]}" -v b="${this[off]}" 'BEGIN {printf "%.1f", (1-a/b)*100}') "
+    [ -n "${this[off]:-}" ] && cost[$s]+="$(cost_pct "${this[$s]}" "${this[off]}") "
   done
   unset this
 done
