@@ -64,4 +64,6 @@ require (
 	golang.org/x/xerrors v0.0.0-20200804184101-5ec99f83aff1 // indirect
 )
 
-require golang.org/x/time v0.16.0 // indirect
+require github.com/redis/go-redis/v9 v9.23.0
+
+require go.uber.org/atomic v1.12.0 // indirect

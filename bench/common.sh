@@ -111,6 +111,21 @@ pg_cpu_since() {
   echo "$t"
 }
 
+# rotated ROUND SETUP...: the setups in ROUND's order (the first one
+# moves one place on each round), so interleaved rounds share the drift.
+rotated() {
+  local round=$1 n i; shift; n=$#
+  local all=("$@")
+  for ((i = 0; i < n; i++)); do echo "${all[$(((i + round - 1) % n))]}"; done
+}
+
+# us_per_req T0 T1 N: microseconds of CPU per request between two
+# proc_ticks readings over N requests.
+us_per_req() { awk -v a="$1" -v b="$2" -v n="$3" -v hz="$CLK_TCK" 'BEGIN {printf "%.1f", (b-a)/hz*1e6/n}'; }
+
+# cost_pct RATE BASE: how much lower RATE is than BASE, in percent.
+cost_pct() { awk -v a="$1" -v b="$2" 'BEGIN {printf "%.1f", (1-a/b)*100}'; }
+
 # per_op TICKS N: milliseconds of CPU per operation.
 per_op() { awk -v t="$1" -v n="$2" -v hz="$CLK_TCK" 'BEGIN { if (n > 0) printf "%.3f", 1000 * t / hz / n; else print "-" }'; }
 

@@ -114,6 +114,7 @@ var layers = map[string]string{
 	"internal/engines":              "adapter",
 	"internal/credentials":          "adapter",
 	"internal/webhook/sender":       "adapter",
+	"internal/ratelimit/redislimit": "adapter",
 
 	"internal/invoicedoc/pdf/internal/uba": "adapter", // UAX #9 levels for the PDF
 
@@ -122,6 +123,9 @@ var layers = map[string]string{
 	"internal/clock":  "kernel",
 	"internal/ident":  "kernel",
 	"internal/pemkey": "kernel",
+	// The limits' state (Store, the in-process Local, Fallback): pure Go,
+	// no I/O; the Redis store is the adapter ratelimit/redislimit.
+	"internal/ratelimit": "kernel",
 
 	"api": "contract",
 
@@ -147,6 +151,7 @@ var layers = map[string]string{
 	"internal/webhook/webhooktest":      "testsupport",
 	"internal/clock/clocktest":          "testsupport",
 	"internal/config/configtest":        "testsupport",
+	"internal/ratelimit/ratelimittest":  "testsupport",
 }
 
 // mayImport lists, per class, the classes of this module it may import

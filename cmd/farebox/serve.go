@@ -102,6 +102,12 @@ func serve(ctx context.Context, args []string, getenv func(string) string, stdou
 	defer stopLedger()
 	deps.Ledger, deps.Metrics, deps.Feeds, deps.Transit, deps.SessionKey, deps.Ready = ledger, metrics, feeds, tr, sessionKey, tr.Ready
 	deps.Privacy = priv
+	limits, closeLimits, err := sharedLimits(cfg, sessionKey, metrics, log)
+	if err != nil {
+		return err
+	}
+	defer closeLimits()
+	deps.Limits = limits
 	deps.Events, deps.Webhooks = ev, hooks
 	deps.Invoices, deps.Books = inv, bk
 	srv := httpapi.New(deps)

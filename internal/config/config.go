@@ -11,6 +11,7 @@ import (
 	"io"
 	"math"
 	"net/netip"
+	"net/url"
 	"os"
 	"sort"
 	"strconv"
@@ -65,6 +66,10 @@ type Config struct {
 	CapabilityRate, ClientRate   float64
 	CapabilityBurst, ClientBurst int
 	TrustedProxies               []netip.Prefix
+	// RedisURL shares the rate limits and the sign-in throttle of every
+	// instance through Redis (docs/scaling.md); empty: each instance keeps
+	// its own. RedisPrefix starts every key farebox writes there.
+	RedisURL, RedisPrefix string
 	// AdminPasswordFile holds the operator console's user and argon2id
 	// hash (farebox admin-password writes the line); empty: no console.
 	AdminPasswordFile string
@@ -159,6 +164,8 @@ func (c *Config) settings() []setting {
 		{name: "capability-rate-burst", env: "FAREBOX_CAPABILITY_RATE_BURST", def: "30", help: "burst size of the per-capability rate limit"},
 		{name: "client-rate-limit", env: "FAREBOX_CLIENT_RATE_LIMIT", def: "100", help: "requests without a key per second per client address (IPv6: per /64) and instance (0 disables); generous for phones behind one carrier NAT address"},
 		{name: "client-rate-burst", env: "FAREBOX_CLIENT_RATE_BURST", def: "1000", help: "burst size of the per-client rate limit"},
+		{name: "redis-url", env: "FAREBOX_REDIS_URL", def: "", help: "redis://[:password@]host:port/db (or rediss://) shared by every instance: the rate limits and the sign-in throttle hold across instances and restarts; while Redis is unreachable each instance limits on its own (empty: every instance on its own)", secret: true},
+		{name: "redis-prefix", env: "FAREBOX_REDIS_PREFIX", def: "farebox:rl:", help: "prefix of the keys farebox writes in --redis-url (instances that share limits use the same one)"},
 		{name: "trusted-proxies", env: "FAREBOX_TRUSTED_PROXIES", def: "", help: "comma-separated addresses or CIDR prefixes of the reverse proxies whose X-Forwarded-For names the client (empty: the socket's peer address is the client)"},
 		{name: "metrics-addr", env: "FAREBOX_METRICS_ADDR", def: "", help: "serve /metrics on this address instead of the API listener (empty: /metrics on --addr, without a key, as before; set it when --addr is reachable from outside)"},
 		{name: "pprof-addr", env: "FAREBOX_PPROF_ADDR", def: "", help: "serve Go's net/http/pprof on this address (empty: off; keep it on loopback)"},
@@ -373,6 +380,12 @@ func (c *Config) readLimits(v *values) {
 		v.fail(fmt.Errorf("--trusted-proxies: %v", err))
 	}
 	c.TrustedProxies = tp
+	c.RedisURL, c.RedisPrefix = v.get("redis-url"), v.get("redis-prefix")
+	if c.RedisURL != "" {
+		if u, err := url.Parse(c.RedisURL); err != nil || (u.Scheme != "redis" && u.Scheme != "rediss" && u.Scheme != "unix") {
+			v.fail(errors.New("--redis-url: not a redis://, rediss:// or unix:// URL"))
+		}
+	}
 	c.SessionKey = v.get("session-key")
 	c.AdminPasswordFile = v.get("admin-password-file")
 	c.PprofAddr = v.get("pprof-addr")

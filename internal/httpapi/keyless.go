@@ -5,13 +5,12 @@ import (
 	"math"
 	"net/http"
 	"net/netip"
-	"sort"
 	"strconv"
 	"strings"
-	"sync"
 	"time"
 
 	"github.com/farebox/farebox/internal/apperr"
+	"github.com/farebox/farebox/internal/ratelimit"
 )
 
 // KeylessLimits rate-limits the requests that carry no API key: the
@@ -20,7 +19,8 @@ import (
 // other public documents. Their requests are billed to the account that
 // owns the coupon, ticket or invoice, so without a limit anyone holding
 // (or guessing at) an id could run up a partner's bill or the service's
-// load. Two token buckets apply, both per instance:
+// load. Two token buckets apply, per instance or, with Deps.Limits
+// shared, across instances:
 //
 //   - per capability: the coupon, ticket or invoice (id and download
 //     identifier) named in the path, whatever the client;
@@ -30,9 +30,10 @@ import (
 //
 // A refused request answers 429 rate_limited with Retry-After and is
 // recorded in the usage ledger as refused (not billed) for the account the
-// capability was last served for. Memory is bounded: each table holds at
-// most MaxEntries buckets; when full, the fullest (idlest) quarter is
-// dropped, which only ever makes a dropped bucket start full again.
+// capability was last served for. In process, memory is bounded: each
+// table holds at most MaxEntries buckets; when full, the fullest (idlest)
+// quarter is dropped, which only ever makes a dropped bucket start full
+// again (ratelimit.Local). Shared, Redis expires each bucket once full.
 type KeylessLimits struct {
 	// PerCapability and PerClient are requests per second and burst;
 	// a Rate of 0 disables that limit.
@@ -43,17 +44,10 @@ type KeylessLimits struct {
 	// MaxEntries bounds each table (default 65,536 buckets: 13 MB with real
 	// ids, at most 26 MB with keys cut at 256 bytes; measured after GC).
 	MaxEntries int
-
-	caps, clients bucketTable
 }
 
 // Limit is a token bucket: Rate requests per second, bursts of Burst.
-type Limit struct {
-	Rate  float64
-	Burst int
-}
-
-func (l Limit) on() bool { return l.Rate > 0 && l.Burst > 0 }
+type Limit = ratelimit.Limit
 
 // DefaultMaxEntries is KeylessLimits.MaxEntries when unset.
 const DefaultMaxEntries = 1 << 16
@@ -92,14 +86,40 @@ func capabilityKey(r *http.Request) string {
 
 const maxCapabilityKey = 256
 
+// keylessStores are where the two tables live: in process each its own
+// ratelimit.Local of MaxEntries, shared one store for both.
+type keylessStores struct{ caps, clients ratelimit.Store }
+
+// stores are the tables of k in process, or shared when shared is set.
+func (k *KeylessLimits) stores(shared ratelimit.Store) keylessStores {
+	if shared != nil {
+		return keylessStores{shared, shared}
+	}
+	max := DefaultMaxEntries
+	if k != nil && k.MaxEntries > 0 {
+		max = k.MaxEntries
+	}
+	return keylessStores{&ratelimit.Local{Max: max}, &ratelimit.Local{Max: max}}
+}
+
+// take takes a token of l for key from s; a store that fails (one without
+// a fallback) refuses nothing.
+func take(r *http.Request, s ratelimit.Store, key string, l Limit, now time.Time) (bool, time.Duration) {
+	got, err := s.Take(r.Context(), key, l, now)
+	if err != nil {
+		return true, 0
+	}
+	return got.OK, got.Wait(l)
+}
+
 // allow takes a token from the client's and the capability's buckets; a
 // refusal is the error to answer (with Retry-After set in h).
-func (k *KeylessLimits) allow(route string, r *http.Request, h http.Header, now time.Time) error {
+func (k *KeylessLimits) allow(st keylessStores, route string, r *http.Request, h http.Header, now time.Time) error {
 	if k == nil {
 		return nil
 	}
 	capKey := ""
-	if k.PerCapability.on() {
+	if k.PerCapability.On() {
 		capKey = capabilityKey(r)
 	}
 	refuse := func(wait time.Duration, what string) error {
@@ -111,24 +131,17 @@ func (k *KeylessLimits) allow(route string, r *http.Request, h http.Header, now 
 		return apperr.E("ratelimit", apperr.RateLimited, CodeRateLimited,
 			fmt.Sprintf("too many requests %s; retry in %d s", what, secs))
 	}
-	if k.PerClient.on() && !exemptFromClientLimit[route] {
-		if ok, wait := k.clients.take(k.max(), clientKey(r, k.TrustedProxies), k.PerClient, now); !ok {
+	if k.PerClient.On() && !exemptFromClientLimit[route] {
+		if ok, wait := take(r, st.clients, "client:"+clientKey(r, k.TrustedProxies), k.PerClient, now); !ok {
 			return refuse(wait, "from this network address")
 		}
 	}
 	if capKey != "" {
-		if ok, wait := k.caps.take(k.max(), capKey, k.PerCapability, now); !ok {
+		if ok, wait := take(r, st.caps, "capability:"+capKey, k.PerCapability, now); !ok {
 			return refuse(wait, "for this "+capabilityNoun(capKey))
 		}
 	}
 	return nil
-}
-
-func (k *KeylessLimits) max() int {
-	if k.MaxEntries > 0 {
-		return k.MaxEntries
-	}
-	return DefaultMaxEntries
 }
 
 func capabilityNoun(key string) string {
@@ -188,66 +201,4 @@ func isTrusted(a netip.Addr, trusted []netip.Prefix) bool {
 		}
 	}
 	return false
-}
-
-// bucketTable is a bounded map of token buckets.
-type bucketTable struct {
-	mu sync.Mutex
-	m  map[string]*bucket
-}
-
-type bucket struct {
-	tokens float64
-	at     time.Time // when tokens was computed
-}
-
-// level is the bucket's token count at now.
-func (b *bucket) level(l Limit, now time.Time) float64 {
-	return math.Min(float64(l.Burst), b.tokens+now.Sub(b.at).Seconds()*l.Rate)
-}
-
-// take takes one token for key; when none is left it returns false and how
-// long until one is.
-func (t *bucketTable) take(max int, key string, l Limit, now time.Time) (bool, time.Duration) {
-	t.mu.Lock()
-	defer t.mu.Unlock()
-	b := t.m[key]
-	if b == nil {
-		if t.m == nil {
-			t.m = map[string]*bucket{}
-		}
-		if len(t.m) >= max {
-			t.evict(max, l, now)
-		}
-		b = &bucket{tokens: float64(l.Burst), at: now}
-		t.m[key] = b
-	}
-	tokens := b.level(l, now)
-	if now.After(b.at) {
-		b.tokens, b.at = tokens, now
-	}
-	if tokens < 1 {
-		return false, time.Duration((1 - tokens) / l.Rate * float64(time.Second))
-	}
-	b.tokens--
-	return true, 0
-}
-
-// evict drops the fullest buckets (those idle longest) until a quarter of
-// the table is free: a full bucket restarts exactly as it was, and the ones
-// an attacker is draining stay. Sorting once per max/4 insertions keeps
-// the cost per request logarithmic.
-func (t *bucketTable) evict(max int, l Limit, now time.Time) {
-	type kv struct {
-		key   string
-		level float64
-	}
-	all := make([]kv, 0, len(t.m))
-	for k, b := range t.m {
-		all = append(all, kv{k, b.level(l, now)})
-	}
-	sort.Slice(all, func(i, j int) bool { return all[i].level > all[j].level })
-	for _, e := range all[:len(all)-max*3/4] {
-		delete(t.m, e.key)
-	}
 }

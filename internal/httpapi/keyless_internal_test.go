@@ -1,11 +1,15 @@
 package httpapi
 
 import (
-	"fmt"
+	"context"
 	"net/http"
 	"net/netip"
 	"testing"
 	"time"
+
+	"github.com/farebox/farebox/internal/ratelimit"
+	"github.com/farebox/farebox/internal/ratelimit/ratelimittest"
+	"github.com/farebox/farebox/internal/ratelimit/redislimit"
 )
 
 func TestClientKey(t *testing.T) {
@@ -37,29 +41,11 @@ func TestClientKey(t *testing.T) {
 	}
 }
 
-// TestKeylessTableBounded: an attacker cycling ids (or addresses) cannot
-// grow a table past MaxEntries, and the flood does not reset the bucket of
-// the capability it is draining: eviction drops the fullest buckets first.
-func TestKeylessTableBounded(t *testing.T) {
-	const max = 1000
-	l := Limit{Rate: 1, Burst: 5}
-	var tb bucketTable
-	now := time.Date(2026, 6, 15, 10, 0, 0, 0, time.UTC)
-	for i := 0; i < l.Burst; i++ {
-		if ok, _ := tb.take(max, "victim", l, now); !ok {
-			t.Fatal("victim's burst refused")
-		}
-	}
-	for i := 0; i < 100*max; i++ {
-		tb.take(max, fmt.Sprintf("coupon_id=farebox-coupon-%d", i), l, now)
-		if n := tb.size(); n > max {
-			t.Fatalf("table grew to %d > %d after %d ids", n, max, i+1)
-		}
-	}
-	if ok, wait := tb.take(max, "victim", l, now); ok || wait != time.Second {
-		t.Errorf("the drained victim was reset by the flood: ok %v, wait %v", ok, wait)
-	}
-	// Long ids share one bounded key.
+// TestKeylessKeyBounded: a capability named by a long id (garbage) is
+// limited under a key cut to maxCapabilityKey bytes, so the in-process
+// table (ratelimit.Local, bounded by MaxEntries: TestLocalBounded) stays
+// small whatever the path.
+func TestKeylessKeyBounded(t *testing.T) {
 	r, _ := http.NewRequest("GET", "/", nil)
 	long := make([]byte, 10_000)
 	for i := range long {
@@ -71,24 +57,61 @@ func TestKeylessTableBounded(t *testing.T) {
 	}
 }
 
-// BenchmarkKeylessAllow is the cost of both limits on one request.
-func BenchmarkKeylessAllow(b *testing.B) {
+// BenchmarkLimits is the cost of the limits of one request, in process
+// and in Redis (ratelimittest.RedisURL) side by side: the per-key bucket
+// of an authenticated request, both keyless buckets of a coupon request.
+// A shared store is the Fallback serve builds in front of Redis's
+// automatic pipeline.
+func BenchmarkLimits(b *testing.B) {
+	c, err := redislimit.Dial(ratelimittest.RedisURL())
+	if err != nil {
+		b.Fatal(err)
+	}
+	defer c.Close()
+	if err := c.Ping(context.Background()).Err(); err != nil {
+		b.Fatalf("Redis at %s: %v", ratelimittest.RedisURL(), err)
+	}
+	prefix := ratelimittest.Prefix(b)
+	defer func() {
+		keys, _ := c.Keys(context.Background(), prefix+"*").Result()
+		if len(keys) > 0 {
+			c.Del(context.Background(), keys...)
+		}
+	}()
+	ap, err := redislimit.Pipelined(c)
+	if err != nil {
+		b.Fatal(err)
+	}
+	shared := &ratelimit.Fallback{Shared: redislimit.New(ap, prefix, []byte("bench")), Local: &ratelimit.Local{},
+		OnLocal: func() { panic("Redis stopped answering: the numbers would be the local store's") }}
 	k := &KeylessLimits{PerCapability: Limit{Rate: 1e9, Burst: 1 << 30}, PerClient: Limit{Rate: 1e9, Burst: 1 << 30}}
+	pk := &RateLimits{Rate: 1e9, Burst: 1 << 30}
 	r, _ := http.NewRequest("GET", "/", nil)
 	r.RemoteAddr = "203.0.113.5:1234"
 	r.SetPathValue("coupon_id", "farebox-coupon-3f2b8c1e-9d4a-4e6b-8f00-1a2b3c4d5e6f")
 	h := http.Header{}
-	now := time.Now()
-	for b.Loop() {
-		if k.allow("GET /v9/ticketing/coupons/{coupon_id}.json", r, h, now) != nil {
-			b.Fatal("refused")
+	for _, store := range []struct {
+		name   string
+		shared ratelimit.Store
+	}{{"local", nil}, {"redis", shared}} {
+		st := k.stores(store.shared)
+		var perKey ratelimit.Store = &ratelimit.Local{Max: maxLimiters}
+		if store.shared != nil {
+			perKey = store.shared
 		}
+		b.Run("keyless/"+store.name, func(b *testing.B) {
+			for b.Loop() {
+				if k.allow(st, "GET /v9/ticketing/coupons/{coupon_id}.json", r, h, time.Now()) != nil {
+					b.Fatal("refused")
+				}
+			}
+		})
+		b.Run("per-key/"+store.name, func(b *testing.B) {
+			for b.Loop() {
+				if pk.allow(r.Context(), perKey, "farebox-key-0190", h, time.Now()) != nil {
+					b.Fatal("refused")
+				}
+			}
+		})
 	}
-}
-
-// size is the number of buckets held (tests).
-func (t *bucketTable) size() int {
-	t.mu.Lock()
-	defer t.mu.Unlock()
-	return len(t.m)
 }

@@ -344,7 +344,7 @@ func (s *Server) throttledSignIn(w http.ResponseWriter, r *http.Request, p signI
 	l := lang(r)
 	now := s.app.Now()
 	for _, k := range p.keys {
-		if ok, wait := s.signIns.Allow(k, now); !ok {
+		if ok, wait := s.signIns.Allow(r.Context(), k, now); !ok {
 			secs := int(wait.Seconds()) + 1
 			w.Header().Set("Retry-After", strconv.Itoa(secs))
 			return s.render(w, r, http.StatusTooManyRequests, p.page, p.title, web.Page{Error: web.T(l, "signin.throttled", secs)})
@@ -353,7 +353,7 @@ func (s *Server) throttledSignIn(w http.ResponseWriter, r *http.Request, p signI
 	id, err := signIn()
 	if apperr.KindOf(err) == apperr.Unauthenticated {
 		for _, k := range p.keys {
-			s.signIns.Fail(k, now)
+			s.signIns.Fail(r.Context(), k, now)
 		}
 		return s.render(w, r, http.StatusUnauthorized, p.page, p.title, web.Page{Error: web.T(l, p.failed)})
 	}
@@ -361,7 +361,7 @@ func (s *Server) throttledSignIn(w http.ResponseWriter, r *http.Request, p signI
 		return err
 	}
 	for _, k := range p.keys {
-		s.signIns.Succeed(k)
+		s.signIns.Succeed(r.Context(), k)
 	}
 	return s.startSession(w, r, id, p.home)
 }

@@ -110,7 +110,7 @@ func (s *Server) rateLimit(r *http.Request, buf *buffer) error {
 	if p == nil {
 		return nil
 	}
-	return s.RateLimits.allow(p.KeyID, buf.header, s.app.Now())
+	return s.RateLimits.allow(r.Context(), s.perKey, p.KeyID, buf.header, s.app.Now())
 }
 
 // keylessLimit applies the per-capability and per-client limits to a
@@ -118,7 +118,7 @@ func (s *Server) rateLimit(r *http.Request, buf *buffer) error {
 // capability's owner when attribution already knows it (the owner cache);
 // it never reads the database, so a flood of refused requests costs none.
 func (s *Server) keylessLimit(rt route, r *http.Request, buf *buffer) error {
-	err := s.Keyless.allow(rt.method+" "+rt.path, r, buf.header, s.app.Now())
+	err := s.Keyless.allow(s.keyless, rt.method+" "+rt.path, r, buf.header, s.app.Now())
 	if err == nil {
 		return nil
 	}

@@ -32,6 +32,7 @@ import (
 	"github.com/farebox/farebox/internal/app/webhooks"
 	"github.com/farebox/farebox/internal/app/webusers"
 	"github.com/farebox/farebox/internal/apperr"
+	"github.com/farebox/farebox/internal/ratelimit"
 	"github.com/farebox/farebox/internal/web"
 )
 
@@ -55,6 +56,11 @@ type Deps struct {
 	// Keyless limits the requests without a key per capability and per
 	// client address (keyless.go); nil disables it.
 	Keyless *KeylessLimits
+	// Limits is where the rate limits and the sign-in throttle keep their
+	// state when every instance shares it (a ratelimit.Fallback in front
+	// of Redis, --redis-url; docs/scaling.md); nil: in this process, each
+	// instance on its own.
+	Limits ratelimit.Store
 
 	// Wallets signs inspection barcodes, builds wallet passes and publishes
 	// the inspection keys (docs/wallet.md); nil: tickets without a barcode,
@@ -133,6 +139,10 @@ type Server struct {
 	// repeated console sign-in failures.
 	csrfKey []byte
 	signIns web.Throttle
+	// perKey and keyless hold the rate limits' buckets (Deps.Limits or
+	// in process).
+	perKey  ratelimit.Store
+	keyless keylessStores
 	// httpsPublic: PublicURL is https (pages.go secure).
 	httpsPublic bool
 }
@@ -155,7 +165,11 @@ func New(d Deps) *Server {
 		gz: newGzipCache[transit.BoardID](d.GzipCacheBytes)}
 	s.csrfKey = csrfKeyOf(d.SessionKey)
 	s.httpsPublic = strings.HasPrefix(strings.ToLower(strings.TrimSpace(d.PublicURL)), "https://")
-	s.signIns = web.Throttle{Limit: signInFailures, Window: signInWindow}
+	s.signIns = web.Throttle{Limit: signInFailures, Window: signInWindow, Store: d.Limits}
+	s.perKey, s.keyless = d.Limits, d.Keyless.stores(d.Limits)
+	if s.perKey == nil {
+		s.perKey = &ratelimit.Local{Max: maxLimiters}
+	}
 	rs := s.routes()
 	for _, rt := range rs {
 		if err := rt.check(); err != nil {

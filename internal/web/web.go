@@ -10,6 +10,7 @@ package web
 
 import (
 	"bytes"
+	"context"
 	"crypto/hmac"
 	"crypto/sha256"
 	"embed"
@@ -22,6 +23,8 @@ import (
 	"strings"
 	"sync"
 	"time"
+
+	"github.com/farebox/farebox/internal/ratelimit"
 )
 
 //go:embed templates/*.html
@@ -256,63 +259,44 @@ func NewCookie(base, value string, secure bool, maxAge int) *http.Cookie {
 // Throttle counts failures per key (a client address, a user name) and
 // refuses further tries once Limit failures fell within Window, until the
 // window has passed since the last failure. A success clears the key.
+// The counts live in Store: shared by every instance (Redis), so a lock
+// holds on the next instance and after a restart; nil keeps them in this
+// process (at most 100,000 keys, those whose window has passed dropped
+// first).
 type Throttle struct {
 	Limit  int
 	Window time.Duration
+	Store  ratelimit.Store
 
-	mu   sync.Mutex
-	seen map[string]failures
+	once  sync.Once
+	local ratelimit.Local
 }
 
-type failures struct {
-	n    int
-	last time.Time
+func (t *Throttle) store() ratelimit.Store {
+	if t.Store != nil {
+		return t.Store
+	}
+	t.once.Do(func() { t.local.Max = 100_000 })
+	return &t.local
 }
 
-// Allow reports whether key may try now, and if not for how long it waits.
-func (t *Throttle) Allow(key string, now time.Time) (bool, time.Duration) {
-	t.mu.Lock()
-	defer t.mu.Unlock()
-	f, ok := t.seen[key]
-	if !ok {
+// Allow reports whether key may try now, and if not for how long it
+// waits. A store that cannot answer (one without a fallback) refuses
+// nothing.
+func (t *Throttle) Allow(ctx context.Context, key string, now time.Time) (bool, time.Duration) {
+	f, err := t.store().Failures(ctx, key, t.Window, now)
+	if err != nil || f.N < t.Limit {
 		return true, 0
 	}
-	if now.Sub(f.last) >= t.Window {
-		delete(t.seen, key)
-		return true, 0
-	}
-	if f.n >= t.Limit {
-		return false, t.Window - now.Sub(f.last)
-	}
-	return true, 0
+	return false, t.Window - now.Sub(f.Last)
 }
 
 // Fail records a failure of key.
-func (t *Throttle) Fail(key string, now time.Time) {
-	t.mu.Lock()
-	defer t.mu.Unlock()
-	if t.seen == nil {
-		t.seen = map[string]failures{}
-	}
-	if len(t.seen) > 100000 { // bounded memory under a spray of keys
-		for k, f := range t.seen {
-			if now.Sub(f.last) >= t.Window {
-				delete(t.seen, k)
-			}
-		}
-	}
-	f := t.seen[key]
-	if now.Sub(f.last) >= t.Window {
-		f.n = 0
-	}
-	f.n++
-	f.last = now
-	t.seen[key] = f
+func (t *Throttle) Fail(ctx context.Context, key string, now time.Time) {
+	_ = t.store().Fail(ctx, key, t.Window, now)
 }
 
 // Succeed clears key.
-func (t *Throttle) Succeed(key string) {
-	t.mu.Lock()
-	defer t.mu.Unlock()
-	delete(t.seen, key)
+func (t *Throttle) Succeed(ctx context.Context, key string) {
+	_ = t.store().Forget(ctx, key)
 }

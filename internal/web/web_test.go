@@ -2,6 +2,7 @@ package web
 
 import (
 	"bytes"
+	"context"
 	"strings"
 	"testing"
 	"time"
@@ -56,27 +57,30 @@ func TestCSRF(t *testing.T) {
 }
 
 func TestThrottle(t *testing.T) {
+	ctx := context.Background()
 	th := Throttle{Limit: 3, Window: time.Minute}
 	now := time.Date(2026, 1, 1, 0, 0, 0, 0, time.UTC)
 	for i := 0; i < 3; i++ {
-		if ok, _ := th.Allow("a", now); !ok {
+		if ok, _ := th.Allow(ctx, "a", now); !ok {
 			t.Fatalf("refused after %d failures", i)
 		}
-		th.Fail("a", now)
+		th.Fail(ctx, "a", now)
 	}
-	if ok, wait := th.Allow("a", now.Add(10*time.Second)); ok || wait != 50*time.Second {
+	if ok, wait := th.Allow(ctx, "a", now.Add(10*time.Second)); ok || wait != 50*time.Second {
 		t.Errorf("after 3 failures: %v %v", ok, wait)
 	}
-	if ok, _ := th.Allow("b", now); !ok {
+	if ok, _ := th.Allow(ctx, "b", now); !ok {
 		t.Error("another key refused")
 	}
-	if ok, _ := th.Allow("a", now.Add(time.Minute)); !ok {
+	if ok, _ := th.Allow(ctx, "a", now.Add(time.Minute)); !ok {
 		t.Error("still refused after the window")
 	}
-	th.Fail("c", now)
-	th.Succeed("c")
-	if len(th.seen) != 0 { // "a" expired and was dropped by Allow; "c" cleared
-		t.Errorf("kept %v", th.seen)
+	for i := 0; i < 3; i++ {
+		th.Fail(ctx, "c", now)
+	}
+	th.Succeed(ctx, "c")
+	if ok, _ := th.Allow(ctx, "c", now); !ok {
+		t.Error("refused after a success cleared the key")
 	}
 }
 
