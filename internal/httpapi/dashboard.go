@@ -52,7 +52,11 @@ func dashPrincipal(r *http.Request) app.Principal {
 	return app.Principal{AccountID: state(r).dashboard.AccountID, Environment: app.Environment(r.PathValue("env"))}
 }
 
-func lang(r *http.Request) string { return web.Language(r.Header.Get("Accept-Language")) }
+// lang is the page's language: the page's language switch (?lang=de or
+// en) when given, else the browser's Accept-Language.
+func lang(r *http.Request) string {
+	return web.Language(r.URL.Query().Get("lang"), r.Header.Get("Accept-Language"))
+}
 
 // dashRender renders a dashboard page of section nav.
 func (s *Server) dashRender(w http.ResponseWriter, r *http.Request, status int, name, nav string, p web.Page) error {

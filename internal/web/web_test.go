@@ -2,6 +2,8 @@ package web
 
 import (
 	"bytes"
+	"crypto/sha256"
+	"encoding/base64"
 	"strings"
 	"testing"
 	"time"
@@ -13,8 +15,16 @@ func TestLanguage(t *testing.T) {
 		"fr-FR,fr;q=0.9,de;q=0.7,en;q=0.5": "de", "fr": "en", "de;q=0, en": "en", "de;q=0.5, en;q=0.6": "en",
 		"DE-at": "de", "de;q=bogus, en": "en", "*": "en", strings.Repeat("x,", 5000) + "de": "de",
 	} {
-		if got := Language(in); got != want {
+		if got := Language("", in); got != want {
 			t.Errorf("Language(%.40q) = %s, want %s", in, got, want)
+		}
+	}
+	// The page's switch wins over the browser; anything else is ignored.
+	for _, c := range []struct{ choice, accept, want string }{
+		{"de", "en-GB", "de"}, {"en", "de-DE", "en"}, {"fr", "de-DE", "de"}, {"DE", "en", "en"}, {"", "de", "de"},
+	} {
+		if got := Language(c.choice, c.accept); got != c.want {
+			t.Errorf("Language(%q, %q) = %s, want %s", c.choice, c.accept, got, c.want)
 		}
 	}
 }
@@ -137,5 +147,39 @@ func TestDashboardMessages(t *testing.T) {
 				t.Errorf("%s: no %s text", k, l)
 			}
 		}
+	}
+}
+
+// TestInlineStyleAllowed: the stylesheet a page carries inline is the one
+// the policy allows by hash, byte for byte, and the policy allows no
+// inline script.
+func TestInlineStyleAllowed(t *testing.T) {
+	var buf bytes.Buffer
+	if err := Render(&buf, "error", Page{Lang: "en", Data: "id"}); err != nil {
+		t.Fatal(err)
+	}
+	html := buf.String()
+	i, j := strings.Index(html, "<style>"), strings.Index(html, "</style>")
+	if i < 0 || j < i {
+		t.Fatal("no inline style")
+	}
+	sum := sha256.Sum256([]byte(html[i+len("<style>") : j]))
+	if !strings.Contains(ContentSecurityPolicy, "'sha256-"+base64.StdEncoding.EncodeToString(sum[:])+"'") {
+		t.Errorf("the inline style's hash is not in %q", ContentSecurityPolicy)
+	}
+	if strings.Contains(ContentSecurityPolicy, "unsafe") || !strings.Contains(ContentSecurityPolicy, "script-src 'self';") {
+		t.Errorf("policy %q", ContentSecurityPolicy)
+	}
+}
+
+// TestFramedTicket: the frame's stylesheet goes last into the engine's head.
+func TestFramedTicket(t *testing.T) {
+	got := string(FramedTicket([]byte("<html><head><style>a{}</style></head><body></body></html>")))
+	if !strings.HasPrefix(got, "<html><head><style>a{}</style><style>\n") || !strings.HasSuffix(got, "</style>\n</head><body></body></html>") ||
+		!strings.Contains(got, "#ticket .sub { display: none; }") {
+		t.Errorf("framed: %s", got)
+	}
+	if got := string(FramedTicket([]byte("no head"))); got != "no head" {
+		t.Errorf("without a head: %s", got)
 	}
 }
