@@ -45,9 +45,9 @@ func checkBrowserPages(t *testing.T, pages map[string]browserPage, want []string
 }
 
 // viewportOf is the width a page was shown at: 1280 px for a name
-// ending in -1280, else a 360 px phone.
+// with -1280 in it, else a 360 px phone.
 func viewportOf(name string) int {
-	if strings.HasSuffix(name, "-1280") {
+	if strings.Contains(name, "-1280") {
 		return 1280
 	}
 	return 360

@@ -197,7 +197,7 @@ func (s *Server) writePageError(w http.ResponseWriter, r *http.Request, status i
 	}
 	// The statuses a visitor meets get a text in their language; the
 	// others keep the error's own message.
-	if key, ok := map[int]string{http.StatusForbidden: "error.csrf", http.StatusNotFound: "error.notfound",
+	if key, ok := map[int]string{http.StatusUnauthorized: "error.signin", http.StatusForbidden: "error.csrf", http.StatusNotFound: "error.notfound",
 		http.StatusTooManyRequests: "error.toomany", http.StatusServiceUnavailable: "error.unavailable"}[status]; ok {
 		msg = web.T(lang(r), key)
 	}
@@ -429,6 +429,7 @@ func (s *Server) adminSignIn(w http.ResponseWriter, r *http.Request) error {
 		title:  "signin.title",
 		failed: "signin.failed",
 		home:   "/admin/accounts",
+		user:   user,
 	}, func() (string, error) {
 		return s.WebUsers.OperatorSignIn(r.Context(), claimOf(r), s.Operator, user, password)
 	})
@@ -439,6 +440,7 @@ type signInPage struct {
 	keys                []string // the throttle's keys: the client address and the user
 	page, title, failed string   // the form's template, its title and failure message keys
 	home                string   // where a signed-in browser goes
+	user                string   // the name or address typed, kept in the form after a failure
 }
 
 // throttledSignIn runs signIn unless one of the page's throttle keys is
@@ -451,7 +453,8 @@ func (s *Server) throttledSignIn(w http.ResponseWriter, r *http.Request, p signI
 		if ok, wait := s.signIns.Allow(k, now); !ok {
 			secs := int(wait.Seconds()) + 1
 			w.Header().Set("Retry-After", strconv.Itoa(secs))
-			return s.render(w, r, http.StatusTooManyRequests, p.page, p.title, web.Page{Error: web.T(l, "signin.throttled", secs)})
+			mins := max(1, (secs+30)/60) // in words a person uses: whole minutes
+			return s.render(w, r, http.StatusTooManyRequests, p.page, p.title, web.Page{Error: web.T(l, "signin.throttled", mins), Data: p.user})
 		}
 	}
 	id, err := signIn()
@@ -459,7 +462,7 @@ func (s *Server) throttledSignIn(w http.ResponseWriter, r *http.Request, p signI
 		for _, k := range p.keys {
 			s.signIns.Fail(k, now)
 		}
-		return s.render(w, r, http.StatusUnauthorized, p.page, p.title, web.Page{Error: web.T(l, p.failed)})
+		return s.render(w, r, http.StatusUnauthorized, p.page, p.title, web.Page{Error: web.T(l, p.failed), Data: p.user})
 	}
 	if err != nil {
 		return err

@@ -294,10 +294,13 @@ func TestOperatorConsole(t *testing.T) {
 		// A sign-in without the form's token is refused before the password is checked.
 		v.must(http.StatusForbidden, "POST", "/admin/sign-in", url.Values{"user": {"ops"}, "password": {testOperatorPassword}})
 		for i := 0; i < 5; i++ {
-			v.must(http.StatusUnauthorized, "POST", "/admin/sign-in", url.Values{"csrf_token": {form.csrf(t)}, "user": {"ops"}, "password": {"guess" + fmt.Sprint(i)}})
+			// A wrong password keeps the user name in the form (issue 34).
+			if r := v.must(http.StatusUnauthorized, "POST", "/admin/sign-in", url.Values{"csrf_token": {form.csrf(t)}, "user": {"ops"}, "password": {"guess" + fmt.Sprint(i)}}); !strings.Contains(r.Body, `name="user" value="ops"`) {
+				t.Errorf("the user name is not kept:\n%.2000s", r.Body)
+			}
 		}
 		r := v.must(http.StatusTooManyRequests, "POST", "/admin/sign-in", url.Values{"csrf_token": {form.csrf(t)}, "user": {"ops"}, "password": {testOperatorPassword}})
-		if r.Header.Get("Retry-After") == "" || !strings.Contains(r.Body, "Too many failed attempts") {
+		if r.Header.Get("Retry-After") == "" || !strings.Contains(r.Body, "Too many failed attempts") || !strings.Contains(r.Body, "wait 15 minutes") {
 			t.Errorf("throttled sign-in: %v %.500s", r.Header, r.Body)
 		}
 		e.Clock.Advance(16 * time.Minute)

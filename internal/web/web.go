@@ -159,6 +159,9 @@ var funcs = template.FuncMap{
 		return t.Format("2 Jan 2006")
 	},
 	"csrf": func() string { return CSRFField },
+	"num":  Number,
+	"add":  func(a, b int64) int64 { return a + b },
+	"list": func(xs ...any) []any { return xs },
 	// month is a month's name and year in the page's language.
 	"month": func(lang string, t time.Time) string {
 		if lang == "de" {
@@ -184,6 +187,41 @@ var funcs = template.FuncMap{
 	"dec":  func(n int) int { return n - 1 },
 	// dashSections are the dashboard's pages, in the navigation's order.
 	"dashSections": func() []string { return DashboardSections },
+}
+
+// Number writes n with the page language's thousands separator.
+func Number(lang string, n int64) string {
+	s := strconv.FormatInt(n, 10)
+	neg := strings.HasPrefix(s, "-")
+	s = strings.TrimPrefix(s, "-")
+	sep := ","
+	if lang == "de" {
+		sep = "."
+	}
+	var b strings.Builder
+	for i, c := range s {
+		if i > 0 && (len(s)-i)%3 == 0 {
+			b.WriteString(sep)
+		}
+		b.WriteRune(c)
+	}
+	if neg {
+		return "-" + b.String()
+	}
+	return b.String()
+}
+
+// ShortDay writes a date (YYYY-MM-DD) as a chart's axis names it: 29.11.
+// or 29 Nov; anything else unchanged.
+func ShortDay(lang, day string) string {
+	t, err := time.Parse(time.DateOnly, day)
+	if err != nil {
+		return day
+	}
+	if lang == "de" {
+		return t.Format("02.01.")
+	}
+	return t.Format("2 Jan")
 }
 
 var germanMonths = [12]string{"Januar", "Februar", "März", "April", "Mai", "Juni", "Juli", "August", "September", "Oktober", "November", "Dezember"}

@@ -183,3 +183,20 @@ func TestFramedTicket(t *testing.T) {
 		t.Errorf("without a head: %s", got)
 	}
 }
+
+// TestNumberAndShortDay: numbers and axis dates in the page's language.
+func TestNumberAndShortDay(t *testing.T) {
+	for _, c := range []struct {
+		lang string
+		n    int64
+		want string
+	}{{"en", 0, "0"}, {"en", 999, "999"}, {"en", 1000, "1,000"}, {"de", 1234567, "1.234.567"}, {"de", -1000, "-1.000"},
+		{"en", 9223372036854775807, "9,223,372,036,854,775,807"}} {
+		if got := Number(c.lang, c.n); got != c.want {
+			t.Errorf("Number(%s, %d) = %s, want %s", c.lang, c.n, got, c.want)
+		}
+	}
+	if ShortDay("de", "2026-11-29") != "29.11." || ShortDay("en", "2026-11-29") != "29 Nov" || ShortDay("en", "x") != "x" {
+		t.Error("ShortDay")
+	}
+}

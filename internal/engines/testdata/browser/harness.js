@@ -71,10 +71,12 @@ function harness(results) {
     }
   }
 
-  // signIn types user into the field userField and password into
+  // signIn types user into the (emptied) field userField and password into
   // #password, runs before(page) if given (to tamper with the form), and
   // submits #signin; it returns the answer's status.
   async function signIn(page, userField, user, password, before) {
+    // After a failure the form keeps the name typed: type it anew.
+    await page.$eval(userField, (el) => { el.value = ""; });
     await page.type(userField, user);
     await page.type("#password", password);
     if (before) { await before(page); }
