@@ -154,7 +154,7 @@ async function firstLoad(browser, url) {
   let bytes = 0;
   const requests = [];
   cdp.on("Network.loadingFinished", (e) => { bytes += e.encodedDataLength; });
-  cdp.on("Network.requestWillBeSent", (e) => { requests.push(e.request.url.replace(cfg.base, "")); });
+  cdp.on("Network.requestWillBeSent", (e) => { requests.push(e.request.url.replace(cfg.base, "").slice(0, 80)); });
   await page.emulateNetworkConditions(PredefinedNetworkConditions["Slow 4G"]);
   const start = Date.now();
   await page.goto(url, { waitUntil: "load" });
