@@ -190,6 +190,10 @@ func TestDashboard(t *testing.T) {
 		// A cursor of another account or environment is refused.
 		v.must(http.StatusBadRequest, "GET", "/dashboard/live/orders?starting_after="+d.foreignOrder, nil)
 		v.must(http.StatusBadRequest, "GET", "/dashboard/live/orders?starting_after="+d.testOrder, nil)
+		// An empty search says what to do (issue 34), not "Nothing here yet".
+		if r := v.must(200, "GET", "/dashboard/live/orders?reference=no-such-reference", nil); !strings.Contains(r.Body, "Nothing matches this search or filter.") {
+			t.Errorf("an empty search:\n%.3000s", r.Body)
+		}
 		// An unknown environment is 404.
 		v.must(http.StatusNotFound, "GET", "/dashboard/prod/orders", nil)
 

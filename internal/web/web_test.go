@@ -138,6 +138,10 @@ func TestDashboardMessages(t *testing.T) {
 	for _, s := range DashboardSections {
 		keys = append(keys, "dash."+s)
 	}
+	// dash_list.html's empty state names the next step per list.
+	for _, s := range []string{"orders", "coupons", "tickets", "subscriptions", "invoices", "customers"} {
+		keys = append(keys, "dash.empty."+s)
+	}
 	for _, st := range []string{"not_activated", "activated", "restored", "valid", "invalidated", "active", "cancelled", "ended"} {
 		keys = append(keys, "dash.state."+st)
 	}
