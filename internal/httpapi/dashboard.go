@@ -4,8 +4,10 @@ import (
 	"encoding/csv"
 	"fmt"
 	"html/template"
+	"math"
 	"net/http"
 	"net/url"
+	"slices"
 	"strconv"
 	"strings"
 	"time"
@@ -52,7 +54,11 @@ func dashPrincipal(r *http.Request) app.Principal {
 	return app.Principal{AccountID: state(r).dashboard.AccountID, Environment: app.Environment(r.PathValue("env"))}
 }
 
-func lang(r *http.Request) string { return web.Language(r.Header.Get("Accept-Language")) }
+// lang is the page's language: the page's language switch (?lang=de or
+// en) when given, else the browser's Accept-Language.
+func lang(r *http.Request) string {
+	return web.Language(r.URL.Query().Get("lang"), r.Header.Get("Accept-Language"))
+}
 
 // dashRender renders a dashboard page of section nav.
 func (s *Server) dashRender(w http.ResponseWriter, r *http.Request, status int, name, nav string, p web.Page) error {
@@ -80,6 +86,7 @@ func (s *Server) dashSignIn(w http.ResponseWriter, r *http.Request) error {
 		title:  "dash.signin",
 		failed: "dash.signin.failed",
 		home:   "/dashboard/test/usage",
+		user:   email,
 	}, func() (string, error) { return s.WebUsers.DashboardSignIn(r.Context(), claimOf(r), email, password) })
 }
 
@@ -134,24 +141,33 @@ func (s *Server) usageRange(r *http.Request) (string, string) {
 	return from, toS
 }
 
-// chart is one endpoint group's bar chart: one bar per day, the counted
-// requests below the uncounted ones, scaled to the largest day.
+// chart is the usage page's bar chart of one endpoint group ("" for all
+// requests): one bar per day, the counted requests below the uncounted
+// ones, on a scale of round values (niceScale). It is drawn twice, for a
+// phone (chartNarrow units wide) and for a wide window (chartWide), the
+// stylesheet showing the one whose text comes out at the page's size.
 type chart struct {
-	Group string
+	Group        string
+	Counted      int64
+	Uncounted    int64
+	Narrow, Wide chartSVG
+}
+
+// chartSVG is one drawing of the chart.
+type chartSVG struct {
 	// BarsSVG is the bars as SVG elements, written by barsSVG: numbers,
 	// dates and our own texts, each escaped (a template walking 30–366
 	// bars cost more than the query).
 	BarsSVG       template.HTML
 	Width, Height int
-	LabelY        int // the baseline of the first and last day's names
-	Bars          []bar
+	Left          int // where the bars start, right of the scale's labels
+	LabelY        int // the baseline of the days' labels
 	Ticks         []tick
-	Counted       int64
-	Uncounted     int64
+	Days          []dayLabel
 }
 
 type bar struct {
-	X, W, CountedY, CountedH, UncountedY, UncountedH int
+	X, W, CountedY, CountedH, UncountedY, UncountedH float64
 	Day                                              string
 	Counted, Uncounted                               int64
 }
@@ -161,16 +177,54 @@ type tick struct {
 	Label string
 }
 
+// dayLabel is a day named under the bars, at X with its text anchor.
+type dayLabel struct {
+	X            float64
+	Anchor, Text string
+}
+
+// groupLink is a choice of the chart's group, with its total.
+type groupLink struct {
+	Group, Href string
+	Total       int64
+	Current     bool
+}
+
 // usageView is the usage page's data.
 type usageView struct {
 	billingapp.UsageReport
-	Charts []chart
-	CSV    string
+	Chart      chart
+	GroupLinks []groupLink
+	CSV        string
 }
 
-// The charts' geometry in SVG units: the bars' height, one day's width,
-// the room left of the bars for the scale and above them for its top label.
-const chartH, chartBar, chartLeft, chartTop = 160, 14, 56, 14
+// The charts' geometry in SVG units: the two widths, the bars' height and
+// the room above them.
+const chartNarrow, chartWide, chartH, chartTop = 330, 640, 160, 28
+
+// niceScale is the top of a scale from 0 over top (at least 1) in four
+// equal steps of 1, 2, 2.5 or 5 times a power of ten, and the step.
+func niceScale(top int64) (max, step int64) {
+	raw := float64(max64(top, 1)) / 4
+	p := math.Pow(10, math.Floor(math.Log10(raw)))
+	for _, m := range []float64{1, 2, 2.5, 5, 10} {
+		if st := m * p; st >= raw && st == math.Trunc(st) {
+			step = int64(st)
+			break
+		}
+	}
+	if step == 0 {
+		step = int64(math.Ceil(raw))
+	}
+	return 4 * step, step
+}
+
+func max64(a, b int64) int64 {
+	if a > b {
+		return a
+	}
+	return b
+}
 
 // barsSVG writes the chart's bars: per day a group with its tooltip, the
 // counted bar and the uncounted one on top.
@@ -178,39 +232,59 @@ func barsSVG(bars []bar, counted, uncounted string) template.HTML {
 	var b strings.Builder
 	c, u := template.HTMLEscapeString(counted), template.HTMLEscapeString(uncounted)
 	for _, x := range bars {
-		fmt.Fprintf(&b, `<g><title>%s: %d %s, %d %s</title><rect x="%d" y="%d" width="%d" height="%d" class="counted"/><rect x="%d" y="%d" width="%d" height="%d" class="uncounted"/></g>`,
+		fmt.Fprintf(&b, `<g><title>%s: %d %s, %d %s</title><rect x="%.1f" y="%.1f" width="%.1f" height="%.1f" class="counted"/><rect x="%.1f" y="%.1f" width="%.1f" height="%.1f" class="uncounted"/></g>`,
 			template.HTMLEscapeString(x.Day), x.Counted, c, x.Uncounted, u, x.X, x.CountedY, x.W, x.CountedH, x.X, x.UncountedY, x.W, x.UncountedH)
 	}
 	return template.HTML(b.String()) // every value above is a number or escaped
 }
 
-func usageCharts(rep billingapp.UsageReport, counted, uncounted string) []chart {
-	var out []chart
-	for _, g := range append([]string{""}, rep.Groups...) {
-		c := chart{Group: g, Height: chartTop + chartH + 28}
-		var top int64 = 1
-		for _, d := range rep.Days {
-			top = max(top, groupOf(d, g).Counted+groupOf(d, g).Uncounted)
-		}
-		c.Width = max(chartLeft+len(rep.Days)*chartBar+8, 320) // room for the two day names
-		c.LabelY = chartTop + chartH + 22
-		for i, d := range rep.Days {
-			x := groupOf(d, g)
-			ch := int(x.Counted * chartH / top)
-			uh := int(x.Uncounted * chartH / top)
-			c.Bars = append(c.Bars, bar{X: chartLeft + i*chartBar + 2, W: chartBar - 4, CountedY: chartTop + chartH - ch, CountedH: ch,
-				UncountedY: chartTop + chartH - ch - uh, UncountedH: uh, Day: d.Day, Counted: x.Counted, Uncounted: x.Uncounted})
-			c.Counted += x.Counted
-			c.Uncounted += x.Uncounted
-		}
-		c.BarsSVG = barsSVG(c.Bars, counted, uncounted)
-		for _, f := range []int64{0, 1, 2} {
-			v := top * f / 2
-			c.Ticks = append(c.Ticks, tick{Y: chartTop + chartH - int(v*chartH/top), Label: strconv.FormatInt(v, 10)})
-		}
-		out = append(out, c)
+// usageChart draws group g of rep in the page's language l.
+func usageChart(rep billingapp.UsageReport, g, l string) chart {
+	c := chart{Group: g}
+	var top int64
+	for _, d := range rep.Days {
+		x := groupOf(d, g)
+		top = max64(top, x.Counted+x.Uncounted)
+		c.Counted += x.Counted
+		c.Uncounted += x.Uncounted
 	}
-	return out
+	scale, step := niceScale(top)
+	c.Narrow = drawChart(rep, g, l, chartNarrow, 5, scale, step)
+	c.Wide = drawChart(rep, g, l, chartWide, 8, scale, step)
+	return c
+}
+
+// drawChart is one drawing, width units wide with about labels days named.
+func drawChart(rep billingapp.UsageReport, g, l string, width, labels int, scale, step int64) chartSVG {
+	d := chartSVG{Width: width, Height: chartTop + chartH + 30, LabelY: chartTop + chartH + 22}
+	d.Left = 9*len(web.Number(l, scale)) + 14
+	for v := int64(0); v <= scale; v += step {
+		d.Ticks = append(d.Ticks, tick{Y: chartTop + chartH - int(v*chartH/scale), Label: web.Number(l, v)})
+	}
+	n := len(rep.Days)
+	slot := float64(width-d.Left-4) / float64(max(n, 1))
+	gap := math.Min(2, slot/4)
+	bars := make([]bar, 0, n)
+	every := max(1, (n+labels-1)/labels)
+	for i, day := range rep.Days {
+		x := groupOf(day, g)
+		ch := float64(x.Counted) * chartH / float64(scale)
+		uh := float64(x.Uncounted) * chartH / float64(scale)
+		left := float64(d.Left) + float64(i)*slot + gap
+		bars = append(bars, bar{X: left, W: slot - 2*gap, CountedY: chartTop + chartH - ch, CountedH: ch,
+			UncountedY: chartTop + chartH - ch - uh, UncountedH: uh, Day: day.Day, Counted: x.Counted, Uncounted: x.Uncounted})
+		if (n-1-i)%every == 0 { // the last day always, then every few back
+			anchor, cx := "middle", left+slot/2-gap
+			if i == n-1 {
+				anchor, cx = "end", float64(width-4)
+			} else if cx < float64(d.Left)+24 {
+				continue
+			}
+			d.Days = append(d.Days, dayLabel{X: cx, Anchor: anchor, Text: web.ShortDay(l, day.Day)})
+		}
+	}
+	d.BarsSVG = barsSVG(bars, web.T(l, "dash.usage.counted"), web.T(l, "dash.usage.uncounted"))
+	return d
 }
 
 // groupOf is day d's counts of group g ("" for all groups).
@@ -234,8 +308,25 @@ func (s *Server) dashUsage(w http.ResponseWriter, r *http.Request) error {
 		return err
 	}
 	l := lang(r)
-	v := usageView{UsageReport: rep, Charts: usageCharts(rep, web.T(l, "dash.usage.counted"), web.T(l, "dash.usage.uncounted")),
+	group := r.URL.Query().Get("group")
+	if !slices.Contains(rep.Groups, group) {
+		group = "" // an unknown group: all requests
+	}
+	base := "/dashboard/" + string(p.Environment) + "/usage?"
+	v := usageView{UsageReport: rep, Chart: usageChart(rep, group, l),
 		CSV: "/dashboard/" + string(p.Environment) + "/usage.csv?" + url.Values{"from": {from}, "to": {to}}.Encode()}
+	for _, g := range append([]string{""}, rep.Groups...) {
+		q := url.Values{"from": {from}, "to": {to}}
+		if g != "" {
+			q.Set("group", g)
+		}
+		total := int64(0)
+		for _, d := range rep.Days {
+			x := groupOf(d, g)
+			total += x.Counted + x.Uncounted
+		}
+		v.GroupLinks = append(v.GroupLinks, groupLink{Group: g, Href: base + q.Encode(), Total: total, Current: g == group})
+	}
 	return s.dashRender(w, r, http.StatusOK, "dash_usage", "usage", web.Page{Data: v})
 }
 

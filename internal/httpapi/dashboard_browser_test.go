@@ -73,7 +73,7 @@ func TestDashboardInChromium(t *testing.T) {
 		t.Fatalf("browser errors: %v", res.Errors)
 	}
 	want := []string{"dash-signin", "dash-invite", "dash-usage-test", "dash-usage-live", "dash-orders-search",
-		"dash-csrf-refused", "dash-key-created", "dash-signin-failed", "dash-usage-de",
+		"dash-csrf-refused", "dash-key-created", "dash-signin-failed", "dash-usage-de", "dash-usage-1280-de",
 		"dash-webhooks-error", "dash-webhooks-created", "dash-webhook-attempts", "dash-webhook-redelivered", "dash-webhooks-de", "dash-webhook-de",
 		"dash-users-removed"}
 	for _, env := range []string{"test", "live"} {
@@ -101,6 +101,29 @@ func TestDashboardInChromium(t *testing.T) {
 	}
 	if num(tx, "bars") < 1 || !strings.Contains(str(tx["chartDesc"]), "counted") || num(tx, "chartWidth") > 330 {
 		t.Errorf("chart: %v bars, desc %q, %v px wide", tx["bars"], tx["chartDesc"], tx["chartWidth"])
+	}
+	// Issue 34: the axes' text at the page's size on a phone and at 1280 px
+	// (not 10 and 24 px), the scale at round values, days named along the axis.
+	type chartFacts struct {
+		Cls           string
+		Width, TickPx float64
+		Ticks         []string
+		Days          int
+	}
+	var narrow, wide chartFacts
+	remarshal(t, tx["narrowChart"], &narrow)
+	remarshal(t, tx["wideChart"], &wide)
+	t.Logf("usage chart: phone %+v; 1280 px %+v", narrow, wide)
+	for name, c := range map[string]chartFacts{"phone": narrow, "wide": wide} {
+		if c.TickPx < 12 || c.TickPx > 20 || len(c.Ticks) != 5 || c.Ticks[0] != "0" {
+			t.Errorf("%s chart: tick text %.1f px, ticks %v", name, c.TickPx, c.Ticks)
+		}
+	}
+	if narrow.Days < 3 || wide.Cls != "wide" || wide.Width < 600 {
+		t.Errorf("days named %d; the wide chart %+v", narrow.Days, wide)
+	}
+	if str(tx["keptEmail"]) != "ops@partner.example" {
+		t.Errorf("the sign-in form lost the address after a wrong password")
 	}
 	if !strings.Contains(str(tx["table"]), "ticketing") {
 		t.Errorf("usage table: %v", tx["table"])

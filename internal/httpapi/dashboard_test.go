@@ -190,6 +190,10 @@ func TestDashboard(t *testing.T) {
 		// A cursor of another account or environment is refused.
 		v.must(http.StatusBadRequest, "GET", "/dashboard/live/orders?starting_after="+d.foreignOrder, nil)
 		v.must(http.StatusBadRequest, "GET", "/dashboard/live/orders?starting_after="+d.testOrder, nil)
+		// An empty search says what to do (issue 34), not "Nothing here yet".
+		if r := v.must(200, "GET", "/dashboard/live/orders?reference=no-such-reference", nil); !strings.Contains(r.Body, "Nothing matches this search or filter.") {
+			t.Errorf("an empty search:\n%.3000s", r.Body)
+		}
 		// An unknown environment is 404.
 		v.must(http.StatusNotFound, "GET", "/dashboard/prod/orders", nil)
 
@@ -200,10 +204,19 @@ func TestDashboard(t *testing.T) {
 		}
 		day := e.Clock.Now().UTC().Format(time.DateOnly)
 		u := v.must(200, "GET", "/dashboard/test/usage", nil)
-		for _, want := range []string{"<svg", `role="img"`, "<desc", `id="chart-ticketing"`, `id="usage-table"`, day} {
+		for _, want := range []string{"<svg", `role="img"`, "<desc", `id="chart-all"`, `id="usage-table"`, day, `id="totals"`,
+			`group=ticketing&amp;to=`, `ticketing <span class="count">`, `aria-current="true">All requests`} {
 			if !strings.Contains(u.Body, want) {
 				t.Errorf("usage page lacks %q:\n%.4000s", want, u.Body)
 			}
+		}
+		// One chart, its group chosen by a link; an unknown group shows all.
+		g := v.must(200, "GET", "/dashboard/test/usage?group=ticketing", nil)
+		if !strings.Contains(g.Body, `id="chart-ticketing"`) || strings.Contains(g.Body, `id="chart-all"`) || strings.Count(g.Body, "<svg") != 2 {
+			t.Errorf("the ticketing chart:\n%.4000s", g.Body)
+		}
+		if g := v.must(200, "GET", "/dashboard/test/usage?group=%3Cb%3E", nil); !strings.Contains(g.Body, `id="chart-all"`) {
+			t.Errorf("an unknown group")
 		}
 		c := v.must(200, "GET", "/dashboard/test/usage.csv?from="+day+"&to="+day, nil)
 		if c.Header.Get("Content-Type") != "text/csv; charset=utf-8" || !strings.Contains(c.Header.Get("Content-Disposition"), "attachment") {

@@ -37,7 +37,7 @@ const (
 // isPage reports whether a route path is a web page rather than the JSON API.
 func isPage(path string) bool {
 	return strings.HasPrefix(path, "/c/") || path == "/admin" || strings.HasPrefix(path, "/admin/") ||
-		path == "/dashboard" || strings.HasPrefix(path, "/dashboard/") || path == web.CSSPath
+		path == "/dashboard" || strings.HasPrefix(path, "/dashboard/") || strings.HasPrefix(path, "/assets/")
 }
 
 // secure reports whether the browser reached us over TLS: directly, by the
@@ -136,7 +136,7 @@ func (s *Server) authOperatorSession(r *http.Request) error {
 
 // render writes page name with status in the visitor's language.
 func (s *Server) render(w http.ResponseWriter, r *http.Request, status int, name, titleKey string, p web.Page) error {
-	p.Lang = web.Language(r.Header.Get("Accept-Language"))
+	p.Lang = lang(r)
 	p.Title = web.T(p.Lang, titleKey)
 	p.CSRF = s.csrfToken(w, r)
 	if op := state(r).operator; op != nil {
@@ -197,9 +197,9 @@ func (s *Server) writePageError(w http.ResponseWriter, r *http.Request, status i
 	}
 	// The statuses a visitor meets get a text in their language; the
 	// others keep the error's own message.
-	if key, ok := map[int]string{http.StatusForbidden: "error.csrf", http.StatusNotFound: "error.notfound",
+	if key, ok := map[int]string{http.StatusUnauthorized: "error.signin", http.StatusForbidden: "error.csrf", http.StatusNotFound: "error.notfound",
 		http.StatusTooManyRequests: "error.toomany", http.StatusServiceUnavailable: "error.unavailable"}[status]; ok {
-		msg = web.T(web.Language(r.Header.Get("Accept-Language")), key)
+		msg = web.T(lang(r), key)
 	}
 	if err := s.render(w, r, status, "error", "error.title", web.Page{Error: msg, Data: state(r).id}); err != nil {
 		http.Error(w, msg, status)
@@ -207,34 +207,70 @@ func (s *Server) writePageError(w http.ResponseWriter, r *http.Request, status i
 }
 
 func (s *Server) webCSS(w http.ResponseWriter, r *http.Request) error {
-	w.Header().Set("Content-Type", "text/css; charset=utf-8")
+	return writeAsset(w, "text/css; charset=utf-8", web.CSS())
+}
+
+// travellerScript is the traveller page's script (web.TravellerScript).
+func (s *Server) travellerScript(w http.ResponseWriter, r *http.Request) error {
+	return writeAsset(w, "text/javascript; charset=utf-8", web.TravellerScript())
+}
+
+// ticketWorker is the service worker keeping a shown ticket for offline
+// use; it controls the traveller pages below web.TicketWorkerScope.
+func (s *Server) ticketWorker(w http.ResponseWriter, r *http.Request) error {
+	w.Header().Set("Service-Worker-Allowed", web.TicketWorkerScope)
+	return writeAsset(w, "text/javascript; charset=utf-8", web.TicketWorker())
+}
+
+// writeAsset answers a static asset of the pages, cacheable for an hour.
+func writeAsset(w http.ResponseWriter, contentType string, body []byte) error {
+	w.Header().Set("Content-Type", contentType)
 	w.Header().Set("Cache-Control", "public, max-age=3600")
-	_, err := w.Write(web.CSS())
+	w.Header().Set("X-Content-Type-Options", "nosniff")
+	_, err := w.Write(body)
 	return err
 }
 
-// walletLink is an add-to-wallet button.
-type walletLink struct{ ID, Href, Label string }
+// walletLink is an add-to-wallet button; Kind is apple or google.
+type walletLink struct{ ID, Href, Label, Kind string }
 
-// couponView is the traveller page's data: the app's view and the wallet
-// buttons for the visitor's platform.
+// couponView is the traveller page's data: the app's view, the wallet
+// buttons for the visitor's platform (or why there are none), and after a
+// refused post what was typed (Values, by form field) and each refused
+// field's message (Problems, by form field; ProblemList in the form's
+// order, for the summary above it).
 type couponView struct {
 	app.CouponPage
-	Wallets []walletLink
+	Wallets     []walletLink
+	WalletNote  string // a message key: why no wallet button is offered
+	Values      map[string]string
+	Problems    map[string]string
+	ProblemList []formProblem
 }
+
+// formProblem is a refused field in the summary: its input's id, its
+// label and the message.
+type formProblem struct{ ID, Label, Message string }
 
 func (s *Server) couponView(r *http.Request) (couponView, error) {
 	p, err := s.app.CouponPage(r.Context(), s.Wallets.Offer, r.PathValue("coupon_id"))
 	v := couponView{CouponPage: p}
-	if err != nil || p.Ticket == nil || !p.Ticket.Valid {
+	if err != nil || p.Ticket == nil {
 		return v, err
+	}
+	if !p.Ticket.Valid {
+		v.WalletNote = "coupon.wallet.invalid"
+		return v, nil
 	}
 	apple, google := web.WalletButtons(web.PlatformOf(r.Header.Get("User-Agent")))
 	if apple && p.Ticket.Apple {
-		v.Wallets = append(v.Wallets, walletLink{"wallet-apple", "/v9/ticketing/passes/apple_wallet/" + p.Ticket.ID + ".pkpass", "coupon.apple"})
+		v.Wallets = append(v.Wallets, walletLink{"wallet-apple", "/v9/ticketing/passes/apple_wallet/" + p.Ticket.ID + ".pkpass", "coupon.apple", "apple"})
 	}
 	if google && p.Ticket.Google {
-		v.Wallets = append(v.Wallets, walletLink{"wallet-google", "/v9/ticketing/passes/google_wallet/" + p.Ticket.ID, "coupon.google"})
+		v.Wallets = append(v.Wallets, walletLink{"wallet-google", "/v9/ticketing/passes/google_wallet/" + p.Ticket.ID, "coupon.google", "google"})
+	}
+	if len(v.Wallets) == 0 {
+		v.WalletNote = "coupon.wallet.none"
 	}
 	return v, nil
 }
@@ -246,12 +282,23 @@ func (s *Server) couponPage(w http.ResponseWriter, r *http.Request) error {
 	if err != nil {
 		return err
 	}
-	return s.render(w, r, http.StatusOK, "coupon", "coupon.title", web.Page{Data: v})
+	return s.render(w, r, http.StatusOK, "coupon", "coupon.title", travellerPage(r, v, ""))
+}
+
+// travellerPage is the traveller page's frame: the language switch, and
+// the language kept in the forms' actions once chosen.
+func travellerPage(r *http.Request, v couponView, msg string) web.Page {
+	p := web.Page{Data: v, Error: msg, Path: r.URL.Path, Switch: true}
+	if l := r.URL.Query().Get("lang"); l == "de" || l == "en" {
+		p.Query = "?lang=" + l
+	}
+	return p
 }
 
 // couponActivate is POST /c/{coupon_id}: activation (or a subscription's
 // renewal) from the page's form, then back to the page (303). A refused
-// activation shows the page again with the reason.
+// activation shows the page again with what was typed and the reason, at
+// the refused fields when the app names them.
 func (s *Server) couponActivate(w http.ResponseWriter, r *http.Request) error {
 	res, err := s.app.ActivateFromPage(r.Context(), claimOf(r), r.PathValue("coupon_id"), r.PostForm)
 	if err == nil {
@@ -260,18 +307,75 @@ func (s *Server) couponActivate(w http.ResponseWriter, r *http.Request) error {
 			event = "subscription_reactivated"
 		}
 		s.Metrics.Event(event, res.Environment(), 1)
-		http.Redirect(w, r, "/c/"+res.CouponID(), http.StatusSeeOther)
+		http.Redirect(w, r, "/c/"+res.CouponID()+travellerPage(r, couponView{}, "").Query, http.StatusSeeOther)
 		return nil
 	}
-	switch k := apperr.KindOf(err); k {
-	case apperr.Invalid, apperr.Unprocessable, apperr.Conflict:
-		v, verr := s.couponView(r)
-		if verr != nil {
-			return verr
-		}
-		return s.render(w, r, statusOf(k), "coupon", "coupon.title", web.Page{Data: v, Error: apperr.As(err).Msg})
+	k := apperr.KindOf(err)
+	if k != apperr.Invalid && k != apperr.Unprocessable && k != apperr.Conflict {
+		return err
 	}
-	return err
+	v, verr := s.couponView(r)
+	if verr != nil {
+		return verr
+	}
+	v.Values = map[string]string{}
+	for key := range r.PostForm {
+		if key != web.CSRFField {
+			v.Values[key] = r.PostForm.Get(key)
+		}
+	}
+	l, msg := lang(r), ""
+	var problems app.FormProblems
+	if errors.As(err, &problems) {
+		v.Problems = map[string]string{}
+		for _, p := range problems {
+			m := fieldMessage(l, p)
+			v.Problems[p.Input] = m
+			v.ProblemList = append(v.ProblemList, formProblem{ID: inputID(p.Input), Label: fieldLabel(l, v.Form, p.Input), Message: m})
+		}
+	} else {
+		msg = web.T(l, "coupon.err.other", apperr.As(err).Msg)
+	}
+	return s.render(w, r, statusOf(k), "coupon", "coupon.title", travellerPage(r, v, msg))
+}
+
+// fieldMessage is a refused field's message in the page's language: the
+// field's own words for the reason when there are any (pattern.<field>,
+// required.<field>), else the reason's.
+func fieldMessage(l string, p app.FormProblem) string {
+	_, field, _ := strings.Cut(p.Input, ".")
+	if m, ok := web.Lookup(l, p.Reason+"."+field); ok {
+		return m
+	}
+	return web.T(l, "coupon.err."+p.Reason)
+}
+
+// inputID is the page's id of a form field's input (coupon.html).
+func inputID(input string) string {
+	group, field, _ := strings.Cut(input, ".")
+	if group == "tariff" {
+		return "t-" + field
+	}
+	return "m-" + field
+}
+
+// fieldLabel is the label the page shows for a form field.
+func fieldLabel(l string, f app.PageForm, input string) string {
+	_, field, _ := strings.Cut(input, ".")
+	if m, ok := web.Lookup(l, "field."+field); ok {
+		return m
+	}
+	for _, x := range f.Tariff {
+		if x.Name == field {
+			return x.Title
+		}
+	}
+	for _, x := range f.Medium {
+		if x.Name == field {
+			return x.Title
+		}
+	}
+	return field
 }
 
 // couponTicket is GET /c/{coupon_id}/ticket: the rendering engine showing
@@ -290,7 +394,7 @@ func (s *Server) couponTicket(w http.ResponseWriter, r *http.Request) error {
 	h.Set("X-Robots-Tag", web.RobotsTag)
 	h.Set("X-Content-Type-Options", "nosniff")
 	h.Set("Cache-Control", "no-store")
-	_, err = w.Write(doc)
+	_, err = w.Write(web.FramedTicket(doc))
 	return err
 }
 
@@ -304,7 +408,7 @@ func (s *Server) adminHome(w http.ResponseWriter, r *http.Request) error {
 func (s *Server) adminSignInForm(w http.ResponseWriter, r *http.Request) error {
 	p := web.Page{}
 	if s.Operator == nil {
-		p.Error = web.T(web.Language(r.Header.Get("Accept-Language")), "signin.off")
+		p.Error = web.T(lang(r), "signin.off")
 	}
 	return s.render(w, r, http.StatusOK, "signin", "signin.title", p)
 }
@@ -325,6 +429,7 @@ func (s *Server) adminSignIn(w http.ResponseWriter, r *http.Request) error {
 		title:  "signin.title",
 		failed: "signin.failed",
 		home:   "/admin/accounts",
+		user:   user,
 	}, func() (string, error) {
 		return s.WebUsers.OperatorSignIn(r.Context(), claimOf(r), s.Operator, user, password)
 	})
@@ -335,6 +440,7 @@ type signInPage struct {
 	keys                []string // the throttle's keys: the client address and the user
 	page, title, failed string   // the form's template, its title and failure message keys
 	home                string   // where a signed-in browser goes
+	user                string   // the name or address typed, kept in the form after a failure
 }
 
 // throttledSignIn runs signIn unless one of the page's throttle keys is
@@ -347,7 +453,8 @@ func (s *Server) throttledSignIn(w http.ResponseWriter, r *http.Request, p signI
 		if ok, wait := s.signIns.Allow(r.Context(), k, now); !ok {
 			secs := int(wait.Seconds()) + 1
 			w.Header().Set("Retry-After", strconv.Itoa(secs))
-			return s.render(w, r, http.StatusTooManyRequests, p.page, p.title, web.Page{Error: web.T(l, "signin.throttled", secs)})
+			mins := max(1, (secs+30)/60) // in words a person uses: whole minutes
+			return s.render(w, r, http.StatusTooManyRequests, p.page, p.title, web.Page{Error: web.T(l, "signin.throttled", mins), Data: p.user})
 		}
 	}
 	id, err := signIn()
@@ -355,7 +462,7 @@ func (s *Server) throttledSignIn(w http.ResponseWriter, r *http.Request, p signI
 		for _, k := range p.keys {
 			s.signIns.Fail(r.Context(), k, now)
 		}
-		return s.render(w, r, http.StatusUnauthorized, p.page, p.title, web.Page{Error: web.T(l, p.failed)})
+		return s.render(w, r, http.StatusUnauthorized, p.page, p.title, web.Page{Error: web.T(l, p.failed), Data: p.user})
 	}
 	if err != nil {
 		return err
@@ -427,7 +534,7 @@ func (s *Server) adminResult(w http.ResponseWriter, r *http.Request, err error, 
 }
 
 func (s *Server) adminCreateKey(w http.ResponseWriter, r *http.Request) error {
-	lang := web.Language(r.Header.Get("Accept-Language"))
+	lang := lang(r)
 	env, err := app.ParseEnvironment(r.PostForm.Get("environment"))
 	if err != nil {
 		return s.adminResult(w, r, err, "")
@@ -442,13 +549,13 @@ func (s *Server) adminCreateKey(w http.ResponseWriter, r *http.Request) error {
 func (s *Server) adminRevokeKey(w http.ResponseWriter, r *http.Request) error {
 	// The form names the key's account too: a prefix never reaches past it.
 	n, err := s.Accounts.RevokeKeysOf(r.Context(), claimOf(r), r.PostForm.Get("prefix"), r.PostForm.Get("account_id"))
-	return s.adminResult(w, r, err, web.T(web.Language(r.Header.Get("Accept-Language")), "admin.key.done", n))
+	return s.adminResult(w, r, err, web.T(lang(r), "admin.key.done", n))
 }
 
 func (s *Server) adminGrant(w http.ResponseWriter, r *http.Request) error {
 	id := r.PostForm.Get("product_id")
 	err := s.Products.Grant(r.Context(), claimOf(r), r.PathValue("account_id"), id)
-	return s.adminResult(w, r, err, web.T(web.Language(r.Header.Get("Accept-Language")), "admin.grant.done", id))
+	return s.adminResult(w, r, err, web.T(lang(r), "admin.grant.done", id))
 }
 
 // adminRemoveUser removes a dashboard user of the account (the operator
@@ -456,7 +563,7 @@ func (s *Server) adminGrant(w http.ResponseWriter, r *http.Request) error {
 func (s *Server) adminRemoveUser(w http.ResponseWriter, r *http.Request) error {
 	email := r.PostForm.Get("email")
 	err := s.WebUsers.RemoveDashboardUser(r.Context(), claimOf(r), r.PathValue("account_id"), email)
-	return s.adminResult(w, r, err, web.T(web.Language(r.Header.Get("Accept-Language")), "admin.users.removed", email))
+	return s.adminResult(w, r, err, web.T(lang(r), "admin.users.removed", email))
 }
 
 func (s *Server) adminCatalog(w http.ResponseWriter, r *http.Request) error {
@@ -509,7 +616,7 @@ func (s *Server) adminRetryJob(w http.ResponseWriter, r *http.Request) error {
 		return err
 	}
 	return s.adminJobsPage(w, r, "dead", http.StatusOK,
-		web.Page{Notice: web.T(web.Language(r.Header.Get("Accept-Language")), "admin.jobs.retried", id)})
+		web.Page{Notice: web.T(lang(r), "admin.jobs.retried", id)})
 }
 
 func (s *Server) adminInspectionKeys(w http.ResponseWriter, r *http.Request) error {

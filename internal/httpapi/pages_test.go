@@ -160,13 +160,16 @@ func TestTravellerPage(t *testing.T) {
 
 		de := newVisitor(t, e, "de-DE,de;q=0.9,en;q=0.5")
 		p := de.must(200, "GET", path, nil)
-		for _, want := range []string{`<html lang="de">`, "Ihr Ticket", "Ticket aktivieren", `name="medium.first_name"`,
+		for _, want := range []string{`<html lang="de"`, "Ihr Ticket", "Ticket aktivieren", `name="medium.first_name"`,
 			`name="tariff.german_postal_code"`, "TEST – kein gültiges Ticket", "Aktivierbar"} {
 			if !strings.Contains(p.Body, want) {
 				t.Errorf("German page lacks %q", want)
 			}
 		}
-		if csp := p.Header.Get("Content-Security-Policy"); !strings.Contains(csp, "default-src 'none'") || strings.Contains(csp, "script-src") {
+		// Scripts only from files of this origin, never inline; the inline
+		// stylesheet only by its hash.
+		if csp := p.Header.Get("Content-Security-Policy"); !strings.Contains(csp, "default-src 'none'") || !strings.Contains(csp, "script-src 'self';") ||
+			strings.Contains(csp, "unsafe") || !strings.Contains(csp, "style-src 'self' 'sha256-") {
 			t.Errorf("CSP %q", csp)
 		}
 		var csrfCookie *http.Cookie
@@ -180,7 +183,7 @@ func TestTravellerPage(t *testing.T) {
 		}
 		en := newVisitor(t, e, "en-GB,en;q=0.9")
 		pe := en.must(200, "GET", path, nil)
-		if !strings.Contains(pe.Body, `<html lang="en">`) || !strings.Contains(pe.Body, "Activate ticket") {
+		if !strings.Contains(pe.Body, `<html lang="en"`) || !strings.Contains(pe.Body, "Activate ticket") {
 			t.Errorf("English page:\n%.1500s", pe.Body)
 		}
 
@@ -291,10 +294,13 @@ func TestOperatorConsole(t *testing.T) {
 		// A sign-in without the form's token is refused before the password is checked.
 		v.must(http.StatusForbidden, "POST", "/admin/sign-in", url.Values{"user": {"ops"}, "password": {testOperatorPassword}})
 		for i := 0; i < 5; i++ {
-			v.must(http.StatusUnauthorized, "POST", "/admin/sign-in", url.Values{"csrf_token": {form.csrf(t)}, "user": {"ops"}, "password": {"guess" + fmt.Sprint(i)}})
+			// A wrong password keeps the user name in the form (issue 34).
+			if r := v.must(http.StatusUnauthorized, "POST", "/admin/sign-in", url.Values{"csrf_token": {form.csrf(t)}, "user": {"ops"}, "password": {"guess" + fmt.Sprint(i)}}); !strings.Contains(r.Body, `name="user" value="ops"`) {
+				t.Errorf("the user name is not kept:\n%.2000s", r.Body)
+			}
 		}
 		r := v.must(http.StatusTooManyRequests, "POST", "/admin/sign-in", url.Values{"csrf_token": {form.csrf(t)}, "user": {"ops"}, "password": {testOperatorPassword}})
-		if r.Header.Get("Retry-After") == "" || !strings.Contains(r.Body, "Too many failed attempts") {
+		if r.Header.Get("Retry-After") == "" || !strings.Contains(r.Body, "Too many failed attempts") || !strings.Contains(r.Body, "wait 15 minutes") {
 			t.Errorf("throttled sign-in: %v %.500s", r.Header, r.Body)
 		}
 		e.Clock.Advance(16 * time.Minute)
@@ -487,6 +493,77 @@ func TestTravellerPageRenewsMonth(t *testing.T) {
 		}
 		if n := count(t, e, "tickets"); n != before+1 {
 			t.Errorf("the repeated renewal made a ticket")
+		}
+	})
+}
+
+// TestTravellerPageForm (issue 34), the form without the page's script,
+// as the server answers it: on 29 November a monthly coupon's page says
+// that two days of November are left and asks which month (none chosen);
+// an empty post comes back 422 with each field marked in the page's words
+// (no schema pointer, no raw key) and what was typed kept; the language
+// switch holds through the post; "abroad" is a choice that activates with
+// the schema's word; "next month" activates December. Both engines.
+func TestTravellerPageForm(t *testing.T) {
+	apitest.ForEachEngine(t, apitest.Options{Now: bln(2026, 11, 29, 9), Configure: withWallets(t, false)}, func(t *testing.T, e *apitest.Env) {
+		ids := productIDs(t, e)
+		id := str(order(t, e, e.LiveKey, ids["month/adult"]).Coupons[0]["id"])
+		path := "/c/" + id
+		v := newVisitor(t, e, "de-DE")
+		p := v.must(200, "GET", path+"?lang=en", nil)
+		for _, want := range []string{`<html lang="en"`, "Only 2 days of November 2026 are left", `id="month-this" value="this" required aria-describedby="late-month">`,
+			`id="month-next" value="next" required aria-describedby="late-month">`, "<strong>December 2026</strong>: valid 1 Dec 2026 – 31 Dec 2026",
+			"Where do you live?", "Abroad (outside Germany)", `pattern="^(?:[0-9]{5})$"`, "First name", "Date of birth",
+			`action="/c/` + id + `?lang=en"`, `href="/c/` + id + `?lang=de" lang="de" hreflang="de" id="lang-switch">Deutsch</a>`} {
+			if !strings.Contains(p.Body, want) {
+				t.Errorf("the English form lacks %s", want)
+			}
+		}
+		for _, raw := range []string{"not-germany bei", "Postleitzahl", "Vorname", "(required)", "photo_id_lite:", "Photo-Id"} {
+			if strings.Contains(p.Body, raw) {
+				t.Errorf("the English form shows %q", raw)
+			}
+		}
+		// Sent empty but for the first name: every other field marked, the first name kept.
+		r := v.must(http.StatusUnprocessableEntity, "POST", path+"?lang=en", url.Values{"csrf_token": {p.csrf(t)}, "medium.first_name": {"Zoë"}})
+		for _, want := range []string{`id="form-problems" role="alert"`, `<a href="#m-last_name">Last name: Please fill this in.</a>`,
+			`<a href="#m-birth_date">Date of birth: Please fill this in.</a>`, `<a href="#t-german_postal_code">Postal code: Please enter your postal code, or choose “Abroad”.</a>`,
+			`id="e-m-last_name" aria-live="polite">Please fill this in.</span>`, `name="medium.first_name" value="Zoë"`, `name="medium.last_name" value="" aria-describedby="e-m-last_name" maxlength="100" required aria-invalid="true">`} {
+			if !strings.Contains(r.Body, want) {
+				t.Errorf("the refused form lacks %s", want)
+			}
+		}
+		if strings.Contains(r.Body, "/photo_id_lite") || strings.Contains(r.Body, "identification_medium:") ||
+			!strings.Contains(r.Body, `value="Zoë" aria-describedby="e-m-first_name" maxlength="100" required>`) {
+			t.Errorf("the refused form shows the schema's words or marks the good field:\n%.4000s", r.Body)
+		}
+		// Wrong formats, in German: the postal code's own words, a date that is none.
+		r = v.must(http.StatusUnprocessableEntity, "POST", path, url.Values{"csrf_token": {p.csrf(t)}, "medium.first_name": {"Erika"},
+			"medium.last_name": {"Mustermann"}, "medium.birth_date": {"1985-02-30"}, "tariff.german_postal_code": {"1011"}})
+		for _, want := range []string{"Geburtsdatum: Bitte geben Sie ein vollständiges, gültiges Datum ein.", "Postleitzahl: Eine Postleitzahl hat fünf Ziffern, z. B. 10115.",
+			`name="tariff.german_postal_code" value="1011"`, `<html lang="de"`} {
+			if !strings.Contains(r.Body, want) {
+				t.Errorf("the German refusal lacks %s", want)
+			}
+		}
+		if c, _ := e.App.Coupon(context.Background(), id); c.Coupon.Activated {
+			t.Fatal("a refused form activated the coupon")
+		}
+		// Abroad, next month: December's ticket with the schema's word.
+		r = v.must(http.StatusSeeOther, "POST", path+"?lang=en", url.Values{"csrf_token": {p.csrf(t)}, "medium.first_name": {"Erika"},
+			"medium.last_name": {"Mustermann"}, "medium.birth_date": {"1985-03-07"}, "tariff.german_postal_code": {"1"},
+			"choice.german_postal_code": {"not-germany"}, "month": {"next"}})
+		if loc := r.Header.Get("Location"); loc != path+"?lang=en" {
+			t.Errorf("after activation: Location %q", loc)
+		}
+		ts, err := e.Store.Read().TicketsOfCoupon(context.Background(), id)
+		if err != nil || len(ts) != 1 || string(ts[0].TariffSettings) != `{"german_postal_code":"not-germany"}` ||
+			!ts[0].ValidFrom.Equal(bln(2026, 12, 1, 0)) {
+			t.Fatalf("tickets %+v %v", ts, err)
+		}
+		p = v.must(200, "GET", path+"?lang=en", nil)
+		if !strings.Contains(p.Body, "1 Dec 2026 00:00 CET – 31 Dec 2026 23:59 CET") || !strings.Contains(p.Body, "Your ticket starts on 1 Dec 2026 00:00 CET.") {
+			t.Errorf("December's ticket page:\n%.3000s", p.Body)
 		}
 	})
 }

@@ -217,6 +217,8 @@ func (s *Server) routes() []route {
 		// (isPage). The traveller page of a coupon is billed like the
 		// coupon reads of the API; its POST activates.
 		{GET, web.CSSPath, authNone, billNobody, s.webCSS},
+		{GET, web.TravellerScriptPath, authNone, billNobody, s.travellerScript},
+		{GET, web.TicketWorkerPath, authNone, billNobody, s.ticketWorker},
 		{GET, "/c/{coupon_id}", authCapability, billCoupon, s.couponPage},
 		{POST, "/c/{coupon_id}", authCapability, billCoupon, s.couponActivate},
 		{GET, "/c/{coupon_id}/ticket", authCapability, billCoupon, s.couponTicket},

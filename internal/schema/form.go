@@ -3,7 +3,10 @@ package schema
 import (
 	"encoding/json"
 	"fmt"
+	"regexp"
+	"slices"
 	"sort"
+	"strings"
 )
 
 // Form is what an HTML form needs from a product's two schemas
@@ -34,6 +37,12 @@ type FormField struct {
 	Enum      []string
 	Example   string
 	Required  bool
+	// Literals are the pattern's word alternatives, such as not-germany in
+	// ^([0-9]{5}|not-germany)$: a form offers them as choices beside the
+	// input, whose own pattern (InputPattern) is then the rest of the
+	// alternatives. Both are empty for any other pattern.
+	Literals     []string
+	InputPattern string
 }
 
 type formProperty struct {
@@ -119,8 +128,11 @@ func fields(props map[string]formProperty, required []string) []FormField {
 		if ff.Title == "" {
 			ff.Title = name
 		}
-		if len(p.Examples) > 0 {
-			ff.Example = p.Examples[0]
+		ff.Literals, ff.InputPattern = literalAlternatives(p.Pattern)
+		for _, ex := range p.Examples {
+			if ff.Example == "" && !slices.Contains(ff.Literals, ex) {
+				ff.Example = ex
+			}
 		}
 		out = append(out, ff)
 	}
@@ -136,4 +148,33 @@ func fields(props map[string]formProperty, required []string) []FormField {
 		add(n, false)
 	}
 	return out
+}
+
+// literalWord is an alternative of a pattern that is a plain word.
+var literalWord = regexp.MustCompile(`^[a-z][a-z-]*$`)
+
+// literalAlternatives splits a pattern of the shape ^(A|B|…)$ into its
+// plain-word alternatives and a pattern of the others (^(?:A|…)$), as an
+// HTML input's pattern attribute takes it. A pattern of any other shape,
+// or with no word or only words among its alternatives, gives nothing.
+func literalAlternatives(pattern string) (literals []string, rest string) {
+	inner, ok := strings.CutPrefix(pattern, "^(")
+	if !ok {
+		return nil, ""
+	}
+	if inner, ok = strings.CutSuffix(inner, ")$"); !ok || strings.ContainsAny(inner, "()") {
+		return nil, ""
+	}
+	var others []string
+	for _, alt := range strings.Split(inner, "|") {
+		if literalWord.MatchString(alt) {
+			literals = append(literals, alt)
+		} else {
+			others = append(others, alt)
+		}
+	}
+	if len(literals) == 0 || len(others) == 0 {
+		return nil, ""
+	}
+	return literals, "^(?:" + strings.Join(others, "|") + ")$"
 }

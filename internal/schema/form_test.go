@@ -3,6 +3,7 @@ package schema
 import (
 	"encoding/json"
 	"os"
+	"strings"
 	"testing"
 )
 
@@ -44,6 +45,10 @@ func TestFormOfCatalog(t *testing.T) {
 		if form.Tariff[0].Name != "german_postal_code" || form.Tariff[0].Pattern == "" || !form.Tariff[0].Required {
 			t.Errorf("monthly tariff %+v", form.Tariff)
 		}
+		// "I live abroad" is a choice, not a word to type.
+		if tf := form.Tariff[0]; len(tf.Literals) != 1 || tf.Literals[0] != "not-germany" || tf.InputPattern != "^(?:[0-9]{5})$" || tf.Example != "10115" {
+			t.Errorf("monthly postal code: literals %q, input pattern %q, example %q", tf.Literals, tf.InputPattern, tf.Example)
+		}
 	}
 	if months == 0 {
 		t.Error("no monthly product with tariff settings")
@@ -51,6 +56,29 @@ func TestFormOfCatalog(t *testing.T) {
 	for _, bad := range []string{`{"oneOf":[{"required":["x"]}],"definitions":{}}`, `{"oneOf":`} {
 		if _, err := FormOf([]byte(bad), nil); err == nil {
 			t.Errorf("FormOf(%s) accepted", bad)
+		}
+	}
+}
+
+// TestLiteralAlternatives: only a ^(…|…)$ pattern mixing words and other
+// alternatives offers its words as choices.
+func TestLiteralAlternatives(t *testing.T) {
+	for _, c := range []struct {
+		pattern, rest string
+		literals      []string
+	}{
+		{"^([0-9]{5}|not-germany)$", "^(?:[0-9]{5})$", []string{"not-germany"}},
+		{"^(abroad|[0-9]{4}|[0-9]{5}|unknown)$", "^(?:[0-9]{4}|[0-9]{5})$", []string{"abroad", "unknown"}},
+		{"^([0-9]{5})$", "", nil},
+		{"^(yes|no)$", "", nil},
+		{"^[0-9]{5}$", "", nil},
+		{"^(([0-9])|x)$", "", nil},
+		{"", "", nil},
+		{"^(ab|Not-Germany)$", "^(?:Not-Germany)$", []string{"ab"}},
+	} {
+		lit, rest := literalAlternatives(c.pattern)
+		if rest != c.rest || strings.Join(lit, ",") != strings.Join(c.literals, ",") {
+			t.Errorf("%q: %q %q, want %q %q", c.pattern, lit, rest, c.literals, c.rest)
 		}
 	}
 }

@@ -19,6 +19,7 @@ import (
 	"html/template"
 	"io"
 	"net/http"
+	"slices"
 	"strconv"
 	"strings"
 	"sync"
@@ -33,15 +34,60 @@ var templateFS embed.FS
 //go:embed web.css
 var css []byte
 
-// CSS is the one stylesheet of every page, served at CSSPath.
+//go:embed traveller.js
+var travellerJS []byte
+
+//go:embed ticket-sw.js
+var ticketSW []byte
+
+//go:embed ticket-frame.css
+var ticketFrameCSS []byte
+
+// FramedTicket is the rendering engine's document doc as the traveller
+// page frames it: with ticket-frame.css (barcode first) as the last
+// style of its head. A document without </head> is returned unchanged.
+func FramedTicket(doc []byte) []byte {
+	i := bytes.Index(doc, []byte("</head>"))
+	if i < 0 {
+		return doc
+	}
+	out := make([]byte, 0, len(doc)+len(ticketFrameCSS)+16)
+	out = append(append(append(append(out, doc[:i]...), "<style>\n"...), ticketFrameCSS...), "</style>\n"...)
+	return append(out, doc[i:]...)
+}
+
+// CSS is the one stylesheet of every page, served at CSSPath and written
+// into every page (one request less on a slow phone network; the policy
+// allows exactly this text by its hash).
 func CSS() []byte { return css }
 
 // CSSPath is where the stylesheet is served.
 const CSSPath = "/assets/web.css"
 
-// ContentSecurityPolicy of every page: nothing but this origin, no script
-// at all (the pages work without JavaScript), no framing by others.
-const ContentSecurityPolicy = "default-src 'none'; style-src 'self'; img-src 'self' data:; form-action 'self'; frame-src 'self'; frame-ancestors 'none'; base-uri 'none'"
+// The traveller page's scripts (docs/web.md): the page works without
+// them; with them it checks the form as the traveller types, sizes the
+// ticket frame to the ticket and keeps the ticket for offline use
+// through the service worker TicketWorkerPath, whose scope is /c/.
+const (
+	TravellerScriptPath = "/assets/traveller.js"
+	TicketWorkerPath    = "/assets/ticket-sw.js"
+	TicketWorkerScope   = "/c/"
+)
+
+// TravellerScript and TicketWorker are the bodies of those two scripts.
+func TravellerScript() []byte { return travellerJS }
+func TicketWorker() []byte    { return ticketSW }
+
+// ContentSecurityPolicy of every page: nothing but this origin, scripts
+// only from files of this origin (none inline), the inline stylesheet by
+// its hash, no framing by others.
+var ContentSecurityPolicy = "default-src 'none'; script-src 'self'; style-src 'self' '" + styleHash() +
+	"'; img-src 'self' data:; connect-src 'self'; worker-src 'self'; form-action 'self'; frame-src 'self'; frame-ancestors 'none'; base-uri 'none'"
+
+func styleHash() string {
+	sum := sha256.Sum256(css)
+	return "sha256-" + base64.StdEncoding.EncodeToString(sum[:])
+}
 
 // Page is what every template receives.
 type Page struct {
@@ -60,7 +106,13 @@ type Page struct {
 	Error string
 	// Notice is a confirmation shown above the content.
 	Notice string
-	Data   any
+	// Path is the page's path; Switch, when set, shows the language
+	// switch (links to Path?lang=…) and Query is what the page's own
+	// forms append to their action to keep a chosen language ("" or
+	// "?lang=de").
+	Path, Query string
+	Switch      bool
+	Data        any
 }
 
 // DashboardSections are the partner dashboard's pages below
@@ -110,10 +162,72 @@ var funcs = template.FuncMap{
 		return t.Format("2 Jan 2006")
 	},
 	"csrf": func() string { return CSRFField },
+	"num":  Number,
+	"add":  func(a, b int64) int64 { return a + b },
+	"list": func(xs ...any) []any { return xs },
+	// month is a month's name and year in the page's language.
+	"month": func(lang string, t time.Time) string {
+		if lang == "de" {
+			return germanMonths[t.Month()-1] + " " + strconv.Itoa(t.Year())
+		}
+		return t.Format("January 2006")
+	},
+	"assets": func() map[string]string {
+		return map[string]string{"worker": TicketWorkerPath, "scope": TicketWorkerScope, "script": TravellerScriptPath}
+	},
+	// css is the stylesheet, written inline (its hash is in the policy).
+	"css": func() template.CSS { return template.CSS(css) },
+	// label is the page's words for a schema's key (key prefix+name, such
+	// as field.first_name), else the schema's own title.
+	"label": func(lang, prefix, name, title string) string {
+		if m, ok := Lookup(lang, prefix+name); ok {
+			return m
+		}
+		return title
+	},
+	"has":  slices.Contains[[]string],
+	"join": strings.Join,
 	"dec":  func(n int) int { return n - 1 },
 	// dashSections are the dashboard's pages, in the navigation's order.
 	"dashSections": func() []string { return DashboardSections },
 }
+
+// Number writes n with the page language's thousands separator.
+func Number(lang string, n int64) string {
+	s := strconv.FormatInt(n, 10)
+	neg := strings.HasPrefix(s, "-")
+	s = strings.TrimPrefix(s, "-")
+	sep := ","
+	if lang == "de" {
+		sep = "."
+	}
+	var b strings.Builder
+	for i, c := range s {
+		if i > 0 && (len(s)-i)%3 == 0 {
+			b.WriteString(sep)
+		}
+		b.WriteRune(c)
+	}
+	if neg {
+		return "-" + b.String()
+	}
+	return b.String()
+}
+
+// ShortDay writes a date (YYYY-MM-DD) as a chart's axis names it: 29.11.
+// or 29 Nov; anything else unchanged.
+func ShortDay(lang, day string) string {
+	t, err := time.Parse(time.DateOnly, day)
+	if err != nil {
+		return day
+	}
+	if lang == "de" {
+		return t.Format("02.01.")
+	}
+	return t.Format("2 Jan")
+}
+
+var germanMonths = [12]string{"Januar", "Februar", "März", "April", "Mai", "Juni", "Juli", "August", "September", "Oktober", "November", "Dezember"}
 
 // When writes a time (in its own zone, which app chose) in the page's
 // language, with the zone's abbreviation.
@@ -161,9 +275,13 @@ func Headers(h http.Header) {
 	h.Add("Vary", "Accept-Language, User-Agent, Cookie")
 }
 
-// Language picks "de" or "en" from an Accept-Language header by quality
-// (RFC 9110 12.5.4); English when neither is asked for.
-func Language(accept string) string {
+// Language picks "de" or "en": the visitor's choice (the page's language
+// switch) when it names one, else from an Accept-Language header by
+// quality (RFC 9110 12.5.4); English when neither is asked for.
+func Language(choice, accept string) string {
+	if choice == "de" || choice == "en" {
+		return choice
+	}
 	best, bestQ := "en", -1.0
 	for _, part := range strings.Split(accept, ",") {
 		tag, params, _ := strings.Cut(strings.TrimSpace(part), ";")

@@ -3,6 +3,8 @@ package web
 import (
 	"bytes"
 	"context"
+	"crypto/sha256"
+	"encoding/base64"
 	"strings"
 	"testing"
 	"time"
@@ -14,8 +16,16 @@ func TestLanguage(t *testing.T) {
 		"fr-FR,fr;q=0.9,de;q=0.7,en;q=0.5": "de", "fr": "en", "de;q=0, en": "en", "de;q=0.5, en;q=0.6": "en",
 		"DE-at": "de", "de;q=bogus, en": "en", "*": "en", strings.Repeat("x,", 5000) + "de": "de",
 	} {
-		if got := Language(in); got != want {
+		if got := Language("", in); got != want {
 			t.Errorf("Language(%.40q) = %s, want %s", in, got, want)
+		}
+	}
+	// The page's switch wins over the browser; anything else is ignored.
+	for _, c := range []struct{ choice, accept, want string }{
+		{"de", "en-GB", "de"}, {"en", "de-DE", "en"}, {"fr", "de-DE", "de"}, {"DE", "en", "en"}, {"", "de", "de"},
+	} {
+		if got := Language(c.choice, c.accept); got != c.want {
+			t.Errorf("Language(%q, %q) = %s, want %s", c.choice, c.accept, got, c.want)
 		}
 	}
 }
@@ -132,6 +142,10 @@ func TestDashboardMessages(t *testing.T) {
 	for _, s := range DashboardSections {
 		keys = append(keys, "dash."+s)
 	}
+	// dash_list.html's empty state names the next step per list.
+	for _, s := range []string{"orders", "coupons", "tickets", "subscriptions", "invoices", "customers"} {
+		keys = append(keys, "dash.empty."+s)
+	}
 	for _, st := range []string{"not_activated", "activated", "restored", "valid", "invalidated", "active", "cancelled", "ended"} {
 		keys = append(keys, "dash.state."+st)
 	}
@@ -141,5 +155,56 @@ func TestDashboardMessages(t *testing.T) {
 				t.Errorf("%s: no %s text", k, l)
 			}
 		}
+	}
+}
+
+// TestInlineStyleAllowed: the stylesheet a page carries inline is the one
+// the policy allows by hash, byte for byte, and the policy allows no
+// inline script.
+func TestInlineStyleAllowed(t *testing.T) {
+	var buf bytes.Buffer
+	if err := Render(&buf, "error", Page{Lang: "en", Data: "id"}); err != nil {
+		t.Fatal(err)
+	}
+	html := buf.String()
+	i, j := strings.Index(html, "<style>"), strings.Index(html, "</style>")
+	if i < 0 || j < i {
+		t.Fatal("no inline style")
+	}
+	sum := sha256.Sum256([]byte(html[i+len("<style>") : j]))
+	if !strings.Contains(ContentSecurityPolicy, "'sha256-"+base64.StdEncoding.EncodeToString(sum[:])+"'") {
+		t.Errorf("the inline style's hash is not in %q", ContentSecurityPolicy)
+	}
+	if strings.Contains(ContentSecurityPolicy, "unsafe") || !strings.Contains(ContentSecurityPolicy, "script-src 'self';") {
+		t.Errorf("policy %q", ContentSecurityPolicy)
+	}
+}
+
+// TestFramedTicket: the frame's stylesheet goes last into the engine's head.
+func TestFramedTicket(t *testing.T) {
+	got := string(FramedTicket([]byte("<html><head><style>a{}</style></head><body></body></html>")))
+	if !strings.HasPrefix(got, "<html><head><style>a{}</style><style>\n") || !strings.HasSuffix(got, "</style>\n</head><body></body></html>") ||
+		!strings.Contains(got, "#ticket .sub { display: none; }") {
+		t.Errorf("framed: %s", got)
+	}
+	if got := string(FramedTicket([]byte("no head"))); got != "no head" {
+		t.Errorf("without a head: %s", got)
+	}
+}
+
+// TestNumberAndShortDay: numbers and axis dates in the page's language.
+func TestNumberAndShortDay(t *testing.T) {
+	for _, c := range []struct {
+		lang string
+		n    int64
+		want string
+	}{{"en", 0, "0"}, {"en", 999, "999"}, {"en", 1000, "1,000"}, {"de", 1234567, "1.234.567"}, {"de", -1000, "-1.000"},
+		{"en", 9223372036854775807, "9,223,372,036,854,775,807"}} {
+		if got := Number(c.lang, c.n); got != c.want {
+			t.Errorf("Number(%s, %d) = %s, want %s", c.lang, c.n, got, c.want)
+		}
+	}
+	if ShortDay("de", "2026-11-29") != "29.11." || ShortDay("en", "2026-11-29") != "29 Nov" || ShortDay("en", "x") != "x" {
+		t.Error("ShortDay")
 	}
 }

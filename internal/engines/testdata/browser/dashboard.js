@@ -34,7 +34,13 @@ run(async (browser) => {
   // The plot: bars drawn, a text alternative, the table.
   results.texts.bars = await page.$$eval("#chart-all rect.counted", (rs) => rs.filter((r) => Number(r.getAttribute("height")) > 0).length);
   results.texts.chartDesc = await page.$eval("#chart-all desc", (e) => e.textContent);
-  results.texts.chartWidth = await page.$eval("#chart-all svg", (e) => e.getBoundingClientRect().width);
+  results.texts.chartWidth = await page.$eval("#chart-all svg.narrow", (e) => e.getBoundingClientRect().width);
+  results.texts.narrowChart = await page.evaluate(() => {
+    const svg = document.querySelector("#chart-all svg.narrow");
+    return { tickPx: svg.querySelector("text.tick").getBoundingClientRect().height,
+      ticks: [...svg.querySelectorAll("text.tick[text-anchor=end][dominant-baseline]")].map((t) => t.textContent),
+      days: svg.querySelectorAll("text.tick:not([dominant-baseline])").length };
+  });
   results.texts.table = await page.$eval("#usage-table", (e) => e.innerText);
   // The CSV download, as the link asks for it.
   const href = await page.$eval("#csv", (a) => a.href);
@@ -110,11 +116,22 @@ run(async (browser) => {
   results.statuses.signOut = await submit(page, "#signout");
   results.statuses.afterSignOut = page.url();
   results.statuses.wrongPassword = await signIn(page, "#email", cfg.email, "wrong password!");
+  results.texts.keptEmail = await page.$eval("#email", (e) => e.value);
   await check(page, "dash-signin-failed", results.statuses.wrongPassword);
   results.statuses.signIn = await signIn(page, "#email", cfg.email, cfg.password);
   results.statuses.afterSignIn = page.url();
   await page.setExtraHTTPHeaders({ "Accept-Language": "de" });
   await check(page, "dash-usage-de", await go(page, cfg.base + "/dashboard/live/usage"));
+  // The usage page at 1280 px: the wide chart, its text at the page's size.
+  await page.setViewport({ width: 1280, height: 900 });
+  await check(page, "dash-usage-1280-de", await go(page, cfg.base + "/dashboard/test/usage"));
+  results.texts.wideChart = await page.evaluate(() => {
+    const svg = [...document.querySelectorAll(".chart svg")].find((s) => s.getBoundingClientRect().width > 0);
+    const tick = svg.querySelector("text.tick");
+    return { cls: svg.getAttribute("class"), width: svg.getBoundingClientRect().width, tickPx: tick.getBoundingClientRect().height,
+      ticks: [...svg.querySelectorAll("text.tick[text-anchor=end][dominant-baseline]")].map((t) => t.textContent) };
+  });
+  await page.setViewport({ width: 360, height: 740, deviceScaleFactor: 2, isMobile: true, hasTouch: true });
   await check(page, "dash-webhooks-de", await go(page, cfg.base + "/dashboard/test/webhooks"));
   await check(page, "dash-webhook-de", await go(page, cfg.base + "/dashboard/test/webhooks/" + cfg.hook));
   await page.browserContext().close();

@@ -19,14 +19,15 @@ function harness(results) {
   const axeSource = fs.readFileSync(require.resolve("axe-core/axe.min.js"), "utf8");
   const shot = (name) => path.join(cfg.outDir, name + ".png");
 
-  // phone is a fresh browser context's page at 360 px with ua and lang.
-  async function phone(browser, ua, lang) {
+  // phone is a fresh browser context's page at 360 px (by height, 740
+  // unless given) with ua and lang.
+  async function phone(browser, ua, lang, height) {
     const ctx = await browser.createBrowserContext();
     const page = await ctx.newPage();
     await page.setBypassCSP(true); // lets the test inject axe (and fetch a download); the pages themselves run no script
     await page.setUserAgent(ua);
     await page.setExtraHTTPHeaders({ "Accept-Language": lang });
-    await page.setViewport({ width: 360, height: 740, deviceScaleFactor: 2, isMobile: true, hasTouch: true });
+    await page.setViewport({ width: 360, height: height || 740, deviceScaleFactor: 2, isMobile: true, hasTouch: true });
     page.on("pageerror", (e) => results.errors.push("pageerror " + e.message));
     return page;
   }
@@ -70,10 +71,12 @@ function harness(results) {
     }
   }
 
-  // signIn types user into the field userField and password into
+  // signIn types user into the (emptied) field userField and password into
   // #password, runs before(page) if given (to tamper with the form), and
   // submits #signin; it returns the answer's status.
   async function signIn(page, userField, user, password, before) {
+    // After a failure the form keeps the name typed: type it anew.
+    await page.$eval(userField, (el) => { el.value = ""; });
     await page.type(userField, user);
     await page.type("#password", password);
     if (before) { await before(page); }
