@@ -62,7 +62,6 @@ func (w *windows) count(id string) int {
 	return w.rows[id]
 }
 
-
 // Record returns before anything is written (the window is an hour
 // here); Flush commits every row recorded before it, each exactly once,
 // under keys of this process's run.
