@@ -60,8 +60,9 @@ func (s *Service) flushed(ctx context.Context, op string) error {
 	return nil
 }
 
-// Ledger takes a request's usage row and returns once it is durable
-// (usage.Ledger, the database ledger, or usage.FileLog, the journal).
+// Ledger takes a request's usage row (usage.Deferred, committing it within
+// its window after the response; usage.Ledger, the database ledger, or
+// usage.FileLog, the journal, once it is durable).
 type Ledger = usage.Recorder
 
 // Why a request is not billed (usage.Event.Reason); ReasonCounted for
