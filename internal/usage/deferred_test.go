@@ -272,3 +272,29 @@ func TestDeferredConcurrentRecordsAndClose(t *testing.T) {
 		seen[k] = true
 	}
 }
+
+// BenchmarkDeferredRecord: the deferred ledger's cost per request with 64
+// concurrent callers and a writer that encodes each window as the store
+// does, without the write call (compare BenchmarkLedgerRecord in the same
+// run: go test -run XXX -bench 'Record$' ./internal/usage).
+func BenchmarkDeferredRecord(b *testing.B) {
+	l, err := NewDeferred(func(_ context.Context, _ string, events []Event) error {
+		_ = EncodeBatch(events)
+		_ = Aggregate(events)
+		return nil
+	}, DeferredOptions{})
+	if err != nil {
+		b.Fatal(err)
+	}
+	defer l.Close()
+	e := ev("bench-request-id-0123456789")
+	b.SetParallelism(32)
+	b.ReportAllocs()
+	b.RunParallel(func(pb *testing.PB) {
+		for pb.Next() {
+			if err := l.Record(context.Background(), e); err != nil {
+				b.Fatal(err)
+			}
+		}
+	})
+}
