@@ -108,14 +108,7 @@ func killLedgerWindow(t *testing.T, engine store.Engine) {
 	if st == nil {
 		st = openSQLite(t, env["FAREBOX_DATA_DIR"])
 	}
-	events, err := st.Read().UsageEvents(context.Background(), time.Unix(0, 0), time.Now().Add(time.Hour))
-	if err != nil {
-		t.Fatal(err)
-	}
-	rows := map[string]int{}
-	for _, e := range events {
-		rows[e.RequestID]++
-	}
+	rows := ledgerRows(t, st)
 	for id, n := range rows {
 		if n > 1 {
 			t.Errorf("request %s is %d times in the ledger: billed twice", id, n)

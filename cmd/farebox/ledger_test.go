@@ -51,14 +51,7 @@ func TestShutdownCommitsTheDeferredLedger(t *testing.T) {
 			t.Fatal(err)
 		}
 		defer s.Close()
-		events, err := s.Read().UsageEvents(context.Background(), time.Unix(0, 0), time.Now().Add(time.Hour))
-		if err != nil {
-			t.Fatal(err)
-		}
-		seen := map[string]int{}
-		for _, e := range events {
-			seen[e.RequestID]++
-		}
+		seen := ledgerRows(t, s)
 		for i := range n {
 			if c := seen[fmt.Sprint("s", i)]; c != 1 {
 				t.Errorf("request s%d: %d ledger rows after the graceful stop, want 1", i, c)
@@ -69,6 +62,20 @@ func TestShutdownCommitsTheDeferredLedger(t *testing.T) {
 			t.Errorf("last committed position after the stop: window %q, want %s-1", k, run)
 		}
 	})
+}
+
+// ledgerRows counts the usage-ledger rows of each request id in st.
+func ledgerRows(t *testing.T, st *store.Store) map[string]int {
+	t.Helper()
+	events, err := st.Read().UsageEvents(context.Background(), time.Unix(0, 0), time.Now().Add(time.Hour))
+	if err != nil {
+		t.Fatal(err)
+	}
+	rows := map[string]int{}
+	for _, e := range events {
+		rows[e.RequestID]++
+	}
+	return rows
 }
 
 // grepLines returns the lines of s containing sub.
