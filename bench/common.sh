@@ -20,19 +20,25 @@ build() { (cd "$ROOT" && go build -o "$BIN" ./cmd/farebox); }
 
 # fresh_env SETUP: exports FAREBOX_DATA_DIR / FAREBOX_DATABASE_URL for a new,
 # empty database and sets SETUP_FLAGS (an array of serve flags). SETUP is
-# sqlite, postgres, or postgres-journal (PostgreSQL with
-# --usage-ledger-journal=journal).
+# sqlite (the journal), postgres (the deferred ledger), postgres-journal
+# (--usage-ledger-journal=journal), postgres-before-response or
+# sqlite-before-response (the ledger committed in the database before the
+# response: --usage-ledger-journal=database --usage-ledger-commit=before-response),
+# or sqlite-deferred (SQLite with the deferred ledger in the database).
 fresh_env() {
   export FAREBOX_DATA_DIR; FAREBOX_DATA_DIR="$(mktemp -d /tmp/farebox-bench.XXXXXX)"
   unset FAREBOX_DATABASE_URL
   SETUP_FLAGS=()
   case "$1" in
     sqlite) ;;
-    postgres|postgres-journal)
+    sqlite-deferred) SETUP_FLAGS=(--usage-ledger-journal=database) ;;
+    sqlite-before-response) SETUP_FLAGS=(--usage-ledger-journal=database --usage-ledger-commit=before-response) ;;
+    postgres|postgres-journal|postgres-before-response)
       psql -q -h 127.0.0.1 -U postgres -c "DROP DATABASE IF EXISTS $BENCH_DB" -c "CREATE DATABASE $BENCH_DB" >/dev/null
       export FAREBOX_DATABASE_URL="$PGURL_BASE/$BENCH_DB?sslmode=disable"
-      if [ "$1" = postgres-journal ]; then SETUP_FLAGS=(--usage-ledger-journal=journal); fi ;;
-    *) echo "unknown setup $1 (sqlite, postgres, postgres-journal)"; exit 1 ;;
+      if [ "$1" = postgres-journal ]; then SETUP_FLAGS=(--usage-ledger-journal=journal); fi
+      if [ "$1" = postgres-before-response ]; then SETUP_FLAGS=(--usage-ledger-commit=before-response); fi ;;
+    *) echo "unknown setup $1 (sqlite, sqlite-deferred, sqlite-before-response, postgres, postgres-journal, postgres-before-response)"; exit 1 ;;
   esac
 }
 
@@ -41,14 +47,14 @@ start_server() {
   if curl -sf "http://127.0.0.1:$PORT/healthz" >/dev/null 2>&1; then
     echo "port $PORT is already serving: set PORT (and BENCH_DB) to run beside another benchmark"; exit 1
   fi
-  "$BIN" serve --addr "127.0.0.1:$PORT" --log-level warn --rate-limit 0 --capability-rate-limit 0 --client-rate-limit 0 "$@" >/tmp/farebox-bench.log 2>&1 &
+  "$BIN" serve --addr "127.0.0.1:$PORT" --log-level warn --rate-limit 0 --capability-rate-limit 0 --client-rate-limit 0 "$@" >"$BIN.log" 2>&1 &
   SERVER_PID=$!
   for _ in $(seq 1 100); do
     curl -sf "http://127.0.0.1:$PORT/healthz" >/dev/null && return 0
     kill -0 "$SERVER_PID" 2>/dev/null || break
     sleep 0.1
   done
-  echo "server did not start:"; cat /tmp/farebox-bench.log; exit 1
+  echo "server did not start:"; cat "$BIN.log"; exit 1
 }
 
 stop_server() { kill "$SERVER_PID" 2>/dev/null || true; wait "$SERVER_PID" 2>/dev/null || true; }

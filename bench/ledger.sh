@@ -3,7 +3,11 @@
 # connections with wrk, with and without the ledger, on SQLite and PostgreSQL.
 # Runs without and with the ledger alternate for ROUNDS rounds (default 3),
 # so load from other processes hits both alike; the medians are compared.
-# "postgres-journal" is PostgreSQL with --usage-ledger-journal=journal.
+# "postgres-journal" is PostgreSQL with --usage-ledger-journal=journal;
+# "postgres" is the deferred ledger (the default) and
+# "postgres-before-response" / "sqlite-before-response" commit before the
+# response (bench/common.sh fresh_env lists every setup): run them in one
+# call to see both side by side.
 # Usage: bench/ledger.sh [seconds per run, default 10] [setups, default "sqlite postgres postgres-journal"]
 source "$(dirname "$0")/common.sh"
 DUR="${1:-10}"

@@ -34,8 +34,8 @@ type ack struct {
 // Idempotency-Key and exist exactly once, the invoice numbers have no gap,
 // and the jobs the killed process held are finished by the instances.
 //
-// It runs with the usage ledger committed in PostgreSQL (the default) and
-// journaled per instance (--usage-ledger-journal=journal): then the killed
+// It runs with the usage ledger committed in PostgreSQL before the
+// response (--usage-ledger-commit=before-response) and journaled per instance (--usage-ledger-journal=journal): then the killed
 // process's rows are in its memory-mapped segment, which the restarted
 // process (same data dir) rolls into the database.
 func TestKillDuringLoad(t *testing.T) {
@@ -51,6 +51,10 @@ func killDuringLoad(t *testing.T, ledgerMode string) {
 	env["FAREBOX_JOB_LEASE"] = "4s"
 	env["FAREBOX_REQUEST_TIMEOUT"] = "3s"
 	env["FAREBOX_USAGE_LEDGER_JOURNAL"] = ledgerMode
+	// Every acknowledged row is checked below: the ledger commits before
+	// the response (the deferred default's window is what
+	// TestKillLosesAtMostTheLedgerWindow measures).
+	env["FAREBOX_USAGE_LEDGER_COMMIT"] = "before-response"
 	accountID, key := newKey(t, env)
 	envA, envB := maps.Clone(env), maps.Clone(env) // each instance its own data dir
 	envA["FAREBOX_DATA_DIR"], envB["FAREBOX_DATA_DIR"] = t.TempDir(), t.TempDir()

@@ -10,7 +10,6 @@ import (
 	"net/http"
 	"net/http/pprof"
 	"os"
-	"path/filepath"
 	"runtime/debug"
 	"sync"
 	"time"
@@ -38,7 +37,6 @@ import (
 	"github.com/farebox/farebox/internal/invoicedoc/pdf"
 	"github.com/farebox/farebox/internal/jobs"
 	"github.com/farebox/farebox/internal/store"
-	"github.com/farebox/farebox/internal/usage"
 	"github.com/prometheus/client_golang/prometheus/collectors"
 )
 
@@ -95,12 +93,15 @@ func serve(ctx context.Context, args []string, getenv func(string) string, stdou
 		return err
 	}
 	defer startWorkers(ctx, cfg, a, hooks, log, observeJob)()
-	ledger, stopLedger, err := startLedger(ctx, cfg, st, metrics, log)
+	ledger, err := startLedger(ctx, cfg, st, metrics, log)
 	if err != nil {
 		return err
 	}
-	defer stopLedger()
-	deps.Ledger, deps.Metrics, deps.Feeds, deps.Transit, deps.SessionKey, deps.Ready = ledger, metrics, feeds, tr, sessionKey, tr.Ready
+	defer ledger.stop()
+	if ledger.flush != nil {
+		deps.Billing.ReadAfterFlush(ledger.flush)
+	}
+	deps.Ledger, deps.Metrics, deps.Feeds, deps.Transit, deps.SessionKey, deps.Ready = ledger.rec, metrics, feeds, tr, sessionKey, tr.Ready
 	deps.Privacy = priv
 	limits, closeLimits, err := sharedLimits(cfg, sessionKey, metrics, log)
 	if err != nil {
@@ -340,22 +341,6 @@ func startWorkers(ctx context.Context, cfg config.Config, a *app.App, wh *webhoo
 	return stop
 }
 
-// startLedger opens the usage ledger (--usage-ledger), or returns a nil
-// recorder when it is off; stop commits what it holds.
-func startLedger(ctx context.Context, cfg config.Config, st *store.Store, metrics *httpapi.Metrics, log *slog.Logger) (ledger usage.Recorder, stop func(), err error) {
-	if !cfg.UsageLedger {
-		log.Warn("usage ledger disabled: requests are not recorded for billing")
-		return nil, func() {}, nil
-	}
-	if ledger, stop, err = openLedger(ctx, cfg, st, metrics, log); err != nil {
-		return nil, nil, err
-	}
-	if floor := ledgerFloor(log); floor != nil { // only in -tags ledgerfloor builds
-		ledger = floor
-	}
-	return ledger, stop, nil
-}
-
 // serverDeps are the HTTP server's settings from cfg: limits, proxies,
 // the operator's credentials, inspection keys and wallet credentials (the
 // caller adds the ledger, metrics and transit).
@@ -498,70 +483,4 @@ func servePprof(ctx context.Context, addr string, log *slog.Logger) {
 	if err := srv.ListenAndServe(); err != nil && !errors.Is(err, http.ErrServerClosed) {
 		log.Warn("pprof stopped", "error", err.Error())
 	}
-}
-
-// openLedger starts the usage ledger. By default embedded SQLite journals
-// rows into memory-mapped segment files in the data dir (usage.FileLog) and
-// rolls them into the database every second, while PostgreSQL commits each
-// batch (instances may run on disks that do not outlive them, so no
-// instance's disk holds the only copy); --usage-ledger-journal chooses
-// either for either engine. stop closes the ledger after the last request
-// and rolls up what is left.
-func openLedger(ctx context.Context, cfg config.Config, st *store.Store, m *httpapi.Metrics, log *slog.Logger) (usage.Recorder, func(), error) {
-	journaled := cfg.LedgerJournal == "journal" || (cfg.LedgerJournal == "auto" && st.Engine() == store.SQLite)
-	if !journaled {
-		d := store.LedgerCommitted
-		if cfg.LedgerFlush {
-			d = store.LedgerFlushed
-		}
-		l := st.NewLedger(d, m.ObserveLedger)
-		// PostgreSQL's ledger stages its counters (store.RollupUsageCounts).
-		rctx, cancel := context.WithCancel(context.WithoutCancel(ctx))
-		done := make(chan struct{})
-		go func() {
-			defer close(done)
-			every(rctx, time.Second, func() {
-				if err := st.RollupUsageCounts(rctx); err != nil && rctx.Err() == nil {
-					log.Warn("usage counters rollup failed; retrying", "error", err.Error())
-				}
-			})
-		}()
-		stop := func() {
-			l.Close() // after the last request: every accepted row is committed
-			cancel()
-			<-done
-			if err := st.RollupUsageCounts(context.Background()); err != nil {
-				log.Error("usage counters rollup at shutdown failed; reports still add the staged rows", "error", err.Error())
-			}
-		}
-		return l, stop, nil
-	}
-	journal, err := usage.OpenFileLog(filepath.Join(cfg.DataDir, "usage-journal"))
-	if err != nil {
-		return nil, nil, err
-	}
-	// Segments a crashed process left behind are counted before serving.
-	if err := journal.Rollup(ctx, st.RollupSegment); err != nil {
-		return nil, nil, fmt.Errorf("usage journal: %w", err)
-	}
-	rctx, cancel := context.WithCancel(context.WithoutCancel(ctx))
-	done := make(chan struct{})
-	go func() {
-		defer close(done)
-		every(rctx, time.Second, func() {
-			if err := journal.Rollup(rctx, st.RollupSegment); err != nil && rctx.Err() == nil {
-				log.Warn("usage journal rollup failed; retrying", "error", err.Error())
-			}
-		})
-	}()
-	stop := func() {
-		_ = journal.Close() // after the last request: refuses rows from here on
-		cancel()
-		<-done
-		if err := journal.Rollup(context.Background(), st.RollupSegment); err != nil {
-			log.Error("usage journal rollup at shutdown failed; it is retried at the next start", "error", err.Error())
-		}
-		_ = journal.Release()
-	}
-	return journal, stop, nil
 }

@@ -26,24 +26,30 @@ import (
 
 // Config is the service configuration.
 type Config struct {
-	Addr            string
-	DataDir         string
-	DatabaseURL     string
-	IDPrefix        string
-	PublicURL       string
-	FontDir         string // fallback fonts of the invoice PDFs (pdf.SetFontDir)
-	LogLevel        string
-	LogFormat       string
-	MaxBodyBytes    int64
-	UsageLedger     bool
-	LedgerFlush     bool
-	LedgerJournal   string // auto, journal or database (where a ledger row is committed)
-	DBMaxConns      int
-	Timezone        string
-	ShutdownTimeout time.Duration
-	RequestTimeout  time.Duration
-	AuthCacheTTL    time.Duration
-	IdempotencyTTL  time.Duration
+	Addr          string
+	DataDir       string
+	DatabaseURL   string
+	IDPrefix      string
+	PublicURL     string
+	FontDir       string // fallback fonts of the invoice PDFs (pdf.SetFontDir)
+	LogLevel      string
+	LogFormat     string
+	MaxBodyBytes  int64
+	UsageLedger   bool
+	LedgerFlush   bool
+	LedgerJournal string // auto, journal or database (where a ledger row is committed)
+	// LedgerCommit is when a database-mode ledger row is committed:
+	// "deferred" (group commit within LedgerWindow / LedgerWindowRows,
+	// after the response) or "before-response".
+	LedgerCommit     string
+	LedgerWindow     time.Duration
+	LedgerWindowRows int
+	DBMaxConns       int
+	Timezone         string
+	ShutdownTimeout  time.Duration
+	RequestTimeout   time.Duration
+	AuthCacheTTL     time.Duration
+	IdempotencyTTL   time.Duration
 	// The books' checkpoints (docs/books.md): how often this instance
 	// signs them (0: never) and the books key's file ("" : books-ed25519.pem
 	// in DataDir).
@@ -144,7 +150,10 @@ func (c *Config) settings() []setting {
 		{name: "max-body-bytes", env: "FAREBOX_MAX_BODY_BYTES", def: "1048576", help: "largest accepted request body"},
 		{name: "usage-ledger", env: "FAREBOX_USAGE_LEDGER", def: "true", help: "record every attributable request in the usage ledger"},
 		{name: "usage-ledger-flush", env: "FAREBOX_USAGE_LEDGER_FLUSH", def: "false", help: "on PostgreSQL, also wait for the WAL flush of ledger commits (slower; see docs/operations.md)"},
-		{name: "usage-ledger-journal", env: "FAREBOX_USAGE_LEDGER_JOURNAL", def: "auto", help: "where a request's ledger row is committed before its response: journal (a file in --data-dir, rolled into the database every second), database (group commit), or auto (journal on SQLite, database on PostgreSQL; see docs/operations.md)"},
+		{name: "usage-ledger-journal", env: "FAREBOX_USAGE_LEDGER_JOURNAL", def: "auto", help: "where a request's ledger row is committed: journal (a file in --data-dir before the response, rolled into the database every second), database (group commit; when: --usage-ledger-commit), or auto (journal on SQLite, database on PostgreSQL; see docs/operations.md)"},
+		{name: "usage-ledger-commit", env: "FAREBOX_USAGE_LEDGER_COMMIT", def: "deferred", help: "when a database-mode ledger row is committed: deferred (group commit within --usage-ledger-window after the response; a crash loses at most the open window) or before-response (the response waits for the commit; see docs/operations.md \"Billing\")"},
+		{name: "usage-ledger-window", env: "FAREBOX_USAGE_LEDGER_WINDOW", def: "100ms", help: "deferred ledger: longest a row waits before its window is committed (at most 1m)"},
+		{name: "usage-ledger-window-rows", env: "FAREBOX_USAGE_LEDGER_WINDOW_ROWS", def: "10000", help: "deferred ledger: a window is committed early once it holds this many rows (1 to 1000000)"},
 		{name: "db-max-conns", env: "FAREBOX_DB_MAX_CONNS", def: "16", help: "database pool size (SQLite: reader pool)"},
 		{name: "timezone", env: "FAREBOX_TIMEZONE", def: "Europe/Berlin", help: "time zone of calendar rules"},
 		{name: "shutdown-timeout", env: "FAREBOX_SHUTDOWN_TIMEOUT", def: "20s", help: "how long graceful shutdown waits for in-flight requests"},
@@ -344,6 +353,9 @@ func (c *Config) readService(v *values) {
 	c.UsageLedger = v.boolean("usage-ledger")
 	c.LedgerFlush = v.boolean("usage-ledger-flush")
 	c.LedgerJournal = v.get("usage-ledger-journal")
+	c.LedgerCommit = v.get("usage-ledger-commit")
+	c.LedgerWindow = v.dur("usage-ledger-window")
+	c.LedgerWindowRows = int(v.num("usage-ledger-window-rows"))
 	c.DBMaxConns = int(v.num("db-max-conns"))
 	c.Timezone = v.get("timezone")
 	c.ShutdownTimeout = v.dur("shutdown-timeout")
@@ -457,6 +469,20 @@ func (c *Config) readInvoicingAndTransit(v *values) {
 	c.RealtimeAlerts = ra
 }
 
+// validateLedgerWindow checks the deferred ledger's settings.
+func (c *Config) validateLedgerWindow() (errs []error) {
+	if c.LedgerCommit != "deferred" && c.LedgerCommit != "before-response" {
+		errs = append(errs, fmt.Errorf("--usage-ledger-commit: %q is not deferred or before-response", c.LedgerCommit))
+	}
+	if c.LedgerWindow <= 0 || c.LedgerWindow > time.Minute {
+		errs = append(errs, fmt.Errorf("--usage-ledger-window: %s must be more than 0 and at most 1m", c.LedgerWindow))
+	}
+	if c.LedgerWindowRows < 1 || c.LedgerWindowRows > 1_000_000 {
+		errs = append(errs, fmt.Errorf("--usage-ledger-window-rows: %d must be 1 to 1000000", c.LedgerWindowRows))
+	}
+	return errs
+}
+
 func (c *Config) validate() error {
 	var errs []error
 	if c.IDPrefix == "" || strings.ContainsAny(c.IDPrefix, "/%+&#? ") {
@@ -478,6 +504,7 @@ func (c *Config) validate() error {
 	default:
 		errs = append(errs, fmt.Errorf("--usage-ledger-journal: %q is not auto, journal or database", c.LedgerJournal))
 	}
+	errs = append(errs, c.validateLedgerWindow()...)
 	if c.LogFormat != "json" && c.LogFormat != "text" {
 		errs = append(errs, fmt.Errorf("--log-format: %q is not json or text", c.LogFormat))
 	}

@@ -12,6 +12,8 @@
 // and metrics, CORS, body limit, routing (JSON 404/405 for unmatched
 // requests), then per route: authentication by endpoint group, idempotency
 // for POST with Idempotency-Key, the handler, and the usage ledger. The
-// response is buffered until its ledger row is committed, so no response of
-// an attributable request leaves before its billing record is durable.
+// response is buffered until the ledger took its row: the deferred ledger
+// (the default in database mode) commits it within its window after the
+// response, the others before it (docs/operations.md "Billing"); a row the
+// ledger refuses turns the response into 503 usage_ledger_unavailable.
 package httpapi

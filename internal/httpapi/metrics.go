@@ -22,6 +22,11 @@ type Metrics struct {
 	LedgerBatch prometheus.Histogram
 	// LedgerCommit observes the commit latency of ledger batches.
 	LedgerCommit prometheus.Histogram
+	// ledgerRows counts the rows the database-mode ledger committed;
+	// ledgerFailures its failed window writes (retried or, at shutdown,
+	// lost).
+	ledgerRows     prometheus.Counter
+	ledgerFailures *prometheus.CounterVec
 	// events counts business events (orders, coupons, activations, ...).
 	events *prometheus.CounterVec
 	// usage counts ledger rows by whether they are billed.
@@ -42,9 +47,15 @@ func NewMetrics(extra ...prometheus.Collector) *Metrics {
 			Buckets: []float64{.0005, .001, .0025, .005, .01, .025, .05, .1, .25, .5, 1, 2.5, 5},
 		}, []string{"route"}),
 		LedgerBatch: prometheus.NewHistogram(prometheus.HistogramOpts{
-			Name: "farebox_usage_ledger_batch_size", Help: "Rows per usage-ledger group commit.",
-			Buckets: prometheus.ExponentialBuckets(1, 2, 10),
+			Name: "farebox_usage_ledger_batch_size", Help: "Rows per usage-ledger group commit (a window of the deferred ledger).",
+			Buckets: prometheus.ExponentialBuckets(1, 2, 15),
 		}),
+		ledgerRows: prometheus.NewCounter(prometheus.CounterOpts{
+			Name: "farebox_usage_ledger_rows_written_total", Help: "Rows the usage ledger committed to the database, window by window.",
+		}),
+		ledgerFailures: prometheus.NewCounterVec(prometheus.CounterOpts{
+			Name: "farebox_usage_ledger_write_failures_total", Help: "Failed window writes of the deferred usage ledger: retried, or lost when still failing at shutdown.",
+		}, []string{"outcome"}),
 		LedgerCommit: prometheus.NewHistogram(prometheus.HistogramOpts{
 			Name: "farebox_usage_ledger_commit_seconds", Help: "Commit latency of usage-ledger batches.",
 			Buckets: []float64{.0005, .001, .0025, .005, .01, .025, .05, .1, .25, .5, 1},
@@ -69,7 +80,9 @@ func NewMetrics(extra ...prometheus.Collector) *Metrics {
 	for _, reason := range billingapp.UncountedReasons {
 		m.usage.WithLabelValues("false", reason)
 	}
-	reg.MustRegister(m.requests, m.latency, m.LedgerBatch, m.LedgerCommit, m.events, m.usage,
+	m.ledgerFailures.WithLabelValues("retried")
+	m.ledgerFailures.WithLabelValues("lost")
+	reg.MustRegister(m.requests, m.latency, m.LedgerBatch, m.LedgerCommit, m.ledgerRows, m.ledgerFailures, m.events, m.usage,
 		collectors.NewGoCollector(), collectors.NewProcessCollector(collectors.ProcessCollectorOpts{}))
 	reg.MustRegister(extra...)
 	return m
@@ -84,6 +97,17 @@ var EventNames = []string{"order_placed", "coupon_ordered", "coupon_activated", 
 func (m *Metrics) ObserveLedger(batch int, d time.Duration) {
 	m.LedgerBatch.Observe(float64(batch))
 	m.LedgerCommit.Observe(d.Seconds())
+	m.ledgerRows.Add(float64(batch))
+}
+
+// ObserveLedgerFailure is the deferred usage ledger's hook for a failed
+// window write (lost: given up at shutdown).
+func (m *Metrics) ObserveLedgerFailure(_ error, _ int, lost bool) {
+	outcome := "retried"
+	if lost {
+		outcome = "lost"
+	}
+	m.ledgerFailures.WithLabelValues(outcome).Inc()
 }
 
 func (m *Metrics) observe(route string, status int, d time.Duration) {

@@ -189,7 +189,8 @@ func printable(s string) bool {
 	return true
 }
 
-// record writes the request's usage ledger row and waits for its commit.
+// record hands the request's usage ledger row to the ledger: the deferred
+// ledger returns at once, the others after its commit.
 func (s *Server) record(r *http.Request, status int) error {
 	if s.Ledger == nil {
 		return nil
@@ -206,9 +207,10 @@ func (s *Server) record(r *http.Request, status int) error {
 	}
 	ev := s.Billing.UsageEvent(o)
 	s.Metrics.usage.WithLabelValues(strconv.FormatBool(ev.Counted), ev.Reason).Inc()
-	// Record waits for the batch holding the row even past the request's
-	// deadline (a row being written is never abandoned); the ledger bounds
-	// each write by usage.WriteTimeout.
+	// A ledger that commits before the response waits for the batch
+	// holding the row even past the request's deadline (a row being written
+	// is never abandoned); the ledger bounds each write by
+	// usage.WriteTimeout.
 	if err := s.Ledger.Record(r.Context(), ev.Row); err != nil {
 		s.log.LogAttrs(r.Context(), slog.LevelError, "usage ledger write failed",
 			slog.String("request_id", st.id), slog.String("error", err.Error()))

@@ -84,6 +84,9 @@ var conformanceElsewhere = map[string]string{
 	"UsageSummary":            "TestUsageLedger",
 	"UsageEvents":             "TestUsageWriterDurabilities",
 	"Store.WriteClaimed":      "TestIdempotencyClaimCommitted",
+	"Store.WindowWriter":      "TestDeferredLedgerWindows",
+	"Store.NewDeferredLedger": "TestDeferredLedgerWindows",
+	"LastUsageBatch":          "TestDeferredLedgerWindows",
 }
 
 // conformanceMissing are the methods still without a conformance case,

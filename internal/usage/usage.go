@@ -1,7 +1,13 @@
 // Package usage is the durable usage ledger: one row per request that can be
 // attributed to an account, saying whether the request is counted (billed).
 //
-// A request's row must be committed before its response is sent, so a crash
+// Deferred, the default in database mode, does not keep the response
+// waiting: it commits a window of rows (at most 100 ms or a row bound)
+// after the responses, under a key unique to the window, so a crash loses at
+// most the open window and the one being written and never bills twice
+// (docs/operations.md "Billing").
+//
+// Ledger commits a request's row before its response is sent, so a crash
 // neither loses a billed request nor bills one twice. Committing one row per
 // transaction would make the ledger the bottleneck, so Ledger batches (group
 // commit): rows that arrive while a batch is being written wait together and
@@ -9,7 +15,7 @@
 // batch grows by itself while the previous write is in flight; an idle
 // service writes a single row at once. FileLog, the journal, commits a row
 // by copying it into a memory-mapped file and moves whole seconds of rows
-// into the database at once (Rollup). Both are Recorders.
+// into the database at once (Rollup). All three are Recorders.
 package usage
 
 import (
@@ -60,8 +66,9 @@ type Row struct {
 	Refused   int64  `json:"refused"`   // of those, refused by a rate limit (429)
 }
 
-// Recorder takes a request's ledger row and returns once it is durable:
-// Ledger (group commit to the database) and FileLog (the embedded journal).
+// Recorder takes a request's ledger row: Deferred returns once the row is
+// in its open window, Ledger (group commit to the database) and FileLog
+// (the embedded journal) once it is durable.
 type Recorder interface {
 	Record(ctx context.Context, ev Event) error
 }

@@ -10,6 +10,7 @@ import (
 	"net/http"
 
 	"github.com/farebox/farebox/internal/account"
+	"github.com/farebox/farebox/internal/apperr"
 	"github.com/farebox/farebox/internal/clock"
 	"github.com/farebox/farebox/internal/usage"
 )
@@ -25,6 +26,9 @@ type Queries interface {
 type Service struct {
 	db    Queries
 	clock clock.Clock
+	// flush, when set, commits the rows this instance's ledger holds
+	// before a report reads (ReadAfterFlush).
+	flush func(context.Context) error
 }
 
 // New returns the billing of db (read only: the reports read the
@@ -37,8 +41,28 @@ func New(db Queries, c clock.Clock) *Service {
 	return &Service{db: db, clock: c}
 }
 
-// Ledger takes a request's usage row and returns once it is durable
-// (usage.Ledger, the database ledger, or usage.FileLog, the journal).
+// ReadAfterFlush makes every usage report first commit the rows the
+// ledger of this instance acknowledged but still holds (the deferred
+// ledger's open window, the journal's current segment), so a report shows
+// every request this instance answered before it (docs/operations.md
+// "Billing"). Call it before serving.
+func (s *Service) ReadAfterFlush(flush func(context.Context) error) { s.flush = flush }
+
+// flushed commits what the ledger holds (ReadAfterFlush).
+func (s *Service) flushed(ctx context.Context, op string) error {
+	if s.flush == nil {
+		return nil
+	}
+	if err := s.flush(ctx); err != nil {
+		return apperr.E(op, apperr.Unavailable, CodeUsageLedgerUnavailable,
+			"the usage ledger could not commit the latest requests; retry later").WithCause(err)
+	}
+	return nil
+}
+
+// Ledger takes a request's usage row (usage.Deferred, committing it within
+// its window after the response; usage.Ledger, the database ledger, or
+// usage.FileLog, the journal, once it is durable).
 type Ledger = usage.Recorder
 
 // Why a request is not billed (usage.Event.Reason); ReasonCounted for

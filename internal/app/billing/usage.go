@@ -61,6 +61,9 @@ func (s *Service) Usage(ctx context.Context, accountID, from, to string) ([]Usag
 	if _, _, err := days("app.Usage", from, to); err != nil {
 		return nil, err
 	}
+	if err := s.flushed(ctx, "app.Usage"); err != nil {
+		return nil, err
+	}
 	rows, err := s.db.UsageSummary(ctx, accountID, from, to)
 	return usageRows(rows), err
 }
@@ -110,6 +113,9 @@ func EndpointGroup(endpoint string) string {
 func (s *Service) DashboardUsage(ctx context.Context, accountID string, env account.Environment, from, to string) (UsageReport, error) {
 	f, t, err := days("app.DashboardUsage", from, to)
 	if err != nil {
+		return UsageReport{}, err
+	}
+	if err := s.flushed(ctx, "app.DashboardUsage"); err != nil {
 		return UsageReport{}, err
 	}
 	rows, err := s.db.UsageOfEnvironment(ctx, accountID, env, from, to)
