@@ -43,7 +43,7 @@ func message(name, subject, file string, body []byte) smtpmail.Message {
 	return smtpmail.Message{From: mail.Address{Name: "Verkehrsverbund Süd", Address: "rechnung@seller.example"},
 		To: mail.Address{Name: name, Address: "buyer@example.com"}, Subject: subject,
 		Date: time.Date(2026, 11, 29, 8, 0, 0, 0, time.UTC), MessageID: "farebox-delivery-1@seller.example",
-		Text: "Guten Tag,\n\nanbei die Rechnung.\n.\nEine Zeile mit nur einem Punkt oben.\n",
+		Text:        "Guten Tag,\n\nanbei die Rechnung.\n.\nEine Zeile mit nur einem Punkt oben.\n",
 		Attachments: []smtpmail.Attachment{{Name: file, ContentType: "application/xml", Body: body}}}
 }
 

@@ -181,4 +181,3 @@ func selfSigned(t testing.TB) (tls.Certificate, *x509.CertPool) {
 	pool.AddCert(c)
 	return tls.Certificate{Certificate: [][]byte{der}, PrivateKey: key, Leaf: c}, pool
 }
-
