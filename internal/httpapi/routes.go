@@ -188,6 +188,8 @@ func (s *Server) routes() []route {
 		{GET, "/v9/ticketing/billable_collections.json", authPartner, billKey, s.getCollections},
 		{POST, "/v9/ticketing/invoices/{invoice_id}/cancel.json", authPartner, billKey, s.cancelInvoice},
 		{POST, "/v9/ticketing/invoices/{invoice_id}/payment_notice.json", authPartner, billKey, s.invoicePaymentNotice},
+		{GET, "/v9/ticketing/invoices/{invoice_id}/deliveries.json", authPartner, billKey, s.getDeliveries},
+		{POST, "/v9/ticketing/invoices/{invoice_id}/deliveries.json", authPartner, billKey, s.resendInvoice},
 		{POST, "/v9/ticketing/billable_collection/{collection_id}/payment_notice.json", authPartner, billKey, s.collectionPaymentNotice},
 		// Downloads: the identifier in the path is the credential.
 		{GET, "/v9/ticketing/invoices/{invoice_id}/{identifier}.pdf", authNone, billInvoice, s.download(invoices.FormatPDF, ".pdf")},

@@ -23,6 +23,7 @@ import (
 	"github.com/farebox/farebox/internal/app/books"
 	"github.com/farebox/farebox/internal/app/console"
 	"github.com/farebox/farebox/internal/app/events"
+	"github.com/farebox/farebox/internal/app/invoicedelivery"
 	"github.com/farebox/farebox/internal/app/invoices"
 	"github.com/farebox/farebox/internal/app/privacy"
 	"github.com/farebox/farebox/internal/app/products"
@@ -78,6 +79,9 @@ type Deps struct {
 	// Invoices is invoicing: customers, billable items, collections, the
 	// documents issued for them and their downloads (docs/invoicing.md).
 	Invoices *invoices.Service
+	// Delivery is the delivery of documents to their buyers: the delivery
+	// log and the resend (docs/invoicing.md, "Delivery to the buyer").
+	Delivery *invoicedelivery.Service
 	// Books are the audit log and the cancellation receipts (docs/books.md).
 	Books *books.Books
 	// TestClocks are the test clocks of the test environments

@@ -82,3 +82,15 @@ const JobDeliver = "invoice.deliver"
 // backoff (2 s doubling, capped at 10 minutes) the last falls about 75
 // minutes after the first.
 const DeliverMaxAttempts = 16
+
+// NewDelivery is a pending delivery id of document inv to its buyer,
+// written at at; ok is false when the buyer has no electronic address
+// (Route).
+func NewDelivery(id string, inv Invoice, at time.Time) (d Delivery, ok bool) {
+	channel, recipient, ok := Route(inv.Document.Buyer)
+	if !ok {
+		return Delivery{}, false
+	}
+	return Delivery{ID: id, InvoiceID: inv.ID, AccountID: inv.AccountID, Environment: inv.Environment, Channel: channel,
+		Recipient: recipient, Status: DeliveryPending, CreatedAt: at, UpdatedAt: at}, true
+}
