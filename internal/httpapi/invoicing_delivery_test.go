@@ -2,6 +2,7 @@ package httpapi_test
 
 import (
 	"bytes"
+	"context"
 	"encoding/base64"
 	"io"
 	"mime"
@@ -37,6 +38,12 @@ type deliveryJSON struct {
 // accepted).
 func relayFor(t *testing.T, engine store.Engine, o smtptest.Options, code *atomic.Int32) (*apitest.Env, *smtptest.Server) {
 	t.Helper()
+	return relayOn(t, storetest.Open(t, engine), o, code)
+}
+
+// relayOn is relayFor on the store s.
+func relayOn(t *testing.T, s *store.Store, o smtptest.Options, code *atomic.Int32) (*apitest.Env, *smtptest.Server) {
+	t.Helper()
 	o.Refuse = func(int) *gosmtp.SMTPError {
 		switch c := int(code.Load()); {
 		case c == 0:
@@ -52,7 +59,7 @@ func relayFor(t *testing.T, engine store.Engine, o smtptest.Options, code *atomi
 	}
 	r.TLS = srv.Client
 	from := mail.Address{Name: "Verkehrsverbund Süd – Rechnungen", Address: "rechnung@farebox.example"}
-	return apitest.New(t, engine, apitest.Options{Now: time.Date(2026, 10, 15, 8, 0, 0, 0, time.UTC),
+	return apitest.NewOnStore(t, s, apitest.Options{Now: time.Date(2026, 10, 15, 8, 0, 0, 0, time.UTC),
 		Transports: invoicedelivery.EmailOver(r, from)}), srv
 }
 
@@ -299,6 +306,50 @@ func TestInvoiceDeliveryRetriesRunOut(t *testing.T) {
 		failed := e.Must(200, apitest.Req{Method: "GET", Path: "/v1/events.json?type=invoice.delivery_failed", Key: e.LiveKey}).Map(t)["data"].([]any)
 		if len(failed) != 1 {
 			t.Errorf("invoice.delivery_failed events: %d", len(failed))
+		}
+	})
+}
+
+// TestInvoiceDeliveryCrash (both engines): the delivery is written in the
+// document's transaction, so an instance that dies after issuing (its jobs
+// claimed, never finished) loses nothing: another instance on the database
+// takes the jobs over after the lease and the buyer gets the document.
+// A request that fails writes no delivery, and an instance without
+// --smtp-url writes none and refuses a resend.
+func TestInvoiceDeliveryCrash(t *testing.T) {
+	forEachEngineStore(t, func(t *testing.T, s *store.Store) {
+		var code atomic.Int32
+		e1, _ := relayOn(t, s, smtptest.Options{User: "u", Pass: "p"}, &code)
+		cust := newCustomer(t, e1, e1.LiveKey, []string{"Firma"}, electronic("Firma", "EM", "re@firma.example", "R-1", "01234"))
+		id := orderSingles(t, e1, e1.LiveKey, 1)[0]
+		inv := issueTo(t, e1, e1.LiveKey, id, cust, nil)
+		e1.Must(409, apitest.Req{Method: "POST", Path: "/v5/ticketing/billable_item/" + id + "/invoice/" + cust + ".json", Key: e1.LiveKey})
+		if n := count(t, e1, "invoice_deliveries"); n != 1 {
+			t.Fatalf("%d deliveries after one invoice and one refused request", n)
+		}
+		claimed, err := s.Jobs().Claim(context.Background(), "crashed-instance", e1.Clock.Now(), 2*time.Minute, 10)
+		if err != nil || len(claimed) != 2 {
+			t.Fatalf("claim: %v %v", claimed, err)
+		}
+		e2, srv2 := relayOn(t, s, smtptest.Options{User: "u", Pass: "p"}, &code)
+		e2.Clock.Set(e1.Clock.Now().Add(3 * time.Minute))
+		runJobs(t, e2)
+		e2.LiveKey = e1.LiveKey // the document's account
+		if ds := deliveries(t, e2, inv.InvoiceID); len(ds) != 1 || ds[0].Status != "sent" || len(srv2.Messages()) != 1 {
+			t.Fatalf("after the takeover: %+v, %d messages", ds, len(srv2.Messages()))
+		}
+
+		plain := apitest.NewOnStore(t, s, apitest.Options{Now: e2.Clock.Now()})
+		key := plain.LiveKey
+		c2 := newCustomer(t, plain, key, []string{"Firma"}, electronic("Firma", "EM", "re@firma.example", "R-1", "01234"))
+		inv2 := issueTo(t, plain, key, orderSingles(t, plain, key, 1)[0], c2, nil)
+		runJobs(t, plain)
+		if ds := deliveries(t, plain, inv2.InvoiceID); len(ds) != 0 {
+			t.Errorf("deliveries without --smtp-url: %+v", ds)
+		}
+		r := plain.Must(409, apitest.Req{Method: "POST", Path: "/v9/ticketing/invoices/" + inv2.InvoiceID + "/deliveries.json", Key: key})
+		if r.Map(t)["code"] != invoicedelivery.CodeChannelUnavailable {
+			t.Errorf("resend without --smtp-url: %s", r.Body)
 		}
 	})
 }
