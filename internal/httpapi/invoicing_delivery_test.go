@@ -7,7 +7,9 @@ import (
 	"io"
 	"mime"
 	"mime/multipart"
+	"net/http"
 	"net/mail"
+	"net/url"
 	"strings"
 	"sync/atomic"
 	"testing"
@@ -351,5 +353,47 @@ func TestInvoiceDeliveryCrash(t *testing.T) {
 		if r.Map(t)["code"] != invoicedelivery.CodeChannelUnavailable {
 			t.Errorf("resend without --smtp-url: %s", r.Body)
 		}
+	})
+}
+
+// TestDashboardInvoiceDeliveries (both engines): the invoice list links
+// each document's delivery log; the log shows the relay's reply, and its
+// button (a CSRF-checked form) sends the document again; a refusal shows
+// the log with the reason, another account's document is 404.
+func TestDashboardInvoiceDeliveries(t *testing.T) {
+	storetest.EachEngine(t, func(t *testing.T, engine store.Engine) {
+		var code atomic.Int32
+		e, srv := relayFor(t, engine, smtptest.Options{User: "u", Pass: "p"}, &code)
+		key := e.LiveKey
+		cust := newCustomer(t, e, key, []string{"Müller"}, electronic("Müller", "EM", "büro@müller.example", "R", "01067"))
+		plain := newCustomer(t, e, key, []string{"Łukasz Wójcik"}, nil)
+		items := orderSingles(t, e, key, 2)
+		inv := issueTo(t, e, key, items[0], cust, nil)
+		pdfOnly := issueTo(t, e, key, items[1], plain, nil)
+		runJobs(t, e)
+		v := dashSignedIn(t, e, "invoices@partner.example")
+		log := "/dashboard/live/invoices/" + inv.InvoiceID + "/deliveries"
+		if l := v.must(200, "GET", "/dashboard/live/invoices", nil); !strings.Contains(l.Body, `href="`+log+`"`) {
+			t.Errorf("the invoice list lacks the delivery log link:\n%.4000s", l.Body)
+		}
+		p := v.must(200, "GET", log, nil)
+		for _, want := range []string{"büro@müller.example", "250 2.0.0", `id="resend"`, `aria-current="page"`} {
+			if !strings.Contains(p.Body, want) {
+				t.Errorf("delivery log lacks %s:\n%.4000s", want, p.Body)
+			}
+		}
+		resend := "/dashboard/live/invoices/" + inv.InvoiceID + "/resend"
+		v.must(http.StatusForbidden, "POST", resend, url.Values{})
+		if r := v.must(200, "POST", resend, url.Values{"csrf_token": {p.csrf(t)}}); !strings.Contains(r.Body, `role="status"`) || !strings.Contains(r.Body, "pending") {
+			t.Errorf("resend: %.4000s", r.Body)
+		}
+		runJobs(t, e)
+		if n := len(srv.Messages()); n != 2 {
+			t.Errorf("%d messages after the resend, want 2", n)
+		}
+		if r := v.must(422, "POST", "/dashboard/live/invoices/"+pdfOnly.InvoiceID+"/resend", url.Values{"csrf_token": {p.csrf(t)}}); !strings.Contains(r.Body, "no electronic address") {
+			t.Errorf("resend of a PDF-only document: %.4000s", r.Body)
+		}
+		v.must(404, "GET", "/dashboard/test/invoices/"+inv.InvoiceID+"/deliveries", nil)
 	})
 }

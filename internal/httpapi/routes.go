@@ -248,6 +248,8 @@ func (s *Server) routes() []route {
 		{GET, "/dashboard/{env}/tickets", authDashboard, billNobody, s.dashTickets},
 		{GET, "/dashboard/{env}/subscriptions", authDashboard, billNobody, s.dashSubscriptions},
 		{GET, "/dashboard/{env}/invoices", authDashboard, billNobody, s.dashInvoices},
+		{GET, "/dashboard/{env}/invoices/{invoice_id}/deliveries", authDashboard, billNobody, s.dashDeliveries},
+		{POST, "/dashboard/{env}/invoices/{invoice_id}/resend", authDashboard, billNobody, s.dashResendInvoice},
 		{GET, "/dashboard/{env}/customers", authDashboard, billNobody, s.dashCustomers},
 		{GET, "/dashboard/{env}/keys", authDashboard, billNobody, s.dashKeys},
 		{POST, "/dashboard/{env}/keys", authDashboard, billNobody, s.dashCreateKey},
