@@ -15,7 +15,6 @@ import (
 	"github.com/farebox/farebox/internal/app"
 	"github.com/farebox/farebox/internal/app/accounts"
 	"github.com/farebox/farebox/internal/app/books"
-	"github.com/farebox/farebox/internal/app/invoicedelivery"
 	"github.com/farebox/farebox/internal/app/invoices"
 	"github.com/farebox/farebox/internal/app/kit"
 	"github.com/farebox/farebox/internal/app/passes"
@@ -92,29 +91,20 @@ type Wired struct {
 	Products *products.Service
 	Books    *books.Books
 	Invoices *invoices.Service
-	Delivery *invoicedelivery.Service
 }
 
 // Wire builds the App and its services on s and clk with the development
 // seller (configtest) and links under http://farebox.test; the catalog is
 // not loaded yet.
-func Wire(s *store.Store, clk *clocktest.Fixed) Wired { return WireWith(s, clk, nil) }
-
-// WireWith is Wire with the documents delivered over the transports ts
-// (invoicedelivery.EmailOver a test relay; none: nothing is sent).
-func WireWith(s *store.Store, clk *clocktest.Fixed, ts []invoicedelivery.Transport) Wired {
+func Wire(s *store.Store, clk *clocktest.Fixed) Wired {
 	d := configtest.Defaults()
 	links := kit.NewLinks("http://farebox.test")
 	w := Wired{Products: products.New(store.NewView[products.Queries](s), clk, "farebox"),
 		Books: books.New(store.NewView[books.Queries](s), clk, "farebox", d.Seller, links)}
 	w.App = app.New(app.Options{Store: s, Clock: clk, IDPrefix: "farebox", Products: w.Products, Books: w.Books})
 	w.Invoices = invoices.New(store.NewView[invoices.Queries](s), clk, "farebox", invoices.Options{Seller: d.Seller, Links: links,
-		PaymentDays: d.PaymentDays, Books: w.Books, Events: app.EventWriter[invoices.Queries](w.App), Notify: w.App.Jobs.Notify,
-		Channels: invoicedelivery.Channels(ts)})
+		PaymentDays: d.PaymentDays, Books: w.Books, Events: app.EventWriter[invoices.Queries](w.App), Notify: w.App.Jobs.Notify})
 	w.Invoices.Handle(w.App.Jobs)
-	w.Delivery = invoicedelivery.New(store.NewView[invoicedelivery.Queries](s), clk, "farebox", invoicedelivery.Options{Transports: ts,
-		Files: w.Invoices.EnsureFiles, Events: app.EventWriter[invoicedelivery.Queries](w.App), Notify: w.App.Jobs.Notify})
-	w.Delivery.Handle(w.App.Jobs)
 	return w
 }
 
