@@ -341,6 +341,28 @@ func TestInvoiceDeliveryCrash(t *testing.T) {
 			t.Fatalf("after the takeover: %+v, %d messages", ds, len(srv2.Messages()))
 		}
 
+		// A deferred delivery whose job died (an operator's matter) no
+		// longer blocks a resend.
+		code.Store(451)
+		inv3 := issueTo(t, e2, e2.LiveKey, orderSingles(t, e2, e2.LiveKey, 1)[0], cust, nil)
+		runJobs(t, e2)
+		resend3 := apitest.Req{Method: "POST", Path: "/v9/ticketing/invoices/" + inv3.InvoiceID + "/deliveries.json", Key: e2.LiveKey}
+		e2.Must(409, resend3)
+		e2.Clock.Advance(15 * time.Minute)
+		js, err := s.Jobs().Claim(context.Background(), "w", e2.Clock.Now(), time.Minute, 10)
+		if err != nil || len(js) != 1 || js[0].Kind != "invoice.deliver" {
+			t.Fatalf("claim of the deferred attempt: %+v %v", js, err)
+		}
+		if err := s.Jobs().Retry(context.Background(), js[0].ID, "w", e2.Clock.Now(), e2.Clock.Now(), "given up", true); err != nil {
+			t.Fatal(err)
+		}
+		code.Store(0)
+		e2.Must(202, resend3)
+		runJobs(t, e2)
+		if ds := deliveries(t, e2, inv3.InvoiceID); len(ds) != 2 || ds[0].Status != "deferred" || ds[1].Status != "sent" {
+			t.Errorf("after the resend past a dead job: %+v", ds)
+		}
+
 		plain := apitest.NewOnStore(t, s, apitest.Options{Now: e2.Clock.Now()})
 		key := plain.LiveKey
 		c2 := newCustomer(t, plain, key, []string{"Firma"}, electronic("Firma", "EM", "re@firma.example", "R-1", "01234"))

@@ -75,7 +75,8 @@ func (s *Service) Deliveries(ctx context.Context, p account.Principal, invoiceID
 // and its first attempt's job. A buyer without an electronic address is
 // 422 no_electronic_address, a channel without transport 409
 // delivery_channel_unavailable, a delivery still under way 409
-// delivery_pending; nothing is written then.
+// delivery_pending (unless that delivery's job is dead); nothing is
+// written then.
 func (s *Service) Resend(ctx context.Context, claim idempotency.Claim, p account.Principal, invoiceID string) (DeliveryJSON, error) {
 	const op = "invoicedelivery.Resend"
 	var d invoicing.Delivery
@@ -100,8 +101,16 @@ func (s *Service) Resend(ctx context.Context, claim idempotency.Claim, p account
 			return err
 		}
 		if i := slices.IndexFunc(prev, func(d invoicing.Delivery) bool { return !invoicing.Final(d.Status) }); i >= 0 {
-			return apperr.E(op, apperr.Conflict, CodeDeliveryPending, fmt.Sprintf(
-				"delivery %s of this document is still %s; it is retried on its own", prev[i].ID, prev[i].Status))
+			// Under way unless its job is dead (an operator's matter,
+			// /admin/jobs): then a resend is the partner's way out.
+			state, err := q.JobState(ctx, invoicing.JobDeliver, prev[i].ID)
+			if err != nil {
+				return err
+			}
+			if state != jobs.StateDead {
+				return apperr.E(op, apperr.Conflict, CodeDeliveryPending, fmt.Sprintf(
+					"delivery %s of this document is still %s; it is retried on its own", prev[i].ID, prev[i].Status))
+			}
 		}
 		if err := q.AddInvoiceDelivery(ctx, d); err != nil {
 			return err

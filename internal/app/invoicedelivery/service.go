@@ -35,6 +35,7 @@ type Queries interface {
 	InvoiceDeliveries(ctx context.Context, invoiceID string) ([]invoicing.Delivery, error)
 	RecordDeliveryAttempt(ctx context.Context, id string, a invoicing.DeliveryAttempt) (int, error)
 	EnqueueJob(ctx context.Context, j jobs.NewJob, at time.Time) error
+	JobState(ctx context.Context, kind, payload string) (string, error)
 }
 
 // DB is the store as the deliveries see it (store.NewView[Queries]).
