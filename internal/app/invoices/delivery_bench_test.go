@@ -3,7 +3,6 @@ package invoices_test
 import (
 	"encoding/json"
 	"testing"
-	"time"
 
 	"github.com/farebox/farebox/internal/app/invoices"
 	"github.com/farebox/farebox/internal/app/kit"
@@ -39,22 +38,7 @@ func BenchmarkIssueInvoiceDelivery(b *testing.B) {
 			if err != nil {
 				b.Fatal(err)
 			}
-			svcs := [2]*invoices.Service{tb.inv, delivered}
-			var took [2]time.Duration
-			for i := 0; b.Loop(); i++ {
-				for k := range 2 {
-					v := (i + k) % 2
-					id := tb.itemOf(b, tb.live)
-					if _, err := tb.update(tb.live, id, "customer_id", `"`+cust.ID+`"`); err != nil {
-						b.Fatal(err)
-					}
-					t0 := time.Now()
-					if _, err := svcs[v].IssueInvoice(tb.ctx, idempotency.Claim{}, tb.live, invoices.InvoiceRequest{ItemID: id, CustomerID: cust.ID}); err != nil {
-						b.Fatal(err)
-					}
-					took[v] += time.Since(t0)
-				}
-			}
+			took := timeIssues(b, tb, cust.ID, [2]*invoices.Service{tb.inv, delivered})
 			n := float64(b.N)
 			b.ReportMetric(float64(took[0].Microseconds())/n, "µs/plain")
 			b.ReportMetric(float64(took[1].Microseconds())/n, "µs/delivered")
