@@ -91,7 +91,7 @@ func deliveries(t *testing.T, e *apitest.Env, invoiceID string) []deliveryJSON {
 func TestInvoiceDelivery(t *testing.T) {
 	storetest.EachEngine(t, func(t *testing.T, engine store.Engine) {
 		var code atomic.Int32
-		e, srv := relayFor(t, engine, smtptest.Options{User: "farebox", Pass: "s3cret:pässword"}, &code)
+		e, srv := relayFor(t, engine, smtptest.Options{User: "farebox", Pass: "s3cret:pässword", UTF8: true}, &code)
 		key := e.LiveKey
 		name := "شركة النقل Müller 東京 🚆"
 		cust := newCustomer(t, e, key, []string{"Müller Verkehr GmbH", "Große Straße 5", "01067 Dresden"},
@@ -385,7 +385,7 @@ func TestInvoiceDeliveryCrash(t *testing.T) {
 func TestDashboardInvoiceDeliveries(t *testing.T) {
 	storetest.EachEngine(t, func(t *testing.T, engine store.Engine) {
 		var code atomic.Int32
-		e, srv := relayFor(t, engine, smtptest.Options{User: "u", Pass: "p"}, &code)
+		e, srv := relayFor(t, engine, smtptest.Options{User: "u", Pass: "p", UTF8: true}, &code)
 		key := e.LiveKey
 		cust := newCustomer(t, e, key, []string{"Müller"}, electronic("Müller", "EM", "büro@müller.example", "R", "01067"))
 		plain := newCustomer(t, e, key, []string{"Łukasz Wójcik"}, nil)

@@ -142,6 +142,9 @@ func (r *Relay) dialogue(c *smtp.Client, m Message, data []byte) (string, error)
 			return "", err
 		}
 	}
+	if ok, _ := c.Extension("SMTPUTF8"); !ok && (!ascii(m.From.Address) || !ascii(m.To.Address)) {
+		return "", &Error{Reply: "the relay does not offer SMTPUTF8 (RFC 6531), which an address with non-ASCII characters needs"}
+	}
 	if err := c.Mail(m.From.Address); err != nil {
 		return "", err
 	}
@@ -214,4 +217,13 @@ func hasWord(list, w string) bool {
 		}
 	}
 	return false
+}
+
+func ascii(s string) bool {
+	for i := 0; i < len(s); i++ {
+		if s[i] >= 0x80 {
+			return false
+		}
+	}
+	return true
 }

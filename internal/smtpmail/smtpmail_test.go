@@ -195,6 +195,24 @@ func TestSendRefused(t *testing.T) {
 	}
 }
 
+// TestSendInternationalAddress: an address with non-ASCII characters
+// goes to a relay that offers SMTPUTF8 (RFC 6531) and is refused, nothing
+// sent, by one that does not.
+func TestSendInternationalAddress(t *testing.T) {
+	m := message("Müller", "Rechnung", "r.xml", []byte("x"))
+	m.To.Address = "büro@müller.example"
+	utf8 := smtptest.Start(t, smtptest.Options{UTF8: true})
+	if _, err := relay(t, utf8).Send(context.Background(), m); err != nil || len(utf8.Messages()) != 1 || utf8.Messages()[0].To != "büro@müller.example" {
+		t.Fatalf("with SMTPUTF8: %v, %+v", err, utf8.Messages())
+	}
+	plain := smtptest.Start(t, smtptest.Options{})
+	_, err := relay(t, plain).Send(context.Background(), m)
+	var e *smtpmail.Error
+	if !errors.As(err, &e) || e.Temporary || !strings.Contains(e.Reply, "SMTPUTF8") || len(plain.Messages()) != 0 {
+		t.Errorf("without SMTPUTF8: %#v, %d messages", err, len(plain.Messages()))
+	}
+}
+
 func TestParseURL(t *testing.T) {
 	r, err := smtpmail.ParseURL("smtp://user%40x:p%3Aw@relay.example")
 	if err != nil || r.Addr != "relay.example:587" || r.User != "user@x" || r.Password != "p:w" || r.Host != "relay.example" {

@@ -28,6 +28,7 @@ import (
 // Options configure a Server.
 type Options struct {
 	NoTLS bool   // offer no STARTTLS
+	UTF8  bool   // offer SMTPUTF8 (addresses with non-ASCII characters)
 	User  string // "": AUTH not required
 	Pass  string
 	// Refuse, when set, answers the data of a message (nil: accepted).
@@ -60,6 +61,7 @@ func Start(t testing.TB, o Options) *Server {
 	srv := &Server{o: o}
 	s := smtp.NewServer(smtp.BackendFunc(func(c *smtp.Conn) (smtp.Session, error) { return &session{srv: srv, c: c}, nil }))
 	s.Domain = "relay.test"
+	s.EnableSMTPUTF8 = o.UTF8
 	s.AllowInsecureAuth = o.NoTLS // so that AUTH is offered in clear: farebox must still not use it
 	if !o.NoTLS {
 		cert, pool := selfSigned(t)
