@@ -52,6 +52,8 @@ require (
 	github.com/boxesandglue/svgreader v0.0.2 // indirect
 	github.com/boxesandglue/textshape v0.0.10 // indirect
 	github.com/clipperhouse/uax29/v2 v2.7.0 // indirect
+	github.com/emersion/go-sasl v0.0.0-20241020182733-b788ff22d5a6
+	github.com/emersion/go-smtp v0.25.1
 	github.com/golang-jwt/jwt/v5 v5.3.1
 	github.com/hhrutter/tiff v1.0.6 // indirect
 	github.com/makiuchi-d/gozxing v0.1.1

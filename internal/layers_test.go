@@ -59,17 +59,18 @@ var layers = map[string]string{
 
 	"internal/app": "application",
 
-	"internal/app/transit":    "capability",
-	"internal/app/testclock":  "capability",
-	"internal/app/accounts":   "capability",
-	"internal/app/webusers":   "capability",
-	"internal/app/billing":    "capability",
-	"internal/app/console":    "capability",
-	"internal/app/privacy":    "capability",
-	"internal/app/webhooks":   "capability",
-	"internal/app/wallets":    "capability",
-	"internal/app/inspection": "capability",
-	"internal/app/invoices":   "capability",
+	"internal/app/transit":         "capability",
+	"internal/app/testclock":       "capability",
+	"internal/app/accounts":        "capability",
+	"internal/app/webusers":        "capability",
+	"internal/app/billing":         "capability",
+	"internal/app/console":         "capability",
+	"internal/app/privacy":         "capability",
+	"internal/app/webhooks":        "capability",
+	"internal/app/wallets":         "capability",
+	"internal/app/inspection":      "capability",
+	"internal/app/invoices":        "capability",
+	"internal/app/invoicedelivery": "capability",
 
 	"internal/app/events":     "usecase-shared",
 	"internal/app/deliveries": "usecase-shared",
@@ -115,6 +116,7 @@ var layers = map[string]string{
 	"internal/credentials":          "adapter",
 	"internal/webhook/sender":       "adapter",
 	"internal/ratelimit/redislimit": "adapter",
+	"internal/smtpmail":             "adapter",
 
 	"internal/invoicedoc/pdf/internal/uba": "adapter", // UAX #9 levels for the PDF
 
@@ -149,6 +151,7 @@ var layers = map[string]string{
 	"internal/testtool":                 "testsupport",
 	"internal/mvt/mvttest":              "testsupport",
 	"internal/webhook/webhooktest":      "testsupport",
+	"internal/smtpmail/smtptest":        "testsupport",
 	"internal/clock/clocktest":          "testsupport",
 	"internal/config/configtest":        "testsupport",
 	"internal/ratelimit/ratelimittest":  "testsupport",

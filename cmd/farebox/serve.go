@@ -20,6 +20,7 @@ import (
 	"github.com/farebox/farebox/internal/app/books"
 	"github.com/farebox/farebox/internal/app/console"
 	"github.com/farebox/farebox/internal/app/events"
+	"github.com/farebox/farebox/internal/app/invoicedelivery"
 	"github.com/farebox/farebox/internal/app/invoices"
 	"github.com/farebox/farebox/internal/app/kit"
 	"github.com/farebox/farebox/internal/app/passes"
@@ -70,7 +71,7 @@ func serve(ctx context.Context, args []string, getenv func(string) string, stdou
 	if err != nil {
 		return err
 	}
-	inv := invoicesOn(cfg, st, a, bk, links)
+	inv, del := invoicesOn(cfg, st, a, bk, links)
 	feeds, tr, sessionKey, stopTransit, err := startTransit(ctx, cfg, st, a, log)
 	if err != nil {
 		return err
@@ -110,7 +111,7 @@ func serve(ctx context.Context, args []string, getenv func(string) string, stdou
 	defer closeLimits()
 	deps.Limits = limits
 	deps.Events, deps.Webhooks = ev, hooks
-	deps.Invoices, deps.Books = inv, bk
+	deps.Invoices, deps.Delivery, deps.Books = inv, del, bk
 	srv := httpapi.New(deps)
 
 	if cfg.PprofAddr != "" {
@@ -171,12 +172,18 @@ func newApp(ctx context.Context, cfg config.Config, st *store.Store, prods *prod
 // seller with download links under links, changes recorded in bk, events
 // written by a, and its file jobs run by a's job runner (registered
 // before the workers start).
-func invoicesOn(cfg config.Config, st *store.Store, a *app.App, bk *books.Books, links *kit.Links) *invoices.Service {
+// With --smtp-url its documents are delivered to their buyers by e-mail
+// (the delivery attempts run by the same runner).
+func invoicesOn(cfg config.Config, st *store.Store, a *app.App, bk *books.Books, links *kit.Links) (*invoices.Service, *invoicedelivery.Service) {
+	ts := invoicedelivery.EmailOver(cfg.SMTP, cfg.InvoiceFrom)
 	inv := invoices.New(store.NewView[invoices.Queries](st), clock.System{}, ident.Prefix(cfg.IDPrefix), invoices.Options{
 		Seller: cfg.Seller, Links: links, PaymentDays: cfg.PaymentDays, Books: bk,
-		Events: app.EventWriter[invoices.Queries](a), Notify: a.Jobs.Notify})
+		Events: app.EventWriter[invoices.Queries](a), Notify: a.Jobs.Notify, Channels: invoicedelivery.Channels(ts)})
 	inv.Handle(a.Jobs)
-	return inv
+	del := invoicedelivery.New(store.NewView[invoicedelivery.Queries](st), clock.System{}, ident.Prefix(cfg.IDPrefix), invoicedelivery.Options{
+		Transports: ts, Files: inv.EnsureFiles, Events: app.EventWriter[invoicedelivery.Queries](a), Notify: a.Jobs.Notify})
+	del.Handle(a.Jobs)
+	return inv, del
 }
 
 // startTransit starts loading the transit feeds. The session key is shared

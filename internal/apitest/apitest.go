@@ -27,6 +27,7 @@ import (
 	"github.com/farebox/farebox/internal/app/console"
 	"github.com/farebox/farebox/internal/app/deliveries"
 	"github.com/farebox/farebox/internal/app/events"
+	"github.com/farebox/farebox/internal/app/invoicedelivery"
 	"github.com/farebox/farebox/internal/app/invoices"
 	"github.com/farebox/farebox/internal/app/kit"
 	"github.com/farebox/farebox/internal/app/privacy"
@@ -101,6 +102,9 @@ type Options struct {
 	Workers int
 	// Webhooks configures webhook deliveries (docs/webhooks.md).
 	Webhooks webhooks.Options
+	// Transports deliver documents to their buyers (invoicedelivery.EmailOver
+	// a test relay); none: nothing is sent.
+	Transports []invoicedelivery.Transport
 }
 
 // Default start instant of the test clock.
@@ -127,13 +131,17 @@ func NewOnStore(t testing.TB, s *store.Store, o Options) *Env {
 	prods := products.New(store.NewView[products.Queries](s), clk, "farebox")
 	a := app.New(app.Options{Store: s, Clock: clk, IDPrefix: "farebox", Products: prods, Books: bk})
 	inv := invoices.New(store.NewView[invoices.Queries](s), clk, "farebox", invoices.Options{Seller: defaults.Seller, Links: links,
-		PaymentDays: defaults.PaymentDays, Books: bk, Events: app.EventWriter[invoices.Queries](a), Notify: a.Jobs.Notify})
+		PaymentDays: defaults.PaymentDays, Books: bk, Events: app.EventWriter[invoices.Queries](a), Notify: a.Jobs.Notify,
+		Channels: invoicedelivery.Channels(o.Transports)})
 	inv.Handle(a.Jobs)
+	del := invoicedelivery.New(store.NewView[invoicedelivery.Queries](s), clk, "farebox", invoicedelivery.Options{Transports: o.Transports,
+		Files: inv.EnsureFiles, Events: app.EventWriter[invoicedelivery.Queries](a), Notify: a.Jobs.Notify})
+	del.Handle(a.Jobs)
 	keys := accounts.New(store.NewView[accounts.Queries](s), clk, "farebox", 0)
 	o.Webhooks.Jobs, o.Webhooks.Queue = a.Jobs, s.JobsOf(deliveries.JobDeliver)
 	ev := events.New(store.NewView[events.Queries](s), clk, s.SettledEventSeq, a.EndSubscriptions)
 	hooks := webhooks.New(store.NewView[webhooks.Queries](s), clk, "farebox", ev, a.Deliveries(), o.Webhooks)
-	d := httpapi.Deps{App: a, Accounts: keys, Products: prods, Invoices: inv, Books: bk, Console: console.New(store.NewView[console.Queries](s), clk, prods.Catalog, a.Jobs.Notify), Billing: billing.New(s.Read(), clk), WebUsers: webusers.New(store.NewView[webusers.Queries](s), clk, "farebox"), Feeds: transit.NewFeeds(store.NewView[transit.Queries](s), clk, "farebox"),
+	d := httpapi.Deps{App: a, Accounts: keys, Products: prods, Invoices: inv, Delivery: del, Books: bk, Console: console.New(store.NewView[console.Queries](s), clk, prods.Catalog, a.Jobs.Notify), Billing: billing.New(s.Read(), clk), WebUsers: webusers.New(store.NewView[webusers.Queries](s), clk, "farebox"), Feeds: transit.NewFeeds(store.NewView[transit.Queries](s), clk, "farebox"),
 		TestClocks: testclock.New(store.NewView[testclock.Queries](s), clk, "farebox", a.Jobs.Notify), MaxBodyBytes: 64 << 10,
 		Events: ev, Webhooks: hooks}
 	d.Privacy = privacy.New(store.NewView[privacy.Queries](s), clk, privacy.Options{Location: a.Loc}, privacy.NewTx(s.WriteClaimed, a.TxWork))

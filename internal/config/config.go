@@ -10,6 +10,7 @@ import (
 	"fmt"
 	"io"
 	"math"
+	"net/mail"
 	"net/netip"
 	"net/url"
 	"os"
@@ -21,6 +22,7 @@ import (
 	"github.com/farebox/farebox/internal/apperr"
 	"github.com/farebox/farebox/internal/invoicedoc"
 	"github.com/farebox/farebox/internal/retention"
+	"github.com/farebox/farebox/internal/smtpmail"
 	"github.com/farebox/farebox/internal/wallet"
 )
 
@@ -125,6 +127,11 @@ type Config struct {
 	// Invoicing: the issuing company (FAREBOX_SELLER_*) and payment terms.
 	Seller      invoicedoc.Seller
 	PaymentDays int
+	// The delivery of documents to their buyers by e-mail (docs/invoicing.md,
+	// "Delivery to the buyer"): the SMTP submission relay (nil: nothing is
+	// sent) and the sender.
+	SMTP        *smtpmail.Relay
+	InvoiceFrom mail.Address
 
 	// Retention of personal data by class (docs/privacy.md), refused at
 	// start below the legal minimum.
@@ -187,6 +194,8 @@ func (c *Config) settings() []setting {
 		{name: "realtime-max-age", env: "FAREBOX_REALTIME_MAX_AGE", def: "5m", help: "realtime predictions older than this (by feed header time) are ignored"},
 		{name: "board-cache-mb", env: "FAREBOX_BOARD_CACHE_MB", def: "32", help: "MiB of encoded departure boards each instance caches per station and minute (0: no cache)"},
 		{name: "gzip-cache-mb", env: "FAREBOX_GZIP_CACHE_MB", def: "8", help: "MiB of gzip-compressed departure boards each instance keeps for clients that accept gzip; a board is compressed the second time it is sent (0: never compress)"},
+		{name: "smtp-url", env: "FAREBOX_SMTP_URL", def: "", secret: true, help: "SMTP submission relay that sends each invoice, credit note and payment notice to a buyer with an e-mail address (electronic_address_scheme_id EM): smtp://user:password@relay:587 (STARTTLS whenever offered and always before credentials; no user: no AUTH); empty: nothing is sent, documents wait to be downloaded"},
+		{name: "invoice-from", env: "FAREBOX_INVOICE_FROM", def: "", help: "sender of the invoice e-mails, an address or \"Name <address>\" (default: the seller's name and contact e-mail)"},
 		// Retention (docs/privacy.md).
 		{name: "retention-identification", env: "FAREBOX_RETENTION_IDENTIFICATION", def: "183d", help: "how long after a ticket's validity ends its identification data (name, birth date) and residence postal code are kept before the daily retention job erases them: days (183d) or a duration (4392h); at least 30d"},
 		{name: "retention-billing-records", env: "FAREBOX_RETENTION_BILLING_RECORDS", def: "8y", help: "how many calendar years after the end of a document's year billable items, invoices and their files (and a restricted customer's recipient data) are kept: at least 8y (§ 14b UStG, § 147 AO)"},
@@ -244,6 +253,7 @@ func Load(args []string, getenv func(string) string, out io.Writer) (Config, err
 	c.readLimits(v)
 	c.readWallets(v)
 	c.readInvoicingAndTransit(v)
+	c.readDelivery(v)
 	if err := c.validate(); err != nil {
 		v.fail(err)
 	}
@@ -481,6 +491,28 @@ func (c *Config) validateLedgerWindow() (errs []error) {
 		errs = append(errs, fmt.Errorf("--usage-ledger-window-rows: %d must be 1 to 1000000", c.LedgerWindowRows))
 	}
 	return errs
+}
+
+// readDelivery reads the SMTP relay and the sender of invoice e-mails.
+func (c *Config) readDelivery(v *values) {
+	if raw := v.get("smtp-url"); raw != "" {
+		r, err := smtpmail.ParseURL(raw)
+		if err != nil {
+			v.fail(fmt.Errorf("--smtp-url: %v", err))
+		}
+		c.SMTP = r
+	}
+	from := v.get("invoice-from")
+	if from == "" {
+		c.InvoiceFrom = mail.Address{Name: c.Seller.Name, Address: c.Seller.ContactEmail}
+		return
+	}
+	a, err := mail.ParseAddress(from)
+	if err != nil {
+		v.fail(fmt.Errorf("--invoice-from: %q is not an e-mail address or \"Name <address>\" (%v)", from, err))
+		return
+	}
+	c.InvoiceFrom = *a
 }
 
 func (c *Config) validate() error {

@@ -33,6 +33,8 @@ const (
 	InvoiceFilesReady           Type = "invoice.files_ready"
 	InvoiceCancelled            Type = "invoice.cancelled"
 	PaymentNoticeCreated        Type = "payment_notice.created"
+	InvoiceSent                 Type = "invoice.sent"
+	InvoiceDeliveryFailed       Type = "invoice.delivery_failed"
 	CouponErased                Type = "coupon.erased"
 	SubscriptionErased          Type = "subscription.erased"
 	CustomerErased              Type = "customer.erased"
@@ -42,7 +44,7 @@ const (
 var Types = []Type{OrderCreated, CouponActivated, CouponTariffSettingsUpdated, CouponRestored, TicketIssued,
 	SubscriptionCycleOrdered, SubscriptionReactivated, SubscriptionCancelled, SubscriptionEnded,
 	BillableItemUpdated, InvoiceCreated, InvoiceFilesReady, InvoiceCancelled, PaymentNoticeCreated,
-	CouponErased, SubscriptionErased, CustomerErased}
+	InvoiceSent, InvoiceDeliveryFailed, CouponErased, SubscriptionErased, CustomerErased}
 
 // Known says whether t is in the catalogue.
 func Known(t Type) bool { return slices.Contains(Types, t) }

@@ -517,7 +517,7 @@ func (s *Server) dashInvoices(w http.ResponseWriter, r *http.Request) error {
 	if num != "" {
 		req.Number = &num
 	}
-	v := listView{Columns: []string{"dash.col.number", "dash.col.kind", "dash.col.issued", "dash.col.total", "dash.col.files"},
+	v := listView{Columns: []string{"dash.col.number", "dash.col.kind", "dash.col.issued", "dash.col.total", "dash.col.files", "dash.col.delivery"},
 		Search: "number", SearchLabel: "dash.search.number", Query: num}
 	list, err := s.Invoices.Invoices(r.Context(), dashPrincipal(r), req)
 	return dashList(s, w, r, "invoices", v, list, err, func(inv invoices.InvoiceJSON) ([]cell, string) {
@@ -526,6 +526,7 @@ func (s *Server) dashInvoices(w http.ResponseWriter, r *http.Request) error {
 		if inv.ElectronicInvoicing {
 			row[4].Links = append(row[4].Links, cell{Text: "XRechnung", Href: inv.InvoiceXRechnungURL}, cell{Text: "CII", Href: inv.InvoiceCIIURL})
 		}
+		row = append(row, cell{Text: web.T(lang(r), "dash.deliveries"), Href: "/dashboard/" + r.PathValue("env") + "/invoices/" + inv.InvoiceID + "/deliveries"})
 		return row, inv.InvoiceID
 	})
 }

@@ -205,3 +205,30 @@ func (s *Server) download(format, ext string) handlerFunc {
 		return nil
 	}
 }
+
+// getDeliveries is the delivery log of a document (docs/invoicing.md,
+// "Delivery to the buyer").
+func (s *Server) getDeliveries(w http.ResponseWriter, r *http.Request) error {
+	out, err := s.Delivery.Deliveries(r.Context(), principalOf(r), r.PathValue("invoice_id"))
+	if err != nil {
+		return err
+	}
+	writeJSON(w, http.StatusOK, out)
+	return nil
+}
+
+// resendInvoice sends a document to its buyer once more: 202 with the new
+// delivery, whose attempts follow in the background.
+func (s *Server) resendInvoice(w http.ResponseWriter, r *http.Request) error {
+	var req struct{}
+	if err := decodeOptional(r, &req); err != nil {
+		return err
+	}
+	out, err := s.Delivery.Resend(r.Context(), claimOf(r), principalOf(r), r.PathValue("invoice_id"))
+	if err != nil {
+		return err
+	}
+	s.Metrics.Event("invoice_resent", out.Environment, 1)
+	writeJSON(w, http.StatusAccepted, out)
+	return nil
+}

@@ -192,6 +192,8 @@ func (s *Server) routes() []route {
 		{GET, "/v9/ticketing/billable_collections.json", authPartner, billKey, s.getCollections},
 		{POST, "/v9/ticketing/invoices/{invoice_id}/cancel.json", authPartner, billKey, s.cancelInvoice},
 		{POST, "/v9/ticketing/invoices/{invoice_id}/payment_notice.json", authPartner, billKey, s.invoicePaymentNotice},
+		{GET, "/v9/ticketing/invoices/{invoice_id}/deliveries.json", authPartner, billKey, s.getDeliveries},
+		{POST, "/v9/ticketing/invoices/{invoice_id}/deliveries.json", authPartner, billKey, s.resendInvoice},
 		{POST, "/v9/ticketing/billable_collection/{collection_id}/payment_notice.json", authPartner, billKey, s.collectionPaymentNotice},
 		// Downloads: the identifier in the path is the credential.
 		{GET, "/v9/ticketing/invoices/{invoice_id}/{identifier}.pdf", authNone, billInvoice, s.download(invoices.FormatPDF, ".pdf")},
@@ -252,6 +254,8 @@ func (s *Server) routes() []route {
 		{GET, "/dashboard/{env}/tickets", authDashboard, billNobody, s.dashTickets},
 		{GET, "/dashboard/{env}/subscriptions", authDashboard, billNobody, s.dashSubscriptions},
 		{GET, "/dashboard/{env}/invoices", authDashboard, billNobody, s.dashInvoices},
+		{GET, "/dashboard/{env}/invoices/{invoice_id}/deliveries", authDashboard, billNobody, s.dashDeliveries},
+		{POST, "/dashboard/{env}/invoices/{invoice_id}/resend", authDashboard, billNobody, s.dashResendInvoice},
 		{GET, "/dashboard/{env}/customers", authDashboard, billNobody, s.dashCustomers},
 		{GET, "/dashboard/{env}/keys", authDashboard, billNobody, s.dashKeys},
 		{POST, "/dashboard/{env}/keys", authDashboard, billNobody, s.dashCreateKey},

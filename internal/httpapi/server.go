@@ -23,6 +23,7 @@ import (
 	"github.com/farebox/farebox/internal/app/books"
 	"github.com/farebox/farebox/internal/app/console"
 	"github.com/farebox/farebox/internal/app/events"
+	"github.com/farebox/farebox/internal/app/invoicedelivery"
 	"github.com/farebox/farebox/internal/app/invoices"
 	"github.com/farebox/farebox/internal/app/privacy"
 	"github.com/farebox/farebox/internal/app/products"
@@ -84,6 +85,9 @@ type Deps struct {
 	// Invoices is invoicing: customers, billable items, collections, the
 	// documents issued for them and their downloads (docs/invoicing.md).
 	Invoices *invoices.Service
+	// Delivery is the delivery of documents to their buyers: the delivery
+	// log and the resend (docs/invoicing.md, "Delivery to the buyer").
+	Delivery *invoicedelivery.Service
 	// Books are the audit log, the cancellation receipts and the checkpoints
 	// of the books with their proofs (docs/books.md).
 	Books *books.Books

@@ -23,6 +23,7 @@ const (
 	CodeInvalidAPIKey              = "invalid_api_key"
 	CodeInviteNotFound             = "invite_not_found"
 	CodeInvoiceNotFound            = "invoice_not_found"
+	CodeInvoiceDeliveryNotFound    = "invoice_delivery_not_found"
 	CodeKeyNotFound                = "key_not_found"
 	CodeOrderNotFound              = "order_not_found"
 	CodeReceiptNotFound            = "receipt_not_found"

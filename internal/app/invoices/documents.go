@@ -5,6 +5,7 @@ import (
 	"crypto/rand"
 	"encoding/hex"
 	"fmt"
+	"slices"
 	"time"
 	"unicode/utf8"
 
@@ -208,7 +209,25 @@ func (s *Service) finish(ctx context.Context, q Queries, inv *invoicing.Invoice,
 	}
 	// The job runs on the service's time, also for a document dated by a
 	// test clock.
-	return q.EnqueueJob(ctx, jobs.NewJob{Kind: JobFiles, Payload: inv.ID}, s.Clock.Now())
+	if err := q.EnqueueJob(ctx, jobs.NewJob{Kind: JobFiles, Payload: inv.ID}, s.Clock.Now()); err != nil {
+		return err
+	}
+	return s.addDelivery(ctx, q, *inv)
+}
+
+// addDelivery writes the delivery of a new document to its buyer and its
+// first attempt's job, in the issuing transaction (a committed document
+// always has its delivery), when the buyer's channel has a transport.
+func (s *Service) addDelivery(ctx context.Context, q Queries, inv invoicing.Invoice) error {
+	now := s.Clock.Now()
+	d, ok := invoicing.NewDelivery(s.IDs.New("delivery"), inv, now)
+	if !ok || !slices.Contains(s.channels, d.Channel) {
+		return nil
+	}
+	if err := q.AddInvoiceDelivery(ctx, d); err != nil {
+		return err
+	}
+	return q.EnqueueJob(ctx, jobs.NewJob{Kind: invoicing.JobDeliver, Payload: d.ID, MaxAttempts: invoicing.DeliverMaxAttempts}, now)
 }
 
 // createdEvents writes invoice.created or payment_notice.created for a

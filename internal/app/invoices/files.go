@@ -139,13 +139,30 @@ func (s *Service) renderPDF(d *invoicedoc.Document, electronic bool) (f invoicin
 // jobs together); tests use it to see that a document is rendered once.
 func (s *Service) PDFsRendered() int64 { return s.pdfRuns.Load() }
 
-// generateFiles is the JobFiles handler: CII and UBL (electronic
-// customers only), then the PDF through ensurePDF (unless a download
-// rendered it first). Files are inserted only if absent, so a repeated run
-// is harmless and never replaces bytes already served.
+// generateFiles is the JobFiles handler (EnsureFiles). A PDF that fails
+// to render fails the same way every time: the job is dead at once, with
+// the cause, until the operator retries it.
 func (s *Service) generateFiles(ctx context.Context, j jobs.Job) error {
-	inv, err := s.DB.Read().InvoiceByID(ctx, j.Payload)
+	err := s.EnsureFiles(ctx, j.Payload)
+	if ae := apperr.As(err); ae != nil && ae.Code == pdf.CodeRenderFailed {
+		return jobs.Permanent(err)
+	}
+	return err
+}
+
+// EnsureFiles stores the files of document id that are not stored yet:
+// CII and UBL (electronic customers only), then the PDF through ensurePDF
+// (unless a download rendered it first). Files are inserted only if
+// absent, so a repeated run is harmless and never replaces bytes already
+// served. The files job runs it, and so does a delivery whose attempt
+// came before the job (its attachments are the stored files).
+func (s *Service) EnsureFiles(ctx context.Context, id string) error {
+	q := s.DB.Read()
+	inv, err := q.InvoiceByID(ctx, id)
 	if err != nil {
+		return err
+	}
+	if have, err := q.FileFormats(ctx, id); err != nil || filesComplete(have, inv.Electronic) {
 		return err
 	}
 	files, err := renderXML(&inv.Document, inv.Electronic)
@@ -156,11 +173,6 @@ func (s *Service) generateFiles(ctx context.Context, j jobs.Job) error {
 		return err
 	}
 	_, err = s.ensurePDF(ctx, inv)
-	if ae := apperr.As(err); ae != nil && ae.Code == pdf.CodeRenderFailed {
-		// The same document fails the same way every time: dead at once,
-		// with the cause, until the operator retries it.
-		return jobs.Permanent(err)
-	}
 	return err
 }
 

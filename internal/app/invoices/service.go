@@ -55,6 +55,7 @@ type Queries interface {
 	GetFile(ctx context.Context, invoiceID, format string) (invoicing.File, error)
 	FileFormats(ctx context.Context, invoiceID string) ([]string, error)
 	EnqueueJob(ctx context.Context, j jobs.NewJob, at time.Time) error
+	AddInvoiceDelivery(ctx context.Context, d invoicing.Delivery) error
 	JobState(ctx context.Context, kind, payload string) (string, error)
 }
 
@@ -79,6 +80,12 @@ type Options struct {
 	// Notify wakes the job runner once a document's file job is committed
 	// (nil: nothing to wake).
 	Notify func()
+	// Channels are the transmission channels that have a transport
+	// (invoicing.ChannelEmail with --smtp-url): a document whose buyer is
+	// reached on one of them gets a delivery, written with the document.
+	// None: documents wait to be downloaded (docs/invoicing.md, "Delivery
+	// to the buyer").
+	Channels []string
 }
 
 // Service is invoicing.
@@ -90,6 +97,7 @@ type Service struct {
 	events      Events
 	notify      func()
 	links       *kit.Links
+	channels    []string
 
 	pdfFlight singleflight.Group // one PDF rendering per invoice at a time (ensurePDF)
 	pdfRuns   atomic.Int64       // PDFs rendered by this instance (PDFsRendered)
@@ -107,7 +115,7 @@ func New(db DB, c clock.Clock, ids ident.Prefix, o Options) *Service {
 		o.Notify = func() {}
 	}
 	return &Service{Base: kit.NewBase(db, c, ids), seller: o.Seller, paymentDays: o.PaymentDays, books: o.Books,
-		events: o.Events, notify: o.Notify, links: o.Links}
+		events: o.Events, notify: o.Notify, links: o.Links, channels: o.Channels}
 }
 
 // JobFiles is the job kind that renders a document's files.
