@@ -113,6 +113,7 @@ var layers = map[string]string{
 	"internal/metering":             "adapter",
 	"internal/engines":              "adapter",
 	"internal/credentials":          "adapter",
+	"internal/keyref":               "adapter",
 	"internal/webhook/sender":       "adapter",
 
 	"internal/invoicedoc/pdf/internal/uba": "adapter", // UAX #9 levels for the PDF
@@ -147,6 +148,7 @@ var layers = map[string]string{
 	"internal/webhook/webhooktest":      "testsupport",
 	"internal/clock/clocktest":          "testsupport",
 	"internal/config/configtest":        "testsupport",
+	"internal/keyref/tokentest":         "testsupport",
 }
 
 // mayImport lists, per class, the classes of this module it may import
