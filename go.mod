@@ -47,10 +47,10 @@ require (
 require (
 	github.com/MobilityData/gtfs-realtime-bindings/golang/gtfs v1.0.0
 	github.com/boombuler/barcode v1.1.0
-	github.com/boxesandglue/baseline-pdf v1.1.9
+	github.com/boxesandglue/baseline-pdf v1.1.9 // indirect
 	github.com/boxesandglue/gofpdi v1.0.22 // indirect
 	github.com/boxesandglue/svgreader v0.0.2 // indirect
-	github.com/boxesandglue/textshape v0.0.10
+	github.com/boxesandglue/textshape v0.0.10 // indirect
 	github.com/clipperhouse/uax29/v2 v2.7.0 // indirect
 	github.com/golang-jwt/jwt/v5 v5.3.1
 	github.com/hhrutter/tiff v1.0.6 // indirect
@@ -66,5 +66,5 @@ require (
 
 require (
 	github.com/miekg/pkcs11 v1.1.2
-	golang.org/x/time v0.16.0
+	golang.org/x/time v0.16.0 // indirect
 )
