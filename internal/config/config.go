@@ -147,7 +147,7 @@ func (c *Config) settings() []setting {
 		{name: "auth-cache-ttl", env: "FAREBOX_AUTH_CACHE_TTL", def: "5s", help: "how long a resolved API key is cached per instance (revocation delay)"},
 		{name: "idempotency-ttl", env: "FAREBOX_IDEMPOTENCY_TTL", def: "24h", help: "how long Idempotency-Key responses are kept"},
 		{name: "books-checkpoint-interval", env: "FAREBOX_BOOKS_CHECKPOINT_INTERVAL", def: "1h", help: "how often this instance signs a checkpoint of every books chain that grew (0 disables; docs/books.md)"},
-		{name: "books-key", env: "FAREBOX_BOOKS_KEY", def: "", help: "the books key's file (Ed25519, PKCS#8 PEM; created when missing); empty: books-ed25519.pem in --data-dir"},
+		{name: "books-key", env: "FAREBOX_BOOKS_KEY", def: "", help: "the books key (Ed25519): a PKCS#8 PEM file (created when missing), or the pkcs11: URI of a key in a hardware token (docs/operations.md, \"Keys in a hardware token\"); empty: books-ed25519.pem in --data-dir", secret: true},
 		{name: "workers", env: "FAREBOX_WORKERS", def: "true", help: "run background job workers in this instance"},
 		{name: "webhook-workers", env: "FAREBOX_WEBHOOK_WORKERS", def: "8", help: "workers of this instance that deliver webhooks, besides the job workers (with --workers; 0: only the job workers deliver them, one at a time); each posts up to 32 deliveries at once"},
 		{name: "webhook-allow-private", env: "FAREBOX_WEBHOOK_ALLOW_PRIVATE", def: "false", help: "let live webhook endpoints use http and loopback, private and link-local addresses (on-premises installations only: it lets a partner make farebox call into your network)"},
@@ -175,7 +175,7 @@ func (c *Config) settings() []setting {
 		{name: "retention-identification", env: "FAREBOX_RETENTION_IDENTIFICATION", def: "183d", help: "how long after a ticket's validity ends its identification data (name, birth date) and residence postal code are kept before the daily retention job erases them: days (183d) or a duration (4392h); at least 30d"},
 		{name: "retention-billing-records", env: "FAREBOX_RETENTION_BILLING_RECORDS", def: "8y", help: "how many calendar years after the end of a document's year billable items, invoices and their files (and a restricted customer's recipient data) are kept: at least 8y (§ 14b UStG, § 147 AO)"},
 		// Wallets and inspection barcodes (docs/wallet.md).
-		{name: "inspection-keys", env: "FAREBOX_INSPECTION_KEYS", def: "", help: "inspection barcode keys: a directory or comma-separated files inspection-<kid>.key/.pub (default: generated into the data dir, or into the database on PostgreSQL)"},
+		{name: "inspection-keys", env: "FAREBOX_INSPECTION_KEYS", def: "", help: "inspection barcode keys: a directory, comma-separated files inspection-<kid>.key/.pub, or the pkcs11: URI of a hardware token keeping them as inspection-<kid> (docs/operations.md, \"Keys in a hardware token\") (default: generated into the data dir, or into the database on PostgreSQL)", secret: true},
 		{name: "apple-pass-cert", env: "FAREBOX_APPLE_PASS_CERT", def: "", help: "PEM file of the Apple Pass Type ID certificate (default: a development certificate; passes will not install on devices)"},
 		{name: "apple-pass-key", env: "FAREBOX_APPLE_PASS_KEY", def: "", help: "PEM file of the pass certificate's private key"},
 		{name: "apple-wwdr-cert", env: "FAREBOX_APPLE_WWDR_CERT", def: "", help: "PEM file of Apple's WWDR G4 intermediate certificate"},

@@ -37,7 +37,13 @@ var (
 
 // ParseURI parses s. It needs a token (token or serial), a key (object or
 // id) and module-path.
-func ParseURI(s string) (URI, error) {
+func ParseURI(s string) (URI, error) { return parseURI(s, true) }
+
+// ParseTokenURI parses a URI of a whole token (OpenDir): object and id
+// are not needed.
+func ParseTokenURI(s string) (URI, error) { return parseURI(s, false) }
+
+func parseURI(s string, needKey bool) (URI, error) {
 	if !IsToken(s) {
 		return URI{}, errors.New("not a pkcs11: URI")
 	}
@@ -100,7 +106,7 @@ func ParseURI(s string) (URI, error) {
 	switch {
 	case u.Token == "" && u.Serial == "":
 		return URI{}, errors.New("no token: give token=LABEL (or serial=)")
-	case u.Object == "" && len(u.ID) == 0:
+	case needKey && u.Object == "" && len(u.ID) == 0:
 		return URI{}, errors.New("no key: give object=LABEL and/or id=")
 	case u.ModulePath == "":
 		return URI{}, errors.New("no module: give ?module-path=/path/to/the/pkcs11-module.so")
