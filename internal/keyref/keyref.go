@@ -2,10 +2,13 @@ package keyref
 
 import (
 	"crypto"
+	"crypto/dsa"
 	"crypto/ed25519"
 	"crypto/x509"
+	"encoding/asn1"
 	"encoding/pem"
 	"fmt"
+	"math/big"
 	"os"
 
 	"github.com/farebox/farebox/internal/pemkey"
@@ -92,9 +95,39 @@ func redact(ref string) string {
 // PublicPEM is the PKIX PEM of a signer's public key, as the key ceremony
 // exports it to check signatures outside farebox.
 func PublicPEM(s crypto.Signer) ([]byte, error) {
-	der, err := x509.MarshalPKIXPublicKey(s.Public())
+	var der []byte
+	var err error
+	if d, ok := s.Public().(*dsa.PublicKey); ok {
+		der, err = marshalDSA(d)
+	} else {
+		der, err = x509.MarshalPKIXPublicKey(s.Public())
+	}
 	if err != nil {
 		return nil, err
 	}
 	return pem.EncodeToMemory(&pem.Block{Type: "PUBLIC KEY", Bytes: der}), nil
+}
+
+// oidDSA is id-dsa (RFC 3279).
+var oidDSA = asn1.ObjectIdentifier{1, 2, 840, 10040, 4, 1}
+
+// marshalDSA is the PKIX encoding of a DSA public key (RFC 3279 §2.3.2),
+// which crypto/x509 parses but does not write.
+func marshalDSA(k *dsa.PublicKey) ([]byte, error) {
+	params, err := asn1.Marshal(struct{ P, Q, G *big.Int }{k.P, k.Q, k.G})
+	if err != nil {
+		return nil, err
+	}
+	y, err := asn1.Marshal(k.Y)
+	if err != nil {
+		return nil, err
+	}
+	type algorithm struct {
+		Algorithm  asn1.ObjectIdentifier
+		Parameters asn1.RawValue
+	}
+	return asn1.Marshal(struct {
+		Algorithm algorithm
+		PublicKey asn1.BitString
+	}{algorithm{oidDSA, asn1.RawValue{FullBytes: params}}, asn1.BitString{Bytes: y, BitLength: 8 * len(y)}})
 }

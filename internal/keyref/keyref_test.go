@@ -9,7 +9,9 @@ import (
 	"crypto/rand"
 	"crypto/rsa"
 	"crypto/sha256"
+	"crypto/x509"
 	"encoding/asn1"
+	"encoding/pem"
 	"math/big"
 	"os"
 	"path/filepath"
@@ -103,6 +105,16 @@ func TestGenerateEachKindInTheToken(t *testing.T) {
 				t.Fatal(err)
 			}
 			signBoth(t, s)
+			// The exported public key (PKIX PEM) is the token's.
+			p, err := keyref.PublicPEM(s)
+			if err != nil {
+				t.Fatal(err)
+			}
+			blk, _ := pem.Decode(p)
+			exported, err := x509.ParsePKIXPublicKey(blk.Bytes)
+			if err != nil || !samePublic(s.Public(), exported) {
+				t.Fatalf("exported public key: %v", err)
+			}
 			// Opened again (as after a restart), it is the same key.
 			again, err := keyref.Open(ref)
 			if err != nil {
