@@ -4,7 +4,6 @@ import (
 	"bufio"
 	"encoding/json"
 	"os"
-	"os/exec"
 	"strings"
 	"testing"
 
@@ -74,11 +73,7 @@ func TestServeKeysInToken(t *testing.T) {
 // when it exits; it fails the test when serve starts listening instead.
 func serveExit(t *testing.T, env map[string]string) string {
 	t.Helper()
-	cmd := exec.Command(fareboxBinary(t), "serve")
-	cmd.Env = []string{"PATH=" + os.Getenv("PATH"), "HOME=" + os.Getenv("HOME"), "FAREBOX_ADDR=127.0.0.1:0", "FAREBOX_LOG_FORMAT=json"}
-	for k, v := range env {
-		cmd.Env = append(cmd.Env, k+"="+v)
-	}
+	cmd := serveCommand(t, env)
 	stderr, err := cmd.StderrPipe()
 	if err != nil {
 		t.Fatal(err)
