@@ -23,7 +23,7 @@ type Token struct {
 	Label, PIN, SOPIN string
 	// Conf is the SoftHSM2 configuration naming the token directory; a
 	// child process finds the token with SOFTHSM2_CONF=Conf in its
-	// environment (Env).
+	// environment.
 	Conf string
 }
 
@@ -32,9 +32,6 @@ type Token struct {
 func (tk Token) URI(object string) string {
 	return "pkcs11:token=" + tk.Label + ";object=" + object + "?module-path=" + Module + "&pin-value=" + tk.PIN
 }
-
-// Env is the environment entry a child process needs to see the token.
-func (tk Token) Env() string { return "SOFTHSM2_CONF=" + tk.Conf }
 
 var (
 	once   sync.Once
