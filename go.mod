@@ -47,10 +47,10 @@ require (
 require (
 	github.com/MobilityData/gtfs-realtime-bindings/golang/gtfs v1.0.0
 	github.com/boombuler/barcode v1.1.0
-	github.com/boxesandglue/baseline-pdf v1.1.9 // indirect
+	github.com/boxesandglue/baseline-pdf v1.1.9
 	github.com/boxesandglue/gofpdi v1.0.22 // indirect
 	github.com/boxesandglue/svgreader v0.0.2 // indirect
-	github.com/boxesandglue/textshape v0.0.10 // indirect
+	github.com/boxesandglue/textshape v0.0.10
 	github.com/clipperhouse/uax29/v2 v2.7.0 // indirect
 	github.com/emersion/go-sasl v0.0.0-20241020182733-b788ff22d5a6
 	github.com/emersion/go-smtp v0.25.1
@@ -69,3 +69,5 @@ require (
 require github.com/redis/go-redis/v9 v9.23.0
 
 require go.uber.org/atomic v1.12.0 // indirect
+
+require github.com/miekg/pkcs11 v1.1.2

@@ -114,6 +114,7 @@ var layers = map[string]string{
 	"internal/metering":             "adapter",
 	"internal/engines":              "adapter",
 	"internal/credentials":          "adapter",
+	"internal/keyref":               "adapter",
 	"internal/webhook/sender":       "adapter",
 	"internal/ratelimit/redislimit": "adapter",
 	"internal/smtpmail":             "adapter",
@@ -155,6 +156,7 @@ var layers = map[string]string{
 	"internal/clock/clocktest":          "testsupport",
 	"internal/config/configtest":        "testsupport",
 	"internal/ratelimit/ratelimittest":  "testsupport",
+	"internal/keyref/tokentest":         "testsupport",
 }
 
 // mayImport lists, per class, the classes of this module it may import

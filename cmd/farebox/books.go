@@ -41,7 +41,7 @@ func booksCmd(ctx context.Context, args []string, getenv func(string) string, st
 	fs, db := newSubcommand("books", args, getenv, stderr)
 	var acc, env, objectID, limit, after, cpFile *string
 	var offline *bool
-	key := fs.String("books-key", getenv("FAREBOX_BOOKS_KEY"), "the books key's file (env FAREBOX_BOOKS_KEY); empty: books-ed25519.pem in --data-dir")
+	key := fs.String("books-key", getenv("FAREBOX_BOOKS_KEY"), "the books key: its file, or the pkcs11: URI of a key in a token (env FAREBOX_BOOKS_KEY); empty: books-ed25519.pem in --data-dir")
 	switch args[0] {
 	case "audit":
 		acc = fs.String("account", "", "account id (required)")
@@ -79,7 +79,7 @@ func booksCmd(ctx context.Context, args []string, getenv func(string) string, st
 	case "verify":
 		return booksVerify(ctx, bk, keyPath, *cpFile, stdout)
 	case "checkpoint":
-		signer, err := books.FileSigner(keyPath, true)
+		signer, err := books.KeySigner(keyPath, true)
 		if err != nil {
 			return err
 		}
@@ -134,7 +134,7 @@ func printLines[T any](w io.Writer, vs []T, err error) error {
 // checkpoints' signatures; cpFile adds checkpoints held outside.
 func booksVerify(ctx context.Context, bk *books.Books, keyPath, cpFile string, stdout io.Writer) error {
 	var o books.VerifyOptions
-	if signer, err := books.FileSigner(keyPath, false); err == nil {
+	if signer, err := books.KeySigner(keyPath, false); err == nil {
 		o.Key = signer.Public()
 	} else if !errors.Is(err, fs.ErrNotExist) {
 		return err
@@ -213,7 +213,7 @@ func checkpointBooks(bg *loops, cfg config.Config, bk *books.Books, log *slog.Lo
 	if cfg.BooksCheckpointInterval <= 0 {
 		return nil
 	}
-	signer, err := books.FileSigner(booksKeyPath(cfg.BooksKey, cfg.DataDir), true)
+	signer, err := books.KeySigner(booksKeyPath(cfg.BooksKey, cfg.DataDir), true)
 	if err != nil {
 		return err
 	}

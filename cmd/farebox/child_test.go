@@ -87,11 +87,7 @@ type child struct {
 // for its "farebox listening" log line.
 func startChild(t *testing.T, env map[string]string) *child {
 	t.Helper()
-	cmd := exec.Command(fareboxBinary(t), "serve")
-	cmd.Env = []string{"PATH=" + os.Getenv("PATH"), "HOME=" + os.Getenv("HOME"), "FAREBOX_ADDR=127.0.0.1:0", "FAREBOX_LOG_FORMAT=json"}
-	for k, v := range env {
-		cmd.Env = append(cmd.Env, k+"="+v)
-	}
+	cmd := serveCommand(t, env)
 	stderr, err := cmd.StderrPipe()
 	if err != nil {
 		t.Fatal(err)
@@ -126,6 +122,17 @@ func startChild(t *testing.T, env map[string]string) *child {
 	}
 	t.Cleanup(c.kill)
 	return c
+}
+
+// serveCommand is `farebox serve` of the built binary with env, on a free
+// loopback port, logging JSON.
+func serveCommand(t *testing.T, env map[string]string) *exec.Cmd {
+	cmd := exec.Command(fareboxBinary(t), "serve")
+	cmd.Env = []string{"PATH=" + os.Getenv("PATH"), "HOME=" + os.Getenv("HOME"), "FAREBOX_ADDR=127.0.0.1:0", "FAREBOX_LOG_FORMAT=json"}
+	for k, v := range env {
+		cmd.Env = append(cmd.Env, k+"="+v)
+	}
+	return cmd
 }
 
 func (c *child) url() string { return "http://" + c.addr }

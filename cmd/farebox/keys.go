@@ -15,7 +15,7 @@ import (
 	"github.com/farebox/farebox/internal/store"
 )
 
-const keysUsage = `Usage: farebox keys list|rotate|prune|revoke [flags]
+const keysUsage = `Usage: farebox keys list|rotate|prune|revoke|generate|import|public|destroy [flags]
 
   keys list                      the stored inspection keys: active, signing,
                                  how many valid tickets each signs and until when
@@ -32,21 +32,35 @@ const keysUsage = `Usage: farebox keys list|rotate|prune|revoke [flags]
                                  anew with the active key (passes updated), the key
                                  enters the revocation feed and is deleted
 
-Keys are where the service keeps them: --inspection-keys DIR, else the data
-dir (embedded), else the database. Running services re-read them within
-seconds. Runbook: docs/operations.md, "Inspection key rotation".
+Keys are where the service keeps them: --inspection-keys DIR or TOKEN-URI,
+else the data dir (embedded), else the database. Running services re-read
+them within seconds. Runbook: docs/operations.md, "Inspection key rotation".
+
+One key in a hardware token (--key pkcs11:token=…;object=…?module-path=…&pin-source=…),
+no database needed; each prints the key's public half (PEM):
+  keys generate --key URI --type ed25519|ec-p256|rsa-1024|rsa-2048|rsa-3072|dsa-1024|dsa-2048
+                                 make the key pair inside the token (never extractable)
+  keys import --key URI --file KEY.pem
+                                 move a key that exists outside (a registered UIC key, the
+                                 VDV key, the Apple, APNs or Google key) into the token
+  keys public --key URI          the public key, to check signatures outside farebox
+  keys destroy --key URI         destroy the key pair (a leaked or retired key)
+Runbook: docs/operations.md, "Keys in a hardware token".
 
 Flags:
 `
 
 // keysCmd is `farebox keys …`.
 func keysCmd(ctx context.Context, args []string, getenv func(string) string, stdout, stderr io.Writer) error {
+	if len(args) > 0 && tokenKeyCommands[args[0]] {
+		return tokenKeysCmd(args, stdout, stderr)
+	}
 	if len(args) == 0 || !strings.Contains(" list rotate prune revoke ", " "+args[0]+" ") {
 		fmt.Fprint(stderr, keysUsage)
 		return errUsage
 	}
 	fs, db := newSubcommand("keys", args, getenv, stderr)
-	keysCfg := fs.String("inspection-keys", getenv("FAREBOX_INSPECTION_KEYS"), "key directory or comma-separated key files (env FAREBOX_INSPECTION_KEYS)")
+	keysCfg := fs.String("inspection-keys", getenv("FAREBOX_INSPECTION_KEYS"), "key directory, comma-separated key files or the pkcs11: URI of the token keeping them (env FAREBOX_INSPECTION_KEYS)")
 	env := fs.String("environment", barcode.EnvLive, "rotate: the key range, live or test")
 	reason := fs.String("reason", "", "revoke: why the key is revoked (shown to inspectors in the revocation feed)")
 	asJSON := fs.Bool("json", false, "list: print JSON")

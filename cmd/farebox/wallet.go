@@ -263,11 +263,7 @@ func loadAppleUpdates(cfg config.Config, b *apple.Builder, log *slog.Logger, o *
 		log.Warn("Apple Wallet updates: no --apns-key; passes are updatable but no device is pushed", "web_service_url", o.AppleWebServiceURL)
 		return nil
 	}
-	pem, err := os.ReadFile(cfg.APNsKey)
-	if err != nil {
-		return fmt.Errorf("--apns-key: %w", err)
-	}
-	key, err := apple.ParseP8(pem)
+	key, err := apple.LoadP8(cfg.APNsKey)
 	if err != nil {
 		return fmt.Errorf("--apns-key: %w", err)
 	}

@@ -93,6 +93,13 @@ func isFromFile(name string) bool {
 // (published, signing nothing yet); every key's instant is kept for
 // SignerAt. A malformed instant is an error (never "signs at once").
 func LoadFilesAt(files map[string][]byte, now time.Time) (*Keyring, error) {
+	return LoadKeysAt(files, nil, now)
+}
+
+// LoadKeysAt is LoadFilesAt with keys held elsewhere (a hardware token's,
+// TokenKey, or public keys alone) added to those of files: the same rules
+// for the active keys and the instants of "inspection-<kid>.from" apply.
+func LoadKeysAt(files map[string][]byte, held []Key, now time.Time) (*Keyring, error) {
 	const op = "barcode.LoadFiles"
 	from := map[uint16]time.Time{}
 	for name, data := range files {
@@ -107,6 +114,16 @@ func LoadFilesAt(files map[string][]byte, now time.Time) (*Keyring, error) {
 		from[uint16(n)] = t
 	}
 	var signers, verifiers []Key
+	for _, k := range held {
+		if f, ok := from[k.ID]; ok && f.After(now) {
+			k.Private, k.Signer = nil, nil // published ahead: it signs from f on
+		}
+		if k.CanSign() {
+			signers = append(signers, k)
+		} else {
+			verifiers = append(verifiers, k)
+		}
+	}
 	names := make([]string, 0, len(files))
 	for name := range files {
 		names = append(names, name)

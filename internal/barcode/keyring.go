@@ -2,6 +2,7 @@ package barcode
 
 import (
 	"bytes"
+	"crypto"
 	"crypto/ed25519"
 	"crypto/rand"
 	"crypto/x509"
@@ -20,11 +21,38 @@ import (
 )
 
 // Key is one Ed25519 key with its key id. Private is nil for keys that may
-// only verify.
+// only verify; a key in a hardware token has no Private but a Signer
+// (keyref: the token signs, the key never leaves it).
 type Key struct {
 	ID      uint16
 	Public  ed25519.PublicKey
 	Private ed25519.PrivateKey
+	Signer  crypto.Signer
+}
+
+// CanSign reports whether k holds a private half (in memory or a token).
+func (k Key) CanSign() bool { return len(k.Private) == ed25519.PrivateKeySize || k.Signer != nil }
+
+// sign is the Ed25519 signature of msg by k.
+func (k Key) sign(msg []byte) ([]byte, error) {
+	if k.Signer != nil {
+		sig, err := k.Signer.Sign(nil, msg, crypto.Hash(0))
+		if err != nil {
+			return nil, apperr.E("barcode.sign", apperr.Unavailable, CodeNoInspectionSigningKey, "inspection key "+k.Kid()+": "+err.Error())
+		}
+		return sig, nil
+	}
+	return ed25519.Sign(k.Private, msg), nil
+}
+
+// TokenKey is key id held in a token: s signs (Ed25519) and its public
+// key is the token's.
+func TokenKey(id uint16, s crypto.Signer) (Key, error) {
+	pub, ok := s.Public().(ed25519.PublicKey)
+	if !ok {
+		return Key{}, apperr.E("barcode.TokenKey", apperr.Invalid, CodeInvalidInspectionKey, fmt.Sprintf("inspection key %d is %T, not Ed25519", id, s.Public()))
+	}
+	return Key{ID: id, Public: pub, Signer: s}, nil
 }
 
 // Kid is the key id as published in keys.json (decimal).
@@ -105,7 +133,7 @@ func (kr *Keyring) SignerAt(env string, t time.Time) (Key, bool) {
 	var best Key
 	found := false
 	for id, k := range kr.keys {
-		if len(k.Private) != ed25519.PrivateKeySize || keyEnv(id) != env {
+		if !k.CanSign() || keyEnv(id) != env {
 			continue
 		}
 		if f, ok := kr.from[id]; ok && f.After(t) {
@@ -128,20 +156,22 @@ func (kr *Keyring) SignerAt(env string, t time.Time) (Key, bool) {
 // carry the same public key.
 func NewKeyring(active Key, verify ...Key) (*Keyring, error) {
 	const op = "barcode.NewKeyring"
-	if len(active.Private) != ed25519.PrivateKeySize {
+	if !active.CanSign() {
 		return nil, apperr.E(op, apperr.Invalid, CodeInvalidInspectionKey, "the active key has no private half")
 	}
 	if active.Environment() != EnvLive {
 		return nil, apperr.E(op, apperr.Invalid, CodeInvalidInspectionKey, "the active key id must be below 32768 (test-range ids sign test tickets only)")
 	}
-	active.Public = active.Private.Public().(ed25519.PublicKey)
+	if active.Signer == nil {
+		active.Public = active.Private.Public().(ed25519.PublicKey)
+	}
 	kr, err := newVerifyKeyring(append([]Key{active}, verify...))
 	if err != nil {
 		return nil, err
 	}
 	kr.active, kr.signer = active.ID, true
 	for id, k := range kr.keys {
-		if k.Environment() == EnvTest && len(k.Private) == ed25519.PrivateKeySize && (!kr.testSigner || id > kr.testActive) {
+		if k.Environment() == EnvTest && k.CanSign() && (!kr.testSigner || id > kr.testActive) {
 			kr.testActive, kr.testSigner = id, true
 		}
 	}
@@ -163,7 +193,7 @@ func newVerifyKeyring(keys []Key) (*Keyring, error) {
 			if !old.Public.Equal(k.Public) {
 				return nil, apperr.E(op, apperr.Conflict, CodeDuplicateInspectionKeyID, "two different keys share key id "+k.Kid())
 			}
-			if old.Private != nil {
+			if old.CanSign() {
 				continue
 			}
 		}
@@ -217,14 +247,18 @@ func SignWith(c Claims, kr *Keyring, kid uint16) ([]byte, uint16, error) {
 		return nil, 0, apperr.E("barcode.SignWith", apperr.Unavailable, CodeNoInspectionSigningKey, "no active inspection signing key")
 	}
 	k, ok := kr.keys[kid]
-	if !ok || len(k.Private) != ed25519.PrivateKeySize || k.Environment() != active.Environment() {
+	if !ok || !k.CanSign() || k.Environment() != active.Environment() {
 		k = active
 	}
 	body, err := encodeBody(c, k.ID)
 	if err != nil {
 		return nil, 0, err
 	}
-	return append(body, ed25519.Sign(k.Private, signedMessage(body))...), k.ID, nil
+	sig, err := k.sign(signedMessage(body))
+	if err != nil {
+		return nil, 0, err
+	}
+	return append(body, sig...), k.ID, nil
 }
 
 func signedMessage(body []byte) []byte {

@@ -54,7 +54,8 @@ func SignFeed(f Feed, kr *Keyring) (body, sig []byte, key Key, err error) {
 	if body, err = json.Marshal(f); err != nil {
 		return nil, nil, Key{}, apperr.Wrap("barcode.SignFeed", err)
 	}
-	return body, ed25519.Sign(k.Private, append([]byte(RevocationContext), body...)), k, nil
+	sig, err = k.sign(append([]byte(RevocationContext), body...))
+	return body, sig, k, err
 }
 
 // Revocations is a verified feed, indexed by ticket id and revoked key id.

@@ -23,8 +23,9 @@ type Settings struct {
 	DataDir  string
 	Embedded bool // embedded SQLite (generated keys go to the data dir)
 
-	// InspectionKeys is a key directory or a comma-separated list of key
-	// files named inspection-<kid>.key (PKCS#8 PEM) or inspection-<kid>.pub.
+	// InspectionKeys is a key directory, a comma-separated list of key
+	// files named inspection-<kid>.key (PKCS#8 PEM) or inspection-<kid>.pub,
+	// or the `pkcs11:` URI of a token that keeps them (tokenkeys.go).
 	InspectionKeys string
 
 	ApplePassCert   string // PEM file of the Pass Type ID certificate
@@ -62,6 +63,7 @@ const (
 	SourceConfigured = "configured"
 	SourceDataDir    = "data dir"
 	SourceDatabase   = "database"
+	SourceToken      = "token"
 )
 
 // InspectionDir is where embedded mode keeps generated inspection keys.
@@ -80,6 +82,10 @@ func configErr(op, msg string) error {
 // missing keyring is an apperr NotFound. created reports a generation.
 func LoadInspection(ctx context.Context, s Settings, st *store.Store, now time.Time, create bool) (kr *barcode.Keyring, source string, created bool, err error) {
 	const op = "credentials.LoadInspection"
+	if s.tokenKeys() {
+		kr, created, err = loadTokenInspection(s.InspectionKeys, now, create)
+		return kr, SourceToken, created, err
+	}
 	if s.InspectionKeys != "" {
 		kr, err = loadConfiguredKeys(s.InspectionKeys, now)
 		return kr, SourceConfigured, false, err
@@ -345,6 +351,9 @@ func RotateInspection(ctx context.Context, s Settings, st *store.Store, env stri
 	if env != barcode.EnvLive && env != barcode.EnvTest {
 		return barcode.Key{}, apperr.E(op, apperr.Invalid, barcode.CodeInvalidEnvironment, `environment must be "live" or "test"`)
 	}
+	if s.tokenKeys() {
+		return rotateToken(s.InspectionKeys, env, from)
+	}
 	if dir, ok := s.keyDir(); ok {
 		return barcode.RotateDirFrom(dir, env, from, nil)
 	} else if s.InspectionKeys != "" {
@@ -386,6 +395,9 @@ func RotateInspection(ctx context.Context, s Settings, st *store.Store, env stri
 // operator (error). removed is false when no such key was stored.
 func RemoveInspectionKey(ctx context.Context, s Settings, st *store.Store, kid uint16) (removed bool, err error) {
 	const op = "credentials.RemoveInspectionKey"
+	if s.tokenKeys() {
+		return removeToken(s.InspectionKeys, kid)
+	}
 	names := []string{barcode.KeyFileName(barcode.Key{ID: kid, Private: []byte{0}}), barcode.KeyFileName(barcode.Key{ID: kid}), barcode.FromFileName(kid)}
 	if dir, ok := s.keyDir(); ok {
 		for _, n := range names {

@@ -2,6 +2,7 @@ package books
 
 import (
 	"context"
+	"crypto"
 	"crypto/ed25519"
 	"crypto/rand"
 	"crypto/sha256"
@@ -20,11 +21,13 @@ import (
 
 	"github.com/farebox/farebox/internal/account"
 	"github.com/farebox/farebox/internal/invoicing"
+	"github.com/farebox/farebox/internal/keyref"
 )
 
 // Signer signs the books' checkpoints with the books key. The key may
-// live in a file (FileSigner) or, later, in a hardware token: farebox
-// only hands it the message and reads the public key.
+// live in a file (FileSigner) or in a hardware token (KeySigner with a
+// `pkcs11:` URI): farebox only hands it the message and reads the public
+// key.
 type Signer interface {
 	// KeyID names the key: the first 16 hex digits of the SHA-256 of its
 	// public key.
@@ -50,6 +53,31 @@ type fileSigner struct {
 func (f fileSigner) KeyID() string                   { return f.id }
 func (f fileSigner) Public() ed25519.PublicKey       { return f.key.Public().(ed25519.PublicKey) }
 func (f fileSigner) Sign(msg []byte) ([]byte, error) { return ed25519.Sign(f.key, msg), nil }
+
+type tokenSigner struct {
+	s   crypto.Signer
+	pub ed25519.PublicKey
+}
+
+func (t tokenSigner) KeyID() string             { return KeyID(t.pub) }
+func (t tokenSigner) Public() ed25519.PublicKey { return t.pub }
+func (t tokenSigner) Sign(msg []byte) ([]byte, error) {
+	return t.s.Sign(nil, msg, crypto.Hash(0))
+}
+
+// KeySigner opens the books key ref: a `pkcs11:` URI of an Ed25519 key
+// in a token (never created here: the key ceremony generates it,
+// docs/operations.md), else a file (FileSigner).
+func KeySigner(ref string, create bool) (Signer, error) {
+	if !keyref.IsToken(ref) {
+		return FileSigner(ref, create)
+	}
+	s, err := keyref.Ed25519(ref)
+	if err != nil {
+		return nil, fmt.Errorf("books key %w", err)
+	}
+	return tokenSigner{s: s, pub: s.Public().(ed25519.PublicKey)}, nil
+}
 
 // FileSigner loads the Ed25519 books key from path (PKCS#8 PEM), creating
 // it (mode 0600) when the file does not exist and create is set.

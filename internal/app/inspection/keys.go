@@ -139,7 +139,7 @@ func keyInfos(kr *barcode.Keyring, use map[uint16]ticketing.KeyUse) []KeyInfo {
 	for _, pk := range kr.KeySet().Keys {
 		id, _ := strconv.ParseUint(pk.Kid, 10, 16)
 		k, _ := kr.Lookup(uint16(id))
-		info := KeyInfo{Kid: k.ID, Environment: pk.Environment, Active: pk.Active, Signing: k.Private != nil}
+		info := KeyInfo{Kid: k.ID, Environment: pk.Environment, Active: pk.Active, Signing: k.CanSign()}
 		if f, ok := kr.SignsFrom(k.ID); ok {
 			info.SignsFrom = &f
 		}

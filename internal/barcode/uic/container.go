@@ -3,6 +3,7 @@ package uic
 import (
 	"bytes"
 	"compress/zlib"
+	"crypto"
 	"crypto/dsa" //nolint:staticcheck // UIC 918.3 static barcodes are DSA-signed by definition
 	"crypto/hmac"
 	"crypto/sha1" //nolint:gosec // version 01 containers are DSA/SHA-1 by definition
@@ -95,13 +96,42 @@ var zlibWriters = sync.Pool{New: func() any {
 
 // Build signs records with key and lays out the container.
 func Build(version, rics, keyID int, key *dsa.PrivateKey, records []Record) ([]byte, error) {
+	return build(version, rics, keyID, key.Q, func(d []byte) (r, s *big.Int, err error) { return signDeterministic(key, d) }, records)
+}
+
+// BuildWith is Build with a DSA key held elsewhere (a hardware token's,
+// keyref): signer signs the digest and returns the ASN.1 signature; q is
+// its public q. The token draws the nonce, so the same records get a
+// different (equally valid) signature each time.
+func BuildWith(version, rics, keyID int, signer crypto.Signer, records []Record) ([]byte, error) {
+	pub, ok := signer.Public().(*dsa.PublicKey)
+	if !ok {
+		return nil, fmt.Errorf("the UIC key is %T, not DSA", signer.Public())
+	}
+	return build(version, rics, keyID, pub.Q, func(d []byte) (r, s *big.Int, err error) {
+		der, err := signer.Sign(nil, d, nil)
+		if err != nil {
+			return nil, nil, err
+		}
+		var sig dsaSig
+		if rest, err := asn1.Unmarshal(der, &sig); err != nil || len(rest) != 0 {
+			return nil, nil, errors.New("the token's DSA signature is not DER")
+		}
+		if !dsa.Verify(pub, d, sig.R, sig.S) {
+			return nil, nil, errors.New("the token's DSA signature does not verify with its public key")
+		}
+		return sig.R, sig.S, nil
+	}, records)
+}
+
+func build(version, rics, keyID int, q *big.Int, sign func(digest []byte) (r, s *big.Int, err error), records []Record) ([]byte, error) {
 	if version != 1 && version != 2 {
 		return nil, fmt.Errorf("container version %d: only 01 and 02 exist", version)
 	}
 	if rics < 0 || rics > 9999 || keyID < 0 || keyID > 99999 {
 		return nil, errors.New("company code must have 4 digits and key id 5")
 	}
-	if n := key.Q.BitLen(); (version == 1 && n != 160) || (version == 2 && n != 224) {
+	if n := q.BitLen(); (version == 1 && n != 160) || (version == 2 && n != 224) {
 		return nil, fmt.Errorf("container version %02d needs a DSA key with a %d-bit q, this one has %d", version,
 			map[int]int{1: 160, 2: 224}[version], n)
 	}
@@ -123,7 +153,7 @@ func Build(version, rics, keyID int, key *dsa.PrivateKey, records []Record) ([]b
 	if z.Len() > 9999 {
 		return nil, errors.New("compressed records exceed 9999 bytes")
 	}
-	r, s, err := signDeterministic(key, Hash(version, z.Bytes()))
+	r, s, err := sign(Hash(version, z.Bytes()))
 	if err != nil {
 		return nil, err
 	}

@@ -1,6 +1,7 @@
 package uic
 
 import (
+	"crypto"
 	"crypto/dsa" //nolint:staticcheck // UIC 918.3 static barcodes are DSA-signed by definition
 	"crypto/rand"
 	"crypto/x509"
@@ -24,10 +25,13 @@ const (
 
 // Issuer signs UIC 918.3 containers.
 type Issuer struct {
-	RICS        int // the issuer's RICS company code (the container's and the FCB's)
-	KeyID       int // the key id registered with the UIC for Key
-	Version     int // container version, 1 or 2 (follows Key's size)
-	Key         *dsa.PrivateKey
+	RICS    int // the issuer's RICS company code (the container's and the FCB's)
+	KeyID   int // the key id registered with the UIC for Key
+	Version int // container version, 1 or 2 (follows Key's size)
+	Key     *dsa.PrivateKey
+	// Signer is a key held in a hardware token (keyref) instead of Key:
+	// it signs the digest, the key never leaves the token.
+	Signer      crypto.Signer
 	Name        string // issuer name written into the FCB
 	Development bool   // a generated development key: its barcodes are specimens
 }
@@ -192,5 +196,21 @@ func (t *Trust) Add(rics, keyID int, pub *dsa.PublicKey, dev bool) {
 
 // TrustIssuer accepts iss's own key (the issuer's inspection app).
 func (t *Trust) TrustIssuer(iss *Issuer) {
-	t.Add(iss.RICS, iss.KeyID, &iss.Key.PublicKey, iss.Development)
+	t.Add(iss.RICS, iss.KeyID, iss.PublicKey(), iss.Development)
+}
+
+// PublicKey is the issuer's public key.
+func (iss *Issuer) PublicKey() *dsa.PublicKey {
+	if iss.Signer != nil {
+		return iss.Signer.Public().(*dsa.PublicKey)
+	}
+	return &iss.Key.PublicKey
+}
+
+// build signs records with the issuer's key.
+func (iss *Issuer) build(records []Record) ([]byte, error) {
+	if iss.Signer != nil {
+		return BuildWith(iss.Version, iss.RICS, iss.KeyID, iss.Signer, records)
+	}
+	return Build(iss.Version, iss.RICS, iss.KeyID, iss.Key, records)
 }

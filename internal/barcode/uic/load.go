@@ -1,12 +1,15 @@
 package uic
 
 import (
+	"crypto/dsa"
 	"errors"
 	"fmt"
 	"os"
 	"path/filepath"
 	"strconv"
 	"strings"
+
+	"github.com/farebox/farebox/internal/keyref"
 )
 
 // DevIssuerFile is the development key's file name in its directory.
@@ -14,8 +17,9 @@ const DevIssuerFile = "dev-issuer.pem"
 
 // LoadIssuer reads the configured signer "RICS:KEYID:KEYFILE": the
 // operator's RICS company code, the key id the UIC registered and the DSA
-// private key as PEM ("DSA PRIVATE KEY"); its size picks the container
-// version (1024/160: 01, 2048/224: 02).
+// private key as PEM ("DSA PRIVATE KEY") or the `pkcs11:` URI of the key
+// in a hardware token; its size picks the container version (1024/160:
+// 01, 2048/224: 02).
 func LoadIssuer(spec, name string) (*Issuer, error) {
 	parts := strings.SplitN(spec, ":", 3)
 	if len(parts) != 3 {
@@ -29,6 +33,9 @@ func LoadIssuer(spec, name string) (*Issuer, error) {
 	if rics == DevRICS && kid == DevKeyID {
 		return nil, errors.New("uic issuer: 9999:99999 is the development issuer's id")
 	}
+	if keyref.IsToken(parts[2]) {
+		return tokenIssuer(rics, kid, parts[2], name)
+	}
 	b, err := os.ReadFile(parts[2])
 	if err != nil {
 		return nil, fmt.Errorf("uic issuer: %w", err)
@@ -38,6 +45,23 @@ func LoadIssuer(spec, name string) (*Issuer, error) {
 		return nil, fmt.Errorf("uic issuer %s: %w", parts[2], err)
 	}
 	return &Issuer{RICS: rics, KeyID: kid, Version: v, Key: k, Name: name}, nil
+}
+
+// tokenIssuer is the issuer whose DSA key is the token object ref.
+func tokenIssuer(rics, kid int, ref, name string) (*Issuer, error) {
+	s, err := keyref.Open(ref)
+	if err != nil {
+		return nil, fmt.Errorf("uic issuer key %w", err)
+	}
+	pub, ok := s.Public().(*dsa.PublicKey)
+	if !ok {
+		return nil, fmt.Errorf("uic issuer key %s: a DSA key is needed, this one is %T", keyref.Display(ref), s.Public())
+	}
+	v := map[int]int{160: 1, 224: 2}[pub.Q.BitLen()]
+	if v == 0 {
+		return nil, fmt.Errorf("uic issuer key %s: a DSA key with a %d-bit q fits no container version (160: 01, 224: 02)", keyref.Display(ref), pub.Q.BitLen())
+	}
+	return &Issuer{RICS: rics, KeyID: kid, Version: v, Signer: s, Name: name}, nil
 }
 
 // LoadOrCreateDevIssuer reads the development issuer's key from dir,

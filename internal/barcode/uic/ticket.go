@@ -50,7 +50,7 @@ func Issue(c barcode.Claims, p Product, iss *Issuer, issuedAt time.Time) ([]byte
 	if err != nil {
 		return nil, claimsErr(err.Error())
 	}
-	return Build(iss.Version, iss.RICS, iss.KeyID, iss.Key, []Record{
+	return iss.build([]Record{
 		{Tag: "U_HEAD", Version: 1, Data: head},
 		{Tag: "U_FLEX", Version: FCBVersion, Data: flex},
 	})

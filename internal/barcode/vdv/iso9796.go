@@ -38,7 +38,43 @@ func modBytes(n *big.Int) (int, error) {
 // Sign9796 signs msg: sig recovers the first Capacity bytes, remainder is
 // the rest (empty under total recovery).
 func Sign9796(priv *rsa.PrivateKey, h crypto.Hash, msg []byte) (sig, remainder []byte, err error) {
-	k, err := modBytes(priv.N)
+	return sign9796(priv.N, func(m *big.Int) (*big.Int, error) { return rawSign(priv, m) }, h, msg)
+}
+
+// RawSigner is an RSA key held elsewhere (a hardware token's, keyref)
+// that computes m^d mod n without padding (PKCS#11 CKM_RSA_X_509).
+type RawSigner interface {
+	Public() crypto.PublicKey
+	SignRaw(m []byte) ([]byte, error)
+}
+
+// Sign9796With is Sign9796 with a raw signer; the signature is checked
+// with the public key before it is returned (a faulty token must not hand
+// out a wrong signature).
+func Sign9796With(signer RawSigner, h crypto.Hash, msg []byte) (sig, remainder []byte, err error) {
+	pub, ok := signer.Public().(*rsa.PublicKey)
+	if !ok {
+		return nil, nil, fmt.Errorf("ISO 9796-2: the key is %T, not RSA", signer.Public())
+	}
+	k, err := modBytes(pub.N)
+	if err != nil {
+		return nil, nil, err
+	}
+	return sign9796(pub.N, func(m *big.Int) (*big.Int, error) {
+		out, err := signer.SignRaw(m.FillBytes(make([]byte, k)))
+		if err != nil {
+			return nil, err
+		}
+		s := new(big.Int).SetBytes(out)
+		if new(big.Int).Exp(s, big.NewInt(int64(pub.E)), pub.N).Cmp(m) != 0 {
+			return nil, errors.New("ISO 9796-2: the token's raw RSA signature does not verify")
+		}
+		return s, nil
+	}, h, msg)
+}
+
+func sign9796(n *big.Int, raw func(m *big.Int) (*big.Int, error), h crypto.Hash, msg []byte) (sig, remainder []byte, err error) {
+	k, err := modBytes(n)
 	if err != nil {
 		return nil, nil, err
 	}
@@ -46,7 +82,7 @@ func Sign9796(priv *rsa.PrivateKey, h crypto.Hash, msg []byte) (sig, remainder [
 		return nil, nil, fmt.Errorf("ISO 9796-2: hash %v not available", h)
 	}
 	J, rem := encode9796(k, h, msg)
-	s, err := rawSign(priv, new(big.Int).SetBytes(J))
+	s, err := raw(new(big.Int).SetBytes(J))
 	if err != nil {
 		return nil, nil, err
 	}

@@ -12,6 +12,7 @@ import (
 	"strings"
 	"time"
 
+	"github.com/farebox/farebox/internal/keyref"
 	"github.com/farebox/farebox/internal/pemkey"
 )
 
@@ -64,7 +65,15 @@ func LoadTrust(t *Trust, rootFile string, caFiles []string, now time.Time) error
 // RSA key (PEM) and the organisation's CV certificate (binary 7F21), which
 // must verify under a CA in t.
 func LoadIssuer(spec string, t *Trust, now time.Time) (*Issuer, error) {
-	parts := strings.SplitN(spec, ":", 4)
+	parts := strings.SplitN(spec, ":", 3)
+	if len(parts) == 3 { // KEYFILE may be a pkcs11: URI, with colons of its own
+		i := strings.LastIndex(parts[2], ":")
+		if i < 0 {
+			parts = parts[:2]
+		} else {
+			parts = append(parts[:2], parts[2][:i], parts[2][i+1:])
+		}
+	}
 	if len(parts) != 4 {
 		return nil, errors.New("vdv issuer: want ORG:PRODUCTORG:KEYFILE:CERTFILE")
 	}
@@ -76,19 +85,16 @@ func LoadIssuer(spec string, t *Trust, now time.Time) (*Issuer, error) {
 	if org == DevOrg {
 		return nil, fmt.Errorf("vdv issuer: organisation %d is the development issuer's", DevOrg)
 	}
-	kb, err := os.ReadFile(parts[2])
-	if err != nil {
-		return nil, fmt.Errorf("vdv issuer: %w", err)
-	}
-	key, err := ParseKeyPEM(kb)
-	if err != nil {
-		return nil, fmt.Errorf("vdv issuer %s: %w", parts[2], err)
-	}
 	cert, err := os.ReadFile(parts[3])
 	if err != nil {
 		return nil, fmt.Errorf("vdv issuer: %w", err)
 	}
-	iss, err := NewIssuer(org, porg, key, cert, t, now)
+	var iss *Issuer
+	if keyref.IsToken(parts[2]) {
+		iss, err = tokenIssuer(org, porg, parts[2], cert, t, now)
+	} else {
+		iss, err = fileIssuer(org, porg, parts[2], cert, t, now)
+	}
 	if err != nil {
 		return nil, fmt.Errorf("vdv issuer %s: %w", parts[3], err)
 	}
@@ -96,6 +102,32 @@ func LoadIssuer(spec string, t *Trust, now time.Time) (*Issuer, error) {
 		return nil, errors.New("vdv issuer: the configured certificate belongs to the development PKI")
 	}
 	return iss, nil
+}
+
+func fileIssuer(org, porg int, file string, cert []byte, t *Trust, now time.Time) (*Issuer, error) {
+	kb, err := os.ReadFile(file)
+	if err != nil {
+		return nil, err
+	}
+	key, err := ParseKeyPEM(kb)
+	if err != nil {
+		return nil, fmt.Errorf("%s: %w", file, err)
+	}
+	return NewIssuer(org, porg, key, cert, t, now)
+}
+
+// tokenIssuer is the issuer whose key is the token object ref; the token
+// must sign raw RSA (CKM_RSA_X_509) for ISO 9796-2.
+func tokenIssuer(org, porg int, ref string, cert []byte, t *Trust, now time.Time) (*Issuer, error) {
+	s, err := keyref.Open(ref)
+	if err != nil {
+		return nil, fmt.Errorf("key %w", err)
+	}
+	raw, ok := s.(RawSigner)
+	if !ok {
+		return nil, fmt.Errorf("key %s: a raw RSA key is needed, this one is %T", keyref.Display(ref), s.Public())
+	}
+	return NewTokenIssuer(org, porg, raw, cert, t, now)
 }
 
 // LoadDevPKI reads the development PKI from dir/dev into t (marked as

@@ -163,9 +163,12 @@ func generateChain(rnd io.Reader, now time.Time, rootRef, caRef, orgRef Ref, dev
 // Issuer signs VDV-KA static barcodes: the organisation's key and its
 // certificate (signed by the CA whose reference the barcode carries).
 type Issuer struct {
-	Org         int // KVP organisation id written as the ticket's organisation
-	ProductOrg  int // the product's organisation (pvOrgId)
-	Key         *rsa.PrivateKey
+	Org        int // KVP organisation id written as the ticket's organisation
+	ProductOrg int // the product's organisation (pvOrgId)
+	Key        *rsa.PrivateKey
+	// Signer is a key held in a hardware token (keyref) instead of Key:
+	// farebox hands it the ISO 9796-2 message representative.
+	Signer      RawSigner
 	Cert        []byte // the organisation's signed CV certificate (7F21)
 	Info        Cert   // its content
 	Development bool
@@ -184,6 +187,45 @@ func NewIssuer(org, productOrg int, key *rsa.PrivateKey, cert []byte, trust *Tru
 		return nil, fmt.Errorf("organisation key: %w", err)
 	}
 	key.Precompute()
+	iss, err := newIssuer(org, productOrg, &key.PublicKey, cert, trust, now)
+	if err != nil {
+		return nil, err
+	}
+	iss.Key = key
+	return iss, nil
+}
+
+// NewTokenIssuer is NewIssuer with the organisation's key in a hardware
+// token: signer computes raw RSA (CKM_RSA_X_509) inside it.
+func NewTokenIssuer(org, productOrg int, signer RawSigner, cert []byte, trust *Trust, now time.Time) (*Issuer, error) {
+	pub, ok := signer.Public().(*rsa.PublicKey)
+	if !ok || pub.N.BitLen() != 1024 {
+		return nil, fmt.Errorf("the VDV-KA barcode signature is 1024-bit RSA; the token's key is %T of %d bits", signer.Public(), bitLen(pub))
+	}
+	iss, err := newIssuer(org, productOrg, pub, cert, trust, now)
+	if err != nil {
+		return nil, err
+	}
+	iss.Signer = signer
+	return iss, nil
+}
+
+func bitLen(pub *rsa.PublicKey) int {
+	if pub == nil {
+		return 0
+	}
+	return pub.N.BitLen()
+}
+
+// sign is the ISO 9796-2 signature of data by the issuer's key.
+func (iss *Issuer) sign(data []byte) (sig, remainder []byte, err error) {
+	if iss.Signer != nil {
+		return Sign9796With(iss.Signer, Hash, data)
+	}
+	return Sign9796(iss.Key, Hash, data)
+}
+
+func newIssuer(org, productOrg int, key *rsa.PublicKey, cert []byte, trust *Trust, now time.Time) (*Issuer, error) {
 	car, err := signedCAR(cert, trust.cas)
 	if err != nil {
 		return nil, fmt.Errorf("organisation certificate: %w (configure the VDV root and the CA certificate that signed it)", err)
@@ -202,5 +244,5 @@ func NewIssuer(org, productOrg int, key *rsa.PrivateKey, cert []byte, trust *Tru
 	if info.Key.N.Cmp(key.N) != 0 || info.Key.E != key.E {
 		return nil, errors.New("organisation certificate does not certify the configured key")
 	}
-	return &Issuer{Org: org, ProductOrg: productOrg, Key: key, Cert: cert, Info: info, Development: ca.dev}, nil
+	return &Issuer{Org: org, ProductOrg: productOrg, Cert: cert, Info: info, Development: ca.dev}, nil
 }

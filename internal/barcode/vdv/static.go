@@ -21,7 +21,7 @@ func Issue(c barcode.Claims, p Product, iss *Issuer, issuedAt time.Time) ([]byte
 	if err != nil {
 		return nil, err
 	}
-	sig, rem, err := Sign9796(iss.Key, Hash, data)
+	sig, rem, err := iss.sign(data)
 	if err != nil {
 		return nil, err
 	}

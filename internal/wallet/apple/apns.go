@@ -3,23 +3,29 @@ package apple
 import (
 	"bytes"
 	"context"
+	"crypto"
 	"crypto/ecdsa"
 	"crypto/elliptic"
 	"crypto/rand"
 	"crypto/sha256"
 	"crypto/tls"
 	"crypto/x509"
+	"encoding/asn1"
 	"encoding/base64"
 	"encoding/json"
 	"encoding/pem"
 	"errors"
 	"fmt"
 	"io"
+	"math/big"
 	"net/http"
+	"os"
 	"strconv"
 	"strings"
 	"sync"
 	"time"
+
+	"github.com/farebox/farebox/internal/keyref"
 )
 
 // APNs pushes pass updates through the Apple Push Notification service:
@@ -39,10 +45,10 @@ type APNsConfig struct {
 	// Endpoint is the APNs base URL (default DefaultAPNsEndpoint; the
 	// development server is https://api.sandbox.push.apple.com).
 	Endpoint string
-	Key      *ecdsa.PrivateKey // the .p8 key (ParseP8)
-	KeyID    string            // the key's 10-character id
-	TeamID   string            // the team that owns the key
-	Topic    string            // the pass type identifier
+	Key      crypto.Signer // the .p8 key (ParseP8, LoadP8): P-256, in memory or a token
+	KeyID    string        // the key's 10-character id
+	TeamID   string        // the team that owns the key
+	Topic    string        // the pass type identifier
 	// Client sends the requests (default: an HTTP/2 client, TLS ≥ 1.2).
 	Client *http.Client
 	// Now is the clock of the token's iat (default time.Now).
@@ -71,6 +77,26 @@ func ParseP8(data []byte) (*ecdsa.PrivateKey, error) {
 		return nil, errors.New("APNs key: not a P-256 EC key")
 	}
 	return ec, nil
+}
+
+// LoadP8 opens the APNs key ref: the .p8 file (ParseP8) or the `pkcs11:`
+// URI of the key imported into a hardware token.
+func LoadP8(ref string) (crypto.Signer, error) {
+	if !keyref.IsToken(ref) {
+		data, err := os.ReadFile(ref)
+		if err != nil {
+			return nil, err
+		}
+		return ParseP8(data)
+	}
+	k, err := keyref.Open(ref)
+	if err != nil {
+		return nil, fmt.Errorf("APNs key %w", err)
+	}
+	if pub, ok := k.Public().(*ecdsa.PublicKey); !ok || pub.Curve != elliptic.P256() {
+		return nil, fmt.Errorf("APNs key %s: not a P-256 EC key", keyref.Display(ref))
+	}
+	return k, nil
 }
 
 // NewAPNs checks cfg and returns the client.
@@ -200,16 +226,21 @@ func (c *APNs) token(fresh bool) (string, error) {
 
 // SignProviderToken is the APNs provider token: a JWT, ES256, header kid =
 // keyID, claims iss = teamID and iat.
-func SignProviderToken(key *ecdsa.PrivateKey, keyID, teamID string, iat time.Time) (string, error) {
+func SignProviderToken(key crypto.Signer, keyID, teamID string, iat time.Time) (string, error) {
 	enc := base64.RawURLEncoding
 	h, _ := json.Marshal(map[string]string{"alg": "ES256", "kid": keyID})
 	cl, _ := json.Marshal(map[string]any{"iss": teamID, "iat": iat.Unix()})
 	signing := enc.EncodeToString(h) + "." + enc.EncodeToString(cl)
 	sum := sha256.Sum256([]byte(signing))
-	r, s, err := ecdsa.Sign(rand.Reader, key, sum[:])
+	der, err := key.Sign(rand.Reader, sum[:], crypto.SHA256)
 	if err != nil {
 		return "", fmt.Errorf("APNs token: %v", err)
 	}
+	var rs struct{ R, S *big.Int }
+	if rest, err := asn1.Unmarshal(der, &rs); err != nil || len(rest) != 0 {
+		return "", errors.New("APNs token: the key's ECDSA signature is not DER")
+	}
+	r, s := rs.R, rs.S
 	sig := make([]byte, 64)
 	r.FillBytes(sig[:32])
 	s.FillBytes(sig[32:])

@@ -11,7 +11,6 @@ import (
 	"encoding/asn1"
 	"encoding/pem"
 	"errors"
-	"fmt"
 	"io/fs"
 	"math/big"
 	"os"
@@ -19,7 +18,7 @@ import (
 	"time"
 
 	"github.com/farebox/farebox/internal/apperr"
-	"github.com/farebox/farebox/internal/pemkey"
+	"github.com/farebox/farebox/internal/keyref"
 )
 
 // oidUID is the LDAP userId attribute Apple puts the pass type id in.
@@ -67,7 +66,15 @@ func credErr(op, msg string) error {
 // (PKCS#8, PKCS#1 or SEC 1) and the WWDR certificate. It checks that the key
 // belongs to the certificate and that WWDR issued it.
 func ParseCredentials(certPEM, keyPEM, wwdrPEM []byte) (Credentials, error) {
-	const op = "apple.ParseCredentials"
+	key, err := keyref.ParsePEM(keyPEM)
+	if err != nil {
+		return Credentials{}, credErr("apple.ParseCredentials", "pass key: "+err.Error())
+	}
+	return withKey("apple.ParseCredentials", certPEM, key, wwdrPEM)
+}
+
+// withKey are the credentials of the PEM certificates with key.
+func withKey(op string, certPEM []byte, key crypto.Signer, wwdrPEM []byte) (Credentials, error) {
 	cert, err := parseCert(certPEM)
 	if err != nil {
 		return Credentials{}, credErr(op, "pass certificate: "+err.Error())
@@ -76,25 +83,35 @@ func ParseCredentials(certPEM, keyPEM, wwdrPEM []byte) (Credentials, error) {
 	if err != nil {
 		return Credentials{}, credErr(op, "WWDR certificate: "+err.Error())
 	}
-	key, err := parseKey(keyPEM)
-	if err != nil {
-		return Credentials{}, credErr(op, "pass key: "+err.Error())
-	}
 	c := Credentials{Certificate: cert, Key: key, WWDR: wwdr}
 	return c, c.check(op)
 }
 
-// LoadCredentialFiles reads ParseCredentials input from three files.
-func LoadCredentialFiles(certPath, keyPath, wwdrPath string) (Credentials, error) {
-	var data [3][]byte
-	for i, p := range []string{certPath, keyPath, wwdrPath} {
+// LoadCredentialFiles reads the pass certificate and the WWDR certificate
+// from their files and opens the key keyRef: a PEM file or the `pkcs11:`
+// URI of the key in a hardware token (keyref), where it signs the passes.
+func LoadCredentialFiles(certPath, keyRef, wwdrPath string) (Credentials, error) {
+	const op = "apple.LoadCredentialFiles"
+	var data [2][]byte
+	for i, p := range []string{certPath, wwdrPath} {
 		b, err := os.ReadFile(p)
 		if err != nil {
-			return Credentials{}, apperr.E("apple.LoadCredentialFiles", apperr.Invalid, CodeInvalidAppleCredentials, err.Error())
+			return Credentials{}, credErr(op, err.Error())
 		}
 		data[i] = b
 	}
-	return ParseCredentials(data[0], data[1], data[2])
+	if !keyref.IsToken(keyRef) {
+		b, err := os.ReadFile(keyRef)
+		if err != nil {
+			return Credentials{}, credErr(op, err.Error())
+		}
+		return ParseCredentials(data[0], b, data[1])
+	}
+	key, err := keyref.Open(keyRef)
+	if err != nil {
+		return Credentials{}, credErr(op, "pass key "+err.Error())
+	}
+	return withKey(op, data[0], key, data[1])
 }
 
 func (c Credentials) check(op string) error {
@@ -114,18 +131,6 @@ func parseCert(b []byte) (*x509.Certificate, error) {
 		return nil, errors.New("no PEM CERTIFICATE block")
 	}
 	return x509.ParseCertificate(blk.Bytes)
-}
-
-func parseKey(b []byte) (crypto.Signer, error) {
-	k, err := pemkey.Parse(b, pemkey.PKCS8, pemkey.PKCS1, pemkey.SEC1)
-	if err != nil {
-		return nil, err
-	}
-	s, ok := k.(crypto.Signer)
-	if !ok {
-		return nil, fmt.Errorf("unsupported key type %T", k)
-	}
-	return s, nil
 }
 
 // Development file names inside the directory given to LoadOrCreateDevelopment.

@@ -1,9 +1,12 @@
 package google
 
 import (
+	"crypto"
 	"crypto/rand"
 	"crypto/rsa"
+	"crypto/sha256"
 	"crypto/x509"
+	"encoding/base64"
 	"encoding/hex"
 	"encoding/json"
 	"encoding/pem"
@@ -12,7 +15,10 @@ import (
 	"os"
 	"path/filepath"
 
+	"github.com/golang-jwt/jwt/v5"
+
 	"github.com/farebox/farebox/internal/apperr"
+	"github.com/farebox/farebox/internal/keyref"
 	"github.com/farebox/farebox/internal/pemkey"
 )
 
@@ -31,11 +37,12 @@ type ServiceAccount struct {
 	// its save links.
 	Development bool `json:"farebox_development,omitempty"`
 
-	key *rsa.PrivateKey
+	key crypto.Signer // RSA: a parsed PEM key, or a key in a token
 }
 
 // ParseServiceAccount reads a service-account JSON key file: client_email,
-// private_key (PKCS#8 or PKCS#1 PEM, RSA) and private_key_id.
+// private_key (PKCS#8 or PKCS#1 PEM, RSA, or the `pkcs11:` URI of the key
+// imported into a hardware token) and private_key_id.
 func ParseServiceAccount(data []byte) (*ServiceAccount, error) {
 	const op = "google.ParseServiceAccount"
 	bad := func(msg string) error { return apperr.E(op, apperr.Invalid, CodeInvalidGoogleServiceAccount, msg) }
@@ -45,6 +52,17 @@ func ParseServiceAccount(data []byte) (*ServiceAccount, error) {
 	}
 	if sa.ClientEmail == "" || sa.PrivateKey == "" {
 		return nil, bad("client_email and private_key are required")
+	}
+	if keyref.IsToken(sa.PrivateKey) {
+		k, err := keyref.Open(sa.PrivateKey)
+		if err != nil {
+			return nil, bad("private_key " + err.Error())
+		}
+		if _, ok := k.Public().(*rsa.PublicKey); !ok {
+			return nil, bad("private_key " + keyref.Display(sa.PrivateKey) + " is not an RSA key")
+		}
+		sa.key = k
+		return &sa, nil
 	}
 	k, err := pemkey.Parse([]byte(sa.PrivateKey), pemkey.PKCS8, pemkey.PKCS1)
 	var unsupported *pemkey.UnsupportedError
@@ -122,4 +140,20 @@ func LoadOrCreateDevServiceAccount(dir string) (sa *ServiceAccount, created bool
 }
 
 // PublicKey returns the public half, for verifying tokens in tests and tools.
-func (sa *ServiceAccount) PublicKey() *rsa.PublicKey { return &sa.key.PublicKey }
+func (sa *ServiceAccount) PublicKey() *rsa.PublicKey { return sa.key.Public().(*rsa.PublicKey) }
+
+// signJWT is tok signed RS256 with the account's key, which may be a
+// token's: the key signs the SHA-256 of the signing string (what
+// jwt.SigningMethodRS256 does with an *rsa.PrivateKey in memory).
+func (sa *ServiceAccount) signJWT(tok *jwt.Token) (string, error) {
+	ss, err := tok.SigningString()
+	if err != nil {
+		return "", err
+	}
+	d := sha256.Sum256([]byte(ss))
+	sig, err := sa.key.Sign(rand.Reader, d[:], crypto.SHA256)
+	if err != nil {
+		return "", err
+	}
+	return ss + "." + base64.RawURLEncoding.EncodeToString(sig), nil
+}

@@ -140,7 +140,7 @@ func (c *Client) Token(ctx context.Context) (string, error) {
 	if kid := c.cfg.Account.PrivateKeyID; kid != "" {
 		tok.Header["kid"] = kid
 	}
-	signed, err := tok.SignedString(c.cfg.Account.key)
+	signed, err := c.cfg.Account.signJWT(tok)
 	if err != nil {
 		return "", apperr.Wrap(op, err)
 	}

@@ -148,7 +148,7 @@ func (i *Issuer) sign(c Claims) (string, error) {
 	if kid := i.cfg.Account.PrivateKeyID; kid != "" {
 		tok.Header["kid"] = kid
 	}
-	s, err := tok.SignedString(i.cfg.Account.key)
+	s, err := i.cfg.Account.signJWT(tok)
 	if err != nil {
 		return "", apperr.Wrap("google.SaveJWT", err)
 	}
