@@ -13,33 +13,38 @@ import (
 // stdRecords reads s with encoding/csv as GTFS files were read before
 // csvReader: LazyQuotes, any number of fields. Each record with the line
 // it starts on.
-func stdRecords(s string) (recs [][]string, lines []int, err error) {
+func stdRecords(s string) ([][]string, []int, error) {
 	r := csv.NewReader(strings.NewReader(s))
 	r.LazyQuotes, r.FieldsPerRecord = true, -1
-	for {
+	return collect(func() ([]string, int, error) {
 		rec, err := r.Read()
-		if errors.Is(err, io.EOF) {
-			return recs, lines, nil
-		}
 		if err != nil {
-			return recs, lines, err
+			return nil, 0, err
 		}
 		line, _ := r.FieldPos(0)
-		recs, lines = append(recs, rec), append(lines, line)
-	}
+		return rec, line, nil
+	})
 }
 
-func ourRecords(rd io.Reader) (recs [][]string, lines []int, err error) {
+func ourRecords(rd io.Reader) ([][]string, []int, error) {
 	c := newCSVReader(rd)
-	for {
+	return collect(func() ([]string, int, error) {
 		rec, err := c.read()
+		return rec, c.recLine, err
+	})
+}
+
+// collect reads records (with their lines) until io.EOF or an error.
+func collect(read func() ([]string, int, error)) (recs [][]string, lines []int, err error) {
+	for {
+		rec, line, err := read()
 		if errors.Is(err, io.EOF) {
 			return recs, lines, nil
 		}
 		if err != nil {
 			return recs, lines, err
 		}
-		recs, lines = append(recs, slices.Clone(rec)), append(lines, c.recLine)
+		recs, lines = append(recs, slices.Clone(rec)), append(lines, line)
 	}
 }
 
