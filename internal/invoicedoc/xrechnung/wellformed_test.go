@@ -5,6 +5,7 @@ import (
 	"encoding/xml"
 	"fmt"
 	"io"
+	"slices"
 	"strings"
 )
 
@@ -38,19 +39,10 @@ func checkWellFormed(doc []byte, allowEmpty ...string) error {
 		case xml.EndElement:
 			f := stack[len(stack)-1]
 			stack = stack[:len(stack)-1]
-			if !f.content && !contains(allowEmpty, f.name) {
+			if !f.content && !slices.Contains(allowEmpty, f.name) {
 				return fmt.Errorf("%w: %s", errEmptyElement, f.name)
 			}
 		}
 	}
 	return nil
-}
-
-func contains(list []string, s string) bool {
-	for _, x := range list {
-		if x == s {
-			return true
-		}
-	}
-	return false
 }
