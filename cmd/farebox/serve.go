@@ -38,6 +38,7 @@ import (
 	"github.com/farebox/farebox/internal/invoicedoc/pdf"
 	"github.com/farebox/farebox/internal/jobs"
 	"github.com/farebox/farebox/internal/store"
+	"github.com/prometheus/client_golang/prometheus"
 	"github.com/prometheus/client_golang/prometheus/collectors"
 )
 
@@ -64,6 +65,7 @@ func serve(ctx context.Context, args []string, getenv func(string) string, stdou
 
 	metrics := httpapi.NewMetrics(collectors.NewDBStatsCollector(st.DB(), "farebox"))
 	observeJob := watchJobs(metrics, st, log)
+	watchPDF(metrics)
 	prods := productsOn(st, cfg.IDPrefix)
 	links := kit.NewLinks(cfg.BaseURL())
 	bk := booksOn(st, cfg.IDPrefix, cfg.Seller, links)
@@ -153,6 +155,7 @@ func newApp(ctx context.Context, cfg config.Config, st *store.Store, prods *prod
 	observeJob func(string, error, time.Duration)) (*app.App, error) {
 	loc, _ := time.LoadLocation(cfg.Timezone)
 	pdf.SetFontDir(cfg.FontDir)
+	pdf.SetLimits(pdf.Limits{Queue: cfg.PDFQueue, Deadline: cfg.PDFDeadline})
 	a := app.New(app.Options{Store: st, Clock: clock.System{}, IDPrefix: cfg.IDPrefix, Location: loc, Products: prods,
 		Books: bk, Jobs: jobs.Options{Log: log, Lease: cfg.JobLease, Observe: observeJob}})
 	if err := prods.Load(ctx); err != nil {
@@ -292,6 +295,14 @@ func maintain(bg *loops, cfg config.Config, a *app.App, prods *productsapp.Servi
 	if testLoop != nil {
 		bg.run(func(ctx context.Context) { testLoop(ctx, st) })
 	}
+}
+
+// watchPDF registers farebox_pdf_render_queue: the renders admitted to
+// the PDF renderer (its queue bounded by --pdf-queue).
+func watchPDF(metrics *httpapi.Metrics) {
+	metrics.Register(prometheus.NewGaugeFunc(prometheus.GaugeOpts{
+		Name: "farebox_pdf_render_queue", Help: "PDF renders admitted to this process's renderer (the one rendering and those waiting).",
+	}, func() float64 { return float64(pdf.QueueLength()) }))
 }
 
 // watchJobs registers the job gauges of metrics (one query per scrape, not

@@ -28,12 +28,16 @@ import (
 
 // Config is the service configuration.
 type Config struct {
-	Addr          string
-	DataDir       string
-	DatabaseURL   string
-	IDPrefix      string
-	PublicURL     string
-	FontDir       string // fallback fonts of the invoice PDFs (pdf.SetFontDir)
+	Addr        string
+	DataDir     string
+	DatabaseURL string
+	IDPrefix    string
+	PublicURL   string
+	FontDir     string // fallback fonts of the invoice PDFs (pdf.SetFontDir)
+	// The PDF renderer's queue (pdf.SetLimits): renders that may wait
+	// while one renders, and how long each may wait for its turn.
+	PDFQueue      int
+	PDFDeadline   time.Duration
 	LogLevel      string
 	LogFormat     string
 	MaxBodyBytes  int64
@@ -152,6 +156,8 @@ func (c *Config) settings() []setting {
 		{name: "id-prefix", env: "FAREBOX_ID_PREFIX", def: "farebox", help: "prefix of record identifiers (<prefix>-<kind>-<uuid>)"},
 		{name: "public-url", env: "FAREBOX_PUBLIC_URL", def: "", help: "public base URL used in links (default http://<addr>)"},
 		{name: "font-dir", env: "FAREBOX_FONT_DIR", def: "/usr/share/fonts", help: "directory of the Noto/Symbola fonts invoice PDFs use for scripts DejaVu lacks (Debian's layout; docs/invoicing.md)"},
+		{name: "pdf-queue", env: "FAREBOX_PDF_QUEUE", def: "64", help: "PDF renders that may wait while one renders (one at a time per process); a render beyond them answers 503 renderer_busy with Retry-After"},
+		{name: "pdf-deadline", env: "FAREBOX_PDF_DEADLINE", def: "10s", help: "how long a PDF render may wait for its turn before it answers 503 renderer_busy"},
 		{name: "log-level", env: "FAREBOX_LOG_LEVEL", def: "info", help: "debug, info, warn or error"},
 		{name: "log-format", env: "FAREBOX_LOG_FORMAT", def: "json", help: "json or text"},
 		{name: "max-body-bytes", env: "FAREBOX_MAX_BODY_BYTES", def: "1048576", help: "largest accepted request body"},
@@ -357,6 +363,8 @@ func (c *Config) readService(v *values) {
 	c.IDPrefix = v.get("id-prefix")
 	c.PublicURL = strings.TrimRight(v.get("public-url"), "/")
 	c.FontDir = v.get("font-dir")
+	c.PDFQueue = int(v.num("pdf-queue"))
+	c.PDFDeadline = v.dur("pdf-deadline")
 	c.LogLevel = v.get("log-level")
 	c.LogFormat = v.get("log-format")
 	c.MaxBodyBytes = v.num("max-body-bytes")

@@ -27,3 +27,24 @@ func BenchmarkDecodeWMATA(b *testing.B) {
 		}
 	}
 }
+
+// BenchmarkParseFeeds parses (and encodes, as an import does) the feeds
+// the suite has without the shared folder: BART and the NYC subway
+// (tools/testdata). bench/guard.sh runs it in CI.
+func BenchmarkParseFeeds(b *testing.B) {
+	for _, name := range []string{"bart-2019.zip", "nyc/subway.zip"} {
+		b.Run(name, func(b *testing.B) {
+			b.ReportAllocs()
+			var size int
+			for b.Loop() {
+				f := mustParse(b, name)
+				var buf bytes.Buffer
+				if err := f.Encode(&buf); err != nil {
+					b.Fatal(err)
+				}
+				size = buf.Len()
+			}
+			b.ReportMetric(float64(size), "snapshot-bytes")
+		})
+	}
+}

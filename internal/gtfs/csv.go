@@ -2,8 +2,6 @@ package gtfs
 
 import (
 	"bytes"
-	"encoding/csv"
-	"errors"
 	"io"
 	"strings"
 )
@@ -14,7 +12,7 @@ import (
 // clone what they keep.
 type table struct {
 	file string
-	r    *csv.Reader
+	r    *csvReader
 	cols map[string]int
 	rec  []string
 	line int
@@ -47,33 +45,23 @@ func (b *bomSkipper) Read(p []byte) (int, error) {
 
 // newTable reads the header line. An empty file yields a table without rows.
 func newTable(file string, rd io.Reader, p *problems) *table {
-	r := csv.NewReader(&bomSkipper{r: rd, first: true})
-	r.ReuseRecord = true
-	r.FieldsPerRecord = -1
-	r.LazyQuotes = true
+	r := newCSVReader(&bomSkipper{r: rd, first: true})
 	t := &table{file: file, r: r, cols: map[string]int{}, p: p}
-	for {
-		hdr, err := r.Read()
-		if err == io.EOF {
-			return t
-		}
-		if err != nil {
-			var pe *csv.ParseError
-			if errors.As(err, &pe) {
-				p.add(file, pe.Line, "unreadable header: "+pe.Err.Error())
-				continue
-			}
-			p.add(file, 1, "unreadable header: "+err.Error())
-			return t
-		}
-		for i, h := range hdr {
-			h = strings.ToLower(strings.TrimSpace(strings.TrimPrefix(h, "\uFEFF")))
-			if _, dup := t.cols[h]; !dup {
-				t.cols[strings.Clone(h)] = i
-			}
-		}
+	hdr, err := r.read()
+	if err == io.EOF {
 		return t
 	}
+	if err != nil {
+		p.add(file, 1, "unreadable header: "+err.Error())
+		return t
+	}
+	for i, h := range hdr {
+		h = strings.ToLower(strings.TrimSpace(strings.TrimPrefix(h, "\uFEFF")))
+		if _, dup := t.cols[h]; !dup {
+			t.cols[strings.Clone(h)] = i
+		}
+	}
+	return t
 }
 
 // col returns the index of a column or -1 when the file has no such column.
@@ -84,27 +72,24 @@ func (t *table) col(name string) int {
 	return -1
 }
 
-// next advances to the next record; malformed records are reported and skipped.
+// next advances to the next record; a record that is only blanks is
+// skipped. (Malformed quoting is read as encoding/csv reads it with
+// LazyQuotes: never an error, csvReader.)
 func (t *table) next() bool {
 	if len(t.cols) == 0 {
 		return false
 	}
 	for {
-		rec, err := t.r.Read()
+		rec, err := t.r.read()
 		if err == io.EOF {
 			return false
 		}
 		if err != nil {
-			var pe *csv.ParseError
-			if errors.As(err, &pe) {
-				t.p.add(t.file, pe.Line, "malformed CSV: "+pe.Err.Error())
-				continue
-			}
 			t.p.add(t.file, t.line+1, "read error: "+err.Error())
 			return false
 		}
 		t.rec = rec
-		t.line, _ = t.r.FieldPos(0)
+		t.line = t.r.recLine
 		if len(rec) == 1 && strings.TrimSpace(rec[0]) == "" {
 			continue
 		}

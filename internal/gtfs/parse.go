@@ -2,10 +2,12 @@ package gtfs
 
 import (
 	"archive/zip"
+	"cmp"
 	"io"
 	"math"
 	"os"
 	"path"
+	"slices"
 	"sort"
 	"strconv"
 	"strings"
@@ -431,6 +433,15 @@ func (p *parser) shapes(t *table) {
 	}
 	byID := map[string][]pt{}
 	var order []string
+	// Feeds list a shape's points together: the current shape's points
+	// collect in cur and go to byID when another shape begins.
+	var curID string
+	var cur []pt
+	flush := func() {
+		if curID != "" {
+			byID[curID] = cur
+		}
+	}
 	for t.next() {
 		id := t.get(cID)
 		lat, err1 := strconv.ParseFloat(t.get(cLat), 64)
@@ -440,13 +451,18 @@ func (p *parser) shapes(t *table) {
 			t.bad("invalid shape point of shape " + strconv.Quote(id))
 			continue
 		}
-		pts, seen := byID[id]
-		if !seen {
-			id = strings.Clone(id)
-			order = append(order, id)
+		if id != curID {
+			flush()
+			pts, seen := byID[id]
+			if !seen {
+				id = strings.Clone(id)
+				order = append(order, id)
+			}
+			curID, cur = id, pts
 		}
-		byID[id] = append(pts, pt{seq, int32(math.Round(lat * 1e7)), int32(math.Round(lon * 1e7))})
+		cur = append(cur, pt{seq, int32(math.Round(lat * 1e7)), int32(math.Round(lon * 1e7))})
 	}
+	flush()
 	sh := &p.f.Shapes
 	p.shIdx = map[string]int32{}
 	sh.First = []int32{0}
@@ -455,7 +471,9 @@ func (p *parser) shapes(t *table) {
 		if len(pts) < 2 {
 			continue
 		}
-		sort.SliceStable(pts, func(a, b int) bool { return pts[a].seq < pts[b].seq })
+		if !slices.IsSortedFunc(pts, func(a, b pt) int { return cmp.Compare(a.seq, b.seq) }) {
+			slices.SortStableFunc(pts, func(a, b pt) int { return cmp.Compare(a.seq, b.seq) })
+		}
 		p.shIdx[id] = int32(len(sh.ID))
 		sh.ID = append(sh.ID, id)
 		for _, q := range pts {

@@ -1,7 +1,10 @@
 package httpapi_test
 
 import (
+	"fmt"
+	"io"
 	"net/http"
+	"slices"
 	"sort"
 	"sync"
 	"testing"
@@ -135,4 +138,94 @@ func singleProduct(b *testing.B, e *apitest.Env) string {
 	}
 	b.Fatal("no single adult product")
 	return ""
+}
+
+// BenchmarkInvoicePDFDownloads measures invoice-PDF throughput through the
+// API with 1, 4 and 16 clients downloading at once, each download the
+// first of its document (rendered on the request: the process's one
+// renderer, its queue at the default --pdf-queue). The invoices (of a
+// customer with electronic invoicing: Factur-X embedded) are issued before
+// the timer starts; no job worker runs. Reported: PDFs/s, the median and
+// p99 download time, and refusals (renderer_busy; none at the default
+// queue with 16 clients).
+//
+//	go test ./internal/httpapi -run '^$' -bench InvoicePDFDownloads -benchtime 64x
+func BenchmarkInvoicePDFDownloads(b *testing.B) {
+	storetest.EachEngineBench(b, func(b *testing.B, engine store.Engine) {
+		e := apitest.New(b, engine, apitest.Options{NoLedger: true})
+		cust := newCustomerB(b, e)
+		for _, clients := range []int{1, 4, 16} {
+			b.Run(fmt.Sprintf("clients=%d", clients), func(b *testing.B) {
+				urls := issueForDownload(b, e, cust, b.N)
+				b.ResetTimer()
+				lat, refused, elapsed := downloadAll(b, urls, clients)
+				b.StopTimer()
+				if len(lat) == 0 {
+					b.Fatalf("every one of %d downloads was refused", refused)
+				}
+				slices.Sort(lat)
+				b.ReportMetric(float64(len(urls))/elapsed.Seconds(), "pdfs/s")
+				b.ReportMetric(float64(lat[len(lat)/2].Microseconds())/1000, "ms-p50")
+				b.ReportMetric(float64(lat[len(lat)*99/100].Microseconds())/1000, "ms-p99")
+				b.ReportMetric(float64(refused), "refused")
+			})
+		}
+	})
+}
+
+// issueForDownload issues n invoices to cust and returns their PDF URLs.
+func issueForDownload(b *testing.B, e *apitest.Env, cust string, n int) []string {
+	var items, urls []string
+	for len(items) < n {
+		items = append(items, orderSinglesB(b, e, min(100, n-len(items)))...)
+	}
+	for _, id := range items {
+		e.Must(200, apitest.Req{Method: "PUT", Path: "/v5/ticketing/billable_item/" + id + ".json", Key: e.LiveKey,
+			Body: map[string]any{"customer_id": cust}, NoValidate: true})
+		var inv InvoiceJSON
+		e.Must(201, apitest.Req{Method: "POST", Path: "/v5/ticketing/billable_item/" + id + "/invoice/" + cust + ".json",
+			Key: e.LiveKey, NoValidate: true}).JSON(b, &inv)
+		urls = append(urls, inv.PDFURL)
+	}
+	return urls
+}
+
+// downloadAll downloads every URL once with clients at a time and returns
+// the time of each 200, how many were refused with 503 and the wall time.
+func downloadAll(b *testing.B, urls []string, clients int) (lat []time.Duration, refused int, elapsed time.Duration) {
+	next := make(chan string, len(urls))
+	for _, u := range urls {
+		next <- u
+	}
+	close(next)
+	var mu sync.Mutex
+	var wg sync.WaitGroup
+	start := time.Now()
+	for range clients {
+		wg.Go(func() {
+			for u := range next {
+				t0 := time.Now()
+				res, err := http.Get(u)
+				if err != nil {
+					b.Error(err)
+					return
+				}
+				_, _ = io.Copy(io.Discard, res.Body)
+				res.Body.Close()
+				d := time.Since(t0)
+				mu.Lock()
+				switch res.StatusCode {
+				case 200:
+					lat = append(lat, d)
+				case 503:
+					refused++
+				default:
+					b.Errorf("download: %d", res.StatusCode)
+				}
+				mu.Unlock()
+			}
+		})
+	}
+	wg.Wait()
+	return lat, refused, time.Since(start)
 }

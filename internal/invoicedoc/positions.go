@@ -1,9 +1,9 @@
 package invoicedoc
 
 import (
-	"fmt"
-	"sort"
-	"strings"
+	"encoding/binary"
+	"hash/maphash"
+	"slices"
 	"time"
 
 	"github.com/farebox/farebox/internal/money"
@@ -37,13 +37,21 @@ func GroupPositions(lines []Line) []Position {
 	for i := range order {
 		order[i] = i
 	}
-	sort.SliceStable(order, func(a, b int) bool { return lines[order[a]].OrderedAt.Before(lines[order[b]].OrderedAt) })
-	var out []Position
-	byKey := map[string]int{}
+	slices.SortStableFunc(order, func(a, b int) int { return lines[a].OrderedAt.Compare(lines[b].OrderedAt) })
+	out := make([]Position, 0, len(lines))
+	// Positions by the hash of their key (positionHash), chained through
+	// next when two keys share a hash; identical compares the lines.
+	byHash := make(map[uint64]int, len(lines))
+	next := make([]int, 0, len(lines))
+	seed := maphash.MakeSeed()
 	for _, i := range order {
 		l := lines[i]
-		k := positionKey(l)
-		if p, ok := byKey[k]; ok {
+		h := positionHash(seed, l)
+		p, ok := byHash[h]
+		for ok && p >= 0 && !identical(lines[out[p].Items[0]], l) {
+			p = next[p]
+		}
+		if ok && p >= 0 {
 			pos := &out[p]
 			pos.Items = append(pos.Items, i)
 			pos.Quantity += l.Quantity
@@ -52,7 +60,12 @@ func GroupPositions(lines []Line) []Position {
 			pos.addInvoice(l.Invoice)
 			continue
 		}
-		byKey[k] = len(out)
+		if first, ok := byHash[h]; ok {
+			next = append(next, first)
+		} else {
+			next = append(next, -1)
+		}
+		byHash[h] = len(out)
 		out = append(out, Position{Number: len(out) + 1, Items: []int{i}, Name: l.Name, Quantity: l.Quantity,
 			UnitGross: l.Gross, Gross: l.Gross, RateBP: l.RateBP, First: l.OrderedAt, Last: l.OrderedAt,
 			Split: l.Split})
@@ -73,14 +86,34 @@ func (p *Position) addInvoice(r *Reference) {
 	p.Invoices = append(p.Invoices, *r)
 }
 
-// positionKey is what makes two lines identical for the buyer.
-func positionKey(l Line) string {
-	var b strings.Builder
-	fmt.Fprintf(&b, "%q|%d|%d|%d|", l.Name, l.Gross, l.Quantity, l.RateBP)
-	for _, s := range l.Split {
-		fmt.Fprintf(&b, "%q:%d:%t,", s.Name, s.Amount, s.Invoiced)
+// positionHash hashes what makes lines identical for the buyer (identical).
+func positionHash(seed maphash.Seed, l Line) uint64 {
+	var h maphash.Hash
+	h.SetSeed(seed)
+	h.WriteString(l.Name)
+	var b [8]byte
+	for _, n := range []int64{int64(l.Gross), l.Quantity, l.RateBP, int64(len(l.Split))} {
+		binary.LittleEndian.PutUint64(b[:], uint64(n))
+		_, _ = h.Write(b[:])
 	}
-	return b.String()
+	for _, s := range l.Split {
+		h.WriteString(s.Name)
+		binary.LittleEndian.PutUint64(b[:], uint64(s.Amount))
+		_, _ = h.Write(b[:])
+		if s.Invoiced {
+			_ = h.WriteByte(1)
+		} else {
+			_ = h.WriteByte(0)
+		}
+	}
+	return h.Sum64()
+}
+
+// identical says whether the buyer could not tell a and b apart: same
+// name, gross, quantity, rate and split shares.
+func identical(a, b Line) bool {
+	return a.Name == b.Name && a.Gross == b.Gross && a.Quantity == b.Quantity && a.RateBP == b.RateBP &&
+		slices.Equal(a.Split, b.Split)
 }
 
 // Positions groups the document's lines (GroupPositions).

@@ -3,7 +3,7 @@ package invoicedoc
 import (
 	"errors"
 	"fmt"
-	"sort"
+	"slices"
 
 	"github.com/farebox/farebox/internal/money"
 )
@@ -92,18 +92,16 @@ func CheckedTotals(lines []Line, paid money.Cents) (Totals, error) {
 		}
 	}
 	t := Totals{Positions: make([]LineAmounts, len(positions)), Lines: make([]LineAmounts, len(lines)), Paid: paid}
-	rates := map[int64]bool{}
+	var order []int64 // the distinct rates, ascending
 	for i, l := range lines {
 		if l.RateBP < 0 || l.RateBP > money.MaxRateBP {
 			return Totals{}, &TotalsError{Field: fmt.Sprintf("/lines/%d/rate_bp", i), Err: errRate}
 		}
-		rates[l.RateBP] = true
+		if !slices.Contains(order, l.RateBP) {
+			order = append(order, l.RateBP)
+		}
 	}
-	order := make([]int64, 0, len(rates))
-	for r := range rates {
-		order = append(order, r)
-	}
-	sort.Slice(order, func(i, j int) bool { return order[i] < order[j] })
+	slices.Sort(order)
 	var err error
 	for _, rate := range order {
 		var cum money.Cents
@@ -131,21 +129,32 @@ func CheckedTotals(lines []Line, paid money.Cents) (Totals, error) {
 		}
 		net, vat := money.Split(cum, rate)
 		t.Groups = append(t.Groups, VATGroup{RateBP: rate, Net: net, VAT: vat, Gross: cum})
-		field := fmt.Sprintf("/lines/%d/gross", lastOfRate(lines, rate))
-		if t.Net, err = money.Add(t.Net, net); err != nil {
-			return Totals{}, &TotalsError{Field: field, Err: err}
-		}
-		if t.VAT, err = money.Add(t.VAT, vat); err != nil {
-			return Totals{}, &TotalsError{Field: field, Err: err}
-		}
-		if t.Gross, err = money.Add(t.Gross, cum); err != nil {
-			return Totals{}, &TotalsError{Field: field, Err: err}
+		if err := addGroup(&t, lines, rate, net, vat, cum); err != nil {
+			return Totals{}, err
 		}
 	}
 	if t.Payable, err = money.Sub(t.Gross, paid); err != nil {
 		return Totals{}, &TotalsError{Field: "/payment/paid", Err: err}
 	}
 	return t, nil
+}
+
+// addGroup adds one VAT group's net, VAT and gross to t's sums; an
+// overflow names the last line of the rate, whose amount completes them.
+func addGroup(t *Totals, lines []Line, rate int64, net, vat, gross money.Cents) (err error) {
+	defer func() {
+		if err != nil {
+			err = &TotalsError{Field: fmt.Sprintf("/lines/%d/gross", lastOfRate(lines, rate)), Err: err}
+		}
+	}()
+	if t.Net, err = money.Add(t.Net, net); err != nil {
+		return err
+	}
+	if t.VAT, err = money.Add(t.VAT, vat); err != nil {
+		return err
+	}
+	t.Gross, err = money.Add(t.Gross, gross)
+	return err
 }
 
 var errRate = errors.New("VAT rate outside 0 to 100 %")

@@ -6,4 +6,5 @@ const (
 	CodeInvoiceMissing   = "invoice_missing"
 	CodeNoticeNotFacturx = "notice_not_facturx"
 	CodeRenderFailed     = "pdf_render_failed"
+	CodeRendererBusy     = "renderer_busy" // the renderer's queue is full or the render's turn came too late (queue.go)
 )

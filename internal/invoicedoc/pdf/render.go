@@ -78,15 +78,22 @@ func Render(d *invoicedoc.Document, cii []byte) ([]byte, error) {
 	return compose(func(fe *frontend.Document) error { return setup(fe, d, cii) }, v.pageFurniture, v.body)
 }
 
-// compose renders one document with the engine: under renderMu (the
-// library's node slabs are not safe for concurrent use and are emptied
-// after each document, engine.go), with the shared faces. prepare sets the
-// document's metadata, onPage draws each page's furniture and body lays
-// out the content.
-func compose(prepare func(fe *frontend.Document) error, onPage func(l *layout) error, body func(l *layout)) (_ []byte, err error) {
+// compose renders one document with the engine: after its turn in the
+// renderer's queue and under renderMu (Exclusive: the library's node slabs
+// are not safe for concurrent use and are emptied after each document,
+// engine.go), with the shared faces. prepare sets the document's metadata,
+// onPage draws each page's furniture and body lays out the content.
+func compose(prepare func(fe *frontend.Document) error, onPage func(l *layout) error, body func(l *layout)) (out []byte, err error) {
+	err = Exclusive(func() (err error) {
+		out, err = composeLocked(prepare, onPage, body)
+		return err
+	})
+	return out, err
+}
+
+// composeLocked is compose under renderMu.
+func composeLocked(prepare func(fe *frontend.Document) error, onPage func(l *layout) error, body func(l *layout)) (_ []byte, err error) {
 	const op = "pdf.Render"
-	renderMu.Lock()
-	defer renderMu.Unlock()
 	// A panic inside the library (or here) is a failed document, never a
 	// crashed request or job: the caller records it (generation_failed).
 	defer func() {

@@ -123,11 +123,8 @@ func EncodeCII(d *invoicedoc.Document) ([]byte, error) {
 	w.close() // ApplicableHeaderTradeSettlement
 	w.close() // SupplyChainTradeTransaction
 	w.close()
-	if w.err != nil {
-		return nil, encodeErr(op, w.err)
-	}
-	out := w.b.Bytes()
-	if err := checkWellFormed(out, "ApplicableHeaderTradeDelivery"); err != nil {
+	out, err := w.finish()
+	if err != nil {
 		return nil, encodeErr(op, err)
 	}
 	return out, nil

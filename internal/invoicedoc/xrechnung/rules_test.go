@@ -3,6 +3,7 @@ package xrechnung
 import (
 	"math/big"
 	"regexp"
+	"slices"
 	"strconv"
 	"strings"
 	"testing"
@@ -28,10 +29,10 @@ func TestHeaderRules(t *testing.T) {
 		wantSpec := CustomizationID
 		if d.Kind == invoicedoc.KindPaymentNotice {
 			wantSpec = PaymentNoticeID
-			if !contains(v.notes, NonConformanceNote) {
+			if !slices.Contains(v.notes, NonConformanceNote) {
 				t.Errorf("payment notice lacks the non-conformance note: %q", v.notes)
 			}
-		} else if contains(v.notes, NonConformanceNote) {
+		} else if slices.Contains(v.notes, NonConformanceNote) {
 			t.Errorf("invoice carries the payment-notice note")
 		}
 		if v.specID != wantSpec {
@@ -48,7 +49,7 @@ func TestHeaderRules(t *testing.T) {
 			t.Errorf("BT-10 = %q", v.buyerRef)
 		}
 		// BR-DE-17 list, and BR-CL-01: 381 only in a UBL CreditNote.
-		if !contains([]string{"326", "380", "384", "389", "381", "875", "876", "877"}, v.typeCode) || v.typeCode != d.Kind.TypeCode() {
+		if !slices.Contains([]string{"326", "380", "384", "389", "381", "875", "876", "877"}, v.typeCode) || v.typeCode != d.Kind.TypeCode() {
 			t.Errorf("BT-3 = %q", v.typeCode)
 		}
 		if v.syntax == "ubl" && (v.typeCode == "381") != (v.root == "CreditNote") {
@@ -69,8 +70,8 @@ func TestHeaderRules(t *testing.T) {
 				t.Errorf("bad date %q", s)
 			}
 		}
-		if d.Test != contains(v.notes, TestNote) {
-			t.Errorf("test note presence %v, test flag %v", contains(v.notes, TestNote), d.Test)
+		if d.Test != slices.Contains(v.notes, TestNote) {
+			t.Errorf("test note presence %v, test flag %v", slices.Contains(v.notes, TestNote), d.Test)
 		}
 	})
 }
@@ -212,13 +213,13 @@ func TestServicePeriodAndNotes(t *testing.T) {
 			t.Errorf("BG-14 = %q..%q, delivery %q", v.periodStart, v.periodEnd, v.deliveryDate)
 		}
 		for _, n := range d.SplitNotes() { // passive participants as notes
-			if !contains(v.notes, n) {
+			if !slices.Contains(v.notes, n) {
 				t.Errorf("split note missing: %q", n)
 			}
 		}
 		r := d.ResolvedTexts()
 		for _, txt := range []string{r.Subject, r.BeforeTable, r.AfterTable, r.Notes} {
-			if txt != "" && !contains(v.notes, txt) {
+			if txt != "" && !slices.Contains(v.notes, txt) {
 				t.Errorf("text missing from notes: %q", txt)
 			}
 			if strings.Contains(strings.Join(v.notes, " "), "{{total_amount}}") {
@@ -233,7 +234,7 @@ func TestSpecificFlows(t *testing.T) {
 		if v.periodStart != "20261001" || v.periodEnd != "20261120" || v.taxIncl != 17820 || v.vatTotal != 1166 || len(v.lines) != 4 {
 			t.Errorf("%s collection: %s..%s %d %d", v.syntax, v.periodStart, v.periodEnd, v.taxIncl, v.vatTotal)
 		}
-		if !contains(v.notes, "Gesamtbetrag 178,20 € – Rechnung RE-2026-000104") || v.buyerScheme != "0204" {
+		if !slices.Contains(v.notes, "Gesamtbetrag 178,20 € – Rechnung RE-2026-000104") || v.buyerScheme != "0204" {
 			t.Errorf("%s collection notes %q", v.syntax, v.notes)
 		}
 	}
@@ -259,7 +260,7 @@ func TestSpecificFlows(t *testing.T) {
 			v.lines[0].qty != "3" || v.lines[0].price != "2.793" || v.lines[0].net != 838 || v.lines[1].qty != "1" {
 			t.Errorf("%s collection payment notice: refs %q %s, BT-83 %q, lines %+v", v.syntax, v.refNumbers, v.refDate, v.paymentRef, v.lines)
 		}
-		if !contains(v.notes, "Zahlungsaufforderung zu Rechnung RE-2026-000111 vom 12.11.2026.") ||
+		if !slices.Contains(v.notes, "Zahlungsaufforderung zu Rechnung RE-2026-000111 vom 12.11.2026.") ||
 			!strings.Contains(v.lines[0].note, "abgerechnet mit Rechnung RE-2026-000110 vom 05.11.2026, RE-2026-000111 vom 12.11.2026") {
 			t.Errorf("%s collection payment notice notes: %q / %q", v.syntax, v.notes, v.lines[0].note)
 		}
@@ -267,7 +268,7 @@ func TestSpecificFlows(t *testing.T) {
 	for _, v := range views(t, invoicetest.Split()) {
 		want := "Aufgeteilte Position 1 (Deutschlandticket Job Dezember 2026, gesamt 58,00 €): Ihr Anteil 23,00 €; " +
 			"weitere Beteiligte: Jörg Weiß 25,00 €, Éloïse Dubois 10,00 €."
-		if !contains(v.notes, want) || v.taxIncl != 2300 || v.deliveryDate != "20261102" {
+		if !slices.Contains(v.notes, want) || v.taxIncl != 2300 || v.deliveryDate != "20261102" {
 			t.Errorf("%s split: %q %d %s", v.syntax, v.notes, v.taxIncl, v.deliveryDate)
 		}
 	}

@@ -106,11 +106,8 @@ func EncodeUBL(d *invoicedoc.Document) ([]byte, error) {
 		ublLine(w, lineEl, qtyEl, pos, lineNote(d, pos), t.Positions[i].Net)
 	}
 	w.close()
-	if w.err != nil {
-		return nil, encodeErr(op, w.err)
-	}
-	out := w.b.Bytes()
-	if err := checkWellFormed(out); err != nil {
+	out, err := w.finish()
+	if err != nil {
 		return nil, encodeErr(op, err)
 	}
 	return out, nil

@@ -1,6 +1,7 @@
 package xrechnung
 
 import (
+	"slices"
 	"testing"
 
 	"github.com/farebox/farebox/internal/invoicedoc"
@@ -190,7 +191,7 @@ func ciiView(t *testing.T, doc []byte) *view {
 		v.refNumbers = append(v.refNumbers, v.refNumber)
 	}
 	for _, l := range tx.all("IncludedSupplyChainTradeLineItem") {
-		if n := opt(l, "SpecifiedLineTradeSettlement/InvoiceReferencedDocument/IssuerAssignedID"); n != "" && !contains(v.refNumbers, n) {
+		if n := opt(l, "SpecifiedLineTradeSettlement/InvoiceReferencedDocument/IssuerAssignedID"); n != "" && !slices.Contains(v.refNumbers, n) {
 			v.refNumbers = append(v.refNumbers, n)
 		}
 	}
