@@ -24,7 +24,8 @@ ENGINE="${3:-postgres}"
 CONNS="${CONNS:-64}"
 APNS_ADDR="${APNS_ADDR:-127.0.0.1:$((PORT + 53))}"
 if [ "$ENGINE" = sqlite ] && [ "$INSTANCES" != 1 ]; then echo "SQLite: one instance (one process owns the file)"; exit 1; fi
-build
+# NOBUILD=1 runs a BIN built before (a baseline commit, side by side).
+if [ "${NOBUILD:-0}" != 1 ]; then build; fi
 (cd "$ROOT" && go build -o "$LOADGEN" ./tools/loadgen)
 
 KEYS="$(mktemp -d /tmp/farebox-monthturn-keys.XXXXXX)"
