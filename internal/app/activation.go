@@ -96,7 +96,7 @@ func (a *App) activateOnce(ctx context.Context, claim idempotency.Claim, couponI
 			return err
 		}
 		if req.ReactivationKey != "" {
-			out.TicketID, err = a.reactivate(ctx, q, c, req, now)
+			out.TicketID, err = a.reactivate(ctx, q, c, req, before, now)
 		} else {
 			out.TicketID, err = a.activateFirst(ctx, q, c, pr, req, before, now)
 		}
@@ -264,8 +264,7 @@ func (a *App) activateFirst(ctx context.Context, q store.Q, c ticketing.Coupon, 
 		t.CycleID, t.ValidFrom, t.ValidUntil = first.ID, first.ValidFrom, first.ValidUntil
 		key := a.IDs.New("reactivation-key")
 		t.ReactivationKey = &key
-		s.Cycles[0].TicketID = &t.ID
-		if err := applyState(ctx, q, s, st, now); err != nil {
+		if err := applyState(ctx, q, s, st, now, s.Cycles[0].ID, t.ID); err != nil {
 			return "", err
 		}
 	}
@@ -323,55 +322,62 @@ func (a *App) activateRestored(ctx context.Context, q store.Q, c ticketing.Coupo
 
 // sameReactivationMedium reports whether a repeated reactivation names the
 // medium the ticket it produced carries: the request's medium, or, when the
-// request has none, the medium of the ticket that held the key (what the
-// first reactivation fell back to).
-func (a *App) sameReactivationMedium(ctx context.Context, q store.Q, req ActivationRequest, produced ticketing.Ticket) (bool, error) {
+// request has none, the medium of the ticket that held the key (holder,
+// what the first reactivation fell back to).
+func sameReactivationMedium(req ActivationRequest, holder *ticketing.Ticket, produced ticketing.Ticket) bool {
 	medium := req.IdentificationMedium
 	if isAbsent(medium) {
-		holder, ok, err := q.TicketByReactivationKey(ctx, req.ReactivationKey)
-		if err != nil || !ok {
-			return false, err
+		if holder == nil {
+			return false
 		}
 		medium = holder.IdentificationMedium
 	}
-	return mediumHash(medium) == produced.MediumHash, nil
+	return mediumHash(medium) == produced.MediumHash
+}
+
+// keyTickets finds, among a coupon's tickets, the one issued for key (a
+// repeated reactivation) and the one carrying key for the next cycle. A
+// key is issued on one coupon's ticket and used only by a reactivation of
+// that coupon, so a key whose tickets are not among them is not this
+// coupon's (the tickets were read under the coupon's row lock: one query
+// instead of a lookup by each key column).
+func keyTickets(tickets []ticketing.Ticket, key string) (used, holder *ticketing.Ticket) {
+	for i := range tickets {
+		t := &tickets[i]
+		if t.UsedReactivationKey != nil && *t.UsedReactivationKey == key {
+			used = t
+		}
+		if t.ReactivationKey != nil && *t.ReactivationKey == key {
+			holder = t
+		}
+	}
+	return used, holder
 }
 
 // reactivate issues the ticket of the subscription's next ordered cycle for
-// the reactivation key carried by the previous ticket.
-func (a *App) reactivate(ctx context.Context, q store.Q, c ticketing.Coupon, req ActivationRequest, now time.Time) (string, error) {
+// the reactivation key carried by the previous ticket; tickets are the
+// coupon's, read under its row lock.
+func (a *App) reactivate(ctx context.Context, q store.Q, c ticketing.Coupon, req ActivationRequest, tickets []ticketing.Ticket, now time.Time) (string, error) {
 	const op = "app.reactivate"
 	badKey := apperr.Validation(op, CodeInvalidReactivationKey, "/reactivation_key",
 		"reactivation_key: unknown, stale or not issued for this coupon")
 	if c.SubscriptionID == nil {
 		return "", badKey
 	}
-	if prev, ok, err := q.TicketByUsedReactivationKey(ctx, req.ReactivationKey); err != nil {
-		return "", err
-	} else if ok {
-		if prev.CouponID != c.ID {
-			return "", badKey
-		}
+	used, prev := keyTickets(tickets, req.ReactivationKey)
+	if used != nil {
 		// v9 shares one subscription between apps: any repeat answers the
 		// same ticket. Before v9 a repeat is still the same request when it
 		// carries the same medium (an Android client whose 201 was lost
 		// retries verbatim), so it answers the same ticket too; another
 		// medium with a used key stays refused.
-		if req.Version >= 9 {
-			return prev.ID, nil
-		}
-		same, err := a.sameReactivationMedium(ctx, q, req, prev)
-		if err != nil || same {
-			return prev.ID, err
+		if req.Version >= 9 || sameReactivationMedium(req, prev, *used) {
+			return used.ID, nil
 		}
 		return "", apperr.E(op, apperr.Conflict, CodeReactivationKeyUsed,
 			"This reactivation_key was already used with another identification_medium; use the coupon_reactivation_key of the newest ticket")
 	}
-	prev, ok, err := q.TicketByReactivationKey(ctx, req.ReactivationKey)
-	if err != nil {
-		return "", err
-	}
-	if !ok || prev.CouponID != c.ID || prev.InvalidatedAt != nil {
+	if prev == nil || prev.InvalidatedAt != nil {
 		return "", badKey
 	}
 	if err := q.LockSubscription(ctx, *c.SubscriptionID); err != nil {
@@ -406,17 +412,12 @@ func (a *App) reactivate(ctx context.Context, q store.Q, c ticketing.Coupon, req
 		return "", err
 	}
 	key := a.IDs.New("reactivation-key")
-	used := req.ReactivationKey
+	usedKey := req.ReactivationKey
 	t := ticketing.Ticket{ID: a.IDs.New("ticket"), CouponID: c.ID, AccountID: c.AccountID, Environment: c.Environment,
 		ProductID: pr.ID, CycleID: cycle.ID, IdentificationMedium: medium, MediumHash: mediumHash(medium), TariffSettings: tariff,
-		ValidFrom: cycle.ValidFrom, ValidUntil: cycle.ValidUntil, ReactivationKey: &key, UsedReactivationKey: &used, CreatedAt: now}
+		ValidFrom: cycle.ValidFrom, ValidUntil: cycle.ValidUntil, ReactivationKey: &key, UsedReactivationKey: &usedKey, CreatedAt: now}
 	next := subscription.Reactivate(st, i, a.IDs.New("cycle"), a.Loc)
-	for j := range s.Cycles {
-		if s.Cycles[j].ID == cycle.ID {
-			s.Cycles[j].TicketID = &t.ID
-		}
-	}
-	if err := applyState(ctx, q, s, next, now); err != nil {
+	if err := applyState(ctx, q, s, next, now, cycle.ID, t.ID); err != nil {
 		return "", err
 	}
 	if err := a.insertTicket(ctx, q, t); err != nil {

@@ -49,8 +49,11 @@ func subState(s ticketing.Subscription) subscription.State {
 }
 
 // applyState writes the rules' new state back: changed cycles are updated,
-// new ones inserted. Cycles keep their ticket ids.
-func applyState(ctx context.Context, q store.Q, s ticketing.Subscription, st subscription.State, now time.Time) error {
+// new ones inserted, unchanged ones left alone (a reactivation changes one
+// of a subscription's cycles; each UPDATE is a round trip and a WAL
+// record). Cycles keep their ticket ids; the cycle ticketCycle (unless
+// empty) gets ticketID.
+func applyState(ctx context.Context, q store.Q, s ticketing.Subscription, st subscription.State, now time.Time, ticketCycle, ticketID string) error {
 	old := map[string]ticketing.Cycle{}
 	for _, c := range s.Cycles {
 		old[c.ID] = c
@@ -60,16 +63,21 @@ func applyState(ctx context.Context, q store.Q, s ticketing.Subscription, st sub
 		if !existed {
 			c = ticketing.Cycle{ID: sc.ID, SubscriptionID: s.ID, CreatedAt: now}
 		}
+		stored := c
 		c.ProductID, c.ValidFrom, c.ValidUntil, c.Ordered, c.CouponActivated = sc.ProductID, sc.ValidFrom, sc.ValidUntil, sc.Ordered, sc.CouponActivated
 		if sc.BillableItemID != "" {
 			id := sc.BillableItemID
 			c.BillableItemID = &id
 		}
+		if sc.ID == ticketCycle {
+			c.TicketID = &ticketID
+		}
 		var err error
-		if existed {
-			err = q.UpdateCycle(ctx, c)
-		} else {
+		switch {
+		case !existed:
 			err = q.InsertCycle(ctx, c)
+		case !sameCycle(stored, c):
+			err = q.UpdateCycle(ctx, c)
 		}
 		if err != nil {
 			return err
@@ -77,6 +85,14 @@ func applyState(ctx context.Context, q store.Q, s ticketing.Subscription, st sub
 	}
 	return nil
 }
+
+// sameCycle reports whether a and b store the same row.
+func sameCycle(a, b ticketing.Cycle) bool {
+	return a.ProductID == b.ProductID && a.ValidFrom.Equal(b.ValidFrom) && a.ValidUntil.Equal(b.ValidUntil) &&
+		a.Ordered == b.Ordered && a.CouponActivated == b.CouponActivated && sameID(a.BillableItemID, b.BillableItemID) && sameID(a.TicketID, b.TicketID)
+}
+
+func sameID(a, b *string) bool { return (a == nil) == (b == nil) && (a == nil || *a == *b) }
 
 // Subscription returns one of the caller's subscriptions.
 func (a *App) Subscription(ctx context.Context, p account.Principal, id string) (ticketing.Subscription, error) {
@@ -124,7 +140,7 @@ func (a *App) Reorder(ctx context.Context, claim idempotency.Claim, p account.Pr
 		if err := q.InsertBillableItem(ctx, item); err != nil {
 			return err
 		}
-		if err := applyState(ctx, q, s, subscription.Reorder(st, i, item.ID, a.IDs.New("cycle"), a.Loc), now); err != nil {
+		if err := applyState(ctx, q, s, subscription.Reorder(st, i, item.ID, a.IDs.New("cycle"), a.Loc), now, "", ""); err != nil {
 			return err
 		}
 		ev := a.eventsAt(s.AccountID, s.Environment, now)

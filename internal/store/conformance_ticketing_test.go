@@ -439,12 +439,6 @@ var ticketsConformance = conformanceCases{
 			t.Errorf("TicketsOfCoupon of an unknown coupon = %v, %v", ticketIDs(got), err)
 		}
 	},
-	"TicketByReactivationKey": func(t *testing.T, s *store.Store) {
-		checkTicketByKey(t, s, func(tk *ticketing.Ticket, key *string) { tk.ReactivationKey = key }, store.Q.TicketByReactivationKey)
-	},
-	"TicketByUsedReactivationKey": func(t *testing.T, s *store.Store) {
-		checkTicketByKey(t, s, func(tk *ticketing.Ticket, key *string) { tk.UsedReactivationKey = key }, store.Q.TicketByUsedReactivationKey)
-	},
 	"RevokeTicket": func(t *testing.T, s *store.Store) {
 		f := newFixture(t, s)
 		c := f.order(fxAccount, account.Live, "order-1", fxAt, 1).Coupons[0]
@@ -545,22 +539,6 @@ var ticketsConformance = conformanceCases{
 }
 
 func ticketIDs(ts []ticketing.Ticket) []string { return cursorIDs(cursors(ts, ticketCursor)) }
-
-// checkTicketByKey tests a lookup of a ticket by a key (set sets the key
-// on a ticket): found, and false without an error for an unknown key.
-func checkTicketByKey(t *testing.T, s *store.Store, set func(tk *ticketing.Ticket, key *string),
-	by func(q store.Q, ctx context.Context, key string) (ticketing.Ticket, bool, error)) {
-	t.Helper()
-	f := newFixture(t, s)
-	key := "react-1"
-	want := f.ticket(f.order(fxAccount, account.Live, "order-1", fxAt, 1).Coupons[0], "ticket-1", fxAt, func(tk *ticketing.Ticket) { set(tk, &key) })
-	for k, found := range map[string]bool{key: true, "react-x": false} {
-		got, ok, err := by(f.read(), f.ctx, k)
-		if err != nil || ok != found || (found && !cmp.Equal(got, want)) {
-			t.Errorf("by key %s: %+v, %v, %v; want found %v", k, got, ok, err, found)
-		}
-	}
-}
 
 // keyTickets writes the tickets the inspection key cases work on, each
 // valid for a day: t-old (live, issued at fxAt), t-old-revoked (live, at

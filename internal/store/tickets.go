@@ -36,24 +36,6 @@ func (q Q) TicketsOfCoupon(ctx context.Context, couponID string) ([]ticketing.Ti
 	return q.ticketsWhere(ctx, `coupon_id = $1 ORDER BY created_at, id`, couponID)
 }
 
-// TicketByReactivationKey finds the ticket that carries key for the next cycle.
-func (q Q) TicketByReactivationKey(ctx context.Context, key string) (ticketing.Ticket, bool, error) {
-	ts, err := q.ticketsWhere(ctx, `reactivation_key = $1`, key)
-	if err != nil || len(ts) == 0 {
-		return ticketing.Ticket{}, false, err
-	}
-	return ts[0], true, nil
-}
-
-// TicketByUsedReactivationKey finds the ticket issued for key (v9 repeats).
-func (q Q) TicketByUsedReactivationKey(ctx context.Context, key string) (ticketing.Ticket, bool, error) {
-	ts, err := q.ticketsWhere(ctx, `used_reactivation_key = $1`, key)
-	if err != nil || len(ts) == 0 {
-		return ticketing.Ticket{}, false, err
-	}
-	return ts[0], true, nil
-}
-
 // RevokeTicket marks a still valid ticket invalid as of at with reason; it
 // reports false when the ticket was already invalid.
 func (q Q) RevokeTicket(ctx context.Context, id, reason string, at time.Time) (bool, error) {

@@ -12,9 +12,12 @@
 //	loadgen -mode baseline -data-dir DIR | -database-url postgres://… -c 64 -d 10s [-events=false]
 //	loadgen -mode mix -url http://A,http://B -key … -rate 200 -d 30s [-stops ID,ID]
 //	loadgen -mode soak -url … -key … -n 10000 -every 1000 -c 4 -pid PID -pprof http://127.0.0.1:PORT
+//	loadgen -mode monthturn -url http://A,http://B -key fbx_test_… -n 10000 -c 64 -apns-listen 127.0.0.1:18443 -apns-p8 KEY.p8 -apns-cert CERT.pem -apns-cert-key KEY.pem [-cpu-pid …]
 //	loadgen -mode pgcount -listen 127.0.0.1:15432 -upstream 127.0.0.1:5432   (until SIGINT; pgcount.go)
 //
 // -mode mix is open loop at a fixed rate over one or more instances (mix.go).
+// -mode monthturn renews N subscriptions on a test clock end to end and
+// checks nothing was lost or duplicated (monthturn.go, bench/monthturn.sh).
 // -mode soak issues invoices with all their files and reads the server's
 // memory between batches (soak.go, bench/soak.sh).
 package main
@@ -44,13 +47,13 @@ import (
 )
 
 func main() {
-	mode := flag.String("mode", "order", "order, activate, baseline, mix, soak or pgcount")
+	mode := flag.String("mode", "order", "order, activate, baseline, mix, soak, monthturn or pgcount")
 	listen := flag.String("listen", "127.0.0.1:15432", "pgcount: address the proxy listens on")
 	upstream := flag.String("upstream", "127.0.0.1:5432", "pgcount: PostgreSQL's address")
 	url := flag.String("url", "http://127.0.0.1:18090", "server base URL (order, activate, mix: comma-separated instances of one database, shared round robin)")
 	rate := flag.Float64("rate", 200, "mix: operations started per second")
 	stops := flag.String("stops", "", "mix: comma-separated station ids (<prefix>-station-<id>) for departure boards (empty: none)")
-	key := flag.String("key", "", "live API key")
+	key := flag.String("key", "", "live API key (monthturn: a test key, clocks take test keys only)")
 	conc := flag.Int("c", 64, "concurrent clients")
 	dur := flag.Duration("d", 10*time.Second, "duration")
 	dbURL := flag.String("database-url", "", "baseline: PostgreSQL URL (order, activate: where -cpu-pg-db's backends are listed)")
@@ -59,7 +62,8 @@ func main() {
 	dataDir := flag.String("data-dir", "", "baseline: SQLite data dir")
 	baseEvents := flag.Bool("events", true, "baseline: insert the order's order.created event too (false: the order, coupon and billable item only)")
 	baseAlone := flag.Bool("alone", false, "baseline: write the rows as one autocommitted statement (store.InsertOrderAlone, as ordering does on PostgreSQL without webhook endpoints) instead of a transaction")
-	soakN := flag.Int("n", 10000, "soak: invoices to issue")
+	soakN := flag.Int("n", 10000, "soak: invoices to issue; monthturn: subscriptions to renew")
+	apnsFlags := apnsFlagSet()
 	soakEvery := flag.Int("every", 1000, "soak: invoices between two memory readings")
 	soakWarmup := flag.Int("warmup", 3000, "soak: invoices before the reading that later ones are compared with (SQLite's page caches fill first)")
 	soakPid := flag.Int("pid", 0, "soak: the server's process id (its RSS is read from /proc)")
@@ -83,6 +87,12 @@ func main() {
 		}
 	case "soak":
 		if err := soakLoad(*url, *key, *soakN, *soakEvery, *soakWarmup, *conc, *soakPid, *soakPprof, *soakGrowth); err != nil {
+			fmt.Fprintln(os.Stderr, "loadgen:", err)
+			os.Exit(1)
+		}
+		return
+	case "monthturn":
+		if err := runMonthTurn(strings.Split(*url, ","), *key, *soakN, *conc, apnsFlags, *cpuPids, *dbURL, *cpuPgDB); err != nil {
 			fmt.Fprintln(os.Stderr, "loadgen:", err)
 			os.Exit(1)
 		}
@@ -177,6 +187,16 @@ var client = &http.Client{Transport: &http.Transport{MaxIdleConnsPerHost: 256}, 
 // empty) as the bearer token, and returns the status and the whole response.
 // post and do (mix.go) wrap it, each with its own error text.
 func send(method, url, key string, body any) (int, []byte, error) {
+	auth := ""
+	if key != "" {
+		auth = "Bearer " + key
+	}
+	return sendAuth(method, url, auth, body)
+}
+
+// sendAuth is send with the whole Authorization header (unless empty):
+// Apple's web service authenticates with "ApplePass <token>".
+func sendAuth(method, url, auth string, body any) (int, []byte, error) {
 	var rd io.Reader
 	if body != nil {
 		b, _ := json.Marshal(body)
@@ -186,8 +206,8 @@ func send(method, url, key string, body any) (int, []byte, error) {
 	if body != nil {
 		req.Header.Set("Content-Type", "application/json")
 	}
-	if key != "" {
-		req.Header.Set("Authorization", "Bearer "+key)
+	if auth != "" {
+		req.Header.Set("Authorization", auth)
 	}
 	res, err := client.Do(req)
 	if err != nil {

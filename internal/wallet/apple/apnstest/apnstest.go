@@ -12,6 +12,7 @@ import (
 	"crypto/elliptic"
 	"crypto/rand"
 	"crypto/sha256"
+	"crypto/tls"
 	"crypto/x509"
 	"encoding/base64"
 	"encoding/json"
@@ -20,6 +21,7 @@ import (
 	"fmt"
 	"io"
 	"math/big"
+	"net"
 	"net/http"
 	"net/http/httptest"
 	"regexp"
@@ -64,25 +66,82 @@ type Push struct {
 
 var tokenRE = regexp.MustCompile(`^[0-9a-fA-F]{16,200}$`)
 
-// New starts a local APNs for topic (the pass type id) with a fresh key.
+// New starts a local APNs for topic (the pass type id) with a fresh key,
+// closed when the test ends.
 func New(t testing.TB, topic string) *Server {
 	t.Helper()
-	key, err := ecdsa.GenerateKey(elliptic.P256(), rand.Reader)
+	s, err := Start(Options{Topic: topic})
 	if err != nil {
 		t.Fatal(err)
 	}
-	der, err := x509.MarshalPKCS8PrivateKey(key)
-	if err != nil {
-		t.Fatal(err)
+	t.Cleanup(s.Close)
+	return s
+}
+
+// Options of Start. The zero value of a field means: a fresh P-256 key,
+// key id ABC123DEFG, team FAREBOXDEV, a free loopback port and
+// net/http/httptest's certificate for 127.0.0.1.
+type Options struct {
+	Topic  string
+	P8     []byte // the .p8 (PKCS#8 PEM) key whose tokens are accepted
+	KeyID  string
+	TeamID string
+	Addr   string           // where to listen, e.g. 127.0.0.1:18443
+	Cert   *tls.Certificate // the server's TLS certificate
+}
+
+// Start starts a local APNs outside a test (tools/loadgen -mode
+// monthturn, whose farebox processes are configured before it starts, so
+// key, address and certificate can be given); Close ends it.
+func Start(o Options) (*Server, error) {
+	s := &Server{KeyID: o.KeyID, TeamID: o.TeamID, Topic: o.Topic, perToken: map[string]int{}, arrivedCh: make(chan struct{}, 1)}
+	if s.KeyID == "" {
+		s.KeyID = "ABC123DEFG"
 	}
-	s := &Server{Key: key, P8: pem.EncodeToMemory(&pem.Block{Type: "PRIVATE KEY", Bytes: der}), KeyID: "ABC123DEFG", TeamID: "FAREBOXDEV",
-		Topic: topic, perToken: map[string]int{}, arrivedCh: make(chan struct{}, 1)}
+	if s.TeamID == "" {
+		s.TeamID = "FAREBOXDEV"
+	}
+	if o.P8 == nil {
+		key, err := ecdsa.GenerateKey(elliptic.P256(), rand.Reader)
+		if err != nil {
+			return nil, err
+		}
+		der, err := x509.MarshalPKCS8PrivateKey(key)
+		if err != nil {
+			return nil, err
+		}
+		o.P8 = pem.EncodeToMemory(&pem.Block{Type: "PRIVATE KEY", Bytes: der})
+	}
+	key, err := apple.ParseP8(o.P8)
+	if err != nil {
+		return nil, err
+	}
+	s.Key, s.P8 = key, o.P8
 	s.srv = httptest.NewUnstartedServer(http.HandlerFunc(s.handle))
+	if o.Addr != "" {
+		l, err := net.Listen("tcp", o.Addr)
+		if err != nil {
+			return nil, err
+		}
+		s.srv.Listener.Close()
+		s.srv.Listener = l
+	}
+	if o.Cert != nil {
+		s.srv.TLS = &tls.Config{Certificates: []tls.Certificate{*o.Cert}}
+	}
 	s.srv.EnableHTTP2 = true
 	s.srv.StartTLS()
-	t.Cleanup(s.srv.Close)
 	s.URL, s.Client = s.srv.URL, s.srv.Client()
-	return s
+	return s, nil
+}
+
+// Close stops the server.
+func (s *Server) Close() { s.srv.Close() }
+
+// CertPEM is the server's TLS certificate as PEM (for a client in another
+// process to trust, e.g. through SSL_CERT_FILE).
+func (s *Server) CertPEM() []byte {
+	return pem.EncodeToMemory(&pem.Block{Type: "CERTIFICATE", Bytes: s.srv.Certificate().Raw})
 }
 
 // Respond scripts the answers: f gets the device token and how many
@@ -99,6 +158,17 @@ func (s *Server) Pushes() []Push {
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	return append([]Push(nil), s.pushes...)
+}
+
+// Since returns the requests from the i-th on (0-based), in arrival
+// order: a reader that keeps its position copies each push once.
+func (s *Server) Since(i int) []Push {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if i >= len(s.pushes) {
+		return nil
+	}
+	return append([]Push(nil), s.pushes[i:]...)
 }
 
 // Len is how many requests arrived so far.
