@@ -50,8 +50,8 @@ func fareboxBinary(t *testing.T) string {
 // were once committed by accident).
 //
 // The command's tests wait on servers, child processes and timers far more
-// than on the CPU, so up to eight run at once (every test is parallel)
-// unless -parallel says otherwise.
+// than on the CPU, so in the fast tier up to eight run at once (every test is
+// parallel) unless -parallel says otherwise (testtool.WaitBound).
 func TestMain(m *testing.M) {
 	testtool.WaitBound(8)
 	_, statErr := os.Stat("farebox-data")

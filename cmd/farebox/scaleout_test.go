@@ -18,6 +18,7 @@ import (
 	"github.com/farebox/farebox/internal/clock"
 	"github.com/farebox/farebox/internal/shareddata"
 	"github.com/farebox/farebox/internal/testtool"
+	"github.com/farebox/farebox/internal/usage"
 )
 
 // TestScaleOutTwoInstances runs two `farebox serve` instances on one
@@ -263,7 +264,14 @@ func TestScaleOutTwoInstances(t *testing.T) {
 		t.Fatalf("boards: A %d token %q, B %d", first.status, tok, second.status)
 	}
 	for id, counted := range map[string]bool{"board-on-a": true, "board-on-b": false} {
-		rows, err := st.Read().UsageByRequest(ctx, id)
+		// The ledger commits a request's row after its response, within
+		// the window (docs/operations.md, "When a request's row is committed").
+		var rows []usage.Event
+		var err error
+		waitFor(t, 20*time.Second, "the ledger row of "+id, func() bool {
+			rows, err = st.Read().UsageByRequest(ctx, id)
+			return err != nil || len(rows) > 0
+		})
 		if err != nil || len(rows) != 1 || rows[0].Counted != counted || (!counted && rows[0].Reason != "session") {
 			t.Errorf("ledger of %s: %+v %v (want counted=%v)", id, rows, err, counted)
 		}

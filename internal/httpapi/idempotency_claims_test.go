@@ -77,7 +77,8 @@ func TestEveryIdempotentChangeMarksItsClaim(t *testing.T) {
 			{"POST /v1/privacy/subscriptions/{subscription_id}/erasure.json", "/v1/privacy/subscriptions/" + mine["subscription_id"] + "/erasure.json", e.LiveKey, nil, live},
 			{"POST /v1/privacy/customers/{customer_id}/erasure.json", "/v1/privacy/customers/" + mine["customer_id"] + "/erasure.json", e.LiveKey, nil, live},
 		}
-		covered := map[string]bool{}
+		// The resend of a document needs a relay: TestResendMarksItsClaim.
+		covered := map[string]bool{"POST /v9/ticketing/invoices/{invoice_id}/deliveries.json": true}
 		for i, c := range cases {
 			covered[c.route] = true
 			key := "claim-" + string(rune('a'+i))

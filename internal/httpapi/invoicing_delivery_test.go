@@ -419,3 +419,36 @@ func TestDashboardInvoiceDeliveries(t *testing.T) {
 		v.must(404, "GET", "/dashboard/test/invoices/"+inv.InvoiceID+"/deliveries", nil)
 	})
 }
+
+// TestResendMarksItsClaim is TestEveryIdempotentChangeMarksItsClaim's case
+// of the resend, which needs a relay: the resend's delivery and job are
+// committed with its Idempotency-Key claim, and a retry replays the answer
+// instead of sending again.
+func TestResendMarksItsClaim(t *testing.T) {
+	storetest.EachEngine(t, func(t *testing.T, engine store.Engine) {
+		var code atomic.Int32
+		e, srv := relayFor(t, engine, smtptest.Options{}, &code)
+		key := e.LiveKey
+		cust := newCustomer(t, e, key, []string{"Müller Verkehr GmbH", "Große Straße 5", "01067 Dresden"},
+			electronic("Müller", "EM", "eingang@mueller.example", "KST-4711", "01067"))
+		inv := issueTo(t, e, key, orderSingles(t, e, key, 1)[0], cust, nil)
+		runJobs(t, e)
+		path := "/v9/ticketing/invoices/" + inv.InvoiceID + "/deliveries.json"
+		h := map[string]string{"Idempotency-Key": "resend-1"}
+		first := e.Must(202, apitest.Req{Method: "POST", Path: path, Key: key, Header: h})
+		if first.Header.Get("Idempotency-Replayed") != "false" {
+			t.Fatalf("first resend: Idempotency-Replayed %q", first.Header.Get("Idempotency-Replayed"))
+		}
+		if !claimCommitted(t, e, "account:"+e.AccountID+":live", "resend-1") {
+			t.Fatal("the resend committed its delivery without marking its Idempotency-Key claim")
+		}
+		again := e.Must(202, apitest.Req{Method: "POST", Path: path, Key: key, Header: h})
+		if again.Header.Get("Idempotency-Replayed") != "true" || !bytes.Equal(again.Body, first.Body) {
+			t.Fatalf("retried resend: Idempotency-Replayed %q, body %s, first %s", again.Header.Get("Idempotency-Replayed"), again.Body, first.Body)
+		}
+		runJobs(t, e)
+		if ds := deliveries(t, e, inv.InvoiceID); len(ds) != 2 || len(srv.Messages()) != 2 {
+			t.Fatalf("after a resend and its retry: %d deliveries, %d messages; want 2 and 2", len(ds), len(srv.Messages()))
+		}
+	})
+}

@@ -51,13 +51,19 @@ func FullSuiteOnly(t testing.TB, why string) {
 	}
 }
 
-// WaitBound lets up to n parallel tests of the package run at once unless
-// the command line set -parallel. Call it from TestMain, before m.Run, in a
-// package whose tests wait on a database, a server, a child process or a
-// timer far more than they use the CPU: the default (GOMAXPROCS, two on
-// the team's machines) leaves the cores idle while each waits.
+// WaitBound lets up to n parallel tests of the package run at once in the
+// fast tier (-short) unless the command line set -parallel. Call it from
+// TestMain, before m.Run, in a package whose tests wait on a database, a
+// server, a child process or a timer far more than they use the CPU: the
+// default (GOMAXPROCS, two on the team's machines) leaves the cores idle
+// while each waits. The full suite keeps the default: there every test runs
+// on PostgreSQL too, and n servers with their pools would exceed its
+// connections (max_connections, 100 by default).
 func WaitBound(n int) {
 	flag.Parse()
+	if !testing.Short() {
+		return
+	}
 	set := false
 	flag.Visit(func(f *flag.Flag) { set = set || f.Name == "test.parallel" })
 	if !set {
