@@ -131,7 +131,9 @@ func printLines[T any](w io.Writer, vs []T, err error) error {
 
 // booksVerify prints what it checked and every finding; a finding makes
 // the command fail (exit 1). The books key (if there is one) checks the
-// checkpoints' signatures; cpFile adds checkpoints held outside.
+// checkpoints' signatures, those of other keys (rotated out) are checked
+// with the public key books_keys records and listed as KEY lines; cpFile
+// adds checkpoints held outside.
 func booksVerify(ctx context.Context, bk *books.Books, keyPath, cpFile string, stdout io.Writer) error {
 	var o books.VerifyOptions
 	if signer, err := books.KeySigner(keyPath, false); err == nil {
@@ -152,6 +154,9 @@ func booksVerify(ctx context.Context, bk *books.Books, keyPath, cpFile string, s
 	}
 	for _, f := range rep.Findings {
 		fmt.Fprintf(stdout, "FINDING %s: %s\n", f.Kind, f.Text)
+	}
+	for _, id := range rep.KeysFromDatabase {
+		fmt.Fprintf(stdout, "KEY %s: checked with the public key the database records (books_keys); compare it with the one you hold\n", id)
 	}
 	fmt.Fprintf(stdout, "checked %d numbers in %d series and %d stored files (%d stored before hashes were recorded, not checkable), "+
 		"%d entries in %d chains (%d records from before the chain, %d with erased personal fields) and %d checkpoints: %d findings\n",

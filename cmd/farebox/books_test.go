@@ -132,6 +132,24 @@ func TestBooksCommands(t *testing.T) {
 			if err := json.Unmarshal([]byte(lines[0]), &newest); err != nil || newest["action"] != "invoiced" || newest["object_id"] != item {
 				t.Errorf("audit entry %s: %v", lines[0], err)
 			}
+			// The books key rotated: the grown chain is signed with key B,
+			// and verify with B checks A's checkpoint with the public key
+			// books_keys recorded for A, and says so.
+			keyA := cp["key_id"].(string)
+			e.Must(201, apitest.Req{Method: "POST", Path: "/v6/ticketing/orders.json", Key: e.LiveKey,
+				Body: map[string]any{"product_ids": []string{prods[0].ID}}}).JSON(t, &o)
+			e.Clock.Advance(time.Second)
+			e.Must(200, apitest.Req{Method: "POST", Path: "/v5/ticketing/billable_collection/" + coll + "/billable_items.json", Key: e.LiveKey,
+				Body: map[string]any{"billable_item_ids": []string{o.Coupons[0].BillableItemID}}})
+			env["FAREBOX_BOOKS_KEY"] = filepath.Join(t.TempDir(), "books-b.pem")
+			var cpB map[string]any
+			if err := json.Unmarshal([]byte(cli(t, env, "books", "checkpoint")), &cpB); err != nil || cpB["key_id"] == keyA || cpB["counter"] != 1.0 {
+				t.Fatalf("checkpoint with the new key: %v %v", cpB, err)
+			}
+			if out := cli(t, env, "books", "verify", "--checkpoints", file); !strings.HasPrefix(out, "KEY "+keyA+": checked with the public key the database records") ||
+				!strings.HasSuffix(out, "and 2 checkpoints: 0 findings\n") {
+				t.Errorf("verify after the rotation: %s", out)
+			}
 			if _, err := s.DB().Exec(`UPDATE invoice_counters SET last_value = last_value + 1`); err != nil {
 				t.Fatal(err)
 			}

@@ -16,7 +16,9 @@ import (
 // inside it, the service starts on it and issues a ticket, the token is
 // backed up and restored, an inspection key is rotated and a leaked one
 // revoked (the ticket re-signed, the feed entry, the key destroyed in the
-// token). A failing command fails the test with its file:line.
+// token), and the books key rotated (checkpoints of the old and the new
+// key verify clean, the old one named as a key the database records). A
+// failing command fails the test with its file:line.
 func TestKeyCeremony(t *testing.T) {
 	testtool.FullSuiteOnly(t, testtool.Guides)
 	for _, tool := range []string{"bash", "curl", "jq", "openssl", "softhsm2-util", "shred", "tar"} {

@@ -36,13 +36,9 @@ func TestApplePassKeyInToken(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	ref := tk.URI(tokentest.Unique("apple-pass"))
-	s, err := keyref.Import(ref, c.Key)
-	if err != nil {
-		t.Fatal(err)
-	}
-	if !s.Public().(*rsa.PublicKey).Equal(c.Certificate.PublicKey) {
-		t.Fatal("the token's public key is not the certificate's")
+	ref := tk.Import(t, "apple-pass", c.Key)
+	if !c.Key.Public().(*rsa.PublicKey).Equal(c.Certificate.PublicKey) {
+		t.Fatal("the imported key is not the certificate's")
 	}
 	dir := t.TempDir()
 	write := func(name string, der []byte) string {

@@ -1,12 +1,8 @@
 package httpapi_test
 
 import (
-	"archive/zip"
 	"bytes"
-	"crypto/sha1"
-	"encoding/hex"
 	"encoding/json"
-	"io"
 	"strings"
 	"sync"
 	"testing"
@@ -134,59 +130,17 @@ func ticketPayload(t *testing.T, ticket map[string]any) []byte {
 	return p
 }
 
-// unzipPass reads a .pkpass the way Wallet does: root files only, no
-// duplicates, readable CRCs.
+// unzipPass reads a .pkpass the way Wallet does (testtool.Pkpass).
 func unzipPass(t *testing.T, data []byte) map[string][]byte {
 	t.Helper()
-	zr, err := zip.NewReader(bytes.NewReader(data), int64(len(data)))
-	if err != nil {
-		t.Fatalf("pkpass is not a zip: %v", err)
-	}
-	files := map[string][]byte{}
-	for _, f := range zr.File {
-		if strings.HasPrefix(f.Name, "/") || strings.Contains(f.Name, "..") || strings.HasSuffix(f.Name, "/") {
-			t.Errorf("unsafe or folder entry %q", f.Name)
-		}
-		if _, dup := files[f.Name]; dup {
-			t.Errorf("duplicate entry %q", f.Name)
-		}
-		rc, err := f.Open()
-		if err != nil {
-			t.Fatal(err)
-		}
-		b, err := io.ReadAll(rc) // checks the CRC at EOF
-		rc.Close()
-		if err != nil {
-			t.Fatalf("%s: %v", f.Name, err)
-		}
-		files[f.Name] = b
-	}
-	return files
+	return testtool.Pkpass(t, data)
 }
 
 // checkManifest compares manifest.json with the files, both ways.
 func checkManifest(t *testing.T, files map[string][]byte) {
 	t.Helper()
-	var manifest map[string]string
-	if err := json.Unmarshal(files["manifest.json"], &manifest); err != nil {
-		t.Fatalf("manifest.json: %v", err)
-	}
-	for name, b := range files {
-		if name == "manifest.json" || name == "signature" {
-			if _, listed := manifest[name]; listed {
-				t.Errorf("manifest lists %s", name)
-			}
-			continue
-		}
-		sum := sha1.Sum(b)
-		if manifest[name] != hex.EncodeToString(sum[:]) {
-			t.Errorf("manifest hash of %s: %q, file hashes to %x", name, manifest[name], sum)
-		}
-	}
-	for name := range manifest {
-		if _, ok := files[name]; !ok {
-			t.Errorf("manifest lists missing file %s", name)
-		}
+	if err := testtool.PkpassManifest(files); err != nil {
+		t.Error(err)
 	}
 }
 

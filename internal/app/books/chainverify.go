@@ -2,6 +2,7 @@ package books
 
 import (
 	"context"
+	"crypto/ed25519"
 	"crypto/sha256"
 	"encoding/hex"
 	"fmt"
@@ -37,6 +38,10 @@ func (b *Books) verifyChains(ctx context.Context, q Queries, o VerifyOptions, re
 	if err != nil {
 		return err
 	}
+	pubs, err := b.checkpointKeys(ctx, q, o, cps, rep)
+	if err != nil {
+		return err
+	}
 	chains := map[chainKey]*invoicing.ChainHead{}
 	for i := range heads {
 		chains[chainKey{heads[i].AccountID, heads[i].Environment}] = &heads[i]
@@ -62,7 +67,7 @@ func (b *Books) verifyChains(ctx context.Context, q Queries, o VerifyOptions, re
 		}
 		w.checkHead(*chains[k], rep)
 		for _, c := range cps[k] {
-			w.checkCheckpoint(c, o, rep)
+			w.checkCheckpoint(c, pubs[c.KeyID], rep)
 		}
 	}
 	links.check(rep)
@@ -303,14 +308,16 @@ func (w *chainWalk) checkHead(h invoicing.ChainHead, rep *Report) {
 	}
 }
 
-// checkCheckpoint checks a checkpoint's signature and that the chain
-// still holds its size and head.
-func (w *chainWalk) checkCheckpoint(c invoicing.Checkpoint, o VerifyOptions, rep *Report) {
+// checkCheckpoint checks a checkpoint's signature with pub, the public
+// key of its key id (nil: none known), and that the chain still holds
+// its size and head.
+func (w *chainWalk) checkCheckpoint(c invoicing.Checkpoint, pub ed25519.PublicKey, rep *Report) {
 	rep.Checkpoints++
 	switch {
-	case o.Key == nil || c.KeyID != KeyID(o.Key):
-		rep.add("checkpoint_unknown_key", "checkpoint #%d of chain %s is signed by books key %s, not the one given", c.Counter, w.key, c.KeyID)
-	case !checkSignature(c, o.Key):
+	case pub == nil:
+		rep.add("checkpoint_unknown_key", "checkpoint #%d of chain %s is signed by books key %s, which neither the books key given nor books_keys holds",
+			c.Counter, w.key, c.KeyID)
+	case !checkSignature(c, pub):
 		rep.add("checkpoint_bad_signature", "checkpoint #%d of chain %s: the signature does not verify (forged or changed)", c.Counter, w.key)
 	}
 	switch {

@@ -2,7 +2,6 @@ package books
 
 import (
 	"crypto/ed25519"
-	"encoding/base64"
 	"encoding/json"
 	"errors"
 	"fmt"
@@ -86,8 +85,8 @@ func VerifyExport(x Export) Report {
 	var rep Report
 	keys := map[string]ed25519.PublicKey{}
 	for _, k := range x.Keys {
-		pub, err := base64.StdEncoding.DecodeString(k.PublicKey)
-		if err != nil || len(pub) != ed25519.PublicKeySize || KeyID(pub) != k.KeyID {
+		pub, ok := recordedKey(k.KeyID, k.PublicKey)
+		if !ok {
 			rep.add("key_mismatch", "books key %s: its public key is not the key that id names", k.KeyID)
 			continue
 		}

@@ -16,7 +16,7 @@ type Finding struct {
 	// (docs/books.md): entry_missing, chain_broken, entry_changed,
 	// record_missing, record_changed, salt_missing, record_not_chained,
 	// head_mismatch, chain_truncated, checkpoint_mismatch,
-	// checkpoint_bad_signature, checkpoint_unknown_key, checkpoint_missing,
+	// checkpoint_bad_signature, checkpoint_unknown_key, key_mismatch, checkpoint_missing,
 	// checkpoint_conflict, cancellation_mismatch.
 	Kind string
 	Text string
@@ -31,13 +31,17 @@ type Report struct {
 	// (checked by their commitment); Checkpoints: checkpoints checked.
 	Chains, Entries, BeforeChain, Erased, Checkpoints int
 	// Proofs: the proofs of an export checked (VerifyExport).
-	Proofs   int
-	Findings []Finding
+	Proofs int
+	// KeysFromDatabase: the books keys (ids) whose checkpoints were
+	// checked with the public key books_keys records, not with the one
+	// given (keys rotated out; an insider could have added one).
+	KeysFromDatabase []string
+	Findings         []Finding
 }
 
-// VerifyOptions: Key is the books key's public key (nil: checkpoints are
-// not checked against a signature, each is a checkpoint_unknown_key
-// finding); Checkpoints are checkpoints held outside the database
+// VerifyOptions: Key is the books key's public key, held outside the
+// database (nil: none given); a checkpoint of another key is checked with
+// the public key books_keys recorded for its key id. Checkpoints are checkpoints held outside the database
 // (farebox books verify --checkpoints FILE), checked with the stored ones.
 type VerifyOptions struct {
 	Key         ed25519.PublicKey

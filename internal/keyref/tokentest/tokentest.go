@@ -5,6 +5,7 @@
 package tokentest
 
 import (
+	"crypto"
 	"crypto/rand"
 	"encoding/hex"
 	"fmt"
@@ -13,6 +14,8 @@ import (
 	"path/filepath"
 	"sync"
 	"testing"
+
+	"github.com/farebox/farebox/internal/keyref"
 )
 
 // Module is where Debian's softhsm2 installs its PKCS#11 module.
@@ -99,4 +102,20 @@ func Unique(prefix string) string {
 	b := make([]byte, 6)
 	rand.Read(b)
 	return prefix + "-" + hex.EncodeToString(b)
+}
+
+// Import imports key into the token under a fresh label (Unique(prefix))
+// and returns its URI; it fails the test unless the token then exports
+// key's public key.
+func (tk Token) Import(t testing.TB, prefix string, key crypto.Signer) string {
+	t.Helper()
+	ref := tk.URI(Unique(prefix))
+	s, err := keyref.Import(ref, key)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if pub, ok := s.Public().(interface{ Equal(crypto.PublicKey) bool }); !ok || !pub.Equal(key.Public()) {
+		t.Fatalf("the token's public key %T is not the imported key's", s.Public())
+	}
+	return ref
 }
