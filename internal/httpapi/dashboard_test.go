@@ -167,6 +167,10 @@ func TestDashboard(t *testing.T) {
 				t.Errorf("%s lacks %s", path, want)
 			}
 		}
+		// Created: relative to now in a <time>, the absolute time its title (issue 34).
+		if p := v.must(200, "GET", "/dashboard/live/customers", nil); !regexp.MustCompile(`<time datetime="[0-9T:-]+Z" title="[^"]+">just now</time>`).MatchString(p.Body) {
+			t.Errorf("customers: no relative time:\n%.3000s", p.Body)
+		}
 		for _, path := range []string{"/dashboard/test/coupons", "/dashboard/test/subscriptions", "/dashboard/test/invoices", "/dashboard/test/customers"} {
 			if p := v.must(200, "GET", path, nil); strings.Contains(p.Body, d.liveCoupon) || strings.Contains(p.Body, d.invoiceNumber) || strings.Contains(p.Body, "Bahn Partner GmbH") {
 				t.Errorf("%s shows live records", path)
