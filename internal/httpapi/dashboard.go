@@ -15,6 +15,7 @@ import (
 	"github.com/farebox/farebox/internal/app"
 	billingapp "github.com/farebox/farebox/internal/app/billing"
 	"github.com/farebox/farebox/internal/app/invoices"
+	"github.com/farebox/farebox/internal/app/products"
 	"github.com/farebox/farebox/internal/app/webusers"
 	"github.com/farebox/farebox/internal/apperr"
 	"github.com/farebox/farebox/internal/clock"
@@ -365,7 +366,10 @@ func (s *Server) dashUsageCSV(w http.ResponseWriter, r *http.Request) error {
 type cell struct {
 	Text, Href string
 	// At is a moment written relative to now (ago), shown instead of Text.
-	At    template.HTML
+	At template.HTML
+	// Sub is the record's id under its name, small (a name first, the id
+	// still there to copy).
+	Sub   string
 	Mono  bool
 	Links []cell // several links in one cell (an invoice's files)
 }
@@ -440,6 +444,19 @@ func (s *Server) createdCell(l string, v string) cell {
 	return cell{At: s.ago(l, t)}
 }
 
+// productName is the product's ticket name, its id when the catalog no
+// longer has it.
+func (s *Server) productName(id string) string {
+	if id == "" {
+		return "—"
+	}
+	p, err := s.Products.Product(id)
+	if err != nil {
+		return id
+	}
+	return products.ProductView(p).LocalTicketName
+}
+
 func orDash(s *string) string {
 	if s == nil {
 		return "—"
@@ -507,7 +524,7 @@ func (s *Server) dashTickets(w http.ResponseWriter, r *http.Request) error {
 func (s *Server) dashSubscriptions(w http.ResponseWriter, r *http.Request) error {
 	l := lang(r)
 	st := r.URL.Query().Get("state")
-	v := listView{Columns: []string{"dash.col.subscription", "dash.col.active", "dash.col.cycle", "dash.col.ordered", "dash.col.ends"},
+	v := listView{Columns: []string{"dash.col.subscription", "dash.col.product", "dash.col.active", "dash.col.cycle", "dash.col.ordered", "dash.col.ends"},
 		States: []string{"", "active", "cancelled", "ended", "restored"}, State: st}
 	list, err := s.app.Subscriptions(r.Context(), dashPrincipal(r), app.SubscriptionsRequest{ListRequest: listRequest(r), State: st})
 	return dashList(s, w, r, "subscriptions", v, list, err, func(x app.SubscriptionJSON) ([]cell, string) {
@@ -522,7 +539,8 @@ func (s *Server) dashSubscriptions(w http.ResponseWriter, r *http.Request) error
 		if x.EndsAt != nil {
 			ends = s.ts(l, time.Time(*x.EndsAt))
 		}
-		return []cell{{Text: x.ID, Mono: true}, {Text: yesNo(l, x.Active)}, {Text: cycle}, {Text: ordered}, {Text: ends}}, x.ID
+		return []cell{{Text: x.ID, Mono: true}, {Text: s.productName(x.CurrentSubscriptionCycle.ProductID)}, {Text: yesNo(l, x.Active)},
+			{Text: cycle}, {Text: ordered}, {Text: ends}}, x.ID
 	})
 }
 
@@ -551,7 +569,12 @@ func (s *Server) dashCustomers(w http.ResponseWriter, r *http.Request) error {
 	v := listView{Columns: []string{"dash.col.customer", "dash.col.address", "dash.col.einvoicing", "dash.col.created"}}
 	list, err := s.Invoices.Customers(r.Context(), dashPrincipal(r), listRequest(r))
 	return dashList(s, w, r, "customers", v, list, err, func(c invoices.CustomerJSON) ([]cell, string) {
-		return []cell{{Text: c.ID, Mono: true}, {Text: strings.Join(c.AddressLines, ", ")}, {Text: yesNo(l, c.ElectronicInvoicing != nil)},
+		// The customer by name (the address's first line), its id below.
+		name, rest := "—", c.AddressLines
+		if len(rest) > 0 {
+			name, rest = rest[0], rest[1:]
+		}
+		return []cell{{Text: name, Sub: c.ID}, {Text: strings.Join(rest, ", ")}, {Text: yesNo(l, c.ElectronicInvoicing != nil)},
 			s.createdCell(l, c.CreatedAt)}, c.ID
 	})
 }

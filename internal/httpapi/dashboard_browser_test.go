@@ -75,7 +75,8 @@ func TestDashboardInChromium(t *testing.T) {
 	want := []string{"dash-signin", "dash-invite", "dash-usage-test", "dash-usage-live", "dash-orders-search",
 		"dash-csrf-refused", "dash-key-created", "dash-signin-failed", "dash-usage-de", "dash-usage-1280-de",
 		"dash-webhooks-error", "dash-webhooks-created", "dash-webhook-attempts", "dash-webhook-redelivered", "dash-webhooks-de", "dash-webhook-de",
-		"dash-users-removed"}
+		"dash-users-removed", "dash-orders-1280-de", "dash-subscriptions-1280-de", "dash-customers-1280-de", "dash-keys-1280-de",
+		"dash-users-1280-de", "dash-webhooks-1280-de", "dash-webhook-1280-de"}
 	for _, env := range []string{"test", "live"} {
 		for _, s := range []string{"orders", "coupons", "tickets", "subscriptions", "invoices", "customers", "keys", "webhooks", "users"} {
 			want = append(want, "dash-"+s+"-"+env)
