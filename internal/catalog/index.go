@@ -176,5 +176,9 @@ func (ix *Index) Products(areas []*AreaEntry, now time.Time, granted func(produc
 	return out
 }
 
+// Local returns the local areas (all but the national one), in the
+// catalog's order.
+func (ix *Index) Local() []*AreaEntry { return ix.local }
+
 // National returns the national area, if the catalog has one.
 func (ix *Index) National() *AreaEntry { return ix.national }

@@ -1,6 +1,7 @@
 package httpapi
 
 import (
+	"html/template"
 	"net/http"
 	"strconv"
 	"time"
@@ -16,8 +17,9 @@ type deliveriesView struct {
 }
 
 type deliveryRow struct {
-	When, Recipient, Status, Attempt, Reply string
-	Bad                                     bool // failed: shown as an error
+	When                              template.HTML // relative to now (ago)
+	Recipient, Status, Attempt, Reply string
+	Bad                               bool // failed: shown as an error
 }
 
 // deliveriesPage shows the delivery log of the path's document with p's
@@ -30,13 +32,13 @@ func (s *Server) deliveriesPage(w http.ResponseWriter, r *http.Request, status i
 	}
 	v := deliveriesView{InvoiceID: id}
 	for _, d := range log.Data {
-		row := deliveryRow{When: s.ts(l, time.Time(d.Created)), Recipient: d.Recipient, Status: d.Status, Attempt: "—", Reply: "—",
+		row := deliveryRow{When: s.ago(l, time.Time(d.Created)), Recipient: d.Recipient, Status: d.Status, Attempt: "—", Reply: "—",
 			Bad: d.Status == "failed"}
 		if len(d.Attempts) == 0 {
 			v.Rows = append(v.Rows, row)
 		}
 		for _, a := range d.Attempts {
-			row.When, row.Status, row.Attempt, row.Reply = s.ts(l, time.Time(a.At)), a.Outcome, strconv.Itoa(a.Attempt), a.Reply
+			row.When, row.Status, row.Attempt, row.Reply = s.ago(l, time.Time(a.At)), a.Outcome, strconv.Itoa(a.Attempt), a.Reply
 			row.Bad = a.Outcome == "failed"
 			v.Rows = append(v.Rows, row)
 		}

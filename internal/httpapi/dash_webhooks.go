@@ -1,6 +1,7 @@
 package httpapi
 
 import (
+	"html/template"
 	"net/http"
 	"slices"
 	"strconv"
@@ -22,16 +23,17 @@ import (
 
 // hookRow is one endpoint as the list shows it.
 type hookRow struct {
-	ID, URL, Description, Status, DisabledReason, FailingSince string
-	Events                                                     []string
-	Enabled                                                    bool
+	ID, URL, Description, Status, DisabledReason string
+	FailingSince                                 template.HTML // relative to now (ago), or —
+	Events                                       []string
+	Enabled                                      bool
 }
 
 func (s *Server) hookRowOf(l string, e webhooks.EndpointJSON) hookRow {
 	h := hookRow{ID: e.ID, URL: e.URL, Description: e.Description, Events: e.EnabledEvents, Enabled: e.Status == "enabled",
 		Status: web.T(l, "dash.hook.status."+e.Status), DisabledReason: orDash(e.DisabledReason), FailingSince: "—"}
 	if e.FailingSince != nil {
-		h.FailingSince = s.ts(l, time.Time(*e.FailingSince))
+		h.FailingSince = s.ago(l, time.Time(*e.FailingSince))
 	}
 	return h
 }
@@ -159,8 +161,9 @@ func (s *Server) dashDeleteWebhook(w http.ResponseWriter, r *http.Request) error
 // attemptRow is one delivery attempt as the endpoint's page shows it;
 // Redeliver is set on the newest row of each event on the page.
 type attemptRow struct {
-	When, EventID, EventType, Attempt, Status, Latency, Excerpt, Error, Next string
-	Succeeded, Redeliver                                                     bool
+	When                                                               template.HTML // relative to now (ago)
+	EventID, EventType, Attempt, Status, Latency, Excerpt, Error, Next string
+	Succeeded, Redeliver                                               bool
 }
 
 type hookView struct {
@@ -191,7 +194,7 @@ func (s *Server) hookPage(w http.ResponseWriter, r *http.Request, status int, p 
 	var seen []string
 	last := ""
 	for _, a := range log.Data {
-		row := attemptRow{When: s.ts(l, time.Time(a.Created)), EventID: a.EventID, EventType: a.EventType, Attempt: strconv.Itoa(a.Attempt),
+		row := attemptRow{When: s.ago(l, time.Time(a.Created)), EventID: a.EventID, EventType: a.EventType, Attempt: strconv.Itoa(a.Attempt),
 			Status: "—", Latency: strconv.FormatInt(a.LatencyMS, 10) + " ms", Excerpt: a.ResponseExcerpt, Error: orDash(a.Error), Next: "—",
 			Succeeded: a.Succeeded, Redeliver: !slices.Contains(seen, a.EventID)}
 		if a.Redelivery {

@@ -15,6 +15,7 @@ import (
 	"github.com/farebox/farebox/internal/app"
 	billingapp "github.com/farebox/farebox/internal/app/billing"
 	"github.com/farebox/farebox/internal/app/invoices"
+	"github.com/farebox/farebox/internal/app/products"
 	"github.com/farebox/farebox/internal/app/webusers"
 	"github.com/farebox/farebox/internal/apperr"
 	"github.com/farebox/farebox/internal/clock"
@@ -196,6 +197,8 @@ type usageView struct {
 	Chart      chart
 	GroupLinks []groupLink
 	CSV        string
+	// Start is the getting-started path (dash_start.go), nil once done.
+	Start *startView
 }
 
 // The charts' geometry in SVG units: the two widths, the bars' height and
@@ -307,13 +310,17 @@ func (s *Server) dashUsage(w http.ResponseWriter, r *http.Request) error {
 	if err != nil {
 		return err
 	}
+	start, err := s.startPath(r)
+	if err != nil {
+		return err
+	}
 	l := lang(r)
 	group := r.URL.Query().Get("group")
 	if !slices.Contains(rep.Groups, group) {
 		group = "" // an unknown group: all requests
 	}
 	base := "/dashboard/" + string(p.Environment) + "/usage?"
-	v := usageView{UsageReport: rep, Chart: usageChart(rep, group, l),
+	v := usageView{UsageReport: rep, Chart: usageChart(rep, group, l), Start: start,
 		CSV: "/dashboard/" + string(p.Environment) + "/usage.csv?" + url.Values{"from": {from}, "to": {to}}.Encode()}
 	for _, g := range append([]string{""}, rep.Groups...) {
 		q := url.Values{"from": {from}, "to": {to}}
@@ -358,8 +365,13 @@ func (s *Server) dashUsageCSV(w http.ResponseWriter, r *http.Request) error {
 // search box and the link to the next page.
 type cell struct {
 	Text, Href string
-	Mono       bool
-	Links      []cell // several links in one cell (an invoice's files)
+	// At is a moment written relative to now (ago), shown instead of Text.
+	At template.HTML
+	// Sub is the record's id under its name, small (a name first, the id
+	// still there to copy).
+	Sub   string
+	Mono  bool
+	Links []cell // several links in one cell (an invoice's files)
 }
 
 type listView struct {
@@ -417,13 +429,32 @@ func (s *Server) ts(l string, t time.Time) string {
 	return web.When(l, t.In(s.app.Loc))
 }
 
-// tsString writes an RFC 3339 timestamp as ts does.
-func (s *Server) tsString(l string, v string) string {
+// ago writes t relative to the service clock's now ("3 minutes ago"),
+// the absolute time (in the calendar zone) as the <time> element's title.
+func (s *Server) ago(l string, t time.Time) template.HTML {
+	return web.Ago(l, t.In(s.app.Loc), s.app.Now())
+}
+
+// createdCell is an RFC 3339 timestamp's cell, relative to now (ago).
+func (s *Server) createdCell(l string, v string) cell {
 	t, err := clock.ParseTimestamp(v)
 	if err != nil {
-		return v
+		return cell{Text: v}
 	}
-	return s.ts(l, t)
+	return cell{At: s.ago(l, t)}
+}
+
+// productName is the product's ticket name, its id when the catalog no
+// longer has it.
+func (s *Server) productName(id string) string {
+	if id == "" {
+		return "—"
+	}
+	p, err := s.Products.Product(id)
+	if err != nil {
+		return id
+	}
+	return products.ProductView(p).LocalTicketName
 }
 
 func orDash(s *string) string {
@@ -450,12 +481,13 @@ func (s *Server) dashOrders(w http.ResponseWriter, r *http.Request) error {
 		Search: "reference", SearchLabel: "dash.search.reference", Query: ref}
 	list, err := s.app.Orders(r.Context(), dashPrincipal(r), req)
 	return dashList(s, w, r, "orders", v, list, err, func(o app.OrderJSON) ([]cell, string) {
+		// The products by name, as the traveller sees them.
 		products := make([]string, len(o.Coupons))
 		for i, c := range o.Coupons {
-			products[i] = c.ProductID()
+			products[i] = c.ProductName()
 		}
 		return []cell{{Text: o.OrderID, Mono: true}, {Text: orDash(o.OptionalOrderReference)},
-			{Text: strconv.Itoa(len(o.Coupons))}, {Text: strings.Join(products, ", "), Mono: true}}, o.OrderID
+			{Text: strconv.Itoa(len(o.Coupons))}, {Text: strings.Join(products, ", ")}}, o.OrderID
 	})
 }
 
@@ -492,7 +524,7 @@ func (s *Server) dashTickets(w http.ResponseWriter, r *http.Request) error {
 func (s *Server) dashSubscriptions(w http.ResponseWriter, r *http.Request) error {
 	l := lang(r)
 	st := r.URL.Query().Get("state")
-	v := listView{Columns: []string{"dash.col.subscription", "dash.col.active", "dash.col.cycle", "dash.col.ordered", "dash.col.ends"},
+	v := listView{Columns: []string{"dash.col.subscription", "dash.col.product", "dash.col.active", "dash.col.cycle", "dash.col.ordered", "dash.col.ends"},
 		States: []string{"", "active", "cancelled", "ended", "restored"}, State: st}
 	list, err := s.app.Subscriptions(r.Context(), dashPrincipal(r), app.SubscriptionsRequest{ListRequest: listRequest(r), State: st})
 	return dashList(s, w, r, "subscriptions", v, list, err, func(x app.SubscriptionJSON) ([]cell, string) {
@@ -507,7 +539,8 @@ func (s *Server) dashSubscriptions(w http.ResponseWriter, r *http.Request) error
 		if x.EndsAt != nil {
 			ends = s.ts(l, time.Time(*x.EndsAt))
 		}
-		return []cell{{Text: x.ID, Mono: true}, {Text: yesNo(l, x.Active)}, {Text: cycle}, {Text: ordered}, {Text: ends}}, x.ID
+		return []cell{{Text: x.ID, Mono: true}, {Text: s.productName(x.CurrentSubscriptionCycle.ProductID)}, {Text: yesNo(l, x.Active)},
+			{Text: cycle}, {Text: ordered}, {Text: ends}}, x.ID
 	})
 }
 
@@ -536,8 +569,13 @@ func (s *Server) dashCustomers(w http.ResponseWriter, r *http.Request) error {
 	v := listView{Columns: []string{"dash.col.customer", "dash.col.address", "dash.col.einvoicing", "dash.col.created"}}
 	list, err := s.Invoices.Customers(r.Context(), dashPrincipal(r), listRequest(r))
 	return dashList(s, w, r, "customers", v, list, err, func(c invoices.CustomerJSON) ([]cell, string) {
-		return []cell{{Text: c.ID, Mono: true}, {Text: strings.Join(c.AddressLines, ", ")}, {Text: yesNo(l, c.ElectronicInvoicing != nil)},
-			{Text: s.tsString(l, c.CreatedAt)}}, c.ID
+		// The customer by name (the address's first line), its id below.
+		name, rest := "—", c.AddressLines
+		if len(rest) > 0 {
+			name, rest = rest[0], rest[1:]
+		}
+		return []cell{{Text: name, Sub: c.ID}, {Text: strings.Join(rest, ", ")}, {Text: yesNo(l, c.ElectronicInvoicing != nil)},
+			s.createdCell(l, c.CreatedAt)}, c.ID
 	})
 }
 

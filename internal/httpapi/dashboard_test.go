@@ -167,6 +167,19 @@ func TestDashboard(t *testing.T) {
 				t.Errorf("%s lacks %s", path, want)
 			}
 		}
+		// Names, not ids (issue 34): a subscription's product, a customer
+		// by name with its id below.
+		if p := v.must(200, "GET", "/dashboard/live/subscriptions", nil); !regexp.MustCompile(`data-label="Product">[^<—]+</td>`).MatchString(p.Body) ||
+			strings.Contains(p.Body, "farebox-product-") {
+			t.Errorf("subscriptions: no product name:\n%.3000s", p.Body)
+		}
+		if p := v.must(200, "GET", "/dashboard/live/customers", nil); !regexp.MustCompile(`data-label="Customer">Bahn Partner GmbH<br><span class="small mono">farebox-customer-`).MatchString(p.Body) {
+			t.Errorf("customers: not by name:\n%.3000s", p.Body)
+		}
+		// Created: relative to now in a <time>, the absolute time its title (issue 34).
+		if p := v.must(200, "GET", "/dashboard/live/customers", nil); !regexp.MustCompile(`<time datetime="[0-9T:-]+Z" title="[^"]+">just now</time>`).MatchString(p.Body) {
+			t.Errorf("customers: no relative time:\n%.3000s", p.Body)
+		}
 		for _, path := range []string{"/dashboard/test/coupons", "/dashboard/test/subscriptions", "/dashboard/test/invoices", "/dashboard/test/customers"} {
 			if p := v.must(200, "GET", path, nil); strings.Contains(p.Body, d.liveCoupon) || strings.Contains(p.Body, d.invoiceNumber) || strings.Contains(p.Body, "Bahn Partner GmbH") {
 				t.Errorf("%s shows live records", path)

@@ -139,6 +139,7 @@ func (s *Server) render(w http.ResponseWriter, r *http.Request, status int, name
 	p.Lang = lang(r)
 	p.Title = web.T(p.Lang, titleKey)
 	p.CSRF = s.csrfToken(w, r)
+	p.Now = s.app.Now()
 	if op := state(r).operator; op != nil {
 		p.Operator = op.Subject
 	}

@@ -113,6 +113,9 @@ type Page struct {
 	Path, Query string
 	Switch      bool
 	Data        any
+	// Now is the service clock's time of the request: relative times
+	// (ago) count from it.
+	Now time.Time
 }
 
 // DashboardSections are the partner dashboard's pages below
@@ -155,6 +158,9 @@ var funcs = template.FuncMap{
 	// when writes a time (in its own zone, which app chose) in the page's
 	// language, with the zone's abbreviation.
 	"when": When,
+	// ago writes a time relative to the page's Now in a <time> element
+	// with the absolute time as its title.
+	"ago": Ago,
 	"day": func(lang string, t time.Time) string {
 		if lang == "de" {
 			return t.Format("02.01.2006")

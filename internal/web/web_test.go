@@ -208,3 +208,42 @@ func TestNumberAndShortDay(t *testing.T) {
 		t.Error("ShortDay")
 	}
 }
+
+// TestAgo: relative times in both languages, singular and plural, the
+// edges (a skewed clock a little ahead, a month back, far ahead, zero),
+// always with the absolute time as title and RFC 3339 datetime.
+func TestAgo(t *testing.T) {
+	loc := time.FixedZone("CET", 3600)
+	now := time.Date(2026, 11, 29, 9, 0, 0, 0, loc)
+	at := func(d time.Duration) time.Time { return now.Add(-d) }
+	for _, c := range []struct {
+		lang string
+		t    time.Time
+		want string
+	}{
+		{"en", at(0), ">just now<"},
+		{"en", at(-30 * time.Second), ">just now<"},
+		{"de", at(59 * time.Second), ">gerade eben<"},
+		{"en", at(time.Minute), ">1 minute ago<"},
+		{"en", at(3 * time.Minute), ">3 minutes ago<"},
+		{"de", at(3 * time.Minute), ">vor 3 Minuten<"},
+		{"de", at(time.Minute + 59*time.Second), ">vor 1 Minute<"},
+		{"en", at(59 * time.Minute), ">59 minutes ago<"},
+		{"en", at(time.Hour), ">1 hour ago<"},
+		{"de", at(23 * time.Hour), ">vor 23 Stunden<"},
+		{"en", at(24 * time.Hour), ">1 day ago<"},
+		{"de", at(30 * 24 * time.Hour), ">vor 30 Tagen<"},
+		{"en", at(31 * 24 * time.Hour), ">29 Oct 2026 09:00 CET<"},
+		{"de", at(-2 * time.Minute), ">29.11.2026 09:02 CET<"},
+		{"en", time.Date(1, 1, 1, 0, 0, 0, 0, time.UTC).Add(time.Nanosecond), ">1 Jan 0001 00:00 UTC<"},
+		{"en", time.Time{}, "—"},
+	} {
+		got := string(Ago(c.lang, c.t, now))
+		if !strings.Contains(got, c.want) {
+			t.Errorf("Ago(%s, %v) = %s, want %s", c.lang, c.t, got, c.want)
+		}
+		if !c.t.IsZero() && (!strings.HasPrefix(got, `<time datetime="`+c.t.UTC().Format(time.RFC3339)+`" title="`+When(c.lang, c.t)+`">`) || !strings.HasSuffix(got, "</time>")) {
+			t.Errorf("Ago(%s, %v) = %s: not a <time> with the absolute title", c.lang, c.t, got)
+		}
+	}
+}

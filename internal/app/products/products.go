@@ -200,6 +200,23 @@ func (s *Service) search(ctx context.Context, p account.Principal, areas []*cata
 	return s.Catalog().Products(areas, s.Clock.Now(), func(id string) bool { return g[id] }), nil
 }
 
+// FirstProduct is the first product the caller can order, as a search
+// lists it (the first local area's own products, its cheapest single
+// ticket first, then the national ones; the national area alone when the
+// catalog has no local one): the dashboard's example order. ok is false
+// when nothing is on sale to the caller.
+func (s *Service) FirstProduct(ctx context.Context, p account.Principal) (first *catalog.Product, ok bool, err error) {
+	areas := s.Catalog().Local()
+	if n := s.Catalog().National(); len(areas) == 0 && n != nil {
+		areas = []*catalog.AreaEntry{n}
+	}
+	ps, err := s.search(ctx, p, areas)
+	if err != nil || len(ps) == 0 {
+		return nil, false, err
+	}
+	return ps[0], true, nil
+}
+
 // Product returns a product by id (no key needed: the SDKs fetch it).
 func (s *Service) Product(id string) (*catalog.Product, error) {
 	p, ok := s.Catalog().Product(id)

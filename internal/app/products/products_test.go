@@ -221,6 +221,14 @@ func TestSearchAndGrants(t *testing.T) {
 		if g, err := s.Read().Grants(ctx, granted.AccountID); err != nil || !g[job] || len(g) != 1 {
 			t.Errorf("stored grants %v, %v", g, err)
 		}
+		// The dashboard's example order: the first local area's cheapest
+		// single ticket, never a restricted product of another account.
+		for _, pr := range []account.Principal{granted, other} {
+			first, ok, err := svc.FirstProduct(ctx, pr)
+			if err != nil || !ok || first.Restricted || first.TicketType != catalog.TicketSingle || first.ID != svc.Catalog().Local()[0].Products[0].ID {
+				t.Errorf("FirstProduct(%s) = %+v, %v, %v", pr.AccountID, first, ok, err)
+			}
+		}
 		if ps, err := svc.SearchByCoordinates(ctx, granted, 48.8566, 2.3522); err != nil || ps == nil || len(ps) != 0 {
 			t.Errorf("Paris: %v, %v", ps, err)
 		}

@@ -131,6 +131,11 @@ run(async (browser) => {
     return { cls: svg.getAttribute("class"), width: svg.getBoundingClientRect().width, tickPx: tick.getBoundingClientRect().height,
       ticks: [...svg.querySelectorAll("text.tick[text-anchor=end][dominant-baseline]")].map((t) => t.textContent) };
   });
+  // The lists with names and relative times at 1280 px (issue 34).
+  for (const [env, s] of [["live", "orders"], ["live", "subscriptions"], ["live", "customers"], ["test", "keys"], ["test", "users"], ["test", "webhooks"]]) {
+    await check(page, `dash-${s}-1280-de`, await go(page, `${cfg.base}/dashboard/${env}/${s}`));
+  }
+  await check(page, "dash-webhook-1280-de", await go(page, cfg.base + "/dashboard/test/webhooks/" + cfg.hook));
   await page.setViewport({ width: 360, height: 740, deviceScaleFactor: 2, isMobile: true, hasTouch: true });
   await check(page, "dash-webhooks-de", await go(page, cfg.base + "/dashboard/test/webhooks"));
   await check(page, "dash-webhook-de", await go(page, cfg.base + "/dashboard/test/webhooks/" + cfg.hook));
