@@ -19,6 +19,7 @@ func engineEnv(t *testing.T, engine store.Engine, kv ...string) (env map[string]
 	t.Helper()
 	opts := storetest.Options(t, engine)
 	dataDir = t.TempDir()
+	seedDevKeys(t, dataDir)
 	env = map[string]string{"FAREBOX_DATA_DIR": dataDir}
 	for i := 0; i+1 < len(kv); i += 2 {
 		env[kv[i]] = kv[i+1]

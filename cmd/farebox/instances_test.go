@@ -89,6 +89,7 @@ func pgEnv(t *testing.T) (map[string]string, *store.Store) {
 	env := map[string]string{"FAREBOX_LOG_FORMAT": "json", "FAREBOX_RATE_LIMIT": "0",
 		"FAREBOX_CAPABILITY_RATE_LIMIT": "0", "FAREBOX_CLIENT_RATE_LIMIT": "0",
 		"FAREBOX_DATABASE_URL": opts.URL + "&search_path=" + opts.Schema, "FAREBOX_DATA_DIR": t.TempDir()}
+	seedDevKeys(t, env["FAREBOX_DATA_DIR"])
 	cli(t, env, "migrate")
 	s, err := store.Open(context.Background(), opts)
 	if err != nil {
@@ -103,6 +104,7 @@ func pgEnv(t *testing.T) (map[string]string, *store.Store) {
 func sqliteEnv(t *testing.T, extra map[string]string) map[string]string {
 	t.Helper()
 	env := map[string]string{"FAREBOX_DATA_DIR": storetest.Options(t, store.SQLite).DataDir}
+	seedDevKeys(t, env["FAREBOX_DATA_DIR"])
 	for k, v := range extra {
 		env[k] = v
 	}

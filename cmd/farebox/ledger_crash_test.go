@@ -48,6 +48,7 @@ const ledgerWindowRows = 200
 // The restarted process then serves more load and stops gracefully:
 // every request it acknowledged is in the ledger exactly once.
 func TestKillLosesAtMostTheLedgerWindow(t *testing.T) {
+	t.Parallel()
 	testtool.FullSuiteOnly(t, testtool.Crash)
 	for _, engine := range []store.Engine{store.SQLite, store.Postgres} {
 		t.Run(string(engine), func(t *testing.T) { killLedgerWindow(t, engine) })

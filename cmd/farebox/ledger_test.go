@@ -17,6 +17,7 @@ import (
 // ledger once. The next start logs that window as the last committed
 // position, and the metrics counted its rows.
 func TestShutdownCommitsTheDeferredLedger(t *testing.T) {
+	t.Parallel()
 	storetest.ForEachEngineOptions(t, func(t *testing.T, engine store.Engine) {
 		opts := storetest.Options(t, engine)
 		env := map[string]string{"FAREBOX_DATA_DIR": t.TempDir(), "FAREBOX_LOG_FORMAT": "json",

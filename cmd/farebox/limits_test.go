@@ -15,6 +15,7 @@ import (
 
 	"github.com/farebox/farebox/internal/ratelimit/ratelimittest"
 	"github.com/farebox/farebox/internal/ratelimit/redislimit"
+	"github.com/farebox/farebox/internal/testtool"
 )
 
 // redisEnv adds the shared limits on the tests' Redis, under a prefix of
@@ -47,6 +48,8 @@ func redisEnv(t *testing.T, env map[string]string, redisURL string) map[string]s
 // on both, and the lock is still there for an instance started after both
 // stopped.
 func TestLimitsAcrossInstances(t *testing.T) {
+	t.Parallel()
+	testtool.FullSuiteOnly(t, testtool.Load)
 	env, _ := pgEnv(t)
 	const rate, burst = 20, 20
 	env["FAREBOX_RATE_LIMIT"], env["FAREBOX_RATE_BURST"] = "20", "20"
@@ -143,6 +146,8 @@ func signIn(t *testing.T, v *http.Client, base, tok, email string) (int, http.He
 // it goes on serving with a warning in the log and the metric down, never
 // a 5xx, and shares again once Redis is back.
 func TestLimitsWhenRedisIsDown(t *testing.T) {
+	t.Parallel()
+	testtool.FullSuiteOnly(t, testtool.Load)
 	proxy := ratelimittest.NewProxy(t, strings.SplitN(ratelimittest.RedisURL(), "/", 4)[2])
 	proxy.Cut()
 	env := sqliteEnv(t, map[string]string{"FAREBOX_LOG_FORMAT": "json", "FAREBOX_RATE_LIMIT": "1000", "FAREBOX_RATE_BURST": "1000"})

@@ -28,6 +28,7 @@ func tokenStoreURI(tk tokentest.Token) string {
 // token's public key. The token, not the database, holds the keys, so one
 // engine (SQLite) is enough.
 func TestServeKeysInToken(t *testing.T) {
+	testtool.FullSuiteOnly(t, testtool.Binary)
 	tk := tokentest.New(t)
 	booksRef := tk.URI(tokentest.Unique("books"))
 	if _, err := keyref.Generate(booksRef, "ed25519"); err != nil {
@@ -104,6 +105,7 @@ func serveExit(t *testing.T, env map[string]string) string {
 // PIN never shows in the log. Each case starts a fresh process, so the
 // token really is asked (a process logs in to a token once).
 func TestServeRefusesMissingOrLockedToken(t *testing.T) {
+	testtool.FullSuiteOnly(t, testtool.Binary)
 	tk := tokentest.New(t)
 	booksRef := tk.URI(tokentest.Unique("books"))
 	if _, err := keyref.Generate(booksRef, "ed25519"); err != nil {

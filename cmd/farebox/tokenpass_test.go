@@ -23,6 +23,7 @@ import (
 // up to the root; the manifest's hashes match the files. The token, not
 // the database, holds the key, so one engine (SQLite) is enough.
 func TestServeApplePassKeyInToken(t *testing.T) {
+	testtool.FullSuiteOnly(t, testtool.Binary)
 	tk := tokentest.New(t)
 	c, err := apple.GenerateDevelopment("pass.com.example.tickets", "ABCDE12345", time.Now())
 	if err != nil {

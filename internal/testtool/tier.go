@@ -34,9 +34,12 @@ const (
 	Soak = "soak-shaped test (hundreds of runs, heap watched)"
 	// Property: a long randomized property test.
 	Property = "long property test"
-	// Validator: runs an outside validator that starts a Java VM per
-	// document (PDFBox Preflight), seconds each.
-	Validator = "outside validator (a Java VM per document)"
+	// Validator: runs an outside validator in a Java VM or Node.js
+	// (PDFBox Preflight per document, Spectral, the TypeScript client
+	// generator and compiler), seconds of CPU each.
+	Validator = "outside validator (a Java VM or Node.js per run)"
+	// Binary: builds the farebox binary and runs it as a child process.
+	Binary = "builds the farebox binary and runs it as a child process"
 	// Guides: runs every shell guide of docs/ against a built farebox
 	// binary on both engines.
 	Guides = "runs the docs/ guides against a built binary"
