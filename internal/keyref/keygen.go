@@ -62,11 +62,16 @@ func (t *token) refuseExisting(sh pkcs11.SessionHandle, u URI) error {
 // dsa-2048 (224-bit q; the domain parameters are made outside the token,
 // they are public).
 func Generate(ref, kind string) (crypto.Signer, error) {
+	return makeKey(ref, func(u URI) error { return generate(u, kind) })
+}
+
+// makeKey parses ref, makes its key in the token with make and opens it.
+func makeKey(ref string, make func(URI) error) (crypto.Signer, error) {
 	u, err := ParseURI(ref)
 	if err != nil {
 		return nil, fmt.Errorf("%s: %w", redact(ref), err)
 	}
-	if err := generate(u, kind); err != nil {
+	if err := make(u); err != nil {
 		return nil, fmt.Errorf("%s: %w", u, err)
 	}
 	return Token(ref)
@@ -122,14 +127,7 @@ func generate(u URI, kind string) error {
 // key registered with the UIC, a VDV key with its certificate) moves into a
 // token. Delete the file afterwards.
 func Import(ref string, key any) (crypto.Signer, error) {
-	u, err := ParseURI(ref)
-	if err != nil {
-		return nil, fmt.Errorf("%s: %w", redact(ref), err)
-	}
-	if err := importKey(u, key); err != nil {
-		return nil, fmt.Errorf("%s: %w", u, err)
-	}
-	return Token(ref)
+	return makeKey(ref, func(u URI) error { return importKey(u, key) })
 }
 
 func importKey(u URI, key any) error {
