@@ -103,6 +103,17 @@ func generate(u URI, kind string) error {
 	default:
 		return fmt.Errorf("unknown key kind %q: ed25519, ec-p256, rsa-1024, rsa-2048, rsa-3072, dsa-1024 or dsa-2048", kind)
 	}
+	return newKeyIn(u, func(t *token, sh pkcs11.SessionHandle) error {
+		if _, _, err := t.ctx.GenerateKeyPair(sh, []*pkcs11.Mechanism{pkcs11.NewMechanism(mech, nil)}, pub, privateAttrs(u)); err != nil {
+			return fmt.Errorf("token %q: C_GenerateKeyPair (%s): %w", t.name, kind, err)
+		}
+		return nil
+	})
+}
+
+// newKeyIn runs create in a session of u's token once it holds no private
+// key of u yet (refuseExisting).
+func newKeyIn(u URI, create func(t *token, sh pkcs11.SessionHandle) error) error {
 	t, err := findToken(u)
 	if err != nil {
 		return err
@@ -115,10 +126,7 @@ func generate(u URI, kind string) error {
 	if err := t.refuseExisting(sh, u); err != nil {
 		return err
 	}
-	if _, _, err := t.ctx.GenerateKeyPair(sh, []*pkcs11.Mechanism{pkcs11.NewMechanism(mech, nil)}, pub, privateAttrs(u)); err != nil {
-		return fmt.Errorf("token %q: C_GenerateKeyPair (%s): %w", t.name, kind, err)
-	}
-	return nil
+	return create(t, sh)
 }
 
 // Import stores key (Ed25519, ECDSA P-256, RSA or DSA) in the token ref
@@ -135,25 +143,15 @@ func importKey(u URI, key any) error {
 	if err != nil {
 		return err
 	}
-	t, err := findToken(u)
-	if err != nil {
-		return err
-	}
-	sh, err := t.get()
-	if err != nil {
-		return err
-	}
-	defer t.put(sh)
-	if err := t.refuseExisting(sh, u); err != nil {
-		return err
-	}
-	if _, err := t.ctx.CreateObject(sh, append(privateAttrs(u), priv...)); err != nil {
-		return fmt.Errorf("token %q: C_CreateObject (private key): %w", t.name, err)
-	}
-	if _, err := t.ctx.CreateObject(sh, append(publicAttrs(u), pub...)); err != nil {
-		return fmt.Errorf("token %q: C_CreateObject (public key): %w", t.name, err)
-	}
-	return nil
+	return newKeyIn(u, func(t *token, sh pkcs11.SessionHandle) error {
+		if _, err := t.ctx.CreateObject(sh, append(privateAttrs(u), priv...)); err != nil {
+			return fmt.Errorf("token %q: C_CreateObject (private key): %w", t.name, err)
+		}
+		if _, err := t.ctx.CreateObject(sh, append(publicAttrs(u), pub...)); err != nil {
+			return fmt.Errorf("token %q: C_CreateObject (public key): %w", t.name, err)
+		}
+		return nil
+	})
 }
 
 func attr(t uint, v any) *pkcs11.Attribute { return pkcs11.NewAttribute(t, v) }
