@@ -26,7 +26,8 @@ func booksCmd(ctx context.Context, args []string, getenv func(string) string, st
   farebox books verify [--checkpoints FILE]
                                        check the number series, the stored files, every chain of the books, its records and
                                        checkpoints (the stored ones and those in FILE: lines of farebox books checkpoints,
-                                       pages of GET /v1/books/checkpoints.json)
+                                       pages of GET /v1/books/checkpoints.json); a KEY line names each books key known only
+                                       from the database (books_keys): compare it with the public key you hold
   farebox books verify --offline --checkpoints FILE
                                        without the database: check FILE's checkpoints against the keys in it and the proofs
                                        in it (GET /v1/books/proofs/inclusion.json, …/consistency.json) against its checkpoints
