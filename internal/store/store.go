@@ -266,7 +266,7 @@ func (s *Store) prepareHot(ctx context.Context) error {
 // Read returns a Q on the reader pool for read-only use cases.
 // Once a write under the context committed (TrackCommits), its statements
 // are no longer cancelled by the context's end.
-func (s *Store) Read() Q { return Q{db: readDB{s.r}, engine: s.engine} }
+func (s *Store) Read() Q { return Q{db: ctxDB{s.r, settledCtx}, engine: s.engine} }
 
 // Write runs fn in a write transaction and commits it. Serialization
 // failures, deadlocks and SQLITE_BUSY are retried with jittered backoff; fn
