@@ -230,6 +230,16 @@ func (q Q) AfterCommit(f func()) {
 	*q.after = append(*q.after, f)
 }
 
+// affected runs a write and returns how many rows it changed; the error is
+// the driver's (callers map it).
+func (q Q) affected(ctx context.Context, query string, args ...any) (int64, error) {
+	res, err := q.db.ExecContext(ctx, query, args...)
+	if err != nil {
+		return 0, err
+	}
+	return res.RowsAffected()
+}
+
 // execPrepared runs a hot statement. On SQLite, where modernc parses every
 // statement it is given, the statements listed in hotStatements are
 // prepared once on the writer and reused through the transaction;
