@@ -3,8 +3,6 @@ package main
 import (
 	"context"
 	"database/sql"
-	"io"
-	"net"
 	"net/url"
 	"strings"
 	"sync"
@@ -16,95 +14,6 @@ import (
 	"github.com/farebox/farebox/internal/store/storetest"
 	"github.com/farebox/farebox/internal/testtool"
 )
-
-// tcpProxy forwards loopback connections to a target; cut drops every
-// connection and refuses new ones (the database is gone), restore listens
-// again on the same port (it is back).
-type tcpProxy struct {
-	target string
-	addr   string
-	mu     sync.Mutex
-	ln     net.Listener
-	conns  map[net.Conn]bool
-}
-
-func newProxy(t *testing.T, target string) *tcpProxy {
-	t.Helper()
-	p := &tcpProxy{target: target, conns: map[net.Conn]bool{}}
-	ln, err := net.Listen("tcp", "127.0.0.1:0")
-	if err != nil {
-		t.Fatal(err)
-	}
-	p.addr = ln.Addr().String()
-	p.serve(ln)
-	t.Cleanup(p.cut)
-	return p
-}
-
-func (p *tcpProxy) serve(ln net.Listener) {
-	p.mu.Lock()
-	p.ln = ln
-	p.mu.Unlock()
-	go func() {
-		for {
-			c, err := ln.Accept()
-			if err != nil {
-				return
-			}
-			go p.pipe(c)
-		}
-	}()
-}
-
-func (p *tcpProxy) pipe(c net.Conn) {
-	up, err := net.Dial("tcp", p.target)
-	if err != nil {
-		c.Close()
-		return
-	}
-	p.mu.Lock()
-	if p.ln == nil { // cut meanwhile
-		p.mu.Unlock()
-		c.Close()
-		up.Close()
-		return
-	}
-	p.conns[c], p.conns[up] = true, true
-	p.mu.Unlock()
-	go func() { _, _ = io.Copy(up, c); up.Close(); c.Close() }()
-	_, _ = io.Copy(c, up)
-	c.Close()
-	up.Close()
-}
-
-// cut closes the listener and every open connection.
-func (p *tcpProxy) cut() {
-	p.mu.Lock()
-	defer p.mu.Unlock()
-	if p.ln != nil {
-		p.ln.Close()
-		p.ln = nil
-	}
-	for c := range p.conns {
-		c.Close()
-	}
-	p.conns = map[net.Conn]bool{}
-}
-
-// restore listens on the proxy's address again.
-func (p *tcpProxy) restore(t *testing.T) {
-	t.Helper()
-	var ln net.Listener
-	var err error
-	for i := 0; i < 50; i++ {
-		if ln, err = net.Listen("tcp", p.addr); err == nil {
-			p.serve(ln)
-			return
-		}
-		time.Sleep(100 * time.Millisecond)
-	}
-	t.Fatalf("proxy: listen again on %s: %v", p.addr, err)
-}
 
 // TestDatabaseOutageUnderLoad puts a TCP proxy between farebox serve and
 // PostgreSQL, cuts it while partners keep ordering, and restores it. During
@@ -119,9 +28,9 @@ func TestDatabaseOutageUnderLoad(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	proxy := newProxy(t, u.Host)
+	proxy := testtool.NewProxy(t, u.Host)
 	pu := *u
-	pu.Host = proxy.addr
+	pu.Host = proxy.Addr
 	q := pu.Query()
 	for k, v := range env {
 		if k == "FAREBOX_DATABASE_URL" {
@@ -176,7 +85,7 @@ func TestDatabaseOutageUnderLoad(t *testing.T) {
 	})
 	ready := func() int { return call(in.url(), "GET", "/readyz", "", nil, nil).status }
 	waitFor(t, 10*time.Second, "orders before the outage", func() bool { mu.Lock(); defer mu.Unlock(); return len(acked) >= 20 })
-	proxy.cut()
+	proxy.Cut()
 	waitFor(t, 10*time.Second, "/readyz 503 during the outage", func() bool { return ready() == 503 })
 	r := call(in.url(), "GET", "/readyz", "", nil, nil)
 	if r.m()["code"] != "database_unavailable" {
@@ -186,7 +95,7 @@ func TestDatabaseOutageUnderLoad(t *testing.T) {
 		t.Errorf("healthz during the outage: %d (the process is alive)", s)
 	}
 	time.Sleep(2 * time.Second)
-	proxy.restore(t)
+	proxy.Restore(t)
 	waitFor(t, 20*time.Second, "/readyz 200 after the outage", func() bool { return ready() == 200 })
 	mu.Lock()
 	n := len(acked)

@@ -148,7 +148,7 @@ func signIn(t *testing.T, v *http.Client, base, tok, email string) (int, http.He
 func TestLimitsWhenRedisIsDown(t *testing.T) {
 	t.Parallel()
 	testtool.FullSuiteOnly(t, testtool.Load)
-	proxy := ratelimittest.NewProxy(t, strings.SplitN(ratelimittest.RedisURL(), "/", 4)[2])
+	proxy := testtool.NewProxy(t, strings.SplitN(ratelimittest.RedisURL(), "/", 4)[2])
 	proxy.Cut()
 	env := sqliteEnv(t, map[string]string{"FAREBOX_LOG_FORMAT": "json", "FAREBOX_RATE_LIMIT": "1000", "FAREBOX_RATE_BURST": "1000"})
 	env = redisEnv(t, env, "redis://"+proxy.Addr+"/0")
@@ -168,13 +168,13 @@ func TestLimitsWhenRedisIsDown(t *testing.T) {
 	if v := in.metric(t, up); v != 0 {
 		t.Errorf("%s = %v with Redis down", up, v)
 	}
-	proxy.Restore()
+	proxy.Restore(t)
 	waitFor(t, 10*time.Second, "Redis to be used once it answers", func() bool { return in.metric(t, up) == 1 })
 	before := in.metric(t, local)
 	proxy.Cut()
 	waitFor(t, 10*time.Second, "the cut to be noticed", func() bool { return in.metric(t, up) == 0 })
 	waitFor(t, 10*time.Second, "local decisions after the cut", func() bool { return in.metric(t, local) > before })
-	proxy.Restore()
+	proxy.Restore(t)
 	waitFor(t, 10*time.Second, "recovery", func() bool { return in.metric(t, up) == 1 })
 	stop()
 	mu.Lock()

@@ -46,14 +46,8 @@ func TestOrderList(t *testing.T) {
 			}
 		}
 		all := append(testtool.ByNewest(late), testtool.ByNewest(early)...)
-		list := func(req app.OrdersRequest) app.ListJSON[app.OrderJSON] {
-			t.Helper()
-			l, err := b.app.Orders(b.ctx, p, req)
-			if err != nil {
-				t.Fatal(err)
-			}
-			return l
-		}
+		call := func(req app.OrdersRequest) (app.ListJSON[app.OrderJSON], error) { return b.app.Orders(b.ctx, p, req) }
+		list := testtool.MustList(t, call)
 		id := func(o app.OrderJSON) string { return o.OrderID }
 		testtool.WalkList(t, "all", all, id, func(after, before string) app.ListJSON[app.OrderJSON] {
 			return list(app.OrdersRequest{ListRequest: app.ListRequest{Limit: "4", StartingAfter: after, EndingBefore: before}})
@@ -111,7 +105,7 @@ func TestOrderList(t *testing.T) {
 			}
 		}
 		page := func(r app.ListRequest) app.OrdersRequest { return app.OrdersRequest{ListRequest: r} }
-		testtool.CheckBadLists(t, func(r app.OrdersRequest) (app.ListJSON[app.OrderJSON], error) { return b.app.Orders(b.ctx, p, r) },
+		testtool.CheckBadLists(t, call,
 			[]testtool.ListCase[app.OrdersRequest]{
 				{Req: page(app.ListRequest{StartingAfter: liveOrder.ID}), Field: "starting_after"},
 				{Req: page(app.ListRequest{EndingBefore: otherOrder.ID}), Field: "ending_before"},
@@ -157,14 +151,10 @@ func TestSubscriptionList(t *testing.T) {
 		if ok, err := b.app.CancelSubscription(b.ctx, idempotency.Claim{}, p, subs[1]); err != nil || !ok {
 			t.Fatal(ok, err)
 		}
-		list := func(req app.SubscriptionsRequest) app.ListJSON[app.SubscriptionJSON] {
-			t.Helper()
-			l, err := b.app.Subscriptions(b.ctx, p, req)
-			if err != nil {
-				t.Fatal(err)
-			}
-			return l
+		call := func(req app.SubscriptionsRequest) (app.ListJSON[app.SubscriptionJSON], error) {
+			return b.app.Subscriptions(b.ctx, p, req)
 		}
+		list := testtool.MustList(t, call)
 		id := func(s app.SubscriptionJSON) string { return s.ID }
 		all := append([]string{replacement}, testtool.ByNewest(subs)...)
 		testtool.WalkList(t, "all", all, id, func(after, before string) app.ListJSON[app.SubscriptionJSON] {
@@ -213,9 +203,7 @@ func TestSubscriptionList(t *testing.T) {
 			}
 		}
 		page := func(r app.ListRequest) app.SubscriptionsRequest { return app.SubscriptionsRequest{ListRequest: r} }
-		testtool.CheckBadLists(t, func(r app.SubscriptionsRequest) (app.ListJSON[app.SubscriptionJSON], error) {
-			return b.app.Subscriptions(b.ctx, p, r)
-		}, []testtool.ListCase[app.SubscriptionsRequest]{
+		testtool.CheckBadLists(t, call, []testtool.ListCase[app.SubscriptionsRequest]{
 			{Req: page(app.ListRequest{StartingAfter: liveSub}), Field: "starting_after"},
 			{Req: page(app.ListRequest{EndingBefore: otherSub}), Field: "ending_before"},
 			{Req: page(app.ListRequest{StartingAfter: orders[0].ID}), Field: "starting_after"},
@@ -253,14 +241,10 @@ func TestCouponList(t *testing.T) {
 		if err != nil || len(restored) != 1 {
 			t.Fatalf("restore: %v %+v", err, restored)
 		}
-		list := func(req app.CouponsRequest) app.ListJSON[app.CouponJSON] {
-			t.Helper()
-			l, err := b.app.Coupons(b.ctx, p, req)
-			if err != nil {
-				t.Fatal(err)
-			}
-			return l
+		call := func(req app.CouponsRequest) (app.ListJSON[app.CouponJSON], error) {
+			return b.app.Coupons(b.ctx, p, req)
 		}
+		list := testtool.MustList(t, call)
 		id := func(c app.CouponJSON) string { return c.ID }
 		all := slices.Concat([]string{restored[0].ID}, testtool.ByNewest(late), testtool.ByNewest(early))
 		testtool.WalkList(t, "all", all, id, func(after, before string) app.ListJSON[app.CouponJSON] {
@@ -298,7 +282,7 @@ func TestCouponList(t *testing.T) {
 			}
 		}
 		page := func(r app.ListRequest) app.CouponsRequest { return app.CouponsRequest{ListRequest: r} }
-		testtool.CheckBadLists(t, func(r app.CouponsRequest) (app.ListJSON[app.CouponJSON], error) { return b.app.Coupons(b.ctx, p, r) },
+		testtool.CheckBadLists(t, call,
 			[]testtool.ListCase[app.CouponsRequest]{
 				{Req: page(app.ListRequest{StartingAfter: liveCoupon}), Field: "starting_after"},
 				{Req: page(app.ListRequest{EndingBefore: otherCoupon}), Field: "ending_before"},
@@ -333,14 +317,10 @@ func TestTicketList(t *testing.T) {
 		if b.ticket(t, tickets[0]).Valid {
 			t.Fatal("the restored coupon's ticket is still valid")
 		}
-		list := func(req app.TicketsRequest) app.ListJSON[app.TicketDetails] {
-			t.Helper()
-			l, err := b.app.Tickets(b.ctx, p, req)
-			if err != nil {
-				t.Fatal(err)
-			}
-			return l
+		call := func(req app.TicketsRequest) (app.ListJSON[app.TicketDetails], error) {
+			return b.app.Tickets(b.ctx, p, req)
 		}
+		list := testtool.MustList(t, call)
 		id := func(d app.TicketDetails) string { return d.Ticket.ID }
 		all := append([]string{tickets[2]}, testtool.ByNewest(tickets[:2])...)
 		testtool.WalkList(t, "all", all, id, func(after, before string) app.ListJSON[app.TicketDetails] {
@@ -374,7 +354,7 @@ func TestTicketList(t *testing.T) {
 			}
 		}
 		page := func(r app.ListRequest) app.TicketsRequest { return app.TicketsRequest{ListRequest: r} }
-		testtool.CheckBadLists(t, func(r app.TicketsRequest) (app.ListJSON[app.TicketDetails], error) { return b.app.Tickets(b.ctx, p, r) },
+		testtool.CheckBadLists(t, call,
 			[]testtool.ListCase[app.TicketsRequest]{
 				{Req: page(app.ListRequest{StartingAfter: liveTicket}), Field: "starting_after"},
 				{Req: page(app.ListRequest{EndingBefore: o.Coupons[1].ID}), Field: "ending_before"},

@@ -1,6 +1,7 @@
 package httpapi
 
 import (
+	"context"
 	"net/http"
 	"net/url"
 	"slices"
@@ -24,6 +25,17 @@ func listQuery(op string, r *http.Request, extra ...string) (url.Values, app.Lis
 	}
 	return q, app.ListRequest{Limit: q.Get("limit"), StartingAfter: q.Get("starting_after"), EndingBefore: q.Get("ending_before"),
 		CreatedGTE: q.Get("created[gte]"), CreatedLT: q.Get("created[lt]")}, nil
+}
+
+// writeList answers a list that takes only the common parameters with
+// list's page of the caller's records.
+func writeList[T any](w http.ResponseWriter, r *http.Request, op string, list func(context.Context, app.Principal, app.ListRequest) (T, error)) error {
+	_, lr, err := listQuery(op, r)
+	if err != nil {
+		return err
+	}
+	out, err := list(r.Context(), principalOf(r), lr)
+	return writeResult(w, http.StatusOK, out, err)
 }
 
 // knownQuery is the request's query string, refused (400 naming the
@@ -121,12 +133,7 @@ func (s *Server) getTickets(w http.ResponseWriter, r *http.Request) error {
 // getCustomers lists the caller's customers of its environment, newest
 // first (docs/lists.md).
 func (s *Server) getCustomers(w http.ResponseWriter, r *http.Request) error {
-	_, lr, err := listQuery("httpapi.getCustomers", r)
-	if err != nil {
-		return err
-	}
-	out, err := s.Invoices.Customers(r.Context(), principalOf(r), lr)
-	return writeResult(w, http.StatusOK, out, err)
+	return writeList(w, r, "httpapi.getCustomers", s.Invoices.Customers)
 }
 
 // getInvoices lists the caller's documents of its environment, newest
@@ -156,10 +163,5 @@ func (s *Server) getBillableItems(w http.ResponseWriter, r *http.Request) error 
 // getCollections lists the caller's billable collections of its
 // environment, newest first (docs/lists.md).
 func (s *Server) getCollections(w http.ResponseWriter, r *http.Request) error {
-	_, lr, err := listQuery("httpapi.getCollections", r)
-	if err != nil {
-		return err
-	}
-	out, err := s.Invoices.Collections(r.Context(), principalOf(r), lr)
-	return writeResult(w, http.StatusOK, out, err)
+	return writeList(w, r, "httpapi.getCollections", s.Invoices.Collections)
 }

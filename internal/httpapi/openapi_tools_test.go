@@ -62,20 +62,9 @@ func TestOpenAPIOperationIDs(t *testing.T) {
 	}
 	sort.Strings(lines)
 	got := []byte("# operationId METHOD path\n" + strings.Join(lines, "\n") + "\n")
-	path := filepath.Join("testdata", "operation_ids.golden")
-	if *updateGolden {
-		if err := os.WriteFile(path, got, 0o644); err != nil {
-			t.Fatal(err)
-		}
-		return
-	}
-	want, err := os.ReadFile(path)
-	if err != nil {
-		t.Fatalf("golden file missing (run with -update): %v", err)
-	}
-	if !bytes.Equal(got, want) {
-		t.Errorf("operationIds differ from %s (a renamed id breaks generated clients; review, then -update):\n%s", path, firstDiff(got, want))
-	}
+	// A renamed operationId breaks generated clients.
+	testtool.Golden(t, filepath.Join("testdata", "operation_ids.golden"), got, *updateGolden,
+		"go test ./internal/httpapi -run TestOpenAPIOperationIDs -update")
 }
 
 // openapiTool returns the path of an npm tool of testdata/openapi

@@ -3,13 +3,13 @@ package httpapi_test
 import (
 	"bytes"
 	"fmt"
-	"os"
 	"path/filepath"
 	"strings"
 	"testing"
 	"text/tabwriter"
 
 	"github.com/farebox/farebox/internal/httpapi"
+	"github.com/farebox/farebox/internal/testtool"
 )
 
 // TestRouteGolden: testdata/routes.golden is the route table as the server
@@ -32,19 +32,6 @@ func TestRouteGolden(t *testing.T) {
 		t.Fatal(err)
 	}
 	fmt.Fprintf(&b, "# %d routes\n", len(routes))
-	path := filepath.Join("testdata", "routes.golden")
-	if *updateGolden {
-		if err := os.WriteFile(path, b.Bytes(), 0o644); err != nil {
-			t.Fatal(err)
-		}
-		return
-	}
-	want, err := os.ReadFile(path)
-	if err != nil {
-		t.Fatalf("golden file missing (run with -update): %v", err)
-	}
-	if !bytes.Equal(b.Bytes(), want) {
-		t.Errorf("the route table differs from %s (review, then go test ./internal/httpapi -run TestRouteGolden -update):\n%s",
-			path, firstDiff(b.Bytes(), want))
-	}
+	testtool.Golden(t, filepath.Join("testdata", "routes.golden"), b.Bytes(), *updateGolden,
+		"go test ./internal/httpapi -run TestRouteGolden -update")
 }

@@ -28,12 +28,7 @@ func (s *Server) getTestClock(w http.ResponseWriter, r *http.Request) error {
 }
 
 func (s *Server) getTestClocks(w http.ResponseWriter, r *http.Request) error {
-	_, lr, err := listQuery("httpapi.getTestClocks", r)
-	if err != nil {
-		return err
-	}
-	out, err := s.TestClocks.List(r.Context(), principalOf(r), lr)
-	return writeResult(w, http.StatusOK, out, err)
+	return writeList(w, r, "httpapi.getTestClocks", s.TestClocks.List)
 }
 
 type advanceRequest struct {

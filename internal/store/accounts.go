@@ -100,11 +100,7 @@ func (q Q) keys(ctx context.Context, accountID string, env account.Environment) 
 // RevokeKeysByPrefix revokes the unrevoked keys whose visible prefix starts
 // with prefix and returns how many it revoked.
 func (q Q) RevokeKeysByPrefix(ctx context.Context, prefix string, at time.Time) (int64, error) {
-	res, err := q.db.ExecContext(ctx, `UPDATE api_keys SET revoked_at = $1
+	n, err := q.affected(ctx, `UPDATE api_keys SET revoked_at = $1
 		WHERE revoked_at IS NULL AND substr(prefix, 1, length($2)) = $2`, now(at), prefix)
-	if err != nil {
-		return 0, mapErr(err)
-	}
-	n, err := res.RowsAffected()
 	return n, mapErr(err)
 }

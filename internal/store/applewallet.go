@@ -65,11 +65,7 @@ func (q Q) RegisterAppleDevice(ctx context.Context, device, serial, pushToken st
 // UnregisterAppleDevice removes device's registration for serial; false
 // when there was none.
 func (q Q) UnregisterAppleDevice(ctx context.Context, device, serial string) (bool, error) {
-	res, err := q.db.ExecContext(ctx, `DELETE FROM apple_registrations WHERE device_id = $1 AND serial_number = $2`, device, serial)
-	if err != nil {
-		return false, mapErr(err)
-	}
-	n, err := res.RowsAffected()
+	n, err := q.affected(ctx, `DELETE FROM apple_registrations WHERE device_id = $1 AND serial_number = $2`, device, serial)
 	return n > 0, mapErr(err)
 }
 
@@ -190,11 +186,7 @@ func distinct(m map[string]string) []string {
 // DeleteApplePushToken removes every registration of a push token (APNs
 // answered 410 Unregistered or BadDeviceToken); it returns how many.
 func (q Q) DeleteApplePushToken(ctx context.Context, pushToken string) (int64, error) {
-	res, err := q.db.ExecContext(ctx, `DELETE FROM apple_registrations WHERE push_token = $1`, pushToken)
-	if err != nil {
-		return 0, mapErr(err)
-	}
-	n, err := res.RowsAffected()
+	n, err := q.affected(ctx, `DELETE FROM apple_registrations WHERE push_token = $1`, pushToken)
 	return n, mapErr(err)
 }
 

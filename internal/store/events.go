@@ -255,16 +255,12 @@ func (q Q) EventStreams(ctx context.Context) ([][2]string, error) {
 // old events are a prefix of the primary key: the statement walks it from
 // the oldest and stops at the first recent event.
 func (q Q) PruneEvents(ctx context.Context, accountID string, env account.Environment, cutoff time.Time, limit int) (int64, error) {
-	res, err := q.db.ExecContext(ctx, `DELETE FROM events WHERE account_id = $1 AND environment = $2
+	n, err := q.affected(ctx, `DELETE FROM events WHERE account_id = $1 AND environment = $2
 		AND seq < COALESCE(
 			(SELECT seq FROM events WHERE account_id = $1 AND environment = $2 AND created_at >= $3 ORDER BY seq LIMIT 1),
 			(SELECT MAX(seq) FROM events WHERE account_id = $1 AND environment = $2))
 		AND seq < (SELECT MIN(seq) FROM events WHERE account_id = $1 AND environment = $2) + $4`,
 		accountID, string(env), now(cutoff), limit)
-	if err != nil {
-		return 0, mapErr(err)
-	}
-	n, err := res.RowsAffected()
 	return n, mapErr(err)
 }
 
@@ -286,11 +282,7 @@ func (q Q) EndedSubscriptions(ctx context.Context, clockID string, t time.Time, 
 // MarkSubscriptionEnded records that subscription.ended was written; false
 // when another instance did it first (the caller then writes nothing).
 func (q Q) MarkSubscriptionEnded(ctx context.Context, id string, at time.Time) (bool, error) {
-	res, err := q.db.ExecContext(ctx, `UPDATE subscriptions SET ended_event_at = $1 WHERE id = $2 AND ended_event_at IS NULL`, now(at), id)
-	if err != nil {
-		return false, mapErr(err)
-	}
-	n, err := res.RowsAffected()
+	n, err := q.affected(ctx, `UPDATE subscriptions SET ended_event_at = $1 WHERE id = $2 AND ended_event_at IS NULL`, now(at), id)
 	return n == 1, mapErr(err)
 }
 

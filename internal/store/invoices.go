@@ -155,13 +155,9 @@ func (q Q) MarkCancelled(ctx context.Context, id, by string) error {
 // a trigger refuses every UPDATE and DELETE of a stored file.
 func (q Q) InsertFile(ctx context.Context, invoiceID string, f invoicing.File, at time.Time) (bool, error) {
 	sum := sha256.Sum256(f.Body)
-	res, err := q.db.ExecContext(ctx, `INSERT INTO invoice_files (invoice_id, format, content_type, body, created_at, sha256)
+	n, err := q.affected(ctx, `INSERT INTO invoice_files (invoice_id, format, content_type, body, created_at, sha256)
 		VALUES ($1, $2, $3, $4, $5, $6) ON CONFLICT (invoice_id, format) DO NOTHING`, invoiceID, f.Format, f.ContentType, f.Body, now(at),
 		hex.EncodeToString(sum[:]))
-	if err != nil {
-		return false, mapErr(err)
-	}
-	n, err := res.RowsAffected()
 	return n == 1, mapErr(err)
 }
 

@@ -136,12 +136,8 @@ func (q Q) EraseTicketData(ctx context.Context, ts []ticketing.Ticket) error {
 // EraseExpiredCouponSettings sets the tariff settings of up to limit due
 // coupons (couponsDueSQL) to NULL and says how many.
 func (q Q) EraseExpiredCouponSettings(ctx context.Context, cutoff time.Time, limit int) (int64, error) {
-	res, err := q.db.ExecContext(ctx, `UPDATE coupons SET tariff_settings = NULL WHERE id IN (SELECT c.id `+couponsDueSQL+`
+	n, err := q.affected(ctx, `UPDATE coupons SET tariff_settings = NULL WHERE id IN (SELECT c.id `+couponsDueSQL+`
 		ORDER BY c.created_at LIMIT $2)`, now(cutoff), limit)
-	if err != nil {
-		return 0, mapErr(err)
-	}
-	n, err := res.RowsAffected()
 	return n, mapErr(err)
 }
 
@@ -198,13 +194,9 @@ func (q Q) EraseCustomer(ctx context.Context, id string, at time.Time) error {
 // EraseRestrictedCustomers erases up to limit customers whose restriction
 // ended at or before at and says how many.
 func (q Q) EraseRestrictedCustomers(ctx context.Context, at time.Time, limit int) (int64, error) {
-	res, err := q.db.ExecContext(ctx, `UPDATE customers SET address_lines = $2, electronic_invoicing = NULL, restricted_until = NULL
+	n, err := q.affected(ctx, `UPDATE customers SET address_lines = $2, electronic_invoicing = NULL, restricted_until = NULL
 		WHERE id IN (SELECT id FROM customers WHERE restricted_until IS NOT NULL AND restricted_until <= $1 ORDER BY restricted_until LIMIT $3)`,
 		now(at), erasedAddress, limit)
-	if err != nil {
-		return 0, mapErr(err)
-	}
-	n, err := res.RowsAffected()
 	return n, mapErr(err)
 }
 
@@ -297,12 +289,8 @@ func (q Q) SetEventObject(ctx context.Context, accountID string, env account.Env
 // last run started at or before at-every (or never), and this caller now
 // owns the run; false when another instance ran it within every.
 func (q Q) ClaimRetentionRun(ctx context.Context, at time.Time, every time.Duration) (bool, error) {
-	res, err := q.db.ExecContext(ctx, `UPDATE retention_state SET started_at = $1
+	n, err := q.affected(ctx, `UPDATE retention_state SET started_at = $1
 		WHERE id = 1 AND (started_at IS NULL OR started_at <= $2)`, now(at), now(at.Add(-every)))
-	if err != nil {
-		return false, mapErr(err)
-	}
-	n, err := res.RowsAffected()
 	return n == 1, mapErr(err)
 }
 

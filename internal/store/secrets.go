@@ -10,12 +10,8 @@ import (
 // (another instance generated it first). inserted reports whether this call
 // wrote the row.
 func (q Q) InsertServiceSecret(ctx context.Context, name string, data []byte, at time.Time) (inserted bool, err error) {
-	res, err := q.db.ExecContext(ctx, `INSERT INTO service_secrets (name, data, created_at) VALUES ($1, $2, $3)
+	n, err := q.affected(ctx, `INSERT INTO service_secrets (name, data, created_at) VALUES ($1, $2, $3)
 		ON CONFLICT (name) DO NOTHING`, name, string(data), now(at))
-	if err != nil {
-		return false, mapErr(err)
-	}
-	n, err := res.RowsAffected()
 	return n == 1, mapErr(err)
 }
 

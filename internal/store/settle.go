@@ -32,7 +32,7 @@ import (
 // the server answers neither within CancelGrace is the connection cut,
 // and a write whose commit had been sent is reported as apperr.CodeOutcomeUnknown.
 // A statement inside a transaction is not started once its context has
-// ended, nor is the COMMIT (gatedTx).
+// ended, nor is the COMMIT (ctxDB with gate).
 
 // CancelGrace is how long a write whose request ended waits for the
 // server's answer to the cancel request before it gives the connection up.
@@ -81,31 +81,18 @@ func settledCtx(ctx context.Context) context.Context {
 	return ctx
 }
 
-// readDB is the reader pool whose statements outlive the request's end
-// once the request committed a write (settledCtx).
-type readDB struct{ db *sql.DB }
-
-func (r readDB) PrepareContext(ctx context.Context, q string) (*sql.Stmt, error) {
-	return r.db.PrepareContext(settledCtx(ctx), q)
+// ctxDB runs each statement of db under with(ctx) instead of ctx:
+//   - the reader pool under settledCtx (Read), so that its statements
+//     outlive the request's end once the request committed a write;
+//   - a PostgreSQL write transaction of pgWrite under gate: a statement
+//     whose context has ended is not started (database/sql refuses a done
+//     context before it sends anything); one that starts runs under a
+//     context that does not cancel it, the cancellation being pgWrite's
+//     cancel request.
+type ctxDB struct {
+	db   dbtx
+	with func(context.Context) context.Context
 }
-
-func (r readDB) ExecContext(ctx context.Context, q string, args ...any) (sql.Result, error) {
-	return r.db.ExecContext(settledCtx(ctx), q, args...)
-}
-
-func (r readDB) QueryContext(ctx context.Context, q string, args ...any) (*sql.Rows, error) {
-	return r.db.QueryContext(settledCtx(ctx), q, args...)
-}
-
-func (r readDB) QueryRowContext(ctx context.Context, q string, args ...any) *sql.Row {
-	return r.db.QueryRowContext(settledCtx(ctx), q, args...)
-}
-
-// gatedTx is a PostgreSQL write transaction of pgWrite: a statement whose
-// context has ended is not started (database/sql refuses a done context
-// before it sends anything); one that starts runs under a context that
-// does not cancel it, the cancellation being pgWrite's cancel request.
-type gatedTx struct{ tx *sql.Tx }
 
 func gate(ctx context.Context) context.Context {
 	if ctx.Err() != nil {
@@ -114,20 +101,20 @@ func gate(ctx context.Context) context.Context {
 	return context.WithoutCancel(ctx)
 }
 
-func (g gatedTx) PrepareContext(ctx context.Context, q string) (*sql.Stmt, error) {
-	return g.tx.PrepareContext(gate(ctx), q)
+func (c ctxDB) PrepareContext(ctx context.Context, q string) (*sql.Stmt, error) {
+	return c.db.PrepareContext(c.with(ctx), q)
 }
 
-func (g gatedTx) ExecContext(ctx context.Context, q string, args ...any) (sql.Result, error) {
-	return g.tx.ExecContext(gate(ctx), q, args...)
+func (c ctxDB) ExecContext(ctx context.Context, q string, args ...any) (sql.Result, error) {
+	return c.db.ExecContext(c.with(ctx), q, args...)
 }
 
-func (g gatedTx) QueryContext(ctx context.Context, q string, args ...any) (*sql.Rows, error) {
-	return g.tx.QueryContext(gate(ctx), q, args...)
+func (c ctxDB) QueryContext(ctx context.Context, q string, args ...any) (*sql.Rows, error) {
+	return c.db.QueryContext(c.with(ctx), q, args...)
 }
 
-func (g gatedTx) QueryRowContext(ctx context.Context, q string, args ...any) *sql.Row {
-	return g.tx.QueryRowContext(gate(ctx), q, args...)
+func (c ctxDB) QueryRowContext(ctx context.Context, q string, args ...any) *sql.Row {
+	return c.db.QueryRowContext(c.with(ctx), q, args...)
 }
 
 // pgWrite runs op on one connection of the writer pool. op gets a context
@@ -210,7 +197,7 @@ func isQueryCanceled(err error) bool {
 }
 
 // pgWriteTx is writeOnce on PostgreSQL: fn's transaction on a connection of
-// pgWrite, its statements gated by gatedTx, the COMMIT sent only while ctx
+// pgWrite, its statements gated by ctxDB with gate, the COMMIT sent only while ctx
 // has not ended.
 func (s *Store) pgWriteTx(ctx context.Context, claim idempotency.Claim, fn func(q Q) error) error {
 	var after []func()
@@ -224,7 +211,7 @@ func (s *Store) pgWriteTx(ctx context.Context, claim idempotency.Claim, fn func(
 				_ = tx.Rollback()
 			}
 		}()
-		q := Q{db: gatedTx{tx}, engine: s.engine, tx: tx, s: s, after: &after}
+		q := Q{db: ctxDB{tx, gate}, engine: s.engine, tx: tx, s: s, after: &after}
 		if err = fn(q); err != nil {
 			return err
 		}

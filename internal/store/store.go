@@ -230,6 +230,16 @@ func (q Q) AfterCommit(f func()) {
 	*q.after = append(*q.after, f)
 }
 
+// affected runs a write and returns how many rows it changed; the error is
+// the driver's (callers map it).
+func (q Q) affected(ctx context.Context, query string, args ...any) (int64, error) {
+	res, err := q.db.ExecContext(ctx, query, args...)
+	if err != nil {
+		return 0, err
+	}
+	return res.RowsAffected()
+}
+
 // execPrepared runs a hot statement. On SQLite, where modernc parses every
 // statement it is given, the statements listed in hotStatements are
 // prepared once on the writer and reused through the transaction;
@@ -266,7 +276,7 @@ func (s *Store) prepareHot(ctx context.Context) error {
 // Read returns a Q on the reader pool for read-only use cases.
 // Once a write under the context committed (TrackCommits), its statements
 // are no longer cancelled by the context's end.
-func (s *Store) Read() Q { return Q{db: readDB{s.r}, engine: s.engine} }
+func (s *Store) Read() Q { return Q{db: ctxDB{s.r, settledCtx}, engine: s.engine} }
 
 // Write runs fn in a write transaction and commits it. Serialization
 // failures, deadlocks and SQLITE_BUSY are retried with jittered backoff; fn

@@ -165,13 +165,7 @@ func (s *Store) RollupSegment(ctx context.Context, name string, data []byte) err
 // flush unless d is LedgerFlushed (then the batch commits on the main pool).
 func (s *Store) UsageWriter(d LedgerDurability) usage.Writer {
 	if s.engine == Postgres {
-		exec := s.ledger.exec
-		if d == LedgerFlushed {
-			exec = func(ctx context.Context, sql string, args ...any) error {
-				_, err := s.w.ExecContext(ctx, sql, args...)
-				return err
-			}
-		}
+		exec := s.ledgerExec(d)
 		return func(ctx context.Context, events []usage.Event) error {
 			if len(events) == 0 {
 				return nil
@@ -182,6 +176,19 @@ func (s *Store) UsageWriter(d LedgerDurability) usage.Writer {
 	return func(ctx context.Context, events []usage.Event) error {
 		return s.Write(ctx, func(q Q) error { return q.InsertUsage(ctx, events) })
 	}
+}
+
+// ledgerExec is how PostgreSQL's ledger runs its one statement per batch
+// or window: on the ledger's own connection, whose session does not wait
+// for the WAL flush, or on the main pool when d is LedgerFlushed.
+func (s *Store) ledgerExec(d LedgerDurability) func(ctx context.Context, sql string, args ...any) error {
+	if d == LedgerFlushed {
+		return func(ctx context.Context, sql string, args ...any) error {
+			_, err := s.w.ExecContext(ctx, sql, args...)
+			return err
+		}
+	}
+	return s.ledger.exec
 }
 
 // insertUsagePostgresSQL stores a batch row and appends its counters to

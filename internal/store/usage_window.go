@@ -28,13 +28,7 @@ const insertUsageWindowPostgresSQL = `WITH batch AS (
 // when d is LedgerFlushed), on SQLite one transaction on the writer.
 func (s *Store) WindowWriter(d LedgerDurability) usage.KeyedWriter {
 	if s.engine == Postgres {
-		exec := s.ledger.exec
-		if d == LedgerFlushed {
-			exec = func(ctx context.Context, sql string, args ...any) error {
-				_, err := s.w.ExecContext(ctx, sql, args...)
-				return err
-			}
-		}
+		exec := s.ledgerExec(d)
 		return func(ctx context.Context, key string, events []usage.Event) error {
 			if len(events) == 0 {
 				return nil

@@ -104,11 +104,7 @@ func (q Q) TakeWebSessionFlash(ctx context.Context, idHash string) (string, erro
 // user's address) but keep (an id hash; "" for none), and returns how many
 // it ended.
 func (q Q) DeleteWebSessionsOf(ctx context.Context, kind, subject, keep string) (int64, error) {
-	res, err := q.db.ExecContext(ctx, `DELETE FROM web_sessions WHERE kind = $1 AND subject = $2 AND id_hash <> $3`, kind, subject, keep)
-	if err != nil {
-		return 0, mapErr(err)
-	}
-	n, err := res.RowsAffected()
+	n, err := q.affected(ctx, `DELETE FROM web_sessions WHERE kind = $1 AND subject = $2 AND id_hash <> $3`, kind, subject, keep)
 	return n, mapErr(err)
 }
 

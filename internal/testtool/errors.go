@@ -29,3 +29,11 @@ func WantFields(t testing.TB, e *apperr.Error, fields ...string) {
 		t.Fatalf("details name %v, want %v (%v)", got, fields, e.Details)
 	}
 }
+
+// Code is err's apperr code ("" for nil or an error of another kind).
+func Code(err error) string {
+	if e := apperr.As(err); e != nil {
+		return e.Code
+	}
+	return ""
+}

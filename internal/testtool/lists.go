@@ -77,3 +77,16 @@ func WalkList[T any](t *testing.T, name string, want []string, id func(T) string
 		}
 	}
 }
+
+// MustList is list failing the test on an error, for a test that pages
+// through a list it expects to be answered.
+func MustList[R, T any](t *testing.T, list func(R) (kit.ListJSON[T], error)) func(R) kit.ListJSON[T] {
+	return func(r R) kit.ListJSON[T] {
+		t.Helper()
+		l, err := list(r)
+		if err != nil {
+			t.Fatal(err)
+		}
+		return l
+	}
+}

@@ -287,14 +287,5 @@ func BenchmarkDeferredRecord(b *testing.B) {
 		b.Fatal(err)
 	}
 	defer l.Close()
-	e := ev("bench-request-id-0123456789")
-	b.SetParallelism(32)
-	b.ReportAllocs()
-	b.RunParallel(func(pb *testing.PB) {
-		for pb.Next() {
-			if err := l.Record(context.Background(), e); err != nil {
-				b.Fatal(err)
-			}
-		}
-	})
+	recordInParallel(b, l)
 }

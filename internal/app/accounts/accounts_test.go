@@ -13,14 +13,8 @@ import (
 	"github.com/farebox/farebox/internal/clock/clocktest"
 	"github.com/farebox/farebox/internal/store"
 	"github.com/farebox/farebox/internal/store/storetest"
+	"github.com/farebox/farebox/internal/testtool"
 )
-
-func code(err error) string {
-	if e := apperr.As(err); e != nil {
-		return e.Code
-	}
-	return ""
-}
 
 // TestKeysDirectly drives the use cases on both engines without a server:
 // an account and its keys resolve to their principals (every script in the
@@ -45,10 +39,10 @@ func TestKeysDirectly(t *testing.T) {
 		if err != nil || p.AccountID != k.AccountID || p.AccountName != name || p.Environment != account.Live {
 			t.Fatalf("Authenticate = %+v, %v", p, err)
 		}
-		if _, err := one.CreateAccount(ctx, idempotency.Claim{}, "", account.Live); code(err) != accounts.CodeNameRequired {
+		if _, err := one.CreateAccount(ctx, idempotency.Claim{}, "", account.Live); testtool.Code(err) != accounts.CodeNameRequired {
 			t.Errorf("no name: %v", err)
 		}
-		if _, err := one.Authenticate(ctx, "fbx_live_nope"); code(err) != accounts.CodeInvalidAPIKey {
+		if _, err := one.Authenticate(ctx, "fbx_live_nope"); testtool.Code(err) != accounts.CodeInvalidAPIKey {
 			t.Errorf("malformed key: %v", err)
 		}
 		tk, err := one.CreateKey(ctx, idempotency.Claim{}, k.AccountID, account.Test)
@@ -67,7 +61,7 @@ func TestKeysDirectly(t *testing.T) {
 		if err := one.RevokeDashboardKey(ctx, idempotency.Claim{}, k2.AccountID, account.Test, keys[0].ID); apperr.KindOf(err) != apperr.NotFound {
 			t.Errorf("revoking another account's key: %v", err)
 		}
-		if _, err := one.RevokeKeys(ctx, idempotency.Claim{}, "fbx_live_"); code(err) != accounts.CodeInvalidKeyPrefix {
+		if _, err := one.RevokeKeys(ctx, idempotency.Claim{}, "fbx_live_"); testtool.Code(err) != accounts.CodeInvalidKeyPrefix {
 			t.Errorf("short prefix: %v", err)
 		}
 
@@ -81,7 +75,7 @@ func TestKeysDirectly(t *testing.T) {
 		if err := one.RevokeDashboardKey(ctx, idempotency.Claim{}, k.AccountID, account.Test, keys[0].ID); err != nil {
 			t.Fatal(err)
 		}
-		if _, err := one.Authenticate(ctx, tk.Secret); code(err) != accounts.CodeInvalidAPIKey {
+		if _, err := one.Authenticate(ctx, tk.Secret); testtool.Code(err) != accounts.CodeInvalidAPIKey {
 			t.Errorf("revoking instance still accepts the key: %v", err)
 		}
 		clk.Advance(time.Minute - time.Nanosecond)
@@ -89,7 +83,7 @@ func TestKeysDirectly(t *testing.T) {
 			t.Errorf("within the TTL another instance refuses: %v", err)
 		}
 		clk.Advance(time.Nanosecond)
-		if _, err := other.Authenticate(ctx, tk.Secret); code(err) != accounts.CodeInvalidAPIKey {
+		if _, err := other.Authenticate(ctx, tk.Secret); testtool.Code(err) != accounts.CodeInvalidAPIKey {
 			t.Errorf("after the TTL: %v", err)
 		}
 	})
@@ -144,7 +138,7 @@ func TestRevokeKeysByPrefix(t *testing.T) {
 		if _, err := cached.Authenticate(k.ctx, k.secret["fbx_test_SHARED02a"]); err != nil {
 			t.Fatal(err)
 		}
-		if m, err := k.svc.KeysWithPrefix(k.ctx, "fbx_test_SHARED0", ""); code(err) != accounts.CodeInvalidKeyPrefix {
+		if m, err := k.svc.KeysWithPrefix(k.ctx, "fbx_test_SHARED0", ""); testtool.Code(err) != accounts.CodeInvalidKeyPrefix {
 			t.Errorf("seven characters: %+v, %v", m, err)
 		}
 		m, err := k.svc.KeysWithPrefix(k.ctx, "fbx_test_SHARED01", "")
@@ -179,12 +173,12 @@ func TestRevokeKeysByPrefix(t *testing.T) {
 				by = cached
 			}
 			n, err := by.RevokeKeysOf(k.ctx, idempotency.Claim{}, c.prefix, c.account)
-			if n != c.n || code(err) != c.code {
+			if n != c.n || testtool.Code(err) != c.code {
 				t.Errorf("revoke %s of %q: %d, %v; want %d, %q", c.prefix, c.account, n, err, c.n, c.code)
 			}
 		}
 		for prefix, secret := range k.secret {
-			if _, err := cached.Authenticate(k.ctx, secret); code(err) != accounts.CodeInvalidAPIKey {
+			if _, err := cached.Authenticate(k.ctx, secret); testtool.Code(err) != accounts.CodeInvalidAPIKey {
 				t.Errorf("the revoked key %s: %v", prefix, err)
 			}
 		}

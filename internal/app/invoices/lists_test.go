@@ -25,14 +25,10 @@ func TestCustomerList(t *testing.T) {
 			}
 			ids = append(ids, b.customer(t, p, fmt.Sprintf("Kunde %d GmbH", i)).ID)
 		}
-		list := func(req kit.ListRequest) kit.ListJSON[invoices.CustomerJSON] {
-			t.Helper()
-			l, err := b.inv.Customers(b.ctx, p, req)
-			if err != nil {
-				t.Fatal(err)
-			}
-			return l
+		call := func(req kit.ListRequest) (kit.ListJSON[invoices.CustomerJSON], error) {
+			return b.inv.Customers(b.ctx, p, req)
 		}
+		list := testtool.MustList(t, call)
 		id := func(c invoices.CustomerJSON) string { return c.ID }
 		testtool.WalkList(t, "all", append(testtool.ByNewest(ids[3:]), testtool.ByNewest(ids[:3])...), id, func(after, before string) kit.ListJSON[invoices.CustomerJSON] {
 			return list(kit.ListRequest{Limit: "2", StartingAfter: after, EndingBefore: before})
@@ -63,9 +59,7 @@ func TestCustomerList(t *testing.T) {
 				t.Errorf("%s: %+v %v, want only %s", c.p.AccountID, l, err, c.want)
 			}
 		}
-		testtool.CheckBadLists(t, func(r kit.ListRequest) (kit.ListJSON[invoices.CustomerJSON], error) {
-			return b.inv.Customers(b.ctx, p, r)
-		},
+		testtool.CheckBadLists(t, call,
 			[]testtool.ListCase[kit.ListRequest]{
 				{Req: kit.ListRequest{StartingAfter: liveCustomer}, Field: "starting_after"},
 				{Req: kit.ListRequest{EndingBefore: otherCustomer}, Field: "ending_before"},
@@ -96,14 +90,10 @@ func TestInvoiceList(t *testing.T) {
 			}
 			return out
 		}
-		list := func(req invoices.InvoicesRequest) kit.ListJSON[invoices.InvoiceJSON] {
-			t.Helper()
-			l, err := b.inv.Invoices(b.ctx, p, req)
-			if err != nil {
-				t.Fatal(err)
-			}
-			return l
+		call := func(req invoices.InvoicesRequest) (kit.ListJSON[invoices.InvoiceJSON], error) {
+			return b.inv.Invoices(b.ctx, p, req)
 		}
+		list := testtool.MustList(t, call)
 		id := func(v invoices.InvoiceJSON) string { return v.InvoiceID }
 		all := append(testtool.ByNewest(ids(2, 3)), testtool.ByNewest(ids(0, 1))...)
 		testtool.WalkList(t, "all", all, id, func(after, before string) kit.ListJSON[invoices.InvoiceJSON] {
@@ -146,9 +136,7 @@ func TestInvoiceList(t *testing.T) {
 			t.Errorf("the live invoice's number lists %+v in test", l.Data)
 		}
 		page := func(r kit.ListRequest) invoices.InvoicesRequest { return invoices.InvoicesRequest{ListRequest: r} }
-		testtool.CheckBadLists(t, func(r invoices.InvoicesRequest) (kit.ListJSON[invoices.InvoiceJSON], error) {
-			return b.inv.Invoices(b.ctx, p, r)
-		},
+		testtool.CheckBadLists(t, call,
 			[]testtool.ListCase[invoices.InvoicesRequest]{
 				{Req: page(kit.ListRequest{StartingAfter: liveInvoice.ID}), Field: "starting_after"},
 				{Req: page(kit.ListRequest{EndingBefore: otherInvoice.ID}), Field: "ending_before"},

@@ -16,6 +16,7 @@ import (
 	"github.com/farebox/farebox/internal/clock/clocktest"
 	"github.com/farebox/farebox/internal/store"
 	"github.com/farebox/farebox/internal/store/storetest"
+	"github.com/farebox/farebox/internal/testtool"
 	"github.com/farebox/farebox/internal/ticketing"
 )
 
@@ -60,14 +61,6 @@ func (f *fixture) create(t *testing.T, frozen string) ticketing.TestClock {
 	return c
 }
 
-// code is err's error code ("" for none or a foreign error).
-func code(err error) string {
-	if e := apperr.As(err); e != nil {
-		return e.Code
-	}
-	return ""
-}
-
 // TestClockUseCases drives the use cases directly on both engines: a live
 // key is refused, a clock is created, listed and advanced (its job is
 // enqueued with the span and the workers are woken), a backwards advance
@@ -78,7 +71,7 @@ func TestClockUseCases(t *testing.T) {
 		f := newFixture(t, s)
 		ctx, svc, test, live, other := f.ctx, f.svc, f.test, f.live, f.other
 
-		if _, err := svc.Create(ctx, idempotency.Claim{}, live, testclock.Request{FrozenTime: "2026-07-01T00:00:00Z"}); code(err) != testclock.CodeTestClockLiveMode {
+		if _, err := svc.Create(ctx, idempotency.Claim{}, live, testclock.Request{FrozenTime: "2026-07-01T00:00:00Z"}); testtool.Code(err) != testclock.CodeTestClockLiveMode {
 			t.Fatalf("live key: %v", err)
 		}
 		name := "🚆 שעון"
@@ -97,7 +90,7 @@ func TestClockUseCases(t *testing.T) {
 			t.Fatalf("another account reads the clock: %v", err)
 		}
 
-		if _, err := svc.Advance(ctx, idempotency.Claim{}, test, c.ID, "2026-06-30T00:00:00Z"); code(err) != testclock.CodeInvalidFrozenTime {
+		if _, err := svc.Advance(ctx, idempotency.Claim{}, test, c.ID, "2026-06-30T00:00:00Z"); testtool.Code(err) != testclock.CodeInvalidFrozenTime {
 			t.Fatalf("backwards: %v", err)
 		}
 		a, err := svc.Advance(ctx, idempotency.Claim{}, test, c.ID, "2026-08-01T00:00:00Z")
@@ -111,7 +104,7 @@ func TestClockUseCases(t *testing.T) {
 		if id, from := ticketing.ParseAdvancePayload(js[0].Payload); id != c.ID || !from.Equal(c.FrozenTime) {
 			t.Errorf("payload %q: clock %s from %s", js[0].Payload, id, from)
 		}
-		if _, err := svc.Advance(ctx, idempotency.Claim{}, test, c.ID, "2026-09-01T00:00:00Z"); code(err) != testclock.CodeTestClockAdvancing {
+		if _, err := svc.Advance(ctx, idempotency.Claim{}, test, c.ID, "2026-09-01T00:00:00Z"); testtool.Code(err) != testclock.CodeTestClockAdvancing {
 			t.Fatalf("while advancing: %v", err)
 		}
 		if got, err := svc.Get(ctx, test, c.ID); err != nil || !got.FrozenTime.Equal(a.FrozenTime) {
@@ -273,7 +266,7 @@ func TestAdvanceEdges(t *testing.T) {
 		for _, st := range steps {
 			got, err := f.svc.Advance(f.ctx, idempotency.Claim{}, f.test, c.ID, st.to)
 			if st.want == "" {
-				if code(err) != testclock.CodeInvalidFrozenTime {
+				if testtool.Code(err) != testclock.CodeInvalidFrozenTime {
 					t.Fatalf("advance to %s: %+v, %v", st.to, got, err)
 				}
 				continue
@@ -321,7 +314,7 @@ func TestAdvanceTwins(t *testing.T) {
 			switch {
 			case err == nil:
 				won++
-			case code(err) != testclock.CodeTestClockAdvancing || apperr.KindOf(err) != apperr.Conflict:
+			case testtool.Code(err) != testclock.CodeTestClockAdvancing || apperr.KindOf(err) != apperr.Conflict:
 				t.Errorf("the losing twin: %v", err)
 			}
 		}

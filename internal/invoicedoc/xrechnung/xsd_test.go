@@ -79,20 +79,7 @@ func TestGolden(t *testing.T) {
 	for _, f := range invoicetest.XMLFlows() {
 		u, c := encodeBoth(t, f.Doc)
 		for name, got := range map[string][]byte{f.Name + ".ubl.xml": u, f.Name + ".cii.xml": c} {
-			path := filepath.Join("testdata", name)
-			if *update {
-				if err := os.WriteFile(path, got, 0o644); err != nil {
-					t.Fatal(err)
-				}
-				continue
-			}
-			want, err := os.ReadFile(path)
-			if err != nil {
-				t.Fatalf("%v (run go test -update)", err)
-			}
-			if !bytes.Equal(got, want) {
-				t.Errorf("%s differs from the golden file (run go test -update and review the diff)", name)
-			}
+			testtool.Golden(t, filepath.Join("testdata", name), got, *update, "go test ./internal/invoicedoc/xrechnung -run TestGolden -update")
 		}
 	}
 }

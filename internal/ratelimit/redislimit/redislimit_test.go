@@ -13,6 +13,7 @@ import (
 	"github.com/farebox/farebox/internal/ratelimit"
 	"github.com/farebox/farebox/internal/ratelimit/ratelimittest"
 	"github.com/farebox/farebox/internal/ratelimit/redislimit"
+	"github.com/farebox/farebox/internal/testtool"
 	"github.com/redis/go-redis/v9"
 )
 
@@ -161,7 +162,7 @@ func TestRedisUnreachableMidRun(t *testing.T) {
 	ctx := context.Background()
 	prefix := ratelimittest.Prefix(t)
 	clean(t, prefix)
-	proxy := ratelimittest.NewProxy(t, strings.TrimPrefix(strings.SplitN(ratelimittest.RedisURL(), "/", 4)[2], ""))
+	proxy := testtool.NewProxy(t, strings.TrimPrefix(strings.SplitN(ratelimittest.RedisURL(), "/", 4)[2], ""))
 	var down, up, locals atomic.Int64
 	f := &ratelimit.Fallback{Shared: redislimit.New(pipelined(t, "redis://"+proxy.Addr+"/0"), prefix, secret), Local: &ratelimit.Local{}, Retry: 100 * time.Millisecond,
 		OnChange: func(d bool, err error) {
@@ -196,7 +197,7 @@ func TestRedisUnreachableMidRun(t *testing.T) {
 		t.Errorf("down %d times, %d local answers", down.Load(), locals.Load())
 	}
 	t.Logf("1,000 takes with Redis cut: %v", took)
-	proxy.Restore()
+	proxy.Restore(t)
 	deadline := time.Now().Add(10 * time.Second)
 	for up.Load() == 0 && time.Now().Before(deadline) {
 		f.Take(ctx, "key:other", l, now)

@@ -143,11 +143,12 @@ func (s *Server) HasClass(id string) bool {
 // Objects is how many objects exist.
 func (s *Server) Objects() int { s.mu.Lock(); defer s.mu.Unlock(); return len(s.objects) }
 
-// googleError writes Google's error JSON.
-func googleError(w http.ResponseWriter, code int, status, msg string) {
+// googleError writes Google's error JSON and returns its code.
+func googleError(w http.ResponseWriter, code int, status, msg string) int {
 	w.Header().Set("Content-Type", "application/json; charset=UTF-8")
 	w.WriteHeader(code)
 	_ = json.NewEncoder(w).Encode(map[string]any{"error": map[string]any{"code": code, "message": msg, "status": status}})
+	return code
 }
 
 // oauthError writes an OAuth2 error answer (RFC 6749 5.2).
@@ -214,17 +215,14 @@ func (s *Server) serveAuthed(w http.ResponseWriter, r *http.Request, h func(w ht
 	}
 	s.mu.Unlock()
 	if !ok || !known || !s.now().Before(exp) {
-		googleError(w, http.StatusUnauthorized, "UNAUTHENTICATED", "Request had invalid authentication credentials.")
-		return http.StatusUnauthorized
+		return googleError(w, http.StatusUnauthorized, "UNAUTHENTICATED", "Request had invalid authentication credentials.")
 	}
 	if fail {
-		googleError(w, http.StatusServiceUnavailable, "UNAVAILABLE", "The service is currently unavailable.")
-		return http.StatusServiceUnavailable
+		return googleError(w, http.StatusServiceUnavailable, "UNAVAILABLE", "The service is currently unavailable.")
 	}
 	body, err := io.ReadAll(io.LimitReader(r.Body, maxRequest))
 	if err != nil {
-		googleError(w, http.StatusBadRequest, "INVALID_ARGUMENT", "unreadable body")
-		return http.StatusBadRequest
+		return googleError(w, http.StatusBadRequest, "INVALID_ARGUMENT", "unreadable body")
 	}
 	return h(w, r, body)
 }
@@ -238,59 +236,56 @@ func writeJSON(w http.ResponseWriter, v any) int {
 var states = map[string]bool{"ACTIVE": true, "COMPLETED": true, "EXPIRED": true, "INACTIVE": true,
 	"active": true, "completed": true, "expired": true, "inactive": true}
 
-func (s *Server) insertClass(w http.ResponseWriter, r *http.Request, body []byte) int {
-	var c map[string]any
-	if err := json.Unmarshal(body, &c); err != nil {
-		googleError(w, 400, "INVALID_ARGUMENT", "Invalid JSON payload received.")
-		return 400
+// decodeResource reads a class or object (or a patch of one) as Google
+// does: a JSON object whose required fields are non-empty strings. A
+// refusal is written to w and its code returned; 0 means none.
+func decodeResource(w http.ResponseWriter, body []byte, required ...string) (map[string]any, int) {
+	var m map[string]any
+	if err := json.Unmarshal(body, &m); err != nil {
+		return nil, googleError(w, 400, "INVALID_ARGUMENT", "Invalid JSON payload received.")
 	}
-	id, _ := c["id"].(string)
-	for _, f := range []string{"id", "issuerName", "reviewStatus", "transitType"} {
-		if v, _ := c[f].(string); v == "" {
-			googleError(w, 400, "INVALID_ARGUMENT", "Missing required field: "+f)
-			return 400
+	for _, f := range required {
+		if v, _ := m[f].(string); v == "" {
+			return nil, googleError(w, 400, "INVALID_ARGUMENT", "Missing required field: "+f)
 		}
 	}
+	return m, 0
+}
+
+func (s *Server) insertClass(w http.ResponseWriter, r *http.Request, body []byte) int {
+	c, refused := decodeResource(w, body, "id", "issuerName", "reviewStatus", "transitType")
+	if refused != 0 {
+		return refused
+	}
+	id := c["id"].(string)
 	if _, ok := c["logo"].(map[string]any); !ok {
-		googleError(w, 400, "INVALID_ARGUMENT", "Missing required field: logo")
-		return 400
+		return googleError(w, 400, "INVALID_ARGUMENT", "Missing required field: logo")
 	}
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	if _, dup := s.classes[id]; dup {
-		googleError(w, 409, "ALREADY_EXISTS", "Resource already exists: "+id)
-		return 409
+		return googleError(w, 409, "ALREADY_EXISTS", "Resource already exists: "+id)
 	}
 	s.classes[id] = body
 	return writeJSON(w, c)
 }
 
 func (s *Server) insertObject(w http.ResponseWriter, r *http.Request, body []byte) int {
-	var o map[string]any
-	if err := json.Unmarshal(body, &o); err != nil {
-		googleError(w, 400, "INVALID_ARGUMENT", "Invalid JSON payload received.")
-		return 400
-	}
-	for _, f := range []string{"id", "classId", "state", "tripType"} {
-		if v, _ := o[f].(string); v == "" {
-			googleError(w, 400, "INVALID_ARGUMENT", "Missing required field: "+f)
-			return 400
-		}
+	o, refused := decodeResource(w, body, "id", "classId", "state", "tripType")
+	if refused != 0 {
+		return refused
 	}
 	if !states[o["state"].(string)] {
-		googleError(w, 400, "INVALID_ARGUMENT", "Invalid value at 'resource.state'")
-		return 400
+		return googleError(w, 400, "INVALID_ARGUMENT", "Invalid value at 'resource.state'")
 	}
 	id, classID := o["id"].(string), o["classId"].(string)
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	if _, ok := s.classes[classID]; !ok {
-		googleError(w, 404, "NOT_FOUND", "Class not found: "+classID)
-		return 404
+		return googleError(w, 404, "NOT_FOUND", "Class not found: "+classID)
 	}
 	if _, dup := s.objects[id]; dup {
-		googleError(w, 409, "ALREADY_EXISTS", "Resource already exists: "+id)
-		return 409
+		return googleError(w, 409, "ALREADY_EXISTS", "Resource already exists: "+id)
 	}
 	s.objects[id] = o
 	return writeJSON(w, o)
@@ -302,8 +297,7 @@ func (s *Server) getObject(w http.ResponseWriter, r *http.Request, _ []byte) int
 	o, ok := s.objects[id]
 	s.mu.Unlock()
 	if !ok {
-		googleError(w, 404, "NOT_FOUND", "Resource not found: "+id)
-		return 404
+		return googleError(w, 404, "NOT_FOUND", "Resource not found: "+id)
 	}
 	return writeJSON(w, o)
 }
@@ -312,27 +306,23 @@ func (s *Server) getObject(w http.ResponseWriter, r *http.Request, _ []byte) int
 // semantics of the API: fields absent from the body stay).
 func (s *Server) patchObject(w http.ResponseWriter, r *http.Request, body []byte) int {
 	id := r.PathValue("id")
-	var p map[string]any
-	if err := json.Unmarshal(body, &p); err != nil {
-		googleError(w, 400, "INVALID_ARGUMENT", "Invalid JSON payload received.")
-		return 400
+	p, refused := decodeResource(w, body)
+	if refused != 0 {
+		return refused
 	}
 	if st, has := p["state"]; has {
 		if v, _ := st.(string); !states[v] {
-			googleError(w, 400, "INVALID_ARGUMENT", "Invalid value at 'resource.state'")
-			return 400
+			return googleError(w, 400, "INVALID_ARGUMENT", "Invalid value at 'resource.state'")
 		}
 	}
 	if pid, has := p["id"]; has && pid != id {
-		googleError(w, 400, "INVALID_ARGUMENT", "id cannot be changed")
-		return 400
+		return googleError(w, 400, "INVALID_ARGUMENT", "id cannot be changed")
 	}
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	o, ok := s.objects[id]
 	if !ok {
-		googleError(w, 404, "NOT_FOUND", "Resource not found: "+id)
-		return 404
+		return googleError(w, 404, "NOT_FOUND", "Resource not found: "+id)
 	}
 	for k, v := range p {
 		o[k] = v
