@@ -74,7 +74,7 @@ func booksCmd(ctx context.Context, args []string, getenv func(string) string, st
 		fmt.Fprintln(stderr, help)
 		return errUsage
 	}
-	bk := booksOn(s, db.prefix, invoicedoc.Seller{}, nil) // no receipt here: no letterhead, no links
+	bk := booksOn(s, db.prefix, invoicedoc.Seller{}, nil, nil) // no receipt here: no letterhead, no links, no renderer
 	keyPath := booksKeyPath(*key, db.dataDir)
 	switch args[0] {
 	case "verify":

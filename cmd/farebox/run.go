@@ -21,6 +21,7 @@ import (
 	"github.com/farebox/farebox/internal/clock"
 	"github.com/farebox/farebox/internal/ident"
 	"github.com/farebox/farebox/internal/invoicedoc"
+	"github.com/farebox/farebox/internal/invoicedoc/pdf"
 	"github.com/farebox/farebox/internal/store"
 )
 
@@ -199,9 +200,10 @@ func accountsOn(s *store.Store, prefix string) *accountsapp.Service {
 }
 
 // booksOn is the books on s: the audit log, the receipts (their PDFs with
-// seller's letterhead, their links under links) and verify.
-func booksOn(s *store.Store, prefix string, seller invoicedoc.Seller, links *kit.Links) *books.Books {
-	return books.New(store.NewView[books.Queries](s), clock.System{}, ident.Prefix(prefix), seller, links)
+// seller's letterhead rendered through renderer, their links under links)
+// and verify.
+func booksOn(s *store.Store, prefix string, seller invoicedoc.Seller, links *kit.Links, renderer *pdf.Queue) *books.Books {
+	return books.New(store.NewView[books.Queries](s), clock.System{}, ident.Prefix(prefix), seller, links, renderer)
 }
 
 // webusersOn is the web users and sessions capability on s.

@@ -65,15 +65,15 @@ func serve(ctx context.Context, args []string, getenv func(string) string, stdou
 
 	metrics := httpapi.NewMetrics(collectors.NewDBStatsCollector(st.DB(), "farebox"))
 	observeJob := watchJobs(metrics, st, log)
-	watchPDF(metrics)
+	renderer := watchPDF(metrics, cfg)
 	prods := productsOn(st, cfg.IDPrefix)
 	links := kit.NewLinks(cfg.BaseURL())
-	bk := booksOn(st, cfg.IDPrefix, cfg.Seller, links)
+	bk := booksOn(st, cfg.IDPrefix, cfg.Seller, links, renderer)
 	a, err := newApp(ctx, cfg, st, prods, bk, log, observeJob)
 	if err != nil {
 		return err
 	}
-	inv, del := invoicesOn(cfg, st, a, bk, links)
+	inv, del := invoicesOn(cfg, st, a, bk, links, renderer)
 	feeds, tr, sessionKey, stopTransit, err := startTransit(ctx, cfg, st, a, log)
 	if err != nil {
 		return err
@@ -155,7 +155,6 @@ func newApp(ctx context.Context, cfg config.Config, st *store.Store, prods *prod
 	observeJob func(string, error, time.Duration)) (*app.App, error) {
 	loc, _ := time.LoadLocation(cfg.Timezone)
 	pdf.SetFontDir(cfg.FontDir)
-	pdf.SetLimits(pdf.Limits{Queue: cfg.PDFQueue, Deadline: cfg.PDFDeadline})
 	a := app.New(app.Options{Store: st, Clock: clock.System{}, IDPrefix: cfg.IDPrefix, Location: loc, Products: prods,
 		Books: bk, Jobs: jobs.Options{Log: log, Lease: cfg.JobLease, Observe: observeJob}})
 	if err := prods.Load(ctx); err != nil {
@@ -174,13 +173,13 @@ func newApp(ctx context.Context, cfg config.Config, st *store.Store, prods *prod
 // invoicesOn is invoicing on st: documents issued by the configured
 // seller with download links under links, changes recorded in bk, events
 // written by a, and its file jobs run by a's job runner (registered
-// before the workers start).
+// before the workers start); its PDFs wait their turn in renderer.
 // With --smtp-url its documents are delivered to their buyers by e-mail
 // (the delivery attempts run by the same runner).
-func invoicesOn(cfg config.Config, st *store.Store, a *app.App, bk *books.Books, links *kit.Links) (*invoices.Service, *invoicedelivery.Service) {
+func invoicesOn(cfg config.Config, st *store.Store, a *app.App, bk *books.Books, links *kit.Links, renderer *pdf.Queue) (*invoices.Service, *invoicedelivery.Service) {
 	ts := invoicedelivery.EmailOver(cfg.SMTP, cfg.InvoiceFrom)
 	inv := invoices.New(store.NewView[invoices.Queries](st), clock.System{}, ident.Prefix(cfg.IDPrefix), invoices.Options{
-		Seller: cfg.Seller, Links: links, PaymentDays: cfg.PaymentDays, Books: bk,
+		Seller: cfg.Seller, Links: links, PaymentDays: cfg.PaymentDays, Books: bk, PDF: renderer,
 		Events: app.EventWriter[invoices.Queries](a), Notify: a.Jobs.Notify, Channels: invoicedelivery.Channels(ts)})
 	inv.Handle(a.Jobs)
 	del := invoicedelivery.New(store.NewView[invoicedelivery.Queries](st), clock.System{}, ident.Prefix(cfg.IDPrefix), invoicedelivery.Options{
@@ -297,12 +296,15 @@ func maintain(bg *loops, cfg config.Config, a *app.App, prods *productsapp.Servi
 	}
 }
 
-// watchPDF registers farebox_pdf_render_queue: the renders admitted to
-// the PDF renderer (its queue bounded by --pdf-queue).
-func watchPDF(metrics *httpapi.Metrics) {
+// watchPDF returns the PDF renderer's queue of the server (--pdf-queue,
+// --pdf-deadline), which the invoices and the books render through, and
+// registers farebox_pdf_render_queue: the renders it admitted.
+func watchPDF(metrics *httpapi.Metrics, cfg config.Config) *pdf.Queue {
+	q := pdf.NewQueue(pdf.Limits{Queue: cfg.PDFQueue, Deadline: cfg.PDFDeadline})
 	metrics.Register(prometheus.NewGaugeFunc(prometheus.GaugeOpts{
 		Name: "farebox_pdf_render_queue", Help: "PDF renders admitted to this process's renderer (the one rendering and those waiting).",
-	}, func() float64 { return float64(pdf.QueueLength()) }))
+	}, func() float64 { return float64(q.Length()) }))
+	return q
 }
 
 // watchJobs registers the job gauges of metrics (one query per scrape, not

@@ -41,6 +41,7 @@ import (
 	"github.com/farebox/farebox/internal/config/configtest"
 	"github.com/farebox/farebox/internal/httpapi"
 	"github.com/farebox/farebox/internal/idempotency"
+	"github.com/farebox/farebox/internal/invoicedoc/pdf"
 	"github.com/farebox/farebox/internal/store"
 	"github.com/farebox/farebox/internal/store/storetest"
 	"github.com/farebox/farebox/internal/usage"
@@ -79,9 +80,12 @@ type Env struct {
 	// receipts and verify (package books).
 	Invoices *invoices.Service
 	Books    *books.Books
-	Clock    *clocktest.Fixed
-	Server   *httpapi.Server
-	Ledger   *usage.Ledger
+	// PDF is the server's queue at the PDF renderer (Options.PDF), which
+	// its invoices and books render through, as serve's.
+	PDF    *pdf.Queue
+	Clock  *clocktest.Fixed
+	Server *httpapi.Server
+	Ledger *usage.Ledger
 	// LiveKey and TestKey belong to one account (AccountID) in each environment.
 	AccountID string
 	LiveKey   string
@@ -102,6 +106,9 @@ type Options struct {
 	Workers int
 	// Webhooks configures webhook deliveries (docs/webhooks.md).
 	Webhooks webhooks.Options
+	// PDF limits the server's queue at the PDF renderer (serve's
+	// --pdf-queue, --pdf-deadline); zero: pdf.DefaultLimits.
+	PDF pdf.Limits
 	// Transports deliver documents to their buyers (invoicedelivery.EmailOver
 	// a test relay); none: nothing is sent.
 	Transports []invoicedelivery.Transport
@@ -127,12 +134,16 @@ func NewOnStore(t testing.TB, s *store.Store, o Options) *Env {
 	ts := httptest.NewUnstartedServer(nil)
 	defaults := configtest.Defaults()
 	links := kit.NewLinks("http://" + ts.Listener.Addr().String())
-	bk := books.New(store.NewView[books.Queries](s), clk, "farebox", defaults.Seller, links)
+	if o.PDF == (pdf.Limits{}) {
+		o.PDF = pdf.DefaultLimits
+	}
+	renderer := pdf.NewQueue(o.PDF)
+	bk := books.New(store.NewView[books.Queries](s), clk, "farebox", defaults.Seller, links, renderer)
 	prods := products.New(store.NewView[products.Queries](s), clk, "farebox")
 	a := app.New(app.Options{Store: s, Clock: clk, IDPrefix: "farebox", Products: prods, Books: bk})
 	inv := invoices.New(store.NewView[invoices.Queries](s), clk, "farebox", invoices.Options{Seller: defaults.Seller, Links: links,
 		PaymentDays: defaults.PaymentDays, Books: bk, Events: app.EventWriter[invoices.Queries](a), Notify: a.Jobs.Notify,
-		Channels: invoicedelivery.Channels(o.Transports)})
+		Channels: invoicedelivery.Channels(o.Transports), PDF: renderer})
 	inv.Handle(a.Jobs)
 	del := invoicedelivery.New(store.NewView[invoicedelivery.Queries](s), clk, "farebox", invoicedelivery.Options{Transports: o.Transports,
 		Files: inv.EnsureFiles, Events: app.EventWriter[invoicedelivery.Queries](a), Notify: a.Jobs.Notify})
@@ -145,7 +156,7 @@ func NewOnStore(t testing.TB, s *store.Store, o Options) *Env {
 		TestClocks: testclock.New(store.NewView[testclock.Queries](s), clk, "farebox", a.Jobs.Notify), MaxBodyBytes: 64 << 10,
 		Events: ev, Webhooks: hooks}
 	d.Privacy = privacy.New(store.NewView[privacy.Queries](s), clk, privacy.Options{Location: a.Loc}, privacy.NewTx(s.WriteClaimed, a.TxWork))
-	e := &Env{T: t, Store: s, App: a, Wallets: walletsOn(s, clk, a, wallets.Options{}), Products: prods, Privacy: d.Privacy, Invoices: inv, Books: bk, Console: d.Console, WebUsers: d.WebUsers, Feeds: d.Feeds, Accounts: keys, Events: ev, Webhooks: hooks, Clock: clk, client: &http.Client{
+	e := &Env{T: t, Store: s, App: a, Wallets: walletsOn(s, clk, a, wallets.Options{}), Products: prods, Privacy: d.Privacy, Invoices: inv, Books: bk, PDF: renderer, Console: d.Console, WebUsers: d.WebUsers, Feeds: d.Feeds, Accounts: keys, Events: ev, Webhooks: hooks, Clock: clk, client: &http.Client{
 		Timeout:       30 * time.Second,
 		CheckRedirect: func(*http.Request, []*http.Request) error { return http.ErrUseLastResponse },
 	}}

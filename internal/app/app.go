@@ -74,7 +74,7 @@ func New(o Options) *App {
 		products: o.Products, schemas: o.Products.Schemas()}
 	a.books = o.Books
 	if a.books == nil {
-		a.books = books.New(store.NewView[books.Queries](o.Store), o.Clock, a.IDs, invoicedoc.Seller{}, nil)
+		a.books = books.New(store.NewView[books.Queries](o.Store), o.Clock, a.IDs, invoicedoc.Seller{}, nil, nil)
 	}
 	if a.store != nil {
 		a.Jobs = jobs.New(a.store.Jobs(), a.clock, o.Jobs)

@@ -11,6 +11,7 @@ import (
 )
 
 func TestActivationValidityPerTicketType(t *testing.T) {
+	t.Parallel()
 	apitest.ForEachEngine(t, apitest.Options{}, func(t *testing.T, e *apitest.Env) {
 		ids := productIDs(t, e)
 		o := order(t, e, e.LiveKey, ids["single/adult"], ids["day/adult"], ids["month/adult"])
@@ -58,6 +59,7 @@ func TestActivationValidityPerTicketType(t *testing.T) {
 }
 
 func TestActivationErrorsUseTheSDKPrefixes(t *testing.T) {
+	t.Parallel()
 	apitest.ForEachEngine(t, apitest.Options{}, func(t *testing.T, e *apitest.Env) {
 		ids := productIDs(t, e)
 		o := order(t, e, e.LiveKey, ids["month/adult"], ids["single/adult"])
@@ -101,6 +103,7 @@ func TestActivationErrorsUseTheSDKPrefixes(t *testing.T) {
 }
 
 func TestActivationWindowOf72HoursFromV8(t *testing.T) {
+	t.Parallel()
 	e := apitest.New(t, store.SQLite, apitest.Options{})
 	ids := productIDs(t, e)
 	o := order(t, e, e.LiveKey, ids["single/adult"], ids["single/adult"])
@@ -121,6 +124,7 @@ func TestActivationWindowOf72HoursFromV8(t *testing.T) {
 }
 
 func TestActivationIsIdempotentAndSingle(t *testing.T) {
+	t.Parallel()
 	apitest.ForEachEngine(t, apitest.Options{}, func(t *testing.T, e *apitest.Env) {
 		ids := productIDs(t, e)
 		o := order(t, e, e.LiveKey, ids["single/adult"], ids["month/adult"])
@@ -165,6 +169,7 @@ func TestActivationIsIdempotentAndSingle(t *testing.T) {
 }
 
 func TestTicketAndTariffEndpointsTolerateSDKAndPartnerShapes(t *testing.T) {
+	t.Parallel()
 	e := apitest.New(t, store.SQLite, apitest.Options{})
 	ids := productIDs(t, e)
 	o := order(t, e, e.LiveKey, ids["month/adult"])

@@ -26,6 +26,7 @@ import (
 // ETag at once, the date once wallets.LastModifiedMargin has passed. Both
 // engines, over HTTP with a job worker and the local APNs.
 func TestApplePassChangesInTheSameSecond(t *testing.T) {
+	t.Parallel()
 	storetest.EachEngine(t, func(t *testing.T, engine store.Engine) {
 		srv := apnstest.New(t, testPassType)
 		e := apitest.New(t, engine, apitest.Options{Now: bln(2026, 8, 3, 9), Configure: withAppleUpdates(t, srv), Workers: 1})
@@ -145,6 +146,7 @@ func TestApplePassChangesInTheSameSecond(t *testing.T) {
 // future would hide every update up to it), and nothing else changes; the
 // tags it did return answer 200 or 204. Both engines.
 func TestApplePassesUpdatedSinceUnknownTag(t *testing.T) {
+	t.Parallel()
 	storetest.EachEngine(t, func(t *testing.T, engine store.Engine) {
 		srv := apnstest.New(t, testPassType)
 		e := apitest.New(t, engine, apitest.Options{Configure: withAppleUpdates(t, srv), Workers: 1})

@@ -174,6 +174,7 @@ func pushesTo(srv *apnstest.Server, token string, status int) int {
 // says is gone (410: its registration is deleted) and one throttled first
 // (429: the job is retried with backoff).
 func TestAppleWalletUpdates(t *testing.T) {
+	t.Parallel()
 	storetest.EachEngine(t, func(t *testing.T, engine store.Engine) {
 		srv := apnstest.New(t, testPassType)
 		e := apitest.New(t, engine, apitest.Options{Configure: withAppleUpdates(t, srv), Workers: 1})
@@ -392,6 +393,7 @@ func attacks(t *testing.T, e *apitest.Env, tid, reg, list, passPath string, auth
 // number and token. Month turns: the 31st → 1st, December → January, both
 // DST months, and the last cycle of a cancelled subscription.
 func TestSubscriptionPassMovesAtTheBoundary(t *testing.T) {
+	t.Parallel()
 	for _, c := range []struct {
 		name       string
 		activation time.Time
@@ -460,6 +462,7 @@ func passMovesAtBoundary(t *testing.T, e *apitest.Env, srv *apnstest.Server, cyc
 // twenty devices at once make twenty, each listed with the pass; one
 // revocation then pushes to all twenty once.
 func TestAppleRegistrationConcurrency(t *testing.T) {
+	t.Parallel()
 	storetest.EachEngine(t, func(t *testing.T, engine store.Engine) {
 		srv := apnstest.New(t, testPassType)
 		e := apitest.New(t, engine, apitest.Options{Configure: withAppleUpdates(t, srv), Workers: 2})

@@ -24,6 +24,7 @@ import (
 // 1 December 00:00 in both barcodes. Decoded with the project's UIC 918.3
 // and VDV-KA decoders, signatures checked; both engines.
 func TestBarcodeIssueTimeIsReal(t *testing.T) {
+	t.Parallel()
 	uicIss, vdvPKI := profileWalletIssuers(t)
 	configure := withWalletOptions(profileWalletOptions(t, false))
 	uicTrust := &uic.Trust{}

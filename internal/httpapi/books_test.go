@@ -22,6 +22,7 @@ import (
 // later; subscription.cancelled carries it; another account gets 404 and a
 // subscription that is not cancelled 404 receipt_not_found.
 func TestCancellationReceipt(t *testing.T) {
+	t.Parallel()
 	apitest.ForEachEngine(t, apitest.Options{Now: time.Date(2026, 6, 2, 9, 0, 0, 0, time.UTC)}, func(t *testing.T, e *apitest.Env) {
 		_, subID, _ := monthlyCoupon(t, e)
 		_, otherKey := e.NewAccount("Other", account.Live)
@@ -103,6 +104,7 @@ func TestCancellationReceipt(t *testing.T) {
 // the allowed transitions (files written once, cancelled_by set once to a
 // cancellation referring to the invoice) still work through the API.
 func TestIssuedBooksAreImmutable(t *testing.T) {
+	t.Parallel()
 	apitest.ForEachEngine(t, apitest.Options{}, func(t *testing.T, e *apitest.Env) {
 		key := e.LiveKey
 		items := orderSingles(t, e, key, 2)
@@ -169,6 +171,7 @@ func TestIssuedBooksAreImmutable(t *testing.T) {
 // file its chain entry committed to (the other tamperings:
 // internal/app/books TestVerifyFindsTampering).
 func TestBooksVerifyFindsGapsAndTamperedFiles(t *testing.T) {
+	t.Parallel()
 	apitest.ForEachEngine(t, apitest.Options{}, func(t *testing.T, e *apitest.Env) {
 		key := e.LiveKey
 		items := orderSingles(t, e, key, 3)
@@ -250,6 +253,7 @@ func rowsAffected(res sql.Result, err error) (int64, error) {
 // entry naming the API key; the partner lists them with cursors, another
 // account sees none, and the log cannot be changed.
 func TestAuditLog(t *testing.T) {
+	t.Parallel()
 	apitest.ForEachEngine(t, apitest.Options{}, func(t *testing.T, e *apitest.Env) {
 		key := e.LiveKey
 		items := orderSingles(t, e, key, 1)

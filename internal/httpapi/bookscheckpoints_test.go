@@ -42,6 +42,7 @@ type checkpointPage struct {
 // input is a 400 naming the parameter, a keyless call a 401, and nothing
 // is a 5xx. Both engines.
 func TestBooksCheckpointsAPI(t *testing.T) {
+	t.Parallel()
 	apitest.ForEachEngine(t, apitest.Options{}, func(t *testing.T, e *apitest.Env) {
 		ctx := context.Background()
 		signer, err := books.FileSigner(filepath.Join(t.TempDir(), books.KeyFile), true)

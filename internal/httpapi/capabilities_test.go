@@ -18,6 +18,7 @@ var uuidV4 = `[0-9a-f]{8}-[0-9a-f]{4}-4[0-9a-f]{3}-[89ab][0-9a-f]{3}-[0-9a-f]{12
 // invoice download identifiers) carries 122 or 128 random bits: a random
 // UUID v4 or 32 hex digits from crypto/rand, all distinct.
 func TestCapabilitiesAreUnguessable(t *testing.T) {
+	t.Parallel()
 	e := apitest.New(t, store.SQLite, apitest.Options{})
 	ids := productIDs(t, e)
 	patterns := map[string]*regexp.Regexp{

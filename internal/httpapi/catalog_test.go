@@ -34,6 +34,7 @@ func monthly(ps []map[string]any) map[string]any {
 // TestMonthlyProductMatchesInterface checks the monthly national product
 // field by field against the interface document.
 func TestMonthlyProductMatchesInterface(t *testing.T) {
+	t.Parallel()
 	apitest.ForEachEngine(t, apitest.Options{}, func(t *testing.T, e *apitest.Env) {
 		p := monthly(search(t, e, e.LiveKey, "/v2/products/search_by_city_name.json?city_name=Berlin"))
 		if p == nil {
@@ -87,6 +88,7 @@ func TestMonthlyProductMatchesInterface(t *testing.T) {
 }
 
 func TestSearchByCityName(t *testing.T) {
+	t.Parallel()
 	apitest.ForEachEngine(t, apitest.Options{}, func(t *testing.T, e *apitest.Env) {
 		var ids []string
 		for _, name := range []string{"München", "Muenchen", "MÜNCHEN", "  münchen ", "muenchen"} {
@@ -126,6 +128,7 @@ func TestSearchByCityName(t *testing.T) {
 }
 
 func TestSearchByCoordinatesAndBox(t *testing.T) {
+	t.Parallel()
 	e := apitest.New(t, store.SQLite, apitest.Options{})
 	berlin := search(t, e, e.LiveKey, "/v2/products/search_by_city_name.json?city_name=Berlin")
 	potsdamerPlatz := search(t, e, e.LiveKey, "/v2/products/search_by_coordinates.json?latitude=52.5096&longitude=13.3760")
@@ -171,6 +174,7 @@ func TestSearchByCoordinatesAndBox(t *testing.T) {
 }
 
 func TestJobTicketOnlyForGrantedAccounts(t *testing.T) {
+	t.Parallel()
 	e := apitest.New(t, store.SQLite, apitest.Options{})
 	var job string
 	for _, p := range e.Products.Catalog().File().Products {
@@ -205,6 +209,7 @@ func TestJobTicketOnlyForGrantedAccounts(t *testing.T) {
 // TestSaleWindowAndGrantsApplyToOrdering: a product outside its sale window
 // is neither found nor orderable; the job ticket is orderable once granted.
 func TestSaleWindowAndGrantsApplyToOrdering(t *testing.T) {
+	t.Parallel()
 	apitest.ForEachEngine(t, apitest.Options{}, func(t *testing.T, e *apitest.Env) {
 		f := e.Products.Catalog().File()
 		ended := apitest.DefaultNow.Add(-time.Hour)

@@ -21,6 +21,7 @@ import (
 // customer's field, and no invoice or file job is written. Valid codes,
 // also the non-ISO 1A and XI, still make valid XML.
 func TestCustomerCountryCodes(t *testing.T) {
+	t.Parallel()
 	apitest.ForEachEngine(t, apitest.Options{}, func(t *testing.T, e *apitest.Env) {
 		key := e.LiveKey
 		const field = "/customer/electronic_invoicing/address/country_code"

@@ -23,6 +23,7 @@ import (
 // its product's name. axe-core finds no WCAG 2.1 AA violation, no page is
 // wider than its window, the path's targets are 44 px at least.
 func TestDashboardGettingStartedInChromium(t *testing.T) {
+	t.Parallel()
 	testtool.FullSuiteOnly(t, testtool.Browser)
 	e := apitest.New(t, store.SQLite, apitest.Options{})
 	accountID, _ := e.NewAccount("Neu Partner GmbH", account.Live)

@@ -47,6 +47,7 @@ func runCurl(t *testing.T, command, key string) []byte {
 // done as it is, the path is gone once all are; the live page never shows
 // it; both languages.
 func TestDashboardGettingStarted(t *testing.T) {
+	t.Parallel()
 	if _, err := exec.LookPath("curl"); err != nil {
 		t.Fatal("curl is needed: the test runs the page's command as a partner would")
 	}

@@ -37,6 +37,7 @@ func apiEndpoints(t *testing.T, e *apitest.Env, key string) map[string]string {
 // refused), enable, rotate (the new secret signs), delete; another
 // account's endpoint and the other environment's are 404.
 func TestDashboardWebhooks(t *testing.T) {
+	t.Parallel()
 	apitest.ForEachEngine(t, apitest.Options{}, func(t *testing.T, e *apitest.Env) {
 		rc := newReceiver(t, nil)
 		failing := newReceiver(t, func(_ int, w http.ResponseWriter, _ *http.Request) {
@@ -210,6 +211,7 @@ func TestDashboardWebhooks(t *testing.T) {
 // (a cursor of another endpoint is 400); the 17th endpoint of an
 // environment is refused (409) on the form.
 func TestDashboardWebhooksExtremes(t *testing.T) {
+	t.Parallel()
 	apitest.ForEachEngine(t, apitest.Options{}, func(t *testing.T, e *apitest.Env) {
 		rc := newReceiver(t, nil)
 		v := dashSignedIn(t, e, "hooks@partner.example")

@@ -31,6 +31,7 @@ type dashResults struct {
 // no page is wider than the phone. SQLite only: TestDashboard runs the
 // same flows over HTTP on both engines.
 func TestDashboardInChromium(t *testing.T) {
+	t.Parallel()
 	testtool.FullSuiteOnly(t, testtool.Browser)
 	e := apitest.New(t, store.SQLite, apitest.Options{Configure: withWallets(t, true)})
 	d := dashSetup(t, e)

@@ -86,6 +86,7 @@ func dashAccepted(t testing.TB, e *apitest.Env, accountID, email, password strin
 // keys (create, last used, revoke), forged forms refused and sign-in
 // failures throttled.
 func TestDashboard(t *testing.T) {
+	t.Parallel()
 	apitest.ForEachEngine(t, apitest.Options{Configure: withWallets(t, true)}, func(t *testing.T, e *apitest.Env) {
 		ctx := context.Background()
 		d := dashSetup(t, e)

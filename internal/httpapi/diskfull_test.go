@@ -15,6 +15,7 @@ import (
 // the file stays intact, and once space is freed the service works again
 // without a restart.
 func TestEmbeddedDatabaseFull(t *testing.T) {
+	t.Parallel()
 	e := apitest.New(t, store.SQLite, apitest.Options{})
 	ids := productIDs(t, e)
 	o := order(t, e, e.LiveKey, ids["single/adult"])

@@ -24,6 +24,7 @@ import (
 // identification view, whose output is then sent to the API as Android
 // sends it. Runs on SQLite only (the API flow is covered on both engines).
 func TestEnginesRenderRealTickets(t *testing.T) {
+	t.Parallel()
 	testtool.FullSuiteOnly(t, testtool.Browser)
 	// The engine's clock is the browser's: issue tickets valid now.
 	e := apitest.New(t, store.SQLite, apitest.Options{Now: time.Now().UTC().Truncate(time.Second), Configure: withWallets(t, true)})

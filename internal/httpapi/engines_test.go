@@ -33,6 +33,7 @@ func fetchEngine(t *testing.T, e *apitest.Env, version, name string) []byte {
 // TestEngineRoutes: the SDK setup calls on every version keep the prefix,
 // redirect to three numeric segments and serve the embedded documents.
 func TestEngineRoutes(t *testing.T) {
+	t.Parallel()
 	apitest.ForEachEngine(t, apitest.Options{}, func(t *testing.T, e *apitest.Env) {
 		for _, v := range []string{"/v6", "/v7", "/v8", "/v9"} {
 			for _, name := range []string{engines.RenderingEngineName, engines.IdentificationViewName} {

@@ -17,6 +17,7 @@ import (
 // order (issue 28: 6 of 672 events missed); a page shows only the settled
 // part of the stream. The union of the pages is compared with the table.
 func TestEventPollingNeverSkips(t *testing.T) {
+	t.Parallel()
 	apitest.ForEachEngine(t, apitest.Options{NoLedger: true}, func(t *testing.T, e *apitest.Env) {
 		ids := productIDs(t, e)
 		order(t, e, e.LiveKey, ids["single/adult"])

@@ -13,6 +13,7 @@ import (
 // file), the object of coupon.activated is what GET coupon returns, the
 // cursor pages, and bad parameters are a 400 naming the parameter.
 func TestEventsEndpoint(t *testing.T) {
+	t.Parallel()
 	apitest.ForEachEngine(t, apitest.Options{}, func(t *testing.T, e *apitest.Env) {
 		ids := productIDs(t, e)
 		o := order(t, e, e.LiveKey, ids["single/adult"], ids["month/adult"])

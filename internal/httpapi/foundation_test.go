@@ -15,6 +15,7 @@ import (
 
 // TestOpenAPIMatchesRoutes fails when a route and api/openapi.yaml disagree.
 func TestOpenAPIMatchesRoutes(t *testing.T) {
+	t.Parallel()
 	doc, _, err := apitest.Spec()
 	if err != nil {
 		t.Fatal(err)
@@ -45,6 +46,7 @@ func TestOpenAPIMatchesRoutes(t *testing.T) {
 }
 
 func TestOperationsEndpoints(t *testing.T) {
+	t.Parallel()
 	apitest.ForEachEngine(t, apitest.Options{}, func(t *testing.T, e *apitest.Env) {
 		if m := e.Must(200, apitest.Req{Method: "GET", Path: "/healthz"}).Map(t); m["status"] != "ok" {
 			t.Errorf("healthz: %v", m)
@@ -65,6 +67,7 @@ func TestOperationsEndpoints(t *testing.T) {
 }
 
 func TestUnmatchedRequestsAreJSON(t *testing.T) {
+	t.Parallel()
 	e := apitest.New(t, store.SQLite, apitest.Options{})
 	r := e.Must(404, apitest.Req{Method: "GET", Path: "/v6/nothing/here.json", NoValidate: true})
 	if m := r.Map(t); m["code"] != "not_found" || m["message"] == "" {
@@ -77,6 +80,7 @@ func TestUnmatchedRequestsAreJSON(t *testing.T) {
 }
 
 func TestAuthentication(t *testing.T) {
+	t.Parallel()
 	apitest.ForEachEngine(t, apitest.Options{}, func(t *testing.T, e *apitest.Env) {
 		for _, c := range []struct {
 			key, env string
@@ -107,6 +111,7 @@ func TestAuthentication(t *testing.T) {
 }
 
 func TestRequestIDAndCORS(t *testing.T) {
+	t.Parallel()
 	e := apitest.New(t, store.SQLite, apitest.Options{})
 	r := e.Must(200, apitest.Req{Method: "GET", Path: "/healthz", Header: map[string]string{"X-Request-Id": "partner-trace-1"}})
 	if r.Header.Get("X-Request-Id") != "partner-trace-1" {
@@ -136,6 +141,7 @@ func TestRequestIDAndCORS(t *testing.T) {
 }
 
 func TestUsageLedger(t *testing.T) {
+	t.Parallel()
 	apitest.ForEachEngine(t, apitest.Options{}, func(t *testing.T, e *apitest.Env) {
 		// The row is committed before the response arrives.
 		r := e.Must(200, apitest.Req{Method: "GET", Path: "/v1/account.json", Key: e.LiveKey})

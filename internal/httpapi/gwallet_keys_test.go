@@ -118,6 +118,7 @@ func saveJWTPayload(t *testing.T, link string) map[string]any {
 // the ticket reaches the saved object through a durable job, retried after
 // Google fails, never inside the request.
 func TestGoogleWalletAPI(t *testing.T) {
+	t.Parallel()
 	wallets := func(g *googleAPI) wallets.Options {
 		return wallets.Options{Inspection: walletKeyring(t), Google: g.issuer, GoogleAPI: g.client}
 	}
@@ -227,6 +228,7 @@ func TestGoogleWalletAPI(t *testing.T) {
 // the whole object as before, and ticket changes still queue jobs, which
 // finish without calling anything.
 func TestGoogleSaveLinkWithoutAPI(t *testing.T) {
+	t.Parallel()
 	apitest.ForEachEngine(t, apitest.Options{Configure: withWallets(t, true)}, func(t *testing.T, e *apitest.Env) {
 		_, tid, _ := activatedTicket(t, e, e.LiveKey)
 		link := string(e.Must(200, apitest.Req{Method: "GET", Path: "/v9/ticketing/passes/google_wallet/" + tid + ".json"}).Body)
@@ -296,6 +298,7 @@ var keySources = []keySource{
 // rejected by the revocation feed with the reason, the saved Google object
 // gets the new barcode, and refused revocations change nothing.
 func TestInspectionKeyRotationAndRevocation(t *testing.T) {
+	t.Parallel()
 	for _, src := range keySources {
 		for _, engine := range storetest.Engines {
 			t.Run(src.name+"/"+string(engine), func(t *testing.T) {

@@ -65,6 +65,7 @@ func profileWalletOptions(t *testing.T, advertise bool) wallets.Options {
 // verifies as a genuine UIC container or VDV barcode. A farebox-profile
 // ticket beside them keeps its Google pass and updates. Both engines.
 func TestGoogleWalletBinaryBarcodes(t *testing.T) {
+	t.Parallel()
 	uicIss, vdvPKI := profileWalletIssuers(t)
 	walletsOf := func(g *googleAPI) wallets.Options {
 		o := profileWalletOptions(t, true)

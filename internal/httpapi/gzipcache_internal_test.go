@@ -33,6 +33,7 @@ func body(k int) []byte {
 // (--gzip-cache-mb 0) never compresses; the byte limit holds (the cache
 // is emptied when a copy does not fit); the keys seen once are bounded.
 func TestGzipCache(t *testing.T) {
+	t.Parallel()
 	var off *gzipCache[int]
 	if off.get(1) != nil || off.offer(1, body(1)) != nil || off.offer(1, body(1)) != nil {
 		t.Fatal("a nil cache compressed")
@@ -107,6 +108,7 @@ func TestGzipCache(t *testing.T) {
 // and different keys (run with -race) always get a compression of the
 // right body.
 func TestGzipCacheConcurrent(t *testing.T) {
+	t.Parallel()
 	c := newGzipCache[int](64 << 10) // small: it empties itself now and then
 	var wg sync.WaitGroup
 	for g := 0; g < 8; g++ {

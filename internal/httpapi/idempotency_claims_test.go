@@ -19,6 +19,7 @@ import (
 // the stored answer would run the change again. A POST route of the table
 // without a case fails the test, so a new route gets one.
 func TestEveryIdempotentChangeMarksItsClaim(t *testing.T) {
+	t.Parallel()
 	apitest.ForEachEngine(t, apitest.Options{}, func(t *testing.T, e *apitest.Env) {
 		mine, secret := makeRecords(t, e, e.LiveKey)
 		ids := productIDs(t, e)

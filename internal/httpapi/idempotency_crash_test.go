@@ -19,6 +19,7 @@ import (
 // idempotency_key_outcome_unknown and nothing runs again; if it had not,
 // the retry runs the request once.
 func TestIdempotencyKeyOfACrashedRequest(t *testing.T) {
+	t.Parallel()
 	apitest.ForEachEngine(t, apitest.Options{}, func(t *testing.T, e *apitest.Env) {
 		ids := productIDs(t, e)
 		body := `{"product_ids":["` + ids["single/adult"] + `"]}`

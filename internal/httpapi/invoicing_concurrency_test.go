@@ -17,13 +17,19 @@ import (
 	"github.com/farebox/farebox/internal/jobs"
 	"github.com/farebox/farebox/internal/store"
 	"github.com/farebox/farebox/internal/store/storetest"
+	"github.com/farebox/farebox/internal/testtool"
 )
 
 // TestInvoiceNumbersConcurrent creates 100 invoices at once through two
 // server processes' worth of stacks (two apitest servers, one PostgreSQL
 // database) and expects 100 distinct, consecutive numbers; then both
-// servers' job workers render every document exactly once.
+// servers' job workers render every document exactly once. Load-shaped
+// (two servers, 100 concurrent writers): full suite only, and not parallel,
+// so that no other test's server competes for the machine while its
+// requests wait on the numbering lock within the request timeout (next to
+// three other tests under -short they ran past it: 503).
 func TestInvoiceNumbersConcurrent(t *testing.T) {
+	testtool.FullSuiteOnly(t, testtool.Load)
 	s := storetest.Open(t, store.Postgres)
 	e1 := apitest.NewOnStore(t, s, apitest.Options{})
 	e2 := apitest.NewOnStore(t, s, apitest.Options{})
@@ -110,6 +116,7 @@ func TestInvoiceNumbersConcurrent(t *testing.T) {
 // while rendering it (its claim is never completed); a new instance on the
 // same database re-claims the job after the lease and the files appear.
 func TestInvoiceJobSurvivesRestart(t *testing.T) {
+	t.Parallel()
 	forEachEngineStore(t, func(t *testing.T, s *store.Store) {
 		e1 := apitest.NewOnStore(t, s, apitest.Options{})
 		cust := newCustomer(t, e1, e1.LiveKey, []string{"Firma"}, electronic("Firma", "EM", "re@firma.example", "R-1", "01234"))
@@ -141,6 +148,7 @@ func TestInvoiceJobSurvivesRestart(t *testing.T) {
 // dead state after its attempts, and the download then answers 503
 // generation_failed instead of 202 forever; metrics count the failures.
 func TestInvoiceJobDead(t *testing.T) {
+	t.Parallel()
 	e := apitest.New(t, store.SQLite, apitest.Options{})
 	cust := newCustomer(t, e, e.LiveKey, []string{"Firma"}, electronic("Firma", "EM", "re@firma.example", "R-1", "01234"))
 	id := orderSingles(t, e, e.LiveKey, 1)[0]

@@ -89,6 +89,7 @@ func deliveries(t *testing.T, e *apitest.Env, invoiceID string) []deliveryJSON {
 // reply (invoice.delivery_failed), a resend while one is under way is 409
 // and a Leitweg-ID buyer gets nothing by e-mail. No answer is a 5xx.
 func TestInvoiceDelivery(t *testing.T) {
+	t.Parallel()
 	storetest.EachEngine(t, func(t *testing.T, engine store.Engine) {
 		var code atomic.Int32
 		e, srv := relayFor(t, engine, smtptest.Options{User: "farebox", Pass: "s3cret:pässword", UTF8: true}, &code)
@@ -261,6 +262,7 @@ func checkDelivered(t *testing.T, data []byte, name, subject, file, messageID st
 // credentials are configured never sees them: the delivery fails at once
 // with the reason, the invoice stands.
 func TestInvoiceDeliveryNoSTARTTLS(t *testing.T) {
+	t.Parallel()
 	storetest.EachEngine(t, func(t *testing.T, engine store.Engine) {
 		var code atomic.Int32
 		e, srv := relayFor(t, engine, smtptest.Options{NoTLS: true, User: "farebox", Pass: "secret"}, &code)
@@ -282,6 +284,7 @@ func TestInvoiceDeliveryNoSTARTTLS(t *testing.T) {
 // gets invoicing.DeliverMaxAttempts of them, backing off, and the last
 // fails the delivery (invoice.delivery_failed); none is lost.
 func TestInvoiceDeliveryRetriesRunOut(t *testing.T) {
+	t.Parallel()
 	storetest.EachEngine(t, func(t *testing.T, engine store.Engine) {
 		var code atomic.Int32
 		code.Store(421)
@@ -319,6 +322,7 @@ func TestInvoiceDeliveryRetriesRunOut(t *testing.T) {
 // A request that fails writes no delivery, and an instance without
 // --smtp-url writes none and refuses a resend.
 func TestInvoiceDeliveryCrash(t *testing.T) {
+	t.Parallel()
 	forEachEngineStore(t, func(t *testing.T, s *store.Store) {
 		var code atomic.Int32
 		e1, _ := relayOn(t, s, smtptest.Options{User: "u", Pass: "p"}, &code)
@@ -383,6 +387,7 @@ func TestInvoiceDeliveryCrash(t *testing.T) {
 // button (a CSRF-checked form) sends the document again; a refusal shows
 // the log with the reason, another account's document is 404.
 func TestDashboardInvoiceDeliveries(t *testing.T) {
+	t.Parallel()
 	storetest.EachEngine(t, func(t *testing.T, engine store.Engine) {
 		var code atomic.Int32
 		e, srv := relayFor(t, engine, smtptest.Options{User: "u", Pass: "p", UTF8: true}, &code)
@@ -425,6 +430,7 @@ func TestDashboardInvoiceDeliveries(t *testing.T) {
 // committed with its Idempotency-Key claim, and a retry replays the answer
 // instead of sending again.
 func TestResendMarksItsClaim(t *testing.T) {
+	t.Parallel()
 	storetest.EachEngine(t, func(t *testing.T, engine store.Engine) {
 		var code atomic.Int32
 		e, srv := relayFor(t, engine, smtptest.Options{}, &code)

@@ -19,6 +19,7 @@ import (
 // keeps one file and every download gets the same bytes; the job that runs
 // afterwards keeps that file.
 func TestInvoicePDFWithInvoice(t *testing.T) {
+	t.Parallel()
 	forEachEngineStore(t, func(t *testing.T, s *store.Store) {
 		e1 := apitest.NewOnStore(t, s, apitest.Options{})
 		e2 := apitest.NewOnStore(t, s, apitest.Options{Now: e1.Clock.Now()})
@@ -128,6 +129,7 @@ func sameBodies(t *testing.T, bodies [][]byte) {
 // per item in JSON) and its PDF is no Factur-X invoice, while the invoice's
 // PDF is. Both engines; every XML file XSD-valid.
 func TestInvoiceIdenticalItemsAndNotice(t *testing.T) {
+	t.Parallel()
 	apitest.ForEachEngine(t, apitest.Options{}, func(t *testing.T, e *apitest.Env) {
 		key := e.LiveKey
 		cust := newCustomer(t, e, key, []string{"Firma GmbH", "Weg 1", "01234 Dresden"}, electronic("Firma GmbH", "EM", "re@firma.example", "R-1", "01234"))

@@ -15,6 +15,7 @@ import (
 // cancellation and payment notices as a partner would, on both engines,
 // and checks the JSON, the numbers and every downloaded file.
 func TestInvoicingFlows(t *testing.T) {
+	t.Parallel()
 	start := time.Date(2026, 10, 15, 8, 0, 0, 0, time.UTC)
 	apitest.ForEachEngine(t, apitest.Options{Now: start}, func(t *testing.T, e *apitest.Env) {
 		key := e.LiveKey

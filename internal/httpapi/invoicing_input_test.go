@@ -16,6 +16,7 @@ import (
 )
 
 func TestCustomers(t *testing.T) {
+	t.Parallel()
 	apitest.ForEachEngine(t, apitest.Options{}, func(t *testing.T, e *apitest.Env) {
 		key := e.LiveKey
 		ei := electronic("Amt für Ä", "0204", "04011000-12345-67", "04011000-12345-67", "01067")
@@ -134,6 +135,7 @@ func TestCustomers(t *testing.T) {
 }
 
 func TestBillableItemsBadInput(t *testing.T) {
+	t.Parallel()
 	apitest.ForEachEngine(t, apitest.Options{}, func(t *testing.T, e *apitest.Env) {
 		key := e.LiveKey
 		items := orderSingles(t, e, key, 3)
@@ -262,6 +264,7 @@ func TestBillableItemsBadInput(t *testing.T) {
 // invoice number is consumed, and the next invoice takes the first number
 // (issue 14: invoices for 92.233.720.368.547.758,07 € with 0 € VAT).
 func TestOverflowingSplitNeverInvoiced(t *testing.T) {
+	t.Parallel()
 	apitest.ForEachEngine(t, apitest.Options{}, func(t *testing.T, e *apitest.Env) {
 		key := e.LiveKey
 		items := orderSingles(t, e, key, 2)

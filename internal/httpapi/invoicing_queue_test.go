@@ -23,14 +23,12 @@ import (
 // and the refused one gets its PDF on a retry. Deterministic: the first
 // answer of the two can only be the refusal (the waiting one cannot answer
 // before the release, its deadline being an hour away). The renderer is
-// the process's, so the engines take their turns (mu).
+// the process's, but the queue and its limits are the server's
+// (apitest.Options.PDF): the renders of servers of other tests wait their
+// turn (up to pdf.DefaultLimits.Deadline) without counting here.
 func TestPDFQueueFull(t *testing.T) {
-	var mu sync.Mutex
-	apitest.ForEachEngine(t, apitest.Options{}, func(t *testing.T, e *apitest.Env) {
-		mu.Lock()
-		defer mu.Unlock()
-		pdf.SetLimits(pdf.Limits{Queue: 1, Deadline: time.Hour})
-		t.Cleanup(func() { pdf.SetLimits(pdf.DefaultLimits) })
+	t.Parallel()
+	apitest.ForEachEngine(t, apitest.Options{PDF: pdf.Limits{Queue: 1, Deadline: time.Hour}}, func(t *testing.T, e *apitest.Env) {
 		key := e.LiveKey
 		cust := newCustomer(t, e, key, []string{"Firma"}, nil)
 		var urls []string
@@ -39,11 +37,14 @@ func TestPDFQueueFull(t *testing.T) {
 			urls = append(urls, issue(t, e, key, id, cust, nil).PDFURL)
 		}
 		entered, release := make(chan string, 3), make(chan struct{})
+		var once sync.Once
+		releaseOnce := func() { once.Do(func() { close(release) }) }
+		t.Cleanup(releaseOnce) // a failure before the release frees the renderer for the other tests
 		e.Invoices.PDFRenderer = func(d *invoicedoc.Document, electronic bool) (invoicing.File, error) {
-			if err := pdf.Exclusive(func() error { entered <- d.Number; <-release; return nil }); err != nil {
+			if err := e.PDF.Exclusive(func() error { entered <- d.Number; <-release; return nil }); err != nil {
 				return invoicing.File{}, err
 			}
-			return invoices.RenderPDF(d, electronic)
+			return invoices.RenderPDF(e.PDF, d, electronic)
 		}
 		t.Cleanup(func() { e.Invoices.PDFRenderer = nil })
 		download := func(url string, out chan<- *apitest.Resp) {
@@ -62,10 +63,10 @@ func TestPDFQueueFull(t *testing.T) {
 		if m := refused.Map(t); m["code"] != pdf.CodeRendererBusy {
 			t.Errorf("refusal: %v", m)
 		}
-		if n := pdf.QueueLength(); n != 2 {
+		if n := e.PDF.Length(); n != 2 {
 			t.Errorf("admitted while one is held and one waits: %d, want 2", n)
 		}
-		close(release)
+		releaseOnce()
 		for _, r := range []*apitest.Resp{<-held, <-rest} {
 			if r.Status != 200 || !bytes.HasPrefix(r.Body, []byte("%PDF-")) {
 				t.Errorf("after the release: %d %.40q", r.Status, r.Body)
@@ -75,7 +76,7 @@ func TestPDFQueueFull(t *testing.T) {
 		for _, u := range urls {
 			get(t, e, u, 200)
 		}
-		if n := pdf.QueueLength(); n != 0 {
+		if n := e.PDF.Length(); n != 0 {
 			t.Errorf("admitted after every download: %d", n)
 		}
 	})

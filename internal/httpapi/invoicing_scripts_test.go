@@ -39,6 +39,7 @@ func pdfText(t *testing.T, body []byte) string {
 // 200 (it panicked with 500 before), the files job finishes, and every
 // word comes back from pdftotext in logical order.
 func TestInvoicePDFScripts(t *testing.T) {
+	t.Parallel()
 	apitest.ForEachEngine(t, apitest.Options{}, func(t *testing.T, e *apitest.Env) {
 		key := e.LiveKey
 		cust := newCustomer(t, e, key, []string{"عنوان", "שלום עולם", "東京都 中文"}, electronic("Firma", "EM", "re@firma.example", "مرجع 7", "01234"))
@@ -76,6 +77,7 @@ func TestInvoicePDFScripts(t *testing.T) {
 // refused where the text is accepted, with 422 unprintable_text naming
 // the field, and nothing is written; never at rendering time.
 func TestUnprintableTextRefused(t *testing.T) {
+	t.Parallel()
 	apitest.ForEachEngine(t, apitest.Options{}, func(t *testing.T, e *apitest.Env) {
 		key := e.LiveKey
 		for _, c := range []struct {
@@ -127,6 +129,7 @@ func TestUnprintableTextRefused(t *testing.T) {
 // (RetryDeadJob, the console's button), and with a working renderer the
 // retried job stores the PDF.
 func TestInvoicePDFRenderPanic(t *testing.T) {
+	t.Parallel()
 	apitest.ForEachEngine(t, apitest.Options{}, func(t *testing.T, e *apitest.Env) {
 		key := e.LiveKey
 		cust := newCustomer(t, e, key, []string{"Firma"}, nil)

@@ -11,6 +11,7 @@ import (
 // 49,00 € gives 490,00 € gross, 457,94 € net and 32,06 € VAT at 7 %, the
 // rounding docs/invoicing.md documents, with line nets adding up exactly.
 func TestInvoiceSubscriptionCycles(t *testing.T) {
+	t.Parallel()
 	apitest.ForEachEngine(t, apitest.Options{}, func(t *testing.T, e *apitest.Env) {
 		key := e.LiveKey
 		ids := productIDs(t, e)

@@ -53,6 +53,7 @@ var pathParam = regexp.MustCompile(`\{([a-z_]+)\}`)
 // credential), the public catalog and test clocks (test environment only,
 // TestTestClockRefusals) are the documented exceptions.
 func TestTenantIsolationEveryEndpoint(t *testing.T) {
+	t.Parallel()
 	apitest.ForEachEngine(t, apitest.Options{}, func(t *testing.T, e *apitest.Env) {
 		mine, secret := makeRecords(t, e, e.LiveKey)
 		otherID, otherKey := e.NewAccount("Fremd AG", account.Live)
@@ -193,6 +194,7 @@ func equalCounts(a, b map[string]int) bool {
 // nobody. A route added to the table is driven here without a line of this
 // test changing; the pipeline, not the handler, attributes it.
 func TestEveryCapabilityRouteIsAttributed(t *testing.T) {
+	t.Parallel()
 	apitest.ForEachEngine(t, apitest.Options{}, func(t *testing.T, e *apitest.Env) {
 		ownerID, key := e.NewAccount("Besitzer GmbH", account.Test)
 		ids := productIDs(t, e)

@@ -17,6 +17,7 @@ import (
 // The SDKs' bodies still work: extra top-level keys of the activation are
 // ignored, the same key in different objects is fine.
 func TestJSONKeysExactAndUnique(t *testing.T) {
+	t.Parallel()
 	apitest.ForEachEngine(t, apitest.Options{}, func(t *testing.T, e *apitest.Env) {
 		key := e.LiveKey
 		ids := productIDs(t, e)

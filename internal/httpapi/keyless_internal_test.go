@@ -13,6 +13,7 @@ import (
 )
 
 func TestClientKey(t *testing.T) {
+	t.Parallel()
 	proxies := []netip.Prefix{netip.MustParsePrefix("10.0.0.0/8"), netip.MustParsePrefix("fd00::/8")}
 	for _, c := range []struct {
 		remote, xff string
@@ -46,6 +47,7 @@ func TestClientKey(t *testing.T) {
 // table (ratelimit.Local, bounded by MaxEntries: TestLocalBounded) stays
 // small whatever the path.
 func TestKeylessKeyBounded(t *testing.T) {
+	t.Parallel()
 	r, _ := http.NewRequest("GET", "/", nil)
 	long := make([]byte, 10_000)
 	for i := range long {

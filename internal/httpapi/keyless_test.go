@@ -45,6 +45,7 @@ func keylessDefaults() *httpapi.KeylessLimits {
 // shows the refused ones; a second coupon of the same partner is not
 // affected, and after Retry-After the coupon is served again. Both engines.
 func TestCapabilityFloodIsRefusedAndNotBilled(t *testing.T) {
+	t.Parallel()
 	lim := keylessDefaults()
 	if lim.PerCapability.Burst < 10 || lim.PerCapability.Rate <= 0 || lim.PerClient.Burst < 10*lim.PerCapability.Burst {
 		t.Fatalf("defaults: %+v", lim)
@@ -94,6 +95,7 @@ func TestCapabilityFloodIsRefusedAndNotBilled(t *testing.T) {
 // 429 is refused, 5xx failed; here through the per-key limit and a
 // client's mistake on a keyless endpoint. Both engines.
 func TestBillingRule(t *testing.T) {
+	t.Parallel()
 	apitest.ForEachEngine(t, apitest.Options{Configure: func(d *httpapi.Deps) {
 		d.RateLimits = &httpapi.RateLimits{Rate: 1, Burst: 2}
 		d.Keyless = &httpapi.KeylessLimits{PerCapability: httpapi.Limit{Rate: 1, Burst: 3}}
@@ -129,6 +131,7 @@ func TestBillingRule(t *testing.T) {
 // TestClientAddressLimit: the per-client limit counts a client's requests
 // over all capabilities; X-Forwarded-For counts only from a trusted proxy.
 func TestClientAddressLimit(t *testing.T) {
+	t.Parallel()
 	for _, trusted := range []bool{false, true} {
 		lim := &httpapi.KeylessLimits{PerClient: httpapi.Limit{Rate: 1, Burst: 4}}
 		if trusted {

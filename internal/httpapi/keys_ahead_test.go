@@ -27,6 +27,7 @@ import (
 // the key waited keep their key-1 barcode, and pruning keeps key 1 for
 // them. Directory and database key stores, both engines.
 func TestRotatedKeyPublishedAhead(t *testing.T) {
+	t.Parallel()
 	for _, src := range keySources {
 		for _, engine := range storetest.Engines {
 			t.Run(src.name+"/"+string(engine), func(t *testing.T) {

@@ -44,6 +44,7 @@ func sharedLimits(t *testing.T) ratelimit.Store {
 // between them, and one key's per-key burst, with the same answers and
 // headers a single server gives.
 func TestKeylessLimitsAcrossInstances(t *testing.T) {
+	t.Parallel()
 	shared := sharedLimits(t)
 	configure := func(d *httpapi.Deps) {
 		d.Limits = shared

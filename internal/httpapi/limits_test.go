@@ -18,6 +18,7 @@ import (
 // burst with 429 rate_limited and Retry-After, writing nothing. Keyless
 // capability endpoints carry no per-key limit.
 func TestRateLimitHeadersOnEveryGroup(t *testing.T) {
+	t.Parallel()
 	opts := transitOptions(t, apitest.DefaultNow, feedSpec{"sample", "sample-gtfs-feed-0.13.0.zip", ""})
 	withTransit := opts.Configure
 	opts.Configure = func(d *httpapi.Deps) {

@@ -16,6 +16,7 @@ import (
 // each order as its GET does, keeps environments apart, and refuses bad
 // parameters with a 400 naming the parameter.
 func TestOrderListEndpoint(t *testing.T) {
+	t.Parallel()
 	apitest.ForEachEngine(t, apitest.Options{}, func(t *testing.T, e *apitest.Env) {
 		ids := productIDs(t, e)
 		var placed []string
@@ -82,6 +83,7 @@ func asJSONString(t *testing.T, v any) string {
 // GET shows it, filters by state, pages, and refuses bad parameters with
 // a 400 naming the parameter.
 func TestSubscriptionListEndpoint(t *testing.T) {
+	t.Parallel()
 	apitest.ForEachEngine(t, apitest.Options{}, func(t *testing.T, e *apitest.Env) {
 		ids := productIDs(t, e)
 		var subs []string
@@ -125,6 +127,7 @@ func TestSubscriptionListEndpoint(t *testing.T) {
 // caller's coupons in the documented shape, each as its v9 GET shows it,
 // filters by state, pages, and refuses bad parameters naming them.
 func TestCouponListEndpoint(t *testing.T) {
+	t.Parallel()
 	apitest.ForEachEngine(t, apitest.Options{}, func(t *testing.T, e *apitest.Env) {
 		ids := productIDs(t, e)
 		o := order(t, e, e.LiveKey, ids["single/adult"], ids["single/adult"])
@@ -168,6 +171,7 @@ func TestCouponListEndpoint(t *testing.T) {
 // caller's tickets in the documented shape, each as PATCH …/tickets/{id}
 // shows it, filters by state, and refuses bad parameters naming them.
 func TestTicketListEndpoint(t *testing.T) {
+	t.Parallel()
 	apitest.ForEachEngine(t, apitest.Options{}, func(t *testing.T, e *apitest.Env) {
 		ids := productIDs(t, e)
 		o := order(t, e, e.LiveKey, ids["single/adult"])
@@ -198,6 +202,7 @@ func TestTicketListEndpoint(t *testing.T) {
 // caller's customers in the documented shape, each as its GET shows it,
 // pages, and refuses bad parameters naming them.
 func TestCustomerListEndpoint(t *testing.T) {
+	t.Parallel()
 	apitest.ForEachEngine(t, apitest.Options{}, func(t *testing.T, e *apitest.Env) {
 		var created []string
 		for _, name := range []string{"Erste GmbH", "Zweite GmbH"} {
@@ -231,6 +236,7 @@ func TestCustomerListEndpoint(t *testing.T) {
 // caller's documents in the documented shape, each as its GET shows it,
 // filters by customer and number, and refuses bad parameters naming them.
 func TestInvoiceListEndpoint(t *testing.T) {
+	t.Parallel()
 	apitest.ForEachEngine(t, apitest.Options{}, func(t *testing.T, e *apitest.Env) {
 		items := orderSingles(t, e, e.LiveKey, 2)
 		var invs []InvoiceJSON
@@ -314,6 +320,7 @@ func wantInvalidParameter(t *testing.T, e *apitest.Env, key, path, field string)
 // filters by invoiced, customer and collection (alone and together), pages
 // both ways and refuses bad parameters naming them.
 func TestBillableItemListEndpoint(t *testing.T) {
+	t.Parallel()
 	apitest.ForEachEngine(t, apitest.Options{}, func(t *testing.T, e *apitest.Env) {
 		var items []string
 		for range 4 {
@@ -377,6 +384,7 @@ func TestBillableItemListEndpoint(t *testing.T) {
 // TestCollectionListEndpoint: GET /v9/ticketing/billable_collections.json
 // pages the caller's collections newest first and guards like every list.
 func TestCollectionListEndpoint(t *testing.T) {
+	t.Parallel()
 	apitest.ForEachEngine(t, apitest.Options{}, func(t *testing.T, e *apitest.Env) {
 		var cols []string
 		for range 3 {

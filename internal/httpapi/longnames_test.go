@@ -17,6 +17,7 @@ import (
 // than a barcode carries (a looser operator schema) is refused at
 // activation with a 422 naming the field, and nothing is written.
 func TestLongPassengerNames(t *testing.T) {
+	t.Parallel()
 	apitest.ForEachEngine(t, apitest.Options{Configure: withWallets(t, true)}, func(t *testing.T, e *apitest.Env) {
 		month := productIDs(t, e)["month/adult"]
 		longest := strings.Repeat("𝔄", 100) // the schema's maxLength, 400 bytes

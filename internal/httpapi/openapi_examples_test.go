@@ -21,6 +21,7 @@ import (
 // answers) with an error code its operation lists. Each failure names the
 // operation (all paths sharing it), the status and what to add.
 func TestOpenAPIExamples(t *testing.T) {
+	t.Parallel()
 	// Loaded without doc.Validate, so a broken example is reported here by
 	// operation rather than as one load error.
 	doc, err := openapi3.NewLoader().LoadFromData(api.YAML)
@@ -41,6 +42,7 @@ func TestOpenAPIExamples(t *testing.T) {
 // really gives (message, code and details; the request id differs), so the
 // examples follow when a message changes.
 func TestOpenAPIFixedErrorExamples(t *testing.T) {
+	t.Parallel()
 	doc, err := openapi3.NewLoader().LoadFromData(api.YAML)
 	if err != nil {
 		t.Fatal(err)

@@ -31,6 +31,7 @@ var versionSuffixRe = regexp.MustCompile(`V([0-9]+)$`)
 // breaks every generated client, so a change shows in review; regenerate
 // with `go test ./internal/httpapi -run TestOpenAPIOperationIDs -update`.
 func TestOpenAPIOperationIDs(t *testing.T) {
+	t.Parallel()
 	doc, _, err := apitest.Spec()
 	if err != nil {
 		t.Fatal(err)
@@ -116,6 +117,7 @@ func spectral(t *testing.T, file string) []spectralResult {
 // mutant document proves both that such a literal passes and that an array
 // without items and a broken reference in a schema are still errors.
 func TestOpenAPISpectral(t *testing.T) {
+	t.Parallel()
 	testtool.FullSuiteOnly(t, testtool.Validator)
 	file, _ := filepath.Abs(filepath.Join("..", "..", "api", "openapi.yaml"))
 	res := spectral(t, file)
@@ -169,6 +171,7 @@ paths:
 // with a small typed client (testdata/openapi/client.ts) with tsc --strict;
 // every operationId is an entry of the generated `operations`.
 func TestOpenAPIClientGenerator(t *testing.T) {
+	t.Parallel()
 	testtool.FullSuiteOnly(t, testtool.Validator)
 	gen, dir := openapiTool(t, "openapi-typescript")
 	tsc, _ := openapiTool(t, "tsc")

@@ -19,6 +19,7 @@ func productIDs(t testing.TB, e *apitest.Env) map[string]string {
 const maxMedium = `{"photo_id_lite":{"first_name":"Max","last_name":"Mustermann","birth_date":"1990-01-01"}}`
 
 func TestSDKHappyPath(t *testing.T) {
+	t.Parallel()
 	apitest.ForEachEngine(t, apitest.Options{}, func(t *testing.T, e *apitest.Env) {
 		ids := productIDs(t, e)
 		r := e.Must(201, apitest.Req{Method: "POST", Path: "/v6/ticketing/orders.json", Key: e.LiveKey,

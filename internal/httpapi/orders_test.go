@@ -10,6 +10,7 @@ import (
 )
 
 func TestOrderingCreatesCouponsItemsAndSubscriptions(t *testing.T) {
+	t.Parallel()
 	apitest.ForEachEngine(t, apitest.Options{}, func(t *testing.T, e *apitest.Env) {
 		ids := productIDs(t, e)
 		before := counts(t, e)
@@ -78,6 +79,7 @@ func TestOrderingCreatesCouponsItemsAndSubscriptions(t *testing.T) {
 }
 
 func TestOrderBadInputWritesNothing(t *testing.T) {
+	t.Parallel()
 	apitest.ForEachEngine(t, apitest.Options{}, func(t *testing.T, e *apitest.Env) {
 		ids := productIDs(t, e)
 		var job string
@@ -136,6 +138,7 @@ func TestOrderBadInputWritesNothing(t *testing.T) {
 }
 
 func TestOrderIdempotencyKey(t *testing.T) {
+	t.Parallel()
 	e := apitest.New(t, store.Postgres, apitest.Options{})
 	ids := productIDs(t, e)
 	req := apitest.Req{Method: "POST", Path: "/v6/ticketing/orders.json", Key: e.LiveKey,

@@ -11,6 +11,7 @@ import (
 // at most two generations; the last generation's records are hit, long
 // forgotten ones are not, and a record polled all along stays.
 func TestOwnerCacheBounded(t *testing.T) {
+	t.Parallel()
 	var c ownerCache
 	key := func(i int) ownerKey { return ownerKey{app.CapabilityTicket, fmt.Sprint("t", i), "s"} }
 	polled := ownerKey{app.CapabilityInvoiceDocument, "polled", "s"}

@@ -34,6 +34,7 @@ type pagesResults struct {
 // the same flows on both engines. Screenshots stay in
 // $FAREBOX_ENGINE_SCREENSHOTS when set.
 func TestPagesInChromium(t *testing.T) {
+	t.Parallel()
 	testtool.FullSuiteOnly(t, testtool.Browser)
 	// The rendering engine's clock is the browser's: tickets valid now.
 	now := time.Now().UTC().Truncate(time.Second)

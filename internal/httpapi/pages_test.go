@@ -152,6 +152,7 @@ func all(fs ...func(d *httpapi.Deps)) func(d *httpapi.Deps) {
 // with the wallet buttons of the visitor's platform; every read billed to
 // the coupon's owner. Both engines.
 func TestTravellerPage(t *testing.T) {
+	t.Parallel()
 	apitest.ForEachEngine(t, apitest.Options{Configure: withOperator(t)}, func(t *testing.T, e *apitest.Env) {
 		ids := productIDs(t, e)
 		o := order(t, e, e.TestKey, ids["month/adult"])
@@ -279,6 +280,7 @@ func TestTravellerPage(t *testing.T) {
 // Secure __Host- cookie behind a trusted TLS proxy, every list, each
 // action, CSRF refusals changing nothing, sign-out. Both engines.
 func TestOperatorConsole(t *testing.T) {
+	t.Parallel()
 	feeds := transitOptions(t, time.Time{}, feedSpec{"sample", "sample-gtfs-feed-0.13.0.zip", ""}).Configure
 	apitest.ForEachEngine(t, apitest.Options{Configure: all(withOperator(t, "127.0.0.1/32", "::1/128"), feeds)}, func(t *testing.T, e *apitest.Env) {
 		v := newVisitor(t, e, "en")
@@ -412,6 +414,7 @@ func TestOperatorConsole(t *testing.T) {
 
 // TestConsoleWithoutOperator: no --admin-password-file, no sign-in.
 func TestConsoleWithoutOperator(t *testing.T) {
+	t.Parallel()
 	e := apitest.New(t, store.SQLite, apitest.Options{})
 	v := newVisitor(t, e, "de")
 	form := v.must(200, "GET", "/admin/sign-in", nil)
@@ -452,6 +455,7 @@ func deadJob(t testing.TB, e *apitest.Env) int64 {
 // window has opened, the next month; a forged renewal is refused; the
 // renewal shows September's ticket on the same page. Both engines.
 func TestTravellerPageRenewsMonth(t *testing.T) {
+	t.Parallel()
 	apitest.ForEachEngine(t, apitest.Options{Now: bln(2026, 8, 3, 9), Configure: withWallets(t, false)}, func(t *testing.T, e *apitest.Env) {
 		id := str(order(t, e, e.LiveKey, productIDs(t, e)["month/adult"]).Coupons[0]["id"])
 		path := "/c/" + id
@@ -505,6 +509,7 @@ func TestTravellerPageRenewsMonth(t *testing.T) {
 // switch holds through the post; "abroad" is a choice that activates with
 // the schema's word; "next month" activates December. Both engines.
 func TestTravellerPageForm(t *testing.T) {
+	t.Parallel()
 	apitest.ForEachEngine(t, apitest.Options{Now: bln(2026, 11, 29, 9), Configure: withWallets(t, false)}, func(t *testing.T, e *apitest.Env) {
 		ids := productIDs(t, e)
 		id := str(order(t, e, e.LiveKey, ids["month/adult"]).Coupons[0]["id"])

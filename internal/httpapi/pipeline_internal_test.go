@@ -118,6 +118,7 @@ func countAccounts(t *testing.T, st *store.Store) int {
 }
 
 func TestBadInputChangesNothing(t *testing.T) {
+	t.Parallel()
 	forEachPipelineEngine(t, func(t *testing.T, e pipelineEnv) {
 		auth := e.jsonHeaders("")
 		cases := []struct {
@@ -182,6 +183,7 @@ func TestBadInputChangesNothing(t *testing.T) {
 }
 
 func TestIdempotency(t *testing.T) {
+	t.Parallel()
 	forEachPipelineEngine(t, func(t *testing.T, e pipelineEnv) {
 		h := e.jsonHeaders("order-42")
 		before := countAccounts(t, e.store)
@@ -220,6 +222,7 @@ func TestIdempotency(t *testing.T) {
 }
 
 func TestIdempotencyConcurrent(t *testing.T) {
+	t.Parallel()
 	forEachPipelineEngine(t, func(t *testing.T, e pipelineEnv) {
 		h := e.jsonHeaders("same")
 		before := countAccounts(t, e.store)
@@ -253,6 +256,7 @@ func TestIdempotencyConcurrent(t *testing.T) {
 }
 
 func TestPanicIsJSON500(t *testing.T) {
+	t.Parallel()
 	e := newPipelineEnv(t, store.SQLite)
 	res, err := http.Get(e.url + "/test/panic")
 	if err != nil {
@@ -407,6 +411,7 @@ func firstDuplicate(body []byte) string {
 // TestKeysExactAndUnique: the key rule of the one decoder, at every depth
 // and inside values kept raw, with the offending key named by pointer.
 func TestKeysExactAndUnique(t *testing.T) {
+	t.Parallel()
 	cases := []struct {
 		name, body string
 		strict     bool
@@ -459,6 +464,7 @@ func TestKeysExactAndUnique(t *testing.T) {
 // pointer; well-formed escapes (a surrogate pair, an escaped backslash
 // before u0000) are ordinary text.
 func TestCheckStrings(t *testing.T) {
+	t.Parallel()
 	cases := []struct{ body, field string }{
 		{`{"a":"x"}`, ""},
 		{`{"a":"M\u00fcller \ud83d\ude8c \\u0000"}`, ""},
@@ -502,6 +508,7 @@ func TestCheckStrings(t *testing.T) {
 // TestUnknownFieldNamedWhereItIs: a strict decode names an unknown key by
 // its full JSON pointer at any depth (encoding/json names only the key).
 func TestUnknownFieldNamedWhereItIs(t *testing.T) {
+	t.Parallel()
 	type inner struct {
 		A []string        `json:"address_lines"`
 		E json.RawMessage `json:"electronic_invoicing"`

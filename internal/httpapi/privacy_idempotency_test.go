@@ -15,6 +15,7 @@ import (
 // answers of the same records without personal data (the order, the
 // activation's ticket id) and of other records still replay.
 func TestErasureRemovesStoredAnswers(t *testing.T) {
+	t.Parallel()
 	apitest.ForEachEngine(t, apitest.Options{}, func(t *testing.T, e *apitest.Env) {
 		ids := productIDs(t, e)
 		orderReq := apitest.Req{Method: "POST", Path: "/v9/ticketing/orders.json", Key: e.LiveKey,

@@ -72,6 +72,7 @@ type privacyExport struct {
 // erasure is 409 already_erased; events hold no erased data; bad input
 // changes nothing.
 func TestPrivacyCouponExportAndErasure(t *testing.T) {
+	t.Parallel()
 	apitest.ForEachEngine(t, apitest.Options{}, func(t *testing.T, e *apitest.Env) {
 		ids := productIDs(t, e)
 		o := order(t, e, e.LiveKey, ids["month/adult"], ids["single/adult"])
@@ -171,6 +172,7 @@ func TestPrivacyCouponExportAndErasure(t *testing.T) {
 // medium and postal code of all its coupons and tickets; a reactivation
 // must then name the passenger again.
 func TestPrivacySubscriptionErasure(t *testing.T) {
+	t.Parallel()
 	apitest.ForEachEngine(t, apitest.Options{}, func(t *testing.T, e *apitest.Env) {
 		ids := productIDs(t, e)
 		o := order(t, e, e.LiveKey, ids["month/adult"])
@@ -212,6 +214,7 @@ func TestPrivacySubscriptionErasure(t *testing.T) {
 // (end of 2034), shown with neutral values and refused for new items and
 // documents, and erased by the retention job once the duty has ended.
 func TestPrivacyCustomerErasure(t *testing.T) {
+	t.Parallel()
 	apitest.ForEachEngine(t, apitest.Options{}, func(t *testing.T, e *apitest.Env) {
 		ctx := context.Background()
 		lonely := newCustomer(t, e, e.LiveKey, []string{"Anna Allein", "Weg 2", "01067 Dresden"}, nil)
@@ -298,6 +301,7 @@ func TestPrivacyCustomerErasure(t *testing.T) {
 // those), the postal codes of their coupons and the personal data of an
 // old kept event; the erased ticket still answers in the SDK shape.
 func TestRetentionJobErasesExpiredTickets(t *testing.T) {
+	t.Parallel()
 	apitest.ForEachEngine(t, apitest.Options{}, func(t *testing.T, e *apitest.Env) {
 		ctx := context.Background()
 		ids := productIDs(t, e)

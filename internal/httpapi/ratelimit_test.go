@@ -11,6 +11,7 @@ import (
 )
 
 func TestPerKeyRateLimit(t *testing.T) {
+	t.Parallel()
 	e := apitest.New(t, store.SQLite, apitest.Options{Configure: func(d *httpapi.Deps) {
 		d.RateLimits = &httpapi.RateLimits{Rate: 1, Burst: 2}
 	}})

@@ -16,6 +16,7 @@ import (
 // README imports: the example must name its `time` and answer departures,
 // not the `[]` a board for now would be (issue 18).
 func TestREADMEDepartureExample(t *testing.T) {
+	t.Parallel()
 	readme, err := os.ReadFile("../../README.md")
 	if err != nil {
 		t.Fatal(err)

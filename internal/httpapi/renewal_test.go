@@ -26,6 +26,7 @@ const msgNotOrdered = "The current subscription cycle was not ordered yet"
 // Berlin on the cycle's 1st to its last second, issued now. Only a cycle
 // that is truly not ordered answers the message the SDKs know.
 func TestRenewalRightAfterReorder(t *testing.T) {
+	t.Parallel()
 	apitest.ForEachEngine(t, apitest.Options{Now: bln(2026, 6, 15, 10), Configure: withWallets(t, false)}, func(t *testing.T, e *apitest.Env) {
 		monthly := productIDs(t, e)["month/adult"]
 		kr, err := barcode.ParseKeySet(e.Must(200, apitest.Req{Method: "GET", Path: "/v1/inspection/keys.json"}).Body)

@@ -21,6 +21,7 @@ import (
 // act only on original_coupon_id (client-contract.md 3.4), which the new
 // coupon still carries.
 func TestRestoreCutsOffTheOldDevice(t *testing.T) {
+	t.Parallel()
 	apitest.ForEachEngine(t, apitest.Options{Configure: withWallets(t, true)}, func(t *testing.T, e *apitest.Env) {
 		ids := productIDs(t, e)
 		o := order(t, e, e.LiveKey, ids["single/adult"], ids["month/adult"])

@@ -7,6 +7,7 @@ import (
 )
 
 func TestRestore(t *testing.T) {
+	t.Parallel()
 	apitest.ForEachEngine(t, apitest.Options{}, func(t *testing.T, e *apitest.Env) {
 		ids := productIDs(t, e)
 		o := order(t, e, e.LiveKey, ids["single/adult"], ids["month/adult"], ids["day/adult"])

@@ -22,6 +22,7 @@ import (
 // not; an inspection with the feed rejects the revoked ticket; entries are
 // pruned after the ticket's end while sequence numbers keep growing.
 func TestRevocationFeed(t *testing.T) {
+	t.Parallel()
 	apitest.ForEachEngine(t, apitest.Options{Configure: withWallets(t, true)}, func(t *testing.T, e *apitest.Env) {
 		ctx := t.Context()
 		keys, err := barcode.ParseKeySet(e.Must(200, apitest.Req{Method: "GET", Path: "/v1/inspection/keys.json"}).Body)
@@ -174,6 +175,7 @@ func TestRevocationFeed(t *testing.T) {
 // other get gap-free, distinct sequence numbers, so a device syncing with
 // since= never skips one.
 func TestRevocationFeedConcurrent(t *testing.T) {
+	t.Parallel()
 	apitest.ForEachEngine(t, apitest.Options{Configure: withWallets(t, true)}, func(t *testing.T, e *apitest.Env) {
 		const n = 16
 		ids := make([]string, n)

@@ -10,6 +10,7 @@ import (
 // not fit its auth mode or names a record its path lacks, so a route cannot
 // be added unbilled (or billed to a key it does not take).
 func TestRouteRowsDeclareFittingBilling(t *testing.T) {
+	t.Parallel()
 	h := func(http.ResponseWriter, *http.Request) error { return nil }
 	for _, c := range []struct {
 		rt   route

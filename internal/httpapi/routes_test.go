@@ -18,6 +18,7 @@ import (
 // knows it. A change of the surface shows in review as a diff of this file;
 // regenerate it with `go test ./internal/httpapi -run TestRouteGolden -update`.
 func TestRouteGolden(t *testing.T) {
+	t.Parallel()
 	var b bytes.Buffer
 	w := tabwriter.NewWriter(&b, 0, 8, 1, ' ', 0)
 	fmt.Fprintln(w, "# METHOD\tPATH\tAUTH\tBILLS\tHANDLER")

@@ -49,6 +49,7 @@ func (c *sessionClient) get(step, path string, wantCounted bool) *apitest.Resp {
 // after exactly five minutes, a client that lost its token, and the usage
 // report at the end.
 func TestSessionWalk(t *testing.T) {
+	t.Parallel()
 	apitest.ForEachEngine(t, transitOptions(t, rtNow, caltrainFeeds...), func(t *testing.T, e *apitest.Env) {
 		c := &sessionClient{t: t, e: e, key: e.LiveKey}
 		a := departuresPath(station("caltrain_22nd_street"), tueFivePM, 3)
@@ -143,6 +144,7 @@ func TestSessionWalk(t *testing.T) {
 // request is counted), never an error; a token of the same account and
 // environment works with another of its keys.
 func TestSessionForgedAndForeignTokens(t *testing.T) {
+	t.Parallel()
 	apitest.ForEachEngine(t, transitOptions(t, rtNow, caltrainFeeds...), func(t *testing.T, e *apitest.Env) {
 		a := departuresPath(station("caltrain_22nd_street"), tueFivePM, 2)
 		owner := &sessionClient{t: t, e: e, key: e.LiveKey}
@@ -192,6 +194,7 @@ func TestSessionForgedAndForeignTokens(t *testing.T) {
 // TestSessionParallelStations: 20 stations (MaxBlocks) opened in turn all
 // keep their blocks; a 21st pushes out the oldest.
 func TestSessionParallelStations(t *testing.T) {
+	t.Parallel()
 	apitest.ForEachEngine(t, transitOptions(t, rtNow, caltrainFeeds...), func(t *testing.T, e *apitest.Env) {
 		var list []map[string]any
 		e.Must(200, apitest.Req{Method: "GET", Path: "/v1/stations/search_by_position.json?latitude=37.5&longitude=-122.2", Key: e.LiveKey}).JSON(t, &list)

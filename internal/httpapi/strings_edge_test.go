@@ -45,6 +45,7 @@ func allRows(t *testing.T, e *apitest.Env) map[string]int {
 // naming the field), on both engines: PostgreSQL answered 500 (SQLSTATE
 // 22021) where SQLite answered 404 or stored the text (issue 14).
 func TestHostileTextAtTheEdge(t *testing.T) {
+	t.Parallel()
 	apitest.ForEachEngine(t, apitest.Options{}, func(t *testing.T, e *apitest.Env) {
 		routes := e.Server.Routes()
 		if len(routes) < 50 {

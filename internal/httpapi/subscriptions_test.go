@@ -29,6 +29,7 @@ func reorder(e *apitest.Env, key, subID string, body any) *apitest.Resp {
 
 // TestSubscriptionReactivationFlow drives client-contract scenario 15 as the SDKs do.
 func TestSubscriptionReactivationFlow(t *testing.T) {
+	t.Parallel()
 	apitest.ForEachEngine(t, apitest.Options{}, func(t *testing.T, e *apitest.Env) {
 		cid, subID, june := monthlyCoupon(t, e)
 		key := str(june["coupon_reactivation_key"])
@@ -108,6 +109,7 @@ func TestSubscriptionReactivationFlow(t *testing.T) {
 }
 
 func TestReorderRules(t *testing.T) {
+	t.Parallel()
 	apitest.ForEachEngine(t, apitest.Options{}, func(t *testing.T, e *apitest.Env) {
 		_, subID, _ := monthlyCoupon(t, e)
 		s := e.Must(200, apitest.Req{Method: "GET", Path: "/v9/ticketing/subscriptions/" + subID + ".json", Key: e.LiveKey}).Map(t)
@@ -138,6 +140,7 @@ func TestReorderRules(t *testing.T) {
 }
 
 func TestConcurrentReordersMakeOneBillableItemPerCycle(t *testing.T) {
+	t.Parallel()
 	e := apitest.New(t, store.Postgres, apitest.Options{})
 	_, subID, _ := monthlyCoupon(t, e)
 	before := counts(t, e)["billable_items"]
@@ -182,6 +185,7 @@ func TestConcurrentReordersMakeOneBillableItemPerCycle(t *testing.T) {
 
 // TestCancellationByThe10th checks the deadline at the instants that break naive code.
 func TestCancellationByThe10th(t *testing.T) {
+	t.Parallel()
 	berlin, _ := time.LoadLocation("Europe/Berlin")
 	cases := []struct {
 		name string
@@ -214,6 +218,7 @@ func TestCancellationByThe10th(t *testing.T) {
 }
 
 func TestNoReorderOrReactivationBeyondTheEnd(t *testing.T) {
+	t.Parallel()
 	apitest.ForEachEngine(t, apitest.Options{Now: time.Date(2026, 6, 5, 9, 0, 0, 0, time.UTC)}, func(t *testing.T, e *apitest.Env) {
 		cid, subID, june := monthlyCoupon(t, e)
 		e.Must(200, apitest.Req{Method: "DELETE", Path: "/v9/ticketing/subscriptions/" + subID + ".json", Key: e.LiveKey})
@@ -238,6 +243,7 @@ func TestNoReorderOrReactivationBeyondTheEnd(t *testing.T) {
 // (issue 14: 20 reorders ordered a subscription until 2028) with a 422
 // naming the reason, nothing billed; a month later one more is allowed.
 func TestReorderHorizon(t *testing.T) {
+	t.Parallel()
 	apitest.ForEachEngine(t, apitest.Options{}, func(t *testing.T, e *apitest.Env) {
 		_, subID, _ := monthlyCoupon(t, e) // June 2026 (clock: 15 June)
 		for i := 0; i < 3; i++ {           // July, August, September
@@ -268,6 +274,7 @@ func TestReorderHorizon(t *testing.T) {
 // counts the transition, not the requests: five concurrent DELETEs and two
 // later ones of one subscription count 1, on both engines.
 func TestCancelCountsOnce(t *testing.T) {
+	t.Parallel()
 	apitest.ForEachEngine(t, apitest.Options{Now: time.Date(2026, 6, 2, 9, 0, 0, 0, time.UTC)}, func(t *testing.T, e *apitest.Env) {
 		_, subID, _ := monthlyCoupon(t, e)
 		path := "/v9/ticketing/subscriptions/" + subID + ".json"
@@ -298,6 +305,7 @@ func TestCancelCountsOnce(t *testing.T) {
 // another medium with a used key stays refused (409), and no repeat makes a
 // second ticket.
 func TestReactivationRepeatEveryVersion(t *testing.T) {
+	t.Parallel()
 	apitest.ForEachEngine(t, apitest.Options{}, func(t *testing.T, e *apitest.Env) {
 		max, erika := medium("Max", "Mustermann", "1990-01-01"), medium("Erika", "Musterfrau", "1985-03-07")
 		// The same medium with its keys in another order is the same medium.

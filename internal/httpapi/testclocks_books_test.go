@@ -26,6 +26,7 @@ func subscriptionIDs(t *testing.T, e *apitest.Env, key, query string) []string {
 // filter, an invoice's cancellation and payment notice and the audit log
 // of its item all go by the clock's time (docs/test-clocks.md).
 func TestTestClockDatesTheBooks(t *testing.T) {
+	t.Parallel()
 	apitest.ForEachEngine(t, apitest.Options{}, func(t *testing.T, e *apitest.Env) {
 		ctx := context.Background()
 		key := e.TestKey

@@ -42,6 +42,7 @@ func wantError(t *testing.T, r *apitest.Resp, status int, code, field string) {
 }
 
 func TestTestClockDrivesASubscription(t *testing.T) {
+	t.Parallel()
 	apitest.ForEachEngine(t, apitest.Options{}, func(t *testing.T, e *apitest.Env) {
 		ctx := context.Background()
 		month, single := productIDs(t, e)["month/adult"], productIDs(t, e)["single/adult"]
@@ -158,6 +159,7 @@ func TestTestClockDrivesASubscription(t *testing.T) {
 }
 
 func TestTestClockRefusals(t *testing.T) {
+	t.Parallel()
 	apitest.ForEachEngine(t, apitest.Options{}, func(t *testing.T, e *apitest.Env) {
 		ctx := context.Background()
 		month := productIDs(t, e)["month/adult"]
@@ -219,6 +221,7 @@ func TestTestClockRefusals(t *testing.T) {
 }
 
 func TestTestClockList(t *testing.T) {
+	t.Parallel()
 	apitest.ForEachEngine(t, apitest.Options{}, func(t *testing.T, e *apitest.Env) {
 		var ids []string
 		for i := 0; i < 5; i++ {
@@ -259,6 +262,7 @@ func TestTestClockList(t *testing.T) {
 // serialise on its row: one moves it, the others find it advancing (409)
 // and write nothing; one job is enqueued.
 func TestConcurrentAdvancesOneWins(t *testing.T) {
+	t.Parallel()
 	apitest.ForEachEngine(t, apitest.Options{}, func(t *testing.T, e *apitest.Env) {
 		ctx := context.Background()
 		clk := newClock(t, e, e.TestKey, "2026-07-01T00:00:00Z")

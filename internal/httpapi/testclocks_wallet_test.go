@@ -25,6 +25,7 @@ import (
 // although the clock stands days after the service. Both engines, over
 // HTTP with a job worker and the local APNs.
 func TestTestClockMovesWalletPasses(t *testing.T) {
+	t.Parallel()
 	storetest.EachEngine(t, func(t *testing.T, engine store.Engine) {
 		srv := apnstest.New(t, testPassType)
 		service := time.Date(2026, 2, 20, 9, 0, 0, 0, time.UTC)

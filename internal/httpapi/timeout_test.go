@@ -38,6 +38,7 @@ import (
 // order written, never one with the other (SQLite's busy handler ignores
 // cancellation, docs/operations.md).
 func TestRequestTimeout(t *testing.T) {
+	t.Parallel()
 	storetest.EachEngine(t, func(t *testing.T, engine store.Engine) {
 		opts := storetest.Options(t, engine)
 		var proxy *pgProxy

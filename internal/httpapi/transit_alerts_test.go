@@ -16,6 +16,7 @@ import (
 // the responses match the OpenAPI document and the Kotlin shapes, and a
 // board without alerts has no alerts key.
 func TestServiceAlerts(t *testing.T) {
+	t.Parallel()
 	opts := transitAlertsOptions(t, rtNow, map[string]*gtfsrt.FeedMessage{"caltrain": testtool.CaltrainAlerts()}, caltrainFeeds...)
 	type alertJSON struct {
 		ID, Header, Description, URL, Cause, Effect string

@@ -79,6 +79,7 @@ func kotlinBoard(t *testing.T, e *apitest.Env, req apitest.Req) ([]departureJSON
 // object and match api/openapi.yaml; trips of extra runs are served; a
 // later fetch that cancels X128 shows it cancelled.
 func TestExtraTripsHTTP(t *testing.T) {
+	t.Parallel()
 	type engineRT struct {
 		file string
 		tr   *transit.Service
@@ -189,6 +190,7 @@ func TestExtraTripsHTTP(t *testing.T) {
 // realtime file polled; the stored gzip copy of a platform board inflates
 // to the plain board.
 func TestPlatformBoardsAndLateTrainsHTTP(t *testing.T) {
+	t.Parallel()
 	msg := testtool.CaltrainExtraTrips(t)
 	msg.Entity = append(msg.Entity, testtool.DelayEntities(
 		testtool.TripDelay{TripID: "408", StartDate: "20231107", Delay: 45 * 60},

@@ -26,6 +26,7 @@ import (
 // session token, and a request without a key is refused. Both engines, the Caltrain board with one to three
 // alerts on every entry and the sample feed's board without alerts.
 func TestDeparturesGzip(t *testing.T) {
+	t.Parallel()
 	alerts := map[string]*gtfsrt.FeedMessage{"caltrain": testtool.CaltrainAlerts()}
 	at := int64(testtool.CaltrainAgencyAlertStart+90) * 1000 // 17:02 PST: every entry has alerts
 	getAs := func(e *apitest.Env, key, path, enc string) *apitest.Resp {

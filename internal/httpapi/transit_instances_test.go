@@ -39,6 +39,7 @@ func transitOnStore(t *testing.T, e0 *apitest.Env, load bool) (*apitest.Env, *tr
 // a removal takes it away, a session token of one instance is honoured by
 // the other, and an instance that has not loaded yet is not ready.
 func TestTransitInstancesShareFeeds(t *testing.T) {
+	t.Parallel()
 	storetest.EachEngine(t, func(t *testing.T, engine store.Engine) {
 		ctx := context.Background()
 		base := apitest.New(t, engine, apitest.Options{Now: rtNow})
@@ -113,6 +114,7 @@ func TestTransitInstancesShareFeeds(t *testing.T) {
 
 // TestImportRejectsBadInput: a bad feed id or realtime source stores nothing.
 func TestImportRejectsBadInput(t *testing.T) {
+	t.Parallel()
 	apitest.ForEachEngine(t, apitest.Options{Now: rtNow}, func(t *testing.T, e *apitest.Env) {
 		ctx := context.Background()
 		f := parsedFeed(t, "sample-gtfs-feed-0.13.0.zip")
@@ -142,6 +144,7 @@ func TestImportRejectsBadInput(t *testing.T) {
 // other feed, reports the problem once, and does not re-read it on every
 // refresh.
 func TestTransitCorruptSnapshot(t *testing.T) {
+	t.Parallel()
 	apitest.ForEachEngine(t, transitOptions(t, rtNow, feedSpec{"a", "caltrain-2023.zip", ""}, feedSpec{"b", "sample-gtfs-feed-0.13.0.zip", ""}),
 		func(t *testing.T, e *apitest.Env) {
 			ctx := context.Background()

@@ -14,6 +14,7 @@ import (
 )
 
 func TestTransitQuery(t *testing.T) {
+	t.Parallel()
 	for raw, want := range map[string]map[string]string{
 		"":                                    {},
 		"station_id=a&time=1&":                {"station_id": "a", "time": "1"},

@@ -158,6 +158,7 @@ var (
 // TestDeparturesReferenceBoard is reference case 1 of departures.md with the
 // matching realtime sample, and contract scenarios 3 and 8 (shapes).
 func TestDeparturesReferenceBoard(t *testing.T) {
+	t.Parallel()
 	apitest.ForEachEngine(t, transitOptions(t, rtNow, caltrainFeeds...), func(t *testing.T, e *apitest.Env) {
 		r := e.Must(200, apitest.Req{Method: "GET", Path: departuresPath(station("caltrain_22nd_street"), tueFivePM, 6), Key: e.LiveKey,
 			Header: map[string]string{"Accept": "application/json"}})
@@ -239,6 +240,7 @@ func TestDeparturesReferenceBoard(t *testing.T) {
 // TestDeparturesSpecialDays: Thanksgiving service swap, an after-midnight
 // trip from the previous service day, and the synthetic DST night.
 func TestDeparturesSpecialDays(t *testing.T) {
+	t.Parallel()
 	apitest.ForEachEngine(t, transitOptions(t, rtNow, caltrainFeeds...), func(t *testing.T, e *apitest.Env) {
 		pst := time.FixedZone("PST", -8*3600)
 		board := func(id string, at time.Time, n int) []departureJSON {
@@ -280,6 +282,7 @@ func TestDeparturesSpecialDays(t *testing.T) {
 // are 404, a missing key is 401 (contract scenario 6), and none is counted
 // as a session.
 func TestTransitBadInput(t *testing.T) {
+	t.Parallel()
 	apitest.ForEachEngine(t, transitOptions(t, rtNow, caltrainFeeds...), func(t *testing.T, e *apitest.Env) {
 		st := station("caltrain_22nd_street")
 		for path, field := range map[string]string{
@@ -337,6 +340,7 @@ func TestTransitBadInput(t *testing.T) {
 
 // TestStationsAndTrips covers contract scenarios 2, 4 and 5.
 func TestStationsAndTrips(t *testing.T) {
+	t.Parallel()
 	apitest.ForEachEngine(t, transitOptions(t, rtNow, caltrainFeeds...), func(t *testing.T, e *apitest.Env) {
 		get := func(path string) *apitest.Resp {
 			r := e.Must(200, apitest.Req{Method: "GET", Path: path, Key: e.LiveKey})

@@ -66,6 +66,7 @@ var bartFeeds = []feedSpec{{"caltrain", "caltrain-2023.zip", ""}, {"bart", "bart
 // properties and vertices as our decoder reads, stations where the feed
 // puts them, gzip on the wire, and every request billed.
 func TestVectorTilesDecodeWithMapbox(t *testing.T) {
+	t.Parallel()
 	apitest.ForEachEngine(t, transitOptions(t, rtNow, bartFeeds...), func(t *testing.T, e *apitest.Env) {
 		known := map[string][2]float64{
 			"farebox-station-caltrain_san_francisco": {37.776404, -122.394911},
@@ -172,6 +173,7 @@ func TestVectorTilesDecodeWithMapbox(t *testing.T) {
 // and billed like every transit 400; every good request is billed, also
 // the second of the same tile (from the cache) and with a session token.
 func TestVectorTilesBadInputAndBilling(t *testing.T) {
+	t.Parallel()
 	apitest.ForEachEngine(t, transitOptions(t, rtNow, caltrainFeeds...), func(t *testing.T, e *apitest.Env) {
 		for _, kind := range []string{"station_map", "transit_map"} {
 			for tile, field := range map[string]string{
@@ -225,6 +227,7 @@ func TestVectorTilesBadInputAndBilling(t *testing.T) {
 // TestVectorTilesFollowFeedReload: a new feed version replaces the index
 // and with it the cached tiles.
 func TestVectorTilesFollowFeedReload(t *testing.T) {
+	t.Parallel()
 	var tr *transit.Service
 	o := transitOptions(t, rtNow, bartFeeds[:1]...)
 	configure := o.Configure
@@ -279,6 +282,7 @@ func TestVectorTilesFollowFeedReload(t *testing.T) {
 // line colours on screen and rendered features from both sources.
 // Screenshots stay in $FAREBOX_ENGINE_SCREENSHOTS when set.
 func TestVectorTilesRenderWithMapLibre(t *testing.T) {
+	t.Parallel()
 	testtool.FullSuiteOnly(t, testtool.Browser)
 	mvtScriptsReady(t, "maplibre-gl")
 	chromium := os.Getenv("FAREBOX_CHROMIUM")
@@ -363,6 +367,7 @@ func runMVTScript(t *testing.T, module string, args ...string) []byte {
 // Tiles may be kept by the browser that asked (private, five minutes);
 // the other transit answers say nothing (nobody caches them).
 func TestBilledTransitAnswersAreNotPublic(t *testing.T) {
+	t.Parallel()
 	apitest.ForEachEngine(t, transitOptions(t, rtNow, caltrainFeeds...), func(t *testing.T, e *apitest.Env) {
 		tile := tileOf(13, 37.776404, -122.394911)
 		for _, c := range []struct {
@@ -398,6 +403,7 @@ func TestBilledTransitAnswersAreNotPublic(t *testing.T) {
 // long after they were). A sentence saying "not served" may name only
 // paths the route table lacks.
 func TestDocsDoNotDenyServedRoutes(t *testing.T) {
+	t.Parallel()
 	var served []string
 	for _, rt := range httpapi.New(httpapi.Deps{}).Routes() {
 		p := rt.Path

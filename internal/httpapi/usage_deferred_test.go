@@ -19,6 +19,7 @@ import (
 // window here (an hour) has not ended. Concurrent requests of the same
 // account from several clients are counted exactly.
 func TestUsageReportSeesDeferredRows(t *testing.T) {
+	t.Parallel()
 	storetest.ForEachEngineOptions(t, func(t *testing.T, engine store.Engine) {
 		s := storetest.Open(t, engine)
 		e := apitest.NewOnStore(t, s, apitest.Options{Configure: func(d *httpapi.Deps) {

@@ -23,6 +23,7 @@ import (
 // verified barcode (header and both issue-data sequence numbers). Both
 // engines.
 func TestVDVTicketNumbersUnique(t *testing.T) {
+	t.Parallel()
 	_, vdvPKI := profileWalletIssuers(t)
 	configure := withWalletOptions(profileWalletOptions(t, true))
 	storetest.EachEngine(t, func(t *testing.T, engine store.Engine) {

@@ -93,6 +93,7 @@ func decodePNG(t *testing.T, name string, data []byte) image.Image {
 // colours) and the rendering engine's ticket.properties.brand; birth dates
 // are German; a restored-away ticket is labelled replaced on both passes.
 func TestOperatorBrand(t *testing.T) {
+	t.Parallel()
 	b := testBrand(t)
 	apitest.ForEachEngine(t, apitest.Options{Configure: withBrand(t, b)}, func(t *testing.T, e *apitest.Env) {
 		order, tid, ticket := activatedTicket(t, e, e.LiveKey)

@@ -129,6 +129,7 @@ func fetchPass(t *testing.T, e *apitest.Env, version, tid string) passJSON {
 
 // TestApplePass: the pass of a real ticket, then voided after a restore.
 func TestApplePass(t *testing.T) {
+	t.Parallel()
 	apitest.ForEachEngine(t, apitest.Options{Configure: withWallets(t, true)}, func(t *testing.T, e *apitest.Env) {
 		order, tid, ticket := activatedTicket(t, e, e.LiveKey)
 		payload := ticketPayload(t, ticket)
@@ -186,6 +187,7 @@ func TestApplePass(t *testing.T) {
 
 // TestGooglePass: the save link body, the redirect and the JWT.
 func TestGooglePass(t *testing.T) {
+	t.Parallel()
 	apitest.ForEachEngine(t, apitest.Options{Configure: withWallets(t, true)}, func(t *testing.T, e *apitest.Env) {
 		_, tid, ticket := activatedTicket(t, e, e.LiveKey)
 		r := e.Must(200, apitest.Req{Method: "GET", Path: "/v7/ticketing/passes/google_wallet/" + tid + ".json"})

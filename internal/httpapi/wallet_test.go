@@ -19,6 +19,7 @@ import (
 // TestInspectionBarcodeFlow: order → activate → PATCH; the ticket's barcode
 // verifies with the published keys.json and says whose ticket it is.
 func TestInspectionBarcodeFlow(t *testing.T) {
+	t.Parallel()
 	apitest.ForEachEngine(t, apitest.Options{Configure: withWallets(t, true)}, func(t *testing.T, e *apitest.Env) {
 		_, tid, ticket := activatedTicket(t, e, e.LiveKey)
 		meta := ticket["ticket"].(map[string]any)["meta"].(map[string]any)
@@ -95,6 +96,7 @@ func TestInspectionBarcodeFlow(t *testing.T) {
 }
 
 func TestTestTicketBarcode(t *testing.T) {
+	t.Parallel()
 	apitest.ForEachEngine(t, apitest.Options{Configure: withWallets(t, false)}, func(t *testing.T, e *apitest.Env) {
 		_, tid, ticket := activatedTicket(t, e, e.TestKey)
 		kr, err := barcode.ParseKeySet(e.Must(200, apitest.Req{Method: "GET", Path: "/v1/inspection/keys.json"}).Body)
@@ -136,6 +138,7 @@ func TestTestTicketBarcode(t *testing.T) {
 // TestWalletNotConfigured: without credentials the endpoints answer 503
 // (never a broken 200), unknown tickets 404, and no wallet is offered.
 func TestWalletNotConfigured(t *testing.T) {
+	t.Parallel()
 	apitest.ForEachEngine(t, apitest.Options{}, func(t *testing.T, e *apitest.Env) {
 		_, tid, ticket := activatedTicket(t, e, e.LiveKey)
 		if _, ok := properties(ticket)["inspection_barcode"]; ok {

@@ -40,6 +40,7 @@ func flashes(t *testing.T, e *apitest.Env) []string {
 // stored notice is sealed (the secret is not in the database) and another
 // session of the same user never sees it. Both engines.
 func TestSecretsShownOnce(t *testing.T) {
+	t.Parallel()
 	apitest.ForEachEngine(t, apitest.Options{Configure: withOperator(t)}, func(t *testing.T, e *apitest.Env) {
 		ctx := context.Background()
 		v := dashSignedIn(t, e, "once@partner.example")

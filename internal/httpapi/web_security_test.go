@@ -61,6 +61,7 @@ func cookieNamed(cs []*http.Cookie, name string) *http.Cookie {
 // (not even to a preflight), while the JSON API keeps its CORS for the
 // SDKs. Both engines.
 func TestPagesSecureFromPublicURL(t *testing.T) {
+	t.Parallel()
 	httpsURL := func(d *httpapi.Deps) { d.PublicURL = "https://tickets.example.org" }
 	apitest.ForEachEngine(t, apitest.Options{Configure: all(withOperator(t), httpsURL)}, func(t *testing.T, e *apitest.Env) {
 		ids := productIDs(t, e)

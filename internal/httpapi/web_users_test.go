@@ -48,6 +48,7 @@ func signedIn(t *testing.T, v *visitor) bool {
 // longer work; a changed operator password ends the console sessions
 // opened with the old one.
 func TestDashboardUsersAndSessions(t *testing.T) {
+	t.Parallel()
 	apitest.ForEachEngine(t, apitest.Options{Configure: withOperator(t)}, func(t *testing.T, e *apitest.Env) {
 		ctx := context.Background()
 		const newPassword = "ein neues Passwort 東京 🚆"

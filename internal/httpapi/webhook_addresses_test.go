@@ -16,6 +16,7 @@ import (
 // hidden in an IPv6 embedding. (93.184.215.14 is example.com's address,
 // registered only; no delivery runs here.)
 func TestWebhookSpecialAddresses(t *testing.T) {
+	t.Parallel()
 	apitest.ForEachEngine(t, apitest.Options{}, func(t *testing.T, e *apitest.Env) {
 		refuse := func(key, method, path, u string) {
 			t.Helper()

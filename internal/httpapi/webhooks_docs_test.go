@@ -34,6 +34,7 @@ func docBlock(t *testing.T, lang string) string {
 // delivery, refuses a changed body and another secret, and during a
 // rotation's overlap accepts both secrets.
 func TestWebhookDocsExamples(t *testing.T) {
+	t.Parallel()
 	e := apitest.New(t, store.SQLite, apitest.Options{Now: time.Now()})
 	rc := newReceiver(t, nil)
 	ep := createEndpoint(t, e, e.TestKey, rc.URL, "*")

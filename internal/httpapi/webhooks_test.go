@@ -119,6 +119,7 @@ func attempts(t *testing.T, e *apitest.Env, key, id string) []map[string]any {
 // the new one after; a redelivery sends the same event again; a deleted
 // endpoint is gone.
 func TestWebhookDeliveries(t *testing.T) {
+	t.Parallel()
 	apitest.ForEachEngine(t, apitest.Options{}, func(t *testing.T, e *apitest.Env) {
 		rc := newReceiver(t, nil)
 		only := newReceiver(t, nil)
@@ -242,6 +243,7 @@ func TestWebhookDeliveries(t *testing.T) {
 // ones wait, and they follow once it succeeded; every retry carries the
 // same event id.
 func TestWebhookOrderPerObject(t *testing.T) {
+	t.Parallel()
 	apitest.ForEachEngine(t, apitest.Options{}, func(t *testing.T, e *apitest.Env) {
 		rc := newReceiver(t, func(n int, w http.ResponseWriter, r *http.Request) {
 			if n < 2 {
@@ -309,6 +311,7 @@ func TestWebhookOrderPerObject(t *testing.T) {
 // or answers 500 fails with the reason in the log; a long answer is cut
 // to the excerpt; nothing follows a redirect.
 func TestWebhookReceiverFailures(t *testing.T) {
+	t.Parallel()
 	apitest.ForEachEngine(t, apitest.Options{Webhooks: webhooks.Options{Timeout: 500 * time.Millisecond}}, func(t *testing.T, e *apitest.Env) {
 		followed := newReceiver(t, nil)
 		cases := []struct {
@@ -379,6 +382,7 @@ func TestWebhookReceiverFailures(t *testing.T) {
 // endpoint is disabled with the reason shown; it gets no new deliveries
 // until the partner enables it again.
 func TestWebhookDisabling(t *testing.T) {
+	t.Parallel()
 	apitest.ForEachEngine(t, apitest.Options{}, func(t *testing.T, e *apitest.Env) {
 		rc := newReceiver(t, func(_ int, w http.ResponseWriter, _ *http.Request) { http.Error(w, "down", 503) })
 		id := str(createEndpoint(t, e, e.TestKey, rc.URL, "order.created")["id"])
@@ -439,6 +443,7 @@ func TestWebhookDisabling(t *testing.T) {
 // TestWebhookRefusals: bad endpoints and foreign ids are a clear 4xx
 // naming the field (or 404), and nothing is written.
 func TestWebhookRefusals(t *testing.T) {
+	t.Parallel()
 	apitest.ForEachEngine(t, apitest.Options{}, func(t *testing.T, e *apitest.Env) {
 		rc := newReceiver(t, nil)
 		bad := func(key string, body any, field string) {
@@ -541,6 +546,7 @@ func TestWebhookRefusals(t *testing.T) {
 // resolves to a loopback address by then (DNS rebinding) is not called;
 // the operator's --webhook-allow-private lets it through.
 func TestWebhookConnectTimeCheck(t *testing.T) {
+	t.Parallel()
 	for _, allow := range []bool{false, true} {
 		t.Run(fmt.Sprint("allow-private=", allow), func(t *testing.T) {
 			apitest.ForEachEngine(t, apitest.Options{Webhooks: webhooks.Options{AllowPrivate: allow}}, func(t *testing.T, e *apitest.Env) {

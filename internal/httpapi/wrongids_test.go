@@ -11,6 +11,7 @@ import (
 // TestIDsOfTheWrongKindAndOversizedBodies: an id of another kind is as
 // unknown as a made-up one, and an oversized body is a 413 that writes nothing.
 func TestIDsOfTheWrongKindAndOversizedBodies(t *testing.T) {
+	t.Parallel()
 	e := apitest.New(t, store.SQLite, apitest.Options{})
 	ids := productIDs(t, e)
 	o := order(t, e, e.LiveKey, ids["month/adult"])

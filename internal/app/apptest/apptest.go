@@ -100,7 +100,7 @@ func Wire(s *store.Store, clk *clocktest.Fixed) Wired {
 	d := configtest.Defaults()
 	links := kit.NewLinks("http://farebox.test")
 	w := Wired{Products: products.New(store.NewView[products.Queries](s), clk, "farebox"),
-		Books: books.New(store.NewView[books.Queries](s), clk, "farebox", d.Seller, links)}
+		Books: books.New(store.NewView[books.Queries](s), clk, "farebox", d.Seller, links, nil)}
 	w.App = app.New(app.Options{Store: s, Clock: clk, IDPrefix: "farebox", Products: w.Products, Books: w.Books})
 	w.Invoices = invoices.New(store.NewView[invoices.Queries](s), clk, "farebox", invoices.Options{Seller: d.Seller, Links: links,
 		PaymentDays: d.PaymentDays, Books: w.Books, Events: app.EventWriter[invoices.Queries](w.App), Notify: w.App.Jobs.Notify})

@@ -24,6 +24,7 @@ import (
 	"github.com/farebox/farebox/internal/clock"
 	"github.com/farebox/farebox/internal/ident"
 	"github.com/farebox/farebox/internal/invoicedoc"
+	"github.com/farebox/farebox/internal/invoicedoc/pdf"
 	"github.com/farebox/farebox/internal/invoicing"
 	"github.com/farebox/farebox/internal/list"
 	"github.com/farebox/farebox/internal/ticketing"
@@ -74,12 +75,15 @@ type Books struct {
 	kit.Base[DB]
 	seller invoicedoc.Seller // the letterhead of a receipt's PDF
 	links  *kit.Links        // the base of a receipt's PDF link (nil: none)
+	pdf    *pdf.Queue        // the renderer's queue of a receipt's PDF
 }
 
 // New returns the books over db; seller is the letterhead of a receipt's
-// PDF, links the base URL of the link a receipt shows to it.
-func New(db DB, c clock.Clock, ids ident.Prefix, seller invoicedoc.Seller, links *kit.Links) *Books {
-	return &Books{Base: kit.NewBase(db, c, ids), seller: seller, links: links}
+// PDF, links the base URL of the link a receipt shows to it, renderer the
+// server's queue at the PDF renderer (nil: the process's, of
+// pdf.DefaultLimits).
+func New(db DB, c clock.Clock, ids ident.Prefix, seller invoicedoc.Seller, links *kit.Links, renderer *pdf.Queue) *Books {
+	return &Books{Base: kit.NewBase(db, c, ids), seller: seller, links: links, pdf: renderer}
 }
 
 // A Record is one record of the books, made by Issued, StoredFile,

@@ -38,7 +38,7 @@ func setup(t testing.TB, engine store.Engine) *testBooks {
 	var opts store.Options
 	s := storetest.OpenWith(t, engine, func(o *store.Options) { o.Clock, opts = clk, *o })
 	tb := &testBooks{ctx: context.Background(), store: s, opts: opts,
-		books: books.New(store.NewView[books.Queries](s), clk, "farebox", configtest.Defaults().Seller, kit.NewLinks("https://farebox.test")),
+		books: books.New(store.NewView[books.Queries](s), clk, "farebox", configtest.Defaults().Seller, kit.NewLinks("https://farebox.test"), nil),
 		live:  account.Principal{AccountID: "acc_partner", Environment: account.Live, KeyID: "key_live"}}
 	for _, stmt := range []string{`INSERT INTO areas (id, position, data) VALUES ('area', 0, '{}')`,
 		`INSERT INTO products (id, area_id, position, data) VALUES ('monthly', 'area', 0, '{}')`} {

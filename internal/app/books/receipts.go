@@ -98,7 +98,7 @@ func (b *Books) CancellationReceiptPDF(ctx context.Context, p account.Principal,
 	if r.Type == ticketing.CancellationExtraordinary {
 		kind = "außerordentliche Kündigung"
 	}
-	out, err := pdf.RenderLetter(pdf.Letter{Seller: b.seller, Title: "Kündigungsbestätigung", Reference: r.ID, Date: r.CreatedAt,
+	out, err := b.pdf.RenderLetter(pdf.Letter{Seller: b.seller, Title: "Kündigungsbestätigung", Reference: r.ID, Date: r.CreatedAt,
 		Test: r.Environment == account.Test, TestText: "TEST · Testumgebung · keine gültige Kündigungsbestätigung",
 		Rows: [][2]string{
 			{"Bestätigung", r.ID},

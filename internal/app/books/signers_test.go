@@ -28,7 +28,7 @@ func TestConcurrentSigners(t *testing.T) {
 		}
 		defer twin.Close()
 		behind := books.New(store.NewView[books.Queries](twin), clocktest.NewFixed(start.Add(-time.Hour)), "farebox",
-			configtest.Defaults().Seller, nil)
+			configtest.Defaults().Seller, nil, nil)
 		const rounds = 8
 		for r := range rounds {
 			b.change(t, 100+r)

@@ -116,7 +116,8 @@ func (s *Service) ensurePDF(ctx context.Context, inv invoicing.Invoice) (invoici
 	return v.(invoicing.File), nil
 }
 
-// renderPDF renders with s.PDFRenderer (RenderPDF by default). A panic
+// renderPDF renders with s.PDFRenderer (RenderPDF through s.pdf by
+// default). A panic
 // while rendering is returned as an error (code pdf_render_failed), never
 // passed on: the download answers 503 generation_failed and the files job
 // is buried dead with the message, for the operator to see and retry
@@ -128,11 +129,10 @@ func (s *Service) renderPDF(d *invoicedoc.Document, electronic bool) (f invoicin
 			err = apperr.E(op, apperr.Internal, pdf.CodeRenderFailed, fmt.Sprintf("rendering the PDF failed: %v", r))
 		}
 	}()
-	render := s.PDFRenderer
-	if render == nil {
-		render = RenderPDF
+	if s.PDFRenderer != nil {
+		return s.PDFRenderer(d, electronic)
 	}
-	return render(d, electronic)
+	return RenderPDF(s.pdf, d, electronic)
 }
 
 // PDFsRendered is how many PDFs this instance has rendered (downloads and
@@ -258,7 +258,7 @@ func renderXML(d *invoicedoc.Document, electronic bool) ([]invoicing.File, error
 		{Format: FormatUBL, ContentType: ContentTypeXML, Body: ubl}}, nil
 }
 
-// RenderPDF renders a document's PDF. Invoices and cancellations of an
+// RenderPDF renders a document's PDF after its turn in q. Invoices and cancellations of an
 // electronic customer embed their CII as the Factur-X attachment; the CII
 // encoding is deterministic, so the attachment equals the .cii.xml served
 // (whoever rendered it). The PDF's own bytes are not reproducible from one
@@ -266,7 +266,7 @@ func renderXML(d *invoicedoc.Document, electronic bool) ([]invoicing.File, error
 // which is why the store keeps the first PDF stored and every download
 // serves it (ensurePDF). A payment notice is not an invoice: its PDF embeds
 // no Factur-X data (docs/invoicing.md, "Payment notices").
-func RenderPDF(d *invoicedoc.Document, electronic bool) (invoicing.File, error) {
+func RenderPDF(q *pdf.Queue, d *invoicedoc.Document, electronic bool) (invoicing.File, error) {
 	var cii []byte
 	if electronic && d.Kind != invoicedoc.KindPaymentNotice {
 		var err error
@@ -274,7 +274,7 @@ func RenderPDF(d *invoicedoc.Document, electronic bool) (invoicing.File, error) 
 			return invoicing.File{}, err
 		}
 	}
-	p, err := pdf.Render(d, cii)
+	p, err := q.Render(d, cii)
 	if err != nil {
 		return invoicing.File{}, err
 	}

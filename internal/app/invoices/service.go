@@ -20,6 +20,7 @@ import (
 	"github.com/farebox/farebox/internal/event"
 	"github.com/farebox/farebox/internal/ident"
 	"github.com/farebox/farebox/internal/invoicedoc"
+	"github.com/farebox/farebox/internal/invoicedoc/pdf"
 	"github.com/farebox/farebox/internal/invoicing"
 	"github.com/farebox/farebox/internal/jobs"
 	"github.com/farebox/farebox/internal/list"
@@ -86,6 +87,9 @@ type Options struct {
 	// None: documents wait to be downloaded (docs/invoicing.md, "Delivery
 	// to the buyer").
 	Channels []string
+	// PDF is the server's queue at the PDF renderer (serve: --pdf-queue,
+	// --pdf-deadline); nil: the process's, of pdf.DefaultLimits.
+	PDF *pdf.Queue
 }
 
 // Service is invoicing.
@@ -98,10 +102,12 @@ type Service struct {
 	notify      func()
 	links       *kit.Links
 	channels    []string
+	pdf         *pdf.Queue
 
 	pdfFlight singleflight.Group // one PDF rendering per invoice at a time (ensurePDF)
 	pdfRuns   atomic.Int64       // PDFs rendered by this instance (PDFsRendered)
-	// PDFRenderer renders a document's PDF; nil is RenderPDF. Tests set
+	// PDFRenderer renders a document's PDF; nil is RenderPDF through the
+	// service's queue (Options.PDF). Tests set
 	// it to a renderer that fails or panics (TestInvoicePDFRenderPanic).
 	PDFRenderer func(d *invoicedoc.Document, electronic bool) (invoicing.File, error)
 }
@@ -115,7 +121,7 @@ func New(db DB, c clock.Clock, ids ident.Prefix, o Options) *Service {
 		o.Notify = func() {}
 	}
 	return &Service{Base: kit.NewBase(db, c, ids), seller: o.Seller, paymentDays: o.PaymentDays, books: o.Books,
-		events: o.Events, notify: o.Notify, links: o.Links, channels: o.Channels}
+		events: o.Events, notify: o.Notify, links: o.Links, channels: o.Channels, pdf: o.PDF}
 }
 
 // JobFiles is the job kind that renders a document's files.

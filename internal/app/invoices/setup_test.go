@@ -61,7 +61,7 @@ func setup(t testing.TB, engine store.Engine) *testBundle {
 		live: account.Principal{AccountID: accountID, Environment: account.Live, KeyID: "key_live"},
 		test: account.Principal{AccountID: accountID, Environment: account.Test, KeyID: "key_test"}}
 	links := kit.NewLinks("http://farebox.test")
-	b.books = books.New(store.NewView[books.Queries](s), clk, "farebox", d.Seller, links)
+	b.books = books.New(store.NewView[books.Queries](s), clk, "farebox", d.Seller, links, nil)
 	b.inv = invoices.New(store.NewView[invoices.Queries](s), clk, "farebox", invoices.Options{Seller: d.Seller, Links: links,
 		PaymentDays: d.PaymentDays, Books: b.books, Events: b.writeEvents, Notify: func() { b.mu.Lock(); b.woken++; b.mu.Unlock() }})
 	b.jobs = jobs.New(s.Jobs(), clk, jobs.Options{})

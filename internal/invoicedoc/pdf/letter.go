@@ -25,9 +25,13 @@ type Letter struct {
 }
 
 // RenderLetter produces l as a PDF/A-3b file. It shares Render's engine
-// (serialised, the node slabs emptied after each document).
-func RenderLetter(lt Letter) ([]byte, error) {
-	return compose(func(fe *frontend.Document) error {
+// (serialised, the node slabs emptied after each document), in the
+// process's queue of DefaultLimits.
+func RenderLetter(lt Letter) ([]byte, error) { return defaultQueue.RenderLetter(lt) }
+
+// RenderLetter is the package's RenderLetter after a turn in q.
+func (q *Queue) RenderLetter(lt Letter) ([]byte, error) {
+	return q.compose(func(fe *frontend.Document) error {
 		return setupPDFA(fe, lt.Title+" "+lt.Reference, lt.Seller.Name, lt.Date)
 	}, func(l *layout) error {
 		return furniture(l, lt.Seller, lt.Test, lt.TestText, lt.Title+" "+lt.Reference)

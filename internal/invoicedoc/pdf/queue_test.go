@@ -9,13 +9,13 @@ import (
 	"github.com/farebox/farebox/internal/invoicedoc/invoicetest"
 )
 
-// hold takes the renderer until release is closed; it returns once the
-// renderer is held, and done is closed when it is given back.
-func hold(t *testing.T) (release chan struct{}, done chan error) {
+// hold takes the renderer through q until release is closed; it returns
+// once the renderer is held, and done is closed when it is given back.
+func hold(t *testing.T, q *Queue) (release chan struct{}, done chan error) {
 	t.Helper()
 	entered, release, done := make(chan struct{}), make(chan struct{}), make(chan error, 1)
 	go func() {
-		done <- Exclusive(func() error { close(entered); <-release; return nil })
+		done <- q.Exclusive(func() error { close(entered); <-release; return nil })
 		close(done)
 	}()
 	<-entered
@@ -33,25 +33,24 @@ func wantBusy(t *testing.T, what string, err error) {
 // are refused while another render holds the renderer, and render again
 // once it is released; the queue is empty afterwards.
 func TestQueueRefusesWhenFull(t *testing.T) {
-	SetLimits(Limits{Queue: 0, Deadline: time.Hour})
-	t.Cleanup(func() { SetLimits(DefaultLimits) })
-	release, done := hold(t)
-	_, err := Render(invoicetest.SingleCustomer(), nil)
+	q := NewQueue(Limits{Queue: 0, Deadline: time.Hour})
+	release, done := hold(t, q)
+	_, err := q.Render(invoicetest.SingleCustomer(), nil)
 	wantBusy(t, "invoice while the renderer is held", err)
-	_, err = RenderLetter(Letter{Seller: invoicetest.Seller(), Title: "Kündigungsbestätigung", Reference: "fb-sub-1"})
+	_, err = q.RenderLetter(Letter{Seller: invoicetest.Seller(), Title: "Kündigungsbestätigung", Reference: "fb-sub-1"})
 	wantBusy(t, "letter while the renderer is held", err)
-	if n := QueueLength(); n != 1 {
+	if n := q.Length(); n != 1 {
 		t.Errorf("admitted: %d, want the one holding", n)
 	}
 	close(release)
 	if err := <-done; err != nil {
 		t.Fatal(err)
 	}
-	b, err := Render(invoicetest.SingleCustomer(), nil)
+	b, err := q.Render(invoicetest.SingleCustomer(), nil)
 	if err != nil || !bytes.HasPrefix(b, []byte("%PDF-")) {
 		t.Fatalf("after the release: %v %.20q", err, b)
 	}
-	if n := QueueLength(); n != 0 {
+	if n := q.Length(); n != 0 {
 		t.Errorf("admitted after every render: %d", n)
 	}
 }
@@ -60,15 +59,14 @@ func TestQueueRefusesWhenFull(t *testing.T) {
 // before its deadline is refused and leaves the queue; the renderer is
 // held throughout, so only the deadline can end the wait.
 func TestQueueDeadline(t *testing.T) {
-	SetLimits(Limits{Queue: 4, Deadline: time.Nanosecond})
-	t.Cleanup(func() { SetLimits(DefaultLimits) })
-	release, done := hold(t)
+	q := NewQueue(Limits{Queue: 4, Deadline: time.Nanosecond})
+	release, done := hold(t, q)
 	ran := false
-	wantBusy(t, "a wait past the deadline", Exclusive(func() error { ran = true; return nil }))
+	wantBusy(t, "a wait past the deadline", q.Exclusive(func() error { ran = true; return nil }))
 	if ran {
 		t.Error("the refused render ran")
 	}
-	if n := QueueLength(); n != 1 {
+	if n := q.Length(); n != 1 {
 		t.Errorf("admitted after the refusal: %d, want the one holding", n)
 	}
 	close(release)
@@ -78,16 +76,15 @@ func TestQueueDeadline(t *testing.T) {
 // TestQueueWaits: a render that finds the renderer busy waits its turn
 // (queue of one) and runs after the holder is done; a third is refused.
 func TestQueueWaits(t *testing.T) {
-	SetLimits(Limits{Queue: 1, Deadline: time.Hour})
-	t.Cleanup(func() { SetLimits(DefaultLimits) })
-	release, done := hold(t)
+	q := NewQueue(Limits{Queue: 1, Deadline: time.Hour})
+	release, done := hold(t, q)
 	order := make(chan string, 2)
 	waited := make(chan error, 1)
-	go func() { waited <- Exclusive(func() error { order <- "waiter"; return nil }) }()
-	for QueueLength() != 2 { // the waiter is admitted (no assertion on time)
+	go func() { waited <- q.Exclusive(func() error { order <- "waiter"; return nil }) }()
+	for q.Length() != 2 { // the waiter is admitted (no assertion on time)
 		time.Sleep(time.Millisecond)
 	}
-	wantBusy(t, "a third render", Exclusive(func() error { return nil }))
+	wantBusy(t, "a third render", q.Exclusive(func() error { return nil }))
 	order <- "holder"
 	close(release)
 	<-done

@@ -61,7 +61,12 @@ func germanLang() (*lang.Lang, error) {
 // payment notice is not an invoice and must not look like one to software
 // reading Factur-X/ZUGFeRD: Render refuses a CII for it.
 // Render is safe for concurrent use; calls are serialised internally.
-func Render(d *invoicedoc.Document, cii []byte) ([]byte, error) {
+// It waits in the process's queue of DefaultLimits; a server renders
+// through its own Queue (Queue.Render).
+func Render(d *invoicedoc.Document, cii []byte) ([]byte, error) { return defaultQueue.Render(d, cii) }
+
+// Render is the package's Render after a turn in q.
+func (q *Queue) Render(d *invoicedoc.Document, cii []byte) ([]byte, error) {
 	const op = "pdf.Render"
 	if d == nil {
 		return nil, apperr.E(op, apperr.Invalid, CodeInvoiceMissing, "no invoice document")
@@ -75,16 +80,16 @@ func Render(d *invoicedoc.Document, cii []byte) ([]byte, error) {
 		return nil, apperr.E(op, apperr.Internal, CodeNoticeNotFacturx, "a payment notice is rendered without Factur-X data")
 	}
 	v := newView(d)
-	return compose(func(fe *frontend.Document) error { return setup(fe, d, cii) }, v.pageFurniture, v.body)
+	return q.compose(func(fe *frontend.Document) error { return setup(fe, d, cii) }, v.pageFurniture, v.body)
 }
 
-// compose renders one document with the engine: after its turn in the
-// renderer's queue and under renderMu (Exclusive: the library's node slabs
+// compose renders one document with the engine: after its turn in q and
+// under renderMu (Exclusive: the library's node slabs
 // are not safe for concurrent use and are emptied after each document,
 // engine.go), with the shared faces. prepare sets the document's metadata,
 // onPage draws each page's furniture and body lays out the content.
-func compose(prepare func(fe *frontend.Document) error, onPage func(l *layout) error, body func(l *layout)) (out []byte, err error) {
-	err = Exclusive(func() (err error) {
+func (q *Queue) compose(prepare func(fe *frontend.Document) error, onPage func(l *layout) error, body func(l *layout)) (out []byte, err error) {
+	err = q.Exclusive(func() (err error) {
 		out, err = composeLocked(prepare, onPage, body)
 		return err
 	})

@@ -142,9 +142,10 @@ func ForEachEngineLoaded(t *testing.T, fn func(t *testing.T, s *store.Store)) {
 	EachEngine(t, func(t *testing.T, e store.Engine) { fn(t, Open(t, e)) })
 }
 
-// EachEngine runs fn as a parallel subtest named by the engine on each of
-// Engines, for a test that opens its own store or server on it (with
-// options of its own, or a store it closes and opens again).
+// EachEngine runs fn as a subtest named by the engine on each of Engines
+// (in parallel when there are two, eachOf), for a test that opens its own
+// store or server on it (with options of its own, or a store it closes and
+// opens again).
 func EachEngine(t *testing.T, fn func(t *testing.T, engine store.Engine)) {
 	t.Helper()
 	eachOf(t, Engines, fn)
@@ -159,11 +160,22 @@ func EachEngineBench(b *testing.B, fn func(b *testing.B, engine store.Engine)) {
 	}
 }
 
+// eachOf runs fn in a subtest per engine, in parallel when there are
+// several. One engine (Engines under -short) runs in the test's own turn:
+// a parallel subtest would queue again behind the package's other parallel
+// tests (-parallel), once per subtest of a test that runs several in turn,
+// which made such tests the package's last.
 func eachOf(t *testing.T, engines iter.Seq2[int, store.Engine], fn func(t *testing.T, engine store.Engine)) {
 	t.Helper()
+	n := 0
+	for range engines {
+		n++
+	}
 	for _, e := range engines {
 		t.Run(string(e), func(t *testing.T) {
-			t.Parallel()
+			if n > 1 {
+				t.Parallel()
+			}
 			fn(t, e)
 		})
 	}
