@@ -13,8 +13,8 @@ import (
 	"io"
 	"time"
 
-	"github.com/farebox/farebox/internal/apperr"
 	"github.com/farebox/farebox/internal/app/kit"
+	"github.com/farebox/farebox/internal/apperr"
 	"github.com/farebox/farebox/internal/clearing"
 	"github.com/farebox/farebox/internal/clock"
 	"github.com/farebox/farebox/internal/ident"

@@ -9,8 +9,8 @@ import (
 	"time"
 
 	"github.com/farebox/farebox/internal/app"
-	clearingapp "github.com/farebox/farebox/internal/app/clearing"
 	"github.com/farebox/farebox/internal/app/apptest"
+	clearingapp "github.com/farebox/farebox/internal/app/clearing"
 	"github.com/farebox/farebox/internal/apperr"
 	"github.com/farebox/farebox/internal/clearing"
 	"github.com/farebox/farebox/internal/idempotency"
@@ -35,9 +35,9 @@ func sell(t *testing.T, b *apptest.Bundle, postal string) app.OrderRequest {
 }
 
 func exportJSON(t *testing.T, s *clearingapp.Service, b *apptest.Bundle, month string) (report struct {
-	Final  bool               `json:"final"`
-	Issuer string             `json:"issuer"`
-	Rows   []clearing.RowJSON `json:"rows"`
+	Final  bool                `json:"final"`
+	Issuer string              `json:"issuer"`
+	Rows   []clearing.RowJSON  `json:"rows"`
 	Totals clearing.TotalsJSON `json:"totals"`
 }) {
 	t.Helper()
