@@ -81,7 +81,7 @@ func (s *Service) ParseMonth(field, v string) (clearing.Month, error) {
 		return m, apperr.Param(op, field, err.Error())
 	}
 	if last := clearing.MonthOf(s.Clock.Now(), s.loc).Add(AheadMonths); last.Before(m) {
-		return m, apperr.Param(op, field, fmt.Sprintf("month %s is too far ahead: at most %s (%d months after the current one)", m, last, AheadMonths))
+		return m, apperr.Param(op, field, fmt.Sprintf("month %q is too far ahead: at most %s (%d months after the current one)", v, last, AheadMonths))
 	}
 	return m, nil
 }
