@@ -43,6 +43,7 @@ Commands:
   keys       list, rotate, prune or revoke the inspection barcode signing keys
   gtfs       import, list and remove GTFS timetable feeds
   books      verify the invoice number series and stored files; print an account's audit log
+  clearing   the national ticket's revenue clearing by postal code: export a month's report, verify it, list unmappable postal codes
   admin-password  print an --admin-password-file line (argon2id) for a password read from stdin
   webhooks   create, list, change, rotate, disable and delete an account's webhook endpoints; its delivery log; redeliver
   retention  apply the retention periods of personal data now (--dry-run: only show what is due)
@@ -80,6 +81,8 @@ func run(ctx context.Context, args []string, getenv func(string) string, stdin i
 		return ticketsCmd(ctx, rest, getenv, stdout, stderr)
 	case "books":
 		return booksCmd(ctx, rest, getenv, stdout, stderr)
+	case "clearing":
+		return clearingCmd(ctx, rest, getenv, stdout, stderr)
 	case "keys":
 		return keysCmd(ctx, rest, getenv, stdout, stderr)
 	case "admin-password":

@@ -4,6 +4,8 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	clearingapp "github.com/farebox/farebox/internal/app/clearing"
+	"github.com/farebox/farebox/internal/clearing"
 	"io"
 	"log/slog"
 	"net"
@@ -368,6 +370,7 @@ func serverDeps(ctx context.Context, cfg config.Config, st *store.Store, a *app.
 	deps := httpapi.Deps{App: a, Log: log, Products: prods,
 		Console:      console.New(store.NewView[console.Queries](st), clock.System{}, prods.Catalog, a.Jobs.Notify),
 		Billing:      billing.New(st.Read(), clock.System{}),
+		Clearing:     clearingServe(st, cfg, a, prods),
 		WebUsers:     webusersOn(st, clock.System{}, cfg.IDPrefix),
 		Accounts:     accountsapp.New(store.NewView[accountsapp.Queries](st), clock.System{}, ident.Prefix(cfg.IDPrefix), cfg.AuthCacheTTL),
 		TestClocks:   testclock.New(store.NewView[testclock.Queries](st), clock.System{}, ident.Prefix(cfg.IDPrefix), a.Jobs.Notify),
@@ -503,4 +506,12 @@ func servePprof(ctx context.Context, addr string, log *slog.Logger) {
 	if err := srv.ListenAndServe(); err != nil && !errors.Is(err, http.ErrServerClosed) {
 		log.Warn("pprof stopped", "error", err.Error())
 	}
+}
+
+// clearingServe is the revenue clearing of serve: ticket months in the
+// service's time zone, issued by the configured seller, the national
+// products read from the loaded catalog.
+func clearingServe(st *store.Store, cfg config.Config, a *app.App, prods *productsapp.Service) *clearingapp.Service {
+	return clearingapp.New(store.NewView[clearingapp.Queries](st), clock.System{}, ident.Prefix(cfg.IDPrefix), a.Loc, cfg.Seller.Name,
+		func() []string { return clearing.National(prods.Catalog().File().Products) })
 }

@@ -9,6 +9,8 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
+	clearingapp "github.com/farebox/farebox/internal/app/clearing"
+	"github.com/farebox/farebox/internal/clearing"
 	"io"
 	"net/http"
 	"net/http/httptest"
@@ -155,6 +157,8 @@ func NewOnStore(t testing.TB, s *store.Store, o Options) *Env {
 	d := httpapi.Deps{App: a, Accounts: keys, Products: prods, Invoices: inv, Delivery: del, Books: bk, Console: console.New(store.NewView[console.Queries](s), clk, prods.Catalog, a.Jobs.Notify), Billing: billing.New(s.Read(), clk), WebUsers: webusers.New(store.NewView[webusers.Queries](s), clk, "farebox"), Feeds: transit.NewFeeds(store.NewView[transit.Queries](s), clk, "farebox"),
 		TestClocks: testclock.New(store.NewView[testclock.Queries](s), clk, "farebox", a.Jobs.Notify), MaxBodyBytes: 64 << 10,
 		Events: ev, Webhooks: hooks}
+	d.Clearing = clearingapp.New(store.NewView[clearingapp.Queries](s), clk, "farebox", a.Loc, defaults.Seller.Name,
+		func() []string { return clearing.National(prods.Catalog().File().Products) })
 	d.Privacy = privacy.New(store.NewView[privacy.Queries](s), clk, privacy.Options{Location: a.Loc}, privacy.NewTx(s.WriteClaimed, a.TxWork))
 	e := &Env{T: t, Store: s, App: a, Wallets: walletsOn(s, clk, a, wallets.Options{}), Products: prods, Privacy: d.Privacy, Invoices: inv, Books: bk, PDF: renderer, Console: d.Console, WebUsers: d.WebUsers, Feeds: d.Feeds, Accounts: keys, Events: ev, Webhooks: hooks, Clock: clk, client: &http.Client{
 		Timeout:       30 * time.Second,

@@ -239,6 +239,12 @@ func (s *Server) routes() []route {
 		{GET, "/admin/jobs", authOperator, billNobody, s.adminJobs},
 		{POST, "/admin/jobs/{job_id}/retry", authOperator, billNobody, s.adminRetryJob},
 		{GET, "/admin/inspection-keys", authOperator, billNobody, s.adminInspectionKeys},
+		// The revenue clearing (docs/clearing.md): the page with the map,
+		// and the operator API of a month's report and its verification.
+		{GET, "/admin/clearing", authOperator, billNobody, s.adminClearing},
+		{GET, "/admin/clearing/{month}/report.json", authOperator, billNobody, s.clearingReport("json")},
+		{GET, "/admin/clearing/{month}/report.csv", authOperator, billNobody, s.clearingReport("csv")},
+		{GET, "/admin/clearing/{month}/verify.json", authOperator, billNobody, s.clearingVerify},
 		// The partner dashboard (dashboard.go): every page below
 		// /dashboard/{env}/ shows that environment only.
 		{GET, "/dashboard/sign-in", authNone, billNobody, s.dashSignInForm},

@@ -21,6 +21,7 @@ import (
 	"github.com/farebox/farebox/internal/app/accounts"
 	billingapp "github.com/farebox/farebox/internal/app/billing"
 	"github.com/farebox/farebox/internal/app/books"
+	clearingapp "github.com/farebox/farebox/internal/app/clearing"
 	"github.com/farebox/farebox/internal/app/console"
 	"github.com/farebox/farebox/internal/app/events"
 	"github.com/farebox/farebox/internal/app/invoicedelivery"
@@ -75,6 +76,9 @@ type Deps struct {
 	Console *console.Service
 	// Billing is the billing rule of the usage rows and the usage reports.
 	Billing *billingapp.Service
+	// Clearing is the national ticket's revenue clearing (docs/clearing.md):
+	// the operator's reports, their verification and the console's map.
+	Clearing *clearingapp.Service
 	// WebUsers are the operator and the dashboard users, their sign-in and
 	// sessions (docs/web.md).
 	WebUsers *webusers.Service

@@ -196,6 +196,8 @@ var funcs = template.FuncMap{
 	"dec":  func(n int) int { return n - 1 },
 	// dashSections are the dashboard's pages, in the navigation's order.
 	"dashSections": func() []string { return DashboardSections },
+	// levels are the colour classes of the clearing map's legend.
+	"levels": func() []int { return []int{0, 1, 2, 3, 4} },
 }
 
 // Number writes n with the page language's thousands separator.

@@ -1,0 +1,234 @@
+package store
+
+import (
+	"context"
+	"database/sql"
+	"errors"
+	"fmt"
+	"strings"
+	"time"
+
+	"github.com/farebox/farebox/internal/account"
+	"github.com/farebox/farebox/internal/clearing"
+	"github.com/farebox/farebox/internal/money"
+)
+
+// ClearingSources is a page of at most limit ticket months (docs/clearing.md)
+// of the live environment: the billable items of products whose cycle
+// starts in [from, to), after the position after, in order of start and
+// item id. Each comes with the tariff settings of the newest ticket of any
+// copy of its cycle (a restore copies cycles with their item), of the
+// newest coupon of those cycles' subscriptions, and what the reports said
+// of it last.
+func (q Q) ClearingSources(ctx context.Context, products []string, from, to time.Time, after clearing.After, limit int) ([]clearing.Source, error) {
+	if len(products) == 0 {
+		return nil, nil
+	}
+	args := []any{now(from), now(to), now(after.ValidFrom), after.BillableItemID, string(account.Live), limit}
+	marks := make([]string, len(products))
+	for i, p := range products {
+		args = append(args, p)
+		marks[i] = fmt.Sprintf("$%d", len(args))
+	}
+	query := `SELECT b.id, b.account_id, b.product_id, b.description, b.amount_cents, b.vat_rate_bp, b.currency, c.valid_from, c.valid_until,
+		(SELECT t.tariff_settings FROM subscription_cycles cc JOIN tickets t ON t.id = cc.ticket_id
+			WHERE cc.billable_item_id = b.id ORDER BY t.created_at DESC, t.id DESC LIMIT 1),
+		(SELECT co.tariff_settings FROM subscription_cycles cc JOIN coupons co ON co.subscription_id = cc.subscription_id
+			WHERE cc.billable_item_id = b.id ORDER BY co.created_at DESC, co.id DESC LIMIT 1),
+		ci.postal_code, ci.state, ci.gross_cents, ci.month
+		FROM subscription_cycles c
+		JOIN billable_items b ON b.id = c.billable_item_id AND b.cycle_id = c.id
+		LEFT JOIN clearing_items ci ON ci.billable_item_id = b.id
+		WHERE c.valid_from >= $1 AND c.valid_from < $2
+		AND (c.valid_from > $3 OR (c.valid_from = $3 AND c.billable_item_id > $4))
+		AND b.environment = $5 AND b.product_id IN (` + strings.Join(marks, ", ") + `)
+		ORDER BY c.valid_from, c.billable_item_id LIMIT $6`
+	return collect(ctx, q, query, args, scanClearingSource)
+}
+
+func scanClearingSource(scan scanner) (s clearing.Source, err error) {
+	var ticketTS, couponTS, postal, state, month sql.NullString
+	var gross sql.NullInt64
+	var amount int64
+	if err = scan(&s.BillableItemID, &s.AccountID, &s.ProductID, &s.Description, &amount, &s.VATRateBP, &s.Currency,
+		&s.ValidFrom, &s.ValidUntil, &ticketTS, &couponTS, &postal, &state, &gross, &month); err != nil {
+		return s, err
+	}
+	s.Gross, s.ValidFrom, s.ValidUntil = money.Cents(amount), s.ValidFrom.UTC(), s.ValidUntil.UTC()
+	if ticketTS.Valid {
+		s.TicketTariff = []byte(ticketTS.String)
+	}
+	if couponTS.Valid {
+		s.CouponTariff = []byte(couponTS.String)
+	}
+	if postal.Valid {
+		m, err := clearing.ParseMonth(month.String)
+		if err != nil {
+			return s, err
+		}
+		s.Reported = &clearing.Reported{PostalCode: postal.String, State: clearing.State(state.String), Gross: money.Cents(gross.Int64), Month: m}
+	}
+	return s, nil
+}
+
+// ClearingReport is the frozen report of month m; false when m is not
+// reported.
+func (q Q) ClearingReport(ctx context.Context, m clearing.Month) (clearing.Report, bool, error) {
+	r := clearing.Report{Month: m}
+	var gross int64
+	err := q.db.QueryRowContext(ctx, `SELECT issuer, reported_at, row_count, gross_cents FROM clearing_reports WHERE month = $1`,
+		m.String()).Scan(&r.Issuer, &r.ReportedAt, &r.Rows, &gross)
+	if errors.Is(err, sql.ErrNoRows) {
+		return r, false, nil
+	}
+	r.Gross, r.ReportedAt = money.Cents(gross), r.ReportedAt.UTC()
+	return r, err == nil, mapErr(err)
+}
+
+// ClearingReportMonths are the months of the first and the newest
+// report; false when there is none.
+func (q Q) ClearingReportMonths(ctx context.Context) (first, last clearing.Month, ok bool, err error) {
+	var lo, hi sql.NullString
+	if err = q.db.QueryRowContext(ctx, `SELECT MIN(month), MAX(month) FROM clearing_reports`).Scan(&lo, &hi); err != nil || !lo.Valid {
+		return first, last, false, mapErr(err)
+	}
+	if first, err = clearing.ParseMonth(lo.String); err != nil {
+		return first, last, false, err
+	}
+	last, err = clearing.ParseMonth(hi.String)
+	return first, last, err == nil, err
+}
+
+// ClearingBillableTotals counts the live billable items of products whose
+// cycle starts in [from, to) and sums their amounts, independently of the
+// clearing's own reading (farebox clearing verify).
+func (q Q) ClearingBillableTotals(ctx context.Context, products []string, from, to time.Time) (int, money.Cents, error) {
+	args := []any{now(from), now(to), string(account.Live)}
+	marks := make([]string, len(products))
+	for i, p := range products {
+		args = append(args, p)
+		marks[i] = fmt.Sprintf("$%d", len(args))
+	}
+	if len(products) == 0 {
+		return 0, 0, nil
+	}
+	var n int
+	var sum sql.NullInt64
+	err := q.db.QueryRowContext(ctx, `SELECT COUNT(*), SUM(b.amount_cents) FROM billable_items b
+		JOIN subscription_cycles c ON c.id = b.cycle_id
+		WHERE c.valid_from >= $1 AND c.valid_from < $2 AND b.environment = $3
+		AND b.product_id IN (`+strings.Join(marks, ", ")+`)`, args...).Scan(&n, &sum)
+	return n, money.Cents(sum.Int64), mapErr(err)
+}
+
+// InsertClearingReport writes a report's head (its totals are set by
+// FinishClearingReport in the same transaction).
+func (q Q) InsertClearingReport(ctx context.Context, r clearing.Report) error {
+	_, err := q.db.ExecContext(ctx, `INSERT INTO clearing_reports (month, issuer, reported_at, row_count, gross_cents)
+		VALUES ($1, $2, $3, $4, $5)`, r.Month.String(), r.Issuer, now(r.ReportedAt), r.Rows, int64(r.Gross))
+	return mapErr(err)
+}
+
+// FinishClearingReport sets a report's row count and gross total.
+func (q Q) FinishClearingReport(ctx context.Context, r clearing.Report) error {
+	_, err := q.db.ExecContext(ctx, `UPDATE clearing_reports SET row_count = $1, gross_cents = $2 WHERE month = $3`,
+		r.Rows, int64(r.Gross), r.Month.String())
+	return mapErr(err)
+}
+
+const clearingRowCols = `month, seq, kind, billable_item_id, period, valid_from, valid_until, postal_code, state,
+	product_id, product_name, account_id, issuer, count, gross_cents, net_cents, vat_cents, vat_rate_bp, currency`
+
+// InsertClearingRows writes rows of a report (at most 500 at a time: one
+// statement) and records the ticket months' attribution they report
+// (clearing_items) for the next report's corrections.
+func (q Q) InsertClearingRows(ctx context.Context, rows []clearing.Row) error {
+	for len(rows) > 0 {
+		n := min(len(rows), 500)
+		if err := q.insertClearingRows(ctx, rows[:n]); err != nil {
+			return err
+		}
+		rows = rows[n:]
+	}
+	return nil
+}
+
+func (q Q) insertClearingRows(ctx context.Context, rows []clearing.Row) error {
+	var vals, items []string
+	var args, itemArgs []any
+	for _, r := range rows {
+		base := len(args)
+		args = append(args, r.Month.String(), r.Seq, r.Kind, r.BillableItemID, r.Period.String(), now(r.ValidFrom), now(r.ValidUntil),
+			r.PostalCode, string(r.State), r.ProductID, r.ProductName, r.AccountID, r.Issuer, r.Count, int64(r.Gross),
+			int64(r.Net), int64(r.VAT), r.VATRateBP, r.Currency)
+		vals = append(vals, placeholders(base, 19))
+		if r.Count > 0 {
+			b := len(itemArgs)
+			itemArgs = append(itemArgs, r.BillableItemID, r.PostalCode, string(r.State), int64(r.Gross), r.Month.String())
+			items = append(items, placeholders(b, 5))
+		}
+	}
+	if _, err := q.db.ExecContext(ctx, `INSERT INTO clearing_rows (`+clearingRowCols+`) VALUES `+strings.Join(vals, ", "), args...); err != nil {
+		return mapErr(err)
+	}
+	if len(items) == 0 {
+		return nil
+	}
+	_, err := q.db.ExecContext(ctx, `INSERT INTO clearing_items (billable_item_id, postal_code, state, gross_cents, month)
+		VALUES `+strings.Join(items, ", ")+` ON CONFLICT (billable_item_id) DO UPDATE SET postal_code = excluded.postal_code,
+		state = excluded.state, gross_cents = excluded.gross_cents, month = excluded.month`, itemArgs...)
+	return mapErr(err)
+}
+
+// placeholders is "($base+1, …, $base+n)".
+func placeholders(base, n int) string {
+	var b strings.Builder
+	b.WriteByte('(')
+	for i := 1; i <= n; i++ {
+		if i > 1 {
+			b.WriteString(", ")
+		}
+		fmt.Fprintf(&b, "$%d", base+i)
+	}
+	b.WriteByte(')')
+	return b.String()
+}
+
+// ClearingRows is a page of at most limit rows of report m after row
+// number afterSeq, in order.
+func (q Q) ClearingRows(ctx context.Context, m clearing.Month, afterSeq int64, limit int) ([]clearing.Row, error) {
+	return collect(ctx, q, `SELECT `+clearingRowCols+` FROM clearing_rows WHERE month = $1 AND seq > $2 ORDER BY seq LIMIT $3`,
+		[]any{m.String(), afterSeq, limit}, scanClearingRow)
+}
+
+// ClearingRowsOfPeriod are the rows of every report about the ticket
+// months of period p (its sales and the later reports' corrections),
+// in order of report and row.
+func (q Q) ClearingRowsOfPeriod(ctx context.Context, p clearing.Month, fn func(clearing.Row) error) error {
+	return q.eachRow(ctx, `SELECT `+clearingRowCols+` FROM clearing_rows WHERE period = $1 ORDER BY month, seq`,
+		[]any{p.String()}, func(scan scanner) error {
+			r, err := scanClearingRow(scan)
+			if err != nil {
+				return err
+			}
+			return fn(r)
+		})
+}
+
+func scanClearingRow(scan scanner) (r clearing.Row, err error) {
+	var month, period, state string
+	var gross, net, vat int64
+	if err = scan(&month, &r.Seq, &r.Kind, &r.BillableItemID, &period, &r.ValidFrom, &r.ValidUntil, &r.PostalCode, &state,
+		&r.ProductID, &r.ProductName, &r.AccountID, &r.Issuer, &r.Count, &gross, &net, &vat, &r.VATRateBP, &r.Currency); err != nil {
+		return r, err
+	}
+	if r.Month, err = clearing.ParseMonth(month); err != nil {
+		return r, err
+	}
+	if r.Period, err = clearing.ParseMonth(period); err != nil {
+		return r, err
+	}
+	r.State, r.Gross, r.Net, r.VAT = clearing.State(state), money.Cents(gross), money.Cents(net), money.Cents(vat)
+	r.ValidFrom, r.ValidUntil = r.ValidFrom.UTC(), r.ValidUntil.UTC()
+	return r, nil
+}
