@@ -150,7 +150,7 @@ func Parse(data []byte, keys *barcode.Keyring) (*List, error) {
 			fmt.Sprintf("blocklist: %d bytes, at most %d are accepted", len(data), MaxBytes))
 	}
 	var env struct {
-		Blocklist json.RawMessage       `json:"blocklist"`
+		Blocklist json.RawMessage        `json:"blocklist"`
 		Signature *barcode.FeedSignature `json:"signature"`
 	}
 	if err := strict(data, &env); err != nil || len(env.Blocklist) == 0 || env.Blocklist[0] != '{' {
