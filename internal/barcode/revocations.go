@@ -67,6 +67,16 @@ func SignDetached(context string, body []byte, kr *Keyring) ([]byte, Key, error)
 	return sig, k, err
 }
 
+// DetachedJSON is {"<name>": body, "signature": {...}}: the signature sits
+// next to the bytes it covers, which stay verbatim.
+func DetachedJSON(name string, body, sig []byte, kid string) ([]byte, error) {
+	s, err := json.Marshal(FeedSignature{KeyID: kid, Alg: "Ed25519", Sig: base64.RawURLEncoding.EncodeToString(sig)})
+	if err != nil {
+		return nil, err
+	}
+	return []byte(`{"` + name + `":` + string(body) + `,"signature":` + string(s) + `}`), nil
+}
+
 // VerifyDetached checks s over context + body with a live key of kr; the
 // error says why not (for the caller's message).
 func VerifyDetached(context string, body []byte, s FeedSignature, kr *Keyring) error {

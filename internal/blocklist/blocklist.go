@@ -9,7 +9,6 @@ package blocklist
 
 import (
 	"bytes"
-	"encoding/base64"
 	"encoding/json"
 	"errors"
 	"fmt"
@@ -95,25 +94,10 @@ type UICEntry struct {
 	ValidUntil   string `json:"valid_until"`
 }
 
-// Signed is an exported list: Body is the list's JSON exactly as signed.
-type Signed struct {
-	Body      []byte
-	Signature []byte
-	KeyID     string
-}
-
-// MarshalJSON writes {"blocklist": <Body>, "signature": {...}}.
-func (s Signed) MarshalJSON() ([]byte, error) {
-	sig, err := json.Marshal(barcode.FeedSignature{KeyID: s.KeyID, Alg: "Ed25519", Sig: base64.RawURLEncoding.EncodeToString(s.Signature)})
-	if err != nil {
-		return nil, err
-	}
-	return []byte(`{"blocklist":` + string(s.Body) + `,"signature":` + string(sig) + `}`), nil
-}
-
 // Sign encodes l canonically (compact encoding/json, fields in declaration
-// order) and signs it with kr's active live key.
-func Sign(l List, kr *barcode.Keyring) (Signed, error) {
+// order) and signs it with kr's active live key; the document is
+// barcode.DetachedJSON("blocklist", body, sig, kid).
+func Sign(l List, kr *barcode.Keyring) (body, sig []byte, kid string, err error) {
 	l.Format, l.Version = Format, Version
 	if l.VDV == nil {
 		l.VDV = []VDVEntry{}
@@ -121,15 +105,14 @@ func Sign(l List, kr *barcode.Keyring) (Signed, error) {
 	if l.UIC == nil {
 		l.UIC = []UICEntry{}
 	}
-	body, err := json.Marshal(l)
-	if err != nil {
-		return Signed{}, apperr.Wrap("blocklist.Sign", err)
+	if body, err = json.Marshal(l); err != nil {
+		return nil, nil, "", apperr.Wrap("blocklist.Sign", err)
 	}
 	sig, k, err := barcode.SignDetached(Context, body, kr)
 	if err != nil {
-		return Signed{}, err
+		return nil, nil, "", err
 	}
-	return Signed{Body: body, Signature: sig, KeyID: k.Kid()}, nil
+	return body, sig, k.Kid(), nil
 }
 
 // UICTicketNumber is the U_HEAD ticket key of farebox ticket id (the last
