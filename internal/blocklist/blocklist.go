@@ -137,7 +137,7 @@ func Parse(data []byte, keys *barcode.Keyring) (*List, error) {
 		Signature *barcode.FeedSignature `json:"signature"`
 	}
 	if err := strict(data, &env); err != nil || len(env.Blocklist) == 0 || env.Blocklist[0] != '{' {
-		return nil, invalid("", "not a blocklist document ({\"blocklist\": {...}, \"signature\": {...}})")
+		return nil, invalid("/", "blocklist: not a blocklist document ({\"blocklist\": {...}, \"signature\": {...}})")
 	}
 	if keys != nil {
 		if env.Signature == nil {
