@@ -81,11 +81,17 @@ var blocklistConformance = conformanceCases{
 		ended := blockEntry(ticketing.BlockVDV, 6310, "99")
 		ended.ValidUntil = fxAt.Add(-time.Hour)
 		var added []ticketing.BlockEntry
-		f.write(func(q store.Q) (err error) { added, err = q.AddBlocklistEntries(f.ctx, []ticketing.BlockEntry{a, ended}, fxAt.Add(-2*time.Hour)); return err })
+		f.write(func(q store.Q) (err error) {
+			added, err = q.AddBlocklistEntries(f.ctx, []ticketing.BlockEntry{a, ended}, fxAt.Add(-2*time.Hour))
+			return err
+		})
 		if len(added) != 2 {
 			t.Errorf("first import added %+v", added)
 		}
-		f.write(func(q store.Q) (err error) { added, err = q.AddBlocklistEntries(f.ctx, []ticketing.BlockEntry{a, b}, fxAt); return err })
+		f.write(func(q store.Q) (err error) {
+			added, err = q.AddBlocklistEntries(f.ctx, []ticketing.BlockEntry{a, b}, fxAt)
+			return err
+		})
 		if d := cmp.Diff([]ticketing.BlockEntry{b}, added); d != "" {
 			t.Errorf("second import added (-want +got):\n%s", d)
 		}
@@ -97,7 +103,10 @@ var blocklistConformance = conformanceCases{
 	"MarkBlocklistEntry": func(t *testing.T, s *store.Store) {
 		f := newFixture(t, s)
 		a := blockEntry(ticketing.BlockVDV, 6310, "17")
-		f.write(func(q store.Q) error { _, err := q.AddBlocklistEntries(f.ctx, []ticketing.BlockEntry{a}, fxAt); return err })
+		f.write(func(q store.Q) error {
+			_, err := q.AddBlocklistEntries(f.ctx, []ticketing.BlockEntry{a}, fxAt)
+			return err
+		})
 		f.write(func(q store.Q) error { return q.MarkBlocklistEntry(f.ctx, a, "t-1") })
 		if got, err := f.read().BlocklistEntries(f.ctx, "national"); err != nil || len(got) != 1 || got[0].TicketID != "t-1" {
 			t.Errorf("entries %+v, %v", got, err)
@@ -107,7 +116,10 @@ var blocklistConformance = conformanceCases{
 		f := newFixture(t, s)
 		a, b := blockEntry(ticketing.BlockVDV, 6310, "17"), blockEntry(ticketing.BlockVDV, 6310, "17")
 		b.Source = "seller-b"
-		f.write(func(q store.Q) error { _, err := q.AddBlocklistEntries(f.ctx, []ticketing.BlockEntry{a, b}, fxAt); return err })
+		f.write(func(q store.Q) error {
+			_, err := q.AddBlocklistEntries(f.ctx, []ticketing.BlockEntry{a, b}, fxAt)
+			return err
+		})
 		for src, want := range map[string]int{"": 2, "national": 1, "seller-b": 1, "nobody": 0} {
 			if got, err := f.read().BlocklistEntries(f.ctx, src); err != nil || len(got) != want {
 				t.Errorf("entries of %q = %+v, %v; want %d", src, got, err, want)
