@@ -7,6 +7,9 @@ import (
 	"encoding/base64"
 	"encoding/json"
 	"fmt"
+	"io"
+	"net/http"
+	"net/http/httptest"
 	"strconv"
 	"strings"
 	"testing"
@@ -24,6 +27,7 @@ import (
 	"github.com/farebox/farebox/internal/idempotency"
 	"github.com/farebox/farebox/internal/store"
 	"github.com/farebox/farebox/internal/store/storetest"
+	"github.com/farebox/farebox/internal/testtool"
 	"github.com/farebox/farebox/internal/wallet/apple"
 	"github.com/farebox/farebox/internal/wallet/apple/apnstest"
 )
@@ -405,5 +409,75 @@ func TestBlocklistImport(t *testing.T) {
 		if n, _ := e.Store.Read().CountRows(ctx, "jobs"); n > jobsBefore {
 			t.Errorf("the second import queued %d jobs", n-jobsBefore)
 		}
+	})
+}
+
+// TestBlocklistImportToPush10000 measures, on both engines, the time from
+// a 10,000-entry list appearing at its source (an HTTP server) to the
+// voided pass's push at the local APNs: fetch, parse and verify, import
+// (every entry names this service's VDV organisation; one names the
+// ticket whose pass is on the phone), the job runner's pass update and
+// push. The scheduled import adds up to one --blocklist-interval (30 s by
+// default) before the fetch. Full suite only (load-shaped).
+func TestBlocklistImportToPush10000(t *testing.T) {
+	testtool.FullSuiteOnly(t, testtool.Load)
+	uicIss, pki := profileWalletIssuers(t)
+	storetest.EachEngine(t, func(t *testing.T, engine store.Engine) {
+		srv := apnstest.New(t, testPassType)
+		o := profileWalletOptions(t, true)
+		o.AppleWebServiceURL = testWebService
+		e := apitest.New(t, engine, apitest.Options{Workers: 1, Configure: func(d *httpapi.Deps) {
+			c, err := apple.NewAPNs(srv.Config())
+			if err != nil {
+				t.Fatal(err)
+			}
+			o.Pusher = c
+			d.Wallets = apitest.Wallets(d, o)
+		}})
+		ids := profileCatalog(t, e)
+		_, tids := profileTickets(t, e, ids)
+		vdvID := tids[catalog.BarcodeVDV]
+		vdvBarcode := ticketPayload(t, e.Must(200, apitest.Req{Method: "PATCH", Path: "/v9/ticketing/tickets/" + vdvID + ".json"}).Map(t))
+		registerOnPhone(t, e, srv, vdvID)
+		org, number, _ := strings.Cut(vdvKeyOf(t, vdvBarcode, pki, e.Clock.Now()), "/")
+		n, _ := strconv.Atoi(number)
+		pub, priv, _ := ed25519.GenerateKey(nil)
+		var entries []string
+		for i := range 10000 {
+			num := 1_000_000 + i // numbers no ticket holds
+			if i == 5000 {
+				num = n
+			}
+			entries = append(entries, `{"seq":`+strconv.Itoa(i+1)+`,"org":`+org+`,"number":`+strconv.Itoa(num)+`,"instance":`+strconv.Itoa(num)+
+				`,"target":"ticket","lock":"reject","reason":"Lastschrift zurückgegeben","valid_until":"2026-07-31T21:59:59Z"}`)
+		}
+		doc := sourceList(t, priv, "7", listBody(10000, strings.Join(entries, ","), ""))
+		source := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, _ *http.Request) { _, _ = w.Write(doc) }))
+		defer source.Close()
+		keys := sourceKeys(t, pub, "7")
+
+		began := time.Now()
+		res, err := http.Get(source.URL + "/blocklist.json?since=0")
+		if err != nil {
+			t.Fatal(err)
+		}
+		data, err := io.ReadAll(res.Body)
+		res.Body.Close()
+		if err != nil {
+			t.Fatal(err)
+		}
+		l, err := blocklist.Parse(data, keys)
+		if err != nil {
+			t.Fatal(err)
+		}
+		parsed := time.Since(began)
+		r, err := e.App.ImportBlocklist(t.Context(), "national", l, app.BlocklistIssuer{VDVOrg: pki.Issuer.Org, UICRICS: uicIss.RICS})
+		if err != nil || r.Added != 10000 || len(r.Voided) != 1 || r.Voided[0] != vdvID {
+			t.Fatalf("import %+v (voided %v), %v", r.Entries, r.Voided, err)
+		}
+		imported := time.Since(began)
+		waitFor(t, "the push after the import", func() bool { return pushesTo(srv, pushToken1, 200) == 1 })
+		t.Logf("%s: %d bytes; fetch+parse+verify %v, import %v, pass pushed %v after the list appeared",
+			engine, len(data), parsed.Round(time.Millisecond), (imported - parsed).Round(time.Millisecond), time.Since(began).Round(time.Millisecond))
 	})
 }
