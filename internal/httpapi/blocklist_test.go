@@ -23,12 +23,10 @@ import (
 	"github.com/farebox/farebox/internal/barcode/vdv"
 	"github.com/farebox/farebox/internal/blocklist"
 	"github.com/farebox/farebox/internal/catalog"
-	"github.com/farebox/farebox/internal/httpapi"
 	"github.com/farebox/farebox/internal/idempotency"
 	"github.com/farebox/farebox/internal/store"
 	"github.com/farebox/farebox/internal/store/storetest"
 	"github.com/farebox/farebox/internal/testtool"
-	"github.com/farebox/farebox/internal/wallet/apple"
 	"github.com/farebox/farebox/internal/wallet/apple/apnstest"
 )
 
@@ -279,16 +277,7 @@ func TestBlocklistImport(t *testing.T) {
 	uicIss, pki := profileWalletIssuers(t)
 	storetest.EachEngine(t, func(t *testing.T, engine store.Engine) {
 		srv := apnstest.New(t, testPassType)
-		o := profileWalletOptions(t, true)
-		o.AppleWebServiceURL = testWebService
-		e := apitest.New(t, engine, apitest.Options{Workers: 1, Configure: func(d *httpapi.Deps) {
-			c, err := apple.NewAPNs(srv.Config())
-			if err != nil {
-				t.Fatal(err)
-			}
-			o.Pusher = c
-			d.Wallets = apitest.Wallets(d, o)
-		}})
+		e := apitest.New(t, engine, apitest.Options{Workers: 1, Configure: withAppleUpdatesOf(t, srv, profileWalletOptions(t, true))})
 		ctx := t.Context()
 		ids := profileCatalog(t, e)
 		_, tids := profileTickets(t, e, ids)
@@ -424,16 +413,7 @@ func TestBlocklistImportToPush10000(t *testing.T) {
 	uicIss, pki := profileWalletIssuers(t)
 	storetest.EachEngine(t, func(t *testing.T, engine store.Engine) {
 		srv := apnstest.New(t, testPassType)
-		o := profileWalletOptions(t, true)
-		o.AppleWebServiceURL = testWebService
-		e := apitest.New(t, engine, apitest.Options{Workers: 1, Configure: func(d *httpapi.Deps) {
-			c, err := apple.NewAPNs(srv.Config())
-			if err != nil {
-				t.Fatal(err)
-			}
-			o.Pusher = c
-			d.Wallets = apitest.Wallets(d, o)
-		}})
+		e := apitest.New(t, engine, apitest.Options{Workers: 1, Configure: withAppleUpdatesOf(t, srv, profileWalletOptions(t, true))})
 		ids := profileCatalog(t, e)
 		_, tids := profileTickets(t, e, ids)
 		vdvID := tids[catalog.BarcodeVDV]
