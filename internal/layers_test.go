@@ -103,6 +103,7 @@ var layers = map[string]string{
 	"internal/barcode":              "adapter",
 	"internal/barcode/uic":          "adapter",
 	"internal/barcode/vdv":          "adapter",
+	"internal/blocklist":            "adapter",
 	"internal/wallet":               "adapter",
 	"internal/wallet/apple":         "adapter",
 	"internal/wallet/google":        "adapter",

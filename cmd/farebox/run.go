@@ -40,6 +40,7 @@ Commands:
   usage      report the usage ledger of every account
   inspect    verify an inspection barcode (image or payload) and say whose and whether valid
   tickets    revoke a ticket (it becomes invalid and enters the revocation feed)
+  blocklist  export the signed VDV-KA and UIC 918.3 blocklist; import an external one (its tickets become invalid)
   keys       list, rotate, prune or revoke the inspection barcode signing keys
   gtfs       import, list and remove GTFS timetable feeds
   books      verify the invoice number series and stored files; print an account's audit log
@@ -79,6 +80,8 @@ func run(ctx context.Context, args []string, getenv func(string) string, stdin i
 		return gtfsCmd(ctx, rest, getenv, stdout, stderr)
 	case "tickets":
 		return ticketsCmd(ctx, rest, getenv, stdout, stderr)
+	case "blocklist":
+		return blocklistCmd(ctx, rest, getenv, stdout, stderr)
 	case "books":
 		return booksCmd(ctx, rest, getenv, stdout, stderr)
 	case "clearing":

@@ -85,6 +85,7 @@ func serve(ctx context.Context, args []string, getenv func(string) string, stdou
 	maintain(bg, cfg, a, prods, ev, st, log)
 	priv := privacyOn(st, a, privacy.Options{Policy: cfg.Retention})
 	retainDaily(bg, priv, log)
+	importBlocklists(bg, cfg, a, log)
 	if err := checkpointBooks(bg, cfg, bk, log); err != nil {
 		return err
 	}

@@ -4,6 +4,7 @@ import (
 	"crypto/ed25519"
 	"encoding/base64"
 	"encoding/json"
+	"errors"
 	"strconv"
 
 	"github.com/farebox/farebox/internal/apperr"
@@ -47,15 +48,51 @@ type FeedSignature struct {
 // SignFeed encodes f canonically (encoding/json, compact, fields in
 // declaration order) and signs it with the active live key.
 func SignFeed(f Feed, kr *Keyring) (body, sig []byte, key Key, err error) {
-	k, ok := kr.ActiveFor(EnvLive)
-	if !ok {
-		return nil, nil, Key{}, apperr.E("barcode.SignFeed", apperr.Unavailable, CodeNoInspectionSigningKey, "no active inspection signing key")
-	}
 	if body, err = json.Marshal(f); err != nil {
 		return nil, nil, Key{}, apperr.Wrap("barcode.SignFeed", err)
 	}
-	sig, err = k.sign(append([]byte(RevocationContext), body...))
-	return body, sig, k, err
+	sig, key, err = SignDetached(RevocationContext, body, kr)
+	return body, sig, key, err
+}
+
+// SignDetached signs context + body with the active live key (the
+// revocation feed, the exported blocklists: docs/blocklist.md); context
+// keeps a signature of one document from passing for another's.
+func SignDetached(context string, body []byte, kr *Keyring) ([]byte, Key, error) {
+	k, ok := kr.ActiveFor(EnvLive)
+	if !ok {
+		return nil, Key{}, apperr.E("barcode.SignDetached", apperr.Unavailable, CodeNoInspectionSigningKey, "no active inspection signing key")
+	}
+	sig, err := k.sign(append([]byte(context), body...))
+	return sig, k, err
+}
+
+// DetachedJSON is {"<name>": body, "signature": {...}}: the signature sits
+// next to the bytes it covers, which stay verbatim.
+func DetachedJSON(name string, body, sig []byte, kid string) ([]byte, error) {
+	s, err := json.Marshal(FeedSignature{KeyID: kid, Alg: "Ed25519", Sig: base64.RawURLEncoding.EncodeToString(sig)})
+	if err != nil {
+		return nil, err
+	}
+	return []byte(`{"` + name + `":` + string(body) + `,"signature":` + string(s) + `}`), nil
+}
+
+// VerifyDetached checks s over context + body with a live key of kr; the
+// error says why not (for the caller's message).
+func VerifyDetached(context string, body []byte, s FeedSignature, kr *Keyring) error {
+	id, err := strconv.ParseUint(s.KeyID, 10, 16)
+	if err != nil || s.Alg != "Ed25519" {
+		return errors.New("no Ed25519 signature with a key id")
+	}
+	k, ok := kr.Lookup(uint16(id))
+	if !ok || k.Environment() != EnvLive {
+		return errors.New("signed with unknown or non-live key " + s.KeyID)
+	}
+	sig, err := base64.RawURLEncoding.DecodeString(s.Sig)
+	if err != nil || !ed25519.Verify(k.Public, append([]byte(context), body...), sig) {
+		return errors.New("the signature does not verify (altered or re-formatted)")
+	}
+	return nil
 }
 
 // Revocations is a verified feed, indexed by ticket id and revoked key id.
@@ -80,17 +117,8 @@ func VerifyFeed(data []byte, kr *Keyring) (*Revocations, error) {
 	if err := json.Unmarshal(data, &env); err != nil || len(env.Feed) == 0 {
 		return nil, bad("not a revocations.json document")
 	}
-	id, err := strconv.ParseUint(env.Signature.KeyID, 10, 16)
-	if err != nil || env.Signature.Alg != "Ed25519" {
-		return nil, bad("no Ed25519 signature with a key id")
-	}
-	k, ok := kr.Lookup(uint16(id))
-	if !ok || k.Environment() != EnvLive {
-		return nil, bad("signed with unknown or non-live key " + env.Signature.KeyID)
-	}
-	sig, err := base64.RawURLEncoding.DecodeString(env.Signature.Sig)
-	if err != nil || !ed25519.Verify(k.Public, append([]byte(RevocationContext), env.Feed...), sig) {
-		return nil, bad("the signature does not verify (altered or re-formatted)")
+	if err := VerifyDetached(RevocationContext, env.Feed, env.Signature, kr); err != nil {
+		return nil, bad(err.Error())
 	}
 	r := &Revocations{ByTicket: map[string]FeedEntry{}, ByKey: map[uint16]FeedEntry{}}
 	if err := json.Unmarshal(env.Feed, &r.Feed); err != nil || r.Feed.Version != 1 {

@@ -87,16 +87,23 @@ type Config struct {
 	AdminPasswordFile string
 
 	// Wallets and inspection barcodes (docs/wallet.md).
-	InspectionKeys  string // key directory or comma-separated key files
-	UICIssuer       string // RICS:KEYID:KEYFILE of the UIC 918.3 signer (docs/barcodes.md)
-	VDVIssuer       string // ORG:PRODUCTORG:KEYFILE:CERTFILE of the VDV-KA signer (docs/barcodes.md)
-	VDVRoot         string // the VDV root certificate file (unsigned CV certificate)
-	VDVCAs          string // comma-separated VDV CA certificate files
-	ApplePassCert   string
-	ApplePassKey    string
-	AppleWWDRCert   string
-	ApplePassTypeID string
-	AppleTeamID     string
+	InspectionKeys string // key directory or comma-separated key files
+	UICIssuer      string // RICS:KEYID:KEYFILE of the UIC 918.3 signer (docs/barcodes.md)
+	VDVIssuer      string // ORG:PRODUCTORG:KEYFILE:CERTFILE of the VDV-KA signer (docs/barcodes.md)
+	VDVRoot        string // the VDV root certificate file (unsigned CV certificate)
+	VDVCAs         string // comma-separated VDV CA certificate files
+	// BlocklistImport is the URL of an external blocklist imported every
+	// BlocklistInterval (docs/blocklist.md), under the name BlocklistSource,
+	// its signature checked with BlocklistKeys (a keys.json) when set.
+	BlocklistImport   string
+	BlocklistInterval time.Duration
+	BlocklistSource   string
+	BlocklistKeys     string
+	ApplePassCert     string
+	ApplePassKey      string
+	AppleWWDRCert     string
+	ApplePassTypeID   string
+	AppleTeamID       string
 	// APNs pushes Apple pass updates (--apns-*; docs/wallet.md "Apple
 	// Wallet updates"); without APNsKey no device is pushed.
 	APNsKey                     string
@@ -225,6 +232,10 @@ func (c *Config) settings() []setting {
 		{name: "google-token-url", env: "FAREBOX_GOOGLE_TOKEN_URL", def: "", help: "OAuth2 token URL of the service account (default: the key file's token_uri, else https://oauth2.googleapis.com/token)"},
 		{name: "uic-issuer", env: "FAREBOX_UIC_ISSUER", def: "", help: "UIC 918.3 barcode signer as RICS:KEYID:KEYFILE (DSA PEM, or the pkcs11: URI of the key in a hardware token; docs/barcodes.md) (default: a development key in the data dir; its barcodes are specimens)"},
 		{name: "vdv-issuer", env: "FAREBOX_VDV_ISSUER", def: "", help: "VDV-KA static barcode signer as ORG:PRODUCTORG:KEYFILE:CERTFILE (1024-bit RSA PEM or the pkcs11: URI of the key in a hardware token, CV certificate; needs --vdv-root and --vdv-ca; docs/barcodes.md) (default: a development PKI in the data dir; its barcodes say test)"},
+		{name: "blocklist-import", env: "FAREBOX_BLOCKLIST_IMPORT", def: "", help: "URL of an external blocklist (farebox's format, docs/blocklist.md) imported on a schedule; its entries void the farebox tickets they name"},
+		{name: "blocklist-interval", env: "FAREBOX_BLOCKLIST_INTERVAL", def: "30s", help: "how often --blocklist-import is fetched (at least 1s)"},
+		{name: "blocklist-source", env: "FAREBOX_BLOCKLIST_SOURCE", def: "import", help: "name of the --blocklist-import source (a-z, 0-9, . _ -; shown in the voided tickets' reason)"},
+		{name: "blocklist-keys", env: "FAREBOX_BLOCKLIST_KEYS", def: "", help: "keys.json of the --blocklist-import source: its signature must verify (without it the signature is not checked)"},
 		{name: "vdv-root", env: "FAREBOX_VDV_ROOT", def: "", help: "the VDV root CV certificate (7F21 with an unsigned 5F4E body)"},
 		{name: "vdv-ca", env: "FAREBOX_VDV_CA", def: "", help: "comma-separated VDV CA CV certificates signed by --vdv-root"},
 		{name: "allow-development-barcode-keys", env: "FAREBOX_ALLOW_DEVELOPMENT_BARCODE_KEYS", def: "false", help: "start although live tickets of a uic-918-3-uflex or vdv-ka-static product would carry barcodes signed with a development UIC/VDV key (specimens no inspection device accepts); without it serve refuses to start when a live API key exists (trials only; docs/barcodes.md)"},
@@ -429,6 +440,14 @@ func (c *Config) readWallets(v *values) {
 	c.UICIssuer = v.get("uic-issuer")
 	c.VDVIssuer, c.VDVRoot, c.VDVCAs = v.get("vdv-issuer"), v.get("vdv-root"), v.get("vdv-ca")
 	c.AllowDevelopmentBarcodeKeys = v.boolean("allow-development-barcode-keys")
+	c.BlocklistImport, c.BlocklistSource, c.BlocklistKeys = v.get("blocklist-import"), v.get("blocklist-source"), v.get("blocklist-keys")
+	c.BlocklistInterval = v.dur("blocklist-interval")
+	if c.BlocklistImport != "" && !strings.HasPrefix(c.BlocklistImport, "http://") && !strings.HasPrefix(c.BlocklistImport, "https://") {
+		v.fail(errors.New("--blocklist-import: an http:// or https:// URL"))
+	}
+	if c.BlocklistInterval < time.Second {
+		v.fail(errors.New("--blocklist-interval: at least 1s"))
+	}
 	if c.VDVIssuer != "" && c.VDVRoot == "" {
 		v.fail(errors.New("--vdv-issuer needs --vdv-root and --vdv-ca (the chain its certificate verifies under)"))
 	}

@@ -36,7 +36,12 @@ const (
 // server srv) configured.
 func withAppleUpdates(t testing.TB, srv *apnstest.Server) func(d *httpapi.Deps) {
 	t.Helper()
-	o := walletOptions(t, true)
+	return withAppleUpdatesOf(t, srv, walletOptions(t, true))
+}
+
+// withAppleUpdatesOf is withAppleUpdates over the wallet options o.
+func withAppleUpdatesOf(t testing.TB, srv *apnstest.Server, o wallets.Options) func(d *httpapi.Deps) {
+	t.Helper()
 	o.AppleWebServiceURL = testWebService
 	return func(d *httpapi.Deps) {
 		c, err := apple.NewAPNs(srv.Config())

@@ -77,27 +77,7 @@ func TestGoogleWalletBinaryBarcodes(t *testing.T) {
 
 		// The catalog: single tickets keep farebox's profile, day
 		// tickets carry UIC 918.3, monthly tickets VDV-KA.
-		ids := productIDs(t, e)
-		f := e.Products.Catalog().File()
-		for i := range f.Products {
-			switch f.Products[i].ID {
-			case ids["day/adult"]:
-				f.Products[i].BarcodeProfile, f.Products[i].BarcodeProductNumber = catalog.BarcodeUIC, 4711
-			case ids["month/adult"]:
-				f.Products[i].BarcodeProfile, f.Products[i].BarcodeProductNumber = catalog.BarcodeVDV, 9999
-			}
-		}
-		if err := e.Products.Import(ctx, f); err != nil {
-			t.Fatal(err)
-		}
-		o := order(t, e, e.LiveKey, ids["single/adult"], ids["day/adult"], ids["month/adult"])
-		m := medium("Jürgen", "Müller-Lüdenscheidt", "1990-02-28")
-		tids := map[string]string{
-			catalog.BarcodeFarebox: mustActivate(t, e, "v9", str(o.Coupons[0]["id"]), map[string]any{"identification_medium": m, "activation_start_datetime": "2026-06-15T12:00:00+02:00"}),
-			catalog.BarcodeUIC:     mustActivate(t, e, "v9", str(o.Coupons[1]["id"]), map[string]any{"identification_medium": m, "activation_start_datetime": "2026-06-15T10:30:00Z"}),
-			catalog.BarcodeVDV: mustActivate(t, e, "v9", str(o.Coupons[2]["id"]), map[string]any{"identification_medium": m,
-				"tariff_settings": map[string]any{"german_postal_code": "01067"}, "activation_start_datetime": "2026-06-01T00:00:00+0200"}),
-		}
+		o, tids := profileTickets(t, e, profileCatalog(t, e))
 		coupons := map[string]string{catalog.BarcodeFarebox: str(o.Coupons[0]["id"]), catalog.BarcodeUIC: str(o.Coupons[1]["id"]),
 			catalog.BarcodeVDV: str(o.Coupons[2]["id"])}
 		uicTrust := &uic.Trust{}

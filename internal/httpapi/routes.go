@@ -162,6 +162,7 @@ func (s *Server) routes() []route {
 		// Inspection keys (docs/wallet.md).
 		{GET, "/v1/inspection/keys.json", authNone, billNobody, s.inspectionKeys},
 		{GET, "/v1/inspection/revocations.json", authNone, billNobody, s.revocations},
+		{GET, "/v1/inspection/blocklist.json", authNone, billNobody, s.blocklist},
 
 		// Apple's PassKit web service (docs/wallet.md, "Apple Wallet
 		// updates"): called by Wallet on a device, keyless; billed to nobody

@@ -2,6 +2,7 @@ package httpapi
 
 import (
 	"compress/gzip"
+	"encoding/json"
 	"github.com/farebox/farebox/internal/apperr"
 	"net/http"
 	"strconv"
@@ -121,27 +122,61 @@ func (s *Server) inspectionKeys(w http.ResponseWriter, r *http.Request) error {
 // revocations answers GET /v1/inspection/revocations.json?since=N with the
 // signed revocation feed after N (docs/wallet.md).
 func (s *Server) revocations(w http.ResponseWriter, r *http.Request) error {
-	var since int64
-	if v := r.URL.Query().Get("since"); v != "" {
-		n, err := strconv.ParseInt(v, 10, 64)
-		if err != nil || n < 0 {
-			return apperr.Param("query", "since", "since must be a feed sequence number (0 or more)")
-		}
-		since = n
+	since, err := querySeq(r, "since")
+	if err != nil {
+		return err
 	}
 	feed, err := s.Wallets.Revocations(r.Context(), since)
 	if err != nil {
 		return err
 	}
+	return writeSignedList(w, r, feed)
+}
+
+// blocklist answers GET /v1/inspection/blocklist.json?since=N&limit=M with
+// the signed VDV-KA and UIC 918.3 blocklist after N (docs/blocklist.md).
+func (s *Server) blocklist(w http.ResponseWriter, r *http.Request) error {
+	since, err := querySeq(r, "since")
+	if err != nil {
+		return err
+	}
+	limit, err := querySeq(r, "limit")
+	if err != nil || limit > wallets.MaxBlocklistPage || (limit == 0 && r.URL.Query().Get("limit") != "") {
+		return apperr.Param("query", "limit", "limit must be 1 to 10000 entries")
+	}
+	l, err := s.Wallets.Blocklist(r.Context(), since, int(limit))
+	if err != nil {
+		return err
+	}
+	return writeSignedList(w, r, l)
+}
+
+// querySeq is the query parameter name as a number (0 or more; 0 when
+// absent).
+func querySeq(r *http.Request, name string) (int64, error) {
+	v := r.URL.Query().Get(name)
+	if v == "" {
+		return 0, nil
+	}
+	n, err := strconv.ParseInt(v, 10, 64)
+	if err != nil || n < 0 {
+		return 0, apperr.Param("query", name, name+" must be a feed sequence number (0 or more)")
+	}
+	return n, nil
+}
+
+// writeSignedList writes a signed list (the revocation feed, the
+// blocklist), gzip-compressed when the client accepts it: a sync from
+// empty is about 200 bytes per entry as JSON (the signature covers the
+// uncompressed list).
+func writeSignedList(w http.ResponseWriter, r *http.Request, list json.Marshaler) error {
 	w.Header().Set("Cache-Control", "public, max-age=60")
 	w.Header().Add("Vary", "Accept-Encoding")
 	if !acceptsGzip(r) {
-		writeJSON(w, http.StatusOK, feed)
+		writeJSON(w, http.StatusOK, list)
 		return nil
 	}
-	// A sync from empty is about 200 bytes per entry as JSON; gzip keeps
-	// it small on the wire (the signature covers the uncompressed feed).
-	body, err := feed.MarshalJSON()
+	body, err := list.MarshalJSON()
 	if err != nil {
 		return err
 	}

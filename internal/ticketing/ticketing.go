@@ -282,3 +282,34 @@ func ParseAdvancePayload(p string) (id string, from time.Time) {
 type TestClockFilter struct {
 	list.Query
 }
+
+// RevokedTicket is a revocation feed entry with what the exported
+// blocklists need of its ticket (docs/blocklist.md): the VDV ticket
+// number it stores (0: none) and its product's barcode profile ("" for a
+// key entry or a ticket whose product is gone).
+type RevokedTicket struct {
+	Revocation
+	VDVNumber uint32
+	Barcode   string
+}
+
+// Blocklist entry schemes (docs/blocklist.md).
+const (
+	BlockVDV = "vdv"
+	BlockUIC = "uic"
+)
+
+// BlockEntry is an imported blocklist entry that names this service's
+// issuer: Scheme BlockVDV (Issuer the organisation, Number the
+// Berechtigungsnummer in decimal) or BlockUIC (Issuer the RICS code,
+// Number the U_HEAD ticket number).
+type BlockEntry struct {
+	Source     string
+	Scheme     string
+	Issuer     int
+	Number     string
+	Target     string
+	Reason     string
+	ValidUntil time.Time
+	TicketID   string // the farebox ticket it voided, "" none
+}

@@ -2,8 +2,6 @@ package wallets
 
 import (
 	"context"
-	"encoding/base64"
-	"encoding/json"
 	"strconv"
 
 	"github.com/farebox/farebox/internal/apperr"
@@ -22,11 +20,7 @@ type RevocationFeed struct {
 // MarshalJSON writes {"feed": <Body>, "signature": {...}}: the signature is
 // detached from the bytes it covers, which stay verbatim in "feed".
 func (f RevocationFeed) MarshalJSON() ([]byte, error) {
-	sig, err := json.Marshal(barcode.FeedSignature{KeyID: f.KeyID, Alg: "Ed25519", Sig: base64.RawURLEncoding.EncodeToString(f.Signature)})
-	if err != nil {
-		return nil, err
-	}
-	return []byte(`{"feed":` + string(f.Body) + `,"signature":` + string(sig) + `}`), nil
+	return barcode.DetachedJSON("feed", f.Body, f.Signature, f.KeyID)
 }
 
 // Revocations is the revocation feed after since (0: all), signed with the

@@ -54,6 +54,8 @@ type Queries interface {
 	CompleteJobs(ctx context.Context, ids []int64, worker string, at time.Time) error
 	// The revocation feed (revocations.go).
 	Revocations(ctx context.Context, since int64, now time.Time) ([]ticketing.Revocation, int64, error)
+	// The exported blocklist (blocklist.go).
+	BlocklistRevocations(ctx context.Context, since int64, limit int, now time.Time) ([]ticketing.RevokedTicket, int64, error)
 	// The VDV ticket numbers (BackfillVDVNumbers).
 	UnnumberedVDVTickets(ctx context.Context, products []string, now time.Time, limit int) ([]string, error)
 	SetVDVNumbers(ctx context.Context, numbers map[string]uint32) error

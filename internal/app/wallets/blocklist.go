@@ -1,0 +1,93 @@
+package wallets
+
+import (
+	"context"
+
+	"github.com/farebox/farebox/internal/apperr"
+	"github.com/farebox/farebox/internal/barcode"
+	"github.com/farebox/farebox/internal/barcode/vdv"
+	"github.com/farebox/farebox/internal/blocklist"
+	"github.com/farebox/farebox/internal/catalog"
+	"github.com/farebox/farebox/internal/clock"
+	"github.com/farebox/farebox/internal/ticketing"
+)
+
+// Pages of the exported blocklist: entries per page unless asked
+// otherwise, and the most a page holds.
+const (
+	BlocklistPage    = 1000
+	MaxBlocklistPage = 10000
+)
+
+// SignedBlocklist is an exported blocklist: Body is the list's JSON
+// exactly as signed (Ed25519 over blocklist.Context + Body).
+type SignedBlocklist struct {
+	Body      []byte
+	Signature []byte
+	KeyID     string
+}
+
+// MarshalJSON writes {"blocklist": <Body>, "signature": {...}}.
+func (b SignedBlocklist) MarshalJSON() ([]byte, error) {
+	return barcode.DetachedJSON("blocklist", b.Body, b.Signature, b.KeyID)
+}
+
+// Blocklist is the signed blocklist of GET /v1/inspection/blocklist.json
+// and `farebox blocklist export` (docs/blocklist.md): the revocation
+// feed's entries after since, at most limit (0: BlocklistPage), as the
+// VDV-KA entries of the tickets of vdv-ka-static products and the UIC
+// entries of those of uic-918-3-uflex products, signed like the feed.
+// Entries of farebox-profile tickets and of revoked inspection keys have
+// no place in either list (the inspection keys sign neither a UIC nor a
+// VDV barcode); the cursor passes them all the same.
+func (w *Service) Blocklist(ctx context.Context, since int64, limit int) (SignedBlocklist, error) {
+	const op = "wallets.Blocklist"
+	kr := w.keyring()
+	if kr == nil {
+		return SignedBlocklist{}, apperr.E(op, apperr.Unavailable, CodeInspectionKeysNotConfigured, "no inspection keys are configured")
+	}
+	if since < 0 {
+		return SignedBlocklist{}, apperr.Param("query", "since", "since must be a feed sequence number (0 or more)")
+	}
+	if limit == 0 {
+		limit = BlocklistPage
+	}
+	if limit < 1 || limit > MaxBlocklistPage {
+		return SignedBlocklist{}, apperr.Param("query", "limit", "limit must be 1 to 10000 entries")
+	}
+	uicIss, err := w.o.UIC()
+	if err != nil {
+		return SignedBlocklist{}, err
+	}
+	vdvIss, err := w.o.VDV()
+	if err != nil {
+		return SignedBlocklist{}, err
+	}
+	now := w.Clock.Now()
+	rs, last, err := w.DB.Read().BlocklistRevocations(ctx, since, limit, now)
+	if err != nil {
+		return SignedBlocklist{}, err
+	}
+	l := blocklist.List{Issuer: w.o.Brand.Organization, GeneratedAt: clock.Timestamp(now), Since: since, LastSeq: last}
+	if len(rs) == limit {
+		l.LastSeq, l.More = rs[len(rs)-1].Seq, rs[len(rs)-1].Seq < last
+	}
+	for _, r := range rs {
+		reason, until := r.Kind+": "+r.Reason, clock.Timestamp(r.ValidUntil)
+		switch {
+		case r.Kind == ticketing.RevocationKey:
+		case r.Barcode == catalog.BarcodeVDV:
+			n := r.VDVNumber
+			if n == 0 {
+				n = vdv.TicketNumber(r.TicketID) // issued before the counter (docs/barcodes.md)
+			}
+			l.VDV = append(l.VDV, blocklist.VDVEntry{Seq: r.Seq, Org: vdvIss.Org, Number: n, Instance: n,
+				Target: blocklist.TargetTicket, Lock: blocklist.LockReject, Reason: reason, ValidUntil: until})
+		case r.Barcode == catalog.BarcodeUIC:
+			l.UIC = append(l.UIC, blocklist.UICEntry{Seq: r.Seq, RICS: uicIss.RICS, TicketNumber: blocklist.UICTicketNumber(r.TicketID),
+				Reference: r.TicketID, Reason: reason, ValidUntil: until})
+		}
+	}
+	body, sig, kid, err := blocklist.Sign(l, kr)
+	return SignedBlocklist{Body: body, Signature: sig, KeyID: kid}, err
+}
