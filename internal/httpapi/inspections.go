@@ -6,7 +6,6 @@ import (
 
 	"github.com/farebox/farebox/internal/app/records"
 	"github.com/farebox/farebox/internal/apperr"
-	recs "github.com/farebox/farebox/internal/records"
 )
 
 // The inspection records an inspection device posts (docs/records.md):
@@ -39,7 +38,7 @@ func (s *Server) authInspector(r *http.Request) error {
 
 // postInspections is POST /v1/inspection/records.json: a batch of checks.
 func (s *Server) postInspections(w http.ResponseWriter, r *http.Request) error {
-	r.Body = http.MaxBytesReader(w, r.Body, recs.MaxBodyBytes)
+	r.Body = http.MaxBytesReader(w, r.Body, records.MaxBodyBytes)
 	body, err := readBody(r)
 	if err != nil {
 		return err

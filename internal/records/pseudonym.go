@@ -56,8 +56,8 @@ var fold = cases.Fold()
 // hashes (docs/records.md "The traveller's pseudonym"): the first name,
 // last name and birth date of the medium's one entry (photo_id_lite,
 // photo_id_name_only, or any other kind with these fields), each in
-// Unicode NFKC, case-folded, with every run of white space made one space
-// and trimmed; the birth date as stored (YYYY-MM-DD, "" when the medium has
+// Unicode NFKC, case-folded, with every run of white space and control
+// characters made one space and trimmed; the birth date as stored (YYYY-MM-DD, "" when the medium has
 // none). They are joined with U+001F under the version "v1". ok is false
 // when there is no name to hash.
 func Identity(medium []byte) (string, bool) {
@@ -81,5 +81,6 @@ func Identity(medium []byte) (string, bool) {
 
 func normaliseName(s string) string {
 	s = norm.NFKC.String(fold.String(norm.NFKC.String(s)))
-	return strings.Join(strings.FieldsFunc(s, unicode.IsSpace), " ")
+	// Control characters (the separator U+001F among them) count as space.
+	return strings.Join(strings.FieldsFunc(s, func(r rune) bool { return unicode.IsSpace(r) || unicode.IsControl(r) }), " ")
 }

@@ -13,6 +13,9 @@ import (
 	"github.com/farebox/farebox/internal/records"
 )
 
+// MaxBodyBytes bounds a posted batch's body (the transport applies it).
+const MaxBodyBytes = records.MaxBodyBytes
+
 // BatchRequest is POST /v1/inspection/records.json's body, as sent.
 type BatchRequest struct {
 	Records []RecordRequest `json:"records"`
