@@ -68,6 +68,10 @@ require (
 
 require github.com/redis/go-redis/v9 v9.23.0
 
-require go.uber.org/atomic v1.12.0 // indirect
+require (
+	filippo.io/age v1.3.2 // indirect
+	filippo.io/hpke v0.4.0 // indirect
+	go.uber.org/atomic v1.12.0 // indirect
+)
 
 require github.com/miekg/pkcs11 v1.1.2

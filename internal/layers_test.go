@@ -72,6 +72,7 @@ var layers = map[string]string{
 	"internal/app/inspection":      "capability",
 	"internal/app/invoices":        "capability",
 	"internal/app/invoicedelivery": "capability",
+	"internal/app/records":         "capability",
 
 	"internal/app/events":     "usecase-shared",
 	"internal/app/deliveries": "usecase-shared",
@@ -97,6 +98,7 @@ var layers = map[string]string{
 	"internal/retention":    "domain",
 	"internal/list":         "domain",
 	"internal/webhook":      "domain",
+	"internal/records":      "domain",
 
 	"internal/store":                "adapter",
 	"internal/usage":                "adapter",

@@ -30,6 +30,11 @@ the service's inspection keys and prints whether it is genuine, whose it is
 and whether it is valid now. Exits 0 only for a genuine ticket valid now
 (and live, unless --allow-test).
 
+With --post URL (the service's /v1/inspection/records.json) and
+--inspector-token (env FAREBOX_INSPECTOR_TOKEN, made by farebox inspectors
+add), the verdict is posted as an inspection record (docs/records.md),
+with --stop-id and --position LAT,LON when given.
+
 With --revocations FILE|URL (a saved /v1/inspection/revocations.json, or
 its URL), verified with the same keys, a revoked ticket is rejected and the
 reason printed.
@@ -65,6 +70,7 @@ func inspectCmd(ctx context.Context, args []string, getenv func(string) string, 
 	uicIssuer := fs.String("uic-issuer", getenv("FAREBOX_UIC_ISSUER"), "the service's UIC signer RICS:KEYID:KEYFILE (env FAREBOX_UIC_ISSUER)")
 	vdvRoot := fs.String("vdv-root", getenv("FAREBOX_VDV_ROOT"), "the VDV root CV certificate (env FAREBOX_VDV_ROOT)")
 	vdvCAs := fs.String("vdv-ca", getenv("FAREBOX_VDV_CA"), "comma-separated VDV CA CV certificates signed by the root (env FAREBOX_VDV_CA)")
+	post := postFlags(fs, getenv)
 	fs.Usage = func() { fmt.Fprint(stderr, inspectUsage); fs.PrintDefaults() }
 	pos, err := parseFlags(fs, args)
 	if err != nil {
@@ -130,6 +136,9 @@ func inspectCmd(ctx context.Context, args []string, getenv func(string) string, 
 	}
 	revoked.Check(&rep)
 	fmt.Fprint(stdout, rep.String())
+	if err := post.send(ctx, rep, payload, *allowTest, now, stdout); err != nil {
+		return err
+	}
 	if !rep.Acceptable(*allowTest) {
 		switch {
 		case rep.Revoked != nil && rep.Revoked.Kid != "":

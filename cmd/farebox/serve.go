@@ -373,6 +373,7 @@ func serverDeps(ctx context.Context, cfg config.Config, st *store.Store, a *app.
 		Billing:      billing.New(st.Read(), clock.System{}),
 		Clearing:     clearingServe(st, cfg, a, prods),
 		WebUsers:     webusersOn(st, clock.System{}, cfg.IDPrefix),
+		Records:      recordsOn(st, cfg.IDPrefix),
 		Accounts:     accountsapp.New(store.NewView[accountsapp.Queries](st), clock.System{}, ident.Prefix(cfg.IDPrefix), cfg.AuthCacheTTL),
 		TestClocks:   testclock.New(store.NewView[testclock.Queries](st), clock.System{}, ident.Prefix(cfg.IDPrefix), a.Jobs.Notify),
 		MaxBodyBytes: cfg.MaxBodyBytes, RequestTimeout: cfg.RequestTimeout,

@@ -34,6 +34,7 @@ import (
 	"github.com/farebox/farebox/internal/app/kit"
 	"github.com/farebox/farebox/internal/app/privacy"
 	"github.com/farebox/farebox/internal/app/products"
+	"github.com/farebox/farebox/internal/app/records"
 	"github.com/farebox/farebox/internal/app/testclock"
 	"github.com/farebox/farebox/internal/app/transit"
 	"github.com/farebox/farebox/internal/app/wallets"
@@ -74,6 +75,8 @@ type Env struct {
 	Events *events.Service
 	// Webhooks are the webhook endpoints and deliveries (package webhooks).
 	Webhooks *webhooks.Service
+	// Records are the inspectors and inspection records (package records).
+	Records *records.Service
 	// Wallets runs the pass-update jobs: the server's Deps.Wallets when
 	// Configure gave it wallets (Wallets), else wallets of zero Options
 	// that the server does not serve (tickets carry no barcode).
@@ -156,11 +159,11 @@ func NewOnStore(t testing.TB, s *store.Store, o Options) *Env {
 	hooks := webhooks.New(store.NewView[webhooks.Queries](s), clk, "farebox", ev, a.Deliveries(), o.Webhooks)
 	d := httpapi.Deps{App: a, Accounts: keys, Products: prods, Invoices: inv, Delivery: del, Books: bk, Console: console.New(store.NewView[console.Queries](s), clk, prods.Catalog, a.Jobs.Notify), Billing: billing.New(s.Read(), clk), WebUsers: webusers.New(store.NewView[webusers.Queries](s), clk, "farebox"), Feeds: transit.NewFeeds(store.NewView[transit.Queries](s), clk, "farebox"),
 		TestClocks: testclock.New(store.NewView[testclock.Queries](s), clk, "farebox", a.Jobs.Notify), MaxBodyBytes: 64 << 10,
-		Events: ev, Webhooks: hooks}
+		Events: ev, Webhooks: hooks, Records: records.New(store.NewView[records.Queries](s), clk, "farebox")}
 	d.Clearing = clearingapp.New(store.NewView[clearingapp.Queries](s), clk, "farebox", a.Loc, defaults.Seller.Name,
 		func() []string { return clearing.National(prods.Catalog().File().Products) })
 	d.Privacy = privacy.New(store.NewView[privacy.Queries](s), clk, privacy.Options{Location: a.Loc}, privacy.NewTx(s.WriteClaimed, a.TxWork))
-	e := &Env{T: t, Store: s, App: a, Wallets: walletsOn(s, clk, a, wallets.Options{}), Products: prods, Privacy: d.Privacy, Invoices: inv, Books: bk, PDF: renderer, Console: d.Console, WebUsers: d.WebUsers, Feeds: d.Feeds, Accounts: keys, Events: ev, Webhooks: hooks, Clock: clk, client: &http.Client{
+	e := &Env{T: t, Store: s, App: a, Wallets: walletsOn(s, clk, a, wallets.Options{}), Products: prods, Privacy: d.Privacy, Invoices: inv, Books: bk, PDF: renderer, Console: d.Console, WebUsers: d.WebUsers, Feeds: d.Feeds, Accounts: keys, Events: ev, Webhooks: hooks, Records: d.Records, Clock: clk, client: &http.Client{
 		Timeout:       30 * time.Second,
 		CheckRedirect: func(*http.Request, []*http.Request) error { return http.ErrUseLastResponse },
 	}}

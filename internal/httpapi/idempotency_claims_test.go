@@ -34,6 +34,11 @@ func TestEveryIdempotentChangeMarksItsClaim(t *testing.T) {
 		ev := str(e.Must(200, apitest.Req{Method: "GET", Path: "/v1/events.json", Key: e.LiveKey}).Map(t)["data"].([]any)[0].(map[string]any)["id"])
 		clk := newClock(t, e, e.TestKey, "2026-09-01T00:00:00Z")
 		test := "account:" + e.AccountID + ":test"
+		dev, device, err := e.Records.AddInspector(context.Background(), "Claims")
+		if err != nil {
+			t.Fatal(err)
+		}
+		deviceID := dev.ID
 
 		type kase struct {
 			route string // the route table's "METHOD path"
@@ -77,6 +82,7 @@ func TestEveryIdempotentChangeMarksItsClaim(t *testing.T) {
 			{"POST /v1/privacy/coupons/{coupon_id}/erasure.json", "/v1/privacy/coupons/" + mine["coupon_id"] + "/erasure.json", e.LiveKey, nil, live},
 			{"POST /v1/privacy/subscriptions/{subscription_id}/erasure.json", "/v1/privacy/subscriptions/" + mine["subscription_id"] + "/erasure.json", e.LiveKey, nil, live},
 			{"POST /v1/privacy/customers/{customer_id}/erasure.json", "/v1/privacy/customers/" + mine["customer_id"] + "/erasure.json", e.LiveKey, nil, live},
+			{"POST /v1/inspection/records.json", "/v1/inspection/records.json", device, batch(check("claim-rec", "valid")), "inspector:" + deviceID},
 		}
 		// The resend of a document needs a relay: TestResendMarksItsClaim.
 		covered := map[string]bool{"POST /v9/ticketing/invoices/{invoice_id}/deliveries.json": true}

@@ -72,6 +72,9 @@ func (s *Server) authenticate(mode authMode, r *http.Request) error {
 	if mode == authDashboard {
 		return s.authDashboardSession(r)
 	}
+	if mode == authInspector {
+		return s.authInspector(r)
+	}
 	key, fromHeader := "", false
 	if h := r.Header.Get("Authorization"); h != "" {
 		scheme, tok, ok := strings.Cut(h, " ")
@@ -106,6 +109,9 @@ func (s *Server) authenticate(mode authMode, r *http.Request) error {
 // rateLimit applies the caller's per-key budget; the headers go on buf so
 // they survive into the response (and into an idempotent replay's).
 func (s *Server) rateLimit(r *http.Request, buf *buffer) error {
+	if d := state(r).inspector; d != nil {
+		return s.inspectorLimit.allow(r.Context(), s.perKey, "inspector:"+d.InspectorID, buf.header, s.app.Now())
+	}
 	p := state(r).principal
 	if p == nil {
 		return nil
@@ -146,6 +152,8 @@ func (s *Server) idempotent(rt route, key string, buf *buffer, r *http.Request) 
 	scope := "path:" + r.URL.Path
 	if p := state(r).principal; p != nil {
 		scope = app.IdempotencyScope(*p)
+	} else if d := state(r).inspector; d != nil {
+		scope = "inspector:" + d.InspectorID
 	}
 	// A claim outlives the request that holds it by one more request
 	// timeout (app.ClaimIdempotencyKey).

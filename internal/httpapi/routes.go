@@ -30,6 +30,7 @@ const (
 	authCapability                 // no key: the coupon or ticket id is the credential; Bearer ignored
 	authOperator                   // the operator console's session cookie (web pages, docs/web.md)
 	authDashboard                  // a partner dashboard user's session cookie (dashboard.go)
+	authInspector                  // an inspection device's Bearer token (inspections.go, docs/records.md)
 )
 
 // billing says whom a route's requests are billed to in the usage ledger
@@ -163,6 +164,7 @@ func (s *Server) routes() []route {
 		{GET, "/v1/inspection/keys.json", authNone, billNobody, s.inspectionKeys},
 		{GET, "/v1/inspection/revocations.json", authNone, billNobody, s.revocations},
 		{GET, "/v1/inspection/blocklist.json", authNone, billNobody, s.blocklist},
+		{POST, "/v1/inspection/records.json", authInspector, billNobody, s.postInspections},
 
 		// Apple's PassKit web service (docs/wallet.md, "Apple Wallet
 		// updates"): called by Wallet on a device, keyless; billed to nobody
@@ -303,8 +305,8 @@ func (rt route) check() error {
 // the tenant-isolation and attribution tests, the golden file and docs).
 type RouteInfo struct {
 	Method, Path string
-	// Auth is "none", "partner", "transit", "capability", "operator" or
-	// "dashboard".
+	// Auth is "none", "partner", "transit", "capability", "operator",
+	// "dashboard" or "inspector".
 	Auth string
 	// Page: an HTML web page (docs/web.md), not part of the JSON API and
 	// not in api/openapi.yaml.
@@ -321,7 +323,7 @@ func (s *Server) Routes() []RouteInfo {
 	var out []RouteInfo
 	for _, rt := range s.routes() {
 		out = append(out, RouteInfo{Method: rt.method, Path: rt.path,
-			Auth:    [...]string{"none", "partner", "transit", "capability", "operator", "dashboard"}[rt.auth],
+			Auth:    [...]string{"none", "partner", "transit", "capability", "operator", "dashboard", "inspector"}[rt.auth],
 			Page:    isPage(rt.path),
 			Bills:   [...]string{"nobody", "key", "coupon", "ticket", "invoice"}[rt.bill],
 			Handler: handlerName(rt.h)})

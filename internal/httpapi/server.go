@@ -28,6 +28,7 @@ import (
 	"github.com/farebox/farebox/internal/app/invoices"
 	"github.com/farebox/farebox/internal/app/privacy"
 	"github.com/farebox/farebox/internal/app/products"
+	"github.com/farebox/farebox/internal/app/records"
 	"github.com/farebox/farebox/internal/app/testclock"
 	"github.com/farebox/farebox/internal/app/transit"
 	"github.com/farebox/farebox/internal/app/wallets"
@@ -100,6 +101,12 @@ type Deps struct {
 	TestClocks *testclock.Service
 	// Events lists the platform events (docs/events.md).
 	Events *events.Service
+	// Records are the inspectors and the inspection records their devices
+	// post (docs/records.md); nil: the inspection records route answers 503.
+	Records *records.Service
+	// InspectorLimit is the rate limit per inspection device; nil:
+	// DefaultInspectorLimit.
+	InspectorLimit *RateLimits
 	// Webhooks are the webhook endpoints and their delivery log
 	// (docs/webhooks.md).
 	Webhooks *webhooks.Service
@@ -151,6 +158,8 @@ type Server struct {
 	// in process).
 	perKey  ratelimit.Store
 	keyless keylessStores
+	// inspectorLimit is Deps.InspectorLimit or its default.
+	inspectorLimit *RateLimits
 	// httpsPublic: PublicURL is https (pages.go secure).
 	httpsPublic bool
 }
@@ -177,6 +186,9 @@ func New(d Deps) *Server {
 	s.perKey, s.keyless = d.Limits, d.Keyless.stores(d.Limits)
 	if s.perKey == nil {
 		s.perKey = &ratelimit.Local{Max: maxLimiters}
+	}
+	if s.inspectorLimit = d.InspectorLimit; s.inspectorLimit == nil {
+		s.inspectorLimit = &DefaultInspectorLimit
 	}
 	rs := s.routes()
 	for _, rt := range rs {

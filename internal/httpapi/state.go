@@ -9,6 +9,7 @@ import (
 	"time"
 
 	"github.com/farebox/farebox/internal/app"
+	"github.com/farebox/farebox/internal/app/records"
 	"github.com/farebox/farebox/internal/app/webusers"
 )
 
@@ -25,6 +26,8 @@ type reqState struct {
 	operator *webusers.WebSession
 	// dashboard is a partner dashboard user's session.
 	dashboard *webusers.WebSession
+	// inspector is the inspection device of an authInspector row.
+	inspector *records.Device
 
 	// Attribution for the usage ledger when there is no principal (SDK
 	// endpoints bill the account that owns the coupon or ticket).

@@ -20,6 +20,7 @@ const (
 	CodeFeedChanged                = "feed_changed"
 	CodeFeedCorrupt                = "feed_corrupt"
 	CodeFileNotFound               = "file_not_found"
+	CodeInspectorNotFound          = "inspector_not_found"
 	CodeInvalidAPIKey              = "invalid_api_key"
 	CodeInviteNotFound             = "invite_not_found"
 	CodeInvoiceNotFound            = "invoice_not_found"

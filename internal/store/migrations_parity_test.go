@@ -86,9 +86,10 @@ func TestMigratedSchemasInStep(t *testing.T) {
 var canonicalType = map[string]string{
 	// SQLite: the declared type.
 	"TEXT": "text", "INTEGER": "integer", "BIGINT": "bigint", "BOOLEAN": "boolean", "BLOB": "bytes", "TIMESTAMP": "timestamp",
+	"DOUBLE PRECISION": "double",
 	// PostgreSQL: information_schema.columns.data_type.
 	"text": "text", "integer": "integer", "bigint": "bigint", "boolean": "boolean", "bytea": "bytes",
-	"timestamp with time zone": "timestamp",
+	"timestamp with time zone": "timestamp", "double precision": "double",
 }
 
 func typeOf(t string) string {

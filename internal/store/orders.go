@@ -324,7 +324,7 @@ func (q Q) CountRows(ctx context.Context, table string) (int, error) {
 	switch table {
 	case "orders", "coupons", "billable_items", "subscriptions", "subscription_cycles", "tickets",
 		"customers", "billable_collections", "billable_item_assignments", "invoices", "invoice_claims", "invoice_files", "jobs", "revocations", "events", "web_sessions",
-		"webhook_endpoints", "webhook_deliveries", "webhook_attempts", "invoice_deliveries",
+		"webhook_endpoints", "webhook_deliveries", "webhook_attempts", "invoice_deliveries", "inspection_records",
 		"test_clocks", "blocklist_entries", "blocklist_sources":
 	default:
 		return 0, errors.New("store.CountRows: unknown table " + table)

@@ -1,0 +1,224 @@
+package main
+
+import (
+	"context"
+	"crypto/rand"
+	"encoding/base64"
+	"encoding/hex"
+	"fmt"
+	"io"
+	"os"
+	"path/filepath"
+	"strings"
+	"text/tabwriter"
+	"time"
+
+	recordsapp "github.com/farebox/farebox/internal/app/records"
+	"github.com/farebox/farebox/internal/clock"
+	"github.com/farebox/farebox/internal/ident"
+	"github.com/farebox/farebox/internal/records"
+	"github.com/farebox/farebox/internal/store"
+)
+
+// recordsOn is the records capability on s (the one place the commands
+// and serve wire package records to the store).
+func recordsOn(s *store.Store, prefix string) *recordsapp.Service {
+	return recordsapp.New(store.NewView[recordsapp.Queries](s), clock.System{}, ident.Prefix(prefix))
+}
+
+const inspectorsHelp = `Usage: farebox inspectors add NAME | list | revoke NAME|ID
+
+The inspectors and their inspection devices (docs/records.md). "add"
+prints the device token once: the device posts its checks to
+POST /v1/inspection/records.json with "Authorization: Bearer <token>";
+only the token's SHA-256 is stored. "revoke" ends the token at once.`
+
+// inspectorsCmd is `farebox inspectors add|list|revoke`.
+func inspectorsCmd(ctx context.Context, args []string, getenv func(string) string, stdout, stderr io.Writer) error {
+	if len(args) == 0 || (args[0] != "add" && args[0] != "list" && args[0] != "revoke") {
+		fmt.Fprintln(stderr, inspectorsHelp)
+		return errUsage
+	}
+	fs, db := newSubcommand("inspectors", args, getenv, stderr)
+	pos, err := parseFlags(fs, args[1:])
+	if err != nil {
+		return err
+	}
+	if (args[0] == "list") != (len(pos) == 0) || len(pos) > 1 {
+		fmt.Fprintln(stderr, inspectorsHelp)
+		return errUsage
+	}
+	s, err := db.open(ctx)
+	if err != nil {
+		return err
+	}
+	defer s.Close()
+	rs := recordsOn(s, db.prefix)
+	switch args[0] {
+	case "add":
+		i, token, err := rs.AddInspector(ctx, pos[0])
+		if err != nil {
+			return err
+		}
+		fmt.Fprintf(stdout, "inspector %s (%s)\ndevice token (shown once; give it to the inspection device):\n%s\n", i.Name, i.ID, token)
+	case "revoke":
+		ok, err := rs.RevokeInspector(ctx, pos[0])
+		if err != nil {
+			return err
+		}
+		if !ok {
+			return fmt.Errorf("inspectors revoke: no active inspector %q", pos[0])
+		}
+		fmt.Fprintf(stdout, "revoked inspector %s: its device token is refused from now on\n", pos[0])
+	default:
+		is, err := rs.Inspectors(ctx)
+		if err != nil {
+			return err
+		}
+		tw := tabwriter.NewWriter(stdout, 0, 4, 2, ' ', 0)
+		fmt.Fprintln(tw, "ID\tNAME\tTOKEN\tCREATED\tSTATE")
+		for _, i := range is {
+			state := "active"
+			if i.RevokedAt != nil {
+				state = "revoked " + clock.Timestamp(*i.RevokedAt)
+			}
+			fmt.Fprintf(tw, "%s\t%s\t%s…\t%s\t%s\n", i.ID, i.Name, i.TokenPrefix, clock.Timestamp(i.CreatedAt), state)
+		}
+		return tw.Flush()
+	}
+	return nil
+}
+
+const recordsHelp = `Usage: farebox records export --day YYYY-MM-DD --recipient AGE_RECIPIENT [--kind all|issuance|inspection] [--output FILE]
+
+Writes the day's (Europe/Berlin) issuance and inspection records for the
+central reporting, pseudonymised and encrypted with age to the recipient
+("age1…", or @FILE with one recipient a line; env FAREBOX_RECORDS_RECIPIENT),
+to standard output unless --output (docs/records.md). The traveller's
+pseudonym is HMAC-SHA256 under --pseudonym-key FILE (env
+FAREBOX_PSEUDONYM_KEY), else under the key the database keeps.`
+
+// recordsCmd is `farebox records export`.
+func recordsCmd(ctx context.Context, args []string, getenv func(string) string, stdout, stderr io.Writer) error {
+	if len(args) == 0 || args[0] != "export" {
+		fmt.Fprintln(stderr, recordsHelp)
+		return errUsage
+	}
+	fs, db := newSubcommand("records", args, getenv, stderr)
+	day := fs.String("day", "", "the day to export, YYYY-MM-DD in Europe/Berlin (default: yesterday)")
+	kind := fs.String("kind", recordsapp.KindAll, "issuance, inspection or all")
+	recipient := fs.String("recipient", getenv("FAREBOX_RECORDS_RECIPIENT"), "age recipient \"age1…\" or @FILE (env FAREBOX_RECORDS_RECIPIENT)")
+	keyFile := fs.String("pseudonym-key", getenv("FAREBOX_PSEUDONYM_KEY"), "file holding the pseudonym key (env FAREBOX_PSEUDONYM_KEY); empty: the database's")
+	output := fs.String("output", "", "write to FILE instead of standard output")
+	pos, err := parseFlags(fs, args[1:])
+	if err != nil {
+		return err
+	}
+	if len(pos) != 0 || *recipient == "" {
+		fmt.Fprintln(stderr, recordsHelp)
+		return errUsage
+	}
+	if *day == "" {
+		*day = time.Now().In(clock.Berlin).AddDate(0, 0, -1).Format("2006-01-02")
+	}
+	rcpt, err := recipientText(*recipient)
+	if err != nil {
+		return err
+	}
+	s, err := db.open(ctx)
+	if err != nil {
+		return err
+	}
+	defer s.Close()
+	p, err := pseudonymKey(ctx, s, *keyFile)
+	if err != nil {
+		return err
+	}
+	req := recordsapp.ExportRequest{Day: *day, Kind: *kind, Recipients: rcpt, Pseudonyms: p}
+	sum, err := exportTo(ctx, recordsOn(s, db.prefix), req, *output, stdout)
+	if err != nil {
+		return err
+	}
+	fmt.Fprintf(stderr, "records %s: %d issued tickets, %d inspections (pseudonym key %s)\n", sum.Day, sum.Issuance, sum.Inspections, p.KeyID)
+	return nil
+}
+
+// exportTo writes the export to path ("" standard output), through a
+// temporary file renamed into place: a failed export leaves no partial file.
+func exportTo(ctx context.Context, rs *recordsapp.Service, req recordsapp.ExportRequest, path string, stdout io.Writer) (recordsapp.ExportSummary, error) {
+	if path == "" {
+		return rs.Export(ctx, req, stdout)
+	}
+	f, err := os.CreateTemp(filepath.Dir(path), ".records-*")
+	if err != nil {
+		return recordsapp.ExportSummary{}, err
+	}
+	defer os.Remove(f.Name())
+	sum, err := rs.Export(ctx, req, f)
+	if cerr := f.Close(); err == nil {
+		err = cerr
+	}
+	if err != nil {
+		return sum, err
+	}
+	return sum, os.Rename(f.Name(), path)
+}
+
+// recipientText is the recipient flag's text: the recipient itself, or
+// the file @FILE names.
+func recipientText(v string) (string, error) {
+	if !strings.HasPrefix(v, "@") {
+		return v, nil
+	}
+	b, err := os.ReadFile(v[1:])
+	if err != nil {
+		return "", fmt.Errorf("--recipient: %w", err)
+	}
+	return string(b), nil
+}
+
+// pseudonymSecret names the database's pseudonym key (service_secrets).
+const pseudonymSecret = "records/pseudonym-key"
+
+// pseudonymKey loads the seller's pseudonym key: from file (hex, base64 or
+// raw, at least 32 bytes), else the database's, generated at first use and
+// shared by every instance.
+func pseudonymKey(ctx context.Context, s *store.Store, file string) (*records.Pseudonymizer, error) {
+	if file != "" {
+		b, err := os.ReadFile(file)
+		if err != nil {
+			return nil, fmt.Errorf("--pseudonym-key: %w", err)
+		}
+		p, err := records.NewPseudonymizer(keyBytes(b))
+		if err != nil {
+			return nil, fmt.Errorf("--pseudonym-key %s: %w", file, err)
+		}
+		return p, nil
+	}
+	fresh := make([]byte, 32)
+	if _, err := rand.Read(fresh); err != nil {
+		return nil, err
+	}
+	var v string
+	err := s.Write(ctx, func(q store.Q) (err error) {
+		v, err = q.EnsureSecret(ctx, pseudonymSecret, hex.EncodeToString(fresh), time.Now())
+		return err
+	})
+	if err != nil {
+		return nil, err
+	}
+	return records.NewPseudonymizer(keyBytes([]byte(v)))
+}
+
+// keyBytes decodes a key file's text as hex or base64 when it is one,
+// else takes its bytes as they are.
+func keyBytes(b []byte) []byte {
+	t := strings.TrimSpace(string(b))
+	if k, err := hex.DecodeString(t); err == nil && len(k) >= records.MinKeyBytes {
+		return k
+	}
+	if k, err := base64.StdEncoding.DecodeString(t); err == nil && len(k) >= records.MinKeyBytes {
+		return k
+	}
+	return b
+}
