@@ -41,6 +41,7 @@ Commands:
   tickets    revoke a ticket (it becomes invalid and enters the revocation feed)
   keys       list, rotate, prune or revoke the inspection barcode signing keys
   gtfs       import, list and remove GTFS timetable feeds
+  fares      export the catalog's fares as NeTEx or GTFS Fares v2 (journey planners, the national access point)
   books      verify the invoice number series and stored files; print an account's audit log
   admin-password  print an --admin-password-file line (argon2id) for a password read from stdin
   webhooks   create, list, change, rotate, disable and delete an account's webhook endpoints; its delivery log; redeliver
@@ -75,6 +76,8 @@ func run(ctx context.Context, args []string, getenv func(string) string, stdin i
 		return inspectCmd(ctx, rest, getenv, stdin, stdout, stderr)
 	case "gtfs":
 		return gtfsCmd(ctx, rest, getenv, stdout, stderr)
+	case "fares":
+		return faresCmd(ctx, rest, getenv, stdout, stderr)
 	case "tickets":
 		return ticketsCmd(ctx, rest, getenv, stdout, stderr)
 	case "books":
