@@ -2,11 +2,11 @@ package fareexport
 
 import (
 	"bufio"
-	"encoding/xml"
 	"fmt"
 	"io"
 	"strconv"
 	"time"
+	"unicode/utf8"
 
 	"github.com/farebox/farebox/internal/catalog"
 )
@@ -46,15 +46,63 @@ func (x *xw) raw(s string) {
 	}
 }
 
-func (x *xw) text(s string) {
+func (x *xw) rawb(b []byte) {
 	if x.err == nil {
-		x.err = xml.EscapeText(x.w, []byte(s))
+		_, x.err = x.w.Write(b)
 	}
+}
+
+// text writes s escaped for XML text and attribute values, straight into
+// the buffer (xml.EscapeText would copy s first).
+func (x *xw) text(s string) {
+	start := 0
+	for i := 0; i < len(s); i++ {
+		var esc string
+		switch s[i] {
+		case '&':
+			esc = "&amp;"
+		case '<':
+			esc = "&lt;"
+		case '>':
+			esc = "&gt;"
+		case '"':
+			esc = "&quot;"
+		case '\t':
+			esc = "&#x9;"
+		case '\n':
+			esc = "&#xA;"
+		case '\r':
+			esc = "&#xD;"
+		default:
+			c := s[i]
+			if c >= 0x20 && c < utf8.RuneSelf {
+				continue
+			}
+			// A control character or a byte of invalid UTF-8 cannot be
+			// in an XML document: it is written as U+FFFD.
+			r, size := utf8.DecodeRuneInString(s[i:])
+			if c >= 0x20 && r != utf8.RuneError {
+				i += size - 1
+				continue
+			}
+			x.raw(s[start:i])
+			x.raw("\uFFFD")
+			start = i + size
+			i += size - 1
+			continue
+		}
+		x.raw(s[start:i])
+		x.raw(esc)
+		start = i + 1
+	}
+	x.raw(s[start:])
 }
 
 // attr writes ` name="value"` with value escaped.
 func (x *xw) attr(name, value string) {
-	x.raw(" " + name + `="`)
+	x.raw(" ")
+	x.raw(name)
+	x.raw(`="`)
 	x.text(value)
 	x.raw(`"`)
 }
@@ -64,9 +112,13 @@ func (x *xw) elem(name, text string) {
 	if text == "" {
 		return
 	}
-	x.raw("<" + name + ">")
+	x.raw("<")
+	x.raw(name)
+	x.raw(">")
 	x.text(text)
-	x.raw("</" + name + ">")
+	x.raw("</")
+	x.raw(name)
+	x.raw(">")
 }
 
 // netex is one export in progress.
@@ -75,15 +127,28 @@ type netex struct {
 	src     Source
 	version string
 	areas   []*catalog.AreaEntry
+	buf     []byte // scratch for numbers
 }
 
-func (n *netex) id(kind, id string) string { return n.src.Codespace + ":" + kind + ":" + idPart(id) }
+// id writes the attribute name="<codespace>:<kind>:<id>".
+func (n *netex) id(name, kind, id string) {
+	n.raw(" ")
+	n.raw(name)
+	n.raw(`="`)
+	n.text(n.src.Codespace)
+	n.raw(":")
+	n.raw(kind)
+	n.raw(":")
+	n.text(idPart(id))
+	n.raw(`"`)
+}
 
 // open writes <kind version id ...> for an object of this export.
 func (n *netex) open(kind, id string, extra ...string) {
-	n.raw("<" + kind)
+	n.raw("<")
+	n.raw(kind)
 	n.attr("version", n.version)
-	n.attr("id", n.id(kind, id))
+	n.id("id", kind, id)
 	for i := 0; i+1 < len(extra); i += 2 {
 		n.attr(extra[i], extra[i+1])
 	}
@@ -91,9 +156,11 @@ func (n *netex) open(kind, id string, extra ...string) {
 }
 
 func (n *netex) ref(kind, id string) {
-	n.raw("<" + kind + "Ref")
+	n.raw("<")
+	n.raw(kind)
+	n.raw("Ref")
 	n.attr("version", n.version)
-	n.attr("ref", n.id(kind, id))
+	n.id("ref", kind, id)
 	n.raw("/>")
 }
 
@@ -203,16 +270,16 @@ func (n *netex) polygon(rings [][]catalog.Point, gid string) {
 			n.raw("<gml:interior>")
 		}
 		n.raw("<gml:LinearRing><gml:posList>")
-		buf := make([]byte, 0, 32)
 		for j, pt := range ring {
-			buf = buf[:0]
+			b := n.buf[:0]
 			if j > 0 {
-				buf = append(buf, ' ')
+				b = append(b, ' ')
 			}
-			buf = strconv.AppendFloat(buf, pt.Lat, 'f', -1, 64)
-			buf = append(buf, ' ')
-			buf = strconv.AppendFloat(buf, pt.Lon, 'f', -1, 64)
-			n.raw(string(buf))
+			b = strconv.AppendFloat(b, pt.Lat, 'f', -1, 64)
+			b = append(b, ' ')
+			b = strconv.AppendFloat(b, pt.Lon, 'f', -1, 64)
+			n.rawb(b)
+			n.buf = b
 		}
 		n.raw("</gml:posList></gml:LinearRing>")
 		if i == 0 {
