@@ -73,6 +73,7 @@ var layers = map[string]string{
 	"internal/app/invoices":        "capability",
 	"internal/app/invoicedelivery": "capability",
 	"internal/app/records":         "capability",
+	"internal/app/fares":           "capability",
 
 	"internal/app/events":     "usecase-shared",
 	"internal/app/deliveries": "usecase-shared",
@@ -123,6 +124,7 @@ var layers = map[string]string{
 	"internal/webhook/sender":       "adapter",
 	"internal/ratelimit/redislimit": "adapter",
 	"internal/smtpmail":             "adapter",
+	"internal/fareexport":           "adapter",
 
 	"internal/invoicedoc/pdf/internal/uba": "adapter", // UAX #9 levels for the PDF
 

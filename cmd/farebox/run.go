@@ -43,6 +43,7 @@ Commands:
   blocklist  export the signed VDV-KA and UIC 918.3 blocklist; import an external one (its tickets become invalid)
   keys       list, rotate, prune or revoke the inspection barcode signing keys
   gtfs       import, list and remove GTFS timetable feeds
+  fares      export the catalog's fares as NeTEx or GTFS Fares v2 (journey planners, the national access point)
   books      verify the invoice number series and stored files; print an account's audit log
   clearing   the national ticket's revenue clearing by postal code: export a month's report, verify it, list unmappable postal codes
   admin-password  print an --admin-password-file line (argon2id) for a password read from stdin
@@ -80,6 +81,8 @@ func run(ctx context.Context, args []string, getenv func(string) string, stdin i
 		return inspectCmd(ctx, rest, getenv, stdin, stdout, stderr)
 	case "gtfs":
 		return gtfsCmd(ctx, rest, getenv, stdout, stderr)
+	case "fares":
+		return faresCmd(ctx, rest, getenv, stdout, stderr)
 	case "tickets":
 		return ticketsCmd(ctx, rest, getenv, stdout, stderr)
 	case "blocklist":

@@ -108,6 +108,7 @@ func serve(ctx context.Context, args []string, getenv func(string) string, stdou
 		deps.Billing.ReadAfterFlush(ledger.flush)
 	}
 	deps.Ledger, deps.Metrics, deps.Feeds, deps.Transit, deps.SessionKey, deps.Ready = ledger.rec, metrics, feeds, tr, sessionKey, tr.Ready
+	deps.Fares = faresOn(prods, tr, cfg.IDPrefix, cfg.Seller.Name, clock.System{})
 	deps.Privacy = priv
 	limits, closeLimits, err := sharedLimits(cfg, sessionKey, metrics, log)
 	if err != nil {

@@ -10,6 +10,7 @@ import (
 	"encoding/json"
 	"fmt"
 	clearingapp "github.com/farebox/farebox/internal/app/clearing"
+	"github.com/farebox/farebox/internal/app/fares"
 	"github.com/farebox/farebox/internal/clearing"
 	"io"
 	"net/http"
@@ -178,6 +179,9 @@ func NewOnStore(t testing.TB, s *store.Store, o Options) *Env {
 	}
 	if d.Wallets != nil {
 		e.Wallets = d.Wallets
+	}
+	if d.Fares == nil {
+		d.Fares = fares.New(prods.Loaded, feedStations(d.Transit), "farebox", defaults.Seller.Name, clk)
 	}
 	if err := prods.Load(context.Background()); err != nil {
 		t.Fatalf("apitest: load catalog: %v", err)
@@ -484,4 +488,16 @@ func walletsOn(s *store.Store, clk *clocktest.Fixed, a *app.App, o wallets.Optio
 	w := wallets.New(store.NewView[wallets.Queries](s), clk, a.Ticket, o)
 	w.HandleJobs(a.Jobs)
 	return w
+}
+
+// feedStations are the stations of tr's loaded feeds for the fare export
+// (nil: no transit on this server).
+func feedStations(tr *transit.Service) fares.Stations {
+	if tr == nil {
+		return nil
+	}
+	return func(id string) (fares.Feed, error) {
+		f, err := tr.FeedStations(id)
+		return fares.Feed(f), err
+	}
 }

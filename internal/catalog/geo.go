@@ -278,3 +278,14 @@ func (t *rtree) visit(level, i int, r Rect, fn func(int)) {
 		t.visit(level-1, c, r, fn)
 	}
 }
+
+// Polygons returns the shape's polygons, each an exterior ring followed by
+// its holes (closed rings, longitude/latitude); callers must not modify
+// them. The fare exports write them as GML (internal/fares).
+func (s *Shape) Polygons() [][][]Point {
+	out := make([][][]Point, len(s.polys))
+	for i, p := range s.polys {
+		out[i] = p
+	}
+	return out
+}

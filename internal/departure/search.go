@@ -217,3 +217,22 @@ func (ix *Index) StationByStopID(stopID string) (Station, error) {
 	}
 	return Station{}, apperr.E("departure.StationByStopID", apperr.NotFound, CodeStationNotFound, "no station with stop id "+stopID)
 }
+
+// FeedStations calls yield with every listed station of the feed feedID
+// (a station, or a stop without a parent station: what the station search
+// lists) as its stop_id in the feed and position, in the feed's order, until
+// yield returns false; ok is false for an unknown feed. The fare export
+// maps them into the catalog's areas (internal/fareexport).
+func (ix *Index) FeedStations(feedID string, yield func(stopID string, lat, lon float64) bool) (ok bool) {
+	fi := ix.byID[feedID]
+	if fi == nil {
+		return false
+	}
+	s := &fi.f.Stops
+	for i := 0; i < s.Len(); i++ {
+		if fi.isStation(int32(i)) && !yield(s.ID[i], s.Lat[i], s.Lon[i]) {
+			break
+		}
+	}
+	return true
+}

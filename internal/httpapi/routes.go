@@ -166,6 +166,11 @@ func (s *Server) routes() []route {
 		{GET, "/v1/inspection/blocklist.json", authNone, billNobody, s.blocklist},
 		{POST, "/v1/inspection/records.json", authInspector, billNobody, s.postInspections},
 
+		// Fares for journey planners and the national access point
+		// (docs/fares.md): public, cacheable, limited per client.
+		{GET, "/v1/fares/netex.xml", authNone, billNobody, s.getFaresNeTEx},
+		{GET, "/v1/fares/gtfs-fares-v2.zip", authNone, billNobody, s.getFaresGTFS},
+
 		// Apple's PassKit web service (docs/wallet.md, "Apple Wallet
 		// updates"): called by Wallet on a device, keyless; billed to nobody
 		// (the service's pushes cause these calls, not a partner's request).

@@ -7,6 +7,7 @@ import (
 	"crypto/sha256"
 	"encoding/hex"
 	"fmt"
+	"github.com/farebox/farebox/internal/app/fares"
 	"log/slog"
 	"net/http"
 	"net/netip"
@@ -114,6 +115,9 @@ type Deps struct {
 	Feeds *transit.Feeds
 	// Transit serves departures, stations, trips and attributions (nil: 503).
 	Transit *transit.Service
+	// Fares publishes the catalog's fares for journey planners (NeTEx,
+	// GTFS Fares v2; docs/fares.md).
+	Fares *fares.Service
 	// SessionKey signs session tokens; every instance must share it
 	// (app.SessionKey). Empty: a random key for this process only.
 	SessionKey []byte

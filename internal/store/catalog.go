@@ -21,6 +21,19 @@ func (q Q) CatalogVersion(ctx context.Context) (int64, error) {
 	return v, mapErr(err)
 }
 
+// CatalogUpdatedAt returns when the catalog was last imported, with the
+// version it is at (zero before the first import): the time the fare
+// exports publish as Last-Modified (docs/fares.md).
+func (q Q) CatalogUpdatedAt(ctx context.Context) (int64, time.Time, error) {
+	var v int64
+	var at time.Time
+	err := q.db.QueryRowContext(ctx, `SELECT version, updated_at FROM catalog_state WHERE id = 1`).Scan(&v, &at)
+	if errors.Is(err, sql.ErrNoRows) {
+		return 0, time.Time{}, nil
+	}
+	return v, at.UTC(), mapErr(err)
+}
+
 // LoadCatalog reads the whole catalog and its version.
 func (q Q) LoadCatalog(ctx context.Context) (*catalog.File, int64, error) {
 	v, err := q.CatalogVersion(ctx)

@@ -80,8 +80,34 @@ func WriteFile(t testing.TB, dir, name string, b []byte) string {
 // file validated.
 func XMLLint(t testing.TB, schema string, files ...string) (string, bool) {
 	t.Helper()
+	return xmllint(t, filepath.Join(EInvoiceSchemas(t), schema), files)
+}
+
+// NeTExSchema is the official NeTEx schema's entry point,
+// testdata/netex/xsd/NeTEx_publication.xsd of the repository (the files it
+// includes, unchanged; testdata/README.md).
+func NeTExSchema(t testing.TB) string {
+	t.Helper()
+	p := shareddata.Path(filepath.Join("netex", "xsd", "NeTEx_publication.xsd"))
+	if _, err := os.Stat(p); err != nil {
+		t.Fatalf("the NeTEx schema is not at %s (the repository carries it in testdata/netex/xsd)", p)
+	}
+	return p
+}
+
+// NeTExLint validates files against the NeTEx schema in one xmllint run
+// (compiling the schema takes most of a minute on a busy machine: validate
+// every file in one call) and returns its output and whether every file
+// validated.
+func NeTExLint(t testing.TB, files ...string) (string, bool) {
+	t.Helper()
+	return xmllint(t, NeTExSchema(t), files)
+}
+
+func xmllint(t testing.TB, schema string, files []string) (string, bool) {
+	t.Helper()
 	bin := Need(t, "xmllint", "libxml2-utils")
-	args := append([]string{"--noout", "--nonet", "--schema", filepath.Join(EInvoiceSchemas(t), schema)}, files...)
+	args := append([]string{"--noout", "--nonet", "--schema", schema}, files...)
 	out, err := exec.Command(bin, args...).CombinedOutput()
 	return string(out), err == nil
 }

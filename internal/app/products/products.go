@@ -30,6 +30,7 @@ import (
 // them; the wiring passes store.NewView[Queries]).
 type Queries interface {
 	CatalogVersion(ctx context.Context) (int64, error)
+	CatalogUpdatedAt(ctx context.Context) (int64, time.Time, error)
 	LoadCatalog(ctx context.Context) (*catalog.File, int64, error)
 	ProductIDs(ctx context.Context) (map[string]bool, error)
 	UpsertCatalog(ctx context.Context, f *catalog.File, at time.Time) error
@@ -53,7 +54,8 @@ type Service struct {
 type state struct {
 	ix      *catalog.Index
 	version int64
-	parts   Parts // its products and areas as stored event parts
+	updated time.Time // when that version was imported
+	parts   Parts     // its products and areas as stored event parts
 	answers PartAnswers
 }
 
@@ -72,6 +74,23 @@ func (s *Service) Catalog() *catalog.Index {
 	}
 	ix, _ := catalog.NewIndex(&catalog.File{Version: catalog.FormatVersion})
 	return ix
+}
+
+// Loaded is the catalog an instance serves with its version and the time
+// that version was imported (the fare exports' ETag and Last-Modified).
+type Loaded struct {
+	Catalog   *catalog.Index
+	Version   int64
+	UpdatedAt time.Time
+}
+
+// Loaded returns the current catalog with its version (0 and an empty
+// index before Load).
+func (s *Service) Loaded() Loaded {
+	if st := s.loaded.Load(); st != nil {
+		return Loaded{Catalog: st.ix, Version: st.version, UpdatedAt: st.updated}
+	}
+	return Loaded{Catalog: s.Catalog()}
 }
 
 // Schemas is the cache of the products' compiled schemas, warmed by
@@ -119,7 +138,16 @@ func (s *Service) Refresh(ctx context.Context) error {
 	if err != nil {
 		return err
 	}
-	s.loaded.Store(&state{ix: ix, version: v, parts: parts, answers: answers})
+	uv, updated, err := s.DB.Read().CatalogUpdatedAt(ctx)
+	if err != nil {
+		return err
+	}
+	if uv != v {
+		// Another import came in between: the next refresh loads it; until
+		// then say "now", never a time older than what is served.
+		updated = s.Clock.Now().UTC()
+	}
+	s.loaded.Store(&state{ix: ix, version: v, updated: updated, parts: parts, answers: answers})
 	return nil
 }
 

@@ -1,6 +1,7 @@
 package transit
 
 import (
+	"strconv"
 	"time"
 
 	"github.com/farebox/farebox/internal/apperr"
@@ -139,4 +140,30 @@ func (t *Service) MapTile(transit bool, z, x, y int64) (Tile, error) {
 	}
 	tile, err := ix.Tile(kind, z, x, y)
 	return Tile(tile), err
+}
+
+// FeedStations is a loaded feed's stations for the fare export: the stored
+// feed's version and import time, and Each, which calls yield with every
+// station's stop_id and position until yield returns false.
+type FeedStations struct {
+	Version   int64
+	UpdatedAt time.Time
+	Each      func(yield func(stopID string, lat, lon float64) bool)
+}
+
+// FeedStations returns the stations of the loaded feed feedID; an unknown
+// feed is apperr.NotFound (CodeFeedNotFound) naming feed_id.
+func (t *Service) FeedStations(feedID string) (FeedStations, error) {
+	if _, err := t.index(); err != nil {
+		return FeedStations{}, err
+	}
+	st := t.cur.Load()
+	lf, ok := st.feeds[feedID]
+	if !ok {
+		return FeedStations{}, apperr.E("transit.FeedStations", apperr.NotFound, CodeFeedNotFound, "no GTFS feed "+strconv.Quote(feedID)+" is loaded").
+			WithDetails(apperr.FieldError{Field: "feed_id", Message: "no such feed"})
+	}
+	ix := st.ix
+	return FeedStations{Version: lf.rec.Version, UpdatedAt: lf.rec.UpdatedAt,
+		Each: func(yield func(string, float64, float64) bool) { ix.FeedStations(feedID, yield) }}, nil
 }
