@@ -26,6 +26,7 @@ import (
 	"github.com/farebox/farebox/internal/app/books"
 	"github.com/farebox/farebox/internal/app/console"
 	"github.com/farebox/farebox/internal/app/deliveries"
+	"github.com/farebox/farebox/internal/app/devices"
 	"github.com/farebox/farebox/internal/app/events"
 	"github.com/farebox/farebox/internal/app/invoicedelivery"
 	"github.com/farebox/farebox/internal/app/invoices"
@@ -160,6 +161,10 @@ func NewOnStore(t testing.TB, s *store.Store, o Options) *Env {
 	}
 	if d.Wallets != nil {
 		e.Wallets = d.Wallets
+	}
+	if d.Devices == nil {
+		d.Devices = devices.New(store.NewView[devices.Queries](s), clk, "farebox", devices.Options{Ticket: a.Ticket, Offers: e.Wallets.Offer,
+			Events: app.EventWriter[devices.Queries](a)})
 	}
 	if err := prods.Load(context.Background()); err != nil {
 		t.Fatalf("apitest: load catalog: %v", err)

@@ -72,7 +72,7 @@ const (
 	// DeviceKeyLen is the length of a bound device key: an uncompressed
 	// P-256 point, as WebCrypto exports it ("raw").
 	DeviceKeyLen = 65
-	maxText        = 255
+	maxText      = 255
 	// MaxPayloadLen bounds any valid payload (four 255-byte id parts and
 	// three texts of MaxTextBytes).
 	MaxPayloadLen = headerLen + 2*(1+1+maxText+1+maxText+16) + 3*(2+MaxTextBytes) + 2 + DeviceKeyLen + sigLen

@@ -22,6 +22,7 @@ import (
 	billingapp "github.com/farebox/farebox/internal/app/billing"
 	"github.com/farebox/farebox/internal/app/books"
 	"github.com/farebox/farebox/internal/app/console"
+	"github.com/farebox/farebox/internal/app/devices"
 	"github.com/farebox/farebox/internal/app/events"
 	"github.com/farebox/farebox/internal/app/invoicedelivery"
 	"github.com/farebox/farebox/internal/app/invoices"
@@ -94,6 +95,9 @@ type Deps struct {
 	// TestClocks are the test clocks of the test environments
 	// (docs/test-clocks.md).
 	TestClocks *testclock.Service
+	// Devices binds dynamic tickets to devices (docs/barcodes.md,
+	// "Dynamic barcodes"); nil answers 503.
+	Devices *devices.Service
 	// Events lists the platform events (docs/events.md).
 	Events *events.Service
 	// Webhooks are the webhook endpoints and their delivery log
