@@ -236,3 +236,36 @@ func TestDeviceBindingTwins(t *testing.T) {
 		}
 	})
 }
+
+// TestDeviceBindingMarksItsClaims: the bind (keyless) and the partner's
+// move permission commit with their Idempotency-Key claims marked (the
+// cases TestEveryIdempotentChangeMarksItsClaim leaves to this test), and a
+// replay answers the same. Both engines.
+func TestDeviceBindingMarksItsClaims(t *testing.T) {
+	apitest.ForEachEngine(t, apitest.Options{Configure: withWallets(t, false)}, func(t *testing.T, e *apitest.Env) {
+		ids := productIDs(t, e)
+		makeDynamic(t, e, ids["single/adult"])
+		o := order(t, e, e.LiveKey, ids["single/adult"])
+		tid := mustActivate(t, e, "v9", str(o.Coupons[0]["id"]), map[string]any{"identification_medium": medium("Max", "Mustermann", "1990-01-01")})
+		bindPath, movePath := "/v9/ticketing/tickets/"+tid+"/device.json", "/v9/ticketing/tickets/"+tid+"/device_move.json"
+		for _, c := range []struct {
+			path, key, scope string
+			body             any
+		}{
+			{bindPath, "", "path:" + bindPath, map[string]any{"public_key": newDeviceKey(t).text}},
+			{movePath, e.LiveKey, "account:" + e.AccountID + ":live", nil},
+		} {
+			req := apitest.Req{Method: "POST", Path: c.path, Key: c.key, Body: c.body, Header: map[string]string{"Idempotency-Key": "device-claim"}}
+			r := e.Do(req)
+			if r.Status >= 300 || r.Header.Get("Idempotency-Replayed") != "false" {
+				t.Fatalf("%s: %d %s", c.path, r.Status, r.Body)
+			}
+			if !claimCommitted(t, e, c.scope, "device-claim") {
+				t.Errorf("%s committed its change without marking its Idempotency-Key claim", c.path)
+			}
+			if again := e.Do(req); again.Status != r.Status || again.Header.Get("Idempotency-Replayed") != "true" || string(again.Body) != string(r.Body) {
+				t.Errorf("%s replay: %d %s", c.path, again.Status, again.Header.Get("Idempotency-Replayed"))
+			}
+		}
+	})
+}

@@ -78,7 +78,9 @@ func TestEveryIdempotentChangeMarksItsClaim(t *testing.T) {
 			{"POST /v1/privacy/customers/{customer_id}/erasure.json", "/v1/privacy/customers/" + mine["customer_id"] + "/erasure.json", e.LiveKey, nil, live},
 		}
 		// The resend of a document needs a relay: TestResendMarksItsClaim.
-		covered := map[string]bool{"POST /v9/ticketing/invoices/{invoice_id}/deliveries.json": true}
+		covered := map[string]bool{"POST /v9/ticketing/invoices/{invoice_id}/deliveries.json": true,
+			// Device binding needs inspection keys and a dynamic product: TestDeviceBindingMarksItsClaims.
+			"POST /v9/ticketing/tickets/{ticket_id}/device.json": true, "POST /v9/ticketing/tickets/{ticket_id}/device_move.json": true}
 		for i, c := range cases {
 			covered[c.route] = true
 			key := "claim-" + string(rune('a'+i))
