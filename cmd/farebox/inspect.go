@@ -12,6 +12,7 @@ import (
 	"time"
 
 	"github.com/farebox/farebox/internal/barcode"
+	"github.com/farebox/farebox/internal/barcode/dynamic"
 	"github.com/farebox/farebox/internal/barcode/uic"
 	"github.com/farebox/farebox/internal/barcode/vdv"
 	"github.com/farebox/farebox/internal/clock"
@@ -50,6 +51,13 @@ signed by --vdv-root), or the data dir's development PKI; the
 organisation's certificate must verify under it, and neither may have
 expired.
 
+Dynamic barcodes (products with inspection_profile dynamic: the code the
+rendering engine renews every window, signed by the phone the ticket is
+bound to) pass only while their time window is current: a screenshot, a
+recording or the code of another phone is refused as "COPIED" with the
+reason. --window-tolerance is the clock difference between the phone and
+this device accepted on each side of the window.
+
 Keys (for farebox payloads and the revocation feed; a UIC or VDV barcode
 alone needs none): --keys keys.json (the body of GET /v1/inspection/keys.json), else
 --inspection-keys, else the keys the service generated (data dir in
@@ -69,6 +77,7 @@ func inspectCmd(ctx context.Context, args []string, getenv func(string) string, 
 	uicKeys := fs.String("uic-keys", "", "UIC 918.3 signers' public keys: RICS:KEYID:FILE[,...] (X.509 certificate or public key, PEM or DER)")
 	uicIssuer := fs.String("uic-issuer", getenv("FAREBOX_UIC_ISSUER"), "the service's UIC signer RICS:KEYID:KEYFILE (env FAREBOX_UIC_ISSUER)")
 	vdvRoot := fs.String("vdv-root", getenv("FAREBOX_VDV_ROOT"), "the VDV root CV certificate (env FAREBOX_VDV_ROOT)")
+	tolerance := fs.Duration("window-tolerance", dynamic.DefaultTolerance, "dynamic barcodes: clock difference accepted on each side of the time window (0s: none)")
 	vdvCAs := fs.String("vdv-ca", getenv("FAREBOX_VDV_CA"), "comma-separated VDV CA CV certificates signed by the root (env FAREBOX_VDV_CA)")
 	post := postFlags(fs, getenv)
 	fs.Usage = func() { fmt.Fprint(stderr, inspectUsage); fs.PrintDefaults() }
@@ -99,6 +108,9 @@ func inspectCmd(ctx context.Context, args []string, getenv func(string) string, 
 	if err != nil {
 		fmt.Fprintln(stdout, "NOT GENUINE: the input is no inspection barcode:", err)
 		return errNotAcceptable
+	}
+	if *tolerance < 0 {
+		return fmt.Errorf("--window-tolerance must not be negative")
 	}
 	// farebox's keys verify farebox payloads and the revocation feed; a UIC
 	// or VDV barcode alone is checked without them.
@@ -131,6 +143,12 @@ func inspectCmd(ctx context.Context, args []string, getenv func(string) string, 
 			return err
 		}
 		rep = vdv.Inspect(payload, trust, now)
+	} else if barcode.IsDynamic(payload) {
+		tol := *tolerance
+		if tol == 0 {
+			tol = -1 // dynamic.Options: none
+		}
+		rep = dynamic.Inspect(payload, kr, now, dynamic.Options{Tolerance: tol})
 	} else {
 		rep = barcode.Inspect(payload, kr, now)
 	}
@@ -146,6 +164,8 @@ func inspectCmd(ctx context.Context, args []string, getenv func(string) string, 
 				" (the traveller's ticket has a new barcode: reload it)")
 		case rep.Revoked != nil:
 			fmt.Fprintln(stdout, "REJECTED: the ticket was revoked: "+rep.Revoked.Reason)
+		case rep.Copied != "":
+			fmt.Fprintln(stdout, "REJECTED: "+rep.Copied)
 		case rep.Genuine && rep.Test && !*allowTest:
 			fmt.Fprintln(stdout, "REJECTED: a test ticket (use --allow-test in the test environment)")
 		}

@@ -19,6 +19,7 @@ import (
 	"github.com/farebox/farebox/internal/app"
 	accountsapp "github.com/farebox/farebox/internal/app/accounts"
 	"github.com/farebox/farebox/internal/app/billing"
+	"github.com/farebox/farebox/internal/app/devices"
 	"github.com/farebox/farebox/internal/app/books"
 	"github.com/farebox/farebox/internal/app/console"
 	"github.com/farebox/farebox/internal/app/events"
@@ -401,6 +402,8 @@ func serverDeps(ctx context.Context, cfg config.Config, st *store.Store, a *app.
 	if err := loadWallets(ctx, cfg, st, log, &deps); err != nil {
 		return deps, fmt.Errorf("wallets: %w", err)
 	}
+	deps.Devices = devices.New(store.NewView[devices.Queries](st), clock.System{}, ident.Prefix(cfg.IDPrefix),
+		devices.Options{Ticket: a.Ticket, Offers: deps.Wallets.Offer, Events: app.EventWriter[devices.Queries](a)})
 	return deps, nil
 }
 

@@ -180,6 +180,7 @@ func loadWallets(ctx context.Context, cfg config.Config, st *store.Store, log *s
 			"expires", vi.Info.Expires.Format(time.DateOnly))
 	}
 	o.AdvertiseDevelopmentWallets = cfg.AdvertiseDevelopmentWallets
+	o.DynamicWindow, o.PublicURL = cfg.DynamicWindow, cfg.PublicURL
 	d.Wallets = wallets.New(store.NewView[wallets.Queries](st), clock.System{}, d.App.Ticket, o)
 	d.Wallets.HandleJobs(d.App.Jobs)
 	// Keys change under a running service (`farebox keys rotate`, `keys

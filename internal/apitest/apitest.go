@@ -29,6 +29,7 @@ import (
 	"github.com/farebox/farebox/internal/app/books"
 	"github.com/farebox/farebox/internal/app/console"
 	"github.com/farebox/farebox/internal/app/deliveries"
+	"github.com/farebox/farebox/internal/app/devices"
 	"github.com/farebox/farebox/internal/app/events"
 	"github.com/farebox/farebox/internal/app/invoicedelivery"
 	"github.com/farebox/farebox/internal/app/invoices"
@@ -182,6 +183,10 @@ func NewOnStore(t testing.TB, s *store.Store, o Options) *Env {
 	}
 	if d.Fares == nil {
 		d.Fares = fares.New(prods.Loaded, feedStations(d.Transit), "farebox", defaults.Seller.Name, clk)
+	}
+	if d.Devices == nil {
+		d.Devices = devices.New(store.NewView[devices.Queries](s), clk, "farebox", devices.Options{Ticket: a.Ticket, Offers: e.Wallets.Offer,
+			Events: app.EventWriter[devices.Queries](a)})
 	}
 	if err := prods.Load(context.Background()); err != nil {
 		t.Fatalf("apitest: load catalog: %v", err)

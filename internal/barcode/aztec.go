@@ -198,6 +198,11 @@ func ParseInput(data []byte) ([]byte, error) {
 	if bytes.HasPrefix(data, []byte{0x9E, 0x81, 0x80}) {
 		return data, nil
 	}
+	// A dynamic barcode ("FD", barcode/dynamic) wraps a payload; its parser
+	// explains what is wrong with it.
+	if IsDynamic(data) {
+		return data, nil
+	}
 	hasMagic := func(b []byte) bool { return len(b) >= 2 && b[0] == magic0 && b[1] == magic1 }
 	if hasMagic(data) {
 		if _, err := Parse(data); err == nil {
@@ -208,7 +213,9 @@ func ParseInput(data []byte) ([]byte, error) {
 		s := strings.TrimSpace(string(data))
 		// Latin-1 text keeps white-space characters inside the payload: try it untrimmed first.
 		for _, t := range []string{string(data), strings.TrimRight(string(data), "\r\n"), s} {
-			if b, err := FromLatin1(t); err == nil && hasMagic(b) {
+			if b, err := FromLatin1(t); err == nil && IsDynamic(b) {
+				return b, nil
+			} else if err == nil && hasMagic(b) {
 				if _, err := Parse(b); err == nil {
 					return b, nil
 				}
@@ -223,6 +230,15 @@ func ParseInput(data []byte) ([]byte, error) {
 	}
 	return nil, apperr.E("barcode.ParseInput", apperr.Invalid, CodeMalformedBarcode,
 		"input is neither an image, a binary payload nor its base64 text")
+}
+
+// DynamicMagic starts a dynamic barcode (package barcode/dynamic).
+const DynamicMagic = "FD"
+
+// IsDynamic reports whether b starts like a dynamic barcode: "FD" and
+// format version 1.
+func IsDynamic(b []byte) bool {
+	return len(b) >= 3 && string(b[:2]) == DynamicMagic && b[2] == 1
 }
 
 func isImage(b []byte) bool {

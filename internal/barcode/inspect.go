@@ -38,7 +38,25 @@ type Report struct {
 	// adds to the description.
 	Signer string
 	Extra  string
+	// Copied says why a genuine dynamic ticket's code is not the live one
+	// of its bound device (docs/barcodes.md, "Dynamic barcodes"), in words
+	// for the inspector: "copied: …". Empty otherwise. A copied code is
+	// never acceptable.
+	Copied string
+	// Window is the time window a dynamic barcode was signed for (zero
+	// for static payloads).
+	Window Window
 }
+
+// Window is the time window of a dynamic barcode: [Start, End).
+type Window struct {
+	Start, End time.Time
+}
+
+// CopiedStatic is the reason for a dynamic ticket's static payload shown
+// on its own (a screenshot of an old engine, a printout, the payload from
+// ticket.properties): only the moving code with the device signature counts.
+const CopiedStatic = "copied: this ticket must show a moving code signed by its phone; this still code (screenshot, printout) does not count"
 
 // ValidityState judges now against the claims' validity (StateValid,
 // StateNotYet or StateExpired), for every barcode profile.
@@ -63,7 +81,11 @@ func Inspect(payload []byte, kr *Keyring, now time.Time) Report {
 		}
 		return rep
 	}
-	return Report{Genuine: true, Claims: c, State: validityState(c, now), Test: c.Test(), At: now, KeyID: c.KeyID}
+	rep := Report{Genuine: true, Claims: c, State: validityState(c, now), Test: c.Test(), At: now, KeyID: c.KeyID}
+	if c.Dynamic {
+		rep.Copied = CopiedStatic
+	}
+	return rep
 }
 
 // validityState judges now against [ValidFrom, ValidUntil] with the
@@ -119,7 +141,7 @@ func describe(signer string, c Claims, now time.Time) string {
 // test ticket unless allowTest (inspection in the test environment). Use it
 // for the exit status of `farebox inspect`.
 func (r Report) Acceptable(allowTest bool) bool {
-	return r.Genuine && r.State == StateValid && (allowTest || !r.Test) && r.Revoked == nil
+	return r.Genuine && r.State == StateValid && (allowTest || !r.Test) && r.Revoked == nil && r.Copied == ""
 }
 
 // String renders the report: Describe for genuine payloads, a refusal otherwise.
@@ -136,6 +158,9 @@ func (r Report) String() string {
 		return "NOT GENUINE: " + r.Reason + "\n"
 	}
 	d := Describe(r.Claims, r.At)
+	if r.Copied != "" {
+		d = "COPIED: " + strings.TrimPrefix(r.Copied, "copied: ") + "\n" + d
+	}
 	if r.Signer != "" {
 		d = describe(r.Signer, r.Claims, r.At) + r.Extra
 	}

@@ -43,7 +43,17 @@ const MaxTextBytes = 400
 //	...    1+n   product name (length byte + UTF-8)
 //	...    1+n   passenger first name
 //	...    1+n   passenger last name
+//	...    2+k   only with flag bit 1 (dynamic): window seconds (1..255),
+//	             key length k (0 = not bound yet, or 65), the device's
+//	             ECDSA P-256 public key (uncompressed point 04‖X‖Y)
 //	end-64 64    Ed25519 signature over signContext + all preceding bytes
+//
+// Flag bit 1 marks a ticket of a product with inspection_profile dynamic
+// (docs/barcodes.md, "Dynamic barcodes"): such a payload is valid only
+// inside a dynamic barcode (package barcode/dynamic) that carries a fresh
+// signature of the device key over the current time window. Readers
+// before issue 32 reject the flag as malformed, so a dynamic ticket never
+// passes an inspector that cannot check its window.
 //
 // Version 2 is the same except that version byte and the three texts
 // (product name, first and last name), whose lengths are uint16 (2+n); it is
@@ -58,10 +68,14 @@ const (
 	headerLen      = 18
 	sigLen         = ed25519.SignatureSize
 	flagTest       = 0x01
-	maxText        = 255
+	flagDynamic    = 0x02
+	// DeviceKeyLen is the length of a bound device key: an uncompressed
+	// P-256 point, as WebCrypto exports it ("raw").
+	DeviceKeyLen = 65
+	maxText      = 255
 	// MaxPayloadLen bounds any valid payload (four 255-byte id parts and
 	// three texts of MaxTextBytes).
-	MaxPayloadLen = headerLen + 2*(1+1+maxText+1+maxText+16) + 3*(2+MaxTextBytes) + sigLen
+	MaxPayloadLen = headerLen + 2*(1+1+maxText+1+maxText+16) + 3*(2+MaxTextBytes) + 2 + DeviceKeyLen + sigLen
 )
 
 // signContext separates these signatures from any other use of the key.
@@ -86,6 +100,13 @@ type Claims struct {
 	LastName    string
 	BirthDate   string // "YYYY-MM-DD" or "" when the medium has none
 	Environment string // EnvLive or EnvTest
+	// Dynamic marks a ticket whose barcode must carry a device signature
+	// over the current time window (flag bit 1); WindowSeconds is that
+	// window's length and DeviceKey the bound device's public key (nil
+	// while unbound).
+	Dynamic       bool
+	WindowSeconds int
+	DeviceKey     []byte
 }
 
 // Test reports whether the claims belong to a test-environment ticket.
@@ -107,6 +128,17 @@ func encodeBody(c Claims, kid uint16) ([]byte, error) {
 		flags |= flagTest
 	default:
 		return nil, invalid(op, fmt.Sprintf("environment must be %q or %q", EnvLive, EnvTest))
+	}
+	if c.Dynamic {
+		flags |= flagDynamic
+		if c.WindowSeconds < 1 || c.WindowSeconds > 255 {
+			return nil, invalid(op, "window seconds must be 1..255")
+		}
+		if len(c.DeviceKey) != 0 && (len(c.DeviceKey) != DeviceKeyLen || c.DeviceKey[0] != 4) {
+			return nil, invalid(op, "device key must be an uncompressed P-256 point (65 bytes)")
+		}
+	} else if c.WindowSeconds != 0 || len(c.DeviceKey) != 0 {
+		return nil, invalid(op, "window and device key belong to dynamic tickets only")
 	}
 	from, err := unix32(c.ValidFrom)
 	if err != nil {
@@ -159,6 +191,10 @@ func encodeBody(c Claims, kid uint16) ([]byte, error) {
 			b = append(b, byte(len(f.v)))
 		}
 		b = append(b, f.v...)
+	}
+	if c.Dynamic {
+		b = append(b, byte(c.WindowSeconds), byte(len(c.DeviceKey)))
+		b = append(b, c.DeviceKey...)
 	}
 	return b, nil
 }
@@ -269,9 +305,10 @@ func parse(p []byte) (Claims, int, error) {
 	c.Version = int(p[2])
 	c.KeyID = binary.BigEndian.Uint16(p[3:5])
 	flags := p[5]
-	if flags&^flagTest != 0 {
+	if flags&^(flagTest|flagDynamic) != 0 {
 		return c, 0, errMalformed
 	}
+	c.Dynamic = flags&flagDynamic != 0
 	c.Environment = EnvLive
 	if flags&flagTest != 0 {
 		c.Environment = EnvTest
@@ -301,6 +338,16 @@ func parse(p []byte) (Claims, int, error) {
 	c.ProductName = r.text(width)
 	c.FirstName = r.text(width)
 	c.LastName = r.text(width)
+	if c.Dynamic {
+		c.WindowSeconds = int(r.byte())
+		n := int(r.byte())
+		key := r.take(n)
+		if r.bad || c.WindowSeconds == 0 || (n != 0 && (n != DeviceKeyLen || key[0] != 4)) {
+			r.bad = true
+		} else if n != 0 {
+			c.DeviceKey = append([]byte(nil), key...)
+		}
+	}
 	long := max(len(c.ProductName), len(c.FirstName), len(c.LastName))
 	if r.bad || r.off != len(r.b) || c.TicketID == "" || long > MaxTextBytes || (width == 2) != (long > maxText) {
 		return Claims{}, 0, errMalformed
@@ -325,6 +372,15 @@ func (r *reader) take(n int) []byte {
 }
 
 func (r *reader) str() string { return r.text(1) }
+
+// byte reads one byte (0 past the end, marking r bad).
+func (r *reader) byte() byte {
+	b := r.take(1)
+	if b == nil {
+		return 0
+	}
+	return b[0]
+}
 
 // text reads a string with a length of width bytes (1 or 2).
 func (r *reader) text(width int) string {

@@ -295,3 +295,41 @@ func TestBarcodeProfileValidation(t *testing.T) {
 		t.Errorf("default profile %q", p.Barcode())
 	}
 }
+
+func TestInspectionProfileValidation(t *testing.T) {
+	for _, c := range []struct {
+		inspection, barcode string
+		bad                 bool
+	}{
+		{"", "", false}, {InspectionStatic, BarcodeUIC, false}, {InspectionDynamic, "", false},
+		{InspectionDynamic, BarcodeFarebox, false}, {InspectionDynamic, BarcodeUIC, true},
+		{"Dynamic", "", true}, {"rotating", "", true},
+	} {
+		f, _ := Default("farebox")
+		f.Products[0].InspectionProfile, f.Products[0].BarcodeProfile = c.inspection, c.barcode
+		err := Validate(f, "farebox", nil)
+		var fields []string
+		if ae := apperr.As(err); ae != nil {
+			for _, d := range ae.Details {
+				fields = append(fields, d.Field)
+			}
+		} else if err != nil {
+			t.Fatal(err)
+		}
+		want := []string(nil)
+		if c.bad {
+			want = []string{"/products/0/inspection_profile"}
+		}
+		if !reflect.DeepEqual(fields, want) {
+			t.Errorf("inspection %q barcode %q: problems %v, want %v", c.inspection, c.barcode, fields, want)
+		}
+	}
+	var p Product
+	if p.Inspection() != InspectionStatic || p.Dynamic() {
+		t.Errorf("default inspection profile %q", p.Inspection())
+	}
+	var nilProduct *Product
+	if nilProduct.Dynamic() {
+		t.Error("a nil product is dynamic")
+	}
+}

@@ -59,7 +59,32 @@ type Product struct {
 	// (9999 for the Deutschlandticket), written into UIC barcodes; 0 = none
 	// (the farebox product id is written instead). Not part of the API.
 	BarcodeProductNumber int `json:"barcode_product_number,omitempty"`
+	// InspectionProfile is InspectionStatic (default when empty) or
+	// InspectionDynamic: tickets bound to one device whose barcode carries
+	// a fresh device signature per time window (docs/barcodes.md, "Dynamic
+	// barcodes"). Part of the API (Product.inspection_profile).
+	InspectionProfile string `json:"inspection_profile,omitempty"`
 }
+
+// Inspection profiles a product may choose (docs/barcodes.md, "Dynamic
+// barcodes").
+const (
+	InspectionStatic  = "static"
+	InspectionDynamic = "dynamic"
+)
+
+// Inspection returns the product's inspection profile, InspectionStatic by
+// default.
+func (p *Product) Inspection() string {
+	if p == nil || p.InspectionProfile == "" {
+		return InspectionStatic
+	}
+	return p.InspectionProfile
+}
+
+// Dynamic reports whether the product's tickets are device-bound with a
+// moving barcode.
+func (p *Product) Dynamic() bool { return p.Inspection() == InspectionDynamic }
 
 // Barcode profiles a product may choose (docs/barcodes.md).
 const (

@@ -192,6 +192,15 @@ func (v *validator) productSale(pr *Product, p string) {
 	default:
 		v.add(p+"/barcode_profile", "must be farebox, uic-918-3-uflex or vdv-ka-static")
 	}
+	switch pr.Inspection() {
+	case InspectionStatic:
+	case InspectionDynamic:
+		if pr.Barcode() != BarcodeFarebox {
+			v.add(p+"/inspection_profile", "dynamic needs barcode_profile farebox (the device signature extends farebox's own payload; docs/barcodes.md)")
+		}
+	default:
+		v.add(p+"/inspection_profile", "must be static or dynamic")
+	}
 	if pr.BarcodeProductNumber < 0 || pr.BarcodeProductNumber > 32000 {
 		v.add(p+"/barcode_product_number", "must be 1..32000 (the UIC FCB product id range), or 0 for none")
 	}

@@ -63,6 +63,9 @@ type Config struct {
 	BooksKey                string
 	Workers                 bool
 	JobLease                time.Duration
+	// DynamicWindow is the time window of dynamic tickets' barcodes
+	// (docs/barcodes.md, "Dynamic barcodes"), 1..255 s.
+	DynamicWindow time.Duration
 	// Webhooks (docs/webhooks.md): workers of their own for deliveries,
 	// and the on-premises setting that lets live endpoints use http and
 	// reach loopback, private and link-local addresses.
@@ -186,6 +189,7 @@ func (c *Config) settings() []setting {
 		{name: "webhook-workers", env: "FAREBOX_WEBHOOK_WORKERS", def: "8", help: "workers of this instance that deliver webhooks, besides the job workers (with --workers; 0: only the job workers deliver them, one at a time); each posts up to 32 deliveries at once"},
 		{name: "webhook-allow-private", env: "FAREBOX_WEBHOOK_ALLOW_PRIVATE", def: "false", help: "let live webhook endpoints use http and loopback, private and link-local addresses (on-premises installations only: it lets a partner make farebox call into your network)"},
 		{name: "webhook-timeout", env: "FAREBOX_WEBHOOK_TIMEOUT", def: "10s", help: "how long one webhook delivery attempt may take (connect, send, answer)"},
+		{name: "dynamic-window", env: "FAREBOX_DYNAMIC_WINDOW", def: "30s", help: "time window of the moving barcode of dynamic tickets (products with inspection_profile dynamic), 1s..255s"},
 		{name: "job-lease", env: "FAREBOX_JOB_LEASE", def: "2m", help: "how long a worker's claim on a job holds; a crashed instance's jobs are taken over after it (longer than the slowest job)"},
 		{name: "rate-limit", env: "FAREBOX_RATE_LIMIT", def: "100", help: "requests per second per API key and instance (0 disables)"},
 		{name: "rate-burst", env: "FAREBOX_RATE_BURST", def: "200", help: "burst size of the per-key rate limit"},
@@ -395,6 +399,7 @@ func (c *Config) readService(v *values) {
 	c.BooksKey = v.get("books-key")
 	c.Workers = v.boolean("workers")
 	c.JobLease = v.dur("job-lease")
+	c.DynamicWindow = v.dur("dynamic-window")
 	c.WebhookWorkers = int(v.num("webhook-workers"))
 	c.WebhookAllowPrivate = v.boolean("webhook-allow-private")
 	c.WebhookTimeout = v.dur("webhook-timeout")
@@ -552,6 +557,9 @@ func (c *Config) validate() error {
 	}
 	if _, err := time.LoadLocation(c.Timezone); err != nil {
 		errs = append(errs, fmt.Errorf("--timezone: %v", err))
+	}
+	if c.DynamicWindow < time.Second || c.DynamicWindow > 255*time.Second || c.DynamicWindow%time.Second != 0 {
+		errs = append(errs, fmt.Errorf("--dynamic-window: %v must be whole seconds, 1s..255s", c.DynamicWindow))
 	}
 	switch c.LogLevel {
 	case "debug", "info", "warn", "error":

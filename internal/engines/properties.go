@@ -67,3 +67,24 @@ func BrandProperty(b wallet.Brand, logoPNG []byte) map[string]any {
 	}
 	return m
 }
+
+// PropDeviceBinding holds, for a ticket of a product with inspection
+// profile dynamic (docs/barcodes.md, "Dynamic barcodes"),
+// {"url","path","window_seconds","bound"}: where the engine binds the
+// ticket to the key it makes in the device (POST, body {"public_key"}),
+// and the length of the windows it signs. url is absolute when the
+// service knows its public URL, else "" (the engine then resolves path
+// against its own location).
+const PropDeviceBinding = "device_binding"
+
+// DeviceBindingPath is the bind endpoint of ticket id.
+func DeviceBindingPath(id string) string { return "/v9/ticketing/tickets/" + id + "/device.json" }
+
+// DeviceBindingProperty is the value of PropDeviceBinding.
+func DeviceBindingProperty(publicURL, ticketID string, windowSeconds int, bound bool) map[string]any {
+	path, url := DeviceBindingPath(ticketID), ""
+	if publicURL != "" {
+		url = publicURL + path
+	}
+	return map[string]any{"url": url, "path": path, "window_seconds": windowSeconds, "bound": bound}
+}

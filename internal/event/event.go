@@ -24,6 +24,8 @@ const (
 	CouponTariffSettingsUpdated Type = "coupon.tariff_settings_updated"
 	CouponRestored              Type = "coupon.restored"
 	TicketIssued                Type = "ticket.issued"
+	TicketDeviceMoveAllowed     Type = "ticket.device_move_allowed"
+	TicketDeviceMoved           Type = "ticket.device_moved"
 	SubscriptionCycleOrdered    Type = "subscription.cycle_ordered"
 	SubscriptionReactivated     Type = "subscription.reactivated"
 	SubscriptionCancelled       Type = "subscription.cancelled"
@@ -42,6 +44,7 @@ const (
 
 // Types is the whole catalogue in documentation order.
 var Types = []Type{OrderCreated, CouponActivated, CouponTariffSettingsUpdated, CouponRestored, TicketIssued,
+	TicketDeviceMoveAllowed, TicketDeviceMoved,
 	SubscriptionCycleOrdered, SubscriptionReactivated, SubscriptionCancelled, SubscriptionEnded,
 	BillableItemUpdated, InvoiceCreated, InvoiceFilesReady, InvoiceCancelled, PaymentNoticeCreated,
 	InvoiceSent, InvoiceDeliveryFailed, CouponErased, SubscriptionErased, CustomerErased}

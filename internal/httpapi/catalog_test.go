@@ -44,7 +44,7 @@ func TestMonthlyProductMatchesInterface(t *testing.T) {
 			"ticket_type": "month", "customer_type": "adult", "duration_definition": "calendar_month",
 			"duration_in_minutes": nil, "validity_in_minutes": nil, "price_in_cents": float64(4900), "currency": "EUR",
 			"is_subscription": true, "recommended_successor_is": nil, "recommended_successor_of": nil,
-			"sold_from": nil, "sold_until": nil, "local_ticket_name": "Deutschlandticket",
+			"sold_from": nil, "sold_until": nil, "local_ticket_name": "Deutschlandticket", "inspection_profile": "static",
 		} {
 			if got, ok := p[k]; !ok || !cmp.Equal(got, want) {
 				t.Errorf("%s = %#v (present %v), want %#v", k, got, ok, want)

@@ -85,7 +85,9 @@ func TestEveryIdempotentChangeMarksItsClaim(t *testing.T) {
 			{"POST /v1/inspection/records.json", "/v1/inspection/records.json", device, batch(check("claim-rec", "valid")), "inspector:" + deviceID},
 		}
 		// The resend of a document needs a relay: TestResendMarksItsClaim.
-		covered := map[string]bool{"POST /v9/ticketing/invoices/{invoice_id}/deliveries.json": true}
+		covered := map[string]bool{"POST /v9/ticketing/invoices/{invoice_id}/deliveries.json": true,
+			// Device binding needs inspection keys and a dynamic product: TestDeviceBindingMarksItsClaims.
+			"POST /v9/ticketing/tickets/{ticket_id}/device.json": true, "POST /v9/ticketing/tickets/{ticket_id}/device_move.json": true}
 		for i, c := range cases {
 			covered[c.route] = true
 			key := "claim-" + string(rune('a'+i))

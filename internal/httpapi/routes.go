@@ -130,6 +130,7 @@ func (s *Server) routes() []route {
 			{POST, v + "/ticketing/coupons/{coupon_id}/tariff_settings.json", authCapability, billCoupon, s.setTariffSettings(n)},
 			{PATCH, v + "/ticketing/tickets/{ticket_id}.json", authCapability, billTicket, s.getTicket(n)},
 			{GET, v + "/ticketing/tickets/{ticket_id}/available_rendering_options.json", authCapability, billTicket, s.renderingOptionsHandler},
+			{POST, v + "/ticketing/tickets/{ticket_id}/device.json", authCapability, billTicket, s.bindDevice},
 			{GET, v + "/ticketing/subscriptions/{subscription_id}.json", authPartner, billKey, s.getSubscription},
 			{POST, v + "/ticketing/subscriptions/{subscription_id}/reorder.json", authPartner, billKey, s.reorderSubscription},
 			{DELETE, v + "/ticketing/subscriptions/{subscription_id}.json", authPartner, billKey, s.cancelSubscription},
@@ -150,6 +151,8 @@ func (s *Server) routes() []route {
 		{GET, "/v9/ticketing/subscriptions.json", authPartner, billKey, s.getSubscriptions},
 		{GET, "/v9/ticketing/coupons.json", authPartner, billKey, s.getCoupons},
 		{GET, "/v9/ticketing/tickets.json", authPartner, billKey, s.getTickets},
+		{GET, "/v9/ticketing/tickets/{ticket_id}/device_binding.json", authPartner, billKey, s.getDeviceBinding},
+		{POST, "/v9/ticketing/tickets/{ticket_id}/device_move.json", authPartner, billKey, s.allowDeviceMove},
 
 		// The books (docs/books.md): cancellation receipts, the audit log.
 		{GET, "/v9/ticketing/subscriptions/{subscription_id}/cancellation_receipt.json", authPartner, billKey, s.getCancellationReceipt},

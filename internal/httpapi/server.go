@@ -24,6 +24,7 @@ import (
 	"github.com/farebox/farebox/internal/app/books"
 	clearingapp "github.com/farebox/farebox/internal/app/clearing"
 	"github.com/farebox/farebox/internal/app/console"
+	"github.com/farebox/farebox/internal/app/devices"
 	"github.com/farebox/farebox/internal/app/events"
 	"github.com/farebox/farebox/internal/app/invoicedelivery"
 	"github.com/farebox/farebox/internal/app/invoices"
@@ -100,6 +101,9 @@ type Deps struct {
 	// TestClocks are the test clocks of the test environments
 	// (docs/test-clocks.md).
 	TestClocks *testclock.Service
+	// Devices binds dynamic tickets to devices (docs/barcodes.md,
+	// "Dynamic barcodes"); nil answers 503.
+	Devices *devices.Service
 	// Events lists the platform events (docs/events.md).
 	Events *events.Service
 	// Records are the inspectors and the inspection records their devices

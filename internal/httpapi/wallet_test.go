@@ -4,6 +4,7 @@ import (
 	"encoding/base64"
 	"encoding/json"
 	"errors"
+	"reflect"
 	"slices"
 	"strings"
 	"testing"
@@ -54,7 +55,7 @@ func TestInspectionBarcodeFlow(t *testing.T) {
 		want := barcode.Claims{Version: 1, KeyID: 1, TicketID: tid, ProductID: product["id"].(string),
 			ProductName: product["local_ticket_name"].(string), FirstName: "Max", LastName: "Mustermann",
 			BirthDate: "1990-01-01", Environment: "live", ValidFrom: c.ValidFrom, ValidUntil: c.ValidUntil}
-		if c != want {
+		if !reflect.DeepEqual(c, want) {
 			t.Errorf("claims\n got %+v\nwant %+v", c, want)
 		}
 		if ts(c.ValidFrom) != ticket["valid_from"] || ts(c.ValidUntil) != ticket["valid_until"] {

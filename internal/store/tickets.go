@@ -14,6 +14,9 @@ import (
 const ticketCols = `id, coupon_id, account_id, environment, product_id, cycle_id, identification_medium, medium_hash, tariff_settings,
 	valid_from, valid_until, reactivation_key, used_reactivation_key, invalidated_at, created_at, revoked_reason, inspection_kid, vdv_number`
 
+// ticketReadCols are ticketCols and what later changes set (the device).
+const ticketReadCols = ticketCols + `, device_key`
+
 // InsertTicket writes a ticket. A second ticket for the same coupon and
 // cycle (concurrent activations) is an apperr.Conflict.
 func (q Q) InsertTicket(ctx context.Context, t ticketing.Ticket) error {
@@ -49,18 +52,19 @@ func (q Q) RevokeTicket(ctx context.Context, id, reason string, at time.Time) (b
 }
 
 func (q Q) ticketsWhere(ctx context.Context, where string, args ...any) ([]ticketing.Ticket, error) {
-	return collect(ctx, q, `SELECT `+ticketCols+` FROM tickets WHERE `+where, args, scanTicket)
+	return collect(ctx, q, `SELECT `+ticketReadCols+` FROM tickets WHERE `+where, args, scanTicket)
 }
 
-// scanTicket reads a row of ticketCols.
+// scanTicket reads a row of ticketReadCols.
 func scanTicket(scan scanner) (t ticketing.Ticket, err error) {
 	var env, medium string
 	var ts, key, used sql.NullString
 	var inv sql.NullTime
 	var reason sql.NullString
 	var kid, vdvNum sql.NullInt64
+	var device sql.NullString
 	if err = scan(&t.ID, &t.CouponID, &t.AccountID, &env, &t.ProductID, &t.CycleID, &medium, &t.MediumHash, &ts,
-		&t.ValidFrom, &t.ValidUntil, &key, &used, &inv, &t.CreatedAt, &reason, &kid, &vdvNum); err != nil {
+		&t.ValidFrom, &t.ValidUntil, &key, &used, &inv, &t.CreatedAt, &reason, &kid, &vdvNum, &device); err != nil {
 		return t, err
 	}
 	t.Environment = account.Environment(env)
@@ -77,6 +81,7 @@ func scanTicket(scan scanner) (t ticketing.Ticket, err error) {
 	if vdvNum.Valid {
 		t.VDVNumber = uint32(vdvNum.Int64)
 	}
+	t.DeviceKey = device.String
 	return t, nil
 }
 
@@ -182,5 +187,5 @@ func (q Q) Tickets(ctx context.Context, f ticketing.TicketFilter) (list.Page[tic
 // ticketsSQL is the statement of a page of tickets; each state repeats its
 // partial index's predicate.
 func ticketsSQL(f ticketing.TicketFilter) pageStmt {
-	return newListWhere(f.Query, "").inState(f.State).pageSQL(`SELECT `+ticketCols+` FROM tickets`, "", f.Query)
+	return newListWhere(f.Query, "").inState(f.State).pageSQL(`SELECT `+ticketReadCols+` FROM tickets`, "", f.Query)
 }

@@ -126,7 +126,29 @@ type Ticket struct {
 	// vdv-ka-static product is issued; 0 for one issued without (its
 	// barcode carries vdv.TicketNumber of its id).
 	VDVNumber uint32
+	// DeviceKey is the device a ticket of a dynamic product is bound to
+	// (docs/barcodes.md, "Dynamic barcodes"): its ECDSA P-256 public key as
+	// the uncompressed point in base64url; "" while unbound.
+	DeviceKey string
 }
+
+// DeviceBinding is the device state of a ticket (store.Q.DeviceBinding).
+type DeviceBinding struct {
+	TicketID          string
+	Key               string     // Ticket.DeviceKey; "" unbound
+	BoundAt           *time.Time // when Key was bound
+	Moves             int        // moves to another device so far
+	MoveAllowedAt     *time.Time // a move the partner allowed and no device has made yet
+	MoveLastAllowedAt *time.Time // the partner's last permission (rate limit)
+}
+
+// Outcomes of binding a device key to a ticket (store.Q.BindDevice).
+const (
+	BindFirst   = "bound"     // the ticket had no device
+	BindSame    = "unchanged" // the ticket is bound to this key already
+	BindMoved   = "moved"     // the partner allowed a move; the ticket now has this key
+	BindRefused = "refused"   // bound to another device, no move allowed
+)
 
 // Revocation kinds: why a ticket entered the revocation feed.
 const (

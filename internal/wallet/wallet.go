@@ -36,6 +36,11 @@ type TicketView struct {
 	Voided              bool      // cancelled, refunded, revoked or restored away
 	Replaced            bool      // voided because a restored coupon's ticket replaced it ("Ersetzt")
 	Barcode             []byte    // the signed inspection payload (barcode.Sign)
+	// WindowSeconds > 0 marks a ticket of a product with inspection profile
+	// dynamic (docs/barcodes.md): its payload carries the window length and
+	// DeviceKey, the bound device's public key (nil while unbound).
+	WindowSeconds int
+	DeviceKey     []byte
 }
 
 // Claims returns the inspection barcode claims of the ticket, ready for
@@ -52,6 +57,7 @@ func (v TicketView) Claims() barcode.Claims {
 		LastName:    v.Passenger.LastName,
 		BirthDate:   v.Passenger.BirthDate,
 		Environment: v.Environment,
+		Dynamic:     v.WindowSeconds > 0, WindowSeconds: v.WindowSeconds, DeviceKey: v.DeviceKey,
 	}
 }
 

@@ -46,6 +46,9 @@ type Offer struct {
 	Properties  map[string]any
 	Options     []string
 	Unavailable []UnavailableOption // nil when none
+	// WindowSeconds is the time window of a dynamic ticket's barcode (its
+	// product's inspection_profile is dynamic); 0 for static tickets.
+	WindowSeconds int
 }
 
 // Offers gives the Offer of a ticket (wallets.Service.Offer of the

@@ -28,6 +28,9 @@ type ProductJSON struct {
 	IdentificationMediumSchema json.RawMessage `json:"identification_medium_schema"`
 	TariffSettingsSchema       json.RawMessage `json:"tariff_settings_schema"`
 	IsSubscription             bool            `json:"is_subscription"`
+	// InspectionProfile is "static" or "dynamic" (device-bound tickets
+	// with a moving barcode, docs/barcodes.md).
+	InspectionProfile string `json:"inspection_profile"`
 }
 
 // ProductView is the Product p.
@@ -43,7 +46,7 @@ func ProductView(p *catalog.Product) ProductJSON {
 		DurationInMinutes: p.DurationInMinutes, ValidityInMinutes: p.ValidityInMinutes,
 		PriceInCents: p.PriceInCents, Currency: p.Currency, SoldFrom: kit.TimestampPtr(p.SoldFrom), SoldUntil: kit.TimestampPtr(p.SoldUntil),
 		AreaID: p.AreaID, IdentificationMediumSchema: p.IdentificationMediumSchema, TariffSettingsSchema: ts,
-		IsSubscription: p.IsSubscription,
+		IsSubscription: p.IsSubscription, InspectionProfile: p.Inspection(),
 	}
 }
 

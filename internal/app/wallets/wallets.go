@@ -12,6 +12,7 @@ package wallets
 
 import (
 	"context"
+	"encoding/base64"
 	"encoding/json"
 	"log/slog"
 	"strings"
@@ -24,6 +25,7 @@ import (
 	"github.com/farebox/farebox/internal/app/passes"
 	"github.com/farebox/farebox/internal/apperr"
 	"github.com/farebox/farebox/internal/barcode"
+	"github.com/farebox/farebox/internal/barcode/dynamic"
 	"github.com/farebox/farebox/internal/barcode/uic"
 	"github.com/farebox/farebox/internal/barcode/vdv"
 	"github.com/farebox/farebox/internal/catalog"
@@ -130,6 +132,15 @@ type Options struct {
 	// tags the passes as updated, so a device sees the change when it next
 	// asks on its own.
 	Pusher PassPusher
+	// DynamicWindow is the time window of the barcodes of dynamic tickets
+	// (inspection_profile dynamic; docs/barcodes.md): 1..255 s, default
+	// dynamic.DefaultWindow (30 s).
+	DynamicWindow time.Duration
+	// PublicURL is the service's public base URL: the rendering engine
+	// binds a dynamic ticket at PublicURL + the path in
+	// ticket.properties.device_binding ("" gives the path alone, which the
+	// engine resolves against its own location).
+	PublicURL string
 }
 
 // New returns the wallets of o over db; c is the service clock (nil: the
@@ -160,6 +171,9 @@ func New(db DB, c clock.Clock, ticket TicketFunc, o Options) *Service {
 			}
 			return p.Issuer, nil
 		})
+	}
+	if o.DynamicWindow <= 0 {
+		o.DynamicWindow = dynamic.DefaultWindow
 	}
 	w.o, w.brand = o, engines.BrandProperty(o.Brand, logo)
 	w.inspection.Store(o.Inspection)
@@ -277,16 +291,16 @@ func fit(s string) string {
 // signed barcode (when an inspection keyring is configured) and the brand,
 // its available_rendering_options and the wallets withheld from it.
 func (w *Service) Offer(d passes.TicketDetails) (passes.Offer, error) {
-	_, props, options, err := w.offer(d)
+	v, props, options, err := w.offer(d)
 	if err != nil {
 		return passes.Offer{}, err
 	}
-	return passes.Offer{Properties: props, Options: options, Unavailable: w.unavailableOptions(d)}, nil
+	return passes.Offer{Properties: props, Options: options, Unavailable: w.unavailableOptions(d), WindowSeconds: v.WindowSeconds}, nil
 }
 
 // offer is Offer with the pass model it signed.
 func (w *Service) offer(d passes.TicketDetails) (v wallet.TicketView, props map[string]any, options []string, err error) {
-	v = walletView(d)
+	v = w.dynamicView(walletView(d), d)
 	options = []string{}
 	if kr := w.keyring(); kr != nil {
 		if v.Barcode, err = w.signBarcode(d, v, kr); err != nil {
@@ -302,6 +316,9 @@ func (w *Service) offer(d passes.TicketDetails) (v wallet.TicketView, props map[
 			merged[k] = val // props may be the shared cache entry: never written
 		}
 		merged[engines.PropBrand] = w.brand
+		if v.WindowSeconds > 0 && d.Valid {
+			merged[engines.PropDeviceBinding] = engines.DeviceBindingProperty(w.o.PublicURL, d.Ticket.ID, v.WindowSeconds, v.DeviceKey != nil)
+		}
 		props = merged
 	}
 	// A restored-away ticket's pass is served voided, but not offered anew.
@@ -311,6 +328,21 @@ func (w *Service) offer(d passes.TicketDetails) (v wallet.TicketView, props map[
 		options = wallet.RenderingOptions(v, av)
 	}
 	return v, props, options, nil
+}
+
+// dynamicView marks v as a dynamic ticket when d's product says so: the
+// window length and the bound device's key go into its payload.
+func (w *Service) dynamicView(v wallet.TicketView, d passes.TicketDetails) wallet.TicketView {
+	if w == nil || !d.Product.Dynamic() {
+		return v
+	}
+	v.WindowSeconds = int(w.o.DynamicWindow / time.Second)
+	if d.Ticket.DeviceKey != "" {
+		if k, err := base64.RawURLEncoding.DecodeString(d.Ticket.DeviceKey); err == nil {
+			v.DeviceKey = k
+		}
+	}
+	return v
 }
 
 // googleRefusal is the error of a Google Wallet request for a ticket whose

@@ -2,6 +2,7 @@ package uic
 
 import (
 	"bytes"
+	"reflect"
 	"strings"
 	"sync"
 	"testing"
@@ -143,7 +144,7 @@ func TestIssueReadVerify(t *testing.T) {
 		want := c
 		want.ProductID = "9999"
 		want.Environment = barcode.EnvTest // development issuer: a specimen
-		if tk.Claims != want || tk.Area != "Deutschland" || tk.ProductNumber != 9999 || tk.RICS != DevRICS ||
+		if !reflect.DeepEqual(tk.Claims, want) || tk.Area != "Deutschland" || tk.ProductNumber != 9999 || tk.RICS != DevRICS ||
 			tk.KeyID != DevKeyID || tk.Container != version || !tk.IssuedAt.Equal(issued) {
 			t.Errorf("v%d: read back %+v", version, tk)
 		}

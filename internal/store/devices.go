@@ -1,0 +1,70 @@
+package store
+
+import (
+	"context"
+	"database/sql"
+	"time"
+
+	"github.com/farebox/farebox/internal/apperr"
+	"github.com/farebox/farebox/internal/ticketing"
+)
+
+// Device binding of dynamic tickets (migration 00043, docs/barcodes.md
+// "Dynamic barcodes"). Every change is one conditional UPDATE, so two
+// devices binding the same ticket at once cannot both win on either
+// engine: the row lock (PostgreSQL) or the database lock (SQLite) orders
+// them and the second sees the first's key.
+
+// DeviceBinding returns the device state of a ticket.
+func (q Q) DeviceBinding(ctx context.Context, ticketID string) (ticketing.DeviceBinding, error) {
+	b := ticketing.DeviceBinding{TicketID: ticketID}
+	var key sql.NullString
+	var bound, allowed, last sql.NullTime
+	err := q.db.QueryRowContext(ctx, `SELECT device_key, device_bound_at, device_moves, device_move_allowed_at, device_move_last_allowed_at
+		FROM tickets WHERE id = $1`, ticketID).Scan(&key, &bound, &b.Moves, &allowed, &last)
+	if err == sql.ErrNoRows {
+		return b, apperr.NotFoundf("store.DeviceBinding", CodeTicketNotFound)
+	}
+	if err != nil {
+		return b, mapErr(err)
+	}
+	b.Key, b.BoundAt, b.MoveAllowedAt, b.MoveLastAllowedAt = key.String, utcPtr(bound), utcPtr(allowed), utcPtr(last)
+	return b, nil
+}
+
+// BindDevice binds key to the ticket at at: the first key binds
+// (ticketing.BindFirst), the bound key again changes nothing (BindSame),
+// another key replaces it only while the partner's permission to move is
+// pending, which it uses up (BindMoved); otherwise BindRefused.
+func (q Q) BindDevice(ctx context.Context, ticketID, key string, at time.Time) (string, error) {
+	res, err := q.db.ExecContext(ctx, `UPDATE tickets SET device_key = $1, device_bound_at = $2
+		WHERE id = $3 AND device_key IS NULL`, key, now(at), ticketID)
+	if n, err := affected(res, err); err != nil || n == 1 {
+		return ticketing.BindFirst, err
+	}
+	res, err = q.db.ExecContext(ctx, `UPDATE tickets SET device_key = $1, device_bound_at = $2, device_moves = device_moves + 1,
+		device_move_allowed_at = NULL WHERE id = $3 AND device_key <> $1 AND device_move_allowed_at IS NOT NULL`, key, now(at), ticketID)
+	if n, err := affected(res, err); err != nil || n == 1 {
+		return ticketing.BindMoved, err
+	}
+	b, err := q.DeviceBinding(ctx, ticketID)
+	if err != nil {
+		return "", err
+	}
+	if b.Key == key {
+		return ticketing.BindSame, nil
+	}
+	return ticketing.BindRefused, nil
+}
+
+// AllowDeviceMove records the partner's permission to move a bound ticket
+// to another device at at, unless the last permission was given after
+// notBefore (the rate limit). It reports false when nothing changed: the
+// ticket is not bound, or too soon.
+func (q Q) AllowDeviceMove(ctx context.Context, ticketID string, at, notBefore time.Time) (bool, error) {
+	res, err := q.db.ExecContext(ctx, `UPDATE tickets SET device_move_allowed_at = $1, device_move_last_allowed_at = $1
+		WHERE id = $2 AND device_key IS NOT NULL AND (device_move_last_allowed_at IS NULL OR device_move_last_allowed_at <= $3)`,
+		now(at), ticketID, now(notBefore))
+	n, err := affected(res, err)
+	return n == 1, err
+}
