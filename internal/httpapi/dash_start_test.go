@@ -15,7 +15,7 @@ import (
 	"github.com/farebox/farebox/internal/idempotency"
 )
 
-var startCurlRe = regexp.MustCompile(`(?s)<pre class="code" id="start-curl"[^>]*>(.*?)</pre>`)
+var startCurlRe = regexp.MustCompile(`(?s)<pre class="code copy-value" id="start-curl"[^>]*>(.*?)</pre>`)
 
 // startCurl is the getting-started command of a usage page, as a person
 // copies it (the page's text, entities decoded).

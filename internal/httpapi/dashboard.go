@@ -369,8 +369,10 @@ type cell struct {
 	At template.HTML
 	// Sub is the record's id under its name, small (a name first, the id
 	// still there to copy).
-	Sub   string
-	Mono  bool
+	Sub  string
+	Mono bool
+	// Copy puts a copy button after the cell's id (Sub, else Text).
+	Copy  bool
 	Links []cell // several links in one cell (an invoice's files)
 }
 
@@ -486,7 +488,7 @@ func (s *Server) dashOrders(w http.ResponseWriter, r *http.Request) error {
 		for i, c := range o.Coupons {
 			products[i] = c.ProductName()
 		}
-		return []cell{{Text: o.OrderID, Mono: true}, {Text: orDash(o.OptionalOrderReference)},
+		return []cell{{Text: o.OrderID, Href: dashPath(r, "orders", o.OrderID), Mono: true}, {Text: orDash(o.OptionalOrderReference)},
 			{Text: strconv.Itoa(len(o.Coupons))}, {Text: strings.Join(products, ", ")}}, o.OrderID
 	})
 }
@@ -516,7 +518,7 @@ func (s *Server) dashTickets(w http.ResponseWriter, r *http.Request) error {
 		if !t.Valid {
 			status = web.T(l, "dash.invalid")
 		}
-		return []cell{{Text: t.TicketID, Mono: true}, {Text: t.CouponID, Href: "/c/" + t.CouponID, Mono: true},
+		return []cell{{Text: t.TicketID, Href: dashPath(r, "tickets", t.TicketID), Mono: true}, {Text: t.CouponID, Href: "/c/" + t.CouponID, Mono: true},
 			{Text: t.ProductName}, {Text: s.ts(l, t.ValidFrom) + " – " + s.ts(l, t.ValidUntil)}, {Text: status}}, t.TicketID
 	})
 }
@@ -545,7 +547,7 @@ func (s *Server) dashSubscriptions(w http.ResponseWriter, r *http.Request) error
 }
 
 func (s *Server) dashInvoices(w http.ResponseWriter, r *http.Request) error {
-	num := r.URL.Query().Get("number")
+	l, num := lang(r), r.URL.Query().Get("number")
 	req := invoices.InvoicesRequest{ListRequest: listRequest(r)}
 	if num != "" {
 		req.Number = &num
@@ -554,11 +556,8 @@ func (s *Server) dashInvoices(w http.ResponseWriter, r *http.Request) error {
 		Search: "number", SearchLabel: "dash.search.number", Query: num}
 	list, err := s.Invoices.Invoices(r.Context(), dashPrincipal(r), req)
 	return dashList(s, w, r, "invoices", v, list, err, func(inv invoices.InvoiceJSON) ([]cell, string) {
-		row := []cell{{Text: inv.InvoiceNumber, Mono: true}, {Text: inv.Kind}, {Text: inv.IssueDate},
-			{Text: inv.Totals.GrossAmountInCents.Decimal() + " " + inv.Currency}, {Links: []cell{{Text: "PDF", Href: inv.InvoicePDFURL}}}}
-		if inv.ElectronicInvoicing {
-			row[4].Links = append(row[4].Links, cell{Text: "XRechnung", Href: inv.InvoiceXRechnungURL}, cell{Text: "CII", Href: inv.InvoiceCIIURL})
-		}
+		row := []cell{{Text: inv.InvoiceNumber, Href: dashPath(r, "invoices", inv.InvoiceID), Mono: true}, {Text: web.T(l, "dash.kind."+inv.Kind)},
+			{Text: inv.IssueDate}, {Text: amount(l, inv.Totals.GrossAmountInCents, inv.Currency)}, invoiceFiles(inv)}
 		row = append(row, cell{Text: web.T(lang(r), "dash.deliveries"), Href: "/dashboard/" + r.PathValue("env") + "/invoices/" + inv.InvoiceID + "/deliveries"})
 		return row, inv.InvoiceID
 	})

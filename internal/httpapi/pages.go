@@ -137,7 +137,9 @@ func (s *Server) authOperatorSession(r *http.Request) error {
 // render writes page name with status in the visitor's language.
 func (s *Server) render(w http.ResponseWriter, r *http.Request, status int, name, titleKey string, p web.Page) error {
 	p.Lang = lang(r)
-	p.Title = web.T(p.Lang, titleKey)
+	if p.Title == "" { // a page naming its record sets its own title
+		p.Title = web.T(p.Lang, titleKey)
+	}
 	p.CSRF = s.csrfToken(w, r)
 	p.Now = s.app.Now()
 	if op := state(r).operator; op != nil {
@@ -214,6 +216,11 @@ func (s *Server) webCSS(w http.ResponseWriter, r *http.Request) error {
 // travellerScript is the traveller page's script (web.TravellerScript).
 func (s *Server) travellerScript(w http.ResponseWriter, r *http.Request) error {
 	return writeAsset(w, "text/javascript; charset=utf-8", web.TravellerScript())
+}
+
+// dashboardScript is the dashboard's script (web.DashboardScript).
+func (s *Server) dashboardScript(w http.ResponseWriter, r *http.Request) error {
+	return writeAsset(w, "text/javascript; charset=utf-8", web.DashboardScript())
 }
 
 // ticketWorker is the service worker keeping a shown ticket for offline

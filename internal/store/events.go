@@ -314,3 +314,27 @@ func (q Q) EventParts(ctx context.Context, hashes []string) (map[string][]byte, 
 	}
 	return out, nil
 }
+
+// EventsAbout returns up to limit of the account's events of env about
+// the given object ids, oldest first, without their objects (the
+// dashboard's timelines; the events_object index, migration 00044).
+func (q Q) EventsAbout(ctx context.Context, accountID string, env account.Environment, ids []string, limit int) ([]event.Event, error) {
+	if len(ids) == 0 {
+		return nil, nil
+	}
+	args := []any{accountID, string(env)}
+	marks := make([]string, len(ids))
+	for i, id := range ids {
+		args = append(args, id)
+		marks[i] = fmt.Sprintf("$%d", i+3)
+	}
+	args = append(args, limit)
+	return collect(ctx, q, `SELECT id, type, object_id, created_at FROM events WHERE account_id = $1 AND environment = $2
+		AND object_id IN (`+strings.Join(marks, ", ")+fmt.Sprintf(`) ORDER BY seq LIMIT $%d`, len(args)), args,
+		func(scan scanner) (e event.Event, err error) {
+			var typ string
+			err = scan(&e.ID, &typ, &e.ObjectID, &e.CreatedAt)
+			e.AccountID, e.Environment, e.Type, e.CreatedAt = accountID, env, event.Type(typ), e.CreatedAt.UTC()
+			return e, err
+		})
+}

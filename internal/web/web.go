@@ -40,6 +40,9 @@ var travellerJS []byte
 //go:embed ticket-sw.js
 var ticketSW []byte
 
+//go:embed dashboard.js
+var dashboardJS []byte
+
 //go:embed ticket-frame.css
 var ticketFrameCSS []byte
 
@@ -73,6 +76,13 @@ const (
 	TicketWorkerPath    = "/assets/ticket-sw.js"
 	TicketWorkerScope   = "/c/"
 )
+
+// DashboardScriptPath is the partner dashboard's one script: the copy
+// buttons (the pages work without it: the values stay selectable text).
+const DashboardScriptPath = "/assets/dashboard.js"
+
+// DashboardScript is its body.
+func DashboardScript() []byte { return dashboardJS }
 
 // TravellerScript and TicketWorker are the bodies of those two scripts.
 func TravellerScript() []byte { return travellerJS }
@@ -181,6 +191,7 @@ var funcs = template.FuncMap{
 	"assets": func() map[string]string {
 		return map[string]string{"worker": TicketWorkerPath, "scope": TicketWorkerScope, "script": TravellerScriptPath}
 	},
+	"dashScript": func() string { return DashboardScriptPath },
 	// css is the stylesheet, written inline (its hash is in the policy).
 	"css": func() template.CSS { return template.CSS(css) },
 	// label is the page's words for a schema's key (key prefix+name, such
