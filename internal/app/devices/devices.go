@@ -17,10 +17,10 @@ import (
 	"fmt"
 	"time"
 
+	"github.com/farebox/farebox/internal/account"
 	"github.com/farebox/farebox/internal/app/kit"
 	"github.com/farebox/farebox/internal/app/passes"
 	"github.com/farebox/farebox/internal/apperr"
-	"github.com/farebox/farebox/internal/account"
 	"github.com/farebox/farebox/internal/clock"
 	"github.com/farebox/farebox/internal/engines"
 	"github.com/farebox/farebox/internal/event"
