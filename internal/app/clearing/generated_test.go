@@ -203,4 +203,3 @@ func watchHeap() (peak uint64, stop func() uint64) {
 		return top.Load() - base
 	}
 }
-
