@@ -139,12 +139,13 @@ func (q Q) FinishClearingReport(ctx context.Context, r clearing.Report) error {
 const clearingRowCols = `month, seq, kind, billable_item_id, period, valid_from, valid_until, postal_code, state,
 	product_id, product_name, account_id, issuer, count, gross_cents, net_cents, vat_cents, vat_rate_bp, currency`
 
-// InsertClearingRows writes rows of a report (at most 500 at a time: one
-// statement) and records the ticket months' attribution they report
+// InsertClearingRows writes rows of a report (16 at a time: one
+// statement; the SQLite driver binds $n parameters in time quadratic in
+// their number) and records the ticket months' attribution they report
 // (clearing_items) for the next report's corrections.
 func (q Q) InsertClearingRows(ctx context.Context, rows []clearing.Row) error {
 	for len(rows) > 0 {
-		n := min(len(rows), 500)
+		n := min(len(rows), 16)
 		if err := q.insertClearingRows(ctx, rows[:n]); err != nil {
 			return err
 		}
