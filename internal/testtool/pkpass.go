@@ -58,8 +58,12 @@ func PkpassManifest(files map[string][]byte) error {
 			continue
 		}
 		sum := sha1.Sum(b)
-		if manifest[name] != hex.EncodeToString(sum[:]) {
-			return fmt.Errorf("manifest hash of %s: %q, file hashes to %x", name, manifest[name], sum)
+		want, listed := manifest[name]
+		if !listed {
+			return fmt.Errorf("file %s missing from the manifest", name)
+		}
+		if want != hex.EncodeToString(sum[:]) {
+			return fmt.Errorf("manifest hash of %s: %q, file hashes to %x", name, want, sum)
 		}
 	}
 	for name := range manifest {

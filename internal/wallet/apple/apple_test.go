@@ -3,9 +3,7 @@ package apple
 import (
 	"archive/zip"
 	"bytes"
-	"crypto/sha1"
 	"encoding/asn1"
-	"encoding/hex"
 	"encoding/json"
 	"fmt"
 	"image/png"
@@ -111,39 +109,10 @@ func unzipPass(t *testing.T, data []byte) map[string][]byte {
 		rc.Close()
 		files[f.Name] = buf.Bytes()
 	}
-	if err := checkManifest(files); err != nil {
+	if err := testtool.PkpassManifest(files); err != nil {
 		t.Fatal(err)
 	}
 	return files
-}
-
-func checkManifest(files map[string][]byte) error {
-	var m map[string]string
-	if err := json.Unmarshal(files["manifest.json"], &m); err != nil {
-		return fmt.Errorf("manifest.json: %v", err)
-	}
-	for name, data := range files {
-		if name == "manifest.json" || name == "signature" {
-			if _, listed := m[name]; listed {
-				return fmt.Errorf("manifest lists %s", name)
-			}
-			continue
-		}
-		sum := sha1.Sum(data)
-		want, ok := m[name]
-		if !ok {
-			return fmt.Errorf("file %s missing from the manifest", name)
-		}
-		if want != hex.EncodeToString(sum[:]) {
-			return fmt.Errorf("hash of %s differs", name)
-		}
-	}
-	for name := range m {
-		if _, ok := files[name]; !ok {
-			return fmt.Errorf("manifest lists absent file %s", name)
-		}
-	}
-	return nil
 }
 
 // opensslVerify runs `openssl cms -verify` against the development root.
@@ -364,7 +333,7 @@ func TestTamperingIsDetected(t *testing.T) {
 
 	edited := cloneFiles(files)
 	edited["pass.json"] = bytes.Replace(edited["pass.json"], []byte("Max"), []byte("Eve"), 1)
-	if err := checkManifest(edited); err == nil || !strings.Contains(err.Error(), "hash of pass.json") {
+	if err := testtool.PkpassManifest(edited); err == nil || !strings.Contains(err.Error(), "hash of pass.json") {
 		t.Errorf("edited pass.json: %v", err)
 	}
 	// re-hashing the manifest breaks the signature instead.
@@ -372,7 +341,7 @@ func TestTamperingIsDetected(t *testing.T) {
 	delete(edited, "signature")
 	man, _ := Manifest(edited)
 	edited["manifest.json"], edited["signature"] = man, files["signature"]
-	if err := checkManifest(edited); err != nil {
+	if err := testtool.PkpassManifest(edited); err != nil {
 		t.Fatal(err)
 	}
 	if out, err := opensslVerify(t, edited); err == nil {
@@ -380,12 +349,12 @@ func TestTamperingIsDetected(t *testing.T) {
 	}
 	extra := cloneFiles(files)
 	extra["strip.png"] = files["icon.png"]
-	if err := checkManifest(extra); err == nil || !strings.Contains(err.Error(), "missing from the manifest") {
+	if err := testtool.PkpassManifest(extra); err == nil || !strings.Contains(err.Error(), "missing from the manifest") {
 		t.Errorf("extra file: %v", err)
 	}
 	missing := cloneFiles(files)
 	delete(missing, "logo.png")
-	if err := checkManifest(missing); err == nil {
+	if err := testtool.PkpassManifest(missing); err == nil {
 		t.Error("missing file not detected")
 	}
 }
