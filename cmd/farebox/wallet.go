@@ -22,6 +22,7 @@ import (
 	"github.com/farebox/farebox/internal/httpapi"
 	"github.com/farebox/farebox/internal/store"
 	"github.com/farebox/farebox/internal/wallet/apple"
+	"github.com/farebox/farebox/internal/web"
 )
 
 // uicDevDir is where the development UIC issuer key lives.
@@ -97,6 +98,11 @@ func credentialSettings(cfg config.Config) credentials.Settings {
 func loadWallets(ctx context.Context, cfg config.Config, st *store.Store, log *slog.Logger, d *httpapi.Deps) error {
 	s := credentialSettings(cfg)
 	now := time.Now()
+	var err error
+	if d.WalletBadges, err = web.LoadBadges(cfg.WalletBadges); err != nil {
+		return err
+	}
+	log.Info("wallet badges", "official", len(d.WalletBadges), "directory", cfg.WalletBadges)
 	kr, source, created, err := credentials.LoadInspection(ctx, s, st, now, true)
 	if err != nil {
 		return err

@@ -88,6 +88,9 @@ type Config struct {
 	// AdminPasswordFile holds the operator console's user and argon2id
 	// hash (farebox admin-password writes the line); empty: no console.
 	AdminPasswordFile string
+	// WalletBadges is the directory of Apple's and Google's official
+	// add-to-wallet badges (web.LoadBadges); empty: farebox's own buttons.
+	WalletBadges string
 
 	// Wallets and inspection barcodes (docs/wallet.md).
 	InspectionKeys string // key directory or comma-separated key files
@@ -203,6 +206,7 @@ func (c *Config) settings() []setting {
 		{name: "metrics-addr", env: "FAREBOX_METRICS_ADDR", def: "", help: "serve /metrics on this address instead of the API listener (empty: /metrics on --addr, without a key, as before; set it when --addr is reachable from outside)"},
 		{name: "pprof-addr", env: "FAREBOX_PPROF_ADDR", def: "", help: "serve Go's net/http/pprof on this address (empty: off; keep it on loopback)"},
 		{name: "admin-password-file", env: "FAREBOX_ADMIN_PASSWORD_FILE", def: "", help: "file with the operator console's \"user:$argon2id$...\" line (farebox admin-password writes it); empty: /admin refuses every sign-in"},
+		{name: "wallet-badges", env: "FAREBOX_WALLET_BADGES", def: "", help: "directory with the official add-to-wallet badges apple-wallet-{en,de}.svg and google-wallet-{en,de}.svg from Apple and Google (docs/web.md \"Wallet badges\"); empty: the traveller page draws its own buttons"},
 		{name: "session-key", env: "FAREBOX_SESSION_KEY", def: "", help: "HMAC key for session tokens (default: generated once and stored in the database, so all instances share it)", secret: true},
 		{name: "gtfs-refresh", env: "FAREBOX_GTFS_REFRESH", def: "10s", help: "how often each instance checks the stored GTFS feed versions and reloads changed feeds"},
 		{name: "realtime", env: "FAREBOX_REALTIME", def: "", help: "GTFS-RT TripUpdates sources per feed, overriding the import's: \"FEED=URL-or-file;FEED2=...\" (FEED= switches one off)"},
@@ -434,6 +438,7 @@ func (c *Config) readLimits(v *values) {
 	}
 	c.SessionKey = v.get("session-key")
 	c.AdminPasswordFile = v.get("admin-password-file")
+	c.WalletBadges = v.get("wallet-badges")
 	c.PprofAddr = v.get("pprof-addr")
 	c.MetricsAddr = v.get("metrics-addr")
 }

@@ -9,7 +9,6 @@ import (
 	"github.com/farebox/farebox/internal/app"
 	"github.com/farebox/farebox/internal/app/invoices"
 	"github.com/farebox/farebox/internal/app/passes"
-	"github.com/farebox/farebox/internal/money"
 	"github.com/farebox/farebox/internal/web"
 )
 
@@ -58,9 +57,9 @@ func dashPath(r *http.Request, rest ...string) string {
 	return "/dashboard/" + r.PathValue("env") + "/" + strings.Join(rest, "/")
 }
 
-// amount writes cents in the page's language with the currency.
-func amount(l string, c money.Cents, currency string) string {
-	d := c.Decimal()
+// amount writes a decimal amount (money.Cents.Decimal) in the page's
+// language with the currency.
+func amount(l, d, currency string) string {
 	if l == "de" {
 		d = strings.Replace(d, ".", ",", 1)
 	}
@@ -110,7 +109,7 @@ func (s *Server) dashOrder(w http.ResponseWriter, r *http.Request) error {
 			st = web.T(l, "dash.state.activated")
 		}
 		if c.Currency != "" {
-			amt = amount(l, c.Amount, c.Currency)
+			amt = amount(l, c.Amount.Decimal(), c.Currency)
 		}
 		inv := cell{Text: "—"}
 		if len(c.InvoiceIDs) > 0 {
@@ -130,7 +129,7 @@ func (s *Server) dashOrder(w http.ResponseWriter, r *http.Request) error {
 	}
 	total := "—"
 	if o.Currency != "" {
-		total = amount(l, o.Total, o.Currency)
+		total = amount(l, o.Total.Decimal(), o.Currency)
 	}
 	v.Facts = []fact{{"dash.col.products", cell{Text: strings.Join(names, ", ")}}, {"dash.col.reference", cell{Text: orDash(o.Reference)}},
 		{"dash.col.total", cell{Text: total}}, {"dash.col.created", cell{At: s.ago(l, o.CreatedAt)}}}
@@ -205,7 +204,7 @@ func (s *Server) dashInvoice(w http.ResponseWriter, r *http.Request) error {
 			ord = cell{Text: web.T(l, "dash.detail.openorder"), Href: dashPath(r, "orders", o.OrderID), Sub: o.OrderID}
 		}
 		lines.Rows = append(lines.Rows, []cell{{Text: ln.Description}, {Text: web.Number(l, ln.Quantity)},
-			{Text: amount(l, ln.GrossAmountInCents, inv.Currency)}, ord})
+			{Text: amount(l, ln.GrossAmountInCents.Decimal(), inv.Currency)}, ord})
 	}
 	files := detailTable{ID: "files", Title: "dash.col.files", Empty: "dash.detail.none", Columns: []string{"dash.col.files", "dash.col.delivery"},
 		Rows: [][]cell{{invoiceFiles(inv), {Text: web.T(l, "dash.deliveries"), Href: dashPath(r, "invoices", inv.InvoiceID, "deliveries")}}}}
@@ -229,10 +228,10 @@ func invoiceFacts(r *http.Request, l string, inv invoices.InvoiceJSON) []fact {
 	out := []fact{{"dash.col.number", cell{Text: inv.InvoiceNumber, Mono: true, Copy: true}},
 		{"dash.col.kind", cell{Text: web.T(l, "dash.kind."+inv.Kind)}}, {"dash.col.customer", customer},
 		{"dash.col.issued", cell{Text: dateIn(l, inv.IssueDate)}}, {"dash.detail.due", cell{Text: dateIn(l, orDash(inv.DueDate))}},
-		{"dash.detail.net", cell{Text: amount(l, t.NetAmountInCents, inv.Currency)}},
-		{"dash.detail.vat", cell{Text: amount(l, t.VATAmountInCents, inv.Currency)}},
-		{"dash.col.total", cell{Text: amount(l, t.GrossAmountInCents, inv.Currency)}},
-		{"dash.detail.payable", cell{Text: amount(l, t.PayableAmountInCents, inv.Currency)}}}
+		{"dash.detail.net", cell{Text: amount(l, t.NetAmountInCents.Decimal(), inv.Currency)}},
+		{"dash.detail.vat", cell{Text: amount(l, t.VATAmountInCents.Decimal(), inv.Currency)}},
+		{"dash.col.total", cell{Text: amount(l, t.GrossAmountInCents.Decimal(), inv.Currency)}},
+		{"dash.detail.payable", cell{Text: amount(l, t.PayableAmountInCents.Decimal(), inv.Currency)}}}
 	if inv.RefersToInvoiceID != nil {
 		out = append(out, fact{"dash.detail.refers", cell{Text: orDash(inv.RefersToNumber), Href: dashPath(r, "invoices", *inv.RefersToInvoiceID)}})
 	}

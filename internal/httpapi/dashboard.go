@@ -557,7 +557,7 @@ func (s *Server) dashInvoices(w http.ResponseWriter, r *http.Request) error {
 	list, err := s.Invoices.Invoices(r.Context(), dashPrincipal(r), req)
 	return dashList(s, w, r, "invoices", v, list, err, func(inv invoices.InvoiceJSON) ([]cell, string) {
 		row := []cell{{Text: inv.InvoiceNumber, Href: dashPath(r, "invoices", inv.InvoiceID), Mono: true}, {Text: web.T(l, "dash.kind."+inv.Kind)},
-			{Text: inv.IssueDate}, {Text: amount(l, inv.Totals.GrossAmountInCents, inv.Currency)}, invoiceFiles(inv)}
+			{Text: inv.IssueDate}, {Text: amount(l, inv.Totals.GrossAmountInCents.Decimal(), inv.Currency)}, invoiceFiles(inv)}
 		row = append(row, cell{Text: web.T(lang(r), "dash.deliveries"), Href: "/dashboard/" + r.PathValue("env") + "/invoices/" + inv.InvoiceID + "/deliveries"})
 		return row, inv.InvoiceID
 	})

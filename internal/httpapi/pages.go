@@ -5,6 +5,7 @@ import (
 	"crypto/rand"
 	"encoding/base64"
 	"errors"
+	"html/template"
 	"mime"
 	"net/http"
 	"net/netip"
@@ -230,6 +231,13 @@ func (s *Server) ticketWorker(w http.ResponseWriter, r *http.Request) error {
 	return writeAsset(w, "text/javascript; charset=utf-8", web.TicketWorker())
 }
 
+// walletLink is the add-to-wallet link of kind to href: the operator's
+// official badge of the page's language when there is one.
+func (s *Server) walletLink(r *http.Request, kind, href string) walletLink {
+	badge, _ := s.WalletBadges.Badge(kind, lang(r))
+	return walletLink{ID: "wallet-" + kind, Href: href, Label: "coupon." + kind, Kind: kind, Badge: badge}
+}
+
 // writeAsset answers a static asset of the pages, cacheable for an hour.
 func writeAsset(w http.ResponseWriter, contentType string, body []byte) error {
 	w.Header().Set("Content-Type", contentType)
@@ -239,8 +247,13 @@ func writeAsset(w http.ResponseWriter, contentType string, body []byte) error {
 	return err
 }
 
-// walletLink is an add-to-wallet button; Kind is apple or google.
-type walletLink struct{ ID, Href, Label, Kind string }
+// walletLink is an add-to-wallet button; Kind is apple or google. Badge
+// is the platform's official badge the operator supplied (--wallet-badges)
+// for the page's language, "" for farebox's own button.
+type walletLink struct {
+	ID, Href, Label, Kind string
+	Badge                 template.URL
+}
 
 // couponView is the traveller page's data: the app's view, the wallet
 // buttons for the visitor's platform (or why there are none), and after a
@@ -272,10 +285,10 @@ func (s *Server) couponView(r *http.Request) (couponView, error) {
 	}
 	apple, google := web.WalletButtons(web.PlatformOf(r.Header.Get("User-Agent")))
 	if apple && p.Ticket.Apple {
-		v.Wallets = append(v.Wallets, walletLink{"wallet-apple", "/v9/ticketing/passes/apple_wallet/" + p.Ticket.ID + ".pkpass", "coupon.apple", "apple"})
+		v.Wallets = append(v.Wallets, s.walletLink(r, "apple", "/v9/ticketing/passes/apple_wallet/"+p.Ticket.ID+".pkpass"))
 	}
 	if google && p.Ticket.Google {
-		v.Wallets = append(v.Wallets, walletLink{"wallet-google", "/v9/ticketing/passes/google_wallet/" + p.Ticket.ID, "coupon.google", "google"})
+		v.Wallets = append(v.Wallets, s.walletLink(r, "google", "/v9/ticketing/passes/google_wallet/"+p.Ticket.ID))
 	}
 	if len(v.Wallets) == 0 {
 		v.WalletNote = "coupon.wallet.none"

@@ -139,6 +139,10 @@ type Deps struct {
 	// every answer carries Strict-Transport-Security, with or without
 	// --trusted-proxies (docs/web.md "Security choices").
 	PublicURL string
+	// WalletBadges are Apple's and Google's official add-to-wallet badges
+	// per language (--wallet-badges, web.LoadBadges); without one the
+	// traveller page shows farebox's own button.
+	WalletBadges web.Badges
 
 	// GzipCacheBytes bounds the cache of gzip-compressed departure boards
 	// sent to clients that accept gzip (gzipcache.go): 0 means
