@@ -61,6 +61,7 @@ var layers = map[string]string{
 
 	"internal/app/transit":         "capability",
 	"internal/app/testclock":       "capability",
+	"internal/app/devices":         "capability",
 	"internal/app/accounts":        "capability",
 	"internal/app/webusers":        "capability",
 	"internal/app/billing":         "capability",
@@ -101,6 +102,7 @@ var layers = map[string]string{
 	"internal/barcode":              "adapter",
 	"internal/barcode/uic":          "adapter",
 	"internal/barcode/vdv":          "adapter",
+	"internal/barcode/dynamic":      "adapter",
 	"internal/wallet":               "adapter",
 	"internal/wallet/apple":         "adapter",
 	"internal/wallet/google":        "adapter",
