@@ -61,6 +61,7 @@ var layers = map[string]string{
 
 	"internal/app/transit":         "capability",
 	"internal/app/testclock":       "capability",
+	"internal/app/devices":         "capability",
 	"internal/app/accounts":        "capability",
 	"internal/app/webusers":        "capability",
 	"internal/app/billing":         "capability",
@@ -107,6 +108,7 @@ var layers = map[string]string{
 	"internal/barcode/uic":          "adapter",
 	"internal/barcode/vdv":          "adapter",
 	"internal/blocklist":            "adapter",
+	"internal/barcode/dynamic":      "adapter",
 	"internal/wallet":               "adapter",
 	"internal/wallet/apple":         "adapter",
 	"internal/wallet/google":        "adapter",

@@ -90,8 +90,16 @@ type BindingJSON struct {
 	Outcome string `json:"outcome,omitempty"`
 	// WindowSeconds and InspectionBarcode: the payload the device signs
 	// every window (Bind only).
-	WindowSeconds     int                      `json:"window_seconds,omitempty"`
-	InspectionBarcode *engines.BarcodeProperty `json:"inspection_barcode,omitempty"`
+	WindowSeconds     int          `json:"window_seconds,omitempty"`
+	InspectionBarcode *BarcodeJSON `json:"inspection_barcode,omitempty"`
+}
+
+// BarcodeJSON is the signed payload of a bound ticket, as
+// ticket.properties.inspection_barcode shows it.
+type BarcodeJSON struct {
+	Format   string `json:"format"`   // "aztec"
+	Encoding string `json:"encoding"` // "base64url"
+	Payload  string `json:"payload"`
 }
 
 func view(b ticketing.DeviceBinding) BindingJSON {
@@ -178,7 +186,7 @@ func (s *Service) signed(d passes.TicketDetails, out BindingJSON) (BindingJSON, 
 	if !ok {
 		return BindingJSON{}, apperr.E("devices.Bind", apperr.Unavailable, CodeDeviceNotBound, "the service has no inspection keys: no barcode to bind")
 	}
-	out.InspectionBarcode = &bc
+	out.InspectionBarcode = &BarcodeJSON{Format: bc.Format, Encoding: bc.Encoding, Payload: bc.Payload}
 	out.WindowSeconds = o.WindowSeconds
 	return out, nil
 }
