@@ -34,7 +34,7 @@ type Config struct {
 	IDPrefix    string
 	PublicURL   string
 	FontDir     string // fallback fonts of the invoice PDFs (pdf.SetFontDir)
-	// The PDF renderer's queue (pdf.SetLimits): renders that may wait
+	// The PDF renderer's queue (pdf.NewQueue in serve): renders that may wait
 	// while one renders, and how long each may wait for its turn.
 	PDFQueue      int
 	PDFDeadline   time.Duration
