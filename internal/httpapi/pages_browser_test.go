@@ -68,6 +68,11 @@ func TestPagesInChromium(t *testing.T) {
 		}
 		return endsDe(name) || strings.HasPrefix(name, "traveller-de")
 	})
+	for _, name := range []string{"admin-clearing", "admin-clearing-1280"} {
+		if p := res.Pages[name]; p.Status != 200 || p.Title == "" {
+			t.Errorf("%s: status %d, title %q: want the page itself", name, p.Status, p.Title)
+		}
+	}
 	checkTravellerInChromium(t, e, res, map[string]string{"traveller-de": de, "traveller-en": en})
 	// The wallet button of the platform only (interface §4).
 	if w := res.Wallets["traveller-de"]; len(w) != 1 || w[0] != "wallet-google" {
