@@ -29,7 +29,7 @@ type pagesResults struct {
 // rendering engine with the wallet button of that platform only; the
 // console's sign-in with a forged and a tokenless form (403), a wrong
 // password (401), each list, a key made, a product granted, a dead job
-// retried, sign-out. axe-core finds no WCAG 2.1 AA violation on any page
+// retried, the clearing page (also at 1280 px), sign-out. axe-core finds no WCAG 2.1 AA violation on any page
 // and no page is wider than the phone. SQLite only: the HTTP tests run
 // the same flows on both engines. Screenshots stay in
 // $FAREBOX_ENGINE_SCREENSHOTS when set.
@@ -62,13 +62,18 @@ func TestPagesInChromium(t *testing.T) {
 		"traveller-en-ticket", "traveller-de-ticket-switched", "traveller-en-ticket-switched", "traveller-de-ticket-1280",
 		"traveller-en-ticket-1280", "traveller-de-form-1280", "traveller-en-form-1280", "admin-signin",
 		"admin-csrf-refused", "admin-signin-failed", "admin-accounts", "admin-key-created", "admin-catalog", "admin-feeds",
-		"admin-jobs", "admin-inspection-keys", "admin-job-retried", "admin-signin-de"}
+		"admin-jobs", "admin-inspection-keys", "admin-clearing", "admin-clearing-1280", "admin-job-retried", "admin-signin-de"}
 	checkBrowserPages(t, res.Pages, want, func(name string) bool {
 		if strings.HasSuffix(name, "-switched") { // the switch leads to the other language
 			return strings.HasPrefix(name, "traveller-en")
 		}
 		return endsDe(name) || strings.HasPrefix(name, "traveller-de")
 	})
+	for _, name := range []string{"admin-clearing", "admin-clearing-1280"} {
+		if p := res.Pages[name]; p.Status != 200 || p.Title == "" {
+			t.Errorf("%s: status %d, title %q: want the page itself", name, p.Status, p.Title)
+		}
+	}
 	checkTravellerInChromium(t, e, res, map[string]string{"traveller-de": de, "traveller-en": en})
 	// The wallet button of the platform only (interface §4).
 	if w := res.Wallets["traveller-de"]; len(w) != 1 || w[0] != "wallet-google" {

@@ -40,7 +40,7 @@ func (q Q) ClearingSources(ctx context.Context, products []string, from, to time
 		JOIN billable_items b ON b.id = c.billable_item_id AND b.cycle_id = c.id
 		LEFT JOIN clearing_items ci ON ci.billable_item_id = b.id
 		WHERE c.valid_from >= $1 AND c.valid_from < $2
-		AND (c.valid_from > $3 OR (c.valid_from = $3 AND c.billable_item_id > $4))
+		AND (c.valid_from, c.billable_item_id) > ($3, $4)
 		AND b.environment = $5 AND b.product_id IN (` + strings.Join(marks, ", ") + `)
 		ORDER BY c.valid_from, c.billable_item_id LIMIT $6`
 	return collect(ctx, q, query, args, scanClearingSource)
@@ -139,60 +139,113 @@ func (q Q) FinishClearingReport(ctx context.Context, r clearing.Report) error {
 const clearingRowCols = `month, seq, kind, billable_item_id, period, valid_from, valid_until, postal_code, state,
 	product_id, product_name, account_id, issuer, count, gross_cents, net_cents, vat_cents, vat_rate_bp, currency`
 
-// InsertClearingRows writes rows of a report (16 at a time: one
-// statement; the SQLite driver binds $n parameters in time quadratic in
-// their number) and records the ticket months' attribution they report
-// (clearing_items) for the next report's corrections.
+// InsertClearingRows writes rows of a report (a page of them) and records
+// the ticket months' attribution they report (clearing_items) for the next
+// report's corrections. PostgreSQL takes the page in two statements (one
+// round trip each: the columns as arrays, unnested); SQLite, in process,
+// runs one prepared statement of clearingChunk rows per chunk with
+// anonymous ? parameters (q.placeholders: the driver binds $n parameters
+// in time quadratic in their number).
 func (q Q) InsertClearingRows(ctx context.Context, rows []clearing.Row) error {
+	if len(rows) == 0 {
+		return nil
+	}
+	if q.engine == Postgres {
+		return q.insertClearingRowsPostgres(ctx, rows)
+	}
+	return q.insertClearingRowsSQLite(ctx, rows)
+}
+
+const insertClearingItemsHead = `INSERT INTO clearing_items (billable_item_id, postal_code, state, gross_cents, month) `
+
+const upsertClearingItemsTail = ` ON CONFLICT (billable_item_id) DO UPDATE SET postal_code = excluded.postal_code,
+	state = excluded.state, gross_cents = excluded.gross_cents, month = excluded.month`
+
+// insertClearingRowsPostgres writes the page as 19 and 5 arrays. A report
+// holds a ticket month at most once with count 1 (sale, or the correction
+// as it is now), so no item is upserted twice in one statement.
+func (q Q) insertClearingRowsPostgres(ctx context.Context, rows []clearing.Row) error {
+	n := len(rows)
+	month, kind, item, period, postal, state := make([]string, n), make([]string, n), make([]string, n), make([]string, n), make([]string, n), make([]string, n)
+	product, name, account, issuer, currency := make([]string, n), make([]string, n), make([]string, n), make([]string, n), make([]string, n)
+	seq, count, gross, net, vat, rate := make([]int64, n), make([]int64, n), make([]int64, n), make([]int64, n), make([]int64, n), make([]int64, n)
+	from, until := make([]time.Time, n), make([]time.Time, n)
+	var iItem, iPostal, iState, iMonth []string
+	var iGross []int64
+	for i, r := range rows {
+		month[i], seq[i], kind[i], item[i], period[i], from[i], until[i] = r.Month.String(), r.Seq, r.Kind, r.BillableItemID, r.Period.String(), now(r.ValidFrom), now(r.ValidUntil)
+		postal[i], state[i], product[i], name[i], account[i], issuer[i] = r.PostalCode, string(r.State), r.ProductID, r.ProductName, r.AccountID, r.Issuer
+		count[i], gross[i], net[i], vat[i], rate[i], currency[i] = int64(r.Count), int64(r.Gross), int64(r.Net), int64(r.VAT), r.VATRateBP, r.Currency
+		if r.Count > 0 {
+			iItem, iPostal, iState = append(iItem, r.BillableItemID), append(iPostal, r.PostalCode), append(iState, string(r.State))
+			iGross, iMonth = append(iGross, int64(r.Gross)), append(iMonth, r.Month.String())
+		}
+	}
+	if _, err := q.db.ExecContext(ctx, `INSERT INTO clearing_rows (`+clearingRowCols+`)
+		SELECT * FROM unnest($1::text[], $2::bigint[], $3::text[], $4::text[], $5::text[], $6::timestamptz[], $7::timestamptz[],
+			$8::text[], $9::text[], $10::text[], $11::text[], $12::text[], $13::text[], $14::int[], $15::bigint[], $16::bigint[],
+			$17::bigint[], $18::bigint[], $19::text[])`,
+		month, seq, kind, item, period, from, until, postal, state, product, name, account, issuer, count, gross, net, vat, rate, currency); err != nil {
+		return mapErr(err)
+	}
+	if len(iItem) == 0 {
+		return nil
+	}
+	_, err := q.db.ExecContext(ctx, insertClearingItemsHead+`SELECT * FROM unnest($1::text[], $2::text[], $3::text[], $4::bigint[], $5::text[])`+
+		upsertClearingItemsTail, iItem, iPostal, iState, iGross, iMonth)
+	return mapErr(err)
+}
+
+// clearingChunk is how many rows one SQLite statement inserts.
+const clearingChunk = 32
+
+// insertClearingRowsSQLite writes the page clearingChunk rows to a
+// statement, each statement shape (by its number of rows) prepared once
+// for the page.
+func (q Q) insertClearingRowsSQLite(ctx context.Context, rows []clearing.Row) error {
+	stmts := map[string]*sql.Stmt{}
+	defer func() {
+		for _, st := range stmts {
+			st.Close()
+		}
+	}()
+	exec := func(query string, args []any) error {
+		st := stmts[query]
+		if st == nil {
+			var err error
+			if st, err = q.db.PrepareContext(ctx, query); err != nil {
+				return mapErr(err)
+			}
+			stmts[query] = st
+		}
+		_, err := st.ExecContext(ctx, args...)
+		return mapErr(err)
+	}
 	for len(rows) > 0 {
-		n := min(len(rows), 16)
-		if err := q.insertClearingRows(ctx, rows[:n]); err != nil {
+		n := min(len(rows), clearingChunk)
+		var vals, items []string
+		var args, itemArgs []any
+		for _, r := range rows[:n] {
+			args = append(args, r.Month.String(), r.Seq, r.Kind, r.BillableItemID, r.Period.String(), now(r.ValidFrom), now(r.ValidUntil),
+				r.PostalCode, string(r.State), r.ProductID, r.ProductName, r.AccountID, r.Issuer, r.Count, int64(r.Gross),
+				int64(r.Net), int64(r.VAT), r.VATRateBP, r.Currency)
+			vals = append(vals, "("+q.placeholders(len(args)-18, 19)+")")
+			if r.Count > 0 {
+				itemArgs = append(itemArgs, r.BillableItemID, r.PostalCode, string(r.State), int64(r.Gross), r.Month.String())
+				items = append(items, "("+q.placeholders(len(itemArgs)-4, 5)+")")
+			}
+		}
+		if err := exec(`INSERT INTO clearing_rows (`+clearingRowCols+`) VALUES `+strings.Join(vals, ", "), args); err != nil {
 			return err
+		}
+		if len(items) > 0 {
+			if err := exec(insertClearingItemsHead+`VALUES `+strings.Join(items, ", ")+upsertClearingItemsTail, itemArgs); err != nil {
+				return err
+			}
 		}
 		rows = rows[n:]
 	}
 	return nil
-}
-
-func (q Q) insertClearingRows(ctx context.Context, rows []clearing.Row) error {
-	var vals, items []string
-	var args, itemArgs []any
-	for _, r := range rows {
-		base := len(args)
-		args = append(args, r.Month.String(), r.Seq, r.Kind, r.BillableItemID, r.Period.String(), now(r.ValidFrom), now(r.ValidUntil),
-			r.PostalCode, string(r.State), r.ProductID, r.ProductName, r.AccountID, r.Issuer, r.Count, int64(r.Gross),
-			int64(r.Net), int64(r.VAT), r.VATRateBP, r.Currency)
-		vals = append(vals, placeholders(base, 19))
-		if r.Count > 0 {
-			b := len(itemArgs)
-			itemArgs = append(itemArgs, r.BillableItemID, r.PostalCode, string(r.State), int64(r.Gross), r.Month.String())
-			items = append(items, placeholders(b, 5))
-		}
-	}
-	if _, err := q.db.ExecContext(ctx, `INSERT INTO clearing_rows (`+clearingRowCols+`) VALUES `+strings.Join(vals, ", "), args...); err != nil {
-		return mapErr(err)
-	}
-	if len(items) == 0 {
-		return nil
-	}
-	_, err := q.db.ExecContext(ctx, `INSERT INTO clearing_items (billable_item_id, postal_code, state, gross_cents, month)
-		VALUES `+strings.Join(items, ", ")+` ON CONFLICT (billable_item_id) DO UPDATE SET postal_code = excluded.postal_code,
-		state = excluded.state, gross_cents = excluded.gross_cents, month = excluded.month`, itemArgs...)
-	return mapErr(err)
-}
-
-// placeholders is "($base+1, …, $base+n)".
-func placeholders(base, n int) string {
-	var b strings.Builder
-	b.WriteByte('(')
-	for i := 1; i <= n; i++ {
-		if i > 1 {
-			b.WriteString(", ")
-		}
-		fmt.Fprintf(&b, "$%d", base+i)
-	}
-	b.WriteByte(')')
-	return b.String()
 }
 
 // ClearingRows is a page of at most limit rows of report m after row

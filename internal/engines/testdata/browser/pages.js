@@ -204,6 +204,11 @@ run(async (browser) => {
     ["admin-jobs", "/admin/jobs?state=dead"], ["admin-inspection-keys", "/admin/inspection-keys"]]) {
     await check(page, name, await go(page, cfg.base + p));
   }
+  // The clearing page (the map of Germany and its tables) on the phone, then at 1280 px.
+  await check(page, "admin-clearing", await go(page, cfg.base + "/admin/clearing"));
+  await page.setViewport({ width: 1280, height: 800 });
+  await check(page, "admin-clearing-1280", await go(page, cfg.base + "/admin/clearing"));
+  await page.setViewport({ width: 360, height: 740, deviceScaleFactor: 2, isMobile: true, hasTouch: true });
   await go(page, cfg.base + "/admin/feeds");
   results.texts.feeds = await page.$eval("main", (m) => m.innerText);
   await go(page, cfg.base + "/admin/jobs?state=dead");
