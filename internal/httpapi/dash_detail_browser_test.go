@@ -17,9 +17,9 @@ import (
 // in English and German, axe-core finding no WCAG 2.1 AA violation, no
 // page wider than its window, targets of 44 px; the order id's copy button
 // reached by Tab and pressed with Enter puts the id on the clipboard and
-// says "Copied" in the status region. Then the golden screenshots: the
-// traveller page at 360 × 640, the dashboard's home and an order at 1280
-// px, on the fixed test clock with ids masked, compared with
+// says "Copied" in the status region. Then the golden screenshots
+// (goldenPages: the traveller page's states, every dashboard page), on
+// the fixed test clock with ids masked, compared with
 // testdata/golden/*.png within browsertest.DefaultTolerance (-update
 // rewrites them; a mismatch leaves <shot>.diff.png). SQLite only:
 // TestDashboardDetails runs the pages over HTTP on both engines.
@@ -76,8 +76,8 @@ func TestDashboardDetailsInChromium(t *testing.T) {
 // goldenPages are the pages and states TestDashboardDetailsInChromium keeps
 // as golden screenshots (docs/web.md "Golden screenshots"), each with its
 // PNG's path under out: the traveller page at 360 × 640 (the form, the
-// form sent empty with its field errors, an activated coupon with its
-// ticket frame, live clock and barcode, not drawn), the dashboard at 1280
+// form sent empty with its field errors, an activated coupon's ticket
+// with the frame's live clock and barcode not drawn), the dashboard at 1280
 // × 900 (home, every list, the detail pages, keys with their random
 // prefixes not drawn, the sign-in form) and its home at 360 × 740.
 func goldenPages(out, freshCoupon, activeCoupon string, id map[string]string) []map[string]any {
@@ -86,7 +86,7 @@ func goldenPages(out, freshCoupon, activeCoupon string, id map[string]string) []
 	golden := []map[string]any{
 		{"name": "traveller-form-360x640", "path": freshCoupon, "viewport": phone},
 		{"name": "traveller-form-errors-360x640", "path": freshCoupon, "viewport": phone, "click": "#activate", "waitFor": "#form-problems:not([hidden])"},
-		{"name": "traveller-ticket-360x640", "path": activeCoupon, "viewport": phone, "hide": []string{"#ticket-frame"}},
+		{"name": "traveller-ticket-360x640", "path": activeCoupon, "viewport": phone, "frameHide": []string{"#clock", "#clock-date", "#barcode"}},
 		{"name": "dashboard-home-1280", "path": "/dashboard/test/usage", "viewport": wide},
 		{"name": "dashboard-home-360", "path": "/dashboard/test/usage", "viewport": map[string]any{"width": 360, "height": 740}},
 		{"name": "dashboard-usage-live-1280", "path": "/dashboard/live/usage", "viewport": wide},

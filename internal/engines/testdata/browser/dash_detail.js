@@ -4,7 +4,8 @@
 // copy button reached with the keyboard and pressed with Enter (the value
 // on the clipboard, "Copied" in the status region); the 44 px targets.
 // Then the golden screenshots (cfg.golden: name, path, viewport; click and
-// waitFor for a state reached by a press; hide for selectors not drawn):
+// waitFor for a state reached by a press; hide and frameHide for selectors
+// not drawn in the page and in the ticket frame):
 // the page with its ids and the server's address masked, animations off. axe-core
 // checks every page against WCAG 2.1 AA. Usage: node dash_detail.js
 // config.json; the Go test (internal/httpapi dash_detail_browser_test.go)
@@ -94,6 +95,13 @@ run(async (browser) => {
       await page.waitForSelector(g.waitFor);
     }
     await mask(page, g.hide);
+    if (g.frameHide) {
+      // The ticket frame once its engine drew the ticket: masked as the
+      // page, its live clock and barcode not drawn.
+      const frame = await (await page.$("#ticket-frame")).contentFrame();
+      await frame.waitForFunction(() => document.getElementById("product-name") && document.getElementById("product-name").textContent.length > 0);
+      await mask(frame, g.frameHide);
+    }
     await page.screenshot({ path: g.out });
   }
   await page.browserContext().close();
