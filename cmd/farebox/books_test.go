@@ -11,7 +11,6 @@ import (
 	"time"
 
 	"github.com/farebox/farebox/internal/apitest"
-	"github.com/farebox/farebox/internal/store"
 	"github.com/farebox/farebox/internal/store/storetest"
 )
 
@@ -23,19 +22,7 @@ func TestBooksCommands(t *testing.T) {
 	t.Parallel()
 	for _, engine := range storetest.Engines {
 		t.Run(string(engine), func(t *testing.T) {
-			var env map[string]string
-			var s *store.Store
-			if engine == store.Postgres {
-				env, s = pgEnv(t)
-			} else {
-				env = sqliteEnv(t, nil)
-				cli(t, env, "migrate", "--create")
-				var err error
-				if s, err = store.Open(context.Background(), store.Options{DataDir: env["FAREBOX_DATA_DIR"]}); err != nil {
-					t.Fatal(err)
-				}
-				t.Cleanup(func() { s.Close() })
-			}
+			env, s := migratedEnv(t, engine)
 			e := apitest.NewOnStore(t, s, apitest.Options{})
 			var o struct {
 				Coupons []struct {

@@ -111,6 +111,23 @@ func sqliteEnv(t *testing.T, extra map[string]string) map[string]string {
 	return env
 }
 
+// migratedEnv returns the settings of a fresh, migrated installation on
+// engine and a store on it for the test's own checks (pgEnv or sqliteEnv).
+func migratedEnv(t *testing.T, engine store.Engine) (map[string]string, *store.Store) {
+	t.Helper()
+	if engine == store.Postgres {
+		return pgEnv(t)
+	}
+	env := sqliteEnv(t, nil)
+	cli(t, env, "migrate", "--create")
+	s, err := store.Open(context.Background(), store.Options{DataDir: env["FAREBOX_DATA_DIR"]})
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { s.Close() })
+	return env, s
+}
+
 // servePartner migrates a new installation with env, creates an account
 // and starts serve: it returns the instance and the account's API key.
 func servePartner(t *testing.T, env map[string]string) (*instance, string) {
