@@ -69,9 +69,11 @@ require (
 require github.com/redis/go-redis/v9 v9.23.0
 
 require (
-	filippo.io/age v1.3.2 // indirect
 	filippo.io/hpke v0.4.0 // indirect
 	go.uber.org/atomic v1.12.0 // indirect
 )
 
-require github.com/miekg/pkcs11 v1.1.2
+require (
+	filippo.io/age v1.3.2
+	github.com/miekg/pkcs11 v1.1.2
+)
