@@ -24,6 +24,17 @@ func (q Q) ClearingSources(ctx context.Context, products []string, from, to time
 	if len(products) == 0 {
 		return nil, nil
 	}
+	if q.engine == Postgres && after.BillableItemID == "" { // the first page
+		// A report reads what a month of sales wrote. PostgreSQL plans
+		// the newest-coupon lookup by its statistics: on tables that grew
+		// since autovacuum last looked (a freshly loaded month) it chose a
+		// scan of all coupons per ticket month. Fresh statistics first
+		// (a few hundred milliseconds at 100,000 ticket months, once per
+		// report) keep every lookup on its index.
+		if _, err := q.db.ExecContext(ctx, `ANALYZE subscription_cycles, billable_items, coupons, tickets, clearing_items`); err != nil {
+			return nil, err
+		}
+	}
 	args := []any{now(from), now(to), now(after.ValidFrom), after.BillableItemID, string(account.Live), limit}
 	marks := make([]string, len(products))
 	for i, p := range products {
