@@ -9,4 +9,5 @@ const (
 	CodeTicketNotValid        = "ticket_not_valid"
 	CodeDeviceNotBound        = "device_not_bound"
 	CodeDeviceMoveTooSoon     = "device_move_too_soon"
+	CodeTicketNotFound        = "ticket_not_found"
 )

@@ -208,7 +208,7 @@ func (s *Service) owned(ctx context.Context, p account.Principal, id string) (pa
 		return d, err
 	}
 	if d.Ticket.AccountID != p.AccountID || string(d.Ticket.Environment) != string(p.Environment) {
-		return passes.TicketDetails{}, apperr.NotFoundf("devices.owned", "ticket_not_found")
+		return passes.TicketDetails{}, apperr.NotFoundf("devices.owned", CodeTicketNotFound)
 	}
 	return d, nil
 }
