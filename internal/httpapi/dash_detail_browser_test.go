@@ -89,7 +89,6 @@ func goldenPages(out, freshCoupon, activeCoupon string, id map[string]string) []
 		{"name": "traveller-ticket-360x640", "path": activeCoupon, "viewport": phone, "frameHide": []string{"#clock", "#clock-date", "#barcode"}},
 		{"name": "dashboard-home-1280", "path": "/dashboard/test/usage", "viewport": wide},
 		{"name": "dashboard-home-360", "path": "/dashboard/test/usage", "viewport": map[string]any{"width": 360, "height": 740}},
-		{"name": "dashboard-usage-live-1280", "path": "/dashboard/live/usage", "viewport": wide},
 		{"name": "dashboard-order-1280", "path": "/dashboard/live/orders/" + id["order"], "viewport": wide},
 		{"name": "dashboard-ticket-1280", "path": "/dashboard/live/tickets/" + id["ticket"], "viewport": wide},
 		{"name": "dashboard-invoice-1280", "path": "/dashboard/live/invoices/" + id["invoice"], "viewport": wide},

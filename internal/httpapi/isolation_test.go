@@ -25,7 +25,7 @@ func makeRecords(t *testing.T, e *apitest.Env, key string) (tenantRecords, strin
 	ids := productIDs(t, e)
 	o := order(t, e, key, ids["month/adult"], ids["single/adult"], ids["single/adult"], ids["single/adult"])
 	monthly, singles := o.split()
-	mustActivate(t, e, "v9", str(monthly[0]["id"]), map[string]any{"identification_medium": medium("Max", "Muster", "1990-01-01"),
+	tkt := mustActivate(t, e, "v9", str(monthly[0]["id"]), map[string]any{"identification_medium": medium("Max", "Muster", "1990-01-01"),
 		"tariff_settings": map[string]any{"german_postal_code": "10115"}})
 	sub := coupon(t, e, "v9", str(monthly[0]["id"]))["subscription"].(map[string]any)
 	cust := newCustomer(t, e, key, []string{"Muster GmbH", "Hauptstraße 1", "10115 Berlin"}, nil)
@@ -39,7 +39,7 @@ func makeRecords(t *testing.T, e *apitest.Env, key string) (tenantRecords, strin
 		Body: map[string]any{"url": "https://93.184.215.14/hooks", "enabled_events": []string{"*"}}}).Map(t)
 	return tenantRecords{"endpoint_id": str(ep["id"]), "order_id": o.OrderID, "subscription_id": str(sub["id"]), "customer_id": cust,
 		"billable_item_id": item1, "collection_id": coll, "invoice_id": inv.InvoiceID,
-		"spare_item": str(singles[2]["billable_item_id"]), "single_coupon": str(singles[0]["id"]), "coupon_id": str(monthly[0]["id"])}, o.RestoreSecret
+		"spare_item": str(singles[2]["billable_item_id"]), "single_coupon": str(singles[0]["id"]), "coupon_id": str(monthly[0]["id"]), "ticket_id": tkt}, o.RestoreSecret
 }
 
 var pathParam = regexp.MustCompile(`\{([a-z_]+)\}`)
