@@ -76,7 +76,7 @@ func symbolPNG(s jsSymbol) []byte {
 // ZXing reads back byte for byte, for every symbol size it picks between
 // one byte and 1,850 (compact 1–4 layers, full range up
 // to 31 layers, the 11-bit length from 32 bytes on, bit stuffing of
-// all-zero and all-one words), and never smaller than the Go encoder's
+// all-zero and all-one words), and never larger than the Go encoder's
 // symbol with the same error correction.
 func TestAztecEncoderJS(t *testing.T) {
 	testtool.FullSuiteOnly(t, testtool.Validator)

@@ -16,7 +16,7 @@ const (
 
 // Current versions. Bump on every content change (see versions.txt).
 const (
-	RenderingEngineVersion    = "1.2.0"
+	RenderingEngineVersion    = "1.3.0"
 	IdentificationViewVersion = "1.0.1"
 )
 
@@ -28,6 +28,12 @@ var renderingHTML []byte
 
 //go:embed assets/identification_view.html
 var identificationHTML []byte
+
+// aztecJS is the rendering engine's Aztec encoder, inlined at {{AZTEC_JS}}
+// (a file of its own so that node tests it alone: TestAztecEncoderJS).
+//
+//go:embed assets/aztec.js
+var aztecJS []byte
 
 // Engine is one embedded engine document.
 type Engine struct {
@@ -45,7 +51,9 @@ func build(name, version string, tmpl []byte) Engine {
 	if _, _, _, err := parseVersion(version); err != nil {
 		panic("engines: " + name + ": " + err.Error())
 	}
-	return Engine{Name: name, Version: version, HTML: bytes.ReplaceAll(tmpl, []byte("{{VERSION}}"), []byte(version))}
+	html := bytes.ReplaceAll(tmpl, []byte("{{VERSION}}"), []byte(version))
+	html = bytes.ReplaceAll(html, []byte("{{AZTEC_JS}}"), bytes.TrimSpace(aztecJS))
+	return Engine{Name: name, Version: version, HTML: html}
 }
 
 // RenderingEngine returns the rendering engine.

@@ -1,5 +1,5 @@
 // fareboxAztec: a compact Aztec Code encoder (ISO/IEC 24778) for binary data,
-// written for the rendering engine (engines.go inlines it at {{AZTEC_JS}}).
+// written for the rendering engine (engines.go inlines it in its page).
 // It encodes the whole input in one binary shift from upper mode, picks
 // the smallest compact or full-range symbol that holds it with at least
 // 23 % error correction (the layer choice, bit stuffing, Reed-Solomon
