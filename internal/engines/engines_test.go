@@ -69,6 +69,10 @@ func TestSelfContained(t *testing.T) {
 	if !bytes.Contains(RenderingEngine().HTML, []byte("window.renderTicket")) {
 		t.Error("rendering engine lacks window.renderTicket")
 	}
+	// The Aztec encoder is inlined into the rendering engine, whole, and only there.
+	if !bytes.Contains(RenderingEngine().HTML, bytes.TrimSpace(aztecJS)) || bytes.Contains(IdentificationView().HTML, []byte("fareboxAztec")) {
+		t.Error("the Aztec encoder is not inlined into the rendering engine alone")
+	}
 }
 
 // TestVersionsRecorded enforces the bump rule: versions.txt lists every
