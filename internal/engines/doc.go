@@ -7,9 +7,10 @@
 // Both pages are embedded, self-contained documents: CSS and JavaScript are
 // inline, images are data: URIs, and a Content-Security-Policy forbids any
 // network request, except the rendering engine's bind call of a dynamic
-// ticket (connect-src 'self' https:; docs/barcodes.md, "The engine"). Each engine has a three-segment version (major.minor.patch)
-// that must be bumped on every content change, because iOS downloads an
-// engine only when the version in the redirect target compares newer.
+// ticket (connect-src 'self' https:; docs/barcodes.md, "The engine"). Each
+// engine has a three-segment version (major.minor.patch) that must be
+// bumped on every content change, because iOS downloads an engine only
+// when the version in the redirect target compares newer.
 // versions.txt records the SHA-256 of every released version; a test fails
 // when the content changes without a new line there.
 //
