@@ -100,6 +100,17 @@ async function axe(page) {
     A.shot1 = await capture(page, "dynamic_phone_a_1");
     await page.screenshot({ path: shot("dynamic_phone_a"), fullPage: true });
     A.axe = await axe(page);
+    // Cost of one window in this Chromium: encode a 329-byte code, sign one.
+    A.perf = await page.evaluate(async () => {
+      const data = new Uint8Array(329).map((_, i) => (i * 7) & 255), n = 100;
+      let t = performance.now();
+      for (let i = 0; i < n; i++) { fareboxAztec.encode(data); }
+      const encodeMs = (performance.now() - t) / n;
+      const kp = await crypto.subtle.generateKey({ name: "ECDSA", namedCurve: "P-256" }, false, ["sign"]);
+      t = performance.now();
+      for (let i = 0; i < n; i++) { await crypto.subtle.sign({ name: "ECDSA", hash: "SHA-256" }, kp.privateKey, data); }
+      return { encodeMs, signMs: (performance.now() - t) / n };
+    });
     await page.waitForFunction((w) => Number(document.getElementById("barcode").getAttribute("data-window")) > w,
       { timeout: 60000 }, A.shot1.window);
     A.renewedAfterMs = Date.now() - t0;
