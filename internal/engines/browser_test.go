@@ -139,6 +139,7 @@ func TestEnginesInChromium(t *testing.T) {
 	checkProfileBarcode(t, res, out, "ios_uic", uicPayload)
 	checkProfileBarcode(t, res, out, "ios_vdv", vdvPayload)
 	checkRevoked(t, res)
+	checkDynamicBlank(t, res)
 	checkBrand(t, res)
 	checkIdentification(t, res)
 }
@@ -233,7 +234,30 @@ func browserTickets(t *testing.T) (*barcode.Keyring, map[string]any, map[string]
 		bt["ticket"].(map[string]any)["properties"].(map[string]any)[PropBrand] = BrandProperty(brand, testLogoPNG(t))
 		tickets[name] = bt
 	}
+	// A dynamic ticket (properties.device_binding) in a web view loaded with
+	// an about:blank base, as the SDKs load the engine: no WebCrypto, no
+	// IndexedDB, no origin to bind from.
+	var dyn map[string]any
+	b, _ = json.Marshal(tickets["android_test"])
+	_ = json.Unmarshal(b, &dyn)
+	dyn["environment"] = "live"
+	dyn["ticket"].(map[string]any)["properties"].(map[string]any)[PropDeviceBinding] = DeviceBindingProperty("", claims["android_test"].TicketID, 30, false)
+	tickets["android_dynamic_blank"] = dyn
 	return kr, tickets, claims
+}
+
+// checkDynamicBlank: a dynamic ticket where the web view offers no key
+// store says the live code cannot be made, shows neither a code nor the
+// still payload (inspection refuses it), and binds nothing (no request:
+// TestEnginesInChromium fails on any).
+func checkDynamicBlank(t *testing.T, res browserResults) {
+	r, ok := res.Rendering["android_dynamic_blank"]
+	f := r.First
+	if !ok || !r.Returned || f["binding"] != "unsupported" || f["bindingShown"] != true || f["barcodeShown"] != false ||
+		f["barcodeMissingShown"] != false || !strings.Contains(f["bindingTitle"].(string), "cannot make the live code") ||
+		f["passenger"] != "Max Mustermann" || f["error"] != "" {
+		t.Errorf("dynamic ticket in an about:blank web view: %+v", r)
+	}
 }
 
 // testLogoPNG is a 250×100 logo (BrandLogoPixels high).

@@ -31,6 +31,8 @@ async function renderingScenario(browser, name, ticket) {
       barcodeNaturalWidth: img.naturalWidth, barcodeShown: getComputedStyle(img).display !== "none",
       barcodeMissingShown: getComputedStyle(document.getElementById("barcode-missing")).display !== "none",
       clock: t("clock"), error: t("error"),
+      binding: document.getElementById("ticket").getAttribute("data-binding"), bindingTitle: t("binding-title"),
+      bindingShown: getComputedStyle(document.getElementById("binding")).display !== "none",
       brandOrganization: t("brand-organization"), brandOperator: document.getElementById("brand-operator").textContent,
       brandLogoShown: getComputedStyle(document.getElementById("brand-logo")).display !== "none",
       brandLogoNaturalHeight: document.getElementById("brand-logo").naturalHeight,
