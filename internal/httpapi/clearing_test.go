@@ -10,6 +10,7 @@ import (
 	"time"
 
 	"github.com/farebox/farebox/internal/apitest"
+	"github.com/farebox/farebox/internal/httpapi"
 )
 
 // operatorSignedIn is a visitor signed in to the operator console.
@@ -29,9 +30,14 @@ func operatorSignedIn(t testing.TB, e *apitest.Env, lang string) *visitor {
 func TestClearingOverHTTP(t *testing.T) {
 	apitest.ForEachEngine(t, apitest.Options{Configure: withOperator(t)}, func(t *testing.T, e *apitest.Env) {
 		anon := newVisitor(t, e, "en")
-		for _, p := range []string{"/admin/clearing", "/admin/clearing/2026-06/report.json", "/admin/clearing/2026-06/verify.json"} {
-			if r := anon.do("GET", p, nil); r.Status != http.StatusSeeOther || r.Header.Get("Location") != "/admin/sign-in" {
-				t.Errorf("%s without a session: %d %q", p, r.Status, r.Header.Get("Location"))
+		if r := anon.do("GET", "/admin/clearing", nil); r.Status != http.StatusSeeOther || r.Header.Get("Location") != "/admin/sign-in" {
+			t.Errorf("the page without a session: %d %q", r.Status, r.Header.Get("Location"))
+		}
+		for _, p := range []string{"/admin/clearing/2026-06/report.json", "/admin/clearing/2026-06/report.csv", "/admin/clearing/2026-06/verify.json"} {
+			// The downloads are read by programs: their errors are JSON.
+			if r := anon.do("GET", p, nil); r.Status != http.StatusUnauthorized || !strings.HasPrefix(r.Header.Get("Content-Type"), "application/json") ||
+				!strings.Contains(r.Body, `"code":"`+httpapi.CodeSignInRequired+`"`) {
+				t.Errorf("%s without a session: %d %q %s", p, r.Status, r.Header.Get("Content-Type"), r.Body)
 			}
 		}
 		ids := productIDs(t, e)
@@ -110,10 +116,13 @@ func TestClearingOverHTTP(t *testing.T) {
 			t.Errorf("German page:\n%.3000s", p.Body)
 		}
 		for _, bad := range []string{"2026-13", "June", "2027-01", "2023-01"} {
-			r := v.do("GET", "/admin/clearing/"+bad+"/report.json", nil)
-			// Below /admin/ errors are pages (isPage): the message names the month.
-			if r.Status != 400 || !strings.Contains(r.Body, `month &#34;`+bad+`&#34;`) {
-				t.Errorf("%s: %d %s", bad, r.Status, r.Body)
+			for _, file := range []string{"report.json", "report.csv", "verify.json"} {
+				r := v.do("GET", "/admin/clearing/"+bad+"/"+file, nil)
+				// The downloads answer errors as JSON (consoleDownload), naming the field.
+				if r.Status != 400 || !strings.HasPrefix(r.Header.Get("Content-Type"), "application/json") ||
+					!strings.Contains(r.Body, `"code":"invalid_parameter"`) || !strings.Contains(r.Body, `"field":"month"`) {
+					t.Errorf("%s/%s: %d %q %s", bad, file, r.Status, r.Header.Get("Content-Type"), r.Body)
+				}
 			}
 		}
 		if r := v.do("GET", "/admin/clearing?month=2026-1", nil); r.Status != 400 {

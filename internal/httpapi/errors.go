@@ -72,7 +72,7 @@ func (s *Server) writeError(w http.ResponseWriter, r *http.Request, err error) {
 			body.Message, body.Code = ae.Msg, ae.Code
 		}
 	}
-	if st.page {
+	if st.page && !consoleDownload(r.URL.Path) {
 		s.writePageError(w, r, status, body.Message)
 		return
 	}

@@ -41,6 +41,15 @@ func isPage(path string) bool {
 		path == "/dashboard" || strings.HasPrefix(path, "/dashboard/") || strings.HasPrefix(path, "/assets/")
 }
 
+// consoleDownload reports whether a console path is a download (below
+// /admin/, ending in .json or .csv: the clearing's reports and
+// verification). It is behind the console's session like the pages, but
+// it is read by programs: its errors are JSON (a 401, not a redirect to the
+// sign-in form), like the API's.
+func consoleDownload(path string) bool {
+	return strings.HasPrefix(path, "/admin/") && (strings.HasSuffix(path, ".json") || strings.HasSuffix(path, ".csv"))
+}
+
 // secure reports whether the browser reached us over TLS: directly, by the
 // public URL (https: whatever terminates TLS in front of us, the browser
 // used it), or through a trusted proxy that says so in X-Forwarded-Proto.

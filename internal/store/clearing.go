@@ -24,38 +24,66 @@ func (q Q) ClearingSources(ctx context.Context, products []string, from, to time
 	if len(products) == 0 {
 		return nil, nil
 	}
-	if q.engine == Postgres && after.BillableItemID == "" { // the first page
-		// A report reads what a month of sales wrote. PostgreSQL plans
-		// the newest-coupon lookup by its statistics: on tables that grew
-		// since autovacuum last looked (a freshly loaded month) it chose a
-		// scan of all coupons per ticket month. Fresh statistics first
-		// (a few hundred milliseconds at 100,000 ticket months, once per
-		// report) keep every lookup on its index.
-		if _, err := q.db.ExecContext(ctx, `ANALYZE subscription_cycles, billable_items, coupons, tickets, clearing_items`); err != nil {
-			return nil, err
-		}
-	}
 	args := []any{now(from), now(to), now(after.ValidFrom), after.BillableItemID, string(account.Live), limit}
 	marks := make([]string, len(products))
 	for i, p := range products {
 		args = append(args, p)
 		marks[i] = fmt.Sprintf("$%d", len(args))
 	}
+	lookups, joins := clearingLookupsSQLite, clearingJoinsSQLite
+	if q.engine == Postgres {
+		lookups, joins = clearingLookupsPostgres, clearingJoinsPostgres
+	}
 	query := `SELECT b.id, b.account_id, b.product_id, b.description, b.amount_cents, b.vat_rate_bp, b.currency, c.valid_from, c.valid_until,
-		(SELECT t.tariff_settings FROM subscription_cycles cc JOIN tickets t ON t.id = cc.ticket_id
-			WHERE cc.billable_item_id = b.id ORDER BY t.created_at DESC, t.id DESC LIMIT 1),
-		(SELECT co.tariff_settings FROM subscription_cycles cc JOIN coupons co ON co.subscription_id = cc.subscription_id
-			WHERE cc.billable_item_id = b.id ORDER BY co.created_at DESC, co.id DESC LIMIT 1),
+		` + lookups + `,
 		ci.postal_code, ci.state, ci.gross_cents, ci.month
-		FROM subscription_cycles c
-		JOIN billable_items b ON b.id = c.billable_item_id AND b.cycle_id = c.id
-		LEFT JOIN clearing_items ci ON ci.billable_item_id = b.id
+		FROM subscription_cycles c ` + joins + `
 		WHERE c.valid_from >= $1 AND c.valid_from < $2
 		AND (c.valid_from, c.billable_item_id) > ($3, $4)
-		AND b.environment = $5 AND b.product_id IN (` + strings.Join(marks, ", ") + `)
+		AND b.cycle_id = c.id AND b.environment = $5 AND b.product_id IN (` + strings.Join(marks, ", ") + `)
 		ORDER BY c.valid_from, c.billable_item_id LIMIT $6`
 	return collect(ctx, q, query, args, scanClearingSource)
 }
+
+// How ClearingSources reaches, from each cycle c of the period (read in
+// order from subscription_cycles_clearing), its billable item b, what the
+// reports said of it (ci) and the tariff settings of its newest ticket and
+// newest coupon, each over every cycle cc of the item (a restore copies the
+// cycle with the item). The plan must not depend on the statistics: a
+// report reads what a month of sales just wrote, before autovacuum has
+// looked at it, and on PostgreSQL stale statistics made the planner scan
+// all coupons (or all clearing_items, or all tickets into a hash) once per
+// ticket month (docs/clearing.md "Measured").
+//
+// On PostgreSQL every lookup is therefore a LATERAL subquery with a LIMIT,
+// which the planner does not flatten into a join: it runs it once per outer
+// row as written, with the outer value as a parameter, and the only plan
+// for each is its index: b and ci by primary key, the ticket by primary
+// key per cycle, the coupon as the first entry of
+// coupons_subscription_newest (subscription_id, created_at, id, migration
+// 00045) read backwards per cycle; then the newest of those few. SQLite
+// plans without statistics (farebox gathers none: no ANALYZE) and runs the
+// plain joins through the same indexes (EXPLAIN QUERY PLAN: a SEARCH by
+// index for each).
+const (
+	clearingJoinsPostgres = `CROSS JOIN LATERAL (SELECT b.id, b.account_id, b.product_id, b.description, b.amount_cents, b.vat_rate_bp,
+			b.currency, b.cycle_id, b.environment FROM billable_items b WHERE b.id = c.billable_item_id LIMIT 1) b
+		LEFT JOIN LATERAL (SELECT ci.postal_code, ci.state, ci.gross_cents, ci.month FROM clearing_items ci
+			WHERE ci.billable_item_id = b.id LIMIT 1) ci ON true`
+	clearingJoinsSQLite = `JOIN billable_items b ON b.id = c.billable_item_id
+		LEFT JOIN clearing_items ci ON ci.billable_item_id = b.id`
+	clearingLookupsPostgres = `(SELECT t.tariff_settings FROM subscription_cycles cc
+			CROSS JOIN LATERAL (SELECT t.tariff_settings, t.created_at, t.id FROM tickets t WHERE t.id = cc.ticket_id LIMIT 1) t
+			WHERE cc.billable_item_id = b.id ORDER BY t.created_at DESC, t.id DESC LIMIT 1),
+		(SELECT co.tariff_settings FROM subscription_cycles cc
+			CROSS JOIN LATERAL (SELECT co.tariff_settings, co.created_at, co.id FROM coupons co WHERE co.subscription_id = cc.subscription_id
+				ORDER BY co.created_at DESC, co.id DESC LIMIT 1) co
+			WHERE cc.billable_item_id = b.id ORDER BY co.created_at DESC, co.id DESC LIMIT 1)`
+	clearingLookupsSQLite = `(SELECT t.tariff_settings FROM subscription_cycles cc JOIN tickets t ON t.id = cc.ticket_id
+			WHERE cc.billable_item_id = b.id ORDER BY t.created_at DESC, t.id DESC LIMIT 1),
+		(SELECT co.tariff_settings FROM subscription_cycles cc JOIN coupons co ON co.subscription_id = cc.subscription_id
+			WHERE cc.billable_item_id = b.id ORDER BY co.created_at DESC, co.id DESC LIMIT 1)`
+)
 
 func scanClearingSource(scan scanner) (s clearing.Source, err error) {
 	var ticketTS, couponTS, postal, state, month sql.NullString

@@ -2,6 +2,7 @@ package store_test
 
 import (
 	"testing"
+	"time"
 
 	"github.com/farebox/farebox/internal/account"
 	"github.com/farebox/farebox/internal/catalog"
@@ -23,6 +24,21 @@ var catalogConformance = conformanceCases{
 		f.write(func(q store.Q) error { return q.UpsertCatalog(f.ctx, fxCatalog(), fxAt) })
 		if v, err := f.read().CatalogVersion(f.ctx); err != nil || v != 2 {
 			t.Errorf("CatalogVersion after two imports = %d, %v; want 2", v, err)
+		}
+	},
+	"CatalogUpdatedAt": func(t *testing.T, s *store.Store) {
+		ctx := t.Context()
+		if v, at, err := s.Read().CatalogUpdatedAt(ctx); err != nil || v != 0 || !at.IsZero() {
+			t.Errorf("CatalogUpdatedAt before any import = %d, %v, %v; want 0 and the zero time", v, at, err)
+		}
+		f := newFixture(t, s) // imports fxCatalog at fxAt
+		if v, at, err := f.read().CatalogUpdatedAt(f.ctx); err != nil || v != 1 || !at.Equal(fxAt) || at.Location() != time.UTC {
+			t.Errorf("CatalogUpdatedAt after the import = %d, %v, %v; want 1 at %v UTC", v, at, err, fxAt)
+		}
+		later := fxAt.Add(36 * time.Hour).In(time.FixedZone("CET", 3600))
+		f.write(func(q store.Q) error { return q.UpsertCatalog(f.ctx, fxCatalog(), later) })
+		if v, at, err := f.read().CatalogUpdatedAt(f.ctx); err != nil || v != 2 || !at.Equal(later) || at.Location() != time.UTC {
+			t.Errorf("CatalogUpdatedAt after a second import = %d, %v, %v; want 2 at %v in UTC", v, at, err, later)
 		}
 	},
 	"LoadCatalog": func(t *testing.T, s *store.Store) {

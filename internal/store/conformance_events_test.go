@@ -10,6 +10,7 @@ import (
 	"github.com/farebox/farebox/internal/store"
 	"github.com/farebox/farebox/internal/ticketing"
 	"github.com/google/go-cmp/cmp"
+	"github.com/google/go-cmp/cmp/cmpopts"
 )
 
 func TestConformanceEvents(t *testing.T) { eventsConformance.run(t) }
@@ -38,6 +39,38 @@ var eventsConformance = conformanceCases{
 		}
 		if seq, settled, err := s.SettledEventSeq(f.ctx, fxOther, account.Live); err != nil || !settled || seq != 0 {
 			t.Errorf("SettledEventSeq of an empty stream = %d, %v, %v", seq, settled, err)
+		}
+	},
+	"EventsAbout": func(t *testing.T, s *store.Store) {
+		f := newFixture(t, s)
+		evs := writeEvents(f, fxAccount, account.Live, 4, fxAt) // about order-0 … order-3
+		writeEvents(f, fxOther, account.Live, 2, fxAt)          // the same object ids, another tenant
+		writeEvents(f, fxAccount, account.Test, 2, fxAt)        // and the other environment
+		f.write(func(q store.Q) error {
+			_, err := q.InsertEvents(f.ctx, []event.Event{{ID: "ev-again", AccountID: fxAccount, Environment: account.Live,
+				Type: event.SubscriptionEnded, ObjectID: "order-1", APIVersion: event.APIVersion, CreatedAt: fxAt.Add(time.Hour), Object: []byte(`{"big":true}`)}})
+			return err
+		})
+		strip := func(e event.Event) event.Event { e.Object, e.APIVersion = nil, ""; return e }
+		again := event.Event{ID: "ev-again", AccountID: fxAccount, Environment: account.Live, Type: event.SubscriptionEnded, ObjectID: "order-1", CreatedAt: fxAt.Add(time.Hour)}
+		for _, c := range []struct {
+			name  string
+			ids   []string
+			limit int
+			want  []event.Event
+		}{
+			{"two objects, oldest first, without their objects", []string{"order-3", "order-1"}, 10, []event.Event{strip(evs[1]), strip(evs[3]), again}},
+			{"the limit keeps the oldest", []string{"order-3", "order-1"}, 2, []event.Event{strip(evs[1]), strip(evs[3])}},
+			{"an unknown object", []string{"order-9"}, 10, nil},
+			{"no ids", nil, 10, nil},
+		} {
+			got, err := f.read().EventsAbout(f.ctx, fxAccount, account.Live, c.ids, c.limit)
+			if d := cmp.Diff(c.want, got, cmpopts.EquateEmpty()); err != nil || d != "" {
+				t.Errorf("%s: %v (-want +got):\n%s", c.name, err, d)
+			}
+		}
+		if got, err := f.read().EventsAbout(f.ctx, fxOther, account.Test, []string{"order-0"}, 10); err != nil || len(got) != 0 {
+			t.Errorf("another tenant's environment without events: %+v, %v", got, err)
 		}
 	},
 	"EventSeq": func(t *testing.T, s *store.Store) {
