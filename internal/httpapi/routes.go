@@ -168,6 +168,7 @@ func (s *Server) routes() []route {
 		{GET, "/v1/inspection/revocations.json", authNone, billNobody, s.revocations},
 		{GET, "/v1/inspection/blocklist.json", authNone, billNobody, s.blocklist},
 		{POST, "/v1/inspection/records.json", authInspector, billNobody, s.postInspections},
+		{POST, "/v1/inspection/sign-in.json", authNone, billNobody, s.inspectorSignIn},
 
 		// Fares for journey planners and the national access point
 		// (docs/fares.md): public, cacheable, limited per client.
