@@ -144,6 +144,7 @@
     render(v);
     state.timings.push({ verify: t1 - t0, total: performance.now() - frameAt });
     state.verdicts.push(v.outcome);
+    (state.results = state.results || []).push({ digest: v.digest, outcome: v.outcome, ticketId: v.ticketId });
     await keepCheck(v);
   }
   function render(v) {
