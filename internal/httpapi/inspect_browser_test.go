@@ -30,6 +30,7 @@ type inspectResults struct {
 	Offline        map[string]string
 	OfflineAge     string
 	PendingOffline int
+	Debug          string
 	Timings        []struct{ Verify, Total float64 }
 	Fuzz           struct {
 		Runs, Images, ImageBad int
@@ -112,7 +113,7 @@ func TestInspectorAppInChromium(t *testing.T) {
 	}
 	for _, tk := range tickets {
 		if got := res.Online[tk.Digest]; got != tk.Want {
-			t.Errorf("%s ticket: verdict %q online, want %q", tk.Name, got, tk.Want)
+			t.Errorf("%s ticket: verdict %q online, want %q (%s)", tk.Name, got, tk.Want, res.Debug)
 		}
 	}
 	if got := res.Offline[tickets[0].Digest]; got != "valid" {

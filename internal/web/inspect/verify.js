@@ -29,9 +29,19 @@
       return out;
     } catch (e) { return null; }
   }
+  // A decoder that hands binary content back through TextDecoder's
+  // "iso-8859-1" gets windows-1252 (the WHATWG label): 0x80–0x9F come back
+  // as these characters; map them home.
+  const CP1252 = [0x20AC, 0x81, 0x201A, 0x0192, 0x201E, 0x2026, 0x2020, 0x2021, 0x02C6, 0x2030, 0x0160, 0x2039, 0x0152, 0x8D, 0x017D, 0x8F,
+    0x90, 0x2018, 0x2019, 0x201C, 0x201D, 0x2022, 0x2013, 0x2014, 0x02DC, 0x2122, 0x0161, 0x203A, 0x0153, 0x9D, 0x017E, 0x0178];
+  const FROM1252 = new Map(CP1252.map((c, i) => [c, 0x80 + i]));
   function latin1(s) {
     const out = new Uint8Array(s.length);
-    for (let i = 0; i < s.length; i++) { const c = s.charCodeAt(i); if (c > 255) return null; out[i] = c; }
+    for (let i = 0; i < s.length; i++) {
+      let c = s.charCodeAt(i);
+      if (c > 255) { c = FROM1252.get(c); if (c === undefined) return null; }
+      out[i] = c;
+    }
     return out;
   }
   function hex(b) { return Array.from(b, x => x.toString(16).padStart(2, '0')).join(''); }
@@ -128,6 +138,7 @@
   // verbatim bytes and the signature.
   function splitDetached(text, name) {
     const head = '{"' + name + '":';
+    text = String(text).trimEnd();
     const i = text.lastIndexOf(',"signature":');
     if (!text.startsWith(head) || i < 0) return null;
     try {

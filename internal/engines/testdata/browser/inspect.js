@@ -44,6 +44,8 @@ run(async (browser) => {
   results.online = await verdicts(page, digests, 60000);
   await check(page, "inspect-camera-de", 200);
   results.timings = await page.evaluate(() => window.fareboxInspect.timings);
+  results.debug = await page.evaluate(() => JSON.stringify({ refreshError: window.fareboxInspect.refreshError, age: document.getElementById("data-age").textContent,
+    verdicts: window.fareboxInspect.verdicts.slice(0, 12), reason: document.getElementById("verdict-reason").textContent }));
   // Let the checks reach the records route.
   await page.evaluate(() => new Promise((r) => setTimeout(r, 1500)));
 
@@ -70,7 +72,7 @@ run(async (browser) => {
     const data = { keys: S.data.keys, revoked: S.data.revoked, revokedKeys: S.data.revokedKeys, refreshedAt: Date.now(), maxAge: 86400 };
     const ok = new Set(["valid", "not_yet_valid", "expired", "revoked", "replaced", "not_genuine", "copied", "test_ticket", "unreadable", "stale"]);
     const out = { runs: 0, bad: [], outcomes: {}, images: 0, imageBad: 0, verifyMs: 0, verifyRuns: 0 };
-    const rnd = (n) => crypto.getRandomValues(new Uint8Array(n));
+    const rnd = (n) => { const b = new Uint8Array(n); for (let o = 0; o < n; o += 65536) crypto.getRandomValues(b.subarray(o, Math.min(n, o + 65536))); return b; };
     const real = payloads.map((p) => V.b64url(p));
     for (let i = 0; i < 3000; i++) {
       let b;
