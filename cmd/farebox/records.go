@@ -1,6 +1,7 @@
 package main
 
 import (
+	"bufio"
 	"context"
 	"crypto/rand"
 	"encoding/base64"
@@ -26,16 +27,20 @@ func recordsOn(s *store.Store, prefix string) *recordsapp.Service {
 	return recordsapp.New(store.NewView[recordsapp.Queries](s), clock.System{}, ident.Prefix(prefix))
 }
 
-const inspectorsHelp = `Usage: farebox inspectors add NAME | list | revoke NAME|ID
+const inspectorsHelp = `Usage: farebox inspectors add NAME | list | password NAME|ID | revoke NAME|ID
 
 The inspectors and their inspection devices (docs/records.md). "add"
 prints the device token once: the device posts its checks to
 POST /v1/inspection/records.json with "Authorization: Bearer <token>";
-only the token's SHA-256 is stored. "revoke" ends the token at once.`
+only the token's SHA-256 is stored. "password" sets the password the
+inspector signs in to the inspector app (/inspect, docs/inspect.md) with,
+read from the first line of standard input (at least 12 characters; stored
+as argon2id; the inspector's open app sessions end). "revoke" ends the
+token, the password and every app session at once.`
 
-// inspectorsCmd is `farebox inspectors add|list|revoke`.
-func inspectorsCmd(ctx context.Context, args []string, getenv func(string) string, stdout, stderr io.Writer) error {
-	if len(args) == 0 || (args[0] != "add" && args[0] != "list" && args[0] != "revoke") {
+// inspectorsCmd is `farebox inspectors add|list|password|revoke`.
+func inspectorsCmd(ctx context.Context, args []string, getenv func(string) string, stdin io.Reader, stdout, stderr io.Writer) error {
+	if len(args) == 0 || (args[0] != "add" && args[0] != "list" && args[0] != "revoke" && args[0] != "password") {
 		fmt.Fprintln(stderr, inspectorsHelp)
 		return errUsage
 	}
@@ -61,6 +66,15 @@ func inspectorsCmd(ctx context.Context, args []string, getenv func(string) strin
 			return err
 		}
 		fmt.Fprintf(stdout, "inspector %s (%s)\ndevice token (shown once; give it to the inspection device):\n%s\n", i.Name, i.ID, token)
+	case "password":
+		line, err := bufio.NewReader(stdin).ReadString('\n')
+		if err != nil && line == "" {
+			return fmt.Errorf("inspectors password: give the password on the first line of standard input")
+		}
+		if err := webusersOn(s, clock.System{}, db.prefix).SetInspectorPassword(ctx, pos[0], strings.TrimRight(line, "\r\n")); err != nil {
+			return err
+		}
+		fmt.Fprintf(stdout, "password set for inspector %s: it signs in at /inspect; its open app sessions have ended\n", pos[0])
 	case "revoke":
 		ok, err := rs.RevokeInspector(ctx, pos[0])
 		if err != nil {

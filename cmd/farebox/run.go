@@ -49,7 +49,7 @@ Commands:
   admin-password  print an --admin-password-file line (argon2id) for a password read from stdin
   webhooks   create, list, change, rotate, disable and delete an account's webhook endpoints; its delivery log; redeliver
   retention  apply the retention periods of personal data now (--dry-run: only show what is due)
-  inspectors add, list and revoke the inspectors and their inspection devices' tokens
+  inspectors add, list, password and revoke the inspectors, their devices' tokens and app passwords
   records    export a day's issuance and inspection records for the central reporting (age-encrypted)
   version    print the version
 
@@ -100,7 +100,7 @@ func run(ctx context.Context, args []string, getenv func(string) string, stdin i
 	case "retention":
 		return retentionCmd(ctx, rest, getenv, stdout, stderr)
 	case "inspectors":
-		return inspectorsCmd(ctx, rest, getenv, stdout, stderr)
+		return inspectorsCmd(ctx, rest, getenv, stdin, stdout, stderr)
 	case "records":
 		return recordsCmd(ctx, rest, getenv, stdout, stderr)
 	case "version":

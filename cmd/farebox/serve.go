@@ -385,7 +385,8 @@ func serverDeps(ctx context.Context, cfg config.Config, st *store.Store, a *app.
 			PerClient:      httpapi.Limit{Rate: cfg.ClientRate, Burst: cfg.ClientBurst},
 			TrustedProxies: cfg.TrustedProxies},
 		TrustedProxies: cfg.TrustedProxies, PublicURL: cfg.PublicURL,
-		GzipCacheBytes: -1}
+		InspectMaxDataAge: cfg.InspectMaxDataAge,
+		GzipCacheBytes:    -1}
 	if cfg.GzipCacheMB > 0 { // --gzip-cache-mb 0: off
 		deps.GzipCacheBytes = cfg.GzipCacheMB << 20
 	}

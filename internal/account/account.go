@@ -148,10 +148,13 @@ type DashboardUser struct {
 	CreatedAt time.Time
 }
 
-// The kinds of web sessions: the operator's, a dashboard user's.
+// The kinds of web sessions: the operator's, a dashboard user's, an
+// inspector's in the inspector app (docs/inspect.md; its subject is the
+// inspector's id).
 const (
 	WebOperator  = "operator"
 	WebDashboard = "dashboard"
+	WebInspector = "inspector"
 )
 
 // DashboardInvite is an open invitation of a partner dashboard user: its

@@ -55,7 +55,10 @@ type Config struct {
 	ShutdownTimeout  time.Duration
 	RequestTimeout   time.Duration
 	AuthCacheTTL     time.Duration
-	IdempotencyTTL   time.Duration
+	// InspectMaxDataAge is how old the inspector app's cached keys,
+	// revocation feed and blocklist may be before it refuses "valid".
+	InspectMaxDataAge time.Duration
+	IdempotencyTTL    time.Duration
 	// The books' checkpoints (docs/books.md): how often this instance
 	// signs them (0: never) and the books key's file ("" : books-ed25519.pem
 	// in DataDir).
@@ -184,6 +187,7 @@ func (c *Config) settings() []setting {
 		{name: "timezone", env: "FAREBOX_TIMEZONE", def: "Europe/Berlin", help: "time zone of calendar rules"},
 		{name: "shutdown-timeout", env: "FAREBOX_SHUTDOWN_TIMEOUT", def: "20s", help: "how long graceful shutdown waits for in-flight requests"},
 		{name: "request-timeout", env: "FAREBOX_REQUEST_TIMEOUT", def: "30s", help: "upper bound of one request's handling"},
+		{name: "inspect-max-data-age", env: "FAREBOX_INSPECT_MAX_DATA_AGE", def: "24h", help: "how old the inspector app's cached keys, revocation feed and blocklist may be before it refuses to say valid (docs/inspect.md)"},
 		{name: "auth-cache-ttl", env: "FAREBOX_AUTH_CACHE_TTL", def: "5s", help: "how long a resolved API key is cached per instance (revocation delay)"},
 		{name: "idempotency-ttl", env: "FAREBOX_IDEMPOTENCY_TTL", def: "24h", help: "how long Idempotency-Key responses are kept"},
 		{name: "books-checkpoint-interval", env: "FAREBOX_BOOKS_CHECKPOINT_INTERVAL", def: "1h", help: "how often this instance signs a checkpoint of every books chain that grew (0 disables; docs/books.md)"},
@@ -398,6 +402,7 @@ func (c *Config) readService(v *values) {
 	c.ShutdownTimeout = v.dur("shutdown-timeout")
 	c.RequestTimeout = v.dur("request-timeout")
 	c.AuthCacheTTL = v.dur("auth-cache-ttl")
+	c.InspectMaxDataAge = v.dur("inspect-max-data-age")
 	c.IdempotencyTTL = v.dur("idempotency-ttl")
 	c.BooksCheckpointInterval = v.dur("books-checkpoint-interval")
 	c.BooksKey = v.get("books-key")

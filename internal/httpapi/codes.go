@@ -11,6 +11,8 @@ const (
 	CodeCustomerRequired             = "customer_required"
 	CodeDatabaseUnavailable          = "database_unavailable"
 	CodeInspectionRecordsUnavailable = "inspection_records_unavailable"
+	CodeInspectorSessionInvalid      = "inspector_session_invalid"
+	CodeIdempotencyKeyNotAllowed     = "idempotency_key_not_allowed"
 	CodeInternalError                = "internal_error"
 	CodeInvalidAuthorizationHeader   = "invalid_authorization_header"
 	CodeInvalidIdempotencyKey        = "invalid_idempotency_key"

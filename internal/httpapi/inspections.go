@@ -2,10 +2,14 @@ package httpapi
 
 import (
 	"net/http"
+	"strconv"
 	"strings"
+	"time"
 
 	"github.com/farebox/farebox/internal/app/records"
+	"github.com/farebox/farebox/internal/app/webusers"
 	"github.com/farebox/farebox/internal/apperr"
+	"github.com/farebox/farebox/internal/clock"
 )
 
 // The inspection records an inspection device posts (docs/records.md):
@@ -28,13 +32,96 @@ func (s *Server) authInspector(r *http.Request) error {
 		return apperr.E(op, apperr.Unauthenticated, CodeInvalidAuthorizationHeader,
 			"the request must contain the header Authorization: Bearer <inspector token>")
 	}
-	d, err := s.Records.Authenticate(r.Context(), strings.TrimSpace(tok))
+	tok = strings.TrimSpace(tok)
+	if strings.HasPrefix(tok, webusers.InspectorTokenPrefix) {
+		// The inspector app's session token (POST /v1/inspection/sign-in.json).
+		id, err := s.WebUsers.InspectorSession(r.Context(), tok)
+		if apperr.KindOf(err) == apperr.NotFound {
+			return apperr.E(op, apperr.Unauthenticated, CodeInspectorSessionInvalid,
+				"the inspector's session has ended (signed out, expired, password changed or inspector revoked); sign in again")
+		}
+		if err != nil {
+			return err
+		}
+		state(r).inspector = &records.Device{InspectorID: id}
+		return nil
+	}
+	d, err := s.Records.Authenticate(r.Context(), tok)
 	if err != nil {
 		return err
 	}
 	state(r).inspector = &d
 	return nil
 }
+
+// inspectorSignIn is POST /v1/inspection/sign-in.json: the inspector app's
+// sign-in (docs/inspect.md). It answers the session's bearer token, so it
+// takes no Idempotency-Key (a replay would hand the token to whoever
+// repeats the key), and it is throttled like the console's sign-in: per
+// client address and per name.
+func (s *Server) inspectorSignIn(w http.ResponseWriter, r *http.Request) error {
+	const op = "httpapi.inspectorSignIn"
+	if r.Header.Get("Idempotency-Key") != "" {
+		return apperr.E(op, apperr.Invalid, CodeIdempotencyKeyNotAllowed,
+			"a sign-in takes no Idempotency-Key: its answer is a secret that must not be replayed")
+	}
+	body, err := readBody(r)
+	if err != nil {
+		return err
+	}
+	if err := checkJSONType(r); err != nil {
+		return err
+	}
+	var req struct {
+		Name     string `json:"name"`
+		Password string `json:"password"`
+	}
+	if err := decodeJSON(body, &req, true); err != nil {
+		return err
+	}
+	keys := []string{"client:" + clientKey(r, s.TrustedProxies), "inspector:" + strings.TrimSpace(req.Name)}
+	now := s.app.Now()
+	for _, k := range keys {
+		if ok, wait := s.signIns.Allow(r.Context(), k, now); !ok {
+			w.Header().Set("Retry-After", strconv.Itoa(int(wait.Seconds())+1))
+			return apperr.E(op, apperr.RateLimited, CodeRateLimited, "too many failed sign-ins; wait before trying again")
+		}
+	}
+	in, err := s.WebUsers.SignInInspector(r.Context(), req.Name, req.Password)
+	if apperr.KindOf(err) == apperr.Unauthenticated {
+		for _, k := range keys {
+			s.signIns.Fail(r.Context(), k, now)
+		}
+	}
+	if err != nil {
+		return err
+	}
+	for _, k := range keys {
+		s.signIns.Succeed(r.Context(), k)
+	}
+	maxAge := s.InspectMaxDataAge
+	if maxAge <= 0 {
+		maxAge = DefaultInspectMaxDataAge
+	}
+	w.Header().Set("Cache-Control", "no-store")
+	writeJSON(w, http.StatusOK, inspectorSignInJSON{Token: in.Token, InspectorID: in.InspectorID, Name: in.Name,
+		ExpiresAt: clock.Timestamp(in.ExpiresAt), MaxDataAgeSeconds: int64(maxAge / time.Second)})
+	return nil
+}
+
+// inspectorSignInJSON is the answer of POST /v1/inspection/sign-in.json.
+type inspectorSignInJSON struct {
+	Token             string `json:"token"`
+	InspectorID       string `json:"inspector_id"`
+	Name              string `json:"name"`
+	ExpiresAt         string `json:"expires_at"`
+	MaxDataAgeSeconds int64  `json:"max_data_age_seconds"`
+}
+
+// DefaultInspectMaxDataAge is how old the inspector app's keys, revocation
+// feed and blocklist may be before it refuses to say "valid"
+// (--inspect-max-data-age).
+const DefaultInspectMaxDataAge = 24 * time.Hour
 
 // postInspections is POST /v1/inspection/records.json: a batch of checks.
 func (s *Server) postInspections(w http.ResponseWriter, r *http.Request) error {

@@ -38,7 +38,8 @@ const (
 // isPage reports whether a route path is a web page rather than the JSON API.
 func isPage(path string) bool {
 	return strings.HasPrefix(path, "/c/") || path == "/admin" || strings.HasPrefix(path, "/admin/") ||
-		path == "/dashboard" || strings.HasPrefix(path, "/dashboard/") || strings.HasPrefix(path, "/assets/")
+		path == "/dashboard" || strings.HasPrefix(path, "/dashboard/") || strings.HasPrefix(path, "/assets/") ||
+		path == "/inspect" || strings.HasPrefix(path, "/inspect/")
 }
 
 // consoleDownload reports whether a console path is a download (below

@@ -168,6 +168,7 @@ func (s *Server) routes() []route {
 		{GET, "/v1/inspection/revocations.json", authNone, billNobody, s.revocations},
 		{GET, "/v1/inspection/blocklist.json", authNone, billNobody, s.blocklist},
 		{POST, "/v1/inspection/records.json", authInspector, billNobody, s.postInspections},
+		{POST, "/v1/inspection/sign-in.json", authNone, billNobody, s.inspectorSignIn},
 
 		// Fares for journey planners and the national access point
 		// (docs/fares.md): public, cacheable, limited per client.
@@ -233,6 +234,9 @@ func (s *Server) routes() []route {
 		{GET, web.TravellerScriptPath, authNone, billNobody, s.travellerScript},
 		{GET, web.TicketWorkerPath, authNone, billNobody, s.ticketWorker},
 		{GET, web.DashboardScriptPath, authNone, billNobody, s.dashboardScript},
+		// The inspector app (docs/inspect.md, inspect.go): the page and its files.
+		{GET, "/inspect", authNone, billNobody, s.inspectPage},
+		{GET, "/inspect/{file}", authNone, billNobody, s.inspectFile},
 		{GET, "/c/{coupon_id}", authCapability, billCoupon, s.couponPage},
 		{POST, "/c/{coupon_id}", authCapability, billCoupon, s.couponActivate},
 		{GET, "/c/{coupon_id}/ticket", authCapability, billCoupon, s.couponTicket},

@@ -109,6 +109,10 @@ type Deps struct {
 	// Records are the inspectors and the inspection records their devices
 	// post (docs/records.md); nil: the inspection records route answers 503.
 	Records *records.Service
+	// InspectMaxDataAge is how old the inspector app's cached keys,
+	// revocation feed and blocklist may be before it refuses to say
+	// "valid" (--inspect-max-data-age; 0: DefaultInspectMaxDataAge).
+	InspectMaxDataAge time.Duration
 	// InspectorLimit is the rate limit per inspection device; nil:
 	// DefaultInspectorLimit.
 	InspectorLimit *RateLimits

@@ -54,6 +54,44 @@ var recordsConformance = conformanceCases{
 		i := fxInspector(f, "in-1", "A")
 		checkByID(t, i, "hash-in-1", store.CodeInspectorNotFound, func(h string) (records.Inspector, error) { return f.read().InspectorByToken(f.ctx, h) })
 	},
+	"InspectorByName": func(t *testing.T, s *store.Store) {
+		f := newFixture(t, s)
+		i := fxInspector(f, "in-1", "Kontrolle Süd")
+		checkByID(t, i, "Kontrolle Süd", store.CodeInspectorNotFound, func(n string) (records.Inspector, error) { return f.read().InspectorByName(f.ctx, n) })
+	},
+	"SetInspectorPassword": func(t *testing.T, s *store.Store) {
+		f := newFixture(t, s)
+		fxInspector(f, "in-1", "A")
+		other := fxInspector(f, "in-2", "B")
+		for _, c := range []struct {
+			name, phc string
+			want      bool
+		}{{"A", "$argon2id$one", true}, {"in-1", "$argon2id$two", true}, {"nobody", "$argon2id$x", false}} {
+			var ok bool
+			f.write(func(q store.Q) (err error) {
+				ok, err = q.SetInspectorPassword(f.ctx, c.name, c.phc)
+				return err
+			})
+			if ok != c.want {
+				t.Errorf("SetInspectorPassword(%s) = %v, want %v", c.name, ok, c.want)
+			}
+		}
+		if got, _ := f.read().InspectorByName(f.ctx, "A"); got.PasswordHash != "$argon2id$two" {
+			t.Errorf("password hash %q", got.PasswordHash)
+		}
+		if g, _ := f.read().InspectorByName(f.ctx, "B"); !cmp.Equal(g, other) {
+			t.Errorf("another inspector changed: %+v", g)
+		}
+		f.write(func(q store.Q) error { _, err := q.RevokeInspector(f.ctx, "A", fxAt); return err })
+		var ok bool
+		f.write(func(q store.Q) (err error) {
+			ok, err = q.SetInspectorPassword(f.ctx, "A", "$argon2id$three")
+			return err
+		})
+		if ok {
+			t.Error("a revoked inspector got a password")
+		}
+	},
 	"RevokeInspector": func(t *testing.T, s *store.Store) {
 		f := newFixture(t, s)
 		fxInspector(f, "in-1", "A")

@@ -38,6 +38,24 @@ func (q Q) InspectorByToken(ctx context.Context, tokenHash string) (records.Insp
 	return single(is, err, "store.InspectorByToken", CodeInspectorNotFound)
 }
 
+// InspectorByName returns the inspector called name (revoked or not: the
+// caller judges); NotFound when there is none.
+func (q Q) InspectorByName(ctx context.Context, name string) (records.Inspector, error) {
+	is, err := collect(ctx, q, `SELECT `+inspectorCols+` FROM inspectors WHERE name = $1`, []any{name}, scanInspector)
+	return single(is, err, "store.InspectorByName", CodeInspectorNotFound)
+}
+
+// SetInspectorPassword sets the argon2id PHC string of the active
+// inspector called nameOrID (by name first, then by id); false when there
+// is none. The inspector's open app sessions end with it (WebSession
+// compares their credential with the new hash).
+func (q Q) SetInspectorPassword(ctx context.Context, nameOrID, phc string) (bool, error) {
+	n, err := affected(q.db.ExecContext(ctx, `UPDATE inspectors SET password_hash = $1
+		WHERE id = (SELECT id FROM inspectors WHERE (name = $2 OR id = $2) AND revoked_at IS NULL ORDER BY name = $2 DESC LIMIT 1)`,
+		phc, nameOrID))
+	return n == 1, err
+}
+
 // RevokeInspector revokes the inspector called nameOrID as of at; false
 // when there is none or it was revoked already.
 func (q Q) RevokeInspector(ctx context.Context, nameOrID string, at time.Time) (bool, error) {

@@ -48,7 +48,8 @@ func PasswordFingerprint(phc string) string {
 // otherwise. A dashboard user's session counts only while the user exists
 // in its account with the password the session was opened with: a
 // removal or a new password that races a sign-in still ends that
-// session.
+// session. An inspector's session (the inspector app) likewise counts only
+// while the inspector is not revoked and keeps that password.
 func (q Q) WebSession(ctx context.Context, idHash string, at time.Time) (account.WebSession, error) {
 	var s account.WebSession
 	var acc, flash, cred sql.NullString
@@ -56,7 +57,10 @@ func (q Q) WebSession(ctx context.Context, idHash string, at time.Time) (account
 		FROM web_sessions WHERE id_hash = $1 AND expires_at > $2
 		AND (kind <> 'dashboard' OR EXISTS (SELECT 1 FROM dashboard_users u
 			WHERE u.email = web_sessions.subject AND u.account_id = web_sessions.account_id
-			AND (web_sessions.credential IS NULL OR web_sessions.credential = `+PasswordFingerprintSQL+`)))`, idHash, now(at)).
+			AND (web_sessions.credential IS NULL OR web_sessions.credential = `+PasswordFingerprintSQL+`)))
+		AND (kind <> 'inspector' OR EXISTS (SELECT 1 FROM inspectors u
+			WHERE u.id = web_sessions.subject AND u.revoked_at IS NULL AND u.password_hash IS NOT NULL
+			AND web_sessions.credential = `+PasswordFingerprintSQL+`))`, idHash, now(at)).
 		Scan(&s.IDHash, &s.Kind, &s.Subject, &acc, &s.CreatedAt, &s.ExpiresAt, &flash, &cred)
 	if errors.Is(err, sql.ErrNoRows) {
 		return s, apperr.NotFoundf("store.WebSession", CodeSessionNotFound)

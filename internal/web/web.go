@@ -43,6 +43,37 @@ var ticketSW []byte
 //go:embed dashboard.js
 var dashboardJS []byte
 
+// The inspector app (docs/inspect.md): its scripts, service worker,
+// manifest, icon and the ZXing decoder (Apache-2.0, inspect/zxing-LICENSE).
+//
+//go:embed inspect
+var inspectFS embed.FS
+
+// InspectAsset is the inspector app's file name (app.js, verify.js,
+// sw.js, zxing.min.js, zxing-LICENSE, manifest.webmanifest, icon.svg) and
+// its content type; false for any other name.
+func InspectAsset(name string) ([]byte, string, bool) {
+	types := map[string]string{"app.js": "text/javascript; charset=utf-8", "verify.js": "text/javascript; charset=utf-8",
+		"sw.js": "text/javascript; charset=utf-8", "zxing.min.js": "text/javascript; charset=utf-8",
+		"zxing-LICENSE": "text/plain; charset=utf-8", "manifest.webmanifest": "application/manifest+json",
+		"icon.svg": "image/svg+xml"}
+	ct, ok := types[name]
+	if !ok {
+		return nil, "", false
+	}
+	b, err := inspectFS.ReadFile("inspect/" + name)
+	return b, ct, err == nil
+}
+
+// InspectTexts are the keys (after "inspect.") of the texts the inspector
+// app's script shows: the verdicts and its messages.
+var InspectTexts = []string{"v.valid", "v.not_yet_valid", "v.expired", "v.revoked", "v.replaced", "v.not_genuine", "v.copied",
+	"v.test_ticket", "v.unreadable", "v.stale", "age", "age.none", "age.stale", "signin.failed", "throttled", "offline", "camera.denied"}
+
+// InspectPolicy is the inspector app page's Content-Security-Policy: the
+// pages' policy, and its manifest and camera.
+var InspectPolicy = ContentSecurityPolicy + "; manifest-src 'self'; media-src 'self' blob: mediastream:"
+
 //go:embed ticket-frame.css
 var ticketFrameCSS []byte
 
@@ -192,6 +223,9 @@ var funcs = template.FuncMap{
 		return map[string]string{"worker": TicketWorkerPath, "scope": TicketWorkerScope, "script": TravellerScriptPath}
 	},
 	"dashScript": func() string { return DashboardScriptPath },
+	// inspectTexts are the inspector app's texts its script shows
+	// (keys "inspect.<k>").
+	"inspectTexts": func() []string { return InspectTexts },
 	// css is the stylesheet, written inline (its hash is in the policy).
 	"css": func() template.CSS { return template.CSS(css) },
 	// label is the page's words for a schema's key (key prefix+name, such

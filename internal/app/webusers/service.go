@@ -14,6 +14,7 @@ import (
 	"github.com/farebox/farebox/internal/app/kit"
 	"github.com/farebox/farebox/internal/clock"
 	"github.com/farebox/farebox/internal/ident"
+	"github.com/farebox/farebox/internal/records"
 )
 
 // Queries are the store methods of the web users and sessions (store.Q
@@ -28,6 +29,8 @@ type Queries interface {
 	DeleteWebSessionsOf(ctx context.Context, kind, subject, keep string) (int64, error)
 	InsertDashboardInvite(ctx context.Context, inv account.DashboardInvite) error
 	InsertWebSession(ctx context.Context, s account.WebSession) error
+	InspectorByName(ctx context.Context, name string) (records.Inspector, error)
+	SetInspectorPassword(ctx context.Context, nameOrID, phc string) (bool, error)
 	SetDashboardUser(ctx context.Context, email, accountID, hash string, at time.Time) error
 	SetWebSessionFlash(ctx context.Context, idHash, flash string, at time.Time) error
 	TakeWebSessionFlash(ctx context.Context, idHash string) (string, error)

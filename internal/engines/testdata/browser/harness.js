@@ -60,7 +60,7 @@ function harness(results) {
   // recorded, and results.json is written in any case.
   async function run(body) {
     const browser = await puppeteer.launch({ executablePath: cfg.chromium, headless: true,
-      args: ["--no-sandbox", "--disable-gpu", "--disable-dev-shm-usage"] });
+      args: ["--no-sandbox", "--disable-gpu", "--disable-dev-shm-usage"].concat(cfg.chromiumArgs || []) });
     try {
       await body(browser);
     } catch (e) {
