@@ -186,6 +186,11 @@ func copied(bc Barcode, c barcode.Claims, w barcode.Window, now time.Time, tol t
 	if !verify(c.DeviceKey, bc.signed, bc.Sig) {
 		return "copied: the moving code was not signed by the phone this ticket is bound to (another phone, or a code taken from another ticket)"
 	}
+	return stale(w, now, tol)
+}
+
+// stale is why window w is not current at now ± tol, "" when it is.
+func stale(w barcode.Window, now time.Time, tol time.Duration) string {
 	span := fmt.Sprintf("%s–%s", w.Start.In(clock.Berlin).Format("15:04:05"), w.End.In(clock.Berlin).Format("15:04:05 MST"))
 	if now.Before(w.Start.Add(-tol)) {
 		return fmt.Sprintf("copied: the code is for %s, %s ahead of this device's clock (prepared in advance, or the phone's clock is wrong)",
