@@ -132,25 +132,9 @@ func inspectCmd(ctx context.Context, args []string, getenv func(string) string, 
 			return err
 		}
 	}
-	var revoked *barcode.Revocations
-	if *revocationsSrc != "" {
-		data, err := readSource(ctx, *revocationsSrc)
-		if err != nil {
-			return fmt.Errorf("--revocations: %w", err)
-		}
-		if revoked, err = barcode.VerifyFeed(data, kr); err != nil {
-			return fmt.Errorf("--revocations %s: %w", *revocationsSrc, err)
-		}
-	}
-	var bl *blocklist.List
-	if *blocklistSrc != "" {
-		data, err := readSource(ctx, *blocklistSrc)
-		if err != nil {
-			return fmt.Errorf("--blocklist: %w", err)
-		}
-		if bl, err = blocklist.Parse(data, kr); err != nil {
-			return fmt.Errorf("--blocklist %s: %w", *blocklistSrc, err)
-		}
+	revoked, bl, err := inspectLists(ctx, *revocationsSrc, *blocklistSrc, kr)
+	if err != nil {
+		return err
 	}
 	tol := *tolerance
 	if tol == 0 {
@@ -270,6 +254,32 @@ func inspectKeyring(ctx context.Context, db dbFlags, keysFile, keysCfg string) (
 		return nil, fmt.Errorf("inspection keys: %w (pass --keys keys.json from /v1/inspection/keys.json)", err)
 	}
 	return kr, nil
+}
+
+// inspectLists reads and verifies the revocation feed and the blocklist
+// when given (nil when not).
+func inspectLists(ctx context.Context, revocationsSrc, blocklistSrc string, kr *barcode.Keyring) (*barcode.Revocations, *blocklist.List, error) {
+	var revoked *barcode.Revocations
+	if revocationsSrc != "" {
+		data, err := readSource(ctx, revocationsSrc)
+		if err != nil {
+			return nil, nil, fmt.Errorf("--revocations: %w", err)
+		}
+		if revoked, err = barcode.VerifyFeed(data, kr); err != nil {
+			return nil, nil, fmt.Errorf("--revocations %s: %w", revocationsSrc, err)
+		}
+	}
+	var bl *blocklist.List
+	if blocklistSrc != "" {
+		data, err := readSource(ctx, blocklistSrc)
+		if err != nil {
+			return nil, nil, fmt.Errorf("--blocklist: %w", err)
+		}
+		if bl, err = blocklist.Parse(data, kr); err != nil {
+			return nil, nil, fmt.Errorf("--blocklist %s: %w", blocklistSrc, err)
+		}
+	}
+	return revoked, bl, nil
 }
 
 // rotatingSecret is the rotating-barcode secret: the hex in file, else
