@@ -149,17 +149,11 @@ func InspectRotating(data []byte, kr *barcode.Keyring, secret []byte, now time.T
 	if err != nil {
 		return barcode.Report{Reason: err.Error(), State: barcode.StateNotGenuine, At: now}
 	}
-	rep := barcode.Inspect(r.Static, kr, now)
-	if !rep.Genuine {
+	rep, ok := inspectStatic(r.Static, kr, now, "rotating", func(secs int64) int64 { return r.Seconds / secs * secs })
+	if !ok {
 		return rep
 	}
 	c := rep.Claims
-	if !c.Dynamic {
-		return barcode.Report{Reason: "a static ticket inside a rotating code (forged)", State: barcode.StateNotGenuine, At: now, KeyID: c.KeyID}
-	}
-	secs := int64(c.WindowSeconds)
-	start := time.Unix(r.Seconds/secs*secs, 0).UTC()
-	rep.Window = barcode.Window{Start: start, End: start.Add(time.Duration(secs) * time.Second)}
 	switch want := TOTP(TicketKey(secret, c.TicketID), r.Seconds, c.WindowSeconds, TOTPDigits); {
 	case len(secret) < MinSecretLen:
 		rep.Copied = "copied: cannot check the wallet pass's rotating code: this device has no rotating-barcode secret (farebox inspect --rotating-secret)"
