@@ -2,6 +2,7 @@ package main
 
 import (
 	"context"
+	"encoding/hex"
 	"errors"
 	"fmt"
 	"io"
@@ -15,6 +16,7 @@ import (
 	"github.com/farebox/farebox/internal/barcode/dynamic"
 	"github.com/farebox/farebox/internal/barcode/uic"
 	"github.com/farebox/farebox/internal/barcode/vdv"
+	"github.com/farebox/farebox/internal/blocklist"
 	"github.com/farebox/farebox/internal/clock"
 	"github.com/farebox/farebox/internal/credentials"
 	"github.com/farebox/farebox/internal/store"
@@ -56,7 +58,15 @@ rendering engine renews every window, signed by the phone the ticket is
 bound to) pass only while their time window is current: a screenshot, a
 recording or the code of another phone is refused as "COPIED" with the
 reason. --window-tolerance is the clock difference between the phone and
-this device accepted on each side of the window.
+this device accepted on each side of the window. The rotating code of a
+dynamic ticket's Google Wallet pass (text "FR1.…") is checked the same way
+with the TOTP key derived from the service's rotating-barcode secret:
+--rotating-secret FILE (the hex of farebox keys rotating-secret), else the
+database's.
+
+With --blocklist FILE|URL (a saved /v1/inspection/blocklist.json, or its
+URL), verified with the same keys, the dynamic code of a phone the ticket
+moved away from is rejected as "replaced".
 
 Keys (for farebox payloads and the revocation feed; a UIC or VDV barcode
 alone needs none): --keys keys.json (the body of GET /v1/inspection/keys.json), else
@@ -79,6 +89,8 @@ func inspectCmd(ctx context.Context, args []string, getenv func(string) string, 
 	vdvRoot := fs.String("vdv-root", getenv("FAREBOX_VDV_ROOT"), "the VDV root CV certificate (env FAREBOX_VDV_ROOT)")
 	tolerance := fs.Duration("window-tolerance", dynamic.DefaultTolerance, "dynamic barcodes: clock difference accepted on each side of the time window (0s: none)")
 	vdvCAs := fs.String("vdv-ca", getenv("FAREBOX_VDV_CA"), "comma-separated VDV CA CV certificates signed by the root (env FAREBOX_VDV_CA)")
+	rotatingFile := fs.String("rotating-secret", getenv("FAREBOX_ROTATING_SECRET"), "file with the hex rotating-barcode secret (farebox keys rotating-secret) for Google Wallet rotating codes; default: the database's (env FAREBOX_ROTATING_SECRET)")
+	blocklistSrc := fs.String("blocklist", "", "blocklist (a saved /v1/inspection/blocklist.json or its URL): reject the codes of phones a ticket moved away from")
 	post := postFlags(fs, getenv)
 	fs.Usage = func() { fmt.Fprint(stderr, inspectUsage); fs.PrintDefaults() }
 	pos, err := parseFlags(fs, args)
@@ -115,20 +127,18 @@ func inspectCmd(ctx context.Context, args []string, getenv func(string) string, 
 	// farebox's keys verify farebox payloads and the revocation feed; a UIC
 	// or VDV barcode alone is checked without them.
 	var kr *barcode.Keyring
-	if *revocationsSrc != "" || (!uic.IsContainer(payload) && !vdv.IsBarcode(payload)) {
+	if *revocationsSrc != "" || *blocklistSrc != "" || (!uic.IsContainer(payload) && !vdv.IsBarcode(payload)) {
 		if kr, err = inspectKeyring(ctx, *db, *keysFile, *keysCfg); err != nil {
 			return err
 		}
 	}
-	var revoked *barcode.Revocations
-	if *revocationsSrc != "" {
-		data, err := readSource(ctx, *revocationsSrc)
-		if err != nil {
-			return fmt.Errorf("--revocations: %w", err)
-		}
-		if revoked, err = barcode.VerifyFeed(data, kr); err != nil {
-			return fmt.Errorf("--revocations %s: %w", *revocationsSrc, err)
-		}
+	revoked, bl, err := inspectLists(ctx, *revocationsSrc, *blocklistSrc, kr)
+	if err != nil {
+		return err
+	}
+	tol := *tolerance
+	if tol == 0 {
+		tol = -1 // dynamic.Options: none
 	}
 	var rep barcode.Report
 	if uic.IsContainer(payload) {
@@ -144,11 +154,14 @@ func inspectCmd(ctx context.Context, args []string, getenv func(string) string, 
 		}
 		rep = vdv.Inspect(payload, trust, now)
 	} else if barcode.IsDynamic(payload) {
-		tol := *tolerance
-		if tol == 0 {
-			tol = -1 // dynamic.Options: none
-		}
 		rep = dynamic.Inspect(payload, kr, now, dynamic.Options{Tolerance: tol})
+		bl.CheckMoved(&rep)
+	} else if barcode.IsRotating(payload) {
+		secret, err := rotatingSecret(ctx, *db, *rotatingFile)
+		if err != nil {
+			return err
+		}
+		rep = dynamic.InspectRotating(payload, kr, secret, now, dynamic.Options{Tolerance: tol})
 	} else {
 		rep = barcode.Inspect(payload, kr, now)
 	}
@@ -164,6 +177,8 @@ func inspectCmd(ctx context.Context, args []string, getenv func(string) string, 
 				" (the traveller's ticket has a new barcode: reload it)")
 		case rep.Revoked != nil:
 			fmt.Fprintln(stdout, "REJECTED: the ticket was revoked: "+rep.Revoked.Reason)
+		case rep.Replaced != "":
+			fmt.Fprintln(stdout, "REJECTED: "+rep.Replaced)
 		case rep.Copied != "":
 			fmt.Fprintln(stdout, "REJECTED: "+rep.Copied)
 		case rep.Genuine && rep.Test && !*allowTest:
@@ -239,6 +254,54 @@ func inspectKeyring(ctx context.Context, db dbFlags, keysFile, keysCfg string) (
 		return nil, fmt.Errorf("inspection keys: %w (pass --keys keys.json from /v1/inspection/keys.json)", err)
 	}
 	return kr, nil
+}
+
+// inspectLists reads and verifies the revocation feed and the blocklist
+// when given (nil when not).
+func inspectLists(ctx context.Context, revocationsSrc, blocklistSrc string, kr *barcode.Keyring) (*barcode.Revocations, *blocklist.List, error) {
+	var revoked *barcode.Revocations
+	if revocationsSrc != "" {
+		data, err := readSource(ctx, revocationsSrc)
+		if err != nil {
+			return nil, nil, fmt.Errorf("--revocations: %w", err)
+		}
+		if revoked, err = barcode.VerifyFeed(data, kr); err != nil {
+			return nil, nil, fmt.Errorf("--revocations %s: %w", revocationsSrc, err)
+		}
+	}
+	var bl *blocklist.List
+	if blocklistSrc != "" {
+		data, err := readSource(ctx, blocklistSrc)
+		if err != nil {
+			return nil, nil, fmt.Errorf("--blocklist: %w", err)
+		}
+		if bl, err = blocklist.Parse(data, kr); err != nil {
+			return nil, nil, fmt.Errorf("--blocklist %s: %w", blocklistSrc, err)
+		}
+	}
+	return revoked, bl, nil
+}
+
+// rotatingSecret is the rotating-barcode secret: the hex in file, else
+// the database's (nil when neither has one: the code cannot be checked).
+func rotatingSecret(ctx context.Context, db dbFlags, file string) ([]byte, error) {
+	if file != "" {
+		b, err := os.ReadFile(file)
+		if err != nil {
+			return nil, fmt.Errorf("--rotating-secret: %w", err)
+		}
+		s, err := hex.DecodeString(strings.TrimSpace(string(b)))
+		if err != nil || len(s) < dynamic.MinSecretLen {
+			return nil, fmt.Errorf("--rotating-secret %s: want the hex of at least %d bytes (farebox keys rotating-secret)", file, dynamic.MinSecretLen)
+		}
+		return s, nil
+	}
+	st, err := db.openStore(ctx)
+	if err != nil {
+		return nil, nil // no database here: the code is refused as unchecked
+	}
+	defer st.Close()
+	return credentials.LoadRotatingSecret(ctx, st, false)
 }
 
 // readSource reads a file, or fetches an http(s) URL (at most 64 MiB, one minute).

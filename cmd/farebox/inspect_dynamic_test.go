@@ -1,16 +1,21 @@
 package main
 
 import (
+	"bytes"
 	"crypto/ecdsa"
 	"crypto/elliptic"
 	"crypto/rand"
+	"encoding/hex"
 	"errors"
+	"os"
+	"path/filepath"
 	"strings"
 	"testing"
 	"time"
 
 	"github.com/farebox/farebox/internal/barcode"
 	"github.com/farebox/farebox/internal/barcode/dynamic"
+	"github.com/farebox/farebox/internal/blocklist"
 )
 
 // TestInspectDynamic: `farebox inspect` accepts the live code of a
@@ -69,5 +74,79 @@ func TestInspectDynamic(t *testing.T) {
 	}
 	if _, err := inspectRun(env, code, "--window-tolerance", "-5s", "-"); err == nil || !strings.Contains(err.Error(), "window-tolerance") {
 		t.Errorf("negative tolerance: %v", err)
+	}
+}
+
+// TestInspectRotatingAndMoved: `farebox inspect` checks a Google Wallet
+// rotating code with --rotating-secret (live accepted, a screenshot past
+// the window and a code under another secret refused as COPIED, a bad
+// secret file an error), and with --blocklist refuses the code of a phone
+// the ticket moved away from as REPLACED while the new phone passes.
+func TestInspectRotatingAndMoved(t *testing.T) {
+	t.Parallel()
+	dir := t.TempDir()
+	kr, _, err := barcode.LoadOrCreateDir(dir, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	at := time.Date(2026, 11, 29, 10, 0, 0, 0, time.UTC)
+	const tid = "farebox-ticket-3f2b8c1e-9d4a-4e6b-8f00-1a2b3c4d5e6f"
+	sign := func(device *ecdsa.PrivateKey) []byte {
+		pub, _ := device.PublicKey.ECDH()
+		p, _, err := barcode.SignWith(barcode.Claims{TicketID: tid, ProductID: "p", ProductName: "Deutschlandticket", ValidFrom: at.Add(-time.Hour),
+			ValidUntil: at.Add(time.Hour), FirstName: "Erika", LastName: "Muster", Environment: barcode.EnvLive, Dynamic: true, WindowSeconds: 30,
+			DeviceKey: pub.Bytes()}, kr, 0)
+		if err != nil {
+			t.Fatal(err)
+		}
+		return p
+	}
+	oldPhone, _ := ecdsa.GenerateKey(elliptic.P256(), rand.Reader)
+	newPhone, _ := ecdsa.GenerateKey(elliptic.P256(), rand.Reader)
+	oldStatic, newStatic := sign(oldPhone), sign(newPhone)
+
+	secret := bytes.Repeat([]byte{0x42}, 32)
+	secretFile, badFile := filepath.Join(dir, "rotating.hex"), filepath.Join(dir, "bad.hex")
+	_ = os.WriteFile(secretFile, []byte(hex.EncodeToString(secret)+"\n"), 0o600)
+	_ = os.WriteFile(badFile, []byte("not hex"), 0o600)
+	rotating := []byte(dynamic.RotatingValue(newStatic, dynamic.TicketKey(secret, tid), at, 30))
+	foreign := []byte(dynamic.RotatingValue(newStatic, dynamic.TicketKey(bytes.Repeat([]byte{1}, 32), tid), at, 30))
+
+	oldPub, _ := oldPhone.PublicKey.ECDH()
+	body, sig, kid, err := blocklist.Sign(blocklist.List{Issuer: "farebox", GeneratedAt: "2026-11-29T10:00:00Z", LastSeq: 1,
+		Devices: []blocklist.DeviceEntry{{Seq: 1, TicketID: tid, DeviceKeySHA256: blocklist.DeviceDigest(tid, oldPub.Bytes()),
+			MovedAt: "2026-11-29T09:30:00Z", Reason: "replaced: the ticket moved to another phone", ValidUntil: "2026-11-29T11:00:00Z"}}}, kr)
+	if err != nil {
+		t.Fatal(err)
+	}
+	doc, _ := barcode.DetachedJSON("blocklist", body, sig, kid)
+	listFile := filepath.Join(dir, "blocklist.json")
+	_ = os.WriteFile(listFile, doc, 0o600)
+	oldCode, _ := dynamic.Build(oldStatic, dynamic.WindowAt(at, 30), oldPhone)
+	newCode, _ := dynamic.Build(newStatic, dynamic.WindowAt(at, 30), newPhone)
+
+	env := map[string]string{"FAREBOX_INSPECTION_KEYS": dir, "FAREBOX_DATA_DIR": t.TempDir()}
+	for _, c := range []struct {
+		name  string
+		in    []byte
+		args  []string
+		ok    bool
+		words string
+	}{
+		{"rotating live", rotating, []string{"--rotating-secret", secretFile, "--at", "2026-11-29T10:00:10Z"}, true, "ACCEPTED"},
+		{"rotating screenshot", rotating, []string{"--rotating-secret", secretFile, "--at", "2026-11-29T10:02:00Z"}, false, "REJECTED: copied: the code is from"},
+		{"rotating other secret", foreign, []string{"--rotating-secret", secretFile, "--at", "2026-11-29T10:00:10Z"}, false, "not made by this ticket's wallet pass"},
+		{"old phone without list", oldCode, []string{"--at", "2026-11-29T10:00:10Z"}, true, "ACCEPTED"},
+		{"old phone", oldCode, []string{"--blocklist", listFile, "--at", "2026-11-29T10:00:10Z"}, false,
+			"REJECTED: replaced: this ticket moved to another phone on 2026-11-29 10:30 CET"},
+		{"new phone", newCode, []string{"--blocklist", listFile, "--at", "2026-11-29T10:00:10Z"}, true, "ACCEPTED"},
+	} {
+		out, err := inspectRun(env, c.in, append(c.args, "-")...)
+		if c.ok != (err == nil) || (!c.ok && !errors.Is(err, errNotAcceptable)) || !strings.Contains(out, c.words) {
+			t.Errorf("%s: %v\n%s", c.name, err, out)
+		}
+	}
+	if _, err := inspectRun(env, rotating, "--rotating-secret", badFile, "-"); err == nil || !strings.Contains(err.Error(), "rotating-secret") {
+		t.Errorf("bad secret file: %v", err)
 	}
 }

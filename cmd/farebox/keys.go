@@ -2,6 +2,7 @@ package main
 
 import (
 	"context"
+	"encoding/hex"
 	"encoding/json"
 	"fmt"
 	"io"
@@ -31,6 +32,10 @@ const keysUsage = `Usage: farebox keys list|rotate|prune|revoke|generate|import|
   keys revoke KID --reason TEXT  a compromised key: its valid tickets are signed
                                  anew with the active key (passes updated), the key
                                  enters the revocation feed and is deleted
+  keys rotating-secret           print the secret (hex) from which the TOTP keys of
+                                 dynamic tickets' Google Wallet rotating barcodes are
+                                 derived; inspection devices need it (farebox inspect
+                                 --rotating-secret FILE); keep it as secret as a key
 
 Keys are where the service keeps them: --inspection-keys DIR or TOKEN-URI,
 else the data dir (embedded), else the database. Running services re-read
@@ -55,7 +60,7 @@ func keysCmd(ctx context.Context, args []string, getenv func(string) string, std
 	if len(args) > 0 && tokenKeyCommands[args[0]] {
 		return tokenKeysCmd(args, stdout, stderr)
 	}
-	if len(args) == 0 || !strings.Contains(" list rotate prune revoke ", " "+args[0]+" ") {
+	if len(args) == 0 || !strings.Contains(" list rotate prune revoke rotating-secret ", " "+args[0]+" ") {
 		fmt.Fprint(stderr, keysUsage)
 		return errUsage
 	}
@@ -82,6 +87,12 @@ func keysCmd(ctx context.Context, args []string, getenv func(string) string, std
 	s := credentials.Settings{DataDir: db.dataDir, InspectionKeys: *keysCfg, Embedded: db.url == "" || strings.HasPrefix(db.url, "sqlite:")}
 	a := inspection.New(store.NewView[inspection.Queries](st), clock.System{}, credentials.InspectionStore{Settings: s, Store: st}, nil)
 	switch args[0] {
+	case "rotating-secret":
+		b, err := credentials.LoadRotatingSecret(ctx, st, true)
+		if err != nil {
+			return err
+		}
+		fmt.Fprintln(stdout, hex.EncodeToString(b))
 	case "list":
 		keys, err := a.Keys(ctx)
 		if err != nil {

@@ -143,6 +143,9 @@ func loadWallets(ctx context.Context, cfg config.Config, st *store.Store, log *s
 		return err
 	}
 
+	if s.GoogleRotatingSecret, err = credentials.LoadRotatingSecret(ctx, st, true); err != nil {
+		return err
+	}
 	g, created, err := credentials.LoadGoogle(s)
 	if err != nil {
 		return err

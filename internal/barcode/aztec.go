@@ -203,6 +203,10 @@ func ParseInput(data []byte) ([]byte, error) {
 	if IsDynamic(data) {
 		return data, nil
 	}
+	// So does the text of a Google Wallet rotating barcode ("FR1.", barcode/dynamic).
+	if t := bytes.TrimSpace(data); IsRotating(t) {
+		return t, nil
+	}
 	hasMagic := func(b []byte) bool { return len(b) >= 2 && b[0] == magic0 && b[1] == magic1 }
 	if hasMagic(data) {
 		if _, err := Parse(data); err == nil {
@@ -240,6 +244,13 @@ const DynamicMagic = "FD"
 func IsDynamic(b []byte) bool {
 	return len(b) >= 3 && string(b[:2]) == DynamicMagic && b[2] == 1
 }
+
+// RotatingPrefix starts the text of a Google Wallet rotating barcode
+// (package barcode/dynamic): "FR1." payload "." seconds "." TOTP value.
+const RotatingPrefix = "FR1."
+
+// IsRotating reports whether b starts like a rotating barcode's text.
+func IsRotating(b []byte) bool { return bytes.HasPrefix(b, []byte(RotatingPrefix)) }
 
 func isImage(b []byte) bool {
 	return bytes.HasPrefix(b, []byte("\x89PNG\r\n\x1a\n")) || bytes.HasPrefix(b, []byte("\xff\xd8\xff")) ||

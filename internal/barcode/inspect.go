@@ -43,6 +43,10 @@ type Report struct {
 	// for the inspector: "copied: …". Empty otherwise. A copied code is
 	// never acceptable.
 	Copied string
+	// Replaced says that the device a dynamic code was signed by is one
+	// the ticket moved away from (a blocklist's devices entry): "replaced:
+	// this ticket moved to another phone on …". Never acceptable.
+	Replaced string
 	// Window is the time window a dynamic barcode was signed for (zero
 	// for static payloads).
 	Window Window
@@ -141,7 +145,7 @@ func describe(signer string, c Claims, now time.Time) string {
 // test ticket unless allowTest (inspection in the test environment). Use it
 // for the exit status of `farebox inspect`.
 func (r Report) Acceptable(allowTest bool) bool {
-	return r.Genuine && r.State == StateValid && (allowTest || !r.Test) && r.Revoked == nil && r.Copied == ""
+	return r.Genuine && r.State == StateValid && (allowTest || !r.Test) && r.Revoked == nil && r.Copied == "" && r.Replaced == ""
 }
 
 // String renders the report: Describe for genuine payloads, a refusal otherwise.
@@ -160,6 +164,9 @@ func (r Report) String() string {
 	d := Describe(r.Claims, r.At)
 	if r.Copied != "" {
 		d = "COPIED: " + strings.TrimPrefix(r.Copied, "copied: ") + "\n" + d
+	}
+	if r.Replaced != "" {
+		d = "REPLACED: " + strings.TrimPrefix(r.Replaced, "replaced: ") + "\n" + d
 	}
 	if r.Signer != "" {
 		d = describe(r.Signer, r.Claims, r.At) + r.Extra

@@ -9,6 +9,8 @@ package blocklist
 
 import (
 	"bytes"
+	"crypto/sha256"
+	"encoding/base64"
 	"encoding/json"
 	"errors"
 	"fmt"
@@ -20,6 +22,7 @@ import (
 
 	"github.com/farebox/farebox/internal/apperr"
 	"github.com/farebox/farebox/internal/barcode"
+	"github.com/farebox/farebox/internal/clock"
 )
 
 // Context separates blocklist signatures from the revocation feed's and
@@ -64,6 +67,54 @@ type List struct {
 	More        bool       `json:"more"`
 	VDV         []VDVEntry `json:"vdv"`
 	UIC         []UICEntry `json:"uic"`
+	// Devices are the phones dynamic tickets moved away from (present
+	// only when there are some, so a list without moves is the same
+	// document as before issue 32).
+	Devices []DeviceEntry `json:"devices,omitempty"`
+}
+
+// DeviceEntry is a device a dynamic ticket moved away from
+// (docs/blocklist.md "Moved-away phones"): the codes that phone still
+// signs for TicketID are refused as replaced. DeviceKeySHA256 is
+// DeviceDigest(TicketID, key), not the key itself, so the public list
+// cannot link the tickets of one phone.
+type DeviceEntry struct {
+	Seq             int64  `json:"seq"`
+	TicketID        string `json:"ticket_id"`
+	DeviceKeySHA256 string `json:"device_key_sha256"`
+	MovedAt         string `json:"moved_at"`
+	Reason          string `json:"reason"`
+	ValidUntil      string `json:"valid_until"`
+}
+
+// DeviceContext separates the device digests from other hashes.
+const DeviceContext = "farebox moved device\x00"
+
+// DeviceDigest is the digest a DeviceEntry names the moved-away key of
+// ticketID by: base64url (unpadded) of SHA-256 over DeviceContext ‖ the
+// ticket id ‖ the uncompressed P-256 point (65 bytes).
+func DeviceDigest(ticketID string, key []byte) string {
+	h := sha256.New()
+	h.Write([]byte(DeviceContext))
+	h.Write([]byte(ticketID))
+	h.Write(key)
+	return base64.RawURLEncoding.EncodeToString(h.Sum(nil))
+}
+
+// CheckMoved marks rep replaced when the device key of its genuine
+// dynamic ticket is one l lists as moved away; a nil list checks nothing.
+func (l *List) CheckMoved(rep *barcode.Report) {
+	if l == nil || !rep.Genuine || len(rep.Claims.DeviceKey) == 0 {
+		return
+	}
+	d := DeviceDigest(rep.Claims.TicketID, rep.Claims.DeviceKey)
+	for _, e := range l.Devices {
+		if e.TicketID == rep.Claims.TicketID && e.DeviceKeySHA256 == d {
+			rep.Replaced = "replaced: this ticket moved to another phone on " + ValidUntil(e.MovedAt).In(clock.Berlin).Format("2006-01-02 15:04 MST") +
+				"; this phone's code no longer counts"
+			return
+		}
+	}
 }
 
 // VDVEntry blocks a VDV-KA ticket: Org is the ticket's issuing
@@ -154,7 +205,7 @@ func Parse(data []byte, keys *barcode.Keyring) (*List, error) {
 	if l.Format != Format || l.Version != Version {
 		return nil, invalid("/blocklist/version", fmt.Sprintf("blocklist: format %q version %d: only %q version %d is read", l.Format, l.Version, Format, Version))
 	}
-	if n := len(l.VDV) + len(l.UIC); n > MaxEntries {
+	if n := len(l.VDV) + len(l.UIC) + len(l.Devices); n > MaxEntries {
 		return nil, apperr.E(op, apperr.Invalid, CodeBlocklistTooLarge, fmt.Sprintf("blocklist: %d entries, at most %d are accepted", n, MaxEntries))
 	}
 	if err := l.check(); err != nil {
@@ -215,6 +266,27 @@ func (l *List) check() error {
 			return invalid(at("reference"), fmt.Sprintf("blocklist: uic[%d].reference: at most %d printable ASCII characters", i, MaxReference))
 		}
 		if err := common(at, fmt.Sprintf("uic[%d]", i), e.Seq, e.Reason, e.ValidUntil); err != nil {
+			return err
+		}
+	}
+	return l.checkDevices()
+}
+
+// checkDevices validates the devices entries.
+func (l *List) checkDevices() error {
+	for i, e := range l.Devices {
+		at := func(f string) string { return "/blocklist/devices/" + strconv.Itoa(i) + "/" + f }
+		d, err := base64.RawURLEncoding.DecodeString(e.DeviceKeySHA256)
+		switch {
+		case e.TicketID == "" || !printable(e.TicketID, MaxReference):
+			return invalid(at("ticket_id"), fmt.Sprintf("blocklist: devices[%d].ticket_id: 1 to %d printable ASCII characters", i, MaxReference))
+		case err != nil || len(d) != sha256.Size:
+			return invalid(at("device_key_sha256"), fmt.Sprintf("blocklist: devices[%d].device_key_sha256: base64url of 32 bytes", i))
+		}
+		if _, err := time.Parse(time.RFC3339, e.MovedAt); err != nil {
+			return invalid(at("moved_at"), fmt.Sprintf("blocklist: devices[%d].moved_at: an RFC 3339 time", i))
+		}
+		if err := common(at, fmt.Sprintf("devices[%d]", i), e.Seq, e.Reason, e.ValidUntil); err != nil {
 			return err
 		}
 	}

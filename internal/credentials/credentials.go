@@ -2,6 +2,8 @@ package credentials
 
 import (
 	"context"
+	"crypto/rand"
+	"encoding/hex"
 	"errors"
 	"io/fs"
 	"os"
@@ -48,6 +50,50 @@ type Settings struct {
 	GoogleWalletAPI bool
 	GoogleAPIURL    string
 	GoogleTokenURL  string
+	// GoogleRotatingSecret derives the TOTP keys of dynamic tickets'
+	// rotating barcodes (LoadRotatingSecret).
+	GoogleRotatingSecret []byte
+}
+
+// RotatingSecretName is the service secret (service_secrets, both
+// engines) from which the TOTP key of each dynamic ticket's Google Wallet
+// rotating barcode is derived (dynamic.TicketKey). Inspection devices need
+// it to check those codes: `farebox keys rotating-secret` prints it.
+const RotatingSecretName = "wallet-rotating-secret"
+
+// LoadRotatingSecret returns the rotating-barcode secret of the service,
+// generating it on first use when create is set (every instance reads the
+// first one stored). Without create a missing secret is nil.
+func LoadRotatingSecret(ctx context.Context, st *store.Store, create bool) ([]byte, error) {
+	const op = "credentials.LoadRotatingSecret"
+	var v string
+	if !create {
+		m, err := st.Read().ServiceSecrets(ctx, RotatingSecretName)
+		if err != nil {
+			return nil, err
+		}
+		v = string(m[RotatingSecretName])
+	} else {
+		fresh := make([]byte, 32)
+		if _, err := rand.Read(fresh); err != nil {
+			return nil, apperr.Wrap(op, err)
+		}
+		err := st.Write(ctx, func(q store.Q) (err error) {
+			v, err = q.EnsureSecret(ctx, RotatingSecretName, hex.EncodeToString(fresh), time.Now())
+			return err
+		})
+		if err != nil {
+			return nil, err
+		}
+	}
+	if v == "" {
+		return nil, nil
+	}
+	b, err := hex.DecodeString(strings.TrimSpace(v))
+	if err != nil {
+		return nil, configErr(op, "the stored rotating-barcode secret is not hex")
+	}
+	return b, nil
 }
 
 // Development identities used when nothing is configured.
@@ -330,7 +376,7 @@ func LoadGoogle(s Settings) (i *google.Issuer, created bool, err error) {
 		}
 	}
 	i, err = google.NewIssuer(google.Config{IssuerID: issuer, IssuerName: s.GoogleIssuerName, Brand: s.Brand, Origins: s.GoogleOrigins,
-		LogoURL: s.GoogleLogoURL, Account: sa})
+		LogoURL: s.GoogleLogoURL, Account: sa, RotatingSecret: s.GoogleRotatingSecret})
 	if err != nil {
 		return nil, false, configErr(op, err.Error())
 	}

@@ -14,8 +14,10 @@ import (
 	"github.com/farebox/farebox/internal/apitest"
 	"github.com/farebox/farebox/internal/barcode"
 	"github.com/farebox/farebox/internal/barcode/dynamic"
+	"github.com/farebox/farebox/internal/blocklist"
 	"github.com/farebox/farebox/internal/catalog"
 	"github.com/farebox/farebox/internal/idempotency"
+	"github.com/farebox/farebox/internal/store"
 )
 
 type deviceKey struct {
@@ -266,6 +268,112 @@ func TestDeviceBindingMarksItsClaims(t *testing.T) {
 			if again := e.Do(req); again.Status != r.Status || again.Header.Get("Idempotency-Replayed") != "true" || string(again.Body) != string(r.Body) {
 				t.Errorf("%s replay: %d %s", c.path, again.Status, again.Header.Get("Idempotency-Replayed"))
 			}
+		}
+	})
+}
+
+// TestDeviceMoveBlocklist: after a move the signed blocklist names the
+// phone the ticket moved away from (a digest of the ticket and its key), so
+// an offline inspector with keys.json and the list refuses the old phone's
+// code as replaced and accepts the new phone's; the entry shares the
+// revocation feed's numbering (paging with limit=1 reaches it, the feed
+// itself still verifies). Both engines.
+func TestDeviceMoveBlocklist(t *testing.T) {
+	apitest.ForEachEngine(t, apitest.Options{Configure: withWallets(t, false)}, func(t *testing.T, e *apitest.Env) {
+		ids := productIDs(t, e)
+		makeDynamic(t, e, ids["single/adult"])
+		o := order(t, e, e.LiveKey, ids["single/adult"], ids["single/adult"])
+		m := map[string]any{"identification_medium": medium("Max", "Mustermann", "1990-01-01")}
+		tid := mustActivate(t, e, "v9", str(o.Coupons[0]["id"]), m)
+		other := mustActivate(t, e, "v9", str(o.Coupons[1]["id"]), m)
+		kr, err := barcode.ParseKeySet(e.Must(200, apitest.Req{Method: "GET", Path: "/v1/inspection/keys.json"}).Body)
+		if err != nil {
+			t.Fatal(err)
+		}
+		list := func(q string) *blocklist.List {
+			t.Helper()
+			l, err := blocklist.Parse(e.Must(200, apitest.Req{Method: "GET", Path: "/v1/inspection/blocklist.json" + q}).Body, kr)
+			if err != nil {
+				t.Fatal(err)
+			}
+			return l
+		}
+		payload := func(r *apitest.Resp) []byte {
+			t.Helper()
+			p, err := barcode.FromText(str(r.Map(t)["inspection_barcode"].(map[string]any)["payload"]))
+			if err != nil {
+				t.Fatal(err)
+			}
+			return p
+		}
+		a, b := newDeviceKey(t), newDeviceKey(t)
+		oldPayload := payload(bind(e, tid, a.text))
+		bind(e, other, newDeviceKey(t).text)
+		if l := list(""); len(l.Devices) != 0 || strings.Contains(string(e.Must(200, apitest.Req{Method: "GET", Path: "/v1/inspection/blocklist.json"}).Body), `"devices"`) {
+			t.Fatalf("devices before any move: %+v", l.Devices)
+		}
+		// A revocation before the move, so the move's number follows it.
+		if _, err := e.App.RevokeTicket(t.Context(), idempotency.Claim{}, other, "Fahrgeld erstattet"); err != nil {
+			t.Fatal(err)
+		}
+		e.Must(200, apitest.Req{Method: "POST", Path: "/v9/ticketing/tickets/" + tid + "/device_move.json", Key: e.LiveKey})
+		e.Clock.Advance(time.Minute)
+		moved := bind(e, tid, b.text)
+		if moved.Status != 201 {
+			t.Fatalf("move: %d %s", moved.Status, moved.Body)
+		}
+		newPayload := payload(moved)
+
+		l := list("")
+		key, _ := base64.RawURLEncoding.DecodeString(a.text)
+		if len(l.Devices) != 1 || l.Devices[0].TicketID != tid || l.Devices[0].DeviceKeySHA256 != blocklist.DeviceDigest(tid, key) ||
+			l.Devices[0].Seq != l.LastSeq || l.Devices[0].Seq != 2 || l.More {
+			t.Fatalf("devices %+v (last_seq %d)", l.Devices, l.LastSeq)
+		}
+		if strings.Contains(string(e.Must(200, apitest.Req{Method: "GET", Path: "/v1/inspection/blocklist.json"}).Body), a.text) {
+			t.Error("the public list carries the device key itself")
+		}
+		now := e.Clock.Now()
+		oldCode, _ := dynamic.Build(oldPayload, dynamic.WindowAt(now, 30), a.priv)
+		rep := dynamic.Inspect(oldCode, kr, now, dynamic.Options{})
+		if !rep.Acceptable(false) {
+			t.Fatalf("without the list the old phone's code passes (the limitation the list removes): %s", rep)
+		}
+		l.CheckMoved(&rep)
+		if rep.Acceptable(false) || !strings.HasPrefix(rep.Replaced, "replaced: this ticket moved to another phone on ") || !strings.Contains(rep.String(), "REPLACED: ") {
+			t.Errorf("old phone with the list: %q\n%s", rep.Replaced, rep)
+		}
+		newCode, _ := dynamic.Build(newPayload, dynamic.WindowAt(now, 30), b.priv)
+		rep = dynamic.Inspect(newCode, kr, now, dynamic.Options{})
+		if l.CheckMoved(&rep); !rep.Acceptable(false) {
+			t.Errorf("new phone: %s", rep)
+		}
+
+		// Paging: one entry a page; the move is the second.
+		p1 := list("?limit=1")
+		if !p1.More || p1.LastSeq != 1 || len(p1.Devices) != 0 {
+			t.Errorf("page 1: more %v last %d devices %d", p1.More, p1.LastSeq, len(p1.Devices))
+		}
+		if p2 := list("?since=1&limit=1"); p2.More || p2.LastSeq != 2 || len(p2.Devices) != 1 {
+			t.Errorf("page 2: more %v last %d devices %d", p2.More, p2.LastSeq, len(p2.Devices))
+		}
+		if l := list("?since=2"); len(l.Devices) != 0 || l.LastSeq != 2 {
+			t.Errorf("after the move: %+v", l)
+		}
+		feed, err := barcode.VerifyFeed(e.Must(200, apitest.Req{Method: "GET", Path: "/v1/inspection/revocations.json"}).Body, kr)
+		if err != nil {
+			t.Fatalf("the revocation feed with a move in its numbering: %v", err)
+		}
+		_ = feed
+		// After the ticket's end the entry is pruned with the feed's.
+		if err := e.Store.Write(t.Context(), func(q store.Q) error {
+			_, err := q.PruneRevocations(t.Context(), now.Add(400*24*time.Hour))
+			return err
+		}); err != nil {
+			t.Fatal(err)
+		}
+		if l := list(""); len(l.Devices) != 0 {
+			t.Errorf("after pruning: %+v", l.Devices)
 		}
 	})
 }

@@ -29,9 +29,10 @@ import (
 // googleAPI is a service account as Google issues it (not a development
 // one) whose token_uri and API point at a local stand-in of Google.
 type googleAPI struct {
-	srv    *googletest.Server
-	issuer *google.Issuer
-	client *google.Client
+	srv     *googletest.Server
+	issuer  *google.Issuer
+	client  *google.Client
+	account *google.ServiceAccount
 }
 
 // forEachEngineWithGoogle runs fn on each engine in turn against a
@@ -61,6 +62,7 @@ func newGoogleAPI(t *testing.T, now func() time.Time) *googleAPI {
 	if err != nil || sa.Development {
 		t.Fatalf("service account: %v", err)
 	}
+	g.account = sa
 	if g.issuer, err = google.NewIssuer(google.Config{IssuerID: "3388000000022000001", Origins: []string{testOrigin},
 		LogoURL: "https://tickets.example.org/logo.png", Account: sa}); err != nil {
 		t.Fatal(err)

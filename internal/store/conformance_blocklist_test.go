@@ -36,6 +36,46 @@ func blockEntry(scheme string, issuer int, number string) ticketing.BlockEntry {
 }
 
 var blocklistConformance = conformanceCases{
+	"AppendDeviceMove": func(t *testing.T, s *store.Store) {
+		f := newFixture(t, s)
+		revoke(f, ticketRevocation("t-1", fxAt.Add(time.Hour)))
+		var seq int64
+		f.write(func(q store.Q) (err error) {
+			seq, err = q.AppendDeviceMove(f.ctx, ticketing.DeviceMove{TicketID: "t-2", Key: "key-a", MovedAt: fxAt, ValidUntil: fxAt.Add(time.Hour)})
+			return err
+		})
+		if seq != 2 {
+			t.Errorf("the move's number = %d, want 2 (after the revocation: one numbering)", seq)
+		}
+		if _, last, err := f.read().Revocations(f.ctx, 0, fxAt); err != nil || last != 2 {
+			t.Errorf("the feed's last number = %d, %v; want 2", last, err)
+		}
+	},
+	"BlocklistDeviceMoves": func(t *testing.T, s *store.Store) {
+		f := newFixture(t, s)
+		for i, until := range []time.Time{fxAt.Add(time.Hour), fxAt.Add(-time.Hour), fxAt.Add(2 * time.Hour)} {
+			f.write(func(q store.Q) error {
+				_, err := q.AppendDeviceMove(f.ctx, ticketing.DeviceMove{TicketID: "t-" + string(rune('a'+i)), Key: "k", MovedAt: fxAt.Add(time.Duration(i) * time.Minute), ValidUntil: until})
+				return err
+			})
+		}
+		ms, err := f.read().BlocklistDeviceMoves(f.ctx, 0, 3, 10, fxAt)
+		want := []ticketing.DeviceMove{{Seq: 1, TicketID: "t-a", Key: "k", MovedAt: fxAt, ValidUntil: fxAt.Add(time.Hour)},
+			{Seq: 3, TicketID: "t-c", Key: "k", MovedAt: fxAt.Add(2 * time.Minute), ValidUntil: fxAt.Add(2 * time.Hour)}}
+		if err != nil || !cmp.Equal(ms, want) {
+			t.Errorf("BlocklistDeviceMoves = %+v, %v (the ended one left out)", ms, err)
+		}
+		if ms, err := f.read().BlocklistDeviceMoves(f.ctx, 1, 2, 10, fxAt); err != nil || len(ms) != 0 {
+			t.Errorf("since 1 up to 2 = %+v, %v", ms, err)
+		}
+		if ms, err := f.read().BlocklistDeviceMoves(f.ctx, 0, 3, 1, fxAt); err != nil || len(ms) != 1 || ms[0].Seq != 1 {
+			t.Errorf("limit 1 = %+v, %v", ms, err)
+		}
+		f.write(func(q store.Q) error { _, err := q.PruneRevocations(f.ctx, fxAt.Add(90*time.Minute)); return err })
+		if ms, err := f.read().BlocklistDeviceMoves(f.ctx, 0, 3, 10, fxAt.Add(-24*time.Hour)); err != nil || len(ms) != 1 || ms[0].Seq != 3 {
+			t.Errorf("after PruneRevocations = %+v, %v", ms, err)
+		}
+	},
 	"BlocklistRevocations": func(t *testing.T, s *store.Store) {
 		f := newFixture(t, s)
 		vdv, _, _ := blocklistTickets(f, catalog.BarcodeVDV)

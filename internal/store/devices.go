@@ -68,3 +68,29 @@ func (q Q) AllowDeviceMove(ctx context.Context, ticketID string, at, notBefore t
 	n, err := affected(res, err)
 	return n == 1, err
 }
+
+// AppendDeviceMove records the key ticket m.TicketID moved away from
+// (migration 00046), numbered from the revocation feed's counter, and
+// returns its sequence number.
+func (q Q) AppendDeviceMove(ctx context.Context, m ticketing.DeviceMove) (int64, error) {
+	seq, err := q.nextFeedSeq(ctx)
+	if err != nil {
+		return 0, err
+	}
+	_, err = q.db.ExecContext(ctx, `INSERT INTO device_moves (seq, ticket_id, device_key, moved_at, valid_until) VALUES ($1, $2, $3, $4, $5)`,
+		seq, m.TicketID, m.Key, now(m.MovedAt), now(m.ValidUntil))
+	return seq, mapErr(err)
+}
+
+// BlocklistDeviceMoves returns at most limit moved-away keys after since
+// up to upTo (the feed's last number as BlocklistRevocations read it)
+// whose ticket is still valid at notBefore, in order.
+func (q Q) BlocklistDeviceMoves(ctx context.Context, since, upTo int64, limit int, notBefore time.Time) ([]ticketing.DeviceMove, error) {
+	return collect(ctx, q, `SELECT seq, ticket_id, device_key, moved_at, valid_until FROM device_moves
+		WHERE seq > $1 AND seq <= $2 AND valid_until >= $3 ORDER BY seq LIMIT $4`, []any{since, upTo, now(notBefore), limit},
+		func(scan scanner) (m ticketing.DeviceMove, err error) {
+			err = scan(&m.Seq, &m.TicketID, &m.Key, &m.MovedAt, &m.ValidUntil)
+			m.MovedAt, m.ValidUntil = m.MovedAt.UTC(), m.ValidUntil.UTC()
+			return m, err
+		})
+}

@@ -19,19 +19,27 @@ const keySubject = "key:"
 // ticket (or a key, RevocationKey) enters the feed once: a second entry is
 // an apperr.Conflict.
 func (q Q) AppendRevocation(ctx context.Context, r ticketing.Revocation) (int64, error) {
-	var seq int64
-	if _, err := q.db.ExecContext(ctx, `INSERT INTO revocation_feed (id, last_seq) VALUES (1, 0) ON CONFLICT (id) DO NOTHING`); err != nil {
-		return 0, mapErr(err)
-	}
-	if err := q.db.QueryRowContext(ctx, `UPDATE revocation_feed SET last_seq = last_seq + 1 WHERE id = 1 RETURNING last_seq`).Scan(&seq); err != nil {
-		return 0, mapErr(err)
+	seq, err := q.nextFeedSeq(ctx)
+	if err != nil {
+		return 0, err
 	}
 	subject := r.TicketID
 	if r.Kind == ticketing.RevocationKey {
 		subject = keySubject + strconv.Itoa(int(r.KeyID))
 	}
-	_, err := q.db.ExecContext(ctx, `INSERT INTO revocations (seq, ticket_id, kind, reason, revoked_at, valid_until) VALUES ($1, $2, $3, $4, $5, $6)`,
+	_, err = q.db.ExecContext(ctx, `INSERT INTO revocations (seq, ticket_id, kind, reason, revoked_at, valid_until) VALUES ($1, $2, $3, $4, $5, $6)`,
 		seq, subject, r.Kind, r.Reason, now(r.RevokedAt), now(r.ValidUntil))
+	return seq, mapErr(err)
+}
+
+// nextFeedSeq takes the next feed sequence number under the feed row's
+// lock (revocations and device moves share the numbering).
+func (q Q) nextFeedSeq(ctx context.Context) (int64, error) {
+	var seq int64
+	if _, err := q.db.ExecContext(ctx, `INSERT INTO revocation_feed (id, last_seq) VALUES (1, 0) ON CONFLICT (id) DO NOTHING`); err != nil {
+		return 0, mapErr(err)
+	}
+	err := q.db.QueryRowContext(ctx, `UPDATE revocation_feed SET last_seq = last_seq + 1 WHERE id = 1 RETURNING last_seq`).Scan(&seq)
 	return seq, mapErr(err)
 }
 
@@ -58,14 +66,18 @@ func (q Q) Revocations(ctx context.Context, since int64, notBefore time.Time) ([
 }
 
 // PruneRevocations deletes the entries of tickets whose validity ended
-// before before; it returns how many.
+// before before, and their device moves; it returns how many.
 func (q Q) PruneRevocations(ctx context.Context, before time.Time) (int64, error) {
-	res, err := q.db.ExecContext(ctx, `DELETE FROM revocations WHERE valid_until < $1`, now(before))
-	if err != nil {
-		return 0, mapErr(err)
+	var total int64
+	for _, table := range []string{"revocations", "device_moves"} {
+		res, err := q.db.ExecContext(ctx, `DELETE FROM `+table+` WHERE valid_until < $1`, now(before))
+		n, err := affected(res, err)
+		if err != nil {
+			return 0, err
+		}
+		total += n
 	}
-	n, err := res.RowsAffected()
-	return n, mapErr(err)
+	return total, nil
 }
 
 // KeyRevoked reports whether inspection key kid has a revocation feed

@@ -142,6 +142,18 @@ type DeviceBinding struct {
 	MoveLastAllowedAt *time.Time // the partner's last permission (rate limit)
 }
 
+// DeviceMove is a key a dynamic ticket moved away from: the old phone
+// still holds a payload signed for it, so the blocklist publishes it
+// (docs/blocklist.md "Moved-away phones"). Seq is its number in the
+// revocation feed's numbering.
+type DeviceMove struct {
+	Seq        int64
+	TicketID   string
+	Key        string // the moved-away key (base64url of the P-256 point)
+	MovedAt    time.Time
+	ValidUntil time.Time // the ticket's end; the entry is pruned after it
+}
+
 // Outcomes of binding a device key to a ticket (store.Q.BindDevice).
 const (
 	BindFirst   = "bound"     // the ticket had no device

@@ -34,6 +34,7 @@ type Queries interface {
 	DeviceBinding(ctx context.Context, ticketID string) (ticketing.DeviceBinding, error)
 	BindDevice(ctx context.Context, ticketID, key string, at time.Time) (string, error)
 	AllowDeviceMove(ctx context.Context, ticketID string, at, notBefore time.Time) (bool, error)
+	AppendDeviceMove(ctx context.Context, m ticketing.DeviceMove) (int64, error)
 }
 
 // DB is the database as the device binding sees it (store.View).
@@ -150,6 +151,10 @@ func (s *Service) Bind(ctx context.Context, claim idempotency.Claim, id string, 
 	}
 	var out BindingJSON
 	err = s.DB.WriteClaimed(ctx, claim, func(q Queries) error {
+		before, err := q.DeviceBinding(ctx, id)
+		if err != nil {
+			return err
+		}
 		outcome, err := q.BindDevice(ctx, id, key, now)
 		if err != nil {
 			return err
@@ -166,6 +171,11 @@ func (s *Service) Bind(ctx context.Context, claim idempotency.Claim, id string, 
 		out.Outcome = outcome
 		if outcome != ticketing.BindMoved {
 			return nil
+		}
+		// The old phone keeps a payload signed for its key: the blocklist
+		// publishes the key so offline inspectors refuse it.
+		if _, err := q.AppendDeviceMove(ctx, ticketing.DeviceMove{TicketID: id, Key: before.Key, MovedAt: now, ValidUntil: d.Ticket.ValidUntil}); err != nil {
+			return err
 		}
 		return s.event(ctx, q, d, event.TicketDeviceMoved, out, now)
 	})

@@ -58,6 +58,7 @@ type Queries interface {
 	Revocations(ctx context.Context, since int64, now time.Time) ([]ticketing.Revocation, int64, error)
 	// The exported blocklist (blocklist.go).
 	BlocklistRevocations(ctx context.Context, since int64, limit int, now time.Time) ([]ticketing.RevokedTicket, int64, error)
+	BlocklistDeviceMoves(ctx context.Context, since, upTo int64, limit int, now time.Time) ([]ticketing.DeviceMove, error)
 	// The VDV ticket numbers (BackfillVDVNumbers).
 	UnnumberedVDVTickets(ctx context.Context, products []string, now time.Time, limit int) ([]string, error)
 	SetVDVNumbers(ctx context.Context, numbers map[string]uint32) error

@@ -153,19 +153,31 @@ func Inspect(data []byte, kr *barcode.Keyring, now time.Time, o Options) barcode
 	if err != nil {
 		return barcode.Report{Reason: err.Error(), State: barcode.StateNotGenuine, At: now}
 	}
-	rep := barcode.Inspect(bc.Static, kr, now)
-	if !rep.Genuine {
+	rep, ok := inspectStatic(bc.Static, kr, now, "dynamic", func(secs int64) int64 { return int64(bc.Window) * secs })
+	if !ok {
 		return rep
 	}
 	c := rep.Claims
-	if !c.Dynamic {
-		return barcode.Report{Reason: "a static ticket inside a dynamic code (forged)", State: barcode.StateNotGenuine, At: now, KeyID: c.KeyID}
-	}
-	secs := int64(c.WindowSeconds)
-	start := time.Unix(int64(bc.Window)*secs, 0).UTC()
-	rep.Window = barcode.Window{Start: start, End: start.Add(time.Duration(secs) * time.Second)}
 	rep.Copied = copied(bc, c, rep.Window, now, o.tolerance())
 	return rep
+}
+
+// inspectStatic verifies the farebox payload inside a moving code of
+// kind ("dynamic", "rotating") and sets the report's window, which starts
+// at start(window seconds) Unix seconds; ok is false when the report is
+// final (not genuine, or a static ticket inside: forged).
+func inspectStatic(static []byte, kr *barcode.Keyring, now time.Time, kind string, start func(secs int64) int64) (barcode.Report, bool) {
+	rep := barcode.Inspect(static, kr, now)
+	if !rep.Genuine {
+		return rep, false
+	}
+	if !rep.Claims.Dynamic {
+		return barcode.Report{Reason: "a static ticket inside a " + kind + " code (forged)", State: barcode.StateNotGenuine, At: now, KeyID: rep.Claims.KeyID}, false
+	}
+	secs := int64(rep.Claims.WindowSeconds)
+	from := time.Unix(start(secs), 0).UTC()
+	rep.Window = barcode.Window{Start: from, End: from.Add(time.Duration(secs) * time.Second)}
+	return rep, true
 }
 
 func (o Options) tolerance() time.Duration {
@@ -186,6 +198,11 @@ func copied(bc Barcode, c barcode.Claims, w barcode.Window, now time.Time, tol t
 	if !verify(c.DeviceKey, bc.signed, bc.Sig) {
 		return "copied: the moving code was not signed by the phone this ticket is bound to (another phone, or a code taken from another ticket)"
 	}
+	return stale(w, now, tol)
+}
+
+// stale is why window w is not current at now ± tol, "" when it is.
+func stale(w barcode.Window, now time.Time, tol time.Duration) string {
 	span := fmt.Sprintf("%s–%s", w.Start.In(clock.Berlin).Format("15:04:05"), w.End.In(clock.Berlin).Format("15:04:05 MST"))
 	if now.Before(w.Start.Add(-tol)) {
 		return fmt.Sprintf("copied: the code is for %s, %s ahead of this device's clock (prepared in advance, or the phone's clock is wrong)",

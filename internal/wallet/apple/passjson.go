@@ -84,7 +84,10 @@ var stringsTable = map[string][2]string{ // key → {en, de}
 	"REPLACED_VALUE":   {"Replaced by a new ticket", "Ersetzt"},
 	"OPERATOR":         {"Issued by", "Ausgegeben von"},
 	"NOTE":             {"Note", "Hinweis"},
-	"NOTE_TEXT":        {"Valid only together with an official photo ID of the passenger. Show the barcode on inspection.", "Nur gültig mit amtlichem Lichtbildausweis des Fahrgasts. Bei der Kontrolle den Barcode vorzeigen."},
+	"INSPECTION":       {"Inspection", "Kontrolle"},
+	"STILL_CODE_TEXT": {"Apple Wallet cannot show a moving code: this pass is a still copy of the ticket and does not count at inspection. Show the ticket in the app.",
+		"Apple Wallet kann keinen wechselnden Code zeigen: Dieser Pass ist ein Abbild des Tickets und gilt nicht bei der Kontrolle. Zeigen Sie das Ticket in der App."},
+	"NOTE_TEXT": {"Valid only together with an official photo ID of the passenger. Show the barcode on inspection.", "Nur gültig mit amtlichem Lichtbildausweis des Fahrgasts. Bei der Kontrolle den Barcode vorzeigen."},
 }
 
 // StringsFile renders <lang>.lproj/pass.strings for lang "en" or "de".
@@ -150,6 +153,11 @@ func passJSON(p wallet.Pass, passTypeID, teamID string, b wallet.Brand) PassJSON
 	}
 	if p.ValidityDescription != "" {
 		bp.BackFields = append(bp.BackFields, Field{Key: "validity", Label: "VALIDITY", Value: p.ValidityDescription})
+	}
+	if c, err := barcode.Parse(p.Barcode); err == nil && c.Dynamic {
+		// PassKit has no rotating barcode and runs no code: a dynamic
+		// ticket's pass stays static and says so (docs/wallet.md).
+		bp.BackFields = append(bp.BackFields, Field{Key: "inspection", Label: "INSPECTION", Value: "STILL_CODE_TEXT"})
 	}
 	bp.BackFields = append(bp.BackFields,
 		Field{Key: "operator", Label: "OPERATOR", Value: b.Operator},

@@ -237,10 +237,11 @@ func (c *Client) InsertObject(ctx context.Context, o TransitObject) error {
 // ObjectPatch is what changes on a saved ticket: its state, validity,
 // barcode (re-signed after a key revocation) and text modules (status).
 type ObjectPatch struct {
-	State             string        `json:"state"`
-	ValidTimeInterval *TimeInterval `json:"validTimeInterval,omitempty"`
-	Barcode           *Barcode      `json:"barcode,omitempty"`
-	TextModulesData   []TextModule  `json:"textModulesData,omitempty"`
+	State             string           `json:"state"`
+	ValidTimeInterval *TimeInterval    `json:"validTimeInterval,omitempty"`
+	Barcode           *Barcode         `json:"barcode,omitempty"`
+	RotatingBarcode   *RotatingBarcode `json:"rotatingBarcode,omitempty"`
+	TextModulesData   []TextModule     `json:"textModulesData,omitempty"`
 }
 
 // PatchObject updates object id (PATCH /transitObject/{id}); an unknown id
@@ -266,7 +267,8 @@ func (i *Issuer) Class() (TransitClass, bool) { return i.transitClass(), i.cfg.L
 
 // Patch is the part of o an update sends.
 func Patch(o TransitObject) ObjectPatch {
-	return ObjectPatch{State: o.State, ValidTimeInterval: o.ValidTimeInterval, Barcode: o.Barcode, TextModulesData: o.TextModulesData}
+	return ObjectPatch{State: o.State, ValidTimeInterval: o.ValidTimeInterval, Barcode: o.Barcode, RotatingBarcode: o.RotatingBarcode,
+		TextModulesData: o.TextModulesData}
 }
 
 // SkinnyJWT is a save JWT that references an object already inserted

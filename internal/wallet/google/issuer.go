@@ -1,8 +1,10 @@
 package google
 
 import (
+	"encoding/hex"
 	"net/url"
 	"regexp"
+	"strconv"
 	"strings"
 	"time"
 
@@ -10,6 +12,7 @@ import (
 
 	"github.com/farebox/farebox/internal/apperr"
 	"github.com/farebox/farebox/internal/barcode"
+	"github.com/farebox/farebox/internal/barcode/dynamic"
 	"github.com/farebox/farebox/internal/wallet"
 )
 
@@ -25,6 +28,10 @@ type Config struct {
 	Origins     []string        // web origins allowed to render the save button
 	LogoURL     string          // https logo for the class; without it the class is not sent (must exist already)
 	Account     *ServiceAccount // signing key
+	// RotatingSecret derives the TOTP key of each dynamic ticket's
+	// rotating barcode (dynamic.TicketKey); without it a dynamic ticket's
+	// pass carries its still payload, which inspection refuses.
+	RotatingSecret []byte
 }
 
 // Issuer mints save links. It is safe for concurrent use.
@@ -70,6 +77,9 @@ func NewIssuer(cfg Config) (*Issuer, error) {
 		if u, err := url.Parse(cfg.LogoURL); err != nil || u.Scheme != "https" {
 			return bad("logo URL must be https")
 		}
+	}
+	if n := len(cfg.RotatingSecret); n != 0 && n < dynamic.MinSecretLen {
+		return bad("the rotating-barcode secret must have at least 32 bytes")
 	}
 	cfg.Origins = append([]string{}, cfg.Origins...)
 	return &Issuer{cfg: cfg}, nil
@@ -197,7 +207,6 @@ func (i *Issuer) transitObject(p wallet.Pass, now time.Time) TransitObject {
 		TicketNumber:      p.ShortRef(),
 		TicketLeg:         &TicketLeg{FareName: localized(p.ProductName, "")},
 		ValidTimeInterval: &TimeInterval{Start: &DateTime{Date: w3c(p.ValidFrom)}, End: &DateTime{Date: w3c(p.ValidUntil)}},
-		Barcode:           &Barcode{Type: "AZTEC", Value: barcode.Text(p.Barcode), AlternateText: p.ShortRef()},
 		HexBackgroundColor: func() string {
 			if p.Test() {
 				return "#8a1c1c"
@@ -205,6 +214,7 @@ func (i *Issuer) transitObject(p wallet.Pass, now time.Time) TransitObject {
 			return i.cfg.Brand.Background.Hex()
 		}(),
 	}
+	o.Barcode, o.RotatingBarcode = i.barcode(p)
 	if a := p.Area(); a != "" {
 		o.TicketLeg.OriginName = localized(a, "")
 	}
@@ -225,6 +235,20 @@ func (i *Issuer) transitObject(p wallet.Pass, now time.Time) TransitObject {
 		o.TextModulesData = append(o.TextModulesData, TextModule{ID: "validity", Header: "Gültigkeit / Validity", Body: p.ValidityDescription})
 	}
 	return o
+}
+
+// barcode is the pass's code: the payload's text, or for a dynamic ticket
+// (payload flag) with a rotating secret configured Google's rotating
+// barcode, whose TOTP key is the ticket's (docs/wallet.md "Rotating
+// barcodes of dynamic tickets").
+func (i *Issuer) barcode(p wallet.Pass) (*Barcode, *RotatingBarcode) {
+	c, err := barcode.Parse(p.Barcode)
+	if err != nil || !c.Dynamic || len(i.cfg.RotatingSecret) == 0 {
+		return &Barcode{Type: "AZTEC", Value: barcode.Text(p.Barcode), AlternateText: p.ShortRef()}, nil
+	}
+	return nil, &RotatingBarcode{Type: "AZTEC", ValuePattern: dynamic.ValuePattern(p.Barcode), AlternateText: p.ShortRef(),
+		TotpDetails: TotpDetails{PeriodMillis: strconv.Itoa(c.WindowSeconds * 1000), Algorithm: "TOTP_SHA1",
+			Parameters: []TotpParameters{{Key: hex.EncodeToString(dynamic.TicketKey(i.cfg.RotatingSecret, c.TicketID)), ValueLength: dynamic.TOTPDigits}}}}
 }
 
 func (i *Issuer) transitClass() TransitClass {

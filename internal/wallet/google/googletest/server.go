@@ -278,6 +278,9 @@ func (s *Server) insertObject(w http.ResponseWriter, r *http.Request, body []byt
 	if !states[o["state"].(string)] {
 		return googleError(w, 400, "INVALID_ARGUMENT", "Invalid value at 'resource.state'")
 	}
+	if err := CheckObject(o); err != nil {
+		return googleError(w, 400, "INVALID_ARGUMENT", err.Error())
+	}
 	id, classID := o["id"].(string), o["classId"].(string)
 	s.mu.Lock()
 	defer s.mu.Unlock()
@@ -314,6 +317,9 @@ func (s *Server) patchObject(w http.ResponseWriter, r *http.Request, body []byte
 		if v, _ := st.(string); !states[v] {
 			return googleError(w, 400, "INVALID_ARGUMENT", "Invalid value at 'resource.state'")
 		}
+	}
+	if err := CheckObject(p); err != nil {
+		return googleError(w, 400, "INVALID_ARGUMENT", err.Error())
 	}
 	if pid, has := p["id"]; has && pid != id {
 		return googleError(w, 400, "INVALID_ARGUMENT", "id cannot be changed")
