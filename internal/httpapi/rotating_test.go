@@ -52,7 +52,7 @@ func checkRotatingPass(t *testing.T, e *apitest.Env, o map[string]any, tid strin
 		t.Fatalf("dynamic ticket's object: barcode %v rotatingBarcode %v", o["barcode"], o["rotatingBarcode"])
 	}
 	td := rb["totpDetails"].(map[string]any)
-	if rb["type"] != "AZTEC" || td["periodMillis"] != "30000" || !strings.HasPrefix(str(rb["valuePattern"]), barcode.RotatingPrefix) || str(rb["alternateText"]) == "" {
+	if rb["type"] != "QR_CODE" || td["periodMillis"] != "30000" || !strings.HasPrefix(str(rb["valuePattern"]), barcode.RotatingPrefix) || str(rb["alternateText"]) == "" {
 		t.Errorf("rotatingBarcode %v", rb)
 	}
 	kr, err := barcode.ParseKeySet(e.Must(200, apitest.Req{Method: "GET", Path: "/v1/inspection/keys.json"}).Body)

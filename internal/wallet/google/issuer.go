@@ -246,7 +246,7 @@ func (i *Issuer) barcode(p wallet.Pass) (*Barcode, *RotatingBarcode) {
 	if err != nil || !c.Dynamic || len(i.cfg.RotatingSecret) == 0 {
 		return &Barcode{Type: "AZTEC", Value: barcode.Text(p.Barcode), AlternateText: p.ShortRef()}, nil
 	}
-	return nil, &RotatingBarcode{Type: "AZTEC", ValuePattern: dynamic.ValuePattern(p.Barcode), AlternateText: p.ShortRef(),
+	return nil, &RotatingBarcode{Type: "QR_CODE", ValuePattern: dynamic.ValuePattern(p.Barcode), AlternateText: p.ShortRef(),
 		TotpDetails: TotpDetails{PeriodMillis: strconv.Itoa(c.WindowSeconds * 1000), Algorithm: "TOTP_SHA1",
 			Parameters: []TotpParameters{{Key: hex.EncodeToString(dynamic.TicketKey(i.cfg.RotatingSecret, c.TicketID)), ValueLength: dynamic.TOTPDigits}}}}
 }
