@@ -10,7 +10,7 @@ import (
 	"time"
 
 	"github.com/farebox/farebox/internal/barcode"
-	"github.com/farebox/farebox/internal/barcode/dynamic"
+	"github.com/farebox/farebox/internal/barcode/dynamic/dynamictest"
 )
 
 // TestInspectDynamic: `farebox inspect` accepts the live code of a
@@ -37,7 +37,7 @@ func TestInspectDynamic(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	code, err := dynamic.Build(static, dynamic.WindowAt(at, 30), device)
+	code, err := dynamictest.Build(static, dynamictest.WindowAt(at, 30), device)
 	if err != nil {
 		t.Fatal(err)
 	}

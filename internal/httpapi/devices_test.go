@@ -14,6 +14,7 @@ import (
 	"github.com/farebox/farebox/internal/apitest"
 	"github.com/farebox/farebox/internal/barcode"
 	"github.com/farebox/farebox/internal/barcode/dynamic"
+	"github.com/farebox/farebox/internal/barcode/dynamic/dynamictest"
 	"github.com/farebox/farebox/internal/catalog"
 	"github.com/farebox/farebox/internal/idempotency"
 )
@@ -118,7 +119,7 @@ func TestDeviceBinding(t *testing.T) {
 			t.Fatal(err)
 		}
 		now := e.Clock.Now()
-		code, err := dynamic.Build(static, dynamic.WindowAt(now, 30), a.priv)
+		code, err := dynamictest.Build(static, dynamictest.WindowAt(now, 30), a.priv)
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -169,7 +170,7 @@ func TestDeviceBinding(t *testing.T) {
 			t.Errorf("old device after the move: %d %s", r.Status, r.Body)
 		}
 		newStatic, _ := barcode.FromText(str(moved.Map(t)["inspection_barcode"].(map[string]any)["payload"]))
-		oldOnNew, _ := dynamic.Build(newStatic, dynamic.WindowAt(now, 30), a.priv)
+		oldOnNew, _ := dynamictest.Build(newStatic, dynamictest.WindowAt(now, 30), a.priv)
 		if rep := dynamic.Inspect(oldOnNew, kr, now, dynamic.Options{}); rep.Acceptable(false) {
 			t.Error("the old device signs the moved ticket")
 		}
