@@ -40,22 +40,12 @@ func TestBlocklistCommands(t *testing.T) {
 		b, _ := json.Marshal(f)
 		cli(t, env, "catalog", "import", testtool.WriteFile(t, dir, "catalog.json", b))
 		id, servedFile := servedDevBarcode(t, env, apiKey, dir, "VDV-KA barcodes: using a development PKI", vdv.IsBarcode, "VDV-KA static barcode")
-		data, err := os.ReadFile(servedFile)
-		if err != nil {
-			t.Fatal(err)
-		}
-		payload, err := barcode.ParseInput(data)
-		if err != nil {
-			t.Fatal(err)
-		}
+		payload := testtool.Must(barcode.ParseInput(testtool.Must(os.ReadFile(servedFile))(t)))(t)
 		trust, _, _, err := vdvTrust("", "", dataDir, false, time.Now())
 		if err != nil {
 			t.Fatal(err)
 		}
-		v, err := vdv.Verify(payload, trust, time.Now())
-		if err != nil {
-			t.Fatal(err)
-		}
+		v := testtool.Must(vdv.Verify(payload, trust, time.Now()))(t)
 		number := strconv.FormatUint(uint64(v.Number), 10)
 
 		var outb, errb bytes.Buffer

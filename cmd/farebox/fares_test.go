@@ -30,14 +30,7 @@ func TestFaresExport(t *testing.T) {
 	}
 	zipFile := filepath.Join(dir, "fares.zip")
 	cli(t, env, "fares", "export", "--format", "gtfs-fares-v2", "--feed-id", "sample", "--output", zipFile)
-	b, err := os.ReadFile(zipFile)
-	if err != nil {
-		t.Fatal(err)
-	}
-	files, err := testtool.GTFSFaresZip(b)
-	if err != nil {
-		t.Fatal(err)
-	}
+	files := testtool.Must(testtool.GTFSFaresZip(testtool.Must(os.ReadFile(zipFile))(t)))(t)
 	stops := map[string]bool{}
 	for _, id := range testtool.GTFSFeed(t, "sample-gtfs-feed-0.13.0.zip").Stops.ID {
 		stops[id] = true

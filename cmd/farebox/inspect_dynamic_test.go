@@ -15,6 +15,7 @@ import (
 
 	"github.com/farebox/farebox/internal/barcode"
 	"github.com/farebox/farebox/internal/barcode/dynamic"
+	"github.com/farebox/farebox/internal/barcode/dynamic/dynamictest"
 	"github.com/farebox/farebox/internal/blocklist"
 )
 
@@ -42,7 +43,7 @@ func TestInspectDynamic(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	code, err := dynamic.Build(static, dynamic.WindowAt(at, 30), device)
+	code, err := dynamictest.Build(static, dynamictest.WindowAt(at, 30), device)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -122,8 +123,8 @@ func TestInspectRotatingAndMoved(t *testing.T) {
 	doc, _ := barcode.DetachedJSON("blocklist", body, sig, kid)
 	listFile := filepath.Join(dir, "blocklist.json")
 	_ = os.WriteFile(listFile, doc, 0o600)
-	oldCode, _ := dynamic.Build(oldStatic, dynamic.WindowAt(at, 30), oldPhone)
-	newCode, _ := dynamic.Build(newStatic, dynamic.WindowAt(at, 30), newPhone)
+	oldCode, _ := dynamictest.Build(oldStatic, dynamictest.WindowAt(at, 30), oldPhone)
+	newCode, _ := dynamictest.Build(newStatic, dynamictest.WindowAt(at, 30), newPhone)
 
 	env := map[string]string{"FAREBOX_INSPECTION_KEYS": dir, "FAREBOX_DATA_DIR": t.TempDir()}
 	for _, c := range []struct {

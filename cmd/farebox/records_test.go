@@ -114,17 +114,6 @@ func TestInspectorsInspectPostAndExport(t *testing.T) {
 
 func openExport(t *testing.T, file string, id age.Identity) []byte {
 	t.Helper()
-	sealed, err := os.ReadFile(file)
-	if err != nil {
-		t.Fatal(err)
-	}
-	r, err := age.Decrypt(bytes.NewReader(sealed), id)
-	if err != nil {
-		t.Fatal(err)
-	}
-	plain, err := io.ReadAll(r)
-	if err != nil {
-		t.Fatal(err)
-	}
-	return plain
+	r := testtool.Must(age.Decrypt(bytes.NewReader(testtool.Must(os.ReadFile(file))(t)), id))(t)
+	return testtool.Must(io.ReadAll(r))(t)
 }

@@ -13,15 +13,8 @@ import (
 
 func keyring(t testing.TB) *barcode.Keyring {
 	t.Helper()
-	k, err := barcode.GenerateKey(1, nil)
-	if err != nil {
-		t.Fatal(err)
-	}
-	kr, err := barcode.NewKeyring(k)
-	if err != nil {
-		t.Fatal(err)
-	}
-	return kr
+	k := testtool.Must(barcode.GenerateKey(1, nil))(t)
+	return testtool.Must(barcode.NewKeyring(k))(t)
 }
 
 func sample() blocklist.List {

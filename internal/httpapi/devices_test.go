@@ -14,6 +14,7 @@ import (
 	"github.com/farebox/farebox/internal/apitest"
 	"github.com/farebox/farebox/internal/barcode"
 	"github.com/farebox/farebox/internal/barcode/dynamic"
+	"github.com/farebox/farebox/internal/barcode/dynamic/dynamictest"
 	"github.com/farebox/farebox/internal/blocklist"
 	"github.com/farebox/farebox/internal/catalog"
 	"github.com/farebox/farebox/internal/idempotency"
@@ -120,7 +121,7 @@ func TestDeviceBinding(t *testing.T) {
 			t.Fatal(err)
 		}
 		now := e.Clock.Now()
-		code, err := dynamic.Build(static, dynamic.WindowAt(now, 30), a.priv)
+		code, err := dynamictest.Build(static, dynamictest.WindowAt(now, 30), a.priv)
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -171,7 +172,7 @@ func TestDeviceBinding(t *testing.T) {
 			t.Errorf("old device after the move: %d %s", r.Status, r.Body)
 		}
 		newStatic, _ := barcode.FromText(str(moved.Map(t)["inspection_barcode"].(map[string]any)["payload"]))
-		oldOnNew, _ := dynamic.Build(newStatic, dynamic.WindowAt(now, 30), a.priv)
+		oldOnNew, _ := dynamictest.Build(newStatic, dynamictest.WindowAt(now, 30), a.priv)
 		if rep := dynamic.Inspect(oldOnNew, kr, now, dynamic.Options{}); rep.Acceptable(false) {
 			t.Error("the old device signs the moved ticket")
 		}
@@ -334,7 +335,7 @@ func TestDeviceMoveBlocklist(t *testing.T) {
 			t.Error("the public list carries the device key itself")
 		}
 		now := e.Clock.Now()
-		oldCode, _ := dynamic.Build(oldPayload, dynamic.WindowAt(now, 30), a.priv)
+		oldCode, _ := dynamictest.Build(oldPayload, dynamictest.WindowAt(now, 30), a.priv)
 		rep := dynamic.Inspect(oldCode, kr, now, dynamic.Options{})
 		if !rep.Acceptable(false) {
 			t.Fatalf("without the list the old phone's code passes (the limitation the list removes): %s", rep)
@@ -343,7 +344,7 @@ func TestDeviceMoveBlocklist(t *testing.T) {
 		if rep.Acceptable(false) || !strings.HasPrefix(rep.Replaced, "replaced: this ticket moved to another phone on ") || !strings.Contains(rep.String(), "REPLACED: ") {
 			t.Errorf("old phone with the list: %q\n%s", rep.Replaced, rep)
 		}
-		newCode, _ := dynamic.Build(newPayload, dynamic.WindowAt(now, 30), b.priv)
+		newCode, _ := dynamictest.Build(newPayload, dynamictest.WindowAt(now, 30), b.priv)
 		rep = dynamic.Inspect(newCode, kr, now, dynamic.Options{})
 		if l.CheckMoved(&rep); !rep.Acceptable(false) {
 			t.Errorf("new phone: %s", rep)

@@ -16,6 +16,7 @@ import (
 	recordsapp "github.com/farebox/farebox/internal/app/records"
 	"github.com/farebox/farebox/internal/httpapi"
 	"github.com/farebox/farebox/internal/records"
+	"github.com/farebox/farebox/internal/testtool"
 )
 
 const recordsPath = "/v1/inspection/records.json"
@@ -363,13 +364,6 @@ func TestRecordsExport(t *testing.T) {
 
 func decrypt(t *testing.T, sealed []byte, id age.Identity) []byte {
 	t.Helper()
-	r, err := age.Decrypt(bytes.NewReader(sealed), id)
-	if err != nil {
-		t.Fatal(err)
-	}
-	b, err := io.ReadAll(r)
-	if err != nil {
-		t.Fatal(err)
-	}
-	return b
+	r := testtool.Must(age.Decrypt(bytes.NewReader(sealed), id))(t)
+	return testtool.Must(io.ReadAll(r))(t)
 }

@@ -1,6 +1,7 @@
 // Package pemkey reads a private key given as PEM, as the key files of the
 // wallet and barcode issuers come: PKCS#8 ("PRIVATE KEY"), PKCS#1 ("RSA
-// PRIVATE KEY") or SEC 1 ("EC PRIVATE KEY").
+// PRIVATE KEY") or SEC 1 ("EC PRIVATE KEY"), and writes a generated key
+// file once (WriteNew).
 package pemkey
 
 import (
@@ -8,6 +9,9 @@ import (
 	"encoding/pem"
 	"errors"
 	"fmt"
+	"io/fs"
+	"os"
+	"path/filepath"
 	"slices"
 )
 
@@ -46,4 +50,31 @@ func Parse(b []byte, types ...string) (any, error) {
 		return x509.ParseECPrivateKey(blk.Bytes)
 	}
 	return nil, &UnsupportedError{Type: blk.Type}
+}
+
+// WriteNew writes a new key file (PEM bytes) at path, mode 0600, making its
+// directory (0700), unless a file is there already: then it writes nothing
+// and reports false. The file is written beside path and linked into
+// place, so that a process starting at the same time on the same directory
+// reads either no file or the complete one of whichever link won.
+func WriteNew(path string, data []byte) (bool, error) {
+	dir := filepath.Dir(path)
+	if err := os.MkdirAll(dir, 0o700); err != nil {
+		return false, err
+	}
+	tmp, err := os.CreateTemp(dir, "."+filepath.Base(path)+"-*")
+	if err != nil {
+		return false, err
+	}
+	defer os.Remove(tmp.Name())
+	_, err = tmp.Write(data)
+	if err := errors.Join(err, tmp.Chmod(0o600), tmp.Sync(), tmp.Close()); err != nil {
+		return false, err
+	}
+	if err := os.Link(tmp.Name(), path); errors.Is(err, fs.ErrExist) {
+		return false, nil
+	} else if err != nil {
+		return false, err
+	}
+	return true, nil
 }

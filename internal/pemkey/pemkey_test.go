@@ -8,6 +8,8 @@ import (
 	"crypto/x509"
 	"encoding/pem"
 	"errors"
+	"os"
+	"path/filepath"
 	"testing"
 )
 
@@ -41,5 +43,29 @@ func TestParse(t *testing.T) {
 	}
 	if _, err := Parse(block(PKCS8, []byte("garbage")), all...); err == nil || errors.As(err, &u) {
 		t.Errorf("a malformed key: %v", err)
+	}
+}
+
+// TestWriteNew: the first write makes the directory and a 0600 file; a
+// second one finds it there, reports false and leaves the first key; no
+// temporary file stays beside it.
+func TestWriteNew(t *testing.T) {
+	dir := filepath.Join(t.TempDir(), "keys")
+	path := filepath.Join(dir, "dev.pem")
+	if won, err := WriteNew(path, []byte("first")); !won || err != nil {
+		t.Fatalf("first write: %v %v", won, err)
+	}
+	if won, err := WriteNew(path, []byte("second")); won || err != nil {
+		t.Fatalf("second write: %v %v", won, err)
+	}
+	b, err := os.ReadFile(path)
+	if err != nil || string(b) != "first" {
+		t.Fatalf("file: %q %v", b, err)
+	}
+	if fi, err := os.Stat(path); err != nil || fi.Mode().Perm() != 0o600 {
+		t.Fatalf("mode: %v %v", fi.Mode(), err)
+	}
+	if entries, err := os.ReadDir(dir); err != nil || len(entries) != 1 {
+		t.Fatalf("directory: %v %v", entries, err)
 	}
 }

@@ -189,3 +189,16 @@ func Time(s string) time.Time {
 func GTFSTime(secs int32) string {
 	return fmt.Sprintf("%02d:%02d:%02d", secs/3600, secs/60%60, secs%60)
 }
+
+// Must returns v once err is nil, and fails the test at the caller's line
+// otherwise: testtool.Must(os.ReadFile(name))(t), for the
+// value-and-error calls a test needs to succeed before it checks anything.
+func Must[T any](v T, err error) func(testing.TB) T {
+	return func(t testing.TB) T {
+		t.Helper()
+		if err != nil {
+			t.Fatal(err)
+		}
+		return v
+	}
+}

@@ -14,7 +14,6 @@ import (
 	"fmt"
 	"io/fs"
 	"os"
-	"path/filepath"
 	"strconv"
 	"strings"
 	"time"
@@ -22,6 +21,7 @@ import (
 	"github.com/farebox/farebox/internal/account"
 	"github.com/farebox/farebox/internal/invoicing"
 	"github.com/farebox/farebox/internal/keyref"
+	"github.com/farebox/farebox/internal/pemkey"
 )
 
 // Signer signs the books' checkpoints with the books key. The key may
@@ -113,24 +113,13 @@ func newKeyFile(path string) (Signer, error) {
 	if err != nil {
 		return nil, err
 	}
-	if err := os.MkdirAll(filepath.Dir(path), 0o700); err != nil {
-		return nil, fmt.Errorf("books key %s: %w", path, err)
-	}
-	// Written aside and linked into place: an instance starting at the
-	// same time on the same directory reads the complete key of whichever
-	// link won.
-	tmp, err := os.CreateTemp(filepath.Dir(path), ".books-key-*")
+	// An instance starting at the same time on the same directory reads
+	// the complete key of whichever wrote it first (pemkey.WriteNew).
+	won, err := pemkey.WriteNew(path, pem.EncodeToMemory(&pem.Block{Type: pemkey.PKCS8, Bytes: der}))
 	if err != nil {
 		return nil, fmt.Errorf("books key %s: %w", path, err)
-	}
-	defer os.Remove(tmp.Name())
-	if err := errors.Join(tmp.Chmod(0o600), pem.Encode(tmp, &pem.Block{Type: "PRIVATE KEY", Bytes: der}), tmp.Sync(), tmp.Close()); err != nil {
-		return nil, fmt.Errorf("books key %s: %w", path, err)
-	}
-	if err := os.Link(tmp.Name(), path); errors.Is(err, fs.ErrExist) {
+	} else if !won {
 		return FileSigner(path, false)
-	} else if err != nil {
-		return nil, fmt.Errorf("books key %s: %w", path, err)
 	}
 	return fileSigner{key: key, id: KeyID(key.Public().(ed25519.PublicKey))}, nil
 }

@@ -117,13 +117,6 @@ func TestPrepareRefuses(t *testing.T) {
 }
 
 func mustDefault(t *testing.T) *catalog.Index {
-	f, err := catalog.Default("farebox")
-	if err != nil {
-		t.Fatal(err)
-	}
-	ix, err := catalog.NewIndex(f)
-	if err != nil {
-		t.Fatal(err)
-	}
-	return ix
+	f := testtool.Must(catalog.Default("farebox"))(t)
+	return testtool.Must(catalog.NewIndex(f))(t)
 }

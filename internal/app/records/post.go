@@ -92,13 +92,6 @@ func (s *Service) Post(ctx context.Context, claim idempotency.Claim, dev Device,
 	return out, nil
 }
 
-// ValidBatch checks a batch as Post does, without storing it (the fuzz
-// target of the endpoint's decoder calls it).
-func ValidBatch(req BatchRequest, now time.Time) error {
-	_, err := validBatch(req, "inspector", now)
-	return err
-}
-
 func validBatch(req BatchRequest, inspector string, now time.Time) ([]records.Inspection, error) {
 	const op = "records.Post"
 	if len(req.Records) == 0 {

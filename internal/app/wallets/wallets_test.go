@@ -16,6 +16,7 @@ import (
 	"github.com/farebox/farebox/internal/engines"
 	"github.com/farebox/farebox/internal/idempotency"
 	"github.com/farebox/farebox/internal/store"
+	"github.com/farebox/farebox/internal/testtool"
 	"github.com/farebox/farebox/internal/wallet"
 	"github.com/farebox/farebox/internal/wallet/apple"
 )
@@ -28,15 +29,8 @@ const (
 // keyring is a live inspection key.
 func keyring(t testing.TB) *barcode.Keyring {
 	t.Helper()
-	k, err := barcode.KeyFromSeed(1, bytes.Repeat([]byte{1}, 32))
-	if err != nil {
-		t.Fatal(err)
-	}
-	kr, err := barcode.NewKeyring(k)
-	if err != nil {
-		t.Fatal(err)
-	}
-	return kr
+	k := testtool.Must(barcode.KeyFromSeed(1, bytes.Repeat([]byte{1}, 32)))(t)
+	return testtool.Must(barcode.NewKeyring(k))(t)
 }
 
 // newWallets are the wallets of o over b's database, their jobs on b's runner.

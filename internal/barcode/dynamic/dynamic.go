@@ -97,44 +97,6 @@ func Parse(b []byte) (Barcode, error) {
 	}, nil
 }
 
-// Body is the part of a dynamic barcode before the signature, for static
-// payload p in window w; the device signs SignContext ‖ Body.
-func Body(p []byte, w uint32) ([]byte, error) {
-	if len(p) > barcode.MaxPayloadLen {
-		return nil, errors.New("dynamic: payload too long")
-	}
-	b := append([]byte(barcode.DynamicMagic), Version)
-	b = binary.BigEndian.AppendUint16(b, uint16(len(p)))
-	b = append(b, p...)
-	return binary.BigEndian.AppendUint32(b, w), nil
-}
-
-// Build is the dynamic barcode of payload p in window w signed with key
-// (what the engine does in JavaScript; tests and tools use it in Go).
-func Build(p []byte, w uint32, key *ecdsa.PrivateKey) ([]byte, error) {
-	body, err := Body(p, w)
-	if err != nil {
-		return nil, err
-	}
-	h := sha256.Sum256(append([]byte(SignContext), body...))
-	r, s, err := ecdsa.Sign(nil, key, h[:])
-	if err != nil {
-		return nil, err
-	}
-	sig := make([]byte, SigLen)
-	r.FillBytes(sig[:32])
-	s.FillBytes(sig[32:])
-	return append(body, sig...), nil
-}
-
-// WindowAt is the index of the window of length seconds that contains t.
-func WindowAt(t time.Time, seconds int) uint32 {
-	if seconds <= 0 || t.Unix() < 0 {
-		return 0
-	}
-	return uint32(t.Unix() / int64(seconds))
-}
-
 // Options configure Inspect.
 type Options struct {
 	// Tolerance is the clock difference accepted on each side of the

@@ -11,6 +11,7 @@ import (
 
 	"github.com/farebox/farebox/internal/barcode"
 	"github.com/farebox/farebox/internal/barcode/dynamic"
+	"github.com/farebox/farebox/internal/barcode/dynamic/dynamictest"
 )
 
 var epoch = time.Date(2026, 11, 29, 10, 0, 0, 0, time.UTC) // a window start for 30 s windows
@@ -59,7 +60,7 @@ func newFixture(t testing.TB, ticketID string, device *ecdsa.PrivateKey) fixture
 }
 
 func (f fixture) code(t testing.TB, at time.Time) []byte {
-	b, err := dynamic.Build(f.static, dynamic.WindowAt(at, 30), f.device)
+	b, err := dynamictest.Build(f.static, dynamictest.WindowAt(at, 30), f.device)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -152,7 +153,7 @@ func TestReplayedFromAnotherTicket(t *testing.T) {
 		t.Errorf("spliced signature: %q", rep.Copied)
 	}
 	// Another phone (fresh key, the copy of the page) signs A's payload.
-	other, err := dynamic.Build(a.static, dynamic.WindowAt(epoch, 30), newDevice(t))
+	other, err := dynamictest.Build(a.static, dynamictest.WindowAt(epoch, 30), newDevice(t))
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -183,7 +184,7 @@ func TestStaticPayloadOfDynamicTicket(t *testing.T) {
 		t.Errorf("static alone: genuine %v copied %q", rep.Genuine, rep.Copied)
 	}
 	unbound := newFixture(t, ticketA, nil)
-	code, err := dynamic.Build(unbound.static, dynamic.WindowAt(epoch, 30), newDevice(t))
+	code, err := dynamictest.Build(unbound.static, dynamictest.WindowAt(epoch, 30), newDevice(t))
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -197,7 +198,7 @@ func TestStaticPayloadOfDynamicTicket(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	wrapped, _ := dynamic.Build(p, dynamic.WindowAt(epoch, 30), f.device)
+	wrapped, _ := dynamictest.Build(p, dynamictest.WindowAt(epoch, 30), f.device)
 	if rep := dynamic.Inspect(wrapped, f.kr, epoch, dynamic.Options{}); rep.Genuine {
 		t.Error("static ticket in a dynamic code is genuine")
 	}

@@ -10,6 +10,7 @@ import (
 	"strings"
 
 	"github.com/farebox/farebox/internal/keyref"
+	"github.com/farebox/farebox/internal/pemkey"
 )
 
 // DevIssuerFile is the development key's file name in its directory.
@@ -84,28 +85,12 @@ func LoadOrCreateDevIssuer(dir string) (iss *Issuer, created bool, err error) {
 	if err != nil {
 		return nil, false, err
 	}
-	if err := os.MkdirAll(dir, 0o700); err != nil {
+	// A concurrent starter never reads half a key (pemkey.WriteNew).
+	if won, err := pemkey.WriteNew(path, p); err != nil {
 		return nil, false, err
-	}
-	// Write beside and rename: a concurrent starter never reads half a key.
-	tmp, err := os.CreateTemp(dir, ".dev-issuer-*")
-	if err != nil {
-		return nil, false, err
-	}
-	defer os.Remove(tmp.Name())
-	if _, err := tmp.Write(p); err != nil {
-		tmp.Close()
-		return nil, false, err
-	}
-	if err := tmp.Close(); err != nil {
-		return nil, false, err
-	}
-	if err := os.Link(tmp.Name(), path); err != nil {
-		if errors.Is(err, os.ErrExist) { // another process won: use its key
-			iss, _, err = LoadOrCreateDevIssuer(dir)
-			return iss, false, err
-		}
-		return nil, false, err
+	} else if !won { // another process won: use its key
+		iss, _, err = LoadOrCreateDevIssuer(dir)
+		return iss, false, err
 	}
 	return iss, true, nil
 }

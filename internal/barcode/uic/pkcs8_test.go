@@ -116,19 +116,8 @@ func TestPKCS8Refusals(t *testing.T) {
 	}
 	k := devIssuer(t, 1).Key
 	good := func(x any, params any) []byte {
-		xb, err := asn1.Marshal(x)
-		if err != nil {
-			t.Fatal(err)
-		}
-		pb, err := asn1.Marshal(params)
-		if err != nil {
-			t.Fatal(err)
-		}
-		der, err := asn1.Marshal(pkcs8{Version: 0, Algorithm: pkixAlg(pb), PrivateKey: xb})
-		if err != nil {
-			t.Fatal(err)
-		}
-		return der
+		xb, pb := testtool.Must(asn1.Marshal(x))(t), testtool.Must(asn1.Marshal(params))(t)
+		return testtool.Must(asn1.Marshal(pkcs8{Version: 0, Algorithm: pkixAlg(pb), PrivateKey: xb}))(t)
 	}
 	type dss struct{ P, Q, G any }
 	pemOf := func(der []byte) []byte { return pem.EncodeToMemory(&pem.Block{Type: "PRIVATE KEY", Bytes: der}) }

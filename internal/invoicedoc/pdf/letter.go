@@ -24,12 +24,8 @@ type Letter struct {
 	TestText   string
 }
 
-// RenderLetter produces l as a PDF/A-3b file. It shares Render's engine
-// (serialised, the node slabs emptied after each document), in the
-// process's queue of DefaultLimits.
-func RenderLetter(lt Letter) ([]byte, error) { return defaultQueue.RenderLetter(lt) }
-
-// RenderLetter is the package's RenderLetter after a turn in q.
+// RenderLetter produces l as a PDF/A-3b file after a turn in q. It shares
+// Render's engine (serialised, the node slabs emptied after each document).
 func (q *Queue) RenderLetter(lt Letter) ([]byte, error) {
 	return q.compose(func(fe *frontend.Document) error {
 		return setupPDFA(fe, lt.Title+" "+lt.Reference, lt.Seller.Name, lt.Date)

@@ -109,18 +109,8 @@ func TestSharedFaces(t *testing.T) {
 	}
 	var faces []any
 	for range 2 {
-		fe, err := frontend.NewForWriter(io.Discard)
-		if err != nil {
-			t.Fatal(err)
-		}
-		fs, err := regularFace.source(fe)
-		if err != nil {
-			t.Fatal(err)
-		}
-		f, err := fe.LoadFace(fs)
-		if err != nil {
-			t.Fatal(err)
-		}
+		fe := testtool.Must(frontend.NewForWriter(io.Discard))(t)
+		f := testtool.Must(fe.LoadFace(testtool.Must(regularFace.source(fe))(t)))(t)
 		if f == proto || f.Shaper != proto.Shaper || f.OTFace() != proto.OTFace() {
 			t.Fatalf("document face %p: shaper shared %v, tables shared %v", f, f.Shaper == proto.Shaper, f.OTFace() == proto.OTFace())
 		}

@@ -53,7 +53,8 @@ func germanLang() (*lang.Lang, error) {
 	return german, germanErr
 }
 
-// Render produces the document as a PDF/A-3b file. When cii is not empty
+// Render produces the document as a PDF/A-3b file, after a turn in q (a
+// nil q is the process's queue of DefaultLimits). When cii is not empty
 // (a buyer with electronic invoicing) it is embedded unchanged as the
 // Factur-X attachment factur-x.xml with AFRelationship Alternative, and the
 // XMP metadata declares the Factur-X extension schema; pass exactly the bytes
@@ -61,11 +62,6 @@ func germanLang() (*lang.Lang, error) {
 // payment notice is not an invoice and must not look like one to software
 // reading Factur-X/ZUGFeRD: Render refuses a CII for it.
 // Render is safe for concurrent use; calls are serialised internally.
-// It waits in the process's queue of DefaultLimits; a server renders
-// through its own Queue (Queue.Render).
-func Render(d *invoicedoc.Document, cii []byte) ([]byte, error) { return defaultQueue.Render(d, cii) }
-
-// Render is the package's Render after a turn in q.
 func (q *Queue) Render(d *invoicedoc.Document, cii []byte) ([]byte, error) {
 	const op = "pdf.Render"
 	if d == nil {

@@ -6,6 +6,7 @@ import (
 
 	"github.com/farebox/farebox/internal/mvt"
 	"github.com/farebox/farebox/internal/mvt/mvttest"
+	"github.com/farebox/farebox/internal/testtool"
 	"github.com/google/go-cmp/cmp"
 )
 
@@ -21,14 +22,8 @@ func TestRoundTrip(t *testing.T) {
 			{Type: mvt.Point, Geometry: [][]mvt.XY{{{X: 1, Y: 2}, {X: -64, Y: 4160}}}, Props: []mvt.Prop{{Key: "id", Value: "farebox-station-x_1"}}},
 		}},
 	}}
-	b, err := mvt.Marshal(in)
-	if err != nil {
-		t.Fatal(err)
-	}
-	out, err := mvttest.Unmarshal(b)
-	if err != nil {
-		t.Fatal(err)
-	}
+	b := testtool.Must(mvt.Marshal(in))(t)
+	out := testtool.Must(mvttest.Unmarshal(b))(t)
 	// The duplicate vertex is dropped on the wire.
 	in.Layers[0].Features[1].Geometry = [][]mvt.XY{{{X: 5, Y: 5}, {X: 6, Y: 6}}}
 	if d := cmp.Diff(in, out); d != "" {
