@@ -50,12 +50,13 @@ func TestGoldenPagesInChromium(t *testing.T) {
 		Small  map[string][]string
 		Errors []string
 	}
+	started := time.Now()
 	shots := browsertest.Run(t, "golden.js", map[string]any{"base": e.URL, "now": goldenNow.Format(time.RFC3339), "golden": pages}, &res)
 	t.Logf("screenshots in %s", shots)
 	if len(res.Errors) != 0 {
 		t.Fatalf("browser errors: %v", res.Errors)
 	}
-	kept := 0
+	browsed, kept := time.Since(started), 0
 	for _, g := range pages {
 		if g.Out == "" {
 			continue
@@ -72,7 +73,7 @@ func TestGoldenPagesInChromium(t *testing.T) {
 			t.Error(err)
 		}
 	}
-	t.Logf("%d golden screenshots compared", kept)
+	t.Logf("%d golden screenshots: taken in %.1f s, compared in %.1f s", kept, browsed.Seconds(), (time.Since(started) - browsed).Seconds())
 	checkNoStaleGoldens(t, pages)
 	if *updateGolden {
 		if err := writeDocShots(); err != nil {
