@@ -48,6 +48,7 @@ func TestGoldenPagesInChromium(t *testing.T) {
 		invoice: d.invoice, webhook: str(hook["id"])})
 	var res struct {
 		Small  map[string][]string
+		URLs   map[string]string
 		Errors []string
 	}
 	started := time.Now()
@@ -62,6 +63,10 @@ func TestGoldenPagesInChromium(t *testing.T) {
 			continue
 		}
 		kept++
+		// Signed in where it should be: no page but a sign-in's is the sign-in form.
+		if u := res.URLs[g.Name]; u == "" || !strings.Contains(g.Name, "signin") && strings.Contains(u, "/sign-in") {
+			t.Errorf("%s: shown at %q", g.Name, u)
+		}
 		if g.Viewport.Width <= 480 {
 			if small, ok := res.Small[g.Name]; !ok {
 				t.Errorf("%s: targets not measured", g.Name)
@@ -113,7 +118,8 @@ var (
 )
 
 // goldenPages lists the golden screenshots in the order golden.js takes
-// them (sign-in failures before the sign-ins), each with its PNG's path
+// them (sign-in failures before the sign-ins; the dashboard's pages before
+// the console's sign-in, which replaces the session), each with its PNG's path
 // under out. A name is <page>[-<state>]-<width>[x<height>][-de].
 func goldenPages(out string, id goldenIDs) []goldenPage {
 	var ps []goldenPage
@@ -141,10 +147,9 @@ func goldenPages(out string, id goldenIDs) []goldenPage {
 		add("admin-signin", "/admin/sign-in", vp, goldenPage{})
 		add("admin-signin-failed", "/admin/sign-in", vp, goldenPage{Steps: signIn("user", "ops", "not the password")})
 	}
+	// One session cookie: the dashboard's sign-in now, the console's after the dashboard's pages.
 	ps = append(ps, goldenPage{Name: "sign in to the dashboard", Path: "/dashboard/sign-in", Viewport: goldenWide, Lang: "en",
-		Steps: signIn("email", "ops@partner.example", dashPassword)},
-		goldenPage{Name: "sign in to the console", Path: "/admin/sign-in", Viewport: goldenWide, Lang: "en",
-			Steps: signIn("user", "ops", testOperatorPassword)})
+		Steps: signIn("email", "ops@partner.example", dashPassword)})
 
 	// The traveller page: a single ticket's form, sent empty, the ticket
 	// (its live clock and barcode not drawn); a monthly coupon late in the
@@ -179,6 +184,8 @@ func goldenPages(out string, id goldenIDs) []goldenPage {
 		add("dashboard-webhook", "/dashboard/live/webhooks/"+id.webhook, vp, goldenPage{}, langs...)
 	}
 
+	ps = append(ps, goldenPage{Name: "sign in to the console", Path: "/admin/sign-in", Viewport: goldenWide, Lang: "en",
+		Steps: signIn("user", "ops", testOperatorPassword)})
 	// The operator console: every page, a dead job, no running one; at
 	// 1280 px in both languages, on the phone in English.
 	for _, vp := range []goldenViewport{goldenWide, goldenTall} {

@@ -51,8 +51,12 @@ func Compare(got, want image.Image, channel uint8) (Diff, error) {
 	if gb.Dx() != wb.Dx() || gb.Dy() != wb.Dy() {
 		return Diff{}, fmt.Errorf("size %dx%d, golden %dx%d", gb.Dx(), gb.Dy(), wb.Dx(), wb.Dy())
 	}
-	d := Diff{Total: gb.Dx() * gb.Dy(), Image: image.NewRGBA(image.Rect(0, 0, gb.Dx(), gb.Dy()))}
 	g8, w8 := rgba(got), rgba(want)
+	if string(g8.Pix) == string(w8.Pix) {
+		// The same pixels (a stable page): no diff image to draw.
+		return Diff{Total: gb.Dx() * gb.Dy(), Image: image.NewRGBA(image.Rectangle{})}, nil
+	}
+	d := Diff{Total: gb.Dx() * gb.Dy(), Image: image.NewRGBA(image.Rect(0, 0, gb.Dx(), gb.Dy()))}
 	for y := 0; y < gb.Dy(); y++ {
 		for x := 0; x < gb.Dx(); x++ {
 			g, w := g8.RGBAAt(x, y), w8.RGBAAt(x, y)

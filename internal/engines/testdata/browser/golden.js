@@ -18,7 +18,7 @@
 "use strict";
 const { harness, ANDROID, smallTargets, pinClock } = require("./harness");
 
-const results = { pages: {}, small: {}, errors: [] };
+const results = { pages: {}, small: {}, urls: {}, errors: [] };
 const { cfg, phone, run } = harness(results);
 
 // mask replaces what differs between runs (random ids, the server's port)
@@ -65,6 +65,7 @@ run(async (browser) => {
     if (g.path) { await page.goto(cfg.base + g.path, { waitUntil: "load" }); }
     for (const s of g.steps || []) { await step(page, s); }
     if (!g.out) { continue; }
+    results.urls[g.name] = page.url();
     const frameEl = await page.$("#ticket-frame");
     let frame = null;
     if (frameEl) {
