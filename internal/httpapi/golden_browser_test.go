@@ -40,8 +40,13 @@ func TestGoldenPagesInChromium(t *testing.T) {
 	d := detailSetup(t, e)
 	ids := productIDs(t, e)
 	dashSignedIn(t, e, "ops@partner.example")
+	// A minute between records: lists ordered by time then by (random)
+	// id show them in the same order every run.
+	e.Clock.Advance(time.Minute)
 	fresh := str(order(t, e, e.LiveKey, ids["single/adult"]).Coupons[0]["id"])
+	e.Clock.Advance(time.Minute)
 	month := str(order(t, e, e.LiveKey, ids["month/adult"]).Coupons[0]["id"])
+	e.Clock.Advance(time.Minute)
 	hook := e.Must(201, apitest.Req{Method: "POST", Path: "/v1/webhook_endpoints.json", Key: e.LiveKey,
 		Body: map[string]any{"url": "https://93.184.215.14/hooks", "enabled_events": []string{"*"}}}).Map(t)
 	pages := goldenPages(t.TempDir(), goldenIDs{fresh: fresh, month: month, active: d.coupon, order: d.order, ticket: d.ticket,
@@ -52,7 +57,7 @@ func TestGoldenPagesInChromium(t *testing.T) {
 		Errors []string
 	}
 	started := time.Now()
-	shots := browsertest.Run(t, "golden.js", map[string]any{"base": e.URL, "now": goldenNow.Format(time.RFC3339), "golden": pages}, &res)
+	shots := browsertest.Run(t, "golden.js", map[string]any{"base": e.URL, "now": e.Clock.Now().Format(time.RFC3339), "golden": pages}, &res)
 	t.Logf("screenshots in %s", shots)
 	if len(res.Errors) != 0 {
 		t.Fatalf("browser errors: %v", res.Errors)
