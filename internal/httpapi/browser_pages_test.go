@@ -15,11 +15,15 @@ type browserPage struct {
 	ScrollWidth int
 	Status      int
 	Lang, Title string
+	// Small lists the targets under 44 × 44 px of a page on the phone
+	// (harness.js smallTargets).
+	Small []string
 }
 
 // checkBrowserPages: each page named in want was checked, has no WCAG 2.1
-// AA violation, is no wider than the 360 px phone, and is in German when
-// german(name) and in English otherwise.
+// AA violation, is no wider than the 360 px phone, has on the phone no
+// interactive target under 44 × 44 px, and is in German when german(name)
+// and in English otherwise.
 func checkBrowserPages(t *testing.T, pages map[string]browserPage, want []string, german func(name string) bool) {
 	t.Helper()
 	for _, name := range want {
@@ -33,6 +37,9 @@ func checkBrowserPages(t *testing.T, pages map[string]browserPage, want []string
 		}
 		if limit := viewportOf(name); p.ScrollWidth > limit {
 			t.Errorf("%s is %d px wide in a %d px window", name, p.ScrollWidth, limit)
+		}
+		if len(p.Small) > 0 {
+			t.Errorf("%s: targets under 44 × 44 px on the phone: %v", name, p.Small)
 		}
 		wantLang := "en"
 		if german(name) {

@@ -4,6 +4,7 @@ import (
 	"fmt"
 	"image"
 	"image/color"
+	"image/draw"
 	"image/png"
 	"os"
 	"path/filepath"
@@ -50,11 +51,15 @@ func Compare(got, want image.Image, channel uint8) (Diff, error) {
 	if gb.Dx() != wb.Dx() || gb.Dy() != wb.Dy() {
 		return Diff{}, fmt.Errorf("size %dx%d, golden %dx%d", gb.Dx(), gb.Dy(), wb.Dx(), wb.Dy())
 	}
+	g8, w8 := rgba(got), rgba(want)
+	if string(g8.Pix) == string(w8.Pix) {
+		// The same pixels (a stable page): no diff image to draw.
+		return Diff{Total: gb.Dx() * gb.Dy(), Image: image.NewRGBA(image.Rectangle{})}, nil
+	}
 	d := Diff{Total: gb.Dx() * gb.Dy(), Image: image.NewRGBA(image.Rect(0, 0, gb.Dx(), gb.Dy()))}
 	for y := 0; y < gb.Dy(); y++ {
 		for x := 0; x < gb.Dx(); x++ {
-			g := color.RGBAModel.Convert(got.At(gb.Min.X+x, gb.Min.Y+y)).(color.RGBA)
-			w := color.RGBAModel.Convert(want.At(wb.Min.X+x, wb.Min.Y+y)).(color.RGBA)
+			g, w := g8.RGBAAt(x, y), w8.RGBAAt(x, y)
 			if far(g.R, w.R, channel) || far(g.G, w.G, channel) || far(g.B, w.B, channel) || far(g.A, w.A, channel) {
 				d.Differing++
 				d.Image.SetRGBA(x, y, color.RGBA{R: 255, A: 255})
@@ -65,6 +70,18 @@ func Compare(got, want image.Image, channel uint8) (Diff, error) {
 		}
 	}
 	return d, nil
+}
+
+// rgba is img as 8-bit RGBA from (0, 0): the image itself when it is one
+// (a decoded screenshot), else a converted copy.
+func rgba(img image.Image) *image.RGBA {
+	if r, ok := img.(*image.RGBA); ok && r.Rect.Min == (image.Point{}) {
+		return r
+	}
+	b := img.Bounds()
+	r := image.NewRGBA(image.Rect(0, 0, b.Dx(), b.Dy()))
+	draw.Draw(r, r.Rect, img, b.Min, draw.Src)
+	return r
 }
 
 func far(a, b, limit uint8) bool {
@@ -124,4 +141,60 @@ func readPNG(path string) (image.Image, error) {
 	}
 	defer f.Close()
 	return png.Decode(f)
+}
+
+// DocWidth is the widest a documentation copy of a golden screenshot is
+// (docs/img/web): a wider golden (a 1280 px page) is shown at half its
+// size, a phone's as it is.
+const DocWidth = 720
+
+// DocCopy is the documentation copy of the golden PNG at golden: the same
+// pixels, or, for a golden wider than DocWidth, each 2 × 2 block averaged
+// into one pixel.
+func DocCopy(golden string) (*image.RGBA, error) {
+	img, err := readPNG(golden)
+	if err != nil {
+		return nil, err
+	}
+	src := rgba(img)
+	if src.Rect.Dx() <= DocWidth {
+		return src, nil
+	}
+	w, h := src.Rect.Dx()/2, src.Rect.Dy()/2
+	dst := image.NewRGBA(image.Rect(0, 0, w, h))
+	for y := 0; y < h; y++ {
+		for x := 0; x < w; x++ {
+			var sum [4]int
+			for _, p := range [4]image.Point{{2 * x, 2 * y}, {2*x + 1, 2 * y}, {2 * x, 2*y + 1}, {2*x + 1, 2*y + 1}} {
+				c := src.RGBAAt(p.X, p.Y)
+				sum[0], sum[1], sum[2], sum[3] = sum[0]+int(c.R), sum[1]+int(c.G), sum[2]+int(c.B), sum[3]+int(c.A)
+			}
+			dst.SetRGBA(x, y, color.RGBA{R: uint8((sum[0] + 2) / 4), G: uint8((sum[1] + 2) / 4), B: uint8((sum[2] + 2) / 4), A: uint8((sum[3] + 2) / 4)})
+		}
+	}
+	return dst, nil
+}
+
+// SameImage reports whether the PNG at path has exactly img's pixels.
+func SameImage(path string, img *image.RGBA) (bool, error) {
+	got, err := readPNG(path)
+	if err != nil {
+		return false, err
+	}
+	g := rgba(got)
+	return g.Rect.Eq(img.Rect) && string(g.Pix) == string(img.Pix), nil
+}
+
+// WritePNG writes img to path as a PNG (best compression).
+func WritePNG(path string, img image.Image) error {
+	f, err := os.Create(path)
+	if err != nil {
+		return err
+	}
+	enc := png.Encoder{CompressionLevel: png.BestCompression}
+	if err := enc.Encode(f, img); err != nil {
+		f.Close()
+		return err
+	}
+	return f.Close()
 }

@@ -41,9 +41,11 @@ function harness(results) {
       return r.violations.map((v) => ({ id: v.id, impact: v.impact, nodes: v.nodes.map((n) => n.target.join(" ") + ": " + n.failureSummary).slice(0, 5) }));
     });
     const width = await page.evaluate(() => document.documentElement.scrollWidth);
+    // A touch layout (the phone): every target measured.
+    const small = page.viewport().width <= 480 ? await smallTargets(page) : [];
     await page.screenshot({ path: shot(name), fullPage: true });
     results.pages[name] = { axe, scrollWidth: width, status, lang: await page.evaluate(() => document.documentElement.lang),
-      title: await page.title() };
+      title: await page.title(), small };
   }
 
   async function go(page, url) {
@@ -84,6 +86,58 @@ function harness(results) {
   }
 
   return { cfg, shot, phone, check, go, submit, signIn, run };
+}
+
+// smallTargets lists the page's interactive targets under 44 × 44 CSS px
+// as "name WxH": links, buttons, summaries, selects and inputs (a text
+// input by its height, a radio button or checkbox by its row, .choice,
+// li or label). Not counted: what is not drawn (or a visually hidden skip
+// link until it has the focus), and a link inside running text, whose
+// paragraph, cell or item says more than the link (WCAG 2.5.8's inline
+// exception), and the form's error summary, whose links jump to fields.
+async function smallTargets(page) {
+  return page.evaluate(() => {
+    const out = [];
+    // Drawn: a box of its own on the page (a skip link waits off-screen
+    // until it has the focus; its focused style is 44 px tall).
+    const drawn = (e) => { const r = e.getBoundingClientRect(); const cs = getComputedStyle(e);
+      return r.width > 1 && r.height > 1 && r.right > 0 && r.bottom > -window.scrollY && cs.visibility !== "hidden" && cs.display !== "none"; };
+    const inline = (e) => {
+      if (e.tagName !== "A") { return false; }
+      const block = e.parentElement.closest("p, td, dd, li, figcaption, small");
+      return block !== null && block.textContent.trim().length > e.textContent.trim().length;
+    };
+    for (const e of document.querySelectorAll("a[href], button, summary, select, input:not([type=hidden]), textarea")) {
+      if (!drawn(e) || inline(e) || e.closest("#form-problems")) { continue; }
+      const choice = e.type === "radio" || e.type === "checkbox";
+      const box = choice ? e.closest(".choice, li, label") || e : e;
+      const r = box.getBoundingClientRect();
+      const text = e.tagName === "TEXTAREA" || (e.tagName === "INPUT" && !choice && !["submit", "button", "reset"].includes(e.type));
+      if (text ? r.height < 44 : r.height < 44 || r.width < 44) {
+        out.push((e.id || e.name || e.textContent.trim().slice(0, 24)) + " " + Math.round(r.width) + "x" + Math.round(r.height));
+      }
+    }
+    return out;
+  });
+}
+
+// pinClock makes iso the browser's time in every frame of page, before
+// any of the page's scripts runs: Date (new Date(), Date.now()) answers
+// that instant, standing still; dates given to it are as ever. A page's
+// validity display then follows the server's test clock.
+async function pinClock(page, iso) {
+  if (!iso) { return; }
+  await page.evaluateOnNewDocument((iso) => {
+    const pinned = Date.parse(iso);
+    const Real = Date;
+    class Pinned extends Real {
+      constructor(...a) { if (a.length === 0) { super(pinned); } else { super(...a); } }
+      static now() { return pinned; }
+    }
+    // Called without new, Date() is the current time as a string.
+    const Wrapped = new Proxy(Pinned, { apply: () => new Real(pinned).toString() });
+    globalThis.Date = Wrapped;
+  }, iso);
 }
 
 // enginePage opens html (an embedded engine) in a 390 px page that lets
@@ -142,4 +196,4 @@ function runEngines(cfg, results, body) {
   })().catch((e) => { console.error(e && e.stack ? e.stack : e); process.exit(1); });
 }
 
-module.exports = { harness, enginePage, fill, runEngines, ANDROID, IPHONE };
+module.exports = { harness, enginePage, fill, runEngines, smallTargets, pinClock, ANDROID, IPHONE };

@@ -8,28 +8,10 @@
 // on results.json; this script only acts and measures.
 "use strict";
 const { PredefinedNetworkConditions } = require("puppeteer-core");
-const { harness, ANDROID, IPHONE } = require("./harness");
+const { harness, smallTargets, ANDROID, IPHONE } = require("./harness");
 
 const results = { pages: {}, wallets: {}, statuses: {}, texts: {}, errors: [] };
 const { cfg, shot, phone, check, go, submit, signIn, run } = harness(results);
-
-// targets lists the interactive targets of the page smaller than 44 × 44
-// CSS px (links and buttons; text inputs by height; a radio button with
-// its label's row).
-async function smallTargets(page) {
-  return page.evaluate(() => {
-    const out = [];
-    const visible = (e) => { const r = e.getBoundingClientRect(); return r.width > 0 && r.height > 0 && getComputedStyle(e).visibility !== "hidden"; };
-    for (const e of document.querySelectorAll("main a, main button, main summary, header a, header button, nav a, main input, main select")) {
-      if (!visible(e) || e.type === "hidden" || e.closest("#form-problems")) { continue; }
-      const box = e.type === "radio" || e.type === "checkbox" ? e.closest(".choice, li") : e;
-      const r = (box || e).getBoundingClientRect();
-      const small = e.tagName === "INPUT" && e.type !== "radio" && e.type !== "checkbox" ? r.height < 44 : r.height < 44 || r.width < 44;
-      if (small) { out.push((e.id || e.name || e.textContent.trim().slice(0, 20)) + " " + Math.round(r.width) + "x" + Math.round(r.height)); }
-    }
-    return out;
-  });
-}
 
 // frameOf waits for the ticket frame's engine to draw the ticket and its barcode.
 async function frameOf(page) {
