@@ -97,7 +97,9 @@ central reporting, pseudonymised and encrypted with age to the recipient
 ("age1…", or @FILE with one recipient a line; env FAREBOX_RECORDS_RECIPIENT),
 to standard output unless --output (docs/records.md). The traveller's
 pseudonym is HMAC-SHA256 under --pseudonym-key FILE (env
-FAREBOX_PSEUDONYM_KEY), else under the key the database keeps.`
+FAREBOX_PSEUDONYM_KEY), else under the key the database keeps.
+"farebox serve --records-export-dir DIR" writes each previous day's
+export into DIR by itself, once across instances.`
 
 // recordsCmd is `farebox records export`.
 func recordsCmd(ctx context.Context, args []string, getenv func(string) string, stdout, stderr io.Writer) error {
