@@ -10,11 +10,8 @@ import (
 	"testing"
 	"time"
 
-	"filippo.io/age"
-
 	"github.com/farebox/farebox/internal/apitest"
 	recordsapp "github.com/farebox/farebox/internal/app/records"
-	"github.com/farebox/farebox/internal/records"
 	"github.com/farebox/farebox/internal/store"
 )
 
@@ -35,14 +32,7 @@ func TestRecordsDailyExport(t *testing.T) {
 		ticket := mustActivate(t, e, "v9", str(o.Coupons[0]["id"]), map[string]any{"identification_medium": medium("Max", "Müller", "1990-01-01")})
 		e.Must(200, apitest.Req{Method: "POST", Path: recordsPath, Key: inspector(t, e, "Nachtschicht"), Body: batch(withField(check("d-1", "valid"), "ticket_id", ticket))})
 
-		id, err := age.GenerateX25519Identity()
-		if err != nil {
-			t.Fatal(err)
-		}
-		p, err := records.NewPseudonymizer(bytes.Repeat([]byte{7}, 32))
-		if err != nil {
-			t.Fatal(err)
-		}
+		id, p := exportKeys(t)
 		instance := func() *recordsapp.Service {
 			return recordsapp.New(store.NewView[recordsapp.Queries](e.Store), e.Clock, "farebox")
 		}
