@@ -112,14 +112,17 @@ func (s *Service) ExportPreviousDay(ctx context.Context, d Daily) (DailyResult, 
 		return r, err
 	}
 	r.Summary, err = s.ExportFile(ctx, ExportRequest{Day: day, Kind: KindAll, Recipients: d.Recipients, Pseudonyms: d.Pseudonyms}, r.Path)
+	// The claim is given up or completed even when ctx ended meanwhile
+	// (a shutdown during the write).
+	done := context.WithoutCancel(ctx)
 	if err != nil {
 		// Written nothing: the next run (here or elsewhere) may try again.
-		rerr := s.DB.Write(context.WithoutCancel(ctx), func(q Queries) error { return q.ReleaseIdempotencyKey(ctx, dailyScope, day) })
+		rerr := s.DB.Write(done, func(q Queries) error { return q.ReleaseIdempotencyKey(done, dailyScope, day) })
 		return r, errors.Join(fmt.Errorf("records export %s: %w", day, err), rerr)
 	}
 	r.Written = true
 	body, _ := json.Marshal(map[string]any{"day": day, "file": ExportFileName(day), "issuance": r.Summary.Issuance, "inspections": r.Summary.Inspections})
-	return r, s.DB.Write(context.WithoutCancel(ctx), func(q Queries) error {
-		return q.CompleteIdempotencyKey(ctx, dailyScope, day, 200, "application/json", body)
+	return r, s.DB.Write(done, func(q Queries) error {
+		return q.CompleteIdempotencyKey(done, dailyScope, day, 200, "application/json", body)
 	})
 }
