@@ -8,14 +8,15 @@ import (
 	"encoding/hex"
 	"fmt"
 	"io"
+	"log/slog"
 	"os"
-	"path/filepath"
 	"strings"
 	"text/tabwriter"
 	"time"
 
 	recordsapp "github.com/farebox/farebox/internal/app/records"
 	"github.com/farebox/farebox/internal/clock"
+	"github.com/farebox/farebox/internal/config"
 	"github.com/farebox/farebox/internal/ident"
 	"github.com/farebox/farebox/internal/records"
 	"github.com/farebox/farebox/internal/store"
@@ -110,7 +111,9 @@ central reporting, pseudonymised and encrypted with age to the recipient
 ("age1…", or @FILE with one recipient a line; env FAREBOX_RECORDS_RECIPIENT),
 to standard output unless --output (docs/records.md). The traveller's
 pseudonym is HMAC-SHA256 under --pseudonym-key FILE (env
-FAREBOX_PSEUDONYM_KEY), else under the key the database keeps.`
+FAREBOX_PSEUDONYM_KEY), else under the key the database keeps.
+"farebox serve --records-export-dir DIR" writes each previous day's
+export into DIR by itself, once across instances.`
 
 // recordsCmd is `farebox records export`.
 func recordsCmd(ctx context.Context, args []string, getenv func(string) string, stdout, stderr io.Writer) error {
@@ -133,9 +136,9 @@ func recordsCmd(ctx context.Context, args []string, getenv func(string) string, 
 		return errUsage
 	}
 	if *day == "" {
-		*day = time.Now().In(clock.Berlin).AddDate(0, 0, -1).Format("2006-01-02")
+		*day = recordsapp.PreviousDay(time.Now())
 	}
-	rcpt, err := recipientText(*recipient)
+	rcpt, err := recipientText("--recipient", *recipient)
 	if err != nil {
 		return err
 	}
@@ -157,36 +160,24 @@ func recordsCmd(ctx context.Context, args []string, getenv func(string) string, 
 	return nil
 }
 
-// exportTo writes the export to path ("" standard output), through a
-// temporary file renamed into place: a failed export leaves no partial file.
+// exportTo writes the export to path ("" standard output; a file is
+// written through a temporary file renamed into place, ExportFile).
 func exportTo(ctx context.Context, rs *recordsapp.Service, req recordsapp.ExportRequest, path string, stdout io.Writer) (recordsapp.ExportSummary, error) {
 	if path == "" {
 		return rs.Export(ctx, req, stdout)
 	}
-	f, err := os.CreateTemp(filepath.Dir(path), ".records-*")
-	if err != nil {
-		return recordsapp.ExportSummary{}, err
-	}
-	defer os.Remove(f.Name())
-	sum, err := rs.Export(ctx, req, f)
-	if cerr := f.Close(); err == nil {
-		err = cerr
-	}
-	if err != nil {
-		return sum, err
-	}
-	return sum, os.Rename(f.Name(), path)
+	return rs.ExportFile(ctx, req, path)
 }
 
 // recipientText is the recipient flag's text: the recipient itself, or
-// the file @FILE names.
-func recipientText(v string) (string, error) {
+// the file @FILE names; flag names the flag in the error.
+func recipientText(flag, v string) (string, error) {
 	if !strings.HasPrefix(v, "@") {
 		return v, nil
 	}
 	b, err := os.ReadFile(v[1:])
 	if err != nil {
-		return "", fmt.Errorf("--recipient: %w", err)
+		return "", fmt.Errorf("%s: %w", flag, err)
 	}
 	return string(b), nil
 }
@@ -235,4 +226,66 @@ func keyBytes(b []byte) []byte {
 		return k
 	}
 	return b
+}
+
+// recordsDailyInterval is how often serve's scheduled export looks whether
+// the previous day is written (a stat, and a claim in the database only
+// while the day's file is missing here).
+const recordsDailyInterval = time.Minute
+
+// exportRecordsDaily starts serve's scheduled records export
+// (--records-export-dir; docs/records.md "The scheduled export"): at start
+// and every recordsDailyInterval, the previous day's file, written once by
+// one instance (recordsapp.ExportPreviousDay). A recipient, directory or
+// pseudonym key that does not work is a start-up error naming its flag.
+func exportRecordsDaily(ctx context.Context, bg *loops, cfg config.Config, st *store.Store, c clock.Clock, log *slog.Logger) error {
+	if cfg.RecordsExportDir == "" {
+		return nil
+	}
+	d, err := recordsDaily(ctx, cfg, st)
+	if err != nil {
+		return err
+	}
+	rs := recordsapp.New(store.NewView[recordsapp.Queries](st), c, ident.Prefix(cfg.IDPrefix))
+	log.Info("records export scheduled", "dir", d.Dir, "pseudonym_key_id", d.Pseudonyms.KeyID)
+	run := func(ctx context.Context) {
+		r, err := rs.ExportPreviousDay(ctx, d)
+		if r.Written {
+			log.Info("records exported", "day", r.Day, "file", r.Path, "issuance", r.Summary.Issuance, "inspections", r.Summary.Inspections)
+		}
+		if err != nil && ctx.Err() == nil {
+			log.Warn("records export failed; retried at the next run", "day", r.Day, "error", err.Error())
+		}
+	}
+	bg.run(func(ctx context.Context) {
+		run(ctx)
+		every(ctx, recordsDailyInterval, func() { run(ctx) })
+	})
+	return nil
+}
+
+// recordsDaily checks the scheduled export's settings and loads its key.
+func recordsDaily(ctx context.Context, cfg config.Config, st *store.Store) (recordsapp.Daily, error) {
+	d := recordsapp.Daily{Dir: cfg.RecordsExportDir, Lease: 10 * time.Minute, Kept: cfg.IdempotencyTTL}
+	rcpt, err := recipientText("--records-recipient", cfg.RecordsRecipient)
+	if err != nil {
+		return d, err
+	}
+	if _, err := recordsapp.ParseRecipients(rcpt); err != nil {
+		return d, fmt.Errorf("--records-recipient: not an age recipient (age1…, an SSH public key, or @FILE with one a line): %w", err)
+	}
+	d.Recipients = rcpt
+	if fi, err := os.Stat(d.Dir); err != nil || !fi.IsDir() {
+		return d, fmt.Errorf("--records-export-dir %s: not a directory", d.Dir)
+	}
+	probe, err := os.CreateTemp(d.Dir, ".records-*")
+	if err != nil {
+		return d, fmt.Errorf("--records-export-dir: %w", err)
+	}
+	probe.Close()
+	os.Remove(probe.Name())
+	if d.Pseudonyms, err = pseudonymKey(ctx, st, cfg.PseudonymKey); err != nil {
+		return d, err
+	}
+	return d, nil
 }

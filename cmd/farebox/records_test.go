@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"encoding/json"
 	"io"
+	"maps"
 	"os"
 	"path/filepath"
 	"strings"
@@ -12,6 +13,7 @@ import (
 
 	"filippo.io/age"
 
+	recordsapp "github.com/farebox/farebox/internal/app/records"
 	"github.com/farebox/farebox/internal/clock"
 	"github.com/farebox/farebox/internal/store"
 	"github.com/farebox/farebox/internal/store/storetest"
@@ -116,4 +118,53 @@ func openExport(t *testing.T, file string, id age.Identity) []byte {
 	t.Helper()
 	r := testtool.Must(age.Decrypt(bytes.NewReader(testtool.Must(os.ReadFile(file))(t)), id))(t)
 	return testtool.Must(io.ReadAll(r))(t)
+}
+
+// TestServeRecordsExportDaily: serve with --records-export-dir writes the
+// previous day's records file at start, encrypted to --records-recipient
+// (the day's logic and the claim are TestRecordsDailyExport's, driven by
+// the service clock); a recipient that is none, a missing one and a
+// directory that is not one stop serve at start with the flag named.
+func TestServeRecordsExportDaily(t *testing.T) {
+	t.Parallel()
+	storetest.EachEngine(t, func(t *testing.T, engine store.Engine) {
+		env, _ := engineEnv(t, engine, "FAREBOX_ADDR", "127.0.0.1:0")
+		dir := t.TempDir()
+		id, err := age.GenerateX25519Identity()
+		if err != nil {
+			t.Fatal(err)
+		}
+		with := func(kv ...string) map[string]string {
+			e := maps.Clone(env)
+			for i := 0; i+1 < len(kv); i += 2 {
+				e[kv[i]] = kv[i+1]
+			}
+			return e
+		}
+		serveStops(t, "a recipient that is none", with("FAREBOX_RECORDS_EXPORT_DIR", dir, "FAREBOX_RECORDS_RECIPIENT", "age1nope"),
+			"--records-recipient", "not an age recipient")
+		serveStops(t, "no recipient", with("FAREBOX_RECORDS_EXPORT_DIR", dir), "--records-recipient: required with --records-export-dir")
+		serveStops(t, "a missing recipient file", with("FAREBOX_RECORDS_EXPORT_DIR", dir, "FAREBOX_RECORDS_RECIPIENT", "@"+filepath.Join(dir, "none")), "--records-recipient")
+		serveStops(t, "a missing directory", with("FAREBOX_RECORDS_EXPORT_DIR", filepath.Join(dir, "none"), "FAREBOX_RECORDS_RECIPIENT", id.Recipient().String()),
+			"--records-export-dir")
+		in := startServe(t, with("FAREBOX_RECORDS_EXPORT_DIR", dir, "FAREBOX_RECORDS_RECIPIENT", id.Recipient().String()))
+		day := recordsapp.PreviousDay(time.Now())
+		file := filepath.Join(dir, recordsapp.ExportFileName(day))
+		for !strings.Contains(in.logs.String(), "records exported") {
+			if strings.Contains(in.logs.String(), "records export failed") {
+				t.Fatalf("serve: %s", in.logs)
+			}
+			time.Sleep(20 * time.Millisecond) // the first run follows the start at once
+		}
+		if err := in.stop(); err != nil {
+			t.Fatal(err)
+		}
+		var doc struct {
+			Day      string `json:"day"`
+			Issuance []any  `json:"issuance"`
+		}
+		if err := json.Unmarshal(openExport(t, file, id), &doc); err != nil || doc.Day != day || doc.Issuance == nil {
+			t.Fatalf("%s: %v %+v", file, err, doc)
+		}
+	})
 }

@@ -87,6 +87,9 @@ func serve(ctx context.Context, args []string, getenv func(string) string, stdou
 	priv := privacyOn(st, a, privacy.Options{Policy: cfg.Retention})
 	retainDaily(bg, priv, log)
 	importBlocklists(bg, cfg, a, log)
+	if err := exportRecordsDaily(ctx, bg, cfg, st, clock.System{}, log); err != nil {
+		return err
+	}
 	if err := checkpointBooks(bg, cfg, bk, log); err != nil {
 		return err
 	}

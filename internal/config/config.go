@@ -108,11 +108,19 @@ type Config struct {
 	BlocklistInterval time.Duration
 	BlocklistSource   string
 	BlocklistKeys     string
-	ApplePassCert     string
-	ApplePassKey      string
-	AppleWWDRCert     string
-	ApplePassTypeID   string
-	AppleTeamID       string
+	// RecordsExportDir is where serve writes each day's records export
+	// for the central reporting (docs/records.md, "The scheduled export");
+	// empty: no scheduled export. RecordsRecipient is the age recipient
+	// ("age1…" or @FILE), PseudonymKey the pseudonym key's file ("": the
+	// database's), the same settings `farebox records export` reads.
+	RecordsExportDir string
+	RecordsRecipient string
+	PseudonymKey     string
+	ApplePassCert    string
+	ApplePassKey     string
+	AppleWWDRCert    string
+	ApplePassTypeID  string
+	AppleTeamID      string
 	// APNs pushes Apple pass updates (--apns-*; docs/wallet.md "Apple
 	// Wallet updates"); without APNsKey no device is pushed.
 	APNsKey                     string
@@ -248,6 +256,9 @@ func (c *Config) settings() []setting {
 		{name: "blocklist-interval", env: "FAREBOX_BLOCKLIST_INTERVAL", def: "30s", help: "how often --blocklist-import is fetched (at least 1s)"},
 		{name: "blocklist-source", env: "FAREBOX_BLOCKLIST_SOURCE", def: "import", help: "name of the --blocklist-import source (a-z, 0-9, . _ -; shown in the voided tickets' reason)"},
 		{name: "blocklist-keys", env: "FAREBOX_BLOCKLIST_KEYS", def: "", help: "keys.json of the --blocklist-import source: its signature must verify (without it the signature is not checked)"},
+		{name: "records-export-dir", env: "FAREBOX_RECORDS_EXPORT_DIR", def: "", help: "directory where serve writes the previous day's (Europe/Berlin) issuance and inspection records, age-encrypted to --records-recipient, once a day as records-YYYY-MM-DD.age (one instance writes each day; docs/records.md); empty: no scheduled export"},
+		{name: "records-recipient", env: "FAREBOX_RECORDS_RECIPIENT", def: "", help: "age recipient of the records export: \"age1…\" (or an SSH public key), or @FILE with one a line (required with --records-export-dir; checked at start)"},
+		{name: "pseudonym-key", env: "FAREBOX_PSEUDONYM_KEY", def: "", help: "file holding the key of the travellers' pseudonyms in the records export (hex, base64 or raw, at least 32 bytes); empty: the key the database keeps"},
 		{name: "vdv-root", env: "FAREBOX_VDV_ROOT", def: "", help: "the VDV root CV certificate (7F21 with an unsigned 5F4E body)"},
 		{name: "vdv-ca", env: "FAREBOX_VDV_CA", def: "", help: "comma-separated VDV CA CV certificates signed by --vdv-root"},
 		{name: "allow-development-barcode-keys", env: "FAREBOX_ALLOW_DEVELOPMENT_BARCODE_KEYS", def: "false", help: "start although live tickets of a uic-918-3-uflex or vdv-ka-static product would carry barcodes signed with a development UIC/VDV key (specimens no inspection device accepts); without it serve refuses to start when a live API key exists (trials only; docs/barcodes.md)"},
@@ -459,6 +470,10 @@ func (c *Config) readWallets(v *values) {
 	c.BlocklistInterval = v.dur("blocklist-interval")
 	if c.BlocklistImport != "" && !strings.HasPrefix(c.BlocklistImport, "http://") && !strings.HasPrefix(c.BlocklistImport, "https://") {
 		v.fail(errors.New("--blocklist-import: an http:// or https:// URL"))
+	}
+	c.RecordsExportDir, c.RecordsRecipient, c.PseudonymKey = v.get("records-export-dir"), v.get("records-recipient"), v.get("pseudonym-key")
+	if c.RecordsExportDir != "" && strings.TrimSpace(c.RecordsRecipient) == "" {
+		v.fail(errors.New("--records-recipient: required with --records-export-dir (the reporting system's age recipient, age1… or @FILE)"))
 	}
 	if c.BlocklistInterval < time.Second {
 		v.fail(errors.New("--blocklist-interval: at least 1s"))

@@ -272,14 +272,7 @@ func TestRecordsExport(t *testing.T) {
 		e.Must(200, apitest.Req{Method: "POST", Path: recordsPath, Key: token,
 			Body: batch(withField(check("e-1", "valid"), "ticket_id", tickets[0]), map[string]any{"record_id": "e-2", "outcome": "unreadable", "checked_at": "2026-06-15T09:59:00Z"})}).JSON(t, &posted)
 
-		id, err := age.GenerateX25519Identity()
-		if err != nil {
-			t.Fatal(err)
-		}
-		p, err := records.NewPseudonymizer(bytes.Repeat([]byte{7}, 32))
-		if err != nil {
-			t.Fatal(err)
-		}
+		id, p := exportKeys(t)
 		var sealed bytes.Buffer
 		sum, err := e.Records.Export(context.Background(), recordsapp.ExportRequest{Day: "2026-06-15", Recipients: id.Recipient().String(), Pseudonyms: p}, &sealed)
 		if err != nil {
@@ -360,6 +353,21 @@ func TestRecordsExport(t *testing.T) {
 			t.Fatal("a bad recipient exported")
 		}
 	})
+}
+
+// exportKeys are a reporting system's age identity and a seller's
+// pseudonym key (seven repeated).
+func exportKeys(t *testing.T) (*age.X25519Identity, *records.Pseudonymizer) {
+	t.Helper()
+	id, err := age.GenerateX25519Identity()
+	if err != nil {
+		t.Fatal(err)
+	}
+	p, err := records.NewPseudonymizer(bytes.Repeat([]byte{7}, 32))
+	if err != nil {
+		t.Fatal(err)
+	}
+	return id, p
 }
 
 func decrypt(t *testing.T, sealed []byte, id age.Identity) []byte {

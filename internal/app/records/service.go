@@ -22,6 +22,7 @@ import (
 	"github.com/farebox/farebox/internal/apperr"
 	"github.com/farebox/farebox/internal/catalog"
 	"github.com/farebox/farebox/internal/clock"
+	"github.com/farebox/farebox/internal/idempotency"
 	"github.com/farebox/farebox/internal/ident"
 	"github.com/farebox/farebox/internal/records"
 )
@@ -37,6 +38,10 @@ type Queries interface {
 	InspectionsReceived(ctx context.Context, from, to time.Time) ([]records.Inspection, error)
 	IssuedLive(ctx context.Context, from, to time.Time) ([]records.Issued, error)
 	LoadCatalog(ctx context.Context) (*catalog.File, int64, error)
+	// The scheduled export's claim on a day (ExportPreviousDay).
+	ClaimIdempotencyKey(ctx context.Context, scope, key, hash string, at time.Time, lease time.Duration) (bool, idempotency.Record, error)
+	CompleteIdempotencyKey(ctx context.Context, scope, key string, status int, contentType string, body []byte) error
+	ReleaseIdempotencyKey(ctx context.Context, scope, key string) error
 }
 
 // DB is the database as the records see it (store.View).
