@@ -168,43 +168,34 @@ func goldenPages(out string, id goldenIDs) []goldenPage {
 	}
 
 	// The dashboard: home, the lists (test's empty ones too), the detail
-	// pages; at 1280 px in both languages, on the phone in English (and
-	// the home and an order in German).
+	// pages; at 1280 px and on the phone, in both languages.
 	for _, vp := range []goldenViewport{goldenWide, goldenTall} {
-		langs := []string{"en", "de"}
-		if vp == goldenTall {
-			langs = []string{"en"}
-		}
 		add("dashboard-home", "/dashboard/test/usage", vp, goldenPage{})
-		add("dashboard-orders", "/dashboard/live/orders", vp, goldenPage{}, langs...)
-		add("dashboard-orders-empty", "/dashboard/test/orders", vp, goldenPage{}, langs...)
+		add("dashboard-orders", "/dashboard/live/orders", vp, goldenPage{})
+		add("dashboard-orders-empty", "/dashboard/test/orders", vp, goldenPage{})
 		for _, list := range []string{"coupons", "tickets", "subscriptions", "invoices", "customers", "webhooks", "users"} {
-			add("dashboard-"+list, "/dashboard/live/"+list, vp, goldenPage{}, langs...)
+			add("dashboard-"+list, "/dashboard/live/"+list, vp, goldenPage{})
 		}
-		add("dashboard-keys", "/dashboard/live/keys", vp, goldenPage{Hide: []string{"#list td.mono"}}, langs...)
+		add("dashboard-keys", "/dashboard/live/keys", vp, goldenPage{Hide: []string{"#list td.mono"}})
 		add("dashboard-order", "/dashboard/live/orders/"+id.order, vp, goldenPage{})
-		add("dashboard-ticket", "/dashboard/live/tickets/"+id.ticket, vp, goldenPage{}, langs...)
-		add("dashboard-invoice", "/dashboard/live/invoices/"+id.invoice, vp, goldenPage{}, langs...)
-		add("dashboard-invoice-deliveries", "/dashboard/live/invoices/"+id.invoice+"/deliveries", vp, goldenPage{}, langs...)
-		add("dashboard-webhook", "/dashboard/live/webhooks/"+id.webhook, vp, goldenPage{}, langs...)
+		add("dashboard-ticket", "/dashboard/live/tickets/"+id.ticket, vp, goldenPage{})
+		add("dashboard-invoice", "/dashboard/live/invoices/"+id.invoice, vp, goldenPage{})
+		add("dashboard-invoice-deliveries", "/dashboard/live/invoices/"+id.invoice+"/deliveries", vp, goldenPage{})
+		add("dashboard-webhook", "/dashboard/live/webhooks/"+id.webhook, vp, goldenPage{})
 	}
 
 	ps = append(ps, goldenPage{Name: "sign in to the console", Path: "/admin/sign-in", Viewport: goldenWide, Lang: "en",
 		Steps: signIn("user", "ops", testOperatorPassword)})
 	// The operator console: every page, a dead job, no running one; at
-	// 1280 px in both languages, on the phone in English.
+	// 1280 px and on the phone, in both languages.
 	for _, vp := range []goldenViewport{goldenWide, goldenTall} {
-		langs := []string{"en", "de"}
-		if vp == goldenTall {
-			langs = []string{"en"}
-		}
-		add("admin-accounts", "/admin/accounts", vp, goldenPage{}, langs...)
-		add("admin-catalog", "/admin/catalog", vp, goldenPage{}, langs...)
-		add("admin-feeds", "/admin/feeds", vp, goldenPage{}, langs...)
-		add("admin-jobs-dead", "/admin/jobs?state=dead", vp, goldenPage{}, langs...)
-		add("admin-jobs-empty", "/admin/jobs?state=running", vp, goldenPage{}, langs...)
-		add("admin-inspection-keys", "/admin/inspection-keys", vp, goldenPage{}, langs...)
-		add("admin-clearing", "/admin/clearing", vp, goldenPage{}, langs...)
+		add("admin-accounts", "/admin/accounts", vp, goldenPage{})
+		add("admin-catalog", "/admin/catalog", vp, goldenPage{})
+		add("admin-feeds", "/admin/feeds", vp, goldenPage{})
+		add("admin-jobs-dead", "/admin/jobs?state=dead", vp, goldenPage{})
+		add("admin-jobs-empty", "/admin/jobs?state=running", vp, goldenPage{})
+		add("admin-inspection-keys", "/admin/inspection-keys", vp, goldenPage{})
+		add("admin-clearing", "/admin/clearing", vp, goldenPage{})
 	}
 	for i := range ps {
 		if !strings.HasPrefix(ps[i].Name, "sign in") {
