@@ -4,8 +4,10 @@
 -- the cycle's subscription. With the coupons of a subscription in order of
 -- creation in one index, that lookup is the first entry of a backward
 -- index scan whatever the planner's statistics say (docs/clearing.md
--- "Measured"); the index on subscription_id alone is its prefix.
-CREATE INDEX coupons_subscription_newest ON coupons (subscription_id, created_at, id);
+-- "Measured"); the index on subscription_id alone is its prefix. Partial:
+-- the coupons of single tickets (no subscription) are never looked up this
+-- way, and ordering one does not maintain it.
+CREATE INDEX coupons_subscription_newest ON coupons (subscription_id, created_at, id) WHERE subscription_id IS NOT NULL;
 DROP INDEX coupons_subscription;
 
 -- +goose Down
