@@ -235,8 +235,9 @@ const recordsDailyInterval = time.Minute
 
 // exportRecordsDaily starts serve's scheduled records export
 // (--records-export-dir; docs/records.md "The scheduled export"): at start
-// and every recordsDailyInterval, the previous day's file, written once by
-// one instance (recordsapp.ExportPreviousDay). A recipient, directory or
+// and every recordsDailyInterval, the previous day's file and the days
+// before it that no instance wrote (--records-export-catch-up), each
+// written once by one instance (recordsapp.ExportDue). A recipient, directory or
 // pseudonym key that does not work is a start-up error naming its flag.
 func exportRecordsDaily(ctx context.Context, bg *loops, cfg config.Config, st *store.Store, c clock.Clock, log *slog.Logger) error {
 	if cfg.RecordsExportDir == "" {
@@ -248,13 +249,25 @@ func exportRecordsDaily(ctx context.Context, bg *loops, cfg config.Config, st *s
 	}
 	rs := recordsapp.New(store.NewView[recordsapp.Queries](st), c, ident.Prefix(cfg.IDPrefix))
 	log.Info("records export scheduled", "dir", d.Dir, "pseudonym_key_id", d.Pseudonyms.KeyID)
+	var missed string // the missed days last warned of
 	run := func(ctx context.Context) {
-		r, err := rs.ExportPreviousDay(ctx, d)
-		if r.Written {
-			log.Info("records exported", "day", r.Day, "file", r.Path, "issuance", r.Summary.Issuance, "inspections", r.Summary.Inspections)
+		due, err := rs.ExportDue(ctx, d)
+		for _, r := range due.Days {
+			if r.Written {
+				log.Info("records exported", "day", r.Day, "file", r.Path, "issuance", r.Summary.Issuance, "inspections", r.Summary.Inspections)
+			}
+		}
+		if m := due.MissedFrom + "/" + due.MissedTo; due.MissedFrom != "" && m != missed {
+			missed = m
+			log.Warn("records export: days no instance wrote lie before the catch-up window; export them with records export --day",
+				"from", due.MissedFrom, "to", due.MissedTo, "catch_up_days", d.CatchUp)
 		}
 		if err != nil && ctx.Err() == nil {
-			log.Warn("records export failed; retried at the next run", "day", r.Day, "error", err.Error())
+			day := ""
+			if n := len(due.Days); n > 0 {
+				day = due.Days[n-1].Day
+			}
+			log.Warn("records export failed; retried at the next run", "day", day, "error", err.Error())
 		}
 	}
 	bg.run(func(ctx context.Context) {
@@ -266,7 +279,7 @@ func exportRecordsDaily(ctx context.Context, bg *loops, cfg config.Config, st *s
 
 // recordsDaily checks the scheduled export's settings and loads its key.
 func recordsDaily(ctx context.Context, cfg config.Config, st *store.Store) (recordsapp.Daily, error) {
-	d := recordsapp.Daily{Dir: cfg.RecordsExportDir, Lease: 10 * time.Minute, Kept: cfg.IdempotencyTTL}
+	d := recordsapp.Daily{Dir: cfg.RecordsExportDir, Lease: 10 * time.Minute, CatchUp: cfg.RecordsCatchUp}
 	rcpt, err := recipientText("--records-recipient", cfg.RecordsRecipient)
 	if err != nil {
 		return d, err

@@ -116,11 +116,15 @@ type Config struct {
 	RecordsExportDir string
 	RecordsRecipient string
 	PseudonymKey     string
-	ApplePassCert    string
-	ApplePassKey     string
-	AppleWWDRCert    string
-	ApplePassTypeID  string
-	AppleTeamID      string
+	// RecordsCatchUp is how many days back the scheduled export writes the
+	// days no instance wrote (1: the previous day only).
+	RecordsCatchUp int
+
+	ApplePassCert   string
+	ApplePassKey    string
+	AppleWWDRCert   string
+	ApplePassTypeID string
+	AppleTeamID     string
 	// APNs pushes Apple pass updates (--apns-*; docs/wallet.md "Apple
 	// Wallet updates"); without APNsKey no device is pushed.
 	APNsKey                     string
@@ -258,6 +262,7 @@ func (c *Config) settings() []setting {
 		{name: "blocklist-keys", env: "FAREBOX_BLOCKLIST_KEYS", def: "", help: "keys.json of the --blocklist-import source: its signature must verify (without it the signature is not checked)"},
 		{name: "records-export-dir", env: "FAREBOX_RECORDS_EXPORT_DIR", def: "", help: "directory where serve writes the previous day's (Europe/Berlin) issuance and inspection records, age-encrypted to --records-recipient, once a day as records-YYYY-MM-DD.age (one instance writes each day; docs/records.md); empty: no scheduled export"},
 		{name: "records-recipient", env: "FAREBOX_RECORDS_RECIPIENT", def: "", help: "age recipient of the records export: \"age1…\" (or an SSH public key), or @FILE with one a line (required with --records-export-dir; checked at start)"},
+		{name: "records-export-catch-up", env: "FAREBOX_RECORDS_EXPORT_CATCH_UP", def: "7", help: "how many days back the scheduled records export writes the days no instance wrote (every instance down over a weekend), oldest first; 1 to 366 (1: the previous day only); older days: records export --day"},
 		{name: "pseudonym-key", env: "FAREBOX_PSEUDONYM_KEY", def: "", help: "file holding the key of the travellers' pseudonyms in the records export (hex, base64 or raw, at least 32 bytes); empty: the key the database keeps"},
 		{name: "vdv-root", env: "FAREBOX_VDV_ROOT", def: "", help: "the VDV root CV certificate (7F21 with an unsigned 5F4E body)"},
 		{name: "vdv-ca", env: "FAREBOX_VDV_CA", def: "", help: "comma-separated VDV CA CV certificates signed by --vdv-root"},
@@ -472,6 +477,11 @@ func (c *Config) readWallets(v *values) {
 		v.fail(errors.New("--blocklist-import: an http:// or https:// URL"))
 	}
 	c.RecordsExportDir, c.RecordsRecipient, c.PseudonymKey = v.get("records-export-dir"), v.get("records-recipient"), v.get("pseudonym-key")
+	if n := v.num("records-export-catch-up"); n < 1 || n > 366 {
+		v.fail(errors.New("--records-export-catch-up: a number of days from 1 to 366"))
+	} else {
+		c.RecordsCatchUp = int(n)
+	}
 	if c.RecordsExportDir != "" && strings.TrimSpace(c.RecordsRecipient) == "" {
 		v.fail(errors.New("--records-recipient: required with --records-export-dir (the reporting system's age recipient, age1… or @FILE)"))
 	}

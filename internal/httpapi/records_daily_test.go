@@ -6,6 +6,7 @@ import (
 	"encoding/json"
 	"os"
 	"path/filepath"
+	"slices"
 	"sync"
 	"testing"
 	"time"
@@ -15,15 +16,16 @@ import (
 	"github.com/farebox/farebox/internal/store"
 )
 
-// TestRecordsDailyExport drives serve's scheduled export
-// (ExportPreviousDay, what each run of the loop calls) with the service
-// clock on both engines: after midnight in Berlin the previous day's file
-// is written once, holds that day's ticket and check and decrypts with
-// the recipient's identity; a second run, a second instance with a
-// directory of its own and a restarted instance (the file gone) write it
-// no more; two instances racing for the next day write one file; a failed
-// write gives the day up to the next run; a day older than the claim's
-// keeping is not attempted.
+// TestRecordsDailyExport drives serve's scheduled export (ExportDue,
+// what each run of the loop calls) with the service clock on both
+// engines: after midnight in Berlin the previous day's file is written
+// once, holds that day's ticket and check and decrypts with the
+// recipient's identity; a second run, a second instance with a directory
+// of its own and a restarted instance (the file gone) write it no more;
+// two instances racing for the next day write one file; a failed write
+// gives the day up to the next run; days every instance missed are
+// written oldest first within the catch-up window (across the October
+// clock change), and those before it are named, not written.
 func TestRecordsDailyExport(t *testing.T) {
 	apitest.ForEachEngine(t, apitest.Options{}, func(t *testing.T, e *apitest.Env) {
 		ctx := context.Background()
@@ -37,19 +39,33 @@ func TestRecordsDailyExport(t *testing.T) {
 			return recordsapp.New(store.NewView[recordsapp.Queries](e.Store), e.Clock, "farebox")
 		}
 		daily := func() recordsapp.Daily {
-			return recordsapp.Daily{Dir: t.TempDir(), Recipients: id.Recipient().String(), Pseudonyms: p, Lease: 10 * time.Minute, Kept: 24 * time.Hour}
+			return recordsapp.Daily{Dir: t.TempDir(), Recipients: id.Recipient().String(), Pseudonyms: p, Lease: 10 * time.Minute, CatchUp: 7}
 		}
 		a, b := daily(), daily()
-		run := func(s *recordsapp.Service, d recordsapp.Daily) recordsapp.DailyResult {
+		run := func(s *recordsapp.Service, d recordsapp.Daily) recordsapp.Due {
 			t.Helper()
-			r, err := s.ExportPreviousDay(ctx, d)
+			due, err := s.ExportDue(ctx, d)
 			if err != nil {
 				t.Fatal(err)
 			}
-			return r
+			return due
+		}
+		// written lists the days a run wrote, in its order.
+		written := func(due recordsapp.Due) []string {
+			var days []string
+			for _, r := range due.Days {
+				if r.Written {
+					days = append(days, r.Day)
+				}
+			}
+			return days
 		}
 		e.Clock.Set(time.Date(2026, 6, 15, 22, 30, 0, 0, time.UTC)) // 00:30 on 16 June in Berlin
-		first := run(e.Records, a)
+		due := run(e.Records, a)
+		if len(due.Days) != 1 {
+			t.Fatalf("first run %+v", due)
+		}
+		first := due.Days[0]
 		if !first.Written || first.Day != "2026-06-15" || first.Path != filepath.Join(a.Dir, "records-2026-06-15.age") ||
 			first.Summary.Issuance != 1 || first.Summary.Inspections != 1 {
 			t.Fatalf("first run %+v", first)
@@ -75,18 +91,20 @@ func TestRecordsDailyExport(t *testing.T) {
 			doc.Inspections[0].RecordID != "d-1" || doc.PseudonymKeyID != p.KeyID || bytes.Contains(sealed, []byte(ticket)) {
 			t.Fatalf("the day's file holds %+v", doc)
 		}
-		if r := run(e.Records, a); r.Written || r.Skipped != "exists" {
-			t.Fatalf("second run %+v", r)
+		// Nothing is owed any more: not to this instance, a second one or a
+		// restarted one that lost the file.
+		if due := run(e.Records, a); len(due.Days) != 0 {
+			t.Fatalf("second run %+v", due)
 		}
-		if r := run(instance(), b); r.Written || r.Skipped != "claimed" {
-			t.Fatalf("second instance %+v", r)
+		if due := run(instance(), b); len(due.Days) != 0 {
+			t.Fatalf("second instance %+v", due)
 		}
 		if err := os.Remove(first.Path); err != nil {
 			t.Fatal(err)
 		}
 		e.Clock.Advance(20 * time.Hour) // still 16 June in Berlin, after the lease
-		if r := run(instance(), a); r.Written || r.Skipped != "claimed" {
-			t.Fatalf("restarted instance %+v", r)
+		if due := run(instance(), a); len(due.Days) != 0 {
+			t.Fatalf("restarted instance %+v", due)
 		}
 		if files(t, a.Dir)+files(t, b.Dir) != 0 {
 			t.Fatal("a day was written twice")
@@ -95,12 +113,12 @@ func TestRecordsDailyExport(t *testing.T) {
 		// The next day: two instances at once, one file.
 		e.Clock.Advance(4 * time.Hour)
 		var wg sync.WaitGroup
-		results := make([]recordsapp.DailyResult, 2)
+		results := make([]recordsapp.Due, 2)
 		for i, d := range []recordsapp.Daily{a, b} {
 			wg.Go(func() { results[i] = run(instance(), d) })
 		}
 		wg.Wait()
-		if results[0].Day != "2026-06-16" || results[0].Written == results[1].Written || files(t, a.Dir)+files(t, b.Dir) != 1 {
+		if got := append(written(results[0]), written(results[1])...); len(got) != 1 || got[0] != "2026-06-16" || files(t, a.Dir)+files(t, b.Dir) != 1 {
 			t.Fatalf("racing instances %+v", results)
 		}
 
@@ -108,19 +126,46 @@ func TestRecordsDailyExport(t *testing.T) {
 		e.Clock.Advance(24 * time.Hour)
 		broken := daily()
 		broken.Dir = filepath.Join(broken.Dir, "missing")
-		if r, err := instance().ExportPreviousDay(ctx, broken); err == nil || r.Written {
-			t.Fatalf("a write into a missing directory: %+v %v", r, err)
+		if due, err := instance().ExportDue(ctx, broken); err == nil || len(written(due)) != 0 {
+			t.Fatalf("a write into a missing directory: %+v %v", due, err)
 		}
-		if r := run(instance(), b); !r.Written || r.Day != "2026-06-17" {
-			t.Fatalf("after a failed write %+v", r)
+		if got := written(run(instance(), b)); len(got) != 1 || got[0] != "2026-06-17" {
+			t.Fatalf("after a failed write %v", got)
 		}
-		// Past the claim's keeping (--idempotency-ttl) a day is left alone.
+
+		// Every instance down for three days: the next run writes them,
+		// oldest first.
+		e.Clock.Advance(3 * 24 * time.Hour) // 21 June, 00:30 in Berlin
+		if due := run(instance(), a); !slices.Equal(written(due), []string{"2026-06-18", "2026-06-19", "2026-06-20"}) || due.MissedFrom != "" {
+			t.Fatalf("catch-up %+v", due)
+		}
+		// Down for five days with a window of two: the last two are
+		// written, the three before them named.
+		e.Clock.Advance(5 * 24 * time.Hour)
 		short := daily()
-		short.Kept = time.Hour
-		e.Clock.Advance(24 * time.Hour)
-		e.Clock.Advance(2 * time.Hour)
-		if r := run(instance(), short); r.Written || r.Skipped != "late" || files(t, short.Dir) != 0 {
-			t.Fatalf("a day past the claim's keeping %+v", r)
+		short.CatchUp = 2
+		if due := run(instance(), short); !slices.Equal(written(due), []string{"2026-06-24", "2026-06-25"}) ||
+			due.MissedFrom != "2026-06-21" || due.MissedTo != "2026-06-23" || files(t, short.Dir) != 2 {
+			t.Fatalf("catch-up past the window %+v", due)
+		}
+		// Over the end of summer time (25 October 2026 has 25 hours): each
+		// day once.
+		e.Clock.Set(time.Date(2026, 10, 26, 23, 30, 0, 0, time.UTC)) // 00:30 on 27 October in Berlin
+		short.CatchUp = 3
+		if due := run(instance(), short); !slices.Equal(written(due), []string{"2026-10-24", "2026-10-25", "2026-10-26"}) ||
+			due.MissedFrom != "2026-06-26" || due.MissedTo != "2026-10-23" {
+			t.Fatalf("catch-up over the clock change %+v", due)
+		}
+		// Purging the Idempotency-Keys (--idempotency-ttl) keeps the days
+		// written: nothing is owed again.
+		if err := e.Store.Write(ctx, func(q store.Q) error {
+			_, err := q.PurgeIdempotencyKeys(ctx, e.Clock.Now().Add(time.Hour))
+			return err
+		}); err != nil {
+			t.Fatal(err)
+		}
+		if due := run(instance(), daily()); len(due.Days) != 0 {
+			t.Fatalf("after the purge %+v", due)
 		}
 	})
 }

@@ -48,15 +48,48 @@ var idempotencyConformance = conformanceCases{
 		f := newFixture(t, s)
 		claimKey(f, "scope", "old", "h", fxAt)
 		claimKey(f, "scope", "new", "h", fxAt.Add(time.Hour))
+		claimKey(f, store.KeptScopes+"daily", "2026-06-15", "h", fxAt) // a scheduled export's day, written: kept
+		f.write(func(q store.Q) error {
+			return q.CompleteIdempotencyKey(f.ctx, store.KeptScopes+"daily", "2026-06-15", 200, "application/json", []byte(`{}`))
+		})
 		var n int64
 		f.write(func(q store.Q) (err error) { n, err = q.PurgeIdempotencyKeys(f.ctx, fxAt.Add(time.Minute)); return err })
 		if n != 1 {
 			t.Errorf("PurgeIdempotencyKeys removed %d, want 1", n)
 		}
-		for key, want := range map[string]bool{"old": true, "new": false} { // a purged key is new again
-			if ok, _ := claimKey(f, "scope", key, "h", fxAt.Add(time.Hour)); ok != want {
-				t.Errorf("claim of %s after the purge: %v, want %v", key, ok, want)
+		for sk, want := range map[[2]string]bool{{"scope", "old"}: true, {"scope", "new"}: false, {store.KeptScopes + "daily", "2026-06-15"}: false} { // a purged key is new again
+			if ok, _ := claimKey(f, sk[0], sk[1], "h", fxAt.Add(time.Hour)); ok != want {
+				t.Errorf("claim of %v after the purge: %v, want %v", sk, ok, want)
 			}
+		}
+	},
+	"NewestIdempotencyKey": func(t *testing.T, s *store.Store) {
+		f := newFixture(t, s)
+		newest := func(scope string) string {
+			t.Helper()
+			k, err := f.read().NewestIdempotencyKey(f.ctx, scope)
+			if err != nil {
+				t.Fatal(err)
+			}
+			return k
+		}
+		if k := newest("days"); k != "" {
+			t.Errorf("no keys: %q", k)
+		}
+		for _, day := range []string{"2026-06-15", "2026-06-17", "2026-06-16", "2026-06-18"} {
+			claimKey(f, "days", day, "h", fxAt)
+			if day != "2026-06-18" { // 18 June: claimed, not answered
+				f.write(func(q store.Q) error {
+					return q.CompleteIdempotencyKey(f.ctx, "days", day, 200, "application/json", []byte(`{}`))
+				})
+			}
+		}
+		claimKey(f, "other", "2027-01-01", "h", fxAt)
+		f.write(func(q store.Q) error {
+			return q.CompleteIdempotencyKey(f.ctx, "other", "2027-01-01", 200, "application/json", []byte(`{}`))
+		})
+		if k := newest("days"); k != "2026-06-17" {
+			t.Errorf("newest answered day %q, want 2026-06-17", k)
 		}
 	},
 	"AnswersNaming": func(t *testing.T, s *store.Store) {

@@ -80,9 +80,24 @@ func (q Q) ReleaseIdempotencyKey(ctx context.Context, scope, key string) error {
 	return mapErr(err)
 }
 
-// PurgeIdempotencyKeys deletes keys created before cutoff.
+// NewestIdempotencyKey is the greatest key of scope that has an answer
+// ("" when none has): the newest day the scheduled records export wrote,
+// its keys being days (YYYY-MM-DD sorts as it reads).
+func (q Q) NewestIdempotencyKey(ctx context.Context, scope string) (string, error) {
+	var key string
+	err := q.db.QueryRowContext(ctx, `SELECT COALESCE(MAX(key), '') FROM idempotency_keys WHERE scope = $1 AND status <> 0`, scope).Scan(&key)
+	return key, mapErr(err)
+}
+
+// KeptScopes is the scope prefix of the claims PurgeIdempotencyKeys keeps:
+// the scheduled exports' (scope "records-export:daily", one row a day),
+// which are the record of the days written (records.Service.ExportDue).
+const KeptScopes = "records-export:"
+
+// PurgeIdempotencyKeys deletes keys created before cutoff, except the
+// claims of KeptScopes.
 func (q Q) PurgeIdempotencyKeys(ctx context.Context, cutoff time.Time) (int64, error) {
-	res, err := q.db.ExecContext(ctx, `DELETE FROM idempotency_keys WHERE created_at < $1`, now(cutoff))
+	res, err := q.db.ExecContext(ctx, `DELETE FROM idempotency_keys WHERE created_at < $1 AND scope NOT LIKE $2`, now(cutoff), KeptScopes+"%")
 	if err != nil {
 		return 0, mapErr(err)
 	}

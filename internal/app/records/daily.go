@@ -62,40 +62,88 @@ type Daily struct {
 	// Lease is how long a claim on a day holds while its instance writes
 	// it; a crashed instance's claim is taken over after it.
 	Lease time.Duration
-	// Kept is how long the claim stays in the database (the Idempotency-Key
-	// TTL: --idempotency-ttl purges it). A day is attempted only within
-	// Kept of its end, so a purged claim is never the reason for a
-	// second file.
-	Kept time.Duration
+	// CatchUp is how many days back a run writes the days no instance
+	// wrote (every instance down over a weekend): 1 writes the previous
+	// day only.
+	CatchUp int
 }
 
-// DailyResult says what one run of the scheduled export did.
+// DailyResult says what the scheduled export did with one day.
 type DailyResult struct {
 	Day     string
 	Path    string
 	Written bool   // this run wrote the file
-	Skipped string // why not: "exists", "claimed" (another instance has or had it), "late"
+	Skipped string // why not: "exists" (the file is in the directory), "claimed" (another instance writes it)
 	Summary ExportSummary
 }
 
-// ExportPreviousDay writes the previous day's export (PreviousDay of the
-// service clock) to d.Dir as ExportFileName, once: not when the file is
-// there, and not when the day is claimed in the database, by another
-// instance now or by any instance before (a restart, a second instance
-// with a directory of its own). A failed write gives the claim up, so the
-// next run tries again.
-func (s *Service) ExportPreviousDay(ctx context.Context, d Daily) (DailyResult, error) {
+// Due is what one run of the scheduled export did.
+type Due struct {
+	// Days are the days the run looked at, oldest first.
+	Days []DailyResult
+	// MissedFrom and MissedTo, when set, are the first and last day that
+	// no instance wrote and that lie before the catch-up window: they are
+	// left to `farebox records export --day`.
+	MissedFrom, MissedTo string
+}
+
+// ExportDue writes the days the scheduled export owes to d.Dir, each as
+// ExportFileName and once across instances and restarts: the days after
+// the newest day any instance wrote, up to the previous day (PreviousDay
+// of the service clock), at most d.CatchUp days back. Before the first
+// day was ever written it owes the previous day alone. Days go oldest
+// first, and the run stops at a day that fails (the next run tries it
+// again) or that another instance holds (it goes on from there), so a day
+// is never written before the one before it.
+//
+// A day is skipped when its file is in the directory, and not written
+// when it is claimed in the database, by another instance now or by any
+// instance before. The claims of this scope outlive --idempotency-ttl
+// (store.PurgeIdempotencyKeys keeps them): they are the record of what
+// was written.
+func (s *Service) ExportDue(ctx context.Context, d Daily) (Due, error) {
+	var due Due
 	now := s.Clock.Now()
-	day := PreviousDay(now)
-	r := DailyResult{Day: day, Path: filepath.Join(d.Dir, ExportFileName(day))}
-	_, end, err := ParseDay(day)
+	// Days are stepped in Berlin, where a day is 23 or 25 hours twice a year.
+	last, _, err := ParseDay(PreviousDay(now))
 	if err != nil {
-		return r, err
+		return due, err
 	}
-	if d.Kept > 0 && now.Sub(end) >= d.Kept {
-		r.Skipped = "late"
-		return r, nil
+	last = last.In(clock.Berlin)
+	newest, err := s.DB.Read().NewestIdempotencyKey(ctx, dailyScope)
+	if err != nil {
+		return due, err
 	}
+	first := last
+	if newest != "" {
+		prev, _, err := ParseDay(newest)
+		if err != nil {
+			return due, fmt.Errorf("records export: the newest claim %q is not a day: %w", newest, err)
+		}
+		first = prev.In(clock.Berlin).AddDate(0, 0, 1)
+		if oldest := last.AddDate(0, 0, 1-max(d.CatchUp, 1)); first.Before(oldest) {
+			due.MissedFrom, due.MissedTo = dayOf(first), dayOf(oldest.AddDate(0, 0, -1))
+			first = oldest
+		}
+	}
+	for day := first; !day.After(last); day = day.AddDate(0, 0, 1) {
+		r, err := s.exportDay(ctx, d, dayOf(day))
+		due.Days = append(due.Days, r)
+		if err != nil || r.Skipped == "claimed" {
+			return due, err
+		}
+	}
+	return due, nil
+}
+
+// dayOf is the calendar day of t's start in Berlin (ParseDay's inverse).
+func dayOf(t time.Time) string { return t.In(clock.Berlin).Format("2006-01-02") }
+
+// exportDay writes day to d.Dir once (ExportDue). A failed write gives the
+// claim up, so the next run tries again.
+func (s *Service) exportDay(ctx context.Context, d Daily, day string) (DailyResult, error) {
+	now := s.Clock.Now()
+	r := DailyResult{Day: day, Path: filepath.Join(d.Dir, ExportFileName(day))}
 	if _, err := os.Stat(r.Path); err == nil {
 		r.Skipped = "exists"
 		return r, nil
@@ -103,7 +151,7 @@ func (s *Service) ExportPreviousDay(ctx context.Context, d Daily) (DailyResult, 
 		return r, err
 	}
 	var claimed bool
-	err = s.DB.Write(ctx, func(q Queries) (err error) {
+	err := s.DB.Write(ctx, func(q Queries) (err error) {
 		claimed, _, err = q.ClaimIdempotencyKey(ctx, dailyScope, day, dailyHash, now, d.Lease)
 		return err
 	})

@@ -38,7 +38,9 @@ type Queries interface {
 	InspectionsReceived(ctx context.Context, from, to time.Time) ([]records.Inspection, error)
 	IssuedLive(ctx context.Context, from, to time.Time) ([]records.Issued, error)
 	LoadCatalog(ctx context.Context) (*catalog.File, int64, error)
-	// The scheduled export's claim on a day (ExportPreviousDay).
+	// The scheduled export's claim on a day (ExportDue), and the newest
+	// day written.
+	NewestIdempotencyKey(ctx context.Context, scope string) (string, error)
 	ClaimIdempotencyKey(ctx context.Context, scope, key, hash string, at time.Time, lease time.Duration) (bool, idempotency.Record, error)
 	CompleteIdempotencyKey(ctx context.Context, scope, key string, status int, contentType string, body []byte) error
 	ReleaseIdempotencyKey(ctx context.Context, scope, key string) error
