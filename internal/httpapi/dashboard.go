@@ -32,7 +32,7 @@ import (
 // authDashboardSession resolves the dashboard session of an authDashboard
 // row, and refuses an {env} other than live or test (404).
 func (s *Server) authDashboardSession(r *http.Request) error {
-	id := cookieValue(r, web.CookieName(sessionCookie, s.secure(r)))
+	id := cookieValue(r, web.CookieName(sessionCookie(r), s.secure(r)))
 	sess, err := s.WebUsers.WebSession(r.Context(), id)
 	if apperr.KindOf(err) == apperr.NotFound || (err == nil && sess.Kind != webusers.WebDashboard) {
 		return apperr.E("auth", apperr.Unauthenticated, CodeSignInRequired, "sign in to the dashboard first")
@@ -643,7 +643,7 @@ func (s *Server) dashRemoveUser(w http.ResponseWriter, r *http.Request) error {
 		return err
 	}
 	if strings.EqualFold(strings.TrimSpace(email), sess.Subject) {
-		http.SetCookie(w, web.NewCookie(sessionCookie, "", s.secure(r), -1))
+		http.SetCookie(w, web.NewCookie(sessionCookie(r), "", s.secure(r), -1))
 		http.Redirect(w, r, "/dashboard/sign-in", http.StatusSeeOther)
 		return nil
 	}

@@ -123,8 +123,7 @@ var (
 )
 
 // goldenPages lists the golden screenshots in the order golden.js takes
-// them (sign-in failures before the sign-ins; the dashboard's pages before
-// the console's sign-in, which replaces the session), each with its PNG's path
+// them (sign-in failures before the sign-ins), each with its PNG's path
 // under out. A name is <page>[-<state>]-<width>[x<height>][-de].
 func goldenPages(out string, id goldenIDs) []goldenPage {
 	var ps []goldenPage

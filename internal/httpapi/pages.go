@@ -29,11 +29,24 @@ import (
 // that every POST carries a CSRF token the pipeline checks before the
 // handler runs (checkCSRF).
 
-// Cookie base names (web.CookieName adds __Host- over TLS).
+// Cookie base names (web.CookieName adds __Host- over TLS): one CSRF
+// cookie, and a session cookie per area, so that signing in to the console
+// does not sign the same browser out of the dashboard (sessionCookie).
 const (
-	csrfCookie    = "fbweb_csrf"
-	sessionCookie = "fbweb_session"
+	csrfCookie      = "fbweb_csrf"
+	consoleCookie   = "fbweb_session"
+	dashboardCookie = "fbdash_session"
+	dashboardPrefix = "/dashboard"
 )
+
+// sessionCookie is the base name of the session cookie of r's area: the
+// partner dashboard's below /dashboard, the operator console's elsewhere.
+func sessionCookie(r *http.Request) string {
+	if r.URL.Path == dashboardPrefix || strings.HasPrefix(r.URL.Path, dashboardPrefix+"/") {
+		return dashboardCookie
+	}
+	return consoleCookie
+}
 
 // isPage reports whether a route path is a web page rather than the JSON API.
 func isPage(path string) bool {
@@ -80,7 +93,7 @@ func (s *Server) csrfBinding(r *http.Request) string {
 	if c == "" {
 		return ""
 	}
-	return c + "|" + cookieValue(r, web.CookieName(sessionCookie, sec))
+	return c + "|" + cookieValue(r, web.CookieName(sessionCookie(r), sec))
 }
 
 // csrfToken returns the token for the page's forms, setting the CSRF
@@ -133,7 +146,7 @@ func (s *Server) checkCSRF(r *http.Request) error {
 
 // authOperatorSession resolves the console session of an authOperator row.
 func (s *Server) authOperatorSession(r *http.Request) error {
-	id := cookieValue(r, web.CookieName(sessionCookie, s.secure(r)))
+	id := cookieValue(r, web.CookieName(sessionCookie(r), s.secure(r)))
 	sess, err := s.WebUsers.OperatorSession(r.Context(), s.Operator, id)
 	if apperr.KindOf(err) == apperr.NotFound {
 		return apperr.E("auth", apperr.Unauthenticated, CodeSignInRequired, "sign in to the operator console first")
@@ -162,7 +175,7 @@ func (s *Server) render(w http.ResponseWriter, r *http.Request, status int, name
 	// A one-time notice (a new key or signing secret after a
 	// POST-redirect-GET) is shown on the next page read, then gone.
 	if sess := s.pageSession(r); r.Method == http.MethodGet && sess != nil && sess.Flash != "" && p.Notice == "" {
-		notice, err := s.WebUsers.TakeWebFlash(r.Context(), cookieValue(r, web.CookieName(sessionCookie, s.secure(r))))
+		notice, err := s.WebUsers.TakeWebFlash(r.Context(), cookieValue(r, web.CookieName(sessionCookie(r), s.secure(r))))
 		if err != nil {
 			return err
 		}
@@ -191,7 +204,7 @@ func (s *Server) pageSession(r *http.Request) *webusers.WebSession {
 // redirect and sends the browser there (303): the POST's answer holds no
 // secret, a reload of the page shows it no more and creates nothing.
 func (s *Server) showOnce(w http.ResponseWriter, r *http.Request, notice, location string) error {
-	if err := s.WebUsers.SetWebFlash(r.Context(), cookieValue(r, web.CookieName(sessionCookie, s.secure(r))), notice); err != nil {
+	if err := s.WebUsers.SetWebFlash(r.Context(), cookieValue(r, web.CookieName(sessionCookie(r), s.secure(r))), notice); err != nil {
 		return err
 	}
 	http.Redirect(w, r, location, http.StatusSeeOther)
@@ -506,7 +519,7 @@ func (s *Server) throttledSignIn(w http.ResponseWriter, r *http.Request, p signI
 
 // startSession sets the web session cookie and sends the browser home.
 func (s *Server) startSession(w http.ResponseWriter, r *http.Request, id, home string) error {
-	http.SetCookie(w, web.NewCookie(sessionCookie, id, s.secure(r), int(webusers.WebSessionTTL.Seconds())))
+	http.SetCookie(w, web.NewCookie(sessionCookie(r), id, s.secure(r), int(webusers.WebSessionTTL.Seconds())))
 	http.Redirect(w, r, home, http.StatusSeeOther)
 	return nil
 }
@@ -519,10 +532,10 @@ func (s *Server) adminSignOut(w http.ResponseWriter, r *http.Request) error {
 // cookie and sends the browser to the sign-in page at signIn.
 func (s *Server) signOut(w http.ResponseWriter, r *http.Request, signIn string) error {
 	sec := s.secure(r)
-	if err := s.WebUsers.SignOut(r.Context(), claimOf(r), cookieValue(r, web.CookieName(sessionCookie, sec))); err != nil {
+	if err := s.WebUsers.SignOut(r.Context(), claimOf(r), cookieValue(r, web.CookieName(sessionCookie(r), sec))); err != nil {
 		return err
 	}
-	http.SetCookie(w, web.NewCookie(sessionCookie, "", sec, -1))
+	http.SetCookie(w, web.NewCookie(sessionCookie(r), "", sec, -1))
 	http.Redirect(w, r, signIn, http.StatusSeeOther)
 	return nil
 }

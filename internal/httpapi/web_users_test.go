@@ -207,3 +207,43 @@ func TestDashboardUsersAndSessions(t *testing.T) {
 		op.must(200, "GET", "/admin/accounts", nil)
 	})
 }
+
+// TestDashboardAndConsoleInOneBrowser: each area keeps a session cookie of
+// its own, so a browser signed in to the partner dashboard and the
+// operator console (an operator who is also a partner's user, or one
+// testing both) stays signed in to both, and signing out of one leaves the
+// other open. Before, both shared fbweb_session and the second sign-in
+// ended the first.
+func TestDashboardAndConsoleInOneBrowser(t *testing.T) {
+	t.Parallel()
+	apitest.ForEachEngine(t, apitest.Options{Configure: withOperator(t)}, func(t *testing.T, e *apitest.Env) {
+		v := dashSignedIn(t, e, "ops@partner.example")
+		console := func() bool {
+			t.Helper()
+			r := v.do("GET", "/admin/accounts", nil)
+			if r.Status != 200 && (r.Status != http.StatusSeeOther || r.Header.Get("Location") != "/admin/sign-in") {
+				t.Fatalf("GET /admin/accounts: %d %v", r.Status, r.Header)
+			}
+			return r.Status == 200
+		}
+		f := v.must(200, "GET", "/admin/sign-in", nil)
+		in := v.must(http.StatusSeeOther, "POST", "/admin/sign-in", url.Values{"csrf_token": {f.csrf(t)}, "user": {"ops"}, "password": {testOperatorPassword}})
+		if c := strings.Join(in.Header.Values("Set-Cookie"), "\n"); !strings.Contains(c, "fbweb_session=") || strings.Contains(c, "fbdash_session") {
+			t.Errorf("the console's sign-in set %s", c)
+		}
+		if !signedIn(t, v) || !console() {
+			t.Fatal("signing in to the console ended the dashboard session (or did not open the console)")
+		}
+		// Out of the console: the dashboard stays open; then out of it too.
+		out := v.must(200, "GET", "/admin/accounts", nil)
+		v.must(http.StatusSeeOther, "POST", "/admin/sign-out", url.Values{"csrf_token": {out.csrf(t)}})
+		if console() || !signedIn(t, v) {
+			t.Fatal("signing out of the console did not end it alone")
+		}
+		d := v.must(200, "GET", "/dashboard/test/usage", nil)
+		v.must(http.StatusSeeOther, "POST", "/dashboard/sign-out", url.Values{"csrf_token": {d.csrf(t)}})
+		if signedIn(t, v) {
+			t.Fatal("signing out of the dashboard left it open")
+		}
+	})
+}
