@@ -15,7 +15,6 @@ import (
 	"github.com/farebox/farebox/internal/apitest"
 	"github.com/farebox/farebox/internal/barcode/dynamic"
 	"github.com/farebox/farebox/internal/httpapi"
-	"github.com/farebox/farebox/internal/wallet/google"
 )
 
 const signInPath = "/v1/inspection/sign-in.json"
@@ -94,13 +93,7 @@ const rotatingSecretPath = "/v1/inspection/rotating-secret.json"
 // inspector app's window tolerance.
 func withInspectorApp(t testing.TB, tolerance time.Duration) func(d *httpapi.Deps) {
 	t.Helper()
-	o := walletOptions(t, false)
-	g, err := google.NewIssuer(google.Config{IssuerID: "3388000000022000001", Origins: []string{testOrigin}, Account: walletCreds.google,
-		RotatingSecret: testRotatingSecret})
-	if err != nil {
-		t.Fatal(err)
-	}
-	o.Google = g
+	o := rotatingWalletOptions(t)
 	return func(d *httpapi.Deps) {
 		d.Wallets = apitest.Wallets(d, o)
 		d.InspectWindowTolerance = tolerance
