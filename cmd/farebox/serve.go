@@ -372,6 +372,15 @@ func startWorkers(ctx context.Context, cfg config.Config, a *app.App, wh *webhoo
 // serverDeps are the HTTP server's settings from cfg: limits, proxies,
 // the operator's credentials, inspection keys and wallet credentials (the
 // caller adds the ledger, metrics and transit).
+// inspectTolerance is --inspect-window-tolerance as httpapi.Deps takes it:
+// the flag's 0s (none) is negative there, where 0 is the default.
+func inspectTolerance(d time.Duration) time.Duration {
+	if d == 0 {
+		return -1
+	}
+	return d
+}
+
 func serverDeps(ctx context.Context, cfg config.Config, st *store.Store, a *app.App, prods *productsapp.Service, log *slog.Logger) (httpapi.Deps, error) {
 	deps := httpapi.Deps{App: a, Log: log, Products: prods,
 		Console:      console.New(store.NewView[console.Queries](st), clock.System{}, prods.Catalog, a.Jobs.Notify),
@@ -388,8 +397,8 @@ func serverDeps(ctx context.Context, cfg config.Config, st *store.Store, a *app.
 			PerClient:      httpapi.Limit{Rate: cfg.ClientRate, Burst: cfg.ClientBurst},
 			TrustedProxies: cfg.TrustedProxies},
 		TrustedProxies: cfg.TrustedProxies, PublicURL: cfg.PublicURL,
-		InspectMaxDataAge: cfg.InspectMaxDataAge,
-		GzipCacheBytes:    -1}
+		InspectMaxDataAge: cfg.InspectMaxDataAge, InspectWindowTolerance: inspectTolerance(cfg.InspectWindowTolerance),
+		GzipCacheBytes: -1}
 	if cfg.GzipCacheMB > 0 { // --gzip-cache-mb 0: off
 		deps.GzipCacheBytes = cfg.GzipCacheMB << 20
 	}

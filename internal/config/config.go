@@ -58,7 +58,10 @@ type Config struct {
 	// InspectMaxDataAge is how old the inspector app's cached keys,
 	// revocation feed and blocklist may be before it refuses "valid".
 	InspectMaxDataAge time.Duration
-	IdempotencyTTL    time.Duration
+	// InspectWindowTolerance is the inspector app's clock tolerance on each
+	// side of a dynamic code's window (0: none).
+	InspectWindowTolerance time.Duration
+	IdempotencyTTL         time.Duration
 	// The books' checkpoints (docs/books.md): how often this instance
 	// signs them (0: never) and the books key's file ("" : books-ed25519.pem
 	// in DataDir).
@@ -200,6 +203,7 @@ func (c *Config) settings() []setting {
 		{name: "shutdown-timeout", env: "FAREBOX_SHUTDOWN_TIMEOUT", def: "20s", help: "how long graceful shutdown waits for in-flight requests"},
 		{name: "request-timeout", env: "FAREBOX_REQUEST_TIMEOUT", def: "30s", help: "upper bound of one request's handling"},
 		{name: "inspect-max-data-age", env: "FAREBOX_INSPECT_MAX_DATA_AGE", def: "24h", help: "how old the inspector app's cached keys, revocation feed and blocklist may be before it refuses to say valid (docs/inspect.md)"},
+		{name: "inspect-window-tolerance", env: "FAREBOX_INSPECT_WINDOW_TOLERANCE", def: "30s", help: "the clock difference between a traveller's phone and the inspector app accepted on each side of a dynamic ticket's moving code (as farebox inspect --window-tolerance; 0s: none; at most 10m; docs/inspect.md)"},
 		{name: "auth-cache-ttl", env: "FAREBOX_AUTH_CACHE_TTL", def: "5s", help: "how long a resolved API key is cached per instance (revocation delay)"},
 		{name: "idempotency-ttl", env: "FAREBOX_IDEMPOTENCY_TTL", def: "24h", help: "how long Idempotency-Key responses are kept"},
 		{name: "books-checkpoint-interval", env: "FAREBOX_BOOKS_CHECKPOINT_INTERVAL", def: "1h", help: "how often this instance signs a checkpoint of every books chain that grew (0 disables; docs/books.md)"},
@@ -419,6 +423,7 @@ func (c *Config) readService(v *values) {
 	c.RequestTimeout = v.dur("request-timeout")
 	c.AuthCacheTTL = v.dur("auth-cache-ttl")
 	c.InspectMaxDataAge = v.dur("inspect-max-data-age")
+	c.InspectWindowTolerance = v.dur("inspect-window-tolerance")
 	c.IdempotencyTTL = v.dur("idempotency-ttl")
 	c.BooksCheckpointInterval = v.dur("books-checkpoint-interval")
 	c.BooksKey = v.get("books-key")
@@ -592,6 +597,9 @@ func (c *Config) validate() error {
 	}
 	if _, err := time.LoadLocation(c.Timezone); err != nil {
 		errs = append(errs, fmt.Errorf("--timezone: %v", err))
+	}
+	if c.InspectWindowTolerance > 10*time.Minute {
+		errs = append(errs, fmt.Errorf("--inspect-window-tolerance: %v must be at most 10m (a wider tolerance lets a screenshot pass for longer)", c.InspectWindowTolerance))
 	}
 	if c.DynamicWindow < time.Second || c.DynamicWindow > 255*time.Second || c.DynamicWindow%time.Second != 0 {
 		errs = append(errs, fmt.Errorf("--dynamic-window: %v must be whole seconds, 1s..255s", c.DynamicWindow))

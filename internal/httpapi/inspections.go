@@ -103,9 +103,33 @@ func (s *Server) inspectorSignIn(w http.ResponseWriter, r *http.Request) error {
 	if maxAge <= 0 {
 		maxAge = DefaultInspectMaxDataAge
 	}
+	tol := s.InspectWindowTolerance
+	switch {
+	case tol == 0:
+		tol = DefaultInspectWindowTolerance
+	case tol < 0:
+		tol = 0
+	}
 	w.Header().Set("Cache-Control", "no-store")
 	writeJSON(w, http.StatusOK, inspectorSignInJSON{Token: in.Token, InspectorID: in.InspectorID, Name: in.Name,
-		ExpiresAt: clock.Timestamp(in.ExpiresAt), MaxDataAgeSeconds: int64(maxAge / time.Second)})
+		ExpiresAt: clock.Timestamp(in.ExpiresAt), MaxDataAgeSeconds: int64(maxAge / time.Second),
+		WindowToleranceSeconds: int64(tol / time.Second)})
+	return nil
+}
+
+// inspectionRotatingSecret is GET /v1/inspection/rotating-secret.json: the
+// rotating-barcode secret an inspector's device checks the Google Wallet
+// rotating codes of dynamic tickets with, offline (docs/inspect.md). Only
+// an inspector's token reaches it (the authInspector row: the app's
+// session token or a device token; never an API key, never anonymous): a
+// holder of the secret can make live codes (docs/wallet.md "Trade-offs").
+func (s *Server) inspectionRotatingSecret(w http.ResponseWriter, r *http.Request) error {
+	sec, err := s.Wallets.RotatingSecret()
+	if err != nil {
+		return err
+	}
+	w.Header().Set("Cache-Control", "no-store")
+	writeJSON(w, http.StatusOK, sec)
 	return nil
 }
 
@@ -116,12 +140,20 @@ type inspectorSignInJSON struct {
 	Name              string `json:"name"`
 	ExpiresAt         string `json:"expires_at"`
 	MaxDataAgeSeconds int64  `json:"max_data_age_seconds"`
+	// WindowToleranceSeconds is the clock difference accepted on each side
+	// of a dynamic code's window (--inspect-window-tolerance).
+	WindowToleranceSeconds int64 `json:"window_tolerance_seconds"`
 }
 
 // DefaultInspectMaxDataAge is how old the inspector app's keys, revocation
 // feed and blocklist may be before it refuses to say "valid"
 // (--inspect-max-data-age).
 const DefaultInspectMaxDataAge = 24 * time.Hour
+
+// DefaultInspectWindowTolerance is the inspector app's clock tolerance on
+// each side of a dynamic code's window (--inspect-window-tolerance): the
+// 30 s `farebox inspect --window-tolerance` defaults to.
+const DefaultInspectWindowTolerance = 30 * time.Second
 
 // postInspections is POST /v1/inspection/records.json: a batch of checks.
 func (s *Server) postInspections(w http.ResponseWriter, r *http.Request) error {

@@ -270,7 +270,8 @@ func TestRecordsExport(t *testing.T) {
 		token := inspector(t, e, "Export")
 		var posted recordsapp.BatchResponse
 		e.Must(200, apitest.Req{Method: "POST", Path: recordsPath, Key: token,
-			Body: batch(withField(check("e-1", "valid"), "ticket_id", tickets[0]), map[string]any{"record_id": "e-2", "outcome": "unreadable", "checked_at": "2026-06-15T09:59:00Z"})}).JSON(t, &posted)
+			Body: batch(withField(check("e-1", "valid"), "ticket_id", tickets[0]), map[string]any{"record_id": "e-2", "outcome": "unreadable", "checked_at": "2026-06-15T09:59:00Z"},
+				withField(check("e-3", "data_too_old"), "ticket_id", tickets[1]))}).JSON(t, &posted)
 
 		id, p := exportKeys(t)
 		var sealed bytes.Buffer
@@ -278,7 +279,7 @@ func TestRecordsExport(t *testing.T) {
 		if err != nil {
 			t.Fatal(err)
 		}
-		if sum.Issuance != 3 || sum.Inspections != 2 || bytes.Contains(sealed.Bytes(), []byte("farebox-ticket")) {
+		if sum.Issuance != 3 || sum.Inspections != 3 || bytes.Contains(sealed.Bytes(), []byte("farebox-ticket")) {
 			t.Fatalf("summary %+v (or the export is not encrypted)", sum)
 		}
 		plain := decrypt(t, sealed.Bytes(), id)
@@ -292,7 +293,7 @@ func TestRecordsExport(t *testing.T) {
 			t.Fatal(err)
 		}
 		if raw["format"] != recordsapp.ExportFormat || raw["day"] != "2026-06-15" || raw["time_zone"] != "Europe/Berlin" || raw["pseudonym_key_id"] != p.KeyID ||
-			len(raw["issuance"].([]any)) != 3 || len(raw["inspections"].([]any)) != 2 {
+			len(raw["issuance"].([]any)) != 3 || len(raw["inspections"].([]any)) != 3 {
 			t.Fatalf("export %s", plain)
 		}
 		if raw["from"] != "2026-06-14T22:00:00Z" || raw["until"] != "2026-06-15T22:00:00Z" || raw["generated_at"] != "2026-06-15T10:00:00Z" {
@@ -318,10 +319,14 @@ func TestRecordsExport(t *testing.T) {
 		if m, _ := json.Marshal(medium("Max", "Müller", "1990-01-01")); other.Of(m) == pseud(0) || p.Of(m) != pseud(0) {
 			t.Fatal("the pseudonym does not depend on the key alone")
 		}
-		in := raw["inspections"].([]any)
-		first, second := in[0].(map[string]any), in[1].(map[string]any)
-		if first["record_id"] != "e-1" { // the same second: by id
-			first, second = second, first
+		in := map[string]map[string]any{} // received in the same second: ordered by id
+		for _, r := range raw["inspections"].([]any) {
+			in[str(r.(map[string]any)["record_id"])] = r.(map[string]any)
+		}
+		first, second := in["e-1"], in["e-2"]
+		// A check the app refused for old data (docs/inspect.md) is exported as such.
+		if in["e-3"]["outcome"] != "data_too_old" || in["e-3"]["ticket_id"] != tickets[1] {
+			t.Fatalf("the data_too_old check: %v", in["e-3"])
 		}
 		want := map[string]any{"id": posted.Records[0].ID, "record_id": "e-1", "ticket_id": tickets[0], "barcode_sha256": strings.Repeat("ab", 32),
 			"outcome": "valid", "checked_at": "2026-06-15T09:58:12Z", "device_time": "2026-06-15T08:00:03Z", "received_at": "2026-06-15T10:00:00Z",
@@ -337,7 +342,7 @@ func TestRecordsExport(t *testing.T) {
 		}
 		// The kinds, and a day without records.
 		only, err := e.Records.ExportDocument(context.Background(), recordsapp.ExportRequest{Day: "2026-06-15", Kind: "inspection", Pseudonyms: p})
-		if err != nil || len(only.Issuance) != 0 || len(only.Inspections) != 2 {
+		if err != nil || len(only.Issuance) != 0 || len(only.Inspections) != 3 {
 			t.Fatalf("kind inspection: %v %+v", err, only)
 		}
 		empty, err := e.Records.ExportDocument(context.Background(), recordsapp.ExportRequest{Day: "2026-06-16", Pseudonyms: p})

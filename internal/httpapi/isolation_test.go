@@ -51,7 +51,9 @@ var pathParam = regexp.MustCompile(`\{([a-z_]+)\}`)
 // records); nothing changes, and neither usage report shows the other's
 // requests. Capability endpoints (coupon and ticket ids are the
 // credential), the public catalog and test clocks (test environment only,
-// TestTestClockRefusals) are the documented exceptions.
+// TestTestClockRefusals) are the documented exceptions. Every inspector
+// route (an inspector's token only) refuses partners' keys and anonymous
+// callers with 401.
 func TestTenantIsolationEveryEndpoint(t *testing.T) {
 	t.Parallel()
 	apitest.ForEachEngine(t, apitest.Options{}, func(t *testing.T, e *apitest.Env) {
@@ -172,6 +174,29 @@ func TestTenantIsolationEveryEndpoint(t *testing.T) {
 		}
 		if it := item(t, e, e.LiveKey, mine["billable_item_id"]); it["customer_id"] != mine["customer_id"] {
 			t.Errorf("owner's item changed: %v", it)
+		}
+		// Inspectors' routes (records, the rotating-barcode secret) take an
+		// inspector's token only: a partner's key of either environment,
+		// another account's and none are 401, whatever the route holds.
+		inspectorRoutes := 0
+		for _, rt := range e.Server.Routes() {
+			if rt.Auth != "inspector" {
+				continue
+			}
+			inspectorRoutes++
+			var body any
+			if rt.Method == "POST" {
+				body = batch(check("iso-1", "valid"))
+			}
+			for _, caller := range []struct{ name, key string }{{"live key", e.LiveKey}, {"test key", e.TestKey}, {"another account", otherKey}, {"anonymous", ""}} {
+				r := e.Do(apitest.Req{Method: rt.Method, Path: rt.Path, Key: caller.key, Body: body})
+				if r.Status != 401 {
+					t.Errorf("%s %s as %s: %d %s", rt.Method, rt.Path, caller.name, r.Status, r.Body)
+				}
+			}
+		}
+		if inspectorRoutes < 2 {
+			t.Errorf("only %d inspector routes walked", inspectorRoutes)
 		}
 	})
 }

@@ -38,6 +38,21 @@ func showRotating(t *testing.T, rb map[string]any, at time.Time) []byte {
 	return []byte(strings.Replace(v, "{totp_value_0}", dynamic.TOTP(key, at.Unix(), period/1000, int(p0["valueLength"].(float64))), 1))
 }
 
+// rotatingWalletOptions are walletOptions whose Google issuer holds
+// testRotatingSecret: dynamic tickets' passes carry rotating codes (fat
+// save links, no REST API).
+func rotatingWalletOptions(t testing.TB) wallets.Options {
+	t.Helper()
+	o := walletOptions(t, false)
+	g, err := google.NewIssuer(google.Config{IssuerID: "3388000000022000001", Origins: []string{testOrigin}, Account: walletCreds.google,
+		RotatingSecret: testRotatingSecret})
+	if err != nil {
+		t.Fatal(err)
+	}
+	o.Google = g
+	return o
+}
+
 // checkRotatingPass: the object's rotatingBarcode passes the stand-in's
 // checks of Google's fields, has no still barcode, moves with the ticket's
 // window, and its codes pass offline inspection with the keys and the
@@ -81,14 +96,9 @@ func checkRotatingPass(t *testing.T, e *apitest.Env, o map[string]any, tid strin
 func TestRotatingGooglePass(t *testing.T) {
 	t.Parallel()
 	opts := func(g *googleAPI) wallets.Options {
-		o := walletOptions(t, false)
-		fat, err := google.NewIssuer(google.Config{IssuerID: "3388000000022000001", Origins: []string{testOrigin}, Account: walletCreds.google,
-			RotatingSecret: testRotatingSecret})
-		if err != nil {
-			t.Fatal(err)
-		}
-		o.Google = fat
+		o := rotatingWalletOptions(t)
 		if g != nil {
+			var err error
 			if o.Google, err = google.NewIssuer(google.Config{IssuerID: "3388000000022000001", Origins: []string{testOrigin},
 				LogoURL: "https://tickets.example.org/logo.png", Account: g.account, RotatingSecret: testRotatingSecret}); err != nil {
 				t.Fatal(err)

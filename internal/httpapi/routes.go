@@ -169,6 +169,7 @@ func (s *Server) routes() []route {
 		{GET, "/v1/inspection/blocklist.json", authNone, billNobody, s.blocklist},
 		{POST, "/v1/inspection/records.json", authInspector, billNobody, s.postInspections},
 		{POST, "/v1/inspection/sign-in.json", authNone, billNobody, s.inspectorSignIn},
+		{GET, "/v1/inspection/rotating-secret.json", authInspector, billNobody, s.inspectionRotatingSecret},
 
 		// Fares for journey planners and the national access point
 		// (docs/fares.md): public, cacheable, limited per client.

@@ -113,6 +113,11 @@ type Deps struct {
 	// revocation feed and blocklist may be before it refuses to say
 	// "valid" (--inspect-max-data-age; 0: DefaultInspectMaxDataAge).
 	InspectMaxDataAge time.Duration
+	// InspectWindowTolerance is the clock difference between a traveller's
+	// phone and the inspector app accepted on each side of a dynamic code's
+	// window (--inspect-window-tolerance; 0: dynamic.DefaultTolerance's 30 s,
+	// negative: none), handed over at sign-in.
+	InspectWindowTolerance time.Duration
 	// InspectorLimit is the rate limit per inspection device; nil:
 	// DefaultInspectorLimit.
 	InspectorLimit *RateLimits

@@ -31,6 +31,10 @@ var ignoresBody = map[string]bool{
 	"DELETE /v1/test_clocks/{test_clock_id}.json":                                                      true,
 }
 
+// hostileTokens are inspector tokens of invalid UTF-8, a surrogate, an
+// overlong NUL, and a long one of non-ASCII text (a header holds no NUL).
+var hostileTokens = []string{"fbis_\xff\xfe", "fbis_\xed\xa0\x80", "fbi_\xc0\x80", "fbi_x\xffy", "fbis_" + strings.Repeat("ä\U0001F68C", 700)}
+
 // allRows counts the rows of every table a request could write.
 func allRows(t *testing.T, e *apitest.Env) map[string]int {
 	m := counts(t, e)
@@ -43,8 +47,10 @@ func allRows(t *testing.T, e *apitest.Env) map[string]int {
 // TestHostileTextAtTheEdge drives every row of the route table with a NUL,
 // invalid UTF-8 or an unpaired surrogate in each path id (404 not_found,
 // with or without a key) and in a JSON body string (400 invalid_string
-// naming the field), on both engines: PostgreSQL answered 500 (SQLSTATE
-// 22021) where SQLite answered 404 or stored the text (issue 14).
+// naming the field), and every inspector route (records, the rotating
+// secret) with hostile bytes in its token (401), on both engines:
+// PostgreSQL answered 500 (SQLSTATE 22021) where SQLite answered 404 or
+// stored the text (issue 14).
 func TestHostileTextAtTheEdge(t *testing.T) {
 	t.Parallel()
 	apitest.ForEachEngine(t, apitest.Options{}, func(t *testing.T, e *apitest.Env) {
@@ -71,6 +77,16 @@ func TestHostileTextAtTheEdge(t *testing.T) {
 				key = inspector // a device token (POST /v1/inspection/records.json)
 			}
 			name := rt.Method + " " + rt.Path
+			if rt.Auth == "inspector" {
+				// Hostile bytes in an inspector's token: 401, never a 500.
+				for _, bad := range hostileTokens {
+					r := e.Do(apitest.Req{Method: rt.Method, Path: rt.Path, Key: bad, NoValidate: true})
+					if r.Status != http.StatusUnauthorized {
+						t.Errorf("%s with token %q: %d %s", name, bad, r.Status, r.Body)
+					}
+					paths++
+				}
+			}
 			if pathParam.MatchString(rt.Path) {
 				for _, bad := range badIDs {
 					for _, k := range []string{key, ""} {

@@ -23,11 +23,16 @@ const (
 	OutcomeCopied     = "copied"      // a dynamic barcode outside its window or on another device (issue 32)
 	OutcomeTest       = "test_ticket" // genuine, but of the test environment
 	OutcomeUnreadable = "unreadable"  // the device could not read the code
+	// OutcomeDataTooOld: the device's keys, revocation feed or blocklist
+	// were older than it may use (the inspector app's
+	// --inspect-max-data-age), so it confirmed nothing; recorded so that
+	// the reporting sees checks refused for that reason (docs/inspect.md).
+	OutcomeDataTooOld = "data_too_old"
 )
 
 // Outcomes is the closed list, in the order the documentation gives it.
 var Outcomes = []string{OutcomeValid, OutcomeNotYet, OutcomeExpired, OutcomeRevoked, OutcomeReplaced,
-	OutcomeNotGenuine, OutcomeCopied, OutcomeTest, OutcomeUnreadable}
+	OutcomeNotGenuine, OutcomeCopied, OutcomeTest, OutcomeUnreadable, OutcomeDataTooOld}
 
 // KnownOutcome reports whether o is on the closed list.
 func KnownOutcome(o string) bool {

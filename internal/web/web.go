@@ -68,7 +68,7 @@ func InspectAsset(name string) ([]byte, string, bool) {
 // InspectTexts are the keys (after "inspect.") of the texts the inspector
 // app's script shows: the verdicts and its messages.
 var InspectTexts = []string{"v.valid", "v.not_yet_valid", "v.expired", "v.revoked", "v.replaced", "v.not_genuine", "v.copied",
-	"v.test_ticket", "v.unreadable", "v.stale", "age", "age.none", "age.stale", "signin.failed", "throttled", "offline", "camera.denied"}
+	"v.test_ticket", "v.unreadable", "v.data_too_old", "age", "age.none", "age.stale", "signin.failed", "throttled", "offline", "camera.denied"}
 
 // InspectPolicy is the inspector app page's Content-Security-Policy: the
 // pages' policy, and its manifest and camera.

@@ -6,6 +6,7 @@ const (
 	CodeEngineNotFound              = "engine_not_found"
 	CodeEngineVersionNotFound       = "engine_version_not_found"
 	CodeInspectionKeysNotConfigured = "inspection_keys_not_configured"
+	CodeRotatingSecretNotConfigured = "rotating_secret_not_configured"
 	CodePassUnavailable             = "pass_unavailable"
 	CodeWalletBarcodeUnsupported    = "wallet_barcode_unsupported"
 	CodeWalletNotConfigured         = "wallet_not_configured"

@@ -13,6 +13,7 @@ package wallets
 import (
 	"context"
 	"encoding/base64"
+	"encoding/hex"
 	"encoding/json"
 	"log/slog"
 	"strings"
@@ -470,6 +471,36 @@ func (w *Service) InspectionKeys() (any, error) {
 		return nil, apperr.E("http.inspectionKeys", apperr.Unavailable, CodeInspectionKeysNotConfigured, "no inspection keys are configured")
 	}
 	return kr.KeySet(), nil
+}
+
+// RotatingSecret is what an inspection device needs to check the Google
+// Wallet rotating codes ("FR1.…") of dynamic tickets offline
+// (docs/wallet.md "Rotating barcodes of dynamic tickets", docs/inspect.md):
+// the service's rotating-barcode secret and how a ticket's TOTP key and
+// value are made from it (dynamic.TicketKey, dynamic.TOTP). Whoever holds
+// it can make the live code of any ticket whose payload it has, so only
+// inspectors get it (GET /v1/inspection/rotating-secret.json).
+type RotatingSecret struct {
+	Secret        string `json:"secret"`         // hex
+	KeyDerivation string `json:"key_derivation"` // HMAC-SHA256(secret, key_context ‖ ticket id), cut to key_length bytes
+	KeyContext    string `json:"key_context"`
+	KeyLength     int    `json:"key_length"`
+	Algorithm     string `json:"algorithm"` // Google's TOTP_SHA1 (RFC 6238), the ticket's window as the time step
+	Digits        int    `json:"digits"`
+}
+
+// RotatingSecret is the rotating-barcode secret of the Google Wallet
+// issuer, for an inspector's device; 503 when none is configured (no
+// Google issuer, or one without a secret: dynamic tickets' Google passes
+// then carry no rotating code).
+func (w *Service) RotatingSecret() (RotatingSecret, error) {
+	secret := w.options().Google.RotatingSecret()
+	if len(secret) == 0 {
+		return RotatingSecret{}, apperr.E("wallets.RotatingSecret", apperr.Unavailable, CodeRotatingSecretNotConfigured,
+			"this instance has no rotating-barcode secret (Google Wallet rotating codes)")
+	}
+	return RotatingSecret{Secret: hex.EncodeToString(secret), KeyDerivation: "HMAC-SHA256", KeyContext: dynamic.TOTPContext,
+		KeyLength: dynamic.TOTPKeyLen, Algorithm: "TOTP_SHA1", Digits: dynamic.TOTPDigits}, nil
 }
 
 // The HTML engines (client-contract 6.1).

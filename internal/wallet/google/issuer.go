@@ -91,6 +91,16 @@ func (i *Issuer) Development() bool { return i.cfg.Account.Development }
 // Account is the issuer's service account.
 func (i *Issuer) Account() *ServiceAccount { return i.cfg.Account }
 
+// RotatingSecret is a copy of the rotating-barcode secret the TOTP keys
+// are derived from (nil: none configured), for the inspection devices that
+// check the codes (docs/inspect.md).
+func (i *Issuer) RotatingSecret() []byte {
+	if i == nil || len(i.cfg.RotatingSecret) == 0 {
+		return nil
+	}
+	return append([]byte(nil), i.cfg.RotatingSecret...)
+}
+
 // ClassID is "<issuerId>.<classSuffix>".
 func (i *Issuer) ClassID() string { return i.cfg.IssuerID + "." + i.cfg.ClassSuffix }
 

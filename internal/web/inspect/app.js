@@ -46,7 +46,7 @@
     if (r.status === 429) return fail(T('throttled'));
     if (!r.ok) return fail(T('signin.failed'));
     const s = await r.json();
-    state.session = { token: s.token, name: s.name, expires: s.expires_at, maxAge: s.max_data_age_seconds };
+    state.session = { token: s.token, name: s.name, expires: s.expires_at, maxAge: s.max_data_age_seconds, tolerance: s.window_tolerance_seconds };
     await put('session', state.session);
     $('password').value = '';
     await refresh();
@@ -54,12 +54,23 @@
     function fail(msg) { const e = $('signin-error'); e.textContent = msg; e.hidden = false; }
   }
   async function signOut() {
-    state.session = null; await put('session', null); stopCamera(); show();
+    state.session = null; await put('session', null);
+    // The rotating-barcode secret makes live codes: it leaves with the inspector.
+    if (state.data && state.data.rotating) { state.data.rotating = null; await put('data', state.data); }
+    stopCamera(); show();
   }
 
-  // The cached data: keys, revocation feed (incremental), blocklist (incremental).
+  // The cached data: keys, revocation feed (incremental), blocklist
+  // (incremental: the UIC references and the moved-away phones), the
+  // rotating-barcode secret. Data of the first layout keeps what it has
+  // (offline it is all there is) and reads the blocklist again from 0 for
+  // the moved-away phones it did not keep.
+  const DATA_VERSION = 2;
   async function refresh() {
-    const d = (await get('data')) || { keys: [], revoked: {}, revokedKeys: {}, blockedRefs: {}, feedSeq: 0, blockSeq: 0, refreshedAt: 0 };
+    let d = await get('data');
+    if (!d) d = { keys: [], revoked: {}, revokedKeys: {}, blockedRefs: {}, feedSeq: 0, blockSeq: 0, refreshedAt: 0 };
+    if (d.v !== DATA_VERSION) d = Object.assign({ movedDevices: {}, rotating: null }, d, { v: DATA_VERSION, blockSeq: 0 });
+    let ended = false;
     try {
       const kr = await fetch('/v1/inspection/keys.json', { cache: 'no-store' });
       if (!kr.ok) throw new Error('keys ' + kr.status);
@@ -81,12 +92,22 @@
         const b = V.splitDetached(await br.text(), 'blocklist');
         if (!b || !(await V.verifyDetached(keys, V.BLOCKLIST_CONTEXT, b.body, b.signature))) throw new Error('blocklist signature');
         for (const e of b.doc.uic || []) if (e.reference) d.blockedRefs[e.reference] = e;
+        for (const e of b.doc.devices || []) if (e.ticket_id && e.device_key_sha256) d.movedDevices[e.ticket_id + ' ' + e.device_key_sha256] = e;
         more = b.doc.more === true; d.blockSeq = Math.max(d.blockSeq, b.doc.last_seq || 0);
+      }
+      if (state.session) {
+        // Only an inspector's token reads the secret (docs/inspect.md); an
+        // instance without one answers 503 and rotating codes stay unchecked.
+        const sr = await fetch('/v1/inspection/rotating-secret.json', { cache: 'no-store', headers: { 'Authorization': 'Bearer ' + state.session.token } });
+        if (sr.ok) d.rotating = await sr.json();
+        else if (sr.status === 503) d.rotating = null;
+        else if (sr.status === 401) { d.rotating = null; ended = true; }
       }
       d.keys = keys; d.refreshedAt = Date.now();
       await put('data', d);
     } catch (e) { state.refreshError = String(e && e.message || e); }
     state.data = d;
+    if (ended) return signOut();
     showAge();
     postChecks();
   }
@@ -101,9 +122,9 @@
   }
 
   // The checks: kept until the records route has them (idempotent by record_id).
-  const outcomes = { valid: 1, not_yet_valid: 1, expired: 1, revoked: 1, replaced: 1, not_genuine: 1, copied: 1, test_ticket: 1, unreadable: 1 };
+  const outcomes = { valid: 1, not_yet_valid: 1, expired: 1, revoked: 1, replaced: 1, not_genuine: 1, copied: 1, test_ticket: 1, unreadable: 1, data_too_old: 1 };
   async function keepCheck(v) {
-    if (!outcomes[v.outcome]) return; // "stale" is not a verdict the records know: nothing was confirmed
+    if (!outcomes[v.outcome]) return;
     const rec = { record_id: crypto.randomUUID(), outcome: v.outcome, checked_at: new Date().toISOString().replace(/\.\d+Z$/, 'Z') };
     if (v.ticketId) rec.ticket_id = v.ticketId.slice(0, 128);
     if (v.digest) rec.barcode_sha256 = v.digest;
@@ -134,17 +155,22 @@
   }
 
   // The verdict on screen.
-  async function judge(text, frameAt) {
+  // dataOf is what verify judges with: the cached data and the session's settings.
+  function dataOf() {
+    const d = state.data || {}, s = state.session || {};
+    return { keys: d.keys, revoked: d.revoked, revokedKeys: d.revokedKeys, blockedRefs: d.blockedRefs, movedDevices: d.movedDevices,
+      rotating: d.rotating, refreshedAt: d.refreshedAt, maxAge: s.maxAge, tolerance: s.tolerance, allowTest: !!($('allow-test') && $('allow-test').checked) };
+  }
+  // judge verifies what a decoder (via) read from a frame taken at frameAt.
+  async function judge(text, frameAt, via) {
     const bytes = V.bytesOf(text);
     const t0 = performance.now();
-    const d = state.data || {};
-    const v = await V.verify(bytes, nowSec(), { keys: d.keys, revoked: d.revoked, revokedKeys: d.revokedKeys, blockedRefs: d.blockedRefs,
-      refreshedAt: d.refreshedAt, maxAge: state.session && state.session.maxAge, allowTest: $('allow-test') && $('allow-test').checked });
+    const v = await V.verify(bytes, nowSec(), dataOf());
     const t1 = performance.now();
     render(v);
-    state.timings.push({ verify: t1 - t0, total: performance.now() - frameAt });
+    state.timings.push({ verify: t1 - t0, total: performance.now() - frameAt, via });
     state.verdicts.push(v.outcome);
-    (state.results = state.results || []).push({ digest: v.digest, outcome: v.outcome, ticketId: v.ticketId });
+    (state.results = state.results || []).push({ digest: v.digest, outcome: v.outcome, ticketId: v.ticketId, via, reason: v.reason });
     await keepCheck(v);
   }
   function render(v) {
@@ -197,18 +223,21 @@
     state.busy = true;
     const frameAt = performance.now();
     try {
-      const text = await decodeFrame(video);
-      if (text && (text !== state.last || Date.now() - state.lastAt > 5000)) {
-        state.last = text; state.lastAt = Date.now();
-        await judge(text, frameAt);
+      const got = await decodeFrame(video);
+      if (got && (got.text !== state.last || Date.now() - state.lastAt > 5000)) {
+        state.last = got.text; state.lastAt = Date.now();
+        await judge(got.text, frameAt, got.via);
       }
     } catch (e) { /* a frame without a code */ } finally { state.busy = false; }
   }
+  // decodeFrame is {text, via} of the first farebox code in the frame:
+  // the BarcodeDetector's, else (none found, a text that is no farebox
+  // code, an error) the embedded ZXing decoder's; null without a code.
   async function decodeFrame(video) {
     if (detector) {
       try {
         const found = await detector.detect(video);
-        for (const b of found) { const x = V.bytesOf(b.rawValue); if (x && x[0] === 0x46) return b.rawValue; }
+        for (const b of found) { const x = V.bytesOf(b.rawValue); if (x && x[0] === 0x46) return { text: b.rawValue, via: 'detector' }; }
       } catch (e) { /* fall through to ZXing */ }
     }
     if (!zx) return null;
@@ -216,7 +245,8 @@
     canvas.width = w; canvas.height = h;
     const ctx = canvas.getContext('2d', { willReadFrequently: true });
     ctx.drawImage(video, 0, 0, w, h);
-    return decodeImageData(ctx.getImageData(0, 0, w, h));
+    const text = decodeImageData(ctx.getImageData(0, 0, w, h));
+    return text ? { text, via: 'zxing' } : null;
   }
   function decodeImageData(img) {
     try {
@@ -232,6 +262,7 @@
   }
   state.decodeImageData = decodeImageData;
   state.judge = judge;
+  state.dataOf = dataOf;
 
   function show() {
     const signed = !!state.session;

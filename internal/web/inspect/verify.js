@@ -1,6 +1,7 @@
 // farebox inspector app: the verifier (docs/inspect.md). Pure functions
 // over bytes and the cached data; WebCrypto for Ed25519 (farebox's
-// inspection keys) and ECDSA P-256 (the device key of dynamic tickets).
+// inspection keys), ECDSA P-256 (the device key of dynamic tickets) and
+// HMAC (the TOTP of Google Wallet rotating codes, the moved-phone digests).
 // It never throws on any input: every path ends in a verdict object.
 'use strict';
 (function (root) {
@@ -48,10 +49,12 @@
   function fmtUUID(u) { const h = hex(u); return h.slice(0, 8) + '-' + h.slice(8, 12) + '-' + h.slice(12, 16) + '-' + h.slice(16, 20) + '-' + h.slice(20); }
 
   // bytesOf turns what a code carries (text as the decoder gives it) into
-  // payload bytes: the binary payload read as ISO-8859-1, or its base64 text.
+  // payload bytes: the binary payload read as ISO-8859-1, or its base64
+  // text; a Google Wallet rotating code's text ("FR1.…") as it is.
   function bytesOf(text) {
     if (typeof text !== 'string' || text.length === 0 || text.length > 8192) return null;
     const raw = latin1(text);
+    if (raw && raw.length > 4 && raw[0] === 0x46 && raw[1] === 0x52 && raw[2] === 0x31 && raw[3] === 0x2e) return raw; // "FR1." (a text)
     if (raw && raw.length >= 3 && raw[0] === 0x46 && (raw[1] === 0x42 || raw[1] === 0x44)) return raw; // "FB" / "FD"
     const b = b64url(text);
     if (b && b.length >= 3 && b[0] === 0x46 && (b[1] === 0x42 || b[1] === 0x44)) return b;
@@ -146,65 +149,165 @@
     } catch (e) { return null; }
   }
 
+  const MOVED_CONTEXT = te.encode('farebox moved device\0');
+  const ROTATING_PREFIX = 'FR1.';
+  const MAX_ROTATING = ROTATING_PREFIX.length + Math.ceil(MAX_PAYLOAD * 4 / 3) + 2 + 10 + 10;
+
+  function b64urlEncode(b) {
+    let bin = '';
+    for (let i = 0; i < b.length; i++) bin += String.fromCharCode(b[i]);
+    return btoa(bin).replace(/\+/g, '-').replace(/\//g, '_').replace(/=+$/, '');
+  }
+  async function sha256(b) { return new Uint8Array(await crypto.subtle.digest('SHA-256', b)); }
+  async function hmac(hash, key, msg) {
+    const k = await crypto.subtle.importKey('raw', key, { name: 'HMAC', hash }, false, ['sign']);
+    return new Uint8Array(await crypto.subtle.sign('HMAC', k, msg));
+  }
+  // totp is RFC 6238 with HMAC-SHA1 (dynamic.TOTP): the value of key at
+  // Unix time seconds for a time step of period seconds, digits long.
+  async function totp(key, seconds, period, digits) {
+    const step = Math.floor(seconds / period), msg = new Uint8Array(8), dv = new DataView(msg.buffer);
+    dv.setUint32(0, Math.floor(step / 4294967296)); dv.setUint32(4, step % 4294967296);
+    const h = await hmac('SHA-1', key, msg), off = h[h.length - 1] & 0x0f;
+    const code = (((h[off] & 0x7f) << 24) | (h[off + 1] << 16) | (h[off + 2] << 8) | h[off + 3]) >>> 0;
+    return String(code % 10 ** digits).padStart(digits, '0');
+  }
+  // sameText compares without stopping at the first difference.
+  function sameText(a, b) {
+    if (a.length !== b.length) return false;
+    let d = 0; for (let i = 0; i < a.length; i++) d |= a.charCodeAt(i) ^ b.charCodeAt(i);
+    return d === 0;
+  }
+  function isRotating(b) { return b.length > 4 && b[0] === 0x46 && b[1] === 0x52 && b[2] === 0x31 && b[3] === 0x2e; }
+
+  // parseRotating is dynamic.ParseRotating: the text of a Google Wallet
+  // rotating code, "FR1." base64url(payload) "." seconds "." TOTP value,
+  // split; a string (why it cannot be read) for anything else.
+  function parseRotating(b, digits) {
+    if (b.length > MAX_ROTATING) return 'too long';
+    let s = '';
+    for (let i = 0; i < b.length; i++) { if (b[i] > 0x7e || b[i] < 0x20) return 'not text'; s += String.fromCharCode(b[i]); }
+    const parts = s.slice(ROTATING_PREFIX.length).split('.');
+    if (parts.length !== 3) return 'a rotating code has three parts after FR1.';
+    const p = b64url(parts[0]);
+    if (!p || p.length === 0) return 'the payload is not base64url';
+    if (!/^[0-9]{1,10}$/.test(parts[1])) return 'the timestamp is not Unix seconds';
+    if (!new RegExp('^[0-9]{' + digits + '}$').test(parts[2])) return 'the TOTP value is not ' + digits + ' digits';
+    return { payload: p, seconds: Number(parts[1]), value: parts[2] };
+  }
+
+  // rotatingParams are the TOTP parameters of data.rotating (GET
+  // /v1/inspection/rotating-secret.json), null when the device has none.
+  function rotatingParams(r) {
+    if (!r || r.algorithm !== 'TOTP_SHA1' || r.key_derivation !== 'HMAC-SHA256') return null;
+    const secret = /^([0-9a-f]{2}){32,}$/.test(r.secret || '') ? Uint8Array.from(r.secret.match(/../g), x => parseInt(x, 16)) : null;
+    const digits = r.digits, len = r.key_length;
+    if (!secret || !Number.isInteger(digits) || digits < 6 || digits > 10 || !Number.isInteger(len) || len < 1 || len > 32 || typeof r.key_context !== 'string') return null;
+    return { secret, digits, len, context: te.encode(r.key_context) };
+  }
+
+  // tolerance is the clock difference accepted on each side of a window
+  // (seconds): the configured one (the sign-in's window_tolerance_seconds),
+  // else farebox inspect's default.
+  function tolerance(data) {
+    const t = data.tolerance;
+    return typeof t === 'number' && Number.isFinite(t) && t >= 0 ? t : 30;
+  }
+
+  // outside is why window [start, end) is not current at now ± tol, '' when it is.
+  function outside(start, end, now, tol) {
+    if (now < start - tol) return 'code prepared in advance (' + Math.round(start - now) + ' s ahead)';
+    if (now >= end + tol) return 'old code (' + Math.round(now - end) + ' s old): screenshot or recording';
+    return '';
+  }
+
   // verify judges the bytes a code carries at now (seconds) with data
   // {keys, revoked: {ticket_id: entry}, revokedKeys: {kid: entry},
-  // blockedRefs: {ref: entry}, refreshedAt (ms), maxAge (s), tolerance (s),
-  // allowTest}. The verdict's outcome is one of the records' outcomes, or
-  // "stale" (genuine and valid, but the data is too old to say so).
+  // blockedRefs: {ref: entry}, movedDevices: {"ticket_id digest": entry},
+  // rotating (the rotating-barcode secret's answer), refreshedAt (ms),
+  // maxAge (s), tolerance (s), allowTest}. The verdict's outcome is one of
+  // the records' outcomes (docs/records.md), data_too_old included.
   async function verify(bytes, now, data) {
     try { return await verifyInner(bytes, now, data || {}); }
     catch (e) { return { outcome: 'unreadable', reason: 'cannot read: ' + (e && e.message || e) }; }
   }
-  async function verifyInner(bytes, now, data) {
-    if (!(bytes instanceof Uint8Array) || bytes.length < 3) return { outcome: 'unreadable', reason: 'cannot read: no farebox code' };
-    let dyn = null, p = bytes;
+  // codeOf splits what a code carries into the farebox payload p and the
+  // moving part: {dyn} of a phone's code (FD), {rot} of a Google Wallet
+  // rotating code (FR1), neither for a still payload (FB); or a verdict.
+  function codeOf(bytes, data) {
+    if (isRotating(bytes)) {
+      const params = rotatingParams(data.rotating);
+      const r = parseRotating(bytes, params ? params.digits : 8);
+      if (typeof r === 'string') return { outcome: 'unreadable', reason: 'cannot read: ' + r };
+      return { p: r.payload, rot: Object.assign(r, { params }) };
+    }
     if (bytes[0] === 0x46 && bytes[1] === 0x44) {
       if (bytes[2] !== 1 || bytes.length > MAX_DYNAMIC || bytes.length < 5) return { outcome: 'unreadable', reason: 'cannot read: unknown dynamic code' };
       const n = (bytes[3] << 8) | bytes[4];
       if (bytes.length !== 5 + n + 4 + 64) return { outcome: 'unreadable', reason: 'cannot read: truncated dynamic code' };
-      p = bytes.subarray(5, 5 + n);
       const w = new DataView(bytes.buffer, bytes.byteOffset + 5 + n, 4).getUint32(0);
-      dyn = { window: w, body: bytes.subarray(0, 5 + n + 4), sig: bytes.subarray(5 + n + 4) };
-    } else if (!(bytes[0] === 0x46 && bytes[1] === 0x42)) {
-      return { outcome: 'unreadable', reason: 'cannot read: not a farebox code' };
+      return { p: bytes.subarray(5, 5 + n), dyn: { window: w, body: bytes.subarray(0, 5 + n + 4), sig: bytes.subarray(5 + n + 4) } };
     }
-    const digest = hex(new Uint8Array(await crypto.subtle.digest('SHA-256', p)));
+    if (bytes[0] === 0x46 && bytes[1] === 0x42) return { p: bytes };
+    return { outcome: 'unreadable', reason: 'cannot read: not a farebox code' };
+  }
+  async function verifyInner(bytes, now, data) {
+    if (!(bytes instanceof Uint8Array) || bytes.length < 3) return { outcome: 'unreadable', reason: 'cannot read: no farebox code' };
+    if (typeof now !== 'number' || !Number.isFinite(now)) return { outcome: 'unreadable', reason: 'cannot read: this device has no clock time' };
+    const code = codeOf(bytes, data);
+    if (code.outcome) return code;
+    // The digest of the code as read, as farebox inspect --post records it.
+    const digest = hex(await sha256(bytes));
+    const { p, dyn, rot } = code;
     const c = parse(p);
     if (!c) return { outcome: 'not_genuine', reason: 'the payload is malformed', digest };
     const key = (data.keys || []).find(k => k.kid === String(c.kid));
     const base = { claims: c, digest, ticketId: c.ticketId };
-    if (!key) return Object.assign(base, { outcome: 'not_genuine', reason: 'signed with an unknown key' });
-    if ((key.environment === 'test') !== c.test) return Object.assign(base, { outcome: 'not_genuine', reason: 'key and ticket environment differ' });
+    const no = (outcome, reason) => Object.assign(base, { outcome, reason });
+    if (!key) return no('not_genuine', 'signed with an unknown key');
+    if ((key.environment === 'test') !== c.test) return no('not_genuine', 'key and ticket environment differ');
     const pub = b64url(key.public_key);
     if (!pub || !(await ed25519(pub, concat(SIGN_CONTEXT, p.subarray(0, c.bodyLen)), p.subarray(c.bodyLen)))) {
-      return Object.assign(base, { outcome: 'not_genuine', reason: 'signature does not verify (forged or altered)' });
+      return no('not_genuine', 'signature does not verify (forged or altered)');
     }
     const rk = data.revokedKeys && data.revokedKeys[String(c.kid)];
-    if (rk) return Object.assign(base, { outcome: 'revoked', reason: 'inspection key revoked: ' + rk.reason });
-    if (c.dynamic) {
-      if (!dyn) return Object.assign(base, { outcome: 'copied', reason: 'a still image of a ticket that must show a moving code' });
-      if (!c.deviceKey || c.deviceKey.length !== 65) return Object.assign(base, { outcome: 'copied', reason: 'ticket not bound to a phone yet' });
-      if (!(await p256(c.deviceKey, concat(DEVICE_CONTEXT, dyn.body), dyn.sig))) {
-        return Object.assign(base, { outcome: 'copied', reason: 'moving code not signed by the phone the ticket is bound to' });
+    if (rk) return no('revoked', 'inspection key revoked: ' + rk.reason);
+    const tol = tolerance(data);
+    if (!c.dynamic && (dyn || rot)) return no('not_genuine', 'a static ticket inside a ' + (dyn ? 'dynamic' : 'rotating') + ' code (forged)');
+    if (c.dynamic && rot) {
+      // Google Wallet's rotating code: the TOTP of the timestamp's time
+      // step with the ticket's key, and that step's window against now.
+      const P = rot.params;
+      if (!P) return no('copied', 'cannot check the wallet pass\'s rotating code: this device has no rotating-barcode secret (sign in again online)');
+      const k = (await hmac('SHA-256', P.secret, concat(P.context, te.encode(c.ticketId)))).subarray(0, P.len);
+      if (!sameText(await totp(k, rot.seconds, c.window, P.digits), rot.value)) {
+        return no('copied', 'the rotating code was not made by this ticket\'s wallet pass (a made-up time, or a code of another ticket)');
       }
-      const tol = data.tolerance == null ? 30 : data.tolerance;
-      const start = dyn.window * c.window, endw = start + c.window;
-      if (now < start - tol) return Object.assign(base, { outcome: 'copied', reason: 'code prepared in advance (' + Math.round(start - now) + ' s ahead)' });
-      if (now >= endw + tol) return Object.assign(base, { outcome: 'copied', reason: 'old code (' + Math.round(now - endw) + ' s old): screenshot or recording' });
-    } else if (dyn) {
-      return Object.assign(base, { outcome: 'not_genuine', reason: 'a static ticket inside a dynamic code (forged)' });
+      const start = Math.floor(rot.seconds / c.window) * c.window, why = outside(start, start + c.window, now, tol);
+      if (why) return no('copied', why);
+    } else if (c.dynamic) {
+      if (!dyn) return no('copied', 'a still image of a ticket that must show a moving code');
+      if (!c.deviceKey || c.deviceKey.length !== 65) return no('copied', 'ticket not bound to a phone yet');
+      if (!(await p256(c.deviceKey, concat(DEVICE_CONTEXT, dyn.body), dyn.sig))) {
+        return no('copied', 'moving code not signed by the phone the ticket is bound to');
+      }
+      // The blocklist's moved-away phones: this ticket's code from a phone it left.
+      const moved = data.movedDevices && data.movedDevices[c.ticketId + ' ' + b64urlEncode(await sha256(concat(MOVED_CONTEXT, te.encode(c.ticketId), c.deviceKey)))];
+      if (moved) return no('replaced', moved.reason || 'the ticket moved to another phone');
+      const why = outside(dyn.window * c.window, dyn.window * c.window + c.window, now, tol);
+      if (why) return no('copied', why);
     }
     const rev = data.revoked && data.revoked[c.ticketId];
-    if (rev) return Object.assign(base, { outcome: rev.kind === 'restored' ? 'replaced' : 'revoked', reason: rev.reason });
+    if (rev) return no(rev.kind === 'restored' ? 'replaced' : 'revoked', rev.reason);
     const blk = data.blockedRefs && data.blockedRefs[c.ticketId];
-    if (blk) return Object.assign(base, { outcome: 'revoked', reason: blk.reason });
-    if (c.test && !data.allowTest) return Object.assign(base, { outcome: 'test_ticket', reason: 'test ticket' });
+    if (blk) return no('revoked', blk.reason);
+    if (c.test && !data.allowTest) return no('test_ticket', 'test ticket');
     if (now < c.validFrom) return Object.assign(base, { outcome: 'not_yet_valid' });
     if (now > c.validUntil) return Object.assign(base, { outcome: 'expired' });
     const age = data.refreshedAt ? (now * 1000 - data.refreshedAt) / 1000 : Infinity;
-    if (!(age <= (data.maxAge || 86400))) return Object.assign(base, { outcome: 'stale', reason: 'data too old' });
+    if (!(age <= (data.maxAge || 86400))) return no('data_too_old', 'data too old: connect to a network');
     return Object.assign(base, { outcome: 'valid' });
   }
 
-  root.FareboxVerify = { verify, parse, bytesOf, b64url, hex, splitDetached, verifyDetached, FEED_CONTEXT, BLOCKLIST_CONTEXT };
+  root.FareboxVerify = { verify, parse, bytesOf, b64url, hex, totp, splitDetached, verifyDetached, FEED_CONTEXT, BLOCKLIST_CONTEXT };
 })(typeof self !== 'undefined' ? self : globalThis);
