@@ -29,8 +29,16 @@ type Metrics struct {
 	ledgerFailures *prometheus.CounterVec
 	// events counts business events (orders, coupons, activations, ...).
 	events *prometheus.CounterVec
-	// usage counts ledger rows by whether they are billed.
-	usage *prometheus.CounterVec
+	// usage counts ledger rows by whether they are billed; usageSeries
+	// holds its series of the closed set of label values, resolved once
+	// (a label lookup per request cost more than the increment).
+	usage       *prometheus.CounterVec
+	usageSeries map[usageLabels]prometheus.Counter
+}
+
+type usageLabels struct {
+	counted bool
+	reason  string
 }
 
 // NewMetrics registers the HTTP and runtime metrics and the collectors of
@@ -76,9 +84,10 @@ func NewMetrics(extra ...prometheus.Collector) *Metrics {
 			m.events.WithLabelValues(ev, string(env))
 		}
 	}
-	m.usage.WithLabelValues("true", billingapp.ReasonCounted)
+	m.usageSeries = map[usageLabels]prometheus.Counter{
+		{true, billingapp.ReasonCounted}: m.usage.WithLabelValues("true", billingapp.ReasonCounted)}
 	for _, reason := range billingapp.UncountedReasons {
-		m.usage.WithLabelValues("false", reason)
+		m.usageSeries[usageLabels{false, reason}] = m.usage.WithLabelValues("false", reason)
 	}
 	m.ledgerFailures.WithLabelValues("retried")
 	m.ledgerFailures.WithLabelValues("lost")
@@ -108,6 +117,15 @@ func (m *Metrics) ObserveLedgerFailure(_ error, _ int, lost bool) {
 		outcome = "lost"
 	}
 	m.ledgerFailures.WithLabelValues(outcome).Inc()
+}
+
+// countUsage counts a ledger row in farebox_usage_requests_total.
+func (m *Metrics) countUsage(counted bool, reason string) {
+	if c, ok := m.usageSeries[usageLabels{counted, reason}]; ok {
+		c.Inc()
+		return
+	}
+	m.usage.WithLabelValues(strconv.FormatBool(counted), reason).Inc()
 }
 
 func (m *Metrics) observe(route string, status int, d time.Duration) {
