@@ -3,6 +3,7 @@ package httpapi
 import (
 	"net/http"
 	"strconv"
+	"sync"
 	"time"
 
 	"github.com/farebox/farebox/internal/app"
@@ -34,6 +35,17 @@ type Metrics struct {
 	// (a label lookup per request cost more than the increment).
 	usage       *prometheus.CounterVec
 	usageSeries map[usageLabels]prometheus.Counter
+	// routes caches each route's series of requests and latency (a
+	// *routeSeries per route pattern): two label lookups per request
+	// cost more than the increments.
+	routes sync.Map
+}
+
+// routeSeries are one route's series: its latency and, by status, its
+// request counters (status int → prometheus.Counter).
+type routeSeries struct {
+	latency  prometheus.Observer
+	requests sync.Map
 }
 
 type usageLabels struct {
@@ -129,8 +141,17 @@ func (m *Metrics) countUsage(counted bool, reason string) {
 }
 
 func (m *Metrics) observe(route string, status int, d time.Duration) {
-	m.requests.WithLabelValues(route, strconv.Itoa(status)).Inc()
-	m.latency.WithLabelValues(route).Observe(d.Seconds())
+	v, ok := m.routes.Load(route)
+	if !ok {
+		v, _ = m.routes.LoadOrStore(route, &routeSeries{latency: m.latency.WithLabelValues(route)})
+	}
+	rs := v.(*routeSeries)
+	c, ok := rs.requests.Load(status)
+	if !ok {
+		c, _ = rs.requests.LoadOrStore(status, m.requests.WithLabelValues(route, strconv.Itoa(status)))
+	}
+	c.(prometheus.Counter).Inc()
+	rs.latency.Observe(d.Seconds())
 }
 
 // Handler serves the registry in the Prometheus text format.
