@@ -3,6 +3,7 @@ package httpapi
 import (
 	"net/http"
 	"strconv"
+	"sync"
 	"time"
 
 	"github.com/farebox/farebox/internal/app"
@@ -29,8 +30,27 @@ type Metrics struct {
 	ledgerFailures *prometheus.CounterVec
 	// events counts business events (orders, coupons, activations, ...).
 	events *prometheus.CounterVec
-	// usage counts ledger rows by whether they are billed.
-	usage *prometheus.CounterVec
+	// usage counts ledger rows by whether they are billed; usageSeries
+	// holds its series of the closed set of label values, resolved once
+	// (a label lookup per request cost more than the increment).
+	usage       *prometheus.CounterVec
+	usageSeries map[usageLabels]prometheus.Counter
+	// routes caches each route's series of requests and latency (a
+	// *routeSeries per route pattern): two label lookups per request
+	// cost more than the increments.
+	routes sync.Map
+}
+
+// routeSeries are one route's series: its latency and, by status, its
+// request counters (status int → prometheus.Counter).
+type routeSeries struct {
+	latency  prometheus.Observer
+	requests sync.Map
+}
+
+type usageLabels struct {
+	counted bool
+	reason  string
 }
 
 // NewMetrics registers the HTTP and runtime metrics and the collectors of
@@ -76,9 +96,10 @@ func NewMetrics(extra ...prometheus.Collector) *Metrics {
 			m.events.WithLabelValues(ev, string(env))
 		}
 	}
-	m.usage.WithLabelValues("true", billingapp.ReasonCounted)
+	m.usageSeries = map[usageLabels]prometheus.Counter{
+		{true, billingapp.ReasonCounted}: m.usage.WithLabelValues("true", billingapp.ReasonCounted)}
 	for _, reason := range billingapp.UncountedReasons {
-		m.usage.WithLabelValues("false", reason)
+		m.usageSeries[usageLabels{false, reason}] = m.usage.WithLabelValues("false", reason)
 	}
 	m.ledgerFailures.WithLabelValues("retried")
 	m.ledgerFailures.WithLabelValues("lost")
@@ -110,9 +131,27 @@ func (m *Metrics) ObserveLedgerFailure(_ error, _ int, lost bool) {
 	m.ledgerFailures.WithLabelValues(outcome).Inc()
 }
 
+// countUsage counts a ledger row in farebox_usage_requests_total.
+func (m *Metrics) countUsage(counted bool, reason string) {
+	if c, ok := m.usageSeries[usageLabels{counted, reason}]; ok {
+		c.Inc()
+		return
+	}
+	m.usage.WithLabelValues(strconv.FormatBool(counted), reason).Inc()
+}
+
 func (m *Metrics) observe(route string, status int, d time.Duration) {
-	m.requests.WithLabelValues(route, strconv.Itoa(status)).Inc()
-	m.latency.WithLabelValues(route).Observe(d.Seconds())
+	v, ok := m.routes.Load(route)
+	if !ok {
+		v, _ = m.routes.LoadOrStore(route, &routeSeries{latency: m.latency.WithLabelValues(route)})
+	}
+	rs := v.(*routeSeries)
+	c, ok := rs.requests.Load(status)
+	if !ok {
+		c, _ = rs.requests.LoadOrStore(status, m.requests.WithLabelValues(route, strconv.Itoa(status)))
+	}
+	c.(prometheus.Counter).Inc()
+	rs.latency.Observe(d.Seconds())
 }
 
 // Handler serves the registry in the Prometheus text format.

@@ -6,7 +6,6 @@ import (
 	"encoding/hex"
 	"log/slog"
 	"net/http"
-	"strconv"
 	"strings"
 
 	"github.com/farebox/farebox/internal/app"
@@ -214,7 +213,7 @@ func (s *Server) record(r *http.Request, status int) error {
 		return nil
 	}
 	ev := s.Billing.UsageEvent(o)
-	s.Metrics.usage.WithLabelValues(strconv.FormatBool(ev.Counted), ev.Reason).Inc()
+	s.Metrics.countUsage(ev.Counted, ev.Reason)
 	// A ledger that commits before the response waits for the batch
 	// holding the row even past the request's deadline (a row being written
 	// is never abandoned); the ledger bounds each write by

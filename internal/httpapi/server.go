@@ -304,7 +304,7 @@ func (s *Server) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	st := &reqState{id: requestID(r), start: time.Now(), page: isPage(r.URL.Path)}
 	ctx, cancel := context.WithTimeout(r.Context(), s.RequestTimeout)
 	defer cancel()
-	r = withState(r.WithContext(ctx), st)
+	r = withState(ctx, r, st) // one copy of the request for both
 	w.Header().Set("X-Request-Id", st.id)
 	sw := &statusWriter{ResponseWriter: w}
 	defer func() {

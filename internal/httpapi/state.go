@@ -42,8 +42,9 @@ type reqState struct {
 
 type stateKey struct{}
 
-func withState(r *http.Request, st *reqState) *http.Request {
-	return r.WithContext(context.WithValue(r.Context(), stateKey{}, st))
+// withState is r with ctx (one of r's contexts) holding st.
+func withState(ctx context.Context, r *http.Request, st *reqState) *http.Request {
+	return r.WithContext(context.WithValue(ctx, stateKey{}, st))
 }
 
 // state returns the request's pipeline state (a zero one outside the pipeline).

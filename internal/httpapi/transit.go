@@ -169,7 +169,11 @@ func (s *Server) getDepartures(w http.ResponseWriter, r *http.Request) error {
 	if err != nil {
 		return err
 	}
-	at, err := epochMillis(q, "time", s.app.Now(), false)
+	var now time.Time // the default time, read only when needed
+	if v, ok := q.lookup("time"); !ok || v == "" {
+		now = s.app.Now()
+	}
+	at, err := epochMillis(q, "time", now, false)
 	if err != nil {
 		return err
 	}

@@ -4,7 +4,6 @@ import (
 	"bytes"
 	"encoding/binary"
 	"errors"
-	"math"
 	"slices"
 	"sort"
 	"time"
@@ -36,7 +35,7 @@ func AppendBatch(b []byte, events []Event) []byte {
 		if e.Counted {
 			flags = 1
 		}
-		bb.rows = append(bb.rows, row{req: bb.unique(e.RequestID), acc: bb.intern(e.AccountID), env: bb.intern(string(e.Environment)),
+		bb.add(row{req: bb.unique(e.RequestID), acc: bb.intern(e.AccountID), env: bb.intern(string(e.Environment)),
 			ep: bb.intern(e.Endpoint), reason: bb.intern(e.Reason), status: uint64(e.Status), flags: flags, at: e.At.UnixMicro()})
 	}
 	return bb.appendTo(b)
@@ -45,15 +44,22 @@ func AppendBatch(b []byte, events []Event) []byte {
 // batchBuilder collects a batch's string table and rows: request ids are
 // unique, so each is simply added; the strings that repeat (accounts,
 // environments, endpoints, reasons) are stored once. S is string when
-// encoding events, []byte when re-encoding encoded ones (Compact).
+// encoding events, []byte when re-encoding encoded ones (Compact). The
+// rows are kept encoded (about 15 bytes each instead of a 64-byte row).
 type batchBuilder[S ~string | ~[]byte] struct {
 	strs   []S
 	shared map[string]uint64
-	rows   []row
+	rows   []byte // encoded rows (appendRow)
+	nrows  int
 }
 
 func newBatchBuilder[S ~string | ~[]byte](rows int) *batchBuilder[S] {
-	return &batchBuilder[S]{strs: make([]S, 0, rows+8), shared: map[string]uint64{}, rows: make([]row, 0, rows)}
+	return &batchBuilder[S]{strs: make([]S, 0, rows+8), shared: map[string]uint64{}, rows: make([]byte, 0, 16*rows)}
+}
+
+func (bb *batchBuilder[S]) add(r row) {
+	bb.rows = appendRow(bb.rows, r)
+	bb.nrows++
 }
 
 func (bb *batchBuilder[S]) unique(s S) uint64 {
@@ -72,7 +78,7 @@ func (bb *batchBuilder[S]) intern(s S) uint64 {
 
 // appendTo appends the batch in the layout described above.
 func (bb *batchBuilder[S]) appendTo(b []byte) []byte {
-	size := 16 + 20*len(bb.rows)
+	size := 16 + len(bb.rows)
 	for _, s := range bb.strs {
 		size += len(s) + 2
 	}
@@ -83,11 +89,8 @@ func (bb *batchBuilder[S]) appendTo(b []byte) []byte {
 		b = binary.AppendUvarint(b, uint64(len(s)))
 		b = append(b, s...)
 	}
-	b = binary.AppendUvarint(b, uint64(len(bb.rows)))
-	for _, r := range bb.rows {
-		b = appendRow(b, r)
-	}
-	return b
+	b = binary.AppendUvarint(b, uint64(bb.nrows))
+	return append(b, bb.rows...)
 }
 
 var errCorrupt = errors.New("usage: corrupt batch record")
@@ -205,17 +208,36 @@ type Tally struct {
 func Compact(data []byte) ([]byte, Tally, error) {
 	var t tallier
 	bb := newBatchBuilder[[]byte](len(data) / 64)
+	// A segment's rows mostly repeat the row before them (one account and
+	// endpoint under load): comparing with it is cheaper than a lookup.
+	var acc, env, ep, reason lastString
 	err := walk(data, nil, func(r row, in [][]byte) {
-		t.add(r, in)
 		out := r
 		out.req = bb.unique(in[r.req])
-		out.acc, out.env, out.ep, out.reason = bb.intern(in[r.acc]), bb.intern(in[r.env]), bb.intern(in[r.ep]), bb.intern(in[r.reason])
-		bb.rows = append(bb.rows, out)
+		out.acc, out.env = acc.intern(bb, in[r.acc]), env.intern(bb, in[r.env])
+		out.ep, out.reason = ep.intern(bb, in[r.ep]), reason.intern(bb, in[r.reason])
+		t.add(out, bb.strs)
+		bb.add(out)
 	})
 	if err != nil {
 		return nil, Tally{}, err
 	}
 	return bb.appendTo(nil), t.result(), nil
+}
+
+// lastString remembers the string interned last at one position of a row.
+type lastString struct {
+	s   []byte
+	i   uint64
+	set bool
+}
+
+func (c *lastString) intern(bb *batchBuilder[[]byte], s []byte) uint64 {
+	if c.set && bytes.Equal(c.s, s) {
+		return c.i
+	}
+	c.s, c.i, c.set = s, bb.intern(s), true
+	return c.i
 }
 
 // appendOne is AppendBatch of one event (a journal frame per request),
@@ -243,45 +265,41 @@ func appendRow(b []byte, r row) []byte {
 	return binary.AppendVarint(b, r.at)
 }
 
-// tallier adds up rows by account, environment, day and endpoint.
+// tallier adds up rows by account, environment, day and endpoint. The
+// rows' string indexes must be those of one table for the whole tally (a
+// Compact's output table), whose equal strings share an index: the key is
+// then four numbers.
 type tallier struct {
-	t              Tally
-	counts         []Count
-	pos            map[string]int
-	key, prev, day []byte
-	last           int // index of prev's count: consecutive rows mostly share it
-	dayNum         int64
+	t      Tally
+	counts []Count
+	pos    map[tallyKey]int
+	prev   tallyKey
+	last   int // index of prev's count: consecutive rows mostly share it
+}
+
+type tallyKey struct {
+	acc, env, ep uint64
+	day          int64
 }
 
 func (t *tallier) add(r row, strs [][]byte) {
 	if t.t.Events == 0 {
 		t.t.First = time.UnixMicro(r.at).UTC()
-		t.pos, t.last, t.dayNum = map[string]int{}, -1, math.MinInt64
+		t.pos, t.last = map[tallyKey]int{}, -1
 	}
 	t.t.Events++
 	const microsPerDay = 86_400_000_000
-	if d := floorDiv(r.at, microsPerDay); d != t.dayNum {
-		t.dayNum = d
-		t.day = time.UnixMicro(r.at).UTC().AppendFormat(t.day[:0], time.DateOnly)
-	}
-	key := append(t.key[:0], strs[r.acc]...)
-	key = append(key, 0)
-	key = append(key, strs[r.env]...)
-	key = append(key, 0)
-	key = append(key, t.day...)
-	key = append(key, 0)
-	key = append(key, strs[r.ep]...)
-	t.key = key
+	key := tallyKey{acc: r.acc, env: r.env, ep: r.ep, day: floorDiv(r.at, microsPerDay)}
 	i := t.last
-	if i < 0 || !bytes.Equal(key, t.prev) {
+	if i < 0 || key != t.prev {
 		var ok bool
-		if i, ok = t.pos[string(key)]; !ok {
+		if i, ok = t.pos[key]; !ok {
 			i = len(t.counts)
-			t.pos[string(key)] = i
+			t.pos[key] = i
 			t.counts = append(t.counts, Count{AccountID: string(strs[r.acc]), Environment: account.Environment(strs[r.env]),
-				Day: string(t.day), Endpoint: string(strs[r.ep])})
+				Day: time.UnixMicro(r.at).UTC().Format(time.DateOnly), Endpoint: string(strs[r.ep])})
 		}
-		t.prev, t.last = append(t.prev[:0], key...), i
+		t.prev, t.last = key, i
 	}
 	if r.flags&1 == 1 {
 		t.counts[i].Counted++
