@@ -172,21 +172,7 @@ func TestApplePassesUpdatedSinceUnknownTag(t *testing.T) {
 		e.Must(200, apitest.Req{Method: "GET", Path: list + "?passesUpdatedSince=0"})
 		for _, bad := range []string{strconv.FormatInt(last+1, 10), "9223372036854775807", "99999999999999999999",
 			"0" + s.LastUpdated, "+" + s.LastUpdated, " " + s.LastUpdated, "1e3", "-0", "٣"} {
-			r := e.Do(apitest.Req{Method: "GET", Path: list + "?passesUpdatedSince=" + url.QueryEscape(bad)})
-			if r.Status != 400 {
-				t.Errorf("passesUpdatedSince=%q: %d, want 400", bad, r.Status)
-				continue
-			}
-			var body struct {
-				Code    string `json:"code"`
-				Details []struct {
-					Field string `json:"field"`
-				} `json:"details"`
-			}
-			r.JSON(t, &body)
-			if body.Code != "invalid_parameter" || len(body.Details) != 1 || body.Details[0].Field != "passesUpdatedSince" {
-				t.Errorf("passesUpdatedSince=%q: %s", bad, r.Body)
-			}
+			wantInvalidParameter(t, e, "", list+"?passesUpdatedSince="+url.QueryEscape(bad), "passesUpdatedSince")
 		}
 		// The refusals changed nothing: the device's tag still answers.
 		e.Must(204, apitest.Req{Method: "GET", Path: list + "?passesUpdatedSince=" + s.LastUpdated})
