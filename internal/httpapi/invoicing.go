@@ -28,30 +28,18 @@ func (s *Server) createCustomer(v9 bool) handlerFunc {
 		}
 		c, err := s.Invoices.CreateCustomer(r.Context(), claimOf(r), principalOf(r), invoices.CustomerInput{
 			AddressLines: req.Customer.AddressLines, Electronic: req.Customer.ElectronicInvoicing}, v9)
-		if err != nil {
-			return err
-		}
-		writeJSON(w, http.StatusCreated, invoices.CustomerResponse(c))
-		return nil
+		return writeView(w, http.StatusCreated, c, err, invoices.CustomerResponse)
 	}
 }
 
 func (s *Server) getCustomer(w http.ResponseWriter, r *http.Request) error {
 	c, err := s.Invoices.Customer(r.Context(), principalOf(r), r.PathValue("customer_id"))
-	if err != nil {
-		return err
-	}
-	writeJSON(w, http.StatusOK, invoices.CustomerResponse(c))
-	return nil
+	return writeView(w, http.StatusOK, c, err, invoices.CustomerResponse)
 }
 
 func (s *Server) getBillableItem(w http.ResponseWriter, r *http.Request) error {
 	it, err := s.Invoices.BillableItem(r.Context(), principalOf(r), r.PathValue("billable_item_id"))
-	if err != nil {
-		return err
-	}
-	writeJSON(w, http.StatusOK, invoices.BillableItemResponse(it))
-	return nil
+	return writeView(w, http.StatusOK, it, err, invoices.BillableItemResponse)
 }
 
 type itemUpdateRequest struct {
@@ -67,11 +55,7 @@ func (s *Server) putBillableItem(w http.ResponseWriter, r *http.Request) error {
 	}
 	it, err := s.Invoices.UpdateBillableItem(r.Context(), claimOf(r), principalOf(r), r.PathValue("billable_item_id"),
 		invoices.ItemUpdate{CustomerID: req.CustomerID, Split: req.Split, CollectionID: req.CollectionID})
-	if err != nil {
-		return err
-	}
-	writeJSON(w, http.StatusOK, invoices.BillableItemResponse(it))
-	return nil
+	return writeView(w, http.StatusOK, it, err, invoices.BillableItemResponse)
 }
 
 func (s *Server) createCollection(w http.ResponseWriter, r *http.Request) error {
@@ -137,11 +121,7 @@ func (s *Server) createInvoice(w http.ResponseWriter, r *http.Request) error {
 
 func (s *Server) getInvoice(w http.ResponseWriter, r *http.Request) error {
 	inv, err := s.Invoices.Invoice(r.Context(), principalOf(r), r.PathValue("invoice_id"))
-	if err != nil {
-		return err
-	}
-	writeJSON(w, http.StatusOK, s.Invoices.Response(inv))
-	return nil
+	return writeView(w, http.StatusOK, inv, err, s.Invoices.Response)
 }
 
 func (s *Server) cancelInvoice(w http.ResponseWriter, r *http.Request) error {
