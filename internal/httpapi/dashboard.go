@@ -63,8 +63,14 @@ func lang(r *http.Request) string {
 
 // dashRender renders a dashboard page of section nav.
 func (s *Server) dashRender(w http.ResponseWriter, r *http.Request, status int, name, nav string, p web.Page) error {
+	return s.dashRenderTitled(w, r, status, name, nav, "dash."+nav, p)
+}
+
+// dashRenderTitled renders a page of section nav under its own title (a
+// record's page below the section's list).
+func (s *Server) dashRenderTitled(w http.ResponseWriter, r *http.Request, status int, name, nav, title string, p web.Page) error {
 	p.Nav, p.Env = nav, r.PathValue("env")
-	return s.render(w, r, status, name, "dash."+nav, p)
+	return s.render(w, r, status, name, title, p)
 }
 
 func (s *Server) dashHome(w http.ResponseWriter, r *http.Request) error {
