@@ -243,6 +243,17 @@ func (d *dbFlags) open(ctx context.Context) (*store.Store, error) {
 	return s, nil
 }
 
+// withStore opens the database (open: migrated), runs fn on it and closes
+// it.
+func (d *dbFlags) withStore(ctx context.Context, fn func(s *store.Store) error) error {
+	s, err := d.open(ctx)
+	if err != nil {
+		return err
+	}
+	defer s.Close()
+	return fn(s)
+}
+
 // parseFlags parses with flags allowed after positional arguments.
 func parseFlags(fs *flag.FlagSet, args []string) ([]string, error) {
 	var pos []string
