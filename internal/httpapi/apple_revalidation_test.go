@@ -13,7 +13,6 @@ import (
 	"github.com/farebox/farebox/internal/idempotency"
 	"github.com/farebox/farebox/internal/store"
 	"github.com/farebox/farebox/internal/store/storetest"
-	"github.com/farebox/farebox/internal/wallet/apple/apnstest"
 )
 
 // TestApplePassChangesInTheSameSecond: two changes of one pass in the same
@@ -28,8 +27,7 @@ import (
 func TestApplePassChangesInTheSameSecond(t *testing.T) {
 	t.Parallel()
 	storetest.EachEngine(t, func(t *testing.T, engine store.Engine) {
-		srv := apnstest.New(t, testPassType)
-		e := apitest.New(t, engine, apitest.Options{Now: bln(2026, 8, 3, 9), Configure: withAppleUpdates(t, srv), Workers: 1})
+		e, srv := appleEnv(t, engine, apitest.Options{Now: bln(2026, 8, 3, 9), Workers: 1})
 		ctx := context.Background()
 		cycle := bln(2026, 9, 1, 0)
 		cid, subID, first := monthlyCoupon(t, e)
@@ -148,8 +146,7 @@ func TestApplePassChangesInTheSameSecond(t *testing.T) {
 func TestApplePassesUpdatedSinceUnknownTag(t *testing.T) {
 	t.Parallel()
 	storetest.EachEngine(t, func(t *testing.T, engine store.Engine) {
-		srv := apnstest.New(t, testPassType)
-		e := apitest.New(t, engine, apitest.Options{Configure: withAppleUpdates(t, srv), Workers: 1})
+		e, srv := appleEnv(t, engine, apitest.Options{Workers: 1})
 		list := "/wallet/apple/v1/devices/phone/registrations/" + testPassType
 		// Before any pass was updated the only tag is 0 (what a device
 		// without passes is told).
