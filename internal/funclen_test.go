@@ -5,9 +5,7 @@ import (
 	"go/ast"
 	"go/parser"
 	"go/token"
-	"path/filepath"
 	"sort"
-	"strings"
 	"testing"
 )
 
@@ -31,25 +29,14 @@ func TestFunctionLength(t *testing.T) {
 	root, _ := moduleRoot(t)
 	fset := token.NewFileSet()
 	long := map[string]int{}
-	goFiles(t, root, func(path string) error {
-		if strings.HasSuffix(path, "_test.go") {
-			return nil
-		}
-		f, err := parser.ParseFile(fset, path, nil, parser.SkipObjectResolution)
-		if err != nil {
-			return err
-		}
-		rel, err := filepath.Rel(root, path)
-		if err != nil {
-			return err
-		}
+	productionFiles(t, root, fset, parser.SkipObjectResolution, func(rel string, f *ast.File) error {
 		for _, d := range f.Decls {
 			fd, ok := d.(*ast.FuncDecl)
 			if !ok || fd.Body == nil {
 				continue
 			}
 			if n := fset.Position(fd.End()).Line - fset.Position(fd.Pos()).Line + 1; n > maxFuncLines {
-				long[filepath.ToSlash(rel)+" "+funcName(fd)] = n
+				long[rel+" "+funcName(fd)] = n
 			}
 		}
 		return nil

@@ -1,9 +1,11 @@
 package internal_test
 
 import (
+	"go/ast"
 	"go/parser"
 	"go/token"
 	"os"
+	"path"
 	"path/filepath"
 	"sort"
 	"strconv"
@@ -314,19 +316,8 @@ func moduleRoot(t *testing.T) (root, module string) {
 func importGraph(t *testing.T, root, module string) map[string][]string {
 	graph := map[string][]string{}
 	fset := token.NewFileSet()
-	goFiles(t, root, func(path string) error {
-		if strings.HasSuffix(path, "_test.go") {
-			return nil
-		}
-		f, err := parser.ParseFile(fset, path, nil, parser.ImportsOnly)
-		if err != nil {
-			return err
-		}
-		rel, err := filepath.Rel(root, filepath.Dir(path))
-		if err != nil {
-			return err
-		}
-		pkg := filepath.ToSlash(rel)
+	productionFiles(t, root, fset, parser.ImportsOnly, func(rel string, f *ast.File) error {
+		pkg := path.Dir(rel)
 		imps := graph[pkg]
 		for _, spec := range f.Imports {
 			imp, err := strconv.Unquote(spec.Path.Value)
@@ -344,6 +335,26 @@ func importGraph(t *testing.T, root, module string) map[string][]string {
 		return nil
 	})
 	return graph
+}
+
+// productionFiles parses every non-test Go file under root (goFiles) with
+// mode and calls fn with its slash-separated path relative to root.
+func productionFiles(t *testing.T, root string, fset *token.FileSet, mode parser.Mode, fn func(rel string, f *ast.File) error) {
+	t.Helper()
+	goFiles(t, root, func(p string) error {
+		if strings.HasSuffix(p, "_test.go") {
+			return nil
+		}
+		f, err := parser.ParseFile(fset, p, nil, mode)
+		if err != nil {
+			return err
+		}
+		rel, err := filepath.Rel(root, p)
+		if err != nil {
+			return err
+		}
+		return fn(filepath.ToSlash(rel), f)
+	})
 }
 
 // goFiles calls fn with the path of every Go file under root, skipping

@@ -261,24 +261,21 @@ func usageCmd(ctx context.Context, args []string, getenv func(string) string, st
 	if _, err := parseFlags(fs, args); err != nil {
 		return err
 	}
-	s, err := db.open(ctx)
-	if err != nil {
-		return err
-	}
-	defer s.Close()
-	rows, err := billing.New(s.Read(), clock.System{}).Usage(ctx, *acct, *from, *to)
-	if err != nil {
-		return err
-	}
-	if *asJSON {
-		return json.NewEncoder(stdout).Encode(rows)
-	}
-	tw := tabwriter.NewWriter(stdout, 0, 4, 2, ' ', 0)
-	fmt.Fprintln(tw, "ACCOUNT\tDATE\tENDPOINT\tCOUNTED\tUNCOUNTED\tREFUSED")
-	for _, r := range rows {
-		fmt.Fprintf(tw, "%s\t%s\t%s\t%d\t%d\t%d\n", r.AccountID, r.Day, r.Endpoint, r.Counted, r.Uncounted, r.Refused)
-	}
-	return tw.Flush()
+	return db.withStore(ctx, func(s *store.Store) error {
+		rows, err := billing.New(s.Read(), clock.System{}).Usage(ctx, *acct, *from, *to)
+		if err != nil {
+			return err
+		}
+		if *asJSON {
+			return json.NewEncoder(stdout).Encode(rows)
+		}
+		tw := tabwriter.NewWriter(stdout, 0, 4, 2, ' ', 0)
+		fmt.Fprintln(tw, "ACCOUNT\tDATE\tENDPOINT\tCOUNTED\tUNCOUNTED\tREFUSED")
+		for _, r := range rows {
+			fmt.Fprintf(tw, "%s\t%s\t%s\t%d\t%d\t%d\n", r.AccountID, r.Day, r.Endpoint, r.Counted, r.Uncounted, r.Refused)
+		}
+		return tw.Flush()
+	})
 }
 
 // testKeyByName gives the one account named name a test key, or creates

@@ -101,29 +101,26 @@ func blocklistExport(ctx context.Context, fs *flag.FlagSet, db *dbFlags, args []
 	if err != nil {
 		return err
 	}
-	s, err := db.open(ctx)
-	if err != nil {
+	return db.withStore(ctx, func(s *store.Store) error {
+		iss := blocklistIssuer(uicSpec, vdvSpec)
+		w := wallets.New(store.NewView[wallets.Queries](s), clock.System{}, nil, wallets.Options{Inspection: kr,
+			UIC: func() (*uic.Issuer, error) { return &uic.Issuer{RICS: iss.UICRICS}, nil },
+			VDV: func() (*vdv.Issuer, error) { return &vdv.Issuer{Org: iss.VDVOrg}, nil }})
+		l, err := w.Blocklist(ctx, *since, *limit)
+		if err != nil {
+			return err
+		}
+		body, err := json.Marshal(l)
+		if err != nil {
+			return err
+		}
+		body = append(body, '\n')
+		if *output != "" {
+			return os.WriteFile(*output, body, 0o644)
+		}
+		_, err = stdout.Write(body)
 		return err
-	}
-	defer s.Close()
-	iss := blocklistIssuer(uicSpec, vdvSpec)
-	w := wallets.New(store.NewView[wallets.Queries](s), clock.System{}, nil, wallets.Options{Inspection: kr,
-		UIC: func() (*uic.Issuer, error) { return &uic.Issuer{RICS: iss.UICRICS}, nil },
-		VDV: func() (*vdv.Issuer, error) { return &vdv.Issuer{Org: iss.VDVOrg}, nil }})
-	l, err := w.Blocklist(ctx, *since, *limit)
-	if err != nil {
-		return err
-	}
-	body, err := json.Marshal(l)
-	if err != nil {
-		return err
-	}
-	body = append(body, '\n')
-	if *output != "" {
-		return os.WriteFile(*output, body, 0o644)
-	}
-	_, err = stdout.Write(body)
-	return err
+	})
 }
 
 // blocklistIssuer reads the service's issuer numbers from the barcode

@@ -17,6 +17,7 @@ import (
 	"github.com/farebox/farebox/internal/app/kit"
 	"github.com/farebox/farebox/internal/config"
 	"github.com/farebox/farebox/internal/invoicedoc"
+	"github.com/farebox/farebox/internal/store"
 )
 
 // booksCmd is `farebox books verify|checkpoint|checkpoints|audit`
@@ -65,32 +66,29 @@ func booksCmd(ctx context.Context, args []string, getenv func(string) string, st
 		}
 		return booksVerifyOffline(*cpFile, stdout)
 	}
-	s, err := db.open(ctx)
-	if err != nil {
-		return err
-	}
-	defer s.Close()
-	if len(pos) != 0 {
-		fmt.Fprintln(stderr, help)
-		return errUsage
-	}
-	bk := booksOn(s, db.prefix, invoicedoc.Seller{}, nil, nil) // no receipt here: no letterhead, no links, no renderer
-	keyPath := booksKeyPath(*key, db.dataDir)
-	switch args[0] {
-	case "verify":
-		return booksVerify(ctx, bk, keyPath, *cpFile, stdout)
-	case "checkpoint":
-		signer, err := books.KeySigner(keyPath, true)
-		if err != nil {
-			return err
+	return db.withStore(ctx, func(s *store.Store) error {
+		if len(pos) != 0 {
+			fmt.Fprintln(stderr, help)
+			return errUsage
 		}
-		cps, err := bk.Checkpoint(ctx, signer)
-		return printLines(stdout, cps, err)
-	case "checkpoints":
-		cps, err := bk.Checkpoints(ctx)
-		return printLines(stdout, cps, err)
-	}
-	return booksAudit(ctx, bk, stdout, stderr, *acc, *env, *objectID, *limit, *after)
+		bk := booksOn(s, db.prefix, invoicedoc.Seller{}, nil, nil) // no receipt here: no letterhead, no links, no renderer
+		keyPath := booksKeyPath(*key, db.dataDir)
+		switch args[0] {
+		case "verify":
+			return booksVerify(ctx, bk, keyPath, *cpFile, stdout)
+		case "checkpoint":
+			signer, err := books.KeySigner(keyPath, true)
+			if err != nil {
+				return err
+			}
+			cps, err := bk.Checkpoint(ctx, signer)
+			return printLines(stdout, cps, err)
+		case "checkpoints":
+			cps, err := bk.Checkpoints(ctx)
+			return printLines(stdout, cps, err)
+		}
+		return booksAudit(ctx, bk, stdout, stderr, *acc, *env, *objectID, *limit, *after)
+	})
 }
 
 // booksAudit prints a page of an account's audit log.

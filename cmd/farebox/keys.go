@@ -79,75 +79,72 @@ func keysCmd(ctx context.Context, args []string, getenv func(string) string, std
 		fs.Usage()
 		return errUsage
 	}
-	st, err := db.open(ctx)
-	if err != nil {
-		return err
-	}
-	defer st.Close()
-	s := credentials.Settings{DataDir: db.dataDir, InspectionKeys: *keysCfg, Embedded: db.url == "" || strings.HasPrefix(db.url, "sqlite:")}
-	a := inspection.New(store.NewView[inspection.Queries](st), clock.System{}, credentials.InspectionStore{Settings: s, Store: st}, nil)
-	switch args[0] {
-	case "rotating-secret":
-		b, err := credentials.LoadRotatingSecret(ctx, st, true)
-		if err != nil {
-			return err
-		}
-		fmt.Fprintln(stdout, hex.EncodeToString(b))
-	case "list":
-		keys, err := a.Keys(ctx)
-		if err != nil {
-			return err
-		}
-		if *asJSON {
-			return json.NewEncoder(stdout).Encode(keys)
-		}
-		for _, k := range keys {
-			state := "verifies only"
-			switch {
-			case k.Active:
-				state = "ACTIVE: signs new tickets"
-			case k.Signing:
-				state = "signs the tickets stamped with it"
+	return db.withStore(ctx, func(st *store.Store) error {
+		s := credentials.Settings{DataDir: db.dataDir, InspectionKeys: *keysCfg, Embedded: db.url == "" || strings.HasPrefix(db.url, "sqlite:")}
+		a := inspection.New(store.NewView[inspection.Queries](st), clock.System{}, credentials.InspectionStore{Settings: s, Store: st}, nil)
+		switch args[0] {
+		case "rotating-secret":
+			b, err := credentials.LoadRotatingSecret(ctx, st, true)
+			if err != nil {
+				return err
 			}
-			last := "-"
-			if k.LastValidUntil != nil {
-				last = k.LastValidUntil.Format(time.RFC3339)
+			fmt.Fprintln(stdout, hex.EncodeToString(b))
+		case "list":
+			keys, err := a.Keys(ctx)
+			if err != nil {
+				return err
 			}
-			if k.SignsFrom != nil && !k.Active && k.Signing {
-				state = "published, signs from " + k.SignsFrom.UTC().Format(time.RFC3339)
+			if *asJSON {
+				return json.NewEncoder(stdout).Encode(keys)
 			}
-			fmt.Fprintf(stdout, "%-6d %-5s %-34s %6d valid tickets, last ends %s\n", k.Kid, k.Environment, state, k.Tickets, last)
+			for _, k := range keys {
+				state := "verifies only"
+				switch {
+				case k.Active:
+					state = "ACTIVE: signs new tickets"
+				case k.Signing:
+					state = "signs the tickets stamped with it"
+				}
+				last := "-"
+				if k.LastValidUntil != nil {
+					last = k.LastValidUntil.Format(time.RFC3339)
+				}
+				if k.SignsFrom != nil && !k.Active && k.Signing {
+					state = "published, signs from " + k.SignsFrom.UTC().Format(time.RFC3339)
+				}
+				fmt.Fprintf(stdout, "%-6d %-5s %-34s %6d valid tickets, last ends %s\n", k.Kid, k.Environment, state, k.Tickets, last)
+			}
+		case "rotate":
+			r, err := a.Rotate(ctx, *env, *ahead)
+			if err != nil {
+				return err
+			}
+			if *ahead > 0 {
+				fmt.Fprintf(stdout, "new %s inspection key %d is published now and signs new tickets and the revocation feed from %s; key %d signs until then; "+
+					"%d valid tickets keep key %d (published until their last one ends)\n",
+					*env, r.New.ID, r.SignsFrom.UTC().Format(time.RFC3339), r.Old, r.Stamped, r.Old)
+			} else {
+				fmt.Fprintf(stdout, "new %s inspection key %d signs new tickets; %d valid tickets keep key %d (published until their last one ends)\n",
+					*env, r.New.ID, r.Stamped, r.Old)
+			}
+			if len(r.Pruned) > 0 {
+				fmt.Fprintf(stdout, "pruned keys no valid ticket needs: %v\n", r.Pruned)
+			}
+		case "prune":
+			pruned, err := a.Prune(ctx)
+			if err != nil {
+				return err
+			}
+			fmt.Fprintf(stdout, "pruned %d keys: %v\n", len(pruned), pruned)
+		case "revoke":
+			r, err := a.Revoke(ctx, pos[0], *reason)
+			if err != nil {
+				return err
+			}
+			fmt.Fprintf(stdout, "revoked inspection key %d: %d valid tickets are signed with key %d now (their passes are updated); "+
+				"the key is in the revocation feed until %s%s\n", r.Kid, r.Resigned, r.Successor, r.FeedUntil.Format(time.RFC3339),
+				map[bool]string{true: " and deleted from the key store", false: " (it was no longer stored)"}[r.Removed])
 		}
-	case "rotate":
-		r, err := a.Rotate(ctx, *env, *ahead)
-		if err != nil {
-			return err
-		}
-		if *ahead > 0 {
-			fmt.Fprintf(stdout, "new %s inspection key %d is published now and signs new tickets and the revocation feed from %s; key %d signs until then; "+
-				"%d valid tickets keep key %d (published until their last one ends)\n",
-				*env, r.New.ID, r.SignsFrom.UTC().Format(time.RFC3339), r.Old, r.Stamped, r.Old)
-		} else {
-			fmt.Fprintf(stdout, "new %s inspection key %d signs new tickets; %d valid tickets keep key %d (published until their last one ends)\n",
-				*env, r.New.ID, r.Stamped, r.Old)
-		}
-		if len(r.Pruned) > 0 {
-			fmt.Fprintf(stdout, "pruned keys no valid ticket needs: %v\n", r.Pruned)
-		}
-	case "prune":
-		pruned, err := a.Prune(ctx)
-		if err != nil {
-			return err
-		}
-		fmt.Fprintf(stdout, "pruned %d keys: %v\n", len(pruned), pruned)
-	case "revoke":
-		r, err := a.Revoke(ctx, pos[0], *reason)
-		if err != nil {
-			return err
-		}
-		fmt.Fprintf(stdout, "revoked inspection key %d: %d valid tickets are signed with key %d now (their passes are updated); "+
-			"the key is in the revocation feed until %s%s\n", r.Kid, r.Resigned, r.Successor, r.FeedUntil.Format(time.RFC3339),
-			map[bool]string{true: " and deleted from the key store", false: " (it was no longer stored)"}[r.Removed])
-	}
-	return nil
+		return nil
+	})
 }

@@ -54,54 +54,51 @@ func inspectorsCmd(ctx context.Context, args []string, getenv func(string) strin
 		fmt.Fprintln(stderr, inspectorsHelp)
 		return errUsage
 	}
-	s, err := db.open(ctx)
-	if err != nil {
-		return err
-	}
-	defer s.Close()
-	rs := recordsOn(s, db.prefix)
-	switch args[0] {
-	case "add":
-		i, token, err := rs.AddInspector(ctx, pos[0])
-		if err != nil {
-			return err
-		}
-		fmt.Fprintf(stdout, "inspector %s (%s)\ndevice token (shown once; give it to the inspection device):\n%s\n", i.Name, i.ID, token)
-	case "password":
-		line, err := bufio.NewReader(stdin).ReadString('\n')
-		if err != nil && line == "" {
-			return fmt.Errorf("inspectors password: give the password on the first line of standard input")
-		}
-		if err := webusersOn(s, clock.System{}, db.prefix).SetInspectorPassword(ctx, pos[0], strings.TrimRight(line, "\r\n")); err != nil {
-			return err
-		}
-		fmt.Fprintf(stdout, "password set for inspector %s: it signs in at /inspect; its open app sessions have ended\n", pos[0])
-	case "revoke":
-		ok, err := rs.RevokeInspector(ctx, pos[0])
-		if err != nil {
-			return err
-		}
-		if !ok {
-			return fmt.Errorf("inspectors revoke: no active inspector %q", pos[0])
-		}
-		fmt.Fprintf(stdout, "revoked inspector %s: its device token is refused from now on\n", pos[0])
-	default:
-		is, err := rs.Inspectors(ctx)
-		if err != nil {
-			return err
-		}
-		tw := tabwriter.NewWriter(stdout, 0, 4, 2, ' ', 0)
-		fmt.Fprintln(tw, "ID\tNAME\tTOKEN\tCREATED\tSTATE")
-		for _, i := range is {
-			state := "active"
-			if i.RevokedAt != nil {
-				state = "revoked " + clock.Timestamp(*i.RevokedAt)
+	return db.withStore(ctx, func(s *store.Store) error {
+		rs := recordsOn(s, db.prefix)
+		switch args[0] {
+		case "add":
+			i, token, err := rs.AddInspector(ctx, pos[0])
+			if err != nil {
+				return err
 			}
-			fmt.Fprintf(tw, "%s\t%s\t%s…\t%s\t%s\n", i.ID, i.Name, i.TokenPrefix, clock.Timestamp(i.CreatedAt), state)
+			fmt.Fprintf(stdout, "inspector %s (%s)\ndevice token (shown once; give it to the inspection device):\n%s\n", i.Name, i.ID, token)
+		case "password":
+			line, err := bufio.NewReader(stdin).ReadString('\n')
+			if err != nil && line == "" {
+				return fmt.Errorf("inspectors password: give the password on the first line of standard input")
+			}
+			if err := webusersOn(s, clock.System{}, db.prefix).SetInspectorPassword(ctx, pos[0], strings.TrimRight(line, "\r\n")); err != nil {
+				return err
+			}
+			fmt.Fprintf(stdout, "password set for inspector %s: it signs in at /inspect; its open app sessions have ended\n", pos[0])
+		case "revoke":
+			ok, err := rs.RevokeInspector(ctx, pos[0])
+			if err != nil {
+				return err
+			}
+			if !ok {
+				return fmt.Errorf("inspectors revoke: no active inspector %q", pos[0])
+			}
+			fmt.Fprintf(stdout, "revoked inspector %s: its device token is refused from now on\n", pos[0])
+		default:
+			is, err := rs.Inspectors(ctx)
+			if err != nil {
+				return err
+			}
+			tw := tabwriter.NewWriter(stdout, 0, 4, 2, ' ', 0)
+			fmt.Fprintln(tw, "ID\tNAME\tTOKEN\tCREATED\tSTATE")
+			for _, i := range is {
+				state := "active"
+				if i.RevokedAt != nil {
+					state = "revoked " + clock.Timestamp(*i.RevokedAt)
+				}
+				fmt.Fprintf(tw, "%s\t%s\t%s…\t%s\t%s\n", i.ID, i.Name, i.TokenPrefix, clock.Timestamp(i.CreatedAt), state)
+			}
+			return tw.Flush()
 		}
-		return tw.Flush()
-	}
-	return nil
+		return nil
+	})
 }
 
 const recordsHelp = `Usage: farebox records export --day YYYY-MM-DD --recipient AGE_RECIPIENT [--kind all|issuance|inspection] [--output FILE]
@@ -142,22 +139,19 @@ func recordsCmd(ctx context.Context, args []string, getenv func(string) string, 
 	if err != nil {
 		return err
 	}
-	s, err := db.open(ctx)
-	if err != nil {
-		return err
-	}
-	defer s.Close()
-	p, err := pseudonymKey(ctx, s, *keyFile)
-	if err != nil {
-		return err
-	}
-	req := recordsapp.ExportRequest{Day: *day, Kind: *kind, Recipients: rcpt, Pseudonyms: p}
-	sum, err := exportTo(ctx, recordsOn(s, db.prefix), req, *output, stdout)
-	if err != nil {
-		return err
-	}
-	fmt.Fprintf(stderr, "records %s: %d issued tickets, %d inspections (pseudonym key %s)\n", sum.Day, sum.Issuance, sum.Inspections, p.KeyID)
-	return nil
+	return db.withStore(ctx, func(s *store.Store) error {
+		p, err := pseudonymKey(ctx, s, *keyFile)
+		if err != nil {
+			return err
+		}
+		req := recordsapp.ExportRequest{Day: *day, Kind: *kind, Recipients: rcpt, Pseudonyms: p}
+		sum, err := exportTo(ctx, recordsOn(s, db.prefix), req, *output, stdout)
+		if err != nil {
+			return err
+		}
+		fmt.Fprintf(stderr, "records %s: %d issued tickets, %d inspections (pseudonym key %s)\n", sum.Day, sum.Issuance, sum.Inspections, p.KeyID)
+		return nil
+	})
 }
 
 // exportTo writes the export to path ("" standard output; a file is

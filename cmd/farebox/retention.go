@@ -56,18 +56,15 @@ func retentionCmd(ctx context.Context, args []string, getenv func(string) string
 	if err := p.Validate(); err != nil {
 		return err
 	}
-	s, err := db.open(ctx)
-	if err != nil {
-		return err
-	}
-	defer s.Close()
-	a := app.New(app.Options{Store: s, Clock: clock.System{}, IDPrefix: db.prefix})
-	r, err := privacyOn(s, a, privacy.Options{Policy: p, Batch: *batch, Yield: y}).RunRetention(ctx, *dry)
-	if err != nil {
-		return err
-	}
-	writeRetention(stdout, r, p)
-	return nil
+	return db.withStore(ctx, func(s *store.Store) error {
+		a := app.New(app.Options{Store: s, Clock: clock.System{}, IDPrefix: db.prefix})
+		r, err := privacyOn(s, a, privacy.Options{Policy: p, Batch: *batch, Yield: y}).RunRetention(ctx, *dry)
+		if err != nil {
+			return err
+		}
+		writeRetention(stdout, r, p)
+		return nil
+	})
 }
 
 // writeRetention prints a run's report, a line per class.

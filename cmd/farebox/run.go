@@ -66,43 +66,10 @@ func run(ctx context.Context, args []string, getenv func(string) string, stdin i
 		return errUsage
 	}
 	cmd, rest := args[0], args[1:]
+	if c, ok := commands[cmd]; ok {
+		return c(ctx, rest, getenv, stdin, stdout, stderr)
+	}
 	switch cmd {
-	case "serve":
-		return serve(ctx, rest, getenv, stdout, stderr, nil)
-	case "migrate":
-		return migrate(ctx, rest, getenv, stdout, stderr)
-	case "accounts":
-		return accounts(ctx, rest, getenv, stdout, stderr)
-	case "catalog":
-		return catalogCmd(ctx, rest, getenv, stdin, stdout, stderr)
-	case "usage":
-		return usageCmd(ctx, rest, getenv, stdout, stderr)
-	case "inspect":
-		return inspectCmd(ctx, rest, getenv, stdin, stdout, stderr)
-	case "gtfs":
-		return gtfsCmd(ctx, rest, getenv, stdout, stderr)
-	case "fares":
-		return faresCmd(ctx, rest, getenv, stdout, stderr)
-	case "tickets":
-		return ticketsCmd(ctx, rest, getenv, stdout, stderr)
-	case "blocklist":
-		return blocklistCmd(ctx, rest, getenv, stdout, stderr)
-	case "books":
-		return booksCmd(ctx, rest, getenv, stdout, stderr)
-	case "clearing":
-		return clearingCmd(ctx, rest, getenv, stdout, stderr)
-	case "keys":
-		return keysCmd(ctx, rest, getenv, stdout, stderr)
-	case "admin-password":
-		return adminPasswordCmd(rest, stdin, stdout, stderr)
-	case "webhooks":
-		return webhooksCmd(ctx, rest, getenv, stdout, stderr)
-	case "retention":
-		return retentionCmd(ctx, rest, getenv, stdout, stderr)
-	case "inspectors":
-		return inspectorsCmd(ctx, rest, getenv, stdin, stdout, stderr)
-	case "records":
-		return recordsCmd(ctx, rest, getenv, stdout, stderr)
 	case "version":
 		fmt.Fprintln(stdout, "farebox", version)
 		return nil
@@ -112,6 +79,32 @@ func run(ctx context.Context, args []string, getenv func(string) string, stdin i
 	}
 	fmt.Fprintf(stderr, "farebox: unknown command %q\n\n%s", cmd, usageText)
 	return errUsage
+}
+
+// command is one subcommand: the arguments after its name and the
+// process's environment.
+type command func(ctx context.Context, args []string, getenv func(string) string, stdin io.Reader, stdout, stderr io.Writer) error
+
+// noStdin is a command that reads no standard input.
+func noStdin(c func(ctx context.Context, args []string, getenv func(string) string, stdout, stderr io.Writer) error) command {
+	return func(ctx context.Context, args []string, getenv func(string) string, _ io.Reader, stdout, stderr io.Writer) error {
+		return c(ctx, args, getenv, stdout, stderr)
+	}
+}
+
+// commands are the subcommands by name (usageText lists them).
+var commands = map[string]command{
+	"serve": noStdin(func(ctx context.Context, args []string, getenv func(string) string, stdout, stderr io.Writer) error {
+		return serve(ctx, args, getenv, stdout, stderr, nil)
+	}),
+	"admin-password": func(_ context.Context, args []string, _ func(string) string, stdin io.Reader, stdout, stderr io.Writer) error {
+		return adminPasswordCmd(args, stdin, stdout, stderr)
+	},
+	"catalog": catalogCmd, "inspect": inspectCmd, "inspectors": inspectorsCmd,
+	"migrate": noStdin(migrate), "accounts": noStdin(accounts), "usage": noStdin(usageCmd), "gtfs": noStdin(gtfsCmd),
+	"fares": noStdin(faresCmd), "tickets": noStdin(ticketsCmd), "blocklist": noStdin(blocklistCmd), "books": noStdin(booksCmd),
+	"clearing": noStdin(clearingCmd), "keys": noStdin(keysCmd), "webhooks": noStdin(webhooksCmd),
+	"retention": noStdin(retentionCmd), "records": noStdin(recordsCmd),
 }
 
 func exitCode(err error) int {
@@ -248,6 +241,17 @@ func (d *dbFlags) open(ctx context.Context) (*store.Store, error) {
 		return nil, err
 	}
 	return s, nil
+}
+
+// withStore opens the database (open: migrated), runs fn on it and closes
+// it.
+func (d *dbFlags) withStore(ctx context.Context, fn func(s *store.Store) error) error {
+	s, err := d.open(ctx)
+	if err != nil {
+		return err
+	}
+	defer s.Close()
+	return fn(s)
 }
 
 // parseFlags parses with flags allowed after positional arguments.

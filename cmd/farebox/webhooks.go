@@ -15,6 +15,7 @@ import (
 	"github.com/farebox/farebox/internal/app/webhooks"
 	"github.com/farebox/farebox/internal/clock"
 	"github.com/farebox/farebox/internal/idempotency"
+	"github.com/farebox/farebox/internal/store"
 )
 
 const webhooksHelp = `Usage: farebox webhooks <command> --account ACCOUNT_ID --environment live|test [flags] [ENDPOINT_ID]
@@ -64,70 +65,67 @@ func webhooksCmd(ctx context.Context, args []string, getenv func(string) string,
 		fmt.Fprint(stderr, webhooksHelp)
 		return errUsage
 	}
-	st, err := db.open(ctx)
-	if err != nil {
-		return err
-	}
-	defer st.Close()
-	if _, err := st.Read().Account(ctx, *acc); err != nil {
-		return err
-	}
-	a := app.New(app.Options{Store: st, Clock: clock.System{}, IDPrefix: db.prefix})
-	_, hooks := webhooksOn(st, clock.System{}, db.prefix, a, webhooks.Options{AllowPrivate: allow})
-	p := account.Principal{AccountID: *acc, Environment: account.Environment(*env)}
-	set := map[string]bool{}
-	fs.Visit(func(f *flag.Flag) { set[f.Name] = true })
-	req := webhooks.EndpointRequest{}
-	if set["url"] {
-		req.URL = url
-	}
-	if set["events"] {
-		types := []string{}
-		for _, t := range strings.Split(*events, ",") {
-			if t = strings.TrimSpace(t); t != "" {
-				types = append(types, t)
+	return db.withStore(ctx, func(st *store.Store) error {
+		if _, err := st.Read().Account(ctx, *acc); err != nil {
+			return err
+		}
+		a := app.New(app.Options{Store: st, Clock: clock.System{}, IDPrefix: db.prefix})
+		_, hooks := webhooksOn(st, clock.System{}, db.prefix, a, webhooks.Options{AllowPrivate: allow})
+		p := account.Principal{AccountID: *acc, Environment: account.Environment(*env)}
+		set := map[string]bool{}
+		fs.Visit(func(f *flag.Flag) { set[f.Name] = true })
+		req := webhooks.EndpointRequest{}
+		if set["url"] {
+			req.URL = url
+		}
+		if set["events"] {
+			types := []string{}
+			for _, t := range strings.Split(*events, ",") {
+				if t = strings.TrimSpace(t); t != "" {
+					types = append(types, t)
+				}
 			}
+			req.EnabledEvents = &types
 		}
-		req.EnabledEvents = &types
-	}
-	if set["description"] {
-		req.Description = desc
-	}
-	id := ""
-	if npos == 1 {
-		id = pos[0]
-	}
-	var out any
-	switch args[0] {
-	case "create":
-		out, err = hooks.CreateEndpoint(ctx, idempotency.Claim{}, p, req)
-	case "list":
-		out, err = hooks.Endpoints(ctx, p)
-	case "get":
-		out, err = hooks.Endpoint(ctx, p, id)
-	case "update":
-		out, err = hooks.UpdateEndpoint(ctx, idempotency.Claim{}, p, id, req)
-	case "disable", "enable":
-		d := args[0] == "disable"
-		out, err = hooks.UpdateEndpoint(ctx, idempotency.Claim{}, p, id, webhooks.EndpointRequest{Disabled: &d})
-	case "rotate":
-		var secs *int64
-		if set["overlap"] {
-			s := int64(overlap.Seconds())
-			secs = &s
+		if set["description"] {
+			req.Description = desc
 		}
-		out, err = hooks.RotateSecret(ctx, idempotency.Claim{}, p, id, secs)
-	case "delete":
-		out, err = hooks.DeleteEndpoint(ctx, idempotency.Claim{}, p, id)
-	case "attempts":
-		out, err = hooks.Attempts(ctx, p, id, kit.ListRequest{Limit: strconv.Itoa(*limit)})
-	case "redeliver":
-		out, err = hooks.Redeliver(ctx, idempotency.Claim{}, p, id, *ev)
-	}
-	if err != nil {
+		id := ""
+		if npos == 1 {
+			id = pos[0]
+		}
+		var out any
+		switch args[0] {
+		case "create":
+			out, err = hooks.CreateEndpoint(ctx, idempotency.Claim{}, p, req)
+		case "list":
+			out, err = hooks.Endpoints(ctx, p)
+		case "get":
+			out, err = hooks.Endpoint(ctx, p, id)
+		case "update":
+			out, err = hooks.UpdateEndpoint(ctx, idempotency.Claim{}, p, id, req)
+		case "disable", "enable":
+			d := args[0] == "disable"
+			out, err = hooks.UpdateEndpoint(ctx, idempotency.Claim{}, p, id, webhooks.EndpointRequest{Disabled: &d})
+		case "rotate":
+			var secs *int64
+			if set["overlap"] {
+				s := int64(overlap.Seconds())
+				secs = &s
+			}
+			out, err = hooks.RotateSecret(ctx, idempotency.Claim{}, p, id, secs)
+		case "delete":
+			out, err = hooks.DeleteEndpoint(ctx, idempotency.Claim{}, p, id)
+		case "attempts":
+			out, err = hooks.Attempts(ctx, p, id, kit.ListRequest{Limit: strconv.Itoa(*limit)})
+		case "redeliver":
+			out, err = hooks.Redeliver(ctx, idempotency.Claim{}, p, id, *ev)
+		}
+		if err != nil {
+			return err
+		}
+		b, _ := json.MarshalIndent(out, "", "  ")
+		_, err = fmt.Fprintf(stdout, "%s\n", b)
 		return err
-	}
-	b, _ := json.MarshalIndent(out, "", "  ")
-	_, err = fmt.Fprintf(stdout, "%s\n", b)
-	return err
+	})
 }

@@ -15,6 +15,7 @@ import (
 	"unicode/utf8"
 
 	"github.com/farebox/farebox/internal/account"
+	"github.com/farebox/farebox/internal/app/kit"
 	"github.com/farebox/farebox/internal/app/passes"
 	"github.com/farebox/farebox/internal/apperr"
 	"github.com/farebox/farebox/internal/catalog"
@@ -108,14 +109,7 @@ type PageFormField struct {
 
 func pageForm(f schema.Form) PageForm {
 	fields := func(in []schema.FormField) []PageFormField {
-		if in == nil {
-			return nil
-		}
-		out := make([]PageFormField, len(in))
-		for i, x := range in {
-			out[i] = PageFormField(x)
-		}
-		return out
+		return kit.Each(in, func(x schema.FormField) PageFormField { return PageFormField(x) })
 	}
 	out := PageForm{Tariff: fields(f.Tariff)}
 	at := map[string]int{}

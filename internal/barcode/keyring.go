@@ -368,13 +368,9 @@ func ParsePrivateKey(id uint16, data []byte) (Key, error) {
 		if blk.Type != "PRIVATE KEY" {
 			return Key{}, apperr.E(op, apperr.Invalid, CodeInvalidInspectionKey, "PEM block "+blk.Type+" is not a PKCS#8 PRIVATE KEY")
 		}
-		k, err := x509.ParsePKCS8PrivateKey(blk.Bytes)
+		priv, err := parseEd25519[ed25519.PrivateKey](op, blk.Bytes, x509.ParsePKCS8PrivateKey)
 		if err != nil {
-			return Key{}, apperr.E(op, apperr.Invalid, CodeInvalidInspectionKey, err.Error())
-		}
-		priv, ok := k.(ed25519.PrivateKey)
-		if !ok {
-			return Key{}, apperr.E(op, apperr.Invalid, CodeInvalidInspectionKey, fmt.Sprintf("key is %T, not Ed25519", k))
+			return Key{}, err
 		}
 		return Key{ID: id, Public: priv.Public().(ed25519.PublicKey), Private: priv}, nil
 	}
@@ -394,15 +390,25 @@ func ParsePublicKey(id uint16, data []byte) (Key, error) {
 	if blk == nil || blk.Type != "PUBLIC KEY" {
 		return Key{}, apperr.E(op, apperr.Invalid, CodeInvalidInspectionKey, "not a PEM PUBLIC KEY")
 	}
-	k, err := x509.ParsePKIXPublicKey(blk.Bytes)
+	pub, err := parseEd25519[ed25519.PublicKey](op, blk.Bytes, x509.ParsePKIXPublicKey)
 	if err != nil {
-		return Key{}, apperr.E(op, apperr.Invalid, CodeInvalidInspectionKey, err.Error())
-	}
-	pub, ok := k.(ed25519.PublicKey)
-	if !ok {
-		return Key{}, apperr.E(op, apperr.Invalid, CodeInvalidInspectionKey, fmt.Sprintf("key is %T, not Ed25519", k))
+		return Key{}, err
 	}
 	return Key{ID: id, Public: pub}, nil
+}
+
+// parseEd25519 parses der with parse (PKCS#8 or PKIX) and wants an Ed25519
+// key of type K; anything else is an invalid inspection key.
+func parseEd25519[K ed25519.PrivateKey | ed25519.PublicKey](op string, der []byte, parse func([]byte) (any, error)) (K, error) {
+	k, err := parse(der)
+	if err != nil {
+		return nil, apperr.E(op, apperr.Invalid, CodeInvalidInspectionKey, err.Error())
+	}
+	key, ok := k.(K)
+	if !ok {
+		return nil, apperr.E(op, apperr.Invalid, CodeInvalidInspectionKey, fmt.Sprintf("key is %T, not Ed25519", k))
+	}
+	return key, nil
 }
 
 func decodeText(s []byte) ([]byte, bool) {

@@ -172,8 +172,7 @@ func TestTicketAndTariffEndpointsTolerateSDKAndPartnerShapes(t *testing.T) {
 	t.Parallel()
 	e := apitest.New(t, store.SQLite, apitest.Options{})
 	ids := productIDs(t, e)
-	o := order(t, e, e.LiveKey, ids["month/adult"])
-	cid := str(o.Coupons[0]["id"])
+	_, cid := orderFirst(t, e, e.LiveKey, ids["month/adult"])
 	// Tariff settings: wrapped and bare forms, invalid rejected.
 	r := e.Must(200, apitest.Req{Method: "POST", Path: "/v7/ticketing/coupons/" + cid + "/tariff_settings.json", Body: `{"tariff_settings":{"german_postal_code":"10115"}}`})
 	e.MustMatch("coupon", r.Body, apitest.SDKCoupon)

@@ -13,7 +13,6 @@ import (
 	"github.com/farebox/farebox/internal/idempotency"
 	"github.com/farebox/farebox/internal/store"
 	"github.com/farebox/farebox/internal/store/storetest"
-	"github.com/farebox/farebox/internal/wallet/apple/apnstest"
 )
 
 // TestApplePassChangesInTheSameSecond: two changes of one pass in the same
@@ -28,8 +27,7 @@ import (
 func TestApplePassChangesInTheSameSecond(t *testing.T) {
 	t.Parallel()
 	storetest.EachEngine(t, func(t *testing.T, engine store.Engine) {
-		srv := apnstest.New(t, testPassType)
-		e := apitest.New(t, engine, apitest.Options{Now: bln(2026, 8, 3, 9), Configure: withAppleUpdates(t, srv), Workers: 1})
+		e, srv := appleEnv(t, engine, apitest.Options{Now: bln(2026, 8, 3, 9), Workers: 1})
 		ctx := context.Background()
 		cycle := bln(2026, 9, 1, 0)
 		cid, subID, first := monthlyCoupon(t, e)
@@ -148,8 +146,7 @@ func TestApplePassChangesInTheSameSecond(t *testing.T) {
 func TestApplePassesUpdatedSinceUnknownTag(t *testing.T) {
 	t.Parallel()
 	storetest.EachEngine(t, func(t *testing.T, engine store.Engine) {
-		srv := apnstest.New(t, testPassType)
-		e := apitest.New(t, engine, apitest.Options{Configure: withAppleUpdates(t, srv), Workers: 1})
+		e, srv := appleEnv(t, engine, apitest.Options{Workers: 1})
 		list := "/wallet/apple/v1/devices/phone/registrations/" + testPassType
 		// Before any pass was updated the only tag is 0 (what a device
 		// without passes is told).
@@ -172,21 +169,7 @@ func TestApplePassesUpdatedSinceUnknownTag(t *testing.T) {
 		e.Must(200, apitest.Req{Method: "GET", Path: list + "?passesUpdatedSince=0"})
 		for _, bad := range []string{strconv.FormatInt(last+1, 10), "9223372036854775807", "99999999999999999999",
 			"0" + s.LastUpdated, "+" + s.LastUpdated, " " + s.LastUpdated, "1e3", "-0", "٣"} {
-			r := e.Do(apitest.Req{Method: "GET", Path: list + "?passesUpdatedSince=" + url.QueryEscape(bad)})
-			if r.Status != 400 {
-				t.Errorf("passesUpdatedSince=%q: %d, want 400", bad, r.Status)
-				continue
-			}
-			var body struct {
-				Code    string `json:"code"`
-				Details []struct {
-					Field string `json:"field"`
-				} `json:"details"`
-			}
-			r.JSON(t, &body)
-			if body.Code != "invalid_parameter" || len(body.Details) != 1 || body.Details[0].Field != "passesUpdatedSince" {
-				t.Errorf("passesUpdatedSince=%q: %s", bad, r.Body)
-			}
+			wantInvalidParameter(t, e, "", list+"?passesUpdatedSince="+url.QueryEscape(bad), "passesUpdatedSince")
 		}
 		// The refusals changed nothing: the device's tag still answers.
 		e.Must(204, apitest.Req{Method: "GET", Path: list + "?passesUpdatedSince=" + s.LastUpdated})

@@ -39,6 +39,15 @@ func withAppleUpdates(t testing.TB, srv *apnstest.Server) func(d *httpapi.Deps) 
 	return withAppleUpdatesOf(t, srv, walletOptions(t, true))
 }
 
+// appleEnv is a server on engine with o whose Apple pass updates push to
+// a local APNs (srv).
+func appleEnv(t *testing.T, engine store.Engine, o apitest.Options) (e *apitest.Env, srv *apnstest.Server) {
+	t.Helper()
+	srv = apnstest.New(t, testPassType)
+	o.Configure = withAppleUpdates(t, srv)
+	return apitest.New(t, engine, o), srv
+}
+
 // withAppleUpdatesOf is withAppleUpdates over the wallet options o.
 func withAppleUpdatesOf(t testing.TB, srv *apnstest.Server, o wallets.Options) func(d *httpapi.Deps) {
 	t.Helper()
@@ -181,8 +190,7 @@ func pushesTo(srv *apnstest.Server, token string, status int) int {
 func TestAppleWalletUpdates(t *testing.T) {
 	t.Parallel()
 	storetest.EachEngine(t, func(t *testing.T, engine store.Engine) {
-		srv := apnstest.New(t, testPassType)
-		e := apitest.New(t, engine, apitest.Options{Configure: withAppleUpdates(t, srv), Workers: 1})
+		e, srv := appleEnv(t, engine, apitest.Options{Workers: 1})
 		appleUpdateCycle(t, e, srv)
 	})
 }
@@ -413,8 +421,7 @@ func TestSubscriptionPassMovesAtTheBoundary(t *testing.T) {
 	} {
 		t.Run(c.name, func(t *testing.T) {
 			storetest.EachEngine(t, func(t *testing.T, engine store.Engine) {
-				srv := apnstest.New(t, testPassType)
-				e := apitest.New(t, engine, apitest.Options{Now: c.activation, Configure: withAppleUpdates(t, srv), Workers: 1})
+				e, srv := appleEnv(t, engine, apitest.Options{Now: c.activation, Workers: 1})
 				passMovesAtBoundary(t, e, srv, c.cycle, c.cancel)
 			})
 		})
@@ -469,8 +476,7 @@ func passMovesAtBoundary(t *testing.T, e *apitest.Env, srv *apnstest.Server, cyc
 func TestAppleRegistrationConcurrency(t *testing.T) {
 	t.Parallel()
 	storetest.EachEngine(t, func(t *testing.T, engine store.Engine) {
-		srv := apnstest.New(t, testPassType)
-		e := apitest.New(t, engine, apitest.Options{Configure: withAppleUpdates(t, srv), Workers: 2})
+		e, srv := appleEnv(t, engine, apitest.Options{Workers: 2})
 		_, tid, _ := activatedTicket(t, e, e.LiveKey)
 		u, _ := passFiles(t, e.Must(200, apitest.Req{Method: "GET", Path: "/v9/ticketing/passes/apple_wallet/" + tid + ".pkpass"}).Body)
 		auth := map[string]string{"Authorization": "ApplePass " + u.AuthenticationToken}

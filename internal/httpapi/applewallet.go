@@ -98,10 +98,7 @@ func (s *Server) latestApplePass(w http.ResponseWriter, r *http.Request) error {
 	if err != nil {
 		return err
 	}
-	h := w.Header()
-	h.Set("ETag", a.ETag)
-	h.Set("Last-Modified", a.LastModified.UTC().Format(http.TimeFormat))
-	h.Set("Cache-Control", "no-store")
+	h := validators(w, a.ETag, a.LastModified, "no-store")
 	if a.NotModified {
 		w.WriteHeader(http.StatusNotModified)
 		return nil

@@ -44,8 +44,7 @@ func (s *Server) deliveriesPage(w http.ResponseWriter, r *http.Request, status i
 		}
 	}
 	p.Data = v
-	p.Nav, p.Env = "invoices", r.PathValue("env")
-	return s.render(w, r, status, "dash_deliveries", "dash.deliveries", p)
+	return s.dashRenderTitled(w, r, status, "dash_deliveries", "invoices", "dash.deliveries", p)
 }
 
 func (s *Server) dashDeliveries(w http.ResponseWriter, r *http.Request) error {
@@ -58,11 +57,5 @@ func (s *Server) dashDeliveries(w http.ResponseWriter, r *http.Request) error {
 func (s *Server) dashResendInvoice(w http.ResponseWriter, r *http.Request) error {
 	id := r.PathValue("invoice_id")
 	_, err := s.Delivery.Resend(r.Context(), claimOf(r), dashPrincipal(r), id)
-	if status, _, msg, ok := fieldError(err); ok {
-		return s.deliveriesPage(w, r, status, web.Page{Error: msg})
-	}
-	if err != nil {
-		return err
-	}
-	return s.deliveriesPage(w, r, http.StatusOK, web.Page{Notice: web.T(lang(r), "dash.dl.resending", id)})
+	return actionOutcome(w, r, err, s.deliveriesPage, web.T(lang(r), "dash.dl.resending", id))
 }

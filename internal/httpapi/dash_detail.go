@@ -4,7 +4,6 @@ import (
 	"html/template"
 	"net/http"
 	"strings"
-	"time"
 
 	"github.com/farebox/farebox/internal/app"
 	"github.com/farebox/farebox/internal/app/invoices"
@@ -227,7 +226,7 @@ func invoiceFacts(r *http.Request, l string, inv invoices.InvoiceJSON) []fact {
 	t := inv.Totals
 	out := []fact{{"dash.col.number", cell{Text: inv.InvoiceNumber, Mono: true, Copy: true}},
 		{"dash.col.kind", cell{Text: web.T(l, "dash.kind."+inv.Kind)}}, {"dash.col.customer", customer},
-		{"dash.col.issued", cell{Text: dateIn(l, inv.IssueDate)}}, {"dash.detail.due", cell{Text: dateIn(l, orDash(inv.DueDate))}},
+		{"dash.col.issued", cell{Text: web.Day(l, inv.IssueDate)}}, {"dash.detail.due", cell{Text: web.Day(l, orDash(inv.DueDate))}},
 		{"dash.detail.net", cell{Text: amount(l, t.NetAmountInCents.Decimal(), inv.Currency)}},
 		{"dash.detail.vat", cell{Text: amount(l, t.VATAmountInCents.Decimal(), inv.Currency)}},
 		{"dash.col.total", cell{Text: amount(l, t.GrossAmountInCents.Decimal(), inv.Currency)}},
@@ -249,17 +248,4 @@ func invoiceFiles(inv invoices.InvoiceJSON) cell {
 		c.Links = append(c.Links, cell{Text: "XRechnung", Href: inv.InvoiceXRechnungURL}, cell{Text: "CII", Href: inv.InvoiceCIIURL})
 	}
 	return c
-}
-
-// dateIn writes an ISO date (2026-06-15) in the page's language
-// (15.06.2026, 15 Jun 2026); anything else as it is.
-func dateIn(l, iso string) string {
-	d, err := time.Parse(time.DateOnly, iso)
-	if err != nil {
-		return iso
-	}
-	if l == "de" {
-		return d.Format("02.01.2006")
-	}
-	return d.Format("2 Jan 2006")
 }

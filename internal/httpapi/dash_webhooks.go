@@ -86,6 +86,19 @@ func fieldError(err error) (status int, field, msg string, ok bool) {
 	return statusOf(k), field, e.Msg, true
 }
 
+// actionOutcome shows page after a form's action: with the refusal's
+// status and message when the input was refused (fieldError), else with
+// notice; any other error is returned.
+func actionOutcome(w http.ResponseWriter, r *http.Request, err error, page func(http.ResponseWriter, *http.Request, int, web.Page) error, notice string) error {
+	if status, _, msg, ok := fieldError(err); ok {
+		return page(w, r, status, web.Page{Error: msg})
+	}
+	if err != nil {
+		return err
+	}
+	return page(w, r, http.StatusOK, web.Page{Notice: notice})
+}
+
 // dashCreateWebhook makes an endpoint of the page's environment from the
 // form (url, description, one "event" per checked type) and shows its
 // signing secret once (on the list after the redirect); a refused input shows the form again with the
@@ -214,8 +227,7 @@ func (s *Server) hookPage(w http.ResponseWriter, r *http.Request, status int, p 
 		v.Next = nextLink(r, log.HasMore, last)
 	}
 	p.Data = v
-	p.Nav, p.Env = "webhooks", r.PathValue("env")
-	return s.render(w, r, status, "dash_webhook", "dash.hook.title", p)
+	return s.dashRenderTitled(w, r, status, "dash_webhook", "webhooks", "dash.hook.title", p)
 }
 
 func (s *Server) dashWebhook(w http.ResponseWriter, r *http.Request) error {
@@ -228,11 +240,5 @@ func (s *Server) dashWebhook(w http.ResponseWriter, r *http.Request) error {
 func (s *Server) dashRedeliverWebhook(w http.ResponseWriter, r *http.Request) error {
 	ev := r.PostForm.Get("event_id")
 	_, err := s.Webhooks.Redeliver(r.Context(), claimOf(r), dashPrincipal(r), r.PathValue("endpoint_id"), ev)
-	if status, _, msg, ok := fieldError(err); ok {
-		return s.hookPage(w, r, status, web.Page{Error: msg})
-	}
-	if err != nil {
-		return err
-	}
-	return s.hookPage(w, r, http.StatusOK, web.Page{Notice: web.T(lang(r), "dash.hook.redelivering", ev)})
+	return actionOutcome(w, r, err, s.hookPage, web.T(lang(r), "dash.hook.redelivering", ev))
 }

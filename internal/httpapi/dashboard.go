@@ -63,8 +63,14 @@ func lang(r *http.Request) string {
 
 // dashRender renders a dashboard page of section nav.
 func (s *Server) dashRender(w http.ResponseWriter, r *http.Request, status int, name, nav string, p web.Page) error {
+	return s.dashRenderTitled(w, r, status, name, nav, "dash."+nav, p)
+}
+
+// dashRenderTitled renders a page of section nav under its own title (a
+// record's page below the section's list).
+func (s *Server) dashRenderTitled(w http.ResponseWriter, r *http.Request, status int, name, nav, title string, p web.Page) error {
 	p.Nav, p.Env = nav, r.PathValue("env")
-	return s.render(w, r, status, name, "dash."+nav, p)
+	return s.render(w, r, status, name, title, p)
 }
 
 func (s *Server) dashHome(w http.ResponseWriter, r *http.Request) error {
@@ -303,13 +309,19 @@ func groupOf(d billingapp.UsageDay, g string) billingapp.UsageGroup {
 	return billingapp.UsageGroup{Group: g}
 }
 
-func (s *Server) dashUsage(w http.ResponseWriter, r *http.Request) error {
+// dashUsageReport is the session's usage over the page's range (usageRange).
+func (s *Server) dashUsageReport(r *http.Request) (billingapp.UsageReport, error) {
 	from, to := s.usageRange(r)
 	p := dashPrincipal(r)
-	rep, err := s.Billing.DashboardUsage(r.Context(), p.AccountID, p.Environment, from, to)
+	return s.Billing.DashboardUsage(r.Context(), p.AccountID, p.Environment, from, to)
+}
+
+func (s *Server) dashUsage(w http.ResponseWriter, r *http.Request) error {
+	rep, err := s.dashUsageReport(r)
 	if err != nil {
 		return err
 	}
+	from, to, env := rep.From, rep.To, string(dashPrincipal(r).Environment)
 	start, err := s.startPath(r)
 	if err != nil {
 		return err
@@ -319,9 +331,9 @@ func (s *Server) dashUsage(w http.ResponseWriter, r *http.Request) error {
 	if !slices.Contains(rep.Groups, group) {
 		group = "" // an unknown group: all requests
 	}
-	base := "/dashboard/" + string(p.Environment) + "/usage?"
+	base := "/dashboard/" + env + "/usage?"
 	v := usageView{UsageReport: rep, Chart: usageChart(rep, group, l), Start: start,
-		CSV: "/dashboard/" + string(p.Environment) + "/usage.csv?" + url.Values{"from": {from}, "to": {to}}.Encode()}
+		CSV: "/dashboard/" + env + "/usage.csv?" + url.Values{"from": {from}, "to": {to}}.Encode()}
 	for _, g := range append([]string{""}, rep.Groups...) {
 		q := url.Values{"from": {from}, "to": {to}}
 		if g != "" {
@@ -340,15 +352,14 @@ func (s *Server) dashUsage(w http.ResponseWriter, r *http.Request) error {
 // dashUsageCSV is the usage page's rows as CSV: one line per day and
 // endpoint.
 func (s *Server) dashUsageCSV(w http.ResponseWriter, r *http.Request) error {
-	from, to := s.usageRange(r)
-	p := dashPrincipal(r)
-	rep, err := s.Billing.DashboardUsage(r.Context(), p.AccountID, p.Environment, from, to)
+	rep, err := s.dashUsageReport(r)
 	if err != nil {
 		return err
 	}
+	p := dashPrincipal(r)
 	h := w.Header()
 	h.Set("Content-Type", "text/csv; charset=utf-8")
-	h.Set("Content-Disposition", fmt.Sprintf(`attachment; filename="usage-%s-%s-%s.csv"`, p.Environment, from, to))
+	h.Set("Content-Disposition", fmt.Sprintf(`attachment; filename="usage-%s-%s-%s.csv"`, p.Environment, rep.From, rep.To))
 	h.Set("Cache-Control", "no-store")
 	h.Set("X-Content-Type-Options", "nosniff")
 	cw := csv.NewWriter(w)

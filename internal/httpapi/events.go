@@ -73,11 +73,7 @@ func (s *Server) getEvents(w http.ResponseWriter, r *http.Request) error {
 	page, err := s.Events.List(r.Context(), principalOf(r), events.Request{Limit: lr.Limit,
 		StartingAfter: lr.StartingAfter, EndingBefore: lr.EndingBefore, Type: q.Get("type"),
 		CreatedGTE: lr.CreatedGTE, CreatedLT: lr.CreatedLT})
-	if err != nil {
-		return err
-	}
-	writeJSON(w, http.StatusOK, events.Response(page))
-	return nil
+	return writeView(w, http.StatusOK, page, err, events.Response)
 }
 
 // getOrders lists the caller's orders of its environment, newest first

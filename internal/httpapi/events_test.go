@@ -16,8 +16,7 @@ func TestEventsEndpoint(t *testing.T) {
 	t.Parallel()
 	apitest.ForEachEngine(t, apitest.Options{}, func(t *testing.T, e *apitest.Env) {
 		ids := productIDs(t, e)
-		o := order(t, e, e.LiveKey, ids["single/adult"], ids["month/adult"])
-		cid := str(o.Coupons[0]["id"])
+		o, cid := orderFirst(t, e, e.LiveKey, ids["single/adult"], ids["month/adult"])
 		mustActivate(t, e, "v9", cid, map[string]any{"identification_medium": medium("Max", "Mustermann", "1990-01-01")})
 
 		list := func(key, query string) map[string]any {

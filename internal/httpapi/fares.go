@@ -57,12 +57,9 @@ func (s *Server) faresExport(w http.ResponseWriter, r *http.Request, format stri
 	if err != nil {
 		return err
 	}
-	h := w.Header()
-	h.Set("ETag", ex.ETag)
-	h.Set("Last-Modified", ex.LastModified.UTC().Format(http.TimeFormat))
 	// public: no key, the same answer for everyone; five minutes keep a
 	// planner's polling off the instance, the ETag makes revalidation cheap.
-	h.Set("Cache-Control", "public, max-age=300")
+	h := validators(w, ex.ETag, ex.LastModified, "public, max-age=300")
 	if notModified(r, ex.ETag, ex.LastModified) {
 		w.WriteHeader(http.StatusNotModified)
 		return nil
@@ -99,4 +96,14 @@ func truncate(s string, n int) string {
 		return s[:n]
 	}
 	return s
+}
+
+// validators sets an answer's ETag, Last-Modified and Cache-Control and
+// returns its header.
+func validators(w http.ResponseWriter, etag string, modified time.Time, cache string) http.Header {
+	h := w.Header()
+	h.Set("ETag", etag)
+	h.Set("Last-Modified", modified.UTC().Format(http.TimeFormat))
+	h.Set("Cache-Control", cache)
+	return h
 }

@@ -111,17 +111,7 @@ func TestFaresBadInput(t *testing.T) {
 		{"/v1/fares/gtfs-fares-v2.zip?feed_id=" + long, "feed_id"},
 		{"/v1/fares/gtfs-fares-v2.zip?feed_id=sample", "feed_id"}, // no transit on this server
 	} {
-		r := e.Must(http.StatusBadRequest, apitest.Req{Method: "GET", Path: c.path})
-		var body struct {
-			Code    string `json:"code"`
-			Details []struct {
-				Field string `json:"field"`
-			} `json:"details"`
-		}
-		r.JSON(t, &body)
-		if body.Code != "invalid_parameter" || len(body.Details) != 1 || body.Details[0].Field != c.field {
-			t.Errorf("%s: %s, want invalid_parameter naming %s", c.path, r.Body, c.field)
-		}
+		wantInvalidParameter(t, e, "", c.path, c.field)
 	}
 }
 

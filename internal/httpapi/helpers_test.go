@@ -41,6 +41,14 @@ func order(t testing.TB, e *apitest.Env, key string, productIDs ...string) order
 	return o
 }
 
+// orderFirst orders productIDs with key and returns the order and its
+// first coupon's id.
+func orderFirst(t testing.TB, e *apitest.Env, key string, productIDs ...string) (orderResp, string) {
+	t.Helper()
+	o := order(t, e, key, productIDs...)
+	return o, str(o.Coupons[0]["id"])
+}
+
 // activate posts body to a coupon's activate endpoint under version v and returns the response.
 func activate(e *apitest.Env, v, couponID string, body any) *apitest.Resp {
 	return e.Do(apitest.Req{Method: "POST", Path: "/" + v + "/ticketing/coupons/" + couponID + "/activate.json", Body: body})

@@ -28,30 +28,30 @@ func (s *Server) createCustomer(v9 bool) handlerFunc {
 		}
 		c, err := s.Invoices.CreateCustomer(r.Context(), claimOf(r), principalOf(r), invoices.CustomerInput{
 			AddressLines: req.Customer.AddressLines, Electronic: req.Customer.ElectronicInvoicing}, v9)
-		if err != nil {
-			return err
-		}
-		writeJSON(w, http.StatusCreated, invoices.CustomerResponse(c))
-		return nil
+		return writeView(w, http.StatusCreated, c, err, invoices.CustomerResponse)
 	}
 }
 
 func (s *Server) getCustomer(w http.ResponseWriter, r *http.Request) error {
 	c, err := s.Invoices.Customer(r.Context(), principalOf(r), r.PathValue("customer_id"))
+	return writeView(w, http.StatusOK, c, err, invoices.CustomerResponse)
+}
+
+// writeIssued answers a document just issued (201, as view shows it) and
+// counts it as the metric event, or returns err when issuing failed.
+func writeIssued[T any](s *Server, w http.ResponseWriter, view func(T) invoices.InvoiceJSON, inv T, err error, event string) error {
 	if err != nil {
 		return err
 	}
-	writeJSON(w, http.StatusOK, invoices.CustomerResponse(c))
+	out := view(inv)
+	s.Metrics.Event(event, out.Environment, 1)
+	writeJSON(w, http.StatusCreated, out)
 	return nil
 }
 
 func (s *Server) getBillableItem(w http.ResponseWriter, r *http.Request) error {
 	it, err := s.Invoices.BillableItem(r.Context(), principalOf(r), r.PathValue("billable_item_id"))
-	if err != nil {
-		return err
-	}
-	writeJSON(w, http.StatusOK, invoices.BillableItemResponse(it))
-	return nil
+	return writeView(w, http.StatusOK, it, err, invoices.BillableItemResponse)
 }
 
 type itemUpdateRequest struct {
@@ -67,11 +67,7 @@ func (s *Server) putBillableItem(w http.ResponseWriter, r *http.Request) error {
 	}
 	it, err := s.Invoices.UpdateBillableItem(r.Context(), claimOf(r), principalOf(r), r.PathValue("billable_item_id"),
 		invoices.ItemUpdate{CustomerID: req.CustomerID, Split: req.Split, CollectionID: req.CollectionID})
-	if err != nil {
-		return err
-	}
-	writeJSON(w, http.StatusOK, invoices.BillableItemResponse(it))
-	return nil
+	return writeView(w, http.StatusOK, it, err, invoices.BillableItemResponse)
 }
 
 func (s *Server) createCollection(w http.ResponseWriter, r *http.Request) error {
@@ -126,22 +122,12 @@ func (s *Server) createInvoice(w http.ResponseWriter, r *http.Request) error {
 		ItemID: r.PathValue("billable_item_id"), CustomerID: r.PathValue("customer_id"),
 		Texts: invoices.InvoiceTexts{Subject: deref(req.Subject), Notes: deref(req.Notes),
 			BeforeTable: deref(req.CustomTextBeforeTable), AfterTable: deref(req.CustomTextAfterTable)}})
-	if err != nil {
-		return err
-	}
-	out := s.Invoices.Response(inv)
-	s.Metrics.Event("invoice_issued", out.Environment, 1)
-	writeJSON(w, http.StatusCreated, out)
-	return nil
+	return writeIssued(s, w, s.Invoices.Response, inv, err, "invoice_issued")
 }
 
 func (s *Server) getInvoice(w http.ResponseWriter, r *http.Request) error {
 	inv, err := s.Invoices.Invoice(r.Context(), principalOf(r), r.PathValue("invoice_id"))
-	if err != nil {
-		return err
-	}
-	writeJSON(w, http.StatusOK, s.Invoices.Response(inv))
-	return nil
+	return writeView(w, http.StatusOK, inv, err, s.Invoices.Response)
 }
 
 func (s *Server) cancelInvoice(w http.ResponseWriter, r *http.Request) error {
@@ -161,13 +147,7 @@ func (s *Server) invoiceAction(w http.ResponseWriter, r *http.Request, event str
 		return err
 	}
 	inv, err := act(r.Context(), claimOf(r), principalOf(r), r.PathValue("invoice_id"))
-	if err != nil {
-		return err
-	}
-	out := s.Invoices.Response(inv)
-	s.Metrics.Event(event, out.Environment, 1)
-	writeJSON(w, http.StatusCreated, out)
-	return nil
+	return writeIssued(s, w, s.Invoices.Response, inv, err, event)
 }
 
 func (s *Server) collectionPaymentNotice(w http.ResponseWriter, r *http.Request) error {
@@ -178,13 +158,7 @@ func (s *Server) collectionPaymentNotice(w http.ResponseWriter, r *http.Request)
 		return err
 	}
 	inv, err := s.Invoices.PaymentNoticeForCollection(r.Context(), claimOf(r), principalOf(r), r.PathValue("collection_id"), deref(req.CustomerID))
-	if err != nil {
-		return err
-	}
-	out := s.Invoices.Response(inv)
-	s.Metrics.Event("payment_notice_issued", out.Environment, 1)
-	writeJSON(w, http.StatusCreated, out)
-	return nil
+	return writeIssued(s, w, s.Invoices.Response, inv, err, "payment_notice_issued")
 }
 
 // download serves a generated file as an attachment named after the

@@ -174,8 +174,7 @@ func TestTicketListEndpoint(t *testing.T) {
 	t.Parallel()
 	apitest.ForEachEngine(t, apitest.Options{}, func(t *testing.T, e *apitest.Env) {
 		ids := productIDs(t, e)
-		o := order(t, e, e.LiveKey, ids["single/adult"])
-		cid := str(o.Coupons[0]["id"])
+		_, cid := orderFirst(t, e, e.LiveKey, ids["single/adult"])
 		act := mustActivate(t, e, "v9", cid, map[string]any{"identification_medium": medium("Max", "Mustermann", "1990-01-01")})
 		l := e.Must(200, apitest.Req{Method: "GET", Path: "/v9/ticketing/tickets.json", Key: e.LiveKey}).Map(t)
 		data := l["data"].([]any)

@@ -175,8 +175,7 @@ func TestPrivacySubscriptionErasure(t *testing.T) {
 	t.Parallel()
 	apitest.ForEachEngine(t, apitest.Options{}, func(t *testing.T, e *apitest.Env) {
 		ids := productIDs(t, e)
-		o := order(t, e, e.LiveKey, ids["month/adult"])
-		cid := str(o.Coupons[0]["id"])
+		_, cid := orderFirst(t, e, e.LiveKey, ids["month/adult"])
 		tid := mustActivate(t, e, "v9", cid, map[string]any{"identification_medium": medium("Max", "Muster", "1990-01-01"),
 			"tariff_settings": map[string]any{"german_postal_code": "20095"}})
 		sub := str(coupon(t, e, "v9", cid)["subscription"].(map[string]any)["id"])

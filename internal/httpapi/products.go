@@ -10,11 +10,7 @@ import (
 
 func (s *Server) searchByCityName(w http.ResponseWriter, r *http.Request) error {
 	ps, err := s.Products.SearchByCityName(r.Context(), principalOf(r), r.URL.Query().Get("city_name"))
-	if err != nil {
-		return err
-	}
-	writeJSON(w, http.StatusOK, products.ProductsView(ps))
-	return nil
+	return writeView(w, http.StatusOK, ps, err, products.ProductsView)
 }
 
 func (s *Server) searchByCoordinates(w http.ResponseWriter, r *http.Request) error {
@@ -27,11 +23,7 @@ func (s *Server) searchByCoordinates(w http.ResponseWriter, r *http.Request) err
 		return err
 	}
 	ps, err := s.Products.SearchByCoordinates(r.Context(), principalOf(r), lat, lon)
-	if err != nil {
-		return err
-	}
-	writeJSON(w, http.StatusOK, products.ProductsView(ps))
-	return nil
+	return writeView(w, http.StatusOK, ps, err, products.ProductsView)
 }
 
 func (s *Server) searchByBoundingBox(w http.ResponseWriter, r *http.Request) error {
@@ -50,29 +42,17 @@ func (s *Server) searchByBoundingBox(w http.ResponseWriter, r *http.Request) err
 		}
 	}
 	ps, err := s.Products.SearchByBoundingBox(r.Context(), principalOf(r), box)
-	if err != nil {
-		return err
-	}
-	writeJSON(w, http.StatusOK, products.ProductsView(ps))
-	return nil
+	return writeView(w, http.StatusOK, ps, err, products.ProductsView)
 }
 
 func (s *Server) getProduct(w http.ResponseWriter, r *http.Request) error {
 	p, err := s.Products.Product(r.PathValue("product_id"))
-	if err != nil {
-		return err
-	}
-	writeJSON(w, http.StatusOK, products.ProductView(p))
-	return nil
+	return writeView(w, http.StatusOK, p, err, products.ProductView)
 }
 
 func (s *Server) getArea(w http.ResponseWriter, r *http.Request) error {
 	a, err := s.Products.Area(r.PathValue("area_id"))
-	if err != nil {
-		return err
-	}
-	writeJSON(w, http.StatusOK, products.AreaResponse(a))
-	return nil
+	return writeView(w, http.StatusOK, a, err, products.AreaResponse)
 }
 
 // queryFloat parses a required number parameter within [lo, hi].

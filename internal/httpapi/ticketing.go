@@ -58,6 +58,16 @@ func writeResult(w http.ResponseWriter, status int, v any, err error) error {
 	return nil
 }
 
+// writeView answers view(v) with status, or returns err when the call
+// that made v failed.
+func writeView[T, V any](w http.ResponseWriter, status int, v T, err error, view func(T) V) error {
+	if err != nil {
+		return err
+	}
+	writeJSON(w, status, view(v))
+	return nil
+}
+
 type restoreRequest struct {
 	RestoreSecret string   `json:"restore_secret"`
 	CouponIDs     []string `json:"coupon_ids"`

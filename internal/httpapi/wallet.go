@@ -56,8 +56,13 @@ func (s *Server) googlePassRedirect(w http.ResponseWriter, r *http.Request) erro
 	if err != nil {
 		return err
 	}
-	w.Header().Set("Location", u)
-	w.Header().Set("Cache-Control", "no-store")
+	return found(w, u, "no-store")
+}
+
+// found answers 302 to loc with the Cache-Control cache.
+func found(w http.ResponseWriter, loc, cache string) error {
+	w.Header().Set("Location", loc)
+	w.Header().Set("Cache-Control", cache)
 	w.WriteHeader(http.StatusFound)
 	return nil
 }
@@ -86,10 +91,7 @@ func (s *Server) engineRedirect(name, prefix string) handlerFunc {
 		if err != nil {
 			return err
 		}
-		w.Header().Set("Location", loc)
-		w.Header().Set("Cache-Control", "no-cache")
-		w.WriteHeader(http.StatusFound)
-		return nil
+		return found(w, loc, "no-cache")
 	}
 }
 

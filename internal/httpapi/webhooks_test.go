@@ -252,8 +252,7 @@ func TestWebhookOrderPerObject(t *testing.T) {
 		})
 		ep := createEndpoint(t, e, e.TestKey, rc.URL, "coupon.tariff_settings_updated", "coupon.activated")
 		ids := productIDs(t, e)
-		o := order(t, e, e.TestKey, ids["month/adult"])
-		cid := str(o.Coupons[0]["id"])
+		_, cid := orderFirst(t, e, e.TestKey, ids["month/adult"])
 		for _, pc := range []string{"10115", "10117"} {
 			e.Must(200, apitest.Req{Method: "POST", Path: "/v9/ticketing/coupons/" + cid + "/tariff_settings.json",
 				Body: map[string]any{"tariff_settings": map[string]any{"german_postal_code": pc}}})

@@ -14,8 +14,7 @@ func TestIDsOfTheWrongKindAndOversizedBodies(t *testing.T) {
 	t.Parallel()
 	e := apitest.New(t, store.SQLite, apitest.Options{})
 	ids := productIDs(t, e)
-	o := order(t, e, e.LiveKey, ids["month/adult"])
-	cid := str(o.Coupons[0]["id"])
+	o, cid := orderFirst(t, e, e.LiveKey, ids["month/adult"])
 	subID := str(o.Coupons[0]["subscription"].(map[string]any)["id"])
 	tid := mustActivate(t, e, "v9", cid, map[string]any{"identification_medium": medium("A", "B", "1990-01-01"), "tariff_settings": map[string]any{"german_postal_code": "12345"}})
 	for _, c := range []apitest.Req{

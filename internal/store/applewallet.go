@@ -72,12 +72,7 @@ func (q Q) UnregisterAppleDevice(ctx context.Context, device, serial string) (bo
 // ApplePassLastTag is the newest update tag issued (0 before the first):
 // a device can hold no tag above it.
 func (q Q) ApplePassLastTag(ctx context.Context) (int64, error) {
-	var seq int64
-	err := q.db.QueryRowContext(ctx, `SELECT last_seq FROM apple_pass_seq WHERE id = 1`).Scan(&seq)
-	if errors.Is(err, sql.ErrNoRows) {
-		return 0, nil
-	}
-	return seq, mapErr(err)
+	return q.singleCounter(ctx, `SELECT last_seq FROM apple_pass_seq WHERE id = 1`)
 }
 
 // AppleDevicePasses returns the update tag of every pass device is

@@ -103,17 +103,7 @@ func (q Q) AllInvoiceNumbers(ctx context.Context) ([]string, error) {
 
 // InvoiceCounters are the series' counters (the last number taken).
 func (q Q) InvoiceCounters(ctx context.Context) (map[string]int64, error) {
-	out := map[string]int64{}
-	err := q.eachRow(ctx, `SELECT series, last_value FROM invoice_counters`, nil, func(scan scanner) error {
-		var s string
-		var n int64
-		if err := scan(&s, &n); err != nil {
-			return err
-		}
-		out[s] = n
-		return nil
-	})
-	return out, err
+	return keyed[int64](ctx, q, `SELECT series, last_value FROM invoice_counters`)
 }
 
 // StoredFiles are up to limit stored files after (invoiceID, format) in

@@ -120,7 +120,7 @@ func (q Q) ChainRecords(ctx context.Context, entries []invoicing.ChainEntry) (in
 		if len(ids[kind]) == 0 {
 			return nil
 		}
-		in, args := idList(ids[kind])
+		in, args := idList(nil, ids[kind])
 		return q.eachRow(ctx, fmt.Sprintf(query, in), args, row)
 	}
 	err := read("invoice", `SELECT `+invoiceCols+` FROM invoices WHERE id IN (%s)`, func(scan scanner) error {
@@ -152,7 +152,7 @@ func (q Q) ChainRecords(ctx context.Context, entries []invoicing.ChainEntry) (in
 		})
 	}
 	if err == nil && len(all) > 0 {
-		in, args := idList(all)
+		in, args := idList(nil, all)
 		err = q.eachRow(ctx, `SELECT kind, record_id, salt FROM books_salts WHERE record_id IN (`+in+`)`, args, func(scan scanner) error {
 			var ref invoicing.ChainRef
 			var salt string
@@ -236,7 +236,7 @@ func (q Q) BooksKeys(ctx context.Context, keyIDs []string) (map[string]string, e
 	if len(keyIDs) == 0 {
 		return out, nil
 	}
-	in, args := idList(keyIDs)
+	in, args := idList(nil, keyIDs)
 	err := q.eachRow(ctx, `SELECT key_id, public_key FROM books_keys WHERE key_id IN (`+in+`) ORDER BY key_id`, args, func(scan scanner) error {
 		var id, pub string
 		err := scan(&id, &pub)
@@ -323,11 +323,14 @@ func (q Q) ChainEntryOf(ctx context.Context, accountID string, env account.Envir
 	return e, mapErr(err)
 }
 
-// idList is "$1, $2, …" for n ids and the ids as arguments.
-func idList(ids []string) (string, []any) {
-	ph, args := make([]string, len(ids)), make([]any, len(ids))
+// idList appends ids to args and returns their placeholders for an
+// IN (…) list ("$1, $2, …" after no arguments, "$3, $4, …" after two) and
+// the arguments.
+func idList(args []any, ids []string) (string, []any) {
+	ph := make([]string, len(ids))
 	for i, id := range ids {
-		ph[i], args[i] = fmt.Sprintf("$%d", i+1), id
+		args = append(args, id)
+		ph[i] = fmt.Sprintf("$%d", len(args))
 	}
 	return strings.Join(ph, ", "), args
 }

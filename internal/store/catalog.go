@@ -13,12 +13,7 @@ import (
 // CatalogVersion returns the catalog's version (0 before the first import).
 // Every instance polls it to reload its in-memory index after an import.
 func (q Q) CatalogVersion(ctx context.Context) (int64, error) {
-	var v int64
-	err := q.db.QueryRowContext(ctx, `SELECT version FROM catalog_state WHERE id = 1`).Scan(&v)
-	if errors.Is(err, sql.ErrNoRows) {
-		return 0, nil
-	}
-	return v, mapErr(err)
+	return q.singleCounter(ctx, `SELECT version FROM catalog_state WHERE id = 1`)
 }
 
 // CatalogUpdatedAt returns when the catalog was last imported, with the

@@ -322,15 +322,10 @@ func (q Q) EventsAbout(ctx context.Context, accountID string, env account.Enviro
 	if len(ids) == 0 {
 		return nil, nil
 	}
-	args := []any{accountID, string(env)}
-	marks := make([]string, len(ids))
-	for i, id := range ids {
-		args = append(args, id)
-		marks[i] = fmt.Sprintf("$%d", i+3)
-	}
+	in, args := idList([]any{accountID, string(env)}, ids)
 	args = append(args, limit)
 	return collect(ctx, q, `SELECT id, type, object_id, created_at FROM events WHERE account_id = $1 AND environment = $2
-		AND object_id IN (`+strings.Join(marks, ", ")+fmt.Sprintf(`) ORDER BY seq LIMIT $%d`, len(args)), args,
+		AND object_id IN (`+in+fmt.Sprintf(`) ORDER BY seq LIMIT $%d`, len(args)), args,
 		func(scan scanner) (e event.Event, err error) {
 			var typ string
 			err = scan(&e.ID, &typ, &e.ObjectID, &e.CreatedAt)

@@ -4,8 +4,6 @@ import (
 	"context"
 	"database/sql"
 	"encoding/json"
-	"fmt"
-	"strings"
 	"time"
 
 	"github.com/farebox/farebox/internal/account"
@@ -106,14 +104,9 @@ func (q Q) EraseExpiredTickets(ctx context.Context, cutoff time.Time, cur retent
 
 // eraseTickets writes the neutral medium into the given tickets.
 func (q Q) eraseTickets(ctx context.Context, medium string, ids []string) error {
-	args := []any{medium}
-	marks := make([]string, len(ids))
-	for i, id := range ids {
-		args = append(args, id)
-		marks[i] = fmt.Sprintf("$%d", i+2)
-	}
+	in, args := idList([]any{medium}, ids)
 	_, err := q.db.ExecContext(ctx, `UPDATE tickets SET identification_medium = $1, medium_hash = 'erased', tariff_settings = NULL
-		WHERE medium_hash <> 'erased' AND id IN (`+strings.Join(marks, ", ")+`)`, args...)
+		WHERE medium_hash <> 'erased' AND id IN (`+in+`)`, args...)
 	return mapErr(err)
 }
 
@@ -259,13 +252,8 @@ func (q Q) EventsOfObjects(ctx context.Context, accountID string, env account.En
 	if len(ids) == 0 {
 		return out, nil
 	}
-	args := []any{accountID, string(env)}
-	marks := make([]string, len(ids))
-	for i, id := range ids {
-		args = append(args, id)
-		marks[i] = fmt.Sprintf("$%d", i+3)
-	}
-	err := q.eachRow(ctx, `SELECT seq, object FROM events WHERE account_id = $1 AND environment = $2 AND object_id IN (`+strings.Join(marks, ", ")+`)`,
+	in, args := idList([]any{accountID, string(env)}, ids)
+	err := q.eachRow(ctx, `SELECT seq, object FROM events WHERE account_id = $1 AND environment = $2 AND object_id IN (`+in+`)`,
 		args, func(scan scanner) error {
 			var seq int64
 			var obj string

@@ -1,6 +1,10 @@
 package store
 
-import "context"
+import (
+	"context"
+	"database/sql"
+	"errors"
+)
 
 // scanner is the Scan of one result row, its error already mapped.
 type scanner func(dest ...any) error
@@ -63,4 +67,15 @@ func anys(ss []string) []any {
 		out[i] = s
 	}
 	return out
+}
+
+// singleCounter reads the one number query selects from a single-row
+// table: 0 while the row does not exist yet.
+func (q Q) singleCounter(ctx context.Context, query string) (int64, error) {
+	var n int64
+	err := q.db.QueryRowContext(ctx, query).Scan(&n)
+	if errors.Is(err, sql.ErrNoRows) {
+		return 0, nil
+	}
+	return n, mapErr(err)
 }

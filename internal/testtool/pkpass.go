@@ -12,8 +12,9 @@ import (
 	"testing"
 )
 
-// Pkpass reads a .pkpass the way Wallet does (root files only, no
-// duplicates, readable CRCs) and returns its files.
+// Pkpass reads a .pkpass the way Wallet does (root files and those of
+// xx.lproj folders only, stored uncompressed, no duplicates, readable
+// CRCs) and returns its files.
 func Pkpass(t testing.TB, data []byte) map[string][]byte {
 	t.Helper()
 	zr, err := zip.NewReader(bytes.NewReader(data), int64(len(data)))
@@ -22,8 +23,12 @@ func Pkpass(t testing.TB, data []byte) map[string][]byte {
 	}
 	files := map[string][]byte{}
 	for _, f := range zr.File {
-		if strings.HasPrefix(f.Name, "/") || strings.Contains(f.Name, "..") || strings.HasSuffix(f.Name, "/") {
-			t.Errorf("unsafe or folder entry %q", f.Name)
+		if strings.HasPrefix(f.Name, "/") || strings.Contains(f.Name, "..") || strings.Count(f.Name, "/") > 1 ||
+			(strings.Contains(f.Name, "/") && !strings.HasSuffix(strings.Split(f.Name, "/")[0], ".lproj")) || strings.HasSuffix(f.Name, "/") {
+			t.Errorf("unsafe, nested or folder entry %q", f.Name)
+		}
+		if f.Method != zip.Store {
+			t.Errorf("%s is not stored", f.Name)
 		}
 		if _, dup := files[f.Name]; dup {
 			t.Errorf("duplicate entry %q", f.Name)

@@ -269,15 +269,22 @@ func Number(lang string, n int64) string {
 
 // ShortDay writes a date (YYYY-MM-DD) as a chart's axis names it: 29.11.
 // or 29 Nov; anything else unchanged.
-func ShortDay(lang, day string) string {
+func ShortDay(lang, day string) string { return dayIn(lang, day, "02.01.", "2 Jan") }
+
+// Day writes a date (YYYY-MM-DD) in full in the page's language:
+// 29.11.2026 or 29 Nov 2026; anything else unchanged.
+func Day(lang, day string) string { return dayIn(lang, day, "02.01.2006", "2 Jan 2006") }
+
+// dayIn writes day with the German or the English layout.
+func dayIn(lang, day, de, en string) string {
 	t, err := time.Parse(time.DateOnly, day)
 	if err != nil {
 		return day
 	}
 	if lang == "de" {
-		return t.Format("02.01.")
+		return t.Format(de)
 	}
-	return t.Format("2 Jan")
+	return t.Format(en)
 }
 
 var germanMonths = [12]string{"Januar", "Februar", "März", "April", "Mai", "Juni", "Juli", "August", "September", "Oktober", "November", "Dezember"}

@@ -7,6 +7,7 @@ import (
 	"time"
 
 	"github.com/farebox/farebox/internal/account"
+	"github.com/farebox/farebox/internal/app/kit"
 	"github.com/farebox/farebox/internal/apperr"
 	"github.com/farebox/farebox/internal/usage"
 )
@@ -45,14 +46,7 @@ type UsageRow struct {
 }
 
 func usageRows(rows []usage.Row) []UsageRow {
-	if rows == nil {
-		return nil
-	}
-	out := make([]UsageRow, len(rows))
-	for i, r := range rows {
-		out[i] = UsageRow(r)
-	}
-	return out
+	return kit.Each(rows, func(r usage.Row) UsageRow { return UsageRow(r) })
 }
 
 // Usage reports ledger counts by day and endpoint for days from..to

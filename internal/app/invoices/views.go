@@ -3,6 +3,7 @@ package invoices
 import (
 	"sort"
 
+	"github.com/farebox/farebox/internal/app/kit"
 	"github.com/farebox/farebox/internal/clock"
 	"github.com/farebox/farebox/internal/invoicedoc"
 	"github.com/farebox/farebox/internal/invoicing"
@@ -19,14 +20,7 @@ type shareJSON struct {
 
 // sharesView keeps an absent split absent (null).
 func sharesView(in []invoicing.Share) []shareJSON {
-	if in == nil {
-		return nil
-	}
-	out := make([]shareJSON, len(in))
-	for i, s := range in {
-		out[i] = shareJSON(s)
-	}
-	return out
+	return kit.Each(in, func(s invoicing.Share) shareJSON { return shareJSON(s) })
 }
 
 type invoicedForJSON struct {

@@ -201,3 +201,16 @@ func TimeOf(ctx context.Context, q ClockReader, c clock.Clock, clockID *string) 
 	}
 	return q.TestClockTime(ctx, *clockID)
 }
+
+// Each is view applied to every element of in; a nil in stays nil (an
+// absent list answers null, an empty one []).
+func Each[S, T any](in []S, view func(S) T) []T {
+	if in == nil {
+		return nil
+	}
+	out := make([]T, len(in))
+	for i, x := range in {
+		out[i] = view(x)
+	}
+	return out
+}

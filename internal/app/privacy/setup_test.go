@@ -21,6 +21,7 @@ import (
 	"github.com/farebox/farebox/internal/invoicing"
 	"github.com/farebox/farebox/internal/store"
 	"github.com/farebox/farebox/internal/store/storetest"
+	"github.com/farebox/farebox/internal/testtool"
 	"github.com/farebox/farebox/internal/ticketing"
 )
 
@@ -133,39 +134,24 @@ func (b *bed) activate(t *testing.T, id, first string) (ticketing.Coupon, ticket
 
 func (b *bed) ticket(t *testing.T, id string) ticketing.Ticket {
 	t.Helper()
-	tk, err := b.store.Read().Ticket(b.ctx, id)
-	if err != nil {
-		t.Fatal(err)
-	}
-	return tk
+	return testtool.Must(b.store.Read().Ticket(b.ctx, id))(t)
 }
 
 func (b *bed) coupon(t *testing.T, id string) ticketing.Coupon {
 	t.Helper()
-	c, err := b.store.Read().Coupon(b.ctx, id)
-	if err != nil {
-		t.Fatal(err)
-	}
-	return c
+	return testtool.Must(b.store.Read().Coupon(b.ctx, id))(t)
 }
 
 // customer creates a customer of the live principal named name.
 func (b *bed) customer(t *testing.T, name string) invoicing.Customer {
 	t.Helper()
-	c, err := b.inv.CreateCustomer(b.ctx, idempotency.Claim{}, b.live, invoicing.CustomerInput{AddressLines: []string{name, "Hauptstraße 1", "10115 Berlin"}}, true)
-	if err != nil {
-		t.Fatal(err)
-	}
-	return c
+	return testtool.Must(b.inv.CreateCustomer(b.ctx, idempotency.Claim{}, b.live,
+		invoicing.CustomerInput{AddressLines: []string{name, "Hauptstraße 1", "10115 Berlin"}}, true))(t)
 }
 
 func (b *bed) storedCustomer(t *testing.T, id string) invoicing.Customer {
 	t.Helper()
-	c, err := b.store.Read().Customer(b.ctx, b.live.AccountID, b.live.Environment, id)
-	if err != nil {
-		t.Fatal(err)
-	}
-	return c
+	return testtool.Must(b.store.Read().Customer(b.ctx, b.live.AccountID, b.live.Environment, id))(t)
 }
 
 // invoiced orders a single ticket, assigns its billable item to customer

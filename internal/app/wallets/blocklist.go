@@ -71,13 +71,9 @@ func blockRevoked(l *blocklist.List, r ticketing.RevokedTicket, rics, org int) {
 // no place in either list (the inspection keys sign neither a UIC nor a
 // VDV barcode); the cursor passes them all the same.
 func (w *Service) Blocklist(ctx context.Context, since int64, limit int) (SignedBlocklist, error) {
-	const op = "wallets.Blocklist"
-	kr := w.keyring()
-	if kr == nil {
-		return SignedBlocklist{}, apperr.E(op, apperr.Unavailable, CodeInspectionKeysNotConfigured, "no inspection keys are configured")
-	}
-	if since < 0 {
-		return SignedBlocklist{}, apperr.Param("query", "since", "since must be a feed sequence number (0 or more)")
+	kr, err := w.feedKeyring("wallets.Blocklist", since)
+	if err != nil {
+		return SignedBlocklist{}, err
 	}
 	if limit == 0 {
 		limit = BlocklistPage

@@ -4,7 +4,6 @@ import (
 	"context"
 	"strconv"
 
-	"github.com/farebox/farebox/internal/apperr"
 	"github.com/farebox/farebox/internal/barcode"
 	"github.com/farebox/farebox/internal/clock"
 	"github.com/farebox/farebox/internal/ticketing"
@@ -26,13 +25,9 @@ func (f RevocationFeed) MarshalJSON() ([]byte, error) {
 // Revocations is the revocation feed after since (0: all), signed with the
 // active live inspection key.
 func (w *Service) Revocations(ctx context.Context, since int64) (RevocationFeed, error) {
-	const op = "app.Revocations"
-	kr := w.keyring()
-	if kr == nil {
-		return RevocationFeed{}, apperr.E(op, apperr.Unavailable, CodeInspectionKeysNotConfigured, "no inspection keys are configured")
-	}
-	if since < 0 {
-		return RevocationFeed{}, apperr.Param("query", "since", "since must be a feed sequence number (0 or more)")
+	kr, err := w.feedKeyring("app.Revocations", since)
+	if err != nil {
+		return RevocationFeed{}, err
 	}
 	now := w.Clock.Now()
 	rs, last, err := w.DB.Read().Revocations(ctx, since, now)

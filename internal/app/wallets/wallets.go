@@ -190,6 +190,20 @@ func (w *Service) keyring() *barcode.Keyring {
 	return w.inspection.Load()
 }
 
+// feedKeyring is the keyring that signs a feed read after since (the
+// revocation feed, the blocklist): 503 without inspection keys, 400 for a
+// negative since.
+func (w *Service) feedKeyring(op string, since int64) (*barcode.Keyring, error) {
+	kr := w.keyring()
+	if kr == nil {
+		return nil, apperr.E(op, apperr.Unavailable, CodeInspectionKeysNotConfigured, "no inspection keys are configured")
+	}
+	if since < 0 {
+		return nil, apperr.Param("query", "since", "since must be a feed sequence number (0 or more)")
+	}
+	return kr, nil
+}
+
 // SetInspectionKeys replaces the inspection keyring, e.g. after `farebox
 // keys rotate` or `keys revoke` changed the stored keys (serve reloads
 // them every few seconds). nil is ignored.

@@ -80,10 +80,7 @@ func (w *bitWriter) ia5(field, s string) {
 			return
 		}
 	}
-	w.length(field, len(s))
-	for i := 0; i < len(s); i++ {
-		w.bitsN(uint64(s[i]), 7)
-	}
+	w.chars(field, s, 7)
 }
 
 func (w *bitWriter) utf8(field, s string) {
@@ -91,9 +88,14 @@ func (w *bitWriter) utf8(field, s string) {
 		w.fail("%s: not UTF-8", field)
 		return
 	}
+	w.chars(field, s, 8)
+}
+
+// chars writes s's length and its bytes as width-bit characters.
+func (w *bitWriter) chars(field, s string, width int) {
 	w.length(field, len(s))
 	for i := 0; i < len(s); i++ {
-		w.bitsN(uint64(s[i]), 8)
+		w.bitsN(uint64(s[i]), width)
 	}
 }
 
@@ -163,31 +165,28 @@ func (r *bitReader) need(n int) bool {
 	return r.err == nil
 }
 
-func (r *bitReader) ia5(field string) string {
-	n := r.length(field)
-	if !r.need(7 * n) {
-		return ""
-	}
-	b := make([]byte, n)
-	for i := range b {
-		b[i] = byte(r.bitsN(7))
-	}
-	return string(b)
-}
+func (r *bitReader) ia5(field string) string { return string(r.chars(field, 7)) }
 
 func (r *bitReader) utf8(field string) string {
-	n := r.length(field)
-	if !r.need(8 * n) {
-		return ""
-	}
-	b := make([]byte, n)
-	for i := range b {
-		b[i] = byte(r.bitsN(8))
-	}
+	b := r.chars(field, 8)
 	if !utf8.Valid(b) {
 		r.fail("%s: not UTF-8", field)
 	}
 	return string(b)
+}
+
+// chars reads a length-prefixed string of width-bit characters (nil when
+// the data ends early).
+func (r *bitReader) chars(field string, width int) []byte {
+	n := r.length(field)
+	if !r.need(width * n) {
+		return nil
+	}
+	b := make([]byte, n)
+	for i := range b {
+		b[i] = byte(r.bitsN(width))
+	}
+	return b
 }
 
 // optionals reads an n-bit presence bitmap, first field first.

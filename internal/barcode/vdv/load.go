@@ -134,23 +134,15 @@ func tokenIssuer(org, porg int, ref string, cert []byte, t *Trust, now time.Time
 // development) and returns its issuer; os.ErrNotExist when there is none.
 func LoadDevPKI(dir string, t *Trust, now time.Time) (*Issuer, error) {
 	d := filepath.Join(dir, DevDir)
-	read := func(n string) ([]byte, error) { return os.ReadFile(filepath.Join(d, n)) }
-	root, err := read("root.cvc")
-	if err != nil {
-		return nil, err
+	files := [4][]byte{}
+	for i, n := range []string{"root.cvc", "ca.cvc", "org.cvc", "org-key.pem"} {
+		b, err := os.ReadFile(filepath.Join(d, n))
+		if err != nil {
+			return nil, err
+		}
+		files[i] = b
 	}
-	ca, err := read("ca.cvc")
-	if err != nil {
-		return nil, err
-	}
-	org, err := read("org.cvc")
-	if err != nil {
-		return nil, err
-	}
-	kb, err := read("org-key.pem")
-	if err != nil {
-		return nil, err
-	}
+	root, ca, org, kb := files[0], files[1], files[2], files[3]
 	if _, err := t.AddRoot(root, true); err != nil {
 		return nil, fmt.Errorf("%s: %w", d, err)
 	}

@@ -19,115 +19,106 @@ const (
 // CrossIndustryInvoice (type 380, or 381 for cancellations). The same bytes
 // are embedded in the PDF as factur-x.xml. Errors as for EncodeUBL.
 func EncodeCII(d *invoicedoc.Document) ([]byte, error) {
-	const op = "xrechnung.EncodeCII"
-	p, err := prepare(op, d)
-	if err != nil {
-		return nil, err
-	}
-	w := newWriter()
-	w.open("rsm:CrossIndustryInvoice", "xmlns:rsm", nsRSM, "xmlns:ram", nsRAM, "xmlns:qdt", nsQDT, "xmlns:udt", nsUDT)
-	w.open("rsm:ExchangedDocumentContext")
-	w.open("ram:BusinessProcessSpecifiedDocumentContextParameter")
-	w.leaf("ram:ID", ProfileID)
-	w.close()
-	w.open("ram:GuidelineSpecifiedDocumentContextParameter")
-	w.leaf("ram:ID", p.specID)
-	w.close()
-	w.close()
+	return encode("xrechnung.EncodeCII", d, func(w *writer, p *prepared) {
+		w.open("rsm:CrossIndustryInvoice", "xmlns:rsm", nsRSM, "xmlns:ram", nsRAM, "xmlns:qdt", nsQDT, "xmlns:udt", nsUDT)
+		w.open("rsm:ExchangedDocumentContext")
+		w.open("ram:BusinessProcessSpecifiedDocumentContextParameter")
+		w.leaf("ram:ID", ProfileID)
+		w.close()
+		w.open("ram:GuidelineSpecifiedDocumentContextParameter")
+		w.leaf("ram:ID", p.specID)
+		w.close()
+		w.close()
 
-	w.open("rsm:ExchangedDocument")
-	w.leaf("ram:ID", d.Number)
-	w.leaf("ram:TypeCode", d.Kind.TypeCode())
-	ciiDateTime(w, "ram:IssueDateTime", invoicedoc.CalendarDate(d.IssueDate))
-	for _, n := range p.notes {
-		w.open("ram:IncludedNote")
-		w.leaf("ram:Content", n)
+		w.open("rsm:ExchangedDocument")
+		w.leaf("ram:ID", d.Number)
+		w.leaf("ram:TypeCode", d.Kind.TypeCode())
+		ciiDateTime(w, "ram:IssueDateTime", invoicedoc.CalendarDate(d.IssueDate))
+		for _, n := range p.notes {
+			w.open("ram:IncludedNote")
+			w.leaf("ram:Content", n)
+			w.close()
+		}
 		w.close()
-	}
-	w.close()
 
-	w.open("rsm:SupplyChainTradeTransaction")
-	for i, pos := range p.positions {
-		ciiLine(w, pos, lineNote(d, pos), d.Kind == invoicedoc.KindPaymentNotice, p.totals.Positions[i].Net)
-	}
-	w.open("ram:ApplicableHeaderTradeAgreement")
-	w.leaf("ram:BuyerReference", p.e.BuyerReference)
-	ciiSeller(w, &d.Seller)
-	ciiBuyer(w, p.e)
-	w.close()
+		w.open("rsm:SupplyChainTradeTransaction")
+		for i, pos := range p.positions {
+			ciiLine(w, pos, lineNote(d, pos), d.Kind == invoicedoc.KindPaymentNotice, p.totals.Positions[i].Net)
+		}
+		w.open("ram:ApplicableHeaderTradeAgreement")
+		w.leaf("ram:BuyerReference", p.e.BuyerReference)
+		ciiSeller(w, &d.Seller)
+		ciiBuyer(w, p.e)
+		w.close()
 
-	start, end := p.period.Dates()
-	if p.period.Kind == invoicedoc.PeriodPoint {
-		w.open("ram:ApplicableHeaderTradeDelivery")
-		w.open("ram:ActualDeliverySupplyChainEvent")
-		ciiDateTime(w, "ram:OccurrenceDateTime", start)
-		w.close()
-		w.close()
-	} else {
-		// Required by the XSD even without content; exempt from R008.
-		w.empty("ram:ApplicableHeaderTradeDelivery")
-	}
+		start, end := p.period.Dates()
+		if p.period.Kind == invoicedoc.PeriodPoint {
+			w.open("ram:ApplicableHeaderTradeDelivery")
+			w.open("ram:ActualDeliverySupplyChainEvent")
+			ciiDateTime(w, "ram:OccurrenceDateTime", start)
+			w.close()
+			w.close()
+		} else {
+			// Required by the XSD even without content; exempt from R008.
+			w.empty("ram:ApplicableHeaderTradeDelivery")
+		}
 
-	t := p.totals
-	w.open("ram:ApplicableHeaderTradeSettlement")
-	w.leaf("ram:PaymentReference", d.PaymentReference())
-	w.leaf("ram:InvoiceCurrencyCode", invoicedoc.Currency)
-	w.open("ram:SpecifiedTradeSettlementPaymentMeans")
-	w.leaf("ram:TypeCode", PaymentMeansCode)
-	w.open("ram:PayeePartyCreditorFinancialAccount")
-	w.leaf("ram:IBANID", p.iban)
-	w.opt("ram:AccountName", d.Seller.AccountHolder)
-	w.close()
-	if clean(d.Seller.BIC) != "" {
-		w.open("ram:PayeeSpecifiedCreditorFinancialInstitution")
-		w.leaf("ram:BICID", d.Seller.BIC)
+		t := p.totals
+		w.open("ram:ApplicableHeaderTradeSettlement")
+		w.leaf("ram:PaymentReference", d.PaymentReference())
+		w.leaf("ram:InvoiceCurrencyCode", invoicedoc.Currency)
+		w.open("ram:SpecifiedTradeSettlementPaymentMeans")
+		w.leaf("ram:TypeCode", PaymentMeansCode)
+		w.open("ram:PayeePartyCreditorFinancialAccount")
+		w.leaf("ram:IBANID", p.iban)
+		w.opt("ram:AccountName", d.Seller.AccountHolder)
 		w.close()
-	}
-	w.close()
-	for _, g := range t.Groups {
-		w.open("ram:ApplicableTradeTax")
-		w.leaf("ram:CalculatedAmount", g.VAT.Decimal())
-		w.leaf("ram:TypeCode", "VAT")
-		w.leaf("ram:BasisAmount", g.Net.Decimal())
-		w.leaf("ram:CategoryCode", "S")
-		w.leaf("ram:RateApplicablePercent", percent(g.RateBP))
+		if clean(d.Seller.BIC) != "" {
+			w.open("ram:PayeeSpecifiedCreditorFinancialInstitution")
+			w.leaf("ram:BICID", d.Seller.BIC)
+			w.close()
+		}
 		w.close()
-	}
-	if p.period.Kind != invoicedoc.PeriodPoint {
-		w.open("ram:BillingSpecifiedPeriod")
-		ciiDateTime(w, "ram:StartDateTime", start)
-		ciiDateTime(w, "ram:EndDateTime", end)
+		for _, g := range t.Groups {
+			w.open("ram:ApplicableTradeTax")
+			w.leaf("ram:CalculatedAmount", g.VAT.Decimal())
+			w.leaf("ram:TypeCode", "VAT")
+			w.leaf("ram:BasisAmount", g.Net.Decimal())
+			w.leaf("ram:CategoryCode", "S")
+			w.leaf("ram:RateApplicablePercent", percent(g.RateBP))
+			w.close()
+		}
+		if p.period.Kind != invoicedoc.PeriodPoint {
+			w.open("ram:BillingSpecifiedPeriod")
+			ciiDateTime(w, "ram:StartDateTime", start)
+			ciiDateTime(w, "ram:EndDateTime", end)
+			w.close()
+		}
+		w.open("ram:SpecifiedTradePaymentTerms")
+		w.leaf("ram:Description", p.terms)
+		if p.hasDue {
+			ciiDateTime(w, "ram:DueDateDateTime", invoicedoc.CalendarDate(p.dueDate))
+		}
 		w.close()
-	}
-	w.open("ram:SpecifiedTradePaymentTerms")
-	w.leaf("ram:Description", p.terms)
-	if p.hasDue {
-		ciiDateTime(w, "ram:DueDateDateTime", invoicedoc.CalendarDate(p.dueDate))
-	}
-	w.close()
-	w.open("ram:SpecifiedTradeSettlementHeaderMonetarySummation")
-	w.leaf("ram:LineTotalAmount", t.Net.Decimal())
-	w.leaf("ram:TaxBasisTotalAmount", t.Net.Decimal())
-	w.leaf("ram:TaxTotalAmount", t.VAT.Decimal(), "currencyID", invoicedoc.Currency)
-	w.leaf("ram:GrandTotalAmount", t.Gross.Decimal())
-	if t.Paid != 0 {
-		w.leaf("ram:TotalPrepaidAmount", t.Paid.Decimal())
-	}
-	w.leaf("ram:DuePayableAmount", t.Payable.Decimal())
-	w.close()
-	// CII D16B allows one header reference (BG-3); a collection payment
-	// notice for several invoices names the others on their lines.
-	if refs := d.Preceding(); len(refs) > 0 {
-		ciiReference(w, refs[0])
-	}
-	w.close() // ApplicableHeaderTradeSettlement
-	w.close() // SupplyChainTradeTransaction
-	w.close()
-	out, err := w.finish()
-	if err != nil {
-		return nil, encodeErr(op, err)
-	}
-	return out, nil
+		w.open("ram:SpecifiedTradeSettlementHeaderMonetarySummation")
+		w.leaf("ram:LineTotalAmount", t.Net.Decimal())
+		w.leaf("ram:TaxBasisTotalAmount", t.Net.Decimal())
+		w.leaf("ram:TaxTotalAmount", t.VAT.Decimal(), "currencyID", invoicedoc.Currency)
+		w.leaf("ram:GrandTotalAmount", t.Gross.Decimal())
+		if t.Paid != 0 {
+			w.leaf("ram:TotalPrepaidAmount", t.Paid.Decimal())
+		}
+		w.leaf("ram:DuePayableAmount", t.Payable.Decimal())
+		w.close()
+		// CII D16B allows one header reference (BG-3); a collection payment
+		// notice for several invoices names the others on their lines.
+		if refs := d.Preceding(); len(refs) > 0 {
+			ciiReference(w, refs[0])
+		}
+		w.close() // ApplicableHeaderTradeSettlement
+		w.close() // SupplyChainTradeTransaction
+		w.close()
+	})
 }
 
 // ciiDateTime writes name/udt:DateTimeString format 102 for a calendar

@@ -166,6 +166,22 @@ func lineNote(d *invoicedoc.Document, p invoicedoc.Position) string {
 
 func quantity(q int64) string { return fmt.Sprintf("%d", q) }
 
+// encode renders d: prepare's checks first, then body writes the document
+// on a fresh writer; a failure of the writer is encodeErr's.
+func encode(op string, d *invoicedoc.Document, body func(w *writer, p *prepared)) ([]byte, error) {
+	p, err := prepare(op, d)
+	if err != nil {
+		return nil, err
+	}
+	w := newWriter()
+	body(w, p)
+	out, err := w.finish()
+	if err != nil {
+		return nil, encodeErr(op, err)
+	}
+	return out, nil
+}
+
 // encodeErr classifies a writer failure: a required value that is empty
 // after XML cleaning is the caller's data (Unprocessable); anything else is
 // a bug (Internal).

@@ -18,99 +18,90 @@ const (
 // with an apperr Unprocessable error when the buyer has no electronic
 // invoicing details or the document breaks a rule (see Document.Validate).
 func EncodeUBL(d *invoicedoc.Document) ([]byte, error) {
-	const op = "xrechnung.EncodeUBL"
-	p, err := prepare(op, d)
-	if err != nil {
-		return nil, err
-	}
-	credit := d.Kind == invoicedoc.KindCancellation
-	w := newWriter()
-	root, ns, typeEl, lineEl, qtyEl := "Invoice", nsUBLInvoice, "cbc:InvoiceTypeCode", "cac:InvoiceLine", "cbc:InvoicedQuantity"
-	if credit {
-		root, ns, typeEl, lineEl, qtyEl = "CreditNote", nsUBLCreditNote, "cbc:CreditNoteTypeCode", "cac:CreditNoteLine", "cbc:CreditedQuantity"
-	}
-	w.open(root, "xmlns", ns, "xmlns:cac", nsCAC, "xmlns:cbc", nsCBC)
-	w.leaf("cbc:CustomizationID", p.specID)
-	w.leaf("cbc:ProfileID", ProfileID)
-	w.leaf("cbc:ID", d.Number)
-	w.leaf("cbc:IssueDate", ublDate(d.IssueDate))
-	if p.hasDue && !credit {
-		w.leaf("cbc:DueDate", ublDate(p.dueDate))
-	}
-	w.leaf(typeEl, d.Kind.TypeCode())
-	for _, n := range p.notes {
-		w.leaf("cbc:Note", n)
-	}
-	w.leaf("cbc:DocumentCurrencyCode", invoicedoc.Currency)
-	w.leaf("cbc:BuyerReference", p.e.BuyerReference)
-	start, end := p.period.Dates()
-	if p.period.Kind != invoicedoc.PeriodPoint {
-		w.open("cac:InvoicePeriod")
-		w.leaf("cbc:StartDate", start.Format("2006-01-02"))
-		w.leaf("cbc:EndDate", end.Format("2006-01-02"))
+	return encode("xrechnung.EncodeUBL", d, func(w *writer, p *prepared) {
+		credit := d.Kind == invoicedoc.KindCancellation
+		root, ns, typeEl, lineEl, qtyEl := "Invoice", nsUBLInvoice, "cbc:InvoiceTypeCode", "cac:InvoiceLine", "cbc:InvoicedQuantity"
+		if credit {
+			root, ns, typeEl, lineEl, qtyEl = "CreditNote", nsUBLCreditNote, "cbc:CreditNoteTypeCode", "cac:CreditNoteLine", "cbc:CreditedQuantity"
+		}
+		w.open(root, "xmlns", ns, "xmlns:cac", nsCAC, "xmlns:cbc", nsCBC)
+		w.leaf("cbc:CustomizationID", p.specID)
+		w.leaf("cbc:ProfileID", ProfileID)
+		w.leaf("cbc:ID", d.Number)
+		w.leaf("cbc:IssueDate", ublDate(d.IssueDate))
+		if p.hasDue && !credit {
+			w.leaf("cbc:DueDate", ublDate(p.dueDate))
+		}
+		w.leaf(typeEl, d.Kind.TypeCode())
+		for _, n := range p.notes {
+			w.leaf("cbc:Note", n)
+		}
+		w.leaf("cbc:DocumentCurrencyCode", invoicedoc.Currency)
+		w.leaf("cbc:BuyerReference", p.e.BuyerReference)
+		start, end := p.period.Dates()
+		if p.period.Kind != invoicedoc.PeriodPoint {
+			w.open("cac:InvoicePeriod")
+			w.leaf("cbc:StartDate", start.Format("2006-01-02"))
+			w.leaf("cbc:EndDate", end.Format("2006-01-02"))
+			w.close()
+		}
+		for _, r := range d.Preceding() {
+			w.open("cac:BillingReference")
+			w.open("cac:InvoiceDocumentReference")
+			w.leaf("cbc:ID", r.Number)
+			w.leaf("cbc:IssueDate", ublDate(r.IssueDate))
+			w.close()
+			w.close()
+		}
+		ublSeller(w, &d.Seller)
+		ublBuyer(w, p.e)
+		if p.period.Kind == invoicedoc.PeriodPoint {
+			w.open("cac:Delivery")
+			w.leaf("cbc:ActualDeliveryDate", start.Format("2006-01-02"))
+			w.close()
+		}
+		w.open("cac:PaymentMeans")
+		w.leaf("cbc:PaymentMeansCode", PaymentMeansCode)
+		w.leaf("cbc:PaymentID", d.PaymentReference())
+		w.open("cac:PayeeFinancialAccount")
+		w.leaf("cbc:ID", p.iban)
+		w.opt("cbc:Name", d.Seller.AccountHolder)
+		if clean(d.Seller.BIC) != "" {
+			w.open("cac:FinancialInstitutionBranch")
+			w.leaf("cbc:ID", d.Seller.BIC)
+			w.close()
+		}
 		w.close()
-	}
-	for _, r := range d.Preceding() {
-		w.open("cac:BillingReference")
-		w.open("cac:InvoiceDocumentReference")
-		w.leaf("cbc:ID", r.Number)
-		w.leaf("cbc:IssueDate", ublDate(r.IssueDate))
 		w.close()
+		w.open("cac:PaymentTerms")
+		w.leaf("cbc:Note", p.terms)
 		w.close()
-	}
-	ublSeller(w, &d.Seller)
-	ublBuyer(w, p.e)
-	if p.period.Kind == invoicedoc.PeriodPoint {
-		w.open("cac:Delivery")
-		w.leaf("cbc:ActualDeliveryDate", start.Format("2006-01-02"))
+		cur := []string{"currencyID", invoicedoc.Currency}
+		t := p.totals
+		w.open("cac:TaxTotal")
+		w.leaf("cbc:TaxAmount", t.VAT.Decimal(), cur...)
+		for _, g := range t.Groups {
+			w.open("cac:TaxSubtotal")
+			w.leaf("cbc:TaxableAmount", g.Net.Decimal(), cur...)
+			w.leaf("cbc:TaxAmount", g.VAT.Decimal(), cur...)
+			ublTaxCategory(w, "cac:TaxCategory", g.RateBP)
+			w.close()
+		}
 		w.close()
-	}
-	w.open("cac:PaymentMeans")
-	w.leaf("cbc:PaymentMeansCode", PaymentMeansCode)
-	w.leaf("cbc:PaymentID", d.PaymentReference())
-	w.open("cac:PayeeFinancialAccount")
-	w.leaf("cbc:ID", p.iban)
-	w.opt("cbc:Name", d.Seller.AccountHolder)
-	if clean(d.Seller.BIC) != "" {
-		w.open("cac:FinancialInstitutionBranch")
-		w.leaf("cbc:ID", d.Seller.BIC)
+		w.open("cac:LegalMonetaryTotal")
+		w.leaf("cbc:LineExtensionAmount", t.Net.Decimal(), cur...)
+		w.leaf("cbc:TaxExclusiveAmount", t.Net.Decimal(), cur...)
+		w.leaf("cbc:TaxInclusiveAmount", t.Gross.Decimal(), cur...)
+		if t.Paid != 0 {
+			w.leaf("cbc:PrepaidAmount", t.Paid.Decimal(), cur...)
+		}
+		w.leaf("cbc:PayableAmount", t.Payable.Decimal(), cur...)
 		w.close()
-	}
-	w.close()
-	w.close()
-	w.open("cac:PaymentTerms")
-	w.leaf("cbc:Note", p.terms)
-	w.close()
-	cur := []string{"currencyID", invoicedoc.Currency}
-	t := p.totals
-	w.open("cac:TaxTotal")
-	w.leaf("cbc:TaxAmount", t.VAT.Decimal(), cur...)
-	for _, g := range t.Groups {
-		w.open("cac:TaxSubtotal")
-		w.leaf("cbc:TaxableAmount", g.Net.Decimal(), cur...)
-		w.leaf("cbc:TaxAmount", g.VAT.Decimal(), cur...)
-		ublTaxCategory(w, "cac:TaxCategory", g.RateBP)
+		for i, pos := range p.positions {
+			ublLine(w, lineEl, qtyEl, pos, lineNote(d, pos), t.Positions[i].Net)
+		}
 		w.close()
-	}
-	w.close()
-	w.open("cac:LegalMonetaryTotal")
-	w.leaf("cbc:LineExtensionAmount", t.Net.Decimal(), cur...)
-	w.leaf("cbc:TaxExclusiveAmount", t.Net.Decimal(), cur...)
-	w.leaf("cbc:TaxInclusiveAmount", t.Gross.Decimal(), cur...)
-	if t.Paid != 0 {
-		w.leaf("cbc:PrepaidAmount", t.Paid.Decimal(), cur...)
-	}
-	w.leaf("cbc:PayableAmount", t.Payable.Decimal(), cur...)
-	w.close()
-	for i, pos := range p.positions {
-		ublLine(w, lineEl, qtyEl, pos, lineNote(d, pos), t.Positions[i].Net)
-	}
-	w.close()
-	out, err := w.finish()
-	if err != nil {
-		return nil, encodeErr(op, err)
-	}
-	return out, nil
+	})
 }
 
 func ublAddress(w *writer, a invoicedoc.Address) {

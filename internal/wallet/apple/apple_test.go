@@ -1,7 +1,6 @@
 package apple
 
 import (
-	"archive/zip"
 	"bytes"
 	"encoding/asn1"
 	"encoding/json"
@@ -82,33 +81,7 @@ func testBuilder(t *testing.T) *Builder {
 // both ways. It returns the files.
 func unzipPass(t *testing.T, data []byte) map[string][]byte {
 	t.Helper()
-	zr, err := zip.NewReader(bytes.NewReader(data), int64(len(data)))
-	if err != nil {
-		t.Fatal(err)
-	}
-	files := map[string][]byte{}
-	for _, f := range zr.File {
-		if strings.HasPrefix(f.Name, "/") || strings.Contains(f.Name, "..") || strings.Count(f.Name, "/") > 1 ||
-			(strings.Contains(f.Name, "/") && !strings.HasSuffix(strings.Split(f.Name, "/")[0], ".lproj")) {
-			t.Errorf("unsafe or nested entry %q", f.Name)
-		}
-		if f.Method != zip.Store {
-			t.Errorf("%s is not stored", f.Name)
-		}
-		if _, dup := files[f.Name]; dup {
-			t.Errorf("duplicate entry %q", f.Name)
-		}
-		rc, err := f.Open()
-		if err != nil {
-			t.Fatal(err)
-		}
-		var buf bytes.Buffer
-		if _, err := buf.ReadFrom(rc); err != nil { // checks the CRC at EOF
-			t.Fatalf("%s: %v", f.Name, err)
-		}
-		rc.Close()
-		files[f.Name] = buf.Bytes()
-	}
+	files := testtool.Pkpass(t, data)
 	if err := testtool.PkpassManifest(files); err != nil {
 		t.Fatal(err)
 	}
