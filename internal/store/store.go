@@ -95,6 +95,36 @@ func Open(ctx context.Context, o Options) (*Store, error) {
 	return s, nil
 }
 
+// SQLite's page caches. modernc.org/sqlite builds SQLite with
+// SQLITE_ENABLE_MEMORY_MANAGEMENT, which makes every connection's page
+// cache draw on one process-wide LRU (pcache1's unified mode): its limit is
+// the sum of the cache_size of every open connection, and any connection
+// may recycle the least recently used page of any other. The writer, which
+// touches every new page, so grows into the readers' shares: with 2 MiB for
+// the writer and 512 KiB for each of 16 readers it held up to 10 MiB of
+// pages, filled at 1.5-2.5 MiB per 1,000 invoices and was full only after
+// 5,000 or so (bench/soak.sh; issue 33 §5). The pages live outside the Go
+// heap (modernc.org/libc maps them), and each page of 4 KiB plus SQLite's
+// header takes an 8 KiB slot there, so resident memory is about twice the
+// budget.
+//
+// A reader gains little from a cache of its own: in WAL mode a connection
+// drops its whole cache when it starts a read after another connection
+// committed (pager_reset), which under any write load is nearly every read,
+// so readers held 5-60 KiB each. They keep readerCacheKiB (SQLite keeps at
+// least 10 pages anyway) and the writer writerCacheKiB, so the budget is
+// pageCacheBudgetKiB: 3 MiB at the default 16 readers (about 6 MiB
+// resident), full within the soak's first 1,000 invoices.
+const (
+	writerCacheKiB = 2048
+	readerCacheKiB = 64
+)
+
+// pageCacheBudgetKiB is the most page memory SQLite's unified page cache
+// holds for one store with readers reader connections (as SQLite counts
+// it: page, header and the pager's extra bytes).
+func pageCacheBudgetKiB(readers int) int { return writerCacheKiB + readers*readerCacheKiB }
+
 func openSQLite(o Options) (*Store, error) {
 	path := filepath.Join(o.DataDir, "farebox.db")
 	if strings.HasPrefix(o.URL, "sqlite:") {
@@ -115,21 +145,14 @@ func openSQLite(o Options) (*Store, error) {
 	// escaped, a data directory named "data#1" is that directory.
 	base := "file:" + (&url.URL{Path: path}).EscapedPath() + "?_pragma=busy_timeout(10000)&_pragma=journal_mode(WAL)" +
 		"&_pragma=synchronous(NORMAL)&_pragma=foreign_keys(ON)&_time_format=sqlite"
-	w, err := sql.Open("sqlite", base+"&_txlock=immediate")
+	w, err := sql.Open("sqlite", base+fmt.Sprintf("&_txlock=immediate&_pragma=cache_size(-%d)", writerCacheKiB))
 	if err != nil {
 		return nil, fmt.Errorf("store: open sqlite: %w", err)
 	}
 	w.SetMaxOpenConns(1)
 	w.SetMaxIdleConns(1)
 	w.SetConnMaxLifetime(0)
-	// Each SQLite connection keeps its own page cache, outside the Go heap
-	// (2 MiB by default). The readers' caches fill only as the database
-	// grows, so with the default the resident set crept up by about 1 MiB
-	// per 1,000 invoices for tens of thousands of invoices (bench/soak.sh).
-	// Reads here are point lookups whose pages the operating system's file
-	// cache holds anyway: 512 KiB per reader bounds the readers' share at
-	// MaxConns × 512 KiB (8 MiB at the default 16); the writer keeps 2 MiB.
-	r, err := sql.Open("sqlite", base+"&_pragma=query_only(1)&_pragma=cache_size(-512)")
+	r, err := sql.Open("sqlite", base+fmt.Sprintf("&_pragma=query_only(1)&_pragma=cache_size(-%d)", readerCacheKiB))
 	if err != nil {
 		w.Close()
 		return nil, fmt.Errorf("store: open sqlite reader: %w", err)
