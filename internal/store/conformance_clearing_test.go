@@ -265,6 +265,9 @@ var clearingConformance = conformanceCases{
 		if d := cmp.Diff(want, all); err != nil || d != "" {
 			t.Errorf("June's ticket months (%v; -want +got):\n%s", err, d)
 		}
+		if before, err := f.read().ClearingSources(f.ctx, []string{fxProduct}, junFrom, julFrom, clearing.After{}, 100); err != nil || !cmp.Equal(before, all) {
+			t.Errorf("a position before the period reads it from its start: %+v, %v", before, err)
+		}
 		page, err := f.read().ClearingSources(f.ctx, []string{fxProduct}, junFrom, julFrom, clearing.After{ValidFrom: junFrom}, 1)
 		if err != nil || len(page) != 1 || page[0].BillableItemID != a.item.ID {
 			t.Errorf("a page of 1: %+v, %v", page, err)
