@@ -3,12 +3,14 @@ package store
 import (
 	"context"
 	"database/sql"
+	"encoding/json"
 	"errors"
 	"fmt"
 	"strings"
 	"time"
 
 	"github.com/farebox/farebox/internal/account"
+	"github.com/farebox/farebox/internal/apperr"
 	"github.com/farebox/farebox/internal/clearing"
 	"github.com/farebox/farebox/internal/money"
 )
@@ -19,7 +21,8 @@ import (
 // item id. Each comes with the tariff settings of the newest ticket of any
 // copy of its cycle (a restore copies cycles with their item), of the
 // newest coupon of those cycles' subscriptions, and what the reports said
-// of it last.
+// of it last. Two statements per page: the page itself, then the tickets
+// and coupons of all its ticket months at once (clearingTariffs).
 func (q Q) ClearingSources(ctx context.Context, products []string, from, to time.Time, after clearing.After, limit int) ([]clearing.Source, error) {
 	if len(products) == 0 {
 		return nil, nil
@@ -29,47 +32,49 @@ func (q Q) ClearingSources(ctx context.Context, products []string, from, to time
 			return nil, err
 		}
 	}
-	args := []any{now(from), now(to), now(after.ValidFrom), after.BillableItemID, string(account.Live), limit}
+	// The position is the keyset's only lower bound: with a separate
+	// valid_from >= from SQLite seeks by valid_from alone and, every
+	// ticket month of a month starting at the same instant, scanned the
+	// whole month up to the position for each page (quadratic; EXPLAIN
+	// QUERY PLAN: valid_from>? instead of (valid_from,billable_item_id)>(?,?)).
+	pos := after
+	if pos.ValidFrom.Before(from) {
+		pos = clearing.After{ValidFrom: from} // ("" is before every id)
+	}
+	args := []any{now(to), now(pos.ValidFrom), pos.BillableItemID, string(account.Live), limit}
 	marks := make([]string, len(products))
 	for i, p := range products {
 		args = append(args, p)
 		marks[i] = fmt.Sprintf("$%d", len(args))
 	}
-	lookups, joins := clearingLookupsSQLite, clearingJoinsSQLite
+	joins := clearingJoinsSQLite
 	if q.engine == Postgres {
-		lookups, joins = clearingLookupsPostgres, clearingJoinsPostgres
+		joins = clearingJoinsPostgres
 	}
-	query := `SELECT b.id, b.account_id, b.product_id, b.description, b.amount_cents, b.vat_rate_bp, b.currency, c.valid_from, c.valid_until,
-		` + lookups + `,
+	page, err := collect(ctx, q, `SELECT b.id, b.account_id, b.product_id, b.description, b.amount_cents, b.vat_rate_bp, b.currency, c.valid_from, c.valid_until,
 		ci.postal_code, ci.state, ci.gross_cents, ci.month
-		FROM subscription_cycles c ` + joins + `
-		WHERE c.valid_from >= $1 AND c.valid_from < $2
-		AND (c.valid_from, c.billable_item_id) > ($3, $4)
-		AND b.cycle_id = c.id AND b.environment = $5 AND b.product_id IN (` + strings.Join(marks, ", ") + `)
-		ORDER BY c.valid_from, c.billable_item_id LIMIT $6`
-	return collect(ctx, q, query, args, scanClearingSource)
+		FROM subscription_cycles c `+joins+`
+		WHERE (c.valid_from, c.billable_item_id) > ($2, $3) AND c.valid_from < $1
+		AND b.cycle_id = c.id AND b.environment = $4 AND b.product_id IN (`+strings.Join(marks, ", ")+`)
+		ORDER BY c.valid_from, c.billable_item_id LIMIT $5`, args, scanClearingSource)
+	if err != nil || len(page) == 0 {
+		return page, err
+	}
+	return page, q.clearingTariffs(ctx, page)
 }
 
 // How ClearingSources reaches, from each cycle c of the period (read in
-// order from subscription_cycles_clearing), its billable item b, what the
-// reports said of it (ci) and the tariff settings of its newest ticket and
-// newest coupon, each over every cycle cc of the item (a restore copies the
-// cycle with the item). The plan must not depend on the statistics: a
-// report reads what a month of sales just wrote, before autovacuum has
-// looked at it, and on PostgreSQL stale statistics made the planner scan
-// all coupons (or all clearing_items, or all tickets into a hash) once per
-// ticket month (docs/clearing.md "Measured").
-//
-// On PostgreSQL every lookup is therefore a LATERAL subquery with a LIMIT,
-// which the planner does not flatten into a join: it runs it once per outer
-// row as written, with the outer value as a parameter, and the only plan
-// for each is its index: b and ci by primary key, the ticket by primary
-// key per cycle, the coupon as the first entry of
-// coupons_subscription_newest (subscription_id, created_at, id, migration
-// 00045) read backwards per cycle; then the newest of those few. SQLite
-// plans without statistics (farebox gathers none: no ANALYZE) and runs the
-// plain joins through the same indexes (EXPLAIN QUERY PLAN: a SEARCH by
-// index for each).
+// order from subscription_cycles_clearing), its billable item b and what
+// the reports said of it (ci). The plan must not depend on the
+// statistics: a report reads what a month of sales just wrote, before
+// autovacuum has looked at it, and on PostgreSQL stale statistics made
+// the planner scan all clearing_items (or all coupons, or all tickets into
+// a hash) once per ticket month (docs/clearing.md "Measured"). On
+// PostgreSQL both are therefore LATERAL subqueries with a LIMIT, which the
+// planner does not flatten into a join: each runs once per row through its
+// primary key. SQLite plans without statistics (farebox gathers none: no
+// ANALYZE) and runs the plain joins through the same keys (EXPLAIN QUERY
+// PLAN: a SEARCH by index for each).
 const (
 	clearingJoinsPostgres = `CROSS JOIN LATERAL (SELECT b.id, b.account_id, b.product_id, b.description, b.amount_cents, b.vat_rate_bp,
 			b.currency, b.cycle_id, b.environment FROM billable_items b WHERE b.id = c.billable_item_id LIMIT 1) b
@@ -77,34 +82,92 @@ const (
 			WHERE ci.billable_item_id = b.id LIMIT 1) ci ON true`
 	clearingJoinsSQLite = `JOIN billable_items b ON b.id = c.billable_item_id
 		LEFT JOIN clearing_items ci ON ci.billable_item_id = b.id`
-	clearingLookupsPostgres = `(SELECT t.tariff_settings FROM subscription_cycles cc
+)
+
+// clearingTariffs sets the tariff settings of the newest ticket and the
+// newest coupon of each ticket month of page, in one statement for the
+// whole page keyed by its billable item ids, instead of two correlated
+// lookups per ticket month (most of a report's reading time: the
+// subqueries' sorts, one pair per row). The statement reads every cycle
+// cc of the page's items (a restore's copies share the item), the ticket
+// each points to and the coupons of each one's subscription
+// (coupons_subscription_newest, migration 00045), newest first; the first
+// row of each kind and item is its newest, in the engine's own order of
+// (created_at, id) as before, and a newest whose settings are erased
+// (NULL) stays NULL.
+func (q Q) clearingTariffs(ctx context.Context, page []clearing.Source) error {
+	at := make(map[string]int, len(page))
+	ids := make([]string, len(page))
+	for i, s := range page {
+		at[s.BillableItemID], ids[i] = i, s.BillableItemID
+	}
+	query, arg := clearingTariffsPostgres, any(ids)
+	if q.engine != Postgres {
+		js, err := json.Marshal(ids)
+		if err != nil {
+			return apperr.Wrap("store.ClearingSources", err)
+		}
+		query, arg = clearingTariffsSQLite, string(js)
+	}
+	seen := make([][2]bool, len(page))
+	return q.eachRow(ctx, query, []any{arg}, func(scan scanner) error {
+		var kind int
+		var item string
+		var ts sql.NullString
+		var created, id any // the order's columns, not needed here
+		if err := scan(&kind, &item, &ts, &created, &id); err != nil {
+			return err
+		}
+		i, ok := at[item]
+		if !ok || kind < 0 || kind > 1 || seen[i][kind] {
+			return nil
+		}
+		seen[i][kind] = true
+		if ts.Valid && kind == 0 {
+			page[i].TicketTariff = []byte(ts.String)
+		} else if ts.Valid {
+			page[i].CouponTariff = []byte(ts.String)
+		}
+		return nil
+	})
+}
+
+// The statement of clearingTariffs: the page's cycles (pc, by
+// subscription_cycles_billable), then per cycle its ticket (kind 0, by
+// primary key) and its subscription's coupons (kind 1). PostgreSQL reaches
+// each through a LATERAL subquery that is not flattened (LIMIT, OFFSET 0),
+// so each is an index lookup per id or cycle whatever the statistics say
+// (with them, a hash join over all coupons is cheaper in the planner's
+// estimate for 1,000 ids, and the ids' number is unknown to it); SQLite
+// plans the plain joins as a SEARCH by index each.
+const (
+	clearingTariffsPostgres = `WITH pc AS (SELECT cc.billable_item_id, cc.ticket_id, cc.subscription_id FROM unnest($1::text[]) ids (id)
+			CROSS JOIN LATERAL (SELECT cc.billable_item_id, cc.ticket_id, cc.subscription_id FROM subscription_cycles cc
+				WHERE cc.billable_item_id = ids.id OFFSET 0) cc)
+		SELECT 0, cc.billable_item_id, t.tariff_settings, t.created_at, t.id FROM pc cc
 			CROSS JOIN LATERAL (SELECT t.tariff_settings, t.created_at, t.id FROM tickets t WHERE t.id = cc.ticket_id LIMIT 1) t
-			WHERE cc.billable_item_id = b.id ORDER BY t.created_at DESC, t.id DESC LIMIT 1),
-		(SELECT co.tariff_settings FROM subscription_cycles cc
-			CROSS JOIN LATERAL (SELECT co.tariff_settings, co.created_at, co.id FROM coupons co WHERE co.subscription_id = cc.subscription_id
-				ORDER BY co.created_at DESC, co.id DESC LIMIT 1) co
-			WHERE cc.billable_item_id = b.id ORDER BY co.created_at DESC, co.id DESC LIMIT 1)`
-	clearingLookupsSQLite = `(SELECT t.tariff_settings FROM subscription_cycles cc JOIN tickets t ON t.id = cc.ticket_id
-			WHERE cc.billable_item_id = b.id ORDER BY t.created_at DESC, t.id DESC LIMIT 1),
-		(SELECT co.tariff_settings FROM subscription_cycles cc JOIN coupons co ON co.subscription_id = cc.subscription_id
-			WHERE cc.billable_item_id = b.id ORDER BY co.created_at DESC, co.id DESC LIMIT 1)`
+		UNION ALL
+		SELECT 1, cc.billable_item_id, co.tariff_settings, co.created_at, co.id FROM pc cc
+			CROSS JOIN LATERAL (SELECT co.tariff_settings, co.created_at, co.id FROM coupons co
+				WHERE co.subscription_id = cc.subscription_id OFFSET 0) co
+		ORDER BY 1, 4 DESC, 5 DESC`
+	clearingTariffsSQLite = `WITH pc AS (SELECT cc.billable_item_id, cc.ticket_id, cc.subscription_id FROM subscription_cycles cc
+			WHERE cc.billable_item_id IN (SELECT value FROM json_each($1)))
+		SELECT 0, cc.billable_item_id, t.tariff_settings, t.created_at, t.id FROM pc cc JOIN tickets t ON t.id = cc.ticket_id
+		UNION ALL
+		SELECT 1, cc.billable_item_id, co.tariff_settings, co.created_at, co.id FROM pc cc JOIN coupons co ON co.subscription_id = cc.subscription_id
+		ORDER BY 1, 4 DESC, 5 DESC`
 )
 
 func scanClearingSource(scan scanner) (s clearing.Source, err error) {
-	var ticketTS, couponTS, postal, state, month sql.NullString
+	var postal, state, month sql.NullString
 	var gross sql.NullInt64
 	var amount int64
 	if err = scan(&s.BillableItemID, &s.AccountID, &s.ProductID, &s.Description, &amount, &s.VATRateBP, &s.Currency,
-		&s.ValidFrom, &s.ValidUntil, &ticketTS, &couponTS, &postal, &state, &gross, &month); err != nil {
+		&s.ValidFrom, &s.ValidUntil, &postal, &state, &gross, &month); err != nil {
 		return s, err
 	}
 	s.Gross, s.ValidFrom, s.ValidUntil = money.Cents(amount), s.ValidFrom.UTC(), s.ValidUntil.UTC()
-	if ticketTS.Valid {
-		s.TicketTariff = []byte(ticketTS.String)
-	}
-	if couponTS.Valid {
-		s.CouponTariff = []byte(couponTS.String)
-	}
 	if postal.Valid {
 		m, err := clearing.ParseMonth(month.String)
 		if err != nil {
@@ -262,7 +325,7 @@ func (q Q) insertClearingRowsPostgres(ctx context.Context, rows []clearing.Row) 
 }
 
 // clearingChunk is how many rows one SQLite statement inserts.
-const clearingChunk = 32
+const clearingChunk = 8
 
 // insertClearingRowsSQLite writes the page clearingChunk rows to a
 // statement, each statement shape (by its number of rows) prepared once

@@ -33,6 +33,7 @@ type soldMonth struct {
 	sub    string
 	cycle  string
 	coupon string
+	from   time.Time // the cycle's start
 	item   ticketing.BillableItem
 }
 
@@ -42,7 +43,7 @@ type soldMonth struct {
 // cents.
 func sellMonth(f *fixture, acct string, env account.Environment, id string, from, at time.Time, postal string, cents money.Cents) soldMonth {
 	f.t.Helper()
-	m := soldMonth{sub: "sub-" + id, cycle: "cy-" + id, coupon: "co-" + id}
+	m := soldMonth{sub: "sub-" + id, cycle: "cy-" + id, coupon: "co-" + id, from: from}
 	itemID := "bi-" + id
 	m.item = ticketing.BillableItem{ID: itemID, AccountID: acct, Environment: env, ProductID: fxProduct, Description: "Deutschlandticket " + id,
 		AmountCents: cents, Currency: "EUR", VATRateBP: 700, SubscriptionID: &m.sub, CycleID: &m.cycle, OrderedAt: at}
@@ -68,24 +69,34 @@ func copyOrder(acct string, env account.Environment, id, coupon, sub string, at 
 func tariff(postal string) []byte { return []byte(`{"german_postal_code":"` + postal + `"}`) }
 
 // restoreCopy writes a restore's copy of m (docs/clearing.md): subscription
-// and cycle sub-id/cy-id with m's billable item, its coupon co-id ordered
-// at at with postal.
+// and cycle sub-id/cy-id of m's period with m's billable item, its coupon
+// co-id ordered at at with postal.
 func restoreCopy(f *fixture, m soldMonth, id string, at time.Time, postal string) soldMonth {
 	f.t.Helper()
-	c := soldMonth{sub: "sub-" + id, cycle: "cy-" + id, coupon: "co-" + id, item: m.item}
+	c := soldMonth{sub: "sub-" + id, cycle: "cy-" + id, coupon: "co-" + id, from: m.from, item: m.item}
 	f.write(func(q store.Q) error {
 		_, err := q.InsertOrderRows(f.ctx, copyOrder(m.item.AccountID, m.item.Environment, "o-"+id, c.coupon, c.sub, at, postal),
 			[]ticketing.Subscription{{ID: c.sub, AccountID: m.item.AccountID, Environment: m.item.Environment, ProductID: fxProduct, CreatedAt: at,
-				Cycles: []ticketing.Cycle{{ID: c.cycle, SubscriptionID: c.sub, ProductID: fxProduct, ValidFrom: junFrom, ValidUntil: junUntil,
-					Ordered: true, BillableItemID: &m.item.ID, CreatedAt: at}}}}, nil, nil)
+				Cycles: []ticketing.Cycle{{ID: c.cycle, SubscriptionID: c.sub, ProductID: fxProduct, ValidFrom: m.from,
+					ValidUntil: m.from.AddDate(0, 1, 0).Add(-time.Second), Ordered: true, BillableItemID: &m.item.ID, CreatedAt: at}}}}, nil, nil)
 		return err
 	})
 	return c
 }
 
+// addCoupon writes another coupon co-id of m's subscription, ordered at at
+// with postal.
+func addCoupon(f *fixture, m soldMonth, id string, at time.Time, postal string) {
+	f.t.Helper()
+	f.write(func(q store.Q) error {
+		_, err := q.InsertOrderRows(f.ctx, copyOrder(m.item.AccountID, m.item.Environment, "o-"+id, "co-"+id, m.sub, at, postal), nil, nil, nil)
+		return err
+	})
+}
+
 // issue writes ticket id of m's cycle at at with postal and points the
 // cycle at it.
-func issue(f *fixture, m soldMonth, id string, at time.Time, postal string) {
+func issue(f *fixture, m soldMonth, id string, at time.Time, postal string) ticketing.Ticket {
 	f.t.Helper()
 	tk := ticketing.Ticket{ID: id, CouponID: m.coupon, AccountID: m.item.AccountID, Environment: m.item.Environment, ProductID: fxProduct,
 		CycleID: m.cycle, IdentificationMedium: []byte(`{"type":"name"}`), MediumHash: "hash-" + id, TariffSettings: tariff(postal),
@@ -101,6 +112,7 @@ func issue(f *fixture, m soldMonth, id string, at time.Time, postal string) {
 		cs[0].TicketID = &id
 		return q.UpdateCycle(f.ctx, cs[0])
 	})
+	return tk
 }
 
 // source is the ticket month m as ClearingSources reads it.
@@ -161,6 +173,69 @@ func sources(f *fixture, from, to time.Time) ([]clearing.Source, error) {
 	return f.read().ClearingSources(f.ctx, []string{fxProduct}, from, to, clearing.After{ValidFrom: from}, 100)
 }
 
+// clearingSourcesEdges: ClearingSources reads the newest ticket and coupon
+// of a page's ticket months in one statement for the page. August 2026
+// holds ticket months whose subscription has several coupons (the newest
+// written first, or erased), restores whose original holds the newest
+// ticket, a restore of a restore, an erased newest ticket; each read
+// whole and in pages of 1 to 4, whose boundaries fall between any two.
+func clearingSourcesEdges(t *testing.T, f *fixture) {
+	t.Helper()
+	aug, sep := julFrom.AddDate(0, 1, 0), julFrom.AddDate(0, 2, 0)
+	h := func(n int) time.Time { return fxAt.Add(time.Duration(n) * time.Hour) }
+	plain := sellMonth(f, fxAccount, account.Live, "ep", aug, fxAt, "10115", 4900)
+	coupons := sellMonth(f, fxAccount, account.Live, "eq", aug, fxAt, "10115", 4900)
+	addCoupon(f, coupons, "eq-3", h(2), "80331") // the newest, written before an older one
+	addCoupon(f, coupons, "eq-2", h(1), "20095")
+	erased := sellMonth(f, fxAccount, account.Live, "ee", aug, fxAt, "10115", 4900)
+	addCoupon(f, erased, "ee-2", h(1), "50667")
+	f.write(func(q store.Q) error { return q.EraseCouponSettings(f.ctx, "co-ee-2", h(4)) })
+	orig := sellMonth(f, fxOther, account.Live, "er", aug, fxAt, "10115", 4655)
+	issue(f, orig, "t-er1", h(5), "01067") // after the copy's ticket: the original's is the newest
+	issue(f, restoreCopy(f, orig, "er-copy", h(1), "04109"), "t-er2", h(2), "99084")
+	twice := sellMonth(f, fxAccount, account.Live, "ed", aug, fxAt, "10115", 4900)
+	first := restoreCopy(f, twice, "ed-copy", h(1), "28195")
+	issue(f, first, "t-ed1", h(3), "24103")
+	restoreCopy(f, first, "ed-copy2", h(2), "39104")
+	gone := sellMonth(f, fxAccount, account.Live, "ex", aug, fxAt, "10115", 4900)
+	issue(f, gone, "t-ex1", h(1), "60311")
+	tk := issue(f, restoreCopy(f, gone, "ex-copy", h(2), "55116"), "t-ex2", h(3), "66111")
+	f.write(func(q store.Q) error { return q.EraseTicketData(f.ctx, []ticketing.Ticket{tk}) })
+	later := sellMonth(f, fxAccount, account.Live, "ez", aug.Add(time.Hour), fxAt, "70173", 4900)
+
+	want := []clearing.Source{
+		source(twice, aug, "24103", "39104", nil),
+		source(erased, aug, "", "", nil), // the newest coupon's settings are erased: no code, not the older coupon's
+		source(plain, aug, "", "10115", nil),
+		source(coupons, aug, "", "80331", nil),
+		source(orig, aug, "01067", "04109", nil),
+		source(gone, aug, "", "55116", nil),
+		source(later, aug.Add(time.Hour), "", "70173", nil),
+	}
+	all, err := sources(f, aug, sep)
+	if d := cmp.Diff(want, all); err != nil || d != "" {
+		t.Errorf("August's ticket months (%v; -want +got):\n%s", err, d)
+	}
+	for limit := 1; limit <= 4; limit++ {
+		var got []clearing.Source
+		after := clearing.After{ValidFrom: aug}
+		for range len(want) + 1 {
+			page, err := f.read().ClearingSources(f.ctx, []string{fxProduct}, aug, sep, after, limit)
+			if err != nil {
+				t.Fatal(err)
+			}
+			got = append(got, page...)
+			if len(page) < limit {
+				break
+			}
+			after = clearing.After{ValidFrom: page[len(page)-1].ValidFrom, BillableItemID: page[len(page)-1].BillableItemID}
+		}
+		if d := cmp.Diff(want, got); d != "" {
+			t.Errorf("August in pages of %d (-want +got):\n%s", limit, d)
+		}
+	}
+}
+
 // clearingConformance: clearing.go (the clearing's ticket months, its
 // frozen reports and their rows).
 var clearingConformance = conformanceCases{
@@ -190,6 +265,9 @@ var clearingConformance = conformanceCases{
 		if d := cmp.Diff(want, all); err != nil || d != "" {
 			t.Errorf("June's ticket months (%v; -want +got):\n%s", err, d)
 		}
+		if before, err := f.read().ClearingSources(f.ctx, []string{fxProduct}, junFrom, julFrom, clearing.After{}, 100); err != nil || !cmp.Equal(before, all) {
+			t.Errorf("a position before the period reads it from its start: %+v, %v", before, err)
+		}
 		page, err := f.read().ClearingSources(f.ctx, []string{fxProduct}, junFrom, julFrom, clearing.After{ValidFrom: junFrom}, 1)
 		if err != nil || len(page) != 1 || page[0].BillableItemID != a.item.ID {
 			t.Errorf("a page of 1: %+v, %v", page, err)
@@ -214,6 +292,7 @@ var clearingConformance = conformanceCases{
 		if got, err := sources(f, julFrom.AddDate(0, 1, 0), julFrom.AddDate(0, 2, 0)); err != nil || len(got) != 0 {
 			t.Errorf("an empty month: %+v, %v", got, err)
 		}
+		clearingSourcesEdges(t, f)
 	},
 	"ClearingBillableTotals": func(t *testing.T, s *store.Store) {
 		f := newFixture(t, s)

@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"encoding/csv"
 	"encoding/json"
+	"fmt"
 	"strings"
 	"testing"
 	"time"
@@ -185,4 +186,63 @@ func TestClearingMonthInput(t *testing.T) {
 	if _, err := clearingapp.ParseFormat("format", "xml"); err == nil {
 		t.Error("format xml accepted")
 	}
+}
+
+// TestClearingCorrectionsAcrossPages reports June's ticket months 1 to
+// 1,200 (more than a page, PageSize), then changes the postal code of
+// months 1 to 700 and sells month 0 late. July's report holds month 0 as a
+// correction (row 1), then the reversal and the correction of each changed
+// month: 1,401 rows read from June in two pages of ticket months and
+// written in two pages of rows, the second starting between the reversal
+// (row 1,000) and the correction (row 1,001) of ticket month 500. Every
+// row is checked; verify finds nothing in June or July.
+func TestClearingCorrectionsAcrossPages(t *testing.T) {
+	apptest.ForEachEngine(t, func(t *testing.T, b *apptest.Bundle) {
+		products := clearing.National(b.App.Catalog().File().Products)
+		seedMonth(t, b, products, 1, clearingapp.PageSize+200)
+		s := service(b)
+		b.Clock.Set(time.Date(2026, 7, 1, 0, 30, 0, 0, time.UTC))
+		june := exportJSON(t, s, b, "2026-06")
+		if !june.Final || len(june.Rows) != clearingapp.PageSize+200 {
+			t.Fatalf("June: final %v, %d rows", june.Final, len(june.Rows))
+		}
+		const changed, moved = 700, `{"german_postal_code":"20095"}`
+		if _, err := b.Store.DB().ExecContext(b.Ctx, `UPDATE coupons SET tariff_settings = $1 WHERE order_id = 'gen-order' AND position <= $2`,
+			moved, changed); err != nil {
+			t.Fatal(err)
+		}
+		seedMonth(t, b, products, 0, 1) // gen-item-000000: first in June's order
+		b.Clock.Set(time.Date(2026, 8, 1, 0, 30, 0, 0, time.UTC))
+		july := exportJSON(t, s, b, "2026-07")
+		if len(july.Rows) != 2*changed+1 {
+			t.Fatalf("July: %d rows, want %d", len(july.Rows), 2*changed+1)
+		}
+		late := july.Rows[0]
+		if late.Row != 1 || late.Kind != clearing.KindCorrection || late.BillableItemID != "gen-item-000000" || late.Count != 1 || late.TicketMonth != "2026-06" {
+			t.Errorf("row 1, the late ticket month: %+v", late)
+		}
+		for i := 1; i <= changed; i++ {
+			old, rev, cor := june.Rows[i-1], july.Rows[2*i-1], july.Rows[2*i]
+			item := fmt.Sprintf("gen-item-%06d", i)
+			if old.BillableItemID != item || old.PostalCode == "20095" {
+				t.Fatalf("June's row %d: %+v (the test needs ticket month %s, reported with another postal code)", i, old, item)
+			}
+			if rev.Row != int64(2*i) || rev.Kind != clearing.KindCorrection || rev.BillableItemID != item || rev.Count != -1 ||
+				rev.PostalCode != old.PostalCode || rev.FederalState != old.FederalState || rev.Gross != -old.Gross || rev.Net != -old.Net {
+				t.Errorf("row %d, the reversal of %s: %+v; reported %+v", 2*i, item, rev, old)
+			}
+			if cor.Row != int64(2*i+1) || cor.Kind != clearing.KindCorrection || cor.BillableItemID != item || cor.Count != 1 ||
+				cor.PostalCode != "20095" || cor.FederalState != "DE-HH" || cor.Gross != old.Gross || cor.TicketMonth != "2026-06" {
+				t.Errorf("row %d, the correction of %s: %+v", 2*i+1, item, cor)
+			}
+		}
+		if july.Totals.All.Count != 1 {
+			t.Errorf("July's totals: %+v; want the late ticket month alone", july.Totals.All)
+		}
+		for _, m := range []clearing.Month{{Year: 2026, Month: 6}, {Year: 2026, Month: 7}} {
+			if v, err := s.Verify(b.Ctx, m); err != nil || !v.OK {
+				t.Errorf("verify %s: %+v %v", m, v, err)
+			}
+		}
+	})
 }
