@@ -2,20 +2,23 @@ package main
 
 import (
 	"os"
-	"path/filepath"
 	"sync"
 	"testing"
 	"time"
 
 	"github.com/farebox/farebox/internal/barcode/uic"
 	"github.com/farebox/farebox/internal/barcode/vdv"
+	"github.com/farebox/farebox/internal/credentials"
+	"github.com/farebox/farebox/internal/wallet/apple"
 	"github.com/farebox/farebox/internal/wallet/google"
 )
 
-// devKeysOnce generates the development UIC issuer, VDV PKI and Google
-// service account once per test process, into a data directory's keys/
-// layout. Every serve on a fresh data directory would generate them again
-// (DSA parameters and RSA keys: more than half of this package's CPU), so
+// devKeysOnce generates the development UIC issuer, VDV PKI, Google
+// service account and Apple pass credentials (credentials.DevPassTypeID,
+// DevTeamID: what serve makes without Apple settings) once per test
+// process, into a data directory's keys/ layout. Every serve on a fresh
+// data directory would generate them again (DSA parameters and RSA keys:
+// more than half of this package's CPU, the Apple ones alone a sixth), so
 // the data directories of sqliteEnv, pgEnv and engineEnv start with a copy,
 // as an operator's data directory keeps them across restarts. The tests of
 // the generation itself live with the loaders (uic, vdv, google) and in
@@ -31,7 +34,11 @@ var devKeysOnce = sync.OnceValues(func() (string, error) {
 	if _, _, err := vdv.LoadOrCreateDevPKI(vdvDevDir(dir), &vdv.Trust{}, time.Now()); err != nil {
 		return "", err
 	}
-	if _, _, err := google.LoadOrCreateDevServiceAccount(filepath.Join(dir, "keys", "wallet-dev")); err != nil {
+	walletDev := credentials.Settings{DataDir: dir}.WalletDevDir()
+	if _, _, err := google.LoadOrCreateDevServiceAccount(walletDev); err != nil {
+		return "", err
+	}
+	if _, _, err := apple.LoadOrCreateDevelopment(walletDev, credentials.DevPassTypeID, credentials.DevTeamID, time.Now()); err != nil {
 		return "", err
 	}
 	return dir, nil

@@ -118,8 +118,10 @@ func migratedEnv(t *testing.T, engine store.Engine) (map[string]string, *store.S
 	if engine == store.Postgres {
 		return pgEnv(t)
 	}
-	env := sqliteEnv(t, nil)
-	cli(t, env, "migrate", "--create")
+	// A copy of the migrated database storetest keeps (what `farebox
+	// migrate --create` makes, without migrating again per test).
+	env := map[string]string{"FAREBOX_DATA_DIR": storetest.Migrated(t, store.SQLite).DataDir}
+	seedDevKeys(t, env["FAREBOX_DATA_DIR"])
 	s, err := store.Open(context.Background(), store.Options{DataDir: env["FAREBOX_DATA_DIR"]})
 	if err != nil {
 		t.Fatal(err)

@@ -2,9 +2,6 @@ package httpapi_test
 
 import (
 	"context"
-	"crypto/ecdsa"
-	"crypto/elliptic"
-	"crypto/rand"
 	"encoding/base64"
 	"strings"
 	"sync"
@@ -20,20 +17,6 @@ import (
 	"github.com/farebox/farebox/internal/idempotency"
 	"github.com/farebox/farebox/internal/store"
 )
-
-type deviceKey struct {
-	priv *ecdsa.PrivateKey
-	text string // base64url of the uncompressed point, as the engine sends it
-}
-
-func newDeviceKey(t testing.TB) deviceKey {
-	k, err := ecdsa.GenerateKey(elliptic.P256(), rand.Reader)
-	if err != nil {
-		t.Fatal(err)
-	}
-	pub, _ := k.PublicKey.ECDH()
-	return deviceKey{priv: k, text: base64.RawURLEncoding.EncodeToString(pub.Bytes())}
-}
 
 // makeDynamic sets inspection_profile dynamic on the single adult tickets.
 func makeDynamic(t *testing.T, e *apitest.Env, productID string) {
@@ -95,7 +78,7 @@ func TestDeviceBinding(t *testing.T) {
 		}
 
 		// Bad keys: 400 naming the field, nothing bound.
-		for _, bad := range []string{"", "not base64!", base64.RawURLEncoding.EncodeToString(make([]byte, 65)), newDeviceKey(t).text[:40]} {
+		for _, bad := range []string{"", "not base64!", base64.RawURLEncoding.EncodeToString(make([]byte, 65)), dynamictest.NewDevice(t).Text()[:40]} {
 			r := bind(e, tid, bad)
 			if r.Status != 400 || r.Map(t)["code"] != "invalid_device_key" || !strings.Contains(string(r.Body), "/public_key") {
 				t.Errorf("key %q: %d %s", bad, r.Status, r.Body)
@@ -107,8 +90,8 @@ func TestDeviceBinding(t *testing.T) {
 		}
 
 		// The first device binds and its window codes pass inspection.
-		a, b := newDeviceKey(t), newDeviceKey(t)
-		r := bind(e, tid, a.text)
+		a, b := dynamictest.NewDevice(t), dynamictest.NewDevice(t)
+		r := bind(e, tid, a.Text())
 		if r.Status != 201 || r.Header.Get("Access-Control-Allow-Origin") != "*" {
 			t.Fatalf("bind: %d %s (CORS %q)", r.Status, r.Body, r.Header.Get("Access-Control-Allow-Origin"))
 		}
@@ -121,10 +104,7 @@ func TestDeviceBinding(t *testing.T) {
 			t.Fatal(err)
 		}
 		now := e.Clock.Now()
-		code, err := dynamictest.Build(static, dynamictest.WindowAt(now, 30), a.priv)
-		if err != nil {
-			t.Fatal(err)
-		}
+		code := a.Code(t, static, now, 30)
 		if rep := dynamic.Inspect(code, kr, now, dynamic.Options{}); !rep.Acceptable(false) || rep.Claims.TicketID != tid {
 			t.Errorf("bound device's code: %s", rep)
 		}
@@ -141,10 +121,10 @@ func TestDeviceBinding(t *testing.T) {
 		}
 
 		// The same device again: unchanged; another: refused.
-		if r := bind(e, tid, a.text); r.Status != 200 || r.Map(t)["outcome"] != "unchanged" {
+		if r := bind(e, tid, a.Text()); r.Status != 200 || r.Map(t)["outcome"] != "unchanged" {
 			t.Errorf("rebind: %d %s", r.Status, r.Body)
 		}
-		if r := bind(e, tid, b.text); r.Status != 409 || r.Map(t)["code"] != "device_binding_conflict" {
+		if r := bind(e, tid, b.Text()); r.Status != 409 || r.Map(t)["code"] != "device_binding_conflict" {
 			t.Errorf("second device: %d %s", r.Status, r.Body)
 		}
 
@@ -163,16 +143,16 @@ func TestDeviceBinding(t *testing.T) {
 		if r := e.Do(apitest.Req{Method: "POST", Path: move, Key: e.LiveKey}); r.Status != 429 || r.Map(t)["code"] != "device_move_too_soon" {
 			t.Errorf("second permission: %d %s", r.Status, r.Body)
 		}
-		moved := bind(e, tid, b.text)
+		moved := bind(e, tid, b.Text())
 		if moved.Status != 201 || moved.Map(t)["outcome"] != "moved" || moved.Map(t)["moves"] != float64(1) {
 			t.Fatalf("move: %d %s", moved.Status, moved.Body)
 		}
 		// The permission is used up: the first device cannot come back.
-		if r := bind(e, tid, a.text); r.Status != 409 {
+		if r := bind(e, tid, a.Text()); r.Status != 409 {
 			t.Errorf("old device after the move: %d %s", r.Status, r.Body)
 		}
 		newStatic, _ := barcode.FromText(str(moved.Map(t)["inspection_barcode"].(map[string]any)["payload"]))
-		oldOnNew, _ := dynamictest.Build(newStatic, dynamictest.WindowAt(now, 30), a.priv)
+		oldOnNew := a.Code(t, newStatic, now, 30)
 		if rep := dynamic.Inspect(oldOnNew, kr, now, dynamic.Options{}); rep.Acceptable(false) {
 			t.Error("the old device signs the moved ticket")
 		}
@@ -188,16 +168,16 @@ func TestDeviceBinding(t *testing.T) {
 		e.Must(200, apitest.Req{Method: "POST", Path: move, Key: e.LiveKey})
 
 		// A static ticket and a revoked one bind nothing.
-		if r := bind(e, staticID, a.text); r.Status != 409 || r.Map(t)["code"] != "ticket_not_dynamic" {
+		if r := bind(e, staticID, a.Text()); r.Status != 409 || r.Map(t)["code"] != "ticket_not_dynamic" {
 			t.Errorf("static ticket: %d %s", r.Status, r.Body)
 		}
 		if _, err := e.App.RevokeTicket(t.Context(), idempotency.Claim{}, revokedID, "Fahrgeld erstattet"); err != nil {
 			t.Fatal(err)
 		}
-		if r := bind(e, revokedID, a.text); r.Status != 409 || r.Map(t)["code"] != "ticket_not_valid" {
+		if r := bind(e, revokedID, a.Text()); r.Status != 409 || r.Map(t)["code"] != "ticket_not_valid" {
 			t.Errorf("revoked ticket: %d %s", r.Status, r.Body)
 		}
-		if r := bind(e, "farebox-ticket-00000000-0000-4000-8000-000000000000", a.text); r.Status != 404 {
+		if r := bind(e, "farebox-ticket-00000000-0000-4000-8000-000000000000", a.Text()); r.Status != 404 {
 			t.Errorf("unknown ticket: %d", r.Status)
 		}
 	})
@@ -214,15 +194,15 @@ func TestDeviceBindingTwins(t *testing.T) {
 		m := map[string]any{"identification_medium": medium("Erika", "Muster", "1985-05-05")}
 		for i, sameKey := range []bool{false, true} {
 			tid := mustActivate(t, e, "v9", str(o.Coupons[i]["id"]), m)
-			shared := newDeviceKey(t)
+			shared := dynamictest.NewDevice(t)
 			statuses := make([]int, 8)
 			var wg sync.WaitGroup
 			for j := range statuses {
 				k := shared
 				if !sameKey {
-					k = newDeviceKey(t)
+					k = dynamictest.NewDevice(t)
 				}
-				wg.Go(func() { statuses[j] = bind(e, tid, k.text).Status })
+				wg.Go(func() { statuses[j] = bind(e, tid, k.Text()).Status })
 			}
 			wg.Wait()
 			count := map[int]int{}
@@ -255,7 +235,7 @@ func TestDeviceBindingMarksItsClaims(t *testing.T) {
 			path, key, scope string
 			body             any
 		}{
-			{bindPath, "", "path:" + bindPath, map[string]any{"public_key": newDeviceKey(t).text}},
+			{bindPath, "", "path:" + bindPath, map[string]any{"public_key": dynamictest.NewDevice(t).Text()}},
 			{movePath, e.LiveKey, "account:" + e.AccountID + ":live", nil},
 		} {
 			req := apitest.Req{Method: "POST", Path: c.path, Key: c.key, Body: c.body, Header: map[string]string{"Idempotency-Key": "device-claim"}}
@@ -307,9 +287,9 @@ func TestDeviceMoveBlocklist(t *testing.T) {
 			}
 			return p
 		}
-		a, b := newDeviceKey(t), newDeviceKey(t)
-		oldPayload := payload(bind(e, tid, a.text))
-		bind(e, other, newDeviceKey(t).text)
+		a, b := dynamictest.NewDevice(t), dynamictest.NewDevice(t)
+		oldPayload := payload(bind(e, tid, a.Text()))
+		bind(e, other, dynamictest.NewDevice(t).Text())
 		if l := list(""); len(l.Devices) != 0 || strings.Contains(string(e.Must(200, apitest.Req{Method: "GET", Path: "/v1/inspection/blocklist.json"}).Body), `"devices"`) {
 			t.Fatalf("devices before any move: %+v", l.Devices)
 		}
@@ -319,23 +299,22 @@ func TestDeviceMoveBlocklist(t *testing.T) {
 		}
 		e.Must(200, apitest.Req{Method: "POST", Path: "/v9/ticketing/tickets/" + tid + "/device_move.json", Key: e.LiveKey})
 		e.Clock.Advance(time.Minute)
-		moved := bind(e, tid, b.text)
+		moved := bind(e, tid, b.Text())
 		if moved.Status != 201 {
 			t.Fatalf("move: %d %s", moved.Status, moved.Body)
 		}
 		newPayload := payload(moved)
 
 		l := list("")
-		key, _ := base64.RawURLEncoding.DecodeString(a.text)
-		if len(l.Devices) != 1 || l.Devices[0].TicketID != tid || l.Devices[0].DeviceKeySHA256 != blocklist.DeviceDigest(tid, key) ||
+		if len(l.Devices) != 1 || l.Devices[0].TicketID != tid || l.Devices[0].DeviceKeySHA256 != blocklist.DeviceDigest(tid, a.Point) ||
 			l.Devices[0].Seq != l.LastSeq || l.Devices[0].Seq != 2 || l.More {
 			t.Fatalf("devices %+v (last_seq %d)", l.Devices, l.LastSeq)
 		}
-		if strings.Contains(string(e.Must(200, apitest.Req{Method: "GET", Path: "/v1/inspection/blocklist.json"}).Body), a.text) {
+		if strings.Contains(string(e.Must(200, apitest.Req{Method: "GET", Path: "/v1/inspection/blocklist.json"}).Body), a.Text()) {
 			t.Error("the public list carries the device key itself")
 		}
 		now := e.Clock.Now()
-		oldCode, _ := dynamictest.Build(oldPayload, dynamictest.WindowAt(now, 30), a.priv)
+		oldCode := a.Code(t, oldPayload, now, 30)
 		rep := dynamic.Inspect(oldCode, kr, now, dynamic.Options{})
 		if !rep.Acceptable(false) {
 			t.Fatalf("without the list the old phone's code passes (the limitation the list removes): %s", rep)
@@ -344,7 +323,7 @@ func TestDeviceMoveBlocklist(t *testing.T) {
 		if rep.Acceptable(false) || !strings.HasPrefix(rep.Replaced, "replaced: this ticket moved to another phone on ") || !strings.Contains(rep.String(), "REPLACED: ") {
 			t.Errorf("old phone with the list: %q\n%s", rep.Replaced, rep)
 		}
-		newCode, _ := dynamictest.Build(newPayload, dynamictest.WindowAt(now, 30), b.priv)
+		newCode := b.Code(t, newPayload, now, 30)
 		rep = dynamic.Inspect(newCode, kr, now, dynamic.Options{})
 		if l.CheckMoved(&rep); !rep.Acceptable(false) {
 			t.Errorf("new phone: %s", rep)

@@ -5,6 +5,7 @@ import (
 	"io/fs"
 	"regexp"
 	"strings"
+	"sync"
 	"testing/fstest"
 )
 
@@ -109,8 +110,36 @@ func uncommented(ddl string) string {
 // Migrations returns the goose migration files for engine: the PostgreSQL
 // files as written (SQLite blocks commented out), or the same files
 // translated by sqliteDDL. File names, and so goose's version numbers, are
-// the same on both engines.
+// the same on both engines. The translation (regular expressions over every
+// file) runs once per engine and process: every Migrate, and so every
+// operator command, used to pay it again.
 func Migrations(e Engine) (fs.FS, error) {
+	files, ok := translated[e]
+	if !ok {
+		return nil, fmt.Errorf("store: no migrations for engine %q", e)
+	}
+	ddl, err := files()
+	if err != nil {
+		return nil, err
+	}
+	// fstest.MapFS is the standard library's in-memory fs.FS; it does not
+	// depend on package testing. Each caller gets its own copy.
+	out := fstest.MapFS{}
+	for name, text := range ddl {
+		out[name] = &fstest.MapFile{Data: []byte(text), Mode: 0o444}
+	}
+	return out, nil
+}
+
+// translated holds each engine's migration files, file name → DDL, made
+// once (translate).
+var translated = map[Engine]func() (map[string]string, error){
+	Postgres: sync.OnceValues(func() (map[string]string, error) { return translate(Postgres) }),
+	SQLite:   sync.OnceValues(func() (map[string]string, error) { return translate(SQLite) }),
+}
+
+// translate reads the migration files and writes them for engine e.
+func translate(e Engine) (map[string]string, error) {
 	pg, err := fs.Sub(migrationsFS, "migrations")
 	if err != nil {
 		return nil, err
@@ -119,9 +148,7 @@ func Migrations(e Engine) (fs.FS, error) {
 	if err != nil {
 		return nil, err
 	}
-	// fstest.MapFS is the standard library's in-memory fs.FS; it does not
-	// depend on package testing.
-	out := fstest.MapFS{}
+	out := map[string]string{}
 	for _, name := range files {
 		b, err := fs.ReadFile(pg, name)
 		if err != nil {
@@ -134,7 +161,7 @@ func Migrations(e Engine) (fs.FS, error) {
 		if err != nil {
 			return nil, fmt.Errorf("%s: %w", name, err)
 		}
-		out[name] = &fstest.MapFile{Data: []byte(ddl), Mode: 0o444}
+		out[name] = ddl
 	}
 	return out, nil
 }

@@ -181,6 +181,15 @@ func eachOf(t *testing.T, engines iter.Seq2[int, store.Engine], fn func(t *testi
 	}
 }
 
+// Migrated returns the options of a migrated, empty database of the
+// test's own on engine (Open's, see the package comment), for a test that
+// hands the database to something that opens it itself, such as an
+// operator command given the data directory.
+func Migrated(t testing.TB, engine store.Engine) store.Options {
+	t.Helper()
+	return migratedOptions(t, engine)
+}
+
 // migratedOptions gives one test a migrated, empty database.
 func migratedOptions(t testing.TB, engine store.Engine) store.Options {
 	t.Helper()

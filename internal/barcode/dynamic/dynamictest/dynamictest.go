@@ -6,9 +6,13 @@ package dynamictest
 
 import (
 	"crypto/ecdsa"
+	"crypto/elliptic"
+	"crypto/rand"
 	"crypto/sha256"
+	"encoding/base64"
 	"encoding/binary"
 	"errors"
+	"testing"
 	"time"
 
 	"github.com/farebox/farebox/internal/barcode"
@@ -52,4 +56,42 @@ func WindowAt(t time.Time, seconds int) uint32 {
 		return 0
 	}
 	return uint32(t.Unix() / int64(seconds))
+}
+
+// Device is a phone's device key as the engine makes one: the P-256 key
+// that signs each window's code, and its public point (uncompressed), which
+// the ticket's payload carries (barcode.Claims.DeviceKey).
+type Device struct {
+	Key   *ecdsa.PrivateKey
+	Point []byte
+}
+
+// NewDevice makes a device key, failing t if it cannot.
+func NewDevice(t testing.TB) Device {
+	t.Helper()
+	k, err := ecdsa.GenerateKey(elliptic.P256(), rand.Reader)
+	if err != nil {
+		t.Fatal(err)
+	}
+	pub, err := k.PublicKey.ECDH()
+	if err != nil {
+		t.Fatal(err)
+	}
+	return Device{Key: k, Point: pub.Bytes()}
+}
+
+// Text is the public point as the engine sends it to bind the ticket
+// (unpadded base64url).
+func (d Device) Text() string { return base64.RawURLEncoding.EncodeToString(d.Point) }
+
+// Code is the device's dynamic barcode of static payload p at instant at,
+// in windows of seconds (Build of the window WindowAt), failing t if it
+// cannot be built.
+func (d Device) Code(t testing.TB, p []byte, at time.Time, seconds int) []byte {
+	t.Helper()
+	b, err := Build(p, WindowAt(at, seconds), d.Key)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return b
 }
