@@ -271,8 +271,8 @@ func dynamicInspectCodes(t *testing.T, e *apitest.Env, now time.Time) []inspectC
 		_, id, _ := ticketFrom(t, e, e.LiveKey, "", berlinMonth(now, 0))
 		return id
 	}
-	bound := func(id string, k deviceKey) []byte {
-		r := bind(e, id, k.text)
+	bound := func(id string, k dynamictest.Device) []byte {
+		r := bind(e, id, k.Text())
 		if r.Status != 201 && r.Status != 200 {
 			t.Fatalf("bind: %d %s", r.Status, r.Body)
 		}
@@ -282,14 +282,10 @@ func dynamicInspectCodes(t *testing.T, e *apitest.Env, now time.Time) []inspectC
 		}
 		return p
 	}
-	fd := func(p []byte, at time.Time, k deviceKey) []byte {
-		c, err := dynamictest.Build(p, dynamictest.WindowAt(at, int(dynamic.DefaultWindow/time.Second)), k.priv)
-		if err != nil {
-			t.Fatal(err)
-		}
-		return c
+	fd := func(p []byte, at time.Time, k dynamictest.Device) []byte {
+		return k.Code(t, p, at, int(dynamic.DefaultWindow/time.Second))
 	}
-	phone, old, moved := newDeviceKey(t), newDeviceKey(t), newDeviceKey(t)
+	phone, old, moved := dynamictest.NewDevice(t), dynamictest.NewDevice(t), dynamictest.NewDevice(t)
 	live := bound(monthly(), phone)
 	movedID := monthly()
 	left := bound(movedID, old)
