@@ -76,11 +76,7 @@ func TestFileLogCrashLeavesCommittedRows(t *testing.T) {
 	dir := t.TempDir()
 	ctx := context.Background()
 	dead := mustOpenFileLog(t, dir, 64<<10)
-	for i := range 10 {
-		if err := dead.Record(ctx, ev(fmt.Sprintf("r%d", i))); err != nil {
-			t.Fatal(err)
-		}
-	}
+	recordN(t, dead, "r", 10)
 	// The crash: no Close, no unmap, no truncation; a frame half copied.
 	frontier := dead.seg.off
 	half := AppendBatch(make([]byte, 8, 64), []Event{ev("torn")})
@@ -282,11 +278,7 @@ func TestFileLogRecyclesSegments(t *testing.T) {
 	var r rolled
 	var files []os.FileInfo // the distinct files used
 	for round := range 6 {
-		for i := range 20 + round*10 {
-			if err := l.Record(ctx, ev(fmt.Sprintf("r%d-%d", round, i))); err != nil {
-				t.Fatal(err)
-			}
-		}
+		recordN(t, l, fmt.Sprintf("r%d-", round), 20+round*10)
 		fi, err := os.Stat(filepath.Join(dir, l.seg.name))
 		if err != nil {
 			t.Fatal(err)
@@ -339,11 +331,7 @@ func TestFileLogFailedCommitKeepsSegment(t *testing.T) {
 	dir := t.TempDir()
 	ctx := context.Background()
 	l := mustOpenFileLog(t, dir, 16<<10)
-	for i := range 5 {
-		if err := l.Record(ctx, ev(fmt.Sprintf("a%d", i))); err != nil {
-			t.Fatal(err)
-		}
-	}
+	recordN(t, l, "a", 5)
 	failing := func(context.Context, string, []byte) error { return fmt.Errorf("database down") }
 	if err := l.Rollup(ctx, failing); err == nil {
 		t.Fatal("a failed commit was not reported")
@@ -488,4 +476,15 @@ func mustOpenFileLog(tb testing.TB, dir string, size int) *FileLog {
 		tb.Fatal(err)
 	}
 	return l
+}
+
+// recordN records n rows with the names prefix0 … prefix(n-1), failing t
+// at the first error.
+func recordN(t *testing.T, l *FileLog, prefix string, n int) {
+	t.Helper()
+	for i := range n {
+		if err := l.Record(context.Background(), ev(fmt.Sprintf("%s%d", prefix, i))); err != nil {
+			t.Fatal(err)
+		}
+	}
 }
