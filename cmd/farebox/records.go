@@ -222,9 +222,9 @@ func keyBytes(b []byte) []byte {
 	return b
 }
 
-// recordsDailyInterval is how often serve's scheduled export looks whether
-// the previous day is written (a stat, and a claim in the database only
-// while the day's file is missing here).
+// recordsDailyInterval is how often serve's scheduled export looks which
+// days it owes (one read of the newest day written; then, per day owed, a
+// stat and a claim in the database while the day's file is missing here).
 const recordsDailyInterval = time.Minute
 
 // exportRecordsDaily starts serve's scheduled records export
