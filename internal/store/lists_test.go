@@ -161,7 +161,11 @@ func TestListPlans(t *testing.T) {
 			{"coupons restored", coupons(ticketing.CouponFilter{Query: ranged, State: ticketing.CouponRestored}), "coupons_list_restored", true},
 			{"tickets first page", tickets(ticketing.TicketFilter{Query: base}), "tickets_list", true},
 			{"tickets ending_before", tickets(ticketing.TicketFilter{Query: before}), "tickets_list", true},
-			{"tickets valid", tickets(ticketing.TicketFilter{Query: after, State: ticketing.TicketValid}), "tickets_list_valid", true},
+			// Valid tickets are most of them (the seed invalidates about one in
+			// seven), so PostgreSQL may as well read tickets_list in order and
+			// drop the invalidated ones as a filter: both are an ordered range
+			// without a sort, and ANALYZE's statistics pick either (CI saw both).
+			{"tickets valid", tickets(ticketing.TicketFilter{Query: after, State: ticketing.TicketValid}), "tickets_list_valid|tickets_list", true},
 			{"tickets invalidated", tickets(ticketing.TicketFilter{Query: ranged, State: ticketing.TicketInvalidated}), "tickets_list_invalidated", true},
 			{"customers first page", explainOf(invoicing.CustomerFilter{Query: base}), "customers_list", true},
 			{"customers starting_after", explainOf(invoicing.CustomerFilter{Query: after}), "customers_list", true},
