@@ -18,7 +18,7 @@ import (
 // of `farebox records export --day` and the day serve's scheduled export
 // writes (a calendar day in Europe/Berlin).
 func PreviousDay(now time.Time) string {
-	return now.In(clock.Berlin).AddDate(0, 0, -1).Format("2006-01-02")
+	return dayOf(now.In(clock.Berlin).AddDate(0, 0, -1))
 }
 
 // ExportFile writes the export to path through a temporary file in the
